@@ -1,0 +1,175 @@
+// Package fabric declares the contract every ibscript backend keeps: the
+// Transport, which behaves as a libibumad port does (umad_open_port,
+// umad_register, umad_send, umad_recv), and the values it carries.
+//
+// # Contract
+//
+// A Transport is one open local port. Agents are registered on it for a
+// management class, version and set of methods, as with umad_register. Send
+// transmits a MAD; Recv returns the next received MAD for any agent of the
+// Transport, as a read on an umad file descriptor does. The semantics are
+// the kernel's (see specs/umad-abi.md), on every backend:
+//
+//   - A request sent with Timeout > 0 completes exactly once: with its
+//     response, or with the request itself and Status == StatusTimeout once
+//     1+Retries attempts have each waited Timeout. Timeout == 0 means no
+//     response is expected (a response that comes anyway is dropped);
+//     Timeout < 0 waits forever.
+//   - The Transport owns the upper 32 bits of a request's TID; a response is
+//     matched by the whole TID and routed to the agent that sent the request.
+//   - Unsolicited MADs go only to the agent registered for their class,
+//     version and method; others are dropped (or answered as the kernel
+//     does).
+//   - Recv returns ctx.Err() when ctx ends, and an error wrapping
+//     net.ErrClosed after Close. Close is idempotent and unblocks every call.
+//   - Send may run concurrently with one Recv caller.
+//
+// # Concurrency
+//
+// A Transport is safe for concurrent use as described above.
+//
+// # Ownership
+//
+// Whoever opens a Transport must Close it.
+package fabric
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// StatusTimeout is Packet.Status of a request that got no response: the
+// kernel's ETIMEDOUT.
+const StatusTimeout = 110
+
+// MaxAgents is the number of agents one Transport holds, as one umad fd.
+const MaxAgents = 32
+
+// Sentinel errors.
+var (
+	// ErrTimeout is matched by errors for MADs that got no response.
+	ErrTimeout = errors.New("timeout")
+	// ErrNoAgent is returned when an AgentID names no registered agent.
+	ErrNoAgent = errors.New("no such agent")
+	// ErrMethodInUse is returned by Register when another agent of the
+	// port already owns one of the methods for that class and version.
+	ErrMethodInUse = errors.New("method already registered")
+	// ErrTooManyAgents is returned by Register past MaxAgents.
+	ErrTooManyAgents = errors.New("too many agents")
+	// ErrInvalid is returned for arguments the kernel would refuse with
+	// EINVAL.
+	ErrInvalid = errors.New("invalid argument")
+)
+
+// Addr is the address part of a MAD: where a sent MAD goes, or where a
+// received one came from. It mirrors struct ib_user_mad_hdr.
+type Addr struct {
+	LID       uint16 // destination LID on send, source LID on receive; 0xFFFF permissive
+	QPN       uint32 // remote QP: 0 for SMPs, 1 for GMPs
+	QKey      uint32
+	SL        uint8
+	PathBits  uint8
+	PKeyIndex uint16
+	GRH       bool
+	GIDIndex  uint8
+	HopLimit  uint8
+	TClass    uint8
+	FlowLabel uint32
+	GID       [16]byte // remote GID when GRH is set
+}
+
+// PermissiveLID addresses directed-route SMPs.
+const PermissiveLID = 0xffff
+
+// Agent describes a registration, as umad_register2's attributes.
+type Agent struct {
+	Class   uint8 // management class; 0 registers a send-only agent
+	Version uint8 // class version
+	// Methods is the set of unsolicited methods this agent receives: bit m
+	// of Methods[m/64] for method m.
+	Methods     [2]uint64
+	OUI         uint32 // vendor classes 0x30-0x4f
+	RMPPVersion uint8  // 1 asks the transport to do RMPP for this agent
+}
+
+// WithMethods returns a copy of a with the given methods added to its set.
+func (a Agent) WithMethods(methods ...uint8) Agent {
+	for _, m := range methods {
+		a.Methods[m/64] |= 1 << (m % 64)
+	}
+	return a
+}
+
+// HasMethod reports whether m is in the agent's method set.
+func (a Agent) HasMethod(m uint8) bool { return a.Methods[m/64]&(1<<(m%64)) != 0 }
+
+func (a Agent) String() string {
+	return fmt.Sprintf("class 0x%02x version %d", a.Class, a.Version)
+}
+
+// AgentID names a registered agent of one Transport (0..MaxAgents-1).
+type AgentID int
+
+// Packet is one MAD with its umad header: a MAD to send, or a received one.
+// Recv fills the caller's Packet, reusing Data's capacity.
+type Packet struct {
+	Agent   AgentID
+	Status  int           // 0, or StatusTimeout on a request that got no response
+	Timeout time.Duration // per attempt; 0 = no response expected; < 0 = forever
+	Retries int           // attempts after the first
+	Addr    Addr
+	Data    []byte // the MAD (256 bytes), or a whole RMPP message
+}
+
+// Reset empties p, keeping Data's capacity.
+func (p *Packet) Reset() {
+	d := p.Data[:0]
+	*p = Packet{Data: d}
+}
+
+// PortAttr describes the local port a Transport is open on, as
+// umad_get_port fills umad_port_t.
+type PortAttr struct {
+	CAName    string
+	PortNum   int
+	NodeType  int // 1 CA, 2 switch, 3 router
+	NodeGUID  uint64
+	PortGUID  uint64
+	GIDPrefix uint64
+	LID       uint16
+	LMC       uint8
+	SMLID     uint16
+	SMSL      uint8
+	State     int // 1 Down .. 4 Active
+	PhysState int
+	Rate      int // Gb/s
+	CapMask   uint32
+}
+
+// Transport is an open local port with umad semantics; see the package doc.
+type Transport interface {
+	// Register adds an agent, as umad_register2.
+	Register(ctx context.Context, a Agent) (AgentID, error)
+	// Unregister removes an agent; its outstanding requests are dropped
+	// without completion, as the kernel does.
+	Unregister(ctx context.Context, id AgentID) error
+	// Send transmits p.Data from agent p.Agent to p.Addr. Send does not
+	// keep p or p.Data after it returns.
+	Send(ctx context.Context, p *Packet) error
+	// Recv waits for the next received MAD or completion and stores it
+	// in p.
+	Recv(ctx context.Context, p *Packet) error
+	// Port describes the local port.
+	Port() PortAttr
+	// Close releases the port.
+	Close() error
+}
+
+// RMPPer is implemented by a Transport that segments and reassembles RMPP
+// messages itself (the kernel does, for agents with RMPPVersion 1).
+// Transports without it rely on the engine's RMPP driver.
+type RMPPer interface {
+	DoesRMPP() bool
+}

@@ -1,0 +1,3 @@
+module github.com/ibscript/ibscript
+
+go 1.25

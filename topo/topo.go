@@ -1,0 +1,161 @@
+// Package topo is ibscript's model of a fabric's topology: nodes, their
+// ports and the links between them, as a topology file describes it or as
+// discovery finds it. The same model is read from ibsim / ibnetdiscover
+// topology files (Parse), built by discovery, written back in
+// ibnetdiscover's format (WriteIBNetDiscover) and used to build the
+// embedded simulator.
+//
+// # Concurrency
+//
+// A Fabric is a plain value: safe for concurrent reads, owned by one
+// goroutine while it is built or changed.
+package topo
+
+import "fmt"
+
+// NodeType is NodeInfo.NodeType.
+type NodeType uint8
+
+// Node types.
+const (
+	CA     NodeType = 1
+	Switch NodeType = 2
+	Router NodeType = 3
+)
+
+func (t NodeType) String() string {
+	switch t {
+	case CA:
+		return "CA"
+	case Switch:
+		return "Switch"
+	case Router:
+		return "Router"
+	}
+	return fmt.Sprintf("NodeType(%d)", uint8(t))
+}
+
+// Fabric is a set of nodes and the links between their ports.
+type Fabric struct {
+	Nodes []*Node // in file or discovery order
+}
+
+// Node is one CA, switch or router.
+type Node struct {
+	ID       string // topology-file node id ("Hca1", "S-0002c90300001234")
+	Desc     string // NodeDescription
+	Type     NodeType
+	NumPorts int // physical ports; a switch also has management port 0
+	GUID     uint64
+	SysGUID  uint64
+	VendorID uint32
+	DeviceID uint16
+	Revision uint32
+	// Ports is indexed by port number; Ports[0] is a switch's management
+	// port and nil on CAs and routers. A port that exists but is not
+	// cabled has Remote == nil.
+	Ports []*Port
+	// EnhancedPort0 is SwitchInfo.EnhancedPort0 (switches only).
+	EnhancedPort0 bool
+}
+
+// Port is one port of a node.
+type Port struct {
+	Node *Node
+	Num  int
+	GUID uint64
+	LID  uint16 // base LID; for a switch, only port 0 has one
+	LMC  uint8
+	// Link parameters, as PortInfo masks (mad-formats.md section 7):
+	// WidthEnabled/WidthActive use 1=1x 2=4x 4=8x 8=12x 16=2x,
+	// SpeedEnabled/SpeedActive 1=SDR 2=DDR 4=QDR, and
+	// SpeedExtEnabled/SpeedExtActive 1=FDR 2=EDR 4=HDR 8=NDR. Active values
+	// are 0 where unknown (files) or the port is down.
+	WidthEnabled    uint8
+	WidthActive     uint8
+	SpeedEnabled    uint8
+	SpeedActive     uint8
+	SpeedExtEnabled uint8
+	SpeedExtActive  uint8
+	State           uint8 // PortInfo.PortState, 0 when unknown
+	PhysState       uint8 // PortInfo.PortPhysicalState, 0 when unknown
+	Remote          *Port // the port at the other end of the cable
+}
+
+// Node returns the node with the given GUID, or nil.
+func (f *Fabric) Node(guid uint64) *Node {
+	for _, n := range f.Nodes {
+		if n.GUID == guid {
+			return n
+		}
+	}
+	return nil
+}
+
+// NodeByID returns the node with the given topology id, or nil.
+func (f *Fabric) NodeByID(id string) *Node {
+	for _, n := range f.Nodes {
+		if n.ID == id {
+			return n
+		}
+	}
+	return nil
+}
+
+// Link is one cable, named by its two ends.
+type Link struct{ A, B *Port }
+
+// Links returns every link once, in node order, from the end that comes
+// first.
+func (f *Fabric) Links() []Link {
+	idx := make(map[*Node]int, len(f.Nodes))
+	for i, n := range f.Nodes {
+		idx[n] = i
+	}
+	var ls []Link
+	for i, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.Remote == nil {
+				continue
+			}
+			j := idx[p.Remote.Node]
+			if i < j || (i == j && p.Num < p.Remote.Num) {
+				ls = append(ls, Link{p, p.Remote})
+			}
+		}
+	}
+	return ls
+}
+
+// EndPort returns the port that holds the node's LID and answers for it:
+// port 0 of a switch, else the given port.
+func (n *Node) EndPort(port int) *Port {
+	if n.Type == Switch {
+		return n.Ports[0]
+	}
+	if port < 1 || port >= len(n.Ports) {
+		return nil
+	}
+	return n.Ports[port]
+}
+
+// NodeIDFor returns the node id ibnetdiscover gives a node: "S-", "H-" or
+// "R-" followed by the node GUID as 16 hex digits.
+func NodeIDFor(t NodeType, guid uint64) string {
+	p := "H"
+	switch t {
+	case Switch:
+		p = "S"
+	case Router:
+		p = "R"
+	}
+	return fmt.Sprintf("%s-%016x", p, guid)
+}
+
+func (n *Node) String() string {
+	return fmt.Sprintf("%s %q guid 0x%016x", n.Type, n.Desc, n.GUID)
+}
+
+func (p *Port) String() string {
+	return fmt.Sprintf("%q port %d", p.Node.Desc, p.Num)
+}
