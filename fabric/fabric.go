@@ -173,3 +173,18 @@ type Transport interface {
 type RMPPer interface {
 	DoesRMPP() bool
 }
+
+// Fabric opens ports of one backend: the kernel's devices, an ibsim daemon,
+// or the embedded simulator. It is what umad_get_port and umad_open_port
+// see. cmd/ibscript picks the Fabric; everything else takes it as a value.
+type Fabric interface {
+	// Ports lists the local ports that can be opened, in the order the
+	// default-port rules of umad_get_port consider them.
+	Ports(ctx context.Context) ([]PortAttr, error)
+	// Open opens a port by CA name and port number. An empty ca and port
+	// 0 pick the default port as umad_get_port(NULL, 0) does; one of the
+	// two given acts as a filter.
+	Open(ctx context.Context, ca string, port int) (Transport, error)
+	// Close releases the fabric; ports opened from it are closed too.
+	Close() error
+}
