@@ -38,6 +38,9 @@ func (t NodeType) String() string {
 // Fabric is a set of nodes and the links between their ports.
 type Fabric struct {
 	Nodes []*Node // in file or discovery order
+	// Origin is the local port discovery started from; nil for a fabric
+	// read from a file.
+	Origin *Port
 }
 
 // Node is one CA, switch or router.
@@ -70,7 +73,10 @@ type Port struct {
 	// WidthEnabled/WidthActive use 1=1x 2=4x 4=8x 8=12x 16=2x,
 	// SpeedEnabled/SpeedActive 1=SDR 2=DDR 4=QDR, and
 	// SpeedExtEnabled/SpeedExtActive 1=FDR 2=EDR 4=HDR 8=NDR. Active values
-	// are 0 where unknown (files) or the port is down.
+	// are 0 where unknown (files) or the port is down. Discovery leaves
+	// SpeedExtActive 0 unless the node advertises extended speeds
+	// (PortInfo.CapabilityMask bit 14, read from port 0 on switches), as
+	// ibnetdiscover does.
 	WidthEnabled    uint8
 	WidthActive     uint8
 	SpeedEnabled    uint8

@@ -1,0 +1,180 @@
+// Package archtest keeps the layers of ibscript honest: it reads the import
+// graph with `go list -json ./...` and fails on any edge that breaks the
+// dependency rules of the project (README "Layout").
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/ibscript/ibscript"
+
+// rule says which packages of this module a package may import. Patterns
+// ending in "/..." match a package and everything below it.
+type rule struct {
+	pkg   string
+	allow []string
+	// third lists the third-party import path prefixes allowed.
+	third []string
+}
+
+var rules = []rule{
+	{pkg: "mad/...", allow: []string{"mad/..."}},
+	{pkg: "fabric", allow: nil},
+	{pkg: "native/...", allow: nil, third: []string{"golang.org/x/sys"}},
+	{pkg: "topo", allow: []string{"mad/..."}},
+	{pkg: "fabric/mux", allow: []string{"fabric", "mad/..."}},
+	{pkg: "fabric/kernel", allow: []string{"fabric", "fabric/mux", "native/...", "mad/..."}, third: []string{"golang.org/x/sys"}},
+	{pkg: "fabric/ibsim", allow: []string{"fabric", "fabric/mux", "mad/..."}},
+	{pkg: "fabric/fabrictest", allow: []string{"fabric", "fabric/mux", "mad/..."}},
+	{pkg: "sim", allow: []string{"fabric", "fabric/mux", "mad/...", "topo"}},
+	{pkg: "engine", allow: []string{"fabric", "mad/...", "topo"}},
+	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo"}, third: []string{"github.com/yuin/gopher-lua"}},
+	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys"}},
+	{pkg: "internal/...", allow: []string{"..."}},
+	{pkg: "tests", allow: []string{"..."}},
+}
+
+// testOnly may be imported by any package's tests.
+var testOnly = []string{"sim", "fabric/fabrictest", "mad/madtest", "topo"}
+
+var testThird = []string{"github.com/google/go-cmp", "go.uber.org/goleak", "github.com/yuin/gopher-lua"}
+
+type pkgInfo struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+func match(pattern, rel string) bool {
+	if pattern == "..." {
+		return true
+	}
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return rel == base || strings.HasPrefix(rel, base+"/")
+	}
+	return rel == pattern
+}
+
+func ruleFor(rel string) *rule {
+	// The most specific rule wins: exact matches before patterns.
+	for i := range rules {
+		if rules[i].pkg == rel {
+			return &rules[i]
+		}
+	}
+	for i := range rules {
+		if match(rules[i].pkg, rel) {
+			return &rules[i]
+		}
+	}
+	return nil
+}
+
+func isStd(imp string) bool {
+	first, _, _ := strings.Cut(imp, "/")
+	return !strings.Contains(first, ".")
+}
+
+func allowed(r *rule, imp string, test bool) bool {
+	if isStd(imp) {
+		return true
+	}
+	if rel, ok := strings.CutPrefix(imp, module+"/"); ok {
+		if test {
+			for _, p := range testOnly {
+				if match(p, rel) {
+					return true
+				}
+			}
+		}
+		for _, p := range r.allow {
+			if match(p, rel) {
+				return true
+			}
+		}
+		return false
+	}
+	third := r.third
+	if test {
+		third = append(append([]string{}, third...), testThird...)
+	}
+	for _, p := range third {
+		if imp == p || strings.HasPrefix(imp, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	n := 0
+	for {
+		var p pkgInfo
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		if rel == "" {
+			rel = "."
+		}
+		r := ruleFor(rel)
+		if r == nil {
+			t.Errorf("package %s has no import rule: add one to internal/archtest", rel)
+			continue
+		}
+		check := func(imps []string, test bool) {
+			for _, imp := range imps {
+				if imp == p.ImportPath || strings.HasPrefix(imp, p.ImportPath+" ") {
+					continue
+				}
+				if !allowed(r, imp, test) {
+					kind := "imports"
+					if test {
+						kind = "test imports"
+					}
+					t.Errorf("%s %s %s: not allowed by rule %q", rel, kind, imp, r.pkg)
+				}
+			}
+		}
+		check(p.Imports, false)
+		check(p.TestImports, true)
+		check(p.XTestImports, true)
+	}
+	if n < 5 {
+		t.Fatalf("go list found only %d packages", n)
+	}
+}
+
+// TestRulesReject makes sure the checker would catch a bad edge.
+func TestRulesReject(t *testing.T) {
+	for _, c := range []struct{ pkg, imp string }{
+		{"mad", module + "/engine"},
+		{"mad/smp", module + "/fabric"},
+		{"engine", module + "/sim"},
+		{"engine", "github.com/yuin/gopher-lua"},
+		{"native/umad", module + "/fabric"},
+		{"sim", module + "/engine"},
+		{"bindings", module + "/sim"},
+		{"fabric", module + "/mad"},
+	} {
+		r := ruleFor(c.pkg)
+		if r == nil || allowed(r, c.imp, false) {
+			t.Errorf("%s importing %s should be refused", c.pkg, c.imp)
+		}
+	}
+}

@@ -1,0 +1,192 @@
+package topo
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// WriteOptions tune WriteIBNetDiscover.
+type WriteOptions struct {
+	// Time is printed in the "generated on" header line; zero means now.
+	Time time.Time
+	// NameMap maps node GUIDs to names shown instead of the node
+	// description, as ibnetdiscover's --node-name-map does.
+	NameMap map[uint64]string
+}
+
+// WriteIBNetDiscover writes f in ibnetdiscover's default topology format,
+// byte for byte as infiniband-diags 44 prints it: switches, then CAs, then
+// routers, each group in reverse discovery order (libibnetdisc prepends
+// every node it finds to its type's list), with ibnetdiscover's node ids
+// ("S-", "H-", "R-" and the 16-digit GUID) so the two outputs diff cleanly.
+// Only the "generated on" date differs between runs.
+func WriteIBNetDiscover(w io.Writer, f *Fabric, opts *WriteOptions) error {
+	if opts == nil {
+		opts = &WriteOptions{}
+	}
+	t := opts.Time
+	if t.IsZero() {
+		t = time.Now()
+	}
+	bw := bufio.NewWriter(w)
+	// ctime(3) format, which ends in a newline.
+	fmt.Fprintf(bw, "#\n# Topology file: generated on %s\n#\n", t.Format("Mon Jan _2 15:04:05 2006"))
+	if o := f.Origin; o != nil {
+		fmt.Fprintf(bw, "# Initiated from node %016x port %016x\n", o.Node.GUID, o.GUID)
+	}
+	wr := &ibndWriter{w: bw, names: opts.NameMap}
+	for _, typ := range []NodeType{Switch, CA, Router} {
+		for i := len(f.Nodes) - 1; i >= 0; i-- {
+			if n := f.Nodes[i]; n.Type == typ {
+				wr.node(n)
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+type ibndWriter struct {
+	w     *bufio.Writer
+	names map[uint64]string
+}
+
+// name is remap_node_name: the mapped name, else the cleaned description.
+func (wr *ibndWriter) name(n *Node) string {
+	if s, ok := wr.names[n.GUID]; ok {
+		return s
+	}
+	return cleanDesc(n.Desc)
+}
+
+// cleanDesc replaces unprintable bytes with spaces, as clean_nodedesc does.
+func cleanDesc(s string) string {
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+func (wr *ibndWriter) node(n *Node) {
+	w := wr.w
+	fmt.Fprintf(w, "\nvendid=0x%x\ndevid=0x%x\n", n.VendorID, n.DeviceID)
+	if n.SysGUID != 0 {
+		fmt.Fprintf(w, "sysimgguid=0x%x\n", n.SysGUID)
+	}
+	id := NodeIDFor(n.Type, n.GUID)
+	switch n.Type {
+	case Switch:
+		p0 := n.port(0)
+		fmt.Fprintf(w, "switchguid=0x%x(%x)\n", n.GUID, p0.GUID)
+		mode := "base"
+		if n.EnhancedPort0 {
+			mode = "enhanced"
+		}
+		fmt.Fprintf(w, "Switch\t%d %q\t\t# \"%s\" %s port 0 lid %d lmc %d\n",
+			n.NumPorts, id, wr.name(n), mode, p0.LID, p0.LMC)
+	default:
+		kind, idKind := "Ca", "ca"
+		if n.Type == Router {
+			kind, idKind = "Rt", "rt"
+		}
+		fmt.Fprintf(w, "%sguid=0x%x\n", idKind, n.GUID)
+		fmt.Fprintf(w, "%s\t%d %q\t\t# \"%s\"\n", kind, n.NumPorts, id, cleanDesc(n.Desc))
+	}
+	for p := 1; p <= n.NumPorts && p < len(n.Ports); p++ {
+		port := n.Ports[p]
+		if port == nil || port.Remote == nil {
+			continue
+		}
+		r := port.Remote
+		rid := NodeIDFor(r.Node.Type, r.Node.GUID)
+		rlid := r.LID
+		if r.Node.Type == Switch {
+			rlid = r.Node.port(0).LID
+		}
+		link := linkText(port)
+		if n.Type == Switch {
+			fmt.Fprintf(w, "[%d]\t%q[%d]", p, rid, r.Num)
+			if r.Node.Type != Switch {
+				fmt.Fprintf(w, "(%x) ", r.GUID)
+			}
+			fmt.Fprintf(w, "\t\t# \"%s\" lid %d %s\n", wr.name(r.Node), rlid, link)
+			continue
+		}
+		fmt.Fprintf(w, "[%d](%x) \t%q[%d]", p, port.GUID, rid, r.Num)
+		if r.Node.Type != Switch {
+			fmt.Fprintf(w, " (%x) ", r.GUID)
+		}
+		fmt.Fprintf(w, "\t\t# lid %d lmc %d \"%s\" lid %d %s\n", port.LID, port.LMC, wr.name(r.Node), rlid, link)
+	}
+}
+
+// port returns port i, or an empty port so that a partly discovered node
+// still prints.
+func (n *Node) port(i int) *Port {
+	if i < len(n.Ports) && n.Ports[i] != nil {
+		return n.Ports[i]
+	}
+	return &Port{Node: n, Num: i}
+}
+
+// linkText is ibnetdiscover's "4xQDR" text for a port's active link.
+func linkText(p *Port) string {
+	return WidthText(p.WidthActive) + speedText(p.SpeedActive, p.SpeedExtActive)
+}
+
+// WidthText names a LinkWidth mask bit as ibnetdiscover does ("4x").
+func WidthText(w uint8) string {
+	switch w {
+	case 1:
+		return "1x"
+	case 2:
+		return "4x"
+	case 4:
+		return "8x"
+	case 8:
+		return "12x"
+	case 16:
+		return "2x"
+	}
+	return "??"
+}
+
+// speedText is ibnetdiscover's speed text: the extended speed when one is
+// active, else the base speed.
+func speedText(speed, ext uint8) string {
+	if speed != 4 && ext == 0 {
+		return baseSpeedText(speed)
+	}
+	switch ext {
+	case 0:
+		return baseSpeedText(speed)
+	case 1:
+		return "FDR"
+	case 2:
+		return "EDR"
+	case 4:
+		return "HDR"
+	case 8:
+		return "NDR"
+	}
+	return "???"
+}
+
+func baseSpeedText(s uint8) string {
+	switch s {
+	case 1:
+		return "SDR"
+	case 2:
+		return "DDR"
+	case 4:
+		return "QDR"
+	}
+	return "???"
+}
