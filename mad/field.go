@@ -2,7 +2,10 @@ package mad
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"slices"
+	"strconv"
 )
 
 // Kind says how a field's value is shown to people and scripts. It does not
@@ -94,6 +97,9 @@ func (f Field) Put(b []byte, v uint64) {
 	}
 }
 
+// Max is the largest value a numeric field holds.
+func (f Field) Max() uint64 { return f.mask() }
+
 func (f Field) mask() uint64 {
 	if f.Width >= 64 {
 		return ^uint64(0)
@@ -114,6 +120,48 @@ func (f Field) Numeric() bool {
 
 // End is the first bit after the field.
 func (f Field) End() int { return f.Bit + f.Width }
+
+// Key is the field's name as a Lua table key: SnakeName(f.Name).
+func (f Field) Key() string { return SnakeName(f.Name) }
+
+// Format renders a value as printers and golden files show it: Uint fields
+// in decimal, Hex fields as 0x followed by one digit per 4 bits of width,
+// String fields as their text up to the trailing NULs, Bytes fields as
+// lower-case hex. v is used for numeric fields, raw for the others (see
+// Layout.Each).
+func (f Field) Format(v uint64, raw []byte) string {
+	switch {
+	case f.Kind == String:
+		return string(TrimNUL(raw))
+	case !f.Numeric():
+		return hex.EncodeToString(raw)
+	case f.Kind == Hex:
+		return fmt.Sprintf("0x%0*x", (f.Width+3)/4, v)
+	}
+	return strconv.FormatUint(v, 10)
+}
+
+// TrimNUL returns b without its trailing NUL bytes, aliasing b.
+func TrimNUL(b []byte) []byte {
+	for len(b) > 0 && b[len(b)-1] == 0 {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// Repeat returns n copies of the row f, the i-th one stride bits after f and
+// named f.Name followed by i ("GUID0", "GUID1", ...). It describes the IBA
+// tables that are arrays of equal entries (GUIDInfo, P_KeyTable,
+// LinearForwardingTable).
+func Repeat(f Field, n, stride int) []Field {
+	fs := make([]Field, n)
+	for i := range fs {
+		fs[i] = f
+		fs[i].Name = f.Name + strconv.Itoa(i)
+		fs[i].Bit = f.Bit + i*stride
+	}
+	return fs
+}
 
 func (f Field) String() string {
 	return fmt.Sprintf("%s@%d.%d/%d", f.Name, f.Bit/8, f.Bit%8, f.Width)
@@ -156,4 +204,93 @@ func lowerName(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// Append grows b by l.Size zero bytes. It returns the grown slice and the
+// part that was added, where an encoder writes the structure. It allocates
+// only when b lacks the capacity.
+func (l *Layout) Append(b []byte) (all, added []byte) {
+	n := len(b)
+	all = slices.Grow(b, l.Size)[:n+l.Size]
+	added = all[n:]
+	clear(added)
+	return all, added
+}
+
+// Each calls fn for every field of l, in table order, with its value in b:
+// v for numeric fields (Field.Numeric), raw (aliasing b) for String and
+// Bytes fields. It is the generic walk behind printers and the Lua tables.
+// It returns an error wrapping ErrTruncated when b is shorter than l.Size,
+// before calling fn.
+func (l *Layout) Each(b []byte, fn func(f Field, v uint64, raw []byte)) error {
+	if err := l.Check(b); err != nil {
+		return err
+	}
+	for _, f := range l.Fields {
+		if f.Numeric() {
+			fn(f, f.Get(b), nil)
+		} else {
+			fn(f, 0, f.Slice(b))
+		}
+	}
+	return nil
+}
+
+// Writer stores the fields of one structure into B for an encoder and checks
+// that every value fits its field. It keeps the first failure in Err, so the
+// encoder checks once at the end; later calls still write, truncating.
+// Layout names the structure in errors, e.g.
+// "portinfo: PortState: value out of range (17 > 15)".
+type Writer struct {
+	Layout *Layout
+	B      []byte // at least Layout.Size bytes
+	Err    error
+}
+
+// Uint stores v into f.
+func (w *Writer) Uint(f Field, v uint64) {
+	if v > f.mask() {
+		w.fail(fmt.Errorf("%s: %s: %w (%d > %d)", w.name(), f.Name, ErrRange, v, f.mask()))
+	}
+	f.Put(w.B, v)
+}
+
+// Bool stores 1 for true and 0 for false into f.
+func (w *Writer) Bool(f Field, v bool) {
+	var u uint64
+	if v {
+		u = 1
+	}
+	f.Put(w.B, u)
+}
+
+// Bytes copies v into the byte-aligned field f and zeroes the rest of it.
+func (w *Writer) Bytes(f Field, v []byte) {
+	dst := f.Slice(w.B)
+	if len(v) > len(dst) {
+		w.fail(fmt.Errorf("%s: %s: %w (%d bytes > %d)", w.name(), f.Name, ErrRange, len(v), len(dst)))
+	}
+	clear(dst[copy(dst, v):])
+}
+
+// Text copies s into the byte-aligned field f, NUL padded.
+func (w *Writer) Text(f Field, s string) {
+	dst := f.Slice(w.B)
+	if len(s) > len(dst) {
+		w.fail(fmt.Errorf("%s: %s: %w (%d bytes > %d)", w.name(), f.Name, ErrRange, len(s), len(dst)))
+	}
+	clear(dst[copy(dst, s):])
+}
+
+func (w *Writer) fail(err error) {
+	if w.Err == nil {
+		w.Err = err
+	}
+}
+
+func (w *Writer) name() string {
+	if w.Layout == nil {
+		return "mad"
+	}
+	return lowerName(w.Layout.Name)
 }

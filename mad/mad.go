@@ -1,12 +1,52 @@
 package mad
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
 
 // ErrTruncated is wrapped by every decoder when its input is too short.
 var ErrTruncated = errors.New("truncated")
+
+// ErrRange is wrapped by every encoder when a value does not fit its field
+// (a PortState of 17 in a 4-bit field, a NodeDescription of 65 bytes).
+var ErrRange = errors.New("value out of range")
+
+// GID is a 128-bit global identifier as it appears on the wire: the 64-bit
+// subnet prefix followed by the 64-bit interface ID (the port GUID).
+type GID [16]byte
+
+// Prefix returns the subnet prefix (the high 64 bits).
+func (g GID) Prefix() uint64 { return binary.BigEndian.Uint64(g[:8]) }
+
+// GUID returns the interface ID (the low 64 bits).
+func (g GID) GUID() uint64 { return binary.BigEndian.Uint64(g[8:]) }
+
+// NewGID builds a GID from a subnet prefix and an interface ID.
+func NewGID(prefix, guid uint64) GID {
+	var g GID
+	binary.BigEndian.PutUint64(g[:8], prefix)
+	binary.BigEndian.PutUint64(g[8:], guid)
+	return g
+}
+
+// String formats the GID as eight groups of four hex digits, as
+// infiniband-diags prints GIDs: "fe80:0000:0000:0000:0000:0000:0010:0001".
+func (g GID) String() string {
+	var b [39]byte
+	const digits = "0123456789abcdef"
+	j := 0
+	for i, c := range g {
+		if i > 0 && i%2 == 0 {
+			b[j] = ':'
+			j++
+		}
+		b[j], b[j+1] = digits[c>>4], digits[c&15]
+		j += 2
+	}
+	return string(b[:])
+}
 
 // Sizes of the fixed parts of a MAD.
 const (

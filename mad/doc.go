@@ -1,0 +1,38 @@
+// Package mad describes InfiniBand management datagrams (MADs) as tables of
+// bit fields, and decodes and encodes the parts every class shares.
+//
+// # Purpose
+//
+// Every MAD structure has one [Layout]: the table of its fields ([Field]:
+// name, bit offset, width, [Kind]), transcribed from the IBA tables and cited
+// next to it. The typed codecs ([Header], [ClassPortInfo], and those of the
+// sub-packages mad/smp and mad/perf) read and write through those rows, and
+// generic code (pretty printers, Lua tables) walks the same rows with
+// [Layout.Each], [Field.Format] and [SnakeName]. Offsets live in the tables
+// and nowhere else.
+//
+// Conventions, as in IBA: bit 0 is the most significant bit of byte 0,
+// every field is big-endian, reserved fields are not listed and are written
+// as zero. Typed values implement encoding.BinaryUnmarshaler,
+// encoding.BinaryAppender and encoding.BinaryMarshaler; UnmarshalBinary
+// decodes in place without allocating and never keeps a reference to its
+// input.
+//
+// The package does no I/O, starts no goroutines and reads no clock.
+//
+// # Concurrency
+//
+// Layouts and fields are immutable values once the program runs; they and
+// the pure functions of this package are safe for concurrent use. A decoded
+// value such as a [Header] is owned by one goroutine at a time, like any Go
+// struct. A [Writer] is owned by the encoder that made it.
+//
+// # Errors
+//
+// Decoders return an error wrapping [ErrTruncated] when their input is too
+// short, with context such as "classportinfo: truncated (have 40, need 72)".
+// Encoders return an error wrapping [ErrRange] when a value does not fit its
+// field. Nothing panics on bad input, except the documented raw accessors
+// ([Field.Get], [Field.Put], [Field.Slice]) whose callers check the length
+// once per structure, as with a slice index.
+package mad
