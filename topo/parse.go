@@ -1,0 +1,944 @@
+package topo
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// File-format limits, as ibsim 0.10 applies them.
+const (
+	// MaxLineLen is the longest line a topology file may hold (ibsim reads
+	// lines into a 256-byte buffer).
+	MaxLineLen = 255
+	// MaxIncludeDepth is how deeply include directives may nest.
+	MaxIncludeDepth = 9
+	maxNodeIDLen    = 64 // ibsim NODEIDLEN - 1
+	maxPrefixLen    = 20 // ibsim NODEPREFIX
+	maxDescLen      = 64 // NodeDescription
+	maxUnicastLID   = 0xbfff
+)
+
+// Default GUID bases and link masks of ibsim.
+const (
+	DefaultCAGUID     = 0x100000
+	DefaultSwitchGUID = 0x200000
+	DefaultRouterGUID = 0
+	defaultWidth      = 2 // 4x
+	defaultSpeed      = 1 // SDR
+)
+
+// ParseError is returned for a topology file that cannot be loaded. It names
+// the file and line.
+type ParseError struct {
+	File string
+	Line int
+	Msg  string
+	Err  error // underlying error (e.g. of an include), or nil
+}
+
+func (e *ParseError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s:%d: %s: %v", e.File, e.Line, e.Msg, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Parse reads a topology in ibsim's "net" format, which is also
+// ibnetdiscover's default output, from r. name is used in error messages
+// and to resolve include directives (relative to name's directory, in the
+// OS file system).
+//
+// GUIDs follow ibsim's rules: switches take one GUID each from 0x200000
+// (node GUID = port GUID of every port), CAs and routers take NumPorts+1
+// GUIDs each, from 0x100000 and 0 (port p's GUID = node GUID + p), unless
+// switchguid=, caguid=/hcaguids= or rtguid= lines move the counters.
+// ibnetdiscover's "(portguid)" annotations are accepted and ignored, as
+// ibsim does.
+//
+// Unlike ibsim, every inconsistency is an error naming file:line: links not
+// written the same way at both ends, duplicate node ids or GUIDs, port
+// numbers out of range, unknown remote nodes, link ends with no common
+// enabled width or speed, bad numbers, lines longer than MaxLineLen, lines
+// that would end a node record and be silently dropped. The returned error
+// is a *ParseError; on error the fabric is nil.
+func Parse(name string, r io.Reader) (*Fabric, error) {
+	var p Parser
+	return p.Parse(name, r)
+}
+
+// ParseFile reads a topology file; see Parse.
+func ParseFile(path string) (*Fabric, error) {
+	var p Parser
+	return p.ParseFile(path)
+}
+
+// Parser reads topology files with options. The zero value reads from the
+// OS file system and discards notes.
+type Parser struct {
+	// FS, when set, is where ParseFile and include directives find files
+	// (paths are slash-separated, relative to the FS root). nil means the
+	// OS file system.
+	FS fs.FS
+	// Logger receives notes about lines that are accepted but have no
+	// effect here, such as ibsim console commands ("do ..."). nil discards.
+	Logger *slog.Logger
+}
+
+// ParseFile reads the topology file at name; see Parse.
+func (c *Parser) ParseFile(name string) (*Fabric, error) {
+	rc, err := c.open(name)
+	if err != nil {
+		return nil, &ParseError{File: name, Msg: "open", Err: err}
+	}
+	defer rc.Close()
+	return c.Parse(name, rc)
+}
+
+// Parse reads a topology from r; see the package-level Parse.
+func (c *Parser) Parse(name string, r io.Reader) (*Fabric, error) {
+	p := &parser{
+		cfg:      c,
+		f:        &Fabric{},
+		ids:      make(map[string]*Node),
+		guids:    make(map[uint64]guidOwner),
+		portPos:  make(map[*Port]pos),
+		width:    defaultWidth,
+		speed:    defaultSpeed,
+		guidBase: [4]uint64{CA: DefaultCAGUID, Switch: DefaultSwitchGUID, Router: DefaultRouterGUID},
+	}
+	p.guidNext = p.guidBase
+	if err := p.file(name, r, 0); err != nil {
+		return nil, err
+	}
+	if err := p.connect(); err != nil {
+		return nil, err
+	}
+	return p.f, nil
+}
+
+func (c *Parser) open(name string) (io.ReadCloser, error) {
+	if c.FS != nil {
+		return c.FS.Open(name)
+	}
+	return os.Open(name)
+}
+
+// includePath resolves an include directive's file name against the file
+// that contains it.
+func (c *Parser) includePath(from, name string) string {
+	if c.FS != nil {
+		if path.IsAbs(name) {
+			return path.Clean(name[1:])
+		}
+		return path.Join(path.Dir(from), name)
+	}
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(filepath.Dir(from), name)
+}
+
+type pos struct {
+	file string
+	line int
+}
+
+func (p pos) String() string { return fmt.Sprintf("%s:%d", p.file, p.line) }
+
+type guidOwner struct {
+	node *Node
+	port int // -1: the node GUID
+}
+
+func (o guidOwner) String() string {
+	if o.port < 0 {
+		return fmt.Sprintf("node GUID of %q", o.node.ID)
+	}
+	return fmt.Sprintf("port %d GUID of %q", o.port, o.node.ID)
+}
+
+// cable is one port line: the local end and where it says it goes.
+type cable struct {
+	from       *Port
+	remoteID   string
+	remotePort int
+	at         pos
+}
+
+type parser struct {
+	cfg      *Parser
+	f        *Fabric
+	ids      map[string]*Node
+	nodePos  []pos // per node, its header line
+	guids    map[uint64]guidOwner
+	portPos  map[*Port]pos
+	cables   []cable
+	cableOf  map[*Port]int // index into cables
+	guidBase [4]uint64     // absolute bases by NodeType
+	guidNext [4]uint64     // next GUID by NodeType
+	vendID   uint32        // next node only
+	sysGUID  uint64        // next node only
+	devID    uint16
+	width    uint8
+	speed    uint8
+	extSpeed uint8
+	prefix   string
+}
+
+// lineReader yields the lines of one file with their numbers.
+type lineReader struct {
+	r    *bufio.Reader
+	file string
+	line int
+	err  error
+}
+
+func newLineReader(file string, r io.Reader) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 1024), file: file}
+}
+
+// next returns the next line without its end-of-line characters; ok is
+// false at the end of the file or on an error (in lr.err).
+func (lr *lineReader) next() (line string, ok bool) {
+	if lr.err != nil {
+		return "", false
+	}
+	b, err := lr.r.ReadSlice('\n')
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		lr.line++
+		lr.err = lr.errorf("line too long (more than %d characters)", MaxLineLen)
+		return "", false
+	case err == io.EOF:
+		if len(b) == 0 {
+			return "", false
+		}
+	case err != nil:
+		lr.err = &ParseError{File: lr.file, Line: lr.line + 1, Msg: "read", Err: err}
+		return "", false
+	}
+	lr.line++
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	if len(b) > MaxLineLen {
+		lr.err = lr.errorf("line too long (%d > %d characters)", len(b), MaxLineLen)
+		return "", false
+	}
+	return string(b), true
+}
+
+func (lr *lineReader) errorf(format string, args ...any) *ParseError {
+	return &ParseError{File: lr.file, Line: lr.line, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (lr *lineReader) pos() pos { return pos{lr.file, lr.line} }
+
+// file parses one file (the top one or an include).
+func (p *parser) file(name string, r io.Reader, depth int) error {
+	lr := newLineReader(name, r)
+	for {
+		line, ok := lr.next()
+		if !ok {
+			return lr.err
+		}
+		if err := p.topLine(lr, line, depth); err != nil {
+			return err
+		}
+	}
+}
+
+// topLine handles one line outside node records. Global directives are
+// matched by prefix at the start of the line, as ibsim does.
+func (p *parser) topLine(lr *lineReader, line string, depth int) error {
+	has := func(prefix string) bool { return strings.HasPrefix(line, prefix) }
+	switch {
+	case has("Switch"):
+		return p.node(lr, line, Switch, len("Switch"))
+	case has("Hca"):
+		return p.node(lr, line, CA, len("Hca"))
+	case has("Ca"):
+		return p.node(lr, line, CA, len("Ca"))
+	case has("Rt"):
+		return p.node(lr, line, Router, len("Rt"))
+	case has("switchguid"):
+		return p.guidLine(lr, line, Switch)
+	case has("hcaguids"), has("caguid"):
+		return p.guidLine(lr, line, CA)
+	case has("rtguid"):
+		return p.guidLine(lr, line, Router)
+	case has("vendid"):
+		v, err := p.assignment(lr, line, 24)
+		p.vendID = uint32(v)
+		return err
+	case has("devid"):
+		v, err := p.assignment(lr, line, 16)
+		p.devID = uint16(v)
+		return err
+	case has("sysimgguid"):
+		v, err := p.assignment(lr, line, 64)
+		p.sysGUID = v
+		return err
+	case has("width"):
+		v, err := p.assignment(lr, line, 8)
+		if err == nil {
+			err = checkMask(lr, "width", v, 1, 31)
+		}
+		p.width = uint8(v)
+		return err
+	case has("speed"):
+		v, err := p.assignment(lr, line, 8)
+		if err == nil {
+			err = checkMask(lr, "speed", v, 1, 7)
+		}
+		p.speed = uint8(v)
+		return err
+	case has("extspeed"):
+		v, err := p.assignment(lr, line, 8)
+		if err == nil {
+			err = checkMask(lr, "extspeed", v, 0, 15)
+		}
+		p.extSpeed = uint8(v)
+		return err
+	case has("module"):
+		return p.module(lr, line)
+	case has("include"):
+		return p.include(lr, line, depth)
+	case has("pdebug"):
+		return nil
+	case has("do"):
+		if l := p.cfg.Logger; l != nil {
+			l.Info("topology: ibsim console command ignored", "at", lr.pos().String(), "line", line)
+		}
+		return nil
+	case has("[") || has("@"):
+		return lr.errorf("port line outside a node record (more port lines than the header's port count?)")
+	}
+	return nil // anything else is ignored, as by ibsim
+}
+
+func checkMask(lr *lineReader, what string, v uint64, lo, hi uint64) error {
+	if v < lo || v > hi {
+		return lr.errorf("bad %s %d (want %d..%d)", what, v, lo, hi)
+	}
+	return nil
+}
+
+// assignment parses "name=value" with a C-style number (decimal, 0x hex,
+// 0 octal); a trailing "(...)" annotation, as ibnetdiscover writes after
+// GUIDs, and trailing blanks are allowed.
+func (p *parser) assignment(lr *lineReader, line string, bits int) (uint64, error) {
+	i := strings.IndexByte(line, '=')
+	if i < 0 {
+		return 0, lr.errorf("bad assignment %q: missing '='", line)
+	}
+	return parseValue(lr, line[:i], line[i+1:], bits)
+}
+
+func parseValue(lr *lineReader, what, s string, bits int) (uint64, error) {
+	s = strings.TrimSpace(s)
+	if j := strings.IndexByte(s, '('); j >= 0 && strings.HasSuffix(s, ")") {
+		s = strings.TrimSpace(s[:j])
+	}
+	v, err := parseNum(s, bits)
+	if err != nil {
+		return 0, lr.errorf("bad number %q for %s", s, strings.TrimSpace(what))
+	}
+	return v, nil
+}
+
+// parseNum parses a number as C's strtoul with base 0 does.
+func parseNum(s string, bits int) (uint64, error) {
+	if s == "" || strings.ContainsRune(s, '_') {
+		return 0, strconv.ErrSyntax
+	}
+	return strconv.ParseUint(s, 0, bits)
+}
+
+// guidLine handles switchguid=G, caguid=G, rtguid=G (absolute) and the
+// relative form without '=': "caguid+G" (ibsim: a '+' is only looked for
+// when the line has no '=').
+func (p *parser) guidLine(lr *lineReader, line string, t NodeType) error {
+	relative := false
+	i := strings.IndexByte(line, '=')
+	if i < 0 {
+		if i = strings.IndexByte(line, '+'); i < 0 {
+			return lr.errorf("bad assignment %q: missing '=' or '+'", line)
+		}
+		relative = true
+	}
+	v, err := parseValue(lr, line[:i], line[i+1:], 64)
+	if err != nil {
+		return err
+	}
+	if !relative {
+		p.guidBase[t] = v
+		v = 0
+	}
+	p.guidNext[t] = p.guidBase[t] + v
+	return nil
+}
+
+func (p *parser) module(lr *lineReader, line string) error {
+	i := strings.IndexByte(line, '=')
+	if i < 0 {
+		return lr.errorf("bad assignment %q: missing '='", line)
+	}
+	s, _, ok := quoted(line[i+1:])
+	if !ok {
+		return lr.errorf("module: missing quoted prefix")
+	}
+	if len(s) > maxPrefixLen {
+		return lr.errorf("module prefix %q too long (max %d)", s, maxPrefixLen)
+	}
+	if strings.ContainsAny(s, "#@") {
+		return lr.errorf("module prefix %q: '#' and '@' are reserved", s)
+	}
+	p.prefix = s
+	return nil
+}
+
+func (p *parser) include(lr *lineReader, line string, depth int) error {
+	name, _, ok := quoted(line)
+	if !ok || name == "" {
+		return lr.errorf("include: missing quoted file name")
+	}
+	if depth+1 > MaxIncludeDepth {
+		return lr.errorf("include %q: nested more than %d deep", name, MaxIncludeDepth)
+	}
+	full := p.cfg.includePath(lr.file, name)
+	rc, err := p.cfg.open(full)
+	if err != nil {
+		return &ParseError{File: lr.file, Line: lr.line, Msg: fmt.Sprintf("include %q", name), Err: err}
+	}
+	defer rc.Close()
+	return p.file(full, rc, depth+1)
+}
+
+// quoted returns the text between the first pair of double quotes in s and
+// what follows the closing quote.
+func quoted(s string) (text, rest string, ok bool) {
+	i := strings.IndexByte(s, '"')
+	if i < 0 {
+		return "", s, false
+	}
+	j := strings.IndexByte(s[i+1:], '"')
+	if j < 0 {
+		return "", s, false
+	}
+	return s[i+1 : i+1+j], s[i+2+j:], true
+}
+
+func (p *parser) fullID(id string) string {
+	if p.prefix == "" {
+		return id
+	}
+	return p.prefix + "#" + id
+}
+
+// node parses a node record: the header line and its port lines.
+func (p *parser) node(lr *lineReader, line string, t NodeType, kwLen int) error {
+	at := lr.pos()
+	rest := line[kwLen:]
+	if rest == "" || !isSpace(rest[0]) {
+		return lr.errorf("bad node header %q", line)
+	}
+	rest = strings.TrimLeft(rest, " \t")
+	end := strings.IndexAny(rest, " \t\"")
+	if end < 0 {
+		end = len(rest)
+	}
+	n, err := parseNum(rest[:end], 16)
+	if err != nil {
+		return lr.errorf("bad port count %q", rest[:end])
+	}
+	if n < 1 || n > 255 {
+		return lr.errorf("port count %d out of range (1-255)", n)
+	}
+	rest = rest[end:]
+	if s := strings.TrimLeft(rest, " \t"); s == "" || s[0] != '"' {
+		return lr.errorf("missing quoted node id")
+	}
+	id, tail, ok := quoted(rest)
+	if !ok {
+		return lr.errorf("missing closing quote of node id")
+	}
+	if id == "" {
+		return lr.errorf("empty node id")
+	}
+	if strings.ContainsAny(id, "#@") {
+		return lr.errorf("bad node id %q: '#' and '@' are reserved", id)
+	}
+	id = p.fullID(id)
+	if len(id) > maxNodeIDLen {
+		return lr.errorf("node id %q too long (max %d)", id, maxNodeIDLen)
+	}
+	if old, dup := p.ids[id]; dup {
+		return lr.errorf("duplicate node id %q (first at %s)", id, p.nodePos[p.indexOf(old)])
+	}
+	desc, attrs := nodeDesc(tail)
+	if desc == "" {
+		desc = id
+	}
+	if len(desc) > maxDescLen {
+		return lr.errorf("description of %q longer than %d bytes", id, maxDescLen)
+	}
+
+	nd := &Node{
+		ID:       id,
+		Desc:     desc,
+		Type:     t,
+		NumPorts: int(n),
+		GUID:     p.guidNext[t],
+		VendorID: p.vendID,
+		DeviceID: p.devID,
+	}
+	nd.SysGUID = nd.GUID
+	if p.sysGUID != 0 {
+		nd.SysGUID = p.sysGUID
+	}
+	if t == Switch {
+		p.guidNext[t]++
+	} else {
+		p.guidNext[t] += n + 1
+	}
+	p.vendID, p.sysGUID = 0, 0
+
+	ports := make([]Port, n+1)
+	nd.Ports = make([]*Port, n+1)
+	for i := range ports {
+		if i == 0 && t != Switch {
+			continue
+		}
+		pt := &ports[i]
+		*pt = Port{Node: nd, Num: i, GUID: nd.GUID, WidthEnabled: p.width,
+			SpeedEnabled: p.speed, SpeedExtEnabled: p.extSpeed}
+		if t != Switch {
+			pt.GUID = nd.GUID + uint64(i)
+		}
+		nd.Ports[i] = pt
+	}
+	if err := p.claimGUIDs(lr, nd); err != nil {
+		return err
+	}
+	if t == Switch && attrs != "" {
+		if strings.Contains(attrs, "enhanced port 0") {
+			nd.EnhancedPort0 = true
+		}
+		if err := lidLMC(lr, attrs, nd.Ports[0]); err != nil {
+			return err
+		}
+	}
+	p.ids[id] = nd
+	p.f.Nodes = append(p.f.Nodes, nd)
+	p.nodePos = append(p.nodePos, at)
+	return p.ports(lr, nd)
+}
+
+func (p *parser) indexOf(n *Node) int {
+	for i, m := range p.f.Nodes {
+		if m == n {
+			return i
+		}
+	}
+	return 0
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r' }
+
+// claimGUIDs records the node's and its ports' GUIDs, failing on a GUID
+// already in use.
+func (p *parser) claimGUIDs(lr *lineReader, nd *Node) error {
+	claim := func(g uint64, o guidOwner) error {
+		if old, dup := p.guids[g]; dup && old.node != nd {
+			return lr.errorf("duplicate GUID 0x%016x: %s and %s", g, o, old)
+		}
+		p.guids[g] = o
+		return nil
+	}
+	if err := claim(nd.GUID, guidOwner{nd, -1}); err != nil {
+		return err
+	}
+	if nd.Type == Switch {
+		return nil // every port has the node GUID
+	}
+	for i := 1; i <= nd.NumPorts; i++ {
+		if err := claim(nd.Ports[i].GUID, guidOwner{nd, i}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nodeDesc splits a header's tail (after the node id) into the description
+// after '#' and the attribute text that follows it ("enhanced port 0 lid 3
+// lmc 0"). The description is either quoted or runs up to the first
+// attribute keyword.
+func nodeDesc(tail string) (desc, attrs string) {
+	i := strings.IndexByte(tail, '#')
+	if i < 0 {
+		return "", tail
+	}
+	s := strings.TrimLeft(tail[i+1:], " \t")
+	if strings.HasPrefix(s, `"`) {
+		j := strings.IndexByte(s[1:], '"')
+		if j < 0 {
+			return s[1:], ""
+		}
+		return s[1 : 1+j], s[2+j:]
+	}
+	k := len(s)
+	for _, kw := range []string{"enhanced port ", "base port ", "lid ", "lmc "} {
+		if strings.HasPrefix(s, kw) {
+			k = 0
+			break
+		}
+		if j := strings.Index(s, " "+kw); j >= 0 && j < k {
+			k = j
+		}
+	}
+	return strings.TrimRight(s[:k], " \t"), s[k:]
+}
+
+// lidLMC reads "lid L" and "lmc M" from s into pt.
+func lidLMC(lr *lineReader, s string, pt *Port) error {
+	if v, ok, err := keyword(lr, s, "lid "); err != nil {
+		return err
+	} else if ok {
+		if v > maxUnicastLID {
+			return lr.errorf("lid %d out of the unicast range (1-0x%x)", v, maxUnicastLID)
+		}
+		pt.LID = uint16(v)
+	}
+	if v, ok, err := keyword(lr, s, "lmc "); err != nil {
+		return err
+	} else if ok {
+		if v > 7 {
+			return lr.errorf("lmc %d out of range (0-7)", v)
+		}
+		pt.LMC = uint8(v)
+	}
+	return nil
+}
+
+// keyword finds the first "kw N" in s and parses N.
+func keyword(lr *lineReader, s, kw string) (uint64, bool, error) {
+	i := strings.Index(s, kw)
+	if i < 0 {
+		return 0, false, nil
+	}
+	s = strings.TrimLeft(s[i+len(kw):], " \t")
+	end := strings.IndexAny(s, " \t\"")
+	if end < 0 {
+		end = len(s)
+	}
+	v, err := parseNum(s[:end], 32)
+	if err != nil {
+		return 0, false, lr.errorf("bad number %q after %q", s[:end], strings.TrimSpace(kw))
+	}
+	return v, true, nil
+}
+
+// ports reads a record's port lines. The record ends after NumPorts port
+// lines, at the end of the file, or at a line that is neither a port line
+// nor a comment; ibsim consumes that line, so anything but a blank line or
+// a comment there is reported instead of being silently dropped.
+func (p *parser) ports(lr *lineReader, nd *Node) error {
+	seen := make(map[int]int) // port -> line
+	for left := nd.NumPorts; left > 0; {
+		line, ok := lr.next()
+		if !ok {
+			return lr.err
+		}
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !strings.HasPrefix(line, "[") && !strings.HasPrefix(line, "@") {
+			if s := strings.TrimSpace(line); s != "" && s[0] != '#' {
+				return lr.errorf("%q ends the record of %q and would be ignored; put a blank line before it", s, nd.ID)
+			}
+			return nil
+		}
+		if err := p.portLine(lr, line, nd, seen); err != nil {
+			return err
+		}
+		left--
+	}
+	return nil
+}
+
+// portLine parses "[p](portguid) "remote"[q](portguid) options # tail".
+func (p *parser) portLine(lr *lineReader, line string, nd *Node, seen map[int]int) error {
+	if line[0] == '@' {
+		return lr.errorf("port aliases ('@' lines) are not supported")
+	}
+	end := strings.IndexByte(line, ']')
+	if end < 0 {
+		return lr.errorf("bad port line: missing ']'")
+	}
+	num, err := parseDecimal(line[1:end])
+	if err != nil {
+		return lr.errorf("bad port number %q", line[1:end])
+	}
+	if num < 1 || num > nd.NumPorts {
+		return lr.errorf("port %d of %q out of range (%d ports)", num, nd.ID, nd.NumPorts)
+	}
+	if first, dup := seen[num]; dup {
+		return lr.errorf("port %d of %q listed twice (first at line %d)", num, nd.ID, first)
+	}
+	seen[num] = lr.line
+	rest := skipGUIDNote(line[end+1:])
+	if s := strings.TrimLeft(rest, " \t"); s == "" || s[0] != '"' {
+		return lr.errorf("port %d of %q: missing quoted remote node id", num, nd.ID)
+	}
+	rid, rest, ok := quoted(rest)
+	if !ok {
+		return lr.errorf("port %d of %q: missing closing quote of remote node id", num, nd.ID)
+	}
+	if rid == "" {
+		return lr.errorf("port %d of %q: empty remote node id", num, nd.ID)
+	}
+	if strings.Contains(rid, "@") {
+		return lr.errorf("port aliases (%q) are not supported", rid)
+	}
+	if p.prefix != "" && !strings.Contains(rid, "#") {
+		rid = p.prefix + "#" + rid
+	}
+	rport := 1
+	if strings.HasPrefix(rest, "[") {
+		e := strings.IndexByte(rest, ']')
+		if e < 0 {
+			return lr.errorf("bad remote port: missing ']'")
+		}
+		rport, err = parseDecimal(rest[1:e])
+		if err != nil || rport < 1 {
+			return lr.errorf("bad remote port %q", rest[1:e])
+		}
+		rest = rest[e+1:]
+	}
+	rest = skipGUIDNote(rest)
+
+	pt := nd.Ports[num]
+	if err := portOptions(lr, rest, pt); err != nil {
+		return err
+	}
+	if err := p.connectionData(lr, rest, pt); err != nil {
+		return err
+	}
+	at := lr.pos()
+	p.portPos[pt] = at
+	if p.cableOf == nil {
+		p.cableOf = make(map[*Port]int)
+	}
+	p.cableOf[pt] = len(p.cables)
+	p.cables = append(p.cables, cable{from: pt, remoteID: rid, remotePort: rport, at: at})
+	return nil
+}
+
+// skipGUIDNote drops a leading "(hex)" port GUID annotation.
+func skipGUIDNote(s string) string {
+	if strings.HasPrefix(s, "(") {
+		if e := strings.IndexByte(s, ')'); e >= 0 {
+			return s[e+1:]
+		}
+	}
+	return s
+}
+
+func parseDecimal(s string) (int, error) {
+	if s == "" || len(s) > 5 {
+		return 0, strconv.ErrSyntax
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, strconv.ErrSyntax
+		}
+	}
+	return strconv.Atoi(s)
+}
+
+// portOptions applies w=, s= and e= options found anywhere on the rest of a
+// port line (outside quoted text). Other name=value words are ignored, as
+// by ibsim.
+func portOptions(lr *lineReader, rest string, pt *Port) error {
+	for _, w := range words(rest) {
+		if len(w) < 2 || w[1] != '=' {
+			continue
+		}
+		var lo, hi uint64
+		var dst *uint8
+		switch w[0] {
+		case 'w':
+			lo, hi, dst = 1, 31, &pt.WidthEnabled
+		case 's':
+			lo, hi, dst = 1, 7, &pt.SpeedEnabled
+		case 'e':
+			lo, hi, dst = 0, 15, &pt.SpeedExtEnabled
+		default:
+			continue
+		}
+		v, err := parseNum(w[2:], 8)
+		if err != nil {
+			return lr.errorf("bad number %q in port option %q", w[2:], w)
+		}
+		if v < lo || v > hi {
+			return lr.errorf("bad port option %q (want %d..%d)", w, lo, hi)
+		}
+		*dst = uint8(v)
+	}
+	return nil
+}
+
+// words splits s at blanks, leaving out quoted text.
+func words(s string) []string {
+	var out []string
+	inQuote := false
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || (!inQuote && isSpace(s[i])) || s[i] == '"' {
+			if start >= 0 && !inQuote {
+				out = append(out, s[start:i])
+			}
+			start = -1
+			if i < len(s) && s[i] == '"' {
+				inQuote = !inQuote
+			}
+			continue
+		}
+		if start < 0 && !inQuote {
+			start = i
+		}
+	}
+	return out
+}
+
+// connectionData reads ibnetdiscover's tail on a port line: "lid R WxSPEED"
+// after the last quote (the remote end's LID, this link's width and
+// speed), and on CA and router lines the port's own "lid L lmc M". A tail
+// that does not have that shape is ignored, as ibsim does (it warns).
+func (p *parser) connectionData(lr *lineReader, rest string, pt *Port) error {
+	if pt.Node.Type != Switch {
+		if err := lidLMC(lr, rest, pt); err != nil {
+			return err
+		}
+	}
+	after := rest
+	if q := strings.LastIndexByte(rest, '"'); q >= 0 {
+		after = rest[q+1:]
+	}
+	i := strings.Index(after, "lid")
+	if i < 0 {
+		return nil
+	}
+	f := strings.Fields(after[i+len("lid"):])
+	if len(f) < 2 {
+		return nil
+	}
+	if _, err := parseDecimal(f[0]); err != nil {
+		return nil
+	}
+	x := strings.IndexByte(f[1], 'x')
+	if x < 1 {
+		return nil
+	}
+	w, err := parseDecimal(f[1][:x])
+	if err != nil {
+		return nil
+	}
+	switch w {
+	case 1:
+		pt.WidthEnabled = 1
+	case 2:
+		pt.WidthEnabled = 16
+	case 4:
+		pt.WidthEnabled = 1 | 2
+	case 8:
+		pt.WidthEnabled = 4
+	case 12:
+		pt.WidthEnabled = 1 | 2 | 8
+	default:
+		p.note(lr, "unknown link width", f[1])
+	}
+	switch f[1][x+1:] {
+	case "SDR":
+		pt.SpeedEnabled = 1
+	case "DDR":
+		pt.SpeedEnabled = 1 | 2
+	case "QDR":
+		pt.SpeedEnabled = 1 | 2 | 4
+	case "FDR10":
+		pt.SpeedEnabled = 1 | 2 | 4
+	case "FDR":
+		pt.SpeedEnabled, pt.SpeedExtEnabled = 7, 1
+	case "EDR":
+		pt.SpeedEnabled, pt.SpeedExtEnabled = 7, 1|2
+	case "HDR":
+		pt.SpeedEnabled, pt.SpeedExtEnabled = 7, 1|2|4
+	case "NDR":
+		pt.SpeedEnabled, pt.SpeedExtEnabled = 7, 1|2|4|8
+	default:
+		p.note(lr, "unknown link speed", f[1])
+	}
+	return nil
+}
+
+func (p *parser) note(lr *lineReader, msg, v string) {
+	if l := p.cfg.Logger; l != nil {
+		l.Warn("topology: "+msg, "at", lr.pos().String(), "value", v)
+	}
+}
+
+// connect checks that every link is written at both ends, consistently,
+// and links the ports.
+func (p *parser) connect() error {
+	for _, c := range p.cables {
+		errorf := func(format string, args ...any) error {
+			return &ParseError{File: c.at.file, Line: c.at.line, Msg: fmt.Sprintf(format, args...)}
+		}
+		from := c.from
+		here := fmt.Sprintf("%q[%d]", from.Node.ID, from.Num)
+		rn := p.ids[c.remoteID]
+		if rn == nil {
+			return errorf("%s: unknown remote node %q", here, c.remoteID)
+		}
+		if c.remotePort > rn.NumPorts {
+			return errorf("%s: port %d of %q out of range (%d ports)", here, c.remotePort, rn.ID, rn.NumPorts)
+		}
+		rp := rn.Ports[c.remotePort]
+		if rp == from {
+			return errorf("%s is cabled to itself", here)
+		}
+		there := fmt.Sprintf("%q[%d]", rn.ID, rp.Num)
+		j, ok := p.cableOf[rp]
+		if !ok {
+			return errorf("%s is cabled to %s, but %s has no port line for it", here, there, there)
+		}
+		back := p.cables[j]
+		if back.remoteID != from.Node.ID || back.remotePort != from.Num {
+			return errorf("%s is cabled to %s, but %s is cabled to %q[%d] (%s)",
+				here, there, there, back.remoteID, back.remotePort, back.at)
+		}
+		if from.WidthEnabled&rp.WidthEnabled == 0 {
+			return errorf("%s (width mask %d) and %s (width mask %d) have no common link width",
+				here, from.WidthEnabled, there, rp.WidthEnabled)
+		}
+		if from.SpeedEnabled&rp.SpeedEnabled == 0 {
+			return errorf("%s (speed mask %d) and %s (speed mask %d) have no common link speed",
+				here, from.SpeedEnabled, there, rp.SpeedEnabled)
+		}
+		from.Remote = rp
+		rp.Remote = from
+	}
+	return nil
+}
