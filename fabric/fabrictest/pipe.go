@@ -18,6 +18,11 @@ import (
 // the Responder's caller returns.
 type Responder func(req []byte, from fabric.Addr) (resp []byte, ok bool)
 
+// PacketResponder is a Responder that sees the whole packet as side A
+// sent it: p.Addr is the destination (a LID-routed fake needs the DLID).
+// p is valid only during the call.
+type PacketResponder func(p *fabric.Packet) (resp []byte, ok bool)
+
 // GetResp returns a copy of the request req turned into its response: the
 // method gets the R bit (Get and Set become GetResp) and the status is
 // status (a directed-route SMP also gets the D bit). The TID and the rest
@@ -58,6 +63,8 @@ type PipeOptions struct {
 	PeerAddr fabric.Addr
 	// Responder answers what side A sends; nil drops everything.
 	Responder Responder
+	// PacketResponder, when set, is used instead of Responder.
+	PacketResponder PacketResponder
 	// DropFirst drops the first n requests side A sends, before side B
 	// sees them.
 	DropFirst int
@@ -89,6 +96,7 @@ type Pipe struct {
 	first     *mux.Mux   // delivery point for side B's MADs
 	muxes     []*mux.Mux
 	responder Responder
+	presp     PacketResponder
 	peerAddr  fabric.Addr
 	dropLeft  int
 	seen      int
@@ -114,6 +122,7 @@ func NewPipe(opts *PipeOptions) *Pipe {
 		mopts:     o.Mux,
 		attr:      o.Port,
 		responder: o.Responder,
+		presp:     o.PacketResponder,
 		peerAddr:  o.PeerAddr,
 		dropLeft:  o.DropFirst,
 	}
@@ -142,10 +151,20 @@ func (p *Pipe) Addr() fabric.Addr {
 	return p.peerAddr
 }
 
-// Handle replaces the Responder and resets the Seen count.
+// Handle replaces the Responder (and clears a PacketResponder) and resets
+// the Seen count.
 func (p *Pipe) Handle(r Responder) {
 	p.mu.Lock()
-	p.responder = r
+	p.responder, p.presp = r, nil
+	p.seen = 0
+	p.mu.Unlock()
+}
+
+// HandlePacket replaces the responder with a PacketResponder and resets
+// the Seen count.
+func (p *Pipe) HandlePacket(r PacketResponder) {
+	p.mu.Lock()
+	p.responder, p.presp = nil, r
 	p.seen = 0
 	p.mu.Unlock()
 }
@@ -230,13 +249,20 @@ func (p *Pipe) transmit(pk *fabric.Packet) error {
 		}
 		p.seen++
 	}
-	r := p.responder
+	r, pr := p.responder, p.presp
 	p.mu.Unlock()
-	if r == nil {
+	var (
+		resp []byte
+		ok   bool
+	)
+	switch {
+	case pr != nil:
+		resp, ok = pr(pk)
+	case r != nil:
+		resp, ok = r(pk.Data, fabric.Addr{LID: p.attr.LID, QPN: pk.Addr.QPN})
+	default:
 		return nil
 	}
-	from := p.attr
-	resp, ok := r(pk.Data, fabric.Addr{LID: from.LID, QPN: pk.Addr.QPN})
 	if ok && resp != nil {
 		p.deliver(append([]byte(nil), resp...))
 	}

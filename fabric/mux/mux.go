@@ -485,8 +485,11 @@ func (m *Mux) Send(ctx context.Context, p *fabric.Packet) error {
 	}
 	m.mu.Unlock()
 
+	// p is not read past this point: the response may complete the
+	// request, and the caller reuse p, before Transmit returns.
+	timeout := p.Timeout
 	err := m.wire.Transmit(&tx.p)
-	if err != nil && !resp && p.Timeout != 0 {
+	if err != nil && !resp && timeout != 0 {
 		// Nothing went out: withdraw the request without a completion.
 		key := mad.TIDOf(b) | uint64(class)<<56
 		m.mu.Lock()

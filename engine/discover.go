@@ -1,0 +1,393 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// ErrNotFound is wrapped when a GUID target names nothing the last
+// discovery found.
+var ErrNotFound = errors.New("not found")
+
+// DiscoverOptions tune Discover. A nil *DiscoverOptions means defaults.
+type DiscoverOptions struct {
+	// MaxHops limits the directed routes followed; 0 means 63, the IBA
+	// limit.
+	MaxHops int
+	// Timeout and Retries override the Session's per-try timeout and
+	// retries for the sweep's SMPs (0: the Session's; Retries NoRetries:
+	// one try).
+	Timeout time.Duration
+	Retries int
+}
+
+// Discovery is the result of a sweep.
+type Discovery struct {
+	// Fabric holds the nodes in discovery order, with their ports and the
+	// links between them (both directions).
+	Fabric *topo.Fabric
+	// Errors lists the queries that failed, one per target; the sweep
+	// went on around them.
+	Errors []TargetError
+	// MADs is the number of SMPs the sweep sent (retries not counted).
+	MADs int
+	// Elapsed is the sweep's duration.
+	Elapsed time.Duration
+
+	paths map[uint64][]uint8 // node and port GUIDs -> directed route
+}
+
+// Path returns the directed route (smpquery -D convention) through which
+// the sweep reached the node or port with the given GUID.
+func (d *Discovery) Path(guid uint64) ([]uint8, bool) {
+	p, ok := d.paths[guid]
+	return p, ok
+}
+
+// Target returns a directed-route target for a node or port GUID.
+func (d *Discovery) Target(guid uint64) (Target, bool) {
+	p, ok := d.paths[guid]
+	if !ok {
+		return Target{}, false
+	}
+	return Target{Kind: ByDR, Path: p}, true
+}
+
+// LastDiscovery returns the result of the Session's last successful
+// Discover, or nil.
+func (s *Session) LastDiscovery() *Discovery {
+	s.discMu.Lock()
+	defer s.discMu.Unlock()
+	return s.lastDisc
+}
+
+// resolve turns a GUID target into a directed route through the last
+// discovery, sweeping the fabric first if it is unknown.
+func (s *Session) resolve(ctx context.Context, t Target) (Target, error) {
+	if t.Kind != ByGUID {
+		return t, nil
+	}
+	if d := s.LastDiscovery(); d != nil {
+		if r, ok := d.Target(t.GUID); ok {
+			return r, nil
+		}
+	}
+	d, err := s.Discover(ctx, nil)
+	if err != nil {
+		return t, fmt.Errorf("engine: resolve %s: %w", t, err)
+	}
+	if r, ok := d.Target(t.GUID); ok {
+		return r, nil
+	}
+	return t, fmt.Errorf("engine: %s: no such node or port GUID in the fabric: %w", t, ErrNotFound)
+}
+
+// Discover sweeps the fabric from the local port by directed route, as
+// ibnetdiscover does: NodeInfo on every new route, then NodeDescription,
+// SwitchInfo and the PortInfo of every port of each new switch (of the
+// port reached on a CA or router), following every linked switch port
+// (PortState Init or above, or PhysState LinkUp) to its neighbour. Nodes
+// are deduplicated by node GUID; links are recorded at both ends. The
+// queries are pipelined: many routes in flight (the Session's Window), one
+// SMP per node at a time once its GUID is known.
+//
+// A failed query is recorded in Discovery.Errors and the sweep goes on;
+// Discover returns an error only when the local node cannot be read, or
+// ctx ends (ctx.Err()).
+func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discovery, error) {
+	var o DiscoverOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxHops <= 0 || o.MaxHops > maxHops {
+		o.MaxHops = maxHops
+	}
+	c := s.defaults
+	if o.Timeout != 0 {
+		c.timeout = o.Timeout
+	}
+	switch {
+	case o.Retries > 0:
+		c.retries = o.Retries
+	case o.Retries < 0:
+		c.retries = 0
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sw := &sweep{
+		s:       s,
+		c:       c,
+		maxHops: o.MaxHops,
+		done:    make(chan struct{}),
+		f:       &topo.Fabric{},
+		nodes:   map[uint64]*dnode{},
+		paths:   map[uint64][]uint8{},
+		start:   time.Now(),
+	}
+	sw.mu.Lock()
+	sw.probeNode([]uint8{0}, nil, 0)
+	ops := sw.takeLocked()
+	sw.mu.Unlock()
+	sw.startAll(ops)
+
+	select {
+	case <-sw.done:
+	case <-ctx.Done():
+		sw.mu.Lock()
+		sw.canceled = true
+		sw.mu.Unlock()
+		return nil, ctx.Err()
+	}
+	d := &Discovery{Fabric: sw.f, Errors: sw.errs, MADs: sw.mads, Elapsed: time.Since(sw.start), paths: sw.paths}
+	if len(sw.f.Nodes) == 0 {
+		err := errors.New("no node answered")
+		if len(sw.errs) > 0 {
+			err = sw.errs[0].Err
+		}
+		return d, fmt.Errorf("engine: discover: local node: %w", err)
+	}
+	s.discMu.Lock()
+	s.lastDisc = d
+	s.discMu.Unlock()
+	return d, nil
+}
+
+// sweep is one discovery in progress. Its callbacks run on the Session's
+// reader goroutine (or whichever goroutine fails an op); mu guards the
+// state, and new ops are started only after mu is released, since
+// starting one can complete another synchronously.
+type sweep struct {
+	s       *Session
+	c       callOpts
+	maxHops int
+	done    chan struct{}
+	start   time.Time
+
+	mu       sync.Mutex // guards the fields below
+	pending  int
+	canceled bool
+	f        *topo.Fabric
+	nodes    map[uint64]*dnode // by node GUID
+	paths    map[uint64][]uint8
+	errs     []TargetError
+	mads     int
+	queue    []*op // built under mu, started after
+	finished bool
+}
+
+type dnode struct {
+	n       *topo.Node
+	path    []uint8
+	key     destKey
+	queried []bool // PortInfo asked, by port
+}
+
+type query struct {
+	sw     *sweep
+	path   []uint8 // the route the SMP takes
+	node   *dnode  // nil for a NodeInfo probe of a new route
+	parent *dnode  // probe: the node and port it leaves from
+	pport  uint8
+	port   uint8 // PortInfo
+}
+
+// probeNode queues a NodeInfo on a new route. sw.mu is held.
+func (sw *sweep) probeNode(path []uint8, parent *dnode, pport uint8) {
+	q := &query{sw: sw, path: path, parent: parent, pport: pport}
+	sw.queueOp(q, smp.AttrNodeInfo, 0, Target{Kind: ByDR, Path: path}.key())
+}
+
+// queueOp builds an SMP op for q. sw.mu is held.
+func (sw *sweep) queueOp(q *query, attr uint16, mod uint32, key destKey) {
+	t := Target{Kind: ByDR, Path: q.path}
+	o, err := sw.s.smpOp(context.Background(), t, mad.MethodGet, attr, mod, nil, sw.c)
+	if err != nil {
+		sw.errs = append(sw.errs, TargetError{Path: t.String(), Err: err})
+		return
+	}
+	o.key = key
+	o.cb = handle
+	o.ctx = q
+	sw.pending++
+	sw.mads++
+	sw.queue = append(sw.queue, o)
+}
+
+func (sw *sweep) takeLocked() []*op {
+	ops := sw.queue
+	sw.queue = nil
+	return ops
+}
+
+func (sw *sweep) startAll(ops []*op) {
+	for _, o := range ops {
+		sw.s.start(o)
+	}
+}
+
+// handle is every sweep op's completion callback.
+func handle(o *op) {
+	q := o.ctx.(*query)
+	sw := q.sw
+	sw.mu.Lock()
+	sw.pending--
+	if !sw.canceled {
+		sw.handleLocked(q, o)
+	}
+	ops := sw.takeLocked()
+	last := sw.pending == 0 && !sw.finished
+	if last {
+		sw.finished = true
+	}
+	sw.mu.Unlock()
+	sw.startAll(ops)
+	if last {
+		close(sw.done)
+	}
+}
+
+func (sw *sweep) handleLocked(q *query, o *op) {
+	err := o.result()
+	if err == nil && o.rn < mad.Size {
+		err = fmt.Errorf("response: %w", mad.ErrTruncated)
+	}
+	if err == nil {
+		err = o.madStatus()
+	}
+	if err != nil {
+		sw.errs = append(sw.errs, TargetError{Path: Target{Kind: ByDR, Path: q.path}.String(), Err: err})
+		return
+	}
+	data := smp.Data(o.resp[:])
+	switch o.attrID {
+	case smp.AttrNodeInfo:
+		var ni smp.NodeInfo
+		if err := ni.UnmarshalBinary(data); err != nil {
+			sw.errs = append(sw.errs, TargetError{Path: Target{Kind: ByDR, Path: q.path}.String(), Err: err})
+			return
+		}
+		sw.nodeInfo(q, &ni)
+	case smp.AttrNodeDescription:
+		var nd smp.NodeDescription
+		if nd.UnmarshalBinary(data) == nil {
+			q.node.n.Desc = nd.NodeString
+		}
+	case smp.AttrSwitchInfo:
+		var si smp.SwitchInfo
+		if si.UnmarshalBinary(data) == nil {
+			q.node.n.EnhancedPort0 = si.EnhancedPort0
+		}
+	case smp.AttrPortInfo:
+		var pi smp.PortInfo
+		if err := pi.UnmarshalBinary(data); err != nil {
+			sw.errs = append(sw.errs, TargetError{Path: Target{Kind: ByDR, Path: q.path}.String(), Err: err})
+			return
+		}
+		sw.portInfo(q, &pi)
+	}
+}
+
+func (sw *sweep) nodeInfo(q *query, ni *smp.NodeInfo) {
+	d := sw.nodes[ni.NodeGUID]
+	isNew := d == nil
+	if isNew {
+		n := &topo.Node{
+			ID:       topo.NodeIDFor(topo.NodeType(ni.NodeType), ni.NodeGUID),
+			Type:     topo.NodeType(ni.NodeType),
+			NumPorts: int(ni.NumPorts),
+			GUID:     ni.NodeGUID,
+			SysGUID:  ni.SystemImageGUID,
+			VendorID: ni.VendorID,
+			DeviceID: ni.DeviceID,
+			Revision: ni.Revision,
+			Ports:    make([]*topo.Port, int(ni.NumPorts)+1),
+		}
+		d = &dnode{n: n, path: q.path, key: guidKey(ni.NodeGUID), queried: make([]bool, int(ni.NumPorts)+1)}
+		if n.Type == topo.Switch {
+			for i := range n.Ports {
+				n.Ports[i] = &topo.Port{Node: n, Num: i, GUID: ni.PortGUID}
+			}
+		}
+		sw.nodes[ni.NodeGUID] = d
+		sw.f.Nodes = append(sw.f.Nodes, n)
+		sw.paths[ni.NodeGUID] = q.path
+	}
+	lp := int(ni.LocalPortNum)
+	if lp >= len(d.n.Ports) {
+		sw.errs = append(sw.errs, TargetError{Path: Target{Kind: ByDR, Path: q.path}.String(),
+			Err: fmt.Errorf("NodeInfo: LocalPortNum %d of %d ports", lp, ni.NumPorts)})
+		return
+	}
+	port := d.n.Ports[lp]
+	if port == nil {
+		port = &topo.Port{Node: d.n, Num: lp, GUID: ni.PortGUID}
+		d.n.Ports[lp] = port
+	}
+	if _, ok := sw.paths[ni.PortGUID]; !ok {
+		sw.paths[ni.PortGUID] = q.path
+	}
+	if q.parent != nil {
+		if pp := q.parent.n.Ports[q.pport]; pp != nil && pp.Remote == nil && port.Remote == nil {
+			pp.Remote, port.Remote = port, pp
+		}
+	}
+	if isNew {
+		sw.queueOp(&query{sw: sw, path: d.path, node: d}, smp.AttrNodeDescription, 0, d.key)
+		if d.n.Type == topo.Switch {
+			sw.queueOp(&query{sw: sw, path: d.path, node: d}, smp.AttrSwitchInfo, 0, d.key)
+			for p := 0; p <= d.n.NumPorts; p++ {
+				sw.queryPort(d, uint8(p), d.path)
+			}
+			return
+		}
+	}
+	if d.n.Type != topo.Switch {
+		sw.queryPort(d, uint8(lp), q.path)
+	}
+}
+
+// queryPort queues the PortInfo of port p of d, once, through path.
+func (sw *sweep) queryPort(d *dnode, p uint8, path []uint8) {
+	if d.queried[p] {
+		return
+	}
+	d.queried[p] = true
+	sw.queueOp(&query{sw: sw, path: path, node: d, port: p}, smp.AttrPortInfo, uint32(p), d.key)
+}
+
+func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
+	n := q.node.n
+	port := n.Ports[q.port]
+	if port == nil {
+		port = &topo.Port{Node: n, Num: int(q.port)}
+		n.Ports[q.port] = port
+	}
+	if n.Type != topo.Switch || q.port == 0 {
+		port.LID, port.LMC = pi.LID, pi.LMC
+	}
+	port.WidthEnabled, port.WidthActive = pi.LinkWidthEnabled, pi.LinkWidthActive
+	port.SpeedEnabled, port.SpeedActive = pi.LinkSpeedEnabled, pi.LinkSpeedActive
+	port.SpeedExtEnabled, port.SpeedExtActive = pi.LinkSpeedExtEnabled, pi.LinkSpeedExtActive
+	port.State, port.PhysState = pi.PortState, pi.PortPhysicalState
+
+	linked := pi.PortState >= smp.PortStateInit || pi.PortPhysicalState == smp.PhysStateLinkUp
+	if !linked || port.Remote != nil || len(q.path)-1 >= sw.maxHops {
+		return
+	}
+	switch {
+	case n.Type == topo.Switch && q.port > 0:
+	case n.Type != topo.Switch && len(q.path) == 1: // the local CA's port
+	default:
+		return
+	}
+	sw.probeNode(append(slices.Clip(q.node.path), q.port), q.node, q.port)
+}

@@ -1,0 +1,359 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync/atomic"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+)
+
+// The scheduler. An op is one transaction. It waits in its destination's
+// queue while another SMP to the same node is outstanding, then in the
+// ready queue for a window slot, then is sent and sits in ops until the
+// reader goroutine routes its completion (response or timeout record) to
+// it. Retries are the transport's: the op is sent once with Timeout and
+// Retries and completes exactly once.
+//
+// Sending happens outside s.mu, by whichever goroutine freed the window
+// slot or the destination (a caller, or the reader goroutine completing
+// the previous op). The Transport's Send never blocks for long (umad
+// write semantics), so the reader goroutine can send.
+
+type opState uint8
+
+const (
+	stateNew opState = iota
+	stateQueued
+	stateSent
+	stateDone
+)
+
+type op struct {
+	s *Session
+
+	// request, set before submit
+	pkt     fabric.Packet // Agent, Timeout, Retries, Addr; Data = req[:n] at send
+	req     [mad.Size]byte
+	n       int
+	target  Target
+	key     destKey
+	serial  bool // at most one outstanding per key
+	class   uint8
+	method  uint8
+	attrID  uint16
+	attrMod uint32
+
+	// completion, set by the reader before delivery
+	resp   [mad.Size]byte
+	rn     int
+	status int // transport status: 0 or fabric.StatusTimeout
+	raddr  fabric.Addr
+	err    error
+
+	// guarded by s.mu
+	tid       uint32
+	state     opState
+	abandoned bool
+	next      *op
+
+	refs atomic.Int32   // the consumer's reference, and the sender's while it sends
+	done chan struct{}  // cap 1: completion signal for a synchronous caller
+	cb   func(o *op)    // asynchronous completion, called on the delivering goroutine
+	ctx  any            // the async caller's state
+}
+
+// opQueue is an intrusive FIFO of ops.
+type opQueue struct{ head, tail *op }
+
+func (q *opQueue) push(o *op) {
+	o.next = nil
+	if q.tail == nil {
+		q.head = o
+	} else {
+		q.tail.next = o
+	}
+	q.tail = o
+}
+
+func (q *opQueue) pop() *op {
+	o := q.head
+	if o != nil {
+		q.head = o.next
+		if q.head == nil {
+			q.tail = nil
+		}
+		o.next = nil
+	}
+	return o
+}
+
+func (q *opQueue) each(f func(*op)) {
+	for o := q.head; o != nil; {
+		next := o.next
+		f(o)
+		o = next
+	}
+}
+
+func (s *Session) getOp() *op {
+	o := s.pool.Get().(*op)
+	o.refs.Store(1)
+	return o
+}
+
+// release drops one reference; the last one recycles o.
+func (s *Session) release(o *op) {
+	if o.refs.Add(-1) != 0 {
+		return
+	}
+	o.pkt = fabric.Packet{}
+	o.target = Target{}
+	o.err, o.cb, o.ctx = nil, nil, nil
+	o.state, o.abandoned, o.next = stateNew, false, nil
+	o.status, o.rn = 0, 0
+	s.pool.Put(o)
+}
+
+// setup fills the fields every op needs; o.req[:o.n] and o.pkt.Addr are
+// set.
+func (o *op) setup(agent fabric.AgentID, c callOpts, t Target, serial bool) {
+	o.pkt.Agent, o.pkt.Timeout, o.pkt.Retries = agent, c.timeout, c.retries
+	o.target, o.serial = t, serial
+	if serial {
+		o.key = t.key()
+	}
+	b := o.req[:o.n]
+	o.class, o.method = mad.MgmtClassOf(b), mad.MethodOf(b)
+	o.attrID, o.attrMod = mad.AttrIDOf(b), mad.AttrModOf(b)
+}
+
+// result turns the completion into an error: the op's own error, a
+// timeout, or (checkStatus) a non-zero MAD status.
+func (o *op) result() error {
+	if o.err != nil {
+		return o.err
+	}
+	if o.status != 0 {
+		tid := uint64(o.tid)
+		if o.rn >= mad.HeaderSize {
+			tid = mad.TIDOf(o.resp[:o.rn])
+		}
+		return &TimeoutError{TID: tid, Tries: 1 + o.pkt.Retries, Class: o.class, AttrID: o.attrID, Target: o.target}
+	}
+	return nil
+}
+
+// madStatus returns the response's MAD status (a DR SMP's without the D
+// bit) as a *StatusError, or nil.
+func (o *op) madStatus() error {
+	st := mad.StatusOf(o.resp[:o.rn])
+	if o.class == mad.ClassSubnDR {
+		st &^= mad.StatusDirection
+	}
+	if st == 0 {
+		return nil
+	}
+	return &StatusError{Class: o.class, Method: o.method, AttrID: o.attrID, AttrMod: o.attrMod, Status: st, Target: o.target}
+}
+
+// call submits o and waits for its completion or ctx. On nil the result
+// fields are valid and the caller must release o; on error o is no
+// longer the caller's.
+func (s *Session) call(ctx context.Context, o *op) error {
+	if err := ctx.Err(); err != nil {
+		s.release(o)
+		return err
+	}
+	if o.method == mad.MethodSet {
+		s.log.Info("engine: set", "target", o.target.String(), "attr", attrName(o.class, o.attrID, o.attrMod))
+	}
+	s.submit(o)
+	select {
+	case <-o.done:
+		return nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	if o.state != stateDone {
+		o.abandoned = true // the delivering goroutine releases it
+		s.mu.Unlock()
+		return ctx.Err()
+	}
+	s.mu.Unlock()
+	<-o.done // delivered, or about to be
+	return nil
+}
+
+// start submits an asynchronous op: o.cb runs once with the completion,
+// on the reader goroutine (or the goroutine that failed it), and o is
+// released after it returns.
+func (s *Session) start(o *op) { s.submit(o) }
+
+func (s *Session) submit(o *op) {
+	s.mu.Lock()
+	if s.closed {
+		o.err = fmt.Errorf("engine: %w", net.ErrClosed)
+		o.state = stateDone
+		s.mu.Unlock()
+		s.deliver(o)
+		return
+	}
+	if o.serial {
+		if q := s.dests[o.key]; q != nil {
+			o.state = stateQueued
+			q.push(o)
+			s.mu.Unlock()
+			return
+		}
+		s.dests[o.key] = s.newQueue()
+	}
+	o.state = stateQueued
+	s.ready.push(o)
+	var batch [4]*op
+	send := s.fillLocked(batch[:0])
+	s.mu.Unlock()
+	s.sendAll(send)
+}
+
+func (s *Session) newQueue() *opQueue {
+	if n := len(s.qFree); n > 0 {
+		q := s.qFree[n-1]
+		s.qFree = s.qFree[:n-1]
+		return q
+	}
+	return new(opQueue)
+}
+
+// fillLocked moves ready ops into the window and returns those to send.
+// Abandoned ops are dropped on the way. s.mu is held.
+func (s *Session) fillLocked(send []*op) []*op {
+	for s.inflight < s.window {
+		o := s.ready.pop()
+		if o == nil {
+			break
+		}
+		if o.abandoned {
+			o.state = stateDone
+			s.releaseKeyLocked(o)
+			s.release(o)
+			continue
+		}
+		tid := s.nextTID
+		for {
+			tid++
+			if tid != 0 && s.ops[tid] == nil {
+				break
+			}
+		}
+		s.nextTID = tid
+		o.tid = tid
+		mad.SetTID(o.req[:o.n], uint64(tid))
+		o.pkt.Data = o.req[:o.n]
+		o.state = stateSent
+		s.ops[tid] = o
+		s.inflight++
+		o.refs.Add(1) // the sender's
+		send = append(send, o)
+	}
+	return send
+}
+
+// releaseKeyLocked hands o's destination to the next op waiting for it.
+// s.mu is held.
+func (s *Session) releaseKeyLocked(o *op) {
+	if !o.serial {
+		return
+	}
+	q := s.dests[o.key]
+	if q == nil {
+		return
+	}
+	for {
+		next := q.pop()
+		if next == nil {
+			delete(s.dests, o.key)
+			*q = opQueue{}
+			s.qFree = append(s.qFree, q)
+			return
+		}
+		if next.abandoned {
+			next.state = stateDone
+			s.release(next)
+			continue
+		}
+		s.ready.push(next)
+		return
+	}
+}
+
+// sendAll sends ops; one whose Send fails completes with the error.
+func (s *Session) sendAll(send []*op) {
+	for len(send) > 0 {
+		o := send[0]
+		send = send[1:]
+		err := s.tr.Send(context.Background(), &o.pkt)
+		if err == nil {
+			s.release(o) // the sender's reference
+			continue
+		}
+		s.mu.Lock()
+		if s.ops[o.tid] != o || o.state != stateSent {
+			s.mu.Unlock() // completed anyway (Close)
+			s.release(o)
+			continue
+		}
+		delete(s.ops, o.tid)
+		s.inflight--
+		o.err = fmt.Errorf("engine: send %s to %s: %w", attrName(o.class, o.attrID, o.attrMod), o.target, err)
+		o.state = stateDone
+		s.releaseKeyLocked(o)
+		more := s.fillLocked(nil)
+		s.mu.Unlock()
+		s.release(o) // the sender's reference
+		s.deliver(o)
+		send = append(send, more...)
+	}
+}
+
+// complete routes a completion from the transport to its op.
+func (s *Session) complete(p *fabric.Packet) {
+	if len(p.Data) < mad.HeaderSize {
+		return
+	}
+	tid := uint32(mad.TIDOf(p.Data))
+	s.mu.Lock()
+	o := s.ops[tid]
+	if o == nil || o.pkt.Agent != p.Agent || o.state != stateSent {
+		s.mu.Unlock()
+		s.log.Debug("engine: dropped MAD", "agent", int(p.Agent), "status", p.Status,
+			"method", mad.MethodOf(p.Data), "tid", mad.TIDOf(p.Data))
+		return
+	}
+	delete(s.ops, tid)
+	s.inflight--
+	o.rn = copy(o.resp[:], p.Data)
+	o.status, o.raddr = p.Status, p.Addr
+	o.state = stateDone
+	s.releaseKeyLocked(o)
+	var batch [4]*op
+	send := s.fillLocked(batch[:0])
+	s.mu.Unlock()
+	s.deliver(o)
+	s.sendAll(send)
+}
+
+// deliver hands a completed op to its consumer.
+func (s *Session) deliver(o *op) {
+	switch {
+	case o.cb != nil:
+		o.cb(o)
+		s.release(o)
+	case o.abandoned:
+		s.release(o)
+	default:
+		o.done <- struct{}{}
+	}
+}

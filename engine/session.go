@@ -1,0 +1,259 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+)
+
+// Defaults of Options.
+const (
+	// DefaultTimeout is the per-try response timeout: OpenSM's default
+	// transaction_timeout. SMAs answer in microseconds to a few
+	// milliseconds; 200ms tolerates slow firmware while a dead node costs
+	// a sweep at most (1+DefaultRetries)*200ms, in parallel with the rest.
+	DefaultTimeout = 200 * time.Millisecond
+	// DefaultRetries is the number of retries after the first try
+	// (OpenSM's transaction_retries, libibmad's default).
+	DefaultRetries = 3
+	// DefaultWindow is the number of MADs in flight at once, over all
+	// destinations; each destination node still gets at most one SMP.
+	DefaultWindow = 64
+)
+
+// NoRetries as Options.Retries asks for a single try.
+const NoRetries = -1
+
+// Options configure a Session. A nil *Options means defaults.
+type Options struct {
+	// Timeout is the per-try response timeout; 0 means DefaultTimeout,
+	// negative waits forever.
+	Timeout time.Duration
+	// Retries is the number of retries after the first try; 0 means
+	// DefaultRetries, NoRetries (or any negative value) none.
+	Retries int
+	// Window is the number of MADs in flight at once; 0 means
+	// DefaultWindow.
+	Window int
+	// Logger gets debug records of dropped completions and an info record
+	// of every Set sent. nil discards.
+	Logger *slog.Logger
+	// MKey is put in every SMP.
+	MKey uint64
+}
+
+// CallOption overrides an Options default for one call.
+type CallOption func(*callOpts)
+
+type callOpts struct {
+	timeout time.Duration
+	retries int
+	mkey    uint64
+}
+
+// Timeout sets the per-try timeout of one call (negative: forever).
+func Timeout(d time.Duration) CallOption { return func(c *callOpts) { c.timeout = d } }
+
+// Retries sets the number of retries of one call (0: one try only).
+func Retries(n int) CallOption { return func(c *callOpts) { c.retries = max(n, 0) } }
+
+// MKey sets the M_Key of one call's SMPs.
+func MKey(key uint64) CallOption { return func(c *callOpts) { c.mkey = key } }
+
+func (s *Session) callOpts(opts []CallOption) callOpts {
+	c := s.defaults
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// Session is ibscript's MAD engine on one Transport: typed queries,
+// transactions matched by TID, a scheduler keeping a window of MADs in
+// flight with at most one SMP per destination node, and discovery. It is
+// safe for concurrent use; see the package doc.
+type Session struct {
+	tr       fabric.Transport
+	log      *slog.Logger
+	defaults callOpts
+	window   int
+	pool     sync.Pool // *op; per Session, so ops never cross synctest bubbles
+	wg       sync.WaitGroup
+
+	agentMu sync.Mutex // guards agents
+	agents  map[uint16]fabric.AgentID
+
+	discMu   sync.Mutex // serializes discoveries; guards last
+	lastDisc *Discovery
+
+	mu       sync.Mutex // guards the scheduler fields below
+	closed   bool
+	inflight int
+	nextTID  uint32
+	ops      map[uint32]*op // sent, by TID low 32 bits
+	dests    map[destKey]*opQueue
+	ready    opQueue // hold their destination, wait for the window
+	qFree    []*opQueue
+}
+
+// New returns a Session on tr and starts its reader goroutine. The Session
+// owns tr: Close closes it.
+func New(tr fabric.Transport, opts *Options) (*Session, error) {
+	if tr == nil {
+		return nil, errors.New("engine: nil transport")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	switch {
+	case o.Retries == 0:
+		o.Retries = DefaultRetries
+	case o.Retries < 0:
+		o.Retries = 0
+	}
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Session{
+		tr:       tr,
+		log:      o.Logger,
+		defaults: callOpts{timeout: o.Timeout, retries: o.Retries, mkey: o.MKey},
+		window:   o.Window,
+		agents:   map[uint16]fabric.AgentID{},
+		ops:      map[uint32]*op{},
+		dests:    map[destKey]*opQueue{},
+	}
+	s.pool.New = func() any { return &op{s: s, done: make(chan struct{}, 1)} }
+	s.wg.Go(s.read)
+	return s, nil
+}
+
+// Transport returns the Session's transport.
+func (s *Session) Transport() fabric.Transport { return s.tr }
+
+// Port describes the local port.
+func (s *Session) Port() fabric.PortAttr { return s.tr.Port() }
+
+// Close closes the transport, waits for the reader goroutine and fails the
+// calls still pending with an error wrapping net.ErrClosed. It is
+// idempotent.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	err := s.tr.Close()
+	s.wg.Wait()
+
+	var failed []*op
+	s.mu.Lock()
+	for tid, o := range s.ops {
+		delete(s.ops, tid)
+		failed = append(failed, o)
+	}
+	s.ready.each(func(o *op) { failed = append(failed, o) })
+	s.ready = opQueue{}
+	for k, q := range s.dests {
+		q.each(func(o *op) { failed = append(failed, o) })
+		delete(s.dests, k)
+	}
+	for _, o := range failed {
+		o.err = fmt.Errorf("engine: %w", net.ErrClosed)
+		o.state = stateDone
+	}
+	s.mu.Unlock()
+	for _, o := range failed {
+		s.deliver(o)
+	}
+	if err != nil {
+		return fmt.Errorf("engine: close: %w", err)
+	}
+	return nil
+}
+
+// read is the reader goroutine: it routes every completion to its op.
+func (s *Session) read() {
+	p := fabric.Packet{Data: make([]byte, 0, mad.Size)}
+	for {
+		if err := s.tr.Recv(context.Background(), &p); err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			s.log.Warn("engine: recv", "err", err)
+			continue
+		}
+		s.complete(&p)
+	}
+}
+
+// agent returns the Session's send-only agent for (class, version),
+// registering it on first use.
+func (s *Session) agent(ctx context.Context, class, version uint8) (fabric.AgentID, error) {
+	k := uint16(class)<<8 | uint16(version)
+	s.agentMu.Lock()
+	defer s.agentMu.Unlock()
+	if id, ok := s.agents[k]; ok {
+		return id, nil
+	}
+	id, err := s.tr.Register(ctx, fabric.Agent{Class: class, Version: version})
+	if err != nil {
+		return -1, fmt.Errorf("engine: register agent class 0x%02x: %w", class, err)
+	}
+	s.agents[k] = id
+	return id, nil
+}
+
+// Do runs one transaction: it sends req.Data (a whole MAD, which Do does
+// not keep) to req.Addr from a Session agent for its class and version,
+// and returns the response. req.Agent is ignored; req.TID's low 32 bits
+// are replaced by the Session's. req.Timeout 0 and req.Retries 0 take the
+// Session's defaults (use CallOptions to say otherwise). A response with
+// a non-zero MAD status is returned without error, as umad_recv would;
+// a request with no response returns a *TimeoutError. Do is not
+// serialized per destination; SMP and the typed helpers are.
+func (s *Session) Do(ctx context.Context, req *fabric.Packet, opts ...CallOption) (*fabric.Packet, error) {
+	if len(req.Data) < mad.HeaderSize || len(req.Data) > mad.Size {
+		return nil, fmt.Errorf("engine: do: %d-byte MAD: %w", len(req.Data), fabric.ErrInvalid)
+	}
+	c := s.callOpts(opts)
+	if req.Timeout != 0 {
+		c.timeout = req.Timeout
+	}
+	if req.Retries != 0 {
+		c.retries = req.Retries
+	}
+	class := mad.MgmtClassOf(req.Data)
+	id, err := s.agent(ctx, class, req.Data[2])
+	if err != nil {
+		return nil, err
+	}
+	o := s.getOp()
+	o.n = copy(o.req[:], req.Data)
+	o.pkt.Addr = req.Addr
+	o.setup(id, c, Target{Kind: ByLID, LID: req.Addr.LID}, false)
+	if err := s.call(ctx, o); err != nil {
+		return nil, err
+	}
+	defer s.release(o)
+	if err := o.result(); err != nil {
+		return nil, err
+	}
+	return &fabric.Packet{Agent: id, Status: o.status, Addr: o.raddr, Data: append([]byte(nil), o.resp[:o.rn]...)}, nil
+}

@@ -1,0 +1,208 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/smp"
+)
+
+// SMP sends one SMP (method Get, Set, ...) for attribute attrID with
+// modifier attrMod to t, with data (at most 64 bytes) as the attribute,
+// and returns the 64 bytes of attribute data of the response. A response
+// with a non-zero status returns its data and a *StatusError. SMPs to one
+// destination node are sent one at a time.
+func (s *Session) SMP(ctx context.Context, t Target, method uint8, attrID uint16, attrMod uint32, data []byte, opts ...CallOption) ([]byte, error) {
+	if len(data) > mad.SMPDataLen {
+		return nil, fmt.Errorf("engine: smp to %s: %d bytes of data: %w (at most %d)", t, len(data), fabric.ErrInvalid, mad.SMPDataLen)
+	}
+	o, err := s.smpCall(ctx, t, method, attrID, attrMod, data, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(o)
+	out := append([]byte(nil), smp.Data(o.resp[:])...)
+	return out, o.madStatus()
+}
+
+// smpCall runs one SMP transaction and returns its op with a whole
+// response, which the caller releases; or an error, timeouts included.
+func (s *Session) smpCall(ctx context.Context, t Target, method uint8, attrID uint16, attrMod uint32, data []byte, opts []CallOption) (*op, error) {
+	t, err := s.resolve(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.smpOp(ctx, t, method, attrID, attrMod, data, s.callOpts(opts))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.call(ctx, o); err != nil {
+		return nil, err
+	}
+	if err := o.result(); err != nil {
+		s.release(o)
+		return nil, err
+	}
+	if o.rn < mad.Size {
+		s.release(o)
+		return nil, fmt.Errorf("engine: %s %s: response: %w (have %d, need %d)", t, attrName(o.class, attrID, attrMod), mad.ErrTruncated, o.rn, mad.Size)
+	}
+	return o, nil
+}
+
+// smpOp builds an SMP op for a LID or DR target, serialized on its
+// destination.
+func (s *Session) smpOp(ctx context.Context, t Target, method uint8, attrID uint16, attrMod uint32, data []byte, c callOpts) (*op, error) {
+	var (
+		path []uint8
+		addr = fabric.Addr{QPN: 0}
+	)
+	switch t.Kind {
+	case ByLID:
+		addr.LID = t.LID
+	case ByDR:
+		if len(t.Path) == 0 || t.Path[0] != 0 || len(t.Path)-1 > maxHops {
+			return nil, fmt.Errorf("engine: target %s: %w", t, ErrBadTarget)
+		}
+		path = t.Path
+		addr.LID = fabric.PermissiveLID
+	default:
+		return nil, fmt.Errorf("engine: target %s: %w", t, ErrBadTarget)
+	}
+	class := mad.ClassSubnLID
+	if path != nil {
+		class = mad.ClassSubnDR
+	}
+	agent, err := s.agent(ctx, class, smp.Version)
+	if err != nil {
+		return nil, err
+	}
+	o := s.getOp()
+	b, err := smp.NewRequest(o.req[:], method, 0, attrID, attrMod, path)
+	if err != nil {
+		s.release(o)
+		return nil, fmt.Errorf("engine: smp to %s: %w", t, err)
+	}
+	smp.SetMKey(b, c.mkey)
+	copy(smp.Data(b), data)
+	o.n = len(b)
+	o.pkt.Addr = addr
+	o.setup(agent, c, t, true)
+	return o, nil
+}
+
+// NodeInfo returns t's NodeInfo.
+func (s *Session) NodeInfo(ctx context.Context, t Target, opts ...CallOption) (smp.NodeInfo, error) {
+	var v smp.NodeInfo
+	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrNodeInfo, 0, nil, opts)
+	if err != nil {
+		return v, err
+	}
+	defer s.release(o)
+	if err := o.madStatus(); err != nil {
+		return v, err
+	}
+	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+}
+
+// NodeDesc returns t's NodeDescription.
+func (s *Session) NodeDesc(ctx context.Context, t Target, opts ...CallOption) (smp.NodeDescription, error) {
+	var v smp.NodeDescription
+	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrNodeDescription, 0, nil, opts)
+	if err != nil {
+		return v, err
+	}
+	defer s.release(o)
+	if err := o.madStatus(); err != nil {
+		return v, err
+	}
+	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+}
+
+// PortInfo returns the PortInfo of port of t (a switch's port 0 is its
+// management port).
+func (s *Session) PortInfo(ctx context.Context, t Target, port uint8, opts ...CallOption) (smp.PortInfo, error) {
+	var v smp.PortInfo
+	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrPortInfo, uint32(port), nil, opts)
+	if err != nil {
+		return v, err
+	}
+	defer s.release(o)
+	if err := o.madStatus(); err != nil {
+		return v, err
+	}
+	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+}
+
+// SwitchInfo returns t's SwitchInfo.
+func (s *Session) SwitchInfo(ctx context.Context, t Target, opts ...CallOption) (smp.SwitchInfo, error) {
+	var v smp.SwitchInfo
+	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrSwitchInfo, 0, nil, opts)
+	if err != nil {
+		return v, err
+	}
+	defer s.release(o)
+	if err := o.madStatus(); err != nil {
+		return v, err
+	}
+	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+}
+
+// PKeyTable returns block of the P_Key table of t; on a switch, of port.
+func (s *Session) PKeyTable(ctx context.Context, t Target, port uint8, block uint16, opts ...CallOption) (smp.PKeyTable, error) {
+	var v smp.PKeyTable
+	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrPKeyTable, uint32(port)<<16|uint32(block), nil, opts)
+	if err != nil {
+		return v, err
+	}
+	defer s.release(o)
+	if err := o.madStatus(); err != nil {
+		return v, err
+	}
+	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+}
+
+// LFTBlock returns block of switch t's linear forwarding table (LIDs
+// block*64 .. block*64+63).
+func (s *Session) LFTBlock(ctx context.Context, t Target, block uint32, opts ...CallOption) (smp.LinearForwardingTable, error) {
+	var v smp.LinearForwardingTable
+	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrLinearForwardingTable, block, nil, opts)
+	if err != nil {
+		return v, err
+	}
+	defer s.release(o)
+	if err := o.madStatus(); err != nil {
+		return v, err
+	}
+	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+}
+
+// SMInfo returns the SMInfo of the subnet manager at t.
+func (s *Session) SMInfo(ctx context.Context, t Target, opts ...CallOption) (smp.SMInfo, error) {
+	var v smp.SMInfo
+	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrSMInfo, 0, nil, opts)
+	if err != nil {
+		return v, err
+	}
+	defer s.release(o)
+	if err := o.madStatus(); err != nil {
+		return v, err
+	}
+	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+}
+
+// GUIDInfo returns block of the GUID table of t's port (8 GUIDs a block).
+func (s *Session) GUIDInfo(ctx context.Context, t Target, block uint32, opts ...CallOption) (smp.GUIDInfo, error) {
+	var v smp.GUIDInfo
+	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrGUIDInfo, block, nil, opts)
+	if err != nil {
+		return v, err
+	}
+	defer s.release(o)
+	if err := o.madStatus(); err != nil {
+		return v, err
+	}
+	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+}

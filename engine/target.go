@@ -1,0 +1,153 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// TargetKind says how a Target addresses its node.
+type TargetKind uint8
+
+// Target kinds.
+const (
+	ByLID  TargetKind = iota + 1 // LID-routed
+	ByDR                         // directed route from the local port
+	ByGUID                       // node or port GUID, resolved through discovery
+)
+
+// maxHops is the longest directed route (IBA: HopCount 0..63).
+const maxHops = 63
+
+// Target names the node (or port) a MAD is for. Make one with ParseTarget,
+// LID, DR or GUID.
+type Target struct {
+	Kind TargetKind
+	LID  uint16
+	// Path is a directed route in the smpquery -D convention: Path[0] is
+	// 0 and stands for the local port, Path[i] is the egress port at hop
+	// i. {0} is the local port's own node.
+	Path []uint8
+	GUID uint64
+}
+
+// LID returns a LID-routed target.
+func LID(lid uint16) Target { return Target{Kind: ByLID, LID: lid} }
+
+// DR returns a directed-route target through the given egress ports; DR()
+// is the local node ("dr:0").
+func DR(ports ...uint8) Target {
+	return Target{Kind: ByDR, Path: append([]uint8{0}, ports...)}
+}
+
+// GUID returns a target named by node or port GUID.
+func GUID(guid uint64) Target { return Target{Kind: ByGUID, GUID: guid} }
+
+// String formats t as ParseTarget reads it: "lid:5", "dr:0,1,3",
+// "guid:0x0002c90300001234".
+func (t Target) String() string {
+	switch t.Kind {
+	case ByLID:
+		return "lid:" + strconv.Itoa(int(t.LID))
+	case ByDR:
+		var sb strings.Builder
+		sb.WriteString("dr:")
+		for i, p := range t.Path {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(strconv.Itoa(int(p)))
+		}
+		return sb.String()
+	case ByGUID:
+		return fmt.Sprintf("guid:0x%016x", t.GUID)
+	}
+	return "invalid target"
+}
+
+// ErrBadTarget is wrapped by ParseTarget's errors.
+var ErrBadTarget = errors.New("bad target")
+
+// ParseTarget parses a target, the one place targets are read:
+//
+//	lid:5, lid:0x5, 5, 0x5   LID-routed (1..0xbfff, unicast)
+//	dr:0,1,3                 directed route, smpquery -D style: a leading
+//	                         0 (the local port), then one egress port per
+//	                         hop; "dr:0" is the local port's node
+//	guid:0x0002c90300001234  node or port GUID, resolved by discovery
+//
+// Errors wrap ErrBadTarget and quote the input.
+func ParseTarget(s string) (Target, error) {
+	bad := func(why string, args ...any) (Target, error) {
+		return Target{}, fmt.Errorf("target %q: %s: %w", s, fmt.Sprintf(why, args...), ErrBadTarget)
+	}
+	kind, rest, found := strings.Cut(strings.TrimSpace(s), ":")
+	if !found {
+		kind, rest = "lid", kind
+	}
+	switch strings.ToLower(kind) {
+	case "lid":
+		v, err := strconv.ParseUint(rest, 0, 16)
+		if err != nil {
+			return bad("LID %q is not a number of 16 bits", rest)
+		}
+		if v == 0 || v > 0xbfff {
+			return bad("LID %#x is not a unicast LID (1..0xbfff)", v)
+		}
+		return LID(uint16(v)), nil
+	case "dr":
+		if rest == "" {
+			return bad("empty path")
+		}
+		parts := strings.Split(rest, ",")
+		if len(parts)-1 > maxHops {
+			return bad("%d hops, at most %d", len(parts)-1, maxHops)
+		}
+		path := make([]uint8, len(parts))
+		for i, p := range parts {
+			v, err := strconv.ParseUint(strings.TrimSpace(p), 0, 8)
+			if err != nil {
+				return bad("port %q is not a number 0..255", p)
+			}
+			if i == 0 && v != 0 {
+				return bad("a path starts with 0, the local port (smpquery -D convention)")
+			}
+			if i > 0 && v == 0 {
+				return bad("hop %d: egress port 0", i)
+			}
+			path[i] = uint8(v)
+		}
+		return Target{Kind: ByDR, Path: path}, nil
+	case "guid":
+		v, err := strconv.ParseUint(rest, 0, 64)
+		if err != nil {
+			return bad("GUID %q is not a 64-bit number", rest)
+		}
+		if v == 0 {
+			return bad("GUID 0")
+		}
+		return GUID(v), nil
+	}
+	return bad("unknown kind %q (want lid:, dr: or guid:)", kind)
+}
+
+// destKey names a destination node for the scheduler without allocating:
+// the DLID, the directed route, or the node GUID.
+type destKey struct {
+	kind TargetKind
+	n    uint8
+	lid  uint16
+	guid uint64
+	path [maxHops + 1]uint8
+}
+
+func (t Target) key() destKey {
+	k := destKey{kind: t.Kind, lid: t.LID, guid: t.GUID}
+	if t.Kind == ByDR {
+		k.n = uint8(copy(k.path[:], t.Path))
+	}
+	return k
+}
+
+func guidKey(guid uint64) destKey { return destKey{kind: ByGUID, guid: guid} }
