@@ -59,10 +59,10 @@ type op struct {
 	abandoned bool
 	next      *op
 
-	refs atomic.Int32   // the consumer's reference, and the sender's while it sends
-	done chan struct{}  // cap 1: completion signal for a synchronous caller
-	cb   func(o *op)    // asynchronous completion, called on the delivering goroutine
-	ctx  any            // the async caller's state
+	refs atomic.Int32  // the consumer's reference, and the sender's while it sends
+	done chan struct{} // cap 1: completion signal for a synchronous caller
+	cb   func(o *op)   // asynchronous completion, called on the delivering goroutine
+	ctx  any           // the async caller's state
 }
 
 // opQueue is an intrusive FIFO of ops.
