@@ -18,6 +18,7 @@ import (
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/fabrictest"
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/topo"
 )
@@ -149,6 +150,23 @@ func TestTypedQueries(t *testing.T) {
 	}
 	if mad.StatusOf(resp.Data) != mad.StatusMethodAttrUnsup || mad.MethodOf(resp.Data) != mad.MethodGetResp {
 		t.Errorf("Do SwitchInfo of a CA: status 0x%04x method 0x%02x, want 0x000c GetResp", mad.StatusOf(resp.Data), mad.MethodOf(resp.Data))
+	}
+}
+
+func TestPerf(t *testing.T) {
+	s, _, _ := setup(t, nil, nil)
+	ctx := t.Context()
+	// LID 1 is Switch1 (0x200000); a DR target is asked its LID first,
+	// a GUID target takes it from a discovery.
+	for _, tg := range []engine.Target{engine.LID(1), engine.DR(1), engine.GUID(0x200000)} {
+		pc, err := s.PortCounters(ctx, tg, 3)
+		if err != nil || pc.PortSelect != 3 || pc.PortXmitData != 0x200003 {
+			t.Errorf("PortCounters(%s, 3) = %+v, %v", tg, pc, err)
+		}
+	}
+	raw, err := s.Perf(ctx, engine.LID(1), mad.MethodGet, perf.AttrPortCounters, 2, nil)
+	if err != nil || len(raw) != 192 || raw[1] != 2 {
+		t.Errorf("Perf = %x, %v", raw, err)
 	}
 }
 

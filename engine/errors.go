@@ -5,6 +5,7 @@ import (
 
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
 )
 
@@ -80,11 +81,11 @@ func attrName(class uint8, id uint16, mod uint32) string {
 		}
 	case mad.ClassPerf:
 		switch id {
-		case attrPortCounters:
+		case perf.AttrPortCounters:
 			name = "PortCounters"
-		case attrPortCountersExtended:
+		case perf.AttrPortCountersExtended:
 			name = "PortCountersExtended"
-		case 0x0001:
+		case perf.AttrClassPortInfo:
 			name = "ClassPortInfo"
 		}
 	}
@@ -96,9 +97,3 @@ func attrName(class uint8, id uint16, mod uint32) string {
 	}
 	return name
 }
-
-// PerfMgt attribute IDs (mad-formats.md section 9).
-const (
-	attrPortCounters         uint16 = 0x0012
-	attrPortCountersExtended uint16 = 0x001d
-)

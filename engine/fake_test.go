@@ -6,6 +6,7 @@ import (
 
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/topo"
 )
@@ -93,6 +94,18 @@ func (s *fakeSMA) respond(p *fabric.Packet) ([]byte, bool) {
 		if n, arrival, ok = s.walk(req); !ok {
 			return nil, false
 		}
+	case mad.ClassPerf:
+		port := s.lids[p.Addr.LID]
+		if port == nil || mad.AttrIDOf(req) != perf.AttrPortCounters {
+			return nil, false
+		}
+		b := append([]byte(nil), req...)
+		var pc perf.PortCounters
+		pc.UnmarshalBinary(perf.Data(b))
+		pc.PortXmitData = uint32(port.Node.GUID) + uint32(pc.PortSelect)
+		pc.AppendBinary(perf.Data(b)[:0])
+		b[3] = mad.MethodGetResp
+		return b, true
 	case mad.ClassSubnLID:
 		port := s.lids[p.Addr.LID]
 		if port == nil {
