@@ -133,6 +133,55 @@ func WalkingOnesOn(t testing.TB, l *mad.Layout, base []byte, newValue func() Cod
 	}
 }
 
+// SetReserved sets to one every bit of b[:l.Size] that no field of l
+// covers: the reserved bits.
+func SetReserved(l *mad.Layout, b []byte) {
+	for bit := 0; bit < 8*l.Size && bit/8 < len(b); bit++ {
+		if !covered(l, bit) {
+			b[bit/8] |= 0x80 >> (bit % 8)
+		}
+	}
+}
+
+func covered(l *mad.Layout, bit int) bool {
+	for _, f := range l.Fields {
+		if f.Bit <= bit && bit < f.End() {
+			return true
+		}
+	}
+	return false
+}
+
+// ReservedIgnored checks that a codec ignores reserved bits on decode and
+// writes them as zero: base with every reserved bit of l set decodes like
+// base, and encoding gives zero reserved bits.
+func ReservedIgnored(t testing.TB, l *mad.Layout, base []byte, newValue func() Codec) {
+	t.Helper()
+	want := newValue()
+	if err := want.UnmarshalBinary(base); err != nil {
+		t.Fatalf("%s: decode: %v", l.Name, err)
+	}
+	dirty := bytes.Clone(base)
+	SetReserved(l, dirty)
+	got := newValue()
+	if err := got.UnmarshalBinary(dirty); err != nil {
+		t.Fatalf("%s: decode with reserved bits set: %v", l.Name, err)
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("%s: reserved bits changed the decoded value (-clean +dirty):\n%s", l.Name, TextDiff(Render(want), Render(got)))
+	}
+	out, err := got.AppendBinary(nil)
+	if err != nil {
+		t.Fatalf("%s: encode: %v", l.Name, err)
+	}
+	for bit := 0; bit < 8*l.Size && bit/8 < len(out); bit++ {
+		if !covered(l, bit) && out[bit/8]&(0x80>>(bit%8)) != 0 {
+			t.Errorf("%s: reserved bit %d (byte %d.%d) encoded as 1", l.Name, bit, bit/8, bit%8)
+			break
+		}
+	}
+}
+
 // Capture is a MAD read from a testdata .hex file.
 type Capture struct {
 	Path    string

@@ -1,0 +1,431 @@
+package smp
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Port states (PortInfo.PortState).
+const (
+	PortStateNoChange uint8 = 0
+	PortStateDown     uint8 = 1
+	PortStateInit     uint8 = 2
+	PortStateArmed    uint8 = 3
+	PortStateActive   uint8 = 4
+)
+
+// Physical port states (PortInfo.PortPhysicalState).
+const (
+	PhysStateNoChange          uint8 = 0
+	PhysStateSleep             uint8 = 1
+	PhysStatePolling           uint8 = 2
+	PhysStateDisabled          uint8 = 3
+	PhysStateConfigTraining    uint8 = 4
+	PhysStateLinkUp            uint8 = 5
+	PhysStateLinkErrorRecovery uint8 = 6
+	PhysStatePhyTest           uint8 = 7
+)
+
+// PortInfo.CapabilityMask bits (value 1<<bit). Bit 13 is reserved, so from
+// bit 14 on these follow IBA, OpenSM's ib_types.h and libibmad (and what
+// smpquery prints), not the bit list of mad-formats.md, which is one off.
+const (
+	CapIsSM                                  uint32 = 1 << 1
+	CapIsNoticeSupported                     uint32 = 1 << 2
+	CapIsTrapSupported                       uint32 = 1 << 3
+	CapIsOptionalIPDSupported                uint32 = 1 << 4
+	CapIsAutomaticMigrationSupported         uint32 = 1 << 5
+	CapIsSLMappingSupported                  uint32 = 1 << 6
+	CapIsMKeyNVRAM                           uint32 = 1 << 7
+	CapIsPKeyNVRAM                           uint32 = 1 << 8
+	CapIsLEDInfoSupported                    uint32 = 1 << 9
+	CapIsSMDisabled                          uint32 = 1 << 10
+	CapIsSystemImageGUIDSupported            uint32 = 1 << 11
+	CapIsPKeySwitchExternalPortTrapSupported uint32 = 1 << 12
+	CapIsExtendedSpeedsSupported             uint32 = 1 << 14
+	CapIsCapabilityMask2Supported            uint32 = 1 << 15
+	CapIsCommunicationManagementSupported    uint32 = 1 << 16
+	CapIsSNMPTunnelingSupported              uint32 = 1 << 17
+	CapIsReinitSupported                     uint32 = 1 << 18
+	CapIsDeviceManagementSupported           uint32 = 1 << 19
+	CapIsVendorClassSupported                uint32 = 1 << 20
+	CapIsDRNoticeSupported                   uint32 = 1 << 21
+	CapIsCapabilityMaskNoticeSupported       uint32 = 1 << 22
+	CapIsBootManagementSupported             uint32 = 1 << 23
+	CapIsLinkRoundTripLatencySupported       uint32 = 1 << 24
+	CapIsClientReregistrationSupported       uint32 = 1 << 25
+	CapIsOtherLocalChangesNoticeSupported    uint32 = 1 << 26
+	CapIsLinkSpeedWidthPairsTableSupported   uint32 = 1 << 27
+	CapIsVendorSpecificMadsTableSupported    uint32 = 1 << 28
+	CapIsMcastPKeyTrapSuppressionSupported   uint32 = 1 << 29
+	CapIsMulticastFDBTopSupported            uint32 = 1 << 30
+	CapIsHierarchyInfoSupported              uint32 = 1 << 31
+)
+
+func undefined(v uint8) string { return fmt.Sprintf("undefined (%d)", v) }
+
+// NodeTypeName names a NodeInfo.NodeType as smpquery does: "Channel
+// Adapter", "Switch", "Router".
+func NodeTypeName(t uint8) string {
+	switch t {
+	case NodeTypeCA:
+		return "Channel Adapter"
+	case NodeTypeSwitch:
+		return "Switch"
+	case NodeTypeRouter:
+		return "Router"
+	}
+	return undefined(t)
+}
+
+// PortStateName names a PortInfo.PortState: "NoChange", "Down",
+// "Initialize", "Armed", "Active".
+func PortStateName(s uint8) string {
+	switch s {
+	case PortStateNoChange:
+		return "NoChange"
+	case PortStateDown:
+		return "Down"
+	case PortStateInit:
+		return "Initialize"
+	case PortStateArmed:
+		return "Armed"
+	case PortStateActive:
+		return "Active"
+	}
+	return undefined(s)
+}
+
+// PhysStateName names a PortInfo.PortPhysicalState, e.g. "LinkUp".
+func PhysStateName(s uint8) string {
+	switch s {
+	case PhysStateNoChange:
+		return "NoChange"
+	case PhysStateSleep:
+		return "Sleep"
+	case PhysStatePolling:
+		return "Polling"
+	case PhysStateDisabled:
+		return "Disabled"
+	case PhysStateConfigTraining:
+		return "PortConfigurationTraining"
+	case PhysStateLinkUp:
+		return "LinkUp"
+	case PhysStateLinkErrorRecovery:
+		return "LinkErrorRecovery"
+	case PhysStatePhyTest:
+		return "PhyTest"
+	}
+	return undefined(s)
+}
+
+// LinkDownDefaultStateName names a PortInfo.LinkDownDefaultState:
+// "NoChange", "Sleep", "Polling".
+func LinkDownDefaultStateName(s uint8) string {
+	switch s {
+	case 0:
+		return "NoChange"
+	case 1:
+		return "Sleep"
+	case 2:
+		return "Polling"
+	}
+	return undefined(s)
+}
+
+// WidthName names one link width bit as smpquery does: 1 "1X", 2 "4X",
+// 4 "8X", 8 "12X", 16 "2X".
+func WidthName(w uint8) string {
+	switch w {
+	case 1:
+		return "1X"
+	case 2:
+		return "4X"
+	case 4:
+		return "8X"
+	case 8:
+		return "12X"
+	case 16:
+		return "2X"
+	}
+	return undefined(w)
+}
+
+// WidthMaskName names a link width mask as smpquery does, e.g. "1X or 4X
+// or 8X or 12X or 2X".
+func WidthMaskName(m uint8) string {
+	if m == 0 || m>>5 != 0 {
+		return undefined(m)
+	}
+	return joinBits(uint32(m), 5, func(bit uint32) string { return WidthName(uint8(bit)) })
+}
+
+// SpeedName names one LinkSpeed bit as smpquery does: 1 "2.5 Gbps",
+// 2 "5.0 Gbps", 4 "10.0 Gbps".
+func SpeedName(s uint8) string {
+	switch s {
+	case 1:
+		return "2.5 Gbps"
+	case 2:
+		return "5.0 Gbps"
+	case 4:
+		return "10.0 Gbps"
+	}
+	return undefined(s)
+}
+
+// SpeedMaskName names a LinkSpeed mask, e.g. "2.5 Gbps or 5.0 Gbps or 10.0
+// Gbps".
+func SpeedMaskName(m uint8) string {
+	if m == 0 || m>>3 != 0 {
+		return undefined(m)
+	}
+	return joinBits(uint32(m), 3, func(bit uint32) string { return SpeedName(uint8(bit)) })
+}
+
+// SpeedShortName names one LinkSpeed bit by its data rate: "SDR", "DDR",
+// "QDR".
+func SpeedShortName(s uint8) string {
+	switch s {
+	case 1:
+		return "SDR"
+	case 2:
+		return "DDR"
+	case 4:
+		return "QDR"
+	}
+	return undefined(s)
+}
+
+// ExtSpeedName names one LinkSpeedExt bit as smpquery does: 0 "No Extended
+// Speed", 1 "14.0625 Gbps", 2 "25.78125 Gbps", 4 "53.125 Gbps",
+// 8 "106.25 Gbps".
+func ExtSpeedName(s uint8) string {
+	switch s {
+	case 0:
+		return "No Extended Speed"
+	case 1:
+		return "14.0625 Gbps"
+	case 2:
+		return "25.78125 Gbps"
+	case 4:
+		return "53.125 Gbps"
+	case 8:
+		return "106.25 Gbps"
+	}
+	return undefined(s)
+}
+
+// ExtSpeedShortName names one LinkSpeedExt bit by its data rate: "FDR",
+// "EDR", "HDR", "NDR".
+func ExtSpeedShortName(s uint8) string {
+	switch s {
+	case 1:
+		return "FDR"
+	case 2:
+		return "EDR"
+	case 4:
+		return "HDR"
+	case 8:
+		return "NDR"
+	}
+	return undefined(s)
+}
+
+// LinkText is ibnetdiscover's text for an active link, e.g. "4xSDR" or
+// "12xEDR": the width ("1x", "4x", "8x", "12x", "2x"; "??" otherwise)
+// followed by the extended speed when extSpeed is non-zero ("FDR", "EDR",
+// "HDR", "NDR"), else the base speed ("SDR", "DDR", "QDR"); "???" for a
+// value it cannot name.
+func LinkText(width, speed, extSpeed uint8) string {
+	w := "??"
+	switch width {
+	case 1:
+		w = "1x"
+	case 2:
+		w = "4x"
+	case 4:
+		w = "8x"
+	case 8:
+		w = "12x"
+	case 16:
+		w = "2x"
+	}
+	s := "???"
+	switch {
+	case extSpeed != 0:
+		switch extSpeed {
+		case 1, 2, 4, 8:
+			s = ExtSpeedShortName(extSpeed)
+		}
+	default:
+		switch speed {
+		case 1, 2, 4:
+			s = SpeedShortName(speed)
+		}
+	}
+	return w + s
+}
+
+// MTUBytes returns the size in bytes of an MTU code (NeighborMTU, MTUCap):
+// 1 256, 2 512, 3 1024, 4 2048, 5 4096; 0 for other codes.
+func MTUBytes(m uint8) int {
+	if m < 1 || m > 5 {
+		return 0
+	}
+	return 128 << m
+}
+
+// VLCapName names a VLCap or OperationalVLs code as smpquery does: 1 "VL0",
+// 2 "VL0-1", 3 "VL0-3", 4 "VL0-7", 5 "VL0-14".
+func VLCapName(v uint8) string {
+	switch v {
+	case 1:
+		return "VL0"
+	case 2:
+		return "VL0-1"
+	case 3:
+		return "VL0-3"
+	case 4:
+		return "VL0-7"
+	case 5:
+		return "VL0-14"
+	}
+	return undefined(v)
+}
+
+// SMStateName names an SMInfo.SMState: "NotActive", "Discovering",
+// "Standby", "Master".
+func SMStateName(s uint8) string {
+	switch s {
+	case SMStateNotActive:
+		return "NotActive"
+	case SMStateDiscovering:
+		return "Discovering"
+	case SMStateStandby:
+		return "Standby"
+	case SMStateMaster:
+		return "Master"
+	}
+	return undefined(s)
+}
+
+// CapabilityMaskNames lists the names of the PortInfo.CapabilityMask bits
+// set in m, lowest bit first, as smpquery does ("IsSM", "IsTrapSupported",
+// ...). A set reserved bit is listed as "bit N".
+func CapabilityMaskNames(m uint32) []string {
+	var names []string
+	for bit := range 32 {
+		if m&(1<<bit) != 0 {
+			names = append(names, capName(bit))
+		}
+	}
+	return names
+}
+
+func capName(bit int) string {
+	switch uint32(1) << bit {
+	case CapIsSM:
+		return "IsSM"
+	case CapIsNoticeSupported:
+		return "IsNoticeSupported"
+	case CapIsTrapSupported:
+		return "IsTrapSupported"
+	case CapIsOptionalIPDSupported:
+		return "IsOptionalIPDSupported"
+	case CapIsAutomaticMigrationSupported:
+		return "IsAutomaticMigrationSupported"
+	case CapIsSLMappingSupported:
+		return "IsSLMappingSupported"
+	case CapIsMKeyNVRAM:
+		return "IsMKeyNVRAM"
+	case CapIsPKeyNVRAM:
+		return "IsPKeyNVRAM"
+	case CapIsLEDInfoSupported:
+		return "IsLEDInfoSupported"
+	case CapIsSMDisabled:
+		return "IsSMdisabled"
+	case CapIsSystemImageGUIDSupported:
+		return "IsSystemImageGUIDSupported"
+	case CapIsPKeySwitchExternalPortTrapSupported:
+		return "IsPKeySwitchExternalPortTrapSupported"
+	case CapIsExtendedSpeedsSupported:
+		return "IsExtendedSpeedsSupported"
+	case CapIsCapabilityMask2Supported:
+		return "IsCapabilityMask2Supported"
+	case CapIsCommunicationManagementSupported:
+		return "IsCommunicationManagementSupported"
+	case CapIsSNMPTunnelingSupported:
+		return "IsSNMPTunnelingSupported"
+	case CapIsReinitSupported:
+		return "IsReinitSupported"
+	case CapIsDeviceManagementSupported:
+		return "IsDeviceManagementSupported"
+	case CapIsVendorClassSupported:
+		return "IsVendorClassSupported"
+	case CapIsDRNoticeSupported:
+		return "IsDRNoticeSupported"
+	case CapIsCapabilityMaskNoticeSupported:
+		return "IsCapabilityMaskNoticeSupported"
+	case CapIsBootManagementSupported:
+		return "IsBootManagementSupported"
+	case CapIsLinkRoundTripLatencySupported:
+		return "IsLinkRoundTripLatencySupported"
+	case CapIsClientReregistrationSupported:
+		return "IsClientReregistrationSupported"
+	case CapIsOtherLocalChangesNoticeSupported:
+		return "IsOtherLocalChangesNoticeSupported"
+	case CapIsLinkSpeedWidthPairsTableSupported:
+		return "IsLinkSpeedWidthPairsTableSupported"
+	case CapIsVendorSpecificMadsTableSupported:
+		return "IsVendorSpecificMadsTableSupported"
+	case CapIsMcastPKeyTrapSuppressionSupported:
+		return "IsMcastPkeyTrapSuppressionSupported"
+	case CapIsMulticastFDBTopSupported:
+		return "IsMulticastFDBTopSupported"
+	case CapIsHierarchyInfoSupported:
+		return "IsHierarchyInfoSupported"
+	}
+	return fmt.Sprintf("bit %d", bit)
+}
+
+// CapabilityMask2Names lists the names of the PortInfo.CapabilityMask2
+// bits set in m that libibmad names (bits 0 to 5), lowest first; other set
+// bits are listed as "bit N".
+func CapabilityMask2Names(m uint16) []string {
+	var names []string
+	for bit := range 16 {
+		if m&(1<<bit) == 0 {
+			continue
+		}
+		name := fmt.Sprintf("bit %d", bit)
+		switch bit {
+		case 0:
+			name = "IsSetNodeDescriptionSupported"
+		case 1:
+			name = "IsPortInfoExtendedSupported"
+		case 2:
+			name = "IsVirtualizationSupported"
+		case 3:
+			name = "IsSwitchPortStateTableSupported"
+		case 4:
+			name = "IsLinkWidth2xSupported"
+		case 5:
+			name = "IsLinkSpeedHDRSupported"
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+// joinBits names each set bit of m below bit n with name and joins the
+// names with " or ".
+func joinBits(m uint32, n int, name func(bit uint32) string) string {
+	var parts []string
+	for i := range n {
+		if bit := uint32(1) << i; m&bit != 0 {
+			parts = append(parts, name(bit))
+		}
+	}
+	return strings.Join(parts, " or ")
+}

@@ -1,0 +1,103 @@
+package smp_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibscript/ibscript/mad/smp"
+)
+
+func TestNames(t *testing.T) {
+	for _, tc := range []struct {
+		name, got, want string
+	}{
+		{"PortStateName(4)", smp.PortStateName(4), "Active"},
+		{"PortStateName(1)", smp.PortStateName(1), "Down"},
+		{"PortStateName(2)", smp.PortStateName(2), "Initialize"},
+		{"PortStateName(9)", smp.PortStateName(9), "undefined (9)"},
+		{"PhysStateName(5)", smp.PhysStateName(5), "LinkUp"},
+		{"PhysStateName(2)", smp.PhysStateName(2), "Polling"},
+		{"PhysStateName(3)", smp.PhysStateName(3), "Disabled"},
+		{"WidthName(2)", smp.WidthName(2), "4X"},
+		{"WidthName(8)", smp.WidthName(8), "12X"},
+		{"WidthName(16)", smp.WidthName(16), "2X"},
+		{"WidthName(3)", smp.WidthName(3), "undefined (3)"},
+		{"WidthMaskName(3)", smp.WidthMaskName(3), "1X or 4X"},
+		{"SpeedName(1)", smp.SpeedName(1), "2.5 Gbps"},
+		{"SpeedName(4)", smp.SpeedName(4), "10.0 Gbps"},
+		{"SpeedShortName(1)", smp.SpeedShortName(1), "SDR"},
+		{"SpeedShortName(2)", smp.SpeedShortName(2), "DDR"},
+		{"SpeedShortName(4)", smp.SpeedShortName(4), "QDR"},
+		{"SpeedMaskName(7)", smp.SpeedMaskName(7), "2.5 Gbps or 5.0 Gbps or 10.0 Gbps"},
+		{"ExtSpeedName(0)", smp.ExtSpeedName(0), "No Extended Speed"},
+		{"ExtSpeedName(1)", smp.ExtSpeedName(1), "14.0625 Gbps"},
+		{"ExtSpeedShortName(1)", smp.ExtSpeedShortName(1), "FDR"},
+		{"ExtSpeedShortName(2)", smp.ExtSpeedShortName(2), "EDR"},
+		{"ExtSpeedShortName(4)", smp.ExtSpeedShortName(4), "HDR"},
+		{"ExtSpeedShortName(8)", smp.ExtSpeedShortName(8), "NDR"},
+		{"NodeTypeName(1)", smp.NodeTypeName(1), "Channel Adapter"},
+		{"NodeTypeName(3)", smp.NodeTypeName(3), "Router"},
+		{"SMStateName(3)", smp.SMStateName(3), "Master"},
+		{"SMStateName(2)", smp.SMStateName(2), "Standby"},
+		{"LinkDownDefaultStateName(2)", smp.LinkDownDefaultStateName(2), "Polling"},
+		{"VLCapName(5)", smp.VLCapName(5), "VL0-14"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("%s = %q, want %q", tc.name, tc.got, tc.want)
+			}
+		})
+	}
+}
+
+// TestLinkText pins ibnetdiscover's "4xSDR" link texts.
+func TestLinkText(t *testing.T) {
+	for _, tc := range []struct {
+		width, speed, ext uint8
+		want              string
+	}{
+		{2, 1, 0, "4xSDR"},
+		{1, 2, 0, "1xDDR"},
+		{8, 4, 0, "12xQDR"},
+		{4, 4, 0, "8xQDR"},
+		{16, 1, 0, "2xSDR"},
+		{2, 4, 1, "4xFDR"},
+		{2, 1, 2, "4xEDR"}, // the extended speed wins whenever it is non-zero
+		{8, 4, 4, "12xHDR"},
+		{2, 4, 8, "4xNDR"},
+		{3, 1, 0, "??SDR"},
+		{2, 3, 0, "4x???"},
+		{2, 1, 3, "4x???"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			if got := smp.LinkText(tc.width, tc.speed, tc.ext); got != tc.want {
+				t.Errorf("LinkText(%d, %d, %d) = %q, want %q", tc.width, tc.speed, tc.ext, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMTUBytes(t *testing.T) {
+	var got []int
+	for m := range uint8(7) {
+		got = append(got, smp.MTUBytes(m))
+	}
+	if d := cmp.Diff([]int{0, 256, 512, 1024, 2048, 4096, 0}, got); d != "" {
+		t.Errorf("MTUBytes (-want +got):\n%s", d)
+	}
+}
+
+func TestCapabilityMaskNames(t *testing.T) {
+	got := smp.CapabilityMaskNames(smp.CapIsSM | smp.CapIsSMDisabled | smp.CapIsClientReregistrationSupported | 1<<13)
+	want := []string{"IsSM", "IsSMdisabled", "bit 13", "IsClientReregistrationSupported"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if smp.CapabilityMaskNames(0) != nil {
+		t.Error("no bits, no names")
+	}
+	if d := cmp.Diff([]string{"IsSetNodeDescriptionSupported", "bit 9"}, smp.CapabilityMask2Names(1|1<<9)); d != "" {
+		t.Errorf("CapabilityMask2Names (-want +got):\n%s", d)
+	}
+}
