@@ -234,9 +234,7 @@ func ExtSpeedShortName(s uint8) string {
 
 // LinkText is ibnetdiscover's text for an active link, e.g. "4xSDR" or
 // "12xEDR": the width ("1x", "4x", "8x", "12x", "2x"; "??" otherwise)
-// followed by the extended speed when extSpeed is non-zero ("FDR", "EDR",
-// "HDR", "NDR"), else the base speed ("SDR", "DDR", "QDR"); "???" for a
-// value it cannot name.
+// followed by LinkSpeedText.
 func LinkText(width, speed, extSpeed uint8) string {
 	w := "??"
 	switch width {
@@ -251,20 +249,27 @@ func LinkText(width, speed, extSpeed uint8) string {
 	case 16:
 		w = "2x"
 	}
-	s := "???"
+	return w + LinkSpeedText(speed, extSpeed)
+}
+
+// LinkSpeedText is the speed part of ibnetdiscover's link text: the
+// extended speed when extSpeed is non-zero ("FDR", "EDR", "HDR", "NDR"),
+// else the base speed ("SDR", "DDR", "QDR"); "???" for a value it cannot
+// name.
+func LinkSpeedText(speed, extSpeed uint8) string {
 	switch {
 	case extSpeed != 0:
 		switch extSpeed {
 		case 1, 2, 4, 8:
-			s = ExtSpeedShortName(extSpeed)
+			return ExtSpeedShortName(extSpeed)
 		}
 	default:
 		switch speed {
 		case 1, 2, 4:
-			s = SpeedShortName(speed)
+			return SpeedShortName(speed)
 		}
 	}
-	return w + s
+	return "???"
 }
 
 // MTUBytes returns the size in bytes of an MTU code (NeighborMTU, MTUCap):

@@ -101,3 +101,14 @@ func TestCapabilityMaskNames(t *testing.T) {
 		t.Errorf("CapabilityMask2Names (-want +got):\n%s", d)
 	}
 }
+
+func TestLinkSpeedText(t *testing.T) {
+	for _, tc := range []struct {
+		speed, ext uint8
+		want       string
+	}{{1, 0, "SDR"}, {4, 0, "QDR"}, {4, 2, "EDR"}, {0, 8, "NDR"}, {0, 0, "???"}, {1, 16, "???"}} {
+		if got := smp.LinkSpeedText(tc.speed, tc.ext); got != tc.want {
+			t.Errorf("LinkSpeedText(%d, %d) = %q, want %q", tc.speed, tc.ext, got, tc.want)
+		}
+	}
+}

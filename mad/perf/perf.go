@@ -1,0 +1,138 @@
+package perf
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ibscript/ibscript/mad"
+)
+
+// Version is the class version of PerfMgt.
+const Version uint8 = 1
+
+// AllPorts is the PortSelect that selects every port, where the PMA's
+// ClassPortInfo has CapAllPortSelect.
+const AllPorts uint8 = 0xFF
+
+// PerfMgt attribute IDs (mad-formats.md section 9).
+const (
+	AttrClassPortInfo                        = mad.AttrClassPortInfo
+	AttrPortSamplesControl            uint16 = 0x0010
+	AttrPortSamplesResult             uint16 = 0x0011
+	AttrPortCounters                  uint16 = 0x0012
+	AttrPortRcvErrorDetails           uint16 = 0x0015
+	AttrPortXmitDiscardDetails        uint16 = 0x0016
+	AttrPortOpRcvCounters             uint16 = 0x0017
+	AttrPortFlowCtlCounters           uint16 = 0x0018
+	AttrPortVLOpPackets               uint16 = 0x0019
+	AttrPortVLOpData                  uint16 = 0x001A
+	AttrPortVLXmitFlowCtlUpdateErrors uint16 = 0x001B
+	AttrPortVLXmitWaitCounters        uint16 = 0x001C
+	AttrPortCountersExtended          uint16 = 0x001D
+	AttrPortSamplesResultExtended     uint16 = 0x001E
+	AttrPortExtendedSpeedsCounters    uint16 = 0x001F
+	AttrPortXmitDataSL                uint16 = 0x0036
+	AttrPortRcvDataSL                 uint16 = 0x0037
+)
+
+// PMA ClassPortInfo.CapabilityMask bits (class-specific bits 8-15) and
+// CapabilityMask2 bits (mad-formats.md section 7, after ClassPortInfo).
+const (
+	CapAllPortSelect       uint16 = 1 << 8
+	CapExtendedWidth       uint16 = 1 << 9 // PortCountersExtended supported
+	CapExtendedWidthNoIETF uint16 = 1 << 10
+	CapSamplesOnly         uint16 = 1 << 11
+	CapPortXmitWait        uint16 = 1 << 12
+	CapQP1Dropped          uint16 = 1 << 15
+
+	Cap2AdditionalPortCounters uint32 = 1 << 1 // PortCountersExtended beyond byte 72
+)
+
+// PerfMgt MAD rows: mad-formats.md section 4, table "PerfMgt MAD": the
+// common header, 40 reserved bytes, then 192 bytes of attribute data.
+var pmaData = mad.Field{Name: "Data", Bit: 512, Width: 1536, Kind: mad.Bytes}
+
+// MADLayout is a whole PerfMgt MAD (class 0x04, 256 bytes).
+var MADLayout = mad.Layout{
+	Name:   "PerfMgtMAD",
+	Size:   mad.Size,
+	Fields: slices.Concat(mad.HeaderLayout.Fields, []mad.Field{pmaData}),
+}
+
+// MAD is a whole PerfMgt MAD.
+type MAD struct {
+	mad.Header
+	Data [192]byte // the attribute
+}
+
+// UnmarshalBinary decodes the 256-byte MAD in b without allocating. It
+// returns an error wrapping mad.ErrTruncated when b is shorter.
+func (m *MAD) UnmarshalBinary(b []byte) error {
+	if err := MADLayout.Check(b); err != nil {
+		return err
+	}
+	if err := m.Header.UnmarshalBinary(b); err != nil {
+		return err
+	}
+	copy(m.Data[:], pmaData.Slice(b))
+	return nil
+}
+
+// AppendBinary appends the 256-byte MAD to b, reserved bytes zero.
+func (m *MAD) AppendBinary(b []byte) ([]byte, error) {
+	all, d := MADLayout.Append(b)
+	m.Header.Put(d)
+	w := mad.Writer{Layout: &MADLayout, B: d}
+	w.Bytes(pmaData, m.Data[:])
+	if w.Err != nil {
+		return b, w.Err
+	}
+	return all, nil
+}
+
+// MarshalBinary returns the 256-byte MAD.
+func (m *MAD) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
+
+// Data returns the 192 attribute bytes of the PerfMgt MAD in b (bytes
+// 64..256), aliasing b, or nil when b is shorter than a MAD. Its capacity
+// ends with the MAD, so pc.AppendBinary(perf.Data(b)[:0]) encodes in place.
+func Data(b []byte) []byte {
+	if len(b) < mad.Size {
+		return nil
+	}
+	d := pmaData.Slice(b)
+	return d[:len(d):len(d)]
+}
+
+// NewRequest builds a PerfMgt request into buf[:256] without allocating and
+// returns that slice: the header with method, tid and attr (attribute
+// modifier 0) and, for every attribute but ClassPortInfo, PortSelect = port
+// in the data. The rest of the data is zero; for a Set, encode the
+// attribute into Data(b).
+//
+// It returns an error wrapping mad.ErrTruncated when cap(buf) < 256.
+func NewRequest(buf []byte, method uint8, tid uint64, attr uint16, port uint8) ([]byte, error) {
+	if cap(buf) < mad.Size {
+		return nil, fmt.Errorf("perf: request buffer: %w (have %d, need %d)", mad.ErrTruncated, cap(buf), mad.Size)
+	}
+	b := buf[:mad.Size]
+	clear(b)
+	h := mad.Header{
+		BaseVersion:  1,
+		MgmtClass:    mad.ClassPerf,
+		ClassVersion: Version,
+		Method:       method,
+		TID:          tid,
+		AttrID:       attr,
+	}
+	h.Put(b)
+	if attr != AttrClassPortInfo {
+		pcPortSelect.Put(Data(b), uint64(port))
+	}
+	return b, nil
+}
+
+// NewGet builds a PerfGet request of attr for port; see NewRequest.
+func NewGet(buf []byte, tid uint64, attr uint16, port uint8) ([]byte, error) {
+	return NewRequest(buf, mad.MethodGet, tid, attr, port)
+}
