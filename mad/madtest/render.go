@@ -38,8 +38,8 @@ func render(sb *strings.Builder, name string, v reflect.Value) {
 		t := v.Type()
 		for i := range t.NumField() {
 			f := t.Field(i)
-			if !f.IsExported() {
-				continue
+			if !f.IsExported() && !(f.Anonymous && f.Type.Kind() == reflect.Struct) {
+				continue // embedded structs still promote their exported fields
 			}
 			sub := name
 			if !f.Anonymous {
@@ -113,12 +113,12 @@ func TextDiff(want, got string) string {
 			lines = append(lines, line{' ', a[i]})
 			i++
 			j++
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
-			lines = append(lines, line{'+', b[j]})
-			j++
-		default:
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
 			lines = append(lines, line{'-', a[i]})
 			i++
+		default:
+			lines = append(lines, line{'+', b[j]})
+			j++
 		}
 	}
 	const context = 2
@@ -141,6 +141,9 @@ func TextDiff(want, got string) string {
 			skipped = false
 		}
 		fmt.Fprintf(&sb, "%c %s\n", l.op, l.text)
+	}
+	if skipped {
+		sb.WriteString("  ...\n")
 	}
 	return sb.String()
 }
