@@ -1,0 +1,304 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/perf"
+)
+
+// The PortCounters counters a port keeps, in CounterSelect bit order (bit i
+// clears counter i); PortXmitWait, cleared by any CounterSelect2 bit as
+// ibsim does, and QP1Dropped follow.
+var pcNames = [...]string{
+	"SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter",
+	"PortRcvErrors", "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors",
+	"PortXmitDiscards", "PortXmitConstraintErrors", "PortRcvConstraintErrors",
+	"LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "VL15Dropped",
+	"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts",
+	"PortXmitWait", "QP1Dropped",
+}
+
+// The PortCountersExtended counters a port keeps, in CounterSelect bit
+// order. Like ibsim, the PMA does not offer the additional 64-bit error
+// counters (ClassPortInfo.CapabilityMask2 is 0); they read as zero.
+var pceNames = [...]string{
+	"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts",
+	"PortUnicastXmitPkts", "PortUnicastRcvPkts",
+	"PortMulticastXmitPkts", "PortMulticastRcvPkts",
+}
+
+const (
+	numPC  = len(pcNames)
+	numPCE = len(pceNames)
+
+	pcSymbolError          = 0
+	pcRcvSwitchRelayErrors = 5
+	pcXmitDiscards         = 6
+	pcXmitData             = 12
+	pcRcvData              = 13
+	pcXmitPkts             = 14
+	pcRcvPkts              = 15
+	pcXmitWait             = 16
+	pcQP1Dropped           = 17
+
+	pceXmitData = 0
+	pceRcvData  = 1
+	pceXmitPkts = 2
+	pceRcvPkts  = 3
+
+	// madWords is what one MAD adds to the data counters, in 4-byte
+	// words: ibsim counts 72 (the 256-byte MAD and its headers).
+	madWords = 72
+)
+
+// pcMax[i] is the value counter i saturates at: the width of its field
+// (set with pcFields).
+var pcMax [numPC]uint32
+
+// counters are one port's performance counters.
+type counters struct {
+	pc  [numPC]uint32
+	pce [numPCE]uint64
+}
+
+func (c *counters) add(i int, d uint32) {
+	v := c.pc[i] + d
+	if v < c.pc[i] || v > pcMax[i] {
+		v = pcMax[i]
+	}
+	c.pc[i] = v
+}
+
+func (c *counters) addExt(i int, d uint64) {
+	if v := c.pce[i] + d; v >= c.pce[i] {
+		c.pce[i] = v
+	} else {
+		c.pce[i] = ^uint64(0)
+	}
+}
+
+// sent and received count one MAD leaving or entering the port.
+func (c *counters) sent() {
+	c.add(pcXmitPkts, 1)
+	c.add(pcXmitData, madWords)
+	c.addExt(pceXmitPkts, 1)
+	c.addExt(pceXmitData, madWords)
+}
+
+func (c *counters) received() {
+	c.add(pcRcvPkts, 1)
+	c.add(pcRcvData, madWords)
+	c.addExt(pceRcvPkts, 1)
+	c.addExt(pceRcvData, madWords)
+}
+
+// clear clears the PortCounters selected by CounterSelect (and
+// CounterSelect2).
+func (c *counters) clear(sel uint16, sel2 uint8) {
+	for i := 0; i < 16; i++ {
+		if sel&(1<<i) != 0 {
+			c.pc[i] = 0
+		}
+	}
+	if sel2 != 0 {
+		c.pc[pcXmitWait] = 0
+	}
+}
+
+func (c *counters) clearExt(sel uint16) {
+	for i := range c.pce {
+		if sel&(1<<i) != 0 {
+			c.pce[i] = 0
+		}
+	}
+}
+
+// sum adds o's PortCounters into c (PortSelect 0xFF), saturating.
+func (c *counters) sum(o *counters) {
+	for i := range c.pc {
+		c.add(i, o.pc[i])
+	}
+	for i := range c.pce {
+		c.addExt(i, o.pce[i])
+	}
+}
+
+// putPC writes the PortCounters values into the attribute data d.
+func (c *counters) putPC(d []byte) {
+	for i, f := range pcFields {
+		f.Put(d, uint64(c.pc[i]))
+	}
+}
+
+func (c *counters) putPCE(d []byte) {
+	for i, f := range pceFields {
+		f.Put(d, c.pce[i])
+	}
+}
+
+// CounterNames lists the counter names SetCounter and Counter accept: the
+// PortCounters field names, then the PortCountersExtended-only ones.
+func CounterNames() []string {
+	names := append([]string(nil), pcNames[:]...)
+	for _, n := range pceNames {
+		if counterIndex(pcNames[:], n) < 0 {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+func counterIndex(names []string, name string) int {
+	for i, n := range names {
+		if strings.EqualFold(n, name) || mad.SnakeName(n) == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// SetCounter sets one performance counter of a port, so tests can plant
+// errors or traffic. name is a PortCounters or PortCountersExtended field
+// name as in mad/perf ("SymbolErrorCounter", "PortXmitData", or its
+// snake_case form); a counter in both attributes (the data and packet
+// counters) is set in both. Values saturate at the counter's width. node
+// is a node id or description; port 0 is a switch's management port.
+func (f *Fabric) SetCounter(node string, port int, name string, v uint64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, err := f.portLocked("set counter", node, port, true)
+	if err != nil {
+		return err
+	}
+	i, j := counterIndex(pcNames[:], name), counterIndex(pceNames[:], name)
+	if i < 0 && j < 0 {
+		return fmt.Errorf("sim: set counter %q of %q port %d: unknown counter", name, p.node.id, port)
+	}
+	if i >= 0 {
+		p.pc.pc[i] = uint32(min(v, uint64(pcMax[i])))
+	}
+	if j >= 0 {
+		p.pc.pce[j] = v
+	}
+	return nil
+}
+
+// Counter returns one performance counter of a port; see SetCounter. A
+// counter in both attributes reads from PortCounters.
+func (f *Fabric) Counter(node string, port int, name string) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, err := f.portLocked("counter", node, port, true)
+	if err != nil {
+		return 0, err
+	}
+	if i := counterIndex(pcNames[:], name); i >= 0 {
+		return uint64(p.pc.pc[i]), nil
+	}
+	if j := counterIndex(pceNames[:], name); j >= 0 {
+		return p.pc.pce[j], nil
+	}
+	return 0, fmt.Errorf("sim: counter %q of %q port %d: unknown counter", name, p.node.id, port)
+}
+
+// PMA ClassPortInfo values of ibsim: PortCountersExtended and PortXmitWait
+// on every node, AllPortSelect on switches; RespTimeValue 18.
+const (
+	pmaCapCA      = perf.CapExtendedWidth | perf.CapPortXmitWait
+	pmaCapSwitch  = pmaCapCA | perf.CapAllPortSelect
+	pmaRespTime   = 18
+	pmaClassVer   = 1
+	pmaBaseVer    = 1
+	allPortSelect = perf.AllPorts
+)
+
+// pma answers a PerfMgt MAD at node n, received on port in (a CA port or
+// switch port 0). The attribute data is b's PerfMgt data.
+func (f *Fabric) pma(n *node, in *port, b []byte) (uint16, action) {
+	method := mad.MethodOf(b)
+	if method != mad.MethodGet && method != mad.MethodSet {
+		return 0, actDeliver
+	}
+	d := perf.Data(b)
+	switch mad.AttrIDOf(b) {
+	case perf.AttrClassPortInfo:
+		cpi := mad.ClassPortInfo{BaseVersion: pmaBaseVer, ClassVersion: pmaClassVer,
+			CapabilityMask: pmaCapCA, RespTimeValue: pmaRespTime}
+		if n.typ == typeSwitch {
+			cpi.CapabilityMask = pmaCapSwitch
+		}
+		clear(d)
+		if _, err := cpi.AppendBinary(d[:0]); err != nil {
+			return mad.StatusInvalidField, actRespond
+		}
+		if method != mad.MethodGet {
+			return mad.StatusMethodAttrUnsup, actRespond
+		}
+		return 0, actRespond
+	case perf.AttrPortCounters:
+		ps := uint8(pcPortSelect.Get(d))
+		sel, sel2 := uint16(pcCounterSelect.Get(d)), uint8(pcCounterSelect2.Get(d))
+		var c counters
+		ok := f.pmaPorts(n, in, ps, func(p *port) {
+			if method == mad.MethodSet {
+				p.pc.clear(sel, sel2)
+			}
+			c.sum(&p.pc)
+		})
+		if !ok {
+			return mad.StatusInvalidField, actRespond
+		}
+		clear(d)
+		pcPortSelect.Put(d, uint64(ps))
+		pcCounterSelect.Put(d, uint64(sel))
+		pcCounterSelect2.Put(d, uint64(sel2))
+		c.putPC(d)
+		return 0, actRespond
+	case perf.AttrPortCountersExtended:
+		ps := uint8(pcePortSelect.Get(d))
+		sel, sel2 := uint16(pceCounterSelect.Get(d)), pceCounterSelect2.Get(d)
+		var c counters
+		ok := f.pmaPorts(n, in, ps, func(p *port) {
+			if method == mad.MethodSet {
+				p.pc.clearExt(sel)
+			}
+			c.sum(&p.pc)
+		})
+		if !ok {
+			return mad.StatusInvalidField, actRespond
+		}
+		clear(d)
+		pcePortSelect.Put(d, uint64(ps))
+		pceCounterSelect.Put(d, uint64(sel))
+		pceCounterSelect2.Put(d, sel2)
+		c.putPCE(d)
+		return 0, actRespond
+	}
+	return 0, actDeliver
+}
+
+// pmaPorts calls fn for the ports PortSelect ps selects, as ibsim does: on
+// a CA only the port the MAD came in on; on a switch any port or 0xFF for
+// all of them. It reports false for a bad PortSelect.
+func (f *Fabric) pmaPorts(n *node, in *port, ps uint8, fn func(*port)) bool {
+	if n.typ != typeSwitch {
+		if int(ps) != in.num {
+			return false
+		}
+		fn(in)
+		return true
+	}
+	if ps == allPortSelect {
+		for _, p := range n.ports {
+			fn(p)
+		}
+		return true
+	}
+	if int(ps) > n.numPorts {
+		return false
+	}
+	fn(n.ports[ps])
+	return true
+}

@@ -1,0 +1,57 @@
+// Package sim is ibscript's embedded InfiniBand fabric simulator, the
+// default backend: a fabric loaded from an ibsim / ibnetdiscover topology
+// file (or the bundled default fabric) whose every port has an SMA and a
+// PMA, with directed-route SMPs forwarded hop by hop as IBA 14.2.2 says and
+// LID-routed packets following the switches' linear forwarding tables.
+//
+// # Purpose
+//
+// New builds a Fabric from a topo.Fabric, Load from a file and Default from
+// the bundled two-level fat tree. By default the fabric comes up as OpenSM
+// leaves it: LIDs assigned, min-hop forwarding tables, cabled ports ACTIVE,
+// an SM (SMInfo Master) on the SM node's port. Options.Bare starts it as
+// ibsim does without an SM instead (ports INIT, no LIDs, empty tables), so
+// a script can play the SM.
+//
+// Attach (or Open, as fabric.Fabric) gives a fabric.Transport on a CA port
+// or a switch's port 0: a mux.Mux over the simulator's wire. Several
+// transports may be open on one port, each an independent umad "file";
+// unsolicited MADs go to whichever owns the method, and MADs that no SMA,
+// PMA or agent handles are answered as the Linux kernel does (Get and Set
+// with status 0x000C).
+//
+// Node and port attributes mirror ibsim 0.10's defaults (NodeInfo,
+// PortInfo, SwitchInfo), so smpquery-style answers match a real ibsim +
+// OpenSM fabric where the SM's configuration does not enter.
+//
+// # Concurrency
+//
+// A Fabric is safe for concurrent use. A MAD is processed synchronously
+// inside Transmit, under one fabric-wide mutex; the MAD that results (a
+// response, or a request for an agent) is handed to the destination port's
+// mux with Deliver after the mutex is released. The package starts no
+// goroutines (the muxes' timers are time.AfterFunc timers).
+//
+// # Ownership
+//
+// Whoever calls New, Load or Default must Close the Fabric; Close closes
+// every transport attached to it. Transports may also be closed one by
+// one.
+//
+// # Errors
+//
+// Bad topologies, unknown nodes and out-of-range ports are errors naming
+// the node and port. After Close, transports and Attach return errors
+// wrapping net.ErrClosed.
+//
+// # Differences from ibsim
+//
+// See the README of this package's tests and the comments on Options: in
+// short, the directed-route rules are those of Linux smi.c (a CA discards a
+// path whose first hop is not its own port; ibsim follows it), DrSLID
+// LID-routed first legs are supported (ibsim refuses them), DR SMPs with a
+// non-permissive DrDLID are dropped, Set on Get-only attributes answers
+// status 0x000C (ibsim 0x0008), no traps are sent, and the
+// multicast/SL-to-VL/VL-arbitration tables are not modelled (those SMPs go
+// to agents, else status 0x000C).
+package sim

@@ -1,0 +1,361 @@
+package sim
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/ibscript/ibscript/mad/smp"
+)
+
+// configure brings the fabric to the state OpenSM leaves it in: every
+// endport reachable from the SM gets a LID, the cables between reachable
+// nodes go ACTIVE, and every reachable switch gets a min-hop linear
+// forwarding table.
+func (f *Fabric) configure() {
+	f.hasSM = true
+	eps, switches := f.reach()
+	isEP := make(map[*port]bool, len(eps))
+	for _, e := range eps {
+		isEP[e] = true
+	}
+	for _, n := range f.nodes {
+		for _, p := range n.ports {
+			if p != nil && !isEP[p] && (p.lid != 0 || p.lmc != 0) {
+				p.update(func(pi *smp.PortInfo) { pi.LID, pi.LMC = 0, 0 }) // not discovered
+			}
+		}
+	}
+	f.assignLIDs(eps)
+	inSubnet := make(map[*node]bool, len(switches)+len(eps))
+	for _, s := range switches {
+		inSubnet[s] = true
+	}
+	for _, e := range eps {
+		inSubnet[e.node] = true
+	}
+	for _, n := range f.nodes {
+		for _, p := range n.ports {
+			if p == nil {
+				continue
+			}
+			reached := inSubnet[n] && (p.num == 0 || p.remote == nil || inSubnet[p.remote.node])
+			p.update(func(pi *smp.PortInfo) {
+				if isEP[p] && p.lid != 0 {
+					pi.GIDPrefix = gidPrefix
+					pi.MasterSMLID = f.smLID
+				}
+				if reached && p.remote != nil {
+					pi.PortState = smp.PortStateActive
+					if n.typ == typeSwitch {
+						pi.HOQLife = osmHOQLife
+					}
+				}
+				if p == f.smPort {
+					pi.CapabilityMask |= smp.CapIsSM
+				}
+			})
+		}
+	}
+	f.routeSwitches(switches, eps)
+	for _, s := range switches {
+		si := s.sw.info()
+		si.LifeTimeValue = osmLifeTime
+		si.PortStateChange = false
+		si.LinearFDBTop = uint16(len(s.sw.lft) - 1)
+		if len(s.sw.lft) == 0 {
+			si.LinearFDBTop = 0
+		}
+		s.sw.setInfo(&si)
+		// Trim the table to whole blocks of 64 LIDs, padding with drops.
+		if n := len(s.sw.lft); n%smp.LIDsPerLFTBlock != 0 {
+			pad := smp.LIDsPerLFTBlock - n%smp.LIDsPerLFTBlock
+			for range pad {
+				s.sw.lft = append(s.sw.lft, smp.DropPort)
+			}
+		}
+	}
+}
+
+// reach returns the endports OpenSM would discover from the SM's port
+// (CA ports cabled to a reachable switch or to the SM's own port, and port
+// 0 of every reachable switch), the SM's port first, and the reachable
+// switches in discovery order. Directed routes only cross switches.
+func (f *Fabric) reach() (eps []*port, switches []*node) {
+	seen := make(map[*node]bool)
+	seenPort := make(map[*port]bool)
+	addEP := func(p *port) {
+		if !seenPort[p] {
+			seenPort[p] = true
+			eps = append(eps, p)
+		}
+	}
+	var queue []*node
+	visit := func(n *node) {
+		if !seen[n] {
+			seen[n] = true
+			queue = append(queue, n)
+			switches = append(switches, n)
+		}
+	}
+	sm := f.smPort
+	if sm.node.typ == typeSwitch {
+		visit(sm.node)
+	} else {
+		addEP(sm)
+		if r := sm.remote; r != nil {
+			if r.node.typ == typeSwitch {
+				visit(r.node)
+			} else {
+				addEP(r)
+			}
+		}
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		addEP(s.ports[0])
+		for _, p := range s.ports[1:] {
+			r := p.remote
+			switch {
+			case r == nil:
+			case r.node.typ == typeSwitch:
+				visit(r.node)
+			default:
+				addEP(r)
+			}
+		}
+	}
+	// eps[0] is the SM's port; a switch SM's port 0 was added first too.
+	return eps, switches
+}
+
+// assignLIDs gives each endport a LID as OpenSM does on a fresh subnet:
+// the SM's port first, then the others ordered by port GUID read as a
+// little-endian number (OpenSM's port GUID map compares network-order
+// GUIDs that way), each taking the lowest free LID range. LIDs preset by
+// the topology file are kept where they are valid and unique.
+func (f *Fabric) assignLIDs(eps []*port) {
+	if len(eps) == 0 {
+		return
+	}
+	order := slices.Clone(eps[1:])
+	slices.SortStableFunc(order, func(a, b *port) int {
+		x, y := bits.ReverseBytes64(a.guid), bits.ReverseBytes64(b.guid)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	})
+	order = append([]*port{eps[0]}, order...)
+
+	used := make(map[uint16]bool)
+	type want struct {
+		lid uint16
+		lmc uint8
+	}
+	wants := make([]want, len(order))
+	for i, p := range order {
+		lmc := min(p.lmc, 7)
+		w := want{lid: p.lid, lmc: lmc}
+		n := uint32(1) << lmc
+		if w.lid != 0 {
+			ok := uint32(w.lid)+n-1 <= maxUnicastLID && w.lid%uint16(n) == 0
+			for l := uint32(w.lid); ok && l < uint32(w.lid)+n; l++ {
+				ok = !used[uint16(l)]
+			}
+			if ok {
+				for l := uint32(w.lid); l < uint32(w.lid)+n; l++ {
+					used[uint16(l)] = true
+				}
+			} else {
+				f.log.Warn("sim: preset LID not kept", "port", p.String(), "lid", w.lid, "lmc", lmc)
+				w.lid = 0
+			}
+		}
+		wants[i] = w
+	}
+	next := uint32(1)
+	for i, p := range order {
+		w := wants[i]
+		n := uint32(1) << w.lmc
+		if w.lid == 0 {
+			for l := next; ; l += n {
+				l = (l + n - 1) &^ (n - 1) // aligned to the LMC
+				free := l+n-1 <= maxUnicastLID
+				for k := l; free && k < l+n; k++ {
+					free = !used[uint16(k)]
+				}
+				if l+n-1 > maxUnicastLID {
+					break // out of LIDs: the port stays without one
+				}
+				if free {
+					w.lid = uint16(l)
+					for k := l; k < l+n; k++ {
+						used[uint16(k)] = true
+					}
+					if n == 1 {
+						next = l + 1
+					}
+					break
+				}
+			}
+		}
+		p.update(func(pi *smp.PortInfo) { pi.LID, pi.LMC = w.lid, w.lmc })
+	}
+	f.smLID = f.smPort.lid
+}
+
+// routeSwitches fills the linear forwarding tables of the reachable
+// switches as OpenSM's min-hop routing engine does: for each switch and
+// each LID in order, the egress port on a shortest path, balancing among
+// equal ones by the number of CA LIDs already routed through each port
+// (switch LIDs are routed but not counted), ties to the lowest port; the
+// switch's own LIDs go to port 0.
+func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
+	if len(switches) == 0 {
+		return
+	}
+	ns := len(switches)
+	idx := make(map[*node]int, ns)
+	for i, s := range switches {
+		idx[s] = i
+	}
+	// Hop distances between switches, over active switch-to-switch links.
+	const inf = ^uint16(0)
+	dist := make([]uint16, ns*ns)
+	for i := range dist {
+		dist[i] = inf
+	}
+	queue := make([]int, 0, ns)
+	for src := range switches {
+		d := dist[src*ns : (src+1)*ns]
+		d[src] = 0
+		queue = append(queue[:0], src)
+		for len(queue) > 0 {
+			u := queue[0]
+			queue = queue[1:]
+			for _, p := range switches[u].ports[1:] {
+				if p.remote == nil || p.state != smp.PortStateActive {
+					continue
+				}
+				if v, ok := idx[p.remote.node]; ok && d[v] == inf {
+					d[v] = d[u] + 1
+					queue = append(queue, v)
+				}
+			}
+		}
+	}
+
+	// Destinations by LID: the switch a LID's port hangs off and, for a
+	// CA port, the switch port it is cabled to.
+	type dest struct {
+		sw   int32 // index of the switch; -1 unreachable
+		port int16 // the switch's port to the CA; -1 for a switch's own LID
+	}
+	maxLID := 0
+	for _, e := range eps {
+		if e.lid != 0 {
+			maxLID = max(maxLID, int(e.lid)+(1<<e.lmc)-1)
+		}
+	}
+	dests := make([]dest, maxLID+1)
+	for i := range dests {
+		dests[i] = dest{sw: -1}
+	}
+	for _, e := range eps {
+		if e.lid == 0 {
+			continue
+		}
+		d := dest{sw: -1, port: -1}
+		if e.node.typ == typeSwitch {
+			d.sw = int32(idx[e.node])
+		} else if r := e.remote; r != nil && r.node.typ == typeSwitch && e.state == smp.PortStateActive {
+			if i, ok := idx[r.node]; ok {
+				d = dest{sw: int32(i), port: int16(r.num)}
+			}
+		}
+		for l := int(e.lid); l < int(e.lid)+(1<<e.lmc); l++ {
+			dests[l] = d
+		}
+	}
+
+	// Per switch: the min-hop egress ports toward each switch.
+	candStart := make([]int32, ns+1)
+	var cands []uint8
+	best := make([]uint16, ns)
+	for si, s := range switches {
+		lft := make([]byte, maxLID+1)
+		for i := range lft {
+			lft[i] = smp.DropPort
+		}
+		for t := range best {
+			best[t] = inf
+		}
+		for _, p := range s.ports[1:] {
+			if !p.up(false) {
+				continue
+			}
+			ri, ok := idx[p.remote.node]
+			if !ok {
+				continue
+			}
+			row := dist[ri*ns : (ri+1)*ns]
+			for t, h := range row {
+				if h != inf && h+1 < best[t] {
+					best[t] = h + 1
+				}
+			}
+		}
+		cands = cands[:0]
+		for t := range switches {
+			candStart[t] = int32(len(cands))
+			if best[t] == inf || t == si {
+				continue
+			}
+			for _, p := range s.ports[1:] {
+				if !p.up(false) {
+					continue
+				}
+				if ri, ok := idx[p.remote.node]; ok && dist[ri*ns+t]+1 == best[t] {
+					cands = append(cands, uint8(p.num))
+				}
+			}
+		}
+		candStart[ns] = int32(len(cands))
+		count := make([]int, s.numPorts+1)
+		for lid := 1; lid <= maxLID; lid++ {
+			d := dests[lid]
+			if d.sw < 0 {
+				continue
+			}
+			t := int(d.sw)
+			if t == si {
+				if d.port < 0 {
+					lft[lid] = 0
+				} else {
+					lft[lid] = uint8(d.port)
+					count[d.port]++
+				}
+				continue
+			}
+			c := cands[candStart[t]:candStart[t+1]]
+			if len(c) == 0 {
+				continue
+			}
+			pick := c[0]
+			for _, p := range c[1:] {
+				if count[p] < count[pick] {
+					pick = p
+				}
+			}
+			lft[lid] = pick
+			if d.port >= 0 {
+				count[pick]++
+			}
+		}
+		s.sw.lft = lft
+	}
+}

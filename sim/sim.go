@@ -1,0 +1,573 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/mux"
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// Options configure a simulated fabric. A nil *Options means defaults.
+type Options struct {
+	// Bare starts the fabric as ibsim does without a subnet manager:
+	// cabled ports INIT/LinkUp, no LIDs (LIDs preset by the topology file
+	// are ignored too), empty forwarding tables, no SMInfo answered. A
+	// script then plays the SM.
+	Bare bool
+	// SMNode is the node id or description of the node the subnet manager
+	// runs on; "" means the first CA of the topology (or the first
+	// switch, if there is no CA). It is also the default port of Open.
+	SMNode string
+	// SMPort is the SM node's port; 0 means port 0 of a switch, and on a
+	// CA port 1 (or its first cabled port when port 1 is not cabled).
+	SMPort int
+	// Logger receives notes (bring-up summary, ignored topology lines,
+	// preset LIDs that could not be kept); nil discards them.
+	Logger *slog.Logger
+}
+
+// Fabric is a simulated fabric. It implements fabric.Fabric. A Fabric is
+// safe for concurrent use; see the package doc for its lock.
+type Fabric struct {
+	log    *slog.Logger
+	nodes  []*node
+	byID   map[string]*node
+	byDesc map[string]*node
+	smPort *port  // the SM's port (or, bare, the default port of Open)
+	smLID  uint16 // the SM's LID; 0 when bare
+	hasSM  bool   // an SM answers SMInfo at smPort
+
+	mu       sync.Mutex // guards the state of every node and port, and the fields below
+	closed   bool
+	open     []*wire // attached transports
+	actCount uint32  // SMInfo.ActCount
+
+	trace func(hop) // tests: called for each step of a directed-route SMP
+}
+
+var _ fabric.Fabric = (*Fabric)(nil)
+
+//go:embed default.net
+var defaultNet []byte
+
+// DefaultTopology is the name of the bundled default fabric: a two-level
+// fat tree (2 spines, 4 leaves, 4 hosts per leaf, 4X QDR), its first node
+// the HCA "node001" where the SM runs.
+const DefaultTopology = "default.net"
+
+// Default returns the simulator on the bundled default fabric; see
+// DefaultTopology.
+func Default(opts *Options) (*Fabric, error) {
+	t, err := (&topo.Parser{Logger: logger(opts)}).Parse(DefaultTopology, bytes.NewReader(defaultNet))
+	if err != nil {
+		return nil, fmt.Errorf("sim: default topology: %w", err)
+	}
+	return New(t, opts)
+}
+
+// DefaultTopologyText returns the bundled default topology file.
+func DefaultTopologyText() []byte { return bytes.Clone(defaultNet) }
+
+// Load reads a topology file (ibsim "net" format or ibnetdiscover output;
+// see topo.Parse) and returns the simulator on it.
+func Load(path string, opts *Options) (*Fabric, error) {
+	t, err := (&topo.Parser{Logger: logger(opts)}).ParseFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	return New(t, opts)
+}
+
+func logger(opts *Options) *slog.Logger {
+	if opts != nil && opts.Logger != nil {
+		return opts.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// New returns the simulator on the fabric t, which it does not keep or
+// modify.
+func New(t *topo.Fabric, opts *Options) (*Fabric, error) {
+	if layoutErr != nil {
+		return nil, layoutErr
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	f := &Fabric{log: logger(&o)}
+	if err := f.build(t, o.Bare); err != nil {
+		return nil, err
+	}
+	if err := f.pickSM(o.SMNode, o.SMPort); err != nil {
+		return nil, err
+	}
+	if !o.Bare {
+		f.configure()
+	}
+	f.log.Info("sim: fabric up", "nodes", len(f.nodes), "bare", o.Bare,
+		"sm", f.smPort.String(), "sm_lid", f.smLID)
+	return f, nil
+}
+
+// build makes the nodes and ports of t and brings the cables up, as ibsim
+// does at start: cabled ports INIT/LinkUp, others Down/Polling.
+func (f *Fabric) build(t *topo.Fabric, bare bool) error {
+	if t == nil || len(t.Nodes) == 0 {
+		return fmt.Errorf("sim: empty topology")
+	}
+	f.byID = make(map[string]*node, len(t.Nodes))
+	f.byDesc = make(map[string]*node, len(t.Nodes))
+	of := make(map[*topo.Node]*node, len(t.Nodes))
+	nports := 0
+	for i, tn := range t.Nodes {
+		if tn == nil {
+			return fmt.Errorf("sim: topology node %d is nil", i)
+		}
+		if tn.ID == "" {
+			return fmt.Errorf("sim: topology node %d has no id", i)
+		}
+		if _, dup := f.byID[tn.ID]; dup {
+			return fmt.Errorf("sim: duplicate node id %q", tn.ID)
+		}
+		if tn.Type < topo.CA || tn.Type > topo.Router {
+			return fmt.Errorf("sim: node %q: bad type %v", tn.ID, tn.Type)
+		}
+		if tn.NumPorts < 1 || tn.NumPorts > 255 || len(tn.Ports) != tn.NumPorts+1 {
+			return fmt.Errorf("sim: node %q: %d ports with %d port slots", tn.ID, tn.NumPorts, len(tn.Ports))
+		}
+		n := &node{id: tn.ID, desc: tn.Desc, typ: uint8(tn.Type), numPorts: tn.NumPorts, guid: tn.GUID}
+		if n.desc == "" {
+			n.desc = n.id
+		}
+		f.byID[n.id] = n
+		if _, dup := f.byDesc[n.desc]; !dup {
+			f.byDesc[n.desc] = n
+		}
+		of[tn] = n
+		f.nodes = append(f.nodes, n)
+		nports += tn.NumPorts + 1
+	}
+	slab := make([]port, 0, nports)
+	for i, tn := range t.Nodes {
+		n := f.nodes[i]
+		n.ports = make([]*port, n.numPorts+1)
+		first := 1
+		if n.typ == typeSwitch {
+			first = 0
+			n.sw = &swState{}
+		}
+		for num := first; num <= n.numPorts; num++ {
+			tp := tn.Ports[num]
+			if tp == nil || tp.Num != num || tp.Node != tn {
+				return fmt.Errorf("sim: node %q: port %d missing or inconsistent", n.id, num)
+			}
+			slab = append(slab, port{node: n, num: num, guid: tp.GUID})
+			n.ports[num] = &slab[len(slab)-1]
+		}
+	}
+	// Cables, and each port's ibsim start-up PortInfo.
+	anyCabled := make(map[*node]bool)
+	for i, tn := range t.Nodes {
+		n := f.nodes[i]
+		for num, p := range n.ports {
+			if p == nil {
+				continue
+			}
+			tp := tn.Ports[num]
+			en := enabled(tp)
+			act := linkMasks{width: defaultWidth, speed: defaultSpeed}
+			if r := tp.Remote; r != nil {
+				rn := of[r.Node]
+				if rn == nil || r.Remote != tp || r.Num < 1 || r.Num > rn.numPorts || r.Node.Ports[r.Num] != r {
+					return fmt.Errorf("sim: %s: inconsistent cable to %q port %d", p, r.Node.ID, r.Num)
+				}
+				if r == tp || num == 0 {
+					return fmt.Errorf("sim: %s: cannot be cabled to %q port %d", p, r.Node.ID, r.Num)
+				}
+				var ok bool
+				if act, ok = active(en, enabled(r)); !ok {
+					return fmt.Errorf("sim: cable %s - %q port %d: no common link width or speed", p, r.Node.ID, r.Num)
+				}
+				p.remote = rn.ports[r.Num]
+				anyCabled[n] = true
+			}
+			p.extEn = en.ext
+			pi := defaultPortInfo(n, num, p.remote != nil, en, act)
+			if !bare && (num == 0 || n.typ != typeSwitch) {
+				// Kept only if consistent; see configure.
+				pi.LID, pi.LMC = tp.LID, tp.LMC
+			}
+			p.setInfo(&pi)
+		}
+		f.initNode(n, tn, anyCabled[n])
+	}
+	return nil
+}
+
+// initNode sets a node's NodeInfo, NodeDescription and SwitchInfo as ibsim
+// does.
+func (f *Fabric) initNode(n *node, tn *topo.Node, cabled bool) {
+	ni := smp.NodeInfo{
+		BaseVersion:     1,
+		ClassVersion:    smp.Version,
+		NodeType:        n.typ,
+		NumPorts:        uint8(n.numPorts),
+		SystemImageGUID: tn.SysGUID,
+		NodeGUID:        n.guid,
+		PortGUID:        n.guid,
+		PartitionCap:    caPartitionCap,
+		DeviceID:        tn.DeviceID,
+		Revision:        tn.Revision,
+		VendorID:        tn.VendorID & 0xffffff,
+	}
+	if ni.SystemImageGUID == 0 {
+		ni.SystemImageGUID = n.guid
+	}
+	if ni.Revision == 0 {
+		ni.Revision = revision
+	}
+	if n.typ == typeSwitch {
+		ni.PartitionCap = swPartitionCap
+	} else {
+		ni.LocalPortNum = 1
+	}
+	_, _ = ni.AppendBinary(n.ni[:0])
+	d := ndNodeString.Slice(n.nd[:])
+	copy(d, n.desc)
+	if n.sw != nil {
+		si := smp.SwitchInfo{
+			LinearFDBCap:            linearFDBCap,
+			MulticastFDBCap:         mcastFDBCap,
+			PartitionEnforcementCap: swPartitionEnfCp,
+			FilterRawInboundCap:     true,
+			FilterRawOutboundCap:    true,
+			EnhancedPort0:           tn.EnhancedPort0,
+			PortStateChange:         cabled, // ibsim: set when a port links up
+		}
+		n.sw.setInfo(&si)
+	}
+}
+
+func (s *swState) info() smp.SwitchInfo {
+	var si smp.SwitchInfo
+	_ = si.UnmarshalBinary(s.si[:])
+	return si
+}
+
+func (s *swState) setInfo(si *smp.SwitchInfo) {
+	_, _ = si.AppendBinary(s.si[:0])
+	s.top = si.LinearFDBTop
+}
+
+// pickSM chooses the SM's port.
+func (f *Fabric) pickSM(id string, num int) error {
+	var n *node
+	if id == "" {
+		for _, m := range f.nodes {
+			if m.typ == typeCA {
+				n = m
+				break
+			}
+		}
+		if n == nil {
+			n = f.nodes[0]
+		}
+	} else if n = f.lookup(id); n == nil {
+		return fmt.Errorf("sim: SM node %q: no such node", id)
+	}
+	switch {
+	case n.typ == typeSwitch:
+		if num != 0 {
+			return fmt.Errorf("sim: SM on %q port %d: a switch's SM runs on port 0", n.id, num)
+		}
+	case num == 0:
+		num = 1
+		if n.ports[1].remote == nil {
+			for _, p := range n.ports[1:] {
+				if p.remote != nil {
+					num = p.num
+					break
+				}
+			}
+		}
+	case num > n.numPorts:
+		return fmt.Errorf("sim: SM on %q port %d: out of range (%d ports)", n.id, num, n.numPorts)
+	}
+	f.smPort = n.ports[num]
+	return nil
+}
+
+func (f *Fabric) lookup(id string) *node {
+	if n := f.byID[id]; n != nil {
+		return n
+	}
+	return f.byDesc[id]
+}
+
+// portLocked finds a node by id or description and one of its ports:
+// any port when any is set, else one a transport can attach to (a CA
+// port, or port 0 of a switch). f.mu is held.
+func (f *Fabric) portLocked(op, id string, num int, any bool) (*port, error) {
+	n := f.lookup(id)
+	if n == nil {
+		return nil, fmt.Errorf("sim: %s %q: no such node", op, id)
+	}
+	switch {
+	case n.typ == typeSwitch && !any && num != 0:
+		return nil, fmt.Errorf("sim: %s %q port %d: a switch is attached at its port 0", op, n.id, num)
+	case num < 0 || num > n.numPorts || n.ports[num] == nil:
+		return nil, fmt.Errorf("sim: %s %q port %d: out of range (%d ports)", op, n.id, num, n.numPorts)
+	}
+	return n.ports[num], nil
+}
+
+func errClosed(op string) error { return fmt.Errorf("sim: %s: %w", op, net.ErrClosed) }
+
+// Attach opens a transport on a node's port, as umad_open_port does: a CA
+// port (1..NumPorts) or port 0 of a switch. node is a node id or
+// description. Several transports may be open on one port; each is an
+// independent umad file with its own agents. The transport's PortAttr
+// describes the port as it is now.
+func (f *Fabric) Attach(node string, port int) (fabric.Transport, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, errClosed("attach")
+	}
+	p, err := f.portLocked("attach", node, port, false)
+	if err != nil {
+		return nil, err
+	}
+	if p.att == nil {
+		p.att = &attachments{reg: mux.NewPort()}
+	}
+	w := &wire{f: f, p: p}
+	w.m = mux.New(w, f.portAttr(p), &mux.Options{Port: p.att.reg, AnswerUnowned: true})
+	w.rx = w.m
+	p.att.wires = append(p.att.wires, w)
+	f.open = append(f.open, w)
+	return w.m, nil
+}
+
+// Ports lists the CA ports in topology order, as umad_get_ca/port would.
+func (f *Fabric) Ports(ctx context.Context) ([]fabric.PortAttr, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, errClosed("ports")
+	}
+	var out []fabric.PortAttr
+	for _, n := range f.nodes {
+		if n.typ != typeCA {
+			continue
+		}
+		for _, p := range n.ports[1:] {
+			out = append(out, f.portAttr(p))
+		}
+	}
+	return out, nil
+}
+
+// Open opens a port by node (id or description) and port number. An empty
+// ca and port 0 give the SM node's port; an empty ca with a port gives the
+// first CA with that port Active (else the first with that port); a ca
+// with port 0 gives its first Active port (else its first cabled one, else
+// port 1; a switch's port 0).
+func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transport, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	id, num, err := f.resolveOpen(ca, port)
+	f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return f.Attach(id, num)
+}
+
+func (f *Fabric) resolveOpen(ca string, num int) (string, int, error) {
+	if ca == "" && num == 0 {
+		return f.smPort.node.id, f.smPort.num, nil
+	}
+	if ca == "" {
+		var first *node
+		for _, n := range f.nodes {
+			if n.typ != typeCA || num > n.numPorts {
+				continue
+			}
+			if n.ports[num].state == smp.PortStateActive {
+				return n.id, num, nil
+			}
+			if first == nil {
+				first = n
+			}
+		}
+		if first == nil {
+			return "", 0, fmt.Errorf("sim: open port %d: no CA has that port", num)
+		}
+		return first.id, num, nil
+	}
+	n := f.lookup(ca)
+	if n == nil {
+		return "", 0, fmt.Errorf("sim: open %q: no such node", ca)
+	}
+	if num != 0 || n.typ == typeSwitch {
+		return n.id, num, nil
+	}
+	num = 1
+	for _, p := range n.ports[1:] {
+		if p.state == smp.PortStateActive {
+			return n.id, p.num, nil
+		}
+	}
+	for _, p := range n.ports[1:] {
+		if p.remote != nil {
+			return n.id, p.num, nil
+		}
+	}
+	return n.id, num, nil
+}
+
+// Close closes every transport attached to the fabric; later calls
+// return nil.
+func (f *Fabric) Close() error {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil
+	}
+	f.closed = true
+	ws := append([]*wire(nil), f.open...)
+	f.mu.Unlock()
+	for _, w := range ws {
+		if w.m != nil {
+			w.m.Close()
+		} else {
+			w.Close()
+		}
+	}
+	return nil
+}
+
+// portAttr describes p as umad_get_port would. f.mu is held.
+func (f *Fabric) portAttr(p *port) fabric.PortAttr {
+	pi := p.info()
+	n := p.node
+	return fabric.PortAttr{
+		CAName:    n.id,
+		PortNum:   p.num,
+		NodeType:  int(n.typ),
+		NodeGUID:  n.guid,
+		PortGUID:  p.guid,
+		GIDPrefix: pi.GIDPrefix,
+		LID:       pi.LID,
+		LMC:       pi.LMC,
+		SMLID:     pi.MasterSMLID,
+		SMSL:      pi.MasterSMSL,
+		State:     int(pi.PortState),
+		PhysState: int(pi.PortPhysicalState),
+		Rate:      rate(pi.LinkWidthActive, pi.LinkSpeedActive, pi.LinkSpeedExtActive),
+		CapMask:   pi.CapabilityMask,
+	}
+}
+
+// rate is the link rate in Gb/s as sysfs (and so umad_port_t.rate, which
+// truncates "2.5") shows it.
+func rate(width, speed, ext uint8) int {
+	lanes := map[uint8]int{1: 1, 2: 4, 4: 8, 8: 12, 16: 2}[width]
+	switch ext {
+	case 1:
+		return lanes * 14
+	case 2:
+		return lanes * 25
+	case 4:
+		return lanes * 50
+	case 8:
+		return lanes * 100
+	}
+	switch speed {
+	case 2:
+		return lanes * 5
+	case 4:
+		return lanes * 10
+	}
+	return lanes * 5 / 2
+}
+
+// Topology returns a snapshot of the fabric as a topo.Fabric: nodes,
+// cables, and each port's current LID, state and link widths and speeds.
+func (f *Fabric) Topology() *topo.Fabric {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := &topo.Fabric{}
+	of := make(map[*port]*topo.Port)
+	for _, n := range f.nodes {
+		var ni smp.NodeInfo
+		_ = ni.UnmarshalBinary(n.ni[:])
+		tn := &topo.Node{
+			ID: n.id, Desc: n.desc, Type: topo.NodeType(n.typ), NumPorts: n.numPorts,
+			GUID: n.guid, SysGUID: ni.SystemImageGUID, VendorID: ni.VendorID,
+			DeviceID: ni.DeviceID, Revision: ni.Revision,
+			Ports: make([]*topo.Port, n.numPorts+1),
+		}
+		if n.sw != nil {
+			tn.EnhancedPort0 = n.sw.info().EnhancedPort0
+		}
+		for num, p := range n.ports {
+			if p == nil {
+				continue
+			}
+			pi := p.info()
+			tp := &topo.Port{
+				Node: tn, Num: num, GUID: p.guid, LID: pi.LID, LMC: pi.LMC,
+				WidthEnabled: pi.LinkWidthEnabled, SpeedEnabled: pi.LinkSpeedEnabled,
+				SpeedExtEnabled: pi.LinkSpeedExtEnabled,
+				State:           pi.PortState, PhysState: pi.PortPhysicalState,
+			}
+			if p.remote != nil && p.phys == smp.PhysStateLinkUp {
+				tp.WidthActive, tp.SpeedActive, tp.SpeedExtActive =
+					pi.LinkWidthActive, pi.LinkSpeedActive, pi.LinkSpeedExtActive
+			}
+			tn.Ports[num] = tp
+			of[p] = tp
+		}
+		t.Nodes = append(t.Nodes, tn)
+	}
+	for p, tp := range of {
+		if p.remote != nil {
+			tp.Remote = of[p.remote]
+		}
+	}
+	return t
+}
+
+// SM returns the node id and port of the subnet manager's port and its
+// LID (0 when the fabric is bare: then the port is Open's default).
+func (f *Fabric) SM() (node string, port int, lid uint16) {
+	return f.smPort.node.id, f.smPort.num, f.smLID
+}
+
+// String names the fabric for logs.
+func (f *Fabric) String() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "sim fabric (%d nodes", len(f.nodes))
+	if f.hasSM {
+		fmt.Fprintf(&sb, ", SM %s lid %d", f.smPort, f.smLID)
+	}
+	sb.WriteString(")")
+	return sb.String()
+}
