@@ -1,0 +1,155 @@
+package bindings
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+)
+
+// Options configure the Lua environment.
+type Options struct {
+	// Session answers smp, perf and fabric calls. Required.
+	Session *engine.Session
+	// Fabric opens the ports of the umad module. Nil disables umad.open_port.
+	Fabric fabric.Fabric
+	// Stdout receives print output; nil means os.Stdout.
+	Stdout io.Writer
+}
+
+// Closer is a resource a script owns (an open port): Env.Close closes the
+// ones the script forgot.
+type Closer interface{ Close() error }
+
+// Env is the ibscript environment of one LState: the modules it preloads
+// and the resources scripts opened. Owned by the goroutine that owns the
+// LState.
+type Env struct {
+	L      *lua.LState
+	sess   *engine.Session
+	fab    fabric.Fabric
+	stdout io.Writer
+	metas  map[string]*lua.LTable // record metatables by attribute name
+
+	mu        sync.Mutex
+	resources []Closer // closed in reverse order by Close
+}
+
+// Func is one entry of a module's registration table: its Lua name, the Go
+// function and its doc line, "portinfo(target [, port]) -> table". The Lua
+// API reference is generated from these tables.
+type Func struct {
+	Name string
+	Fn   func(e *Env, L *lua.LState) int
+	Doc  string
+}
+
+// Module is a Lua module: its name, a one-line summary and its functions.
+type Module struct {
+	Name    string
+	Summary string
+	Funcs   []Func
+}
+
+// Modules returns the registration tables of every module, in the order
+// the API reference lists them.
+func Modules() []Module {
+	return []Module{umadModule(), smpModule(), perfModule(), fabricModule(), bitModule()}
+}
+
+// Open preloads every ibscript module into L (require "smp") and sets them
+// as globals too, so REPL lines and plans can use smp.nodeinfo directly.
+// The host makes L with SkipOpenLibs and opens the base libraries it wants.
+func Open(L *lua.LState, opts *Options) (*Env, error) {
+	if opts == nil || opts.Session == nil {
+		return nil, errors.New("bindings: Options.Session is required")
+	}
+	e := &Env{L: L, sess: opts.Session, fab: opts.Fabric, stdout: opts.Stdout}
+	if e.stdout == nil {
+		e.stdout = os.Stdout
+	}
+	registerTypes(L)
+	for _, m := range Modules() {
+		mod := e.moduleTable(m)
+		L.PreloadModule(m.Name, func(L *lua.LState) int {
+			L.Push(mod)
+			return 1
+		})
+		L.SetGlobal(m.Name, mod)
+	}
+	L.SetGlobal("print", L.NewFunction(e.print))
+	return e, nil
+}
+
+func (e *Env) moduleTable(m Module) *lua.LTable {
+	t := e.L.NewTable()
+	for _, f := range m.Funcs {
+		fn := f.Fn
+		t.RawSetString(f.Name, e.L.NewFunction(func(L *lua.LState) int { return fn(e, L) }))
+	}
+	return t
+}
+
+// print is Lua's print writing to the Env's stdout, with tostring applied
+// (so decoded attributes print as tables of fields).
+func (e *Env) print(L *lua.LState) int {
+	n := L.GetTop()
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			io.WriteString(e.stdout, "\t")
+		}
+		io.WriteString(e.stdout, L.ToStringMeta(L.Get(i)).String())
+	}
+	io.WriteString(e.stdout, "\n")
+	return 0
+}
+
+// Own registers a resource to be closed by Close unless the script closes
+// it first (then Release it).
+func (e *Env) Own(c Closer) {
+	e.mu.Lock()
+	e.resources = append(e.resources, c)
+	e.mu.Unlock()
+}
+
+// Release forgets a resource the script closed itself.
+func (e *Env) Release(c Closer) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if i := slices.Index(e.resources, c); i >= 0 {
+		e.resources = slices.Delete(e.resources, i, i+1)
+	}
+}
+
+// Open reports how many resources scripts left open.
+func (e *Env) OpenResources() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.resources)
+}
+
+// Close closes every resource the script left open, newest first. It does
+// not close the LState or the Session, which belong to the host.
+func (e *Env) Close() error {
+	e.mu.Lock()
+	rs := e.resources
+	e.resources = nil
+	e.mu.Unlock()
+	var errs []error
+	for i := len(rs) - 1; i >= 0; i-- {
+		errs = append(errs, rs[i].Close())
+	}
+	return errors.Join(errs...)
+}
+
+// raise raises a Lua error "module.fn: message" at the caller's line.
+func raise(L *lua.LState, fn string, format string, args ...any) {
+	L.RaiseError("%s: %s", fn, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,211 @@
+package bindings
+
+import (
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/topo"
+)
+
+func fabricModule() Module {
+	return Module{
+		Name:    "fabric",
+		Summary: "the fabric as a whole: discovery and the local port",
+		Funcs: []Func{
+			{"discover", fabricDiscover, "discover([{max_hops=N}]) -> table: {nodes, links, errors} found by directed route from the local port; per-node failures are in errors, never raised"},
+			{"port", fabricPort, "port() -> table: the local port (ca_name, portnum, base_lid, sm_lid, state, port_guid, ...)"},
+			{"format", fabricFormat, "format(f [, \"ibnetdiscover\"]) -> string: a discovered fabric in ibnetdiscover's topology format"},
+		},
+	}
+}
+
+// The discovered fabric as Lua sees it: nodes and ports are tables that
+// reference each other (port.node, port.remote, node.ports[n]).
+const fabricKey = "__topo" // hidden userdata holding the *topo.Fabric
+
+func fabricDiscover(e *Env, L *lua.LState) int {
+	var opts engine.DiscoverOptions
+	if t := L.OptTable(1, nil); t != nil {
+		checkOptions(L, "fabric.discover", t, map[string]bool{"max_hops": true})
+		if v := t.RawGetString("max_hops"); v != lua.LNil {
+			n, ok := v.(lua.LNumber)
+			if !ok || n < 1 || n > 63 {
+				raise(L, "fabric.discover", "max_hops must be 1..63, got %s", v.String())
+			}
+			opts.MaxHops = int(n)
+		}
+	}
+	d, err := e.sess.Discover(L.Context(), &opts)
+	if err != nil {
+		raise(L, "fabric.discover", "%v", err)
+	}
+	L.Push(e.fabricTable(d))
+	return 1
+}
+
+// checkOptions rejects unknown keys of an option table.
+func checkOptions(L *lua.LState, fn string, t *lua.LTable, known map[string]bool) {
+	t.ForEach(func(k, _ lua.LValue) {
+		if !known[k.String()] {
+			var names []string
+			for n := range known {
+				names = append(names, n)
+			}
+			raise(L, fn, "unknown option %q (known: %s)", k.String(), strings.Join(names, ", "))
+		}
+	})
+}
+
+func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
+	L := e.L
+	nodes := L.CreateTable(len(d.Fabric.Nodes), 0)
+	portTabs := make(map[*topo.Port]*lua.LTable)
+	nodeMeta := e.namedMeta("fabric.node", func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		L.Push(lua.LString(t.RawGetString("type").String() + " " + t.RawGetString("guid").String() + " \"" + t.RawGetString("desc").String() + "\""))
+		return 1
+	})
+	portMeta := e.namedMeta("fabric.port", func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		n, _ := t.RawGetString("node").(*lua.LTable)
+		desc := ""
+		if n != nil {
+			desc = n.RawGetString("desc").String()
+		}
+		L.Push(lua.LString("\"" + desc + "\" port " + t.RawGetString("num").String()))
+		return 1
+	})
+	for _, n := range d.Fabric.Nodes {
+		nt := L.CreateTable(0, 12)
+		nt.RawSetString("guid", Hex64(n.GUID))
+		nt.RawSetString("sys_guid", Hex64(n.SysGUID))
+		nt.RawSetString("id", lua.LString(n.ID))
+		nt.RawSetString("desc", lua.LString(n.Desc))
+		nt.RawSetString("type", lua.LString(n.Type.String()))
+		nt.RawSetString("num_ports", lua.LNumber(n.NumPorts))
+		nt.RawSetString("vendor_id", lua.LNumber(n.VendorID))
+		nt.RawSetString("device_id", lua.LNumber(n.DeviceID))
+		lid := 0
+		ports := L.NewTable()
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			pt := L.CreateTable(0, 16)
+			pt.RawSetString("node", nt)
+			pt.RawSetString("num", lua.LNumber(p.Num))
+			pt.RawSetString("guid", Hex64(p.GUID))
+			pt.RawSetString("lid", lua.LNumber(p.LID))
+			pt.RawSetString("lmc", lua.LNumber(p.LMC))
+			pt.RawSetString("state", lua.LNumber(p.State))
+			pt.RawSetString("phys_state", lua.LNumber(p.PhysState))
+			pt.RawSetString("width_enabled", lua.LNumber(p.WidthEnabled))
+			pt.RawSetString("width_active", lua.LNumber(p.WidthActive))
+			pt.RawSetString("speed_enabled", lua.LNumber(p.SpeedEnabled))
+			pt.RawSetString("speed_active", lua.LNumber(p.SpeedActive))
+			pt.RawSetString("speed_ext_enabled", lua.LNumber(p.SpeedExtEnabled))
+			pt.RawSetString("speed_ext_active", lua.LNumber(p.SpeedExtActive))
+			L.SetMetatable(pt, portMeta)
+			ports.RawSetInt(p.Num, pt)
+			portTabs[p] = pt
+			if lid == 0 && p.LID != 0 && (n.Type != topo.Switch || p.Num == 0) {
+				lid = int(p.LID)
+			}
+		}
+		nt.RawSetString("ports", ports)
+		nt.RawSetString("lid", lua.LNumber(lid))
+		L.SetMetatable(nt, nodeMeta)
+		nodes.Append(nt)
+	}
+	for p, pt := range portTabs {
+		if p.Remote != nil {
+			if rt, ok := portTabs[p.Remote]; ok {
+				pt.RawSetString("remote", rt)
+			}
+		}
+	}
+	links := L.NewTable()
+	for _, l := range d.Fabric.Links() {
+		lt := L.CreateTable(0, 2)
+		lt.RawSetString("a", portTabs[l.A])
+		lt.RawSetString("b", portTabs[l.B])
+		links.Append(lt)
+	}
+	errs := L.CreateTable(len(d.Errors), 0)
+	for _, te := range d.Errors {
+		et := L.CreateTable(0, 2)
+		et.RawSetString("path", lua.LString(te.Path))
+		et.RawSetString("err", lua.LString(te.Err.Error()))
+		errs.Append(et)
+	}
+	ft := L.CreateTable(0, 4)
+	ft.RawSetString("nodes", nodes)
+	ft.RawSetString("links", links)
+	ft.RawSetString("errors", errs)
+	ud := L.NewUserData()
+	ud.Value = d.Fabric
+	ft.RawSetString(fabricKey, ud)
+	return ft
+}
+
+// namedMeta returns a metatable made once per Env for a kind of table.
+func (e *Env) namedMeta(name string, tostring lua.LGFunction) *lua.LTable {
+	if e.metas == nil {
+		e.metas = make(map[string]*lua.LTable)
+	}
+	if mt, ok := e.metas[name]; ok {
+		return mt
+	}
+	mt := e.L.NewTable()
+	mt.RawSetString("__name", lua.LString(name))
+	mt.RawSetString("__tostring", e.L.NewFunction(tostring))
+	e.metas[name] = mt
+	return mt
+}
+
+func fabricFormat(e *Env, L *lua.LState) int {
+	t := L.CheckTable(1)
+	ud, ok := t.RawGetString(fabricKey).(*lua.LUserData)
+	f, _ := ud.Value.(*topo.Fabric)
+	if !ok || f == nil {
+		L.ArgError(1, "a fabric from fabric.discover expected")
+	}
+	format := L.OptString(2, "ibnetdiscover")
+	if format != "ibnetdiscover" {
+		L.ArgError(2, "format \"ibnetdiscover\" expected, got \""+format+"\"")
+	}
+	var b strings.Builder
+	if err := topo.WriteIBNetDiscover(&b, f, nil); err != nil {
+		raise(L, "fabric.format", "%v", err)
+	}
+	L.Push(lua.LString(b.String()))
+	return 1
+}
+
+func fabricPort(e *Env, L *lua.LState) int {
+	L.Push(portAttrTable(L, e.sess.Port()))
+	return 1
+}
+
+// portAttrTable is umad_port_t as a table, with host-order numbers and
+// GUIDs as hex strings.
+func portAttrTable(L *lua.LState, p fabric.PortAttr) *lua.LTable {
+	t := L.CreateTable(0, 14)
+	t.RawSetString("ca_name", lua.LString(p.CAName))
+	t.RawSetString("portnum", lua.LNumber(p.PortNum))
+	t.RawSetString("base_lid", lua.LNumber(p.LID))
+	t.RawSetString("lmc", lua.LNumber(p.LMC))
+	t.RawSetString("sm_lid", lua.LNumber(p.SMLID))
+	t.RawSetString("sm_sl", lua.LNumber(p.SMSL))
+	t.RawSetString("state", lua.LNumber(p.State))
+	t.RawSetString("phys_state", lua.LNumber(p.PhysState))
+	t.RawSetString("rate", lua.LNumber(p.Rate))
+	t.RawSetString("capmask", lua.LNumber(p.CapMask))
+	t.RawSetString("gid_prefix", Hex64(p.GIDPrefix))
+	t.RawSetString("port_guid", Hex64(p.PortGUID))
+	t.RawSetString("node_guid", Hex64(p.NodeGUID))
+	return t
+}

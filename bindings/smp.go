@@ -1,0 +1,193 @@
+package bindings
+
+import (
+	"fmt"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/smp"
+)
+
+func smpModule() Module {
+	return Module{
+		Name:    "smp",
+		Summary: "subnet management queries (SMPs), named as smpquery names them",
+		Funcs: []Func{
+			{"nodeinfo", smpGetter("smp.nodeinfo", smp.AttrNodeInfo, false), "nodeinfo(target) -> table: NodeInfo of the node at target"},
+			{"nodedesc", smpNodeDesc, "nodedesc(target) -> string: the node's description"},
+			{"portinfo", smpGetter("smp.portinfo", smp.AttrPortInfo, true), "portinfo(target [, port]) -> table: PortInfo of port (default 0: a switch's port 0, a CA's own port)"},
+			{"switchinfo", smpGetter("smp.switchinfo", smp.AttrSwitchInfo, false), "switchinfo(target) -> table: SwitchInfo of a switch"},
+			{"sminfo", smpGetter("smp.sminfo", smp.AttrSMInfo, false), "sminfo(target) -> table: SMInfo of the SM at target"},
+			{"guidinfo", smpGetter("smp.guidinfo", smp.AttrGUIDInfo, true), "guidinfo(target [, block]) -> table: GUIDInfo block (8 GUIDs)"},
+			{"pkeys", smpPKeys, "pkeys(target [, port [, block]]) -> array: the 32 P_Keys of a P_KeyTable block"},
+			{"lft", smpLFT, "lft(target [, block]) -> array: egress ports for LIDs block*64 .. block*64+63 (index 1 = first LID)"},
+			{"get", smpGet, "get(target, attribute, modifier) -> table: any SMP attribute by name (\"PortInfo\") or ID"},
+			{"width_name", enumName(smp.WidthName), "width_name(mask) -> string: link width name, \"4X\""},
+			{"speed_name", smpSpeedName, "speed_name(speed [, ext_speed]) -> string: link speed name, \"QDR\", \"HDR\""},
+			{"state_name", enumName(smp.PortStateName), "state_name(state) -> string: a PortState name, \"Active\""},
+			{"phys_state_name", enumName(smp.PhysStateName), "phys_state_name(state) -> string: \"LinkUp\""},
+			{"sm_state_name", enumName(smp.SMStateName), "sm_state_name(state) -> string: \"Master\""},
+		},
+	}
+}
+
+// checkTarget reads a target argument ("lid:5", "dr:0,1", "guid:0x...").
+func checkTarget(L *lua.LState, fn string, n int) engine.Target {
+	v := L.Get(n)
+	var s string
+	switch v := v.(type) {
+	case lua.LString:
+		s = string(v)
+	case lua.LNumber:
+		s = fmt.Sprintf("lid:%d", int(v))
+	default:
+		L.ArgError(n, fmt.Sprintf("target expected (\"lid:N\", \"dr:0,1,...\" or \"guid:0x...\"), got %s", v.Type()))
+	}
+	t, err := engine.ParseTarget(s)
+	if err != nil {
+		raise(L, fn, "%v", err)
+	}
+	return t
+}
+
+// optUint reads an optional non-negative integer argument.
+func optUint(L *lua.LState, n int, def, limit uint64) uint64 {
+	v := L.Get(n)
+	if v == lua.LNil {
+		return def
+	}
+	num, ok := v.(lua.LNumber)
+	if !ok {
+		L.TypeError(n, lua.LTNumber)
+	}
+	f := float64(num)
+	if f < 0 || f != float64(uint64(f)) || uint64(f) > limit {
+		L.ArgError(n, fmt.Sprintf("integer 0..%d expected, got %v", limit, num))
+	}
+	return uint64(f)
+}
+
+func checkUint(L *lua.LState, n int, limit uint64) uint64 {
+	if L.Get(n) == lua.LNil {
+		L.ArgError(n, "integer expected, got no value")
+	}
+	return optUint(L, n, 0, limit)
+}
+
+// smpGetter makes a Get of one attribute whose optional second argument is
+// the attribute modifier (a port or block number).
+func smpGetter(name string, attr uint16, withMod bool) func(*Env, *lua.LState) int {
+	return func(e *Env, L *lua.LState) int {
+		t := checkTarget(L, name, 1)
+		var mod uint32
+		if withMod {
+			mod = uint32(optUint(L, 2, 0, 0xff))
+		}
+		data, err := e.sess.SMP(L.Context(), t, mad.MethodGet, attr, mod, nil)
+		if err != nil {
+			raise(L, name, "%v", err)
+		}
+		L.Push(e.layoutTable(smp.LayoutByID(attr), data))
+		return 1
+	}
+}
+
+func smpNodeDesc(e *Env, L *lua.LState) int {
+	t := checkTarget(L, "smp.nodedesc", 1)
+	data, err := e.sess.SMP(L.Context(), t, mad.MethodGet, smp.AttrNodeDescription, 0, nil)
+	if err != nil {
+		raise(L, "smp.nodedesc", "%v", err)
+	}
+	var nd smp.NodeDescription
+	if err := nd.UnmarshalBinary(data); err != nil {
+		raise(L, "smp.nodedesc", "%v", err)
+	}
+	L.Push(lua.LString(nd.String()))
+	return 1
+}
+
+func smpPKeys(e *Env, L *lua.LState) int {
+	t := checkTarget(L, "smp.pkeys", 1)
+	port := optUint(L, 2, 0, 0xff)
+	block := optUint(L, 3, 0, 0x7ff)
+	data, err := e.sess.SMP(L.Context(), t, mad.MethodGet, smp.AttrPKeyTable, uint32(port<<16|block), nil)
+	if err != nil {
+		raise(L, "smp.pkeys", "%v", err)
+	}
+	var pt smp.PKeyTable
+	if err := pt.UnmarshalBinary(data); err != nil {
+		raise(L, "smp.pkeys", "%v", err)
+	}
+	arr := L.CreateTable(len(pt.PKeys), 0)
+	for _, k := range pt.PKeys {
+		arr.Append(lua.LNumber(k))
+	}
+	L.Push(arr)
+	return 1
+}
+
+func smpLFT(e *Env, L *lua.LState) int {
+	t := checkTarget(L, "smp.lft", 1)
+	block := optUint(L, 2, 0, 0xbff)
+	data, err := e.sess.SMP(L.Context(), t, mad.MethodGet, smp.AttrLinearForwardingTable, uint32(block), nil)
+	if err != nil {
+		raise(L, "smp.lft", "%v", err)
+	}
+	var lft smp.LinearForwardingTable
+	if err := lft.UnmarshalBinary(data); err != nil {
+		raise(L, "smp.lft", "%v", err)
+	}
+	arr := L.CreateTable(len(lft.Ports), 0)
+	for _, p := range lft.Ports {
+		arr.Append(lua.LNumber(p))
+	}
+	L.Push(arr)
+	return 1
+}
+
+// smpGet queries any SMP attribute by name or ID.
+func smpGet(e *Env, L *lua.LState) int {
+	t := checkTarget(L, "smp.get", 1)
+	var l *mad.Layout
+	switch v := L.Get(2).(type) {
+	case lua.LString:
+		for _, cand := range smp.Layouts() {
+			if cand.Name == string(v) {
+				l = cand
+			}
+		}
+		if l == nil {
+			raise(L, "smp.get", "unknown attribute %q", string(v))
+		}
+	case lua.LNumber:
+		l = smp.LayoutByID(uint16(v))
+		if l == nil {
+			raise(L, "smp.get", "unknown attribute ID 0x%04x", uint16(v))
+		}
+	default:
+		L.ArgError(2, "attribute name or ID expected, got "+v.Type().String())
+	}
+	mod := uint32(optUint(L, 3, 0, 0xffffffff))
+	data, err := e.sess.SMP(L.Context(), t, mad.MethodGet, l.ID, mod, nil)
+	if err != nil {
+		raise(L, "smp.get", "%v", err)
+	}
+	L.Push(e.layoutTable(l, data))
+	return 1
+}
+
+func enumName(fn func(uint8) string) func(*Env, *lua.LState) int {
+	return func(_ *Env, L *lua.LState) int {
+		L.Push(lua.LString(fn(uint8(checkUint(L, 1, 0xff)))))
+		return 1
+	}
+}
+
+func smpSpeedName(_ *Env, L *lua.LState) int {
+	speed := uint8(checkUint(L, 1, 0xff))
+	ext := uint8(optUint(L, 2, 0, 0xff))
+	L.Push(lua.LString(smp.LinkSpeedText(speed, ext)))
+	return 1
+}

@@ -1,0 +1,97 @@
+package bindings
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// NewState makes the LState ibscript runs scripts in: the base, package,
+// table, string and math libraries, a safe subset of os (time, clock,
+// date, getenv, exit), and every ibscript module. Scripts cannot load
+// native code. The caller closes the Env, then the LState.
+func NewState(ctx context.Context, opts *Options) (*lua.LState, *Env, error) {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{lua.LoadLibName, lua.OpenPackage},
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.OsLibName, lua.OpenOs},
+	} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	restrictOS(L)
+	L.SetContext(ctx)
+	e, err := Open(L, opts)
+	if err != nil {
+		L.Close()
+		return nil, nil, err
+	}
+	return L, e, nil
+}
+
+// ExitError is the error a script raises with os.exit(code): the runner
+// turns it into the process's exit status after closing what the script
+// opened. Lua's own os.exit would end the process on the spot.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// AsExit reports whether err (from PCall or DoString) is a script's
+// os.exit, and its code.
+func AsExit(err error) (int, bool) {
+	var ae *lua.ApiError
+	if errors.As(err, &ae) {
+		if ud, ok := ae.Object.(*lua.LUserData); ok {
+			if ee, ok := ud.Value.(*ExitError); ok {
+				return ee.Code, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// restrictOS keeps the parts of os a plan needs and replaces exit.
+func restrictOS(L *lua.LState) {
+	os, ok := L.GetGlobal("os").(*lua.LTable)
+	if !ok {
+		return
+	}
+	keep := map[string]bool{"time": true, "clock": true, "date": true, "getenv": true, "difftime": true}
+	var drop []string
+	os.ForEach(func(k, _ lua.LValue) {
+		if !keep[k.String()] {
+			drop = append(drop, k.String())
+		}
+	})
+	for _, k := range drop {
+		os.RawSetString(k, lua.LNil)
+	}
+	os.RawSetString("exit", L.NewFunction(func(L *lua.LState) int {
+		code := 0
+		switch v := L.Get(1).(type) {
+		case lua.LBool:
+			if !v {
+				code = 1
+			}
+		case lua.LNumber:
+			code = int(v)
+		case *lua.LNilType:
+		default:
+			L.ArgError(1, "number or boolean expected")
+		}
+		ud := L.NewUserData()
+		ud.Value = &ExitError{Code: code}
+		L.Error(ud, 0)
+		return 0
+	}))
+}

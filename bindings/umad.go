@@ -1,0 +1,299 @@
+package bindings
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+)
+
+// The umad module is libibumad at the level of its man pages: the same
+// names and argument order, MADs as binary strings of 256 bytes. Errors
+// raise with the errno name in the message ("umad.recv: ENOSPC ...");
+// umad.recv returns nil when its timeout passes with nothing received.
+func umadModule() Module {
+	return Module{
+		Name:    "umad",
+		Summary: "libibumad's calls (umad_get_port, umad_open_port, umad_register, umad_send, umad_recv, umad_poll)",
+		Funcs: []Func{
+			{"get_port", umadGetPort, "get_port([ca [, portnum]]) -> table: the port's attributes as umad_port_t (base_lid, sm_lid, state, port_guid, ...)"},
+			{"release_port", umadReleasePort, "release_port(port_table) -> nil: releases what get_port returned (nothing to free in Lua)"},
+			{"open_port", umadOpenPort, "open_port([ca [, portnum]]) -> umad.port: opens a port; \"\" and 0 pick the default port"},
+			{"close_port", umadClosePort, "close_port(port) -> nil: closes a port (also port:close())"},
+			{"register_agent", umadRegister, "register_agent(port, mgmt_class, mgmt_version [, rmpp_version [, methods]]) -> agent id; methods is an array of method numbers received unsolicited"},
+			{"unregister_agent", umadUnregister, "unregister_agent(port, agent) -> nil"},
+			{"send", umadSend, "send(port, agent, mad, timeout_ms, retries [, addr]) -> nil: mad is a binary string; addr {lid=, qpn=, qkey=, sl=, pkey_index=} (qpn defaults from the class)"},
+			{"recv", umadRecv, "recv(port, timeout_ms [, length]) -> mad, agent, status, addr | nil on timeout: status 110 (ETIMEDOUT) marks a request that got no response"},
+			{"poll", umadPoll, "poll(port, timeout_ms) -> boolean: true when a MAD is ready, false when the timeout passed"},
+			{"size", umadSize, "size() -> 64: the umad header size (ibscript always uses the P_Key-index header)"},
+		},
+	}
+}
+
+const umadPortType = "umad.port"
+
+// umadPort is the userdata behind umad.port.
+type umadPort struct {
+	p      *engine.UMADPort
+	env    *Env
+	closed bool
+}
+
+func (u *umadPort) Close() error {
+	if u.closed {
+		return nil
+	}
+	u.closed = true
+	u.env.Release(u)
+	return u.p.Close()
+}
+
+func registerTypes(L *lua.LState) {
+	mt := L.NewTypeMetatable(umadPortType)
+	mt.RawSetString("__index", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+		"close": func(L *lua.LState) int {
+			u := checkPort(L, 1, "close")
+			if err := u.Close(); err != nil {
+				raise(L, "umad.port:close", "%v", err)
+			}
+			return 0
+		},
+		"info": func(L *lua.LState) int {
+			u := checkPort(L, 1, "info")
+			L.Push(portAttrTable(L, u.p.Port()))
+			return 1
+		},
+	}))
+	mt.RawSetString("__tostring", L.NewFunction(func(L *lua.LState) int {
+		u := checkPort(L, 1, "tostring")
+		a := u.p.Port()
+		state := "open"
+		if u.closed {
+			state = "closed"
+		}
+		L.Push(lua.LString(fmt.Sprintf("umad.port(%s port %d, lid %d, %s)", a.CAName, a.PortNum, a.LID, state)))
+		return 1
+	}))
+}
+
+// checkPort reads a umad.port argument; a closed port is an error.
+func checkPort(L *lua.LState, n int, fn string) *umadPort {
+	ud, ok := L.Get(n).(*lua.LUserData)
+	var u *umadPort
+	if ok {
+		u, ok = ud.Value.(*umadPort)
+	}
+	if !ok {
+		L.ArgError(n, fmt.Sprintf("%s expected, got %s", umadPortType, L.Get(n).Type()))
+	}
+	if u.closed && fn != "close" && fn != "tostring" {
+		raise(L, "umad."+fn, "port is closed")
+	}
+	return u
+}
+
+func optCA(L *lua.LState) (string, int) {
+	ca := L.OptString(1, "")
+	port := int(optUint(L, 2, 0, 254))
+	return ca, port
+}
+
+func (e *Env) needFabric(L *lua.LState, fn string) fabric.Fabric {
+	if e.fab == nil {
+		raise(L, fn, "no fabric to open ports on")
+	}
+	return e.fab
+}
+
+func umadGetPort(e *Env, L *lua.LState) int {
+	ca, port := optCA(L)
+	if ca == "" && port == 0 {
+		L.Push(portAttrTable(L, e.sess.Port()))
+		return 1
+	}
+	p, err := engine.OpenUMADPort(L.Context(), e.needFabric(L, "umad.get_port"), ca, port)
+	if err != nil {
+		raise(L, "umad.get_port", "%s port %d: %v", ca, port, err)
+	}
+	defer p.Close()
+	L.Push(portAttrTable(L, p.Port()))
+	return 1
+}
+
+func umadReleasePort(_ *Env, L *lua.LState) int {
+	L.CheckTable(1)
+	return 0
+}
+
+func umadOpenPort(e *Env, L *lua.LState) int {
+	ca, port := optCA(L)
+	p, err := engine.OpenUMADPort(L.Context(), e.needFabric(L, "umad.open_port"), ca, port)
+	if err != nil {
+		raise(L, "umad.open_port", "%v", err)
+	}
+	u := &umadPort{p: p, env: e}
+	e.Own(u)
+	ud := L.NewUserData()
+	ud.Value = u
+	L.SetMetatable(ud, L.GetTypeMetatable(umadPortType))
+	L.Push(ud)
+	return 1
+}
+
+func umadClosePort(_ *Env, L *lua.LState) int {
+	if err := checkPort(L, 1, "close").Close(); err != nil {
+		raise(L, "umad.close_port", "%v", err)
+	}
+	return 0
+}
+
+func umadRegister(_ *Env, L *lua.LState) int {
+	u := checkPort(L, 1, "register_agent")
+	class := uint8(checkUint(L, 2, 0xff))
+	version := uint8(checkUint(L, 3, 0xff))
+	rmpp := uint8(optUint(L, 4, 0, 0xff))
+	var a fabric.Agent
+	a.Class, a.Version, a.RMPPVersion = class, version, rmpp
+	if t := L.OptTable(5, nil); t != nil {
+		t.ForEach(func(_, v lua.LValue) {
+			m, ok := v.(lua.LNumber)
+			if !ok || m < 0 || m > 127 || float64(m) != float64(int(m)) {
+				L.ArgError(5, "array of method numbers 0..127 expected, got "+v.String())
+			}
+			a = a.WithMethods(uint8(m))
+		})
+	}
+	id, err := u.p.RegisterAgent(L.Context(), a)
+	if err != nil {
+		raiseErrno(L, "umad.register_agent", err)
+	}
+	L.Push(lua.LNumber(id))
+	return 1
+}
+
+func umadUnregister(_ *Env, L *lua.LState) int {
+	u := checkPort(L, 1, "unregister_agent")
+	if err := u.p.Unregister(L.Context(), int(checkUint(L, 2, 255))); err != nil {
+		raiseErrno(L, "umad.unregister_agent", err)
+	}
+	return 0
+}
+
+func umadSend(_ *Env, L *lua.LState) int {
+	u := checkPort(L, 1, "send")
+	agent := int(checkUint(L, 2, 255))
+	data := []byte(L.CheckString(3))
+	timeout := L.CheckInt(4)
+	retries := int(optUint(L, 5, 0, 100))
+	var addr fabric.Addr
+	// Defaults as a libibumad caller would fill them: QP0 for SMPs, QP1
+	// with the well-known Q_Key for GMPs, the permissive LID for DR SMPs.
+	switch {
+	case len(data) < 2:
+	case data[1] == mad.ClassSubnDR:
+		addr.LID = fabric.PermissiveLID
+	case data[1] == mad.ClassSubnLID:
+	default:
+		addr.QPN, addr.QKey = 1, 0x80010000
+	}
+	if t := L.OptTable(6, nil); t != nil {
+		checkOptions(L, "umad.send", t, map[string]bool{"lid": true, "qpn": true, "qkey": true, "sl": true, "pkey_index": true})
+		num := func(k string, limit float64, dst func(float64)) {
+			switch v := t.RawGetString(k).(type) {
+			case lua.LNumber:
+				if float64(v) < 0 || float64(v) > limit {
+					raise(L, "umad.send", "addr.%s %v out of range 0..%v", k, v, limit)
+				}
+				dst(float64(v))
+			case *lua.LNilType:
+			default:
+				raise(L, "umad.send", "addr.%s: number expected, got %s", k, v.Type())
+			}
+		}
+		num("lid", 0xffff, func(v float64) { addr.LID = uint16(v) })
+		num("qpn", 0xffffff, func(v float64) { addr.QPN = uint32(v) })
+		num("qkey", 0xffffffff, func(v float64) { addr.QKey = uint32(v) })
+		num("sl", 15, func(v float64) { addr.SL = uint8(v) })
+		num("pkey_index", 0xffff, func(v float64) { addr.PKeyIndex = uint16(v) })
+	}
+	if err := u.p.Send(L.Context(), agent, data, addr, timeout, retries); err != nil {
+		raiseErrno(L, "umad.send", err)
+	}
+	return 0
+}
+
+func umadRecv(_ *Env, L *lua.LState) int {
+	u := checkPort(L, 1, "recv")
+	timeout := L.CheckInt(2)
+	length := int(optUint(L, 3, 1<<20, 1<<30))
+	pkt, err := u.p.Recv(L.Context(), length, timeout)
+	if errors.Is(err, syscall.ETIMEDOUT) || errors.Is(err, syscall.EAGAIN) {
+		L.Push(lua.LNil)
+		return 1
+	}
+	if err != nil {
+		raiseErrno(L, "umad.recv", err)
+	}
+	L.Push(lua.LString(pkt.Data))
+	L.Push(lua.LNumber(pkt.Agent))
+	L.Push(lua.LNumber(pkt.Status))
+	at := L.CreateTable(0, 5)
+	at.RawSetString("lid", lua.LNumber(pkt.Addr.LID))
+	at.RawSetString("qpn", lua.LNumber(pkt.Addr.QPN))
+	at.RawSetString("sl", lua.LNumber(pkt.Addr.SL))
+	at.RawSetString("pkey_index", lua.LNumber(pkt.Addr.PKeyIndex))
+	L.Push(at)
+	return 4
+}
+
+func umadPoll(_ *Env, L *lua.LState) int {
+	u := checkPort(L, 1, "poll")
+	err := u.p.Poll(L.Context(), L.CheckInt(2))
+	if errors.Is(err, syscall.ETIMEDOUT) || errors.Is(err, syscall.EAGAIN) {
+		L.Push(lua.LFalse)
+		return 1
+	}
+	if err != nil {
+		raiseErrno(L, "umad.poll", err)
+	}
+	L.Push(lua.LTrue)
+	return 1
+}
+
+func umadSize(_ *Env, L *lua.LState) int {
+	L.Push(lua.LNumber(64))
+	return 1
+}
+
+// raiseErrno raises "fn: ERRNO: message" so scripts can match the errno.
+func raiseErrno(L *lua.LState, fn string, err error) {
+	for _, e := range []syscall.Errno{syscall.ENOSPC, syscall.EINVAL, syscall.ENOMEM, syscall.ETIMEDOUT, syscall.EAGAIN, syscall.EIO} {
+		if errors.Is(err, e) {
+			raise(L, fn, "%s: %v", errnoName(e), err)
+		}
+	}
+	raise(L, fn, "%v", err)
+}
+
+func errnoName(e syscall.Errno) string {
+	switch e {
+	case syscall.ENOSPC:
+		return "ENOSPC"
+	case syscall.EINVAL:
+		return "EINVAL"
+	case syscall.ENOMEM:
+		return "ENOMEM"
+	case syscall.ETIMEDOUT:
+		return "ETIMEDOUT"
+	case syscall.EAGAIN:
+		return "EAGAIN"
+	case syscall.EIO:
+		return "EIO"
+	}
+	return e.Error()
+}

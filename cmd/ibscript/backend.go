@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/sim"
+)
+
+// backend is an open fabric, the local port the session runs on, and the
+// session.
+type backend struct {
+	fab  fabric.Fabric
+	tr   fabric.Transport
+	sess *engine.Session
+}
+
+func (b *backend) Close() error {
+	var errs []error
+	if b.sess != nil {
+		errs = append(errs, b.sess.Close())
+	} else if b.tr != nil {
+		errs = append(errs, b.tr.Close())
+	}
+	if b.fab != nil {
+		errs = append(errs, b.fab.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// hasKernelPorts reports whether sysfs lists umad ports, as libibumad's
+// enumeration would find them.
+func hasKernelPorts(fsys fs.FS) bool {
+	ents, err := fs.ReadDir(fsys, "sys/class/infiniband_mad")
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "umad") {
+			return true
+		}
+	}
+	return false
+}
+
+// openBackend is the only place ibscript picks a backend.
+func openBackend(ctx context.Context, c *config, stderr io.Writer) (*backend, error) {
+	uri := c.fabricURI
+	scheme, rest, _ := strings.Cut(uri, ":")
+	switch scheme {
+	case "auto", "":
+		if hasKernelPorts(os.DirFS("/")) {
+			return nil, errors.New("--fabric auto: this host has InfiniBand ports, but the kernel (umad) backend is not implemented yet; use --fabric sim:PATH or sim: for a simulated fabric")
+		}
+		fmt.Fprintf(stderr, "ibscript: no InfiniBand ports on this host; using the embedded simulated fabric (bundled topology %s). --fabric selects another.\n", sim.DefaultTopology)
+		return openSim(ctx, c, "", url.Values{})
+	case "sim":
+		path, query, _ := strings.Cut(rest, "?")
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			return nil, fmt.Errorf("--fabric %s: bad query: %v", uri, err)
+		}
+		return openSim(ctx, c, path, q)
+	case "umad":
+		return nil, fmt.Errorf("--fabric %s: the kernel (umad) backend is not implemented yet", uri)
+	case "ibsim":
+		return nil, fmt.Errorf("--fabric %s: the ibsim backend is not implemented yet", uri)
+	}
+	return nil, fmt.Errorf("--fabric %s: unknown backend %q (want auto, sim:, umad: or ibsim:)", uri, scheme)
+}
+
+func openSim(ctx context.Context, c *config, path string, q url.Values) (*backend, error) {
+	opts := &sim.Options{}
+	node, port := q.Get("node"), 0
+	for k := range q {
+		switch k {
+		case "node":
+		case "port":
+			p, err := strconv.Atoi(q.Get("port"))
+			if err != nil || p < 0 || p > 254 {
+				return nil, fmt.Errorf("--fabric %s: bad port %q", c.fabricURI, q.Get("port"))
+			}
+			port = p
+		case "bare":
+			b, err := strconv.ParseBool(q.Get("bare"))
+			if err != nil {
+				return nil, fmt.Errorf("--fabric %s: bad bare value %q", c.fabricURI, q.Get("bare"))
+			}
+			opts.Bare = b
+		case "sm":
+			opts.SMNode = q.Get("sm")
+		default:
+			return nil, fmt.Errorf("--fabric %s: unknown option %q (want node, port, bare, sm)", c.fabricURI, k)
+		}
+	}
+	var (
+		f   *sim.Fabric
+		err error
+	)
+	if path == "" {
+		f, err = sim.Default(opts)
+	} else {
+		f, err = sim.Load(path, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	b := &backend{fab: f}
+	b.tr, err = f.Open(ctx, node, port)
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("--fabric %s: %w", c.fabricURI, err)
+	}
+	b.sess, err = engine.New(b.tr, &engine.Options{Timeout: c.timeout, Retries: c.retries})
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}

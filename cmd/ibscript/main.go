@@ -1,0 +1,195 @@
+// Command ibscript is a Lua-scriptable host for InfiniBand management
+// datagrams: it runs fabric validation plans, one-line chunks and an
+// interactive REPL against real HCAs, ibsim, or a fabric simulated inside
+// the process.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Exit codes (DESIGN.md "Output").
+const (
+	exitOK     = 0 // everything passed
+	exitFailed = 1 // a check failed
+	exitError  = 2 // the run itself failed: bad script, bad flags, unreachable fabric
+)
+
+var version = "0.1.0-dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// config is what the command line says, whatever the order of its flags.
+type config struct {
+	fabricURI string
+	chunk     string
+	hasChunk  bool
+	format    string
+	timeout   time.Duration
+	retries   int
+	help      bool
+	version   bool
+	cmd       string   // "", "run", "discover", "repl", "help"
+	args      []string // positional arguments after the subcommand
+}
+
+const usage = `usage: ibscript [flags] [command] [args]
+
+Commands:
+  (none)              open the interactive REPL (or run -e CHUNK)
+  run FILE [ARGS...]  run a Lua script or validation plan; ARGS are in the
+                      script's global 'arg' table
+  discover            discover the fabric and print it
+  help [COMMAND]      show help
+
+Flags (before or after the command):
+  --fabric URI    backend: auto (default), sim:PATH, sim: (bundled topology),
+                  umad:[CA/PORT], ibsim:[SOCKNAME][?node=NAME]
+                  sim: takes ?node=NAME&port=N to attach elsewhere and
+                  ?bare=1 to start the fabric with no SM configuration
+  -e CHUNK        run the Lua chunk and exit
+  --format FMT    discover output: ibnetdiscover (default), list
+  --timeout DUR   per-try MAD timeout (default 100ms)
+  --retries N     MAD retries after the first try (default 3)
+  --version       print the version
+  -h, --help      show help
+
+Exit status: 0 all passed, 1 a check failed, 2 the run failed.
+`
+
+var commandHelp = map[string]string{
+	"run": `usage: ibscript run [flags] FILE [ARGS...]
+
+Runs the Lua script FILE against the fabric. The script sees its arguments
+in the global table 'arg' (arg[0] is FILE) and the modules umad, smp, perf
+and fabric. os.exit(n) ends the run with status n; an error in the script
+ends it with status 2 and a traceback.
+`,
+	"discover": `usage: ibscript discover [flags]
+
+Discovers the fabric by directed route from the local port and prints it.
+  --format ibnetdiscover   ibnetdiscover's topology format (default)
+  --format list            one line per node
+`,
+	"repl": `usage: ibscript [flags]
+
+Opens the interactive REPL. Expressions print their value; a chunk that is
+not complete continues on the next line. Tab completes module, function and
+field names; Ctrl-C cancels the running call; Ctrl-D exits. History is kept
+in $XDG_CONFIG_HOME/ibscript/history; lines starting with a space are not
+recorded.
+`,
+}
+
+func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("ibscript", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	fs.StringVar(&c.fabricURI, "fabric", "auto", "")
+	fs.Func("e", "", func(s string) error { c.chunk, c.hasChunk = s, true; return nil })
+	fs.StringVar(&c.format, "format", "ibnetdiscover", "")
+	fs.DurationVar(&c.timeout, "timeout", 100*time.Millisecond, "")
+	fs.IntVar(&c.retries, "retries", 3, "")
+	fs.BoolVar(&c.help, "help", false, "")
+	fs.BoolVar(&c.help, "h", false, "")
+	fs.BoolVar(&c.version, "version", false, "")
+	return fs
+}
+
+// parseArgs accepts flags anywhere before a "--": positional arguments are
+// collected in order, the first naming the command.
+func parseArgs(argv []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := newFlagSet(c, stderr)
+	var pos []string
+	rest := argv
+	for {
+		if err := fs.Parse(rest); err != nil {
+			return nil, err
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if rest[0] == "--" {
+			pos = append(pos, rest[1:]...)
+			break
+		}
+		pos = append(pos, rest[0])
+		rest = rest[1:]
+		// After a script file, everything is the script's: flags that
+		// ibscript knows are still taken (ibscript run --fabric X f.lua
+		// and ibscript run f.lua --fabric X both work).
+	}
+	if len(pos) > 0 {
+		switch pos[0] {
+		case "run", "discover", "repl", "help":
+			c.cmd, pos = pos[0], pos[1:]
+		default:
+			return nil, fmt.Errorf("unknown command %q (want run, discover or help)", pos[0])
+		}
+	}
+	c.args = pos
+	return c, nil
+}
+
+func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c, err := parseArgs(argv, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "ibscript: %v\n%s", err, "run 'ibscript --help' for usage\n")
+		return exitError
+	}
+	if c.version {
+		fmt.Fprintf(stdout, "ibscript %s\n", version)
+		return exitOK
+	}
+	if c.cmd == "help" || c.help {
+		topic := c.cmd
+		if c.cmd == "help" && len(c.args) > 0 {
+			topic = c.args[0]
+		}
+		if h, ok := commandHelp[topic]; ok {
+			fmt.Fprint(stdout, h)
+		} else {
+			fmt.Fprint(stdout, usage)
+		}
+		return exitOK
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+
+	switch {
+	case c.cmd == "run":
+		if len(c.args) == 0 {
+			fmt.Fprint(stderr, "ibscript run: missing script file\n", commandHelp["run"])
+			return exitError
+		}
+		return runScript(ctx, c, stdout, stderr)
+	case c.cmd == "discover":
+		return runDiscover(ctx, c, stdout, stderr)
+	case c.hasChunk:
+		return runChunk(ctx, c, stdout, stderr)
+	default:
+		if len(c.args) > 0 {
+			fmt.Fprintf(stderr, "ibscript: unexpected arguments %s\n", strings.Join(c.args, " "))
+			return exitError
+		}
+		return runREPL(ctx, c, stdin, stdout, stderr)
+	}
+}

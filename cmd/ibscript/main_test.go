@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// ibscript runs the command in-process and returns its exit status and
+// output.
+func ibscript(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(args, strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+const topologies = "../../tests/topologies/"
+
+func TestValidateDefaultFabric(t *testing.T) {
+	code, out, errOut := ibscript(t, "run", "../../scripts/validate.lua")
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "embedded simulated fabric") {
+		t.Errorf("auto fell back to the simulator without saying so on stderr: %q", errOut)
+	}
+	if !regexp.MustCompile(`\d+ checks passed, 0 failed`).MatchString(out) {
+		t.Errorf("report has no summary line:\n%s", out)
+	}
+}
+
+func TestValidatePlantedFault(t *testing.T) {
+	code, out, errOut := ibscript(t, "run", "--fabric", "sim:"+topologies+"net.2sw2path4hca-faulty", "../../scripts/validate.lua")
+	if code != exitFailed {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		`FAIL  partners enable the same`,
+		`"Switch1" port 3 <-> "Switch2" port 3|Switch1 port 3 <-> Switch2 port 3`,
+		`Hca3 port 1`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "PASS  links ACTIVE") {
+		t.Errorf("links should still be ACTIVE:\n%s", out)
+	}
+}
+
+func TestChunkPrintsNodeCount(t *testing.T) {
+	for _, args := range [][]string{
+		{"--fabric", "sim:" + topologies + "net.2sw2path4hca", "-e", "print(#fabric.discover().nodes)"},
+		{"-e", "print(#fabric.discover().nodes)", "--fabric", "sim:" + topologies + "net.2sw2path4hca"},
+	} {
+		code, out, errOut := ibscript(t, args...)
+		if code != exitOK || out != "6\n" {
+			t.Errorf("ibscript %q: exit %d, stdout %q, stderr %q; want 0 and \"6\\n\"", args, code, out, errOut)
+		}
+	}
+}
+
+func TestFlagsAfterCommand(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "count.lua")
+	if err := os.WriteFile(script, []byte("print(#fabric.discover().nodes, arg[1])\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := ibscript(t, "run", "--fabric", "sim:"+topologies+"net.2sw2path4hca", script, "x")
+	if code != exitOK || out != "6\tx\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, _ = ibscript(t, "run", script, "--fabric", "sim:"+topologies+"net.2sw2path4hca")
+	if code != exitOK || !strings.HasPrefix(out, "6\t") {
+		t.Fatalf("flag after the script: exit %d, stdout %q", code, out)
+	}
+}
+
+func TestScriptErrorsExit2WithLocation(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "bad.lua")
+	os.WriteFile(script, []byte("local x = 1\nsmp.portinfo(\"lid:nope\")\n"), 0o644)
+	code, _, errOut := ibscript(t, "run", "--fabric", "sim:"+topologies+"net.2sw2path4hca", script)
+	if code != exitError {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	if !strings.Contains(errOut, "bad.lua:2:") || !strings.Contains(errOut, "smp.portinfo") || !strings.Contains(errOut, "nope") {
+		t.Errorf("error should name file:line, function and the bad target:\n%s", errOut)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--no-such-flag"},
+		{"frobnicate"},
+		{"--fabric", "nope:x", "-e", "print(1)"},
+		{"--fabric", "sim:/no/such/file", "-e", "print(1)"},
+		{"run"},
+	} {
+		code, _, errOut := ibscript(t, args...)
+		if code != exitError || errOut == "" {
+			t.Errorf("ibscript %q: exit %d, stderr %q; want 2 and a message", args, code, errOut)
+		}
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"help"}, {"run", "--help"}, {"discover", "-h"}, {"help", "run"}} {
+		code, out, _ := ibscript(t, args...)
+		if code != exitOK || !strings.Contains(out, "usage: ibscript") {
+			t.Errorf("ibscript %q: exit %d, stdout %q", args, code, out)
+		}
+	}
+	code, out, _ := ibscript(t, "--version")
+	if code != exitOK || !strings.HasPrefix(out, "ibscript ") {
+		t.Errorf("--version: exit %d, %q", code, out)
+	}
+}
+
+func TestDiscoverIBNetDiscoverFormat(t *testing.T) {
+	code, out, errOut := ibscript(t, "discover", "--fabric", "sim:"+topologies+"net.2sw2path4hca")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"Switch\t8 \"S-0000000000200000\"\t\t# \"Switch1\" base port 0 lid 1 lmc 0\n",
+		"[1](100001) \t\"S-0000000000200000\"[1]\t\t# lid 2 lmc 0 \"Switch1\" lid 1 4xSDR\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestEvaluator(t *testing.T) {
+	c := &config{fabricURI: "sim:" + topologies + "net.2sw2path4hca"}
+	b, L, env, err := newLua(context.Background(), c, &bytes.Buffer{}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeLua(b, L, env)
+	ev := &evaluator{L: L}
+	ctx := t.Context()
+
+	if out, err := ev.Eval(ctx, "1 + 1"); err != nil || out != "2" {
+		t.Errorf("expression: %q, %v", out, err)
+	}
+	if _, err := ev.Eval(ctx, "function f(x)"); err != errIncomplete {
+		t.Errorf("incomplete chunk: %v, want errIncomplete", err)
+	}
+	if _, err := ev.Eval(ctx, "function f(x)\n  return x * 2\nend"); err != nil {
+		t.Errorf("multi-line definition: %v", err)
+	}
+	if out, err := ev.Eval(ctx, "f(21)"); err != nil || out != "42" {
+		t.Errorf("call: %q, %v", out, err)
+	}
+	out, err := ev.Eval(ctx, `smp.nodeinfo("lid:1")`)
+	if err != nil || !strings.HasPrefix(out, "NodeInfo\n") || !strings.Contains(out, "node_guid") {
+		t.Errorf("nodeinfo: %q, %v", out, err)
+	}
+	if got := completions(L, "x = smp.por"); len(got) != 1 || got[0] != "x = smp.portinfo" {
+		t.Errorf("completion of smp.por: %q", got)
+	}
+	if got := completions(L, "fab"); len(got) != 1 || got[0] != "fabric" {
+		t.Errorf("completion of fab: %q", got)
+	}
+	ctx2, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := ev.Eval(ctx2, "while true do end"); err == nil {
+		t.Error("cancelled evaluation returned no error")
+	}
+}

@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/peterh/liner"
+
+	"github.com/ibscript/ibscript/bindings"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// errIncomplete is returned by Eval for a chunk that needs more lines.
+var errIncomplete = errors.New("incomplete chunk")
+
+// evaluator runs REPL chunks in one LState. It is kept apart from liner so
+// tests drive it without a terminal. Owned by the REPL goroutine.
+type evaluator struct {
+	L *lua.LState
+}
+
+// Eval runs chunk and returns what it evaluates to, rendered for people.
+// An expression is tried first ("return " + chunk), so "1+1" prints 2.
+// A chunk that ends before its syntax does returns errIncomplete.
+func (ev *evaluator) Eval(ctx context.Context, chunk string) (string, error) {
+	L := ev.L
+	fn, err := L.Load(strings.NewReader("return "+chunk), "=stdin")
+	if err != nil {
+		fn, err = L.Load(strings.NewReader(chunk), "=stdin")
+		if err != nil {
+			if incomplete(err) {
+				return "", errIncomplete
+			}
+			return "", err
+		}
+	}
+	prev := L.Context()
+	L.SetContext(ctx)
+	defer L.SetContext(prev)
+	top := L.GetTop()
+	if err := callWithTrace(L, fn); err != nil {
+		L.SetTop(top)
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", err
+	}
+	n := L.GetTop() - top
+	vals := make([]string, 0, n)
+	for i := 1; i <= n; i++ {
+		vals = append(vals, render(L, L.Get(top+i), 0))
+	}
+	L.SetTop(top)
+	return strings.Join(vals, "\t"), nil
+}
+
+// incomplete reports whether a parse error is the chunk ending early.
+func incomplete(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "near 'EOF'") || strings.Contains(s, "at EOF") || strings.Contains(s, "unexpected EOF")
+}
+
+// render shows a value as the REPL prints it: tostring for values with a
+// __tostring metamethod (decoded attributes, nodes), a short literal form
+// for plain tables.
+func render(L *lua.LState, v lua.LValue, depth int) string {
+	t, ok := v.(*lua.LTable)
+	if !ok {
+		if s, ok := v.(lua.LString); ok && depth > 0 {
+			return fmt.Sprintf("%q", string(s))
+		}
+		return L.ToStringMeta(v).String()
+	}
+	if mt, ok := L.GetMetatable(t).(*lua.LTable); ok && mt.RawGetString("__tostring") != lua.LNil {
+		return L.ToStringMeta(v).String()
+	}
+	if depth >= 2 {
+		return fmt.Sprintf("{...%d}", t.Len())
+	}
+	var parts []string
+	n := t.Len()
+	const maxItems = 16
+	for i := 1; i <= n && i <= maxItems; i++ {
+		parts = append(parts, render(L, t.RawGetInt(i), depth+1))
+	}
+	if n > maxItems {
+		parts = append(parts, fmt.Sprintf("... (%d items)", n))
+	}
+	var keys []string
+	vals := map[string]lua.LValue{}
+	t.ForEach(func(k, val lua.LValue) {
+		if kn, ok := k.(lua.LNumber); ok && float64(kn) >= 1 && float64(kn) <= float64(n) && float64(kn) == float64(int(kn)) {
+			return
+		}
+		ks := k.String()
+		if _, ok := k.(lua.LString); !ok {
+			ks = "[" + ks + "]"
+		}
+		keys = append(keys, ks)
+		vals[ks] = val
+	})
+	sort.Strings(keys)
+	for i, k := range keys {
+		if i == maxItems {
+			parts = append(parts, fmt.Sprintf("... (%d keys)", len(keys)))
+			break
+		}
+		parts = append(parts, k+" = "+render(L, vals[k], depth+1))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// completions returns the completions of the dotted name that ends line,
+// looked up with RawGet only: no function or metamethod runs.
+func completions(L *lua.LState, line string) []string {
+	start := len(line)
+	for start > 0 {
+		c := line[start-1]
+		if c == '.' || c == ':' || c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			start--
+			continue
+		}
+		break
+	}
+	head, word := line[:start], line[start:]
+	parts := strings.FieldsFunc(word, func(r rune) bool { return r == '.' || r == ':' })
+	if strings.HasSuffix(word, ".") || strings.HasSuffix(word, ":") || word == "" {
+		parts = append(parts, "")
+	}
+	var tbl lua.LValue = L.G.Global
+	prefix := ""
+	for _, p := range parts[:len(parts)-1] {
+		t, ok := tbl.(*lua.LTable)
+		if !ok {
+			return nil
+		}
+		tbl = t.RawGetString(p)
+		prefix += p + "."
+	}
+	if i := strings.LastIndexAny(word, ".:"); i >= 0 {
+		prefix = word[:i+1]
+	}
+	last := parts[len(parts)-1]
+	t, ok := tbl.(*lua.LTable)
+	if !ok {
+		return nil
+	}
+	var out []string
+	t.ForEach(func(k, v lua.LValue) {
+		ks, ok := k.(lua.LString)
+		if !ok || !strings.HasPrefix(string(ks), last) {
+			return
+		}
+		out = append(out, head+prefix+string(ks))
+	})
+	sort.Strings(out)
+	return out
+}
+
+func historyPath() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "ibscript", "history")
+}
+
+// appendHistory adds one accepted chunk to the history file (mode 0600).
+func appendHistory(path, chunk string) {
+	if path == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, strings.ReplaceAll(chunk, "\n", " "))
+}
+
+func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writer) int {
+	b, L, env, err := newLua(ctx, c, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript: %v\n", err)
+		return exitError
+	}
+	defer closeLua(b, L, env)
+
+	ln := liner.NewLiner()
+	defer ln.Close()
+	ln.SetCtrlCAborts(true)
+	ln.SetMultiLineMode(true)
+	ln.SetCompleter(func(line string) []string { return completions(L, line) })
+	hist := historyPath()
+	if f, err := os.Open(hist); err == nil {
+		ln.ReadHistory(f)
+		f.Close()
+	}
+
+	// One process-wide signal goroutine cancels the running evaluation.
+	var (
+		mu     sync.Mutex
+		cancel context.CancelFunc
+	)
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt)
+	defer signal.Stop(sigc)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case <-sigc:
+				mu.Lock()
+				if cancel != nil {
+					cancel()
+				}
+				mu.Unlock()
+			case <-done:
+				return
+			}
+		}
+	}()
+
+	fmt.Fprintf(stdout, "ibscript %s on %s. Ctrl-D exits, Tab completes.\n", version, b.tr.Port().CAName)
+	ev := &evaluator{L: L}
+	var chunk strings.Builder
+	for {
+		prompt := "> "
+		if chunk.Len() > 0 {
+			prompt = ">> "
+		}
+		line, err := ln.Prompt(prompt)
+		if errors.Is(err, liner.ErrPromptAborted) {
+			chunk.Reset()
+			continue
+		}
+		if err != nil { // io.EOF: Ctrl-D
+			fmt.Fprintln(stdout)
+			return exitOK
+		}
+		if chunk.Len() > 0 {
+			chunk.WriteByte('\n')
+		}
+		chunk.WriteString(line)
+		src := chunk.String()
+		if strings.TrimSpace(src) == "" {
+			chunk.Reset()
+			continue
+		}
+		evalCtx, cancelEval := context.WithCancel(ctx)
+		mu.Lock()
+		cancel = cancelEval
+		mu.Unlock()
+		out, err := ev.Eval(evalCtx, src)
+		mu.Lock()
+		cancel = nil
+		mu.Unlock()
+		cancelEval()
+		if errors.Is(err, errIncomplete) {
+			continue
+		}
+		chunk.Reset()
+		if !strings.HasPrefix(src, " ") {
+			ln.AppendHistory(strings.ReplaceAll(src, "\n", " "))
+			appendHistory(hist, src)
+		}
+		switch {
+		case errors.Is(err, context.Canceled):
+			fmt.Fprintln(stderr, "interrupted")
+		case err != nil:
+			if code, ok := bindings.AsExit(err); ok {
+				return code
+			}
+			fmt.Fprintln(stderr, shortTrace(err))
+		case out != "":
+			fmt.Fprintln(stdout, out)
+		}
+	}
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/bindings"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// newLua opens the backend and a Lua state on it.
+func newLua(ctx context.Context, c *config, stdout, stderr io.Writer) (*backend, *lua.LState, *bindings.Env, error) {
+	b, err := openBackend(ctx, c, stderr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	L, env, err := bindings.NewState(ctx, &bindings.Options{Session: b.sess, Fabric: b.fab, Stdout: stdout})
+	if err != nil {
+		b.Close()
+		return nil, nil, nil, err
+	}
+	return b, L, env, nil
+}
+
+func closeLua(b *backend, L *lua.LState, env *bindings.Env) {
+	env.Close()
+	L.Close()
+	b.Close()
+}
+
+// scriptStatus turns the outcome of a script into an exit status, printing
+// errors with their traceback.
+func scriptStatus(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	if code, ok := bindings.AsExit(err); ok {
+		return code
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "ibscript: interrupted")
+		return exitError
+	}
+	fmt.Fprintf(stderr, "ibscript: %s\n", shortTrace(err))
+	return exitError
+}
+
+// shortTrace keeps a Lua error's message and the Lua frames of its
+// traceback, dropping gopher-lua's Go-function frames.
+func shortTrace(err error) string {
+	var ae *lua.ApiError
+	if !errors.As(err, &ae) {
+		return err.Error()
+	}
+	msg := ae.Object.String()
+	if ae.StackTrace == "" {
+		return msg
+	}
+	var b strings.Builder
+	b.WriteString(msg)
+	for _, line := range strings.Split(ae.StackTrace, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "[G]:") {
+			continue
+		}
+		b.WriteString("\n\t")
+		b.WriteString(t)
+	}
+	return b.String()
+}
+
+// callWithTrace runs fn (already pushed with its args) with a traceback
+// handler, so errors name file:line and the calling frames.
+func callWithTrace(L *lua.LState, fn *lua.LFunction, args ...lua.LValue) error {
+	L.Push(fn)
+	for _, a := range args {
+		L.Push(a)
+	}
+	return L.PCall(len(args), lua.MultRet, nil)
+}
+
+func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
+	file := c.args[0]
+	src, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript run: %v\n", err)
+		return exitError
+	}
+	b, L, env, err := newLua(ctx, c, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript: %v\n", err)
+		return exitError
+	}
+	defer closeLua(b, L, env)
+	argt := L.NewTable()
+	argt.RawSetInt(0, lua.LString(file))
+	for i, a := range c.args[1:] {
+		argt.RawSetInt(i+1, lua.LString(a))
+	}
+	L.SetGlobal("arg", argt)
+	fn, err := L.Load(strings.NewReader(stripShebang(string(src))), file)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript: %v\n", err)
+		return exitError
+	}
+	return scriptStatus(callWithTrace(L, fn), stderr)
+}
+
+// stripShebang blanks a leading #! line (keeping line numbers) so scripts
+// can be executable.
+func stripShebang(s string) string {
+	if strings.HasPrefix(s, "#!") {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			return "--" + s[2:]
+		}
+		return ""
+	}
+	return s
+}
+
+func runChunk(ctx context.Context, c *config, stdout, stderr io.Writer) int {
+	b, L, env, err := newLua(ctx, c, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript: %v\n", err)
+		return exitError
+	}
+	defer closeLua(b, L, env)
+	fn, err := L.Load(strings.NewReader(c.chunk), "=(command line)")
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript: %v\n", err)
+		return exitError
+	}
+	return scriptStatus(callWithTrace(L, fn), stderr)
+}
+
+func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) int {
+	b, err := openBackend(ctx, c, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript: %v\n", err)
+		return exitError
+	}
+	defer b.Close()
+	d, err := b.sess.Discover(ctx, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript discover: %v\n", err)
+		return exitError
+	}
+	switch c.format {
+	case "ibnetdiscover", "":
+		err = topo.WriteIBNetDiscover(stdout, d.Fabric, nil)
+	case "list":
+		for _, n := range d.Fabric.Nodes {
+			lid := 0
+			if p := firstLID(n); p != nil {
+				lid = int(p.LID)
+			}
+			_, err = fmt.Fprintf(stdout, "%-6s 0x%016x ports %3d lid %5d %q\n", n.Type, n.GUID, n.NumPorts, lid, n.Desc)
+			if err != nil {
+				break
+			}
+		}
+	default:
+		fmt.Fprintf(stderr, "ibscript discover: unknown --format %q (want ibnetdiscover or list)\n", c.format)
+		return exitError
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript discover: %v\n", err)
+		return exitError
+	}
+	for _, te := range d.Errors {
+		fmt.Fprintf(stderr, "ibscript discover: %s: %v\n", te.Path, te.Err)
+	}
+	if len(d.Errors) > 0 {
+		return exitFailed
+	}
+	return exitOK
+}
+
+func firstLID(n *topo.Node) *topo.Port {
+	for _, p := range n.Ports {
+		if p != nil && p.LID != 0 {
+			return p
+		}
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+--! topology: net.2sw2path4hca
+-- The seed-level umad calls: open a port, register an agent, send a MAD,
+-- receive its response or its timeout, poll.
+
+local function u32be(n)
+  return string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256,
+    math.floor(n / 256) % 256, n % 256)
+end
+
+-- a LID-routed SMP Get NodeInfo, 256 bytes
+local function nodeinfo_get(tid)
+  return string.char(1, 0x01, 1, 0x01) .. string.rep("\0", 4) .. u32be(0) .. u32be(tid)
+    .. string.char(0x00, 0x11, 0, 0) .. u32be(0) .. string.rep("\0", 256 - 24)
+end
+
+function test_get_port(t)
+  local p = umad.get_port()
+  if p.base_lid == 0 or p.state ~= 4 then t:fatal("base_lid " .. p.base_lid .. " state " .. p.state) end
+  umad.release_port(p)
+  if umad.size() ~= 64 then t:fatal("umad.size " .. umad.size()) end
+end
+
+function test_send_recv_response(t)
+  local port = umad.open_port()
+  local agent = umad.register_agent(port, 0x01, 1)
+  umad.send(port, agent, nodeinfo_get(0x1234), 100, 2, { lid = 2 })
+  if not umad.poll(port, 1000) then t:fatal("poll: nothing ready") end
+  local mad, got_agent, status, addr = umad.recv(port, 1000)
+  if not mad then t:fatal("recv: timeout") end
+  if got_agent ~= agent or status ~= 0 then t:fatal("agent " .. got_agent .. " status " .. status) end
+  if #mad ~= 256 or mad:byte(4) ~= 0x81 then t:fatal("not a GetResp: method " .. mad:byte(4)) end
+  if addr.lid ~= 2 then t:fatal("source lid " .. addr.lid) end
+  port:close()
+end
+
+function test_timeout_comes_back_with_status(t)
+  local port = umad.open_port()
+  local agent = umad.register_agent(port, 0x01, 1)
+  umad.send(port, agent, nodeinfo_get(0x77), 10, 1, { lid = 999 })
+  local mad, _, status = umad.recv(port, 2000)
+  if not mad then t:fatal("no timeout completion") end
+  if status ~= 110 then t:fatal("status " .. status) end
+  -- the low 32 bits of the TID are the caller's
+  if mad:sub(13, 16) ~= u32be(0x77) then t:fatal("TID not kept") end
+  umad.close_port(port)
+end
+
+function test_recv_nonblocking_and_errors(t)
+  local port = umad.open_port()
+  if umad.recv(port, 0) ~= nil then t:fatal("recv on an empty port returned a MAD") end
+  if umad.poll(port, 10) then t:fatal("poll on an empty port said ready") end
+  expect_error("umad.recv: EINVAL", umad.recv, port, 0, 100)
+  expect_error("bad argument #1 .*umad.port expected", umad.recv, 5, 0)
+  port:close()
+  expect_error("umad.recv: port is closed", umad.recv, port, 0)
+end
+
+function test_agent_limits(t)
+  local port = umad.open_port()
+  umad.register_agent(port, 0x04, 1, 0, { 0x01 })
+  expect_error("umad.register_agent: EINVAL", umad.register_agent, port, 0x04, 1, 0, { 0x01 })
+  for i = 2, 32 do umad.register_agent(port, 0, 0) end
+  expect_error("umad.register_agent: ENOMEM", umad.register_agent, port, 0, 0)
+  port:close()
+end
