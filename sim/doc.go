@@ -46,8 +46,7 @@
 //
 // # Differences from ibsim
 //
-// See the README of this package's tests and the comments on Options: in
-// short, the directed-route rules are those of Linux smi.c (a CA discards a
+// The directed-route rules are those of Linux smi.c (a CA discards a
 // path whose first hop is not its own port; ibsim follows it), DrSLID
 // LID-routed first legs are supported (ibsim refuses them), DR SMPs with a
 // non-permissive DrDLID are dropped, Set on Get-only attributes answers

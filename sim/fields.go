@@ -17,7 +17,11 @@ var (
 	niPortGUID     mad.Field
 	niLocalPortNum mad.Field
 	piLocalPortNum mad.Field
-	ndNodeString   mad.Field
+
+	// PortInfo fields the SM's configuration writes.
+	piLID, piLMC, piMasterSMLID, piGIDPrefix, piPortState mad.Field
+	piPortPhysicalState, piHOQLife, piCapabilityMask      mad.Field
+	ndNodeString                                          mad.Field
 
 	pcPortSelect, pcCounterSelect, pcCounterSelect2    mad.Field
 	pcePortSelect, pceCounterSelect, pceCounterSelect2 mad.Field
@@ -42,6 +46,14 @@ func init() {
 	niPortGUID = get(&smp.NodeInfoLayout, "PortGUID")
 	niLocalPortNum = get(&smp.NodeInfoLayout, "LocalPortNum")
 	piLocalPortNum = get(&smp.PortInfoLayout, "LocalPortNum")
+	piLID = get(&smp.PortInfoLayout, "LID")
+	piLMC = get(&smp.PortInfoLayout, "LMC")
+	piMasterSMLID = get(&smp.PortInfoLayout, "MasterSMLID")
+	piGIDPrefix = get(&smp.PortInfoLayout, "GidPrefix")
+	piPortState = get(&smp.PortInfoLayout, "PortState")
+	piPortPhysicalState = get(&smp.PortInfoLayout, "PortPhysicalState")
+	piHOQLife = get(&smp.PortInfoLayout, "HOQLife")
+	piCapabilityMask = get(&smp.PortInfoLayout, "CapabilityMask")
 	ndNodeString = get(&smp.NodeDescriptionLayout, "NodeString")
 
 	pcPortSelect = get(&perf.PortCountersLayout, "PortSelect")
@@ -59,5 +71,9 @@ func init() {
 	for i, name := range pceNames {
 		pceFields[i] = get(&perf.PortCountersExtendedLayout, name)
 	}
-	layoutErr = errors.Join(errs...)
+	layoutErr = joinErr(layoutErr, errs)
+}
+
+func joinErr(err error, errs []error) error {
+	return errors.Join(append([]error{err}, errs...)...)
 }

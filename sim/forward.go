@@ -138,16 +138,16 @@ func (f *Fabric) cross(e *port, isSMP bool) *port {
 // the sender's rules of IBA 14.2.2 (Linux smi.c): mad-formats.md 6.1.
 func (f *Fabric) sendDR(src *port, lrhDLID uint16, t *txn) {
 	b := t.buf[:]
-	hc, hp := smp.HopCount(b), smp.HopPointer(b)
+	hc, hp := fHopCnt.u8(b), fHopPtr.u8(b)
 	if hc > smp.MaxHops {
 		return
 	}
 	n := src.node
-	if smp.Direction(b) {
+	if fDBit.get(b) {
 		f.drRespond(n, src, t) // an agent answering a DR SMP it received
 		return
 	}
-	if smp.DrSLID(b) != smp.PermissiveLID {
+	if fDrSLID.u16(b) != smp.PermissiveLID {
 		// A LID-routed first leg: the SMP goes unchanged to the switch
 		// at the LRH DLID, which starts the directed part.
 		t.slid = src.lid
@@ -156,7 +156,7 @@ func (f *Fabric) sendDR(src *port, lrhDLID uint16, t *txn) {
 	}
 	switch {
 	case hc > 0 && hp == 0:
-		e := int(smp.InitialPath(b)[1])
+		e := int(fInitPath.bytes(b)[1])
 		if n.typ == typeSwitch {
 			if e < 1 || e > n.numPorts {
 				return
@@ -164,13 +164,13 @@ func (f *Fabric) sendDR(src *port, lrhDLID uint16, t *txn) {
 		} else if e != src.num {
 			return // C14-9:1: the first hop must leave by the sending port
 		}
-		smp.SetHopPointer(b, 1)
+		fHopPtr.set8(b, 1)
 		f.traceHop(n, hp, b, e, "forward")
 		if r := f.cross(n.ports[e], true); r != nil {
 			f.drRecv(r.node, r, t)
 		}
 	case hp == hc:
-		smp.SetHopPointer(b, hc+1)
+		fHopPtr.set8(b, hc+1)
 		f.traceHop(n, hp, b, 0, "sma")
 		f.drSMA(n, src, t) // hop count 0: the local SMA
 	case hp == hc+1:
@@ -185,46 +185,46 @@ func (f *Fabric) sendDR(src *port, lrhDLID uint16, t *txn) {
 func (f *Fabric) drRecv(m *node, in *port, t *txn) {
 	b := t.buf[:]
 	for range 2*smp.MaxHops + 2 {
-		hc, hp := smp.HopCount(b), smp.HopPointer(b)
+		hc, hp := fHopCnt.u8(b), fHopPtr.u8(b)
 		if hc > smp.MaxHops {
 			return
 		}
 		sw := m.typ == typeSwitch
 		var out *port
 		hpIn := hp
-		if !smp.Direction(b) {
+		if !fDBit.get(b) {
 			switch {
 			case hc > 0 && hp == 0:
 				// The end of a LID-routed first leg: this switch starts
 				// the directed part.
-				if !sw || smp.DrSLID(b) == smp.PermissiveLID {
+				if !sw || fDrSLID.u16(b) == smp.PermissiveLID {
 					return
 				}
-				e := int(smp.InitialPath(b)[1])
+				e := int(fInitPath.bytes(b)[1])
 				if e < 1 || e > m.numPorts {
 					return
 				}
-				smp.SetHopPointer(b, 1)
+				fHopPtr.set8(b, 1)
 				out = m.ports[e]
 			case hp > 0 && hp < hc: // an intermediate hop
 				if !sw {
 					return
 				}
-				smp.ReturnPath(b)[hp] = uint8(in.num)
-				e := int(smp.InitialPath(b)[hp+1])
+				fRetPath.bytes(b)[hp] = uint8(in.num)
+				e := int(fInitPath.bytes(b)[hp+1])
 				if e < 1 || e > m.numPorts {
 					return
 				}
-				smp.SetHopPointer(b, hp+1)
+				fHopPtr.set8(b, hp+1)
 				out = m.ports[e]
 			case hp == hc: // the end of the directed part
 				if hc > 0 {
-					smp.ReturnPath(b)[hc] = uint8(in.num)
+					fRetPath.bytes(b)[hc] = uint8(in.num)
 				}
-				if smp.DrDLID(b) != smp.PermissiveLID {
+				if fDrDLID.u16(b) != smp.PermissiveLID {
 					return // LID-routed last legs are not supported
 				}
-				smp.SetHopPointer(b, hc+1)
+				fHopPtr.set8(b, hc+1)
 				f.traceHop(m, hpIn, b, 0, "sma")
 				f.drSMA(m, in, t)
 				return
@@ -243,15 +243,15 @@ func (f *Fabric) drRecv(m *node, in *port, t *txn) {
 				if !sw {
 					return
 				}
-				e := int(smp.ReturnPath(b)[hp-1])
+				e := int(fRetPath.bytes(b)[hp-1])
 				if e < 1 || e > m.numPorts {
 					return
 				}
-				smp.SetHopPointer(b, hp-1)
+				fHopPtr.set8(b, hp-1)
 				out = m.ports[e]
 			case hp == 1: // the start of the directed part
-				smp.SetHopPointer(b, 0)
-				if smp.DrSLID(b) == smp.PermissiveLID {
+				fHopPtr.set8(b, 0)
+				if fDrSLID.u16(b) == smp.PermissiveLID {
 					f.traceHop(m, hpIn, b, 0, "deliver")
 					f.deliver(m.endport(in), t)
 				} else if sw {
@@ -283,7 +283,7 @@ func (f *Fabric) drSMA(m *node, in *port, t *txn) {
 	st, act := f.sma(m, in, b)
 	switch act {
 	case actRespond:
-		smp.MakeGetResp(b, st)
+		makeResp(b, st)
 		f.drRespond(m, in, t)
 	case actDeliver:
 		f.deliverRequest(m.endport(in), m, in, t)
@@ -294,22 +294,22 @@ func (f *Fabric) drSMA(m *node, in *port, t *txn) {
 // in on port in: the responder's rules of mad-formats.md 6.1.
 func (f *Fabric) drRespond(m *node, in *port, t *txn) {
 	b := t.buf[:]
-	hc, hp := smp.HopCount(b), smp.HopPointer(b)
+	hc, hp := fHopCnt.u8(b), fHopPtr.u8(b)
 	switch {
 	case hc > smp.MaxHops:
 	case hc > 0 && hp == hc+1:
-		e := int(smp.ReturnPath(b)[hc])
+		e := int(fRetPath.bytes(b)[hc])
 		if e < 1 || e > m.numPorts {
 			return
 		}
-		smp.SetHopPointer(b, hc)
+		fHopPtr.set8(b, hc)
 		f.traceHop(m, hp, b, e, "forward")
 		if r := f.cross(m.ports[e], true); r != nil {
 			f.drRecv(r.node, r, t)
 		}
 	case hp == 1: // hop count 0: the requester is local
-		smp.SetHopPointer(b, 0)
-		if smp.DrSLID(b) == smp.PermissiveLID {
+		fHopPtr.set8(b, 0)
+		if fDrSLID.u16(b) == smp.PermissiveLID {
 			f.traceHop(m, hp, b, 0, "deliver")
 			f.deliver(m.endport(in), t)
 		} else if m.typ == typeSwitch {
@@ -323,7 +323,7 @@ func (f *Fabric) drRespond(m *node, in *port, t *txn) {
 func (f *Fabric) drLIDReturn(m *node, t *txn) {
 	p0 := m.ports[0]
 	t.slid = p0.lid
-	f.lidRoute(p0, smp.DrSLID(t.buf[:]), t)
+	f.lidRoute(p0, fDrSLID.u16(t.buf[:]), t)
 }
 
 // lidRoute sends a MAD from endport from to dlid through the switches'
@@ -405,7 +405,7 @@ func (f *Fabric) arrive(dst *port, t *txn) {
 	}
 	switch act {
 	case actRespond:
-		smp.MakeGetResp(b, st)
+		makeResp(b, st)
 		f.lidRespond(dst, t)
 	case actDeliver:
 		f.deliverRequest(dst, n, dst, t)
@@ -448,7 +448,7 @@ func (f *Fabric) deliverRequest(dst *port, m *node, in *port, t *txn) {
 	if meth := mad.MethodOf(b); meth != mad.MethodGet && meth != mad.MethodSet {
 		return
 	}
-	smp.MakeGetResp(b, mad.StatusMethodAttrUnsup)
+	makeResp(b, mad.StatusMethodAttrUnsup)
 	if mad.MgmtClassOf(b) == mad.ClassSubnDR {
 		f.drRespond(m, in, t)
 		return
@@ -467,6 +467,6 @@ type hop struct {
 
 func (f *Fabric) traceHop(n *node, hpIn uint8, b []byte, out int, action string) {
 	if f.trace != nil {
-		f.trace(hop{Node: n.id, HPIn: hpIn, HPOut: smp.HopPointer(b), Out: out, Action: action})
+		f.trace(hop{Node: n.id, HPIn: hpIn, HPOut: fHopPtr.u8(b), Out: out, Action: action})
 	}
 }

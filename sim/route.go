@@ -14,18 +14,7 @@ import (
 func (f *Fabric) configure() {
 	f.hasSM = true
 	eps, switches := f.reach()
-	isEP := make(map[*port]bool, len(eps))
-	for _, e := range eps {
-		isEP[e] = true
-	}
-	for _, n := range f.nodes {
-		for _, p := range n.ports {
-			if p != nil && !isEP[p] && (p.lid != 0 || p.lmc != 0) {
-				p.update(func(pi *smp.PortInfo) { pi.LID, pi.LMC = 0, 0 }) // not discovered
-			}
-		}
-	}
-	f.assignLIDs(eps)
+	lids := f.assignLIDs(eps)
 	inSubnet := make(map[*node]bool, len(switches)+len(eps))
 	for _, s := range switches {
 		inSubnet[s] = true
@@ -38,22 +27,22 @@ func (f *Fabric) configure() {
 			if p == nil {
 				continue
 			}
-			reached := inSubnet[n] && (p.num == 0 || p.remote == nil || inSubnet[p.remote.node])
-			p.update(func(pi *smp.PortInfo) {
-				if isEP[p] && p.lid != 0 {
-					pi.GIDPrefix = gidPrefix
-					pi.MasterSMLID = f.smLID
+			l, isEP := lids[p]
+			p.put(piLID, uint64(l.lid))
+			p.put(piLMC, uint64(l.lmc))
+			if isEP && l.lid != 0 {
+				p.put(piGIDPrefix, gidPrefix)
+				p.put(piMasterSMLID, uint64(f.smLID))
+			}
+			if inSubnet[n] && p.remote != nil && inSubnet[p.remote.node] {
+				p.put(piPortState, uint64(smp.PortStateActive))
+				if n.typ == typeSwitch {
+					p.put(piHOQLife, osmHOQLife)
 				}
-				if reached && p.remote != nil {
-					pi.PortState = smp.PortStateActive
-					if n.typ == typeSwitch {
-						pi.HOQLife = osmHOQLife
-					}
-				}
-				if p == f.smPort {
-					pi.CapabilityMask |= smp.CapIsSM
-				}
-			})
+			}
+			if p == f.smPort {
+				p.put(piCapabilityMask, p.get(piCapabilityMask)|uint64(smp.CapIsSM))
+			}
 		}
 	}
 	f.routeSwitches(switches, eps)
@@ -61,17 +50,11 @@ func (f *Fabric) configure() {
 		si := s.sw.info()
 		si.LifeTimeValue = osmLifeTime
 		si.PortStateChange = false
-		si.LinearFDBTop = uint16(len(s.sw.lft) - 1)
-		if len(s.sw.lft) == 0 {
-			si.LinearFDBTop = 0
-		}
+		si.LinearFDBTop = uint16(max(len(s.sw.lft)-1, 0))
 		s.sw.setInfo(&si)
-		// Trim the table to whole blocks of 64 LIDs, padding with drops.
-		if n := len(s.sw.lft); n%smp.LIDsPerLFTBlock != 0 {
-			pad := smp.LIDsPerLFTBlock - n%smp.LIDsPerLFTBlock
-			for range pad {
-				s.sw.lft = append(s.sw.lft, smp.DropPort)
-			}
+		// Whole blocks of 64 LIDs, padded with drops.
+		for len(s.sw.lft)%smp.LIDsPerLFTBlock != 0 {
+			s.sw.lft = append(s.sw.lft, smp.DropPort)
 		}
 	}
 }
@@ -134,9 +117,10 @@ func (f *Fabric) reach() (eps []*port, switches []*node) {
 // little-endian number (OpenSM's port GUID map compares network-order
 // GUIDs that way), each taking the lowest free LID range. LIDs preset by
 // the topology file are kept where they are valid and unique.
-func (f *Fabric) assignLIDs(eps []*port) {
+func (f *Fabric) assignLIDs(eps []*port) map[*port]lidRange {
+	lids := make(map[*port]lidRange, len(eps))
 	if len(eps) == 0 {
-		return
+		return lids
 	}
 	order := slices.Clone(eps[1:])
 	slices.SortStableFunc(order, func(a, b *port) int {
@@ -152,10 +136,7 @@ func (f *Fabric) assignLIDs(eps []*port) {
 	order = append([]*port{eps[0]}, order...)
 
 	used := make(map[uint16]bool)
-	type want struct {
-		lid uint16
-		lmc uint8
-	}
+	type want = lidRange
 	wants := make([]want, len(order))
 	for i, p := range order {
 		lmc := min(p.lmc, 7)
@@ -203,9 +184,16 @@ func (f *Fabric) assignLIDs(eps []*port) {
 				}
 			}
 		}
-		p.update(func(pi *smp.PortInfo) { pi.LID, pi.LMC = w.lid, w.lmc })
+		lids[p] = w
 	}
-	f.smLID = f.smPort.lid
+	f.smLID = lids[f.smPort].lid
+	return lids
+}
+
+// lidRange is a base LID and LMC.
+type lidRange struct {
+	lid uint16
+	lmc uint8
 }
 
 // routeSwitches fills the linear forwarding tables of the reachable
@@ -219,9 +207,11 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 		return
 	}
 	ns := len(switches)
-	idx := make(map[*node]int, ns)
+	for _, n := range f.nodes {
+		n.swIdx = -1
+	}
 	for i, s := range switches {
-		idx[s] = i
+		s.swIdx = int32(i)
 	}
 	// Hop distances between switches, over active switch-to-switch links.
 	const inf = ^uint16(0)
@@ -241,7 +231,7 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 				if p.remote == nil || p.state != smp.PortStateActive {
 					continue
 				}
-				if v, ok := idx[p.remote.node]; ok && d[v] == inf {
+				if v := int(p.remote.node.swIdx); v >= 0 && d[v] == inf {
 					d[v] = d[u] + 1
 					queue = append(queue, v)
 				}
@@ -271,11 +261,9 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 		}
 		d := dest{sw: -1, port: -1}
 		if e.node.typ == typeSwitch {
-			d.sw = int32(idx[e.node])
-		} else if r := e.remote; r != nil && r.node.typ == typeSwitch && e.state == smp.PortStateActive {
-			if i, ok := idx[r.node]; ok {
-				d = dest{sw: int32(i), port: int16(r.num)}
-			}
+			d.sw = e.node.swIdx
+		} else if r := e.remote; r != nil && r.node.swIdx >= 0 && e.state == smp.PortStateActive {
+			d = dest{sw: r.node.swIdx, port: int16(r.num)}
 		}
 		for l := int(e.lid); l < int(e.lid)+(1<<e.lmc); l++ {
 			dests[l] = d
@@ -283,6 +271,11 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 	}
 
 	// Per switch: the min-hop egress ports toward each switch.
+	type uplink struct {
+		port uint8
+		rsw  int // index of the switch at the other end
+	}
+	var links []uplink
 	candStart := make([]int32, ns+1)
 	var cands []uint8
 	best := make([]uint16, ns)
@@ -291,19 +284,17 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 		for i := range lft {
 			lft[i] = smp.DropPort
 		}
+		links = links[:0]
+		for _, p := range s.ports[1:] {
+			if p.up(false) && p.remote.node.swIdx >= 0 {
+				links = append(links, uplink{uint8(p.num), int(p.remote.node.swIdx)})
+			}
+		}
 		for t := range best {
 			best[t] = inf
 		}
-		for _, p := range s.ports[1:] {
-			if !p.up(false) {
-				continue
-			}
-			ri, ok := idx[p.remote.node]
-			if !ok {
-				continue
-			}
-			row := dist[ri*ns : (ri+1)*ns]
-			for t, h := range row {
+		for _, l := range links {
+			for t, h := range dist[l.rsw*ns : (l.rsw+1)*ns] {
 				if h != inf && h+1 < best[t] {
 					best[t] = h + 1
 				}
@@ -315,12 +306,9 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 			if best[t] == inf || t == si {
 				continue
 			}
-			for _, p := range s.ports[1:] {
-				if !p.up(false) {
-					continue
-				}
-				if ri, ok := idx[p.remote.node]; ok && dist[ri*ns+t]+1 == best[t] {
-					cands = append(cands, uint8(p.num))
+			for _, l := range links {
+				if dist[l.rsw*ns+t]+1 == best[t] {
+					cands = append(cands, l.port)
 				}
 			}
 		}

@@ -177,6 +177,12 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 	}
 	// Cables, and each port's ibsim start-up PortInfo.
 	anyCabled := make(map[*node]bool)
+	type piKey struct {
+		typ           uint8
+		port0, cabled bool
+		en, act       linkMasks
+	}
+	tmpl := make(map[piKey][64]byte)
 	for i, tn := range t.Nodes {
 		n := f.nodes[i]
 		for num, p := range n.ports {
@@ -202,12 +208,24 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 				anyCabled[n] = true
 			}
 			p.extEn = en.ext
-			pi := defaultPortInfo(n, num, p.remote != nil, en, act)
-			if !bare && (num == 0 || n.typ != typeSwitch) {
-				// Kept only if consistent; see configure.
-				pi.LID, pi.LMC = tp.LID, tp.LMC
+			// Ports alike share one encoded PortInfo; LocalPortNum and
+			// LID differ.
+			key := piKey{typ: n.typ, port0: num == 0, cabled: p.remote != nil, en: en, act: act}
+			b, ok := tmpl[key]
+			if !ok {
+				pi := defaultPortInfo(n, min(num, 1), key.cabled, en, act)
+				_, _ = pi.AppendBinary(b[:0])
+				tmpl[key] = b
 			}
-			p.setInfo(&pi)
+			p.pi = b
+			if n.typ != typeSwitch {
+				p.put(piLocalPortNum, uint64(num))
+			}
+			if !bare && (num == 0 || n.typ != typeSwitch) {
+				p.put(piLID, uint64(tp.LID)) // kept only if consistent; see configure
+				p.put(piLMC, uint64(tp.LMC))
+			}
+			p.put(piLID, p.get(piLID)) // mirror the fields
 		}
 		f.initNode(n, tn, anyCabled[n])
 	}

@@ -31,10 +31,10 @@ func (f *Fabric) sma(n *node, in *port, b []byte) (uint16, action) {
 		return 0, actDeliver
 	}
 	set := method == mad.MethodSet
-	d := smp.Data(b)
-	mod := mad.AttrModOf(b)
+	d := fSMPData.bytes(b)
+	mod := fAttrMod.u32(b)
 	var st uint16
-	switch mad.AttrIDOf(b) {
+	switch fAttrID.u16(b) {
 	case smp.AttrNodeDescription:
 		copy(d, n.nd[:])
 		if set {

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 
+	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/topo"
 )
@@ -62,6 +63,7 @@ type node struct {
 	ni       [64]byte // NodeInfo; PortGUID and LocalPortNum are patched per query
 	nd       [64]byte // NodeDescription
 	sw       *swState // switches only
+	swIdx    int32    // index among the routed switches while routing; -1 otherwise
 }
 
 // swState is the switch part of a node.
@@ -125,6 +127,16 @@ func (p *port) info() smp.PortInfo {
 func (p *port) setInfo(pi *smp.PortInfo) {
 	_, _ = pi.AppendBinary(p.pi[:0])
 	p.lid, p.lmc, p.state, p.phys = pi.LID, pi.LMC, pi.PortState, pi.PortPhysicalState
+}
+
+// get reads one PortInfo field of p.
+func (p *port) get(fl mad.Field) uint64 { return fl.Get(p.pi[:]) }
+
+// put writes one PortInfo field of p, keeping the mirrored fields.
+func (p *port) put(fl mad.Field, v uint64) {
+	fl.Put(p.pi[:], v)
+	p.lid, p.lmc = uint16(piLID.Get(p.pi[:])), uint8(piLMC.Get(p.pi[:]))
+	p.state, p.phys = uint8(piPortState.Get(p.pi[:])), uint8(piPortPhysicalState.Get(p.pi[:]))
 }
 
 func (p *port) update(fn func(pi *smp.PortInfo)) {
