@@ -220,6 +220,14 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 		dist[i] = inf
 	}
 	queue := make([]int, 0, ns)
+	adj := make([][]int32, ns) // neighbour switches over active links
+	for u, s := range switches {
+		for _, p := range s.ports[1:] {
+			if p.remote != nil && p.state == smp.PortStateActive && p.remote.node.swIdx >= 0 {
+				adj[u] = append(adj[u], p.remote.node.swIdx)
+			}
+		}
+	}
 	for src := range switches {
 		d := dist[src*ns : (src+1)*ns]
 		d[src] = 0
@@ -227,13 +235,10 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 		for len(queue) > 0 {
 			u := queue[0]
 			queue = queue[1:]
-			for _, p := range switches[u].ports[1:] {
-				if p.remote == nil || p.state != smp.PortStateActive {
-					continue
-				}
-				if v := int(p.remote.node.swIdx); v >= 0 && d[v] == inf {
+			for _, v := range adj[u] {
+				if d[v] == inf {
 					d[v] = d[u] + 1
-					queue = append(queue, v)
+					queue = append(queue, int(v))
 				}
 			}
 		}
@@ -241,10 +246,6 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 
 	// Destinations by LID: the switch a LID's port hangs off and, for a
 	// CA port, the switch port it is cabled to.
-	type dest struct {
-		sw   int32 // index of the switch; -1 unreachable
-		port int16 // the switch's port to the CA; -1 for a switch's own LID
-	}
 	maxLID := 0
 	for _, e := range eps {
 		if e.lid != 0 {
@@ -279,6 +280,13 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 	candStart := make([]int32, ns+1)
 	var cands []uint8
 	best := make([]uint16, ns)
+	rr := &roundRobin{}
+	hasCA := make([]bool, ns)
+	for _, d := range dests {
+		if d.sw >= 0 && d.port >= 0 {
+			hasCA[d.sw] = true
+		}
+	}
 	for si, s := range switches {
 		lft := make([]byte, maxLID+1)
 		for i := range lft {
@@ -313,37 +321,159 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 			}
 		}
 		candStart[ns] = int32(len(cands))
-		count := make([]int, s.numPorts+1)
-		for lid := 1; lid <= maxLID; lid++ {
-			d := dests[lid]
-			if d.sw < 0 {
-				continue
+		if !naiveRouting && rr.prepare(cands, candStart[:ns+1], hasCA) {
+			f.rrSwitches++
+			rr.route(lft, dests, si)
+		} else {
+			minHopNaive(lft, dests, si, cands, candStart)
+		}
+		s.sw.lft = lft
+	}
+}
+
+// naiveRouting makes routeSwitches always use minHopNaive (tests).
+var naiveRouting = false
+
+// dest is where a LID is: the switch it hangs off (an index among the
+// routed switches; -1 unreachable) and, for a CA's LID, that switch's port
+// to the CA (-1 for the switch's own LID).
+type dest struct {
+	sw   int32
+	port int16
+}
+
+// minHopNaive fills the forwarding table lft of switch si: for each LID in
+// order, among the min-hop ports toward its switch (cands[candStart[t]:
+// candStart[t+1]], in port order) the one with the fewest CA LIDs routed
+// through it so far, ties to the lowest port.
+func minHopNaive(lft []byte, dests []dest, si int, cands []uint8, candStart []int32) {
+	var count [256]int32 // CA LIDs routed through each port
+	for lid := 1; lid < len(dests); lid++ {
+		d := dests[lid]
+		if d.sw < 0 {
+			continue
+		}
+		t := int(d.sw)
+		if t == si {
+			if d.port < 0 {
+				lft[lid] = 0
+			} else {
+				lft[lid] = uint8(d.port)
+				count[d.port]++
 			}
-			t := int(d.sw)
-			if t == si {
-				if d.port < 0 {
-					lft[lid] = 0
-				} else {
-					lft[lid] = uint8(d.port)
-					count[d.port]++
+			continue
+		}
+		c := cands[candStart[t]:candStart[t+1]]
+		if len(c) == 0 {
+			continue
+		}
+		pick, least := c[0], count[c[0]]
+		for _, p := range c[1:] {
+			if n := count[p]; n < least {
+				pick, least = p, n
+			}
+		}
+		lft[lid] = pick
+		if d.port >= 0 {
+			count[pick]++
+		}
+	}
+}
+
+// roundRobin is minHopNaive for the common case (fat trees) where the
+// candidate sets toward switches with CAs are pairwise identical or
+// disjoint. Only CA LIDs count, so such a set's counts change through its
+// own picks alone, all from 0, and its port with the fewest CA LIDs (ties
+// to the lowest port) is simply the next one in turn: O(1) per LID. Sets
+// toward switches without CAs (only their own LIDs, which do not count)
+// are scanned as minHopNaive does.
+type roundRobin struct {
+	setOf []int32    // per destination switch: its round-robin set, -1 none
+	owner [256]int32 // per port: the set it belongs to, -1 none
+	sets  [][2]int32 // per set: its range in cands
+	next  []int32    // per set: the position of the next pick
+	cands []uint8
+	start []int32
+}
+
+// prepare sorts the candidate ranges toward switches with CAs (hasCA) into
+// sets; it reports false when two of them overlap without being equal.
+func (r *roundRobin) prepare(cands []uint8, candStart []int32, hasCA []bool) bool {
+	nt := len(candStart) - 1
+	r.setOf = slices.Grow(r.setOf[:0], nt)[:nt]
+	r.sets, r.next, r.cands, r.start = r.sets[:0], r.next[:0], cands, candStart
+	for i := range r.owner {
+		r.owner[i] = -1
+	}
+	for t := range nt {
+		c := cands[candStart[t]:candStart[t+1]]
+		r.setOf[t] = -1
+		if len(c) == 0 || !hasCA[t] {
+			continue
+		}
+		if id := r.owner[c[0]]; id >= 0 {
+			rg := r.sets[id]
+			if !slices.Equal(cands[rg[0]:rg[1]], c) {
+				return false
+			}
+			r.setOf[t] = id
+			continue
+		}
+		id := int32(len(r.sets))
+		for _, p := range c {
+			if r.owner[p] >= 0 {
+				return false
+			}
+			r.owner[p] = id
+		}
+		r.sets = append(r.sets, [2]int32{candStart[t], candStart[t+1]})
+		r.next = append(r.next, 0)
+		r.setOf[t] = id
+	}
+	return true
+}
+
+func (r *roundRobin) route(lft []byte, dests []dest, si int) {
+	var count [256]int32 // CA LIDs routed through each port
+	for lid := 1; lid < len(dests); lid++ {
+		d := dests[lid]
+		if d.sw < 0 {
+			continue
+		}
+		t := int(d.sw)
+		if t == si {
+			if d.port < 0 {
+				lft[lid] = 0
+			} else {
+				lft[lid] = uint8(d.port)
+				count[d.port]++
+			}
+			continue
+		}
+		var pick uint8
+		if id := r.setOf[t]; id >= 0 {
+			rg := r.sets[id]
+			pick = r.cands[rg[0]+r.next[id]]
+			if d.port >= 0 {
+				if r.next[id]++; rg[0]+r.next[id] == rg[1] {
+					r.next[id] = 0
 				}
-				continue
 			}
-			c := cands[candStart[t]:candStart[t+1]]
+		} else {
+			c := r.cands[r.start[t]:r.start[t+1]]
 			if len(c) == 0 {
 				continue
 			}
-			pick := c[0]
+			pick = c[0]
 			for _, p := range c[1:] {
 				if count[p] < count[pick] {
 					pick = p
 				}
 			}
-			lft[lid] = pick
-			if d.port >= 0 {
-				count[pick]++
-			}
 		}
-		s.sw.lft = lft
+		lft[lid] = pick
+		if d.port >= 0 {
+			count[pick]++
+		}
 	}
 }

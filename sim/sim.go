@@ -51,7 +51,8 @@ type Fabric struct {
 	open     []*wire // attached transports
 	actCount uint32  // SMInfo.ActCount
 
-	trace func(hop) // tests: called for each step of a directed-route SMP
+	trace      func(hop) // tests: called for each step of a directed-route SMP
+	rrSwitches int       // tests: switches routed by the round-robin fast path
 }
 
 var _ fabric.Fabric = (*Fabric)(nil)
