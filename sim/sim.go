@@ -226,7 +226,7 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 				p.put(piLID, uint64(tp.LID)) // kept only if consistent; see configure
 				p.put(piLMC, uint64(tp.LMC))
 			}
-			p.put(piLID, p.get(piLID)) // mirror the fields
+			p.sync()
 		}
 		f.initNode(n, tn, anyCabled[n])
 	}
@@ -507,7 +507,19 @@ func (f *Fabric) portAttr(p *port) fabric.PortAttr {
 // rate is the link rate in Gb/s as sysfs (and so umad_port_t.rate, which
 // truncates "2.5") shows it.
 func rate(width, speed, ext uint8) int {
-	lanes := map[uint8]int{1: 1, 2: 4, 4: 8, 8: 12, 16: 2}[width]
+	var lanes int
+	switch width {
+	case 1:
+		lanes = 1
+	case 2:
+		lanes = 4
+	case 4:
+		lanes = 8
+	case 8:
+		lanes = 12
+	case 16:
+		lanes = 2
+	}
 	switch ext {
 	case 1:
 		return lanes * 14

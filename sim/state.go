@@ -135,6 +135,11 @@ func (p *port) get(fl mad.Field) uint64 { return fl.Get(p.pi[:]) }
 // put writes one PortInfo field of p, keeping the mirrored fields.
 func (p *port) put(fl mad.Field, v uint64) {
 	fl.Put(p.pi[:], v)
+	p.sync()
+}
+
+// sync reloads the fields mirrored from p.pi.
+func (p *port) sync() {
 	p.lid, p.lmc = uint16(piLID.Get(p.pi[:])), uint8(piLMC.Get(p.pi[:]))
 	p.state, p.phys = uint8(piPortState.Get(p.pi[:])), uint8(piPortPhysicalState.Get(p.pi[:]))
 }
