@@ -66,9 +66,9 @@ func TestReferenceLIDs(t *testing.T) {
 		t.Errorf("LIDs of the ibnetdiscover file (-want +got):\n%s", diff)
 	}
 
-	// With the SM on the first CA (the default), OpenSM's order gives it
-	// LID 1 and the others follow by byte-swapped port GUID.
-	h := mustLoad(t, "net.2sw2path4hca", nil)
+	// With the SM on a CA, OpenSM's order gives it LID 1 and the others
+	// follow by byte-swapped port GUID.
+	h := mustLoad(t, "net.2sw2path4hca", &Options{SMNode: "Hca1"})
 	got := map[string]uint16{}
 	for _, id := range []string{"Hca1", "Switch1", "Switch2", "Hca2", "Hca3", "Hca4"} {
 		num := 1

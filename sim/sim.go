@@ -24,8 +24,9 @@ type Options struct {
 	// script then plays the SM.
 	Bare bool
 	// SMNode is the node id or description of the node the subnet manager
-	// runs on; "" means the first CA of the topology (or the first
-	// switch, if there is no CA). It is also the default port of Open.
+	// runs on; "" means the first node of the topology file, as ibsim's
+	// example files say and OpenSM under the ibsim rig does. It is also
+	// the default port of Open.
 	SMNode string
 	// SMPort is the SM node's port; 0 means port 0 of a switch, and on a
 	// CA port 1 (or its first cabled port when port 1 is not cabled).
@@ -292,15 +293,9 @@ func (s *swState) setInfo(si *smp.SwitchInfo) {
 func (f *Fabric) pickSM(id string, num int) error {
 	var n *node
 	if id == "" {
-		for _, m := range f.nodes {
-			if m.typ == typeCA {
-				n = m
-				break
-			}
-		}
-		if n == nil {
-			n = f.nodes[0]
-		}
+		// ibsim's convention, which its example files state and the
+		// reference rig follows: the first node of the file hosts the SM.
+		n = f.nodes[0]
 	} else if n = f.lookup(id); n == nil {
 		return fmt.Errorf("sim: SM node %q: no such node", id)
 	}
