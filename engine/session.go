@@ -68,6 +68,9 @@ func Retries(n int) CallOption { return func(c *callOpts) { c.retries = max(n, 0
 func MKey(key uint64) CallOption { return func(c *callOpts) { c.mkey = key } }
 
 func (s *Session) callOpts(opts []CallOption) callOpts {
+	if len(opts) == 0 {
+		return s.defaults
+	}
 	c := s.defaults
 	for _, o := range opts {
 		o(&c)

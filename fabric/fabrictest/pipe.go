@@ -211,7 +211,8 @@ func (p *Pipe) Close() error {
 	return nil
 }
 
-// deliver hands b (owned) to side A, with the delay and duplication knobs.
+// deliver hands b to side A, with the delay and duplication knobs; b must
+// stay unchanged until the delivery (Deliver copies it).
 func (p *Pipe) deliver(b []byte) {
 	p.mu.Lock()
 	first, from := p.first, p.peerAddr
@@ -220,16 +221,18 @@ func (p *Pipe) deliver(b []byte) {
 	if p.dup {
 		n = 2
 	}
-	do := func() {
-		for range n {
-			first.Deliver(&fabric.Packet{Addr: from, Data: b})
-		}
-	}
 	if p.delay > 0 {
-		time.AfterFunc(p.delay, do)
+		time.AfterFunc(p.delay, func() { deliverN(first, from, b, n) })
 		return
 	}
-	do()
+	deliverN(first, from, b, n)
+}
+
+func deliverN(m *mux.Mux, from fabric.Addr, b []byte, n int) {
+	pk := fabric.Packet{Addr: from, Data: b}
+	for range n {
+		m.Deliver(&pk)
+	}
 }
 
 // transmit is side B receiving what side A sent.
@@ -264,7 +267,10 @@ func (p *Pipe) transmit(pk *fabric.Packet) error {
 		return nil
 	}
 	if ok && resp != nil {
-		p.deliver(append([]byte(nil), resp...))
+		if p.delay > 0 {
+			resp = append([]byte(nil), resp...) // the Responder may reuse resp
+		}
+		p.deliver(resp)
 	}
 	return nil
 }
