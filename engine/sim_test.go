@@ -1,0 +1,200 @@
+package engine_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/topo"
+)
+
+const fattree2000 = "../tests/topologies/fattree-2000.net"
+
+// simSession loads a topology into the embedded simulator and opens a
+// Session on node's port.
+func simSession(tb testing.TB, path, node string, port int) (*engine.Session, *sim.Fabric) {
+	tb.Helper()
+	f, err := sim.Load(path, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var tr fabric.Transport
+	if node == "" {
+		tr, err = f.Open(context.Background(), "", 0) // the SM's port
+	} else {
+		tr, err = f.Attach(node, port)
+	}
+	if err != nil {
+		f.Close()
+		tb.Fatal(err)
+	}
+	s, err := engine.New(tr, nil)
+	if err != nil {
+		f.Close()
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close(); f.Close() })
+	return s, f
+}
+
+// TestDiscoverSim sweeps the simulated 2sw2path4hca fabric and compares the
+// result with ibnetdiscover's output on the same fabric under ibsim.
+func TestDiscoverSim(t *testing.T) {
+	want, err := topo.ParseFile(ibnd2sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []struct {
+		node string
+		port int
+	}{{"Switch1", 0}, {"Hca1", 1}, {"Hca4", 1}} {
+		t.Run(root.node, func(t *testing.T) {
+			s, _ := simSession(t, "../tests/topologies/net.2sw2path4hca", root.node, root.port)
+			disc, err := s.Discover(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(disc.Errors) != 0 {
+				t.Errorf("errors: %v", disc.Errors)
+			}
+			compareFabric(t, want, disc.Fabric)
+			// Descriptions, LIDs and link state as ibnetdiscover saw them.
+			for _, w := range want.Nodes {
+				g := disc.Fabric.Node(w.GUID)
+				if g == nil {
+					continue
+				}
+				if g.Desc != w.Desc || g.Type != w.Type || g.NumPorts != w.NumPorts {
+					t.Errorf("node %s: %q %v %d ports, want %q %v %d", g.ID, g.Desc, g.Type, g.NumPorts, w.Desc, w.Type, w.NumPorts)
+				}
+				for _, wp := range w.Ports {
+					if wp == nil || wp.Remote == nil {
+						continue
+					}
+					gp := g.Ports[wp.Num]
+					if gp.State != smp.PortStateActive || gp.WidthActive != 2 || gp.SpeedActive != 1 {
+						t.Errorf("%v: state %d width %d speed %d, want Active 4x SDR", gp, gp.State, gp.WidthActive, gp.SpeedActive)
+					}
+					if ep := w.EndPort(wp.Num); ep != nil && ep.LID != 0 && g.EndPort(wp.Num).LID != ep.LID {
+						t.Errorf("%v: LID %d, want %d", gp, g.EndPort(wp.Num).LID, ep.LID)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestDiscoverSimFattree2000(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2000-node sweep")
+	}
+	s, f := simSession(t, fattree2000, "", 0)
+	ref := f.Topology()
+	port := s.Port()
+	disc, err := s.Discover(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(disc.Errors) != 0 {
+		t.Errorf("%d errors, first %v", len(disc.Errors), disc.Errors[0])
+	}
+	if len(disc.Fabric.Nodes) != len(ref.Nodes) {
+		t.Errorf("%d nodes, want %d", len(disc.Fabric.Nodes), len(ref.Nodes))
+	}
+	if w, g := linkSet(ref), linkSet(disc.Fabric); !slices.Equal(w, g) {
+		t.Errorf("%d link ends, want %d", len(g), len(w))
+	}
+	if disc.Fabric.Nodes[0].GUID != port.NodeGUID {
+		t.Errorf("first node 0x%x, want the local node 0x%x", disc.Fabric.Nodes[0].GUID, port.NodeGUID)
+	}
+	t.Logf("%d nodes, %d SMPs in %v", len(disc.Fabric.Nodes), disc.MADs, disc.Elapsed)
+}
+
+// BenchmarkDiscover2000 sweeps the 2000-node fat tree through the
+// simulator.
+func BenchmarkDiscover2000(b *testing.B) {
+	s, _ := simSession(b, fattree2000, "", 0)
+	ctx := context.Background()
+	mads := 0
+	for b.Loop() {
+		disc, err := s.Discover(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(disc.Errors) != 0 {
+			b.Fatal(disc.Errors[0])
+		}
+		mads += disc.MADs
+	}
+	sec := b.Elapsed().Seconds()
+	b.ReportMetric(sec*1000/float64(b.N), "ms/sweep")
+	b.ReportMetric(float64(mads)/sec, "MADs/s")
+}
+
+// BenchmarkSMPRoundTrip is one NodeInfo at a time through the Session and
+// the simulator, LID-routed to a switch.
+func BenchmarkSMPRoundTrip(b *testing.B) {
+	s, _ := simSession(b, fattree2000, "", 0)
+	benchNodeInfo(b, s)
+}
+
+func benchNodeInfo(b *testing.B, s *engine.Session) {
+	ctx := context.Background()
+	disc, err := s.Discover(ctx, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var t engine.Target
+	for _, n := range disc.Fabric.Nodes {
+		if n.Type == topo.Switch && n.Ports[0].LID != 0 {
+			t = engine.LID(n.Ports[0].LID)
+			break
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.NodeInfo(ctx, t); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
+// BenchmarkSMPRoundTripParallel runs NodeInfo from many goroutines, each
+// to its own switch.
+func BenchmarkSMPRoundTripParallel(b *testing.B) {
+	s, _ := simSession(b, fattree2000, "", 0)
+	ctx := context.Background()
+	disc, err := s.Discover(ctx, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var targets []engine.Target
+	for _, n := range disc.Fabric.Nodes {
+		if n.Type == topo.Switch && n.Ports[0].LID != 0 {
+			targets = append(targets, engine.LID(n.Ports[0].LID))
+		}
+	}
+	next := make(chan engine.Target, len(targets))
+	for _, t := range targets {
+		next <- t
+	}
+	b.ReportAllocs()
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		t := <-next
+		for pb.Next() {
+			if _, err := s.NodeInfo(ctx, t); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
