@@ -22,7 +22,11 @@
 // A Session is safe for concurrent use. It owns one goroutine, the reader,
 // which receives every completion from the transport and routes it by TID
 // to the waiting call (or runs a discovery callback, which may send the
-// next queries). Lock order: sweep.mu before Session.agentMu; Session.mu
+// next queries). A transport with SetHandler (fabric/mux: the sim and
+// ibsim backends) hands completions over directly instead, on the
+// goroutine that produced them, which saves a goroutine wake-up per MAD;
+// re-entry is flattened into a queue (Session.dispatch), so the stack does
+// not grow with chains of queued MADs. Lock order: sweep.mu before Session.agentMu; Session.mu
 // and Session.discMu are taken alone.
 //
 // # Ownership

@@ -510,3 +510,33 @@ func TestDiscoverCanceled(t *testing.T) {
 		}
 	})
 }
+
+// queueOnly hides the mux's SetHandler, so the Session's reader goroutine
+// routes every completion, as with the kernel and ibsim backends.
+type queueOnly struct{ fabric.Transport }
+
+func TestReaderPath(t *testing.T) {
+	want, err := topo.ParseFile(ibnd2sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		fake := loadFake(t, net2sw, "Hca1", 1)
+		pipe := fabrictest.NewPipe(&fabrictest.PipeOptions{PacketResponder: fake.respond})
+		defer pipe.Close()
+		s, err := engine.New(queueOnly{pipe.Transport()}, &engine.Options{Timeout: 10 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		disc, err := s.Discover(t.Context(), nil)
+		if err != nil || len(disc.Errors) != 0 {
+			t.Fatalf("Discover: %v %v", err, disc.Errors)
+		}
+		compareFabric(t, want, disc.Fabric)
+		fake.drop = func(*topo.Node) bool { return true }
+		if _, err := s.NodeInfo(t.Context(), engine.DR(1)); !errors.Is(err, fabric.ErrTimeout) {
+			t.Errorf("NodeInfo of a dead node: %v, want a timeout", err)
+		}
+	})
+}

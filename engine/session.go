@@ -93,8 +93,14 @@ type Session struct {
 	agentMu sync.Mutex // guards agents
 	agents  map[uint16]fabric.AgentID
 
-	discMu   sync.Mutex // serializes discoveries; guards last
+	discMu   sync.Mutex // guards lastDisc
 	lastDisc *Discovery
+
+	dmu         sync.Mutex // guards the dispatch fields below
+	dispatching bool       // some goroutine is inside dispatch
+	dq          []*pending // completions waiting for it, from dqHead on
+	dqHead      int
+	pfree       []*pending
 
 	mu       sync.Mutex // guards the scheduler fields below
 	closed   bool
@@ -141,8 +147,67 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 		dests:    map[destKey]*opQueue{},
 	}
 	s.pool.New = func() any { return &op{s: s, done: make(chan struct{}, 1)} }
+	if h, ok := tr.(handlerSetter); ok {
+		h.SetHandler(s.dispatch)
+	}
 	s.wg.Go(s.read)
 	return s, nil
+}
+
+// handlerSetter is implemented by transports that can hand completions to
+// a function on the goroutine that produced them (fabric/mux does), which
+// saves the reader goroutine's wake-up on the hot path. The reader still
+// runs, for anything the transport queues anyway.
+type handlerSetter interface {
+	SetHandler(h func(p *fabric.Packet))
+}
+
+// pending is a completion copied for a dispatch in progress.
+type pending struct {
+	p   fabric.Packet
+	buf [mad.Size]byte
+}
+
+// dispatch routes a completion handed over by the transport. Routing may
+// send the next queued MADs, whose synchronous completions re-enter
+// dispatch on the same goroutine: those, and completions arriving on other
+// goroutines meanwhile, are queued and routed by the goroutine already
+// dispatching, so the stack never grows with the length of a chain.
+func (s *Session) dispatch(p *fabric.Packet) {
+	s.dmu.Lock()
+	if s.dispatching {
+		var q *pending
+		if n := len(s.pfree); n > 0 {
+			q, s.pfree = s.pfree[n-1], s.pfree[:n-1]
+		} else {
+			q = new(pending)
+		}
+		q.p = *p
+		q.p.Data = q.buf[:copy(q.buf[:], p.Data)]
+		s.dq = append(s.dq, q)
+		s.dmu.Unlock()
+		return
+	}
+	s.dispatching = true
+	s.dmu.Unlock()
+	s.complete(p)
+	for {
+		s.dmu.Lock()
+		if s.dqHead == len(s.dq) {
+			clear(s.dq)
+			s.dq, s.dqHead = s.dq[:0], 0
+			s.dispatching = false
+			s.dmu.Unlock()
+			return
+		}
+		q := s.dq[s.dqHead]
+		s.dqHead++
+		s.dmu.Unlock()
+		s.complete(&q.p)
+		s.dmu.Lock()
+		s.pfree = append(s.pfree, q)
+		s.dmu.Unlock()
+	}
 }
 
 // Transport returns the Session's transport.

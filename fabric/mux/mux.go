@@ -226,6 +226,8 @@ type Mux struct {
 
 	closeOnce sync.Once
 
+	handler atomic.Pointer[func(*fabric.Packet)]
+
 	unmatched, unowned, answered, queueDrops atomic.Uint64
 	malformed, retransmits, timeouts         atomic.Uint64
 
@@ -280,6 +282,30 @@ func (m *Mux) Registry() *Port { return m.port }
 
 // DoesRMPP reports false: the Mux leaves RMPP to the engine.
 func (m *Mux) DoesRMPP() bool { return false }
+
+// SetHandler makes the Mux hand everything Recv would return (responses,
+// timeout records, unsolicited MADs) to h instead of queueing it, on the
+// goroutine that produced it: inside Deliver (so inside Wire.Transmit for
+// a wire that answers synchronously) or on the Mux's timer. It saves a
+// consumer the wake-up of a goroutine blocked in Recv. p and p.Data are
+// valid only during the call. The Mux holds no lock while it calls h, so h
+// may call Send, and h may therefore be entered again from inside itself.
+// Set the handler before traffic starts; nil restores the queue.
+func (m *Mux) SetHandler(h func(p *fabric.Packet)) {
+	if h == nil {
+		m.handler.Store(nil)
+		return
+	}
+	m.handler.Store(&h)
+}
+
+// handle calls the handler with a pooled packet.
+func (m *Mux) handle(h func(*fabric.Packet), r record, data []byte) {
+	tx := txPool.Get().(*txBuf)
+	tx.p = fabric.Packet{Agent: r.agent, Status: r.status, Timeout: r.timeout, Retries: r.retries, Addr: r.addr, Data: data}
+	h(&tx.p)
+	putTx(tx)
+}
 
 // Stats returns the Mux's counters.
 func (m *Mux) Stats() Stats {
@@ -666,6 +692,11 @@ func (m *Mux) complete(a *agent, key uint64, p *fabric.Packet) bool {
 	delete(m.out, key)
 	m.heapRemove(r)
 	m.freeReq(r)
+	if h := m.handler.Load(); h != nil {
+		m.mu.Unlock()
+		m.handle(*h, record{agent: a.id, addr: p.Addr}, p.Data)
+		return true
+	}
 	m.enqueueLocked(record{agent: a.id, addr: p.Addr}, p.Data)
 	m.mu.Unlock()
 	m.signal()
@@ -677,6 +708,11 @@ func (m *Mux) unsolicited(a *agent, p *fabric.Packet) {
 	if m.closed || m.agents[a.id] != a {
 		m.mu.Unlock()
 		m.unowned.Add(1)
+		return
+	}
+	if h := m.handler.Load(); h != nil {
+		m.mu.Unlock()
+		m.handle(*h, record{agent: a.id, addr: p.Addr}, p.Data)
 		return
 	}
 	m.enqueueLocked(record{agent: a.id, addr: p.Addr}, p.Data)
@@ -746,8 +782,11 @@ func (m *Mux) fire() {
 	var (
 		stack  [8]*txBuf
 		resend = stack[:0]
+		tstack [8]*txBuf
+		timed  = tstack[:0] // timeout records for the handler
 		queued bool
 	)
+	h := m.handler.Load()
 	now := time.Now()
 	m.mu.Lock()
 	if m.closed {
@@ -768,8 +807,14 @@ func (m *Mux) fire() {
 		}
 		delete(m.out, r.key)
 		m.heapRemove(r)
-		m.enqueueLocked(record{agent: r.agent.id, status: fabric.StatusTimeout,
-			timeout: r.timeout, retries: r.retries, addr: r.addr}, r.buf[:r.n])
+		if h != nil {
+			tx := getTx(r.addr, r.buf[:r.n])
+			tx.p.Agent, tx.p.Status, tx.p.Timeout, tx.p.Retries = r.agent.id, fabric.StatusTimeout, r.timeout, r.retries
+			timed = append(timed, tx)
+		} else {
+			m.enqueueLocked(record{agent: r.agent.id, status: fabric.StatusTimeout,
+				timeout: r.timeout, retries: r.retries, addr: r.addr}, r.buf[:r.n])
+		}
 		m.freeReq(r)
 		m.timeouts.Add(1)
 		queued = true
@@ -778,6 +823,10 @@ func (m *Mux) fire() {
 	m.mu.Unlock()
 	if queued {
 		m.signal()
+	}
+	for _, tx := range timed {
+		(*h)(&tx.p)
+		putTx(tx)
 	}
 	for _, tx := range resend {
 		m.retransmits.Add(1)

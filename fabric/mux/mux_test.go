@@ -3,6 +3,7 @@ package mux_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -327,3 +328,55 @@ func (w *echoWire) Transmit(p *fabric.Packet) error {
 }
 
 func (w *echoWire) Close() error { return nil }
+
+// TestHandler checks that SetHandler receives responses, unsolicited MADs
+// and timeout records in place of the queue, and may Send from inside.
+func TestHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, w := newLoop(nil)
+		defer m.Close()
+		ctx := t.Context()
+		id, _ := m.Register(ctx, fabric.Agent{Class: fabrictest.TestClass, Version: 1}.WithMethods(mad.MethodSend))
+		var (
+			mu    sync.Mutex // the timer's goroutine calls the handler too
+			got   []string
+			depth int // nesting; the calls never overlap in this test
+		)
+		m.SetHandler(func(p *fabric.Packet) {
+			mu.Lock()
+			depth++
+			tid := uint32(mad.TIDOf(p.Data))
+			got = append(got, fmt.Sprintf("%d:%x:%d:%d", p.Agent, tid, p.Status, depth))
+			mu.Unlock()
+			defer func() { mu.Lock(); depth--; mu.Unlock() }()
+			if tid == 1 { // chain a request from inside the handler
+				if err := m.Send(ctx, &fabric.Packet{Agent: id, Timeout: time.Second, Data: gmp(fabrictest.TestClass, mad.MethodGet, 2)}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+		if err := m.Send(ctx, &fabric.Packet{Agent: id, Timeout: time.Second, Data: gmp(fabrictest.TestClass, mad.MethodGet, 1)}); err != nil {
+			t.Fatal(err)
+		}
+		m.Deliver(&fabric.Packet{Data: gmp(fabrictest.TestClass, mad.MethodSend, 3)})
+		w.mu.Lock()
+		w.answer = false
+		w.mu.Unlock()
+		if err := m.Send(ctx, &fabric.Packet{Agent: id, Timeout: 10 * time.Millisecond, Data: gmp(fabrictest.TestClass, mad.MethodGet, 4)}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+		want := []string{"0:1:0:1", "0:2:0:2", "0:3:0:1", "0:4:110:1"}
+		mu.Lock()
+		defer mu.Unlock()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("handler saw %v, want %v", got, want)
+		}
+		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		var p fabric.Packet
+		if err := m.Recv(rctx, &p); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Recv with a handler: %v, want nothing queued", err)
+		}
+	})
+}
