@@ -148,6 +148,9 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 		return nil, ctx.Err()
 	}
 	d := &Discovery{Fabric: sw.f, Errors: sw.errs, MADs: sw.mads, Elapsed: time.Since(sw.start), paths: sw.paths}
+	if len(sw.f.Nodes) > 0 {
+		finish(sw.f, sw.originPort)
+	}
 	if len(sw.f.Nodes) == 0 {
 		err := errors.New("no node answered")
 		if len(sw.errs) > 0 {
@@ -182,6 +185,9 @@ type sweep struct {
 	mads     int
 	queue    []*op // built under mu, started after
 	finished bool
+	// originPort is the local port number NodeInfo gave on the empty
+	// route.
+	originPort int
 }
 
 type dnode struct {
@@ -335,6 +341,9 @@ func (sw *sweep) nodeInfo(q *query, ni *smp.NodeInfo) {
 	if _, ok := sw.paths[ni.PortGUID]; !ok {
 		sw.paths[ni.PortGUID] = q.path
 	}
+	if len(q.path) == 1 {
+		sw.originPort = lp
+	}
 	if q.parent != nil {
 		if pp := q.parent.n.Ports[q.pport]; pp != nil && pp.Remote == nil && port.Remote == nil {
 			pp.Remote, port.Remote = port, pp
@@ -378,6 +387,7 @@ func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
 	port.SpeedEnabled, port.SpeedActive = pi.LinkSpeedEnabled, pi.LinkSpeedActive
 	port.SpeedExtEnabled, port.SpeedExtActive = pi.LinkSpeedExtEnabled, pi.LinkSpeedExtActive
 	port.State, port.PhysState = pi.PortState, pi.PortPhysicalState
+	port.CapMask = pi.CapabilityMask
 
 	linked := pi.PortState >= smp.PortStateInit || pi.PortPhysicalState == smp.PhysStateLinkUp
 	if !linked || port.Remote != nil || len(q.path)-1 >= sw.maxHops {
@@ -390,4 +400,60 @@ func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
 		return
 	}
 	sw.probeNode(append(slices.Clip(q.node.path), q.port), q.node, q.port)
+}
+
+// finish puts a completed sweep in the form ibnetdiscover gives it: nodes
+// in the order libibnetdisc finds them (breadth first from the local node,
+// each node's ports in ascending order, through switches only), the local
+// port as Origin, and extended speeds cleared where the node does not
+// advertise them (PortInfo.CapabilityMask bit 14, read from port 0 on a
+// switch), as ibnetdiscover ignores those bits then.
+func finish(f *topo.Fabric, originPort int) {
+	origin := f.Nodes[0]
+	if p := origin.EndPort(originPort); p != nil {
+		f.Origin = p
+	} else if originPort < len(origin.Ports) {
+		f.Origin = origin.Ports[originPort]
+	}
+	seen := make(map[*topo.Node]bool, len(f.Nodes))
+	order := make([]*topo.Node, 0, len(f.Nodes))
+	seen[origin] = true
+	order = append(order, origin)
+	for i := 0; i < len(order); i++ {
+		n := order[i]
+		if n.Type != topo.Switch && n != origin {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p == nil || p.Remote == nil || seen[p.Remote.Node] {
+				continue
+			}
+			if n == origin && n.Type != topo.Switch && p.Num != originPort {
+				continue
+			}
+			seen[p.Remote.Node] = true
+			order = append(order, p.Remote.Node)
+		}
+	}
+	for _, n := range f.Nodes {
+		if !seen[n] {
+			order = append(order, n)
+		}
+	}
+	f.Nodes = order
+
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			capPort := p
+			if n.Type == topo.Switch && n.Ports[0] != nil {
+				capPort = n.Ports[0]
+			}
+			if capPort.CapMask&smp.CapIsExtendedSpeedsSupported == 0 {
+				p.SpeedExtActive = 0
+			}
+		}
+	}
 }

@@ -83,9 +83,10 @@ type Port struct {
 	SpeedActive     uint8
 	SpeedExtEnabled uint8
 	SpeedExtActive  uint8
-	State           uint8 // PortInfo.PortState, 0 when unknown
-	PhysState       uint8 // PortInfo.PortPhysicalState, 0 when unknown
-	Remote          *Port // the port at the other end of the cable
+	CapMask         uint32 // PortInfo.CapabilityMask, 0 when unknown
+	State           uint8  // PortInfo.PortState, 0 when unknown
+	PhysState       uint8  // PortInfo.PortPhysicalState, 0 when unknown
+	Remote          *Port  // the port at the other end of the cable
 }
 
 // Node returns the node with the given GUID, or nil.

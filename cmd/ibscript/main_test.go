@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -174,4 +175,56 @@ func TestEvaluator(t *testing.T) {
 	if _, err := ev.Eval(ctx2, "while true do end"); err == nil {
 		t.Error("cancelled evaluation returned no error")
 	}
+}
+
+// TestDiscoverMatchesIBNetDiscover is the differential test against the C
+// tool: ibnetdiscover's output, captured against ibsim + OpenSM on the same
+// topology file (tests/testdata/ibnetdiscover/README.md), and ours must be
+// identical but for the "generated on" line.
+func TestDiscoverMatchesIBNetDiscover(t *testing.T) {
+	refs, err := filepath.Glob("../../tests/testdata/ibnetdiscover/*.txt")
+	if err != nil || len(refs) == 0 {
+		t.Fatalf("no reference outputs: %v", err)
+	}
+	for _, ref := range refs {
+		name := strings.TrimSuffix(filepath.Base(ref), ".txt")
+		t.Run(name, func(t *testing.T) {
+			want, err := os.ReadFile(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// ibnetdiscover ran on the first node of the file, where the SM is.
+			code, got, errOut := ibscript(t, "discover", "--fabric", "sim:"+topologies+name)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			date := regexp.MustCompile(`(?m)^# Topology file: generated on .*$`)
+			w := date.ReplaceAllString(string(want), "# Topology file: generated on DATE")
+			g := date.ReplaceAllString(got, "# Topology file: generated on DATE")
+			if w != g {
+				t.Errorf("ibscript discover differs from ibnetdiscover:\n%s", lineDiff(w, g))
+			}
+		})
+	}
+}
+
+// lineDiff shows the first lines where two texts differ.
+func lineDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	shown := 0
+	for i := 0; i < max(len(wl), len(gl)) && shown < 12; i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			fmt.Fprintf(&b, "line %d:\n  ibnetdiscover: %q\n  ibscript:      %q\n", i+1, w, g)
+			shown++
+		}
+	}
+	return b.String()
 }
