@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
 )
 
 // Options configure the Lua environment.
@@ -32,11 +33,12 @@ type Closer interface{ Close() error }
 // and the resources scripts opened. Owned by the goroutine that owns the
 // LState.
 type Env struct {
-	L      *lua.LState
-	sess   *engine.Session
-	fab    fabric.Fabric
-	stdout io.Writer
-	metas  map[string]*lua.LTable // record metatables by attribute name
+	L       *lua.LState
+	sess    *engine.Session
+	fab     fabric.Fabric
+	stdout  io.Writer
+	metas   map[string]*lua.LTable // record metatables by attribute name
+	records map[*mad.Layout]*record
 
 	mu        sync.Mutex
 	resources []Closer // closed in reverse order by Close

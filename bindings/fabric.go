@@ -168,9 +168,11 @@ func (e *Env) namedMeta(name string, tostring lua.LGFunction) *lua.LTable {
 
 func fabricFormat(e *Env, L *lua.LState) int {
 	t := L.CheckTable(1)
-	ud, ok := t.RawGetString(fabricKey).(*lua.LUserData)
-	f, _ := ud.Value.(*topo.Fabric)
-	if !ok || f == nil {
+	var f *topo.Fabric
+	if ud, ok := t.RawGetString(fabricKey).(*lua.LUserData); ok {
+		f, _ = ud.Value.(*topo.Fabric)
+	}
+	if f == nil {
 		L.ArgError(1, "a fabric from fabric.discover expected")
 	}
 	format := L.OptString(2, "ibnetdiscover")

@@ -10,9 +10,18 @@ import (
 	"github.com/ibscript/ibscript/mad"
 )
 
-// Hex64 formats a 64-bit identifier (GUID, key) the way scripts see it:
-// Lua numbers are float64 and would lose bits.
-func Hex64(v uint64) lua.LString { return lua.LString(fmt.Sprintf("0x%016x", v)) }
+// Hex64 formats a 64-bit identifier (GUID, key) the way scripts see it,
+// "0x%016x": Lua numbers are float64 and would lose bits.
+func Hex64(v uint64) lua.LString {
+	const digits = "0123456789abcdef"
+	var b [18]byte
+	b[0], b[1] = '0', 'x'
+	for i := 17; i >= 2; i-- {
+		b[i] = digits[v&0xf]
+		v >>= 4
+	}
+	return lua.LString(b[:])
+}
 
 // fieldValue converts one field of b to its Lua value.
 func fieldValue(f mad.Field, b []byte) lua.LValue {
@@ -36,12 +45,35 @@ func fieldValue(f mad.Field, b []byte) lua.LValue {
 // fields' snake_case names. Its metatable prints it as an aligned table of
 // fields in wire order.
 func (e *Env) layoutTable(l *mad.Layout, b []byte) *lua.LTable {
+	r := e.record(l)
 	t := e.L.CreateTable(0, len(l.Fields))
-	for _, f := range l.Fields {
-		t.RawSetString(mad.SnakeName(f.Name), fieldValue(f, b))
+	for i, f := range l.Fields {
+		t.RawSetString(r.keys[i], fieldValue(f, b))
 	}
-	e.L.SetMetatable(t, e.recordMeta(l.Name, l))
+	e.L.SetMetatable(t, r.meta)
 	return t
+}
+
+// record is what every decoded table of one layout shares: its keys and
+// its metatable, made once per Env.
+type record struct {
+	keys []string
+	meta *lua.LTable
+}
+
+func (e *Env) record(l *mad.Layout) *record {
+	if r, ok := e.records[l]; ok {
+		return r
+	}
+	if e.records == nil {
+		e.records = make(map[*mad.Layout]*record)
+	}
+	r := &record{keys: make([]string, len(l.Fields)), meta: e.recordMeta(l.Name, l)}
+	for i, f := range l.Fields {
+		r.keys[i] = mad.SnakeName(f.Name)
+	}
+	e.records[l] = r
+	return r
 }
 
 // recordMeta returns the metatable shared by every decoded l: __name is

@@ -1,0 +1,149 @@
+package bindings
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/sim"
+)
+
+// newTestState returns a Lua state on the bundled simulated fabric.
+func newTestState(tb testing.TB) (*lua.LState, *Env, *strings.Builder) {
+	tb.Helper()
+	f, err := sim.Default(nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	tr, err := f.Open(context.Background(), "", 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sess, err := engine.New(tr, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { sess.Close() })
+	var out strings.Builder
+	L, env, err := NewState(context.Background(), &Options{Session: sess, Fabric: f, Stdout: &out})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { env.Close(); L.Close() })
+	return L, env, &out
+}
+
+// TestRegistrationTables keeps the tables the API reference is generated
+// from consistent: unique names, and a doc line that starts with the
+// function's own call form.
+func TestRegistrationTables(t *testing.T) {
+	mods := map[string]bool{}
+	for _, m := range Modules() {
+		if mods[m.Name] || m.Summary == "" || len(m.Funcs) == 0 {
+			t.Errorf("module %q: duplicate, or no summary or functions", m.Name)
+		}
+		mods[m.Name] = true
+		names := map[string]bool{}
+		for _, f := range m.Funcs {
+			if names[f.Name] {
+				t.Errorf("%s.%s registered twice", m.Name, f.Name)
+			}
+			names[f.Name] = true
+			if !strings.HasPrefix(f.Doc, f.Name+"(") || !strings.Contains(f.Doc, "->") {
+				t.Errorf("%s.%s: doc %q must read \"%s(args) -> result: ...\"", m.Name, f.Name, f.Doc, f.Name)
+			}
+			if f.Fn == nil {
+				t.Errorf("%s.%s has no function", m.Name, f.Name)
+			}
+		}
+	}
+}
+
+// TestErrorTexts pins the messages scripts see: they name the function,
+// the argument or target, and the script's file:line.
+func TestErrorTexts(t *testing.T) {
+	for _, c := range []struct{ chunk, want string }{
+		{`smp.nodeinfo()`, `^chunk:1: bad argument #1 to nodeinfo \(target expected .*got nil\)$`},
+		{`smp.nodeinfo("lid:x")`, `^chunk:1: smp.nodeinfo: .*"lid:x"`},
+		{`smp.portinfo("lid:1", 300)`, `^chunk:1: bad argument #2 to portinfo \(integer 0..255 expected, got 300\)$`},
+		{`smp.switchinfo("lid:1")`, `^chunk:1: smp.switchinfo: .*SwitchInfo.*0x000c`},
+		{"\n\nsmp.nodeinfo(\"lid:4000\")", `^chunk:3: smp.nodeinfo: .*timeout`},
+		{`smp.get("lid:1", "PortInfoo")`, `^chunk:1: smp.get: unknown attribute "PortInfoo"$`},
+		{`perf.portcounters({})`, `^chunk:1: bad argument #1 to portcounters`},
+		{`fabric.discover{max_hops = 0}`, `^chunk:1: fabric.discover: max_hops must be 1..63, got 0$`},
+		{`fabric.discover{maxhops = 2}`, `^chunk:1: fabric.discover: unknown option "maxhops"`},
+		{`fabric.format({})`, `^chunk:1: bad argument #1 to format \(a fabric from fabric.discover expected\)$`},
+		{`umad.recv(1, 0)`, `^chunk:1: bad argument #1 to recv \(umad.port expected, got number\)$`},
+		{`local p = umad.open_port(); umad.recv(p, 0, 10)`, `^chunk:1: umad.recv: EINVAL: recv: length 10 is less than one MAD`},
+		{`local p = umad.open_port(); umad.send(p, 7, string.rep("\0", 256), 10, 0)`, `^chunk:1: umad.send: EINVAL: `},
+		{`umad.open_port("nosuchca")`, `^chunk:1: umad.open_port: .*"nosuchca"`},
+		{`umad.send(umad.open_port(), 0, "short", 0, 0, {lid = 1, qkeey = 2})`, `^chunk:1: umad.send: unknown option "qkeey"`},
+		{`bit.band(-1, 1)`, `^chunk:1: bad argument #1 to band`},
+		{`os.execute("true")`, `attempt to call a non-function object`},
+	} {
+		L, _, _ := newTestState(t)
+		fn, err := L.Load(strings.NewReader(c.chunk), "chunk")
+		if err != nil {
+			t.Fatalf("%s: %v", c.chunk, err)
+		}
+		L.Push(fn)
+		err = L.PCall(0, 0, nil)
+		if err == nil {
+			t.Errorf("%s: no error, want %s", c.chunk, c.want)
+			continue
+		}
+		msg := err.(*lua.ApiError).Object.String()
+		if !regexp.MustCompile(c.want).MatchString(msg) {
+			t.Errorf("%s:\n got %q\nwant %s", c.chunk, msg, c.want)
+		}
+	}
+}
+
+func TestForgottenPortsAreClosed(t *testing.T) {
+	L, env, _ := newTestState(t)
+	if err := L.DoString(`p1 = umad.open_port(); p2 = umad.open_port(); p2:close()`); err != nil {
+		t.Fatal(err)
+	}
+	if n := env.OpenResources(); n != 1 {
+		t.Fatalf("open resources %d, want 1", n)
+	}
+	if err := env.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := env.OpenResources(); n != 0 {
+		t.Fatalf("after Close: %d open", n)
+	}
+	if err := L.DoString(`assert(tostring(p1):find("closed"))`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOSExit(t *testing.T) {
+	L, _, _ := newTestState(t)
+	err := L.DoString(`os.exit(3)`)
+	if code, ok := AsExit(err); !ok || code != 3 {
+		t.Fatalf("os.exit(3): %v (%d, %v)", err, code, ok)
+	}
+}
+
+// BenchmarkLuaSMPRoundTrip measures SMP round trips issued from a Lua loop
+// (NodeInfo of the SM's own switch... the node at LID 1) on the embedded
+// simulator: the Lua boundary, target parsing, the engine and the sim.
+func BenchmarkLuaSMPRoundTrip(b *testing.B) {
+	L, _, _ := newTestState(b)
+	if err := L.DoString(`function loop(n) for i = 1, n do smp.nodeinfo("lid:1") end end`); err != nil {
+		b.Fatal(err)
+	}
+	loop := L.GetGlobal("loop")
+	b.ReportAllocs()
+	b.ResetTimer()
+	if err := L.CallByParam(lua.P{Fn: loop, NRet: 0, Protect: true}, lua.LNumber(b.N)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "SMPs/s")
+}
