@@ -131,29 +131,13 @@ func (d *Discovery) lidOf(guid uint64) uint16 {
 
 // PortCounters returns the PortCounters of port of t's PMA.
 func (s *Session) PortCounters(ctx context.Context, t Target, port uint8, opts ...CallOption) (perf.PortCounters, error) {
-	var v perf.PortCounters
 	o, err := s.perfCall(ctx, t, mad.MethodGet, perf.AttrPortCounters, port, nil, opts)
-	if err != nil {
-		return v, err
-	}
-	defer s.release(o)
-	if err := o.madStatus(); err != nil {
-		return v, err
-	}
-	return v, v.UnmarshalBinary(perf.Data(o.resp[:]))
+	return decode[perf.PortCounters](s, o, err, perf.Data)
 }
 
 // PortCountersExtended returns the PortCountersExtended of port of t's
 // PMA.
 func (s *Session) PortCountersExtended(ctx context.Context, t Target, port uint8, opts ...CallOption) (perf.PortCountersExtended, error) {
-	var v perf.PortCountersExtended
 	o, err := s.perfCall(ctx, t, mad.MethodGet, perf.AttrPortCountersExtended, port, nil, opts)
-	if err != nil {
-		return v, err
-	}
-	defer s.release(o)
-	if err := o.madStatus(); err != nil {
-		return v, err
-	}
-	return v, v.UnmarshalBinary(perf.Data(o.resp[:]))
+	return decode[perf.PortCountersExtended](s, o, err, perf.Data)
 }

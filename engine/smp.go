@@ -95,108 +95,64 @@ func (s *Session) smpOp(ctx context.Context, t Target, method uint8, attrID uint
 
 // NodeInfo returns t's NodeInfo.
 func (s *Session) NodeInfo(ctx context.Context, t Target, opts ...CallOption) (smp.NodeInfo, error) {
-	var v smp.NodeInfo
 	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrNodeInfo, 0, nil, opts)
-	if err != nil {
-		return v, err
-	}
-	defer s.release(o)
-	if err := o.madStatus(); err != nil {
-		return v, err
-	}
-	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+	return decode[smp.NodeInfo](s, o, err, smp.Data)
 }
 
 // NodeDesc returns t's NodeDescription.
 func (s *Session) NodeDesc(ctx context.Context, t Target, opts ...CallOption) (smp.NodeDescription, error) {
-	var v smp.NodeDescription
 	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrNodeDescription, 0, nil, opts)
-	if err != nil {
-		return v, err
-	}
-	defer s.release(o)
-	if err := o.madStatus(); err != nil {
-		return v, err
-	}
-	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+	return decode[smp.NodeDescription](s, o, err, smp.Data)
 }
 
 // PortInfo returns the PortInfo of port of t (a switch's port 0 is its
 // management port).
 func (s *Session) PortInfo(ctx context.Context, t Target, port uint8, opts ...CallOption) (smp.PortInfo, error) {
-	var v smp.PortInfo
 	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrPortInfo, uint32(port), nil, opts)
-	if err != nil {
-		return v, err
-	}
-	defer s.release(o)
-	if err := o.madStatus(); err != nil {
-		return v, err
-	}
-	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+	return decode[smp.PortInfo](s, o, err, smp.Data)
 }
 
 // SwitchInfo returns t's SwitchInfo.
 func (s *Session) SwitchInfo(ctx context.Context, t Target, opts ...CallOption) (smp.SwitchInfo, error) {
-	var v smp.SwitchInfo
 	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrSwitchInfo, 0, nil, opts)
-	if err != nil {
-		return v, err
-	}
-	defer s.release(o)
-	if err := o.madStatus(); err != nil {
-		return v, err
-	}
-	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+	return decode[smp.SwitchInfo](s, o, err, smp.Data)
 }
 
 // PKeyTable returns block of the P_Key table of t; on a switch, of port.
 func (s *Session) PKeyTable(ctx context.Context, t Target, port uint8, block uint16, opts ...CallOption) (smp.PKeyTable, error) {
-	var v smp.PKeyTable
 	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrPKeyTable, uint32(port)<<16|uint32(block), nil, opts)
-	if err != nil {
-		return v, err
-	}
-	defer s.release(o)
-	if err := o.madStatus(); err != nil {
-		return v, err
-	}
-	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+	return decode[smp.PKeyTable](s, o, err, smp.Data)
 }
 
 // LFTBlock returns block of switch t's linear forwarding table (LIDs
 // block*64 .. block*64+63).
 func (s *Session) LFTBlock(ctx context.Context, t Target, block uint32, opts ...CallOption) (smp.LinearForwardingTable, error) {
-	var v smp.LinearForwardingTable
 	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrLinearForwardingTable, block, nil, opts)
-	if err != nil {
-		return v, err
-	}
-	defer s.release(o)
-	if err := o.madStatus(); err != nil {
-		return v, err
-	}
-	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+	return decode[smp.LinearForwardingTable](s, o, err, smp.Data)
 }
 
 // SMInfo returns the SMInfo of the subnet manager at t.
 func (s *Session) SMInfo(ctx context.Context, t Target, opts ...CallOption) (smp.SMInfo, error) {
-	var v smp.SMInfo
 	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrSMInfo, 0, nil, opts)
-	if err != nil {
-		return v, err
-	}
-	defer s.release(o)
-	if err := o.madStatus(); err != nil {
-		return v, err
-	}
-	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+	return decode[smp.SMInfo](s, o, err, smp.Data)
 }
 
 // GUIDInfo returns block of the GUID table of t's port (8 GUIDs a block).
 func (s *Session) GUIDInfo(ctx context.Context, t Target, block uint32, opts ...CallOption) (smp.GUIDInfo, error) {
-	var v smp.GUIDInfo
 	o, err := s.smpCall(ctx, t, mad.MethodGet, smp.AttrGUIDInfo, block, nil, opts)
+	return decode[smp.GUIDInfo](s, o, err, smp.Data)
+}
+
+// unmarshaler is the pointer side of an attribute codec.
+type unmarshaler[T any] interface {
+	*T
+	UnmarshalBinary([]byte) error
+}
+
+// decode finishes a typed query: the call's error, then the response's
+// MAD status, then its attribute data (located by data) decoded as a T.
+func decode[T any, P unmarshaler[T]](s *Session, o *op, err error, data func([]byte) []byte) (T, error) {
+	var v T
 	if err != nil {
 		return v, err
 	}
@@ -204,5 +160,5 @@ func (s *Session) GUIDInfo(ctx context.Context, t Target, block uint32, opts ...
 	if err := o.madStatus(); err != nil {
 		return v, err
 	}
-	return v, v.UnmarshalBinary(smp.Data(o.resp[:]))
+	return v, P(&v).UnmarshalBinary(data(o.resp[:]))
 }
