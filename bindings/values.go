@@ -87,11 +87,17 @@ func (e *Env) recordMeta(name string, l *mad.Layout) *lua.LTable {
 	}
 	mt := e.L.NewTable()
 	keys := e.L.NewTable()
+	hex := e.L.NewTable()
 	for _, f := range l.Fields {
-		keys.Append(lua.LString(mad.SnakeName(f.Name)))
+		k := mad.SnakeName(f.Name)
+		keys.Append(lua.LString(k))
+		if f.Kind == mad.Hex && f.Width < 64 {
+			hex.RawSetString(k, lua.LNumber((f.Width+3)/4))
+		}
 	}
 	mt.RawSetString("__name", lua.LString(name))
 	mt.RawSetString("__fields", keys)
+	mt.RawSetString("__hex", hex) // numeric fields shown in hex, with their digit count
 	mt.RawSetString("__tostring", e.L.NewFunction(recordString))
 	e.metas[name] = mt
 	return mt
@@ -107,6 +113,7 @@ func recordString(L *lua.LState) int {
 		return 1
 	}
 	keys, _ := mt.RawGetString("__fields").(*lua.LTable)
+	hex, _ := mt.RawGetString("__hex").(*lua.LTable)
 	var sb strings.Builder
 	sb.WriteString(lua.LVAsString(mt.RawGetString("__name")))
 	width := 0
@@ -116,7 +123,14 @@ func recordString(L *lua.LState) int {
 		})
 		keys.ForEach(func(_, k lua.LValue) {
 			key := lua.LVAsString(k)
-			fmt.Fprintf(&sb, "\n  %-*s  %s", width, key, L.ToStringMeta(t.RawGetString(key)).String())
+			v := t.RawGetString(key)
+			s := L.ToStringMeta(v).String()
+			if n, ok := v.(lua.LNumber); ok && hex != nil {
+				if digits, ok := hex.RawGetString(key).(lua.LNumber); ok && n >= 0 {
+					s = fmt.Sprintf("0x%0*x", int(digits), uint64(n))
+				}
+			}
+			fmt.Fprintf(&sb, "\n  %-*s  %s", width, key, s)
 		})
 	}
 	L.Push(lua.LString(sb.String()))
