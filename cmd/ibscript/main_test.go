@@ -170,6 +170,15 @@ func TestEvaluator(t *testing.T) {
 	if got := completions(L, "fab"); len(got) != 1 || got[0] != "fabric" {
 		t.Errorf("completion of fab: %q", got)
 	}
+	if _, err := ev.Eval(ctx, `ni = smp.nodeinfo("lid:1"); port = umad.open_port()`); err != nil {
+		t.Fatal(err)
+	}
+	if got := completions(L, "ni.node_g"); len(got) != 1 || got[0] != "ni.node_guid" {
+		t.Errorf("completion of a decoded field: %q", got)
+	}
+	if got := completions(L, "port:cl"); len(got) != 1 || got[0] != "port:close" {
+		t.Errorf("completion of a userdata method: %q", got)
+	}
 	ctx2, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, err := ev.Eval(ctx2, "while true do end"); err == nil {

@@ -136,21 +136,20 @@ func completions(L *lua.LState, line string) []string {
 		parts = append(parts, "")
 	}
 	var tbl lua.LValue = L.G.Global
-	prefix := ""
 	for _, p := range parts[:len(parts)-1] {
-		t, ok := tbl.(*lua.LTable)
-		if !ok {
+		t := fieldsOf(L, tbl)
+		if t == nil {
 			return nil
 		}
 		tbl = t.RawGetString(p)
-		prefix += p + "."
 	}
+	prefix := ""
 	if i := strings.LastIndexAny(word, ".:"); i >= 0 {
 		prefix = word[:i+1]
 	}
 	last := parts[len(parts)-1]
-	t, ok := tbl.(*lua.LTable)
-	if !ok {
+	t := fieldsOf(L, tbl)
+	if t == nil {
 		return nil
 	}
 	var out []string
@@ -163,6 +162,23 @@ func completions(L *lua.LState, line string) []string {
 	})
 	sort.Strings(out)
 	return out
+}
+
+// fieldsOf returns the table whose keys complete after "v." or "v:": v
+// itself if it is a table, else the __index table of its metatable (the
+// methods of a userdata such as umad.port). Nothing is called.
+func fieldsOf(L *lua.LState, v lua.LValue) *lua.LTable {
+	switch v := v.(type) {
+	case *lua.LTable:
+		return v
+	case *lua.LUserData:
+		if mt, ok := v.Metatable.(*lua.LTable); ok {
+			if idx, ok := mt.RawGetString("__index").(*lua.LTable); ok {
+				return idx
+			}
+		}
+	}
+	return nil
 }
 
 func historyPath() string {
