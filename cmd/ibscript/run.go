@@ -131,7 +131,7 @@ func runChunk(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	defer closeLua(b, L, env)
-	fn, err := L.Load(strings.NewReader(c.chunk), "=(command line)")
+	fn, err := L.Load(strings.NewReader(c.chunk), "(command line)")
 	if err != nil {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
