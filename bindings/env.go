@@ -39,6 +39,7 @@ type Env struct {
 	stdout  io.Writer
 	metas   map[string]*lua.LTable // record metatables by attribute name
 	records map[*mad.Layout]*record
+	docs    map[*lua.LFunction]string // "module.fn(args) -> ..." by function, for help()
 
 	mu        sync.Mutex
 	resources []Closer // closed in reverse order by Close
@@ -63,7 +64,7 @@ type Module struct {
 // Modules returns the registration tables of every module, in the order
 // the API reference lists them.
 func Modules() []Module {
-	return []Module{umadModule(), smpModule(), perfModule(), fabricModule(), bitModule()}
+	return []Module{umadModule(), smpModule(), perfModule(), fabricModule(), madModule(), bitModule()}
 }
 
 // Open preloads every ibscript module into L (require "smp") and sets them
@@ -73,7 +74,7 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 	if opts == nil || opts.Session == nil {
 		return nil, errors.New("bindings: Options.Session is required")
 	}
-	e := &Env{L: L, sess: opts.Session, fab: opts.Fabric, stdout: opts.Stdout}
+	e := &Env{L: L, sess: opts.Session, fab: opts.Fabric, stdout: opts.Stdout, docs: map[*lua.LFunction]string{}}
 	if e.stdout == nil {
 		e.stdout = os.Stdout
 	}
@@ -87,6 +88,7 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 		L.SetGlobal(m.Name, mod)
 	}
 	L.SetGlobal("print", L.NewFunction(e.print))
+	e.openHelp()
 	return e, nil
 }
 
@@ -94,7 +96,9 @@ func (e *Env) moduleTable(m Module) *lua.LTable {
 	t := e.L.NewTable()
 	for _, f := range m.Funcs {
 		fn := f.Fn
-		t.RawSetString(f.Name, e.L.NewFunction(func(L *lua.LState) int { return fn(e, L) }))
+		lf := e.L.NewFunction(func(L *lua.LState) int { return fn(e, L) })
+		e.docs[lf] = m.Name + "." + f.Doc
+		t.RawSetString(f.Name, lf)
 	}
 	return t
 }

@@ -1,0 +1,68 @@
+package bindings
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/lua-api.md")
+
+const apiDocPath = "../docs/lua-api.md"
+
+// TestAPIReference fails when docs/lua-api.md is not what the registration
+// tables and examples generate.
+func TestAPIReference(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteAPIReference(&b); err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(apiDocPath), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(apiDocPath, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	have, err := os.ReadFile(apiDocPath)
+	if err != nil {
+		t.Fatalf("%v (run go test ./bindings -run TestAPIReference -update)", err)
+	}
+	if !bytes.Equal(have, b.Bytes()) {
+		t.Errorf("docs/lua-api.md is stale: run go test ./bindings -run TestAPIReference -update")
+	}
+}
+
+// TestExamples runs every function's example on the default fabric; every
+// function must have one.
+func TestExamples(t *testing.T) {
+	var missing []string
+	for _, m := range Modules() {
+		for _, f := range m.Funcs {
+			if _, ok := examples[m.Name+"."+f.Name]; !ok {
+				missing = append(missing, m.Name+"."+f.Name)
+			}
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("functions without an example in bindings/examples.go: %s", strings.Join(missing, ", "))
+	}
+	for name, src := range examples {
+		t.Run(name, func(t *testing.T) {
+			L, env, out := newTestState(t)
+			if err := L.DoString(src); err != nil {
+				t.Fatalf("example:\n%s\nerror: %v", src, err)
+			}
+			if n := env.OpenResources(); n > 0 {
+				t.Errorf("example leaves %d ports open", n)
+			}
+			t.Logf("output:\n%s", out)
+		})
+	}
+}

@@ -1,0 +1,84 @@
+package bindings
+
+// examples holds a runnable example for every Lua function, keyed
+// "module.fn". The API reference shows them, and a test runs each one on
+// the bundled simulated fabric (LID 1 is the SM's HCA node001, LID 2 the
+// switch leaf01), so an example that stops working fails the build.
+var examples = map[string]string{
+	"umad.get_port": `local p = umad.get_port()
+print(p.ca_name, p.base_lid, p.sm_lid)
+umad.release_port(p)`,
+	"umad.release_port": `umad.release_port(umad.get_port())`,
+	"umad.open_port": `local port = umad.open_port()   -- the default port, as umad_open_port(NULL, 0)
+print(port)
+port:close()`,
+	"umad.close_port": `local port = umad.open_port()
+umad.close_port(port)`,
+	"umad.register_agent": `local port = umad.open_port()
+local agent = umad.register_agent(port, 0x81, 1)   -- directed-route SMPs, send-only
+print("agent", agent)
+port:close()`,
+	"umad.unregister_agent": `local port = umad.open_port()
+umad.unregister_agent(port, umad.register_agent(port, 0x04, 1))
+port:close()`,
+	"umad.send": `local port = umad.open_port()
+local agent = umad.register_agent(port, 0x01, 1)
+-- a LID-routed SMP Get(NodeInfo) to LID 2, TID 7
+local get = string.char(1, 1, 1, 1) .. string.rep("\0", 11) .. string.char(7, 0, 0x11)
+  .. string.rep("\0", 256 - 18)
+umad.send(port, agent, get, 100, 3, {lid = 2})
+local resp, _, status = umad.recv(port, 1000)
+print(mad.decode(resp).attribute.node_type, status)
+port:close()`,
+	"umad.recv": `local port = umad.open_port()
+print(umad.recv(port, 0))   -- nil: nothing is waiting
+port:close()`,
+	"umad.poll": `local port = umad.open_port()
+print(umad.poll(port, 10))   -- false after 10 ms
+port:close()`,
+	"umad.size": `print(umad.size())`,
+
+	"smp.nodeinfo": `local ni = smp.nodeinfo("lid:1")
+print(ni.node_guid, ni.num_ports)`,
+	"smp.nodedesc": `print(smp.nodedesc("dr:0,1"))   -- the switch behind the local port`,
+	"smp.portinfo": `local pi = smp.portinfo("lid:1", 1)
+print(pi.lid, smp.state_name(pi.port_state), smp.width_name(pi.link_width_active))`,
+	"smp.switchinfo": `print(smp.switchinfo("lid:2").linear_fdb_top)`,
+	"smp.sminfo": `local sm = smp.sminfo("lid:" .. fabric.port().sm_lid)
+print(sm.guid, smp.sm_state_name(sm.sm_state))`,
+	"smp.guidinfo": `print(smp.guidinfo("lid:1", 0).guid0)`,
+	"smp.pkeys":    `print(string.format("0x%04x", smp.pkeys("lid:1", 1)[1]))`,
+	"smp.lft": `local lft = smp.lft("lid:2", 0)
+print("LID 1 leaves leaf01 on port", lft[2])`,
+	"smp.get":             `print(smp.get("lid:1", "NodeDescription").node_string)`,
+	"smp.width_name":      `print(smp.width_name(2))   -- 4X`,
+	"smp.speed_name":      `print(smp.speed_name(4), smp.speed_name(4, 4))   -- QDR HDR`,
+	"smp.state_name":      `print(smp.state_name(4))`,
+	"smp.phys_state_name": `print(smp.phys_state_name(5))`,
+	"smp.sm_state_name":   `print(smp.sm_state_name(3))`,
+
+	"perf.portcounters": `local pc = perf.portcounters("lid:2", 1)
+print(pc.symbol_error_counter, pc.port_xmit_data)`,
+	"perf.portcounters_ext": `print(perf.portcounters_ext("lid:2", 1).port_rcv_pkts)`,
+	"perf.reset":            `perf.reset("lid:2", 1)`,
+
+	"fabric.discover": `local f = fabric.discover()
+print(#f.nodes, "nodes", #f.links, "links", #f.errors, "errors")
+for _, l in ipairs(f.links) do
+  if l.a.node.type == "Switch" and l.b.node.type == "Switch" then print(l.a, "<->", l.b) break end
+end`,
+	"fabric.port":   `print(fabric.port().port_guid)`,
+	"fabric.format": `print(fabric.format(fabric.discover()):sub(1, 200))`,
+
+	"mad.decode": `local d = mad.decode("01 81 01 01 00 00 00 00 00 00 00 00 00 00 00 2a 00 11 00 00 00 00 00 00")
+print(d.class, d.method, d.name, d.header.transaction_id)`,
+	"mad.fields":     `for _, f in ipairs(mad.fields("SMInfo")) do print(f.key, f.bit, f.width) end`,
+	"mad.attributes": `print(table.concat(mad.attributes(), " "))`,
+
+	"bit.band":   `print(bit.band(0x1f, 0x2))`,
+	"bit.bor":    `print(bit.bor(1, 2, 4))`,
+	"bit.bxor":   `print(bit.bxor(3, 1))`,
+	"bit.bnot":   `print(bit.bnot(0))`,
+	"bit.lshift": `print(bit.lshift(1, 14))`,
+	"bit.rshift": `print(bit.rshift(0x4000, 14))`,
+}
