@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/ibscript/ibscript/mad/smp"
 )
 
 // WriteOptions tune WriteIBNetDiscover.
@@ -138,55 +140,5 @@ func (n *Node) port(i int) *Port {
 
 // linkText is ibnetdiscover's "4xQDR" text for a port's active link.
 func linkText(p *Port) string {
-	return WidthText(p.WidthActive) + speedText(p.SpeedActive, p.SpeedExtActive)
-}
-
-// WidthText names a LinkWidth mask bit as ibnetdiscover does ("4x").
-func WidthText(w uint8) string {
-	switch w {
-	case 1:
-		return "1x"
-	case 2:
-		return "4x"
-	case 4:
-		return "8x"
-	case 8:
-		return "12x"
-	case 16:
-		return "2x"
-	}
-	return "??"
-}
-
-// speedText is ibnetdiscover's speed text: the extended speed when one is
-// active, else the base speed.
-func speedText(speed, ext uint8) string {
-	if speed != 4 && ext == 0 {
-		return baseSpeedText(speed)
-	}
-	switch ext {
-	case 0:
-		return baseSpeedText(speed)
-	case 1:
-		return "FDR"
-	case 2:
-		return "EDR"
-	case 4:
-		return "HDR"
-	case 8:
-		return "NDR"
-	}
-	return "???"
-}
-
-func baseSpeedText(s uint8) string {
-	switch s {
-	case 1:
-		return "SDR"
-	case 2:
-		return "DDR"
-	case 4:
-		return "QDR"
-	}
-	return "???"
+	return smp.LinkText(p.WidthActive, p.SpeedActive, p.SpeedExtActive)
 }
