@@ -8,6 +8,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/smp"
 )
 
 // Hex64 formats a 64-bit identifier (GUID, key) the way scripts see it,
@@ -88,20 +89,26 @@ func (e *Env) recordMeta(name string, l *mad.Layout) *lua.LTable {
 	mt := e.L.NewTable()
 	keys := e.L.NewTable()
 	hex := e.L.NewTable()
+	names := e.L.NewTable()
 	for _, f := range l.Fields {
 		k := mad.SnakeName(f.Name)
 		keys.Append(lua.LString(k))
+		names.RawSetString(k, lua.LString(f.Name))
 		if f.Kind == mad.Hex && f.Width < 64 {
 			hex.RawSetString(k, lua.LNumber((f.Width+3)/4))
 		}
 	}
 	mt.RawSetString("__name", lua.LString(name))
 	mt.RawSetString("__fields", keys)
-	mt.RawSetString("__hex", hex) // numeric fields shown in hex, with their digit count
+	mt.RawSetString("__hex", hex)     // numeric fields shown in hex, with their digit count
+	mt.RawSetString("__names", names) // IBA field names, for enumeration texts
 	mt.RawSetString("__tostring", e.L.NewFunction(recordString))
 	e.metas[name] = mt
 	return mt
 }
+
+// secretKeys are printed as smpquery prints them: not at all.
+var secretKeys = map[string]bool{"m_key": true, "sm_key": true}
 
 // recordString renders a decoded record: its name, then one aligned
 // "key  value" line per field.
@@ -114,6 +121,7 @@ func recordString(L *lua.LState) int {
 	}
 	keys, _ := mt.RawGetString("__fields").(*lua.LTable)
 	hex, _ := mt.RawGetString("__hex").(*lua.LTable)
+	names, _ := mt.RawGetString("__names").(*lua.LTable)
 	var sb strings.Builder
 	sb.WriteString(lua.LVAsString(mt.RawGetString("__name")))
 	width := 0
@@ -125,9 +133,17 @@ func recordString(L *lua.LState) int {
 			key := lua.LVAsString(k)
 			v := t.RawGetString(key)
 			s := L.ToStringMeta(v).String()
-			if n, ok := v.(lua.LNumber); ok && hex != nil {
-				if digits, ok := hex.RawGetString(key).(lua.LNumber); ok && n >= 0 {
+			if secretKeys[key] {
+				s = "<not displayed>" // as smpquery; the table still holds it
+			}
+			if n, ok := v.(lua.LNumber); ok && n >= 0 {
+				if digits, ok := hex.RawGetString(key).(lua.LNumber); ok && hex != nil {
 					s = fmt.Sprintf("0x%0*x", int(digits), uint64(n))
+				}
+				if names != nil {
+					if text, ok := smp.FieldText(lua.LVAsString(names.RawGetString(key)), uint64(n)); ok {
+						s += " (" + text + ")"
+					}
 				}
 			}
 			fmt.Fprintf(&sb, "\n  %-*s  %s", width, key, s)

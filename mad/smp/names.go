@@ -434,3 +434,44 @@ func joinBits(m uint32, n int, name func(bit uint32) string) string {
 	}
 	return strings.Join(parts, " or ")
 }
+
+// FieldText names the value of a field of an SMP attribute for people, by
+// the field's IBA name in the layouts ("PortState" 4 -> "Active",
+// "LinkWidthActive" 2 -> "4X", "NeighborMTU" 4 -> "2048"). It reports
+// false for fields whose numbers speak for themselves.
+func FieldText(field string, v uint64) (string, bool) {
+	b := uint8(v)
+	switch field {
+	case "NodeType":
+		return NodeTypeName(b), true
+	case "PortState":
+		return PortStateName(b), true
+	case "PortPhysicalState":
+		return PhysStateName(b), true
+	case "LinkDownDefaultState":
+		return LinkDownDefaultStateName(b), true
+	case "LinkWidthEnabled", "LinkWidthSupported":
+		return WidthMaskName(b), true
+	case "LinkWidthActive":
+		return WidthName(b), true
+	case "LinkSpeedEnabled", "LinkSpeedSupported":
+		return SpeedMaskName(b), true
+	case "LinkSpeedActive":
+		return SpeedShortName(b), true
+	case "LinkSpeedExtActive":
+		if v == 0 {
+			return "none", true
+		}
+		return ExtSpeedShortName(b), true
+	case "NeighborMTU", "MTUCap":
+		if n := MTUBytes(b); n != 0 {
+			return fmt.Sprintf("%d bytes", n), true
+		}
+		return undefined(b), true
+	case "VLCap", "OperationalVLs":
+		return VLCapName(b), true
+	case "SMState":
+		return SMStateName(b), true
+	}
+	return "", false
+}

@@ -112,3 +112,43 @@ func TestLinkSpeedText(t *testing.T) {
 		}
 	}
 }
+
+func TestFieldText(t *testing.T) {
+	for _, c := range []struct {
+		field string
+		v     uint64
+		want  string
+	}{
+		{"PortState", 4, "Active"},
+		{"PortPhysicalState", 5, "LinkUp"},
+		{"LinkWidthActive", 2, "4X"},
+		{"LinkWidthEnabled", 3, "1X or 4X"},
+		{"LinkSpeedActive", 4, "QDR"},
+		{"LinkSpeedExtActive", 4, "HDR"},
+		{"NeighborMTU", 4, "2048 bytes"},
+		{"NodeType", 2, "Switch"},
+		{"SMState", 3, "Master"},
+	} {
+		if got, ok := smp.FieldText(c.field, c.v); !ok || got != c.want {
+			t.Errorf("smp.FieldText(%q, %d) = %q, %v; want %q", c.field, c.v, got, ok, c.want)
+		}
+	}
+	if _, ok := smp.FieldText("LID", 5); ok {
+		t.Error("FieldText names a LID")
+	}
+	// Every named field exists in some layout, so a typo cannot hide.
+	for _, name := range []string{"NodeType", "PortState", "PortPhysicalState", "LinkDownDefaultState",
+		"LinkWidthEnabled", "LinkWidthSupported", "LinkWidthActive", "LinkSpeedEnabled",
+		"LinkSpeedSupported", "LinkSpeedActive", "LinkSpeedExtActive", "NeighborMTU", "MTUCap",
+		"VLCap", "OperationalVLs", "SMState"} {
+		found := false
+		for _, l := range smp.Layouts() {
+			if _, ok := l.Field(name); ok {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("FieldText names %q, which no layout has", name)
+		}
+	}
+}
