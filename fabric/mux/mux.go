@@ -105,6 +105,8 @@ type Stats struct {
 // for concurrent use.
 type Port struct {
 	mu     sync.Mutex // guards the fields below and writes of routes
+	tag    uint32     // fixed bits 16..31 of every hi_tid (NewPortTagged)
+	tagged bool
 	nextHi uint32
 	owners map[uint64]*agent
 	byHi   map[uint32]*agent
@@ -121,6 +123,17 @@ type routes struct {
 func NewPort() *Port {
 	p := &Port{owners: map[uint64]*agent{}, byHi: map[uint32]*agent{}}
 	p.publish()
+	return p
+}
+
+// NewPortTagged returns an empty port registry whose hi_tids all carry tag
+// in their upper 16 bits, so request TIDs carry it in bits 48..63. It is for
+// a wire that overwrites those bits in every request it carries (ibsim
+// writes the client's slot there): with the tag equal to what the wire
+// writes, the TID the peer sees, the response's and the Mux's agree.
+func NewPortTagged(tag uint16) *Port {
+	p := NewPort()
+	p.tag, p.tagged = uint32(tag)<<16, true
 	return p
 }
 
@@ -357,14 +370,21 @@ func (m *Mux) Register(ctx context.Context, a fabric.Agent) (fabric.AgentID, err
 			}
 		}
 	}
-	hi := p.nextHi
-	for {
-		hi = (hi + 1) & 0xffffff
-		if hi != 0 && p.byHi[hi] == nil {
+	hi, mask := p.nextHi, uint32(0xffffff)
+	if p.tagged {
+		mask = 0xffff
+	}
+	for n := 0; ; n++ {
+		hi = (hi + 1) & mask
+		if hi != 0 && p.byHi[hi|p.tag] == nil {
 			break
+		}
+		if n > int(mask) {
+			return -1, fmt.Errorf("mux: register agent %v: %w (no free hi_tid)", a, fabric.ErrTooManyAgents)
 		}
 	}
 	p.nextHi = hi
+	hi |= p.tag
 	ag := &agent{mux: m, id: fabric.AgentID(id), hiTID: hi, desc: a, qpn: 1}
 	if isSMPClass(a.Class) {
 		ag.qpn = 0

@@ -38,6 +38,7 @@ var rules = []rule{
 	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys"}},
 	{pkg: "internal/...", allow: []string{"..."}},
 	{pkg: "tests", allow: []string{"..."}},
+	{pkg: "tests/ibsimdiff", allow: []string{"..."}},
 }
 
 // testOnly may be imported by any package's tests.

@@ -1,0 +1,466 @@
+// Package ibsim is a native client of ibsim's datagram protocol (see
+// specs/ibsim-protocol.md): it attaches to one port of an ibsim fabric as
+// umad2sim does, without LD_PRELOAD, and gives it umad semantics through a
+// fabric/mux Mux.
+//
+// ibsim answers SMPs and PerfMgt MADs itself, forwards other requests to
+// the clients attached to the destination port (QP0/QP1 requests only to
+// an issm client, Options.ISSM), and never times anything out: the Mux's
+// timers are the only ones. ibsim overwrites bits 48..63 of every request
+// TID with the sender's slot; the Mux of a Transport is created with that
+// slot as its TID tag (mux.NewPortTagged), so the TIDs the Mux keeps, the
+// peer sees and the response carries are the same.
+//
+// A packet ibsim cannot route or deliver comes back as the sender's own
+// packet with status 110; the Transport drops it (Stats.Dropped) and the
+// Mux's timer completes the request, so retries behave as on a real
+// fabric that lost the MAD.
+//
+// ibsim has 10 client slots fabric-wide: Close DISCONNECTs, so no slot
+// leaks on any exit path that runs Close.
+package ibsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/mux"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/smp"
+)
+
+// DefaultSockName is the socket base name ibsim and umad2sim use when
+// IBSIM_SOCKNAME is unset.
+const DefaultSockName = "sim"
+
+// DefaultCtlTimeout bounds every control-channel exchange.
+const DefaultCtlTimeout = 2 * time.Second
+
+// CAName is the CA name a Transport reports, as umad2sim names its CA.
+const CAName = "ibsim0"
+
+// Options configure Open. A nil *Options means defaults.
+type Options struct {
+	// Node is the node id or node description to attach to (SIM_HOST);
+	// empty attaches to ibsim's default node. ibsim attaches to the
+	// node's first port: port 0 of a switch, port 1 of a CA.
+	Node string
+	// ISSM connects with issm=1: the port's QP0/QP1 requests that ibsim
+	// does not answer itself (SA, SMInfo, vendor classes) are forwarded
+	// to this client. ibsim allows one issm client per node. It does not
+	// change the port's CapabilityMask.
+	ISSM bool
+	// SetISSM also sends SET_ISSM(1), which sets CapabilityMask.IsSM on
+	// the port (as opening /dev/infiniband/issm0 does); Close clears it.
+	SetISSM bool
+	// QP > 1 makes this client receive requests sent to that QP of the
+	// port, without being issm.
+	QP uint32
+	// Server selects ibsim's UDP mode (ibsim -r): "host" or "host:port"
+	// of its control port (default port 7070). Empty means the local
+	// abstract unix sockets.
+	Server string
+	// CtlTimeout bounds each control exchange; 0 means DefaultCtlTimeout.
+	CtlTimeout time.Duration
+	// QueueLimit is passed to the Mux.
+	QueueLimit int
+}
+
+// SockNameFromEnv returns $IBSIM_SOCKNAME, or DefaultSockName.
+func SockNameFromEnv() string {
+	if s := os.Getenv("IBSIM_SOCKNAME"); s != "" {
+		return s
+	}
+	return DefaultSockName
+}
+
+// Stats are a Transport's counters: the Mux's and the client's own.
+type Stats struct {
+	mux.Stats
+	Dropped   uint64 // packets ibsim bounced with status 110
+	BadPacket uint64 // datagrams of the wrong size
+}
+
+// Transport is one ibsim client with umad semantics. It is a *mux.Mux
+// (fabric.Transport, SetHandler, Stats) plus the client's identity.
+type Transport struct {
+	*mux.Mux
+	c *client
+}
+
+var _ fabric.Transport = (*Transport)(nil)
+
+// Slot is the client slot ibsim gave this Transport (0..9).
+func (t *Transport) Slot() int { return int(t.c.slot) }
+
+// NodeID is the id of the node ibsim attached this Transport to.
+func (t *Transport) NodeID() string { return t.c.nodeID }
+
+// Stats returns the counters.
+func (t *Transport) Stats() Stats {
+	return Stats{Stats: t.Mux.Stats(), Dropped: t.c.dropped.Load(), BadPacket: t.c.bad.Load()}
+}
+
+// client is the wire: the control and data sockets of one attachment.
+type client struct {
+	where  string // "ibsim sim" or "ibsim udp host:port", for errors
+	ctlTO  time.Duration
+	ctl    net.Conn       // connected to the control socket
+	data   net.PacketConn // bound input socket
+	out    net.Addr       // ibsim's data socket for our slot
+	slot   uint32
+	nodeID string
+	issm   bool // SET_ISSM(1) sent
+
+	mux *mux.Mux // set before the reader starts
+
+	ctlMu sync.Mutex // serialises control exchanges
+
+	dropped, bad atomic.Uint64
+	wg           sync.WaitGroup
+	closeOnce    sync.Once
+	closing      atomic.Bool
+}
+
+var idSeq atomic.Uint32
+
+// Open attaches a new client to the ibsim fabric whose socket base name is
+// sock (empty: $IBSIM_SOCKNAME, then "sim") and returns it as a Transport.
+// ctx bounds the attachment; the control exchanges are bounded by
+// Options.CtlTimeout as well.
+func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.CtlTimeout <= 0 {
+		o.CtlTimeout = DefaultCtlTimeout
+	}
+	if sock == "" {
+		sock = SockNameFromEnv()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, id, err := bind(sock, &o)
+	if err != nil {
+		return nil, err
+	}
+	c.ctlTO = o.CtlTimeout
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < c.ctlTO {
+		c.ctlTO = max(time.Until(dl), time.Millisecond)
+	}
+	fail := func(err error) (*Transport, error) {
+		c.ctl.Close()
+		c.data.Close()
+		return nil, err
+	}
+	// CONNECT
+	var req Ctl
+	req.Type = CtlConnect
+	req.Len = ClientInfoSize
+	ci := ClientInfo{ID: id, QP: o.QP, NodeID: o.Node}
+	if o.ISSM || o.SetISSM {
+		ci.ISSM = 1
+	}
+	if err := ci.Put(req.Data[:]); err != nil {
+		return fail(err)
+	}
+	rep, err := c.exchange(&req)
+	if err != nil {
+		return fail(fmt.Errorf("%s: connect: %w", c.where, err))
+	}
+	if rep.Type == CtlError {
+		why := "all 10 client slots are taken, the node is unknown"
+		if ci.ISSM != 0 {
+			why += ", or another issm client is attached to that node"
+		}
+		node := o.Node
+		if node == "" {
+			node = "(default node)"
+		}
+		return fail(fmt.Errorf("%s: connect to node %q refused (%s)", c.where, node, why))
+	}
+	ci.Get(rep.Data[:])
+	c.slot, c.nodeID = ci.ID, ci.NodeID
+	if c.slot >= MaxClients {
+		return fail(fmt.Errorf("%s: connect: slot %d out of range", c.where, c.slot))
+	}
+	c.out, err = c.outAddr(sock, &o)
+	if err != nil {
+		c.disconnect()
+		return fail(err)
+	}
+	attr, err := c.portAttr()
+	if err == nil && o.SetISSM {
+		if err = c.setISSM(1); err == nil {
+			c.issm = true
+			attr.CapMask |= smp.CapIsSM
+		}
+	}
+	if err != nil {
+		c.disconnect()
+		return fail(err)
+	}
+	c.mux = mux.New(c, attr, &mux.Options{Port: mux.NewPortTagged(uint16(c.slot)), QueueLimit: o.QueueLimit})
+	c.wg.Go(c.read)
+	return &Transport{Mux: c.mux, c: c}, nil
+}
+
+// bind creates the control and input sockets under a fresh client ID.
+func bind(sock string, o *Options) (*client, uint32, error) {
+	if o.Server != "" {
+		host, port, err := net.SplitHostPort(o.Server)
+		if err != nil {
+			host, port = o.Server, "7070"
+		}
+		raddr, err := net.ResolveUDPAddr("udp4", net.JoinHostPort(host, port))
+		if err != nil {
+			return nil, 0, fmt.Errorf("ibsim udp %s: %w", o.Server, err)
+		}
+		where := "ibsim udp " + raddr.String()
+		data, err := net.ListenUDP("udp4", &net.UDPAddr{})
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: input socket: %w", where, err)
+		}
+		ctl, err := net.DialUDP("udp4", nil, raddr)
+		if err != nil {
+			data.Close()
+			return nil, 0, fmt.Errorf("%s: control socket: %w", where, err)
+		}
+		id := uint32(data.LocalAddr().(*net.UDPAddr).Port)
+		return &client{where: where, ctl: ctl, data: data}, id, nil
+	}
+	where := fmt.Sprintf("ibsim %q", sock)
+	pid := uint32(os.Getpid()) & 0x3fffff
+	var lastErr error
+	for range 16 {
+		id := pid<<8 | (idSeq.Add(1) & 0xff)
+		if id == 0 {
+			continue
+		}
+		sid := strconv.FormatUint(uint64(id), 10)
+		data, err := net.ListenUnixgram("unixgram", abstract(sock+":in"+sid))
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		ctl, err := net.DialUnix("unixgram", abstract(sock+":ctl"+sid), abstract(sock+":ctl"))
+		if err != nil {
+			data.Close()
+			lastErr = err
+			if errors.Is(err, syscall.EADDRINUSE) {
+				continue
+			}
+			return nil, 0, fmt.Errorf("%s: control socket: %w (is ibsim running with IBSIM_SOCKNAME=%s?)", where, err, sock)
+		}
+		return &client{where: where, ctl: ctl, data: data}, id, nil
+	}
+	return nil, 0, fmt.Errorf("%s: binding client sockets: %w", where, lastErr)
+}
+
+// abstract is the abstract unix address ibsim uses for name: a leading
+// NUL and a trailing NUL that is part of the name.
+func abstract(name string) *net.UnixAddr {
+	return &net.UnixAddr{Net: "unixgram", Name: "@" + name + "\x00"}
+}
+
+func (c *client) outAddr(sock string, o *Options) (net.Addr, error) {
+	if o.Server == "" {
+		return abstract(sock + ":out" + strconv.FormatUint(uint64(c.slot), 10)), nil
+	}
+	r := *c.ctl.RemoteAddr().(*net.UDPAddr)
+	r.Port += 1 + int(c.slot)
+	return &r, nil
+}
+
+// exchange sends one control request and reads its reply.
+func (c *client) exchange(req *Ctl) (*Ctl, error) {
+	c.ctlMu.Lock()
+	defer c.ctlMu.Unlock()
+	req.Magic = Magic
+	if req.Type != CtlConnect {
+		req.ClientID = c.slot
+	}
+	deadline := time.Now().Add(c.ctlTO)
+	if err := c.ctl.SetDeadline(deadline); err != nil {
+		return nil, err
+	}
+	if _, err := c.ctl.Write(req.Marshal()); err != nil {
+		return nil, fmt.Errorf("%w (is ibsim running?)", err)
+	}
+	var buf [CtlSize + 1]byte
+	for {
+		n, err := c.ctl.Read(buf[:])
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, fmt.Errorf("no reply to control request %d within %v: %w", req.Type, c.ctlTO, fabric.ErrTimeout)
+			}
+			return nil, fmt.Errorf("%w (is ibsim running?)", err)
+		}
+		var rep Ctl
+		if rep.Unmarshal(buf[:n]) != nil || rep.Magic != Magic {
+			continue
+		}
+		if rep.Type != req.Type && rep.Type != CtlError {
+			continue // a late reply to an earlier, timed-out request
+		}
+		return &rep, nil
+	}
+}
+
+// portAttr asks ibsim for the attached node's NodeInfo and port's PortInfo.
+func (c *client) portAttr() (fabric.PortAttr, error) {
+	var ni smp.NodeInfo
+	var pi smp.PortInfo
+	rep, err := c.exchange(&Ctl{Type: CtlGetNodeInfo})
+	if err == nil && rep.Type == CtlError {
+		err = errors.New("refused")
+	}
+	if err == nil {
+		err = ni.UnmarshalBinary(rep.Data[:])
+	}
+	if err != nil {
+		return fabric.PortAttr{}, fmt.Errorf("%s: get nodeinfo: %w", c.where, err)
+	}
+	rep, err = c.exchange(&Ctl{Type: CtlGetPortInfo, Len: 1})
+	if err == nil && rep.Type == CtlError {
+		err = errors.New("refused")
+	}
+	if err == nil {
+		err = pi.UnmarshalBinary(rep.Data[:])
+	}
+	if err != nil {
+		return fabric.PortAttr{}, fmt.Errorf("%s: get portinfo: %w", c.where, err)
+	}
+	a := fabric.PortAttr{
+		CAName:    CAName,
+		PortNum:   int(pi.LocalPortNum),
+		NodeType:  int(ni.NodeType),
+		NodeGUID:  ni.NodeGUID,
+		PortGUID:  ni.NodeGUID,
+		GIDPrefix: pi.GIDPrefix,
+		LID:       pi.LID,
+		LMC:       pi.LMC,
+		SMLID:     pi.MasterSMLID,
+		SMSL:      pi.MasterSMSL,
+		State:     int(pi.PortState),
+		PhysState: int(pi.PortPhysicalState),
+		CapMask:   pi.CapabilityMask,
+	}
+	if ni.NodeType != smp.NodeTypeSwitch {
+		// ibsim's CA port GUIDs are the node GUID plus the port number.
+		a.PortGUID = ni.NodeGUID + uint64(pi.LocalPortNum)
+	}
+	return a, nil
+}
+
+func (c *client) setISSM(v uint32) error {
+	req := Ctl{Type: CtlSetISSM, Len: 4}
+	req.Data[0] = byte(v)
+	rep, err := c.exchange(&req)
+	if err == nil && rep.Type == CtlError {
+		err = errors.New("refused")
+	}
+	if err != nil {
+		return fmt.Errorf("%s: set issm %d: %w", c.where, v, err)
+	}
+	return nil
+}
+
+func (c *client) disconnect() error {
+	rep, err := c.exchange(&Ctl{Type: CtlDisconnect})
+	if err == nil && rep.Type == CtlError {
+		err = errors.New("refused")
+	}
+	if err != nil {
+		return fmt.Errorf("%s: disconnect slot %d: %w", c.where, c.slot, err)
+	}
+	return nil
+}
+
+var bufPool = sync.Pool{New: func() any { return new([RequestSize]byte) }}
+
+// Transmit implements mux.Wire.
+func (c *client) Transmit(p *fabric.Packet) error {
+	if c.closing.Load() {
+		return fmt.Errorf("%s: transmit: %w", c.where, net.ErrClosed)
+	}
+	var r Request
+	copy(r.MAD[:], p.Data)
+	r.Length = mad.Size
+	r.DLID = p.Addr.LID
+	r.DQP = p.Addr.QPN
+	class := mad.MgmtClassOf(p.Data)
+	switch {
+	case class == mad.ClassSubnDR:
+		r.DLID, r.SLID = fabric.PermissiveLID, fabric.PermissiveLID
+	case class == mad.ClassSubnLID:
+	default:
+		r.SQP = 1
+	}
+	b := bufPool.Get().(*[RequestSize]byte)
+	defer bufPool.Put(b)
+	r.Put(b[:])
+	if _, err := c.data.WriteTo(b[:], c.out); err != nil {
+		return fmt.Errorf("%s: send to slot %d: %w (is ibsim still running?)", c.where, c.slot, err)
+	}
+	return nil
+}
+
+// read hands every received packet to the Mux until the socket closes.
+func (c *client) read() {
+	var buf [RequestSize + 1]byte
+	var r Request
+	for {
+		n, _, err := c.data.ReadFrom(buf[:])
+		if err != nil {
+			if c.closing.Load() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		if r.Get(buf[:n]) != nil {
+			c.bad.Add(1)
+			continue
+		}
+		if r.Status != 0 {
+			// Our own packet, bounced: leave it to the Mux's timer.
+			c.dropped.Add(1)
+			continue
+		}
+		p := fabric.Packet{Addr: fabric.Addr{LID: r.SLID, QPN: r.SQP}, Data: r.MAD[:]}
+		if r.SQP != 0 {
+			p.Addr.QKey = 0x80010000
+		}
+		c.mux.Deliver(&p)
+	}
+}
+
+// Close implements mux.Wire: SET_ISSM(0) if it was set, DISCONNECT, and
+// close the sockets. The sockets are closed even when ibsim is gone.
+func (c *client) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		var errs []error
+		if c.issm {
+			errs = append(errs, c.setISSM(0))
+		}
+		errs = append(errs, c.disconnect())
+		c.closing.Store(true)
+		c.data.Close()
+		c.ctl.Close()
+		c.wg.Wait()
+		err = errors.Join(errs...)
+	})
+	return err
+}

@@ -1,0 +1,111 @@
+package ibsim
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+)
+
+// The offsets and byte orders below are those of ibsim 0.10's structs on a
+// little-endian 64-bit host (specs/ibsim-protocol.md §3.1, §3.3, §5).
+
+func TestCtlLayout(t *testing.T) {
+	c := Ctl{Magic: Magic, ClientID: 0x04030201, Type: CtlGetPortInfo, Len: 0x44}
+	c.Data[0], c.Data[63] = 0xaa, 0xbb
+	b := c.Marshal()
+	if len(b) != CtlSize || CtlSize != 80 {
+		t.Fatalf("sim_ctl is %d bytes, want 80", len(b))
+	}
+	want := map[int][]byte{
+		0:  {0xef, 0xbe, 0xad, 0xde}, // magic, host order
+		4:  {1, 2, 3, 4},             // clientid
+		8:  {8, 0, 0, 0},             // type
+		12: {0x44, 0, 0, 0},          // len
+		16: {0xaa},                   // data[0]
+		79: {0xbb},                   // data[63]
+	}
+	for off, w := range want {
+		if got := b[off : off+len(w)]; !bytes.Equal(got, w) {
+			t.Errorf("offset %d: % x, want % x", off, got, w)
+		}
+	}
+	var d Ctl
+	if err := d.Unmarshal(b); err != nil || d != c {
+		t.Errorf("round trip: %+v %v, want %+v", d, err, c)
+	}
+	if err := d.Unmarshal(b[:79]); err == nil {
+		t.Error("Unmarshal of 79 bytes: no error")
+	}
+}
+
+func TestClientInfoLayout(t *testing.T) {
+	var b [CtlDataSize]byte
+	ci := ClientInfo{ID: 0x11223344, QP: 5, ISSM: 1, NodeID: "Hca1"}
+	if err := ci.Put(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	if ClientInfoSize != 44 {
+		t.Fatalf("sim_client_info is %d bytes, want 44", ClientInfoSize)
+	}
+	if got := binary.LittleEndian.Uint32(b[0:]); got != 0x11223344 {
+		t.Errorf("id @0 = %#x", got)
+	}
+	if got := binary.LittleEndian.Uint32(b[4:]); got != 5 {
+		t.Errorf("qp @4 = %d", got)
+	}
+	if got := binary.LittleEndian.Uint32(b[8:]); got != 1 {
+		t.Errorf("issm @8 = %d", got)
+	}
+	if got := b[12:17]; !bytes.Equal(got, []byte("Hca1\x00")) {
+		t.Errorf("nodeid @12 = %q", got)
+	}
+	var d ClientInfo
+	d.Get(b[:])
+	if d != ci {
+		t.Errorf("round trip %+v, want %+v", d, ci)
+	}
+	long := ClientInfo{NodeID: "0123456789012345678901234567890x"} // 32 chars: no room for the NUL
+	if err := long.Put(b[:]); err == nil {
+		t.Error("a 32-character node id was accepted")
+	}
+	ok := ClientInfo{NodeID: "0123456789012345678901234567890"} // 31
+	if err := ok.Put(b[:]); err != nil || b[12+31] != 0 {
+		t.Errorf("31-character node id: %v, NUL %#x", err, b[12+31])
+	}
+}
+
+func TestRequestLayout(t *testing.T) {
+	r := Request{DLID: 0x1234, SLID: 0xfffe, DQP: 1, SQP: 0x00a0b0c0, Status: StatusDropped, Length: 256}
+	r.MAD[0], r.MAD[255] = 1, 0x7f
+	b := make([]byte, RequestSize)
+	for i := range b {
+		b[i] = 0xee // Put must clear the padding and the LID fields' upper halves
+	}
+	r.Put(b)
+	if RequestSize != 288 {
+		t.Fatalf("sim_request is %d bytes, want 288", RequestSize)
+	}
+	want := map[int][]byte{
+		0:   {0x12, 0x34, 0, 0},       // dlid: big-endian u16 in a u32
+		4:   {0xff, 0xfe, 0, 0},       // slid
+		8:   {0, 0, 0, 1},             // dqp, big-endian
+		12:  {0, 0xa0, 0xb0, 0xc0},    // sqp
+		16:  {0, 0, 0, 110},           // status
+		20:  {0, 0, 0, 0},             // padding before the 8-aligned length
+		24:  {0, 0, 0, 0, 0, 0, 1, 0}, // length, big-endian u64
+		32:  {1},                      // mad[0]
+		287: {0x7f},                   // mad[255]
+	}
+	for off, w := range want {
+		if got := b[off : off+len(w)]; !bytes.Equal(got, w) {
+			t.Errorf("offset %d: % x, want % x", off, got, w)
+		}
+	}
+	var d Request
+	if err := d.Get(b); err != nil || d != r {
+		t.Errorf("round trip %+v %v", d, err)
+	}
+	if err := d.Get(b[:287]); err == nil {
+		t.Error("Get of 287 bytes: no error")
+	}
+}

@@ -1,0 +1,551 @@
+// Package ibsimtest is the project's ibsim harness for tests: it starts
+// ibsim (Debian ibsim-utils) on a topology file, optionally OpenSM under
+// the umad2sim LD_PRELOAD shim, waits until the fabric is up, runs the
+// infiniband-diags tools under umad2sim, and stops only what it started.
+//
+// Every wait is bounded. Children get SIGKILL when the test process dies
+// (Pdeathsig), so a test binary killed by its -timeout does not leave an
+// ibsim or OpenSM behind.
+package ibsimtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// EnvRequire is the variable that turns every "ibsim not installed" skip
+// into a failure (CI sets it after installing the packages).
+const EnvRequire = "IBSCRIPT_TEST_IBSIM"
+
+// Tools the harness needs, by package.
+var (
+	ibsimBin   = "ibsim"
+	opensmBin  = "opensm"
+	diagsProbe = "ibnetdiscover"
+)
+
+// Umad2sim returns the path of libumad2sim.so, from the known install
+// locations or dpkg.
+func Umad2sim() (string, error) {
+	globs := []string{"/usr/lib/*/umad2sim/libumad2sim.so", "/usr/lib/umad2sim/libumad2sim.so", "/usr/local/lib/umad2sim/libumad2sim.so"}
+	for _, g := range globs {
+		if m, _ := filepath.Glob(g); len(m) > 0 {
+			return m[0], nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "dpkg", "-L", "libumad2sim0").Output()
+	if err == nil {
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasSuffix(l, "/libumad2sim.so") {
+				if _, err := os.Stat(l); err == nil {
+					return l, nil
+				}
+			}
+		}
+	}
+	return "", errors.New("libumad2sim.so not found (Debian package libumad2sim0, from ibsim-utils)")
+}
+
+// Available reports why the harness cannot run here, or nil.
+func Available() error {
+	var missing []string
+	if _, err := exec.LookPath(ibsimBin); err != nil {
+		missing = append(missing, "ibsim (ibsim-utils)")
+	}
+	if _, err := Umad2sim(); err != nil {
+		missing = append(missing, "libumad2sim.so (ibsim-utils)")
+	}
+	if _, err := lookSbin(opensmBin); err != nil {
+		missing = append(missing, "opensm (opensm)")
+	}
+	if _, err := lookSbin(diagsProbe); err != nil {
+		missing = append(missing, "ibnetdiscover (infiniband-diags)")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("not installed: %s (apt-get install ibsim-utils infiniband-diags opensm)", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// lookSbin finds a program in PATH or the sbin directories, which a
+// non-root PATH may lack.
+func lookSbin(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, d := range []string{"/usr/sbin", "/sbin", "/usr/local/sbin"} {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: not found in PATH or sbin", name)
+}
+
+// Require skips t when the packages are missing, or fails it when
+// IBSCRIPT_TEST_IBSIM=1 says they must be there.
+func Require(t testing.TB) {
+	t.Helper()
+	if err := Available(); err != nil {
+		if os.Getenv(EnvRequire) == "1" {
+			t.Fatalf("ibsim harness: %v, and %s=1", err, EnvRequire)
+		}
+		t.Skipf("ibsim harness: %v (set %s=1 to make this a failure)", err, EnvRequire)
+	}
+}
+
+// Options configure Start. A nil *Options means defaults.
+type Options struct {
+	// NoSM starts ibsim alone: DR works, LID routing does not.
+	NoSM bool
+	// SMNode is the node OpenSM attaches to; empty: the first node.
+	SMNode string
+	// IbsimArgs are extra ibsim options (e.g. -N 4096 for big fabrics).
+	IbsimArgs []string
+	// Timeout bounds the bring-up; 0 means 60s.
+	Timeout time.Duration
+}
+
+// Sim is one running ibsim (and OpenSM) started by Start.
+type Sim struct {
+	Dir      string // run directory: logs, scratch
+	Sock     string // IBSIM_SOCKNAME
+	Topology string // absolute path of the topology file
+	Umad2sim string
+
+	ibsim, osm       *proc
+	console          io.WriteCloser // ibsim's stdin
+	conMu            sync.Mutex
+	logPath, errPath string
+	osmLog           string
+	markSeq          int
+}
+
+// proc is a started child and the goroutine waiting for it.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+func startProc(cmd *exec.Cmd) (*proc, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func (p *proc) alive() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop sends sig, waits up to grace, then SIGKILLs and waits.
+func (p *proc) stop(sig os.Signal, grace time.Duration) {
+	if p == nil || !p.alive() {
+		return
+	}
+	if sig != nil {
+		_ = p.cmd.Process.Signal(sig)
+	}
+	select {
+	case <-p.done:
+		return
+	case <-time.After(grace):
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+var sockSeq int
+var sockMu sync.Mutex
+
+// Start runs ibsim on topology in a fresh directory under dir (a temp dir
+// when empty) with a unique socket name, then OpenSM unless opts.NoSM, and
+// returns once OpenSM logged SUBNET UP and no port is left in Init or
+// Armed. On any failure it stops what it started and the error quotes the
+// logs.
+func Start(ctx context.Context, dir, topology string, opts *Options) (s *Sim, err error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 60 * time.Second
+	}
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	topo, err := filepath.Abs(topology)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(topo); err != nil {
+		return nil, fmt.Errorf("ibsimtest: topology: %w", err)
+	}
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	rd, err := os.MkdirTemp(dir, "ibsim-")
+	if err != nil {
+		return nil, err
+	}
+	u, _ := Umad2sim()
+	sockMu.Lock()
+	sockSeq++
+	sock := fmt.Sprintf("ibst%d.%d", os.Getpid(), sockSeq)
+	sockMu.Unlock()
+	s = &Sim{Dir: rd, Sock: sock, Topology: topo, Umad2sim: u,
+		logPath: filepath.Join(rd, "ibsim.log"), errPath: filepath.Join(rd, "ibsim.err")}
+	defer func() {
+		if err != nil {
+			s.Stop()
+		}
+	}()
+	for _, d := range []string{"osm", "scratch"} {
+		if err := os.MkdirAll(filepath.Join(rd, d), 0o755); err != nil {
+			return s, err
+		}
+	}
+	logf, err := os.Create(s.logPath)
+	if err != nil {
+		return s, err
+	}
+	defer logf.Close()
+	errf, err := os.Create(s.errPath)
+	if err != nil {
+		return s, err
+	}
+	defer errf.Close()
+	ibsimPath, _ := exec.LookPath(ibsimBin)
+	cmd := exec.Command(ibsimPath, append(append([]string{"-s"}, o.IbsimArgs...), topo)...)
+	cmd.Dir = rd
+	cmd.Env = append(os.Environ(), "IBSIM_SOCKNAME="+sock)
+	cmd.Stdout, cmd.Stderr = logf, errf
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return s, err
+	}
+	s.console = stdin
+	if s.ibsim, err = startProc(cmd); err != nil {
+		return s, fmt.Errorf("ibsimtest: start ibsim: %w", err)
+	}
+	if err := s.poll(ctx, "ibsim ready", func() (bool, error) {
+		if !s.ibsim.alive() {
+			return false, fmt.Errorf("ibsim exited during start-up: %v; %s", s.ibsim.err, s.tail(s.errPath))
+		}
+		return bytes.Contains(readFile(s.logPath), []byte("Network simulator ready")) && sockListed(sock), nil
+	}); err != nil {
+		return s, err
+	}
+	if o.NoSM {
+		return s, nil
+	}
+	osmBin, _ := lookSbin(opensmBin)
+	od := filepath.Join(rd, "osm")
+	s.osmLog = filepath.Join(od, "opensm.log")
+	out, err := os.Create(filepath.Join(od, "opensm.out"))
+	if err != nil {
+		return s, err
+	}
+	defer out.Close()
+	osm := exec.Command(osmBin, "-d2", "-f", s.osmLog, "-s", "0")
+	osm.Dir = od
+	osm.Env = append(os.Environ(), "IBSIM_SOCKNAME="+sock, "LD_PRELOAD="+u,
+		"SIM_HOST="+o.SMNode, "OSM_CACHE_DIR="+od, "OSM_TMP_DIR="+od)
+	osm.Stdout, osm.Stderr = out, out
+	if s.osm, err = startProc(osm); err != nil {
+		return s, fmt.Errorf("ibsimtest: start opensm: %w", err)
+	}
+	var last string
+	err = s.poll(ctx, "fabric up", func() (bool, error) {
+		if !s.ibsim.alive() {
+			return false, fmt.Errorf("ibsim died: %s", s.tail(s.errPath))
+		}
+		if !s.osm.alive() {
+			return false, fmt.Errorf("opensm died: %v; %s", s.osm.err, s.tail(filepath.Join(od, "opensm.out")))
+		}
+		if !bytes.Contains(readFile(s.osmLog), []byte("SUBNET UP")) {
+			return false, nil
+		}
+		st, err := s.PortStates(ctx)
+		if err != nil {
+			return false, err
+		}
+		last = fmt.Sprint(st)
+		return st["Init"] == 0 && st["Armed"] == 0 && st["Active"] > 0, nil
+	})
+	if err != nil && last != "" {
+		err = fmt.Errorf("%w (ports %s)", err, last)
+	}
+	return s, err
+}
+
+func readFile(p string) []byte {
+	b, _ := os.ReadFile(p)
+	return b
+}
+
+func (s *Sim) tail(p string) string {
+	b := readFile(p)
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return fmt.Sprintf("%s: %q", filepath.Base(p), b)
+}
+
+// sockListed reports whether ibsim's control socket is bound.
+func sockListed(sock string) bool {
+	return bytes.Contains(readFile("/proc/net/unix"), []byte("@"+sock+":ctl@"))
+}
+
+// poll calls f every 20ms until it reports done, fails, or ctx ends.
+func (s *Sim) poll(ctx context.Context, what string, f func() (bool, error)) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, err := f()
+		if err != nil {
+			return fmt.Errorf("ibsimtest: waiting for %s: %w", what, err)
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ibsimtest: waiting for %s in %s: %w", what, s.Dir, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+var promptRE = regexp.MustCompile(`^(sim( \(inactive\))?> )+`)
+
+// Console runs one ibsim console command and returns its output (stdout
+// between two comment markers, prompts removed).
+func (s *Sim) Console(ctx context.Context, command string) (string, error) {
+	s.conMu.Lock()
+	defer s.conMu.Unlock()
+	if s.ibsim == nil || !s.ibsim.alive() {
+		return "", errors.New("ibsimtest: console: ibsim is not running")
+	}
+	s.markSeq++
+	mark := fmt.Sprintf("ibst-mark-%d", s.markSeq)
+	start := len(readFile(s.logPath))
+	if _, err := fmt.Fprintf(s.console, "#%s<\n%s\n#%s>\n", mark, command, mark); err != nil {
+		return "", fmt.Errorf("ibsimtest: console %q: %w", command, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var out string
+	err := s.poll(ctx, "console "+command, func() (bool, error) {
+		b := readFile(s.logPath)
+		if len(b) < start {
+			return false, nil
+		}
+		b = b[start:]
+		i := bytes.Index(b, []byte("#"+mark+"<"))
+		j := bytes.Index(b, []byte("#"+mark+">"))
+		if i < 0 || j < 0 {
+			if !s.ibsim.alive() {
+				return false, errors.New("ibsim exited")
+			}
+			return false, nil
+		}
+		body := b[i+len(mark)+2 : j]
+		var lines []string
+		for _, l := range strings.Split(string(body), "\n") {
+			l = promptRE.ReplaceAllString(l, "")
+			if l != "" {
+				lines = append(lines, l)
+			}
+		}
+		out = strings.Join(lines, "\n")
+		return true, nil
+	})
+	return out, err
+}
+
+// PortStates counts the ports of the console Dump by logical state.
+func (s *Sim) PortStates(ctx context.Context) (map[string]int, error) {
+	d, err := s.Console(ctx, "Dump")
+	if err != nil {
+		return nil, err
+	}
+	st := map[string]int{}
+	for _, l := range strings.Split(d, "\n") {
+		if !strings.Contains(l, "[") {
+			continue
+		}
+		for _, k := range []string{"Active", "Init", "Armed", "Down"} {
+			if strings.Contains(l, k+"/") {
+				st[k]++
+			}
+		}
+	}
+	return st, nil
+}
+
+// Env is the environment of a C tool run under umad2sim attached to node.
+func (s *Sim) Env(node string, issm bool) []string {
+	env := []string{"IBSIM_SOCKNAME=" + s.Sock, "LD_PRELOAD=" + s.Umad2sim}
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "SIM_HOST=") && !strings.HasPrefix(e, "SIM_SET_ISSM=") &&
+			!strings.HasPrefix(e, "IBSIM_") && !strings.HasPrefix(e, "LD_PRELOAD=") {
+			env = append(env, e)
+		}
+	}
+	if node != "" {
+		env = append(env, "SIM_HOST="+node)
+	}
+	if issm {
+		env = append(env, "SIM_SET_ISSM=1")
+	}
+	return env
+}
+
+// Command prepares a C tool under umad2sim attached to node, with its cwd
+// in a fresh scratch directory (umad2sim writes ./sys-<pid>/ there).
+func (s *Sim) Command(ctx context.Context, node, tool string, args ...string) (*exec.Cmd, error) {
+	p, err := lookSbin(tool)
+	if err != nil {
+		return nil, err
+	}
+	wd, err := os.MkdirTemp(filepath.Join(s.Dir, "scratch"), tool+"-")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, p, args...)
+	cmd.Dir = wd
+	cmd.Env = s.Env(node, false)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.WaitDelay = 5 * time.Second
+	return cmd, nil
+}
+
+// Run runs a C tool under umad2sim attached to node (empty: ibsim's
+// default node), bounded by ctx and 60s, and returns its stdout.
+func (s *Sim) Run(ctx context.Context, node, tool string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	cmd, err := s.Command(ctx, node, tool, args...)
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s %s (SIM_HOST=%q): %w; stderr: %s", tool, strings.Join(args, " "), node, err, stderr.Bytes())
+	}
+	return out, nil
+}
+
+// Alive reports whether ibsim is still running.
+func (s *Sim) Alive() bool { return s.ibsim != nil && s.ibsim.alive() }
+
+// Kill kills ibsim with SIGKILL (fault tests) and waits for it.
+func (s *Sim) Kill() {
+	if s.ibsim != nil {
+		s.ibsim.stop(syscall.SIGKILL, 5*time.Second)
+	}
+}
+
+// Stop stops OpenSM (SIGTERM; it detaches cleanly) and ibsim (Quit on the
+// console, then signals), only the processes Start started. It is
+// idempotent and bounded (at most ~20s).
+func (s *Sim) Stop() {
+	if s == nil {
+		return
+	}
+	s.osm.stop(syscall.SIGTERM, 10*time.Second)
+	if s.ibsim != nil && s.ibsim.alive() {
+		s.conMu.Lock()
+		_, _ = io.WriteString(s.console, "Quit\n")
+		s.conMu.Unlock()
+		select {
+		case <-s.ibsim.done:
+		case <-time.After(3 * time.Second):
+		}
+		s.ibsim.stop(syscall.SIGTERM, 3*time.Second)
+	}
+	if s.console != nil {
+		s.console.Close()
+	}
+}
+
+// Shared keeps one Sim per topology for a test package.
+type Shared struct {
+	mu   sync.Mutex
+	sims map[string]*Sim
+	errs map[string]error
+}
+
+// Get returns the running Sim for topology, starting it on first use; it
+// calls Require first. A failed start is remembered and fails every later
+// caller the same way.
+func (sh *Shared) Get(t testing.TB, topology string, opts *Options) *Sim {
+	t.Helper()
+	Require(t)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.sims == nil {
+		sh.sims, sh.errs = map[string]*Sim{}, map[string]error{}
+	}
+	if s := sh.sims[topology]; s != nil {
+		if !s.Alive() {
+			t.Fatalf("shared ibsim for %s is dead; logs in %s", topology, s.Dir)
+		}
+		return s
+	}
+	if err := sh.errs[topology]; err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(context.Background(), "", topology, opts)
+	if err != nil {
+		sh.errs[topology] = err
+		t.Fatal(err)
+	}
+	sh.sims[topology] = s
+	return s
+}
+
+// StopAll stops every Sim started by Get and removes their directories
+// unless keep.
+func (sh *Shared) StopAll(keep bool) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for k, s := range sh.sims {
+		s.Stop()
+		if !keep {
+			os.RemoveAll(s.Dir)
+		}
+		delete(sh.sims, k)
+	}
+}
