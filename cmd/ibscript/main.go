@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ibscript/ibscript/engine"
 )
 
 // Exit codes (DESIGN.md "Output").
@@ -51,7 +53,7 @@ Commands:
   run FILE [ARGS...]  run a Lua script or validation plan; ARGS are in the
                       script's global 'arg' table
   discover            discover the fabric and print it
-  help [COMMAND]      show help
+  help [COMMAND]      show help; "help man" prints the manual page (roff)
 
 Flags (before or after the command):
   --fabric URI    backend: auto (default), sim:PATH, sim: (bundled topology),
@@ -60,7 +62,7 @@ Flags (before or after the command):
                   ?bare=1 to start the fabric with no SM configuration
   -e CHUNK        run the Lua chunk and exit
   --format FMT    discover output: ibnetdiscover (default), list
-  --timeout DUR   per-try MAD timeout (default 100ms)
+  --timeout DUR   per-try MAD timeout (default 200ms, as OpenSM)
   --retries N     MAD retries after the first try (default 3)
   --version       print the version
   -h, --help      show help
@@ -72,8 +74,8 @@ var commandHelp = map[string]string{
 	"run": `usage: ibscript run [flags] FILE [ARGS...]
 
 Runs the Lua script FILE against the fabric. The script sees its arguments
-in the global table 'arg' (arg[0] is FILE) and the modules umad, smp, perf
-and fabric. os.exit(n) ends the run with status n; an error in the script
+in the global table 'arg' (arg[0] is FILE) and the modules umad, smp, perf,
+fabric, mad and bit (docs/lua-api.md). os.exit(n) ends the run with status n; an error in the script
 ends it with status 2 and a traceback.
 `,
 	"discover": `usage: ibscript discover [flags]
@@ -99,8 +101,8 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.fabricURI, "fabric", "auto", "")
 	fs.Func("e", "", func(s string) error { c.chunk, c.hasChunk = s, true; return nil })
 	fs.StringVar(&c.format, "format", "ibnetdiscover", "")
-	fs.DurationVar(&c.timeout, "timeout", 100*time.Millisecond, "")
-	fs.IntVar(&c.retries, "retries", 3, "")
+	fs.DurationVar(&c.timeout, "timeout", engine.DefaultTimeout, "")
+	fs.IntVar(&c.retries, "retries", engine.DefaultRetries, "")
 	fs.BoolVar(&c.help, "help", false, "")
 	fs.BoolVar(&c.help, "h", false, "")
 	fs.BoolVar(&c.version, "version", false, "")
@@ -162,6 +164,13 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		topic := c.cmd
 		if c.cmd == "help" && len(c.args) > 0 {
 			topic = c.args[0]
+		}
+		if topic == "man" {
+			if err := writeMan(stdout); err != nil {
+				fmt.Fprintf(stderr, "ibscript: %v\n", err)
+				return exitError
+			}
+			return exitOK
 		}
 		if h, ok := commandHelp[topic]; ok {
 			fmt.Fprint(stdout, h)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -236,4 +237,24 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+var updateMan = flag.Bool("update", false, "rewrite docs/ibscript.1")
+
+// TestManPage keeps docs/ibscript.1 what 'ibscript help man' prints.
+func TestManPage(t *testing.T) {
+	code, out, _ := ibscript(t, "help", "man")
+	if code != exitOK || !strings.HasPrefix(out, ".TH IBSCRIPT 1") {
+		t.Fatalf("help man: exit %d\n%s", code, out)
+	}
+	const path = "../../docs/ibscript.1"
+	if *updateMan {
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	have, err := os.ReadFile(path)
+	if err != nil || string(have) != out {
+		t.Errorf("docs/ibscript.1 is stale (%v): run go test ./cmd/ibscript -run TestManPage -update", err)
+	}
 }

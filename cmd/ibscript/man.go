@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// writeMan writes the ibscript(1) manual page in roff, from the same help
+// texts the command prints, so the two never disagree. docs/ibscript.1 is
+// this output; a test keeps it fresh.
+func writeMan(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	p(".TH IBSCRIPT 1 \"\" \"ibscript %s\" \"User Commands\"\n", version)
+	p(".SH NAME\nibscript \\- Lua-scriptable host for InfiniBand management datagrams\n")
+	p(".SH SYNOPSIS\n")
+	p(".B ibscript\n[\\fIflags\\fR] [\\fBrun\\fR \\fIFILE\\fR [\\fIARGS\\fR...] | \\fBdiscover\\fR | \\fBhelp\\fR [\\fICOMMAND\\fR]]\n")
+	p(".SH DESCRIPTION\n")
+	p("ibscript sends, receives and decodes InfiniBand MADs from Lua: libibumad's calls (module \\fBumad\\fR),\n")
+	p("typed SMP and PerfMgt queries (\\fBsmp\\fR, \\fBperf\\fR), fabric discovery (\\fBfabric\\fR) and validation plans.\n")
+	p("It runs against real HCAs, ibsim, or a fabric simulated inside the process, the default on a host\n")
+	p("without InfiniBand ports. With no command it opens an interactive REPL.\n")
+	p(".SH COMMANDS\n")
+	cmds := make([]string, 0, len(commandHelp))
+	for c := range commandHelp {
+		cmds = append(cmds, c)
+	}
+	sort.Strings(cmds)
+	for _, c := range cmds {
+		p(".SS %s\n", c)
+		p(".nf\n%s.fi\n", roffEscape(commandHelp[c]))
+	}
+	p(".SH OPTIONS\n.nf\n%s.fi\n", roffEscape(section(usage, "Flags")))
+	p(".SH EXIT STATUS\n0 all passed, 1 a check failed, 2 the run itself failed (bad script, bad flags, unreachable fabric).\n")
+	p(".SH ENVIRONMENT\n.TP\n.B XDG_CONFIG_HOME\nwhere the REPL keeps its history (ibscript/history, mode 0600).\n")
+	p(".SH FILES\n.TP\n.I docs/lua-api.md\nthe Lua API reference, generated from the modules' registration tables.\n")
+	p(".SH SEE ALSO\n.BR ibnetdiscover (8),\n.BR smpquery (8),\n.BR perfquery (8),\n.BR umad_recv (3),\n.BR ibsim (1)\n")
+	return bw.Flush()
+}
+
+// section returns the lines of text from the one starting with title to
+// the next blank line followed by an unindented line.
+func section(text, title string) string {
+	i := strings.Index(text, title)
+	if i < 0 {
+		return ""
+	}
+	s := text[i:]
+	if j := strings.Index(s, "\n\n"); j >= 0 {
+		s = s[:j+1]
+	}
+	return s
+}
+
+// roffEscape makes literal text safe in roff: backslashes, and lines that
+// start with a dot or quote.
+func roffEscape(s string) string {
+	s = strings.ReplaceAll(s, "\\", "\\e")
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, ".") || strings.HasPrefix(l, "'") {
+			lines[i] = "\\&" + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
