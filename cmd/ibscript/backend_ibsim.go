@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric/ibsim"
+)
+
+// openIbsim opens the "ibsim:" backend. rest is what follows "ibsim:" in
+// the URI: [SOCKNAME][?node=NAME&issm=1&server=HOST[:PORT]]. SOCKNAME
+// defaults to $IBSIM_SOCKNAME, then "sim"; node to $SIM_HOST (empty: ibsim's
+// default node); server selects ibsim's UDP mode (ibsim -r), defaulting to
+// $IBSIM_SERVER_NAME[:$IBSIM_SERVER_PORT]. The attachment takes one of
+// ibsim's 10 client slots; backend.Close (also on SIGINT/SIGTERM, which
+// cancel ctx and unwind to it) gives it back.
+func openIbsim(ctx context.Context, c *config, rest string, stderr io.Writer) (*backend, error) {
+	sock, query, _ := strings.Cut(rest, "?")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, fmt.Errorf("--fabric %s: bad query: %v", c.fabricURI, err)
+	}
+	opts := ibsim.Options{Node: os.Getenv("SIM_HOST")}
+	if h := os.Getenv("IBSIM_SERVER_NAME"); h != "" {
+		opts.Server = h
+		if p := os.Getenv("IBSIM_SERVER_PORT"); p != "" {
+			opts.Server = h + ":" + p
+		}
+	}
+	for k := range q {
+		v := q.Get(k)
+		switch k {
+		case "node":
+			opts.Node = v
+		case "issm":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, fmt.Errorf("--fabric %s: bad issm value %q", c.fabricURI, v)
+			}
+			opts.ISSM = b
+		case "server":
+			opts.Server = v
+		default:
+			return nil, fmt.Errorf("--fabric %s: unknown option %q (want node, issm, server)", c.fabricURI, k)
+		}
+	}
+	if sock == "" {
+		sock = ibsim.SockNameFromEnv()
+	}
+	f := ibsim.NewFabric(sock, &opts)
+	b := &backend{fab: f}
+	b.tr, err = f.Open(ctx, "", 0)
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("--fabric %s: %w", c.fabricURI, err)
+	}
+	b.sess, err = engine.New(b.tr, &engine.Options{Timeout: c.timeout, Retries: c.retries})
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}

@@ -1,0 +1,95 @@
+package ibsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/ibscript/ibscript/fabric"
+)
+
+// Fabric is a fabric.Fabric on one ibsim: every Open attaches a new client
+// (one of ibsim's 10 slots) with the Fabric's Options; Close closes the
+// Transports still open.
+type Fabric struct {
+	sock string
+	opts Options
+
+	mu     sync.Mutex
+	closed bool
+	open   []*Transport
+}
+
+var _ fabric.Fabric = (*Fabric)(nil)
+
+// NewFabric returns a Fabric for the ibsim whose socket base name is sock
+// (empty: $IBSIM_SOCKNAME, then "sim"). It does not contact ibsim.
+func NewFabric(sock string, opts *Options) *Fabric {
+	if sock == "" {
+		sock = SockNameFromEnv()
+	}
+	f := &Fabric{sock: sock}
+	if opts != nil {
+		f.opts = *opts
+	}
+	return f
+}
+
+// Ports attaches briefly to learn the one port an attachment gets (ibsim
+// attaches to the node's first port) and lists it.
+func (f *Fabric) Ports(ctx context.Context) ([]fabric.PortAttr, error) {
+	t, err := f.Open(ctx, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	a := t.Port()
+	return []fabric.PortAttr{a}, t.Close()
+}
+
+// Open attaches a client. ca must be empty or CAName; port must be 0 or
+// the attached port's number (ibsim cannot attach to another port).
+func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transport, error) {
+	if ca != "" && ca != CAName {
+		return nil, fmt.Errorf("ibsim %q: no CA %q (an ibsim attachment is CA %q)", f.sock, ca, CAName)
+	}
+	f.mu.Lock()
+	closed := f.closed
+	f.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("ibsim %q: open: %w", f.sock, net.ErrClosed)
+	}
+	t, err := Open(ctx, f.sock, &f.opts)
+	if err != nil {
+		return nil, err
+	}
+	if port != 0 && port != t.Port().PortNum {
+		t.Close()
+		return nil, fmt.Errorf("ibsim %q: node %q: port %d cannot be opened: ibsim attaches to the node's first port (%d)", f.sock, t.NodeID(), port, t.Port().PortNum)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		t.Close()
+		return nil, fmt.Errorf("ibsim %q: open: %w", f.sock, net.ErrClosed)
+	}
+	f.open = append(f.open, t)
+	return t, nil
+}
+
+// Close closes every Transport opened from f (their slots are released).
+// It is idempotent.
+func (f *Fabric) Close() error {
+	f.mu.Lock()
+	ts := f.open
+	f.open, f.closed = nil, true
+	f.mu.Unlock()
+	var errs []error
+	for _, t := range ts {
+		if err := t.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
