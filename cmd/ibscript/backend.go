@@ -73,7 +73,7 @@ func openBackend(ctx context.Context, c *config, stderr io.Writer) (*backend, er
 	case "umad":
 		return nil, fmt.Errorf("--fabric %s: the kernel (umad) backend is not implemented yet", uri)
 	case "ibsim":
-		return nil, fmt.Errorf("--fabric %s: the ibsim backend is not implemented yet", uri)
+		return openIbsim(ctx, c, rest, stderr)
 	}
 	return nil, fmt.Errorf("--fabric %s: unknown backend %q (want auto, sim:, umad: or ibsim:)", uri, scheme)
 }
