@@ -314,4 +314,3 @@ func portLID(t *testing.T, sess *engine.Session, desc string) uint16 {
 	t.Fatalf("no node %q", desc)
 	return 0
 }
-
