@@ -84,6 +84,13 @@ func TestErrorTexts(t *testing.T) {
 		{`umad.open_port("nosuchca")`, `^chunk:1: umad.open_port: .*"nosuchca"`},
 		{`umad.send(umad.open_port(), 0, "short", 0, 0, {lid = 1, qkeey = 2})`, `^chunk:1: umad.send: unknown option "qkeey"`},
 		{`bit.band(-1, 1)`, `^chunk:1: bad argument #1 to band`},
+		{`mad.new("PortInfoo")`, `^chunk:1: mad.new: unknown attribute "PortInfoo"`},
+		{`mad.new("PortInfo", {targt = "lid:1"})`, `^chunk:1: mad.new: unknown option "targt"`},
+		{`local r = mad.new("PortInfo", {target = "lid:1"}); r.attribute.widht = 1; mad.send(r)`, `^chunk:1: mad.send: request.attribute: PortInfo has no field "widht"$`},
+		{`local r = mad.new("PortInfo", {target = "lid:1"}); r.attribute.port_state = 16; mad.send(r)`, `^chunk:1: mad.send: request.attribute: port_state: value 16 out of range \(max 15\)$`},
+		{`local r = mad.new("PortInfo"); mad.send(r)`, `^chunk:1: mad.send: request.target: string expected`},
+		{`local r = mad.new("PortInfo", {target = "lid:1", method = "Frob"}); mad.send(r)`, `^chunk:1: mad.send: request.method: "Frob" is not Get or Set$`},
+		{`mad.decode("zz")`, `^chunk:1: mad.decode: argument #1 is neither a 256-byte MAD nor hex`},
 		{`os.execute("true")`, `attempt to call a non-function object`},
 	} {
 		L, _, _ := newTestState(t)

@@ -74,6 +74,17 @@ end`,
 print(d.class, d.method, d.name, d.header.transaction_id)`,
 	"mad.fields":     `for _, f in ipairs(mad.fields("SMInfo")) do print(f.key, f.bit, f.width) end`,
 	"mad.attributes": `print(table.concat(mad.attributes(), " "))`,
+	"mad.new": `local req = mad.new("NodeInfo", {target = "dr:0,1"})
+print(req.method, req.name, req.target)`,
+	"mad.send": `-- read a port, change one field, write it back (states 0 = no change)
+local req = mad.new("PortInfo", {target = "lid:1", modifier = 1})
+local now = mad.send(req).attribute
+now.port_state, now.port_physical_state, now.link_width_enabled = 0, 0, 3
+req.method, req.attribute = "Set", now
+local resp = mad.send(req)
+print(resp.status, resp.attribute.link_width_enabled)`,
+	"mad.show": `local req = mad.new("SwitchInfo", {target = "lid:2"})
+mad.show(req, mad.send(req))`,
 
 	"bit.band":   `print(bit.band(0x1f, 0x2))`,
 	"bit.bor":    `print(bit.bor(1, 2, 4))`,

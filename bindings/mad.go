@@ -2,11 +2,13 @@ package bindings
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
@@ -22,6 +24,9 @@ func madModule() Module {
 			{"decode", madDecode, "decode(mad) -> table: a 256-byte MAD (binary string, or hex with any spaces, colons or newlines) decoded into header, the SMP or PerfMgt fields and the attribute"},
 			{"fields", madFields, "fields(attribute) -> array: the fields of an attribute (\"PortInfo\") as {name, key, bit, width}, in wire order"},
 			{"attributes", madAttributes, "attributes() -> array: the names of the attributes ibscript decodes"},
+			{"new", madNew, "new(attribute [, {target=, method=, modifier=}]) -> request: a Get (or Set) of an SMP or PerfMgt attribute as a table whose attribute fields can be set one by one"},
+			{"send", madSend, "send(request) -> response: sends a request from mad.new and returns the response in the same shape, with its status (not raised)"},
+			{"show", madShow, "show(request [, response]) -> nil: prints a request and its response side by side, differing fields marked *"},
 		},
 	}
 }
@@ -131,3 +136,6 @@ func madAttributes(_ *Env, L *lua.LState) int {
 	L.Push(arr)
 	return 1
 }
+
+// asStatus is errors.As for a MAD status error.
+func asStatus(err error, se **engine.StatusError) bool { return errors.As(err, se) }
