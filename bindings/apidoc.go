@@ -21,7 +21,8 @@ func WriteAPIReference(w io.Writer) error {
 	p("Targets are strings: `\"lid:5\"` (or the number 5), `\"dr:0,1,3\"` (a directed route as\n")
 	p("`smpquery -D` writes it), `\"guid:0x0002c90300001234\"`. Decoded attributes are tables with\n")
 	p("snake_case keys in wire order; 64-bit GUIDs and keys are hex strings, counters are numbers.\n")
-	p("The REPL adds `help(x)` and `ls(attribute)`.\n\n")
+	p("Globals `help(x)`, `ls(attribute)` and `show(...)` print documentation, an attribute's fields\n")
+	p("and values as the REPL shows them.\n\n")
 	mods := Modules()
 	p("| module | what |\n| --- | --- |\n")
 	for _, m := range mods {

@@ -17,7 +17,20 @@ import (
 func (e *Env) openHelp() {
 	e.L.SetGlobal("help", e.L.NewFunction(e.help))
 	e.L.SetGlobal("ls", e.L.NewFunction(e.ls))
+	e.L.SetGlobal("show", e.L.NewFunction(e.show))
 }
+
+// show prints each argument as the REPL shows values: records as field
+// tables, plain tables in a short literal form.
+func (e *Env) show(L *lua.LState) int {
+	for i := 1; i <= L.GetTop(); i++ {
+		fmt.Fprintln(e.stdout, Render(L, L.Get(i)))
+	}
+	return 0
+}
+
+// Render shows a value as the REPL prints it and show() does.
+func Render(L *lua.LState, v lua.LValue) string { return render(L, v, 0) }
 
 func (e *Env) help(L *lua.LState) int {
 	mods := Modules()
@@ -103,4 +116,54 @@ func writeFields(w io.Writer, l *mad.Layout) {
 	for _, f := range l.Fields {
 		fmt.Fprintf(w, "  %4d.%-3d %5d  %s\n", f.Bit/8, f.Bit%8, f.Width, mad.SnakeName(f.Name))
 	}
+}
+
+// Render shows a value as the REPL prints it and show() does: tostring for values with a
+// __tostring metamethod (decoded attributes, nodes), a short literal form
+// for plain tables.
+func render(L *lua.LState, v lua.LValue, depth int) string {
+	t, ok := v.(*lua.LTable)
+	if !ok {
+		if s, ok := v.(lua.LString); ok && depth > 0 {
+			return fmt.Sprintf("%q", string(s))
+		}
+		return L.ToStringMeta(v).String()
+	}
+	if mt, ok := L.GetMetatable(t).(*lua.LTable); ok && mt.RawGetString("__tostring") != lua.LNil {
+		return L.ToStringMeta(v).String()
+	}
+	if depth >= 2 {
+		return fmt.Sprintf("{...%d}", t.Len())
+	}
+	var parts []string
+	n := t.Len()
+	const maxItems = 16
+	for i := 1; i <= n && i <= maxItems; i++ {
+		parts = append(parts, render(L, t.RawGetInt(i), depth+1))
+	}
+	if n > maxItems {
+		parts = append(parts, fmt.Sprintf("... (%d items)", n))
+	}
+	var keys []string
+	vals := map[string]lua.LValue{}
+	t.ForEach(func(k, val lua.LValue) {
+		if kn, ok := k.(lua.LNumber); ok && float64(kn) >= 1 && float64(kn) <= float64(n) && float64(kn) == float64(int(kn)) {
+			return
+		}
+		ks := k.String()
+		if _, ok := k.(lua.LString); !ok {
+			ks = "[" + ks + "]"
+		}
+		keys = append(keys, ks)
+		vals[ks] = val
+	})
+	sort.Strings(keys)
+	for i, k := range keys {
+		if i == maxItems {
+			parts = append(parts, fmt.Sprintf("... (%d keys)", len(keys)))
+			break
+		}
+		parts = append(parts, k+" = "+render(L, vals[k], depth+1))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }

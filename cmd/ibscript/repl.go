@@ -56,7 +56,7 @@ func (ev *evaluator) Eval(ctx context.Context, chunk string) (string, error) {
 	n := L.GetTop() - top
 	vals := make([]string, 0, n)
 	for i := 1; i <= n; i++ {
-		vals = append(vals, render(L, L.Get(top+i), 0))
+		vals = append(vals, bindings.Render(L, L.Get(top+i)))
 	}
 	L.SetTop(top)
 	return strings.Join(vals, "\t"), nil
@@ -66,56 +66,6 @@ func (ev *evaluator) Eval(ctx context.Context, chunk string) (string, error) {
 func incomplete(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "near 'EOF'") || strings.Contains(s, "at EOF") || strings.Contains(s, "unexpected EOF")
-}
-
-// render shows a value as the REPL prints it: tostring for values with a
-// __tostring metamethod (decoded attributes, nodes), a short literal form
-// for plain tables.
-func render(L *lua.LState, v lua.LValue, depth int) string {
-	t, ok := v.(*lua.LTable)
-	if !ok {
-		if s, ok := v.(lua.LString); ok && depth > 0 {
-			return fmt.Sprintf("%q", string(s))
-		}
-		return L.ToStringMeta(v).String()
-	}
-	if mt, ok := L.GetMetatable(t).(*lua.LTable); ok && mt.RawGetString("__tostring") != lua.LNil {
-		return L.ToStringMeta(v).String()
-	}
-	if depth >= 2 {
-		return fmt.Sprintf("{...%d}", t.Len())
-	}
-	var parts []string
-	n := t.Len()
-	const maxItems = 16
-	for i := 1; i <= n && i <= maxItems; i++ {
-		parts = append(parts, render(L, t.RawGetInt(i), depth+1))
-	}
-	if n > maxItems {
-		parts = append(parts, fmt.Sprintf("... (%d items)", n))
-	}
-	var keys []string
-	vals := map[string]lua.LValue{}
-	t.ForEach(func(k, val lua.LValue) {
-		if kn, ok := k.(lua.LNumber); ok && float64(kn) >= 1 && float64(kn) <= float64(n) && float64(kn) == float64(int(kn)) {
-			return
-		}
-		ks := k.String()
-		if _, ok := k.(lua.LString); !ok {
-			ks = "[" + ks + "]"
-		}
-		keys = append(keys, ks)
-		vals[ks] = val
-	})
-	sort.Strings(keys)
-	for i, k := range keys {
-		if i == maxItems {
-			parts = append(parts, fmt.Sprintf("... (%d keys)", len(keys)))
-			break
-		}
-		parts = append(parts, k+" = "+render(L, vals[k], depth+1))
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // completions returns the completions of the dotted name that ends line,
