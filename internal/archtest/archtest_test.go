@@ -27,6 +27,8 @@ var rules = []rule{
 	{pkg: "mad/...", allow: []string{"mad/..."}},
 	{pkg: "fabric", allow: nil},
 	{pkg: "native/...", allow: nil, third: []string{"golang.org/x/sys"}},
+	// The in-memory model of the kernel implements native/umad's Dev.
+	{pkg: "native/umad/umadtest", allow: []string{"native/umad"}},
 	{pkg: "topo", allow: []string{"mad/..."}},
 	{pkg: "fabric/mux", allow: []string{"fabric", "mad/..."}},
 	{pkg: "fabric/kernel", allow: []string{"fabric", "fabric/mux", "native/...", "mad/..."}, third: []string{"golang.org/x/sys"}},

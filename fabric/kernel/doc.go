@@ -1,0 +1,45 @@
+// Package kernel adapts native/umad (the kernel's /dev/infiniband/umadN
+// devices) to fabric.Transport and fabric.Fabric. It does not use
+// fabric/mux: the kernel itself owns TIDs, timeouts, retries, method
+// ownership and the receive queue, so the adapter only translates.
+//
+// # Mapping
+//
+//   - Fabric.Ports lists ports in libibumad's resolution order (devices
+//     in directory order, node types 1..3, ports by number); Fabric.Open
+//     is umad_open_port with its default-port rules (umad.Resolve), the
+//     ABI check and ENABLE_PKEY, so every Transport uses the 64-byte
+//     header.
+//   - Register uses REGISTER_AGENT2. RMPP classes (SA, DevMgt, DevAdm,
+//     BIS, vendor range 2) and send-only agents get rmpp_version 1, so
+//     the kernel does RMPP and DoesRMPP reports true; other classes get
+//     0 because the kernel refuses rmpp_version for them (EINVAL).
+//   - Errors map to the fabric sentinels: ENOMEM -> ErrTooManyAgents;
+//     EINVAL on a registration with methods -> ErrMethodInUse (the kernel
+//     does not say more; conflicts between agents of one Transport are
+//     detected before the ioctl); other EINVAL -> ErrInvalid (a
+//     duplicate outstanding TID on write among them); unknown agents ->
+//     ErrNoAgent; use after Close -> net.ErrClosed.
+//   - fabric.Packet <-> ib_user_mad_hdr: Timeout is rounded up to whole
+//     milliseconds, negative becomes 0xFFFFFFFF (forever); Addr fields
+//     map one to one (LID, QPN, QKey, flow label big-endian on the wire).
+//   - Recv turns ctx into a read deadline with context.AfterFunc and
+//     grows its buffer on ENOSPC. A timed-out request comes back with
+//     Status 110 and, as the kernel returns it, only the 24-byte MAD
+//     header (TID as transmitted, method and attribute of the request):
+//     ibscript does not pad it to 256 bytes (fabric/mux returns the whole
+//     request; callers use only the header).
+//
+// Decisions on umad-abi.md section 13 are in native/umad's package doc;
+// this package inherits them.
+//
+// # Concurrency
+//
+// Fabric and Transport are safe for concurrent use: Send, Register and
+// Unregister concurrently with one Recv at a time; Close unblocks Recv.
+//
+// # Ownership
+//
+// Whoever opens a Transport closes it; Fabric.Close closes the
+// Transports opened from it.
+package kernel

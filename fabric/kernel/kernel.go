@@ -1,0 +1,416 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/native/umad"
+)
+
+// Options say where the Fabric finds sysfs and how it opens devices. A
+// nil *Options means the real system.
+type Options struct {
+	// FS is the root of sysfs lookups; nil means os.DirFS("/").
+	FS fs.FS
+	// Open opens a device node; nil means umad.OpenDev.
+	Open func(path string) (umad.Dev, error)
+}
+
+// HasPorts reports whether sysfs (read through fsys, rooted at "/") lists
+// an umad port: what --fabric auto checks before choosing this backend.
+func HasPorts(fsys fs.FS) bool { return umad.HasPorts(fsys) }
+
+// ErrNoDevices is wrapped when the host has no umad ports at all.
+var ErrNoDevices = errors.New("no InfiniBand devices: /sys/class/infiniband_mad has no umad ports")
+
+// Fabric is the kernel's umad devices as a fabric.Fabric. It is safe for
+// concurrent use.
+type Fabric struct {
+	fsys fs.FS
+	open func(string) (umad.Dev, error)
+
+	mu     sync.Mutex // guards the fields below
+	trs    map[*Transport]bool
+	closed bool
+}
+
+var _ fabric.Fabric = (*Fabric)(nil)
+
+// New returns the Fabric of the host's (or o's) umad devices.
+func New(o *Options) *Fabric {
+	f := &Fabric{fsys: os.DirFS("/"), open: umad.OpenDev, trs: map[*Transport]bool{}}
+	if o != nil {
+		if o.FS != nil {
+			f.fsys = o.FS
+		}
+		if o.Open != nil {
+			f.open = o.Open
+		}
+	}
+	return f
+}
+
+func attrOf(ca *umad.CA, p *umad.PortInfo) fabric.PortAttr {
+	return fabric.PortAttr{
+		CAName: ca.Name, PortNum: p.PortNum, NodeType: ca.NodeType, NodeGUID: ca.NodeGUID,
+		PortGUID: p.PortGUID, GIDPrefix: p.GIDPrefix, LID: p.BaseLID, LMC: p.LMC,
+		SMLID: p.SMLID, SMSL: p.SMSL, State: p.State, PhysState: p.PhysState, Rate: p.Rate,
+		CapMask: p.CapMask,
+	}
+}
+
+// Ports lists the ports of every CA in libibumad's resolution order:
+// devices in directory order (node types 1..3), ports by number. A CA
+// whose sysfs entries libibumad would refuse is left out.
+func (f *Fabric) Ports(ctx context.Context) ([]fabric.PortAttr, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	names, err := umad.CADeviceList(f.fsys)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	var out []fabric.PortAttr
+	for _, n := range names {
+		ca, err := umad.GetCA(f.fsys, n)
+		if err != nil {
+			continue
+		}
+		for _, p := range ca.Ports {
+			if p != nil {
+				out = append(out, attrOf(ca, p))
+			}
+		}
+	}
+	return out, nil
+}
+
+// Open opens a port as umad_open_port(ca, port): an empty ca and port 0
+// pick the default port (first active IB port in directory order); one
+// of them given acts as a filter; a switch resolves to port 0.
+func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transport, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	closed := f.closed
+	f.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("kernel: open: %w", net.ErrClosed)
+	}
+	if !umad.HasPorts(f.fsys) {
+		return nil, fmt.Errorf("kernel: %w", ErrNoDevices)
+	}
+	p, err := umad.OpenPort(ca, port, &umad.Options{FS: f.fsys, Open: f.open})
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	cad, err := umad.GetCA(f.fsys, p.CA())
+	if err != nil || cad.Ports[p.Num()] == nil {
+		p.Close()
+		if err == nil {
+			err = fmt.Errorf("port %d vanished from sysfs: %w", p.Num(), syscall.ENODEV)
+		}
+		return nil, fmt.Errorf("kernel: %s port %d: %w", p.CA(), p.Num(), err)
+	}
+	t := NewTransport(p, attrOf(cad, cad.Ports[p.Num()]))
+	t.fab = f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		t.Close()
+		return nil, fmt.Errorf("kernel: open: %w", net.ErrClosed)
+	}
+	f.trs[t] = true
+	return t, nil
+}
+
+// Close closes every Transport opened from f.
+func (f *Fabric) Close() error {
+	f.mu.Lock()
+	f.closed = true
+	trs := f.trs
+	f.trs = map[*Transport]bool{}
+	f.mu.Unlock()
+	var errs []error
+	for t := range trs {
+		errs = append(errs, t.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Transport is an open umad port as a fabric.Transport. Register, Send
+// and Unregister are safe for concurrent use; Recv has one caller at a
+// time (it is serialized); Close may be called at any time.
+type Transport struct {
+	p    *umad.Port
+	attr fabric.PortAttr
+	fab  *Fabric
+
+	rmu sync.Mutex // serializes Recv (the read side of the Port)
+
+	mu     sync.Mutex // guards the fields below
+	agents [fabric.MaxAgents]*fabric.Agent
+	closed bool
+}
+
+var (
+	_ fabric.Transport = (*Transport)(nil)
+	_ fabric.RMPPer    = (*Transport)(nil)
+)
+
+// NewTransport makes a Transport of an open Port, which it owns.
+func NewTransport(p *umad.Port, attr fabric.PortAttr) *Transport {
+	return &Transport{p: p, attr: attr}
+}
+
+// DoesRMPP reports true: agents of RMPP classes are registered with
+// rmpp_version 1 and the kernel segments and reassembles.
+func (t *Transport) DoesRMPP() bool { return true }
+
+// Port implements fabric.Transport.
+func (t *Transport) Port() fabric.PortAttr { return t.attr }
+
+// UMAD is the underlying port (for the Lua umad module's parity calls).
+func (t *Transport) UMAD() *umad.Port { return t.p }
+
+func rmppClass(c uint8) bool {
+	return c == 0x03 || c == 0x06 || c == 0x10 || c == 0x12 || (c >= 0x30 && c <= 0x4f)
+}
+
+func (t *Transport) errClosed(op string) error {
+	return fmt.Errorf("kernel: %s %s: %w", t.p.Path(), op, net.ErrClosed)
+}
+
+// Register implements fabric.Transport with REGISTER_AGENT2. RMPP classes
+// and send-only agents get rmpp_version 1 (kernel RMPP); other classes
+// get 0, since the kernel refuses rmpp_version on them.
+func (t *Transport) Register(ctx context.Context, a fabric.Agent) (fabric.AgentID, error) {
+	if err := ctx.Err(); err != nil {
+		return -1, err
+	}
+	if a.RMPPVersion > 1 {
+		return -1, fmt.Errorf("kernel: register %v: rmpp_version %d: %w", a, a.RMPPVersion, fabric.ErrInvalid)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return -1, t.errClosed("register")
+	}
+	n := 0
+	for _, o := range t.agents {
+		if o == nil {
+			continue
+		}
+		n++
+		if a.Class != 0 && o.Class == a.Class && o.Version == a.Version && o.OUI == a.OUI &&
+			(o.Methods[0]&a.Methods[0] != 0 || o.Methods[1]&a.Methods[1] != 0) {
+			return -1, fmt.Errorf("kernel: register %v: %w", a, fabric.ErrMethodInUse)
+		}
+	}
+	if n >= fabric.MaxAgents {
+		return -1, fmt.Errorf("kernel: register %v: %w", a, fabric.ErrTooManyAgents)
+	}
+	rmpp := uint8(0)
+	if a.Class == 0 || rmppClass(a.Class) {
+		rmpp = 1
+	}
+	id, err := t.p.Register2(umad.Agent{Class: a.Class, Version: a.Version, Methods: a.Methods, OUI: a.OUI, RMPPVersion: rmpp})
+	switch {
+	case err == nil:
+	case errors.Is(err, syscall.ENOMEM):
+		return -1, fmt.Errorf("kernel: register %v: %w (%w)", a, fabric.ErrTooManyAgents, err)
+	case errors.Is(err, syscall.EINVAL) && a.Class != 0 && a.Methods != [2]uint64{}:
+		// Another fd or a kernel agent of the port owns a method: the
+		// kernel says only EINVAL, and the other causes of EINVAL were
+		// ruled out above or by umad.Port.Register2.
+		return -1, fmt.Errorf("kernel: register %v: %w (or invalid: %w)", a, fabric.ErrMethodInUse, err)
+	case errors.Is(err, syscall.EINVAL):
+		return -1, fmt.Errorf("kernel: register %v: %w (%w)", a, fabric.ErrInvalid, err)
+	default:
+		return -1, fmt.Errorf("kernel: register %v: %w", a, err)
+	}
+	if id < 0 || id >= fabric.MaxAgents {
+		return -1, fmt.Errorf("kernel: register %v: kernel returned agent id %d: %w", a, id, syscall.EIO)
+	}
+	cp := a
+	t.agents[id] = &cp
+	return fabric.AgentID(id), nil
+}
+
+// Unregister implements fabric.Transport.
+func (t *Transport) Unregister(ctx context.Context, id fabric.AgentID) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return t.errClosed("unregister")
+	}
+	if id < 0 || id >= fabric.MaxAgents || t.agents[id] == nil {
+		return fmt.Errorf("kernel: unregister agent %d: %w", id, fabric.ErrNoAgent)
+	}
+	if err := t.p.Unregister(int(id)); err != nil {
+		if errors.Is(err, syscall.EINVAL) {
+			return fmt.Errorf("kernel: unregister agent %d: %w (%w)", id, fabric.ErrNoAgent, err)
+		}
+		return fmt.Errorf("kernel: %w", err)
+	}
+	t.agents[id] = nil
+	return nil
+}
+
+// timeoutMS converts a Packet timeout to the header's timeout_ms: rounded
+// up to whole milliseconds, negative means forever (0xFFFFFFFF).
+func timeoutMS(d time.Duration) uint32 {
+	switch {
+	case d < 0:
+		return 0xffffffff
+	case d == 0:
+		return 0
+	}
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	if ms > 0x7fffffff {
+		ms = 0x7fffffff
+	}
+	return uint32(ms)
+}
+
+// Send implements fabric.Transport: one write of header and MAD.
+func (t *Transport) Send(ctx context.Context, p *fabric.Packet) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	closed := t.closed
+	known := p.Agent >= 0 && p.Agent < fabric.MaxAgents && t.agents[p.Agent] != nil
+	t.mu.Unlock()
+	if closed {
+		return t.errClosed("send")
+	}
+	if !known {
+		return fmt.Errorf("kernel: send from agent %d: %w", p.Agent, fabric.ErrNoAgent)
+	}
+	if len(p.Data) < umad.MinMADWrite {
+		return fmt.Errorf("kernel: send from agent %d: MAD of %d bytes, need at least %d: %w", p.Agent, len(p.Data), umad.MinMADWrite, fabric.ErrInvalid)
+	}
+	if p.Retries < 0 {
+		return fmt.Errorf("kernel: send from agent %d: retries %d: %w", p.Agent, p.Retries, fabric.ErrInvalid)
+	}
+	a := p.Addr
+	h := umad.Header{Agent: uint32(p.Agent), TimeoutMS: timeoutMS(p.Timeout), Retries: uint32(p.Retries),
+		QPN: a.QPN, QKey: a.QKey, LID: a.LID, SL: a.SL, PathBits: a.PathBits, GRHPresent: a.GRH,
+		GIDIndex: a.GIDIndex, HopLimit: a.HopLimit, TrafficClass: a.TClass, GID: a.GID,
+		FlowLabel: a.FlowLabel, PKeyIndex: a.PKeyIndex}
+	err := t.p.Send(&h, p.Data, nil)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, os.ErrClosed):
+		return t.errClosed("send")
+	case errors.Is(err, syscall.EINVAL):
+		return fmt.Errorf("kernel: %w (%w)", err, fabric.ErrInvalid)
+	}
+	return fmt.Errorf("kernel: %w", err)
+}
+
+// Recv implements fabric.Transport: a read with ctx as the read deadline
+// (context.AfterFunc sets a past deadline when ctx ends). A timed-out
+// send comes back with Status fabric.StatusTimeout and Data holding the
+// 24-byte MAD header the kernel returns, with the TID as transmitted.
+func (t *Transport) Recv(ctx context.Context, p *fabric.Packet) error {
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return t.errClosed("recv")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t.rmu.Lock()
+	defer t.rmu.Unlock()
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		t.p.SetReadDeadline(time.Unix(1, 0))
+		close(fired)
+	})
+	defer func() {
+		if !stop() {
+			<-fired
+			t.p.SetReadDeadline(time.Time{})
+		}
+	}()
+	var h umad.Header
+	for {
+		data, err := t.p.Recv(&h, p.Data[:0])
+		if err == nil {
+			t.fill(p, &h, data)
+			return nil
+		}
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue // a deadline left over from a previous call
+		case errors.Is(err, os.ErrClosed):
+			return t.errClosed("recv")
+		}
+		t.mu.Lock()
+		closed := t.closed
+		t.mu.Unlock()
+		if closed {
+			return t.errClosed("recv")
+		}
+		return fmt.Errorf("kernel: %w", err)
+	}
+}
+
+func (t *Transport) fill(p *fabric.Packet, h *umad.Header, data []byte) {
+	p.Agent = fabric.AgentID(h.Agent)
+	p.Status = int(h.Status)
+	p.Retries = int(h.Retries)
+	switch {
+	case h.TimeoutMS == 0:
+		p.Timeout = 0
+	case int32(h.TimeoutMS) < 0:
+		p.Timeout = -1
+	default:
+		p.Timeout = time.Duration(h.TimeoutMS) * time.Millisecond
+	}
+	p.Addr = fabric.Addr{LID: h.LID, QPN: h.QPN, QKey: h.QKey, SL: h.SL, PathBits: h.PathBits,
+		PKeyIndex: h.PKeyIndex, GRH: h.GRHPresent, GIDIndex: h.GIDIndex, HopLimit: h.HopLimit,
+		TClass: h.TrafficClass, FlowLabel: h.FlowLabel, GID: h.GID}
+	p.Data = data
+}
+
+// Close implements fabric.Transport: it closes the device, which
+// unblocks Recv; the kernel unregisters the agents. Idempotent.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	t.mu.Unlock()
+	if t.fab != nil {
+		t.fab.mu.Lock()
+		delete(t.fab.trs, t)
+		t.fab.mu.Unlock()
+	}
+	if err := t.p.Close(); err != nil {
+		return fmt.Errorf("kernel: close %s: %w", t.p.Path(), err)
+	}
+	return nil
+}
