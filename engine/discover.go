@@ -41,6 +41,11 @@ type Discovery struct {
 	MADs int
 	// Elapsed is the sweep's duration.
 	Elapsed time.Duration
+	// Retransmits is how many times the transport resent a request of the
+	// session after a timeout during the sweep, when it counts them
+	// (Retransmitter); other traffic on the session in the meantime is
+	// included.
+	Retransmits uint64
 
 	paths map[uint64][]uint8 // node and port GUIDs -> directed route
 }
@@ -133,6 +138,7 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 		paths:   map[uint64][]uint8{},
 		start:   time.Now(),
 	}
+	rt0, _ := s.Retransmits()
 	sw.mu.Lock()
 	sw.probeNode([]uint8{0}, nil, 0)
 	ops := sw.takeLocked()
@@ -148,6 +154,8 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 		return nil, ctx.Err()
 	}
 	d := &Discovery{Fabric: sw.f, Errors: sw.errs, MADs: sw.mads, Elapsed: time.Since(sw.start), paths: sw.paths}
+	rt1, _ := s.Retransmits()
+	d.Retransmits = rt1 - rt0
 	if len(sw.f.Nodes) > 0 {
 		finish(sw.f, sw.originPort)
 	}

@@ -176,6 +176,9 @@ func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	for _, te := range d.Errors {
 		fmt.Fprintf(stderr, "ibscript discover: %s: %v\n", te.Path, te.Err)
 	}
+	if d.Retransmits > 0 {
+		fmt.Fprintf(stderr, "ibscript discover: %d SMPs, %d retransmitted after a timeout\n", d.MADs, d.Retransmits)
+	}
 	if len(d.Errors) > 0 {
 		return exitFailed
 	}

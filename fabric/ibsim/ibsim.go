@@ -261,11 +261,11 @@ func bind(sock string, o *Options) (*client, uint32, error) {
 			if errors.Is(err, syscall.EADDRINUSE) {
 				continue
 			}
-			return nil, 0, fmt.Errorf("%s: control socket: %w (is ibsim running with IBSIM_SOCKNAME=%s?)", where, err, sock)
+			return nil, 0, fmt.Errorf("%s: control socket: %w (is ibsim running with IBSIM_SOCKNAME=%s?)", where, plainErr(err), sock)
 		}
 		return &client{where: where, ctl: ctl, data: data}, id, nil
 	}
-	return nil, 0, fmt.Errorf("%s: binding client sockets: %w", where, lastErr)
+	return nil, 0, fmt.Errorf("%s: binding client sockets: %w", where, plainErr(lastErr))
 }
 
 // abstract is the abstract unix address ibsim uses for name: a leading
@@ -296,7 +296,7 @@ func (c *client) exchange(req *Ctl) (*Ctl, error) {
 		return nil, err
 	}
 	if _, err := c.ctl.Write(req.Marshal()); err != nil {
-		return nil, fmt.Errorf("%w (is ibsim running?)", err)
+		return nil, fmt.Errorf("%w (is ibsim running?)", plainErr(err))
 	}
 	var buf [CtlSize + 1]byte
 	for {
@@ -305,7 +305,7 @@ func (c *client) exchange(req *Ctl) (*Ctl, error) {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				return nil, fmt.Errorf("no reply to control request %d within %v: %w", req.Type, c.ctlTO, fabric.ErrTimeout)
 			}
-			return nil, fmt.Errorf("%w (is ibsim running?)", err)
+			return nil, fmt.Errorf("%w (is ibsim running?)", plainErr(err))
 		}
 		var rep Ctl
 		if rep.Unmarshal(buf[:n]) != nil || rep.Magic != Magic {
@@ -316,6 +316,17 @@ func (c *client) exchange(req *Ctl) (*Ctl, error) {
 		}
 		return &rep, nil
 	}
+}
+
+// plainErr strips a *net.OpError, whose text would show the abstract
+// socket names with their NUL bytes; the syscall error says enough, and
+// the callers name the ibsim instance.
+func plainErr(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
 }
 
 // portAttr asks ibsim for the attached node's NodeInfo and port's PortInfo.
@@ -412,7 +423,7 @@ func (c *client) Transmit(p *fabric.Packet) error {
 	defer bufPool.Put(b)
 	r.Put(b[:])
 	if _, err := c.data.WriteTo(b[:], c.out); err != nil {
-		return fmt.Errorf("%s: send to slot %d: %w (is ibsim still running?)", c.where, c.slot, err)
+		return fmt.Errorf("%s: send to slot %d: %w (is ibsim still running?)", c.where, c.slot, plainErr(err))
 	}
 	return nil
 }
@@ -464,3 +475,7 @@ func (c *client) Close() error {
 	})
 	return err
 }
+
+// Retransmits is the number of requests the Mux resent after a timeout
+// (engine.Retransmitter).
+func (t *Transport) Retransmits() uint64 { return t.Mux.Stats().Retransmits }

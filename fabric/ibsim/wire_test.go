@@ -3,6 +3,7 @@ package ibsim
 import (
 	"bytes"
 	"encoding/binary"
+	"strings"
 	"testing"
 )
 
@@ -107,5 +108,17 @@ func TestRequestLayout(t *testing.T) {
 	}
 	if err := d.Get(b[:287]); err == nil {
 		t.Error("Get of 287 bytes: no error")
+	}
+}
+
+// TestOpenWithoutIbsim: no ibsim on the socket name gives an error naming
+// it, at once.
+func TestOpenWithoutIbsim(t *testing.T) {
+	_, err := Open(t.Context(), "ibscript-test-no-such-ibsim", nil)
+	if err == nil {
+		t.Fatal("Open without an ibsim succeeded")
+	}
+	if !strings.Contains(err.Error(), `ibsim "ibscript-test-no-such-ibsim"`) || strings.Contains(err.Error(), "\x00") {
+		t.Errorf("error %q: want it to name the ibsim, without NUL bytes", err)
 	}
 }

@@ -1,0 +1,165 @@
+package ibsimdiff
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/ibsim"
+	"github.com/ibscript/ibscript/internal/ibsimtest"
+	"github.com/ibscript/ibscript/topo"
+)
+
+const topoFat50 = "../topologies/fattree-50.net"
+
+// private starts an ibsim of the test's own (faults must not disturb the
+// shared ones), without an SM: directed routes need none.
+func private(t *testing.T, topology string) *ibsimtest.Sim {
+	t.Helper()
+	ibsimtest.Require(t)
+	s, err := ibsimtest.Start(t.Context(), t.TempDir(), topology, &ibsimtest.Options{NoSM: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// TestDiscoverWithDrops: with the ibsim console's Error rate at 10% on
+// every switch port, discovery still finds every node and link (the same
+// ibnetdiscover text as without drops) and reports the retransmissions it
+// needed. ibsim bounces a dropped MAD to its sender with status 110; the
+// client drops the bounce and the Mux's timer retries, as after a loss on
+// a real fabric.
+func TestDiscoverWithDrops(t *testing.T) {
+	s := private(t, topoFat50)
+	eo := &engine.Options{Timeout: 10 * time.Millisecond, Retries: 30}
+	sess, tr := session(t, s, "", nil, eo)
+	ctx := t.Context()
+	clean, err := sess.Discover(ctx, nil)
+	if err != nil || len(clean.Errors) > 0 {
+		t.Fatalf("discover without drops: %v %v", err, clean.Errors)
+	}
+	if clean.Retransmits != 0 {
+		t.Errorf("without drops: %d retransmits, want 0", clean.Retransmits)
+	}
+	for _, n := range clean.Fabric.Nodes {
+		if n.Type == topo.Switch {
+			if _, err := s.Console(ctx, fmt.Sprintf("Error %q 10", n.Desc)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := tr.Stats()
+	d, err := sess.Discover(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range d.Errors {
+		t.Errorf("with 10%% drops: %s: %v", e.Path, e.Err)
+	}
+	after := tr.Stats()
+	dropped := after.Dropped - before.Dropped
+	if len(d.Fabric.Nodes) != len(clean.Fabric.Nodes) {
+		t.Errorf("with drops: %d nodes, want %d", len(d.Fabric.Nodes), len(clean.Fabric.Nodes))
+	}
+	var a, b bytes.Buffer
+	wo := &topo.WriteOptions{Time: time.Unix(0, 0)}
+	topo.WriteIBNetDiscover(&a, clean.Fabric, wo)
+	topo.WriteIBNetDiscover(&b, d.Fabric, wo)
+	if a.String() != b.String() {
+		t.Errorf("with drops the fabric differs:\n%s", lineDiff(a.String(), b.String()))
+	}
+	if d.Retransmits == 0 || dropped == 0 {
+		t.Errorf("with drops: %d retransmits, %d bounces seen; want both > 0", d.Retransmits, dropped)
+	}
+	t.Logf("fattree-50, Error 10 on every switch port: %d nodes, %d SMPs, %d bounced by ibsim (%.1f%% of %d sent), %d retransmits, %v (clean sweep %v)",
+		len(d.Fabric.Nodes), d.MADs, dropped, 100*float64(dropped)/float64(uint64(d.MADs)+d.Retransmits), uint64(d.MADs)+d.Retransmits,
+		d.Retransmits, d.Elapsed.Round(time.Millisecond), clean.Elapsed.Round(time.Millisecond))
+}
+
+// killAt is a Transport that kills ibsim when the n-th MAD is sent.
+type killAt struct {
+	fabric.Transport
+	n    atomic.Int64
+	at   int64
+	once sync.Once
+	kill func()
+}
+
+func (k *killAt) Send(ctx context.Context, p *fabric.Packet) error {
+	if k.n.Add(1) == k.at {
+		k.once.Do(k.kill)
+	}
+	return k.Transport.Send(ctx, p)
+}
+
+// TestKillIbsimMidDiscovery: SIGKILL of ibsim in the middle of a sweep ends
+// the sweep within the configured timeout and retries with errors that say
+// what happened, and Close does not hang.
+func TestKillIbsimMidDiscovery(t *testing.T) {
+	s := private(t, topoFat500)
+	tr, err := ibsim.Open(t.Context(), s.Sock, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &killAt{Transport: tr, at: 500, kill: s.Kill}
+	const timeout, retries = 100 * time.Millisecond, 2
+	sess, err := engine.New(k, &engine.Options{Timeout: timeout, Retries: retries})
+	if err != nil {
+		tr.Close()
+		t.Fatal(err)
+	}
+	start := time.Now()
+	d, err := sess.Discover(t.Context(), nil)
+	elapsed := time.Since(start)
+	if s.Alive() {
+		t.Fatal("ibsim survived the kill")
+	}
+	// Bound: what is in flight at the kill times out after (1+retries)
+	// tries; every later send fails at once.
+	if bound := (1+retries)*timeout + 2*time.Second; elapsed > bound {
+		t.Errorf("discover took %v after the kill, want <= %v", elapsed, bound)
+	}
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if d != nil {
+		for _, e := range d.Errors {
+			errs = append(errs, e.Err)
+		}
+	}
+	if len(errs) == 0 {
+		t.Fatal("discover with ibsim killed: no error")
+	}
+	var sendErr, timeoutErr int
+	for _, e := range errs {
+		switch {
+		case strings.Contains(e.Error(), "is ibsim still running?"):
+			sendErr++
+		case errors.Is(e, fabric.ErrTimeout):
+			timeoutErr++
+		default:
+			t.Errorf("unclear error: %v", e)
+		}
+	}
+	t.Logf("killed at send 500: discover returned after %v with %d errors (%d send errors naming ibsim, %d timeouts); first: %v",
+		elapsed.Round(time.Millisecond), len(errs), sendErr, timeoutErr, errs[0])
+	cstart := time.Now()
+	cerr := sess.Close()
+	if el := time.Since(cstart); el > ibsim.DefaultCtlTimeout+time.Second {
+		t.Errorf("Close took %v with ibsim gone", el)
+	}
+	if cerr == nil || !strings.Contains(cerr.Error(), "disconnect") {
+		t.Errorf("Close with ibsim gone: %v, want an error about the disconnect", cerr)
+	}
+}
