@@ -1,0 +1,120 @@
+package umadtest
+
+import (
+	"fmt"
+	"io/fs"
+	"sync"
+	"syscall"
+	"testing/fstest"
+
+	"github.com/ibscript/ibscript/native/umad"
+)
+
+// Host is a machine with a sysfs tree (an fstest.MapFS rooted at "/", in
+// the kernel's text formats) and umad device nodes backed by a Kernel:
+// pass FS and Open to umad.OpenPort or fabric/kernel.
+type Host struct {
+	K  *Kernel
+	FS fstest.MapFS
+
+	mu    sync.Mutex // guards the fields below
+	devs  map[string]*Port
+	nextN int
+	// Denied device paths fail to open with EACCES.
+	denied map[string]bool
+}
+
+// NewHost returns a host with abi_version 5 and no devices.
+func NewHost(k *Kernel) *Host {
+	h := &Host{K: k, FS: fstest.MapFS{}, devs: map[string]*Port{}, denied: map[string]bool{}}
+	h.FS[umad.SysInfinibandMAD+"/abi_version"] = &fstest.MapFile{Data: []byte("5\n")}
+	return h
+}
+
+// HostPort describes one port of AddCA.
+type HostPort struct {
+	Num       int
+	LID       uint16
+	State     int    // 4 Active ...
+	PhysState int    // 5 LinkUp, 3 Disabled ...
+	LinkLayer string // "" means InfiniBand
+}
+
+var stateNames = map[int]string{0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
+var physNames = map[int]string{1: "Sleep", 2: "Polling", 3: "Disabled", 4: "PortConfigurationTraining", 5: "LinkUp", 6: "LinkErrorRecovery", 7: "Phy Test"}
+
+func guidText(g uint64) string {
+	return fmt.Sprintf("%04x:%04x:%04x:%04x", g>>48, g>>32&0xffff, g>>16&0xffff, g&0xffff)
+}
+
+// AddCA adds a device with node type 1 (CA) or 2 (switch) and its ports:
+// sysfs files, a kernel port with the port's LID, and the next umadN.
+func (h *Host) AddCA(name string, nodeType int, guid uint64, ports ...HostPort) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	dir := umad.SysInfiniband + "/" + name
+	put := func(p, s string) { h.FS[p] = &fstest.MapFile{Data: []byte(s + "\n")} }
+	types := map[int]string{1: "CA", 2: "switch", 3: "router", 4: "RNIC"}
+	put(dir+"/node_type", fmt.Sprintf("%d: %s", nodeType, types[nodeType]))
+	put(dir+"/node_guid", guidText(guid))
+	put(dir+"/sys_image_guid", guidText(guid))
+	put(dir+"/fw_ver", "16.35.2000")
+	put(dir+"/hw_rev", "0x0")
+	put(dir+"/hca_type", "MT4119")
+	for _, p := range ports {
+		pd := fmt.Sprintf("%s/ports/%d", dir, p.Num)
+		ll := p.LinkLayer
+		if ll == "" {
+			ll = "InfiniBand"
+		}
+		put(pd+"/lid", fmt.Sprintf("0x%x", p.LID))
+		put(pd+"/lid_mask_count", "0")
+		put(pd+"/sm_lid", "0x1")
+		put(pd+"/sm_sl", "0")
+		put(pd+"/state", fmt.Sprintf("%d: %s", p.State, stateNames[p.State]))
+		put(pd+"/phys_state", fmt.Sprintf("%d: %s", p.PhysState, physNames[p.PhysState]))
+		put(pd+"/rate", "100 Gb/sec (4X EDR)")
+		put(pd+"/cap_mask", "0x2659e848")
+		put(pd+"/link_layer", ll)
+		put(pd+"/gids/0", "fe80:0000:0000:0000:"+guidText(guid+uint64(p.Num)))
+		put(pd+"/pkeys/0", "0xffff")
+		put(pd+"/pkeys/1", "0x0000")
+		n := h.nextN
+		h.nextN++
+		md := fmt.Sprintf("%s/umad%d", umad.SysInfinibandMAD, n)
+		put(md+"/ibdev", name)
+		put(md+"/port", fmt.Sprint(p.Num))
+		put(md+"/dev", fmt.Sprintf("231:%d", n))
+		kp := h.K.AddPort(p.LID)
+		h.devs[fmt.Sprintf("%s/umad%d", umad.DevDir, n)] = kp
+	}
+}
+
+// Deny makes opening path fail with EACCES, as for a user outside the
+// rdma group.
+func (h *Host) Deny(path string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.denied[path] = true
+}
+
+// Port returns the kernel port behind a device path.
+func (h *Host) Port(path string) *Port {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.devs[path]
+}
+
+// Open opens a device node of the host, as umad.OpenDev would.
+func (h *Host) Open(path string) (umad.Dev, error) {
+	h.mu.Lock()
+	kp, denied := h.devs[path], h.denied[path]
+	h.mu.Unlock()
+	switch {
+	case denied:
+		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EACCES}
+	case kp == nil:
+		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ENOENT}
+	}
+	return kp.Open(path)
+}
