@@ -1,6 +1,8 @@
 package umadtest
 
 import (
+	"go.uber.org/goleak"
+
 	"encoding/binary"
 	"errors"
 	"os"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/ibscript/ibscript/native/umad"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // clock is an injectable clock: timers fire only when the test says.
 type clock struct {
