@@ -47,7 +47,7 @@ var rules = []rule{
 }
 
 // testOnly may be imported by any package's tests.
-var testOnly = []string{"sim", "fabric/fabrictest", "mad/madtest", "topo"}
+var testOnly = []string{"sim", "fabric/fabrictest", "mad/madtest", "topo", "native/umad/umadtest"}
 
 // xtestOnly may also be imported by external (package x_test) tests: they
 // use a package as its callers do, and its examples show a whole session.

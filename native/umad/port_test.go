@@ -1,8 +1,6 @@
 package umad_test
 
 import (
-	"go.uber.org/goleak"
-
 	"encoding/binary"
 	"errors"
 	"io/fs"
@@ -13,6 +11,8 @@ import (
 	"testing/fstest"
 	"testing/synctest"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/ibscript/ibscript/native/umad"
 	"github.com/ibscript/ibscript/native/umad/umadtest"

@@ -1,8 +1,6 @@
 package umadtest
 
 import (
-	"go.uber.org/goleak"
-
 	"encoding/binary"
 	"errors"
 	"os"
@@ -11,6 +9,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/ibscript/ibscript/native/umad"
 )
