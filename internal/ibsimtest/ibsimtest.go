@@ -467,6 +467,12 @@ func (s *Sim) Run(ctx context.Context, node, tool string, args ...string) ([]byt
 	return out, nil
 }
 
+// StopSM stops OpenSM (SIGTERM, it detaches cleanly). The LIDs, LFTs and
+// port states it programmed stay in ibsim, so LID routing keeps working:
+// tests that add an issm client advertising IsSM use it, because OpenSM
+// would then send that client SMInfo, which umad2sim tools crash on.
+func (s *Sim) StopSM() { s.osm.stop(syscall.SIGTERM, 10*time.Second) }
+
 // Alive reports whether ibsim is still running.
 func (s *Sim) Alive() bool { return s.ibsim != nil && s.ibsim.alive() }
 

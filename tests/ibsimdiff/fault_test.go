@@ -163,3 +163,15 @@ func TestKillIbsimMidDiscovery(t *testing.T) {
 		t.Errorf("Close with ibsim gone: %v, want an error about the disconnect", cerr)
 	}
 }
+
+// privateSM starts an ibsim with OpenSM of the test's own.
+func privateSM(t *testing.T, topology string) *ibsimtest.Sim {
+	t.Helper()
+	ibsimtest.Require(t)
+	s, err := ibsimtest.Start(t.Context(), t.TempDir(), topology, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}

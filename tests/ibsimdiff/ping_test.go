@@ -1,0 +1,161 @@
+package ibsimdiff
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/ibsim"
+	"github.com/ibscript/ibscript/mad"
+)
+
+// ibping's MADs: vendor range 2 class 0x32, class version 1, Get, with
+// the OpenIB OUI; the responder answers with its host name in the vendor
+// data (MAD offset 40).
+const (
+	pingClass   = 0x32
+	pingVersion = 1
+	pingOUI     = 0x001405
+	vendorData  = 40
+)
+
+// pingResponder answers ibping on tr until tr is closed, with name.
+func pingResponder(t *testing.T, tr fabric.Transport, name string) (served func() int) {
+	t.Helper()
+	id, err := tr.Register(t.Context(), fabric.Agent{Class: pingClass, Version: pingVersion, OUI: pingOUI}.WithMethods(mad.MethodGet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	n := 0
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var p fabric.Packet
+		for {
+			if err := tr.Recv(context.Background(), &p); err != nil {
+				if errors.Is(err, net.ErrClosed) {
+					return
+				}
+				continue
+			}
+			if p.Status != 0 || mad.IsResponse(p.Data) || mad.MgmtClassOf(p.Data) != pingClass {
+				continue
+			}
+			r := append([]byte(nil), p.Data...)
+			r[3] = mad.MethodGetResp
+			r[4], r[5] = 0, 0
+			clear(r[vendorData:])
+			copy(r[vendorData:], name)
+			// The TID stays as received: its top bits route the answer.
+			if tr.Send(context.Background(), &fabric.Packet{Agent: id, Addr: p.Addr, Data: r}) == nil {
+				mu.Lock()
+				n++
+				mu.Unlock()
+			}
+		}
+	})
+	t.Cleanup(func() { tr.Close(); wg.Wait() })
+	return func() int { mu.Lock(); defer mu.Unlock(); return n }
+}
+
+// TestIBPingToIbscript: infiniband-diags' ibping gets its pongs from a
+// responder on an ibsim Transport attached with issm (ibsim forwards QP1
+// requests to issm clients only: a plain client cannot serve them).
+func TestIBPingToIbscript(t *testing.T) {
+	s := shared.Get(t, topo2sw, nil)
+	tr, err := ibsim.Open(t.Context(), s.Sock, &ibsim.Options{Node: "Hca2", ISSM: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lid := tr.Port().LID
+	served := pingResponder(t, tr, "ibscript-pong")
+	out := run(t, s, "Hca1", "ibping", "-f", "-c", "3", "-t", "1000", strconv.Itoa(int(lid)))
+	if !regexp.MustCompile(`(?m)^--- ibscript-pong \(Lid `+strconv.Itoa(int(lid))+`\) ibping statistics ---`).Match(out) || served() != 3 {
+		t.Errorf("ibping: responder served %d, want 3; output:\n%s", served(), out)
+	}
+	if !bytes.Contains(out, []byte("3 packets transmitted, 3 received, 0% packet loss")) {
+		t.Errorf("ibping summary:\n%s", out)
+	}
+}
+
+// TestPingIBPingServer: an engine transaction pings `ibping -S` (run with
+// SIM_SET_ISSM=1, without which ibsim would not forward it the request) and
+// gets its host name back. OpenSM is stopped first on a private fabric
+// (its LIDs and routes stay): with IsSM set on the server's port, OpenSM
+// would query it with SMInfo, which crashes umad2sim and hangs the sweep.
+func TestPingIBPingServer(t *testing.T) {
+	ibsimTest := privateSM(t, topo2sw)
+	ibsimTest.StopSM()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	srv, err := ibsimTest.Command(ctx, "Hca3", "ibping", "-S")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Env = append(srv.Env, "SIM_SET_ISSM=1")
+	var srvOut bytes.Buffer
+	srv.Stdout, srv.Stderr = &srvOut, &srvOut
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		srv.Process.Kill()
+		srv.Wait()
+	}()
+	// Wait until the server answers a C ibping: a request reaching the
+	// process before it registered its agent would crash umad2sim.
+	for {
+		if _, err := ibsimTest.Run(ctx, "Hca2", "ibping", "-c", "1", "-t", "200", "5"); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("ibping -S never answered a C ibping; its output: %q", srvOut.String())
+		}
+	}
+	sess, _ := session(t, ibsimTest, "Hca2", nil, nil)
+	target := portLID(t, sess, "Hca3")
+	tr, err := ibsim.Open(ctx, ibsimTest.Sock, &ibsim.Options{Node: "Hca1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	host, _ := os.Hostname()
+	// engine.Session.Do registers agents without an OUI, which a vendor
+	// range 2 class needs; ping on the Transport directly.
+	id, err := tr.Register(ctx, fabric.Agent{Class: pingClass, Version: pingVersion, OUI: pingOUI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := make([]byte, mad.Size)
+	(&mad.Header{BaseVersion: 1, MgmtClass: pingClass, ClassVersion: pingVersion, Method: mad.MethodGet}).Put(req)
+	req[37], req[38], req[39] = pingOUI>>16, pingOUI>>8&0xff, pingOUI&0xff
+	// The server needs a moment to attach: ping until it answers, with a
+	// deadline.
+	resp := fabric.Packet{Data: make([]byte, 0, mad.Size)}
+	for tid := uint64(1); ; tid++ {
+		mad.SetTID(req, tid)
+		if err := tr.Send(ctx, &fabric.Packet{Agent: id, Timeout: 100 * time.Millisecond, Addr: fabric.Addr{LID: target, QPN: 1, QKey: 0x80010000}, Data: req}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Recv(ctx, &resp); err != nil {
+			att, _ := ibsimTest.Console(context.Background(), "Attached")
+			t.Fatalf("ping ibping -S at lid %d: %v; server output: %q; transport %+v; attached clients:\n%s", target, err, srvOut.String(), tr.Stats(), att)
+		}
+		if resp.Status == 0 {
+			break
+		}
+	}
+	got := string(mad.TrimNUL(resp.Data[vendorData:]))
+	if mad.StatusOf(resp.Data) != 0 || !strings.HasPrefix(got, host) {
+		t.Errorf("pong status %#x data %q, want the server's host name %q", mad.StatusOf(resp.Data), got, host)
+	}
+}
