@@ -236,7 +236,7 @@ func (f *FD) Ioctl(req uint32, arg []byte) error {
 		var r umad.RegReq
 		r.Unmarshal(arg)
 		a := &agent{qpn: r.QPN, class: r.Class, version: r.Version, oui: r.OUI, methods: r.Methods, rmpp: r.RMPPVersion}
-		id, err := f.register(a, uint32(r.QPN))
+		id, err := f.register(a, uint32(r.QPN), nil, nil)
 		if err != nil {
 			return err
 		}
@@ -252,18 +252,26 @@ func (f *FD) Ioctl(req uint32, arg []byte) error {
 		}
 		var r umad.RegReq2
 		r.Unmarshal(arg)
-		if r.Flags&^umad.FlagUserRMPP != 0 {
-			binary.NativeEndian.PutUint32(arg[12:], umad.FlagUserRMPP)
-			return f.errno("ioctl", syscall.EINVAL)
-		}
-		if r.OUI&0xff000000 != 0 {
-			return f.errno("ioctl", syscall.EINVAL)
-		}
-		if r.Class == 0 && r.Flags&umad.FlagUserRMPP != 0 {
-			return f.errno("ioctl", syscall.EINVAL)
-		}
 		a := &agent{class: r.Class, version: r.Version, oui: r.OUI, methods: r.Methods, rmpp: r.RMPPVersion, flags: r.Flags}
-		id, err := f.register(a, r.QPN)
+		// ib_umad_reg_agent2 checks the flags before looking for a slot,
+		// and the OUI after.
+		flags := func() error {
+			if r.Flags&^umad.FlagUserRMPP != 0 {
+				binary.NativeEndian.PutUint32(arg[12:], umad.FlagUserRMPP)
+				return f.errno("ioctl", syscall.EINVAL)
+			}
+			return nil
+		}
+		oui := func() error {
+			if r.Class != 0 && r.OUI&0xff000000 != 0 {
+				return f.errno("ioctl", syscall.EINVAL)
+			}
+			if r.Class == 0 && r.Flags&umad.FlagUserRMPP != 0 {
+				return f.errno("ioctl", syscall.EINVAL)
+			}
+			return nil
+		}
+		id, err := f.register(a, r.QPN, flags, oui)
 		if err != nil {
 			return err
 		}
@@ -291,11 +299,27 @@ func rmppClass(c uint8) bool {
 	return c == 0x03 || c == 0x06 || c == 0x10 || c == 0x12 || (c >= 0x30 && c <= 0x4f)
 }
 
+// classHeaderLen is ib_get_mad_data_offset: the class header a write
+// must at least carry.
+func classHeaderLen(c uint8) int {
+	switch {
+	case c == 0x03:
+		return 56
+	case c == 0x06 || c == 0x10 || c == 0x12:
+		return 64
+	case vendor2(c):
+		return 40
+	}
+	return 24
+}
+
 func vendor2(c uint8) bool { return c >= 0x30 && c <= 0x4f }
 
-// register checks a registration as ib_umad_reg_agent and
-// ib_register_mad_agent do, in their order.
-func (f *FD) register(a *agent, qpn uint32) (int, error) {
+// register checks a registration as ib_umad_reg_agent(2) and
+// ib_register_mad_agent do, in their order: device gone (EPIPE), qpn,
+// beforeSlot, a free slot (ENOMEM), afterSlot, then the MAD layer's
+// class, RMPP, QP and method checks.
+func (f *FD) register(a *agent, qpn uint32, beforeSlot, afterSlot func() error) (int, error) {
 	k := f.port.k
 	if f.port.dead {
 		return 0, f.errno("ioctl", syscall.EPIPE)
@@ -304,6 +328,11 @@ func (f *FD) register(a *agent, qpn uint32) (int, error) {
 		return 0, f.errno("ioctl", syscall.EINVAL)
 	}
 	a.qpn = uint8(qpn)
+	if beforeSlot != nil {
+		if err := beforeSlot(); err != nil {
+			return 0, err
+		}
+	}
 	id := -1
 	for i, s := range f.agents {
 		if s == nil {
@@ -313,6 +342,11 @@ func (f *FD) register(a *agent, qpn uint32) (int, error) {
 	}
 	if id < 0 {
 		return 0, f.errno("ioctl", syscall.ENOMEM)
+	}
+	if afterSlot != nil {
+		if err := afterSlot(); err != nil {
+			return 0, err
+		}
 	}
 	if a.rmpp > 1 {
 		return 0, f.errno("ioctl", syscall.EINVAL)
@@ -386,6 +420,9 @@ func (f *FD) Write(b []byte) (int, error) {
 		return 0, f.errno("write", syscall.EIO)
 	}
 	m := append([]byte(nil), b[f.hdr:]...)
+	if len(m) < classHeaderLen(m[1]) {
+		return 0, f.errno("write", syscall.EINVAL)
+	}
 	rmppActive := rmppClass(m[1]) && a.rmpp != 0 && a.flags&umad.FlagUserRMPP == 0 && m[26]&0x01 != 0
 	if !rmppActive && len(m) > umad.MADSize {
 		return 0, f.errno("write", syscall.EINVAL)

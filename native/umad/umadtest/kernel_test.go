@@ -457,3 +457,34 @@ func TestPollDeadAndClose(t *testing.T) {
 		}
 	})
 }
+
+// ib_umad_reg_agent2's order: flags before the slot search, OUI after.
+func TestRegister2CheckOrder(t *testing.T) {
+	f := open(t, New(nil).AddPort(1))
+	for range umad.MaxAgents {
+		if _, err := reg2(f, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := umad.RegReq2{QPN: 1, Class: 0x30, Flags: 0x2}
+	b := r.Marshal()
+	errnoIs(t, "bad flags with no free slot", f.Ioctl(umad.Req.RegisterAgent2, b[:]), syscall.EINVAL)
+	r = umad.RegReq2{QPN: 1, Class: 0x30, OUI: 1 << 24}
+	b = r.Marshal()
+	errnoIs(t, "bad OUI with no free slot", f.Ioctl(umad.Req.RegisterAgent2, b[:]), syscall.ENOMEM)
+	r = umad.RegReq2{QPN: 3}
+	b = r.Marshal()
+	errnoIs(t, "bad qpn with no free slot", f.Ioctl(umad.Req.RegisterAgent2, b[:]), syscall.EINVAL)
+}
+
+// A write must carry the class header: 56 bytes for SA.
+func TestWriteClassHeader(t *testing.T) {
+	f := open(t, New(nil).AddPort(1))
+	f.Ioctl(umad.Req.EnablePKey, nil)
+	id, _ := reg2(f, 0, 0)
+	m := newMAD(0x03, 0x01, 1)
+	errnoIs(t, "SA MAD of 55 bytes", write(f, umad.HeaderSize, umad.Header{Agent: uint32(id)}, m[:55]), syscall.EINVAL)
+	if err := write(f, umad.HeaderSize, umad.Header{Agent: uint32(id)}, m[:56]); err != nil {
+		t.Errorf("SA MAD of 56 bytes: %v", err)
+	}
+}
