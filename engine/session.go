@@ -118,6 +118,7 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 	if tr == nil {
 		return nil, errors.New("engine: nil transport")
 	}
+	tr = WithRMPP(tr) // RMPP and SA calls on every backend (rmpp.go)
 	var o Options
 	if opts != nil {
 		o = *opts

@@ -47,11 +47,11 @@ func OpenUMADPort(ctx context.Context, f fabric.Fabric, ca string, port int) (*U
 	if err != nil {
 		return nil, err
 	}
-	return &UMADPort{tr: tr}, nil
+	return &UMADPort{tr: WithRMPP(tr)}, nil
 }
 
 // NewUMADPort wraps an open Transport; the UMADPort owns it from then on.
-func NewUMADPort(tr fabric.Transport) *UMADPort { return &UMADPort{tr: tr} }
+func NewUMADPort(tr fabric.Transport) *UMADPort { return &UMADPort{tr: WithRMPP(tr)} }
 
 // Port describes the local port, as umad_get_port.
 func (p *UMADPort) Port() fabric.PortAttr { return p.tr.Port() }

@@ -70,10 +70,12 @@ func (w *wire) Transmit(p *fabric.Packet) error {
 	}
 	f.send(w.p, &p.Addr, t)
 	to := t.to
+	more := f.saTake()
 	f.mu.Unlock()
 	if to != nil {
 		to.Deliver(&t.out)
 	}
+	saFlush(more)
 	t.to, t.out = nil, fabric.Packet{}
 	txnPool.Put(t)
 	return nil
@@ -401,6 +403,9 @@ func (f *Fabric) arrive(dst *port, t *txn) {
 	case mad.ClassPerf:
 		st, act = f.pma(n, dst, b)
 	default:
+		if f.saArrive(dst, t) {
+			return
+		}
 		act = actDeliver
 	}
 	switch act {

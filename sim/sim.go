@@ -49,8 +49,9 @@ type Fabric struct {
 
 	mu       sync.Mutex // guards the state of every node and port, and the fields below
 	closed   bool
-	open     []*wire // attached transports
-	actCount uint32  // SMInfo.ActCount
+	open     []*wire  // attached transports
+	actCount uint32   // SMInfo.ActCount
+	sa       saServer // the SM's subnet administrator (sa.go)
 
 	trace      func(hop) // tests: called for each step of a directed-route SMP
 	rrSwitches int       // tests: switches routed by the round-robin fast path
@@ -465,6 +466,7 @@ func (f *Fabric) Close() error {
 		return nil
 	}
 	f.closed = true
+	f.saClose()
 	ws := append([]*wire(nil), f.open...)
 	f.mu.Unlock()
 	for _, w := range ws {

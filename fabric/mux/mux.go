@@ -660,6 +660,14 @@ func (m *Mux) Deliver(p *fabric.Packet) {
 		tid := mad.TIDOf(b)
 		a := rt.byHi[uint32(tid>>32)]
 		if a == nil || !a.mux.complete(a, tid|uint64(class)<<56, p) {
+			if a != nil && a.desc.RMPPVersion == 1 {
+				// The Mux does no RMPP: an RMPP agent gets every
+				// response of its TIDs raw, as a kernel agent with
+				// USER_RMPP does, and the engine's RMPP driver matches
+				// segments and ACKs to its transfers.
+				a.mux.unsolicited(a, p)
+				return
+			}
 			m.unmatched.Add(1)
 		}
 		return

@@ -136,6 +136,15 @@ func (s *Sender) Err() error { return s.err }
 // Done reports whether the transfer ended.
 func (s *Sender) Done() bool { return s.state == sDone }
 
+// Deadline is when the Sender wants its next Tick: the ACK timer while
+// it waits, zero otherwise.
+func (s *Sender) Deadline() time.Time {
+	if s.state != sWaiting {
+		return time.Time{}
+	}
+	return s.deadline
+}
+
 // Start sends the first window.
 func (s *Sender) Start(now time.Time) Output {
 	if s.state != sIdle {

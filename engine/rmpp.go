@@ -1,0 +1,675 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/rmpp"
+)
+
+// RMPPTransport is the engine's RMPP driver: a fabric.Transport over one
+// that does no RMPP itself (fabric.RMPPer absent or false), which gives
+// agents registered with RMPPVersion 1 on an RMPP class what the Linux
+// kernel gives them (rmpp.md section 8): Send of a MAD buffer with the
+// RMPP Active flag is segmented and sent with windows, ACKs and
+// retransmissions; Recv returns a multi-segment message coalesced, with the
+// first segment's 256 bytes (and RMPP header) followed by the data of the
+// others; ACK, STOP and ABORT packets are consumed. Requests of those
+// agents are timed and retried by the driver (the underlying transport
+// sees them with Timeout 0), so that a response transferred in many
+// segments completes the request once, when it is whole.
+//
+// Over a transport that does RMPP itself the driver passes everything
+// through. Either way it also routes the completions of agents the engine
+// registers for its own SA calls (Session.SAGetTable) to those calls.
+//
+// Differences from Linux, on purpose: a transfer the peer ends with STOP or
+// ABORT, or whose ACKs never come, completes the request with a timeout
+// record (status 110) so that every request with a timeout gets exactly one
+// completion (the kernel reports nothing for remote aborts); the sender
+// sends ABORT(126) when its retries run out, as IBA says.
+//
+// An RMPPTransport is safe for concurrent use. It owns the transport it
+// wraps; Close closes it. It starts one goroutine only when the wrapped
+// transport cannot hand it completions (no SetHandler); Close stops it.
+type RMPPTransport struct {
+	tr     fabric.Transport
+	native bool // tr does RMPP itself: pass through
+	done   chan struct{}
+	stop   context.CancelFunc // ends pump's Recv
+	wg     sync.WaitGroup
+	ready  chan struct{} // 1-buffered: the queue grew
+
+	mu       sync.Mutex // guards the fields below
+	closed   bool
+	handler  func(p *fabric.Packet)
+	agents   [fabric.MaxAgents]rmppAgent
+	sends    map[xferKey]*xSend
+	recvs    map[recvKey]*xRecv
+	reqs     map[xferKey]*xReq
+	queue    []*fabric.Packet
+	timer    *time.Timer
+	timerAt  time.Time
+	nextTID  uint32
+	saAgents map[uint16]fabric.AgentID // engine-owned RMPP agents by class<<8|version
+
+	retx atomic.Uint64 // requests the driver resent
+}
+
+type rmppAgent struct {
+	on    bool // registered with RMPPVersion 1 on an RMPP class
+	calls map[uint32]chan *fabric.Packet
+}
+
+type xferKey struct {
+	agent fabric.AgentID
+	tid   uint32 // TID low 32 bits (the transport owns the high ones)
+}
+
+type recvKey struct {
+	agent  fabric.AgentID
+	tid    uint64
+	lid    uint16
+	qpn    uint32
+	method uint8
+}
+
+type xSend struct {
+	s    *rmpp.Sender
+	addr fabric.Addr
+	hdr  []byte // the message's first 36 bytes, for the direction switch
+}
+
+type xRecv struct {
+	r    *rmpp.Receiver
+	addr fabric.Addr
+	at   time.Time
+}
+
+// xReq is a request of an RMPP agent waiting for its response.
+type xReq struct {
+	data     []byte // the request as sent (returned in a timeout record)
+	addr     fabric.Addr
+	timeout  time.Duration
+	retries  int
+	deadline time.Time // zero while its RMPP send runs
+	forever  bool
+}
+
+// WithRMPP returns tr with the engine's RMPP driver in front of it (see
+// RMPPTransport). A transport that already has the driver is returned as
+// it is. When tr counts its retransmissions (Retransmitter), so does the
+// result, adding the driver's own.
+func WithRMPP(tr fabric.Transport) fabric.Transport {
+	if _, ok := tr.(rmppDriver); ok {
+		return tr
+	}
+	w := newRMPP(tr)
+	if r, ok := tr.(Retransmitter); ok {
+		return &countingRMPP{w, r}
+	}
+	return w
+}
+
+// rmppDriver finds the driver under a transport WithRMPP returned.
+type rmppDriver interface{ driver() *RMPPTransport }
+
+func (w *RMPPTransport) driver() *RMPPTransport { return w }
+
+// countingRMPP is an RMPPTransport over a Retransmitter.
+type countingRMPP struct {
+	*RMPPTransport
+	r Retransmitter
+}
+
+// Retransmits counts the wrapped transport's retransmissions and the
+// driver's.
+func (c *countingRMPP) Retransmits() uint64 { return c.r.Retransmits() + c.RMPPTransport.retx.Load() }
+
+func newRMPP(tr fabric.Transport) *RMPPTransport {
+	w := &RMPPTransport{
+		tr:    tr,
+		done:  make(chan struct{}),
+		ready: make(chan struct{}, 1),
+		sends: map[xferKey]*xSend{},
+		recvs: map[recvKey]*xRecv{},
+		reqs:  map[xferKey]*xReq{},
+	}
+	if r, ok := tr.(fabric.RMPPer); ok && r.DoesRMPP() {
+		w.native = true
+	}
+	if h, ok := tr.(handlerSetter); ok {
+		h.SetHandler(w.handle)
+	} else {
+		ctx, cancel := context.WithCancel(context.Background())
+		w.stop = cancel
+		w.wg.Go(func() { w.pump(ctx) })
+	}
+	return w
+}
+
+// DoesRMPP reports true: RMPP is done, by the driver or below it.
+func (w *RMPPTransport) DoesRMPP() bool { return true }
+
+// Port describes the local port.
+func (w *RMPPTransport) Port() fabric.PortAttr { return w.tr.Port() }
+
+// SetHandler makes the driver hand completions to h instead of queueing
+// them for Recv, as mux.Mux.SetHandler; p is valid during the call only.
+func (w *RMPPTransport) SetHandler(h func(p *fabric.Packet)) {
+	w.mu.Lock()
+	w.handler = h
+	w.mu.Unlock()
+}
+
+// Register registers an agent on the wrapped transport.
+func (w *RMPPTransport) Register(ctx context.Context, a fabric.Agent) (fabric.AgentID, error) {
+	id, err := w.tr.Register(ctx, a)
+	if err != nil {
+		return id, err
+	}
+	w.mu.Lock()
+	if id >= 0 && int(id) < len(w.agents) {
+		w.agents[id] = rmppAgent{on: !w.native && a.RMPPVersion == 1 && rmpp.ClassUsesRMPP(a.Class)}
+	}
+	w.mu.Unlock()
+	return id, nil
+}
+
+// Unregister removes an agent and forgets its transfers.
+func (w *RMPPTransport) Unregister(ctx context.Context, id fabric.AgentID) error {
+	if err := w.tr.Unregister(ctx, id); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	if id >= 0 && int(id) < len(w.agents) {
+		w.agents[id] = rmppAgent{}
+	}
+	for k := range w.sends {
+		if k.agent == id {
+			delete(w.sends, k)
+		}
+	}
+	for k := range w.reqs {
+		if k.agent == id {
+			delete(w.reqs, k)
+		}
+	}
+	for k := range w.recvs {
+		if k.agent == id {
+			delete(w.recvs, k)
+		}
+	}
+	w.mu.Unlock()
+	return nil
+}
+
+func (w *RMPPTransport) rmppAgentLocked(id fabric.AgentID) bool {
+	return id >= 0 && int(id) < len(w.agents) && w.agents[id].on
+}
+
+// action is I/O decided under w.mu and done after it is released.
+type action struct {
+	sends   []fabric.Packet
+	deliver []*fabric.Packet
+}
+
+func (a *action) send(agent fabric.AgentID, addr fabric.Addr, b []byte) {
+	a.sends = append(a.sends, fabric.Packet{Agent: agent, Addr: addr, Data: b})
+}
+
+// Send transmits p as umad_send does: see RMPPTransport.
+func (w *RMPPTransport) Send(ctx context.Context, p *fabric.Packet) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return fmt.Errorf("engine: rmpp: send: %w", net.ErrClosed)
+	}
+	if !w.rmppAgentLocked(p.Agent) {
+		w.mu.Unlock()
+		return w.tr.Send(ctx, p)
+	}
+	b := p.Data
+	resp := len(b) >= mad.HeaderSize && mad.IsResponse(b)
+	key := xferKey{p.Agent, uint32(mad.TIDOf(b))}
+	var a action
+	now := time.Now()
+	if rmpp.IsActive(b) {
+		ackWait := p.Timeout
+		if ackWait <= 0 || ackWait > rmpp.DefaultAckTimeout {
+			ackWait = rmpp.DefaultAckTimeout
+		}
+		s, err := rmpp.NewSender(b, rmpp.SenderConfig{Timeout: ackWait, Retries: p.Retries})
+		if err != nil {
+			w.mu.Unlock()
+			return fmt.Errorf("engine: rmpp: send: %w: %w", err, fabric.ErrInvalid)
+		}
+		if _, busy := w.sends[key]; busy {
+			w.mu.Unlock()
+			return fmt.Errorf("engine: rmpp: send TID 0x%08x: transfer already running: %w", key.tid, fabric.ErrInvalid)
+		}
+		x := &xSend{s: s, addr: p.Addr, hdr: append([]byte(nil), b[:rmpp.HeaderEnd]...)}
+		w.sends[key] = x
+		if !resp && p.Timeout != 0 {
+			w.reqs[key] = &xReq{data: append([]byte(nil), b...), addr: p.Addr, timeout: p.Timeout, retries: p.Retries, forever: p.Timeout < 0}
+		}
+		w.sendOutLocked(&a, key, x, s.Start(now), now)
+	} else {
+		if !resp && p.Timeout != 0 {
+			if _, busy := w.reqs[key]; busy {
+				w.mu.Unlock()
+				return fmt.Errorf("engine: rmpp: send TID 0x%08x: already outstanding: %w", key.tid, fabric.ErrInvalid)
+			}
+			r := &xReq{data: append([]byte(nil), b...), addr: p.Addr, timeout: p.Timeout, retries: p.Retries, forever: p.Timeout < 0}
+			if !r.forever {
+				r.deadline = now.Add(r.timeout)
+			}
+			w.reqs[key] = r
+		}
+		a.send(p.Agent, p.Addr, append([]byte(nil), b...))
+	}
+	w.armLocked()
+	w.mu.Unlock()
+	return w.run(ctx, &a)
+}
+
+// run performs a's sends, then its deliveries. The first send error is
+// returned.
+func (w *RMPPTransport) run(ctx context.Context, a *action) error {
+	var first error
+	for i := range a.sends {
+		if err := w.tr.Send(ctx, &a.sends[i]); err != nil && first == nil {
+			first = err
+		}
+	}
+	for _, p := range a.deliver {
+		w.emit(p)
+	}
+	return first
+}
+
+// emit hands a completion to an engine call waiting for it, the handler,
+// or the Recv queue.
+func (w *RMPPTransport) emit(p *fabric.Packet) {
+	w.mu.Lock()
+	if p.Agent >= 0 && int(p.Agent) < len(w.agents) {
+		if ch, ok := w.agents[p.Agent].calls[uint32(mad.TIDOf(p.Data))]; ok {
+			delete(w.agents[p.Agent].calls, uint32(mad.TIDOf(p.Data)))
+			w.mu.Unlock()
+			ch <- p
+			return
+		}
+	}
+	if h := w.handler; h != nil {
+		w.mu.Unlock()
+		h(p)
+		return
+	}
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	w.queue = append(w.queue, p)
+	w.mu.Unlock()
+	select {
+	case w.ready <- struct{}{}:
+	default:
+	}
+}
+
+// sendOutLocked turns a Sender's output into packets and bookkeeping.
+func (w *RMPPTransport) sendOutLocked(a *action, key xferKey, x *xSend, o rmpp.Output, now time.Time) {
+	o.Each(func(k int) { a.send(key.agent, x.addr, x.s.Segment(nil, k)) })
+	if o.Control != 0 {
+		a.send(key.agent, x.addr, x.s.Control(nil, o.Control, o.ControlStatus))
+	}
+	if !o.Done {
+		return
+	}
+	delete(w.sends, key)
+	r := w.reqs[key]
+	if r == nil {
+		return
+	}
+	if o.Err != nil {
+		delete(w.reqs, key)
+		a.deliver = append(a.deliver, timeoutRecord(key.agent, r))
+		return
+	}
+	// The request is out; wait for the response, and tell the responder
+	// it may answer (the direction switch, rmpp.md section 7).
+	if !r.forever {
+		r.deadline = now.Add(r.timeout)
+	}
+	a.send(key.agent, x.addr, rmpp.AppendSwitchAck(nil, x.hdr, 1))
+}
+
+func timeoutRecord(agent fabric.AgentID, r *xReq) *fabric.Packet {
+	return &fabric.Packet{Agent: agent, Status: fabric.StatusTimeout, Timeout: r.timeout, Retries: r.retries, Addr: r.addr, Data: r.data}
+}
+
+// handle processes a packet from the wrapped transport.
+func (w *RMPPTransport) handle(p *fabric.Packet) {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	if !w.rmppAgentLocked(p.Agent) || len(p.Data) < mad.HeaderSize || p.Status != 0 {
+		h := w.handler
+		var calls bool
+		if p.Agent >= 0 && int(p.Agent) < len(w.agents) {
+			calls = w.agents[p.Agent].calls != nil
+		}
+		w.mu.Unlock()
+		if h != nil && !calls {
+			h(p) // the hot path: no copy, as the wrapped transport's handler
+			return
+		}
+		w.emit(clonePacket(p))
+		return
+	}
+	var a action
+	now := time.Now()
+	b := p.Data
+	key := xferKey{p.Agent, uint32(mad.TIDOf(b))}
+	if !rmpp.IsActive(b) {
+		w.completeLocked(&a, key, clonePacket(p))
+		w.armLocked()
+		w.mu.Unlock()
+		_ = w.run(context.Background(), &a)
+		return
+	}
+	var h rmpp.Header
+	_ = h.UnmarshalBinary(b)
+	switch h.Type {
+	case rmpp.TypeData:
+		rk := recvKey{p.Agent, mad.TIDOf(b), p.Addr.LID, p.Addr.QPN, mad.MethodOf(b)}
+		x := w.recvs[rk]
+		if x == nil {
+			x = &xRecv{r: rmpp.NewReceiver(rmpp.ReceiverConfig{}), addr: p.Addr}
+			w.recvs[rk] = x
+		}
+		o := x.r.Handle(b, now)
+		w.recvOutLocked(&a, rk, x, o, now)
+	default:
+		if x := w.sends[key]; x != nil {
+			w.sendOutLocked(&a, key, x, x.s.Handle(&h, now), now)
+		}
+	}
+	w.armLocked()
+	w.mu.Unlock()
+	_ = w.run(context.Background(), &a)
+}
+
+func (w *RMPPTransport) recvOutLocked(a *action, rk recvKey, x *xRecv, o rmpp.Output, now time.Time) {
+	if o.Ack {
+		a.send(rk.agent, x.addr, x.r.Ack(nil))
+	}
+	if o.Control != 0 {
+		a.send(rk.agent, x.addr, x.r.Control(nil, o.Control, o.ControlStatus))
+	}
+	if o.Complete {
+		m := x.r.Message()
+		w.completeLocked(a, xferKey{rk.agent, uint32(rk.tid)}, &fabric.Packet{Agent: rk.agent, Addr: x.addr, Data: append([]byte(nil), m...)})
+	}
+	if o.Done {
+		delete(w.recvs, rk)
+	} else {
+		x.at = o.Timer
+	}
+}
+
+// completeLocked delivers a whole message of an RMPP agent: a response
+// completes its request (and is dropped when none waits, as the kernel
+// drops it); a request is delivered.
+func (w *RMPPTransport) completeLocked(a *action, key xferKey, p *fabric.Packet) {
+	if !mad.IsResponse(p.Data) {
+		a.deliver = append(a.deliver, p)
+		return
+	}
+	if _, ok := w.reqs[key]; !ok {
+		return
+	}
+	delete(w.reqs, key)
+	if x := w.sends[key]; x != nil {
+		delete(w.sends, key) // a response before the final ACK ends the send
+	}
+	a.deliver = append(a.deliver, p)
+}
+
+// armLocked sets the timer to the earliest deadline.
+func (w *RMPPTransport) armLocked() {
+	var next time.Time
+	upd := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	for _, x := range w.sends {
+		upd(x.s.Deadline())
+	}
+	for _, x := range w.recvs {
+		upd(x.at)
+	}
+	for _, r := range w.reqs {
+		upd(r.deadline)
+	}
+	if next.IsZero() || w.closed {
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		w.timerAt = time.Time{}
+		return
+	}
+	if next.Equal(w.timerAt) {
+		return
+	}
+	w.timerAt = next
+	d := time.Until(next)
+	if w.timer == nil {
+		w.timer = time.AfterFunc(d, w.tick)
+	} else {
+		w.timer.Reset(d)
+	}
+}
+
+// tick runs the timers that are due.
+func (w *RMPPTransport) tick() {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	w.timerAt = time.Time{}
+	now := time.Now()
+	var a action
+	for k, x := range w.sends {
+		if d := x.s.Deadline(); !d.IsZero() && !now.Before(d) {
+			w.sendOutLocked(&a, k, x, x.s.Tick(now), now)
+		}
+	}
+	for k, x := range w.recvs {
+		if !x.at.IsZero() && !now.Before(x.at) {
+			w.recvOutLocked(&a, k, x, x.r.Tick(now), now)
+		}
+	}
+	for k, r := range w.reqs {
+		if r.deadline.IsZero() || now.Before(r.deadline) {
+			continue
+		}
+		if r.retries > 0 && !rmpp.IsActive(r.data) {
+			r.retries--
+			w.retx.Add(1)
+			r.deadline = now.Add(r.timeout)
+			a.send(k.agent, r.addr, append([]byte(nil), r.data...))
+			continue
+		}
+		delete(w.reqs, k)
+		a.deliver = append(a.deliver, timeoutRecord(k.agent, r))
+	}
+	w.armLocked()
+	w.mu.Unlock()
+	_ = w.run(context.Background(), &a)
+}
+
+// pump reads the wrapped transport when it cannot hand over completions.
+func (w *RMPPTransport) pump(ctx context.Context) {
+	for {
+		p := &fabric.Packet{Data: make([]byte, 0, mad.Size)}
+		if err := w.tr.Recv(ctx, p); err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		w.handle(p)
+	}
+}
+
+// Recv returns the next completion or message, as the wrapped transport's
+// Recv would, RMPP messages coalesced.
+func (w *RMPPTransport) Recv(ctx context.Context, p *fabric.Packet) error {
+	for {
+		w.mu.Lock()
+		if len(w.queue) > 0 {
+			q := w.queue[0]
+			w.queue[0] = nil
+			w.queue = w.queue[1:]
+			w.mu.Unlock()
+			d := append(p.Data[:0], q.Data...)
+			*p = *q
+			p.Data = d
+			return nil
+		}
+		closed := w.closed
+		w.mu.Unlock()
+		if closed {
+			return fmt.Errorf("engine: rmpp: recv: %w", net.ErrClosed)
+		}
+		select {
+		case <-w.ready:
+		case <-w.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Close closes the wrapped transport and stops the driver. It is
+// idempotent.
+func (w *RMPPTransport) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	for i := range w.agents {
+		for tid, ch := range w.agents[i].calls {
+			close(ch)
+			delete(w.agents[i].calls, tid)
+		}
+	}
+	w.queue = nil
+	w.mu.Unlock()
+	close(w.done)
+	if w.stop != nil {
+		w.stop()
+	}
+	err := w.tr.Close()
+	w.wg.Wait()
+	return err
+}
+
+func clonePacket(p *fabric.Packet) *fabric.Packet {
+	q := *p
+	q.Data = append([]byte(nil), p.Data...)
+	return &q
+}
+
+// rpc runs one request of an engine-owned RMPP agent for (class,
+// version) and returns its whole response message. The request has
+// timeout per try and retries more tries.
+func (w *RMPPTransport) rpc(ctx context.Context, class, version uint8, req []byte, addr fabric.Addr, timeout time.Duration, retries int) (*fabric.Packet, error) {
+	id, err := w.engineAgent(ctx, class, version)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan *fabric.Packet, 1)
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil, fmt.Errorf("engine: rmpp: %w", net.ErrClosed)
+	}
+	w.nextTID++
+	tid := w.nextTID
+	if w.agents[id].calls == nil {
+		w.agents[id].calls = map[uint32]chan *fabric.Packet{}
+	}
+	w.agents[id].calls[tid] = ch
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.agents[id].calls, tid)
+		w.mu.Unlock()
+	}()
+	b := append([]byte(nil), req...)
+	mad.SetTID(b, uint64(tid))
+	p := &fabric.Packet{Agent: id, Timeout: timeout, Retries: retries, Addr: addr, Data: b}
+	if err := w.Send(ctx, p); err != nil {
+		return nil, err
+	}
+	select {
+	case r, ok := <-ch:
+		if !ok {
+			return nil, fmt.Errorf("engine: rmpp: %w", net.ErrClosed)
+		}
+		if r.Status == fabric.StatusTimeout {
+			return nil, &TimeoutError{TID: uint64(tid), Tries: retries + 1}
+		}
+		return r, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// engineAgent returns the engine's own RMPP agent for (class, version).
+func (w *RMPPTransport) engineAgent(ctx context.Context, class, version uint8) (fabric.AgentID, error) {
+	k := uint16(class)<<8 | uint16(version)
+	w.mu.Lock()
+	id, ok := w.saAgents[k]
+	w.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	id, err := w.Register(ctx, fabric.Agent{Class: class, Version: version, RMPPVersion: 1})
+	if err != nil {
+		return -1, fmt.Errorf("engine: register RMPP agent class 0x%02x: %w", class, err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.saAgents == nil {
+		w.saAgents = map[uint16]fabric.AgentID{}
+	}
+	if old, ok := w.saAgents[k]; ok {
+		_ = w.tr.Unregister(ctx, id) // lost a race: keep the first
+		w.agents[id] = rmppAgent{}
+		return old, nil
+	}
+	w.saAgents[k] = id
+	return id, nil
+}

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/sa"
+)
+
+// saQKey is the Q_Key of QP1, where the SA listens.
+const saQKey = 0x80010000
+
+// SARecords is the answer of an SA table query: the records (each
+// AttributeOffset*8 bytes, aliasing Message) and the whole coalesced
+// response message.
+type SARecords struct {
+	Attr    *sa.Attr
+	Records [][]byte
+	Message []byte
+}
+
+// SAQuery runs one SA request (Get, GetTable, GetMulti ...) of attribute
+// attr to the SM's SA (the port's SMLID): compMask selects the components
+// of template (at most 200 bytes) that must match. Responses that span many
+// RMPP segments are coalesced by the RMPP driver. A non-zero MAD status is
+// a *StatusError; records are counted from AttributeOffset as rmpp.md
+// says.
+func (s *Session) SAQuery(ctx context.Context, method uint8, attr *sa.Attr, compMask uint64, template []byte, opts ...CallOption) (*SARecords, error) {
+	d, ok := s.tr.(rmppDriver)
+	if !ok {
+		return nil, fmt.Errorf("engine: sa: transport has no RMPP driver: %w", fabric.ErrInvalid)
+	}
+	req, err := sa.NewRequest(method, attr.Layout.ID, 0, compMask, template)
+	if err != nil {
+		return nil, err
+	}
+	port := s.tr.Port()
+	if port.SMLID == 0 {
+		return nil, fmt.Errorf("engine: sa %s %s: the port knows no SM (SMLID 0)", mad.MethodName(method), attr.Name())
+	}
+	c := s.callOpts(opts)
+	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL}
+	resp, err := d.driver().rpc(ctx, mad.ClassSubnAdm, sa.ClassVersion, req, addr, c.timeout, c.retries)
+	if err != nil {
+		if te, ok := err.(*TimeoutError); ok {
+			te.Class, te.AttrID = mad.ClassSubnAdm, attr.Layout.ID
+			te.Target = Target{Kind: ByLID, LID: port.SMLID}
+		}
+		return nil, fmt.Errorf("engine: sa %s %s: %w", mad.MethodName(method), attr.Name(), err)
+	}
+	if st := mad.StatusOf(resp.Data); st != 0 {
+		return nil, &StatusError{Class: mad.ClassSubnAdm, Method: method, AttrID: attr.Layout.ID, Status: st, Target: Target{Kind: ByLID, LID: port.SMLID}}
+	}
+	recs, err := sa.Records(resp.Data)
+	if err != nil {
+		return nil, fmt.Errorf("engine: sa %s %s: %w", mad.MethodName(method), attr.Name(), err)
+	}
+	return &SARecords{Attr: attr, Records: recs, Message: resp.Data}, nil
+}
+
+// SAGetTable returns every record of attr matching template in the
+// components of compMask (GetTable).
+func (s *Session) SAGetTable(ctx context.Context, attr *sa.Attr, compMask uint64, template []byte, opts ...CallOption) ([][]byte, error) {
+	r, err := s.SAQuery(ctx, mad.MethodGetTable, attr, compMask, template, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return r.Records, nil
+}
+
+// SAGet returns the one record of attr matching template (Get); no match
+// or several are *StatusErrors (SA status 3<<8, 4<<8).
+func (s *Session) SAGet(ctx context.Context, attr *sa.Attr, compMask uint64, template []byte, opts ...CallOption) ([]byte, error) {
+	r, err := s.SAQuery(ctx, mad.MethodGet, attr, compMask, template, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Records) == 0 {
+		return nil, fmt.Errorf("engine: sa Get %s: response without a record", attr.Name())
+	}
+	return r.Records[0], nil
+}
+
+// NodeRecords returns every NodeRecord the SA knows.
+func (s *Session) NodeRecords(ctx context.Context, opts ...CallOption) ([]sa.NodeRec, error) {
+	recs, err := s.SAGetTable(ctx, &sa.NodeRecord, 0, nil, opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sa.NodeRec, len(recs))
+	for i, r := range recs {
+		if err := out[i].UnmarshalBinary(r); err != nil {
+			return nil, fmt.Errorf("engine: sa NodeRecord %d: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// PathRecord returns the SA's PathRecord from slid to dlid.
+func (s *Session) PathRecord(ctx context.Context, slid, dlid uint16, opts ...CallOption) (*sa.PathRec, error) {
+	tmpl := make([]byte, sa.PathRecordLayout.Size)
+	sl, cs, _ := sa.PathRecord.Field("SLID")
+	dl, cd, _ := sa.PathRecord.Field("DLID")
+	np, cn, _ := sa.PathRecord.Field("NumbPath")
+	sl.Put(tmpl, uint64(slid))
+	dl.Put(tmpl, uint64(dlid))
+	np.Put(tmpl, 1)
+	rec, err := s.SAGet(ctx, &sa.PathRecord, 1<<cs|1<<cd|1<<cn, tmpl, opts...)
+	if err != nil {
+		return nil, err
+	}
+	var p sa.PathRec
+	if err := p.UnmarshalBinary(rec); err != nil {
+		return nil, fmt.Errorf("engine: sa PathRecord %d->%d: %w", slid, dlid, err)
+	}
+	return &p, nil
+}

@@ -1,0 +1,71 @@
+package engine_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad/sa"
+)
+
+func TestSANodeRecordsFatTree(t *testing.T) {
+	s, f := simSession(t, fattree2000, "", 0)
+	recs, err := s.NodeRecords(t.Context(), engine.Timeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := f.Topology()
+	if len(recs) != len(tp.Nodes) {
+		t.Fatalf("%d NodeRecords for %d nodes", len(recs), len(tp.Nodes))
+	}
+	seen := map[uint64]bool{}
+	for _, r := range recs {
+		if r.LID == 0 || seen[r.NodeInfo.NodeGUID] {
+			t.Fatalf("record %+v: LID 0 or node twice", r)
+		}
+		seen[r.NodeInfo.NodeGUID] = true
+	}
+	// Component masks: only switches.
+	tmpl := make([]byte, sa.NodeRecordLayout.Size)
+	nt, c, _ := sa.NodeRecord.Field("node_type")
+	nt.Put(tmpl, 2)
+	sw, err := s.SAGetTable(t.Context(), &sa.NodeRecord, 1<<c, tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, n := range tp.Nodes {
+		if n.Type == 2 {
+			want++
+		}
+	}
+	if len(sw) != want {
+		t.Errorf("%d switch records, want %d", len(sw), want)
+	}
+}
+
+func TestSAPathRecords(t *testing.T) {
+	s, f := simSession(t, "../tests/topologies/net.2sw2path4hca", "", 0)
+	_ = f
+	recs, err := s.NodeRecords(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts []uint16
+	for _, r := range recs {
+		if r.NodeInfo.NodeType == 1 {
+			hosts = append(hosts, r.LID)
+		}
+	}
+	for _, a := range hosts {
+		for _, b := range hosts {
+			p, err := s.PathRecord(t.Context(), a, b)
+			if err != nil {
+				t.Fatalf("%d->%d: %v", a, b, err)
+			}
+			if p.SLID != a || p.DLID != b || p.MTU == 0 || p.Rate == 0 {
+				t.Errorf("%d->%d: %+v", a, b, p)
+			}
+		}
+	}
+}

@@ -1,0 +1,479 @@
+package sim
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/rmpp"
+	"github.com/ibscript/ibscript/mad/sa"
+)
+
+// The subnet administrator of the simulated SM. It answers SA requests
+// (class 0x03, version 2) LID-routed to the SM's port: Get and GetTable of
+// the records of mad/sa, built from the fabric's live state and filtered
+// by component mask, and GetMulti of PathRecords (MultiPathRecord is not
+// modelled; a GetMulti is a double-sided RMPP exchange whose request holds
+// one PathRecord template). Table responses are RMPP transfers: the SA is
+// an rmpp.Sender per transfer and an rmpp.Receiver per multi-segment
+// request, its ACK timers time.AfterFunc timers. Everything runs under
+// f.mu; the segments a step produces are delivered after f.mu is released
+// (saFlush), like the single response of an SMP.
+
+// saServer is the SA's state, guarded by f.mu.
+type saServer struct {
+	sends map[saKey]*saSend
+	recvs map[saKey]*saRecv
+	out   []*txn // routed segments waiting for delivery
+}
+
+// saKey identifies a transfer: requester LID and TID.
+type saKey struct {
+	lid uint16
+	tid uint64
+}
+
+type saSend struct {
+	s     *rmpp.Sender
+	dst   uint16
+	sl    uint8
+	timer *time.Timer
+}
+
+type saRecv struct {
+	r     *rmpp.Receiver
+	sl    uint8
+	resp  []byte // the response, built once the request is whole
+	timer *time.Timer
+}
+
+// saAckTimeout and saRetries are the SA's RMPP sender policy.
+const (
+	saAckTimeout = 200 * time.Millisecond
+	saRetries    = 10
+	saRespTime   = 18 // ClassPortInfo.RespTimeValue: 4.096 us * 2^18 ~ 1 s, as OpenSM
+)
+
+// saArrive handles a request that reached endport dst; it reports false
+// when dst is not the SM's port or the MAD is not for the SA. f.mu is held.
+func (f *Fabric) saArrive(dst *port, t *txn) bool {
+	b := t.buf[:]
+	if !f.hasSM || dst != f.smPort || mad.MgmtClassOf(b) != mad.ClassSubnAdm || t.qp != 1 {
+		return false
+	}
+	if b[2] != sa.ClassVersion {
+		makeResp(b, mad.StatusBadVersion)
+		f.lidRespond(dst, t)
+		return true
+	}
+	now := time.Now()
+	key := saKey{t.slid, mad.TIDOf(b)}
+	if rmpp.IsActive(b) {
+		var h rmpp.Header
+		_ = h.UnmarshalBinary(b)
+		if h.Type == rmpp.TypeData {
+			f.saData(key, t, now)
+			return true
+		}
+		if s := f.sa.sends[key]; s != nil {
+			f.saSendOut(key, s, s.s.Handle(&h, now))
+			return true
+		}
+		if r := f.sa.recvs[key]; r != nil {
+			o := r.r.Handle(b, now)
+			if o.SwitchWindow > 0 && r.resp != nil {
+				f.saStart(key, r.resp, t.sl, o.SwitchWindow)
+				r.resp = nil
+			}
+			return true
+		}
+		return true // an ACK for nothing: not an error (rmpp.md 7)
+	}
+	resp := f.saAnswer(b, t.slid)
+	if resp == nil {
+		return true
+	}
+	if len(resp) <= mad.Size && !rmpp.IsActive(resp) {
+		copy(b, resp)
+		clear(b[len(resp):])
+		f.lidRespond(dst, t)
+		return true
+	}
+	f.saStart(key, resp, t.sl, 1)
+	return true
+}
+
+// saData feeds a DATA segment of a multi-packet request (GetMulti).
+func (f *Fabric) saData(key saKey, t *txn, now time.Time) {
+	if f.sa.recvs == nil {
+		f.sa.recvs = make(map[saKey]*saRecv)
+	}
+	r := f.sa.recvs[key]
+	if r == nil {
+		r = &saRecv{r: rmpp.NewReceiver(rmpp.ReceiverConfig{MaxLength: 1 << 20}), sl: t.sl}
+		f.sa.recvs[key] = r
+	}
+	o := r.r.Handle(t.buf[:], now)
+	f.saRecvOut(key, r, o)
+	if o.Complete {
+		msg := r.r.Message()
+		r.resp = f.saAnswer(msg, key.lid)
+	}
+}
+
+func (f *Fabric) saRecvOut(key saKey, r *saRecv, o rmpp.Output) {
+	if o.Ack {
+		f.saRoute(key.lid, r.sl, r.r.Ack(nil))
+	}
+	if o.Control != 0 {
+		f.saRoute(key.lid, r.sl, r.r.Control(nil, o.Control, o.ControlStatus))
+	}
+	if o.Done {
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+		delete(f.sa.recvs, key)
+		return
+	}
+	if !o.Timer.IsZero() {
+		d := time.Until(o.Timer)
+		if r.timer == nil {
+			r.timer = time.AfterFunc(d, func() { f.saTimer(key) })
+		} else {
+			r.timer.Reset(d)
+		}
+	}
+}
+
+// saStart begins the RMPP transfer of resp to the requester.
+func (f *Fabric) saStart(key saKey, resp []byte, sl uint8, window int) {
+	s, err := rmpp.NewSender(resp, rmpp.SenderConfig{Window: window, Timeout: saAckTimeout, Retries: saRetries})
+	if err != nil {
+		return
+	}
+	if f.sa.sends == nil {
+		f.sa.sends = make(map[saKey]*saSend)
+	}
+	if old := f.sa.sends[key]; old != nil && old.timer != nil {
+		old.timer.Stop()
+	}
+	st := &saSend{s: s, dst: key.lid, sl: sl}
+	f.sa.sends[key] = st
+	f.saSendOut(key, st, s.Start(time.Now()))
+}
+
+func (f *Fabric) saSendOut(key saKey, st *saSend, o rmpp.Output) {
+	o.Each(func(k int) { f.saRoute(st.dst, st.sl, st.s.Segment(nil, k)) })
+	if o.Control != 0 {
+		f.saRoute(st.dst, st.sl, st.s.Control(nil, o.Control, o.ControlStatus))
+	}
+	if o.Done {
+		if st.timer != nil {
+			st.timer.Stop()
+		}
+		if f.sa.sends[key] == st {
+			delete(f.sa.sends, key)
+		}
+		return
+	}
+	if !o.Timer.IsZero() {
+		d := time.Until(o.Timer)
+		if st.timer == nil {
+			st.timer = time.AfterFunc(d, func() { f.saTimer(key) })
+		} else {
+			st.timer.Reset(d)
+		}
+	}
+}
+
+// saTimer ticks the transfers of key.
+func (f *Fabric) saTimer(key saKey) {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	if s := f.sa.sends[key]; s != nil {
+		f.saSendOut(key, s, s.s.Tick(now))
+	}
+	if r := f.sa.recvs[key]; r != nil {
+		f.saRecvOut(key, r, r.r.Tick(now))
+	}
+	out := f.saTake()
+	f.mu.Unlock()
+	saFlush(out)
+}
+
+// saRoute LID-routes one SA MAD from the SM's port to dlid; what arrives is
+// kept for saFlush. f.mu is held.
+func (f *Fabric) saRoute(dlid uint16, sl uint8, b []byte) {
+	t := txnPool.Get().(*txn)
+	copy(t.buf[:], b)
+	t.slid, t.qp, t.sl = f.smPort.lid, 1, sl
+	f.lidRoute(f.smPort, dlid, t)
+	if t.to == nil {
+		txnPool.Put(t)
+		return
+	}
+	f.sa.out = append(f.sa.out, t)
+}
+
+// saTake returns the routed SA MADs waiting for delivery. f.mu is held.
+func (f *Fabric) saTake() []*txn {
+	out := f.sa.out
+	f.sa.out = nil
+	return out
+}
+
+// saFlush delivers MADs taken by saTake, f.mu released.
+func saFlush(out []*txn) {
+	for _, t := range out {
+		t.out.Data = t.buf[:]
+		t.to.Deliver(&t.out)
+		t.to, t.out = nil, fabric.Packet{}
+		txnPool.Put(t)
+	}
+}
+
+// saClose stops the SA's timers. f.mu is held.
+func (f *Fabric) saClose() {
+	for _, s := range f.sa.sends {
+		if s.timer != nil {
+			s.timer.Stop()
+		}
+	}
+	for _, r := range f.sa.recvs {
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+	}
+	f.sa = saServer{}
+}
+
+// saAnswer builds the response to the SA request req (one MAD, or the
+// reassembled GetMulti message) from requester LID from: a single MAD
+// (RMPP inactive) for Get and errors, an RMPP message (Active set) for
+// tables. nil means no answer.
+func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
+	if len(req) < sa.HeaderSize {
+		return nil
+	}
+	method := mad.MethodOf(req)
+	attrID := mad.AttrIDOf(req)
+	single := func(st uint16, data []byte, stride int) []byte {
+		r := make([]byte, mad.Size)
+		copy(r, req[:sa.HeaderSize])
+		clear(r[rmpp.HeaderOff:rmpp.HeaderEnd])
+		r[3] = method | mad.MethodResp
+		binary.BigEndian.PutUint16(r[4:], st)
+		sa.SetAttributeOffset(r, uint16(stride))
+		copy(r[sa.HeaderSize:], data)
+		return r
+	}
+	if attrID == sa.AttrClassPortInfo && method == mad.MethodGet {
+		cpi := mad.ClassPortInfo{BaseVersion: 1, ClassVersion: sa.ClassVersion, CapabilityMask: 0x0602, RespTimeValue: saRespTime}
+		d, _ := cpi.MarshalBinary()
+		return single(0, d, 0)
+	}
+	attr, ok := sa.AttrByID(attrID)
+	if !ok || attr == &sa.ClassPortInfo || attr == &sa.InformInfo {
+		return single(mad.StatusMethodAttrUnsup, nil, 0)
+	}
+	switch method {
+	case mad.MethodGet, mad.MethodGetTable:
+	case mad.MethodGetMulti:
+		if attr != &sa.PathRecord {
+			return single(mad.StatusMethodAttrUnsup, nil, 0)
+		}
+	default:
+		return single(mad.StatusMethodAttrUnsup, nil, 0)
+	}
+	stride := attr.Stride * 8
+	tmpl := make([]byte, stride)
+	copy(tmpl, req[sa.HeaderSize:])
+	mask := sa.ComponentMaskOf(req)
+	msg := make([]byte, sa.HeaderSize, sa.HeaderSize+64*stride)
+	copy(msg, req[:sa.HeaderSize])
+	msg = f.saRecords(msg, attr, tmpl, mask, from)
+	n := (len(msg) - sa.HeaderSize) / stride
+	if method == mad.MethodGet {
+		switch {
+		case n == 0:
+			return single(sa.StatusNoRecords, nil, attr.Stride)
+		case n > 1:
+			return single(sa.StatusTooManyRecords, nil, attr.Stride)
+		}
+		return single(0, msg[sa.HeaderSize:], attr.Stride)
+	}
+	msg[3] = method | mad.MethodResp
+	binary.BigEndian.PutUint16(msg[4:], 0)
+	clear(msg[rmpp.HeaderOff:rmpp.HeaderEnd])
+	h := rmpp.Header{Version: rmpp.Version, Flags: rmpp.FlagActive}
+	h.Put(msg)
+	sa.SetAttributeOffset(msg, uint16(attr.Stride))
+	return msg
+}
+
+// saRecords appends to msg, at the attribute's stride, every record of attr
+// that matches tmpl in the components of mask. f.mu is held.
+func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, from uint16) []byte {
+	stride := attr.Stride * 8
+	// add appends a zero record; keep decides whether it stays.
+	add := func(fill func(r []byte)) {
+		n := len(msg)
+		msg = append(msg, make([]byte, stride)...)
+		r := msg[n:]
+		fill(r)
+		if !attr.Matches(r, tmpl, mask) {
+			msg = msg[:n]
+		}
+	}
+	field := func(name string) mad.Field { fl, _, _ := attr.Field(name); return fl }
+	switch attr {
+	case &sa.NodeRecord:
+		lid, desc := field("LID"), field("NodeDescription")
+		for _, n := range f.nodes {
+			for _, p := range f.endports(n) {
+				add(func(r []byte) {
+					lid.Put(r, uint64(p.lid))
+					ni := r[4:44]
+					copy(ni, n.ni[:40])
+					niPortGUID.Put(ni, p.guid)
+					niLocalPortNum.Put(ni, uint64(p.num))
+					copy(desc.Slice(r), n.nd[:])
+				})
+			}
+		}
+	case &sa.PortInfoRecord:
+		elid, pnum := field("EndportLID"), field("PortNum")
+		for _, n := range f.nodes {
+			for _, ep := range f.endports(n) {
+				for _, p := range n.ports {
+					if p == nil || (n.typ != typeSwitch && p != ep) {
+						continue
+					}
+					add(func(r []byte) {
+						elid.Put(r, uint64(ep.lid))
+						pnum.Put(r, uint64(p.num))
+						copy(r[4:68], p.pi[:])
+						piLocalPortNum.Put(r[4:], uint64(p.num))
+					})
+				}
+			}
+		}
+	case &sa.LinkRecord:
+		fl, fp, tp, tl := field("FromLID"), field("FromPort"), field("ToPort"), field("ToLID")
+		for _, n := range f.nodes {
+			for _, p := range n.ports {
+				if p == nil || p.remote == nil || p.num == 0 || !p.up(false) {
+					continue
+				}
+				from, to := f.lidOf(p), f.lidOf(p.remote)
+				if from == 0 || to == 0 {
+					continue
+				}
+				add(func(r []byte) {
+					fl.Put(r, uint64(from))
+					fp.Put(r, uint64(p.num))
+					tp.Put(r, uint64(p.remote.num))
+					tl.Put(r, uint64(to))
+				})
+			}
+		}
+	case &sa.SwitchInfoRecord:
+		lid := field("LID")
+		for _, n := range f.nodes {
+			if n.sw != nil && n.ports[0].lid != 0 {
+				add(func(r []byte) {
+					lid.Put(r, uint64(n.ports[0].lid))
+					copy(r[4:24], n.sw.si[:20])
+				})
+			}
+		}
+	case &sa.LinearForwardingTableRecord:
+		lid, blk := field("LID"), field("BlockNum")
+		for _, n := range f.nodes {
+			if n.sw == nil || n.ports[0].lid == 0 {
+				continue
+			}
+			for b := 0; b*64 <= int(n.sw.top); b++ {
+				add(func(r []byte) {
+					lid.Put(r, uint64(n.ports[0].lid))
+					blk.Put(r, uint64(b))
+					for i := range 64 {
+						l := b*64 + i
+						v := byte(0xff)
+						if l < len(n.sw.lft) && l <= int(n.sw.top) {
+							v = n.sw.lft[l]
+						}
+						r[8+i] = v
+					}
+				})
+			}
+		}
+	case &sa.GUIDInfoRecord:
+		lid, g0 := field("LID"), field("GUID0")
+		for _, n := range f.nodes {
+			for _, p := range f.endports(n) {
+				add(func(r []byte) {
+					lid.Put(r, uint64(p.lid))
+					g0.Put(r, p.guid)
+				})
+			}
+		}
+	case &sa.PKeyTableRecord:
+		lid, pn, k0 := field("LID"), field("PortNum"), field("P_Key0")
+		for _, n := range f.nodes {
+			for _, ep := range f.endports(n) {
+				for _, p := range n.ports {
+					if p == nil || (n.typ != typeSwitch && p != ep) {
+						continue
+					}
+					add(func(r []byte) {
+						lid.Put(r, uint64(ep.lid))
+						pn.Put(r, uint64(p.num))
+						for i := 0; i < 32 && i < p.pkeyCap(); i++ {
+							fk := k0
+							fk.Bit += 16 * i
+							fk.Put(r, uint64(p.pkey(i)))
+						}
+					})
+				}
+			}
+		}
+	case &sa.PathRecord:
+		// NumbPath and the selectors are not compared (saPaths applies them).
+		tmplMask := mask
+		mask &^= prSelectorComps
+		f.saPaths(tmpl, tmplMask, from, add)
+	}
+	return msg
+}
+
+// endports returns the ports of n that hold a LID: a switch's port 0, a
+// CA's ports with a LID. f.mu is held.
+func (f *Fabric) endports(n *node) []*port {
+	if n.typ == typeSwitch {
+		if n.ports[0].lid == 0 {
+			return nil
+		}
+		return n.ports[:1]
+	}
+	var eps []*port
+	for _, p := range n.ports {
+		if p != nil && p.lid != 0 {
+			eps = append(eps, p)
+		}
+	}
+	return eps
+}
+
+// lidOf is the LID of the endport p belongs to.
+func (f *Fabric) lidOf(p *port) uint16 {
+	if p.node.typ == typeSwitch {
+		return p.node.ports[0].lid
+	}
+	return p.lid
+}

@@ -1,0 +1,197 @@
+package sim
+
+import (
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/sa"
+	"github.com/ibscript/ibscript/mad/smp"
+)
+
+var (
+	piNeighborMTU, _    = smp.PortInfoLayout.Field("NeighborMTU")
+	piWidthActive, _    = smp.PortInfoLayout.Field("LinkWidthActive")
+	piSpeedActive, _    = smp.PortInfoLayout.Field("LinkSpeedActive")
+	piSpeedExtActive, _ = smp.PortInfoLayout.Field("LinkSpeedExtActive")
+	prSLID, _, _        = sa.PathRecord.Field("SLID")
+	prDLID, _, _        = sa.PathRecord.Field("DLID")
+	prSGID, _, _        = sa.PathRecord.Field("SGID")
+	prDGID, _, _        = sa.PathRecord.Field("DGID")
+	prReversible, _, _  = sa.PathRecord.Field("Reversible")
+	prPKey, _, _        = sa.PathRecord.Field("P_Key")
+	prMTUSel, _, _      = sa.PathRecord.Field("MTUSelector")
+	prMTU, _, _         = sa.PathRecord.Field("MTU")
+	prRateSel, _, _     = sa.PathRecord.Field("RateSelector")
+	prRate, _, _        = sa.PathRecord.Field("Rate")
+	prPLTSel, _, _      = sa.PathRecord.Field("PacketLifeTimeSelector")
+	prPacketLife, _, _  = sa.PathRecord.Field("PacketLifeTime")
+	prHopLimit, _, _    = sa.PathRecord.Field("HopLimit")
+	prNumbPath, _, _    = sa.PathRecord.Field("NumbPath")
+	prSelectorComps     = uint64(1<<12 | 1<<16 | 1<<17 | 1<<18 | 1<<19 | 1<<20 | 1<<21)
+	rateEnum            = map[int]uint8{2: 2, 10: 3, 30: 4, 5: 5, 20: 6, 40: 7, 60: 8, 80: 9, 120: 10, 14: 11, 56: 12, 112: 13, 168: 14, 25: 15, 100: 16, 200: 17, 300: 18, 28: 19, 50: 20, 400: 21, 600: 22}
+	rateGbps            = map[uint8]int{2: 2, 3: 10, 4: 30, 5: 5, 6: 20, 7: 40, 8: 60, 9: 80, 10: 120, 11: 14, 12: 56, 13: 112, 14: 168, 15: 25, 16: 100, 17: 200, 18: 300, 19: 28, 20: 50, 21: 400, 22: 600}
+)
+
+// pathInfo is what a LID route from one endport to a LID offers.
+type pathInfo struct {
+	mtu  uint8 // smallest NeighborMTU along the route (IBA MTU code)
+	rate int   // slowest link, Gb/s
+	hops int   // links crossed
+}
+
+// walk follows the forwarding tables from endport src to dlid as lidRoute
+// does, without sending anything. f.mu is held.
+func (f *Fabric) walk(src *port, dlid uint16) (pathInfo, bool) {
+	pi := pathInfo{mtu: 5, rate: 1 << 30}
+	link := func(p *port) {
+		pi.mtu = min(pi.mtu, uint8(p.get(piNeighborMTU)))
+		pi.rate = min(pi.rate, rate(uint8(p.get(piWidthActive)), uint8(p.get(piSpeedActive)), uint8(p.get(piSpeedExtActive))))
+		pi.hops++
+	}
+	if src.owns(dlid) {
+		// The port itself: what its link offers, as OpenSM answers.
+		q := src
+		if q.node.typ == typeSwitch {
+			for _, p := range q.node.ports[1:] {
+				if p.remote != nil && p.up(false) {
+					q = p
+					break
+				}
+			}
+		}
+		link(q)
+		pi.hops = 0
+		return pi, true
+	}
+	out := src
+	if src.node.typ == typeSwitch {
+		out = src.node.egress(dlid)
+	}
+	for range maxLIDHops {
+		if out == nil || out.remote == nil || !out.up(false) {
+			return pi, false
+		}
+		link(out)
+		r := out.remote
+		m := r.node
+		if m.typ != typeSwitch {
+			return pi, r.owns(dlid)
+		}
+		if m.ports[0].owns(dlid) {
+			return pi, true
+		}
+		out = m.egress(dlid)
+	}
+	return pi, false
+}
+
+// saPaths appends the PathRecords asked for: SLID (component 5) or SGID (3)
+// or else the requester; DLID (4) or DGID (2) or else every endport. Only
+// reachable pairs give a record. NumbPath and the MTU, rate and packet
+// lifetime selectors are applied as selectors, not compared. f.mu is held.
+func (f *Fabric) saPaths(tmpl []byte, mask uint64, from uint16, add func(func([]byte))) {
+	byLID := map[uint16]*port{}
+	byGUID := map[uint64]*port{}
+	var all []*port
+	for _, n := range f.nodes {
+		for _, p := range f.endports(n) {
+			byLID[p.lid] = p
+			byGUID[p.guid] = p
+			all = append(all, p)
+		}
+	}
+	pick := func(lidComp, gidComp int, lidF, gidF mad.Field, def *port) []*port {
+		switch {
+		case mask&(1<<lidComp) != 0:
+			l := uint16(lidF.Get(tmpl))
+			for _, p := range all {
+				if p.owns(l) {
+					return []*port{p}
+				}
+			}
+			return nil
+		case mask&(1<<gidComp) != 0:
+			g := mad.GID(gidF.Slice(tmpl))
+			if p := byGUID[g.GUID()]; p != nil {
+				return []*port{p}
+			}
+			return nil
+		case def != nil:
+			return []*port{def}
+		}
+		return all
+	}
+	srcs := pick(5, 3, prSLID, prSGID, byLID[from])
+	dsts := pick(4, 2, prDLID, prDGID, nil)
+	for _, s := range srcs {
+		for _, d := range dsts {
+			slid, dlid := s.lid, d.lid
+			if mask&(1<<5) != 0 {
+				slid = uint16(prSLID.Get(tmpl))
+			}
+			if mask&(1<<4) != 0 {
+				dlid = uint16(prDLID.Get(tmpl))
+			}
+			info, ok := f.walk(s, dlid)
+			if !ok {
+				continue
+			}
+			if _, back := f.walk(d, slid); !back {
+				continue
+			}
+			r, ok := rateEnum[info.rate]
+			if !ok {
+				r = 3
+			}
+			if !selects(mask, 16, 17, prMTUSel, prMTU, tmpl, info.mtu, false) ||
+				!selects(mask, 18, 19, prRateSel, prRate, tmpl, r, true) {
+				continue
+			}
+			add(func(rec []byte) {
+				copy(prDGID.Slice(rec), gidOf(d))
+				copy(prSGID.Slice(rec), gidOf(s))
+				prDLID.Put(rec, uint64(dlid))
+				prSLID.Put(rec, uint64(slid))
+				prReversible.Put(rec, 1)
+				prPKey.Put(rec, uint64(smp.DefaultPKey))
+				prMTUSel.Put(rec, 2)
+				prMTU.Put(rec, uint64(info.mtu))
+				prRateSel.Put(rec, 2)
+				prRate.Put(rec, uint64(r))
+				prPLTSel.Put(rec, 2)
+				prPacketLife.Put(rec, 0)
+				prHopLimit.Put(rec, 0)
+				prNumbPath.Put(rec, 0)
+			})
+		}
+	}
+}
+
+// selects applies a PathRecord selector (0 greater than, 1 less than, 2
+// exactly, 3 largest available) when its value component is in mask.
+func selects(mask uint64, selComp, valComp int, selF, valF mad.Field, tmpl []byte, have uint8, isRate bool) bool {
+	if mask&(1<<valComp) == 0 {
+		return true
+	}
+	want := uint8(valF.Get(tmpl))
+	sel := uint8(2)
+	if mask&(1<<selComp) != 0 {
+		sel = uint8(selF.Get(tmpl))
+	}
+	h, w := int(have), int(want)
+	if isRate {
+		h, w = rateGbps[have], rateGbps[want]
+	}
+	switch sel {
+	case 0:
+		return h > w
+	case 1:
+		return h < w
+	case 2:
+		return h == w
+	}
+	return true
+}
+
+func gidOf(p *port) []byte {
+	g := mad.NewGID(p.get(piGIDPrefix), p.guid)
+	return g[:]
+}
