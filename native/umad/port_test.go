@@ -243,3 +243,59 @@ func TestPoweredOffSystem(t *testing.T) {
 		t.Errorf("no umad: %v", err)
 	}
 }
+
+func TestOpenISSM(t *testing.T) {
+	h := host(nil)
+	o := &umad.Options{FS: h.FS, Open: h.Open}
+	d, path, err := umad.OpenISSM("mlx5_1", 0, o)
+	if err != nil || path != "/dev/infiniband/issm2" {
+		t.Fatalf("OpenISSM = %s, %v", path, err)
+	}
+	kp := h.Port("/dev/infiniband/umad2")
+	if !kp.IsSM() {
+		t.Error("IsSM not set while issm is open")
+	}
+	if _, _, err := umad.OpenISSM("mlx5_1", 1, o); !errors.Is(err, syscall.EAGAIN) || !strings.Contains(err.Error(), "issm2") {
+		t.Errorf("second opener: %v, want EAGAIN naming issm2", err)
+	}
+	d.Close()
+	if kp.IsSM() {
+		t.Error("IsSM still set after Close")
+	}
+	h.Deny("/dev/infiniband/issm0")
+	if _, _, err := umad.OpenISSM("", 0, o); !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), "root") {
+		t.Errorf("denied issm: %v", err)
+	}
+}
+
+// fakeDev answers reads with ENOSPC and a fixed length.
+type fakeDev struct {
+	umad.Dev
+	need  uint32
+	reads int
+}
+
+func (d *fakeDev) Ioctl(uint32, []byte) error { return nil }
+func (d *fakeDev) Close() error               { return nil }
+func (d *fakeDev) Read(b []byte) (int, error) {
+	d.reads++
+	binary.NativeEndian.PutUint32(b[16:], d.need)
+	return 0, &fs.PathError{Op: "read", Path: "fake", Err: syscall.ENOSPC}
+}
+
+// The receive buffer grows to what ENOSPC asks for, and a device that
+// keeps asking for no more than the buffer already holds cannot loop Recv.
+func TestRecvGrowthTerminates(t *testing.T) {
+	for _, need := range []uint32{0, 10, umad.HeaderSize + 256, umad.HeaderSize + 5000} {
+		d := &fakeDev{need: need}
+		p, err := umad.NewPort(d, "fake", "x", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h umad.Header
+		_, err = p.Recv(&h, nil)
+		if err == nil || d.reads > 2 {
+			t.Errorf("need %d: %v after %d reads", need, err, d.reads)
+		}
+	}
+}

@@ -387,3 +387,22 @@ func TestCANames(t *testing.T) {
 		t.Errorf("CADeviceList = %v, %v; want %v (readdir order, node types 1..3)", list, err, want)
 	}
 }
+
+func FuzzSysfsParsing(f *testing.F) {
+	for _, s := range []string{"4: ACTIVE", "0x1a", "fe80:0000:0000:0000:0002:c903:0045:1235", "0002:c903", "010", "-0x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		strtoul(s, 0)
+		strtoul(s, 16)
+		splitGroups("f", s, 4)
+		splitGroups("f", s, 8)
+		if s != "" && strings.Trim(s, "123456789") == "" && len(s) < 19 {
+			var want uint64
+			fmt.Sscan(s, &want)
+			if got := strtoul(s, 0); got != want {
+				t.Errorf("strtoul(%q) = %d, want %d", s, got, want)
+			}
+		}
+	})
+}

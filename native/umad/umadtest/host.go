@@ -19,6 +19,7 @@ type Host struct {
 
 	mu    sync.Mutex // guards the fields below
 	devs  map[string]*Port
+	issm  map[string]*Port
 	nextN int
 	// Denied device paths fail to open with EACCES.
 	denied map[string]bool
@@ -26,7 +27,7 @@ type Host struct {
 
 // NewHost returns a host with abi_version 5 and no devices.
 func NewHost(k *Kernel) *Host {
-	h := &Host{K: k, FS: fstest.MapFS{}, devs: map[string]*Port{}, denied: map[string]bool{}}
+	h := &Host{K: k, FS: fstest.MapFS{}, devs: map[string]*Port{}, issm: map[string]*Port{}, denied: map[string]bool{}}
 	h.FS[umad.SysInfinibandMAD+"/abi_version"] = &fstest.MapFile{Data: []byte("5\n")}
 	return h
 }
@@ -87,6 +88,11 @@ func (h *Host) AddCA(name string, nodeType int, guid uint64, ports ...HostPort) 
 		put(md+"/dev", fmt.Sprintf("231:%d", n))
 		kp := h.K.AddPort(p.LID)
 		h.devs[fmt.Sprintf("%s/umad%d", umad.DevDir, n)] = kp
+		h.issm[fmt.Sprintf("%s/issm%d", umad.DevDir, n)] = kp
+		md = fmt.Sprintf("%s/issm%d", umad.SysInfinibandMAD, n)
+		put(md+"/ibdev", name)
+		put(md+"/port", fmt.Sprint(p.Num))
+		put(md+"/dev", fmt.Sprintf("231:%d", 64+n))
 	}
 }
 
@@ -105,14 +111,18 @@ func (h *Host) Port(path string) *Port {
 	return h.devs[path]
 }
 
-// Open opens a device node of the host, as umad.OpenDev would.
+// Open opens a device node of the host (umadN or issmN), as umad.OpenDev
+// would.
 func (h *Host) Open(path string) (umad.Dev, error) {
 	h.mu.Lock()
 	kp, denied := h.devs[path], h.denied[path]
+	sm := h.issm[path]
 	h.mu.Unlock()
 	switch {
 	case denied:
 		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EACCES}
+	case sm != nil:
+		return sm.OpenISSM(path)
 	case kp == nil:
 		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ENOENT}
 	}

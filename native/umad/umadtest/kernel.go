@@ -100,6 +100,7 @@ type Port struct {
 	lid  uint16
 	fds  []*FD
 	dead bool
+	isSM bool
 }
 
 // AddPort adds a port with the given LID; MADs sent to that LID reach it.
