@@ -488,3 +488,40 @@ func TestWriteClassHeader(t *testing.T) {
 		t.Errorf("SA MAD of 56 bytes: %v", err)
 	}
 }
+
+// Section 13 #9: for a kernel-RMPP agent the user's RMPP header (bytes
+// 24-35) is not sent unless Active is set; for an agent without kernel
+// RMPP the whole RMPP header is user data.
+func TestRMPPHeaderBytes(t *testing.T) {
+	k := New(nil)
+	a, b := k.AddPort(1), k.AddPort(2)
+	fa, fb := open(t, a), open(t, b)
+	fa.Ioctl(umad.Req.EnablePKey, nil)
+	fb.Ioctl(umad.Req.EnablePKey, nil)
+	r := umad.RegReq2{QPN: 1, Class: 0x03, Version: 2, RMPPVersion: 1}
+	buf := r.Marshal()
+	if err := fa.Ioctl(umad.Req.RegisterAgent2, buf[:]); err != nil {
+		t.Fatal(err)
+	}
+	kernelRMPP := int(binary.NativeEndian.Uint32(buf[:]))
+	plain, _ := reg2(fa, 0x03, 1) // rmpp_version 0 on SA
+	peer, _ := reg2(fb, 0x03, 2, 0x02)
+	peer1, _ := reg2(fb, 0x03, 1, 0x02)
+	for _, tt := range []struct {
+		agent, peer int
+		version     uint8
+		wantZero    bool
+	}{{kernelRMPP, peer, 2, true}, {plain, peer1, 1, false}} {
+		m := newMAD(0x03, 0x02, 1)
+		m[2] = tt.version
+		copy(m[24:36], []byte{1, 1, 0x30, 0, 0, 0, 0, 1, 0, 0, 0, 9}) // RMPP header, Active clear
+		if err := write(fa, umad.HeaderSize, umad.Header{Agent: uint32(tt.agent), LID: 2, QPN: 1}, m); err != nil {
+			t.Fatal(err)
+		}
+		h, got := read(t, fb, 1024)
+		zero := [12]byte{}
+		if int(h.Agent) != tt.peer || (tt.wantZero != (string(got[24:36]) == string(zero[:]))) {
+			t.Errorf("agent %d: peer %d got RMPP bytes % x, want zero %v", tt.agent, h.Agent, got[24:36], tt.wantZero)
+		}
+	}
+}
