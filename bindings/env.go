@@ -64,7 +64,7 @@ type Module struct {
 // Modules returns the registration tables of every module, in the order
 // the API reference lists them.
 func Modules() []Module {
-	return []Module{umadModule(), smpModule(), perfModule(), fabricModule(), madModule(), bitModule()}
+	return []Module{umadModule(), smpModule(), perfModule(), saModule(), fabricModule(), madModule(), bitModule()}
 }
 
 // Open preloads every ibscript module into L (require "smp") and sets them

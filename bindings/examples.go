@@ -57,6 +57,14 @@ print("LID 1 leaves leaf01 on port", lft[2])`,
 	"smp.phys_state_name": `print(smp.phys_state_name(5))`,
 	"smp.sm_state_name":   `print(smp.sm_state_name(3))`,
 
+	"sa.get_table": `local switches = sa.get_table("NodeRecord", {node_type = 2})
+print(#switches, switches[1].lid, switches[1].node_description)`,
+	"sa.get": `local nr = sa.get("NodeRecord", {lid = 1})
+print(nr.node_guid, nr.node_description)`,
+	"sa.path": `local p = sa.path(1, 2)
+print(p.slid, p.dlid, p.mtu, p.rate)`,
+	"sa.records": `print(table.concat(sa.records(), " "))`,
+
 	"perf.portcounters": `local pc = perf.portcounters("lid:2", 1)
 print(pc.symbol_error_counter, pc.port_xmit_data)`,
 	"perf.portcounters_ext": `print(perf.portcounters_ext("lid:2", 1).port_rcv_pkts)`,

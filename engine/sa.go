@@ -51,7 +51,11 @@ func (s *Session) SAQuery(ctx context.Context, method uint8, attr *sa.Attr, comp
 		return nil, fmt.Errorf("engine: sa %s %s: %w", mad.MethodName(method), attr.Name(), err)
 	}
 	if st := mad.StatusOf(resp.Data); st != 0 {
-		return nil, &StatusError{Class: mad.ClassSubnAdm, Method: method, AttrID: attr.Layout.ID, Status: st, Target: Target{Kind: ByLID, LID: port.SMLID}}
+		se := &StatusError{Class: mad.ClassSubnAdm, Method: method, AttrID: attr.Layout.ID, Status: st, Target: Target{Kind: ByLID, LID: port.SMLID}}
+		if txt := sa.StatusText(st); txt != "" {
+			return nil, fmt.Errorf("sa %s %s: %s: %w", mad.MethodName(method), attr.Name(), txt, se)
+		}
+		return nil, se
 	}
 	recs, err := sa.Records(resp.Data)
 	if err != nil {

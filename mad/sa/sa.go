@@ -48,6 +48,26 @@ const (
 	StatusInsufComps     uint16 = 6 << 8
 )
 
+// StatusText names the SA class-specific status (bits 8-15 of the MAD
+// status), or returns "" when there is none.
+func StatusText(st uint16) string {
+	switch st & 0xff00 {
+	case StatusNoResources:
+		return "SA has no resources (ERR_NO_RESOURCES)"
+	case StatusReqInvalid:
+		return "request invalid (ERR_REQ_INVALID)"
+	case StatusNoRecords:
+		return "no records (ERR_NO_RECORDS)"
+	case StatusTooManyRecords:
+		return "too many records (ERR_TOO_MANY_RECORDS)"
+	case StatusInvalidGID:
+		return "invalid GID (ERR_REQ_INVALID_GID)"
+	case StatusInsufComps:
+		return "insufficient components (ERR_REQ_INSUFFICIENT_COMPONENTS)"
+	}
+	return ""
+}
+
 // SA header rows (mad-formats.md section 8, "SA MAD layout").
 var (
 	hdrSMKey      = mad.Field{Name: "SM_Key", Bit: 288, Width: 64, Kind: mad.Hex}

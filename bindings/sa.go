@@ -1,0 +1,127 @@
+package bindings
+
+import (
+	"sort"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad/sa"
+)
+
+func saModule() Module {
+	return Module{
+		Name:    "sa",
+		Summary: "subnet administration queries (saquery): records of the SM's SA, multi-packet answers over RMPP",
+		Funcs: []Func{
+			{"get_table", saGetTable, `get_table(record [, fields]) -> array of tables: GetTable of an SA record ("NodeRecord", "PathRecord" ...); fields (snake_case keys) are matched and set the component mask`},
+			{"get", saGet, `get(record, fields) -> table: Get of the one record matching fields; no match or several raise`},
+			{"path", saPath, `path(src, dst) -> table: the PathRecord from LID src to LID dst ("lid:N" or a number)`},
+			{"records", saRecordNames, `records() -> array of strings: the SA record names get and get_table know`},
+		},
+	}
+}
+
+// checkAttr reads an SA record name.
+func checkAttr(L *lua.LState, fn string, n int) *sa.Attr {
+	name := L.CheckString(n)
+	a, ok := sa.AttrByName(name)
+	if !ok || a == &sa.ClassPortInfo || a == &sa.InformInfo {
+		raise(L, fn, "unknown SA record %q (sa.records() lists them)", name)
+	}
+	return a
+}
+
+// saTemplate builds the template record and component mask from a table of
+// fields; unknown names and fields no component selects raise.
+func saTemplate(L *lua.LState, fn string, a *sa.Attr, t *lua.LTable) ([]byte, uint64) {
+	tmpl := make([]byte, a.Stride*8)
+	var mask uint64
+	if t == nil {
+		return tmpl, 0
+	}
+	var keys []string
+	t.ForEach(func(k, _ lua.LValue) { keys = append(keys, k.String()) })
+	sort.Strings(keys)
+	for _, k := range keys {
+		f, c, ok := a.Field(k)
+		if !ok || f.Key() != k {
+			raise(L, fn, "%s has no field %q", a.Name(), k)
+		}
+		if c < 0 {
+			raise(L, fn, "%s field %q is not a component of the query", a.Name(), k)
+		}
+		if err := putField(f, t.RawGetString(k), tmpl); err != nil {
+			raise(L, fn, "%s field %q: %v", a.Name(), k, err)
+		}
+		mask |= 1 << uint(c)
+	}
+	return tmpl, mask
+}
+
+func (e *Env) saRecordTable(a *sa.Attr, rec []byte) *lua.LTable {
+	return e.layoutTable(a.Layout, rec)
+}
+
+func saGetTable(e *Env, L *lua.LState) int {
+	const fn = "sa.get_table"
+	a := checkAttr(L, fn, 1)
+	tmpl, mask := saTemplate(L, fn, a, L.OptTable(2, nil))
+	recs, err := e.sess.SAGetTable(L.Context(), a, mask, tmpl)
+	if err != nil {
+		raise(L, fn, "%v", err)
+	}
+	out := L.CreateTable(len(recs), 0)
+	for i, r := range recs {
+		out.RawSetInt(i+1, e.saRecordTable(a, r))
+	}
+	L.Push(out)
+	return 1
+}
+
+func saGet(e *Env, L *lua.LState) int {
+	const fn = "sa.get"
+	a := checkAttr(L, fn, 1)
+	tmpl, mask := saTemplate(L, fn, a, L.CheckTable(2))
+	rec, err := e.sess.SAGet(L.Context(), a, mask, tmpl)
+	if err != nil {
+		raise(L, fn, "%v", err)
+	}
+	L.Push(e.saRecordTable(a, rec))
+	return 1
+}
+
+func checkLID(L *lua.LState, fn string, n int) uint16 {
+	t := checkTarget(L, fn, n)
+	if t.Kind != engine.ByLID {
+		raise(L, fn, "argument #%d: a LID is needed, got %s", n, t)
+	}
+	return t.LID
+}
+
+func saPath(e *Env, L *lua.LState) int {
+	const fn = "sa.path"
+	src, dst := checkLID(L, fn, 1), checkLID(L, fn, 2)
+	p, err := e.sess.PathRecord(L.Context(), src, dst)
+	if err != nil {
+		raise(L, fn, "lid %d -> lid %d: %v", src, dst, err)
+	}
+	b, err := p.MarshalBinary()
+	if err != nil {
+		raise(L, fn, "%v", err)
+	}
+	L.Push(e.layoutTable(&sa.PathRecordLayout, b))
+	return 1
+}
+
+func saRecordNames(_ *Env, L *lua.LState) int {
+	t := L.NewTable()
+	for _, a := range sa.Attrs() {
+		if a == &sa.ClassPortInfo || a == &sa.InformInfo {
+			continue
+		}
+		t.Append(lua.LString(a.Name()))
+	}
+	L.Push(t)
+	return 1
+}
