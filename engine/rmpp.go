@@ -420,8 +420,7 @@ func (w *RMPPTransport) recvOutLocked(a *action, rk recvKey, x *xRecv, o rmpp.Ou
 		a.send(rk.agent, x.addr, x.r.Control(nil, o.Control, o.ControlStatus))
 	}
 	if o.Complete {
-		m := x.r.Message()
-		w.completeLocked(a, xferKey{rk.agent, uint32(rk.tid)}, &fabric.Packet{Agent: rk.agent, Addr: x.addr, Data: append([]byte(nil), m...)})
+		w.completeLocked(a, xferKey{rk.agent, uint32(rk.tid)}, &fabric.Packet{Agent: rk.agent, Addr: x.addr, Data: x.r.TakeMessage()})
 	}
 	if o.Done {
 		delete(w.recvs, rk)

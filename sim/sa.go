@@ -26,6 +26,7 @@ type saServer struct {
 	sends map[saKey]*saSend
 	recvs map[saKey]*saRecv
 	out   []*txn // routed segments waiting for delivery
+	seg   []byte // scratch for building a segment
 }
 
 // saKey identifies a transfer: requester LID and TID.
@@ -164,7 +165,10 @@ func (f *Fabric) saStart(key saKey, resp []byte, sl uint8, window int) {
 }
 
 func (f *Fabric) saSendOut(key saKey, st *saSend, o rmpp.Output) {
-	o.Each(func(k int) { f.saRoute(st.dst, st.sl, st.s.Segment(nil, k)) })
+	o.Each(func(k int) {
+		f.sa.seg = st.s.Segment(f.sa.seg[:0], k)
+		f.saRoute(st.dst, st.sl, f.sa.seg)
+	})
 	if o.Control != 0 {
 		f.saRoute(st.dst, st.sl, st.s.Control(nil, o.Control, o.ControlStatus))
 	}
@@ -294,7 +298,11 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 	tmpl := make([]byte, stride)
 	copy(tmpl, req[sa.HeaderSize:])
 	mask := sa.ComponentMaskOf(req)
-	msg := make([]byte, sa.HeaderSize, sa.HeaderSize+64*stride)
+	est := 64
+	if mask == 0 && (attr == &sa.NodeRecord || attr == &sa.GUIDInfoRecord) {
+		est = len(f.nodes) // a whole table: about one record per node
+	}
+	msg := make([]byte, sa.HeaderSize, sa.HeaderSize+est*stride)
 	copy(msg, req[:sa.HeaderSize])
 	msg = f.saRecords(msg, attr, tmpl, mask, from)
 	n := (len(msg) - sa.HeaderSize) / stride

@@ -78,6 +78,17 @@ func (r *Receiver) Message() []byte {
 	return r.msg[:min(len(r.msg), r.g.MessageLength(r.n, r.lastPL))]
 }
 
+// TakeMessage is Message without the aliasing: the receiver gives up its
+// buffer to the caller (later calls return nil; ACKs still work).
+func (r *Receiver) TakeMessage() []byte {
+	m := r.Message()
+	if m != nil {
+		r.classHdr = append([]byte(nil), r.classHdr...)
+		r.msg = nil
+	}
+	return m
+}
+
 // SegmentNumber and NewWindowLast are what the next ACK carries.
 func (r *Receiver) SegmentNumber() int { return r.segNum }
 
