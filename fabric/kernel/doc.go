@@ -30,6 +30,22 @@
 //     ibscript does not pad it to 256 bytes (fabric/mux returns the whole
 //     request; callers use only the header).
 //
+// # Errors
+//
+// Open on a host without umad ports wraps ErrNoDevices ("no InfiniBand
+// devices: /sys/class/infiniband_mad has no umad ports"); without access
+// to the device node it names the file, says that root or the rdma group
+// is needed, and wraps fs.ErrPermission; an old kernel wraps
+// *umad.ABIVersionError naming the version read (EOPNOTSUPP); no usable
+// port wraps syscall.ENODEV. HasPorts is what --fabric auto checks.
+//
+// # Testing
+//
+// native/umad/umadtest models the kernel at the fd level; the conformance
+// suite runs on it (conformance_test.go, fabric_test.go), and
+// TestHardware runs against /dev/infiniband/umad0 when it exists
+// (IBSCRIPT_TEST_HW=1 turns its skip into a failure).
+//
 // Decisions on umad-abi.md section 13 are in native/umad's package doc;
 // this package inherits them.
 //

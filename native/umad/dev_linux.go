@@ -22,7 +22,10 @@ type fileDev struct {
 }
 
 // OpenDev opens a umad or issm node read-write, non-blocking and
-// close-on-exec. Errors are *fs.PathError, so errors.Is(err,
+// close-on-exec, as libibumad does plus O_CLOEXEC. umad supports poll, so
+// os.OpenFile registers the fd with the runtime poller: Read waits in
+// epoll instead of returning EAGAIN, deadlines work and Close unblocks a
+// pending Read. Errors are *fs.PathError, so errors.Is(err,
 // fs.ErrPermission) works.
 func OpenDev(path string) (Dev, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)

@@ -272,7 +272,7 @@ func (p *Port) Register2(a Agent) (int, error) {
 // Unregister is umad_unregister; the error wraps the kernel's errno
 // (EINVAL for an unknown id).
 func (p *Port) Unregister(id int) error {
-	if id < 0 || id > 1<<31 {
+	if id < 0 || int64(id) > 0xffffffff {
 		return fmt.Errorf("umad: %s: unregister agent %d: %w", p.path, id, syscall.EINVAL)
 	}
 	var b [4]byte

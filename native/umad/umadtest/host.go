@@ -12,7 +12,8 @@ import (
 
 // Host is a machine with a sysfs tree (an fstest.MapFS rooted at "/", in
 // the kernel's text formats) and umad device nodes backed by a Kernel:
-// pass FS and Open to umad.OpenPort or fabric/kernel.
+// pass FS and Open to umad.OpenPort or fabric/kernel. Add devices before
+// sharing it; Open, Port and Deny are safe for concurrent use.
 type Host struct {
 	K  *Kernel
 	FS fstest.MapFS
