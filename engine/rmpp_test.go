@@ -1,0 +1,222 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/rmpp"
+	"github.com/ibscript/ibscript/mad/sa"
+	"github.com/ibscript/ibscript/sim"
+)
+
+// TestUMADPortCoalesced is umad_recv of a multi-segment GetTableResp: a
+// 256-byte buffer gets ENOSPC with the needed length and the message stays
+// queued; a big enough buffer gets the whole message with the first
+// segment's header (rmpp.md section 8).
+func TestUMADPortCoalesced(t *testing.T) {
+	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := f.Attach("Hca3", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := engine.NewUMADPort(tr)
+	defer p.Close()
+	ctx := t.Context()
+	agent, err := p.Register(ctx, mad.ClassSubnAdm, sa.ClassVersion, 1, [2]uint64{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := sa.NewRequest(mad.MethodGetTable, sa.AttrNodeRecord, 0x42, 0, nil)
+	sm := p.Port().SMLID
+	if err := p.Send(ctx, agent, req, fabric.Addr{LID: sm, QPN: 1, QKey: 0x80010000}, 1000, 1); err != nil {
+		t.Fatal(err)
+	}
+	want := 56 + 6*112
+	_, err = p.Recv(ctx, 256, 1000)
+	var ns *engine.NoSpaceError
+	if !errors.As(err, &ns) || ns.Need != want {
+		t.Fatalf("recv 256: %v, want ENOSPC needing %d", err, want)
+	}
+	if err := p.Poll(ctx, 0); err != nil {
+		t.Errorf("poll after ENOSPC: %v (the message stays queued)", err)
+	}
+	pkt, err := p.Recv(ctx, want, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h sa.Header
+	if err := h.UnmarshalBinary(pkt.Data); err != nil {
+		t.Fatal(err)
+	}
+	if len(pkt.Data) != want || h.Method != mad.MethodGetTableRes || h.RMPP.Type != rmpp.TypeData ||
+		h.RMPP.Flags != rmpp.FlagActive|rmpp.FlagFirst || h.RMPP.Data1 != 1 || h.RMPP.Data2 != uint32(6*112+4*20) {
+		t.Errorf("message of %d bytes, header %+v", len(pkt.Data), h)
+	}
+	recs, _ := sa.Records(pkt.Data)
+	if len(recs) != 6 {
+		t.Errorf("%d records", len(recs))
+	}
+}
+
+// faulty sits between the RMPP driver and the simulator: it drops,
+// duplicates and reorders RMPP packets, seeded. It hides the mux's
+// SetHandler, so the driver runs its receive goroutine.
+type faulty struct {
+	fabric.Transport
+	mu               sync.Mutex
+	rng              *rand.Rand
+	loss, dup, swap  float64
+	held             *fabric.Packet
+	dropAfter        int // drop every DATA segment after this many (0: never)
+	data             int
+	dropped, doubled int
+}
+
+func (f *faulty) rmppPacket(b []byte) bool { return rmpp.IsActive(b) }
+
+func (f *faulty) stats() (seen, dropped, doubled int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.data, f.dropped, f.doubled
+}
+
+func (f *faulty) Send(ctx context.Context, p *fabric.Packet) error {
+	f.mu.Lock()
+	drop := f.rmppPacket(p.Data) && f.rng.Float64() < f.loss
+	if drop {
+		f.dropped++
+	}
+	f.mu.Unlock()
+	if drop {
+		return nil
+	}
+	return f.Transport.Send(ctx, p)
+}
+
+func (f *faulty) Recv(ctx context.Context, p *fabric.Packet) error {
+	for {
+		f.mu.Lock()
+		if f.held != nil && f.rng.Float64() < 0.5 {
+			h := f.held
+			f.held = nil
+			f.mu.Unlock()
+			*p = *h
+			return nil
+		}
+		f.mu.Unlock()
+		if err := f.Transport.Recv(ctx, p); err != nil {
+			return err
+		}
+		if !f.rmppPacket(p.Data) {
+			return nil
+		}
+		f.mu.Lock()
+		f.data++
+		r := f.rng.Float64()
+		switch {
+		case f.dropAfter > 0 && f.data > f.dropAfter, r < f.loss:
+			f.dropped++
+			f.mu.Unlock()
+			continue
+		case r < f.loss+f.dup:
+			f.doubled++
+			if f.held == nil {
+				c := *p
+				c.Data = append([]byte(nil), p.Data...)
+				f.held = &c
+			}
+		case r < f.loss+f.dup+f.swap && f.held == nil:
+			c := *p
+			c.Data = append([]byte(nil), p.Data...)
+			f.held = &c
+			f.mu.Unlock()
+			continue
+		}
+		f.mu.Unlock()
+		return nil
+	}
+}
+
+func TestRMPPDriverFaults(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		loss, dup, swap float64
+	}{
+		{"clean", 0, 0, 0},
+		{"5% loss", 0.05, 0, 0},
+		{"duplicates", 0, 0.1, 0},
+		{"reordering", 0, 0, 0.1},
+		{"everything", 0.03, 0.05, 0.05},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f, err := sim.Load(fattree2000, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				tr, err := f.Attach("h010-05", 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ft := &faulty{Transport: tr, rng: rand.New(rand.NewPCG(7, 9)), loss: c.loss, dup: c.dup, swap: c.swap}
+				s, err := engine.New(ft, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				recs, err := s.NodeRecords(t.Context(), engine.Timeout(60*time.Second))
+				seen, dropped, doubled := ft.stats()
+				if err != nil {
+					t.Fatalf("%v (dropped %d, doubled %d)", err, dropped, doubled)
+				}
+				if len(recs) != 2000 {
+					t.Fatalf("%d records", len(recs))
+				}
+				t.Logf("%d RMPP packets seen, %d dropped, %d duplicated", seen, dropped, doubled)
+			})
+		})
+	}
+}
+
+// TestRMPPDriverSenderVanishes: the SA's segments stop after the tenth;
+// the request completes with a timeout, not a hang.
+func TestRMPPDriverSenderVanishes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, err := sim.Load(fattree2000, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		tr, err := f.Attach("h010-05", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ft := &faulty{Transport: tr, rng: rand.New(rand.NewPCG(1, 2)), dropAfter: 10}
+		s, err := engine.New(ft, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		start := time.Now()
+		_, err = s.NodeRecords(t.Context(), engine.Timeout(3*time.Second), engine.Retries(0))
+		if !errors.Is(err, fabric.ErrTimeout) {
+			t.Fatalf("err %v, want a timeout", err)
+		}
+		if d := time.Since(start); d != 3*time.Second {
+			t.Errorf("timed out after %v, want the 3 s request timeout", d)
+		}
+	})
+}
