@@ -59,5 +59,5 @@ func TestTransportConformanceRealTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-time suite in -short mode")
 	}
-	fabrictest.TestTransportOpts(t, openPair, &fabrictest.SuiteOptions{RealTime: true, Timeout: 20e6})
+	fabrictest.TestTransportOpts(t, openPair, &fabrictest.SuiteOptions{RealTime: true})
 }
