@@ -62,9 +62,21 @@
 //     OpenPort always tries ENABLE_PKEY.
 //  16. OpenPort opens O_RDWR|O_NONBLOCK|O_CLOEXEC.
 //
-// Other deviation: Register2 falls back to REGISTER_AGENT only on ENOTTY
-// (a kernel before 3.17), not on EINVAL as libibumad does, because on a
-// current kernel EINVAL is the real answer.
+// Other deviations from libibumad:
+//
+//   - Register2 falls back to REGISTER_AGENT only on ENOTTY (a kernel
+//     before 3.17), not on EINVAL as libibumad does, because on a current
+//     kernel EINVAL is the real answer; its RegisterError keeps the flags
+//     the kernel wrote back, which libibumad loses.
+//   - OpenPort returns the open error itself (EACCES, ENOENT, ENXIO ...)
+//     with the device path and, for EACCES, what permission is missing;
+//     umad_open_port turns every open failure into -EIO.
+//   - CANames and CADeviceList return an empty list when
+//     /sys/class/infiniband is missing; umad_get_cas_names invents
+//     "mthca0".
+//   - Port directories are only indexed 0..9; a P_Key index file beyond
+//     the number of P_Key files is skipped where libibumad would write
+//     past its array.
 //
 // # Concurrency
 //
