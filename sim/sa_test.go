@@ -1,0 +1,194 @@
+package sim
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/rmpp"
+	"github.com/ibscript/ibscript/mad/sa"
+)
+
+func saReq(t testing.TB, method uint8, attr uint16, mask uint64, tmpl []byte) []byte {
+	t.Helper()
+	tidSeq++
+	b, err := sa.NewRequest(method, attr, tidSeq, mask, tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestSASingleMADAnswers(t *testing.T) {
+	f := mustLoad(t, "net.2sw2path4hca", nil)
+	r := attachRaw(t, f, "Hca3", 1)
+	_, _, sm := f.SM()
+	nodeTmpl := func(lid uint16) []byte {
+		b := make([]byte, 112)
+		fl, _, _ := sa.NodeRecord.Field("lid")
+		fl.Put(b, uint64(lid))
+		return b
+	}
+	badVersion := saReq(t, mad.MethodGet, sa.AttrNodeRecord, 0, nil)
+	badVersion[2] = 1
+	for _, c := range []struct {
+		name   string
+		req    []byte
+		status uint16
+	}{
+		{"ClassPortInfo", saReq(t, mad.MethodGet, sa.AttrClassPortInfo, 0, nil), 0},
+		{"Get NodeRecord by LID", saReq(t, mad.MethodGet, sa.AttrNodeRecord, 1, nodeTmpl(sm)), 0},
+		{"Get without a match", saReq(t, mad.MethodGet, sa.AttrNodeRecord, 1, nodeTmpl(999)), sa.StatusNoRecords},
+		{"Get matching several", saReq(t, mad.MethodGet, sa.AttrNodeRecord, 0, nil), sa.StatusTooManyRecords},
+		{"unknown attribute", saReq(t, mad.MethodGet, 0x0013, 0, nil), mad.StatusMethodAttrUnsup},
+		{"Set", saReq(t, mad.MethodSet, sa.AttrNodeRecord, 0, nil), mad.StatusMethodAttrUnsup},
+		{"class version 1", badVersion, mad.StatusBadVersion},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp := r.one(sm, c.req)
+			if resp == nil {
+				t.Fatal("no answer")
+			}
+			if st := mad.StatusOf(resp); st != c.status || !mad.IsResponse(resp) || mad.TIDOf(resp) != mad.TIDOf(c.req) {
+				t.Errorf("status %#04x method %#x, want status %#04x", st, mad.MethodOf(resp), c.status)
+			}
+			if rmpp.IsActive(resp) {
+				t.Error("single-MAD answer with RMPP Active")
+			}
+		})
+	}
+	var cpi mad.ClassPortInfo
+	if err := cpi.UnmarshalBinary(r.one(sm, saReq(t, mad.MethodGet, sa.AttrClassPortInfo, 0, nil))[sa.HeaderSize:]); err != nil || cpi.ClassVersion != 2 || cpi.RespTimeValue != saRespTime {
+		t.Errorf("ClassPortInfo %+v %v", cpi, err)
+	}
+}
+
+// TestSAGetTableWindows plays the requester's RMPP receiver by hand: the SA
+// sends segment 1 alone (window 1), then exactly up to each NewWindowLast
+// granted, and the message holds one NodeRecord per node.
+func TestSAGetTableWindows(t *testing.T) {
+	f := mustLoad(t, "fattree-2000.net", nil)
+	r := attachRaw(t, f, "h003-07", 1)
+	_, _, sm := f.SM()
+	got := r.send(sm, saReq(t, mad.MethodGetTable, sa.AttrNodeRecord, 0, nil))
+	rc := rmpp.NewReceiver(rmpp.ReceiverConfig{})
+	now := time.Now()
+	rounds := 0
+	for len(got) > 0 {
+		rounds++
+		var ack []byte
+		first, last := 0, 0
+		for i, p := range got {
+			var h rmpp.Header
+			_ = h.UnmarshalBinary(p.Data)
+			if h.Type != rmpp.TypeData || mad.MethodOf(p.Data) != mad.MethodGetTableRes {
+				t.Fatalf("round %d: got %v method %#x", rounds, h.Type, mad.MethodOf(p.Data))
+			}
+			if i == 0 {
+				first = int(h.Data1)
+			}
+			last = int(h.Data1)
+			if last > rc.NewWindowLast() && rc.NewWindowLast() > 0 {
+				t.Fatalf("segment %d beyond the window %d", last, rc.NewWindowLast())
+			}
+			if o := rc.Handle(p.Data, now); o.Ack {
+				ack = rc.Ack(nil)
+			}
+		}
+		if rounds == 1 && (first != 1 || last != 1) {
+			t.Fatalf("first window %d..%d, want segment 1 alone", first, last)
+		}
+		if ack == nil {
+			t.Fatalf("round %d (%d..%d): nothing to ACK", rounds, first, last)
+		}
+		got = r.send(sm, ack)
+	}
+	recs, err := sa.Records(rc.Message())
+	if err != nil || len(recs) != 2000 {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+	// ACK points at 1, 65, 129, ...: 1 + ceil((N-1)/64) rounds.
+	n := (56 + 2000*112 - 56 + 199) / 200
+	if want := 1 + (n-1+63)/64; rounds != want {
+		t.Errorf("%d rounds for %d segments, want %d", rounds, n, want)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.sa.sends) != 0 {
+		t.Errorf("%d SA transfers left after the final ACK", len(f.sa.sends))
+	}
+}
+
+// TestSAGetMulti is the double-sided exchange: the SA ACKs the request and
+// answers only after the direction-switch ACK, with the window it grants.
+func TestSAGetMulti(t *testing.T) {
+	f := mustLoad(t, "net.2sw2path4hca", nil)
+	r := attachRaw(t, f, "Hca3", 1)
+	_, _, sm := f.SM()
+	me := lidOf(t, f, "Hca3", 1)
+	tmpl := make([]byte, 64)
+	for name, v := range map[string]uint16{"slid": me, "dlid": sm} {
+		fl, _, _ := sa.PathRecord.Field(name)
+		fl.Put(tmpl, uint64(v))
+	}
+	req := saReq(t, mad.MethodGetMulti, sa.AttrPathRecord, 1<<4|1<<5, tmpl)
+	s, err := rmpp.NewSender(req, rmpp.SenderConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := r.send(sm, s.Segment(nil, 1))
+	if len(got) != 1 {
+		t.Fatalf("%d MADs for the request segment, want its ACK", len(got))
+	}
+	var h rmpp.Header
+	_ = h.UnmarshalBinary(got[0].Data)
+	if h.Type != rmpp.TypeAck || h.Data1 != 1 || mad.MethodOf(got[0].Data) != mad.MethodGetMultiRes {
+		t.Fatalf("got %+v method %#x, want ACK of segment 1", h, mad.MethodOf(got[0].Data))
+	}
+	got = r.send(sm, rmpp.AppendSwitchAck(nil, req, 1))
+	if len(got) != 1 {
+		t.Fatalf("%d MADs after the direction switch, want the one-segment response", len(got))
+	}
+	_ = h.UnmarshalBinary(got[0].Data)
+	recs, _ := sa.Records(got[0].Data[:sa.HeaderSize+64])
+	if h.Type != rmpp.TypeData || h.Flags&rmpp.FlagLast == 0 || mad.MethodOf(got[0].Data) != mad.MethodGetMultiRes || len(recs) != 1 {
+		t.Fatalf("response %+v method %#x", h, mad.MethodOf(got[0].Data))
+	}
+}
+
+// TestSARetransmits: an unacknowledged window is sent again after the
+// SA's ACK timeout; a STOP ends the transfer.
+func TestSARetransmits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := mustLoad(t, "fattree-50.net", nil)
+		r := attachRaw(t, f, "h001-02", 1)
+		_, _, sm := f.SM()
+		got := r.send(sm, saReq(t, mad.MethodGetTable, sa.AttrPortInfoRecord, 0, nil))
+		if len(got) != 1 {
+			t.Fatalf("%d segments in the first window", len(got))
+		}
+		time.Sleep(saAckTimeout)
+		synctest.Wait()
+		again := r.c.take()
+		if len(again) != 1 || string(again[0].Data) != string(got[0].Data) {
+			t.Fatalf("after the ACK timeout: %d MADs, want segment 1 again", len(again))
+		}
+		rc := rmpp.NewReceiver(rmpp.ReceiverConfig{})
+		rc.Handle(got[0].Data, time.Now())
+		if out := r.send(sm, rc.Control(nil, rmpp.TypeStop, rmpp.StatusResX)); len(out) != 0 {
+			t.Errorf("%d MADs after STOP", len(out))
+		}
+		f.mu.Lock()
+		n := len(f.sa.sends)
+		f.mu.Unlock()
+		if n != 0 {
+			t.Errorf("%d transfers after STOP", n)
+		}
+		time.Sleep(10 * saAckTimeout)
+		synctest.Wait()
+		if late := r.c.take(); len(late) != 0 {
+			t.Errorf("%d MADs after the stopped transfer", len(late))
+		}
+	})
+}
