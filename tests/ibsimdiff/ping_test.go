@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"regexp"
@@ -107,18 +108,35 @@ func TestPingIBPingServer(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() { srv.Wait(); close(exited) }()
 	defer func() {
 		srv.Process.Kill()
-		srv.Wait()
+		<-exited
 	}()
-	// Wait until the server answers a C ibping: a request reaching the
-	// process before it registered its agent would crash umad2sim.
+	state := func() string {
+		select {
+		case <-exited:
+			return "exited: " + srv.ProcessState.String()
+		default:
+			return "running"
+		}
+	}
+	// A request reaching the server before it registered its agent
+	// crashes umad2sim (SIGSEGV, seen here), so nothing is sent to it
+	// until its main thread waits in umad2sim's emulated poll (a futex),
+	// which it reaches only after registering.
+	wchan := fmt.Sprintf("/proc/%d/task/%d/wchan", srv.Process.Pid, srv.Process.Pid)
 	for {
-		if _, err := ibsimTest.Run(ctx, "Hca2", "ibping", "-c", "1", "-t", "200", "5"); err == nil {
+		if b, _ := os.ReadFile(wchan); strings.Contains(string(b), "futex") {
 			break
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("ibping -S never answered a C ibping; its output: %q", srvOut.String())
+		if state() != "running" || ctx.Err() != nil {
+			t.Fatalf("ibping -S did not reach its receive loop: %s, output %q", state(), srvOut.String())
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 	sess, _ := session(t, ibsimTest, "Hca2", nil, nil)
@@ -148,7 +166,7 @@ func TestPingIBPingServer(t *testing.T) {
 		}
 		if err := tr.Recv(ctx, &resp); err != nil {
 			att, _ := ibsimTest.Console(context.Background(), "Attached")
-			t.Fatalf("ping ibping -S at lid %d: %v; server output: %q; transport %+v; attached clients:\n%s", target, err, srvOut.String(), tr.Stats(), att)
+			t.Fatalf("ping ibping -S at lid %d: %v; server %s, output: %q; transport %+v; attached clients:\n%s", target, err, state(), srvOut.String(), tr.Stats(), att)
 		}
 		if resp.Status == 0 {
 			break
