@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
 	"os"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/kernel"
 	"github.com/ibscript/ibscript/sim"
 )
 
@@ -37,29 +37,19 @@ func (b *backend) Close() error {
 	return errors.Join(errs...)
 }
 
-// hasKernelPorts reports whether sysfs lists umad ports, as libibumad's
-// enumeration would find them.
-func hasKernelPorts(fsys fs.FS) bool {
-	ents, err := fs.ReadDir(fsys, "sys/class/infiniband_mad")
-	if err != nil {
-		return false
-	}
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), "umad") {
-			return true
-		}
-	}
-	return false
-}
-
 // openBackend is the only place ibscript picks a backend.
 func openBackend(ctx context.Context, c *config, stderr io.Writer) (*backend, error) {
 	uri := c.fabricURI
 	scheme, rest, _ := strings.Cut(uri, ":")
 	switch scheme {
 	case "auto", "":
-		if hasKernelPorts(os.DirFS("/")) {
-			return nil, errors.New("--fabric auto: this host has InfiniBand ports, but the kernel (umad) backend is not implemented yet; use --fabric sim:PATH or sim: for a simulated fabric")
+		if kernel.HasPorts(os.DirFS("/")) {
+			b, err := openUMAD(ctx, c, "", stderr)
+			if err != nil {
+				// Loud, never a silent fall back to the simulator.
+				return nil, fmt.Errorf("--fabric auto: %w (--fabric sim: uses the simulator)", err)
+			}
+			return b, nil
 		}
 		fmt.Fprintf(stderr, "ibscript: no InfiniBand ports on this host; using the embedded simulated fabric (bundled topology %s). --fabric selects another.\n", sim.DefaultTopology)
 		return openSim(ctx, c, "", url.Values{})
@@ -71,7 +61,7 @@ func openBackend(ctx context.Context, c *config, stderr io.Writer) (*backend, er
 		}
 		return openSim(ctx, c, path, q)
 	case "umad":
-		return nil, fmt.Errorf("--fabric %s: the kernel (umad) backend is not implemented yet", uri)
+		return openUMAD(ctx, c, rest, stderr)
 	case "ibsim":
 		return openIbsim(ctx, c, rest, stderr)
 	}
