@@ -39,7 +39,9 @@ var rules = []rule{
 	{pkg: "fabric/fabrictest", allow: []string{"fabric", "fabric/mux", "mad/..."}},
 	{pkg: "sim", allow: []string{"fabric", "fabric/mux", "mad/...", "topo"}},
 	{pkg: "engine", allow: []string{"fabric", "mad/...", "topo"}},
-	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo"}, third: []string{"github.com/yuin/gopher-lua"}},
+	// Plan results and reporters: the standard library only.
+	{pkg: "plan", allow: nil},
+	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan"}, third: []string{"github.com/yuin/gopher-lua"}},
 	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys"}},
 	{pkg: "internal/...", allow: []string{"..."}},
 	{pkg: "tests", allow: []string{"..."}},
@@ -47,7 +49,7 @@ var rules = []rule{
 }
 
 // testOnly may be imported by any package's tests.
-var testOnly = []string{"sim", "fabric/fabrictest", "mad/madtest", "topo", "native/umad/umadtest"}
+var testOnly = []string{"sim", "fabric/fabrictest", "mad/madtest", "topo", "native/umad/umadtest", "internal/jsonschema"}
 
 // xtestOnly may also be imported by external (package x_test) tests: they
 // use a package as its callers do, and its examples show a whole session.

@@ -1,0 +1,245 @@
+// Package plan holds the result model of a validation plan and the
+// reporters that write it: readable text, JSON (schema "ibscript.plan.v1",
+// docs/plan-report.md and docs/plan-report.schema.json), TAP version 13 and
+// JUnit XML. It imports only the standard library: the Lua bindings fill a
+// Report, the command line writes it.
+package plan
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// Schema is the value of Report.Schema for the JSON layout this package
+// writes. A change that breaks readers of the JSON changes it.
+const Schema = "ibscript.plan.v1"
+
+// Status is the outcome of a result or a check.
+type Status string
+
+const (
+	Pass Status = "pass"
+	Fail Status = "fail"
+	Skip Status = "skip"
+)
+
+// Exit codes of a plan run.
+const (
+	ExitOK     = 0 // every check passed (skips allowed)
+	ExitFailed = 1 // a check failed
+	ExitError  = 2 // the run itself failed
+)
+
+// Object is what a result concerns: a node, a port of it, or nothing.
+type Object struct {
+	NodeGUID string `json:"node_guid,omitempty"`
+	NodeDesc string `json:"node_desc,omitempty"`
+	Port     int    `json:"port,omitempty"`
+	LID      int    `json:"lid,omitempty"`
+}
+
+// String names the object as reports print it: "node01" port 1 (0x...).
+func (o *Object) String() string {
+	if o == nil {
+		return ""
+	}
+	s := fmt.Sprintf("%q", o.NodeDesc)
+	if o.NodeDesc == "" {
+		s = o.NodeGUID
+	}
+	if o.Port != 0 {
+		s += fmt.Sprintf(" port %d", o.Port)
+	}
+	if o.NodeDesc != "" && o.NodeGUID != "" {
+		s += " (" + o.NodeGUID + ")"
+	}
+	return s
+}
+
+// Result is one pass, fail or skip recorded by a check.
+type Result struct {
+	Status  Status  `json:"status"`
+	Message string  `json:"message,omitempty"`
+	Object  *Object `json:"object,omitempty"`
+}
+
+// Check is a named check of a plan and what it recorded. A check that
+// recorded nothing passed; one with a failed result failed; one whose
+// results are all skips was skipped.
+type Check struct {
+	Name     string   `json:"name"`
+	Category string   `json:"category"`
+	Status   Status   `json:"status"`
+	Passed   int      `json:"passed"`
+	Failed   int      `json:"failed"`
+	Skipped  int      `json:"skipped"`
+	Results  []Result `json:"results"`
+	Duration float64  `json:"duration_seconds"`
+}
+
+// PlanInfo describes the plan that ran.
+type PlanInfo struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Categories  []string          `json:"categories,omitempty"`
+	Args        map[string]string `json:"args,omitempty"`
+}
+
+// FabricInfo says where the plan ran.
+type FabricInfo struct {
+	Backend string `json:"backend,omitempty"`
+	Host    string `json:"host,omitempty"`
+	CA      string `json:"ca,omitempty"`
+	Port    int    `json:"port,omitempty"`
+	Nodes   int    `json:"nodes,omitempty"`
+	Links   int    `json:"links,omitempty"`
+}
+
+// Summary counts checks by status.
+type Summary struct {
+	Checks  int `json:"checks"`
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped"`
+}
+
+// Report is the result of one plan run.
+type Report struct {
+	Schema   string     `json:"schema"`
+	Plan     PlanInfo   `json:"plan"`
+	Fabric   FabricInfo `json:"fabric"`
+	Started  time.Time  `json:"started"`
+	Duration float64    `json:"duration_seconds"`
+	Checks   []*Check   `json:"checks"`
+	Summary  Summary    `json:"summary"`
+	// Error is set when the run itself failed (the script raised an
+	// error outside any check); the checks before it are kept.
+	Error string `json:"error,omitempty"`
+}
+
+// New returns an empty report of the plan name, started now.
+func New(name string) *Report {
+	return &Report{Schema: Schema, Plan: PlanInfo{Name: name}, Started: time.Now().UTC(), Checks: []*Check{}}
+}
+
+// Add records a result in the check of that name, creating it (in the
+// given category) the first time.
+func (r *Report) Add(check, category string, res Result) *Check {
+	c := r.check(check, category)
+	c.Results = append(c.Results, res)
+	return c
+}
+
+// Begin returns the check of that name, creating it if needed, so a check
+// that records nothing still appears (and passes).
+func (r *Report) Begin(check, category string) *Check { return r.check(check, category) }
+
+func (r *Report) check(name, category string) *Check {
+	for _, c := range r.Checks {
+		if c.Name == name && c.Category == category {
+			return c
+		}
+	}
+	if category == "" {
+		category = "general"
+	}
+	for _, c := range r.Checks {
+		if c.Name == name && c.Category == category {
+			return c
+		}
+	}
+	c := &Check{Name: name, Category: category, Results: []Result{}}
+	r.Checks = append(r.Checks, c)
+	return c
+}
+
+// Finish computes every check's status and counts and the summary.
+func (r *Report) Finish() {
+	r.Summary = Summary{}
+	for _, c := range r.Checks {
+		c.Passed, c.Failed, c.Skipped = 0, 0, 0
+		if c.Results == nil {
+			c.Results = []Result{}
+		}
+		for _, res := range c.Results {
+			switch res.Status {
+			case Fail:
+				c.Failed++
+			case Skip:
+				c.Skipped++
+			default:
+				c.Passed++
+			}
+		}
+		switch {
+		case c.Failed > 0:
+			c.Status = Fail
+			r.Summary.Failed++
+		case c.Skipped > 0 && c.Passed == 0:
+			c.Status = Skip
+			r.Summary.Skipped++
+		default:
+			c.Status = Pass
+			r.Summary.Passed++
+		}
+	}
+	r.Summary.Checks = len(r.Checks)
+}
+
+// ExitCode is the exit status the report calls for: 2 when the run
+// failed, 1 when a check failed, else 0.
+func (r *Report) ExitCode() int {
+	switch {
+	case r.Error != "":
+		return ExitError
+	case r.Summary.Failed > 0:
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// Categories returns the categories of the checks in the order the plan
+// declared them, then in order of first use.
+func (r *Report) Categories() []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(c string) {
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	used := map[string]bool{}
+	for _, c := range r.Checks {
+		used[c.Category] = true
+	}
+	for _, c := range r.Plan.Categories {
+		if used[c] {
+			add(c)
+		}
+	}
+	for _, c := range r.Checks {
+		add(c.Category)
+	}
+	return out
+}
+
+// Formats lists the names Write accepts.
+var Formats = []string{"text", "json", "tap", "junit"}
+
+// Write writes the report in the named format; color applies to text only
+// (the caller knows whether w is a terminal).
+func Write(w io.Writer, format string, r *Report, color bool) error {
+	switch format {
+	case "text", "":
+		return WriteText(w, r, color)
+	case "json":
+		return WriteJSON(w, r)
+	case "tap":
+		return WriteTAP(w, r)
+	case "junit":
+		return WriteJUnit(w, r)
+	}
+	return fmt.Errorf("plan: unknown report format %q (want text, json, tap or junit)", format)
+}

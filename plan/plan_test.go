@@ -1,0 +1,161 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/xml"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/internal/jsonschema"
+)
+
+func sample() *Report {
+	r := New("validate")
+	r.Plan.Description = "fabric checks"
+	r.Plan.Categories = []string{"links", "sm"}
+	r.Plan.Args = map[string]string{"width": "4x"}
+	r.Fabric = FabricInfo{Backend: "sim", Host: "h1", CA: "sim0", Port: 1, Nodes: 4, Links: 3}
+	r.Started = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	r.Add("links ACTIVE", "links", Result{Status: Pass})
+	r.Add("link width", "links", Result{Status: Fail, Message: "1X, want 4X # degraded", Object: &Object{NodeGUID: "0x0002c90300000001", NodeDesc: "sw1", Port: 3, LID: 2}})
+	r.Add("one MASTER", "sm", Result{Status: Skip, Message: "no SM"})
+	r.Begin("empty", "sm")
+	r.Finish()
+	return r
+}
+
+func TestFinishAndExitCode(t *testing.T) {
+	r := sample()
+	if got := r.Summary; got != (Summary{Checks: 4, Passed: 2, Failed: 1, Skipped: 1}) {
+		t.Errorf("summary %+v", got)
+	}
+	if r.ExitCode() != ExitFailed {
+		t.Errorf("exit %d, want 1", r.ExitCode())
+	}
+	ok := New("x")
+	ok.Add("a", "", Result{Status: Skip})
+	ok.Finish()
+	if ok.ExitCode() != ExitOK || ok.Checks[0].Category != "general" {
+		t.Errorf("skips only: exit %d category %q", ok.ExitCode(), ok.Checks[0].Category)
+	}
+	ok.Error = "boom"
+	if ok.ExitCode() != ExitError {
+		t.Errorf("run error: exit %d, want 2", ok.ExitCode())
+	}
+}
+
+func TestText(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteText(&b, sample(), false); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"validate: fabric checks", "[links]", "  PASS  links ACTIVE", "  FAIL  link width", `"sw1" port 3 (0x0002c90300000001): 1X, want 4X`, "  SKIP  one MASTER", "2 checks passed, 1 failed, 1 skipped"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("colour without a terminal")
+	}
+	b.Reset()
+	WriteText(&b, sample(), true)
+	if !strings.Contains(b.String(), ansiRed+"FAIL"+ansiReset) {
+		t.Errorf("no colour on a terminal:\n%q", b.String())
+	}
+}
+
+func TestJSONMatchesSchemaAndRoundTrips(t *testing.T) {
+	raw, err := os.ReadFile("../docs/plan-report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := jsonschema.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Report{sample(), New("empty"), Merge(sample(), sample())} {
+		r.Finish()
+		var b bytes.Buffer
+		if err := WriteJSON(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if errs := s.Validate(b.Bytes()); len(errs) > 0 {
+			t.Errorf("%s: schema violations:\n%s\n%s", r.Plan.Name, strings.Join(errs, "\n"), b.String())
+		}
+		back, err := ReadJSON(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Summary != r.Summary || len(back.Checks) != len(r.Checks) {
+			t.Errorf("round trip: %+v, want %+v", back.Summary, r.Summary)
+		}
+	}
+	// The validator does reject what the schema forbids.
+	for _, bad := range []string{
+		`{"schema":"ibscript.plan.v2"}`,
+		strings.Replace(jsonOf(t, sample()), `"status": "fail"`, `"status": "broken"`, 1),
+		strings.Replace(jsonOf(t, sample()), `"node_guid": "0x0002c90300000001"`, `"node_guid": "12"`, 1),
+		strings.Replace(jsonOf(t, sample()), `"passed": 2`, `"passed": 2.5`, 1),
+		strings.Replace(jsonOf(t, sample()), `"plan": {`, `"plan": {"extra": 1,`, 1),
+	} {
+		if errs := s.Validate([]byte(bad)); len(errs) == 0 {
+			t.Errorf("schema accepted %s", bad)
+		}
+	}
+}
+
+func jsonOf(t *testing.T, r *Report) string {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestTAP(t *testing.T) {
+	var b bytes.Buffer
+	WriteTAP(&b, sample())
+	out := b.String()
+	for _, want := range []string{"TAP version 13\n1..4\n", "ok 1 - links: links ACTIVE\n", "not ok 2 - links: link width\n  ---\n", `    - message: "1X, want 4X # degraded"`, "      port: 3\n", "  ...\n", "ok 3 - sm: one MASTER # SKIP no SM\n", "ok 4 - sm: empty\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("TAP lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestJUnit(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	var got junitSuites
+	if err := xml.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if got.Tests != 4 || got.Failures != 1 || got.Skipped != 1 || len(got.Suites) != 2 {
+		t.Fatalf("counts %d/%d/%d suites %d\n%s", got.Tests, got.Failures, got.Skipped, len(got.Suites), b.String())
+	}
+	f := got.Suites[0].Cases[1].Failure
+	if got.Suites[0].Name != "links" || f == nil || !strings.Contains(f.Text, `"sw1" port 3`) {
+		t.Errorf("failure element: %+v", got.Suites[0])
+	}
+}
+
+func TestWriteUnknownFormat(t *testing.T) {
+	if err := Write(&bytes.Buffer{}, "yaml", sample(), false); err == nil || !strings.Contains(err.Error(), `"yaml"`) {
+		t.Errorf("err %v", err)
+	}
+}
+
+func TestMerge(t *testing.T) {
+	a, b := sample(), sample()
+	b.Fabric.Host = "h2"
+	b.Error = "timeout"
+	m := Merge(a, b)
+	if m.Summary.Checks != 8 || m.Checks[4].Category != "h2/links" || m.ExitCode() != ExitError || !strings.Contains(m.Error, "h2: timeout") {
+		t.Errorf("merged %+v %q %q", m.Summary, m.Checks[4].Category, m.Error)
+	}
+}

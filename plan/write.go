@@ -1,0 +1,318 @@
+package plan
+
+import (
+	"bufio"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// maxTextResults is how many failures per check the text report lists.
+const maxTextResults = 20
+
+const (
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiBold   = "\x1b[1m"
+	ansiReset  = "\x1b[0m"
+)
+
+// WriteText writes the report for people: checks grouped by category,
+// each with its counts and its failures (at most 20 each), then a summary
+// line "N checks passed, M failed, K skipped". color adds ANSI colours.
+func WriteText(w io.Writer, r *Report, color bool) error {
+	bw := bufio.NewWriter(w)
+	paint := func(code, s string) string {
+		if !color {
+			return s
+		}
+		return code + s + ansiReset
+	}
+	title := r.Plan.Name
+	if r.Plan.Description != "" {
+		title += ": " + r.Plan.Description
+	}
+	fmt.Fprintln(bw, paint(ansiBold, title))
+	if f := r.Fabric; f.Nodes > 0 || f.Backend != "" {
+		fmt.Fprintf(bw, "fabric: %d nodes, %d links", f.Nodes, f.Links)
+		if f.Backend != "" {
+			fmt.Fprintf(bw, " via %s", f.Backend)
+		}
+		if f.CA != "" {
+			fmt.Fprintf(bw, " (%s port %d)", f.CA, f.Port)
+		}
+		fmt.Fprintln(bw)
+	}
+	for _, cat := range r.Categories() {
+		fmt.Fprintf(bw, "%s\n", paint(ansiBold, "["+cat+"]"))
+		for _, c := range r.Checks {
+			if c.Category != cat {
+				continue
+			}
+			switch c.Status {
+			case Fail:
+				fmt.Fprintf(bw, "  %s  %-30s %d ok, %d failed\n", paint(ansiRed, "FAIL"), c.Name, c.Passed, c.Failed)
+			case Skip:
+				fmt.Fprintf(bw, "  %s  %-30s %s\n", paint(ansiYellow, "SKIP"), c.Name, firstMessage(c, Skip))
+			default:
+				fmt.Fprintf(bw, "  %s  %-30s %d ok", paint(ansiGreen, "PASS"), c.Name, c.Passed)
+				if c.Skipped > 0 {
+					fmt.Fprintf(bw, ", %d skipped", c.Skipped)
+				}
+				fmt.Fprintln(bw)
+			}
+			n := 0
+			for _, res := range c.Results {
+				if res.Status != Fail {
+					continue
+				}
+				if n++; n > maxTextResults {
+					fmt.Fprintf(bw, "          ... %d more\n", c.Failed-maxTextResults)
+					break
+				}
+				fmt.Fprintf(bw, "          %s\n", resultText(res))
+			}
+		}
+	}
+	if r.Error != "" {
+		fmt.Fprintf(bw, "%s %s\n", paint(ansiRed, "run failed:"), r.Error)
+	}
+	fmt.Fprintf(bw, "%d checks passed, %d failed, %d skipped (%.2fs)\n", r.Summary.Passed, r.Summary.Failed, r.Summary.Skipped, r.Duration)
+	return bw.Flush()
+}
+
+func firstMessage(c *Check, s Status) string {
+	for _, res := range c.Results {
+		if res.Status == s {
+			return res.Message
+		}
+	}
+	return ""
+}
+
+func resultText(res Result) string {
+	if res.Object == nil {
+		return res.Message
+	}
+	o := res.Object.String()
+	if res.Message == "" {
+		return o
+	}
+	return o + ": " + res.Message
+}
+
+// WriteJSON writes the report as one JSON document (schema Schema).
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// ReadJSON reads a report WriteJSON wrote, refusing other schemas.
+func ReadJSON(rd io.Reader) (*Report, error) {
+	var r Report
+	dec := json.NewDecoder(rd)
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("plan: reading report: %w", err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("plan: report schema %q, want %q", r.Schema, Schema)
+	}
+	return &r, nil
+}
+
+// WriteTAP writes the report as TAP version 13: one test point per check,
+// with a YAML block listing the failures (and the skip reason in the
+// directive).
+func WriteTAP(w io.Writer, r *Report) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "TAP version 13")
+	fmt.Fprintf(bw, "1..%d\n", len(r.Checks))
+	for i, c := range r.Checks {
+		name := tapEscape(c.Category + ": " + c.Name)
+		switch c.Status {
+		case Fail:
+			fmt.Fprintf(bw, "not ok %d - %s\n", i+1, name)
+			fmt.Fprintln(bw, "  ---")
+			fmt.Fprintf(bw, "  category: %s\n", yamlString(c.Category))
+			fmt.Fprintf(bw, "  passed: %d\n  failed: %d\n", c.Passed, c.Failed)
+			fmt.Fprintln(bw, "  failures:")
+			for _, res := range c.Results {
+				if res.Status != Fail {
+					continue
+				}
+				fmt.Fprintf(bw, "    - message: %s\n", yamlString(res.Message))
+				if o := res.Object; o != nil {
+					if o.NodeGUID != "" {
+						fmt.Fprintf(bw, "      node_guid: %s\n", yamlString(o.NodeGUID))
+					}
+					if o.NodeDesc != "" {
+						fmt.Fprintf(bw, "      node_desc: %s\n", yamlString(o.NodeDesc))
+					}
+					if o.Port != 0 {
+						fmt.Fprintf(bw, "      port: %d\n", o.Port)
+					}
+					if o.LID != 0 {
+						fmt.Fprintf(bw, "      lid: %d\n", o.LID)
+					}
+				}
+			}
+			fmt.Fprintln(bw, "  ...")
+		case Skip:
+			fmt.Fprintf(bw, "ok %d - %s # SKIP %s\n", i+1, name, tapEscape(firstMessage(c, Skip)))
+		default:
+			fmt.Fprintf(bw, "ok %d - %s\n", i+1, name)
+		}
+	}
+	if r.Error != "" {
+		fmt.Fprintf(bw, "Bail out! %s\n", tapEscape(r.Error))
+	}
+	return bw.Flush()
+}
+
+// tapEscape keeps a description on one line and escapes TAP's '#'.
+func tapEscape(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	return strings.ReplaceAll(s, "#", `\#`)
+}
+
+// yamlString quotes s as a YAML double-quoted scalar (JSON's escaping is
+// valid there).
+func yamlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     float64      `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Time      float64     `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr,omitempty"`
+	Cases     []junitCase `xml:"testcase"`
+	SystemErr string      `xml:"system-err,omitempty"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	ClassName string        `xml:"classname,attr"`
+	Time      float64       `xml:"time,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes the report as JUnit XML: a testsuite per category, a
+// testcase per check, a failure element whose text lists every failed
+// result.
+func WriteJUnit(w io.Writer, r *Report) error {
+	out := junitSuites{Name: r.Plan.Name, Time: r.Duration}
+	for _, cat := range r.Categories() {
+		s := junitSuite{Name: cat, Timestamp: r.Started.Format("2006-01-02T15:04:05")}
+		for _, c := range r.Checks {
+			if c.Category != cat {
+				continue
+			}
+			tc := junitCase{Name: c.Name, ClassName: r.Plan.Name + "." + cat, Time: c.Duration}
+			switch c.Status {
+			case Fail:
+				var lines []string
+				for _, res := range c.Results {
+					if res.Status == Fail {
+						lines = append(lines, resultText(res))
+					}
+				}
+				tc.Failure = &junitMessage{
+					Message: fmt.Sprintf("%d failed: %s", c.Failed, lines[0]),
+					Type:    "fail",
+					Text:    strings.Join(lines, "\n"),
+				}
+				s.Failures++
+			case Skip:
+				tc.Skipped = &junitMessage{Message: firstMessage(c, Skip)}
+				s.Skipped++
+			}
+			s.Tests++
+			s.Time += c.Duration
+			s.Cases = append(s.Cases, tc)
+		}
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Skipped += s.Skipped
+		out.Suites = append(out.Suites, s)
+	}
+	if r.Error != "" {
+		out.Errors++
+		out.Suites = append(out.Suites, junitSuite{Name: "run", Tests: 1, Errors: 1,
+			Cases:     []junitCase{{Name: "run", ClassName: r.Plan.Name, Failure: &junitMessage{Message: r.Error, Type: "error"}}},
+			SystemErr: r.Error})
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// Merge combines reports of the same plan run on several hosts into one:
+// checks keep their names, prefixed by the host (or the fabric CA) when
+// there is more than one report, so results stay attributable.
+func Merge(reports ...*Report) *Report {
+	m := New("merged")
+	if len(reports) == 0 {
+		m.Finish()
+		return m
+	}
+	m.Plan = reports[0].Plan
+	m.Started = reports[0].Started
+	var errs []string
+	for i, r := range reports {
+		if r.Started.Before(m.Started) {
+			m.Started = r.Started
+		}
+		m.Duration = max(m.Duration, r.Duration)
+		host := r.Fabric.Host
+		if host == "" {
+			host = fmt.Sprintf("report%d", i+1)
+		}
+		for _, c := range r.Checks {
+			cc := *c
+			cc.Category = host + "/" + c.Category
+			cc.Results = append(make([]Result, 0, len(c.Results)), c.Results...)
+			m.Checks = append(m.Checks, &cc)
+		}
+		if r.Error != "" {
+			errs = append(errs, host+": "+r.Error)
+		}
+	}
+	m.Plan.Categories = nil
+	m.Error = strings.Join(errs, "; ")
+	m.Finish()
+	return m
+}
