@@ -101,6 +101,7 @@ type xReq struct {
 	retries  int
 	deadline time.Time // zero while its RMPP send runs
 	forever  bool
+	noResp   bool // an RMPP send with timeout 0: only its ACKs are awaited
 }
 
 // WithRMPP returns tr with the engine's RMPP driver in front of it (see
@@ -260,8 +261,10 @@ func (w *RMPPTransport) Send(ctx context.Context, p *fabric.Packet) error {
 		}
 		x := &xSend{s: s, addr: p.Addr, hdr: append([]byte(nil), b[:rmpp.HeaderEnd]...)}
 		w.sends[key] = x
-		if !resp && p.Timeout != 0 {
-			w.reqs[key] = &xReq{data: append([]byte(nil), b...), addr: p.Addr, timeout: p.Timeout, retries: p.Retries, forever: p.Timeout < 0}
+		if !resp {
+			// Even with no response expected, ACKs that never come end
+			// in a timeout record, as in Linux (rmpp.md section 4).
+			w.reqs[key] = &xReq{data: append([]byte(nil), b...), addr: p.Addr, timeout: p.Timeout, retries: p.Retries, forever: p.Timeout < 0, noResp: p.Timeout == 0}
 		}
 		w.sendOutLocked(&a, key, x, s.Start(now), now)
 	} else {
@@ -344,6 +347,10 @@ func (w *RMPPTransport) sendOutLocked(a *action, key xferKey, x *xSend, o rmpp.O
 	if o.Err != nil {
 		delete(w.reqs, key)
 		a.deliver = append(a.deliver, timeoutRecord(key.agent, r))
+		return
+	}
+	if r.noResp {
+		delete(w.reqs, key)
 		return
 	}
 	// The request is out; wait for the response, and tell the responder

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -219,4 +220,51 @@ func TestRMPPDriverSenderVanishes(t *testing.T) {
 			t.Errorf("timed out after %v, want the 3 s request timeout", d)
 		}
 	})
+}
+
+// TestRMPPSendSilentPeer: an RMPP send whose ACKs never come ends in one
+// timeout record after the ACK wait (2 s when timeout_ms is 0 or larger
+// than 2 s) times 1+retries, as rmpp.md section 9 cases 21 and 22 say.
+func TestRMPPSendSilentPeer(t *testing.T) {
+	for _, c := range []struct {
+		timeoutMS, retries int
+		want               time.Duration
+	}{{0, 0, 2 * time.Second}, {0, 1, 4 * time.Second}, {500, 3, 2 * time.Second}, {5000, 1, 4 * time.Second}} {
+		t.Run(fmt.Sprintf("timeout %d retries %d", c.timeoutMS, c.retries), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				tr, err := f.Attach("Hca3", 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := engine.NewUMADPort(tr)
+				defer p.Close()
+				ctx := t.Context()
+				agent, err := p.Register(ctx, mad.ClassSubnAdm, sa.ClassVersion, 1, [2]uint64{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// A three-segment GetMulti to a host, which has no SA and
+				// drops it.
+				req, _ := sa.NewRequest(mad.MethodGetMulti, sa.AttrPathRecord, 9, 0, nil)
+				req = append(req, make([]byte, 400)...)
+				req[26] = rmpp.FlagActive
+				start := time.Now()
+				if err := p.Send(ctx, agent, req, fabric.Addr{LID: 2, QPN: 1, QKey: 0x80010000}, c.timeoutMS, c.retries); err != nil {
+					t.Fatal(err)
+				}
+				pkt, err := p.Recv(ctx, 4096, -1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if pkt.Status != fabric.StatusTimeout || time.Since(start) != c.want {
+					t.Errorf("status %d after %v, want %d after %v", pkt.Status, time.Since(start), fabric.StatusTimeout, c.want)
+				}
+			})
+		})
+	}
 }
