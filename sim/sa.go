@@ -53,7 +53,7 @@ type saRecv struct {
 const (
 	saAckTimeout = 200 * time.Millisecond
 	saRetries    = 10
-	saRespTime   = 18 // ClassPortInfo.RespTimeValue: 4.096 us * 2^18 ~ 1 s, as OpenSM
+	saRespTime   = 16 // ClassPortInfo.RespTimeValue (4.096 us * 2^16 ~ 268 ms), what OpenSM 3.3 answers (mad/sa/testdata/classportinfo_get.hex)
 )
 
 // saArrive handles a request that reached endport dst; it reports false
