@@ -390,3 +390,27 @@ func TestHeaderZeroAlloc(t *testing.T) {
 }
 
 var _ = rand.New
+
+// TestAckPoints: a receiver ACKs segment 1, each exhausted window (65,
+// 129, ...) and the last segment (rmpp.md section 9, case 2).
+func TestAckPoints(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		acks []int
+	}{{64, []int{1, 64}}, {65, []int{1, 65}}, {66, []int{1, 65, 66}}, {129, []int{1, 65, 129}}} {
+		t.Run(fmt.Sprint(c.n), func(t *testing.T) {
+			msg := message(c.n*200, 3)
+			s, _ := rmpp.NewSender(msg, rmpp.SenderConfig{Window: 1000})
+			r := rmpp.NewReceiver(rmpp.ReceiverConfig{})
+			var acks []int
+			for k := 1; k <= c.n; k++ {
+				if o := r.Handle(s.Segment(nil, k), t0); o.Ack {
+					acks = append(acks, k)
+				}
+			}
+			if !slices.Equal(acks, c.acks) {
+				t.Errorf("ACKs after %v, want %v", acks, c.acks)
+			}
+		})
+	}
+}
