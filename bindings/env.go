@@ -23,6 +23,15 @@ type Options struct {
 	Fabric fabric.Fabric
 	// Stdout receives print output; nil means os.Stdout.
 	Stdout io.Writer
+	// PlanName names the plan in its report (the script's file name);
+	// "" means "plan".
+	PlanName string
+	// PlanArgs are the command line's --arg key=value pairs, which
+	// plan.define checks against the arguments the plan declares.
+	PlanArgs map[string]string
+	// Progress, when set, receives plan.progress calls (the host decides
+	// whether and how often to show them).
+	Progress func(done, total int, what string)
 }
 
 // Closer is a resource a script owns (an open port): Env.Close closes the
@@ -40,6 +49,11 @@ type Env struct {
 	metas   map[string]*lua.LTable // record metatables by attribute name
 	records map[*mad.Layout]*record
 	docs    map[*lua.LFunction]string // "module.fn(args) -> ..." by function, for help()
+
+	planName string
+	planArgs map[string]string
+	progress func(done, total int, what string)
+	plan     *planState // nil until the script calls plan.*
 
 	mu        sync.Mutex
 	resources []Closer // closed in reverse order by Close
@@ -64,7 +78,7 @@ type Module struct {
 // Modules returns the registration tables of every module, in the order
 // the API reference lists them.
 func Modules() []Module {
-	return []Module{umadModule(), smpModule(), perfModule(), saModule(), fabricModule(), madModule(), bitModule()}
+	return []Module{umadModule(), smpModule(), perfModule(), saModule(), fabricModule(), planModule(), madModule(), bitModule()}
 }
 
 // Open preloads every ibscript module into L (require "smp") and sets them
@@ -74,7 +88,8 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 	if opts == nil || opts.Session == nil {
 		return nil, errors.New("bindings: Options.Session is required")
 	}
-	e := &Env{L: L, sess: opts.Session, fab: opts.Fabric, stdout: opts.Stdout, docs: map[*lua.LFunction]string{}}
+	e := &Env{L: L, sess: opts.Session, fab: opts.Fabric, stdout: opts.Stdout, docs: map[*lua.LFunction]string{},
+		planName: opts.PlanName, planArgs: opts.PlanArgs, progress: opts.Progress}
 	if e.stdout == nil {
 		e.stdout = os.Stdout
 	}

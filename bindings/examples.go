@@ -78,6 +78,26 @@ end`,
 	"fabric.port":   `print(fabric.port().port_guid)`,
 	"fabric.format": `print(fabric.format(fabric.discover()):sub(1, 200))`,
 
+	"plan.define": `local args = plan.define{
+  description = "links of the fabric",
+  categories = {"links"},
+  args = {width = {default = "4X", help = "expected link width"}},
+}
+print(args.width)   -- 4X, or what --arg width=... said`,
+	"plan.check": `plan.define{categories = {"links"}}
+local f = fabric.discover()
+print(plan.check("links ACTIVE", "links", function(r)
+  for _, l in ipairs(f.links) do
+    if l.a.state == 4 and l.b.state == 4 then r:pass("", l.a) else r:fail("not ACTIVE", l.a) end
+  end
+end))
+print(plan.check("raises", function(r) error("boom") end))   -- fail, the plan goes on`,
+	"plan.progress": `local f = fabric.discover()
+for i, n in ipairs(f.nodes) do plan.progress(i, #f.nodes, "nodes") end`,
+	"plan.report": `plan.check("nothing", function(r) r:skip("not applicable") end)
+local rep = plan.report()
+print(rep.checks[1].name, rep.checks[1].status, rep.skipped)`,
+
 	"mad.decode": `local d = mad.decode("01 81 01 01 00 00 00 00 00 00 00 00 00 00 00 2a 00 11 00 00 00 00 00 00")
 print(d.class, d.method, d.name, d.header.transaction_id)`,
 	"mad.fields":     `for _, f in ipairs(mad.fields("SMInfo")) do print(f.key, f.bit, f.width) end`,

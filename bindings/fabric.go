@@ -42,7 +42,9 @@ func fabricDiscover(e *Env, L *lua.LState) int {
 	if err != nil {
 		raise(L, "fabric.discover", "%v", err)
 	}
-	L.Push(e.fabricTable(d))
+	ft := e.fabricTable(d)
+	e.noteFabric(len(d.Fabric.Nodes), ft.RawGetString("links").(*lua.LTable).Len())
+	L.Push(ft)
 	return 1
 }
 

@@ -1,0 +1,399 @@
+package bindings
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/plan"
+)
+
+func planModule() Module {
+	return Module{
+		Name:    "plan",
+		Summary: "validation plans: arguments, named checks recording pass / fail / skip, progress",
+		Funcs: []Func{
+			{"define", planDefine, "define({description=, categories={...}, args={key={default=, help=}}}) -> table: declares the plan once and returns its arguments, defaults overridden by the command line's --arg key=value (converted to the default's type); an unknown --arg raises an error naming it"},
+			{"check", planCheck, "check(name, [category,] fn) -> string: runs fn(r) and returns its status (\"pass\", \"fail\", \"skip\"); r:pass(msg [, obj]), r:fail(msg [, obj]), r:skip(msg) record results; an error inside fn is a failed result and never stops the plan; a check that records nothing passes"},
+			{"progress", planProgress, "progress(done, total [, what]) -> nil: reports progress of a long sweep (shown on stderr when it is a terminal, rate-limited by the host)"},
+			{"report", planReportFn, "report() -> table: the results so far: {checks={{name, category, status, passed, failed, skipped}}, passed, failed, skipped}"},
+		},
+	}
+}
+
+// planState is the plan of one Env: created by the first plan.* call.
+type planState struct {
+	report    *plan.Report
+	defined   bool
+	start     time.Time
+	cats      map[string]bool
+	recMeta   *lua.LTable
+	inCheck   bool
+	nodes     int
+	links     int
+	hasFabric bool
+}
+
+func (e *Env) planState() *planState {
+	if e.plan == nil {
+		name := e.planName
+		if name == "" {
+			name = "plan"
+		}
+		e.plan = &planState{report: plan.New(name), start: time.Now()}
+	}
+	return e.plan
+}
+
+// PlanReport returns the report of the plan the script ran, finished
+// (statuses, summary, duration), or nil when the script never called
+// plan.*. runErr, when not nil, is the error that ended the script outside
+// any check; it is recorded as the run's error.
+func (e *Env) PlanReport(runErr error) *plan.Report {
+	if e.plan == nil {
+		return nil
+	}
+	r := e.plan.report
+	if runErr != nil {
+		r.Error = runErr.Error()
+	}
+	if e.plan.hasFabric {
+		r.Fabric.Nodes, r.Fabric.Links = e.plan.nodes, e.plan.links
+	}
+	r.Duration = time.Since(e.plan.start).Seconds()
+	r.Finish()
+	return r
+}
+
+// noteFabric records the size of a discovered fabric for the report.
+func (e *Env) noteFabric(nodes, links int) {
+	if e.plan != nil {
+		e.plan.nodes, e.plan.links, e.plan.hasFabric = nodes, links, true
+	}
+}
+
+func planDefine(e *Env, L *lua.LState) int {
+	t := L.CheckTable(1)
+	checkOptions(L, "plan.define", t, map[string]bool{"description": true, "categories": true, "args": true, "name": true})
+	ps := e.planState()
+	if ps.defined {
+		raise(L, "plan.define", "the plan is already defined (call plan.define once, in the plan's main script)")
+	}
+	ps.defined = true
+	r := ps.report
+	if v, ok := t.RawGetString("name").(lua.LString); ok {
+		r.Plan.Name = string(v)
+	}
+	switch v := t.RawGetString("description").(type) {
+	case lua.LString:
+		r.Plan.Description = string(v)
+	case *lua.LNilType:
+	default:
+		raise(L, "plan.define", "description: string expected, got %s", v.Type())
+	}
+	switch v := t.RawGetString("categories").(type) {
+	case *lua.LTable:
+		ps.cats = map[string]bool{}
+		for i := 1; i <= v.Len(); i++ {
+			s, ok := v.RawGetInt(i).(lua.LString)
+			if !ok {
+				raise(L, "plan.define", "categories[%d]: string expected, got %s", i, v.RawGetInt(i).Type())
+			}
+			r.Plan.Categories = append(r.Plan.Categories, string(s))
+			ps.cats[string(s)] = true
+		}
+	case *lua.LNilType:
+	default:
+		raise(L, "plan.define", "categories: table expected, got %s", v.Type())
+	}
+	out := L.NewTable()
+	decl := map[string]lua.LValue{}
+	switch v := t.RawGetString("args").(type) {
+	case *lua.LTable:
+		v.ForEach(func(k, spec lua.LValue) {
+			name, ok := k.(lua.LString)
+			if !ok {
+				raise(L, "plan.define", "args: keys must be names, got %s", k.Type())
+			}
+			st, ok := spec.(*lua.LTable)
+			if !ok {
+				raise(L, "plan.define", "args.%s: table {default=, help=} expected, got %s", name, spec.Type())
+			}
+			checkOptions(L, "plan.define", st, map[string]bool{"default": true, "help": true})
+			decl[string(name)] = st.RawGetString("default")
+		})
+	case *lua.LNilType:
+	default:
+		raise(L, "plan.define", "args: table expected, got %s", v.Type())
+	}
+	known := make([]string, 0, len(decl))
+	for k := range decl {
+		known = append(known, k)
+	}
+	sort.Strings(known)
+	given := make([]string, 0, len(e.planArgs))
+	for k := range e.planArgs {
+		given = append(given, k)
+	}
+	sort.Strings(given)
+	for _, k := range given {
+		if _, ok := decl[k]; !ok {
+			if len(known) == 0 {
+				raise(L, "plan.define", "unknown argument %q: the plan takes no arguments", k)
+			}
+			raise(L, "plan.define", "unknown argument %q (known: %s)", k, strings.Join(known, ", "))
+		}
+	}
+	r.Plan.Args = map[string]string{}
+	for _, k := range known {
+		def := decl[k]
+		val := def
+		if s, ok := e.planArgs[k]; ok {
+			var err error
+			if val, err = convertArg(def, s); err != nil {
+				raise(L, "plan.define", "argument %s=%q: %v", k, s, err)
+			}
+		}
+		if val != lua.LNil {
+			r.Plan.Args[k] = L.ToStringMeta(val).String()
+		}
+		out.RawSetString(k, val)
+	}
+	L.Push(out)
+	return 1
+}
+
+// convertArg turns a command-line value into the type of the default.
+func convertArg(def lua.LValue, s string) (lua.LValue, error) {
+	switch def.(type) {
+	case lua.LNumber:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("number expected (the default is a number)")
+		}
+		return lua.LNumber(f), nil
+	case lua.LBool:
+		switch strings.ToLower(s) {
+		case "1", "true", "yes", "on":
+			return lua.LTrue, nil
+		case "0", "false", "no", "off":
+			return lua.LFalse, nil
+		}
+		return nil, fmt.Errorf("true or false expected")
+	}
+	return lua.LString(s), nil
+}
+
+// recorder is the r a check function gets.
+type recorder struct {
+	check *plan.Check
+}
+
+func (e *Env) recorderMeta() *lua.LTable {
+	ps := e.planState()
+	if ps.recMeta != nil {
+		return ps.recMeta
+	}
+	L := e.L
+	mt := L.NewTable()
+	mt.RawSetString("__name", lua.LString("plan.recorder"))
+	mt.RawSetString("__tostring", L.NewFunction(func(L *lua.LState) int {
+		r := checkRecorder(L, 1)
+		L.Push(lua.LString(fmt.Sprintf("plan.recorder %q", r.check.Name)))
+		return 1
+	}))
+	methods := L.NewTable()
+	add := func(name string, st plan.Status, withObj bool) {
+		methods.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			r := checkRecorder(L, 1)
+			res := plan.Result{Status: st, Message: L.OptString(2, "")}
+			if withObj && L.GetTop() >= 3 && L.Get(3) != lua.LNil {
+				res.Object = objectOf(L, "r:"+name, L.CheckTable(3))
+			}
+			r.check.Results = append(r.check.Results, res)
+			return 0
+		}))
+	}
+	add("pass", plan.Pass, true)
+	add("fail", plan.Fail, true)
+	add("skip", plan.Skip, true)
+	mt.RawSetString("__index", methods)
+	ps.recMeta = mt
+	return mt
+}
+
+func checkRecorder(L *lua.LState, n int) *recorder {
+	ud, ok := L.Get(n).(*lua.LUserData)
+	if ok {
+		if r, ok := ud.Value.(*recorder); ok {
+			return r
+		}
+	}
+	L.ArgError(n, "plan.recorder expected, got "+L.Get(n).Type().String())
+	return nil
+}
+
+// objectOf reads what a result concerns: a node or port table of
+// fabric.discover, or {guid=, desc=, port=, lid=}.
+func objectOf(L *lua.LState, fn string, t *lua.LTable) *plan.Object {
+	str := func(t *lua.LTable, k string) string {
+		if s, ok := t.RawGetString(k).(lua.LString); ok {
+			return string(s)
+		}
+		return ""
+	}
+	num := func(t *lua.LTable, k string) int {
+		if n, ok := t.RawGetString(k).(lua.LNumber); ok {
+			return int(n)
+		}
+		return 0
+	}
+	name := ""
+	if mt, ok := L.GetMetatable(t).(*lua.LTable); ok {
+		name = lua.LVAsString(mt.RawGetString("__name"))
+	}
+	switch name {
+	case "fabric.port":
+		o := &plan.Object{Port: num(t, "num"), LID: num(t, "lid")}
+		if n, ok := t.RawGetString("node").(*lua.LTable); ok {
+			o.NodeGUID, o.NodeDesc = str(n, "guid"), str(n, "desc")
+			if o.LID == 0 {
+				o.LID = num(n, "lid")
+			}
+		}
+		return o
+	case "fabric.node":
+		return &plan.Object{NodeGUID: str(t, "guid"), NodeDesc: str(t, "desc"), LID: num(t, "lid")}
+	}
+	checkOptions(L, fn, t, map[string]bool{"guid": true, "desc": true, "port": true, "lid": true})
+	o := &plan.Object{NodeGUID: str(t, "guid"), NodeDesc: str(t, "desc"), Port: num(t, "port"), LID: num(t, "lid")}
+	if o.NodeGUID != "" {
+		g, err := strconv.ParseUint(strings.TrimPrefix(o.NodeGUID, "0x"), 16, 64)
+		if err != nil {
+			raise(L, fn, "object guid %q: hex GUID expected", o.NodeGUID)
+		}
+		o.NodeGUID = string(Hex64(g))
+	}
+	return o
+}
+
+func planCheck(e *Env, L *lua.LState) int {
+	name := L.CheckString(1)
+	category := "general"
+	fnIdx := 2
+	if L.Get(2).Type() == lua.LTString {
+		category = L.CheckString(2)
+		fnIdx = 3
+	}
+	fn := L.CheckFunction(fnIdx)
+	ps := e.planState()
+	if ps.cats != nil && category != "general" && !ps.cats[category] {
+		cats := slices.Clone(ps.report.Plan.Categories)
+		raise(L, "plan.check", "check %q: category %q is not declared (plan.define categories: %s)", name, category, strings.Join(cats, ", "))
+	}
+	if ps.inCheck {
+		raise(L, "plan.check", "check %q: checks do not nest", name)
+	}
+	c := ps.report.Begin(name, category)
+	ud := L.NewUserData()
+	ud.Value = &recorder{check: c}
+	L.SetMetatable(ud, e.recorderMeta())
+	start := time.Now()
+	ps.inCheck = true
+	L.Push(fn)
+	L.Push(ud)
+	err := L.PCall(1, 0, nil)
+	ps.inCheck = false
+	c.Duration += time.Since(start).Seconds()
+	if err != nil {
+		if _, isExit := AsExit(err); isExit {
+			L.Error(err.(*lua.ApiError).Object, 0) // os.exit ends the script, check or not
+		}
+		if ctxErr := L.Context().Err(); ctxErr != nil {
+			raise(L, "plan.check", "check %q: %v", name, ctxErr)
+		}
+		msg := err.Error()
+		if ae, ok := err.(*lua.ApiError); ok {
+			msg = ae.Object.String()
+		}
+		c.Results = append(c.Results, plan.Result{Status: plan.Fail, Message: "error: " + msg})
+	}
+	L.Push(lua.LString(checkStatus(c)))
+	return 1
+}
+
+func checkStatus(c *plan.Check) plan.Status {
+	pass, skip := 0, 0
+	for _, r := range c.Results {
+		switch r.Status {
+		case plan.Fail:
+			return plan.Fail
+		case plan.Skip:
+			skip++
+		default:
+			pass++
+		}
+	}
+	if skip > 0 && pass == 0 {
+		return plan.Skip
+	}
+	return plan.Pass
+}
+
+func planProgress(e *Env, L *lua.LState) int {
+	done := L.CheckInt(1)
+	total := L.CheckInt(2)
+	what := L.OptString(3, "")
+	if e.progress != nil {
+		e.progress(done, total, what)
+	}
+	return 0
+}
+
+func planReportFn(e *Env, L *lua.LState) int {
+	ps := e.planState()
+	t := L.NewTable()
+	checks := L.NewTable()
+	var p, f, s int
+	for _, c := range ps.report.Checks {
+		st := checkStatus(c)
+		ct := L.CreateTable(0, 6)
+		ct.RawSetString("name", lua.LString(c.Name))
+		ct.RawSetString("category", lua.LString(c.Category))
+		ct.RawSetString("status", lua.LString(st))
+		var np, nf, ns int
+		for _, r := range c.Results {
+			switch r.Status {
+			case plan.Fail:
+				nf++
+			case plan.Skip:
+				ns++
+			default:
+				np++
+			}
+		}
+		ct.RawSetString("passed", lua.LNumber(np))
+		ct.RawSetString("failed", lua.LNumber(nf))
+		ct.RawSetString("skipped", lua.LNumber(ns))
+		checks.Append(ct)
+		switch st {
+		case plan.Fail:
+			f++
+		case plan.Skip:
+			s++
+		default:
+			p++
+		}
+	}
+	t.RawSetString("checks", checks)
+	t.RawSetString("passed", lua.LNumber(p))
+	t.RawSetString("failed", lua.LNumber(f))
+	t.RawSetString("skipped", lua.LNumber(s))
+	L.Push(t)
+	return 1
+}

@@ -1,0 +1,127 @@
+package bindings
+
+import (
+	"context"
+	"regexp"
+	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/plan"
+	"github.com/ibscript/ibscript/sim"
+)
+
+func newPlanState(t *testing.T, args map[string]string) (*lua.LState, *Env) {
+	t.Helper()
+	f, err := sim.Default(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tr, err := f.Open(context.Background(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := engine.New(tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	L, env, err := NewState(t.Context(), &Options{Session: sess, Stdout: &discard{}, PlanName: "t", PlanArgs: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Close(); L.Close() })
+	return L, env
+}
+
+type discard struct{}
+
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+
+func TestPlanChecks(t *testing.T) {
+	L, env := newPlanState(t, map[string]string{"width": "1X", "n": "3", "strict": "yes"})
+	err := L.DoString(`
+		local a = plan.define{description = "d", categories = {"links", "sm"},
+			args = {width = {default = "4X"}, n = {default = 1}, strict = {default = false}, other = {default = "x"}}}
+		assert(a.width == "1X" and a.n == 3 and a.strict == true and a.other == "x")
+		local f = fabric.discover()
+		assert(plan.check("passes", "links", function(r) r:pass("ok", f.nodes[1].ports[1]) end) == "pass")
+		assert(plan.check("fails", "links", function(r) r:pass() r:fail("bad", f.nodes[2]) end) == "fail")
+		assert(plan.check("raises", "sm", function(r) r:pass() error("boom") end) == "fail")
+		assert(plan.check("skips", "sm", function(r) r:skip("no SM") end) == "skip")
+		assert(plan.check("empty", function(r) end) == "pass")
+		plan.check("object", "sm", function(r) r:fail("x", {guid = "0x1", desc = "n", port = 2, lid = 3}) end)
+		assert(plan.report().failed == 3)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := env.PlanReport(nil)
+	if r.Summary != (plan.Summary{Checks: 6, Passed: 2, Failed: 3, Skipped: 1}) || r.ExitCode() != plan.ExitFailed {
+		t.Errorf("summary %+v", r.Summary)
+	}
+	if r.Fabric.Nodes == 0 || r.Plan.Args["width"] != "1X" || r.Plan.Description != "d" || r.Plan.Name != "t" {
+		t.Errorf("report header %+v %+v", r.Plan, r.Fabric)
+	}
+	if o := r.Checks[0].Results[0].Object; o == nil || o.Port != 1 || o.NodeGUID == "" || o.LID == 0 {
+		t.Errorf("port object %+v", o)
+	}
+	if m := r.Checks[2].Results[1].Message; !regexp.MustCompile(`^error: .*boom`).MatchString(m) {
+		t.Errorf("error result %q", m)
+	}
+	if o := r.Checks[5].Results[0].Object; *o != (plan.Object{NodeGUID: "0x0000000000000001", NodeDesc: "n", Port: 2, LID: 3}) {
+		t.Errorf("table object %+v", o)
+	}
+}
+
+func TestPlanNotUsed(t *testing.T) {
+	L, env := newPlanState(t, nil)
+	if err := L.DoString(`print(1)`); err != nil {
+		t.Fatal(err)
+	}
+	if env.PlanReport(nil) != nil {
+		t.Errorf("a script without plan.* has a report")
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		args  map[string]string
+		chunk string
+		want  string
+	}{
+		{"unknown arg", map[string]string{"widht": "4X"}, `plan.define{args = {width = {default = "4X"}, speed = {}}}`, `plan.define: unknown argument "widht" \(known: speed, width\)`},
+		{"no args", map[string]string{"x": "1"}, `plan.define{}`, `unknown argument "x": the plan takes no arguments`},
+		{"number", map[string]string{"n": "many"}, `plan.define{args = {n = {default = 1}}}`, `argument n="many": number expected`},
+		{"unknown option", nil, `plan.define{descripton = "x"}`, `plan.define: unknown option "descripton"`},
+		{"twice", nil, `plan.define{} plan.define{}`, `already defined`},
+		{"category", nil, `plan.define{categories = {"links"}} plan.check("x", "link", function() end)`, `category "link" is not declared`},
+		{"object key", nil, `plan.check("x", function(r) r:fail("m", {gid = 1}) end) assert(plan.report().failed == 1) error(plan.report().checks[1].status)`, `fail`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			L, _ := newPlanState(t, c.args)
+			err := L.DoString(c.chunk)
+			if err == nil || !regexp.MustCompile(c.want).MatchString(err.Error()) {
+				t.Errorf("error %v, want %s", err, c.want)
+			}
+		})
+	}
+}
+
+func TestPlanRunErrorAndExit(t *testing.T) {
+	L, env := newPlanState(t, nil)
+	err := L.DoString(`plan.check("a", function(r) r:pass() end) error("outside")`)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if r := env.PlanReport(err); r.ExitCode() != plan.ExitError || r.Summary.Passed != 1 {
+		t.Errorf("exit %d summary %+v", r.ExitCode(), r.Summary)
+	}
+	L2, _ := newPlanState(t, nil)
+	err = L2.DoString(`plan.check("a", function(r) os.exit(3) end)`)
+	if code, ok := AsExit(err); !ok || code != 3 {
+		t.Errorf("os.exit inside a check: %v", err)
+	}
+}
