@@ -1,0 +1,226 @@
+package ibsim
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+)
+
+// fakeIbsim plays ibsim's side of the protocol for one client slot, as
+// specs/ibsim-protocol.md describes it, and records what it was sent.
+type fakeIbsim struct {
+	t    *testing.T
+	sock string
+	ctl  *net.UnixConn
+	out  *net.UnixConn // slot 3's data socket
+	slot uint32
+	wg   sync.WaitGroup
+
+	mu       sync.Mutex
+	ctlTypes []uint32
+	connect  ClientInfo
+	refuse   bool
+	client   *net.UnixAddr // the client's input socket
+}
+
+func newFake(t *testing.T) *fakeIbsim {
+	t.Helper()
+	f := &fakeIbsim{t: t, sock: "ibscript-fake-" + strings.ReplaceAll(t.Name(), "/", "-"), slot: 3}
+	var err error
+	if f.ctl, err = net.ListenUnixgram("unixgram", abstract(f.sock+":ctl")); err != nil {
+		t.Fatal(err)
+	}
+	if f.out, err = net.ListenUnixgram("unixgram", abstract(f.sock+":out3")); err != nil {
+		t.Fatal(err)
+	}
+	f.wg.Go(f.serveCtl)
+	f.wg.Go(f.serveData)
+	t.Cleanup(func() { f.ctl.Close(); f.out.Close(); f.wg.Wait() })
+	return f
+}
+
+func (f *fakeIbsim) serveCtl() {
+	b := make([]byte, 512)
+	for {
+		n, from, err := f.ctl.ReadFromUnix(b)
+		if err != nil {
+			return
+		}
+		var c Ctl
+		if n != CtlSize || c.Unmarshal(b[:n]) != nil || c.Magic != Magic {
+			continue
+		}
+		f.mu.Lock()
+		f.ctlTypes = append(f.ctlTypes, c.Type)
+		switch c.Type {
+		case CtlConnect:
+			f.connect.Get(c.Data[:])
+			if f.refuse {
+				c.Type = CtlError
+			} else {
+				f.client = abstract(f.sock + ":in" + itoa(f.connect.ID))
+				ci := f.connect
+				ci.ID, ci.NodeID = f.slot, "Hca9"
+				ci.Put(c.Data[:])
+			}
+		case CtlGetNodeInfo:
+			clear(c.Data[:])
+			c.Data[0], c.Data[1], c.Data[2], c.Data[3] = 1, 1, 1, 2 // CA, 2 ports
+			binary.BigEndian.PutUint64(c.Data[12:], 0x100010)       // node GUID
+		case CtlGetPortInfo:
+			clear(c.Data[:])
+			binary.BigEndian.PutUint16(c.Data[16:], 7) // LID
+			binary.BigEndian.PutUint16(c.Data[18:], 1) // SM LID
+			c.Data[28] = 1                             // local port
+			c.Data[32] = 4<<4 | 4                      // width, state Active
+		}
+		f.mu.Unlock()
+		// Go cuts a received abstract name at its first NUL; ibsim's
+		// names end in one, so put it back.
+		f.ctl.WriteToUnix(c.Marshal(), &net.UnixAddr{Net: "unixgram", Name: from.Name + "\x00"})
+	}
+}
+
+// serveData answers requests of class 0x09 with a GetResp and bounces
+// every other packet with status 110, writing bits 48..63 of the TID as
+// ibsim does.
+func (f *fakeIbsim) serveData() {
+	b := make([]byte, 512)
+	for {
+		n, _, err := f.out.ReadFromUnix(b)
+		if err != nil {
+			return
+		}
+		var r Request
+		if r.Get(b[:n]) != nil {
+			continue
+		}
+		m := r.MAD[:]
+		if !mad.IsResponse(m) {
+			mad.SetTID(m, mad.TIDOf(m)&0xffffffffffff|uint64(f.slot)<<48)
+		}
+		if m[1] == 0x09 {
+			m[3] = mad.MethodGetResp
+			r.DLID, r.SLID = r.SLID, 5
+		} else {
+			r.Status = StatusDropped
+		}
+		out := make([]byte, RequestSize)
+		r.Put(out)
+		f.mu.Lock()
+		to := f.client
+		f.mu.Unlock()
+		f.out.WriteToUnix(out, to)
+	}
+}
+
+func itoa(v uint32) string { return strconv.FormatUint(uint64(v), 10) }
+
+func (f *fakeIbsim) connected() ClientInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.connect
+}
+
+func (f *fakeIbsim) types() []uint32 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]uint32(nil), f.ctlTypes...)
+}
+
+// TestProtocolAgainstFake: the connection sequence (CONNECT with the node
+// name and issm, NodeInfo, PortInfo), the port attributes derived from
+// them, TIDs tagged with the slot, status-110 bounces left to the timer,
+// and DISCONNECT on Close.
+func TestProtocolAgainstFake(t *testing.T) {
+	f := newFake(t)
+	tr, err := Open(t.Context(), f.sock, &Options{Node: "Hca9", ISSM: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci := f.connected(); ci.NodeID != "Hca9" || ci.ISSM != 1 || ci.ID == 0 {
+		t.Errorf("CONNECT sent %+v, want node Hca9, issm 1, a non-zero id", ci)
+	}
+	if tr.Slot() != 3 || tr.NodeID() != "Hca9" {
+		t.Errorf("slot %d node %q, want 3, Hca9", tr.Slot(), tr.NodeID())
+	}
+	a := tr.Port()
+	if a.LID != 7 || a.SMLID != 1 || a.PortNum != 1 || a.NodeGUID != 0x100010 || a.PortGUID != 0x100011 || a.State != 4 || a.CAName != CAName {
+		t.Errorf("port %+v", a)
+	}
+	ctx := t.Context()
+	id, err := tr.Register(ctx, fabric.Agent{Class: 0x09, Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := make([]byte, mad.Size)
+	(&mad.Header{BaseVersion: 1, MgmtClass: 0x09, ClassVersion: 1, Method: mad.MethodGet, TID: 0x42}).Put(req)
+	if err := tr.Send(ctx, &fabric.Packet{Agent: id, Timeout: time.Second, Addr: fabric.Addr{LID: 5, QPN: 1}, Data: req}); err != nil {
+		t.Fatal(err)
+	}
+	var p fabric.Packet
+	if err := tr.Recv(ctx, &p); err != nil || p.Status != 0 || p.Addr.LID != 5 {
+		t.Fatalf("response: %v status %d from lid %d", err, p.Status, p.Addr.LID)
+	}
+	if tid := mad.TIDOf(p.Data); tid>>48 != 3 || uint32(tid) != 0x42 {
+		t.Errorf("response TID %#016x, want slot 3 in bits 48..63 and 0x42 below", tid)
+	}
+	// A bounced packet (status 110) is not delivered: the request times out.
+	req[1] = 0x0a
+	id2, err := tr.Register(ctx, fabric.Agent{Class: 0x0a, Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Send(ctx, &fabric.Packet{Agent: id2, Timeout: 20 * time.Millisecond, Retries: 1, Addr: fabric.Addr{LID: 5, QPN: 1}, Data: req}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Recv(ctx, &p); err != nil || p.Status != fabric.StatusTimeout {
+		t.Fatalf("bounced request: %v status %d, want a timeout", err, p.Status)
+	}
+	if st := tr.Stats(); st.Dropped != 2 || st.Retransmits != 1 || tr.Retransmits() != 1 {
+		t.Errorf("stats %+v, want 2 bounces and 1 retransmit", st)
+	}
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := f.types()
+	want := []uint32{CtlConnect, CtlGetNodeInfo, CtlGetPortInfo, CtlDisconnect}
+	if len(got) != len(want) {
+		t.Fatalf("control requests %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("control requests %v, want %v", got, want)
+		}
+	}
+	if err := tr.Recv(ctx, &p); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Recv after Close: %v", err)
+	}
+}
+
+// TestConnectRefused: a refused CONNECT is an error naming the node and
+// the reasons, and leaves no socket bound.
+func TestConnectRefused(t *testing.T) {
+	f := newFake(t)
+	f.mu.Lock()
+	f.refuse = true
+	f.mu.Unlock()
+	_, err := Open(t.Context(), f.sock, &Options{Node: "Nope", ISSM: true})
+	if err == nil || !strings.Contains(err.Error(), `connect to node "Nope" refused`) || !strings.Contains(err.Error(), "issm") {
+		t.Fatalf("error %v", err)
+	}
+	// The client's ID can be bound again: its sockets were closed.
+	c, err := net.ListenUnixgram("unixgram", abstract(f.sock+":in"+itoa(f.connected().ID)))
+	if err != nil {
+		t.Fatalf("client input socket still bound: %v", err)
+	}
+	c.Close()
+}
