@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -118,6 +119,11 @@ type Options struct {
 	IbsimArgs []string
 	// Timeout bounds the bring-up; 0 means 60s.
 	Timeout time.Duration
+	// UDPPort > 0 runs ibsim in its remote mode (-r -l UDPPort): UDP
+	// control port UDPPort, data ports UDPPort+1..+10, on every address
+	// (ibsim binds the wildcard). No SM is started (umad2sim's remote
+	// mode is not what OpenSM is tested with here).
+	UDPPort int
 }
 
 // Sim is one running ibsim (and OpenSM) started by Start.
@@ -126,6 +132,7 @@ type Sim struct {
 	Sock     string // IBSIM_SOCKNAME
 	Topology string // absolute path of the topology file
 	Umad2sim string
+	UDPPort  int // remote mode control port, or 0
 
 	ibsim, osm       *proc
 	console          io.WriteCloser // ibsim's stdin
@@ -244,7 +251,13 @@ func Start(ctx context.Context, dir, topology string, opts *Options) (s *Sim, er
 	}
 	defer errf.Close()
 	ibsimPath, _ := exec.LookPath(ibsimBin)
-	cmd := exec.Command(ibsimPath, append(append([]string{"-s"}, o.IbsimArgs...), topo)...)
+	args := append([]string{"-s"}, o.IbsimArgs...)
+	if o.UDPPort > 0 {
+		args = append(args, "-r", "-l", strconv.Itoa(o.UDPPort))
+		s.UDPPort = o.UDPPort
+		o.NoSM = true
+	}
+	cmd := exec.Command(ibsimPath, append(args, topo)...)
 	cmd.Dir = rd
 	cmd.Env = append(os.Environ(), "IBSIM_SOCKNAME="+sock)
 	cmd.Stdout, cmd.Stderr = logf, errf
@@ -260,7 +273,11 @@ func Start(ctx context.Context, dir, topology string, opts *Options) (s *Sim, er
 		if !s.ibsim.alive() {
 			return false, fmt.Errorf("ibsim exited during start-up: %v; %s", s.ibsim.err, s.tail(s.errPath))
 		}
-		return bytes.Contains(readFile(s.logPath), []byte("Network simulator ready")) && sockListed(sock), nil
+		ready := bytes.Contains(readFile(s.logPath), []byte("Network simulator ready"))
+		if s.UDPPort > 0 {
+			return ready && udpListed(s.UDPPort), nil
+		}
+		return ready && sockListed(sock), nil
 	}); err != nil {
 		return s, err
 	}
@@ -323,6 +340,11 @@ func (s *Sim) tail(p string) string {
 // sockListed reports whether ibsim's control socket is bound.
 func sockListed(sock string) bool {
 	return bytes.Contains(readFile("/proc/net/unix"), []byte("@"+sock+":ctl@"))
+}
+
+// udpListed reports whether a UDP socket is bound to port.
+func udpListed(port int) bool {
+	return bytes.Contains(readFile("/proc/net/udp"), []byte(fmt.Sprintf(":%04X 00000000:0000", port)))
 }
 
 // poll calls f every 20ms until it reports done, fails, or ctx ends.
@@ -415,6 +437,9 @@ func (s *Sim) PortStates(ctx context.Context) (map[string]int, error) {
 // Env is the environment of a C tool run under umad2sim attached to node.
 func (s *Sim) Env(node string, issm bool) []string {
 	env := []string{"IBSIM_SOCKNAME=" + s.Sock, "LD_PRELOAD=" + s.Umad2sim}
+	if s.UDPPort > 0 {
+		env = append(env, "IBSIM_SERVER_NAME=127.0.0.1", "IBSIM_SERVER_PORT="+strconv.Itoa(s.UDPPort))
+	}
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "SIM_HOST=") && !strings.HasPrefix(e, "SIM_SET_ISSM=") &&
 			!strings.HasPrefix(e, "IBSIM_") && !strings.HasPrefix(e, "LD_PRELOAD=") {
