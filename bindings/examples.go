@@ -63,6 +63,9 @@ print(#switches, switches[1].lid, switches[1].node_description)`,
 print(nr.node_guid, nr.node_description)`,
 	"sa.path": `local p = sa.path(1, 2)
 print(p.slid, p.dlid, p.mtu, p.rate)`,
+	"sa.multipath": `local hosts = sa.get_table("NodeRecord", {node_type = 1})
+local paths = sa.multipath({hosts[1].port_guid}, {hosts[2].port_guid, hosts[3].port_guid})
+print(#paths, paths[1].slid, paths[1].dlid)`,
 	"sa.records": `print(table.concat(sa.records(), " "))`,
 
 	"perf.portcounters": `local pc = perf.portcounters("lid:2", 1)

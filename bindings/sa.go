@@ -2,10 +2,12 @@ package bindings
 
 import (
 	"sort"
+	"strconv"
 
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/sa"
 )
 
@@ -17,6 +19,7 @@ func saModule() Module {
 			{"get_table", saGetTable, `get_table(record [, fields]) -> array of tables: GetTable of an SA record ("NodeRecord", "PathRecord" ...); fields (snake_case keys) are matched and set the component mask`},
 			{"get", saGet, `get(record, fields) -> table: Get of the one record matching fields; no match or several raise`},
 			{"path", saPath, `path(src, dst) -> table: the PathRecord from LID src to LID dst ("lid:N" or a number)`},
+			{"multipath", saMultiPath, `multipath(src_guids, dst_guids) -> array of tables: PathRecords between every source and destination port GUID ("0x..." strings), one GetMulti(MultiPathRecord)`},
 			{"records", saRecordNames, `records() -> array of strings: the SA record names get and get_table know`},
 		},
 	}
@@ -26,7 +29,7 @@ func saModule() Module {
 func checkAttr(L *lua.LState, fn string, n int) *sa.Attr {
 	name := L.CheckString(n)
 	a, ok := sa.AttrByName(name)
-	if !ok || a == &sa.ClassPortInfo || a == &sa.InformInfo {
+	if !ok || a == &sa.ClassPortInfo || a == &sa.InformInfo || a == &sa.MultiPathRecord {
 		raise(L, fn, "unknown SA record %q (sa.records() lists them)", name)
 	}
 	return a
@@ -117,11 +120,53 @@ func saPath(e *Env, L *lua.LState) int {
 func saRecordNames(_ *Env, L *lua.LState) int {
 	t := L.NewTable()
 	for _, a := range sa.Attrs() {
-		if a == &sa.ClassPortInfo || a == &sa.InformInfo {
+		if a == &sa.ClassPortInfo || a == &sa.InformInfo || a == &sa.MultiPathRecord {
 			continue
 		}
 		t.Append(lua.LString(a.Name()))
 	}
 	L.Push(t)
+	return 1
+}
+
+// checkGUIDs reads an array of port GUID strings as GIDs with the local
+// port's subnet prefix.
+func checkGUIDs(e *Env, L *lua.LState, fn string, n int) []mad.GID {
+	t := L.CheckTable(n)
+	prefix := e.sess.Port().GIDPrefix
+	var out []mad.GID
+	for i := 1; i <= t.Len(); i++ {
+		s, ok := t.RawGetInt(i).(lua.LString)
+		if !ok {
+			raise(L, fn, "argument #%d[%d]: port GUID string expected, got %s", n, i, t.RawGetInt(i).Type())
+		}
+		g, err := strconv.ParseUint(string(s), 0, 64)
+		if err != nil {
+			raise(L, fn, "argument #%d[%d]: %q is not a GUID", n, i, string(s))
+		}
+		out = append(out, mad.NewGID(prefix, g))
+	}
+	if len(out) == 0 {
+		raise(L, fn, "argument #%d: no GUIDs", n)
+	}
+	return out
+}
+
+func saMultiPath(e *Env, L *lua.LState) int {
+	const fn = "sa.multipath"
+	src, dst := checkGUIDs(e, L, fn, 1), checkGUIDs(e, L, fn, 2)
+	paths, err := e.sess.MultiPathRecords(L.Context(), src, dst)
+	if err != nil {
+		raise(L, fn, "%v", err)
+	}
+	out := L.CreateTable(len(paths), 0)
+	for i := range paths {
+		b, err := paths[i].MarshalBinary()
+		if err != nil {
+			raise(L, fn, "%v", err)
+		}
+		out.RawSetInt(i+1, e.layoutTable(&sa.PathRecordLayout, b))
+	}
+	L.Push(out)
 	return 1
 }

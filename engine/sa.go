@@ -6,6 +6,7 @@ import (
 
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/rmpp"
 	"github.com/ibscript/ibscript/mad/sa"
 )
 
@@ -120,4 +121,49 @@ func (s *Session) PathRecord(ctx context.Context, slid, dlid uint16, opts ...Cal
 		return nil, fmt.Errorf("engine: sa PathRecord %d->%d: %w", slid, dlid, err)
 	}
 	return &p, nil
+}
+
+// MultiPathRecords asks the SA for the paths between every source and
+// every destination GID with one GetMulti(MultiPathRecord): a
+// double-sided RMPP exchange (rmpp.md section 7) whose request grows by 16
+// bytes per GID and whose answer is PathRecords.
+func (s *Session) MultiPathRecords(ctx context.Context, sgids, dgids []mad.GID, opts ...CallOption) ([]sa.PathRec, error) {
+	d, ok := s.tr.(rmppDriver)
+	if !ok {
+		return nil, fmt.Errorf("engine: sa: transport has no RMPP driver: %w", fabric.ErrInvalid)
+	}
+	port := s.tr.Port()
+	if port.SMLID == 0 {
+		return nil, fmt.Errorf("engine: sa GetMulti MultiPathRecord: the port knows no SM (SMLID 0)")
+	}
+	req, _ := sa.NewRequest(mad.MethodGetMulti, sa.AttrMultiPathRecord, 0, 0, nil)
+	_, cs, _ := sa.MultiPathRecord.Field("SGIDCount")
+	_, cd, _ := sa.MultiPathRecord.Field("DGIDCount")
+	sa.SetComponentMask(req, 1<<cs|1<<cd)
+	req, err := sa.AppendMPR(req[:sa.HeaderSize], make([]byte, sa.MultiPathRecordLayout.Size), sgids, dgids)
+	if err != nil {
+		return nil, fmt.Errorf("engine: sa GetMulti MultiPathRecord: %w", err)
+	}
+	h := rmpp.Header{Version: rmpp.Version, Flags: rmpp.FlagActive}
+	h.Put(req)
+	c := s.callOpts(opts)
+	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL}
+	resp, err := d.driver().rpc(ctx, mad.ClassSubnAdm, sa.ClassVersion, req, addr, c.timeout, c.retries)
+	if err != nil {
+		return nil, fmt.Errorf("engine: sa GetMulti MultiPathRecord: %w", err)
+	}
+	if st := mad.StatusOf(resp.Data); st != 0 {
+		return nil, &StatusError{Class: mad.ClassSubnAdm, Method: mad.MethodGetMulti, AttrID: sa.AttrMultiPathRecord, Status: st, Target: Target{Kind: ByLID, LID: port.SMLID}}
+	}
+	recs, err := sa.Records(resp.Data)
+	if err != nil {
+		return nil, fmt.Errorf("engine: sa GetMulti MultiPathRecord: %w", err)
+	}
+	out := make([]sa.PathRec, len(recs))
+	for i, r := range recs {
+		if err := out[i].UnmarshalBinary(r); err != nil {
+			return nil, fmt.Errorf("engine: sa MultiPathRecord answer %d: %w", i, err)
+		}
+	}
+	return out, nil
 }

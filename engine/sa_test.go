@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/sa"
 )
 
@@ -66,6 +67,47 @@ func TestSAPathRecords(t *testing.T) {
 			if p.SLID != a || p.DLID != b || p.MTU == 0 || p.Rate == 0 {
 				t.Errorf("%d->%d: %+v", a, b, p)
 			}
+		}
+	}
+}
+
+// TestSAMultiPathRecords: one GetMulti for 4 sources x 40 destinations on
+// fattree-50 (a 784-byte request in 4 segments, a 10 KB answer in 52)
+// answers the same 160 paths as 160 PathRecord Gets.
+func TestSAMultiPathRecords(t *testing.T) {
+	s, f := simSession(t, "../tests/topologies/fattree-50.net", "h002-01", 1)
+	_ = f
+	recs, err := s.NodeRecords(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gids []mad.GID
+	byGUID := map[uint64]uint16{}
+	for _, r := range recs {
+		if r.NodeInfo.NodeType == 1 {
+			gids = append(gids, mad.NewGID(0xfe80000000000000, r.NodeInfo.PortGUID))
+			byGUID[r.NodeInfo.PortGUID] = r.LID
+		}
+	}
+	src, dst := gids[:4], gids[4:]
+	paths, err := s.MultiPathRecords(t.Context(), src, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != len(src)*len(dst) {
+		t.Fatalf("%d paths, want %d", len(paths), len(src)*len(dst))
+	}
+	for i, p := range paths {
+		a, b := src[i/len(dst)], dst[i%len(dst)]
+		if p.SGID != a || p.DGID != b {
+			t.Fatalf("path %d: %v -> %v, want %v -> %v", i, p.SGID, p.DGID, a, b)
+		}
+		one, err := s.PathRecord(t.Context(), byGUID[a.GUID()], byGUID[b.GUID()])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *one != p {
+			t.Errorf("path %d: GetMulti %+v, Get %+v", i, p, *one)
 		}
 	}
 }

@@ -285,6 +285,12 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 	if !ok || attr == &sa.ClassPortInfo || attr == &sa.InformInfo {
 		return single(mad.StatusMethodAttrUnsup, nil, 0)
 	}
+	if attr == &sa.MultiPathRecord {
+		if method != mad.MethodGetMulti {
+			return single(mad.StatusMethodAttrUnsup, nil, 0)
+		}
+		return f.saMultiPath(req, from, single)
+	}
 	switch method {
 	case mad.MethodGet, mad.MethodGetTable:
 	case mad.MethodGetMulti:
@@ -321,6 +327,37 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 	h := rmpp.Header{Version: rmpp.Version, Flags: rmpp.FlagActive}
 	h.Put(msg)
 	sa.SetAttributeOffset(msg, uint16(attr.Stride))
+	return msg
+}
+
+// saMultiPath answers GetMulti(MultiPathRecord): the PathRecords between
+// every source and destination GID the request lists that the forwarding
+// tables connect.
+func (f *Fabric) saMultiPath(req []byte, from uint16, single func(uint16, []byte, int) []byte) []byte {
+	sgids, dgids, err := sa.MPRGIDs(req[sa.HeaderSize:])
+	if err != nil || len(sgids) == 0 || len(dgids) == 0 {
+		return single(sa.StatusInsufComps, nil, 0)
+	}
+	stride := sa.PathRecord.Stride * 8
+	msg := make([]byte, sa.HeaderSize, sa.HeaderSize+len(sgids)*len(dgids)*stride)
+	copy(msg, req[:sa.HeaderSize])
+	_, cs, _ := sa.PathRecord.Field("SGID")
+	_, cd, _ := sa.PathRecord.Field("DGID")
+	tmpl := make([]byte, stride)
+	for _, sg := range sgids {
+		for _, dg := range dgids {
+			clear(tmpl)
+			copy(prSGID.Slice(tmpl), sg[:])
+			copy(prDGID.Slice(tmpl), dg[:])
+			msg = f.saRecords(msg, &sa.PathRecord, tmpl, 1<<cs|1<<cd, from)
+		}
+	}
+	msg[3] = mad.MethodGetMultiRes
+	binary.BigEndian.PutUint16(msg[4:], 0)
+	clear(msg[rmpp.HeaderOff:rmpp.HeaderEnd])
+	h := rmpp.Header{Version: rmpp.Version, Flags: rmpp.FlagActive}
+	h.Put(msg)
+	sa.SetAttributeOffset(msg, uint16(sa.PathRecord.Stride))
 	return msg
 }
 

@@ -304,6 +304,83 @@ var InformInfoLayout = mad.Layout{Name: "InformInfo", ID: AttrInformInfo, Size: 
 	Fields: []mad.Field{iiGID, iiLIDRangeBegin, iiLIDRangeEnd, iiIsGeneric, iiSubscribe, iiType,
 		iiTrapNumber, iiQPN, iiRespTimeValue, iiProducerTypeVend}}
 
+// MultiPathRecord (IBA table "MultiPathRecord"; OpenSM ib_multipath_rec_t):
+// 24 bytes of path properties followed by SGIDCount source and DGIDCount
+// destination GIDs (16 bytes each). The layout is the fixed part; MPRGIDs
+// reads the GIDs.
+var (
+	mprRawTraffic    = mad.Field{Name: "RawTraffic", Bit: 0, Width: 1}
+	mprFlowLabel     = mad.Field{Name: "FlowLabel", Bit: 4, Width: 20, Kind: mad.Hex}
+	mprHopLimit      = mad.Field{Name: "HopLimit", Bit: 24, Width: 8}
+	mprTClass        = mad.Field{Name: "TClass", Bit: 32, Width: 8}
+	mprReversible    = mad.Field{Name: "Reversible", Bit: 40, Width: 1}
+	mprNumbPath      = mad.Field{Name: "NumbPath", Bit: 41, Width: 7}
+	mprPKey          = mad.Field{Name: "P_Key", Bit: 48, Width: 16, Kind: mad.Hex}
+	mprQoSClass      = mad.Field{Name: "QOSClass", Bit: 64, Width: 12}
+	mprSL            = mad.Field{Name: "SL", Bit: 76, Width: 4}
+	mprMTUSelector   = mad.Field{Name: "MTUSelector", Bit: 80, Width: 2}
+	mprMTU           = mad.Field{Name: "MTU", Bit: 82, Width: 6}
+	mprRateSelector  = mad.Field{Name: "RateSelector", Bit: 88, Width: 2}
+	mprRate          = mad.Field{Name: "Rate", Bit: 90, Width: 6}
+	mprPLTSelector   = mad.Field{Name: "PacketLifeTimeSelector", Bit: 96, Width: 2}
+	mprPacketLife    = mad.Field{Name: "PacketLifeTime", Bit: 98, Width: 6}
+	mprServiceID8MSB = mad.Field{Name: "ServiceID8MSB", Bit: 104, Width: 8, Kind: mad.Hex}
+	mprIndependence  = mad.Field{Name: "IndependenceSelector", Bit: 112, Width: 2}
+	mprSGIDCount     = mad.Field{Name: "SGIDCount", Bit: 120, Width: 8}
+	mprDGIDCount     = mad.Field{Name: "DGIDCount", Bit: 128, Width: 8}
+	mprServiceID56   = mad.Field{Name: "ServiceID56LSB", Bit: 136, Width: 56, Kind: mad.Hex}
+)
+
+// MultiPathRecordLayout is the fixed part of MultiPathRecord, 24 bytes.
+var MultiPathRecordLayout = mad.Layout{Name: "MultiPathRecord", ID: AttrMultiPathRecord, Size: 24,
+	Fields: []mad.Field{mprRawTraffic, mprFlowLabel, mprHopLimit, mprTClass, mprReversible, mprNumbPath,
+		mprPKey, mprQoSClass, mprSL, mprMTUSelector, mprMTU, mprRateSelector, mprRate, mprPLTSelector,
+		mprPacketLife, mprServiceID8MSB, mprIndependence, mprSGIDCount, mprDGIDCount, mprServiceID56}}
+
+// MPRGIDs returns the source and destination GIDs of a MultiPathRecord
+// (SGIDCount then DGIDCount GIDs after the fixed part), or an error
+// wrapping mad.ErrTruncated when b is too short for them.
+func MPRGIDs(b []byte) (sgids, dgids []mad.GID, err error) {
+	if err := MultiPathRecordLayout.Check(b); err != nil {
+		return nil, nil, err
+	}
+	ns, nd := int(mprSGIDCount.Get(b)), int(mprDGIDCount.Get(b))
+	if need := MultiPathRecordLayout.Size + 16*(ns+nd); len(b) < need {
+		return nil, nil, fmt.Errorf("multipathrecord: %w (have %d, need %d for %d+%d GIDs)", mad.ErrTruncated, len(b), need, ns, nd)
+	}
+	gid := func(i int) mad.GID {
+		var g mad.GID
+		copy(g[:], b[MultiPathRecordLayout.Size+16*i:])
+		return g
+	}
+	for i := range ns {
+		sgids = append(sgids, gid(i))
+	}
+	for i := range nd {
+		dgids = append(dgids, gid(ns+i))
+	}
+	return sgids, dgids, nil
+}
+
+// AppendMPR appends a MultiPathRecord: the fixed part fixed (24 bytes, its
+// GID counts overwritten) and the GIDs.
+func AppendMPR(b, fixed []byte, sgids, dgids []mad.GID) ([]byte, error) {
+	if len(fixed) < MultiPathRecordLayout.Size || len(sgids) > 255 || len(dgids) > 255 {
+		return b, fmt.Errorf("multipathrecord: %d-byte fixed part, %d+%d GIDs: %w", len(fixed), len(sgids), len(dgids), mad.ErrRange)
+	}
+	n := len(b)
+	b = append(b, fixed[:MultiPathRecordLayout.Size]...)
+	mprSGIDCount.Put(b[n:], uint64(len(sgids)))
+	mprDGIDCount.Put(b[n:], uint64(len(dgids)))
+	for _, g := range sgids {
+		b = append(b, g[:]...)
+	}
+	for _, g := range dgids {
+		b = append(b, g[:]...)
+	}
+	return b, nil
+}
+
 // The attributes, by ID.
 var (
 	NodeRecord                  = Attr{&NodeRecordLayout, slices.Concat([]int{0}, gapComps(nrNodeInfo, 2, 32), []int{14}), 14}
@@ -318,11 +395,14 @@ var (
 	MCMemberRecord              = Attr{&MCMemberRecordLayout, seq(0, 18), 7}
 	InformInfo                  = Attr{&InformInfoLayout, none(10), 5}
 	ClassPortInfo               = Attr{&mad.ClassPortInfoLayout, none(len(mad.ClassPortInfoLayout.Fields)), 9}
+	// MultiPathRecord is queried with GetMulti; its responses are
+	// PathRecords (stride 8). Stride here is its fixed part's.
+	MultiPathRecord = Attr{&MultiPathRecordLayout, gapComps(MultiPathRecordLayout.Fields, 0, 0), 3}
 )
 
 var attrs = []*Attr{&ClassPortInfo, &InformInfo, &NodeRecord, &PortInfoRecord, &SwitchInfoRecord,
 	&LinearForwardingTableRecord, &LinkRecord, &GUIDInfoRecord, &ServiceRecord, &PKeyTableRecord,
-	&PathRecord, &MCMemberRecord}
+	&PathRecord, &MCMemberRecord, &MultiPathRecord}
 
 // Attrs lists the SA attributes this package knows, by ID.
 func Attrs() []*Attr { return slices.Clone(attrs) }

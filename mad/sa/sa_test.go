@@ -2,6 +2,7 @@ package sa_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -58,6 +59,9 @@ func TestComponents(t *testing.T) {
 		{&sa.MCMemberRecord, "join_state", 16}, {&sa.ServiceRecord, "service_name", 6},
 		{&sa.ServiceRecord, "service_data641", 36}, {&sa.LinkRecord, "to_lid", 3},
 		{&sa.SwitchInfoRecord, "linear_fdb_cap", 2},
+		{&sa.MultiPathRecord, "flow_label", 2}, {&sa.MultiPathRecord, "mtu", 11},
+		{&sa.MultiPathRecord, "independence_selector", 17}, {&sa.MultiPathRecord, "sgid_count", 19},
+		{&sa.MultiPathRecord, "dgid_count", 20},
 	} {
 		_, got, ok := c.attr.Field(c.field)
 		if !ok || got != c.comp {
@@ -229,4 +233,20 @@ func TestMatchesAndRecords(t *testing.T) {
 		t.Error("oversized template accepted")
 	}
 	_ = fmt.Sprint
+}
+
+func TestMultiPathRecordGIDs(t *testing.T) {
+	s := []mad.GID{mad.NewGID(0xfe80<<48, 1), mad.NewGID(0xfe80<<48, 2)}
+	d := []mad.GID{mad.NewGID(0xfe80<<48, 3)}
+	b, err := sa.AppendMPR(nil, make([]byte, 24), s, d)
+	if err != nil || len(b) != 24+3*16 {
+		t.Fatalf("%d bytes, %v", len(b), err)
+	}
+	gs, gd, err := sa.MPRGIDs(b)
+	if err != nil || len(gs) != 2 || len(gd) != 1 || gs[1] != s[1] || gd[0] != d[0] {
+		t.Errorf("GIDs %v %v %v", gs, gd, err)
+	}
+	if _, _, err := sa.MPRGIDs(b[:50]); !errors.Is(err, mad.ErrTruncated) {
+		t.Errorf("short record: %v", err)
+	}
 }

@@ -113,3 +113,16 @@ function test_umad_send_rmpp(t)
   end
   port:close()
 end
+
+function test_multipath(t)
+  local hosts = sa.get_table("NodeRecord", { node_type = 1 })
+  local guids = {}
+  for _, h in ipairs(hosts) do guids[#guids + 1] = h.port_guid end
+  local paths = sa.multipath({ guids[1], guids[2] }, guids)
+  if #paths ~= 2 * #guids then t:fatal("multipath: " .. #paths .. " paths") end
+  for i, p in ipairs(paths) do
+    local want = sa.path(p.slid, p.dlid)
+    if want.mtu ~= p.mtu or want.rate ~= p.rate then t:fatal("path " .. i .. " differs from sa.path") end
+  end
+  expect_error("not a GUID", sa.multipath, { "lid:1" }, guids)
+end
