@@ -17,6 +17,17 @@
 // known yet). Retries are the transport's: each request is sent with the
 // per-try Timeout and Retries and completes exactly once.
 //
+// # RMPP and SA
+//
+// New and NewUMADPort put the RMPP driver (WithRMPP, rmpp.go) in front of
+// the transport: over a transport without kernel RMPP (sim, ibsim) it
+// segments RMPP sends and coalesces multi-segment receives for agents
+// registered with RMPPVersion 1, as the kernel does (rmpp.md section 8),
+// including ENOSPC with the needed length in UMADPort.Recv; over one with
+// RMPP (fabric/kernel) it passes everything through. Session's SA calls
+// (SAQuery, SAGetTable, SAGet, NodeRecords, PathRecord, MultiPathRecords)
+// use an RMPP agent of the driver's own.
+//
 // # Concurrency
 //
 // A Session is safe for concurrent use. It owns one goroutine, the reader,
