@@ -192,3 +192,39 @@ func TestSARetransmits(t *testing.T) {
 		}
 	})
 }
+
+// FuzzSA sends arbitrary SA MADs (and then the same bytes as an RMPP
+// segment) to the SM's SA: nothing may panic, and no transfer survives
+// the fabric's Close.
+func FuzzSA(f *testing.F) {
+	for _, attr := range []uint16{sa.AttrNodeRecord, sa.AttrPathRecord, sa.AttrMultiPathRecord, sa.AttrLFTRecord, sa.AttrPKeyTableRecord} {
+		for _, m := range []uint8{mad.MethodGet, mad.MethodGetTable, mad.MethodGetMulti} {
+			b, _ := sa.NewRequest(m, attr, 1, 0x3, nil)
+			f.Add(b, uint64(0x30))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, mask uint64) {
+		fab, err := Default(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fab.Close()
+		_, _, sm := fab.SM()
+		r := attachRaw(t, fab, "node002", 1)
+		b := make([]byte, mad.Size)
+		copy(b, data)
+		b[0], b[1], b[2] = 1, mad.ClassSubnAdm, sa.ClassVersion
+		b[3] &^= mad.MethodResp
+		sa.SetComponentMask(b, mask)
+		for _, active := range []bool{false, true} {
+			if active {
+				b[24], b[26] = rmpp.Version, b[26]|rmpp.FlagActive
+			}
+			for _, p := range r.send(sm, b) {
+				if len(p.Data) != mad.Size || mad.MgmtClassOf(p.Data) != mad.ClassSubnAdm {
+					t.Fatalf("answer of %d bytes, class %#x", len(p.Data), mad.MgmtClassOf(p.Data))
+				}
+			}
+		}
+	})
+}
