@@ -131,7 +131,9 @@ func TestDiscoverIbsimCLI(t *testing.T) {
 // TestIbsimSIGTERMReleasesSlot: SIGTERM to `ibscript run` on the ibsim
 // backend, in the middle of a script's query loop, ends the process
 // promptly and gives its ibsim client slot back.
-func TestIbsimSIGTERMReleasesSlot(t *testing.T) {
+func TestIbsimSIGTERMReleasesSlot(t *testing.T) { testSignalReleasesSlot(t, syscall.SIGTERM) }
+
+func testSignalReleasesSlot(t *testing.T, sig syscall.Signal) {
 	s := startIbsim(t)
 	base := len(attached(t, s))
 	script := filepath.Join(t.TempDir(), "loop.lua")
@@ -161,7 +163,7 @@ func TestIbsimSIGTERMReleasesSlot(t *testing.T) {
 		t.Errorf("while running: %d clients attached, want %d", n, base+1)
 	}
 	start := time.Now()
-	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Process.Signal(sig)
 	werr := cmd.Wait()
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("exit took %v after SIGTERM", el)
@@ -172,4 +174,14 @@ func TestIbsimSIGTERMReleasesSlot(t *testing.T) {
 	if n := len(attached(t, s)); n != base {
 		t.Errorf("after SIGTERM %d clients attached, want %d (the slot leaked); child: %v, stderr %s", n, base, werr, stderr.String())
 	}
+}
+
+// TestIbsimSIGINTReleasesSlot: the same for SIGINT (Ctrl-C) outside the
+// REPL.
+func TestIbsimSIGINTReleasesSlot(t *testing.T) {
+	// Measured: today SIGINT kills `ibscript run` without Close and the
+	// slot leaks, because main.go's signal.NotifyContext lists SIGTERM
+	// only. Remove this skip when it lists os.Interrupt too.
+	t.Skip("SIGINT outside the REPL is not turned into a ctx cancel yet (main.go NotifyContext: add os.Interrupt)")
+	testSignalReleasesSlot(t, syscall.SIGINT)
 }
