@@ -66,4 +66,6 @@ func BenchmarkSAGetTable16k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(nodes), "records/op")
+	segs := (nodes*sa.NodeRecord.Stride*8 + sa.DataSize - 1) / sa.DataSize
+	b.ReportMetric(float64(segs)*float64(b.N)/b.Elapsed().Seconds(), "segments/s")
 }

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -109,5 +110,28 @@ func TestSAMultiPathRecords(t *testing.T) {
 		if *one != p {
 			t.Errorf("path %d: GetMulti %+v, Get %+v", i, p, *one)
 		}
+	}
+}
+
+// TestSAGetTableMemory: a GetTable's allocations (simulated SA and engine
+// together) stay within a small multiple of the answer: the SA builds the
+// message once, the driver reassembles it once, and segments are not kept.
+func TestSAGetTableMemory(t *testing.T) {
+	s, f := simSession(t, fattree2000, "", 0)
+	answer := len(f.Topology().Nodes) * sa.NodeRecord.Stride * 8
+	if _, err := s.SAGetTable(t.Context(), &sa.NodeRecord, 0, nil); err != nil { // warm up pools
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	recs, err := s.SAGetTable(t.Context(), &sa.NodeRecord, 0, nil)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(recs) != 2000 {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(6*answer) {
+		t.Errorf("a %d-byte answer allocated %d bytes (%.1fx)", answer, got, float64(got)/float64(answer))
+	} else {
+		t.Logf("a %d-byte answer allocated %d bytes (%.1fx)", answer, got, float64(got)/float64(answer))
 	}
 }
