@@ -78,6 +78,15 @@ print(#f.nodes, "nodes", #f.links, "links", #f.errors, "errors")
 for _, l in ipairs(f.links) do
   if l.a.node.type == "Switch" and l.b.node.type == "Switch" then print(l.a, "<->", l.b) break end
 end`,
+	"fabric.sweep": `local f = fabric.discover()
+local ports = {}
+for _, l in ipairs(f.links) do ports[#ports + 1] = l.a; ports[#ports + 1] = l.b end
+for _, r in ipairs(fabric.sweep("portcounters", ports)) do
+  if r.err then print(r.port, r.err) elseif r.value.symbol_error_counter > 0 then print(r.port, "symbol errors") end
+end`,
+	"fabric.routes": `local rt = fabric.routes(fabric.discover())
+print(rt.switches, "switches,", rt.lids, "LIDs,", rt.count, "bad routes")
+for h, n in pairs(rt.hops) do print(h, "hops:", n, "host pairs") end`,
 	"fabric.port":   `print(fabric.port().port_guid)`,
 	"fabric.format": `print(fabric.format(fabric.discover()):sub(1, 200))`,
 

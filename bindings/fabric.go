@@ -17,6 +17,8 @@ func fabricModule() Module {
 		Funcs: []Func{
 			{"discover", fabricDiscover, "discover([{max_hops=N}]) -> table: {nodes, links, errors} found by directed route from the local port; per-node failures are in errors, never raised"},
 			{"port", fabricPort, "port() -> table: the local port (ca_name, portnum, base_lid, sm_lid, state, port_guid, ...)"},
+			{"sweep", fabricSweep, "sweep(what, ports) -> array: one query per port table of fabric.discover, all concurrently; what is \"portcounters\", \"portcounters_ext\", \"portinfo\", \"sminfo\", \"nodeinfo\" or \"pkeys\" (block 0); result i is {port=, value=} or {port=, err=}, never raised"},
+			{"routes", fabricRoutes, "routes(f) -> table: reads every switch's LFT concurrently and follows every LID from every switch: {switches, lids, routes, count, loops, inherited, problems={{switch, lid, port, kind, msg}} (root causes, at most 1000), hops={[links]=host pairs}, errors}"},
 			{"format", fabricFormat, "format(f [, \"ibnetdiscover\"]) -> string: a discovered fabric in ibnetdiscover's topology format"},
 		},
 	}
@@ -150,6 +152,9 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 	ud := L.NewUserData()
 	ud.Value = d.Fabric
 	ft.RawSetString(fabricKey, ud)
+	dud := L.NewUserData()
+	dud.Value = d
+	ft.RawSetString(discKey, dud)
 	return ft
 }
 

@@ -52,6 +52,7 @@ type Fabric struct {
 	open     []*wire  // attached transports
 	actCount uint32   // SMInfo.ActCount
 	sa       saServer // the SM's subnet administrator (sa.go)
+	extraSMs map[*port]smp.SMInfo // SMs beside the fabric's own (faults.go AddSM)
 
 	trace      func(hop) // tests: called for each step of a directed-route SMP
 	rrSwitches int       // tests: switches routed by the round-robin fast path

@@ -71,6 +71,9 @@ func (f *Fabric) sma(n *node, in *port, b []byte) (uint16, action) {
 	case smp.AttrLinearForwardingTable:
 		st = lftBlock(n, mod, set, d)
 	case smp.AttrSMInfo:
+		if f.extraSMInfo(n.endport(in), d) {
+			break
+		}
 		if !f.hasSM || n.endport(in) != f.smPort {
 			return 0, actDeliver
 		}

@@ -1,0 +1,201 @@
+package bindings
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// Bulk queries: fabric.sweep runs one query per port of a discovered
+// fabric concurrently (engine.Session.Sweep) and returns per-port results;
+// fabric.routes reads every switch's forwarding table and follows every
+// LID route in Go.
+
+type sweepKind struct {
+	class  int
+	attr   uint16
+	layout *mad.Layout
+	// mod is the attribute modifier (for PerfMgt, the port) for a port.
+	mod func(p *topo.Port) uint32
+}
+
+var sweepKinds = map[string]sweepKind{
+	"portcounters":     {engine.SweepPerf, perf.AttrPortCounters, perf.LayoutByID(perf.AttrPortCounters), func(p *topo.Port) uint32 { return uint32(p.Num) }},
+	"portcounters_ext": {engine.SweepPerf, perf.AttrPortCountersExtended, perf.LayoutByID(perf.AttrPortCountersExtended), func(p *topo.Port) uint32 { return uint32(p.Num) }},
+	"portinfo":         {engine.SweepSMP, smp.AttrPortInfo, &smp.PortInfoLayout, func(p *topo.Port) uint32 { return uint32(p.Num) }},
+	"sminfo":           {engine.SweepSMP, smp.AttrSMInfo, &smp.SMInfoLayout, func(p *topo.Port) uint32 { return 0 }},
+	"nodeinfo":         {engine.SweepSMP, smp.AttrNodeInfo, &smp.NodeInfoLayout, func(p *topo.Port) uint32 { return 0 }},
+	"pkeys": {engine.SweepSMP, smp.AttrPKeyTable, nil, func(p *topo.Port) uint32 {
+		if p.Node.Type == topo.Switch {
+			return uint32(p.Num) << 16
+		}
+		return 0
+	}},
+}
+
+func sweepKindNames() string {
+	var names []string
+	for k := range sweepKinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// portTarget addresses a port table of fabric.discover: by the LID of its
+// node (switch port 0) or port, else by the directed route to its node.
+func (e *Env) portTarget(L *lua.LState, fn string, i int, pt *lua.LTable) (engine.Target, *topo.Port) {
+	nt, _ := pt.RawGetString("node").(*lua.LTable)
+	if nt == nil {
+		raise(L, fn, "ports[%d]: a port table of fabric.discover expected", i)
+	}
+	lid := 0
+	if nt.RawGetString("type").String() == "Switch" {
+		lid = int(lua.LVAsNumber(nt.RawGetString("lid")))
+	} else {
+		lid = int(lua.LVAsNumber(pt.RawGetString("lid")))
+	}
+	num := int(lua.LVAsNumber(pt.RawGetString("num")))
+	guid, err := strconv.ParseUint(strings.TrimPrefix(nt.RawGetString("guid").String(), "0x"), 16, 64)
+	if err != nil {
+		raise(L, fn, "ports[%d]: node guid %q", i, nt.RawGetString("guid").String())
+	}
+	p := &topo.Port{Num: num, Node: &topo.Node{GUID: guid}}
+	if nt.RawGetString("type").String() == "Switch" {
+		p.Node.Type = topo.Switch
+	}
+	if lid != 0 {
+		return engine.LID(uint16(lid)), p
+	}
+	if d := e.sess.LastDiscovery(); d != nil {
+		if t, ok := d.Target(guid); ok {
+			return t, p
+		}
+	}
+	return engine.GUID(guid), p
+}
+
+func fabricSweep(e *Env, L *lua.LState) int {
+	what := L.CheckString(1)
+	k, ok := sweepKinds[what]
+	if !ok {
+		L.ArgError(1, "unknown sweep \""+what+"\" (known: "+sweepKindNames()+")")
+	}
+	list := L.CheckTable(2)
+	n := list.Len()
+	reqs := make([]engine.SweepReq, n)
+	for i := 1; i <= n; i++ {
+		pt, ok := list.RawGetInt(i).(*lua.LTable)
+		if !ok {
+			raise(L, "fabric.sweep", "ports[%d]: port table expected, got %s", i, list.RawGetInt(i).Type())
+		}
+		t, p := e.portTarget(L, "fabric.sweep", i, pt)
+		reqs[i-1] = engine.SweepReq{Target: t, Class: k.class, Method: mad.MethodGet, AttrID: k.attr, AttrMod: k.mod(p)}
+	}
+	var progress func(done, total int)
+	if e.progress != nil {
+		progress = func(done, total int) { e.progress(done, total, what) }
+	}
+	res := e.sess.Sweep(L.Context(), reqs, progress)
+	if err := L.Context().Err(); err != nil {
+		raise(L, "fabric.sweep", "%v", err)
+	}
+	out := L.CreateTable(n, 0)
+	for i, r := range res {
+		rt := L.CreateTable(0, 2)
+		rt.RawSetString("port", list.RawGetInt(i+1))
+		if r.Err != nil {
+			rt.RawSetString("err", lua.LString(r.Err.Error()))
+		} else if k.layout != nil {
+			rt.RawSetString("value", e.layoutTable(k.layout, r.Data))
+		} else {
+			var pk smp.PKeyTable
+			if err := pk.UnmarshalBinary(r.Data); err != nil {
+				rt.RawSetString("err", lua.LString(err.Error()))
+			} else {
+				arr := L.CreateTable(len(pk.PKeys), 0)
+				for _, key := range pk.PKeys {
+					arr.Append(lua.LNumber(key))
+				}
+				rt.RawSetString("value", arr)
+			}
+		}
+		out.Append(rt)
+	}
+	L.Push(out)
+	return 1
+}
+
+func fabricRoutes(e *Env, L *lua.LState) int {
+	ft := L.CheckTable(1)
+	d := discoveryOf(ft)
+	if d == nil {
+		L.ArgError(1, "a fabric from fabric.discover expected")
+	}
+	var progress func(done, total int)
+	if e.progress != nil {
+		progress = func(done, total int) { e.progress(done, total, "forwarding tables") }
+	}
+	lfts := e.sess.LFTs(L.Context(), d, progress)
+	if err := L.Context().Err(); err != nil {
+		raise(L, "fabric.routes", "%v", err)
+	}
+	ra := engine.AnalyzeRoutes(d.Fabric, lfts)
+	nodeTab := map[*topo.Node]lua.LValue{}
+	if nodes, ok := ft.RawGetString("nodes").(*lua.LTable); ok {
+		for i, n := range d.Fabric.Nodes {
+			nodeTab[n] = nodes.RawGetInt(i + 1)
+		}
+	}
+	out := L.CreateTable(0, 8)
+	out.RawSetString("switches", lua.LNumber(ra.Switches))
+	out.RawSetString("lids", lua.LNumber(ra.LIDs))
+	out.RawSetString("routes", lua.LNumber(ra.Routes))
+	out.RawSetString("count", lua.LNumber(ra.Count))
+	out.RawSetString("loops", lua.LNumber(ra.Loops))
+	out.RawSetString("inherited", lua.LNumber(ra.Inherited))
+	probs := L.CreateTable(len(ra.Problems), 0)
+	for _, p := range ra.Problems {
+		pt := L.CreateTable(0, 5)
+		pt.RawSetString("switch", nodeTab[p.Switch])
+		pt.RawSetString("lid", lua.LNumber(p.LID))
+		pt.RawSetString("port", lua.LNumber(p.Port))
+		pt.RawSetString("kind", lua.LString(p.Kind))
+		pt.RawSetString("msg", lua.LString(p.Detail))
+		probs.Append(pt)
+	}
+	out.RawSetString("problems", probs)
+	hops := L.NewTable()
+	for h, n := range ra.Hops {
+		hops.RawSetInt(h, lua.LNumber(n))
+	}
+	out.RawSetString("hops", hops)
+	errs := L.CreateTable(len(lfts.Errors), 0)
+	for _, te := range lfts.Errors {
+		et := L.CreateTable(0, 2)
+		et.RawSetString("path", lua.LString(te.Path))
+		et.RawSetString("err", lua.LString(te.Err.Error()))
+		errs.Append(et)
+	}
+	out.RawSetString("errors", errs)
+	L.Push(out)
+	return 1
+}
+
+const discKey = "__discovery" // hidden userdata holding the *engine.Discovery
+
+func discoveryOf(ft *lua.LTable) *engine.Discovery {
+	if ud, ok := ft.RawGetString(discKey).(*lua.LUserData); ok {
+		d, _ := ud.Value.(*engine.Discovery)
+		return d
+	}
+	return nil
+}

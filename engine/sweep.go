@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// Class of a SweepReq.
+const (
+	SweepSMP  = iota // a subnet management Get/Set (Session.SMP)
+	SweepPerf        // a PerfMgt Get/Set (Session.Perf); AttrMod is the port
+)
+
+// SweepReq is one query of a bulk sweep.
+type SweepReq struct {
+	Target  Target
+	Class   int // SweepSMP or SweepPerf
+	Method  uint8
+	AttrID  uint16
+	AttrMod uint32 // the SMP attribute modifier; for PerfMgt, the port
+	Data    []byte // Set data; nil for Get
+}
+
+// SweepResult is the answer to one SweepReq: the attribute data or the
+// error naming the target (a *TimeoutError, a *StatusError, ...).
+type SweepResult struct {
+	Data []byte
+	Err  error
+}
+
+// Sweep runs many queries concurrently, keeping the Session's window full
+// (the scheduler still sends one SMP at a time per destination node), and
+// returns one result per request, in order. A failed query is an error in
+// its own result: the sweep never stops on one target. progress, when not
+// nil, is called with the number of queries done so far, from the
+// sweep's goroutines (it must be safe for concurrent use). When ctx ends,
+// the queries not yet answered fail with ctx.Err().
+func (s *Session) Sweep(ctx context.Context, reqs []SweepReq, progress func(done, total int), opts ...CallOption) []SweepResult {
+	out := make([]SweepResult, len(reqs))
+	workers := min(max(s.window, 1), len(reqs))
+	var next, done atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(reqs) {
+					return
+				}
+				r := &reqs[i]
+				if err := ctx.Err(); err != nil {
+					out[i].Err = err
+				} else if r.Class == SweepPerf {
+					out[i].Data, out[i].Err = s.Perf(ctx, r.Target, r.Method, r.AttrID, uint8(r.AttrMod), r.Data, opts...)
+				} else {
+					out[i].Data, out[i].Err = s.SMP(ctx, r.Target, r.Method, r.AttrID, r.AttrMod, r.Data, opts...)
+				}
+				if n := done.Add(1); progress != nil {
+					progress(int(n), len(reqs))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// LFTs are the linear forwarding tables of the switches of a fabric, read
+// by Session.LFTs.
+type LFTs struct {
+	// Ports[i] is the egress port by LID of Switches[i]; 255 (or a LID
+	// past the table) means drop.
+	Switches []*topo.Node
+	Ports    [][]uint8
+	// Errors are the switches (or blocks) that did not answer.
+	Errors []TargetError
+}
+
+// LFTs reads the LinearForwardingTable of every switch of f up to its
+// SwitchInfo.LinearFDBTop, all switches concurrently, by LID when the
+// switch has one (else by the directed route of discovery d).
+func (s *Session) LFTs(ctx context.Context, d *Discovery, progress func(done, total int)) *LFTs {
+	res := &LFTs{}
+	var sws []*topo.Node
+	var targets []Target
+	for _, n := range d.Fabric.Nodes {
+		if n.Type != topo.Switch {
+			continue
+		}
+		t, ok := switchTarget(d, n)
+		if !ok {
+			continue
+		}
+		sws = append(sws, n)
+		targets = append(targets, t)
+	}
+	// SwitchInfo of every switch for its LinearFDBTop.
+	reqs := make([]SweepReq, len(sws))
+	for i, t := range targets {
+		reqs[i] = SweepReq{Target: t, Method: mad.MethodGet, AttrID: smp.AttrSwitchInfo}
+	}
+	infos := s.Sweep(ctx, reqs, nil)
+	type blk struct{ sw, block int }
+	var breqs []SweepReq
+	var where []blk
+	tops := make([]int, len(sws))
+	for i, r := range infos {
+		if r.Err != nil {
+			res.Errors = append(res.Errors, TargetError{Path: targets[i].String(), Err: r.Err})
+			tops[i] = -1
+			continue
+		}
+		var si smp.SwitchInfo
+		if err := si.UnmarshalBinary(r.Data); err != nil {
+			res.Errors = append(res.Errors, TargetError{Path: targets[i].String(), Err: err})
+			tops[i] = -1
+			continue
+		}
+		tops[i] = int(si.LinearFDBTop)
+		for b := 0; b*64 <= tops[i]; b++ {
+			breqs = append(breqs, SweepReq{Target: targets[i], Method: mad.MethodGet, AttrID: smp.AttrLinearForwardingTable, AttrMod: uint32(b)})
+			where = append(where, blk{i, b})
+		}
+	}
+	blocks := s.Sweep(ctx, breqs, progress)
+	ports := make([][]uint8, len(sws))
+	for i := range sws {
+		if tops[i] >= 0 {
+			ports[i] = make([]uint8, tops[i]+1)
+			for j := range ports[i] {
+				ports[i][j] = 255
+			}
+		}
+	}
+	failed := make([]bool, len(sws))
+	for k, r := range blocks {
+		w := where[k]
+		if r.Err != nil {
+			if !failed[w.sw] {
+				res.Errors = append(res.Errors, TargetError{Path: targets[w.sw].String(), Err: r.Err})
+				failed[w.sw] = true
+			}
+			continue
+		}
+		base := w.block * 64
+		for j := 0; j < 64 && base+j < len(ports[w.sw]) && j < len(r.Data); j++ {
+			ports[w.sw][base+j] = r.Data[j]
+		}
+	}
+	for i, n := range sws {
+		if tops[i] >= 0 && !failed[i] {
+			res.Switches = append(res.Switches, n)
+			res.Ports = append(res.Ports, ports[i])
+		}
+	}
+	return res
+}
+
+// switchTarget addresses a switch by its LID, else by directed route.
+func switchTarget(d *Discovery, n *topo.Node) (Target, bool) {
+	if len(n.Ports) > 0 && n.Ports[0] != nil && n.Ports[0].LID != 0 {
+		return LID(n.Ports[0].LID), true
+	}
+	return d.Target(n.GUID)
+}
