@@ -114,6 +114,7 @@ func (t *Transport) Stats() Stats {
 type client struct {
 	where  string // "ibsim sim" or "ibsim udp host:port", for errors
 	ctlTO  time.Duration
+	until  time.Time      // while attaching: the Open ctx's deadline, if any
 	ctl    net.Conn       // connected to the control socket
 	data   net.PacketConn // bound input socket
 	out    net.Addr       // ibsim's data socket for our slot
@@ -156,9 +157,7 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 		return nil, err
 	}
 	c.ctlTO = o.CtlTimeout
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < c.ctlTO {
-		c.ctlTO = max(time.Until(dl), time.Millisecond)
-	}
+	c.until, _ = ctx.Deadline()
 	fail := func(err error) (*Transport, error) {
 		c.ctl.Close()
 		c.data.Close()
@@ -211,6 +210,7 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 		c.disconnect()
 		return fail(err)
 	}
+	c.until = time.Time{} // later exchanges (Close) get their own CtlTimeout
 	c.mux = mux.New(c, attr, &mux.Options{Port: mux.NewPortTagged(uint16(c.slot)), QueueLimit: o.QueueLimit})
 	c.wg.Go(c.read)
 	return &Transport{Mux: c.mux, c: c}, nil
@@ -292,6 +292,9 @@ func (c *client) exchange(req *Ctl) (*Ctl, error) {
 		req.ClientID = c.slot
 	}
 	deadline := time.Now().Add(c.ctlTO)
+	if !c.until.IsZero() && c.until.Before(deadline) {
+		deadline = c.until
+	}
 	if err := c.ctl.SetDeadline(deadline); err != nil {
 		return nil, err
 	}
@@ -303,7 +306,7 @@ func (c *client) exchange(req *Ctl) (*Ctl, error) {
 		n, err := c.ctl.Read(buf[:])
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
-				return nil, fmt.Errorf("no reply to control request %d within %v: %w", req.Type, c.ctlTO, fabric.ErrTimeout)
+				return nil, fmt.Errorf("no reply to control request %d in time (%v at most): %w", req.Type, c.ctlTO, fabric.ErrTimeout)
 			}
 			return nil, fmt.Errorf("%w (is ibsim running?)", plainErr(err))
 		}
