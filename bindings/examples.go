@@ -106,6 +106,9 @@ end))
 print(plan.check("raises", function(r) error("boom") end))   -- fail, the plan goes on`,
 	"plan.progress": `local f = fabric.discover()
 for i, n in ipairs(f.nodes) do plan.progress(i, #f.nodes, "nodes") end`,
+	"plan.thresholds": `local th = plan.thresholds()   -- or plan.thresholds("/etc/infiniband-diags/error_thresholds")
+print(th.symbol_error_counter, th.vl15_dropped)`,
+	"plan.sleep": `plan.sleep(0.01)`,
 	"plan.report": `plan.check("nothing", function(r) r:skip("not applicable") end)
 local rep = plan.report()
 print(rep.checks[1].name, rep.checks[1].status, rep.skipped)`,

@@ -2,6 +2,7 @@ package bindings
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -21,6 +22,8 @@ func planModule() Module {
 			{"define", planDefine, "define({description=, categories={...}, args={key={default=, help=}}}) -> table: declares the plan once and returns its arguments, defaults overridden by the command line's --arg key=value (converted to the default's type); an unknown --arg raises an error naming it"},
 			{"check", planCheck, "check(name, [category,] fn) -> string: runs fn(r) and returns its status (\"pass\", \"fail\", \"skip\"); r:pass(msg [, obj]), r:fail(msg [, obj]), r:skip(msg) record results; an error inside fn is a failed result and never stops the plan; a check that records nothing passes"},
 			{"progress", planProgress, "progress(done, total [, what]) -> nil: reports progress of a long sweep (shown on stderr when it is a terminal, rate-limited by the host)"},
+			{"thresholds", planThresholds, "thresholds([path]) -> table: error-counter thresholds by counter key (symbol_error_counter=10, ...) from an ibqueryerrors threshold file (Name=value lines, # comments); every error counter is present, 0 unless the file says otherwise; no path means all 0"},
+			{"sleep", planSleep, "sleep(seconds) -> nil: waits, e.g. between two counter sweeps; interrupted when the run is"},
 			{"report", planReportFn, "report() -> table: the results so far: {checks={{name, category, status, passed, failed, skipped}}, passed, failed, skipped}"},
 		},
 	}
@@ -396,4 +399,40 @@ func planReportFn(e *Env, L *lua.LState) int {
 	t.RawSetString("skipped", lua.LNumber(s))
 	L.Push(t)
 	return 1
+}
+
+func planThresholds(e *Env, L *lua.LState) int {
+	path := L.OptString(1, "")
+	th := map[string]uint64{}
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			raise(L, "plan.thresholds", "%v", err)
+		}
+		defer f.Close()
+		if th, err = plan.ParseThresholds(f, path); err != nil {
+			raise(L, "plan.thresholds", "%v", err)
+		}
+	}
+	t := L.CreateTable(0, len(plan.ThresholdNames))
+	for _, key := range plan.ThresholdNames {
+		t.RawSetString(key, lua.LNumber(th[key]))
+	}
+	L.Push(t)
+	return 1
+}
+
+func planSleep(e *Env, L *lua.LState) int {
+	sec := float64(L.CheckNumber(1))
+	if sec < 0 {
+		L.ArgError(1, "seconds must not be negative")
+	}
+	tm := time.NewTimer(time.Duration(sec * float64(time.Second)))
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+	case <-L.Context().Done():
+		raise(L, "plan.sleep", "%v", L.Context().Err())
+	}
+	return 0
 }

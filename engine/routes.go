@@ -60,7 +60,7 @@ func AnalyzeRoutes(f *topo.Fabric, l *LFTs) *RouteAnalysis {
 	}
 	var dests []dest
 	casOn := make([]int, len(l.Switches)) // CA ports with LIDs cabled to each switch
-	var caSrc []int                        // switch index of each such CA port, by destination index (-1 otherwise)
+	var caSrc []int                       // switch index of each such CA port, by destination index (-1 otherwise)
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if p == nil || p.LID == 0 || (n.Type == topo.Switch && p.Num != 0) {

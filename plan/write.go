@@ -37,14 +37,17 @@ func WriteText(w io.Writer, r *Report, color bool) error {
 	}
 	fmt.Fprintln(bw, paint(ansiBold, title))
 	if f := r.Fabric; f.Nodes > 0 || f.Backend != "" {
-		fmt.Fprintf(bw, "fabric: %d nodes, %d links", f.Nodes, f.Links)
+		var parts []string
+		if f.Nodes > 0 {
+			parts = append(parts, fmt.Sprintf("%d nodes, %d links", f.Nodes, f.Links))
+		}
 		if f.Backend != "" {
-			fmt.Fprintf(bw, " via %s", f.Backend)
+			parts = append(parts, "on "+f.Backend)
 		}
 		if f.CA != "" {
-			fmt.Fprintf(bw, " (%s port %d)", f.CA, f.Port)
+			parts = append(parts, fmt.Sprintf("from %s port %d", f.CA, f.Port))
 		}
-		fmt.Fprintln(bw)
+		fmt.Fprintf(bw, "fabric: %s\n", strings.Join(parts, ", "))
 	}
 	for _, cat := range r.Categories() {
 		fmt.Fprintf(bw, "%s\n", paint(ansiBold, "["+cat+"]"))
@@ -54,11 +57,11 @@ func WriteText(w io.Writer, r *Report, color bool) error {
 			}
 			switch c.Status {
 			case Fail:
-				fmt.Fprintf(bw, "  %s  %-30s %d ok, %d failed\n", paint(ansiRed, "FAIL"), c.Name, c.Passed, c.Failed)
+				fmt.Fprintf(bw, "  %s  %-32s %d ok, %d failed\n", paint(ansiRed, "FAIL"), c.Name, c.Passed, c.Failed)
 			case Skip:
-				fmt.Fprintf(bw, "  %s  %-30s %s\n", paint(ansiYellow, "SKIP"), c.Name, firstMessage(c, Skip))
+				fmt.Fprintf(bw, "  %s  %-32s %s\n", paint(ansiYellow, "SKIP"), c.Name, firstMessage(c, Skip))
 			default:
-				fmt.Fprintf(bw, "  %s  %-30s %d ok", paint(ansiGreen, "PASS"), c.Name, c.Passed)
+				fmt.Fprintf(bw, "  %s  %-32s %d ok", paint(ansiGreen, "PASS"), c.Name, c.Passed)
 				if c.Skipped > 0 {
 					fmt.Fprintf(bw, ", %d skipped", c.Skipped)
 				}
@@ -101,6 +104,9 @@ func resultText(res Result) string {
 	if res.Message == "" {
 		return o
 	}
+	if res.Object.NodeDesc != "" && strings.Contains(res.Message, res.Object.NodeDesc) {
+		return res.Message // it names the object already
+	}
 	return o + ": " + res.Message
 }
 
@@ -108,6 +114,7 @@ func resultText(res Result) string {
 func WriteJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(r)
 }
 
@@ -182,8 +189,11 @@ func tapEscape(s string) string {
 // yamlString quotes s as a YAML double-quoted scalar (JSON's escaping is
 // valid there).
 func yamlString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 type junitSuites struct {

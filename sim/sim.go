@@ -49,9 +49,9 @@ type Fabric struct {
 
 	mu       sync.Mutex // guards the state of every node and port, and the fields below
 	closed   bool
-	open     []*wire  // attached transports
-	actCount uint32   // SMInfo.ActCount
-	sa       saServer // the SM's subnet administrator (sa.go)
+	open     []*wire              // attached transports
+	actCount uint32               // SMInfo.ActCount
+	sa       saServer             // the SM's subnet administrator (sa.go)
 	extraSMs map[*port]smp.SMInfo // SMs beside the fabric's own (faults.go AddSM)
 
 	trace      func(hop) // tests: called for each step of a directed-route SMP

@@ -38,6 +38,7 @@ type config struct {
 	chunk     string
 	hasChunk  bool
 	format    string
+	planArgs  []string // --arg key=value, in order
 	timeout   time.Duration
 	retries   int
 	help      bool
@@ -53,6 +54,7 @@ Commands:
   run FILE [ARGS...]  run a Lua script or validation plan; ARGS are in the
                       script's global 'arg' table
   discover            discover the fabric and print it
+  report merge F...   merge JSON plan reports of several hosts into one
   help [COMMAND]      show help; "help man" prints the manual page (roff)
 
 Flags (before or after the command):
@@ -61,7 +63,9 @@ Flags (before or after the command):
                   sim: takes ?node=NAME&port=N to attach elsewhere and
                   ?bare=1 to start the fabric with no SM configuration
   -e CHUNK        run the Lua chunk and exit
-  --format FMT    discover output: ibnetdiscover (default), list
+  --format FMT    run: plan report as text (default), json, tap or junit;
+                  discover: ibnetdiscover (default) or list
+  --arg KEY=VAL   a plan argument (plan.define); repeatable
   --timeout DUR   per-try MAD timeout (default 200ms, as OpenSM)
   --retries N     MAD retries after the first try (default 3)
   --version       print the version
@@ -75,8 +79,22 @@ var commandHelp = map[string]string{
 
 Runs the Lua script FILE against the fabric. The script sees its arguments
 in the global table 'arg' (arg[0] is FILE) and the modules umad, smp, perf,
-fabric, mad and bit (docs/lua-api.md). os.exit(n) ends the run with status n; an error in the script
-ends it with status 2 and a traceback.
+fabric, plan, mad and bit (docs/lua-api.md). os.exit(n) ends the run with status n; an error in the script
+ends it with status 2 and a traceback. require finds modules next to FILE
+and in its checks/ directory.
+
+A plan (a script calling plan.define or plan.check) prints its report on
+stdout when it ends, in --format text (default; coloured on a terminal),
+json (schema ibscript.plan.v1, docs/plan-report.md), tap or junit, and
+exits 0 when every check passed, 1 when one failed, 2 when the run failed.
+  --arg KEY=VALUE   sets a plan argument; unknown keys are errors
+`,
+	"report": `usage: ibscript report merge [--format json|text|tap|junit] REPORT.json...
+
+Merges JSON plan reports (ibscript run --format json), e.g. one per host of
+a pdsh or Slurm run, into one report whose categories are prefixed by each
+report's host. Exit status as for run: 0, 1 when a check failed, 2 when a
+run failed or a file is not a report.
 `,
 	"discover": `usage: ibscript discover [flags]
 
@@ -100,7 +118,8 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.Usage = func() {}
 	fs.StringVar(&c.fabricURI, "fabric", "auto", "")
 	fs.Func("e", "", func(s string) error { c.chunk, c.hasChunk = s, true; return nil })
-	fs.StringVar(&c.format, "format", "ibnetdiscover", "")
+	fs.StringVar(&c.format, "format", "", "")
+	fs.Func("arg", "", func(s string) error { c.planArgs = append(c.planArgs, s); return nil })
 	fs.DurationVar(&c.timeout, "timeout", engine.DefaultTimeout, "")
 	fs.IntVar(&c.retries, "retries", engine.DefaultRetries, "")
 	fs.BoolVar(&c.help, "help", false, "")
@@ -136,10 +155,10 @@ func parseArgs(argv []string, stderr io.Writer) (*config, error) {
 	}
 	if len(pos) > 0 {
 		switch pos[0] {
-		case "run", "discover", "repl", "help":
+		case "run", "discover", "repl", "help", "report":
 			c.cmd, pos = pos[0], pos[1:]
 		default:
-			return nil, fmt.Errorf("unknown command %q (want run, discover or help)", pos[0])
+			return nil, fmt.Errorf("unknown command %q (want run, discover, report or help)", pos[0])
 		}
 	}
 	c.args = pos
@@ -190,6 +209,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return exitError
 		}
 		return runScript(ctx, c, stdout, stderr)
+	case c.cmd == "report":
+		return runReport(c, stdout, stderr)
 	case c.cmd == "discover":
 		return runDiscover(ctx, c, stdout, stderr)
 	case c.hasChunk:

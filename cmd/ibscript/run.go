@@ -6,21 +6,30 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/bindings"
+	"github.com/ibscript/ibscript/plan"
 	"github.com/ibscript/ibscript/topo"
 )
 
 // newLua opens the backend and a Lua state on it.
 func newLua(ctx context.Context, c *config, stdout, stderr io.Writer) (*backend, *lua.LState, *bindings.Env, error) {
+	return newLuaOpts(ctx, c, stdout, stderr, bindings.Options{})
+}
+
+// newLuaOpts is newLua with the plan options of a run.
+func newLuaOpts(ctx context.Context, c *config, stdout, stderr io.Writer, o bindings.Options) (*backend, *lua.LState, *bindings.Env, error) {
 	b, err := openBackend(ctx, c, stderr)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	L, env, err := bindings.NewState(ctx, &bindings.Options{Session: b.sess, Fabric: b.fab, Stdout: stdout})
+	o.Session, o.Fabric, o.Stdout = b.sess, b.fab, stdout
+	L, env, err := bindings.NewState(ctx, &o)
 	if err != nil {
 		b.Close()
 		return nil, nil, nil, err
@@ -92,12 +101,32 @@ func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ibscript run: %v\n", err)
 		return exitError
 	}
-	b, L, env, err := newLua(ctx, c, stdout, stderr)
+	format := c.format
+	if format == "" {
+		format = "text"
+	}
+	if !slices.Contains(plan.Formats, format) {
+		fmt.Fprintf(stderr, "ibscript run: unknown --format %q (want text, json, tap or junit)\n", format)
+		return exitError
+	}
+	pargs, err := parsePlanArgs(c.planArgs)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript run: %v\n", err)
+		return exitError
+	}
+	opts := bindings.Options{PlanName: planName(file), PlanArgs: pargs}
+	var prog *progressLine
+	if isTerminal(stderr) {
+		prog = &progressLine{w: stderr}
+		opts.Progress = prog.update
+	}
+	b, L, env, err := newLuaOpts(ctx, c, stdout, stderr, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
 	}
 	defer closeLua(b, L, env)
+	setPackagePath(L, file)
 	argt := L.NewTable()
 	argt.RawSetInt(0, lua.LString(file))
 	for i, a := range c.args[1:] {
@@ -109,7 +138,63 @@ func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
 	}
-	return scriptStatus(callWithTrace(L, fn), stderr)
+	err = callWithTrace(L, fn)
+	if prog != nil {
+		prog.clear()
+	}
+	if _, isExit := bindings.AsExit(err); isExit {
+		return scriptStatus(err, stderr) // os.exit: the script decided
+	}
+	var runErr error
+	if err != nil {
+		runErr = errors.New(errorMessage(err))
+	}
+	rep := env.PlanReport(runErr)
+	if rep == nil {
+		if len(pargs) > 0 && err == nil {
+			fmt.Fprintf(stderr, "ibscript run: --arg given but %s defines no plan (plan.define)\n", file)
+			return exitError
+		}
+		return scriptStatus(err, stderr)
+	}
+	code := scriptStatus(err, stderr) // the traceback, if any, on stderr
+	rep.Fabric.Backend = c.fabricURI
+	if s, ok := b.fab.(fmt.Stringer); ok {
+		rep.Fabric.Backend = s.String()
+	}
+	rep.Fabric.Host, _ = os.Hostname()
+	pa := b.sess.Port()
+	rep.Fabric.CA, rep.Fabric.Port = pa.CAName, int(pa.PortNum)
+	if err := plan.Write(stdout, format, rep, colorOK(stdout)); err != nil {
+		fmt.Fprintf(stderr, "ibscript run: writing the report: %v\n", err)
+		return exitError
+	}
+	return max(code, rep.ExitCode())
+}
+
+// errorMessage is a script error without its traceback.
+func errorMessage(err error) string {
+	var ae *lua.ApiError
+	if errors.As(err, &ae) {
+		return ae.Object.String()
+	}
+	return err.Error()
+}
+
+// setPackagePath lets require find modules next to the script and in its
+// checks/ directory, before the default path.
+func setPackagePath(L *lua.LState, file string) {
+	dir := filepath.Dir(file)
+	pkg, ok := L.GetGlobal("package").(*lua.LTable)
+	if !ok {
+		return
+	}
+	old := lua.LVAsString(pkg.RawGetString("path"))
+	p := filepath.Join(dir, "?.lua") + ";" + filepath.Join(dir, "checks", "?.lua")
+	if old != "" {
+		p += ";" + old
+	}
+	pkg.RawSetString("path", lua.LString(p))
 }
 
 // stripShebang blanks a leading #! line (keeping line numbers) so scripts

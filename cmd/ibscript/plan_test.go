@@ -1,0 +1,137 @@
+package main
+
+import (
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ibscript/ibscript/internal/jsonschema"
+	"github.com/ibscript/ibscript/plan"
+)
+
+func schema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/plan-report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := jsonschema.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestValidateFormats runs validate.lua on the planted-fault fabric in
+// every format: the same single check fails in each.
+func TestValidateFormats(t *testing.T) {
+	fab := "sim:" + topologies + "net.2sw2path4hca-faulty"
+	for _, c := range []struct {
+		format string
+		want   []string
+	}{
+		{"text", []string{`(?m)^  FAIL  partners enable the same`, `(?m)^\d+ checks passed, 1 failed`}},
+		{"json", []string{`"name": "partners enable the same",\s+"category": "links",\s+"status": "fail"`, `"failed": 1,`}},
+		{"tap", []string{`(?m)^TAP version 13$`, `(?m)^not ok \d+ - links: partners enable the same$`, `node_desc: "Switch1"`}},
+		{"junit", []string{`<testsuite name="links" tests="4" failures="1"`, `<testcase name="partners enable the same"[^>]*>\s*<failure message="2 failed: `}},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			code, out, errOut := ibscript(t, "run", "--fabric", fab, "--format", c.format, "../../scripts/validate.lua")
+			if code != exitFailed {
+				t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+			}
+			for _, w := range c.want {
+				if !regexp.MustCompile(w).MatchString(out) {
+					t.Errorf("%s output lacks %s:\n%s", c.format, w, out)
+				}
+			}
+			switch c.format {
+			case "json":
+				if errs := schema(t).Validate([]byte(out)); len(errs) > 0 {
+					t.Errorf("schema: %s", strings.Join(errs, "\n"))
+				}
+				r, err := plan.ReadJSON(strings.NewReader(out))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var failed []string
+				for _, ch := range r.Checks {
+					if ch.Status == plan.Fail {
+						failed = append(failed, ch.Name)
+					}
+				}
+				if len(failed) != 1 || failed[0] != "partners enable the same" {
+					t.Errorf("failed checks %v", failed)
+				}
+			case "junit":
+				var v struct{}
+				if err := xml.Unmarshal([]byte(out), &v); err != nil {
+					t.Errorf("not XML: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func TestRunArgs(t *testing.T) {
+	code, out, errOut := ibscript(t, "run", "../../scripts/checks/links.lua", "--arg", "widht=4X")
+	if code != exitError || !strings.Contains(errOut, `unknown argument "widht" (known: speed, width)`) || !strings.Contains(out, "run failed:") {
+		t.Errorf("unknown arg: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = ibscript(t, "run", "../../scripts/checks/links.lua", "--arg", "width=4X", "--arg", "speed=QDR")
+	if code != exitOK || !strings.Contains(out, "PASS  expected width and speed") {
+		t.Errorf("expected 4X QDR: exit %d\n%s", code, out)
+	}
+	code, out, _ = ibscript(t, "run", "../../scripts/checks/links.lua", "--arg", "width=1X")
+	if code != exitFailed || !strings.Contains(out, "FAIL  expected width and speed") {
+		t.Errorf("expected 1X: exit %d\n%s", code, out)
+	}
+	for _, bad := range [][]string{{"--arg", "nokey"}, {"--format", "yaml"}} {
+		code, _, errOut := ibscript(t, append([]string{"run", "../../scripts/checks/links.lua"}, bad...)...)
+		if code != exitError || errOut == "" {
+			t.Errorf("%v: exit %d %q", bad, code, errOut)
+		}
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "plain.lua")
+	os.WriteFile(script, []byte("print('hi')"), 0o644)
+	if code, _, errOut := ibscript(t, "run", script, "--arg", "a=1"); code != exitError || !strings.Contains(errOut, "defines no plan") {
+		t.Errorf("--arg to a script without a plan: exit %d %q", code, errOut)
+	}
+	if code, out, _ := ibscript(t, "run", script); code != exitOK || out != "hi\n" {
+		t.Errorf("a script without plan.*: exit %d %q", code, out)
+	}
+}
+
+func TestReportMerge(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for i, fab := range []string{"net.2sw2path4hca", "net.2sw2path4hca-faulty"} {
+		_, out, _ := ibscript(t, "run", "--fabric", "sim:"+topologies+fab, "--format", "json", "../../scripts/checks/links.lua")
+		f := filepath.Join(dir, fab+".json")
+		// Two hosts of one cluster run.
+		out = strings.Replace(out, `"host": "`, `"host": "host`+string(rune('1'+i)), 1)
+		os.WriteFile(f, []byte(out), 0o644)
+		files = append(files, f)
+	}
+	code, out, errOut := ibscript(t, append([]string{"report", "merge"}, files...)...)
+	if code != exitFailed {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if errs := schema(t).Validate([]byte(out)); len(errs) > 0 {
+		t.Errorf("merged report: %s", strings.Join(errs, "\n"))
+	}
+	r, err := plan.ReadJSON(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Summary.Checks != 10 || r.Summary.Failed != 1 {
+		t.Errorf("merged summary %+v", r.Summary)
+	}
+	if code, _, _ := ibscript(t, "report", "merge", "/nonexistent.json"); code != exitError {
+		t.Errorf("missing file: exit %d", code)
+	}
+}

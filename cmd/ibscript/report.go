@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ibscript/ibscript/plan"
+)
+
+// isTerminal reports whether w is a character device (a terminal) and
+// colour is not switched off by NO_COLOR.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func colorOK(w io.Writer) bool {
+	return os.Getenv("NO_COLOR") == "" && isTerminal(w)
+}
+
+// progressLine shows plan.progress on one stderr line, at most ten times a
+// second, cleared when the run ends.
+type progressLine struct {
+	mu    sync.Mutex
+	w     io.Writer
+	last  time.Time
+	shown bool
+}
+
+func (p *progressLine) update(done, total int, what string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if done < total && now.Sub(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = now
+	pct := 100
+	if total > 0 {
+		pct = done * 100 / total
+	}
+	fmt.Fprintf(p.w, "\r\x1b[K%s %d/%d (%d%%)", what, done, total, pct)
+	p.shown = true
+}
+
+func (p *progressLine) clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.shown = false
+	}
+}
+
+// parsePlanArgs turns --arg key=value flags into a map, refusing
+// duplicates and missing '='.
+func parsePlanArgs(list []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, a := range list {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--arg %q: want key=value", a)
+		}
+		if _, dup := m[k]; dup {
+			return nil, fmt.Errorf("--arg %s given twice", k)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// planName is the name a plan's report carries: the script's base name
+// without .lua.
+func planName(file string) string {
+	return strings.TrimSuffix(filepath.Base(file), ".lua")
+}
+
+// runReport is "ibscript report merge A.json B.json ...": one report
+// made of the reports of several hosts, in --format (default json), with
+// the exit status of the merged result.
+func runReport(c *config, stdout, stderr io.Writer) int {
+	if len(c.args) < 2 || c.args[0] != "merge" {
+		fmt.Fprint(stderr, commandHelp["report"])
+		return exitError
+	}
+	var reports []*plan.Report
+	for _, path := range c.args[1:] {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "ibscript report merge: %v\n", err)
+			return exitError
+		}
+		r, err := plan.ReadJSON(f)
+		f.Close()
+		if err != nil {
+			fmt.Fprintf(stderr, "ibscript report merge: %s: %v\n", path, err)
+			return exitError
+		}
+		reports = append(reports, r)
+	}
+	m := plan.Merge(reports...)
+	format := c.format
+	if format == "" {
+		format = "json"
+	}
+	if err := plan.Write(stdout, format, m, colorOK(stdout)); err != nil {
+		fmt.Fprintf(stderr, "ibscript report merge: %v\n", err)
+		return exitError
+	}
+	return m.ExitCode()
+}

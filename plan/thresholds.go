@@ -1,0 +1,72 @@
+package plan
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ThresholdNames maps the counter names of ibqueryerrors' threshold file
+// (libibmad's field names) to the snake_case keys of ibscript's decoded
+// PortCounters. ibqueryerrors reports a counter when its value is above
+// the threshold; the default threshold is 0.
+var ThresholdNames = map[string]string{
+	"SymbolErrorCounter":           "symbol_error_counter",
+	"LinkErrorRecoveryCounter":     "link_error_recovery_counter",
+	"LinkDownedCounter":            "link_downed_counter",
+	"PortRcvErrors":                "port_rcv_errors",
+	"PortRcvRemotePhysicalErrors":  "port_rcv_remote_physical_errors",
+	"PortRcvSwitchRelayErrors":     "port_rcv_switch_relay_errors",
+	"PortXmitDiscards":             "port_xmit_discards",
+	"PortXmitConstraintErrors":     "port_xmit_constraint_errors",
+	"PortRcvConstraintErrors":      "port_rcv_constraint_errors",
+	"LocalLinkIntegrityErrors":     "local_link_integrity_errors",
+	"ExcessiveBufferOverrunErrors": "excessive_buffer_overrun_errors",
+	"VL15Dropped":                  "vl15_dropped",
+	"PortXmitWait":                 "port_xmit_wait",
+}
+
+// ParseThresholds reads an ibqueryerrors threshold file
+// (/etc/infiniband-diags/error_thresholds): lines "Name=value", '#'
+// starting a comment line, blank lines ignored, values in C's strtoul
+// base 0 (decimal, 0x hex, 0 octal). It returns thresholds by snake_case
+// counter key. Unlike ibqueryerrors, which ignores them, unknown names and
+// bad values are errors naming the line.
+func ParseThresholds(r io.Reader, name string) (map[string]uint64, error) {
+	out := map[string]uint64{}
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(s) == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(s, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: %q: want Name=value", name, line, s)
+		}
+		key, known := ThresholdNames[k]
+		if !known {
+			names := make([]string, 0, len(ThresholdNames))
+			for n := range ThresholdNames {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return nil, fmt.Errorf("%s:%d: unknown counter %q (known: %s)", name, line, k, strings.Join(names, ", "))
+		}
+		n, err := strconv.ParseUint(v, 0, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %s=%q: not a number", name, line, k, v)
+		}
+		out[key] = n
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,94 @@
+-- common.lua: what the checks in scripts/checks share: running a check
+-- module alone, the discovered fabric, and naming ports and links.
+--
+-- A check module is a table {description=, categories={...}, args={...},
+-- run=function(ctx)} returned by its file. Run as the main script
+-- (ibscript run scripts/checks/links.lua) it defines a plan of its own;
+-- required (validate.lua) it only hands the table over.
+
+local M = {}
+
+-- main(mod, ...) runs mod as a plan when its file is the main script
+-- (require passes the module name in ..., the runner passes nothing).
+function M.main(mod, ...)
+  if select("#", ...) > 0 then return mod end
+  local cats = { "discovery" }
+  for _, c in ipairs(mod.categories) do cats[#cats + 1] = c end
+  local args = plan.define { description = mod.description, categories = cats, args = mod.args }
+  mod.run(M.context(args))
+  return mod
+end
+
+-- context(args) discovers the fabric once and records the discovery
+-- check; checks share what it caches (ctx.endports, ctx.cabled).
+function M.context(args)
+  local f = fabric.discover()
+  plan.check("discovery", "discovery", function(r)
+    for _, e in ipairs(f.errors) do r:fail(e.path .. ": " .. e.err) end
+    r:pass(string.format("%d nodes, %d links", #f.nodes, #f.links))
+  end)
+  return { f = f, args = args }
+end
+
+-- endports: the ports that hold a node's LID (a switch's port 0, every
+-- CA port), with a LID.
+function M.endports(ctx)
+  if ctx.endports then return ctx.endports end
+  local out = {}
+  for _, n in ipairs(ctx.f.nodes) do
+    for num, p in pairs(n.ports) do
+      if (n.type == "Switch" and num == 0) or (n.type ~= "Switch" and num > 0) then
+        if p.lid ~= 0 then out[#out + 1] = p end
+      end
+    end
+  end
+  table.sort(out, function(a, b) return a.lid < b.lid end)
+  ctx.endports = out
+  return out
+end
+
+-- cabled: both ends of every link.
+function M.cabled(ctx)
+  if ctx.cabled then return ctx.cabled end
+  local out = {}
+  for _, l in ipairs(ctx.f.links) do
+    out[#out + 1] = l.a
+    out[#out + 1] = l.b
+  end
+  ctx.cabled = out
+  return out
+end
+
+function M.where(p)
+  return string.format("%s port %d", p.node.desc, p.num)
+end
+
+function M.link_name(a, b)
+  return M.where(a) .. " <-> " .. M.where(b)
+end
+
+-- highest bit set in mask (the best of what it enables), 0 for none
+function M.best(mask)
+  local b, bitv = 0, 1
+  while bitv <= mask do
+    if bit.band(mask, bitv) ~= 0 then b = bitv end
+    bitv = bitv * 2
+  end
+  return b
+end
+
+-- width masks order 1x(1) 2x(16) 4x(2) 8x(4) 12x(8): 2x sits between 1x and 4x
+M.width_rank = { [1] = 1, [16] = 2, [2] = 3, [4] = 4, [8] = 5 }
+function M.best_width(mask)
+  local b, rank = 0, 0
+  for w, r in pairs(M.width_rank) do
+    if bit.band(mask, w) ~= 0 and r > rank then b, rank = w, r end
+  end
+  return b
+end
+
+function M.link_text(width, speed, ext)
+  return smp.width_name(width) .. " " .. smp.speed_name(speed, ext)
+end
+
+return M

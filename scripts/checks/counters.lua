@@ -1,0 +1,81 @@
+-- counters.lua: the error counters of every cabled port against
+-- thresholds (ibqueryerrors' threshold file format: Name=value lines;
+-- default 0, a counter above its threshold fails), and optionally how
+-- much they grow over an interval.
+--
+--   ibscript run scripts/checks/counters.lua [--arg thresholds=FILE] [--arg interval=10]
+
+local common = require "common"
+
+local M = {
+  description = "error counters: thresholds and deltas",
+  categories = { "counters" },
+  args = {
+    thresholds = { default = "", help = "ibqueryerrors threshold file (Name=value per line); empty: every threshold 0" },
+    interval = { default = 0, help = "seconds between two sweeps for the counter deltas check; 0: not checked" },
+  },
+}
+
+-- the PortCounters error counters, in ibqueryerrors' order
+M.error_counters = {
+  "symbol_error_counter", "link_error_recovery_counter", "link_downed_counter",
+  "port_rcv_errors", "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors",
+  "port_xmit_discards", "port_xmit_constraint_errors", "port_rcv_constraint_errors",
+  "local_link_integrity_errors", "excessive_buffer_overrun_errors", "vl15_dropped",
+}
+
+function M.run(ctx)
+  local args = ctx.args
+  local ports = common.cabled(ctx)
+  local th
+  local first
+
+  plan.check("error counters within thresholds", "counters", function(r)
+    th = plan.thresholds(args.thresholds ~= "" and args.thresholds or nil)
+    first = fabric.sweep("portcounters", ports)
+    for _, res in ipairs(first) do
+      if res.err then
+        r:fail(res.err, res.port)
+      else
+        local pc, bad = res.value, nil
+        for _, c in ipairs(M.error_counters) do
+          if pc[c] > th[c] then
+            bad = bad or {}
+            bad[#bad + 1] = string.format("%s=%d (threshold %d)", c, pc[c], th[c])
+          end
+        end
+        if bad then r:fail(table.concat(bad, " "), res.port) else r:pass() end
+      end
+    end
+  end)
+
+  plan.check("error counter deltas", "counters", function(r)
+    local interval = tonumber(args.interval) or 0
+    if interval <= 0 then
+      r:skip("no interval given (--arg interval=SECONDS)")
+      return
+    end
+    if not first then error("the first sweep failed") end
+    plan.sleep(interval)
+    local second = fabric.sweep("portcounters", ports)
+    for i, res in ipairs(second) do
+      local before = first[i].value
+      if res.err then
+        r:fail(res.err, res.port)
+      elseif before then
+        local grew = {}
+        for _, c in ipairs(M.error_counters) do
+          local d = res.value[c] - before[c]
+          if d > 0 then grew[#grew + 1] = string.format("%s +%d", c, d) end
+        end
+        if #grew == 0 then
+          r:pass()
+        else
+          r:fail(string.format("in %gs: %s", interval, table.concat(grew, " ")), res.port)
+        end
+      end
+    end
+  end)
+end
+
+return common.main(M, ...)

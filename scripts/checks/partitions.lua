@@ -1,0 +1,50 @@
+-- partitions.lua: the P_Key tables of link partners hold the same
+-- partitions (membership bits aside: a switch port is usually a full
+-- member where the host is limited).
+--
+--   ibscript run scripts/checks/partitions.lua
+
+local common = require "common"
+
+local M = {
+  description = "partitions: P_Key tables consistent between link partners",
+  categories = { "partitions" },
+  args = {},
+}
+
+local function partitions(keys)
+  local set, list = {}, {}
+  for _, k in ipairs(keys) do
+    local p = bit.band(k, 0x7fff)
+    if p ~= 0 and not set[p] then
+      set[p] = true
+      list[#list + 1] = p
+    end
+  end
+  table.sort(list)
+  local s = {}
+  for _, p in ipairs(list) do s[#s + 1] = string.format("0x%04x", p) end
+  return table.concat(s, ","), set
+end
+
+function M.run(ctx)
+  plan.check("P_Keys match between partners", "partitions", function(r)
+    local ports = common.cabled(ctx)
+    local res = fabric.sweep("pkeys", ports)
+    for i = 1, #res, 2 do
+      local a, b = res[i], res[i + 1]
+      if a.err then r:fail(a.err, a.port)
+      elseif b.err then r:fail(b.err, b.port)
+      else
+        local sa, sb = partitions(a.value), partitions(b.value)
+        if sa == sb then
+          r:pass()
+        else
+          r:fail(string.format("%s: partitions {%s} / {%s}", common.link_name(a.port, b.port), sa, sb), a.port)
+        end
+      end
+    end
+  end)
+end
+
+return common.main(M, ...)

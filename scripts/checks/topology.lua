@@ -1,0 +1,41 @@
+-- topology.lua: the fabric against a reference topology (an ibnetdiscover
+-- file or a JSON snapshot from fabric.save): missing and extra nodes,
+-- moved and missing cables, degraded links, changed firmware-visible
+-- fields, replaced nodes, ranked by severity.
+--
+--   ibscript run scripts/checks/topology.lua --arg reference=FILE [--arg save=SNAPSHOT.json]
+
+local common = require "common"
+
+local M = {
+  description = "topology: differences from a reference",
+  categories = { "topology" },
+  args = {
+    reference = { default = "", help = "reference topology: ibnetdiscover file or JSON snapshot; empty: not checked" },
+    save = { default = "", help = "also save the discovered fabric as a JSON snapshot to this file" },
+  },
+}
+
+function M.run(ctx)
+  local args = ctx.args
+  if args.save ~= "" then
+    plan.check("snapshot saved", "topology", function(r)
+      fabric.save(ctx.f, args.save)
+      r:pass(args.save)
+    end)
+  end
+  plan.check("topology matches the reference", "topology", function(r)
+    if args.reference == "" then
+      r:skip("no reference given (--arg reference=FILE)")
+      return
+    end
+    local ref = fabric.load(args.reference)
+    local d = fabric.diff(ref, ctx.f)
+    for _, x in ipairs(d) do
+      r:fail(string.format("[%s] %s: %s", x.severity, x.kind, x.msg), x.object)
+    end
+    if #d == 0 then r:pass(string.format("%s: identical", args.reference)) end
+  end)
+end
+
+return common.main(M, ...)
