@@ -1,0 +1,415 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/sim"
+)
+
+// cmRig is a CM on the simulated 2sw2path4hca fabric and the LIDs of its
+// four CA ports.
+type cmRig struct {
+	cm   *engine.CM
+	lids []uint16
+}
+
+func newCMRig(tb testing.TB, opts *engine.CMOptions) *cmRig {
+	tb.Helper()
+	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tr, err := f.Open(context.Background(), "", 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := engine.New(tr, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err := engine.NewCM(f, s, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close(); s.Close(); f.Close() })
+	ports, err := f.Ports(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := &cmRig{cm: c}
+	for _, p := range ports {
+		if p.LID != 0 {
+			r.lids = append(r.lids, p.LID)
+		}
+	}
+	if len(r.lids) < 3 {
+		tb.Fatalf("only %d CA ports with LIDs", len(r.lids))
+	}
+	return r
+}
+
+func mustEvent(tb testing.TB, ch *engine.EventChannel, want engine.CMEventType) *engine.CMEvent {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ev, err := ch.GetEvent(ctx)
+	if err != nil {
+		tb.Fatalf("waiting for %v: %v", want, err)
+	}
+	if ev.Type != want {
+		tb.Fatalf("event %v status %d, want %v", ev.Type, ev.Status, want)
+	}
+	return ev
+}
+
+func ack(tb testing.TB, c *engine.CM, ev *engine.CMEvent) {
+	tb.Helper()
+	if err := c.AckEvent(ev); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// listen makes a listener on lid:port with its own channel.
+func (r *cmRig) listen(tb testing.TB, lid, port uint16, ps engine.PortSpace) (*engine.EventChannel, *engine.CMID) {
+	tb.Helper()
+	ch, _ := r.cm.CreateEventChannel()
+	id, err := r.cm.CreateID(ch, ps, false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := r.cm.BindAddr(tb.Context(), id, engine.CMAddr{LID: lid, Port: port}); err != nil {
+		tb.Fatal(err)
+	}
+	if err := r.cm.Listen(tb.Context(), id, 0); err != nil {
+		tb.Fatal(err)
+	}
+	return ch, id
+}
+
+// route makes an active id from src to dst:port with its route resolved.
+func (r *cmRig) route(tb testing.TB, ch *engine.EventChannel, src, dst, port uint16, ps engine.PortSpace) *engine.CMID {
+	tb.Helper()
+	id, err := r.cm.CreateID(ch, ps, false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := r.cm.ResolveAddr(tb.Context(), id, &engine.CMAddr{LID: src}, engine.CMAddr{LID: dst, Port: port}); err != nil {
+		tb.Fatal(err)
+	}
+	if ch != nil {
+		ack(tb, r.cm, mustEvent(tb, ch, engine.EventAddrResolved))
+	}
+	if err := r.cm.ResolveRoute(tb.Context(), id); err != nil {
+		tb.Fatal(err)
+	}
+	if ch != nil {
+		ack(tb, r.cm, mustEvent(tb, ch, engine.EventRouteResolved))
+	}
+	return id
+}
+
+func TestCMConnectAcceptDisconnect(t *testing.T) {
+	r := newCMRig(t, nil)
+	c := r.cm
+	lch, l := r.listen(t, r.lids[0], 7471, engine.PSTCP)
+	ach, _ := c.CreateEventChannel()
+	a := r.route(t, ach, r.lids[1], r.lids[0], 7471, engine.PSTCP)
+	if err := c.Connect(t.Context(), a, engine.ConnParam{PrivateData: []byte("hello"), InitiatorDepth: 4, ResponderResources: 2}); err != nil {
+		t.Fatal(err)
+	}
+	req := mustEvent(t, lch, engine.EventConnectRequest)
+	if req.ListenID != l || req.ID == l || string(req.Param.PrivateData[:5]) != "hello" || len(req.Param.PrivateData) != 56 {
+		t.Fatalf("CONNECT_REQUEST: %+v", req)
+	}
+	if req.Param.ResponderResources != 4 || req.Param.InitiatorDepth != 2 {
+		t.Errorf("crossed resources: %+v", req.Param)
+	}
+	if l.Unacked() != 1 || req.ID.Unacked() != 0 {
+		t.Errorf("CONNECT_REQUEST is credited to the listener: %d %d", l.Unacked(), req.ID.Unacked())
+	}
+	p := req.ID
+	ack(t, c, req)
+	if err := c.Accept(t.Context(), p, engine.ConnParam{PrivateData: []byte("welcome")}); err != nil {
+		t.Fatal(err)
+	}
+	est := mustEvent(t, ach, engine.EventEstablished)
+	if string(est.Param.PrivateData[:7]) != "welcome" || len(est.Param.PrivateData) != 196 {
+		t.Errorf("ESTABLISHED private data %q", est.Param.PrivateData)
+	}
+	ack(t, c, est)
+	ack(t, c, mustEvent(t, lch, engine.EventEstablished))
+	if a.State() != "established" || p.State() != "established" {
+		t.Fatalf("states %s %s", a.State(), p.State())
+	}
+	if err := c.Disconnect(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	ack(t, c, mustEvent(t, lch, engine.EventDisconnected))
+	if err := c.Disconnect(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	ack(t, c, mustEvent(t, ach, engine.EventDisconnected))
+	for _, id := range []*engine.CMID{a, p, l} {
+		if err := c.DestroyID(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.DestroyID(t.Context(), a); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("destroy twice: %v", err)
+	}
+	for _, ch := range []*engine.EventChannel{ach, lch} {
+		if ch.Pending() != 0 {
+			t.Errorf("%d events left", ch.Pending())
+		}
+		if err := ch.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestCMRejectAndNoListener(t *testing.T) {
+	r := newCMRig(t, nil)
+	c := r.cm
+	lch, _ := r.listen(t, r.lids[0], 1, engine.PSTCP)
+	ach, _ := c.CreateEventChannel()
+	a := r.route(t, ach, r.lids[1], r.lids[0], 1, engine.PSTCP)
+	if err := c.Connect(t.Context(), a, engine.ConnParam{}); err != nil {
+		t.Fatal(err)
+	}
+	req := mustEvent(t, lch, engine.EventConnectRequest)
+	if err := c.Reject(t.Context(), req.ID, []byte("go away")); err != nil {
+		t.Fatal(err)
+	}
+	ack(t, c, req)
+	rej := mustEvent(t, ach, engine.EventRejected)
+	if rej.Status != 28 || string(rej.Param.PrivateData[:7]) != "go away" || len(rej.Param.PrivateData) != 148 {
+		t.Errorf("REJECTED %d %q", rej.Status, rej.Param.PrivateData)
+	}
+	ack(t, c, rej)
+	b := r.route(t, ach, r.lids[1], r.lids[0], 2, engine.PSTCP)
+	if err := c.Connect(t.Context(), b, engine.ConnParam{}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := mustEvent(t, ach, engine.EventRejected); ev.Status != 8 {
+		t.Errorf("no listener: status %d, want 8 (invalid service ID)", ev.Status)
+	}
+	if err := c.Connect(t.Context(), b, engine.ConnParam{PrivateData: make([]byte, 57)}); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("57 bytes of private data: %v", err)
+	}
+}
+
+func TestCMMigrate(t *testing.T) {
+	r := newCMRig(t, &engine.CMOptions{AckWait: time.Hour})
+	c := r.cm
+	lch, l := r.listen(t, r.lids[0], 9, engine.PSTCP)
+	ach, _ := c.CreateEventChannel()
+	a := r.route(t, ach, r.lids[1], r.lids[0], 9, engine.PSTCP)
+	other := r.route(t, ach, r.lids[2], r.lids[0], 9, engine.PSTCP)
+	if err := c.Connect(t.Context(), a, engine.ConnParam{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Connect(t.Context(), other, engine.ConnParam{}); err != nil {
+		t.Fatal(err)
+	}
+	// The listener moves with its unread CONNECT_REQUESTs.
+	lch2, _ := c.CreateEventChannel()
+	waitPending(t, lch, 2)
+	if err := c.MigrateID(t.Context(), l, lch2); err != nil {
+		t.Fatal(err)
+	}
+	waitPending(t, lch2, 2)
+	if lch.Pending() != 0 || lch2.Pending() != 2 {
+		t.Fatalf("pending after migrating the listener: old %d new %d", lch.Pending(), lch2.Pending())
+	}
+	var passive []*engine.CMID
+	for range 2 {
+		req := mustEvent(t, lch2, engine.EventConnectRequest)
+		passive = append(passive, req.ID)
+		if req.ID.Channel() != lch2 {
+			t.Error("the new id is not on the listener's new channel")
+		}
+		if err := c.Accept(t.Context(), req.ID, engine.ConnParam{}); err != nil {
+			t.Fatal(err)
+		}
+		ack(t, c, req)
+	}
+	// Both ESTABLISHED are queued on ach, then migrate a.
+	e1 := mustEvent(t, ach, engine.EventEstablished)
+	first := e1.ID
+	mover := a
+	if first == a {
+		mover = other
+	}
+	ack(t, c, e1)
+	waitPending(t, ach, 1)
+	bch, _ := c.CreateEventChannel()
+	if err := c.MigrateID(t.Context(), mover, bch); err != nil {
+		t.Fatal(err)
+	}
+	if ach.Pending() != 0 || bch.Pending() != 1 {
+		t.Fatalf("pending after migrate: old %d new %d", ach.Pending(), bch.Pending())
+	}
+	ev := mustEvent(t, bch, engine.EventEstablished)
+	if ev.ID != mover {
+		t.Fatal("moved event names another id")
+	}
+	// Fetched and not acked: migrate waits for the ack.
+	done := make(chan error, 1)
+	go func() { done <- c.MigrateID(context.Background(), mover, ach) }()
+	select {
+	case err := <-done:
+		t.Fatalf("migrate returned with an unacked event: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	ack(t, c, ev)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if mover.Channel() != ach {
+		t.Error("not on ach after migrate")
+	}
+	// The wait has a bound.
+	for _, p := range passive {
+		if err := c.Disconnect(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev = mustEvent(t, ach, engine.EventDisconnected)
+	if ev.ID != mover {
+		ack(t, c, ev)
+		ev = mustEvent(t, ach, engine.EventDisconnected)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	err := c.MigrateID(ctx, mover, bch)
+	cancel()
+	if !errors.Is(err, syscall.ETIMEDOUT) {
+		t.Fatalf("migrate with an unacked event and a deadline: %v", err)
+	}
+	ack(t, c, ev)
+	// To nil: synchronous; twice is EINVAL.
+	if err := c.MigrateID(t.Context(), mover, nil); err != nil {
+		t.Fatal(err)
+	}
+	if mover.Channel() != nil {
+		t.Error("synchronous id has a channel")
+	}
+	if err := c.MigrateID(t.Context(), mover, nil); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("sync to nil: %v", err)
+	}
+}
+
+func TestCMSyncMode(t *testing.T) {
+	r := newCMRig(t, nil)
+	c := r.cm
+	lch, _ := r.listen(t, r.lids[0], 5, engine.PSTCP)
+	a := r.route(t, nil, r.lids[1], r.lids[0], 5, engine.PSTCP)
+	done := make(chan error, 1)
+	go func() { done <- c.Connect(context.Background(), a, engine.ConnParam{}) }()
+	req := mustEvent(t, lch, engine.EventConnectRequest)
+	if err := c.Accept(t.Context(), req.ID, engine.ConnParam{}); err != nil {
+		t.Fatal(err)
+	}
+	ack(t, c, req)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if a.LastEvent().Type != engine.EventEstablished {
+		t.Errorf("sync connect completed with %v", a.LastEvent().Type)
+	}
+	ack(t, c, mustEvent(t, lch, engine.EventEstablished))
+	if err := c.DestroyID(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	ack(t, c, mustEvent(t, lch, engine.EventDisconnected))
+}
+
+func TestCMUD(t *testing.T) {
+	r := newCMRig(t, nil)
+	c := r.cm
+	lch, _ := r.listen(t, r.lids[0], 5, engine.PSUDP)
+	ach, _ := c.CreateEventChannel()
+	a := r.route(t, ach, r.lids[1], r.lids[0], 5, engine.PSUDP)
+	if err := c.Connect(t.Context(), a, engine.ConnParam{PrivateData: []byte("ud")}); err != nil {
+		t.Fatal(err)
+	}
+	req := mustEvent(t, lch, engine.EventConnectRequest)
+	if err := c.Accept(t.Context(), req.ID, engine.ConnParam{QPNum: 0x4242}); err != nil {
+		t.Fatal(err)
+	}
+	ev := mustEvent(t, ach, engine.EventEstablished)
+	if ev.Param.QPNum != 0x4242 || ev.Param.QKey != engine.UDPQKey {
+		t.Errorf("UD ESTABLISHED %+v", ev.Param)
+	}
+}
+
+// TestCMUnreachable: a REQ to a port with no CM is resent MaxCMRetries
+// times on the CM timer, then UNREACHABLE -ETIMEDOUT (fake time).
+func TestCMUnreachable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newCMRig(t, nil)
+		c := r.cm
+		ch, _ := c.CreateEventChannel()
+		a := r.route(t, ch, r.lids[1], r.lids[2], 1, engine.PSTCP)
+		start := time.Now()
+		if err := c.Connect(t.Context(), a, engine.ConnParam{}); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := ch.GetEvent(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type != engine.EventUnreachable || ev.Status != -int(syscall.ETIMEDOUT) {
+			t.Fatalf("%v %d", ev.Type, ev.Status)
+		}
+		// 16 tries of 4.096us x 2^20 + 2 x 4.096us x 2^0 (PacketLifeTime 0).
+		if got, want := time.Since(start), 16*(4294967296+8192)*time.Nanosecond; got != want {
+			t.Errorf("UNREACHABLE after %v, want %v", got, want)
+		}
+		c.AckEvent(ev)
+	})
+}
+
+func TestCMErrors(t *testing.T) {
+	r := newCMRig(t, nil)
+	c := r.cm
+	if _, err := c.CreateID(nil, 0x999, false); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("bad port space: %v", err)
+	}
+	ch, _ := c.CreateEventChannel()
+	id, _ := c.CreateID(ch, engine.PSTCP, false)
+	if err := c.Connect(t.Context(), id, engine.ConnParam{}); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("connect before route: %v", err)
+	}
+	if err := ch.Close(); !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("close a channel in use: %v", err)
+	}
+	if err := c.BindAddr(t.Context(), id, engine.CMAddr{LID: 0xbeef}); !errors.Is(err, syscall.EADDRNOTAVAIL) {
+		t.Errorf("bind to a foreign lid: %v", err)
+	}
+	if err := c.AckEvent(nil); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("ack nil: %v", err)
+	}
+	_, _ = r.listen(t, r.lids[0], 3, engine.PSTCP)
+	id2, _ := c.CreateID(ch, engine.PSTCP, false)
+	if err := c.BindAddr(t.Context(), id2, engine.CMAddr{LID: r.lids[0], Port: 3}); !errors.Is(err, syscall.EADDRINUSE) {
+		t.Errorf("bind to a listener's port: %v", err)
+	}
+	_ = fabric.ErrTimeout
+}
+
+// waitPending waits until ch has n unread events.
+func waitPending(tb testing.TB, ch *engine.EventChannel, n int) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := ch.WaitPending(ctx, n); err != nil {
+		tb.Fatalf("%d events pending, want %d: %v", ch.Pending(), n, err)
+	}
+}
