@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -267,4 +268,56 @@ func TestRMPPSendSilentPeer(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestUMADPortRMPPEdges: rmpp.md section 9 cases 28-30 through UMADPort.
+func TestUMADPortRMPPEdges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		tr, err := f.Attach("Hca3", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := engine.NewUMADPort(tr)
+		defer p.Close()
+		ctx := t.Context()
+		sm := fabric.Addr{LID: p.Port().SMLID, QPN: 1, QKey: 0x80010000}
+		// 30: rmpp_version 1 on a class without RMPP.
+		if _, err := p.Register(ctx, mad.ClassPerf, 1, 1, [2]uint64{}); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("rmpp_version 1 on PerfMgt: %v, want EINVAL", err)
+		}
+		// 28: an agent without RMPP gets the first segment only.
+		plain, err := p.Register(ctx, mad.ClassSubnAdm, sa.ClassVersion, 0, [2]uint64{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := sa.NewRequest(mad.MethodGetTable, sa.AttrNodeRecord, 5, 0, nil)
+		if err := p.Send(ctx, plain, req, sm, 1000, 0); err != nil {
+			t.Fatal(err)
+		}
+		pkt, err := p.Recv(ctx, 4096, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h rmpp.Header
+		_ = h.UnmarshalBinary(pkt.Data)
+		if len(pkt.Data) != mad.Size || h.Flags != rmpp.FlagActive|rmpp.FlagFirst || h.Data1 != 1 {
+			t.Errorf("%d bytes, RMPP %+v: want segment 1 alone", len(pkt.Data), h)
+		}
+		if _, err := p.Recv(ctx, 4096, 5000); !errors.Is(err, syscall.ETIMEDOUT) {
+			t.Errorf("after segment 1: %v, want nothing more (the SA's resends match no request)", err)
+		}
+		// 29: more than 256 bytes without the Active flag.
+		withRMPP, err := p.Register(ctx, mad.ClassSubnAdm, sa.ClassVersion, 1, [2]uint64{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Send(ctx, withRMPP, append(req, make([]byte, 100)...), sm, 1000, 0); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("356 bytes, Active clear: %v, want EINVAL", err)
+		}
+	})
 }
