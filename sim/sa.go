@@ -403,7 +403,7 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 						elid.Put(r, uint64(ep.lid))
 						pnum.Put(r, uint64(p.num))
 						copy(r[4:68], p.pi[:])
-						piLocalPortNum.Put(r[4:], uint64(p.num))
+						piLocalPortNum.Put(r[4:], uint64(f.smIngress(n, p)))
 					})
 				}
 			}
@@ -513,6 +513,22 @@ func (f *Fabric) endports(n *node) []*port {
 		}
 	}
 	return eps
+}
+
+// smIngress is the LocalPortNum the SM saw in p's PortInfo: the port its
+// SMPs enter n by (0 on the SM's own switch, the port towards the SM on
+// other switches), p itself on a CA; OpenSM's PortInfoRecords keep it.
+func (f *Fabric) smIngress(n *node, p *port) int {
+	if n.typ != typeSwitch {
+		return p.num
+	}
+	if n == f.smPort.node {
+		return f.smPort.num
+	}
+	if e := n.egress(f.smLID); e != nil {
+		return e.num
+	}
+	return p.num
 }
 
 // lidOf is the LID of the endport p belongs to.

@@ -11,6 +11,7 @@ var (
 	piWidthActive, _    = smp.PortInfoLayout.Field("LinkWidthActive")
 	piSpeedActive, _    = smp.PortInfoLayout.Field("LinkSpeedActive")
 	piSpeedExtActive, _ = smp.PortInfoLayout.Field("LinkSpeedExtActive")
+	piMTUCap, _         = smp.PortInfoLayout.Field("MTUCap")
 	prSLID, _, _        = sa.PathRecord.Field("SLID")
 	prDLID, _, _        = sa.PathRecord.Field("DLID")
 	prSGID, _, _        = sa.PathRecord.Field("SGID")
@@ -42,10 +43,18 @@ type pathInfo struct {
 func (f *Fabric) walk(src *port, dlid uint16) (pathInfo, bool) {
 	pi := pathInfo{mtu: 5, rate: 1 << 30}
 	link := func(p *port) {
-		pi.mtu = min(pi.mtu, uint8(p.get(piNeighborMTU)))
+		pi.mtu = min(pi.mtu, uint8(p.get(piNeighborMTU)), uint8(p.get(piMTUCap)))
 		pi.rate = min(pi.rate, rate(uint8(p.get(piWidthActive)), uint8(p.get(piSpeedActive)), uint8(p.get(piSpeedExtActive))))
 		pi.hops++
 	}
+	// A switch's port 0 limits the paths that end there by its MTUCap
+	// (1024 in ibsim), as OpenSM answers (mad/sa/testdata/pathrecord_get.hex).
+	port0 := func(n *node) {
+		if n.typ == typeSwitch {
+			pi.mtu = min(pi.mtu, uint8(n.ports[0].get(piMTUCap)))
+		}
+	}
+	port0(src.node)
 	if src.owns(dlid) {
 		// The port itself: what its link offers, as OpenSM answers.
 		q := src
@@ -76,6 +85,7 @@ func (f *Fabric) walk(src *port, dlid uint16) (pathInfo, bool) {
 			return pi, r.owns(dlid)
 		}
 		if m.ports[0].owns(dlid) {
+			port0(m)
 			return pi, true
 		}
 		out = m.egress(dlid)
