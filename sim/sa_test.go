@@ -237,19 +237,35 @@ func FuzzSA(f *testing.F) {
 // (16) on switch ports facing CAs, the sim's SM configuration 18 on all.
 func TestSAMatchesOpenSM(t *testing.T) {
 	f := mustLoad(t, "net.2sw2path4hca", nil)
-	r := attachRaw(t, f, "Switch1", 0) // the probe ran on the SM's node, LID 1
+	raws := map[string]*raw{} // one raw client per port: deliveries go to the first
 	for _, c := range []struct {
 		file   string
+		from   string // where the probe ran
 		attr   *sa.Attr
 		method uint8
 		mask   uint64
 		ignore []string
 	}{
-		{"pathrecord_get", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
-		{"noderecord_get", &sa.NodeRecord, mad.MethodGet, 1, nil},
-		{"portinforecord_get", &sa.PortInfoRecord, mad.MethodGet, 3, []string{"hoq_life"}},
+		{"pathrecord_get", "Switch1", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
+		{"pathrecord_hca1_lid1", "Hca1", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
+		{"pathrecord_hca1_lid2", "Hca1", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
+		{"pathrecord_hca1_lid3", "Hca1", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
+		{"pathrecord_hca1_lid4", "Hca1", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
+		{"pathrecord_hca1_lid5", "Hca1", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
+		{"pathrecord_hca1_lid6", "Hca1", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
+		{"noderecord_get", "Switch1", &sa.NodeRecord, mad.MethodGet, 1, nil},
+		{"portinforecord_get", "Switch1", &sa.PortInfoRecord, mad.MethodGet, 3, []string{"hoq_life"}},
 	} {
 		t.Run(c.file, func(t *testing.T) {
+			r := raws[c.from]
+			if r == nil {
+				num := 1
+				if c.from == "Switch1" {
+					num = 0
+				}
+				r = attachRaw(t, f, c.from, num)
+				raws[c.from] = r
+			}
 			want := madtest.ReadCapture(t, "../mad/sa/testdata/"+c.file+".hex").Bytes
 			// The capture is the response; its data is a record matching
 			// the query, so it serves as the template.

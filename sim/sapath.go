@@ -31,6 +31,10 @@ var (
 	rateGbps            = map[uint8]int{2: 2, 3: 10, 4: 30, 5: 5, 6: 20, 7: 40, 8: 60, 9: 80, 10: 120, 11: 14, 12: 56, 13: 112, 14: 168, 15: 25, 16: 100, 17: 200, 18: 300, 19: 28, 20: 50, 21: 400, 22: 600}
 )
 
+// saPacketLifeTime is the PathRecord PacketLifeTime of a path between two
+// ports: OpenSM's default packet_life_time, as measured.
+const saPacketLifeTime = 0x12
+
 // pathInfo is what a LID route from one endport to a LID offers.
 type pathInfo struct {
 	mtu  uint8 // smallest NeighborMTU along the route (IBA MTU code)
@@ -167,7 +171,11 @@ func (f *Fabric) saPaths(tmpl []byte, mask uint64, from uint16, add func(func([]
 				prRateSel.Put(rec, 2)
 				prRate.Put(rec, uint64(r))
 				prPLTSel.Put(rec, 2)
-				prPacketLife.Put(rec, 0)
+				if info.hops > 0 {
+					// OpenSM's packet_life_time (0x12); 0 from a port
+					// to itself (mad/sa/testdata/pathrecord_*.hex).
+					prPacketLife.Put(rec, saPacketLifeTime)
+				}
 				prHopLimit.Put(rec, 0)
 				prNumbPath.Put(rec, 0)
 			})
