@@ -368,8 +368,9 @@ func TestCMUnreachable(t *testing.T) {
 		if ev.Type != engine.EventUnreachable || ev.Status != -int(syscall.ETIMEDOUT) {
 			t.Fatalf("%v %d", ev.Type, ev.Status)
 		}
-		// 16 tries of 4.096us x 2^20 + 2 x 4.096us x 2^0 (PacketLifeTime 0).
-		if got, want := time.Since(start), 16*(4294967296+8192)*time.Nanosecond; got != want {
+		// 16 tries of 4.096us x 2^20 + 2 x 4.096us x 2^18 (the SA's
+		// PathRecord PacketLifeTime 0x12, as OpenSM answers).
+		if got, want := time.Since(start), 16*(4294967296+2147483648)*time.Nanosecond; got != want {
 			t.Errorf("UNREACHABLE after %v, want %v", got, want)
 		}
 		c.AckEvent(ev)
