@@ -117,9 +117,6 @@ func TestDiscoverIbsimCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := ibscript(t, "discover", "--fabric", "ibsim:"+s.Sock+"?node=Hca1")
-	if strings.Contains(errOut, "not implemented yet") {
-		t.Skip("cmd/ibscript/backend.go does not route the ibsim scheme to openIbsim yet")
-	}
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -179,9 +176,5 @@ func testSignalReleasesSlot(t *testing.T, sig syscall.Signal) {
 // TestIbsimSIGINTReleasesSlot: the same for SIGINT (Ctrl-C) outside the
 // REPL.
 func TestIbsimSIGINTReleasesSlot(t *testing.T) {
-	// Measured: today SIGINT kills `ibscript run` without Close and the
-	// slot leaks, because main.go's signal.NotifyContext lists SIGTERM
-	// only. Remove this skip when it lists os.Interrupt too.
-	t.Skip("SIGINT outside the REPL is not turned into a ctx cancel yet (main.go NotifyContext: add os.Interrupt)")
 	testSignalReleasesSlot(t, syscall.SIGINT)
 }

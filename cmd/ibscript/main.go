@@ -199,7 +199,14 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	// SIGTERM, and outside the REPL Ctrl-C too, cancel the run: calls
+	// return, ports close (ibsim gets its client slot back) and the exit
+	// status is 2. In the REPL, Ctrl-C cancels only the running call.
+	sigs := []os.Signal{syscall.SIGTERM}
+	if c.cmd != "" || c.hasChunk {
+		sigs = append(sigs, os.Interrupt)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()
 
 	switch {
