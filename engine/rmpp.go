@@ -408,6 +408,14 @@ func (w *RMPPTransport) handle(p *fabric.Packet) {
 			w.recvs[rk] = x
 		}
 		o := x.r.Handle(b, now)
+		// The engine's own SA calls keep their request alive while its
+		// response arrives (Linux lets it expire mid-transfer, rmpp.md
+		// section 8; umad callers keep that behaviour).
+		if r := w.reqs[key]; r != nil && !r.deadline.IsZero() && mad.IsResponse(b) {
+			if _, own := w.agents[p.Agent].calls[key.tid]; own {
+				r.deadline = now.Add(r.timeout)
+			}
+		}
 		w.recvOutLocked(&a, rk, x, o, now)
 	default:
 		if x := w.sends[key]; x != nil {

@@ -321,3 +321,37 @@ func TestUMADPortRMPPEdges(t *testing.T) {
 		}
 	})
 }
+
+// TestSASlowTransfer: an engine SA call whose response takes longer than
+// the per-try timeout completes, because arriving segments keep the
+// request alive; a umad caller's request still times out mid-transfer, as
+// in Linux (rmpp.md section 9, case 31).
+func TestSASlowTransfer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, err := sim.Load(fattree2000, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		tr, err := f.Attach("h010-05", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every ACK is lost once in a while: the SA resends windows after
+		// its 200 ms ACK timeout, so the transfer takes seconds.
+		ft := &faulty{Transport: tr, rng: rand.New(rand.NewPCG(3, 4)), loss: 0.3}
+		s, err := engine.New(ft, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		start := time.Now()
+		recs, err := s.NodeRecords(t.Context(), engine.Timeout(time.Second), engine.Retries(0))
+		if err != nil || len(recs) != 2000 {
+			t.Fatalf("%d records, %v", len(recs), err)
+		}
+		if d := time.Since(start); d <= time.Second {
+			t.Fatalf("the transfer took %v; the test needs one longer than the timeout", d)
+		}
+	})
+}
