@@ -34,7 +34,10 @@ import (
 // ABORT, or whose ACKs never come, completes the request with a timeout
 // record (status 110) so that every request with a timeout gets exactly one
 // completion (the kernel reports nothing for remote aborts); the sender
-// sends ABORT(126) when its retries run out, as IBA says.
+// sends ABORT(126) when its retries run out, as IBA says; and the engine's
+// own SA calls restart their request timer whenever a segment of the
+// response arrives (a umad caller's request expires mid-transfer, as in
+// Linux).
 //
 // An RMPPTransport is safe for concurrent use. It owns the transport it
 // wraps; Close closes it. It starts one goroutine only when the wrapped
