@@ -87,6 +87,16 @@ end`,
 	"fabric.routes": `local rt = fabric.routes(fabric.discover())
 print(rt.switches, "switches,", rt.lids, "LIDs,", rt.count, "bad routes")
 for h, n in pairs(rt.hops) do print(h, "hops:", n, "host pairs") end`,
+	"fabric.load": `local f = fabric.load("../tests/topologies/net.2sw2path4hca")   -- or a snapshot, an ibnetdiscover file
+print(#f.nodes, #f.links)`,
+	"fabric.save": `local f = fabric.discover()
+local path = os.getenv("TMPDIR") or "/tmp"
+fabric.save(f, path .. "/fabric.json")
+print(#fabric.load(path .. "/fabric.json").nodes)`,
+	"fabric.diff": `local f = fabric.discover()
+for _, d in ipairs(fabric.diff(fabric.load("../tests/topologies/fattree-50.net"), f)) do
+  print(d.severity, d.kind, d.msg) break
+end`,
 	"fabric.port":   `print(fabric.port().port_guid)`,
 	"fabric.format": `print(fabric.format(fabric.discover()):sub(1, 200))`,
 
@@ -135,4 +145,146 @@ mad.show(req, mad.send(req))`,
 	"bit.bnot":   `print(bit.bnot(0))`,
 	"bit.lshift": `print(bit.lshift(1, 14))`,
 	"bit.rshift": `print(bit.rshift(0x4000, 14))`,
+	// rdmacm: node001 (LID 1) and node002 are CA ports of the default fabric.
+	"rdmacm.create_event_channel": `local ch = rdmacm.create_event_channel()
+print(ch)
+ch:close()`,
+	"rdmacm.destroy_event_channel": `rdmacm.destroy_event_channel(rdmacm.create_event_channel())`,
+	"rdmacm.create_id": `local ch = rdmacm.create_event_channel()
+local id = rdmacm.create_id(ch, "RDMA_PS_TCP")
+print(id)
+rdmacm.destroy_id(id)
+ch:close()`,
+	"rdmacm.destroy_id": `local id = rdmacm.create_id(nil)   -- synchronous
+rdmacm.destroy_id(id, 100)`,
+	"rdmacm.bind_addr": `local ch = rdmacm.create_event_channel()
+local id = rdmacm.create_id(ch)
+rdmacm.bind_addr(id, {lid = 1, port = 7471})
+print(id:local_addr().gid)
+rdmacm.destroy_id(id)
+ch:close()`,
+	"rdmacm.resolve_addr": `local ch = rdmacm.create_event_channel()
+local id = rdmacm.create_id(ch)
+rdmacm.resolve_addr(id, nil, {lid = umad.get_port("node002", 1).base_lid, port = 7471}, 2000)
+local ev = rdmacm.get_cm_event(ch)
+print(ev.event)
+rdmacm.ack_cm_event(ev)
+rdmacm.destroy_id(id)
+ch:close()`,
+	"rdmacm.resolve_route": `local id = rdmacm.create_id(nil)   -- synchronous: each call completes
+rdmacm.resolve_addr(id, {lid = 1}, {lid = umad.get_port("node002", 1).base_lid, port = 7471}, 2000)
+rdmacm.resolve_route(id, 2000)
+print(id:state())
+rdmacm.destroy_id(id)`,
+	"rdmacm.listen": `local ch = rdmacm.create_event_channel()
+local id = rdmacm.create_id(ch)
+rdmacm.bind_addr(id, {lid = 1, port = 7471})
+rdmacm.listen(id, 16)
+print(id:state())
+rdmacm.destroy_id(id)
+ch:close()`,
+	"rdmacm.connect": `-- both sides in one script: a server on node001, a client on node002
+local ch = rdmacm.create_event_channel()
+local server = rdmacm.create_id(ch)
+rdmacm.bind_addr(server, {lid = 1, port = 7471})
+rdmacm.listen(server)
+local client = rdmacm.create_id(ch)
+rdmacm.resolve_addr(client, {lid = umad.get_port("node002", 1).base_lid}, {lid = 1, port = 7471}, 2000)
+rdmacm.ack_cm_event(rdmacm.get_cm_event(ch))
+rdmacm.resolve_route(client, 2000)
+rdmacm.ack_cm_event(rdmacm.get_cm_event(ch))
+rdmacm.connect(client, {private_data = "hello"})
+local req = rdmacm.get_cm_event(ch, 1000)
+print(req.event, req.private_data:sub(1, 5))
+rdmacm.ack_cm_event(req)
+rdmacm.destroy_id(req.id)
+rdmacm.destroy_id(client)
+rdmacm.destroy_id(server)
+ch:close()`,
+	"rdmacm.accept": `local ch = rdmacm.create_event_channel()
+local server = rdmacm.create_id(ch)
+rdmacm.bind_addr(server, {lid = 1, port = 1})
+rdmacm.listen(server)
+local client = rdmacm.create_id(nil)   -- synchronous
+rdmacm.resolve_addr(client, {lid = umad.get_port("node002", 1).base_lid}, {lid = 1, port = 1}, 2000)
+rdmacm.resolve_route(client, 2000)
+local cch = rdmacm.create_event_channel()
+rdmacm.migrate_id(client, cch)          -- asynchronous again
+rdmacm.connect(client)
+local req = rdmacm.get_cm_event(ch, 1000)
+rdmacm.ack_cm_event(req)
+rdmacm.accept(req.id, {private_data = "welcome"})
+local est = rdmacm.get_cm_event(cch, 1000)
+print(est.event, est.private_data:sub(1, 7))
+rdmacm.ack_cm_event(est)
+rdmacm.ack_cm_event(rdmacm.get_cm_event(ch, 1000))   -- ESTABLISHED on the server
+for _, id in ipairs({client, req.id, server}) do rdmacm.destroy_id(id) end
+ch:close()
+cch:close()`,
+	"rdmacm.reject": `local ch = rdmacm.create_event_channel()
+local server = rdmacm.create_id(ch)
+rdmacm.bind_addr(server, {lid = 1, port = 2})
+rdmacm.listen(server)
+local client = rdmacm.create_id(ch)
+rdmacm.resolve_addr(client, {lid = umad.get_port("node002", 1).base_lid}, {lid = 1, port = 2}, 2000)
+rdmacm.ack_cm_event(rdmacm.get_cm_event(ch))
+rdmacm.resolve_route(client, 2000)
+rdmacm.ack_cm_event(rdmacm.get_cm_event(ch))
+rdmacm.connect(client)
+local req = rdmacm.get_cm_event(ch, 1000)
+rdmacm.reject(req.id, "busy")
+rdmacm.ack_cm_event(req)
+local rej = rdmacm.get_cm_event(ch, 1000)
+print(rej.event, rej.status, rej.private_data:sub(1, 4))   -- REJECTED 28 busy
+rdmacm.ack_cm_event(rej)
+for _, id in ipairs({client, req.id, server}) do rdmacm.destroy_id(id) end
+ch:close()`,
+	"rdmacm.disconnect": `local ch = rdmacm.create_event_channel()
+local server = rdmacm.create_id(ch)
+rdmacm.bind_addr(server, {lid = 1, port = 3})
+rdmacm.listen(server)
+local client = rdmacm.create_id(ch)
+rdmacm.resolve_addr(client, {lid = umad.get_port("node002", 1).base_lid}, {lid = 1, port = 3}, 2000)
+rdmacm.ack_cm_event(rdmacm.get_cm_event(ch))
+rdmacm.resolve_route(client, 2000)
+rdmacm.ack_cm_event(rdmacm.get_cm_event(ch))
+rdmacm.connect(client)
+local req = rdmacm.get_cm_event(ch, 1000)
+rdmacm.ack_cm_event(req)
+rdmacm.accept(req.id)
+for _ = 1, 2 do rdmacm.ack_cm_event(rdmacm.get_cm_event(ch, 1000)) end   -- ESTABLISHED twice
+rdmacm.disconnect(client)
+local ev = rdmacm.get_cm_event(ch, 1000)   -- DISCONNECTED on the server
+print(ev.event)
+rdmacm.ack_cm_event(ev)
+rdmacm.disconnect(req.id)                  -- DREP
+rdmacm.ack_cm_event(rdmacm.get_cm_event(ch, 1000))
+for _, id in ipairs({client, req.id, server}) do rdmacm.destroy_id(id) end
+ch:close()`,
+	"rdmacm.get_cm_event": `local ch = rdmacm.create_event_channel()
+print(rdmacm.get_cm_event(ch, 10))   -- nil: nothing came in 10 ms
+ch:close()`,
+	"rdmacm.ack_cm_event": `local ch = rdmacm.create_event_channel()
+local id = rdmacm.create_id(ch)
+rdmacm.resolve_addr(id, nil, {lid = 1, port = 1}, 2000)
+local ev = rdmacm.get_cm_event(ch)
+print(id:unacked())   -- 1
+rdmacm.ack_cm_event(ev)
+print(id:unacked())   -- 0
+rdmacm.destroy_id(id)
+ch:close()`,
+	"rdmacm.migrate_id": `local a, b = rdmacm.create_event_channel(), rdmacm.create_event_channel()
+local id = rdmacm.create_id(a)
+rdmacm.resolve_addr(id, nil, {lid = 1, port = 1}, 2000)   -- ADDR_RESOLVED waits on a
+rdmacm.migrate_id(id, b)                                 -- and moves to b
+print(a:pending(), b:pending())                          -- 0 1
+rdmacm.ack_cm_event(rdmacm.get_cm_event(b))
+rdmacm.migrate_id(id, nil)                               -- synchronous mode
+rdmacm.destroy_id(id)
+a:close()
+b:close()`,
+	"rdmacm.poll": `local ch = rdmacm.create_event_channel()
+print(rdmacm.poll(ch, 10))   -- false
+ch:close()`,
+	"rdmacm.event_str": `print(rdmacm.event_str(4))   -- RDMA_CM_EVENT_CONNECT_REQUEST`,
 }
