@@ -121,9 +121,11 @@ func fabricSweep(e *Env, L *lua.LState) int {
 			if err := pk.UnmarshalBinary(r.Data); err != nil {
 				rt.RawSetString("err", lua.LString(err.Error()))
 			} else {
-				arr := L.CreateTable(len(pk.PKeys), 0)
+				arr := L.CreateTable(1, 0)
 				for _, key := range pk.PKeys {
-					arr.Append(lua.LNumber(key))
+					if key != 0 {
+						arr.Append(lua.LNumber(key))
+					}
 				}
 				rt.RawSetString("value", arr)
 			}

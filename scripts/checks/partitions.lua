@@ -12,12 +12,15 @@ local M = {
   args = {},
 }
 
+-- (set keys are strings: gopher-lua fills the array part up to a large
+-- integer key with nils, which makes a set of P_Keys cost 32k slots)
 local function partitions(keys)
   local set, list = {}, {}
   for _, k in ipairs(keys) do
     local p = bit.band(k, 0x7fff)
-    if p ~= 0 and not set[p] then
-      set[p] = true
+    local sk = tostring(p)
+    if p ~= 0 and not set[sk] then
+      set[sk] = true
       list[#list + 1] = p
     end
   end

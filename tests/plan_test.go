@@ -1,0 +1,305 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/bindings"
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/internal/jsonschema"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/plan"
+	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// runPlan runs a plan script of scripts/ on f as `ibscript run` does
+// (package.path with the script's directory and its checks/) and returns
+// its report.
+func runPlan(tb testing.TB, f *sim.Fabric, script string, args map[string]string) *plan.Report {
+	tb.Helper()
+	ctx := context.Background()
+	tr, err := f.Open(ctx, "", 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sess, err := engine.New(tr, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer sess.Close()
+	var out bytes.Buffer
+	L, env, err := bindings.NewState(ctx, &bindings.Options{Session: sess, Fabric: f, Stdout: &out,
+		PlanName: strings.TrimSuffix(filepath.Base(script), ".lua"), PlanArgs: args})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer L.Close()
+	defer env.Close()
+	dir := filepath.Dir(script)
+	pkg := L.GetGlobal("package").(*lua.LTable)
+	pkg.RawSetString("path", lua.LString(filepath.Join(dir, "?.lua")+";"+filepath.Join(dir, "checks", "?.lua")))
+	err = L.DoFile(script)
+	r := env.PlanReport(err)
+	if r == nil {
+		tb.Fatalf("%s made no report (err %v)", script, err)
+	}
+	if err != nil {
+		tb.Logf("%s: %v", script, err)
+	}
+	return r
+}
+
+func failedChecks(r *plan.Report) []string {
+	var out []string
+	for _, c := range r.Checks {
+		if c.Status == plan.Fail {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+func loadSim(tb testing.TB, topology string) *sim.Fabric {
+	tb.Helper()
+	f, err := sim.Load(topology, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	return f
+}
+
+// session opens a second session on f, for planting faults by SMP.
+func session(tb testing.TB, f *sim.Fabric) *engine.Session {
+	tb.Helper()
+	tr, err := f.Open(context.Background(), "", 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := engine.New(tr, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestPlantedFaults runs scripts/validate.lua on fabrics with one planted
+// fault each: exactly the expected check fails, in every output format,
+// and the clean fabric passes everything.
+func TestPlantedFaults(t *testing.T) {
+	const clean = "topologies/net.2sw2path4hca"
+	dir := t.TempDir()
+	thresholds := filepath.Join(dir, "error_thresholds")
+	os.WriteFile(thresholds, []byte("# ibqueryerrors format\nSymbolErrorCounter=10\n#LinkDownedCounter=10\n"), 0o644)
+	for _, c := range []struct {
+		name     string
+		topology string
+		args     map[string]string
+		plant    func(t *testing.T, f *sim.Fabric)
+		want     []string // the checks that fail
+	}{
+		{name: "clean", topology: clean, args: map[string]string{"width": "4X", "thresholds": thresholds}},
+		{name: "degraded link", topology: "topologies/net.2sw2path4hca-degraded", args: map[string]string{"width": "4X"},
+			want: []string{"expected width and speed"}},
+		{name: "partners differ", topology: "topologies/net.2sw2path4hca-faulty", want: []string{"partners enable the same"}},
+		{name: "duplicate GUID", topology: clean, plant: func(t *testing.T, f *sim.Fabric) {
+			hca1 := findNode(t, session(t, f), "Hca1")
+			if err := f.SetPortGUID("Hca2", 1, hca1.Ports[1].GUID); err != nil {
+				t.Fatal(err)
+			}
+		}, want: []string{"unique GUIDs"}},
+		{name: "missing cable", topology: "topologies/net.2sw2path4hca-nocable",
+			args: map[string]string{"reference": clean}, want: []string{"topology matches the reference"}},
+		{name: "broken LFT entry", topology: clean, plant: func(t *testing.T, f *sim.Fabric) {
+			// Switch2 (behind Switch1's port 3) sends Hca1's LID out of
+			// its uncabled port 8.
+			s := session(t, f)
+			hcaLID := findNode(t, s, "Hca1").Ports[1].LID
+			sw2 := engine.DR(3)
+			data, err := s.SMP(t.Context(), sw2, mad.MethodGet, smp.AttrLinearForwardingTable, uint32(hcaLID/64), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data[hcaLID%64] = 8
+			if _, err := s.SMP(t.Context(), sw2, mad.MethodSet, smp.AttrLinearForwardingTable, uint32(hcaLID/64), data); err != nil {
+				t.Fatal(err)
+			}
+		}, want: []string{"LFTs reach every LID"}},
+		{name: "two master SMs", topology: clean, plant: func(t *testing.T, f *sim.Fabric) {
+			if err := f.AddSM("Hca4", 1, smp.SMStateMaster, 1); err != nil {
+				t.Fatal(err)
+			}
+		}, want: []string{"one MASTER SM"}},
+		{name: "counters over threshold", topology: clean, args: map[string]string{"thresholds": thresholds}, plant: func(t *testing.T, f *sim.Fabric) {
+			if err := f.SetCounter("Switch1", 2, "symbol_error_counter", 50); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.SetCounter("Switch1", 3, "symbol_error_counter", 10); err != nil { // at the threshold: fine
+				t.Fatal(err)
+			}
+		}, want: []string{"error counters within thresholds"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := loadSim(t, c.topology)
+			if c.plant != nil {
+				c.plant(t, f)
+			}
+			r := runPlan(t, f, "../scripts/validate.lua", c.args)
+			if r.Error != "" {
+				t.Fatalf("run failed: %s", r.Error)
+			}
+			if got := failedChecks(r); !slices.Equal(got, c.want) {
+				var b bytes.Buffer
+				plan.WriteText(&b, r, false)
+				t.Fatalf("failed checks %q, want %q\n%s", got, c.want, b.String())
+			}
+			wantExit := plan.ExitOK
+			if len(c.want) > 0 {
+				wantExit = plan.ExitFailed
+			}
+			if r.ExitCode() != wantExit {
+				t.Errorf("exit %d, want %d", r.ExitCode(), wantExit)
+			}
+			checkFormats(t, r, c.want)
+		})
+	}
+}
+
+// checkFormats writes r in every format and checks each shows exactly the
+// failed checks want as failed.
+func checkFormats(t *testing.T, r *plan.Report, want []string) {
+	t.Helper()
+	raw, err := os.ReadFile("../docs/plan-report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := jsonschema.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range plan.Formats {
+		var b bytes.Buffer
+		if err := plan.Write(&b, format, r, false); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		var failPat string
+		switch format {
+		case "text":
+			failPat = `(?m)^  FAIL  (.+?)\s+\d+ ok, \d+ failed$`
+		case "json":
+			if errs := schema.Validate(b.Bytes()); len(errs) > 0 {
+				t.Errorf("json: schema: %s", strings.Join(errs, "\n"))
+			}
+			failPat = `"name": "([^"]+)",\s+"category": "[^"]+",\s+"status": "fail"`
+		case "tap":
+			failPat = `(?m)^not ok \d+ - [^:]+: (.+)$`
+		case "junit":
+			failPat = `<testcase name="([^"]+)"[^>]*>\s*<failure `
+		}
+		var got []string
+		for _, m := range regexp.MustCompile(failPat).FindAllStringSubmatch(out, -1) {
+			got = append(got, m[1])
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: failed checks %q, want %q\n%s", format, got, want, out)
+		}
+	}
+}
+
+func findNode(t *testing.T, s *engine.Session, desc string) *topo.Node {
+	t.Helper()
+	d, err := s.Discover(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range d.Fabric.Nodes {
+		if n.Desc == desc {
+			return n
+		}
+	}
+	t.Fatalf("no node %q", desc)
+	return nil
+}
+
+// fatTree writes a two-level fat tree (every leaf linked once to every
+// spine) in ibsim's format, as gen-fattree.py does, and returns its path.
+func fatTree(tb testing.TB, leaves, spines, hosts int) string {
+	tb.Helper()
+	var sb strings.Builder
+	sb.WriteString("width=2\nspeed=4\n\n")
+	for l := range leaves {
+		fmt.Fprintf(&sb, "Switch\t%d \"leaf%03d\"\n", hosts+spines, l)
+		for h := range hosts {
+			fmt.Fprintf(&sb, "[%d]\t\"h%03d-%02d\"[1]\n", h+1, l, h)
+		}
+		for s := range spines {
+			fmt.Fprintf(&sb, "[%d]\t\"spine%03d\"[%d]\n", hosts+s+1, s, l+1)
+		}
+		sb.WriteString("\n")
+	}
+	for s := range spines {
+		fmt.Fprintf(&sb, "Switch\t%d \"spine%03d\"\n", leaves, s)
+		for l := range leaves {
+			fmt.Fprintf(&sb, "[%d]\t\"leaf%03d\"[%d]\n", l+1, l, hosts+s+1)
+		}
+		sb.WriteString("\n")
+	}
+	for l := range leaves {
+		for h := range hosts {
+			fmt.Fprintf(&sb, "Hca\t1 \"h%03d-%02d\"\n[1]\t\"leaf%03d\"[%d]\n\n", l, h, l, h+1)
+		}
+	}
+	path := filepath.Join(tb.TempDir(), "fattree.net")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// TestValidateFatTree2000 runs validate.lua on the bundled 2,000-node fat
+// tree: everything passes and the JSON report matches the schema.
+func TestValidateFatTree2000(t *testing.T) {
+	f := loadSim(t, "topologies/fattree-2000.net")
+	r := runPlan(t, f, "../scripts/validate.lua", nil)
+	if got := failedChecks(r); len(got) > 0 || r.Error != "" {
+		t.Fatalf("failed %q, error %q", got, r.Error)
+	}
+	if r.Fabric.Nodes != 2000 {
+		t.Errorf("%d nodes", r.Fabric.Nodes)
+	}
+	checkFormats(t, r, nil)
+}
+
+// BenchmarkValidate16k runs validate.lua on a 16,050-node fat tree (250
+// leaves x 63 hosts, 50 spines): discovery, every check, the report.
+func BenchmarkValidate16k(b *testing.B) {
+	path := fatTree(b, 250, 50, 63)
+	f, err := sim.Load(path, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	b.ResetTimer()
+	for b.Loop() {
+		r := runPlan(b, f, "../scripts/validate.lua", nil)
+		if got := failedChecks(r); len(got) > 0 || r.Error != "" {
+			b.Fatalf("failed %q, error %q", got, r.Error)
+		}
+		if err := plan.WriteJSON(&bytes.Buffer{}, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

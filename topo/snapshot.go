@@ -1,0 +1,230 @@
+package topo
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// SnapshotSchema names the JSON layout of WriteSnapshot.
+const SnapshotSchema = "ibscript.topology.v1"
+
+type snapshot struct {
+	Schema string     `json:"schema"`
+	Nodes  []snapNode `json:"nodes"`
+}
+
+type snapNode struct {
+	ID            string     `json:"id,omitempty"`
+	Desc          string     `json:"desc"`
+	Type          string     `json:"type"`
+	NumPorts      int        `json:"num_ports"`
+	GUID          string     `json:"guid"`
+	SysGUID       string     `json:"sys_guid,omitempty"`
+	VendorID      uint32     `json:"vendor_id,omitempty"`
+	DeviceID      uint16     `json:"device_id,omitempty"`
+	Revision      uint32     `json:"revision,omitempty"`
+	EnhancedPort0 bool       `json:"enhanced_port0,omitempty"`
+	Ports         []snapPort `json:"ports"`
+}
+
+type snapPort struct {
+	Num             int       `json:"num"`
+	GUID            string    `json:"guid,omitempty"`
+	LID             uint16    `json:"lid,omitempty"`
+	LMC             uint8     `json:"lmc,omitempty"`
+	WidthEnabled    uint8     `json:"width_enabled,omitempty"`
+	WidthActive     uint8     `json:"width_active,omitempty"`
+	SpeedEnabled    uint8     `json:"speed_enabled,omitempty"`
+	SpeedActive     uint8     `json:"speed_active,omitempty"`
+	SpeedExtEnabled uint8     `json:"speed_ext_enabled,omitempty"`
+	SpeedExtActive  uint8     `json:"speed_ext_active,omitempty"`
+	CapMask         uint32    `json:"cap_mask,omitempty"`
+	State           uint8     `json:"state,omitempty"`
+	PhysState       uint8     `json:"phys_state,omitempty"`
+	Remote          *snapLink `json:"remote,omitempty"`
+}
+
+// snapLink names the other end of a cable by node index and port.
+type snapLink struct {
+	Node int `json:"node"` // index in nodes
+	Port int `json:"port"`
+}
+
+func hex64(v uint64) string { return fmt.Sprintf("0x%016x", v) }
+
+func parseHex64(s string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64)
+}
+
+// WriteSnapshot writes f as a JSON snapshot (schema SnapshotSchema) that
+// ReadSnapshot reloads into the same Fabric: every node and port field of
+// the model and the cables.
+func WriteSnapshot(w io.Writer, f *Fabric) error {
+	idx := make(map[*Node]int, len(f.Nodes))
+	for i, n := range f.Nodes {
+		idx[n] = i
+	}
+	s := snapshot{Schema: SnapshotSchema, Nodes: make([]snapNode, 0, len(f.Nodes))}
+	for _, n := range f.Nodes {
+		sn := snapNode{ID: n.ID, Desc: n.Desc, Type: n.Type.String(), NumPorts: n.NumPorts, GUID: hex64(n.GUID),
+			VendorID: n.VendorID, DeviceID: n.DeviceID, Revision: n.Revision, EnhancedPort0: n.EnhancedPort0, Ports: []snapPort{}}
+		if n.SysGUID != 0 {
+			sn.SysGUID = hex64(n.SysGUID)
+		}
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			sp := snapPort{Num: p.Num, LID: p.LID, LMC: p.LMC, WidthEnabled: p.WidthEnabled, WidthActive: p.WidthActive,
+				SpeedEnabled: p.SpeedEnabled, SpeedActive: p.SpeedActive, SpeedExtEnabled: p.SpeedExtEnabled,
+				SpeedExtActive: p.SpeedExtActive, CapMask: p.CapMask, State: p.State, PhysState: p.PhysState}
+			if p.GUID != 0 {
+				sp.GUID = hex64(p.GUID)
+			}
+			if p.Remote != nil {
+				if j, ok := idx[p.Remote.Node]; ok {
+					sp.Remote = &snapLink{Node: j, Port: p.Remote.Num}
+				}
+			}
+			sn.Ports = append(sn.Ports, sp)
+		}
+		s.Nodes = append(s.Nodes, sn)
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// ReadSnapshot reads a snapshot WriteSnapshot wrote; name is for errors.
+func ReadSnapshot(r io.Reader, name string) (*Fabric, error) {
+	var s snapshot
+	if err := json.NewDecoder(r).Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if s.Schema != SnapshotSchema {
+		return nil, fmt.Errorf("%s: schema %q, want %q", name, s.Schema, SnapshotSchema)
+	}
+	f := &Fabric{}
+	types := map[string]NodeType{"CA": CA, "Switch": Switch, "Router": Router}
+	for i, sn := range s.Nodes {
+		t, ok := types[sn.Type]
+		if !ok {
+			return nil, fmt.Errorf("%s: nodes[%d]: type %q", name, i, sn.Type)
+		}
+		guid, err := parseHex64(sn.GUID)
+		if err != nil {
+			return nil, fmt.Errorf("%s: nodes[%d]: guid %q", name, i, sn.GUID)
+		}
+		sys, err := parseHex64(sn.SysGUID)
+		if err != nil {
+			return nil, fmt.Errorf("%s: nodes[%d]: sys_guid %q", name, i, sn.SysGUID)
+		}
+		if sn.NumPorts < 0 || sn.NumPorts > 254 {
+			return nil, fmt.Errorf("%s: nodes[%d]: num_ports %d", name, i, sn.NumPorts)
+		}
+		n := &Node{ID: sn.ID, Desc: sn.Desc, Type: t, NumPorts: sn.NumPorts, GUID: guid, SysGUID: sys,
+			VendorID: sn.VendorID, DeviceID: sn.DeviceID, Revision: sn.Revision, EnhancedPort0: sn.EnhancedPort0,
+			Ports: make([]*Port, sn.NumPorts+1)}
+		for _, sp := range sn.Ports {
+			if sp.Num < 0 || sp.Num > sn.NumPorts {
+				return nil, fmt.Errorf("%s: nodes[%d] %q: port %d out of range", name, i, sn.Desc, sp.Num)
+			}
+			pg, err := parseHex64(sp.GUID)
+			if err != nil {
+				return nil, fmt.Errorf("%s: nodes[%d] port %d: guid %q", name, i, sp.Num, sp.GUID)
+			}
+			n.Ports[sp.Num] = &Port{Node: n, Num: sp.Num, GUID: pg, LID: sp.LID, LMC: sp.LMC,
+				WidthEnabled: sp.WidthEnabled, WidthActive: sp.WidthActive, SpeedEnabled: sp.SpeedEnabled,
+				SpeedActive: sp.SpeedActive, SpeedExtEnabled: sp.SpeedExtEnabled, SpeedExtActive: sp.SpeedExtActive,
+				CapMask: sp.CapMask, State: sp.State, PhysState: sp.PhysState}
+		}
+		f.Nodes = append(f.Nodes, n)
+	}
+	for i, sn := range s.Nodes {
+		for _, sp := range sn.Ports {
+			if sp.Remote == nil {
+				continue
+			}
+			if sp.Remote.Node < 0 || sp.Remote.Node >= len(f.Nodes) {
+				return nil, fmt.Errorf("%s: nodes[%d] port %d: remote node %d out of range", name, i, sp.Num, sp.Remote.Node)
+			}
+			rn := f.Nodes[sp.Remote.Node]
+			if sp.Remote.Port < 0 || sp.Remote.Port >= len(rn.Ports) || rn.Ports[sp.Remote.Port] == nil {
+				return nil, fmt.Errorf("%s: nodes[%d] port %d: remote %q port %d does not exist", name, i, sp.Num, rn.Desc, sp.Remote.Port)
+			}
+			f.Nodes[i].Ports[sp.Num].Remote = rn.Ports[sp.Remote.Port]
+		}
+	}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.Remote != nil && p.Remote.Remote != p {
+				return nil, fmt.Errorf("%s: %s is cabled to %s, which is not cabled back", name, p, p.Remote)
+			}
+		}
+	}
+	return f, nil
+}
+
+// Load reads a topology from a file: a JSON snapshot when it starts with
+// '{', else an ibsim or ibnetdiscover topology file (Parse).
+func Load(path string) (*Fabric, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(strings.TrimSpace(string(b)), "{") {
+		return ReadSnapshot(strings.NewReader(string(b)), path)
+	}
+	return Parse(path, strings.NewReader(string(b)))
+}
+
+// ParseNameMap reads a node name map as ibnetdiscover's --node-name-map
+// reads it (libibnetdisc/ibdiag nodenamemap): one node per line, its GUID
+// (0x hex, or any strtoull base-0 number) then its name in double quotes
+// (or the rest of the line); '#' starts a comment line; blank lines are
+// skipped. name is for errors.
+func ParseNameMap(r io.Reader, name string) (map[uint64]string, error) {
+	out := map[uint64]string{}
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		i := strings.IndexAny(s, " \t")
+		if i < 0 {
+			return nil, fmt.Errorf("%s:%d: %q: want GUID \"name\"", name, line, s)
+		}
+		guid, err := strconv.ParseUint(s[:i], 0, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: GUID %q: %v", name, line, s[:i], err)
+		}
+		rest := strings.TrimSpace(s[i:])
+		if strings.HasPrefix(rest, "\"") {
+			end := strings.IndexByte(rest[1:], '"')
+			if end < 0 {
+				return nil, fmt.Errorf("%s:%d: unterminated name %s", name, line, rest)
+			}
+			rest = rest[1 : end+1]
+		}
+		out[guid] = rest
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
