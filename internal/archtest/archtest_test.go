@@ -32,6 +32,8 @@ var rules = []rule{
 	{pkg: "native/...", allow: nil, third: []string{"golang.org/x/sys"}},
 	// The in-memory model of the kernel implements native/umad's Dev.
 	{pkg: "native/umad/umadtest", allow: []string{"native/umad"}},
+	// The in-memory model of the rdma_cm device implements native/rdmacm's Dev.
+	{pkg: "native/rdmacm/rdmacmtest", allow: []string{"native/rdmacm"}},
 	{pkg: "topo", allow: []string{"mad/..."}},
 	{pkg: "fabric/mux", allow: []string{"fabric", "mad/..."}},
 	{pkg: "fabric/kernel", allow: []string{"fabric", "fabric/mux", "native/...", "mad/..."}, third: []string{"golang.org/x/sys"}},
@@ -49,7 +51,7 @@ var rules = []rule{
 }
 
 // testOnly may be imported by any package's tests.
-var testOnly = []string{"sim", "fabric/fabrictest", "mad/madtest", "topo", "native/umad/umadtest", "internal/jsonschema"}
+var testOnly = []string{"sim", "fabric/fabrictest", "mad/madtest", "topo", "native/umad/umadtest", "native/rdmacm/rdmacmtest", "internal/jsonschema"}
 
 // xtestOnly may also be imported by external (package x_test) tests: they
 // use a package as its callers do, and its examples show a whole session.

@@ -1,0 +1,141 @@
+package rdmacm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"testing"
+)
+
+func checkLayout(t *testing.T, name string, l []Field, total int) {
+	t.Helper()
+	end := 0
+	for _, f := range l {
+		if f.Offset != end {
+			t.Errorf("%s.%s at %d, want %d (gap or overlap)", name, f.Name, f.Offset, end)
+		}
+		end = f.Offset + f.Size
+	}
+	if end != total {
+		t.Errorf("%s ends at %d, want %d", name, end, total)
+	}
+}
+
+// TestLayouts checks every table against the sizes of rdmacm-abi.md
+// section 4 (compiled from the kernel header on x86_64).
+func TestLayouts(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		l     []Field
+		total int
+	}{
+		{"rdma_ucm_cmd_hdr", HeaderLayout, 8},
+		{"rdma_ucm_create_id", CreateIDLayout, 24},
+		{"rdma_ucm_destroy_id", DestroyIDLayout, 16},
+		{"rdma_ucm_get_event", GetEventLayout, 8},
+		{"rdma_ucm_migrate_id", MigrateIDLayout, 16},
+		{"rdma_ucm_listen", ListenLayout, 8},
+		{"rdma_ucm_resolve_route", ResolveRouteLayout, 8},
+		{"rdma_ucm_disconnect", DisconnectLayout, 4},
+		{"rdma_ucm_conn_param", ConnParamLayout, 272},
+		{"rdma_ucm_ud_param", UDParamLayout, 304},
+		{"ib_uverbs_ah_attr", AHAttrLayout, 32},
+		{"rdma_ucm_event_resp", EventRespLayout, 336},
+		{"rdma_ucm_connect", ConnectLayout, 288},
+		{"rdma_ucm_accept", AcceptLayout, 296},
+		{"rdma_ucm_reject", RejectLayout, 264},
+		{"rdma_ucm_bind", BindLayout, 136},
+		{"rdma_ucm_resolve_addr", ResolveAddrLayout, 272},
+		{"sockaddr_ib", SockaddrIBLayout, 48},
+	} {
+		checkLayout(t, c.name, c.l, c.total)
+	}
+	// The event's param union: conn is the smaller member.
+	if f := field(EventRespLayout, "param"); f.Size != UDParamSize || ConnParamSize > f.Size {
+		t.Errorf("param union %d bytes", f.Size)
+	}
+	if field(EventRespLayout, "reserved").Offset != EventRespMinSize {
+		t.Error("the 324-byte minimum is the old struct's end")
+	}
+}
+
+// TestCommandSizes: each command's in is its struct size, and commands
+// with a response carry its address at the struct's response field.
+func TestCommandSizes(t *testing.T) {
+	pd := &ConnParam{}
+	for _, c := range []struct {
+		name    string
+		c       Command
+		cmd     uint32
+		in, out int
+		respOff int
+	}{
+		{"CREATE_ID", CreateIDCmd(1, PSTCP, QPTypeRC), 0, 24, 4, 8},
+		{"DESTROY_ID", DestroyIDCmd(1), 1, 16, 4, 0},
+		{"RESOLVE_ROUTE", ResolveRouteCmd(1, 100), 4, 8, 0, -1},
+		{"CONNECT", ConnectCmd(1, pd), 6, 288, 0, -1},
+		{"LISTEN", ListenCmd(1, 5), 7, 8, 0, -1},
+		{"ACCEPT", AcceptCmd(1, 9, pd), 8, 296, 0, -1},
+		{"REJECT", RejectCmd(1, nil), 9, 264, 0, -1},
+		{"DISCONNECT", DisconnectCmd(1), 10, 4, 0, -1},
+		{"GET_EVENT", GetEventCmd(), 12, 8, 336, 0},
+		{"MIGRATE_ID", MigrateIDCmd(1, 5), 18, 16, 4, 0},
+		{"BIND", BindCmd(1, nil), 20, 136, 0, -1},
+		{"RESOLVE_ADDR", ResolveAddrCmd(1, nil, nil, 0), 21, 272, 0, -1},
+	} {
+		if c.c.Cmd() != c.cmd || c.c.In() != c.in || c.c.Out() != c.out || len(c.c.B) != 8+c.in {
+			t.Errorf("%s: cmd %d in %d out %d len %d, want %d %d %d %d", c.name, c.c.Cmd(), c.c.In(), c.c.Out(), len(c.c.B), c.cmd, c.in, c.out, 8+c.in)
+		}
+		want := c.respOff
+		if want >= 0 {
+			want += HeaderSize
+		}
+		if c.c.RespOff != want {
+			t.Errorf("%s: response at %d, want %d", c.name, c.c.RespOff, want)
+		}
+	}
+}
+
+// TestCreateIDGolden is rdmacm-abi.md section 12.1: CREATE_ID with uid 7,
+// port space TCP and QP type RC, on a little-endian host.
+func TestCreateIDGolden(t *testing.T) {
+	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+		t.Skip("the golden bytes are little-endian")
+	}
+	c := CreateIDCmd(7, PSTCP, QPTypeRC)
+	want, _ := hex.DecodeString("00000000" + "1800" + "0400" + "0700000000000000" + "0000000000000000" + "0601" + "02" + "0000000000")
+	if !bytes.Equal(c.B, want) {
+		t.Errorf("CREATE_ID:\n%s\nwant:\n%s", hex.Dump(c.B), hex.Dump(want))
+	}
+	m := MigrateIDCmd(0x11, 4)
+	want, _ = hex.DecodeString("12000000" + "1000" + "0400" + "0000000000000000" + "11000000" + "04000000")
+	if !bytes.Equal(m.B, want) {
+		t.Errorf("MIGRATE_ID:\n%s\nwant:\n%s", hex.Dump(m.B), hex.Dump(want))
+	}
+}
+
+func TestEventRoundTrip(t *testing.T) {
+	e := Event{UID: 0x1122334455667788, ID: 9, Event: 4, Status: -110}
+	e.Conn.PrivateData = []byte("abc")
+	e.Conn.put(e.Raw[:])
+	e.Conn.ResponderResources = 0
+	b := make([]byte, EventRespSize)
+	PutEvent(b, &e)
+	if got := binary.NativeEndian.Uint32(b[16:]); int32(got) != -110 {
+		t.Errorf("status %d", int32(got))
+	}
+	got, err := ParseEvent(b[:EventRespMinSize])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.UID != e.UID || got.ID != 9 || got.Event != 4 || got.Status != -110 || string(got.Conn.PrivateData) != "abc" {
+		t.Errorf("%+v", got)
+	}
+	if _, err := ParseEvent(b[:100]); err == nil {
+		t.Error("short event: no error")
+	}
+	sa := SockaddrIB([16]byte{0xfe, 0x80, 15: 1}, 0xffff, 0x1061d2f)
+	if len(sa) != 48 || sa[0] != AF_IB || sa[2] != 0xff || sa[8] != 0xfe || sa[31] != 0x2f {
+		t.Errorf("sockaddr_ib % x", sa)
+	}
+}

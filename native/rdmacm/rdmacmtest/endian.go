@@ -1,0 +1,5 @@
+package rdmacmtest
+
+import "encoding/binary"
+
+var nativeEndian = binary.NativeEndian

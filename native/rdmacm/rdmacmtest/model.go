@@ -1,0 +1,268 @@
+// Package rdmacmtest models the kernel's rdma_cm device at the fd level
+// (rdmacm-abi.md sections 2, 4, 6 and 8), for tests of native/rdmacm
+// without hardware: a global id table, one event FIFO per fd, the
+// events_reported counters, DESTROY_ID's purge, MIGRATE_ID's move, and the
+// errno of every rule. Events are injected with Kernel.Inject, as the
+// kernel's CM would generate them.
+//
+// A Kernel and its fds are safe for concurrent use.
+package rdmacmtest
+
+import (
+	"context"
+	"net"
+	"sync"
+	"syscall"
+
+	"github.com/ibscript/ibscript/native/rdmacm"
+)
+
+// Kernel is the model's global state.
+type Kernel struct {
+	mu     sync.Mutex
+	nextID uint32
+	nextFd int
+	ids    map[uint32]*kid
+	fds    map[int]*FD
+}
+
+type kid struct {
+	owner    *FD
+	uid      uint64
+	ps       uint16
+	reported uint32
+	listen   bool
+	backlog  int
+}
+
+// FD is one open rdma_cm fd; it implements rdmacm.Dev.
+type FD struct {
+	k      *Kernel
+	fd     int
+	q      []rdmacm.Event
+	wake   chan struct{}
+	closed bool
+}
+
+// New returns an empty kernel.
+func New() *Kernel {
+	return &Kernel{ids: map[uint32]*kid{}, fds: map[int]*FD{}, nextFd: 3}
+}
+
+// Open opens a new fd, as open("/dev/infiniband/rdma_cm").
+func (k *Kernel) Open() *FD {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	f := &FD{k: k, fd: k.nextFd, wake: make(chan struct{})}
+	k.nextFd++
+	k.fds[f.fd] = f
+	return f
+}
+
+// Inject queues event ev (type, status, param) for id on the fd that owns
+// it now, as the kernel's CM does; false when the id does not exist.
+func (k *Kernel) Inject(id uint32, ev rdmacm.Event) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	i, ok := k.ids[id]
+	if !ok {
+		return false
+	}
+	ev.ID, ev.UID = id, i.uid
+	i.owner.push(ev)
+	return true
+}
+
+// Owner returns the fd number that owns id, or -1.
+func (k *Kernel) Owner(id uint32) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if i, ok := k.ids[id]; ok {
+		return i.owner.fd
+	}
+	return -1
+}
+
+func (f *FD) push(ev rdmacm.Event) {
+	f.q = append(f.q, ev)
+	close(f.wake)
+	f.wake = make(chan struct{})
+}
+
+// Fd returns the descriptor number.
+func (f *FD) Fd() int { return f.fd }
+
+// Close destroys every id the fd owns.
+func (f *FD) Close() error {
+	k := f.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if f.closed {
+		return nil
+	}
+	f.closed = true
+	close(f.wake)
+	for h, i := range k.ids {
+		if i.owner == f {
+			delete(k.ids, h)
+		}
+	}
+	delete(k.fds, f.fd)
+	return nil
+}
+
+// Wait blocks until an event is queued, ctx ends or the fd closes.
+func (f *FD) Wait(ctx context.Context) error {
+	for {
+		f.k.mu.Lock()
+		n, closed, wake := len(f.q), f.closed, f.wake
+		f.k.mu.Unlock()
+		switch {
+		case closed:
+			return net.ErrClosed
+		case n > 0:
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Exec runs one command by the kernel's rules (ucma.c ucma_write and the
+// handlers), writing the response into resp.
+func (f *FD) Exec(c rdmacm.Command, resp []byte) error {
+	k := f.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if f.closed {
+		return syscall.EBADF
+	}
+	if len(c.B) < rdmacm.HeaderSize || rdmacm.HeaderSize+c.In() > len(c.B) {
+		return syscall.EINVAL
+	}
+	cmd, out, body := c.Cmd(), c.Out(), c.Body()
+	ne := nativeEndian
+	switch cmd {
+	case rdmacm.CmdCreateID:
+		if out < rdmacm.RespIDSize {
+			return syscall.ENOSPC
+		}
+		ps := ne.Uint16(body[16:])
+		switch ps {
+		case rdmacm.PSIPoIB, rdmacm.PSTCP, rdmacm.PSUDP, rdmacm.PSIB:
+		default:
+			return syscall.EINVAL
+		}
+		k.nextID++
+		k.ids[k.nextID] = &kid{owner: f, uid: ne.Uint64(body[0:]), ps: ps}
+		ne.PutUint32(resp, k.nextID)
+	case rdmacm.CmdDestroyID:
+		if out < rdmacm.RespIDSize {
+			return syscall.ENOSPC
+		}
+		i, err := k.lookup(f, ne.Uint32(body[8:]))
+		if err != nil {
+			return err
+		}
+		id := ne.Uint32(body[8:])
+		delete(k.ids, id)
+		keep := f.q[:0]
+		for _, ev := range f.q {
+			if ev.ID != id {
+				keep = append(keep, ev)
+			}
+		}
+		f.q = keep
+		ne.PutUint32(resp, i.reported)
+	case rdmacm.CmdGetEvent:
+		if out < rdmacm.EventRespMinSize {
+			return syscall.ENOSPC
+		}
+		if len(f.q) == 0 {
+			return syscall.EAGAIN // the model's fds are non-blocking
+		}
+		ev := f.q[0]
+		f.q = f.q[1:]
+		if i, ok := k.ids[ev.ID]; ok {
+			i.reported++
+		}
+		full := make([]byte, rdmacm.EventRespSize)
+		rdmacm.PutEvent(full, &ev)
+		copy(resp, full[:min(out, rdmacm.EventRespSize)])
+	case rdmacm.CmdMigrateID:
+		from, ok := k.fds[int(ne.Uint32(body[12:]))]
+		if !ok {
+			return syscall.ENOENT
+		}
+		id := ne.Uint32(body[8:])
+		i, err := k.lookup(from, id)
+		if err != nil {
+			return err
+		}
+		keep := from.q[:0]
+		var moved []rdmacm.Event
+		for _, ev := range from.q {
+			if ev.ID == id {
+				moved = append(moved, ev)
+			} else {
+				keep = append(keep, ev)
+			}
+		}
+		from.q = keep
+		i.owner = f
+		for _, ev := range moved {
+			f.push(ev)
+		}
+		if len(resp) >= rdmacm.RespIDSize {
+			ne.PutUint32(resp, i.reported) // no out check: always 4 bytes
+		}
+	case rdmacm.CmdListen:
+		i, err := k.lookup(f, ne.Uint32(body[0:]))
+		if err != nil {
+			return err
+		}
+		b := int(int32(ne.Uint32(body[4:])))
+		if b <= 0 || b > 1024 {
+			b = 1024
+		}
+		i.listen, i.backlog = true, b
+	case rdmacm.CmdDisconnect, rdmacm.CmdResolveRoute, rdmacm.CmdBind, rdmacm.CmdResolveAddr,
+		rdmacm.CmdReject:
+		if _, err := k.lookup(f, ne.Uint32(body[0:])); err != nil {
+			return err
+		}
+	case rdmacm.CmdConnect:
+		if _, err := k.lookup(f, ne.Uint32(body[272:])); err != nil {
+			return err
+		}
+	case rdmacm.CmdAccept:
+		i, err := k.lookup(f, ne.Uint32(body[280:]))
+		if err != nil {
+			return err
+		}
+		i.uid = ne.Uint64(body[0:])
+	case rdmacm.CmdGetOption:
+		return syscall.ENOSYS
+	default:
+		if cmd > rdmacm.CmdWriteCMEvent {
+			return syscall.EINVAL
+		}
+		return syscall.ENOSYS // defined, not modelled
+	}
+	return nil
+}
+
+// lookup applies the ownership rule: unknown ENOENT, another fd's EINVAL.
+func (k *Kernel) lookup(f *FD, id uint32) (*kid, error) {
+	i, ok := k.ids[id]
+	if !ok {
+		return nil, syscall.ENOENT
+	}
+	if i.owner != f {
+		return nil, syscall.EINVAL
+	}
+	return i, nil
+}
