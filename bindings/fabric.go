@@ -17,7 +17,7 @@ func fabricModule() Module {
 		Funcs: []Func{
 			{"discover", fabricDiscover, "discover([{max_hops=N}]) -> table: {nodes, links, errors} found by directed route from the local port; per-node failures are in errors, never raised"},
 			{"port", fabricPort, "port() -> table: the local port (ca_name, portnum, base_lid, sm_lid, state, port_guid, ...)"},
-			{"sweep", fabricSweep, "sweep(what, ports) -> array: one query per port table of fabric.discover, all concurrently; what is \"portcounters\", \"portcounters_ext\", \"portinfo\", \"sminfo\", \"nodeinfo\" or \"pkeys\" (the non-zero P_Keys of block 0); result i is {port=, value=} or {port=, err=}, never raised"},
+			{"sweep", fabricSweep, "sweep(what, ports [, {fields={names}}]) -> array: one query per port table of fabric.discover, all concurrently (fields: decode only those); what is \"portcounters\", \"portcounters_ext\", \"portinfo\", \"sminfo\", \"nodeinfo\" or \"pkeys\" (the non-zero P_Keys of block 0); result i is {port=, value=} or {port=, err=}, never raised"},
 			{"routes", fabricRoutes, "routes(f) -> table: reads every switch's LFT concurrently and follows every LID from every switch: {switches, lids, routes, count, loops, inherited, problems={{switch, lid, port, kind, msg}} (root causes, at most 1000), hops={[links]=host pairs}, errors}"},
 			{"load", fabricLoad, "load(path) -> table: a saved topology (JSON snapshot of fabric.save, ibnetdiscover or ibsim file) as the tables fabric.discover returns, for offline checks and fabric.diff"},
 			{"save", fabricSave, "save(f, path [, {format=\"json\"|\"ibnetdiscover\", node_name_map=path}]) -> nil: writes a fabric as a JSON snapshot (default) or in ibnetdiscover's format, node names from an ibnetdiscover node-name-map file"},

@@ -67,7 +67,7 @@ func TestPlanChecks(t *testing.T) {
 	if o := r.Checks[0].Results[0].Object; o == nil || o.Port != 1 || o.NodeGUID == "" || o.LID == 0 {
 		t.Errorf("port object %+v", o)
 	}
-	if m := r.Checks[2].Results[1].Message; !regexp.MustCompile(`^error: .*boom`).MatchString(m) {
+	if m := r.Checks[2].Results[0].Message; !regexp.MustCompile(`^error: .*boom`).MatchString(m) {
 		t.Errorf("error result %q", m)
 	}
 	if o := r.Checks[5].Results[0].Object; *o != (plan.Object{NodeGUID: "0x0000000000000001", NodeDesc: "n", Port: 2, LID: 3}) {

@@ -91,6 +91,28 @@ func fabricSweep(e *Env, L *lua.LState) int {
 	}
 	list := L.CheckTable(2)
 	n := list.Len()
+	var only []int // indexes of the fields wanted; nil means all
+	if opts := L.OptTable(3, nil); opts != nil {
+		checkOptions(L, "fabric.sweep", opts, map[string]bool{"fields": true})
+		if ft, ok := opts.RawGetString("fields").(*lua.LTable); ok {
+			if k.layout == nil {
+				raise(L, "fabric.sweep", "%s has no fields to choose", what)
+			}
+			for i := 1; i <= ft.Len(); i++ {
+				name := ft.RawGetInt(i).String()
+				idx := -1
+				for j, f := range k.layout.Fields {
+					if mad.SnakeName(f.Name) == name {
+						idx = j
+					}
+				}
+				if idx < 0 {
+					raise(L, "fabric.sweep", "%s has no field %q", k.layout.Name, name)
+				}
+				only = append(only, idx)
+			}
+		}
+	}
 	reqs := make([]engine.SweepReq, n)
 	for i := 1; i <= n; i++ {
 		pt, ok := list.RawGetInt(i).(*lua.LTable)
@@ -114,6 +136,13 @@ func fabricSweep(e *Env, L *lua.LState) int {
 		rt.RawSetString("port", list.RawGetInt(i+1))
 		if r.Err != nil {
 			rt.RawSetString("err", lua.LString(r.Err.Error()))
+		} else if k.layout != nil && only != nil {
+			vt := L.CreateTable(0, len(only))
+			rec := e.record(k.layout)
+			for _, j := range only {
+				vt.RawSetString(rec.keys[j], fieldValue(k.layout.Fields[j], r.Data))
+			}
+			rt.RawSetString("value", vt)
 		} else if k.layout != nil {
 			rt.RawSetString("value", e.layoutTable(k.layout, r.Data))
 		} else {

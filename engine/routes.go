@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/ibscript/ibscript/topo"
 )
@@ -27,9 +29,10 @@ type RouteAnalysis struct {
 	Switches int // switches with a forwarding table
 	LIDs     int // destination LIDs (every LID of every endport)
 	Routes   int // switch-to-LID routes followed
-	// Problems lists root causes, at most MaxProblems; Count counts them
-	// all, Loops the routes caught in a forwarding loop, and Inherited
-	// the routes that fail only because they pass through a problem.
+	// Problems lists root causes, at most MaxProblems, in LID order; Count
+	// counts them all, Loops the routes caught in a forwarding loop, and
+	// Inherited the routes that fail only because they pass through a
+	// problem.
 	Problems  []RouteProblem
 	Count     int
 	Loops     int
@@ -43,145 +46,225 @@ type RouteAnalysis struct {
 // MaxProblems bounds RouteAnalysis.Problems.
 const MaxProblems = 1000
 
+// hop is where a switch's egress port leads.
+type hop struct {
+	sw   int32      // next switch index, or -1
+	port *topo.Port // the remote port (CA or switch), nil when uncabled
+}
+
 // AnalyzeRoutes follows the route of every LID of f from every switch of
 // l, through the forwarding tables only (no MADs), and reports the routes
 // that do not reach the LID's port: dropped, sent to an uncabled port or
 // the wrong node, or caught in a loop. It also counts host-to-host hops.
+// The LIDs are split among GOMAXPROCS goroutines.
 func AnalyzeRoutes(f *topo.Fabric, l *LFTs) *RouteAnalysis {
-	ra := &RouteAnalysis{Switches: len(l.Switches), Hops: map[int]int{}}
-	swIdx := make(map[*topo.Node]int, len(l.Switches))
+	S := len(l.Switches)
+	swIdx := make(map[*topo.Node]int, S)
 	for i, n := range l.Switches {
 		swIdx[n] = i
 	}
-	// Destinations: every LID of every endport.
+	next := make([][]hop, S) // by switch, by port
+	for i, n := range l.Switches {
+		next[i] = make([]hop, len(n.Ports))
+		for pn, p := range n.Ports {
+			h := hop{sw: -1}
+			if p != nil && p.Remote != nil {
+				h.port = p.Remote
+				if j, ok := swIdx[p.Remote.Node]; ok {
+					h.sw = int32(j)
+				} else if p.Remote.Node.Type == topo.Switch {
+					h.sw = -2 // a switch whose table was not read
+				}
+			}
+			next[i][pn] = h
+		}
+	}
 	type dest struct {
 		port *topo.Port
 		lid  uint16
+		sw   int32 // the destination switch (its port 0), else -1
+		src  int32 // for a CA port's base LID: the switch it is cabled to, else -1
 	}
 	var dests []dest
-	casOn := make([]int, len(l.Switches)) // CA ports with LIDs cabled to each switch
-	var caSrc []int                       // switch index of each such CA port, by destination index (-1 otherwise)
+	casOn := make([]int, S) // CA ports with LIDs cabled to each switch
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if p == nil || p.LID == 0 || (n.Type == topo.Switch && p.Num != 0) {
 				continue
 			}
 			for k := 0; k < 1<<p.LMC; k++ {
-				dests = append(dests, dest{p, p.LID + uint16(k)})
-				src := -1
-				if n.Type != topo.Switch && k == 0 && p.Remote != nil {
+				d := dest{port: p, lid: p.LID + uint16(k), sw: -1, src: -1}
+				if n.Type == topo.Switch {
+					if i, ok := swIdx[n]; ok {
+						d.sw = int32(i)
+					}
+				} else if k == 0 && p.Remote != nil {
 					if i, ok := swIdx[p.Remote.Node]; ok {
-						src = i
+						d.src = int32(i)
 						casOn[i]++
 					}
 				}
-				caSrc = append(caSrc, src)
+				dests = append(dests, d)
 			}
 		}
 	}
-	ra.LIDs = len(dests)
-	const (
-		unknown  = 0
-		visiting = 1
-		ok       = 2
-		bad      = 3
-	)
-	state := make([]uint8, len(l.Switches))
-	hops := make([]int32, len(l.Switches))
-	hist := make([]int, 1)
-	var problem func(i int, lid uint16, port uint8, kind, detail string)
-	problem = func(i int, lid uint16, port uint8, kind, detail string) {
-		ra.Count++
-		if len(ra.Problems) < MaxProblems {
-			ra.Problems = append(ra.Problems, RouteProblem{Switch: l.Switches[i], LID: lid, Port: port, Kind: kind, Detail: detail})
+
+	type result struct {
+		problems             []RouteProblem
+		count, loops, inh, n int
+		hist                 []int
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(dests)/64+1))
+	results := make([]result, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			r := &results[w]
+			const (
+				unknown  = 0
+				visiting = 1
+				ok       = 2
+				bad      = 3
+			)
+			state := make([]uint8, S)
+			hops := make([]int32, S)
+			stack := make([]int32, 0, 16)
+			r.hist = make([]int, 1)
+			problem := func(i int32, d *dest, port uint8, kind, detail string) {
+				r.count++
+				if len(r.problems) < MaxProblems {
+					r.problems = append(r.problems, RouteProblem{Switch: l.Switches[i], LID: d.lid, Port: port, Kind: kind, Detail: detail})
+				}
+			}
+			for di := w; di < len(dests); di += workers {
+				d := &dests[di]
+				clear(state)
+				if d.sw >= 0 {
+					state[d.sw], hops[d.sw] = ok, 0
+				}
+				for start := range S {
+					r.n++
+					// Follow the route from start until a switch whose
+					// outcome is known, then unwind.
+					stack = stack[:0]
+					i := int32(start)
+					outcome := false
+					for {
+						if st := state[i]; st == ok || st == bad {
+							outcome = st == ok
+							break
+						} else if st == visiting {
+							r.loops++
+							problem(i, d, portOf(l.Ports[i], d.lid), "loop", fmt.Sprintf("forwarding loop through %q for LID %d", l.Switches[i].Desc, d.lid))
+							// Every switch on the stack from i on is in
+							// the loop; mark them bad without counting them
+							// as inherited.
+							for k := len(stack) - 1; k >= 0; k-- {
+								state[stack[k]] = bad
+								if stack[k] == i {
+									stack = stack[:k]
+									break
+								}
+							}
+							outcome = false
+							break
+						}
+						state[i] = visiting
+						stack = append(stack, i)
+						port := portOf(l.Ports[i], d.lid)
+						sw := l.Switches[i]
+						fail := func(kind, detail string) {
+							problem(i, d, port, kind, detail)
+							state[i] = bad
+							stack = stack[:len(stack)-1]
+						}
+						if port == 255 || int(port) > sw.NumPorts {
+							fail("drop", fmt.Sprintf("LID %d is dropped (LFT entry %d)", d.lid, port))
+							break
+						}
+						if port == 0 {
+							fail("port0", fmt.Sprintf("LID %d is sent to port 0 but is not the switch's", d.lid))
+							break
+						}
+						h := next[i][port]
+						if h.port == nil {
+							fail("uncabled", fmt.Sprintf("LID %d leaves by port %d, which is not cabled", d.lid, port))
+							break
+						}
+						if h.sw == -2 {
+							fail("no-lft", fmt.Sprintf("LID %d goes to %q, whose forwarding table was not read", d.lid, h.port.Node.Desc))
+							break
+						}
+						if h.sw < 0 {
+							if h.port == d.port {
+								state[i], hops[i] = ok, 1
+								stack = stack[:len(stack)-1]
+								outcome = true
+							} else {
+								fail("wrong-port", fmt.Sprintf("LID %d (%q port %d) is sent to %q port %d", d.lid, d.port.Node.Desc, d.port.Num, h.port.Node.Desc, h.port.Num))
+							}
+							break
+						}
+						i = h.sw
+					}
+					// Unwind: each switch on the stack forwards to the next.
+					for k := len(stack) - 1; k >= 0; k-- {
+						s := stack[k]
+						if outcome {
+							nx := next[s][portOf(l.Ports[s], d.lid)].sw
+							state[s], hops[s] = ok, hops[nx]+1
+						} else {
+							state[s] = bad
+							r.inh++
+						}
+					}
+					if outcome && casOn[start] > 0 && d.port.Node.Type != topo.Switch {
+						// Host-to-host: one link to the source's switch,
+						// then the switch's route; a CA port and itself
+						// are not a pair.
+						h := int(hops[start]) + 1
+						n := casOn[start]
+						if d.src == int32(start) {
+							n--
+						}
+						for len(r.hist) <= h {
+							r.hist = append(r.hist, 0)
+						}
+						r.hist[h] += n
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	ra := &RouteAnalysis{Switches: S, LIDs: len(dests), Hops: map[int]int{}}
+	for _, r := range results {
+		ra.Routes += r.n
+		ra.Count += r.count
+		ra.Loops += r.loops
+		ra.Inherited += r.inh
+		for _, p := range r.problems {
+			if len(ra.Problems) < MaxProblems {
+				ra.Problems = append(ra.Problems, p)
+			}
+		}
+		for h, n := range r.hist {
+			if n > 0 {
+				ra.Hops[h] += n
+			}
 		}
 	}
-	for di, d := range dests {
-		clear(state)
-		var walk func(i int) bool
-		walk = func(i int) bool {
-			switch state[i] {
-			case ok:
-				return true
-			case bad:
-				return false
-			case visiting:
-				ra.Loops++
-				problem(i, d.lid, portOf(l.Ports[i], d.lid), "loop", fmt.Sprintf("forwarding loop through %q for LID %d", l.Switches[i].Desc, d.lid))
-				state[i] = bad
-				return false
-			}
-			sw := l.Switches[i]
-			if d.port.Node == sw {
-				state[i], hops[i] = ok, 0
-				return true
-			}
-			state[i] = visiting
-			port := portOf(l.Ports[i], d.lid)
-			fail := func(kind, detail string) bool {
-				problem(i, d.lid, port, kind, detail)
-				state[i] = bad
-				return false
-			}
-			switch {
-			case port == 255 || int(port) > sw.NumPorts:
-				return fail("drop", fmt.Sprintf("LID %d is dropped (LFT entry %d)", d.lid, port))
-			case port == 0:
-				return fail("port0", fmt.Sprintf("LID %d is sent to port 0 but is not the switch's", d.lid))
-			}
-			var out *topo.Port
-			if int(port) < len(sw.Ports) {
-				out = sw.Ports[port]
-			}
-			if out == nil || out.Remote == nil {
-				return fail("uncabled", fmt.Sprintf("LID %d leaves by port %d, which is not cabled", d.lid, port))
-			}
-			next := out.Remote
-			if next.Node.Type != topo.Switch {
-				if next == d.port {
-					state[i], hops[i] = ok, 1
-					return true
-				}
-				return fail("wrong-port", fmt.Sprintf("LID %d (%q port %d) is sent to %q port %d", d.lid, d.port.Node.Desc, d.port.Num, next.Node.Desc, next.Num))
-			}
-			j, has := swIdx[next.Node]
-			if !has {
-				return fail("no-lft", fmt.Sprintf("LID %d goes to %q, whose forwarding table was not read", d.lid, next.Node.Desc))
-			}
-			if !walk(j) {
-				if state[i] == visiting {
-					ra.Inherited++
-					state[i] = bad
-				}
-				return false
-			}
-			state[i], hops[i] = ok, hops[j]+1
-			return true
-		}
-		for i := range l.Switches {
-			ra.Routes++
-			if walk(i) && casOn[i] > 0 && d.port.Node.Type != topo.Switch {
-				// Host-to-host: one link to the source's switch, then the
-				// switch's route. Pairs of a CA port with itself are not
-				// counted.
-				h := int(hops[i]) + 1
-				n := casOn[i]
-				if caSrc[di] == i {
-					n--
-				}
-				for len(hist) <= h {
-					hist = append(hist, 0)
-				}
-				hist[h] += n
-			}
-		}
-	}
-	for h, n := range hist {
-		if n > 0 {
-			ra.Hops[h] = n
-		}
-	}
+	sortProblems(ra.Problems)
 	return ra
+}
+
+func sortProblems(ps []RouteProblem) {
+	// insertion order by LID then switch description; small lists
+	for i := 1; i < len(ps); i++ {
+		for j := i; j > 0 && (ps[j].LID < ps[j-1].LID || (ps[j].LID == ps[j-1].LID && ps[j].Switch.Desc < ps[j-1].Switch.Desc)); j-- {
+			ps[j], ps[j-1] = ps[j-1], ps[j]
+		}
+	}
 }
 
 func portOf(lft []uint8, lid uint16) uint8 {

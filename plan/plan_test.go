@@ -34,6 +34,12 @@ func TestFinishAndExitCode(t *testing.T) {
 	if r.ExitCode() != ExitFailed {
 		t.Errorf("exit %d, want 1", r.ExitCode())
 	}
+	bare := New("b")
+	bare.Begin("many", "c").AddPass(1000)
+	bare.Finish()
+	if c := bare.Checks[0]; c.Passed != 1000 || c.Status != Pass || len(c.Results) != 0 {
+		t.Errorf("bare passes: %+v", c)
+	}
 	ok := New("x")
 	ok.Add("a", "", Result{Status: Skip})
 	ok.Finish()

@@ -313,6 +313,7 @@ func Merge(reports ...*Report) *Report {
 		}
 		for _, c := range r.Checks {
 			cc := *c
+			cc.Bare = c.Passed - countStatus(c.Results, Pass)
 			cc.Category = host + "/" + c.Category
 			cc.Results = append(make([]Result, 0, len(c.Results)), c.Results...)
 			m.Checks = append(m.Checks, &cc)
@@ -325,4 +326,14 @@ func Merge(reports ...*Report) *Report {
 	m.Error = strings.Join(errs, "; ")
 	m.Finish()
 	return m
+}
+
+func countStatus(rs []Result, s Status) int {
+	n := 0
+	for _, r := range rs {
+		if r.Status == s {
+			n++
+		}
+	}
+	return n
 }

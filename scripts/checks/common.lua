@@ -68,22 +68,30 @@ function M.link_name(a, b)
 end
 
 -- highest bit set in mask (the best of what it enables), 0 for none
+local best_cache = {}
 function M.best(mask)
+  local c = best_cache[mask + 1]
+  if c then return c end
   local b, bitv = 0, 1
   while bitv <= mask do
     if bit.band(mask, bitv) ~= 0 then b = bitv end
     bitv = bitv * 2
   end
+  best_cache[mask + 1] = b
   return b
 end
 
 -- width masks order 1x(1) 2x(16) 4x(2) 8x(4) 12x(8): 2x sits between 1x and 4x
 M.width_rank = { [1] = 1, [16] = 2, [2] = 3, [4] = 4, [8] = 5 }
+local bw_cache = {}
 function M.best_width(mask)
+  local c = bw_cache[mask + 1]
+  if c then return c end
   local b, rank = 0, 0
   for w, r in pairs(M.width_rank) do
     if bit.band(mask, w) ~= 0 and r > rank then b, rank = w, r end
   end
+  bw_cache[mask + 1] = b
   return b
 end
 

@@ -32,7 +32,7 @@ function M.run(ctx)
 
   plan.check("error counters within thresholds", "counters", function(r)
     th = plan.thresholds(args.thresholds ~= "" and args.thresholds or nil)
-    first = fabric.sweep("portcounters", ports)
+    first = fabric.sweep("portcounters", ports, { fields = M.error_counters })
     for _, res in ipairs(first) do
       if res.err then
         r:fail(res.err, res.port)
@@ -57,7 +57,7 @@ function M.run(ctx)
     end
     if not first then error("the first sweep failed") end
     plan.sleep(interval)
-    local second = fabric.sweep("portcounters", ports)
+    local second = fabric.sweep("portcounters", ports, { fields = M.error_counters })
     for i, res in ipairs(second) do
       local before = first[i].value
       if res.err then

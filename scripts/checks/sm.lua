@@ -59,7 +59,7 @@ function M.run(ctx)
 
   plan.check("ports name the MASTER SM", "sm", function(r)
     if not master then r:skip("no single MASTER") return end
-    for _, res in ipairs(fabric.sweep("portinfo", ends)) do
+    for _, res in ipairs(fabric.sweep("portinfo", ends, { fields = { "master_sm_lid" } })) do
       if res.err then
         r:fail(res.err, res.port)
       elseif res.value.master_sm_lid ~= master.lid then
