@@ -1,0 +1,68 @@
+package tests
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ibscript/ibscript/bindings"
+	"github.com/ibscript/ibscript/engine"
+)
+
+// TestRdmacmMigratePlan runs scripts/rdmacm_migrate.lua on the simulated
+// fabrics with several connection counts: every check passes and the
+// script leaves nothing open.
+func TestRdmacmMigratePlan(t *testing.T) {
+	src, err := os.ReadFile("../scripts/rdmacm_migrate.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		topology string
+		n        string
+	}{{"default", "8"}, {"net.2sw2path4hca", "1"}, {"net.2sw2path4hca", "33"}} {
+		t.Run(c.topology+"/"+c.n, func(t *testing.T) {
+			f, err := openFabric(c.topology)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			ctx, cancel := context.WithTimeout(t.Context(), perTestTimeout)
+			defer cancel()
+			tr, err := f.Open(ctx, "", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess, err := engine.New(tr, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			var out strings.Builder
+			L, env, err := bindings.NewState(ctx, &bindings.Options{Session: sess, Fabric: f, Stdout: &out,
+				PlanName: "rdmacm_migrate", PlanArgs: map[string]string{"connections": c.n}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer L.Close()
+			defer env.Close()
+			runErr := L.DoString(string(src))
+			rep := env.PlanReport(runErr)
+			if rep == nil || runErr != nil {
+				t.Fatalf("run: %v", runErr)
+			}
+			if rep.Summary.Failed != 0 || rep.Summary.Passed != 7 {
+				for _, ch := range rep.Checks {
+					for _, r := range ch.Results {
+						t.Logf("%s: %s %s", ch.Name, r.Status, r.Message)
+					}
+				}
+				t.Fatalf("summary %+v, want 7 passed", rep.Summary)
+			}
+			if n := env.OpenResources(); n != 0 {
+				t.Errorf("%d resources left open", n)
+			}
+		})
+	}
+}
