@@ -1,0 +1,306 @@
+// Command ibsimbench compares ibscript with the C tools on the same ibsim
+// fabric, for issue #8's targets: it generates fat trees of 2,000 and
+// 7,968 nodes, starts ibsim and OpenSM with internal/ibsimtest, times
+// ibnetdiscover (default, -o 32, -o 64), smpquery nodeinfo and ibscript's
+// equivalents (the CLI as a process, and the engine in this process),
+// several runs each, and prints medians side by side with the ratio behind
+// every target. It stops everything it started, also on SIGINT.
+//
+// bench/compare.sh builds ibscript and runs it:
+//
+//	go run ./internal/ibsimbench -ibscript ./ibscript -runs 5
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric/ibsim"
+	"github.com/ibscript/ibscript/internal/fattree"
+	"github.com/ibscript/ibscript/internal/ibsimtest"
+)
+
+// The node every client attaches to: the first host, so ibnetdiscover and
+// ibscript sweep from the same place.
+const node = "h000-00"
+
+func main() {
+	bin := flag.String("ibscript", "", "ibscript binary (required)")
+	runs := flag.Int("runs", 5, "runs of each measurement (median reported)")
+	sizes := flag.String("sizes", "2000,7968", "fat trees to run, by node count (2000, 7968)")
+	flag.Parse()
+	if *bin == "" {
+		fmt.Fprintln(os.Stderr, "ibsimbench: -ibscript is required")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := ibsimtest.Available(); err != nil {
+		fmt.Fprintln(os.Stderr, "ibsimbench:", err)
+		os.Exit(2)
+	}
+	abs, err := filepath.Abs(*bin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ibsimbench:", err)
+		os.Exit(2)
+	}
+	dir, err := os.MkdirTemp("", "ibsimbench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ibsimbench:", err)
+		os.Exit(2)
+	}
+	defer os.RemoveAll(dir)
+	failed := false
+	for _, sz := range strings.Split(*sizes, ",") {
+		var spec fattree.Spec
+		switch strings.TrimSpace(sz) {
+		case "2000":
+			spec = fattree.Nodes2000
+		case "7968":
+			spec = fattree.Nodes7968
+		default:
+			fmt.Fprintf(os.Stderr, "ibsimbench: no fat tree of %s nodes (2000, 7968)\n", sz)
+			os.Exit(2)
+		}
+		if err := runSize(ctx, dir, abs, spec, *runs); err != nil {
+			fmt.Fprintln(os.Stderr, "ibsimbench:", err)
+			failed = true
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	name  string
+	times []time.Duration
+}
+
+func (r *result) median() time.Duration {
+	t := slices.Clone(r.times)
+	slices.Sort(t)
+	if len(t) == 0 {
+		return 0
+	}
+	return t[len(t)/2]
+}
+
+func runSize(ctx context.Context, dir, bin string, spec fattree.Spec, runs int) error {
+	n := spec.Nodes()
+	topo := filepath.Join(dir, fmt.Sprintf("fattree-%d.net", n))
+	if err := spec.WriteFile(topo); err != nil {
+		return err
+	}
+	fmt.Printf("== fat tree of %d nodes (ibsim %s), %d runs each, from %s ==\n", n, strings.Join(spec.IbsimFlags(), " "), runs, node)
+	start := time.Now()
+	s, err := ibsimtest.Start(ctx, dir, topo, &ibsimtest.Options{IbsimArgs: spec.IbsimFlags(), Timeout: 5 * time.Minute})
+	if err != nil {
+		return fmt.Errorf("start ibsim on %d nodes: %w", n, err)
+	}
+	defer func() {
+		s.Stop()
+		os.RemoveAll(s.Dir)
+	}()
+	fmt.Printf("ibsim + OpenSM up in %v\n", time.Since(start).Round(time.Millisecond))
+
+	uri := "ibsim:" + s.Sock + "?node=" + node
+	proc := func(name string, args ...string) func() error {
+		return func() error {
+			cmd := exec.CommandContext(ctx, name, args...)
+			cmd.Stdout = io.Discard
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("%s %s: %w: %s", filepath.Base(name), strings.Join(args, " "), err, stderr.String())
+			}
+			return nil
+		}
+	}
+	cTool := func(tool string, args ...string) func() error {
+		return func() error {
+			_, err := s.Run(ctx, node, tool, args...)
+			return err
+		}
+	}
+	// The engine in this process, on one transport: a sweep without the
+	// process start, and the flood measuring ibsim's service rate.
+	tr, err := ibsim.Open(ctx, s.Sock, &ibsim.Options{Node: node})
+	if err != nil {
+		return err
+	}
+	sess, err := engine.New(tr, &engine.Options{Timeout: time.Second})
+	if err != nil {
+		tr.Close()
+		return err
+	}
+	defer sess.Close()
+	disc, err := sess.Discover(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if len(disc.Errors) > 0 || len(disc.Fabric.Nodes) != n {
+		return fmt.Errorf("ibscript sweep: %d nodes of %d, %d errors (first %v)", len(disc.Fabric.Nodes), n, len(disc.Errors), disc.Errors)
+	}
+	sweepMADs := disc.MADs
+	// A switch LID for the one-shot NodeInfo.
+	var lid uint16
+	for _, nd := range disc.Fabric.Nodes {
+		if nd.Type == 2 && nd.Ports[0] != nil && nd.Ports[0].LID != 0 {
+			lid = nd.Ports[0].LID
+			break
+		}
+	}
+	if lid == 0 {
+		return fmt.Errorf("no switch with a LID")
+	}
+	ls := strconv.Itoa(int(lid))
+	engineSweep := func() error {
+		d, err := sess.Discover(ctx, nil)
+		if err == nil && len(d.Errors) > 0 {
+			err = fmt.Errorf("%d errors, first %v", len(d.Errors), d.Errors[0])
+		}
+		return err
+	}
+
+	steps := []struct {
+		name string
+		f    func() error
+	}{
+		{"ibnetdiscover", cTool("ibnetdiscover")},
+		{"ibnetdiscover -o 32", cTool("ibnetdiscover", "-o", "32")},
+		{"ibnetdiscover -o 64", cTool("ibnetdiscover", "-o", "64")},
+		{"ibscript discover (process)", proc(bin, "discover", "--fabric", uri)},
+		{"ibscript engine sweep (in process)", engineSweep},
+		{"smpquery nodeinfo " + ls, cTool("smpquery", "nodeinfo", ls)},
+		{"ibscript -e smp.nodeinfo(" + ls + ")", proc(bin, "--fabric", uri, "-e", "smp.nodeinfo("+ls+")")},
+	}
+	res := map[string]*result{}
+	var order []string
+	for _, st := range steps {
+		r := &result{name: st.name}
+		res[st.name] = r
+		order = append(order, st.name)
+		if err := st.f(); err != nil { // warm-up: page cache, ibsim's state
+			return err
+		}
+	}
+	// Interleaved runs, so drift on a noisy machine hits every tool alike.
+	for range runs {
+		for _, st := range steps {
+			t0 := time.Now()
+			if err := st.f(); err != nil {
+				return err
+			}
+			res[st.name].times = append(res[st.name].times, time.Since(t0))
+		}
+	}
+	rate := flood(ctx, sess, disc, time.Second)
+	floor := time.Duration(float64(sweepMADs) / rate * float64(time.Second))
+
+	fmt.Printf("%-40s %12s %12s\n", "measurement", "median", "min")
+	for _, k := range order {
+		r := res[k]
+		fmt.Printf("%-40s %12s %12s\n", k, ms(r.median()), ms(slices.Min(r.times)))
+	}
+	fmt.Printf("%-40s %12.0f MADs/s (64 in flight, LID-routed NodeInfo to distinct nodes)\n", "ibsim service rate (measured)", rate)
+	fmt.Printf("%-40s %12s (%d SMPs / service rate)\n", "simulator floor of ibscript's sweep", ms(floor), sweepMADs)
+
+	ours := res["ibscript discover (process)"].median()
+	eng := res["ibscript engine sweep (in process)"].median()
+	def := res["ibnetdiscover"].median()
+	o32 := res["ibnetdiscover -o 32"].median()
+	o64 := res["ibnetdiscover -o 64"].median()
+	smpq := res["smpquery nodeinfo "+ls].median()
+	oneShot := res["ibscript -e smp.nodeinfo("+ls+")"].median()
+	fmt.Println("targets:")
+	check := func(what string, ratio, want float64, hold bool) {
+		verdict := "HOLDS"
+		if !hold {
+			verdict = "misses"
+		}
+		fmt.Printf("  %-62s %6.2fx (want %s) %s\n", what, ratio, fmtWant(want), verdict)
+	}
+	if n == 2000 {
+		r := def.Seconds() / ours.Seconds()
+		check("ibnetdiscover / ibscript discover", r, 8, r >= 8)
+		r = o32.Seconds() / ours.Seconds()
+		check("ibnetdiscover -o 32 / ibscript discover", r, 1.5, r >= 1.5)
+	} else {
+		r := def.Seconds() / ours.Seconds()
+		check("ibnetdiscover / ibscript discover (no target; context)", r, 0, true)
+		r = o64.Seconds() / ours.Seconds()
+		check("ibnetdiscover -o 64 / ibscript discover (no target; context)", r, 0, true)
+		r = ours.Seconds() / floor.Seconds()
+		check("ibscript discover / simulator floor", r, -1.5, r <= 1.5)
+		r = eng.Seconds() / floor.Seconds()
+		check("ibscript engine sweep / simulator floor (no process start)", r, -1.5, r <= 1.5)
+	}
+	r := oneShot.Seconds() / smpq.Seconds()
+	check("ibscript -e nodeinfo / smpquery nodeinfo", r, -1, r <= 1)
+	fmt.Println()
+	return nil
+}
+
+func fmtWant(w float64) string {
+	switch {
+	case w > 0:
+		return fmt.Sprintf(">= %.1fx", w)
+	case w < 0:
+		return fmt.Sprintf("<= %.1fx", -w)
+	}
+	return "-"
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", d.Seconds()*1000) }
+
+// flood measures ibsim's service rate: 64 goroutines, each sending
+// LID-routed NodeInfo to its own node in a loop, for d. ibsim is
+// single-threaded, so on a 2-core machine it is the saturated party.
+func flood(ctx context.Context, sess *engine.Session, disc *engine.Discovery, d time.Duration) float64 {
+	var lids []uint16
+	for _, nd := range disc.Fabric.Nodes {
+		for _, p := range nd.Ports {
+			if p != nil && p.LID != 0 {
+				lids = append(lids, p.LID)
+				break
+			}
+		}
+		if len(lids) == 64 {
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var count atomic.Int64
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for _, l := range lids {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if _, err := sess.NodeInfo(ctx, engine.LID(l)); err == nil {
+					count.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return float64(count.Load()) / time.Since(t0).Seconds()
+}
