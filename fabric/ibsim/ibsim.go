@@ -45,6 +45,10 @@ const DefaultSockName = "sim"
 // DefaultCtlTimeout bounds every control-channel exchange.
 const DefaultCtlTimeout = 2 * time.Second
 
+// SendTimeout bounds how long one MAD waits for room in ibsim's socket
+// queue before Send fails.
+const SendTimeout = 5 * time.Second
+
 // CAName is the CA name a Transport reports, as umad2sim names its CA.
 const CAName = "ibsim0"
 
@@ -433,6 +437,10 @@ func (c *client) Transmit(p *fabric.Packet) error {
 	b := bufPool.Get().(*[RequestSize]byte)
 	defer bufPool.Put(b)
 	r.Put(b[:])
+	// A write blocks while ibsim's socket queue is full; ibsim drains it
+	// unless it is stopped (console Wait, SIGSTOP). Bound the wait. The
+	// deadline is shared by concurrent writers, each extends it.
+	_ = c.data.SetWriteDeadline(time.Now().Add(SendTimeout))
 	if _, err := c.data.WriteTo(b[:], c.out); err != nil {
 		return fmt.Errorf("%s: send to slot %d: %w (is ibsim still running?)", c.where, c.slot, plainErr(err))
 	}
