@@ -92,8 +92,10 @@ func fabricSweep(e *Env, L *lua.LState) int {
 	list := L.CheckTable(2)
 	n := list.Len()
 	var only []int // indexes of the fields wanted; nil means all
+	nonzero := false
 	if opts := L.OptTable(3, nil); opts != nil {
-		checkOptions(L, "fabric.sweep", opts, map[string]bool{"fields": true})
+		checkOptions(L, "fabric.sweep", opts, map[string]bool{"fields": true, "nonzero": true})
+		nonzero = lua.LVAsBool(opts.RawGetString("nonzero"))
 		if ft, ok := opts.RawGetString("fields").(*lua.LTable); ok {
 			if k.layout == nil {
 				raise(L, "fabric.sweep", "%s has no fields to choose", what)
@@ -136,11 +138,21 @@ func fabricSweep(e *Env, L *lua.LState) int {
 		rt.RawSetString("port", list.RawGetInt(i+1))
 		if r.Err != nil {
 			rt.RawSetString("err", lua.LString(r.Err.Error()))
-		} else if k.layout != nil && only != nil {
+		} else if k.layout != nil && (only != nil || nonzero) {
+			if only == nil {
+				only = make([]int, len(k.layout.Fields))
+				for j := range only {
+					only[j] = j
+				}
+			}
 			vt := L.CreateTable(0, len(only))
 			rec := e.record(k.layout)
 			for _, j := range only {
-				vt.RawSetString(rec.keys[j], fieldValue(k.layout.Fields[j], r.Data))
+				f := k.layout.Fields[j]
+				if nonzero && f.Numeric() && f.Width <= 64 && f.Get(r.Data) == 0 {
+					continue
+				}
+				vt.RawSetString(rec.keys[j], fieldValue(f, r.Data))
 			}
 			rt.RawSetString("value", vt)
 		} else if k.layout != nil {

@@ -42,16 +42,18 @@ type SweepResult struct {
 // the queries not yet answered fail with ctx.Err().
 func (s *Session) Sweep(ctx context.Context, reqs []SweepReq, progress func(done, total int), opts ...CallOption) []SweepResult {
 	out := make([]SweepResult, len(reqs))
+	order := interleave(reqs)
 	workers := min(max(s.window, 1), len(reqs))
 	var next, done atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(reqs) {
+				k := int(next.Add(1) - 1)
+				if k >= len(reqs) {
 					return
 				}
+				i := order[k]
 				r := &reqs[i]
 				if err := ctx.Err(); err != nil {
 					out[i].Err = err
@@ -68,6 +70,40 @@ func (s *Session) Sweep(ctx context.Context, reqs []SweepReq, progress func(done
 	}
 	wg.Wait()
 	return out
+}
+
+// interleave orders requests round-robin by destination, so that the
+// window holds queries to many nodes rather than a queue to one (the
+// scheduler sends SMPs to one node one at a time, and a list of ports
+// usually names the ports of one switch in a row).
+func interleave(reqs []SweepReq) []int {
+	type key struct {
+		kind TargetKind
+		lid  uint16
+		guid uint64
+		path string
+	}
+	idx := map[key]int{}
+	var buckets [][]int
+	for i, r := range reqs {
+		k := key{r.Target.Kind, r.Target.LID, r.Target.GUID, string(r.Target.Path)}
+		b, ok := idx[k]
+		if !ok {
+			b = len(buckets)
+			idx[k] = b
+			buckets = append(buckets, nil)
+		}
+		buckets[b] = append(buckets[b], i)
+	}
+	order := make([]int, 0, len(reqs))
+	for round := 0; len(order) < len(reqs); round++ {
+		for _, b := range buckets {
+			if round < len(b) {
+				order = append(order, b[round])
+			}
+		}
+	}
+	return order
 }
 
 // LFTs are the linear forwarding tables of the switches of a fabric, read

@@ -32,18 +32,20 @@ function M.run(ctx)
 
   plan.check("error counters within thresholds", "counters", function(r)
     th = plan.thresholds(args.thresholds ~= "" and args.thresholds or nil)
-    first = fabric.sweep("portcounters", ports, { fields = M.error_counters })
+    -- nonzero: a healthy port's value is an empty table
+    first = fabric.sweep("portcounters", ports, { fields = M.error_counters, nonzero = true })
     for _, res in ipairs(first) do
       if res.err then
         r:fail(res.err, res.port)
       else
-        local pc, bad = res.value, nil
-        for _, c in ipairs(M.error_counters) do
-          if pc[c] > th[c] then
+        local bad = nil
+        for c, v in pairs(res.value) do
+          if v > th[c] then
             bad = bad or {}
-            bad[#bad + 1] = string.format("%s=%d (threshold %d)", c, pc[c], th[c])
+            bad[#bad + 1] = string.format("%s=%d (threshold %d)", c, v, th[c])
           end
         end
+        if bad then table.sort(bad) end
         if bad then r:fail(table.concat(bad, " "), res.port) else r:pass() end
       end
     end
@@ -57,17 +59,18 @@ function M.run(ctx)
     end
     if not first then error("the first sweep failed") end
     plan.sleep(interval)
-    local second = fabric.sweep("portcounters", ports, { fields = M.error_counters })
+    local second = fabric.sweep("portcounters", ports, { fields = M.error_counters, nonzero = true })
     for i, res in ipairs(second) do
       local before = first[i].value
       if res.err then
         r:fail(res.err, res.port)
       elseif before then
         local grew = {}
-        for _, c in ipairs(M.error_counters) do
-          local d = res.value[c] - before[c]
+        for c, v in pairs(res.value) do
+          local d = v - (before[c] or 0)
           if d > 0 then grew[#grew + 1] = string.format("%s +%d", c, d) end
         end
+        table.sort(grew)
         if #grew == 0 then
           r:pass()
         else

@@ -38,6 +38,8 @@ function M.run(ctx)
       local a, b = res[i], res[i + 1]
       if a.err then r:fail(a.err, a.port)
       elseif b.err then r:fail(b.err, b.port)
+      elseif #a.value == 1 and #b.value == 1 and bit.band(a.value[1], 0x7fff) == bit.band(b.value[1], 0x7fff) then
+        r:pass() -- the common case, one partition on both ends
       else
         local sa, sb = partitions(a.value), partitions(b.value)
         if sa == sb then
