@@ -38,8 +38,26 @@ func fieldValue(f mad.Field, b []byte) lua.LValue {
 	case f.Width == 64 && f.Kind == mad.Hex:
 		return Hex64(f.Get(b))
 	default:
-		return lua.LNumber(f.Get(b))
+		return number(f.Get(b))
 	}
+}
+
+// smallNumbers holds the Lua numbers 0..255 already boxed as LValues:
+// most decoded fields are small (types, ports, states, widths), and
+// boxing a float64 into an interface allocates.
+var smallNumbers = func() (t [256]lua.LValue) {
+	for i := range t {
+		t[i] = lua.LNumber(i)
+	}
+	return t
+}()
+
+// number returns v as a Lua number, without allocating when v < 256.
+func number(v uint64) lua.LValue {
+	if v < uint64(len(smallNumbers)) {
+		return smallNumbers[v]
+	}
+	return lua.LNumber(v)
 }
 
 // layoutTable decodes b through layout l into a Lua table keyed by the
@@ -47,7 +65,7 @@ func fieldValue(f mad.Field, b []byte) lua.LValue {
 // fields in wire order.
 func (e *Env) layoutTable(l *mad.Layout, b []byte) *lua.LTable {
 	r := e.record(l)
-	t := e.L.CreateTable(0, len(l.Fields))
+	t := e.L.CreateTable(0, len(l.Fields)) // sized: no map growth while filling
 	for i, f := range l.Fields {
 		t.RawSetString(r.keys[i], fieldValue(f, b))
 	}
