@@ -2,17 +2,21 @@
 -- RDMA CM between the simulated hosts: event channels, ids, connections,
 -- events with ack and rdma_migrate_id, both sides run by the script.
 
-local function lid(ca)
-  return umad.get_port(ca, 1).base_lid
-end
-
--- need_hosts skips on a fabric that cannot open the CA ports by name (an
--- ibsim fabric attaches to one node only).
+-- need_hosts learns the hosts' LIDs before any RDMA CM port is open (on
+-- ibsim a CM endpoint holds its node's issm attachment), and skips on a
+-- fabric that cannot open the CA ports by name (the plain ibsim fabric
+-- attaches to one node only).
+local lids = {}
 local function need_hosts(t)
   for _, ca in ipairs({ "Hca1", "Hca2", "Hca3", "Hca4" }) do
-    local ok, err = pcall(umad.get_port, ca, 1)
-    if not ok then t:skip("cannot open " .. ca .. " port 1 on this fabric: " .. tostring(err)) end
+    local ok, p = pcall(umad.get_port, ca, 1)
+    if not ok then t:skip("cannot open " .. ca .. " port 1 on this fabric: " .. tostring(p)) end
+    lids[ca] = p.base_lid
   end
+end
+
+local function lid(ca)
+  return lids[ca]
 end
 
 -- expect fetches the next event of ch and checks its type (and id).
