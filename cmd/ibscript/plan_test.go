@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibscript/ibscript/internal/jsonschema"
 	"github.com/ibscript/ibscript/plan"
@@ -133,5 +134,46 @@ func TestReportMerge(t *testing.T) {
 	}
 	if code, _, _ := ibscript(t, "report", "merge", "/nonexistent.json"); code != exitError {
 		t.Errorf("missing file: exit %d", code)
+	}
+}
+
+// TestTopologyReference: a reference written by discover, compared with a
+// fabric that lost a cable, and a JSON snapshot saved and used as the
+// reference of the clean fabric.
+func TestTopologyReference(t *testing.T) {
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "fabric.topo")
+	code, out, errOut := ibscript(t, "discover", "--fabric", "sim:"+topologies+"net.2sw2path4hca")
+	if code != exitOK {
+		t.Fatalf("discover: %d %s", code, errOut)
+	}
+	os.WriteFile(ref, []byte(out), 0o644)
+	code, out, _ = ibscript(t, "run", "--fabric", "sim:"+topologies+"net.2sw2path4hca-nocable", "../../scripts/checks/topology.lua", "--arg", "reference="+ref)
+	if code != exitFailed || !regexp.MustCompile(`\[critical\] missing-cable: "Switch[12]" port 5 <-> "Switch[12]" port 5: not cabled`).MatchString(out) {
+		t.Errorf("missing cable: exit %d\n%s", code, out)
+	}
+	snap := filepath.Join(dir, "fabric.json")
+	code, out, _ = ibscript(t, "run", "--fabric", "sim:"+topologies+"net.2sw2path4hca", "../../scripts/checks/topology.lua", "--arg", "save="+snap, "--arg", "reference="+ref)
+	if code != exitOK {
+		t.Fatalf("clean against its own reference: exit %d\n%s", code, out)
+	}
+	code, out, _ = ibscript(t, "run", "--fabric", "sim:"+topologies+"net.2sw2path4hca", "../../scripts/checks/topology.lua", "--arg", "reference="+snap)
+	if code != exitOK || !strings.Contains(out, "PASS  topology matches the reference") {
+		t.Errorf("against the snapshot: exit %d\n%s", code, out)
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	var b strings.Builder
+	now := time.Unix(0, 0)
+	p := &progressLine{w: &b, now: func() time.Time { return now }}
+	p.update(1, 100, "portcounters")
+	now = now.Add(50 * time.Millisecond)
+	p.update(2, 100, "portcounters")   // within 100 ms: not shown
+	p.update(100, 100, "portcounters") // the last one always is
+	p.clear()
+	want := "\r\x1b[Kportcounters 1/100 (1%)\r\x1b[Kportcounters 100/100 (100%)\r\x1b[K"
+	if b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
 	}
 }

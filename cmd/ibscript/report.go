@@ -34,12 +34,16 @@ type progressLine struct {
 	w     io.Writer
 	last  time.Time
 	shown bool
+	now   func() time.Time // nil means time.Now
 }
 
 func (p *progressLine) update(done, total int, what string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
+	if p.now != nil {
+		now = p.now()
+	}
 	if done < total && now.Sub(p.last) < 100*time.Millisecond {
 		return
 	}
