@@ -178,3 +178,31 @@ func testSignalReleasesSlot(t *testing.T, sig syscall.Signal) {
 func TestIbsimSIGINTReleasesSlot(t *testing.T) {
 	testSignalReleasesSlot(t, syscall.SIGINT)
 }
+
+// TestDiscoverIbsimCLIWithDrops: with the ibsim console's Error rate at
+// 10% on every switch port, `ibscript discover` still lists every node and
+// link ibnetdiscover lists (captured before the drops) and says on stderr
+// how many SMPs it had to retransmit.
+func TestDiscoverIbsimCLIWithDrops(t *testing.T) {
+	s := startIbsim(t)
+	ref, err := s.Run(t.Context(), "Hca1", "ibnetdiscover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sw := range []string{"Switch1", "Switch2"} {
+		if _, err := s.Console(t.Context(), `Error "`+sw+`" 10`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := ibscript(t, "discover", "--timeout", "20ms", "--retries", "20", "--fabric", "ibsim:"+s.Sock+"?node=Hca1")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if w, g := ibndDate.ReplaceAllString(string(ref), ""), ibndDate.ReplaceAllString(out, ""); w != g {
+		t.Errorf("with drops, ibscript discover differs from ibnetdiscover:\n%s", lineDiff(w, g))
+	}
+	if !regexp.MustCompile(`ibscript discover: \d+ SMPs, [1-9]\d* retransmitted after a timeout`).MatchString(errOut) {
+		t.Errorf("stderr does not say how many retransmissions were needed: %q", errOut)
+	}
+	t.Logf("stderr: %s", strings.TrimSpace(errOut))
+}

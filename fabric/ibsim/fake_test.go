@@ -3,10 +3,13 @@ package ibsim
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,7 +36,9 @@ type fakeIbsim struct {
 
 func newFake(t *testing.T) *fakeIbsim {
 	t.Helper()
-	f := &fakeIbsim{t: t, sock: "ibscript-fake-" + strings.ReplaceAll(t.Name(), "/", "-"), slot: 3}
+	// Abstract socket names are global to the network namespace: the pid
+	// keeps two test processes (CI, a developer's run) apart.
+	f := &fakeIbsim{t: t, sock: fmt.Sprintf("ibscript-fake-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")), slot: 3}
 	var err error
 	if f.ctl, err = net.ListenUnixgram("unixgram", abstract(f.sock+":ctl")); err != nil {
 		t.Fatal(err)
@@ -223,4 +228,42 @@ func TestConnectRefused(t *testing.T) {
 		t.Fatalf("client input socket still bound: %v", err)
 	}
 	c.Close()
+}
+
+// TestCloseWithBlockingSocket: Close returns even when the data socket is
+// in blocking mode with the reader inside recvfrom (seen once in a test
+// run; Close then waits for the read, which poke ends).
+func TestCloseWithBlockingSocket(t *testing.T) {
+	f := newFake(t)
+	tr, err := Open(t.Context(), f.sock, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := tr.c.data.(*net.UnixConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Control(func(fd uintptr) { syscall.SetNonblock(int(fd), false) })
+	// One packet in and out makes the reader call recvfrom again, now
+	// blocking.
+	id, _ := tr.Register(t.Context(), fabric.Agent{Class: 0x09, Version: 1})
+	req := make([]byte, mad.Size)
+	(&mad.Header{BaseVersion: 1, MgmtClass: 0x09, ClassVersion: 1, Method: mad.MethodGet, TID: 1}).Put(req)
+	if err := tr.Send(t.Context(), &fabric.Packet{Agent: id, Timeout: time.Second, Data: req}); err != nil {
+		t.Fatal(err)
+	}
+	var p fabric.Packet
+	if err := tr.Recv(t.Context(), &p); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- tr.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hangs with the reader in a blocking recvfrom")
+	}
 }

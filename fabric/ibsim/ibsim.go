@@ -27,6 +27,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -465,8 +466,11 @@ func (c *client) read() {
 	var r Request
 	for {
 		n, _, err := c.data.ReadFrom(buf[:])
+		if c.closing.Load() {
+			return
+		}
 		if err != nil {
-			if c.closing.Load() || errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, net.ErrClosed) {
 				return
 			}
 			continue
@@ -534,6 +538,37 @@ func (c *client) deliverBatch(batch []*inPacket) {
 	clear(batch)
 }
 
+// poke sends one byte to the input socket so that a read in progress
+// returns and the reader sees closing. Closing the socket alone should
+// wake it, but a data socket has been seen in blocking mode (O_NONBLOCK
+// cleared, cause unknown), where Close waits for the read instead.
+func (c *client) poke() {
+	var (
+		w   net.Conn
+		err error
+	)
+	switch a := c.data.LocalAddr().(type) {
+	case *net.UnixAddr:
+		// Go reports the abstract name cut at its NUL; ibsim's names
+		// end in one.
+		name := a.Name
+		if !strings.HasSuffix(name, "\x00") {
+			name += "\x00"
+		}
+		w, err = net.DialUnix("unixgram", nil, &net.UnixAddr{Net: "unixgram", Name: name})
+	case *net.UDPAddr:
+		w, err = net.DialUDP("udp4", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: a.Port})
+	default:
+		return
+	}
+	if err != nil {
+		return
+	}
+	_ = w.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = w.Write([]byte{0})
+	w.Close()
+}
+
 // Close implements mux.Wire: SET_ISSM(0) if it was set, DISCONNECT, and
 // close the sockets. The sockets are closed even when ibsim is gone.
 func (c *client) Close() error {
@@ -545,6 +580,7 @@ func (c *client) Close() error {
 		}
 		errs = append(errs, c.disconnect())
 		c.closing.Store(true)
+		c.poke()
 		c.data.Close()
 		c.ctl.Close()
 		c.wg.Wait()
