@@ -92,9 +92,9 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 		nt.RawSetString("id", lua.LString(n.ID))
 		nt.RawSetString("desc", lua.LString(n.Desc))
 		nt.RawSetString("type", lua.LString(n.Type.String()))
-		nt.RawSetString("num_ports", lua.LNumber(n.NumPorts))
-		nt.RawSetString("vendor_id", lua.LNumber(n.VendorID))
-		nt.RawSetString("device_id", lua.LNumber(n.DeviceID))
+		nt.RawSetString("num_ports", num(int(n.NumPorts)))
+		nt.RawSetString("vendor_id", num(int(n.VendorID)))
+		nt.RawSetString("device_id", num(int(n.DeviceID)))
 		lid := 0
 		ports := L.NewTable()
 		for _, p := range n.Ports {
@@ -103,18 +103,19 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 			}
 			pt := L.CreateTable(0, 16)
 			pt.RawSetString("node", nt)
-			pt.RawSetString("num", lua.LNumber(p.Num))
+			pt.RawSetString("num", num(int(p.Num)))
 			pt.RawSetString("guid", Hex64(p.GUID))
-			pt.RawSetString("lid", lua.LNumber(p.LID))
-			pt.RawSetString("lmc", lua.LNumber(p.LMC))
-			pt.RawSetString("state", lua.LNumber(p.State))
-			pt.RawSetString("phys_state", lua.LNumber(p.PhysState))
-			pt.RawSetString("width_enabled", lua.LNumber(p.WidthEnabled))
-			pt.RawSetString("width_active", lua.LNumber(p.WidthActive))
-			pt.RawSetString("speed_enabled", lua.LNumber(p.SpeedEnabled))
-			pt.RawSetString("speed_active", lua.LNumber(p.SpeedActive))
-			pt.RawSetString("speed_ext_enabled", lua.LNumber(p.SpeedExtEnabled))
-			pt.RawSetString("speed_ext_active", lua.LNumber(p.SpeedExtActive))
+			pt.RawSetString("lid", num(int(p.LID)))
+			pt.RawSetString("lmc", num(int(p.LMC)))
+			pt.RawSetString("state", num(int(p.State)))
+			pt.RawSetString("phys_state", num(int(p.PhysState)))
+			pt.RawSetString("cap_mask", num(int(p.CapMask)))
+			pt.RawSetString("width_enabled", num(int(p.WidthEnabled)))
+			pt.RawSetString("width_active", num(int(p.WidthActive)))
+			pt.RawSetString("speed_enabled", num(int(p.SpeedEnabled)))
+			pt.RawSetString("speed_active", num(int(p.SpeedActive)))
+			pt.RawSetString("speed_ext_enabled", num(int(p.SpeedExtEnabled)))
+			pt.RawSetString("speed_ext_active", num(int(p.SpeedExtActive)))
 			L.SetMetatable(pt, portMeta)
 			ports.RawSetInt(p.Num, pt)
 			portTabs[p] = pt
@@ -123,7 +124,7 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 			}
 		}
 		nt.RawSetString("ports", ports)
-		nt.RawSetString("lid", lua.LNumber(lid))
+		nt.RawSetString("lid", num(int(lid)))
 		L.SetMetatable(nt, nodeMeta)
 		nodes.Append(nt)
 	}
@@ -220,4 +221,21 @@ func portAttrTable(L *lua.LState, p fabric.PortAttr) *lua.LTable {
 	t.RawSetString("port_guid", Hex64(p.PortGUID))
 	t.RawSetString("node_guid", Hex64(p.NodeGUID))
 	return t
+}
+
+// smallNums are the Lua numbers 0..255 already boxed: a discovered
+// fabric's tables hold a million small numbers, and boxing each one would
+// allocate.
+var smallNums = func() (t [256]lua.LValue) {
+	for i := range t {
+		t[i] = lua.LNumber(i)
+	}
+	return
+}()
+
+func num(v int) lua.LValue {
+	if v >= 0 && v < len(smallNums) {
+		return smallNums[v]
+	}
+	return lua.LNumber(v)
 }

@@ -24,18 +24,18 @@ type sweepKind struct {
 	attr   uint16
 	layout *mad.Layout
 	// mod is the attribute modifier (for PerfMgt, the port) for a port.
-	mod func(p *topo.Port) uint32
+	mod func(num int, isSwitch bool) uint32
 }
 
 var sweepKinds = map[string]sweepKind{
-	"portcounters":     {engine.SweepPerf, perf.AttrPortCounters, perf.LayoutByID(perf.AttrPortCounters), func(p *topo.Port) uint32 { return uint32(p.Num) }},
-	"portcounters_ext": {engine.SweepPerf, perf.AttrPortCountersExtended, perf.LayoutByID(perf.AttrPortCountersExtended), func(p *topo.Port) uint32 { return uint32(p.Num) }},
-	"portinfo":         {engine.SweepSMP, smp.AttrPortInfo, &smp.PortInfoLayout, func(p *topo.Port) uint32 { return uint32(p.Num) }},
-	"sminfo":           {engine.SweepSMP, smp.AttrSMInfo, &smp.SMInfoLayout, func(p *topo.Port) uint32 { return 0 }},
-	"nodeinfo":         {engine.SweepSMP, smp.AttrNodeInfo, &smp.NodeInfoLayout, func(p *topo.Port) uint32 { return 0 }},
-	"pkeys": {engine.SweepSMP, smp.AttrPKeyTable, nil, func(p *topo.Port) uint32 {
-		if p.Node.Type == topo.Switch {
-			return uint32(p.Num) << 16
+	"portcounters":     {engine.SweepPerf, perf.AttrPortCounters, perf.LayoutByID(perf.AttrPortCounters), func(num int, _ bool) uint32 { return uint32(num) }},
+	"portcounters_ext": {engine.SweepPerf, perf.AttrPortCountersExtended, perf.LayoutByID(perf.AttrPortCountersExtended), func(num int, _ bool) uint32 { return uint32(num) }},
+	"portinfo":         {engine.SweepSMP, smp.AttrPortInfo, &smp.PortInfoLayout, func(num int, _ bool) uint32 { return uint32(num) }},
+	"sminfo":           {engine.SweepSMP, smp.AttrSMInfo, &smp.SMInfoLayout, func(int, bool) uint32 { return 0 }},
+	"nodeinfo":         {engine.SweepSMP, smp.AttrNodeInfo, &smp.NodeInfoLayout, func(int, bool) uint32 { return 0 }},
+	"pkeys": {engine.SweepSMP, smp.AttrPKeyTable, nil, func(num int, isSwitch bool) uint32 {
+		if isSwitch {
+			return uint32(num) << 16
 		}
 		return 0
 	}},
@@ -52,35 +52,32 @@ func sweepKindNames() string {
 
 // portTarget addresses a port table of fabric.discover: by the LID of its
 // node (switch port 0) or port, else by the directed route to its node.
-func (e *Env) portTarget(L *lua.LState, fn string, i int, pt *lua.LTable) (engine.Target, *topo.Port) {
+func (e *Env) portTarget(L *lua.LState, fn string, i int, pt *lua.LTable) (t engine.Target, num int, isSwitch bool) {
 	nt, _ := pt.RawGetString("node").(*lua.LTable)
 	if nt == nil {
 		raise(L, fn, "ports[%d]: a port table of fabric.discover expected", i)
 	}
-	lid := 0
-	if nt.RawGetString("type").String() == "Switch" {
+	num = int(lua.LVAsNumber(pt.RawGetString("num")))
+	isSwitch = lua.LVAsString(nt.RawGetString("type")) == "Switch"
+	var lid int
+	if isSwitch {
 		lid = int(lua.LVAsNumber(nt.RawGetString("lid")))
 	} else {
 		lid = int(lua.LVAsNumber(pt.RawGetString("lid")))
 	}
-	num := int(lua.LVAsNumber(pt.RawGetString("num")))
+	if lid != 0 {
+		return engine.LID(uint16(lid)), num, isSwitch
+	}
 	guid, err := strconv.ParseUint(strings.TrimPrefix(nt.RawGetString("guid").String(), "0x"), 16, 64)
 	if err != nil {
 		raise(L, fn, "ports[%d]: node guid %q", i, nt.RawGetString("guid").String())
 	}
-	p := &topo.Port{Num: num, Node: &topo.Node{GUID: guid}}
-	if nt.RawGetString("type").String() == "Switch" {
-		p.Node.Type = topo.Switch
-	}
-	if lid != 0 {
-		return engine.LID(uint16(lid)), p
-	}
 	if d := e.sess.LastDiscovery(); d != nil {
 		if t, ok := d.Target(guid); ok {
-			return t, p
+			return t, num, isSwitch
 		}
 	}
-	return engine.GUID(guid), p
+	return engine.GUID(guid), num, isSwitch
 }
 
 func fabricSweep(e *Env, L *lua.LState) int {
@@ -121,8 +118,8 @@ func fabricSweep(e *Env, L *lua.LState) int {
 		if !ok {
 			raise(L, "fabric.sweep", "ports[%d]: port table expected, got %s", i, list.RawGetInt(i).Type())
 		}
-		t, p := e.portTarget(L, "fabric.sweep", i, pt)
-		reqs[i-1] = engine.SweepReq{Target: t, Class: k.class, Method: mad.MethodGet, AttrID: k.attr, AttrMod: k.mod(p)}
+		t, num, isSwitch := e.portTarget(L, "fabric.sweep", i, pt)
+		reqs[i-1] = engine.SweepReq{Target: t, Class: k.class, Method: mad.MethodGet, AttrID: k.attr, AttrMod: k.mod(num, isSwitch)}
 	}
 	var progress func(done, total int)
 	if e.progress != nil {

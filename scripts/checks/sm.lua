@@ -19,7 +19,14 @@ function M.run(ctx)
   plan.check("one MASTER SM", "sm", function(r)
     sms = {}
     local masters = {}
-    for _, res in ipairs(fabric.sweep("sminfo", ends)) do
+    -- SMs set PortInfo.CapabilityMask.IsSM (bit 1) on their port; ask
+    -- those, or every endport when none says so
+    local cands = {}
+    for _, p in ipairs(ends) do
+      if bit.band(p.cap_mask or 0, 2) ~= 0 then cands[#cands + 1] = p end
+    end
+    if #cands == 0 then cands = ends end
+    for _, res in ipairs(fabric.sweep("sminfo", cands)) do
       if res.value then
         sms[#sms + 1] = { port = res.port, info = res.value }
         if res.value.sm_state == 3 then masters[#masters + 1] = res.port end
