@@ -261,6 +261,23 @@ rdmacm.disconnect(req.id)                  -- DREP
 rdmacm.ack_cm_event(rdmacm.get_cm_event(ch, 1000))
 for _, id in ipairs({client, req.id, server}) do rdmacm.destroy_id(id) end
 ch:close()`,
+	"rdmacm.get_request": `-- a synchronous server: no channel, each call completes before it returns
+local server = rdmacm.create_id(nil)
+rdmacm.bind_addr(server, {lid = 1, port = 4})
+rdmacm.listen(server)
+local ch = rdmacm.create_event_channel()
+local client = rdmacm.create_id(ch)
+rdmacm.resolve_addr(client, {lid = umad.get_port("node002", 1).base_lid}, {lid = 1, port = 4}, 2000)
+rdmacm.ack_cm_event(rdmacm.get_cm_event(ch))
+rdmacm.resolve_route(client, 2000)
+rdmacm.ack_cm_event(rdmacm.get_cm_event(ch))
+rdmacm.connect(client)
+local conn = rdmacm.get_request(server, 1000)
+rdmacm.accept(conn)          -- returns once the RTU came
+print(conn:state())          -- established
+rdmacm.ack_cm_event(rdmacm.get_cm_event(ch, 1000))
+for _, id in ipairs({conn, client, server}) do rdmacm.destroy_id(id) end
+ch:close()`,
 	"rdmacm.get_cm_event": `local ch = rdmacm.create_event_channel()
 print(rdmacm.get_cm_event(ch, 10))   -- nil: nothing came in 10 ms
 ch:close()`,

@@ -40,6 +40,7 @@ func rdmacmModule() Module {
 			{"accept", rdmacmAccept, "accept(id [, param]) -> nil: on the id of a CONNECT_REQUEST; param as connect"},
 			{"reject", rdmacmReject, "reject(id [, private_data]) -> nil: REJ with reason 28 (consumer defined)"},
 			{"disconnect", rdmacmDisconnect, "disconnect(id) -> nil: DREQ, or DREP after the peer's DREQ"},
+			{"get_request", rdmacmGetRequest, "get_request(listen_id [, timeout_ms]) -> rdmacm.id: the next connection request of a synchronous listener (its new id is synchronous too)"},
 			{"get_cm_event", rdmacmGetEvent, "get_cm_event(channel [, timeout_ms]) -> event | nil on timeout: {event, status, id, listen_id, private_data, responder_resources, initiator_depth, qp_num, qkey, ...}"},
 			{"ack_cm_event", rdmacmAckEvent, "ack_cm_event(event) -> nil: EINVAL when acked twice"},
 			{"migrate_id", rdmacmMigrateID, "migrate_id(id, channel | nil [, timeout_ms]) -> nil: moves the id and its unread events; waits (default 30 s, ETIMEDOUT after) while its fetched events are unacked; nil: synchronous mode"},
@@ -635,5 +636,18 @@ func rdmacmPoll(e *Env, L *lua.LState) int {
 
 func rdmacmEventStr(_ *Env, L *lua.LState) int {
 	L.Push(lua.LString(engine.CMEventType(checkUint(L, 1, 255)).String()))
+	return 1
+}
+
+func rdmacmGetRequest(e *Env, L *lua.LState) int {
+	const fn = "rdmacm.get_request"
+	i := checkID(L, 1, "get_request")
+	ctx, cancel := timeoutCtx(L, 2, 0)
+	defer cancel()
+	id, err := i.st.cm.GetRequest(ctx, i.id)
+	if err != nil {
+		raiseCMErr(L, fn, err)
+	}
+	L.Push(i.st.idValue(L, id))
 	return 1
 }

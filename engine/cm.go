@@ -743,3 +743,34 @@ func (id *CMID) LastEvent() *CMEvent {
 	defer id.cm.mu.Unlock()
 	return id.parked
 }
+
+// GetRequest is rdma_get_request for a synchronous listener: it waits for
+// the next CONNECT_REQUEST on the listener's private channel, acks it, and
+// returns the new id (synchronous, on a private channel of its own).
+// Other events of the listener are acked and skipped.
+func (c *CM) GetRequest(ctx context.Context, l *CMID) (*CMID, error) {
+	const op = "get_request"
+	c.mu.Lock()
+	if err := c.checkLocked(op, l); err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	if !l.sync || l.state != stListen {
+		c.mu.Unlock()
+		return nil, errno(op, syscall.EINVAL, "id %d is not a synchronous listener", l.handle)
+	}
+	ch := l.ch
+	c.mu.Unlock()
+	for {
+		ev, err := ch.GetEvent(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("rdmacm: %s: id %d: %w", op, l.handle, err)
+		}
+		if err := c.AckEvent(ev); err != nil {
+			return nil, err
+		}
+		if ev.Type == EventConnectRequest {
+			return ev.ID, nil
+		}
+	}
+}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/cm"
 	"github.com/ibscript/ibscript/sim"
 )
 
@@ -260,22 +262,16 @@ func TestCMMigrate(t *testing.T) {
 	if ev.ID != mover {
 		t.Fatal("moved event names another id")
 	}
-	// Fetched and not acked: migrate waits for the ack.
-	done := make(chan error, 1)
-	go func() { done <- c.MigrateID(context.Background(), mover, ach) }()
-	select {
-	case err := <-done:
-		t.Fatalf("migrate returned with an unacked event: %v", err)
-	case <-time.After(20 * time.Millisecond):
-	}
+	// Fetched and not acked: migrate waits for the ack (TestCMMigrateWaitsForAck).
 	ack(t, c, ev)
-	if err := <-done; err != nil {
+	if err := c.MigrateID(t.Context(), mover, ach); err != nil {
 		t.Fatal(err)
 	}
 	if mover.Channel() != ach {
 		t.Error("not on ach after migrate")
 	}
-	// The wait has a bound.
+	ack(t, c, mustEvent(t, lch2, engine.EventEstablished))
+	ack(t, c, mustEvent(t, lch2, engine.EventEstablished))
 	for _, p := range passive {
 		if err := c.Disconnect(t.Context(), p); err != nil {
 			t.Fatal(err)
@@ -402,7 +398,6 @@ func TestCMErrors(t *testing.T) {
 	if err := c.BindAddr(t.Context(), id2, engine.CMAddr{LID: r.lids[0], Port: 3}); !errors.Is(err, syscall.EADDRINUSE) {
 		t.Errorf("bind to a listener's port: %v", err)
 	}
-	_ = fabric.ErrTimeout
 }
 
 // waitPending waits until ch has n unread events.
@@ -413,4 +408,235 @@ func waitPending(tb testing.TB, ch *engine.EventChannel, n int) {
 	if err := ch.WaitPending(ctx, n); err != nil {
 		tb.Fatalf("%d events pending, want %d: %v", ch.Pending(), n, err)
 	}
+}
+
+// TestCMMigrateWaitsForAck: migrate_id blocks while the id has an event
+// fetched and not acked, and returns once it is acked (fake time: the
+// wait is durable, nothing else runs).
+func TestCMMigrateWaitsForAck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newCMRig(t, nil)
+		c := r.cm
+		a1, _ := c.CreateEventChannel()
+		a2, _ := c.CreateEventChannel()
+		id, _ := c.CreateID(a1, engine.PSTCP, false)
+		if err := c.ResolveAddr(t.Context(), id, nil, engine.CMAddr{LID: r.lids[0], Port: 1}); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := a1.GetEvent(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- c.MigrateID(context.Background(), id, a2) }()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("migrate returned with an unacked event: %v", err)
+		default:
+		}
+		time.Sleep(time.Second) // fake time: a second passes, migrate still waits
+		synctest.Wait()
+		if len(done) != 0 {
+			t.Fatal("migrate returned with an unacked event")
+		}
+		ack(t, c, ev)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if id.Channel() != a2 || time.Since(start) != time.Second {
+			t.Errorf("channel %p (a2 %p), waited %v", id.Channel(), a2, time.Since(start))
+		}
+		// Without an ack, the bound: DefaultAckWait.
+		if err := c.ResolveRoute(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a2.GetEvent(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		err = c.MigrateID(context.Background(), id, a1)
+		if !errors.Is(err, syscall.ETIMEDOUT) || time.Since(start) != engine.DefaultAckWait {
+			t.Errorf("after %v: %v", time.Since(start), err)
+		}
+	})
+}
+
+// TestCMSyncListener: a synchronous listener's new ids are synchronous,
+// each on a private channel of its own: accept returns once the RTU came.
+func TestCMSyncListener(t *testing.T) {
+	r := newCMRig(t, nil)
+	c := r.cm
+	l, _ := c.CreateID(nil, engine.PSTCP, false)
+	if err := c.BindAddr(t.Context(), l, engine.CMAddr{LID: r.lids[0], Port: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Listen(t.Context(), l, 0); err != nil {
+		t.Fatal(err)
+	}
+	ach, _ := c.CreateEventChannel()
+	a := r.route(t, ach, r.lids[1], r.lids[0], 4, engine.PSTCP)
+	if err := c.Connect(t.Context(), a, engine.ConnParam{}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.GetRequest(t.Context(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Channel() != nil || l.Unacked() != 0 {
+		t.Errorf("new id on channel %p, listener unacked %d", p.Channel(), l.Unacked())
+	}
+	if err := c.Accept(t.Context(), p, engine.ConnParam{}); err != nil {
+		t.Fatal(err)
+	}
+	if p.State() != "established" || p.LastEvent().Type != engine.EventEstablished {
+		t.Errorf("after a synchronous accept: %s, %v", p.State(), p.LastEvent().Type)
+	}
+	ack(t, c, mustEvent(t, ach, engine.EventEstablished))
+	if _, err := c.GetRequest(t.Context(), a); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("get_request on an active id: %v", err)
+	}
+	for _, id := range []*engine.CMID{p, a, l} {
+		if err := c.DestroyID(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// rawPeer is a CM peer played by hand on a transport of its own.
+type rawPeer struct {
+	tr    fabric.Transport
+	agent fabric.AgentID
+	lid   uint16
+}
+
+func newRawPeer(tb testing.TB, f *sim.Fabric, node string) *rawPeer {
+	tb.Helper()
+	tr, err := f.Attach(node, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { tr.Close() })
+	ag := fabric.Agent{Class: mad.ClassCM, Version: cm.ClassVersion}.WithMethods(mad.MethodSend)
+	id, err := tr.Register(context.Background(), ag)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &rawPeer{tr: tr, agent: id, lid: tr.Port().LID}
+}
+
+func (p *rawPeer) send(tb testing.TB, dlid uint16, b []byte) {
+	tb.Helper()
+	if err := p.tr.Send(context.Background(), &fabric.Packet{Agent: p.agent, Addr: fabric.Addr{LID: dlid, QPN: 1, QKey: cm.QKey}, Data: b}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// recv returns the next CM message's attribute and body.
+func (p *rawPeer) recv(tb testing.TB) (uint16, []byte) {
+	tb.Helper()
+	var pk fabric.Packet
+	if err := p.tr.Recv(tb.Context(), &pk); err != nil {
+		tb.Fatal(err)
+	}
+	return mad.AttrIDOf(pk.Data), append([]byte(nil), pk.Data[mad.HeaderSize:]...)
+}
+
+// TestCMTimersAgainstSilentPeer: a hand-played active peer sends a REQ and
+// then stays silent: the CM's REP is resent MaxCMRetries times and the
+// passive id gets UNREACHABLE -ETIMEDOUT; on a second connection the peer
+// answers with an RTU, then ignores the DREQ, which ends in DISCONNECTED
+// -ETIMEDOUT. Fake time.
+func TestCMTimersAgainstSilentPeer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		tr, _ := f.Open(context.Background(), "", 0)
+		s, _ := engine.New(tr, nil)
+		defer s.Close()
+		c, _ := engine.NewCM(f, s, nil)
+		defer c.Close()
+		peer := newRawPeer(t, f, "Hca2")
+		srv, _ := f.Attach("Hca1", 1)
+		srvLID := srv.Port().LID
+		srv.Close()
+		lch, _ := c.CreateEventChannel()
+		l, _ := c.CreateID(lch, engine.PSTCP, false)
+		if err := c.BindAddr(t.Context(), l, engine.CMAddr{LID: srvLID, Port: 99}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Listen(t.Context(), l, 0); err != nil {
+			t.Fatal(err)
+		}
+		req := func(comm uint32) {
+			r := cm.REQ{LocalCommID: comm, ServiceID: uint64(engine.PSTCP)<<16 | 99, LocalQPN: 0x77,
+				LocalCMResponseTimeout: 16, RemoteCMResponseTimeout: 16, MaxCMRetries: 2, PKey: 0xffff,
+				PrimaryLocalLID: peer.lid, PrimaryRemoteLID: srvLID, PrimaryLocalACKTimeout: 1}
+			b, body := cm.NewMAD(cm.AttrREQ, uint64(comm))
+			r.AppendBinary(body[:0])
+			peer.send(t, srvLID, b)
+		}
+		// Connection 1: no RTU.
+		req(0x1001)
+		if attr, _ := peer.recv(t); attr != cm.AttrMRA {
+			t.Fatalf("after REQ: %s, want MRA", cm.Name(attr))
+		}
+		ev := mustEvent(t, lch, engine.EventConnectRequest)
+		ack(t, c, ev)
+		start := time.Now()
+		if err := c.Accept(t.Context(), ev.ID, engine.ConnParam{}); err != nil {
+			t.Fatal(err)
+		}
+		reps := 0
+		for reps < 3 {
+			attr, body := peer.recv(t)
+			var rep cm.REP
+			rep.UnmarshalBinary(body)
+			if attr != cm.AttrREP || rep.RemoteCommID != 0x1001 {
+				t.Fatalf("%s to comm %#x, want REP", cm.Name(attr), rep.RemoteCommID)
+			}
+			reps++
+		}
+		un, err := lch.GetEvent(t.Context())
+		if err != nil || un.Type != engine.EventUnreachable || un.Status != -int(syscall.ETIMEDOUT) {
+			t.Fatalf("%v %v", un, err)
+		}
+		// 3 tries of LocalCMResponseTimeout (2^16 x 4.096 us) + 2 x the
+		// packet life time the REQ implies (ACK timeout 1 - 1 = 0).
+		if got, want := time.Since(start), 3*(cm.Duration(16)+2*cm.Duration(0)); got != want {
+			t.Errorf("UNREACHABLE after %v, want %v", got, want)
+		}
+		ack(t, c, un)
+		// Connection 2: RTU, then a DREQ nobody answers.
+		req(0x2002)
+		peer.recv(t) // MRA
+		ev = mustEvent(t, lch, engine.EventConnectRequest)
+		ack(t, c, ev)
+		c.Accept(t.Context(), ev.ID, engine.ConnParam{})
+		_, body := peer.recv(t)
+		var rep cm.REP
+		rep.UnmarshalBinary(body)
+		rtu := cm.RTU{LocalCommID: 0x2002, RemoteCommID: rep.LocalCommID}
+		b, rb := cm.NewMAD(cm.AttrRTU, 1)
+		rtu.AppendBinary(rb[:0])
+		peer.send(t, srvLID, b)
+		ack(t, c, mustEvent(t, lch, engine.EventEstablished))
+		if err := c.Disconnect(t.Context(), ev.ID); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			if attr, _ := peer.recv(t); attr != cm.AttrDREQ {
+				t.Fatalf("%s, want DREQ", cm.Name(attr))
+			}
+		}
+		dis := mustEvent(t, lch, engine.EventDisconnected)
+		if dis.Status != -int(syscall.ETIMEDOUT) {
+			t.Errorf("DISCONNECTED status %d, want -110", dis.Status)
+		}
+		ack(t, c, dis)
+	})
 }

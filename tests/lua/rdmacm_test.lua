@@ -301,3 +301,27 @@ function test_errors(t)
   expect_error("id is destroyed", rdmacm.destroy_id, id)
   ch:close()
 end
+
+function test_synchronous_listener(t)
+  need_hosts(t)
+  -- A listener with no channel: get_request hands out synchronous ids whose
+  -- accept returns once the connection is established.
+  local l = rdmacm.create_id(nil)
+  rdmacm.bind_addr(l, { lid = lid("Hca1"), port = 40 })
+  rdmacm.listen(l)
+  local other = rdmacm.create_id(nil)
+  expect_error("rdmacm.get_request: EINVAL: .*not a synchronous listener", rdmacm.get_request, other)
+  rdmacm.destroy_id(other)
+  local ach = rdmacm.create_event_channel()
+  local a = routed(t, ach, "Hca4", "Hca1", 40)
+  rdmacm.connect(a, { private_data = "sync" })
+  local p = rdmacm.get_request(l, 2000)
+  if l:unacked() ~= 0 then t:fatal("get_request left the CONNECT_REQUEST unacked") end
+  rdmacm.accept(p)
+  if p:state() ~= "established" then t:fatal("state after a synchronous accept: " .. p:state()) end
+  expect_ack(t, ach, "RDMA_CM_EVENT_ESTABLISHED", a)
+  rdmacm.destroy_id(a)
+  rdmacm.destroy_id(p)
+  rdmacm.destroy_id(l)
+  ach:close()
+end
