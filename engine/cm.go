@@ -273,6 +273,25 @@ type cmDev struct {
 //
 // The CM owns one reader goroutine per opened port and the CM timers;
 // Close stops them, destroys every id and closes every channel and port.
+// Lock order: CM.mu alone (it guards every id and channel); transports
+// are called under it (their Send only queues).
+//
+// Differences from Linux + librdmacm, on purpose:
+//   - ids have no verbs QP, but the active side behaves as librdmacm does
+//     for an id with a QP: the REP is answered with an RTU at once and
+//     the event is ESTABLISHED (never CONNECT_RESPONSE); QP numbers are
+//     made up (or taken from ConnParam.QPNum);
+//   - REQ and SIDR_REQ carry RDMA CM's 36-byte header (IP version 6, the
+//     GIDs as addresses, the source port) before the user's private
+//     data, as for IP addresses; the kernel puts no header in front of
+//     AF_IB private data. Events report the full private data fields
+//     (REQ 56 bytes, REP 196, REJ 148, SIDR_REQ 180);
+//   - no TIMEWAIT_EXIT events; an id leaves timewait at once;
+//   - DestroyID and MigrateID wait for acks at most AckWait (or ctx),
+//     then return an error wrapping ETIMEDOUT (librdmacm waits forever);
+//     the id is destroyed or migrated all the same;
+//   - a REQ arriving on a listener without backlog credits is dropped
+//     (the peer's retries may find room), as the kernel refuses it.
 type CM struct {
 	fab  fabric.Fabric
 	sa   *Session
