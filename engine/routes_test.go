@@ -3,6 +3,7 @@ package engine_test
 import (
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ibscript/ibscript/engine"
@@ -19,16 +20,16 @@ func TestSweepPerTargetErrors(t *testing.T) {
 		{Target: engine.LID(999), Method: mad.MethodGet, AttrID: smp.AttrNodeInfo}, // nobody
 		{Target: engine.LID(2), Method: mad.MethodGet, AttrID: smp.AttrNodeInfo},
 	}
-	var calls int
-	res := s.Sweep(t.Context(), reqs, func(done, total int) { calls++ }, engine.Timeout(10e6), engine.Retries(engine.NoRetries))
+	var calls atomic.Int32 // progress runs on the sweep's goroutines
+	res := s.Sweep(t.Context(), reqs, func(done, total int) { calls.Add(1) }, engine.Timeout(10e6), engine.Retries(engine.NoRetries))
 	if len(res) != 3 || res[0].Err != nil || res[2].Err != nil || len(res[0].Data) == 0 {
 		t.Fatalf("results %+v", res)
 	}
 	if !errors.Is(res[1].Err, fabric.ErrTimeout) {
 		t.Errorf("LID 999: %v, want a timeout", res[1].Err)
 	}
-	if calls != 3 {
-		t.Errorf("progress called %d times", calls)
+	if calls.Load() != 3 {
+		t.Errorf("progress called %d times", calls.Load())
 	}
 }
 
