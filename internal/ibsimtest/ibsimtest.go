@@ -150,7 +150,7 @@ type proc struct {
 }
 
 func startProc(cmd *exec.Cmd) (*proc, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -469,7 +469,7 @@ func (s *Sim) Command(ctx context.Context, node, tool string, args ...string) (*
 	cmd := exec.CommandContext(ctx, p, args...)
 	cmd.Dir = wd
 	cmd.Env = s.Env(node, false)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childAttr()
 	cmd.WaitDelay = 5 * time.Second
 	return cmd, nil
 }
