@@ -623,12 +623,12 @@ func (c *CM) MigrateID(ctx context.Context, id *CMID, ch *EventChannel) error {
 		ch = c.newChannelLocked(true)
 	}
 	old := id.ch
-	var keep []*CMEvent
+	var keep, moved []*CMEvent
 	for _, ev := range old.q {
 		if ev.ID == id || (ev.credited == id && ev.ID.ch == old) {
 			// The kernel moves the id's events; a CONNECT_REQUEST of a
 			// listener moves with it (the child is owned with it).
-			ch.q = append(ch.q, ev)
+			moved = append(moved, ev)
 			if ev.ID != id {
 				old.ids--
 				ev.ID.ch = ch
@@ -639,6 +639,7 @@ func (c *CM) MigrateID(ctx context.Context, id *CMID, ch *EventChannel) error {
 		keep = append(keep, ev)
 	}
 	old.q = keep
+	ch.q = append(ch.q, moved...) // to the tail, in order (also when ch is old)
 	old.ids--
 	ch.ids++
 	id.ch = ch
@@ -706,11 +707,12 @@ func (c *CM) teardownLocked(id *CMID) {
 	id.state = stDestroyed
 	delete(c.ids, id.handle)
 	var keep []*CMEvent
+	var children []*CMID
 	for _, ev := range id.ch.q {
 		switch {
 		case ev.ID == id:
 		case ev.credited == id && ev.Type == EventConnectRequest:
-			c.teardownLocked(ev.ID)
+			children = append(children, ev.ID)
 		default:
 			keep = append(keep, ev)
 		}
@@ -719,6 +721,10 @@ func (c *CM) teardownLocked(id *CMID) {
 	id.ch.ids--
 	if id.ch.private && id.ch.ids == 0 {
 		id.ch.closeLocked()
+	}
+	// A listener's unread requests destroy their new ids (REJ to the peers).
+	for _, child := range children {
+		c.teardownLocked(child)
 	}
 }
 

@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -639,4 +641,41 @@ func TestCMTimersAgainstSilentPeer(t *testing.T) {
 		}
 		ack(t, c, dis)
 	})
+}
+
+// TestCMMigrateSameChannelAndAddrError: migrating to the channel the id
+// already uses requeues its unread events at the tail; an unknown
+// destination GID is ADDR_ERROR -EHOSTUNREACH.
+func TestCMMigrateSameChannelAndAddrError(t *testing.T) {
+	r := newCMRig(t, nil)
+	c := r.cm
+	ch, _ := c.CreateEventChannel()
+	a, _ := c.CreateID(ch, engine.PSTCP, false)
+	b, _ := c.CreateID(ch, engine.PSUDP, false)
+	if err := c.ResolveAddr(t.Context(), a, nil, engine.CMAddr{LID: r.lids[0]}); err != nil {
+		t.Fatal(err)
+	}
+	// A LID resolves as it is (its route may not); an unknown GID does not.
+	if err := c.ResolveAddr(t.Context(), b, nil, engine.CMAddr{GID: mad.NewGID(0xfe80<<48, 0x1234)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.MigrateID(t.Context(), a, ch); err != nil {
+		t.Fatal(err)
+	}
+	ev := mustEvent(t, ch, engine.EventAddrError)
+	if ev.ID != b || ev.Status != -int(syscall.EHOSTUNREACH) {
+		t.Errorf("ADDR_ERROR of id %d status %d", ev.ID.Handle(), ev.Status)
+	}
+	ack(t, c, ev)
+	if ev := mustEvent(t, ch, engine.EventAddrResolved); ev.ID != a {
+		t.Error("a's event was not requeued at the tail")
+	} else {
+		ack(t, c, ev)
+	}
+	if got := a.PeerAddr(); got.LID != r.lids[0] || got.GID == (mad.GID{}) {
+		t.Errorf("peer address %v", got)
+	}
+	if s := fmt.Sprint(a.LocalAddr()); !strings.HasPrefix(s, "lid:") {
+		t.Errorf("local address %s", s)
+	}
 }
