@@ -292,14 +292,28 @@ func BenchmarkValidate16k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	b.ResetTimer()
+	var last bytes.Buffer
 	for b.Loop() {
 		r := runPlan(b, f, "../scripts/validate.lua", nil)
 		if got := failedChecks(r); len(got) > 0 || r.Error != "" {
 			b.Fatalf("failed %q, error %q", got, r.Error)
 		}
-		if err := plan.WriteJSON(&bytes.Buffer{}, r); err != nil {
+		last.Reset()
+		if err := plan.WriteJSON(&last, r); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.StopTimer()
+	raw, err := os.ReadFile("../docs/plan-report.schema.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	schema, err := jsonschema.Parse(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if errs := schema.Validate(last.Bytes()); len(errs) > 0 {
+		b.Fatalf("the 16k report does not match the schema: %s", strings.Join(errs, "\n"))
+	}
+	b.ReportMetric(float64(last.Len()), "report-bytes")
 }
