@@ -117,3 +117,52 @@ func withOut(c rdmacm.Command, out int) rdmacm.Command {
 	c.B[6], c.B[7] = byte(out), byte(out>>8)
 	return c
 }
+
+// TestModelRequests: CONNECT_REQUEST makes a new id on the listener's fd,
+// takes a backlog credit that GET_EVENT gives back, is counted on the
+// listener, moves with it on MIGRATE_ID, and an unread one dies with it.
+func TestModelRequests(t *testing.T) {
+	k := rdmacmtest.New()
+	a, b := rdmacm.NewChannel(k.Open()), rdmacm.NewChannel(k.Open())
+	defer a.Close()
+	defer b.Close()
+	l, _ := a.CreateID(7, rdmacm.PSTCP, rdmacm.QPTypeRC)
+	if _, ok := k.Request(l, rdmacm.Event{}); ok {
+		t.Fatal("a request on an id that does not listen")
+	}
+	if err := a.Listen(l, 1); err != nil {
+		t.Fatal(err)
+	}
+	c1, ok := k.Request(l, rdmacm.Event{})
+	if !ok {
+		t.Fatal("refused with a credit left")
+	}
+	if _, ok := k.Request(l, rdmacm.Event{}); ok {
+		t.Fatal("accepted beyond the backlog")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	ev, err := a.GetEvent(ctx)
+	if err != nil || ev.UID != 7 || ev.ID != c1 || ev.Event != rdmacmtest.EventConnectRequest {
+		t.Fatalf("%+v %v", ev, err)
+	}
+	c2, ok := k.Request(l, rdmacm.Event{})
+	if !ok {
+		t.Fatal("the credit did not come back")
+	}
+	if k.Owner(c2) != a.Fd() {
+		t.Error("the new id is not on the listener's fd")
+	}
+	if _, err := b.MigrateID(l, a); err != nil {
+		t.Fatal(err)
+	}
+	if k.Owner(c2) != b.Fd() {
+		t.Error("the unread request's id stayed behind")
+	}
+	if n, err := b.DestroyID(l); err != nil || n != 1 {
+		t.Fatalf("destroy listener: %d %v", n, err)
+	}
+	if k.Owner(c2) != -1 || k.Owner(c1) != a.Fd() {
+		t.Errorf("owners after destroy: unread %d, fetched %d", k.Owner(c2), k.Owner(c1))
+	}
+}

@@ -33,13 +33,14 @@ type kid struct {
 	reported uint32
 	listen   bool
 	backlog  int
+	parent   uint32 // the listener of an id made by a request
 }
 
 // FD is one open rdma_cm fd; it implements rdmacm.Dev.
 type FD struct {
 	k      *Kernel
 	fd     int
-	q      []rdmacm.Event
+	q      []queued
 	wake   chan struct{}
 	closed bool
 }
@@ -73,6 +74,29 @@ func (k *Kernel) Inject(id uint32, ev rdmacm.Event) bool {
 	return true
 }
 
+// EventConnectRequest is RDMA_CM_EVENT_CONNECT_REQUEST.
+const EventConnectRequest = 4
+
+// Request is an incoming connection request on listener: the kernel makes
+// a new id owned by the listener's fd (uid 0 until ACCEPT) and queues
+// CONNECT_REQUEST carrying the listener's uid and the new id, taking one
+// backlog credit. With no credit left (or no such listener) it refuses:
+// 0, false.
+func (k *Kernel) Request(listener uint32, ev rdmacm.Event) (uint32, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	l, ok := k.ids[listener]
+	if !ok || !l.listen || l.backlog <= 0 {
+		return 0, false
+	}
+	l.backlog--
+	k.nextID++
+	k.ids[k.nextID] = &kid{owner: l.owner, ps: l.ps, parent: listener}
+	ev.UID, ev.ID, ev.Event = l.uid, k.nextID, EventConnectRequest
+	l.owner.pushq(queued{ev: ev, ctx: listener, child: k.nextID})
+	return k.nextID, true
+}
+
 // Owner returns the fd number that owns id, or -1.
 func (k *Kernel) Owner(id uint32) int {
 	k.mu.Lock()
@@ -83,8 +107,19 @@ func (k *Kernel) Owner(id uint32) int {
 	return -1
 }
 
-func (f *FD) push(ev rdmacm.Event) {
-	f.q = append(f.q, ev)
+// queued is an event in an fd's queue: ctx is the id it belongs to (for a
+// CONNECT_REQUEST the listener, which counts it), child the new id of a
+// request.
+type queued struct {
+	ev    rdmacm.Event
+	ctx   uint32
+	child uint32
+}
+
+func (f *FD) push(ev rdmacm.Event) { f.pushq(queued{ev: ev, ctx: ev.ID}) }
+
+func (f *FD) pushq(q queued) {
+	f.q = append(f.q, q)
 	close(f.wake)
 	f.wake = make(chan struct{})
 }
@@ -169,10 +204,14 @@ func (f *FD) Exec(c rdmacm.Command, resp []byte) error {
 		}
 		id := ne.Uint32(body[8:])
 		delete(k.ids, id)
-		keep := f.q[:0]
-		for _, ev := range f.q {
-			if ev.ID != id {
-				keep = append(keep, ev)
+		var keep []queued
+		for _, q := range f.q {
+			switch {
+			case q.ctx == id && q.child != 0:
+				delete(k.ids, q.child) // an unread request's new id goes too
+			case q.ctx == id:
+			default:
+				keep = append(keep, q)
 			}
 		}
 		f.q = keep
@@ -184,13 +223,16 @@ func (f *FD) Exec(c rdmacm.Command, resp []byte) error {
 		if len(f.q) == 0 {
 			return syscall.EAGAIN // the model's fds are non-blocking
 		}
-		ev := f.q[0]
+		q := f.q[0]
 		f.q = f.q[1:]
-		if i, ok := k.ids[ev.ID]; ok {
+		if i, ok := k.ids[q.ctx]; ok {
 			i.reported++
+			if q.child != 0 {
+				i.backlog++ // the credit comes back
+			}
 		}
 		full := make([]byte, rdmacm.EventRespSize)
-		rdmacm.PutEvent(full, &ev)
+		rdmacm.PutEvent(full, &q.ev)
 		copy(resp, full[:min(out, rdmacm.EventRespSize)])
 	case rdmacm.CmdMigrateID:
 		from, ok := k.fds[int(ne.Uint32(body[12:]))]
@@ -202,19 +244,21 @@ func (f *FD) Exec(c rdmacm.Command, resp []byte) error {
 		if err != nil {
 			return err
 		}
-		keep := from.q[:0]
-		var moved []rdmacm.Event
-		for _, ev := range from.q {
-			if ev.ID == id {
-				moved = append(moved, ev)
+		var keep, moved []queued
+		for _, q := range from.q {
+			if q.ctx == id {
+				moved = append(moved, q)
+				if c, ok := k.ids[q.child]; ok {
+					c.owner = f // a request's new id moves with it
+				}
 			} else {
-				keep = append(keep, ev)
+				keep = append(keep, q)
 			}
 		}
 		from.q = keep
 		i.owner = f
-		for _, ev := range moved {
-			f.push(ev)
+		for _, q := range moved {
+			f.pushq(q)
 		}
 		if len(resp) >= rdmacm.RespIDSize {
 			ne.PutUint32(resp, i.reported) // no out check: always 4 bytes
