@@ -152,3 +152,50 @@ func runRdmacmOnIbsim(t *testing.T, sock, src, name string) error {
 	}
 	return err
 }
+
+// TestRdmacmPlanOnIbsim runs scripts/rdmacm_migrate.lua on ibsim: every
+// check passes, as on the embedded simulator.
+func TestRdmacmPlanOnIbsim(t *testing.T) {
+	s := shared.Get(t, "../topologies/net.2sw2path4hca", nil)
+	src, err := os.ReadFile("../../scripts/rdmacm_migrate.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	f := &nodesFabric{sock: s.Sock, nodes: []string{"Hca1", "Hca2", "Hca3", "Hca4"}}
+	defer f.Close()
+	tr, err := f.Open(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := engine.New(tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	var out strings.Builder
+	L, env, err := bindings.NewState(ctx, &bindings.Options{Session: sess, Fabric: f, Stdout: &out,
+		PlanName: "rdmacm_migrate", PlanArgs: map[string]string{"connections": "12"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer L.Close()
+	defer env.Close()
+	runErr := L.DoString(string(src))
+	rep := env.PlanReport(runErr)
+	if runErr != nil || rep == nil {
+		t.Fatalf("run: %v", runErr)
+	}
+	if rep.Summary.Failed != 0 || rep.Summary.Passed != 7 {
+		for _, ch := range rep.Checks {
+			for _, r := range ch.Results {
+				t.Logf("%s: %s %s", ch.Name, r.Status, r.Message)
+			}
+		}
+		t.Fatalf("summary %+v, want 7 passed", rep.Summary)
+	}
+	if n := env.OpenResources(); n != 0 {
+		t.Errorf("%d resources left open", n)
+	}
+}
