@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -115,6 +116,13 @@ func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	opts := bindings.Options{PlanName: planName(file), PlanArgs: pargs}
+	if os.Getenv("GOGC") == "" {
+		// A run is short and builds large Lua tables (a 16k-node fabric
+		// is ~60k port tables): collect less often, as GOGC=300 would.
+		// Measured on validate.lua at 16k nodes: ~1 s less CPU, ~15% more
+		// memory.
+		debug.SetGCPercent(300)
+	}
 	var prog *progressLine
 	if isTerminal(stderr) {
 		prog = &progressLine{w: stderr}
