@@ -220,7 +220,11 @@ func (e *Env) recorderMeta() *lua.LTable {
 			}
 			res := plan.Result{Status: st, Message: L.OptString(2, "")}
 			if withObj && L.GetTop() >= 3 && L.Get(3) != lua.LNil {
-				res.Object = objectOf(L, "r:"+name, L.CheckTable(3))
+				if s, ok := L.Get(3).(lua.LString); ok {
+					res.Object = &plan.Object{NodeDesc: string(s)} // an object named in words
+				} else {
+					res.Object = objectOf(L, "r:"+name, L.CheckTable(3))
+				}
 			}
 			r.check.Results = append(r.check.Results, res)
 			return 0

@@ -14,7 +14,9 @@ import (
 )
 
 // openIbsim opens the "ibsim:" backend. rest is what follows "ibsim:" in
-// the URI: [SOCKNAME][?node=NAME&issm=1&server=HOST[:PORT]]. SOCKNAME
+// the URI: [SOCKNAME][?node=NAME&nodes=A,B&issm=1&server=HOST[:PORT]].
+// nodes lists the nodes a script may open ports on by name (RDMA CM
+// endpoints on several hosts: with issm=1 ibsim forwards their GMPs). SOCKNAME
 // defaults to $IBSIM_SOCKNAME, then "sim"; node to $SIM_HOST (empty: ibsim's
 // default node); server selects ibsim's UDP mode (ibsim -r), defaulting to
 // $IBSIM_SERVER_NAME[:$IBSIM_SERVER_PORT]. The attachment takes one of
@@ -46,8 +48,14 @@ func openIbsim(ctx context.Context, c *config, rest string, stderr io.Writer) (*
 			opts.ISSM = b
 		case "server":
 			opts.Server = v
+		case "nodes":
+			for _, n := range strings.Split(v, ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					opts.Nodes = append(opts.Nodes, n)
+				}
+			}
 		default:
-			return nil, fmt.Errorf("--fabric %s: unknown option %q (want node, issm, server)", c.fabricURI, k)
+			return nil, fmt.Errorf("--fabric %s: unknown option %q (want node, nodes, issm, server)", c.fabricURI, k)
 		}
 	}
 	if sock == "" {

@@ -206,3 +206,30 @@ func TestDiscoverIbsimCLIWithDrops(t *testing.T) {
 	}
 	t.Logf("stderr: %s", strings.TrimSpace(errOut))
 }
+
+// TestRdmacmOverIbsimCLI: with ibsim:?nodes=...&issm=1 one script holds
+// RDMA CM endpoints on several hosts of a live ibsim fabric, and every
+// client slot comes back at the end.
+func TestRdmacmOverIbsimCLI(t *testing.T) {
+	s := startIbsim(t)
+	base := len(attached(t, s))
+	code, out, errOut := ibscript(t, "run", "--fabric", "ibsim:"+s.Sock+"?nodes=Hca1,Hca2,Hca3,Hca4&issm=1",
+		"../../scripts/rdmacm_migrate.lua", "--arg", "connections=4")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "7 checks passed, 0 failed") {
+		t.Errorf("report:\n%s", out)
+	}
+	if n := len(attached(t, s)); n != base {
+		t.Errorf("%d clients attached after the run, want %d", n, base)
+	}
+	code, _, errOut = ibscript(t, "-e", "print(1)", "--fabric", "ibsim:"+s.Sock+"?nodes=Hca1,Nope")
+	if code != exitOK {
+		t.Fatalf("a bad name in nodes= only matters when that node is opened: exit %d %s", code, errOut)
+	}
+	code, _, errOut = ibscript(t, "-e", `umad.open_port("Hca9")`, "--fabric", "ibsim:"+s.Sock+"?nodes=Hca1,Hca2")
+	if code != exitError || !strings.Contains(errOut, `no CA "Hca9" (this fabric's nodes: Hca1, Hca2)`) {
+		t.Errorf("open of an unlisted node: exit %d %s", code, errOut)
+	}
+}

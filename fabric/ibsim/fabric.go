@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/ibscript/ibscript/fabric"
@@ -37,21 +39,71 @@ func NewFabric(sock string, opts *Options) *Fabric {
 	return f
 }
 
-// Ports attaches briefly to learn the one port an attachment gets (ibsim
-// attaches to the node's first port) and lists it.
+// Ports attaches briefly to learn the port an attachment gets (ibsim
+// attaches to the node's first port) and lists it; with Options.Nodes,
+// one port per node, named by the node.
 func (f *Fabric) Ports(ctx context.Context) ([]fabric.PortAttr, error) {
-	t, err := f.Open(ctx, "", 0)
-	if err != nil {
-		return nil, err
+	if len(f.opts.Nodes) == 0 {
+		t, err := f.Open(ctx, "", 0)
+		if err != nil {
+			return nil, err
+		}
+		a := t.Port()
+		return []fabric.PortAttr{a}, t.Close()
 	}
-	a := t.Port()
-	return []fabric.PortAttr{a}, t.Close()
+	var out []fabric.PortAttr
+	for _, n := range f.opts.Nodes {
+		opts := f.opts
+		opts.Node, opts.ISSM, opts.SetISSM = n, false, false // a probe: never take a node's issm
+		t, err := Open(ctx, f.sock, &opts)
+		if err != nil {
+			return nil, err
+		}
+		a := t.Port()
+		a.CAName = n
+		out = append(out, a)
+		if err := t.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
-// Open attaches a client. ca must be empty or CAName; port must be 0 or
-// the attached port's number (ibsim cannot attach to another port).
+// nodeTransport is a Transport of a Fabric with Options.Nodes: its port
+// carries the node's name as CA name, so Open(CAName) finds it again.
+type nodeTransport struct {
+	*Transport
+	name string
+}
+
+func (t nodeTransport) Port() fabric.PortAttr {
+	a := t.Transport.Port()
+	a.CAName = t.name
+	return a
+}
+
+// Open attaches a client. ca must be empty or CAName, or with
+// Options.Nodes one of those nodes; port must be 0 or the attached port's
+// number (ibsim cannot attach to another port). With Options.Nodes the
+// default port (ca empty) is never issm.
 func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transport, error) {
-	if ca != "" && ca != CAName {
+	opts := f.opts
+	name := ""
+	switch {
+	case len(f.opts.Nodes) > 0 && slices.Contains(f.opts.Nodes, ca):
+		opts.Node, name = ca, ca
+	case len(f.opts.Nodes) > 0 && (ca == "" || ca == CAName):
+		// The default port serves the program's own session: it never
+		// takes the issm a node's named endpoint will need.
+		opts.ISSM, opts.SetISSM = false, false
+		if opts.Node == "" {
+			opts.Node = f.opts.Nodes[0]
+		}
+		name = opts.Node
+	case ca != "" && ca != CAName:
+		if len(f.opts.Nodes) > 0 {
+			return nil, fmt.Errorf("ibsim %q: no CA %q (this fabric's nodes: %s)", f.sock, ca, strings.Join(f.opts.Nodes, ", "))
+		}
 		return nil, fmt.Errorf("ibsim %q: no CA %q (an ibsim attachment is CA %q)", f.sock, ca, CAName)
 	}
 	f.mu.Lock()
@@ -60,7 +112,7 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 	if closed {
 		return nil, fmt.Errorf("ibsim %q: open: %w", f.sock, net.ErrClosed)
 	}
-	t, err := Open(ctx, f.sock, &f.opts)
+	t, err := Open(ctx, f.sock, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +127,9 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 		return nil, fmt.Errorf("ibsim %q: open: %w", f.sock, net.ErrClosed)
 	}
 	f.open = append(f.open, t)
+	if name != "" {
+		return nodeTransport{t, name}, nil
+	}
 	return t, nil
 }
 

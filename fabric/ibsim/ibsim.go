@@ -70,6 +70,13 @@ type Options struct {
 	// QP > 1 makes this client receive requests sent to that QP of the
 	// port, without being issm.
 	QP uint32
+	// Nodes makes a Fabric offer several local ports, one per node (id or
+	// description): Ports lists them with the node as CA name and Open
+	// attaches to the node named by ca, so one program can hold endpoints
+	// on several hosts (RDMA CM between two of them). Open with an empty
+	// ca attaches to Node, else to the first of Nodes. Transport ignores
+	// it.
+	Nodes []string
 	// Server selects ibsim's UDP mode (ibsim -r): "host" or "host:port"
 	// of its control port (default port 7070). Empty means the local
 	// abstract unix sockets.
