@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
 )
 
@@ -74,12 +75,20 @@ Flags (before or after the command):
 Exit status: 0 all passed, 1 a check failed, 2 the run failed.
 `
 
+func init() {
+	var names []string
+	for _, m := range bindings.Modules() {
+		names = append(names, m.Name)
+	}
+	commandHelp["run"] = strings.Replace(commandHelp["run"], "MODULES", strings.Join(names, ", "), 1)
+}
+
 var commandHelp = map[string]string{
 	"run": `usage: ibscript run [flags] FILE [ARGS...]
 
 Runs the Lua script FILE against the fabric. The script sees its arguments
-in the global table 'arg' (arg[0] is FILE) and the modules umad, smp, perf,
-fabric, plan, mad and bit (docs/lua-api.md). os.exit(n) ends the run with status n; an error in the script
+in the global table 'arg' (arg[0] is FILE) and the modules MODULES
+(docs/lua-api.md). os.exit(n) ends the run with status n; an error in the script
 ends it with status 2 and a traceback. require finds modules next to FILE
 and in its checks/ directory.
 
