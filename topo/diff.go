@@ -1,6 +1,8 @@
 package topo
 
 import (
+	"github.com/ibscript/ibscript/mad/smp"
+
 	"fmt"
 	"sort"
 )
@@ -212,14 +214,14 @@ var widthRank = map[uint8]int{1: 1, 16: 2, 2: 3, 4: 4, 8: 5}
 func degraded(ref, cur *Port) string {
 	var s string
 	if ref.WidthActive != 0 && widthRank[cur.WidthActive] < widthRank[ref.WidthActive] {
-		s = fmt.Sprintf("width %s, was %s", widthName(cur.WidthActive), widthName(ref.WidthActive))
+		s = fmt.Sprintf("width %s, was %s", smp.WidthName(cur.WidthActive), smp.WidthName(ref.WidthActive))
 	}
 	rs := speedRank(ref.SpeedActive, ref.SpeedExtActive)
 	if rs != 0 && speedRank(cur.SpeedActive, cur.SpeedExtActive) < rs {
 		if s != "" {
 			s += ", "
 		}
-		s += fmt.Sprintf("speed %s, was %s", speedName(cur.SpeedActive, cur.SpeedExtActive), speedName(ref.SpeedActive, ref.SpeedExtActive))
+		s += fmt.Sprintf("speed %s, was %s", smp.LinkSpeedText(cur.SpeedActive, cur.SpeedExtActive), smp.LinkSpeedText(ref.SpeedActive, ref.SpeedExtActive))
 	}
 	return s
 }
@@ -229,42 +231,4 @@ func speedRank(speed, ext uint8) int {
 		return 8 + int(ext)
 	}
 	return int(speed)
-}
-
-func widthName(w uint8) string {
-	switch w {
-	case 1:
-		return "1X"
-	case 2:
-		return "4X"
-	case 4:
-		return "8X"
-	case 8:
-		return "12X"
-	case 16:
-		return "2X"
-	}
-	return fmt.Sprintf("width 0x%x", w)
-}
-
-func speedName(speed, ext uint8) string {
-	switch ext {
-	case 1:
-		return "FDR"
-	case 2:
-		return "EDR"
-	case 4:
-		return "HDR"
-	case 8:
-		return "NDR"
-	}
-	switch speed {
-	case 1:
-		return "SDR"
-	case 2:
-		return "DDR"
-	case 4:
-		return "QDR"
-	}
-	return fmt.Sprintf("speed 0x%x", speed)
 }
