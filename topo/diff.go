@@ -1,10 +1,10 @@
 package topo
 
 import (
-	"github.com/ibscript/ibscript/mad/smp"
-
 	"fmt"
 	"sort"
+
+	"github.com/ibscript/ibscript/mad/smp"
 )
 
 // Severity ranks a topology difference.
