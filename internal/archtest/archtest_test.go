@@ -45,7 +45,7 @@ var rules = []rule{
 	{pkg: "plan", allow: nil},
 	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan"}, third: []string{"github.com/yuin/gopher-lua"}},
 	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys"}},
-	{pkg: "internal/...", allow: []string{"..."}},
+	{pkg: "internal/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua"}},
 	{pkg: "tests", allow: []string{"..."}},
 	{pkg: "tests/ibsimdiff", allow: []string{"..."}},
 }

@@ -1,22 +1,19 @@
 package ibsimdiff
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
-
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric/ibsim"
+	"github.com/ibscript/ibscript/internal/luatest"
 )
 
 // ibsimDifferences are the Lua tests (tests/lua) that cannot pass on
@@ -51,22 +48,14 @@ func TestLuaOnIbsim(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			L := lua.NewState()
-			if err := L.DoString(string(src)); err != nil {
+			names, err := luatest.Tests(string(src))
+			if err != nil {
 				t.Fatal(err)
 			}
-			var names []string
-			L.G.Global.ForEach(func(k, v lua.LValue) {
-				if n := k.String(); strings.HasPrefix(n, "test_") && v.Type() == lua.LTFunction {
-					names = append(names, n)
-				}
-			})
-			L.Close()
-			sort.Strings(names)
 			for _, name := range names {
 				key := filepath.Base(file) + ":" + name
 				t.Run(name, func(t *testing.T) {
-					err := runLuaOnIbsim(t, s.Sock, file, string(src), name)
+					err := runLuaOnIbsim(t, s.Sock, string(src), name, nil)
 					why, known := ibsimDifferences[key]
 					if err != nil && rmppTimeout.MatchString(err.Error()) {
 						why, known = "no RMPP in ibsim: a multi-MAD SA GetTable times out", true
@@ -86,29 +75,21 @@ func TestLuaOnIbsim(t *testing.T) {
 }
 
 func luaTopology(t *testing.T, file string) string {
-	f, err := os.Open(file)
+	t.Helper()
+	name, err := luatest.Topology(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	if sc.Scan() {
-		if name, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "--! topology:"); ok {
-			return strings.TrimSpace(name)
-		}
-	}
-	t.Fatalf("%s: no topology header", file)
-	return ""
+	return name
 }
 
-type luaSkip struct{ msg string }
-
-// runLuaOnIbsim runs one test function of a suite on a fresh session
-// attached to ibsim's default node (the first of the file, as on sim:).
-func runLuaOnIbsim(t *testing.T, sock, file, src, name string) error {
+// runLuaOnIbsim runs one test function of a suite on a fresh session on
+// ibsim: attached to ibsim's default node (the first of the file, as on
+// sim:), or with opts (e.g. Nodes for RDMA CM endpoints on several hosts).
+func runLuaOnIbsim(t *testing.T, sock, src, name string, opts *ibsim.Options) error {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	f := ibsim.NewFabric(sock, nil)
+	f := ibsim.NewFabric(sock, opts)
 	defer f.Close()
 	tr, err := f.Open(ctx, "", 0)
 	if err != nil {
@@ -126,100 +107,15 @@ func runLuaOnIbsim(t *testing.T, sock, file, src, name string) error {
 	}
 	defer L.Close()
 	defer env.Close()
-	L.SetGlobal("expect_error", L.NewFunction(expectError))
+	luatest.Install(L)
 	if err := L.DoString(src); err != nil {
 		return err
 	}
-	L.Push(L.GetGlobal(name))
-	L.Push(luaT(L, t))
-	err = L.PCall(1, 0, nil)
-	var ae *lua.ApiError
-	if errors.As(err, &ae) {
-		if ud, ok := ae.Object.(*lua.LUserData); ok {
-			if s, ok := ud.Value.(luaSkip); ok {
-				t.Skip(s.msg)
-			}
-		}
-		return errors.New(ae.Object.String())
+	if err := luatest.Call(t, L, L.GetGlobal(name)); err != nil {
+		return err
 	}
-	if err == nil && env.OpenResources() > 0 {
+	if env.OpenResources() > 0 {
 		return errors.New("left resources open")
 	}
-	return err
-}
-
-// luaT is the Lua view of t the suites use (tests/lua_test.go's newT).
-func luaT(L *lua.LState, t *testing.T) *lua.LUserData {
-	ud := L.NewUserData()
-	ud.Value = t
-	mt := L.NewTable()
-	methods := L.NewTable()
-	L.SetFuncs(methods, map[string]lua.LGFunction{
-		"log": func(L *lua.LState) int {
-			var parts []string
-			for i := 2; i <= L.GetTop(); i++ {
-				parts = append(parts, L.ToStringMeta(L.Get(i)).String())
-			}
-			t.Log(strings.Join(parts, " "))
-			return 0
-		},
-		"skip": func(L *lua.LState) int {
-			u := L.NewUserData()
-			u.Value = luaSkip{msg: L.OptString(2, "skipped")}
-			L.Error(u, 0)
-			return 0
-		},
-		"fatal": func(L *lua.LState) int {
-			L.RaiseError("%s", L.OptString(2, "fatal"))
-			return 0
-		},
-		"run": func(L *lua.LState) int {
-			name := L.CheckString(2)
-			sub := L.CheckFunction(3)
-			ok := t.Run(name, func(t *testing.T) {
-				L.Push(sub)
-				L.Push(luaT(L, t))
-				if err := L.PCall(1, 0, nil); err != nil {
-					t.Fatal(err)
-				}
-			})
-			L.Push(lua.LBool(ok))
-			return 1
-		},
-	})
-	mt.RawSetString("__index", methods)
-	L.SetMetatable(ud, mt)
-	return ud
-}
-
-// expectError is tests/lua_test.go's expect_error.
-func expectError(L *lua.LState) int {
-	pattern := L.CheckString(1)
-	fn := L.CheckFunction(2)
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		L.ArgError(1, err.Error())
-	}
-	args := make([]lua.LValue, 0, L.GetTop()-2)
-	for i := 3; i <= L.GetTop(); i++ {
-		args = append(args, L.Get(i))
-	}
-	L.Push(fn)
-	for _, a := range args {
-		L.Push(a)
-	}
-	if err := L.PCall(len(args), 0, nil); err != nil {
-		msg := err.Error()
-		var ae *lua.ApiError
-		if errors.As(err, &ae) {
-			msg = ae.Object.String()
-		}
-		if !re.MatchString(msg) {
-			L.RaiseError("expect_error: error %q does not match %q", msg, pattern)
-		}
-		L.Push(lua.LString(msg))
-		return 1
-	}
-	L.RaiseError("expect_error: no error raised (want one matching %q)", pattern)
-	return 0
+	return nil
 }

@@ -1,0 +1,168 @@
+// Package luatest runs ibscript's Lua test suites (tests/lua/*_test.lua)
+// under go test, on whatever fabric the caller built: the embedded
+// simulator (tests/) or a live ibsim (tests/ibsimdiff). A suite's first
+// line names its topology ("--! topology: NAME"); its test_* functions get
+// a t object (t:log, t:skip, t:fatal, t:run) and the global
+// expect_error(pattern, fn, ...).
+package luatest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Topology reads the "--! topology: NAME" header of a suite.
+func Topology(file string) (string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	if sc.Scan() {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "--! topology:"); ok {
+			return strings.TrimSpace(name), nil
+		}
+	}
+	return "", fmt.Errorf("%s:1: first line must be \"--! topology: NAME\"", file)
+}
+
+// Tests lists the test_* functions a suite defines, sorted by name. It
+// runs the suite's top level in a bare state of its own.
+func Tests(src string) ([]string, error) {
+	L := lua.NewState()
+	defer L.Close()
+	if err := L.DoString(src); err != nil {
+		return nil, err
+	}
+	var names []string
+	L.G.Global.ForEach(func(k, v lua.LValue) {
+		if s := k.String(); strings.HasPrefix(s, "test_") && v.Type() == lua.LTFunction {
+			names = append(names, s)
+		}
+	})
+	sort.Strings(names)
+	return names, nil
+}
+
+// Install sets the globals suites use besides ibscript's modules.
+func Install(L *lua.LState) {
+	L.SetGlobal("expect_error", L.NewFunction(ExpectError))
+}
+
+// skipSignal is raised by t:skip.
+type skipSignal struct{ msg string }
+
+// Call calls the Lua test function fn with a t object. A t:skip skips t;
+// a failure comes back as an error with the Lua message and traceback.
+func Call(t *testing.T, L *lua.LState, fn lua.LValue) error {
+	t.Helper()
+	L.Push(fn)
+	L.Push(NewT(L, t))
+	err := L.PCall(1, 0, nil)
+	if err == nil {
+		return nil
+	}
+	var ae *lua.ApiError
+	if errors.As(err, &ae) {
+		if ud, ok := ae.Object.(*lua.LUserData); ok {
+			if s, ok := ud.Value.(skipSignal); ok {
+				t.Skip(s.msg)
+			}
+		}
+		if ae.StackTrace != "" {
+			return fmt.Errorf("%s\n%s", ae.Object.String(), ae.StackTrace)
+		}
+		return errors.New(ae.Object.String())
+	}
+	return err
+}
+
+// NewT makes the Lua view of t: t:log, t:skip, t:fatal (it raises; no
+// Goexit inside the VM) and t:run(name, fn) for subtests.
+func NewT(L *lua.LState, t *testing.T) *lua.LUserData {
+	ud := L.NewUserData()
+	ud.Value = t
+	mt := L.NewTable()
+	methods := L.NewTable()
+	L.SetFuncs(methods, map[string]lua.LGFunction{
+		"log": func(L *lua.LState) int {
+			var parts []string
+			for i := 2; i <= L.GetTop(); i++ {
+				parts = append(parts, L.ToStringMeta(L.Get(i)).String())
+			}
+			t.Log(strings.Join(parts, " "))
+			return 0
+		},
+		"skip": func(L *lua.LState) int {
+			u := L.NewUserData()
+			u.Value = skipSignal{msg: L.OptString(2, "skipped")}
+			L.Error(u, 0)
+			return 0
+		},
+		"fatal": func(L *lua.LState) int {
+			L.RaiseError("%s", L.OptString(2, "fatal"))
+			return 0
+		},
+		"run": func(L *lua.LState) int {
+			name := L.CheckString(2)
+			sub := L.CheckFunction(3)
+			ok := t.Run(name, func(t *testing.T) {
+				if err := Call(t, L, sub); err != nil {
+					t.Fatal(err)
+				}
+			})
+			L.Push(lua.LBool(ok))
+			return 1
+		},
+	})
+	mt.RawSetString("__index", methods)
+	mt.RawSetString("__tostring", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LString("testing.t(" + t.Name() + ")"))
+		return 1
+	}))
+	L.SetMetatable(ud, mt)
+	return ud
+}
+
+// ExpectError is expect_error(pattern, fn, ...): it calls fn(...) and
+// raises unless fn raised an error whose message matches the regular
+// expression pattern. It returns the message.
+func ExpectError(L *lua.LState) int {
+	pattern := L.CheckString(1)
+	fn := L.CheckFunction(2)
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		L.ArgError(1, err.Error())
+	}
+	args := make([]lua.LValue, 0, L.GetTop()-2)
+	for i := 3; i <= L.GetTop(); i++ {
+		args = append(args, L.Get(i))
+	}
+	L.Push(fn)
+	for _, a := range args {
+		L.Push(a)
+	}
+	if err := L.PCall(len(args), 0, nil); err != nil {
+		msg := err.Error()
+		var ae *lua.ApiError
+		if errors.As(err, &ae) {
+			msg = ae.Object.String()
+		}
+		if !re.MatchString(msg) {
+			L.RaiseError("expect_error: error %q does not match %q", msg, pattern)
+		}
+		L.Push(lua.LString(msg))
+		return 1
+	}
+	L.RaiseError("expect_error: no error raised (want one matching %q)", pattern)
+	return 0
+}
