@@ -32,6 +32,9 @@ type Options struct {
 	// Progress, when set, receives plan.progress calls (the host decides
 	// whether and how often to show them).
 	Progress func(done, total int, what string)
+	// Sim, when set (the backend is the embedded simulator), adds the sim
+	// module: fault injection (simfaults.go).
+	Sim Simulator
 }
 
 // Closer is a resource a script owns (an open port): Env.Close closes the
@@ -101,6 +104,9 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 			return 1
 		})
 		L.SetGlobal(m.Name, mod)
+	}
+	if opts.Sim != nil {
+		e.openSim(opts.Sim)
 	}
 	L.SetGlobal("print", L.NewFunction(e.print))
 	e.openHelp()

@@ -68,6 +68,12 @@ func (w *wire) Transmit(p *fabric.Packet) error {
 		txnPool.Put(t)
 		return errClosed("transmit")
 	}
+	if f.inj != nil {
+		w.transmitFaulty(p, t) // releases f.mu
+		t.to, t.out = nil, fabric.Packet{}
+		txnPool.Put(t)
+		return nil
+	}
 	f.send(w.p, &p.Addr, t)
 	to := t.to
 	more := f.saTake()
@@ -131,6 +137,9 @@ func (f *Fabric) cross(e *port, isSMP bool) *port {
 		return nil
 	}
 	r := e.remote
+	if f.inj != nil && f.deadDrop(r.node) {
+		return nil
+	}
 	e.pc.sent()
 	r.pc.received()
 	return r

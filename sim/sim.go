@@ -47,12 +47,14 @@ type Fabric struct {
 	smLID  uint16 // the SM's LID; 0 when bare
 	hasSM  bool   // an SM answers SMInfo at smPort
 
-	mu       sync.Mutex // guards the state of every node and port, and the fields below
-	closed   bool
-	open     []*wire              // attached transports
-	actCount uint32               // SMInfo.ActCount
-	sa       saServer             // the SM's subnet administrator (sa.go)
-	extraSMs map[*port]smp.SMInfo // SMs beside the fabric's own (faults.go AddSM)
+	mu        sync.Mutex // guards the state of every node and port, and the fields below
+	closed    bool
+	open      []*wire              // attached transports
+	actCount  uint32               // SMInfo.ActCount
+	sa        saServer             // the SM's subnet administrator (sa.go)
+	extraSMs  map[*port]smp.SMInfo // SMs beside the fabric's own (faults.go AddSM)
+	inj       *injector            // injected faults (inject.go); nil: none, the fast path
+	linkSaved map[*port][2]uint8   // state and phys of ports SetLink took down
 
 	trace      func(hop) // tests: called for each step of a directed-route SMP
 	rrSwitches int       // tests: switches routed by the round-robin fast path

@@ -30,6 +30,7 @@ func newLuaOpts(ctx context.Context, c *config, stdout, stderr io.Writer, o bind
 		return nil, nil, nil, err
 	}
 	o.Session, o.Fabric, o.Stdout = b.sess, b.fab, stdout
+	o.Sim = simulatorOf(b.fab)
 	L, env, err := bindings.NewState(ctx, &o)
 	if err != nil {
 		b.Close()

@@ -1,0 +1,174 @@
+package engine_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// TestDiscoverFaults2000 is issue 9's acceptance test for fault
+// injection: the 2000-node fat tree with 5% loss (each way), 1%
+// duplication and 2% reordering is discovered completely, with the
+// retransmissions reported; with a dead leaf switch the sweep finishes
+// and reports the switch as unreachable, and finds everything but it and
+// the hosts behind it.
+func TestDiscoverFaults2000(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2000-node sweeps")
+	}
+	t.Run("lossy", func(t *testing.T) {
+		s, f := simSession(t, fattree2000, "", 0)
+		ref := f.Topology()
+		if err := f.SetFaults(sim.Faults{Seed: 1, Loss: 0.05, Duplicate: 0.01, Reorder: 0.02}); err != nil {
+			t.Fatal(err)
+		}
+		disc, err := s.Discover(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := f.FaultStats()
+		t.Logf("%d nodes, %d SMPs, %d retransmits, %d errors in %v; faults %+v",
+			len(disc.Fabric.Nodes), disc.MADs, disc.Retransmits, len(disc.Errors), disc.Elapsed, st)
+		if len(disc.Errors) != 0 {
+			t.Errorf("%d errors, first %v", len(disc.Errors), disc.Errors[0])
+		}
+		if len(disc.Fabric.Nodes) != len(ref.Nodes) {
+			t.Errorf("%d nodes, want %d", len(disc.Fabric.Nodes), len(ref.Nodes))
+		}
+		if w, g := linkSet(ref), linkSet(disc.Fabric); !slices.Equal(w, g) {
+			t.Errorf("%d link ends, want %d", len(g), len(w))
+		}
+		if disc.Retransmits == 0 || st.LostRequests == 0 || st.Duplicated == 0 || st.Reordered == 0 {
+			t.Errorf("retransmits %d, faults %+v: want some of each", disc.Retransmits, st)
+		}
+	})
+	t.Run("dead-switch", func(t *testing.T) {
+		s, f := simSession(t, fattree2000, "", 0)
+		ref := f.Topology()
+		if err := f.SetFaults(sim.Faults{Seed: 1, DeadNodes: []string{"leaf005"}}); err != nil {
+			t.Fatal(err)
+		}
+		disc, err := s.Discover(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d nodes, %d SMPs, %d errors in %v", len(disc.Fabric.Nodes), disc.MADs, len(disc.Errors), disc.Elapsed)
+		if len(disc.Errors) == 0 {
+			t.Fatal("no errors for the dead switch")
+		}
+		for _, e := range disc.Errors {
+			t.Logf("unreachable: %v", e)
+		}
+		found := map[uint64]bool{}
+		for _, n := range disc.Fabric.Nodes {
+			found[n.GUID] = true
+		}
+		var missing []string
+		for _, n := range ref.Nodes {
+			if !found[n.GUID] {
+				missing = append(missing, n.ID)
+			}
+		}
+		want := behind(ref, "leaf005")
+		slices.Sort(missing)
+		if !slices.Equal(missing, want) {
+			t.Errorf("missing %d nodes %v, want %d %v", len(missing), missing, len(want), want)
+		}
+	})
+}
+
+// behind returns the switch id and the CAs cabled only to it, sorted.
+func behind(f *topo.Fabric, id string) []string {
+	out := []string{id}
+	for _, n := range f.Nodes {
+		if n.Type != topo.CA {
+			continue
+		}
+		only := true
+		for _, p := range n.Ports {
+			if p != nil && p.Remote != nil && p.Remote.Node.ID != id {
+				only = false
+			}
+		}
+		if only && strings.HasPrefix(n.ID, "h005-") {
+			out = append(out, n.ID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestFaultsSeeded checks that the same seed replays the same faults,
+// that corrupted answers end a sweep with errors rather than a hang or a
+// panic, and that SetLink and SetLFT take effect.
+func TestFaultsSeeded(t *testing.T) {
+	const net = "../tests/topologies/fattree-50.net"
+	run := func(fl sim.Faults) (sim.FaultStats, int) {
+		s, f := simSession(t, net, "", 0)
+		if err := f.SetFaults(fl); err != nil {
+			t.Fatal(err)
+		}
+		disc, err := s.Discover(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.FaultStats(), len(disc.Fabric.Nodes)
+	}
+	fl := sim.Faults{Seed: 7, Loss: 0.1, Duplicate: 0.05, Reorder: 0.05}
+	a, na := run(fl)
+	b, nb := run(fl)
+	if a != b || na != nb {
+		t.Errorf("seed 7 twice: %+v (%d nodes) and %+v (%d nodes)", a, na, b, nb)
+	}
+	if a.LostRequests == 0 {
+		t.Errorf("no faults injected: %+v", a)
+	}
+	fl.Corrupt, fl.Seed = 0.2, 8
+	if st, _ := run(fl); st.Corrupted == 0 {
+		t.Errorf("nothing corrupted: %+v", st)
+	}
+
+	s, f := simSession(t, net, "", 0)
+	d0, err := s.Discover(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := ""
+	for _, n := range f.Topology().Nodes {
+		if n.Type == topo.CA && n.ID != d0.Fabric.Nodes[0].ID {
+			host = n.ID
+			break
+		}
+	}
+	if err := f.SetLink(host, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	d1, err := s.Discover(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d1.Fabric.Nodes) != len(d0.Fabric.Nodes)-1 {
+		t.Errorf("link of %s down: %d nodes, want %d", host, len(d1.Fabric.Nodes), len(d0.Fabric.Nodes)-1)
+	}
+	if v, err := f.Counter(host, 1, "LinkDownedCounter"); err != nil || v != 1 {
+		t.Errorf("LinkDownedCounter %d, %v; want 1", v, err)
+	}
+	if err := f.SetLink(host, 1, true); err != nil {
+		t.Fatal(err)
+	}
+	if d2, err := s.Discover(t.Context(), nil); err != nil || len(d2.Fabric.Nodes) != len(d0.Fabric.Nodes) {
+		t.Errorf("link back up: %v", err)
+	}
+	if err := f.SetLFT(host, 1, 1); err == nil {
+		t.Error("SetLFT on a CA: no error")
+	}
+	if err := f.SetFaults(sim.Faults{Loss: 2}); err == nil {
+		t.Error("loss 2: no error")
+	}
+	if err := f.SetFaults(sim.Faults{DeadNodes: []string{"nosuch"}}); err == nil {
+		t.Error("dead node nosuch: no error")
+	}
+}

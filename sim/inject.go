@@ -1,0 +1,299 @@
+package sim
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/smp"
+)
+
+// Faults are the faults SetFaults injects into a simulated fabric. The
+// zero value injects none.
+//
+// Every decision is drawn from a generator seeded by Seed, the request's
+// bytes without its TID, and how many times the same request was sent
+// before (a retransmission is a new draw): the same Seed and the same
+// requests replay the same faults, whatever order concurrent senders'
+// MADs reach the fabric in.
+type Faults struct {
+	Seed uint64
+	// Loss is the probability that a request is lost on its way, and
+	// again that its response is lost on the way back.
+	Loss float64
+	// Duplicate is the probability that a response is delivered twice.
+	Duplicate float64
+	// Reorder is the probability that a response is held back and
+	// delivered after the responses of the next request sent on the
+	// fabric (which overtake it); with no next request it arrives when
+	// the sender retransmits.
+	Reorder float64
+	// Corrupt is the probability that one byte of a response, anywhere
+	// in the MAD, is replaced with a random value.
+	Corrupt float64
+	// DeadNodes are nodes (id or description) that stop answering:
+	// every MAD that reaches one is dropped, so a dead switch forwards
+	// nothing either.
+	DeadNodes []string
+	// Climb makes performance counters grow by Step with every MAD sent
+	// into the fabric.
+	Climb []Climb
+}
+
+// Climb is a counter that grows during a run; see Faults.Climb. Counter
+// is a name as for SetCounter.
+type Climb struct {
+	Node    string
+	Port    int
+	Counter string
+	Step    uint64
+}
+
+// injector is the active Faults; f.mu guards it.
+type injector struct {
+	Faults
+	dead  map[*node]bool
+	climb []climbAt
+	seen  map[uint64]uint32 // request key -> times sent
+	held  []heldMAD         // responses held back (Reorder)
+	stats FaultStats
+}
+
+type climbAt struct {
+	p       *port
+	pc, pce int // counter indexes, -1 when not in that attribute
+	step    uint64
+}
+
+type heldMAD struct {
+	to  receiver
+	out fabric.Packet
+}
+
+// FaultStats counts the faults injected since SetFaults.
+type FaultStats struct {
+	Requests, LostRequests, LostResponses, Duplicated, Reordered, Corrupted, DeadDrops uint64
+}
+
+// SetFaults replaces the faults injected into the fabric; the zero
+// Faults turns injection off (and delivers responses still held back).
+// It checks the probabilities and node names before changing anything.
+func (f *Fabric) SetFaults(fl Faults) error {
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"loss", fl.Loss}, {"duplicate", fl.Duplicate}, {"reorder", fl.Reorder}, {"corrupt", fl.Corrupt}} {
+		if !(p.v >= 0 && p.v <= 1) {
+			return fmt.Errorf("sim: set faults: %s %v: not a probability", p.name, p.v)
+		}
+	}
+	f.mu.Lock()
+	in := &injector{Faults: fl, dead: map[*node]bool{}, seen: map[uint64]uint32{}}
+	for _, id := range fl.DeadNodes {
+		n := f.lookup(id)
+		if n == nil {
+			f.mu.Unlock()
+			return fmt.Errorf("sim: set faults: dead node %q: no such node", id)
+		}
+		in.dead[n] = true
+	}
+	for _, c := range fl.Climb {
+		p, err := f.portLocked("set faults: climb", c.Node, c.Port, true)
+		if err != nil {
+			f.mu.Unlock()
+			return err
+		}
+		i, j := counterIndex(pcNames[:], c.Counter), counterIndex(pceNames[:], c.Counter)
+		if i < 0 && j < 0 {
+			f.mu.Unlock()
+			return fmt.Errorf("sim: set faults: climb %q: unknown counter", c.Counter)
+		}
+		in.climb = append(in.climb, climbAt{p: p, pc: i, pce: j, step: c.Step})
+	}
+	var held []heldMAD
+	if f.inj != nil {
+		held = f.inj.held
+	}
+	if fl.Loss == 0 && fl.Duplicate == 0 && fl.Reorder == 0 && fl.Corrupt == 0 &&
+		len(in.dead) == 0 && len(in.climb) == 0 {
+		f.inj = nil // the fast path again
+	} else {
+		f.inj = in
+	}
+	f.mu.Unlock()
+	for i := range held {
+		held[i].to.Deliver(&held[i].out)
+	}
+	return nil
+}
+
+// FaultStats returns what the injector did since the last SetFaults.
+func (f *Fabric) FaultStats() FaultStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.inj == nil {
+		return FaultStats{}
+	}
+	return f.inj.stats
+}
+
+// deadDrop reports whether a MAD arriving at node n is dropped because n
+// is dead. f.mu is held.
+func (f *Fabric) deadDrop(n *node) bool {
+	if f.inj.dead[n] {
+		f.inj.stats.DeadDrops++
+		return true
+	}
+	return false
+}
+
+// rng returns the generator for a request: the seed, the request's bytes
+// minus its TID, and how many times it was sent before.
+func (in *injector) rng(b []byte) *rand.Rand {
+	h := fnv.New64a()
+	_, _ = h.Write(b[:8])
+	_, _ = h.Write(b[16:])
+	k := h.Sum64()
+	n := in.seen[k]
+	in.seen[k] = n + 1
+	return rand.New(rand.NewPCG(in.Seed, k^uint64(n)*0x9e3779b97f4a7c15))
+}
+
+// transmitFaulty is Transmit with faults injected. f.mu is held on entry
+// and released before delivering.
+func (w *wire) transmitFaulty(p *fabric.Packet, t *txn) {
+	f := w.f
+	in := f.inj
+	in.stats.Requests++
+	r := in.rng(t.buf[:])
+	for _, c := range in.climb {
+		if c.pc >= 0 {
+			c.p.pc.add(c.pc, uint32(min(c.step, 1<<32-1)))
+		}
+		if c.pce >= 0 {
+			c.p.pc.addExt(c.pce, c.step)
+		}
+	}
+	// Draw every decision, used or not, so one fault's outcome does not
+	// shift the others'.
+	lostReq, lostResp := r.Float64() < in.Loss, r.Float64() < in.Loss
+	dup, hold, corrupt := r.Float64() < in.Duplicate, r.Float64() < in.Reorder, r.Float64() < in.Corrupt
+	at, val := r.IntN(mad.Size), byte(r.Uint32())
+	if lostReq {
+		in.stats.LostRequests++
+	} else {
+		f.send(w.p, &p.Addr, t)
+	}
+	to := t.to
+	var release []heldMAD
+	if to != nil {
+		switch {
+		case lostResp:
+			in.stats.LostResponses++
+			to = nil
+		default:
+			if corrupt && at < len(t.out.Data) {
+				in.stats.Corrupted++
+				t.out.Data[at] ^= val | 1 // always a change
+			}
+			if hold {
+				in.stats.Reordered++
+				in.held = append(in.held, heldMAD{to: to, out: clonePacket(&t.out)})
+				to = nil
+			} else {
+				release, in.held = in.held, nil
+			}
+			if dup {
+				in.stats.Duplicated++
+			}
+		}
+	}
+	if to == nil && !hold {
+		// Nothing answered (or it was lost): held responses go now, as
+		// a retransmission releases them.
+		release, in.held = in.held, nil
+	}
+	more := f.saTake()
+	f.mu.Unlock()
+	if to != nil {
+		to.Deliver(&t.out)
+		if dup {
+			to.Deliver(&t.out)
+		}
+	}
+	for i := range release {
+		release[i].to.Deliver(&release[i].out)
+	}
+	saFlush(more)
+}
+
+func clonePacket(p *fabric.Packet) fabric.Packet {
+	c := *p
+	c.Data = append([]byte(nil), p.Data...)
+	return c
+}
+
+// SetLink takes the cable at a node's port down (both ends Down; the far
+// end Polling, this end Disabled; LinkDownedCounter counts it at both) or
+// brings it back up with the states the ends had before.
+func (f *Fabric) SetLink(node string, num int, up bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, err := f.portLocked("set link", node, num, true)
+	if err != nil {
+		return err
+	}
+	r := p.remote
+	if r == nil {
+		return fmt.Errorf("sim: set link %s: not cabled", p)
+	}
+	if f.linkSaved == nil {
+		f.linkSaved = map[*port][2]uint8{}
+	}
+	ld := counterIndex(pcNames[:], "LinkDownedCounter")
+	for _, e := range [...]*port{p, r} {
+		if !up {
+			if _, down := f.linkSaved[e]; down {
+				continue
+			}
+			f.linkSaved[e] = [2]uint8{e.state, e.phys}
+			phys := smp.PhysStatePolling
+			if e == p {
+				phys = smp.PhysStateDisabled
+			}
+			e.update(func(pi *smp.PortInfo) { pi.PortState, pi.PortPhysicalState = smp.PortStateDown, phys })
+			if ld >= 0 {
+				e.pc.add(ld, 1)
+			}
+			continue
+		}
+		s, down := f.linkSaved[e]
+		if !down {
+			continue
+		}
+		delete(f.linkSaved, e)
+		e.update(func(pi *smp.PortInfo) { pi.PortState, pi.PortPhysicalState = s[0], s[1] })
+	}
+	return nil
+}
+
+// SetLFT points a switch's linear forwarding table entry for lid at port
+// out (0xFF drops), as an SM with a bug might: a misrouting fault.
+func (f *Fabric) SetLFT(node string, lid uint16, out uint8) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.lookup(node)
+	if n == nil || n.sw == nil {
+		return fmt.Errorf("sim: set LFT %q: no such switch", node)
+	}
+	if int(lid) >= len(n.sw.lft) || lid > n.sw.top {
+		return fmt.Errorf("sim: set LFT %q LID %d: past LinearFDBTop %d", node, lid, n.sw.top)
+	}
+	if out != 0xff && int(out) > n.numPorts {
+		return fmt.Errorf("sim: set LFT %q LID %d: port %d out of range (%d ports)", node, lid, out, n.numPorts)
+	}
+	n.sw.lft[lid] = out
+	return nil
+}
