@@ -1,47 +1,22 @@
 package engine_test
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/internal/fattree"
 	"github.com/ibscript/ibscript/mad/sa"
 )
 
-// fatTree writes an ibsim topology of a two-level fat tree (every leaf
-// linked once to every spine) and returns its path.
+// fatTree writes a two-level fat tree (every leaf linked once to every
+// spine) as gen-fattree.py does, and returns its path.
 func fatTree(tb testing.TB, leaves, spines, hosts int) string {
 	tb.Helper()
-	var sb strings.Builder
-	sb.WriteString("width=2\nspeed=1\nextspeed=0\n\n")
-	for l := range leaves {
-		fmt.Fprintf(&sb, "Switch\t%d \"leaf%03d\"\n", hosts+spines, l)
-		for h := range hosts {
-			fmt.Fprintf(&sb, "[%d]\t\"h%03d-%02d\"[1]\n", h+1, l, h)
-		}
-		for s := range spines {
-			fmt.Fprintf(&sb, "[%d]\t\"spine%03d\"[%d]\n", hosts+s+1, s, l+1)
-		}
-		sb.WriteString("\n")
-	}
-	for s := range spines {
-		fmt.Fprintf(&sb, "Switch\t%d \"spine%03d\"\n", leaves, s)
-		for l := range leaves {
-			fmt.Fprintf(&sb, "[%d]\t\"leaf%03d\"[%d]\n", l+1, l, hosts+s+1)
-		}
-		sb.WriteString("\n")
-	}
-	for l := range leaves {
-		for h := range hosts {
-			fmt.Fprintf(&sb, "Hca\t1 \"h%03d-%02d\"\n[1]\t\"leaf%03d\"[%d]\n\n", l, h, l, h+1)
-		}
-	}
 	path := filepath.Join(tb.TempDir(), "fattree.net")
-	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+	spec := fattree.Spec{Leaves: leaves, Spines: spines, Hosts: hosts, LinksPerSpine: 1}
+	if err := spec.WriteFile(path); err != nil {
 		tb.Fatal(err)
 	}
 	return path

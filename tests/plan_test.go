@@ -3,7 +3,6 @@ package tests
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/internal/fattree"
 	"github.com/ibscript/ibscript/internal/jsonschema"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/smp"
@@ -235,35 +235,12 @@ func findNode(t *testing.T, s *engine.Session, desc string) *topo.Node {
 }
 
 // fatTree writes a two-level fat tree (every leaf linked once to every
-// spine) in ibsim's format, as gen-fattree.py does, and returns its path.
+// spine) as gen-fattree.py does, and returns its path.
 func fatTree(tb testing.TB, leaves, spines, hosts int) string {
 	tb.Helper()
-	var sb strings.Builder
-	sb.WriteString("width=2\nspeed=4\n\n")
-	for l := range leaves {
-		fmt.Fprintf(&sb, "Switch\t%d \"leaf%03d\"\n", hosts+spines, l)
-		for h := range hosts {
-			fmt.Fprintf(&sb, "[%d]\t\"h%03d-%02d\"[1]\n", h+1, l, h)
-		}
-		for s := range spines {
-			fmt.Fprintf(&sb, "[%d]\t\"spine%03d\"[%d]\n", hosts+s+1, s, l+1)
-		}
-		sb.WriteString("\n")
-	}
-	for s := range spines {
-		fmt.Fprintf(&sb, "Switch\t%d \"spine%03d\"\n", leaves, s)
-		for l := range leaves {
-			fmt.Fprintf(&sb, "[%d]\t\"leaf%03d\"[%d]\n", l+1, l, hosts+s+1)
-		}
-		sb.WriteString("\n")
-	}
-	for l := range leaves {
-		for h := range hosts {
-			fmt.Fprintf(&sb, "Hca\t1 \"h%03d-%02d\"\n[1]\t\"leaf%03d\"[%d]\n\n", l, h, l, h+1)
-		}
-	}
 	path := filepath.Join(tb.TempDir(), "fattree.net")
-	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+	spec := fattree.Spec{Leaves: leaves, Spines: spines, Hosts: hosts, LinksPerSpine: 1}
+	if err := spec.WriteFile(path); err != nil {
 		tb.Fatal(err)
 	}
 	return path
