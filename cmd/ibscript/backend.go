@@ -13,6 +13,7 @@ import (
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/kernel"
+	"github.com/ibscript/ibscript/fabric/record"
 	"github.com/ibscript/ibscript/sim"
 )
 
@@ -64,8 +65,50 @@ func openBackend(ctx context.Context, c *config, stderr io.Writer) (*backend, er
 		return openUMAD(ctx, c, rest, stderr)
 	case "ibsim":
 		return openIbsim(ctx, c, rest, stderr)
+	case "replay":
+		return openReplay(c, rest)
 	}
-	return nil, fmt.Errorf("--fabric %s: unknown backend %q (want auto, sim:, umad: or ibsim:)", uri, scheme)
+	return nil, fmt.Errorf("--fabric %s: unknown backend %q (want auto, sim:, umad:, ibsim: or replay:)", uri, scheme)
+}
+
+// openReplay plays a recording (--record) back as the fabric.
+func openReplay(c *config, path string) (*backend, error) {
+	if path == "" {
+		return nil, fmt.Errorf("--fabric %s: want replay:FILE", c.fabricURI)
+	}
+	rec, err := record.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--fabric %s: %w", c.fabricURI, err)
+	}
+	b := &backend{tr: record.NewReplay(rec)}
+	if err := c.newSession(b); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// newSession starts the engine on b.tr, recording its traffic first when
+// --record asks for it. Every backend goes through here.
+func (c *config) newSession(b *backend) error {
+	if c.record != "" {
+		f, err := os.Create(c.record)
+		if err != nil {
+			return fmt.Errorf("--record: %w", err)
+		}
+		r, err := record.NewRecorder(b.tr, f)
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("--record: %w", err)
+		}
+		b.tr = r
+	}
+	s, err := engine.New(b.tr, &engine.Options{Timeout: c.timeout, Retries: c.retries})
+	if err != nil {
+		return err
+	}
+	b.sess = s
+	return nil
 }
 
 func openSim(ctx context.Context, c *config, path string, q url.Values) (*backend, error) {
@@ -110,7 +153,7 @@ func openSim(ctx context.Context, c *config, path string, q url.Values) (*backen
 		b.Close()
 		return nil, fmt.Errorf("--fabric %s: %w", c.fabricURI, err)
 	}
-	b.sess, err = engine.New(b.tr, &engine.Options{Timeout: c.timeout, Retries: c.retries})
+	err = c.newSession(b)
 	if err != nil {
 		b.Close()
 		return nil, err

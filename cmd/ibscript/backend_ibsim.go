@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric/ibsim"
 )
 
@@ -68,7 +67,7 @@ func openIbsim(ctx context.Context, c *config, rest string, stderr io.Writer) (*
 		b.Close()
 		return nil, fmt.Errorf("--fabric %s: %w", c.fabricURI, err)
 	}
-	b.sess, err = engine.New(b.tr, &engine.Options{Timeout: c.timeout, Retries: c.retries})
+	err = c.newSession(b)
 	if err != nil {
 		b.Close()
 		return nil, err

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric/kernel"
 )
 
@@ -58,7 +57,7 @@ func openUMADWith(ctx context.Context, c *config, rest string, stderr io.Writer,
 	if ca == "" || port == 0 {
 		fmt.Fprintf(stderr, "ibscript: using %s port %d (LID 0x%x)\n", a.CAName, a.PortNum, a.LID)
 	}
-	b.sess, err = engine.New(b.tr, &engine.Options{Timeout: c.timeout, Retries: c.retries})
+	err = c.newSession(b)
 	if err != nil {
 		b.Close()
 		return nil, err

@@ -42,6 +42,7 @@ type config struct {
 	planArgs  []string // --arg key=value, in order
 	timeout   time.Duration
 	retries   int
+	record    string // --record FILE
 	help      bool
 	version   bool
 	cmd       string   // "", "run", "discover", "repl", "help"
@@ -60,7 +61,7 @@ Commands:
 
 Flags (before or after the command):
   --fabric URI    backend: auto (default), sim:PATH, sim: (bundled topology),
-                  umad:[CA/PORT], ibsim:[SOCKNAME][?node=NAME]
+                  umad:[CA/PORT], ibsim:[SOCKNAME][?node=NAME], replay:FILE
                   sim: takes ?node=NAME&port=N to attach elsewhere and
                   ?bare=1 to start the fabric with no SM configuration
   -e CHUNK        run the Lua chunk and exit
@@ -69,6 +70,8 @@ Flags (before or after the command):
   --arg KEY=VAL   a plan argument (plan.define); repeatable
   --timeout DUR   per-try MAD timeout (default 200ms, as OpenSM)
   --retries N     MAD retries after the first try (default 3)
+  --record FILE   write every MAD sent and received, with timestamps, to FILE
+                  (JSON Lines, fabric/record); --fabric replay:FILE plays it back
   --version       print the version
   -h, --help      show help
 
@@ -131,6 +134,7 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.Func("arg", "", func(s string) error { c.planArgs = append(c.planArgs, s); return nil })
 	fs.DurationVar(&c.timeout, "timeout", engine.DefaultTimeout, "")
 	fs.IntVar(&c.retries, "retries", engine.DefaultRetries, "")
+	fs.StringVar(&c.record, "record", "", "")
 	fs.BoolVar(&c.help, "help", false, "")
 	fs.BoolVar(&c.help, "h", false, "")
 	fs.BoolVar(&c.version, "version", false, "")

@@ -39,6 +39,7 @@ var rules = []rule{
 	{pkg: "fabric/kernel", allow: []string{"fabric", "fabric/mux", "native/...", "mad/..."}, third: []string{"golang.org/x/sys"}},
 	{pkg: "fabric/ibsim", allow: []string{"fabric", "fabric/mux", "mad/..."}},
 	{pkg: "fabric/fabrictest", allow: []string{"fabric", "fabric/mux", "mad/..."}},
+	{pkg: "fabric/record", allow: []string{"fabric", "mad/..."}},
 	{pkg: "sim", allow: []string{"fabric", "fabric/mux", "mad/...", "topo"}},
 	{pkg: "engine", allow: []string{"fabric", "mad/...", "topo"}},
 	// Plan results and reporters: the standard library only.

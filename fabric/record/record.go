@@ -1,0 +1,212 @@
+// Package record writes every MAD a Transport sends and receives to a
+// recording, and plays a recording back as a Transport, so a run on one
+// fabric can be reproduced elsewhere.
+//
+// # Format
+//
+// A recording is JSON Lines: one JSON object per line. The first line is
+// the header,
+//
+//	{"format":"ibscript-record","version":1,"start":"2026-11-22T02:50:00Z","port":{...},"rmpp":false}
+//
+// with the local port's PortAttr and whether the transport did RMPP
+// itself. Every further line is one event, t nanoseconds after start:
+//
+//	{"t":1200,"op":"register","agent":0,"reg":{"Class":129,...}}
+//	{"t":1500,"op":"send","agent":0,"timeout":200000000,"retries":0,"addr":{...},"data":"0181..."}
+//	{"t":9100,"op":"recv","agent":0,"status":0,"addr":{...},"data":"0181..."}
+//	{"t":9900,"op":"unregister","agent":0}
+//
+// data is the MAD in hex. Readers reject other formats and versions; a
+// later version adds fields, which version 1 readers ignore.
+package record
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/ibscript/ibscript/fabric"
+)
+
+// Format and Version name the recording format in its header line.
+const (
+	Format  = "ibscript-record"
+	Version = 1
+)
+
+// Header is a recording's first line.
+type Header struct {
+	Format  string          `json:"format"`
+	Version int             `json:"version"`
+	Start   time.Time       `json:"start"`
+	Port    fabric.PortAttr `json:"port"`
+	RMPP    bool            `json:"rmpp"` // the transport did RMPP itself
+}
+
+// Event is one line after the header.
+type Event struct {
+	T       int64         `json:"t"`  // nanoseconds after Header.Start
+	Op      string        `json:"op"` // register, unregister, send, recv
+	Agent   int           `json:"agent"`
+	Reg     *fabric.Agent `json:"reg,omitempty"`
+	Status  int           `json:"status,omitempty"`
+	Timeout int64         `json:"timeout,omitempty"` // ns
+	Retries int           `json:"retries,omitempty"`
+	Addr    *fabric.Addr  `json:"addr,omitempty"`
+	Data    hexBytes      `json:"data,omitempty"`
+}
+
+// Ops of Event.
+const (
+	OpRegister   = "register"
+	OpUnregister = "unregister"
+	OpSend       = "send"
+	OpRecv       = "recv"
+)
+
+type hexBytes []byte
+
+func (h hexBytes) MarshalText() ([]byte, error) {
+	out := make([]byte, hex.EncodedLen(len(h)))
+	hex.Encode(out, h)
+	return out, nil
+}
+
+func (h *hexBytes) UnmarshalText(b []byte) error {
+	out := make([]byte, hex.DecodedLen(len(b)))
+	if _, err := hex.Decode(out, b); err != nil {
+		return err
+	}
+	*h = out
+	return nil
+}
+
+// Recorder is a Transport that records the traffic of the one it wraps.
+// It is safe for concurrent use as the wrapped Transport is.
+type Recorder struct {
+	tr    fabric.Transport
+	start time.Time
+	c     io.Closer // closed with the Recorder; may be nil
+
+	mu     sync.Mutex // guards the fields below
+	w      *bufio.Writer
+	enc    *json.Encoder
+	err    error // the first write error
+	closed bool
+}
+
+// NewRecorder wraps tr, writing the recording to w (and closing w, when it
+// is an io.Closer, on Close).
+func NewRecorder(tr fabric.Transport, w io.Writer) (*Recorder, error) {
+	r := &Recorder{tr: tr, start: time.Now(), w: bufio.NewWriter(w)}
+	if c, ok := w.(io.Closer); ok {
+		r.c = c
+	}
+	r.enc = json.NewEncoder(r.w)
+	h := Header{Format: Format, Version: Version, Start: r.start.UTC(), Port: tr.Port()}
+	if rp, ok := tr.(fabric.RMPPer); ok {
+		h.RMPP = rp.DoesRMPP()
+	}
+	if err := r.enc.Encode(h); err != nil {
+		return nil, fmt.Errorf("record: header: %w", err)
+	}
+	return r, nil
+}
+
+func (r *Recorder) log(e Event) {
+	e.T = time.Since(r.start).Nanoseconds()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil && !r.closed {
+		r.err = r.enc.Encode(e)
+	}
+}
+
+// Register registers with the wrapped Transport and records it.
+func (r *Recorder) Register(ctx context.Context, a fabric.Agent) (fabric.AgentID, error) {
+	id, err := r.tr.Register(ctx, a)
+	if err == nil {
+		r.log(Event{Op: OpRegister, Agent: int(id), Reg: &a})
+	}
+	return id, err
+}
+
+// Unregister unregisters with the wrapped Transport and records it.
+func (r *Recorder) Unregister(ctx context.Context, id fabric.AgentID) error {
+	err := r.tr.Unregister(ctx, id)
+	if err == nil {
+		r.log(Event{Op: OpUnregister, Agent: int(id)})
+	}
+	return err
+}
+
+// Send records p and sends it.
+func (r *Recorder) Send(ctx context.Context, p *fabric.Packet) error {
+	a := p.Addr
+	r.log(Event{Op: OpSend, Agent: int(p.Agent), Timeout: int64(p.Timeout), Retries: p.Retries, Addr: &a,
+		Data: hexBytes(append([]byte(nil), p.Data...))})
+	return r.tr.Send(ctx, p)
+}
+
+// Recv receives from the wrapped Transport and records what it got.
+func (r *Recorder) Recv(ctx context.Context, p *fabric.Packet) error {
+	err := r.tr.Recv(ctx, p)
+	if err == nil {
+		a := p.Addr
+		r.log(Event{Op: OpRecv, Agent: int(p.Agent), Status: p.Status, Addr: &a,
+			Data: hexBytes(append([]byte(nil), p.Data...))})
+	}
+	return err
+}
+
+// Port is the wrapped Transport's port.
+func (r *Recorder) Port() fabric.PortAttr { return r.tr.Port() }
+
+// DoesRMPP reports what the wrapped Transport does.
+func (r *Recorder) DoesRMPP() bool {
+	rp, ok := r.tr.(fabric.RMPPer)
+	return ok && rp.DoesRMPP()
+}
+
+// Retransmits passes on the wrapped Transport's count, or 0.
+func (r *Recorder) Retransmits() uint64 {
+	if rt, ok := r.tr.(interface{ Retransmits() uint64 }); ok {
+		return rt.Retransmits()
+	}
+	return 0
+}
+
+// Unwrap returns the wrapped Transport (optional interfaces such as a
+// production marker are looked up through it).
+func (r *Recorder) Unwrap() fabric.Transport { return r.tr }
+
+// Close closes the wrapped Transport, then flushes and closes the
+// recording; it reports the first error of either.
+func (r *Recorder) Close() error {
+	err := r.tr.Close()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return err
+	}
+	r.closed = true
+	werr := r.err
+	if werr == nil {
+		werr = r.w.Flush()
+	}
+	if r.c != nil {
+		werr = errors.Join(werr, r.c.Close())
+		r.c = nil
+	}
+	if werr != nil {
+		return errors.Join(err, fmt.Errorf("record: %w", werr))
+	}
+	return err
+}

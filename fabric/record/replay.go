@@ -1,0 +1,312 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ibscript/ibscript/fabric"
+)
+
+// maxLine bounds one line of a recording: a 256-byte MAD is 512 hex
+// digits, an RMPP message of the kernel's at most some hundred KiB.
+const maxLine = 4 << 20
+
+// Recording is a decoded recording.
+type Recording struct {
+	Header Header
+	Events []Event
+}
+
+// Read decodes a recording. It checks the header's format and version
+// and each event's op; it never panics on what r holds.
+func Read(r io.Reader) (*Recording, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	rec := &Recording{}
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		if line == 1 {
+			if err := json.Unmarshal(b, &rec.Header); err != nil {
+				return nil, fmt.Errorf("record: line 1: header: %w", err)
+			}
+			if rec.Header.Format != Format {
+				return nil, fmt.Errorf("record: line 1: format %q, want %q", rec.Header.Format, Format)
+			}
+			if rec.Header.Version != Version {
+				return nil, fmt.Errorf("record: line 1: version %d, want %d", rec.Header.Version, Version)
+			}
+			continue
+		}
+		var e Event
+		if err := json.Unmarshal(b, &e); err != nil {
+			return nil, fmt.Errorf("record: line %d: %w", line, err)
+		}
+		switch e.Op {
+		case OpRegister:
+			if e.Reg == nil {
+				return nil, fmt.Errorf("record: line %d: register without reg", line)
+			}
+		case OpUnregister:
+		case OpSend, OpRecv:
+			if e.Addr == nil {
+				return nil, fmt.Errorf("record: line %d: %s without addr", line, e.Op)
+			}
+		default:
+			return nil, fmt.Errorf("record: line %d: unknown op %q", line, e.Op)
+		}
+		rec.Events = append(rec.Events, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("record: line %d: %w", line+1, err)
+	}
+	if line == 0 {
+		return nil, errors.New("record: empty recording")
+	}
+	return rec, nil
+}
+
+// ReadFile decodes the recording in a file.
+func ReadFile(path string) (*Recording, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	defer f.Close()
+	return Read(f)
+}
+
+// tidOff is the TID's place in the MAD header.
+const tidOff, tidEnd = 8, 16
+
+// key is what replay matches requests by: the destination (LID, QP and
+// GID) and the MAD without its TID.
+func key(a *fabric.Addr, d []byte) string {
+	var b []byte
+	b = fmt.Appendf(b, "%d/%d/", a.LID, a.QPN)
+	if a.GRH {
+		b = append(b, a.GID[:]...)
+	}
+	if len(d) < tidEnd {
+		return string(append(b, d...))
+	}
+	b = append(b, d[:tidOff]...)
+	return string(append(b, d[tidEnd:]...))
+}
+
+// lowTID is the part of a TID the kernel keeps (it puts the agent in the
+// high 32 bits on the way out), with the agent.
+type lowTID struct {
+	agent int
+	tid   uint32
+}
+
+func tidOf(d []byte) (uint32, bool) {
+	if len(d) < tidEnd {
+		return 0, false
+	}
+	return uint32(d[12])<<24 | uint32(d[13])<<16 | uint32(d[14])<<8 | uint32(d[15]), true
+}
+
+// Replay is a Transport that plays a recording back: a request sent to it
+// is answered with what answered the same request (byte for byte but for
+// the TID) in the recording, in the order they were recorded, carrying
+// the caller's TID; a request the recording has no answer for times out
+// at once. MADs the recording received unsolicited are not replayed. It is
+// safe for concurrent use.
+type Replay struct {
+	hdr Header
+
+	mu      sync.Mutex // guards the fields below
+	answers map[string][][]answer
+	agents  int
+	queue   []queued // by due time
+	closed  bool
+	ready   chan struct{} // signalled (buffer 1: one wake-up pending is enough) when queue grows
+	done    chan struct{} // closed by Close
+}
+
+// NewReplay returns a Transport playing rec back.
+func NewReplay(rec *Recording) *Replay {
+	r := &Replay{hdr: rec.Header, answers: map[string][][]answer{}, ready: make(chan struct{}, 1), done: make(chan struct{})}
+	type slot struct {
+		k string
+		i int
+		t int64 // the send's time
+	}
+	last := map[lowTID]slot{}
+	for _, e := range rec.Events {
+		t, ok := tidOf(e.Data)
+		if !ok {
+			continue
+		}
+		lt := lowTID{e.Agent, t}
+		switch e.Op {
+		case OpSend:
+			k := key(e.Addr, e.Data)
+			r.answers[k] = append(r.answers[k], nil)
+			last[lt] = slot{k, len(r.answers[k]) - 1, e.T}
+		case OpRecv:
+			s, ok := last[lt]
+			if !ok {
+				continue // unsolicited
+			}
+			r.answers[s.k][s.i] = append(r.answers[s.k][s.i], answer{e, time.Duration(max(e.T-s.t, 0))})
+		}
+	}
+	return r
+}
+
+// answer is a recorded MAD that answered a send, after latency.
+type answer struct {
+	Event
+	latency time.Duration
+}
+
+// queued is an answer due at a time.
+type queued struct {
+	due time.Time
+	p   fabric.Packet
+}
+
+// Register hands out agent IDs in order, as the recorded transport did.
+func (r *Replay) Register(ctx context.Context, a fabric.Agent) (fabric.AgentID, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return 0, fmt.Errorf("replay: register: %w", net.ErrClosed)
+	}
+	id := r.agents
+	r.agents++
+	return fabric.AgentID(id), nil
+}
+
+// Unregister accepts any agent.
+func (r *Replay) Unregister(ctx context.Context, id fabric.AgentID) error { return nil }
+
+// Send queues the recorded answers of p, or a timeout.
+func (r *Replay) Send(ctx context.Context, p *fabric.Packet) error {
+	if len(p.Data) < tidEnd {
+		return fmt.Errorf("replay: send %d bytes: %w", len(p.Data), fabric.ErrInvalid)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return fmt.Errorf("replay: send: %w", net.ErrClosed)
+	}
+	k := key(&p.Addr, p.Data)
+	now := time.Now()
+	var ans []answer
+	found := false
+	if q := r.answers[k]; len(q) > 0 {
+		ans, r.answers[k], found = q[0], q[1:], true
+	}
+	for _, e := range ans {
+		d := append([]byte(nil), e.Data...)
+		if len(d) >= tidEnd {
+			copy(d[tidOff:tidEnd], p.Data[tidOff:tidEnd])
+		}
+		r.push(queued{now.Add(e.latency), fabric.Packet{Agent: p.Agent, Status: e.Status, Addr: *e.Addr, Data: d}})
+	}
+	if (!found || len(ans) == 0) && p.Timeout != 0 {
+		r.push(queued{now, fabric.Packet{Agent: p.Agent, Status: fabric.StatusTimeout, Addr: p.Addr,
+			Data: append([]byte(nil), p.Data...)}})
+	}
+	if len(r.queue) > 0 {
+		select {
+		case r.ready <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// push inserts q in due order (after equal ones). r.mu is held.
+func (r *Replay) push(q queued) {
+	i := sort.Search(len(r.queue), func(i int) bool { return r.queue[i].due.After(q.due) })
+	r.queue = slices.Insert(r.queue, i, q)
+}
+
+// Recv returns the next answer when it is due: as long after its request
+// as it came in the recording, so concurrent requests complete in the
+// recorded order.
+func (r *Replay) Recv(ctx context.Context, p *fabric.Packet) error {
+	for {
+		r.mu.Lock()
+		var wait time.Duration
+		if len(r.queue) > 0 {
+			wait = time.Until(r.queue[0].due)
+		}
+		if len(r.queue) > 0 && wait <= 0 {
+			q := r.queue[0].p
+			r.queue = r.queue[1:]
+			more := len(r.queue) > 0
+			r.mu.Unlock()
+			if more {
+				select {
+				case r.ready <- struct{}{}:
+				default:
+				}
+			}
+			d := append(p.Data[:0], q.Data...)
+			*p = q
+			p.Data = d
+			return nil
+		}
+		closed, queued := r.closed, len(r.queue) > 0
+		r.mu.Unlock()
+		if closed {
+			return fmt.Errorf("replay: recv: %w", net.ErrClosed)
+		}
+		var tm *time.Timer
+		var due <-chan time.Time
+		if queued {
+			tm = time.NewTimer(wait)
+			due = tm.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-r.ready:
+		case <-r.done:
+		case <-due:
+		}
+		if tm != nil {
+			tm.Stop()
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// Port is the recorded port.
+func (r *Replay) Port() fabric.PortAttr { return r.hdr.Port }
+
+// DoesRMPP is what the recorded transport did.
+func (r *Replay) DoesRMPP() bool { return r.hdr.RMPP }
+
+// Close ends the replay; a blocked Recv returns net.ErrClosed.
+func (r *Replay) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closed {
+		r.closed = true
+		close(r.done)
+	}
+	return nil
+}
