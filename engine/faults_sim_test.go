@@ -4,7 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/sim"
 	"github.com/ibscript/ibscript/topo"
 )
@@ -106,27 +108,34 @@ func behind(f *topo.Fabric, id string) []string {
 // panic, and that SetLink and SetLFT take effect.
 func TestFaultsSeeded(t *testing.T) {
 	const net = "../tests/topologies/fattree-50.net"
-	run := func(fl sim.Faults) (sim.FaultStats, int) {
+	// Sequential queries with a short timeout: every request, and every
+	// retransmission, is the same from run to run, so the faults are too.
+	run := func(fl sim.Faults) (sim.FaultStats, string) {
 		s, f := simSession(t, net, "", 0)
 		if err := f.SetFaults(fl); err != nil {
 			t.Fatal(err)
 		}
-		disc, err := s.Discover(t.Context(), nil)
-		if err != nil {
-			t.Fatal(err)
+		var out []byte
+		for p := uint8(1); p <= 20; p++ {
+			_, err := s.NodeInfo(t.Context(), engine.DR(p), engine.Timeout(20*time.Millisecond), engine.Retries(6))
+			out = append(out, '0'+byte(btoi(err != nil)))
 		}
-		return f.FaultStats(), len(disc.Fabric.Nodes)
+		return f.FaultStats(), string(out)
 	}
-	fl := sim.Faults{Seed: 7, Loss: 0.1, Duplicate: 0.05, Reorder: 0.05}
-	a, na := run(fl)
-	b, nb := run(fl)
-	if a != b || na != nb {
-		t.Errorf("seed 7 twice: %+v (%d nodes) and %+v (%d nodes)", a, na, b, nb)
+	fl := sim.Faults{Seed: 7, Loss: 0.2, Duplicate: 0.05, Reorder: 0.05}
+	a, oa := run(fl)
+	b, ob := run(fl)
+	if a != b || oa != ob {
+		t.Errorf("seed 7 twice: %+v (%s) and %+v (%s)", a, oa, b, ob)
 	}
 	if a.LostRequests == 0 {
 		t.Errorf("no faults injected: %+v", a)
 	}
-	fl.Corrupt, fl.Seed = 0.2, 8
+	fl.Seed = 8
+	if c, _ := run(fl); c == a {
+		t.Errorf("seeds 7 and 8 gave the same faults %+v", c)
+	}
+	fl.Corrupt = 0.3
 	if st, _ := run(fl); st.Corrupted == 0 {
 		t.Errorf("nothing corrupted: %+v", st)
 	}
@@ -171,4 +180,11 @@ func TestFaultsSeeded(t *testing.T) {
 	if err := f.SetFaults(sim.Faults{DeadNodes: []string{"nosuch"}}); err == nil {
 		t.Error("dead node nosuch: no error")
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -167,9 +167,6 @@ func (s *Session) call(ctx context.Context, o *op) error {
 		s.release(o)
 		return err
 	}
-	if o.method == mad.MethodSet {
-		s.log.Info("engine: set", "target", o.target.String(), "attr", attrName(o.class, o.attrID, o.attrMod))
-	}
 	s.submit(o)
 	// On a transport that answers inside Send (the embedded simulator)
 	// the op is already done: a plain receive is cheaper than a select.
@@ -200,6 +197,13 @@ func (s *Session) call(ctx context.Context, o *op) error {
 func (s *Session) start(o *op) { s.submit(o) }
 
 func (s *Session) submit(o *op) {
+	if o.method == mad.MethodSet {
+		if err := s.gateSet(o); err != nil {
+			o.err, o.state = err, stateDone
+			s.deliver(o)
+			return
+		}
+	}
 	s.mu.Lock()
 	if s.closed {
 		o.err = fmt.Errorf("engine: %w", net.ErrClosed)

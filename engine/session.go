@@ -47,6 +47,14 @@ type Options struct {
 	Logger *slog.Logger
 	// MKey is put in every SMP.
 	MKey uint64
+	// AllowSet lets Set methods out on a production transport (see
+	// Production); without it they fail with ErrSetRefused. Other
+	// transports (the simulators) always allow them.
+	AllowSet bool
+	// Audit, when set, is called with every Set before it is sent.
+	Audit func(AuditEntry)
+	// AuditUser names who runs the session in audit entries.
+	AuditUser string
 }
 
 // CallOption overrides an Options default for one call.
@@ -88,7 +96,11 @@ type Session struct {
 	defaults callOpts
 	window   int
 	pool     sync.Pool // *op; per Session, so ops never cross synctest bubbles
-	wg       sync.WaitGroup
+
+	production, allowSet bool             // safety gate (safety.go)
+	audit                func(AuditEntry) // nil: no audit
+	auditUser            string
+	wg                   sync.WaitGroup
 
 	agentMu sync.Mutex // guards agents
 	agents  map[uint16]fabric.AgentID
@@ -118,6 +130,7 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 	if tr == nil {
 		return nil, errors.New("engine: nil transport")
 	}
+	production := IsProduction(tr)
 	tr = WithRMPP(tr) // RMPP and SA calls on every backend (rmpp.go)
 	var o Options
 	if opts != nil {
@@ -139,13 +152,14 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Session{
-		tr:       tr,
-		log:      o.Logger,
-		defaults: callOpts{timeout: o.Timeout, retries: o.Retries, mkey: o.MKey},
-		window:   o.Window,
-		agents:   map[uint16]fabric.AgentID{},
-		ops:      map[uint32]*op{},
-		dests:    map[destKey]*opQueue{},
+		tr:         tr,
+		log:        o.Logger,
+		defaults:   callOpts{timeout: o.Timeout, retries: o.Retries, mkey: o.MKey},
+		window:     o.Window,
+		production: production, allowSet: o.AllowSet, audit: o.Audit, auditUser: o.AuditUser,
+		agents: map[uint16]fabric.AgentID{},
+		ops:    map[uint32]*op{},
+		dests:  map[destKey]*opQueue{},
 	}
 	s.pool.New = func() any { return &op{s: s, done: make(chan struct{}, 1)} }
 	if h, ok := tr.(handlerSetter); ok {

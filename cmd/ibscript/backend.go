@@ -7,8 +7,10 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"os/user"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
@@ -20,9 +22,10 @@ import (
 // backend is an open fabric, the local port the session runs on, and the
 // session.
 type backend struct {
-	fab  fabric.Fabric
-	tr   fabric.Transport
-	sess *engine.Session
+	fab     fabric.Fabric
+	tr      fabric.Transport
+	sess    *engine.Session
+	closers []io.Closer // closed last (the audit file)
 }
 
 func (b *backend) Close() error {
@@ -34,6 +37,9 @@ func (b *backend) Close() error {
 	}
 	if b.fab != nil {
 		errs = append(errs, b.fab.Close())
+	}
+	for _, c := range b.closers {
+		errs = append(errs, c.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -103,12 +109,65 @@ func (c *config) newSession(b *backend) error {
 		}
 		b.tr = r
 	}
-	s, err := engine.New(b.tr, &engine.Options{Timeout: c.timeout, Retries: c.retries})
+	o := &engine.Options{Timeout: c.timeout, Retries: c.retries, AllowSet: c.allowSet, AuditUser: auditUser()}
+	mkey, err := c.mKey()
+	if err != nil {
+		return err
+	}
+	o.MKey = mkey
+	switch {
+	case c.audit != "":
+		f, err := os.OpenFile(c.audit, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return fmt.Errorf("--audit: %w", err)
+		}
+		b.closers = append(b.closers, f)
+		o.Audit = auditTo(f)
+	case engine.IsProduction(b.tr):
+		o.Audit = auditTo(os.Stderr)
+	}
+	s, err := engine.New(b.tr, o)
 	if err != nil {
 		return err
 	}
 	b.sess = s
 	return nil
+}
+
+// mKey is --mkey, else $IBSCRIPT_MKEY, else 0. Its value never appears in
+// an error or any output.
+func (c *config) mKey() (uint64, error) {
+	v, from := c.mkey, "--mkey"
+	if v == "" {
+		v, from = os.Getenv("IBSCRIPT_MKEY"), "IBSCRIPT_MKEY"
+	}
+	if v == "" {
+		return 0, nil
+	}
+	k, err := strconv.ParseUint(strings.TrimSpace(v), 0, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: not a 64-bit number (value not shown)", from)
+	}
+	return k, nil
+}
+
+// auditUser names who runs ibscript in audit lines.
+func auditUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}
+
+// auditTo writes one line per Set to w; lines from concurrent Sets do not
+// interleave.
+func auditTo(w io.Writer) func(engine.AuditEntry) {
+	var mu sync.Mutex
+	return func(a engine.AuditEntry) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, "ibscript: audit: %s\n", a)
+	}
 }
 
 func openSim(ctx context.Context, c *config, path string, q url.Values) (*backend, error) {

@@ -43,6 +43,9 @@ type config struct {
 	timeout   time.Duration
 	retries   int
 	record    string // --record FILE
+	allowSet  bool   // --allow-set
+	audit     string // --audit FILE
+	mkey      string // --mkey KEY; never printed
 	help      bool
 	version   bool
 	cmd       string   // "", "run", "discover", "repl", "help"
@@ -72,6 +75,10 @@ Flags (before or after the command):
   --retries N     MAD retries after the first try (default 3)
   --record FILE   write every MAD sent and received, with timestamps, to FILE
                   (JSON Lines, fabric/record); --fabric replay:FILE plays it back
+  --allow-set     let Set methods out on the kernel backend (refused otherwise)
+  --audit FILE    append an audit line for every Set sent (default on the
+                  kernel backend: stderr)
+  --mkey KEY      M_Key for SMPs (better: $IBSCRIPT_MKEY); never printed
   --version       print the version
   -h, --help      show help
 
@@ -119,8 +126,8 @@ Discovers the fabric by directed route from the local port and prints it.
 Opens the interactive REPL. Expressions print their value; a chunk that is
 not complete continues on the next line. Tab completes module, function and
 field names; Ctrl-C cancels the running call; Ctrl-D exits. History is kept
-in $XDG_CONFIG_HOME/ibscript/history; lines starting with a space are not
-recorded.
+in $XDG_CONFIG_HOME/ibscript/history; lines starting with a space, and
+lines that mention a key (m_key, mkey, sm_key), are not recorded.
 `,
 }
 
@@ -135,6 +142,9 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.timeout, "timeout", engine.DefaultTimeout, "")
 	fs.IntVar(&c.retries, "retries", engine.DefaultRetries, "")
 	fs.StringVar(&c.record, "record", "", "")
+	fs.BoolVar(&c.allowSet, "allow-set", false, "")
+	fs.StringVar(&c.audit, "audit", "", "")
+	fs.StringVar(&c.mkey, "mkey", "", "")
 	fs.BoolVar(&c.help, "help", false, "")
 	fs.BoolVar(&c.help, "h", false, "")
 	fs.BoolVar(&c.version, "version", false, "")

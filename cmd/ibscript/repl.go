@@ -238,7 +238,7 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 			continue
 		}
 		chunk.Reset()
-		if !strings.HasPrefix(src, " ") {
+		if !strings.HasPrefix(src, " ") && !secretLine(src) {
 			ln.AppendHistory(strings.ReplaceAll(src, "\n", " "))
 			appendHistory(hist, src)
 		}

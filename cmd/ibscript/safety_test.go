@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric/kernel"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/perf"
+)
+
+func TestSecretLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      bool
+	}{
+		{"plain", "smp.portinfo(1)", false},
+		{"m_key field", "pi.m_key = 0x1234", true},
+		{"mkey option", `smp.set("lid:1", {MKey = 0xdead})`, true},
+		{"sm key", "si.sm_key", true},
+		{"env name", `os.getenv("IBSCRIPT_MKEY")`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := secretLine(tc.src); got != tc.want {
+				t.Errorf("secretLine(%q) = %v, want %v", tc.src, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestMKeyNeverPrinted: a bad key in the environment or a flag is an
+// error that does not show it; a good one is used silently.
+func TestMKeyNeverPrinted(t *testing.T) {
+	t.Setenv("IBSCRIPT_MKEY", "0xsecretvalue")
+	code, out, errOut := ibscript(t, "--fabric", "sim:", "-e", "print(1)")
+	if code != 2 || strings.Contains(out+errOut, "secretvalue") || !strings.Contains(errOut, "IBSCRIPT_MKEY") {
+		t.Errorf("bad key: exit %d, %q %q", code, out, errOut)
+	}
+	code, out, errOut = ibscript(t, "--fabric", "sim:", "--mkey", "12345zz", "-e", "print(1)")
+	if code != 2 || strings.Contains(out+errOut, "12345zz") {
+		t.Errorf("bad --mkey: exit %d, %q %q", code, out, errOut)
+	}
+	t.Setenv("IBSCRIPT_MKEY", "0x1122334455667788")
+	code, out, errOut = ibscript(t, "--fabric", "sim:", "-e", "print(smp.portinfo('lid:1').lid)")
+	if code != 0 || strings.Contains(strings.ToLower(out+errOut), "1122334455667788") {
+		t.Errorf("good key: exit %d, %q %q", code, out, errOut)
+	}
+}
+
+// TestAuditFile: with --audit, every Set is a line in the file (on the
+// simulator, which never refuses Sets).
+func TestAuditFile(t *testing.T) {
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	code, _, errOut := ibscript(t, "--fabric", "sim:", "--audit", audit, "-e", "perf.reset('lid:1', 1)")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); !strings.Contains(s, "ibscript: audit:") || !strings.Contains(s, "target=lid:1") || !strings.Contains(s, "PortCounters") {
+		t.Errorf("audit log %q", s)
+	}
+}
+
+// TestUMADSetGate: on the kernel backend (the fake kernel), a Set is
+// refused without --allow-set, also through --record; with --allow-set
+// and --audit it goes out and is audited.
+func TestUMADSetGate(t *testing.T) {
+	dir := t.TempDir()
+	h := umadHost()
+	o := &kernel.Options{FS: h.FS, Open: h.Open}
+	var stderr bytes.Buffer
+	c := &config{fabricURI: "umad:", timeout: 10 * time.Millisecond, retries: -1, record: filepath.Join(dir, "rec.jsonl")}
+	b, err := openUMADWith(t.Context(), c, "", &stderr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.sess.Perf(t.Context(), engine.LID(1), mad.MethodSet, perf.AttrPortCounters, 1, []byte{0, 1, 0xff, 0xff})
+	b.Close()
+	if !errors.Is(err, engine.ErrSetRefused) {
+		t.Errorf("Set without --allow-set: %v", err)
+	}
+	c.allowSet, c.audit, c.record = true, filepath.Join(dir, "audit.log"), ""
+	b, err = openUMADWith(t.Context(), c, "", &stderr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.sess.Perf(t.Context(), engine.LID(1), mad.MethodSet, perf.AttrPortCounters, 1, []byte{0, 1, 0xff, 0xff})
+	b.Close()
+	if errors.Is(err, engine.ErrSetRefused) {
+		t.Errorf("Set with --allow-set refused: %v", err)
+	}
+	log, err := os.ReadFile(c.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(log); strings.Count(s, "\n") != 1 || !strings.Contains(s, "target=lid:1") || !strings.Contains(s, "new=0001ffff") {
+		t.Errorf("audit log %q", s)
+	}
+}

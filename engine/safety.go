@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/smp"
+)
+
+// ErrSetRefused is wrapped by the error of a Set refused on a production
+// transport without Options.AllowSet.
+var ErrSetRefused = errors.New("set refused on a production fabric (allow it with --allow-set or engine.Options.AllowSet)")
+
+// Production is implemented by a transport on a real fabric (the
+// kernel's umad devices): there the Session refuses Set methods unless
+// Options.AllowSet. Wrappers (a recorder) expose the transport they wrap
+// with Unwrap() fabric.Transport, through which it is looked up.
+type Production interface {
+	Production() bool
+}
+
+// IsProduction reports whether tr, or a transport it wraps, says it is on
+// a production fabric.
+func IsProduction(tr fabric.Transport) bool {
+	for range 8 {
+		if p, ok := tr.(Production); ok {
+			return p.Production()
+		}
+		u, ok := tr.(interface{ Unwrap() fabric.Transport })
+		if !ok {
+			return false
+		}
+		tr = u.Unwrap()
+	}
+	return false
+}
+
+// AuditEntry describes one Set the Session sends (Options.Audit).
+type AuditEntry struct {
+	Time    time.Time
+	User    string // Options.AuditUser
+	Target  string // "lid:5", "dr:0,1"
+	Class   uint8
+	AttrID  uint16
+	AttrMod uint32
+	Attr    string // "PortInfo port 3"
+	// New is the attribute data sent, trailing zeros trimmed, with
+	// M_Key (PortInfo) and SM_Key (SMInfo) zeroed: keys are never
+	// written to an audit log.
+	New []byte
+	// Old is the value before the Set when the caller knew it; the
+	// engine does not read it (nil).
+	Old []byte
+}
+
+// String is the audit line: time, user, target, attribute and values.
+func (a AuditEntry) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s set user=%q target=%s class=0x%02x attr=%q", a.Time.UTC().Format(time.RFC3339Nano),
+		a.User, a.Target, a.Class, a.Attr)
+	if a.Old != nil {
+		fmt.Fprintf(&b, " old=%s", hex.EncodeToString(a.Old))
+	} else {
+		b.WriteString(" old=unknown")
+	}
+	fmt.Fprintf(&b, " new=%s", hex.EncodeToString(a.New))
+	return b.String()
+}
+
+// gateSet refuses a Set on a production transport unless allowed, and
+// reports every Set that goes out to the log and the audit hook.
+func (s *Session) gateSet(o *op) error {
+	if s.production && !s.allowSet {
+		return fmt.Errorf("engine: %s %s: %w", o.target, attrName(o.class, o.attrID, o.attrMod), ErrSetRefused)
+	}
+	s.log.Info("engine: set", "target", o.target.String(), "attr", attrName(o.class, o.attrID, o.attrMod))
+	if s.audit == nil {
+		return nil
+	}
+	var data []byte
+	if o.class == mad.ClassSubnLID || o.class == mad.ClassSubnDR {
+		data = append([]byte(nil), smp.Data(o.req[:o.n])...)
+		switch o.attrID {
+		case smp.AttrPortInfo:
+			clear(data[:min(8, len(data))]) // M_Key
+		case smp.AttrSMInfo:
+			if len(data) > 8 {
+				clear(data[8:min(16, len(data))]) // SM_Key
+			}
+		}
+	} else if o.n > 64 {
+		data = append([]byte(nil), o.req[64:o.n]...) // a GMP's data (PerfMgt, vendor: after the class header)
+	}
+	for len(data) > 0 && data[len(data)-1] == 0 {
+		data = data[:len(data)-1]
+	}
+	s.audit(AuditEntry{Time: time.Now(), User: s.auditUser, Target: o.target.String(), Class: o.class,
+		AttrID: o.attrID, AttrMod: o.attrMod, Attr: attrName(o.class, o.attrID, o.attrMod), New: data})
+	return nil
+}

@@ -1,0 +1,79 @@
+package kernel_test
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/smp"
+)
+
+// TestSetGate: on the kernel backend (the model), a Set is refused
+// without AllowSet and nothing is sent or audited; with AllowSet it goes
+// out and the audit hook gets it, keys masked.
+func TestSetGate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFabric(t, twoCA())
+		tr, err := f.Open(t.Context(), "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !engine.IsProduction(tr) {
+			t.Fatal("kernel transport is not production")
+		}
+		var mu sync.Mutex
+		var audit []engine.AuditEntry
+		hook := func(a engine.AuditEntry) { mu.Lock(); audit = append(audit, a); mu.Unlock() }
+		s, err := engine.New(tr, &engine.Options{Timeout: 100 * time.Millisecond, Retries: 1, Audit: hook, AuditUser: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Perf(t.Context(), engine.LID(2), mad.MethodSet, perf.AttrPortCounters, 1, make([]byte, 40))
+		if !errors.Is(err, engine.ErrSetRefused) {
+			t.Errorf("Set without AllowSet: %v, want ErrSetRefused", err)
+		}
+		if len(audit) != 0 {
+			t.Errorf("refused Set audited: %v", audit)
+		}
+		s.Close()
+
+		tr, err = f.Open(t.Context(), "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err = engine.New(tr, &engine.Options{Timeout: 100 * time.Millisecond, Retries: 1, Audit: hook, AuditUser: "alice", AllowSet: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		_, err = s.Perf(t.Context(), engine.LID(2), mad.MethodSet, perf.AttrPortCounters, 1, []byte{0, 1, 0xff, 0xff})
+		if errors.Is(err, engine.ErrSetRefused) {
+			t.Errorf("Set with AllowSet refused: %v", err)
+		}
+		pi := make([]byte, 64)
+		copy(pi, []byte{0xde, 0xad, 0xbe, 0xef, 0xde, 0xad, 0xbe, 0xef}) // M_Key
+		pi[20] = 0x42
+		_, _ = s.SMP(t.Context(), engine.LID(2), mad.MethodSet, smp.AttrPortInfo, 1, pi)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(audit) != 2 {
+			t.Fatalf("%d audit entries, want 2: %v", len(audit), audit)
+		}
+		line := audit[0].String()
+		for _, w := range []string{`user="alice"`, "target=lid:2", "class=0x04", "PortCounters", "old=unknown", "new=0001ffff"} {
+			if !strings.Contains(line, w) {
+				t.Errorf("audit line %q lacks %q", line, w)
+			}
+		}
+		line = audit[1].String()
+		if strings.Contains(line, "deadbeef") || !strings.Contains(line, "PortInfo") || !strings.HasSuffix(line, "42") {
+			t.Errorf("PortInfo audit line %q: want M_Key masked, data kept", line)
+		}
+	})
+}
