@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -187,4 +188,35 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestMaxMADs: past Options.MaxMADs every request fails with
+// ErrMADBudget, and a discovery finishes with per-target errors.
+func TestMaxMADs(t *testing.T) {
+	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := f.Open(t.Context(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := engine.New(tr, &engine.Options{MaxMADs: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 5 {
+		if _, err := s.NodeInfo(t.Context(), engine.DR()); err != nil {
+			t.Fatalf("MAD %d: %v", i+1, err)
+		}
+	}
+	if _, err := s.NodeInfo(t.Context(), engine.DR()); !errors.Is(err, engine.ErrMADBudget) {
+		t.Errorf("MAD 6: %v, want ErrMADBudget", err)
+	}
+	d, err := s.Discover(t.Context(), nil)
+	if err == nil && len(d.Errors) == 0 {
+		t.Error("discovery past the budget: no errors")
+	}
 }

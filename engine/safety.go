@@ -16,6 +16,9 @@ import (
 // transport without Options.AllowSet.
 var ErrSetRefused = errors.New("set refused on a production fabric (allow it with --allow-set or engine.Options.AllowSet)")
 
+// ErrMADBudget is wrapped by the error of a MAD past Options.MaxMADs.
+var ErrMADBudget = errors.New("MAD budget of the run used up (--max-mads)")
+
 // Production is implemented by a transport on a real fabric (the
 // kernel's umad devices): there the Session refuses Set methods unless
 // Options.AllowSet. Wrappers (a recorder) expose the transport they wrap
@@ -101,5 +104,13 @@ func (s *Session) gateSet(o *op) error {
 	}
 	s.audit(AuditEntry{Time: time.Now(), User: s.auditUser, Target: o.target.String(), Class: o.class,
 		AttrID: o.attrID, AttrMod: o.attrMod, Attr: attrName(o.class, o.attrID, o.attrMod), New: data})
+	return nil
+}
+
+// spend takes one MAD from the budget (Options.MaxMADs).
+func (s *Session) spend(o *op) error {
+	if s.maxMADs > 0 && s.madsSent.Add(1) > s.maxMADs {
+		return fmt.Errorf("engine: %s %s: %w (%d)", o.target, attrName(o.class, o.attrID, o.attrMod), ErrMADBudget, s.maxMADs)
+	}
 	return nil
 }

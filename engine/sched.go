@@ -197,8 +197,12 @@ func (s *Session) call(ctx context.Context, o *op) error {
 func (s *Session) start(o *op) { s.submit(o) }
 
 func (s *Session) submit(o *op) {
-	if o.method == mad.MethodSet {
-		if err := s.gateSet(o); err != nil {
+	if s.maxMADs > 0 || o.method == mad.MethodSet {
+		err := s.spend(o)
+		if err == nil && o.method == mad.MethodSet {
+			err = s.gateSet(o)
+		}
+		if err != nil {
 			o.err, o.state = err, stateDone
 			s.deliver(o)
 			return

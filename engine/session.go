@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
@@ -55,6 +56,10 @@ type Options struct {
 	Audit func(AuditEntry)
 	// AuditUser names who runs the session in audit entries.
 	AuditUser string
+	// MaxMADs, when positive, is the most requests the Session sends
+	// (retransmissions not counted); later ones fail with ErrMADBudget,
+	// so a runaway loop cannot flood a fabric.
+	MaxMADs uint64
 }
 
 // CallOption overrides an Options default for one call.
@@ -100,6 +105,8 @@ type Session struct {
 	production, allowSet bool             // safety gate (safety.go)
 	audit                func(AuditEntry) // nil: no audit
 	auditUser            string
+	maxMADs              uint64
+	madsSent             atomic.Uint64
 	wg                   sync.WaitGroup
 
 	agentMu sync.Mutex // guards agents
@@ -156,7 +163,7 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 		log:        o.Logger,
 		defaults:   callOpts{timeout: o.Timeout, retries: o.Retries, mkey: o.MKey},
 		window:     o.Window,
-		production: production, allowSet: o.AllowSet, audit: o.Audit, auditUser: o.AuditUser,
+		production: production, allowSet: o.AllowSet, audit: o.Audit, auditUser: o.AuditUser, maxMADs: o.MaxMADs,
 		agents: map[uint16]fabric.AgentID{},
 		ops:    map[uint32]*op{},
 		dests:  map[destKey]*opQueue{},

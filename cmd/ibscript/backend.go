@@ -109,7 +109,7 @@ func (c *config) newSession(b *backend) error {
 		}
 		b.tr = r
 	}
-	o := &engine.Options{Timeout: c.timeout, Retries: c.retries, AllowSet: c.allowSet, AuditUser: auditUser()}
+	o := &engine.Options{Timeout: c.timeout, Retries: c.retries, AllowSet: c.allowSet, AuditUser: auditUser(), MaxMADs: c.maxMADs}
 	mkey, err := c.mKey()
 	if err != nil {
 		return err

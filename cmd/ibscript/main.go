@@ -46,6 +46,7 @@ type config struct {
 	allowSet  bool   // --allow-set
 	audit     string // --audit FILE
 	mkey      string // --mkey KEY; never printed
+	maxMADs   uint64 // --max-mads N
 	help      bool
 	version   bool
 	cmd       string   // "", "run", "discover", "repl", "help"
@@ -79,6 +80,7 @@ Flags (before or after the command):
   --audit FILE    append an audit line for every Set sent (default on the
                   kernel backend: stderr)
   --mkey KEY      M_Key for SMPs (better: $IBSCRIPT_MKEY); never printed
+  --max-mads N    send at most N MADs in the run (0, the default: no limit)
   --version       print the version
   -h, --help      show help
 
@@ -145,6 +147,7 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.allowSet, "allow-set", false, "")
 	fs.StringVar(&c.audit, "audit", "", "")
 	fs.StringVar(&c.mkey, "mkey", "", "")
+	fs.Uint64Var(&c.maxMADs, "max-mads", 0, "")
 	fs.BoolVar(&c.help, "help", false, "")
 	fs.BoolVar(&c.help, "h", false, "")
 	fs.BoolVar(&c.version, "version", false, "")

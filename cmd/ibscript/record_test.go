@@ -15,7 +15,7 @@ func TestRecordReplayValidate(t *testing.T) {
 	}
 	code, got, errOut := ibscript(t, "run", "--fabric", "replay:"+rec, "--format", "tap", "../../scripts/validate.lua")
 	if code != 0 {
-		t.Fatalf("replay: exit %d: %s", code, errOut)
+		t.Fatalf("replay: exit %d: %s\n%s", code, errOut, lineDiff(want, got))
 	}
 	if d := lineDiff(want, got); d != "" {
 		t.Errorf("replay differs (-recorded +replayed):\n%s", d)

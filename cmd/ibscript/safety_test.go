@@ -106,3 +106,10 @@ func TestUMADSetGate(t *testing.T) {
 		t.Errorf("audit log %q", s)
 	}
 }
+
+func TestMaxMADsFlag(t *testing.T) {
+	code, _, errOut := ibscript(t, "--fabric", "sim:", "--max-mads", "3", "-e", "for i = 1, 10 do smp.nodeinfo(1) end")
+	if code != 2 || !strings.Contains(errOut, "MAD budget") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -132,6 +132,9 @@ func tidOf(d []byte) (uint32, bool) {
 type Replay struct {
 	hdr Header
 
+	g     drGraph
+	canon map[string][]string // DR requests: by node reached, the exact keys of answers
+
 	mu      sync.Mutex // guards the fields below
 	answers map[string][][]answer
 	agents  int
@@ -150,6 +153,8 @@ func NewReplay(rec *Recording) *Replay {
 		t int64 // the send's time
 	}
 	last := map[lowTID]slot{}
+	g := learnDR(rec.Events)
+	r.canon, r.g = map[string][]string{}, g
 	for _, e := range rec.Events {
 		t, ok := tidOf(e.Data)
 		if !ok {
@@ -159,6 +164,9 @@ func NewReplay(rec *Recording) *Replay {
 		switch e.Op {
 		case OpSend:
 			k := key(e.Addr, e.Data)
+			if ck, ok := g.canonKey(e.Data); ok && len(r.answers[k]) == 0 {
+				r.canon[ck] = append(r.canon[ck], k)
+			}
 			r.answers[k] = append(r.answers[k], nil)
 			last[lt] = slot{k, len(r.answers[k]) - 1, e.T}
 		case OpRecv:
@@ -215,6 +223,15 @@ func (r *Replay) Send(ctx context.Context, p *fabric.Packet) error {
 	found := false
 	if q := r.answers[k]; len(q) > 0 {
 		ans, r.answers[k], found = q[0], q[1:], true
+	} else if ck, ok := r.g.canonKey(p.Data); ok {
+		// A directed route the recording did not take to a node it
+		// reached another way: the answer of that node's SMA.
+		for _, k2 := range r.canon[ck] {
+			if q := r.answers[k2]; len(q) > 0 {
+				ans, r.answers[k2], found = q[0], q[1:], true
+				break
+			}
+		}
 	}
 	for _, e := range ans {
 		d := append([]byte(nil), e.Data...)
