@@ -114,3 +114,7 @@ func (s *Session) spend(o *op) error {
 	}
 	return nil
 }
+
+// AllowsSet reports Options.AllowSet, for ports a host opens beside the
+// Session (UMADPort.AllowSet).
+func (s *Session) AllowsSet() bool { return s.allowSet }

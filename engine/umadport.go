@@ -24,6 +24,11 @@ import (
 // receiving at once each get different MADs.
 type UMADPort struct {
 	tr fabric.Transport
+	// AllowSet lets MADs with method Set out when the port is on a
+	// production fabric (see Production); set it before sending.
+	AllowSet bool
+
+	production bool // the transport is on a production fabric
 
 	mu   sync.Mutex
 	held *fabric.Packet // received by Poll or a too-small Recv, not yet returned
@@ -47,11 +52,13 @@ func OpenUMADPort(ctx context.Context, f fabric.Fabric, ca string, port int) (*U
 	if err != nil {
 		return nil, err
 	}
-	return &UMADPort{tr: WithRMPP(tr)}, nil
+	return NewUMADPort(tr), nil
 }
 
 // NewUMADPort wraps an open Transport; the UMADPort owns it from then on.
-func NewUMADPort(tr fabric.Transport) *UMADPort { return &UMADPort{tr: WithRMPP(tr)} }
+func NewUMADPort(tr fabric.Transport) *UMADPort {
+	return &UMADPort{tr: WithRMPP(tr), production: IsProduction(tr)}
+}
 
 // Port describes the local port, as umad_get_port.
 func (p *UMADPort) Port() fabric.PortAttr { return p.tr.Port() }
@@ -95,6 +102,9 @@ func (p *UMADPort) Send(ctx context.Context, agent int, data []byte, addr fabric
 	}
 	if retries < 0 {
 		return fmt.Errorf("send: retries %d: %w", retries, syscall.EINVAL)
+	}
+	if mad.MethodOf(data) == mad.MethodSet && !p.AllowSet && p.production {
+		return fmt.Errorf("send: %w", ErrSetRefused)
 	}
 	pkt := fabric.Packet{Agent: fabric.AgentID(agent), Retries: retries, Addr: addr, Data: data}
 	switch {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
@@ -74,6 +75,32 @@ func TestSetGate(t *testing.T) {
 		line = audit[1].String()
 		if strings.Contains(line, "deadbeef") || !strings.Contains(line, "PortInfo") || !strings.HasSuffix(line, "42") {
 			t.Errorf("PortInfo audit line %q: want M_Key masked, data kept", line)
+		}
+	})
+}
+
+// TestUMADPortSetGate: the raw umad port (Lua's umad module) refuses a
+// Set on the kernel backend unless AllowSet.
+func TestUMADPortSetGate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFabric(t, twoCA())
+		p, err := engine.OpenUMADPort(t.Context(), f, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		id, err := p.Register(t.Context(), mad.ClassPerf, 1, 0, [2]uint64{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := make([]byte, mad.Size)
+		m[0], m[1], m[2], m[3] = 1, mad.ClassPerf, 1, mad.MethodSet
+		if err := p.Send(t.Context(), id, m, fabric.Addr{LID: 2, QPN: 1, QKey: 0x80010000}, 0, 0); !errors.Is(err, engine.ErrSetRefused) {
+			t.Errorf("Set without AllowSet: %v", err)
+		}
+		p.AllowSet = true
+		if err := p.Send(t.Context(), id, m, fabric.Addr{LID: 2, QPN: 1, QKey: 0x80010000}, 0, 0); err != nil {
+			t.Errorf("Set with AllowSet: %v", err)
 		}
 	})
 }
