@@ -164,21 +164,7 @@ func TestRMPPDriverFaults(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				f, err := sim.Load(fattree2000, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				tr, err := f.Attach("h010-05", 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ft := &faulty{Transport: tr, rng: rand.New(rand.NewPCG(7, 9)), loss: c.loss, dup: c.dup, swap: c.swap}
-				s, err := engine.New(ft, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer s.Close()
+				s, ft := faultySession(t, &faulty{rng: rand.New(rand.NewPCG(7, 9)), loss: c.loss, dup: c.dup, swap: c.swap})
 				recs, err := s.NodeRecords(t.Context(), engine.Timeout(60*time.Second))
 				seen, dropped, doubled := ft.stats()
 				if err != nil {
@@ -197,23 +183,9 @@ func TestRMPPDriverFaults(t *testing.T) {
 // the request completes with a timeout, not a hang.
 func TestRMPPDriverSenderVanishes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, err := sim.Load(fattree2000, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		tr, err := f.Attach("h010-05", 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ft := &faulty{Transport: tr, rng: rand.New(rand.NewPCG(1, 2)), dropAfter: 10}
-		s, err := engine.New(ft, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s, _ := faultySession(t, &faulty{rng: rand.New(rand.NewPCG(1, 2)), dropAfter: 10})
 		start := time.Now()
-		_, err = s.NodeRecords(t.Context(), engine.Timeout(3*time.Second), engine.Retries(0))
+		_, err := s.NodeRecords(t.Context(), engine.Timeout(3*time.Second), engine.Retries(0))
 		if !errors.Is(err, fabric.ErrTimeout) {
 			t.Fatalf("err %v, want a timeout", err)
 		}
@@ -328,23 +300,9 @@ func TestUMADPortRMPPEdges(t *testing.T) {
 // in Linux (rmpp.md section 9, case 31).
 func TestSASlowTransfer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, err := sim.Load(fattree2000, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		tr, err := f.Attach("h010-05", 1)
-		if err != nil {
-			t.Fatal(err)
-		}
 		// Every ACK is lost once in a while: the SA resends windows after
 		// its 200 ms ACK timeout, so the transfer takes seconds.
-		ft := &faulty{Transport: tr, rng: rand.New(rand.NewPCG(3, 4)), loss: 0.3}
-		s, err := engine.New(ft, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s, _ := faultySession(t, &faulty{rng: rand.New(rand.NewPCG(3, 4)), loss: 0.3})
 		start := time.Now()
 		recs, err := s.NodeRecords(t.Context(), engine.Timeout(time.Second), engine.Retries(0))
 		if err != nil || len(recs) != 2000 {
@@ -354,4 +312,27 @@ func TestSASlowTransfer(t *testing.T) {
 			t.Fatalf("the transfer took %v; the test needs one longer than the timeout", d)
 		}
 	})
+}
+
+// faultySession opens a Session on host h010-05 of fattree-2000 through
+// a faulty transport configured as ft; both close when t ends. Called
+// inside a synctest bubble, everything it starts belongs to the bubble.
+func faultySession(t *testing.T, ft *faulty) (*engine.Session, *faulty) {
+	t.Helper()
+	f, err := sim.Load(fattree2000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tr, err := f.Attach("h010-05", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.Transport = tr
+	s, err := engine.New(ft, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, ft
 }
