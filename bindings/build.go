@@ -2,6 +2,7 @@ package bindings
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -98,7 +99,7 @@ func madSend(e *Env, L *lua.LState) int {
 	status := 0
 	switch {
 	case err == nil:
-	case asStatus(err, &se):
+	case errors.As(err, &se):
 		status = int(se.Status)
 	default:
 		raise(L, "mad.send", "%v", err)

@@ -2,13 +2,11 @@ package bindings
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
@@ -136,6 +134,3 @@ func madAttributes(_ *Env, L *lua.LState) int {
 	L.Push(arr)
 	return 1
 }
-
-// asStatus is errors.As for a MAD status error.
-func asStatus(err error, se **engine.StatusError) bool { return errors.As(err, se) }
