@@ -49,6 +49,7 @@ package mux
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -86,6 +87,9 @@ type Options struct {
 	// QueueLimit bounds the receive queue; 0 means DefaultQueueLimit.
 	// Timeout records are queued past it, as in the kernel.
 	QueueLimit int
+	// Logger gets a debug line for every malformed MAD the wire delivers
+	// (see Stats.Malformed); nil discards them.
+	Logger *slog.Logger
 }
 
 // Stats counts what a Mux dropped or did on its own. Counters only grow.
@@ -94,7 +98,7 @@ type Stats struct {
 	Unowned     uint64 // requests no agent owned
 	Answered    uint64 // of those, answered with status 0x000C
 	QueueDrops  uint64 // MADs dropped because the receive queue was full
-	Malformed   uint64 // MADs shorter than a header or with BaseVersion != 1
+	Malformed   uint64 // MADs shorter than their header, longer than 256 bytes or with BaseVersion != 1
 	Retransmits uint64 // request retransmissions after a timeout
 	Timeouts    uint64 // requests completed with StatusTimeout
 }
@@ -234,6 +238,7 @@ type Mux struct {
 	port       *Port
 	answer     bool
 	queueLimit int
+	log        *slog.Logger
 	ready      chan struct{} // cap 1: "the queue may be non-empty"; never closed
 	done       chan struct{} // closed by Close
 
@@ -275,12 +280,16 @@ func New(w Wire, port fabric.PortAttr, opts *Options) *Mux {
 	if o.QueueLimit <= 0 {
 		o.QueueLimit = DefaultQueueLimit
 	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	return &Mux{
 		wire:       w,
 		attr:       port,
 		port:       o.Port,
 		answer:     o.AnswerUnowned,
 		queueLimit: o.QueueLimit,
+		log:        o.Logger,
 		ready:      make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		out:        make(map[uint64]*request),
@@ -650,8 +659,8 @@ func (m *Mux) enqueueLocked(r record, data []byte) bool {
 // It may be called from inside Wire.Transmit.
 func (m *Mux) Deliver(p *fabric.Packet) {
 	b := p.Data
-	if len(b) < mad.HeaderSize || b[0] != 1 {
-		m.malformed.Add(1)
+	if len(b) < mad.HeaderSize || len(b) > mad.Size || b[0] != 1 {
+		m.dropMalformed(p)
 		return
 	}
 	rt := m.port.routes.Load()
@@ -675,7 +684,7 @@ func (m *Mux) Deliver(p *fabric.Packet) {
 	var oui uint32
 	if isVendorOUIClass(class) {
 		if len(b) < 40 {
-			m.malformed.Add(1)
+			m.dropMalformed(p)
 			return
 		}
 		oui = uint32(b[37])<<16 | uint32(b[38])<<8 | uint32(b[39])
