@@ -474,7 +474,8 @@ type Event struct {
 	ID     uint32
 	Event  uint32
 	Status int32
-	Conn   ConnParam // the param union read as conn
+	Conn   ConnParam // the param union read as conn (events of RC ids)
+	UD     UDParam   // the param union read as ud (events of UD ids)
 	Raw    [UDParamSize]byte
 }
 
@@ -488,6 +489,7 @@ func ParseEvent(b []byte) (Event, error) {
 	e.Status = int32(ne.Uint32(b[16:]))
 	copy(e.Raw[:], b[20:324])
 	e.Conn.get(e.Raw[:ConnParamSize])
+	e.UD = ParseUDParam(e.Raw[:])
 	return e, nil
 }
 
@@ -499,4 +501,127 @@ func PutEvent(b []byte, e *Event) {
 	ne.PutUint32(b[12:], e.Event)
 	ne.PutUint32(b[16:], uint32(e.Status))
 	copy(b[20:324], e.Raw[:])
+}
+
+// QUERY (rdma_ucm_query) and its RDMA_USER_CM_QUERY_ADDR answer, which
+// librdmacm issues after ADDR_RESOLVED and for the new id of a
+// CONNECT_REQUEST to learn the id's addresses.
+const (
+	QuerySize                   = 16
+	QueryAddrRespSize           = 280 // with ibdev_index and reserved1 (newer kernels)
+	QueryAddrRespMinSize        = 272 // older kernels end after dst_addr
+	QueryAddr            uint32 = 0   // RDMA_USER_CM_QUERY_ADDR
+)
+
+// QueryLayout is struct rdma_ucm_query:
+//
+//	struct rdma_ucm_query {
+//		__u64 response;
+//		__u32 id;
+//		__u32 option;
+//	};
+var QueryLayout = []Field{{"response", 0, 8}, {"id", 8, 4}, {"option", 12, 4}}
+
+// QueryAddrRespLayout is struct rdma_ucm_query_addr_resp:
+//
+//	struct rdma_ucm_query_addr_resp {
+//		__aligned_u64 node_guid;
+//		__u8  port_num;
+//		__u8  reserved;
+//		__u16 pkey;
+//		__u16 src_size;
+//		__u16 dst_size;
+//		struct __kernel_sockaddr_storage src_addr;
+//		struct __kernel_sockaddr_storage dst_addr;
+//		__u32 ibdev_index;
+//		__u32 reserved1;
+//	};
+var QueryAddrRespLayout = []Field{{"node_guid", 0, 8}, {"port_num", 8, 1}, {"reserved", 9, 1},
+	{"pkey", 10, 2}, {"src_size", 12, 2}, {"dst_size", 14, 2}, {"src_addr", 16, 128},
+	{"dst_addr", 144, 128}, {"ibdev_index", 272, 4}, {"reserved1", 276, 4}}
+
+// QueryAddrCmd frames QUERY with option RDMA_USER_CM_QUERY_ADDR.
+func QueryAddrCmd(id uint32) Command {
+	c := newCommand(CmdQuery, QuerySize, QueryAddrRespSize, QueryLayout)
+	put32(c, QueryLayout, "id", id)
+	put32(c, QueryLayout, "option", QueryAddr)
+	return c
+}
+
+// AddrInfo is struct rdma_ucm_query_addr_resp decoded; Src and Dst are
+// the raw sockaddrs (SockaddrIB for AF_IB ids).
+type AddrInfo struct {
+	NodeGUID uint64
+	PortNum  uint8
+	PKey     uint16
+	Src, Dst []byte
+}
+
+// ParseAddrInfo decodes a QUERY_ADDR answer of at least 272 bytes.
+func ParseAddrInfo(b []byte) (AddrInfo, error) {
+	var a AddrInfo
+	if len(b) < QueryAddrRespMinSize {
+		return a, fmt.Errorf("rdmacm: query_addr response of %d bytes: %w", len(b), syscall.ENOSPC)
+	}
+	a.NodeGUID, a.PortNum, a.PKey = ne.Uint64(b[0:]), b[8], ne.Uint16(b[10:])
+	ss, ds := min(int(ne.Uint16(b[12:])), SockaddrStoreSize), min(int(ne.Uint16(b[14:])), SockaddrStoreSize)
+	a.Src = append([]byte(nil), b[16:16+ss]...)
+	a.Dst = append([]byte(nil), b[144:144+ds]...)
+	return a, nil
+}
+
+// PutAddrInfo encodes a QUERY_ADDR answer (what the kernel writes); the
+// kernel model uses it. b holds at least 272 bytes.
+func PutAddrInfo(b []byte, a *AddrInfo) {
+	ne.PutUint64(b[0:], a.NodeGUID)
+	b[8] = a.PortNum
+	ne.PutUint16(b[10:], a.PKey)
+	ne.PutUint16(b[12:], uint16(copy(b[16:144], a.Src)))
+	ne.PutUint16(b[14:], uint16(copy(b[144:272], a.Dst)))
+}
+
+// ParseSockaddrIB decodes struct sockaddr_ib: false when b is shorter or
+// its family is not AF_IB.
+func ParseSockaddrIB(b []byte) (gid [16]byte, pkey uint16, sid uint64, ok bool) {
+	if len(b) < SockaddrIBSize || ne.Uint16(b[0:]) != AF_IB {
+		return gid, 0, 0, false
+	}
+	copy(gid[:], b[8:24])
+	return gid, binary.BigEndian.Uint16(b[2:]), binary.BigEndian.Uint64(b[24:]), true
+}
+
+// ParseConnParam decodes struct rdma_ucm_conn_param (272 bytes); the
+// kernel model reads CONNECT and ACCEPT with it.
+func ParseConnParam(b []byte) ConnParam {
+	var p ConnParam
+	p.get(b[:ConnParamSize])
+	return p
+}
+
+// PutConnParam encodes p as struct rdma_ucm_conn_param into b (272 bytes).
+func PutConnParam(b []byte, p *ConnParam) { p.put(b[:ConnParamSize]) }
+
+// UDParam is struct rdma_ucm_ud_param: the param of events of UD ids.
+type UDParam struct {
+	QPNum, QKey uint32
+	AHAttr      [AHAttrSize]byte // struct ib_uverbs_ah_attr, raw
+	PrivateData []byte           // at most 256 bytes
+}
+
+// ParseUDParam decodes struct rdma_ucm_ud_param (304 bytes).
+func ParseUDParam(b []byte) UDParam {
+	var p UDParam
+	p.QPNum, p.QKey = ne.Uint32(b[0:]), ne.Uint32(b[4:])
+	copy(p.AHAttr[:], b[8:40])
+	n := min(int(b[296]), MaxPrivateData)
+	p.PrivateData = append([]byte(nil), b[40:40+n]...)
+	return p
+}
+
+// PutUDParam encodes p as struct rdma_ucm_ud_param into b (304 bytes).
+func PutUDParam(b []byte, p *UDParam) {
+	ne.PutUint32(b[0:], p.QPNum)
+	ne.PutUint32(b[4:], p.QKey)
+	copy(b[8:40], p.AHAttr[:])
+	b[296] = uint8(copy(b[40:40+MaxPrivateData], p.PrivateData))
 }

@@ -47,6 +47,8 @@ func TestLayouts(t *testing.T) {
 		{"rdma_ucm_bind", BindLayout, 136},
 		{"rdma_ucm_resolve_addr", ResolveAddrLayout, 272},
 		{"sockaddr_ib", SockaddrIBLayout, 48},
+		{"rdma_ucm_query", QueryLayout, 16},
+		{"rdma_ucm_query_addr_resp", QueryAddrRespLayout, 280},
 	} {
 		checkLayout(t, c.name, c.l, c.total)
 	}
@@ -82,6 +84,7 @@ func TestCommandSizes(t *testing.T) {
 		{"MIGRATE_ID", MigrateIDCmd(1, 5), 18, 16, 4, 0},
 		{"BIND", BindCmd(1, nil), 20, 136, 0, -1},
 		{"RESOLVE_ADDR", ResolveAddrCmd(1, nil, nil, 0), 21, 272, 0, -1},
+		{"QUERY", QueryAddrCmd(1), 19, 16, 280, 0},
 	} {
 		if c.c.Cmd() != c.cmd || c.c.In() != c.in || c.c.Out() != c.out || len(c.c.B) != 8+c.in {
 			t.Errorf("%s: cmd %d in %d out %d len %d, want %d %d %d %d", c.name, c.c.Cmd(), c.c.In(), c.c.Out(), len(c.c.B), c.cmd, c.in, c.out, 8+c.in)
@@ -137,5 +140,42 @@ func TestEventRoundTrip(t *testing.T) {
 	sa := SockaddrIB([16]byte{0xfe, 0x80, 15: 1}, 0xffff, 0x1061d2f)
 	if len(sa) != 48 || sa[0] != AF_IB || sa[2] != 0xff || sa[8] != 0xfe || sa[31] != 0x2f {
 		t.Errorf("sockaddr_ib % x", sa)
+	}
+}
+
+// TestQueryAddrAndUDRoundTrip: QUERY_ADDR answers and the ud member of the
+// event param decode what the kernel writes.
+func TestQueryAddrAndUDRoundTrip(t *testing.T) {
+	src := SockaddrIB([16]byte{0xfe, 0x80, 15: 2}, 0xffff, 0x1061d2f)
+	dst := SockaddrIB([16]byte{0xfe, 0x80, 15: 3}, 0x8001, 0)
+	b := make([]byte, QueryAddrRespSize)
+	PutAddrInfo(b, &AddrInfo{NodeGUID: 0x1122, PortNum: 1, PKey: 0xffff, Src: src, Dst: dst})
+	if got := binary.NativeEndian.Uint16(b[12:]); got != SockaddrIBSize {
+		t.Errorf("src_size %d", got)
+	}
+	a, err := ParseAddrInfo(b[:QueryAddrRespMinSize])
+	if err != nil {
+		t.Fatal(err)
+	}
+	gid, pkey, sid, ok := ParseSockaddrIB(a.Src)
+	if !ok || a.NodeGUID != 0x1122 || a.PortNum != 1 || gid[15] != 2 || pkey != 0xffff || sid != 0x1061d2f {
+		t.Errorf("src %+v: gid % x pkey %#x sid %#x ok %v", a, gid, pkey, sid, ok)
+	}
+	if _, pkey, sid, ok := ParseSockaddrIB(a.Dst); !ok || pkey != 0x8001 || sid != 0 {
+		t.Errorf("dst pkey %#x sid %#x", pkey, sid)
+	}
+	if _, err := ParseAddrInfo(b[:100]); err == nil {
+		t.Error("short answer: no error")
+	}
+	if _, _, _, ok := ParseSockaddrIB(make([]byte, 48)); ok {
+		t.Error("family 0 parsed as AF_IB")
+	}
+	e := Event{ID: 3, Event: 9}
+	PutUDParam(e.Raw[:], &UDParam{QPNum: 0x4242, QKey: 0x01234567, PrivateData: []byte("ud")})
+	ev := make([]byte, EventRespSize)
+	PutEvent(ev, &e)
+	got, err := ParseEvent(ev)
+	if err != nil || got.UD.QPNum != 0x4242 || got.UD.QKey != 0x01234567 || string(got.UD.PrivateData) != "ud" {
+		t.Errorf("ud param %+v %v", got.UD, err)
 	}
 }

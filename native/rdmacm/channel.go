@@ -128,3 +128,22 @@ func (ch *Channel) GetEvent(ctx context.Context) (Event, error) {
 		return ParseEvent(resp)
 	}
 }
+
+// QueryAddr is QUERY with RDMA_USER_CM_QUERY_ADDR: the id's source and
+// destination addresses, its device's node GUID, port and P_Key.
+func (ch *Channel) QueryAddr(id uint32) (AddrInfo, error) {
+	resp := make([]byte, QueryAddrRespSize)
+	if err := ch.exec(fmt.Sprintf("query_addr %d", id), QueryAddrCmd(id), resp); err != nil {
+		return AddrInfo{}, err
+	}
+	return ParseAddrInfo(resp)
+}
+
+// Wait blocks until an event is queued on the channel (poll(2)'s POLLIN)
+// or ctx ends; it fetches nothing.
+func (ch *Channel) Wait(ctx context.Context) error {
+	if err := ch.dev.Wait(ctx); err != nil {
+		return fmt.Errorf("rdmacm: poll fd %d: %w", ch.Fd(), err)
+	}
+	return nil
+}

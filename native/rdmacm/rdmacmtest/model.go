@@ -2,8 +2,12 @@
 // (rdmacm-abi.md sections 2, 4, 6 and 8), for tests of native/rdmacm
 // without hardware: a global id table, one event FIFO per fd, the
 // events_reported counters, DESTROY_ID's purge, MIGRATE_ID's move, and the
-// errno of every rule. Events are injected with Kernel.Inject, as the
-// kernel's CM would generate them.
+// errno of every rule. The model also plays the kernel's CM between the
+// ids of one Kernel over AF_IB addresses (cm.go): BIND, RESOLVE_ADDR,
+// RESOLVE_ROUTE, LISTEN, CONNECT, ACCEPT, REJECT, DISCONNECT, QUERY
+// (addresses) and the teardown of DESTROY_ID and close. Events can also be
+// injected with Kernel.Inject and Kernel.Request, as the kernel's CM would
+// generate them.
 //
 // A Kernel and its fds are safe for concurrent use.
 package rdmacmtest
@@ -24,6 +28,9 @@ type Kernel struct {
 	nextFd int
 	ids    map[uint32]*kid
 	fds    map[int]*FD
+	gids   [][16]byte // the ports' GIDs (AddGID)
+	// nextPort numbers ephemeral ports.
+	nextPort int
 }
 
 type kid struct {
@@ -31,9 +38,12 @@ type kid struct {
 	uid      uint64
 	ps       uint16
 	reported uint32
-	listen   bool
 	backlog  int
 	parent   uint32 // the listener of an id made by a request
+	qpType   uint8
+	st       state
+	src, dst ibAddr
+	peer     uint32 // the other end of the connection (0: none)
 }
 
 // FD is one open rdma_cm fd; it implements rdmacm.Dev.
@@ -86,12 +96,12 @@ func (k *Kernel) Request(listener uint32, ev rdmacm.Event) (uint32, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	l, ok := k.ids[listener]
-	if !ok || !l.listen || l.backlog <= 0 {
+	if !ok || l.st != sListen || l.backlog <= 0 {
 		return 0, false
 	}
 	l.backlog--
 	k.nextID++
-	k.ids[k.nextID] = &kid{owner: l.owner, ps: l.ps, parent: listener}
+	k.ids[k.nextID] = &kid{owner: l.owner, ps: l.ps, qpType: l.qpType, parent: listener, st: sReqRcvd}
 	ev.UID, ev.ID, ev.Event = l.uid, k.nextID, EventConnectRequest
 	l.owner.pushq(queued{ev: ev, ctx: listener, child: k.nextID})
 	return k.nextID, true
@@ -139,6 +149,7 @@ func (f *FD) Close() error {
 	close(f.wake)
 	for h, i := range k.ids {
 		if i.owner == f {
+			k.teardownLocked(i)
 			delete(k.ids, h)
 		}
 	}
@@ -180,6 +191,11 @@ func (f *FD) Exec(c rdmacm.Command, resp []byte) error {
 	}
 	cmd, out, body := c.Cmd(), c.Out(), c.Body()
 	ne := nativeEndian
+	if n, ok := cmdSizes[cmd]; ok && len(body) < n {
+		// The kernel copies sizeof(cmd) from the write buffer; the model
+		// refuses a write too short to hold it rather than read past it.
+		return syscall.EINVAL
+	}
 	switch cmd {
 	case rdmacm.CmdCreateID:
 		if out < rdmacm.RespIDSize {
@@ -191,8 +207,14 @@ func (f *FD) Exec(c rdmacm.Command, resp []byte) error {
 		default:
 			return syscall.EINVAL
 		}
+		qp := body[18]
+		if ps == rdmacm.PSUDP || ps == rdmacm.PSIPoIB {
+			qp = rdmacm.QPTypeUD // ucma_get_qp_type
+		} else if ps == rdmacm.PSTCP {
+			qp = rdmacm.QPTypeRC
+		}
 		k.nextID++
-		k.ids[k.nextID] = &kid{owner: f, uid: ne.Uint64(body[0:]), ps: ps}
+		k.ids[k.nextID] = &kid{owner: f, uid: ne.Uint64(body[0:]), ps: ps, qpType: qp}
 		ne.PutUint32(resp, k.nextID)
 	case rdmacm.CmdDestroyID:
 		if out < rdmacm.RespIDSize {
@@ -203,12 +225,17 @@ func (f *FD) Exec(c rdmacm.Command, resp []byte) error {
 			return err
 		}
 		id := ne.Uint32(body[8:])
+		k.teardownLocked(i)
 		delete(k.ids, id)
 		var keep []queued
 		for _, q := range f.q {
 			switch {
 			case q.ctx == id && q.child != 0:
-				delete(k.ids, q.child) // an unread request's new id goes too
+				// An unread request's new id goes too, rejecting its peer.
+				if c, ok := k.ids[q.child]; ok {
+					k.teardownLocked(c)
+				}
+				delete(k.ids, q.child)
 			case q.ctx == id:
 			default:
 				keep = append(keep, q)
@@ -272,22 +299,42 @@ func (f *FD) Exec(c rdmacm.Command, resp []byte) error {
 		if b <= 0 || b > 1024 {
 			b = 1024
 		}
-		i.listen, i.backlog = true, b
-	case rdmacm.CmdDisconnect, rdmacm.CmdResolveRoute, rdmacm.CmdBind, rdmacm.CmdResolveAddr,
-		rdmacm.CmdReject:
-		if _, err := k.lookup(f, ne.Uint32(body[0:])); err != nil {
-			return err
+		if i.st == sIdle {
+			// rdma_listen binds an idle id to the wildcard address first
+			// (the kernel's is AF_INET; the model's is AF_IB).
+			if err := k.bindLocked(ne.Uint32(body[0:]), i, rdmacm.SockaddrIB([16]byte{}, 0xffff, 0)); err != nil {
+				return err
+			}
 		}
-	case rdmacm.CmdConnect:
-		if _, err := k.lookup(f, ne.Uint32(body[272:])); err != nil {
-			return err
+		if i.st != sBound && i.st != sListen {
+			return syscall.EINVAL
 		}
-	case rdmacm.CmdAccept:
-		i, err := k.lookup(f, ne.Uint32(body[280:]))
+		i.st, i.backlog = sListen, b
+	case rdmacm.CmdBind:
+		id := ne.Uint32(body[0:])
+		i, err := k.lookup(f, id)
 		if err != nil {
 			return err
 		}
-		i.uid = ne.Uint64(body[0:])
+		n := int(ne.Uint16(body[4:]))
+		if n > rdmacm.SockaddrStoreSize {
+			return syscall.EINVAL
+		}
+		return k.bindLocked(id, i, body[8:8+n])
+	case rdmacm.CmdResolveAddr:
+		return k.resolveAddr(f, body)
+	case rdmacm.CmdResolveRoute:
+		return k.resolveRoute(f, body)
+	case rdmacm.CmdConnect:
+		return k.connect(f, body)
+	case rdmacm.CmdAccept:
+		return k.accept(f, body)
+	case rdmacm.CmdReject:
+		return k.reject(f, body)
+	case rdmacm.CmdDisconnect:
+		return k.disconnect(f, body)
+	case rdmacm.CmdQuery:
+		return k.query(f, out, body, resp)
 	case rdmacm.CmdGetOption:
 		return syscall.ENOSYS
 	default:
@@ -309,4 +356,15 @@ func (k *Kernel) lookup(f *FD, id uint32) (*kid, error) {
 		return nil, syscall.EINVAL
 	}
 	return i, nil
+}
+
+// cmdSizes are the struct sizes of the commands the model decodes.
+var cmdSizes = map[uint32]int{
+	rdmacm.CmdCreateID: rdmacm.CreateIDSize, rdmacm.CmdDestroyID: rdmacm.DestroyIDSize,
+	rdmacm.CmdGetEvent: rdmacm.GetEventSize, rdmacm.CmdMigrateID: rdmacm.MigrateIDSize,
+	rdmacm.CmdListen: rdmacm.ListenSize, rdmacm.CmdBind: rdmacm.BindSize,
+	rdmacm.CmdResolveAddr: rdmacm.ResolveAddrSize, rdmacm.CmdResolveRoute: rdmacm.ResolveRouteSize,
+	rdmacm.CmdConnect: rdmacm.ConnParamSize + 8, rdmacm.CmdAccept: rdmacm.ConnParamSize + 16,
+	rdmacm.CmdReject: rdmacm.RejectSize, rdmacm.CmdDisconnect: rdmacm.DisconnectSize,
+	rdmacm.CmdQuery: rdmacm.QuerySize,
 }
