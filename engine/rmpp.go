@@ -64,6 +64,33 @@ type RMPPTransport struct {
 	saAgents map[uint16]fabric.AgentID // engine-owned RMPP agents by class<<8|version
 
 	retx atomic.Uint64 // requests the driver resent
+
+	// plain has bit id set for agents the driver passes through untouched
+	// (no RMPP, no engine calls): the lock-free hot path of Send and
+	// handle. Kept by setAgentLocked.
+	plain   atomic.Uint32
+	hotHand atomic.Pointer[func(p *fabric.Packet)] // handler, for that path
+}
+
+// setAgentLocked stores agent id's state and its plain bit; w.mu is held.
+func (w *RMPPTransport) setAgentLocked(id fabric.AgentID, a rmppAgent) {
+	w.agents[id] = a
+	bit := uint32(1) << uint(id)
+	for {
+		old := w.plain.Load()
+		nw := old &^ bit
+		if !a.on && a.calls == nil {
+			nw |= bit
+		}
+		if w.plain.CompareAndSwap(old, nw) {
+			return
+		}
+	}
+}
+
+// isPlain reports whether agent id is passed through untouched.
+func (w *RMPPTransport) isPlain(id fabric.AgentID) bool {
+	return id >= 0 && int(id) < fabric.MaxAgents && w.plain.Load()&(1<<uint(id)) != 0
 }
 
 type rmppAgent struct {
@@ -170,6 +197,11 @@ func (w *RMPPTransport) Port() fabric.PortAttr { return w.tr.Port() }
 func (w *RMPPTransport) SetHandler(h func(p *fabric.Packet)) {
 	w.mu.Lock()
 	w.handler = h
+	if h == nil {
+		w.hotHand.Store(nil)
+	} else {
+		w.hotHand.Store(&h)
+	}
 	w.mu.Unlock()
 }
 
@@ -181,7 +213,7 @@ func (w *RMPPTransport) Register(ctx context.Context, a fabric.Agent) (fabric.Ag
 	}
 	w.mu.Lock()
 	if id >= 0 && int(id) < len(w.agents) {
-		w.agents[id] = rmppAgent{on: !w.native && a.RMPPVersion == 1 && rmpp.ClassUsesRMPP(a.Class)}
+		w.setAgentLocked(id, rmppAgent{on: !w.native && a.RMPPVersion == 1 && rmpp.ClassUsesRMPP(a.Class)})
 	}
 	w.mu.Unlock()
 	return id, nil
@@ -194,7 +226,7 @@ func (w *RMPPTransport) Unregister(ctx context.Context, id fabric.AgentID) error
 	}
 	w.mu.Lock()
 	if id >= 0 && int(id) < len(w.agents) {
-		w.agents[id] = rmppAgent{}
+		w.setAgentLocked(id, rmppAgent{})
 	}
 	for k := range w.sends {
 		if k.agent == id {
@@ -233,6 +265,9 @@ func (a *action) send(agent fabric.AgentID, addr fabric.Addr, b []byte) {
 func (w *RMPPTransport) Send(ctx context.Context, p *fabric.Packet) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if w.isPlain(p.Agent) {
+		return w.tr.Send(ctx, p) // closed or not, the transport says
 	}
 	w.mu.Lock()
 	if w.closed {
@@ -370,6 +405,12 @@ func timeoutRecord(agent fabric.AgentID, r *xReq) *fabric.Packet {
 
 // handle processes a packet from the wrapped transport.
 func (w *RMPPTransport) handle(p *fabric.Packet) {
+	if w.isPlain(p.Agent) {
+		if h := w.hotHand.Load(); h != nil {
+			(*h)(p) // the hot path: no lock, no copy
+			return
+		}
+	}
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -592,6 +633,7 @@ func (w *RMPPTransport) Close() error {
 		return nil
 	}
 	w.closed = true
+	w.plain.Store(0) // everything takes the locked path, which sees closed
 	if w.timer != nil {
 		w.timer.Stop()
 	}
@@ -635,7 +677,9 @@ func (w *RMPPTransport) rpc(ctx context.Context, class, version uint8, req []byt
 	w.nextTID++
 	tid := w.nextTID
 	if w.agents[id].calls == nil {
-		w.agents[id].calls = map[uint32]chan *fabric.Packet{}
+		a := w.agents[id]
+		a.calls = map[uint32]chan *fabric.Packet{}
+		w.setAgentLocked(id, a)
 	}
 	w.agents[id].calls[tid] = ch
 	w.mu.Unlock()
@@ -684,7 +728,7 @@ func (w *RMPPTransport) engineAgent(ctx context.Context, class, version uint8) (
 	}
 	if old, ok := w.saAgents[k]; ok {
 		_ = w.tr.Unregister(ctx, id) // lost a race: keep the first
-		w.agents[id] = rmppAgent{}
+		w.setAgentLocked(id, rmppAgent{})
 		return old, nil
 	}
 	w.saAgents[k] = id

@@ -217,13 +217,13 @@ func (s *Session) submit(o *op) {
 		return
 	}
 	if o.serial {
-		if q := s.dests[o.key]; q != nil {
+		if q, _ := s.dests.Get(uint64(o.key)); q != nil {
 			o.state = stateQueued
 			q.push(o)
 			s.mu.Unlock()
 			return
 		}
-		s.dests[o.key] = s.newQueue()
+		s.dests.Set(uint64(o.key), s.newQueue())
 	}
 	o.state = stateQueued
 	s.ready.push(o)
@@ -259,7 +259,7 @@ func (s *Session) fillLocked(send []*op) []*op {
 		tid := s.nextTID
 		for {
 			tid++
-			if tid != 0 && s.ops[tid] == nil {
+			if _, busy := s.ops.Get(uint64(tid)); tid != 0 && !busy {
 				break
 			}
 		}
@@ -268,7 +268,7 @@ func (s *Session) fillLocked(send []*op) []*op {
 		mad.SetTID(o.req[:o.n], uint64(tid))
 		o.pkt.Data = o.req[:o.n]
 		o.state = stateSent
-		s.ops[tid] = o
+		s.ops.Set(uint64(tid), o)
 		s.inflight++
 		o.refs.Add(1) // the sender's
 		send = append(send, o)
@@ -282,14 +282,14 @@ func (s *Session) releaseKeyLocked(o *op) {
 	if !o.serial {
 		return
 	}
-	q := s.dests[o.key]
+	q, _ := s.dests.Get(uint64(o.key))
 	if q == nil {
 		return
 	}
 	for {
 		next := q.pop()
 		if next == nil {
-			delete(s.dests, o.key)
+			s.dests.Delete(uint64(o.key))
 			*q = opQueue{}
 			s.qFree = append(s.qFree, q)
 			return
@@ -315,12 +315,12 @@ func (s *Session) sendAll(send []*op) {
 			continue
 		}
 		s.mu.Lock()
-		if s.ops[o.tid] != o || o.state != stateSent {
+		if cur, _ := s.ops.Get(uint64(o.tid)); cur != o || o.state != stateSent {
 			s.mu.Unlock() // completed anyway (Close)
 			s.release(o)
 			continue
 		}
-		delete(s.ops, o.tid)
+		s.ops.Delete(uint64(o.tid))
 		s.inflight--
 		o.err = fmt.Errorf("engine: send %s to %s: %w", attrName(o.class, o.attrID, o.attrMod), o.target, err)
 		o.state = stateDone
@@ -340,14 +340,14 @@ func (s *Session) complete(p *fabric.Packet) {
 	}
 	tid := uint32(mad.TIDOf(p.Data))
 	s.mu.Lock()
-	o := s.ops[tid]
+	o, _ := s.ops.Get(uint64(tid))
 	if o == nil || o.pkt.Agent != p.Agent || o.state != stateSent {
 		s.mu.Unlock()
 		s.log.Debug("engine: dropped MAD", "agent", int(p.Agent), "status", p.Status,
 			"method", mad.MethodOf(p.Data), "tid", mad.TIDOf(p.Data))
 		return
 	}
-	delete(s.ops, tid)
+	s.ops.Delete(uint64(tid))
 	s.inflight--
 	o.rn = copy(o.resp[:], p.Data)
 	o.status, o.raddr = p.Status, p.Addr

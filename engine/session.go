@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/internal/intmap"
 	"github.com/ibscript/ibscript/mad"
 )
 
@@ -111,6 +112,9 @@ type Session struct {
 
 	agentMu sync.Mutex // guards agents
 	agents  map[uint16]fabric.AgentID
+	// agentByClass caches one agent per class for the lock-free path:
+	// version<<16 | AgentID+1, or 0.
+	agentByClass [256]atomic.Uint32
 
 	discMu   sync.Mutex // guards lastDisc
 	lastDisc *Discovery
@@ -125,9 +129,9 @@ type Session struct {
 	closed   bool
 	inflight int
 	nextTID  uint32
-	ops      map[uint32]*op // sent, by TID low 32 bits
-	dests    map[destKey]*opQueue
-	ready    opQueue // hold their destination, wait for the window
+	ops      intmap.Map[*op]      // sent, by TID low 32 bits
+	dests    intmap.Map[*opQueue] // by destKey
+	ready    opQueue              // hold their destination, wait for the window
 	qFree    []*opQueue
 }
 
@@ -165,8 +169,6 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 		window:     o.Window,
 		production: production, allowSet: o.AllowSet, audit: o.Audit, auditUser: o.AuditUser, maxMADs: o.MaxMADs,
 		agents: map[uint16]fabric.AgentID{},
-		ops:    map[uint32]*op{},
-		dests:  map[destKey]*opQueue{},
 	}
 	s.pool.New = func() any { return &op{s: s, done: make(chan struct{}, 1)} }
 	if h, ok := tr.(handlerSetter); ok {
@@ -254,16 +256,18 @@ func (s *Session) Close() error {
 
 	var failed []*op
 	s.mu.Lock()
-	for tid, o := range s.ops {
-		delete(s.ops, tid)
+	s.ops.All(func(_ uint64, o *op) bool {
 		failed = append(failed, o)
-	}
+		return true
+	})
+	s.ops.Clear()
 	s.ready.each(func(o *op) { failed = append(failed, o) })
 	s.ready = opQueue{}
-	for k, q := range s.dests {
+	s.dests.All(func(_ uint64, q *opQueue) bool {
 		q.each(func(o *op) { failed = append(failed, o) })
-		delete(s.dests, k)
-	}
+		return true
+	})
+	s.dests.Clear()
 	for _, o := range failed {
 		o.err = fmt.Errorf("engine: %w", net.ErrClosed)
 		o.state = stateDone
@@ -296,6 +300,9 @@ func (s *Session) read() {
 // agent returns the Session's send-only agent for (class, version),
 // registering it on first use.
 func (s *Session) agent(ctx context.Context, class, version uint8) (fabric.AgentID, error) {
+	if v := s.agentByClass[class].Load(); v != 0 && uint8(v>>16) == version {
+		return fabric.AgentID(v&0xffff) - 1, nil
+	}
 	k := uint16(class)<<8 | uint16(version)
 	s.agentMu.Lock()
 	defer s.agentMu.Unlock()
@@ -307,6 +314,7 @@ func (s *Session) agent(ctx context.Context, class, version uint8) (fabric.Agent
 		return -1, fmt.Errorf("engine: register agent class 0x%02x: %w", class, err)
 	}
 	s.agents[k] = id
+	s.agentByClass[class].CompareAndSwap(0, uint32(version)<<16|uint32(id+1))
 	return id, nil
 }
 

@@ -133,21 +133,27 @@ func ParseTarget(s string) (Target, error) {
 }
 
 // destKey names a destination node for the scheduler without allocating:
-// the DLID, the directed route, or the node GUID.
-type destKey struct {
-	kind TargetKind
-	n    uint8
-	lid  uint16
-	guid uint64
-	path [maxHops + 1]uint8
-}
+// the DLID, the node GUID, or a 64-bit hash of the directed route. Two
+// routes that hash alike only share a queue (their SMPs go one at a time),
+// which costs parallelism, never correctness.
+type destKey uint64
 
 func (t Target) key() destKey {
-	k := destKey{kind: t.Kind, lid: t.LID, guid: t.GUID}
-	if t.Kind == ByDR {
-		k.n = uint8(copy(k.path[:], t.Path))
+	switch t.Kind {
+	case ByLID:
+		return destKey(uint64(ByLID)<<56 | uint64(t.LID))
+	case ByDR:
+		// FNV-1a over the route, with the kind in the top byte.
+		h := uint64(14695981039346656037)
+		for _, b := range t.Path {
+			h ^= uint64(b)
+			h *= 1099511628211
+		}
+		return destKey(uint64(ByDR)<<56 | h&(1<<56-1))
 	}
-	return k
+	return guidKey(t.GUID)
 }
 
-func guidKey(guid uint64) destKey { return destKey{kind: ByGUID, guid: guid} }
+// guidKey keys a node by GUID. GUIDs are 64 bits; folding the top byte
+// into the kind keeps the key one word (a clash is a shared queue).
+func guidKey(guid uint64) destKey { return destKey(uint64(ByGUID)<<56 ^ guid) }

@@ -56,6 +56,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/internal/intmap"
 	"github.com/ibscript/ibscript/mad"
 )
 
@@ -193,7 +194,8 @@ type request struct {
 	addr     fabric.Addr
 	timeout  time.Duration
 	retries  int
-	tries    int // attempts made
+	tries    int    // attempts made
+	seq      uint64 // which use of this request this is; see Send
 	deadline time.Time
 	hidx     int // index in the deadline heap, -1 when not in it
 	n        int
@@ -252,8 +254,8 @@ type Mux struct {
 	mu      sync.Mutex // guards the fields below
 	closed  bool
 	agents  [fabric.MaxAgents]*agent
-	out     map[uint64]*request
-	heap    []*request // deadline min-heap of requests with Timeout > 0
+	out     intmap.Map[*request] // outstanding requests by key
+	heap    []*request           // deadline min-heap of requests with Timeout > 0
 	timer   *time.Timer
 	timerAt time.Time // when timer fires; zero when not armed
 	reqFree []*request
@@ -292,7 +294,6 @@ func New(w Wire, port fabric.PortAttr, opts *Options) *Mux {
 		log:        o.Logger,
 		ready:      make(chan struct{}, 1),
 		done:       make(chan struct{}),
-		out:        make(map[uint64]*request),
 	}
 }
 
@@ -470,12 +471,17 @@ func (p *Port) forget(a *agent) {
 
 // dropAgentLocked cancels a's outstanding requests; m.mu is held.
 func (m *Mux) dropAgentLocked(a *agent) {
-	for k, r := range m.out {
+	var drop []*request
+	m.out.All(func(_ uint64, r *request) bool {
 		if r.agent == a {
-			delete(m.out, k)
-			m.heapRemove(r)
-			m.freeReq(r)
+			drop = append(drop, r)
 		}
+		return true
+	})
+	for _, r := range drop {
+		m.out.Delete(r.key)
+		m.heapRemove(r)
+		m.freeReq(r)
 	}
 }
 
@@ -499,6 +505,10 @@ func (m *Mux) Send(ctx context.Context, p *fabric.Packet) error {
 	class := mad.MgmtClassOf(b)
 	resp := mad.IsResponse(b)
 
+	var (
+		sent *request // the outstanding request, if Send made one
+		seq  uint64
+	)
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -521,7 +531,7 @@ func (m *Mux) Send(ctx context.Context, p *fabric.Packet) error {
 		mad.SetTID(b, tid)
 		if p.Timeout != 0 {
 			key := tid | uint64(class)<<56
-			if m.out[key] != nil {
+			if _, busy := m.out.Get(key); busy {
 				m.mu.Unlock()
 				putTx(tx)
 				return fmt.Errorf("mux: send TID 0x%016x class 0x%02x: already outstanding: %w", tid, class, fabric.ErrInvalid)
@@ -530,12 +540,8 @@ func (m *Mux) Send(ctx context.Context, p *fabric.Packet) error {
 			r.key, r.agent, r.addr = key, a, p.Addr
 			r.timeout, r.retries, r.tries = p.Timeout, max(p.Retries, 0), 1
 			r.n = copy(r.buf[:], b)
-			m.out[key] = r
-			if p.Timeout > 0 {
-				r.deadline = time.Now().Add(p.Timeout)
-				m.heapPush(r)
-				m.armLocked()
-			}
+			m.out.Set(key, r)
+			sent, seq = r, r.seq
 		}
 	}
 	m.mu.Unlock()
@@ -544,14 +550,24 @@ func (m *Mux) Send(ctx context.Context, p *fabric.Packet) error {
 	// request, and the caller reuse p, before Transmit returns.
 	timeout := p.Timeout
 	err := m.wire.Transmit(&tx.p)
-	if err != nil && !resp && timeout != 0 {
-		// Nothing went out: withdraw the request without a completion.
-		key := mad.TIDOf(b) | uint64(class)<<56
+	if sent != nil {
+		// The deadline starts once the request is out. A wire that
+		// answers inside Transmit (the embedded simulator) has completed
+		// it already, and then no clock is read and no timer touched.
 		m.mu.Lock()
-		if r := m.out[key]; r != nil {
-			delete(m.out, key)
-			m.heapRemove(r)
-			m.freeReq(r)
+		if sent.seq == seq && sent.agent != nil && !m.closed {
+			switch {
+			case err != nil:
+				// Nothing went out: withdraw the request without a
+				// completion.
+				m.out.Delete(sent.key)
+				m.heapRemove(sent)
+				m.freeReq(sent)
+			case timeout > 0:
+				sent.deadline = time.Now().Add(timeout)
+				m.heapPush(sent)
+				m.armLocked()
+			}
 		}
 		m.mu.Unlock()
 	}
@@ -574,6 +590,7 @@ func (m *Mux) newReq() *request {
 func (m *Mux) freeReq(r *request) {
 	r.agent = nil
 	r.hidx = -1
+	r.seq++
 	m.reqFree = append(m.reqFree, r)
 }
 
@@ -721,12 +738,12 @@ func (m *Mux) Deliver(p *fabric.Packet) {
 // complete matches a response to an outstanding request of agent a.
 func (m *Mux) complete(a *agent, key uint64, p *fabric.Packet) bool {
 	m.mu.Lock()
-	r := m.out[key]
+	r, _ := m.out.Get(key)
 	if m.closed || r == nil || r.agent != a {
 		m.mu.Unlock()
 		return false
 	}
-	delete(m.out, key)
+	m.out.Delete(key)
 	m.heapRemove(r)
 	m.freeReq(r)
 	if h := m.handler.Load(); h != nil {
@@ -775,7 +792,7 @@ func (m *Mux) Close() error {
 			}
 		}
 		p.publish()
-		clear(m.out)
+		m.out.Clear()
 		m.heap = nil
 		if m.timer != nil {
 			m.timer.Stop()
@@ -842,7 +859,7 @@ func (m *Mux) fire() {
 			resend = append(resend, tx)
 			continue
 		}
-		delete(m.out, r.key)
+		m.out.Delete(r.key)
 		m.heapRemove(r)
 		if h != nil {
 			tx := getTx(r.addr, r.buf[:r.n])

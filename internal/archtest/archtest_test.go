@@ -35,13 +35,15 @@ var rules = []rule{
 	// The in-memory model of the rdma_cm device implements native/rdmacm's Dev.
 	{pkg: "native/rdmacm/rdmacmtest", allow: []string{"native/rdmacm"}},
 	{pkg: "topo", allow: []string{"mad/..."}},
-	{pkg: "fabric/mux", allow: []string{"fabric", "mad/..."}},
+	{pkg: "fabric/mux", allow: []string{"fabric", "mad/...", "internal/intmap"}},
 	{pkg: "fabric/kernel", allow: []string{"fabric", "fabric/mux", "native/...", "mad/..."}, third: []string{"golang.org/x/sys"}},
 	{pkg: "fabric/ibsim", allow: []string{"fabric", "fabric/mux", "mad/..."}},
 	{pkg: "fabric/fabrictest", allow: []string{"fabric", "fabric/mux", "mad/..."}},
 	{pkg: "fabric/record", allow: []string{"fabric", "mad/..."}},
 	{pkg: "sim", allow: []string{"fabric", "fabric/mux", "mad/...", "topo"}},
-	{pkg: "engine", allow: []string{"fabric", "mad/...", "topo"}},
+	{pkg: "engine", allow: []string{"fabric", "mad/...", "topo", "internal/intmap"}},
+	// The hot-path hash map: the standard library only.
+	{pkg: "internal/intmap", allow: nil},
 	// Plan results and reporters: the standard library only.
 	{pkg: "plan", allow: nil},
 	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan"}, third: []string{"github.com/yuin/gopher-lua"}},
