@@ -44,6 +44,12 @@ type Field struct {
 // otherwise, like a slice index, so callers check lengths once per
 // structure, not once per field.
 func (f Field) Get(b []byte) uint64 {
+	// One big-endian load covers any field that fits in the 8 bytes from
+	// its first byte, when b has them: shift off the bits before it and
+	// after it.
+	if o, r := f.Bit>>3, f.Bit&7; r+f.Width <= 64 && o+8 <= len(b) && o >= 0 {
+		return binary.BigEndian.Uint64(b[o:]) << r >> (64 - f.Width)
+	}
 	if f.Bit%8 == 0 && f.Width%8 == 0 {
 		o := f.Bit / 8
 		switch f.Width {
@@ -56,6 +62,9 @@ func (f Field) Get(b []byte) uint64 {
 		case 64:
 			return binary.BigEndian.Uint64(b[o:])
 		}
+	}
+	if hi, lo, ok := f.split(); ok {
+		return hi.Get(b)<<uint(lo.Width) | lo.Get(b)
 	}
 	var v uint64
 	first, last := f.Bit/8, (f.Bit+f.Width-1)/8
@@ -86,6 +95,11 @@ func (f Field) Put(b []byte, v uint64) {
 			return
 		}
 	}
+	if hi, lo, ok := f.split(); ok {
+		hi.Put(b, v>>uint(lo.Width))
+		lo.Put(b, v)
+		return
+	}
 	first, last := f.Bit/8, (f.Bit+f.Width-1)/8
 	shift := uint(8*(last+1) - (f.Bit + f.Width))
 	m := f.mask() << shift
@@ -95,6 +109,17 @@ func (f Field) Put(b []byte, v uint64) {
 		m >>= 8
 		v >>= 8
 	}
+}
+
+// split cuts a field that spans nine bytes (an unaligned field of 57 to 64
+// bits), which does not fit one 64-bit word, into the bits of its first
+// byte and the byte-aligned rest.
+func (f Field) split() (hi, lo Field, ok bool) {
+	if (f.Bit+f.Width-1)/8-f.Bit/8 < 8 {
+		return f, f, false
+	}
+	n := 8 - f.Bit%8
+	return Field{Bit: f.Bit, Width: n}, Field{Bit: f.Bit + n, Width: f.Width - n}, true
 }
 
 // Max is the largest value a numeric field holds.

@@ -177,3 +177,31 @@ func FuzzClassPortInfo(f *testing.F) {
 	}
 	madtest.Fuzz(f, func() madtest.Codec { return new(mad.ClassPortInfo) }, seeds...)
 }
+
+// TestFieldGetEveryPlacement checks Get and Put for every width and bit
+// offset in a 16-byte buffer against a bit-by-bit reading, near the end of
+// the buffer too (where Get cannot load a whole word).
+func TestFieldGetEveryPlacement(t *testing.T) {
+	b := make([]byte, 16)
+	for i := range b {
+		b[i] = byte(0x9d * (i + 3))
+	}
+	bit := func(i int) uint64 { return uint64(b[i/8]>>(7-i%8)) & 1 }
+	for width := 1; width <= 64; width++ {
+		for off := 0; off+width <= 8*len(b); off++ {
+			f := mad.Field{Name: "f", Bit: off, Width: width}
+			var want uint64
+			for i := off; i < off+width; i++ {
+				want = want<<1 | bit(i)
+			}
+			if got := f.Get(b); got != want {
+				t.Fatalf("Field{Bit: %d, Width: %d}.Get = %#x, want %#x", off, width, got, want)
+			}
+			c := append([]byte(nil), b...)
+			f.Put(c, want)
+			if !bytes.Equal(c, b) {
+				t.Fatalf("Field{Bit: %d, Width: %d}.Put of its own value changed the buffer", off, width)
+			}
+		}
+	}
+}

@@ -149,14 +149,20 @@ func (n *Node) EndPort(port int) *Port {
 // NodeIDFor returns the node id ibnetdiscover gives a node: "S-", "H-" or
 // "R-" followed by the node GUID as 16 hex digits.
 func NodeIDFor(t NodeType, guid uint64) string {
-	p := "H"
+	const hex = "0123456789abcdef"
+	var b [18]byte
+	b[0], b[1] = 'H', '-'
 	switch t {
 	case Switch:
-		p = "S"
+		b[0] = 'S'
 	case Router:
-		p = "R"
+		b[0] = 'R'
 	}
-	return fmt.Sprintf("%s-%016x", p, guid)
+	for i := 17; i >= 2; i-- {
+		b[i] = hex[guid&0xf]
+		guid >>= 4
+	}
+	return string(b[:])
 }
 
 func (n *Node) String() string {
