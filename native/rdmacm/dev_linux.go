@@ -109,9 +109,20 @@ func (d *fileDev) Exec(c Command, resp []byte) error {
 }
 
 func (d *fileDev) Wait(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, func() { d.f.SetReadDeadline(time.Unix(1, 0)) })
-	defer stop()
-	defer d.f.SetReadDeadline(time.Time{})
+	// The past deadline ctx's end sets must not outlive this call: when
+	// the AfterFunc has started, wait for it before clearing the deadline,
+	// or a late one would fail the next Wait at once.
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		d.f.SetReadDeadline(time.Unix(1, 0))
+		close(fired)
+	})
+	defer func() {
+		if !stop() {
+			<-fired
+		}
+		d.f.SetReadDeadline(time.Time{})
+	}()
 	err := d.rc.Read(func(fd uintptr) bool {
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		n, _ := unix.Poll(fds, 0)
