@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/native/rdmacm"
 	"github.com/ibscript/ibscript/native/umad"
 )
 
@@ -22,6 +23,12 @@ type Options struct {
 	FS fs.FS
 	// Open opens a device node; nil means umad.OpenDev.
 	Open func(path string) (umad.Dev, error)
+	// CMPath is the rdma_cm device OpenCM opens; "" means
+	// rdmacm.DevicePath (/dev/infiniband/rdma_cm).
+	CMPath string
+	// OpenCM opens one rdma_cm fd (tests plug rdmacmtest's model in
+	// here); nil means opening CMPath.
+	OpenCM func() (rdmacm.Dev, error)
 }
 
 // HasPorts reports whether sysfs (read through fsys, rooted at "/") lists
@@ -36,6 +43,9 @@ var ErrNoDevices = errors.New("no InfiniBand devices: /sys/class/infiniband_mad 
 type Fabric struct {
 	fsys fs.FS
 	open func(string) (umad.Dev, error)
+	// cmPath and openCM are Options.CMPath and Options.OpenCM.
+	cmPath string
+	openCM func() (rdmacm.Dev, error)
 
 	mu     sync.Mutex // guards the fields below
 	trs    map[*Transport]bool
@@ -46,8 +56,12 @@ var _ fabric.Fabric = (*Fabric)(nil)
 
 // New returns the Fabric of the host's (or o's) umad devices.
 func New(o *Options) *Fabric {
-	f := &Fabric{fsys: os.DirFS("/"), open: umad.OpenDev, trs: map[*Transport]bool{}}
+	f := &Fabric{fsys: os.DirFS("/"), open: umad.OpenDev, trs: map[*Transport]bool{}, cmPath: rdmacm.DevicePath}
 	if o != nil {
+		if o.CMPath != "" {
+			f.cmPath = o.CMPath
+		}
+		f.openCM = o.OpenCM
 		if o.FS != nil {
 			f.fsys = o.FS
 		}
