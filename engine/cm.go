@@ -166,6 +166,9 @@ type EventChannel struct {
 	wake   chan struct{} // closed and replaced when q grows or on close
 	closed bool
 	ids    int
+	// kch is the platform's channel (one rdma_cm fd) on a CM over a
+	// fabric.CMProvider; nil on the engine's own CM.
+	kch fabric.CMChannel
 }
 
 // CMID states.
@@ -204,6 +207,7 @@ type CMID struct {
 	ps     PortSpace
 	ud     bool
 	// guarded by cm.mu
+	uid             uint64 // the platform's cookie for the id's events (0 until a new id is accepted)
 	ch              *EventChannel
 	sync            bool
 	parked          *CMEvent // synchronous mode: the event of the last call
@@ -292,6 +296,21 @@ type cmDev struct {
 //     the id is destroyed or migrated all the same;
 //   - a REQ arriving on a listener without backlog credits is dropped
 //     (the peer's retries may find room), as the kernel refuses it.
+//
+// On a fabric that implements fabric.CMProvider (the kernel backend with
+// /dev/infiniband/rdma_cm) the CM is librdmacm alone: the platform does
+// the IB CM, resolves addresses and routes (the kernel asks the SA) and
+// queues the events, and the CM keeps librdmacm's layer over it
+// (cm_kernel.go). There, addresses are AF_IB (LIDs are turned into GIDs
+// through the fabric's ports, or the SA for remote LIDs), so private data
+// has no RDMA CM header in front (events report REQ 92 bytes, SIDR_REQ
+// 216), a wildcard bind means every port, the CONNECT_RESPONSE is
+// answered with the RTU only when it is fetched (as librdmacm does, so a
+// synchronous accept waits until the active side fetches it), per-connect
+// ResponseTimeout and MaxRetries are the platform's own, no reader
+// goroutine runs, and Pending reports 1 when the platform's channel has
+// an event (it gives no count) while WaitPending for more than one event
+// is EOPNOTSUPP.
 type CM struct {
 	fab  fabric.Fabric
 	sa   *Session
@@ -307,6 +326,11 @@ type CM struct {
 	nextHandle uint32
 	nextQPN    uint32
 	chans      map[*EventChannel]bool
+	// kdev is the platform's RDMA CM (nil: the engine's own IB CM);
+	// byUID finds its ids by the cookie their events carry.
+	kdev    fabric.CMDevice
+	byUID   map[uint64]*CMID
+	nextUID uint64
 }
 
 // NewCM returns a CM on fab whose routes come from sa's SA (sa may be on any
@@ -332,10 +356,18 @@ func NewCM(fab fabric.Fabric, sa *Session, opts *CMOptions) (*CM, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	kdev, err := kOpen(fab)
+	if err != nil {
+		return nil, err
+	}
 	return &CM{fab: fab, sa: sa, opts: o, log: o.Logger, devs: map[uint16]*cmDev{},
 		ids: map[uint32]*CMID{}, comms: map[uint32]*CMID{}, chans: map[*EventChannel]bool{},
-		nextQPN: 0x100 + rand.Uint32N(0x1000)}, nil
+		nextQPN: 0x100 + rand.Uint32N(0x1000), kdev: kdev, byUID: map[uint64]*CMID{}}, nil
 }
+
+// Platform reports whether the CM drives the fabric's own RDMA CM
+// (fabric.CMProvider) rather than the engine's IB CM.
+func (c *CM) Platform() bool { return c.kdev != nil }
 
 // Close destroys every id without waiting for acks, closes every channel
 // and port, and waits for the reader goroutines. It is idempotent.
@@ -347,7 +379,11 @@ func (c *CM) Close() error {
 	}
 	c.closed = true
 	for _, id := range c.ids {
-		c.teardownLocked(id)
+		if c.kdev != nil {
+			c.kForgetLocked(id) // closing its channel destroys it
+		} else {
+			c.teardownLocked(id)
+		}
 	}
 	for ch := range c.chans {
 		ch.closeLocked()
@@ -356,6 +392,11 @@ func (c *CM) Close() error {
 	c.devs = map[uint16]*cmDev{}
 	c.mu.Unlock()
 	var errs []error
+	if c.kdev != nil {
+		if err := c.kdev.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, d := range devs {
 		if err := d.tr.Close(); err != nil {
 			errs = append(errs, err)
@@ -376,6 +417,13 @@ func (c *CM) CreateEventChannel() (*EventChannel, error) {
 	if c.closed {
 		return nil, fmt.Errorf("rdmacm: create_event_channel: %w", net.ErrClosed)
 	}
+	if c.kdev != nil {
+		ch, err := c.kNewChannelLocked(false)
+		if err != nil {
+			return nil, fmt.Errorf("rdmacm: create_event_channel: %w", err)
+		}
+		return ch, nil
+	}
 	return c.newChannelLocked(false), nil
 }
 
@@ -390,6 +438,11 @@ func (ch *EventChannel) closeLocked() {
 		ch.closed = true
 		close(ch.wake)
 		delete(ch.cm.chans, ch)
+		if ch.kch != nil {
+			if err := ch.kch.Close(); err != nil {
+				ch.cm.log.Debug("rdmacm: close channel", "err", err)
+			}
+		}
 	}
 }
 
@@ -422,6 +475,9 @@ func (ch *EventChannel) Poll(ctx context.Context) error { return ch.WaitPending(
 // or ctx ends.
 func (ch *EventChannel) WaitPending(ctx context.Context, n int) error {
 	c := ch.cm
+	if ch.kch != nil {
+		return ch.kWaitPending(ctx, n)
+	}
 	for {
 		c.mu.Lock()
 		have, closed, wake := len(ch.q), ch.closed, ch.wake
@@ -442,6 +498,9 @@ func (ch *EventChannel) WaitPending(ctx context.Context, n int) error {
 
 // Pending returns the number of events queued and not yet fetched.
 func (ch *EventChannel) Pending() int {
+	if ch.kch != nil {
+		return ch.kPending()
+	}
 	ch.cm.mu.Lock()
 	defer ch.cm.mu.Unlock()
 	return len(ch.q)
@@ -459,6 +518,9 @@ func (c *CM) CreateID(ch *EventChannel, ps PortSpace, ud bool) (*CMID, error) {
 	case PSIB:
 	default:
 		return nil, errno("create_id", syscall.EINVAL, "port space 0x%04x", uint16(ps))
+	}
+	if c.kdev != nil {
+		return c.kCreateID(ch, ps, ud)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -505,6 +567,9 @@ func (c *CM) queueLocked(id *CMID, ev *CMEvent) {
 // ctx ends.
 func (ch *EventChannel) GetEvent(ctx context.Context) (*CMEvent, error) {
 	c := ch.cm
+	if ch.kch != nil {
+		return ch.kGetEvent(ctx)
+	}
 	for {
 		c.mu.Lock()
 		if ch.closed {
@@ -607,6 +672,9 @@ func (c *CM) checkLocked(op string, id *CMID) error {
 // (the id has moved by then). Migrating a synchronous id to nil is EINVAL.
 func (c *CM) MigrateID(ctx context.Context, id *CMID, ch *EventChannel) error {
 	const op = "migrate_id"
+	if c.kdev != nil {
+		return c.kMigrateID(ctx, id, ch)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.checkLocked(op, id); err != nil {
@@ -667,6 +735,9 @@ func (c *CM) MigrateID(ctx context.Context, id *CMID, ch *EventChannel) error {
 // for the acks of the events already fetched.
 func (c *CM) DestroyID(ctx context.Context, id *CMID) error {
 	const op = "destroy_id"
+	if c.kdev != nil {
+		return c.kDestroyID(ctx, id)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.checkLocked(op, id); err != nil {

@@ -97,6 +97,12 @@ func (c *CM) lidOf(ctx context.Context, a CMAddr) (uint16, mad.GID, bool) {
 func (c *CM) BindAddr(ctx context.Context, id *CMID, a CMAddr) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.kdev != nil {
+		if err := c.checkLocked("bind_addr", id); err != nil {
+			return err
+		}
+		return c.kBindLocked(ctx, "bind_addr", id, a)
+	}
 	return c.bindLocked(ctx, "bind_addr", id, a)
 }
 
@@ -130,6 +136,9 @@ func (c *CM) bindLocked(ctx context.Context, op string, id *CMID, a CMAddr) erro
 // ADDR_RESOLVED or ADDR_ERROR.
 func (c *CM) ResolveAddr(ctx context.Context, id *CMID, src *CMAddr, dst CMAddr) error {
 	const op = "resolve_addr"
+	if c.kdev != nil {
+		return c.kResolveAddr(ctx, id, src, dst)
+	}
 	c.mu.Lock()
 	if err := c.checkLocked(op, id); err != nil {
 		c.mu.Unlock()
@@ -165,6 +174,9 @@ func (c *CM) ResolveAddr(ctx context.Context, id *CMID, src *CMAddr, dst CMAddr)
 // ROUTE_RESOLVED or ROUTE_ERROR.
 func (c *CM) ResolveRoute(ctx context.Context, id *CMID) error {
 	const op = "resolve_route"
+	if c.kdev != nil {
+		return c.kResolveRoute(ctx, id)
+	}
 	c.mu.Lock()
 	if err := c.checkLocked(op, id); err != nil {
 		c.mu.Unlock()
@@ -202,6 +214,9 @@ func (c *CM) ResolveRoute(ctx context.Context, id *CMID) error {
 // Listen is rdma_listen: backlog <= 0 means 1024.
 func (c *CM) Listen(ctx context.Context, id *CMID, backlog int) error {
 	const op = "listen"
+	if c.kdev != nil {
+		return c.kListen(ctx, id, backlog)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.checkLocked(op, id); err != nil {
@@ -234,6 +249,9 @@ func (id *CMID) serviceID() uint64 { return uint64(id.ps)<<16 | uint64(id.dst.Po
 // resent on the CM timer; ESTABLISHED, REJECTED or UNREACHABLE follow.
 func (c *CM) Connect(ctx context.Context, id *CMID, p ConnParam) error {
 	const op = "connect"
+	if c.kdev != nil {
+		return c.kConnect(ctx, id, p)
+	}
 	c.mu.Lock()
 	if err := c.checkLocked(op, id); err != nil {
 		c.mu.Unlock()

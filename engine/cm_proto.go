@@ -169,6 +169,9 @@ func (id *CMID) listenerSID() uint64 {
 // waits for it.
 func (c *CM) Accept(ctx context.Context, id *CMID, p ConnParam) error {
 	const op = "accept"
+	if c.kdev != nil {
+		return c.kAccept(ctx, id, p)
+	}
 	c.mu.Lock()
 	if err := c.checkLocked(op, id); err != nil {
 		c.mu.Unlock()
@@ -208,6 +211,9 @@ func (c *CM) Accept(ctx context.Context, id *CMID, p ConnParam) error {
 // data, or SIDR_REP status 2 for UD.
 func (c *CM) Reject(ctx context.Context, id *CMID, pd []byte) error {
 	const op = "reject"
+	if c.kdev != nil {
+		return c.kReject(id, pd)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.checkLocked(op, id); err != nil {
@@ -234,6 +240,9 @@ func (c *CM) Reject(ctx context.Context, id *CMID, pd []byte) error {
 // -ETIMEDOUT. A synchronous id waits for it.
 func (c *CM) Disconnect(ctx context.Context, id *CMID) error {
 	const op = "disconnect"
+	if c.kdev != nil {
+		return c.kDisconnect(ctx, id)
+	}
 	c.mu.Lock()
 	if err := c.checkLocked(op, id); err != nil {
 		c.mu.Unlock()
