@@ -23,13 +23,21 @@ func WriteAPIReference(w io.Writer) error {
 	p("snake_case keys in wire order; 64-bit GUIDs and keys are hex strings, counters are numbers.\n")
 	p("Globals `help(x)`, `ls(attribute)` and `show(...)` print documentation, an attribute's fields\n")
 	p("and values as the REPL shows them.\n\n")
-	mods := Modules()
+	// The sim module comes last: it exists only on sim backends.
+	mods := append(Modules(), SimModule())
 	p("| module | what |\n| --- | --- |\n")
 	for _, m := range mods {
 		p("| [`%s`](#%s) | %s |\n", m.Name, m.Name, m.Summary)
 	}
 	for _, m := range mods {
 		p("\n## %s\n\n%s.\n", m.Name, upperFirst(m.Summary))
+		if m.Name == "sim" {
+			p("\nThe `sim` module is present only when the backend is the embedded simulator (`--fabric sim:`,\n")
+			p("`sim:PATH`, or `auto` on a host without InfiniBand ports); on `umad:`, `ibsim:` and `replay:`\n")
+			p("backends the global `sim` is nil and `require \"sim\"` fails. Faults are drawn from the seed,\n")
+			p("the request's bytes and how often it was sent before, so the same seed replays the same\n")
+			p("faults. The examples run on the bundled default fabric.\n")
+		}
 		for _, f := range m.Funcs {
 			call, desc, _ := strings.Cut(f.Doc, ": ")
 			p("\n### %s.%s\n\n`%s.%s`\n\n%s\n", m.Name, f.Name, m.Name, call, upperFirst(desc))

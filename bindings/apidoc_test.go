@@ -42,7 +42,7 @@ func TestAPIReference(t *testing.T) {
 // function must have one.
 func TestExamples(t *testing.T) {
 	var missing []string
-	for _, m := range Modules() {
+	for _, m := range append(Modules(), SimModule()) {
 		for _, f := range m.Funcs {
 			if _, ok := examples[m.Name+"."+f.Name]; !ok {
 				missing = append(missing, m.Name+"."+f.Name)
@@ -55,7 +55,11 @@ func TestExamples(t *testing.T) {
 	}
 	for name, src := range examples {
 		t.Run(name, func(t *testing.T) {
-			L, env, out := newTestState(t)
+			newState := newTestState
+			if strings.HasPrefix(name, "sim.") {
+				newState = newSimTestState // the sim module exists on sim backends only
+			}
+			L, env, out := newState(t)
 			if err := L.DoString(src); err != nil {
 				t.Fatalf("example:\n%s\nerror: %v", src, err)
 			}

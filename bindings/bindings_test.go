@@ -43,7 +43,7 @@ func newTestState(tb testing.TB) (*lua.LState, *Env, *strings.Builder) {
 // function's own call form.
 func TestRegistrationTables(t *testing.T) {
 	mods := map[string]bool{}
-	for _, m := range Modules() {
+	for _, m := range append(Modules(), SimModule()) {
 		if mods[m.Name] || m.Summary == "" || len(m.Funcs) == 0 {
 			t.Errorf("module %q: duplicate, or no summary or functions", m.Name)
 		}

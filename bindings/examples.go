@@ -304,4 +304,21 @@ b:close()`,
 print(rdmacm.poll(ch, 10))   -- false
 ch:close()`,
 	"rdmacm.event_str": `print(rdmacm.event_str(4))   -- RDMA_CM_EVENT_CONNECT_REQUEST`,
+
+	"sim.faults": `sim.faults{seed = 1, loss = 0.05, delay = 2, jitter = "1ms"}   -- answers 1-3 ms late, 5% lost
+print(smp.nodeinfo("lid:2").num_ports)   -- retries cover a loss
+print(sim.stats().delayed > 0)           -- true
+sim.faults{}                             -- off again`,
+	"sim.link": `sim.link("node002", 1, false)      -- unplug node002's cable
+print(#fabric.discover().nodes)    -- 21
+sim.link("node002", 1, true)`,
+	"sim.counter": `sim.counter("leaf01", 1, "SymbolErrorCounter", 7)
+print(perf.portcounters("lid:2", 1).symbol_error_counter)   -- 7`,
+	"sim.lft": `sim.lft("leaf01", 1, 255)        -- leaf01 now drops what is sent to LID 1
+print(smp.lft("dr:0,1", 0)[2])   -- 255 (read by directed route, which the LFT does not steer)`,
+	"sim.stats": `sim.faults{seed = 3, duplicate = 1}   -- every answer comes twice
+smp.nodeinfo("lid:2")
+local s = sim.stats()
+print(s.requests, s.duplicated)   -- 1 1
+sim.faults{}`,
 }

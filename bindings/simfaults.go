@@ -1,7 +1,10 @@
 package bindings
 
 import (
+	"fmt"
+	"math"
 	"slices"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -21,54 +24,53 @@ type Simulator interface {
 type SimFaults struct {
 	Seed                              uint64
 	Loss, Duplicate, Reorder, Corrupt float64
+	Delay, Jitter                     time.Duration
 	DeadNodes                         []string
 }
 
-// openSim registers the sim module: faults, link, counter, lft, stats.
-func (e *Env) openSim(s Simulator) {
-	m := Module{Name: "sim", Summary: "fault injection in the embedded simulator", Funcs: []Func{
+// SimModule is the registration table of the sim module, which Open adds
+// only when Options.Sim is set; the API reference lists it apart.
+func SimModule() Module { return simModule(nil) }
+
+var simFaultKeys = map[string]bool{"seed": true, "loss": true, "duplicate": true, "reorder": true,
+	"corrupt": true, "delay": true, "jitter": true, "dead": true}
+
+// simModule is the sim module on s: faults, link, counter, lft, stats.
+func simModule(s Simulator) Module {
+	return Module{Name: "sim", Summary: "fault injection in the embedded simulator (only on `sim:` backends)", Funcs: []Func{
 		{"faults", func(e *Env, L *lua.LState) int {
 			t := L.CheckTable(1)
-			var fl SimFaults
-			num := func(k string) float64 {
-				v := t.RawGetString(k)
-				if v == lua.LNil {
-					return 0
-				}
-				n, ok := v.(lua.LNumber)
-				if !ok {
-					L.ArgError(1, k+": number expected, got "+v.Type().String())
-				}
-				return float64(n)
+			checkOptions(L, "sim.faults", t, simFaultKeys)
+			fl, err := simFaults(t)
+			if err == nil {
+				err = s.SetFaults(fl)
 			}
-			fl.Seed = uint64(num("seed"))
-			fl.Loss, fl.Duplicate, fl.Reorder, fl.Corrupt = num("loss"), num("duplicate"), num("reorder"), num("corrupt")
-			if d, ok := t.RawGetString("dead").(*lua.LTable); ok {
-				d.ForEach(func(_, v lua.LValue) { fl.DeadNodes = append(fl.DeadNodes, v.String()) })
-			}
-			if err := s.SetFaults(fl); err != nil {
+			if err != nil {
 				L.RaiseError("sim.faults: %v", err)
 			}
 			return 0
-		}, "faults{seed=, loss=, duplicate=, reorder=, corrupt=, dead={node...}}: inject faults ({} turns them off)"},
+		}, "faults({seed=, loss=, duplicate=, reorder=, corrupt=, delay=, jitter=, dead={node...}}) -> nil: replaces the injected faults ({} turns them off); " +
+			"loss (each way), duplicate, reorder and corrupt are probabilities per MAD; delay and jitter are milliseconds (a number) " +
+			"or a duration string (\"1.5ms\", \"2s\"), each answer arriving delay ± jitter late; dead nodes answer and forward nothing; " +
+			"the same seed replays the same faults"},
 		{"link", func(e *Env, L *lua.LState) int {
 			if err := s.SetLink(L.CheckString(1), int(checkUint(L, 2, 254)), L.CheckBool(3)); err != nil {
 				L.RaiseError("sim.link: %v", err)
 			}
 			return 0
-		}, "link(node, port, up): take a cable down (false) or back up (true)"},
+		}, "link(node, port, up) -> nil: takes a cable down (false) or brings it back up (true); both ends change state"},
 		{"counter", func(e *Env, L *lua.LState) int {
 			if err := s.SetCounter(L.CheckString(1), int(checkUint(L, 2, 254)), L.CheckString(3), uint64(checkUint(L, 4, 1<<53))); err != nil {
 				L.RaiseError("sim.counter: %v", err)
 			}
 			return 0
-		}, "counter(node, port, name, value): set a performance counter"},
+		}, "counter(node, port, name, value) -> nil: sets a PortCounters or PortCountersExtended counter of a port, named as in IBA (\"SymbolErrorCounter\") or as its snake_case key; values saturate at the counter's width"},
 		{"lft", func(e *Env, L *lua.LState) int {
 			if err := s.SetLFT(L.CheckString(1), uint16(checkUint(L, 2, 0xbfff)), uint8(checkUint(L, 3, 255))); err != nil {
 				L.RaiseError("sim.lft: %v", err)
 			}
 			return 0
-		}, "lft(switch, lid, port): point a forwarding table entry at a port (255 drops)"},
+		}, "lft(switch, lid, port) -> nil: points a switch's forwarding table entry for lid at a port (255 drops), as a buggy SM might"},
 		{"stats", func(e *Env, L *lua.LState) int {
 			st := s.FaultStats()
 			t := L.NewTable()
@@ -82,8 +84,76 @@ func (e *Env) openSim(s Simulator) {
 			}
 			L.Push(t)
 			return 1
-		}, "stats() -> table: faults injected since the last sim.faults"},
+		}, "stats() -> table: counts of the faults injected since the last sim.faults (requests, lost_requests, lost_responses, duplicated, reordered, corrupted, delayed, dead_drops)"},
 	}}
+}
+
+// simFaults reads the table of sim.faults.
+func simFaults(t *lua.LTable) (SimFaults, error) {
+	var fl SimFaults
+	var err error
+	num := func(k string) float64 {
+		v := t.RawGetString(k)
+		if v == lua.LNil || err != nil {
+			return 0
+		}
+		n, ok := v.(lua.LNumber)
+		if !ok {
+			err = fmt.Errorf("%s: number expected, got %s", k, v.Type())
+		}
+		return float64(n)
+	}
+	dur := func(k string) time.Duration {
+		v := t.RawGetString(k)
+		if v == lua.LNil || err != nil {
+			return 0
+		}
+		switch v := v.(type) {
+		case lua.LNumber:
+			ms := float64(v)
+			if math.IsNaN(ms) || math.Abs(ms) > float64(math.MaxInt64/int64(time.Millisecond)) {
+				err = fmt.Errorf("%s %v: out of range", k, ms)
+				return 0
+			}
+			return time.Duration(ms * float64(time.Millisecond))
+		case lua.LString:
+			d, perr := time.ParseDuration(string(v))
+			if perr != nil {
+				err = fmt.Errorf("%s %q: want milliseconds or a duration such as \"5ms\"", k, string(v))
+			}
+			return d
+		}
+		err = fmt.Errorf("%s: milliseconds or a duration string expected, got %s", k, v.Type())
+		return 0
+	}
+	seed := num("seed")
+	if err == nil && (seed < 0 || seed >= 1<<53 || seed != math.Trunc(seed)) {
+		err = fmt.Errorf("seed %v: want an integer from 0 to 2^53-1", seed)
+	}
+	fl.Seed = uint64(seed)
+	fl.Loss, fl.Duplicate, fl.Reorder, fl.Corrupt = num("loss"), num("duplicate"), num("reorder"), num("corrupt")
+	fl.Delay, fl.Jitter = dur("delay"), dur("jitter")
+	switch d := t.RawGetString("dead").(type) {
+	case *lua.LTable:
+		d.ForEach(func(_, v lua.LValue) {
+			if s, ok := v.(lua.LString); ok {
+				fl.DeadNodes = append(fl.DeadNodes, string(s))
+			} else if err == nil {
+				err = fmt.Errorf("dead: node names expected, got %s", v.Type())
+			}
+		})
+	case *lua.LNilType:
+	default:
+		if err == nil {
+			err = fmt.Errorf("dead: table of node names expected, got %s", d.Type())
+		}
+	}
+	return fl, err
+}
+
+// openSim registers the sim module on s.
+func (e *Env) openSim(s Simulator) {
+	m := simModule(s)
 	mod := e.moduleTable(m)
 	e.L.PreloadModule(m.Name, func(L *lua.LState) int {
 		L.Push(mod)

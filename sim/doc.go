@@ -37,7 +37,8 @@
 // inside Transmit, under one fabric-wide mutex; the MAD that results (a
 // response, or a request for an agent) is handed to the destination port's
 // mux with Deliver after the mutex is released. The package starts no
-// goroutines (the muxes' timers are time.AfterFunc timers).
+// goroutines (the muxes' timers, and those of MADs Faults.Delay holds
+// back, are time.AfterFunc timers; Close stops the latter).
 //
 // # Ownership
 //

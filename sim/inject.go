@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"time"
 
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
@@ -33,6 +34,14 @@ type Faults struct {
 	// Corrupt is the probability that one byte of a response, anywhere
 	// in the MAD, is replaced with a random value.
 	Corrupt float64
+	// Delay holds back the MAD a request results in (its response, or
+	// the request itself when an agent is its destination) this long
+	// before it is delivered; a response later than the sender's
+	// timeout makes it retransmit. With Jitter, each MAD's delay is
+	// drawn evenly from Delay-Jitter to Delay+Jitter (never below
+	// zero). Reordered responses and an SA table's RMPP segments after
+	// the first are not delayed.
+	Delay, Jitter time.Duration
 	// DeadNodes are nodes (id or description) that stop answering:
 	// every MAD that reaches one is dropped, so a dead switch forwards
 	// nothing either.
@@ -74,7 +83,7 @@ type heldMAD struct {
 
 // FaultStats counts the faults injected since SetFaults.
 type FaultStats struct {
-	Requests, LostRequests, LostResponses, Duplicated, Reordered, Corrupted, DeadDrops uint64
+	Requests, LostRequests, LostResponses, Duplicated, Reordered, Corrupted, DeadDrops, Delayed uint64
 }
 
 // SetFaults replaces the faults injected into the fabric; the zero
@@ -88,6 +97,9 @@ func (f *Fabric) SetFaults(fl Faults) error {
 		if !(p.v >= 0 && p.v <= 1) {
 			return fmt.Errorf("sim: set faults: %s %v: not a probability", p.name, p.v)
 		}
+	}
+	if fl.Delay < 0 || fl.Jitter < 0 {
+		return fmt.Errorf("sim: set faults: delay %v jitter %v: negative", fl.Delay, fl.Jitter)
 	}
 	f.mu.Lock()
 	in := &injector{Faults: fl, dead: map[*node]bool{}, seen: map[uint64]uint32{}}
@@ -117,7 +129,7 @@ func (f *Fabric) SetFaults(fl Faults) error {
 		held = f.inj.held
 	}
 	if fl.Loss == 0 && fl.Duplicate == 0 && fl.Reorder == 0 && fl.Corrupt == 0 &&
-		len(in.dead) == 0 && len(in.climb) == 0 {
+		fl.Delay == 0 && fl.Jitter == 0 && len(in.dead) == 0 && len(in.climb) == 0 {
 		f.inj = nil // the fast path again
 	} else {
 		f.inj = in
@@ -181,6 +193,12 @@ func (w *wire) transmitFaulty(p *fabric.Packet, t *txn) {
 	lostReq, lostResp := r.Float64() < in.Loss, r.Float64() < in.Loss
 	dup, hold, corrupt := r.Float64() < in.Duplicate, r.Float64() < in.Reorder, r.Float64() < in.Corrupt
 	at, val := r.IntN(mad.Size), byte(r.Uint32())
+	// Drawn last, and only with Jitter, so that faults without it replay
+	// as they did before delays existed.
+	wait := in.Delay
+	if in.Jitter > 0 {
+		wait += time.Duration(r.Int64N(2*int64(in.Jitter)+1)) - in.Jitter
+	}
 	if lostReq {
 		in.stats.LostRequests++
 	} else {
@@ -215,6 +233,11 @@ func (w *wire) transmitFaulty(p *fabric.Packet, t *txn) {
 		// a retransmission releases them.
 		release, in.held = in.held, nil
 	}
+	if to != nil && wait > 0 {
+		in.stats.Delayed++
+		f.deliverLate(wait, heldMAD{to: to, out: clonePacket(&t.out)}, dup)
+		to = nil
+	}
 	more := f.saTake()
 	f.mu.Unlock()
 	if to != nil {
@@ -227,6 +250,48 @@ func (w *wire) transmitFaulty(p *fabric.Packet, t *txn) {
 		release[i].to.Deliver(&release[i].out)
 	}
 	saFlush(more)
+}
+
+// lateMAD is a MAD Faults.Delay holds back, on its timer.
+type lateMAD struct {
+	f   *Fabric
+	mad heldMAD
+	dup bool
+	t   *time.Timer
+}
+
+// deliverLate delivers m (twice with dup) after wait, unless the fabric
+// is closed first. f.mu is held.
+func (f *Fabric) deliverLate(wait time.Duration, m heldMAD, dup bool) {
+	if f.late == nil {
+		f.late = map[*lateMAD]bool{}
+	}
+	l := &lateMAD{f: f, mad: m, dup: dup}
+	f.late[l] = true
+	l.t = time.AfterFunc(wait, l.fire) // fire waits for f.mu, so l.t is set first
+}
+
+func (l *lateMAD) fire() {
+	f := l.f
+	f.mu.Lock()
+	_, pending := f.late[l]
+	delete(f.late, l)
+	f.mu.Unlock()
+	if !pending {
+		return
+	}
+	l.mad.to.Deliver(&l.mad.out)
+	if l.dup {
+		l.mad.to.Deliver(&l.mad.out)
+	}
+}
+
+// stopLate drops the MADs still held back by Faults.Delay. f.mu is held.
+func (f *Fabric) stopLate() {
+	for l := range f.late {
+		l.t.Stop()
+	}
+	clear(f.late)
 }
 
 func clonePacket(p *fabric.Packet) fabric.Packet {

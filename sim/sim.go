@@ -54,6 +54,7 @@ type Fabric struct {
 	sa        saServer             // the SM's subnet administrator (sa.go)
 	extraSMs  map[*port]smp.SMInfo // SMs beside the fabric's own (faults.go AddSM)
 	inj       *injector            // injected faults (inject.go); nil: none, the fast path
+	late      map[*lateMAD]bool    // MADs Faults.Delay holds back (inject.go)
 	linkSaved map[*port][2]uint8   // state and phys of ports SetLink took down
 
 	trace      func(hop) // tests: called for each step of a directed-route SMP
@@ -470,6 +471,7 @@ func (f *Fabric) Close() error {
 	}
 	f.closed = true
 	f.saClose()
+	f.stopLate()
 	ws := append([]*wire(nil), f.open...)
 	f.mu.Unlock()
 	for _, w := range ws {

@@ -21,7 +21,7 @@ func simulatorOf(fab fabric.Fabric) bindings.Simulator {
 
 func (s simControl) SetFaults(fl bindings.SimFaults) error {
 	return s.f.SetFaults(sim.Faults{Seed: fl.Seed, Loss: fl.Loss, Duplicate: fl.Duplicate,
-		Reorder: fl.Reorder, Corrupt: fl.Corrupt, DeadNodes: fl.DeadNodes})
+		Reorder: fl.Reorder, Corrupt: fl.Corrupt, Delay: fl.Delay, Jitter: fl.Jitter, DeadNodes: fl.DeadNodes})
 }
 
 func (s simControl) SetLink(node string, port int, up bool) error { return s.f.SetLink(node, port, up) }
@@ -38,5 +38,5 @@ func (s simControl) FaultStats() map[string]uint64 {
 	st := s.f.FaultStats()
 	return map[string]uint64{"requests": st.Requests, "lost_requests": st.LostRequests,
 		"lost_responses": st.LostResponses, "duplicated": st.Duplicated, "reordered": st.Reordered,
-		"corrupted": st.Corrupted, "dead_drops": st.DeadDrops}
+		"corrupted": st.Corrupted, "delayed": st.Delayed, "dead_drops": st.DeadDrops}
 }

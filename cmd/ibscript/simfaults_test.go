@@ -40,3 +40,42 @@ func TestSimModulePresent(t *testing.T) {
 		t.Errorf("exit %d, output %q", code, out)
 	}
 }
+
+// TestSimFaultsDelay: delay and jitter from Lua, in milliseconds or as a
+// duration string. Responses 35-45 ms late against a 10 ms MAD timeout
+// make SMPs go out again (the late answer completes them: the TID is the
+// same), and discovery still finds all 22 nodes; bad values name the
+// option. (The exact retransmission count is pinned on a fake clock in
+// engine's TestDiscoverDelayed.)
+func TestSimFaultsDelay(t *testing.T) {
+	code, out, errOut := ibscript(t, "--fabric", "sim:", "--timeout", "10ms", "--retries", "5", "-e", `
+		sim.faults{seed=2, delay=0.001}
+		fabric.discover()
+		local once = sim.stats().requests
+		sim.faults{seed=2, delay=40, jitter="5ms"}
+		local f = fabric.discover()
+		local s = sim.stats()
+		print(#f.nodes, #f.errors, s.delayed == s.requests, s.requests > once)
+		sim.faults{}
+		print(pcall(sim.faults, {delay="soon"}))
+		print(pcall(sim.faults, {delay=-1}))
+		print(pcall(sim.faults, {jitter={}}))
+		print(pcall(sim.faults, {dealy=5}))`)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || lines[0] != "22\t0\ttrue\ttrue" {
+		t.Fatalf("output %q, want 22 nodes, no errors, every request delayed, retransmissions", out)
+	}
+	for i, want := range []string{
+		`sim.faults: delay "soon": want milliseconds or a duration such as "5ms"`,
+		`sim.faults: sim: set faults: delay -1ms jitter 0s: negative`,
+		`sim.faults: jitter: milliseconds or a duration string expected, got table`,
+		`sim.faults: unknown option "dealy"`,
+	} {
+		if l := lines[i+1]; !strings.HasPrefix(l, "false\t") || !strings.Contains(l, want) {
+			t.Errorf("line %d: %q, want false and %q", i+2, l, want)
+		}
+	}
+}

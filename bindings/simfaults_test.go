@@ -1,0 +1,101 @@
+package bindings
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/sim"
+)
+
+// simAdapter is cmd/ibscript's simControl for tests: the embedded
+// simulator as a Simulator.
+type simAdapter struct{ f *sim.Fabric }
+
+func (s simAdapter) SetFaults(fl SimFaults) error {
+	return s.f.SetFaults(sim.Faults{Seed: fl.Seed, Loss: fl.Loss, Duplicate: fl.Duplicate, Reorder: fl.Reorder,
+		Corrupt: fl.Corrupt, Delay: fl.Delay, Jitter: fl.Jitter, DeadNodes: fl.DeadNodes})
+}
+func (s simAdapter) SetLink(node string, port int, up bool) error { return s.f.SetLink(node, port, up) }
+func (s simAdapter) SetCounter(node string, port int, name string, v uint64) error {
+	return s.f.SetCounter(node, port, name, v)
+}
+func (s simAdapter) SetLFT(node string, lid uint16, port uint8) error {
+	return s.f.SetLFT(node, lid, port)
+}
+func (s simAdapter) FaultStats() map[string]uint64 {
+	st := s.f.FaultStats()
+	return map[string]uint64{"requests": st.Requests, "lost_requests": st.LostRequests,
+		"lost_responses": st.LostResponses, "duplicated": st.Duplicated, "reordered": st.Reordered,
+		"corrupted": st.Corrupted, "delayed": st.Delayed, "dead_drops": st.DeadDrops}
+}
+
+// newSimTestState is newTestState with the sim module (Options.Sim).
+func newSimTestState(tb testing.TB) (*lua.LState, *Env, *strings.Builder) {
+	tb.Helper()
+	f, err := sim.Default(nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	tr, err := f.Open(context.Background(), "", 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sess, err := engine.New(tr, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { sess.Close() })
+	var out strings.Builder
+	L, env, err := NewState(context.Background(), &Options{Session: sess, Fabric: f, Stdout: &out, Sim: simAdapter{f}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { env.Close(); L.Close() })
+	return L, env, &out
+}
+
+// TestSimModuleAbsent: without Options.Sim there is no sim module.
+func TestSimModuleAbsent(t *testing.T) {
+	L, _, _ := newTestState(t)
+	if err := L.DoString(`assert(sim == nil); assert(not pcall(require, "sim"))`); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestSimFaultsErrors pins sim.faults' argument errors.
+func TestSimFaultsErrors(t *testing.T) {
+	L, _, _ := newSimTestState(t)
+	for _, tc := range []struct{ script, want string }{
+		{`sim.faults{loss = "x"}`, `sim\.faults: loss: number expected, got string`},
+		{`sim.faults{loss = 2}`, `sim\.faults: sim: set faults: loss 2: not a probability`},
+		{`sim.faults{seed = -1}`, `sim\.faults: seed -1: want an integer from 0 to 2\^53-1`},
+		{`sim.faults{seed = 1.5}`, `sim\.faults: seed 1\.5: want an integer`},
+		{`sim.faults{delay = "5 ms"}`, `sim\.faults: delay "5 ms": want milliseconds or a duration such as "5ms"`},
+		{`sim.faults{delay = 0/0}`, `sim\.faults: delay NaN: out of range`},
+		{`sim.faults{jitter = -2}`, `sim\.faults: sim: set faults: delay 0s jitter -2ms: negative`},
+		{`sim.faults{jitter = true}`, `sim\.faults: jitter: milliseconds or a duration string expected, got boolean`},
+		{`sim.faults{dead = "leaf01"}`, `sim\.faults: dead: table of node names expected, got string`},
+		{`sim.faults{dead = {1}}`, `sim\.faults: dead: node names expected, got number`},
+		{`sim.faults{dead = {"nosuch"}}`, `sim\.faults: sim: set faults: dead node "nosuch": no such node`},
+		{`sim.faults{lose = 0.1}`, `sim\.faults: unknown option "lose"`},
+		{`sim.faults()`, `bad argument #1 to faults \(table expected, got nil\)`},
+	} {
+		err := L.DoString(tc.script)
+		if err == nil || !regexp.MustCompile(tc.want).MatchString(err.Error()) {
+			t.Errorf("%s: err %v, want %s", tc.script, err, tc.want)
+		}
+	}
+	// A bad table changes nothing: the faults set before stay.
+	if err := L.DoString(`sim.faults{delay = "1.5ms", jitter = 0.5}
+		pcall(sim.faults, {loss = 2})
+		smp.nodeinfo("lid:2")
+		assert(sim.stats().delayed == 1, "delay was reset")`); err != nil {
+		t.Error(err)
+	}
+}
