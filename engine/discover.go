@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
+	"github.com/ibscript/ibscript/internal/intmap"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/topo"
@@ -47,19 +47,21 @@ type Discovery struct {
 	// included.
 	Retransmits uint64
 
-	paths map[uint64][]uint8 // node and port GUIDs -> directed route
+	paths *intmap.Map[[]uint8] // node and port GUIDs -> directed route; read-only once done
 }
 
 // Path returns the directed route (smpquery -D convention) through which
 // the sweep reached the node or port with the given GUID.
 func (d *Discovery) Path(guid uint64) ([]uint8, bool) {
-	p, ok := d.paths[guid]
-	return p, ok
+	if d.paths == nil {
+		return nil, false
+	}
+	return d.paths.Get(guid)
 }
 
 // Target returns a directed-route target for a node or port GUID.
 func (d *Discovery) Target(guid uint64) (Target, bool) {
-	p, ok := d.paths[guid]
+	p, ok := d.Path(guid)
 	if !ok {
 		return Target{}, false
 	}
@@ -134,8 +136,7 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 		maxHops: o.MaxHops,
 		done:    make(chan struct{}),
 		f:       &topo.Fabric{},
-		nodes:   map[uint64]*dnode{},
-		paths:   map[uint64][]uint8{},
+		paths:   new(intmap.Map[[]uint8]),
 		start:   time.Now(),
 	}
 	rt0, _ := s.Retransmits()
@@ -187,8 +188,14 @@ type sweep struct {
 	pending  int
 	canceled bool
 	f        *topo.Fabric
-	nodes    map[uint64]*dnode // by node GUID
-	paths    map[uint64][]uint8
+	nodes    intmap.Map[*dnode] // by node GUID
+	paths    *intmap.Map[[]uint8]
+	// Slabs: the sweep allocates its many small objects in blocks.
+	qslab    []query
+	qfree    []*query // done queries, for reuse
+	nslab    []dnode
+	pslab    []topo.Port
+	pathSlab []uint8
 	errs     []TargetError
 	mads     int
 	queue    []*op // built under mu, started after
@@ -202,7 +209,48 @@ type dnode struct {
 	n       *topo.Node
 	path    []uint8
 	key     destKey
-	queried []bool // PortInfo asked, by port
+	queried [4]uint64 // PortInfo asked, a bit per port (ports 0..254)
+}
+
+// newQuery returns a zeroed query from the sweep's slab. sw.mu is held.
+func (sw *sweep) newQuery() *query {
+	if n := len(sw.qfree); n > 0 {
+		q := sw.qfree[n-1]
+		sw.qfree = sw.qfree[:n-1]
+		q.sw = sw
+		return q
+	}
+	if len(sw.qslab) == 0 {
+		sw.qslab = make([]query, 1024)
+	}
+	q := &sw.qslab[0]
+	sw.qslab = sw.qslab[1:]
+	q.sw = sw
+	return q
+}
+
+// newPorts returns n zeroed ports from the sweep's slab. sw.mu is held.
+func (sw *sweep) newPorts(n int) []topo.Port {
+	if len(sw.pslab) < n {
+		sw.pslab = make([]topo.Port, max(n, 1024))
+	}
+	p := sw.pslab[:n:n]
+	sw.pslab = sw.pslab[n:]
+	return p
+}
+
+// extend returns path with port appended, in new memory from the sweep's
+// slab. sw.mu is held.
+func (sw *sweep) extend(path []uint8, port uint8) []uint8 {
+	n := len(path) + 1
+	if len(sw.pathSlab) < n {
+		sw.pathSlab = make([]uint8, max(n, 16<<10))
+	}
+	p := sw.pathSlab[:n:n]
+	sw.pathSlab = sw.pathSlab[n:]
+	copy(p, path)
+	p[n-1] = port
+	return p
 }
 
 type query struct {
@@ -216,7 +264,8 @@ type query struct {
 
 // probeNode queues a NodeInfo on a new route. sw.mu is held.
 func (sw *sweep) probeNode(path []uint8, parent *dnode, pport uint8) {
-	q := &query{sw: sw, path: path, parent: parent, pport: pport}
+	q := sw.newQuery()
+	q.path, q.parent, q.pport = path, parent, pport
 	sw.queueOp(q, smp.AttrNodeInfo, 0, Target{Kind: ByDR, Path: path}.key())
 }
 
@@ -257,6 +306,8 @@ func handle(o *op) {
 	if !sw.canceled {
 		sw.handleLocked(q, o)
 	}
+	*q = query{}
+	sw.qfree = append(sw.qfree, q)
 	ops := sw.takeLocked()
 	last := sw.pending == 0 && !sw.finished
 	if last {
@@ -311,7 +362,7 @@ func (sw *sweep) handleLocked(q *query, o *op) {
 }
 
 func (sw *sweep) nodeInfo(q *query, ni *smp.NodeInfo) {
-	d := sw.nodes[ni.NodeGUID]
+	d, _ := sw.nodes.Get(ni.NodeGUID)
 	isNew := d == nil
 	if isNew {
 		n := &topo.Node{
@@ -325,15 +376,22 @@ func (sw *sweep) nodeInfo(q *query, ni *smp.NodeInfo) {
 			Revision: ni.Revision,
 			Ports:    make([]*topo.Port, int(ni.NumPorts)+1),
 		}
-		d = &dnode{n: n, path: q.path, key: guidKey(ni.NodeGUID), queried: make([]bool, int(ni.NumPorts)+1)}
+		if len(sw.nslab) == 0 {
+			sw.nslab = make([]dnode, 256)
+		}
+		d = &sw.nslab[0]
+		sw.nslab = sw.nslab[1:]
+		d.n, d.path, d.key = n, q.path, guidKey(ni.NodeGUID)
 		if n.Type == topo.Switch {
+			ports := sw.newPorts(len(n.Ports))
 			for i := range n.Ports {
-				n.Ports[i] = &topo.Port{Node: n, Num: i, GUID: ni.PortGUID}
+				ports[i] = topo.Port{Node: n, Num: i, GUID: ni.PortGUID}
+				n.Ports[i] = &ports[i]
 			}
 		}
-		sw.nodes[ni.NodeGUID] = d
+		sw.nodes.Set(ni.NodeGUID, d)
 		sw.f.Nodes = append(sw.f.Nodes, n)
-		sw.paths[ni.NodeGUID] = q.path
+		sw.paths.Set(ni.NodeGUID, q.path)
 	}
 	lp := int(ni.LocalPortNum)
 	if lp >= len(d.n.Ports) {
@@ -343,11 +401,12 @@ func (sw *sweep) nodeInfo(q *query, ni *smp.NodeInfo) {
 	}
 	port := d.n.Ports[lp]
 	if port == nil {
-		port = &topo.Port{Node: d.n, Num: lp, GUID: ni.PortGUID}
+		port = &sw.newPorts(1)[0]
+		*port = topo.Port{Node: d.n, Num: lp, GUID: ni.PortGUID}
 		d.n.Ports[lp] = port
 	}
-	if _, ok := sw.paths[ni.PortGUID]; !ok {
-		sw.paths[ni.PortGUID] = q.path
+	if _, ok := sw.paths.Get(ni.PortGUID); !ok {
+		sw.paths.Set(ni.PortGUID, q.path)
 	}
 	if len(q.path) == 1 {
 		sw.originPort = lp
@@ -358,9 +417,9 @@ func (sw *sweep) nodeInfo(q *query, ni *smp.NodeInfo) {
 		}
 	}
 	if isNew {
-		sw.queueOp(&query{sw: sw, path: d.path, node: d}, smp.AttrNodeDescription, 0, d.key)
+		sw.queueOp(sw.nodeQuery(d, d.path, 0), smp.AttrNodeDescription, 0, d.key)
 		if d.n.Type == topo.Switch {
-			sw.queueOp(&query{sw: sw, path: d.path, node: d}, smp.AttrSwitchInfo, 0, d.key)
+			sw.queueOp(sw.nodeQuery(d, d.path, 0), smp.AttrSwitchInfo, 0, d.key)
 			for p := 0; p <= d.n.NumPorts; p++ {
 				sw.queryPort(d, uint8(p), d.path)
 			}
@@ -374,18 +433,26 @@ func (sw *sweep) nodeInfo(q *query, ni *smp.NodeInfo) {
 
 // queryPort queues the PortInfo of port p of d, once, through path.
 func (sw *sweep) queryPort(d *dnode, p uint8, path []uint8) {
-	if d.queried[p] {
+	if d.queried[p/64]&(1<<(p%64)) != 0 {
 		return
 	}
-	d.queried[p] = true
-	sw.queueOp(&query{sw: sw, path: path, node: d, port: p}, smp.AttrPortInfo, uint32(p), d.key)
+	d.queried[p/64] |= 1 << (p % 64)
+	sw.queueOp(sw.nodeQuery(d, path, p), smp.AttrPortInfo, uint32(p), d.key)
+}
+
+// nodeQuery returns a query of a known node. sw.mu is held.
+func (sw *sweep) nodeQuery(d *dnode, path []uint8, port uint8) *query {
+	q := sw.newQuery()
+	q.path, q.node, q.port = path, d, port
+	return q
 }
 
 func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
 	n := q.node.n
 	port := n.Ports[q.port]
 	if port == nil {
-		port = &topo.Port{Node: n, Num: int(q.port)}
+		port = &sw.newPorts(1)[0]
+		*port = topo.Port{Node: n, Num: int(q.port)}
 		n.Ports[q.port] = port
 	}
 	if n.Type != topo.Switch || q.port == 0 {
@@ -407,7 +474,7 @@ func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
 	default:
 		return
 	}
-	sw.probeNode(append(slices.Clip(q.node.path), q.port), q.node, q.port)
+	sw.probeNode(sw.extend(q.node.path, q.port), q.node, q.port)
 }
 
 // finish puts a completed sweep in the form ibnetdiscover gives it: nodes
