@@ -1,0 +1,121 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibscript/ibscript/bindings"
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric/kernel"
+	"github.com/ibscript/ibscript/internal/luatest"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/native/rdmacm"
+	"github.com/ibscript/ibscript/native/rdmacm/rdmacmtest"
+	"github.com/ibscript/ibscript/native/umad/umadtest"
+)
+
+// kernelSkips are the cases of rdmacm_test.lua that cannot run on the
+// kernel backend over rdmacmtest's model, and why.
+var kernelSkips = map[string]string{
+	"test_peer_never_answers": "every port of the model runs the kernel's CM and the model keeps no CM timers, " +
+		"so no REQ goes unanswered into UNREACHABLE",
+	"test_synchronous_listener": "one script plays both sides: a synchronous accept waits for ESTABLISHED, which the " +
+		"kernel reports only after the active side fetches CONNECT_RESPONSE and answers it with the RTU (the engine's " +
+		"own CM answers the REP at once); fabric/kernel's TestCMKernelSyncListener runs it with two goroutines",
+	"test_migrate_with_pending_events": "rdmacm.poll with a count: an rdma_cm fd reports readiness, not how many " +
+		"events (EOPNOTSUPP); fabric/kernel's TestCMKernelMigrateWithPendingEvents covers the case",
+	"test_destroy_with_unacked_events": "rdmacm.poll with a count: an rdma_cm fd reports readiness, not how many " +
+		"events (EOPNOTSUPP); fabric/kernel's TestCMKernelDestroyWithUnackedEvents covers the case",
+}
+
+// TestLuaRdmacmOnKernel runs tests/lua/rdmacm_test.lua on the kernel
+// backend: umadtest's host with the suite's four CAs (Hca1..Hca4) and
+// rdmacmtest's model as /dev/infiniband/rdma_cm, so engine.NewCM drives
+// the model's CM through fabric/kernel and native/rdmacm.
+func TestLuaRdmacmOnKernel(t *testing.T) {
+	const file = "lua/rdmacm_test.lua"
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := luatest.Tests(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			if why, ok := kernelSkips[name]; ok {
+				t.Skip(why)
+			}
+			ran++
+			runOnKernel(t, string(src), name)
+		})
+	}
+	for name := range kernelSkips {
+		if !strings.Contains(string(src), "function "+name+"(") {
+			t.Errorf("skip list names %s, which the suite no longer has", name)
+		}
+	}
+	if ran == 0 {
+		t.Error("no case of the suite ran on the kernel backend")
+	}
+}
+
+func runOnKernel(t *testing.T, src, name string) {
+	h := umadtest.NewHost(umadtest.New(nil))
+	for i := range 4 {
+		h.AddCA(fmt.Sprintf("Hca%d", i+1), 1, 0x0002c90300001000+uint64(i)<<8,
+			umadtest.HostPort{Num: 1, LID: uint16(i + 1), State: 4, PhysState: 5})
+	}
+	k := rdmacmtest.New()
+	f := kernel.New(&kernel.Options{FS: h.FS, Open: h.Open, OpenCM: func() (rdmacm.Dev, error) { return k.Open(), nil }})
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), perTestTimeout)
+	defer cancel()
+	ports, err := f.Ports(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ports {
+		k.AddGID(mad.NewGID(p.GIDPrefix, p.PortGUID))
+	}
+	tr, err := f.Open(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := engine.New(tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	var out strings.Builder
+	L, env, err := bindings.NewState(ctx, &bindings.Options{Session: sess, Fabric: f, Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer L.Close()
+	defer env.Close()
+	luatest.Install(L)
+	fn, err := L.Load(strings.NewReader(src), filepath.Base("rdmacm_test.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	L.Push(fn)
+	if err := L.PCall(0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := luatest.Call(t, L, L.GetGlobal(name)); err != nil {
+		t.Fatal(err)
+	}
+	if n := env.OpenResources(); n > 0 {
+		t.Errorf("%s left %d resources open", name, n)
+	}
+	if out.Len() > 0 {
+		t.Logf("output:\n%s", out.String())
+	}
+}
