@@ -1,0 +1,111 @@
+package kernel_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/kernel"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/native/rdmacm"
+)
+
+// TestHardwareCM runs the engine's CM through fabric/kernel on the host's
+// /dev/infiniband/rdma_cm: channels, ids, migrate to another channel and
+// to synchronous mode and back, an empty channel's poll and get_event
+// timing out, bind to the default port's GID (an ephemeral port), listen,
+// destroy. It skips without the rdma_cm device or an umad port (the
+// engine's session needs one); IBSCRIPT_TEST_HW=1 makes that a failure.
+func TestHardwareCM(t *testing.T) {
+	if _, err := os.Stat(rdmacm.DevicePath); err != nil {
+		hwSkip(t, "no RDMA CM device: %v", err)
+	}
+	tr := openHW(t)
+	f := kernel.New(nil)
+	defer f.Close()
+	cmSmoke(t, f, tr)
+}
+
+// TestCMSmokeOnModel runs TestHardwareCM's steps on the model, so they
+// are known to pass where the kernel follows the model.
+func TestCMSmokeOnModel(t *testing.T) {
+	f, _ := CMHosts(t)
+	tr, err := f.Open(t.Context(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmSmoke(t, f, tr)
+}
+
+func cmSmoke(t *testing.T, f *kernel.Fabric, tr fabric.Transport) {
+	s, err := engine.New(tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := engine.NewCM(f, s, &engine.CMOptions{AckWait: time.Second})
+	if errors.Is(err, fs.ErrPermission) {
+		hwSkip(t, "%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if !c.Platform() {
+		t.Fatal("the CM does not drive the kernel's rdma_cm")
+	}
+	ctx := t.Context()
+	a, err := c.CreateEventChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := c.CreateEventChannel()
+	id, err := c.CreateID(a, engine.PSTCP, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []*engine.EventChannel{b, nil, a} {
+		if err := c.MigrateID(ctx, id, to); err != nil {
+			t.Fatalf("migrate to %v: %v", to, err)
+		}
+	}
+	if err := c.MigrateID(ctx, id, a); err != nil {
+		t.Fatalf("migrate to the channel it is on: %v", err)
+	}
+	if a.Pending() != 0 {
+		t.Error("an event on a channel whose id did nothing")
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if _, err := a.GetEvent(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("get_event with nothing queued: %v", err)
+	}
+	attr := tr.Port()
+	gid := mad.NewGID(attr.GIDPrefix, attr.PortGUID)
+	if err := c.BindAddr(ctx, id, engine.CMAddr{GID: gid}); err != nil {
+		t.Fatalf("bind to %v: %v", gid, err)
+	}
+	if la := id.LocalAddr(); la.GID != gid || la.Port == 0 || la.LID != attr.LID {
+		t.Errorf("bound address %v, want %v with an ephemeral port and lid %d", la, gid, attr.LID)
+	}
+	if err := c.Listen(ctx, id, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DestroyID(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DestroyID(ctx, id); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("destroy twice: %v", err)
+	}
+	for _, ch := range []*engine.EventChannel{a, b} {
+		if err := ch.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
