@@ -32,7 +32,8 @@ type Options struct {
 	// CA port 1 (or its first cabled port when port 1 is not cabled).
 	SMPort int
 	// Logger receives notes (bring-up summary, ignored topology lines,
-	// preset LIDs that could not be kept); nil discards them.
+	// preset LIDs that could not be kept) and, at debug level, the
+	// malformed MADs the transports' muxes drop; nil discards them.
 	Logger *slog.Logger
 }
 
@@ -371,7 +372,7 @@ func (f *Fabric) Attach(node string, port int) (fabric.Transport, error) {
 		p.att = &attachments{reg: mux.NewPort()}
 	}
 	w := &wire{f: f, p: p}
-	w.m = mux.New(w, f.portAttr(p), &mux.Options{Port: p.att.reg, AnswerUnowned: true})
+	w.m = mux.New(w, f.portAttr(p), &mux.Options{Port: p.att.reg, AnswerUnowned: true, Logger: f.log})
 	w.rx = w.m
 	p.att.wires = append(p.att.wires, w)
 	f.open = append(f.open, w)

@@ -109,7 +109,7 @@ func (c *config) newSession(b *backend) error {
 		}
 		b.tr = r
 	}
-	o := &engine.Options{Timeout: c.timeout, Retries: c.retries, AllowSet: c.allowSet, AuditUser: auditUser(), MaxMADs: c.maxMADs}
+	o := &engine.Options{Timeout: c.timeout, Retries: c.retries, AllowSet: c.allowSet, AuditUser: auditUser(), MaxMADs: c.maxMADs, Logger: c.logger}
 	mkey, err := c.mKey()
 	if err != nil {
 		return err
@@ -171,7 +171,7 @@ func auditTo(w io.Writer) func(engine.AuditEntry) {
 }
 
 func openSim(ctx context.Context, c *config, path string, q url.Values) (*backend, error) {
-	opts := &sim.Options{}
+	opts := &sim.Options{Logger: c.logger}
 	node, port := q.Get("node"), 0
 	for k := range q {
 		switch k {

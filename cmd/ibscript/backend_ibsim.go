@@ -27,7 +27,7 @@ func openIbsim(ctx context.Context, c *config, rest string, stderr io.Writer) (*
 	if err != nil {
 		return nil, fmt.Errorf("--fabric %s: bad query: %v", c.fabricURI, err)
 	}
-	opts := ibsim.Options{Node: os.Getenv("SIM_HOST")}
+	opts := ibsim.Options{Node: os.Getenv("SIM_HOST"), Logger: c.logger}
 	if h := os.Getenv("IBSIM_SERVER_NAME"); h != "" {
 		opts.Server = h
 		if p := os.Getenv("IBSIM_SERVER_PORT"); p != "" {

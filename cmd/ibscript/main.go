@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -47,10 +48,14 @@ type config struct {
 	audit     string // --audit FILE
 	mkey      string // --mkey KEY; never printed
 	maxMADs   uint64 // --max-mads N
+	debug     bool   // --debug
 	help      bool
 	version   bool
 	cmd       string   // "", "run", "discover", "repl", "help"
 	args      []string // positional arguments after the subcommand
+
+	// logger takes debug lines to stderr with --debug; nil discards.
+	logger *slog.Logger
 }
 
 const usage = `usage: ibscript [flags] [command] [args]
@@ -81,6 +86,9 @@ Flags (before or after the command):
                   kernel backend: stderr)
   --mkey KEY      M_Key for SMPs (better: $IBSCRIPT_MKEY); never printed
   --max-mads N    send at most N MADs in the run (0, the default: no limit)
+  --debug         log what the layers below the script do on stderr (slog
+                  text at debug level: dropped and malformed MADs, the
+                  simulator's notes)
   --version       print the version
   -h, --help      show help
 
@@ -148,6 +156,7 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.audit, "audit", "", "")
 	fs.StringVar(&c.mkey, "mkey", "", "")
 	fs.Uint64Var(&c.maxMADs, "max-mads", 0, "")
+	fs.BoolVar(&c.debug, "debug", false, "")
 	fs.BoolVar(&c.help, "help", false, "")
 	fs.BoolVar(&c.help, "h", false, "")
 	fs.BoolVar(&c.version, "version", false, "")
@@ -204,6 +213,9 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if c.version {
 		fmt.Fprintf(stdout, "ibscript %s\n", version)
 		return exitOK
+	}
+	if c.debug {
+		c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	if c.cmd == "help" || c.help {
 		topic := c.cmd

@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -85,6 +86,9 @@ type Options struct {
 	CtlTimeout time.Duration
 	// QueueLimit is passed to the Mux.
 	QueueLimit int
+	// Logger is passed to the Mux (malformed MADs at debug level); nil
+	// discards.
+	Logger *slog.Logger
 }
 
 // SockNameFromEnv returns $IBSIM_SOCKNAME, or DefaultSockName.
@@ -229,7 +233,7 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 		return fail(err)
 	}
 	c.until = time.Time{} // later exchanges (Close) get their own CtlTimeout
-	c.mux = mux.New(c, attr, &mux.Options{Port: mux.NewPortTagged(uint16(c.slot)), QueueLimit: o.QueueLimit})
+	c.mux = mux.New(c, attr, &mux.Options{Port: mux.NewPortTagged(uint16(c.slot)), QueueLimit: o.QueueLimit, Logger: o.Logger})
 	c.wake, c.readDone = make(chan struct{}, 1), make(chan struct{})
 	c.wg.Go(c.read)
 	c.wg.Go(c.deliver)
