@@ -30,6 +30,17 @@
 //     ibscript does not pad it to 256 bytes (fabric/mux returns the whole
 //     request; callers use only the header).
 //
+// # RDMA CM
+//
+// Fabric implements fabric.CMProvider over native/rdmacm: OpenCM checks
+// that the rdma_cm device (Options.CMPath, /dev/infiniband/rdma_cm by
+// default) exists (errors.ErrUnsupported otherwise, so engine.NewCM falls
+// back to its own IB CM), and each CMChannel is one rdma_cm fd.
+// Options.OpenCM replaces the device with another rdmacm.Dev, such as
+// rdmacmtest's model of the kernel, whose CM plays the kernel's between
+// the model's ports (cm_test.go runs the engine's CM through it;
+// TestHardwareCM runs on the host's device when it exists).
+//
 // # Errors
 //
 // Open on a host without umad ports wraps ErrNoDevices ("no InfiniBand
@@ -57,5 +68,6 @@
 // # Ownership
 //
 // Whoever opens a Transport closes it; Fabric.Close closes the
-// Transports opened from it.
+// Transports opened from it. Whoever opens a CMDevice closes it (which
+// closes its channels); Fabric.Close does not.
 package kernel

@@ -8,7 +8,8 @@
 // abi.go holds one layout table per kernel structure (offset, size, C
 // declaration quoted) and the encoders and decoders of the commands a
 // channel needs: CREATE_ID, DESTROY_ID, BIND, RESOLVE_ADDR, RESOLVE_ROUTE,
-// LISTEN, CONNECT, ACCEPT, REJECT, DISCONNECT, GET_EVENT and MIGRATE_ID.
+// LISTEN, CONNECT, ACCEPT, REJECT, DISCONNECT, GET_EVENT, MIGRATE_ID and
+// QUERY (RDMA_USER_CM_QUERY_ADDR, the id's addresses).
 // A Channel is one open rdma_cm fd (an rdma_event_channel): its methods
 // frame a command, hand it with its response buffer to the Dev, and decode
 // what the kernel wrote back.
