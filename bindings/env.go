@@ -51,6 +51,7 @@ type Env struct {
 	stdout  io.Writer
 	metas   map[string]*lua.LTable // record metatables by attribute name
 	records map[*mad.Layout]*record
+	vals    []lua.LValue              // layoutTable's scratch
 	docs    map[*lua.LFunction]string // "module.fn(args) -> ..." by function, for help()
 
 	planName string

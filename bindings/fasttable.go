@@ -1,0 +1,80 @@
+package bindings
+
+import (
+	"maps"
+	"reflect"
+	"unsafe"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Decoded records are the hottest Lua values: a NodeInfo loop builds one
+// table per SMP. gopher-lua's RawSetString boxes each key twice and grows
+// three containers per new key (the string map, the key-order slice and
+// its index map), which was half the CPU of such a loop. A record table
+// of one layout always has the same keys in the same order, so the
+// key-order slice is shared (read-only, capacity clipped so that a key a
+// script adds reallocates it) and the index map is cloned from a template;
+// only the string map is filled per record.
+//
+// That needs LTable's unexported fields. ltableMirror is their layout in
+// gopher-lua v1.1.2 (go.mod pins it); fastTables is true only when reflect
+// finds exactly that layout at start-up, and layoutTable falls back to
+// RawSetString otherwise, so a gopher-lua upgrade that moves the fields
+// costs speed, never correctness (TestFastTablesEnabled says which).
+type ltableMirror struct {
+	Metatable lua.LValue
+	array     []lua.LValue
+	dict      map[lua.LValue]lua.LValue
+	strdict   map[string]lua.LValue
+	keys      []lua.LValue
+	k2i       map[lua.LValue]int
+}
+
+var fastTables = sameLayout(reflect.TypeFor[lua.LTable](), reflect.TypeFor[ltableMirror]())
+
+// sameLayout reports whether a and b are structs with the same field
+// names, types and offsets.
+func sameLayout(a, b reflect.Type) bool {
+	if a.Kind() != reflect.Struct || a.NumField() != b.NumField() || a.Size() != b.Size() {
+		return false
+	}
+	for i := range a.NumField() {
+		fa, fb := a.Field(i), b.Field(i)
+		if fa.Name != fb.Name || fa.Type != fb.Type || fa.Offset != fb.Offset {
+			return false
+		}
+	}
+	return true
+}
+
+// tableTemplate is the shared key order of one layout's records.
+type tableTemplate struct {
+	keys []lua.LValue // LString keys in wire order; len == cap
+	k2i  map[lua.LValue]int
+}
+
+func newTableTemplate(keys []string) *tableTemplate {
+	t := &tableTemplate{keys: make([]lua.LValue, len(keys)), k2i: make(map[lua.LValue]int, len(keys))}
+	for i, k := range keys {
+		t.keys[i] = lua.LString(k)
+		t.k2i[t.keys[i]] = i
+	}
+	return t
+}
+
+// newRecordTable returns a table with meta as metatable holding values
+// under keys (the template's keys, in its order). fastTables must be true.
+func newRecordTable(tpl *tableTemplate, keys []string, values []lua.LValue, meta lua.LValue) *lua.LTable {
+	sd := make(map[string]lua.LValue, len(keys))
+	for i, k := range keys {
+		sd[k] = values[i]
+	}
+	t := new(lua.LTable)
+	m := (*ltableMirror)(unsafe.Pointer(t))
+	m.Metatable = meta
+	m.strdict = sd
+	m.keys = tpl.keys
+	m.k2i = maps.Clone(tpl.k2i)
+	return t
+}
