@@ -210,6 +210,13 @@ func (ch *EventChannel) kGetEvent(ctx context.Context) (*CMEvent, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
+			c.mu.Lock()
+			closed := ch.closed
+			c.mu.Unlock()
+			if closed {
+				// Closed under the call: say so as the engine's own CM does.
+				return nil, fmt.Errorf("rdmacm: get_cm_event: %w (%w)", net.ErrClosed, err)
+			}
 			return nil, fmt.Errorf("rdmacm: get_cm_event: %w", err)
 		}
 		c.mu.Lock()
@@ -237,6 +244,13 @@ func (c *CM) kEventLocked(ctx context.Context, ch *EventChannel, raw *fabric.CMR
 	}
 	if id == nil || id.state == stDestroyed {
 		c.log.Debug("rdmacm: event of an unknown id", "uid", raw.UID, "id", raw.ID, "event", CMEventType(raw.Type))
+		if CMEventType(raw.Type) == EventConnectRequest {
+			// The listener is gone: destroy the request's new id, which
+			// rejects its peer.
+			if _, err := ch.kch.DestroyID(raw.ID); err != nil {
+				c.log.Debug("rdmacm: destroy the new id of a gone listener", "id", raw.ID, "err", err)
+			}
+		}
 		return nil
 	}
 	ev := &CMEvent{Type: CMEventType(raw.Type), Status: raw.Status, ID: id, credited: id}

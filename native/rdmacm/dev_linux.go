@@ -109,6 +109,20 @@ func (d *fileDev) Exec(c Command, resp []byte) error {
 }
 
 func (d *fileDev) Wait(ctx context.Context) error {
+	if ctx.Err() != nil {
+		// A poll without waiting: a past read deadline would make the
+		// poller fail before asking the fd.
+		ready := false
+		d.rc.Control(func(fd uintptr) {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, _ := unix.Poll(fds, 0)
+			ready = n > 0
+		})
+		if ready {
+			return nil
+		}
+		return ctx.Err()
+	}
 	// The past deadline ctx's end sets must not outlive this call: when
 	// the AfterFunc has started, wait for it before clearing the deadline,
 	// or a late one would fail the next Wait at once.
