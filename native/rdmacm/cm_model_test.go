@@ -278,3 +278,47 @@ func TestModelCMUD(t *testing.T) {
 		t.Errorf("SIDR with no listener: status %d, want 1", ev.Status)
 	}
 }
+
+// TestModelCMBacklogAndClose: a request beyond the listener's backlog is
+// refused without a REJ (the peer hears nothing; the kernel's peer would
+// retry); closing an fd tears its connections down like DESTROY_ID.
+func TestModelCMBacklogAndClose(t *testing.T) {
+	k, lch, ach := cmKernel(t)
+	l, _ := lch.CreateID(1, rdmacm.PSTCP, rdmacm.QPTypeRC)
+	if err := lch.Bind(l, rdmacm.SockaddrIB(gidA, 0xffff, uint64(rdmacm.PSTCP)<<16|3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := lch.Listen(l, 1); err != nil {
+		t.Fatal(err)
+	}
+	a := routed(t, ach, 2, rdmacm.PSTCP, gidA, 3)
+	b := routed(t, ach, 3, rdmacm.PSTCP, gidA, 3)
+	for _, id := range []uint32{a, b} {
+		if err := ach.Connect(id, &rdmacm.ConnParam{Valid: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := next(t, lch, rdmacmtest.EventConnectRequest)
+	none(t, lch) // b's REQ found no credit
+	none(t, ach) // and got no answer
+	if err := lch.Accept(req.ID, 7, &rdmacm.ConnParam{Valid: 1}); err != nil {
+		t.Fatal(err)
+	}
+	resp := next(t, ach, rdmacmtest.EventConnectResponse)
+	if err := ach.Accept(resp.ID, resp.UID, &rdmacm.ConnParam{}); err != nil {
+		t.Fatal(err)
+	}
+	next(t, lch, rdmacmtest.EventEstablished)
+	// The passive fd closes: its established id sends DREQ.
+	lch.Close()
+	if ev := next(t, ach, rdmacmtest.EventDisconnected); ev.ID != a {
+		t.Errorf("DISCONNECTED of id %d, want %d", ev.ID, a)
+	}
+	if k.Owner(l) != -1 || k.Owner(req.ID) != -1 {
+		t.Error("ids of a closed fd survived")
+	}
+	if err := ach.Disconnect(a); err != nil {
+		t.Errorf("DREP to a peer that is gone: %v", err)
+	}
+	none(t, ach)
+}
