@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestREPLCtrlCRecv: umad.recv with a negative timeout on a quiet port
+// blocks until something arrives; Ctrl-C cancels it, the REPL says so, and
+// the session goes on with the same port. A line naming a key stays out
+// of the history, and the key given in the environment is never shown.
+func TestREPLCtrlCRecv(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("IBSCRIPT_MKEY", "0x5ec7e75ec7e75ec7")
+	tm := startREPL(t, home, "--fabric=sim:"+topologies+"net.2sw2path4hca")
+	pos := tm.expect(0, "> ", nil)
+
+	tm.typ("port = umad.open_port()\r")
+	pos = tm.expect(pos, "> ", nil)
+	// Nothing is registered, so nothing ever arrives: recv blocks for
+	// good. "blocked" shows the line before it ran, never after.
+	tm.typ("print(\"blocked\"); r = umad.recv(port, -1); print(\"returned\")\r")
+	pos = tm.expect(pos, "blocked\n", nil)
+	blocked := pos
+	pos = tm.expect(pos, "interrupted\n", func() { tm.typ("\x03") })
+	if strings.Contains(tm.screen()[blocked:], "returned") {
+		t.Fatalf("recv returned instead of being interrupted:\n%s", tm.screen())
+	}
+
+	// The session and the port are still usable: a poll times out as
+	// usual, then a request is answered through the same port.
+	tm.typ("umad.poll(port, 10)\r")
+	pos = tm.expect(pos, "false\n", nil)
+	tm.typ("a = umad.register_agent(port, 0x01, 1); umad.send(port, a, string.char(1, 1, 1, 1) .. " +
+		"string.rep('\\0', 11) .. string.char(9, 0, 0x11) .. string.rep('\\0', 256 - 18), 100, 3, {lid = 2})\r")
+	pos = tm.expect(pos, "> ", nil)
+	tm.typ("#umad.recv(port, 1000)\r")
+	pos = tm.expect(pos, "256\n", nil)
+
+	// A line naming the key is evaluated but not recorded.
+	tm.typ("m_key_used = smp.nodeinfo('lid:1').num_ports\r")
+	tm.typ("m_key_used + 1\r")
+	tm.expect(pos, "9\n", nil)
+	tm.typ("port:close()\r")
+	tm.typ("\x04")
+	if err := waitExit(tm.cmd, 10*time.Second); err != nil {
+		t.Fatalf("ibscript after Ctrl-D: %v\n%s", err, tm.screen())
+	}
+	hist, err := os.ReadFile(home + "/ibscript/history")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(hist), "umad.recv(port, -1)") || strings.Contains(string(hist), "m_key") {
+		t.Errorf("history (want the recv line, no m_key line):\n%s", hist)
+	}
+	if s := strings.ToLower(tm.screen() + string(hist)); strings.Contains(s, "5ec7e75ec7e75ec7") {
+		t.Errorf("the M_Key from IBSCRIPT_MKEY was shown:\n%s", s)
+	}
+}
