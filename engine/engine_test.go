@@ -540,3 +540,48 @@ func TestReaderPath(t *testing.T) {
 		}
 	})
 }
+
+// limited is a transport whose peer wants at most max requests in flight.
+type limited struct {
+	fabric.Transport
+	max int
+}
+
+func (l limited) MaxWindow() int { return l.max }
+
+// TestWindowLimiter: the default window shrinks to what the transport
+// asks for (ibsim over a unix socket), an explicit one is kept.
+func TestWindowLimiter(t *testing.T) {
+	for _, tc := range []struct {
+		window, want int
+	}{{0, 2}, {3, 3}} {
+		synctest.Test(t, func(t *testing.T) {
+			const d = time.Millisecond
+			fake := loadFake(t, net2sw, "Hca1", 1)
+			pipe := fabrictest.NewPipe(&fabrictest.PipeOptions{Delay: d, PacketResponder: fake.respond})
+			s, err := engine.New(limited{pipe.Transport(), 2}, &engine.Options{Window: tc.window})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pipe.Close()
+			defer s.Close()
+			out := &outstanding{d: d, arrived: map[*topo.Node][]time.Time{}}
+			fake.seen = out.seen
+			targets := []engine.Target{engine.DR(), engine.DR(1), engine.DR(1, 3), engine.DR(1, 3, 2), engine.LID(7)}
+			var wg sync.WaitGroup
+			for _, tg := range targets {
+				wg.Go(func() {
+					for range 4 {
+						if _, err := s.NodeInfo(t.Context(), tg); err != nil {
+							t.Errorf("NodeInfo(%s): %v", tg, err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if m := out.maxInFlight(); m != tc.want {
+				t.Errorf("Window %d on a transport asking for 2: %d in flight, want %d", tc.window, m, tc.want)
+			}
+		})
+	}
+}

@@ -15,3 +15,14 @@ func (s *Session) Retransmits() (uint64, bool) {
 	}
 	return 0, false
 }
+
+// WindowLimiter is implemented by a transport whose peer stalls when more
+// requests are in flight than it can answer without waiting on us, such as
+// fabric/ibsim's over a unix socket: ibsim writes every answer with a
+// non-blocking write retried in a loop, so once the answers fill our
+// socket's queue (net.unix.max_dgram_qlen datagrams) it spins until we
+// read. New uses MaxWindow as the default window when it is smaller than
+// DefaultWindow; an explicit Options.Window is kept as given.
+type WindowLimiter interface {
+	MaxWindow() int // 0: no limit
+}

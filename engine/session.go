@@ -42,7 +42,8 @@ type Options struct {
 	// DefaultRetries, NoRetries (or any negative value) none.
 	Retries int
 	// Window is the number of MADs in flight at once; 0 means
-	// DefaultWindow.
+	// DefaultWindow, or less when the transport says its peer needs it
+	// (WindowLimiter).
 	Window int
 	// Logger gets debug records of dropped completions and an info record
 	// of every Set sent. nil discards.
@@ -142,11 +143,16 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 		return nil, errors.New("engine: nil transport")
 	}
 	production := IsProduction(tr)
-	tr = WithRMPP(tr) // RMPP and SA calls on every backend (rmpp.go)
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
+	if wl, ok := tr.(WindowLimiter); ok && o.Window <= 0 {
+		if n := wl.MaxWindow(); n > 0 && n < DefaultWindow {
+			o.Window = n
+		}
+	}
+	tr = WithRMPP(tr) // RMPP and SA calls on every backend (rmpp.go)
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}

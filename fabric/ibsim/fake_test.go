@@ -157,6 +157,9 @@ func TestProtocolAgainstFake(t *testing.T) {
 	if tr.Slot() != 3 || tr.NodeID() != "Hca9" {
 		t.Errorf("slot %d node %q, want 3, Hca9", tr.Slot(), tr.NodeID())
 	}
+	if w, want := tr.MaxWindow(), unixQueueLen()-2; w != want || w < 1 {
+		t.Errorf("MaxWindow over a unix socket = %d, want net.unix.max_dgram_qlen - 2 = %d", w, want)
+	}
 	a := tr.Port()
 	if a.LID != 7 || a.SMLID != 1 || a.PortNum != 1 || a.NodeGUID != 0x100010 || a.PortGUID != 0x100011 || a.State != 4 || a.CAName != CAName {
 		t.Errorf("port %+v", a)
