@@ -171,6 +171,9 @@ func testSignalReleasesSlot(t *testing.T, sig syscall.Signal) {
 	if n := len(attached(t, s)); n != base {
 		t.Errorf("after SIGTERM %d clients attached, want %d (the slot leaked); child: %v, stderr %s", n, base, werr, stderr.String())
 	}
+	if code := cmd.ProcessState.ExitCode(); code != exitError || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("after %v: exit status %d, stderr %q; want %d and \"interrupted\"", sig, code, stderr.String(), exitError)
+	}
 }
 
 // TestIbsimSIGINTReleasesSlot: the same for SIGINT (Ctrl-C) outside the

@@ -96,6 +96,19 @@ func callWithTrace(L *lua.LState, fn *lua.LFunction, args ...lua.LValue) error {
 	return L.PCall(len(args), lua.MultRet, nil)
 }
 
+// runMain calls a script's main chunk. When ctx ended (SIGTERM, or
+// Ctrl-C outside the REPL), whatever the interrupted call raised is
+// reported as the interruption it is: the error wraps ctx.Err().
+func runMain(ctx context.Context, L *lua.LState, fn *lua.LFunction) error {
+	err := callWithTrace(L, fn)
+	if err != nil && ctx.Err() != nil {
+		if _, isExit := bindings.AsExit(err); !isExit {
+			return ctx.Err()
+		}
+	}
+	return err
+}
+
 func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	file := c.args[0]
 	src, err := os.ReadFile(file)
@@ -147,7 +160,7 @@ func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
 	}
-	err = callWithTrace(L, fn)
+	err = runMain(ctx, L, fn)
 	if prog != nil {
 		prog.clear()
 	}
@@ -230,7 +243,7 @@ func runChunk(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
 	}
-	return scriptStatus(callWithTrace(L, fn), stderr)
+	return scriptStatus(runMain(ctx, L, fn), stderr)
 }
 
 func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) int {
