@@ -353,7 +353,7 @@ func (sw *sweep) handleLocked(q *query, o *op) {
 		}
 	case smp.AttrPortInfo:
 		var pi smp.PortInfo
-		if err := pi.UnmarshalBinary(data); err != nil {
+		if err := pi.UnmarshalLink(data); err != nil {
 			sw.errs = append(sw.errs, TargetError{Path: Target{Kind: ByDR, Path: q.path}.String(), Err: err})
 			return
 		}

@@ -147,6 +147,31 @@ type PortInfo struct {
 	LinkSpeedExtEnabled                 uint8
 }
 
+// UnmarshalLink decodes only the fields that place a port and describe
+// its link: LID, LMC, CapabilityMask, PortState, PortPhysicalState and
+// the enabled and active link widths and speeds (extended speeds too). The
+// other fields are left zero. A discovery sweep reads one PortInfo per
+// port and needs no more; it is a quarter of the work of UnmarshalBinary.
+func (p *PortInfo) UnmarshalLink(b []byte) error {
+	if err := PortInfoLayout.Check(b); err != nil {
+		return err
+	}
+	*p = PortInfo{
+		LID:                 uint16(piLID.Get(b)),
+		LMC:                 uint8(piLMC.Get(b)),
+		CapabilityMask:      uint32(piCapabilityMask.Get(b)),
+		PortState:           uint8(piPortState.Get(b)),
+		PortPhysicalState:   uint8(piPortPhysicalState.Get(b)),
+		LinkWidthEnabled:    uint8(piLinkWidthEnabled.Get(b)),
+		LinkWidthActive:     uint8(piLinkWidthActive.Get(b)),
+		LinkSpeedEnabled:    uint8(piLinkSpeedEnabled.Get(b)),
+		LinkSpeedActive:     uint8(piLinkSpeedActive.Get(b)),
+		LinkSpeedExtEnabled: uint8(piLinkSpeedExtEnabled.Get(b)),
+		LinkSpeedExtActive:  uint8(piLinkSpeedExtActive.Get(b)),
+	}
+	return nil
+}
+
 // UnmarshalBinary decodes p from the first 64 bytes of b without
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
