@@ -86,8 +86,8 @@ type Options struct {
 	CtlTimeout time.Duration
 	// QueueLimit is passed to the Mux.
 	QueueLimit int
-	// Logger is passed to the Mux (malformed MADs at debug level); nil
-	// discards.
+	// Logger gets a debug line for every malformed datagram or MAD
+	// ibsim sends (the latter through the Mux); nil discards.
 	Logger *slog.Logger
 }
 
@@ -170,7 +170,8 @@ type client struct {
 	issm   bool // SET_ISSM(1) sent
 	udp    bool // attached over UDP (Options.Server), not a unix socket
 
-	mux *mux.Mux // set before the reader starts
+	mux *mux.Mux     // set before the reader starts
+	log *slog.Logger // likewise; never nil
 
 	ctlMu sync.Mutex // serialises control exchanges
 
@@ -265,7 +266,11 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 		return fail(err)
 	}
 	c.until = time.Time{} // later exchanges (Close) get their own CtlTimeout
-	c.mux = mux.New(c, attr, &mux.Options{Port: mux.NewPortTagged(uint16(c.slot)), QueueLimit: o.QueueLimit, Logger: o.Logger})
+	c.log = o.Logger
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	c.mux = mux.New(c, attr, &mux.Options{Port: mux.NewPortTagged(uint16(c.slot)), QueueLimit: o.QueueLimit, Logger: c.log})
 	c.wake, c.readDone = make(chan struct{}, 1), make(chan struct{})
 	c.wg.Go(c.read)
 	c.wg.Go(c.deliver)
@@ -520,6 +525,7 @@ func (c *client) read() {
 		}
 		if r.Get(buf[:n]) != nil {
 			c.bad.Add(1)
+			c.log.Debug("ibsim: malformed datagram dropped", "len", n, "want", RequestSize, "from", c.where)
 			continue
 		}
 		if r.Status != 0 {

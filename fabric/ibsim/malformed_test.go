@@ -1,0 +1,87 @@
+package ibsim
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+)
+
+// syncBuffer is a bytes.Buffer for a logger written from the client's
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestMalformedFromIbsim: a datagram of the wrong size and a MAD with a
+// bad base version, arriving from ibsim ahead of a valid response, are
+// counted and logged at debug level; the agent still gets its response.
+func TestMalformedFromIbsim(t *testing.T) {
+	f := newFake(t)
+	var logBuf syncBuffer
+	lg := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	tr, err := Open(t.Context(), f.sock, &Options{Node: "Hca9", Logger: lg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	f.mu.Lock()
+	to := f.client
+	f.mu.Unlock()
+	// Written before the request goes out, so they reach the client first.
+	if _, err := f.out.WriteToUnix(make([]byte, 100), to); err != nil {
+		t.Fatal(err)
+	}
+	bad := Request{SLID: 5, SQP: 1, Length: mad.Size}
+	bad.MAD[0], bad.MAD[1] = 2, 0x09 // base version 2
+	b := make([]byte, RequestSize)
+	bad.Put(b)
+	if _, err := f.out.WriteToUnix(b, to); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx := t.Context()
+	id, err := tr.Register(ctx, fabric.Agent{Class: 0x09, Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := make([]byte, mad.Size)
+	(&mad.Header{BaseVersion: 1, MgmtClass: 0x09, ClassVersion: 1, Method: mad.MethodGet, TID: 0x42}).Put(req)
+	if err := tr.Send(ctx, &fabric.Packet{Agent: id, Timeout: time.Minute, Addr: fabric.Addr{LID: 5, QPN: 1}, Data: req}); err != nil {
+		t.Fatal(err)
+	}
+	var p fabric.Packet
+	if err := tr.Recv(ctx, &p); err != nil || p.Status != 0 || uint32(mad.TIDOf(p.Data)) != 0x42 {
+		t.Fatalf("response: %v status %d TID %#x", err, p.Status, mad.TIDOf(p.Data))
+	}
+	if st := tr.Stats(); st.BadPacket != 1 || st.Malformed != 1 {
+		t.Errorf("stats %+v, want 1 bad datagram and 1 malformed MAD", st)
+	}
+	log := logBuf.String()
+	for _, want := range []string{
+		`level=DEBUG msg="ibsim: malformed datagram dropped" len=100 want=288 from="ibsim \"` + f.sock + `\""`,
+		`level=DEBUG msg="mux: malformed MAD dropped" why="base version 2, not 1" len=256 slid=5 sqp=1`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %s:\n%s", want, log)
+		}
+	}
+}
