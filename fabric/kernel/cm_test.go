@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/kernel"
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/native/rdmacm"
 	"github.com/ibscript/ibscript/native/rdmacm/rdmacmtest"
 	"github.com/ibscript/ibscript/native/umad/umadtest"
@@ -589,4 +591,122 @@ func TestCMKernelWithoutDevice(t *testing.T) {
 		t.Error("the CM drives an rdma_cm device that does not exist")
 	}
 	var _ fabric.CMProvider = f2
+}
+
+// TestCMKernelRemoteLID: a destination named by a LID that no local port
+// has is turned into a GID by a PathRecord from the SA (here a responder
+// on another fd of the SM's port), as AF_IB needs; without an answer the
+// call fails with EHOSTUNREACH.
+func TestCMKernelRemoteLID(t *testing.T) {
+	f, k := CMHosts(t)
+	ctx := t.Context()
+	remote := mad.GID{0xfe, 0x80, 9: 0x02, 10: 0xc9, 15: 0x77}
+	k.AddGID(remote) // a port of another host, known to the model's CM
+	tr, err := f.Open(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := engine.New(tr, &engine.Options{Timeout: 20 * time.Millisecond, Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := engine.NewCM(f, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.Close(); s.Close() }()
+	ach, _ := c.CreateEventChannel()
+	a, _ := c.CreateID(ach, engine.PSTCP, false)
+	err = c.ResolveAddr(ctx, a, nil, engine.CMAddr{LID: 0x77, Port: 5})
+	if !errors.Is(err, syscall.EHOSTUNREACH) {
+		t.Fatalf("resolve a remote LID with no SA: %v", err)
+	}
+	sm, err := f.Open(ctx, "Hca1", 1) // the ports' SM LID is 1
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := sm.Register(ctx, fabric.Agent{Class: mad.ClassSubnAdm, Version: sa.ClassVersion}.WithMethods(mad.MethodGet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var p fabric.Packet
+		for {
+			if err := sm.Recv(context.Background(), &p); err != nil {
+				return
+			}
+			var q sa.PathRec
+			if mad.AttrIDOf(p.Data) != sa.AttrPathRecord || q.UnmarshalBinary(p.Data[sa.HeaderSize:]) != nil {
+				continue
+			}
+			resp := make([]byte, mad.Size)
+			copy(resp, p.Data[:sa.HeaderSize])
+			resp[3] = mad.MethodGetResp
+			sa.SetAttributeOffset(resp, uint16(sa.PathRecordLayout.Size/8))
+			pr := sa.PathRec{SLID: q.SLID, DLID: q.DLID, SGID: mad.NewGID(0xfe80000000000000, 0x0002c90300001001), DGID: remote, PKey: 0xffff, NumbPath: 1}
+			if _, err := pr.AppendBinary(resp[sa.HeaderSize:sa.HeaderSize]); err != nil {
+				t.Errorf("PathRecord: %v", err)
+			}
+			if err := sm.Send(ctx, &fabric.Packet{Agent: agent, Addr: p.Addr, Data: resp}); err != nil {
+				t.Errorf("SA send: %v", err)
+			}
+		}
+	})
+	defer func() { sm.Close(); wg.Wait() }()
+	// A listener on every port (the wildcard GID) answers the remote GID.
+	lch, _ := c.CreateEventChannel()
+	l, _ := c.CreateID(lch, engine.PSTCP, false)
+	if err := c.BindAddr(ctx, l, engine.CMAddr{Port: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Listen(ctx, l, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ResolveAddr(ctx, a, nil, engine.CMAddr{LID: 0x77, Port: 5}); err != nil {
+		t.Fatal(err)
+	}
+	kAck(t, c, kEvent(t, ach, engine.EventAddrResolved))
+	if pa := a.PeerAddr(); pa.GID != remote || pa.LID != 0x77 || pa.Port != 5 {
+		t.Errorf("peer address %v", pa)
+	}
+	if err := c.ResolveRoute(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	kAck(t, c, kEvent(t, ach, engine.EventRouteResolved))
+	if err := c.Connect(ctx, a, engine.ConnParam{}); err != nil {
+		t.Fatal(err)
+	}
+	if req := kEvent(t, lch, engine.EventConnectRequest); req.ID.LocalAddr().GID != remote {
+		t.Errorf("the request came in on %v", req.ID.LocalAddr())
+	}
+}
+
+// TestCMKernelConnectError: when the passive id goes away between its
+// REP and the active side's fetch of the response, the RTU fails and
+// librdmacm reports CONNECT_ERROR, then the REJ's REJECTED.
+func TestCMKernelConnectError(t *testing.T) {
+	c := kcm(t, nil)
+	lch, _ := kListen(t, c, 1, 6, engine.PSTCP)
+	ach, _ := c.CreateEventChannel()
+	a := kRoute(t, c, ach, 2, 1, 6, engine.PSTCP)
+	if err := c.Connect(t.Context(), a, engine.ConnParam{}); err != nil {
+		t.Fatal(err)
+	}
+	req := kEvent(t, lch, engine.EventConnectRequest)
+	kAck(t, c, req)
+	if err := c.Accept(t.Context(), req.ID, engine.ConnParam{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DestroyID(t.Context(), req.ID); err != nil {
+		t.Fatal(err)
+	}
+	ev := kEvent(t, ach, engine.EventConnectError)
+	if ev.Status != -int(syscall.EINVAL) || a.State() != "route resolved" {
+		t.Errorf("CONNECT_ERROR status %d, state %s", ev.Status, a.State())
+	}
+	kAck(t, c, ev)
+	if ev := kEvent(t, ach, engine.EventRejected); ev.Status != 28 {
+		t.Errorf("REJECTED status %d, want 28", ev.Status)
+	}
 }
