@@ -334,7 +334,10 @@ type CM struct {
 }
 
 // NewCM returns a CM on fab whose routes come from sa's SA (sa may be on any
-// port of the subnet). The CM does not own fab or sa.
+// port of the subnet). The CM does not own fab or sa. When fab implements
+// fabric.CMProvider and its OpenCM succeeds, the CM drives that platform
+// CM (see CM); when OpenCM reports errors.ErrUnsupported, it runs its own
+// IB CM; another OpenCM error is NewCM's.
 func NewCM(fab fabric.Fabric, sa *Session, opts *CMOptions) (*CM, error) {
 	if fab == nil || sa == nil {
 		return nil, errors.New("rdmacm: nil fabric or session")

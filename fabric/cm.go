@@ -1,47 +1,8 @@
 package fabric
 
-// The RDMA CM contract: what a Fabric offers when the platform does RDMA
-// CM itself (the kernel's rdma_cm and ib_cm behind /dev/infiniband/rdma_cm).
-//
-// # Contract
-//
-// A CMDevice opens CMChannels. A CMChannel is one rdma_cm file descriptor
-// (what librdmacm calls an event channel), and its methods are the ucma
-// commands with the kernel's rules (specs/rdmacm-abi.md sections 2-9):
-//
-//   - ids are the kernel's handles, unique across every channel of the
-//     device; uid is an opaque cookie the caller picks, echoed in every
-//     event of that id (the new id of a CONNECT_REQUEST has uid 0 until
-//     Accept sets one, and the kernel queues no other event for it);
-//   - a command naming an id must go to the channel that owns it: an
-//     unknown id is ENOENT, an id of another channel EINVAL;
-//   - each channel has one FIFO of events; GetEvent removes the next one
-//     and counts it in its id's events_reported (a CONNECT_REQUEST is
-//     counted on the listener). There is no kernel ack: acknowledging is
-//     the caller's protocol (librdmacm's events_completed);
-//   - MigrateID is written to the destination channel, names the channel
-//     that owns the id, moves the id's unread events to the destination's
-//     tail in order, and returns the id's events_reported; DestroyID tears
-//     the connection down (DREQ or REJ to the peer), drops the id's unread
-//     events (a listener's unread requests destroy their new ids) and
-//     returns events_reported; closing a channel destroys its ids;
-//   - addresses are AF_IB (struct sockaddr_ib): a GID, a P_Key and a
-//     service ID, (port space << 16) + port for RDMA CM's port spaces;
-//     the platform resolves addresses and routes itself (the kernel asks
-//     the SA) and reports the outcome as events.
-//
-// Errors wrap the syscall.Errno the platform returns (EINVAL, ENOENT,
-// ENOSPC ...) so callers use errors.Is, and name the command and id.
-//
-// # Concurrency
-//
-// CMDevice and CMChannel are safe for concurrent use; GetEvent may block
-// while other commands run on the same channel.
-//
-// # Ownership
-//
-// Whoever opens a CMDevice or CMChannel closes it. Closing a CMDevice
-// closes the channels opened from it.
+// The RDMA CM contract (CMProvider, CMDevice, CMChannel): what a Fabric
+// offers when the platform does RDMA CM itself (the kernel's rdma_cm and
+// ib_cm behind /dev/infiniband/rdma_cm). The rules are CMChannel's doc.
 
 import (
 	"context"
@@ -124,7 +85,39 @@ type CMAddrInfo struct {
 	PKey           uint16
 }
 
-// CMChannel is one event channel of a CMDevice; see the contract above.
+// CMChannel is one event channel of a CMDevice: one rdma_cm file
+// descriptor (what librdmacm calls an event channel). Its methods are the
+// ucma commands with the kernel's rules (specs/rdmacm-abi.md sections
+// 2-9):
+//
+//   - ids are the kernel's handles, unique across every channel of the
+//     device; uid is an opaque cookie the caller picks, echoed in every
+//     event of that id (the new id of a CONNECT_REQUEST has uid 0 until
+//     Accept sets one, and the kernel queues no other event for it);
+//   - a command naming an id must go to the channel that owns it: an
+//     unknown id is ENOENT, an id of another channel EINVAL;
+//   - each channel has one FIFO of events; GetEvent removes the next one
+//     and counts it in its id's events_reported (a CONNECT_REQUEST is
+//     counted on the listener). There is no kernel ack: acknowledging is
+//     the caller's protocol (librdmacm's events_completed);
+//   - MigrateID is written to the destination channel, names the channel
+//     that owns the id, moves the id's unread events to the destination's
+//     tail in order, and returns the id's events_reported; DestroyID tears
+//     the connection down (DREQ or REJ to the peer), drops the id's unread
+//     events (a listener's unread requests destroy their new ids) and
+//     returns events_reported; closing a channel destroys its ids;
+//   - addresses are AF_IB (struct sockaddr_ib): a GID, a P_Key and a
+//     service ID, (port space << 16) + port for RDMA CM's port spaces;
+//     the platform resolves addresses and routes itself (the kernel asks
+//     the SA) and reports the outcome as events.
+//
+// Errors wrap the syscall.Errno the platform returns (EINVAL, ENOENT,
+// ENOSPC ...), so callers use errors.Is, and name the command and id.
+//
+// A CMChannel (and a CMDevice) is safe for concurrent use; GetEvent and
+// Wait may block while other commands run on the same channel. Whoever
+// opens a CMDevice or CMChannel closes it; closing a CMDevice closes the
+// channels opened from it.
 type CMChannel interface {
 	// CreateID is CREATE_ID: a new id of port space ps and QP type
 	// qpType (2 RC, 4 UD) whose events carry uid.
