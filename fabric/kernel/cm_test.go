@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -708,5 +710,59 @@ func TestCMKernelConnectError(t *testing.T) {
 	kAck(t, c, ev)
 	if ev := kEvent(t, ach, engine.EventRejected); ev.Status != 28 {
 		t.Errorf("REJECTED status %d, want 28", ev.Status)
+	}
+}
+
+// TestCMKernelCloseUnblocks: closing a channel, or the CM, ends a
+// get_cm_event blocked on it with net.ErrClosed, as on the engine's CM.
+func TestCMKernelCloseUnblocks(t *testing.T) {
+	f, k := CMHosts(t)
+	tr, err := f.Open(t.Context(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := engine.New(tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := engine.NewCM(f, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ch, _ := c.CreateEventChannel()
+	other, _ := c.CreateEventChannel()
+	if _, err := c.CreateID(other, engine.PSTCP, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, close := range []func() error{ch.Close, c.Close} {
+		target := ch
+		got := make(chan error, 1)
+		go func() {
+			_, err := target.GetEvent(t.Context())
+			got <- err
+		}()
+		// Wait until the call blocks in the fd (the model counts it).
+		for deadline := time.Now().Add(5 * time.Second); k.Waiters() == 0; runtime.Gosched() {
+			if time.Now().After(deadline) {
+				t.Fatal("get_cm_event never blocked")
+			}
+		}
+		if err := close(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-got:
+			if !errors.Is(err, net.ErrClosed) {
+				t.Errorf("get_cm_event after close: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("get_cm_event still blocked after close")
+		}
+		ch = other
+	}
+	if _, err := c.CreateEventChannel(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("create_event_channel after Close: %v", err)
 	}
 }

@@ -31,6 +31,8 @@ type Kernel struct {
 	gids   [][16]byte // the ports' GIDs (AddGID)
 	// nextPort numbers ephemeral ports.
 	nextPort int
+	// waiters counts the goroutines blocked in an fd's Wait.
+	waiters int
 }
 
 type kid struct {
@@ -169,12 +171,28 @@ func (f *FD) Wait(ctx context.Context) error {
 		case n > 0:
 			return nil
 		}
+		f.k.mu.Lock()
+		f.k.waiters++
+		f.k.mu.Unlock()
 		select {
 		case <-wake:
 		case <-ctx.Done():
+		}
+		f.k.mu.Lock()
+		f.k.waiters--
+		f.k.mu.Unlock()
+		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 	}
+}
+
+// Waiters returns the number of goroutines blocked waiting for an event
+// on any fd of k, so tests can tell that a call has blocked.
+func (k *Kernel) Waiters() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.waiters
 }
 
 // Exec runs one command by the kernel's rules (ucma.c ucma_write and the
