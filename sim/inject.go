@@ -88,6 +88,8 @@ type FaultStats struct {
 
 // SetFaults replaces the faults injected into the fabric; the zero
 // Faults turns injection off (and delivers responses still held back).
+// MADs a Delay holds back arrive when due whatever SetFaults says later;
+// Close drops them.
 // It checks the probabilities and node names before changing anything.
 func (f *Fabric) SetFaults(fl Faults) error {
 	for _, p := range []struct {
