@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ibscript/ibscript/engine"
@@ -329,6 +330,13 @@ func TestCMKernelMigrateWithPendingEvents(t *testing.T) {
 }
 
 func TestCMKernelMigrateWhileUnacked(t *testing.T) {
+	synctest.Test(t, testCMKernelMigrateWhileUnacked)
+}
+
+// testCMKernelMigrateWhileUnacked runs in a synctest bubble: the model's
+// waits and the CM's ack waits block on channels, so synctest.Wait tells
+// that migrate is blocked, not merely slow.
+func testCMKernelMigrateWhileUnacked(t *testing.T) {
 	c := kcm(t, &engine.CMOptions{AckWait: time.Hour})
 	lch, _ := kListen(t, c, 1, 10, engine.PSTCP)
 	ach, _ := c.CreateEventChannel()
@@ -356,19 +364,15 @@ func TestCMKernelMigrateWhileUnacked(t *testing.T) {
 	// Without: it waits until the ack.
 	done := make(chan error, 1)
 	go func() { done <- c.MigrateID(t.Context(), a, ach) }()
+	synctest.Wait()
 	select {
 	case err := <-done:
 		t.Fatalf("migrate returned before the ack: %v", err)
-	case <-time.After(20 * time.Millisecond):
+	default:
 	}
 	kAck(t, c, est)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("migrate still waiting after the ack")
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 	if a.Unacked() != 0 || a.Channel() != ach {
 		t.Errorf("unacked %d", a.Unacked())
@@ -429,6 +433,10 @@ func TestCMKernelMigrateToNilSynchronous(t *testing.T) {
 }
 
 func TestCMKernelDestroyWithUnackedEvents(t *testing.T) {
+	synctest.Test(t, testCMKernelDestroyWithUnackedEvents)
+}
+
+func testCMKernelDestroyWithUnackedEvents(t *testing.T) {
 	c := kcm(t, &engine.CMOptions{AckWait: time.Hour})
 	lch, l := kListen(t, c, 1, 14, engine.PSTCP)
 	ach, _ := c.CreateEventChannel()
@@ -442,10 +450,11 @@ func TestCMKernelDestroyWithUnackedEvents(t *testing.T) {
 	req := kEvent(t, lch, engine.EventConnectRequest) // fetched, not acked
 	done := make(chan error, 1)
 	go func() { done <- c.DestroyID(t.Context(), l) }()
+	synctest.Wait()
 	select {
 	case err := <-done:
 		t.Fatalf("destroy returned with an unacked event: %v", err)
-	case <-time.After(20 * time.Millisecond):
+	default:
 	}
 	// The id is gone at once; its unread request went with it, rejecting
 	// its peer (consumer defined).
@@ -458,13 +467,8 @@ func TestCMKernelDestroyWithUnackedEvents(t *testing.T) {
 	}
 	kAck(t, c, rej)
 	kAck(t, c, req)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("destroy still waiting after the ack")
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 	// The fetched request's id lives on; rejecting it answers its peer.
 	if err := c.Reject(t.Context(), req.ID, nil); err != nil {
