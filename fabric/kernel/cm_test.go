@@ -770,3 +770,59 @@ func TestCMKernelCloseUnblocks(t *testing.T) {
 		t.Errorf("create_event_channel after Close: %v", err)
 	}
 }
+
+// TestCMDeviceAdapter: the adapter's own rules: a migrate naming a channel
+// of another device is EINVAL, channels close once, a closed device opens
+// no channel, a closed fabric no device, and the kernel's errnos come
+// through.
+func TestCMDeviceAdapter(t *testing.T) {
+	f, _ := CMHosts(t)
+	d1, err := f.OpenCM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, _ := f.OpenCM()
+	a, err := d1.OpenChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := d2.OpenChannel()
+	id, err := a.CreateID(1, uint16(engine.PSTCP), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.MigrateID(id, a); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("migrate from another device's channel: %v", err)
+	}
+	if _, err := a.CreateID(1, 0x999, 2); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("bad port space: %v", err)
+	}
+	if _, err := a.QueryAddr(99); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("query of an unknown id: %v", err)
+	}
+	if info, err := a.QueryAddr(id); err != nil || info.HasSrc || info.HasDst {
+		t.Errorf("query of an unbound id: %+v %v", info, err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+	if err := d1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d1.OpenChannel(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("open a channel of a closed device: %v", err)
+	}
+	if err := d2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CreateID(2, uint16(engine.PSTCP), 2); !errors.Is(err, syscall.EBADF) {
+		t.Errorf("a channel of a closed device: %v", err)
+	}
+	f.Close()
+	if _, err := f.OpenCM(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("OpenCM of a closed fabric: %v", err)
+	}
+}
