@@ -157,9 +157,14 @@ func TestProtocolAgainstFake(t *testing.T) {
 	if tr.Slot() != 3 || tr.NodeID() != "Hca9" {
 		t.Errorf("slot %d node %q, want 3, Hca9", tr.Slot(), tr.NodeID())
 	}
-	if w, want := tr.MaxWindow(), unixQueueLen()-2; w != want || w < 1 {
-		t.Errorf("MaxWindow over a unix socket = %d, want net.unix.max_dgram_qlen - 2 = %d", w, want)
+	if !tr.c.paired || tr.MaxWindow() != 0 {
+		t.Errorf("paired %v, MaxWindow %d: want the input socket connected back and no window limit", tr.c.paired, tr.MaxWindow())
 	}
+	tr.c.paired = false // as if connecting back had failed
+	if w, want := tr.MaxWindow(), unixQueueLen()-2; w != want || w < 1 {
+		t.Errorf("MaxWindow over an unpaired unix socket = %d, want net.unix.max_dgram_qlen - 2 = %d", w, want)
+	}
+	tr.c.paired = true
 	a := tr.Port()
 	if a.LID != 7 || a.SMLID != 1 || a.PortNum != 1 || a.NodeGUID != 0x100010 || a.PortGUID != 0x100011 || a.State != 4 || a.CAName != CAName {
 		t.Errorf("port %+v", a)
@@ -241,6 +246,9 @@ func TestCloseWithBlockingSocket(t *testing.T) {
 	tr, err := Open(t.Context(), f.sock, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !tr.c.paired {
+		t.Fatal("input socket not paired with ibsim's: this test covers poke's shutdown of a paired socket")
 	}
 	rc, err := tr.c.data.(*net.UnixConn).SyscallConn()
 	if err != nil {

@@ -102,8 +102,9 @@ func SockNameFromEnv() string {
 // Stats are a Transport's counters: the Mux's and the client's own.
 type Stats struct {
 	mux.Stats
-	Dropped   uint64 // packets ibsim bounced with status 110
-	BadPacket uint64 // datagrams of the wrong size
+	Dropped    uint64 // packets ibsim bounced with status 110
+	BadPacket  uint64 // datagrams of the wrong size
+	SendErrors uint64 // MADs held for a batched write that failed (lost, as on a wire)
 }
 
 // Transport is one ibsim client with umad semantics. It is a *mux.Mux
@@ -122,17 +123,18 @@ func (t *Transport) Slot() int { return int(t.c.slot) }
 func (t *Transport) NodeID() string { return t.c.nodeID }
 
 // MaxWindow is how many requests the Transport should have in flight at
-// most (engine.WindowLimiter). Over a unix socket ibsim answers with a
-// non-blocking write that it retries in a busy loop while our input
-// socket's queue is full, and that queue holds net.unix.max_dgram_qlen
-// datagrams (10 by default): past that many in flight ibsim burns its CPU
-// waiting for us instead of answering (measured on a 2,000-node fabric:
-// 30-40 ms of ibsim CPU per sweep at 8 in flight, 170-250 ms at 16 to 64,
-// and the sweep 3x slower). Two places are kept free for traps and
-// unsolicited MADs. Over UDP the queue is counted in bytes and is not the
-// limit: 0.
+// most (engine.WindowLimiter). ibsim answers with a non-blocking write
+// that it retries in a busy loop while our input socket's queue is full.
+// Over a unix socket that queue holds net.unix.max_dgram_qlen datagrams
+// (10 by default) unless the sockets are a connected pair, which Open
+// makes them: then, and over UDP, where the queue is counted in bytes,
+// there is no limit (0). Should the pairing fail, the window stays two
+// below the queue length, two places kept for traps and unsolicited MADs
+// (measured on a 2,000-node fabric without pairing: 30-40 ms of ibsim CPU
+// per sweep at 8 in flight, 170-800 ms at 16 to 64, and sweeps 3-20x
+// slower).
 func (t *Transport) MaxWindow() int {
-	if t.c.udp {
+	if t.c.udp || t.c.paired {
 		return 0
 	}
 	return max(1, unixQueueLen()-2)
@@ -154,7 +156,7 @@ func unixQueueLen() int {
 
 // Stats returns the counters.
 func (t *Transport) Stats() Stats {
-	return Stats{Stats: t.Mux.Stats(), Dropped: t.c.dropped.Load(), BadPacket: t.c.bad.Load()}
+	return Stats{Stats: t.Mux.Stats(), Dropped: t.c.dropped.Load(), BadPacket: t.c.bad.Load(), SendErrors: t.c.sendErrs.Load()}
 }
 
 // client is the wire: the control and data sockets of one attachment.
@@ -169,6 +171,7 @@ type client struct {
 	nodeID string
 	issm   bool // SET_ISSM(1) sent
 	udp    bool // attached over UDP (Options.Server), not a unix socket
+	paired bool // our input socket is connected back to ibsim's (Open)
 
 	mux *mux.Mux     // set before the reader starts
 	log *slog.Logger // likewise; never nil
@@ -182,9 +185,20 @@ type client struct {
 	readDone chan struct{} // closed when read returns
 
 	dropped, bad atomic.Uint64
-	wg           sync.WaitGroup
-	closeOnce    sync.Once
-	closing      atomic.Bool
+
+	// Sends made while the deliverer hands a batch of answers to the Mux
+	// (the next requests, mostly) are held and written together with one
+	// sendmmsg when the batch is done: one system call, and one wake-up
+	// of ibsim, instead of one each. nil batch: no holding.
+	batch     *batchSender
+	outMu     sync.Mutex // guards the fields below
+	corked    bool
+	nOut      int
+	outBufs   [maxBatch][RequestSize]byte
+	sendErrs  atomic.Uint64 // held MADs the flush could not write
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closing   atomic.Bool
 }
 
 var idSeq atomic.Uint32
@@ -253,6 +267,15 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 	if err != nil {
 		c.disconnect()
 		return fail(err)
+	}
+	c.batch = newBatchSender(c.data, c.out)
+	if !c.udp {
+		// ibsim's socket for our slot is connected to our input socket;
+		// connecting ours back makes the two a pair, and the kernel
+		// does not hold a pair's datagrams to the receive queue's
+		// length limit (net.unix.max_dgram_qlen), only to its memory.
+		// Without it, ibsim spins on a full queue (see MaxWindow).
+		c.paired = connectBack(c.data, c.out) == nil
 	}
 	attr, err := c.portAttr()
 	if err == nil && o.SetISSM {
@@ -483,6 +506,19 @@ func (c *client) Transmit(p *fabric.Packet) error {
 	default:
 		r.SQP = 1
 	}
+	if c.batch != nil {
+		c.outMu.Lock()
+		if c.corked {
+			r.Put(c.outBufs[c.nOut][:])
+			c.nOut++
+			if c.nOut == maxBatch {
+				c.flushLocked()
+			}
+			c.outMu.Unlock()
+			return nil
+		}
+		c.outMu.Unlock()
+	}
 	b := bufPool.Get().(*[RequestSize]byte)
 	defer bufPool.Put(b)
 	r.Put(b[:])
@@ -576,10 +612,25 @@ func (c *client) deliver() {
 	}
 }
 
+// maxBatch is the most sends held for one sendmmsg.
+const maxBatch = 16
+
 func (c *client) deliverBatch(batch []*inPacket) {
+	cork := c.batch != nil && len(batch) > 1
+	if cork {
+		c.outMu.Lock()
+		c.corked = true
+		c.outMu.Unlock()
+	}
 	for _, ip := range batch {
 		p := fabric.Packet{Addr: ip.addr, Data: ip.mad[:]}
 		c.mux.Deliver(&p)
+	}
+	if cork {
+		c.outMu.Lock()
+		c.corked = false
+		c.flushLocked()
+		c.outMu.Unlock()
 	}
 	c.inMu.Lock()
 	c.free = append(c.free, batch...)
@@ -587,11 +638,31 @@ func (c *client) deliverBatch(batch []*inPacket) {
 	clear(batch)
 }
 
+// flushLocked writes the held sends; c.outMu is held. A MAD that cannot
+// be written is lost as on a wire (its request, if any, times out and is
+// retried by the Mux); it is counted in Stats.SendErrors.
+func (c *client) flushLocked() {
+	if c.nOut == 0 {
+		return
+	}
+	_ = c.data.SetWriteDeadline(time.Now().Add(SendTimeout))
+	if err := c.batch.send(&c.outBufs, c.nOut); err != nil {
+		c.sendErrs.Add(uint64(c.nOut))
+	}
+	c.nOut = 0
+}
+
 // poke sends one byte to the input socket so that a read in progress
 // returns and the reader sees closing. Closing the socket alone should
 // wake it, but a data socket has been seen in blocking mode (O_NONBLOCK
 // cleared, cause unknown), where Close waits for the read instead.
 func (c *client) poke() {
+	if c.paired {
+		// A paired socket takes datagrams from its peer only; shutting
+		// its reading side down wakes the reader instead.
+		_ = shutdownRead(c.data)
+		return
+	}
 	var (
 		w   net.Conn
 		err error

@@ -1,0 +1,150 @@
+//go:build linux
+
+package ibsim
+
+import (
+	"encoding/binary"
+	"net"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// mmsghdr is struct mmsghdr: a msghdr and the byte count the kernel
+// writes back. Go pads it to the C size on every architecture (64 bytes
+// on 64-bit ones).
+type mmsghdr struct {
+	hdr unix.Msghdr
+	n   uint32
+}
+
+// batchSender sends several datagrams to one address with one sendmmsg.
+type batchSender struct {
+	rc   syscall.RawConn
+	name []byte // the raw sockaddr of the destination
+	hdrs [maxBatch]mmsghdr
+	iovs [maxBatch]unix.Iovec
+}
+
+func newBatchSender(conn net.PacketConn, to net.Addr) *batchSender {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	var name []byte
+	switch a := to.(type) {
+	case *net.UnixAddr:
+		var sa unix.RawSockaddrUnix
+		sa.Family = unix.AF_UNIX
+		path := a.Name
+		if len(path) > 0 && path[0] == '@' {
+			path = "\x00" + path[1:] // Go's spelling of an abstract name
+		}
+		if len(path) > len(sa.Path) {
+			return nil
+		}
+		for i := range len(path) {
+			sa.Path[i] = int8(path[i])
+		}
+		n := int(unsafe.Offsetof(sa.Path)) + len(path)
+		name = unsafe.Slice((*byte)(unsafe.Pointer(&sa)), unsafe.Sizeof(sa))[:n:n]
+		name = append([]byte(nil), name...)
+	case *net.UDPAddr:
+		ip4 := a.IP.To4()
+		if ip4 == nil {
+			return nil
+		}
+		var sa unix.RawSockaddrInet4
+		sa.Family = unix.AF_INET
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], uint16(a.Port))
+		copy(sa.Addr[:], ip4)
+		name = append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&sa)), unsafe.Sizeof(sa))...)
+	default:
+		return nil
+	}
+	return &batchSender{rc: rc, name: name}
+}
+
+// send writes bufs[:n] with as few sendmmsg calls as the kernel allows,
+// waiting (through the poller, under the connection's write deadline)
+// while the peer's queue is full. It returns the first error.
+func (b *batchSender) send(bufs *[maxBatch][RequestSize]byte, n int) error {
+	for i := range n {
+		b.iovs[i] = unix.Iovec{Base: &bufs[i][0]}
+		b.iovs[i].SetLen(RequestSize)
+		b.hdrs[i] = mmsghdr{}
+		b.hdrs[i].hdr.Name = &b.name[0]
+		b.hdrs[i].hdr.Namelen = uint32(len(b.name))
+		b.hdrs[i].hdr.Iov = &b.iovs[i]
+		b.hdrs[i].hdr.SetIovlen(1)
+	}
+	sent := 0
+	var serr error
+	err := b.rc.Write(func(fd uintptr) bool {
+		for sent < n {
+			r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[sent])), uintptr(n-sent), unix.MSG_DONTWAIT, 0, 0)
+			switch e {
+			case 0:
+				sent += int(r)
+			case unix.EAGAIN:
+				return false // wait until writable
+			case unix.EINTR:
+			default:
+				serr = e
+				return true
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	return serr
+}
+
+// connectBack connects the unix socket conn to the address to.
+func connectBack(conn net.PacketConn, to net.Addr) error {
+	a, ok := to.(*net.UnixAddr)
+	if !ok {
+		return syscall.EAFNOSUPPORT
+	}
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return syscall.EINVAL
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cerr error
+	err = rc.Control(func(fd uintptr) {
+		cerr = syscall.Connect(int(fd), &syscall.SockaddrUnix{Name: a.Name})
+	})
+	if err != nil {
+		return err
+	}
+	return cerr
+}
+
+// shutdownRead shuts the reading side of conn down, which wakes a reader
+// blocked in recvfrom.
+func shutdownRead(conn net.PacketConn) error {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return syscall.EINVAL
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = syscall.Shutdown(int(fd), syscall.SHUT_RD) }); err != nil {
+		return err
+	}
+	return serr
+}

@@ -1,0 +1,34 @@
+//go:build !linux
+
+package ibsim
+
+import (
+	"errors"
+	"net"
+)
+
+// batchSender sends several datagrams to one address; without sendmmsg,
+// one write each.
+type batchSender struct {
+	conn net.PacketConn
+	to   net.Addr
+}
+
+func newBatchSender(conn net.PacketConn, to net.Addr) *batchSender {
+	return &batchSender{conn: conn, to: to}
+}
+
+func (b *batchSender) send(bufs *[maxBatch][RequestSize]byte, n int) error {
+	for i := range n {
+		if _, err := b.conn.WriteTo(bufs[i][:], b.to); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// connectBack is not done off Linux (ibsim's abstract unix sockets are
+// Linux's).
+func connectBack(net.PacketConn, net.Addr) error { return errors.ErrUnsupported }
+
+func shutdownRead(net.PacketConn) error { return errors.ErrUnsupported }
