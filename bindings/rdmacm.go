@@ -26,7 +26,7 @@ import (
 func rdmacmModule() Module {
 	return Module{
 		Name:    "rdmacm",
-		Summary: "librdmacm's calls (event channels, ids, resolve, connect/accept, events with ack, rdma_migrate_id) over the engine's IB CM",
+		Summary: "librdmacm's calls (event channels, ids, resolve, connect/accept, events with ack, rdma_migrate_id) over the engine's IB CM (sim, ibsim) or the kernel's rdma_cm (umad backend)",
 		Funcs: []Func{
 			{"create_event_channel", rdmacmCreateChannel, "create_event_channel() -> rdmacm.channel"},
 			{"destroy_event_channel", rdmacmDestroyChannel, "destroy_event_channel(channel) -> nil: EBUSY while ids use it (also channel:close())"},
