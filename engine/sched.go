@@ -60,9 +60,14 @@ type op struct {
 	next      *op
 
 	refs atomic.Int32  // the consumer's reference, and the sender's while it sends
-	done chan struct{} // cap 1: completion signal for a synchronous caller
-	cb   func(o *op)   // asynchronous completion, called on the delivering goroutine
-	ctx  any           // the async caller's state
+	done chan struct{} // cap 1: completion signal for a parked synchronous caller
+	// fin tells a synchronous caller its op is delivered without a
+	// channel operation when it is already (a transport that answers
+	// inside Send): finPending, then finDone by deliver, or finParked by
+	// a caller about to wait on done, which deliver then signals.
+	fin atomic.Uint32
+	cb  func(o *op) // asynchronous completion, called on the delivering goroutine
+	ctx any         // the async caller's state
 }
 
 // opQueue is an intrusive FIFO of ops.
@@ -114,6 +119,7 @@ func (s *Session) release(o *op) {
 	o.err, o.cb, o.ctx = nil, nil, nil
 	o.state, o.abandoned, o.next = stateNew, false, nil
 	o.status, o.rn = 0, 0
+	o.fin.Store(finPending)
 	s.pool.Put(o)
 }
 
@@ -169,11 +175,9 @@ func (s *Session) call(ctx context.Context, o *op) error {
 	}
 	s.submit(o)
 	// On a transport that answers inside Send (the embedded simulator)
-	// the op is already done: a plain receive is cheaper than a select.
-	select {
-	case <-o.done:
-		return nil
-	default:
+	// the op is already done: one atomic operation says so.
+	if !o.fin.CompareAndSwap(finPending, finParked) {
+		return nil // finDone
 	}
 	select {
 	case <-o.done:
@@ -369,6 +373,15 @@ func (s *Session) deliver(o *op) {
 	case o.abandoned:
 		s.release(o)
 	default:
-		o.done <- struct{}{}
+		if o.fin.Swap(finDone) == finParked {
+			o.done <- struct{}{}
+		}
 	}
 }
+
+// States of op.fin.
+const (
+	finPending uint32 = iota
+	finDone
+	finParked
+)

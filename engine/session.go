@@ -120,8 +120,11 @@ type Session struct {
 	discMu   sync.Mutex // guards lastDisc
 	lastDisc *Discovery
 
+	// dispatching is set while some goroutine is inside dispatch; it is
+	// taken without dmu (the uncontended fast path) and given up under
+	// dmu, once dq is empty.
+	dispatching atomic.Bool
 	dmu         sync.Mutex // guards the dispatch fields below
-	dispatching bool       // some goroutine is inside dispatch
 	dq          []*pending // completions waiting for it, from dqHead on
 	dqHead      int
 	pfree       []*pending
@@ -204,29 +207,39 @@ type pending struct {
 // goroutines meanwhile, are queued and routed by the goroutine already
 // dispatching, so the stack never grows with the length of a chain.
 func (s *Session) dispatch(p *fabric.Packet) {
-	s.dmu.Lock()
-	if s.dispatching {
-		var q *pending
-		if n := len(s.pfree); n > 0 {
-			q, s.pfree = s.pfree[n-1], s.pfree[:n-1]
-		} else {
-			q = new(pending)
-		}
-		q.p = *p
-		q.p.Data = q.buf[:copy(q.buf[:], p.Data)]
-		s.dq = append(s.dq, q)
-		s.dmu.Unlock()
+	if s.dispatching.CompareAndSwap(false, true) {
+		s.runDispatch(p)
 		return
 	}
-	s.dispatching = true
+	s.dmu.Lock()
+	if s.dispatching.CompareAndSwap(false, true) {
+		// The dispatcher left between the two looks.
+		s.dmu.Unlock()
+		s.runDispatch(p)
+		return
+	}
+	var q *pending
+	if n := len(s.pfree); n > 0 {
+		q, s.pfree = s.pfree[n-1], s.pfree[:n-1]
+	} else {
+		q = new(pending)
+	}
+	q.p = *p
+	q.p.Data = q.buf[:copy(q.buf[:], p.Data)]
+	s.dq = append(s.dq, q)
 	s.dmu.Unlock()
+}
+
+// runDispatch routes p, then the completions queued meanwhile, and gives
+// up dispatching. The caller has set s.dispatching.
+func (s *Session) runDispatch(p *fabric.Packet) {
 	s.complete(p)
 	for {
 		s.dmu.Lock()
 		if s.dqHead == len(s.dq) {
 			clear(s.dq)
 			s.dq, s.dqHead = s.dq[:0], 0
-			s.dispatching = false
+			s.dispatching.Store(false)
 			s.dmu.Unlock()
 			return
 		}

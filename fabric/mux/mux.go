@@ -194,8 +194,8 @@ type request struct {
 	addr     fabric.Addr
 	timeout  time.Duration
 	retries  int
-	tries    int    // attempts made
-	seq      uint64 // which use of this request this is; see Send
+	tries    int           // attempts made
+	seq      atomic.Uint64 // which use of this request this is (bumped by freeReq); see Send
 	deadline time.Time
 	hidx     int // index in the deadline heap, -1 when not in it
 	n        int
@@ -541,7 +541,7 @@ func (m *Mux) Send(ctx context.Context, p *fabric.Packet) error {
 			r.timeout, r.retries, r.tries = p.Timeout, max(p.Retries, 0), 1
 			r.n = copy(r.buf[:], b)
 			m.out.Set(key, r)
-			sent, seq = r, r.seq
+			sent, seq = r, r.seq.Load()
 		}
 	}
 	m.mu.Unlock()
@@ -550,12 +550,13 @@ func (m *Mux) Send(ctx context.Context, p *fabric.Packet) error {
 	// request, and the caller reuse p, before Transmit returns.
 	timeout := p.Timeout
 	err := m.wire.Transmit(&tx.p)
-	if sent != nil {
+	if sent != nil && sent.seq.Load() == seq {
 		// The deadline starts once the request is out. A wire that
 		// answers inside Transmit (the embedded simulator) has completed
-		// it already, and then no clock is read and no timer touched.
+		// it already (freeReq moved seq on), and then no lock is taken,
+		// no clock read and no timer touched.
 		m.mu.Lock()
-		if sent.seq == seq && sent.agent != nil && !m.closed {
+		if sent.seq.Load() == seq && sent.agent != nil && !m.closed {
 			switch {
 			case err != nil:
 				// Nothing went out: withdraw the request without a
@@ -590,7 +591,7 @@ func (m *Mux) newReq() *request {
 func (m *Mux) freeReq(r *request) {
 	r.agent = nil
 	r.hidx = -1
-	r.seq++
+	r.seq.Add(1)
 	m.reqFree = append(m.reqFree, r)
 }
 
