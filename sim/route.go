@@ -288,7 +288,11 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 		}
 	}
 	for si, s := range switches {
-		lft := make([]byte, maxLID+1)
+		// Capacity for whole blocks of 64 LIDs, which the table is
+		// padded to afterwards without growing (a 16k-node fabric has
+		// 300 of these tables).
+		blocks := (maxLID + smp.LIDsPerLFTBlock) / smp.LIDsPerLFTBlock
+		lft := make([]byte, maxLID+1, blocks*smp.LIDsPerLFTBlock)
 		for i := range lft {
 			lft[i] = smp.DropPort
 		}
