@@ -43,12 +43,13 @@ type config struct {
 	planArgs  []string // --arg key=value, in order
 	timeout   time.Duration
 	retries   int
-	record    string // --record FILE
-	allowSet  bool   // --allow-set
-	audit     string // --audit FILE
-	mkey      string // --mkey KEY; never printed
-	maxMADs   uint64 // --max-mads N
-	debug     bool   // --debug
+	record    string        // --record FILE
+	allowSet  bool          // --allow-set
+	audit     string        // --audit FILE
+	mkey      string        // --mkey KEY; never printed
+	maxMADs   uint64        // --max-mads N
+	timeLimit time.Duration // --time-limit DUR: wall clock of the whole run
+	debug     bool          // --debug
 	help      bool
 	version   bool
 	cmd       string   // "", "run", "discover", "repl", "help"
@@ -86,6 +87,10 @@ Flags (before or after the command):
                   kernel backend: stderr)
   --mkey KEY      M_Key for SMPs (better: $IBSCRIPT_MKEY); never printed
   --max-mads N    send at most N MADs in the run (0, the default: no limit)
+  --time-limit DUR
+                  end a run, -e chunk or discover after DUR of wall-clock
+                  time (exit status 2); --timeout is per MAD try, as in
+                  infiniband-diags
   --debug         log what the layers below the script do on stderr (slog
                   text at debug level: dropped and malformed MADs, the
                   simulator's notes)
@@ -156,6 +161,7 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.audit, "audit", "", "")
 	fs.StringVar(&c.mkey, "mkey", "", "")
 	fs.Uint64Var(&c.maxMADs, "max-mads", 0, "")
+	fs.DurationVar(&c.timeLimit, "time-limit", 0, "")
 	fs.BoolVar(&c.debug, "debug", false, "")
 	fs.BoolVar(&c.help, "help", false, "")
 	fs.BoolVar(&c.help, "h", false, "")
@@ -246,6 +252,17 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()
+	if c.timeLimit < 0 {
+		fmt.Fprintf(stderr, "ibscript: --time-limit %v: want a positive duration\n", c.timeLimit)
+		return exitError
+	}
+	if c.timeLimit > 0 && (c.cmd != "" || c.hasChunk) {
+		// The whole run, its Lua loops included (the Lua state takes
+		// ctx), ends when the limit is reached; the REPL has none.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.timeLimit, errTimeLimit{c.timeLimit})
+		defer cancel()
+	}
 
 	switch {
 	case c.cmd == "run":

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // ibscript runs the command in-process and returns its exit status and
@@ -256,5 +257,36 @@ func TestManPage(t *testing.T) {
 	have, err := os.ReadFile(path)
 	if err != nil || string(have) != out {
 		t.Errorf("docs/ibscript.1 is stale (%v): run go test ./cmd/ibscript -run TestManPage -update", err)
+	}
+}
+
+// TestTimeLimit: --time-limit ends a busy Lua loop, a call blocked on the
+// fabric and a plan, with status 2 and a message naming the flag; a run
+// that finishes in time is untouched; a bad value is refused.
+func TestTimeLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"busy loop", []string{"--time-limit", "300ms", "-e", "while true do end"}},
+		{"blocked recv", []string{"--time-limit", "300ms", "-e", `local p = umad.open_port(); umad.recv(p, -1)`}},
+		{"plan", []string{"--time-limit", "300ms", "-e", `plan.check("spins", function() while true do end end)`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			code, out, errOut := ibscript(t, tc.args...)
+			if code != exitError || !strings.Contains(errOut, "time limit reached (--time-limit 300ms)") {
+				t.Errorf("exit %d, stderr %q, stdout %q; want %d and the time limit named", code, errOut, out, exitError)
+			}
+			if d := time.Since(start); d > 30*time.Second {
+				t.Errorf("took %v to stop", d) // a hang, not a timing check
+			}
+		})
+	}
+	if code, out, errOut := ibscript(t, "--time-limit", "1m", "-e", "print(smp.nodeinfo('lid:1').node_type)"); code != exitOK || strings.TrimSpace(out) == "" {
+		t.Errorf("a quick chunk under --time-limit 1m: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, _, errOut := ibscript(t, "--time-limit", "-5s", "-e", "print(1)"); code != exitError || !strings.Contains(errOut, "--time-limit") {
+		t.Errorf("--time-limit -5s: exit %d, stderr %q", code, errOut)
 	}
 }

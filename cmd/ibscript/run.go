@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -53,6 +54,11 @@ func scriptStatus(err error, stderr io.Writer) int {
 	}
 	if code, ok := bindings.AsExit(err); ok {
 		return code
+	}
+	var tl errTimeLimit
+	if errors.As(err, &tl) {
+		fmt.Fprintf(stderr, "ibscript: %v\n", tl)
+		return exitError
 	}
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "ibscript: interrupted")
@@ -103,10 +109,17 @@ func runMain(ctx context.Context, L *lua.LState, fn *lua.LFunction) error {
 	err := callWithTrace(L, fn)
 	if err != nil && ctx.Err() != nil {
 		if _, isExit := bindings.AsExit(err); !isExit {
-			return ctx.Err()
+			return context.Cause(ctx)
 		}
 	}
 	return err
+}
+
+// errTimeLimit ends a run that reached --time-limit.
+type errTimeLimit struct{ limit time.Duration }
+
+func (e errTimeLimit) Error() string {
+	return fmt.Sprintf("time limit reached (--time-limit %v)", e.limit)
 }
 
 func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
@@ -255,6 +268,9 @@ func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	defer b.Close()
 	d, err := b.sess.Discover(ctx, nil)
 	if err != nil {
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
 		fmt.Fprintf(stderr, "ibscript discover: %v\n", err)
 		return exitError
 	}
