@@ -2,6 +2,7 @@ package bindings
 
 import (
 	"context"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -153,4 +154,37 @@ func BenchmarkLuaSMPRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "SMPs/s")
+}
+
+// BenchmarkLuaFabricTable is fabric.discover's conversion of a discovery
+// of tests/topologies/fattree-2000.net (2,000 nodes, ~8,000 ports) into
+// Lua tables, without the sweep.
+func BenchmarkLuaFabricTable(b *testing.B) {
+	f, err := sim.Load("../tests/topologies/fattree-2000.net", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	tr, err := f.Open(context.Background(), "", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sess, err := engine.New(tr, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { sess.Close() })
+	L, env, err := NewState(context.Background(), &Options{Session: sess, Fabric: f, Stdout: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { env.Close(); L.Close() })
+	d, err := sess.Discover(context.Background(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		env.fabricTable(d)
+	}
 }

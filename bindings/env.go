@@ -52,6 +52,7 @@ type Env struct {
 	metas   map[string]*lua.LTable // record metatables by attribute name
 	records map[*mad.Layout]*record
 	vals    []lua.LValue              // layoutTable's scratch
+	tpls    map[string]*tableTemplate // fixed-key tables by kind (fasttable.go)
 	docs    map[*lua.LFunction]string // "module.fn(args) -> ..." by function, for help()
 
 	planName string

@@ -85,8 +85,35 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 		L.Push(lua.LString("\"" + desc + "\" port " + t.RawGetString("num").String()))
 		return 1
 	})
+	// Node and port tables have fixed keys: built from templates
+	// (fasttable.go), the keys' order shared. A port's "remote" is set
+	// once every port table exists.
+	nodeTpl := e.template("fabric.node", "guid", "sys_guid", "id", "desc", "type", "num_ports",
+		"vendor_id", "device_id", "ports", "lid")
+	portTpl := e.template("fabric.port", "node", "num", "guid", "lid", "lmc", "state", "phys_state",
+		"cap_mask", "width_enabled", "width_active", "speed_enabled", "speed_active",
+		"speed_ext_enabled", "speed_ext_active", "remote")
+	var nv [10]lua.LValue
+	var pv [15]lua.LValue
 	for _, n := range d.Fabric.Nodes {
-		nt := L.CreateTable(0, 12)
+		nt := nodeTpl.table(L, nv[:], nodeMeta) // filled below: the ports refer to it
+		lid := 0
+		ports := L.CreateTable(len(n.Ports), 0)
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			pv = [15]lua.LValue{nt, num(p.Num), Hex64(p.GUID), num(int(p.LID)), num(int(p.LMC)),
+				num(int(p.State)), num(int(p.PhysState)), num(int(p.CapMask)),
+				num(int(p.WidthEnabled)), num(int(p.WidthActive)), num(int(p.SpeedEnabled)),
+				num(int(p.SpeedActive)), num(int(p.SpeedExtEnabled)), num(int(p.SpeedExtActive)), nil}
+			pt := portTpl.table(L, pv[:], portMeta)
+			ports.RawSetInt(p.Num, pt)
+			portTabs[p] = pt
+			if lid == 0 && p.LID != 0 && (n.Type != topo.Switch || p.Num == 0) {
+				lid = int(p.LID)
+			}
+		}
 		nt.RawSetString("guid", Hex64(n.GUID))
 		nt.RawSetString("sys_guid", Hex64(n.SysGUID))
 		nt.RawSetString("id", lua.LString(n.ID))
@@ -95,37 +122,8 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 		nt.RawSetString("num_ports", num(int(n.NumPorts)))
 		nt.RawSetString("vendor_id", num(int(n.VendorID)))
 		nt.RawSetString("device_id", num(int(n.DeviceID)))
-		lid := 0
-		ports := L.NewTable()
-		for _, p := range n.Ports {
-			if p == nil {
-				continue
-			}
-			pt := L.CreateTable(0, 16)
-			pt.RawSetString("node", nt)
-			pt.RawSetString("num", num(int(p.Num)))
-			pt.RawSetString("guid", Hex64(p.GUID))
-			pt.RawSetString("lid", num(int(p.LID)))
-			pt.RawSetString("lmc", num(int(p.LMC)))
-			pt.RawSetString("state", num(int(p.State)))
-			pt.RawSetString("phys_state", num(int(p.PhysState)))
-			pt.RawSetString("cap_mask", num(int(p.CapMask)))
-			pt.RawSetString("width_enabled", num(int(p.WidthEnabled)))
-			pt.RawSetString("width_active", num(int(p.WidthActive)))
-			pt.RawSetString("speed_enabled", num(int(p.SpeedEnabled)))
-			pt.RawSetString("speed_active", num(int(p.SpeedActive)))
-			pt.RawSetString("speed_ext_enabled", num(int(p.SpeedExtEnabled)))
-			pt.RawSetString("speed_ext_active", num(int(p.SpeedExtActive)))
-			L.SetMetatable(pt, portMeta)
-			ports.RawSetInt(p.Num, pt)
-			portTabs[p] = pt
-			if lid == 0 && p.LID != 0 && (n.Type != topo.Switch || p.Num == 0) {
-				lid = int(p.LID)
-			}
-		}
 		nt.RawSetString("ports", ports)
-		nt.RawSetString("lid", num(int(lid)))
-		L.SetMetatable(nt, nodeMeta)
+		nt.RawSetString("lid", num(lid))
 		nodes.Append(nt)
 	}
 	for p, pt := range portTabs {
@@ -135,12 +133,11 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 			}
 		}
 	}
-	links := L.NewTable()
-	for _, l := range d.Fabric.Links() {
-		lt := L.CreateTable(0, 2)
-		lt.RawSetString("a", portTabs[l.A])
-		lt.RawSetString("b", portTabs[l.B])
-		links.Append(lt)
+	linkTpl := e.template("fabric.link", "a", "b")
+	fl := d.Fabric.Links()
+	links := L.CreateTable(len(fl), 0)
+	for _, l := range fl {
+		links.Append(linkTpl.table(L, []lua.LValue{portTabs[l.A], portTabs[l.B]}, nil))
 	}
 	errs := L.CreateTable(len(d.Errors), 0)
 	for _, te := range d.Errors {

@@ -48,14 +48,16 @@ func sameLayout(a, b reflect.Type) bool {
 	return true
 }
 
-// tableTemplate is the shared key order of one layout's records.
+// tableTemplate is the shared key order of one kind of table: a layout's
+// records, or the fixed-key tables of fabric.discover (nodes, ports).
 type tableTemplate struct {
-	keys []lua.LValue // LString keys in wire order; len == cap
-	k2i  map[lua.LValue]int
+	names []string     // the keys
+	keys  []lua.LValue // the same as LStrings; len == cap
+	k2i   map[lua.LValue]int
 }
 
 func newTableTemplate(keys []string) *tableTemplate {
-	t := &tableTemplate{keys: make([]lua.LValue, len(keys)), k2i: make(map[lua.LValue]int, len(keys))}
+	t := &tableTemplate{names: keys, keys: make([]lua.LValue, len(keys)), k2i: make(map[lua.LValue]int, len(keys))}
 	for i, k := range keys {
 		t.keys[i] = lua.LString(k)
 		t.k2i[t.keys[i]] = i
@@ -64,11 +66,14 @@ func newTableTemplate(keys []string) *tableTemplate {
 }
 
 // newRecordTable returns a table with meta as metatable holding values
-// under keys (the template's keys, in its order). fastTables must be true.
+// under keys (the template's keys, in its order); a nil value leaves its
+// key out (pairs skips it until the key is set). fastTables must be true.
 func newRecordTable(tpl *tableTemplate, keys []string, values []lua.LValue, meta lua.LValue) *lua.LTable {
 	sd := make(map[string]lua.LValue, len(keys))
 	for i, k := range keys {
-		sd[k] = values[i]
+		if values[i] != nil {
+			sd[k] = values[i]
+		}
 	}
 	t := new(lua.LTable)
 	m := (*ltableMirror)(unsafe.Pointer(t))
@@ -76,5 +81,39 @@ func newRecordTable(tpl *tableTemplate, keys []string, values []lua.LValue, meta
 	m.strdict = sd
 	m.keys = tpl.keys
 	m.k2i = maps.Clone(tpl.k2i)
+	return t
+}
+
+// table returns a table holding values under the template's keys, in its
+// order, with meta (nil: none) as metatable; a nil value leaves its key
+// unset. Without fastTables it is built with RawSetString.
+func (tpl *tableTemplate) table(L *lua.LState, values []lua.LValue, meta lua.LValue) *lua.LTable {
+	if meta == nil {
+		meta = lua.LNil
+	}
+	if fastTables {
+		return newRecordTable(tpl, tpl.names, values, meta)
+	}
+	t := L.CreateTable(0, len(tpl.names))
+	for i, k := range tpl.names {
+		if values[i] != nil {
+			t.RawSetString(k, values[i])
+		}
+	}
+	t.Metatable = meta
+	return t
+}
+
+// template returns the Env's template for a kind of table with keys,
+// made once.
+func (e *Env) template(kind string, keys ...string) *tableTemplate {
+	if t, ok := e.tpls[kind]; ok {
+		return t
+	}
+	if e.tpls == nil {
+		e.tpls = make(map[string]*tableTemplate)
+	}
+	t := newTableTemplate(keys)
+	e.tpls[kind] = t
 	return t
 }
