@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +54,7 @@ func WriteIBNetDiscover(w io.Writer, f *Fabric, opts *WriteOptions) error {
 type ibndWriter struct {
 	w     *bufio.Writer
 	names map[uint64]string
+	buf   []byte // a node's link lines
 }
 
 // name is remap_node_name: the mapped name, else the cleaned description.
@@ -101,6 +103,10 @@ func (wr *ibndWriter) node(n *Node) {
 		fmt.Fprintf(w, "%sguid=0x%x\n", idKind, n.GUID)
 		fmt.Fprintf(w, "%s\t%d %q\t\t# \"%s\"\n", kind, n.NumPorts, id, cleanDesc(n.Desc))
 	}
+	// The link lines are most of the output: formatted by hand into a
+	// scratch buffer (as fmt would: %d, %x, and ids quoted, which are
+	// "S-"/"H-"/"R-" and hex digits, so quoting adds only the quotes).
+	b := wr.buf[:0]
 	for p := 1; p <= n.NumPorts && p < len(n.Ports); p++ {
 		port := n.Ports[p]
 		if port == nil || port.Remote == nil {
@@ -112,21 +118,45 @@ func (wr *ibndWriter) node(n *Node) {
 		if r.Node.Type == Switch {
 			rlid = r.Node.port(0).LID
 		}
-		link := linkText(port)
-		if n.Type == Switch {
-			fmt.Fprintf(w, "[%d]\t%q[%d]", p, rid, r.Num)
-			if r.Node.Type != Switch {
-				fmt.Fprintf(w, "(%x) ", r.GUID)
-			}
-			fmt.Fprintf(w, "\t\t# \"%s\" lid %d %s\n", wr.name(r.Node), rlid, link)
-			continue
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(p), 10)
+		b = append(b, ']')
+		if n.Type != Switch {
+			b = append(b, '(')
+			b = strconv.AppendUint(b, port.GUID, 16)
+			b = append(b, ") "...)
 		}
-		fmt.Fprintf(w, "[%d](%x) \t%q[%d]", p, port.GUID, rid, r.Num)
+		b = append(b, "\t\""...)
+		b = append(b, rid...)
+		b = append(b, "\"["...)
+		b = strconv.AppendInt(b, int64(r.Num), 10)
+		b = append(b, ']')
 		if r.Node.Type != Switch {
-			fmt.Fprintf(w, " (%x) ", r.GUID)
+			if n.Type != Switch {
+				b = append(b, ' ')
+			}
+			b = append(b, '(')
+			b = strconv.AppendUint(b, r.GUID, 16)
+			b = append(b, ") "...)
 		}
-		fmt.Fprintf(w, "\t\t# lid %d lmc %d \"%s\" lid %d %s\n", port.LID, port.LMC, wr.name(r.Node), rlid, link)
+		b = append(b, "\t\t# "...)
+		if n.Type != Switch {
+			b = append(b, "lid "...)
+			b = strconv.AppendUint(b, uint64(port.LID), 10)
+			b = append(b, " lmc "...)
+			b = strconv.AppendUint(b, uint64(port.LMC), 10)
+			b = append(b, ' ')
+		}
+		b = append(b, '"')
+		b = append(b, wr.name(r.Node)...)
+		b = append(b, "\" lid "...)
+		b = strconv.AppendUint(b, uint64(rlid), 10)
+		b = append(b, ' ')
+		b = append(b, linkText(port)...)
+		b = append(b, '\n')
 	}
+	w.Write(b)
+	wr.buf = b
 }
 
 // port returns port i, or an empty port so that a partly discovered node
