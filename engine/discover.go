@@ -142,9 +142,13 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 	rt0, _ := s.Retransmits()
 	sw.mu.Lock()
 	sw.probeNode([]uint8{0}, nil, 0)
-	ops := sw.takeLocked()
+	sw.p.send = sw.takeLocked()
 	sw.mu.Unlock()
-	sw.startAll(ops)
+	sw.p.hwake, sw.p.swake = make(chan struct{}, 1), make(chan struct{}, 1)
+	// The sweep's two goroutines outlive a cancelled Discover until the
+	// queries already made complete; Close waits for them.
+	s.sweeps.Go(sw.handler)
+	s.sweeps.Go(sw.sender)
 
 	select {
 	case <-sw.done:
@@ -177,12 +181,21 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 // reader goroutine (or whichever goroutine fails an op); mu guards the
 // state, and new ops are started only after mu is released, since
 // starting one can complete another synchronously.
+//
+// A sweep runs as a pipeline of two goroutines, so that it uses two cores
+// where the transport answers inside Send (the embedded simulator, where
+// one goroutine would do everything): the sender starts the queries and,
+// through the transport and the Session, runs their completion callbacks,
+// which only queue the completed op; the handler decodes the answers,
+// builds the topology and makes the next queries for the sender. Each
+// side takes the other's whole queue at a time.
 type sweep struct {
 	s       *Session
 	c       callOpts
 	maxHops int
-	done    chan struct{}
+	done    chan struct{} // closed by the handler when no query is left
 	start   time.Time
+	p       pipe
 
 	mu       sync.Mutex // guards the fields below
 	pending  int
@@ -198,11 +211,89 @@ type sweep struct {
 	pathSlab []uint8
 	errs     []TargetError
 	mads     int
-	queue    []*op // built under mu, started after
-	finished bool
+	queue    []*op // built under mu, handed to the sender after
 	// originPort is the local port number NodeInfo gave on the empty
 	// route.
 	originPort int
+}
+
+// pipe is the hand-over between a sweep's sender and handler.
+type pipe struct {
+	mu           sync.Mutex
+	done         []*op // completed queries, for the handler
+	send         []*op // new queries, for the sender
+	stop         bool  // no query is left: the sender ends
+	hwake, swake chan struct{}
+}
+
+func wake(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// sender starts the queries the handler makes, until none is left.
+func (sw *sweep) sender() {
+	var ops []*op
+	for {
+		sw.p.mu.Lock()
+		ops, sw.p.send = sw.p.send, ops[:0]
+		stop := sw.p.stop
+		sw.p.mu.Unlock()
+		if len(ops) == 0 {
+			if stop {
+				return
+			}
+			<-sw.p.swake
+			continue
+		}
+		for _, o := range ops {
+			sw.s.start(o)
+		}
+		clear(ops)
+	}
+}
+
+// handler handles completed queries in batches and hands the queries they
+// lead to to the sender, until none is left.
+func (sw *sweep) handler() {
+	var batch []*op
+	for {
+		sw.p.mu.Lock()
+		batch, sw.p.done = sw.p.done, batch[:0]
+		sw.p.mu.Unlock()
+		if len(batch) == 0 {
+			<-sw.p.hwake
+			continue
+		}
+		sw.mu.Lock()
+		for _, o := range batch {
+			q := o.ctx.(*query)
+			sw.pending--
+			if !sw.canceled {
+				sw.handleLocked(q, o)
+			}
+			*q = query{}
+			sw.qfree = append(sw.qfree, q)
+		}
+		ops := sw.takeLocked()
+		last := sw.pending == 0
+		sw.mu.Unlock()
+		for _, o := range batch {
+			sw.s.release(o) // handle's reference
+		}
+		clear(batch)
+		sw.p.mu.Lock()
+		sw.p.send = append(sw.p.send, ops...)
+		sw.p.stop = last
+		sw.p.mu.Unlock()
+		wake(sw.p.swake)
+		if last {
+			close(sw.done)
+			return
+		}
+	}
 }
 
 type dnode struct {
@@ -291,33 +382,16 @@ func (sw *sweep) takeLocked() []*op {
 	return ops
 }
 
-func (sw *sweep) startAll(ops []*op) {
-	for _, o := range ops {
-		sw.s.start(o)
-	}
-}
-
-// handle is every sweep op's completion callback.
+// handle is every sweep op's completion callback, on whichever goroutine
+// completes the op: it hands the op, kept past the callback, to the
+// sweep's handler.
 func handle(o *op) {
-	q := o.ctx.(*query)
-	sw := q.sw
-	sw.mu.Lock()
-	sw.pending--
-	if !sw.canceled {
-		sw.handleLocked(q, o)
-	}
-	*q = query{}
-	sw.qfree = append(sw.qfree, q)
-	ops := sw.takeLocked()
-	last := sw.pending == 0 && !sw.finished
-	if last {
-		sw.finished = true
-	}
-	sw.mu.Unlock()
-	sw.startAll(ops)
-	if last {
-		close(sw.done)
-	}
+	sw := o.ctx.(*query).sw
+	o.refs.Add(1)
+	sw.p.mu.Lock()
+	sw.p.done = append(sw.p.done, o)
+	sw.p.mu.Unlock()
+	wake(sw.p.hwake)
 }
 
 func (sw *sweep) handleLocked(q *query, o *op) {

@@ -508,6 +508,12 @@ func TestDiscoverCanceled(t *testing.T) {
 		if _, err := s.Discover(ctx, nil); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Discover: %v, want DeadlineExceeded", err)
 		}
+		// The cancelled sweep's queries drain in the background; the
+		// Session goes on, and Close (setup's cleanup) waits for them.
+		d, err := s.Discover(t.Context(), nil)
+		if err != nil || len(d.Errors) != 0 || len(d.Fabric.Nodes) == 0 {
+			t.Fatalf("Discover after a cancelled one: %v %v", err, d)
+		}
 	})
 }
 

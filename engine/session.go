@@ -110,6 +110,7 @@ type Session struct {
 	maxMADs              uint64
 	madsSent             atomic.Uint64
 	wg                   sync.WaitGroup
+	sweeps               sync.WaitGroup // discovery pipelines (discover.go)
 
 	agentMu sync.Mutex // guards agents
 	agents  map[uint16]fabric.AgentID
@@ -295,6 +296,7 @@ func (s *Session) Close() error {
 	for _, o := range failed {
 		s.deliver(o)
 	}
+	s.sweeps.Wait() // their queries have all completed now
 	if err != nil {
 		return fmt.Errorf("engine: close: %w", err)
 	}
