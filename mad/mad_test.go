@@ -202,6 +202,19 @@ func TestFieldGetEveryPlacement(t *testing.T) {
 			if !bytes.Equal(c, b) {
 				t.Fatalf("Field{Bit: %d, Width: %d}.Put of its own value changed the buffer", off, width)
 			}
+			// Another value changes the field's bits and no others.
+			nv := ^want & f.Max()
+			f.Put(c, nv)
+			if got := f.Get(c); got != nv {
+				t.Fatalf("Field{Bit: %d, Width: %d}: Put(%#x) then Get = %#x", off, width, nv, got)
+			}
+			for i := 0; i < 8*len(b); i++ {
+				inField := i >= off && i < off+width
+				changed := (b[i/8]^c[i/8])>>(7-i%8)&1 == 1
+				if changed != inField {
+					t.Fatalf("Field{Bit: %d, Width: %d}.Put(%#x): bit %d changed=%v", off, width, nv, i, changed)
+				}
+			}
 		}
 	}
 }
