@@ -78,15 +78,10 @@ func (f Field) Get(b []byte) uint64 {
 // Put stores v, truncated to the field's width, into b, leaving every other
 // bit of b as it was.
 func (f Field) Put(b []byte, v uint64) {
-	// One big-endian read-modify-write of the 8 bytes from the field's
-	// first byte, when the field fits in them and b has them.
-	if o, r := f.Bit>>3, f.Bit&7; r+f.Width <= 64 && o+8 <= len(b) && o >= 0 {
-		shift := uint(64 - r - f.Width)
-		m := f.mask() << shift
-		w := binary.BigEndian.Uint64(b[o:])
-		binary.BigEndian.PutUint64(b[o:], w&^m|v<<shift&m)
-		return
-	}
+	// Byte by byte, not one 8-byte read-modify-write: consecutive Puts
+	// (a header) would then each read what the previous one just wrote,
+	// which the CPU cannot forward from its store buffer (measured: a
+	// NodeInfo round trip 25% slower).
 	if f.Bit%8 == 0 && f.Width%8 == 0 {
 		o := f.Bit / 8
 		switch f.Width {
