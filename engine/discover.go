@@ -139,6 +139,12 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 		paths:   new(intmap.Map[[]uint8]),
 		start:   time.Now(),
 	}
+	if last := s.LastDiscovery(); last != nil && last.paths != nil {
+		// Most sweeps find what the last one found: size the tables
+		// for it rather than growing them step by step.
+		sw.nodes.Grow(len(last.Fabric.Nodes))
+		sw.paths.Grow(last.paths.Len())
+	}
 	rt0, _ := s.Retransmits()
 	sw.mu.Lock()
 	sw.probeNode([]uint8{0}, nil, 0)

@@ -117,14 +117,16 @@ func (m *Map[V]) All(f func(k uint64, v V) bool) {
 	}
 }
 
-// Clear removes every entry, keeping the table's size.
-func (m *Map[V]) Clear() {
-	clear(m.slots)
-	m.n = 0
-}
-
-func (m *Map[V]) grow() {
-	size := max(16, 2*len(m.slots))
+// Grow makes room for n entries in all, so that filling the map up to n
+// does not rehash.
+func (m *Map[V]) Grow(n int) {
+	size := max(16, len(m.slots))
+	for n*4 > size*3 {
+		size *= 2
+	}
+	if size == len(m.slots) {
+		return
+	}
 	old := m.slots
 	m.slots = make([]slot[V], size)
 	m.shift = uint(64 - bits.TrailingZeros(uint(size)))
@@ -135,3 +137,11 @@ func (m *Map[V]) grow() {
 		}
 	}
 }
+
+// Clear removes every entry, keeping the table's size.
+func (m *Map[V]) Clear() {
+	clear(m.slots)
+	m.n = 0
+}
+
+func (m *Map[V]) grow() { m.Grow(len(m.slots)) } // doubles: Set grows at 3/4 full

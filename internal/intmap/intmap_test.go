@@ -121,3 +121,30 @@ func BenchmarkChurnGoMap(b *testing.B) {
 		delete(m, tid)
 	}
 }
+
+func TestGrow(t *testing.T) {
+	var m Map[int]
+	want := map[uint64]int{}
+	for k := range uint64(10) {
+		m.Set(k*7, int(k))
+		want[k*7] = int(k)
+	}
+	m.Grow(1000)
+	size := len(m.slots)
+	if size*3 < 1000*4 {
+		t.Fatalf("Grow(1000) left %d slots", size)
+	}
+	check(t, &m, want)
+	for k := range uint64(1000) {
+		m.Set(k*7, int(k))
+		want[k*7] = int(k)
+	}
+	if len(m.slots) != size {
+		t.Errorf("filling to the size Grow was given rehashed: %d -> %d slots", size, len(m.slots))
+	}
+	check(t, &m, want)
+	m.Grow(5) // never shrinks
+	if len(m.slots) != size {
+		t.Errorf("Grow(5) changed the size: %d -> %d", size, len(m.slots))
+	}
+}
