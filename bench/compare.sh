@@ -4,7 +4,8 @@
 # and OpenSM with the project's harness (internal/ibsimtest) on generated fat
 # trees of 2,000 and 7,968 nodes, times every tool several times
 # (interleaved), prints medians and the ratio behind every target, and stops
-# everything it started.
+# everything it started; then runs the Go benchmarks behind the embedded
+# simulator's, the Go API's and Lua's targets and prints those too.
 #
 #   bench/compare.sh [-runs N] [-sizes 2000,7968]
 #
@@ -15,4 +16,51 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 go build -o "$tmp/ibscript" ./cmd/ibscript
 go build -o "$tmp/ibsimbench" ./internal/ibsimbench
-"$tmp/ibsimbench" -ibscript "$tmp/ibscript" "$@"
+
+runs=5
+prev=
+for a in "$@"; do
+	[ "$prev" = -runs ] && runs=$a
+	prev=$a
+done
+
+status=0
+"$tmp/ibsimbench" -ibscript "$tmp/ibscript" "$@" || status=$?
+
+# The targets of the embedded simulator and the Go API, from the Go
+# benchmarks (median of -runs runs each).
+echo
+echo "== embedded simulator, Go API and Lua, $runs runs each (go test -bench) =="
+go test -run '^$' -bench 'SMPRoundTrip$|Discover16k$|SimMemory16k$|SAGetTable16k$|LuaSMPRoundTrip$' \
+	-benchtime 2s -count "$runs" ./engine/ ./bindings/ >"$tmp/gobench.txt" || status=$?
+
+# median BENCH UNIT: the median of the values a benchmark reported in UNIT.
+median() {
+	awk -v b="$1" -v u="$2" '$1 ~ "^"b"(-[0-9]+)?$" { for (i = 2; i <= NF; i++) if ($i == u) print $(i-1) }' "$tmp/gobench.txt" |
+		sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+
+# target LABEL BENCH UNIT OP LIMIT: prints the median and whether it holds
+# (OP is "<" or ">=").
+target() {
+	m=$(median "$2" "$3")
+	if [ -z "$m" ]; then
+		printf '  %-52s no result (see go test output)\n' "$1"
+		status=1
+		return
+	fi
+	awk -v l="$1" -v m="$m" -v u="$3" -v op="$4" -v lim="$5" 'BEGIN {
+		ok = (op == "<") ? (m < lim) : (m >= lim)
+		v = (m >= 1000) ? sprintf("%d", m) : sprintf("%.1f", m)
+		printf "  %-52s %10s %-10s (want %s %d) %.2fx %s\n", l, v, u, op, lim,
+			(op == "<") ? lim / m : m / lim, ok ? "HOLDS" : "misses"
+	}'
+}
+
+echo "targets (medians):"
+target "discovery of 16,050 nodes (BenchmarkDiscover16k)" BenchmarkDiscover16k ms/sweep "<" 100
+target "SMP round trips, Go API (BenchmarkSMPRoundTrip)" BenchmarkSMPRoundTrip ops/s ">=" 1000000
+target "SMP round trips, Lua loop (BenchmarkLuaSMPRoundTrip)" BenchmarkLuaSMPRoundTrip SMPs/s ">=" 250000
+target "simulator memory (BenchmarkSimMemory16k)" BenchmarkSimMemory16k bytes/node "<" 2048
+target "SA GetTable over RMPP (BenchmarkSAGetTable16k)" BenchmarkSAGetTable16k segments/s ">=" 200000
+exit $status
