@@ -49,22 +49,31 @@ func CMHosts(t testing.TB) (*kernel.Fabric, *rdmacmtest.Kernel) {
 func kcm(t *testing.T, opts *engine.CMOptions) *engine.CM {
 	t.Helper()
 	f, _ := CMHosts(t)
+	c := cmOn(t, f, f, nil, opts)
+	if !c.Platform() {
+		t.Fatal("the CM does not drive the kernel fabric's rdma_cm")
+	}
+	return c
+}
+
+// cmOn is an engine CM on cmf whose SA session runs on the default port of
+// f with sopts; both are closed when the test ends.
+func cmOn(t *testing.T, f, cmf fabric.Fabric, sopts *engine.Options, opts *engine.CMOptions) *engine.CM {
+	t.Helper()
 	tr, err := f.Open(t.Context(), "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := engine.New(tr, nil)
+	s, err := engine.New(tr, sopts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := engine.NewCM(f, s, opts)
+	c, err := engine.NewCM(cmf, s, opts)
 	if err != nil {
+		s.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close(); s.Close() })
-	if !c.Platform() {
-		t.Fatal("the CM does not drive the kernel fabric's rdma_cm")
-	}
 	return c
 }
 
@@ -579,21 +588,7 @@ func TestCMKernelWithoutDevice(t *testing.T) {
 	if _, err := f2.OpenCM(); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("OpenCM without the device: %v", err)
 	}
-	tr, err := f.Open(t.Context(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, err := engine.NewCM(f2, s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if c.Platform() {
+	if c := cmOn(t, f, f2, nil, nil); c.Platform() {
 		t.Error("the CM drives an rdma_cm device that does not exist")
 	}
 	var _ fabric.CMProvider = f2
@@ -608,22 +603,10 @@ func TestCMKernelRemoteLID(t *testing.T) {
 	ctx := t.Context()
 	remote := mad.GID{0xfe, 0x80, 9: 0x02, 10: 0xc9, 15: 0x77}
 	k.AddGID(remote) // a port of another host, known to the model's CM
-	tr, err := f.Open(ctx, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := engine.New(tr, &engine.Options{Timeout: 20 * time.Millisecond, Retries: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := engine.NewCM(f, s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { c.Close(); s.Close() }()
+	c := cmOn(t, f, f, &engine.Options{Timeout: 20 * time.Millisecond, Retries: 1}, nil)
 	ach, _ := c.CreateEventChannel()
 	a, _ := c.CreateID(ach, engine.PSTCP, false)
-	err = c.ResolveAddr(ctx, a, nil, engine.CMAddr{LID: 0x77, Port: 5})
+	err := c.ResolveAddr(ctx, a, nil, engine.CMAddr{LID: 0x77, Port: 5})
 	if !errors.Is(err, syscall.EHOSTUNREACH) {
 		t.Fatalf("resolve a remote LID with no SA: %v", err)
 	}
@@ -721,20 +704,7 @@ func TestCMKernelConnectError(t *testing.T) {
 // get_cm_event blocked on it with net.ErrClosed, as on the engine's CM.
 func TestCMKernelCloseUnblocks(t *testing.T) {
 	f, k := CMHosts(t)
-	tr, err := f.Open(t.Context(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, err := engine.NewCM(f, s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := cmOn(t, f, f, nil, nil)
 	ch, _ := c.CreateEventChannel()
 	other, _ := c.CreateEventChannel()
 	if _, err := c.CreateID(other, engine.PSTCP, false); err != nil {
