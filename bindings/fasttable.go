@@ -54,45 +54,41 @@ type tableTemplate struct {
 	names []string     // the keys
 	keys  []lua.LValue // the same as LStrings; len == cap
 	k2i   map[lua.LValue]int
+	share bool // fastTables and no key twice: tables share keys
 }
 
-func newTableTemplate(keys []string) *tableTemplate {
-	t := &tableTemplate{names: keys, keys: make([]lua.LValue, len(keys)), k2i: make(map[lua.LValue]int, len(keys))}
-	for i, k := range keys {
+func newTableTemplate(names []string) *tableTemplate {
+	t := &tableTemplate{names: names, keys: make([]lua.LValue, len(names)), k2i: make(map[lua.LValue]int, len(names))}
+	for i, k := range names {
 		t.keys[i] = lua.LString(k)
 		t.k2i[t.keys[i]] = i
 	}
-	return t
-}
-
-// newRecordTable returns a table with meta as metatable holding values
-// under keys (the template's keys, in its order); a nil value leaves its
-// key out (pairs skips it until the key is set). fastTables must be true.
-func newRecordTable(tpl *tableTemplate, keys []string, values []lua.LValue, meta lua.LValue) *lua.LTable {
-	sd := make(map[string]lua.LValue, len(keys))
-	for i, k := range keys {
-		if values[i] != nil {
-			sd[k] = values[i]
-		}
-	}
-	t := new(lua.LTable)
-	m := (*ltableMirror)(unsafe.Pointer(t))
-	m.Metatable = meta
-	m.strdict = sd
-	m.keys = tpl.keys
-	m.k2i = maps.Clone(tpl.k2i)
+	t.share = fastTables && len(t.k2i) == len(names)
 	return t
 }
 
 // table returns a table holding values under the template's keys, in its
 // order, with meta (nil: none) as metatable; a nil value leaves its key
-// unset. Without fastTables it is built with RawSetString.
+// unset (pairs skips it until it is set). Tables share the key order when
+// they can (see above), else they are built with RawSetString.
 func (tpl *tableTemplate) table(L *lua.LState, values []lua.LValue, meta lua.LValue) *lua.LTable {
 	if meta == nil {
 		meta = lua.LNil
 	}
-	if fastTables {
-		return newRecordTable(tpl, tpl.names, values, meta)
+	if tpl.share {
+		sd := make(map[string]lua.LValue, len(tpl.names))
+		for i, k := range tpl.names {
+			if values[i] != nil {
+				sd[k] = values[i]
+			}
+		}
+		t := new(lua.LTable)
+		m := (*ltableMirror)(unsafe.Pointer(t))
+		m.Metatable = meta
+		m.strdict = sd
+		m.keys = tpl.keys
+		m.k2i = maps.Clone(tpl.k2i)
+		return t
 	}
 	t := L.CreateTable(0, len(tpl.names))
 	for i, k := range tpl.names {

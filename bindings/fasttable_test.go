@@ -74,3 +74,19 @@ func TestRecordTablesBehaveAsTables(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateDuplicateKeys: a key list with a key twice cannot share its
+// order (pairs would yield the key twice); such tables are built key by
+// key, the last value winning, as RawSetString does.
+func TestTemplateDuplicateKeys(t *testing.T) {
+	L := lua.NewState()
+	defer L.Close()
+	tpl := newTableTemplate([]string{"a", "b", "a"})
+	if tpl.share {
+		t.Fatal("a template with a duplicate key shares its key order")
+	}
+	L.SetGlobal("t", tpl.table(L, []lua.LValue{lua.LNumber(1), lua.LNumber(2), lua.LNumber(3)}, nil))
+	if err := L.DoString(`local n = 0; for k in pairs(t) do n = n + 1 end; assert(n == 2 and t.a == 3 and t.b == 2)`); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -65,21 +65,13 @@ func number(v uint64) lua.LValue {
 // fields in wire order.
 func (e *Env) layoutTable(l *mad.Layout, b []byte) *lua.LTable {
 	r := e.record(l)
-	if r.tpl != nil {
-		vals := e.vals[:0]
-		for _, f := range l.Fields {
-			vals = append(vals, fieldValue(f, b))
-		}
-		t := newRecordTable(r.tpl, r.keys, vals, r.meta)
-		clear(vals)
-		e.vals = vals
-		return t
+	vals := e.vals[:0]
+	for _, f := range l.Fields {
+		vals = append(vals, fieldValue(f, b))
 	}
-	t := e.L.CreateTable(0, len(l.Fields)) // sized: no map growth while filling
-	for i, f := range l.Fields {
-		t.RawSetString(r.keys[i], fieldValue(f, b))
-	}
-	e.L.SetMetatable(t, r.meta)
+	t := r.tpl.table(e.L, vals, r.meta)
+	clear(vals)
+	e.vals = vals
 	return t
 }
 
@@ -88,7 +80,7 @@ func (e *Env) layoutTable(l *mad.Layout, b []byte) *lua.LTable {
 type record struct {
 	keys []string
 	meta *lua.LTable
-	tpl  *tableTemplate // nil: tables are built with RawSetString (fasttable.go)
+	tpl  *tableTemplate // the keys' shared order (fasttable.go)
 }
 
 func (e *Env) record(l *mad.Layout) *record {
@@ -102,22 +94,9 @@ func (e *Env) record(l *mad.Layout) *record {
 	for i, f := range l.Fields {
 		r.keys[i] = mad.SnakeName(f.Name)
 	}
-	if fastTables && !hasDuplicates(r.keys) {
-		r.tpl = newTableTemplate(r.keys)
-	}
+	r.tpl = newTableTemplate(r.keys)
 	e.records[l] = r
 	return r
-}
-
-func hasDuplicates(keys []string) bool {
-	seen := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		if seen[k] {
-			return true
-		}
-		seen[k] = true
-	}
-	return false
 }
 
 // recordMeta returns the metatable shared by every decoded l: __name is
