@@ -65,17 +65,25 @@ func (wr *ibndWriter) name(n *Node) string {
 	return cleanDesc(n.Desc)
 }
 
-// cleanDesc replaces unprintable bytes with spaces, as clean_nodedesc does.
+// cleanDesc is clean_nodedesc (infiniband-diags' node-name-map code): the
+// description ends at its first NUL and after 63 bytes (it writes a NUL at
+// index 63 of the 64-byte field), and every byte that is not printable in
+// the C locale (0x20-0x7e) becomes a space, one byte at a time, so a
+// two-byte UTF-8 character becomes two spaces, as ibnetdiscover prints it.
 func cleanDesc(s string) string {
-	if len(s) > 64 {
-		s = s[:64]
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
 	}
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r > 0x7e {
-			return ' '
+	if len(s) > 63 {
+		s = s[:63]
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = ' '
 		}
-		return r
-	}, s)
+	}
+	return string(b)
 }
 
 func (wr *ibndWriter) node(n *Node) {
