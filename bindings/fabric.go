@@ -89,11 +89,11 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 	// (fasttable.go), the keys' order shared. A port's "remote" is set
 	// once every port table exists.
 	nodeTpl := e.template("fabric.node", "guid", "sys_guid", "id", "desc", "type", "num_ports",
-		"vendor_id", "device_id", "ports", "lid")
+		"vendor_id", "device_id", "ports", "lid", "enhanced_port0")
 	portTpl := e.template("fabric.port", "node", "num", "guid", "lid", "lmc", "state", "phys_state",
 		"cap_mask", "width_enabled", "width_active", "speed_enabled", "speed_active",
 		"speed_ext_enabled", "speed_ext_active", "remote")
-	var nv [10]lua.LValue
+	var nv [11]lua.LValue
 	var pv [15]lua.LValue
 	for _, n := range d.Fabric.Nodes {
 		nt := nodeTpl.table(L, nv[:], nodeMeta) // filled below: the ports refer to it
@@ -124,6 +124,7 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 		nt.RawSetString("device_id", num(int(n.DeviceID)))
 		nt.RawSetString("ports", ports)
 		nt.RawSetString("lid", num(lid))
+		nt.RawSetString("enhanced_port0", lua.LBool(n.EnhancedPort0))
 		nodes.Append(nt)
 	}
 	for p, pt := range portTabs {

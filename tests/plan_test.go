@@ -150,6 +150,26 @@ func TestPlantedFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, want: []string{"error counters within thresholds"}},
+		// ibqueryerrors reads every switch port: discards on an unused one
+		// count; a CA port discovery never reached is read by neither.
+		{name: "discards on an unused switch port", topology: clean, plant: func(t *testing.T, f *sim.Fabric) {
+			if err := f.SetCounter("Switch1", 4, "port_xmit_discards", 7); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.SetCounter("Hca1", 2, "port_rcv_errors", 9); err != nil {
+				t.Fatal(err)
+			}
+		}, want: []string{"error counters within thresholds"}},
+		{name: "port xmit wait", topology: clean, plant: func(t *testing.T, f *sim.Fabric) {
+			if err := f.SetCounter("Switch2", 2, "port_xmit_wait", 11); err != nil {
+				t.Fatal(err)
+			}
+		}, want: []string{"error counters within thresholds"}},
+		{name: "unreached CA port", topology: clean, plant: func(t *testing.T, f *sim.Fabric) {
+			if err := f.SetCounter("Hca1", 2, "port_rcv_errors", 9); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := loadSim(t, c.topology)
