@@ -6,6 +6,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -118,7 +120,8 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return enc.Encode(r)
 }
 
-// ReadJSON reads a report WriteJSON wrote, refusing other schemas.
+// ReadJSON reads a report WriteJSON wrote, refusing other schemas and
+// reports that contradict themselves (Validate).
 func ReadJSON(rd io.Reader) (*Report, error) {
 	var r Report
 	dec := json.NewDecoder(rd)
@@ -127,6 +130,9 @@ func ReadJSON(rd io.Reader) (*Report, error) {
 	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("plan: report schema %q, want %q", r.Schema, Schema)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }
@@ -203,7 +209,7 @@ type junitSuites struct {
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
 	Skipped  int          `xml:"skipped,attr"`
-	Time     float64      `xml:"time,attr"`
+	Time     junitTime    `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
@@ -213,7 +219,7 @@ type junitSuite struct {
 	Failures  int         `xml:"failures,attr"`
 	Errors    int         `xml:"errors,attr"`
 	Skipped   int         `xml:"skipped,attr"`
-	Time      float64     `xml:"time,attr"`
+	Time      junitTime   `xml:"time,attr"`
 	Timestamp string      `xml:"timestamp,attr,omitempty"`
 	Cases     []junitCase `xml:"testcase"`
 	SystemErr string      `xml:"system-err,omitempty"`
@@ -222,9 +228,19 @@ type junitSuite struct {
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	ClassName string        `xml:"classname,attr"`
-	Time      float64       `xml:"time,attr"`
+	Time      junitTime     `xml:"time,attr"`
+	Error     *junitMessage `xml:"error,omitempty"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
+}
+
+// junitTime is a duration in seconds written in plain decimal notation
+// (microseconds), never with an exponent: the JUnit schema's time is an
+// xs:decimal, which rejects 5.324e-05.
+type junitTime float64
+
+func (t junitTime) MarshalXMLAttr(name xml.Name) (xml.Attr, error) {
+	return xml.Attr{Name: name, Value: strconv.FormatFloat(float64(t), 'f', 6, 64)}, nil
 }
 
 type junitMessage struct {
@@ -237,14 +253,14 @@ type junitMessage struct {
 // testcase per check, a failure element whose text lists every failed
 // result.
 func WriteJUnit(w io.Writer, r *Report) error {
-	out := junitSuites{Name: r.Plan.Name, Time: r.Duration}
+	out := junitSuites{Name: r.Plan.Name, Time: junitTime(r.Duration)}
 	for _, cat := range r.Categories() {
 		s := junitSuite{Name: cat, Timestamp: r.Started.Format("2006-01-02T15:04:05")}
 		for _, c := range r.Checks {
 			if c.Category != cat {
 				continue
 			}
-			tc := junitCase{Name: c.Name, ClassName: r.Plan.Name + "." + cat, Time: c.Duration}
+			tc := junitCase{Name: c.Name, ClassName: r.Plan.Name + "." + cat, Time: junitTime(c.Duration)}
 			switch c.Status {
 			case Fail:
 				var lines []string
@@ -264,7 +280,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 				s.Skipped++
 			}
 			s.Tests++
-			s.Time += c.Duration
+			s.Time += junitTime(c.Duration)
 			s.Cases = append(s.Cases, tc)
 		}
 		out.Tests += s.Tests
@@ -273,10 +289,11 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		out.Suites = append(out.Suites, s)
 	}
 	if r.Error != "" {
+		out.Tests++
 		out.Errors++
 		out.Suites = append(out.Suites, junitSuite{Name: "run", Tests: 1, Errors: 1,
-			Cases:     []junitCase{{Name: "run", ClassName: r.Plan.Name, Failure: &junitMessage{Message: r.Error, Type: "error"}}},
-			SystemErr: r.Error})
+			Timestamp: r.Started.Format("2006-01-02T15:04:05"),
+			Cases:     []junitCase{{Name: "run", ClassName: r.Plan.Name, Error: &junitMessage{Message: r.Error, Type: "error", Text: r.Error}}}})
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
@@ -291,10 +308,15 @@ func WriteJUnit(w io.Writer, r *Report) error {
 }
 
 // Merge combines reports of the same plan run on several hosts into one:
-// checks keep their names, prefixed by the host (or the fabric CA) when
-// there is more than one report, so results stay attributable.
+// checks keep their names, their categories prefixed by the report's
+// source, so results stay attributable. The source is the host; when two
+// reports come from one host (two rails, two runs) it is the host and the
+// local CA and port ("h1:mlx5_1/1"), and when even those agree, the
+// report's place on the command line ("h1#2"). Reports should be valid
+// (ReadJSON validates what it reads); nil reports and checks are skipped.
 func Merge(reports ...*Report) *Report {
 	m := New("merged")
+	reports = slices.DeleteFunc(slices.Clone(reports), func(r *Report) bool { return r == nil })
 	if len(reports) == 0 {
 		m.Finish()
 		return m
@@ -302,30 +324,58 @@ func Merge(reports ...*Report) *Report {
 	m.Plan = reports[0].Plan
 	m.Started = reports[0].Started
 	var errs []string
+	srcs := mergeSources(reports)
 	for i, r := range reports {
 		if r.Started.Before(m.Started) {
 			m.Started = r.Started
 		}
 		m.Duration = max(m.Duration, r.Duration)
-		host := r.Fabric.Host
-		if host == "" {
-			host = fmt.Sprintf("report%d", i+1)
-		}
+		src := srcs[i]
 		for _, c := range r.Checks {
+			if c == nil {
+				continue
+			}
 			cc := *c
-			cc.Bare = c.Passed - countStatus(c.Results, Pass)
-			cc.Category = host + "/" + c.Category
+			cc.Bare = max(0, c.Passed-countStatus(c.Results, Pass))
+			cc.Category = src + "/" + c.Category
 			cc.Results = append(make([]Result, 0, len(c.Results)), c.Results...)
 			m.Checks = append(m.Checks, &cc)
 		}
 		if r.Error != "" {
-			errs = append(errs, host+": "+r.Error)
+			errs = append(errs, src+": "+r.Error)
 		}
 	}
 	m.Plan.Categories = nil
 	m.Error = strings.Join(errs, "; ")
 	m.Finish()
 	return m
+}
+
+// mergeSources names each report for Merge: its host, made unique by the
+// local CA and port, then by its position.
+func mergeSources(reports []*Report) []string {
+	out := make([]string, len(reports))
+	count := map[string]int{}
+	for i, r := range reports {
+		out[i] = r.Fabric.Host
+		if out[i] == "" {
+			out[i] = fmt.Sprintf("report%d", i+1)
+		}
+		count[out[i]]++
+	}
+	for i, r := range reports {
+		if count[out[i]] > 1 && r.Fabric.CA != "" {
+			out[i] = fmt.Sprintf("%s:%s/%d", out[i], r.Fabric.CA, r.Fabric.Port)
+		}
+	}
+	seen := map[string]int{}
+	for i := range out {
+		seen[out[i]]++
+		if n := seen[out[i]]; n > 1 {
+			out[i] = fmt.Sprintf("%s#%d", out[i], n)
+		}
+	}
+	return out
 }
 
 func countStatus(rs []Result, s Status) int {

@@ -94,7 +94,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Errorf("snapshot writes different ibnetdiscover output")
 	}
 	for _, bad := range []string{`{"schema":"other"}`, `{"schema":"ibscript.topology.v1","nodes":[{"type":"Hub"}]}`,
-		`{"schema":"ibscript.topology.v1","nodes":[{"type":"CA","num_ports":1,"guid":"0x1","ports":[{"num":1,"remote":{"node":5,"port":1}}]}]}`} {
+		`{"schema":"ibscript.topology.v1","nodes":[{"type":"CA","num_ports":1,"guid":"0x1","ports":[{"num":1,"remote":{"node":5,"port":1}}]}]}`,
+		`{"schema":"ibscript.topology.v1","nodes":[{"type":"CA","num_ports":1,"guid":"0x1","ports":[{"num":1,"remote":{"node":0,"port":1}}]}]}`,
+		`{"schema":"ibscript.topology.v1","nodes":[{"type":"CA","num_ports":1,"guid":"0x1","ports":[{"num":1,"lid":1},{"num":1,"lid":2}]}]}`} {
 		if _, err := topo.ReadSnapshot(strings.NewReader(bad), "bad.json"); err == nil || !strings.Contains(err.Error(), "bad.json") {
 			t.Errorf("%s: err %v", bad, err)
 		}

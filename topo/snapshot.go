@@ -141,6 +141,9 @@ func ReadSnapshot(r io.Reader, name string) (*Fabric, error) {
 			if sp.Num < 0 || sp.Num > sn.NumPorts {
 				return nil, fmt.Errorf("%s: nodes[%d] %q: port %d out of range", name, i, sn.Desc, sp.Num)
 			}
+			if n.Ports[sp.Num] != nil {
+				return nil, fmt.Errorf("%s: nodes[%d] %q: port %d listed twice", name, i, sn.Desc, sp.Num)
+			}
 			pg, err := parseHex64(sp.GUID)
 			if err != nil {
 				return nil, fmt.Errorf("%s: nodes[%d] port %d: guid %q", name, i, sp.Num, sp.GUID)
@@ -163,6 +166,9 @@ func ReadSnapshot(r io.Reader, name string) (*Fabric, error) {
 			rn := f.Nodes[sp.Remote.Node]
 			if sp.Remote.Port < 0 || sp.Remote.Port >= len(rn.Ports) || rn.Ports[sp.Remote.Port] == nil {
 				return nil, fmt.Errorf("%s: nodes[%d] port %d: remote %q port %d does not exist", name, i, sp.Num, rn.Desc, sp.Remote.Port)
+			}
+			if sp.Remote.Node == i && sp.Remote.Port == sp.Num {
+				return nil, fmt.Errorf("%s: nodes[%d] port %d is cabled to itself", name, i, sp.Num)
 			}
 			f.Nodes[i].Ports[sp.Num].Remote = rn.Ports[sp.Remote.Port]
 		}

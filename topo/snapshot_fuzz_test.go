@@ -1,0 +1,64 @@
+package topo
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"strings"
+	"testing"
+)
+
+// FuzzReadSnapshot: a snapshot from anywhere is refused with an error
+// naming the file, or read into a fabric whose cables are symmetric,
+// which writes (as a snapshot and as ibnetdiscover) without a panic and
+// reads back unchanged.
+func FuzzReadSnapshot(f *testing.F) {
+	for _, file := range []string{"../tests/topologies/net.2sw2path4hca", "../tests/topologies/net.2sw2path4hca2port"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		fab, err := Parse(file, bytes.NewReader(b))
+		if err != nil {
+			f.Fatal(err)
+		}
+		var s bytes.Buffer
+		if err := WriteSnapshot(&s, fab); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(s.String())
+	}
+	f.Add(`{"schema":"ibscript.topology.v1","nodes":[{"type":"CA","num_ports":1,"guid":"0x1","ports":[{"num":1,"remote":{"node":0,"port":1}}]}]}`)
+	f.Add(`{"schema":"ibscript.topology.v1","nodes":[null]}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		fab, err := ReadSnapshot(strings.NewReader(in), "fuzz.json")
+		if err != nil {
+			if fab != nil {
+				t.Fatal("fabric with an error")
+			}
+			if !strings.Contains(err.Error(), "fuzz.json") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for _, l := range fab.Links() {
+			if l.A.Remote != l.B || l.B.Remote != l.A {
+				t.Fatalf("asymmetric link %v - %v", l.A, l.B)
+			}
+		}
+		var s bytes.Buffer
+		if err := WriteSnapshot(&s, fab); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadSnapshot(bytes.NewReader(s.Bytes()), "again.json")
+		if err != nil {
+			t.Fatalf("a written snapshot does not read back: %v\n%s", err, s.String())
+		}
+		if d := Diff(fab, back); len(d) != 0 {
+			t.Fatalf("round trip differs: %v", d)
+		}
+		if err := WriteIBNetDiscover(io.Discard, fab, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
