@@ -54,12 +54,23 @@ func (e *Env) planState() *planState {
 }
 
 // PlanReport returns the report of the plan the script ran, finished
-// (statuses, summary, duration), or nil when the script never called
-// plan.*. runErr, when not nil, is the error that ended the script outside
-// any check; it is recorded as the run's error.
+// (statuses, summary, duration). runErr, when not nil, is the error that
+// ended the script outside any check; it is recorded as the run's error,
+// and a script that failed before any plan.* call gets a report with no
+// checks that carries it. PlanReport returns nil only when the script
+// neither called plan.* nor failed (HasPlan tells the two reports apart).
 func (e *Env) PlanReport(runErr error) *plan.Report {
 	if e.plan == nil {
-		return nil
+		if runErr == nil {
+			return nil
+		}
+		r := plan.New(e.planName)
+		if e.planName == "" {
+			r.Plan.Name = "plan"
+		}
+		r.Error = runErr.Error()
+		r.Finish()
+		return r
 	}
 	r := e.plan.report
 	if runErr != nil {
@@ -72,6 +83,10 @@ func (e *Env) PlanReport(runErr error) *plan.Report {
 	r.Finish()
 	return r
 }
+
+// HasPlan reports whether the script called plan.* (it is a plan, whose
+// report the host writes whatever happens).
+func (e *Env) HasPlan() bool { return e.plan != nil }
 
 // noteFabric records the size of a discovered fabric for the report.
 func (e *Env) noteFabric(nodes, links int) {

@@ -3,6 +3,7 @@ package bindings
 import (
 	"context"
 	"regexp"
+	"strings"
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
@@ -80,8 +81,25 @@ func TestPlanNotUsed(t *testing.T) {
 	if err := L.DoString(`print(1)`); err != nil {
 		t.Fatal(err)
 	}
-	if env.PlanReport(nil) != nil {
+	if env.PlanReport(nil) != nil || env.HasPlan() {
 		t.Errorf("a script without plan.* has a report")
+	}
+}
+
+// TestPlanReportEarlyError: a script that fails before any plan.* call
+// still has a report (no checks, the error, exit 2), never nil.
+func TestPlanReportEarlyError(t *testing.T) {
+	L, env := newPlanState(t, nil)
+	err := L.DoString(`error("before the plan")`)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	r := env.PlanReport(err)
+	if r == nil {
+		t.Fatal("nil report")
+	}
+	if r.ExitCode() != plan.ExitError || !strings.Contains(r.Error, "before the plan") || len(r.Checks) != 0 || env.HasPlan() {
+		t.Errorf("exit %d error %q checks %d", r.ExitCode(), r.Error, len(r.Checks))
 	}
 }
 

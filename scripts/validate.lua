@@ -34,5 +34,8 @@ local a = plan.define {
   categories = categories,
   args = args,
 }
+for _, m in ipairs(modules) do
+  if m.setup then m.setup(a) end -- files the arguments name, read before discovery
+end
 local ctx = require("common").context(a)
 for _, m in ipairs(modules) do m.run(ctx) end

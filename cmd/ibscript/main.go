@@ -121,14 +121,20 @@ A plan (a script calling plan.define or plan.check) prints its report on
 stdout when it ends, in --format text (default; coloured on a terminal),
 json (schema ibscript.plan.v1, docs/plan-report.md), tap or junit, and
 exits 0 when every check passed, 1 when one failed, 2 when the run failed.
+A run that fails still writes its report, carrying the error; with
+--format, even one that failed before plan.define (syntax error,
+unreachable fabric).
   --arg KEY=VALUE   sets a plan argument; unknown keys are errors
 `,
 	"report": `usage: ibscript report merge [--format json|text|tap|junit] REPORT.json...
 
 Merges JSON plan reports (ibscript run --format json), e.g. one per host of
 a pdsh or Slurm run, into one report whose categories are prefixed by each
-report's host. Exit status as for run: 0, 1 when a check failed, 2 when a
-run failed or a file is not a report.
+report's host (host:CA/port when two reports come from one host). A report
+that contradicts itself (null checks, unknown statuses, counts that do not
+match its results) is refused, naming the file and the check. Exit status
+as for run: 0, 1 when a check failed, 2 when a run failed or a file is not
+a valid report.
 `,
 	"discover": `usage: ibscript discover [flags]
 

@@ -177,3 +177,88 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}
 }
+
+// TestRunErrorReports: a run that fails before or outside its checks (a
+// syntax error, an unreachable fabric, a setup mistake) still writes a
+// valid report carrying the error in the format asked for, and exits 2.
+func TestRunErrorReports(t *testing.T) {
+	dir := t.TempDir()
+	syntax := filepath.Join(dir, "broken.lua")
+	os.WriteFile(syntax, []byte("plan.define{}\nplan.check('x', function(r) r:pass() end\n"), 0o644)
+	early := filepath.Join(dir, "early.lua")
+	os.WriteFile(early, []byte("error('gave up early')\nplan.define{}\n"), 0o644)
+	th := filepath.Join(dir, "thresholds")
+	os.WriteFile(th, []byte("SymbolErrors=1\n"), 0o644)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string // in the report's error
+	}{
+		{"syntax", []string{syntax}, "broken.lua"},
+		{"error before plan.define", []string{early}, "gave up early"},
+		{"unreachable fabric", []string{"--fabric", "sim:" + filepath.Join(dir, "none.net"), "../../scripts/validate.lua"}, "none.net"},
+		{"missing reference", []string{"../../scripts/checks/topology.lua", "--arg", "reference=" + filepath.Join(dir, "fabric.topo")}, "fabric.topo"},
+		{"bad thresholds", []string{"../../scripts/validate.lua", "--arg", "thresholds=" + th}, "SymbolErrors"},
+		{"bad --arg", []string{"../../scripts/validate.lua", "--arg", "nokey"}, "nokey"},
+	} {
+		for _, format := range []string{"json", "junit", "tap", "text"} {
+			t.Run(c.name+"/"+format, func(t *testing.T) {
+				code, out, errOut := ibscript(t, append([]string{"run", "--format", format}, c.args...)...)
+				if code != exitError {
+					t.Fatalf("exit %d, want 2\n%s\n%s", code, out, errOut)
+				}
+				if !strings.Contains(errOut, c.want) {
+					t.Errorf("stderr lacks %q: %s", c.want, errOut)
+				}
+				switch format {
+				case "json":
+					if errs := schema(t).Validate([]byte(out)); len(errs) > 0 {
+						t.Errorf("schema: %s\n%s", strings.Join(errs, "\n"), out)
+					}
+					r, err := plan.ReadJSON(strings.NewReader(out))
+					if err != nil {
+						t.Fatalf("%v\n%s", err, out)
+					}
+					if !strings.Contains(r.Error, c.want) || r.Summary.Failed != 0 {
+						t.Errorf("report error %q (want %q), summary %+v", r.Error, c.want, r.Summary)
+					}
+				case "junit":
+					var v struct {
+						Errors int `xml:"errors,attr"`
+					}
+					if err := xml.Unmarshal([]byte(out), &v); err != nil || v.Errors != 1 {
+						t.Errorf("JUnit: %v, errors=%d\n%s", err, v.Errors, out)
+					}
+					if !regexp.MustCompile(`<error message="[^"]*` + regexp.QuoteMeta(c.want)).MatchString(out) {
+						t.Errorf("JUnit has no <error> naming %q:\n%s", c.want, out)
+					}
+				case "tap":
+					if !regexp.MustCompile(`(?m)^Bail out! .*` + regexp.QuoteMeta(c.want)).MatchString(out) {
+						t.Errorf("TAP has no Bail out! naming %q:\n%s", c.want, out)
+					}
+				case "text":
+					if !strings.Contains(out, "run failed: ") || !strings.Contains(out, c.want) {
+						t.Errorf("text report lacks the run error:\n%s", out)
+					}
+				}
+			})
+		}
+	}
+	// Without --format, a plain script that fails writes only stderr.
+	plain := filepath.Join(dir, "plain.lua")
+	os.WriteFile(plain, []byte("error('plain failure')\n"), 0o644)
+	if code, out, errOut := ibscript(t, "run", plain); code != exitError || out != "" || !strings.Contains(errOut, "plain failure") {
+		t.Errorf("plain script: exit %d %q %q", code, out, errOut)
+	}
+}
+
+// TestJUnitTimes: no exponents in JUnit times, whatever the durations.
+func TestJUnitTimes(t *testing.T) {
+	_, out, _ := ibscript(t, "run", "--format", "junit", "../../scripts/checks/ids.lua")
+	if m := regexp.MustCompile(`time="[^"]*"`).FindAllString(out, -1); len(m) == 0 {
+		t.Fatalf("no times:\n%s", out)
+	}
+	if regexp.MustCompile(`time="[^"]*[eE]`).MatchString(out) {
+		t.Errorf("exponent in a time:\n%s", out)
+	}
+}

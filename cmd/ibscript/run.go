@@ -124,11 +124,6 @@ func (e errTimeLimit) Error() string {
 
 func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	file := c.args[0]
-	src, err := os.ReadFile(file)
-	if err != nil {
-		fmt.Fprintf(stderr, "ibscript run: %v\n", err)
-		return exitError
-	}
 	format := c.format
 	if format == "" {
 		format = "text"
@@ -137,10 +132,26 @@ func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ibscript run: unknown --format %q (want text, json, tap or junit)\n", format)
 		return exitError
 	}
+	// failed ends a run that failed before its script could: the error on
+	// stderr and, when a report format was asked for, a report carrying it,
+	// so CI's test reporter always has something to read.
+	failed := func(b *backend, err error) int {
+		fmt.Fprintf(stderr, "ibscript run: %v\n", err)
+		if c.format == "" {
+			return exitError
+		}
+		rep := plan.New(planName(file))
+		rep.Error = err.Error()
+		rep.Finish()
+		return writeRunReport(c, format, b, rep, exitError, stdout, stderr)
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return failed(nil, err)
+	}
 	pargs, err := parsePlanArgs(c.planArgs)
 	if err != nil {
-		fmt.Fprintf(stderr, "ibscript run: %v\n", err)
-		return exitError
+		return failed(nil, err)
 	}
 	opts := bindings.Options{PlanName: planName(file), PlanArgs: pargs}
 	if os.Getenv("GOGC") == "" {
@@ -157,8 +168,7 @@ func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	b, L, env, err := newLuaOpts(ctx, c, stdout, stderr, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "ibscript: %v\n", err)
-		return exitError
+		return failed(nil, err)
 	}
 	defer closeLua(b, L, env)
 	setPackagePath(L, file)
@@ -170,8 +180,7 @@ func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	L.SetGlobal("arg", argt)
 	fn, err := L.Load(strings.NewReader(stripShebang(string(src))), file)
 	if err != nil {
-		fmt.Fprintf(stderr, "ibscript: %v\n", err)
-		return exitError
+		return failed(b, err)
 	}
 	err = runMain(ctx, L, fn)
 	if prog != nil {
@@ -184,8 +193,10 @@ func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if err != nil {
 		runErr = errors.New(errorMessage(err))
 	}
-	rep := env.PlanReport(runErr)
-	if rep == nil {
+	if !env.HasPlan() && (err == nil || c.format == "") {
+		// A plain script prints only what it prints; one that failed
+		// gets a report when a format was asked for (it may have failed
+		// before its plan.define).
 		if len(pargs) > 0 && err == nil {
 			fmt.Fprintf(stderr, "ibscript run: --arg given but %s defines no plan (plan.define)\n", file)
 			return exitError
@@ -193,13 +204,23 @@ func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return scriptStatus(err, stderr)
 	}
 	code := scriptStatus(err, stderr) // the traceback, if any, on stderr
+	rep := env.PlanReport(runErr)
+	return writeRunReport(c, format, b, rep, code, stdout, stderr)
+}
+
+// writeRunReport completes a run's report with where it ran (b is nil
+// when the backend never opened) and writes it: the exit status is the
+// worse of code and the report's.
+func writeRunReport(c *config, format string, b *backend, rep *plan.Report, code int, stdout, stderr io.Writer) int {
 	rep.Fabric.Backend = c.fabricURI
-	if s, ok := b.fab.(fmt.Stringer); ok {
-		rep.Fabric.Backend = s.String()
-	}
 	rep.Fabric.Host, _ = os.Hostname()
-	pa := b.sess.Port()
-	rep.Fabric.CA, rep.Fabric.Port = pa.CAName, int(pa.PortNum)
+	if b != nil {
+		if s, ok := b.fab.(fmt.Stringer); ok {
+			rep.Fabric.Backend = s.String()
+		}
+		pa := b.sess.Port()
+		rep.Fabric.CA, rep.Fabric.Port = pa.CAName, int(pa.PortNum)
+	}
 	if err := plan.Write(stdout, format, rep, colorOK(stdout)); err != nil {
 		fmt.Fprintf(stderr, "ibscript run: writing the report: %v\n", err)
 		return exitError

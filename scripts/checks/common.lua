@@ -2,7 +2,10 @@
 -- module alone, the discovered fabric, and naming ports and links.
 --
 -- A check module is a table {description=, categories={...}, args={...},
--- run=function(ctx)} returned by its file. Run as the main script
+-- setup=function(args), run=function(ctx)} returned by its file. setup
+-- (optional) reads what the arguments name (files) before the fabric is
+-- discovered: a mistake there is an error of the run (exit 2), not a
+-- failed check. Run as the main script
 -- (ibscript run scripts/checks/links.lua) it defines a plan of its own;
 -- required (validate.lua) it only hands the table over.
 
@@ -15,6 +18,7 @@ function M.main(mod, ...)
   local cats = { "discovery" }
   for _, c in ipairs(mod.categories) do cats[#cats + 1] = c end
   local args = plan.define { description = mod.description, categories = cats, args = mod.args }
+  if mod.setup then mod.setup(args) end
   mod.run(M.context(args))
   return mod
 end

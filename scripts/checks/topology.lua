@@ -3,7 +3,8 @@
 -- moved and missing cables, degraded links, changed firmware-visible
 -- fields, replaced nodes, ranked by severity.
 --
---   ibscript run scripts/checks/topology.lua --arg reference=FILE [--arg save=SNAPSHOT.json]
+--   ibscript discover > fabric.topo        # once, on the fabric as it should be
+--   ibscript run scripts/checks/topology.lua --arg reference=fabric.topo [--arg save=SNAPSHOT.json]
 
 local common = require "common"
 
@@ -16,8 +17,15 @@ local M = {
   },
 }
 
+-- setup reads the reference: a missing or malformed file is a mistake of
+-- the run, not a failed check.
+function M.setup(args)
+  if args.reference ~= "" then M.ref = fabric.load(args.reference) end
+end
+
 function M.run(ctx)
   local args = ctx.args
+  if args.reference ~= "" and not M.ref then M.setup(args) end
   if args.save ~= "" then
     plan.check("snapshot saved", "topology", function(r)
       fabric.save(ctx.f, args.save)
@@ -29,8 +37,7 @@ function M.run(ctx)
       r:skip("no reference given (--arg reference=FILE)")
       return
     end
-    local ref = fabric.load(args.reference)
-    local d = fabric.diff(ref, ctx.f)
+    local d = fabric.diff(M.ref, ctx.f)
     for _, x in ipairs(d) do
       r:fail(string.format("[%s] %s: %s", x.severity, x.kind, x.msg), x.object)
     end
