@@ -135,6 +135,16 @@ func TestReportMerge(t *testing.T) {
 	if code, _, _ := ibscript(t, "report", "merge", "/nonexistent.json"); code != exitError {
 		t.Errorf("missing file: exit %d", code)
 	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"schema":"ibscript.plan.v1","checks":[null]}`), 0o644)
+	if code, out, errOut := ibscript(t, "report", "merge", files[0], bad); code != exitError || out != "" || !strings.Contains(errOut, "bad.json: plan: report checks[0] is null") {
+		t.Errorf("null check: exit %d %q %q", code, out, errOut)
+	}
+	// Two reports of one host (two rails) stay apart.
+	code, out, _ = ibscript(t, "report", "merge", files[0], files[0])
+	if code != exitOK || !regexp.MustCompile(`"category": "host1[^"/]*:Switch1/0/links"`).MatchString(out) || !strings.Contains(out, `#2/links"`) {
+		t.Errorf("one host twice: exit %d\n%s", code, out)
+	}
 }
 
 // TestTopologyReference: a reference written by discover, compared with a
