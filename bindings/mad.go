@@ -66,7 +66,15 @@ func madDecode(e *Env, L *lua.LState) int {
 		if class == mad.ClassSubnDR {
 			frame = &smp.DRSMPLayout
 		}
-		t.RawSetString("header", e.layoutTable(frame, b))
+		hdr := e.layoutTable(frame, b)
+		if f, ok := frame.Field("Data"); ok {
+			// The frame's raw data would show the keys PortInfo and
+			// SMInfo carry: shown with them zeroed.
+			m := append([]byte(nil), b...)
+			mad.MaskKeys(m)
+			hdr.RawSetString(f.Key(), fieldValue(f, m))
+		}
+		t.RawSetString("header", hdr)
 		attr, data = smp.LayoutByID(mad.AttrIDOf(b)), smp.Data(b)
 	case mad.ClassPerf:
 		t.RawSetString("header", e.layoutTable(&mad.HeaderLayout, b))
@@ -81,7 +89,9 @@ func madDecode(e *Env, L *lua.LState) int {
 		t.RawSetString("attribute", e.layoutTable(attr, data))
 		t.RawSetString("name", lua.LString(attr.Name))
 	} else {
-		t.RawSetString("data", lua.LString(hex.EncodeToString(data)))
+		m := append([]byte(nil), b...)
+		mad.MaskKeys(m) // an SA, BM or CC MAD's keys
+		t.RawSetString("data", lua.LString(hex.EncodeToString(m[len(b)-len(data):])))
 		t.RawSetString("name", lua.LString(fmt.Sprintf("0x%04x", mad.AttrIDOf(b))))
 	}
 	L.Push(t)

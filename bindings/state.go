@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goos "os"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -60,6 +62,15 @@ func AsExit(err error) (int, bool) {
 	return 0, false
 }
 
+// IsKeyVariable reports whether the environment variable name holds a
+// key (IBSCRIPT_MKEY, IBSCRIPT_SMKEY, and any later IBSCRIPT_*KEY*): the
+// one rule that hides them from os.getenv, which returns nil for them as
+// for an unset variable.
+func IsKeyVariable(name string) bool {
+	n := strings.ToUpper(name)
+	return strings.HasPrefix(n, "IBSCRIPT_") && strings.Contains(n, "KEY")
+}
+
 // restrictOS keeps the parts of os a plan needs and replaces exit.
 func restrictOS(L *lua.LState) {
 	os, ok := L.GetGlobal("os").(*lua.LTable)
@@ -76,6 +87,16 @@ func restrictOS(L *lua.LState) {
 	for _, k := range drop {
 		os.RawSetString(k, lua.LNil)
 	}
+	os.RawSetString("getenv", L.NewFunction(func(L *lua.LState) int {
+		name := L.CheckString(1)
+		v, ok := goos.LookupEnv(name)
+		if !ok || IsKeyVariable(name) {
+			L.Push(lua.LNil)
+			return 1
+		}
+		L.Push(lua.LString(v))
+		return 1
+	}))
 	os.RawSetString("exit", L.NewFunction(func(L *lua.LState) int {
 		code := 0
 		switch v := L.Get(1).(type) {

@@ -240,6 +240,7 @@ func umadRecv(_ *Env, L *lua.LState) int {
 	if err != nil {
 		raiseErrno(L, "umad.recv", err)
 	}
+	mad.MaskKeys(pkt.Data) // no key reaches a script (docs/security.md)
 	L.Push(lua.LString(pkt.Data))
 	L.Push(lua.LNumber(pkt.Agent))
 	L.Push(lua.LNumber(pkt.Status))

@@ -69,6 +69,11 @@ func (e *Env) layoutTable(l *mad.Layout, b []byte) *lua.LTable {
 	for _, f := range l.Fields {
 		vals = append(vals, fieldValue(f, b))
 	}
+	for _, i := range r.secret {
+		if vals[i] != zeroKey {
+			vals[i] = maskedKey
+		}
+	}
 	t := r.tpl.table(e.L, vals, r.meta)
 	clear(vals)
 	e.vals = vals
@@ -78,10 +83,20 @@ func (e *Env) layoutTable(l *mad.Layout, b []byte) *lua.LTable {
 // record is what every decoded table of one layout shares: its keys and
 // its metatable, made once per Env.
 type record struct {
-	keys []string
-	meta *lua.LTable
-	tpl  *tableTemplate // the keys' shared order (fasttable.go)
+	keys   []string
+	meta   *lua.LTable
+	tpl    *tableTemplate // the keys' shared order (fasttable.go)
+	secret []int          // indexes of key fields (mad.IsKeyField)
 }
+
+// A key field (M_Key, SM_Key, B_Key, CC_Key) reaches a script only as
+// zeroKey, when the wire held zero (no key, or one the port would not
+// show), or as maskedKey: a plan can check that a key is set, never read
+// it.
+var (
+	zeroKey   = Hex64(0)
+	maskedKey = lua.LString("<masked>")
+)
 
 func (e *Env) record(l *mad.Layout) *record {
 	if r, ok := e.records[l]; ok {
@@ -93,6 +108,9 @@ func (e *Env) record(l *mad.Layout) *record {
 	r := &record{keys: make([]string, len(l.Fields)), meta: e.recordMeta(l.Name, l)}
 	for i, f := range l.Fields {
 		r.keys[i] = mad.SnakeName(f.Name)
+		if mad.IsKeyField(f.Name) {
+			r.secret = append(r.secret, i)
+		}
 	}
 	r.tpl = newTableTemplate(r.keys)
 	e.records[l] = r
@@ -129,8 +147,15 @@ func (e *Env) recordMeta(name string, l *mad.Layout) *lua.LTable {
 	return mt
 }
 
-// secretKeys are printed as smpquery prints them: not at all.
-var secretKeys = map[string]bool{"m_key": true, "sm_key": true}
+// secretKeys are printed as smpquery prints them: not at all (a decoded
+// table holds only zeroKey or maskedKey for them anyway).
+var secretKeys = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range mad.KeyFieldNames {
+		m[mad.SnakeName(k)] = true
+	}
+	return m
+}()
 
 // recordString renders a decoded record: its name, then one aligned
 // "key  value" line per field.
@@ -156,7 +181,7 @@ func recordString(L *lua.LState) int {
 			v := t.RawGetString(key)
 			s := L.ToStringMeta(v).String()
 			if secretKeys[key] {
-				s = "<not displayed>" // as smpquery; the table still holds it
+				s = "<not displayed>" // as smpquery
 			}
 			if n, ok := v.(lua.LNumber); ok && n >= 0 {
 				if digits, ok := hex.RawGetString(key).(lua.LNumber); ok && hex != nil {

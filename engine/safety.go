@@ -53,8 +53,8 @@ type AuditEntry struct {
 	AttrMod uint32
 	Attr    string // "PortInfo port 3"
 	// New is the attribute data sent, trailing zeros trimmed, with
-	// M_Key (PortInfo) and SM_Key (SMInfo) zeroed: keys are never
-	// written to an audit log.
+	// every key zeroed (mad.MaskKeys: M_Key in PortInfo, SM_Key in
+	// SMInfo and SA records): keys are never written to an audit log.
 	New []byte
 	// Old is the value before the Set when the caller knew it; the
 	// engine does not read it (nil).
@@ -85,19 +85,13 @@ func (s *Session) gateSet(o *op) error {
 	if s.audit == nil {
 		return nil
 	}
+	req := append([]byte(nil), o.req[:o.n]...)
+	mad.MaskKeys(req) // M_Key (PortInfo), SM_Key (SMInfo, SA records) and the class keys
 	var data []byte
 	if o.class == mad.ClassSubnLID || o.class == mad.ClassSubnDR {
-		data = append([]byte(nil), smp.Data(o.req[:o.n])...)
-		switch o.attrID {
-		case smp.AttrPortInfo:
-			clear(data[:min(8, len(data))]) // M_Key
-		case smp.AttrSMInfo:
-			if len(data) > 8 {
-				clear(data[8:min(16, len(data))]) // SM_Key
-			}
-		}
+		data = smp.Data(req)
 	} else if o.n > 64 {
-		data = append([]byte(nil), o.req[64:o.n]...) // a GMP's data (PerfMgt, vendor: after the class header)
+		data = req[64:] // a GMP's data (PerfMgt, vendor: after the class header)
 	}
 	for len(data) > 0 && data[len(data)-1] == 0 {
 		data = data[:len(data)-1]

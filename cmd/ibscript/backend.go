@@ -98,7 +98,7 @@ func openReplay(c *config, path string) (*backend, error) {
 // --record asks for it. Every backend goes through here.
 func (c *config) newSession(b *backend) error {
 	if c.record != "" {
-		f, err := os.Create(c.record)
+		f, err := createPrivate(c.record)
 		if err != nil {
 			return fmt.Errorf("--record: %w", err)
 		}
@@ -132,6 +132,23 @@ func (c *config) newSession(b *backend) error {
 	}
 	b.sess = s
 	return nil
+}
+
+// createPrivate creates (or truncates) a file only its owner may read:
+// recordings hold the fabric's traffic. A regular file that existed with
+// a wider mode is narrowed to 0600; a device (/dev/null) is left alone.
+func createPrivate(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != 0o600 {
+		if err := f.Chmod(0o600); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
 }
 
 // mKey is --mkey, else $IBSCRIPT_MKEY, else 0. Its value never appears in

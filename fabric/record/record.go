@@ -17,8 +17,12 @@
 //	{"t":9100,"op":"recv","agent":0,"status":0,"addr":{...},"data":"0181..."}
 //	{"t":9900,"op":"unregister","agent":0}
 //
-// data is the MAD in hex. Readers reject other formats and versions; a
-// later version adds fields, which version 1 readers ignore.
+// data is the MAD in hex, with every management key zeroed (mad.MaskKeys:
+// the M_Key of SMPs and PortInfo, SM_Key, B_Key, CC_Key); the header says
+// so with "keys":"masked". A recording never holds a key, and replay
+// matches requests with their keys masked the same way. Readers reject
+// other formats and versions; a later version adds fields, which version 1
+// readers ignore.
 package record
 
 import (
@@ -33,6 +37,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
 )
 
 // Format and Version name the recording format in its header line.
@@ -48,6 +53,19 @@ type Header struct {
 	Start   time.Time       `json:"start"`
 	Port    fabric.PortAttr `json:"port"`
 	RMPP    bool            `json:"rmpp"` // the transport did RMPP itself
+	// Keys is "masked": key fields were zeroed before writing (every
+	// recording this package writes).
+	Keys string `json:"keys,omitempty"`
+}
+
+// KeysMasked is Header.Keys of a recording whose keys were zeroed.
+const KeysMasked = "masked"
+
+// masked is a copy of a MAD with its keys zeroed (mad.MaskKeys).
+func masked(d []byte) hexBytes {
+	c := append([]byte(nil), d...)
+	mad.MaskKeys(c)
+	return c
 }
 
 // Event is one line after the header.
@@ -110,7 +128,7 @@ func NewRecorder(tr fabric.Transport, w io.Writer) (*Recorder, error) {
 		r.c = c
 	}
 	r.enc = json.NewEncoder(r.w)
-	h := Header{Format: Format, Version: Version, Start: r.start.UTC(), Port: tr.Port()}
+	h := Header{Format: Format, Version: Version, Start: r.start.UTC(), Port: tr.Port(), Keys: KeysMasked}
 	if rp, ok := tr.(fabric.RMPPer); ok {
 		h.RMPP = rp.DoesRMPP()
 	}
@@ -151,7 +169,7 @@ func (r *Recorder) Unregister(ctx context.Context, id fabric.AgentID) error {
 func (r *Recorder) Send(ctx context.Context, p *fabric.Packet) error {
 	a := p.Addr
 	r.log(Event{Op: OpSend, Agent: int(p.Agent), Timeout: int64(p.Timeout), Retries: p.Retries, Addr: &a,
-		Data: hexBytes(append([]byte(nil), p.Data...))})
+		Data: masked(p.Data)})
 	return r.tr.Send(ctx, p)
 }
 
@@ -161,7 +179,7 @@ func (r *Recorder) Recv(ctx context.Context, p *fabric.Packet) error {
 	if err == nil {
 		a := p.Addr
 		r.log(Event{Op: OpRecv, Agent: int(p.Agent), Status: p.Status, Addr: &a,
-			Data: hexBytes(append([]byte(nil), p.Data...))})
+			Data: masked(p.Data)})
 	}
 	return err
 }

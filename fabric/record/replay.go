@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
 )
 
 // maxLine bounds one line of a recording: a 256-byte MAD is 512 hex
@@ -153,6 +154,11 @@ func NewReplay(rec *Recording) *Replay {
 		t int64 // the send's time
 	}
 	last := map[lowTID]slot{}
+	// Requests are matched with their keys masked, as the Recorder wrote
+	// them (and recordings made before it masked them are masked here).
+	for i := range rec.Events {
+		mad.MaskKeys(rec.Events[i].Data)
+	}
 	g := learnDR(rec.Events)
 	r.canon, r.g = map[string][]string{}, g
 	for _, e := range rec.Events {
@@ -217,13 +223,15 @@ func (r *Replay) Send(ctx context.Context, p *fabric.Packet) error {
 	if r.closed {
 		return fmt.Errorf("replay: send: %w", net.ErrClosed)
 	}
-	k := key(&p.Addr, p.Data)
+	req := append([]byte(nil), p.Data...)
+	mad.MaskKeys(req) // recordings hold requests with their keys zeroed
+	k := key(&p.Addr, req)
 	now := time.Now()
 	var ans []answer
 	found := false
 	if q := r.answers[k]; len(q) > 0 {
 		ans, r.answers[k], found = q[0], q[1:], true
-	} else if ck, ok := r.g.canonKey(p.Data); ok {
+	} else if ck, ok := r.g.canonKey(req); ok {
 		// A directed route the recording did not take to a node it
 		// reached another way: the answer of that node's SMA.
 		for _, k2 := range r.canon[ck] {

@@ -55,7 +55,7 @@ var rules = []rule{
 }
 
 // testOnly may be imported by any package's tests.
-var testOnly = []string{"sim", "fabric/fabrictest", "mad/madtest", "topo", "internal/fattree", "native/umad/umadtest", "native/rdmacm/rdmacmtest", "internal/jsonschema"}
+var testOnly = []string{"sim", "internal/keytest", "fabric/fabrictest", "mad/madtest", "topo", "internal/fattree", "native/umad/umadtest", "native/rdmacm/rdmacmtest", "internal/jsonschema"}
 
 // xtestOnly may also be imported by external (package x_test) tests: they
 // use a package as its callers do, and its examples show a whole session.

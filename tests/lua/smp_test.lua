@@ -83,3 +83,23 @@ end
 function test_switchinfo_on_a_ca_is_a_status_error(t)
   expect_error("smp.switchinfo: .*0x000c", smp.switchinfo, "lid:2")
 end
+
+-- Keys never reach a script (docs/security.md): a decoded M_Key or SM_Key
+-- is "<masked>" when the MAD held one, the zero GUID string when it held
+-- none; raw MADs from umad.recv have their keys zeroed.
+function test_keys_are_masked_in_decoded_tables(t)
+  -- A LID-routed GetResp of PortInfo whose header and data both carry
+  -- the M_Key 0x1122334455667788.
+  local key = "1122334455667788"
+  local hex = "01010181" .. string.rep("00", 12) .. "0015" .. "0000" .. "00000001" ..
+    key .. string.rep("00", 32) .. key .. string.rep("00", 184)
+  local d = mad.decode(hex)
+  if d.header.m_key ~= "<masked>" then t:fatal("header m_key " .. tostring(d.header.m_key)) end
+  if d.attribute.m_key ~= "<masked>" then t:fatal("PortInfo m_key " .. tostring(d.attribute.m_key)) end
+  for _, s in ipairs({tostring(d.header), tostring(d.attribute)}) do
+    if s:lower():find(key, 1, true) then t:fatal("key printed: " .. s) end
+  end
+  local pi = smp.portinfo("lid:2", 1)
+  if pi.m_key ~= "0x0000000000000000" then t:fatal("unset M_Key shown as " .. tostring(pi.m_key)) end
+  if os.getenv("IBSCRIPT_MKEY") ~= nil then t:fatal("os.getenv returned IBSCRIPT_MKEY") end
+end
