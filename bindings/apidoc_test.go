@@ -60,7 +60,7 @@ func TestExamples(t *testing.T) {
 				newState = newSimTestState // the sim module exists on sim backends only
 			}
 			L, env, out := newState(t)
-			if err := L.DoString(src); err != nil {
+			if err := DoString(L, src); err != nil {
 				t.Fatalf("example:\n%s\nerror: %v", src, err)
 			}
 			if n := env.OpenResources(); n > 0 {

@@ -114,7 +114,7 @@ func TestErrorTexts(t *testing.T) {
 
 func TestForgottenPortsAreClosed(t *testing.T) {
 	L, env, _ := newTestState(t)
-	if err := L.DoString(`p1 = umad.open_port(); p2 = umad.open_port(); p2:close()`); err != nil {
+	if err := DoString(L, `p1 = umad.open_port(); p2 = umad.open_port(); p2:close()`); err != nil {
 		t.Fatal(err)
 	}
 	if n := env.OpenResources(); n != 1 {
@@ -126,14 +126,14 @@ func TestForgottenPortsAreClosed(t *testing.T) {
 	if n := env.OpenResources(); n != 0 {
 		t.Fatalf("after Close: %d open", n)
 	}
-	if err := L.DoString(`assert(tostring(p1):find("closed"))`); err != nil {
+	if err := DoString(L, `assert(tostring(p1):find("closed"))`); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestOSExit(t *testing.T) {
 	L, _, _ := newTestState(t)
-	err := L.DoString(`os.exit(3)`)
+	err := DoString(L, `os.exit(3)`)
 	if code, ok := AsExit(err); !ok || code != 3 {
 		t.Fatalf("os.exit(3): %v (%d, %v)", err, code, ok)
 	}
@@ -144,7 +144,7 @@ func TestOSExit(t *testing.T) {
 // simulator: the Lua boundary, target parsing, the engine and the sim.
 func BenchmarkLuaSMPRoundTrip(b *testing.B) {
 	L, _, _ := newTestState(b)
-	if err := L.DoString(`function loop(n) for i = 1, n do smp.nodeinfo("lid:1") end end`); err != nil {
+	if err := DoString(L, `function loop(n) for i = 1, n do smp.nodeinfo("lid:1") end end`); err != nil {
 		b.Fatal(err)
 	}
 	loop := L.GetGlobal("loop")

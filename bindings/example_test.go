@@ -49,7 +49,7 @@ func Example() {
 		return 1
 	})
 
-	err = L.DoString(`
+	err = bindings.DoString(L, `
 		local site = require "site"
 		for _, n in ipairs(fabric.discover().nodes) do
 			if n.type == "Switch" then print(n.desc, site.rack(n.guid)) end

@@ -73,7 +73,7 @@ func TestRecordTablesBehaveAsTables(t *testing.T) {
 			fast[first] = nil
 			for k in pairs(fast) do assert(k ~= first, "deleted key still in pairs") end
 		`
-		if err := L.DoString(script); err != nil {
+		if err := DoString(L, script); err != nil {
 			t.Fatalf("%s: %v", l.Name, err)
 		}
 	}
@@ -90,7 +90,7 @@ func TestTemplateDuplicateKeys(t *testing.T) {
 		t.Fatal("a template with a duplicate key shares its key order")
 	}
 	L.SetGlobal("t", tpl.table(L, []lua.LValue{lua.LNumber(1), lua.LNumber(2), lua.LNumber(3)}, nil))
-	if err := L.DoString(`local n = 0; for k in pairs(t) do n = n + 1 end; assert(n == 2 and t.a == 3 and t.b == 2)`); err != nil {
+	if err := DoString(L, `local n = 0; for k in pairs(t) do n = n + 1 end; assert(n == 2 and t.a == 3 and t.b == 2)`); err != nil {
 		t.Fatal(err)
 	}
 }

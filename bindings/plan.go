@@ -333,7 +333,7 @@ func planCheck(e *Env, L *lua.LState) int {
 	ps.inCheck = true
 	L.Push(fn)
 	L.Push(ud)
-	err := L.PCall(1, 0, nil)
+	err := PCall(L, 1, 0)
 	ps.inCheck = false
 	c.Duration += time.Since(start).Seconds()
 	if err != nil {

@@ -43,7 +43,7 @@ func (discard) Write(b []byte) (int, error) { return len(b), nil }
 
 func TestPlanChecks(t *testing.T) {
 	L, env := newPlanState(t, map[string]string{"width": "1X", "n": "3", "strict": "yes"})
-	err := L.DoString(`
+	err := DoString(L, `
 		local a = plan.define{description = "d", categories = {"links", "sm"},
 			args = {width = {default = "4X"}, n = {default = 1}, strict = {default = false}, other = {default = "x"}}}
 		assert(a.width == "1X" and a.n == 3 and a.strict == true and a.other == "x")
@@ -78,7 +78,7 @@ func TestPlanChecks(t *testing.T) {
 
 func TestPlanNotUsed(t *testing.T) {
 	L, env := newPlanState(t, nil)
-	if err := L.DoString(`print(1)`); err != nil {
+	if err := DoString(L, `print(1)`); err != nil {
 		t.Fatal(err)
 	}
 	if env.PlanReport(nil) != nil || env.HasPlan() {
@@ -120,7 +120,7 @@ func TestPlanErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			L, _ := newPlanState(t, c.args)
-			err := L.DoString(c.chunk)
+			err := DoString(L, c.chunk)
 			if err == nil || !regexp.MustCompile(c.want).MatchString(err.Error()) {
 				t.Errorf("error %v, want %s", err, c.want)
 			}
@@ -130,7 +130,7 @@ func TestPlanErrors(t *testing.T) {
 
 func TestPlanRunErrorAndExit(t *testing.T) {
 	L, env := newPlanState(t, nil)
-	err := L.DoString(`plan.check("a", function(r) r:pass() end) error("outside")`)
+	err := DoString(L, `plan.check("a", function(r) r:pass() end) error("outside")`)
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -138,7 +138,7 @@ func TestPlanRunErrorAndExit(t *testing.T) {
 		t.Errorf("exit %d summary %+v", r.ExitCode(), r.Summary)
 	}
 	L2, _ := newPlanState(t, nil)
-	err = L2.DoString(`plan.check("a", function(r) os.exit(3) end)`)
+	err = DoString(L2, `plan.check("a", function(r) os.exit(3) end)`)
 	if code, ok := AsExit(err); !ok || code != 3 {
 		t.Errorf("os.exit inside a check: %v", err)
 	}

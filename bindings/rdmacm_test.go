@@ -25,7 +25,7 @@ func TestRdmacmErrors(t *testing.T) {
 	} {
 		t.Run(c.src, func(t *testing.T) {
 			L, _, _ := newTestState(t)
-			err := L.DoString(c.src)
+			err := DoString(L, c.src)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -41,7 +41,7 @@ func TestRdmacmErrors(t *testing.T) {
 // package's goleak check sees the CM's reader goroutines end).
 func TestRdmacmForgotten(t *testing.T) {
 	L, env, _ := newTestState(t)
-	err := L.DoString(`
+	err := DoString(L, `
 local ch = rdmacm.create_event_channel()
 local server = rdmacm.create_id(ch)
 rdmacm.bind_addr(server, {lid = 1, port = 5})
@@ -66,7 +66,7 @@ assert(rdmacm.get_cm_event(ch, 1000))  -- ROUTE_RESOLVED, not acked
 		t.Fatalf("%d resources open after Close", n)
 	}
 	// The module starts over after that.
-	if err := L.DoString(`rdmacm.create_event_channel():close()`); err != nil {
+	if err := DoString(L, `rdmacm.create_event_channel():close()`); err != nil {
 		t.Fatal(err)
 	}
 }

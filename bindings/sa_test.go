@@ -43,7 +43,7 @@ func TestSAErrorTexts(t *testing.T) {
 // record, keyed by the layout's snake_case names.
 func TestSAResults(t *testing.T) {
 	L, _, _ := newTestState(t)
-	err := L.DoString(`
+	err := DoString(L, `
 		local all = sa.get_table("NodeRecord")
 		local cas = sa.get_table("NodeRecord", {node_type = 1})
 		local one = sa.get("NodeRecord", {node_guid = cas[1].node_guid})

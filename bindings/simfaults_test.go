@@ -63,7 +63,7 @@ func newSimTestState(tb testing.TB) (*lua.LState, *Env, *strings.Builder) {
 // TestSimModuleAbsent: without Options.Sim there is no sim module.
 func TestSimModuleAbsent(t *testing.T) {
 	L, _, _ := newTestState(t)
-	if err := L.DoString(`assert(sim == nil); assert(not pcall(require, "sim"))`); err != nil {
+	if err := DoString(L, `assert(sim == nil); assert(not pcall(require, "sim"))`); err != nil {
 		t.Error(err)
 	}
 }
@@ -86,13 +86,13 @@ func TestSimFaultsErrors(t *testing.T) {
 		{`sim.faults{lose = 0.1}`, `sim\.faults: unknown option "lose"`},
 		{`sim.faults()`, `bad argument #1 to faults \(table expected, got nil\)`},
 	} {
-		err := L.DoString(tc.script)
+		err := DoString(L, tc.script)
 		if err == nil || !regexp.MustCompile(tc.want).MatchString(err.Error()) {
 			t.Errorf("%s: err %v, want %s", tc.script, err, tc.want)
 		}
 	}
 	// A bad table changes nothing: the faults set before stay.
-	if err := L.DoString(`sim.faults{delay = "1.5ms", jitter = 0.5}
+	if err := DoString(L, `sim.faults{delay = "1.5ms", jitter = 0.5}
 		pcall(sim.faults, {loss = 2})
 		smp.nodeinfo("lid:2")
 		assert(sim.stats().delayed == 1, "delay was reset")`); err != nil {

@@ -13,7 +13,9 @@ import (
 // NewState makes the LState ibscript runs scripts in: the base, package,
 // table, string and math libraries, a safe subset of os (time, clock,
 // date, getenv, exit), and every ibscript module. Scripts cannot load
-// native code. The caller closes the Env, then the LState.
+// native code. Chunks compile through Load and protected calls run through
+// PCall's threads, which correct gopher-lua's wrong answers (docs/lua.md).
+// The caller closes the Env, then the LState.
 func NewState(ctx context.Context, opts *Options) (*lua.LState, *Env, error) {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true})
 	for _, lib := range []struct {
@@ -32,6 +34,9 @@ func NewState(ctx context.Context, opts *Options) (*lua.LState, *Env, error) {
 		L.Call(1, 0)
 	}
 	restrictOS(L)
+	installLoaders(L)
+	installPcall(L, poolOf(L))
+	installErrorFn(L, poolOf(L))
 	L.SetContext(ctx)
 	e, err := Open(L, opts)
 	if err != nil {

@@ -15,7 +15,7 @@ func TestFabricSaveLoadDiff(t *testing.T) {
 	names := filepath.Join(dir, "names")
 	os.WriteFile(names, []byte("# node-name-map\n0x0002c90300f00001 \"rack2-leaf\"\n"), 0o644)
 	L.SetGlobal("dir", lua.LString(dir))
-	err := L.DoString(`
+	err := DoString(L, `
 		local f = fabric.discover()
 		fabric.save(f, dir .. "/f.json")
 		fabric.save(f, dir .. "/f.topo", {format = "ibnetdiscover", node_name_map = dir .. "/names"})
@@ -43,7 +43,7 @@ func TestFabricSaveLoadDiff(t *testing.T) {
 		{`fabric.sweep("portcounters", fabric.discover().nodes[1].ports, {fields = {"nope"}})`, `has no field "nope"`},
 		{`fabric.sweep("bogus", {})`, `unknown sweep "bogus"`},
 	} {
-		if err := L.DoString(c.chunk); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := DoString(L, c.chunk); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.chunk, err, c.want)
 		}
 	}

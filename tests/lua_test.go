@@ -64,12 +64,12 @@ func runSuite(t *testing.T, file string) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			withState(t, topology, func(L *lua.LState, env *bindings.Env) {
-				fn, err := L.Load(strings.NewReader(string(src)), filepath.Base(file))
+				fn, err := bindings.LoadString(L, string(src), filepath.Base(file))
 				if err != nil {
 					t.Fatal(err)
 				}
 				L.Push(fn)
-				if err := L.PCall(0, 0, nil); err != nil {
+				if err := bindings.PCall(L, 0, 0); err != nil {
 					t.Fatal(err)
 				}
 				if err := luatest.Call(t, L, L.GetGlobal(name)); err != nil {

@@ -49,7 +49,7 @@ func runPlan(tb testing.TB, f *sim.Fabric, script string, args map[string]string
 	dir := filepath.Dir(script)
 	pkg := L.GetGlobal("package").(*lua.LTable)
 	pkg.RawSetString("path", lua.LString(filepath.Join(dir, "?.lua")+";"+filepath.Join(dir, "checks", "?.lua")))
-	err = L.DoFile(script)
+	err = bindings.DoFile(L, script)
 	r := env.PlanReport(err)
 	if r == nil {
 		tb.Fatalf("%s made no report (err %v)", script, err)

@@ -101,12 +101,12 @@ func runOnKernel(t *testing.T, src, name string) {
 	defer L.Close()
 	defer env.Close()
 	luatest.Install(L)
-	fn, err := L.Load(strings.NewReader(src), filepath.Base("rdmacm_test.lua"))
+	fn, err := bindings.LoadString(L, src, filepath.Base("rdmacm_test.lua"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	L.Push(fn)
-	if err := L.PCall(0, 0, nil); err != nil {
+	if err := bindings.PCall(L, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := luatest.Call(t, L, L.GetGlobal(name)); err != nil {

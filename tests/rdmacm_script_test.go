@@ -47,7 +47,7 @@ func TestRdmacmMigratePlan(t *testing.T) {
 			}
 			defer L.Close()
 			defer env.Close()
-			runErr := L.DoString(string(src))
+			runErr := bindings.DoString(L, string(src))
 			rep := env.PlanReport(runErr)
 			if rep == nil || runErr != nil {
 				t.Fatalf("run: %v", runErr)

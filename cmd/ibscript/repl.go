@@ -32,9 +32,9 @@ type evaluator struct {
 // A chunk that ends before its syntax does returns errIncomplete.
 func (ev *evaluator) Eval(ctx context.Context, chunk string) (string, error) {
 	L := ev.L
-	fn, err := L.Load(strings.NewReader("return "+chunk), "stdin")
+	fn, err := bindings.LoadString(L, "return "+chunk, "stdin")
 	if err != nil {
-		fn, err = L.Load(strings.NewReader(chunk), "stdin")
+		fn, err = bindings.LoadString(L, chunk, "stdin")
 		if err != nil {
 			if incomplete(err) {
 				return "", errIncomplete

@@ -99,7 +99,7 @@ func callWithTrace(L *lua.LState, fn *lua.LFunction, args ...lua.LValue) error {
 	for _, a := range args {
 		L.Push(a)
 	}
-	return L.PCall(len(args), lua.MultRet, nil)
+	return bindings.PCall(L, len(args), lua.MultRet)
 }
 
 // runMain calls a script's main chunk. When ctx ended (SIGTERM, or
@@ -178,7 +178,7 @@ func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		argt.RawSetInt(i+1, lua.LString(a))
 	}
 	L.SetGlobal("arg", argt)
-	fn, err := L.Load(strings.NewReader(stripShebang(string(src))), file)
+	fn, err := bindings.LoadString(L, stripShebang(string(src)), file)
 	if err != nil {
 		return failed(b, err)
 	}
@@ -272,7 +272,7 @@ func runChunk(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	defer closeLua(b, L, env)
-	fn, err := L.Load(strings.NewReader(c.chunk), "(command line)")
+	fn, err := bindings.LoadString(L, c.chunk, "(command line)")
 	if err != nil {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError

@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/bindings"
 )
 
 // Topology reads the "--! topology: NAME" header of a suite.
@@ -40,7 +42,12 @@ func Topology(file string) (string, error) {
 func Tests(src string) ([]string, error) {
 	L := lua.NewState()
 	defer L.Close()
-	if err := L.DoString(src); err != nil {
+	fn, err := bindings.LoadString(L, src, "suite")
+	if err != nil {
+		return nil, err
+	}
+	L.Push(fn)
+	if err := bindings.PCall(L, 0, 0); err != nil {
 		return nil, err
 	}
 	var names []string
@@ -67,7 +74,7 @@ func Call(t *testing.T, L *lua.LState, fn lua.LValue) error {
 	t.Helper()
 	L.Push(fn)
 	L.Push(NewT(L, t))
-	err := L.PCall(1, 0, nil)
+	err := bindings.PCall(L, 1, 0)
 	if err == nil {
 		return nil
 	}
@@ -151,7 +158,7 @@ func ExpectError(L *lua.LState) int {
 	for _, a := range args {
 		L.Push(a)
 	}
-	if err := L.PCall(len(args), 0, nil); err != nil {
+	if err := bindings.PCall(L, len(args), 0); err != nil {
 		msg := err.Error()
 		var ae *lua.ApiError
 		if errors.As(err, &ae) {

@@ -108,7 +108,7 @@ func runLuaOnIbsim(t *testing.T, sock, src, name string, opts *ibsim.Options) er
 	defer L.Close()
 	defer env.Close()
 	luatest.Install(L)
-	if err := L.DoString(src); err != nil {
+	if err := bindings.DoString(L, src); err != nil {
 		return err
 	}
 	if err := luatest.Call(t, L, L.GetGlobal(name)); err != nil {

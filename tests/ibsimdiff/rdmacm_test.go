@@ -71,7 +71,7 @@ func TestRdmacmPlanOnIbsim(t *testing.T) {
 	}
 	defer L.Close()
 	defer env.Close()
-	runErr := L.DoString(string(src))
+	runErr := bindings.DoString(L, string(src))
 	rep := env.PlanReport(runErr)
 	if runErr != nil || rep == nil {
 		t.Fatalf("run: %v", runErr)
