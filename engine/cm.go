@@ -6,6 +6,7 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -280,6 +281,28 @@ type cmDev struct {
 // Lock order: CM.mu alone (it guards every id and channel); transports
 // are called under it (their Send only queues).
 //
+// The IB CM follows Linux's (drivers/infiniband/core/cm.c with rdma_cm's
+// choices): a REQ for a service nobody listens to gets REJ 8 (invalid
+// service ID), a SIDR_REQ SIDR_REP 1, a DREQ for an unknown connection a
+// DREP, at once; the passive side MRAs a REQ as it reports it (service
+// timeout 24, as rdma_cm); a duplicate REQ gets the MRA again until the
+// user accepts, and nothing after the REP (the REP's timer resends it); an
+// MRA adds its service time to the try it answers; the REP and DREQ of a
+// passive id are timed by the REQ's LocalCMResponseTimeout alone, an
+// active id's tries by 2 x PacketLifeTime + the response timeout; a REQ
+// that times out is not REJected (UNREACHABLE -ETIMEDOUT); destroying an
+// id whose REQ is out sends REJ 4 with the CA's GUID as ARI, one whose REP
+// is out REJ 28 of message "other"; a REJ on an established or
+// disconnecting id reports REJECTED; a REQ on a listener without backlog
+// credits is dropped (ucma's -ENOMEM: the peer's retries may find room);
+// REP, RTU, DREP, MRA, REJ and SIDR_REP for unknown Comm IDs are dropped.
+// The CM answers on every port it has open: those its ids bound, and the
+// destination port of every connect when the fabric offers that port (every
+// CA of the embedded simulator, the nodes= of an ibsim fabric), which it
+// opens for the purpose, so a connect to a host of this fabric where no id
+// listens is REJECTED 8 as on Linux. A port where another agent owns CM
+// Sends (a umad agent of the script) is left to that agent.
+//
 // Differences from Linux + librdmacm, on purpose:
 //   - ids have no verbs QP, but the active side behaves as librdmacm does
 //     for an id with a QP: the REP is answered with an RTU at once and
@@ -290,12 +313,22 @@ type cmDev struct {
 //     data, as for IP addresses; the kernel puts no header in front of
 //     AF_IB private data. Events report the full private data fields
 //     (REQ 56 bytes, REP 196, REJ 148, SIDR_REQ 180);
-//   - no TIMEWAIT_EXIT events; an id leaves timewait at once;
+//   - no timewait: an id leaves it at once and no TIMEWAIT_EXIT event
+//     comes, so a duplicate REQ of a finished connection gets no REJ 10
+//     (stale connection) and a REQ from a remote QP still in timewait is
+//     not refused as stale;
+//   - timers are 4.096 us x 2^n exactly; Linux rounds each to 2^(n-8) ms
+//     (cm_convert_to_ms), about 4.6% less, and never below 1 ms;
+//   - an MRA extends the try by its service time plus the id's whole
+//     try time, where Linux adds the path's ACK timeout;
+//   - a REQ from another program to a port this CM never opened goes
+//     unanswered (ibsim drops it; the simulator's hosts have no CM of
+//     their own);
+//   - LAP and APR (alternate paths) are dropped: rdma_cm sets no
+//     alternate path and ignores their events;
 //   - DestroyID and MigrateID wait for acks at most AckWait (or ctx),
 //     then return an error wrapping ETIMEDOUT (librdmacm waits forever);
-//     the id is destroyed or migrated all the same;
-//   - a REQ arriving on a listener without backlog credits is dropped
-//     (the peer's retries may find room), as the kernel refuses it.
+//     the id is destroyed or migrated all the same.
 //
 // On a fabric that implements fabric.CMProvider (the kernel backend with
 // /dev/infiniband/rdma_cm) the CM is librdmacm alone: the platform does
@@ -767,10 +800,23 @@ func (c *CM) teardownLocked(id *CMID) {
 		} else {
 			c.sendLocked(id, c.simpleLocked(id, cm.AttrDREP))
 		}
-	case stReqRcvd, stRepSent:
+	case stReqRcvd:
 		c.sendLocked(id, c.rejLocked(id, cm.MsgREQ, cm.RejConsumerDefined, nil))
+	case stRepSent:
+		// cm_format_rej names no message from REP_SENT: "other".
+		c.sendLocked(id, c.rejLocked(id, cm.MsgOther, cm.RejConsumerDefined, nil))
 	case stReqSent, stMRARcvd:
-		c.sendLocked(id, c.rejLocked(id, cm.MsgOther, cm.RejTimeout, nil))
+		if id.dev == nil {
+			break
+		}
+		// REJ timeout with the local CA's GUID as ARI, as cm_destroy_id.
+		b := c.rejLocked(id, cm.MsgOther, cm.RejTimeout, nil)
+		var r cm.REJ
+		_ = r.UnmarshalBinary(b[mad.HeaderSize:])
+		r.RejectInfoLength = 8
+		binary.BigEndian.PutUint64(r.ARI[:], id.dev.attr.NodeGUID)
+		_, _ = r.AppendBinary(b[mad.HeaderSize:mad.HeaderSize])
+		c.sendLocked(id, b)
 	case stSIDRReqRcvd:
 		c.sendSIDRRepLocked(id, cm.SIDRRejected, nil)
 	}

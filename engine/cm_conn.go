@@ -75,6 +75,25 @@ func (c *CM) devLocked(ctx context.Context, a CMAddr) (*cmDev, error) {
 	return nil, errno("bind", syscall.EADDRNOTAVAIL, "no local port has address %v", a)
 }
 
+// peerDevLocked opens the CM's port at dlid when the fabric offers that
+// port (every CA of the embedded simulator, the nodes of an ibsim fabric:
+// hosts of this process), so the peer's side answers as Linux's CM does on
+// every port, REJ 8 (SIDR_REP 1) when nothing listens there. A port the CM
+// cannot open (another agent owns CM Sends on it, no ibsim slot is free)
+// stays silent, as a host without a CM. c.mu is held.
+func (c *CM) peerDevLocked(ctx context.Context, dlid uint16) {
+	if _, ok := c.devs[dlid]; ok || dlid == 0 {
+		return
+	}
+	ports, err := c.fab.Ports(ctx)
+	if err != nil || !slices.ContainsFunc(ports, func(pa fabric.PortAttr) bool { return pa.LID == dlid }) {
+		return
+	}
+	if _, err := c.devLocked(ctx, CMAddr{LID: dlid}); err != nil {
+		c.log.Debug("rdmacm: the peer's port has no CM here", "dlid", dlid, "err", err)
+	}
+}
+
 // findPort looks a remote address up among the fabric's ports (a GID to a
 // LID).
 func (c *CM) lidOf(ctx context.Context, a CMAddr) (uint16, mad.GID, bool) {
@@ -276,6 +295,7 @@ func (c *CM) Connect(ctx context.Context, id *CMID, p ConnParam) error {
 	if p.MaxRetries != 0 {
 		retries = min(p.MaxRetries, 15)
 	}
+	c.peerDevLocked(ctx, id.dlid)
 	id.localComm = c.newCommLocked(id)
 	id.tid = rand.Uint64() &^ (0xffffffff << 32)
 	hdr := make([]byte, cmHeaderSize)

@@ -92,7 +92,8 @@ func (c *CM) expire(id *CMID, gen int) {
 	timedOut := -int(syscall.ETIMEDOUT)
 	switch id.state {
 	case stReqSent:
-		c.sendLocked(id, c.rejLocked(id, cm.MsgOther, cm.RejTimeout, nil))
+		// Linux's CM sends nothing when the REQ times out
+		// (cm_process_send_error: back to idle, REQ_ERROR).
 		c.idleLocked(id, stRouteResolved)
 		c.queueLocked(id, &CMEvent{Type: EventUnreachable, Status: timedOut})
 	case stRepSent:
@@ -311,8 +312,14 @@ func (c *CM) handleLocked(d *cmDev, p *fabric.Packet) {
 		var r cm.MRA
 		_ = r.UnmarshalBinary(body)
 		id := c.byComm(r.RemoteCommID)
-		if id != nil && id.state == stReqSent && r.MessageMRAed == cm.MsgREQ {
+		switch {
+		case id == nil:
+		case id.state == stReqSent && r.MessageMRAed == cm.MsgREQ:
 			id.state = stMRARcvd
+			c.armLocked(id, cm.Duration(r.ServiceTimeout)+id.timeout)
+		case id.state == stRepSent && r.MessageMRAed == cm.MsgREP:
+			// The active side needs time for the REP: its service
+			// time is added to this try, as the kernel's ib_modify_mad.
 			c.armLocked(id, cm.Duration(r.ServiceTimeout)+id.timeout)
 		}
 	case cm.AttrREJ:
@@ -325,7 +332,9 @@ func (c *CM) handleLocked(d *cmDev, p *fabric.Packet) {
 		switch id.state {
 		case stReqSent, stMRARcvd:
 			c.idleLocked(id, stRouteResolved)
-		case stRepSent:
+		case stRepSent, stEstablished, stDreqSent:
+			// As cm_rej_handler: an established or disconnecting id
+			// enters timewait and reports the REJ too.
 			c.idleLocked(id, stTimewait)
 		default:
 			return
@@ -426,11 +435,11 @@ func (c *CM) listenerFor(d *cmDev, sid uint64, ud bool) *CMID {
 func (c *CM) onREQ(d *cmDev, p *fabric.Packet, tid uint64, r *cm.REQ) {
 	for _, id := range c.ids {
 		if id.listener != nil && id.remoteComm == r.LocalCommID && id.remoteGUID == r.LocalCAGUID && id.dev == d {
-			switch id.state { // duplicate REQ
-			case stReqRcvd:
+			// A duplicate REQ: the MRA again while the user decides
+			// (cm_dup_req_handler); after the REP, whose own timer
+			// resends it, nothing.
+			if id.state == stReqRcvd {
 				c.sendLocked(id, c.mraLocked(id))
-			case stRepSent:
-				c.sendLocked(id, id.last)
 			}
 			return
 		}
@@ -452,7 +461,9 @@ func (c *CM) onREQ(d *cmDev, p *fabric.Packet, tid uint64, r *cm.REQ) {
 	id.remoteComm, id.remoteQPN, id.remoteGUID, id.tid = r.LocalCommID, r.LocalQPN, r.LocalCAGUID, tid
 	id.dlid, id.sl, id.pkey = p.Addr.LID, r.PrimarySL, r.PKey
 	id.dst = CMAddr{LID: r.PrimaryLocalLID, GID: r.PrimaryLocalGID, Port: uint16(r.PrivateData[2])<<8 | uint16(r.PrivateData[3])}
-	id.timeout = cm.Duration(r.LocalCMResponseTimeout) + 2*cm.Duration(max(r.PrimaryLocalACKTimeout, 1)-1)
+	// The REP (and DREQ) timer is the REQ's LocalCMResponseTimeout alone,
+	// as cm_req_handler sets timeout_ms.
+	id.timeout = cm.Duration(r.LocalCMResponseTimeout)
 	id.maxTries = int(r.MaxCMRetries)
 	id.state = stReqRcvd
 	c.sendLocked(id, c.mraLocked(id))

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -20,8 +21,11 @@ import (
 // cmRig is a CM on the simulated 2sw2path4hca fabric and the LIDs of its
 // four CA ports.
 type cmRig struct {
-	cm   *engine.CM
-	lids []uint16
+	cm    *engine.CM
+	f     *sim.Fabric
+	lids  []uint16
+	names []string // node of each of lids
+	guids []uint64 // node GUID of each of lids
 }
 
 func newCMRig(tb testing.TB, opts *engine.CMOptions) *cmRig {
@@ -47,10 +51,12 @@ func newCMRig(tb testing.TB, opts *engine.CMOptions) *cmRig {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := &cmRig{cm: c}
+	r := &cmRig{cm: c, f: f}
 	for _, p := range ports {
 		if p.LID != 0 {
 			r.lids = append(r.lids, p.LID)
+			r.names = append(r.names, p.CAName)
+			r.guids = append(r.guids, p.NodeGUID)
 		}
 	}
 	if len(r.lids) < 3 {
@@ -347,12 +353,14 @@ func TestCMUD(t *testing.T) {
 	}
 }
 
-// TestCMUnreachable: a REQ to a port with no CM is resent MaxCMRetries
-// times on the CM timer, then UNREACHABLE -ETIMEDOUT (fake time).
+// TestCMUnreachable: a REQ to a port whose CM never answers (a raw agent
+// owns CM Sends there and stays silent) is resent MaxCMRetries times on the
+// CM timer, then UNREACHABLE -ETIMEDOUT (fake time).
 func TestCMUnreachable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newCMRig(t, nil)
 		c := r.cm
+		hung := newRawPeer(t, r.f, r.names[2])
 		ch, _ := c.CreateEventChannel()
 		a := r.route(t, ch, r.lids[1], r.lids[2], 1, engine.PSTCP)
 		start := time.Now()
@@ -372,6 +380,75 @@ func TestCMUnreachable(t *testing.T) {
 			t.Errorf("UNREACHABLE after %v, want %v", got, want)
 		}
 		c.AckEvent(ev)
+		// What the peer got: the 16 REQs and nothing else (Linux's CM
+		// sends no REJ when its REQ times out).
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		var attrs []string
+		for {
+			var pk fabric.Packet
+			if err := hung.tr.Recv(ctx, &pk); err != nil {
+				break
+			}
+			attrs = append(attrs, cm.Name(mad.AttrIDOf(pk.Data)))
+		}
+		if want := strings.Repeat("REQ ", 16); strings.Join(attrs, " ")+" " != want {
+			t.Errorf("the silent peer got %v, want 16 REQs", attrs)
+		}
+	})
+}
+
+// TestCMNoListenerAnywhere: a port of the fabric where no id of the CM was
+// ever bound answers as Linux's CM does on every port: a REQ gets REJ 8
+// (invalid service ID) at once, a SIDR_REQ SIDR_REP status 1, instead of
+// silence and UNREACHABLE after the CM retries (fake time: no timer runs).
+func TestCMNoListenerAnywhere(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newCMRig(t, nil)
+		c := r.cm
+		ch, _ := c.CreateEventChannel()
+		start := time.Now()
+		a := r.route(t, ch, r.lids[1], r.lids[2], 7, engine.PSTCP)
+		if err := c.Connect(t.Context(), a, engine.ConnParam{}); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := ch.GetEvent(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type != engine.EventRejected || ev.Status != int(cm.RejInvalidServiceID) {
+			t.Fatalf("connect to a port where nothing listens: %v status %d, want REJECTED 8", ev.Type, ev.Status)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("REJECTED after %v of CM timers, want at once", d)
+		}
+		c.AckEvent(ev)
+		if st := a.State(); st != "route resolved" {
+			t.Errorf("after REJ: %s", st)
+		}
+		if err := c.DestroyID(t.Context(), a); err != nil {
+			t.Fatal(err)
+		}
+		u2, err := c.CreateID(ch, engine.PSUDP, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.ResolveAddr(t.Context(), u2, &engine.CMAddr{LID: r.lids[0]}, engine.CMAddr{LID: r.lids[len(r.lids)-1], Port: 9}); err != nil {
+			t.Fatal(err)
+		}
+		ack(t, c, mustEvent(t, ch, engine.EventAddrResolved))
+		if err := c.ResolveRoute(t.Context(), u2); err != nil {
+			t.Fatal(err)
+		}
+		ack(t, c, mustEvent(t, ch, engine.EventRouteResolved))
+		if err := c.Connect(t.Context(), u2, engine.ConnParam{}); err != nil {
+			t.Fatal(err)
+		}
+		ev = mustEvent(t, ch, engine.EventUnreachable)
+		if ev.Status != int(cm.SIDRUnsupportedSID) || time.Since(start) != 0 {
+			t.Errorf("SIDR_REQ to a port where nothing listens: UNREACHABLE status %d after %v, want 1 at once", ev.Status, time.Since(start))
+		}
+		ack(t, c, ev)
 	})
 }
 
@@ -607,9 +684,9 @@ func TestCMTimersAgainstSilentPeer(t *testing.T) {
 		if err != nil || un.Type != engine.EventUnreachable || un.Status != -int(syscall.ETIMEDOUT) {
 			t.Fatalf("%v %v", un, err)
 		}
-		// 3 tries of LocalCMResponseTimeout (2^16 x 4.096 us) + 2 x the
-		// packet life time the REQ implies (ACK timeout 1 - 1 = 0).
-		if got, want := time.Since(start), 3*(cm.Duration(16)+2*cm.Duration(0)); got != want {
+		// 3 tries of the REQ's LocalCMResponseTimeout (2^16 x 4.096 us)
+		// alone, as Linux's cm_req_handler times the REP.
+		if got, want := time.Since(start), 3*cm.Duration(16); got != want {
 			t.Errorf("UNREACHABLE after %v, want %v", got, want)
 		}
 		ack(t, c, un)
@@ -678,4 +755,123 @@ func TestCMMigrateSameChannelAndAddrError(t *testing.T) {
 	if s := fmt.Sprint(a.LocalAddr()); !strings.HasPrefix(s, "lid:") {
 		t.Errorf("local address %s", s)
 	}
+}
+
+// TestCMPassiveSideAsLinux plays the active side by hand against a listener
+// and checks what Linux's CM does (drivers/infiniband/core/cm.c): a
+// duplicate REQ after the REP is not answered (the REP's own timer resends
+// it), an MRA of the REP adds its service time to the REP's try, and a REJ
+// on an established connection is reported as REJECTED. Fake time.
+func TestCMPassiveSideAsLinux(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newCMRig(t, nil)
+		c := r.cm
+		peer := newRawPeer(t, r.f, r.names[1])
+		srvLID := r.lids[0]
+		lch, _ := r.listen(t, srvLID, 99, engine.PSTCP)
+		reqMAD := func(comm uint32) []byte {
+			q := cm.REQ{LocalCommID: comm, ServiceID: uint64(engine.PSTCP)<<16 | 99, LocalQPN: 0x77,
+				LocalCMResponseTimeout: 16, RemoteCMResponseTimeout: 16, MaxCMRetries: 3, PKey: 0xffff,
+				PrimaryLocalLID: peer.lid, PrimaryRemoteLID: srvLID, PrimaryLocalACKTimeout: 1}
+			b, body := cm.NewMAD(cm.AttrREQ, uint64(comm))
+			q.AppendBinary(body[:0])
+			return b
+		}
+		try := cm.Duration(16) // the REQ's LocalCMResponseTimeout
+		peer.send(t, srvLID, reqMAD(0x1001))
+		if attr, _ := peer.recv(t); attr != cm.AttrMRA {
+			t.Fatalf("after REQ: %s, want MRA", cm.Name(attr))
+		}
+		ev := mustEvent(t, lch, engine.EventConnectRequest)
+		ack(t, c, ev)
+		if err := c.Accept(t.Context(), ev.ID, engine.ConnParam{}); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		attr, body := peer.recv(t)
+		var rep cm.REP
+		rep.UnmarshalBinary(body)
+		if attr != cm.AttrREP {
+			t.Fatalf("after accept: %s, want REP", cm.Name(attr))
+		}
+		// A duplicate REQ now: nothing comes back before the REP's timer.
+		peer.send(t, srvLID, reqMAD(0x1001))
+		if attr, _ := peer.recv(t); attr != cm.AttrREP || time.Since(start) != try {
+			t.Fatalf("after a duplicate REQ: %s at %v, want the REP's resend at %v", cm.Name(attr), time.Since(start), try)
+		}
+		// MRA of the REP with service timeout 20: the next resend waits
+		// 4.096us x 2^20 longer.
+		start = time.Now()
+		mra := cm.MRA{LocalCommID: 0x1001, RemoteCommID: rep.LocalCommID, MessageMRAed: cm.MsgREP, ServiceTimeout: 20}
+		b, mb := cm.NewMAD(cm.AttrMRA, 0x1001)
+		mra.AppendBinary(mb[:0])
+		peer.send(t, srvLID, b)
+		if attr, _ := peer.recv(t); attr != cm.AttrREP || time.Since(start) != cm.Duration(20)+try {
+			t.Fatalf("after an MRA of the REP: %s at %v, want the REP's resend at %v", cm.Name(attr), time.Since(start), cm.Duration(20)+try)
+		}
+		rtu := cm.RTU{LocalCommID: 0x1001, RemoteCommID: rep.LocalCommID}
+		b, rb := cm.NewMAD(cm.AttrRTU, 0x1001)
+		rtu.AppendBinary(rb[:0])
+		peer.send(t, srvLID, b)
+		ack(t, c, mustEvent(t, lch, engine.EventEstablished))
+		// A REJ on the established connection: REJECTED, and the id is
+		// out of the connection.
+		rej := cm.REJ{LocalCommID: 0x1001, RemoteCommID: rep.LocalCommID, MessageRejected: cm.MsgOther, Reason: cm.RejStaleConn}
+		b, jb := cm.NewMAD(cm.AttrREJ, 0x1001)
+		rej.AppendBinary(jb[:0])
+		peer.send(t, srvLID, b)
+		got := mustEvent(t, lch, engine.EventRejected)
+		if got.Status != int(cm.RejStaleConn) {
+			t.Errorf("REJECTED status %d, want 10", got.Status)
+		}
+		ack(t, c, got)
+		if err := c.Disconnect(t.Context(), ev.ID); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("disconnect after the REJ: %v, want EINVAL (not connected)", err)
+		}
+		// Destroying an id whose REP is out: REJ 28 naming no message
+		// ("other"), as cm_format_rej does from REP_SENT.
+		peer.send(t, srvLID, reqMAD(0x2002))
+		peer.recv(t) // MRA
+		ev = mustEvent(t, lch, engine.EventConnectRequest)
+		ack(t, c, ev)
+		c.Accept(t.Context(), ev.ID, engine.ConnParam{})
+		peer.recv(t) // REP
+		if err := c.DestroyID(t.Context(), ev.ID); err != nil {
+			t.Fatal(err)
+		}
+		attr, body = peer.recv(t)
+		var got2 cm.REJ
+		got2.UnmarshalBinary(body)
+		if attr != cm.AttrREJ || got2.Reason != cm.RejConsumerDefined || got2.MessageRejected != cm.MsgOther || got2.RemoteCommID != 0x2002 {
+			t.Errorf("destroy after the REP: %s %+v, want REJ 28 of message 'other'", cm.Name(attr), got2)
+		}
+	})
+}
+
+// TestCMDestroyWhileConnecting: destroying an id whose REQ is out sends
+// REJ 4 (timeout) with the local CA's GUID as ARI, as cm_destroy_id does.
+func TestCMDestroyWhileConnecting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newCMRig(t, nil)
+		c := r.cm
+		hung := newRawPeer(t, r.f, r.names[2])
+		ch, _ := c.CreateEventChannel()
+		a := r.route(t, ch, r.lids[1], r.lids[2], 1, engine.PSTCP)
+		if err := c.Connect(t.Context(), a, engine.ConnParam{}); err != nil {
+			t.Fatal(err)
+		}
+		if attr, _ := hung.recv(t); attr != cm.AttrREQ {
+			t.Fatalf("%s, want REQ", cm.Name(attr))
+		}
+		if err := c.DestroyID(t.Context(), a); err != nil {
+			t.Fatal(err)
+		}
+		attr, body := hung.recv(t)
+		var rej cm.REJ
+		rej.UnmarshalBinary(body)
+		if attr != cm.AttrREJ || rej.Reason != cm.RejTimeout || rej.MessageRejected != cm.MsgOther || rej.RejectInfoLength != 8 ||
+			binary.BigEndian.Uint64(rej.ARI[:]) != r.guids[1] {
+			t.Fatalf("%s %+v, want REJ 4 of message 'other' with the GUID %#x as ARI", cm.Name(attr), rej, r.guids[1])
+		}
+	})
 }

@@ -257,11 +257,28 @@ function test_destroy_with_unacked_events(t)
   lch:close()
 end
 
+function test_no_id_on_the_peer(t)
+  need_hosts(t)
+  -- No id was ever bound on Hca3: its CM answers as Linux's does on every
+  -- port, REJ 8 (invalid service ID), at once.
+  local ach = rdmacm.create_event_channel()
+  local a = routed(t, ach, "Hca2", "Hca3", 1)
+  rdmacm.connect(a, { cm_response_timeout = 8, max_cm_retries = 1 })
+  local ev = expect_ack(t, ach, "RDMA_CM_EVENT_REJECTED", a)
+  if ev.status ~= 8 then t:fatal("status " .. ev.status .. ", want 8 (invalid service ID)") end
+  if a:state() ~= "route resolved" then t:fatal("state " .. a:state()) end
+  rdmacm.destroy_id(a)
+  ach:close()
+end
+
 function test_peer_never_answers(t)
   need_hosts(t)
-  -- Hca3 runs no CM: the REQ is resent max_cm_retries times, then UNREACHABLE.
-  -- A try lasts 2 x PacketLifeTime (0x12 from the SA: ~1.07 s) plus the CM
-  -- response timeout (8: ~1 ms), as Linux's CM times it.
+  -- Hca3's CM is hung: a umad agent holds its CM Sends and never answers.
+  -- The REQ is resent max_cm_retries times, then UNREACHABLE. A try lasts
+  -- 2 x PacketLifeTime (0x12 from the SA: ~1.07 s) plus the CM response
+  -- timeout (8: ~1 ms), as Linux's CM times it.
+  local hung = umad.open_port("Hca3", 1)
+  umad.register_agent(hung, 0x07, 2, 0, { 0x03 })
   local ach = rdmacm.create_event_channel()
   local a = routed(t, ach, "Hca2", "Hca3", 1)
   rdmacm.connect(a, { cm_response_timeout = 8, max_cm_retries = 1 })
@@ -274,6 +291,7 @@ function test_peer_never_answers(t)
   if a:state() ~= "route resolved" then t:fatal("state " .. a:state()) end
   rdmacm.destroy_id(a)
   ach:close()
+  umad.close_port(hung)
 end
 
 function test_udp_sidr(t)
