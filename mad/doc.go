@@ -4,12 +4,16 @@
 // # Purpose
 //
 // Every MAD structure has one [Layout]: the table of its fields ([Field]:
-// name, bit offset, width, [Kind]), transcribed from the IBA tables and cited
-// next to it. The typed codecs ([Header], [ClassPortInfo], and those of the
-// sub-packages mad/smp and mad/perf) read and write through those rows, and
-// generic code (pretty printers, Lua tables) walks the same rows with
-// [Layout.Each], [Field.Format] and [SnakeName]. Offsets live in the tables
-// and nowhere else.
+// name, bit offset, width, [Kind], a one-line doc), transcribed from the IBA
+// tables. The attributes and records (ClassPortInfo here, those of mad/smp,
+// mad/perf and mad/sa) are described once, in the schema of
+// mad/internal/madgen; `go generate ./mad/` writes from it each one's
+// layout, Go struct, zero-allocation codec ([Codec]), ID constant and the
+// packages' ID and name indexes (the attrs_gen.go files; a test fails when
+// they are stale). Headers keep hand-written tables. Generic code (pretty
+// printers, Lua tables) walks the same rows with [Layout.Each],
+// [Field.Format] and [SnakeName]. Offsets live in the tables and nowhere
+// else.
 //
 // Conventions, as in IBA: bit 0 is the most significant bit of byte 0,
 // every field is big-endian, reserved fields are not listed and are written
@@ -36,3 +40,5 @@
 // ([Field.Get], [Field.Put], [Field.Slice]) whose callers check the length
 // once per structure, as with a slice index.
 package mad
+
+//go:generate go run ./internal/madgen -root ..

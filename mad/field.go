@@ -37,6 +37,7 @@ type Field struct {
 	Bit   int
 	Width int
 	Kind  Kind
+	Doc   string // one line, from the schema (mad/internal/madgen)
 }
 
 // Get returns the field's value from b. b must be long enough to hold the
@@ -204,6 +205,8 @@ type Layout struct {
 	Name   string // IBA name, e.g. "PortInfo"
 	ID     uint16 // attribute ID, 0 for headers
 	Size   int    // bytes on the wire
+	Mod    string // what the attribute modifier means, e.g. "port number"
+	Doc    string // one sentence
 	Fields []Field
 }
 
@@ -223,6 +226,29 @@ func (l *Layout) Check(b []byte) error {
 		return fmt.Errorf("%s: %w (have %d, need %d)", lowerName(l.Name), ErrTruncated, len(b), l.Size)
 	}
 	return nil
+}
+
+// CheckMin returns an error when b is shorter than n bytes, the least a
+// decoder of the layout accepts (a Notice in an SMP Trap lacks its last 16
+// bytes).
+func (l *Layout) CheckMin(b []byte, n int) error {
+	if len(b) < n {
+		return fmt.Errorf("%s: %w (have %d, need %d)", lowerName(l.Name), ErrTruncated, len(b), n)
+	}
+	return nil
+}
+
+// RangeError is an encoder's error for a value v that does not fit the
+// field of the structure layout (lower case), whose largest value is max:
+// "portinfo: PortState: value out of range (17 > 15)".
+func RangeError(layout, field string, v, max uint64) error {
+	return fmt.Errorf("%s: %s: %w (%d > %d)", layout, field, ErrRange, v, max)
+}
+
+// LengthError is an encoder's error for n bytes of text or data that do not
+// fit the max bytes of the field.
+func LengthError(layout, field string, n, max int) error {
+	return fmt.Errorf("%s: %s: %w (%d bytes > %d)", layout, field, ErrRange, n, max)
 }
 
 func lowerName(s string) string {
@@ -279,7 +305,7 @@ type Writer struct {
 // Uint stores v into f.
 func (w *Writer) Uint(f Field, v uint64) {
 	if v > f.mask() {
-		w.fail(fmt.Errorf("%s: %s: %w (%d > %d)", w.name(), f.Name, ErrRange, v, f.mask()))
+		w.fail(RangeError(w.name(), f.Name, v, f.mask()))
 	}
 	f.Put(w.B, v)
 }
@@ -297,7 +323,7 @@ func (w *Writer) Bool(f Field, v bool) {
 func (w *Writer) Bytes(f Field, v []byte) {
 	dst := f.Slice(w.B)
 	if len(v) > len(dst) {
-		w.fail(fmt.Errorf("%s: %s: %w (%d bytes > %d)", w.name(), f.Name, ErrRange, len(v), len(dst)))
+		w.fail(LengthError(w.name(), f.Name, len(v), len(dst)))
 	}
 	clear(dst[copy(dst, v):])
 }
@@ -306,7 +332,7 @@ func (w *Writer) Bytes(f Field, v []byte) {
 func (w *Writer) Text(f Field, s string) {
 	dst := f.Slice(w.B)
 	if len(s) > len(dst) {
-		w.fail(fmt.Errorf("%s: %s: %w (%d bytes > %d)", w.name(), f.Name, ErrRange, len(s), len(dst)))
+		w.fail(LengthError(w.name(), f.Name, len(s), len(dst)))
 	}
 	clear(dst[copy(dst, s):])
 }
@@ -322,4 +348,12 @@ func (w *Writer) name() string {
 		return "mad"
 	}
 	return lowerName(w.Layout.Name)
+}
+
+// Codec is a typed attribute value: it decodes in place from the wire and
+// appends its wire encoding. Every generated attribute type is one; the
+// packages' NewCodec functions make them by attribute ID.
+type Codec interface {
+	UnmarshalBinary(b []byte) error
+	AppendBinary(b []byte) ([]byte, error)
 }

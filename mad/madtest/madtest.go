@@ -320,30 +320,36 @@ func Fuzz(f *testing.F, newValue func() Codec, seeds ...[]byte) {
 	for _, s := range seeds {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		v := newValue()
-		if err := v.UnmarshalBinary(b); err != nil {
-			if !errors.Is(err, mad.ErrTruncated) {
-				t.Fatalf("decode error does not wrap mad.ErrTruncated: %v", err)
-			}
-			return
+	f.Fuzz(func(t *testing.T, b []byte) { RoundTrip(t, newValue, b) })
+}
+
+// RoundTrip checks a codec on arbitrary input b: decoding fails only with
+// mad.ErrTruncated, and what decodes encodes, decodes to the same value and
+// encodes to the same bytes again. Fuzz targets call it.
+func RoundTrip(t testing.TB, newValue func() Codec, b []byte) {
+	t.Helper()
+	v := newValue()
+	if err := v.UnmarshalBinary(b); err != nil {
+		if !errors.Is(err, mad.ErrTruncated) {
+			t.Fatalf("decode error does not wrap mad.ErrTruncated: %v", err)
 		}
-		enc, err := v.AppendBinary(nil)
-		if err != nil {
-			t.Fatalf("encode of a decoded value: %v", err)
-		}
-		w := newValue()
-		if err := w.UnmarshalBinary(enc); err != nil {
-			t.Fatalf("decode of an encoding: %v", err)
-		}
-		if !reflect.DeepEqual(v, w) {
-			t.Fatalf("decode(encode(v)) != v (-v +decoded):\n%s", TextDiff(Render(v), Render(w)))
-		}
-		again, err := w.AppendBinary(nil)
-		if err != nil || !bytes.Equal(again, enc) {
-			t.Fatalf("encoding is not stable: %v\n%s\n%s", err, hex.Dump(enc), hex.Dump(again))
-		}
-	})
+		return
+	}
+	enc, err := v.AppendBinary(nil)
+	if err != nil {
+		t.Fatalf("encode of a decoded value: %v", err)
+	}
+	w := newValue()
+	if err := w.UnmarshalBinary(enc); err != nil {
+		t.Fatalf("decode of an encoding: %v", err)
+	}
+	if !reflect.DeepEqual(v, w) {
+		t.Fatalf("decode(encode(v)) != v (-v +decoded):\n%s", TextDiff(Render(v), Render(w)))
+	}
+	again, err := w.AppendBinary(nil)
+	if err != nil || !bytes.Equal(again, enc) {
+		t.Fatalf("encoding is not stable: %v\n%s\n%s", err, hex.Dump(enc), hex.Dump(again))
+	}
 }
 
 // ZeroAllocs fails t when fn allocates on average.

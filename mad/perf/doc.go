@@ -5,11 +5,11 @@
 //
 // [MAD] is a whole PerfMgt MAD ([MADLayout]): the common header, 40
 // reserved bytes and 192 bytes of attribute data from byte 64. The
-// attributes [PortCounters] (0x0012) and [PortCountersExtended] (0x001D,
-// 184 bytes with the additional counters) each have one table of fields in
-// their file, gathered into an exported layout; ClassPortInfo is
-// mad.ClassPortInfo. [Layouts] and [LayoutByID] give the layouts to generic
-// code. [NewGet] and [NewRequest] build a request in a caller's buffer
+// attributes ([PortCounters], [PortCountersExtended] with the additional
+// counters, ...) are described once in the schema of mad/internal/madgen,
+// which generates attrs_gen.go: each one's layout, typed value, codec and ID
+// constant; ClassPortInfo is mad.ClassPortInfo. [Layouts], [LayoutByID],
+// [LayoutByName] and [NewCodec] give them to generic code. [NewGet] and [NewRequest] build a request in a caller's buffer
 // without allocating, and [Data] aliases the attribute bytes of a raw MAD.
 //
 // Counter fields are plain numbers: error counters saturate at their

@@ -14,12 +14,12 @@ const Version uint8 = 1
 // ClassPortInfo has CapAllPortSelect.
 const AllPorts uint8 = 0xFF
 
-// PerfMgt attribute IDs (mad-formats.md section 9).
+// PerfMgt attribute IDs without a codec yet (mad-formats.md section 9); the
+// others are generated with their layouts (attrs_gen.go).
 const (
 	AttrClassPortInfo                        = mad.AttrClassPortInfo
 	AttrPortSamplesControl            uint16 = 0x0010
 	AttrPortSamplesResult             uint16 = 0x0011
-	AttrPortCounters                  uint16 = 0x0012
 	AttrPortRcvErrorDetails           uint16 = 0x0015
 	AttrPortXmitDiscardDetails        uint16 = 0x0016
 	AttrPortOpRcvCounters             uint16 = 0x0017
@@ -28,7 +28,6 @@ const (
 	AttrPortVLOpData                  uint16 = 0x001A
 	AttrPortVLXmitFlowCtlUpdateErrors uint16 = 0x001B
 	AttrPortVLXmitWaitCounters        uint16 = 0x001C
-	AttrPortCountersExtended          uint16 = 0x001D
 	AttrPortSamplesResultExtended     uint16 = 0x001E
 	AttrPortExtendedSpeedsCounters    uint16 = 0x001F
 	AttrPortXmitDataSL                uint16 = 0x0036

@@ -3,13 +3,13 @@
 //
 // # Purpose
 //
-// Each attribute has one file with one table of fields (mad.Field rows)
-// gathered into an exported layout that cites its IBA table: NodeInfo,
-// NodeDescription, PortInfo, SwitchInfo, GUIDInfo, P_KeyTable,
-// LinearForwardingTable, SMInfo and Notice. The typed values ([NodeInfo],
-// [PortInfo], ...) decode and encode through those rows only; [Layouts] and
-// [LayoutByID] hand the same layouts to generic code (printers, Lua
-// tables), which walks them with mad.Layout.Each.
+// Each attribute is described once, in the schema of mad/internal/madgen,
+// which generates attrs_gen.go: its exported layout (mad.Field rows, the
+// modifier's meaning, docs), its typed value ([NodeInfo], [PortInfo], ...)
+// with a zero-allocation codec, and its ID constant. [Layouts],
+// [LayoutByID], [LayoutByName] and [NewCodec] hand the same layouts and
+// values to generic code (printers, Lua tables), which walks them with
+// mad.Layout.Each.
 //
 // [SMP] is a whole 256-byte packet, LID-routed or directed-route
 // ([SMPLayout], [DRSMPLayout]). Hot paths that route or answer packets

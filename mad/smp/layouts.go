@@ -1,68 +1,75 @@
 package smp
 
-import "github.com/ibscript/ibscript/mad"
-
-// SMP attribute IDs (mad-formats.md section 6, "SMP attribute IDs").
+// SMP attribute IDs without a codec yet (mad-formats.md section 6, "SMP
+// attribute IDs"); the others are generated with their layouts
+// (attrs_gen.go, from mad/internal/madgen's schema).
 const (
-	AttrNotice                   uint16 = 0x0002
-	AttrNodeDescription          uint16 = 0x0010
-	AttrNodeInfo                 uint16 = 0x0011
-	AttrSwitchInfo               uint16 = 0x0012
-	AttrGUIDInfo                 uint16 = 0x0014
-	AttrPortInfo                 uint16 = 0x0015
-	AttrPKeyTable                uint16 = 0x0016
 	AttrSLtoVLMappingTable       uint16 = 0x0017
 	AttrVLArbitrationTable       uint16 = 0x0018
-	AttrLinearForwardingTable    uint16 = 0x0019
 	AttrRandomForwardingTable    uint16 = 0x001A
 	AttrMulticastForwardingTable uint16 = 0x001B
 	AttrLinkSpeedWidthPairsTable uint16 = 0x001C
-	AttrSMInfo                   uint16 = 0x0020
 	AttrVendorDiag               uint16 = 0x0030
 	AttrLedInfo                  uint16 = 0x0031
 	AttrPortInfoExtended         uint16 = 0x0033
 )
 
-// Layouts returns the layouts of the SMP attributes this package decodes,
-// in attribute ID order. The slice is new on every call; the layouts it
-// points to are shared and must not be modified.
-func Layouts() []*mad.Layout {
-	return []*mad.Layout{
-		&NoticeLayout,
-		&NodeDescriptionLayout,
-		&NodeInfoLayout,
-		&SwitchInfoLayout,
-		&GUIDInfoLayout,
-		&PortInfoLayout,
-		&PKeyTableLayout,
-		&LinearForwardingTableLayout,
-		&SMInfoLayout,
-	}
-}
+// Node types (NodeInfo.NodeType).
+const (
+	NodeTypeCA     uint8 = 1
+	NodeTypeSwitch uint8 = 2
+	NodeTypeRouter uint8 = 3
+)
 
-// LayoutByID returns the layout of the SMP attribute id, or nil when this
-// package does not decode it. The layout is shared and must not be
-// modified.
-func LayoutByID(id uint16) *mad.Layout {
-	switch id {
-	case AttrNotice:
-		return &NoticeLayout
-	case AttrNodeDescription:
-		return &NodeDescriptionLayout
-	case AttrNodeInfo:
-		return &NodeInfoLayout
-	case AttrSwitchInfo:
-		return &SwitchInfoLayout
-	case AttrGUIDInfo:
-		return &GUIDInfoLayout
-	case AttrPortInfo:
-		return &PortInfoLayout
-	case AttrPKeyTable:
-		return &PKeyTableLayout
-	case AttrLinearForwardingTable:
-		return &LinearForwardingTableLayout
-	case AttrSMInfo:
-		return &SMInfoLayout
-	}
-	return nil
+// Notice types (Notice.Type).
+const (
+	NoticeFatal       uint8 = 0
+	NoticeUrgent      uint8 = 1
+	NoticeSecurity    uint8 = 2
+	NoticeSubnetMgmt  uint8 = 3
+	NoticeInformation uint8 = 4
+	NoticeEmpty       uint8 = 0x7F
+)
+
+// NoticeSMPSize is the part of a Notice that an SMP carries: the 64-byte
+// SMP data area holds every field but IssuerGID (the SM learns the issuer
+// from the packet). SA Reports carry all 80 bytes.
+const NoticeSMPSize = 64
+
+// SM states (SMInfo.SMState).
+const (
+	SMStateNotActive   uint8 = 0
+	SMStateDiscovering uint8 = 1
+	SMStateStandby     uint8 = 2
+	SMStateMaster      uint8 = 3
+)
+
+// DropPort is the LinearForwardingTable entry of a LID the switch drops.
+const DropPort uint8 = 0xFF
+
+// LIDsPerLFTBlock is the number of LIDs one LinearForwardingTable block
+// covers; the attribute modifier is the block number, LID / 64.
+const LIDsPerLFTBlock = 64
+
+// Default partition keys.
+const (
+	DefaultPKey        uint16 = 0xFFFF // full member of the default partition
+	DefaultPKeyLimited uint16 = 0x7FFF // limited member
+)
+
+// PKeyFull reports whether the P_Key k denotes full membership (its top
+// bit).
+func PKeyFull(k uint16) bool { return k&0x8000 != 0 }
+
+// PKeyBase returns the 15-bit partition number of k, without the
+// membership bit.
+func PKeyBase(k uint16) uint16 { return k & 0x7FFF }
+
+// String returns the description.
+func (n *NodeDescription) String() string { return n.NodeString }
+
+// LinkText is ibnetdiscover's text for the port's active link, e.g. "4xSDR";
+// see the package-level LinkText.
+func (p *PortInfo) LinkText() string {
+	return LinkText(p.LinkWidthActive, p.LinkSpeedActive, p.LinkSpeedExtActive)
 }

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/ibscript/ibscript/mad"
+)
+
+// Field is one row of an attribute as the IBA table gives it: its name,
+// bit offset and width from the start of the attribute (bit 0 is the top
+// bit of byte 0), how it is shown, and a one-line doc.
+type Field struct {
+	Name  string   // IBA name: the Layout row and the source of the Lua key
+	Bit   int      // bit offset
+	Width int      // bits
+	Kind  mad.Kind // Uint (default), Hex, String, Bytes
+	Doc   string   // one line, also the Go field's comment
+
+	// Go is the Go struct field's name; default Name without underscores.
+	Go string
+	// Type overrides the Go type (default: bool for one bit, the smallest
+	// uintN for numbers, mad.GID for 128-bit Bytes, [N]byte for other
+	// Bytes, string for String).
+	Type string
+
+	// Count > 0 makes the row a table: Count entries Stride bits apart,
+	// rows Name0 .. Name<Count-1> in the layout and one Go array.
+	Count, Stride int
+
+	// Embed names another attribute of the schema placed at Bit: its rows,
+	// shifted, become rows of this one, and its Go type a struct field.
+	Embed string
+
+	// Var is the name of the row's mad.Field variable for hand-written
+	// code of the package (default Prefix + Go); repeated and embedded rows
+	// have none.
+	Var string
+
+	// Comp is the SA component number of the row (the first one of a
+	// table, numbered on; of an embedded attribute, numbered with IBA's
+	// rule that a reserved gap takes a number too); nil for none.
+	Comp *int
+}
+
+// c is a component number.
+func c(n int) *int { return &n }
+
+// Partial is an extra decoder of a few fields (the others left zero): a
+// hot path such as a discovery sweep's PortInfo.
+type Partial struct {
+	Method string
+	Doc    string
+	Fields []string // Go names
+}
+
+// Attr is one attribute or record.
+type Attr struct {
+	Pkg     string // "mad", "smp", "perf", "sa"
+	Name    string // IBA name
+	ID      uint16
+	Const   string // ID constant; default "Attr" + Name without underscores
+	Size    int    // bytes
+	MinSize int    // a decoder accepts this many bytes, rows past them zero (Notice in an SMP Trap)
+	Mod     string // what the attribute modifier means
+	Doc     string // the Go type's comment (whole sentences)
+	Type    string // Go struct; "" for a record decoded through its layout only
+	Layout  string // layout variable; default Name without underscores + "Layout"
+	Prefix  string // prefix of the row variables
+	Fields  []Field
+	Partial []Partial
+
+	// SA records: GapComps numbers the components of every row with the
+	// reserved-gap rule (else each Field's Comp does); Stride is the
+	// record stride in 8-byte units; SAVar names the sa.Attr.
+	GapComps bool
+	Stride   int
+	SAVar    string
+
+	// Ref lists the attribute of another package this name names in this
+	// package's index (perf's ClassPortInfo is mad's).
+	Ref string
+}
+
+func goName(s string) string { return strings.ReplaceAll(s, "_", "") }
+
+func (a *Attr) constName() string {
+	if a.Const != "" {
+		return a.Const
+	}
+	return "Attr" + goName(a.Name)
+}
+
+func (a *Attr) layoutName() string {
+	if a.Layout != "" {
+		return a.Layout
+	}
+	return goName(a.Name) + "Layout"
+}
+
+func (f *Field) goField() string {
+	if f.Go != "" {
+		return f.Go
+	}
+	return goName(f.Name)
+}
+
+var schema []*Attr
+
+// all is the schema: every attribute, by package.
+func all() []*Attr {
+	if schema == nil {
+		schema = slices.Concat(madAttrs(), smpAttrs(), perfAttrs(), saAttrs())
+	}
+	return schema
+}
+
+// find returns the attribute defined under that IBA name.
+func find(name string) *Attr {
+	for _, a := range all() {
+		if a.Name == name && a.Ref == "" {
+			return a
+		}
+	}
+	return nil
+}
