@@ -136,7 +136,7 @@ func umadOpenPort(e *Env, L *lua.LState) int {
 	if err != nil {
 		raise(L, "umad.open_port", "%v", err)
 	}
-	p.AllowSet = e.sess.AllowsSet()
+	p.AllowSet, p.Audit = e.sess.AllowsSet(), e.sess.AuditRaw
 	u := &umadPort{p: p, env: e}
 	e.Own(u)
 	ud := L.NewUserData()

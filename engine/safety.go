@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,6 +16,10 @@ import (
 // ErrSetRefused is wrapped by the error of a Set refused on a production
 // transport without Options.AllowSet.
 var ErrSetRefused = errors.New("set refused on a production fabric (allow it with --allow-set or engine.Options.AllowSet)")
+
+// ErrAuditFailed is wrapped by the error of a Set whose audit line could
+// not be written (Options.Audit failed): the Set was not sent.
+var ErrAuditFailed = errors.New("audit line not written, Set not sent")
 
 // ErrMADBudget is wrapped by the error of a MAD past Options.MaxMADs.
 var ErrMADBudget = errors.New("MAD budget of the run used up (--max-mads)")
@@ -82,22 +87,43 @@ func (s *Session) gateSet(o *op) error {
 		return fmt.Errorf("engine: %s %s: %w", o.target, attrName(o.class, o.attrID, o.attrMod), ErrSetRefused)
 	}
 	s.log.Info("engine: set", "target", o.target.String(), "attr", attrName(o.class, o.attrID, o.attrMod))
-	if s.audit == nil {
+	if err := s.auditSet(o.target.String(), o.req[:o.n]); err != nil {
+		return fmt.Errorf("engine: %s %s: %w: %w", o.target, attrName(o.class, o.attrID, o.attrMod), ErrAuditFailed, err)
+	}
+	return nil
+}
+
+// auditSet gives the audit hook, if any, the entry of the Set req sent to
+// target, its keys masked.
+func (s *Session) auditSet(target string, req []byte) error {
+	if s.audit == nil || len(req) < mad.HeaderSize {
 		return nil
 	}
-	req := append([]byte(nil), o.req[:o.n]...)
+	req = append([]byte(nil), req...)
 	mad.MaskKeys(req) // M_Key (PortInfo), SM_Key (SMInfo, SA records) and the class keys
+	class, attrID, attrMod := mad.MgmtClassOf(req), mad.AttrIDOf(req), binary.BigEndian.Uint32(req[20:24])
 	var data []byte
-	if o.class == mad.ClassSubnLID || o.class == mad.ClassSubnDR {
+	if class == mad.ClassSubnLID || class == mad.ClassSubnDR {
 		data = smp.Data(req)
-	} else if o.n > 64 {
+	} else if len(req) > 64 {
 		data = req[64:] // a GMP's data (PerfMgt, vendor: after the class header)
 	}
 	for len(data) > 0 && data[len(data)-1] == 0 {
 		data = data[:len(data)-1]
 	}
-	s.audit(AuditEntry{Time: time.Now(), User: s.auditUser, Target: o.target.String(), Class: o.class,
-		AttrID: o.attrID, AttrMod: o.attrMod, Attr: attrName(o.class, o.attrID, o.attrMod), New: data})
+	return s.audit(AuditEntry{Time: time.Now(), User: s.auditUser, Target: target, Class: class,
+		AttrID: attrID, AttrMod: attrMod, Attr: attrName(class, attrID, attrMod), New: data})
+}
+
+// AuditRaw writes the audit line of a Set a UMADPort is about to send
+// (UMADPort.Audit): the same entry, with the same key masking, as the
+// Session's own Sets; an error means the line was not written and the Set
+// must not go out. The target is the destination LID (a directed-route
+// SMP's path is in the entry's data).
+func (s *Session) AuditRaw(data []byte, addr fabric.Addr) error {
+	if err := s.auditSet(fmt.Sprintf("lid:%d", addr.LID), data); err != nil {
+		return fmt.Errorf("%w: %w", ErrAuditFailed, err)
+	}
 	return nil
 }
 

@@ -54,8 +54,10 @@ type Options struct {
 	// Production); without it they fail with ErrSetRefused. Other
 	// transports (the simulators) always allow them.
 	AllowSet bool
-	// Audit, when set, is called with every Set before it is sent.
-	Audit func(AuditEntry)
+	// Audit, when set, is called with every Set before it is sent. When
+	// it returns an error (the audit line could not be written) the Set
+	// is not sent: it fails with that error and ErrAuditFailed.
+	Audit func(AuditEntry) error
 	// AuditUser names who runs the session in audit entries.
 	AuditUser string
 	// MaxMADs, when positive, is the most requests the Session sends
@@ -104,8 +106,8 @@ type Session struct {
 	window   int
 	pool     sync.Pool // *op; per Session, so ops never cross synctest bubbles
 
-	production, allowSet bool             // safety gate (safety.go)
-	audit                func(AuditEntry) // nil: no audit
+	production, allowSet bool                   // safety gate (safety.go)
+	audit                func(AuditEntry) error // nil: no audit
 	auditUser            string
 	maxMADs              uint64
 	madsSent             atomic.Uint64

@@ -27,6 +27,9 @@ type UMADPort struct {
 	// AllowSet lets MADs with method Set out when the port is on a
 	// production fabric (see Production); set it before sending.
 	AllowSet bool
+	// Audit, when set, is called with every MAD of method Set before it
+	// is sent (Session.AuditRaw); when it fails, the Set is not sent.
+	Audit func(data []byte, addr fabric.Addr) error
 
 	production bool // the transport is on a production fabric
 
@@ -103,8 +106,15 @@ func (p *UMADPort) Send(ctx context.Context, agent int, data []byte, addr fabric
 	if retries < 0 {
 		return fmt.Errorf("send: retries %d: %w", retries, syscall.EINVAL)
 	}
-	if mad.MethodOf(data) == mad.MethodSet && !p.AllowSet && p.production {
-		return fmt.Errorf("send: %w", ErrSetRefused)
+	if mad.MethodOf(data) == mad.MethodSet {
+		if !p.AllowSet && p.production {
+			return fmt.Errorf("send: %w", ErrSetRefused)
+		}
+		if p.Audit != nil {
+			if err := p.Audit(data, addr); err != nil {
+				return fmt.Errorf("send: %w", err)
+			}
+		}
 	}
 	pkt := fabric.Packet{Agent: fabric.AgentID(agent), Retries: retries, Addr: addr, Data: data}
 	switch {

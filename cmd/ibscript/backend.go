@@ -26,6 +26,33 @@ type backend struct {
 	tr      fabric.Transport
 	sess    *engine.Session
 	closers []io.Closer // closed last (the audit file)
+
+	rec     *record.Recorder // --record, or nil
+	recPath string
+}
+
+// finish closes b and turns what a run must not lose into exit status 2:
+// a recording that could not be written in full (--record), an audit file
+// that did not close cleanly. code is the run's status so far.
+func (b *backend) finish(code int, stderr io.Writer) int {
+	closeErr := b.Close()
+	if b.rec != nil {
+		if err := b.rec.Err(); err != nil {
+			fmt.Fprintf(stderr, "ibscript: --record %s: the recording is incomplete: %v\n", b.recPath, err)
+			code = max(code, exitError)
+		}
+	}
+	if b.auditErr(closeErr) {
+		fmt.Fprintf(stderr, "ibscript: --audit: %v\n", closeErr)
+		code = max(code, exitError)
+	}
+	return code
+}
+
+// auditErr reports whether err comes from closing a file in b.closers.
+func (b *backend) auditErr(err error) bool {
+	var pe *os.PathError
+	return len(b.closers) > 0 && errors.As(err, &pe) && pe.Op == "close"
 }
 
 func (b *backend) Close() error {
@@ -107,7 +134,7 @@ func (c *config) newSession(b *backend) error {
 			f.Close()
 			return fmt.Errorf("--record: %w", err)
 		}
-		b.tr = r
+		b.tr, b.rec, b.recPath = r, r, c.record
 	}
 	o := &engine.Options{Timeout: c.timeout, Retries: c.retries, AllowSet: c.allowSet, AuditUser: auditUser(), MaxMADs: c.maxMADs, Logger: c.logger}
 	mkey, err := c.mKey()
@@ -122,9 +149,9 @@ func (c *config) newSession(b *backend) error {
 			return fmt.Errorf("--audit: %w", err)
 		}
 		b.closers = append(b.closers, f)
-		o.Audit = auditTo(f)
+		o.Audit = auditTo(f, "--audit "+c.audit)
 	case engine.IsProduction(b.tr):
-		o.Audit = auditTo(os.Stderr)
+		o.Audit = auditTo(os.Stderr, "the audit on stderr")
 	}
 	s, err := engine.New(b.tr, o)
 	if err != nil {
@@ -176,14 +203,19 @@ func auditUser() string {
 	return os.Getenv("USER")
 }
 
-// auditTo writes one line per Set to w; lines from concurrent Sets do not
-// interleave.
-func auditTo(w io.Writer) func(engine.AuditEntry) {
+// auditTo writes one line per Set to w, in one write; lines from
+// concurrent Sets do not interleave. A line that cannot be written is an
+// error naming where it was going (name): the engine then does not send
+// the Set.
+func auditTo(w io.Writer, name string) func(engine.AuditEntry) error {
 	var mu sync.Mutex
-	return func(a engine.AuditEntry) {
+	return func(a engine.AuditEntry) error {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(w, "ibscript: audit: %s\n", a)
+		if _, err := io.WriteString(w, "ibscript: audit: "+a.String()+"\n"); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -146,7 +147,7 @@ func TestEvaluator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeLua(b, L, env)
+	defer closeLua(b, L, env, 0, io.Discard)
 	ev := &evaluator{L: L}
 	ctx := t.Context()
 

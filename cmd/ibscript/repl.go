@@ -155,13 +155,13 @@ func appendHistory(path, chunk string) {
 	fmt.Fprintln(f, strings.ReplaceAll(chunk, "\n", " "))
 }
 
-func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writer) int {
+func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	b, L, env, err := newLua(ctx, c, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
 	}
-	defer closeLua(b, L, env)
+	defer func() { code = closeLua(b, L, env, code, stderr) }()
 
 	ln := liner.NewLiner()
 	defer ln.Close()

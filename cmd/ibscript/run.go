@@ -40,10 +40,13 @@ func newLuaOpts(ctx context.Context, c *config, stdout, stderr io.Writer, o bind
 	return b, L, env, nil
 }
 
-func closeLua(b *backend, L *lua.LState, env *bindings.Env) {
+// closeLua closes what a run opened, the backend last, and returns the
+// run's exit status: code, or 2 when the backend could not keep what the
+// run must not lose (backend.finish).
+func closeLua(b *backend, L *lua.LState, env *bindings.Env, code int, stderr io.Writer) int {
 	env.Close()
 	L.Close()
-	b.Close()
+	return b.finish(code, stderr)
 }
 
 // scriptStatus turns the outcome of a script into an exit status, printing
@@ -122,7 +125,7 @@ func (e errTimeLimit) Error() string {
 	return fmt.Sprintf("time limit reached (--time-limit %v)", e.limit)
 }
 
-func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
+func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) (code int) {
 	file := c.args[0]
 	format := c.format
 	if format == "" {
@@ -170,7 +173,7 @@ func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failed(nil, err)
 	}
-	defer closeLua(b, L, env)
+	defer func() { code = closeLua(b, L, env, code, stderr) }()
 	setPackagePath(L, file)
 	argt := L.NewTable()
 	argt.RawSetInt(0, lua.LString(file))
@@ -203,7 +206,7 @@ func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		}
 		return scriptStatus(err, stderr)
 	}
-	code := scriptStatus(err, stderr) // the traceback, if any, on stderr
+	code = scriptStatus(err, stderr) // the traceback, if any, on stderr
 	rep := env.PlanReport(runErr)
 	return writeRunReport(c, format, b, rep, code, stdout, stderr)
 }
@@ -265,13 +268,13 @@ func stripShebang(s string) string {
 	return s
 }
 
-func runChunk(ctx context.Context, c *config, stdout, stderr io.Writer) int {
+func runChunk(ctx context.Context, c *config, stdout, stderr io.Writer) (code int) {
 	b, L, env, err := newLua(ctx, c, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
 	}
-	defer closeLua(b, L, env)
+	defer func() { code = closeLua(b, L, env, code, stderr) }()
 	fn, err := bindings.LoadString(L, c.chunk, "(command line)")
 	if err != nil {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
@@ -284,7 +287,7 @@ func runChunk(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 // garbage (see runDiscover).
 const discoverMemoryLimit = 512 << 20
 
-func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) int {
+func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) (code int) {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		// One sweep, printed, then exit: what it allocates is the
 		// fabric's size, so collecting only near a memory limit spares
@@ -300,7 +303,7 @@ func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
 	}
-	defer b.Close()
+	defer func() { code = b.finish(code, stderr) }()
 	d, err := b.sess.Discover(ctx, nil)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -30,7 +30,7 @@ func TestSetGate(t *testing.T) {
 		}
 		var mu sync.Mutex
 		var audit []engine.AuditEntry
-		hook := func(a engine.AuditEntry) { mu.Lock(); audit = append(audit, a); mu.Unlock() }
+		hook := func(a engine.AuditEntry) error { mu.Lock(); audit = append(audit, a); mu.Unlock(); return nil }
 		s, err := engine.New(tr, &engine.Options{Timeout: 100 * time.Millisecond, Retries: 1, Audit: hook, AuditUser: "alice"})
 		if err != nil {
 			t.Fatal(err)

@@ -165,12 +165,28 @@ func (r *Recorder) Unregister(ctx context.Context, id fabric.AgentID) error {
 	return err
 }
 
-// Send records p and sends it.
+// Send records p and sends it. Once the recording cannot be written, it
+// sends nothing more: the error names the recording's failure (a run
+// that is recorded is not carried on unrecorded).
 func (r *Recorder) Send(ctx context.Context, p *fabric.Packet) error {
 	a := p.Addr
 	r.log(Event{Op: OpSend, Agent: int(p.Agent), Timeout: int64(p.Timeout), Retries: p.Retries, Addr: &a,
 		Data: masked(p.Data)})
+	if err := r.Err(); err != nil {
+		return err
+	}
 	return r.tr.Send(ctx, p)
+}
+
+// Err is the first error writing the recording (after Close, flushing and
+// closing it included), or nil.
+func (r *Recorder) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return fmt.Errorf("record: %w", r.err)
+	}
+	return nil
 }
 
 // Recv receives from the wrapped Transport and records what it got.
@@ -223,6 +239,7 @@ func (r *Recorder) Close() error {
 		werr = errors.Join(werr, r.c.Close())
 		r.c = nil
 	}
+	r.err = werr
 	if werr != nil {
 		return errors.Join(err, fmt.Errorf("record: %w", werr))
 	}

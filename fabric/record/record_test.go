@@ -3,6 +3,7 @@ package record_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -206,5 +207,47 @@ func TestRecordMasksKeys(t *testing.T) {
 	}
 	if got := discoverKey(record.NewReplay(r)); !slices.Equal(want, got) {
 		t.Errorf("replay with the key differs:\nwant %q\ngot  %q", want, got)
+	}
+}
+
+// countingTransport counts Sends; everything else is a no-op.
+type countingTransport struct {
+	fabric.Transport
+	sends int
+}
+
+func (c *countingTransport) Send(context.Context, *fabric.Packet) error { c.sends++; return nil }
+func (c *countingTransport) Port() fabric.PortAttr                      { return fabric.PortAttr{} }
+func (c *countingTransport) Close() error                               { return nil }
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestRecorderFailsClosed: once the recording cannot be written, Send
+// fails with the recording's error and passes nothing more to the
+// transport, and Close and Err report it.
+func TestRecorderFailsClosed(t *testing.T) {
+	ct := &countingTransport{}
+	rec, err := record.NewRecorder(ct, failingWriter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &fabric.Packet{Data: make([]byte, 256)}
+	var sendErr error
+	for range 100 {
+		if sendErr = rec.Send(t.Context(), p); sendErr != nil {
+			break
+		}
+	}
+	if sendErr == nil || !strings.Contains(sendErr.Error(), "disk full") {
+		t.Fatalf("100 sends into a failing recording: last error %v", sendErr)
+	}
+	before := ct.sends
+	if rec.Send(t.Context(), p) == nil || ct.sends != before {
+		t.Errorf("a send after the recording failed went out (%d -> %d sends)", before, ct.sends)
+	}
+	if err := rec.Close(); err == nil || rec.Err() == nil {
+		t.Errorf("Close %v, Err %v: want the write error", err, rec.Err())
 	}
 }
