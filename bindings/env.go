@@ -29,12 +29,19 @@ type Options struct {
 	// PlanArgs are the command line's --arg key=value pairs, which
 	// plan.define checks against the arguments the plan declares.
 	PlanArgs map[string]string
-	// Progress, when set, receives plan.progress calls (the host decides
-	// whether and how often to show them).
+	// Progress, when set, receives plan.progress calls and the progress of
+	// long sweeps (fabric.discover, with total 0: no total known;
+	// fabric.sweep; plan.sleep's seconds). The host decides whether and
+	// how often to show them; discovery calls it from the engine's
+	// goroutine, so it must be safe for concurrent use.
 	Progress func(done, total int, what string)
 	// Sim, when set (the backend is the embedded simulator), adds the sim
 	// module: fault injection (simfaults.go).
 	Sim Simulator
+	// NodeNames, when set (a node-name-map, topo.ParseNameMap), names the
+	// nodes fabric.discover finds: their desc, and so every message and
+	// report object that names them.
+	NodeNames map[uint64]string
 }
 
 // Closer is a resource a script owns (an open port): Env.Close closes the
@@ -58,7 +65,8 @@ type Env struct {
 	planName string
 	planArgs map[string]string
 	progress func(done, total int, what string)
-	plan     *planState // nil until the script calls plan.*
+	names    map[uint64]string // Options.NodeNames
+	plan     *planState        // nil until the script calls plan.*
 
 	mu        sync.Mutex
 	resources []Closer // closed in reverse order by Close
@@ -94,7 +102,7 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 		return nil, errors.New("bindings: Options.Session is required")
 	}
 	e := &Env{L: L, sess: opts.Session, fab: opts.Fabric, stdout: opts.Stdout, docs: map[*lua.LFunction]string{},
-		planName: opts.PlanName, planArgs: opts.PlanArgs, progress: opts.Progress}
+		planName: opts.PlanName, planArgs: opts.PlanArgs, progress: opts.Progress, names: opts.NodeNames}
 	if e.stdout == nil {
 		e.stdout = os.Stdout
 	}

@@ -43,10 +43,14 @@ func fabricDiscover(e *Env, L *lua.LState) int {
 			opts.MaxHops = int(n)
 		}
 	}
+	if e.progress != nil {
+		opts.Progress = func(nodes, pending int) { e.progress(nodes, 0, "fabric.discover: nodes found") }
+	}
 	d, err := e.sess.Discover(L.Context(), &opts)
 	if err != nil {
 		raise(L, "fabric.discover", "%v", err)
 	}
+	d.Fabric.Rename(e.names)
 	ft := e.fabricTable(d)
 	e.noteFabric(len(d.Fabric.Nodes), ft.RawGetString("links").(*lua.LTable).Len())
 	L.Push(ft)

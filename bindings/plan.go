@@ -2,6 +2,7 @@ package bindings
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"sort"
@@ -450,12 +451,31 @@ func planSleep(e *Env, L *lua.LState) int {
 	if sec < 0 {
 		L.ArgError(1, "seconds must not be negative")
 	}
-	tm := time.NewTimer(time.Duration(sec * float64(time.Second)))
+	d := time.Duration(sec * float64(time.Second))
+	tm := time.NewTimer(d)
 	defer tm.Stop()
-	select {
-	case <-tm.C:
-	case <-L.Context().Done():
-		raise(L, "plan.sleep", "%v", L.Context().Err())
+	var tick <-chan time.Time
+	total := int(math.Ceil(sec))
+	if e.progress != nil && total > 1 {
+		// A long wait (the interval between two counter sweeps) shows
+		// the seconds gone by on a terminal, like a sweep.
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		tick = t.C
+		e.progress(0, total, "plan.sleep: seconds")
 	}
-	return 0
+	start := time.Now()
+	for {
+		select {
+		case <-tm.C:
+			if tick != nil {
+				e.progress(total, total, "plan.sleep: seconds")
+			}
+			return 0
+		case <-tick:
+			e.progress(min(total, int(time.Since(start).Seconds())), total, "plan.sleep: seconds")
+		case <-L.Context().Done():
+			raise(L, "plan.sleep", "%v", L.Context().Err())
+		}
+	}
 }

@@ -27,6 +27,10 @@ type DiscoverOptions struct {
 	// one try).
 	Timeout time.Duration
 	Retries int
+	// Progress, when set, is called from the sweep's goroutine after each
+	// batch of answers with the nodes found so far and the queries still
+	// outstanding (the host rate-limits what it shows).
+	Progress func(nodes, pending int)
 }
 
 // Discovery is the result of a sweep.
@@ -131,13 +135,14 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 		return nil, err
 	}
 	sw := &sweep{
-		s:       s,
-		c:       c,
-		maxHops: o.MaxHops,
-		done:    make(chan struct{}),
-		f:       &topo.Fabric{},
-		paths:   new(intmap.Map[[]uint8]),
-		start:   time.Now(),
+		s:        s,
+		c:        c,
+		maxHops:  o.MaxHops,
+		done:     make(chan struct{}),
+		f:        &topo.Fabric{},
+		paths:    new(intmap.Map[[]uint8]),
+		start:    time.Now(),
+		progress: o.Progress,
 	}
 	if last := s.LastDiscovery(); last != nil && last.paths != nil {
 		// Most sweeps find what the last one found: size the tables
@@ -202,6 +207,8 @@ type sweep struct {
 	done    chan struct{} // closed by the handler when no query is left
 	start   time.Time
 	p       pipe
+	// progress is DiscoverOptions.Progress.
+	progress func(nodes, pending int)
 
 	mu       sync.Mutex // guards the fields below
 	pending  int
@@ -285,7 +292,11 @@ func (sw *sweep) handler() {
 		}
 		ops := sw.takeLocked()
 		last := sw.pending == 0
+		nodes, pending := len(sw.f.Nodes), sw.pending
 		sw.mu.Unlock()
+		if sw.progress != nil {
+			sw.progress(nodes, pending)
+		}
 		for _, o := range batch {
 			sw.s.release(o) // handle's reference
 		}

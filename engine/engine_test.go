@@ -500,6 +500,26 @@ func TestDiscoverMaxHops(t *testing.T) {
 	}
 }
 
+// TestDiscoverProgress: the sweep reports nodes found and queries
+// outstanding as it goes, ending with every node and none outstanding.
+func TestDiscoverProgress(t *testing.T) {
+	s, _, _ := setup(t, nil, nil)
+	var calls, last, lastPending int
+	disc, err := s.Discover(t.Context(), &engine.DiscoverOptions{Progress: func(nodes, pending int) {
+		calls++ // the sweep's handler goroutine only: no lock needed
+		if nodes < last {
+			t.Errorf("nodes went back from %d to %d", last, nodes)
+		}
+		last, lastPending = nodes, pending
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls < 2 || last != len(disc.Fabric.Nodes) || lastPending != 0 {
+		t.Errorf("%d calls, last %d nodes %d pending; want >= 2 calls ending at %d nodes, 0 pending", calls, last, lastPending, len(disc.Fabric.Nodes))
+	}
+}
+
 func TestDiscoverCanceled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, _, _ := setup(t, &fabrictest.PipeOptions{Delay: time.Millisecond}, nil)

@@ -196,6 +196,21 @@ func Load(path string) (*Fabric, error) {
 	return Parse(path, strings.NewReader(string(b)))
 }
 
+// Rename gives the nodes a node-name-map names (ParseNameMap) those
+// names as their descriptions, as infiniband-diags' tools show them in
+// place of the NodeDescription everywhere they name a node. Nodes the map
+// does not name keep theirs.
+func (f *Fabric) Rename(names map[uint64]string) {
+	if len(names) == 0 {
+		return
+	}
+	for _, n := range f.Nodes {
+		if name, ok := names[n.GUID]; ok {
+			n.Desc = name
+		}
+	}
+}
+
 // ParseNameMap reads a node name map as ibnetdiscover's --node-name-map
 // reads it (libibnetdisc/ibdiag nodenamemap): one node per line, its GUID
 // (0x hex, or any strtoull base-0 number) then its name in double quotes

@@ -11,14 +11,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // Exit codes (DESIGN.md "Output").
@@ -50,6 +54,8 @@ type config struct {
 	maxMADs   uint64        // --max-mads N
 	timeLimit time.Duration // --time-limit DUR: wall clock of the whole run
 	debug     bool          // --debug
+	nameMap   string        // --node-name-map FILE
+	names     map[uint64]string
 	help      bool
 	version   bool
 	cmd       string   // "", "run", "discover", "repl", "help"
@@ -64,7 +70,7 @@ const usage = `usage: ibscript [flags] [command] [args]
 Commands:
   (none)              open the interactive REPL (or run -e CHUNK)
   run FILE [ARGS...]  run a Lua script or validation plan; ARGS are in the
-                      script's global 'arg' table
+                      script's global 'arg' table; FILE - reads it from stdin
   discover            discover the fabric and print it
   report merge F...   merge JSON plan reports of several hosts into one
   help [COMMAND]      show help; "help man" prints the manual page (roff)
@@ -78,7 +84,10 @@ Flags (before or after the command):
   --format FMT    run: plan report as text (default), json, tap or junit;
                   discover: ibnetdiscover (default) or list
   --arg KEY=VAL   a plan argument (plan.define); repeatable
-  --timeout DUR   per-try MAD timeout (default 200ms, as OpenSM)
+  --timeout MS|DUR
+                  per-try MAD timeout: milliseconds, as infiniband-diags'
+                  -t takes them (--timeout 500), or a duration (2s)
+                  (default 200ms, as OpenSM)
   --retries N     MAD retries after the first try (default 3)
   --record FILE   write every MAD sent and received, with timestamps, to FILE
                   (JSON Lines, fabric/record); --fabric replay:FILE plays it back
@@ -91,6 +100,10 @@ Flags (before or after the command):
                   end a run, -e chunk or discover after DUR of wall-clock
                   time (exit status 2); --timeout is per MAD try, as in
                   infiniband-diags
+  --node-name-map FILE
+                  name nodes as ibnetdiscover's --node-name-map does (GUID
+                  "name" lines): in discover's output, fabric.discover's
+                  tables, and so in every message and report naming a node
   --debug         log what the layers below the script do on stderr (slog
                   text at debug level: dropped and malformed MADs, the
                   simulator's notes)
@@ -154,13 +167,19 @@ lines that mention a key (m_key, mkey, sm_key), are not recorded.
 
 func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("ibscript", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The flag package would print each error itself; run prints it once.
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.StringVar(&c.fabricURI, "fabric", "auto", "")
 	fs.Func("e", "", func(s string) error { c.chunk, c.hasChunk = s, true; return nil })
 	fs.StringVar(&c.format, "format", "", "")
 	fs.Func("arg", "", func(s string) error { c.planArgs = append(c.planArgs, s); return nil })
-	fs.DurationVar(&c.timeout, "timeout", engine.DefaultTimeout, "")
+	c.timeout = engine.DefaultTimeout
+	fs.Func("timeout", "", func(s string) error {
+		d, err := parseTimeout(s)
+		c.timeout = d
+		return err
+	})
 	fs.IntVar(&c.retries, "retries", engine.DefaultRetries, "")
 	fs.StringVar(&c.record, "record", "", "")
 	fs.BoolVar(&c.allowSet, "allow-set", false, "")
@@ -169,6 +188,7 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.Uint64Var(&c.maxMADs, "max-mads", 0, "")
 	fs.DurationVar(&c.timeLimit, "time-limit", 0, "")
 	fs.BoolVar(&c.debug, "debug", false, "")
+	fs.StringVar(&c.nameMap, "node-name-map", "", "")
 	fs.BoolVar(&c.help, "help", false, "")
 	fs.BoolVar(&c.help, "h", false, "")
 	fs.BoolVar(&c.version, "version", false, "")
@@ -226,6 +246,17 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "ibscript %s\n", version)
 		return exitOK
 	}
+	if c.nameMap != "" {
+		f, err := os.Open(c.nameMap)
+		if err == nil {
+			c.names, err = topo.ParseNameMap(f, c.nameMap)
+			f.Close()
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "ibscript: --node-name-map: %v\n", err)
+			return exitError
+		}
+	}
 	if c.debug {
 		c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -243,6 +274,9 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		if h, ok := commandHelp[topic]; ok {
 			fmt.Fprint(stdout, h)
+		} else if c.cmd == "help" && topic != "" && topic != "help" {
+			fmt.Fprintf(stderr, "ibscript help: no help on %q (topics: %s, man)\n", topic, strings.Join(helpTopics(), ", "))
+			return exitError
 		} else {
 			fmt.Fprint(stdout, usage)
 		}
@@ -276,7 +310,7 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprint(stderr, "ibscript run: missing script file\n", commandHelp["run"])
 			return exitError
 		}
-		return runScript(ctx, c, stdout, stderr)
+		return runScript(ctx, c, stdin, stdout, stderr)
 	case c.cmd == "report":
 		return runReport(c, stdout, stderr)
 	case c.cmd == "discover":
@@ -290,4 +324,33 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return runREPL(ctx, c, stdin, stdout, stderr)
 	}
+}
+
+// helpTopics lists what "ibscript help TOPIC" knows, sorted.
+func helpTopics() []string {
+	out := make([]string, 0, len(commandHelp))
+	for t := range commandHelp {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// parseTimeout reads --timeout: a bare number is milliseconds, as
+// infiniband-diags' -t reads it; anything else is a Go duration (500ms,
+// 2s). Zero and negative timeouts are refused.
+func parseTimeout(s string) (time.Duration, error) {
+	var d time.Duration
+	if ms, err := strconv.ParseFloat(s, 64); err == nil {
+		if ms > float64(math.MaxInt64/int64(time.Millisecond)) {
+			return 0, fmt.Errorf("%s ms is too long", s)
+		}
+		d = time.Duration(ms * float64(time.Millisecond))
+	} else if d, err = time.ParseDuration(s); err != nil {
+		return 0, fmt.Errorf("%q: want milliseconds (500) or a duration (500ms, 2s)", s)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q: want a positive timeout", s)
+	}
+	return d, nil
 }

@@ -291,3 +291,46 @@ func TestTimeLimit(t *testing.T) {
 		t.Errorf("--time-limit -5s: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestCLIFirstHour: what a new user types on the first day (issue 22
+// item 7): a flag error said once, help on an unknown topic refused, a
+// plan on stdin, infiniband-diags' millisecond --timeout.
+func TestCLIFirstHour(t *testing.T) {
+	code, _, errOut := ibscript(t, "--no-such-flag")
+	if code != exitError || strings.Count(errOut, "no-such-flag") != 1 {
+		t.Errorf("flag error: exit %d, said %d times: %q", code, strings.Count(errOut, "no-such-flag"), errOut)
+	}
+	code, out, errOut := ibscript(t, "help", "nonsense")
+	if code != exitError || out != "" || !strings.Contains(errOut, `no help on "nonsense"`) || !strings.Contains(errOut, "run") {
+		t.Errorf("help nonsense: exit %d %q %q", code, out, errOut)
+	}
+	var stdout, stderr bytes.Buffer
+	plan := "plan.define{}\nplan.check('from stdin', function(r) r:pass('ok') end)\n"
+	code = run([]string{"run", "-", "--format", "tap"}, strings.NewReader(plan), &stdout, &stderr)
+	if code != exitOK || !strings.Contains(stdout.String(), "ok 1 - general: from stdin") {
+		t.Errorf("run -: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code = run([]string{"run", "-"}, strings.NewReader("\nerror('x')"), &stdout, &stderr)
+	if code != exitError || !strings.Contains(stderr.String(), "stdin:2:") {
+		t.Errorf("run - error: exit %d %q", code, stderr.String())
+	}
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+	}{{"5", 5 * time.Millisecond}, {"1500", 1500 * time.Millisecond}, {"0.5", 500 * time.Microsecond}, {"2s", 2 * time.Second}, {"250ms", 250 * time.Millisecond}} {
+		cfg, err := parseArgs([]string{"--timeout", c.in}, io.Discard)
+		if err != nil || cfg.timeout != c.want {
+			t.Errorf("--timeout %s: %v, %v; want %v", c.in, cfg.timeout, err, c.want)
+		}
+	}
+	for _, bad := range []string{"0", "-5", "soon", "1e300"} {
+		if code, _, errOut := ibscript(t, "--timeout", bad, "-e", "print(1)"); code != exitError || !strings.Contains(errOut, "timeout") {
+			t.Errorf("--timeout %s: exit %d %q", bad, code, errOut)
+		}
+	}
+	if code, out, _ := ibscript(t, "--timeout", "50", "-e", `print(smp.nodeinfo("lid:1").node_type)`); code != exitOK || out != "1\n" {
+		t.Errorf("--timeout 50: exit %d %q", code, out)
+	}
+}

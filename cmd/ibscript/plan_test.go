@@ -186,6 +186,14 @@ func TestProgressLine(t *testing.T) {
 	if b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}
+	// No total (a discovery): the count alone, rate-limited too.
+	b.Reset()
+	now = now.Add(time.Second)
+	p.update(7, 0, "nodes found")
+	p.update(9, 0, "nodes found")
+	if want := "\r\x1b[Knodes found 7"; b.String() != want {
+		t.Errorf("no total: got %q, want %q", b.String(), want)
+	}
 }
 
 // TestRunErrorReports: a run that fails before or outside its checks (a
@@ -270,5 +278,42 @@ func TestJUnitTimes(t *testing.T) {
 	}
 	if regexp.MustCompile(`time="[^"]*[eE]`).MatchString(out) {
 		t.Errorf("exponent in a time:\n%s", out)
+	}
+}
+
+// TestNodeNameMap: --node-name-map names nodes in discover's output and
+// in a plan's messages and report objects; a bad map is a run error
+// naming file and line.
+func TestNodeNameMap(t *testing.T) {
+	dir := t.TempDir()
+	m := filepath.Join(dir, "names")
+	os.WriteFile(m, []byte("# spine\n0x0000000000200000 \"spine-a\"\n"), 0o644)
+	fab := "sim:" + topologies + "net.2sw2path4hca-faulty"
+	code, out, errOut := ibscript(t, "discover", "--fabric", fab, "--node-name-map", m)
+	if code != exitOK || !strings.Contains(out, `# "spine-a" base port 0 lid 1`) || strings.Contains(out, `"Switch1"`) {
+		t.Errorf("discover: exit %d %s\n%s", code, errOut, out)
+	}
+	code, out, _ = ibscript(t, "run", "--fabric", fab, "--node-name-map", m, "--format", "json", "../../scripts/checks/links.lua")
+	r, err := plan.ReadJSON(strings.NewReader(out))
+	if code != exitFailed || err != nil {
+		t.Fatalf("run: exit %d %v\n%s", code, err, out)
+	}
+	var named bool
+	for _, c := range r.Checks {
+		for _, res := range c.Results {
+			if res.Status == plan.Fail && res.Object != nil && res.Object.NodeGUID == "0x0000000000200000" {
+				named = res.Object.NodeDesc == "spine-a" && strings.Contains(res.Message, "spine-a port")
+				if !named {
+					t.Errorf("result %+v %+v", res, res.Object)
+				}
+			}
+		}
+	}
+	if !named {
+		t.Errorf("no failure on spine-a:\n%s", out)
+	}
+	os.WriteFile(m, []byte("0x1 \"a\"\nzz \"b\"\n"), 0o644)
+	if code, _, errOut := ibscript(t, "discover", "--node-name-map", m); code != exitError || !strings.Contains(errOut, m+":2:") {
+		t.Errorf("bad map: exit %d %q", code, errOut)
 	}
 }

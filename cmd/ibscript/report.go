@@ -44,15 +44,16 @@ func (p *progressLine) update(done, total int, what string) {
 	if p.now != nil {
 		now = p.now()
 	}
-	if done < total && now.Sub(p.last) < 100*time.Millisecond {
+	if (total <= 0 || done < total) && now.Sub(p.last) < 100*time.Millisecond {
 		return
 	}
 	p.last = now
-	pct := 100
-	if total > 0 {
-		pct = done * 100 / total
+	if total <= 0 {
+		// No total known (a discovery): the count alone.
+		fmt.Fprintf(p.w, "\r\x1b[K%s %d", what, done)
+	} else {
+		fmt.Fprintf(p.w, "\r\x1b[K%s %d/%d (%d%%)", what, done, total, done*100/total)
 	}
-	fmt.Fprintf(p.w, "\r\x1b[K%s %d/%d (%d%%)", what, done, total, pct)
 	p.shown = true
 }
 
@@ -82,9 +83,20 @@ func parsePlanArgs(list []string) (map[string]string, error) {
 	return m, nil
 }
 
+// chunkName is the name a script's errors carry: its path, or "stdin".
+func chunkName(file string) string {
+	if file == "-" {
+		return "stdin"
+	}
+	return file
+}
+
 // planName is the name a plan's report carries: the script's base name
 // without .lua.
 func planName(file string) string {
+	if file == "-" {
+		return "stdin"
+	}
 	return strings.TrimSuffix(filepath.Base(file), ".lua")
 }
 

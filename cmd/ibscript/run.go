@@ -15,6 +15,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/bindings"
+	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/plan"
 	"github.com/ibscript/ibscript/topo"
 )
@@ -32,6 +33,7 @@ func newLuaOpts(ctx context.Context, c *config, stdout, stderr io.Writer, o bind
 	}
 	o.Session, o.Fabric, o.Stdout = b.sess, b.fab, stdout
 	o.Sim = simulatorOf(b.fab)
+	o.NodeNames = c.names
 	L, env, err := bindings.NewState(ctx, &o)
 	if err != nil {
 		b.Close()
@@ -125,7 +127,7 @@ func (e errTimeLimit) Error() string {
 	return fmt.Sprintf("time limit reached (--time-limit %v)", e.limit)
 }
 
-func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) (code int) {
+func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	file := c.args[0]
 	format := c.format
 	if format == "" {
@@ -148,7 +150,15 @@ func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) (code i
 		rep.Finish()
 		return writeRunReport(c, format, b, rep, exitError, stdout, stderr)
 	}
-	src, err := os.ReadFile(file)
+	var src []byte
+	var err error
+	if file == "-" {
+		// The plan on stdin (ssh host ibscript run - < plan.lua): its
+		// name is "stdin", require looks in the working directory.
+		src, err = io.ReadAll(stdin)
+	} else {
+		src, err = os.ReadFile(file)
+	}
 	if err != nil {
 		return failed(nil, err)
 	}
@@ -181,7 +191,7 @@ func runScript(ctx context.Context, c *config, stdout, stderr io.Writer) (code i
 		argt.RawSetInt(i+1, lua.LString(a))
 	}
 	L.SetGlobal("arg", argt)
-	fn, err := bindings.LoadString(L, stripShebang(string(src)), file)
+	fn, err := bindings.LoadString(L, stripShebang(string(src)), chunkName(file))
 	if err != nil {
 		return failed(b, err)
 	}
@@ -304,7 +314,16 @@ func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		return exitError
 	}
 	defer func() { code = b.finish(code, stderr) }()
-	d, err := b.sess.Discover(ctx, nil)
+	var opts engine.DiscoverOptions
+	var prog *progressLine
+	if isTerminal(stderr) {
+		prog = &progressLine{w: stderr}
+		opts.Progress = func(nodes, _ int) { prog.update(nodes, 0, "discover: nodes found") }
+	}
+	d, err := b.sess.Discover(ctx, &opts)
+	if prog != nil {
+		prog.clear()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			err = context.Cause(ctx)
@@ -312,6 +331,7 @@ func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		fmt.Fprintf(stderr, "ibscript discover: %v\n", err)
 		return exitError
 	}
+	d.Fabric.Rename(c.names)
 	switch c.format {
 	case "ibnetdiscover", "":
 		err = topo.WriteIBNetDiscover(stdout, d.Fabric, nil)
