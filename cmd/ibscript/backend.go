@@ -22,7 +22,8 @@ import (
 // backend is an open fabric, the local port the session runs on, and the
 // session.
 type backend struct {
-	fab     fabric.Fabric
+	fab     fabric.Fabric // what scripts open ports on (recording them with --record)
+	raw     fabric.Fabric // the backend's own Fabric (the simulator's controls)
 	tr      fabric.Transport
 	sess    *engine.Session
 	closers []io.Closer // closed last (the audit file)
@@ -113,7 +114,7 @@ func openReplay(c *config, path string) (*backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--fabric %s: %w", c.fabricURI, err)
 	}
-	b := &backend{tr: record.NewReplay(rec)}
+	b := &backend{tr: record.NewReplay(rec), fab: record.NewReplayFabric(rec)}
 	if err := c.newSession(b); err != nil {
 		b.Close()
 		return nil, err
@@ -122,8 +123,10 @@ func openReplay(c *config, path string) (*backend, error) {
 }
 
 // newSession starts the engine on b.tr, recording its traffic first when
-// --record asks for it. Every backend goes through here.
+// --record asks for it, with every port opened later on b.fab (umad.open_port,
+// the RDMA CM's). Every backend goes through here.
 func (c *config) newSession(b *backend) error {
+	b.raw = b.fab
 	if c.record != "" {
 		f, err := createPrivate(c.record)
 		if err != nil {
@@ -135,6 +138,7 @@ func (c *config) newSession(b *backend) error {
 			return fmt.Errorf("--record: %w", err)
 		}
 		b.tr, b.rec, b.recPath = r, r, c.record
+		b.fab = r.Fabric(b.fab)
 	}
 	o := &engine.Options{Timeout: c.timeout, Retries: c.retries, AllowSet: c.allowSet, AuditUser: auditUser(), MaxMADs: c.maxMADs, Logger: c.logger}
 	mkey, err := c.mKey()

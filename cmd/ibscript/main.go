@@ -89,8 +89,10 @@ Flags (before or after the command):
                   -t takes them (--timeout 500), or a duration (2s)
                   (default 200ms, as OpenSM)
   --retries N     MAD retries after the first try (default 3)
-  --record FILE   write every MAD sent and received, with timestamps, to FILE
-                  (JSON Lines, fabric/record); --fabric replay:FILE plays it back
+  --record FILE   write every MAD sent and received, with timestamps, to FILE,
+                  on every port the run opens (the session's, umad.open_port's,
+                  the RDMA CM's) (JSON Lines, fabric/record); --fabric
+                  replay:FILE plays it back
   --allow-set     let Set methods out on the kernel backend (refused otherwise)
   --audit FILE    append an audit line for every Set sent (default on the
                   kernel backend: stderr)

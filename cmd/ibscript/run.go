@@ -32,7 +32,7 @@ func newLuaOpts(ctx context.Context, c *config, stdout, stderr io.Writer, o bind
 		return nil, nil, nil, err
 	}
 	o.Session, o.Fabric, o.Stdout = b.sess, b.fab, stdout
-	o.Sim = simulatorOf(b.fab)
+	o.Sim = simulatorOf(b.raw)
 	o.NodeNames = c.names
 	L, env, err := bindings.NewState(ctx, &o)
 	if err != nil {

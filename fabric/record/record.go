@@ -17,12 +17,23 @@
 //	{"t":9100,"op":"recv","agent":0,"status":0,"addr":{...},"data":"0181..."}
 //	{"t":9900,"op":"unregister","agent":0}
 //
+// The header's port is transport 0, the one NewRecorder wraps. Ports
+// opened later through the recording Fabric (Recorder.Fabric: the ports of
+// umad.open_port, the RDMA CM's) are transports 1, 2, ... in the order
+// they were opened: an "open" line gives each one's port and RMPP flag,
+// its events carry "tr", and a "close" line ends it:
+//
+//	{"t":20000,"op":"open","tr":1,"agent":0,"port":{...},"rmpp":false}
+//	{"t":20100,"op":"send","tr":1,"agent":0,"addr":{...},"data":"0107..."}
+//	{"t":90000,"op":"close","tr":1,"agent":0}
+//
 // data is the MAD in hex, with every management key zeroed (mad.MaskKeys:
 // the M_Key of SMPs and PortInfo, SM_Key, B_Key, CC_Key); the header says
 // so with "keys":"masked". A recording never holds a key, and replay
 // matches requests with their keys masked the same way. Readers reject
-// other formats and versions; a later version adds fields, which version 1
-// readers ignore.
+// other formats and versions; a later version adds fields, which older
+// readers ignore. Version 2 added the transports after the first (tr, open,
+// close); readers take version 1 and 2.
 package record
 
 import (
@@ -43,7 +54,7 @@ import (
 // Format and Version name the recording format in its header line.
 const (
 	Format  = "ibscript-record"
-	Version = 1
+	Version = 2
 )
 
 // Header is a recording's first line.
@@ -79,6 +90,12 @@ type Event struct {
 	Retries int           `json:"retries,omitempty"`
 	Addr    *fabric.Addr  `json:"addr,omitempty"`
 	Data    hexBytes      `json:"data,omitempty"`
+	// Tr is the transport of the event: 0 the header's, n > 0 the n-th
+	// opened through the recording Fabric (version 2).
+	Tr int `json:"tr,omitempty"`
+	// Port and RMPP describe transport Tr on its open line.
+	Port *fabric.PortAttr `json:"port,omitempty"`
+	RMPP bool             `json:"rmpp,omitempty"`
 }
 
 // Ops of Event.
@@ -87,6 +104,8 @@ const (
 	OpUnregister = "unregister"
 	OpSend       = "send"
 	OpRecv       = "recv"
+	OpOpen       = "open"  // transport Tr was opened (version 2)
+	OpClose      = "close" // transport Tr was closed (version 2)
 )
 
 type hexBytes []byte
@@ -106,45 +125,92 @@ func (h *hexBytes) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Recorder is a Transport that records the traffic of the one it wraps.
-// It is safe for concurrent use as the wrapped Transport is.
-type Recorder struct {
-	tr    fabric.Transport
+// sink is the recording file every Recorder of one recording writes to.
+// It is flushed and closed when its last user lets go of it.
+type sink struct {
 	start time.Time
-	c     io.Closer // closed with the Recorder; may be nil
 
 	mu     sync.Mutex // guards the fields below
 	w      *bufio.Writer
 	enc    *json.Encoder
-	err    error // the first write error
+	c      io.Closer // closed with the sink; may be nil
+	err    error     // the first write error
 	closed bool
+	refs   int // Recorders and Fabrics still open on the sink
+	nextTr int // the number of the next transport opened
+}
+
+func (s *sink) log(e Event) {
+	e.T = time.Since(s.start).Nanoseconds()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil && !s.closed {
+		s.err = s.enc.Encode(e)
+	}
+}
+
+func (s *sink) hold() {
+	s.mu.Lock()
+	s.refs++
+	s.mu.Unlock()
+}
+
+// release drops one user; the last one flushes and closes the recording
+// and gets its first error.
+func (s *sink) release() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refs--; s.refs > 0 || s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.err
+	if err == nil {
+		err = s.w.Flush()
+	}
+	if s.c != nil {
+		err = errors.Join(err, s.c.Close())
+		s.c = nil
+	}
+	s.err = err
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	return nil
+}
+
+// Recorder is a Transport that records the traffic of the one it wraps.
+// It is safe for concurrent use as the wrapped Transport is.
+type Recorder struct {
+	tr   fabric.Transport
+	s    *sink
+	n    int     // the transport's number in the recording
+	fab  *Fabric // the recording Fabric that opened it, or nil
+	once sync.Once
 }
 
 // NewRecorder wraps tr, writing the recording to w (and closing w, when it
-// is an io.Closer, on Close).
+// is an io.Closer, once the Recorder and every Fabric made from it are
+// closed).
 func NewRecorder(tr fabric.Transport, w io.Writer) (*Recorder, error) {
-	r := &Recorder{tr: tr, start: time.Now(), w: bufio.NewWriter(w)}
+	s := &sink{start: time.Now(), w: bufio.NewWriter(w), refs: 1, nextTr: 1}
 	if c, ok := w.(io.Closer); ok {
-		r.c = c
+		s.c = c
 	}
-	r.enc = json.NewEncoder(r.w)
-	h := Header{Format: Format, Version: Version, Start: r.start.UTC(), Port: tr.Port(), Keys: KeysMasked}
+	s.enc = json.NewEncoder(s.w)
+	h := Header{Format: Format, Version: Version, Start: s.start.UTC(), Port: tr.Port(), Keys: KeysMasked}
 	if rp, ok := tr.(fabric.RMPPer); ok {
 		h.RMPP = rp.DoesRMPP()
 	}
-	if err := r.enc.Encode(h); err != nil {
+	if err := s.enc.Encode(h); err != nil {
 		return nil, fmt.Errorf("record: header: %w", err)
 	}
-	return r, nil
+	return &Recorder{tr: tr, s: s}, nil
 }
 
 func (r *Recorder) log(e Event) {
-	e.T = time.Since(r.start).Nanoseconds()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.err == nil && !r.closed {
-		r.err = r.enc.Encode(e)
-	}
+	e.Tr = r.n
+	r.s.log(e)
 }
 
 // Register registers with the wrapped Transport and records it.
@@ -181,10 +247,10 @@ func (r *Recorder) Send(ctx context.Context, p *fabric.Packet) error {
 // Err is the first error writing the recording (after Close, flushing and
 // closing it included), or nil.
 func (r *Recorder) Err() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.err != nil {
-		return fmt.Errorf("record: %w", r.err)
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	if r.s.err != nil {
+		return fmt.Errorf("record: %w", r.s.err)
 	}
 	return nil
 }
@@ -221,27 +287,19 @@ func (r *Recorder) Retransmits() uint64 {
 // production marker are looked up through it).
 func (r *Recorder) Unwrap() fabric.Transport { return r.tr }
 
-// Close closes the wrapped Transport, then flushes and closes the
-// recording; it reports the first error of either.
+// Close closes the wrapped Transport and lets go of the recording, which
+// is flushed and closed once every Recorder and Fabric of it are closed;
+// it reports the first error of either.
 func (r *Recorder) Close() error {
 	err := r.tr.Close()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return err
-	}
-	r.closed = true
-	werr := r.err
-	if werr == nil {
-		werr = r.w.Flush()
-	}
-	if r.c != nil {
-		werr = errors.Join(werr, r.c.Close())
-		r.c = nil
-	}
-	r.err = werr
-	if werr != nil {
-		return errors.Join(err, fmt.Errorf("record: %w", werr))
-	}
+	r.once.Do(func() {
+		if r.n > 0 {
+			r.log(Event{Op: OpClose})
+		}
+		if r.fab != nil {
+			r.fab.forget(r)
+		}
+		err = errors.Join(err, r.s.release())
+	})
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -106,7 +107,9 @@ func TestReadErrors(t *testing.T) {
 		{"empty", "", "empty recording"},
 		{"not json", "hello\n", "line 1: header"},
 		{"other format", `{"format":"pcap","version":1}`, `format "pcap"`},
-		{"version", `{"format":"ibscript-record","version":2}`, "version 2"},
+		{"version", `{"format":"ibscript-record","version":3}`, "version 3"},
+		{"open without port", hdr + `{"op":"open","tr":1}`, "line 2: open without port"},
+		{"negative transport", hdr + `{"op":"close","tr":-1}`, "line 2: transport -1"},
 		{"bad op", hdr + `{"op":"nop"}`, `line 2: unknown op "nop"`},
 		{"send without addr", hdr + `{"op":"send","data":"00"}`, "send without addr"},
 		{"bad hex", hdr + `{"op":"send","addr":{},"data":"zz"}`, "line 2"},
@@ -130,18 +133,34 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Add(seed)
 	f.Add([]byte(`{"format":"ibscript-record","version":1}` + "\n" + `{"op":"send","agent":0,"addr":{},"data":"0181"}`))
+	f.Add([]byte(`{"format":"ibscript-record","version":2}` + "\n" + `{"op":"open","tr":1,"port":{"CAName":"x"}}` + "\n" +
+		`{"op":"send","tr":1,"agent":0,"addr":{},"data":"0181"}` + "\n" + `{"op":"close","tr":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := record.Read(bytes.NewReader(b))
 		if err != nil {
 			return
 		}
-		rp := record.NewReplay(r)
-		defer rp.Close()
-		var p fabric.Packet
+		// The session's transport, and each one opened later.
+		pf := record.NewReplayFabric(r)
+		defer pf.Close()
+		trs := []fabric.Transport{record.NewReplay(r)}
+		defer trs[0].Close()
+		for {
+			tr, err := pf.Open(context.Background(), "", 0)
+			if err != nil {
+				break
+			}
+			trs = append(trs, tr)
+		}
 		for _, e := range r.Events {
 			if e.Op != record.OpSend {
 				continue
 			}
+			rp := trs[0]
+			if e.Tr < len(trs) {
+				rp = trs[e.Tr]
+			}
+			var p fabric.Packet
 			sp := &fabric.Packet{Timeout: 1, Addr: *e.Addr, Data: e.Data}
 			if rp.Send(context.Background(), sp) != nil {
 				continue
@@ -158,6 +177,27 @@ func nodesOnly(s []string) []string {
 	return slices.DeleteFunc(slices.Clone(s), func(l string) bool { return strings.HasPrefix(l, "error ") })
 }
 
+// recordSim is the simulator on net.2sw2path4hca with a Recorder on its
+// default port writing to the returned buffer.
+func recordSim(t *testing.T) (*sim.Fabric, *record.Recorder, *bytes.Buffer) {
+	t.Helper()
+	f, err := sim.Load("../../tests/topologies/net.2sw2path4hca", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tr, err := f.Open(t.Context(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := new(bytes.Buffer)
+	rec, err := record.NewRecorder(tr, buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, rec, buf
+}
+
 // TestRecordMasksKeys records a discovery made with an M_Key (which the
 // simulator's SMA echoes in every answer) and checks that the recording
 // holds the key in no encoding, says its keys are masked, and still
@@ -165,20 +205,7 @@ func nodesOnly(s []string) []string {
 // masked requests of the recording.
 func TestRecordMasksKeys(t *testing.T) {
 	const mkey = 0x1122334455667788
-	f, err := sim.Load("../../tests/topologies/net.2sw2path4hca", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := f.Open(t.Context(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	rec, err := record.NewRecorder(tr, &buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rec, buf := recordSim(t)
 	discoverKey := func(tr fabric.Transport) []string {
 		s, err := engine.New(tr, &engine.Options{MKey: mkey})
 		if err != nil {
@@ -249,5 +276,94 @@ func TestRecorderFailsClosed(t *testing.T) {
 	}
 	if err := rec.Close(); err == nil || rec.Err() == nil {
 		t.Errorf("Close %v, Err %v: want the write error", err, rec.Err())
+	}
+}
+
+// TestRecordEveryPort: ports opened through the recording Fabric (as
+// umad.open_port and the RDMA CM open theirs) are recorded with the
+// session's, each as its own transport, and ReplayFabric plays each back.
+func TestRecordEveryPort(t *testing.T) {
+	f, rec, buf := recordSim(t)
+	rf := rec.Fabric(f)
+	// The session asks for LID 1, the Hca3 port for itself (directed
+	// route 0), so their answers differ.
+	self, err := engine.ParseTarget("dr:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := engine.LID(1)
+	nodeInfo := func(tr fabric.Transport) []byte {
+		t.Helper()
+		s, err := engine.New(tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		ni, err := s.NodeInfo(t.Context(), target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []byte(fmt.Sprintf("%+v", ni))
+	}
+	want0 := nodeInfo(rec)
+	other, err := rf.Open(t.Context(), "Hca3", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target = self
+	want1 := nodeInfo(other)
+	if bytes.Equal(want0, want1) {
+		t.Fatal("the two ports' answers are alike")
+	}
+	// The engine's own CM opens its ports through the Fabric too.
+	if _, err := rf.OpenCM(); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("OpenCM on the simulator: %v, want ErrUnsupported (the engine's CM runs)", err)
+	}
+	if err := rf.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := record.Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := map[int][]string{}
+	for _, e := range r.Events {
+		ops[e.Tr] = append(ops[e.Tr], e.Op)
+	}
+	if o := ops[1]; len(o) < 4 || o[0] != record.OpOpen || o[len(o)-1] != record.OpClose || !slices.Contains(o, record.OpSend) || !slices.Contains(o, record.OpRecv) {
+		t.Errorf("transport 1 (Hca3 port 1): %v, want open, its register, sends and receives, close", o)
+	}
+	if !slices.Contains(ops[0], record.OpSend) {
+		t.Errorf("transport 0: %v", ops[0])
+	}
+	for _, e := range r.Events {
+		if e.Op == record.OpOpen && (e.Port == nil || e.Port.CAName != "Hca3" || e.Port.PortNum != 1) {
+			t.Errorf("open line: %+v", e.Port)
+		}
+	}
+	// Replay: the session's port, then Hca3's, each with its own answers.
+	target = engine.LID(1)
+	if got := nodeInfo(record.NewReplay(r)); !bytes.Equal(got, want0) {
+		t.Errorf("replayed session: %s, want %s", got, want0)
+	}
+	pf := record.NewReplayFabric(r)
+	defer pf.Close()
+	if _, err := pf.Open(t.Context(), "Hca1", 1); err == nil {
+		t.Error("replay opened a port the recording never opened")
+	}
+	rt, err := pf.Open(t.Context(), "Hca3", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target = self
+	if got := nodeInfo(rt); !bytes.Equal(got, want1) {
+		t.Errorf("replayed Hca3: %s, want %s", got, want1)
+	}
+	ports, _ := pf.Ports(t.Context())
+	if len(ports) != 2 || ports[1].CAName != "Hca3" {
+		t.Errorf("replayed ports %+v", ports)
 	}
 }

@@ -49,8 +49,8 @@ func Read(r io.Reader) (*Recording, error) {
 			if rec.Header.Format != Format {
 				return nil, fmt.Errorf("record: line 1: format %q, want %q", rec.Header.Format, Format)
 			}
-			if rec.Header.Version != Version {
-				return nil, fmt.Errorf("record: line 1: version %d, want %d", rec.Header.Version, Version)
+			if rec.Header.Version < 1 || rec.Header.Version > Version {
+				return nil, fmt.Errorf("record: line 1: version %d, want 1 to %d", rec.Header.Version, Version)
 			}
 			continue
 		}
@@ -63,13 +63,20 @@ func Read(r io.Reader) (*Recording, error) {
 			if e.Reg == nil {
 				return nil, fmt.Errorf("record: line %d: register without reg", line)
 			}
-		case OpUnregister:
+		case OpUnregister, OpClose:
+		case OpOpen:
+			if e.Port == nil {
+				return nil, fmt.Errorf("record: line %d: open without port", line)
+			}
 		case OpSend, OpRecv:
 			if e.Addr == nil {
 				return nil, fmt.Errorf("record: line %d: %s without addr", line, e.Op)
 			}
 		default:
 			return nil, fmt.Errorf("record: line %d: unknown op %q", line, e.Op)
+		}
+		if e.Tr < 0 {
+			return nil, fmt.Errorf("record: line %d: transport %d", line, e.Tr)
 		}
 		rec.Events = append(rec.Events, e)
 	}
@@ -145,8 +152,25 @@ type Replay struct {
 	done    chan struct{} // closed by Close
 }
 
-// NewReplay returns a Transport playing rec back.
+// NewReplay returns a Transport playing back rec's first transport (the
+// header's); ReplayFabric plays the others.
 func NewReplay(rec *Recording) *Replay {
+	return newReplay(rec.Header, transport(rec.Events, 0))
+}
+
+// transport returns the events of transport n.
+func transport(events []Event, n int) []Event {
+	var out []Event
+	for _, e := range events {
+		if e.Tr == n {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func newReplay(hdr Header, events []Event) *Replay {
+	rec := &Recording{Header: hdr, Events: events}
 	r := &Replay{hdr: rec.Header, answers: map[string][][]answer{}, ready: make(chan struct{}, 1), done: make(chan struct{})}
 	type slot struct {
 		k string
@@ -334,4 +358,84 @@ func (r *Replay) Close() error {
 		close(r.done)
 	}
 	return nil
+}
+
+// ReplayFabric is the Fabric of a recording: its first port is the
+// recorded session's (NewReplay), and Open hands out the ports the
+// recording opened later (umad.open_port, the RDMA CM's), each playing its
+// own traffic back.
+type ReplayFabric struct {
+	rec   *Recording
+	ports []replayPort // transports 1, 2, ... in recorded order
+
+	mu     sync.Mutex // guards the fields below
+	open   []*Replay
+	closed bool
+}
+
+type replayPort struct {
+	hdr    Header
+	n      int
+	opened bool
+}
+
+// NewReplayFabric returns the Fabric of rec.
+func NewReplayFabric(rec *Recording) *ReplayFabric {
+	f := &ReplayFabric{rec: rec}
+	for _, e := range rec.Events {
+		if e.Op == OpOpen && e.Port != nil {
+			h := rec.Header
+			h.Port, h.RMPP = *e.Port, e.RMPP
+			f.ports = append(f.ports, replayPort{hdr: h, n: e.Tr})
+		}
+	}
+	return f
+}
+
+// Ports lists the recorded ports: the session's, then those opened later,
+// each once.
+func (f *ReplayFabric) Ports(ctx context.Context) ([]fabric.PortAttr, error) {
+	out := []fabric.PortAttr{f.rec.Header.Port}
+	for _, p := range f.ports {
+		if !slices.ContainsFunc(out, func(a fabric.PortAttr) bool {
+			return a.CAName == p.hdr.Port.CAName && a.PortNum == p.hdr.Port.PortNum
+		}) {
+			out = append(out, p.hdr.Port)
+		}
+	}
+	return out, nil
+}
+
+// Open plays back the next transport the recording opened on that port
+// (ca empty and port 0 match any), in recorded order.
+func (f *ReplayFabric) Open(ctx context.Context, ca string, port int) (fabric.Transport, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, fmt.Errorf("replay: open: %w", net.ErrClosed)
+	}
+	for i := range f.ports {
+		p := &f.ports[i]
+		if p.opened || (ca != "" && ca != p.hdr.Port.CAName) || (port != 0 && port != p.hdr.Port.PortNum) {
+			continue
+		}
+		p.opened = true
+		r := newReplay(p.hdr, transport(f.rec.Events, p.n))
+		f.open = append(f.open, r)
+		return r, nil
+	}
+	return nil, fmt.Errorf("replay: open %q port %d: the recording opened no more ports there", ca, port)
+}
+
+// Close closes every port opened from f.
+func (f *ReplayFabric) Close() error {
+	f.mu.Lock()
+	open := f.open
+	f.open, f.closed = nil, true
+	f.mu.Unlock()
+	var errs []error
+	for _, r := range open {
+		errs = append(errs, r.Close())
+	}
+	return errors.Join(errs...)
 }
