@@ -187,6 +187,13 @@ func (e *Env) Close() error {
 }
 
 // raise raises a Lua error "module.fn: message" at the caller's line.
+// An error among args that ends the run (the MAD budget used up) is
+// raised as a RunError instead, which no pcall or plan.check catches.
 func raise(L *lua.LState, fn string, format string, args ...any) {
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			raiseRunError(L, fn, err)
+		}
+	}
 	L.RaiseError("%s: %s", fn, fmt.Sprintf(format, args...))
 }

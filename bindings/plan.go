@@ -338,8 +338,11 @@ func planCheck(e *Env, L *lua.LState) int {
 	ps.inCheck = false
 	c.Duration += time.Since(start).Seconds()
 	if err != nil {
-		if _, isExit := AsExit(err); isExit {
-			L.Error(err.(*lua.ApiError).Object, 0) // os.exit ends the script, check or not
+		_, isExit := AsExit(err)
+		if _, endsRun := AsRunError(err); isExit || endsRun {
+			// os.exit ends the script, and the MAD budget the run,
+			// check or not.
+			L.Error(err.(*lua.ApiError).Object, 0)
 		}
 		if ctxErr := L.Context().Err(); ctxErr != nil {
 			raise(L, "plan.check", "check %q: %v", name, ctxErr)

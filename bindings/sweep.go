@@ -134,6 +134,7 @@ func fabricSweep(e *Env, L *lua.LState) int {
 		rt := L.CreateTable(0, 2)
 		rt.RawSetString("port", list.RawGetInt(i+1))
 		if r.Err != nil {
+			raiseRunError(L, "fabric.sweep", r.Err)
 			rt.RawSetString("err", lua.LString(r.Err.Error()))
 		} else if k.layout != nil && (only != nil || nonzero) {
 			if only == nil {
@@ -220,6 +221,7 @@ func fabricRoutes(e *Env, L *lua.LState) int {
 	out.RawSetString("hops", hops)
 	errs := L.CreateTable(len(lfts.Errors), 0)
 	for _, te := range lfts.Errors {
+		raiseRunError(L, "fabric.routes", te.Err)
 		et := L.CreateTable(0, 2)
 		et.RawSetString("path", lua.LString(te.Path))
 		et.RawSetString("err", lua.LString(te.Err.Error()))

@@ -169,6 +169,11 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 		sw.mu.Unlock()
 		return nil, ctx.Err()
 	}
+	for _, te := range sw.errs {
+		if errors.Is(te.Err, ErrMADBudget) {
+			return nil, fmt.Errorf("engine: discover: %w", te)
+		}
+	}
 	d := &Discovery{Fabric: sw.f, Errors: sw.errs, MADs: sw.mads, Elapsed: time.Since(sw.start), paths: sw.paths}
 	rt1, _ := s.Retransmits()
 	d.Retransmits = rt1 - rt0

@@ -191,7 +191,8 @@ func btoi(b bool) int {
 }
 
 // TestMaxMADs: past Options.MaxMADs every request fails with
-// ErrMADBudget, and a discovery finishes with per-target errors.
+// ErrMADBudget, and a discovery that runs out of MADs half way fails as a
+// whole with it: no partial fabric whose missing nodes look like faults.
 func TestMaxMADs(t *testing.T) {
 	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
 	if err != nil {
@@ -216,7 +217,20 @@ func TestMaxMADs(t *testing.T) {
 		t.Errorf("MAD 6: %v, want ErrMADBudget", err)
 	}
 	d, err := s.Discover(t.Context(), nil)
-	if err == nil && len(d.Errors) == 0 {
-		t.Error("discovery past the budget: no errors")
+	if d != nil || !errors.Is(err, engine.ErrMADBudget) {
+		t.Errorf("discovery past the budget: %v, %v; want no discovery and ErrMADBudget", d, err)
+	}
+	tr2, err := f.Open(t.Context(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := engine.New(tr2, &engine.Options{MaxMADs: 12}) // a few nodes' worth
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	d, err = s2.Discover(t.Context(), nil)
+	if d != nil || !errors.Is(err, engine.ErrMADBudget) || !strings.Contains(err.Error(), "--max-mads 12") {
+		t.Errorf("discovery running out half way: %v, %v; want no discovery and ErrMADBudget naming --max-mads 12", d, err)
 	}
 }

@@ -22,7 +22,9 @@ var ErrSetRefused = errors.New("set refused on a production fabric (allow it wit
 var ErrAuditFailed = errors.New("audit line not written, Set not sent")
 
 // ErrMADBudget is wrapped by the error of a MAD past Options.MaxMADs.
-var ErrMADBudget = errors.New("MAD budget of the run used up (--max-mads)")
+// Discover fails as a whole with it (never a partial fabric whose
+// missing nodes look like fabric faults).
+var ErrMADBudget = errors.New("MAD budget of the run used up")
 
 // Production is implemented by a transport on a real fabric (the
 // kernel's umad devices): there the Session refuses Set methods unless
@@ -130,7 +132,7 @@ func (s *Session) AuditRaw(data []byte, addr fabric.Addr) error {
 // spend takes one MAD from the budget (Options.MaxMADs).
 func (s *Session) spend(o *op) error {
 	if s.maxMADs > 0 && s.madsSent.Add(1) > s.maxMADs {
-		return fmt.Errorf("engine: %s %s: %w (%d)", o.target, attrName(o.class, o.attrID, o.attrMod), ErrMADBudget, s.maxMADs)
+		return fmt.Errorf("engine: %s %s: %w (--max-mads %d)", o.target, attrName(o.class, o.attrID, o.attrMod), ErrMADBudget, s.maxMADs)
 	}
 	return nil
 }

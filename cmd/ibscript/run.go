@@ -60,6 +60,10 @@ func scriptStatus(err error, stderr io.Writer) int {
 	if code, ok := bindings.AsExit(err); ok {
 		return code
 	}
+	if re, ok := bindings.AsRunError(err); ok {
+		fmt.Fprintf(stderr, "ibscript: %v\n", re)
+		return exitError
+	}
 	var tl errTimeLimit
 	if errors.As(err, &tl) {
 		fmt.Fprintf(stderr, "ibscript: %v\n", tl)
@@ -243,6 +247,9 @@ func writeRunReport(c *config, format string, b *backend, rep *plan.Report, code
 
 // errorMessage is a script error without its traceback.
 func errorMessage(err error) string {
+	if re, ok := bindings.AsRunError(err); ok {
+		return re.Error()
+	}
 	var ae *lua.ApiError
 	if errors.As(err, &ae) {
 		return ae.Object.String()

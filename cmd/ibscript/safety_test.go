@@ -107,9 +107,35 @@ func TestUMADSetGate(t *testing.T) {
 	}
 }
 
+// TestMaxMADsFlag: reaching --max-mads ends the run with status 2 and one
+// message naming the flag, whatever catches errors on the way (pcall, a
+// plan's checks): never failed checks, a missing SM or a partial fabric.
 func TestMaxMADsFlag(t *testing.T) {
-	code, _, errOut := ibscript(t, "--fabric", "sim:", "--max-mads", "3", "-e", "for i = 1, 10 do smp.nodeinfo(1) end")
-	if code != 2 || !strings.Contains(errOut, "MAD budget") {
-		t.Errorf("exit %d, stderr %q", code, errOut)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"loop", []string{"-e", "for i = 1, 100 do smp.nodeinfo(1) end"}},
+		{"pcall discover", []string{"-e", "print(pcall(fabric.discover)) print(#fabric.discover().nodes)"}},
+		{"pcall query", []string{"-e", "for i = 1, 200 do pcall(smp.nodeinfo, 1) end"}},
+		{"plan", []string{"run", "../../scripts/validate.lua"}},
+		{"plan json", []string{"run", "--format", "json", "../../scripts/validate.lua"}},
+		{"check", []string{"-e", `plan.check("q", function(c) for i = 1, 200 do smp.nodeinfo(1) end c:pass("ok") end)`}},
+		// The bundled fabric's discovery takes 250-300 MADs: the sweep
+		// after it is what runs out.
+		{"sweep", []string{"--max-mads", "400", "-e", `local f = fabric.discover() local ps = {}
+			for _, n in ipairs(f.nodes) do for _, p in pairs(n.ports) do ps[#ps + 1] = p end end
+			print(pcall(fabric.sweep, "portinfo", ps))`}},
+		{"discover", []string{"discover"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := ibscript(t, append([]string{"--fabric", "sim:", "--max-mads", "40"}, tc.args...)...)
+			if code != 2 || strings.Count(errOut, "--max-mads") != 1 {
+				t.Errorf("exit %d, stderr %q; want 2 and one message naming --max-mads", code, errOut)
+			}
+			if strings.Contains(out, "not ok") || strings.Contains(out, `"fail"`) || strings.Contains(out, "MASTER") {
+				t.Errorf("failed checks reported:\n%s", out)
+			}
+		})
 	}
 }
