@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -30,14 +31,30 @@ import (
 // through. Either way it also routes the completions of agents the engine
 // registers for its own SA calls (Session.SAGetTable) to those calls.
 //
+// A receive transfer starts only for a response to a request outstanding
+// on the agent (from the LID the request went to), or for a request to an
+// agent registered with RMPPVersion 1; other DATA segments are refused. A
+// First segment's PayloadLength reserves at most one window; a message
+// longer than RMPPLimits.MaxMessage, or one that would take the bytes held
+// by all receive transfers past RMPPLimits.MaxTotal, is stopped with
+// STOP(1) (resources exhausted). Refusals are counted (RMPPStats), logged
+// at debug level, and a request whose answer was stopped fails with an
+// error naming the limit.
+//
 // Differences from Linux, on purpose: a transfer the peer ends with STOP or
 // ABORT, or whose ACKs never come, completes the request with a timeout
 // record (status 110) so that every request with a timeout gets exactly one
-// completion (the kernel reports nothing for remote aborts); the sender
-// sends ABORT(126) when its retries run out, as IBA says; and the engine's
-// own SA calls restart their request timer whenever a segment of the
-// response arrives (a umad caller's request expires mid-transfer, as in
-// Linux).
+// completion (the kernel reports nothing for remote aborts); a STOP or
+// ABORT from the sender of a response ends the receive transfer at once
+// (the kernel passes them to senders only and lets its receiver time out
+// after 40 s); the sender sends ABORT(126) when its retries run out, as
+// IBA says; and the engine's own SA calls are not retransmitted once their
+// answer's first segment arrived: the request then fails only when no
+// segment arrives for its whole budget (timeout times tries), and the
+// receive transfer is aborted with ABORT(118) (a umad caller's request
+// expires and is resent mid-transfer, as in Linux). When a request
+// completes with a timeout, its receive transfer is dropped, so that
+// nothing of it is left to confuse a later transfer with the same TID.
 //
 // An RMPPTransport is safe for concurrent use. It owns the transport it
 // wraps; Close closes it. It starts one goroutine only when the wrapped
@@ -63,7 +80,13 @@ type RMPPTransport struct {
 	nextTID  uint32
 	saAgents map[uint16]fabric.AgentID // engine-owned RMPP agents by class<<8|version
 
-	retx atomic.Uint64 // requests the driver resent
+	limits    RMPPLimits
+	recvBytes int               // bytes held by receive transfers
+	failed    map[xferKey]error // why a request of an engine call failed, read by rpc
+	log       atomic.Pointer[slog.Logger]
+
+	retx                      atomic.Uint64 // requests the driver resent
+	refused, stopped, aborted atomic.Uint64 // see RMPPStats
 
 	// plain has bit id set for agents the driver passes through untouched
 	// (no RMPP, no engine calls): the lock-free hot path of Send and
@@ -118,9 +141,11 @@ type xSend struct {
 }
 
 type xRecv struct {
-	r    *rmpp.Receiver
-	addr fabric.Addr
-	at   time.Time
+	r         *rmpp.Receiver
+	addr      fabric.Addr
+	at        time.Time
+	held      int  // bytes counted in recvBytes
+	overTotal bool // stopped for RMPPLimits.MaxTotal
 }
 
 // xReq is a request of an RMPP agent waiting for its response.
@@ -132,6 +157,57 @@ type xReq struct {
 	deadline time.Time // zero while its RMPP send runs
 	forever  bool
 	noResp   bool // an RMPP send with timeout 0: only its ACKs are awaited
+	// recv is the receive transfer of the answer once its first segment
+	// arrived; for an engine call the request is then not resent, and
+	// expires when no segment came for budget.
+	recv   *recvKey
+	budget time.Duration
+}
+
+// RMPPLimits bound the memory of the driver's receive transfers.
+type RMPPLimits struct {
+	// MaxMessage is the longest reassembled message accepted, in bytes;
+	// 0 means DefaultRMPPMaxMessage.
+	MaxMessage int
+	// MaxTotal is the most bytes all receive transfers may hold at once;
+	// 0 means DefaultRMPPMaxTotal.
+	MaxTotal int
+}
+
+// Default RMPPLimits: a 16,000-node fabric's whole NodeRecord table is
+// about 1.8 MB.
+const (
+	DefaultRMPPMaxMessage = 64 << 20
+	DefaultRMPPMaxTotal   = 256 << 20
+)
+
+// RMPPStats counts what the RMPP driver refused or ended.
+type RMPPStats struct {
+	// Refused counts DATA segments that would have started a receive
+	// transfer nobody asked for (no outstanding request of that TID, or
+	// an agent that did not register for RMPP).
+	Refused uint64
+	// Stopped counts receive transfers ended with STOP(1) because of
+	// RMPPLimits.
+	Stopped uint64
+	// Aborted counts receive transfers the peer ended with STOP or ABORT,
+	// or the driver gave up on (ABORT 118).
+	Aborted uint64
+}
+
+// LimitError is an RMPP answer the receiver stopped because of its
+// memory limits (RMPPLimits).
+type LimitError struct {
+	TID    uint32
+	LID    uint16 // the sender
+	Limit  string // "MaxMessage" or "MaxTotal"
+	Bytes  int    // what the limit is
+	Reason string
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("engine: rmpp: answer of TID 0x%08x from lid %d stopped (STOP 1, resources exhausted): %s over RMPPLimits.%s (%d bytes)",
+		e.TID, e.LID, e.Reason, e.Limit, e.Bytes)
 }
 
 // WithRMPP returns tr with the engine's RMPP driver in front of it (see
@@ -173,6 +249,8 @@ func newRMPP(tr fabric.Transport) *RMPPTransport {
 		recvs: map[recvKey]*xRecv{},
 		reqs:  map[xferKey]*xReq{},
 	}
+	w.SetLimits(RMPPLimits{})
+	w.log.Store(slog.New(slog.DiscardHandler))
 	if r, ok := tr.(fabric.RMPPer); ok && r.DoesRMPP() {
 		w.native = true
 	}
@@ -184,6 +262,34 @@ func newRMPP(tr fabric.Transport) *RMPPTransport {
 		w.wg.Go(func() { w.pump(ctx) })
 	}
 	return w
+}
+
+// SetLimits sets the memory limits of receive transfers started from now
+// on (and the total for all of them); zero fields take the defaults.
+func (w *RMPPTransport) SetLimits(l RMPPLimits) {
+	if l.MaxMessage <= 0 {
+		l.MaxMessage = DefaultRMPPMaxMessage
+	}
+	if l.MaxTotal <= 0 {
+		l.MaxTotal = DefaultRMPPMaxTotal
+	}
+	w.mu.Lock()
+	w.limits = l
+	w.mu.Unlock()
+}
+
+// SetLogger makes the driver log refused and stopped transfers at debug
+// level on l (nil discards).
+func (w *RMPPTransport) SetLogger(l *slog.Logger) {
+	if l == nil {
+		l = slog.New(slog.DiscardHandler)
+	}
+	w.log.Store(l)
+}
+
+// Stats returns what the driver refused or ended so far.
+func (w *RMPPTransport) Stats() RMPPStats {
+	return RMPPStats{Refused: w.refused.Load(), Stopped: w.stopped.Load(), Aborted: w.aborted.Load()}
 }
 
 // DoesRMPP reports true: RMPP is done, by the driver or below it.
@@ -238,9 +344,9 @@ func (w *RMPPTransport) Unregister(ctx context.Context, id fabric.AgentID) error
 			delete(w.reqs, k)
 		}
 	}
-	for k := range w.recvs {
+	for k, x := range w.recvs {
 		if k.agent == id {
-			delete(w.recvs, k)
+			w.dropRecvLocked(k, x)
 		}
 	}
 	w.mu.Unlock()
@@ -302,7 +408,8 @@ func (w *RMPPTransport) Send(ctx context.Context, p *fabric.Packet) error {
 		if !resp {
 			// Even with no response expected, ACKs that never come end
 			// in a timeout record, as in Linux (rmpp.md section 4).
-			w.reqs[key] = &xReq{data: append([]byte(nil), b...), addr: p.Addr, timeout: p.Timeout, retries: p.Retries, forever: p.Timeout < 0, noResp: p.Timeout == 0}
+			w.reqs[key] = &xReq{data: append([]byte(nil), b...), addr: p.Addr, timeout: p.Timeout, retries: p.Retries, forever: p.Timeout < 0, noResp: p.Timeout == 0,
+				budget: p.Timeout * time.Duration(max(p.Retries, 0)+1)}
 		}
 		w.sendOutLocked(&a, key, x, s.Start(now), now)
 	} else {
@@ -311,7 +418,8 @@ func (w *RMPPTransport) Send(ctx context.Context, p *fabric.Packet) error {
 				w.mu.Unlock()
 				return fmt.Errorf("engine: rmpp: send TID 0x%08x: already outstanding: %w", key.tid, fabric.ErrInvalid)
 			}
-			r := &xReq{data: append([]byte(nil), b...), addr: p.Addr, timeout: p.Timeout, retries: p.Retries, forever: p.Timeout < 0}
+			r := &xReq{data: append([]byte(nil), b...), addr: p.Addr, timeout: p.Timeout, retries: p.Retries, forever: p.Timeout < 0,
+				budget: p.Timeout * time.Duration(max(p.Retries, 0)+1)}
 			if !r.forever {
 				r.deadline = now.Add(r.timeout)
 			}
@@ -399,6 +507,33 @@ func (w *RMPPTransport) sendOutLocked(a *action, key xferKey, x *xSend, o rmpp.O
 	a.send(key.agent, x.addr, rmpp.AppendSwitchAck(nil, x.hdr, 1))
 }
 
+// endRecvsLocked ends the receive transfers of the answer to request r of
+// key, which timed out: each active one is aborted with ABORT(118) sent to
+// its sender, and every one is forgotten, so that none is left to answer a
+// later transfer of the same TID with the state of this one.
+func (w *RMPPTransport) endRecvsLocked(a *action, key xferKey, r *xReq, now time.Time) {
+	for rk, x := range w.recvs {
+		if rk.agent != key.agent || uint32(rk.tid) != key.tid || rk.method&mad.MethodResp == 0 {
+			continue
+		}
+		if x.r.Active() {
+			w.aborted.Add(1)
+			o := x.r.End(rmpp.TypeAbort, rmpp.StatusT2L, fmt.Sprintf("no segment for %v", r.budget))
+			a.send(rk.agent, x.addr, x.r.Control(nil, o.Control, o.ControlStatus))
+		}
+		w.dropRecvLocked(rk, x)
+	}
+	if r.recv != nil {
+		if _, own := w.agents[key.agent].calls[key.tid]; own {
+			if w.failed == nil {
+				w.failed = map[xferKey]error{}
+			}
+			w.failed[key] = fmt.Errorf("engine: rmpp: answer of TID 0x%08x from lid %d stalled: no segment for %v (aborted with ABORT 118): %w",
+				key.tid, r.recv.lid, r.budget, fabric.ErrTimeout)
+		}
+	}
+}
+
 func timeoutRecord(agent fabric.AgentID, r *xReq) *fabric.Packet {
 	return &fabric.Packet{Agent: agent, Status: fabric.StatusTimeout, Timeout: r.timeout, Retries: r.retries, Addr: r.addr, Data: r.data}
 }
@@ -443,32 +578,81 @@ func (w *RMPPTransport) handle(p *fabric.Packet) {
 	}
 	var h rmpp.Header
 	_ = h.UnmarshalBinary(b)
+	rk := recvKey{p.Agent, mad.TIDOf(b), p.Addr.LID, p.Addr.QPN, mad.MethodOf(b)}
 	switch h.Type {
 	case rmpp.TypeData:
-		rk := recvKey{p.Agent, mad.TIDOf(b), p.Addr.LID, p.Addr.QPN, mad.MethodOf(b)}
 		x := w.recvs[rk]
 		if x == nil {
-			x = &xRecv{r: rmpp.NewReceiver(rmpp.ReceiverConfig{}), addr: p.Addr}
+			if why := w.refuseLocked(p.Agent, key, b, p.Addr); why != "" {
+				w.refused.Add(1)
+				w.log.Load().Debug("engine: rmpp: DATA refused", "why", why, "agent", int(p.Agent),
+					"tid", fmt.Sprintf("0x%016x", mad.TIDOf(b)), "slid", p.Addr.LID, "qpn", p.Addr.QPN, "segment", h.Data1)
+				break
+			}
+			x = &xRecv{r: rmpp.NewReceiver(rmpp.ReceiverConfig{MaxLength: w.limits.MaxMessage}), addr: p.Addr}
 			w.recvs[rk] = x
 		}
 		o := x.r.Handle(b, now)
-		// The engine's own SA calls keep their request alive while its
-		// response arrives (Linux lets it expire mid-transfer, rmpp.md
-		// section 8; umad callers keep that behaviour).
-		if r := w.reqs[key]; r != nil && !r.deadline.IsZero() && mad.IsResponse(b) {
+		if r := w.reqs[key]; r != nil && mad.IsResponse(b) && !r.deadline.IsZero() {
+			// The engine's own SA calls keep their request alive while
+			// its answer arrives, and stop resending it (Linux lets it
+			// expire and resends it mid-transfer, rmpp.md section 8;
+			// umad callers keep that behaviour).
 			if _, own := w.agents[p.Agent].calls[key.tid]; own {
-				r.deadline = now.Add(r.timeout)
+				k := rk
+				r.recv = &k
+				r.deadline = now.Add(r.budget)
 			}
 		}
 		w.recvOutLocked(&a, rk, x, o, now)
+		if x.r.Active() && w.recvBytes > w.limits.MaxTotal {
+			x.overTotal = true
+			w.recvOutLocked(&a, rk, x, x.r.End(rmpp.TypeStop, rmpp.StatusResX,
+				fmt.Sprintf("receive transfers would hold %d bytes", w.recvBytes)), now)
+		}
+	case 0:
+		// RMPP Active with type 0: a peer whose RMPP is left to a kernel
+		// it does not have (OpenSM under umad2sim and ibsim) sent its
+		// answer's first MAD alone. It is the whole answer that arrives;
+		// the SA calls say it may be truncated (SARecords.Truncated).
+		w.completeLocked(&a, key, clonePacket(p))
 	default:
 		if x := w.sends[key]; x != nil {
 			w.sendOutLocked(&a, key, x, x.s.Handle(&h, now), now)
+		}
+		if h.Type == rmpp.TypeStop || h.Type == rmpp.TypeAbort {
+			// From the sender of a transfer we receive: it ends there.
+			if x := w.recvs[rk]; x != nil {
+				w.recvOutLocked(&a, rk, x, x.r.Handle(b, now), now)
+			}
 		}
 	}
 	w.armLocked()
 	w.mu.Unlock()
 	_ = w.run(context.Background(), &a)
+}
+
+// refuseLocked says why a DATA segment with no receive transfer must not
+// start one ("" when it may): a response needs a request of that TID
+// outstanding on the agent, sent to the LID the segment comes from; a
+// request needs an agent registered for RMPP by its user.
+func (w *RMPPTransport) refuseLocked(agent fabric.AgentID, key xferKey, b []byte, from fabric.Addr) string {
+	if mad.IsResponse(b) {
+		r := w.reqs[key]
+		switch {
+		case r == nil:
+			return "no request of this TID outstanding"
+		case r.noResp:
+			return "the request expects no response"
+		case r.addr.LID != 0 && from.LID != 0 && r.addr.LID != from.LID:
+			return fmt.Sprintf("the request went to lid %d", r.addr.LID)
+		}
+		return ""
+	}
+	if w.agents[agent].calls != nil {
+		return "a request to the engine's own agent"
+	}
+	return ""
 }
 
 func (w *RMPPTransport) recvOutLocked(a *action, rk recvKey, x *xRecv, o rmpp.Output, now time.Time) {
@@ -478,14 +662,65 @@ func (w *RMPPTransport) recvOutLocked(a *action, rk recvKey, x *xRecv, o rmpp.Ou
 	if o.Control != 0 {
 		a.send(rk.agent, x.addr, x.r.Control(nil, o.Control, o.ControlStatus))
 	}
+	key := xferKey{rk.agent, uint32(rk.tid)}
 	if o.Complete {
-		w.completeLocked(a, xferKey{rk.agent, uint32(rk.tid)}, &fabric.Packet{Agent: rk.agent, Addr: x.addr, Data: x.r.TakeMessage()})
+		w.completeLocked(a, key, &fabric.Packet{Agent: rk.agent, Addr: x.addr, Data: x.r.TakeMessage()})
 	}
 	if o.Done {
-		delete(w.recvs, rk)
-	} else {
-		x.at = o.Timer
+		w.dropRecvLocked(rk, x)
+		if o.Err != nil {
+			w.recvFailedLocked(a, rk, x, o.Err)
+		}
+		return
 	}
+	x.at = o.Timer
+	n := x.r.Buffered()
+	w.recvBytes += n - x.held
+	x.held = n
+}
+
+// dropRecvLocked forgets a receive transfer.
+func (w *RMPPTransport) dropRecvLocked(rk recvKey, x *xRecv) {
+	if w.recvs[rk] == x {
+		delete(w.recvs, rk)
+	}
+	w.recvBytes -= x.held
+	x.held = 0
+}
+
+// recvFailedLocked reports a receive transfer that ended with err: the
+// request waiting for it completes now (a timeout record; an engine call
+// gets err).
+func (w *RMPPTransport) recvFailedLocked(a *action, rk recvKey, x *xRecv, err error) {
+	var ae *rmpp.AbortError
+	if errors.As(err, &ae) && !ae.Remote && ae.Type == rmpp.TypeStop && ae.Status == rmpp.StatusResX {
+		w.stopped.Add(1)
+		le := &LimitError{TID: uint32(rk.tid), LID: rk.lid, Limit: "MaxMessage", Bytes: w.limits.MaxMessage, Reason: ae.Reason}
+		if x.overTotal {
+			le.Limit, le.Bytes = "MaxTotal", w.limits.MaxTotal
+		}
+		err = le
+	} else {
+		w.aborted.Add(1)
+	}
+	w.log.Load().Debug("engine: rmpp: receive transfer ended", "err", err, "agent", int(rk.agent),
+		"tid", fmt.Sprintf("0x%016x", rk.tid), "slid", rk.lid)
+	if rk.method&mad.MethodResp == 0 {
+		return
+	}
+	key := xferKey{rk.agent, uint32(rk.tid)}
+	r := w.reqs[key]
+	if r == nil {
+		return
+	}
+	delete(w.reqs, key)
+	if _, own := w.agents[rk.agent].calls[key.tid]; own {
+		if w.failed == nil {
+			w.failed = map[xferKey]error{}
+		}
+		w.failed[key] = err
+	}
+	a.deliver = append(a.deliver, timeoutRecord(rk.agent, r))
 }
 
 // completeLocked delivers a whole message of an RMPP agent: a response
@@ -566,7 +801,7 @@ func (w *RMPPTransport) tick() {
 		if r.deadline.IsZero() || now.Before(r.deadline) {
 			continue
 		}
-		if r.retries > 0 && !rmpp.IsActive(r.data) {
+		if r.retries > 0 && !rmpp.IsActive(r.data) && r.recv == nil {
 			r.retries--
 			w.retx.Add(1)
 			r.deadline = now.Add(r.timeout)
@@ -574,6 +809,7 @@ func (w *RMPPTransport) tick() {
 			continue
 		}
 		delete(w.reqs, k)
+		w.endRecvsLocked(&a, k, r, now)
 		a.deliver = append(a.deliver, timeoutRecord(k.agent, r))
 	}
 	w.armLocked()
@@ -683,9 +919,11 @@ func (w *RMPPTransport) rpc(ctx context.Context, class, version uint8, req []byt
 	}
 	w.agents[id].calls[tid] = ch
 	w.mu.Unlock()
+	key := xferKey{id, tid}
 	defer func() {
 		w.mu.Lock()
 		delete(w.agents[id].calls, tid)
+		delete(w.failed, key)
 		w.mu.Unlock()
 	}()
 	b := append([]byte(nil), req...)
@@ -700,6 +938,12 @@ func (w *RMPPTransport) rpc(ctx context.Context, class, version uint8, req []byt
 			return nil, fmt.Errorf("engine: rmpp: %w", net.ErrClosed)
 		}
 		if r.Status == fabric.StatusTimeout {
+			w.mu.Lock()
+			err := w.failed[key]
+			w.mu.Unlock()
+			if err != nil {
+				return nil, err
+			}
 			return nil, &TimeoutError{TID: uint64(tid), Tries: retries + 1}
 		}
 		return r, nil

@@ -64,6 +64,9 @@ type Options struct {
 	// (retransmissions not counted); later ones fail with ErrMADBudget,
 	// so a runaway loop cannot flood a fabric.
 	MaxMADs uint64
+	// RMPP bounds the memory of multi-packet answers being received
+	// (RMPPLimits; zero fields take the defaults).
+	RMPP RMPPLimits
 }
 
 // CallOption overrides an Options default for one call.
@@ -159,6 +162,8 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 		}
 	}
 	tr = WithRMPP(tr) // RMPP and SA calls on every backend (rmpp.go)
+	tr.(rmppDriver).driver().SetLimits(o.RMPP)
+	tr.(rmppDriver).driver().SetLogger(o.Logger)
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -188,6 +193,12 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 	}
 	s.wg.Go(s.read)
 	return s, nil
+}
+
+// RMPPStats returns what the Session's RMPP driver refused or ended
+// (RMPPStats).
+func (s *Session) RMPPStats() RMPPStats {
+	return s.tr.(rmppDriver).driver().Stats()
 }
 
 // handlerSetter is implemented by transports that can hand completions to

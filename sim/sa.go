@@ -26,6 +26,7 @@ type saServer struct {
 	sends map[saKey]*saSend
 	recvs map[saKey]*saRecv
 	out   []*txn // routed segments waiting for delivery
+	held  []*txn // segments Faults.Reorder holds back until the next one
 	seg   []byte // scratch for building a segment
 }
 
@@ -90,6 +91,14 @@ func (f *Fabric) saArrive(dst *port, t *txn) bool {
 			return true
 		}
 		return true // an ACK for nothing: not an error (rmpp.md 7)
+	}
+	if f.sa.sends[key] != nil {
+		// A duplicate of a request whose answer is being sent (the
+		// requester resent it before the first segment reached it): the
+		// transfer goes on. Linux refuses the second answer the same way
+		// (user_mad's is_duplicate: a response of the same TID and class
+		// to the same destination while one is in progress).
+		return true
 	}
 	resp := f.saAnswer(b, t.slid)
 	if resp == nil {
@@ -221,13 +230,40 @@ func (f *Fabric) saRoute(dlid uint16, sl uint8, b []byte) {
 		txnPool.Put(t)
 		return
 	}
+	if in := f.inj; in != nil && (in.Loss > 0 || in.Duplicate > 0 || in.Reorder > 0) {
+		// Faults on the SA's own MADs (RMPP segments and controls),
+		// drawn per MAD as for responses: lost, duplicated, or held back
+		// behind the next one the SA sends.
+		r := in.rng(t.buf[:])
+		lost, dup, hold := r.Float64() < in.Loss, r.Float64() < in.Duplicate, r.Float64() < in.Reorder
+		if lost {
+			in.stats.LostResponses++
+			t.to = nil
+			txnPool.Put(t)
+			return
+		}
+		if dup {
+			in.stats.Duplicated++
+			c := txnPool.Get().(*txn)
+			*c = *t
+			f.sa.out = append(f.sa.out, c)
+		}
+		if hold {
+			in.stats.Reordered++
+			f.sa.held = append(f.sa.held, t)
+			return
+		}
+	}
 	f.sa.out = append(f.sa.out, t)
+	f.sa.out = append(f.sa.out, f.sa.held...)
+	f.sa.held = f.sa.held[:0]
 }
 
-// saTake returns the routed SA MADs waiting for delivery. f.mu is held.
+// saTake returns the routed SA MADs waiting for delivery, those held back
+// last. f.mu is held.
 func (f *Fabric) saTake() []*txn {
-	out := f.sa.out
-	f.sa.out = nil
+	out := append(f.sa.out, f.sa.held...)
+	f.sa.out, f.sa.held = nil, f.sa.held[:0]
 	return out
 }
 

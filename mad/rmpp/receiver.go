@@ -16,9 +16,6 @@ type ReceiverConfig struct {
 	MaxLength    int           // largest message accepted (bytes); beyond it the receiver sends STOP(1); 0: no limit
 }
 
-// maxHint caps the buffer a First segment's PayloadLength reserves.
-const maxHint = 16 << 20
-
 type recvState uint8
 
 const (
@@ -44,6 +41,7 @@ type Receiver struct {
 	segNum, newWin int
 	n              int    // segment count, once the Last segment was seen
 	lastPL         uint32 // PayloadLength of the Last segment
+	claim          int    // the message length the First segment announced (capped by MaxLength)
 	state          recvState
 	deadline       time.Time
 	err            error
@@ -178,15 +176,16 @@ func (r *Receiver) Handle(seg []byte, now time.Time) Output {
 		if r.g.H == 0 {
 			r.g.H = DataOffset(mad.MgmtClassOf(seg))
 		}
-		// The First segment's PayloadLength (D + N*C) sizes the buffer;
-		// it is only a hint, as in Linux, and is capped.
+		// The First segment's PayloadLength (D + N*C) is a claim of the
+		// peer's: it reserves at most the first window's worth, and the
+		// buffer grows with the segments that really arrive.
 		hint := mad.Size
 		if h.Flags&FlagLast == 0 {
-			hint = min(r.g.H+int(h.Data2), maxHint)
+			r.claim = r.g.H + int(h.Data2)
 			if r.cfg.MaxLength > 0 {
-				hint = min(hint, r.cfg.MaxLength)
+				r.claim = min(r.claim, r.cfg.MaxLength)
 			}
-			hint = max(hint, mad.Size)
+			hint = max(min(r.claim, r.g.H+r.cfg.Window*r.g.S()), mad.Size)
 		}
 		r.msg = append(make([]byte, 0, hint), seg[:mad.Size]...)
 		r.classHdr = r.msg[HeaderEnd:r.g.H]
@@ -238,9 +237,43 @@ func (r *Receiver) Handle(seg []byte, now time.Time) Output {
 	return r.advance(now)
 }
 
+// Buffered is the memory the transfer holds: the reassembly buffer's
+// capacity and the segments held out of order.
+func (r *Receiver) Buffered() int {
+	return cap(r.msg) + len(r.pending)*(mad.Size-r.g.H)
+}
+
+// Active reports whether the transfer started and is still reassembling.
+func (r *Receiver) Active() bool { return r.state == rActive }
+
+// End ends a transfer that has not completed from the receiver's side:
+// the Output asks for a STOP or ABORT of status st (send it with Control)
+// and reports Done with an *AbortError carrying reason. A driver uses it
+// when it gives up on a transfer (memory limits, its request timed out).
+// A transfer that completed or ended already is only forgotten.
+func (r *Receiver) End(t Type, st uint8, reason string) Output {
+	if r.state != rActive {
+		r.state = rDone
+		r.msg, r.pending = nil, nil
+		return Output{Done: true}
+	}
+	return r.fail(t, st, reason)
+}
+
 func (r *Receiver) appendData(d []byte) bool {
 	if r.cfg.MaxLength > 0 && len(r.msg)+len(d) > r.cfg.MaxLength {
 		return false
+	}
+	if n := len(r.msg) + len(d); n > cap(r.msg) {
+		// Grow by doubling, but not past the announced length when
+		// that is enough: an honest PayloadLength costs a few copies,
+		// a false one at most twice what really arrived.
+		c := max(2*cap(r.msg), n)
+		if r.claim >= n {
+			c = min(c, r.claim)
+		}
+		r.msg = append(make([]byte, 0, c), r.msg...)
+		r.classHdr = r.msg[HeaderEnd:r.g.H]
 	}
 	r.msg = append(r.msg, d...)
 	return true
