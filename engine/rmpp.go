@@ -193,6 +193,9 @@ type RMPPStats struct {
 	// Aborted counts receive transfers the peer ended with STOP or ABORT,
 	// or the driver gave up on (ABORT 118).
 	Aborted uint64
+	// Transfers and Held are the receive transfers running now and the
+	// bytes they hold.
+	Transfers, Held int
 }
 
 // LimitError is an RMPP answer the receiver stopped because of its
@@ -289,7 +292,10 @@ func (w *RMPPTransport) SetLogger(l *slog.Logger) {
 
 // Stats returns what the driver refused or ended so far.
 func (w *RMPPTransport) Stats() RMPPStats {
-	return RMPPStats{Refused: w.refused.Load(), Stopped: w.stopped.Load(), Aborted: w.aborted.Load()}
+	w.mu.Lock()
+	n, held := len(w.recvs), w.recvBytes
+	w.mu.Unlock()
+	return RMPPStats{Refused: w.refused.Load(), Stopped: w.stopped.Load(), Aborted: w.aborted.Load(), Transfers: n, Held: held}
 }
 
 // DoesRMPP reports true: RMPP is done, by the driver or below it.

@@ -198,3 +198,24 @@ func BenchmarkSMPRoundTripParallel(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
+
+// simSessionOpts is simSession with Session options.
+func simSessionOpts(tb testing.TB, path, node string, port int, opts *engine.Options) (*engine.Session, *sim.Fabric) {
+	tb.Helper()
+	f, err := sim.Load(path, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tr, err := f.Attach(node, port)
+	if err != nil {
+		f.Close()
+		tb.Fatal(err)
+	}
+	s, err := engine.New(tr, opts)
+	if err != nil {
+		f.Close()
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close(); f.Close() })
+	return s, f
+}

@@ -16,6 +16,10 @@ type ReceiverConfig struct {
 	MaxLength    int           // largest message accepted (bytes); beyond it the receiver sends STOP(1); 0: no limit
 }
 
+// firstReserve is the most a First segment's PayloadLength makes a
+// Receiver reserve before the data arrives.
+const firstReserve = 64 << 10
+
 type recvState uint8
 
 const (
@@ -177,15 +181,15 @@ func (r *Receiver) Handle(seg []byte, now time.Time) Output {
 			r.g.H = DataOffset(mad.MgmtClassOf(seg))
 		}
 		// The First segment's PayloadLength (D + N*C) is a claim of the
-		// peer's: it reserves at most the first window's worth, and the
-		// buffer grows with the segments that really arrive.
+		// peer's: it reserves at most firstReserve bytes, and the buffer
+		// grows with the segments that really arrive.
 		hint := mad.Size
 		if h.Flags&FlagLast == 0 {
 			r.claim = r.g.H + int(h.Data2)
 			if r.cfg.MaxLength > 0 {
 				r.claim = min(r.claim, r.cfg.MaxLength)
 			}
-			hint = max(min(r.claim, r.g.H+r.cfg.Window*r.g.S()), mad.Size)
+			hint = max(min(r.claim, firstReserve), mad.Size)
 		}
 		r.msg = append(make([]byte, 0, hint), seg[:mad.Size]...)
 		r.classHdr = r.msg[HeaderEnd:r.g.H]
@@ -265,10 +269,10 @@ func (r *Receiver) appendData(d []byte) bool {
 		return false
 	}
 	if n := len(r.msg) + len(d); n > cap(r.msg) {
-		// Grow by doubling, but not past the announced length when
+		// Grow fourfold, but not past the announced length when
 		// that is enough: an honest PayloadLength costs a few copies,
-		// a false one at most twice what really arrived.
-		c := max(2*cap(r.msg), n)
+		// a false one at most four times what really arrived.
+		c := max(4*cap(r.msg), n)
 		if r.claim >= n {
 			c = min(c, r.claim)
 		}
