@@ -14,7 +14,7 @@ import (
 
 // Fabric is a fabric.Fabric on one ibsim: every Open attaches a new client
 // (one of ibsim's 10 slots) with the Fabric's Options; Close closes the
-// Transports still open.
+// Transports still open. A Transport closed by its user is forgotten.
 type Fabric struct {
 	sock string
 	opts Options
@@ -127,10 +127,22 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 		return nil, fmt.Errorf("ibsim %q: open: %w", f.sock, net.ErrClosed)
 	}
 	f.open = append(f.open, t)
+	forget := func() { f.forget(t) }
+	t.c.onClose.Store(&forget)
 	if name != "" {
 		return nodeTransport{t, name}, nil
 	}
 	return t, nil
+}
+
+// forget drops a closed Transport from the open list: a Fabric that
+// opens and closes ports for hours keeps only those still open.
+func (f *Fabric) forget(t *Transport) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i := slices.Index(f.open, t); i >= 0 {
+		f.open = slices.Delete(f.open, i, i+1)
+	}
 }
 
 // Close closes every Transport opened from f (their slots are released).

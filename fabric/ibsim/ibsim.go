@@ -199,6 +199,7 @@ type client struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closing   atomic.Bool
+	onClose   atomic.Pointer[func()] // run once closed (Fabric forgets the Transport)
 }
 
 var idSeq atomic.Uint32
@@ -248,15 +249,11 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 		return fail(fmt.Errorf("%s: connect: %w", c.where, err))
 	}
 	if rep.Type == CtlError {
-		why := "all 10 client slots are taken, the node is unknown"
-		if ci.ISSM != 0 {
-			why += ", or another issm client is attached to that node"
-		}
 		node := o.Node
 		if node == "" {
 			node = "(default node)"
 		}
-		return fail(fmt.Errorf("%s: connect to node %q refused (%s)", c.where, node, why))
+		return fail(fmt.Errorf("%s: connect to node %q refused: %s", c.where, node, c.refusal(&ci)))
 	}
 	ci.Get(rep.Data[:])
 	c.slot, c.nodeID = ci.ID, ci.NodeID
@@ -298,6 +295,50 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 	c.wg.Go(c.read)
 	c.wg.Go(c.deliver)
 	return &Transport{Mux: c.mux, c: c}, nil
+}
+
+// refusal says why ibsim refused CONNECT ci. Its reply is the same
+// ERROR whether every slot is taken, the node is unknown or the node has
+// an issm client already, so refusal asks: CONNECT to the default node
+// without issm succeeds unless the slots are taken; the same node without
+// issm succeeds unless it is unknown. A probe that gets a slot gives it
+// back at once. ibsim's state can change between the probes; the answer
+// is what they saw.
+func (c *client) refusal(ci *ClientInfo) string {
+	const full = "all 10 of ibsim's client slots are taken"
+	if ci.NodeID == "" && ci.ISSM == 0 {
+		return full // the default node always exists
+	}
+	if ci.NodeID != "" && !c.probe(&ClientInfo{ID: ci.ID}) {
+		return full
+	}
+	if ci.ISSM != 0 && c.probe(&ClientInfo{ID: ci.ID, QP: ci.QP, NodeID: ci.NodeID}) {
+		return "another issm client (an SM such as OpenSM, or an ibscript with issm=1) is attached to that node"
+	}
+	if ci.NodeID == "" {
+		return full
+	}
+	return "ibsim has no node of that id or NodeDescription"
+}
+
+// probe reports whether ibsim accepts CONNECT ci, giving the slot back if
+// it does. The input socket is bound under ci.ID, as ibsim requires.
+func (c *client) probe(ci *ClientInfo) bool {
+	req := Ctl{Type: CtlConnect, Len: ClientInfoSize}
+	if ci.Put(req.Data[:]) != nil {
+		return false
+	}
+	rep, err := c.exchange(&req)
+	if err != nil || rep.Type == CtlError {
+		return false
+	}
+	var got ClientInfo
+	got.Get(rep.Data[:])
+	if got.ID < MaxClients {
+		c.slot = got.ID
+		_ = c.disconnect()
+	}
+	return true
 }
 
 // bind creates the control and input sockets under a fresh client ID.
@@ -705,6 +746,9 @@ func (c *client) Close() error {
 		c.ctl.Close()
 		c.wg.Wait()
 		err = errors.Join(errs...)
+		if f := c.onClose.Load(); f != nil {
+			(*f)()
+		}
 	})
 	return err
 }
