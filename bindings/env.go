@@ -42,6 +42,14 @@ type Options struct {
 	// nodes fabric.discover finds: their desc, and so every message and
 	// report object that names them.
 	NodeNames map[uint64]string
+	// MemoryLimit, when set, is checked before string.rep, table.concat
+	// and string.format make a large string (limits.go): past it, the
+	// call raises a *MemoryError. 0 means no check.
+	MemoryLimit uint64
+	// OnMemoryLimit, when set, receives every *MemoryError before it is
+	// raised, so that the host can end the run even if the script
+	// catches the error with pcall.
+	OnMemoryLimit func(error)
 }
 
 // Closer is a resource a script owns (an open port): Env.Close closes the
@@ -66,7 +74,11 @@ type Env struct {
 	planArgs map[string]string
 	progress func(done, total int, what string)
 	names    map[uint64]string // Options.NodeNames
-	plan     *planState        // nil until the script calls plan.*
+
+	memLimit   uint64      // Options.MemoryLimit
+	onMemLimit func(error) // Options.OnMemoryLimit
+
+	plan *planState // nil until the script calls plan.*
 
 	mu        sync.Mutex
 	resources []Closer // closed in reverse order by Close
@@ -102,11 +114,13 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 		return nil, errors.New("bindings: Options.Session is required")
 	}
 	e := &Env{L: L, sess: opts.Session, fab: opts.Fabric, stdout: opts.Stdout, docs: map[*lua.LFunction]string{},
-		planName: opts.PlanName, planArgs: opts.PlanArgs, progress: opts.Progress, names: opts.NodeNames}
+		planName: opts.PlanName, planArgs: opts.PlanArgs, progress: opts.Progress, names: opts.NodeNames,
+		memLimit: opts.MemoryLimit, onMemLimit: opts.OnMemoryLimit}
 	if e.stdout == nil {
 		e.stdout = os.Stdout
 	}
 	registerTypes(L)
+	e.checkAllocs(L)
 	for _, m := range Modules() {
 		mod := e.moduleTable(m)
 		L.PreloadModule(m.Name, func(L *lua.LState) int {

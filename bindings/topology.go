@@ -27,6 +27,11 @@ func topoOf(L *lua.LState, n int) *topo.Fabric {
 
 func fabricLoad(e *Env, L *lua.LState) int {
 	path := L.CheckString(1)
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		// The file, its text and what is decoded from it: about three
+		// times its size while it loads.
+		e.checkAlloc(L, "fabric.load", mulSize(uint64(st.Size()), 3))
+	}
 	f, err := topo.Load(path)
 	if err != nil {
 		raise(L, "fabric.load", "%v", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -183,12 +184,36 @@ func ReadSnapshot(r io.Reader, name string) (*Fabric, error) {
 	return f, nil
 }
 
+// MaxLoadSize is the largest file Load reads: 64 times the
+// ibnetdiscover output of a 16,000-node fabric.
+const MaxLoadSize = 1 << 30
+
 // Load reads a topology from a file: a JSON snapshot when it starts with
-// '{', else an ibsim or ibnetdiscover topology file (Parse).
+// '{', else an ibsim or ibnetdiscover topology file (Parse). The file
+// must be a regular file of at most MaxLoadSize bytes: a device such as
+// /dev/zero, a FIFO or a huge file is refused before it is read.
 func Load(path string) (*Fabric, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file but %s", path, fileKind(st.Mode()))
+	}
+	if st.Size() > MaxLoadSize {
+		return nil, fmt.Errorf("%s: %d bytes, more than a topology file holds (at most %d)", path, st.Size(), MaxLoadSize)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxLoadSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(b) > MaxLoadSize {
+		return nil, fmt.Errorf("%s: grew past %d bytes while being read", path, MaxLoadSize)
 	}
 	if strings.HasPrefix(strings.TrimSpace(string(b)), "{") {
 		return ReadSnapshot(strings.NewReader(string(b)), path)
@@ -209,6 +234,23 @@ func (f *Fabric) Rename(names map[uint64]string) {
 			n.Desc = name
 		}
 	}
+}
+
+// fileKind names what a file that is not regular is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "of mode " + m.Type().String()
 }
 
 // ParseNameMap reads a node name map as ibnetdiscover's --node-name-map
