@@ -30,6 +30,9 @@ type backend struct {
 
 	rec     *record.Recorder // --record, or nil
 	recPath string
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // finish closes b and turns what a run must not lose into exit status 2:
@@ -56,7 +59,15 @@ func (b *backend) auditErr(err error) bool {
 	return len(b.closers) > 0 && errors.As(err, &pe) && pe.Op == "close"
 }
 
+// Close closes the session, the fabric (every port opened on it: ibsim
+// gets its client slots back) and the audit file, once; a concurrent
+// call (the guard's, while the run's own is under way) waits for it.
 func (b *backend) Close() error {
+	b.closeOnce.Do(func() { b.closeErr = b.close() })
+	return b.closeErr
+}
+
+func (b *backend) close() error {
 	var errs []error
 	if b.sess != nil {
 		errs = append(errs, b.sess.Close())
@@ -72,8 +83,18 @@ func (b *backend) Close() error {
 	return errors.Join(errs...)
 }
 
-// openBackend is the only place ibscript picks a backend.
+// openBackend opens the backend --fabric names and gives the guard its
+// Close.
 func openBackend(ctx context.Context, c *config, stderr io.Writer) (*backend, error) {
+	b, err := pickBackend(ctx, c, stderr)
+	if err == nil {
+		c.guard.onForce(b.Close)
+	}
+	return b, err
+}
+
+// pickBackend is the only place ibscript picks a backend.
+func pickBackend(ctx context.Context, c *config, stderr io.Writer) (*backend, error) {
 	uri := c.fabricURI
 	scheme, rest, _ := strings.Cut(uri, ":")
 	switch scheme {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibscript/ibscript/fabric/ibsim"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/topo"
 )
@@ -180,6 +181,60 @@ func testSignalReleasesSlot(t *testing.T, sig syscall.Signal) {
 // REPL.
 func TestIbsimSIGINTReleasesSlot(t *testing.T) {
 	testSignalReleasesSlot(t, syscall.SIGINT)
+}
+
+// TestIbsimSIGHUPReleasesSlot and TestIbsimSIGQUITReleasesSlot: the same
+// for the hang-up of a closed terminal or ssh session and for Ctrl-\
+// (both ended the process on the spot before, leaking the slot).
+func TestIbsimSIGHUPReleasesSlot(t *testing.T)  { testSignalReleasesSlot(t, syscall.SIGHUP) }
+func TestIbsimSIGQUITReleasesSlot(t *testing.T) { testSignalReleasesSlot(t, syscall.SIGQUIT) }
+
+// TestIbsimRefusalReasons: ibsim refuses CONNECT with the same ERROR
+// whatever the reason; the error says which one it is (it said "all 10
+// client slots are taken, the node is unknown" for each before).
+func TestIbsimRefusalReasons(t *testing.T) {
+	s := startIbsim(t)
+	base := len(attached(t, s))
+	_, err := ibsim.Open(t.Context(), s.Sock, &ibsim.Options{Node: "NoSuchNode"})
+	if err == nil || !strings.Contains(err.Error(), `connect to node "NoSuchNode" refused: ibsim has no node of that id or NodeDescription`) {
+		t.Errorf("unknown node: %v", err)
+	}
+	sm, err := ibsim.Open(t.Context(), s.Sock, &ibsim.Options{Node: "Hca2", ISSM: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sm.Close()
+	_, err = ibsim.Open(t.Context(), s.Sock, &ibsim.Options{Node: "Hca2", ISSM: true})
+	if err == nil || !strings.Contains(err.Error(), `refused: another issm client`) {
+		t.Errorf("second issm client: %v", err)
+	}
+	var held []*ibsim.Transport
+	defer func() {
+		for _, tr := range held {
+			tr.Close()
+		}
+	}()
+	for len(held) < ibsim.MaxClients-base-1 {
+		tr, err := ibsim.Open(t.Context(), s.Sock, &ibsim.Options{Node: "Hca1"})
+		if err != nil {
+			t.Fatalf("client %d: %v", base+1+len(held), err)
+		}
+		held = append(held, tr)
+	}
+	for _, node := range []string{"Hca1", "NoSuchNode", ""} {
+		_, err = ibsim.Open(t.Context(), s.Sock, &ibsim.Options{Node: node})
+		if err == nil || !strings.Contains(err.Error(), "refused: all 10 of ibsim's client slots are taken") {
+			t.Errorf("node %q with every slot taken: %v", node, err)
+		}
+	}
+	for _, tr := range held {
+		tr.Close()
+	}
+	sm.Close()
+	held = nil
+	if n := len(attached(t, s)); n != base {
+		t.Errorf("after the probes and closes %d clients attached, want %d (a probe kept a slot)", n, base)
+	}
 }
 
 // TestDiscoverIbsimCLIWithDrops: with the ibsim console's Error rate at

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,14 +46,15 @@ type config struct {
 	planArgs  []string // --arg key=value, in order
 	timeout   time.Duration
 	retries   int
-	record    string        // --record FILE
-	allowSet  bool          // --allow-set
-	audit     string        // --audit FILE
-	mkey      string        // --mkey KEY; never printed
-	maxMADs   uint64        // --max-mads N
-	timeLimit time.Duration // --time-limit DUR: wall clock of the whole run
-	debug     bool          // --debug
-	nameMap   string        // --node-name-map FILE
+	record    string          // --record FILE
+	allowSet  bool            // --allow-set
+	audit     string          // --audit FILE
+	mkey      string          // --mkey KEY; never printed
+	maxMADs   uint64          // --max-mads N
+	timeLimit time.Duration   // --time-limit DUR: wall clock of the whole run
+	memLimit  memoryLimitFlag // --memory-limit SIZE: heap of the whole run
+	debug     bool            // --debug
+	nameMap   string          // --node-name-map FILE
 	names     map[uint64]string
 	help      bool
 	version   bool
@@ -63,6 +63,12 @@ type config struct {
 
 	// logger takes debug lines to stderr with --debug; nil discards.
 	logger *slog.Logger
+	// guard ends the run when it does not end by itself (guard.go); nil
+	// in tests that open backends directly.
+	guard *guard
+	// cancel ends the run with a cause (the memory limit, from the Lua
+	// bindings); nil in tests that open backends directly.
+	cancel context.CancelCauseFunc
 }
 
 const usage = `usage: ibscript [flags] [command] [args]
@@ -106,6 +112,14 @@ Flags (before or after the command):
                   name nodes as ibnetdiscover's --node-name-map does (GUID
                   "name" lines): in discover's output, fabric.discover's
                   tables, and so in every message and report naming a node
+  --memory-limit SIZE
+                  end the run (exit status 2) when its heap passes SIZE
+                  (4GiB, 512MiB, ...; 0: no limit); default a quarter of
+                  the host's (or cgroup's) memory, at most 4GiB
+                  A run that does not end within 2s of the time or memory
+                  limit, SIGTERM, SIGHUP, SIGQUIT or (outside the REPL)
+                  SIGINT is ended: its ports and files are closed and the
+                  stuck call abandoned (exit status 2)
   --debug         log what the layers below the script do on stderr (slog
                   text at debug level: dropped and malformed MADs, the
                   simulator's notes)
@@ -189,6 +203,7 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.mkey, "mkey", "", "")
 	fs.Uint64Var(&c.maxMADs, "max-mads", 0, "")
 	fs.DurationVar(&c.timeLimit, "time-limit", 0, "")
+	fs.Var(&c.memLimit, "memory-limit", "")
 	fs.BoolVar(&c.debug, "debug", false, "")
 	fs.StringVar(&c.nameMap, "node-name-map", "", "")
 	fs.BoolVar(&c.help, "help", false, "")
@@ -285,26 +300,40 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 
-	// SIGTERM, and outside the REPL Ctrl-C too, cancel the run: calls
-	// return, ports close (ibsim gets its client slot back) and the exit
-	// status is 2. In the REPL, Ctrl-C cancels only the running call.
-	sigs := []os.Signal{syscall.SIGTERM}
-	if c.cmd != "" || c.hasChunk {
-		sigs = append(sigs, os.Interrupt)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
-	defer stop()
 	if c.timeLimit < 0 {
 		fmt.Fprintf(stderr, "ibscript: --time-limit %v: want a positive duration\n", c.timeLimit)
 		return exitError
 	}
+	if !c.memLimit.set {
+		c.memLimit.v = defaultMemoryLimit()
+	}
+
+	// SIGTERM, SIGHUP, SIGQUIT, and outside the REPL Ctrl-C too, cancel
+	// the run: calls return, ports close (ibsim gets its client slot
+	// back) and the exit status is 2. In the REPL, Ctrl-C cancels only
+	// the running call. The guard ends a run that does not end by itself
+	// within its grace period, and one whose heap passes --memory-limit.
+	g := newGuard(stderr)
+	defer g.stop()
+	c.guard = g
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+	if c.cmd != "" || c.hasChunk {
+		sigs = append(sigs, os.Interrupt)
+	}
+	g.notifySignals(cancel, sigs...)
+	setGoMemoryLimit(c.memLimit.v)
+	g.watchMemory(cancel, c.memLimit.v)
 	if c.timeLimit > 0 && (c.cmd != "" || c.hasChunk) {
 		// The whole run, its Lua loops included (the Lua state takes
 		// ctx), ends when the limit is reached; the REPL has none.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, c.timeLimit, errTimeLimit{c.timeLimit})
-		defer cancel()
+		var cancelTL context.CancelFunc
+		ctx, cancelTL = context.WithTimeoutCause(ctx, c.timeLimit, errTimeLimit{c.timeLimit})
+		defer cancelTL()
 	}
+	c.cancel = cancel
+	g.watch(ctx)
 
 	switch {
 	case c.cmd == "run":

@@ -165,6 +165,8 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 
 	ln := liner.NewLiner()
 	defer ln.Close()
+	// A forced end (guard.go) gives the terminal its mode back too.
+	c.guard.onForce(ln.Close)
 	ln.SetCtrlCAborts(true)
 	ln.SetMultiLineMode(true)
 	ln.SetCompleter(func(line string) []string { return completions(L, line) })
@@ -175,9 +177,14 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 	}
 
 	// One process-wide signal goroutine cancels the running evaluation.
+	// A call that does not stop (a Lua pattern match backtracking, a Go
+	// call that ignores its context) cannot be taken back from the
+	// session's Lua state: after the grace period the guard ends the
+	// session as it ends a stuck run (ports closed, exit status 2).
 	var (
 		mu     sync.Mutex
 		cancel context.CancelFunc
+		disarm func()
 	)
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, os.Interrupt)
@@ -191,6 +198,9 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 				mu.Lock()
 				if cancel != nil {
 					cancel()
+					if disarm == nil && c.guard != nil {
+						disarm = c.guard.arm(errors.New("interrupted by SIGINT (Ctrl-C)"))
+					}
 				}
 				mu.Unlock()
 			case <-done:
@@ -232,6 +242,10 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 		out, err := ev.Eval(evalCtx, src)
 		mu.Lock()
 		cancel = nil
+		if disarm != nil {
+			disarm()
+			disarm = nil
+		}
 		mu.Unlock()
 		cancelEval()
 		if errors.Is(err, errIncomplete) {
@@ -241,6 +255,11 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 		if !strings.HasPrefix(src, " ") && !secretLine(src) {
 			ln.AppendHistory(strings.ReplaceAll(src, "\n", " "))
 			appendHistory(hist, src)
+		}
+		if ctx.Err() != nil {
+			// SIGTERM, SIGHUP, SIGQUIT or the memory limit: the session
+			// ends.
+			return scriptStatus(context.Cause(ctx), stderr)
 		}
 		switch {
 		case errors.Is(err, context.Canceled):

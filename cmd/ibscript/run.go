@@ -34,13 +34,26 @@ func newLuaOpts(ctx context.Context, c *config, stdout, stderr io.Writer, o bind
 	o.Session, o.Fabric, o.Stdout = b.sess, b.fab, stdout
 	o.Sim = simulatorOf(b.raw)
 	o.NodeNames = c.names
+	o.MemoryLimit = c.memLimit.v
+	o.OnMemoryLimit = func(err error) {
+		if c.cancel != nil {
+			c.cancel(errMemoryLimit{limit: c.memLimit.v, err: err})
+		}
+	}
 	L, env, err := bindings.NewState(ctx, &o)
 	if err != nil {
 		b.Close()
 		return nil, nil, nil, err
 	}
+	if testHookLua != nil {
+		testHookLua(L)
+	}
 	return b, L, env, nil
 }
+
+// testHookLua, set by tests only, adds Go functions to every Lua state
+// (a call that never returns, for the guard's tests).
+var testHookLua func(L *lua.LState)
 
 // closeLua closes what a run opened, the backend last, and returns the
 // run's exit status: code, or 2 when the backend could not keep what the
@@ -64,9 +77,13 @@ func scriptStatus(err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ibscript: %v\n", re)
 		return exitError
 	}
-	var tl errTimeLimit
-	if errors.As(err, &tl) {
-		fmt.Fprintf(stderr, "ibscript: %v\n", tl)
+	var (
+		tl  errTimeLimit
+		sig errSignal
+		ml  errMemoryLimit
+	)
+	if errors.As(err, &tl) || errors.As(err, &sig) || errors.As(err, &ml) {
+		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
 	}
 	if errors.Is(err, context.Canceled) {
