@@ -44,11 +44,10 @@ type Options struct {
 	NodeNames map[uint64]string
 	// MemoryLimit, when set, is checked before string.rep, table.concat
 	// and string.format make a large string (limits.go): past it, the
-	// call raises a *MemoryError. 0 means no check.
+	// call raises a *MemoryError, as a RunError. 0 means no check.
 	MemoryLimit uint64
 	// OnMemoryLimit, when set, receives every *MemoryError before it is
-	// raised, so that the host can end the run even if the script
-	// catches the error with pcall.
+	// raised, so that the host can end the run (cancel its context).
 	OnMemoryLimit func(error)
 }
 

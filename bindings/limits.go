@@ -22,8 +22,9 @@ import (
 // reading the heap size costs more than such a string.
 const checkAllocMin = 1 << 20
 
-// MemoryError is what a call raises (and passes to Options.OnMemoryLimit)
-// when what it would allocate passes Options.MemoryLimit.
+// MemoryError is what a call raises, as a RunError that no pcall or
+// plan.check catches (and passes to Options.OnMemoryLimit), when what it
+// would allocate passes Options.MemoryLimit.
 type MemoryError struct {
 	Func  string // "string.rep"
 	Size  uint64 // bytes the call would allocate (math.MaxUint64: more than can be counted)
@@ -36,7 +37,7 @@ func (e *MemoryError) Error() string {
 	if e.Size == math.MaxUint64 {
 		size = "more than 16 EiB"
 	}
-	return fmt.Sprintf("%s would allocate %s with %s in use (memory limit %s)", e.Func, size, FormatSize(e.Used), FormatSize(e.Limit))
+	return fmt.Sprintf("would allocate %s with %s in use (memory limit %s)", size, FormatSize(e.Used), FormatSize(e.Limit))
 }
 
 // HeapInUse is the bytes of heap objects, live or not yet swept: what the
@@ -80,7 +81,7 @@ func (e *Env) checkAlloc(L *lua.LState, fn string, size uint64) {
 	if e.onMemLimit != nil {
 		e.onMemLimit(err)
 	}
-	L.RaiseError("%v", err)
+	raiseFatal(L, fn, err)
 }
 
 // mulSize is a*b, or math.MaxUint64 when it overflows.

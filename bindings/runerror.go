@@ -10,7 +10,8 @@ import (
 
 // RunError is an error that ends the run whatever protected call it
 // crosses (pcall, xpcall, plan.check): the run's MAD budget used up
-// (--max-mads, engine.ErrMADBudget). A check cannot fail or pass on a
+// (--max-mads, engine.ErrMADBudget), an allocation past the memory limit
+// (*MemoryError). A check cannot fail or pass on a
 // fabric the run may no longer query, so the run ends with status 2 and
 // one message, instead of failed checks or a partial fabric.
 type RunError struct {
@@ -33,6 +34,11 @@ func raiseRunError(L *lua.LState, fn string, err error) {
 	if err == nil || !endsRun(err) {
 		return
 	}
+	raiseFatal(L, fn, err)
+}
+
+// raiseFatal raises err as a RunError.
+func raiseFatal(L *lua.LState, fn string, err error) {
 	ud := L.NewUserData()
 	ud.Value = &RunError{Fn: fn, Err: err}
 	L.Error(ud, 0)

@@ -66,15 +66,15 @@ func signalName(s syscall.Signal) string {
 }
 
 // errMemoryLimit ends a run whose heap grew past --memory-limit, or
-// that asked for an allocation that would (err, a *bindings.MemoryError).
+// that asked for an allocation that would (mem).
 type errMemoryLimit struct {
 	limit, used uint64
-	err         error
+	mem         *bindings.MemoryError
 }
 
 func (e errMemoryLimit) Error() string {
-	if e.err != nil {
-		return fmt.Sprintf("memory limit reached (--memory-limit %s): %v", bindings.FormatSize(e.limit), e.err)
+	if e.mem != nil {
+		return fmt.Sprintf("memory limit reached (--memory-limit %s): %s %v", bindings.FormatSize(e.limit), e.mem.Func, e.mem)
 	}
 	return fmt.Sprintf("memory limit reached (--memory-limit %s; the heap held %s)", bindings.FormatSize(e.limit), bindings.FormatSize(e.used))
 }

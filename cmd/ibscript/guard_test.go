@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -305,5 +306,25 @@ func TestMemoryLimitFlag(t *testing.T) {
 	}
 	if d := defaultMemoryLimit(); d < 256<<20 || d > defaultMemoryLimitCap {
 		t.Errorf("default memory limit %d out of [256 MiB, 4 GiB]", d)
+	}
+}
+
+// TestREPLAllocationRefused: in the REPL a refused allocation is the
+// chunk's error, said in words (it printed "userdata: 0x..."), and the
+// session goes on.
+func TestREPLAllocationRefused(t *testing.T) {
+	c := &config{fabricURI: "sim:", memLimit: memoryLimitFlag{v: 256 << 20, set: true}}
+	b, L, env, err := newLua(t.Context(), c, &bytes.Buffer{}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeLua(b, L, env, 0, io.Discard)
+	ev := &evaluator{L: L}
+	_, err = ev.Eval(t.Context(), `string.rep("x", 2^40)`)
+	if err == nil || !strings.Contains(shortTrace(err), "string.rep: would allocate 1 TiB") {
+		t.Errorf("refused allocation: %v", err)
+	}
+	if out, err := ev.Eval(t.Context(), "1 + 1"); err != nil || out != "2" {
+		t.Errorf("after it: %q, %v", out, err)
 	}
 }

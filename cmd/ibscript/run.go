@@ -36,8 +36,13 @@ func newLuaOpts(ctx context.Context, c *config, stdout, stderr io.Writer, o bind
 	o.NodeNames = c.names
 	o.MemoryLimit = c.memLimit.v
 	o.OnMemoryLimit = func(err error) {
-		if c.cancel != nil {
-			c.cancel(errMemoryLimit{limit: c.memLimit.v, err: err})
+		// A refused allocation ends a run; in the REPL, where nothing
+		// was allocated, it is the chunk's error and the session goes
+		// on (the watchdog still ends a session whose heap passes the
+		// limit).
+		var me *bindings.MemoryError
+		if c.cancel != nil && (c.cmd != "" || c.hasChunk) && errors.As(err, &me) {
+			c.cancel(errMemoryLimit{limit: c.memLimit.v, mem: me})
 		}
 	}
 	L, env, err := bindings.NewState(ctx, &o)
@@ -102,6 +107,9 @@ func shortTrace(err error) string {
 		return err.Error()
 	}
 	msg := ae.Object.String()
+	if re, ok := bindings.AsRunError(err); ok {
+		msg = re.Error() // its Lua value is a userdata
+	}
 	if ae.StackTrace == "" {
 		return msg
 	}
