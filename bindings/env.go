@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 
 	lua "github.com/yuin/gopher-lua"
@@ -73,6 +74,7 @@ type Env struct {
 	planArgs map[string]string
 	progress func(done, total int, what string)
 	names    map[uint64]string // Options.NodeNames
+	hasSim   bool              // the sim module is open
 
 	memLimit   uint64      // Options.MemoryLimit
 	onMemLimit func(error) // Options.OnMemoryLimit
@@ -202,11 +204,28 @@ func (e *Env) Close() error {
 // raise raises a Lua error "module.fn: message" at the caller's line.
 // An error among args that ends the run (the MAD budget used up) is
 // raised as a RunError instead, which no pcall or plan.check catches.
+// Errors among args read as one statement of what failed where
+// (ErrorText).
 func raise(L *lua.LState, fn string, format string, args ...any) {
-	for _, a := range args {
+	for i, a := range args {
 		if err, ok := a.(error); ok {
 			raiseRunError(L, fn, err)
+			args[i] = ErrorText(err)
 		}
 	}
 	L.RaiseError("%s: %s", fn, fmt.Sprintf(format, args...))
+}
+
+// ErrorText is err's message without what repeats it for a script's
+// reader: the "engine: " layer prefix and a sentinel's ": not found" or
+// ": bad target" after a message that already says so. errors.Is still
+// works on err; only the text shown is shorter.
+func ErrorText(err error) string {
+	s := err.Error()
+	for _, sentinel := range []error{engine.ErrNotFound, engine.ErrBadTarget} {
+		if errors.Is(err, sentinel) {
+			s = strings.TrimSuffix(s, ": "+sentinel.Error())
+		}
+	}
+	return strings.TrimPrefix(s, "engine: ")
 }

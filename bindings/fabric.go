@@ -139,10 +139,15 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 		}
 	}
 	linkTpl := e.template("fabric.link", "a", "b")
+	linkMeta := e.namedMeta("fabric.link", func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		L.Push(lua.LString(L.ToStringMeta(t.RawGetString("a")).String() + " <-> " + L.ToStringMeta(t.RawGetString("b")).String()))
+		return 1
+	})
 	fl := d.Fabric.Links()
 	links := L.CreateTable(len(fl), 0)
 	for _, l := range fl {
-		links.Append(linkTpl.table(L, []lua.LValue{portTabs[l.A], portTabs[l.B]}, nil))
+		links.Append(linkTpl.table(L, []lua.LValue{portTabs[l.A], portTabs[l.B]}, linkMeta))
 	}
 	errs := L.CreateTable(len(d.Errors), 0)
 	for _, te := range d.Errors {

@@ -9,15 +9,44 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/sa"
 )
 
 // openHelp adds the REPL's helpers as globals: help(x) prints the doc line
 // of a function or the functions of a module, ls(attr) an attribute's
 // fields with their bit offsets and widths.
 func (e *Env) openHelp() {
-	e.L.SetGlobal("help", e.L.NewFunction(e.help))
-	e.L.SetGlobal("ls", e.L.NewFunction(e.ls))
-	e.L.SetGlobal("show", e.L.NewFunction(e.show))
+	for _, h := range helperList() {
+		fn := e.L.NewFunction(h.fn(e))
+		e.docs[fn] = h.doc
+		e.L.SetGlobal(h.name, fn)
+	}
+}
+
+// helpers are the global functions of the REPL and scripts beside the
+// modules, with their doc lines.
+type helper struct {
+	name string
+	fn   func(e *Env) lua.LGFunction
+	doc  string
+}
+
+func helperList() []helper {
+	return []helper{
+		{"help", func(e *Env) lua.LGFunction { return e.help }, "help([x]) -> nil: the modules (no argument), a module's functions (help(smp), help(\"smp\")) or one function's doc line (help(smp.portinfo), help(\"smp.portinfo\"))"},
+		{"ls", func(e *Env) lua.LGFunction { return e.ls }, "ls([name]) -> nil: every attribute and SA record name (no argument), or the fields of one with their byte.bit offsets and widths (ls(\"PortInfo\"), ls(\"NodeRecord\"))"},
+		{"show", func(e *Env) lua.LGFunction { return e.show }, "show(v, ...) -> nil: prints values as the REPL does (records as field tables, tables in a short literal form)"},
+	}
+}
+
+// modules is every module this Env has: Modules(), and sim when the
+// backend is the embedded simulator.
+func (e *Env) modules() []Module {
+	mods := Modules()
+	if _, ok := e.L.GetGlobal("sim").(*lua.LTable); ok && e.hasSim {
+		mods = append(mods, SimModule())
+	}
+	return mods
 }
 
 // show prints each argument as the REPL shows values: records as field
@@ -33,7 +62,7 @@ func (e *Env) show(L *lua.LState) int {
 func Render(L *lua.LState, v lua.LValue) string { return render(L, v, 0) }
 
 func (e *Env) help(L *lua.LState) int {
-	mods := Modules()
+	mods := e.modules()
 	w := e.stdout
 	switch v := L.Get(1).(type) {
 	case *lua.LNilType:
@@ -41,22 +70,34 @@ func (e *Env) help(L *lua.LState) int {
 		for _, m := range mods {
 			fmt.Fprintf(w, "  %-8s %s\n", m.Name, m.Summary)
 		}
-		fmt.Fprintln(w, "  help(x), ls(attribute): this help; the fields of an attribute (ls(\"PortInfo\"))")
+		fmt.Fprintln(w, "helpers:")
+		for _, h := range helperList() {
+			fmt.Fprintf(w, "  %s\n", h.doc)
+		}
 	case *lua.LFunction:
 		doc, ok := e.docs[v]
 		if !ok {
-			raise(L, "help", "no documentation for this function (not an ibscript function)")
+			raise(L, "help", "no documentation for this function (a Lua function, or a standard library one: help() lists ibscript's)")
 		}
 		fmt.Fprintln(w, doc)
 	case *lua.LTable, lua.LString:
 		name := ""
 		if s, ok := v.(lua.LString); ok {
 			name = string(s)
+			for _, h := range helperList() {
+				if h.name == name {
+					fmt.Fprintln(w, h.doc)
+					return 0
+				}
+			}
 		} else {
 			for _, m := range mods {
 				if L.GetGlobal(m.Name) == v {
 					name = m.Name
 				}
+			}
+			if name == "" {
+				raise(L, "help", "this table is not an ibscript module (help() lists them)")
 			}
 		}
 		modName, fnName, _ := strings.Cut(name, ".")
@@ -87,18 +128,33 @@ func (e *Env) help(L *lua.LState) int {
 
 func (e *Env) ls(L *lua.LState) int {
 	if L.Get(1) == lua.LNil {
-		names := []string{}
+		var names []string
+		seen := map[string]bool{}
 		for _, l := range attributeLayouts() {
-			names = append(names, l.Name)
+			if !seen[l.Name] {
+				seen[l.Name] = true
+				names = append(names, l.Name)
+			}
 		}
 		sort.Strings(names)
-		fmt.Fprintln(e.stdout, strings.Join(names, "  "))
+		fmt.Fprintf(e.stdout, "attributes: %s\n", strings.Join(names, "  "))
+		names = names[:0]
+		for _, a := range sa.Attrs() {
+			names = append(names, a.Name())
+		}
+		sort.Strings(names)
+		fmt.Fprintf(e.stdout, "SA records: %s\n", strings.Join(names, "  "))
 		return 0
 	}
 	name := L.CheckString(1)
 	l := findLayout(name)
 	if l == nil {
-		raise(L, "ls", "unknown attribute %q (ls() lists them)", name)
+		if a, ok := sa.AttrByName(name); ok {
+			l = a.Layout
+		}
+	}
+	if l == nil {
+		raise(L, "ls", "unknown attribute or SA record %q (ls() lists them)", name)
 	}
 	writeFields(e.stdout, l)
 	return 0
@@ -133,7 +189,16 @@ func render(L *lua.LState, v lua.LValue, depth int) string {
 		return L.ToStringMeta(v).String()
 	}
 	if depth >= 2 {
-		return fmt.Sprintf("{...%d}", t.Len())
+		if n := t.Len(); n > 0 {
+			return fmt.Sprintf("{...%d items}", n)
+		}
+		keys := 0
+		t.ForEach(func(k, _ lua.LValue) {
+			if !hiddenKey(k) {
+				keys++
+			}
+		})
+		return fmt.Sprintf("{...%d keys}", keys)
 	}
 	var parts []string
 	n := t.Len()
@@ -148,6 +213,9 @@ func render(L *lua.LState, v lua.LValue, depth int) string {
 	vals := map[string]lua.LValue{}
 	t.ForEach(func(k, val lua.LValue) {
 		if kn, ok := k.(lua.LNumber); ok && float64(kn) >= 1 && float64(kn) <= float64(n) && float64(kn) == float64(int(kn)) {
+			return
+		}
+		if hiddenKey(k) {
 			return
 		}
 		ks := k.String()
@@ -166,4 +234,13 @@ func render(L *lua.LState, v lua.LValue, depth int) string {
 		parts = append(parts, k+" = "+render(L, vals[k], depth+1))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// HiddenKey reports whether a table key is internal (a "__" name, such as
+// the fabric table's __topo): the REPL neither shows nor completes it.
+func HiddenKey(k lua.LValue) bool { return hiddenKey(k) }
+
+func hiddenKey(k lua.LValue) bool {
+	s, ok := k.(lua.LString)
+	return ok && strings.HasPrefix(string(s), "__")
 }

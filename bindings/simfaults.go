@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -46,7 +47,7 @@ func simModule(s Simulator) Module {
 				err = s.SetFaults(fl)
 			}
 			if err != nil {
-				L.RaiseError("sim.faults: %v", err)
+				raiseSim(L, "sim.faults", err)
 			}
 			return 0
 		}, "faults({seed=, loss=, duplicate=, reorder=, corrupt=, delay=, jitter=, dead={node...}}) -> nil: replaces the injected faults ({} turns them off); " +
@@ -55,19 +56,19 @@ func simModule(s Simulator) Module {
 			"the same seed replays the same faults"},
 		{"link", func(e *Env, L *lua.LState) int {
 			if err := s.SetLink(L.CheckString(1), int(checkUint(L, 2, 254)), L.CheckBool(3)); err != nil {
-				L.RaiseError("sim.link: %v", err)
+				raiseSim(L, "sim.link", err)
 			}
 			return 0
 		}, "link(node, port, up) -> nil: takes a cable down (false) or brings it back up (true); both ends change state"},
 		{"counter", func(e *Env, L *lua.LState) int {
 			if err := s.SetCounter(L.CheckString(1), int(checkUint(L, 2, 254)), L.CheckString(3), uint64(checkUint(L, 4, 1<<53))); err != nil {
-				L.RaiseError("sim.counter: %v", err)
+				raiseSim(L, "sim.counter", err)
 			}
 			return 0
 		}, "counter(node, port, name, value) -> nil: sets a PortCounters or PortCountersExtended counter of a port, named as in IBA (\"SymbolErrorCounter\") or as its snake_case key; values saturate at the counter's width"},
 		{"lft", func(e *Env, L *lua.LState) int {
 			if err := s.SetLFT(L.CheckString(1), uint16(checkUint(L, 2, 0xbfff)), uint8(checkUint(L, 3, 255))); err != nil {
-				L.RaiseError("sim.lft: %v", err)
+				raiseSim(L, "sim.lft", err)
 			}
 			return 0
 		}, "lft(switch, lid, port) -> nil: points a switch's forwarding table entry for lid at a port (255 drops), as a buggy SM might"},
@@ -154,10 +155,19 @@ func simFaults(t *lua.LTable) (SimFaults, error) {
 // openSim registers the sim module on s.
 func (e *Env) openSim(s Simulator) {
 	m := simModule(s)
+	e.hasSim = true
 	mod := e.moduleTable(m)
 	e.L.PreloadModule(m.Name, func(L *lua.LState) int {
 		L.Push(mod)
 		return 1
 	})
 	e.L.SetGlobal(m.Name, mod)
+}
+
+// raiseSim raises a simulator error under the Lua function's name, without
+// the "sim: set faults: " that would say it a second time.
+func raiseSim(L *lua.LState, fn string, err error) {
+	msg := strings.TrimPrefix(ErrorText(err), "sim: ")
+	msg = strings.TrimPrefix(msg, "set faults: ")
+	raise(L, fn, "%s", msg)
 }

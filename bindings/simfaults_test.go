@@ -73,16 +73,16 @@ func TestSimFaultsErrors(t *testing.T) {
 	L, _, _ := newSimTestState(t)
 	for _, tc := range []struct{ script, want string }{
 		{`sim.faults{loss = "x"}`, `sim\.faults: loss: number expected, got string`},
-		{`sim.faults{loss = 2}`, `sim\.faults: sim: set faults: loss 2: not a probability`},
+		{`sim.faults{loss = 2}`, `sim\.faults: loss 2: not a probability`},
 		{`sim.faults{seed = -1}`, `sim\.faults: seed -1: want an integer from 0 to 2\^53-1`},
 		{`sim.faults{seed = 1.5}`, `sim\.faults: seed 1\.5: want an integer`},
 		{`sim.faults{delay = "5 ms"}`, `sim\.faults: delay "5 ms": want milliseconds or a duration such as "5ms"`},
 		{`sim.faults{delay = 0/0}`, `sim\.faults: delay NaN: out of range`},
-		{`sim.faults{jitter = -2}`, `sim\.faults: sim: set faults: delay 0s jitter -2ms: negative`},
+		{`sim.faults{jitter = -2}`, `sim\.faults: delay 0s jitter -2ms: negative`},
 		{`sim.faults{jitter = true}`, `sim\.faults: jitter: milliseconds or a duration string expected, got boolean`},
 		{`sim.faults{dead = "leaf01"}`, `sim\.faults: dead: table of node names expected, got string`},
 		{`sim.faults{dead = {1}}`, `sim\.faults: dead: node names expected, got number`},
-		{`sim.faults{dead = {"nosuch"}}`, `sim\.faults: sim: set faults: dead node "nosuch": no such node`},
+		{`sim.faults{dead = {"nosuch"}}`, `sim\.faults: dead node "nosuch": no such node`},
 		{`sim.faults{lose = 0.1}`, `sim\.faults: unknown option "lose"`},
 		{`sim.faults()`, `bad argument #1 to faults \(table expected, got nil\)`},
 	} {

@@ -2,6 +2,7 @@ package bindings
 
 import (
 	"fmt"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -47,7 +48,13 @@ func checkTarget(L *lua.LState, fn string, n int) engine.Target {
 	}
 	t, err := engine.ParseTarget(s)
 	if err != nil {
-		raise(L, fn, "%v", err)
+		// "target "foo": LID "foo" is not a number...: bad target" says
+		// the argument twice; the argument's number and role say it once.
+		why := strings.TrimPrefix(ErrorText(err), fmt.Sprintf("target %q: ", s))
+		if strings.Contains(why, fmt.Sprintf("%q", s)) {
+			raise(L, fn, "bad argument #%d (target): %s", n, why)
+		}
+		raise(L, fn, "bad argument #%d (target %q): %s", n, s, why)
 	}
 	return t
 }

@@ -334,3 +334,48 @@ func TestCLIFirstHour(t *testing.T) {
 		t.Errorf("--timeout 50: exit %d %q", code, out)
 	}
 }
+
+// TestCompletionsFollowIndexes: Tab after f.nodes[1]. offers the node's
+// fields, never the globals; internal keys are never offered.
+func TestCompletionsFollowIndexes(t *testing.T) {
+	c := &config{fabricURI: "sim:" + topologies + "net.2sw2path4hca"}
+	b, L, env, err := newLua(context.Background(), c, &bytes.Buffer{}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeLua(b, L, env, 0, io.Discard)
+	if _, err := (&evaluator{L: L}).Eval(t.Context(), `f = fabric.discover()`); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		line string
+		want []string
+	}{
+		{"f.nodes[1].des", []string{"f.nodes[1].desc"}},
+		{`f["nodes"][1].ports[1].remote.node.num_`, []string{`f["nodes"][1].ports[1].remote.node.num_ports`}},
+		{"f.links[1].", []string{"f.links[1].a", "f.links[1].b"}},
+		{"f.", []string{"f.errors", "f.links", "f.nodes"}},
+		{"f.nodes[1]", nil},
+		{"x(f).", nil},
+		{"print(f.nodes[2].ty", []string{"print(f.nodes[2].type"}},
+	} {
+		got := completions(L, c.line)
+		if strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("completions(%q) = %q, want %q", c.line, got, c.want)
+		}
+	}
+}
+
+// TestREPLPiped: with stdin not a terminal, no banner and no prompts;
+// values print; the first error ends the session with status 2.
+func TestREPLPiped(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--fabric", "sim:"}, strings.NewReader("x = 1 + 1\nfunction f()\n  return x * 21\nend\nf()\nsmp.nodeinf('lid:1')\nprint('never')\n"), &stdout, &stderr)
+	if code != exitError || stdout.String() != "42\n" || !strings.Contains(stderr.String(), "smp.nodeinf is not a function") || strings.Contains(stderr.String(), "traceback") {
+		t.Errorf("exit %d\nstdout %q\nstderr %q", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"--fabric", "sim:"}, strings.NewReader("print('ok')\n"), &stdout, &stderr); code != exitOK || stdout.String() != "ok\n" {
+		t.Errorf("clean input: exit %d %q", code, stdout.String())
+	}
+}

@@ -193,3 +193,49 @@ func waitExit(cmd *exec.Cmd, d time.Duration) error {
 		return fmt.Errorf("did not exit within %v", d)
 	}
 }
+
+// TestREPLFirstHour: what a new user meets in the REPL (issue 22 items
+// 4-6): help and ls know every module, helper and record; Tab follows
+// indexes and hides internals; links print as links; errors are one line
+// saying what failed where, without a traceback.
+func TestREPLFirstHour(t *testing.T) {
+	tm := startREPL(t, t.TempDir(), "--fabric=sim:"+topologies+"net.2sw2path4hca")
+	pos := tm.expect(0, "> ", nil)
+	step := func(line string, want ...string) {
+		t.Helper()
+		tm.typ(line + "\r")
+		pos = tm.expect(pos, line+"\n", nil)
+		for _, w := range want {
+			pos = tm.expect(pos, w, nil)
+		}
+	}
+	step("help(sim)", "sim: fault injection", "  sim.faults(")
+	step(`help("sim")`, "sim: fault injection")
+	step("help()", "  sim      fault injection", "helpers:", "  help([x])", "  ls([name])", "  show(v, ...)")
+	step("help(show)", "show(v, ...) -> nil: prints values")
+	step("ls()", "attributes: ClassPortInfo  DRSMP", "SA records: ClassPortInfo  GUIDInfoRecord")
+	step(`ls("NodeRecord")`, "NodeRecord (attribute 0x0011", "node_description")
+	step("f = fabric.discover()")
+	tm.typ("f.nodes[1].des\t")
+	pos = tm.expect(pos, "f.nodes[1].desc", nil)
+	tm.typ("\r")
+	pos = tm.expect(pos, "\nSwitch1\n", nil)
+	step("f.links[1]", ` port `, ` <-> "`)
+	step(`smp.nodeinfo("foo")`, "smp.nodeinfo: bad argument #1 (target): LID \"foo\" is not a number")
+	step(`smp.nodeinf("lid:1")`, "smp.nodeinf is not a function (nil); did you mean smp.nodeinfo?\n")
+	step(`smp.nodeinfo("guid:0x1234")`, "smp.nodeinfo: guid:0x0000000000001234: no such node or port GUID in the fabric\n")
+	step(`sim.faults{dead={"leaf005"}}`, "sim.faults: dead node \"leaf005\": no such node")
+	tm.typ("\x04")
+	if err := waitExit(tm.cmd, 10*time.Second); err != nil {
+		t.Fatalf("ibscript after Ctrl-D: %v\n%s", err, tm.screen())
+	}
+	s := tm.screen()
+	for _, bad := range []string{"stack traceback", "_GOPHER_LUA_VERSION", "__topo", "{...0}", "engine: ", "sim: set faults", "stdin:1:"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("the screen shows %q:\n%s", bad, s)
+		}
+	}
+	if strings.Count(s, "ClassPortInfo") != 2 { // once per list of ls()
+		t.Errorf("ClassPortInfo listed %d times:\n%s", strings.Count(s, "ClassPortInfo"), s)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -68,50 +71,94 @@ func incomplete(err error) bool {
 	return strings.Contains(s, "near 'EOF'") || strings.Contains(s, "at EOF") || strings.Contains(s, "unexpected EOF")
 }
 
-// completions returns the completions of the dotted name that ends line,
-// looked up with RawGet only: no function or metamethod runs.
+// completions returns the completions of the expression that ends line:
+// a global name followed by fields (.name), methods (:name) and indexes
+// ([1], ["key"]), looked up with RawGet only: no function or metamethod
+// runs. Internal keys ("__topo") are never offered, and an expression it
+// cannot follow (a call, a local) completes to nothing rather than to the
+// globals.
 func completions(L *lua.LState, line string) []string {
 	start := len(line)
 	for start > 0 {
 		c := line[start-1]
-		if c == '.' || c == ':' || c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+		if c == '.' || c == ':' || c == '_' || c == '[' || c == ']' || c == '"' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
 			start--
 			continue
 		}
 		break
 	}
+	// The expression starts at a name, not inside an index.
+	for start < len(line) && !isNameStart(line[start]) {
+		start++
+	}
 	head, word := line[:start], line[start:]
-	parts := strings.FieldsFunc(word, func(r rune) bool { return r == '.' || r == ':' })
-	if strings.HasSuffix(word, ".") || strings.HasSuffix(word, ":") || word == "" {
-		parts = append(parts, "")
+	m := completionExpr.FindStringSubmatch(word)
+	if m == nil {
+		return nil
 	}
-	var tbl lua.LValue = L.G.Global
-	for _, p := range parts[:len(parts)-1] {
-		t := fieldsOf(L, tbl)
-		if t == nil {
-			return nil
+	var v lua.LValue = L.G.Global
+	v = fieldOf(L, v, lua.LString(m[1]))
+	path := m[1]
+	steps := completionStep.FindAllStringSubmatch(m[2], -1)
+	last := ""
+	sep := ""
+	switch {
+	case m[3] != "":
+		sep, last = m[3], m[4]
+	case m[2] != "":
+		return nil // ends with an index or a whole field: nothing to add
+	default:
+		// A bare global name being typed: complete among the globals.
+		v, path, last = L.G.Global, "", m[1]
+	}
+	for _, st := range steps {
+		path += st[0]
+		switch {
+		case st[1] != "":
+			v = fieldOf(L, v, lua.LString(st[1]))
+		case st[2] != "":
+			n, _ := strconv.Atoi(st[2])
+			v = fieldOf(L, v, lua.LNumber(n))
+		default:
+			v = fieldOf(L, v, lua.LString(st[3]))
 		}
-		tbl = t.RawGetString(p)
 	}
-	prefix := ""
-	if i := strings.LastIndexAny(word, ".:"); i >= 0 {
-		prefix = word[:i+1]
-	}
-	last := parts[len(parts)-1]
-	t := fieldsOf(L, tbl)
+	t := fieldsOf(L, v)
 	if t == nil {
 		return nil
 	}
 	var out []string
-	t.ForEach(func(k, v lua.LValue) {
+	t.ForEach(func(k, _ lua.LValue) {
 		ks, ok := k.(lua.LString)
-		if !ok || !strings.HasPrefix(string(ks), last) {
+		if !ok || bindings.HiddenKey(k) || !strings.HasPrefix(string(ks), last) || !isName(string(ks)) {
 			return
 		}
-		out = append(out, head+prefix+string(ks))
+		out = append(out, head+path+sep+string(ks))
 	})
 	sort.Strings(out)
 	return out
+}
+
+var (
+	// completionExpr: a name, then steps, then optionally a '.' or ':'
+	// and the partial name after it.
+	completionExpr = regexp.MustCompile(`^([A-Za-z_]\w*)((?:\.[A-Za-z_]\w*|\[\d+\]|\["[^"]*"\])*?)(?:([.:])([A-Za-z_]\w*)?)?$`)
+	completionStep = regexp.MustCompile(`\.([A-Za-z_]\w*)|\[(\d+)\]|\["([^"]*)"\]`)
+	luaName        = regexp.MustCompile(`^[A-Za-z_]\w*$`)
+)
+
+func isNameStart(c byte) bool { return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+func isName(s string) bool { return luaName.MatchString(s) }
+
+// fieldOf is v[k] by RawGet (a table, or a userdata's __index table); nil
+// when v has no fields.
+func fieldOf(L *lua.LState, v lua.LValue, k lua.LValue) lua.LValue {
+	t := fieldsOf(L, v)
+	if t == nil {
+		return lua.LNil
+	}
+	return t.RawGet(k)
 }
 
 // fieldsOf returns the table whose keys complete after "v." or "v:": v
@@ -162,6 +209,9 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 		return exitError
 	}
 	defer func() { code = closeLua(b, L, env, code, stderr) }()
+	if !isTerminal(stdin) {
+		return pipedREPL(ctx, L, stdin, stdout, stderr)
+	}
 
 	ln := liner.NewLiner()
 	defer ln.Close()
@@ -268,9 +318,63 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 			if code, ok := bindings.AsExit(err); ok {
 				return code
 			}
-			fmt.Fprintln(stderr, shortTrace(err))
+			fmt.Fprintln(stderr, replError(L, src, err))
 		case out != "":
 			fmt.Fprintln(stdout, out)
 		}
 	}
+}
+
+// pipedREPL reads chunks from stdin that is not a terminal (echo ... |
+// ibscript): no banner, no prompts, values printed as on a terminal;
+// the first error ends the session with its message and status 2, as a
+// script's would.
+func pipedREPL(ctx context.Context, L *lua.LState, stdin io.Reader, stdout, stderr io.Writer) int {
+	ev := &evaluator{L: L}
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var chunk strings.Builder
+	for sc.Scan() {
+		if chunk.Len() > 0 {
+			chunk.WriteByte('\n')
+		}
+		chunk.WriteString(sc.Text())
+		src := chunk.String()
+		if strings.TrimSpace(src) == "" {
+			chunk.Reset()
+			continue
+		}
+		out, err := ev.Eval(ctx, src)
+		if errors.Is(err, errIncomplete) {
+			continue
+		}
+		chunk.Reset()
+		if err != nil {
+			if code, ok := bindings.AsExit(err); ok {
+				return code
+			}
+			if ctx.Err() != nil {
+				return scriptStatus(context.Cause(ctx), stderr)
+			}
+			fmt.Fprintf(stderr, "ibscript: %s\n", replError(L, src, err))
+			return exitError
+		}
+		if out != "" {
+			fmt.Fprintln(stdout, out)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(stderr, "ibscript: reading stdin: %v\n", err)
+		return exitError
+	}
+	if chunk.Len() > 0 {
+		// The input ended inside a chunk: say what the parser says.
+		if _, err := ev.Eval(ctx, chunk.String()+"\n"); err != nil && !errors.Is(err, errIncomplete) {
+			fmt.Fprintf(stderr, "ibscript: %s\n", replError(L, chunk.String(), err))
+		} else {
+			fmt.Fprintf(stderr, "ibscript: stdin ended inside a chunk: %q\n", chunk.String())
+		}
+		return exitError
+	}
+	return exitOK
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/ibscript/ibscript/plan"
 )
 
-// isTerminal reports whether w is a character device (a terminal) and
+// isTerminal reports whether w (a reader or writer) is a character device (a terminal) and
 // colour is not switched off by NO_COLOR.
-func isTerminal(w io.Writer) bool {
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

@@ -70,7 +70,7 @@ func TestSimFaultsDelay(t *testing.T) {
 	}
 	for i, want := range []string{
 		`sim.faults: delay "soon": want milliseconds or a duration such as "5ms"`,
-		`sim.faults: sim: set faults: delay -1ms jitter 0s: negative`,
+		`sim.faults: delay -1ms jitter 0s: negative`,
 		`sim.faults: jitter: milliseconds or a duration string expected, got table`,
 		`sim.faults: unknown option "dealy"`,
 	} {

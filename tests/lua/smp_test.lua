@@ -73,7 +73,7 @@ function test_decoded_tables_print_their_fields(t)
 end
 
 function test_argument_errors(t)
-  expect_error("smp.nodeinfo: .*bad target", smp.nodeinfo, "lid:x")
+  expect_error('smp.nodeinfo: bad argument #1 \\(target "lid:x"\\): LID "x" is not a number', smp.nodeinfo, "lid:x")
   expect_error("bad argument #1 to .*target expected", smp.nodeinfo, {})
   expect_error("bad argument #2", smp.portinfo, "lid:1", -1)
   expect_error("smp.get: unknown attribute \"NoSuch\"", smp.get, "lid:1", "NoSuch")

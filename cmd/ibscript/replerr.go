@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/bindings"
+)
+
+// callee matches a call in Lua source: a dotted (or method) name followed
+// by an argument list, a table or a string.
+var callee = regexp.MustCompile(`([A-Za-z_]\w*(?:\s*[.:]\s*[A-Za-z_]\w*)*)\s*[({"']`)
+
+// chunkLine matches the "name:N: " position gopher-lua puts in front of
+// an error.
+var chunkLine = regexp.MustCompile(`^([^:\n]+):(\d+): `)
+
+// explainCall turns gopher-lua's "attempt to call a non-function object"
+// into what a reader needs: which name is not a function, what it is, and
+// the nearest name that is ("smp.nodeinf is not a function (nil); did
+// you mean smp.nodeinfo?"). It looks names up with RawGet only, so
+// nothing runs; other messages, and calls it cannot name (locals,
+// results of calls), are returned unchanged.
+func explainCall(L *lua.LState, src, msg string) string {
+	const what = "attempt to call a non-function object"
+	i := strings.Index(msg, what)
+	if i < 0 {
+		return msg
+	}
+	lines := strings.Split(src, "\n")
+	line := src
+	if m := chunkLine.FindStringSubmatch(msg); m != nil {
+		if n, err := strconv.Atoi(m[2]); err == nil && n >= 1 && n <= len(lines) {
+			line = lines[n-1]
+		}
+	}
+	for _, m := range callee.FindAllStringSubmatch(line, -1) {
+		name := strings.Join(strings.Fields(m[1]), "")
+		parts := strings.FieldsFunc(name, func(r rune) bool { return r == '.' || r == ':' })
+		var v lua.LValue = L.G.Global
+		var parent *lua.LTable
+		for _, p := range parts {
+			t := fieldsOf(L, v)
+			if t == nil {
+				v = nil
+				break
+			}
+			parent, v = t, t.RawGetString(p)
+		}
+		if v == nil {
+			continue // not resolvable from globals (a call result, a field of a local)
+		}
+		if _, ok := v.(*lua.LFunction); ok {
+			continue
+		}
+		if mt, ok := L.GetMetatable(v).(*lua.LTable); ok && mt.RawGetString("__call") != lua.LNil {
+			continue
+		}
+		out := msg[:i] + fmt.Sprintf("%s is not a function (%s)", name, v.Type())
+		if s := nearest(parent, parts[len(parts)-1]); s != "" {
+			out += fmt.Sprintf("; did you mean %s?", name[:len(name)-len(parts[len(parts)-1])]+s)
+		}
+		return out + msg[i+len(what):]
+	}
+	return msg
+}
+
+// nearest is the function key of t closest to name (edit distance at most
+// a third of its length, at least 2), "" when none is.
+func nearest(t *lua.LTable, name string) string {
+	if t == nil {
+		return ""
+	}
+	best, bestD := "", max(2, len(name)/3)+1
+	t.ForEach(func(k, v lua.LValue) {
+		ks, ok := k.(lua.LString)
+		if !ok || bindings.HiddenKey(k) || v.Type() != lua.LTFunction {
+			return
+		}
+		if d := editDistance(name, string(ks)); d < bestD || d == bestD && string(ks) < best {
+			best, bestD = string(ks), d
+		}
+	})
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// replError is how the REPL shows an error: its message, without the
+// traceback (a REPL line is its own context), without the "stdin:1: "
+// position of a one-line chunk, and naming the missing function of a
+// failed call.
+func replError(L *lua.LState, src string, err error) string {
+	msg := explainCall(L, src, errorMessage(err))
+	if !strings.Contains(src, "\n") {
+		if m := chunkLine.FindStringSubmatch(msg); m != nil && m[1] == "stdin" {
+			msg = msg[len(m[0]):]
+		}
+	}
+	return msg
+}
