@@ -246,18 +246,15 @@ func (g *guard) watchMemory(cancel context.CancelCauseFunc, limit uint64) {
 	}()
 }
 
-// setGoMemoryLimit makes the collector work harder near limit (a soft
-// limit: Go's GOMEMLIMIT), unless GOMEMLIMIT is set. With it, garbage
-// never counts against the run: only what the run holds reaches the
-// watchdog's limit.
+// setGoMemoryLimit makes the collector work harder from 7/8 of limit (a
+// soft limit: Go's GOMEMLIMIT), unless GOMEMLIMIT is set: garbage is
+// collected before it reaches the watchdog's limit, so that only what
+// the run holds does.
 func setGoMemoryLimit(limit uint64) {
 	if limit == 0 || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	if limit > 1<<62 {
-		limit = 1 << 62
-	}
-	debug.SetMemoryLimit(int64(limit))
+	debug.SetMemoryLimit(int64(min(limit/8*7, 1<<62)))
 }
 
 // defaultMemoryLimitCap is the largest default --memory-limit: far more

@@ -59,3 +59,24 @@ func TestREPLCtrlCRecv(t *testing.T) {
 		t.Errorf("the M_Key from IBSCRIPT_MKEY was shown:\n%s", s)
 	}
 }
+
+// TestREPLCtrlCStuckPatternMatch: Ctrl-C cannot stop a pattern match
+// that backtracks for hours inside one Go call, and the session's Lua
+// state cannot be used while it runs: the REPL says so after the grace
+// period and ends the session with status 2, its ports closed and the
+// terminal given back (before, Ctrl-C did nothing and only SIGKILL ended
+// it).
+func TestREPLCtrlCStuckPatternMatch(t *testing.T) {
+	tm := startREPL(t, t.TempDir(), "--fabric=sim:")
+	pos := tm.expect(0, "> ", nil)
+	tm.typ("print('matching'); s = string.rep('a', 20000); print(s:find('.-.-.-.-.-b'))\r")
+	pos = tm.expect(pos, "matching\n", nil)
+	c := &child{cmd: tm.cmd, ctx: t.Context()}
+	c.burning(t)
+	tm.typ("\x03")
+	tm.expect(pos, "interrupted by SIGINT (Ctrl-C); the call did not stop within 2s", nil)
+	err := waitExit(tm.cmd, hangLimit)
+	if code := tm.cmd.ProcessState.ExitCode(); code != exitError {
+		t.Errorf("exit %v (status %d), want %d:\n%s", err, code, exitError, tm.screen())
+	}
+}

@@ -337,8 +337,14 @@ func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		// the simulator on a small machine (7,968 nodes through ibsim:
 		// 4 collections during the sweep before, none now; a 16k-node
 		// fabric stays far below the limit).
+		// Below a smaller --memory-limit, so that garbage never reaches
+		// the watchdog's limit.
 		debug.SetGCPercent(-1)
-		debug.SetMemoryLimit(discoverMemoryLimit)
+		lim := uint64(discoverMemoryLimit)
+		if c.memLimit.v > 0 {
+			lim = min(lim, c.memLimit.v*3/4)
+		}
+		debug.SetMemoryLimit(int64(lim))
 	}
 	b, err := openBackend(ctx, c, stderr)
 	if err != nil {
