@@ -27,9 +27,10 @@ type Faults struct {
 	// Duplicate is the probability that a response is delivered twice.
 	Duplicate float64
 	// Reorder is the probability that a response is held back and
-	// delivered after the responses of the next request sent on the
-	// fabric (which overtake it); with no next request it arrives when
-	// the sender retransmits.
+	// delivered after the response of the next request sent on the
+	// fabric, which overtakes it (when that one is held back too, it
+	// takes its place: a response waits for one more request at most);
+	// with no next request it arrives when the sender retransmits.
 	Reorder float64
 	// Corrupt is the probability that one byte of a response, anywhere
 	// in the MAD, is replaced with a random value.
@@ -219,8 +220,10 @@ func (w *wire) transmitFaulty(p *fabric.Packet, t *txn) {
 				t.out.Data[at] ^= val | 1 // always a change
 			}
 			if hold {
+				// What was held before is overtaken now: no
+				// response waits past the next one sent.
 				in.stats.Reordered++
-				in.held = append(in.held, heldMAD{to: to, out: clonePacket(&t.out)})
+				release, in.held = in.held, []heldMAD{{to: to, out: clonePacket(&t.out)}}
 				to = nil
 			} else {
 				release, in.held = in.held, nil
