@@ -188,3 +188,36 @@ func BenchmarkLuaFabricTable(b *testing.B) {
 		env.fabricTable(d)
 	}
 }
+
+// TestDiscoverErrorsNameWhatWasThere: with a leaf switch dead, the
+// errors of fabric.discover name the port each route leaves from and the
+// switch the reference (a file, a fabric table, else the last discovery)
+// had there.
+func TestDiscoverErrorsNameWhatWasThere(t *testing.T) {
+	L, _, out := newSimTestState(t)
+	err := L.DoString(`
+		local before = fabric.discover()
+		sim.faults{dead = {"leaf03"}}
+		for _, ref in ipairs({false, before, fabric.load("../sim/default.net")}) do
+			local f = fabric.discover(ref and {reference = ref} or nil)
+			assert(#f.errors > 0, "no errors with leaf03 dead")
+			for _, e in ipairs(f.errors) do
+				assert(e.where, e.path .. ": no where: " .. e.err)
+				assert(e.err:find(e.where, 1, true), "err lacks where: " .. e.err)
+				if e.where:match("^behind ") then
+					assert(e.where:find('had "leaf03"', 1, true), e.where)
+				end
+			end
+			print(f.errors[1].path .. ": " .. f.errors[1].where)
+		end
+	`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(out.String())
+	for _, c := range []string{`fabric.discover{reference = 3}`, `fabric.discover{reference = "/nonexistent.topo"}`, `fabric.discover{reference = {}}`} {
+		if err := L.DoString(c); err == nil || !strings.Contains(err.Error(), "fabric.discover: reference") {
+			t.Errorf("%s: %v, want an error naming the reference option", c, err)
+		}
+	}
+}

@@ -15,7 +15,7 @@ func fabricModule() Module {
 		Name:    "fabric",
 		Summary: "the fabric as a whole: discovery and the local port",
 		Funcs: []Func{
-			{"discover", fabricDiscover, "discover([{max_hops=N}]) -> table: {nodes, links, errors} found by directed route from the local port; per-node failures are in errors, never raised"},
+			{"discover", fabricDiscover, "discover([{max_hops=N, reference=FILE or fabric}]) -> table: {nodes, links, errors} found by directed route from the local port, each route's NodeInfo read until two reads agree; what failed (after the sweep went back for it, up to 4 passes) or contradicted what the sweep knew is in errors ({path=, err=, where=}: where names the node asked, or the port a route leaves from and what the reference, else the last discovery, had cabled there), never raised"},
 			{"port", fabricPort, "port() -> table: the local port (ca_name, portnum, base_lid, sm_lid, state, port_guid, ...)"},
 			{"sweep", fabricSweep, "sweep(what, ports [, {fields={names}, nonzero=bool}]) -> array: one query per port table of fabric.discover, all concurrently (fields: decode only those; nonzero: leave out numeric fields that are 0); what is \"portcounters\", \"portcounters_ext\", \"portinfo\", \"sminfo\", \"nodeinfo\" or \"pkeys\" (the non-zero P_Keys of block 0); result i is {port=, value=} or {port=, err=}, never raised"},
 			{"routes", fabricRoutes, "routes(f) -> table: reads every switch's LFT concurrently and follows every LID from every switch: {switches, lids, routes, count, loops, inherited, problems={{switch, lid, port, kind, msg}} (root causes, at most 1000), hops={[links]=host pairs}, errors}"},
@@ -34,13 +34,34 @@ const fabricKey = "__topo" // hidden userdata holding the *topo.Fabric
 func fabricDiscover(e *Env, L *lua.LState) int {
 	var opts engine.DiscoverOptions
 	if t := L.OptTable(1, nil); t != nil {
-		checkOptions(L, "fabric.discover", t, map[string]bool{"max_hops": true})
+		checkOptions(L, "fabric.discover", t, map[string]bool{"max_hops": true, "reference": true})
 		if v := t.RawGetString("max_hops"); v != lua.LNil {
 			n, ok := v.(lua.LNumber)
 			if !ok || n < 1 || n > 63 {
 				raise(L, "fabric.discover", "max_hops must be 1..63, got %s", v.String())
 			}
 			opts.MaxHops = int(n)
+		}
+		switch v := t.RawGetString("reference").(type) {
+		case *lua.LNilType:
+		case lua.LString:
+			f, err := topo.Load(string(v))
+			if err != nil {
+				raise(L, "fabric.discover", "reference: %v", err)
+			}
+			opts.Reference = f
+		case *lua.LTable:
+			ud, _ := v.RawGetString(fabricKey).(*lua.LUserData)
+			f, ok := (*topo.Fabric)(nil), ud != nil
+			if ok {
+				f, ok = ud.Value.(*topo.Fabric)
+			}
+			if !ok {
+				raise(L, "fabric.discover", "reference: a fabric from fabric.discover or fabric.load, or a topology file, expected")
+			}
+			opts.Reference = f
+		default:
+			raise(L, "fabric.discover", "reference: a fabric from fabric.discover or fabric.load, or a topology file, expected, got %s", v.Type())
 		}
 	}
 	if e.progress != nil {
@@ -151,9 +172,12 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 	}
 	errs := L.CreateTable(len(d.Errors), 0)
 	for _, te := range d.Errors {
-		et := L.CreateTable(0, 2)
+		et := L.CreateTable(0, 3)
 		et.RawSetString("path", lua.LString(te.Path))
-		et.RawSetString("err", lua.LString(te.Err.Error()))
+		et.RawSetString("err", lua.LString(te.Detail()))
+		if te.Where != "" {
+			et.RawSetString("where", lua.LString(te.Where))
+		}
 		errs.Append(et)
 	}
 	ft := L.CreateTable(0, 4)

@@ -31,7 +31,28 @@ type DiscoverOptions struct {
 	// batch of answers with the nodes found so far and the queries still
 	// outstanding (the host rate-limits what it shows).
 	Progress func(nodes, pending int)
+	// Reference is the topology a failed route is named against (a
+	// topology file or snapshot the caller loaded): an error on a route
+	// says which node and port it leaves from and what Reference had
+	// cabled there. Nil: the Session's last discovery, if any.
+	Reference *topo.Fabric
 }
+
+// ErrInconsistent is wrapped by a discovery error when an answer
+// contradicts what the sweep already knew (a node GUID answering as
+// another kind of node, a port beyond NumPorts, a link whose two ends
+// name different partners) or two reads of the same route disagree. Such
+// an answer is reported and never turned into topology.
+var ErrInconsistent = errors.New("inconsistent answer")
+
+// sweepPasses is how many times a sweep asks for a target: a query that
+// failed (after its own retries) is asked again once the pass that
+// missed it is over, as ibdiagnet goes back for what it missed.
+const sweepPasses = 4
+
+// nodeInfoReads bounds the NodeInfo reads of one route: a route's
+// NodeInfo becomes topology only when two reads in a row agree.
+const nodeInfoReads = 4
 
 // Discovery is the result of a sweep.
 type Discovery struct {
@@ -50,6 +71,9 @@ type Discovery struct {
 	// (Retransmitter); other traffic on the session in the meantime is
 	// included.
 	Retransmits uint64
+	// Recovered counts the queries that failed a pass of the sweep and
+	// were answered when it went back for them.
+	Recovered int
 
 	paths *intmap.Map[[]uint8] // node and port GUIDs -> directed route; read-only once done
 }
@@ -143,6 +167,13 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 		paths:    new(intmap.Map[[]uint8]),
 		start:    time.Now(),
 		progress: o.Progress,
+		ref:      o.Reference,
+		refName:  "the reference topology",
+	}
+	if sw.ref == nil {
+		if last := s.LastDiscovery(); last != nil {
+			sw.ref, sw.refName = last.Fabric, "the last discovery"
+		}
 	}
 	if last := s.LastDiscovery(); last != nil && last.paths != nil {
 		// Most sweeps find what the last one found: size the tables
@@ -174,7 +205,7 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 			return nil, fmt.Errorf("engine: discover: %w", te)
 		}
 	}
-	d := &Discovery{Fabric: sw.f, Errors: sw.errs, MADs: sw.mads, Elapsed: time.Since(sw.start), paths: sw.paths}
+	d := &Discovery{Fabric: sw.f, Errors: sw.errs, MADs: sw.mads, Elapsed: time.Since(sw.start), paths: sw.paths, Recovered: sw.recovered}
 	rt1, _ := s.Retransmits()
 	d.Retransmits = rt1 - rt0
 	if len(sw.f.Nodes) > 0 {
@@ -229,6 +260,15 @@ type sweep struct {
 	pathSlab []uint8
 	errs     []TargetError
 	mads     int
+	// missed are the queries that failed this pass, asked again when
+	// it is over; recovered counts those a later pass answered.
+	missed    []query
+	recovered int
+	// ref names what failed routes were expected to reach (refName);
+	// refNodes indexes it by GUID, built on the first error.
+	ref      *topo.Fabric
+	refName  string
+	refNodes map[uint64]*topo.Node
 	queue    []*op // built under mu, handed to the sender after
 	// originPort is the local port number NodeInfo gave on the empty
 	// route.
@@ -294,6 +334,9 @@ func (sw *sweep) handler() {
 			}
 			*q = query{}
 			sw.qfree = append(sw.qfree, q)
+		}
+		if sw.pending == 0 && len(sw.missed) > 0 && !sw.canceled {
+			sw.repass()
 		}
 		ops := sw.takeLocked()
 		last := sw.pending == 0
@@ -373,6 +416,89 @@ type query struct {
 	parent *dnode  // probe: the node and port it leaves from
 	pport  uint8
 	port   uint8 // PortInfo
+	// what queueOp asked, to ask it again in a later pass
+	attr uint16
+	mod  uint32
+	key  destKey
+	pass uint8 // 0 on the sweep's first pass
+	// NodeInfo probe: reads of the route so far, and the last one
+	reads uint8
+	prev  smp.NodeInfo
+}
+
+// repass asks again for every query the pass that just ended missed.
+// sw.mu is held.
+func (sw *sweep) repass() {
+	missed := sw.missed
+	sw.missed = nil
+	for i := range missed {
+		q := sw.newQuery()
+		*q = missed[i]
+		q.sw = sw
+		q.pass++
+		q.reads = 0
+		sw.queueOp(q, q.attr, q.mod, q.key)
+	}
+}
+
+// again queues q's query anew (a further NodeInfo read of its route).
+// sw.mu is held.
+func (sw *sweep) again(q *query) {
+	nq := sw.newQuery()
+	*nq = *q
+	nq.sw = sw
+	sw.queueOp(nq, q.attr, q.mod, q.key)
+}
+
+// fail records a failed query: asked again in the next pass while passes
+// are left, else an error naming the target. sw.mu is held.
+func (sw *sweep) fail(q *query, err error) {
+	if q.pass+1 < sweepPasses && !errors.Is(err, ErrInconsistent) && !errors.Is(err, ErrMADBudget) {
+		sw.missed = append(sw.missed, *q)
+		return
+	}
+	sw.errs = append(sw.errs, sw.targetError(q, err))
+}
+
+// inconsistent records an answer that contradicts the sweep. sw.mu is
+// held.
+func (sw *sweep) inconsistent(q *query, format string, args ...any) {
+	sw.errs = append(sw.errs, sw.targetError(q, fmt.Errorf("%w: "+format, append([]any{ErrInconsistent}, args...)...)))
+}
+
+// targetError names q's target: its route, and where that leads when the
+// sweep knows (the node it asks, or the port a probe leaves from and what
+// the reference had cabled there). sw.mu is held.
+func (sw *sweep) targetError(q *query, err error) TargetError {
+	te := TargetError{Path: Target{Kind: ByDR, Path: q.path}.String(), Err: err}
+	switch {
+	case q.node != nil:
+		te.Where = "at " + nodeName(q.node.n)
+	case q.parent != nil:
+		te.Where = fmt.Sprintf("behind %s port %d", nodeName(q.parent.n), q.pport)
+		if sw.ref != nil {
+			if sw.refNodes == nil {
+				sw.refNodes = make(map[uint64]*topo.Node, len(sw.ref.Nodes))
+				for _, n := range sw.ref.Nodes {
+					sw.refNodes[n.GUID] = n
+				}
+			}
+			if rn := sw.refNodes[q.parent.n.GUID]; rn != nil && int(q.pport) < len(rn.Ports) {
+				switch rp := rn.Ports[q.pport]; {
+				case rp != nil && rp.Remote != nil:
+					te.Where += fmt.Sprintf(", where %s had %s port %d", sw.refName, nodeName(rp.Remote.Node), rp.Remote.Num)
+				default:
+					te.Where += fmt.Sprintf(", where %s had no cable", sw.refName)
+				}
+			}
+		}
+	}
+	return te
+}
+
+// nodeName names a node in messages: "Switch1" (S-0002c90300000001).
+func nodeName(n *topo.Node) string {
+	return fmt.Sprintf("%q (%s)", n.Desc, n.ID)
 }
 
 // probeNode queues a NodeInfo on a new route. sw.mu is held.
@@ -384,10 +510,11 @@ func (sw *sweep) probeNode(path []uint8, parent *dnode, pport uint8) {
 
 // queueOp builds an SMP op for q. sw.mu is held.
 func (sw *sweep) queueOp(q *query, attr uint16, mod uint32, key destKey) {
+	q.attr, q.mod, q.key = attr, mod, key
 	t := Target{Kind: ByDR, Path: q.path}
 	o, err := sw.s.smpOp(context.Background(), t, mad.MethodGet, attr, mod, nil, sw.c)
 	if err != nil {
-		sw.errs = append(sw.errs, TargetError{Path: t.String(), Err: err})
+		sw.errs = append(sw.errs, sw.targetError(q, err))
 		return
 	}
 	o.key = key
@@ -425,18 +552,32 @@ func (sw *sweep) handleLocked(q *query, o *op) {
 		err = o.madStatus()
 	}
 	if err != nil {
-		sw.errs = append(sw.errs, TargetError{Path: Target{Kind: ByDR, Path: q.path}.String(), Err: err})
+		sw.fail(q, err)
 		return
+	}
+	if q.pass > 0 && q.reads == 0 {
+		sw.recovered++
 	}
 	data := smp.Data(o.resp[:])
 	switch o.attrID {
 	case smp.AttrNodeInfo:
 		var ni smp.NodeInfo
 		if err := ni.UnmarshalBinary(data); err != nil {
-			sw.errs = append(sw.errs, TargetError{Path: Target{Kind: ByDR, Path: q.path}.String(), Err: err})
+			sw.fail(q, err)
 			return
 		}
-		sw.nodeInfo(q, &ni)
+		// A route's NodeInfo is read until two reads in a row agree:
+		// one corrupted answer never becomes a node or a link.
+		switch {
+		case q.reads == 0 || ni != q.prev && q.reads < nodeInfoReads:
+			q.reads++
+			q.prev = ni
+			sw.again(q)
+		case ni != q.prev:
+			sw.inconsistent(q, "NodeInfo: %d reads of the route, no two in a row alike", q.reads+1)
+		default:
+			sw.nodeInfo(q, &ni)
+		}
 	case smp.AttrNodeDescription:
 		var nd smp.NodeDescription
 		if nd.UnmarshalBinary(data) == nil {
@@ -450,7 +591,7 @@ func (sw *sweep) handleLocked(q *query, o *op) {
 	case smp.AttrPortInfo:
 		var pi smp.PortInfo
 		if err := pi.UnmarshalLink(data); err != nil {
-			sw.errs = append(sw.errs, TargetError{Path: Target{Kind: ByDR, Path: q.path}.String(), Err: err})
+			sw.fail(q, err)
 			return
 		}
 		sw.portInfo(q, &pi)
@@ -460,6 +601,42 @@ func (sw *sweep) handleLocked(q *query, o *op) {
 func (sw *sweep) nodeInfo(q *query, ni *smp.NodeInfo) {
 	d, _ := sw.nodes.Get(ni.NodeGUID)
 	isNew := d == nil
+	lp := int(ni.LocalPortNum)
+	// What the answer says must agree with what the sweep knows before
+	// any of it becomes topology.
+	if lp > int(ni.NumPorts) || lp == 0 && topo.NodeType(ni.NodeType) != topo.Switch {
+		sw.inconsistent(q, "NodeInfo: LocalPortNum %d of %d ports", lp, ni.NumPorts)
+		return
+	}
+	if !isNew {
+		n := d.n
+		if n.Type != topo.NodeType(ni.NodeType) || n.NumPorts != int(ni.NumPorts) || n.SysGUID != ni.SystemImageGUID {
+			sw.inconsistent(q, "NodeInfo: node GUID 0x%016x answers as a %s with %d ports (system GUID 0x%016x), where %s is a %s with %d ports (system GUID 0x%016x)",
+				ni.NodeGUID, topo.NodeType(ni.NodeType), ni.NumPorts, ni.SystemImageGUID,
+				Target{Kind: ByDR, Path: d.path}, n.Type, n.NumPorts, n.SysGUID)
+			return
+		}
+		if p := n.Ports[lp]; p != nil && p.GUID != ni.PortGUID {
+			sw.inconsistent(q, "NodeInfo: port %d of node GUID 0x%016x has port GUID 0x%016x, where it had 0x%016x",
+				lp, ni.NodeGUID, ni.PortGUID, p.GUID)
+			return
+		}
+	}
+	if q.parent != nil {
+		pp := q.parent.n.Ports[q.pport]
+		if pp != nil && pp.Remote != nil && (pp.Remote.Node.GUID != ni.NodeGUID || pp.Remote.Num != lp) {
+			sw.inconsistent(q, "%s port %d leads to node GUID 0x%016x port %d, where it led to %s port %d",
+				nodeName(q.parent.n), q.pport, ni.NodeGUID, lp, nodeName(pp.Remote.Node), pp.Remote.Num)
+			return
+		}
+		if !isNew {
+			if p := d.n.Ports[lp]; p != nil && p.Remote != nil && p.Remote != pp {
+				sw.inconsistent(q, "%s port %d is reached from %s port %d, where it is cabled to %s port %d",
+					nodeName(d.n), lp, nodeName(q.parent.n), q.pport, nodeName(p.Remote.Node), p.Remote.Num)
+				return
+			}
+		}
+	}
 	if isNew {
 		n := &topo.Node{
 			ID:       topo.NodeIDFor(topo.NodeType(ni.NodeType), ni.NodeGUID),
@@ -488,12 +665,6 @@ func (sw *sweep) nodeInfo(q *query, ni *smp.NodeInfo) {
 		sw.nodes.Set(ni.NodeGUID, d)
 		sw.f.Nodes = append(sw.f.Nodes, n)
 		sw.paths.Set(ni.NodeGUID, q.path)
-	}
-	lp := int(ni.LocalPortNum)
-	if lp >= len(d.n.Ports) {
-		sw.errs = append(sw.errs, TargetError{Path: Target{Kind: ByDR, Path: q.path}.String(),
-			Err: fmt.Errorf("NodeInfo: LocalPortNum %d of %d ports", lp, ni.NumPorts)})
-		return
 	}
 	port := d.n.Ports[lp]
 	if port == nil {

@@ -47,9 +47,23 @@ func (e *TimeoutError) Is(target error) bool { return target == fabric.ErrTimeou
 type TargetError struct {
 	Path string // the target, e.g. "dr:0,1,3"
 	Err  error
+	// Where says what the target is when the sweep knows: the node it
+	// asked (at "leaf005" (S-...)), or the port a directed route leaves
+	// from and what the reference topology or the last discovery had
+	// cabled there (behind "spine01" (S-...) port 5, where the last
+	// discovery had "leaf005" (S-...) port 1).
+	Where string
 }
 
-func (e TargetError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e TargetError) Error() string { return e.Path + ": " + e.Detail() }
+
+// Detail is the error without the path: the failure, and Where.
+func (e TargetError) Detail() string {
+	if e.Where == "" {
+		return e.Err.Error()
+	}
+	return e.Err.Error() + "; " + e.Where
+}
 
 func (e TargetError) Unwrap() error { return e.Err }
 

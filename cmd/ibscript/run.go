@@ -393,7 +393,7 @@ func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		return exitError
 	}
 	for _, te := range d.Errors {
-		fmt.Fprintf(stderr, "ibscript discover: %s: %v\n", te.Path, te.Err)
+		fmt.Fprintf(stderr, "ibscript discover: %s\n", te)
 	}
 	if d.Retransmits > 0 {
 		fmt.Fprintf(stderr, "ibscript discover: %d SMPs, %d retransmitted after a timeout\n", d.MADs, d.Retransmits)
