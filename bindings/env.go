@@ -50,6 +50,11 @@ type Options struct {
 	// OnMemoryLimit, when set, receives every *MemoryError before it is
 	// raised, so that the host can end the run (cancel its context).
 	OnMemoryLimit func(error)
+	// Files is which files scripts may read and write (dofile, loadfile,
+	// require, fabric.load and save, plan.thresholds; docs/security.md).
+	// nil allows every file: an embedder that runs plans it did not write
+	// sets it (cmd/ibscript always does).
+	Files *Files
 }
 
 // Closer is a resource a script owns (an open port): Env.Close closes the
@@ -120,6 +125,7 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 	if e.stdout == nil {
 		e.stdout = os.Stdout
 	}
+	setFiles(L, opts.Files)
 	registerTypes(L)
 	e.checkAllocs(L)
 	for _, m := range Modules() {

@@ -63,13 +63,16 @@ func LoadString(L *lua.LState, src, name string) (*lua.LFunction, error) {
 }
 
 // LoadFile is Load of a file, skipping a first line that starts with '#'
-// (a shebang) as lua does, keeping line numbers.
+// (a shebang) as lua does, keeping line numbers. The file must be one the
+// state's Files allows (files.go); a syntax error in a file not named
+// *.lua shows its line, not the parser's message (hideSource).
 func LoadFile(L *lua.LState, path string) (*lua.LFunction, error) {
-	src, err := os.ReadFile(path)
+	src, err := filesOf(L).ReadFile(path)
 	if err != nil {
 		return nil, &lua.ApiError{Type: lua.ApiErrorFile, Object: lua.LString(err.Error()), Cause: err}
 	}
-	return Load(L, bytes.NewReader(skipShebang(src)), path)
+	fn, err := Load(L, bytes.NewReader(skipShebang(src)), path)
+	return fn, hideSource(path, err)
 }
 
 // skipShebang blanks a first line that starts with '#', keeping its
@@ -169,6 +172,11 @@ func requireLua(L *lua.LState) int {
 			continue
 		}
 		candidate := strings.ReplaceAll(tmpl, "?", file)
+		if err := filesOf(L).Check(candidate); err != nil {
+			// Not looked at: whether it exists is not the script's to know.
+			fmt.Fprintf(&tried, "\n\tnot allowed '%s' (%v)", candidate, ErrFileNotAllowed)
+			continue
+		}
 		if st, err := os.Stat(candidate); err != nil || st.IsDir() {
 			fmt.Fprintf(&tried, "\n\tno file '%s'", candidate)
 			continue

@@ -3,7 +3,6 @@ package bindings
 import (
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -432,7 +431,7 @@ func planThresholds(e *Env, L *lua.LState) int {
 	path := L.OptString(1, "")
 	th := map[string]uint64{}
 	if path != "" {
-		f, err := os.Open(path)
+		f, err := filesOf(L).Open(path)
 		if err != nil {
 			raise(L, "plan.thresholds", "%v", err)
 		}

@@ -27,12 +27,16 @@ func topoOf(L *lua.LState, n int) *topo.Fabric {
 
 func fabricLoad(e *Env, L *lua.LState) int {
 	path := L.CheckString(1)
+	files := filesOf(L)
+	if err := files.Check(path); err != nil {
+		raise(L, "fabric.load", "%v", err)
+	}
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
 		// The file, its text and what is decoded from it: about three
 		// times its size while it loads.
 		e.checkAlloc(L, "fabric.load", mulSize(uint64(st.Size()), 3))
 	}
-	f, err := topo.Load(path)
+	f, err := (&topo.Parser{Open: files.Open}).Load(path) // includes checked too
 	if err != nil {
 		raise(L, "fabric.load", "%v", err)
 	}
@@ -58,7 +62,7 @@ func fabricSave(e *Env, L *lua.LState) int {
 	case "ibnetdiscover":
 		wo := &topo.WriteOptions{}
 		if v, ok := opts.RawGetString("node_name_map").(lua.LString); ok {
-			mf, err := os.Open(string(v))
+			mf, err := filesOf(L).Open(string(v))
 			if err != nil {
 				raise(L, "fabric.save", "%v", err)
 			}
@@ -74,7 +78,7 @@ func fabricSave(e *Env, L *lua.LState) int {
 	default:
 		raise(L, "fabric.save", "format %q: want \"json\" or \"ibnetdiscover\"", format)
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := filesOf(L).WriteFile(path, b.Bytes(), 0o644); err != nil {
 		raise(L, "fabric.save", "%v", err)
 	}
 	return 0

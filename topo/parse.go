@@ -91,6 +91,10 @@ type Parser struct {
 	// (paths are slash-separated, relative to the FS root). nil means the
 	// OS file system.
 	FS fs.FS
+	// Open, when set (and FS is not), opens the files include
+	// directives name (OS paths): the host's check of which files may
+	// be read. nil means os.Open.
+	Open func(name string) (io.ReadCloser, error)
 	// Logger receives notes about lines that are accepted but have no
 	// effect here, such as ibsim console commands ("do ..."). nil discards.
 	Logger *slog.Logger
@@ -131,6 +135,9 @@ func (c *Parser) Parse(name string, r io.Reader) (*Fabric, error) {
 func (c *Parser) open(name string) (io.ReadCloser, error) {
 	if c.FS != nil {
 		return c.FS.Open(name)
+	}
+	if c.Open != nil {
+		return c.Open(name)
 	}
 	return os.Open(name)
 }

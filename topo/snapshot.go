@@ -192,7 +192,10 @@ const MaxLoadSize = 1 << 30
 // '{', else an ibsim or ibnetdiscover topology file (Parse). The file
 // must be a regular file of at most MaxLoadSize bytes: a device such as
 // /dev/zero, a FIFO or a huge file is refused before it is read.
-func Load(path string) (*Fabric, error) {
+func Load(path string) (*Fabric, error) { return new(Parser).Load(path) }
+
+// Load is the package's Load with c's way of opening included files.
+func (c *Parser) Load(path string) (*Fabric, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -218,7 +221,7 @@ func Load(path string) (*Fabric, error) {
 	if strings.HasPrefix(strings.TrimSpace(string(b)), "{") {
 		return ReadSnapshot(strings.NewReader(string(b)), path)
 	}
-	return Parse(path, strings.NewReader(string(b)))
+	return c.Parse(path, strings.NewReader(string(b)))
 }
 
 // Rename gives the nodes a node-name-map names (ParseNameMap) those

@@ -61,6 +61,9 @@ type config struct {
 	cmd       string   // "", "run", "discover", "repl", "help"
 	args      []string // positional arguments after the subcommand
 
+	// Files a script may use beyond the named paths (docs/security.md).
+	allowPath  []string // --allow-path DIR, repeatable
+	allowFiles bool     // --allow-files
 	// logger takes debug lines to stderr with --debug; nil discards.
 	logger *slog.Logger
 	// guard ends the run when it does not end by itself (guard.go); nil
@@ -120,6 +123,12 @@ Flags (before or after the command):
                   limit, SIGTERM, SIGHUP, SIGQUIT or (outside the REPL)
                   SIGINT is ended: its ports and files are closed and the
                   stuck call abandoned (exit status 2)
+  --allow-path DIR
+                  let the script read and write files under DIR too
+                  (repeatable); by default only under the working directory,
+                  the script's directory and arguments and --arg values
+                  (docs/security.md)
+  --allow-files   let the script read and write any file
   --debug         log what the layers below the script do on stderr (slog
                   text at debug level: dropped and malformed MADs, the
                   simulator's notes)
@@ -206,6 +215,8 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&c.memLimit, "memory-limit", "")
 	fs.BoolVar(&c.debug, "debug", false, "")
 	fs.StringVar(&c.nameMap, "node-name-map", "", "")
+	fs.Func("allow-path", "", func(s string) error { c.allowPath = append(c.allowPath, s); return nil })
+	fs.BoolVar(&c.allowFiles, "allow-files", false, "")
 	fs.BoolVar(&c.help, "help", false, "")
 	fs.BoolVar(&c.help, "h", false, "")
 	fs.BoolVar(&c.version, "version", false, "")

@@ -45,6 +45,10 @@ func newLuaOpts(ctx context.Context, c *config, stdout, stderr io.Writer, o bind
 			c.cancel(errMemoryLimit{limit: c.memLimit.v, mem: me})
 		}
 	}
+	if o.Files, err = c.files(); err != nil {
+		b.Close()
+		return nil, nil, nil, err
+	}
 	L, env, err := bindings.NewState(ctx, &o)
 	if err != nil {
 		b.Close()
