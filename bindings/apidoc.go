@@ -5,6 +5,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/sa"
+	"github.com/ibscript/ibscript/mad/smp"
 )
 
 // WriteAPIReference writes the Lua API reference (docs/lua-api.md) from
@@ -46,7 +51,128 @@ func WriteAPIReference(w io.Writer) error {
 			}
 		}
 	}
+	writeAttributes(p)
 	return bw.Flush()
+}
+
+// writeAttributes documents every attribute and record of the schema
+// (mad/internal/madgen) with its rows: the tables smp.get, perf.get,
+// sa.get_table, mad.decode and ls() return.
+func writeAttributes(p func(string, ...any)) {
+	p("\n## Attributes and records\n\n")
+	p("Every attribute and record the functions above return, from the schema the codecs are\n")
+	p("generated from (`mad/internal/madgen`): the Lua key of each field, its IBA name, where it is\n")
+	p("(byte.bit and width in bits, as the IBA tables place it) and how it is shown. Tables of equal\n")
+	p("entries are one row (`port0` .. `port63`, entry i that many bits after the first). SA records\n")
+	p("also give the ComponentMask bit that selects a field in `sa.get_table` templates.\n")
+	type section struct {
+		title, how string
+		layouts    []*mad.Layout
+	}
+	var recs []*mad.Layout
+	comps := map[*mad.Layout][]int{}
+	for _, a := range sa.Attrs() {
+		recs = append(recs, a.Layout)
+		comps[a.Layout] = a.Comp
+	}
+	for _, sec := range []section{
+		{"SMP attributes", "`smp.get(target, name, modifier)`", smp.Layouts()},
+		{"PerfMgt attributes", "`perf.get(target, port, name)`", perf.Layouts()},
+		{"SA records", "`sa.get_table(name, template)`", recs},
+	} {
+		p("\n### %s\n\nRead with %s.\n", sec.title, sec.how)
+		for _, l := range sec.layouts {
+			p("\n#### %s\n\nAttribute ID 0x%04x, %d bytes.", l.Name, l.ID, l.Size)
+			if l.Mod != "" {
+				p(" Modifier: %s.", strings.TrimSuffix(l.Mod, "."))
+			}
+			if l.Doc != "" {
+				p(" %s", l.Doc)
+			}
+			p("\n\n| key | IBA name | at | bits | shown as | |\n| --- | --- | --- | --- | --- | --- |\n")
+			c := comps[l]
+			for _, g := range fieldGroups(l.Fields) {
+				f := l.Fields[g.rows[0]]
+				key, name := "`"+f.Key()+"`", f.Name
+				at := fmt.Sprintf("%d.%d", f.Bit/8, f.Bit%8)
+				if len(g.rows) > 1 {
+					last := l.Fields[g.rows[len(g.rows)-1]]
+					key += " .. `" + last.Key() + "`"
+					name += " .. " + last.Name
+					at += fmt.Sprintf(" + %d bits × i", g.stride)
+				}
+				note := f.Doc
+				if c != nil && c[g.rows[0]] >= 0 {
+					plus := ""
+					if len(g.rows) > 1 {
+						plus = " + i"
+					}
+					note = strings.TrimSuffix(strings.TrimSpace(fmt.Sprintf("component %d%s; %s", c[g.rows[0]], plus, note)), ";")
+				}
+				p("| %s | %s | %s | %d | %s | %s |\n", key, name, at, f.Width, kindName(f), note)
+			}
+		}
+	}
+}
+
+// fieldGroup is the rows of one table of equal entries (Name0, Name1, ...
+// at a regular stride, possibly interleaved with another table's), or one
+// row.
+type fieldGroup struct {
+	rows   []int // indexes into the layout's fields
+	stride int
+}
+
+// fieldGroups groups the rows of fs, in order of first appearance.
+func fieldGroups(fs []mad.Field) []fieldGroup {
+	byBase := map[string][]int{}
+	for i, f := range fs {
+		if b := strings.TrimRight(f.Name, "0123456789"); b != f.Name {
+			byBase[b] = append(byBase[b], i)
+		}
+	}
+	done := map[int]bool{}
+	var out []fieldGroup
+	for i, f := range fs {
+		if done[i] {
+			continue
+		}
+		g := fieldGroup{rows: []int{i}}
+		if idx := byBase[strings.TrimRight(f.Name, "0123456789")]; len(idx) > 1 && idx[0] == i {
+			stride := fs[idx[1]].Bit - f.Bit
+			ok := true
+			for k, j := range idx {
+				r := fs[j]
+				if r.Name != fmt.Sprintf("%s%d", strings.TrimRight(f.Name, "0123456789"), k) ||
+					r.Width != f.Width || r.Kind != f.Kind || r.Bit != f.Bit+k*stride {
+					ok = false
+				}
+			}
+			if ok {
+				g = fieldGroup{rows: idx, stride: stride}
+			}
+		}
+		for _, j := range g.rows {
+			done[j] = true
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+func kindName(f mad.Field) string {
+	switch f.Kind {
+	case mad.Hex:
+		if f.Width > 52 {
+			return "hex string"
+		}
+		return "number (hex)"
+	case mad.String:
+		return "string"
+	case mad.Bytes:
+		return "hex string"
+	}
+	return "number"
 }
 
 func upperFirst(s string) string {

@@ -50,7 +50,13 @@ print(sm.guid, smp.sm_state_name(sm.sm_state))`,
 	"smp.pkeys":    `print(string.format("0x%04x", smp.pkeys("lid:1", 1)[1]))`,
 	"smp.lft": `local lft = smp.lft("lid:2", 0)
 print("LID 1 leaves leaf01 on port", lft[2])`,
-	"smp.get":             `print(smp.get("lid:1", "NodeDescription").node_string)`,
+	"smp.get": `print(smp.get("lid:1", "NodeDescription").node_string)`,
+	"smp.sl2vl": `local t = smp.sl2vl("lid:1")
+print(t.sl_to_vl0, t.sl_to_vl15)   -- 0 7: SL 15 goes on VL 7`,
+	"smp.vlarb": `local low = smp.vlarb("lid:1", 1, 1)
+print(low.vl1, low.weight1)`,
+	"smp.portinfo_ext":    `print(pcall(smp.portinfo_ext, "lid:1", 1))   -- false: ibsim and the simulator do not answer it`,
+	"smp.mlnxextportinfo": `print(smp.mlnxextportinfo("lid:2", 1).link_speed_active)`,
 	"smp.width_name":      `print(smp.width_name(2))   -- 4X`,
 	"smp.speed_name":      `print(smp.speed_name(4), smp.speed_name(4, 4))   -- QDR HDR`,
 	"smp.state_name":      `print(smp.state_name(4))`,
@@ -72,6 +78,8 @@ print(#paths, paths[1].slid, paths[1].dlid)`,
 print(pc.symbol_error_counter, pc.port_xmit_data)`,
 	"perf.portcounters_ext": `print(perf.portcounters_ext("lid:2", 1).port_rcv_pkts)`,
 	"perf.reset":            `perf.reset("lid:2", 1)`,
+	"perf.get": `local d = perf.get("lid:2", 1, "PortRcvErrorDetails")
+print(d.port_select, d.port_local_physical_errors)`,
 
 	"fabric.discover": `local f = fabric.discover()
 print(#f.nodes, "nodes", #f.links, "links", #f.errors, "errors")

@@ -14,6 +14,7 @@ func perfModule() Module {
 		Funcs: []Func{
 			{"portcounters", perfGetter("perf.portcounters", perf.AttrPortCounters), "portcounters(target [, port]) -> table: PortCounters; counters are numbers"},
 			{"portcounters_ext", perfGetter("perf.portcounters_ext", perf.AttrPortCountersExtended), "portcounters_ext(target [, port]) -> table: PortCountersExtended (64-bit counters as numbers, exact below 2^53)"},
+			{"get", perfGet, "get(target, port, attribute) -> table: any PerfMgt attribute by IBA name (\"PortRcvErrorDetails\", \"PortVLXmitWaitCounters\") or ID, for port (PortSelect; 255 all ports where the PMA supports it)"},
 			{"reset", perfReset, "reset(target [, port]) -> nil: clears every PortCounters counter of the port (a Set with CounterSelect 0xffff)"},
 		},
 	}
@@ -30,6 +31,30 @@ func perfGetter(name string, attr uint16) func(*Env, *lua.LState) int {
 		L.Push(e.layoutTable(perf.LayoutByID(attr), data))
 		return 1
 	}
+}
+
+func perfGet(e *Env, L *lua.LState) int {
+	t := checkTarget(L, "perf.get", 1)
+	port := uint8(checkUint(L, 2, 0xff))
+	var l *mad.Layout
+	switch v := L.Get(3).(type) {
+	case lua.LString:
+		if l = perf.LayoutByName(string(v)); l == nil {
+			raise(L, "perf.get", "unknown attribute %q", string(v))
+		}
+	case lua.LNumber:
+		if l = perf.LayoutByID(uint16(v)); l == nil {
+			raise(L, "perf.get", "unknown attribute ID 0x%04x", uint16(v))
+		}
+	default:
+		L.ArgError(3, "attribute name or ID expected, got "+v.Type().String())
+	}
+	data, err := e.sess.Perf(L.Context(), t, mad.MethodGet, l.ID, port, nil)
+	if err != nil {
+		raise(L, "perf.get", "%v", err)
+	}
+	L.Push(e.layoutTable(l, data))
+	return 1
 }
 
 func perfReset(e *Env, L *lua.LState) int {

@@ -24,7 +24,11 @@ func smpModule() Module {
 			{"guidinfo", smpGetter("smp.guidinfo", smp.AttrGUIDInfo, true), "guidinfo(target [, block]) -> table: GUIDInfo block (8 GUIDs)"},
 			{"pkeys", smpPKeys, "pkeys(target [, port [, block]]) -> array: the 32 P_Keys of a P_KeyTable block"},
 			{"lft", smpLFT, "lft(target [, block]) -> array: egress ports for LIDs block*64 .. block*64+63 (index 1 = first LID)"},
-			{"get", smpGet, "get(target, attribute, modifier) -> table: any SMP attribute by name (\"PortInfo\") or ID"},
+			{"sl2vl", smpSL2VL, "sl2vl(target [, in_port [, out_port]]) -> table: SLtoVLMappingTable (sl_to_vl0 .. sl_to_vl15); a switch's ports default to 0"},
+			{"vlarb", smpVLArb, "vlarb(target [, port [, block]]) -> table: VLArbitrationTable block (1, 2 low priority; 3, 4 high; default 1): vl0, weight0 .. vl31, weight31"},
+			{"portinfo_ext", smpGetter("smp.portinfo_ext", smp.AttrPortInfoExtended, true), "portinfo_ext(target [, port]) -> table: PortInfoExtended (FEC modes) of port"},
+			{"mlnxextportinfo", smpGetter("smp.mlnxextportinfo", smp.AttrMlnxExtPortInfo, true), "mlnxextportinfo(target [, port]) -> table: Mellanox ExtendedPortInfo (0xFF90) of port"},
+			{"get", smpGet, "get(target, attribute, modifier) -> table: any SMP attribute by IBA name (\"PortInfo\", \"SLtoVLMappingTable\"), smpquery alias (\"SL2VLMappingTable\") or ID"},
 			{"width_name", enumName(smp.WidthName), "width_name(mask) -> string: link width name, \"4X\""},
 			{"speed_name", smpSpeedName, "speed_name(speed [, ext_speed]) -> string: link speed name, \"QDR\", \"HDR\""},
 			{"state_name", enumName(smp.PortStateName), "state_name(state) -> string: a PortState name, \"Active\""},
@@ -160,11 +164,7 @@ func smpGet(e *Env, L *lua.LState) int {
 	var l *mad.Layout
 	switch v := L.Get(2).(type) {
 	case lua.LString:
-		for _, cand := range smp.Layouts() {
-			if cand.Name == string(v) {
-				l = cand
-			}
-		}
+		l = smp.LayoutByName(string(v))
 		if l == nil {
 			raise(L, "smp.get", "unknown attribute %q", string(v))
 		}
@@ -182,6 +182,33 @@ func smpGet(e *Env, L *lua.LState) int {
 		raise(L, "smp.get", "%v", err)
 	}
 	L.Push(e.layoutTable(l, data))
+	return 1
+}
+
+func smpSL2VL(e *Env, L *lua.LState) int {
+	t := checkTarget(L, "smp.sl2vl", 1)
+	in := optUint(L, 2, 0, 0xff)
+	out := optUint(L, 3, 0, 0xff)
+	data, err := e.sess.SMP(L.Context(), t, mad.MethodGet, smp.AttrSLtoVLMappingTable, uint32(in<<8|out), nil)
+	if err != nil {
+		raise(L, "smp.sl2vl", "%v", err)
+	}
+	L.Push(e.layoutTable(&smp.SLtoVLMappingTableLayout, data))
+	return 1
+}
+
+func smpVLArb(e *Env, L *lua.LState) int {
+	t := checkTarget(L, "smp.vlarb", 1)
+	port := optUint(L, 2, 0, 0xffff)
+	block := optUint(L, 3, 1, 4)
+	if block == 0 {
+		L.ArgError(3, "block 1..4 expected, got 0")
+	}
+	data, err := e.sess.SMP(L.Context(), t, mad.MethodGet, smp.AttrVLArbitrationTable, uint32(block<<16|port), nil)
+	if err != nil {
+		raise(L, "smp.vlarb", "%v", err)
+	}
+	L.Push(e.layoutTable(&smp.VLArbitrationTableLayout, data))
 	return 1
 }
 

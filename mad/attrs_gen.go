@@ -217,3 +217,6 @@ func (c *ClassPortInfo) AppendBinary(b []byte) ([]byte, error) {
 
 // MarshalBinary returns the 72-byte attribute.
 func (c *ClassPortInfo) MarshalBinary() ([]byte, error) { return c.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, ClassPortInfoLayout.
+func (*ClassPortInfo) AttrLayout() *Layout { return &ClassPortInfoLayout }

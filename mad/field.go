@@ -357,3 +357,10 @@ type Codec interface {
 	UnmarshalBinary(b []byte) error
 	AppendBinary(b []byte) ([]byte, error)
 }
+
+// Attribute is a generated attribute type: its codec and its layout (ID,
+// size, rows).
+type Attribute interface {
+	Codec
+	AttrLayout() *Layout
+}

@@ -5,8 +5,8 @@ import "strings"
 // acronyms are the initialisms that IBA field names run together without a
 // case change ("MasterSMLID" is Master SM LID). Longer entries win.
 var acronyms = [...]string{
-	"DLID", "GUID", "MLID", "SLID",
-	"FDB", "GID", "HOQ", "LED", "LID", "LMC", "MAD", "MTU", "PMA", "SMP",
+	"BECN", "DLID", "FECN", "GUID", "MLID", "SLID",
+	"EDR", "FDB", "FDR", "FEC", "GID", "HDR", "HOQ", "LED", "LID", "LMC", "MAD", "MTU", "NDR", "PMA", "SMP",
 	"DR", "FL", "HL", "ID", "QP", "SL", "SM", "TC", "VL",
 }
 

@@ -275,6 +275,21 @@ func (f *Fabric) pma(n *node, in *port, b []byte) (uint16, action) {
 		pceCounterSelect2.Put(d, sel2)
 		c.putPCE(d)
 		return 0, actRespond
+	case perf.AttrPortRcvErrorDetails, perf.AttrPortXmitDiscardDetails, perf.AttrPortOpRcvCounters,
+		perf.AttrPortFlowCtlCounters, perf.AttrPortVLOpPackets, perf.AttrPortVLOpData,
+		perf.AttrPortVLXmitFlowCtlUpdateErrors, perf.AttrPortVLXmitWaitCounters:
+		// ibsim answers these groups from counters nothing in it moves
+		// (only its console sets them): zero, PortSelect checked as for
+		// PortCounters, PortSelect and CounterSelect echoed.
+		if !f.pmaPorts(n, in, uint8(pcPortSelect.Get(d)), func(*port) {}) {
+			return mad.StatusInvalidField, actRespond
+		}
+		for _, fl := range perf.LayoutByID(mad.AttrIDOf(b)).Fields {
+			if fl.Name != "PortSelect" && fl.Name != "CounterSelect" && fl.Name != "OpCode" {
+				fl.Put(d, 0)
+			}
+		}
+		return 0, actRespond
 	}
 	return 0, actDeliver
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/rmpp"
 	"github.com/ibscript/ibscript/mad/sa"
+	"github.com/ibscript/ibscript/mad/smp"
 )
 
 // The subnet administrator of the simulated SM. It answers SA requests
@@ -318,7 +319,7 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 		return single(0, d, 0)
 	}
 	attr, ok := sa.AttrByID(attrID)
-	if !ok || attr == &sa.ClassPortInfo || attr == &sa.InformInfo {
+	if !ok || attr == &sa.ClassPortInfo || attr == &sa.InformInfo || saUnserved[attr] {
 		return single(mad.StatusMethodAttrUnsup, nil, 0)
 	}
 	if attr == &sa.MultiPathRecord {
@@ -364,6 +365,16 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 	h.Put(msg)
 	sa.SetAttributeOffset(msg, uint16(attr.Stride))
 	return msg
+}
+
+// saUnserved are the records the package knows that the simulated SA does
+// not serve yet (a Get or GetTable of them gets 0x000C): OpenSM answers
+// SLtoVL and VL arbitration records from tables it never read with QoS off
+// (all zero), MFT records of the groups it created and the subscriptions
+// it holds; the simulator models none of these.
+var saUnserved = map[*sa.Attr]bool{
+	&sa.SLtoVLMappingTableRecord: true, &sa.VLArbitrationTableRecord: true,
+	&sa.MulticastForwardingTableRecord: true, &sa.InformInfoRecord: true,
 }
 
 // saMultiPath answers GetMulti(MultiPathRecord): the PathRecords between
@@ -523,6 +534,27 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 					})
 				}
 			}
+		}
+	case &sa.SMInfoRecord:
+		// OpenSM's: its own SMInfo (SM_Key blank: the requester gave none)
+		// and those of the other SMs it polls.
+		lid := field("LID")
+		if f.hasSM && f.smPort.lid != 0 {
+			add(func(r []byte) {
+				lid.Put(r, uint64(f.smPort.lid))
+				si := smp.SMInfo{GUID: f.smPort.guid, ActCount: f.actCount, SMState: smp.SMStateMaster}
+				_, _ = si.AppendBinary(r[4:4])
+			})
+		}
+		for p, si := range f.extraSMs {
+			if p.lid == 0 {
+				continue
+			}
+			add(func(r []byte) {
+				lid.Put(r, uint64(p.lid))
+				si.SMKey = 0
+				_, _ = si.AppendBinary(r[4:4])
+			})
 		}
 	case &sa.PathRecord:
 		// NumbPath and the selectors are not compared (saPaths applies them).

@@ -43,7 +43,8 @@ func TestSASingleMADAnswers(t *testing.T) {
 		{"Get NodeRecord by LID", saReq(t, mad.MethodGet, sa.AttrNodeRecord, 1, nodeTmpl(sm)), 0},
 		{"Get without a match", saReq(t, mad.MethodGet, sa.AttrNodeRecord, 1, nodeTmpl(999)), sa.StatusNoRecords},
 		{"Get matching several", saReq(t, mad.MethodGet, sa.AttrNodeRecord, 0, nil), sa.StatusTooManyRecords},
-		{"unknown attribute", saReq(t, mad.MethodGet, 0x0013, 0, nil), mad.StatusMethodAttrUnsup},
+		{"unknown attribute", saReq(t, mad.MethodGet, 0x0016, 0, nil), mad.StatusMethodAttrUnsup},
+		{"record the SA does not serve", saReq(t, mad.MethodGet, sa.AttrInformInfoRecord, 0, nil), mad.StatusMethodAttrUnsup},
 		{"Set", saReq(t, mad.MethodSet, sa.AttrNodeRecord, 0, nil), mad.StatusMethodAttrUnsup},
 		{"class version 1", badVersion, mad.StatusBadVersion},
 	} {

@@ -70,6 +70,12 @@ func (f *Fabric) sma(n *node, in *port, b []byte) (uint16, action) {
 		st = pkeyTable(n, in, mod, set, d)
 	case smp.AttrLinearForwardingTable:
 		st = lftBlock(n, mod, set, d)
+	case smp.AttrSLtoVLMappingTable:
+		st = f.sl2vl(n, in, mod, set, d)
+	case smp.AttrVLArbitrationTable:
+		st = f.vlarb(n, in, mod, set, d)
+	case smp.AttrMlnxExtPortInfo:
+		st = f.mlnxExtPortInfo(n, in, mod, set, d)
 	case smp.AttrSMInfo:
 		if f.extraSMInfo(n.endport(in), d) {
 			break

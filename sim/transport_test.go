@@ -220,12 +220,12 @@ func TestKernelAnswers(t *testing.T) {
 		t.Errorf("Get to a transport without the agent: status %#x", st)
 	}
 	// An SMP attribute the SMA does not model, DR and LID-routed.
-	resp := c.dr(smp.AttrSLtoVLMappingTable, 0, 0, 1, 3, 1)
+	resp := c.dr(smp.AttrPortInfoExtended, 0, 0, 1, 3, 1)
 	if st := status(t, resp); st != mad.StatusMethodAttrUnsup || !smp.Direction(resp) {
-		t.Errorf("SLtoVL by DR: status %#x D=%v", st, smp.Direction(resp))
+		t.Errorf("PortInfoExtended by DR: status %#x D=%v", st, smp.Direction(resp))
 	}
-	if st := status(t, c.lid(hca2, smp.AttrVLArbitrationTable, 0)); st != mad.StatusMethodAttrUnsup {
-		t.Errorf("VLArbitration: status %#x", st)
+	if st := status(t, c.lid(hca2, smp.AttrLedInfo, 0)); st != mad.StatusMethodAttrUnsup {
+		t.Errorf("LedInfo: status %#x", st)
 	}
 	// Unreachable destinations and LID 0 are dropped.
 	for _, lid := range []uint16{0, 7, 0xc000, 0xffff} {

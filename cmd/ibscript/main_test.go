@@ -167,7 +167,7 @@ func TestEvaluator(t *testing.T) {
 	if err != nil || !strings.HasPrefix(out, "NodeInfo\n") || !strings.Contains(out, "node_guid") {
 		t.Errorf("nodeinfo: %q, %v", out, err)
 	}
-	if got := completions(L, "x = smp.por"); len(got) != 1 || got[0] != "x = smp.portinfo" {
+	if got := completions(L, "x = smp.por"); len(got) != 2 || got[0] != "x = smp.portinfo" || got[1] != "x = smp.portinfo_ext" {
 		t.Errorf("completion of smp.por: %q", got)
 	}
 	if got := completions(L, "fab"); len(got) != 1 || got[0] != "fabric" {

@@ -13,9 +13,326 @@ var _ = binary.BigEndian
 
 // Attribute IDs of the attributes in the schema.
 const (
-	AttrPortCounters         uint16 = 0x0012 // PortCounters
-	AttrPortCountersExtended uint16 = 0x001d // PortCountersExtended
+	AttrPortSamplesControl            uint16 = 0x0010 // PortSamplesControl
+	AttrPortSamplesResult             uint16 = 0x0011 // PortSamplesResult
+	AttrPortCounters                  uint16 = 0x0012 // PortCounters
+	AttrPortRcvErrorDetails           uint16 = 0x0015 // PortRcvErrorDetails
+	AttrPortXmitDiscardDetails        uint16 = 0x0016 // PortXmitDiscardDetails
+	AttrPortOpRcvCounters             uint16 = 0x0017 // PortOpRcvCounters
+	AttrPortFlowCtlCounters           uint16 = 0x0018 // PortFlowCtlCounters
+	AttrPortVLOpPackets               uint16 = 0x0019 // PortVLOpPackets
+	AttrPortVLOpData                  uint16 = 0x001a // PortVLOpData
+	AttrPortVLXmitFlowCtlUpdateErrors uint16 = 0x001b // PortVLXmitFlowCtlUpdateErrors
+	AttrPortVLXmitWaitCounters        uint16 = 0x001c // PortVLXmitWaitCounters
+	AttrPortCountersExtended          uint16 = 0x001d // PortCountersExtended
+	AttrPortExtendedSpeedsCounters    uint16 = 0x001f // PortExtendedSpeedsCounters
+	AttrSwPortVLCongestion            uint16 = 0x0030 // SwPortVLCongestion
+	AttrPortRcvConCtrl                uint16 = 0x0031 // PortRcvConCtrl
+	AttrPortSLRcvFECN                 uint16 = 0x0032 // PortSLRcvFECN
+	AttrPortSLRcvBECN                 uint16 = 0x0033 // PortSLRcvBECN
+	AttrPortXmitConCtrl               uint16 = 0x0034 // PortXmitConCtrl
+	AttrPortVLXmitTimeCong            uint16 = 0x0035 // PortVLXmitTimeCong
+	AttrPortXmitDataSL                uint16 = 0x0036 // PortXmitDataSL
+	AttrPortRcvDataSL                 uint16 = 0x0037 // PortRcvDataSL
 )
+
+// PortSamplesControl rows (IBA table "PortSamplesControl").
+var (
+	pscOpCode                = mad.Field{Name: "OpCode", Bit: 0, Width: 8, Kind: mad.Hex}
+	pscPortSelect            = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	pscTick                  = mad.Field{Name: "Tick", Bit: 16, Width: 8, Kind: mad.Hex}
+	pscCounterWidth          = mad.Field{Name: "CounterWidth", Bit: 29, Width: 3}
+	pscCounterMask0          = mad.Field{Name: "CounterMask0", Bit: 34, Width: 3, Kind: mad.Hex}
+	pscCounterMasks1to9      = mad.Field{Name: "CounterMasks1to9", Bit: 37, Width: 27, Kind: mad.Hex}
+	pscCounterMasks10to14    = mad.Field{Name: "CounterMasks10to14", Bit: 65, Width: 15, Kind: mad.Hex}
+	pscSampleMechanisms      = mad.Field{Name: "SampleMechanisms", Bit: 80, Width: 8}
+	pscSampleStatus          = mad.Field{Name: "SampleStatus", Bit: 94, Width: 2}
+	pscOptionMask            = mad.Field{Name: "OptionMask", Bit: 96, Width: 64, Kind: mad.Hex}
+	pscVendorMask            = mad.Field{Name: "VendorMask", Bit: 160, Width: 64, Kind: mad.Hex}
+	pscSampleStart           = mad.Field{Name: "SampleStart", Bit: 224, Width: 32}
+	pscSampleInterval        = mad.Field{Name: "SampleInterval", Bit: 256, Width: 32}
+	pscTag                   = mad.Field{Name: "Tag", Bit: 288, Width: 16, Kind: mad.Hex}
+	pscSamplesOnlyOptionMask = mad.Field{Name: "SamplesOnlyOptionMask", Bit: 576, Width: 64, Kind: mad.Hex}
+)
+
+// PortSamplesControlLayout is the PortSamplesControl attribute (0x0010, 80 bytes).
+var PortSamplesControlLayout = mad.Layout{
+	Name: "PortSamplesControl",
+	ID:   AttrPortSamplesControl,
+	Size: 80,
+	Mod:  "none (0)",
+	Doc:  "PortSamplesControl is the PortSamplesControl attribute: the PMA's sampling engine, which counts up to 15 selected counters over an interval.",
+	Fields: []mad.Field{
+		pscOpCode,
+		pscPortSelect,
+		pscTick,
+		pscCounterWidth,
+		pscCounterMask0,
+		pscCounterMasks1to9,
+		pscCounterMasks10to14,
+		pscSampleMechanisms,
+		pscSampleStatus,
+		pscOptionMask,
+		pscVendorMask,
+		pscSampleStart,
+		pscSampleInterval,
+		pscTag,
+		mad.Field{Name: "CounterSelect0", Bit: 304, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect1", Bit: 320, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect2", Bit: 336, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect3", Bit: 352, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect4", Bit: 368, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect5", Bit: 384, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect6", Bit: 400, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect7", Bit: 416, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect8", Bit: 432, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect9", Bit: 448, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect10", Bit: 464, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect11", Bit: 480, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect12", Bit: 496, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect13", Bit: 512, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect14", Bit: 528, Width: 16, Kind: mad.Hex},
+		pscSamplesOnlyOptionMask,
+	},
+}
+
+// PortSamplesControl is the PortSamplesControl attribute: the PMA's
+// sampling engine, which counts up to 15 selected counters over an
+// interval.
+type PortSamplesControl struct {
+	OpCode                uint8
+	PortSelect            uint8
+	Tick                  uint8
+	CounterWidth          uint8
+	CounterMask0          uint8
+	CounterMasks1to9      uint32
+	CounterMasks10to14    uint16
+	SampleMechanisms      uint8
+	SampleStatus          uint8
+	OptionMask            uint64
+	VendorMask            uint64
+	SampleStart           uint32
+	SampleInterval        uint32
+	Tag                   uint16
+	CounterSelect         [15]uint16
+	SamplesOnlyOptionMask uint64
+}
+
+// UnmarshalBinary decodes p from the first 80 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortSamplesControl) UnmarshalBinary(b []byte) error {
+	if err := PortSamplesControlLayout.CheckMin(b, 80); err != nil {
+		return err
+	}
+	_ = b[79]
+	p.OpCode = b[0]
+	p.PortSelect = b[1]
+	p.Tick = b[2]
+	p.CounterWidth = uint8(uint64(b[3]) & 0x7)
+	p.CounterMask0 = uint8((uint64(b[4]) >> 3) & 0x7)
+	p.CounterMasks1to9 = uint32(uint64(binary.BigEndian.Uint32(b[4:])) & 0x7ffffff)
+	p.CounterMasks10to14 = uint16(uint64(binary.BigEndian.Uint16(b[8:])) & 0x7fff)
+	p.SampleMechanisms = b[10]
+	p.SampleStatus = uint8(uint64(b[11]) & 0x3)
+	p.OptionMask = binary.BigEndian.Uint64(b[12:])
+	p.VendorMask = binary.BigEndian.Uint64(b[20:])
+	p.SampleStart = binary.BigEndian.Uint32(b[28:])
+	p.SampleInterval = binary.BigEndian.Uint32(b[32:])
+	p.Tag = binary.BigEndian.Uint16(b[36:])
+	p.CounterSelect[0] = binary.BigEndian.Uint16(b[38:])
+	p.CounterSelect[1] = binary.BigEndian.Uint16(b[40:])
+	p.CounterSelect[2] = binary.BigEndian.Uint16(b[42:])
+	p.CounterSelect[3] = binary.BigEndian.Uint16(b[44:])
+	p.CounterSelect[4] = binary.BigEndian.Uint16(b[46:])
+	p.CounterSelect[5] = binary.BigEndian.Uint16(b[48:])
+	p.CounterSelect[6] = binary.BigEndian.Uint16(b[50:])
+	p.CounterSelect[7] = binary.BigEndian.Uint16(b[52:])
+	p.CounterSelect[8] = binary.BigEndian.Uint16(b[54:])
+	p.CounterSelect[9] = binary.BigEndian.Uint16(b[56:])
+	p.CounterSelect[10] = binary.BigEndian.Uint16(b[58:])
+	p.CounterSelect[11] = binary.BigEndian.Uint16(b[60:])
+	p.CounterSelect[12] = binary.BigEndian.Uint16(b[62:])
+	p.CounterSelect[13] = binary.BigEndian.Uint16(b[64:])
+	p.CounterSelect[14] = binary.BigEndian.Uint16(b[66:])
+	p.SamplesOnlyOptionMask = binary.BigEndian.Uint64(b[72:])
+	return nil
+}
+
+// AppendBinary appends the 80-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortSamplesControl) AppendBinary(b []byte) ([]byte, error) {
+	if p.CounterWidth > 0x7 {
+		return b, mad.RangeError("portsamplescontrol", "CounterWidth", uint64(p.CounterWidth), 0x7)
+	}
+	if p.CounterMask0 > 0x7 {
+		return b, mad.RangeError("portsamplescontrol", "CounterMask0", uint64(p.CounterMask0), 0x7)
+	}
+	if p.CounterMasks1to9 > 0x7ffffff {
+		return b, mad.RangeError("portsamplescontrol", "CounterMasks1to9", uint64(p.CounterMasks1to9), 0x7ffffff)
+	}
+	if p.CounterMasks10to14 > 0x7fff {
+		return b, mad.RangeError("portsamplescontrol", "CounterMasks10to14", uint64(p.CounterMasks10to14), 0x7fff)
+	}
+	if p.SampleStatus > 0x3 {
+		return b, mad.RangeError("portsamplescontrol", "SampleStatus", uint64(p.SampleStatus), 0x3)
+	}
+	all, d := PortSamplesControlLayout.Append(b)
+	_ = d[79]
+	d[0] = p.OpCode
+	d[1] = p.PortSelect
+	d[2] = p.Tick
+	d[3] |= p.CounterWidth
+	d[4] |= p.CounterMask0 << 3
+	{
+		x := uint64(p.CounterMasks1to9) << 0
+		d[4] |= byte(x >> 24)
+		d[5] |= byte(x >> 16)
+		d[6] |= byte(x >> 8)
+		d[7] |= byte(x >> 0)
+	}
+	{
+		x := uint64(p.CounterMasks10to14) << 0
+		d[8] |= byte(x >> 8)
+		d[9] |= byte(x >> 0)
+	}
+	d[10] = p.SampleMechanisms
+	d[11] |= p.SampleStatus
+	binary.BigEndian.PutUint64(d[12:], p.OptionMask)
+	binary.BigEndian.PutUint64(d[20:], p.VendorMask)
+	binary.BigEndian.PutUint32(d[28:], p.SampleStart)
+	binary.BigEndian.PutUint32(d[32:], p.SampleInterval)
+	binary.BigEndian.PutUint16(d[36:], p.Tag)
+	binary.BigEndian.PutUint16(d[38:], p.CounterSelect[0])
+	binary.BigEndian.PutUint16(d[40:], p.CounterSelect[1])
+	binary.BigEndian.PutUint16(d[42:], p.CounterSelect[2])
+	binary.BigEndian.PutUint16(d[44:], p.CounterSelect[3])
+	binary.BigEndian.PutUint16(d[46:], p.CounterSelect[4])
+	binary.BigEndian.PutUint16(d[48:], p.CounterSelect[5])
+	binary.BigEndian.PutUint16(d[50:], p.CounterSelect[6])
+	binary.BigEndian.PutUint16(d[52:], p.CounterSelect[7])
+	binary.BigEndian.PutUint16(d[54:], p.CounterSelect[8])
+	binary.BigEndian.PutUint16(d[56:], p.CounterSelect[9])
+	binary.BigEndian.PutUint16(d[58:], p.CounterSelect[10])
+	binary.BigEndian.PutUint16(d[60:], p.CounterSelect[11])
+	binary.BigEndian.PutUint16(d[62:], p.CounterSelect[12])
+	binary.BigEndian.PutUint16(d[64:], p.CounterSelect[13])
+	binary.BigEndian.PutUint16(d[66:], p.CounterSelect[14])
+	binary.BigEndian.PutUint64(d[72:], p.SamplesOnlyOptionMask)
+	return all, nil
+}
+
+// MarshalBinary returns the 80-byte attribute.
+func (p *PortSamplesControl) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortSamplesControlLayout.
+func (*PortSamplesControl) AttrLayout() *mad.Layout { return &PortSamplesControlLayout }
+
+// PortSamplesResult rows (IBA table "PortSamplesResult").
+var (
+	psrTag          = mad.Field{Name: "Tag", Bit: 0, Width: 16, Kind: mad.Hex}
+	psrSampleStatus = mad.Field{Name: "SampleStatus", Bit: 30, Width: 2}
+)
+
+// PortSamplesResultLayout is the PortSamplesResult attribute (0x0011, 64 bytes).
+var PortSamplesResultLayout = mad.Layout{
+	Name: "PortSamplesResult",
+	ID:   AttrPortSamplesResult,
+	Size: 64,
+	Mod:  "none (0)",
+	Doc:  "PortSamplesResult is the PortSamplesResult attribute: the 15 counters of the last sample.",
+	Fields: []mad.Field{
+		psrTag,
+		psrSampleStatus,
+		mad.Field{Name: "Counter0", Bit: 32, Width: 32},
+		mad.Field{Name: "Counter1", Bit: 64, Width: 32},
+		mad.Field{Name: "Counter2", Bit: 96, Width: 32},
+		mad.Field{Name: "Counter3", Bit: 128, Width: 32},
+		mad.Field{Name: "Counter4", Bit: 160, Width: 32},
+		mad.Field{Name: "Counter5", Bit: 192, Width: 32},
+		mad.Field{Name: "Counter6", Bit: 224, Width: 32},
+		mad.Field{Name: "Counter7", Bit: 256, Width: 32},
+		mad.Field{Name: "Counter8", Bit: 288, Width: 32},
+		mad.Field{Name: "Counter9", Bit: 320, Width: 32},
+		mad.Field{Name: "Counter10", Bit: 352, Width: 32},
+		mad.Field{Name: "Counter11", Bit: 384, Width: 32},
+		mad.Field{Name: "Counter12", Bit: 416, Width: 32},
+		mad.Field{Name: "Counter13", Bit: 448, Width: 32},
+		mad.Field{Name: "Counter14", Bit: 480, Width: 32},
+	},
+}
+
+// PortSamplesResult is the PortSamplesResult attribute: the 15 counters of
+// the last sample.
+type PortSamplesResult struct {
+	Tag          uint16
+	SampleStatus uint8
+	Counter      [15]uint32
+}
+
+// UnmarshalBinary decodes p from the first 64 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortSamplesResult) UnmarshalBinary(b []byte) error {
+	if err := PortSamplesResultLayout.CheckMin(b, 64); err != nil {
+		return err
+	}
+	_ = b[63]
+	p.Tag = binary.BigEndian.Uint16(b[0:])
+	p.SampleStatus = uint8(uint64(b[3]) & 0x3)
+	p.Counter[0] = binary.BigEndian.Uint32(b[4:])
+	p.Counter[1] = binary.BigEndian.Uint32(b[8:])
+	p.Counter[2] = binary.BigEndian.Uint32(b[12:])
+	p.Counter[3] = binary.BigEndian.Uint32(b[16:])
+	p.Counter[4] = binary.BigEndian.Uint32(b[20:])
+	p.Counter[5] = binary.BigEndian.Uint32(b[24:])
+	p.Counter[6] = binary.BigEndian.Uint32(b[28:])
+	p.Counter[7] = binary.BigEndian.Uint32(b[32:])
+	p.Counter[8] = binary.BigEndian.Uint32(b[36:])
+	p.Counter[9] = binary.BigEndian.Uint32(b[40:])
+	p.Counter[10] = binary.BigEndian.Uint32(b[44:])
+	p.Counter[11] = binary.BigEndian.Uint32(b[48:])
+	p.Counter[12] = binary.BigEndian.Uint32(b[52:])
+	p.Counter[13] = binary.BigEndian.Uint32(b[56:])
+	p.Counter[14] = binary.BigEndian.Uint32(b[60:])
+	return nil
+}
+
+// AppendBinary appends the 64-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortSamplesResult) AppendBinary(b []byte) ([]byte, error) {
+	if p.SampleStatus > 0x3 {
+		return b, mad.RangeError("portsamplesresult", "SampleStatus", uint64(p.SampleStatus), 0x3)
+	}
+	all, d := PortSamplesResultLayout.Append(b)
+	_ = d[63]
+	binary.BigEndian.PutUint16(d[0:], p.Tag)
+	d[3] |= p.SampleStatus
+	binary.BigEndian.PutUint32(d[4:], p.Counter[0])
+	binary.BigEndian.PutUint32(d[8:], p.Counter[1])
+	binary.BigEndian.PutUint32(d[12:], p.Counter[2])
+	binary.BigEndian.PutUint32(d[16:], p.Counter[3])
+	binary.BigEndian.PutUint32(d[20:], p.Counter[4])
+	binary.BigEndian.PutUint32(d[24:], p.Counter[5])
+	binary.BigEndian.PutUint32(d[28:], p.Counter[6])
+	binary.BigEndian.PutUint32(d[32:], p.Counter[7])
+	binary.BigEndian.PutUint32(d[36:], p.Counter[8])
+	binary.BigEndian.PutUint32(d[40:], p.Counter[9])
+	binary.BigEndian.PutUint32(d[44:], p.Counter[10])
+	binary.BigEndian.PutUint32(d[48:], p.Counter[11])
+	binary.BigEndian.PutUint32(d[52:], p.Counter[12])
+	binary.BigEndian.PutUint32(d[56:], p.Counter[13])
+	binary.BigEndian.PutUint32(d[60:], p.Counter[14])
+	return all, nil
+}
+
+// MarshalBinary returns the 64-byte attribute.
+func (p *PortSamplesResult) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortSamplesResultLayout.
+func (*PortSamplesResult) AttrLayout() *mad.Layout { return &PortSamplesResultLayout }
 
 // PortCounters rows (IBA table "PortCounters").
 var (
@@ -171,6 +488,779 @@ func (p *PortCounters) AppendBinary(b []byte) ([]byte, error) {
 
 // MarshalBinary returns the 44-byte attribute.
 func (p *PortCounters) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortCountersLayout.
+func (*PortCounters) AttrLayout() *mad.Layout { return &PortCountersLayout }
+
+// PortRcvErrorDetails rows (IBA table "PortRcvErrorDetails").
+var (
+	predPortSelect                = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	predCounterSelect             = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	predPortLocalPhysicalErrors   = mad.Field{Name: "PortLocalPhysicalErrors", Bit: 32, Width: 16}
+	predPortMalformedPacketErrors = mad.Field{Name: "PortMalformedPacketErrors", Bit: 48, Width: 16}
+	predPortBufferOverrunErrors   = mad.Field{Name: "PortBufferOverrunErrors", Bit: 64, Width: 16}
+	predPortDLIDMappingErrors     = mad.Field{Name: "PortDLIDMappingErrors", Bit: 80, Width: 16}
+	predPortVLMappingErrors       = mad.Field{Name: "PortVLMappingErrors", Bit: 96, Width: 16}
+	predPortLoopingErrors         = mad.Field{Name: "PortLoopingErrors", Bit: 112, Width: 16}
+)
+
+// PortRcvErrorDetailsLayout is the PortRcvErrorDetails attribute (0x0015, 16 bytes).
+var PortRcvErrorDetailsLayout = mad.Layout{
+	Name: "PortRcvErrorDetails",
+	ID:   AttrPortRcvErrorDetails,
+	Size: 16,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortRcvErrorDetails is the PortRcvErrorDetails attribute: what the PortRcvErrors of a port were (perfquery -E).",
+	Fields: []mad.Field{
+		predPortSelect,
+		predCounterSelect,
+		predPortLocalPhysicalErrors,
+		predPortMalformedPacketErrors,
+		predPortBufferOverrunErrors,
+		predPortDLIDMappingErrors,
+		predPortVLMappingErrors,
+		predPortLoopingErrors,
+	},
+}
+
+// PortRcvErrorDetails is the PortRcvErrorDetails attribute: what the
+// PortRcvErrors of a port were (perfquery -E).
+type PortRcvErrorDetails struct {
+	PortSelect                uint8
+	CounterSelect             uint16
+	PortLocalPhysicalErrors   uint16
+	PortMalformedPacketErrors uint16
+	PortBufferOverrunErrors   uint16
+	PortDLIDMappingErrors     uint16
+	PortVLMappingErrors       uint16
+	PortLoopingErrors         uint16
+}
+
+// UnmarshalBinary decodes p from the first 16 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortRcvErrorDetails) UnmarshalBinary(b []byte) error {
+	if err := PortRcvErrorDetailsLayout.CheckMin(b, 16); err != nil {
+		return err
+	}
+	_ = b[15]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortLocalPhysicalErrors = binary.BigEndian.Uint16(b[4:])
+	p.PortMalformedPacketErrors = binary.BigEndian.Uint16(b[6:])
+	p.PortBufferOverrunErrors = binary.BigEndian.Uint16(b[8:])
+	p.PortDLIDMappingErrors = binary.BigEndian.Uint16(b[10:])
+	p.PortVLMappingErrors = binary.BigEndian.Uint16(b[12:])
+	p.PortLoopingErrors = binary.BigEndian.Uint16(b[14:])
+	return nil
+}
+
+// AppendBinary appends the 16-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortRcvErrorDetails) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortRcvErrorDetailsLayout.Append(b)
+	_ = d[15]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	binary.BigEndian.PutUint16(d[4:], p.PortLocalPhysicalErrors)
+	binary.BigEndian.PutUint16(d[6:], p.PortMalformedPacketErrors)
+	binary.BigEndian.PutUint16(d[8:], p.PortBufferOverrunErrors)
+	binary.BigEndian.PutUint16(d[10:], p.PortDLIDMappingErrors)
+	binary.BigEndian.PutUint16(d[12:], p.PortVLMappingErrors)
+	binary.BigEndian.PutUint16(d[14:], p.PortLoopingErrors)
+	return all, nil
+}
+
+// MarshalBinary returns the 16-byte attribute.
+func (p *PortRcvErrorDetails) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortRcvErrorDetailsLayout.
+func (*PortRcvErrorDetails) AttrLayout() *mad.Layout { return &PortRcvErrorDetailsLayout }
+
+// PortXmitDiscardDetails rows (IBA table "PortXmitDiscardDetails").
+var (
+	pxddPortSelect                     = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	pxddCounterSelect                  = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	pxddPortInactiveDiscards           = mad.Field{Name: "PortInactiveDiscards", Bit: 32, Width: 16}
+	pxddPortNeighborMTUDiscards        = mad.Field{Name: "PortNeighborMTUDiscards", Bit: 48, Width: 16}
+	pxddPortSwLifetimeLimitDiscards    = mad.Field{Name: "PortSwLifetimeLimitDiscards", Bit: 64, Width: 16}
+	pxddPortSwHOQLifetimeLimitDiscards = mad.Field{Name: "PortSwHOQLifetimeLimitDiscards", Bit: 80, Width: 16}
+)
+
+// PortXmitDiscardDetailsLayout is the PortXmitDiscardDetails attribute (0x0016, 12 bytes).
+var PortXmitDiscardDetailsLayout = mad.Layout{
+	Name: "PortXmitDiscardDetails",
+	ID:   AttrPortXmitDiscardDetails,
+	Size: 12,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortXmitDiscardDetails is the PortXmitDiscardDetails attribute: why a port discarded packets it was to send (perfquery -D).",
+	Fields: []mad.Field{
+		pxddPortSelect,
+		pxddCounterSelect,
+		pxddPortInactiveDiscards,
+		pxddPortNeighborMTUDiscards,
+		pxddPortSwLifetimeLimitDiscards,
+		pxddPortSwHOQLifetimeLimitDiscards,
+	},
+}
+
+// PortXmitDiscardDetails is the PortXmitDiscardDetails attribute: why a
+// port discarded packets it was to send (perfquery -D).
+type PortXmitDiscardDetails struct {
+	PortSelect                     uint8
+	CounterSelect                  uint16
+	PortInactiveDiscards           uint16
+	PortNeighborMTUDiscards        uint16
+	PortSwLifetimeLimitDiscards    uint16
+	PortSwHOQLifetimeLimitDiscards uint16
+}
+
+// UnmarshalBinary decodes p from the first 12 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortXmitDiscardDetails) UnmarshalBinary(b []byte) error {
+	if err := PortXmitDiscardDetailsLayout.CheckMin(b, 12); err != nil {
+		return err
+	}
+	_ = b[11]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortInactiveDiscards = binary.BigEndian.Uint16(b[4:])
+	p.PortNeighborMTUDiscards = binary.BigEndian.Uint16(b[6:])
+	p.PortSwLifetimeLimitDiscards = binary.BigEndian.Uint16(b[8:])
+	p.PortSwHOQLifetimeLimitDiscards = binary.BigEndian.Uint16(b[10:])
+	return nil
+}
+
+// AppendBinary appends the 12-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortXmitDiscardDetails) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortXmitDiscardDetailsLayout.Append(b)
+	_ = d[11]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	binary.BigEndian.PutUint16(d[4:], p.PortInactiveDiscards)
+	binary.BigEndian.PutUint16(d[6:], p.PortNeighborMTUDiscards)
+	binary.BigEndian.PutUint16(d[8:], p.PortSwLifetimeLimitDiscards)
+	binary.BigEndian.PutUint16(d[10:], p.PortSwHOQLifetimeLimitDiscards)
+	return all, nil
+}
+
+// MarshalBinary returns the 12-byte attribute.
+func (p *PortXmitDiscardDetails) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortXmitDiscardDetailsLayout.
+func (*PortXmitDiscardDetails) AttrLayout() *mad.Layout { return &PortXmitDiscardDetailsLayout }
+
+// PortOpRcvCounters rows (IBA table "PortOpRcvCounters").
+var (
+	porcOpCode        = mad.Field{Name: "OpCode", Bit: 0, Width: 8, Kind: mad.Hex}
+	porcPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	porcCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	porcPortOpRcvPkts = mad.Field{Name: "PortOpRcvPkts", Bit: 32, Width: 32}
+	porcPortOpRcvData = mad.Field{Name: "PortOpRcvData", Bit: 64, Width: 32}
+)
+
+// PortOpRcvCountersLayout is the PortOpRcvCounters attribute (0x0017, 12 bytes).
+var PortOpRcvCountersLayout = mad.Layout{
+	Name: "PortOpRcvCounters",
+	ID:   AttrPortOpRcvCounters,
+	Size: 12,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortOpRcvCounters is the PortOpRcvCounters attribute: packets and data words a port received with one opcode (perfquery --oprcvcounters).",
+	Fields: []mad.Field{
+		porcOpCode,
+		porcPortSelect,
+		porcCounterSelect,
+		porcPortOpRcvPkts,
+		porcPortOpRcvData,
+	},
+}
+
+// PortOpRcvCounters is the PortOpRcvCounters attribute: packets and data
+// words a port received with one opcode (perfquery --oprcvcounters).
+type PortOpRcvCounters struct {
+	OpCode        uint8
+	PortSelect    uint8
+	CounterSelect uint16
+	PortOpRcvPkts uint32
+	PortOpRcvData uint32
+}
+
+// UnmarshalBinary decodes p from the first 12 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortOpRcvCounters) UnmarshalBinary(b []byte) error {
+	if err := PortOpRcvCountersLayout.CheckMin(b, 12); err != nil {
+		return err
+	}
+	_ = b[11]
+	p.OpCode = b[0]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortOpRcvPkts = binary.BigEndian.Uint32(b[4:])
+	p.PortOpRcvData = binary.BigEndian.Uint32(b[8:])
+	return nil
+}
+
+// AppendBinary appends the 12-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortOpRcvCounters) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortOpRcvCountersLayout.Append(b)
+	_ = d[11]
+	d[0] = p.OpCode
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	binary.BigEndian.PutUint32(d[4:], p.PortOpRcvPkts)
+	binary.BigEndian.PutUint32(d[8:], p.PortOpRcvData)
+	return all, nil
+}
+
+// MarshalBinary returns the 12-byte attribute.
+func (p *PortOpRcvCounters) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortOpRcvCountersLayout.
+func (*PortOpRcvCounters) AttrLayout() *mad.Layout { return &PortOpRcvCountersLayout }
+
+// PortFlowCtlCounters rows (IBA table "PortFlowCtlCounters").
+var (
+	pfcPortSelect       = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	pfcCounterSelect    = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	pfcPortXmitFlowPkts = mad.Field{Name: "PortXmitFlowPkts", Bit: 32, Width: 32}
+	pfcPortRcvFlowPkts  = mad.Field{Name: "PortRcvFlowPkts", Bit: 64, Width: 32}
+)
+
+// PortFlowCtlCountersLayout is the PortFlowCtlCounters attribute (0x0018, 12 bytes).
+var PortFlowCtlCountersLayout = mad.Layout{
+	Name: "PortFlowCtlCounters",
+	ID:   AttrPortFlowCtlCounters,
+	Size: 12,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortFlowCtlCounters is the PortFlowCtlCounters attribute: flow control packets a port sent and received (perfquery --flowctlcounters).",
+	Fields: []mad.Field{
+		pfcPortSelect,
+		pfcCounterSelect,
+		pfcPortXmitFlowPkts,
+		pfcPortRcvFlowPkts,
+	},
+}
+
+// PortFlowCtlCounters is the PortFlowCtlCounters attribute: flow control
+// packets a port sent and received (perfquery --flowctlcounters).
+type PortFlowCtlCounters struct {
+	PortSelect       uint8
+	CounterSelect    uint16
+	PortXmitFlowPkts uint32
+	PortRcvFlowPkts  uint32
+}
+
+// UnmarshalBinary decodes p from the first 12 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortFlowCtlCounters) UnmarshalBinary(b []byte) error {
+	if err := PortFlowCtlCountersLayout.CheckMin(b, 12); err != nil {
+		return err
+	}
+	_ = b[11]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortXmitFlowPkts = binary.BigEndian.Uint32(b[4:])
+	p.PortRcvFlowPkts = binary.BigEndian.Uint32(b[8:])
+	return nil
+}
+
+// AppendBinary appends the 12-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortFlowCtlCounters) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortFlowCtlCountersLayout.Append(b)
+	_ = d[11]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	binary.BigEndian.PutUint32(d[4:], p.PortXmitFlowPkts)
+	binary.BigEndian.PutUint32(d[8:], p.PortRcvFlowPkts)
+	return all, nil
+}
+
+// MarshalBinary returns the 12-byte attribute.
+func (p *PortFlowCtlCounters) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortFlowCtlCountersLayout.
+func (*PortFlowCtlCounters) AttrLayout() *mad.Layout { return &PortFlowCtlCountersLayout }
+
+// PortVLOpPackets rows (IBA table "PortVLOpPackets").
+var (
+	pvopPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	pvopCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+)
+
+// PortVLOpPacketsLayout is the PortVLOpPackets attribute (0x0019, 36 bytes).
+var PortVLOpPacketsLayout = mad.Layout{
+	Name: "PortVLOpPackets",
+	ID:   AttrPortVLOpPackets,
+	Size: 36,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortVLOpPackets is the PortVLOpPackets attribute: packets received per VL (perfquery --vloppackets).",
+	Fields: []mad.Field{
+		pvopPortSelect,
+		pvopCounterSelect,
+		mad.Field{Name: "PortVLOpPackets0", Bit: 32, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets1", Bit: 48, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets2", Bit: 64, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets3", Bit: 80, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets4", Bit: 96, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets5", Bit: 112, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets6", Bit: 128, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets7", Bit: 144, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets8", Bit: 160, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets9", Bit: 176, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets10", Bit: 192, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets11", Bit: 208, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets12", Bit: 224, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets13", Bit: 240, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets14", Bit: 256, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets15", Bit: 272, Width: 16, Doc: "VL i"},
+	},
+}
+
+// PortVLOpPackets is the PortVLOpPackets attribute: packets received per VL
+// (perfquery --vloppackets).
+type PortVLOpPackets struct {
+	PortSelect      uint8
+	CounterSelect   uint16
+	PortVLOpPackets [16]uint16 // VL i
+}
+
+// UnmarshalBinary decodes p from the first 36 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortVLOpPackets) UnmarshalBinary(b []byte) error {
+	if err := PortVLOpPacketsLayout.CheckMin(b, 36); err != nil {
+		return err
+	}
+	_ = b[35]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortVLOpPackets[0] = binary.BigEndian.Uint16(b[4:])
+	p.PortVLOpPackets[1] = binary.BigEndian.Uint16(b[6:])
+	p.PortVLOpPackets[2] = binary.BigEndian.Uint16(b[8:])
+	p.PortVLOpPackets[3] = binary.BigEndian.Uint16(b[10:])
+	p.PortVLOpPackets[4] = binary.BigEndian.Uint16(b[12:])
+	p.PortVLOpPackets[5] = binary.BigEndian.Uint16(b[14:])
+	p.PortVLOpPackets[6] = binary.BigEndian.Uint16(b[16:])
+	p.PortVLOpPackets[7] = binary.BigEndian.Uint16(b[18:])
+	p.PortVLOpPackets[8] = binary.BigEndian.Uint16(b[20:])
+	p.PortVLOpPackets[9] = binary.BigEndian.Uint16(b[22:])
+	p.PortVLOpPackets[10] = binary.BigEndian.Uint16(b[24:])
+	p.PortVLOpPackets[11] = binary.BigEndian.Uint16(b[26:])
+	p.PortVLOpPackets[12] = binary.BigEndian.Uint16(b[28:])
+	p.PortVLOpPackets[13] = binary.BigEndian.Uint16(b[30:])
+	p.PortVLOpPackets[14] = binary.BigEndian.Uint16(b[32:])
+	p.PortVLOpPackets[15] = binary.BigEndian.Uint16(b[34:])
+	return nil
+}
+
+// AppendBinary appends the 36-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortVLOpPackets) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortVLOpPacketsLayout.Append(b)
+	_ = d[35]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	binary.BigEndian.PutUint16(d[4:], p.PortVLOpPackets[0])
+	binary.BigEndian.PutUint16(d[6:], p.PortVLOpPackets[1])
+	binary.BigEndian.PutUint16(d[8:], p.PortVLOpPackets[2])
+	binary.BigEndian.PutUint16(d[10:], p.PortVLOpPackets[3])
+	binary.BigEndian.PutUint16(d[12:], p.PortVLOpPackets[4])
+	binary.BigEndian.PutUint16(d[14:], p.PortVLOpPackets[5])
+	binary.BigEndian.PutUint16(d[16:], p.PortVLOpPackets[6])
+	binary.BigEndian.PutUint16(d[18:], p.PortVLOpPackets[7])
+	binary.BigEndian.PutUint16(d[20:], p.PortVLOpPackets[8])
+	binary.BigEndian.PutUint16(d[22:], p.PortVLOpPackets[9])
+	binary.BigEndian.PutUint16(d[24:], p.PortVLOpPackets[10])
+	binary.BigEndian.PutUint16(d[26:], p.PortVLOpPackets[11])
+	binary.BigEndian.PutUint16(d[28:], p.PortVLOpPackets[12])
+	binary.BigEndian.PutUint16(d[30:], p.PortVLOpPackets[13])
+	binary.BigEndian.PutUint16(d[32:], p.PortVLOpPackets[14])
+	binary.BigEndian.PutUint16(d[34:], p.PortVLOpPackets[15])
+	return all, nil
+}
+
+// MarshalBinary returns the 36-byte attribute.
+func (p *PortVLOpPackets) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortVLOpPacketsLayout.
+func (*PortVLOpPackets) AttrLayout() *mad.Layout { return &PortVLOpPacketsLayout }
+
+// PortVLOpData rows (IBA table "PortVLOpData").
+var (
+	pvodPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	pvodCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+)
+
+// PortVLOpDataLayout is the PortVLOpData attribute (0x001a, 68 bytes).
+var PortVLOpDataLayout = mad.Layout{
+	Name: "PortVLOpData",
+	ID:   AttrPortVLOpData,
+	Size: 68,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortVLOpData is the PortVLOpData attribute: data words received per VL (perfquery --vlopdata).",
+	Fields: []mad.Field{
+		pvodPortSelect,
+		pvodCounterSelect,
+		mad.Field{Name: "PortVLOpData0", Bit: 32, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData1", Bit: 64, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData2", Bit: 96, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData3", Bit: 128, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData4", Bit: 160, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData5", Bit: 192, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData6", Bit: 224, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData7", Bit: 256, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData8", Bit: 288, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData9", Bit: 320, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData10", Bit: 352, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData11", Bit: 384, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData12", Bit: 416, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData13", Bit: 448, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData14", Bit: 480, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData15", Bit: 512, Width: 32, Doc: "VL i"},
+	},
+}
+
+// PortVLOpData is the PortVLOpData attribute: data words received per VL
+// (perfquery --vlopdata).
+type PortVLOpData struct {
+	PortSelect    uint8
+	CounterSelect uint16
+	PortVLOpData  [16]uint32 // VL i
+}
+
+// UnmarshalBinary decodes p from the first 68 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortVLOpData) UnmarshalBinary(b []byte) error {
+	if err := PortVLOpDataLayout.CheckMin(b, 68); err != nil {
+		return err
+	}
+	_ = b[67]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortVLOpData[0] = binary.BigEndian.Uint32(b[4:])
+	p.PortVLOpData[1] = binary.BigEndian.Uint32(b[8:])
+	p.PortVLOpData[2] = binary.BigEndian.Uint32(b[12:])
+	p.PortVLOpData[3] = binary.BigEndian.Uint32(b[16:])
+	p.PortVLOpData[4] = binary.BigEndian.Uint32(b[20:])
+	p.PortVLOpData[5] = binary.BigEndian.Uint32(b[24:])
+	p.PortVLOpData[6] = binary.BigEndian.Uint32(b[28:])
+	p.PortVLOpData[7] = binary.BigEndian.Uint32(b[32:])
+	p.PortVLOpData[8] = binary.BigEndian.Uint32(b[36:])
+	p.PortVLOpData[9] = binary.BigEndian.Uint32(b[40:])
+	p.PortVLOpData[10] = binary.BigEndian.Uint32(b[44:])
+	p.PortVLOpData[11] = binary.BigEndian.Uint32(b[48:])
+	p.PortVLOpData[12] = binary.BigEndian.Uint32(b[52:])
+	p.PortVLOpData[13] = binary.BigEndian.Uint32(b[56:])
+	p.PortVLOpData[14] = binary.BigEndian.Uint32(b[60:])
+	p.PortVLOpData[15] = binary.BigEndian.Uint32(b[64:])
+	return nil
+}
+
+// AppendBinary appends the 68-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortVLOpData) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortVLOpDataLayout.Append(b)
+	_ = d[67]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	binary.BigEndian.PutUint32(d[4:], p.PortVLOpData[0])
+	binary.BigEndian.PutUint32(d[8:], p.PortVLOpData[1])
+	binary.BigEndian.PutUint32(d[12:], p.PortVLOpData[2])
+	binary.BigEndian.PutUint32(d[16:], p.PortVLOpData[3])
+	binary.BigEndian.PutUint32(d[20:], p.PortVLOpData[4])
+	binary.BigEndian.PutUint32(d[24:], p.PortVLOpData[5])
+	binary.BigEndian.PutUint32(d[28:], p.PortVLOpData[6])
+	binary.BigEndian.PutUint32(d[32:], p.PortVLOpData[7])
+	binary.BigEndian.PutUint32(d[36:], p.PortVLOpData[8])
+	binary.BigEndian.PutUint32(d[40:], p.PortVLOpData[9])
+	binary.BigEndian.PutUint32(d[44:], p.PortVLOpData[10])
+	binary.BigEndian.PutUint32(d[48:], p.PortVLOpData[11])
+	binary.BigEndian.PutUint32(d[52:], p.PortVLOpData[12])
+	binary.BigEndian.PutUint32(d[56:], p.PortVLOpData[13])
+	binary.BigEndian.PutUint32(d[60:], p.PortVLOpData[14])
+	binary.BigEndian.PutUint32(d[64:], p.PortVLOpData[15])
+	return all, nil
+}
+
+// MarshalBinary returns the 68-byte attribute.
+func (p *PortVLOpData) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortVLOpDataLayout.
+func (*PortVLOpData) AttrLayout() *mad.Layout { return &PortVLOpDataLayout }
+
+// PortVLXmitFlowCtlUpdateErrors rows (IBA table "PortVLXmitFlowCtlUpdateErrors").
+var (
+	pvfePortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	pvfeCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+)
+
+// PortVLXmitFlowCtlUpdateErrorsLayout is the PortVLXmitFlowCtlUpdateErrors attribute (0x001b, 8 bytes).
+var PortVLXmitFlowCtlUpdateErrorsLayout = mad.Layout{
+	Name: "PortVLXmitFlowCtlUpdateErrors",
+	ID:   AttrPortVLXmitFlowCtlUpdateErrors,
+	Size: 8,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortVLXmitFlowCtlUpdateErrors is the PortVLXmitFlowCtlUpdateErrors attribute: 2-bit counts of flow control updates missed per VL (perfquery --vlxmitflowctlerrors).",
+	Fields: []mad.Field{
+		pvfePortSelect,
+		pvfeCounterSelect,
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors0", Bit: 32, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors1", Bit: 34, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors2", Bit: 36, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors3", Bit: 38, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors4", Bit: 40, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors5", Bit: 42, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors6", Bit: 44, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors7", Bit: 46, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors8", Bit: 48, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors9", Bit: 50, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors10", Bit: 52, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors11", Bit: 54, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors12", Bit: 56, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors13", Bit: 58, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors14", Bit: 60, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors15", Bit: 62, Width: 2, Doc: "VL i, 2 bits"},
+	},
+}
+
+// PortVLXmitFlowCtlUpdateErrors is the PortVLXmitFlowCtlUpdateErrors
+// attribute: 2-bit counts of flow control updates missed per VL (perfquery
+// --vlxmitflowctlerrors).
+type PortVLXmitFlowCtlUpdateErrors struct {
+	PortSelect                    uint8
+	CounterSelect                 uint16
+	PortVLXmitFlowCtlUpdateErrors [16]uint8 // VL i, 2 bits
+}
+
+// UnmarshalBinary decodes p from the first 8 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortVLXmitFlowCtlUpdateErrors) UnmarshalBinary(b []byte) error {
+	if err := PortVLXmitFlowCtlUpdateErrorsLayout.CheckMin(b, 8); err != nil {
+		return err
+	}
+	_ = b[7]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortVLXmitFlowCtlUpdateErrors[0] = uint8(uint64(b[4]) >> 6)
+	p.PortVLXmitFlowCtlUpdateErrors[1] = uint8((uint64(b[4]) >> 4) & 0x3)
+	p.PortVLXmitFlowCtlUpdateErrors[2] = uint8((uint64(b[4]) >> 2) & 0x3)
+	p.PortVLXmitFlowCtlUpdateErrors[3] = uint8(uint64(b[4]) & 0x3)
+	p.PortVLXmitFlowCtlUpdateErrors[4] = uint8(uint64(b[5]) >> 6)
+	p.PortVLXmitFlowCtlUpdateErrors[5] = uint8((uint64(b[5]) >> 4) & 0x3)
+	p.PortVLXmitFlowCtlUpdateErrors[6] = uint8((uint64(b[5]) >> 2) & 0x3)
+	p.PortVLXmitFlowCtlUpdateErrors[7] = uint8(uint64(b[5]) & 0x3)
+	p.PortVLXmitFlowCtlUpdateErrors[8] = uint8(uint64(b[6]) >> 6)
+	p.PortVLXmitFlowCtlUpdateErrors[9] = uint8((uint64(b[6]) >> 4) & 0x3)
+	p.PortVLXmitFlowCtlUpdateErrors[10] = uint8((uint64(b[6]) >> 2) & 0x3)
+	p.PortVLXmitFlowCtlUpdateErrors[11] = uint8(uint64(b[6]) & 0x3)
+	p.PortVLXmitFlowCtlUpdateErrors[12] = uint8(uint64(b[7]) >> 6)
+	p.PortVLXmitFlowCtlUpdateErrors[13] = uint8((uint64(b[7]) >> 4) & 0x3)
+	p.PortVLXmitFlowCtlUpdateErrors[14] = uint8((uint64(b[7]) >> 2) & 0x3)
+	p.PortVLXmitFlowCtlUpdateErrors[15] = uint8(uint64(b[7]) & 0x3)
+	return nil
+}
+
+// AppendBinary appends the 8-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortVLXmitFlowCtlUpdateErrors) AppendBinary(b []byte) ([]byte, error) {
+	if p.PortVLXmitFlowCtlUpdateErrors[0] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors0", uint64(p.PortVLXmitFlowCtlUpdateErrors[0]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[1] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors1", uint64(p.PortVLXmitFlowCtlUpdateErrors[1]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[2] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors2", uint64(p.PortVLXmitFlowCtlUpdateErrors[2]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[3] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors3", uint64(p.PortVLXmitFlowCtlUpdateErrors[3]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[4] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors4", uint64(p.PortVLXmitFlowCtlUpdateErrors[4]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[5] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors5", uint64(p.PortVLXmitFlowCtlUpdateErrors[5]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[6] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors6", uint64(p.PortVLXmitFlowCtlUpdateErrors[6]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[7] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors7", uint64(p.PortVLXmitFlowCtlUpdateErrors[7]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[8] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors8", uint64(p.PortVLXmitFlowCtlUpdateErrors[8]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[9] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors9", uint64(p.PortVLXmitFlowCtlUpdateErrors[9]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[10] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors10", uint64(p.PortVLXmitFlowCtlUpdateErrors[10]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[11] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors11", uint64(p.PortVLXmitFlowCtlUpdateErrors[11]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[12] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors12", uint64(p.PortVLXmitFlowCtlUpdateErrors[12]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[13] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors13", uint64(p.PortVLXmitFlowCtlUpdateErrors[13]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[14] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors14", uint64(p.PortVLXmitFlowCtlUpdateErrors[14]), 0x3)
+	}
+	if p.PortVLXmitFlowCtlUpdateErrors[15] > 0x3 {
+		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors15", uint64(p.PortVLXmitFlowCtlUpdateErrors[15]), 0x3)
+	}
+	all, d := PortVLXmitFlowCtlUpdateErrorsLayout.Append(b)
+	_ = d[7]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	d[4] |= p.PortVLXmitFlowCtlUpdateErrors[0] << 6
+	d[4] |= p.PortVLXmitFlowCtlUpdateErrors[1] << 4
+	d[4] |= p.PortVLXmitFlowCtlUpdateErrors[2] << 2
+	d[4] |= p.PortVLXmitFlowCtlUpdateErrors[3]
+	d[5] |= p.PortVLXmitFlowCtlUpdateErrors[4] << 6
+	d[5] |= p.PortVLXmitFlowCtlUpdateErrors[5] << 4
+	d[5] |= p.PortVLXmitFlowCtlUpdateErrors[6] << 2
+	d[5] |= p.PortVLXmitFlowCtlUpdateErrors[7]
+	d[6] |= p.PortVLXmitFlowCtlUpdateErrors[8] << 6
+	d[6] |= p.PortVLXmitFlowCtlUpdateErrors[9] << 4
+	d[6] |= p.PortVLXmitFlowCtlUpdateErrors[10] << 2
+	d[6] |= p.PortVLXmitFlowCtlUpdateErrors[11]
+	d[7] |= p.PortVLXmitFlowCtlUpdateErrors[12] << 6
+	d[7] |= p.PortVLXmitFlowCtlUpdateErrors[13] << 4
+	d[7] |= p.PortVLXmitFlowCtlUpdateErrors[14] << 2
+	d[7] |= p.PortVLXmitFlowCtlUpdateErrors[15]
+	return all, nil
+}
+
+// MarshalBinary returns the 8-byte attribute.
+func (p *PortVLXmitFlowCtlUpdateErrors) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortVLXmitFlowCtlUpdateErrorsLayout.
+func (*PortVLXmitFlowCtlUpdateErrors) AttrLayout() *mad.Layout {
+	return &PortVLXmitFlowCtlUpdateErrorsLayout
+}
+
+// PortVLXmitWaitCounters rows (IBA table "PortVLXmitWaitCounters").
+var (
+	pvxwPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	pvxwCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+)
+
+// PortVLXmitWaitCountersLayout is the PortVLXmitWaitCounters attribute (0x001c, 36 bytes).
+var PortVLXmitWaitCountersLayout = mad.Layout{
+	Name: "PortVLXmitWaitCounters",
+	ID:   AttrPortVLXmitWaitCounters,
+	Size: 36,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortVLXmitWaitCounters is the PortVLXmitWaitCounters attribute: ticks a port had data to send but no credit, per VL (perfquery --vlxmitcounters).",
+	Fields: []mad.Field{
+		pvxwPortSelect,
+		pvxwCounterSelect,
+		mad.Field{Name: "PortVLXmitWait0", Bit: 32, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait1", Bit: 48, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait2", Bit: 64, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait3", Bit: 80, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait4", Bit: 96, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait5", Bit: 112, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait6", Bit: 128, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait7", Bit: 144, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait8", Bit: 160, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait9", Bit: 176, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait10", Bit: 192, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait11", Bit: 208, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait12", Bit: 224, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait13", Bit: 240, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait14", Bit: 256, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait15", Bit: 272, Width: 16, Doc: "VL i"},
+	},
+}
+
+// PortVLXmitWaitCounters is the PortVLXmitWaitCounters attribute: ticks a
+// port had data to send but no credit, per VL (perfquery --vlxmitcounters).
+type PortVLXmitWaitCounters struct {
+	PortSelect     uint8
+	CounterSelect  uint16
+	PortVLXmitWait [16]uint16 // VL i
+}
+
+// UnmarshalBinary decodes p from the first 36 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortVLXmitWaitCounters) UnmarshalBinary(b []byte) error {
+	if err := PortVLXmitWaitCountersLayout.CheckMin(b, 36); err != nil {
+		return err
+	}
+	_ = b[35]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortVLXmitWait[0] = binary.BigEndian.Uint16(b[4:])
+	p.PortVLXmitWait[1] = binary.BigEndian.Uint16(b[6:])
+	p.PortVLXmitWait[2] = binary.BigEndian.Uint16(b[8:])
+	p.PortVLXmitWait[3] = binary.BigEndian.Uint16(b[10:])
+	p.PortVLXmitWait[4] = binary.BigEndian.Uint16(b[12:])
+	p.PortVLXmitWait[5] = binary.BigEndian.Uint16(b[14:])
+	p.PortVLXmitWait[6] = binary.BigEndian.Uint16(b[16:])
+	p.PortVLXmitWait[7] = binary.BigEndian.Uint16(b[18:])
+	p.PortVLXmitWait[8] = binary.BigEndian.Uint16(b[20:])
+	p.PortVLXmitWait[9] = binary.BigEndian.Uint16(b[22:])
+	p.PortVLXmitWait[10] = binary.BigEndian.Uint16(b[24:])
+	p.PortVLXmitWait[11] = binary.BigEndian.Uint16(b[26:])
+	p.PortVLXmitWait[12] = binary.BigEndian.Uint16(b[28:])
+	p.PortVLXmitWait[13] = binary.BigEndian.Uint16(b[30:])
+	p.PortVLXmitWait[14] = binary.BigEndian.Uint16(b[32:])
+	p.PortVLXmitWait[15] = binary.BigEndian.Uint16(b[34:])
+	return nil
+}
+
+// AppendBinary appends the 36-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortVLXmitWaitCounters) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortVLXmitWaitCountersLayout.Append(b)
+	_ = d[35]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	binary.BigEndian.PutUint16(d[4:], p.PortVLXmitWait[0])
+	binary.BigEndian.PutUint16(d[6:], p.PortVLXmitWait[1])
+	binary.BigEndian.PutUint16(d[8:], p.PortVLXmitWait[2])
+	binary.BigEndian.PutUint16(d[10:], p.PortVLXmitWait[3])
+	binary.BigEndian.PutUint16(d[12:], p.PortVLXmitWait[4])
+	binary.BigEndian.PutUint16(d[14:], p.PortVLXmitWait[5])
+	binary.BigEndian.PutUint16(d[16:], p.PortVLXmitWait[6])
+	binary.BigEndian.PutUint16(d[18:], p.PortVLXmitWait[7])
+	binary.BigEndian.PutUint16(d[20:], p.PortVLXmitWait[8])
+	binary.BigEndian.PutUint16(d[22:], p.PortVLXmitWait[9])
+	binary.BigEndian.PutUint16(d[24:], p.PortVLXmitWait[10])
+	binary.BigEndian.PutUint16(d[26:], p.PortVLXmitWait[11])
+	binary.BigEndian.PutUint16(d[28:], p.PortVLXmitWait[12])
+	binary.BigEndian.PutUint16(d[30:], p.PortVLXmitWait[13])
+	binary.BigEndian.PutUint16(d[32:], p.PortVLXmitWait[14])
+	binary.BigEndian.PutUint16(d[34:], p.PortVLXmitWait[15])
+	return all, nil
+}
+
+// MarshalBinary returns the 36-byte attribute.
+func (p *PortVLXmitWaitCounters) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortVLXmitWaitCountersLayout.
+func (*PortVLXmitWaitCounters) AttrLayout() *mad.Layout { return &PortVLXmitWaitCountersLayout }
 
 // PortCountersExtended rows (IBA table "PortCountersExtended").
 var (
@@ -343,14 +1433,968 @@ func (p *PortCountersExtended) AppendBinary(b []byte) ([]byte, error) {
 // MarshalBinary returns the 184-byte attribute.
 func (p *PortCountersExtended) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
+// AttrLayout returns the layout of the attribute, PortCountersExtendedLayout.
+func (*PortCountersExtended) AttrLayout() *mad.Layout { return &PortCountersExtendedLayout }
+
+// PortExtendedSpeedsCounters rows (IBA table "PortExtendedSpeedsCounters").
+var (
+	pescPortSelect             = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	pescCounterSelect          = mad.Field{Name: "CounterSelect", Bit: 64, Width: 64, Kind: mad.Hex}
+	pescSyncHeaderErrorCounter = mad.Field{Name: "SyncHeaderErrorCounter", Bit: 128, Width: 16}
+	pescUnknownBlockCounter    = mad.Field{Name: "UnknownBlockCounter", Bit: 144, Width: 16}
+)
+
+// PortExtendedSpeedsCountersLayout is the PortExtendedSpeedsCounters attribute (0x001f, 140 bytes).
+var PortExtendedSpeedsCountersLayout = mad.Layout{
+	Name: "PortExtendedSpeedsCounters",
+	ID:   AttrPortExtendedSpeedsCounters,
+	Size: 140,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortExtendedSpeedsCounters is the PortExtendedSpeedsCounters attribute, in the layout without RS-FEC: per-lane error detection and FEC block counters of an FDR or faster link (perfquery -X).",
+	Fields: []mad.Field{
+		pescPortSelect,
+		pescCounterSelect,
+		pescSyncHeaderErrorCounter,
+		pescUnknownBlockCounter,
+		mad.Field{Name: "ErrorDetectionCounterLane0", Bit: 160, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane1", Bit: 176, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane2", Bit: 192, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane3", Bit: 208, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane4", Bit: 224, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane5", Bit: 240, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane6", Bit: 256, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane7", Bit: 272, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane8", Bit: 288, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane9", Bit: 304, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane10", Bit: 320, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane11", Bit: 336, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane0", Bit: 352, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane1", Bit: 384, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane2", Bit: 416, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane3", Bit: 448, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane4", Bit: 480, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane5", Bit: 512, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane6", Bit: 544, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane7", Bit: 576, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane8", Bit: 608, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane9", Bit: 640, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane10", Bit: 672, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane11", Bit: 704, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane0", Bit: 736, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane1", Bit: 768, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane2", Bit: 800, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane3", Bit: 832, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane4", Bit: 864, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane5", Bit: 896, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane6", Bit: 928, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane7", Bit: 960, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane8", Bit: 992, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane9", Bit: 1024, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane10", Bit: 1056, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane11", Bit: 1088, Width: 32, Doc: "lane i"},
+	},
+}
+
+// PortExtendedSpeedsCounters is the PortExtendedSpeedsCounters attribute,
+// in the layout without RS-FEC: per-lane error detection and FEC block
+// counters of an FDR or faster link (perfquery -X).
+type PortExtendedSpeedsCounters struct {
+	PortSelect                       uint8
+	CounterSelect                    uint64
+	SyncHeaderErrorCounter           uint16
+	UnknownBlockCounter              uint16
+	ErrorDetectionCounterLane        [12]uint16 // lane i
+	FECCorrectableBlockCounterLane   [12]uint32 // lane i
+	FECUncorrectableBlockCounterLane [12]uint32 // lane i
+}
+
+// UnmarshalBinary decodes p from the first 140 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortExtendedSpeedsCounters) UnmarshalBinary(b []byte) error {
+	if err := PortExtendedSpeedsCountersLayout.CheckMin(b, 140); err != nil {
+		return err
+	}
+	_ = b[139]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint64(b[8:])
+	p.SyncHeaderErrorCounter = binary.BigEndian.Uint16(b[16:])
+	p.UnknownBlockCounter = binary.BigEndian.Uint16(b[18:])
+	p.ErrorDetectionCounterLane[0] = binary.BigEndian.Uint16(b[20:])
+	p.ErrorDetectionCounterLane[1] = binary.BigEndian.Uint16(b[22:])
+	p.ErrorDetectionCounterLane[2] = binary.BigEndian.Uint16(b[24:])
+	p.ErrorDetectionCounterLane[3] = binary.BigEndian.Uint16(b[26:])
+	p.ErrorDetectionCounterLane[4] = binary.BigEndian.Uint16(b[28:])
+	p.ErrorDetectionCounterLane[5] = binary.BigEndian.Uint16(b[30:])
+	p.ErrorDetectionCounterLane[6] = binary.BigEndian.Uint16(b[32:])
+	p.ErrorDetectionCounterLane[7] = binary.BigEndian.Uint16(b[34:])
+	p.ErrorDetectionCounterLane[8] = binary.BigEndian.Uint16(b[36:])
+	p.ErrorDetectionCounterLane[9] = binary.BigEndian.Uint16(b[38:])
+	p.ErrorDetectionCounterLane[10] = binary.BigEndian.Uint16(b[40:])
+	p.ErrorDetectionCounterLane[11] = binary.BigEndian.Uint16(b[42:])
+	p.FECCorrectableBlockCounterLane[0] = binary.BigEndian.Uint32(b[44:])
+	p.FECCorrectableBlockCounterLane[1] = binary.BigEndian.Uint32(b[48:])
+	p.FECCorrectableBlockCounterLane[2] = binary.BigEndian.Uint32(b[52:])
+	p.FECCorrectableBlockCounterLane[3] = binary.BigEndian.Uint32(b[56:])
+	p.FECCorrectableBlockCounterLane[4] = binary.BigEndian.Uint32(b[60:])
+	p.FECCorrectableBlockCounterLane[5] = binary.BigEndian.Uint32(b[64:])
+	p.FECCorrectableBlockCounterLane[6] = binary.BigEndian.Uint32(b[68:])
+	p.FECCorrectableBlockCounterLane[7] = binary.BigEndian.Uint32(b[72:])
+	p.FECCorrectableBlockCounterLane[8] = binary.BigEndian.Uint32(b[76:])
+	p.FECCorrectableBlockCounterLane[9] = binary.BigEndian.Uint32(b[80:])
+	p.FECCorrectableBlockCounterLane[10] = binary.BigEndian.Uint32(b[84:])
+	p.FECCorrectableBlockCounterLane[11] = binary.BigEndian.Uint32(b[88:])
+	p.FECUncorrectableBlockCounterLane[0] = binary.BigEndian.Uint32(b[92:])
+	p.FECUncorrectableBlockCounterLane[1] = binary.BigEndian.Uint32(b[96:])
+	p.FECUncorrectableBlockCounterLane[2] = binary.BigEndian.Uint32(b[100:])
+	p.FECUncorrectableBlockCounterLane[3] = binary.BigEndian.Uint32(b[104:])
+	p.FECUncorrectableBlockCounterLane[4] = binary.BigEndian.Uint32(b[108:])
+	p.FECUncorrectableBlockCounterLane[5] = binary.BigEndian.Uint32(b[112:])
+	p.FECUncorrectableBlockCounterLane[6] = binary.BigEndian.Uint32(b[116:])
+	p.FECUncorrectableBlockCounterLane[7] = binary.BigEndian.Uint32(b[120:])
+	p.FECUncorrectableBlockCounterLane[8] = binary.BigEndian.Uint32(b[124:])
+	p.FECUncorrectableBlockCounterLane[9] = binary.BigEndian.Uint32(b[128:])
+	p.FECUncorrectableBlockCounterLane[10] = binary.BigEndian.Uint32(b[132:])
+	p.FECUncorrectableBlockCounterLane[11] = binary.BigEndian.Uint32(b[136:])
+	return nil
+}
+
+// AppendBinary appends the 140-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortExtendedSpeedsCounters) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortExtendedSpeedsCountersLayout.Append(b)
+	_ = d[139]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint64(d[8:], p.CounterSelect)
+	binary.BigEndian.PutUint16(d[16:], p.SyncHeaderErrorCounter)
+	binary.BigEndian.PutUint16(d[18:], p.UnknownBlockCounter)
+	binary.BigEndian.PutUint16(d[20:], p.ErrorDetectionCounterLane[0])
+	binary.BigEndian.PutUint16(d[22:], p.ErrorDetectionCounterLane[1])
+	binary.BigEndian.PutUint16(d[24:], p.ErrorDetectionCounterLane[2])
+	binary.BigEndian.PutUint16(d[26:], p.ErrorDetectionCounterLane[3])
+	binary.BigEndian.PutUint16(d[28:], p.ErrorDetectionCounterLane[4])
+	binary.BigEndian.PutUint16(d[30:], p.ErrorDetectionCounterLane[5])
+	binary.BigEndian.PutUint16(d[32:], p.ErrorDetectionCounterLane[6])
+	binary.BigEndian.PutUint16(d[34:], p.ErrorDetectionCounterLane[7])
+	binary.BigEndian.PutUint16(d[36:], p.ErrorDetectionCounterLane[8])
+	binary.BigEndian.PutUint16(d[38:], p.ErrorDetectionCounterLane[9])
+	binary.BigEndian.PutUint16(d[40:], p.ErrorDetectionCounterLane[10])
+	binary.BigEndian.PutUint16(d[42:], p.ErrorDetectionCounterLane[11])
+	binary.BigEndian.PutUint32(d[44:], p.FECCorrectableBlockCounterLane[0])
+	binary.BigEndian.PutUint32(d[48:], p.FECCorrectableBlockCounterLane[1])
+	binary.BigEndian.PutUint32(d[52:], p.FECCorrectableBlockCounterLane[2])
+	binary.BigEndian.PutUint32(d[56:], p.FECCorrectableBlockCounterLane[3])
+	binary.BigEndian.PutUint32(d[60:], p.FECCorrectableBlockCounterLane[4])
+	binary.BigEndian.PutUint32(d[64:], p.FECCorrectableBlockCounterLane[5])
+	binary.BigEndian.PutUint32(d[68:], p.FECCorrectableBlockCounterLane[6])
+	binary.BigEndian.PutUint32(d[72:], p.FECCorrectableBlockCounterLane[7])
+	binary.BigEndian.PutUint32(d[76:], p.FECCorrectableBlockCounterLane[8])
+	binary.BigEndian.PutUint32(d[80:], p.FECCorrectableBlockCounterLane[9])
+	binary.BigEndian.PutUint32(d[84:], p.FECCorrectableBlockCounterLane[10])
+	binary.BigEndian.PutUint32(d[88:], p.FECCorrectableBlockCounterLane[11])
+	binary.BigEndian.PutUint32(d[92:], p.FECUncorrectableBlockCounterLane[0])
+	binary.BigEndian.PutUint32(d[96:], p.FECUncorrectableBlockCounterLane[1])
+	binary.BigEndian.PutUint32(d[100:], p.FECUncorrectableBlockCounterLane[2])
+	binary.BigEndian.PutUint32(d[104:], p.FECUncorrectableBlockCounterLane[3])
+	binary.BigEndian.PutUint32(d[108:], p.FECUncorrectableBlockCounterLane[4])
+	binary.BigEndian.PutUint32(d[112:], p.FECUncorrectableBlockCounterLane[5])
+	binary.BigEndian.PutUint32(d[116:], p.FECUncorrectableBlockCounterLane[6])
+	binary.BigEndian.PutUint32(d[120:], p.FECUncorrectableBlockCounterLane[7])
+	binary.BigEndian.PutUint32(d[124:], p.FECUncorrectableBlockCounterLane[8])
+	binary.BigEndian.PutUint32(d[128:], p.FECUncorrectableBlockCounterLane[9])
+	binary.BigEndian.PutUint32(d[132:], p.FECUncorrectableBlockCounterLane[10])
+	binary.BigEndian.PutUint32(d[136:], p.FECUncorrectableBlockCounterLane[11])
+	return all, nil
+}
+
+// MarshalBinary returns the 140-byte attribute.
+func (p *PortExtendedSpeedsCounters) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortExtendedSpeedsCountersLayout.
+func (*PortExtendedSpeedsCounters) AttrLayout() *mad.Layout { return &PortExtendedSpeedsCountersLayout }
+
+// SwPortVLCongestion rows (IBA table "SwPortVLCongestion").
+var (
+	svcPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	svcCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+)
+
+// SwPortVLCongestionLayout is the SwPortVLCongestion attribute (0x0030, 36 bytes).
+var SwPortVLCongestionLayout = mad.Layout{
+	Name: "SwPortVLCongestion",
+	ID:   AttrSwPortVLCongestion,
+	Size: 36,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "SwPortVLCongestion is the SwPortVLCongestion attribute of a switch port: congestion marks per VL (perfquery --swportvlcong).",
+	Fields: []mad.Field{
+		svcPortSelect,
+		svcCounterSelect,
+		mad.Field{Name: "SWPortVLCongestion0", Bit: 32, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion1", Bit: 48, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion2", Bit: 64, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion3", Bit: 80, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion4", Bit: 96, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion5", Bit: 112, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion6", Bit: 128, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion7", Bit: 144, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion8", Bit: 160, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion9", Bit: 176, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion10", Bit: 192, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion11", Bit: 208, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion12", Bit: 224, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion13", Bit: 240, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion14", Bit: 256, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion15", Bit: 272, Width: 16, Doc: "VL i"},
+	},
+}
+
+// SwPortVLCongestion is the SwPortVLCongestion attribute of a switch port:
+// congestion marks per VL (perfquery --swportvlcong).
+type SwPortVLCongestion struct {
+	PortSelect         uint8
+	CounterSelect      uint16
+	SWPortVLCongestion [16]uint16 // VL i
+}
+
+// UnmarshalBinary decodes s from the first 36 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (s *SwPortVLCongestion) UnmarshalBinary(b []byte) error {
+	if err := SwPortVLCongestionLayout.CheckMin(b, 36); err != nil {
+		return err
+	}
+	_ = b[35]
+	s.PortSelect = b[1]
+	s.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	s.SWPortVLCongestion[0] = binary.BigEndian.Uint16(b[4:])
+	s.SWPortVLCongestion[1] = binary.BigEndian.Uint16(b[6:])
+	s.SWPortVLCongestion[2] = binary.BigEndian.Uint16(b[8:])
+	s.SWPortVLCongestion[3] = binary.BigEndian.Uint16(b[10:])
+	s.SWPortVLCongestion[4] = binary.BigEndian.Uint16(b[12:])
+	s.SWPortVLCongestion[5] = binary.BigEndian.Uint16(b[14:])
+	s.SWPortVLCongestion[6] = binary.BigEndian.Uint16(b[16:])
+	s.SWPortVLCongestion[7] = binary.BigEndian.Uint16(b[18:])
+	s.SWPortVLCongestion[8] = binary.BigEndian.Uint16(b[20:])
+	s.SWPortVLCongestion[9] = binary.BigEndian.Uint16(b[22:])
+	s.SWPortVLCongestion[10] = binary.BigEndian.Uint16(b[24:])
+	s.SWPortVLCongestion[11] = binary.BigEndian.Uint16(b[26:])
+	s.SWPortVLCongestion[12] = binary.BigEndian.Uint16(b[28:])
+	s.SWPortVLCongestion[13] = binary.BigEndian.Uint16(b[30:])
+	s.SWPortVLCongestion[14] = binary.BigEndian.Uint16(b[32:])
+	s.SWPortVLCongestion[15] = binary.BigEndian.Uint16(b[34:])
+	return nil
+}
+
+// AppendBinary appends the 36-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (s *SwPortVLCongestion) AppendBinary(b []byte) ([]byte, error) {
+	all, d := SwPortVLCongestionLayout.Append(b)
+	_ = d[35]
+	d[1] = s.PortSelect
+	binary.BigEndian.PutUint16(d[2:], s.CounterSelect)
+	binary.BigEndian.PutUint16(d[4:], s.SWPortVLCongestion[0])
+	binary.BigEndian.PutUint16(d[6:], s.SWPortVLCongestion[1])
+	binary.BigEndian.PutUint16(d[8:], s.SWPortVLCongestion[2])
+	binary.BigEndian.PutUint16(d[10:], s.SWPortVLCongestion[3])
+	binary.BigEndian.PutUint16(d[12:], s.SWPortVLCongestion[4])
+	binary.BigEndian.PutUint16(d[14:], s.SWPortVLCongestion[5])
+	binary.BigEndian.PutUint16(d[16:], s.SWPortVLCongestion[6])
+	binary.BigEndian.PutUint16(d[18:], s.SWPortVLCongestion[7])
+	binary.BigEndian.PutUint16(d[20:], s.SWPortVLCongestion[8])
+	binary.BigEndian.PutUint16(d[22:], s.SWPortVLCongestion[9])
+	binary.BigEndian.PutUint16(d[24:], s.SWPortVLCongestion[10])
+	binary.BigEndian.PutUint16(d[26:], s.SWPortVLCongestion[11])
+	binary.BigEndian.PutUint16(d[28:], s.SWPortVLCongestion[12])
+	binary.BigEndian.PutUint16(d[30:], s.SWPortVLCongestion[13])
+	binary.BigEndian.PutUint16(d[32:], s.SWPortVLCongestion[14])
+	binary.BigEndian.PutUint16(d[34:], s.SWPortVLCongestion[15])
+	return all, nil
+}
+
+// MarshalBinary returns the 36-byte attribute.
+func (s *SwPortVLCongestion) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, SwPortVLCongestionLayout.
+func (*SwPortVLCongestion) AttrLayout() *mad.Layout { return &SwPortVLCongestionLayout }
+
+// PortRcvConCtrl rows (IBA table "PortRcvConCtrl").
+var (
+	prccPortSelect     = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	prccCounterSelect  = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	prccPortPktRcvFECN = mad.Field{Name: "PortPktRcvFECN", Bit: 32, Width: 32}
+	prccPortPktRcvBECN = mad.Field{Name: "PortPktRcvBECN", Bit: 64, Width: 32}
+)
+
+// PortRcvConCtrlLayout is the PortRcvConCtrl attribute (0x0031, 12 bytes).
+var PortRcvConCtrlLayout = mad.Layout{
+	Name: "PortRcvConCtrl",
+	ID:   AttrPortRcvConCtrl,
+	Size: 12,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortRcvConCtrl is the PortRcvConCtrl attribute: packets a port received marked FECN and BECN (perfquery --rcvcc).",
+	Fields: []mad.Field{
+		prccPortSelect,
+		prccCounterSelect,
+		prccPortPktRcvFECN,
+		prccPortPktRcvBECN,
+	},
+}
+
+// PortRcvConCtrl is the PortRcvConCtrl attribute: packets a port received
+// marked FECN and BECN (perfquery --rcvcc).
+type PortRcvConCtrl struct {
+	PortSelect     uint8
+	CounterSelect  uint16
+	PortPktRcvFECN uint32
+	PortPktRcvBECN uint32
+}
+
+// UnmarshalBinary decodes p from the first 12 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortRcvConCtrl) UnmarshalBinary(b []byte) error {
+	if err := PortRcvConCtrlLayout.CheckMin(b, 12); err != nil {
+		return err
+	}
+	_ = b[11]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortPktRcvFECN = binary.BigEndian.Uint32(b[4:])
+	p.PortPktRcvBECN = binary.BigEndian.Uint32(b[8:])
+	return nil
+}
+
+// AppendBinary appends the 12-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortRcvConCtrl) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortRcvConCtrlLayout.Append(b)
+	_ = d[11]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	binary.BigEndian.PutUint32(d[4:], p.PortPktRcvFECN)
+	binary.BigEndian.PutUint32(d[8:], p.PortPktRcvBECN)
+	return all, nil
+}
+
+// MarshalBinary returns the 12-byte attribute.
+func (p *PortRcvConCtrl) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortRcvConCtrlLayout.
+func (*PortRcvConCtrl) AttrLayout() *mad.Layout { return &PortRcvConCtrlLayout }
+
+// PortSLRcvFECN rows (IBA table "PortSLRcvFECN").
+var (
+	psfecnPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	psfecnCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+)
+
+// PortSLRcvFECNLayout is the PortSLRcvFECN attribute (0x0032, 68 bytes).
+var PortSLRcvFECNLayout = mad.Layout{
+	Name: "PortSLRcvFECN",
+	ID:   AttrPortSLRcvFECN,
+	Size: 68,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortSLRcvFECN is the PortSLRcvFECN attribute: FECN-marked packets received per SL (perfquery --slrcvfecn).",
+	Fields: []mad.Field{
+		psfecnPortSelect,
+		psfecnCounterSelect,
+		mad.Field{Name: "PortSLRcvFECN0", Bit: 32, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN1", Bit: 64, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN2", Bit: 96, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN3", Bit: 128, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN4", Bit: 160, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN5", Bit: 192, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN6", Bit: 224, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN7", Bit: 256, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN8", Bit: 288, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN9", Bit: 320, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN10", Bit: 352, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN11", Bit: 384, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN12", Bit: 416, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN13", Bit: 448, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN14", Bit: 480, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN15", Bit: 512, Width: 32, Doc: "SL i"},
+	},
+}
+
+// PortSLRcvFECN is the PortSLRcvFECN attribute: FECN-marked packets
+// received per SL (perfquery --slrcvfecn).
+type PortSLRcvFECN struct {
+	PortSelect    uint8
+	CounterSelect uint16
+	PortSLRcvFECN [16]uint32 // SL i
+}
+
+// UnmarshalBinary decodes p from the first 68 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortSLRcvFECN) UnmarshalBinary(b []byte) error {
+	if err := PortSLRcvFECNLayout.CheckMin(b, 68); err != nil {
+		return err
+	}
+	_ = b[67]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortSLRcvFECN[0] = binary.BigEndian.Uint32(b[4:])
+	p.PortSLRcvFECN[1] = binary.BigEndian.Uint32(b[8:])
+	p.PortSLRcvFECN[2] = binary.BigEndian.Uint32(b[12:])
+	p.PortSLRcvFECN[3] = binary.BigEndian.Uint32(b[16:])
+	p.PortSLRcvFECN[4] = binary.BigEndian.Uint32(b[20:])
+	p.PortSLRcvFECN[5] = binary.BigEndian.Uint32(b[24:])
+	p.PortSLRcvFECN[6] = binary.BigEndian.Uint32(b[28:])
+	p.PortSLRcvFECN[7] = binary.BigEndian.Uint32(b[32:])
+	p.PortSLRcvFECN[8] = binary.BigEndian.Uint32(b[36:])
+	p.PortSLRcvFECN[9] = binary.BigEndian.Uint32(b[40:])
+	p.PortSLRcvFECN[10] = binary.BigEndian.Uint32(b[44:])
+	p.PortSLRcvFECN[11] = binary.BigEndian.Uint32(b[48:])
+	p.PortSLRcvFECN[12] = binary.BigEndian.Uint32(b[52:])
+	p.PortSLRcvFECN[13] = binary.BigEndian.Uint32(b[56:])
+	p.PortSLRcvFECN[14] = binary.BigEndian.Uint32(b[60:])
+	p.PortSLRcvFECN[15] = binary.BigEndian.Uint32(b[64:])
+	return nil
+}
+
+// AppendBinary appends the 68-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortSLRcvFECN) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortSLRcvFECNLayout.Append(b)
+	_ = d[67]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	binary.BigEndian.PutUint32(d[4:], p.PortSLRcvFECN[0])
+	binary.BigEndian.PutUint32(d[8:], p.PortSLRcvFECN[1])
+	binary.BigEndian.PutUint32(d[12:], p.PortSLRcvFECN[2])
+	binary.BigEndian.PutUint32(d[16:], p.PortSLRcvFECN[3])
+	binary.BigEndian.PutUint32(d[20:], p.PortSLRcvFECN[4])
+	binary.BigEndian.PutUint32(d[24:], p.PortSLRcvFECN[5])
+	binary.BigEndian.PutUint32(d[28:], p.PortSLRcvFECN[6])
+	binary.BigEndian.PutUint32(d[32:], p.PortSLRcvFECN[7])
+	binary.BigEndian.PutUint32(d[36:], p.PortSLRcvFECN[8])
+	binary.BigEndian.PutUint32(d[40:], p.PortSLRcvFECN[9])
+	binary.BigEndian.PutUint32(d[44:], p.PortSLRcvFECN[10])
+	binary.BigEndian.PutUint32(d[48:], p.PortSLRcvFECN[11])
+	binary.BigEndian.PutUint32(d[52:], p.PortSLRcvFECN[12])
+	binary.BigEndian.PutUint32(d[56:], p.PortSLRcvFECN[13])
+	binary.BigEndian.PutUint32(d[60:], p.PortSLRcvFECN[14])
+	binary.BigEndian.PutUint32(d[64:], p.PortSLRcvFECN[15])
+	return all, nil
+}
+
+// MarshalBinary returns the 68-byte attribute.
+func (p *PortSLRcvFECN) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortSLRcvFECNLayout.
+func (*PortSLRcvFECN) AttrLayout() *mad.Layout { return &PortSLRcvFECNLayout }
+
+// PortSLRcvBECN rows (IBA table "PortSLRcvBECN").
+var (
+	psbecnPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	psbecnCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+)
+
+// PortSLRcvBECNLayout is the PortSLRcvBECN attribute (0x0033, 68 bytes).
+var PortSLRcvBECNLayout = mad.Layout{
+	Name: "PortSLRcvBECN",
+	ID:   AttrPortSLRcvBECN,
+	Size: 68,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortSLRcvBECN is the PortSLRcvBECN attribute: BECN-marked packets received per SL (perfquery --slrcvbecn).",
+	Fields: []mad.Field{
+		psbecnPortSelect,
+		psbecnCounterSelect,
+		mad.Field{Name: "PortSLRcvBECN0", Bit: 32, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN1", Bit: 64, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN2", Bit: 96, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN3", Bit: 128, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN4", Bit: 160, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN5", Bit: 192, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN6", Bit: 224, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN7", Bit: 256, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN8", Bit: 288, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN9", Bit: 320, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN10", Bit: 352, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN11", Bit: 384, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN12", Bit: 416, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN13", Bit: 448, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN14", Bit: 480, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN15", Bit: 512, Width: 32, Doc: "SL i"},
+	},
+}
+
+// PortSLRcvBECN is the PortSLRcvBECN attribute: BECN-marked packets
+// received per SL (perfquery --slrcvbecn).
+type PortSLRcvBECN struct {
+	PortSelect    uint8
+	CounterSelect uint16
+	PortSLRcvBECN [16]uint32 // SL i
+}
+
+// UnmarshalBinary decodes p from the first 68 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortSLRcvBECN) UnmarshalBinary(b []byte) error {
+	if err := PortSLRcvBECNLayout.CheckMin(b, 68); err != nil {
+		return err
+	}
+	_ = b[67]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortSLRcvBECN[0] = binary.BigEndian.Uint32(b[4:])
+	p.PortSLRcvBECN[1] = binary.BigEndian.Uint32(b[8:])
+	p.PortSLRcvBECN[2] = binary.BigEndian.Uint32(b[12:])
+	p.PortSLRcvBECN[3] = binary.BigEndian.Uint32(b[16:])
+	p.PortSLRcvBECN[4] = binary.BigEndian.Uint32(b[20:])
+	p.PortSLRcvBECN[5] = binary.BigEndian.Uint32(b[24:])
+	p.PortSLRcvBECN[6] = binary.BigEndian.Uint32(b[28:])
+	p.PortSLRcvBECN[7] = binary.BigEndian.Uint32(b[32:])
+	p.PortSLRcvBECN[8] = binary.BigEndian.Uint32(b[36:])
+	p.PortSLRcvBECN[9] = binary.BigEndian.Uint32(b[40:])
+	p.PortSLRcvBECN[10] = binary.BigEndian.Uint32(b[44:])
+	p.PortSLRcvBECN[11] = binary.BigEndian.Uint32(b[48:])
+	p.PortSLRcvBECN[12] = binary.BigEndian.Uint32(b[52:])
+	p.PortSLRcvBECN[13] = binary.BigEndian.Uint32(b[56:])
+	p.PortSLRcvBECN[14] = binary.BigEndian.Uint32(b[60:])
+	p.PortSLRcvBECN[15] = binary.BigEndian.Uint32(b[64:])
+	return nil
+}
+
+// AppendBinary appends the 68-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortSLRcvBECN) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortSLRcvBECNLayout.Append(b)
+	_ = d[67]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	binary.BigEndian.PutUint32(d[4:], p.PortSLRcvBECN[0])
+	binary.BigEndian.PutUint32(d[8:], p.PortSLRcvBECN[1])
+	binary.BigEndian.PutUint32(d[12:], p.PortSLRcvBECN[2])
+	binary.BigEndian.PutUint32(d[16:], p.PortSLRcvBECN[3])
+	binary.BigEndian.PutUint32(d[20:], p.PortSLRcvBECN[4])
+	binary.BigEndian.PutUint32(d[24:], p.PortSLRcvBECN[5])
+	binary.BigEndian.PutUint32(d[28:], p.PortSLRcvBECN[6])
+	binary.BigEndian.PutUint32(d[32:], p.PortSLRcvBECN[7])
+	binary.BigEndian.PutUint32(d[36:], p.PortSLRcvBECN[8])
+	binary.BigEndian.PutUint32(d[40:], p.PortSLRcvBECN[9])
+	binary.BigEndian.PutUint32(d[44:], p.PortSLRcvBECN[10])
+	binary.BigEndian.PutUint32(d[48:], p.PortSLRcvBECN[11])
+	binary.BigEndian.PutUint32(d[52:], p.PortSLRcvBECN[12])
+	binary.BigEndian.PutUint32(d[56:], p.PortSLRcvBECN[13])
+	binary.BigEndian.PutUint32(d[60:], p.PortSLRcvBECN[14])
+	binary.BigEndian.PutUint32(d[64:], p.PortSLRcvBECN[15])
+	return all, nil
+}
+
+// MarshalBinary returns the 68-byte attribute.
+func (p *PortSLRcvBECN) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortSLRcvBECNLayout.
+func (*PortSLRcvBECN) AttrLayout() *mad.Layout { return &PortSLRcvBECNLayout }
+
+// PortXmitConCtrl rows (IBA table "PortXmitConCtrl").
+var (
+	pxccPortSelect       = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	pxccCounterSelect    = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	pxccPortXmitTimeCong = mad.Field{Name: "PortXmitTimeCong", Bit: 32, Width: 32}
+)
+
+// PortXmitConCtrlLayout is the PortXmitConCtrl attribute (0x0034, 8 bytes).
+var PortXmitConCtrlLayout = mad.Layout{
+	Name: "PortXmitConCtrl",
+	ID:   AttrPortXmitConCtrl,
+	Size: 8,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortXmitConCtrl is the PortXmitConCtrl attribute: the time a port spent in congestion (perfquery --xmitcc).",
+	Fields: []mad.Field{
+		pxccPortSelect,
+		pxccCounterSelect,
+		pxccPortXmitTimeCong,
+	},
+}
+
+// PortXmitConCtrl is the PortXmitConCtrl attribute: the time a port spent
+// in congestion (perfquery --xmitcc).
+type PortXmitConCtrl struct {
+	PortSelect       uint8
+	CounterSelect    uint16
+	PortXmitTimeCong uint32
+}
+
+// UnmarshalBinary decodes p from the first 8 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortXmitConCtrl) UnmarshalBinary(b []byte) error {
+	if err := PortXmitConCtrlLayout.CheckMin(b, 8); err != nil {
+		return err
+	}
+	_ = b[7]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortXmitTimeCong = binary.BigEndian.Uint32(b[4:])
+	return nil
+}
+
+// AppendBinary appends the 8-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortXmitConCtrl) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortXmitConCtrlLayout.Append(b)
+	_ = d[7]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	binary.BigEndian.PutUint32(d[4:], p.PortXmitTimeCong)
+	return all, nil
+}
+
+// MarshalBinary returns the 8-byte attribute.
+func (p *PortXmitConCtrl) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortXmitConCtrlLayout.
+func (*PortXmitConCtrl) AttrLayout() *mad.Layout { return &PortXmitConCtrlLayout }
+
+// PortVLXmitTimeCong rows (IBA table "PortVLXmitTimeCong").
+var (
+	pvtcPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	pvtcCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+)
+
+// PortVLXmitTimeCongLayout is the PortVLXmitTimeCong attribute (0x0035, 64 bytes).
+var PortVLXmitTimeCongLayout = mad.Layout{
+	Name: "PortVLXmitTimeCong",
+	ID:   AttrPortVLXmitTimeCong,
+	Size: 64,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortVLXmitTimeCong is the PortVLXmitTimeCong attribute: the time a port spent in congestion per VL 0-14 (perfquery --vlxmittimecc).",
+	Fields: []mad.Field{
+		pvtcPortSelect,
+		pvtcCounterSelect,
+		mad.Field{Name: "PortVLXmitTimeCong0", Bit: 32, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong1", Bit: 64, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong2", Bit: 96, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong3", Bit: 128, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong4", Bit: 160, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong5", Bit: 192, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong6", Bit: 224, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong7", Bit: 256, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong8", Bit: 288, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong9", Bit: 320, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong10", Bit: 352, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong11", Bit: 384, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong12", Bit: 416, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong13", Bit: 448, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong14", Bit: 480, Width: 32, Doc: "VL i"},
+	},
+}
+
+// PortVLXmitTimeCong is the PortVLXmitTimeCong attribute: the time a port
+// spent in congestion per VL 0-14 (perfquery --vlxmittimecc).
+type PortVLXmitTimeCong struct {
+	PortSelect         uint8
+	CounterSelect      uint16
+	PortVLXmitTimeCong [15]uint32 // VL i
+}
+
+// UnmarshalBinary decodes p from the first 64 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortVLXmitTimeCong) UnmarshalBinary(b []byte) error {
+	if err := PortVLXmitTimeCongLayout.CheckMin(b, 64); err != nil {
+		return err
+	}
+	_ = b[63]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortVLXmitTimeCong[0] = binary.BigEndian.Uint32(b[4:])
+	p.PortVLXmitTimeCong[1] = binary.BigEndian.Uint32(b[8:])
+	p.PortVLXmitTimeCong[2] = binary.BigEndian.Uint32(b[12:])
+	p.PortVLXmitTimeCong[3] = binary.BigEndian.Uint32(b[16:])
+	p.PortVLXmitTimeCong[4] = binary.BigEndian.Uint32(b[20:])
+	p.PortVLXmitTimeCong[5] = binary.BigEndian.Uint32(b[24:])
+	p.PortVLXmitTimeCong[6] = binary.BigEndian.Uint32(b[28:])
+	p.PortVLXmitTimeCong[7] = binary.BigEndian.Uint32(b[32:])
+	p.PortVLXmitTimeCong[8] = binary.BigEndian.Uint32(b[36:])
+	p.PortVLXmitTimeCong[9] = binary.BigEndian.Uint32(b[40:])
+	p.PortVLXmitTimeCong[10] = binary.BigEndian.Uint32(b[44:])
+	p.PortVLXmitTimeCong[11] = binary.BigEndian.Uint32(b[48:])
+	p.PortVLXmitTimeCong[12] = binary.BigEndian.Uint32(b[52:])
+	p.PortVLXmitTimeCong[13] = binary.BigEndian.Uint32(b[56:])
+	p.PortVLXmitTimeCong[14] = binary.BigEndian.Uint32(b[60:])
+	return nil
+}
+
+// AppendBinary appends the 64-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortVLXmitTimeCong) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortVLXmitTimeCongLayout.Append(b)
+	_ = d[63]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	binary.BigEndian.PutUint32(d[4:], p.PortVLXmitTimeCong[0])
+	binary.BigEndian.PutUint32(d[8:], p.PortVLXmitTimeCong[1])
+	binary.BigEndian.PutUint32(d[12:], p.PortVLXmitTimeCong[2])
+	binary.BigEndian.PutUint32(d[16:], p.PortVLXmitTimeCong[3])
+	binary.BigEndian.PutUint32(d[20:], p.PortVLXmitTimeCong[4])
+	binary.BigEndian.PutUint32(d[24:], p.PortVLXmitTimeCong[5])
+	binary.BigEndian.PutUint32(d[28:], p.PortVLXmitTimeCong[6])
+	binary.BigEndian.PutUint32(d[32:], p.PortVLXmitTimeCong[7])
+	binary.BigEndian.PutUint32(d[36:], p.PortVLXmitTimeCong[8])
+	binary.BigEndian.PutUint32(d[40:], p.PortVLXmitTimeCong[9])
+	binary.BigEndian.PutUint32(d[44:], p.PortVLXmitTimeCong[10])
+	binary.BigEndian.PutUint32(d[48:], p.PortVLXmitTimeCong[11])
+	binary.BigEndian.PutUint32(d[52:], p.PortVLXmitTimeCong[12])
+	binary.BigEndian.PutUint32(d[56:], p.PortVLXmitTimeCong[13])
+	binary.BigEndian.PutUint32(d[60:], p.PortVLXmitTimeCong[14])
+	return all, nil
+}
+
+// MarshalBinary returns the 64-byte attribute.
+func (p *PortVLXmitTimeCong) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortVLXmitTimeCongLayout.
+func (*PortVLXmitTimeCong) AttrLayout() *mad.Layout { return &PortVLXmitTimeCongLayout }
+
+// PortXmitDataSL rows (IBA table "PortXmitDataSL").
+var (
+	pxdsPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	pxdsCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+)
+
+// PortXmitDataSLLayout is the PortXmitDataSL attribute (0x0036, 68 bytes).
+var PortXmitDataSLLayout = mad.Layout{
+	Name: "PortXmitDataSL",
+	ID:   AttrPortXmitDataSL,
+	Size: 68,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortXmitDataSL is the PortXmitDataSL attribute: data words sent per SL (perfquery --xmtsl).",
+	Fields: []mad.Field{
+		pxdsPortSelect,
+		pxdsCounterSelect,
+		mad.Field{Name: "PortXmitDataSL0", Bit: 32, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL1", Bit: 64, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL2", Bit: 96, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL3", Bit: 128, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL4", Bit: 160, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL5", Bit: 192, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL6", Bit: 224, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL7", Bit: 256, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL8", Bit: 288, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL9", Bit: 320, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL10", Bit: 352, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL11", Bit: 384, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL12", Bit: 416, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL13", Bit: 448, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL14", Bit: 480, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL15", Bit: 512, Width: 32, Doc: "SL i, 4-byte words"},
+	},
+}
+
+// PortXmitDataSL is the PortXmitDataSL attribute: data words sent per SL
+// (perfquery --xmtsl).
+type PortXmitDataSL struct {
+	PortSelect     uint8
+	CounterSelect  uint16
+	PortXmitDataSL [16]uint32 // SL i, 4-byte words
+}
+
+// UnmarshalBinary decodes p from the first 68 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortXmitDataSL) UnmarshalBinary(b []byte) error {
+	if err := PortXmitDataSLLayout.CheckMin(b, 68); err != nil {
+		return err
+	}
+	_ = b[67]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortXmitDataSL[0] = binary.BigEndian.Uint32(b[4:])
+	p.PortXmitDataSL[1] = binary.BigEndian.Uint32(b[8:])
+	p.PortXmitDataSL[2] = binary.BigEndian.Uint32(b[12:])
+	p.PortXmitDataSL[3] = binary.BigEndian.Uint32(b[16:])
+	p.PortXmitDataSL[4] = binary.BigEndian.Uint32(b[20:])
+	p.PortXmitDataSL[5] = binary.BigEndian.Uint32(b[24:])
+	p.PortXmitDataSL[6] = binary.BigEndian.Uint32(b[28:])
+	p.PortXmitDataSL[7] = binary.BigEndian.Uint32(b[32:])
+	p.PortXmitDataSL[8] = binary.BigEndian.Uint32(b[36:])
+	p.PortXmitDataSL[9] = binary.BigEndian.Uint32(b[40:])
+	p.PortXmitDataSL[10] = binary.BigEndian.Uint32(b[44:])
+	p.PortXmitDataSL[11] = binary.BigEndian.Uint32(b[48:])
+	p.PortXmitDataSL[12] = binary.BigEndian.Uint32(b[52:])
+	p.PortXmitDataSL[13] = binary.BigEndian.Uint32(b[56:])
+	p.PortXmitDataSL[14] = binary.BigEndian.Uint32(b[60:])
+	p.PortXmitDataSL[15] = binary.BigEndian.Uint32(b[64:])
+	return nil
+}
+
+// AppendBinary appends the 68-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortXmitDataSL) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortXmitDataSLLayout.Append(b)
+	_ = d[67]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	binary.BigEndian.PutUint32(d[4:], p.PortXmitDataSL[0])
+	binary.BigEndian.PutUint32(d[8:], p.PortXmitDataSL[1])
+	binary.BigEndian.PutUint32(d[12:], p.PortXmitDataSL[2])
+	binary.BigEndian.PutUint32(d[16:], p.PortXmitDataSL[3])
+	binary.BigEndian.PutUint32(d[20:], p.PortXmitDataSL[4])
+	binary.BigEndian.PutUint32(d[24:], p.PortXmitDataSL[5])
+	binary.BigEndian.PutUint32(d[28:], p.PortXmitDataSL[6])
+	binary.BigEndian.PutUint32(d[32:], p.PortXmitDataSL[7])
+	binary.BigEndian.PutUint32(d[36:], p.PortXmitDataSL[8])
+	binary.BigEndian.PutUint32(d[40:], p.PortXmitDataSL[9])
+	binary.BigEndian.PutUint32(d[44:], p.PortXmitDataSL[10])
+	binary.BigEndian.PutUint32(d[48:], p.PortXmitDataSL[11])
+	binary.BigEndian.PutUint32(d[52:], p.PortXmitDataSL[12])
+	binary.BigEndian.PutUint32(d[56:], p.PortXmitDataSL[13])
+	binary.BigEndian.PutUint32(d[60:], p.PortXmitDataSL[14])
+	binary.BigEndian.PutUint32(d[64:], p.PortXmitDataSL[15])
+	return all, nil
+}
+
+// MarshalBinary returns the 68-byte attribute.
+func (p *PortXmitDataSL) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortXmitDataSLLayout.
+func (*PortXmitDataSL) AttrLayout() *mad.Layout { return &PortXmitDataSLLayout }
+
+// PortRcvDataSL rows (IBA table "PortRcvDataSL").
+var (
+	prdsPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
+	prdsCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+)
+
+// PortRcvDataSLLayout is the PortRcvDataSL attribute (0x0037, 68 bytes).
+var PortRcvDataSLLayout = mad.Layout{
+	Name: "PortRcvDataSL",
+	ID:   AttrPortRcvDataSL,
+	Size: 68,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortRcvDataSL is the PortRcvDataSL attribute: data words received per SL (perfquery --rcvsl).",
+	Fields: []mad.Field{
+		prdsPortSelect,
+		prdsCounterSelect,
+		mad.Field{Name: "PortRcvDataSL0", Bit: 32, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL1", Bit: 64, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL2", Bit: 96, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL3", Bit: 128, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL4", Bit: 160, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL5", Bit: 192, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL6", Bit: 224, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL7", Bit: 256, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL8", Bit: 288, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL9", Bit: 320, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL10", Bit: 352, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL11", Bit: 384, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL12", Bit: 416, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL13", Bit: 448, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL14", Bit: 480, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL15", Bit: 512, Width: 32, Doc: "SL i, 4-byte words"},
+	},
+}
+
+// PortRcvDataSL is the PortRcvDataSL attribute: data words received per SL
+// (perfquery --rcvsl).
+type PortRcvDataSL struct {
+	PortSelect    uint8
+	CounterSelect uint16
+	PortRcvDataSL [16]uint32 // SL i, 4-byte words
+}
+
+// UnmarshalBinary decodes p from the first 68 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortRcvDataSL) UnmarshalBinary(b []byte) error {
+	if err := PortRcvDataSLLayout.CheckMin(b, 68); err != nil {
+		return err
+	}
+	_ = b[67]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	p.PortRcvDataSL[0] = binary.BigEndian.Uint32(b[4:])
+	p.PortRcvDataSL[1] = binary.BigEndian.Uint32(b[8:])
+	p.PortRcvDataSL[2] = binary.BigEndian.Uint32(b[12:])
+	p.PortRcvDataSL[3] = binary.BigEndian.Uint32(b[16:])
+	p.PortRcvDataSL[4] = binary.BigEndian.Uint32(b[20:])
+	p.PortRcvDataSL[5] = binary.BigEndian.Uint32(b[24:])
+	p.PortRcvDataSL[6] = binary.BigEndian.Uint32(b[28:])
+	p.PortRcvDataSL[7] = binary.BigEndian.Uint32(b[32:])
+	p.PortRcvDataSL[8] = binary.BigEndian.Uint32(b[36:])
+	p.PortRcvDataSL[9] = binary.BigEndian.Uint32(b[40:])
+	p.PortRcvDataSL[10] = binary.BigEndian.Uint32(b[44:])
+	p.PortRcvDataSL[11] = binary.BigEndian.Uint32(b[48:])
+	p.PortRcvDataSL[12] = binary.BigEndian.Uint32(b[52:])
+	p.PortRcvDataSL[13] = binary.BigEndian.Uint32(b[56:])
+	p.PortRcvDataSL[14] = binary.BigEndian.Uint32(b[60:])
+	p.PortRcvDataSL[15] = binary.BigEndian.Uint32(b[64:])
+	return nil
+}
+
+// AppendBinary appends the 68-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortRcvDataSL) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortRcvDataSLLayout.Append(b)
+	_ = d[67]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
+	binary.BigEndian.PutUint32(d[4:], p.PortRcvDataSL[0])
+	binary.BigEndian.PutUint32(d[8:], p.PortRcvDataSL[1])
+	binary.BigEndian.PutUint32(d[12:], p.PortRcvDataSL[2])
+	binary.BigEndian.PutUint32(d[16:], p.PortRcvDataSL[3])
+	binary.BigEndian.PutUint32(d[20:], p.PortRcvDataSL[4])
+	binary.BigEndian.PutUint32(d[24:], p.PortRcvDataSL[5])
+	binary.BigEndian.PutUint32(d[28:], p.PortRcvDataSL[6])
+	binary.BigEndian.PutUint32(d[32:], p.PortRcvDataSL[7])
+	binary.BigEndian.PutUint32(d[36:], p.PortRcvDataSL[8])
+	binary.BigEndian.PutUint32(d[40:], p.PortRcvDataSL[9])
+	binary.BigEndian.PutUint32(d[44:], p.PortRcvDataSL[10])
+	binary.BigEndian.PutUint32(d[48:], p.PortRcvDataSL[11])
+	binary.BigEndian.PutUint32(d[52:], p.PortRcvDataSL[12])
+	binary.BigEndian.PutUint32(d[56:], p.PortRcvDataSL[13])
+	binary.BigEndian.PutUint32(d[60:], p.PortRcvDataSL[14])
+	binary.BigEndian.PutUint32(d[64:], p.PortRcvDataSL[15])
+	return all, nil
+}
+
+// MarshalBinary returns the 68-byte attribute.
+func (p *PortRcvDataSL) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortRcvDataSLLayout.
+func (*PortRcvDataSL) AttrLayout() *mad.Layout { return &PortRcvDataSLLayout }
+
 // Layouts returns the layouts of the attributes this package decodes, in
 // attribute ID order. The slice is new on every call; the layouts it points
 // to are shared and must not be modified.
 func Layouts() []*mad.Layout {
 	return []*mad.Layout{
 		&mad.ClassPortInfoLayout,
+		&PortSamplesControlLayout,
+		&PortSamplesResultLayout,
 		&PortCountersLayout,
+		&PortRcvErrorDetailsLayout,
+		&PortXmitDiscardDetailsLayout,
+		&PortOpRcvCountersLayout,
+		&PortFlowCtlCountersLayout,
+		&PortVLOpPacketsLayout,
+		&PortVLOpDataLayout,
+		&PortVLXmitFlowCtlUpdateErrorsLayout,
+		&PortVLXmitWaitCountersLayout,
 		&PortCountersExtendedLayout,
+		&PortExtendedSpeedsCountersLayout,
+		&SwPortVLCongestionLayout,
+		&PortRcvConCtrlLayout,
+		&PortSLRcvFECNLayout,
+		&PortSLRcvBECNLayout,
+		&PortXmitConCtrlLayout,
+		&PortVLXmitTimeCongLayout,
+		&PortXmitDataSLLayout,
+		&PortRcvDataSLLayout,
 	}
 }
 
@@ -360,10 +2404,48 @@ func LayoutByID(id uint16) *mad.Layout {
 	switch id {
 	case AttrClassPortInfo:
 		return &mad.ClassPortInfoLayout
+	case AttrPortSamplesControl:
+		return &PortSamplesControlLayout
+	case AttrPortSamplesResult:
+		return &PortSamplesResultLayout
 	case AttrPortCounters:
 		return &PortCountersLayout
+	case AttrPortRcvErrorDetails:
+		return &PortRcvErrorDetailsLayout
+	case AttrPortXmitDiscardDetails:
+		return &PortXmitDiscardDetailsLayout
+	case AttrPortOpRcvCounters:
+		return &PortOpRcvCountersLayout
+	case AttrPortFlowCtlCounters:
+		return &PortFlowCtlCountersLayout
+	case AttrPortVLOpPackets:
+		return &PortVLOpPacketsLayout
+	case AttrPortVLOpData:
+		return &PortVLOpDataLayout
+	case AttrPortVLXmitFlowCtlUpdateErrors:
+		return &PortVLXmitFlowCtlUpdateErrorsLayout
+	case AttrPortVLXmitWaitCounters:
+		return &PortVLXmitWaitCountersLayout
 	case AttrPortCountersExtended:
 		return &PortCountersExtendedLayout
+	case AttrPortExtendedSpeedsCounters:
+		return &PortExtendedSpeedsCountersLayout
+	case AttrSwPortVLCongestion:
+		return &SwPortVLCongestionLayout
+	case AttrPortRcvConCtrl:
+		return &PortRcvConCtrlLayout
+	case AttrPortSLRcvFECN:
+		return &PortSLRcvFECNLayout
+	case AttrPortSLRcvBECN:
+		return &PortSLRcvBECNLayout
+	case AttrPortXmitConCtrl:
+		return &PortXmitConCtrlLayout
+	case AttrPortVLXmitTimeCong:
+		return &PortVLXmitTimeCongLayout
+	case AttrPortXmitDataSL:
+		return &PortXmitDataSLLayout
+	case AttrPortRcvDataSL:
+		return &PortRcvDataSLLayout
 	}
 	return nil
 }
@@ -374,21 +2456,62 @@ func NewCodec(id uint16) mad.Codec {
 	switch id {
 	case AttrClassPortInfo:
 		return new(mad.ClassPortInfo)
+	case AttrPortSamplesControl:
+		return new(PortSamplesControl)
+	case AttrPortSamplesResult:
+		return new(PortSamplesResult)
 	case AttrPortCounters:
 		return new(PortCounters)
+	case AttrPortRcvErrorDetails:
+		return new(PortRcvErrorDetails)
+	case AttrPortXmitDiscardDetails:
+		return new(PortXmitDiscardDetails)
+	case AttrPortOpRcvCounters:
+		return new(PortOpRcvCounters)
+	case AttrPortFlowCtlCounters:
+		return new(PortFlowCtlCounters)
+	case AttrPortVLOpPackets:
+		return new(PortVLOpPackets)
+	case AttrPortVLOpData:
+		return new(PortVLOpData)
+	case AttrPortVLXmitFlowCtlUpdateErrors:
+		return new(PortVLXmitFlowCtlUpdateErrors)
+	case AttrPortVLXmitWaitCounters:
+		return new(PortVLXmitWaitCounters)
 	case AttrPortCountersExtended:
 		return new(PortCountersExtended)
+	case AttrPortExtendedSpeedsCounters:
+		return new(PortExtendedSpeedsCounters)
+	case AttrSwPortVLCongestion:
+		return new(SwPortVLCongestion)
+	case AttrPortRcvConCtrl:
+		return new(PortRcvConCtrl)
+	case AttrPortSLRcvFECN:
+		return new(PortSLRcvFECN)
+	case AttrPortSLRcvBECN:
+		return new(PortSLRcvBECN)
+	case AttrPortXmitConCtrl:
+		return new(PortXmitConCtrl)
+	case AttrPortVLXmitTimeCong:
+		return new(PortVLXmitTimeCong)
+	case AttrPortXmitDataSL:
+		return new(PortXmitDataSL)
+	case AttrPortRcvDataSL:
+		return new(PortRcvDataSL)
 	}
 	return nil
 }
 
 // LayoutByName returns the layout of the attribute its IBA name names
-// ("PortInfo"), case-insensitively, or nil.
+// ("PortInfo") or one of its aliases (smpquery's, e.g.
+// "SL2VLMappingTable"), case-insensitively, or nil.
 func LayoutByName(name string) *mad.Layout {
 	for _, l := range Layouts() {
 		if strings.EqualFold(l.Name, name) {
 			return l
 		}
+	}
+	switch strings.ToLower(name) {
 	}
 	return nil
 }

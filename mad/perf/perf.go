@@ -17,21 +17,8 @@ const AllPorts uint8 = 0xFF
 // PerfMgt attribute IDs without a codec yet (mad-formats.md section 9); the
 // others are generated with their layouts (attrs_gen.go).
 const (
-	AttrClassPortInfo                        = mad.AttrClassPortInfo
-	AttrPortSamplesControl            uint16 = 0x0010
-	AttrPortSamplesResult             uint16 = 0x0011
-	AttrPortRcvErrorDetails           uint16 = 0x0015
-	AttrPortXmitDiscardDetails        uint16 = 0x0016
-	AttrPortOpRcvCounters             uint16 = 0x0017
-	AttrPortFlowCtlCounters           uint16 = 0x0018
-	AttrPortVLOpPackets               uint16 = 0x0019
-	AttrPortVLOpData                  uint16 = 0x001A
-	AttrPortVLXmitFlowCtlUpdateErrors uint16 = 0x001B
-	AttrPortVLXmitWaitCounters        uint16 = 0x001C
-	AttrPortSamplesResultExtended     uint16 = 0x001E
-	AttrPortExtendedSpeedsCounters    uint16 = 0x001F
-	AttrPortXmitDataSL                uint16 = 0x0036
-	AttrPortRcvDataSL                 uint16 = 0x0037
+	AttrClassPortInfo                    = mad.AttrClassPortInfo
+	AttrPortSamplesResultExtended uint16 = 0x001E
 )
 
 // PMA ClassPortInfo.CapabilityMask bits (class-specific bits 8-15) and

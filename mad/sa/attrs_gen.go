@@ -13,18 +13,23 @@ var _ = binary.BigEndian
 
 // Attribute IDs of the attributes in the schema.
 const (
-	AttrInformInfo       uint16 = 0x0003 // InformInfo
-	AttrNodeRecord       uint16 = 0x0011 // NodeRecord
-	AttrPortInfoRecord   uint16 = 0x0012 // PortInfoRecord
-	AttrSwitchInfoRecord uint16 = 0x0014 // SwitchInfoRecord
-	AttrLFTRecord        uint16 = 0x0015 // LinearForwardingTableRecord
-	AttrLinkRecord       uint16 = 0x0020 // LinkRecord
-	AttrGUIDInfoRecord   uint16 = 0x0030 // GUIDInfoRecord
-	AttrServiceRecord    uint16 = 0x0031 // ServiceRecord
-	AttrPKeyTableRecord  uint16 = 0x0033 // P_KeyTableRecord
-	AttrPathRecord       uint16 = 0x0035 // PathRecord
-	AttrMCMemberRecord   uint16 = 0x0038 // MCMemberRecord
-	AttrMultiPathRecord  uint16 = 0x003a // MultiPathRecord
+	AttrInformInfo                     uint16 = 0x0003 // InformInfo
+	AttrNodeRecord                     uint16 = 0x0011 // NodeRecord
+	AttrPortInfoRecord                 uint16 = 0x0012 // PortInfoRecord
+	AttrSLtoVLMappingTableRecord       uint16 = 0x0013 // SLtoVLMappingTableRecord
+	AttrSwitchInfoRecord               uint16 = 0x0014 // SwitchInfoRecord
+	AttrLFTRecord                      uint16 = 0x0015 // LinearForwardingTableRecord
+	AttrMulticastForwardingTableRecord uint16 = 0x0017 // MulticastForwardingTableRecord
+	AttrSMInfoRecord                   uint16 = 0x0018 // SMInfoRecord
+	AttrLinkRecord                     uint16 = 0x0020 // LinkRecord
+	AttrGUIDInfoRecord                 uint16 = 0x0030 // GUIDInfoRecord
+	AttrServiceRecord                  uint16 = 0x0031 // ServiceRecord
+	AttrPKeyTableRecord                uint16 = 0x0033 // P_KeyTableRecord
+	AttrPathRecord                     uint16 = 0x0035 // PathRecord
+	AttrVLArbitrationTableRecord       uint16 = 0x0036 // VLArbitrationTableRecord
+	AttrMCMemberRecord                 uint16 = 0x0038 // MCMemberRecord
+	AttrMultiPathRecord                uint16 = 0x003a // MultiPathRecord
+	AttrInformInfoRecord               uint16 = 0x00f3 // InformInfoRecord
 )
 
 // InformInfo rows (IBA table "InformInfo").
@@ -133,6 +138,9 @@ func (n *NodeRec) AppendBinary(b []byte) ([]byte, error) {
 // MarshalBinary returns the 108-byte attribute.
 func (n *NodeRec) MarshalBinary() ([]byte, error) { return n.AppendBinary(nil) }
 
+// AttrLayout returns the layout of the attribute, NodeRecordLayout.
+func (*NodeRec) AttrLayout() *mad.Layout { return &NodeRecordLayout }
+
 // PortInfoRecord rows (IBA table "PortInfoRecord").
 var (
 	pirEndportLID = mad.Field{Name: "EndportLID", Bit: 0, Width: 16}
@@ -204,6 +212,42 @@ var PortInfoRecordLayout = mad.Layout{
 		mad.Field{Name: "LinkSpeedExtActive", Bit: 528, Width: 4, Kind: mad.Hex},
 		mad.Field{Name: "LinkSpeedExtSupported", Bit: 532, Width: 4, Kind: mad.Hex},
 		mad.Field{Name: "LinkSpeedExtEnabled", Bit: 539, Width: 5, Kind: mad.Hex},
+	},
+}
+
+// SLtoVLMappingTableRecord rows (IBA table "SLtoVLMappingTableRecord").
+var (
+	slvlrLID           = mad.Field{Name: "LID", Bit: 0, Width: 16}
+	slvlrInputPortNum  = mad.Field{Name: "InputPortNum", Bit: 16, Width: 8}
+	slvlrOutputPortNum = mad.Field{Name: "OutputPortNum", Bit: 24, Width: 8}
+)
+
+// SLtoVLMappingTableRecordLayout is the SLtoVLMappingTableRecord attribute (0x0013, 16 bytes).
+var SLtoVLMappingTableRecordLayout = mad.Layout{
+	Name: "SLtoVLMappingTableRecord",
+	ID:   AttrSLtoVLMappingTableRecord,
+	Size: 16,
+	Doc:  "SLtoVLMappingTableRecord is the SLtoVLMappingTable of a port (OpenSM ib_slvl_table_record_t): for a switch, of one input to output port pair.",
+	Fields: []mad.Field{
+		slvlrLID,
+		slvlrInputPortNum,
+		slvlrOutputPortNum,
+		mad.Field{Name: "SLtoVL0", Bit: 64, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL1", Bit: 68, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL2", Bit: 72, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL3", Bit: 76, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL4", Bit: 80, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL5", Bit: 84, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL6", Bit: 88, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL7", Bit: 92, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL8", Bit: 96, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL9", Bit: 100, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL10", Bit: 104, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL11", Bit: 108, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL12", Bit: 112, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL13", Bit: 116, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL14", Bit: 120, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL15", Bit: 124, Width: 4, Doc: "the VL of SL i"},
 	},
 }
 
@@ -320,6 +364,79 @@ var LinearForwardingTableRecordLayout = mad.Layout{
 		mad.Field{Name: "Port61", Bit: 552, Width: 8},
 		mad.Field{Name: "Port62", Bit: 560, Width: 8},
 		mad.Field{Name: "Port63", Bit: 568, Width: 8},
+	},
+}
+
+// MulticastForwardingTableRecord rows (IBA table "MulticastForwardingTableRecord").
+var (
+	mftrLID      = mad.Field{Name: "LID", Bit: 0, Width: 16}
+	mftrPosition = mad.Field{Name: "Position", Bit: 16, Width: 4}
+	mftrBlockNum = mad.Field{Name: "BlockNum", Bit: 23, Width: 9}
+)
+
+// MulticastForwardingTableRecordLayout is the MulticastForwardingTableRecord attribute (0x0017, 72 bytes).
+var MulticastForwardingTableRecordLayout = mad.Layout{
+	Name: "MulticastForwardingTableRecord",
+	ID:   AttrMulticastForwardingTableRecord,
+	Size: 72,
+	Doc:  "MulticastForwardingTableRecord is one block of a switch's MulticastForwardingTable (OpenSM ib_mft_record_t).",
+	Fields: []mad.Field{
+		mftrLID,
+		mftrPosition,
+		mftrBlockNum,
+		mad.Field{Name: "PortMask0", Bit: 64, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask1", Bit: 80, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask2", Bit: 96, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask3", Bit: 112, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask4", Bit: 128, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask5", Bit: 144, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask6", Bit: 160, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask7", Bit: 176, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask8", Bit: 192, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask9", Bit: 208, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask10", Bit: 224, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask11", Bit: 240, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask12", Bit: 256, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask13", Bit: 272, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask14", Bit: 288, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask15", Bit: 304, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask16", Bit: 320, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask17", Bit: 336, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask18", Bit: 352, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask19", Bit: 368, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask20", Bit: 384, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask21", Bit: 400, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask22", Bit: 416, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask23", Bit: 432, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask24", Bit: 448, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask25", Bit: 464, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask26", Bit: 480, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask27", Bit: 496, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask28", Bit: 512, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask29", Bit: 528, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask30", Bit: 544, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask31", Bit: 560, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+	},
+}
+
+// SMInfoRecord rows (IBA table "SMInfoRecord").
+var (
+	smirLID = mad.Field{Name: "LID", Bit: 0, Width: 16}
+)
+
+// SMInfoRecordLayout is the SMInfoRecord attribute (0x0018, 32 bytes).
+var SMInfoRecordLayout = mad.Layout{
+	Name: "SMInfoRecord",
+	ID:   AttrSMInfoRecord,
+	Size: 32,
+	Doc:  "SMInfoRecord is the SMInfo of a subnet manager with the LID of its port (OpenSM ib_sminfo_record_t); OpenSM blanks SM_Key unless the query carries the SM_Key.",
+	Fields: []mad.Field{
+		smirLID,
+		mad.Field{Name: "GUID", Bit: 32, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "SM_Key", Bit: 96, Width: 64, Kind: mad.Hex, Doc: "zero unless the requester is authenticated"},
+		mad.Field{Name: "ActCount", Bit: 160, Width: 32},
+		mad.Field{Name: "Priority", Bit: 192, Width: 4},
+		mad.Field{Name: "SMState", Bit: 196, Width: 4, Doc: "SMState* values"},
 	},
 }
 
@@ -670,6 +787,93 @@ func (p *PathRec) AppendBinary(b []byte) ([]byte, error) {
 // MarshalBinary returns the 64-byte attribute.
 func (p *PathRec) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
+// AttrLayout returns the layout of the attribute, PathRecordLayout.
+func (*PathRec) AttrLayout() *mad.Layout { return &PathRecordLayout }
+
+// VLArbitrationTableRecord rows (IBA table "VLArbitrationTableRecord").
+var (
+	vlarLID           = mad.Field{Name: "LID", Bit: 0, Width: 16}
+	vlarOutputPortNum = mad.Field{Name: "OutputPortNum", Bit: 16, Width: 8}
+	vlarBlockNum      = mad.Field{Name: "BlockNum", Bit: 24, Width: 8}
+)
+
+// VLArbitrationTableRecordLayout is the VLArbitrationTableRecord attribute (0x0036, 72 bytes).
+var VLArbitrationTableRecordLayout = mad.Layout{
+	Name: "VLArbitrationTableRecord",
+	ID:   AttrVLArbitrationTableRecord,
+	Size: 72,
+	Doc:  "VLArbitrationTableRecord is one block of a port's VLArbitrationTable (OpenSM ib_vl_arb_table_record_t); BlockNum is the attribute modifier's 1 to 4.",
+	Fields: []mad.Field{
+		vlarLID,
+		vlarOutputPortNum,
+		vlarBlockNum,
+		mad.Field{Name: "VL0", Bit: 68, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight0", Bit: 72, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL1", Bit: 84, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight1", Bit: 88, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL2", Bit: 100, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight2", Bit: 104, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL3", Bit: 116, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight3", Bit: 120, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL4", Bit: 132, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight4", Bit: 136, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL5", Bit: 148, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight5", Bit: 152, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL6", Bit: 164, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight6", Bit: 168, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL7", Bit: 180, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight7", Bit: 184, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL8", Bit: 196, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight8", Bit: 200, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL9", Bit: 212, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight9", Bit: 216, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL10", Bit: 228, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight10", Bit: 232, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL11", Bit: 244, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight11", Bit: 248, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL12", Bit: 260, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight12", Bit: 264, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL13", Bit: 276, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight13", Bit: 280, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL14", Bit: 292, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight14", Bit: 296, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL15", Bit: 308, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight15", Bit: 312, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL16", Bit: 324, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight16", Bit: 328, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL17", Bit: 340, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight17", Bit: 344, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL18", Bit: 356, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight18", Bit: 360, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL19", Bit: 372, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight19", Bit: 376, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL20", Bit: 388, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight20", Bit: 392, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL21", Bit: 404, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight21", Bit: 408, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL22", Bit: 420, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight22", Bit: 424, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL23", Bit: 436, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight23", Bit: 440, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL24", Bit: 452, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight24", Bit: 456, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL25", Bit: 468, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight25", Bit: 472, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL26", Bit: 484, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight26", Bit: 488, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL27", Bit: 500, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight27", Bit: 504, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL28", Bit: 516, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight28", Bit: 520, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL29", Bit: 532, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight29", Bit: 536, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL30", Bit: 548, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight30", Bit: 552, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL31", Bit: 564, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight31", Bit: 568, Width: 8, Doc: "its weight in 64-byte units"},
+	},
+}
+
 // MCMemberRecord rows (IBA table "MCMemberRecord").
 var (
 	mcrMGID                   = mad.Field{Name: "MGID", Bit: 0, Width: 128, Kind: mad.Bytes}
@@ -774,21 +978,62 @@ var MultiPathRecordLayout = mad.Layout{
 	},
 }
 
-// The attributes, by ID.
+// InformInfoRecord rows (IBA table "InformInfoRecord").
 var (
-	ClassPortInfo               = Attr{&mad.ClassPortInfoLayout, []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
-	InformInfo                  = Attr{&InformInfoLayout, []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 5}
-	NodeRecord                  = Attr{&NodeRecordLayout, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, 14}
-	PortInfoRecord              = Attr{&PortInfoRecordLayout, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 47, 48, 49, 50, 52, 53, 54, 55, 56, 57, 58, 60}, 9}
-	SwitchInfoRecord            = Attr{&SwitchInfoRecordLayout, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20}, 3}
-	LinearForwardingTableRecord = Attr{&LinearForwardingTableRecordLayout, []int{0, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
-	LinkRecord                  = Attr{&LinkRecordLayout, []int{0, 1, 2, 3}, 1}
-	GUIDInfoRecord              = Attr{&GUIDInfoRecordLayout, []int{0, 1, 4, 5, 6, 7, 8, 9, 10, 11}, 9}
-	ServiceRecord               = Attr{&ServiceRecordLayout, []int{0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36}, 22}
-	PKeyTableRecord             = Attr{&PKeyTableRecordLayout, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
-	PathRecord                  = Attr{&PathRecordLayout, []int{0, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22}, 8}
-	MCMemberRecord              = Attr{&MCMemberRecordLayout, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}, 7}
-	MultiPathRecord             = Attr{&MultiPathRecordLayout, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21}, 3}
+	iirSubscriberGID = mad.Field{Name: "SubscriberGID", Bit: 0, Width: 128, Kind: mad.Bytes}
+	iirEnum          = mad.Field{Name: "Enum", Bit: 128, Width: 16}
 )
 
-var attrs = []*Attr{&ClassPortInfo, &InformInfo, &NodeRecord, &PortInfoRecord, &SwitchInfoRecord, &LinearForwardingTableRecord, &LinkRecord, &GUIDInfoRecord, &ServiceRecord, &PKeyTableRecord, &PathRecord, &MCMemberRecord, &MultiPathRecord}
+// InformInfoRecordLayout is the InformInfoRecord attribute (0x00f3, 64 bytes).
+var InformInfoRecordLayout = mad.Layout{
+	Name: "InformInfoRecord",
+	ID:   AttrInformInfoRecord,
+	Size: 64,
+	Doc:  "InformInfoRecord is one trap subscription the SA holds (OpenSM ib_inform_info_record_t).",
+	Fields: []mad.Field{
+		iirSubscriberGID,
+		iirEnum,
+		mad.Field{Name: "GID", Bit: 192, Width: 128, Kind: mad.Bytes},
+		mad.Field{Name: "LIDRangeBegin", Bit: 320, Width: 16},
+		mad.Field{Name: "LIDRangeEnd", Bit: 336, Width: 16},
+		mad.Field{Name: "IsGeneric", Bit: 368, Width: 8},
+		mad.Field{Name: "Subscribe", Bit: 376, Width: 8},
+		mad.Field{Name: "Type", Bit: 384, Width: 16},
+		mad.Field{Name: "TrapNumber", Bit: 400, Width: 16},
+		mad.Field{Name: "QPN", Bit: 416, Width: 24, Kind: mad.Hex},
+		mad.Field{Name: "RespTimeValue", Bit: 443, Width: 5},
+		mad.Field{Name: "ProducerType", Bit: 456, Width: 24, Kind: mad.Hex},
+	},
+}
+
+// The attributes, by ID.
+var (
+	ClassPortInfo                  = Attr{&mad.ClassPortInfoLayout, []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	InformInfo                     = Attr{&InformInfoLayout, []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 5}
+	NodeRecord                     = Attr{&NodeRecordLayout, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, 14}
+	PortInfoRecord                 = Attr{&PortInfoRecordLayout, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 47, 48, 49, 50, 52, 53, 54, 55, 56, 57, 58, 60}, 9}
+	SLtoVLMappingTableRecord       = Attr{&SLtoVLMappingTableRecordLayout, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 2}
+	SwitchInfoRecord               = Attr{&SwitchInfoRecordLayout, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20}, 3}
+	LinearForwardingTableRecord    = Attr{&LinearForwardingTableRecordLayout, []int{0, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	MulticastForwardingTableRecord = Attr{&MulticastForwardingTableRecordLayout, []int{0, 1, 3, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	SMInfoRecord                   = Attr{&SMInfoRecordLayout, []int{0, 2, 3, 4, 5, 6}, 4}
+	LinkRecord                     = Attr{&LinkRecordLayout, []int{0, 1, 2, 3}, 1}
+	GUIDInfoRecord                 = Attr{&GUIDInfoRecordLayout, []int{0, 1, 4, 5, 6, 7, 8, 9, 10, 11}, 9}
+	ServiceRecord                  = Attr{&ServiceRecordLayout, []int{0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36}, 22}
+	PKeyTableRecord                = Attr{&PKeyTableRecordLayout, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	PathRecord                     = Attr{&PathRecordLayout, []int{0, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22}, 8}
+	VLArbitrationTableRecord       = Attr{&VLArbitrationTableRecordLayout, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	MCMemberRecord                 = Attr{&MCMemberRecordLayout, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}, 7}
+	MultiPathRecord                = Attr{&MultiPathRecordLayout, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21}, 3}
+	InformInfoRecord               = Attr{&InformInfoRecordLayout, []int{0, 1, 3, 4, 5, 7, 8, 9, 10, 11, 13, 15}, 8}
+)
+
+// aliases are the other names records answer to (saquery's).
+var aliases = map[string]*Attr{
+	"sl2vltablerecord": &SLtoVLMappingTableRecord,
+	"slvltablerecord":  &SLtoVLMappingTableRecord,
+	"mftrecord":        &MulticastForwardingTableRecord,
+	"vlarbtablerecord": &VLArbitrationTableRecord,
+}
+
+var attrs = []*Attr{&ClassPortInfo, &InformInfo, &NodeRecord, &PortInfoRecord, &SLtoVLMappingTableRecord, &SwitchInfoRecord, &LinearForwardingTableRecord, &MulticastForwardingTableRecord, &SMInfoRecord, &LinkRecord, &GUIDInfoRecord, &ServiceRecord, &PKeyTableRecord, &PathRecord, &VLArbitrationTableRecord, &MCMemberRecord, &MultiPathRecord, &InformInfoRecord}

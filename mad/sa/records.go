@@ -3,6 +3,7 @@ package sa
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ibscript/ibscript/mad"
 )
@@ -118,14 +119,16 @@ func AttrByID(id uint16) (*Attr, bool) {
 }
 
 // AttrByName returns the attribute named as the IBA names it
-// ("NodeRecord"), case-insensitively.
+// ("NodeRecord") or as saquery does ("SL2VLTableRecord"),
+// case-insensitively.
 func AttrByName(name string) (*Attr, bool) {
 	for _, a := range attrs {
 		if equalFold(a.Layout.Name, name) {
 			return a, true
 		}
 	}
-	return nil, false
+	a, ok := aliases[strings.ToLower(name)]
+	return a, ok
 }
 
 func equalFold(a, b string) bool {

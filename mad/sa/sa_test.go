@@ -62,6 +62,15 @@ func TestComponents(t *testing.T) {
 		{&sa.MultiPathRecord, "flow_label", 2}, {&sa.MultiPathRecord, "mtu", 11},
 		{&sa.MultiPathRecord, "independence_selector", 17}, {&sa.MultiPathRecord, "sgid_count", 19},
 		{&sa.MultiPathRecord, "dgid_count", 20},
+		// OpenSM IB_SMIR_COMPMASK_*, IB_SLVL_*, IB_VLA_*, IB_MFTR_*, IB_IIR_*.
+		{&sa.SMInfoRecord, "lid", 0}, {&sa.SMInfoRecord, "guid", 2}, {&sa.SMInfoRecord, "sm_key", 3},
+		{&sa.SMInfoRecord, "act_count", 4}, {&sa.SMInfoRecord, "priority", 5}, {&sa.SMInfoRecord, "sm_state", 6},
+		{&sa.SLtoVLMappingTableRecord, "input_port_num", 1}, {&sa.SLtoVLMappingTableRecord, "output_port_num", 2},
+		{&sa.VLArbitrationTableRecord, "output_port_num", 1}, {&sa.VLArbitrationTableRecord, "block_num", 2},
+		{&sa.MulticastForwardingTableRecord, "position", 1}, {&sa.MulticastForwardingTableRecord, "block_num", 3},
+		{&sa.InformInfoRecord, "subscriber_gid", 0}, {&sa.InformInfoRecord, "enum", 1}, {&sa.InformInfoRecord, "gid", 3},
+		{&sa.InformInfoRecord, "lid_range_end", 5}, {&sa.InformInfoRecord, "is_generic", 7},
+		{&sa.InformInfoRecord, "trap_number", 10}, {&sa.InformInfoRecord, "QPN", 11},
 	} {
 		_, got, ok := c.attr.Field(c.field)
 		if !ok || got != c.comp {
@@ -251,5 +260,20 @@ func TestMultiPathRecordGIDs(t *testing.T) {
 	}
 	if _, _, err := sa.MPRGIDs(b[:50]); !errors.Is(err, mad.ErrTruncated) {
 		t.Errorf("short record: %v", err)
+	}
+}
+
+func TestAliases(t *testing.T) {
+	for name, want := range map[string]*sa.Attr{
+		"SL2VLTableRecord": &sa.SLtoVLMappingTableRecord, "sminforecord": &sa.SMInfoRecord,
+		"VLArbTableRecord": &sa.VLArbitrationTableRecord, "MFTRecord": &sa.MulticastForwardingTableRecord,
+		"InformInfoRecord": &sa.InformInfoRecord,
+	} {
+		if got, ok := sa.AttrByName(name); !ok || got != want {
+			t.Errorf("AttrByName(%q) = %v, %v", name, got, ok)
+		}
+	}
+	if _, ok := sa.AttrByName("NoSuchRecord"); ok {
+		t.Error("AttrByName of an unknown name")
 	}
 }

@@ -13,15 +13,21 @@ var _ = binary.BigEndian
 
 // Attribute IDs of the attributes in the schema.
 const (
-	AttrNotice                uint16 = 0x0002 // Notice
-	AttrNodeDescription       uint16 = 0x0010 // NodeDescription
-	AttrNodeInfo              uint16 = 0x0011 // NodeInfo
-	AttrSwitchInfo            uint16 = 0x0012 // SwitchInfo
-	AttrGUIDInfo              uint16 = 0x0014 // GUIDInfo
-	AttrPortInfo              uint16 = 0x0015 // PortInfo
-	AttrPKeyTable             uint16 = 0x0016 // P_KeyTable
-	AttrLinearForwardingTable uint16 = 0x0019 // LinearForwardingTable
-	AttrSMInfo                uint16 = 0x0020 // SMInfo
+	AttrNotice                   uint16 = 0x0002 // Notice
+	AttrNodeDescription          uint16 = 0x0010 // NodeDescription
+	AttrNodeInfo                 uint16 = 0x0011 // NodeInfo
+	AttrSwitchInfo               uint16 = 0x0012 // SwitchInfo
+	AttrGUIDInfo                 uint16 = 0x0014 // GUIDInfo
+	AttrPortInfo                 uint16 = 0x0015 // PortInfo
+	AttrPKeyTable                uint16 = 0x0016 // P_KeyTable
+	AttrSLtoVLMappingTable       uint16 = 0x0017 // SLtoVLMappingTable
+	AttrVLArbitrationTable       uint16 = 0x0018 // VLArbitrationTable
+	AttrLinearForwardingTable    uint16 = 0x0019 // LinearForwardingTable
+	AttrMulticastForwardingTable uint16 = 0x001b // MulticastForwardingTable
+	AttrSMInfo                   uint16 = 0x0020 // SMInfo
+	AttrLedInfo                  uint16 = 0x0031 // LedInfo
+	AttrPortInfoExtended         uint16 = 0x0033 // PortInfoExtended
+	AttrMlnxExtPortInfo          uint16 = 0xff90 // MlnxExtPortInfo
 )
 
 // Notice rows (IBA table "Notice").
@@ -143,6 +149,9 @@ func (n *Notice) AppendBinary(b []byte) ([]byte, error) {
 // MarshalBinary returns the 80-byte attribute.
 func (n *Notice) MarshalBinary() ([]byte, error) { return n.AppendBinary(nil) }
 
+// AttrLayout returns the layout of the attribute, NoticeLayout.
+func (*Notice) AttrLayout() *mad.Layout { return &NoticeLayout }
+
 // NodeDescription rows (IBA table "NodeDescription").
 var (
 	ndNodeString = mad.Field{Name: "NodeString", Bit: 0, Width: 512, Kind: mad.String, Doc: "without the trailing NULs"}
@@ -195,6 +204,9 @@ func (n *NodeDescription) AppendBinary(b []byte) ([]byte, error) {
 
 // MarshalBinary returns the 64-byte attribute.
 func (n *NodeDescription) MarshalBinary() ([]byte, error) { return n.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, NodeDescriptionLayout.
+func (*NodeDescription) AttrLayout() *mad.Layout { return &NodeDescriptionLayout }
 
 // NodeInfo rows (IBA table "NodeInfo").
 var (
@@ -306,6 +318,9 @@ func (n *NodeInfo) AppendBinary(b []byte) ([]byte, error) {
 
 // MarshalBinary returns the 40-byte attribute.
 func (n *NodeInfo) MarshalBinary() ([]byte, error) { return n.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, NodeInfoLayout.
+func (*NodeInfo) AttrLayout() *mad.Layout { return &NodeInfoLayout }
 
 // SwitchInfo rows (IBA table "SwitchInfo").
 var (
@@ -458,6 +473,9 @@ func (s *SwitchInfo) AppendBinary(b []byte) ([]byte, error) {
 // MarshalBinary returns the 20-byte attribute.
 func (s *SwitchInfo) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 
+// AttrLayout returns the layout of the attribute, SwitchInfoLayout.
+func (*SwitchInfo) AttrLayout() *mad.Layout { return &SwitchInfoLayout }
+
 // GUIDInfoLayout is the GUIDInfo attribute (0x0014, 64 bytes).
 var GUIDInfoLayout = mad.Layout{
 	Name: "GUIDInfo",
@@ -521,6 +539,9 @@ func (g *GUIDInfo) AppendBinary(b []byte) ([]byte, error) {
 
 // MarshalBinary returns the 64-byte attribute.
 func (g *GUIDInfo) MarshalBinary() ([]byte, error) { return g.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, GUIDInfoLayout.
+func (*GUIDInfo) AttrLayout() *mad.Layout { return &GUIDInfoLayout }
 
 // PortInfo rows (IBA table "PortInfo").
 var (
@@ -939,6 +960,9 @@ func (p *PortInfo) AppendBinary(b []byte) ([]byte, error) {
 // MarshalBinary returns the 64-byte attribute.
 func (p *PortInfo) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
+// AttrLayout returns the layout of the attribute, PortInfoLayout.
+func (*PortInfo) AttrLayout() *mad.Layout { return &PortInfoLayout }
+
 // UnmarshalLink decodes only the fields that place a port and describe its
 // link: LID, LMC, CapabilityMask, PortState, PortPhysicalState and the
 // enabled and active link widths and speeds (extended speeds too). The
@@ -1101,6 +1125,480 @@ func (p *PKeyTable) AppendBinary(b []byte) ([]byte, error) {
 
 // MarshalBinary returns the 64-byte attribute.
 func (p *PKeyTable) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PKeyTableLayout.
+func (*PKeyTable) AttrLayout() *mad.Layout { return &PKeyTableLayout }
+
+// SLtoVLMappingTableLayout is the SLtoVLMappingTable attribute (0x0017, 8 bytes).
+var SLtoVLMappingTableLayout = mad.Layout{
+	Name: "SLtoVLMappingTable",
+	ID:   AttrSLtoVLMappingTable,
+	Size: 8,
+	Mod:  "a CA's port: 0; a switch: bits 15..8 the input port, 7..0 the output port",
+	Doc:  "SLtoVLMappingTable is the SLtoVLMappingTable attribute of a port: the VL each of the 16 SLs is sent on (smpquery sl2vl).",
+	Fields: []mad.Field{
+		mad.Field{Name: "SLtoVL0", Bit: 0, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL1", Bit: 4, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL2", Bit: 8, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL3", Bit: 12, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL4", Bit: 16, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL5", Bit: 20, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL6", Bit: 24, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL7", Bit: 28, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL8", Bit: 32, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL9", Bit: 36, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL10", Bit: 40, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL11", Bit: 44, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL12", Bit: 48, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL13", Bit: 52, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL14", Bit: 56, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL15", Bit: 60, Width: 4, Doc: "the VL of SL i"},
+	},
+}
+
+// SLtoVLMappingTable is the SLtoVLMappingTable attribute of a port: the VL
+// each of the 16 SLs is sent on (smpquery sl2vl).
+type SLtoVLMappingTable struct {
+	VL [16]uint8 // the VL of SL i
+}
+
+// UnmarshalBinary decodes s from the first 8 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (s *SLtoVLMappingTable) UnmarshalBinary(b []byte) error {
+	if err := SLtoVLMappingTableLayout.CheckMin(b, 8); err != nil {
+		return err
+	}
+	_ = b[7]
+	s.VL[0] = uint8(uint64(b[0]) >> 4)
+	s.VL[1] = uint8(uint64(b[0]) & 0xf)
+	s.VL[2] = uint8(uint64(b[1]) >> 4)
+	s.VL[3] = uint8(uint64(b[1]) & 0xf)
+	s.VL[4] = uint8(uint64(b[2]) >> 4)
+	s.VL[5] = uint8(uint64(b[2]) & 0xf)
+	s.VL[6] = uint8(uint64(b[3]) >> 4)
+	s.VL[7] = uint8(uint64(b[3]) & 0xf)
+	s.VL[8] = uint8(uint64(b[4]) >> 4)
+	s.VL[9] = uint8(uint64(b[4]) & 0xf)
+	s.VL[10] = uint8(uint64(b[5]) >> 4)
+	s.VL[11] = uint8(uint64(b[5]) & 0xf)
+	s.VL[12] = uint8(uint64(b[6]) >> 4)
+	s.VL[13] = uint8(uint64(b[6]) & 0xf)
+	s.VL[14] = uint8(uint64(b[7]) >> 4)
+	s.VL[15] = uint8(uint64(b[7]) & 0xf)
+	return nil
+}
+
+// AppendBinary appends the 8-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (s *SLtoVLMappingTable) AppendBinary(b []byte) ([]byte, error) {
+	if s.VL[0] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL0", uint64(s.VL[0]), 0xf)
+	}
+	if s.VL[1] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL1", uint64(s.VL[1]), 0xf)
+	}
+	if s.VL[2] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL2", uint64(s.VL[2]), 0xf)
+	}
+	if s.VL[3] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL3", uint64(s.VL[3]), 0xf)
+	}
+	if s.VL[4] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL4", uint64(s.VL[4]), 0xf)
+	}
+	if s.VL[5] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL5", uint64(s.VL[5]), 0xf)
+	}
+	if s.VL[6] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL6", uint64(s.VL[6]), 0xf)
+	}
+	if s.VL[7] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL7", uint64(s.VL[7]), 0xf)
+	}
+	if s.VL[8] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL8", uint64(s.VL[8]), 0xf)
+	}
+	if s.VL[9] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL9", uint64(s.VL[9]), 0xf)
+	}
+	if s.VL[10] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL10", uint64(s.VL[10]), 0xf)
+	}
+	if s.VL[11] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL11", uint64(s.VL[11]), 0xf)
+	}
+	if s.VL[12] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL12", uint64(s.VL[12]), 0xf)
+	}
+	if s.VL[13] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL13", uint64(s.VL[13]), 0xf)
+	}
+	if s.VL[14] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL14", uint64(s.VL[14]), 0xf)
+	}
+	if s.VL[15] > 0xf {
+		return b, mad.RangeError("sltovlmappingtable", "SLtoVL15", uint64(s.VL[15]), 0xf)
+	}
+	all, d := SLtoVLMappingTableLayout.Append(b)
+	_ = d[7]
+	d[0] |= s.VL[0] << 4
+	d[0] |= s.VL[1]
+	d[1] |= s.VL[2] << 4
+	d[1] |= s.VL[3]
+	d[2] |= s.VL[4] << 4
+	d[2] |= s.VL[5]
+	d[3] |= s.VL[6] << 4
+	d[3] |= s.VL[7]
+	d[4] |= s.VL[8] << 4
+	d[4] |= s.VL[9]
+	d[5] |= s.VL[10] << 4
+	d[5] |= s.VL[11]
+	d[6] |= s.VL[12] << 4
+	d[6] |= s.VL[13]
+	d[7] |= s.VL[14] << 4
+	d[7] |= s.VL[15]
+	return all, nil
+}
+
+// MarshalBinary returns the 8-byte attribute.
+func (s *SLtoVLMappingTable) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, SLtoVLMappingTableLayout.
+func (*SLtoVLMappingTable) AttrLayout() *mad.Layout { return &SLtoVLMappingTableLayout }
+
+// VLArbitrationTableLayout is the VLArbitrationTable attribute (0x0018, 64 bytes).
+var VLArbitrationTableLayout = mad.Layout{
+	Name: "VLArbitrationTable",
+	ID:   AttrVLArbitrationTable,
+	Size: 64,
+	Mod:  "bits 31..16: 1 low-priority entries 0-31, 2 low 32-63, 3 high 0-31, 4 high 32-63; on a switch bits 15..0 the port",
+	Doc:  "VLArbitrationTable is one block of a port's VL arbitration table: 32 entries of a VL and its weight (smpquery vlarb).",
+	Fields: []mad.Field{
+		mad.Field{Name: "VL0", Bit: 4, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight0", Bit: 8, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL1", Bit: 20, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight1", Bit: 24, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL2", Bit: 36, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight2", Bit: 40, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL3", Bit: 52, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight3", Bit: 56, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL4", Bit: 68, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight4", Bit: 72, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL5", Bit: 84, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight5", Bit: 88, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL6", Bit: 100, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight6", Bit: 104, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL7", Bit: 116, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight7", Bit: 120, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL8", Bit: 132, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight8", Bit: 136, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL9", Bit: 148, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight9", Bit: 152, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL10", Bit: 164, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight10", Bit: 168, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL11", Bit: 180, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight11", Bit: 184, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL12", Bit: 196, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight12", Bit: 200, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL13", Bit: 212, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight13", Bit: 216, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL14", Bit: 228, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight14", Bit: 232, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL15", Bit: 244, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight15", Bit: 248, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL16", Bit: 260, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight16", Bit: 264, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL17", Bit: 276, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight17", Bit: 280, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL18", Bit: 292, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight18", Bit: 296, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL19", Bit: 308, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight19", Bit: 312, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL20", Bit: 324, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight20", Bit: 328, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL21", Bit: 340, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight21", Bit: 344, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL22", Bit: 356, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight22", Bit: 360, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL23", Bit: 372, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight23", Bit: 376, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL24", Bit: 388, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight24", Bit: 392, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL25", Bit: 404, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight25", Bit: 408, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL26", Bit: 420, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight26", Bit: 424, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL27", Bit: 436, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight27", Bit: 440, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL28", Bit: 452, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight28", Bit: 456, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL29", Bit: 468, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight29", Bit: 472, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL30", Bit: 484, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight30", Bit: 488, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL31", Bit: 500, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight31", Bit: 504, Width: 8, Doc: "its weight in 64-byte units"},
+	},
+}
+
+// VLArbitrationTable is one block of a port's VL arbitration table: 32
+// entries of a VL and its weight (smpquery vlarb).
+type VLArbitrationTable struct {
+	VL     [32]uint8 // the VL of entry i
+	Weight [32]uint8 // its weight in 64-byte units
+}
+
+// UnmarshalBinary decodes v from the first 64 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (v *VLArbitrationTable) UnmarshalBinary(b []byte) error {
+	if err := VLArbitrationTableLayout.CheckMin(b, 64); err != nil {
+		return err
+	}
+	_ = b[63]
+	v.VL[0] = uint8(uint64(b[0]) & 0xf)
+	v.VL[1] = uint8(uint64(b[2]) & 0xf)
+	v.VL[2] = uint8(uint64(b[4]) & 0xf)
+	v.VL[3] = uint8(uint64(b[6]) & 0xf)
+	v.VL[4] = uint8(uint64(b[8]) & 0xf)
+	v.VL[5] = uint8(uint64(b[10]) & 0xf)
+	v.VL[6] = uint8(uint64(b[12]) & 0xf)
+	v.VL[7] = uint8(uint64(b[14]) & 0xf)
+	v.VL[8] = uint8(uint64(b[16]) & 0xf)
+	v.VL[9] = uint8(uint64(b[18]) & 0xf)
+	v.VL[10] = uint8(uint64(b[20]) & 0xf)
+	v.VL[11] = uint8(uint64(b[22]) & 0xf)
+	v.VL[12] = uint8(uint64(b[24]) & 0xf)
+	v.VL[13] = uint8(uint64(b[26]) & 0xf)
+	v.VL[14] = uint8(uint64(b[28]) & 0xf)
+	v.VL[15] = uint8(uint64(b[30]) & 0xf)
+	v.VL[16] = uint8(uint64(b[32]) & 0xf)
+	v.VL[17] = uint8(uint64(b[34]) & 0xf)
+	v.VL[18] = uint8(uint64(b[36]) & 0xf)
+	v.VL[19] = uint8(uint64(b[38]) & 0xf)
+	v.VL[20] = uint8(uint64(b[40]) & 0xf)
+	v.VL[21] = uint8(uint64(b[42]) & 0xf)
+	v.VL[22] = uint8(uint64(b[44]) & 0xf)
+	v.VL[23] = uint8(uint64(b[46]) & 0xf)
+	v.VL[24] = uint8(uint64(b[48]) & 0xf)
+	v.VL[25] = uint8(uint64(b[50]) & 0xf)
+	v.VL[26] = uint8(uint64(b[52]) & 0xf)
+	v.VL[27] = uint8(uint64(b[54]) & 0xf)
+	v.VL[28] = uint8(uint64(b[56]) & 0xf)
+	v.VL[29] = uint8(uint64(b[58]) & 0xf)
+	v.VL[30] = uint8(uint64(b[60]) & 0xf)
+	v.VL[31] = uint8(uint64(b[62]) & 0xf)
+	v.Weight[0] = b[1]
+	v.Weight[1] = b[3]
+	v.Weight[2] = b[5]
+	v.Weight[3] = b[7]
+	v.Weight[4] = b[9]
+	v.Weight[5] = b[11]
+	v.Weight[6] = b[13]
+	v.Weight[7] = b[15]
+	v.Weight[8] = b[17]
+	v.Weight[9] = b[19]
+	v.Weight[10] = b[21]
+	v.Weight[11] = b[23]
+	v.Weight[12] = b[25]
+	v.Weight[13] = b[27]
+	v.Weight[14] = b[29]
+	v.Weight[15] = b[31]
+	v.Weight[16] = b[33]
+	v.Weight[17] = b[35]
+	v.Weight[18] = b[37]
+	v.Weight[19] = b[39]
+	v.Weight[20] = b[41]
+	v.Weight[21] = b[43]
+	v.Weight[22] = b[45]
+	v.Weight[23] = b[47]
+	v.Weight[24] = b[49]
+	v.Weight[25] = b[51]
+	v.Weight[26] = b[53]
+	v.Weight[27] = b[55]
+	v.Weight[28] = b[57]
+	v.Weight[29] = b[59]
+	v.Weight[30] = b[61]
+	v.Weight[31] = b[63]
+	return nil
+}
+
+// AppendBinary appends the 64-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (v *VLArbitrationTable) AppendBinary(b []byte) ([]byte, error) {
+	if v.VL[0] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL0", uint64(v.VL[0]), 0xf)
+	}
+	if v.VL[1] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL1", uint64(v.VL[1]), 0xf)
+	}
+	if v.VL[2] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL2", uint64(v.VL[2]), 0xf)
+	}
+	if v.VL[3] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL3", uint64(v.VL[3]), 0xf)
+	}
+	if v.VL[4] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL4", uint64(v.VL[4]), 0xf)
+	}
+	if v.VL[5] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL5", uint64(v.VL[5]), 0xf)
+	}
+	if v.VL[6] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL6", uint64(v.VL[6]), 0xf)
+	}
+	if v.VL[7] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL7", uint64(v.VL[7]), 0xf)
+	}
+	if v.VL[8] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL8", uint64(v.VL[8]), 0xf)
+	}
+	if v.VL[9] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL9", uint64(v.VL[9]), 0xf)
+	}
+	if v.VL[10] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL10", uint64(v.VL[10]), 0xf)
+	}
+	if v.VL[11] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL11", uint64(v.VL[11]), 0xf)
+	}
+	if v.VL[12] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL12", uint64(v.VL[12]), 0xf)
+	}
+	if v.VL[13] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL13", uint64(v.VL[13]), 0xf)
+	}
+	if v.VL[14] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL14", uint64(v.VL[14]), 0xf)
+	}
+	if v.VL[15] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL15", uint64(v.VL[15]), 0xf)
+	}
+	if v.VL[16] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL16", uint64(v.VL[16]), 0xf)
+	}
+	if v.VL[17] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL17", uint64(v.VL[17]), 0xf)
+	}
+	if v.VL[18] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL18", uint64(v.VL[18]), 0xf)
+	}
+	if v.VL[19] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL19", uint64(v.VL[19]), 0xf)
+	}
+	if v.VL[20] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL20", uint64(v.VL[20]), 0xf)
+	}
+	if v.VL[21] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL21", uint64(v.VL[21]), 0xf)
+	}
+	if v.VL[22] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL22", uint64(v.VL[22]), 0xf)
+	}
+	if v.VL[23] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL23", uint64(v.VL[23]), 0xf)
+	}
+	if v.VL[24] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL24", uint64(v.VL[24]), 0xf)
+	}
+	if v.VL[25] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL25", uint64(v.VL[25]), 0xf)
+	}
+	if v.VL[26] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL26", uint64(v.VL[26]), 0xf)
+	}
+	if v.VL[27] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL27", uint64(v.VL[27]), 0xf)
+	}
+	if v.VL[28] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL28", uint64(v.VL[28]), 0xf)
+	}
+	if v.VL[29] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL29", uint64(v.VL[29]), 0xf)
+	}
+	if v.VL[30] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL30", uint64(v.VL[30]), 0xf)
+	}
+	if v.VL[31] > 0xf {
+		return b, mad.RangeError("vlarbitrationtable", "VL31", uint64(v.VL[31]), 0xf)
+	}
+	all, d := VLArbitrationTableLayout.Append(b)
+	_ = d[63]
+	d[0] |= v.VL[0]
+	d[2] |= v.VL[1]
+	d[4] |= v.VL[2]
+	d[6] |= v.VL[3]
+	d[8] |= v.VL[4]
+	d[10] |= v.VL[5]
+	d[12] |= v.VL[6]
+	d[14] |= v.VL[7]
+	d[16] |= v.VL[8]
+	d[18] |= v.VL[9]
+	d[20] |= v.VL[10]
+	d[22] |= v.VL[11]
+	d[24] |= v.VL[12]
+	d[26] |= v.VL[13]
+	d[28] |= v.VL[14]
+	d[30] |= v.VL[15]
+	d[32] |= v.VL[16]
+	d[34] |= v.VL[17]
+	d[36] |= v.VL[18]
+	d[38] |= v.VL[19]
+	d[40] |= v.VL[20]
+	d[42] |= v.VL[21]
+	d[44] |= v.VL[22]
+	d[46] |= v.VL[23]
+	d[48] |= v.VL[24]
+	d[50] |= v.VL[25]
+	d[52] |= v.VL[26]
+	d[54] |= v.VL[27]
+	d[56] |= v.VL[28]
+	d[58] |= v.VL[29]
+	d[60] |= v.VL[30]
+	d[62] |= v.VL[31]
+	d[1] = v.Weight[0]
+	d[3] = v.Weight[1]
+	d[5] = v.Weight[2]
+	d[7] = v.Weight[3]
+	d[9] = v.Weight[4]
+	d[11] = v.Weight[5]
+	d[13] = v.Weight[6]
+	d[15] = v.Weight[7]
+	d[17] = v.Weight[8]
+	d[19] = v.Weight[9]
+	d[21] = v.Weight[10]
+	d[23] = v.Weight[11]
+	d[25] = v.Weight[12]
+	d[27] = v.Weight[13]
+	d[29] = v.Weight[14]
+	d[31] = v.Weight[15]
+	d[33] = v.Weight[16]
+	d[35] = v.Weight[17]
+	d[37] = v.Weight[18]
+	d[39] = v.Weight[19]
+	d[41] = v.Weight[20]
+	d[43] = v.Weight[21]
+	d[45] = v.Weight[22]
+	d[47] = v.Weight[23]
+	d[49] = v.Weight[24]
+	d[51] = v.Weight[25]
+	d[53] = v.Weight[26]
+	d[55] = v.Weight[27]
+	d[57] = v.Weight[28]
+	d[59] = v.Weight[29]
+	d[61] = v.Weight[30]
+	d[63] = v.Weight[31]
+	return all, nil
+}
+
+// MarshalBinary returns the 64-byte attribute.
+func (v *VLArbitrationTable) MarshalBinary() ([]byte, error) { return v.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, VLArbitrationTableLayout.
+func (*VLArbitrationTable) AttrLayout() *mad.Layout { return &VLArbitrationTableLayout }
 
 // LinearForwardingTableLayout is the LinearForwardingTable attribute (0x0019, 64 bytes).
 var LinearForwardingTableLayout = mad.Layout{
@@ -1334,6 +1832,149 @@ func (l *LinearForwardingTable) AppendBinary(b []byte) ([]byte, error) {
 // MarshalBinary returns the 64-byte attribute.
 func (l *LinearForwardingTable) MarshalBinary() ([]byte, error) { return l.AppendBinary(nil) }
 
+// AttrLayout returns the layout of the attribute, LinearForwardingTableLayout.
+func (*LinearForwardingTable) AttrLayout() *mad.Layout { return &LinearForwardingTableLayout }
+
+// MulticastForwardingTableLayout is the MulticastForwardingTable attribute (0x001b, 64 bytes).
+var MulticastForwardingTableLayout = mad.Layout{
+	Name: "MulticastForwardingTable",
+	ID:   AttrMulticastForwardingTable,
+	Size: 64,
+	Mod:  "bits 31..28 the position (ports 16*position .. 16*position+15), bits 8..0 the block (MLIDs 0xC000 + 32*block ..)",
+	Doc:  "MulticastForwardingTable is one block of a switch's multicast forwarding table: for 32 MLIDs, a mask of 16 ports each (bit i is port 16*position + i).",
+	Fields: []mad.Field{
+		mad.Field{Name: "PortMask0", Bit: 0, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask1", Bit: 16, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask2", Bit: 32, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask3", Bit: 48, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask4", Bit: 64, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask5", Bit: 80, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask6", Bit: 96, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask7", Bit: 112, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask8", Bit: 128, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask9", Bit: 144, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask10", Bit: 160, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask11", Bit: 176, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask12", Bit: 192, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask13", Bit: 208, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask14", Bit: 224, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask15", Bit: 240, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask16", Bit: 256, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask17", Bit: 272, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask18", Bit: 288, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask19", Bit: 304, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask20", Bit: 320, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask21", Bit: 336, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask22", Bit: 352, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask23", Bit: 368, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask24", Bit: 384, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask25", Bit: 400, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask26", Bit: 416, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask27", Bit: 432, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask28", Bit: 448, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask29", Bit: 464, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask30", Bit: 480, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask31", Bit: 496, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+	},
+}
+
+// MulticastForwardingTable is one block of a switch's multicast forwarding
+// table: for 32 MLIDs, a mask of 16 ports each (bit i is port 16*position +
+// i).
+type MulticastForwardingTable struct {
+	PortMask [32]uint16 // ports of MLID 0xC000 + 32*block + i
+}
+
+// UnmarshalBinary decodes m from the first 64 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (m *MulticastForwardingTable) UnmarshalBinary(b []byte) error {
+	if err := MulticastForwardingTableLayout.CheckMin(b, 64); err != nil {
+		return err
+	}
+	_ = b[63]
+	m.PortMask[0] = binary.BigEndian.Uint16(b[0:])
+	m.PortMask[1] = binary.BigEndian.Uint16(b[2:])
+	m.PortMask[2] = binary.BigEndian.Uint16(b[4:])
+	m.PortMask[3] = binary.BigEndian.Uint16(b[6:])
+	m.PortMask[4] = binary.BigEndian.Uint16(b[8:])
+	m.PortMask[5] = binary.BigEndian.Uint16(b[10:])
+	m.PortMask[6] = binary.BigEndian.Uint16(b[12:])
+	m.PortMask[7] = binary.BigEndian.Uint16(b[14:])
+	m.PortMask[8] = binary.BigEndian.Uint16(b[16:])
+	m.PortMask[9] = binary.BigEndian.Uint16(b[18:])
+	m.PortMask[10] = binary.BigEndian.Uint16(b[20:])
+	m.PortMask[11] = binary.BigEndian.Uint16(b[22:])
+	m.PortMask[12] = binary.BigEndian.Uint16(b[24:])
+	m.PortMask[13] = binary.BigEndian.Uint16(b[26:])
+	m.PortMask[14] = binary.BigEndian.Uint16(b[28:])
+	m.PortMask[15] = binary.BigEndian.Uint16(b[30:])
+	m.PortMask[16] = binary.BigEndian.Uint16(b[32:])
+	m.PortMask[17] = binary.BigEndian.Uint16(b[34:])
+	m.PortMask[18] = binary.BigEndian.Uint16(b[36:])
+	m.PortMask[19] = binary.BigEndian.Uint16(b[38:])
+	m.PortMask[20] = binary.BigEndian.Uint16(b[40:])
+	m.PortMask[21] = binary.BigEndian.Uint16(b[42:])
+	m.PortMask[22] = binary.BigEndian.Uint16(b[44:])
+	m.PortMask[23] = binary.BigEndian.Uint16(b[46:])
+	m.PortMask[24] = binary.BigEndian.Uint16(b[48:])
+	m.PortMask[25] = binary.BigEndian.Uint16(b[50:])
+	m.PortMask[26] = binary.BigEndian.Uint16(b[52:])
+	m.PortMask[27] = binary.BigEndian.Uint16(b[54:])
+	m.PortMask[28] = binary.BigEndian.Uint16(b[56:])
+	m.PortMask[29] = binary.BigEndian.Uint16(b[58:])
+	m.PortMask[30] = binary.BigEndian.Uint16(b[60:])
+	m.PortMask[31] = binary.BigEndian.Uint16(b[62:])
+	return nil
+}
+
+// AppendBinary appends the 64-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (m *MulticastForwardingTable) AppendBinary(b []byte) ([]byte, error) {
+	all, d := MulticastForwardingTableLayout.Append(b)
+	_ = d[63]
+	binary.BigEndian.PutUint16(d[0:], m.PortMask[0])
+	binary.BigEndian.PutUint16(d[2:], m.PortMask[1])
+	binary.BigEndian.PutUint16(d[4:], m.PortMask[2])
+	binary.BigEndian.PutUint16(d[6:], m.PortMask[3])
+	binary.BigEndian.PutUint16(d[8:], m.PortMask[4])
+	binary.BigEndian.PutUint16(d[10:], m.PortMask[5])
+	binary.BigEndian.PutUint16(d[12:], m.PortMask[6])
+	binary.BigEndian.PutUint16(d[14:], m.PortMask[7])
+	binary.BigEndian.PutUint16(d[16:], m.PortMask[8])
+	binary.BigEndian.PutUint16(d[18:], m.PortMask[9])
+	binary.BigEndian.PutUint16(d[20:], m.PortMask[10])
+	binary.BigEndian.PutUint16(d[22:], m.PortMask[11])
+	binary.BigEndian.PutUint16(d[24:], m.PortMask[12])
+	binary.BigEndian.PutUint16(d[26:], m.PortMask[13])
+	binary.BigEndian.PutUint16(d[28:], m.PortMask[14])
+	binary.BigEndian.PutUint16(d[30:], m.PortMask[15])
+	binary.BigEndian.PutUint16(d[32:], m.PortMask[16])
+	binary.BigEndian.PutUint16(d[34:], m.PortMask[17])
+	binary.BigEndian.PutUint16(d[36:], m.PortMask[18])
+	binary.BigEndian.PutUint16(d[38:], m.PortMask[19])
+	binary.BigEndian.PutUint16(d[40:], m.PortMask[20])
+	binary.BigEndian.PutUint16(d[42:], m.PortMask[21])
+	binary.BigEndian.PutUint16(d[44:], m.PortMask[22])
+	binary.BigEndian.PutUint16(d[46:], m.PortMask[23])
+	binary.BigEndian.PutUint16(d[48:], m.PortMask[24])
+	binary.BigEndian.PutUint16(d[50:], m.PortMask[25])
+	binary.BigEndian.PutUint16(d[52:], m.PortMask[26])
+	binary.BigEndian.PutUint16(d[54:], m.PortMask[27])
+	binary.BigEndian.PutUint16(d[56:], m.PortMask[28])
+	binary.BigEndian.PutUint16(d[58:], m.PortMask[29])
+	binary.BigEndian.PutUint16(d[60:], m.PortMask[30])
+	binary.BigEndian.PutUint16(d[62:], m.PortMask[31])
+	return all, nil
+}
+
+// MarshalBinary returns the 64-byte attribute.
+func (m *MulticastForwardingTable) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, MulticastForwardingTableLayout.
+func (*MulticastForwardingTable) AttrLayout() *mad.Layout { return &MulticastForwardingTableLayout }
+
 // SMInfo rows (IBA table "SMInfo").
 var (
 	smGUID     = mad.Field{Name: "GUID", Bit: 0, Width: 64, Kind: mad.Hex}
@@ -1407,6 +2048,223 @@ func (s *SMInfo) AppendBinary(b []byte) ([]byte, error) {
 // MarshalBinary returns the 21-byte attribute.
 func (s *SMInfo) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 
+// AttrLayout returns the layout of the attribute, SMInfoLayout.
+func (*SMInfo) AttrLayout() *mad.Layout { return &SMInfoLayout }
+
+// LedInfo rows (IBA table "LedInfo").
+var (
+	ledLedMask = mad.Field{Name: "LedMask", Bit: 0, Width: 1, Doc: "the LED blinks"}
+)
+
+// LedInfoLayout is the LedInfo attribute (0x0031, 4 bytes).
+var LedInfoLayout = mad.Layout{
+	Name: "LedInfo",
+	ID:   AttrLedInfo,
+	Size: 4,
+	Mod:  "none (0)",
+	Doc:  "LedInfo is the LedInfo attribute of a port: its beacon LED.",
+	Fields: []mad.Field{
+		ledLedMask,
+	},
+}
+
+// LedInfo is the LedInfo attribute of a port: its beacon LED.
+type LedInfo struct {
+	LedMask bool // the LED blinks
+}
+
+// UnmarshalBinary decodes l from the first 4 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (l *LedInfo) UnmarshalBinary(b []byte) error {
+	if err := LedInfoLayout.CheckMin(b, 4); err != nil {
+		return err
+	}
+	_ = b[3]
+	l.LedMask = uint64(b[0])>>7 != 0
+	return nil
+}
+
+// AppendBinary appends the 4-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (l *LedInfo) AppendBinary(b []byte) ([]byte, error) {
+	all, d := LedInfoLayout.Append(b)
+	_ = d[3]
+	if l.LedMask {
+		d[0] |= 0x80
+	}
+	return all, nil
+}
+
+// MarshalBinary returns the 4-byte attribute.
+func (l *LedInfo) MarshalBinary() ([]byte, error) { return l.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, LedInfoLayout.
+func (*LedInfo) AttrLayout() *mad.Layout { return &LedInfoLayout }
+
+// PortInfoExtended rows (IBA table "PortInfoExtended").
+var (
+	pieCapabilityMask      = mad.Field{Name: "CapabilityMask", Bit: 0, Width: 32, Kind: mad.Hex, Doc: "bit 0: the FEC mode fields are valid"}
+	pieFECModeActive       = mad.Field{Name: "FECModeActive", Bit: 32, Width: 16}
+	pieFDRFECModeSupported = mad.Field{Name: "FDRFECModeSupported", Bit: 48, Width: 16, Kind: mad.Hex}
+	pieFDRFECModeEnabled   = mad.Field{Name: "FDRFECModeEnabled", Bit: 64, Width: 16, Kind: mad.Hex}
+	pieEDRFECModeSupported = mad.Field{Name: "EDRFECModeSupported", Bit: 80, Width: 16, Kind: mad.Hex}
+	pieEDRFECModeEnabled   = mad.Field{Name: "EDRFECModeEnabled", Bit: 96, Width: 16, Kind: mad.Hex}
+	pieHDRFECModeSupported = mad.Field{Name: "HDRFECModeSupported", Bit: 112, Width: 16, Kind: mad.Hex}
+	pieHDRFECModeEnabled   = mad.Field{Name: "HDRFECModeEnabled", Bit: 128, Width: 16, Kind: mad.Hex}
+	pieNDRFECModeSupported = mad.Field{Name: "NDRFECModeSupported", Bit: 144, Width: 16, Kind: mad.Hex}
+	pieNDRFECModeEnabled   = mad.Field{Name: "NDRFECModeEnabled", Bit: 160, Width: 16, Kind: mad.Hex}
+)
+
+// PortInfoExtendedLayout is the PortInfoExtended attribute (0x0033, 64 bytes).
+var PortInfoExtendedLayout = mad.Layout{
+	Name: "PortInfoExtended",
+	ID:   AttrPortInfoExtended,
+	Size: 64,
+	Mod:  "port number",
+	Doc:  "PortInfoExtended is the PortInfoExtended attribute of a port: its FEC modes (smpquery portinfoext).",
+	Fields: []mad.Field{
+		pieCapabilityMask,
+		pieFECModeActive,
+		pieFDRFECModeSupported,
+		pieFDRFECModeEnabled,
+		pieEDRFECModeSupported,
+		pieEDRFECModeEnabled,
+		pieHDRFECModeSupported,
+		pieHDRFECModeEnabled,
+		pieNDRFECModeSupported,
+		pieNDRFECModeEnabled,
+	},
+}
+
+// PortInfoExtended is the PortInfoExtended attribute of a port: its FEC
+// modes (smpquery portinfoext).
+type PortInfoExtended struct {
+	CapabilityMask      uint32 // bit 0: the FEC mode fields are valid
+	FECModeActive       uint16
+	FDRFECModeSupported uint16
+	FDRFECModeEnabled   uint16
+	EDRFECModeSupported uint16
+	EDRFECModeEnabled   uint16
+	HDRFECModeSupported uint16
+	HDRFECModeEnabled   uint16
+	NDRFECModeSupported uint16
+	NDRFECModeEnabled   uint16
+}
+
+// UnmarshalBinary decodes p from the first 64 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortInfoExtended) UnmarshalBinary(b []byte) error {
+	if err := PortInfoExtendedLayout.CheckMin(b, 64); err != nil {
+		return err
+	}
+	_ = b[63]
+	p.CapabilityMask = binary.BigEndian.Uint32(b[0:])
+	p.FECModeActive = binary.BigEndian.Uint16(b[4:])
+	p.FDRFECModeSupported = binary.BigEndian.Uint16(b[6:])
+	p.FDRFECModeEnabled = binary.BigEndian.Uint16(b[8:])
+	p.EDRFECModeSupported = binary.BigEndian.Uint16(b[10:])
+	p.EDRFECModeEnabled = binary.BigEndian.Uint16(b[12:])
+	p.HDRFECModeSupported = binary.BigEndian.Uint16(b[14:])
+	p.HDRFECModeEnabled = binary.BigEndian.Uint16(b[16:])
+	p.NDRFECModeSupported = binary.BigEndian.Uint16(b[18:])
+	p.NDRFECModeEnabled = binary.BigEndian.Uint16(b[20:])
+	return nil
+}
+
+// AppendBinary appends the 64-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortInfoExtended) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortInfoExtendedLayout.Append(b)
+	_ = d[63]
+	binary.BigEndian.PutUint32(d[0:], p.CapabilityMask)
+	binary.BigEndian.PutUint16(d[4:], p.FECModeActive)
+	binary.BigEndian.PutUint16(d[6:], p.FDRFECModeSupported)
+	binary.BigEndian.PutUint16(d[8:], p.FDRFECModeEnabled)
+	binary.BigEndian.PutUint16(d[10:], p.EDRFECModeSupported)
+	binary.BigEndian.PutUint16(d[12:], p.EDRFECModeEnabled)
+	binary.BigEndian.PutUint16(d[14:], p.HDRFECModeSupported)
+	binary.BigEndian.PutUint16(d[16:], p.HDRFECModeEnabled)
+	binary.BigEndian.PutUint16(d[18:], p.NDRFECModeSupported)
+	binary.BigEndian.PutUint16(d[20:], p.NDRFECModeEnabled)
+	return all, nil
+}
+
+// MarshalBinary returns the 64-byte attribute.
+func (p *PortInfoExtended) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortInfoExtendedLayout.
+func (*PortInfoExtended) AttrLayout() *mad.Layout { return &PortInfoExtendedLayout }
+
+// MlnxExtPortInfo rows (IBA table "MlnxExtPortInfo").
+var (
+	mepiStateChangeEnable  = mad.Field{Name: "StateChangeEnable", Bit: 24, Width: 8, Kind: mad.Hex}
+	mepiLinkSpeedSupported = mad.Field{Name: "LinkSpeedSupported", Bit: 56, Width: 8, Kind: mad.Hex, Doc: "bit 0: FDR10"}
+	mepiLinkSpeedEnabled   = mad.Field{Name: "LinkSpeedEnabled", Bit: 88, Width: 8, Kind: mad.Hex}
+	mepiLinkSpeedActive    = mad.Field{Name: "LinkSpeedActive", Bit: 120, Width: 8, Kind: mad.Hex}
+)
+
+// MlnxExtPortInfoLayout is the MlnxExtPortInfo attribute (0xff90, 16 bytes).
+var MlnxExtPortInfoLayout = mad.Layout{
+	Name: "MlnxExtPortInfo",
+	ID:   AttrMlnxExtPortInfo,
+	Size: 16,
+	Mod:  "port number",
+	Doc:  "MlnxExtPortInfo is Mellanox's vendor ExtendedPortInfo attribute (0xFF90): the FDR10 speed fields (smpquery mlnxextportinfo).",
+	Fields: []mad.Field{
+		mepiStateChangeEnable,
+		mepiLinkSpeedSupported,
+		mepiLinkSpeedEnabled,
+		mepiLinkSpeedActive,
+	},
+}
+
+// MlnxExtPortInfo is Mellanox's vendor ExtendedPortInfo attribute (0xFF90):
+// the FDR10 speed fields (smpquery mlnxextportinfo).
+type MlnxExtPortInfo struct {
+	StateChangeEnable  uint8
+	LinkSpeedSupported uint8 // bit 0: FDR10
+	LinkSpeedEnabled   uint8
+	LinkSpeedActive    uint8
+}
+
+// UnmarshalBinary decodes m from the first 16 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (m *MlnxExtPortInfo) UnmarshalBinary(b []byte) error {
+	if err := MlnxExtPortInfoLayout.CheckMin(b, 16); err != nil {
+		return err
+	}
+	_ = b[15]
+	m.StateChangeEnable = b[3]
+	m.LinkSpeedSupported = b[7]
+	m.LinkSpeedEnabled = b[11]
+	m.LinkSpeedActive = b[15]
+	return nil
+}
+
+// AppendBinary appends the 16-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (m *MlnxExtPortInfo) AppendBinary(b []byte) ([]byte, error) {
+	all, d := MlnxExtPortInfoLayout.Append(b)
+	_ = d[15]
+	d[3] = m.StateChangeEnable
+	d[7] = m.LinkSpeedSupported
+	d[11] = m.LinkSpeedEnabled
+	d[15] = m.LinkSpeedActive
+	return all, nil
+}
+
+// MarshalBinary returns the 16-byte attribute.
+func (m *MlnxExtPortInfo) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, MlnxExtPortInfoLayout.
+func (*MlnxExtPortInfo) AttrLayout() *mad.Layout { return &MlnxExtPortInfoLayout }
+
 // Layouts returns the layouts of the attributes this package decodes, in
 // attribute ID order. The slice is new on every call; the layouts it points
 // to are shared and must not be modified.
@@ -1419,8 +2277,14 @@ func Layouts() []*mad.Layout {
 		&GUIDInfoLayout,
 		&PortInfoLayout,
 		&PKeyTableLayout,
+		&SLtoVLMappingTableLayout,
+		&VLArbitrationTableLayout,
 		&LinearForwardingTableLayout,
+		&MulticastForwardingTableLayout,
 		&SMInfoLayout,
+		&LedInfoLayout,
+		&PortInfoExtendedLayout,
+		&MlnxExtPortInfoLayout,
 	}
 }
 
@@ -1442,10 +2306,22 @@ func LayoutByID(id uint16) *mad.Layout {
 		return &PortInfoLayout
 	case AttrPKeyTable:
 		return &PKeyTableLayout
+	case AttrSLtoVLMappingTable:
+		return &SLtoVLMappingTableLayout
+	case AttrVLArbitrationTable:
+		return &VLArbitrationTableLayout
 	case AttrLinearForwardingTable:
 		return &LinearForwardingTableLayout
+	case AttrMulticastForwardingTable:
+		return &MulticastForwardingTableLayout
 	case AttrSMInfo:
 		return &SMInfoLayout
+	case AttrLedInfo:
+		return &LedInfoLayout
+	case AttrPortInfoExtended:
+		return &PortInfoExtendedLayout
+	case AttrMlnxExtPortInfo:
+		return &MlnxExtPortInfoLayout
 	}
 	return nil
 }
@@ -1468,21 +2344,46 @@ func NewCodec(id uint16) mad.Codec {
 		return new(PortInfo)
 	case AttrPKeyTable:
 		return new(PKeyTable)
+	case AttrSLtoVLMappingTable:
+		return new(SLtoVLMappingTable)
+	case AttrVLArbitrationTable:
+		return new(VLArbitrationTable)
 	case AttrLinearForwardingTable:
 		return new(LinearForwardingTable)
+	case AttrMulticastForwardingTable:
+		return new(MulticastForwardingTable)
 	case AttrSMInfo:
 		return new(SMInfo)
+	case AttrLedInfo:
+		return new(LedInfo)
+	case AttrPortInfoExtended:
+		return new(PortInfoExtended)
+	case AttrMlnxExtPortInfo:
+		return new(MlnxExtPortInfo)
 	}
 	return nil
 }
 
 // LayoutByName returns the layout of the attribute its IBA name names
-// ("PortInfo"), case-insensitively, or nil.
+// ("PortInfo") or one of its aliases (smpquery's, e.g.
+// "SL2VLMappingTable"), case-insensitively, or nil.
 func LayoutByName(name string) *mad.Layout {
 	for _, l := range Layouts() {
 		if strings.EqualFold(l.Name, name) {
 			return l
 		}
+	}
+	switch strings.ToLower(name) {
+	case "sl2vlmappingtable":
+		return &SLtoVLMappingTableLayout
+	case "sl2vl":
+		return &SLtoVLMappingTableLayout
+	case "vlarb":
+		return &VLArbitrationTableLayout
+	case "mft":
+		return &MulticastForwardingTableLayout
+	case "mlnxextendedportinfo":
+		return &MlnxExtPortInfoLayout
 	}
 	return nil
 }

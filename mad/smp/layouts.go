@@ -4,14 +4,9 @@ package smp
 // attribute IDs"); the others are generated with their layouts
 // (attrs_gen.go, from mad/internal/madgen's schema).
 const (
-	AttrSLtoVLMappingTable       uint16 = 0x0017
-	AttrVLArbitrationTable       uint16 = 0x0018
 	AttrRandomForwardingTable    uint16 = 0x001A
-	AttrMulticastForwardingTable uint16 = 0x001B
 	AttrLinkSpeedWidthPairsTable uint16 = 0x001C
 	AttrVendorDiag               uint16 = 0x0030
-	AttrLedInfo                  uint16 = 0x0031
-	AttrPortInfoExtended         uint16 = 0x0033
 )
 
 // Node types (NodeInfo.NodeType).

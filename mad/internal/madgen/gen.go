@@ -578,6 +578,7 @@ func genEncode(w *bytes.Buffer, q string, a *Attr, lname string, rs []row) {
 	}
 	w.WriteString("return all, nil\n}\n\n")
 	fmt.Fprintf(w, "// MarshalBinary returns the %d-byte attribute.\nfunc (%s *%s) MarshalBinary() ([]byte, error) { return %s.AppendBinary(nil) }\n\n", a.Size, r, a.Type, r)
+	fmt.Fprintf(w, "// AttrLayout returns the layout of the attribute, %s.\nfunc (*%s) AttrLayout() *%sLayout { return &%s }\n\n", a.layoutName(), a.Type, q, a.layoutName())
 }
 
 func putValue(w *bytes.Buffer, t string, bit, width int, src string) {
@@ -649,7 +650,13 @@ func genIndex(w *bytes.Buffer, pkg, q string, attrs []*Attr) {
 		for _, a := range attrs {
 			fmt.Fprintf(w, "%s = Attr{%s, %#v, %d}\n", a.SAVar, ref(a), comps(a), a.Stride)
 		}
-		w.WriteString(")\n\nvar attrs = []*Attr{")
+		w.WriteString(")\n\n// aliases are the other names records answer to (saquery's).\nvar aliases = map[string]*Attr{\n")
+		for _, a := range attrs {
+			for _, al := range a.Aliases {
+				fmt.Fprintf(w, "%q: &%s,\n", strings.ToLower(al), a.SAVar)
+			}
+		}
+		w.WriteString("}\n\nvar attrs = []*Attr{")
 		for _, a := range attrs {
 			fmt.Fprintf(w, "&%s, ", a.SAVar)
 		}
@@ -688,7 +695,13 @@ func genIndex(w *bytes.Buffer, pkg, q string, attrs []*Attr) {
 		fmt.Fprintf(w, "case %s:\nreturn new(%s)\n", c, typ)
 	}
 	w.WriteString("}\nreturn nil\n}\n\n")
-	w.WriteString("// LayoutByName returns the layout of the attribute its IBA name names\n// (\"PortInfo\"), case-insensitively, or nil.\nfunc LayoutByName(name string) *mad.Layout {\nfor _, l := range Layouts() {\nif strings.EqualFold(l.Name, name) {\nreturn l\n}\n}\nreturn nil\n}\n\n")
+	w.WriteString("// LayoutByName returns the layout of the attribute its IBA name names\n// (\"PortInfo\") or one of its aliases (smpquery's, e.g.\n// \"SL2VLMappingTable\"), case-insensitively, or nil.\nfunc LayoutByName(name string) *mad.Layout {\nfor _, l := range Layouts() {\nif strings.EqualFold(l.Name, name) {\nreturn l\n}\n}\nswitch strings.ToLower(name) {\n")
+	for _, a := range attrs {
+		for _, al := range a.Aliases {
+			fmt.Fprintf(w, "case %q:\nreturn %s\n", strings.ToLower(al), ref(a))
+		}
+	}
+	w.WriteString("}\nreturn nil\n}\n\n")
 }
 
 func comps(a *Attr) []int {

@@ -56,8 +56,9 @@ type Partial struct {
 
 // Attr is one attribute or record.
 type Attr struct {
-	Pkg     string // "mad", "smp", "perf", "sa"
-	Name    string // IBA name
+	Pkg     string   // "mad", "smp", "perf", "sa"
+	Name    string   // IBA name
+	Aliases []string // other names it answers to (smpquery's, saquery's)
 	ID      uint16
 	Const   string // ID constant; default "Attr" + Name without underscores
 	Size    int    // bytes

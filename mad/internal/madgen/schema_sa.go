@@ -187,5 +187,55 @@ func saAttrs() []*Attr {
 				{Name: "ServiceID56LSB", Bit: 136, Width: 56, Kind: mad.Hex},
 			},
 		},
+		{
+			Pkg: "sa", Name: "SLtoVLMappingTableRecord", ID: 0x0013, Size: 16, Prefix: "slvlr", SAVar: "SLtoVLMappingTableRecord", Stride: 2,
+			Aliases: []string{"SL2VLTableRecord", "SLVLTableRecord"},
+			Doc:     "SLtoVLMappingTableRecord is the SLtoVLMappingTable of a port (OpenSM ib_slvl_table_record_t): for a switch, of one input to output port pair.",
+			Fields: []Field{
+				{Name: "LID", Bit: 0, Width: 16, Comp: c(0)},
+				{Name: "InputPortNum", Bit: 16, Width: 8, Comp: c(1)},
+				{Name: "OutputPortNum", Bit: 24, Width: 8, Comp: c(2)},
+				{Name: "SLtoVLMappingTable", Bit: 64, Width: 64, Embed: "SLtoVLMappingTable"},
+			},
+		},
+		{
+			Pkg: "sa", Name: "MulticastForwardingTableRecord", ID: 0x0017, Size: 72, Prefix: "mftr", SAVar: "MulticastForwardingTableRecord", Stride: 9,
+			Aliases: []string{"MFTRecord"},
+			Doc:     "MulticastForwardingTableRecord is one block of a switch's MulticastForwardingTable (OpenSM ib_mft_record_t).",
+			Fields: []Field{
+				{Name: "LID", Bit: 0, Width: 16, Comp: c(0)},
+				{Name: "Position", Bit: 16, Width: 4, Comp: c(1)},
+				{Name: "BlockNum", Bit: 23, Width: 9, Comp: c(3)},
+				{Name: "MulticastForwardingTable", Bit: 64, Width: 512, Embed: "MulticastForwardingTable"},
+			},
+		},
+		{
+			Pkg: "sa", Name: "SMInfoRecord", ID: 0x0018, Size: 32, Prefix: "smir", SAVar: "SMInfoRecord", Stride: 4,
+			Doc: "SMInfoRecord is the SMInfo of a subnet manager with the LID of its port (OpenSM ib_sminfo_record_t); OpenSM blanks SM_Key unless the query carries the SM_Key.",
+			Fields: []Field{
+				{Name: "LID", Bit: 0, Width: 16, Comp: c(0)},
+				{Name: "SMInfo", Bit: 32, Width: 168, Embed: "SMInfo", Comp: c(2)},
+			},
+		},
+		{
+			Pkg: "sa", Name: "VLArbitrationTableRecord", ID: 0x0036, Size: 72, Prefix: "vlar", SAVar: "VLArbitrationTableRecord", Stride: 9,
+			Aliases: []string{"VLArbTableRecord"},
+			Doc:     "VLArbitrationTableRecord is one block of a port's VLArbitrationTable (OpenSM ib_vl_arb_table_record_t); BlockNum is the attribute modifier's 1 to 4.",
+			Fields: []Field{
+				{Name: "LID", Bit: 0, Width: 16, Comp: c(0)},
+				{Name: "OutputPortNum", Bit: 16, Width: 8, Comp: c(1)},
+				{Name: "BlockNum", Bit: 24, Width: 8, Comp: c(2)},
+				{Name: "VLArbitrationTable", Bit: 64, Width: 512, Embed: "VLArbitrationTable"},
+			},
+		},
+		{
+			Pkg: "sa", Name: "InformInfoRecord", ID: 0x00F3, Size: 64, Prefix: "iir", SAVar: "InformInfoRecord", Stride: 8,
+			Doc: "InformInfoRecord is one trap subscription the SA holds (OpenSM ib_inform_info_record_t).",
+			Fields: []Field{
+				{Name: "SubscriberGID", Bit: 0, Width: 128, Kind: mad.Bytes, Comp: c(0)},
+				{Name: "Enum", Bit: 128, Width: 16, Comp: c(1)},
+				{Name: "InformInfo", Bit: 192, Width: 288, Embed: "InformInfo", Comp: c(3)},
+			},
+		},
 	}
 }

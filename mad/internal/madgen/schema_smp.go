@@ -167,6 +167,25 @@ func smpAttrs() []*Attr {
 			},
 		},
 		{
+			Pkg: "smp", Name: "SLtoVLMappingTable", ID: 0x0017, Size: 8, Prefix: "slvl", Type: "SLtoVLMappingTable",
+			Aliases: []string{"SL2VLMappingTable", "SL2VL"},
+			Mod:     "a CA's port: 0; a switch: bits 15..8 the input port, 7..0 the output port",
+			Doc:     "SLtoVLMappingTable is the SLtoVLMappingTable attribute of a port: the VL each of the 16 SLs is sent on (smpquery sl2vl).",
+			Fields: []Field{
+				{Name: "SLtoVL", Go: "VL", Bit: 0, Width: 4, Count: 16, Stride: 4, Doc: "the VL of SL i"},
+			},
+		},
+		{
+			Pkg: "smp", Name: "VLArbitrationTable", ID: 0x0018, Size: 64, Prefix: "vla", Type: "VLArbitrationTable",
+			Aliases: []string{"VLArb"},
+			Mod:     "bits 31..16: 1 low-priority entries 0-31, 2 low 32-63, 3 high 0-31, 4 high 32-63; on a switch bits 15..0 the port",
+			Doc:     "VLArbitrationTable is one block of a port's VL arbitration table: 32 entries of a VL and its weight (smpquery vlarb).",
+			Fields: []Field{
+				{Name: "VL", Bit: 4, Width: 4, Count: 32, Stride: 16, Doc: "the VL of entry i"},
+				{Name: "Weight", Bit: 8, Width: 8, Count: 32, Stride: 16, Doc: "its weight in 64-byte units"},
+			},
+		},
+		{
 			Pkg: "smp", Name: "SMInfo", ID: 0x0020, Size: 21, Prefix: "sm", Type: "SMInfo",
 			Mod: "none (0) for Get; the SM control for Set",
 			Doc: "SMInfo is the SMInfo attribute of a subnet manager.",
@@ -176,6 +195,52 @@ func smpAttrs() []*Attr {
 				{Name: "ActCount", Bit: 128, Width: 32},
 				{Name: "Priority", Bit: 160, Width: 4},
 				{Name: "SMState", Bit: 164, Width: 4, Doc: "SMState* values"},
+			},
+		},
+		{
+			Pkg: "smp", Name: "MulticastForwardingTable", ID: 0x001B, Size: 64, Prefix: "mft", Type: "MulticastForwardingTable",
+			Aliases: []string{"MFT"},
+			Mod:     "bits 31..28 the position (ports 16*position .. 16*position+15), bits 8..0 the block (MLIDs 0xC000 + 32*block ..)",
+			Doc:     "MulticastForwardingTable is one block of a switch's multicast forwarding table: for 32 MLIDs, a mask of 16 ports each (bit i is port 16*position + i).",
+			Fields: []Field{
+				{Name: "PortMask", Bit: 0, Width: 16, Kind: mad.Hex, Count: 32, Stride: 16, Doc: "ports of MLID 0xC000 + 32*block + i"},
+			},
+		},
+		{
+			Pkg: "smp", Name: "LedInfo", ID: 0x0031, Size: 4, Prefix: "led", Type: "LedInfo",
+			Mod: "none (0)",
+			Doc: "LedInfo is the LedInfo attribute of a port: its beacon LED.",
+			Fields: []Field{
+				{Name: "LedMask", Bit: 0, Width: 1, Doc: "the LED blinks"},
+			},
+		},
+		{
+			Pkg: "smp", Name: "PortInfoExtended", ID: 0x0033, Size: 64, Prefix: "pie", Type: "PortInfoExtended",
+			Mod: "port number",
+			Doc: "PortInfoExtended is the PortInfoExtended attribute of a port: its FEC modes (smpquery portinfoext).",
+			Fields: []Field{
+				{Name: "CapabilityMask", Bit: 0, Width: 32, Kind: mad.Hex, Doc: "bit 0: the FEC mode fields are valid"},
+				{Name: "FECModeActive", Bit: 32, Width: 16},
+				{Name: "FDRFECModeSupported", Bit: 48, Width: 16, Kind: mad.Hex},
+				{Name: "FDRFECModeEnabled", Bit: 64, Width: 16, Kind: mad.Hex},
+				{Name: "EDRFECModeSupported", Bit: 80, Width: 16, Kind: mad.Hex},
+				{Name: "EDRFECModeEnabled", Bit: 96, Width: 16, Kind: mad.Hex},
+				{Name: "HDRFECModeSupported", Bit: 112, Width: 16, Kind: mad.Hex},
+				{Name: "HDRFECModeEnabled", Bit: 128, Width: 16, Kind: mad.Hex},
+				{Name: "NDRFECModeSupported", Bit: 144, Width: 16, Kind: mad.Hex},
+				{Name: "NDRFECModeEnabled", Bit: 160, Width: 16, Kind: mad.Hex},
+			},
+		},
+		{
+			Pkg: "smp", Name: "MlnxExtPortInfo", ID: 0xFF90, Size: 16, Prefix: "mepi", Type: "MlnxExtPortInfo",
+			Aliases: []string{"MlnxExtendedPortInfo"},
+			Mod:     "port number",
+			Doc:     "MlnxExtPortInfo is Mellanox's vendor ExtendedPortInfo attribute (0xFF90): the FDR10 speed fields (smpquery mlnxextportinfo).",
+			Fields: []Field{
+				{Name: "StateChangeEnable", Bit: 24, Width: 8, Kind: mad.Hex},
+				{Name: "LinkSpeedSupported", Bit: 56, Width: 8, Kind: mad.Hex, Doc: "bit 0: FDR10"},
+				{Name: "LinkSpeedEnabled", Bit: 88, Width: 8, Kind: mad.Hex},
+				{Name: "LinkSpeedActive", Bit: 120, Width: 8, Kind: mad.Hex},
 			},
 		},
 	}
