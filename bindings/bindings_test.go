@@ -16,6 +16,13 @@ import (
 // newTestState returns a Lua state on the bundled simulated fabric.
 func newTestState(tb testing.TB) (*lua.LState, *Env, *strings.Builder) {
 	tb.Helper()
+	return newTestStateOpts(tb, &Options{})
+}
+
+// newTestStateOpts is newTestState with options; Session, Fabric and
+// Stdout are filled in.
+func newTestStateOpts(tb testing.TB, o *Options) (*lua.LState, *Env, *strings.Builder) {
+	tb.Helper()
 	f, err := sim.Default(nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -31,7 +38,8 @@ func newTestState(tb testing.TB) (*lua.LState, *Env, *strings.Builder) {
 	}
 	tb.Cleanup(func() { sess.Close() })
 	var out strings.Builder
-	L, env, err := NewState(context.Background(), &Options{Session: sess, Fabric: f, Stdout: &out})
+	o.Session, o.Fabric, o.Stdout = sess, f, &out
+	L, env, err := NewState(context.Background(), o)
 	if err != nil {
 		tb.Fatal(err)
 	}

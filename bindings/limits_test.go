@@ -1,13 +1,9 @@
 package bindings
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/ibscript/ibscript/engine"
-	"github.com/ibscript/ibscript/sim"
 )
 
 // TestAllocationLimit: string.rep, table.concat and string.format refuse
@@ -15,28 +11,9 @@ import (
 // that pcall and plan.check pass on, and tell OnMemoryLimit; below the
 // limit they behave as gopher-lua's own.
 func TestAllocationLimit(t *testing.T) {
-	f, err := sim.Default(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := f.Open(t.Context(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
 	var told []error
-	var out strings.Builder
-	L, env, err := NewState(context.Background(), &Options{Session: sess, Stdout: &out,
-		MemoryLimit: HeapInUse() + 64<<20, OnMemoryLimit: func(err error) { told = append(told, err) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { env.Close(); L.Close() }()
+	L, _, out := newTestStateOpts(t, &Options{MemoryLimit: HeapInUse() + 64<<20,
+		OnMemoryLimit: func(err error) { told = append(told, err) }})
 	for _, c := range []struct{ chunk, fn, size string }{
 		{`string.rep("x", 2^40)`, "string.rep", "1 TiB"},
 		{`local ok, e = pcall(string.rep, "ab", 2^39); print("caught", e)`, "string.rep", "1 TiB"},

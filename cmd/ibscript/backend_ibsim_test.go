@@ -1,12 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -134,46 +129,14 @@ func TestIbsimSIGTERMReleasesSlot(t *testing.T) { testSignalReleasesSlot(t, sysc
 func testSignalReleasesSlot(t *testing.T, sig syscall.Signal) {
 	s := startIbsim(t)
 	base := len(attached(t, s))
-	script := filepath.Join(t.TempDir(), "loop.lua")
-	if err := os.WriteFile(script, []byte("print('ready')\nwhile true do smp.nodeinfo('lid:1') end\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "run", "--fabric", "ibsim:"+s.Sock+"?node=Hca2", script)
-	cmd.Env = append(os.Environ(), replChildEnv+"=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || line != "ready\n" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("child said %q, %v; stderr %s", line, err, stderr.String())
-	}
+	c := startStuck(t, nil, "print('ready')\nwhile true do smp.nodeinfo('lid:1') end\n", "--fabric=ibsim:"+s.Sock+"?node=Hca2")
 	if n := len(attached(t, s)); n != base+1 {
 		t.Errorf("while running: %d clients attached, want %d", n, base+1)
 	}
-	start := time.Now()
-	cmd.Process.Signal(sig)
-	werr := cmd.Wait()
-	if el := time.Since(start); el > 5*time.Second {
-		t.Errorf("exit took %v after SIGTERM", el)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("child did not exit on SIGTERM (killed at the deadline): %v", werr)
-	}
+	c.cmd.Process.Signal(sig)
+	c.end(t, "interrupted by "+signalName(sig)+"\n")
 	if n := len(attached(t, s)); n != base {
-		t.Errorf("after SIGTERM %d clients attached, want %d (the slot leaked); child: %v, stderr %s", n, base, werr, stderr.String())
-	}
-	if code := cmd.ProcessState.ExitCode(); code != exitError || !strings.Contains(stderr.String(), "interrupted") {
-		t.Errorf("after %v: exit status %d, stderr %q; want %d and \"interrupted\"", sig, code, stderr.String(), exitError)
+		t.Errorf("after %v %d clients attached, want %d (the slot leaked); stderr %s", sig, n, base, c.stderr.String())
 	}
 }
 
