@@ -251,6 +251,12 @@ func portAttrTable(L *lua.LState, p fabric.PortAttr) *lua.LTable {
 	t.RawSetString("gid_prefix", Hex64(p.GIDPrefix))
 	t.RawSetString("port_guid", Hex64(p.PortGUID))
 	t.RawSetString("node_guid", Hex64(p.NodeGUID))
+	pk := L.CreateTable(len(p.PKeys), 0)
+	for _, k := range p.PKeys {
+		pk.Append(lua.LNumber(k))
+	}
+	t.RawSetString("pkeys", pk)
+	t.RawSetString("pkeys_size", lua.LNumber(len(p.PKeys)))
 	return t
 }
 

@@ -21,9 +21,9 @@ func umadModule() Module {
 		Name:    "umad",
 		Summary: "libibumad's calls (umad_get_port, umad_open_port, umad_register, umad_send, umad_recv, umad_poll)",
 		Funcs: []Func{
-			{"get_port", umadGetPort, "get_port([ca [, portnum]]) -> table: the port's attributes as umad_port_t (base_lid, sm_lid, state, port_guid, ...)"},
+			{"get_port", umadGetPort, "get_port([ca [, portnum]]) -> table: the port's attributes as umad_port_t (base_lid, sm_lid, state, port_guid, ..., pkeys: the P_Key table by index from 1, pkeys_size); an unknown CA or port raises ENODEV"},
 			{"release_port", umadReleasePort, "release_port(port_table) -> nil: releases what get_port returned (nothing to free in Lua)"},
-			{"open_port", umadOpenPort, "open_port([ca [, portnum]]) -> umad.port: opens a port; \"\" and 0 pick the default port"},
+			{"open_port", umadOpenPort, "open_port([ca [, portnum]]) -> umad.port: opens a port; \"\" and 0 pick the default port; an unknown CA or port raises ENODEV, any call on a closed port EINVAL"},
 			{"close_port", umadClosePort, "close_port(port) -> nil: closes a port (also port:close())"},
 			{"register_agent", umadRegister, "register_agent(port, mgmt_class, mgmt_version [, rmpp_version [, methods]]) -> agent id; methods is an array of method numbers received unsolicited"},
 			{"unregister_agent", umadUnregister, "unregister_agent(port, agent) -> nil"},
@@ -92,7 +92,7 @@ func checkPort(L *lua.LState, n int, fn string) *umadPort {
 		L.ArgError(n, fmt.Sprintf("%s expected, got %s", umadPortType, L.Get(n).Type()))
 	}
 	if u.closed && fn != "close" && fn != "tostring" {
-		raise(L, "umad."+fn, "port is closed")
+		raise(L, "umad."+fn, "EINVAL: invalid port handle (the port is closed)")
 	}
 	return u
 }
@@ -118,7 +118,7 @@ func umadGetPort(e *Env, L *lua.LState) int {
 	}
 	p, err := engine.OpenUMADPort(L.Context(), e.needFabric(L, "umad.get_port"), ca, port)
 	if err != nil {
-		raise(L, "umad.get_port", "%s port %d: %v", ca, port, err)
+		raiseErrno(L, "umad.get_port", fmt.Errorf("%q port %d: %w", ca, port, err))
 	}
 	defer p.Close()
 	L.Push(portAttrTable(L, p.Port()))
@@ -134,7 +134,7 @@ func umadOpenPort(e *Env, L *lua.LState) int {
 	ca, port := optCA(L)
 	p, err := engine.OpenUMADPort(L.Context(), e.needFabric(L, "umad.open_port"), ca, port)
 	if err != nil {
-		raise(L, "umad.open_port", "%v", err)
+		raiseErrno(L, "umad.open_port", fmt.Errorf("%q port %d: %w", ca, port, err))
 	}
 	p.AllowSet, p.Audit = e.sess.AllowsSet(), e.sess.AuditRaw
 	u := &umadPort{p: p, env: e}
@@ -274,7 +274,7 @@ func umadSize(_ *Env, L *lua.LState) int {
 
 // raiseErrno raises "fn: ERRNO: message" so scripts can match the errno.
 func raiseErrno(L *lua.LState, fn string, err error) {
-	for _, e := range []syscall.Errno{syscall.ENOSPC, syscall.EINVAL, syscall.ENOMEM, syscall.ETIMEDOUT, syscall.EAGAIN, syscall.EIO} {
+	for _, e := range []syscall.Errno{syscall.ENOSPC, syscall.EINVAL, syscall.ENOMEM, syscall.ETIMEDOUT, syscall.EAGAIN, syscall.EIO, syscall.ENODEV} {
 		if errors.Is(err, e) {
 			raise(L, fn, "%s: %v", errnoName(e), err)
 		}
@@ -296,6 +296,8 @@ func errnoName(e syscall.Errno) string {
 		return "EAGAIN"
 	case syscall.EIO:
 		return "EIO"
+	case syscall.ENODEV:
+		return "ENODEV"
 	}
 	return e.Error()
 }

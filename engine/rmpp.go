@@ -384,7 +384,7 @@ func (w *RMPPTransport) Send(ctx context.Context, p *fabric.Packet) error {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return fmt.Errorf("engine: rmpp: send: %w", net.ErrClosed)
+		return fmt.Errorf("engine: rmpp: send: %w", fabric.ErrPortClosed)
 	}
 	if !w.rmppAgentLocked(p.Agent) {
 		w.mu.Unlock()
@@ -855,7 +855,7 @@ func (w *RMPPTransport) Recv(ctx context.Context, p *fabric.Packet) error {
 		closed := w.closed
 		w.mu.Unlock()
 		if closed {
-			return fmt.Errorf("engine: rmpp: recv: %w", net.ErrClosed)
+			return fmt.Errorf("engine: rmpp: recv: %w", fabric.ErrPortClosed)
 		}
 		select {
 		case <-w.ready:
@@ -914,7 +914,7 @@ func (w *RMPPTransport) rpc(ctx context.Context, class, version uint8, req []byt
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return nil, fmt.Errorf("engine: rmpp: %w", net.ErrClosed)
+		return nil, fmt.Errorf("engine: rmpp: %w", fabric.ErrPortClosed)
 	}
 	w.nextTID++
 	tid := w.nextTID
@@ -941,7 +941,7 @@ func (w *RMPPTransport) rpc(ctx context.Context, class, version uint8, req []byt
 	select {
 	case r, ok := <-ch:
 		if !ok {
-			return nil, fmt.Errorf("engine: rmpp: %w", net.ErrClosed)
+			return nil, fmt.Errorf("engine: rmpp: %w", fabric.ErrPortClosed)
 		}
 		if r.Status == fabric.StatusTimeout {
 			w.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -15,7 +16,9 @@ import (
 // UMADPort is a port opened as umad_open_port opens one, with the seed
 // man pages' calls: umad_register, umad_send, umad_recv and umad_poll.
 // Errors wrap the errno the C library returns (syscall.ETIMEDOUT,
-// EAGAIN, ENOSPC, EINVAL), so callers test them with errors.Is, and
+// EAGAIN, ENOSPC, EINVAL, and ENODEV from OpenUMADPort for an unknown CA
+// or port; a closed port's calls EINVAL), so callers test them with
+// errors.Is, and
 // the deviations umad-abi.md section 13 decides are applied: recv checks
 // the length before reading, reports ETIMEDOUT, and updates the needed
 // length only on ENOSPC.
@@ -32,6 +35,7 @@ type UMADPort struct {
 	Audit func(data []byte, addr fabric.Addr) error
 
 	production bool // the transport is on a production fabric
+	closed     atomic.Bool
 
 	mu   sync.Mutex
 	held *fabric.Packet // received by Poll or a too-small Recv, not yet returned
@@ -74,6 +78,9 @@ func (p *UMADPort) Register(ctx context.Context, class, version, rmppVersion uin
 
 // RegisterAgent registers an agent as umad_register2.
 func (p *UMADPort) RegisterAgent(ctx context.Context, a fabric.Agent) (int, error) {
+	if err := p.check("register"); err != nil {
+		return -1, err
+	}
 	if a.RMPPVersion > 1 {
 		return -1, fmt.Errorf("register class 0x%02x: rmpp_version %d: %w", a.Class, a.RMPPVersion, syscall.EINVAL)
 	}
@@ -89,6 +96,9 @@ func (p *UMADPort) RegisterAgent(ctx context.Context, a fabric.Agent) (int, erro
 
 // Unregister removes an agent, as umad_unregister.
 func (p *UMADPort) Unregister(ctx context.Context, agent int) error {
+	if err := p.check("unregister"); err != nil {
+		return err
+	}
 	if err := p.tr.Unregister(ctx, fabric.AgentID(agent)); err != nil {
 		return fmt.Errorf("unregister agent %d: %w", agent, errnoOf(err))
 	}
@@ -100,6 +110,9 @@ func (p *UMADPort) Unregister(ctx context.Context, agent int) error {
 // none; negative waits forever. A request that gets no response comes
 // back through Recv with Status ETIMEDOUT.
 func (p *UMADPort) Send(ctx context.Context, agent int, data []byte, addr fabric.Addr, timeoutMS, retries int) error {
+	if err := p.check("send"); err != nil {
+		return err
+	}
 	if len(data) < 36 {
 		return fmt.Errorf("send: MAD of %d bytes is shorter than 36: %w", len(data), syscall.EINVAL)
 	}
@@ -133,6 +146,9 @@ func (p *UMADPort) Send(ctx context.Context, agent int, data []byte, addr fabric
 // as umad_poll: nil when one is, an error wrapping syscall.ETIMEDOUT when
 // none came.
 func (p *UMADPort) Poll(ctx context.Context, timeoutMS int) error {
+	if err := p.check("poll"); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.held != nil {
@@ -153,6 +169,9 @@ func (p *UMADPort) Poll(ctx context.Context, timeoutMS int) error {
 // forever, positive waits that long (syscall.ETIMEDOUT). The returned
 // Packet is the caller's; a timed-out send has Status fabric.StatusTimeout.
 func (p *UMADPort) Recv(ctx context.Context, maxLen, timeoutMS int) (*fabric.Packet, error) {
+	if err := p.check("recv"); err != nil {
+		return nil, err
+	}
 	if maxLen < mad.Size {
 		return nil, fmt.Errorf("recv: length %d is less than one MAD (256): %w", maxLen, syscall.EINVAL)
 	}
@@ -197,8 +216,21 @@ func (p *UMADPort) recvLocked(ctx context.Context, timeoutMS int) (*fabric.Packe
 	return nil, fmt.Errorf("recv: %w", err)
 }
 
-// Close closes the port, as umad_close_port.
-func (p *UMADPort) Close() error { return p.tr.Close() }
+// Close closes the port, as umad_close_port. Every later call fails with
+// an error wrapping syscall.EINVAL (fabric.ErrPortClosed), as libibumad's
+// calls on a closed port handle return -EINVAL.
+func (p *UMADPort) Close() error {
+	p.closed.Store(true)
+	return p.tr.Close()
+}
+
+// check is the "invalid port handle" test of every call.
+func (p *UMADPort) check(op string) error {
+	if p.closed.Load() {
+		return fmt.Errorf("%s: %w", op, fabric.ErrPortClosed)
+	}
+	return nil
+}
 
 // errnoOf maps the transport's sentinel errors to the errno libibumad's
 // callers see, keeping the original in the chain.

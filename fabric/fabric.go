@@ -20,8 +20,10 @@
 //   - Unsolicited MADs go only to the agent registered for their class,
 //     version and method; others are dropped (or answered as the kernel
 //     does).
-//   - Recv returns ctx.Err() when ctx ends, and an error wrapping
-//     net.ErrClosed after Close. Close is idempotent and unblocks every call.
+//   - Recv returns ctx.Err() when ctx ends. After Close, Recv, Send and
+//     Register fail with an error wrapping ErrPortClosed, which matches
+//     both net.ErrClosed and syscall.EINVAL (libibumad's "-EINVAL invalid
+//     port handle"). Close is idempotent and unblocks every call.
 //   - Send may run concurrently with one Recv caller.
 //
 // # Concurrency
@@ -37,6 +39,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"syscall"
 	"time"
 )
 
@@ -61,7 +65,36 @@ var (
 	// ErrInvalid is returned for arguments the kernel would refuse with
 	// EINVAL.
 	ErrInvalid = errors.New("invalid argument")
+	// ErrNoDevice is wrapped by Fabric.Open errors for a CA or port that
+	// does not exist; it matches syscall.ENODEV, as umad_get_port and
+	// umad_open_port return -ENODEV on every backend.
+	ErrNoDevice error = &errnoError{"no such CA or port", []error{syscall.ENODEV}}
+	// ErrPortClosed is wrapped by the errors of calls on a closed
+	// Transport; it matches net.ErrClosed and syscall.EINVAL.
+	ErrPortClosed error = &errnoError{"invalid port handle (the port is closed)", []error{net.ErrClosed, syscall.EINVAL}}
 )
+
+// NoDevice returns an error with the given text that matches ErrNoDevice
+// (and so syscall.ENODEV): what Fabric.Open returns for a CA or port that
+// does not exist.
+func NoDevice(format string, args ...any) error {
+	return &noDevice{fmt.Sprintf(format, args...)}
+}
+
+type noDevice struct{ msg string }
+
+func (e *noDevice) Error() string { return e.msg }
+func (e *noDevice) Unwrap() error { return ErrNoDevice }
+
+// errnoError is a sentinel that also matches the errno (and other
+// sentinels) a C caller of libibumad would see.
+type errnoError struct {
+	msg  string
+	also []error
+}
+
+func (e *errnoError) Error() string   { return e.msg }
+func (e *errnoError) Unwrap() []error { return e.also }
 
 // Addr is the address part of a MAD: where a sent MAD goes, or where a
 // received one came from. It mirrors struct ib_user_mad_hdr.
@@ -146,6 +179,10 @@ type PortAttr struct {
 	PhysState int
 	Rate      int // Gb/s
 	CapMask   uint32
+	// PKeys is the port's P_Key table, by index, as umad_get_port fills
+	// pkeys (pkeys_size is its length): sysfs pkeys/<i> on the kernel,
+	// the SMA's table on the simulator, ibsim's GET_PKEYS (32 entries).
+	PKeys []uint16
 }
 
 // Transport is an open local port with umad semantics; see the package doc.

@@ -341,13 +341,13 @@ func (f *Fabric) lookup(id string) *node {
 func (f *Fabric) portLocked(op, id string, num int, any bool) (*port, error) {
 	n := f.lookup(id)
 	if n == nil {
-		return nil, fmt.Errorf("sim: %s %q: no such node", op, id)
+		return nil, fabric.NoDevice("sim: %s %q: no such node", op, id)
 	}
 	switch {
 	case n.typ == typeSwitch && !any && num != 0:
 		return nil, fmt.Errorf("sim: %s %q port %d: a switch is attached at its port 0", op, n.id, num)
 	case num < 0 || num > n.numPorts || n.ports[num] == nil:
-		return nil, fmt.Errorf("sim: %s %q port %d: out of range (%d ports)", op, n.id, num, n.numPorts)
+		return nil, fabric.NoDevice("sim: %s %q port %d: out of range (%d ports)", op, n.id, num, n.numPorts)
 	}
 	return n.ports[num], nil
 }
@@ -438,15 +438,18 @@ func (f *Fabric) resolveOpen(ca string, num int) (string, int, error) {
 			}
 		}
 		if first == nil {
-			return "", 0, fmt.Errorf("sim: open port %d: no CA has that port", num)
+			return "", 0, fabric.NoDevice("sim: open port %d: no CA has that port", num)
 		}
 		return first.id, num, nil
 	}
 	n := f.lookup(ca)
 	if n == nil {
-		return "", 0, fmt.Errorf("sim: open %q: no such node", ca)
+		return "", 0, fabric.NoDevice("sim: open %q: no such node", ca)
 	}
-	if num != 0 || n.typ == typeSwitch {
+	if n.typ == typeSwitch {
+		return n.id, 0, nil // libibumad's pick_port: a switch is always port 0
+	}
+	if num != 0 {
 		return n.id, num, nil
 	}
 	num = 1
@@ -505,7 +508,17 @@ func (f *Fabric) portAttr(p *port) fabric.PortAttr {
 		PhysState: int(pi.PortPhysicalState),
 		Rate:      rate(pi.LinkWidthActive, pi.LinkSpeedActive, pi.LinkSpeedExtActive),
 		CapMask:   pi.CapabilityMask,
+		PKeys:     p.pkeyTable(),
 	}
+}
+
+// pkeyTable is p's whole P_Key table, as sysfs lists pkeys/0..cap-1.
+func (p *port) pkeyTable() []uint16 {
+	t := make([]uint16, p.pkeyCap())
+	for i := range t {
+		t[i] = p.pkey(i)
+	}
+	return t
 }
 
 // rate is the link rate in Gb/s as sysfs (and so umad_port_t.rate, which

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -109,6 +110,9 @@ func TestAttachErrors(t *testing.T) {
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("Attach(%q, %d) = %v, want %s", tt.node, tt.port, err, tt.want)
 		}
+		if nodev := !strings.Contains(tt.want, "switch"); nodev != errors.Is(err, syscall.ENODEV) {
+			t.Errorf("Attach(%q, %d) = %v: errors.Is ENODEV %v, want %v", tt.node, tt.port, err, !nodev, nodev)
+		}
 	}
 	if _, err := Load(topology("nope.net"), nil); err == nil || !strings.Contains(err.Error(), "nope.net") {
 		t.Errorf("Load of a missing file: %v", err)
@@ -122,6 +126,13 @@ func TestAttachErrors(t *testing.T) {
 	if _, err := New(nil, nil); err == nil {
 		t.Error("New(nil) accepted")
 	}
+}
+
+// TestFabricErrnoContract holds the simulator to fabrictest.TestFabric:
+// ENODEV for unknown CAs and ports, each port's P_Key table in PortAttr,
+// EINVAL after Close.
+func TestFabricErrnoContract(t *testing.T) {
+	fabrictest.TestFabric(t, mustLoad(t, "net.2sw2path4hca", nil))
 }
 
 func TestOpenAndPorts(t *testing.T) {
@@ -145,7 +156,8 @@ func TestOpenAndPorts(t *testing.T) {
 	got := tr.Port()
 	want := fabric.PortAttr{CAName: "node001", PortNum: 1, NodeType: 1, NodeGUID: 0x0002c90300a00000,
 		PortGUID: 0x0002c90300a00001, GIDPrefix: 0xfe80000000000000, LID: 1, SMLID: 1,
-		State: 4, PhysState: 5, Rate: 40, CapMask: 0x50c04a}
+		State: 4, PhysState: 5, Rate: 40, CapMask: 0x50c04a, PKeys: make([]uint16, 64)}
+	want.PKeys[0] = 0xffff // the default partition; PartitionCap 64
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Open(\"\", 0) port (-want +got):\n%s", diff)
 	}

@@ -3,7 +3,6 @@ package fabrictest
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync"
 	"time"
 
@@ -193,7 +192,7 @@ func (p *Pipe) Send(ctx context.Context, b []byte) error {
 	closed := p.closed
 	p.mu.Unlock()
 	if closed {
-		return fmt.Errorf("fabrictest: pipe send: %w", net.ErrClosed)
+		return fmt.Errorf("fabrictest: pipe send: %w", fabric.ErrPortClosed)
 	}
 	p.deliver(append([]byte(nil), b...))
 	return nil
@@ -240,7 +239,7 @@ func (p *Pipe) transmit(pk *fabric.Packet) error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return fmt.Errorf("fabrictest: pipe: %w", net.ErrClosed)
+		return fmt.Errorf("fabrictest: pipe: %w", fabric.ErrPortClosed)
 	}
 	req := !mad.IsResponse(pk.Data)
 	if req {

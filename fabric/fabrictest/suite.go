@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -46,7 +47,8 @@ type SuiteOptions struct {
 //   - MaxAgents agents fit, one more gets fabric.ErrTooManyAgents, and
 //     Unregister frees the slot, the methods and the outstanding requests;
 //   - Recv returns ctx.Err(), reuses Packet.Data, and after Close an error
-//     wrapping net.ErrClosed; Close is idempotent and unblocks Recv;
+//     wrapping fabric.ErrPortClosed (net.ErrClosed and syscall.EINVAL), as
+//     Send and Register do; Close is idempotent and unblocks Recv;
 //   - Send runs concurrently with Recv (run the suite with -race).
 func TestTransport(t *testing.T, open OpenFunc) { TestTransportOpts(t, open, nil) }
 
@@ -489,22 +491,22 @@ func (s *suite) close() {
 	if err := s.tr.Close(); err != nil {
 		s.t.Fatalf("Close: %v", err)
 	}
-	if err := <-errc; !errors.Is(err, net.ErrClosed) {
-		s.t.Errorf("blocked Recv after Close = %v, want net.ErrClosed", err)
+	if err := <-errc; !errors.Is(err, net.ErrClosed) || !errors.Is(err, syscall.EINVAL) {
+		s.t.Errorf("blocked Recv after Close = %v, want net.ErrClosed and EINVAL", err)
 	}
 	if err := s.tr.Close(); err != nil {
 		s.t.Errorf("second Close = %v, want nil", err)
 	}
 	var p fabric.Packet
-	if err := s.tr.Recv(context.Background(), &p); !errors.Is(err, net.ErrClosed) {
-		s.t.Errorf("Recv after Close = %v, want net.ErrClosed", err)
+	if err := s.tr.Recv(context.Background(), &p); !errors.Is(err, net.ErrClosed) || !errors.Is(err, syscall.EINVAL) {
+		s.t.Errorf("Recv after Close = %v, want net.ErrClosed and EINVAL", err)
 	}
 	err := s.tr.Send(context.Background(), &fabric.Packet{Agent: id, Addr: s.peer.Addr(), Data: NewMAD(TestVersion, mad.MethodGet, 1)})
-	if !errors.Is(err, net.ErrClosed) {
-		s.t.Errorf("Send after Close = %v, want net.ErrClosed", err)
+	if !errors.Is(err, net.ErrClosed) || !errors.Is(err, syscall.EINVAL) {
+		s.t.Errorf("Send after Close = %v, want net.ErrClosed and EINVAL", err)
 	}
-	if _, err := s.tr.Register(context.Background(), fabric.Agent{}); !errors.Is(err, net.ErrClosed) {
-		s.t.Errorf("Register after Close = %v, want net.ErrClosed", err)
+	if _, err := s.tr.Register(context.Background(), fabric.Agent{}); !errors.Is(err, net.ErrClosed) || !errors.Is(err, syscall.EINVAL) {
+		s.t.Errorf("Register after Close = %v, want net.ErrClosed and EINVAL", err)
 	}
 }
 

@@ -102,9 +102,9 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 		name = opts.Node
 	case ca != "" && ca != CAName:
 		if len(f.opts.Nodes) > 0 {
-			return nil, fmt.Errorf("ibsim %q: no CA %q (this fabric's nodes: %s)", f.sock, ca, strings.Join(f.opts.Nodes, ", "))
+			return nil, fabric.NoDevice("ibsim %q: no CA %q (this fabric's nodes: %s)", f.sock, ca, strings.Join(f.opts.Nodes, ", "))
 		}
-		return nil, fmt.Errorf("ibsim %q: no CA %q (an ibsim attachment is CA %q)", f.sock, ca, CAName)
+		return nil, fabric.NoDevice("ibsim %q: no CA %q (an ibsim attachment is CA %q)", f.sock, ca, CAName)
 	}
 	f.mu.Lock()
 	closed := f.closed
@@ -118,7 +118,7 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 	}
 	if port != 0 && port != t.Port().PortNum {
 		t.Close()
-		return nil, fmt.Errorf("ibsim %q: node %q: port %d cannot be opened: ibsim attaches to the node's first port (%d)", f.sock, t.NodeID(), port, t.Port().PortNum)
+		return nil, fabric.NoDevice("ibsim %q: node %q: port %d cannot be opened: ibsim attaches to the node's first port (%d)", f.sock, t.NodeID(), port, t.Port().PortNum)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -86,6 +86,9 @@ func (f *fakeIbsim) serveCtl() {
 			binary.BigEndian.PutUint16(c.Data[18:], 1) // SM LID
 			c.Data[28] = 1                             // local port
 			c.Data[32] = 4<<4 | 4                      // width, state Active
+		case CtlGetPKeys:
+			clear(c.Data[:])
+			c.Data[0], c.Data[1], c.Data[2], c.Data[3] = 0xff, 0xff, 0x80, 0x05 // 0xffff, 0x8005
 		}
 		f.mu.Unlock()
 		// Go cuts a received abstract name at its first NUL; ibsim's
@@ -169,6 +172,9 @@ func TestProtocolAgainstFake(t *testing.T) {
 	if a.LID != 7 || a.SMLID != 1 || a.PortNum != 1 || a.NodeGUID != 0x100010 || a.PortGUID != 0x100011 || a.State != 4 || a.CAName != CAName {
 		t.Errorf("port %+v", a)
 	}
+	if len(a.PKeys) != 32 || a.PKeys[0] != 0xffff || a.PKeys[1] != 0x8005 || a.PKeys[2] != 0 {
+		t.Errorf("P_Keys %#x, want GET_PKEYS' 32 entries 0xffff, 0x8005, 0...", a.PKeys)
+	}
 	ctx := t.Context()
 	id, err := tr.Register(ctx, fabric.Agent{Class: 0x09, Version: 1})
 	if err != nil {
@@ -205,7 +211,7 @@ func TestProtocolAgainstFake(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := f.types()
-	want := []uint32{CtlConnect, CtlGetNodeInfo, CtlGetPortInfo, CtlDisconnect}
+	want := []uint32{CtlConnect, CtlGetNodeInfo, CtlGetPortInfo, CtlGetPKeys, CtlDisconnect}
 	if len(got) != len(want) {
 		t.Fatalf("control requests %v, want %v", got, want)
 	}

@@ -500,6 +500,19 @@ func (c *client) portAttr() (fabric.PortAttr, error) {
 		// ibsim's CA port GUIDs are the node GUID plus the port number.
 		a.PortGUID = ni.NodeGUID + uint64(pi.LocalPortNum)
 	}
+	// The P_Keys as umad2sim lists them (pkeys/0..31): GET_PKEYS, 32
+	// big-endian entries, zero-padded.
+	rep, err = c.exchange(&Ctl{Type: CtlGetPKeys})
+	if err == nil && rep.Type == CtlError {
+		err = errors.New("refused")
+	}
+	if err != nil {
+		return fabric.PortAttr{}, fmt.Errorf("%s: get pkeys: %w", c.where, err)
+	}
+	a.PKeys = make([]uint16, CtlDataSize/2)
+	for i := range a.PKeys {
+		a.PKeys[i] = uint16(rep.Data[2*i])<<8 | uint16(rep.Data[2*i+1])
+	}
 	return a, nil
 }
 

@@ -48,7 +48,11 @@
 // to the device node it names the file, says that root or the rdma group
 // is needed, and wraps fs.ErrPermission; an old kernel wraps
 // *umad.ABIVersionError naming the version read (EOPNOTSUPP); no usable
-// port wraps syscall.ENODEV. HasPorts is what --fabric auto checks.
+// port, and a CA or port that sysfs does not list, wrap syscall.ENODEV
+// (fabric.ErrNoDevice), as on every backend: libibumad accepts a CA name
+// with a port number unchecked and fails later with -EIO (get_port) or
+// -EINVAL (open_port), which ibscript does not reproduce. HasPorts is what
+// --fabric auto checks.
 //
 // # Testing
 //

@@ -153,6 +153,13 @@ func TestFabricConformance(t *testing.T) {
 	})
 }
 
+// TestFabricErrnoContract holds the kernel backend (over the umadtest
+// host's sysfs and fds) to fabrictest.TestFabric: ENODEV for unknown CAs
+// and ports, the P_Keys of sysfs in PortAttr, EINVAL after Close.
+func TestFabricErrnoContract(t *testing.T) {
+	fabrictest.TestFabric(t, newFabric(t, twoCA()))
+}
+
 // Packet <-> header conversion details.
 func TestTransportConversion(t *testing.T) {
 	h := twoCA()

@@ -77,7 +77,7 @@ func attrOf(ca *umad.CA, p *umad.PortInfo) fabric.PortAttr {
 		CAName: ca.Name, PortNum: p.PortNum, NodeType: ca.NodeType, NodeGUID: ca.NodeGUID,
 		PortGUID: p.PortGUID, GIDPrefix: p.GIDPrefix, LID: p.BaseLID, LMC: p.LMC,
 		SMLID: p.SMLID, SMSL: p.SMSL, State: p.State, PhysState: p.PhysState, Rate: p.Rate,
-		CapMask: p.CapMask,
+		CapMask: p.CapMask, PKeys: p.PKeys,
 	}
 }
 
@@ -122,6 +122,13 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 	}
 	if !umad.HasPorts(f.fsys) {
 		return nil, fmt.Errorf("kernel: %w", ErrNoDevices)
+	}
+	if ca != "" && port != 0 {
+		// libibumad takes a named CA and port unchecked and fails later
+		// (-EIO, -EINVAL); every backend says ENODEV instead.
+		if cad, err := umad.GetCA(f.fsys, ca); err != nil || port >= len(cad.Ports) || port < 0 || cad.Ports[port] == nil {
+			return nil, fabric.NoDevice("kernel: no InfiniBand port %s/%d in %s", ca, port, umad.SysInfiniband)
+		}
 	}
 	p, err := umad.OpenPort(ca, port, &umad.Options{FS: f.fsys, Open: f.open})
 	if err != nil {
@@ -201,7 +208,7 @@ func rmppClass(c uint8) bool {
 }
 
 func (t *Transport) errClosed(op string) error {
-	return fmt.Errorf("kernel: %s %s: %w", t.p.Path(), op, net.ErrClosed)
+	return fmt.Errorf("kernel: %s %s: %w", t.p.Path(), op, fabric.ErrPortClosed)
 }
 
 // Register implements fabric.Transport with REGISTER_AGENT2. RMPP classes

@@ -50,7 +50,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -343,7 +342,7 @@ func (m *Mux) Stats() Stats {
 	}
 }
 
-func errClosed(op string) error { return fmt.Errorf("mux: %s: %w", op, net.ErrClosed) }
+func errClosed(op string) error { return fmt.Errorf("mux: %s: %w", op, fabric.ErrPortClosed) }
 
 // Register adds an agent as umad_register2 does: the lowest free id, a
 // hi_tid unique on the port, and exclusive ownership of a.Methods for

@@ -227,7 +227,7 @@ func (r *Replay) Register(ctx context.Context, a fabric.Agent) (fabric.AgentID, 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return 0, fmt.Errorf("replay: register: %w", net.ErrClosed)
+		return 0, fmt.Errorf("replay: register: %w", fabric.ErrPortClosed)
 	}
 	id := r.agents
 	r.agents++
@@ -245,7 +245,7 @@ func (r *Replay) Send(ctx context.Context, p *fabric.Packet) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return fmt.Errorf("replay: send: %w", net.ErrClosed)
+		return fmt.Errorf("replay: send: %w", fabric.ErrPortClosed)
 	}
 	req := append([]byte(nil), p.Data...)
 	mad.MaskKeys(req) // recordings hold requests with their keys zeroed
@@ -320,7 +320,7 @@ func (r *Replay) Recv(ctx context.Context, p *fabric.Packet) error {
 		closed, queued := r.closed, len(r.queue) > 0
 		r.mu.Unlock()
 		if closed {
-			return fmt.Errorf("replay: recv: %w", net.ErrClosed)
+			return fmt.Errorf("replay: recv: %w", fabric.ErrPortClosed)
 		}
 		var tm *time.Timer
 		var due <-chan time.Time
@@ -424,7 +424,7 @@ func (f *ReplayFabric) Open(ctx context.Context, ca string, port int) (fabric.Tr
 		f.open = append(f.open, r)
 		return r, nil
 	}
-	return nil, fmt.Errorf("replay: open %q port %d: the recording opened no more ports there", ca, port)
+	return nil, fabric.NoDevice("replay: open %q port %d: the recording opened no more ports there", ca, port)
 }
 
 // Close closes every port opened from f.

@@ -38,3 +38,20 @@ func TestTransportConformance(t *testing.T) {
 		return tr, peer
 	}, &fabrictest.SuiteOptions{RealTime: true, Timeout: 50 * time.Millisecond})
 }
+
+// TestFabricErrnoContract holds the ibsim backend to fabrictest.TestFabric
+// on a live ibsim: ENODEV for unknown CAs and ports, GET_PKEYS' table in
+// PortAttr, EINVAL after Close; with and without nodes=.
+func TestFabricErrnoContract(t *testing.T) {
+	s := shared.Get(t, topo2sw, nil)
+	t.Run("node", func(t *testing.T) {
+		f := ibsim.NewFabric(s.Sock, &ibsim.Options{Node: "Hca1"})
+		defer f.Close()
+		fabrictest.TestFabric(t, f)
+	})
+	t.Run("nodes", func(t *testing.T) {
+		f := ibsim.NewFabric(s.Sock, &ibsim.Options{Nodes: []string{"Hca1", "Hca2"}})
+		defer f.Close()
+		fabrictest.TestFabric(t, f)
+	})
+}

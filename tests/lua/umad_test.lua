@@ -52,7 +52,44 @@ function test_recv_nonblocking_and_errors(t)
   expect_error("umad.recv: EINVAL", umad.recv, port, 0, 100)
   expect_error("bad argument #1 .*umad.port expected", umad.recv, 5, 0)
   port:close()
-  expect_error("umad.recv: port is closed", umad.recv, port, 0)
+  expect_error("umad.recv: EINVAL: invalid port handle", umad.recv, port, 0)
+end
+
+-- The seed pages' error contract, the same errno on every backend:
+-- umad_get_port and umad_open_port of an unknown CA or port fail with
+-- ENODEV; poll, recv and send on a closed port with EINVAL ("-EINVAL
+-- invalid port handle").
+function test_errno_contract(t)
+  expect_error("umad.get_port: ENODEV: ", umad.get_port, "NoSuchCA", 1)
+  expect_error("umad.get_port: ENODEV: ", umad.get_port, "NoSuchCA")
+  local me = umad.get_port() -- this backend's default port: its CA name and port
+  if me.portnum ~= 0 then -- a switch takes any port number as its port 0, as libibumad
+    expect_error("umad.get_port: ENODEV: ", umad.get_port, me.ca_name, 9)
+  end
+  expect_error("umad.get_port: ENODEV: ", umad.get_port, "", 9)
+  expect_error("umad.open_port: ENODEV: ", umad.open_port, "NoSuchCA", 1)
+  local port = umad.open_port(me.ca_name, me.portnum)
+  local agent = umad.register_agent(port, 0x01, 1)
+  umad.close_port(port)
+  expect_error("umad.poll: EINVAL: invalid port handle", umad.poll, port, 0)
+  expect_error("umad.recv: EINVAL: invalid port handle", umad.recv, port, 0)
+  expect_error("umad.send: EINVAL: invalid port handle", umad.send, port, agent, nodeinfo_get(1), 100, 0, { lid = 1 })
+  expect_error("umad.register_agent: EINVAL: invalid port handle", umad.register_agent, port, 0x81, 1)
+end
+
+-- get_port gives the port's P_Key table as libibumad's pkeys/pkeys_size:
+-- every entry by index, the default partition's key among them.
+function test_get_port_pkeys(t)
+  local me = umad.get_port()
+  local p = umad.get_port(me.ca_name, me.portnum)
+  if #me.pkeys ~= #p.pkeys then t:fatal("the default port's table has " .. #me.pkeys .. " P_Keys, by name " .. #p.pkeys) end
+  if p.pkeys_size ~= #p.pkeys or p.pkeys_size == 0 then t:fatal("pkeys_size " .. p.pkeys_size .. " for " .. #p.pkeys .. " entries") end
+  local default = false
+  for _, k in ipairs(p.pkeys) do
+    if bit.band(k, 0x7fff) == 0x7fff then default = true end
+  end
+  if not default then t:fatal("no default P_Key in " .. table.concat(p.pkeys, ",")) end
+  umad.release_port(p)
 end
 
 function test_agent_limits(t)
