@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 
@@ -36,7 +37,13 @@ func (f *Fabric) configure() {
 			}
 			if inSubnet[n] && p.remote != nil && inSubnet[p.remote.node] {
 				p.put(piPortState, uint64(smp.PortStateActive))
-				if n.typ == typeSwitch {
+				// OpenSM's link manager: the leaf HOQ lifetime on
+				// router ports and on switch ports facing a CA or
+				// router, the other one between switches.
+				switch {
+				case n.typ == typeRouter || n.typ == typeSwitch && p.remote.node.typ != typeSwitch:
+					p.put(piHOQLife, osmLeafHOQLife)
+				case n.typ == typeSwitch:
 					p.put(piHOQLife, osmHOQLife)
 				}
 			}
@@ -197,11 +204,13 @@ type lidRange struct {
 }
 
 // routeSwitches fills the linear forwarding tables of the reachable
-// switches as OpenSM's min-hop routing engine does: for each switch and
-// each LID in order, the egress port on a shortest path, balancing among
-// equal ones by the number of CA LIDs already routed through each port
-// (switch LIDs are routed but not counted), ties to the lowest port; the
-// switch's own LIDs go to port 0.
+// switches as OpenSM's min-hop routing engine does (osm_ucast_mgr.c,
+// osm_switch_recommend_path): for each switch and each LID in OpenSM's
+// port order (routingOrder), the egress port on a shortest path,
+// balancing among equal ones by the number of CA and router LIDs already
+// routed through each port (switch LIDs are routed but not counted), ties
+// to the lowest port; the switch's own LIDs go to port 0. The tables are
+// then OpenSM's entry for entry (tests/ibsimdiff).
 func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 	if len(switches) == 0 {
 		return
@@ -271,6 +280,8 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 		}
 	}
 
+	order := routingOrder(switches, eps)
+
 	// Per switch: the min-hop egress ports toward each switch.
 	type uplink struct {
 		port uint8
@@ -327,9 +338,9 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 		candStart[ns] = int32(len(cands))
 		if !naiveRouting && rr.prepare(cands, candStart[:ns+1], hasCA) {
 			f.rrSwitches++
-			rr.route(lft, dests, si)
+			rr.route(lft, dests, order, si)
 		} else {
-			minHopNaive(lft, dests, si, cands, candStart)
+			minHopNaive(lft, dests, order, si, cands, candStart)
 		}
 		s.sw.lft = lft
 	}
@@ -346,13 +357,76 @@ type dest struct {
 	port int16
 }
 
+// routingOrder returns the LIDs in the order OpenSM's unicast manager
+// routes them (ucast_mgr_build_lfts' port_order_list, without a GUID
+// routing order file): the switches by GUID (its switch table's order:
+// network-order GUIDs compared as little-endian numbers), stably sorted
+// by how many CA and router ports hang off each, most first
+// (sort_ports_by_switch_load); the CA and router ports cabled to each
+// switch in that order, by switch port; then every other endport (switch
+// port 0s, CA ports cabled to no switch) by port GUID, as its port table
+// holds them. With an LMC, every port's base LIDs come first, then each
+// port's next LID, and so on.
+func routingOrder(switches []*node, eps []*port) []int32 {
+	le := func(a, b uint64) int { return cmp.Compare(bits.ReverseBytes64(a), bits.ReverseBytes64(b)) }
+	isEP := make(map[*port]bool, len(eps))
+	for _, e := range eps {
+		isEP[e] = true
+	}
+	leaf := func(p *port) bool {
+		return p != nil && p.remote != nil && isEP[p.remote] && p.remote.node.typ != typeSwitch
+	}
+	sws := slices.Clone(switches)
+	slices.SortFunc(sws, func(a, b *node) int { return le(a.guid, b.guid) })
+	load := make(map[*node]int, len(sws))
+	for _, s := range sws {
+		for _, p := range s.ports[1:] {
+			if leaf(p) {
+				load[s]++
+			}
+		}
+	}
+	slices.SortStableFunc(sws, func(a, b *node) int { return load[b] - load[a] })
+	ports := make([]*port, 0, len(eps))
+	added := make(map[*port]bool, len(eps))
+	for _, s := range sws {
+		for _, p := range s.ports[1:] {
+			if leaf(p) && !added[p.remote] {
+				added[p.remote] = true
+				ports = append(ports, p.remote)
+			}
+		}
+	}
+	rest := slices.Clone(eps)
+	slices.SortStableFunc(rest, func(a, b *port) int { return le(a.guid, b.guid) })
+	maxLMC := uint8(0)
+	for _, e := range rest {
+		if !added[e] {
+			ports = append(ports, e)
+		}
+		maxLMC = max(maxLMC, e.lmc)
+	}
+	order := make([]int32, 0, len(ports))
+	for off := 0; off < 1<<maxLMC; off++ {
+		for _, p := range ports {
+			if p.lid != 0 && off < 1<<p.lmc {
+				order = append(order, int32(p.lid)+int32(off))
+			}
+		}
+	}
+	return order
+}
+
 // minHopNaive fills the forwarding table lft of switch si: for each LID in
-// order, among the min-hop ports toward its switch (cands[candStart[t]:
-// candStart[t+1]], in port order) the one with the fewest CA LIDs routed
-// through it so far, ties to the lowest port.
-func minHopNaive(lft []byte, dests []dest, si int, cands []uint8, candStart []int32) {
+// order (routingOrder), among the min-hop ports toward its switch
+// (cands[candStart[t]:candStart[t+1]], in port order) the one with the
+// fewest CA LIDs routed through it so far, ties to the lowest port.
+func minHopNaive(lft []byte, dests []dest, order []int32, si int, cands []uint8, candStart []int32) {
 	var count [256]int32 // CA LIDs routed through each port
-	for lid := 1; lid < len(dests); lid++ {
+	for _, lid := range order {
+		if int(lid) >= len(dests) {
+			continue
+		}
 		d := dests[lid]
 		if d.sw < 0 {
 			continue
@@ -437,9 +511,12 @@ func (r *roundRobin) prepare(cands []uint8, candStart []int32, hasCA []bool) boo
 	return true
 }
 
-func (r *roundRobin) route(lft []byte, dests []dest, si int) {
+func (r *roundRobin) route(lft []byte, dests []dest, order []int32, si int) {
 	var count [256]int32 // CA LIDs routed through each port
-	for lid := 1; lid < len(dests); lid++ {
+	for _, lid := range order {
+		if int(lid) >= len(dests) {
+			continue
+		}
 		d := dests[lid]
 		if d.sw < 0 {
 			continue

@@ -48,9 +48,12 @@ const (
 	gidPrefix = 0xfe80000000000000
 
 	// What OpenSM sets and ibsim keeps: SwitchInfo.LifeTimeValue and the
-	// HOQLife of switch external ports.
-	osmLifeTime = 18
-	osmHOQLife  = 18
+	// HOQLife of linked ports (its head_of_queue_lifetime between
+	// switches, leaf_head_of_queue_lifetime on switch ports facing a CA or
+	// router and on router ports; osm_link_mgr.c, defaults 0x12 and 0x10).
+	osmLifeTime    = 18
+	osmHOQLife     = 18
+	osmLeafHOQLife = 16
 )
 
 // node is one simulated CA, switch or router.
