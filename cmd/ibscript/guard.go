@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -94,6 +95,7 @@ type guard struct {
 	done     chan struct{} // closed by stop: the run ended by itself
 	stopOnce sync.Once
 	force    sync.Once
+	idle     atomic.Bool // the REPL waits for input
 }
 
 func newGuard(stderr io.Writer) *guard {
@@ -123,8 +125,24 @@ func (g *guard) watch(ctx context.Context) {
 			return
 		case <-ctx.Done():
 		}
+		if g.idle.Load() {
+			// The REPL waits for a line, which nothing can interrupt:
+			// there is nothing to wait for.
+			g.forceExit(context.Cause(ctx), "")
+			return
+		}
 		g.after(context.Cause(ctx))
 	}()
+}
+
+// setIdle tells the guard whether the REPL is waiting for input (a
+// cancellation then ends the session at once). Having set it, the REPL
+// checks its context: a cancellation the guard saw before is then the
+// REPL's to report.
+func (g *guard) setIdle(idle bool) {
+	if g != nil {
+		g.idle.Store(idle)
+	}
 }
 
 // after waits the grace period, then forces the end of the run unless it
@@ -166,7 +184,11 @@ func (g *guard) forceExit(cause error, why string) {
 			return // ended by itself meanwhile
 		default:
 		}
-		fmt.Fprintf(g.stderr, "ibscript: %v; %s: closing the run's ports and files and exiting without waiting for it\n", cause, why)
+		if why == "" {
+			fmt.Fprintf(g.stderr, "ibscript: %v\n", cause)
+		} else {
+			fmt.Fprintf(g.stderr, "ibscript: %v; %s: closing the run's ports and files and exiting without waiting for it\n", cause, why)
+		}
 		g.mu.Lock()
 		cs := append([]func() error(nil), g.cleanups...)
 		g.mu.Unlock()

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -78,5 +79,26 @@ func TestREPLCtrlCStuckPatternMatch(t *testing.T) {
 	err := waitExit(tm.cmd, hangLimit)
 	if code := tm.cmd.ProcessState.ExitCode(); code != exitError {
 		t.Errorf("exit %v (status %d), want %d:\n%s", err, code, exitError, tm.screen())
+	}
+}
+
+// TestREPLSIGTERMAtPrompt: SIGTERM (SIGHUP, SIGQUIT) while the REPL waits
+// for a line ends the session at once with status 2, its ports closed
+// (before, the session went on waiting for the line).
+func TestREPLSIGTERMAtPrompt(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		tm := startREPL(t, t.TempDir(), "--fabric=sim:")
+		pos := tm.expect(0, "> ", nil)
+		tm.typ("1 + 1\r")
+		pos = tm.expect(pos, "2\n", nil)
+		tm.expect(pos, "> ", nil)
+		tm.cmd.Process.Signal(sig)
+		err := waitExit(tm.cmd, hangLimit)
+		if code := tm.cmd.ProcessState.ExitCode(); code != exitError {
+			t.Fatalf("%v: exit %v (status %d), want %d:\n%s", sig, err, code, exitError, tm.screen())
+		}
+		if s := tm.screen(); !strings.Contains(s, "interrupted by "+signalName(sig)) || strings.Contains(s, "did not return") {
+			t.Errorf("%v: the screen shows:\n%s", sig, s)
+		}
 	}
 }

@@ -267,7 +267,12 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 		if chunk.Len() > 0 {
 			prompt = ">> "
 		}
+		c.guard.setIdle(true)
+		if ctx.Err() != nil {
+			return scriptStatus(context.Cause(ctx), stderr)
+		}
 		line, err := ln.Prompt(prompt)
+		c.guard.setIdle(false)
 		if errors.Is(err, liner.ErrPromptAborted) {
 			chunk.Reset()
 			continue
