@@ -27,7 +27,14 @@ func WriteAPIReference(w io.Writer) error {
 	p("`smpquery -D` writes it), `\"guid:0x0002c90300001234\"`. Decoded attributes are tables with\n")
 	p("snake_case keys in wire order; 64-bit GUIDs and keys are hex strings, counters are numbers.\n")
 	p("Globals `help(x)`, `ls(attribute)` and `show(...)` print documentation, an attribute's fields\n")
-	p("and values as the REPL shows them.\n\n")
+	p("and values as the REPL shows them. The tables functions return are described field by field\n")
+	p("under [Data model](#data-model).\n\n")
+	p("Scripts have Lua 5.1's base, `package`, `table`, `string` and `math` libraries and part of `os`\n")
+	p("(`time`, `clock`, `date`, `getenv`, and `exit`, which ends the run with its status); no `io`, no\n")
+	p("`coroutine`, no `debug`, no loading of native code: a plan touches files only through ibscript's\n")
+	p("functions (`fabric.load`, `fabric.save`, `plan.thresholds`) and reports through `plan`, so what it\n")
+	p("does is what its report says. Why, and how ibscript corrects gopher-lua where it differs from Lua\n")
+	p("5.1, is in [Lua in ibscript](lua.md).\n\n")
 	// The sim module comes last: it exists only on sim backends.
 	mods := append(Modules(), SimModule())
 	p("| module | what |\n| --- | --- |\n")
@@ -51,6 +58,7 @@ func WriteAPIReference(w io.Writer) error {
 			}
 		}
 	}
+	writeDataModel(bw)
 	writeAttributes(p)
 	return bw.Flush()
 }

@@ -38,9 +38,11 @@ func TestAPIReference(t *testing.T) {
 	}
 }
 
-// TestExamples runs every function's example on the default fabric; every
-// function must have one.
+// TestExamples runs every function's example on the default fabric, from
+// the repository root as a user would (paths in examples are relative to
+// it); every function must have one.
 func TestExamples(t *testing.T) {
+	t.Chdir("..")
 	var missing []string
 	for _, m := range append(Modules(), SimModule()) {
 		for _, f := range m.Funcs {

@@ -28,7 +28,7 @@ func smpModule() Module {
 			{"vlarb", smpVLArb, "vlarb(target [, port [, block]]) -> table: VLArbitrationTable block (1, 2 low priority; 3, 4 high; default 1): vl0, weight0 .. vl31, weight31"},
 			{"portinfo_ext", smpGetter("smp.portinfo_ext", smp.AttrPortInfoExtended, true), "portinfo_ext(target [, port]) -> table: PortInfoExtended (FEC modes) of port"},
 			{"mlnxextportinfo", smpGetter("smp.mlnxextportinfo", smp.AttrMlnxExtPortInfo, true), "mlnxextportinfo(target [, port]) -> table: Mellanox ExtendedPortInfo (0xFF90) of port"},
-			{"get", smpGet, "get(target, attribute, modifier) -> table: any SMP attribute by IBA name (\"PortInfo\", \"SLtoVLMappingTable\"), smpquery alias (\"SL2VLMappingTable\") or ID"},
+			{"get", smpGet, "get(target, attribute [, modifier]) -> table: any SMP attribute by IBA name (\"PortInfo\", \"SLtoVLMappingTable\"), smpquery alias (\"SL2VLMappingTable\") or ID, with its attribute modifier (default 0)"},
 			{"width_name", enumName(smp.WidthName), "width_name(mask) -> string: link width name, \"4X\""},
 			{"speed_name", smpSpeedName, "speed_name(speed [, ext_speed]) -> string: link speed name, \"QDR\", \"HDR\""},
 			{"state_name", enumName(smp.PortStateName), "state_name(state) -> string: a PortState name, \"Active\""},
