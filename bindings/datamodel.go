@@ -69,7 +69,8 @@ var dataModel = []tableDoc{
 	}},
 	{Name: "error", From: "`f.errors[i]`, `fabric.routes(f).errors[i]`", Sample: `(function() sim.faults{dead = {"leaf02"}} local f = fabric.discover() sim.faults{} return f.errors[1] end)()`, Fields: []fieldDoc{
 		{Key: "path", Type: "string", Desc: "the directed route that failed, `\"dr:0,1,3\"`"},
-		{Key: "err", Type: "string", Desc: "what failed (`... NodeInfo: timeout after 4 tries`)"},
+		{Key: "err", Type: "string", Desc: "what failed (`... NodeInfo: timeout after 4 tries`), followed by `where` when known"},
+		{Key: "where", Type: "string", Desc: "what the route leads to, when the sweep knows: the node it asked, or the port it leaves from and what the last discovery or the reference had cabled there", Optional: true},
 	}},
 	{Name: "local port", From: "`fabric.port()`, `umad.get_port([ca [, port]])`", Sample: "fabric.port()", Fields: []fieldDoc{
 		{Key: "ca_name", Type: "string", Desc: "the CA's name (`mlx5_0`, `sim0`)"},

@@ -87,8 +87,8 @@ type CMAddrInfo struct {
 
 // CMChannel is one event channel of a CMDevice: one rdma_cm file
 // descriptor (what librdmacm calls an event channel). Its methods are the
-// ucma commands with the kernel's rules (specs/rdmacm-abi.md sections
-// 2-9):
+// ucma commands with the kernel's rules (include/uapi/rdma/rdma_user_cm.h
+// and drivers/infiniband/core/ucma.c):
 //
 //   - ids are the kernel's handles, unique across every channel of the
 //     device; uid is an opaque cookie the caller picks, echoed in every

@@ -8,7 +8,8 @@
 // management class, version and set of methods, as with umad_register. Send
 // transmits a MAD; Recv returns the next received MAD for any agent of the
 // Transport, as a read on an umad file descriptor does. The semantics are
-// the kernel's (see specs/umad-abi.md), on every backend:
+// the kernel's (include/uapi/rdma/ib_user_mad.h, drivers/infiniband/core/
+// user_mad.c, and libibumad's man pages), on every backend:
 //
 //   - A request sent with Timeout > 0 completes exactly once: with its
 //     response, or with the request itself and Status == StatusTimeout once

@@ -24,10 +24,13 @@
 // PortInfo, SwitchInfo), so smpquery-style answers match a real ibsim +
 // OpenSM fabric where the SM's configuration does not enter.
 //
-// The SM's port also hosts the SA (class 0x03, sa.go): Get, GetTable and
-// GetMulti of NodeRecord, PortInfoRecord, PathRecord, MultiPathRecord,
-// LinkRecord, SwitchInfoRecord, LinearForwardingTableRecord,
-// GUIDInfoRecord and P_KeyTableRecord, computed from the live state with
+// The SM's port also hosts the SA (class 0x03, sa.go): Get of
+// ClassPortInfo; Get and GetTable of NodeRecord, PortInfoRecord,
+// PathRecord, LinkRecord, SwitchInfoRecord, LinearForwardingTableRecord,
+// GUIDInfoRecord and P_KeyTableRecord; GetMulti of MultiPathRecord and
+// PathRecord; ServiceRecord and MCMemberRecord have no records (no
+// service or multicast group is ever registered); InformInfo is refused
+// with MethodAttrUnsup. Records are computed from the live state with
 // component-mask matching, tables sent as RMPP transfers (mad/rmpp) whose
 // segments are delivered after the fabric mutex is released.
 //

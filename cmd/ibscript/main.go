@@ -86,9 +86,15 @@ Commands:
 
 Flags (before or after the command):
   --fabric URI    backend: auto (default), sim:PATH, sim: (bundled topology),
-                  umad:[CA/PORT], ibsim:[SOCKNAME][?node=NAME], replay:FILE
-                  sim: takes ?node=NAME&port=N to attach elsewhere and
-                  ?bare=1 to start the fabric with no SM configuration
+                  umad:[CA/PORT], ibsim:[SOCKNAME][?...], replay:FILE
+                  sim: takes ?node=NAME&port=N to attach elsewhere,
+                  ?bare=1 to start the fabric with no SM configuration and
+                  ?sm=NAME to put the SM on another node
+                  ibsim: takes ?node=NAME (default $SIM_HOST), nodes=A,B
+                  (ports on several nodes by name), issm=1 (the node is
+                  the SM), server=HOST[:PORT] (ibsim's UDP mode, default
+                  $IBSIM_SERVER_NAME); SOCKNAME defaults to
+                  $IBSIM_SOCKNAME, then "sim"
   -e CHUNK        run the Lua chunk and exit
   --format FMT    run: plan report as text (default), json, tap or junit;
                   discover: ibnetdiscover (default) or list

@@ -17,7 +17,7 @@ func writeMan(w io.Writer) error {
 	p(".TH IBSCRIPT 1 \"\" \"ibscript %s\" \"User Commands\"\n", version)
 	p(".SH NAME\nibscript \\- Lua-scriptable host for InfiniBand management datagrams\n")
 	p(".SH SYNOPSIS\n")
-	p(".B ibscript\n[\\fIflags\\fR] [\\fBrun\\fR \\fIFILE\\fR [\\fIARGS\\fR...] | \\fBdiscover\\fR | \\fBhelp\\fR [\\fICOMMAND\\fR]]\n")
+	p(".B ibscript\n[\\fIflags\\fR] [\\fBrun\\fR \\fIFILE\\fR|\\fB-\\fR [\\fIARGS\\fR...] | \\fBdiscover\\fR | \\fBreport merge\\fR \\fIREPORT.json\\fR... | \\fBhelp\\fR [\\fICOMMAND\\fR]]\n")
 	p(".SH DESCRIPTION\n")
 	p("ibscript sends, receives and decodes InfiniBand MADs from Lua: libibumad's calls (module \\fBumad\\fR),\n")
 	p("typed SMP and PerfMgt queries (\\fBsmp\\fR, \\fBperf\\fR), fabric discovery (\\fBfabric\\fR) and validation plans.\n")
@@ -35,7 +35,10 @@ func writeMan(w io.Writer) error {
 	}
 	p(".SH OPTIONS\n.nf\n%s.fi\n", roffEscape(section(usage, "Flags")))
 	p(".SH EXIT STATUS\n0 all passed, 1 a check failed, 2 the run itself failed (bad script, bad flags, unreachable fabric).\n")
-	p(".SH ENVIRONMENT\n.TP\n.B XDG_CONFIG_HOME\nwhere the REPL keeps its history (ibscript/history, mode 0600).\n")
+	p(".SH ENVIRONMENT\n")
+	for _, v := range environment {
+		p(".TP\n.B %s\n%s\n", v[0], roffEscape(v[1]))
+	}
 	p(".SH FILES\n.TP\n.I docs/lua-api.md\nthe Lua API reference, generated from the modules' registration tables.\n")
 	p(".SH SEE ALSO\n.BR ibnetdiscover (8),\n.BR smpquery (8),\n.BR perfquery (8),\n.BR umad_recv (3),\n.BR ibsim (1)\n")
 	return bw.Flush()
@@ -66,4 +69,15 @@ func roffEscape(s string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// environment lists the variables ibscript reads, for the manual page.
+var environment = [][2]string{
+	{"XDG_CONFIG_HOME", "where the REPL keeps its history (ibscript/history, mode 0600); default ~/.config."},
+	{"IBSCRIPT_MKEY", "the M_Key SMPs carry (better than --mkey, which shows in ps); never printed. Scripts cannot read it: os.getenv returns nil for every IBSCRIPT_*KEY* variable."},
+	{"IBSIM_SOCKNAME", "the ibsim socket name for --fabric ibsim: without one (then \"sim\"), as umad2sim reads it."},
+	{"SIM_HOST", "the ibsim node to attach to when --fabric ibsim: names none, as umad2sim reads it."},
+	{"IBSIM_SERVER_NAME, IBSIM_SERVER_PORT", "ibsim's UDP mode: the host (and port) of a remote ibsim, as umad2sim reads them."},
+	{"NO_COLOR", "when set, the text report has no colours even on a terminal."},
+	{"GOGC, GOMEMLIMIT", "when set, they replace the collector settings run and discover choose for themselves."},
 }

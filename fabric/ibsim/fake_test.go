@@ -18,7 +18,7 @@ import (
 )
 
 // fakeIbsim plays ibsim's side of the protocol for one client slot, as
-// specs/ibsim-protocol.md describes it, and records what it was sent.
+// ibsim/sim.h defines it, and records what it was sent.
 type fakeIbsim struct {
 	t    *testing.T
 	sock string

@@ -1,5 +1,5 @@
-// Package ibsim is a native client of ibsim's datagram protocol (see
-// specs/ibsim-protocol.md): it attaches to one port of an ibsim fabric as
+// Package ibsim is a native client of ibsim's datagram protocol (as
+// ibsim's ibsim/sim.h and umad2sim/sim_client.c define it): it attaches to one port of an ibsim fabric as
 // umad2sim does, without LD_PRELOAD, and gives it umad semantics through a
 // fabric/mux Mux.
 //

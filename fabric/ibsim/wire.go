@@ -7,7 +7,8 @@ import (
 	"github.com/ibscript/ibscript/mad"
 )
 
-// Sizes and constants of ibsim's client protocol (specs/ibsim-protocol.md).
+// Sizes and constants of ibsim's client protocol (ibsim's ibsim/sim.h:
+// struct sim_ctl, struct sim_request, the SIM_CTL_* commands).
 const (
 	CtlSize     = 80         // struct sim_ctl
 	CtlDataSize = 64         // sim_ctl.data

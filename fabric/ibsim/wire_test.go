@@ -8,7 +8,7 @@ import (
 )
 
 // The offsets and byte orders below are those of ibsim 0.10's structs on a
-// little-endian 64-bit host (specs/ibsim-protocol.md §3.1, §3.3, §5).
+// little-endian 64-bit host (ibsim/sim.h: struct sim_ctl, struct sim_request).
 
 func TestCtlLayout(t *testing.T) {
 	c := Ctl{Magic: Magic, ClientID: 0x04030201, Type: CtlGetPortInfo, Len: 0x44}

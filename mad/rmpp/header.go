@@ -1,5 +1,5 @@
 // Package rmpp implements the Reliable Multi-Packet Transaction Protocol
-// (IBA vol. 1 section 13.6; specs/rmpp.md): the RMPP header codec, the
+// (IBA vol. 1 section 13.6): the RMPP header codec, the
 // segmentation arithmetic, and pure sender and receiver state machines.
 //
 // # Purpose

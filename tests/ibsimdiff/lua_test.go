@@ -24,7 +24,7 @@ var ibsimDifferences = map[string]string{
 }
 
 // rmppTimeout is how any test needing a multi-MAD SA answer fails on
-// ibsim, which has no RMPP (specs/ibsim-protocol.md section 9): the answer
+// ibsim, which has no RMPP (umad2sim passes MADs through; RMPP is the kernel's): the answer
 // arrives as its first segment alone and the requester's ACK is bounced,
 // so the engine's RMPP receiver never completes and times out.
 var rmppTimeout = regexp.MustCompile(`sa GetTable .*: timeout after \d+ tries`)

@@ -1,0 +1,52 @@
+// Command genfattree writes a two-level fat tree in ibsim's net-file
+// format on stdout, as the ibsim rig's gen-fattree.py does (package
+// fattree), for --fabric sim:FILE or ibsim -s:
+//
+//	go run ./internal/fattree/genfattree -leaves 250 -spines 50 -hosts 63 > ft16k.net
+//	go run ./internal/fattree/genfattree -preset 2000 > ft2000.net
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/ibscript/ibscript/internal/fattree"
+)
+
+func main() {
+	var s fattree.Spec
+	fs := flag.NewFlagSet("genfattree", flag.ContinueOnError)
+	fs.IntVar(&s.Leaves, "leaves", 0, "leaf switches")
+	fs.IntVar(&s.Spines, "spines", 0, "spine switches")
+	fs.IntVar(&s.Hosts, "hosts", 0, "hosts per leaf")
+	fs.IntVar(&s.LinksPerSpine, "links-per-spine", 1, "parallel links from each leaf to each spine")
+	preset := fs.String("preset", "", "2000 or 7968: the rig's fat trees")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	switch *preset {
+	case "":
+	case "2000":
+		s = fattree.Nodes2000
+	case "7968":
+		s = fattree.Nodes7968
+	default:
+		fmt.Fprintf(os.Stderr, "genfattree: -preset %q: want 2000 or 7968\n", *preset)
+		os.Exit(2)
+	}
+	w := bufio.NewWriter(os.Stdout)
+	if err := s.Write(w); err != nil {
+		fmt.Fprintf(os.Stderr, "genfattree: %v\n", err)
+		os.Exit(2)
+	}
+	if err := w.Flush(); err != nil {
+		fmt.Fprintf(os.Stderr, "genfattree: %v\n", err)
+		os.Exit(2)
+	}
+	if f := s.IbsimFlags(); len(f) > 0 {
+		fmt.Fprintf(os.Stderr, "genfattree: %d nodes; ibsim needs %s\n", s.Nodes(), strings.Join(f, " "))
+	}
+}
