@@ -86,6 +86,8 @@ var dataModel = []tableDoc{
 		{Key: "gid_prefix", Type: "string", Desc: "the subnet prefix, hex"},
 		{Key: "port_guid", Type: "string", Desc: "PortGUID"},
 		{Key: "node_guid", Type: "string", Desc: "NodeGUID"},
+		{Key: "pkeys", Type: "array of number", Desc: "the port's P_Key table, as umad_port_t's pkeys (index 1 is P_Key index 0)"},
+		{Key: "pkeys_size", Type: "number", Desc: "the number of P_Keys in `pkeys`"},
 	}},
 	{Name: "sweep result", From: "`fabric.sweep(what, ports)[i]`", Sample: `fabric.sweep("portcounters", {fabric.discover().nodes[1].ports[1]})[1]`, Fields: []fieldDoc{
 		{Key: "port", Type: "port", Desc: "the port asked, as given (results are in the order of `ports`)"},
