@@ -832,9 +832,15 @@ func words(s string) []string {
 
 // connectionData reads ibnetdiscover's tail on a port line: "lid R WxSPEED"
 // after the last quote (the remote end's LID, this link's width and
-// speed), and on CA and router lines the port's own "lid L lmc M". A tail
-// that does not have that shape is ignored, as ibsim does (it warns).
+// speed), and on CA lines the port's own "lid L lmc M". A tail that does
+// not have that shape is ignored, as ibsim does (it warns). On router
+// lines the tail is ignored whole, as ibsim's parser reads it on switch
+// and CA lines only (parse_port_connection_data); w= and s= options apply
+// to every kind of node.
 func (p *parser) connectionData(lr *lineReader, rest string, pt *Port) error {
+	if pt.Node.Type == Router {
+		return nil
+	}
 	if pt.Node.Type != Switch {
 		if err := lidLMC(lr, rest, pt); err != nil {
 			return err

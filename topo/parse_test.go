@@ -170,13 +170,22 @@ Switch 4 "S1" # "s one" base port 0 lid 7 lmc 1
 [3] "S1"[4]
 [4] "S1"[3]
 
+rtguid=0x300000
+Rt 2 "R1"
+[1] "S2"[1]	# lid 5 lmc 1 "S2" lid 7 1xSDR
+[2] "S2"[2] w=1 s=1
+
+Switch 2 "S2"
+[1] "R1"[1]
+[2] "R1"[2]
+
 Hca 1 "H1"
 [1] "S1"[1] w=2 s=4 e=2
 
 Ca 1 "H2"
 [1](100004) "S1"[2]	# lid 9 lmc 2 "s one" lid 7 12xEDR
 `)
-	s1, h1, h2 := f.NodeByID("S1"), f.NodeByID("H1"), f.NodeByID("H2")
+	s1, h1, h2, r1 := f.NodeByID("S1"), f.NodeByID("H1"), f.NodeByID("H2"), f.NodeByID("R1")
 	type portAttrs struct {
 		LID               uint16
 		LMC               uint8
@@ -194,6 +203,7 @@ Ca 1 "H2"
 	got := map[string]portAttrs{
 		"S1/0": get(s1.Ports[0]), "S1/1": get(s1.Ports[1]), "S1/2": get(s1.Ports[2]),
 		"S1/3": get(s1.Ports[3]), "H1/1": get(h1.Ports[1]), "H2/1": get(h2.Ports[1]),
+		"R1/1": get(r1.Ports[1]), "R1/2": get(r1.Ports[2]),
 	}
 	want := map[string]portAttrs{
 		"S1/0": {LID: 7, LMC: 1, Width: 3, Speed: 7},
@@ -202,6 +212,10 @@ Ca 1 "H2"
 		"S1/3": {Width: 3, Speed: 7, RemoteNode: "S1", RemotePort: 4},
 		"H1/1": {Width: 2, Speed: 4, Ext: 2, RemoteNode: "S1", RemotePort: 1},
 		"H2/1": {LID: 9, LMC: 2, Width: 11, Speed: 7, Ext: 3, RemoteNode: "S1", RemotePort: 2},
+		// ibsim reads no "lid L lmc M" nor width and speed after the
+		// quotes on router lines; w= and s= still apply
+		"R1/1": {Width: 3, Speed: 7, RemoteNode: "S2", RemotePort: 1},
+		"R1/2": {Width: 1, Speed: 1, RemoteNode: "S2", RemotePort: 2},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ports (-want +got):\n%s", diff)
@@ -209,8 +223,8 @@ Ca 1 "H2"
 	if s1.EnhancedPort0 {
 		t.Error("EnhancedPort0 set by \"base port 0\"")
 	}
-	if n := len(f.Links()); n != 3 {
-		t.Errorf("%d links, want 3", n)
+	if n := len(f.Links()); n != 5 {
+		t.Errorf("%d links, want 5", n)
 	}
 }
 

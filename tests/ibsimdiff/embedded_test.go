@@ -52,6 +52,8 @@ func compareWithIbsim(t *testing.T, s *ibsimtest.Sim, tp string) {
 	var texts [2]string
 	var lfts [2]map[uint64]map[uint16]uint8
 	var ports [2]map[string]string // "GUID/port" -> HOQLife and VLStallCount
+	var paths [2]map[string]string // "PathRecord SLID->DLID" -> the record
+	var records [2]int             // PathRecords answered
 	for i, sess := range []*engine.Session{isess, esess} {
 		d, err := sess.Discover(t.Context(), nil)
 		if err != nil || len(d.Errors) > 0 {
@@ -96,6 +98,30 @@ func compareWithIbsim(t *testing.T, s *ibsimtest.Sim, tp string) {
 			}
 			lfts[i][node.GUID] = m
 		}
+		// PathRecords from three endports to every endport: rates and
+		// MTUs follow the links the LFTs route through.
+		var lids []uint16
+		for _, n := range d.Fabric.Nodes {
+			for _, p := range n.Ports {
+				if p != nil && p.LID != 0 && (n.Type != topo.Switch || p.Num == 0) {
+					lids = append(lids, p.LID)
+				}
+			}
+		}
+		paths[i] = map[string]string{}
+		for _, src := range lids[:min(3, len(lids))] {
+			for _, dst := range lids {
+				pr, err := sess.PathRecord(t.Context(), src, dst)
+				var v string
+				if err != nil {
+					v = err.Error()
+				} else {
+					v = fmt.Sprintf("%+v", *pr)
+					records[i]++
+				}
+				paths[i][fmt.Sprintf("PathRecord %d->%d", src, dst)] = v
+			}
+		}
 		// OpenSM's ActCount counts the SMPs it sent, its SMInfo answers
 		// among them: two reads see it move.
 		sm := engine.LID(nodeLID(d.Fabric.Origin.Node))
@@ -122,6 +148,17 @@ func compareWithIbsim(t *testing.T, s *ibsimtest.Sim, tp string) {
 			}
 		}
 	}
+	if records[0] == 0 || records[1] == 0 {
+		t.Errorf("PathRecords answered: %d by OpenSM, %d by the embedded SA of %d asked", records[0], records[1], len(paths[0]))
+	}
+	diff = 0
+	for k, v := range paths[0] {
+		if paths[1][k] != v {
+			if diff++; diff <= 10 {
+				t.Errorf("%s:\n  OpenSM:   %s\n  embedded: %s", k, v, paths[1][k])
+			}
+		}
+	}
 	diff = 0
 	for g, im := range lfts[0] {
 		em := lfts[1][g]
@@ -136,7 +173,7 @@ func compareWithIbsim(t *testing.T, s *ibsimtest.Sim, tp string) {
 			}
 		}
 	}
-	t.Logf("%d LFT entries of %d switches and %d ports' HOQLife checked; %d LFT entries differ between OpenSM and the embedded SM", countEntries(lfts[0]), len(lfts[0]), len(ports[0]), diff)
+	t.Logf("%d LFT entries of %d switches, %d ports' HOQLife and %d PathRecords checked; %d LFT entries differ between OpenSM and the embedded SM", countEntries(lfts[0]), len(lfts[0]), len(ports[0]), len(paths[0]), diff)
 }
 
 func countEntries(m map[uint64]map[uint16]uint8) int {
