@@ -1,6 +1,7 @@
 package bindings
 
 import (
+	"errors"
 	"sort"
 	"strconv"
 
@@ -16,10 +17,10 @@ func saModule() Module {
 		Name:    "sa",
 		Summary: "subnet administration queries (saquery): records of the SM's SA, multi-packet answers over RMPP",
 		Funcs: []Func{
-			{"get_table", saGetTable, `get_table(record [, fields]) -> array of tables: GetTable of an SA record ("NodeRecord", "PathRecord" ...); fields (snake_case keys) are matched and set the component mask`},
+			{"get_table", saGetTable, `get_table(record [, fields]) -> array of tables [, warning]: GetTable of an SA record ("NodeRecord", "PathRecord" ...); fields (snake_case keys) are matched and set the component mask. When the answer lacks records (a peer without RMPP, as OpenSM under ibsim, sends only its first MAD) the records that arrived come with a second value, a string saying what is missing`},
 			{"get", saGet, `get(record, fields) -> table: Get of the one record matching fields; no match or several raise`},
 			{"path", saPath, `path(src, dst) -> table: the PathRecord from LID src to LID dst ("lid:N" or a number)`},
-			{"multipath", saMultiPath, `multipath(src_guids, dst_guids) -> array of tables: PathRecords between every source and destination port GUID ("0x..." strings), one GetMulti(MultiPathRecord)`},
+			{"multipath", saMultiPath, `multipath(src_guids, dst_guids) -> array of tables [, warning]: PathRecords between every source and destination port GUID ("0x..." strings), one GetMulti(MultiPathRecord); a truncated answer (as OpenSM's under ibsim) gives the paths that arrived and a string saying what is missing`},
 			{"records", saRecordNames, `records() -> array of strings: the SA record names get and get_table know`},
 		},
 	}
@@ -71,7 +72,7 @@ func saGetTable(e *Env, L *lua.LState) int {
 	a := checkAttr(L, fn, 1)
 	tmpl, mask := saTemplate(L, fn, a, L.OptTable(2, nil))
 	recs, err := e.sess.SAGetTable(L.Context(), a, mask, tmpl)
-	if err != nil {
+	if err != nil && !errors.Is(err, engine.ErrTruncated) {
 		raise(L, fn, "%v", err)
 	}
 	out := L.CreateTable(len(recs), 0)
@@ -79,7 +80,17 @@ func saGetTable(e *Env, L *lua.LState) int {
 		out.RawSetInt(i+1, e.saRecordTable(a, r))
 	}
 	L.Push(out)
-	return 1
+	return pushWarning(L, err)
+}
+
+// pushWarning pushes err's text as a second result when it is a
+// truncated SA answer.
+func pushWarning(L *lua.LState, err error) int {
+	if err == nil {
+		return 1
+	}
+	L.Push(lua.LString(err.Error()))
+	return 2
 }
 
 func saGet(e *Env, L *lua.LState) int {
@@ -156,7 +167,7 @@ func saMultiPath(e *Env, L *lua.LState) int {
 	const fn = "sa.multipath"
 	src, dst := checkGUIDs(e, L, fn, 1), checkGUIDs(e, L, fn, 2)
 	paths, err := e.sess.MultiPathRecords(L.Context(), src, dst)
-	if err != nil {
+	if err != nil && !errors.Is(err, engine.ErrTruncated) {
 		raise(L, fn, "%v", err)
 	}
 	out := L.CreateTable(len(paths), 0)
@@ -168,5 +179,5 @@ func saMultiPath(e *Env, L *lua.LState) int {
 		out.RawSetInt(i+1, e.layoutTable(&sa.PathRecordLayout, b))
 	}
 	L.Push(out)
-	return 1
+	return pushWarning(L, err)
 }

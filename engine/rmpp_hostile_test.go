@@ -364,3 +364,45 @@ func TestRMPPStaleReceiveState(t *testing.T) {
 		}
 	})
 }
+
+// TestSATruncatedAnswers: the two answers OpenSM gives under ibsim, made
+// here without ibsim. A GetTable answered by one MAD with RMPP Active and
+// type 0 gives its whole records and a TruncatedError (before: dropped as
+// a control of no transfer, the call timed out); a GetMultiResp whose
+// PayloadLength (the request's) ends inside a PathRecord gives the whole
+// paths and a TruncatedError (before: the same paths, silently).
+func TestSATruncatedAnswers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, h := hostileSession(t, nil)
+		h.answer = func(req []byte) [][]byte {
+			if mad.IsResponse(req) {
+				return nil
+			}
+			var rh rmpp.Header
+			_ = rh.UnmarshalBinary(req)
+			if rmpp.IsActive(req) && rh.Type == rmpp.TypeData && rh.Flags&rmpp.FlagLast != 0 {
+				// The GetMulti request: answer once it is whole.
+				b := segment(req, 1, rmpp.FlagFirst|rmpp.FlagLast, rh.Data2)
+				sa.SetAttributeOffset(b, uint16(sa.PathRecord.Stride))
+				return [][]byte{b}
+			}
+			if rmpp.IsActive(req) {
+				return nil
+			}
+			b := segment(req, 1, 0, 0)
+			(&rmpp.Header{Version: rmpp.Version, Flags: rmpp.FlagActive}).Put(b)
+			return [][]byte{b}
+		}
+		recs, err := s.SAGetTable(t.Context(), &sa.NodeRecord, 0, nil)
+		var te *engine.TruncatedError
+		if !errors.As(err, &te) || !errors.Is(err, engine.ErrTruncated) || len(recs) != 1 || te.Records != 1 {
+			t.Fatalf("type-0 GetTable answer: %d records, %v", len(recs), err)
+		}
+		g := mad.NewGID(0xfe80000000000000, 1)
+		paths, err := s.MultiPathRecords(t.Context(), []mad.GID{g, g}, []mad.GID{g, g})
+		if !errors.As(err, &te) || len(paths) != 1 || te.Records != 1 {
+			t.Fatalf("GetMultiResp cut by its PayloadLength: %d paths, %v", len(paths), err)
+		}
+		t.Logf("%v", err)
+	})
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ibscript/ibscript/fabric"
@@ -20,6 +21,60 @@ type SARecords struct {
 	Attr    *sa.Attr
 	Records [][]byte
 	Message []byte
+	// Truncated, when not nil, says records are missing from the answer
+	// (see TruncatedError); Records holds the whole ones that arrived.
+	Truncated *TruncatedError
+}
+
+// ErrTruncated matches a *TruncatedError with errors.Is.
+var ErrTruncated = errors.New("SA answer truncated")
+
+// TruncatedError is an SA answer that lacks, or may lack, records the
+// peer had: it came as one MAD from a peer that did no RMPP (RMPP Active
+// with type 0 and PayloadLength 0: OpenSM under ibsim, whose RMPP is left
+// to a kernel umad2sim does not have), which holds the records that fit
+// in 200 bytes and cannot say whether there were more; or its length cuts
+// a record (a GetMultiResp carrying the request's PayloadLength, as
+// OpenSM's does under ibsim). saquery prints such answers' first records
+// and says nothing.
+type TruncatedError struct {
+	Method  uint8 // the request's
+	Attr    string
+	LID     uint16 // the SA's
+	Records int    // whole records received
+	Reason  string
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("engine: sa %s %s: answer from lid %d truncated: %d whole records received, %s",
+		mad.MethodName(e.Method), e.Attr, e.LID, e.Records, e.Reason)
+}
+
+// Is matches ErrTruncated.
+func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
+
+// saTruncation checks an SA answer msg of records stride bytes long (0:
+// none) for the signs of a truncated answer; nil when it has none.
+func saTruncation(msg []byte, stride int) *TruncatedError {
+	var h rmpp.Header
+	if stride == 0 || h.UnmarshalBinary(msg) != nil || !h.Active() {
+		return nil // not an RMPP answer: a Get's single MAD
+	}
+	data := len(msg) - sa.HeaderSize
+	whole := data / stride
+	rest := msg[sa.HeaderSize+whole*stride:]
+	if h.Type != rmpp.TypeData {
+		// Nothing in the MAD says how many records the peer had: the
+		// bytes after the last whole one are the next record's or, with
+		// OpenSM under ibsim, whatever its buffer held.
+		return &TruncatedError{Records: whole, Reason: fmt.Sprintf(
+			"the peer sent its answer as one MAD without RMPP (RMPP Active, type %d, PayloadLength %d, as OpenSM does under ibsim): records past the %d that fit in it were not sent", h.Type, h.Data2, whole)}
+	}
+	if len(rest) != 0 {
+		return &TruncatedError{Records: whole, Reason: fmt.Sprintf(
+			"its length (%d bytes of records, from PayloadLength %d) ends %d bytes into a %d-byte record", data, h.Data2, len(rest), stride)}
+	}
+	return nil
 }
 
 // SAQuery runs one SA request (Get, GetTable, GetMulti ...) of attribute
@@ -62,15 +117,25 @@ func (s *Session) SAQuery(ctx context.Context, method uint8, attr *sa.Attr, comp
 	if err != nil {
 		return nil, fmt.Errorf("engine: sa %s %s: %w", mad.MethodName(method), attr.Name(), err)
 	}
-	return &SARecords{Attr: attr, Records: recs, Message: resp.Data}, nil
+	r := &SARecords{Attr: attr, Records: recs, Message: resp.Data}
+	if te := saTruncation(resp.Data, int(sa.AttributeOffsetOf(resp.Data))*8); te != nil {
+		te.Method, te.Attr, te.LID = method, attr.Name(), port.SMLID
+		r.Truncated = te
+	}
+	return r, nil
 }
 
 // SAGetTable returns every record of attr matching template in the
-// components of compMask (GetTable).
+// components of compMask (GetTable). When the answer lacks records (see
+// TruncatedError) it returns the records that arrived and a
+// *TruncatedError.
 func (s *Session) SAGetTable(ctx context.Context, attr *sa.Attr, compMask uint64, template []byte, opts ...CallOption) ([][]byte, error) {
 	r, err := s.SAQuery(ctx, mad.MethodGetTable, attr, compMask, template, opts...)
 	if err != nil {
 		return nil, err
+	}
+	if r.Truncated != nil {
+		return r.Records, r.Truncated
 	}
 	return r.Records, nil
 }
@@ -88,10 +153,11 @@ func (s *Session) SAGet(ctx context.Context, attr *sa.Attr, compMask uint64, tem
 	return r.Records[0], nil
 }
 
-// NodeRecords returns every NodeRecord the SA knows.
+// NodeRecords returns every NodeRecord the SA knows; with a truncated
+// answer, the records that arrived and a *TruncatedError.
 func (s *Session) NodeRecords(ctx context.Context, opts ...CallOption) ([]sa.NodeRec, error) {
 	recs, err := s.SAGetTable(ctx, &sa.NodeRecord, 0, nil, opts...)
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrTruncated) {
 		return nil, err
 	}
 	out := make([]sa.NodeRec, len(recs))
@@ -100,7 +166,7 @@ func (s *Session) NodeRecords(ctx context.Context, opts ...CallOption) ([]sa.Nod
 			return nil, fmt.Errorf("engine: sa NodeRecord %d: %w", i, err)
 		}
 	}
-	return out, nil
+	return out, err
 }
 
 // PathRecord returns the SA's PathRecord from slid to dlid.
@@ -126,7 +192,9 @@ func (s *Session) PathRecord(ctx context.Context, slid, dlid uint16, opts ...Cal
 // MultiPathRecords asks the SA for the paths between every source and
 // every destination GID with one GetMulti(MultiPathRecord): a
 // double-sided RMPP exchange (rmpp.md section 7) whose request grows by 16
-// bytes per GID and whose answer is PathRecords.
+// bytes per GID and whose answer is PathRecords. When the answer lacks
+// records (see TruncatedError) it returns the paths that arrived and a
+// *TruncatedError.
 func (s *Session) MultiPathRecords(ctx context.Context, sgids, dgids []mad.GID, opts ...CallOption) ([]sa.PathRec, error) {
 	d, ok := s.tr.(rmppDriver)
 	if !ok {
@@ -164,6 +232,10 @@ func (s *Session) MultiPathRecords(ctx context.Context, sgids, dgids []mad.GID, 
 		if err := out[i].UnmarshalBinary(r); err != nil {
 			return nil, fmt.Errorf("engine: sa MultiPathRecord answer %d: %w", i, err)
 		}
+	}
+	if te := saTruncation(resp.Data, int(sa.AttributeOffsetOf(resp.Data))*8); te != nil {
+		te.Method, te.Attr, te.LID = mad.MethodGetMulti, "MultiPathRecord", port.SMLID
+		return out, te
 	}
 	return out, nil
 }

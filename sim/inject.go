@@ -22,15 +22,20 @@ import (
 type Faults struct {
 	Seed uint64
 	// Loss is the probability that a request is lost on its way, and
-	// again that its response is lost on the way back.
+	// again that its response is lost on the way back. Each MAD the SA
+	// sends of its own (RMPP segments, STOP, ABORT) is lost with the
+	// same probability.
 	Loss float64
-	// Duplicate is the probability that a response is delivered twice.
+	// Duplicate is the probability that a response, or a MAD the SA
+	// sends of its own, is delivered twice.
 	Duplicate float64
 	// Reorder is the probability that a response is held back and
 	// delivered after the response of the next request sent on the
 	// fabric, which overtakes it (when that one is held back too, it
 	// takes its place: a response waits for one more request at most);
-	// with no next request it arrives when the sender retransmits.
+	// with no next request it arrives when the sender retransmits. A
+	// MAD the SA sends of its own is held back behind the next one it
+	// sends.
 	Reorder float64
 	// Corrupt is the probability that one byte of a response, anywhere
 	// in the MAD, is replaced with a random value.

@@ -1,6 +1,8 @@
 package ibsimdiff
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/ibsim"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/sa"
 )
@@ -98,5 +101,84 @@ func TestSAGetTableTruncatedByIbsim(t *testing.T) {
 	n := strings.Count(string(run(t, s, "Hca1", "saquery", "NodeRecord")), "NodeRecord dump")
 	if n != 1 {
 		t.Errorf("saquery NodeRecord through ibsim lists %d records; ibsim's missing RMPP should truncate it to 1 (of 6)", n)
+	}
+}
+
+// TestSAGetTableThroughIbsim: SA GetTable through the RMPP driver against
+// OpenSM under ibsim, whose answers come as one MAD with RMPP Active,
+// type 0 and PayloadLength 0. A multi-record answer gives the record that
+// arrived (the one saquery prints) and a TruncatedError saying that the
+// peer sent one MAD (saquery says nothing). From Lua the same comes as a
+// second return value. Before,
+// the driver took the answer for an RMPP control of no transfer and the
+// call timed out.
+func TestSAGetTableThroughIbsim(t *testing.T) {
+	s := shared.Get(t, topo2sw, nil)
+	sess, _ := session(t, s, "Hca1", nil, nil)
+	recs, err := sess.SAGetTable(t.Context(), &sa.NodeRecord, 0, nil)
+	var te *engine.TruncatedError
+	if !errors.As(err, &te) || !errors.Is(err, engine.ErrTruncated) || len(recs) != 1 || te.Records != 1 {
+		t.Fatalf("GetTable NodeRecord through ibsim: %d records, %v; want 1 record and a TruncatedError", len(recs), err)
+	}
+	t.Logf("%v", err)
+	var nr sa.NodeRec
+	if err := nr.UnmarshalBinary(recs[0]); err != nil {
+		t.Fatal(err)
+	}
+	tool := saqueryFields(run(t, s, "Hca1", "saquery", "NodeRecord"))
+	compare(t, "saquery NodeRecord's only record", tool, map[string]uint64{"lid": uint64(nr.LID), "node_guid": nr.NodeInfo.NodeGUID, "port_guid": nr.NodeInfo.PortGUID})
+	// One record: the one MAD cannot say whether it is all (OpenSM's
+	// bytes after the record are whatever its buffer held), so the same
+	// signal comes with the same record.
+	tmpl := make([]byte, sa.NodeRecordLayout.Size)
+	tmpl[0], tmpl[1] = byte(nr.LID>>8), byte(nr.LID)
+	one, err := sess.SAGetTable(t.Context(), &sa.NodeRecord, 1, tmpl)
+	if !errors.Is(err, engine.ErrTruncated) || len(one) != 1 || !bytes.Equal(one[0], recs[0]) {
+		t.Errorf("GetTable NodeRecord of lid %d: %d records, %v; want the same record and the one-MAD signal", nr.LID, len(one), err)
+	}
+	src := fmt.Sprintf(`function test_truncated(t)
+  local all, warn = sa.get_table("NodeRecord")
+  if #all ~= 1 or type(warn) ~= "string" or not warn:find("truncated") then t:fatal("all: " .. #all .. " " .. tostring(warn)) end
+  local one, w1 = sa.get_table("NodeRecord", { lid = %d })
+  if #one ~= 1 or one[1].node_guid ~= all[1].node_guid or type(w1) ~= "string" then t:fatal("one: " .. #one .. " " .. tostring(w1)) end
+end`, nr.LID)
+	if err := runLuaOnIbsim(t, s.Sock, src, "test_truncated", &ibsim.Options{Node: "Hca1"}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestSAMultiPathThroughIbsim: OpenSM's GetMultiResp under ibsim carries
+// the request's RMPP header, so its PayloadLength is the request's and
+// the message ends inside a PathRecord. The paths that arrived are
+// returned with a TruncatedError naming the cut (before: the same paths,
+// silently); each is the PathRecord saquery gives for its LIDs.
+func TestSAMultiPathThroughIbsim(t *testing.T) {
+	s := shared.Get(t, topo2sw, nil)
+	sess, _ := session(t, s, "Hca1", nil, nil)
+	var gids []mad.GID
+	for _, n := range fabricNodes(t, sess) {
+		if n.Type != 1 {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p != nil {
+				gids = append(gids, mad.NewGID(sess.Port().GIDPrefix, p.GUID))
+			}
+		}
+	}
+	if len(gids) != 4 {
+		t.Fatalf("%d host ports, want 4", len(gids))
+	}
+	for _, c := range []struct{ src, dst int }{{1, 1}, {4, 4}} {
+		paths, err := sess.MultiPathRecords(t.Context(), gids[:c.src], gids[:c.dst])
+		var te *engine.TruncatedError
+		if !errors.As(err, &te) || te.Records != len(paths) || len(paths) >= c.src*c.dst {
+			t.Fatalf("%dx%d GIDs: %d paths, %v; want fewer than %d and a TruncatedError", c.src, c.dst, len(paths), err, c.src*c.dst)
+		}
+		t.Logf("%dx%d GIDs: %d paths: %v", c.src, c.dst, len(paths), err)
+		for _, p := range paths {
+			tool := saqueryFields(run(t, s, "Hca1", "saquery", "-p", "--src-to-dst", fmt.Sprintf("%d:%d", p.SLID, p.DLID)))
+			compare(t, fmt.Sprintf("path %d->%d", p.SLID, p.DLID), tool, map[string]uint64{"slid": uint64(p.SLID), "dlid": uint64(p.DLID), "mtu": uint64(p.MTU) | uint64(p.MTUSelector)<<6, "rate": uint64(p.Rate) | uint64(p.RateSelector)<<6})
+		}
 	}
 }
