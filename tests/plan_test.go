@@ -314,3 +314,35 @@ func BenchmarkValidate16k(b *testing.B) {
 	}
 	b.ReportMetric(float64(last.Len()), "report-bytes")
 }
+
+// TestDeadSwitchNamedInReport: with a switch dead and a reference
+// topology, the discovery check's failures name the port each failed
+// route leaves from and the switch the reference had behind it.
+func TestDeadSwitchNamedInReport(t *testing.T) {
+	const clean = "topologies/net.2sw2path4hca"
+	f := loadSim(t, clean)
+	if err := f.SetFaults(sim.Faults{DeadNodes: []string{"Switch2"}}); err != nil {
+		t.Fatal(err)
+	}
+	r := runPlan(t, f, "../scripts/validate.lua", map[string]string{"reference": clean})
+	var disc *plan.Check
+	for _, c := range r.Checks {
+		if c.Name == "discovery" {
+			disc = c
+		}
+	}
+	if disc == nil || disc.Status != plan.Fail || len(disc.Results) == 0 {
+		t.Fatalf("discovery check %+v: want failures for the dead switch", disc)
+	}
+	named := 0
+	for _, res := range disc.Results {
+		if strings.Contains(res.Message, `where the reference topology had "Switch2" (Switch2) port`) {
+			named++
+		}
+	}
+	if named == 0 {
+		var b bytes.Buffer
+		plan.WriteText(&b, r, false)
+		t.Errorf("no failure names Switch2:\n%s", b.String())
+	}
+}

@@ -24,9 +24,12 @@ function M.main(mod, ...)
 end
 
 -- context(args) discovers the fabric once and records the discovery
--- check; checks share what it caches (ctx.endports, ctx.cabled).
+-- check; checks share what it caches (ctx.endports, ctx.cabled). With a
+-- reference topology (--arg reference=FILE), a route that fails names
+-- what the reference has behind it.
 function M.context(args)
-  local f = fabric.discover()
+  local ref = args and args.reference
+  local f = fabric.discover((type(ref) == "string" and ref ~= "") and { reference = ref } or nil)
   plan.check("discovery", "discovery", function(r)
     for _, e in ipairs(f.errors) do r:fail(e.path .. ": " .. e.err) end
     r:pass(string.format("%d nodes, %d links", #f.nodes, #f.links))
