@@ -22,15 +22,26 @@
 //
 // Node and port attributes mirror ibsim 0.10's defaults (NodeInfo,
 // PortInfo, SwitchInfo), so smpquery-style answers match a real ibsim +
-// OpenSM fabric where the SM's configuration does not enter.
+// OpenSM fabric where the SM's configuration does not enter. So do the
+// tables ibsim keeps per port (tables.go): SLtoVLMappingTable (SL i on VL
+// i, SL 15 on VL 7, per input/output pair on switches), VLArbitrationTable
+// (ibsim's weights, its cap and block rules) and Mellanox's
+// ExtendedPortInfo (zero), all settable; and the PMA detail groups ibsim
+// answers (PortRcvErrorDetails, PortXmitDiscardDetails, PortOpRcvCounters,
+// PortFlowCtlCounters, PortVLOpPackets, PortVLOpData,
+// PortVLXmitFlowCtlUpdateErrors, PortVLXmitWaitCounters: zero, as nothing
+// in ibsim moves them). tests/ibsimdiff checks these against ibsim on the
+// same file.
 //
 // The SM's port also hosts the SA (class 0x03, sa.go): Get of
 // ClassPortInfo; Get and GetTable of NodeRecord, PortInfoRecord,
 // PathRecord, LinkRecord, SwitchInfoRecord, LinearForwardingTableRecord,
-// GUIDInfoRecord and P_KeyTableRecord; GetMulti of MultiPathRecord and
-// PathRecord; ServiceRecord and MCMemberRecord have no records (no
-// service or multicast group is ever registered); InformInfo is refused
-// with MethodAttrUnsup. Records are computed from the live state with
+// GUIDInfoRecord, P_KeyTableRecord and SMInfoRecord; GetMulti of
+// MultiPathRecord and PathRecord; ServiceRecord and MCMemberRecord have no
+// records (no service or multicast group is ever registered); InformInfo,
+// SLtoVLMappingTableRecord, VLArbitrationTableRecord,
+// MulticastForwardingTableRecord and InformInfoRecord are refused with
+// MethodAttrUnsup. Records are computed from the live state with
 // component-mask matching, tables sent as RMPP transfers (mad/rmpp) whose
 // segments are delivered after the fabric mutex is released.
 //
@@ -61,7 +72,14 @@
 // path whose first hop is not its own port; ibsim follows it), DrSLID
 // LID-routed first legs are supported (ibsim refuses them), DR SMPs with a
 // non-permissive DrDLID are dropped, Set on Get-only attributes answers
-// status 0x000C (ibsim 0x0008), no traps are sent, and the
-// multicast/SL-to-VL/VL-arbitration tables are not modelled (those SMPs go
-// to agents, else status 0x000C).
+// status 0x000C (ibsim 0x0008), no traps are sent, and the multicast
+// forwarding tables are not modelled (ibsim answers them with the groups
+// OpenSM created; here those SMPs go to agents, else status 0x000C). The
+// SA refuses SLtoVLMappingTableRecord, VLArbitrationTableRecord,
+// MulticastForwardingTableRecord and InformInfoRecord with 0x000C (OpenSM
+// answers them: the first two all zero with QoS off, from tables it never
+// read). On a topology with a router the embedded SM also differs from
+// OpenSM: it gives the router's ports LIDs and brings its links up, which
+// OpenSM does not (they stay in Init, without LIDs), so LIDs after it
+// differ.
 package sim

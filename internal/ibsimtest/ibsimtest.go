@@ -119,6 +119,9 @@ type Options struct {
 	IbsimArgs []string
 	// Timeout bounds the bring-up; 0 means 60s.
 	Timeout time.Duration
+	// InitPorts is how many ports may stay in Init when the fabric is up:
+	// OpenSM leaves a router's links (both ends) there.
+	InitPorts int
 	// UDPPort > 0 runs ibsim in its remote mode (-r -l UDPPort): UDP
 	// control port UDPPort, data ports UDPPort+1..+10, on every address
 	// (ibsim binds the wildcard). No SM is started (umad2sim's remote
@@ -316,7 +319,7 @@ func Start(ctx context.Context, dir, topology string, opts *Options) (s *Sim, er
 			return false, err
 		}
 		last = fmt.Sprint(st)
-		return st["Init"] == 0 && st["Armed"] == 0 && st["Active"] > 0, nil
+		return st["Init"] <= o.InitPorts && st["Armed"] == 0 && st["Active"] > 0, nil
 	})
 	if err != nil && last != "" {
 		err = fmt.Errorf("%w (ports %s)", err, last)
