@@ -1,6 +1,7 @@
 package ibsimdiff
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -225,12 +226,12 @@ func TestSchemaAttributesMatchCTools(t *testing.T) {
 
 			// saquery SMIR: OpenSM's own record (ActCount moves on). OpenSM
 			// under umad2sim answers a GetTable with one whole 256-byte MAD
-			// whose RMPP PayloadLength is 0; saquery counts the records
-			// from the datagram's length, the engine from the MAD's, so it
-			// sees OpenSM's stale buffer after the real record (see the
-			// report of issue 18): only the first record is compared.
+			// whose RMPP PayloadLength is 0: saquery counts the records from
+			// the datagram's length (one), the engine cannot and says the
+			// answer may be truncated (engine.ErrTruncated), with OpenSM's
+			// stale buffer after the real record: the first is compared.
 			recs, err := sess.SAGetTable(ctx, &sa.SMInfoRecord, 0, nil)
-			if err != nil || len(recs) == 0 {
+			if (err != nil && !errors.Is(err, engine.ErrTruncated)) || len(recs) == 0 {
 				t.Fatalf("SMInfoRecord: %d records, %v", len(recs), err)
 			}
 			smir := saqueryFields(tool("saquery", "SMIR"))
