@@ -98,9 +98,8 @@ for h, n in pairs(rt.hops) do print(h, "hops:", n, "host pairs") end`,
 	"fabric.load": `local f = fabric.load("tests/topologies/net.2sw2path4hca")   -- or a snapshot, an ibnetdiscover file
 print(#f.nodes, #f.links)`,
 	"fabric.save": `local f = fabric.discover()
-local path = os.getenv("TMPDIR") or "/tmp"
-fabric.save(f, path .. "/fabric.json")
-print(#fabric.load(path .. "/fabric.json").nodes)`,
+fabric.save(f, "fabric.json")   -- in the working directory
+print(#fabric.load("fabric.json").nodes)`,
 	"fabric.diff": `local f = fabric.discover()
 for _, d in ipairs(fabric.diff(fabric.load("tests/topologies/fattree-50.net"), f)) do
   print(d.severity, d.kind, d.msg) break

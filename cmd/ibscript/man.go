@@ -35,6 +35,10 @@ func writeMan(w io.Writer) error {
 	}
 	p(".SH OPTIONS\n.nf\n%s.fi\n", roffEscape(section(usage, "Flags")))
 	p(".SH EXIT STATUS\n0 all passed, 1 a check failed, 2 the run itself failed (bad script, bad flags, unreachable fabric).\n")
+	p(".SH EXAMPLES\n")
+	for _, ex := range manExamples {
+		p(".TP\n.B %s\n%s\n", roffEscape(ex[0]), roffEscape(ex[1]))
+	}
 	p(".SH ENVIRONMENT\n")
 	for _, v := range environment {
 		p(".TP\n.B %s\n%s\n", v[0], roffEscape(v[1]))
@@ -80,4 +84,15 @@ var environment = [][2]string{
 	{"IBSIM_SERVER_NAME, IBSIM_SERVER_PORT", "ibsim's UDP mode: the host (and port) of a remote ibsim, as umad2sim reads them."},
 	{"NO_COLOR", "when set, the text report has no colours even on a terminal."},
 	{"GOGC, GOMEMLIMIT", "when set, they replace the collector settings run and discover choose for themselves."},
+}
+
+// manExamples are the manual page's EXAMPLES, command and what it does;
+// TestDocExamples runs each from the repository root.
+var manExamples = [][2]string{
+	{"ibscript run scripts/validate.lua", "validate the fabric (the bundled simulated one on a host without InfiniBand ports): every check of scripts/checks, a text report, exit status 0, 1 or 2."},
+	{"ibscript run scripts/validate.lua --format junit --arg width=4X > validate.xml", "the same for a CI test reporter, expecting 4X links."},
+	{"ibscript discover --fabric sim:tests/topologies/net.2sw2path4hca > fabric.topo", "discover a fabric and save it in ibnetdiscover's format..."},
+	{"ibscript run --fabric sim:tests/topologies/net.2sw2path4hca scripts/checks/topology.lua --arg reference=fabric.topo", "...and later compare the fabric with it."},
+	{"ibscript -e 'print(smp.nodeinfo(\"lid:1\").node_guid)'", "one query, as smpquery nodeinfo 1 would make it."},
+	{"ibscript --fabric sim: -e 'sim.faults{loss=0.05} print(#fabric.discover().nodes)'", "discovery with 5% of the MADs lost, on the simulator."},
 }
