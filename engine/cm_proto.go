@@ -274,6 +274,12 @@ func (c *CM) read(d *cmDev) {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
+			if errors.Is(err, fabric.ErrPeerGone) {
+				// The port's peer is gone: nothing more will come; the
+				// ids' timers end their connections.
+				c.log.Warn("rdmacm: the port's peer is gone", "lid", d.attr.LID, "err", err)
+				return
+			}
 			c.log.Warn("rdmacm: recv", "err", err)
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/internal/intmap"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/smp"
@@ -203,6 +204,11 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 	for _, te := range sw.errs {
 		if errors.Is(te.Err, ErrMADBudget) {
 			return nil, fmt.Errorf("engine: discover: %w", te)
+		}
+		// The transport lost its peer (ibsim exited): one error, no
+		// partial topology.
+		if pg := (*fabric.PeerGoneError)(nil); errors.As(te.Err, &pg) {
+			return nil, fmt.Errorf("engine: discover: %w", pg)
 		}
 	}
 	d := &Discovery{Fabric: sw.f, Errors: sw.errs, MADs: sw.mads, Elapsed: time.Since(sw.start), paths: sw.paths, Recovered: sw.recovered}
@@ -453,7 +459,7 @@ func (sw *sweep) again(q *query) {
 // fail records a failed query: asked again in the next pass while passes
 // are left, else an error naming the target. sw.mu is held.
 func (sw *sweep) fail(q *query, err error) {
-	if q.pass+1 < sweepPasses && !errors.Is(err, ErrInconsistent) && !errors.Is(err, ErrMADBudget) {
+	if q.pass+1 < sweepPasses && !errors.Is(err, ErrInconsistent) && !errors.Is(err, ErrMADBudget) && !errors.Is(err, fabric.ErrPeerGone) {
 		sw.missed = append(sw.missed, *q)
 		return
 	}

@@ -69,6 +69,7 @@ type RMPPTransport struct {
 
 	mu       sync.Mutex // guards the fields below
 	closed   bool
+	gone     error // the wrapped transport's peer-gone error (fabric.ErrPeerGone)
 	handler  func(p *fabric.Packet)
 	agents   [fabric.MaxAgents]rmppAgent
 	sends    map[xferKey]*xSend
@@ -259,6 +260,17 @@ func newRMPP(tr fabric.Transport) *RMPPTransport {
 	}
 	if h, ok := tr.(handlerSetter); ok {
 		h.SetHandler(w.handle)
+		if f, ok := tr.(peerFailer); ok {
+			// Nobody reads the wrapped transport: learn from it when
+			// its peer is gone.
+			w.wg.Go(func() {
+				select {
+				case <-f.Failed():
+					w.fail(f.FailErr())
+				case <-w.done:
+				}
+			})
+		}
 	} else {
 		ctx, cancel := context.WithCancel(context.Background())
 		w.stop = cancel
@@ -823,12 +835,37 @@ func (w *RMPPTransport) tick() {
 	_ = w.run(context.Background(), &a)
 }
 
+// peerFailer is a transport that says when its peer is gone (fabric/mux's
+// Fail).
+type peerFailer interface {
+	Failed() <-chan struct{}
+	FailErr() error
+}
+
+// fail records that the wrapped transport's peer is gone: Recv returns
+// err once the queue is read.
+func (w *RMPPTransport) fail(err error) {
+	w.mu.Lock()
+	if w.gone == nil {
+		w.gone = err
+	}
+	w.mu.Unlock()
+	select {
+	case w.ready <- struct{}{}:
+	default:
+	}
+}
+
 // pump reads the wrapped transport when it cannot hand over completions.
 func (w *RMPPTransport) pump(ctx context.Context) {
 	for {
 		p := &fabric.Packet{Data: make([]byte, 0, mad.Size)}
 		if err := w.tr.Recv(ctx, p); err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if errors.Is(err, fabric.ErrPeerGone) {
+				w.fail(err)
 				return
 			}
 			continue
@@ -852,10 +889,13 @@ func (w *RMPPTransport) Recv(ctx context.Context, p *fabric.Packet) error {
 			p.Data = d
 			return nil
 		}
-		closed := w.closed
+		closed, gone := w.closed, w.gone
 		w.mu.Unlock()
 		if closed {
 			return fmt.Errorf("engine: rmpp: recv: %w", fabric.ErrPortClosed)
+		}
+		if gone != nil {
+			return fmt.Errorf("engine: rmpp: recv: %w", gone)
 		}
 		select {
 		case <-w.ready:

@@ -213,8 +213,11 @@ func (s *Session) submit(o *op) {
 		}
 	}
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.gone != nil {
 		o.err = fmt.Errorf("engine: %w", net.ErrClosed)
+		if s.gone != nil {
+			o.err = fmt.Errorf("engine: %w", s.gone)
+		}
 		o.state = stateDone
 		s.mu.Unlock()
 		s.deliver(o)

@@ -137,6 +137,7 @@ type Session struct {
 
 	mu       sync.Mutex // guards the scheduler fields below
 	closed   bool
+	gone     error // the transport's peer-gone error, once it said so
 	inflight int
 	nextTID  uint32
 	ops      intmap.Map[*op]      // sent, by TID low 32 bits
@@ -286,7 +287,17 @@ func (s *Session) Close() error {
 	s.mu.Unlock()
 	err := s.tr.Close()
 	s.wg.Wait()
+	s.failPending(fmt.Errorf("engine: %w", net.ErrClosed))
+	s.sweeps.Wait() // their queries have all completed now
+	if err != nil {
+		return fmt.Errorf("engine: close: %w", err)
+	}
+	return nil
+}
 
+// failPending completes every call still pending (sent, queued, waiting
+// for its destination) with err.
+func (s *Session) failPending(err error) {
 	var failed []*op
 	s.mu.Lock()
 	s.ops.All(func(_ uint64, o *op) bool {
@@ -302,18 +313,13 @@ func (s *Session) Close() error {
 	})
 	s.dests.Clear()
 	for _, o := range failed {
-		o.err = fmt.Errorf("engine: %w", net.ErrClosed)
+		o.err = err
 		o.state = stateDone
 	}
 	s.mu.Unlock()
 	for _, o := range failed {
 		s.deliver(o)
 	}
-	s.sweeps.Wait() // their queries have all completed now
-	if err != nil {
-		return fmt.Errorf("engine: close: %w", err)
-	}
-	return nil
 }
 
 // read is the reader goroutine: it routes every completion to its op.
@@ -321,6 +327,15 @@ func (s *Session) read() {
 	p := fabric.Packet{Data: make([]byte, 0, mad.Size)}
 	for {
 		if err := s.tr.Recv(context.Background(), &p); err != nil {
+			if errors.Is(err, fabric.ErrPeerGone) {
+				// The transport lost its peer: every call pending, and
+				// every later one, fails with its one error.
+				s.mu.Lock()
+				s.gone = err
+				s.mu.Unlock()
+				s.failPending(fmt.Errorf("engine: %w", err))
+				return
+			}
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}

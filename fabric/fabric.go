@@ -25,6 +25,11 @@
 //     Register fail with an error wrapping ErrPortClosed, which matches
 //     both net.ErrClosed and syscall.EINVAL (libibumad's "-EINVAL invalid
 //     port handle"). Close is idempotent and unblocks every call.
+//   - A Transport whose peer goes away (ibsim exits, a device is removed)
+//     notices it and fails every waiter with one error: outstanding
+//     requests are dropped, and Recv (once the MADs already queued are
+//     read), Send and Register return an error wrapping a
+//     *PeerGoneError (errors.Is(err, ErrPeerGone)) until Close.
 //   - Send may run concurrently with one Recv caller.
 //
 // # Concurrency
@@ -74,6 +79,21 @@ var (
 	// Transport; it matches net.ErrClosed and syscall.EINVAL.
 	ErrPortClosed error = &errnoError{"invalid port handle (the port is closed)", []error{net.ErrClosed, syscall.EINVAL}}
 )
+
+// ErrPeerGone is matched by the errors of a Transport whose peer went
+// away (see PeerGoneError).
+var ErrPeerGone = errors.New("the fabric's peer is gone")
+
+// PeerGoneError is the one error a Transport fails every call with once
+// its peer is gone: Peer names it ("ibsim \"sim\" slot 2"), Err is what
+// showed it (the socket's ECONNREFUSED). It matches ErrPeerGone and Err.
+type PeerGoneError struct {
+	Peer string
+	Err  error
+}
+
+func (e *PeerGoneError) Error() string   { return fmt.Sprintf("%s is gone: %v", e.Peer, e.Err) }
+func (e *PeerGoneError) Unwrap() []error { return []error{ErrPeerGone, e.Err} }
 
 // NoDevice returns an error with the given text that matches ErrNoDevice
 // (and so syscall.ENODEV): what Fabric.Open returns for a CA or port that

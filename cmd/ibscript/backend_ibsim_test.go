@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -252,5 +253,37 @@ func TestRdmacmOverIbsimCLI(t *testing.T) {
 	code, _, errOut = ibscript(t, "-e", `umad.open_port("Hca9")`, "--fabric", "ibsim:"+s.Sock+"?nodes=Hca1,Hca2")
 	if code != exitError || !strings.Contains(errOut, `no CA "Hca9" (this fabric's nodes: Hca1, Hca2)`) {
 		t.Errorf("open of an unlisted node: exit %d %s", code, errOut)
+	}
+}
+
+// TestDiscoverIbsimDies: ibsim is killed in the middle of discover's
+// sweep. discover says so once ("... is gone: ..."), exits 2 and prints
+// no partial topology; before, it printed what it had found, a line per
+// unreachable target ("connection refused", hundreds of them) and exited 1.
+func TestDiscoverIbsimDies(t *testing.T) {
+	ibsimtest.Require(t)
+	s, err := ibsimtest.Start(t.Context(), t.TempDir(), topologies+"fattree-500.net", &ibsimtest.Options{NoSM: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	var once sync.Once
+	testDiscoverProgress = func(nodes int) {
+		if nodes >= 20 {
+			once.Do(s.Kill)
+		}
+	}
+	t.Cleanup(func() { testDiscoverProgress = nil })
+	code, out, errOut := ibscript(t, "discover", "--fabric", "ibsim:"+s.Sock)
+	t.Logf("exit %d, stdout %d bytes, stderr: %.300s", code, len(out), errOut)
+	if s.Alive() {
+		t.Fatal("the sweep ended before ibsim could be killed")
+	}
+	if code != exitError || out != "" {
+		t.Errorf("exit %d, stdout %d bytes, want exit 2 and nothing on stdout", code, len(out))
+	}
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "is gone") || !strings.HasPrefix(lines[0], "ibscript discover: ") {
+		t.Errorf("stderr (%d lines), want one line saying ibsim is gone:\n%.2000s", len(lines), errOut)
 	}
 }

@@ -333,6 +333,10 @@ func runChunk(ctx context.Context, c *config, stdout, stderr io.Writer) (code in
 // garbage (see runDiscover).
 const discoverMemoryLimit = 512 << 20
 
+// testDiscoverProgress, set by tests only, is called with every progress
+// report of discover's sweep (a fault test kills ibsim there).
+var testDiscoverProgress func(nodes int)
+
 func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) (code int) {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		// One sweep, printed, then exit: what it allocates is the
@@ -361,6 +365,9 @@ func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 	if isTerminal(stderr) {
 		prog = &progressLine{w: stderr}
 		opts.Progress = func(nodes, _ int) { prog.update(nodes, 0, "discover: nodes found") }
+	}
+	if hook := testDiscoverProgress; hook != nil {
+		opts.Progress = func(nodes, _ int) { hook(nodes) }
 	}
 	d, err := b.sess.Discover(ctx, &opts)
 	if prog != nil {

@@ -76,7 +76,7 @@ func (p *TransportPeer) serve() {
 	var pk fabric.Packet
 	for {
 		if err := p.tr.Recv(context.Background(), &pk); err != nil {
-			if errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, net.ErrClosed) || errors.Is(err, fabric.ErrPeerGone) {
 				return
 			}
 			continue

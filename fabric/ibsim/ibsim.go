@@ -196,6 +196,7 @@ type client struct {
 	nOut      int
 	outBufs   [maxBatch][RequestSize]byte
 	sendErrs  atomic.Uint64 // held MADs the flush could not write
+	goneErr   atomic.Pointer[fabric.PeerGoneError]
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closing   atomic.Bool
@@ -581,9 +582,32 @@ func (c *client) Transmit(p *fabric.Packet) error {
 	// deadline is shared by concurrent writers, each extends it.
 	_ = c.data.SetWriteDeadline(time.Now().Add(SendTimeout))
 	if _, err := c.data.WriteTo(b[:], c.out); err != nil {
+		if g := c.gone(err); g != nil {
+			return g
+		}
 		return fmt.Errorf("%s: send to slot %d: %w (is ibsim still running?)", c.where, c.slot, plainErr(err))
 	}
 	return nil
+}
+
+// gone reports whether err shows that ibsim is gone (its socket refuses,
+// resets or no longer exists); if so, the first time, it fails the Mux
+// with the one error every waiter gets, and returns that error.
+func (c *client) gone(err error) error {
+	if g := c.goneErr.Load(); g != nil {
+		return g
+	}
+	err = plainErr(err)
+	if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.ENOENT) &&
+		!errors.Is(err, syscall.ENOTCONN) && !errors.Is(err, syscall.EPIPE) {
+		return nil
+	}
+	g := &fabric.PeerGoneError{Peer: fmt.Sprintf("%s (slot %d)", c.where, c.slot), Err: err}
+	if c.goneErr.CompareAndSwap(nil, g) {
+		c.log.Debug("ibsim: the simulator is gone", "where", c.where, "slot", c.slot, "err", err)
+		c.mux.Fail(g)
+	}
+	return c.goneErr.Load()
 }
 
 // inPacket is a received packet waiting for the deliverer.
@@ -608,7 +632,7 @@ func (c *client) read() {
 			return
 		}
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, net.ErrClosed) || c.gone(err) != nil {
 				return
 			}
 			continue
@@ -702,6 +726,7 @@ func (c *client) flushLocked() {
 	_ = c.data.SetWriteDeadline(time.Now().Add(SendTimeout))
 	if err := c.batch.send(&c.outBufs, c.nOut); err != nil {
 		c.sendErrs.Add(uint64(c.nOut))
+		c.gone(err)
 	}
 	c.nOut = 0
 }

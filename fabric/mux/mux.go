@@ -242,6 +242,8 @@ type Mux struct {
 	log        *slog.Logger
 	ready      chan struct{} // cap 1: "the queue may be non-empty"; never closed
 	done       chan struct{} // closed by Close
+	failc      chan struct{} // closed by Fail
+	failOnce   sync.Once
 
 	closeOnce sync.Once
 
@@ -252,6 +254,7 @@ type Mux struct {
 
 	mu      sync.Mutex // guards the fields below
 	closed  bool
+	failed  error // set by Fail
 	agents  [fabric.MaxAgents]*agent
 	out     intmap.Map[*request] // outstanding requests by key
 	heap    []*request           // deadline min-heap of requests with Timeout > 0
@@ -293,6 +296,7 @@ func New(w Wire, port fabric.PortAttr, opts *Options) *Mux {
 		log:        o.Logger,
 		ready:      make(chan struct{}, 1),
 		done:       make(chan struct{}),
+		failc:      make(chan struct{}),
 	}
 }
 
@@ -361,6 +365,9 @@ func (m *Mux) Register(ctx context.Context, a fabric.Agent) (fabric.AgentID, err
 	defer m.mu.Unlock()
 	if m.closed {
 		return -1, errClosed("register")
+	}
+	if m.failed != nil {
+		return -1, fmt.Errorf("mux: register: %w", m.failed)
 	}
 	id := -1
 	for i, s := range m.agents {
@@ -514,6 +521,12 @@ func (m *Mux) Send(ctx context.Context, p *fabric.Packet) error {
 		putTx(tx)
 		return errClosed("send")
 	}
+	if m.failed != nil {
+		err := m.failed
+		m.mu.Unlock()
+		putTx(tx)
+		return fmt.Errorf("mux: send: %w", err)
+	}
 	if p.Agent < 0 || int(p.Agent) >= len(m.agents) || m.agents[p.Agent] == nil {
 		m.mu.Unlock()
 		putTx(tx)
@@ -555,7 +568,7 @@ func (m *Mux) Send(ctx context.Context, p *fabric.Packet) error {
 		// it already (freeReq moved seq on), and then no lock is taken,
 		// no clock read and no timer touched.
 		m.mu.Lock()
-		if sent.seq.Load() == seq && sent.agent != nil && !m.closed {
+		if sent.seq.Load() == seq && sent.agent != nil && !m.closed && m.failed == nil {
 			switch {
 			case err != nil:
 				// Nothing went out: withdraw the request without a
@@ -622,14 +635,51 @@ func (m *Mux) Recv(ctx context.Context, p *fabric.Packet) error {
 			}
 			return nil
 		}
+		if m.failed != nil {
+			err := m.failed
+			m.mu.Unlock()
+			return fmt.Errorf("mux: recv: %w", err)
+		}
 		m.mu.Unlock()
 		select {
 		case <-m.ready:
 		case <-m.done:
+		case <-m.failc:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+}
+
+// Failed is closed once Fail was called.
+func (m *Mux) Failed() <-chan struct{} { return m.failc }
+
+// FailErr is the error Fail was called with, or nil.
+func (m *Mux) FailErr() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.failed
+}
+
+// Fail is what a Wire calls when its peer is gone (ibsim exited): the
+// outstanding requests are dropped without completion, and Recv (once the
+// MADs already queued are read), Send and Register fail with an error
+// wrapping err until Close. Only the first call counts; it does not close
+// the Wire.
+func (m *Mux) Fail(err error) {
+	m.failOnce.Do(func() {
+		m.mu.Lock()
+		if !m.closed {
+			m.failed = err
+			m.out.Clear()
+			m.heap = nil
+			if m.timer != nil {
+				m.timer.Stop()
+			}
+		}
+		m.mu.Unlock()
+		close(m.failc)
+	})
 }
 
 func (m *Mux) signal() {

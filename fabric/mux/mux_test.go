@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -377,6 +378,68 @@ func TestHandler(t *testing.T) {
 		var p fabric.Packet
 		if err := m.Recv(rctx, &p); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Recv with a handler: %v, want nothing queued", err)
+		}
+	})
+}
+
+// TestFail: once the wire's peer is gone (Fail), every waiter gets its one
+// error: a Recv blocked on an outstanding request wakes with it (the
+// request is dropped, not timed out), and Send, Register and Recv fail
+// with it until Close, which still works.
+func TestFail(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, w := newLoop(nil)
+		w.answer = false
+		ctx := t.Context()
+		id, err := m.Register(ctx, fabric.Agent{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Send(ctx, &fabric.Packet{Agent: id, Timeout: time.Second, Retries: 3, Addr: fabric.Addr{LID: 2, QPN: 1}, Data: gmp(0x04, mad.MethodGet, 1)}); err != nil {
+			t.Fatal(err)
+		}
+		errc := make(chan error, 1)
+		go func() {
+			var p fabric.Packet
+			errc <- m.Recv(ctx, &p)
+		}()
+		synctest.Wait()
+		gone := &fabric.PeerGoneError{Peer: "the test's wire", Err: syscall.ECONNREFUSED}
+		m.Fail(gone)
+		m.Fail(errors.New("a second failure is not reported"))
+		start := time.Now()
+		if err := <-errc; !errors.Is(err, fabric.ErrPeerGone) || !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("blocked Recv after Fail = %v, want the peer-gone error", err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("Recv waited %v after Fail", d)
+		}
+		var p fabric.Packet
+		_, regErr := m.Register(ctx, fabric.Agent{})
+		for name, err := range map[string]error{
+			"Recv":     m.Recv(ctx, &p),
+			"Send":     m.Send(ctx, &fabric.Packet{Agent: id, Addr: fabric.Addr{LID: 2, QPN: 1}, Data: gmp(0x04, mad.MethodGet, 2)}),
+			"Register": regErr,
+		} {
+			var pg *fabric.PeerGoneError
+			if !errors.As(err, &pg) || pg != gone {
+				t.Errorf("%s after Fail = %v, want the one peer-gone error", name, err)
+			}
+		}
+		if got := m.FailErr(); got != gone {
+			t.Errorf("FailErr = %v", got)
+		}
+		select {
+		case <-m.Failed():
+		default:
+			t.Error("Failed() not closed")
+		}
+		time.Sleep(10 * time.Second) // the dropped request's timers would have run by now
+		if n := len(w.all()); n != 1 {
+			t.Errorf("%d transmissions, want 1 (no retry after Fail)", n)
+		}
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
