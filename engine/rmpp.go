@@ -518,9 +518,14 @@ func (w *RMPPTransport) sendOutLocked(a *action, key xferKey, x *xSend, o rmpp.O
 		return
 	}
 	// The request is out; wait for the response, and tell the responder
-	// it may answer (the direction switch, rmpp.md section 7).
+	// it may answer (the direction switch, rmpp.md section 7). An RMPP
+	// request is not resent, so an engine call waits its whole budget
+	// (a umad caller its timeout, as in Linux).
 	if !r.forever {
 		r.deadline = now.Add(r.timeout)
+		if _, own := w.agents[key.agent].calls[key.tid]; own {
+			r.deadline = now.Add(r.budget)
+		}
 	}
 	a.send(key.agent, x.addr, rmpp.AppendSwitchAck(nil, x.hdr, 1))
 }

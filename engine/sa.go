@@ -218,6 +218,12 @@ func (s *Session) MultiPathRecords(ctx context.Context, sgids, dgids []mad.GID, 
 	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL}
 	resp, err := d.driver().rpc(ctx, mad.ClassSubnAdm, sa.ClassVersion, req, addr, c.timeout, c.retries)
 	if err != nil {
+		if te, ok := err.(*TimeoutError); ok {
+			// An RMPP request is sent once (its segments are resent);
+			// the call waited its whole budget for the answer.
+			te.Class, te.AttrID, te.Tries = mad.ClassSubnAdm, sa.AttrMultiPathRecord, 1
+			te.Target = Target{Kind: ByLID, LID: port.SMLID}
+		}
 		return nil, fmt.Errorf("engine: sa GetMulti MultiPathRecord: %w", err)
 	}
 	if st := mad.StatusOf(resp.Data); st != 0 {

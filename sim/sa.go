@@ -47,7 +47,6 @@ type saSend struct {
 type saRecv struct {
 	r     *rmpp.Receiver
 	sl    uint8
-	resp  []byte // the response, built once the request is whole
 	timer *time.Timer
 }
 
@@ -84,11 +83,10 @@ func (f *Fabric) saArrive(dst *port, t *txn) bool {
 			return true
 		}
 		if r := f.sa.recvs[key]; r != nil {
-			o := r.r.Handle(b, now)
-			if o.SwitchWindow > 0 && r.resp != nil {
-				f.saStart(key, r.resp, t.sl, o.SwitchWindow)
-				r.resp = nil
-			}
+			// An ABORT or STOP of the request's sender ends the
+			// receive; a direction-switch ACK after the answer was
+			// all acknowledged changes nothing.
+			f.saRecvOut(key, r, r.r.Handle(b, now))
 			return true
 		}
 		return true // an ACK for nothing: not an error (rmpp.md 7)
@@ -128,8 +126,18 @@ func (f *Fabric) saData(key saKey, t *txn, now time.Time) {
 	o := r.r.Handle(t.buf[:], now)
 	f.saRecvOut(key, r, o)
 	if o.Complete {
-		msg := r.r.Message()
-		r.resp = f.saAnswer(msg, key.lid)
+		// The answer starts at once with a window of one segment, as
+		// Linux's does (init_newwin: the requester's direction-switch ACK
+		// only raises the window, and a lost one costs nothing); the
+		// switch ACK, when it comes, reaches the sender as an ACK of
+		// segment 0 granting its window.
+		if resp := f.saAnswer(r.r.Message(), key.lid); resp != nil {
+			if len(resp) <= mad.Size && !rmpp.IsActive(resp) {
+				f.saRoute(key.lid, t.sl, resp)
+			} else {
+				f.saStart(key, resp, t.sl, 1)
+			}
+		}
 	}
 }
 
