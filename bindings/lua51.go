@@ -106,7 +106,7 @@ func installLoaders(L *lua.LState) {
 	}
 	L.SetGlobal("loadstring", L.NewFunction(func(L *lua.LState) int {
 		src := L.CheckString(1)
-		fn, err := LoadString(L, src, L.OptString(2, "<string>"))
+		fn, err := LoadString(L, src, chunkID(L.OptString(2, src)))
 		return loadResult(L, fn, err)
 	}))
 	L.SetGlobal("load", L.NewFunction(func(L *lua.LState) int {
@@ -132,7 +132,7 @@ func installLoaders(L *lua.LState) {
 			}
 			buf.WriteString(s)
 		}
-		fn, err := Load(L, &buf, name)
+		fn, err := Load(L, &buf, chunkID(name))
 		return loadResult(L, fn, err)
 	}))
 	L.SetGlobal("loadfile", L.NewFunction(func(L *lua.LState) int {
@@ -154,6 +154,30 @@ func installLoaders(L *lua.LState) {
 	if loaders, ok := L.GetField(L.GetGlobal("package"), "loaders").(*lua.LTable); ok {
 		loaders.RawSetInt(2, L.NewFunction(requireLua))
 	}
+}
+
+// chunkID is how Lua 5.1 names a chunk in messages: "=name" is name,
+// "@file" is file, and anything else is source text, shown as
+// [string "its first line"], cut short with "..." (luaO_chunkid).
+func chunkID(source string) string {
+	const idsize = 60 - len(` [string "..."] `) - 1
+	switch {
+	case strings.HasPrefix(source, "="):
+		return source[1:min(len(source), 60)]
+	case strings.HasPrefix(source, "@"):
+		return source[1:]
+	}
+	line := source
+	if i := strings.IndexAny(line, "\n\r"); i >= 0 {
+		line = line[:i]
+	}
+	if len(line) > idsize {
+		line = line[:idsize]
+	}
+	if len(line) < len(source) {
+		return `[string "` + line + `..."]`
+	}
+	return `[string "` + line + `"]`
 }
 
 // requireLua is require's searcher for Lua files: package.path's templates
@@ -259,6 +283,18 @@ func rewriteStmt(s ast.Stmt) ast.Stmt {
 		walkExpr(s.Condition)
 		s.Then = rewriteBlock(s.Then)
 		s.Else = rewriteBlock(s.Else)
+		if taken, ok := constantCondition(s.Condition); ok {
+			// gopher-lua folds a constant condition itself but still gives
+			// the dead branch's locals registers, which corrupts an
+			// enclosing generic for (upstream issue 540). Fold it first.
+			block := &ast.DoBlockStmt{Stmts: s.Else}
+			if taken {
+				block.Stmts = s.Then
+			}
+			block.SetLine(s.Line())
+			block.SetLastLine(s.LastLine())
+			return block
+		}
 	case *ast.NumberForStmt:
 		walkExpr(s.Init)
 		walkExpr(s.Limit)
@@ -269,6 +305,16 @@ func rewriteStmt(s ast.Stmt) ast.Stmt {
 			walkExpr(e)
 		}
 		s.Stmts = rewriteBlock(s.Stmts)
+		// The iterator, state and control value are three hidden locals;
+		// gopher-lua leaves the ones the list does not give holding what a
+		// previous loop left there (upstream issue 514). Give them nil.
+		if n := len(s.Exprs); n < 3 && !multiValued(s.Exprs[n-1]) {
+			for range 3 - n {
+				nilExpr := &ast.NilExpr{}
+				nilExpr.SetLine(s.Line())
+				s.Exprs = append(s.Exprs, nilExpr)
+			}
+		}
 	case *ast.FuncDefStmt:
 		if s.Name != nil {
 			walkExpr(s.Name.Func)
@@ -281,6 +327,29 @@ func rewriteStmt(s ast.Stmt) ast.Stmt {
 		}
 	}
 	return s
+}
+
+// constantCondition reports whether an if's condition is a constant, and
+// whether the branch is then taken.
+func constantCondition(e ast.Expr) (taken, ok bool) {
+	switch e.(type) {
+	case *ast.NilExpr, *ast.FalseExpr:
+		return false, true
+	case *ast.TrueExpr, *ast.NumberExpr, *ast.StringExpr:
+		return true, true
+	}
+	return false, false
+}
+
+// multiValued reports whether e, last in a list, can give several values.
+func multiValued(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.FuncCallExpr:
+		return !e.AdjustRet
+	case *ast.Comma3Expr:
+		return !e.AdjustRet
+	}
+	return false
 }
 
 // walkExpr rewrites the bodies of the functions an expression defines.

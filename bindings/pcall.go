@@ -152,13 +152,10 @@ func installErrorFn(L *lua.LState, p *threads) {
 	p.errorFn = L.NewFunction(func(L *lua.LState) int {
 		obj := L.Get(1)
 		level := L.OptInt(2, 1)
-		if obj.Type() == lua.LTString || obj.Type() == lua.LTNumber {
+		if (obj.Type() == lua.LTString || obj.Type() == lua.LTNumber) && level > 0 {
 			msg := lua.LVAsString(obj)
-			if level > 0 {
-				msg = p.where(L, level) + " " + msg
-				if strings.HasPrefix(msg, " ") {
-					msg = msg[1:]
-				}
+			if w := p.where(L, level); w != "" {
+				msg = w + " " + msg
 			}
 			L.Error(lua.LString(msg), 0)
 		}

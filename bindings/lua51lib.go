@@ -1,0 +1,399 @@
+package bindings
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Library functions where gopher-lua v1.1.2 gives answers Lua 5.1 does not
+// (docs/lua.md, "Corrections"); each replacement follows the reference
+// manual, section 5.
+
+// installLibFixes replaces them in L's libraries.
+func installLibFixes(L *lua.LState) {
+	if str, ok := L.GetGlobal("string").(*lua.LTable); ok {
+		for name, fn := range map[string]lua.LGFunction{
+			"find":   func(L *lua.LState) int { return strFindAux(L, true) },
+			"match":  func(L *lua.LState) int { return strFindAux(L, false) },
+			"gmatch": strGmatch,
+			"gsub":   strGsub,
+			"format": strFormat,
+			"byte":   strByte,
+			"char":   strChar,
+			"upper":  func(L *lua.LState) int { return strMapASCII(L, 'a', 'z', -32) },
+			"lower":  func(L *lua.LState) int { return strMapASCII(L, 'A', 'Z', 32) },
+		} {
+			str.RawSetString(name, L.NewFunction(fn))
+		}
+	}
+	L.SetGlobal("tonumber", L.NewFunction(baseToNumber))
+	installCompat(L)
+	if set, ok := L.GetGlobal("setmetatable").(*lua.LFunction); ok {
+		L.SetGlobal("setmetatable", L.NewFunction(func(L *lua.LState) int {
+			// gopher-lua accepts any value and then sets the metatable of
+			// every value of its type: setmetatable("", {}) would take the
+			// string methods from every script in the state.
+			L.CheckTable(1)
+			L.CheckTypes(2, lua.LTNil, lua.LTTable)
+			t, mt := L.Get(1), L.Get(2)
+			L.SetTop(0)
+			L.Push(set)
+			L.Push(t)
+			L.Push(mt)
+			L.Call(2, 1)
+			return 1
+		}))
+	}
+	if m, ok := L.GetGlobal("math").(*lua.LTable); ok {
+		m.RawSetString("huge", lua.LNumber(math.Inf(1))) // gopher-lua: MaxFloat64
+	}
+}
+
+// baseToNumber is Lua 5.1's tonumber: base 10 reads what C's strtod reads
+// (decimal and hexadecimal, exponents, surrounding white space); other
+// bases, 2 to 36, read an unsigned integer.
+func baseToNumber(L *lua.LState) int {
+	v := L.CheckAny(1)
+	if L.Get(2) == lua.LNil || (L.Get(2).Type() == lua.LTNumber && L.CheckInt(2) == 10) {
+		switch v := v.(type) {
+		case lua.LNumber:
+			L.Push(v)
+		case lua.LString:
+			if n, ok := str2number(string(v)); ok {
+				L.Push(lua.LNumber(n))
+			} else {
+				L.Push(lua.LNil)
+			}
+		default:
+			L.Push(lua.LNil)
+		}
+		return 1
+	}
+	base := L.CheckInt(2)
+	if base < 2 || base > 36 {
+		L.ArgError(2, "base out of range")
+	}
+	s := strings.TrimSpace(lua.LVAsString(L.CheckAny(1)))
+	if s == "" || strings.ContainsAny(s, " \t\n\v\f\r") {
+		L.Push(lua.LNil)
+		return 1
+	}
+	neg := false
+	switch s[0] {
+	case '-':
+		neg, s = true, s[1:]
+	case '+':
+		s = s[1:]
+	}
+	if base == 16 && len(s) > 2 && s[0] == '0' && s[1]|0x20 == 'x' {
+		s = s[2:]
+	}
+	if s == "" || strings.ContainsRune(s, '_') {
+		L.Push(lua.LNil)
+		return 1
+	}
+	n, err := strconv.ParseUint(s, base, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		L.Push(lua.LNil)
+		return 1
+	}
+	if neg {
+		n = -n // strtoul negates in unsigned arithmetic
+	}
+	L.Push(lua.LNumber(float64(n)))
+	return 1
+}
+
+// str2number reads a number as Lua 5.1's lua_str2number (strtod) does,
+// with white space around it.
+func str2number(s string) (float64, bool) {
+	s = strings.Trim(s, " \t\n\v\f\r")
+	if s == "" || strings.ContainsAny(s, "_ \t\n\v\f\r") {
+		return 0, false
+	}
+	body := strings.TrimLeft(s, "+-")
+	if len(s)-len(body) > 1 {
+		return 0, false
+	}
+	if len(body) > 1 && body[0] == '0' && body[1]|0x20 == 'x' {
+		if len(body) == 2 {
+			return 0, false
+		}
+		if !strings.ContainsAny(body, "pP") {
+			s += "p0" // strtod reads hexadecimal without an exponent
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	return f, true
+}
+
+// strByte is string.byte(s [, i [, j]]): j defaults to i.
+func strByte(L *lua.LState) int {
+	s := L.CheckString(1)
+	i := L.OptInt(2, 1)
+	j := L.OptInt(3, i)
+	l := len(s)
+	if i < 0 {
+		i = l + i + 1
+	}
+	if j < 0 {
+		j = l + j + 1
+	}
+	i = max(i, 1)
+	j = min(j, l)
+	if i > j {
+		return 0
+	}
+	for k := i; k <= j; k++ {
+		L.Push(lua.LNumber(s[k-1]))
+	}
+	return j - i + 1
+}
+
+// strChar is string.char: every argument a byte value.
+func strChar(L *lua.LState) int {
+	b := make([]byte, L.GetTop())
+	for i := range b {
+		c := L.CheckInt(i + 1)
+		if c < 0 || c > 255 {
+			L.ArgError(i+1, "invalid value")
+		}
+		b[i] = byte(c)
+	}
+	L.Push(lua.LString(b))
+	return 1
+}
+
+// strMapASCII is string.upper and string.lower in the C locale: bytes, not
+// Unicode letters.
+func strMapASCII(L *lua.LState, lo, hi byte, delta int) int {
+	s := []byte(L.CheckString(1))
+	for i, c := range s {
+		if lo <= c && c <= hi {
+			s[i] = byte(int(c) + delta)
+		}
+	}
+	L.Push(lua.LString(s))
+	return 1
+}
+
+// strFormat is Lua 5.1's string.format: C's printf conversions (c d i o u x
+// X e E f g G q s %), flags "-+ #0", width and precision of at most two
+// digits each, every argument checked.
+func strFormat(L *lua.LState) int {
+	format := L.CheckString(1)
+	arg := 1
+	var b strings.Builder
+	for i := 0; i < len(format); i++ {
+		c := format[i]
+		if c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		if i < len(format) && format[i] == '%' {
+			b.WriteByte('%')
+			continue
+		}
+		start := i
+		for i < len(format) && strings.IndexByte("-+ #0", format[i]) >= 0 {
+			i++
+		}
+		if i-start > 5 {
+			L.RaiseError("invalid format (repeated flags)")
+		}
+		flags := format[start:i]
+		w := i
+		for i < len(format) && i-w < 3 && '0' <= format[i] && format[i] <= '9' {
+			i++
+		}
+		width := format[w:i]
+		prec, hasPrec := "", false
+		if i < len(format) && format[i] == '.' {
+			i++
+			p := i
+			for i < len(format) && i-p < 3 && '0' <= format[i] && format[i] <= '9' {
+				i++
+			}
+			prec, hasPrec = format[p:i], true
+		}
+		if len(width) > 2 || len(prec) > 2 {
+			L.RaiseError("invalid format (width or precision too long)")
+		}
+		if i >= len(format) {
+			L.RaiseError("invalid option '%%' to 'format'")
+		}
+		conv := format[i]
+		arg++
+		spec := "%" + flags + width
+		if hasPrec {
+			spec += "." + prec
+		}
+		switch conv {
+		case 'c':
+			b.WriteString(pad(string([]byte{byte(int64(fmtNumber(L, arg)))}), flags, width))
+		case 'd', 'i':
+			b.WriteString(sprintf(spec+"d", int64(fmtNumber(L, arg))))
+		case 'o', 'u', 'x', 'X':
+			verb := conv
+			if conv == 'u' {
+				verb = 'd'
+			}
+			b.WriteString(sprintf(spec+string(verb), uint64(int64(fmtNumber(L, arg)))))
+		case 'e', 'E', 'f', 'g', 'G':
+			n := fmtNumber(L, arg)
+			if math.IsInf(n, 0) || math.IsNaN(n) {
+				s := "nan"
+				if math.IsInf(n, 1) {
+					s = "inf"
+					if strings.ContainsRune(flags, '+') {
+						s = "+inf"
+					}
+				} else if math.IsInf(n, -1) {
+					s = "-inf"
+				}
+				if conv == 'E' || conv == 'G' {
+					s = strings.ToUpper(s)
+				}
+				b.WriteString(pad(s, strings.ReplaceAll(flags, "0", ""), width))
+				continue
+			}
+			if !hasPrec {
+				spec += ".6" // C's default; Go's %g would print the shortest form
+			}
+			b.WriteString(sprintf(spec+string(conv), n))
+		case 'q':
+			s := L.CheckString(arg)
+			b.WriteByte('"')
+			for j := 0; j < len(s); j++ {
+				switch ch := s[j]; ch {
+				case '"', '\\', '\n':
+					b.WriteByte('\\')
+					b.WriteByte(ch)
+				case '\r':
+					b.WriteString(`\r`)
+				case 0:
+					b.WriteString(`\000`)
+				default:
+					b.WriteByte(ch)
+				}
+			}
+			b.WriteByte('"')
+		case 's':
+			v := L.CheckAny(arg)
+			if v.Type() != lua.LTString && v.Type() != lua.LTNumber {
+				L.ArgError(arg, "string expected, got "+v.Type().String())
+			}
+			s := lua.LVAsString(v)
+			if hasPrec {
+				p, _ := strconv.Atoi(prec)
+				if p < len(s) {
+					s = s[:p] // bytes, as C counts them
+				}
+			}
+			b.WriteString(pad(s, flags, width))
+		default:
+			L.RaiseError("invalid option '%%%c' to 'format'", conv)
+		}
+	}
+	L.Push(lua.LString(b.String()))
+	return 1
+}
+
+// fmtNumber is argument n of string.format as a number (a numeric string
+// is read as one), or an argument error.
+func fmtNumber(L *lua.LState, n int) float64 {
+	switch v := L.Get(n).(type) {
+	case lua.LNumber:
+		return float64(v)
+	case lua.LString:
+		if f, ok := str2number(string(v)); ok {
+			return f
+		}
+	}
+	L.TypeError(n, lua.LTNumber)
+	return 0
+}
+
+// pad justifies s in width (from a format spec) with spaces.
+func pad(s, flags, width string) string {
+	w, _ := strconv.Atoi(width)
+	if len(s) >= w {
+		return s
+	}
+	fill := strings.Repeat(" ", w-len(s))
+	if strings.ContainsRune(flags, '-') {
+		return s + fill
+	}
+	return fill + s
+}
+
+func sprintf(spec string, v any) string { return fmt.Sprintf(spec, v) }
+
+// installCompat adds what Lua 5.1 keeps from 5.0 and gopher-lua lacks
+// (table.getn, table.foreach, table.foreachi and string.gfind), and
+// table.maxn as 5.1 defines it.
+func installCompat(L *lua.LState) {
+	if str, ok := L.GetGlobal("string").(*lua.LTable); ok {
+		str.RawSetString("gfind", str.RawGetString("gmatch"))
+	}
+	tab, ok := L.GetGlobal("table").(*lua.LTable)
+	if !ok {
+		return
+	}
+	tab.RawSetString("maxn", L.NewFunction(func(L *lua.LState) int {
+		// the largest positive numeric key, integer or not (gopher-lua:
+		// integer keys only)
+		t := L.CheckTable(1)
+		m := 0.0
+		for k, _ := t.Next(lua.LNil); k != lua.LNil; k, _ = t.Next(k) {
+			if n, ok := k.(lua.LNumber); ok && float64(n) > m {
+				m = float64(n)
+			}
+		}
+		L.Push(lua.LNumber(m))
+		return 1
+	}))
+	tab.RawSetString("getn", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LNumber(L.ObjLen(L.CheckTable(1))))
+		return 1
+	}))
+	tab.RawSetString("foreachi", L.NewFunction(func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		fn := L.CheckFunction(2)
+		for i := 1; i <= L.ObjLen(t); i++ {
+			L.Push(fn)
+			L.Push(lua.LNumber(i))
+			L.Push(t.RawGetInt(i))
+			L.Call(2, 1)
+			if v := L.Get(-1); v != lua.LNil {
+				return 1
+			}
+			L.Pop(1)
+		}
+		return 0
+	}))
+	tab.RawSetString("foreach", L.NewFunction(func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		fn := L.CheckFunction(2)
+		for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+			L.Push(fn)
+			L.Push(k)
+			L.Push(v)
+			L.Call(2, 1)
+			if r := L.Get(-1); r != lua.LNil {
+				return 1
+			}
+			L.Pop(1)
+		}
+		return 0
+	}))
+}
