@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,7 +74,7 @@ func TestREPLLua51(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeLua(b, L, env)
+	defer closeLua(b, L, env, 0, io.Discard)
 	ev := &evaluator{L: L}
 	prelude, err := os.ReadFile(filepath.Join(dir, "prelude.lua"))
 	if err != nil {
