@@ -359,3 +359,91 @@ func ZeroAllocs(t testing.TB, name string, fn func()) {
 		t.Errorf("%s: %v allocations per run, want 0", name, n)
 	}
 }
+
+// Registry is the index a package of generated attributes exports (smp,
+// perf): its layouts and the lookups by ID and name, and the codec of an
+// attribute ID.
+type Registry struct {
+	Layouts      func() []*mad.Layout
+	LayoutByID   func(uint16) *mad.Layout
+	LayoutByName func(string) *mad.Layout
+	NewCodec     func(uint16) mad.Codec
+}
+
+// EveryAttribute runs the codec checks over every attribute of r, so an
+// attribute added to the schema is covered without a test of its own: a
+// codec, the name and ID index, a doc and the modifier's meaning, the
+// layout (CheckLayout), walking ones, reserved bits, and zero allocations
+// to decode and encode.
+func EveryAttribute(t *testing.T, r Registry) {
+	t.Helper()
+	ls := r.Layouts()
+	if len(ls) == 0 {
+		t.Fatal("no layouts")
+	}
+	for _, l := range ls {
+		t.Run(l.Name, func(t *testing.T) {
+			newValue := func() Codec { return r.NewCodec(l.ID) }
+			if r.NewCodec(l.ID) == nil {
+				t.Fatalf("%s (%#04x) has no codec", l.Name, l.ID)
+			}
+			if r.LayoutByID(l.ID) != l || r.LayoutByName(l.Name) != l {
+				t.Errorf("%s is not indexed by ID and name", l.Name)
+			}
+			if l.Doc == "" || l.Mod == "" {
+				t.Errorf("%s: the schema gives no doc or modifier meaning", l.Name)
+			}
+			CheckLayout(t, l)
+			WalkingOnes(t, l, newValue)
+			ReservedIgnored(t, l, make([]byte, l.Size), newValue)
+			v := newValue()
+			in := make([]byte, l.Size)
+			out := make([]byte, 0, l.Size)
+			ZeroAllocs(t, l.Name+".UnmarshalBinary", func() { _ = v.UnmarshalBinary(in) })
+			ZeroAllocs(t, l.Name+".AppendBinary", func() { _, _ = v.AppendBinary(out[:0]) })
+		})
+	}
+	if r.NewCodec(0xffff) != nil || r.LayoutByName("NoSuchAttribute") != nil {
+		t.Error("an unknown attribute has a codec or a layout")
+	}
+}
+
+// FuzzAttributes decodes arbitrary bytes as every attribute of r (the
+// first byte picks it) and checks the round trip (RoundTrip).
+func FuzzAttributes(f *testing.F, r Registry) {
+	ls := r.Layouts()
+	for i, l := range ls {
+		f.Add(append([]byte{byte(i)}, make([]byte, l.Size)...))
+		ones := bytes.Repeat([]byte{0xff}, l.Size+1)
+		ones[0] = byte(i)
+		f.Add(ones)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 {
+			return
+		}
+		l := ls[int(b[0])%len(ls)]
+		RoundTrip(t, func() Codec { return r.NewCodec(l.ID) }, b[1:])
+	})
+}
+
+// BenchmarkCodecs decodes and re-encodes every attribute of r (a buffer of
+// varied bytes, reserved bits and all, re-encoded after a decode that
+// keeps only its rows).
+func BenchmarkCodecs(b *testing.B, r Registry) {
+	for _, l := range r.Layouts() {
+		b.Run(l.Name, func(b *testing.B) {
+			in := make([]byte, l.Size)
+			for i := range in {
+				in[i] = byte(i * 7)
+			}
+			v := r.NewCodec(l.ID)
+			out := make([]byte, 0, l.Size)
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = v.UnmarshalBinary(in)
+				out, _ = v.AppendBinary(out[:0])
+			}
+		})
+	}
+}

@@ -143,21 +143,43 @@ func typeBits(t string) int {
 	return 0
 }
 
+// alignedGet is the load of the byte-aligned 8, 16, 32 or 64 bits at byte
+// o of b, typed uint8 ... uint64; "" for another width.
+func alignedGet(b string, o, width int) string {
+	switch width {
+	case 8:
+		return fmt.Sprintf("%s[%d]", b, o)
+	case 16, 32, 64:
+		return fmt.Sprintf("binary.BigEndian.Uint%d(%s[%d:])", width, b, o)
+	}
+	return ""
+}
+
+// alignedPut stores v (of the matching uint type) into the byte-aligned 8,
+// 16, 32 or 64 bits at byte o of d; it reports false for another width.
+func alignedPut(w *bytes.Buffer, d string, o, width int, v string) bool {
+	switch width {
+	case 8:
+		fmt.Fprintf(w, "%s[%d] = %s\n", d, o, v)
+	case 16, 32, 64:
+		fmt.Fprintf(w, "binary.BigEndian.PutUint%d(%s[%d:], %s)\n", width, d, o, v)
+	default:
+		return false
+	}
+	return true
+}
+
 // getExpr is a uint64 expression reading the field at bit/width of b.
 func getExpr(b string, bit, width int) string {
 	o, r := bit/8, bit%8
 	last := (bit + width - 1) / 8
 	n := last - o + 1
-	if r == 0 && width%8 == 0 {
-		switch width {
-		case 8:
-			return fmt.Sprintf("uint64(%s[%d])", b, o)
-		case 16:
-			return fmt.Sprintf("uint64(binary.BigEndian.Uint16(%s[%d:]))", b, o)
-		case 32:
-			return fmt.Sprintf("uint64(binary.BigEndian.Uint32(%s[%d:]))", b, o)
-		case 64:
-			return fmt.Sprintf("binary.BigEndian.Uint64(%s[%d:])", b, o)
+	if r == 0 {
+		if e := alignedGet(b, o, width); e != "" {
+			if width == 64 {
+				return e
+			}
+			return "uint64(" + e + ")"
 		}
 	}
 	if n > 8 {
@@ -200,21 +222,8 @@ func putLines(w *bytes.Buffer, d string, bit, width int, v string) {
 	o, r := bit/8, bit%8
 	last := (bit + width - 1) / 8
 	n := last - o + 1
-	if r == 0 && width%8 == 0 {
-		switch width {
-		case 8:
-			fmt.Fprintf(w, "%s[%d] = byte(%s)\n", d, o, v)
-			return
-		case 16:
-			fmt.Fprintf(w, "binary.BigEndian.PutUint16(%s[%d:], uint16(%s))\n", d, o, v)
-			return
-		case 32:
-			fmt.Fprintf(w, "binary.BigEndian.PutUint32(%s[%d:], uint32(%s))\n", d, o, v)
-			return
-		case 64:
-			fmt.Fprintf(w, "binary.BigEndian.PutUint64(%s[%d:], %s)\n", d, o, v)
-			return
-		}
+	if r == 0 && alignedPut(w, d, o, width, fmt.Sprintf("uint%d(%s)", max(width, 8), v)) {
+		return
 	}
 	if n > 8 {
 		panic(fmt.Sprintf("field at bit %d, %d bits, spans %d bytes", bit, width, n))
@@ -425,17 +434,7 @@ func valueExpr(t string, bit, width int) string {
 		return getExpr("b", bit, width) + " != 0"
 	}
 	if bit%8 == 0 && width == typeBits(t) {
-		o := bit / 8
-		switch width {
-		case 8:
-			return fmt.Sprintf("b[%d]", o)
-		case 16:
-			return fmt.Sprintf("binary.BigEndian.Uint16(b[%d:])", o)
-		case 32:
-			return fmt.Sprintf("binary.BigEndian.Uint32(b[%d:])", o)
-		case 64:
-			return fmt.Sprintf("binary.BigEndian.Uint64(b[%d:])", o)
-		}
+		return alignedGet("b", bit/8, width)
 	}
 	return t + "(" + getExpr("b", bit, width) + ")"
 }
@@ -589,18 +588,7 @@ func putValue(w *bytes.Buffer, t string, bit, width int, src string) {
 		fmt.Fprintf(w, "if %s {\nd[%d] |= %#x\n}\n", src, bit/8, 0x80>>(bit%8))
 		return
 	}
-	if bit%8 == 0 && width == typeBits(t) {
-		o := bit / 8
-		switch width {
-		case 8:
-			fmt.Fprintf(w, "d[%d] = %s\n", o, src)
-		case 16:
-			fmt.Fprintf(w, "binary.BigEndian.PutUint16(d[%d:], %s)\n", o, src)
-		case 32:
-			fmt.Fprintf(w, "binary.BigEndian.PutUint32(d[%d:], %s)\n", o, src)
-		case 64:
-			fmt.Fprintf(w, "binary.BigEndian.PutUint64(d[%d:], %s)\n", o, src)
-		}
+	if bit%8 == 0 && width == typeBits(t) && alignedPut(w, "d", bit/8, width, src) {
 		return
 	}
 	if (bit+width-1)/8 == bit/8 && t == "uint8" {
