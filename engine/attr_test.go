@@ -95,6 +95,28 @@ func TestGetSLtoVLAndVLArb(t *testing.T) {
 	if err != nil || ext != (smp.MlnxExtPortInfo{}) {
 		t.Errorf("MlnxExtPortInfo: %+v %v", ext, err)
 	}
+	// MulticastForwardingTable: switches only, empty until a Set; a block
+	// past ibsim's 1024 MLIDs or a position past the ports reads zero.
+	_, err = engine.Get[smp.MulticastForwardingTable](ctx, s, ca, 0)
+	wantStatus(t, err, mad.StatusMethodAttrUnsup)
+	var mft smp.MulticastForwardingTable
+	mft.PortMask[0], mft.PortMask[31] = 0x000a, 0x8001
+	if got, err := engine.Set(ctx, s, sw, 5, &mft); err != nil || got != mft {
+		t.Fatalf("Set MFT: %v %v", got, err)
+	}
+	for _, c := range []struct {
+		mod  uint32
+		want smp.MulticastForwardingTable
+	}{{5, mft}, {0, smp.MulticastForwardingTable{}}, {1<<28 | 5, smp.MulticastForwardingTable{}}, {32, smp.MulticastForwardingTable{}}} {
+		got, err := engine.Get[smp.MulticastForwardingTable](ctx, s, sw, c.mod)
+		if err != nil || got != c.want {
+			t.Errorf("MFT mod %#x: %v %v", c.mod, got.PortMask, err)
+		}
+	}
+	if got, err := engine.Set(ctx, s, sw, 1<<28, &mft); err != nil || got != (smp.MulticastForwardingTable{}) {
+		t.Errorf("Set of position 1 on an 8-port switch: %v %v, want it ignored", got.PortMask, err)
+	}
+
 	// ibsim does not answer PortInfoExtended: no SMA status, the kernel's.
 	_, err = engine.Get[smp.PortInfoExtended](ctx, s, ca, 1)
 	wantStatus(t, err, mad.StatusMethodAttrUnsup)

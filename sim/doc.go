@@ -26,7 +26,9 @@
 // tables ibsim keeps per port (tables.go): SLtoVLMappingTable (SL i on VL
 // i, SL 15 on VL 7, per input/output pair on switches), VLArbitrationTable
 // (ibsim's weights, its cap and block rules) and Mellanox's
-// ExtendedPortInfo (zero), all settable; and the PMA detail groups ibsim
+// ExtendedPortInfo (zero), all settable, and the switches'
+// MulticastForwardingTable (empty, as OpenSM leaves it on ibsim: its IPoIB
+// broadcast group has no members); and the PMA detail groups ibsim
 // answers (PortRcvErrorDetails, PortXmitDiscardDetails, PortOpRcvCounters,
 // PortFlowCtlCounters, PortVLOpPackets, PortVLOpData,
 // PortVLXmitFlowCtlUpdateErrors, PortVLXmitWaitCounters: zero, as nothing
@@ -72,10 +74,8 @@
 // path whose first hop is not its own port; ibsim follows it), DrSLID
 // LID-routed first legs are supported (ibsim refuses them), DR SMPs with a
 // non-permissive DrDLID are dropped, Set on Get-only attributes answers
-// status 0x000C (ibsim 0x0008), no traps are sent, and the multicast
-// forwarding tables are not modelled (ibsim answers them with the groups
-// OpenSM created; here those SMPs go to agents, else status 0x000C). The
-// SA refuses SLtoVLMappingTableRecord, VLArbitrationTableRecord,
+// status 0x000C (ibsim 0x0008), and no traps are sent; no multicast
+// group is ever joined, so the MFTs stay empty unless Set. The SA refuses SLtoVLMappingTableRecord, VLArbitrationTableRecord,
 // MulticastForwardingTableRecord and InformInfoRecord with 0x000C (OpenSM
 // answers them: the first two all zero with QoS off, from tables it never
 // read). On a topology with a router the embedded SM also differs from

@@ -50,14 +50,15 @@ type Fabric struct {
 
 	mu        sync.Mutex // guards the state of every node and port, and the fields below
 	closed    bool
-	open      []*wire               // attached transports
-	actCount  uint32                // SMInfo.ActCount
-	sa        saServer              // the SM's subnet administrator (sa.go)
-	extraSMs  map[*port]smp.SMInfo  // SMs beside the fabric's own (faults.go AddSM)
-	inj       *injector             // injected faults (inject.go); nil: none, the fast path
-	late      map[*lateMAD]bool     // MADs Faults.Delay holds back (inject.go)
-	linkSaved map[*port][2]uint8    // state and phys of ports SetLink took down
-	portTabs  map[*port]*portTables // SLtoVL, VL arbitration and vendor tables a Set changed (tables.go)
+	open      []*wire                    // attached transports
+	actCount  uint32                     // SMInfo.ActCount
+	sa        saServer                   // the SM's subnet administrator (sa.go)
+	extraSMs  map[*port]smp.SMInfo       // SMs beside the fabric's own (faults.go AddSM)
+	inj       *injector                  // injected faults (inject.go); nil: none, the fast path
+	late      map[*lateMAD]bool          // MADs Faults.Delay holds back (inject.go)
+	linkSaved map[*port][2]uint8         // state and phys of ports SetLink took down
+	portTabs  map[*port]*portTables      // SLtoVL, VL arbitration and vendor tables a Set changed (tables.go)
+	mfts      map[*node]map[int][64]byte // multicast forwarding blocks a Set wrote, by block<<4|position
 
 	trace      func(hop) // tests: called for each step of a directed-route SMP
 	rrSwitches int       // tests: switches routed by the round-robin fast path

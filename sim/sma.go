@@ -76,6 +76,8 @@ func (f *Fabric) sma(n *node, in *port, b []byte) (uint16, action) {
 		st = f.vlarb(n, in, mod, set, d)
 	case smp.AttrMlnxExtPortInfo:
 		st = f.mlnxExtPortInfo(n, in, mod, set, d)
+	case smp.AttrMulticastForwardingTable:
+		st = f.mftBlock(n, mod, set, d)
 	case smp.AttrSMInfo:
 		if f.extraSMInfo(n.endport(in), d) {
 			break

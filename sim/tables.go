@@ -161,3 +161,36 @@ func (f *Fabric) mlnxExtPortInfo(n *node, in *port, mod uint32, set bool, d []by
 	}
 	return 0
 }
+
+// mftBlock answers MulticastForwardingTable as ibsim does: switches only;
+// the modifier's bits 31..28 are the position (16 ports a mask) and 8..0
+// the block (32 MLIDs); a block past ibsim's 1024 MLIDs or a position past
+// the switch's ports reads zero, and a Set of it is ignored. The table is
+// empty until a Set: OpenSM programs no multicast route on ibsim (its
+// IPoIB broadcast group has no members; ibroute -M lists no MLID).
+func (f *Fabric) mftBlock(n *node, mod uint32, set bool, d []byte) uint16 {
+	if n.sw == nil {
+		return stUnsupported
+	}
+	pos, blk := int(mod>>28), int(mod&0x1ff)
+	if blk > mftLastBlock || pos >= (n.numPorts+16)/16 {
+		clear(d)
+		return 0
+	}
+	key := blk<<4 | pos
+	if set {
+		if f.mfts == nil {
+			f.mfts = make(map[*node]map[int][64]byte)
+		}
+		if f.mfts[n] == nil {
+			f.mfts[n] = make(map[int][64]byte)
+		}
+		f.mfts[n][key] = [64]byte(d[:64])
+	}
+	v := f.mfts[n][key]
+	copy(d, v[:])
+	return 0
+}
+
+// mftLastBlock is ibsim's last block of 32 MLIDs (1024 MLIDs).
+const mftLastBlock = 1024/32 - 1

@@ -99,7 +99,8 @@ func mixedPorts(t *testing.T, sess *engine.Session) []mixedPort {
 // --oprcvcounters, --flowctlcounters, --vloppackets, --vlopdata,
 // --vlxmitflowctlerrors and --vlxmitcounters read, and saquery SMIR. The
 // tables then get Sets of uneven values through the engine, which
-// smpquery must read back as the engine encoded them, and the embedded
+// smpquery (ibroute -M for a switch's MulticastForwardingTable) must read
+// back as the engine encoded them, and the embedded
 // simulator must answer the same values as ibsim on the same file.
 func TestSchemaAttributesMatchCTools(t *testing.T) {
 	ibsimtest.Require(t)
@@ -309,6 +310,10 @@ func setAndReadBack(t *testing.T, sess *engine.Session, tool func(...string) []b
 			}
 		}
 
+		if mp.node.Type == topo.Switch {
+			mftReadBack(t, sess, tool, mp)
+		}
+
 		ext := smp.MlnxExtPortInfo{StateChangeEnable: 0x5a, LinkSpeedSupported: 0x81, LinkSpeedEnabled: 0x01, LinkSpeedActive: 0xc3}
 		if _, err := engine.Set(ctx, sess, engine.LID(mp.lid), uint32(mp.num), &ext); err != nil {
 			t.Fatalf("%s: Set MlnxExtPortInfo: %v", what, err)
@@ -365,9 +370,14 @@ func embeddedAgrees(t *testing.T, path string, isess *engine.Session, iports []m
 		}{
 			{smp.AttrSLtoVLMappingTable, uint32(3<<8 | ip.num)}, {smp.AttrVLArbitrationTable, 1<<16 | uint32(ip.num)},
 			{smp.AttrVLArbitrationTable, 3<<16 | uint32(ip.num)}, {smp.AttrMlnxExtPortInfo, uint32(ip.num)},
+			{smp.AttrMulticastForwardingTable, uint32(ip.num)%31 + 1}, {smp.AttrMulticastForwardingTable, 1<<28 | 31}, // block 0 was Set on ibsim
+			{smp.AttrMulticastForwardingTable, 32},
 		} {
 			if q.id == smp.AttrSLtoVLMappingTable && ip.node.Type != topo.Switch {
 				q.mod = 0
+			}
+			if q.id == smp.AttrMulticastForwardingTable && ip.node.Type != topo.Switch {
+				continue
 			}
 			want, werr := isess.SMP(ctx, engine.LID(ip.lid), mad.MethodGet, q.id, q.mod, nil)
 			got, gerr := esess.SMP(ctx, engine.LID(ep.lid), mad.MethodGet, q.id, q.mod, nil)
@@ -389,4 +399,32 @@ func embeddedAgrees(t *testing.T, path string, isess *engine.Session, iports []m
 		}
 	}
 	t.Logf("embedded simulator agreed with ibsim on %d queries", n)
+}
+
+var mlidLine = regexp.MustCompile(`(?m)^\s*0x(c[0-9a-f]{3})\s+(.*)$`)
+
+// mftReadBack Sets two MLIDs of a switch's MulticastForwardingTable
+// through the engine and requires ibroute -M to list exactly those MLIDs
+// with the ports set (it prints an x in each member port's column).
+func mftReadBack(t *testing.T, sess *engine.Session, tool func(...string) []byte, mp mixedPort) {
+	var mft smp.MulticastForwardingTable
+	mft.PortMask[0] = 1<<1 | 1<<3 // MLID 0xc000: ports 1 and 3
+	mft.PortMask[5] = 1<<0 | 1<<2 // MLID 0xc005: ports 0 and 2
+	if _, err := engine.Set(t.Context(), sess, engine.LID(mp.lid), 0, &mft); err != nil {
+		t.Fatalf("%s: Set MFT: %v", mp.node.Desc, err)
+	}
+	out := string(tool("ibroute", "-M", strconv.Itoa(int(mp.lid))))
+	if !strings.Contains(out, "2 valid mlids dumped") {
+		t.Fatalf("%s: ibroute -M after the Set:\n%s", mp.node.Desc, out)
+	}
+	want := map[string]int{"c000": 2, "c005": 2}
+	for _, m := range mlidLine.FindAllStringSubmatch(out, -1) {
+		if n, ok := want[m[1]]; !ok || strings.Count(m[2], "x") != n {
+			t.Errorf("%s: ibroute -M line 0x%s %q, want %d ports", mp.node.Desc, m[1], m[2], n)
+		}
+		delete(want, m[1])
+	}
+	if len(want) != 0 {
+		t.Errorf("%s: ibroute -M does not list %v:\n%s", mp.node.Desc, want, out)
+	}
 }
