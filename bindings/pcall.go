@@ -36,10 +36,17 @@ type threads struct {
 	parent map[*lua.LState]*lua.LState
 	// errorFn is the error function installErrorFn made, nil before.
 	errorFn *lua.LFunction
+	// depth counts the protected calls running inside one another.
+	depth int
 }
 
 // maxFreeThreads bounds the pool: protected calls nest only so deep.
 const maxFreeThreads = 8
+
+// maxNesting bounds protected calls inside one another, as Lua 5.1 bounds
+// nested C calls (LUAI_MAXCCALLS): each is a Go call and a thread, so
+// unbounded nesting would end in Go's fatal stack overflow.
+const maxNesting = 200
 
 func (p *threads) get(L *lua.LState) *lua.LState {
 	var co *lua.LState
@@ -78,6 +85,11 @@ func (p *threads) put(co *lua.LState) {
 // (all of them when nret is lua.MultRet). The error is the callee's, an
 // *lua.ApiError as L.PCall returns it.
 func (p *threads) call(L *lua.LState, fn lua.LValue, nret int, args []lua.LValue) ([]lua.LValue, error) {
+	if p.depth >= maxNesting {
+		return nil, &lua.ApiError{Type: lua.ApiErrorRun, Object: lua.LString("stack overflow (protected calls nested deeper than 200)")}
+	}
+	p.depth++
+	defer func() { p.depth-- }()
 	co := p.get(L)
 	co.Push(fn)
 	for _, a := range args {

@@ -103,6 +103,17 @@ do -- tostring of an error object with __tostring
   local ok, e = pcall(error, obj)
   eq(e, obj, "object kept"); eq(tostring(e), "custom", "__tostring")
 end
+do -- protected calls nested without end fail with a stack overflow, caught
+  local n, err = 0, nil
+  local function f()
+    n = n + 1
+    local ok, e = pcall(f)
+    if not ok and err == nil then err = e end
+  end
+  f()
+  eq(string.find(tostring(err), "overflow") ~= nil, true, "stack overflow: " .. tostring(err))
+  eq(n > 100, true, "nested more than 100 deep")
+end
 do -- chunk names of loaded strings
   local ok, e = pcall(loadstring("error('x')"))
   eq(e, '[string "error(\'x\')"]:1: x', "loadstring's chunk is named after its text")
