@@ -60,6 +60,11 @@ do -- xpcall
   same("error in the handler", {n = 2, false, "error in error handling"},
     xpcall(function() error("x") end, function() error("again") end))
 end
+do -- callable tables (issue 326)
+  local callable = setmetatable({}, {__call = function(self, a) return a end})
+  same("pcall of a callable table", {true, 5}, pcall(callable, 5))
+  same("xpcall of a callable table", {true}, (function() local ok = xpcall(callable, print); return ok end)())
+end
 do -- assert
   same("assert returns all its arguments", {n = 3, 1, 2, 3}, assert(1, 2, 3))
   same("assert(false, msg)", {n = 2, false, "msg"}, pcall(assert, false, "msg"))
