@@ -17,14 +17,17 @@ import (
 )
 
 // hostileSA is the far side of a Pipe posing as an SA whose answers are
-// whatever the test scripts: answer gets every MAD the engine sends and
-// returns the MADs to deliver back.
+// whatever the test scripts: answer gets every MAD the engine sends, with
+// its RMPP header, and returns the MADs to deliver back. Calls of answer
+// are serialized.
 type hostileSA struct {
 	pipe *fabrictest.Pipe
 
 	mu     sync.Mutex
-	answer func(req []byte) [][]byte
+	answer func(b []byte, rh rmpp.Header) [][]byte
 	seen   []rmpp.Header // RMPP headers of what the engine sent
+
+	amu sync.Mutex // held while answer runs
 }
 
 func (h *hostileSA) respond(p *fabric.Packet) ([]byte, bool) {
@@ -37,7 +40,10 @@ func (h *hostileSA) respond(p *fabric.Packet) ([]byte, bool) {
 	if ans == nil {
 		return nil, false
 	}
-	for _, b := range ans(p.Data) {
+	h.amu.Lock()
+	out := ans(p.Data, rh)
+	h.amu.Unlock()
+	for _, b := range out { // the engine's replies come back here
 		_ = h.pipe.Send(context.Background(), b)
 	}
 	return nil, false
@@ -49,15 +55,22 @@ func (h *hostileSA) sent() []rmpp.Header {
 	return append([]rmpp.Header(nil), h.seen...)
 }
 
-// hostileSession opens a Session whose SA (LID 2) is h.
-func hostileSession(t *testing.T, opts *engine.Options) (*engine.Session, *hostileSA) {
-	t.Helper()
+// newHostileSA returns a hostileSA on the far side of a new Pipe: LID 1
+// (its SM LID 2) on the near side, the SA at LID 2, QP1.
+func newHostileSA() *hostileSA {
 	h := &hostileSA{}
 	h.pipe = fabrictest.NewPipe(&fabrictest.PipeOptions{
 		Port:            fabric.PortAttr{LID: 1, SMLID: 2, State: 4},
 		PeerAddr:        fabric.Addr{LID: 2, QPN: 1, QKey: 0x80010000},
 		PacketResponder: h.respond,
 	})
+	return h
+}
+
+// hostileSession opens a Session whose SA (LID 2) is a hostileSA.
+func hostileSession(t *testing.T, opts *engine.Options) (*engine.Session, *hostileSA) {
+	t.Helper()
+	h := newHostileSA()
 	s, err := engine.New(h.pipe.Transport(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +95,7 @@ func segment(req []byte, k int, flags uint8, pl uint32) []byte {
 }
 
 // oneRecord answers a GetTable with one segment (First and Last).
-func oneRecord(req []byte) [][]byte {
+func oneRecord(req []byte, _ rmpp.Header) [][]byte {
 	if mad.IsResponse(req) || rmpp.IsActive(req) {
 		return nil
 	}
@@ -98,11 +111,11 @@ func TestRMPPRefusesUnsolicitedData(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, h := hostileSession(t, nil)
 		var req []byte
-		h.answer = func(b []byte) [][]byte {
+		h.answer = func(b []byte, rh rmpp.Header) [][]byte {
 			if req == nil {
 				req = append([]byte(nil), b...)
 			}
-			return oneRecord(b)
+			return oneRecord(b, rh)
 		}
 		if recs, err := s.SAGetTable(t.Context(), &sa.NodeRecord, 0, nil); err != nil || len(recs) != 1 {
 			t.Fatalf("%d records, %v", len(recs), err)
@@ -131,15 +144,10 @@ func TestRMPPRefusesUnsolicitedData(t *testing.T) {
 func TestRMPPFirstSegmentClaim(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, h := hostileSession(t, &engine.Options{RMPP: engine.RMPPLimits{MaxMessage: 100_000}})
-		var mu sync.Mutex
 		var heldAfterFirst int
 		var reqHdr []byte
 		next := 1
-		h.answer = func(b []byte) [][]byte {
-			mu.Lock()
-			defer mu.Unlock()
-			var rh rmpp.Header
-			_ = rh.UnmarshalBinary(b)
+		h.answer = func(b []byte, rh rmpp.Header) [][]byte {
 			switch {
 			case !rmpp.IsActive(b) && !mad.IsResponse(b):
 				reqHdr = append([]byte(nil), b...)
@@ -162,6 +170,8 @@ func TestRMPPFirstSegmentClaim(t *testing.T) {
 		if !errors.As(err, &le) || le.Limit != "MaxMessage" || le.Bytes != 100_000 {
 			t.Fatalf("err %v, want a LimitError on MaxMessage 100000", err)
 		}
+		h.amu.Lock()
+		defer h.amu.Unlock()
 		if heldAfterFirst == 0 || heldAfterFirst > 64<<10 {
 			t.Errorf("after the First segment the driver held %d bytes, want at most 64 KiB", heldAfterFirst)
 		}
@@ -208,10 +218,10 @@ func TestRMPPMaxTotal(t *testing.T) {
 func TestRMPPAbortReachesReceiver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, h := hostileSession(t, nil)
-		var mu sync.Mutex
+		var mu sync.Mutex // reqHdr is read by the timers
 		var reqHdr []byte
 		tries := 0
-		h.answer = func(b []byte) [][]byte {
+		h.answer = func(b []byte, _ rmpp.Header) [][]byte {
 			mu.Lock()
 			defer mu.Unlock()
 			if rmpp.IsActive(b) || mad.IsResponse(b) {
@@ -267,9 +277,7 @@ func FuzzRMPPHostilePeer(f *testing.F) {
 			var mu sync.Mutex
 			var over int
 			done := false
-			h.answer = func(b []byte) [][]byte {
-				mu.Lock()
-				defer mu.Unlock()
+			h.answer = func(b []byte, _ rmpp.Header) [][]byte {
 				if done || mad.IsResponse(b) || rmpp.IsActive(b) {
 					return nil
 				}
@@ -315,12 +323,7 @@ func FuzzRMPPHostilePeer(f *testing.F) {
 // old one, so every later try failed.
 func TestRMPPStaleReceiveState(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := &hostileSA{}
-		h.pipe = fabrictest.NewPipe(&fabrictest.PipeOptions{
-			Port:            fabric.PortAttr{LID: 1, SMLID: 2, State: 4},
-			PeerAddr:        fabric.Addr{LID: 2, QPN: 1, QKey: 0x80010000},
-			PacketResponder: h.respond,
-		})
+		h := newHostileSA()
 		p := engine.NewUMADPort(h.pipe.Transport())
 		defer p.Close()
 		ctx := t.Context()
@@ -328,13 +331,8 @@ func TestRMPPStaleReceiveState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var mu sync.Mutex
 		try := 0
-		h.answer = func(b []byte) [][]byte {
-			mu.Lock()
-			defer mu.Unlock()
-			var rh rmpp.Header
-			_ = rh.UnmarshalBinary(b)
+		h.answer = func(b []byte, _ rmpp.Header) [][]byte {
 			if !rmpp.IsActive(b) && !mad.IsResponse(b) {
 				try++
 				if try == 1 {
@@ -374,12 +372,10 @@ func TestRMPPStaleReceiveState(t *testing.T) {
 func TestSATruncatedAnswers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, h := hostileSession(t, nil)
-		h.answer = func(req []byte) [][]byte {
+		h.answer = func(req []byte, rh rmpp.Header) [][]byte {
 			if mad.IsResponse(req) {
 				return nil
 			}
-			var rh rmpp.Header
-			_ = rh.UnmarshalBinary(req)
 			if rmpp.IsActive(req) && rh.Type == rmpp.TypeData && rh.Flags&rmpp.FlagLast != 0 {
 				// The GetMulti request: answer once it is whole.
 				b := segment(req, 1, rmpp.FlagFirst|rmpp.FlagLast, rh.Data2)

@@ -15,8 +15,14 @@ import (
 const fattree2000 = "../tests/topologies/fattree-2000.net"
 
 // simSession loads a topology into the embedded simulator and opens a
-// Session on node's port.
+// Session on node's port (the SM's port when node is "").
 func simSession(tb testing.TB, path, node string, port int) (*engine.Session, *sim.Fabric) {
+	tb.Helper()
+	return simSessionOpts(tb, path, node, port, nil)
+}
+
+// simSessionOpts is simSession with Session options.
+func simSessionOpts(tb testing.TB, path, node string, port int, opts *engine.Options) (*engine.Session, *sim.Fabric) {
 	tb.Helper()
 	f, err := sim.Load(path, nil)
 	if err != nil {
@@ -32,7 +38,7 @@ func simSession(tb testing.TB, path, node string, port int) (*engine.Session, *s
 		f.Close()
 		tb.Fatal(err)
 	}
-	s, err := engine.New(tr, nil)
+	s, err := engine.New(tr, opts)
 	if err != nil {
 		f.Close()
 		tb.Fatal(err)
@@ -197,25 +203,4 @@ func BenchmarkSMPRoundTripParallel(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
-}
-
-// simSessionOpts is simSession with Session options.
-func simSessionOpts(tb testing.TB, path, node string, port int, opts *engine.Options) (*engine.Session, *sim.Fabric) {
-	tb.Helper()
-	f, err := sim.Load(path, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tr, err := f.Attach(node, port)
-	if err != nil {
-		f.Close()
-		tb.Fatal(err)
-	}
-	s, err := engine.New(tr, opts)
-	if err != nil {
-		f.Close()
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close(); f.Close() })
-	return s, f
 }

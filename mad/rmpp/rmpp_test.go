@@ -414,3 +414,35 @@ func TestAckPoints(t *testing.T) {
 		})
 	}
 }
+
+// TestReceiverFirstClaim: a First segment's PayloadLength is a claim, not
+// a reservation: 0xffffffff reserves at most 64 KiB (it reserved 16 MiB);
+// the buffer then grows with what arrives, and End stops the transfer
+// with the STOP asked for and frees it.
+func TestReceiverFirstClaim(t *testing.T) {
+	s, err := rmpp.NewSender(message(10*200, 1), rmpp.SenderConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := s.Segment(nil, 1)
+	(&rmpp.Header{Version: rmpp.Version, Type: rmpp.TypeData, Flags: rmpp.FlagActive | rmpp.FlagFirst, Data1: 1, Data2: 0xffffffff}).Put(seg)
+	r := rmpp.NewReceiver(rmpp.ReceiverConfig{})
+	r.Handle(seg, t0)
+	if n := r.Buffered(); n < mad.Size || n > 64<<10 || !r.Active() {
+		t.Fatalf("after a First segment claiming 4 GiB: %d bytes held, active %v", n, r.Active())
+	}
+	for k := 2; k <= 5; k++ {
+		r.Handle(s.Segment(nil, k), t0)
+	}
+	o := r.End(rmpp.TypeStop, rmpp.StatusResX, "test")
+	var ae *rmpp.AbortError
+	if o.Control != rmpp.TypeStop || o.ControlStatus != rmpp.StatusResX || !o.Done || !errors.As(o.Err, &ae) || ae.Remote {
+		t.Fatalf("End: %+v", o)
+	}
+	if r.Buffered() != 0 || r.Active() {
+		t.Errorf("after End: %d bytes held, active %v", r.Buffered(), r.Active())
+	}
+	if o := r.End(rmpp.TypeStop, rmpp.StatusResX, "again"); o.Control != 0 || !o.Done {
+		t.Errorf("End of an ended transfer: %+v, want Done and nothing to send", o)
+	}
+}
