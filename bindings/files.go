@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/topo"
 )
 
 // Files is which files a script may read and write (docs/security.md):
@@ -145,4 +147,13 @@ func hideSource(path string, err error) error {
 	}
 	msg := fmt.Sprintf("%s:%s: not Lua source (the parser's message is shown only for files named *.lua)", path, line)
 	return &lua.ApiError{Type: lua.ApiErrorSyntax, Object: lua.LString(msg)}
+}
+
+// LoadTopology is topo.Load of a file the Files allow, the files its
+// include directives name checked too.
+func (f *Files) LoadTopology(path string) (*topo.Fabric, error) {
+	if err := f.Check(path); err != nil {
+		return nil, err
+	}
+	return (&topo.Parser{Open: f.Open}).Load(path)
 }

@@ -448,10 +448,19 @@ func planThresholds(e *Env, L *lua.LState) int {
 	return 1
 }
 
+// maxSleep bounds plan.sleep: a day between two sweeps is already more
+// than a plan needs.
+const maxSleep = 24 * time.Hour
+
 func planSleep(e *Env, L *lua.LState) int {
 	sec := float64(L.CheckNumber(1))
-	if sec < 0 {
+	if sec < 0 || sec != sec {
 		L.ArgError(1, "seconds must not be negative")
+	}
+	if sec > maxSleep.Seconds() {
+		// time.Duration would overflow into a negative wait, that is
+		// none at all.
+		L.ArgError(1, fmt.Sprintf("seconds must be at most %.0f (%v), got %g", maxSleep.Seconds(), maxSleep, sec))
 	}
 	d := time.Duration(sec * float64(time.Second))
 	tm := time.NewTimer(d)

@@ -27,8 +27,7 @@ func topoOf(L *lua.LState, n int) *topo.Fabric {
 
 func fabricLoad(e *Env, L *lua.LState) int {
 	path := L.CheckString(1)
-	files := filesOf(L)
-	if err := files.Check(path); err != nil {
+	if err := filesOf(L).Check(path); err != nil {
 		raise(L, "fabric.load", "%v", err)
 	}
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
@@ -36,7 +35,7 @@ func fabricLoad(e *Env, L *lua.LState) int {
 		// times its size while it loads.
 		e.checkAlloc(L, "fabric.load", mulSize(uint64(st.Size()), 3))
 	}
-	f, err := (&topo.Parser{Open: files.Open}).Load(path) // includes checked too
+	f, err := filesOf(L).LoadTopology(path)
 	if err != nil {
 		raise(L, "fabric.load", "%v", err)
 	}

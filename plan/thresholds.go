@@ -2,6 +2,7 @@ package plan
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -66,7 +67,10 @@ func ParseThresholds(r io.Reader, name string) (map[string]uint64, error) {
 		out[key] = n
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: line longer than %d bytes", name, line+1, bufio.MaxScanTokenSize)
+		}
+		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
 	}
 	return out, nil
 }

@@ -65,3 +65,13 @@ func FuzzParseThresholds(f *testing.F) {
 		}
 	})
 }
+
+// TestThresholdsLongLine: an over-long line is an error naming the file
+// and the line, not bufio's "token too long".
+func TestThresholdsLongLine(t *testing.T) {
+	text := "SymbolErrorCounter=10\n# " + strings.Repeat("x", 70_000) + "\n"
+	_, err := ParseThresholds(strings.NewReader(text), "error_thresholds")
+	if err == nil || !strings.Contains(err.Error(), "error_thresholds:2: line longer than") || strings.Contains(err.Error(), "token too long") {
+		t.Errorf("error %v, want error_thresholds:2: line longer than ...", err)
+	}
+}

@@ -60,7 +60,7 @@ type ibndWriter struct {
 // name is remap_node_name: the mapped name, else the cleaned description.
 func (wr *ibndWriter) name(n *Node) string {
 	if s, ok := wr.names[n.GUID]; ok {
-		return s
+		return cleanName(s)
 	}
 	return cleanDesc(n.Desc)
 }
@@ -76,6 +76,25 @@ func cleanDesc(s string) string {
 	}
 	if len(s) > 63 {
 		s = s[:63]
+	}
+	return cleanName(s)
+}
+
+// cleanName is cleanDesc's byte rule without its length: every byte that
+// is not printable in the C locale (0x20-0x7e) becomes a space. Names
+// from a node-name-map go through it where they are used (Rename, the
+// ibnetdiscover writer), so a NUL, an escape sequence or invalid UTF-8 in
+// a map reaches no terminal or report, as none from the wire does.
+func cleanName(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
 	}
 	b := []byte(s)
 	for i, c := range b {

@@ -195,6 +195,7 @@ type parser struct {
 	cableOf  map[*Port]int // index into cables
 	guidBase [4]uint64     // absolute bases by NodeType
 	guidNext [4]uint64     // next GUID by NodeType
+	guidWrap [4]bool       // guidNext wrapped past 2^64-1 (an error when used)
 	vendID   uint32        // next node only
 	sysGUID  uint64        // next node only
 	devID    uint16
@@ -373,6 +374,9 @@ func parseNum(s string, bits int) (uint64, error) {
 	return strconv.ParseUint(s, 0, bits)
 }
 
+// guidKeyword names the line that sets each node type's GUID base.
+var guidKeyword = [4]string{CA: "caguid=", Switch: "switchguid=", Router: "rtguid="}
+
 // guidLine handles switchguid=G, caguid=G, rtguid=G (absolute) and the
 // relative form without '=': "caguid+G" (ibsim: a '+' is only looked for
 // when the line has no '=').
@@ -393,7 +397,11 @@ func (p *parser) guidLine(lr *lineReader, line string, t NodeType) error {
 		p.guidBase[t] = v
 		v = 0
 	}
+	if p.guidBase[t]+v < p.guidBase[t] {
+		return lr.errorf("%s: GUID 0x%x + 0x%x wraps past 0xffffffffffffffff", strings.TrimSpace(line[:i]), p.guidBase[t], v)
+	}
 	p.guidNext[t] = p.guidBase[t] + v
+	p.guidWrap[t] = false
 	return nil
 }
 
@@ -502,6 +510,13 @@ func (p *parser) node(lr *lineReader, line string, t NodeType, kwLen int) error 
 		return lr.errorf("description of %q longer than %d bytes", id, maxDescLen)
 	}
 
+	span := n // a CA's or router's port GUIDs follow its node GUID
+	if t == Switch {
+		span = 0
+	}
+	if g := p.guidNext[t]; p.guidWrap[t] || g+span < g {
+		return lr.errorf("%q: GUIDs from 0x%x for %d ports wrap past 0xffffffffffffffff (set a lower base with %s)", id, g, n, guidKeyword[t])
+	}
 	nd := &Node{
 		ID:       id,
 		Desc:     desc,
@@ -515,11 +530,9 @@ func (p *parser) node(lr *lineReader, line string, t NodeType, kwLen int) error 
 	if p.sysGUID != 0 {
 		nd.SysGUID = p.sysGUID
 	}
-	if t == Switch {
-		p.guidNext[t]++
-	} else {
-		p.guidNext[t] += n + 1
-	}
+	next := p.guidNext[t] + span + 1
+	p.guidWrap[t] = next <= p.guidNext[t]
+	p.guidNext[t] = next
 	p.vendID, p.sysGUID = 0, 0
 
 	ports := make([]Port, n+1)

@@ -3,6 +3,7 @@ package topo
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -234,7 +235,7 @@ func (f *Fabric) Rename(names map[uint64]string) {
 	}
 	for _, n := range f.Nodes {
 		if name, ok := names[n.GUID]; ok {
-			n.Desc = name
+			n.Desc = cleanName(name) // as a description from the wire is
 		}
 	}
 }
@@ -290,7 +291,10 @@ func ParseNameMap(r io.Reader, name string) (map[uint64]string, error) {
 		out[guid] = rest
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: line longer than %d bytes", name, line+1, bufio.MaxScanTokenSize)
+		}
+		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
 	}
 	return out, nil
 }

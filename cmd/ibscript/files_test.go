@@ -36,6 +36,7 @@ func TestFilesOutsideNamedPaths(t *testing.T) {
 		{"loadfile", `local f, err = loadfile(%q) error(err)`, nil},
 		{"require", `package.path = %q .. "/?" require("secret")`, nil},
 		{"fabric.load", `fabric.load(%q)`, nil},
+		{"discover reference", `fabric.discover{reference = %q}`, nil},
 		{"fabric.save", `fabric.save(fabric.discover(), %q .. ".new")`, nil},
 		{"node_name_map", `fabric.save(fabric.discover(), "/dev/null", {format = "ibnetdiscover", node_name_map = %q})`, nil},
 		{"plan.thresholds", `plan.thresholds(%q)`, nil},

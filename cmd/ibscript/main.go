@@ -317,8 +317,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 
-	if c.timeLimit < 0 {
-		fmt.Fprintf(stderr, "ibscript: --time-limit %v: want a positive duration\n", c.timeLimit)
+	if err := c.checkNumbers(); err != nil {
+		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
 	}
 	if !c.memLimit.set {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -365,5 +366,19 @@ func TestRecordEveryPort(t *testing.T) {
 	ports, _ := pf.Ports(t.Context())
 	if len(ports) != 2 || ports[1].CAName != "Hca3" {
 		t.Errorf("replayed ports %+v", ports)
+	}
+}
+
+// TestReadLongLine: a line over the limit is an error naming the line
+// (and, through ReadFile, the file), not bufio's "token too long".
+func TestReadLongLine(t *testing.T) {
+	text := `{"format":"ibscript-record","version":1}` + "\n" + `{"op":"send","data":"` + strings.Repeat("00", 3<<20) + `"}` + "\n"
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := record.ReadFile(path)
+	if err == nil || !strings.Contains(err.Error(), path+": record: line 2: longer than") || strings.Contains(err.Error(), "token too long") {
+		t.Errorf("error %v, want %s: record: line 2: longer than ...", err, path)
 	}
 }

@@ -81,6 +81,9 @@ func Read(r io.Reader) (*Recording, error) {
 		rec.Events = append(rec.Events, e)
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("record: line %d: longer than %d bytes", line+1, maxLine)
+		}
 		return nil, fmt.Errorf("record: line %d: %w", line+1, err)
 	}
 	if line == 0 {
@@ -96,7 +99,11 @@ func ReadFile(path string) (*Recording, error) {
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	defer f.Close()
-	return Read(f)
+	rec, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err) // FILE: record: line N: ...
+	}
+	return rec, nil
 }
 
 // tidOff is the TID's place in the MAD header.
