@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -48,6 +49,9 @@ func installLibFixes(L *lua.LState) {
 			L.Call(2, 1)
 			return 1
 		}))
+	}
+	if os, ok := L.GetGlobal("os").(*lua.LTable); ok && os.RawGetString("date") != lua.LNil {
+		os.RawSetString("date", L.NewFunction(osDate))
 	}
 	if m, ok := L.GetGlobal("math").(*lua.LTable); ok {
 		m.RawSetString("huge", lua.LNumber(math.Inf(1))) // gopher-lua: MaxFloat64
@@ -396,4 +400,149 @@ func installCompat(L *lua.LState) {
 		}
 		return 0
 	}))
+}
+
+// osDate is Lua 5.1's os.date: C's strftime conversions in the C locale
+// ("!" first for UTC), "*t" for a table. gopher-lua's %x printed the time,
+// %a a literal "mon", %c another layout, and %j, %U, %W and yday were
+// missing.
+func osDate(L *lua.LState) int {
+	format := L.OptString(1, "%c")
+	t := time.Now()
+	if L.Get(2) != lua.LNil {
+		t = time.Unix(int64(L.CheckNumber(2)), 0)
+	}
+	if strings.HasPrefix(format, "!") {
+		format, t = format[1:], t.UTC()
+	} else {
+		t = t.Local()
+	}
+	if strings.HasPrefix(format, "*t") {
+		tb := L.CreateTable(0, 9)
+		for k, v := range map[string]int{"year": t.Year(), "month": int(t.Month()), "day": t.Day(),
+			"hour": t.Hour(), "min": t.Minute(), "sec": t.Second(), "wday": int(t.Weekday()) + 1, "yday": t.YearDay()} {
+			tb.RawSetString(k, lua.LNumber(v))
+		}
+		tb.RawSetString("isdst", lua.LBool(t.IsDST()))
+		L.Push(tb)
+		return 1
+	}
+	L.Push(lua.LString(strftime(format, t)))
+	return 1
+}
+
+// strftime formats t as C's strftime does in the C locale.
+func strftime(format string, t time.Time) string {
+	var b strings.Builder
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' || i+1 == len(format) {
+			b.WriteByte(format[i])
+			continue
+		}
+		i++
+		b.WriteString(strftimeConv(format[i], t))
+	}
+	return b.String()
+}
+
+func strftimeConv(c byte, t time.Time) string {
+	hour12 := t.Hour() % 12
+	if hour12 == 0 {
+		hour12 = 12
+	}
+	week := func(first time.Weekday) int { // weeks starting on first; days before the first one are week 0
+		wd := (int(t.Weekday()) - int(first) + 7) % 7
+		return (t.YearDay() - 1 - wd + 7) / 7
+	}
+	switch c {
+	case 'a':
+		return t.Weekday().String()[:3]
+	case 'A':
+		return t.Weekday().String()
+	case 'b', 'h':
+		return t.Month().String()[:3]
+	case 'B':
+		return t.Month().String()
+	case 'c':
+		return strftime("%a %b %e %H:%M:%S %Y", t)
+	case 'C':
+		return fmt.Sprintf("%02d", t.Year()/100)
+	case 'd':
+		return fmt.Sprintf("%02d", t.Day())
+	case 'D', 'x':
+		return strftime("%m/%d/%y", t)
+	case 'e':
+		return fmt.Sprintf("%2d", t.Day())
+	case 'F':
+		return strftime("%Y-%m-%d", t)
+	case 'g':
+		y, _ := t.ISOWeek()
+		return fmt.Sprintf("%02d", y%100)
+	case 'G':
+		y, _ := t.ISOWeek()
+		return strconv.Itoa(y)
+	case 'H':
+		return fmt.Sprintf("%02d", t.Hour())
+	case 'I':
+		return fmt.Sprintf("%02d", hour12)
+	case 'j':
+		return fmt.Sprintf("%03d", t.YearDay())
+	case 'k':
+		return fmt.Sprintf("%2d", t.Hour())
+	case 'l':
+		return fmt.Sprintf("%2d", hour12)
+	case 'm':
+		return fmt.Sprintf("%02d", int(t.Month()))
+	case 'M':
+		return fmt.Sprintf("%02d", t.Minute())
+	case 'n':
+		return "\n"
+	case 'p':
+		if t.Hour() < 12 {
+			return "AM"
+		}
+		return "PM"
+	case 'P':
+		if t.Hour() < 12 {
+			return "am"
+		}
+		return "pm"
+	case 'r':
+		return strftime("%I:%M:%S %p", t)
+	case 'R':
+		return strftime("%H:%M", t)
+	case 's':
+		return strconv.FormatInt(t.Unix(), 10)
+	case 'S':
+		return fmt.Sprintf("%02d", t.Second())
+	case 't':
+		return "\t"
+	case 'T', 'X':
+		return strftime("%H:%M:%S", t)
+	case 'u':
+		return strconv.Itoa((int(t.Weekday())+6)%7 + 1)
+	case 'U':
+		return fmt.Sprintf("%02d", week(time.Sunday))
+	case 'V':
+		_, w := t.ISOWeek()
+		return fmt.Sprintf("%02d", w)
+	case 'w':
+		return strconv.Itoa(int(t.Weekday()))
+	case 'W':
+		return fmt.Sprintf("%02d", week(time.Monday))
+	case 'y':
+		return fmt.Sprintf("%02d", t.Year()%100)
+	case 'Y':
+		return strconv.Itoa(t.Year())
+	case 'z':
+		return t.Format("-0700")
+	case 'Z':
+		if name, off := t.Zone(); name != "UTC" || off != 0 {
+			return name
+		}
+		return "GMT" // glibc's name for UTC
+	case '%':
+		return "%"
+	}
+	return "%" + string(c) // glibc keeps an unknown conversion as it is
 }
