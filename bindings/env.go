@@ -39,6 +39,12 @@ type Options struct {
 	// Sim, when set (the backend is the embedded simulator), adds the sim
 	// module: fault injection (simfaults.go).
 	Sim Simulator
+	// ScriptDir, when set, is the directory of the script the host runs:
+	// require looks for modules there and in its checks/ subdirectory
+	// before package.path's defaults, so a plan built on the shipped
+	// checks (scripts/validate.lua requires "links", "common", ...) runs
+	// from Go as from the command line.
+	ScriptDir string
 	// NodeNames, when set (a node-name-map, topo.ParseNameMap), names the
 	// nodes fabric.discover finds: their desc, and so every message and
 	// report object that names them.

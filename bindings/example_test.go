@@ -2,6 +2,7 @@ package bindings_test
 
 import (
 	"context"
+	"fmt"
 	"log"
 	"os"
 
@@ -60,4 +61,44 @@ func Example() {
 	// Output:
 	// Switch1	rack-00
 	// Switch2	rack-01
+}
+
+// Running a shipped plan from Go: ScriptDir lets require find the checks
+// beside it, PlanReport gives the report (never nil once the script ran
+// and failed or planned) and its exit status.
+func ExampleEnv_PlanReport() {
+	f, err := sim.Load("../tests/topologies/net.2sw2path4hca-faulty", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	ctx := context.Background()
+	tr, err := f.Open(ctx, "", 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	sess, err := engine.New(tr, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	L, env, err := bindings.NewState(ctx, &bindings.Options{Session: sess, Fabric: f, Stdout: os.Stdout,
+		PlanName: "validate", ScriptDir: "../scripts"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer L.Close()
+	defer env.Close()
+
+	runErr := bindings.DoFile(L, "../scripts/validate.lua")
+	rep := env.PlanReport(runErr)
+	for _, c := range rep.Checks {
+		if c.Status == "fail" {
+			fmt.Println(c.Category, c.Name, c.Failed)
+		}
+	}
+	fmt.Println("exit status", rep.ExitCode())
+	// Output:
+	// links partners enable the same 2
+	// exit status 1
 }

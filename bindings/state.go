@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	goos "os"
+	"path/filepath"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -44,6 +45,9 @@ func NewState(ctx context.Context, opts *Options) (*lua.LState, *Env, error) {
 		L.Close()
 		return nil, nil, err
 	}
+	if opts.ScriptDir != "" {
+		AddScriptDir(L, opts.ScriptDir)
+	}
 	return L, e, nil
 }
 
@@ -62,6 +66,22 @@ var stateOptions = lua.Options{
 	RegistrySize:        4096,
 	RegistryMaxSize:     1 << 20,
 	RegistryGrowStep:    4096,
+}
+
+// AddScriptDir lets require find modules in dir and in dir/checks before
+// the paths package.path had: what Options.ScriptDir does, for a state
+// made otherwise.
+func AddScriptDir(L *lua.LState, dir string) {
+	pkg, ok := L.GetGlobal("package").(*lua.LTable)
+	if !ok {
+		return
+	}
+	old := lua.LVAsString(pkg.RawGetString("path"))
+	p := filepath.Join(dir, "?.lua") + ";" + filepath.Join(dir, "checks", "?.lua")
+	if old != "" {
+		p += ";" + old
+	}
+	pkg.RawSetString("path", lua.LString(p))
 }
 
 // ExitError is the error a script raises with os.exit(code): the runner

@@ -220,3 +220,12 @@ func (c *ClassPortInfo) MarshalBinary() ([]byte, error) { return c.AppendBinary(
 
 // AttrLayout returns the layout of the attribute, ClassPortInfoLayout.
 func (*ClassPortInfo) AttrLayout() *Layout { return &ClassPortInfoLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (c *ClassPortInfo) String() string {
+	b, err := c.MarshalBinary()
+	if err != nil {
+		return "ClassPortInfo" + ": " + err.Error()
+	}
+	return ClassPortInfoLayout.Text(b)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Kind says how a field's value is shown to people and scripts. It does not
@@ -363,4 +364,34 @@ type Codec interface {
 type Attribute interface {
 	Codec
 	AttrLayout() *Layout
+}
+
+// Text renders the structure in b as people read it, one field a line
+// under its name, as the REPL prints a decoded attribute:
+//
+//	PortInfo
+//	  m_key          <masked>
+//	  gid_prefix     0xfe80000000000000
+//	  lid            1
+//
+// Keys (IsKeyField) read "<masked>". A b shorter than the layout gives
+// the ErrTruncated error's text after the name.
+func (l *Layout) Text(b []byte) string {
+	var sb strings.Builder
+	sb.WriteString(l.Name)
+	width := 0
+	for _, f := range l.Fields {
+		width = max(width, len(f.Key()))
+	}
+	err := l.Each(b, func(f Field, v uint64, raw []byte) {
+		s := f.Format(v, raw)
+		if IsKeyField(f.Name) {
+			s = "<masked>"
+		}
+		fmt.Fprintf(&sb, "\n  %-*s  %s", width, f.Key(), s)
+	})
+	if err != nil {
+		sb.WriteString(": " + err.Error())
+	}
+	return sb.String()
 }

@@ -199,7 +199,7 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return failed(nil, err)
 	}
-	opts := bindings.Options{PlanName: planName(file), PlanArgs: pargs}
+	opts := bindings.Options{PlanName: planName(file), PlanArgs: pargs, ScriptDir: filepath.Dir(file)}
 	if os.Getenv("GOGC") == "" {
 		// A run is short and builds large Lua tables (a 16k-node fabric
 		// is ~60k port tables): collect less often, as GOGC=300 would.
@@ -217,7 +217,6 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 		return failed(nil, err)
 	}
 	defer func() { code = closeLua(b, L, env, code, stderr) }()
-	setPackagePath(L, file)
 	argt := L.NewTable()
 	argt.RawSetInt(0, lua.LString(file))
 	for i, a := range c.args[1:] {
@@ -284,22 +283,6 @@ func errorMessage(err error) string {
 		return ae.Object.String()
 	}
 	return err.Error()
-}
-
-// setPackagePath lets require find modules next to the script and in its
-// checks/ directory, before the default path.
-func setPackagePath(L *lua.LState, file string) {
-	dir := filepath.Dir(file)
-	pkg, ok := L.GetGlobal("package").(*lua.LTable)
-	if !ok {
-		return
-	}
-	old := lua.LVAsString(pkg.RawGetString("path"))
-	p := filepath.Join(dir, "?.lua") + ";" + filepath.Join(dir, "checks", "?.lua")
-	if old != "" {
-		p += ";" + old
-	}
-	pkg.RawSetString("path", lua.LString(p))
 }
 
 // stripShebang blanks a leading #! line (keeping line numbers) so scripts

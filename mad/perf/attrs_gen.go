@@ -229,6 +229,15 @@ func (p *PortSamplesControl) MarshalBinary() ([]byte, error) { return p.AppendBi
 // AttrLayout returns the layout of the attribute, PortSamplesControlLayout.
 func (*PortSamplesControl) AttrLayout() *mad.Layout { return &PortSamplesControlLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortSamplesControl) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortSamplesControl" + ": " + err.Error()
+	}
+	return PortSamplesControlLayout.Text(b)
+}
+
 // PortSamplesResult rows (IBA table "PortSamplesResult").
 var (
 	psrTag          = mad.Field{Name: "Tag", Bit: 0, Width: 16, Kind: mad.Hex}
@@ -333,6 +342,15 @@ func (p *PortSamplesResult) MarshalBinary() ([]byte, error) { return p.AppendBin
 
 // AttrLayout returns the layout of the attribute, PortSamplesResultLayout.
 func (*PortSamplesResult) AttrLayout() *mad.Layout { return &PortSamplesResultLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortSamplesResult) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortSamplesResult" + ": " + err.Error()
+	}
+	return PortSamplesResultLayout.Text(b)
+}
 
 // PortCounters rows (IBA table "PortCounters").
 var (
@@ -492,6 +510,15 @@ func (p *PortCounters) MarshalBinary() ([]byte, error) { return p.AppendBinary(n
 // AttrLayout returns the layout of the attribute, PortCountersLayout.
 func (*PortCounters) AttrLayout() *mad.Layout { return &PortCountersLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortCounters) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortCounters" + ": " + err.Error()
+	}
+	return PortCountersLayout.Text(b)
+}
+
 // PortRcvErrorDetails rows (IBA table "PortRcvErrorDetails").
 var (
 	predPortSelect                = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
@@ -578,6 +605,15 @@ func (p *PortRcvErrorDetails) MarshalBinary() ([]byte, error) { return p.AppendB
 // AttrLayout returns the layout of the attribute, PortRcvErrorDetailsLayout.
 func (*PortRcvErrorDetails) AttrLayout() *mad.Layout { return &PortRcvErrorDetailsLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortRcvErrorDetails) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortRcvErrorDetails" + ": " + err.Error()
+	}
+	return PortRcvErrorDetailsLayout.Text(b)
+}
+
 // PortXmitDiscardDetails rows (IBA table "PortXmitDiscardDetails").
 var (
 	pxddPortSelect                     = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
@@ -654,6 +690,15 @@ func (p *PortXmitDiscardDetails) MarshalBinary() ([]byte, error) { return p.Appe
 // AttrLayout returns the layout of the attribute, PortXmitDiscardDetailsLayout.
 func (*PortXmitDiscardDetails) AttrLayout() *mad.Layout { return &PortXmitDiscardDetailsLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortXmitDiscardDetails) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortXmitDiscardDetails" + ": " + err.Error()
+	}
+	return PortXmitDiscardDetailsLayout.Text(b)
+}
+
 // PortOpRcvCounters rows (IBA table "PortOpRcvCounters").
 var (
 	porcOpCode        = mad.Field{Name: "OpCode", Bit: 0, Width: 8, Kind: mad.Hex}
@@ -725,6 +770,15 @@ func (p *PortOpRcvCounters) MarshalBinary() ([]byte, error) { return p.AppendBin
 // AttrLayout returns the layout of the attribute, PortOpRcvCountersLayout.
 func (*PortOpRcvCounters) AttrLayout() *mad.Layout { return &PortOpRcvCountersLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortOpRcvCounters) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortOpRcvCounters" + ": " + err.Error()
+	}
+	return PortOpRcvCountersLayout.Text(b)
+}
+
 // PortFlowCtlCounters rows (IBA table "PortFlowCtlCounters").
 var (
 	pfcPortSelect       = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
@@ -790,6 +844,15 @@ func (p *PortFlowCtlCounters) MarshalBinary() ([]byte, error) { return p.AppendB
 
 // AttrLayout returns the layout of the attribute, PortFlowCtlCountersLayout.
 func (*PortFlowCtlCounters) AttrLayout() *mad.Layout { return &PortFlowCtlCountersLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortFlowCtlCounters) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortFlowCtlCounters" + ": " + err.Error()
+	}
+	return PortFlowCtlCountersLayout.Text(b)
+}
 
 // PortVLOpPackets rows (IBA table "PortVLOpPackets").
 var (
@@ -896,6 +959,15 @@ func (p *PortVLOpPackets) MarshalBinary() ([]byte, error) { return p.AppendBinar
 // AttrLayout returns the layout of the attribute, PortVLOpPacketsLayout.
 func (*PortVLOpPackets) AttrLayout() *mad.Layout { return &PortVLOpPacketsLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortVLOpPackets) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortVLOpPackets" + ": " + err.Error()
+	}
+	return PortVLOpPacketsLayout.Text(b)
+}
+
 // PortVLOpData rows (IBA table "PortVLOpData").
 var (
 	pvodPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
@@ -1000,6 +1072,15 @@ func (p *PortVLOpData) MarshalBinary() ([]byte, error) { return p.AppendBinary(n
 
 // AttrLayout returns the layout of the attribute, PortVLOpDataLayout.
 func (*PortVLOpData) AttrLayout() *mad.Layout { return &PortVLOpDataLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortVLOpData) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortVLOpData" + ": " + err.Error()
+	}
+	return PortVLOpDataLayout.Text(b)
+}
 
 // PortVLXmitFlowCtlUpdateErrors rows (IBA table "PortVLXmitFlowCtlUpdateErrors").
 var (
@@ -1157,6 +1238,15 @@ func (*PortVLXmitFlowCtlUpdateErrors) AttrLayout() *mad.Layout {
 	return &PortVLXmitFlowCtlUpdateErrorsLayout
 }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortVLXmitFlowCtlUpdateErrors) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortVLXmitFlowCtlUpdateErrors" + ": " + err.Error()
+	}
+	return PortVLXmitFlowCtlUpdateErrorsLayout.Text(b)
+}
+
 // PortVLXmitWaitCounters rows (IBA table "PortVLXmitWaitCounters").
 var (
 	pvxwPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
@@ -1261,6 +1351,15 @@ func (p *PortVLXmitWaitCounters) MarshalBinary() ([]byte, error) { return p.Appe
 
 // AttrLayout returns the layout of the attribute, PortVLXmitWaitCountersLayout.
 func (*PortVLXmitWaitCounters) AttrLayout() *mad.Layout { return &PortVLXmitWaitCountersLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortVLXmitWaitCounters) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortVLXmitWaitCounters" + ": " + err.Error()
+	}
+	return PortVLXmitWaitCountersLayout.Text(b)
+}
 
 // PortCountersExtended rows (IBA table "PortCountersExtended").
 var (
@@ -1435,6 +1534,15 @@ func (p *PortCountersExtended) MarshalBinary() ([]byte, error) { return p.Append
 
 // AttrLayout returns the layout of the attribute, PortCountersExtendedLayout.
 func (*PortCountersExtended) AttrLayout() *mad.Layout { return &PortCountersExtendedLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortCountersExtended) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortCountersExtended" + ": " + err.Error()
+	}
+	return PortCountersExtendedLayout.Text(b)
+}
 
 // PortExtendedSpeedsCounters rows (IBA table "PortExtendedSpeedsCounters").
 var (
@@ -1614,6 +1722,15 @@ func (p *PortExtendedSpeedsCounters) MarshalBinary() ([]byte, error) { return p.
 // AttrLayout returns the layout of the attribute, PortExtendedSpeedsCountersLayout.
 func (*PortExtendedSpeedsCounters) AttrLayout() *mad.Layout { return &PortExtendedSpeedsCountersLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortExtendedSpeedsCounters) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortExtendedSpeedsCounters" + ": " + err.Error()
+	}
+	return PortExtendedSpeedsCountersLayout.Text(b)
+}
+
 // SwPortVLCongestion rows (IBA table "SwPortVLCongestion").
 var (
 	svcPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
@@ -1719,6 +1836,15 @@ func (s *SwPortVLCongestion) MarshalBinary() ([]byte, error) { return s.AppendBi
 // AttrLayout returns the layout of the attribute, SwPortVLCongestionLayout.
 func (*SwPortVLCongestion) AttrLayout() *mad.Layout { return &SwPortVLCongestionLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (s *SwPortVLCongestion) String() string {
+	b, err := s.MarshalBinary()
+	if err != nil {
+		return "SwPortVLCongestion" + ": " + err.Error()
+	}
+	return SwPortVLCongestionLayout.Text(b)
+}
+
 // PortRcvConCtrl rows (IBA table "PortRcvConCtrl").
 var (
 	prccPortSelect     = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
@@ -1784,6 +1910,15 @@ func (p *PortRcvConCtrl) MarshalBinary() ([]byte, error) { return p.AppendBinary
 
 // AttrLayout returns the layout of the attribute, PortRcvConCtrlLayout.
 func (*PortRcvConCtrl) AttrLayout() *mad.Layout { return &PortRcvConCtrlLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortRcvConCtrl) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortRcvConCtrl" + ": " + err.Error()
+	}
+	return PortRcvConCtrlLayout.Text(b)
+}
 
 // PortSLRcvFECN rows (IBA table "PortSLRcvFECN").
 var (
@@ -1890,6 +2025,15 @@ func (p *PortSLRcvFECN) MarshalBinary() ([]byte, error) { return p.AppendBinary(
 // AttrLayout returns the layout of the attribute, PortSLRcvFECNLayout.
 func (*PortSLRcvFECN) AttrLayout() *mad.Layout { return &PortSLRcvFECNLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortSLRcvFECN) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortSLRcvFECN" + ": " + err.Error()
+	}
+	return PortSLRcvFECNLayout.Text(b)
+}
+
 // PortSLRcvBECN rows (IBA table "PortSLRcvBECN").
 var (
 	psbecnPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
@@ -1995,6 +2139,15 @@ func (p *PortSLRcvBECN) MarshalBinary() ([]byte, error) { return p.AppendBinary(
 // AttrLayout returns the layout of the attribute, PortSLRcvBECNLayout.
 func (*PortSLRcvBECN) AttrLayout() *mad.Layout { return &PortSLRcvBECNLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortSLRcvBECN) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortSLRcvBECN" + ": " + err.Error()
+	}
+	return PortSLRcvBECNLayout.Text(b)
+}
+
 // PortXmitConCtrl rows (IBA table "PortXmitConCtrl").
 var (
 	pxccPortSelect       = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
@@ -2055,6 +2208,15 @@ func (p *PortXmitConCtrl) MarshalBinary() ([]byte, error) { return p.AppendBinar
 
 // AttrLayout returns the layout of the attribute, PortXmitConCtrlLayout.
 func (*PortXmitConCtrl) AttrLayout() *mad.Layout { return &PortXmitConCtrlLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortXmitConCtrl) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortXmitConCtrl" + ": " + err.Error()
+	}
+	return PortXmitConCtrlLayout.Text(b)
+}
 
 // PortVLXmitTimeCong rows (IBA table "PortVLXmitTimeCong").
 var (
@@ -2157,6 +2319,15 @@ func (p *PortVLXmitTimeCong) MarshalBinary() ([]byte, error) { return p.AppendBi
 
 // AttrLayout returns the layout of the attribute, PortVLXmitTimeCongLayout.
 func (*PortVLXmitTimeCong) AttrLayout() *mad.Layout { return &PortVLXmitTimeCongLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortVLXmitTimeCong) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortVLXmitTimeCong" + ": " + err.Error()
+	}
+	return PortVLXmitTimeCongLayout.Text(b)
+}
 
 // PortXmitDataSL rows (IBA table "PortXmitDataSL").
 var (
@@ -2263,6 +2434,15 @@ func (p *PortXmitDataSL) MarshalBinary() ([]byte, error) { return p.AppendBinary
 // AttrLayout returns the layout of the attribute, PortXmitDataSLLayout.
 func (*PortXmitDataSL) AttrLayout() *mad.Layout { return &PortXmitDataSLLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortXmitDataSL) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortXmitDataSL" + ": " + err.Error()
+	}
+	return PortXmitDataSLLayout.Text(b)
+}
+
 // PortRcvDataSL rows (IBA table "PortRcvDataSL").
 var (
 	prdsPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
@@ -2367,6 +2547,15 @@ func (p *PortRcvDataSL) MarshalBinary() ([]byte, error) { return p.AppendBinary(
 
 // AttrLayout returns the layout of the attribute, PortRcvDataSLLayout.
 func (*PortRcvDataSL) AttrLayout() *mad.Layout { return &PortRcvDataSLLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortRcvDataSL) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortRcvDataSL" + ": " + err.Error()
+	}
+	return PortRcvDataSLLayout.Text(b)
+}
 
 // Layouts returns the layouts of the attributes this package decodes, in
 // attribute ID order. The slice is new on every call; the layouts it points

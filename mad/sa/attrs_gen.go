@@ -141,6 +141,15 @@ func (n *NodeRec) MarshalBinary() ([]byte, error) { return n.AppendBinary(nil) }
 // AttrLayout returns the layout of the attribute, NodeRecordLayout.
 func (*NodeRec) AttrLayout() *mad.Layout { return &NodeRecordLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (n *NodeRec) String() string {
+	b, err := n.MarshalBinary()
+	if err != nil {
+		return "NodeRec" + ": " + err.Error()
+	}
+	return NodeRecordLayout.Text(b)
+}
+
 // PortInfoRecord rows (IBA table "PortInfoRecord").
 var (
 	pirEndportLID = mad.Field{Name: "EndportLID", Bit: 0, Width: 16}
@@ -789,6 +798,15 @@ func (p *PathRec) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PathRecordLayout.
 func (*PathRec) AttrLayout() *mad.Layout { return &PathRecordLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PathRec) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PathRec" + ": " + err.Error()
+	}
+	return PathRecordLayout.Text(b)
+}
 
 // VLArbitrationTableRecord rows (IBA table "VLArbitrationTableRecord").
 var (

@@ -152,6 +152,15 @@ func (n *Notice) MarshalBinary() ([]byte, error) { return n.AppendBinary(nil) }
 // AttrLayout returns the layout of the attribute, NoticeLayout.
 func (*Notice) AttrLayout() *mad.Layout { return &NoticeLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (n *Notice) String() string {
+	b, err := n.MarshalBinary()
+	if err != nil {
+		return "Notice" + ": " + err.Error()
+	}
+	return NoticeLayout.Text(b)
+}
+
 // NodeDescription rows (IBA table "NodeDescription").
 var (
 	ndNodeString = mad.Field{Name: "NodeString", Bit: 0, Width: 512, Kind: mad.String, Doc: "without the trailing NULs"}
@@ -322,6 +331,15 @@ func (n *NodeInfo) MarshalBinary() ([]byte, error) { return n.AppendBinary(nil) 
 // AttrLayout returns the layout of the attribute, NodeInfoLayout.
 func (*NodeInfo) AttrLayout() *mad.Layout { return &NodeInfoLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (n *NodeInfo) String() string {
+	b, err := n.MarshalBinary()
+	if err != nil {
+		return "NodeInfo" + ": " + err.Error()
+	}
+	return NodeInfoLayout.Text(b)
+}
+
 // SwitchInfo rows (IBA table "SwitchInfo").
 var (
 	siLinearFDBCap                      = mad.Field{Name: "LinearFDBCap", Bit: 0, Width: 16}
@@ -476,6 +494,15 @@ func (s *SwitchInfo) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil
 // AttrLayout returns the layout of the attribute, SwitchInfoLayout.
 func (*SwitchInfo) AttrLayout() *mad.Layout { return &SwitchInfoLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (s *SwitchInfo) String() string {
+	b, err := s.MarshalBinary()
+	if err != nil {
+		return "SwitchInfo" + ": " + err.Error()
+	}
+	return SwitchInfoLayout.Text(b)
+}
+
 // GUIDInfoLayout is the GUIDInfo attribute (0x0014, 64 bytes).
 var GUIDInfoLayout = mad.Layout{
 	Name: "GUIDInfo",
@@ -542,6 +569,15 @@ func (g *GUIDInfo) MarshalBinary() ([]byte, error) { return g.AppendBinary(nil) 
 
 // AttrLayout returns the layout of the attribute, GUIDInfoLayout.
 func (*GUIDInfo) AttrLayout() *mad.Layout { return &GUIDInfoLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (g *GUIDInfo) String() string {
+	b, err := g.MarshalBinary()
+	if err != nil {
+		return "GUIDInfo" + ": " + err.Error()
+	}
+	return GUIDInfoLayout.Text(b)
+}
 
 // PortInfo rows (IBA table "PortInfo").
 var (
@@ -963,6 +999,15 @@ func (p *PortInfo) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) 
 // AttrLayout returns the layout of the attribute, PortInfoLayout.
 func (*PortInfo) AttrLayout() *mad.Layout { return &PortInfoLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortInfo) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortInfo" + ": " + err.Error()
+	}
+	return PortInfoLayout.Text(b)
+}
+
 // UnmarshalLink decodes only the fields that place a port and describe its
 // link: LID, LMC, CapabilityMask, PortState, PortPhysicalState and the
 // enabled and active link widths and speeds (extended speeds too). The
@@ -1129,6 +1174,15 @@ func (p *PKeyTable) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil)
 // AttrLayout returns the layout of the attribute, PKeyTableLayout.
 func (*PKeyTable) AttrLayout() *mad.Layout { return &PKeyTableLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PKeyTable) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PKeyTable" + ": " + err.Error()
+	}
+	return PKeyTableLayout.Text(b)
+}
+
 // SLtoVLMappingTableLayout is the SLtoVLMappingTable attribute (0x0017, 8 bytes).
 var SLtoVLMappingTableLayout = mad.Layout{
 	Name: "SLtoVLMappingTable",
@@ -1267,6 +1321,15 @@ func (s *SLtoVLMappingTable) MarshalBinary() ([]byte, error) { return s.AppendBi
 
 // AttrLayout returns the layout of the attribute, SLtoVLMappingTableLayout.
 func (*SLtoVLMappingTable) AttrLayout() *mad.Layout { return &SLtoVLMappingTableLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (s *SLtoVLMappingTable) String() string {
+	b, err := s.MarshalBinary()
+	if err != nil {
+		return "SLtoVLMappingTable" + ": " + err.Error()
+	}
+	return SLtoVLMappingTableLayout.Text(b)
+}
 
 // VLArbitrationTableLayout is the VLArbitrationTable attribute (0x0018, 64 bytes).
 var VLArbitrationTableLayout = mad.Layout{
@@ -1600,6 +1663,15 @@ func (v *VLArbitrationTable) MarshalBinary() ([]byte, error) { return v.AppendBi
 // AttrLayout returns the layout of the attribute, VLArbitrationTableLayout.
 func (*VLArbitrationTable) AttrLayout() *mad.Layout { return &VLArbitrationTableLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (v *VLArbitrationTable) String() string {
+	b, err := v.MarshalBinary()
+	if err != nil {
+		return "VLArbitrationTable" + ": " + err.Error()
+	}
+	return VLArbitrationTableLayout.Text(b)
+}
+
 // LinearForwardingTableLayout is the LinearForwardingTable attribute (0x0019, 64 bytes).
 var LinearForwardingTableLayout = mad.Layout{
 	Name: "LinearForwardingTable",
@@ -1835,6 +1907,15 @@ func (l *LinearForwardingTable) MarshalBinary() ([]byte, error) { return l.Appen
 // AttrLayout returns the layout of the attribute, LinearForwardingTableLayout.
 func (*LinearForwardingTable) AttrLayout() *mad.Layout { return &LinearForwardingTableLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (l *LinearForwardingTable) String() string {
+	b, err := l.MarshalBinary()
+	if err != nil {
+		return "LinearForwardingTable" + ": " + err.Error()
+	}
+	return LinearForwardingTableLayout.Text(b)
+}
+
 // MulticastForwardingTableLayout is the MulticastForwardingTable attribute (0x001b, 64 bytes).
 var MulticastForwardingTableLayout = mad.Layout{
 	Name: "MulticastForwardingTable",
@@ -1975,6 +2056,15 @@ func (m *MulticastForwardingTable) MarshalBinary() ([]byte, error) { return m.Ap
 // AttrLayout returns the layout of the attribute, MulticastForwardingTableLayout.
 func (*MulticastForwardingTable) AttrLayout() *mad.Layout { return &MulticastForwardingTableLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (m *MulticastForwardingTable) String() string {
+	b, err := m.MarshalBinary()
+	if err != nil {
+		return "MulticastForwardingTable" + ": " + err.Error()
+	}
+	return MulticastForwardingTableLayout.Text(b)
+}
+
 // SMInfo rows (IBA table "SMInfo").
 var (
 	smGUID     = mad.Field{Name: "GUID", Bit: 0, Width: 64, Kind: mad.Hex}
@@ -2051,6 +2141,15 @@ func (s *SMInfo) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 // AttrLayout returns the layout of the attribute, SMInfoLayout.
 func (*SMInfo) AttrLayout() *mad.Layout { return &SMInfoLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (s *SMInfo) String() string {
+	b, err := s.MarshalBinary()
+	if err != nil {
+		return "SMInfo" + ": " + err.Error()
+	}
+	return SMInfoLayout.Text(b)
+}
+
 // LedInfo rows (IBA table "LedInfo").
 var (
 	ledLedMask = mad.Field{Name: "LedMask", Bit: 0, Width: 1, Doc: "the LED blinks"}
@@ -2102,6 +2201,15 @@ func (l *LedInfo) MarshalBinary() ([]byte, error) { return l.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, LedInfoLayout.
 func (*LedInfo) AttrLayout() *mad.Layout { return &LedInfoLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (l *LedInfo) String() string {
+	b, err := l.MarshalBinary()
+	if err != nil {
+		return "LedInfo" + ": " + err.Error()
+	}
+	return LedInfoLayout.Text(b)
+}
 
 // PortInfoExtended rows (IBA table "PortInfoExtended").
 var (
@@ -2199,6 +2307,15 @@ func (p *PortInfoExtended) MarshalBinary() ([]byte, error) { return p.AppendBina
 // AttrLayout returns the layout of the attribute, PortInfoExtendedLayout.
 func (*PortInfoExtended) AttrLayout() *mad.Layout { return &PortInfoExtendedLayout }
 
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortInfoExtended) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortInfoExtended" + ": " + err.Error()
+	}
+	return PortInfoExtendedLayout.Text(b)
+}
+
 // MlnxExtPortInfo rows (IBA table "MlnxExtPortInfo").
 var (
 	mepiStateChangeEnable  = mad.Field{Name: "StateChangeEnable", Bit: 24, Width: 8, Kind: mad.Hex}
@@ -2264,6 +2381,15 @@ func (m *MlnxExtPortInfo) MarshalBinary() ([]byte, error) { return m.AppendBinar
 
 // AttrLayout returns the layout of the attribute, MlnxExtPortInfoLayout.
 func (*MlnxExtPortInfo) AttrLayout() *mad.Layout { return &MlnxExtPortInfoLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (m *MlnxExtPortInfo) String() string {
+	b, err := m.MarshalBinary()
+	if err != nil {
+		return "MlnxExtPortInfo" + ": " + err.Error()
+	}
+	return MlnxExtPortInfoLayout.Text(b)
+}
 
 // Layouts returns the layouts of the attributes this package decodes, in
 // attribute ID order. The slice is new on every call; the layouts it points

@@ -578,7 +578,14 @@ func genEncode(w *bytes.Buffer, q string, a *Attr, lname string, rs []row) {
 	w.WriteString("return all, nil\n}\n\n")
 	fmt.Fprintf(w, "// MarshalBinary returns the %d-byte attribute.\nfunc (%s *%s) MarshalBinary() ([]byte, error) { return %s.AppendBinary(nil) }\n\n", a.Size, r, a.Type, r)
 	fmt.Fprintf(w, "// AttrLayout returns the layout of the attribute, %s.\nfunc (*%s) AttrLayout() *%sLayout { return &%s }\n\n", a.layoutName(), a.Type, q, a.layoutName())
+	if !handStringer[a.Type] {
+		fmt.Fprintf(w, "// String shows the attribute field by field, as the REPL prints it (Layout.Text).\nfunc (%s *%s) String() string {\nb, err := %s.MarshalBinary()\nif err != nil {\nreturn %q + \": \" + err.Error()\n}\nreturn %s.Text(b)\n}\n\n", r, a.Type, r, a.Type, a.layoutName())
+	}
 }
+
+// handStringer names the types whose String method is written by hand
+// (NodeDescription reads as its text).
+var handStringer = map[string]bool{"NodeDescription": true}
 
 func putValue(w *bytes.Buffer, t string, bit, width int, src string) {
 	if t == "bool" {
