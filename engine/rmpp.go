@@ -161,7 +161,8 @@ type xReq struct {
 	// recv is the receive transfer of the answer once its first segment
 	// arrived; for an engine call the request is then not resent, and
 	// expires when no segment came for budget.
-	recv   *recvKey
+	recv   recvKey
+	recvOn bool // recv is set
 	budget time.Duration
 }
 
@@ -546,7 +547,7 @@ func (w *RMPPTransport) endRecvsLocked(a *action, key xferKey, r *xReq, now time
 		}
 		w.dropRecvLocked(rk, x)
 	}
-	if r.recv != nil {
+	if r.recvOn {
 		if _, own := w.agents[key.agent].calls[key.tid]; own {
 			if w.failed == nil {
 				w.failed = map[xferKey]error{}
@@ -622,8 +623,7 @@ func (w *RMPPTransport) handle(p *fabric.Packet) {
 			// expire and resends it mid-transfer, rmpp.md section 8;
 			// umad callers keep that behaviour).
 			if _, own := w.agents[p.Agent].calls[key.tid]; own {
-				k := rk
-				r.recv = &k
+				r.recv, r.recvOn = rk, true
 				r.deadline = now.Add(r.budget)
 			}
 		}
@@ -824,7 +824,7 @@ func (w *RMPPTransport) tick() {
 		if r.deadline.IsZero() || now.Before(r.deadline) {
 			continue
 		}
-		if r.retries > 0 && !rmpp.IsActive(r.data) && r.recv == nil {
+		if r.retries > 0 && !rmpp.IsActive(r.data) && !r.recvOn {
 			r.retries--
 			w.retx.Add(1)
 			r.deadline = now.Add(r.timeout)
