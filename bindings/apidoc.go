@@ -25,14 +25,18 @@ func WriteAPIReference(w io.Writer) error {
 	p("and `fabric.discover` lists per-node failures in `errors`.\n\n")
 	p("Targets are strings: `\"lid:5\"` (or the number 5), `\"dr:0,1,3\"` (a directed route as\n")
 	p("`smpquery -D` writes it), `\"guid:0x0002c90300001234\"`. Decoded attributes are tables with\n")
-	p("snake_case keys in wire order; 64-bit GUIDs and keys are hex strings, counters are numbers.\n")
+	p("snake_case keys in wire order; 64-bit GUIDs are hex strings, counters are numbers. Keys\n")
+	p("(`m_key`, `sm_key`) are never shown: `\"<masked>\"` when the MAD carried one, else the zero\n")
+	p("hex string ([security](security.md)).\n")
 	p("Globals `help(x)`, `ls(attribute)` and `show(...)` print documentation, an attribute's fields\n")
 	p("and values as the REPL shows them. The tables functions return are described field by field\n")
 	p("under [Data model](#data-model).\n\n")
 	p("Scripts have Lua 5.1's base, `package`, `table`, `string` and `math` libraries and part of `os`\n")
-	p("(`time`, `clock`, `date`, `getenv`, and `exit`, which ends the run with its status); no `io`, no\n")
-	p("`coroutine`, no `debug`, no loading of native code: a plan touches files only through ibscript's\n")
-	p("functions (`fabric.load`, `fabric.save`, `plan.thresholds`) and reports through `plan`, so what it\n")
+	p("(`time`, `clock`, `date`, `getenv` (nil for the `IBSCRIPT_*KEY*` variables), and `exit`, which\n")
+	p("ends the run with its status); no `io`, no `coroutine`, no `debug`, no loading of native code: a\n")
+	p("plan touches files only through ibscript's functions (`dofile`, `loadfile`, `require`,\n")
+	p("`fabric.load`, `fabric.save`, `plan.thresholds`), only under the paths the command line named\n")
+	p("([security](security.md)), and reports through `plan`, so what it\n")
 	p("does is what its report says. Why, and how ibscript corrects gopher-lua where it differs from Lua\n")
 	p("5.1, is in [Lua in ibscript](lua.md).\n\n")
 	// The sim module comes last: it exists only on sim backends.
@@ -123,7 +127,11 @@ func writeAttributes(p func(string, ...any)) {
 					}
 					note = strings.TrimSuffix(strings.TrimSpace(fmt.Sprintf("component %d%s; %s", c[g.rows[0]], plus, note)), ";")
 				}
-				p("| %s | %s | %s | %d | %s | %s |\n", key, name, at, f.Width, kindName(f), note)
+				kind := kindName(f)
+				if mad.IsKeyField(f.Name) {
+					kind = "hex string, `\"<masked>\"` when set"
+				}
+				p("| %s | %s | %s | %d | %s | %s |\n", key, name, at, f.Width, kind, note)
 			}
 		}
 	}
