@@ -121,7 +121,7 @@ func shortTrace(err error) string {
 	b.WriteString(msg)
 	for _, line := range strings.Split(ae.StackTrace, "\n") {
 		t := strings.TrimSpace(line)
-		if t == "" || strings.HasPrefix(t, "[G]:") {
+		if t == "" || strings.HasPrefix(t, "[G]:") || strings.HasPrefix(t, "(tailcall):") {
 			continue
 		}
 		b.WriteString("\n\t")

@@ -53,7 +53,10 @@ end
 -- setup reads the threshold file: a missing file or an unknown counter
 -- name is a mistake of the run, not a failed check.
 function M.setup(args)
-  M.th = plan.thresholds(args.thresholds ~= "" and args.thresholds or nil)
+  if args.thresholds == "" then M.th = plan.thresholds() return end
+  local ok, th = pcall(plan.thresholds, args.thresholds)
+  if not ok then error("--arg thresholds=" .. args.thresholds .. ": " .. tostring(th), 0) end
+  M.th = th
 end
 
 function M.run(ctx)

@@ -20,7 +20,10 @@ local M = {
 -- setup reads the reference: a missing or malformed file is a mistake of
 -- the run, not a failed check.
 function M.setup(args)
-  if args.reference ~= "" then M.ref = fabric.load(args.reference) end
+  if args.reference == "" then return end
+  local ok, ref = pcall(fabric.load, args.reference)
+  if not ok then error("--arg reference=" .. args.reference .. ": " .. tostring(ref), 0) end
+  M.ref = ref
 end
 
 function M.run(ctx)
