@@ -163,21 +163,38 @@ func concatSize(L *lua.LState) uint64 {
 	return size
 }
 
-// maxFmtWidth is the largest width or precision Go's fmt honours (larger
-// ones are refused with %!(BADWIDTH)); string.format passes its format to
-// fmt.Sprintf.
-const maxFmtWidth = 1e6
+// maxFmtWidth is the largest width or precision Go's fmt honours
+// (string.format passes its format to fmt.Sprintf): fmt refuses a number
+// that has passed 1e6 before its last digit, so 10,000,009 at most.
+const maxFmtWidth = 1e7 + 9
 
-// fmtSize bounds the length of string.format(f, ...): the format, each
-// verb's width and precision (those fmt honours), each string argument's
-// length, and 32 bytes for every other argument.
+// fmtSize bounds the length of string.format(f, ...): fmtVerbsSize of
+// the format, four times each string argument's length (%q writes a
+// byte as \xNN at worst, "% x" as three characters) and 32 bytes for
+// every other argument.
 func fmtSize(L *lua.LState) uint64 {
-	f := L.CheckString(1)
+	size := fmtVerbsSize(L.CheckString(1))
+	for k := 2; k <= L.GetTop(); k++ {
+		if s, ok := L.Get(k).(lua.LString); ok {
+			size = addSize(size, mulSize(uint64(len(s)), 4)+2)
+		} else {
+			size = addSize(size, 32)
+		}
+	}
+	return size
+}
+
+// fmtVerbsSize is the length of format f with every verb's width and
+// precision (those fmt honours) added, and 32 bytes for each verb (what
+// fmt writes for a verb that does not fit its argument: "%!d(string=",
+// "%!(BADWIDTH)").
+func fmtVerbsSize(f string) uint64 {
 	size := uint64(len(f))
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
 			continue
 		}
+		size = addSize(size, 32)
 		i++
 		for i < len(f) && strings.IndexByte("+- #0", f[i]) >= 0 {
 			i++
@@ -196,13 +213,6 @@ func fmtSize(L *lua.LState) uint64 {
 			if w, err := strconv.ParseUint(f[start:i], 10, 64); err == nil && w <= maxFmtWidth {
 				size = addSize(size, w)
 			}
-		}
-	}
-	for k := 2; k <= L.GetTop(); k++ {
-		if s, ok := L.Get(k).(lua.LString); ok {
-			size = addSize(size, uint64(len(s)))
-		} else {
-			size = addSize(size, 32)
 		}
 	}
 	return size

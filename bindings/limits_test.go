@@ -2,8 +2,11 @@ package bindings
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	lua "github.com/yuin/gopher-lua"
 )
 
 // TestAllocationLimit: string.rep, table.concat and string.format refuse
@@ -39,4 +42,25 @@ func TestAllocationLimit(t *testing.T) {
 	if got := out.String(); got != "4194304\ta-2-c\t  7|x |\n" {
 		t.Errorf("below the limit: printed %q", got)
 	}
+}
+
+// FuzzFormatSize: what string.format's check estimates is never less
+// than what fmt.Sprintf (which gopher-lua's string.format calls) writes,
+// for any format and a string and a number argument.
+func FuzzFormatSize(f *testing.F) {
+	for _, s := range []string{"%d", "%5.2f|%-10s", "%q", "% x", "%+q", "%%%5%", "%999999d", "%.1000000f", "%1000001d", "%10000009d", "%10000010d", "%*d", "%[2]d"} {
+		f.Add(s, "h\x00\xffé", 3.5)
+	}
+	f.Fuzz(func(t *testing.T, format, s string, n float64) {
+		if len(format) > 64 {
+			return // Sprintf of many million-wide verbs: slow, not interesting
+		}
+		args := []any{lua.LString(s), lua.LNumber(n)}
+		npat := strings.Count(format, "%") - strings.Count(format, "%%")
+		got := len(fmt.Sprintf(format, args[:max(0, min(npat, len(args)))]...))
+		est := fmtVerbsSize(format) + 4*uint64(len(s)) + 2 + 32
+		if uint64(got) > est {
+			t.Errorf("Sprintf(%q, %q, %v) wrote %d bytes, estimated %d", format, s, n, got, est)
+		}
+	})
 }
