@@ -271,12 +271,27 @@ func (g *guard) watchMemory(cancel context.CancelCauseFunc, limit uint64) {
 // setGoMemoryLimit makes the collector work harder from 7/8 of limit (a
 // soft limit: Go's GOMEMLIMIT), unless GOMEMLIMIT is set: garbage is
 // collected before it reaches the watchdog's limit, so that only what
-// the run holds does.
-func setGoMemoryLimit(limit uint64) {
+// the run holds does. restore puts the collector's settings back as they
+// were (run is called many times in one test process).
+func setGoMemoryLimit(limit uint64) (restore func()) {
+	restore = keepGCSettings()
 	if limit == 0 || os.Getenv("GOMEMLIMIT") != "" {
-		return
+		return restore
 	}
 	debug.SetMemoryLimit(int64(min(limit/8*7, 1<<62)))
+	return restore
+}
+
+// keepGCSettings returns a function that puts the collector's percent and
+// memory limit back as they are now.
+func keepGCSettings() func() {
+	limit := debug.SetMemoryLimit(-1) // -1 reads it
+	percent := debug.SetGCPercent(-1)
+	debug.SetGCPercent(percent)
+	return func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	}
 }
 
 // defaultMemoryLimitCap is the largest default --memory-limit: far more

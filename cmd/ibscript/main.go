@@ -340,7 +340,7 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		sigs = append(sigs, os.Interrupt)
 	}
 	g.notifySignals(cancel, sigs...)
-	setGoMemoryLimit(c.memLimit.v)
+	defer setGoMemoryLimit(c.memLimit.v)()
 	g.watchMemory(cancel, c.memLimit.v)
 	if c.timeLimit > 0 && (c.cmd != "" || c.hasChunk) {
 		// The whole run, its Lua loops included (the Lua state takes
