@@ -30,10 +30,10 @@ import (
 // context ended (signal, --time-limit, --memory-limit).
 const gracePeriod = 2 * time.Second
 
-// cleanupTimeout bounds the guard's cleanup: ibsim's DISCONNECT waits at
-// most its control timeout (2 s); a cleanup stuck beyond this is
-// abandoned too.
-const cleanupTimeout = 5 * time.Second
+// cleanupTimeout bounds the guard's cleanup: an ibsim that does not
+// answer costs its control timeout (2 s) per exchange (SET_ISSM(0), then
+// DISCONNECT) and port; a cleanup stuck beyond this is abandoned too.
+const cleanupTimeout = 10 * time.Second
 
 // memorySample is how often the memory watchdog reads the heap size.
 const memorySample = 10 * time.Millisecond

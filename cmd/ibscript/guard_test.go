@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -42,10 +41,15 @@ var _ = func() bool {
 	return true
 }()
 
-// hangLimit is how long a child may take to end before the test calls it
-// a hang: far above the guard's grace period, so that a loaded machine
-// does not fail the test, far below the hours a stuck call would take.
-const hangLimit = 30 * time.Second
+// hangLimit is how long a child may take to end after its signal or
+// time limit before the test calls it a hang: far above the guard's
+// grace period, so that a loaded machine (the race detector, other
+// builds) does not fail the test, far below the hours a stuck call would
+// take. startLimit bounds the child's start and its burning CPU.
+const (
+	hangLimit  = 30 * time.Second
+	startLimit = 2 * time.Minute
+)
 
 // lockedBuffer is a bytes.Buffer safe for exec's copying goroutine and
 // the test.
@@ -71,7 +75,7 @@ func (l *lockedBuffer) String() string {
 type child struct {
 	cmd    *exec.Cmd
 	stderr *lockedBuffer
-	ctx    context.Context
+	waited bool
 }
 
 // startStuck writes script to a file, runs `ibscript run FILE` with args
@@ -82,11 +86,9 @@ func startStuck(t *testing.T, env []string, script string, args ...string) *chil
 	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), hangLimit)
-	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, os.Args[0], append(append([]string{"run"}, args...), file)...)
+	cmd := exec.Command(os.Args[0], append(append([]string{"run"}, args...), file)...)
 	cmd.Env = append(append(os.Environ(), replChildEnv+"=1"), env...)
-	c := &child{cmd: cmd, stderr: &lockedBuffer{}, ctx: ctx}
+	c := &child{cmd: cmd, stderr: &lockedBuffer{}}
 	cmd.Stderr = c.stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -95,11 +97,16 @@ func startStuck(t *testing.T, env []string, script string, args ...string) *chil
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if !c.waited {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	slow := time.AfterFunc(startLimit, func() { cmd.Process.Kill() })
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || line != "ready\n" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("child said %q, %v; stderr %s", line, err, c.stderr.String())
+	if !slow.Stop() || err != nil || line != "ready\n" {
+		t.Fatalf("child said %q, %v (killed after %v without a line); stderr %s", line, err, startLimit, c.stderr.String())
 	}
 	return c
 }
@@ -126,10 +133,10 @@ func (c *child) cpuTicks(t *testing.T) int {
 // signal finds it stuck there rather than between two Lua instructions.
 func (c *child) burning(t *testing.T) {
 	t.Helper()
-	start := c.cpuTicks(t)
+	start, deadline := c.cpuTicks(t), time.Now().Add(startLimit)
 	for c.cpuTicks(t) < start+30 { // 100 ticks a second on Linux
-		if c.ctx.Err() != nil {
-			t.Fatal("the child never spent 300 ms of CPU in the pattern match")
+		if time.Now().After(deadline) {
+			t.Fatalf("the child did not spend 300 ms of CPU in the pattern match in %v", startLimit)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -139,9 +146,15 @@ func (c *child) burning(t *testing.T) {
 // test's hang limit) with status 2 and want on stderr.
 func (c *child) end(t *testing.T, want string) {
 	t.Helper()
-	err := c.cmd.Wait()
-	if c.ctx.Err() != nil {
-		t.Fatalf("child still running after %v (killed): %v; stderr %s", hangLimit, err, c.stderr.String())
+	c.waited = true
+	done := make(chan error, 1)
+	go func() { done <- c.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(hangLimit):
+		c.cmd.Process.Kill()
+		<-done
+		t.Fatalf("child still running %v after its end began (killed); stderr %s", hangLimit, c.stderr.String())
 	}
 	if code := c.cmd.ProcessState.ExitCode(); code != exitError || !strings.Contains(c.stderr.String(), want) {
 		t.Errorf("exit status %d, stderr %q; want %d and %q", code, c.stderr.String(), exitError, want)
@@ -163,7 +176,6 @@ const (
 // flushed. Before the guard, only SIGKILL ended them (leaking the slot).
 func TestStuckCallsEnd(t *testing.T) {
 	s := startIbsim(t)
-	base := len(attached(t, s))
 	fab := "--fabric=ibsim:" + s.Sock + "?node=Hca2"
 	for _, tc := range []struct {
 		name   string
@@ -180,6 +192,7 @@ func TestStuckCallsEnd(t *testing.T) {
 		{"go-call/SIGTERM", goCallScript, syscall.SIGTERM, "interrupted by SIGTERM; a call did not return"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			base := len(attached(t, s)) // OpenSM, and a slot an earlier subtest leaked
 			rec := filepath.Join(t.TempDir(), "rec.jsonl")
 			args := []string{fab, "--record", rec}
 			if tc.sig == 0 {
@@ -228,7 +241,6 @@ func TestSecondSignalEndsAtOnce(t *testing.T) {
 // limit is refused before it is made, pcall or not.
 func TestMemoryLimit(t *testing.T) {
 	s := startIbsim(t)
-	base := len(attached(t, s))
 	fab := "--fabric=ibsim:" + s.Sock + "?node=Hca2"
 	for _, tc := range []struct{ name, script, want string }{
 		{"lua loop", `print('ready')
@@ -247,6 +259,7 @@ print("still running")
 `, "memory limit reached (--memory-limit 64 MiB): string.rep would allocate 1 TiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			base := len(attached(t, s))
 			c := startStuck(t, nil, tc.script, fab, "--memory-limit", "64MiB")
 			c.end(t, tc.want)
 			if n := len(attached(t, s)); n != base {

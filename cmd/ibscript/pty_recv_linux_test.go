@@ -74,7 +74,7 @@ func TestREPLCtrlCStuckPatternMatch(t *testing.T) {
 	pos := tm.expect(0, "> ", nil)
 	tm.typ("print('matching'); s = string.rep('a', 20000); print(s:find('.-.-.-.-.-b'))\r")
 	pos = tm.expect(pos, "matching\n", nil)
-	c := &child{cmd: tm.cmd, ctx: t.Context()}
+	c := &child{cmd: tm.cmd}
 	c.burning(t)
 	tm.typ("\x03")
 	pos = tm.expect(pos, "interrupted", nil)
