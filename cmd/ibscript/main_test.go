@@ -333,6 +333,13 @@ func TestCLIFirstHour(t *testing.T) {
 	if code, out, _ := ibscript(t, "--timeout", "50", "-e", `print(smp.nodeinfo("lid:1").node_type)`); code != exitOK || out != "1\n" {
 		t.Errorf("--timeout 50: exit %d %q", code, out)
 	}
+	if code, _, errOut := ibscript(t, "--fabric", "sim:", "-e", `smp.nodeinf(1)`); code != exitError || !strings.Contains(errOut, "smp.nodeinf is not a function (nil); did you mean smp.nodeinfo?") {
+		t.Errorf("-e with a missing function: exit %d %q", code, errOut)
+	}
+	// An unknown discover format is refused before the backend opens.
+	if code, _, errOut := ibscript(t, "discover", "--format", "json"); code != exitError || !strings.Contains(errOut, `unknown --format "json"`) || strings.Contains(errOut, "simulated fabric") {
+		t.Errorf("discover --format json: exit %d %q", code, errOut)
+	}
 }
 
 // TestCompletionsFollowIndexes: Tab after f.nodes[1]. offers the node's

@@ -309,7 +309,15 @@ func runChunk(ctx context.Context, c *config, stdout, stderr io.Writer) (code in
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
 	}
-	return scriptStatus(runMain(ctx, L, fn), stderr)
+	err = runMain(ctx, L, fn)
+	if err != nil {
+		// A call of a missing function says which (smp.nodeinf).
+		if msg := errorMessage(err); explainCall(L, c.chunk, msg) != msg {
+			fmt.Fprintf(stderr, "ibscript: %s\n", explainCall(L, c.chunk, msg))
+			return exitError
+		}
+	}
+	return scriptStatus(err, stderr)
 }
 
 // discoverMemoryLimit is the heap size at which discover collects
@@ -321,6 +329,13 @@ const discoverMemoryLimit = 512 << 20
 var testDiscoverProgress func(nodes int)
 
 func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) (code int) {
+	switch c.format {
+	case "", "ibnetdiscover", "list":
+	default:
+		// Before the sweep, not after it.
+		fmt.Fprintf(stderr, "ibscript discover: unknown --format %q (want ibnetdiscover or list)\n", c.format)
+		return exitError
+	}
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		// One sweep, printed, then exit: what it allocates is the
 		// fabric's size, so collecting only near a memory limit spares
