@@ -1,14 +1,10 @@
 package bindings
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
-
-	"github.com/ibscript/ibscript/engine"
-	"github.com/ibscript/ibscript/sim"
 )
 
 // progressRecorder collects Options.Progress calls (discovery makes them
@@ -26,25 +22,7 @@ func (p *progressRecorder) record(done, total int, what string) {
 
 func progressState(t *testing.T, p *progressRecorder, names map[uint64]string) *Env {
 	t.Helper()
-	f, err := sim.Default(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	tr, err := f.Open(context.Background(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sess.Close() })
-	L, env, err := NewState(t.Context(), &Options{Session: sess, Stdout: &discard{}, Progress: p.record, NodeNames: names})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { env.Close(); L.Close() })
+	_, env, _ := newTestStateOpts(t, &Options{Progress: p.record, NodeNames: names})
 	return env
 }
 

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	lua "github.com/yuin/gopher-lua"
 )
 
 // ibscript runs the command in-process and returns its exit status and
@@ -141,13 +143,21 @@ func TestDiscoverIBNetDiscoverFormat(t *testing.T) {
 	}
 }
 
-func TestEvaluator(t *testing.T) {
+// replState is a Lua state of the CLI's on net.2sw2path4hca, closed when
+// the test ends.
+func replState(t *testing.T) *lua.LState {
+	t.Helper()
 	c := &config{fabricURI: "sim:" + topologies + "net.2sw2path4hca"}
 	b, L, env, err := newLua(context.Background(), c, &bytes.Buffer{}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeLua(b, L, env, 0, io.Discard)
+	t.Cleanup(func() { closeLua(b, L, env, 0, io.Discard) })
+	return L
+}
+
+func TestEvaluator(t *testing.T) {
+	L := replState(t)
 	ev := &evaluator{L: L}
 	ctx := t.Context()
 
@@ -345,12 +355,7 @@ func TestCLIFirstHour(t *testing.T) {
 // TestCompletionsFollowIndexes: Tab after f.nodes[1]. offers the node's
 // fields, never the globals; internal keys are never offered.
 func TestCompletionsFollowIndexes(t *testing.T) {
-	c := &config{fabricURI: "sim:" + topologies + "net.2sw2path4hca"}
-	b, L, env, err := newLua(context.Background(), c, &bytes.Buffer{}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeLua(b, L, env, 0, io.Discard)
+	L := replState(t)
 	if _, err := (&evaluator{L: L}).Eval(t.Context(), `f = fabric.discover()`); err != nil {
 		t.Fatal(err)
 	}
