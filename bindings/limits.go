@@ -33,11 +33,17 @@ type MemoryError struct {
 }
 
 func (e *MemoryError) Error() string {
+	return fmt.Sprintf("%s (memory limit %s)", e.Want(), FormatSize(e.Limit))
+}
+
+// Want says what the call wanted: "would allocate 1 TiB with 3 MiB in
+// use".
+func (e *MemoryError) Want() string {
 	size := FormatSize(e.Size)
 	if e.Size == math.MaxUint64 {
 		size = "more than 16 EiB"
 	}
-	return fmt.Sprintf("would allocate %s with %s in use (memory limit %s)", size, FormatSize(e.Used), FormatSize(e.Limit))
+	return fmt.Sprintf("would allocate %s with %s in use", size, FormatSize(e.Used))
 }
 
 // HeapInUse is the bytes of heap objects, live or not yet swept: what the

@@ -75,7 +75,7 @@ type errMemoryLimit struct {
 
 func (e errMemoryLimit) Error() string {
 	if e.mem != nil {
-		return fmt.Sprintf("memory limit reached (--memory-limit %s): %s %v", bindings.FormatSize(e.limit), e.mem.Func, e.mem)
+		return fmt.Sprintf("memory limit reached (--memory-limit %s): %s %s", bindings.FormatSize(e.limit), e.mem.Func, e.mem.Want())
 	}
 	return fmt.Sprintf("memory limit reached (--memory-limit %s; the heap held %s)", bindings.FormatSize(e.limit), bindings.FormatSize(e.used))
 }
@@ -228,7 +228,11 @@ func (g *guard) notifySignals(cancel context.CancelCauseFunc, sigs ...os.Signal)
 					cancel(first)
 					continue
 				}
-				g.forceExit(first, "a second "+errSignal{s}.Error()[len("interrupted by "):]+" arrived while it was ending")
+				name := s.String()
+				if sig, ok := s.(syscall.Signal); ok {
+					name = signalName(sig)
+				}
+				g.forceExit(first, "a second signal ("+name+") arrived while it was ending")
 			}
 		}
 	}()
