@@ -74,7 +74,9 @@
 // path whose first hop is not its own port; ibsim follows it), DrSLID
 // LID-routed first legs are supported (ibsim refuses them), DR SMPs with a
 // non-permissive DrDLID are dropped, Set on Get-only attributes answers
-// status 0x000C (ibsim 0x0008), and no traps are sent; no multicast
+// status 0x000C (ibsim 0x0008), a port number past the node's in an
+// SLtoVL or VL arbitration modifier is status 0x001C (ibsim answers from whatever port follows the node's in its port
+// array: another node's), and no traps are sent; no multicast
 // group is ever joined, so the MFTs stay empty unless Set. The SA refuses SLtoVLMappingTableRecord, VLArbitrationTableRecord,
 // MulticastForwardingTableRecord and InformInfoRecord with 0x000C (OpenSM
 // answers them: the first two all zero with QoS off, from tables it never

@@ -1,0 +1,48 @@
+--! topology: net.2sw2path4hca
+-- The attributes of issue 18's schema from Lua, by IBA name, by the C
+-- tools' names and by ID, with the values ibsim + OpenSM give on this file
+-- (checked live in tests/ibsimdiff).
+
+function test_sl2vl_by_every_name(t)
+  local a = smp.sl2vl("lid:1", 3, 5)          -- Switch1, input port 3, output port 5
+  local b = smp.get("lid:1", "SLtoVLMappingTable", 3 * 256 + 5)
+  local c = smp.get("lid:1", "SL2VLMappingTable", 3 * 256 + 5)
+  local d = smp.get("lid:1", 0x17, 3 * 256 + 5)
+  for sl = 0, 15 do
+    local k = "sl_to_vl" .. sl
+    local want = sl
+    if sl == 15 then want = 7 end
+    if a[k] ~= want or b[k] ~= want or c[k] ~= want or d[k] ~= want then
+      t:fatal(string.format("%s: %s %s %s %s, want %d", k, a[k], b[k], c[k], d[k], want))
+    end
+  end
+end
+
+function test_vlarb_blocks(t)
+  local low, high = smp.vlarb("lid:2", 1, 1), smp.vlarb("lid:2", 1, 3)
+  if low.vl1 ~= 1 or low.weight1 ~= 4 or low.weight0 ~= 0 then t:fatal("low " .. low.vl1 .. " " .. low.weight1) end
+  if high.vl0 ~= 0 or high.weight0 ~= 4 or high.weight1 ~= 0 then t:fatal("high " .. high.weight0) end
+  if low.weight8 ~= 0 then t:fatal("entry 8 is past VLArbitrationLowCap 8: " .. low.weight8) end
+  local ok = pcall(smp.vlarb, "lid:2", 1, 2)
+  if ok then t:fatal("block 2 answered with a cap of 8 entries") end
+end
+
+function test_perf_get_details(t)
+  local d = perf.get("lid:2", 1, "PortRcvErrorDetails")
+  if d.port_select ~= 1 or d.port_local_physical_errors ~= 0 then t:fatal("details " .. d.port_select) end
+  local w = perf.get("lid:1", 255, "PortVLXmitWaitCounters")
+  if w.port_select ~= 255 or w.port_vl_xmit_wait15 ~= 0 then t:fatal("vl xmit wait " .. w.port_select) end
+  local ok, err = pcall(perf.get, "lid:2", 1, "NoSuchCounters")
+  if ok or not tostring(err):find("unknown attribute") then t:fatal(tostring(err)) end
+end
+
+function test_sminfo_record(t)
+  local recs = sa.get_table("SMInfoRecord")
+  if #recs ~= 1 then t:fatal(#recs .. " SMInfoRecords") end
+  local r = recs[1]
+  if r.lid ~= 1 or r.guid ~= "0x0000000000200000" or r.sm_state ~= 3 or r.sm_key ~= "0x0000000000000000" then
+    t:fatal(string.format("lid %d guid %s state %d key %s", r.lid, r.guid, r.sm_state, r.sm_key))
+  end
+  local ok, err = pcall(sa.get_table, "SL2VLTableRecord")
+  if ok or not tostring(err):find("0x000c") then t:fatal("SL2VLTableRecord: " .. tostring(err)) end
+end
