@@ -70,18 +70,19 @@
 //
 // # Differences from ibsim
 //
-// The directed-route rules are those of Linux smi.c (a CA discards a
-// path whose first hop is not its own port; ibsim follows it), DrSLID
-// LID-routed first legs are supported (ibsim refuses them), DR SMPs with a
+// The directed-route rules are those of Linux smi.c (a CA discards a path
+// whose first hop is not its own port; ibsim follows it), DrSLID LID-routed
+// first legs are supported (ibsim refuses them), DR SMPs with a
 // non-permissive DrDLID are dropped, Set on Get-only attributes answers
-// status 0x000C (ibsim 0x0008), a port number past the node's in an
-// SLtoVL or VL arbitration modifier is status 0x001C (ibsim answers from whatever port follows the node's in its port
-// array: another node's), and no traps are sent; no multicast
-// group is ever joined, so the MFTs stay empty unless Set. The SA refuses SLtoVLMappingTableRecord, VLArbitrationTableRecord,
-// MulticastForwardingTableRecord and InformInfoRecord with 0x000C (OpenSM
-// answers them: the first two all zero with QoS off, from tables it never
-// read). On a topology with a router the embedded SM also differs from
-// OpenSM: it gives the router's ports LIDs and brings its links up, which
-// OpenSM does not (they stay in Init, without LIDs), so LIDs after it
-// differ.
+// status 0x000C (ibsim 0x0008), a port number past the node's in an SLtoVL
+// or VL arbitration modifier is status 0x001C (ibsim answers from whatever
+// port follows the node's in its port array: another node's), and no traps
+// are sent; no multicast group is ever joined, so the MFTs stay empty
+// unless Set. The SA refuses SLtoVLMappingTableRecord,
+// VLArbitrationTableRecord, MulticastForwardingTableRecord and
+// InformInfoRecord with 0x000C (OpenSM answers them: the first two all zero
+// with QoS off, from tables it never read). On a topology with a router the
+// embedded SM also differs from OpenSM: it gives the router's ports LIDs
+// and brings its links up, which OpenSM does not (they stay in Init,
+// without LIDs), so LIDs after it differ.
 package sim
