@@ -135,7 +135,14 @@ func (s *Session) resolve(ctx context.Context, t Target) (Target, error) {
 // queries are pipelined: many routes in flight (the Session's Window), one
 // SMP per node at a time once its GUID is known.
 //
-// A failed query is recorded in Discovery.Errors and the sweep goes on;
+// Answers are checked before they become topology: a route's NodeInfo is
+// read until two reads agree and must agree with what the sweep knows
+// (ErrInconsistent otherwise); a PortInfo with values no port gives is
+// asked again; the two ends of every link must agree on the active width
+// and speed (both ends are read again once, then an inconsistency).
+//
+// A failed query is asked again once the pass that missed it is over (up
+// to sweepPasses times), then recorded in Discovery.Errors; the sweep goes on;
 // Discover returns an error only when the local node cannot be read, or
 // ctx ends (ctx.Err()).
 func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discovery, error) {
@@ -201,6 +208,9 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 		sw.mu.Unlock()
 		return nil, ctx.Err()
 	}
+	sw.mu.Lock()
+	sw.finishLinks()
+	sw.mu.Unlock()
 	for _, te := range sw.errs {
 		if errors.Is(te.Err, ErrMADBudget) {
 			return nil, fmt.Errorf("engine: discover: %w", te)
@@ -270,6 +280,8 @@ type sweep struct {
 	// it is over; recovered counts those a later pass answered.
 	missed    []query
 	recovered int
+	// linksChecked: the ends of every link were compared (checkLinks).
+	linksChecked bool
 	// ref names what failed routes were expected to reach (refName);
 	// refNodes indexes it by GUID, built on the first error.
 	ref      *topo.Fabric
@@ -343,6 +355,9 @@ func (sw *sweep) handler() {
 		}
 		if sw.pending == 0 && len(sw.missed) > 0 && !sw.canceled {
 			sw.repass()
+		}
+		if sw.pending == 0 && !sw.linksChecked && !sw.canceled {
+			sw.checkLinks()
 		}
 		ops := sw.takeLocked()
 		last := sw.pending == 0
@@ -600,7 +615,98 @@ func (sw *sweep) handleLocked(q *query, o *op) {
 			sw.fail(q, err)
 			return
 		}
+		// A switch's port 0 has no link: only external ports checked.
+		if q.node.n.Type != topo.Switch || q.port != 0 {
+			if err := implausible(&pi); err != nil {
+				// Asked again in the next pass, an error after the last.
+				sw.fail(q, fmt.Errorf("PortInfo port %d: %w", q.port, err))
+				return
+			}
+		}
 		sw.portInfo(q, &pi)
+	}
+}
+
+// implausible reports PortInfo values no port gives: a state or physical
+// state out of range, a LID outside the unicast range, and on a port that is up (Init or above) an active
+// width or speed that is not one of the defined single values. Such an
+// answer was damaged on its way.
+func implausible(pi *smp.PortInfo) error {
+	single := func(v uint8) bool { return v != 0 && v&(v-1) == 0 }
+	switch {
+	case pi.PortState < 1 || pi.PortState > 5:
+		return fmt.Errorf("PortState %d out of range", pi.PortState)
+	case pi.PortPhysicalState < 1 || pi.PortPhysicalState > 7:
+		return fmt.Errorf("PortPhysicalState %d out of range", pi.PortPhysicalState)
+	case pi.LID > 0xbfff:
+		return fmt.Errorf("LID %#x is no unicast LID", pi.LID)
+	case pi.PortState < smp.PortStateInit:
+	case !single(pi.LinkWidthActive) || pi.LinkWidthActive > 16:
+		return fmt.Errorf("LinkWidthActive %d is no width", pi.LinkWidthActive)
+	case pi.LinkSpeedActive != 0 && (!single(pi.LinkSpeedActive) || pi.LinkSpeedActive > 4):
+		return fmt.Errorf("LinkSpeedActive %d is no speed", pi.LinkSpeedActive)
+	case pi.LinkSpeedExtActive != 0 && !single(pi.LinkSpeedExtActive):
+		return fmt.Errorf("LinkSpeedExtActive %d is no speed", pi.LinkSpeedExtActive)
+	}
+	return nil
+}
+
+// checkLinks asks again for the PortInfo of both ends of every link whose
+// ends disagree on the active width or speed (a link trains to one of
+// each), once; when they still disagree, finishLinks reports it. sw.mu is
+// held.
+func (sw *sweep) checkLinks() {
+	sw.linksChecked = true
+	for _, n := range sw.f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.Remote == nil || !linkEndsDisagree(p, p.Remote) || p.Node.GUID > p.Remote.Node.GUID ||
+				p.Node == p.Remote.Node && p.Num > p.Remote.Num {
+				continue
+			}
+			for _, e := range []*topo.Port{p, p.Remote} {
+				d, _ := sw.nodes.Get(e.Node.GUID)
+				if d == nil {
+					continue
+				}
+				q := sw.nodeQuery(d, d.path, uint8(e.Num))
+				q.pass = sweepPasses - 1 // a failure now is final
+				sw.queueOp(q, smp.AttrPortInfo, uint32(e.Num), d.key)
+			}
+		}
+	}
+}
+
+// linkEndsDisagree reports whether the two ends of a link, both known up,
+// give different active widths, or speeds where neither runs an extended
+// speed.
+func linkEndsDisagree(a, b *topo.Port) bool {
+	if a.State < smp.PortStateInit || b.State < smp.PortStateInit {
+		return false
+	}
+	return a.WidthActive != b.WidthActive ||
+		a.SpeedExtActive == 0 && b.SpeedExtActive == 0 && a.SpeedActive != b.SpeedActive
+}
+
+// finishLinks reports the links whose ends still disagree after
+// checkLinks. sw.mu is held.
+func (sw *sweep) finishLinks() {
+	for _, n := range sw.f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.Remote == nil {
+				continue
+			}
+			r := p.Remote
+			if !linkEndsDisagree(p, r) || n.GUID > r.Node.GUID || n == r.Node && p.Num > r.Num {
+				continue
+			}
+			d, _ := sw.nodes.Get(n.GUID)
+			if d == nil {
+				continue
+			}
+			q := query{path: d.path, node: d}
+			sw.inconsistent(&q, "the ends of the link %s port %d - %s port %d disagree: width %d/%d, speed %d/%d",
+				nodeName(n), p.Num, nodeName(r.Node), r.Num, p.WidthActive, r.WidthActive, p.SpeedActive, r.SpeedActive)
+		}
 	}
 }
 
