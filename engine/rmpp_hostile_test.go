@@ -1,8 +1,11 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -105,11 +108,12 @@ func oneRecord(req []byte, _ rmpp.Header) [][]byte {
 // TestRMPPRefusesUnsolicitedData: DATA segments of responses nobody asked
 // for (TIDs with no request outstanding) start no receive transfer: a
 // thousand First segments announcing 4 GiB each are counted as refused,
-// and the driver holds nothing. Before, each started a transfer that
-// reserved 16 MiB.
+// and the driver holds nothing; --debug's log names each. Before, each
+// started a transfer that reserved 16 MiB.
 func TestRMPPRefusesUnsolicitedData(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, h := hostileSession(t, nil)
+		var log bytes.Buffer // written by Sends of this goroutine: the Pipe delivers synchronously
+		s, h := hostileSession(t, &engine.Options{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		var req []byte
 		h.answer = func(b []byte, rh rmpp.Header) [][]byte {
 			if req == nil {
@@ -133,6 +137,9 @@ func TestRMPPRefusesUnsolicitedData(t *testing.T) {
 		st := s.RMPPStats()
 		if st.Refused != 1000 || st.Transfers != before.Transfers || st.Held != before.Held {
 			t.Errorf("after 1000 unsolicited First segments: %+v, want 1000 refused and nothing held", st)
+		}
+		if n := strings.Count(log.String(), `msg="engine: rmpp: DATA refused" why="no request of this TID outstanding"`); n != 1000 {
+			t.Errorf("%d debug records of refused segments, want 1000", n)
 		}
 	})
 }
