@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/ibscript/ibscript/mad"
@@ -86,7 +87,9 @@ func writeAttributes(p func(string, ...any)) {
 	type section struct {
 		title, how string
 		layouts    []*mad.Layout
+		enums      func(id uint16, field string) map[uint64]string
 	}
+	none := func(uint16, string) map[uint64]string { return nil }
 	var recs []*mad.Layout
 	comps := map[*mad.Layout][]int{}
 	for _, a := range sa.Attrs() {
@@ -94,9 +97,9 @@ func writeAttributes(p func(string, ...any)) {
 		comps[a.Layout] = a.Comp
 	}
 	for _, sec := range []section{
-		{"SMP attributes", "`smp.get(target, name, modifier)`", smp.Layouts()},
-		{"PerfMgt attributes", "`perf.get(target, port, name)`", perf.Layouts()},
-		{"SA records", "`sa.get_table(name, template)`", recs},
+		{"SMP attributes", "`smp.get(target, name, modifier)`", smp.Layouts(), smp.EnumNames},
+		{"PerfMgt attributes", "`perf.get(target, port, name)`", perf.Layouts(), perf.EnumNames},
+		{"SA records", "`sa.get_table(name, template)`", recs, none},
 	} {
 		p("\n### %s\n\nRead with %s.\n", sec.title, sec.how)
 		for _, l := range sec.layouts {
@@ -130,6 +133,18 @@ func writeAttributes(p func(string, ...any)) {
 				kind := kindName(f)
 				if mad.IsKeyField(f.Name) {
 					kind = "hex string, `\"<masked>\"` when set"
+				}
+				if names := sec.enums(l.ID, f.Name); len(names) > 0 {
+					vs := make([]uint64, 0, len(names))
+					for v := range names {
+						vs = append(vs, v)
+					}
+					slices.Sort(vs)
+					var parts []string
+					for _, v := range vs {
+						parts = append(parts, fmt.Sprintf("%d %s", v, names[v]))
+					}
+					kind += ": " + strings.Join(parts, ", ")
 				}
 				p("| %s | %s | %s | %d | %s | %s |\n", key, name, at, f.Width, kind, note)
 			}

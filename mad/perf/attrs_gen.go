@@ -2691,6 +2691,27 @@ func NewCodec(id uint16) mad.Codec {
 	return nil
 }
 
+// enumNames are the value names the schema gives rows, by attribute ID
+// and row (IBA name).
+var enumNames = map[uint16]map[string]map[uint64]string{
+	AttrPortSamplesControl: {
+		"SampleStatus": {0: "Done", 1: "Started", 2: "Running"},
+	},
+}
+
+// EnumName returns the schema's name of value v of the row field (its
+// IBA name) of attribute id, e.g. "Active" for PortInfo's PortState 4,
+// and whether there is one.
+func EnumName(id uint16, field string, v uint64) (string, bool) {
+	name, ok := enumNames[id][field][v]
+	return name, ok
+}
+
+// EnumNames returns every value name of the row field of attribute id,
+// nil when the schema names none. The map is shared and must not be
+// modified.
+func EnumNames(id uint16, field string) map[uint64]string { return enumNames[id][field] }
+
 // LayoutByName returns the layout of the attribute its IBA name names
 // ("PortInfo") or one of its aliases (smpquery's, e.g.
 // "SL2VLMappingTable"), case-insensitively, or nil.

@@ -2490,6 +2490,41 @@ func NewCodec(id uint16) mad.Codec {
 	return nil
 }
 
+// enumNames are the value names the schema gives rows, by attribute ID
+// and row (IBA name).
+var enumNames = map[uint16]map[string]map[uint64]string{
+	AttrNotice: {
+		"Type": {0: "Fatal", 1: "Urgent", 2: "Security", 3: "SubnetManagement", 4: "Informational", 127: "Empty"},
+	},
+	AttrNodeInfo: {
+		"NodeType": {1: "Channel Adapter", 2: "Switch", 3: "Router"},
+	},
+	AttrPortInfo: {
+		"PortState":         {0: "NoChange", 1: "Down", 2: "Initialize", 3: "Armed", 4: "Active"},
+		"PortPhysicalState": {0: "NoChange", 1: "Sleep", 2: "Polling", 3: "Disabled", 4: "PortConfigurationTraining", 5: "LinkUp", 6: "LinkErrorRecovery", 7: "PhyTest"},
+		"NeighborMTU":       {1: "256", 2: "512", 3: "1024", 4: "2048", 5: "4096"},
+		"VLCap":             {1: "VL0", 2: "VL0-1", 3: "VL0-3", 4: "VL0-7", 5: "VL0-14"},
+		"MTUCap":            {1: "256", 2: "512", 3: "1024", 4: "2048", 5: "4096"},
+		"OperationalVLs":    {1: "VL0", 2: "VL0-1", 3: "VL0-3", 4: "VL0-7", 5: "VL0-14"},
+	},
+	AttrSMInfo: {
+		"SMState": {0: "NotActive", 1: "Discovering", 2: "Standby", 3: "Master"},
+	},
+}
+
+// EnumName returns the schema's name of value v of the row field (its
+// IBA name) of attribute id, e.g. "Active" for PortInfo's PortState 4,
+// and whether there is one.
+func EnumName(id uint16, field string, v uint64) (string, bool) {
+	name, ok := enumNames[id][field][v]
+	return name, ok
+}
+
+// EnumNames returns every value name of the row field of attribute id,
+// nil when the schema names none. The map is shared and must not be
+// modified.
+func EnumNames(id uint16, field string) map[uint64]string { return enumNames[id][field] }
+
 // LayoutByName returns the layout of the attribute its IBA name names
 // ("PortInfo") or one of its aliases (smpquery's, e.g.
 // "SL2VLMappingTable"), case-insensitively, or nil.

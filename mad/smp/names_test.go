@@ -1,6 +1,8 @@
 package smp_test
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -150,5 +152,40 @@ func TestFieldText(t *testing.T) {
 		if !found {
 			t.Errorf("FieldText names %q, which no layout has", name)
 		}
+	}
+}
+
+// TestEnumNamesAgree: the schema's value names (EnumName) are the texts
+// the name functions give smpquery's output.
+func TestEnumNamesAgree(t *testing.T) {
+	for _, c := range []struct {
+		id    uint16
+		field string
+		fn    func(uint8) string
+	}{
+		{smp.AttrNodeInfo, "NodeType", smp.NodeTypeName},
+		{smp.AttrPortInfo, "PortState", smp.PortStateName},
+		{smp.AttrPortInfo, "PortPhysicalState", smp.PhysStateName},
+		{smp.AttrPortInfo, "VLCap", smp.VLCapName},
+		{smp.AttrPortInfo, "OperationalVLs", smp.VLCapName},
+		{smp.AttrPortInfo, "NeighborMTU", func(v uint8) string { return strconv.Itoa(smp.MTUBytes(v)) }},
+		{smp.AttrPortInfo, "MTUCap", func(v uint8) string { return strconv.Itoa(smp.MTUBytes(v)) }},
+		{smp.AttrSMInfo, "SMState", smp.SMStateName},
+	} {
+		names := smp.EnumNames(c.id, c.field)
+		if len(names) == 0 {
+			t.Errorf("%#04x %s: no value names", c.id, c.field)
+		}
+		for v := range uint64(16) {
+			got, ok := smp.EnumName(c.id, c.field, v)
+			want := c.fn(uint8(v))
+			defined := !strings.HasPrefix(want, "undefined") && want != "0"
+			if ok != defined || ok && got != want {
+				t.Errorf("%#04x %s %d: EnumName %q %v, name function %q", c.id, c.field, v, got, ok, want)
+			}
+		}
+	}
+	if _, ok := smp.EnumName(smp.AttrPortInfo, "LID", 1); ok {
+		t.Error("LID has value names")
 	}
 }

@@ -690,6 +690,41 @@ func genIndex(w *bytes.Buffer, pkg, q string, attrs []*Attr) {
 		fmt.Fprintf(w, "case %s:\nreturn new(%s)\n", c, typ)
 	}
 	w.WriteString("}\nreturn nil\n}\n\n")
+	w.WriteString("// enumNames are the value names the schema gives rows, by attribute ID\n// and row (IBA name).\nvar enumNames = map[uint16]map[string]map[uint64]string{\n")
+	for _, a := range attrs {
+		if a.Ref != "" {
+			continue
+		}
+		var rowsWith []string
+		for _, r := range rows(a) {
+			if r.src != nil && r.src.Enum != nil && !r.emb {
+				rowsWith = append(rowsWith, r.f.Name)
+			}
+		}
+		if len(rowsWith) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%s: {\n", a.constName())
+		for _, r := range rows(a) {
+			if r.src == nil || r.src.Enum == nil || r.emb {
+				continue
+			}
+			fmt.Fprintf(w, "%q: {", r.f.Name)
+			keys := make([]uint64, 0, len(r.src.Enum))
+			for k := range r.src.Enum {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				fmt.Fprintf(w, "%d: %q, ", k, r.src.Enum[k])
+			}
+			w.WriteString("},\n")
+		}
+		w.WriteString("},\n")
+	}
+	w.WriteString("}\n\n")
+	w.WriteString("// EnumName returns the schema's name of value v of the row field (its\n// IBA name) of attribute id, e.g. \"Active\" for PortInfo's PortState 4,\n// and whether there is one.\nfunc EnumName(id uint16, field string, v uint64) (string, bool) {\nname, ok := enumNames[id][field][v]\nreturn name, ok\n}\n\n")
+	w.WriteString("// EnumNames returns every value name of the row field of attribute id,\n// nil when the schema names none. The map is shared and must not be\n// modified.\nfunc EnumNames(id uint16, field string) map[uint64]string { return enumNames[id][field] }\n\n")
 	w.WriteString("// LayoutByName returns the layout of the attribute its IBA name names\n// (\"PortInfo\") or one of its aliases (smpquery's, e.g.\n// \"SL2VLMappingTable\"), case-insensitively, or nil.\nfunc LayoutByName(name string) *mad.Layout {\nfor _, l := range Layouts() {\nif strings.EqualFold(l.Name, name) {\nreturn l\n}\n}\nswitch strings.ToLower(name) {\n")
 	for _, a := range attrs {
 		for _, al := range a.Aliases {

@@ -16,6 +16,9 @@ type Field struct {
 	Width int      // bits
 	Kind  mad.Kind // Uint (default), Hex, String, Bytes
 	Doc   string   // one line, also the Go field's comment
+	// Enum names the values of the row (smpquery's texts where it prints
+	// them); packages smp and perf export them through EnumName.
+	Enum map[uint64]string
 
 	// Go is the Go struct field's name; default Name without underscores.
 	Go string

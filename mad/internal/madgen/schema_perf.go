@@ -80,7 +80,7 @@ func perfAttrs() []*Attr {
 				{Name: "CounterMasks1to9", Bit: 37, Width: 27, Kind: mad.Hex},
 				{Name: "CounterMasks10to14", Bit: 65, Width: 15, Kind: mad.Hex},
 				{Name: "SampleMechanisms", Bit: 80, Width: 8},
-				{Name: "SampleStatus", Bit: 94, Width: 2},
+				{Name: "SampleStatus", Bit: 94, Width: 2, Enum: map[uint64]string{0: "Done", 1: "Started", 2: "Running"}},
 				{Name: "OptionMask", Bit: 96, Width: 64, Kind: mad.Hex},
 				{Name: "VendorMask", Bit: 160, Width: 64, Kind: mad.Hex},
 				{Name: "SampleStart", Bit: 224, Width: 32},

@@ -2,6 +2,18 @@ package main
 
 import "github.com/ibscript/ibscript/mad"
 
+// Value names of the SMP rows, as smpquery prints them.
+var (
+	enumNodeType  = map[uint64]string{1: "Channel Adapter", 2: "Switch", 3: "Router"}
+	enumPortState = map[uint64]string{0: "NoChange", 1: "Down", 2: "Initialize", 3: "Armed", 4: "Active"}
+	enumPhysState = map[uint64]string{0: "NoChange", 1: "Sleep", 2: "Polling", 3: "Disabled",
+		4: "PortConfigurationTraining", 5: "LinkUp", 6: "LinkErrorRecovery", 7: "PhyTest"}
+	enumMTU     = map[uint64]string{1: "256", 2: "512", 3: "1024", 4: "2048", 5: "4096"}
+	enumVLs     = map[uint64]string{1: "VL0", 2: "VL0-1", 3: "VL0-3", 4: "VL0-7", 5: "VL0-14"}
+	enumSMState = map[uint64]string{0: "NotActive", 1: "Discovering", 2: "Standby", 3: "Master"}
+	enumNotice  = map[uint64]string{0: "Fatal", 1: "Urgent", 2: "Security", 3: "SubnetManagement", 4: "Informational", 0x7f: "Empty"}
+)
+
 // Subnet management attributes (SMPs, classes 0x01 and 0x81):
 // mad-formats.md section 7, IBA vol. 1 chapter 14.2.5, rdma-core
 // libibmad's field table.
@@ -13,7 +25,7 @@ func smpAttrs() []*Attr {
 			Doc: "Notice is the Notice attribute: a trap or a notice report, the payload of Trap, Report and TrapRepress. For a vendor notice (IsGeneric false) ProducerType holds the VendorID and TrapNumber the DeviceID. An SMP carries its first 64 bytes (NoticeSMPSize), without IssuerGID; SA Reports carry all 80.",
 			Fields: []Field{
 				{Name: "IsGeneric", Bit: 0, Width: 1},
-				{Name: "Type", Bit: 1, Width: 7, Doc: "Notice* values, 7 bits"},
+				{Name: "Type", Bit: 1, Width: 7, Doc: "Notice* values, 7 bits", Enum: enumNotice},
 				{Name: "ProducerType", Bit: 8, Width: 24, Kind: mad.Hex, Doc: "generic: 1 CA, 2 switch, 3 router, 4 class manager; vendor: VendorID (24 bits)"},
 				{Name: "TrapNumber", Bit: 32, Width: 16, Doc: "generic: trap number; vendor: DeviceID"},
 				{Name: "IssuerLID", Bit: 48, Width: 16},
@@ -38,7 +50,7 @@ func smpAttrs() []*Attr {
 			Fields: []Field{
 				{Name: "BaseVersion", Bit: 0, Width: 8},
 				{Name: "ClassVersion", Bit: 8, Width: 8},
-				{Name: "NodeType", Bit: 16, Width: 8, Doc: "NodeTypeCA, NodeTypeSwitch, NodeTypeRouter"},
+				{Name: "NodeType", Bit: 16, Width: 8, Doc: "NodeTypeCA, NodeTypeSwitch, NodeTypeRouter", Enum: enumNodeType},
 				{Name: "NumPorts", Bit: 24, Width: 8, Doc: "physical ports"},
 				{Name: "SystemImageGUID", Bit: 32, Width: 64, Kind: mad.Hex},
 				{Name: "NodeGUID", Bit: 96, Width: 64, Kind: mad.Hex},
@@ -100,25 +112,25 @@ func smpAttrs() []*Attr {
 				{Name: "LinkWidthSupported", Bit: 240, Width: 8, Kind: mad.Hex},
 				{Name: "LinkWidthActive", Bit: 248, Width: 8, Kind: mad.Hex},
 				{Name: "LinkSpeedSupported", Bit: 256, Width: 4, Kind: mad.Hex},
-				{Name: "PortState", Bit: 260, Width: 4, Doc: "PortState* values"},
-				{Name: "PortPhysicalState", Bit: 264, Width: 4, Doc: "PhysState* values"},
+				{Name: "PortState", Bit: 260, Width: 4, Doc: "PortState* values", Enum: enumPortState},
+				{Name: "PortPhysicalState", Bit: 264, Width: 4, Doc: "PhysState* values", Enum: enumPhysState},
 				{Name: "LinkDownDefaultState", Bit: 268, Width: 4},
 				{Name: "M_KeyProtectBits", Bit: 272, Width: 2},
 				{Name: "LMC", Bit: 277, Width: 3},
 				{Name: "LinkSpeedActive", Bit: 280, Width: 4, Kind: mad.Hex},
 				{Name: "LinkSpeedEnabled", Bit: 284, Width: 4, Kind: mad.Hex},
-				{Name: "NeighborMTU", Bit: 288, Width: 4, Doc: "1 256 ... 5 4096, see MTUBytes"},
+				{Name: "NeighborMTU", Bit: 288, Width: 4, Doc: "1 256 ... 5 4096, see MTUBytes", Enum: enumMTU},
 				{Name: "MasterSMSL", Bit: 292, Width: 4},
-				{Name: "VLCap", Bit: 296, Width: 4},
+				{Name: "VLCap", Bit: 296, Width: 4, Enum: enumVLs},
 				{Name: "InitType", Bit: 300, Width: 4, Kind: mad.Hex},
 				{Name: "VLHighLimit", Bit: 304, Width: 8},
 				{Name: "VLArbitrationHighCap", Bit: 312, Width: 8},
 				{Name: "VLArbitrationLowCap", Bit: 320, Width: 8},
 				{Name: "InitTypeReply", Bit: 328, Width: 4, Kind: mad.Hex},
-				{Name: "MTUCap", Bit: 332, Width: 4},
+				{Name: "MTUCap", Bit: 332, Width: 4, Enum: enumMTU},
 				{Name: "VLStallCount", Bit: 336, Width: 3},
 				{Name: "HOQLife", Bit: 339, Width: 5},
-				{Name: "OperationalVLs", Bit: 344, Width: 4},
+				{Name: "OperationalVLs", Bit: 344, Width: 4, Enum: enumVLs},
 				{Name: "PartitionEnforcementInbound", Bit: 348, Width: 1},
 				{Name: "PartitionEnforcementOutbound", Bit: 349, Width: 1},
 				{Name: "FilterRawInbound", Bit: 350, Width: 1},
@@ -194,7 +206,7 @@ func smpAttrs() []*Attr {
 				{Name: "SM_Key", Bit: 64, Width: 64, Kind: mad.Hex, Doc: "zero unless the requester is authenticated"},
 				{Name: "ActCount", Bit: 128, Width: 32},
 				{Name: "Priority", Bit: 160, Width: 4},
-				{Name: "SMState", Bit: 164, Width: 4, Doc: "SMState* values"},
+				{Name: "SMState", Bit: 164, Width: 4, Doc: "SMState* values", Enum: enumSMState},
 			},
 		},
 		{
