@@ -130,10 +130,11 @@ func filesOf(L *lua.LState) *Files {
 
 var syntaxLine = regexp.MustCompile(`line:(\d+)`)
 
-// hideSource keeps the parser's message of a file that failed to compile
+// HideSource keeps the parser's message of a file that failed to compile
 // only when the file is named *.lua: any other file (/etc/shadow) read as
-// Lua would show its first token in the message. Its line is kept.
-func hideSource(path string, err error) error {
+// Lua would show its first token in the message. Its line is kept. Hosts
+// apply it to the script files they load themselves.
+func HideSource(path string, err error) error {
 	if err == nil || strings.HasSuffix(path, ".lua") {
 		return err
 	}

@@ -65,14 +65,14 @@ func LoadString(L *lua.LState, src, name string) (*lua.LFunction, error) {
 // LoadFile is Load of a file, skipping a first line that starts with '#'
 // (a shebang) as lua does, keeping line numbers. The file must be one the
 // state's Files allows (files.go); a syntax error in a file not named
-// *.lua shows its line, not the parser's message (hideSource).
+// *.lua shows its line, not the parser's message (HideSource).
 func LoadFile(L *lua.LState, path string) (*lua.LFunction, error) {
 	src, err := filesOf(L).ReadFile(path)
 	if err != nil {
 		return nil, &lua.ApiError{Type: lua.ApiErrorFile, Object: lua.LString(err.Error()), Cause: err}
 	}
 	fn, err := Load(L, bytes.NewReader(skipShebang(src)), path)
-	return fn, hideSource(path, err)
+	return fn, HideSource(path, err)
 }
 
 // skipShebang blanks a first line that starts with '#', keeping its

@@ -49,7 +49,7 @@ func ParseThresholds(r io.Reader, name string) (map[string]uint64, error) {
 		k, v, ok := strings.Cut(s, "=")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if !ok {
-			return nil, fmt.Errorf("%s:%d: %q: want Name=value", name, line, s)
+			return nil, fmt.Errorf("%s:%d: want Name=value (no '=' on the line, which is not shown)", name, line)
 		}
 		key, known := ThresholdNames[k]
 		if !known {

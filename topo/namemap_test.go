@@ -40,10 +40,10 @@ func TestParseNameMapFile(t *testing.T) {
 // wrong with it.
 func TestParseNameMapErrors(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
-		{"no name", "0x10\n", `map:1: "0x10": want GUID "name"`},
-		{"bad GUID", "# c\nzz \"x\"\n", `map:2: GUID "zz": `},
-		{"GUID too big", "0x1ffffffffffffffff a\n", `map:1: GUID "0x1ffffffffffffffff": `},
-		{"unterminated", "0x1 \"a b\n", `map:1: unterminated name "a b`},
+		{"no name", "0x10\n", `map:1: want GUID "name"`},
+		{"bad GUID", "# c\nzz \"x\"\n", `map:2: GUID: not a 64-bit number`},
+		{"GUID too big", "0x1ffffffffffffffff a\n", `map:1: GUID: not a 64-bit number`},
+		{"unterminated", "0x1 \"a b\n", `map:1: unterminated name`},
 		{"line too long", "0x1 " + strings.Repeat("a", bufio.MaxScanTokenSize) + "\n", `map:1: line longer than 65536 bytes`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -262,6 +262,10 @@ func fileKind(m fs.FileMode) string {
 // (0x hex, or any strtoull base-0 number) then its name in double quotes
 // (or the rest of the line); '#' starts a comment line; blank lines are
 // skipped. name is for errors.
+//
+// Errors name the file and line but never quote it: a map given by
+// mistake (or on purpose, to a command run with more rights) may be a
+// file such as /etc/shadow, whose lines are secrets.
 func ParseNameMap(r io.Reader, name string) (map[uint64]string, error) {
 	out := map[uint64]string{}
 	sc := bufio.NewScanner(r)
@@ -274,17 +278,17 @@ func ParseNameMap(r io.Reader, name string) (map[uint64]string, error) {
 		}
 		i := strings.IndexAny(s, " \t")
 		if i < 0 {
-			return nil, fmt.Errorf("%s:%d: %q: want GUID \"name\"", name, line, s)
+			return nil, fmt.Errorf("%s:%d: want GUID \"name\" (no name after the first word)", name, line)
 		}
 		guid, err := strconv.ParseUint(s[:i], 0, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: GUID %q: %v", name, line, s[:i], err)
+			return nil, fmt.Errorf("%s:%d: GUID: not a 64-bit number (0x hex, decimal or 0 octal)", name, line)
 		}
 		rest := strings.TrimSpace(s[i:])
 		if strings.HasPrefix(rest, "\"") {
 			end := strings.IndexByte(rest[1:], '"')
 			if end < 0 {
-				return nil, fmt.Errorf("%s:%d: unterminated name %s", name, line, rest)
+				return nil, fmt.Errorf("%s:%d: unterminated name (no closing '\"')", name, line)
 			}
 			rest = rest[1 : end+1]
 		}

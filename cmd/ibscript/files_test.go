@@ -79,6 +79,24 @@ func TestFilesOutsideNamedPaths(t *testing.T) {
 			t.Errorf("%v: the file's content leaked: %q %q", widen, stdout, errOut)
 		}
 	}
+	// Files the command line itself names show no line of theirs either
+	// when they are not what they should be (ibscript run under sudo must
+	// not print a line of /etc/shadow): the script, a node-name-map, a
+	// threshold file the plan reads.
+	for _, args := range [][]string{
+		{"run", secret},
+		{"--node-name-map", secret, "-e", "print(1)"},
+		{"--allow-files", "-e", `plan.thresholds("` + secret + `")`},
+		{"--allow-files", "-e", `fabric.save(fabric.discover(), "/dev/null", {format = "ibnetdiscover", node_name_map = "` + secret + `"})`},
+	} {
+		code, stdout, errOut := ibscript(t, append(append([]string{}, sim...), args...)...)
+		if code != exitError || !strings.Contains(errOut, secret+":1") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %s:1", args, code, errOut, secret)
+		}
+		if leaked(stdout + errOut) {
+			t.Errorf("%v: the file's content leaked: %q %q", args, stdout, errOut)
+		}
+	}
 	save := filepath.Join(out, "f.topo")
 	if code, _, errOut := ibscript(t, append(sim, "--allow-path", out, "-e", `fabric.save(fabric.discover(), "`+save+`") print(#fabric.load("`+save+`").nodes)`)...); code != 0 {
 		t.Errorf("save and load under --allow-path: exit %d, %s", code, errOut)

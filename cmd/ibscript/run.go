@@ -225,6 +225,11 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 	L.SetGlobal("arg", argt)
 	fn, err := bindings.LoadString(L, stripShebang(string(src)), chunkName(file))
 	if err != nil {
+		// ibscript run /etc/shadow (under sudo) must not print its
+		// first token: a file not named *.lua shows only its line.
+		if file != "-" { // a plan on stdin is the user's own text
+			err = bindings.HideSource(file, err)
+		}
 		return failed(b, err)
 	}
 	err = runMain(ctx, L, fn)
