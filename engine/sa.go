@@ -64,9 +64,15 @@ func saTruncation(msg []byte, stride int) *TruncatedError {
 	whole := data / stride
 	rest := msg[sa.HeaderSize+whole*stride:]
 	if h.Type != rmpp.TypeData {
-		// Nothing in the MAD says how many records the peer had: the
-		// bytes after the last whole one are the next record's or, with
-		// OpenSM under ibsim, whatever its buffer held.
+		// Nothing in the MAD says how many records the peer had. A
+		// transport that knows the sender's length (ibsim passes
+		// umad2sim's on) gives a shorter MAD when all of them fit; a
+		// whole 256-byte one may have been cut: the bytes after its last
+		// whole record are the next record's or, with OpenSM under ibsim,
+		// whatever its buffer held.
+		if len(msg) < mad.Size {
+			return nil
+		}
 		return &TruncatedError{Records: whole, Reason: fmt.Sprintf(
 			"the peer sent its answer as one MAD without RMPP (RMPP Active, type %d, PayloadLength %d, as OpenSM does under ibsim): records past the %d that fit in it were not sent", h.Type, h.Data2, whole)}
 	}

@@ -614,6 +614,7 @@ func (c *client) gone(err error) error {
 type inPacket struct {
 	addr fabric.Addr
 	mad  [mad.Size]byte
+	n    int // valid bytes of mad
 }
 
 // read drains the data socket into the inbox until the socket closes. It
@@ -659,6 +660,7 @@ func (c *client) read() {
 			ip.addr.QKey = 0x80010000
 		}
 		ip.mad = r.MAD
+		ip.n = validLength(r.Length, &r.MAD)
 		c.inbox = append(c.inbox, ip)
 		c.inMu.Unlock()
 		select {
@@ -666,6 +668,26 @@ func (c *client) read() {
 		default:
 		}
 	}
+}
+
+// validLength is how much of a received MAD the sender said is valid
+// (sim_request.length): the whole 256 bytes unless the sender gave a
+// shorter length a MAD can have. OpenSM under umad2sim gives the length of
+// the answer it built, cut at 256: an SA answer left unsegmented (its RMPP
+// is the kernel's, which umad2sim does not have) holds exactly the records
+// that fit, and the bytes after them are OpenSM's stale buffer, not
+// records (as umad_recv's length tells a libibumad caller under umad2sim).
+// An RMPP segment (Active, with a type) stays whole: its PayloadLength
+// says what is valid, and the RMPP driver reads it.
+func validLength(n uint64, m *[mad.Size]byte) int {
+	if n < mad.HeaderSize || n >= mad.Size {
+		return mad.Size
+	}
+	const rmppType, rmppFlags = 25, 26 // in the RMPP header after the common one
+	if m[1] == mad.ClassSubnAdm && m[rmppFlags]&1 != 0 && m[rmppType] != 0 {
+		return mad.Size
+	}
+	return int(n)
 }
 
 // deliver hands the inbox to the Mux, in order, until read has ended and
@@ -701,7 +723,7 @@ func (c *client) deliverBatch(batch []*inPacket) {
 		c.outMu.Unlock()
 	}
 	for _, ip := range batch {
-		p := fabric.Packet{Addr: ip.addr, Data: ip.mad[:]}
+		p := fabric.Packet{Addr: ip.addr, Data: ip.mad[:ip.n]}
 		c.mux.Deliver(&p)
 	}
 	if cork {

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+
+	"github.com/ibscript/ibscript/mad"
 )
 
 // The offsets and byte orders below are those of ibsim 0.10's structs on a
@@ -120,5 +122,35 @@ func TestOpenWithoutIbsim(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), `ibsim "ibscript-test-no-such-ibsim"`) || strings.Contains(err.Error(), "\x00") {
 		t.Errorf("error %q: want it to name the ibsim, without NUL bytes", err)
+	}
+}
+
+// TestValidLength: a received MAD is as long as its sender said (OpenSM
+// under umad2sim gives its answer's length, cut at 256), except an RMPP
+// segment, whose PayloadLength the RMPP driver reads, and a length no MAD
+// can have.
+func TestValidLength(t *testing.T) {
+	var saResp, saSegment, smp [mad.Size]byte
+	saResp[1] = mad.ClassSubnAdm
+	saResp[26] = 1 // RMPP Active, type 0: OpenSM's one-MAD answer
+	saSegment[1], saSegment[25], saSegment[26] = mad.ClassSubnAdm, 1, 1
+	smp[1] = mad.ClassSubnLID
+	for _, tc := range []struct {
+		name string
+		n    uint64
+		m    *[mad.Size]byte
+		want int
+	}{
+		{"SA answer of one record", 56 + 32, &saResp, 88},
+		{"SA answer cut at 256", 256, &saResp, 256},
+		{"RMPP DATA segment", 100, &saSegment, 256},
+		{"no length", 0, &smp, 256},
+		{"shorter than a header", 10, &smp, 256},
+		{"longer than a MAD", 4096, &smp, 256},
+		{"short SMP", 64, &smp, 64},
+	} {
+		if got := validLength(tc.n, tc.m); got != tc.want {
+			t.Errorf("%s: validLength(%d) = %d, want %d", tc.name, tc.n, got, tc.want)
+		}
 	}
 }
