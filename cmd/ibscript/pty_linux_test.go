@@ -215,7 +215,7 @@ func TestREPLFirstHour(t *testing.T) {
 	step("help(show)", "show(v, ...) -> nil: prints values")
 	step("ls()", "attributes: ClassPortInfo  DRSMP", "SA records: ClassPortInfo  GUIDInfoRecord")
 	step(`ls("NodeRecord")`, "NodeRecord (attribute 0x0011", "node_description")
-	step("f = fabric.discover()")
+	step("f = fabric.discover()", "fabric.discover: nodes found ")
 	tm.typ("f.nodes[1].des\t")
 	pos = tm.expect(pos, "f.nodes[1].desc", nil)
 	tm.typ("\r")
@@ -237,5 +237,16 @@ func TestREPLFirstHour(t *testing.T) {
 	}
 	if strings.Count(s, "ClassPortInfo") != 2 { // once per list of ls()
 		t.Errorf("ClassPortInfo listed %d times:\n%s", strings.Count(s, "ClassPortInfo"), s)
+	}
+}
+
+// TestChunkProgressOnATerminal: -e shows a sweep's progress on a
+// terminal, as run and the REPL do, and clears it.
+func TestChunkProgressOnATerminal(t *testing.T) {
+	tm := startREPL(t, t.TempDir(), "--fabric=sim:", "-e", "print(#fabric.discover().nodes)")
+	pos := tm.expect(0, "fabric.discover: nodes found ", nil)
+	tm.expect(pos, "22\n", nil)
+	if err := waitExit(tm.cmd, 10*time.Second); err != nil {
+		t.Fatalf("%v\n%s", err, tm.screen())
 	}
 }

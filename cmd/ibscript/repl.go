@@ -203,7 +203,15 @@ func appendHistory(path, chunk string) {
 }
 
 func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writer) (code int) {
-	b, L, env, err := newLua(ctx, c, stdout, stderr)
+	// Long sweeps (fabric.discover, fabric.sweep, plan.sleep) show their
+	// progress on a terminal, cleared before the value prints.
+	var prog *progressLine
+	var opts bindings.Options
+	if isTerminal(stderr) {
+		prog = &progressLine{w: stderr}
+		opts.Progress = prog.update
+	}
+	b, L, env, err := newLuaOpts(ctx, c, stdout, stderr, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
@@ -295,6 +303,9 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 		cancel = cancelEval
 		mu.Unlock()
 		out, err := ev.Eval(evalCtx, src)
+		if prog != nil {
+			prog.clear()
+		}
 		mu.Lock()
 		cancel = nil
 		if disarm != nil {

@@ -303,7 +303,13 @@ func stripShebang(s string) string {
 }
 
 func runChunk(ctx context.Context, c *config, stdout, stderr io.Writer) (code int) {
-	b, L, env, err := newLua(ctx, c, stdout, stderr)
+	var prog *progressLine
+	var opts bindings.Options
+	if isTerminal(stderr) {
+		prog = &progressLine{w: stderr}
+		opts.Progress = prog.update
+	}
+	b, L, env, err := newLuaOpts(ctx, c, stdout, stderr, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
@@ -315,6 +321,9 @@ func runChunk(ctx context.Context, c *config, stdout, stderr io.Writer) (code in
 		return exitError
 	}
 	err = runMain(ctx, L, fn)
+	if prog != nil {
+		prog.clear()
+	}
 	if err != nil {
 		// A call of a missing function says which (smp.nodeinf).
 		if msg := errorMessage(err); explainCall(L, c.chunk, msg) != msg {
