@@ -153,7 +153,7 @@ func (g *guard) after(cause error) {
 	select {
 	case <-g.done:
 	case <-t.C:
-		g.forceExit(cause, fmt.Sprintf("a call did not return within %v (a Lua pattern match or a Go call that cannot be interrupted)", g.grace))
+		g.forceExit(cause, fmt.Sprintf("a call did not return within %v (a Go call that cannot be interrupted)", g.grace))
 	}
 }
 
@@ -168,7 +168,7 @@ func (g *guard) arm(cause error) (disarm func()) {
 		case <-stop:
 		case <-g.done:
 		case <-t.C:
-			g.forceExit(cause, fmt.Sprintf("the call did not stop within %v (a Lua pattern match or a Go call that cannot be interrupted), and the session's Lua state cannot be used while it runs", g.grace))
+			g.forceExit(cause, fmt.Sprintf("the call did not stop within %v (a Go call that cannot be interrupted), and the session's Lua state cannot be used while it runs", g.grace))
 		}
 	}()
 	var once sync.Once

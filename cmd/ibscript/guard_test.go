@@ -227,8 +227,7 @@ func TestStuckCallsEnd(t *testing.T) {
 // for its grace period ends it at once. (Two different signals: the
 // kernel merges a signal sent twice before it is delivered.)
 func TestSecondSignalEndsAtOnce(t *testing.T) {
-	c := startStuck(t, nil, patternScript, "--fabric=sim:")
-	c.burning(t)
+	c := startStuck(t, []string{stuckEnv + "=1"}, goCallScript, "--fabric=sim:")
 	c.cmd.Process.Signal(syscall.SIGTERM)
 	c.cmd.Process.Signal(syscall.SIGHUP)
 	c.end(t, "arrived while it was ending")

@@ -70,7 +70,7 @@ func TestREPLCtrlCRecv(t *testing.T) {
 // SIGKILL ended it).
 func TestREPLCtrlCStuckPatternMatch(t *testing.T) {
 	tm := startREPL(t, t.TempDir(), "--fabric=sim:")
-	defer holdSlave(t, tm).Close()
+	holdSlave(t, tm)
 	pos := tm.expect(0, "> ", nil)
 	tm.typ("print('matching'); s = string.rep('a', 20000); print(s:find('.-.-.-.-.-b'))\r")
 	pos = tm.expect(pos, "matching\n", nil)
@@ -123,5 +123,40 @@ func holdSlave(t *testing.T, tm *term) *os.File {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Closed before startREPL's cleanup waits for the terminal's reader,
+	// which ends only when no slave side is left open.
+	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// TestREPLCtrlCStuckGoCall: a Go call that ignores Ctrl-C holds the
+// session's Lua state, which cannot be used while it runs: after the
+// grace period the REPL says so and ends the session with status 2, its
+// ports closed and the terminal given back; Ctrl-C again ends it at once.
+func TestREPLCtrlCStuckGoCall(t *testing.T) {
+	t.Setenv(stuckEnv, "1")
+	for _, tc := range []struct {
+		again bool // Ctrl-C again until the session ends (two at once are one signal)
+		want  string
+	}{
+		{false, "interrupted by SIGINT (Ctrl-C); the call did not stop within 2s"},
+		{true, "interrupted by SIGINT (Ctrl-C); a second Ctrl-C arrived while the call was not stopping"},
+	} {
+		tm := startREPL(t, t.TempDir(), "--fabric=sim:")
+		hold := holdSlave(t, tm)
+		pos := tm.expect(0, "> ", nil)
+		tm.typ("stuck_go_call()\r")
+		pos = tm.expect(pos, "ready\n", nil)
+		tm.typ("\x03")
+		var again func()
+		if tc.again {
+			again = func() { tm.typ("\x03") }
+		}
+		tm.expect(pos, tc.want, again)
+		err := waitExit(tm.cmd, hangLimit)
+		if code := tm.cmd.ProcessState.ExitCode(); code != exitError {
+			t.Errorf("exit %v (status %d), want %d:\n%s", err, code, exitError, tm.screen())
+		}
+		hold.Close()
+	}
 }

@@ -21,6 +21,9 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
+// errCtrlC is what a Ctrl-C in the REPL cancels a call with.
+var errCtrlC = errors.New("interrupted by SIGINT (Ctrl-C)")
+
 // errIncomplete is returned by Eval for a chunk that needs more lines.
 var errIncomplete = errors.New("incomplete chunk")
 
@@ -256,8 +259,14 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 				mu.Lock()
 				if cancel != nil {
 					cancel()
-					if disarm == nil && c.guard != nil {
-						disarm = c.guard.arm(errors.New("interrupted by SIGINT (Ctrl-C)"))
+					switch {
+					case c.guard == nil:
+					case disarm == nil:
+						disarm = c.guard.arm(errCtrlC)
+					default:
+						// Ctrl-C again while the call is still not
+						// stopping: do not make the user wait.
+						go c.guard.forceExit(errCtrlC, "a second Ctrl-C arrived while the call was not stopping")
 					}
 				}
 				mu.Unlock()
