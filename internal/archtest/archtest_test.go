@@ -47,8 +47,11 @@ var rules = []rule{
 	{pkg: "internal/intmap", allow: nil},
 	// Plan results and reporters: the standard library only.
 	{pkg: "plan", allow: nil},
+	// The Prometheus exporter: sweeps with the engine, serves through
+	// client_golang; no Lua.
+	{pkg: "exporter", allow: []string{"engine", "fabric", "mad/...", "topo"}, third: []string{"github.com/prometheus/client_golang"}},
 	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan"}, third: []string{"github.com/yuin/gopher-lua"}},
-	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys"}},
+	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys", "github.com/prometheus/client_golang"}},
 	{pkg: "internal/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua"}},
 	{pkg: "tests", allow: []string{"..."}},
 	{pkg: "tests/ibsimdiff", allow: []string{"..."}},
@@ -61,7 +64,7 @@ var testOnly = []string{"sim", "internal/keytest", "fabric/fabrictest", "mad/mad
 // use a package as its callers do, and its examples show a whole session.
 var xtestOnly = []string{"engine"}
 
-var testThird = []string{"github.com/google/go-cmp", "go.uber.org/goleak", "github.com/yuin/gopher-lua"}
+var testThird = []string{"github.com/google/go-cmp", "go.uber.org/goleak", "github.com/yuin/gopher-lua", "github.com/prometheus/client_golang", "github.com/prometheus/client_model", "github.com/prometheus/common"}
 
 type pkgInfo struct {
 	ImportPath   string

@@ -1,0 +1,439 @@
+package exporter
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/topo"
+)
+
+const net2sw = "../tests/topologies/net.2sw2path4hca"
+
+// simExporter opens a session on the simulated fabric at path (on the
+// SM's port) and returns an Exporter on it.
+func simExporter(t *testing.T, path string, opts *Options) (*Exporter, *sim.Fabric) {
+	t.Helper()
+	f, err := sim.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := f.Open(context.Background(), "", 0)
+	if err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	s, err := engine.New(tr, nil)
+	if err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(); f.Close() })
+	return New(s, opts), f
+}
+
+// gather scrapes e through a registry, as /metrics does.
+func gather(t *testing.T, e *Exporter) map[string]*dto.MetricFamily {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(e); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*dto.MetricFamily{}
+	for _, mf := range mfs {
+		out[mf.GetName()] = mf
+	}
+	return out
+}
+
+func labels(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
+
+func value(m *dto.Metric) float64 {
+	if c := m.GetCounter(); c != nil {
+		return c.GetValue()
+	}
+	return m.GetGauge().GetValue()
+}
+
+// treydockNames are the metric names and label names of
+// treydock/infiniband_exporter's switch collector and its exporter gauges
+// (collectors/switch.go and collectors/collectors.go of that project),
+// which its Grafana dashboards and alert rules use. Left out: the
+// PortRcvErrorDetails series (port_local_physical_errors_total and the
+// other -E counters, off by default there) and rate_bytes_per_second.
+var treydockNames = map[string][]string{
+	"infiniband_switch_port_transmit_data_bytes_total":             {"guid", "port"},
+	"infiniband_switch_port_receive_data_bytes_total":              {"guid", "port"},
+	"infiniband_switch_port_transmit_packets_total":                {"guid", "port"},
+	"infiniband_switch_port_receive_packets_total":                 {"guid", "port"},
+	"infiniband_switch_port_unicast_transmit_packets_total":        {"guid", "port"},
+	"infiniband_switch_port_unicast_receive_packets_total":         {"guid", "port"},
+	"infiniband_switch_port_multicast_transmit_packets_total":      {"guid", "port"},
+	"infiniband_switch_port_multicast_receive_packets_total":       {"guid", "port"},
+	"infiniband_switch_port_symbol_error_total":                    {"guid", "port"},
+	"infiniband_switch_port_link_error_recovery_total":             {"guid", "port"},
+	"infiniband_switch_port_link_downed_total":                     {"guid", "port"},
+	"infiniband_switch_port_receive_errors_total":                  {"guid", "port"},
+	"infiniband_switch_port_receive_remote_physical_errors_total":  {"guid", "port"},
+	"infiniband_switch_port_receive_switch_relay_errors_total":     {"guid", "port"},
+	"infiniband_switch_port_transmit_discards_total":               {"guid", "port"},
+	"infiniband_switch_port_transmit_constraint_errors_total":      {"guid", "port"},
+	"infiniband_switch_port_receive_constraint_errors_total":       {"guid", "port"},
+	"infiniband_switch_port_local_link_integrity_errors_total":     {"guid", "port"},
+	"infiniband_switch_port_excessive_buffer_overrun_errors_total": {"guid", "port"},
+	"infiniband_switch_port_vl15_dropped_total":                    {"guid", "port"},
+	"infiniband_switch_port_transmit_wait_total":                   {"guid", "port"},
+	"infiniband_switch_port_qp1_dropped_total":                     {"guid", "port"},
+	"infiniband_switch_info":                                       {"guid", "switch", "lid"},
+	"infiniband_switch_uplink_info":                                {"guid", "port", "switch", "uplink", "uplink_guid", "uplink_type", "uplink_port", "uplink_lid"},
+	"infiniband_exporter_collector_duration_seconds":               {"collector"},
+	"infiniband_exporter_collect_errors":                           {"collector"},
+	"infiniband_exporter_collect_timeouts":                         {"collector"},
+}
+
+// TestTreydockNames scrapes a sweep of the simulated fabric and checks
+// that every name of the other exporter is served with exactly its
+// labels.
+func TestTreydockNames(t *testing.T) {
+	e, _ := simExporter(t, net2sw, nil)
+	if _, err := e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	mfs := gather(t, e)
+	for name, want := range treydockNames {
+		mf := mfs[name]
+		if mf == nil || len(mf.GetMetric()) == 0 {
+			t.Errorf("%s: not served", name)
+			continue
+		}
+		var got []string
+		for k := range labels(mf.GetMetric()[0]) {
+			got = append(got, k)
+		}
+		sort.Strings(got)
+		w := slices.Clone(want)
+		sort.Strings(w)
+		if !slices.Equal(got, w) {
+			t.Errorf("%s: labels %v, want %v", name, got, w)
+		}
+		if strings.HasSuffix(name, "_total") && mf.GetType() != dto.MetricType_COUNTER {
+			t.Errorf("%s: type %v, want counter", name, mf.GetType())
+		}
+	}
+}
+
+// TestSweepSim checks one series per linked switch port, counters as the
+// simulator holds them (data in bytes), the info series, and the
+// exporter's own gauges.
+func TestSweepSim(t *testing.T) {
+	e, f := simExporter(t, net2sw, nil)
+	// Plant values before the sweep: 2^40 words sent (past 32 bits), errors.
+	if err := f.SetCounter("Switch1", 3, "PortXmitData", 1<<40); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetCounter("Switch2", 1, "SymbolErrorCounter", 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetCounter("Switch2", 1, "PortXmitWait", 42); err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.Sweep(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Seq != 1 || !s.Discovered || s.Errors != 0 {
+		t.Fatalf("snapshot: seq %d discovered %v errors %d", s.Seq, s.Discovered, s.Errors)
+	}
+	// The linked switch ports of the topology, by guid:port.
+	want := map[string]bool{}
+	for _, n := range s.Fabric.Nodes {
+		if n.Type != topo.Switch {
+			continue
+		}
+		for _, p := range n.Ports[1:] {
+			if p != nil && p.Remote != nil {
+				want[hexGUID(n.GUID)+":"+itoa(p.Num)] = true
+			}
+		}
+	}
+	// 2sw2path4hca: Switch1 ports 1,2,3,5 and Switch2 ports 1,2,3,5.
+	if len(want) != 8 {
+		t.Fatalf("%d linked switch ports in the discovered fabric, want 8", len(want))
+	}
+	mfs := gather(t, e)
+	for name := range treydockNames {
+		if !strings.HasPrefix(name, "infiniband_switch_port_") {
+			continue
+		}
+		got := map[string]bool{}
+		for _, m := range mfs[name].GetMetric() {
+			l := labels(m)
+			k := l["guid"] + ":" + l["port"]
+			if got[k] {
+				t.Errorf("%s: two series for %s", name, k)
+			}
+			got[k] = true
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d series, want %d", name, len(got), len(want))
+		}
+		for k := range want {
+			if !got[k] {
+				t.Errorf("%s: no series for %s", name, k)
+			}
+		}
+	}
+	sw1 := s.Fabric.Node(findGUID(t, s.Fabric, "Switch1"))
+	sw2 := s.Fabric.Node(findGUID(t, s.Fabric, "Switch2"))
+	get := func(name string, n *topo.Node, port int) float64 {
+		t.Helper()
+		for _, m := range mfs[name].GetMetric() {
+			l := labels(m)
+			if l["guid"] == hexGUID(n.GUID) && l["port"] == itoa(port) {
+				return value(m)
+			}
+		}
+		t.Errorf("%s{%s port %d}: no series", name, n.Desc, port)
+		return -1
+	}
+	check := func(name string, n *topo.Node, port int, want float64) {
+		t.Helper()
+		if v := get(name, n, port); v != want {
+			t.Errorf("%s{%s port %d} = %v, want %v", name, n.Desc, port, v, want)
+		}
+	}
+	// The simulator counts the MADs that cross the port too (a few
+	// hundred words per sweep): the value is the planted 2^40 words and
+	// a little more, in bytes.
+	if v := get("infiniband_switch_port_transmit_data_bytes_total", sw1, 3); v < 4<<40 || v > 4*(1<<40+1<<20) || uint64(v)%4 != 0 {
+		t.Errorf("transmit_data_bytes_total{Switch1 port 3} = %v, want 4 x (2^40 + a few MADs)", v)
+	}
+	check("infiniband_switch_port_symbol_error_total", sw2, 1, 7)
+	check("infiniband_switch_port_transmit_wait_total", sw2, 1, 42)
+	check("infiniband_switch_port_symbol_error_total", sw1, 1, 0)
+
+	info := mfs["infiniband_switch_info"].GetMetric()
+	if len(info) != 2 {
+		t.Fatalf("infiniband_switch_info: %d series, want 2", len(info))
+	}
+	for _, m := range info {
+		l := labels(m)
+		n := s.Fabric.Node(parseGUID(t, l["guid"]))
+		if n == nil || l["switch"] != n.Desc || l["lid"] != itoa(int(n.Ports[0].LID)) || n.Ports[0].LID == 0 {
+			t.Errorf("infiniband_switch_info %v: does not match the fabric", l)
+		}
+	}
+	// Switch1 port 3 is cabled to Switch2 port 3; port 1 to Hca1.
+	up := map[string]map[string]string{}
+	for _, m := range mfs["infiniband_switch_uplink_info"].GetMetric() {
+		l := labels(m)
+		up[l["guid"]+":"+l["port"]] = l
+	}
+	if l := up[hexGUID(sw1.GUID)+":3"]; l["uplink"] != sw2.Desc || l["uplink_type"] != "SW" || l["uplink_port"] != "3" ||
+		l["uplink_guid"] != hexGUID(sw2.GUID) || l["uplink_lid"] != itoa(int(sw2.Ports[0].LID)) || l["switch"] != sw1.Desc {
+		t.Errorf("uplink of Switch1 port 3: %v", l)
+	}
+	hca := sw1.Ports[1].Remote
+	if l := up[hexGUID(sw1.GUID)+":1"]; l["uplink_type"] != "CA" || l["uplink_lid"] != itoa(int(hca.LID)) || hca.LID == 0 || l["uplink"] != hca.Node.Desc {
+		t.Errorf("uplink of Switch1 port 1: %v (CA port LID %d)", l, hca.LID)
+	}
+	if v := value(mfs["infiniband_exporter_sweep_sequence"].GetMetric()[0]); v != 1 {
+		t.Errorf("sweep_sequence %v, want 1", v)
+	}
+	if v := value(mfs["infiniband_exporter_collect_errors"].GetMetric()[0]); v != 0 {
+		t.Errorf("collect_errors %v, want 0", v)
+	}
+}
+
+// TestScrapeIsOneSweep sets one counter of every port to the sweep's
+// number (SymbolErrorCounter: the simulator's MADs do not move it) before
+// each sweep, and scrapes concurrently: every scrape must show one number
+// across all ports, the one its sweep_sequence names.
+func TestScrapeIsOneSweep(t *testing.T) {
+	e, f := simExporter(t, net2sw, nil)
+	ports := []struct {
+		node string
+		port int
+	}{{"Switch1", 1}, {"Switch1", 2}, {"Switch1", 3}, {"Switch1", 5}, {"Switch2", 1}, {"Switch2", 2}, {"Switch2", 3}, {"Switch2", 5}}
+	set := func(k uint64) {
+		for _, p := range ports {
+			if err := f.SetCounter(p.node, p.port, "SymbolErrorCounter", k); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	set(1)
+	if _, err := e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(e)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var scrapes int
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			mfs, err := reg.Gather()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			scrapes++
+			var seq float64
+			var vals []float64
+			for _, mf := range mfs {
+				switch mf.GetName() {
+				case "infiniband_exporter_sweep_sequence":
+					seq = value(mf.GetMetric()[0])
+				case "infiniband_switch_port_symbol_error_total":
+					for _, m := range mf.GetMetric() {
+						vals = append(vals, value(m))
+					}
+				}
+			}
+			if len(vals) != len(ports) {
+				t.Errorf("scrape: %d symbol_error series, want %d", len(vals), len(ports))
+				return
+			}
+			for _, v := range vals {
+				if v != seq {
+					t.Errorf("scrape of sweep %v holds %v: a mix of sweeps (%v)", seq, v, vals)
+					return
+				}
+			}
+		}
+	})
+	for k := uint64(2); k <= 20; k++ {
+		set(k)
+		s, err := e.Sweep(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Seq != k {
+			t.Fatalf("sweep %d has sequence %d", k, s.Seq)
+		}
+		if s.Discovered {
+			t.Errorf("sweep %d discovered again before DiscoverInterval", k)
+		}
+	}
+	close(done)
+	wg.Wait()
+	if scrapes == 0 {
+		t.Error("no scrape ran")
+	}
+}
+
+// TestRunStops runs the background loop until a few sweeps are
+// published, then cancels it: Run returns and the snapshot stays.
+func TestRunStops(t *testing.T) {
+	e, _ := simExporter(t, net2sw, &Options{Interval: time.Millisecond})
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- e.Run(ctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if s := e.Snapshot(); s != nil && s.Seq >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no third sweep within 30s")
+		}
+		time.Sleep(5 * time.Millisecond) // polling, not synchronisation
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if err != context.Canceled {
+			t.Errorf("Run: %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return within 30s of cancel")
+	}
+	if e.Snapshot() == nil {
+		t.Error("no snapshot after Run")
+	}
+}
+
+// TestNoSnapshotServesNothing: before the first sweep a scrape is empty,
+// never zeros that would read as counters.
+func TestNoSnapshotServesNothing(t *testing.T) {
+	e, _ := simExporter(t, net2sw, nil)
+	if mfs := gather(t, e); len(mfs) != 0 {
+		t.Errorf("before the first sweep: %d families served", len(mfs))
+	}
+}
+
+// TestFailedQueriesCounted makes one switch dead: its ports have no
+// counter series, the errors and timeouts are counted, the other switch
+// is still served.
+func TestFailedQueriesCounted(t *testing.T) {
+	e, f := simExporter(t, net2sw, nil)
+	if _, err := e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetFaults(sim.Faults{DeadNodes: []string{"Switch2"}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.Sweep(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Switch2's 4 linked ports, two queries each.
+	if s.Errors != 8 || s.Timeouts != 8 {
+		t.Errorf("errors %d timeouts %d, want 8 and 8", s.Errors, s.Timeouts)
+	}
+	mfs := gather(t, e)
+	if n := len(mfs["infiniband_switch_port_transmit_data_bytes_total"].GetMetric()); n != 4 {
+		t.Errorf("transmit_data_bytes_total: %d series, want Switch1's 4", n)
+	}
+	if v := value(mfs["infiniband_exporter_collect_timeouts"].GetMetric()[0]); v != 8 {
+		t.Errorf("collect_timeouts %v, want 8", v)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func findGUID(t *testing.T, f *topo.Fabric, desc string) uint64 {
+	t.Helper()
+	for _, n := range f.Nodes {
+		if n.Desc == desc {
+			return n.GUID
+		}
+	}
+	t.Fatalf("no node %q", desc)
+	return 0
+}
+
+func parseGUID(t *testing.T, s string) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64)
+	if err != nil {
+		t.Fatalf("guid %q: %v", s, err)
+	}
+	return v
+}
