@@ -38,11 +38,16 @@
 // The SM's port also hosts the SA (class 0x03, sa.go): Get of
 // ClassPortInfo; Get and GetTable of NodeRecord, PortInfoRecord,
 // PathRecord, LinkRecord, SwitchInfoRecord, LinearForwardingTableRecord,
-// GUIDInfoRecord, P_KeyTableRecord and SMInfoRecord; GetMulti of
-// MultiPathRecord and PathRecord; ServiceRecord and MCMemberRecord have no
-// records (no service or multicast group is ever registered); InformInfo,
-// SLtoVLMappingTableRecord, VLArbitrationTableRecord,
-// MulticastForwardingTableRecord and InformInfoRecord are refused with
+// GUIDInfoRecord, P_KeyTableRecord, SMInfoRecord,
+// SLtoVLMappingTableRecord, VLArbitrationTableRecord and
+// MulticastForwardingTableRecord with OpenSM's rules (a switch's SLtoVL
+// records for every input/output pair, port 0 included, a CA port's one
+// with both port numbers 0; VL arbitration blocks 1 to 4 of every switch
+// port and of a CA's own port whatever port is asked; MFT blocks up to the
+// last holding a port, every position of each); GetMulti of
+// MultiPathRecord and PathRecord; ServiceRecord, MCMemberRecord and
+// InformInfoRecord have no records (no service, multicast group or
+// subscription is ever registered); InformInfo is refused with
 // MethodAttrUnsup. Records are computed from the live state with
 // component-mask matching, tables sent as RMPP transfers (mad/rmpp) whose
 // segments are delivered after the fabric mutex is released.
@@ -78,10 +83,11 @@
 // or VL arbitration modifier is status 0x001C (ibsim answers from whatever
 // port follows the node's in its port array: another node's), and no traps
 // are sent; no multicast group is ever joined, so the MFTs stay empty
-// unless Set. The SA refuses SLtoVLMappingTableRecord,
-// VLArbitrationTableRecord, MulticastForwardingTableRecord and
-// InformInfoRecord with 0x000C (OpenSM answers them: the first two all zero
-// with QoS off, from tables it never read). On a topology with a router the
+// unless Set. The SA's SLtoVL and VL arbitration records hold zero tables,
+// as OpenSM's do with QoS off (its copies of tables it never reads; the
+// SMA answers ibsim's defaults). Its MFT records list the switches' tables,
+// OpenSM's the tables it programmed: the same (none) until a script Sets
+// one. On a topology with a router the
 // embedded SM also differs from OpenSM: it gives the router's ports LIDs
 // and brings its links up, which OpenSM does not (they stay in Init,
 // without LIDs), so LIDs after it differ.

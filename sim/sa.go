@@ -327,7 +327,7 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 		return single(0, d, 0)
 	}
 	attr, ok := sa.AttrByID(attrID)
-	if !ok || attr == &sa.ClassPortInfo || attr == &sa.InformInfo || saUnserved[attr] {
+	if !ok || attr == &sa.ClassPortInfo || attr == &sa.InformInfo {
 		return single(mad.StatusMethodAttrUnsup, nil, 0)
 	}
 	if attr == &sa.MultiPathRecord {
@@ -375,16 +375,6 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 	return msg
 }
 
-// saUnserved are the records the package knows that the simulated SA does
-// not serve yet (a Get or GetTable of them gets 0x000C): OpenSM answers
-// SLtoVL and VL arbitration records from tables it never read with QoS off
-// (all zero), MFT records of the groups it created and the subscriptions
-// it holds; the simulator models none of these.
-var saUnserved = map[*sa.Attr]bool{
-	&sa.SLtoVLMappingTableRecord: true, &sa.VLArbitrationTableRecord: true,
-	&sa.MulticastForwardingTableRecord: true, &sa.InformInfoRecord: true,
-}
-
 // saMultiPath answers GetMulti(MultiPathRecord): the PathRecords between
 // every source and destination GID the request lists that the forwarding
 // tables connect.
@@ -420,17 +410,21 @@ func (f *Fabric) saMultiPath(req []byte, from uint16, single func(uint16, []byte
 // that matches tmpl in the components of mask. f.mu is held.
 func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, from uint16) []byte {
 	stride := attr.Stride * 8
-	// add appends a zero record; keep decides whether it stays.
-	add := func(fill func(r []byte)) {
+	// addMask appends a zero record, filled by fill, that stays if it
+	// matches the template in the components of m; add compares those of
+	// the request's mask.
+	addMask := func(m uint64, fill func(r []byte)) {
 		n := len(msg)
 		msg = append(msg, make([]byte, stride)...)
 		r := msg[n:]
 		fill(r)
-		if !attr.Matches(r, tmpl, mask) {
+		if !attr.Matches(r, tmpl, m) {
 			msg = msg[:n]
 		}
 	}
+	add := func(fill func(r []byte)) { addMask(mask, fill) }
 	field := func(name string) mad.Field { fl, _, _ := attr.Field(name); return fl }
+	comp := func(name string) uint64 { _, c, _ := attr.Field(name); return 1 << c }
 	switch attr {
 	case &sa.NodeRecord:
 		lid, desc := field("LID"), field("NodeDescription")
@@ -564,6 +558,92 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 				_, _ = si.AppendBinary(r[4:4])
 			})
 		}
+	case &sa.SLtoVLMappingTableRecord:
+		// OpenSM's: a switch has one record per output and input port
+		// pair, port 0 included; a CA port one with both port numbers 0,
+		// whatever ports the request names. The tables are the SM's
+		// copies, all zero: with QoS off OpenSM neither reads nor programs
+		// them, and neither does the simulated SM.
+		lid, in, out := field("LID"), field("InputPortNum"), field("OutputPortNum")
+		caMask := mask &^ (comp("InputPortNum") | comp("OutputPortNum"))
+		for _, n := range f.nodes {
+			for _, ep := range f.endports(n) {
+				if n.typ != typeSwitch {
+					addMask(caMask, func(r []byte) { lid.Put(r, uint64(ep.lid)) })
+					continue
+				}
+				for o := 0; o <= n.numPorts; o++ {
+					for i := 0; i <= n.numPorts; i++ {
+						if n.ports[o] == nil || n.ports[i] == nil {
+							continue
+						}
+						add(func(r []byte) {
+							lid.Put(r, uint64(ep.lid))
+							in.Put(r, uint64(i))
+							out.Put(r, uint64(o))
+						})
+					}
+				}
+			}
+		}
+	case &sa.VLArbitrationTableRecord:
+		// OpenSM's: blocks 1 to 4 of each port of a switch (port 0
+		// included), of a CA's own port whatever port the request names;
+		// the tables are all zero as for SLtoVL.
+		lid, pn, blk := field("LID"), field("OutputPortNum"), field("BlockNum")
+		caMask := mask &^ comp("OutputPortNum")
+		for _, n := range f.nodes {
+			for _, ep := range f.endports(n) {
+				ports, m := n.ports, mask
+				if n.typ != typeSwitch {
+					ports, m = []*port{ep}, caMask
+				}
+				for _, p := range ports {
+					if p == nil {
+						continue
+					}
+					for b := 1; b <= 4; b++ {
+						addMask(m, func(r []byte) {
+							lid.Put(r, uint64(ep.lid))
+							pn.Put(r, uint64(p.num))
+							blk.Put(r, uint64(b))
+						})
+					}
+				}
+			}
+		}
+	case &sa.MulticastForwardingTableRecord:
+		// OpenSM's rules: each switch lists its blocks up to the last one
+		// holding a port, every position (16 ports) of each. OpenSM lists
+		// the tables it programmed (none on ibsim: its groups have no
+		// members); the simulator lists the switches' tables, empty until
+		// a Set.
+		lid, pos, blk := field("LID"), field("Position"), field("BlockNum")
+		for _, n := range f.nodes {
+			if n.sw == nil || n.ports[0].lid == 0 {
+				continue
+			}
+			last := -1
+			for k, v := range f.mfts[n] {
+				if k>>4 > last && v != ([64]byte{}) {
+					last = k >> 4
+				}
+			}
+			for b := 0; b <= last; b++ {
+				for ps := 0; ps < (n.numPorts+16)/16; ps++ {
+					add(func(r []byte) {
+						lid.Put(r, uint64(n.ports[0].lid))
+						pos.Put(r, uint64(ps))
+						blk.Put(r, uint64(b))
+						v := f.mfts[n][b<<4|ps]
+						copy(r[8:], v[:])
+					})
+				}
+			}
+		}
+	case &sa.InformInfoRecord:
+		// The subscriptions the SA holds: none, as InformInfo Set is not
+		// served (OpenSM lists its subscribers; on ibsim it has none).
 	case &sa.PathRecord:
 		// NumbPath and the selectors are not compared (saPaths applies them).
 		tmplMask := mask

@@ -10,6 +10,7 @@ import (
 	"github.com/ibscript/ibscript/mad/madtest"
 	"github.com/ibscript/ibscript/mad/rmpp"
 	"github.com/ibscript/ibscript/mad/sa"
+	"github.com/ibscript/ibscript/mad/smp"
 )
 
 func saReq(t testing.TB, method uint8, attr uint16, mask uint64, tmpl []byte) []byte {
@@ -44,7 +45,8 @@ func TestSASingleMADAnswers(t *testing.T) {
 		{"Get without a match", saReq(t, mad.MethodGet, sa.AttrNodeRecord, 1, nodeTmpl(999)), sa.StatusNoRecords},
 		{"Get matching several", saReq(t, mad.MethodGet, sa.AttrNodeRecord, 0, nil), sa.StatusTooManyRecords},
 		{"unknown attribute", saReq(t, mad.MethodGet, 0x0016, 0, nil), mad.StatusMethodAttrUnsup},
-		{"record the SA does not serve", saReq(t, mad.MethodGet, sa.AttrInformInfoRecord, 0, nil), mad.StatusMethodAttrUnsup},
+		{"InformInfoRecord without subscriptions", saReq(t, mad.MethodGet, sa.AttrInformInfoRecord, 0, nil), sa.StatusNoRecords},
+		{"InformInfo Set (no subscriptions served)", saReq(t, mad.MethodSet, sa.AttrInformInfo, 0, nil), mad.StatusMethodAttrUnsup},
 		{"Set", saReq(t, mad.MethodSet, sa.AttrNodeRecord, 0, nil), mad.StatusMethodAttrUnsup},
 		{"class version 1", badVersion, mad.StatusBadVersion},
 	} {
@@ -292,5 +294,141 @@ func TestSAMatchesOpenSM(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// saTable asks the SA directly (no transport) and returns the answer's
+// status and records.
+func saTable(t *testing.T, f *Fabric, method uint8, attr *sa.Attr, mask uint64, set map[string]uint64) (uint16, [][]byte) {
+	t.Helper()
+	tmpl := make([]byte, attr.Layout.Size)
+	for k, v := range set {
+		fl, _, ok := attr.Field(k)
+		if !ok {
+			t.Fatalf("%s has no field %s", attr.Layout.Name, k)
+		}
+		fl.Put(tmpl, v)
+	}
+	f.mu.Lock()
+	resp := f.saAnswer(saReq(t, method, attr.Layout.ID, mask, tmpl), 1)
+	f.mu.Unlock()
+	if resp == nil {
+		t.Fatal("no answer")
+	}
+	st := mad.StatusOf(resp)
+	if method == mad.MethodGet {
+		if st != 0 {
+			return st, nil
+		}
+		return st, [][]byte{resp[sa.HeaderSize : sa.HeaderSize+attr.Layout.Size]}
+	}
+	var recs [][]byte
+	for b := resp[sa.HeaderSize:]; len(b) >= attr.Stride*8; b = b[attr.Stride*8:] {
+		recs = append(recs, b[:attr.Layout.Size])
+	}
+	return st, recs
+}
+
+func recVal(t *testing.T, attr *sa.Attr, r []byte, name string) uint64 {
+	t.Helper()
+	fl, _, ok := attr.Field(name)
+	if !ok {
+		t.Fatalf("%s has no field %s", attr.Layout.Name, name)
+	}
+	return fl.Get(r)
+}
+
+// TestSATableRecordsAsOpenSM: SLtoVL, VL arbitration, MFT and InformInfo
+// records follow OpenSM's rules (osm_sa_slvl_record.c, osm_sa_vlarb_record.c,
+// osm_sa_mft_record.c, osm_sa_informinfo.c).
+func TestSATableRecordsAsOpenSM(t *testing.T) {
+	f := mustLoad(t, "net.2sw2path4hca", nil)
+	sw, ca := lidOf(t, f, "Switch1", 0), lidOf(t, f, "Hca1", 1)
+	var swPorts, swCount, caCount int // ports of a switch (port 0 included)
+	f.mu.Lock()
+	for _, n := range f.nodes {
+		if n.typ == typeSwitch {
+			swCount++
+			swPorts = n.numPorts + 1
+		} else {
+			caCount += len(f.endports(n))
+		}
+	}
+	f.mu.Unlock()
+	slvl, vla, mft, iir := &sa.SLtoVLMappingTableRecord, &sa.VLArbitrationTableRecord, &sa.MulticastForwardingTableRecord, &sa.InformInfoRecord
+	zero := func(what string, attr *sa.Attr, recs [][]byte) {
+		t.Helper()
+		for _, r := range recs {
+			for _, b := range r[8:] {
+				if b != 0 {
+					t.Fatalf("%s: table % x, want OpenSM's zero copy", what, r[8:])
+				}
+			}
+		}
+	}
+
+	// SLtoVL: every in/out pair of a switch, one record per CA port.
+	st, recs := saTable(t, f, mad.MethodGetTable, slvl, 0, nil)
+	if want := swCount*swPorts*swPorts + caCount; st != 0 || len(recs) != want {
+		t.Fatalf("SLtoVL table: status %#x, %d records, want %d", st, len(recs), want)
+	}
+	zero("SLtoVL table", slvl, recs)
+	all := uint64(7) // LID, InputPortNum, OutputPortNum
+	st, recs = saTable(t, f, mad.MethodGet, slvl, all, map[string]uint64{"LID": uint64(sw), "InputPortNum": 1, "OutputPortNum": 2})
+	if st != 0 || recVal(t, slvl, recs[0], "LID") != uint64(sw) || recVal(t, slvl, recs[0], "InputPortNum") != 1 || recVal(t, slvl, recs[0], "OutputPortNum") != 2 {
+		t.Errorf("switch SLtoVL 1->2: status %#x %v", st, recs)
+	}
+	// A CA's record has both port numbers 0, whatever the request named
+	// (saquery SL2VL <ca>/1/2 lists it).
+	st, recs = saTable(t, f, mad.MethodGet, slvl, all, map[string]uint64{"LID": uint64(ca), "InputPortNum": 1, "OutputPortNum": 2})
+	if st != 0 || recVal(t, slvl, recs[0], "LID") != uint64(ca) || recVal(t, slvl, recs[0], "InputPortNum") != 0 || recVal(t, slvl, recs[0], "OutputPortNum") != 0 {
+		t.Errorf("CA SLtoVL: status %#x %v", st, recs)
+	}
+	if st, _ = saTable(t, f, mad.MethodGet, slvl, all, map[string]uint64{"LID": uint64(sw), "InputPortNum": uint64(swPorts), "OutputPortNum": 1}); st != sa.StatusNoRecords {
+		t.Errorf("switch SLtoVL from a port past the switch's: status %#x, want no records", st)
+	}
+
+	// VL arbitration: blocks 1-4 of every switch port and of each CA port.
+	st, recs = saTable(t, f, mad.MethodGetTable, vla, 0, nil)
+	if want := 4 * (swCount*swPorts + caCount); st != 0 || len(recs) != want {
+		t.Fatalf("VLArb table: status %#x, %d records, want %d", st, len(recs), want)
+	}
+	zero("VLArb table", vla, recs)
+	st, recs = saTable(t, f, mad.MethodGet, vla, 7, map[string]uint64{"LID": uint64(ca), "OutputPortNum": 9, "BlockNum": 2})
+	if st != 0 || recVal(t, vla, recs[0], "OutputPortNum") != 1 || recVal(t, vla, recs[0], "BlockNum") != 2 {
+		t.Errorf("CA VLArb block 2: status %#x %v (OpenSM gives the CA's port whatever port is asked)", st, recs)
+	}
+	if st, recs = saTable(t, f, mad.MethodGetTable, vla, 3, map[string]uint64{"LID": uint64(sw), "OutputPortNum": 3}); st != 0 || len(recs) != 4 {
+		t.Errorf("switch port 3 VLArb: status %#x, %d records, want 4", st, len(recs))
+	}
+	if st, recs = saTable(t, f, mad.MethodGetTable, vla, 5, map[string]uint64{"LID": uint64(sw), "BlockNum": 5}); st != 0 || len(recs) != 0 {
+		t.Errorf("VLArb block 5: status %#x, %d records, want none", st, len(recs))
+	}
+
+	// MFT: nothing until a block holds a port; then every position of
+	// every block up to it.
+	if st, recs = saTable(t, f, mad.MethodGetTable, mft, 0, nil); st != 0 || len(recs) != 0 {
+		t.Fatalf("MFT table before a Set: status %#x, %d records", st, len(recs))
+	}
+	r := attachRaw(t, f, "Hca1", 1)
+	blk := make([]byte, 64)
+	blk[2*3+1] = 0x06 // MLID 0xC000+32+3 leaves by ports 1 and 2
+	ok(t, r.set(sw, smp.AttrMulticastForwardingTable, 1, blk))
+	positions := (swPorts + 15) / 16
+	st, recs = saTable(t, f, mad.MethodGetTable, mft, 0, nil)
+	if st != 0 || len(recs) != 2*positions {
+		t.Fatalf("MFT table after a Set: status %#x, %d records, want %d", st, len(recs), 2*positions)
+	}
+	st, recs = saTable(t, f, mad.MethodGet, mft, 1|1<<1|1<<3, map[string]uint64{"LID": uint64(sw), "Position": 0, "BlockNum": 1})
+	if st != 0 || !slices.Equal(recs[0][8:], blk) {
+		t.Errorf("MFT block 1 position 0: status %#x %v", st, recs)
+	}
+	if st, _ = saTable(t, f, mad.MethodGet, mft, 1<<3, map[string]uint64{"BlockNum": 2}); st != sa.StatusNoRecords {
+		t.Errorf("MFT block past the last in use: status %#x, want no records", st)
+	}
+
+	// InformInfoRecord: no subscriptions.
+	if st, recs = saTable(t, f, mad.MethodGetTable, iir, 0, nil); st != 0 || len(recs) != 0 {
+		t.Errorf("InformInfoRecord table: status %#x, %d records", st, len(recs))
 	}
 }

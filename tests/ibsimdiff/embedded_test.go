@@ -33,21 +33,7 @@ func TestEmbeddedSimAgreesWithIbsim(t *testing.T) {
 func compareWithIbsim(t *testing.T, s *ibsimtest.Sim, tp string) {
 	t.Helper()
 	isess, _ := session(t, s, "", nil, nil)
-	f, err := sim.Load(tp, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := f.Open(t.Context(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	esess, err := engine.New(tr, nil)
-	if err != nil {
-		tr.Close()
-		t.Fatal(err)
-	}
-	defer esess.Close()
+	esess := embeddedSession(t, tp)
 
 	var texts [2]string
 	var lfts [2]map[uint64]map[uint16]uint8
@@ -182,4 +168,26 @@ func countEntries(m map[uint64]map[uint16]uint8) int {
 		n += len(x)
 	}
 	return n
+}
+
+// embeddedSession opens an engine session on the embedded simulator
+// loaded from path (on its SM's port), closed when the test ends.
+func embeddedSession(t *testing.T, path string) *engine.Session {
+	t.Helper()
+	f, err := sim.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tr, err := f.Open(t.Context(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	esess, err := engine.New(tr, nil)
+	if err != nil {
+		tr.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { esess.Close() })
+	return esess
 }

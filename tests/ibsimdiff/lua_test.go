@@ -27,7 +27,6 @@ var ibsimDifferences = map[string]string{
 	// TestSAMultiPathThroughIbsim).
 	"sa_test.lua:test_get_table_every_node": "no RMPP in ibsim: a GetTable answer is its first MAD, one NodeRecord of six",
 	"sa_test.lua:test_multipath":            "no RMPP in ibsim: OpenSM's GetMultiResp keeps the request's PayloadLength, which cuts its paths",
-	"schema_test.lua:test_sminfo_record":    "no RMPP in ibsim: OpenSM's one-MAD GetTable answer holds its one SMInfoRecord and then its stale buffer (6 records of 32 bytes)",
 }
 
 // TestLuaOnIbsim runs the Lua suites that tests/ runs on the embedded

@@ -15,7 +15,6 @@ import (
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/mad/smp"
-	"github.com/ibscript/ibscript/sim"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -329,21 +328,7 @@ func setAndReadBack(t *testing.T, sess *engine.Session, tool func(...string) []b
 // skipped.
 func embeddedAgrees(t *testing.T, path string, isess *engine.Session, iports []mixedPort) {
 	ctx := t.Context()
-	f, err := sim.Load(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := f.Open(ctx, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	esess, err := engine.New(tr, nil)
-	if err != nil {
-		tr.Close()
-		t.Fatal(err)
-	}
-	defer esess.Close()
+	esess := embeddedSession(t, path)
 	type key struct {
 		guid uint64
 		num  int

@@ -43,6 +43,25 @@ function test_sminfo_record(t)
   if r.lid ~= 1 or r.guid ~= "0x0000000000200000" or r.sm_state ~= 3 or r.sm_key ~= "0x0000000000000000" then
     t:fatal(string.format("lid %d guid %s state %d key %s", r.lid, r.guid, r.sm_state, r.sm_key))
   end
-  local ok, err = pcall(sa.get_table, "SL2VLTableRecord")
-  if ok or not tostring(err):find("0x000c") then t:fatal("SL2VLTableRecord: " .. tostring(err)) end
+end
+
+-- OpenSM's SLtoVL and VL arbitration records (QoS off: its zero copies),
+-- by LID: a switch's port pair, a CA's record whatever ports it names;
+-- no MFT record and no subscription (OpenSM programs no multicast route).
+function test_table_records(t)
+  local s = sa.get("SL2VLTableRecord", {lid = 1, input_port_num = 1, output_port_num = 2})
+  if s.lid ~= 1 or s.input_port_num ~= 1 or s.output_port_num ~= 2 or s.sl_to_vl0 ~= 0 then
+    t:fatal(string.format("switch SL2VL %d %d->%d", s.lid, s.input_port_num, s.output_port_num))
+  end
+  local c = sa.get("SL2VLTableRecord", {lid = 2, input_port_num = 1, output_port_num = 2})
+  if c.lid ~= 2 or c.input_port_num ~= 0 or c.output_port_num ~= 0 then
+    t:fatal(string.format("CA SL2VL %d %d->%d", c.lid, c.input_port_num, c.output_port_num))
+  end
+  local v = sa.get("VLArbTableRecord", {lid = 2, output_port_num = 7, block_num = 3})
+  if v.lid ~= 2 or v.output_port_num ~= 1 or v.block_num ~= 3 then
+    t:fatal(string.format("CA VLArb %d port %d block %d", v.lid, v.output_port_num, v.block_num))
+  end
+  if #sa.get_table("MFTRecord") ~= 0 or #sa.get_table("InformInfoRecord") ~= 0 then
+    t:fatal("MFT or InformInfo records")
+  end
 end
