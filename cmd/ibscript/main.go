@@ -21,6 +21,7 @@ import (
 
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/exporter"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -55,6 +56,7 @@ type config struct {
 	memLimit  memoryLimitFlag // --memory-limit SIZE: heap of the whole run
 	debug     bool            // --debug
 	nameMap   string          // --node-name-map FILE
+	exporter  exporterFlags   // the exporter command's --web.*, --interval, --discover-interval
 	names     map[uint64]string
 	help      bool
 	version   bool
@@ -81,6 +83,7 @@ Commands:
   run FILE [ARGS...]  run a Lua script or validation plan; ARGS are in the
                       script's global 'arg' table; FILE - reads it from stdin
   discover            discover the fabric and print it
+  exporter            serve the fabric's port counters to Prometheus
   report merge F...   merge JSON plan reports of several hosts into one
   help [COMMAND]      show help; "help man" prints the manual page (roff)
 
@@ -180,6 +183,26 @@ match its results) is refused, naming the file and the check. Exit status
 as for run: 0, 1 when a check failed, 2 when a run failed or a file is not
 a valid report.
 `,
+	"exporter": `usage: ibscript exporter [flags]
+
+Serves the counters of every linked switch port to Prometheus, with the
+metric names and labels of treydock/infiniband_exporter (so its dashboards
+and alert rules work unchanged), on /metrics (Prometheus text format, or
+OpenMetrics when the scraper asks for it) and /healthz (200 once a sweep has
+completed, 503 before). In the background it discovers the fabric every
+--discover-interval and reads PortCountersExtended (data and packets) and
+PortCounters (error counters, PortXmitWait) of every linked switch port
+every --interval, all concurrently; a scrape is answered from the last
+complete sweep, never a mix of two, and says its age
+(infiniband_exporter_sweep_age_seconds). It never resets a counter. It runs
+until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
+  --web.listen-address ADDR  where to listen (default :9315, as
+                             infiniband_exporter)
+  --web.telemetry-path PATH  the metrics path (default /metrics)
+  --interval DUR             time between counter sweeps (default 10s)
+  --discover-interval DUR    time between discoveries (default 5m)
+  --node-name-map FILE       switch and uplink names as in ibnetdiscover
+`,
 	"discover": `usage: ibscript discover [flags]
 
 Discovers the fabric by directed route from the local port and prints it.
@@ -221,6 +244,10 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&c.memLimit, "memory-limit", "")
 	fs.BoolVar(&c.debug, "debug", false, "")
 	fs.StringVar(&c.nameMap, "node-name-map", "", "")
+	fs.StringVar(&c.exporter.listen, "web.listen-address", ":9315", "")
+	fs.StringVar(&c.exporter.telemetryPath, "web.telemetry-path", "/metrics", "")
+	fs.DurationVar(&c.exporter.interval, "interval", exporter.DefaultInterval, "")
+	fs.DurationVar(&c.exporter.discoverInterval, "discover-interval", exporter.DefaultDiscoverInterval, "")
 	fs.Func("allow-path", "", func(s string) error { c.allowPath = append(c.allowPath, s); return nil })
 	fs.BoolVar(&c.allowFiles, "allow-files", false, "")
 	fs.BoolVar(&c.help, "help", false, "")
@@ -256,10 +283,10 @@ func parseArgs(argv []string, stderr io.Writer) (*config, error) {
 	}
 	if len(pos) > 0 {
 		switch pos[0] {
-		case "run", "discover", "repl", "help", "report":
+		case "run", "discover", "exporter", "repl", "help", "report":
 			c.cmd, pos = pos[0], pos[1:]
 		default:
-			return nil, fmt.Errorf("unknown command %q (want run, discover, report or help)", pos[0])
+			return nil, fmt.Errorf("unknown command %q (want run, discover, exporter, report or help)", pos[0])
 		}
 	}
 	c.args = pos
@@ -363,6 +390,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runReport(c, stdout, stderr)
 	case c.cmd == "discover":
 		return runDiscover(ctx, c, stdout, stderr)
+	case c.cmd == "exporter":
+		return runExporter(ctx, c, stdout, stderr)
 	case c.hasChunk:
 		return runChunk(ctx, c, stdout, stderr)
 	default:

@@ -95,4 +95,5 @@ var manExamples = [][2]string{
 	{"ibscript run --fabric sim:tests/topologies/net.2sw2path4hca scripts/checks/topology.lua --arg reference=fabric.topo", "...and later compare the fabric with it."},
 	{"ibscript -e 'print(smp.nodeinfo(\"lid:1\").node_guid)'", "one query, as smpquery nodeinfo 1 would make it."},
 	{"ibscript --fabric sim: -e 'sim.faults{loss=0.05} print(#fabric.discover().nodes)'", "discovery with 5% of the MADs lost, on the simulator."},
+	{"ibscript exporter --interval 1s --node-name-map /etc/opensm/ib-node-name-map", "serve every linked switch port's counters to Prometheus on :9315/metrics, swept every second (curl localhost:9315/metrics)."},
 }

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ibscript/ibscript/exporter"
+)
+
+// exporterFlags are the exporter command's flags, named as
+// node_exporter's (--web.*).
+type exporterFlags struct {
+	listen           string
+	telemetryPath    string
+	interval         time.Duration
+	discoverInterval time.Duration
+}
+
+// testExporterStarted, set by tests only, is called once the exporter
+// listens, with its address and a function that ends it as a signal
+// would.
+var testExporterStarted func(addr string, stop func())
+
+// exporterShutdown bounds the wait for the HTTP server to finish the
+// scrapes in flight when the exporter ends (below the guard's grace
+// period, so the exporter ends by itself).
+const exporterShutdown = time.Second
+
+// errExporterStopped ends the exporter from a test, as a signal does.
+var errExporterStopped = errors.New("exporter stopped")
+
+func (f *exporterFlags) check() error {
+	if f.interval <= 0 {
+		return fmt.Errorf("--interval %v: want a positive duration (10s, 1s)", f.interval)
+	}
+	if f.discoverInterval <= 0 {
+		return fmt.Errorf("--discover-interval %v: want a positive duration (5m)", f.discoverInterval)
+	}
+	if !strings.HasPrefix(f.telemetryPath, "/") || f.telemetryPath == "/healthz" || f.telemetryPath == "/" {
+		return fmt.Errorf("--web.telemetry-path %q: want a path starting with / other than / and /healthz", f.telemetryPath)
+	}
+	return nil
+}
+
+// runExporter serves the fabric's counters to Prometheus until a signal
+// (or --time-limit) ends it: the sweeps run in the background, each
+// scrape is answered from the last complete one.
+func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code int) {
+	if len(c.args) > 0 {
+		fmt.Fprintf(stderr, "ibscript exporter: unexpected arguments %s\n", strings.Join(c.args, " "))
+		return exitError
+	}
+	if err := c.exporter.check(); err != nil {
+		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
+		return exitError
+	}
+	// Listen first: a busy port is said before the fabric is opened.
+	ln, err := net.Listen("tcp", c.exporter.listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript exporter: --web.listen-address %s: %v\n", c.exporter.listen, err)
+		return exitError
+	}
+	defer ln.Close()
+	b, err := openBackend(ctx, c, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript: %v\n", err)
+		return exitError
+	}
+	defer func() { code = b.finish(code, stderr) }()
+
+	logger := c.logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	exp := exporter.New(b.sess, &exporter.Options{
+		Interval:         c.exporter.interval,
+		DiscoverInterval: c.exporter.discoverInterval,
+		Names:            c.names,
+		Logger:           logger,
+	})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(exp, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle(c.exporter.telemetryPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		EnableOpenMetrics: true,
+		Timeout:           30 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
+	}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		s := exp.Snapshot()
+		if s == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "no complete sweep yet")
+			return
+		}
+		fmt.Fprintf(w, "ok: sweep %d ended %.3fs ago\n", s.Seq, time.Since(s.Time).Seconds())
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<html><head><title>ibscript exporter</title></head><body><h1>ibscript exporter</h1><p><a href=%q>Metrics</a> <a href=\"/healthz\">Health</a></p></body></html>\n", c.exporter.telemetryPath)
+	})
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	runCtx, stopRun := context.WithCancel(ctx)
+	runDone := make(chan struct{})
+	go func() {
+		defer close(runDone)
+		exp.Run(runCtx) // returns runCtx's error
+	}()
+	fmt.Fprintf(stderr, "ibscript exporter: serving %s on http://%s (sweeps every %v)\n", c.exporter.telemetryPath, ln.Addr(), c.exporter.interval)
+	if hook := testExporterStarted; hook != nil {
+		hook(ln.Addr().String(), func() { c.cancel(errExporterStopped) })
+	}
+
+	var err2 error
+	select {
+	case <-ctx.Done():
+	case err2 = <-serveErr:
+	}
+	stopRun()
+	sctx, cancel := context.WithTimeout(context.Background(), exporterShutdown)
+	defer cancel()
+	srv.Shutdown(sctx)
+	<-runDone
+	if err2 != nil && !errors.Is(err2, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err2)
+		return exitError
+	}
+	// A daemon told to stop by a signal (or a test) has done its job.
+	var sig errSignal
+	if cause := context.Cause(ctx); errors.As(cause, &sig) || errors.Is(cause, errExporterStopped) {
+		return exitOK
+	} else if cause != nil {
+		fmt.Fprintf(stderr, "ibscript exporter: %v\n", cause)
+	}
+	return exitError
+}

@@ -1,0 +1,306 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/ibscript/ibscript/topo"
+)
+
+// startExporter runs `ibscript exporter ARGS` on a loopback port and
+// returns its address, a function that stops it and returns its exit
+// status, and its stderr.
+func startExporter(t *testing.T, args ...string) (addr string, stop func() int, stderr *syncBuffer) {
+	t.Helper()
+	started := make(chan struct{})
+	var stopFn func()
+	testExporterStarted = func(a string, s func()) { addr, stopFn = a, s; close(started) }
+	t.Cleanup(func() { testExporterStarted = nil })
+	stderr = &syncBuffer{}
+	codec := make(chan int, 1)
+	go func() {
+		codec <- run(append([]string{"exporter", "--web.listen-address", "127.0.0.1:0"}, args...), strings.NewReader(""), io.Discard, stderr)
+	}()
+	select {
+	case <-started:
+	case code := <-codec:
+		t.Fatalf("exporter exited with %d before listening: %s", code, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("exporter not listening within 30s")
+	}
+	var once sync.Once
+	code := -1
+	stop = func() int {
+		once.Do(func() {
+			stopFn()
+			select {
+			case code = <-codec:
+			case <-time.After(30 * time.Second):
+				t.Fatal("exporter did not end within 30s of stop")
+			}
+		})
+		return code
+	}
+	t.Cleanup(func() { stop() })
+	return addr, stop, stderr
+}
+
+// syncBuffer is a bytes.Buffer safe for the exporter's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var httpClient = &http.Client{Timeout: 10 * time.Second}
+
+func httpGet(t *testing.T, url, accept string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), "GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+// waitHealthy polls /healthz until it answers 200 (a sweep completed).
+func waitHealthy(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, body := httpGet(t, "http://"+addr+"/healthz", "")
+		if resp.StatusCode == http.StatusOK {
+			if !strings.HasPrefix(string(body), "ok: sweep ") {
+				t.Errorf("/healthz: %q", body)
+			}
+			return
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("/healthz: %s %q", resp.Status, body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/healthz not 200 within 30s")
+		}
+		time.Sleep(10 * time.Millisecond) // polling, not synchronisation
+	}
+}
+
+func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, body := httpGet(t, "http://"+addr+"/metrics", "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %s", resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	return mfs
+}
+
+func promLabels(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
+
+// TestExporterCommand runs the exporter on the simulator, as a user
+// would, and scrapes it: one series per linked switch port of the
+// topology file for every counter, switches named as the file names
+// them, scrapes that follow the sweeps, OpenMetrics on request, and exit
+// status 0 when stopped.
+func TestExporterCommand(t *testing.T) {
+	const net2sw = "../../tests/topologies/net.2sw2path4hca"
+	addr, stop, stderr := startExporter(t, "--fabric", "sim:"+net2sw, "--interval", "20ms")
+	waitHealthy(t, addr)
+
+	// What the file cables: switch name -> linked port numbers.
+	tf, err := topo.ParseFile(net2sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, n := range tf.Nodes {
+		if n.Type != topo.Switch {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p != nil && p.Num > 0 && p.Remote != nil {
+				want[n.Desc+":"+strconv.Itoa(p.Num)] = true
+			}
+		}
+	}
+	if len(want) != 8 {
+		t.Fatalf("%d linked switch ports in %s, want 8", len(want), net2sw)
+	}
+
+	mfs := scrape(t, addr)
+	names := map[string]string{} // guid -> switch name
+	for _, m := range mfs["infiniband_switch_info"].GetMetric() {
+		l := promLabels(m)
+		names[l["guid"]] = l["switch"]
+	}
+	if len(names) != 2 {
+		t.Fatalf("infiniband_switch_info: %v, want 2 switches", names)
+	}
+	families := 0
+	for name, mf := range mfs {
+		if !strings.HasPrefix(name, "infiniband_switch_port_") {
+			continue
+		}
+		families++
+		got := map[string]bool{}
+		for _, m := range mf.GetMetric() {
+			l := promLabels(m)
+			k := names[l["guid"]] + ":" + l["port"]
+			if got[k] {
+				t.Errorf("%s: two series for %s", name, k)
+			}
+			got[k] = true
+		}
+		for k := range want {
+			if !got[k] {
+				t.Errorf("%s: no series for %s", name, k)
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d series, want %d", name, len(got), len(want))
+		}
+	}
+	if families != 22 {
+		t.Errorf("%d infiniband_switch_port_* families, want 22", families)
+	}
+	if n := len(mfs["infiniband_switch_uplink_info"].GetMetric()); n != len(want) {
+		t.Errorf("infiniband_switch_uplink_info: %d series, want %d", n, len(want))
+	}
+
+	// The scrapes follow the background sweeps: a later one is served
+	// from a later sweep, and the data counters never go back.
+	seq := func(mfs map[string]*dto.MetricFamily) float64 {
+		ms := mfs["infiniband_exporter_sweep_sequence"].GetMetric()
+		if len(ms) != 1 {
+			t.Fatalf("sweep_sequence: %d series", len(ms))
+		}
+		return ms[0].GetGauge().GetValue()
+	}
+	total := func(mfs map[string]*dto.MetricFamily) float64 {
+		var s float64
+		for _, m := range mfs["infiniband_switch_port_receive_packets_total"].GetMetric() {
+			s += m.GetCounter().GetValue()
+		}
+		return s
+	}
+	first, firstTotal := seq(mfs), total(mfs)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		later := scrape(t, addr)
+		if seq(later) > first {
+			if total(later) < firstTotal {
+				t.Errorf("receive_packets_total went from %v to %v", firstTotal, total(later))
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still sweep %v after 30s with --interval 20ms", first)
+		}
+		time.Sleep(10 * time.Millisecond) // polling, not synchronisation
+	}
+
+	// OpenMetrics when asked for it.
+	resp, body := httpGet(t, "http://"+addr+"/metrics", "application/openmetrics-text; version=1.0.0")
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text") || !bytes.HasSuffix(body, []byte("# EOF\n")) {
+		t.Errorf("OpenMetrics: Content-Type %q, ends %q", ct, body[max(len(body)-20, 0):])
+	}
+	if resp, _ := httpGet(t, "http://"+addr+"/nope", ""); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("/nope: %s", resp.Status)
+	}
+
+	if code := stop(); code != exitOK {
+		t.Errorf("stopped exporter exited %d, want 0; stderr: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "serving /metrics on http://"+addr) {
+		t.Errorf("stderr does not say where it serves: %q", stderr.String())
+	}
+	// The port is free again.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Errorf("after the exporter ended: %v", err)
+	} else {
+		ln.Close()
+	}
+}
+
+// TestExporterBadFlags: each mistake is named, with exit status 2,
+// before anything is served.
+func TestExporterBadFlags(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--interval", "0s"}, "--interval 0s: want a positive duration"},
+		{[]string{"--discover-interval", "-1s"}, "--discover-interval -1s: want a positive duration"},
+		{[]string{"--web.telemetry-path", "metrics"}, `--web.telemetry-path "metrics": want a path starting with /`},
+		{[]string{"--web.telemetry-path", "/healthz"}, `--web.telemetry-path "/healthz"`},
+		{[]string{"--web.listen-address", busy.Addr().String()}, "--web.listen-address " + busy.Addr().String() + ": listen tcp"},
+		{[]string{"--web.listen-address", "127.0.0.1:99999"}, "--web.listen-address 127.0.0.1:99999"},
+		{[]string{"extra"}, "ibscript exporter: unexpected arguments extra"},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"exporter", "--fabric", "sim:", "--web.listen-address", "127.0.0.1:0"}, tc.args...)
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		done := make(chan int, 1)
+		go func() { done <- run(args, strings.NewReader(""), &stdout, &stderr) }()
+		select {
+		case code := <-done:
+			if code != exitError || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr.String(), tc.want)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%v: still running after 30s", tc.args)
+		}
+		cancel()
+	}
+}
