@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// needTool returns the path of a Debian tool the Prometheus tests need:
+// missing, the test skips, or fails under CI (CI=true, or
+// IBSCRIPT_TEST_PROMETHEUS=1 as .ci/run sets it after installing it).
+func needTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" || os.Getenv("IBSCRIPT_TEST_PROMETHEUS") == "1" {
+			t.Fatalf("%s is not installed (apt-get install prometheus): CI must run this test", name)
+		}
+		t.Skipf("%s is not installed (apt-get install prometheus)", name)
+	}
+	return p
+}
+
+// TestExporterPromtool: promtool check metrics accepts the exposition.
+func TestExporterPromtool(t *testing.T) {
+	promtool := needTool(t, "promtool")
+	addr, _, _ := startExporter(t, "--fabric", "sim:../../tests/topologies/net.2sw2path4hca", "--interval", "50ms")
+	waitHealthy(t, addr)
+	_, body := httpGet(t, "http://"+addr+"/metrics", "")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(body)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// freePort returns a loopback address nothing listens on (Prometheus
+// takes its port from the command line).
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// promQuery asks Prometheus' HTTP API for an instant vector and returns
+// its samples' values by their label sets (JSON-encoded).
+func promQuery(t *testing.T, prom, q string) (map[string]float64, error) {
+	t.Helper()
+	resp, body := httpGet(t, "http://"+prom+"/api/v1/query?query="+url.QueryEscape(q), "")
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("%s: %s: %v: %q", q, resp.Status, err, body)
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("%s: %s %s", q, r.Status, r.Error)
+	}
+	out := map[string]float64{}
+	for _, s := range r.Data.Result {
+		k, _ := json.Marshal(s.Metric)
+		str, _ := s.Value[1].(string)
+		v, err := strconv.ParseFloat(str, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: value %v", q, s.Value[1])
+		}
+		out[string(k)] = v
+	}
+	return out, nil
+}
+
+// TestExporterPrometheus runs Debian's Prometheus against the exporter on
+// the simulator: after two scrapes, its HTTP API holds one series per
+// linked switch port, and the packet counters the sweeps' own MADs move
+// have a rate above zero.
+func TestExporterPrometheus(t *testing.T) {
+	promBin := needTool(t, "prometheus")
+	addr, _, _ := startExporter(t, "--fabric", "sim:../../tests/topologies/net.2sw2path4hca", "--interval", "100ms")
+	waitHealthy(t, addr)
+
+	dir := t.TempDir()
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: ibscript\n    static_configs:\n      - targets: [%q]\n", addr)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prom := freePort(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	var log bytes.Buffer
+	cmd := exec.CommandContext(ctx, promBin,
+		"--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+prom,
+		"--log.level=warn")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", log.String())
+		}
+	}()
+
+	// Poll the API (Prometheus starts, then scrapes every second) until
+	// what is asked holds or a generous deadline passes.
+	await := func(what, q string, ok func(map[string]float64) bool) map[string]float64 {
+		t.Helper()
+		deadline := time.Now().Add(90 * time.Second)
+		var last map[string]float64
+		var lastErr error
+		for time.Now().Before(deadline) {
+			if _, err := net.DialTimeout("tcp", prom, time.Second); err == nil {
+				last, lastErr = promQuery(t, prom, q)
+				if lastErr == nil && ok(last) {
+					return last
+				}
+			}
+			time.Sleep(100 * time.Millisecond) // polling, not synchronisation
+		}
+		t.Fatalf("%s: %s never held within 90s: last %v %v", what, q, last, lastErr)
+		return nil
+	}
+	one := func(want float64) func(map[string]float64) bool {
+		return func(r map[string]float64) bool {
+			for _, v := range r {
+				return len(r) == 1 && v >= want
+			}
+			return false
+		}
+	}
+	await("the target is up", `up{job="ibscript"}`, one(1))
+	await("two scrapes", `count_over_time(infiniband_exporter_sweep_sequence[5m])`, one(2))
+	// net.2sw2path4hca cables ports 1, 2, 3 and 5 of both switches.
+	await("one series per linked switch port", `count(infiniband_switch_port_transmit_data_bytes_total)`, func(r map[string]float64) bool {
+		for _, v := range r {
+			return v == 8
+		}
+		return false
+	})
+	got := await("one uplink per linked switch port", `count by (switch) (infiniband_switch_uplink_info)`, func(r map[string]float64) bool { return len(r) == 2 })
+	for k, v := range got {
+		if v != 4 {
+			t.Errorf("uplinks %s: %v, want 4", k, v)
+		}
+	}
+	// The SM port's MADs cross the switches: packets move there.
+	await("traffic", `sum(rate(infiniband_switch_port_transmit_packets_total[1m]))`, func(r map[string]float64) bool {
+		for _, v := range r {
+			return v > 0
+		}
+		return false
+	})
+	// The other exporter's recording rule joins on (guid, port).
+	await("treydock's join", `count(rate(infiniband_switch_port_transmit_data_bytes_total[1m]) * on(guid,port) group_left(switch, uplink, uplink_port) infiniband_switch_uplink_info)`, func(r map[string]float64) bool {
+		for _, v := range r {
+			return v == 8
+		}
+		return false
+	})
+}
