@@ -145,7 +145,7 @@ func TestGetPerfDetails(t *testing.T) {
 
 // TestSMInfoRecord: the SA lists the SM, as saquery SMIR shows OpenSM's on
 // the same file under ibsim (LID 1, GUID 0x200000, SM_Key blank, Master),
-// and refuses records it does not serve.
+// and refuses what it does not serve (InformInfo: no subscriptions).
 func TestSMInfoRecord(t *testing.T) {
 	s, _ := simSession(t, "../tests/topologies/net.2sw2path4hca", "Hca1", 1)
 	ctx := t.Context()
@@ -165,9 +165,9 @@ func TestSMInfoRecord(t *testing.T) {
 	if si.GUID != ni.PortGUID || si.SMState != smp.SMStateMaster || si.SMKey != 0 || lid.Get(recs[0]) == 0 {
 		t.Errorf("SMInfoRecord lid %d %+v, want the SM (Switch1, port GUID %#x) as master", lid.Get(recs[0]), si, ni.PortGUID)
 	}
-	_, err = s.SAGetTable(ctx, &sa.VLArbitrationTableRecord, 0, nil)
+	_, err = s.SAGet(ctx, &sa.InformInfo, 0, nil)
 	var se *engine.StatusError
 	if !errors.As(err, &se) || se.Status != mad.StatusMethodAttrUnsup {
-		t.Errorf("VLArbitrationTableRecord: %v, want status 0x000c", err)
+		t.Errorf("InformInfo: %v, want status 0x000c", err)
 	}
 }
