@@ -78,6 +78,8 @@ print(#paths, paths[1].slid, paths[1].dlid)`,
 print(pc.symbol_error_counter, pc.port_xmit_data)`,
 	"perf.portcounters_ext": `print(perf.portcounters_ext("lid:2", 1).port_rcv_pkts)`,
 	"perf.reset":            `perf.reset("lid:2", 1)`,
+	"perf.counters": `local all, info = perf.counters("lid:2", 255, true) -- perfquery -x -a
+print(all.port_xmit_data, info.summed and #info.summed or "AllPortSelect")`,
 	"perf.get": `local d = perf.get("lid:2", 1, "PortRcvErrorDetails")
 print(d.port_select, d.port_local_physical_errors)`,
 

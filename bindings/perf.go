@@ -12,8 +12,9 @@ func perfModule() Module {
 		Name:    "perf",
 		Summary: "performance management (PMA) counters, as perfquery reads them",
 		Funcs: []Func{
-			{"portcounters", perfGetter("perf.portcounters", perf.AttrPortCounters), "portcounters(target [, port]) -> table: PortCounters; counters are numbers"},
-			{"portcounters_ext", perfGetter("perf.portcounters_ext", perf.AttrPortCountersExtended), "portcounters_ext(target [, port]) -> table: PortCountersExtended (64-bit counters as numbers, exact below 2^53)"},
+			{"portcounters", perfGetter("perf.portcounters", perf.AttrPortCounters), "portcounters(target [, port]) -> table: PortCounters; counters are numbers; port 255 sums the ports where the PMA lacks AllPortSelect (see perf.counters)"},
+			{"portcounters_ext", perfGetter("perf.portcounters_ext", perf.AttrPortCountersExtended), "portcounters_ext(target [, port]) -> table: PortCountersExtended (64-bit counters as numbers, exact below 2^53); port 255 sums the ports where the PMA lacks AllPortSelect (see perf.counters)"},
+			{"counters", perfCounters, "counters(target [, port [, extended]]) -> table, info: PortCounters (PortCountersExtended when extended is true) as perfquery reads them: the fields the PMA's ClassPortInfo capabilities say it does not give are nil (PortXmitWait without PortXmitWait support; the extended unicast/multicast counters without IsExtendedWidthSupported; CounterSelect2 and the additional counters without IsAdditionalPortCountersExtendedSupported); port 255 on a PMA without AllPortSelect sums ports 1..NumPorts (0.. on a switch with enhanced port 0) as perfquery -a does, each counter stopping at its largest value. info has capability_mask, capability_mask2 and summed (the ports added up, or nil)"},
 			{"get", perfGet, "get(target, port, attribute) -> table: any PerfMgt attribute by IBA name (\"PortRcvErrorDetails\", \"PortVLXmitWaitCounters\") or ID, for port (PortSelect; 255 all ports where the PMA supports it)"},
 			{"reset", perfReset, "reset(target [, port]) -> nil: clears every PortCounters counter of the port (a Set with CounterSelect 0xffff)"},
 		},
@@ -24,6 +25,14 @@ func perfGetter(name string, attr uint16) func(*Env, *lua.LState) int {
 	return func(e *Env, L *lua.LState) int {
 		t := checkTarget(L, name, 1)
 		port := uint8(optUint(L, 2, 1, 0xff))
+		if port == perf.AllPorts {
+			c, err := e.sess.PerfCounters(L.Context(), t, port, attr == perf.AttrPortCountersExtended)
+			if err != nil {
+				raise(L, name, "%v", err)
+			}
+			L.Push(e.layoutTable(c.Layout, c.Data))
+			return 1
+		}
 		data, err := e.sess.Perf(L.Context(), t, mad.MethodGet, attr, port, nil)
 		if err != nil {
 			raise(L, name, "%v", err)
@@ -31,6 +40,33 @@ func perfGetter(name string, attr uint16) func(*Env, *lua.LState) int {
 		L.Push(e.layoutTable(perf.LayoutByID(attr), data))
 		return 1
 	}
+}
+
+func perfCounters(e *Env, L *lua.LState) int {
+	t := checkTarget(L, "perf.counters", 1)
+	port := uint8(optUint(L, 2, 1, 0xff))
+	c, err := e.sess.PerfCounters(L.Context(), t, port, L.OptBool(3, false))
+	if err != nil {
+		raise(L, "perf.counters", "%v", err)
+	}
+	tbl := e.layoutTable(c.Layout, c.Data)
+	for _, name := range c.Absent {
+		f, _ := c.Layout.Field(name)
+		tbl.RawSetString(f.Key(), lua.LNil)
+	}
+	info := L.NewTable()
+	info.RawSetString("capability_mask", lua.LNumber(c.CapabilityMask))
+	info.RawSetString("capability_mask2", lua.LNumber(c.CapabilityMask2))
+	if c.Summed != nil {
+		ports := L.CreateTable(len(c.Summed), 0)
+		for _, p := range c.Summed {
+			ports.Append(lua.LNumber(p))
+		}
+		info.RawSetString("summed", ports)
+	}
+	L.Push(tbl)
+	L.Push(info)
+	return 2
 }
 
 func perfGet(e *Env, L *lua.LState) int {

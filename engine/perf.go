@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
@@ -140,4 +142,161 @@ func (s *Session) PortCounters(ctx context.Context, t Target, port uint8, opts .
 func (s *Session) PortCountersExtended(ctx context.Context, t Target, port uint8, opts ...CallOption) (perf.PortCountersExtended, error) {
 	o, err := s.perfCall(ctx, t, mad.MethodGet, perf.AttrPortCountersExtended, port, nil, opts)
 	return decode[perf.PortCountersExtended](s, o, err, perf.Data)
+}
+
+// Counters is a port's PortCounters or PortCountersExtended as perfquery
+// reads them (PerfCounters).
+type Counters struct {
+	Layout *mad.Layout // perf.PortCounters's or perf.PortCountersExtended's
+	Data   []byte      // the attribute; fields in Absent are zero
+	// CapabilityMask and CapabilityMask2 are those of the PMA's
+	// ClassPortInfo, which chose the fields.
+	CapabilityMask  uint16
+	CapabilityMask2 uint32
+	// Absent names the fields the PMA's capabilities say it does not give.
+	Absent []string
+	// Summed lists the ports whose counters were added up to emulate
+	// AllPortSelect (nil when the PMA answered for the port itself).
+	Summed []uint8
+}
+
+// Value returns the value of the field with IBA name name.
+func (c *Counters) Value(name string) (uint64, bool) {
+	f, ok := c.Layout.Field(name)
+	if !ok {
+		return 0, false
+	}
+	return f.Get(c.Data), true
+}
+
+// perfCountersSelects are the PortCounters fields perfquery -a does not
+// add up: the selects keep the last port's values.
+var perfCountersSelects = map[string]bool{"PortSelect": true, "CounterSelect": true, "CounterSelect2": true}
+
+// PerfCounters reads the PortCounters (extended false) or the
+// PortCountersExtended of port of t's PMA as perfquery does. It asks the
+// PMA's ClassPortInfo first; the fields its CapabilityMask and
+// CapabilityMask2 say the PMA does not fill read zero and are named in
+// Absent: PortCounters' PortXmitWait without CapPortXmitWait;
+// PortCountersExtended's unicast and multicast packet counters without
+// CapExtendedWidth (the NoIETF layout) and its CounterSelect2 and
+// additional error counters without Cap2AdditionalPortCounters. For port
+// perf.AllPorts on a PMA without CapAllPortSelect it emulates
+// AllPortSelect as perfquery -a does: it reads ports 1 to NumPorts (from
+// 0 on a switch with an enhanced port 0) one by one and adds each
+// counter up, stopping at the counter's largest value; PortSelect reads
+// 255 and the selects are the last port's.
+func (s *Session) PerfCounters(ctx context.Context, t Target, port uint8, extended bool, opts ...CallOption) (*Counters, error) {
+	lt, err := s.lidOf(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	cpiData, err := s.Perf(ctx, lt, mad.MethodGet, perf.AttrClassPortInfo, 0, nil, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %s PMA ClassPortInfo: %w", t, err)
+	}
+	var cpi mad.ClassPortInfo
+	if err := cpi.UnmarshalBinary(cpiData); err != nil {
+		return nil, fmt.Errorf("engine: %s PMA ClassPortInfo: %w", t, err)
+	}
+	c := &Counters{Layout: perf.LayoutByID(perf.AttrPortCounters), CapabilityMask: cpi.CapabilityMask, CapabilityMask2: cpi.CapabilityMask2}
+	if extended {
+		c.Layout = perf.LayoutByID(perf.AttrPortCountersExtended)
+	}
+	absent := map[string]bool{}
+	switch {
+	case !extended:
+		if cpi.CapabilityMask&perf.CapPortXmitWait == 0 {
+			absent["PortXmitWait"] = true
+		}
+	default:
+		addl, _ := c.Layout.Field("SymbolErrorCounter")
+		for _, f := range c.Layout.Fields {
+			switch {
+			case f.Name == "CounterSelect2" || f.Bit >= addl.Bit:
+				absent[f.Name] = cpi.CapabilityMask2&perf.Cap2AdditionalPortCounters == 0
+			case strings.HasPrefix(f.Name, "PortUnicast") || strings.HasPrefix(f.Name, "PortMulticast"):
+				absent[f.Name] = cpi.CapabilityMask&perf.CapExtendedWidth == 0
+			}
+		}
+	}
+	for _, f := range c.Layout.Fields {
+		if absent[f.Name] {
+			c.Absent = append(c.Absent, f.Name)
+		}
+	}
+	ports := []uint8{port}
+	if port == perf.AllPorts && cpi.CapabilityMask&perf.CapAllPortSelect == 0 {
+		if ports, err = s.pmaPorts(ctx, lt, opts); err != nil {
+			return nil, fmt.Errorf("engine: %s: emulating AllPortSelect: %w", t, err)
+		}
+		c.Summed = ports
+	}
+	for _, p := range ports {
+		d, err := s.Perf(ctx, lt, mad.MethodGet, c.Layout.ID, p, nil, opts...)
+		if err != nil {
+			if c.Summed != nil {
+				return nil, fmt.Errorf("engine: %s: emulating AllPortSelect, port %d: %w", t, p, err)
+			}
+			return nil, err
+		}
+		if c.Data == nil {
+			c.Data = d
+			continue
+		}
+		for _, f := range c.Layout.Fields {
+			if perfCountersSelects[f.Name] {
+				f.Put(c.Data, f.Get(d))
+				continue
+			}
+			max := uint64(1)<<f.Width - 1
+			if f.Width >= 64 {
+				max = ^uint64(0)
+			}
+			sum, a := f.Get(c.Data), f.Get(d)
+			if sum > max-a {
+				sum = max
+			} else {
+				sum += a
+			}
+			f.Put(c.Data, sum)
+		}
+	}
+	if c.Summed != nil {
+		ps, _ := c.Layout.Field("PortSelect")
+		ps.Put(c.Data, uint64(perf.AllPorts))
+	}
+	for _, f := range c.Layout.Fields {
+		if absent[f.Name] {
+			f.Put(c.Data, 0)
+		}
+	}
+	return c, nil
+}
+
+// pmaPorts are the ports perfquery -a reads one by one: 1 to NumPorts, 0
+// to NumPorts on a switch whose SwitchInfo has EnhancedPort0.
+func (s *Session) pmaPorts(ctx context.Context, t Target, opts []CallOption) ([]uint8, error) {
+	ni, err := s.NodeInfo(ctx, t, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if ni.NumPorts == 0 {
+		return nil, errors.New("NodeInfo NumPorts 0")
+	}
+	first := 1
+	if ni.NodeType == smp.NodeTypeSwitch {
+		si, err := s.SwitchInfo(ctx, t, opts...)
+		if err != nil {
+			return nil, err
+		}
+		if si.EnhancedPort0 {
+			first = 0
+		}
+	}
+	var ports []uint8
+	for p := first; p <= int(ni.NumPorts); p++ {
+		ports = append(ports, uint8(p))
+	}
+	return ports, nil
 }

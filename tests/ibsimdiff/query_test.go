@@ -241,16 +241,11 @@ func TestPerfMatchesPerfQuery(t *testing.T) {
 	s := shared.Get(t, topo2sw, nil)
 	sess, _ := session(t, s, "Hca3", nil, nil)
 	ctx := t.Context()
-	for _, set := range []string{
+	console(t, s,
 		`PerformanceSet "Hca1"[1] PortCounters.SymbolErrorCounter=42`,
 		`PerformanceSet "Hca1"[1] PortCounters.LinkDownedCounter=7`,
 		`PerformanceSet "Hca1"[1] PortCounters.PortRcvErrors=1234`,
-		`PerformanceSet "Switch2"[3] PortCounters.PortXmitDiscards=99`,
-	} {
-		if _, err := s.Console(ctx, set); err != nil {
-			t.Fatal(err)
-		}
-	}
+		`PerformanceSet "Switch2"[3] PortCounters.PortXmitDiscards=99`)
 	hca1 := portLID(t, sess, "Hca1")
 	sw2 := portLID(t, sess, "Switch2")
 	for _, c := range []struct {
@@ -318,4 +313,14 @@ func portLID(t *testing.T, sess *engine.Session, desc string) uint16 {
 	}
 	t.Fatalf("no node %q", desc)
 	return 0
+}
+
+// console runs ibsim console commands, each of which must succeed.
+func console(t *testing.T, s *ibsimtest.Sim, cmds ...string) {
+	t.Helper()
+	for _, c := range cmds {
+		if _, err := s.Console(t.Context(), c); err != nil {
+			t.Fatalf("ibsim console %q: %v", c, err)
+		}
+	}
 }

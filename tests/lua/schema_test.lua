@@ -65,3 +65,22 @@ function test_table_records(t)
     t:fatal("MFT or InformInfo records")
   end
 end
+
+-- perfquery -a and -x -a. The CA's PMA lacks AllPortSelect: its ports
+-- are read one by one, and (ibsim's rule) it answers only the port asked
+-- through, so port 2 fails as perfquery -a does. The switch's PMA has
+-- AllPortSelect; the fields its capabilities leave out are nil (no
+-- additional PortCountersExtended counters).
+function test_perf_counters_all_ports(t)
+  local ok, err = pcall(perf.counters, "lid:2", 255)
+  if ok or not tostring(err):find("emulating AllPortSelect, port 2") then t:fatal(tostring(err)) end
+  local x, xi = perf.counters("lid:1", 255, true)
+  if xi.summed ~= nil or x.port_select ~= 255 or xi.capability_mask ~= 0x1300 then
+    t:fatal("switch: summed " .. tostring(xi.summed) .. string.format(" mask %#x", xi.capability_mask))
+  end
+  if x.port_unicast_xmit_pkts == nil or x.symbol_error_counter ~= nil or x.counter_select2 ~= nil then
+    t:fatal("extended layout: unicast " .. tostring(x.port_unicast_xmit_pkts) .. " symbol errors " .. tostring(x.symbol_error_counter))
+  end
+  local pc, pi = perf.counters("lid:1", 3)
+  if pi.summed ~= nil or pc.port_select ~= 3 or pc.port_xmit_wait == nil then t:fatal("switch port 3") end
+end

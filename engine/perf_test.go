@@ -1,0 +1,170 @@
+package engine_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/fabrictest"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/smp"
+)
+
+// fakePMA is one switch at LID 1 with ports 0-3 (an enhanced port 0)
+// whose PMA has the capabilities cap and cap2 and answers each port's
+// counters from pc and pce (PortSelect 255 refused, as a PMA without
+// AllPortSelect does).
+type fakePMA struct {
+	cap  uint16
+	cap2 uint32
+	pc   [4]perf.PortCounters
+	pce  [4]perf.PortCountersExtended
+	asks []uint8 // the PortSelects asked, in order
+}
+
+func (f *fakePMA) respond(p *fabric.Packet) ([]byte, bool) {
+	req := p.Data
+	if len(req) < mad.Size || mad.IsResponse(req) || p.Addr.LID != 1 {
+		return nil, false
+	}
+	b := append([]byte(nil), req...)
+	switch mad.MgmtClassOf(req) {
+	case mad.ClassSubnLID:
+		var st uint16
+		d := smp.Data(b)[:0]
+		switch mad.AttrIDOf(req) {
+		case smp.AttrNodeInfo:
+			ni := smp.NodeInfo{BaseVersion: 1, ClassVersion: 1, NodeType: smp.NodeTypeSwitch, NumPorts: 3, NodeGUID: 0x10}
+			ni.AppendBinary(d)
+		case smp.AttrSwitchInfo:
+			si := smp.SwitchInfo{LinearFDBCap: 0xc000, EnhancedPort0: true}
+			si.AppendBinary(d)
+		default:
+			st = mad.StatusMethodAttrUnsup
+		}
+		smp.MakeGetResp(b, st)
+		return b, true
+	case mad.ClassPerf:
+	default:
+		return nil, false
+	}
+	d := perf.Data(b)
+	ps := d[1]
+	var st uint16
+	switch mad.AttrIDOf(req) {
+	case perf.AttrClassPortInfo:
+		cpi := mad.ClassPortInfo{BaseVersion: 1, ClassVersion: 1, CapabilityMask: f.cap, CapabilityMask2: f.cap2}
+		clear(d)
+		cpi.AppendBinary(d[:0])
+	case perf.AttrPortCounters, perf.AttrPortCountersExtended:
+		f.asks = append(f.asks, ps)
+		switch {
+		case ps == perf.AllPorts && f.cap&perf.CapAllPortSelect != 0:
+			// a stand-in for the PMA's own sum
+			pc := perf.PortCounters{PortSelect: ps, SymbolErrorCounter: 77}
+			pce := perf.PortCountersExtended{PortSelect: ps, PortXmitData: 77}
+			if mad.AttrIDOf(req) == perf.AttrPortCounters {
+				pc.AppendBinary(d[:0])
+			} else {
+				pce.AppendBinary(d[:0])
+			}
+		case int(ps) >= len(f.pc):
+			st = mad.StatusInvalidField
+		case mad.AttrIDOf(req) == perf.AttrPortCounters:
+			f.pc[ps].AppendBinary(d[:0])
+		default:
+			f.pce[ps].AppendBinary(d[:0])
+		}
+	default:
+		st = mad.StatusMethodAttrUnsup
+	}
+	b[3] = mad.MethodGetResp
+	b[4], b[5] = byte(st>>8), byte(st)
+	return b, true
+}
+
+func pmaSession(t *testing.T, f *fakePMA) *engine.Session {
+	pipe := fabrictest.NewPipe(&fabrictest.PipeOptions{PacketResponder: f.respond})
+	s, err := engine.New(pipe.Transport(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(); pipe.Close() })
+	return s
+}
+
+// TestPerfCountersEmulatesAllPortSelect: on a PMA without AllPortSelect,
+// port 255 is the sum of ports 0-3 (enhanced port 0), each counter
+// stopping at its largest value, PortSelect 255 and the last port's
+// CounterSelect, as perfquery -a prints; PortXmitWait is absent without
+// CapPortXmitWait. With AllPortSelect the PMA's own answer is kept.
+func TestPerfCountersEmulatesAllPortSelect(t *testing.T) {
+	f := &fakePMA{cap: perf.CapExtendedWidth}
+	for i := range f.pc {
+		f.pc[i] = perf.PortCounters{PortSelect: uint8(i), CounterSelect: uint16(i), SymbolErrorCounter: 0x4000,
+			LocalLinkIntegrityErrors: 5, PortXmitData: 0x60000000, PortRcvPkts: uint32(i), PortXmitWait: 9}
+	}
+	s := pmaSession(t, f)
+	c, err := s.PerfCounters(t.Context(), engine.LID(1), perf.AllPorts, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.Summed, []uint8{0, 1, 2, 3}) || !slices.Equal(f.asks, []uint8{0, 1, 2, 3}) {
+		t.Fatalf("summed %v, asked %v; want ports 0-3 one by one", c.Summed, f.asks)
+	}
+	for name, want := range map[string]uint64{
+		"PortSelect": 255, "CounterSelect": 3, "SymbolErrorCounter": 0xffff, // 4 x 0x4000 stops at 16 bits
+		"LocalLinkIntegrityErrors": 0xf, "PortXmitData": 0xffffffff, "PortRcvPkts": 6, "PortXmitWait": 0,
+	} {
+		if v, _ := c.Value(name); v != want {
+			t.Errorf("%s = %#x, want %#x", name, v, want)
+		}
+	}
+	if !slices.Equal(c.Absent, []string{"PortXmitWait"}) {
+		t.Errorf("absent %v, want PortXmitWait (no CapPortXmitWait)", c.Absent)
+	}
+
+	// PortCountersExtended without ExtendedWidth (NoIETF) or the
+	// additional counters: data and packets only.
+	f.cap, f.asks = perf.CapExtendedWidthNoIETF, nil
+	for i := range f.pce {
+		f.pce[i] = perf.PortCountersExtended{PortSelect: uint8(i), PortXmitData: 1 << 62, PortUnicastXmitPkts: 3, SymbolErrorCounter: 4}
+	}
+	c, err = s.PerfCounters(t.Context(), engine.LID(1), perf.AllPorts, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := c.Value("PortXmitData"); v != ^uint64(0) {
+		t.Errorf("PortXmitData %#x, want saturated", v)
+	}
+	if v, _ := c.Value("PortUnicastXmitPkts"); v != 0 || !slices.Contains(c.Absent, "PortUnicastXmitPkts") || !slices.Contains(c.Absent, "SymbolErrorCounter") || !slices.Contains(c.Absent, "CounterSelect2") {
+		t.Errorf("NoIETF layout: unicast %d, absent %v", v, c.Absent)
+	}
+	f.cap, f.cap2 = perf.CapExtendedWidth, perf.Cap2AdditionalPortCounters
+	c, err = s.PerfCounters(t.Context(), engine.LID(1), 2, true)
+	if err != nil || c.Summed != nil || len(c.Absent) != 0 {
+		t.Fatalf("port 2 with every capability: %v, summed %v absent %v", err, c.Summed, c.Absent)
+	}
+	if v, _ := c.Value("SymbolErrorCounter"); v != 4 {
+		t.Errorf("additional counters: SymbolErrorCounter %d, want 4", v)
+	}
+
+	// A PMA with AllPortSelect answers for itself.
+	f.cap, f.asks = perf.CapAllPortSelect|perf.CapPortXmitWait, nil
+	c, err = s.PerfCounters(t.Context(), engine.LID(1), perf.AllPorts, false)
+	if err != nil || c.Summed != nil || !slices.Equal(f.asks, []uint8{255}) {
+		t.Fatalf("AllPortSelect: %v, summed %v, asked %v", err, c.Summed, f.asks)
+	}
+	if v, _ := c.Value("SymbolErrorCounter"); v != 77 {
+		t.Errorf("AllPortSelect answer: SymbolErrorCounter %d, want the PMA's 77", v)
+	}
+
+	// A port that fails ends the emulation with its number.
+	f.cap = 0
+	f.pc = [4]perf.PortCounters{}
+	if _, err := s.PerfCounters(t.Context(), engine.LID(1), 7, false); err == nil {
+		t.Error("port 7 of a 3-port switch: no error")
+	}
+}
