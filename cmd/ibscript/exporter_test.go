@@ -22,13 +22,13 @@ import (
 // startExporter runs `ibscript exporter ARGS` on a loopback port and
 // returns its address, a function that stops it and returns its exit
 // status, and its stderr.
-func startExporter(t *testing.T, args ...string) (addr string, stop func() int, stderr *syncBuffer) {
+func startExporter(t *testing.T, args ...string) (addr string, stop func() int, stderr *lockedBuffer) {
 	t.Helper()
 	started := make(chan struct{})
 	var stopFn func()
 	testExporterStarted = func(a string, s func()) { addr, stopFn = a, s; close(started) }
 	t.Cleanup(func() { testExporterStarted = nil })
-	stderr = &syncBuffer{}
+	stderr = &lockedBuffer{}
 	codec := make(chan int, 1)
 	go func() {
 		codec <- run(append([]string{"exporter", "--web.listen-address", "127.0.0.1:0"}, args...), strings.NewReader(""), io.Discard, stderr)
@@ -55,24 +55,6 @@ func startExporter(t *testing.T, args ...string) (addr string, stop func() int, 
 	}
 	t.Cleanup(func() { stop() })
 	return addr, stop, stderr
-}
-
-// syncBuffer is a bytes.Buffer safe for the exporter's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 var httpClient = &http.Client{Timeout: 10 * time.Second}
