@@ -25,6 +25,8 @@ type exporterFlags struct {
 	telemetryPath    string
 	interval         time.Duration
 	discoverInterval time.Duration
+	once             bool   // --once: one sweep, written to --output, then exit
+	output           string // --output FILE: where --once writes (atomically)
 }
 
 // testExporterStarted, set by tests only, is called once the exporter
@@ -47,6 +49,9 @@ func (f *exporterFlags) check() error {
 	if f.discoverInterval <= 0 {
 		return fmt.Errorf("--discover-interval %v: want a positive duration (5m)", f.discoverInterval)
 	}
+	if f.once != (f.output != "") {
+		return errors.New("--once and --output FILE go together: one sweep written to FILE (node_exporter's textfile collector)")
+	}
 	if !strings.HasPrefix(f.telemetryPath, "/") || f.telemetryPath == "/healthz" || f.telemetryPath == "/" {
 		return fmt.Errorf("--web.telemetry-path %q: want a path starting with / other than / and /healthz", f.telemetryPath)
 	}
@@ -64,6 +69,9 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 	if err := c.exporter.check(); err != nil {
 		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
 		return exitError
+	}
+	if c.exporter.once {
+		return exporterOnce(ctx, c, stderr)
 	}
 	// Listen first: a busy port is said before the fabric is opened.
 	ln, err := net.Listen("tcp", c.exporter.listen)
@@ -157,4 +165,31 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		fmt.Fprintf(stderr, "ibscript exporter: %v\n", cause)
 	}
 	return exitError
+}
+
+// exporterOnce runs one sweep (with its discovery) and writes it to
+// --output in the Prometheus text format, atomically (a temporary file in
+// the same directory, renamed), for node_exporter's textfile collector.
+func exporterOnce(ctx context.Context, c *config, stderr io.Writer) (code int) {
+	b, err := openBackend(ctx, c, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript: %v\n", err)
+		return exitError
+	}
+	defer func() { code = b.finish(code, stderr) }()
+	exp := exporter.New(b.sess, &exporter.Options{Names: c.names})
+	if _, err := exp.Sweep(ctx); err != nil {
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
+		return exitError
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(exp)
+	if err := prometheus.WriteToTextfile(c.exporter.output, reg); err != nil {
+		fmt.Fprintf(stderr, "ibscript exporter: --output %s: %v\n", c.exporter.output, err)
+		return exitError
+	}
+	return exitOK
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -269,6 +270,9 @@ func TestExporterBadFlags(t *testing.T) {
 		{[]string{"--web.listen-address", busy.Addr().String()}, "--web.listen-address " + busy.Addr().String() + ": listen tcp"},
 		{[]string{"--web.listen-address", "127.0.0.1:99999"}, "--web.listen-address 127.0.0.1:99999"},
 		{[]string{"extra"}, "ibscript exporter: unexpected arguments extra"},
+		{[]string{"--once"}, "--once and --output FILE go together"},
+		{[]string{"--output", "x.prom"}, "--once and --output FILE go together"},
+		{[]string{"--once", "--output", "/nonexistent-dir/x.prom"}, "--output /nonexistent-dir/x.prom: open /nonexistent-dir/"},
 	} {
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"exporter", "--fabric", "sim:", "--web.listen-address", "127.0.0.1:0"}, tc.args...)
@@ -284,5 +288,51 @@ func TestExporterBadFlags(t *testing.T) {
 			t.Fatalf("%v: still running after 30s", tc.args)
 		}
 		cancel()
+	}
+}
+
+// TestExporterOnce writes one sweep for node_exporter's textfile
+// collector: the file alone in its directory (the temporary one renamed),
+// readable by node_exporter, one series per linked switch port.
+func TestExporterOnce(t *testing.T) {
+	dir := t.TempDir()
+	out := dir + "/infiniband.prom"
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"exporter", "--fabric", "sim:../../tests/topologies/net.2sw2path4hca", "--once", "--output", out}, strings.NewReader(""), &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || ents[0].Name() != "infiniband.prom" {
+		t.Errorf("directory holds %v, want infiniband.prom alone", ents)
+	}
+	fi, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(f)
+	if err != nil {
+		t.Fatalf("%s does not parse: %v", out, err)
+	}
+	if n := len(mfs["infiniband_switch_port_transmit_data_bytes_total"].GetMetric()); n != 8 {
+		t.Errorf("transmit_data_bytes_total: %d series, want 8", n)
+	}
+	if ms := mfs["infiniband_exporter_sweep_sequence"].GetMetric(); len(ms) != 1 || ms[0].GetGauge().GetValue() != 1 {
+		t.Errorf("sweep_sequence: %v, want one series of 1", ms)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout: %q", stdout.String())
 	}
 }

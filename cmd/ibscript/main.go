@@ -202,6 +202,10 @@ until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
   --interval DUR             time between counter sweeps (default 10s)
   --discover-interval DUR    time between discoveries (default 5m)
   --node-name-map FILE       switch and uplink names as in ibnetdiscover
+  --once --output FILE       one sweep (with discovery) written to FILE
+                             atomically, then exit (0, or 2 when the fabric
+                             could not be swept), for node_exporter's
+                             textfile collector on very large fabrics
 `,
 	"discover": `usage: ibscript discover [flags]
 
@@ -248,6 +252,8 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.exporter.telemetryPath, "web.telemetry-path", "/metrics", "")
 	fs.DurationVar(&c.exporter.interval, "interval", exporter.DefaultInterval, "")
 	fs.DurationVar(&c.exporter.discoverInterval, "discover-interval", exporter.DefaultDiscoverInterval, "")
+	fs.BoolVar(&c.exporter.once, "once", false, "")
+	fs.StringVar(&c.exporter.output, "output", "", "")
 	fs.Func("allow-path", "", func(s string) error { c.allowPath = append(c.allowPath, s); return nil })
 	fs.BoolVar(&c.allowFiles, "allow-files", false, "")
 	fs.BoolVar(&c.help, "help", false, "")
