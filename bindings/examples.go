@@ -77,7 +77,11 @@ print(#paths, paths[1].slid, paths[1].dlid)`,
 	"perf.portcounters": `local pc = perf.portcounters("lid:2", 1)
 print(pc.symbol_error_counter, pc.port_xmit_data)`,
 	"perf.portcounters_ext": `print(perf.portcounters_ext("lid:2", 1).port_rcv_pkts)`,
-	"perf.reset":            `perf.reset("lid:2", 1)`,
+	"smp.pkey_table": `local keys = smp.pkey_table("lid:2") -- smpquery pkeys 2
+print(#keys, string.format("0x%04x", keys[1]))`,
+	"smp.guid_table": `local guids = smp.guid_table("lid:2") -- smpquery GUIDInfo 2
+print(#guids, guids[1])`,
+	"perf.reset": `perf.reset("lid:2", 1)`,
 	"perf.counters": `local all, info = perf.counters("lid:2", 255, true) -- perfquery -x -a
 print(all.port_xmit_data, info.summed and #info.summed or "AllPortSelect")`,
 	"perf.get": `local d = perf.get("lid:2", 1, "PortRcvErrorDetails")

@@ -23,6 +23,8 @@ func smpModule() Module {
 			{"sminfo", smpGetter("smp.sminfo", smp.AttrSMInfo, false), "sminfo(target) -> table: SMInfo of the SM at target"},
 			{"guidinfo", smpGetter("smp.guidinfo", smp.AttrGUIDInfo, true), "guidinfo(target [, block]) -> table: GUIDInfo block (8 GUIDs)"},
 			{"pkeys", smpPKeys, "pkeys(target [, port [, block]]) -> array: the 32 P_Keys of a P_KeyTable block"},
+			{"pkey_table", smpPKeyTable, "pkey_table(target [, port]) -> array: the port's whole P_Key table as smpquery pkeys reads it: NodeInfo PartitionCap entries (a switch's external port: SwitchInfo PartitionEnforcementCap), every block read; index 1 is P_Key index 0"},
+			{"guid_table", smpGUIDTable, "guid_table(target) -> array: the whole GUID table as smpquery GUIDInfo (guids) reads it: PortInfo GUIDCap entries (\"0x%016x\" strings), every GUIDInfo block read; index 1 is GUID index 0"},
 			{"lft", smpLFT, "lft(target [, block]) -> array: egress ports for LIDs block*64 .. block*64+63 (index 1 = first LID)"},
 			{"sl2vl", smpSL2VL, "sl2vl(target [, in_port [, out_port]]) -> table: SLtoVLMappingTable (sl_to_vl0 .. sl_to_vl15); a switch's ports default to 0"},
 			{"vlarb", smpVLArb, "vlarb(target [, port [, block]]) -> table: VLArbitrationTable block (1, 2 low priority; 3, 4 high; default 1): vl0, weight0 .. vl31, weight31"},
@@ -134,6 +136,34 @@ func smpPKeys(e *Env, L *lua.LState) int {
 	arr := L.CreateTable(len(pt.PKeys), 0)
 	for _, k := range pt.PKeys {
 		arr.Append(lua.LNumber(k))
+	}
+	L.Push(arr)
+	return 1
+}
+
+func smpPKeyTable(e *Env, L *lua.LState) int {
+	t := checkTarget(L, "smp.pkey_table", 1)
+	keys, err := e.sess.PKeys(L.Context(), t, uint8(optUint(L, 2, 0, 0xff)))
+	if err != nil {
+		raise(L, "smp.pkey_table", "%v", err)
+	}
+	arr := L.CreateTable(len(keys), 0)
+	for _, k := range keys {
+		arr.Append(lua.LNumber(k))
+	}
+	L.Push(arr)
+	return 1
+}
+
+func smpGUIDTable(e *Env, L *lua.LState) int {
+	t := checkTarget(L, "smp.guid_table", 1)
+	guids, err := e.sess.GUIDs(L.Context(), t)
+	if err != nil {
+		raise(L, "smp.guid_table", "%v", err)
+	}
+	arr := L.CreateTable(len(guids), 0)
+	for _, g := range guids {
+		arr.Append(Hex64(g))
 	}
 	L.Push(arr)
 	return 1

@@ -168,3 +168,43 @@ func TestPerfCountersEmulatesAllPortSelect(t *testing.T) {
 		t.Error("port 7 of a 3-port switch: no error")
 	}
 }
+
+// TestWholeTables: PKeys and GUIDs read every block up to the capacity
+// NodeInfo, SwitchInfo and PortInfo give, as smpquery pkeys and GUIDInfo.
+func TestWholeTables(t *testing.T) {
+	s, _ := simSession(t, "../tests/topologies/net.2sw2path4hca", "Hca1", 1)
+	ctx := t.Context()
+	ca := engine.LID(2)
+	ni, err := s.NodeInfo(ctx, ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := s.PKeys(ctx, ca, 0)
+	if err != nil || len(keys) != int(ni.PartitionCap) || ni.PartitionCap <= 32 {
+		t.Fatalf("CA P_Keys: %d (%v), PartitionCap %d (want more than one block)", len(keys), err, ni.PartitionCap)
+	}
+	for b := 0; b*32 < len(keys); b++ {
+		pt, err := s.PKeyTable(ctx, ca, 0, uint16(b))
+		if err != nil || !slices.Equal(keys[b*32:min(len(keys), b*32+32)], pt.PKeys[:min(32, len(keys)-b*32)]) {
+			t.Errorf("block %d: %v %x", b, err, pt.PKeys)
+		}
+	}
+	si, err := s.SwitchInfo(ctx, engine.LID(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := s.PKeys(ctx, engine.LID(1), 3); err != nil || len(keys) != int(si.PartitionEnforcementCap) {
+		t.Errorf("switch port 3: %d P_Keys (%v), PartitionEnforcementCap %d", len(keys), err, si.PartitionEnforcementCap)
+	}
+	if _, err := s.PKeys(ctx, ca, ni.NumPorts+1); err == nil {
+		t.Error("a port past the node's: no error")
+	}
+	pi, err := s.PortInfo(ctx, ca, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guids, err := s.GUIDs(ctx, ca)
+	if err != nil || len(guids) == 0 || len(guids) != int(pi.GUIDCap) || guids[0] != ni.PortGUID {
+		t.Errorf("GUIDs: %d (%v), GUIDCap %d, first %#x want %#x", len(guids), err, pi.GUIDCap, guids, ni.PortGUID)
+	}
+}

@@ -143,6 +143,59 @@ func (s *Session) GUIDInfo(ctx context.Context, t Target, block uint32, opts ...
 	return decode[smp.GUIDInfo](s, o, err, smp.Data)
 }
 
+// PKeys returns the whole P_Key table of t's port as smpquery pkeys reads
+// it: as many entries as the node's NodeInfo PartitionCap, or for a
+// switch's external port (port not 0) its SwitchInfo
+// PartitionEnforcementCap, one P_KeyTable block of 32 after the other. A
+// port past NodeInfo's NumPorts is an error naming it.
+func (s *Session) PKeys(ctx context.Context, t Target, port uint8, opts ...CallOption) ([]uint16, error) {
+	ni, err := s.NodeInfo(ctx, t, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if port > ni.NumPorts {
+		return nil, fmt.Errorf("engine: %s P_Key table: port %d past the node's %d ports: %w", t, port, ni.NumPorts, fabric.ErrInvalid)
+	}
+	n := int(ni.PartitionCap)
+	if ni.NodeType == smp.NodeTypeSwitch && port != 0 {
+		si, err := s.SwitchInfo(ctx, t, opts...)
+		if err != nil {
+			return nil, err
+		}
+		n = int(si.PartitionEnforcementCap)
+	}
+	keys := make([]uint16, 0, n+31)
+	for b := 0; b*32 < n; b++ {
+		pt, err := s.PKeyTable(ctx, t, port, uint16(b), opts...)
+		if err != nil {
+			return nil, fmt.Errorf("engine: %s P_Key table block %d of %d: %w", t, b, (n+31)/32, err)
+		}
+		keys = append(keys, pt.PKeys[:]...)
+	}
+	return keys[:n], nil
+}
+
+// GUIDs returns the whole GUID table of t's port as smpquery GUIDInfo (guids) reads
+// it: as many entries as PortInfo's GUIDCap (the PortInfo of modifier 0:
+// a switch's port 0, a CA's arrival port), one GUIDInfo block of 8 after
+// the other.
+func (s *Session) GUIDs(ctx context.Context, t Target, opts ...CallOption) ([]uint64, error) {
+	pi, err := s.PortInfo(ctx, t, 0, opts...)
+	if err != nil {
+		return nil, err
+	}
+	n := int(pi.GUIDCap)
+	guids := make([]uint64, 0, n+7)
+	for b := 0; b*8 < n; b++ {
+		gi, err := s.GUIDInfo(ctx, t, uint32(b), opts...)
+		if err != nil {
+			return nil, fmt.Errorf("engine: %s GUID table block %d of %d: %w", t, b, (n+7)/8, err)
+		}
+		guids = append(guids, gi.GUIDs[:]...)
+	}
+	return guids[:n], nil
+}
+
 // unmarshaler is the pointer side of an attribute codec.
 type unmarshaler[T any] interface {
 	*T

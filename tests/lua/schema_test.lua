@@ -84,3 +84,17 @@ function test_perf_counters_all_ports(t)
   local pc, pi = perf.counters("lid:1", 3)
   if pi.summed ~= nil or pc.port_select ~= 3 or pc.port_xmit_wait == nil then t:fatal("switch port 3") end
 end
+
+-- Whole tables in one call, as smpquery pkeys and GUIDInfo read them.
+function test_whole_tables(t)
+  local ni = smp.nodeinfo("lid:2")
+  local keys = smp.pkey_table("lid:2")
+  if #keys ~= ni.partition_cap or keys[1] ~= 0xffff then t:fatal(#keys .. " P_Keys, first " .. tostring(keys[1])) end
+  local pi = smp.portinfo("lid:2")
+  local guids = smp.guid_table("lid:2")
+  if #guids ~= pi.guid_cap or guids[1] ~= ni.port_guid then t:fatal(#guids .. " GUIDs, first " .. tostring(guids[1])) end
+  local sw = smp.pkey_table("lid:1", 1)
+  if #sw ~= smp.switchinfo("lid:1").partition_enforcement_cap then t:fatal("switch port 1: " .. #sw) end
+  local ok, err = pcall(smp.pkey_table, "lid:2", 9)
+  if ok or not tostring(err):find("past the node") then t:fatal(tostring(err)) end
+end
