@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -21,34 +22,37 @@ type portCounter struct {
 	help string
 	ext  bool
 	get  func(*PortSample) uint64
+	// needs is the PMA capability the field needs (0: none); without
+	// it, or with the capabilities unknown, the series is left out.
+	needs uint16
 }
 
 // portCounters are the per-port series, named as
 // treydock/infiniband_exporter names them (data in bytes: the wire counts
 // 4-byte words).
 var portCounters = []portCounter{
-	{"transmit_data_bytes_total", "PortXmitData (PortCountersExtended) in bytes", true, func(s *PortSample) uint64 { return s.Ext.PortXmitData * 4 }},
-	{"receive_data_bytes_total", "PortRcvData (PortCountersExtended) in bytes", true, func(s *PortSample) uint64 { return s.Ext.PortRcvData * 4 }},
-	{"transmit_packets_total", "PortXmitPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortXmitPkts }},
-	{"receive_packets_total", "PortRcvPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortRcvPkts }},
-	{"unicast_transmit_packets_total", "PortUnicastXmitPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortUnicastXmitPkts }},
-	{"unicast_receive_packets_total", "PortUnicastRcvPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortUnicastRcvPkts }},
-	{"multicast_transmit_packets_total", "PortMulticastXmitPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortMulticastXmitPkts }},
-	{"multicast_receive_packets_total", "PortMulticastRcvPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortMulticastRcvPkts }},
-	{"symbol_error_total", "SymbolErrorCounter (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.SymbolErrorCounter) }},
-	{"link_error_recovery_total", "LinkErrorRecoveryCounter (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.LinkErrorRecoveryCounter) }},
-	{"link_downed_total", "LinkDownedCounter (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.LinkDownedCounter) }},
-	{"receive_errors_total", "PortRcvErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvErrors) }},
-	{"receive_remote_physical_errors_total", "PortRcvRemotePhysicalErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvRemotePhysicalErrors) }},
-	{"receive_switch_relay_errors_total", "PortRcvSwitchRelayErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvSwitchRelayErrors) }},
-	{"transmit_discards_total", "PortXmitDiscards (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitDiscards) }},
-	{"transmit_constraint_errors_total", "PortXmitConstraintErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitConstraintErrors) }},
-	{"receive_constraint_errors_total", "PortRcvConstraintErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvConstraintErrors) }},
-	{"local_link_integrity_errors_total", "LocalLinkIntegrityErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.LocalLinkIntegrityErrors) }},
-	{"excessive_buffer_overrun_errors_total", "ExcessiveBufferOverrunErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.ExcessiveBufferOverrunErrors) }},
-	{"vl15_dropped_total", "VL15Dropped (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.VL15Dropped) }},
-	{"qp1_dropped_total", "QP1Dropped (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.QP1Dropped) }},
-	{"transmit_wait_total", "PortXmitWait (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitWait) }},
+	{"transmit_data_bytes_total", "PortXmitData (PortCountersExtended) in bytes", true, func(s *PortSample) uint64 { return s.Ext.PortXmitData * 4 }, 0},
+	{"receive_data_bytes_total", "PortRcvData (PortCountersExtended) in bytes", true, func(s *PortSample) uint64 { return s.Ext.PortRcvData * 4 }, 0},
+	{"transmit_packets_total", "PortXmitPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortXmitPkts }, 0},
+	{"receive_packets_total", "PortRcvPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortRcvPkts }, 0},
+	{"unicast_transmit_packets_total", "PortUnicastXmitPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortUnicastXmitPkts }, perf.CapExtendedWidth},
+	{"unicast_receive_packets_total", "PortUnicastRcvPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortUnicastRcvPkts }, perf.CapExtendedWidth},
+	{"multicast_transmit_packets_total", "PortMulticastXmitPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortMulticastXmitPkts }, perf.CapExtendedWidth},
+	{"multicast_receive_packets_total", "PortMulticastRcvPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortMulticastRcvPkts }, perf.CapExtendedWidth},
+	{"symbol_error_total", "SymbolErrorCounter (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.SymbolErrorCounter) }, 0},
+	{"link_error_recovery_total", "LinkErrorRecoveryCounter (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.LinkErrorRecoveryCounter) }, 0},
+	{"link_downed_total", "LinkDownedCounter (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.LinkDownedCounter) }, 0},
+	{"receive_errors_total", "PortRcvErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvErrors) }, 0},
+	{"receive_remote_physical_errors_total", "PortRcvRemotePhysicalErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvRemotePhysicalErrors) }, 0},
+	{"receive_switch_relay_errors_total", "PortRcvSwitchRelayErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvSwitchRelayErrors) }, 0},
+	{"transmit_discards_total", "PortXmitDiscards (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitDiscards) }, 0},
+	{"transmit_constraint_errors_total", "PortXmitConstraintErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitConstraintErrors) }, 0},
+	{"receive_constraint_errors_total", "PortRcvConstraintErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvConstraintErrors) }, 0},
+	{"local_link_integrity_errors_total", "LocalLinkIntegrityErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.LocalLinkIntegrityErrors) }, 0},
+	{"excessive_buffer_overrun_errors_total", "ExcessiveBufferOverrunErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.ExcessiveBufferOverrunErrors) }, 0},
+	{"vl15_dropped_total", "VL15Dropped (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.VL15Dropped) }, 0},
+	{"qp1_dropped_total", "QP1Dropped (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.QP1Dropped) }, 0},
+	{"transmit_wait_total", "PortXmitWait (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitWait) }, perf.CapPortXmitWait},
 }
 
 var (
@@ -97,7 +101,8 @@ func (e *Exporter) collect(s *Snapshot, ch chan<- prometheus.Metric) {
 		ps := &s.Ports[i]
 		guid, port := hexGUID(ps.Port.Node.GUID), strconv.Itoa(ps.Port.Num)
 		for j, c := range portCounters {
-			if (c.ext && ps.ExtErr != nil) || (!c.ext && ps.PCErr != nil) {
+			if (c.ext && ps.ExtErr != nil) || (!c.ext && ps.PCErr != nil) ||
+				(c.needs != 0 && (ps.CapsErr != nil || ps.Caps&c.needs == 0)) {
 				continue
 			}
 			ch <- prometheus.MustNewConstMetric(portDescs[j], prometheus.CounterValue, float64(c.get(ps)), guid, port)

@@ -55,6 +55,14 @@ type PortSample struct {
 	// PC holds the error counters and PortXmitWait when PCErr is nil.
 	PC    perf.PortCounters
 	PCErr error
+	// Caps is the CapabilityMask of the switch PMA's ClassPortInfo, read
+	// at each discovery; CapsErr says why it is unknown. It decides which
+	// fields the PMA fills, as perfquery reads them: PortXmitWait only
+	// with CapPortXmitWait, the extended unicast and multicast counters
+	// only with CapExtendedWidth (else the NoIETF layout). Unknown: those
+	// series are left out.
+	Caps    uint16
+	CapsErr error
 }
 
 // Snapshot is one complete sweep. It is never changed once published.
@@ -81,8 +89,9 @@ type Exporter struct {
 	sess *engine.Session
 	opts Options
 
-	mu       sync.Mutex // one sweep at a time; guards disc and lastDisc
+	mu       sync.Mutex // one sweep at a time; guards disc, lastDisc and caps
 	disc     *engine.Discovery
+	caps     map[*topo.Node]capsResult // the switch PMAs' ClassPortInfo, by switch of disc
 	lastDisc time.Time
 	seq      uint64
 
@@ -155,6 +164,18 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 		} else {
 			d.Fabric.Rename(e.opts.Names)
 			e.disc, e.lastDisc = d, start
+			e.caps = e.readCaps(ctx, d)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			for _, c := range e.caps {
+				if c.err != nil {
+					s.Errors++
+					if errors.Is(c.err, fabric.ErrTimeout) {
+						s.Timeouts++
+					}
+				}
+			}
 			s.Discovered = true
 			for _, te := range d.Errors {
 				s.Errors++
@@ -186,7 +207,8 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 				at = append(at, -1)
 				continue
 			}
-			s.Ports = append(s.Ports, PortSample{Port: p})
+			c := e.caps[n]
+			s.Ports = append(s.Ports, PortSample{Port: p, Caps: c.mask, CapsErr: c.err})
 			at = append(at, len(reqs))
 			reqs = append(reqs,
 				engine.SweepReq{Target: t, Class: engine.SweepPerf, Method: mad.MethodGet, AttrID: perf.AttrPortCountersExtended, AttrMod: uint32(num)},
@@ -221,6 +243,40 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	s.Duration = s.Time.Sub(start)
 	e.snap.Store(s)
 	return s, nil
+}
+
+// capsResult is one switch PMA's CapabilityMask, or why it is unknown.
+type capsResult struct {
+	mask uint16
+	err  error
+}
+
+// readCaps reads the PMA ClassPortInfo of every switch of d, concurrently.
+func (e *Exporter) readCaps(ctx context.Context, d *engine.Discovery) map[*topo.Node]capsResult {
+	var sws []*topo.Node
+	var reqs []engine.SweepReq
+	out := map[*topo.Node]capsResult{}
+	for _, n := range d.Fabric.Nodes {
+		if n.Type != topo.Switch {
+			continue
+		}
+		t, ok := nodeTarget(d, n)
+		if !ok {
+			out[n] = capsResult{err: fmt.Errorf("switch 0x%016x: no LID and no route from discovery", n.GUID)}
+			continue
+		}
+		sws = append(sws, n)
+		reqs = append(reqs, engine.SweepReq{Target: t, Class: engine.SweepPerf, Method: mad.MethodGet, AttrID: perf.AttrClassPortInfo})
+	}
+	for i, r := range e.sess.Sweep(ctx, reqs, nil) {
+		var cpi mad.ClassPortInfo
+		err := decodeInto(r, &cpi)
+		if err != nil {
+			err = fmt.Errorf("PMA ClassPortInfo: %w", err)
+		}
+		out[sws[i]] = capsResult{mask: cpi.CapabilityMask, err: err}
+	}
+	return out
 }
 
 // decodeInto decodes a sweep result into v, or returns its error.

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/sim"
 	"github.com/ibscript/ibscript/topo"
 )
@@ -436,4 +438,44 @@ func parseGUID(t *testing.T, s string) uint64 {
 		t.Fatalf("guid %q: %v", s, err)
 	}
 	return v
+}
+
+// TestCapabilitiesChooseSeries: the fields a PMA's ClassPortInfo says it
+// does not fill (PortXmitWait without CapPortXmitWait, the extended
+// unicast and multicast counters without CapExtendedWidth) are not
+// served as counters reading 0, nor when the capabilities are unknown.
+func TestCapabilitiesChooseSeries(t *testing.T) {
+	e, _ := simExporter(t, net2sw, nil)
+	s, err := e.Sweep(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The simulator's switch PMAs, as ibsim's, have both.
+	for _, ps := range s.Ports {
+		if ps.CapsErr != nil || ps.Caps&(perf.CapExtendedWidth|perf.CapPortXmitWait) != perf.CapExtendedWidth|perf.CapPortXmitWait {
+			t.Fatalf("%s port %d: caps 0x%x %v", ps.Port.Node.Desc, ps.Port.Num, ps.Caps, ps.CapsErr)
+		}
+	}
+	// The same sweep from PMAs without them: one with no capabilities,
+	// the others with unknown ones.
+	c := *s
+	c.Ports = slices.Clone(s.Ports)
+	for i := range c.Ports {
+		c.Ports[i].Caps = 0
+		if i > 0 {
+			c.Ports[i].CapsErr = errors.New("PMA ClassPortInfo: timeout")
+		}
+	}
+	e.snap.Store(&c)
+	mfs := gather(t, e)
+	for _, name := range []string{"unicast_transmit_packets_total", "unicast_receive_packets_total", "multicast_transmit_packets_total", "multicast_receive_packets_total", "transmit_wait_total"} {
+		if mf := mfs["infiniband_switch_port_"+name]; mf != nil {
+			t.Errorf("%s: %d series from PMAs that do not give it", name, len(mf.GetMetric()))
+		}
+	}
+	for _, name := range []string{"transmit_data_bytes_total", "transmit_packets_total", "symbol_error_total"} {
+		if n := len(mfs["infiniband_switch_port_"+name].GetMetric()); n != len(s.Ports) {
+			t.Errorf("%s: %d series, want %d", name, n, len(s.Ports))
+		}
+	}
 }
