@@ -24,7 +24,7 @@ const net2sw = "../tests/topologies/net.2sw2path4hca"
 
 // simExporter opens a session on the simulated fabric at path (on the
 // SM's port) and returns an Exporter on it.
-func simExporter(t *testing.T, path string, opts *Options) (*Exporter, *sim.Fabric) {
+func simExporter(t testing.TB, path string, opts *Options) (*Exporter, *sim.Fabric) {
 	t.Helper()
 	f, err := sim.Load(path, nil)
 	if err != nil {
