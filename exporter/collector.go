@@ -10,6 +10,9 @@ import (
 	"github.com/ibscript/ibscript/topo"
 )
 
+// ageName is the sweep age gauge, the one series renewed at each scrape.
+const ageName = "infiniband_exporter_sweep_age_seconds"
+
 // collectorName is the collector label of the exporter's own gauges, as
 // treydock/infiniband_exporter names its switch collector.
 const collectorName = "switch"
@@ -63,7 +66,7 @@ var (
 	durationDsc = prometheus.NewDesc("infiniband_exporter_collector_duration_seconds", "Duration of the sweep the scrape is served from", []string{"collector"}, nil)
 	errorsDesc  = prometheus.NewDesc("infiniband_exporter_collect_errors", "Number of queries that failed in the sweep the scrape is served from (timeouts included)", []string{"collector"}, nil)
 	timeoutDesc = prometheus.NewDesc("infiniband_exporter_collect_timeouts", "Number of queries that timed out in the sweep the scrape is served from", []string{"collector"}, nil)
-	ageDesc     = prometheus.NewDesc("infiniband_exporter_sweep_age_seconds", "Seconds since the sweep the scrape is served from ended", nil, nil)
+	ageDesc     = prometheus.NewDesc(ageName, "Seconds since the sweep the scrape is served from ended", nil, nil)
 	seqDesc     = prometheus.NewDesc("infiniband_exporter_sweep_sequence", "Number of the sweep the scrape is served from (1 for the first)", nil, nil)
 	stampDesc   = prometheus.NewDesc("infiniband_exporter_sweep_timestamp_seconds", "Unix time the sweep the scrape is served from ended", nil, nil)
 )

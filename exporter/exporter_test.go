@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad/perf"
@@ -477,5 +478,70 @@ func TestCapabilitiesChooseSeries(t *testing.T) {
 		if n := len(mfs["infiniband_switch_port_"+name].GetMetric()); n != len(s.Ports) {
 			t.Errorf("%s: %d series, want %d", name, n, len(s.Ports))
 		}
+	}
+}
+
+// TestGathererMatchesRegistry: Gatherer serves what a registry holding
+// the Exporter serves, renews the age at each scrape, and follows a new
+// sweep.
+func TestGathererMatchesRegistry(t *testing.T) {
+	e, f := simExporter(t, net2sw, nil)
+	g := e.Gatherer(nil)
+	if mfs, err := g.Gather(); err != nil || len(mfs) != 0 {
+		t.Fatalf("before the first sweep: %d families, %v", len(mfs), err)
+	}
+	if _, err := e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Now()
+	e.now = func() time.Time { return clock }
+	text := func(mfs []*dto.MetricFamily) string {
+		var b strings.Builder
+		for _, mf := range mfs {
+			if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return b.String()
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(e)
+	want, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text(got) != text(want) {
+		t.Fatalf("Gatherer:\n%s\nregistry:\n%s", text(got), text(want))
+	}
+	age := func(mfs []*dto.MetricFamily) float64 {
+		for _, mf := range mfs {
+			if mf.GetName() == ageName {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatal("no age")
+		return 0
+	}
+	a0 := age(got)
+	clock = clock.Add(3 * time.Second)
+	got, _ = g.Gather()
+	if a := age(got); a != a0+3 {
+		t.Errorf("age %v after 3s, want %v", a, a0+3)
+	}
+	// A new sweep with a new value is served by the next scrape.
+	if err := f.SetCounter("Switch1", 1, "SymbolErrorCounter", 99); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want, _ = reg.Gather()
+	got, _ = g.Gather()
+	if text(got) != text(want) || !strings.Contains(text(got), "infiniband_exporter_sweep_sequence 2") || !strings.Contains(text(got), " 99\n") {
+		t.Errorf("after the second sweep:\n%s", text(got))
 	}
 }

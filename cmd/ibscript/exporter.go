@@ -97,10 +97,12 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		Names:            c.names,
 		Logger:           logger,
 	})
+	// The sweep's families are gathered once per sweep (exporter.Gatherer);
+	// the Go and process collectors at each scrape.
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(exp, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	mux.Handle(c.exporter.telemetryPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+	mux.Handle(c.exporter.telemetryPath, promhttp.HandlerFor(exp.Gatherer(reg), promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 		Timeout:           30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
