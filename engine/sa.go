@@ -103,6 +103,7 @@ func (s *Session) SAQuery(ctx context.Context, method uint8, attr *sa.Attr, comp
 		return nil, fmt.Errorf("engine: sa %s %s: the port knows no SM (SMLID 0)", mad.MethodName(method), attr.Name())
 	}
 	c := s.callOpts(opts)
+	sa.SetSMKey(req, c.smkey)
 	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL}
 	resp, err := d.driver().rpc(ctx, mad.ClassSubnAdm, sa.ClassVersion, req, addr, c.timeout, c.retries)
 	if err != nil {
@@ -221,6 +222,7 @@ func (s *Session) MultiPathRecords(ctx context.Context, sgids, dgids []mad.GID, 
 	h := rmpp.Header{Version: rmpp.Version, Flags: rmpp.FlagActive}
 	h.Put(req)
 	c := s.callOpts(opts)
+	sa.SetSMKey(req, c.smkey)
 	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL}
 	resp, err := d.driver().rpc(ctx, mad.ClassSubnAdm, sa.ClassVersion, req, addr, c.timeout, c.retries)
 	if err != nil {

@@ -135,3 +135,19 @@ func TestSAGetTableMemory(t *testing.T) {
 		t.Logf("a %d-byte answer allocated %d bytes (%.1fx)", answer, got, float64(got)/float64(answer))
 	}
 }
+
+// TestSASMKey: Options.SMKey goes into every SA request's SM_Key, and the
+// SMKey call option overrides it (the simulated SA echoes the request's
+// header, key included).
+func TestSASMKey(t *testing.T) {
+	s, _ := simSessionOpts(t, "../tests/topologies/net.2sw2path4hca", "Hca1", 1, &engine.Options{SMKey: 0x5ec7e75ec7e75ec7})
+	ctx := t.Context()
+	r, err := s.SAQuery(ctx, mad.MethodGetTable, &sa.SMInfoRecord, 0, nil)
+	if err != nil || sa.SMKeyOf(r.Message) != 0x5ec7e75ec7e75ec7 {
+		t.Fatalf("SM_Key %#x (%v), want the session's", sa.SMKeyOf(r.Message), err)
+	}
+	r, err = s.SAQuery(ctx, mad.MethodGet, &sa.NodeRecord, 1, []byte{0, 1}, engine.SMKey(7))
+	if err != nil || sa.SMKeyOf(r.Message) != 7 {
+		t.Fatalf("SM_Key %#x (%v), want the call's 7", sa.SMKeyOf(r.Message), err)
+	}
+}

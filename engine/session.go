@@ -50,6 +50,10 @@ type Options struct {
 	Logger *slog.Logger
 	// MKey is put in every SMP.
 	MKey uint64
+	// SMKey is put in every SA request's SM_Key (OpenSM answers a
+	// record's SM_Key, and what it guards, only to a request carrying its
+	// own).
+	SMKey uint64
 	// AllowSet lets Set methods out on a production transport (see
 	// Production); without it they fail with ErrSetRefused. Other
 	// transports (the simulators) always allow them.
@@ -76,6 +80,7 @@ type callOpts struct {
 	timeout time.Duration
 	retries int
 	mkey    uint64
+	smkey   uint64
 }
 
 // Timeout sets the per-try timeout of one call (negative: forever).
@@ -86,6 +91,9 @@ func Retries(n int) CallOption { return func(c *callOpts) { c.retries = max(n, 0
 
 // MKey sets the M_Key of one call's SMPs.
 func MKey(key uint64) CallOption { return func(c *callOpts) { c.mkey = key } }
+
+// SMKey sets the SM_Key of one SA call.
+func SMKey(key uint64) CallOption { return func(c *callOpts) { c.smkey = key } }
 
 func (s *Session) callOpts(opts []CallOption) callOpts {
 	if len(opts) == 0 {
@@ -183,7 +191,7 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 	s := &Session{
 		tr:         tr,
 		log:        o.Logger,
-		defaults:   callOpts{timeout: o.Timeout, retries: o.Retries, mkey: o.MKey},
+		defaults:   callOpts{timeout: o.Timeout, retries: o.Retries, mkey: o.MKey, smkey: o.SMKey},
 		window:     o.Window,
 		production: production, allowSet: o.AllowSet, audit: o.Audit, auditUser: o.AuditUser, maxMADs: o.MaxMADs,
 		agents: map[uint16]fabric.AgentID{},

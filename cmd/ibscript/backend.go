@@ -167,6 +167,9 @@ func (c *config) newSession(b *backend) error {
 		return err
 	}
 	o.MKey = mkey
+	if o.SMKey, err = c.smKey(); err != nil {
+		return err
+	}
 	switch {
 	case c.audit != "":
 		f, err := os.OpenFile(c.audit, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
@@ -205,10 +208,17 @@ func createPrivate(path string) (*os.File, error) {
 
 // mKey is --mkey, else $IBSCRIPT_MKEY, else 0. Its value never appears in
 // an error or any output.
-func (c *config) mKey() (uint64, error) {
-	v, from := c.mkey, "--mkey"
+func (c *config) mKey() (uint64, error) { return key(c.mkey, "--mkey", "IBSCRIPT_MKEY") }
+
+// smKey is --smkey, else $IBSCRIPT_SMKEY, else 0, never shown either.
+func (c *config) smKey() (uint64, error) { return key(c.smkey, "--smkey", "IBSCRIPT_SMKEY") }
+
+// key parses a key from its flag's value v, else from the environment
+// variable env; errors name where it came from, never the value.
+func key(v, flag, env string) (uint64, error) {
+	from := flag
 	if v == "" {
-		v, from = os.Getenv("IBSCRIPT_MKEY"), "IBSCRIPT_MKEY"
+		v, from = os.Getenv(env), env
 	}
 	if v == "" {
 		return 0, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ibscript/ibscript/internal/keytest"
@@ -81,4 +82,32 @@ func distinctive(k uint64) bool {
 		}
 	}
 	return k > 1<<60
+}
+
+// TestKeyFlags: a malformed --mkey, --smkey or key variable is refused
+// naming where it came from, never showing the value.
+func TestKeyFlags(t *testing.T) {
+	const bad = "0xnot-a-k3y-zzz"
+	for _, c := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"--mkey", bad}, "", "--mkey: not a 64-bit number"},
+		{[]string{"--smkey", bad}, "", "--smkey: not a 64-bit number"},
+		{nil, "IBSCRIPT_SMKEY", "IBSCRIPT_SMKEY: not a 64-bit number"},
+		{nil, "IBSCRIPT_MKEY", "IBSCRIPT_MKEY: not a 64-bit number"},
+	} {
+		if c.env != "" {
+			t.Setenv(c.env, bad)
+		}
+		args := append([]string{"--fabric", "sim:../../tests/topologies/net.2sw2path4hca"}, c.args...)
+		code, out, errOut := ibscript(t, append(args, "-e", "print(1)")...)
+		if code == 0 || !strings.Contains(errOut, c.want) || strings.Contains(out+errOut, "k3y") {
+			t.Errorf("%v %s: exit %d, stdout %q, stderr %q; want %q without the value", c.args, c.env, code, out, errOut, c.want)
+		}
+		if c.env != "" {
+			t.Setenv(c.env, "")
+		}
+	}
 }

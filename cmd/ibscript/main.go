@@ -51,6 +51,7 @@ type config struct {
 	allowSet  bool            // --allow-set
 	audit     string          // --audit FILE
 	mkey      string          // --mkey KEY; never printed
+	smkey     string          // --smkey KEY; never printed
 	maxMADs   uint64          // --max-mads N
 	timeLimit time.Duration   // --time-limit DUR: wall clock of the whole run
 	memLimit  memoryLimitFlag // --memory-limit SIZE: heap of the whole run
@@ -115,6 +116,8 @@ Flags (before or after the command):
   --audit FILE    append an audit line for every Set sent (default on the
                   kernel backend: stderr)
   --mkey KEY      M_Key for SMPs (better: $IBSCRIPT_MKEY); never printed
+  --smkey KEY     SM_Key for SA requests (better: $IBSCRIPT_SMKEY); never
+                  printed
   --max-mads N    send at most N MADs in the run (0, the default: no limit)
   --time-limit DUR
                   end a run, -e chunk or discover after DUR of wall-clock
@@ -243,6 +246,7 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.allowSet, "allow-set", false, "")
 	fs.StringVar(&c.audit, "audit", "", "")
 	fs.StringVar(&c.mkey, "mkey", "", "")
+	fs.StringVar(&c.smkey, "smkey", "", "")
 	fs.Uint64Var(&c.maxMADs, "max-mads", 0, "")
 	fs.DurationVar(&c.timeLimit, "time-limit", 0, "")
 	fs.Var(&c.memLimit, "memory-limit", "")

@@ -130,6 +130,12 @@ func ComponentMaskOf(b []byte) uint64 { return hdrCompMask.Get(b) }
 // SetComponentMask stores the ComponentMask of an SA MAD.
 func SetComponentMask(b []byte, m uint64) { hdrCompMask.Put(b, m) }
 
+// SMKeyOf returns the SM_Key of the SA header of b.
+func SMKeyOf(b []byte) uint64 { return hdrSMKey.Get(b) }
+
+// SetSMKey sets the SM_Key of the SA header of b.
+func SetSMKey(b []byte, k uint64) { hdrSMKey.Put(b, k) }
+
 // AttributeOffsetOf returns the AttributeOffset (stride in 8-byte units).
 func AttributeOffsetOf(b []byte) uint16 { return uint16(hdrAttrOffset.Get(b)) }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
@@ -180,5 +181,32 @@ func TestSAMultiPathThroughIbsim(t *testing.T) {
 			tool := saqueryFields(run(t, s, "Hca1", "saquery", "-p", "--src-to-dst", fmt.Sprintf("%d:%d", p.SLID, p.DLID)))
 			compare(t, fmt.Sprintf("path %d->%d", p.SLID, p.DLID), tool, map[string]uint64{"slid": uint64(p.SLID), "dlid": uint64(p.DLID), "mtu": uint64(p.MTU) | uint64(p.MTUSelector)<<6, "rate": uint64(p.Rate) | uint64(p.RateSelector)<<6})
 		}
+	}
+}
+
+// TestSASMKeyAsSAQuery: the session's SM_Key (--smkey, IBSCRIPT_SMKEY)
+// reaches OpenSM as saquery --smkey's does: with OpenSM's own key
+// (its default, 1) the SA answers; with another one it ignores the
+// request, and both saquery and the engine time out.
+func TestSASMKeyAsSAQuery(t *testing.T) {
+	s := shared.Get(t, topo2sw, nil)
+	ctx := t.Context()
+	good, _ := session(t, s, "Hca1", nil, &engine.Options{Timeout: 200 * time.Millisecond, Retries: 1, SMKey: 1})
+	recs, err := good.SAGetTable(ctx, &sa.SMInfoRecord, 0, nil)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("SM_Key 1: %d records, %v", len(recs), err)
+	}
+	tool := saqueryFields(run(t, s, "Hca1", "saquery", "--smkey", "1", "SMIR"))
+	got := layoutValues(sa.SMInfoRecord.Layout, recs[0])
+	compare(t, "saquery --smkey 1 SMIR", tool, map[string]uint64{"LID": got["LID"], "GUID": got["GUID"], "SM_Key": got["SM_Key"]})
+
+	if out, err := s.Run(ctx, "Hca1", "saquery", "--smkey", "2", "SMIR"); err == nil {
+		t.Fatalf("saquery --smkey 2 answered:\n%s", out)
+	}
+	bad, _ := session(t, s, "Hca1", nil, &engine.Options{Timeout: 200 * time.Millisecond, Retries: 1, SMKey: 2})
+	_, err = bad.SAGetTable(ctx, &sa.SMInfoRecord, 0, nil)
+	var te *engine.TimeoutError
+	if !errors.As(err, &te) {
+		t.Errorf("SM_Key 2: %v, want a timeout as saquery --smkey 2", err)
 	}
 }
