@@ -248,14 +248,15 @@ func rewriteBlock(stmts []ast.Stmt) []ast.Stmt {
 }
 
 func rewriteStmt(s ast.Stmt) ast.Stmt {
+	exprs, blocks := stmtParts(s)
+	for _, e := range exprs {
+		walkExpr(e)
+	}
+	for _, b := range blocks {
+		*b = rewriteBlock(*b)
+	}
 	switch s := s.(type) {
 	case *ast.AssignStmt:
-		for _, e := range s.Lhs {
-			walkExpr(e)
-		}
-		for _, e := range s.Rhs {
-			walkExpr(e)
-		}
 		if len(s.Lhs) > 1 {
 			return rewriteMultiAssign(s)
 		}
@@ -263,26 +264,10 @@ func rewriteStmt(s ast.Stmt) ast.Stmt {
 			return rewriteSelfAssign(s, id)
 		}
 	case *ast.LocalAssignStmt:
-		for _, e := range s.Exprs {
-			walkExpr(e)
-		}
 		if capturesOwnName(s) {
 			return rewriteLocalCapture(s)
 		}
-	case *ast.FuncCallStmt:
-		walkExpr(s.Expr)
-	case *ast.DoBlockStmt:
-		s.Stmts = rewriteBlock(s.Stmts)
-	case *ast.WhileStmt:
-		walkExpr(s.Condition)
-		s.Stmts = rewriteBlock(s.Stmts)
-	case *ast.RepeatStmt:
-		walkExpr(s.Condition)
-		s.Stmts = rewriteBlock(s.Stmts)
 	case *ast.IfStmt:
-		walkExpr(s.Condition)
-		s.Then = rewriteBlock(s.Then)
-		s.Else = rewriteBlock(s.Else)
 		if taken, ok := constantCondition(s.Condition); ok {
 			// gopher-lua folds a constant condition itself but still gives
 			// the dead branch's locals registers, which corrupts an
@@ -295,16 +280,7 @@ func rewriteStmt(s ast.Stmt) ast.Stmt {
 			block.SetLastLine(s.LastLine())
 			return block
 		}
-	case *ast.NumberForStmt:
-		walkExpr(s.Init)
-		walkExpr(s.Limit)
-		walkExpr(s.Step)
-		s.Stmts = rewriteBlock(s.Stmts)
 	case *ast.GenericForStmt:
-		for _, e := range s.Exprs {
-			walkExpr(e)
-		}
-		s.Stmts = rewriteBlock(s.Stmts)
 		// The iterator, state and control value are three hidden locals;
 		// gopher-lua leaves the ones the list does not give holding what a
 		// previous loop left there (upstream issue 514). Give them nil.
@@ -315,18 +291,78 @@ func rewriteStmt(s ast.Stmt) ast.Stmt {
 				s.Exprs = append(s.Exprs, nilExpr)
 			}
 		}
-	case *ast.FuncDefStmt:
-		if s.Name != nil {
-			walkExpr(s.Name.Func)
-			walkExpr(s.Name.Receiver)
-		}
-		walkExpr(s.Func)
-	case *ast.ReturnStmt:
-		for _, e := range s.Exprs {
-			walkExpr(e)
-		}
 	}
 	return s
+}
+
+// stmtParts lists a statement's own expressions and its blocks (as
+// pointers, so a rewrite can replace them), not descending further.
+func stmtParts(s ast.Stmt) (exprs []ast.Expr, blocks []*[]ast.Stmt) {
+	switch s := s.(type) {
+	case *ast.AssignStmt:
+		return append(slices.Clip(s.Lhs), s.Rhs...), nil
+	case *ast.LocalAssignStmt:
+		return s.Exprs, nil
+	case *ast.FuncCallStmt:
+		return []ast.Expr{s.Expr}, nil
+	case *ast.DoBlockStmt:
+		return nil, []*[]ast.Stmt{&s.Stmts}
+	case *ast.WhileStmt:
+		return []ast.Expr{s.Condition}, []*[]ast.Stmt{&s.Stmts}
+	case *ast.RepeatStmt:
+		return []ast.Expr{s.Condition}, []*[]ast.Stmt{&s.Stmts}
+	case *ast.IfStmt:
+		return []ast.Expr{s.Condition}, []*[]ast.Stmt{&s.Then, &s.Else}
+	case *ast.NumberForStmt:
+		return []ast.Expr{s.Init, s.Limit, s.Step}, []*[]ast.Stmt{&s.Stmts}
+	case *ast.GenericForStmt:
+		return s.Exprs, []*[]ast.Stmt{&s.Stmts}
+	case *ast.FuncDefStmt:
+		if s.Name != nil {
+			return []ast.Expr{s.Name.Func, s.Name.Receiver, s.Func}, nil
+		}
+		return []ast.Expr{s.Func}, nil
+	case *ast.ReturnStmt:
+		return s.Exprs, nil
+	}
+	return nil, nil
+}
+
+// exprParts calls fn on an expression's direct subexpressions (nil ones
+// skipped), not entering function bodies.
+func exprParts(e ast.Expr, fn func(ast.Expr)) {
+	each := func(es ...ast.Expr) {
+		for _, x := range es {
+			if x != nil {
+				fn(x)
+			}
+		}
+	}
+	switch e := e.(type) {
+	case *ast.AttrGetExpr:
+		each(e.Object, e.Key)
+	case *ast.TableExpr:
+		for _, f := range e.Fields {
+			each(f.Key, f.Value)
+		}
+	case *ast.FuncCallExpr:
+		each(e.Func, e.Receiver)
+		each(e.Args...)
+	case *ast.LogicalOpExpr:
+		each(e.Lhs, e.Rhs)
+	case *ast.RelationalOpExpr:
+		each(e.Lhs, e.Rhs)
+	case *ast.StringConcatOpExpr:
+		each(e.Lhs, e.Rhs)
+	case *ast.ArithmeticOpExpr:
+		each(e.Lhs, e.Rhs)
+	case *ast.UnaryMinusOpExpr:
+		each(e.Expr)
+	case *ast.UnaryNotOpExpr:
+		each(e.Expr)
+	case *ast.UnaryLenOpExpr:
+		each(e.Expr)
+	}
 }
 
 // constantCondition reports whether an if's condition is a constant, and
@@ -354,42 +390,11 @@ func multiValued(e ast.Expr) bool {
 
 // walkExpr rewrites the bodies of the functions an expression defines.
 func walkExpr(e ast.Expr) {
-	switch e := e.(type) {
-	case *ast.FunctionExpr:
-		e.Stmts = rewriteBlock(e.Stmts)
-	case *ast.AttrGetExpr:
-		walkExpr(e.Object)
-		walkExpr(e.Key)
-	case *ast.TableExpr:
-		for _, f := range e.Fields {
-			walkExpr(f.Key)
-			walkExpr(f.Value)
-		}
-	case *ast.FuncCallExpr:
-		walkExpr(e.Func)
-		walkExpr(e.Receiver)
-		for _, a := range e.Args {
-			walkExpr(a)
-		}
-	case *ast.LogicalOpExpr:
-		walkExpr(e.Lhs)
-		walkExpr(e.Rhs)
-	case *ast.RelationalOpExpr:
-		walkExpr(e.Lhs)
-		walkExpr(e.Rhs)
-	case *ast.StringConcatOpExpr:
-		walkExpr(e.Lhs)
-		walkExpr(e.Rhs)
-	case *ast.ArithmeticOpExpr:
-		walkExpr(e.Lhs)
-		walkExpr(e.Rhs)
-	case *ast.UnaryMinusOpExpr:
-		walkExpr(e.Expr)
-	case *ast.UnaryNotOpExpr:
-		walkExpr(e.Expr)
-	case *ast.UnaryLenOpExpr:
-		walkExpr(e.Expr)
+	if f, ok := e.(*ast.FunctionExpr); ok {
+		f.Stmts = rewriteBlock(f.Stmts)
+		return
 	}
+	exprParts(e, walkExpr)
 }
 
 // tempName is the name of the rewrite's n-th fresh local; the space keeps
@@ -520,85 +525,22 @@ func visitExpr(e ast.Expr, inFunc bool, fn func(ast.Expr, bool)) {
 		return
 	}
 	fn(e, inFunc)
-	switch e := e.(type) {
-	case *ast.FunctionExpr:
-		visitStmts(e.Stmts, fn)
-	case *ast.AttrGetExpr:
-		visitExpr(e.Object, inFunc, fn)
-		visitExpr(e.Key, inFunc, fn)
-	case *ast.TableExpr:
-		for _, f := range e.Fields {
-			visitExpr(f.Key, inFunc, fn)
-			visitExpr(f.Value, inFunc, fn)
-		}
-	case *ast.FuncCallExpr:
-		visitExpr(e.Func, inFunc, fn)
-		visitExpr(e.Receiver, inFunc, fn)
-		for _, a := range e.Args {
-			visitExpr(a, inFunc, fn)
-		}
-	case *ast.LogicalOpExpr:
-		visitExpr(e.Lhs, inFunc, fn)
-		visitExpr(e.Rhs, inFunc, fn)
-	case *ast.RelationalOpExpr:
-		visitExpr(e.Lhs, inFunc, fn)
-		visitExpr(e.Rhs, inFunc, fn)
-	case *ast.StringConcatOpExpr:
-		visitExpr(e.Lhs, inFunc, fn)
-		visitExpr(e.Rhs, inFunc, fn)
-	case *ast.ArithmeticOpExpr:
-		visitExpr(e.Lhs, inFunc, fn)
-		visitExpr(e.Rhs, inFunc, fn)
-	case *ast.UnaryMinusOpExpr:
-		visitExpr(e.Expr, inFunc, fn)
-	case *ast.UnaryNotOpExpr:
-		visitExpr(e.Expr, inFunc, fn)
-	case *ast.UnaryLenOpExpr:
-		visitExpr(e.Expr, inFunc, fn)
+	if f, ok := e.(*ast.FunctionExpr); ok {
+		visitStmts(f.Stmts, fn)
+		return
 	}
+	exprParts(e, func(x ast.Expr) { visitExpr(x, inFunc, fn) })
 }
 
 // visitStmts calls fn on every expression of a function body.
 func visitStmts(stmts []ast.Stmt, fn func(ast.Expr, bool)) {
-	all := func(es ...ast.Expr) {
-		for _, e := range es {
+	for _, s := range stmts {
+		exprs, blocks := stmtParts(s)
+		for _, e := range exprs {
 			visitExpr(e, true, fn)
 		}
-	}
-	for _, s := range stmts {
-		switch s := s.(type) {
-		case *ast.AssignStmt:
-			all(s.Lhs...)
-			all(s.Rhs...)
-		case *ast.LocalAssignStmt:
-			all(s.Exprs...)
-		case *ast.FuncCallStmt:
-			all(s.Expr)
-		case *ast.DoBlockStmt:
-			visitStmts(s.Stmts, fn)
-		case *ast.WhileStmt:
-			all(s.Condition)
-			visitStmts(s.Stmts, fn)
-		case *ast.RepeatStmt:
-			all(s.Condition)
-			visitStmts(s.Stmts, fn)
-		case *ast.IfStmt:
-			all(s.Condition)
-			visitStmts(s.Then, fn)
-			visitStmts(s.Else, fn)
-		case *ast.NumberForStmt:
-			all(s.Init, s.Limit, s.Step)
-			visitStmts(s.Stmts, fn)
-		case *ast.GenericForStmt:
-			all(s.Exprs...)
-			visitStmts(s.Stmts, fn)
-		case *ast.FuncDefStmt:
-			if s.Name != nil {
-				all(s.Name.Func, s.Name.Receiver)
-			}
-			all(s.Func)
-		case *ast.ReturnStmt:
-			all(s.Exprs...)
+		for _, b := range blocks {
+			visitStmts(*b, fn)
 		}
 	}
 }

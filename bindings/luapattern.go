@@ -168,13 +168,20 @@ func (m *matcher) singleMatch(s, p, ep int) bool {
 	return m.pat[p] == c
 }
 
-// match returns the end of the match of pat[p:] at src[s:], or -1.
+// match returns the end of the match of pat[p:] at src[s:], or -1. A
+// failure panics through it, and the matcher is dropped then, so the
+// depth needs no defer.
 func (m *matcher) match(s, p int) int {
 	m.depth++
 	if m.depth > maxMatchDepth {
 		m.fail("pattern too complex")
 	}
-	defer func() { m.depth-- }()
+	r := m.doMatch(s, p)
+	m.depth--
+	return r
+}
+
+func (m *matcher) doMatch(s, p int) int {
 	pat := m.pat
 	for {
 		m.tick()
