@@ -47,10 +47,13 @@ var rules = []rule{
 	{pkg: "internal/intmap", allow: nil},
 	// Plan results and reporters: the standard library only.
 	{pkg: "plan", allow: nil},
+	// The infiniband-diags tools' data and text (iblinkinfo, perfquery,
+	// saquery, ...): built on the engine's queries and sweeps, no Lua.
+	{pkg: "diag", allow: []string{"engine", "fabric", "mad/...", "topo", "internal/intmap"}},
 	// The Prometheus exporter: sweeps with the engine, serves through
 	// client_golang; no Lua.
 	{pkg: "exporter", allow: []string{"engine", "fabric", "mad/...", "topo"}, third: []string{"github.com/prometheus/client_golang", "github.com/prometheus/client_model"}},
-	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan"}, third: []string{"github.com/yuin/gopher-lua"}},
+	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan", "diag"}, third: []string{"github.com/yuin/gopher-lua"}},
 	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys", "github.com/prometheus/client_golang"}},
 	{pkg: "internal/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua"}},
 	{pkg: "tests", allow: []string{"..."}},
