@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -17,74 +18,172 @@ const ageName = "infiniband_exporter_sweep_age_seconds"
 // treydock/infiniband_exporter names its switch collector.
 const collectorName = "switch"
 
+// Where a portCounter's value comes from.
+const (
+	fromExt     = iota // PortCountersExtended
+	fromPC             // PortCounters
+	fromRcvErr         // PortRcvErrorDetails
+	fromDiscard        // PortXmitDiscardDetails
+)
+
 // portCounter is one per-port counter series: its name after
-// "infiniband_switch_port_", the counter it reads, and whether it comes
-// from PortCountersExtended (else PortCounters).
+// "infiniband_switch_port_" (or "infiniband_hca_port_"), the IBA field it
+// reads and from which attribute.
 type portCounter struct {
-	name string
-	help string
-	ext  bool
-	get  func(*PortSample) uint64
+	name  string
+	field string // the IBA field name (the counter label of saturated)
+	from  int
+	get   func(*PortSample) uint64
 	// needs is the PMA capability the field needs (0: none); without
 	// it, or with the capabilities unknown, the series is left out.
 	needs uint16
+	// width is the field's width in bits when it saturates there (the
+	// PortCounters and detail counters), 0 for the 64-bit ones.
+	width int
+	// sel is the field's CounterSelect bit (PortCounters, as perfquery
+	// -R sets them) plus one, or 0x10000 + its CounterSelect2 bit plus
+	// one; 0: not resettable by --reset-saturated.
+	sel uint32
 }
 
 // portCounters are the per-port series, named as
 // treydock/infiniband_exporter names them (data in bytes: the wire counts
 // 4-byte words).
 var portCounters = []portCounter{
-	{"transmit_data_bytes_total", "PortXmitData (PortCountersExtended) in bytes", true, func(s *PortSample) uint64 { return s.Ext.PortXmitData * 4 }, 0},
-	{"receive_data_bytes_total", "PortRcvData (PortCountersExtended) in bytes", true, func(s *PortSample) uint64 { return s.Ext.PortRcvData * 4 }, 0},
-	{"transmit_packets_total", "PortXmitPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortXmitPkts }, 0},
-	{"receive_packets_total", "PortRcvPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortRcvPkts }, 0},
-	{"unicast_transmit_packets_total", "PortUnicastXmitPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortUnicastXmitPkts }, perf.CapExtendedWidth},
-	{"unicast_receive_packets_total", "PortUnicastRcvPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortUnicastRcvPkts }, perf.CapExtendedWidth},
-	{"multicast_transmit_packets_total", "PortMulticastXmitPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortMulticastXmitPkts }, perf.CapExtendedWidth},
-	{"multicast_receive_packets_total", "PortMulticastRcvPkts (PortCountersExtended)", true, func(s *PortSample) uint64 { return s.Ext.PortMulticastRcvPkts }, perf.CapExtendedWidth},
-	{"symbol_error_total", "SymbolErrorCounter (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.SymbolErrorCounter) }, 0},
-	{"link_error_recovery_total", "LinkErrorRecoveryCounter (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.LinkErrorRecoveryCounter) }, 0},
-	{"link_downed_total", "LinkDownedCounter (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.LinkDownedCounter) }, 0},
-	{"receive_errors_total", "PortRcvErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvErrors) }, 0},
-	{"receive_remote_physical_errors_total", "PortRcvRemotePhysicalErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvRemotePhysicalErrors) }, 0},
-	{"receive_switch_relay_errors_total", "PortRcvSwitchRelayErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvSwitchRelayErrors) }, 0},
-	{"transmit_discards_total", "PortXmitDiscards (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitDiscards) }, 0},
-	{"transmit_constraint_errors_total", "PortXmitConstraintErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitConstraintErrors) }, 0},
-	{"receive_constraint_errors_total", "PortRcvConstraintErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvConstraintErrors) }, 0},
-	{"local_link_integrity_errors_total", "LocalLinkIntegrityErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.LocalLinkIntegrityErrors) }, 0},
-	{"excessive_buffer_overrun_errors_total", "ExcessiveBufferOverrunErrors (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.ExcessiveBufferOverrunErrors) }, 0},
-	{"vl15_dropped_total", "VL15Dropped (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.VL15Dropped) }, 0},
-	{"qp1_dropped_total", "QP1Dropped (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.QP1Dropped) }, 0},
-	{"transmit_wait_total", "PortXmitWait (PortCounters)", false, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitWait) }, perf.CapPortXmitWait},
+	{"transmit_data_bytes_total", "PortXmitData", fromExt, func(s *PortSample) uint64 { return s.Ext.PortXmitData * 4 }, 0, 0, 0},
+	{"receive_data_bytes_total", "PortRcvData", fromExt, func(s *PortSample) uint64 { return s.Ext.PortRcvData * 4 }, 0, 0, 0},
+	{"transmit_packets_total", "PortXmitPkts", fromExt, func(s *PortSample) uint64 { return s.Ext.PortXmitPkts }, 0, 0, 0},
+	{"receive_packets_total", "PortRcvPkts", fromExt, func(s *PortSample) uint64 { return s.Ext.PortRcvPkts }, 0, 0, 0},
+	{"unicast_transmit_packets_total", "PortUnicastXmitPkts", fromExt, func(s *PortSample) uint64 { return s.Ext.PortUnicastXmitPkts }, perf.CapExtendedWidth, 0, 0},
+	{"unicast_receive_packets_total", "PortUnicastRcvPkts", fromExt, func(s *PortSample) uint64 { return s.Ext.PortUnicastRcvPkts }, perf.CapExtendedWidth, 0, 0},
+	{"multicast_transmit_packets_total", "PortMulticastXmitPkts", fromExt, func(s *PortSample) uint64 { return s.Ext.PortMulticastXmitPkts }, perf.CapExtendedWidth, 0, 0},
+	{"multicast_receive_packets_total", "PortMulticastRcvPkts", fromExt, func(s *PortSample) uint64 { return s.Ext.PortMulticastRcvPkts }, perf.CapExtendedWidth, 0, 0},
+	{"symbol_error_total", "SymbolErrorCounter", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.SymbolErrorCounter) }, 0, 16, 1 + 0},
+	{"link_error_recovery_total", "LinkErrorRecoveryCounter", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.LinkErrorRecoveryCounter) }, 0, 8, 1 + 1},
+	{"link_downed_total", "LinkDownedCounter", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.LinkDownedCounter) }, 0, 8, 1 + 2},
+	{"receive_errors_total", "PortRcvErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvErrors) }, 0, 16, 1 + 3},
+	{"receive_remote_physical_errors_total", "PortRcvRemotePhysicalErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvRemotePhysicalErrors) }, 0, 16, 1 + 4},
+	{"receive_switch_relay_errors_total", "PortRcvSwitchRelayErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvSwitchRelayErrors) }, 0, 16, 1 + 5},
+	{"transmit_discards_total", "PortXmitDiscards", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitDiscards) }, 0, 16, 1 + 6},
+	{"transmit_constraint_errors_total", "PortXmitConstraintErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitConstraintErrors) }, 0, 8, 1 + 7},
+	{"receive_constraint_errors_total", "PortRcvConstraintErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvConstraintErrors) }, 0, 8, 1 + 8},
+	{"local_link_integrity_errors_total", "LocalLinkIntegrityErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.LocalLinkIntegrityErrors) }, 0, 4, 1 + 9},
+	{"excessive_buffer_overrun_errors_total", "ExcessiveBufferOverrunErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.ExcessiveBufferOverrunErrors) }, 0, 4, 1 + 10},
+	{"vl15_dropped_total", "VL15Dropped", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.VL15Dropped) }, 0, 16, 1 + 11},
+	{"qp1_dropped_total", "QP1Dropped", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.QP1Dropped) }, 0, 16, 0},
+	{"transmit_wait_total", "PortXmitWait", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitWait) }, perf.CapPortXmitWait, 32, 0x10000 + 1},
+	{"local_physical_errors_total", "PortLocalPhysicalErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortLocalPhysicalErrors) }, 0, 16, 0},
+	{"malformed_packet_errors_total", "PortMalformedPacketErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortMalformedPacketErrors) }, 0, 16, 0},
+	{"buffer_overrun_errors_total", "PortBufferOverrunErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortBufferOverrunErrors) }, 0, 16, 0},
+	// "dli" as treydock/infiniband_exporter spells it.
+	{"dli_mapping_errors_total", "PortDLIDMappingErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortDLIDMappingErrors) }, 0, 16, 0},
+	{"vl_mapping_errors_total", "PortVLMappingErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortVLMappingErrors) }, 0, 16, 0},
+	{"looping_errors_total", "PortLoopingErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortLoopingErrors) }, 0, 16, 0},
+	{"inactive_discards_total", "PortInactiveDiscards", fromDiscard, func(s *PortSample) uint64 { return uint64(s.Discard.PortInactiveDiscards) }, 0, 16, 0},
+	{"neighbor_mtu_discards_total", "PortNeighborMTUDiscards", fromDiscard, func(s *PortSample) uint64 { return uint64(s.Discard.PortNeighborMTUDiscards) }, 0, 16, 0},
+	{"sw_lifetime_limit_discards_total", "PortSwLifetimeLimitDiscards", fromDiscard, func(s *PortSample) uint64 { return uint64(s.Discard.PortSwLifetimeLimitDiscards) }, 0, 16, 0},
+	{"sw_hoq_lifetime_limit_discards_total", "PortSwHOQLifetimeLimitDiscards", fromDiscard, func(s *PortSample) uint64 { return uint64(s.Discard.PortSwHOQLifetimeLimitDiscards) }, 0, 16, 0},
+}
+
+// served reports whether the sweep read c for ps (its attribute answered,
+// the PMA offers the field).
+func (c *portCounter) served(ps *PortSample) bool {
+	var err error
+	switch c.from {
+	case fromExt:
+		err = ps.ExtErr
+	case fromPC:
+		err = ps.PCErr
+	case fromRcvErr:
+		err = ps.RcvErrErr
+	default:
+		err = ps.DiscardErr
+	}
+	return err == nil && (c.needs == 0 || (ps.CapsErr == nil && ps.Caps&c.needs == c.needs))
+}
+
+// saturated reports whether c, served for ps, sits at the top of its
+// width: it counts no more until reset.
+func (c *portCounter) saturated(ps *PortSample) bool {
+	return c.width > 0 && c.get(ps) == 1<<c.width-1
+}
+
+// Saturated lists the counters of ps that are saturated (by IBA field
+// name), among those the sweep read.
+func (ps *PortSample) Saturated() []string {
+	var out []string
+	for i := range portCounters {
+		c := &portCounters[i]
+		if c.served(ps) && c.saturated(ps) {
+			out = append(out, c.field)
+		}
+	}
+	return out
+}
+
+// kindDescs are the per-port and per-node series of one kind of node:
+// switches (infiniband_switch_*) or CAs (infiniband_hca_*).
+type kindDescs struct {
+	collector string // the collector label of the exporter's gauges
+	counters  []*prometheus.Desc
+	info      *prometheus.Desc
+	uplink    *prometheus.Desc
+	rate      *prometheus.Desc
+	portRate  *prometheus.Desc
+	state     *prometheus.Desc
+	phys      *prometheus.Desc
+	width     *prometheus.Desc
+	speed     *prometheus.Desc
+	waitRatio *prometheus.Desc
+	saturated *prometheus.Desc
+}
+
+func makeKind(kind, title string) *kindDescs {
+	pre := "infiniband_" + kind + "_"
+	k := &kindDescs{collector: kind}
+	for _, c := range portCounters {
+		k.counters = append(k.counters, prometheus.NewDesc(pre+"port_"+c.name, "Infiniband "+title+" port "+c.field, portLabels, nil))
+	}
+	k.info = prometheus.NewDesc(pre+"info", "Infiniband "+title+" information (value 1)", []string{"guid", kind, "lid"}, nil)
+	k.uplink = prometheus.NewDesc(pre+"uplink_info", "Infiniband "+title+" uplink information: the port at the other end of each linked port (value 1)", []string{"guid", "port", kind, "uplink", "uplink_guid", "uplink_type", "uplink_port", "uplink_lid"}, nil)
+	k.rate = prometheus.NewDesc(pre+"rate_bytes_per_second", "Infiniband "+title+" rate: the highest data rate of its active ports, in bytes per second", []string{"guid"}, nil)
+	k.portRate = prometheus.NewDesc(pre+"port_rate_bytes_per_second", "Infiniband "+title+" port data rate (active width times lane data rate), in bytes per second, from the last discovery", portLabels, nil)
+	k.state = prometheus.NewDesc(pre+"port_state", "Infiniband "+title+" port PortState from the last discovery: 1 Down, 2 Init, 3 Armed, 4 Active", portLabels, nil)
+	k.phys = prometheus.NewDesc(pre+"port_physical_state", "Infiniband "+title+" port PortPhysicalState from the last discovery: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest", portLabels, nil)
+	k.width = prometheus.NewDesc(pre+"port_link_width_lanes", "Infiniband "+title+" port active link width in lanes (1, 2, 4, 8, 12) from the last discovery", portLabels, nil)
+	k.speed = prometheus.NewDesc(pre+"port_link_speed_info", "Infiniband "+title+" port active link speed (SDR, DDR, QDR, FDR, EDR, HDR, NDR) from the last discovery (value 1)", append(portLabels[:2:2], "speed"), nil)
+	k.waitRatio = prometheus.NewDesc(pre+"port_transmit_wait_ratio", "Infiniband "+title+" port fraction of the time since the previous sweep it had data to send and sent none: PortXmitWait growth x tick / seconds, the tick being --xmit-wait-tick symbol times (8 / lane data rate: 4 ns at SDR)", portLabels, nil)
+	k.saturated = prometheus.NewDesc(pre+"port_counter_saturated", "Infiniband "+title+" port counter at the top of its width, counting no more until reset (value 1; one series per saturated counter)", append(portLabels[:2:2], "counter"), nil)
+	return k
 }
 
 var (
 	portLabels  = []string{"guid", "port"}
-	portDescs   = makePortDescs()
-	switchInfo  = prometheus.NewDesc("infiniband_switch_info", "Infiniband switch information (value 1)", []string{"guid", "switch", "lid"}, nil)
-	uplinkInfo  = prometheus.NewDesc("infiniband_switch_uplink_info", "Infiniband switch uplink information: the port at the other end of each linked switch port (value 1)", []string{"guid", "port", "switch", "uplink", "uplink_guid", "uplink_type", "uplink_port", "uplink_lid"}, nil)
+	switchKind  = makeKind("switch", "switch")
+	hcaKind     = makeKind("hca", "HCA")
+	linkInfo    = prometheus.NewDesc("infiniband_link_info", "Infiniband link: one series per cable, both ends as labels (a switch end first), value 1", []string{"local_guid", "local_name", "local_port", "local_type", "remote_guid", "remote_name", "remote_port", "remote_type"}, nil)
+	nodeErrors  = prometheus.NewDesc("infiniband_exporter_node_errors", "Number of queries to the node that failed in the sweep the scrape is served from (timeouts included)", []string{"guid", "name", "type"}, nil)
+	nodeTimeout = prometheus.NewDesc("infiniband_exporter_node_timeouts", "Number of queries to the node that timed out in the sweep the scrape is served from", []string{"guid", "name", "type"}, nil)
 	durationDsc = prometheus.NewDesc("infiniband_exporter_collector_duration_seconds", "Duration of the sweep the scrape is served from", []string{"collector"}, nil)
 	errorsDesc  = prometheus.NewDesc("infiniband_exporter_collect_errors", "Number of queries that failed in the sweep the scrape is served from (timeouts included)", []string{"collector"}, nil)
 	timeoutDesc = prometheus.NewDesc("infiniband_exporter_collect_timeouts", "Number of queries that timed out in the sweep the scrape is served from", []string{"collector"}, nil)
 	ageDesc     = prometheus.NewDesc(ageName, "Seconds since the sweep the scrape is served from ended", nil, nil)
 	seqDesc     = prometheus.NewDesc("infiniband_exporter_sweep_sequence", "Number of the sweep the scrape is served from (1 for the first)", nil, nil)
 	stampDesc   = prometheus.NewDesc("infiniband_exporter_sweep_timestamp_seconds", "Unix time the sweep the scrape is served from ended", nil, nil)
+	discDesc    = prometheus.NewDesc("infiniband_exporter_discovery_timestamp_seconds", "Unix time the topology of the sweep the scrape is served from was discovered (port state, width, speed and the info series come from it)", nil, nil)
 )
-
-func makePortDescs() []*prometheus.Desc {
-	out := make([]*prometheus.Desc, len(portCounters))
-	for i, c := range portCounters {
-		out[i] = prometheus.NewDesc("infiniband_switch_port_"+c.name, "Infiniband switch port "+c.help, portLabels, nil)
-	}
-	return out
-}
 
 // Describe sends every metric the Exporter serves.
 func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range portDescs {
-		ch <- d
+	for _, k := range []*kindDescs{switchKind, hcaKind} {
+		for _, d := range k.counters {
+			ch <- d
+		}
+		for _, d := range []*prometheus.Desc{k.info, k.uplink, k.rate, k.portRate, k.state, k.phys, k.width, k.speed, k.waitRatio, k.saturated} {
+			ch <- d
+		}
 	}
-	for _, d := range []*prometheus.Desc{switchInfo, uplinkInfo, durationDsc, errorsDesc, timeoutDesc, ageDesc, seqDesc, stampDesc} {
+	for _, d := range []*prometheus.Desc{linkInfo, nodeErrors, nodeTimeout, durationDsc, errorsDesc, timeoutDesc, ageDesc, seqDesc, stampDesc, discDesc} {
 		ch <- d
 	}
 }
@@ -99,39 +198,146 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.collect(s, ch)
 }
 
+func kindOf(n *topo.Node) *kindDescs {
+	if n.Type == topo.Switch {
+		return switchKind
+	}
+	return hcaKind
+}
+
 func (e *Exporter) collect(s *Snapshot, ch chan<- prometheus.Metric) {
+	var errs, timeouts [2]int // switch, hca
 	for i := range s.Ports {
 		ps := &s.Ports[i]
+		k := kindOf(ps.Port.Node)
 		guid, port := hexGUID(ps.Port.Node.GUID), strconv.Itoa(ps.Port.Num)
-		for j, c := range portCounters {
-			if (c.ext && ps.ExtErr != nil) || (!c.ext && ps.PCErr != nil) ||
-				(c.needs != 0 && (ps.CapsErr != nil || ps.Caps&c.needs == 0)) {
+		for j := range portCounters {
+			c := &portCounters[j]
+			if !c.served(ps) {
 				continue
 			}
-			ch <- prometheus.MustNewConstMetric(portDescs[j], prometheus.CounterValue, float64(c.get(ps)), guid, port)
+			ch <- prometheus.MustNewConstMetric(k.counters[j], prometheus.CounterValue, float64(c.get(ps)), guid, port)
+			if c.saturated(ps) {
+				ch <- prometheus.MustNewConstMetric(k.saturated, prometheus.GaugeValue, 1, guid, port, c.field)
+			}
+		}
+		if ps.XmitWaitOK {
+			ch <- prometheus.MustNewConstMetric(k.waitRatio, prometheus.GaugeValue, ps.XmitWaitRatio, guid, port)
 		}
 		r := ps.Port.Remote
 		rlid := 0
 		if ep := r.Node.EndPort(r.Num); ep != nil {
 			rlid = int(ep.LID)
 		}
-		ch <- prometheus.MustNewConstMetric(uplinkInfo, prometheus.GaugeValue, 1,
+		ch <- prometheus.MustNewConstMetric(k.uplink, prometheus.GaugeValue, 1,
 			guid, port, ps.Port.Node.Desc, r.Node.Desc, hexGUID(r.Node.GUID), uplinkType(r.Node.Type),
 			strconv.Itoa(r.Num), strconv.Itoa(rlid))
 	}
-	for _, n := range s.Switches {
-		lid := 0
-		if len(n.Ports) > 0 && n.Ports[0] != nil {
-			lid = int(n.Ports[0].LID)
+	for _, ns := range s.Nodes {
+		kind := 0
+		if ns.Node.Type != topo.Switch {
+			kind = 1
 		}
-		ch <- prometheus.MustNewConstMetric(switchInfo, prometheus.GaugeValue, 1, hexGUID(n.GUID), n.Desc, strconv.Itoa(lid))
+		errs[kind] += ns.Errors
+		timeouts[kind] += ns.Timeouts
+		guid, typ := hexGUID(ns.Node.GUID), uplinkType(ns.Node.Type)
+		ch <- prometheus.MustNewConstMetric(nodeErrors, prometheus.GaugeValue, float64(ns.Errors), guid, ns.Node.Desc, typ)
+		ch <- prometheus.MustNewConstMetric(nodeTimeout, prometheus.GaugeValue, float64(ns.Timeouts), guid, ns.Node.Desc, typ)
 	}
-	ch <- prometheus.MustNewConstMetric(durationDsc, prometheus.GaugeValue, s.Duration.Seconds(), collectorName)
-	ch <- prometheus.MustNewConstMetric(errorsDesc, prometheus.GaugeValue, float64(s.Errors), collectorName)
-	ch <- prometheus.MustNewConstMetric(timeoutDesc, prometheus.GaugeValue, float64(s.Timeouts), collectorName)
+	for _, n := range s.Switches {
+		collectNode(ch, switchKind, n)
+	}
+	for _, n := range s.HCAs {
+		collectNode(ch, hcaKind, n)
+	}
+	collectLinks(ch, s)
+	// The queries discovery could not answer are no node's: the switch
+	// collector's.
+	other := s.Errors - errs[0] - errs[1]
+	otherT := s.Timeouts - timeouts[0] - timeouts[1]
+	ch <- prometheus.MustNewConstMetric(durationDsc, prometheus.GaugeValue, s.Duration.Seconds(), switchKind.collector)
+	ch <- prometheus.MustNewConstMetric(errorsDesc, prometheus.GaugeValue, float64(errs[0]+other), switchKind.collector)
+	ch <- prometheus.MustNewConstMetric(timeoutDesc, prometheus.GaugeValue, float64(timeouts[0]+otherT), switchKind.collector)
+	if e.opts.HCA {
+		ch <- prometheus.MustNewConstMetric(durationDsc, prometheus.GaugeValue, s.Duration.Seconds(), hcaKind.collector)
+		ch <- prometheus.MustNewConstMetric(errorsDesc, prometheus.GaugeValue, float64(errs[1]), hcaKind.collector)
+		ch <- prometheus.MustNewConstMetric(timeoutDesc, prometheus.GaugeValue, float64(timeouts[1]), hcaKind.collector)
+	}
 	ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, e.now().Sub(s.Time).Seconds())
 	ch <- prometheus.MustNewConstMetric(seqDesc, prometheus.GaugeValue, float64(s.Seq))
 	ch <- prometheus.MustNewConstMetric(stampDesc, prometheus.GaugeValue, float64(s.Time.UnixNano())/1e9)
+	ch <- prometheus.MustNewConstMetric(discDesc, prometheus.GaugeValue, float64(s.DiscoveryTime.UnixNano())/1e9)
+}
+
+// collectNode serves a node's info and rate, and the state, width, speed
+// and rate of each of its ports (linked or not) as discovery read them.
+func collectNode(ch chan<- prometheus.Metric, k *kindDescs, n *topo.Node) {
+	guid := hexGUID(n.GUID)
+	lid := 0
+	if ep := n.EndPort(1); n.Type == topo.Switch && ep != nil {
+		lid = int(ep.LID)
+	} else {
+		for _, p := range n.Ports[1:] {
+			if p != nil && p.LID != 0 {
+				lid = int(p.LID)
+				break
+			}
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(k.info, prometheus.GaugeValue, 1, guid, n.Desc, strconv.Itoa(lid))
+	best := 0.0
+	for _, p := range n.Ports[1:] {
+		if p == nil {
+			continue
+		}
+		port := strconv.Itoa(p.Num)
+		if p.State != 0 {
+			ch <- prometheus.MustNewConstMetric(k.state, prometheus.GaugeValue, float64(p.State), guid, port)
+		}
+		if p.PhysState != 0 {
+			ch <- prometheus.MustNewConstMetric(k.phys, prometheus.GaugeValue, float64(p.PhysState), guid, port)
+		}
+		if p.State < smp.PortStateInit {
+			continue // a down port's active width and speed mean nothing
+		}
+		if l := lanes(p.WidthActive); l != 0 {
+			ch <- prometheus.MustNewConstMetric(k.width, prometheus.GaugeValue, float64(l), guid, port)
+		}
+		if sp := speedText(p); sp != "" {
+			ch <- prometheus.MustNewConstMetric(k.speed, prometheus.GaugeValue, 1, guid, port, sp)
+		}
+		if r := rateBytes(p); r != 0 {
+			ch <- prometheus.MustNewConstMetric(k.portRate, prometheus.GaugeValue, r, guid, port)
+			best = max(best, r)
+		}
+	}
+	if best != 0 {
+		ch <- prometheus.MustNewConstMetric(k.rate, prometheus.GaugeValue, best, guid)
+	}
+}
+
+// collectLinks serves one infiniband_link_info series per cable of the
+// swept nodes: the switch end local (of two switches, the lower GUID).
+func collectLinks(ch chan<- prometheus.Metric, s *Snapshot) {
+	for _, nodes := range [][]*topo.Node{s.Switches, s.HCAs} {
+		for _, n := range nodes {
+			for _, p := range n.Ports[1:] {
+				if p == nil || p.Remote == nil {
+					continue
+				}
+				r := p.Remote
+				if n.Type != topo.Switch && r.Node.Type == topo.Switch {
+					continue // served from the switch end
+				}
+				if n.Type == r.Node.Type && (n.GUID > r.Node.GUID || (n.GUID == r.Node.GUID && p.Num > r.Num)) {
+					continue // served from the other end
+				}
+				ch <- prometheus.MustNewConstMetric(linkInfo, prometheus.GaugeValue, 1,
+					hexGUID(n.GUID), n.Desc, strconv.Itoa(p.Num), uplinkType(n.Type),
+					hexGUID(r.Node.GUID), r.Node.Desc, strconv.Itoa(r.Num), uplinkType(r.Node.Type))
+			}
+		}
+	}
 }
 
 // hexGUID writes a GUID as ibnetdiscover does, and so as the other

@@ -44,11 +44,24 @@ type Options struct {
 	Names map[uint64]string
 	// Logger gets one line per failed sweep; nil discards.
 	Logger *slog.Logger
+	// HCA adds the ports of channel adapters (and routers) to the sweep,
+	// served as treydock/infiniband_exporter's infiniband_hca_* series;
+	// by default only switch ports are swept.
+	HCA bool
+	// NoDetails leaves out PortRcvErrorDetails and PortXmitDiscardDetails
+	// (two queries per port of the four of a sweep).
+	NoDetails bool
+	// XmitWaitTick is the length of one PortXmitWait tick in symbol times
+	// (the time one byte takes on one lane: 4 ns at SDR), the
+	// PortSamplesControl.Tick encoding plus one; 1 when 0. See
+	// PortSample.XmitWaitRatio.
+	XmitWaitTick int
 }
 
-// PortSample is what one sweep read of one switch port.
+// PortSample is what one sweep read of one port (a switch port, or a CA
+// port with Options.HCA).
 type PortSample struct {
-	Port *topo.Port // the switch port; Port.Remote is its link partner
+	Port *topo.Port // the port; Port.Remote is its link partner
 	// Ext holds the 64-bit data and packet counters when ExtErr is nil.
 	Ext    perf.PortCountersExtended
 	ExtErr error
@@ -63,6 +76,41 @@ type PortSample struct {
 	// series are left out.
 	Caps    uint16
 	CapsErr error
+	// RcvErr and Discard are the port's PortRcvErrorDetails and
+	// PortXmitDiscardDetails when RcvErrErr and DiscardErr are nil (both
+	// are errNotAsked with Options.NoDetails).
+	RcvErr     perf.PortRcvErrorDetails
+	RcvErrErr  error
+	Discard    perf.PortXmitDiscardDetails
+	DiscardErr error
+	// XmitWaitRatio is the fraction of the time since the previous sweep
+	// the port had data to send and sent none (0..1), when XmitWaitOK:
+	//
+	//	ratio = ΔPortXmitWait × tick / Δt
+	//	tick  = Options.XmitWaitTick × 8 / lane data rate (bits/s)
+	//
+	// where ΔPortXmitWait is the counter's growth between the two
+	// sweeps, Δt the time between their ends, and the lane data rate
+	// that of the port's active speed (2 Gb/s at SDR: a 4 ns tick). Not
+	// OK on the first sweep of a port, when either read failed, the PMA
+	// lacks CapPortXmitWait, the counter went back (a reset) or is
+	// saturated, or the speed is unknown.
+	XmitWaitRatio float64
+	XmitWaitOK    bool
+}
+
+// sweepAttrs are the attributes a sweep reads of each port, in the order
+// of its requests: the last two unless Options.NoDetails.
+var sweepAttrs = [...]uint16{perf.AttrPortCountersExtended, perf.AttrPortCounters, perf.AttrPortRcvErrorDetails, perf.AttrPortXmitDiscardDetails}
+
+// errNotAsked marks the detail counters of a sweep with Options.NoDetails.
+var errNotAsked = errors.New("not asked (NoDetails)")
+
+// NodeStat is one swept node's failed queries in one sweep.
+type NodeStat struct {
+	Node     *topo.Node
+	Errors   int // failed queries, timeouts included
+	Timeouts int
 }
 
 // Snapshot is one complete sweep. It is never changed once published.
@@ -74,10 +122,17 @@ type Snapshot struct {
 	// this sweep discovered it.
 	Fabric     *topo.Fabric
 	Discovered bool
-	// Switches are the switches of Fabric; Ports the samples of their
-	// linked ports, by switch then port number.
+	// DiscoveryTime is when the topology the sweep used was discovered.
+	DiscoveryTime time.Time
+	// Switches are the switches of Fabric, HCAs its other nodes when
+	// Options.HCA; Ports the samples of their linked ports, by node then
+	// port number.
 	Switches []*topo.Node
+	HCAs     []*topo.Node
 	Ports    []PortSample
+	// Nodes are the failed queries of each node of Switches and HCAs, in
+	// that order.
+	Nodes []NodeStat
 	// Errors counts the queries that failed (timeouts included) and the
 	// targets discovery could not reach; Timeouts those that timed out.
 	Errors   int
@@ -111,6 +166,9 @@ func New(sess *engine.Session, opts *Options) *Exporter {
 	}
 	if e.opts.DiscoverInterval <= 0 {
 		e.opts.DiscoverInterval = DefaultDiscoverInterval
+	}
+	if e.opts.XmitWaitTick <= 0 {
+		e.opts.XmitWaitTick = 1
 	}
 	return e
 }
@@ -147,6 +205,7 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	defer e.mu.Unlock()
 	start := e.now()
 	s := &Snapshot{}
+	prev := e.snap.Load()
 	if e.disc == nil || start.Sub(e.lastDisc) >= e.opts.DiscoverInterval {
 		d, err := e.sess.Discover(ctx, nil)
 		if err != nil {
@@ -186,53 +245,78 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 		}
 	}
 	d := e.disc
-	s.Fabric = d.Fabric
+	s.Fabric, s.DiscoveryTime = d.Fabric, e.lastDisc
 
+	per := 2 // queries per port
+	if !e.opts.NoDetails {
+		per = 4
+	}
 	var reqs []engine.SweepReq
 	var at []int // per sample, its first request; -1: none
 	for _, n := range d.Fabric.Nodes {
-		if n.Type != topo.Switch {
+		if n.Type == topo.Switch {
+			s.Switches = append(s.Switches, n)
+		} else if e.opts.HCA {
+			s.HCAs = append(s.HCAs, n)
+		} else {
 			continue
 		}
-		s.Switches = append(s.Switches, n)
-		t, ok := nodeTarget(d, n)
+		c := e.caps[n]
 		for num := 1; num < len(n.Ports); num++ {
 			p := n.Ports[num]
 			if p == nil || p.Remote == nil {
 				continue
 			}
+			t, ok := portTarget(d, p)
 			if !ok {
-				err := fmt.Errorf("switch 0x%016x: no LID and no route from discovery", n.GUID)
-				s.Ports = append(s.Ports, PortSample{Port: p, ExtErr: err, PCErr: err})
+				err := fmt.Errorf("%s 0x%016x port %d: no LID and no route from discovery", uplinkType(n.Type), n.GUID, num)
+				s.Ports = append(s.Ports, PortSample{Port: p, ExtErr: err, PCErr: err, RcvErrErr: err, DiscardErr: err})
 				at = append(at, -1)
 				continue
 			}
-			c := e.caps[n]
 			s.Ports = append(s.Ports, PortSample{Port: p, Caps: c.mask, CapsErr: c.err})
 			at = append(at, len(reqs))
-			reqs = append(reqs,
-				engine.SweepReq{Target: t, Class: engine.SweepPerf, Method: mad.MethodGet, AttrID: perf.AttrPortCountersExtended, AttrMod: uint32(num)},
-				engine.SweepReq{Target: t, Class: engine.SweepPerf, Method: mad.MethodGet, AttrID: perf.AttrPortCounters, AttrMod: uint32(num)})
+			for _, id := range sweepAttrs[:per] {
+				reqs = append(reqs, engine.SweepReq{Target: t, Class: engine.SweepPerf, Method: mad.MethodGet, AttrID: id, AttrMod: uint32(num)})
+			}
 		}
 	}
 	res := e.sess.Sweep(ctx, reqs, nil)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	nodeStat := map[*topo.Node]*NodeStat{}
+	s.Nodes = make([]NodeStat, 0, len(s.Switches)+len(s.HCAs))
+	for _, n := range append(s.Switches[:len(s.Switches):len(s.Switches)], s.HCAs...) {
+		s.Nodes = append(s.Nodes, NodeStat{Node: n})
+		nodeStat[n] = &s.Nodes[len(s.Nodes)-1]
+	}
 	for i := range s.Ports {
 		ps := &s.Ports[i]
+		ns := nodeStat[ps.Port.Node]
 		if at[i] < 0 { // no target: counted once per query
-			s.Errors += 2
+			s.Errors += per
+			ns.Errors += per
 			continue
 		}
-		ext, pc := res[at[i]], res[at[i]+1]
-		ps.ExtErr = decodeInto(ext, &ps.Ext)
-		ps.PCErr = decodeInto(pc, &ps.PC)
-		for _, err := range []error{ps.ExtErr, ps.PCErr} {
+		r := res[at[i]:]
+		ps.ExtErr = decodeInto(r[0], &ps.Ext)
+		ps.PCErr = decodeInto(r[1], &ps.PC)
+		errs := []error{ps.ExtErr, ps.PCErr}
+		if per == 4 {
+			ps.RcvErrErr = decodeInto(r[2], &ps.RcvErr)
+			ps.DiscardErr = decodeInto(r[3], &ps.Discard)
+			errs = append(errs, ps.RcvErrErr, ps.DiscardErr)
+		} else {
+			ps.RcvErrErr, ps.DiscardErr = errNotAsked, errNotAsked
+		}
+		for _, err := range errs {
 			if err != nil {
 				s.Errors++
+				ns.Errors++
 				if errors.Is(err, fabric.ErrTimeout) {
 					s.Timeouts++
+					ns.Timeouts++
 				}
 			}
 		}
@@ -241,6 +325,7 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	s.Seq = e.seq
 	s.Time = e.now()
 	s.Duration = s.Time.Sub(start)
+	e.xmitWaitRatios(prev, s)
 	e.snap.Store(s)
 	return s, nil
 }
@@ -251,18 +336,19 @@ type capsResult struct {
 	err  error
 }
 
-// readCaps reads the PMA ClassPortInfo of every switch of d, concurrently.
+// readCaps reads the PMA ClassPortInfo of every switch of d (and every
+// other node with Options.HCA), concurrently.
 func (e *Exporter) readCaps(ctx context.Context, d *engine.Discovery) map[*topo.Node]capsResult {
 	var sws []*topo.Node
 	var reqs []engine.SweepReq
 	out := map[*topo.Node]capsResult{}
 	for _, n := range d.Fabric.Nodes {
-		if n.Type != topo.Switch {
+		if n.Type != topo.Switch && !e.opts.HCA {
 			continue
 		}
 		t, ok := nodeTarget(d, n)
 		if !ok {
-			out[n] = capsResult{err: fmt.Errorf("switch 0x%016x: no LID and no route from discovery", n.GUID)}
+			out[n] = capsResult{err: fmt.Errorf("%s 0x%016x: no LID and no route from discovery", uplinkType(n.Type), n.GUID)}
 			continue
 		}
 		sws = append(sws, n)
@@ -287,11 +373,76 @@ func decodeInto(r engine.SweepResult, v interface{ UnmarshalBinary([]byte) error
 	return v.UnmarshalBinary(r.Data)
 }
 
-// nodeTarget addresses a switch's PMA by its LID (port 0's), else by the
-// directed route discovery reached it through.
+// nodeTarget addresses a node's PMA by its LID (a switch's port 0, a
+// CA's first port with one), else by the directed route discovery
+// reached it through.
 func nodeTarget(d *engine.Discovery, n *topo.Node) (engine.Target, bool) {
-	if len(n.Ports) > 0 && n.Ports[0] != nil && n.Ports[0].LID != 0 {
-		return engine.LID(n.Ports[0].LID), true
+	for _, p := range n.Ports {
+		if p == nil {
+			continue
+		}
+		if ep := n.EndPort(p.Num); ep != nil && ep.LID != 0 {
+			return engine.LID(ep.LID), true
+		}
+		if n.Type == topo.Switch {
+			break
+		}
 	}
 	return d.Target(n.GUID)
+}
+
+// portTarget addresses the PMA answering for port p: a switch's by its
+// LID, a CA port's by the port's own LID (a CA's PMA answers for the port
+// the query came in on), else by directed route.
+func portTarget(d *engine.Discovery, p *topo.Port) (engine.Target, bool) {
+	if p.Node.Type == topo.Switch {
+		return nodeTarget(d, p.Node)
+	}
+	if p.LID != 0 {
+		return engine.LID(p.LID), true
+	}
+	if path, ok := d.Path(p.GUID); ok {
+		return engine.DR(path...), true
+	}
+	return engine.Target{}, false
+}
+
+// xmitWaitRatios fills s's XmitWaitRatio from the PortXmitWait growth
+// since prev (see PortSample.XmitWaitRatio).
+func (e *Exporter) xmitWaitRatios(prev, s *Snapshot) {
+	if prev == nil || !s.Time.After(prev.Time) {
+		return
+	}
+	dt := s.Time.Sub(prev.Time).Seconds()
+	type key struct {
+		guid uint64
+		port int
+	}
+	var old map[key]*PortSample
+	if prev.Fabric != s.Fabric || len(prev.Ports) != len(s.Ports) {
+		old = make(map[key]*PortSample, len(prev.Ports))
+		for i := range prev.Ports {
+			p := &prev.Ports[i]
+			old[key{p.Port.Node.GUID, p.Port.Num}] = p
+		}
+	}
+	for i := range s.Ports {
+		ps := &s.Ports[i]
+		var pp *PortSample
+		if old == nil {
+			pp = &prev.Ports[i] // the same topology: the same order
+		} else if pp = old[key{ps.Port.Node.GUID, ps.Port.Num}]; pp == nil {
+			continue
+		}
+		if ps.PCErr != nil || pp.PCErr != nil || ps.CapsErr != nil || ps.Caps&perf.CapPortXmitWait == 0 {
+			continue
+		}
+		cur, was := ps.PC.PortXmitWait, pp.PC.PortXmitWait
+		st := symbolTime(ps.Port)
+		if cur < was || cur == ^uint32(0) || st == 0 {
+			continue
+		}
+		ps.XmitWaitRatio = float64(cur-was) * float64(e.opts.XmitWaitTick) * st / dt
+		ps.XmitWaitOK = true
+	}
 }

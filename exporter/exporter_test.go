@@ -3,6 +3,7 @@ package exporter
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -81,10 +82,16 @@ func value(m *dto.Metric) float64 {
 // treydockNames are the metric names and label names of
 // treydock/infiniband_exporter's switch collector and its exporter gauges
 // (collectors/switch.go and collectors/collectors.go of that project),
-// which its Grafana dashboards and alert rules use. Left out: the
-// PortRcvErrorDetails series (port_local_physical_errors_total and the
-// other -E counters, off by default there) and rate_bytes_per_second.
+// which its Grafana dashboards and alert rules use, and of its HCA
+// collector (collectors/hca.go: the same names under infiniband_hca_).
 var treydockNames = map[string][]string{
+	"infiniband_switch_port_local_physical_errors_total":           {"guid", "port"},
+	"infiniband_switch_port_malformed_packet_errors_total":         {"guid", "port"},
+	"infiniband_switch_port_buffer_overrun_errors_total":           {"guid", "port"},
+	"infiniband_switch_port_dli_mapping_errors_total":              {"guid", "port"},
+	"infiniband_switch_port_vl_mapping_errors_total":               {"guid", "port"},
+	"infiniband_switch_port_looping_errors_total":                  {"guid", "port"},
+	"infiniband_switch_rate_bytes_per_second":                      {"guid"},
 	"infiniband_switch_port_transmit_data_bytes_total":             {"guid", "port"},
 	"infiniband_switch_port_receive_data_bytes_total":              {"guid", "port"},
 	"infiniband_switch_port_transmit_packets_total":                {"guid", "port"},
@@ -114,16 +121,41 @@ var treydockNames = map[string][]string{
 	"infiniband_exporter_collect_timeouts":                         {"collector"},
 }
 
+func init() {
+	// The HCA collector's: the switch_port names under hca_port, its info
+	// and uplink series with an hca label where the switch's has switch.
+	for name, l := range treydockNames {
+		rest, ok := strings.CutPrefix(name, "infiniband_switch_")
+		if !ok {
+			continue
+		}
+		hl := slices.Clone(l)
+		for i := range hl {
+			if hl[i] == "switch" {
+				hl[i] = "hca"
+			}
+		}
+		treydockHCANames["infiniband_hca_"+rest] = hl
+	}
+}
+
+var treydockHCANames = map[string][]string{}
+
 // TestTreydockNames scrapes a sweep of the simulated fabric and checks
 // that every name of the other exporter is served with exactly its
 // labels.
 func TestTreydockNames(t *testing.T) {
-	e, _ := simExporter(t, net2sw, nil)
+	e, _ := simExporter(t, net2sw, &Options{HCA: true})
 	if _, err := e.Sweep(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	mfs := gather(t, e)
-	for name, want := range treydockNames {
+	all := maps.Clone(treydockNames)
+	maps.Copy(all, treydockHCANames)
+	if len(all) != 2*len(treydockNames)-3 { // the collector gauges are shared
+		t.Fatalf("%d names", len(all))
+	}
+	for name, want := range all {
 		mf := mfs[name]
 		if mf == nil || len(mf.GetMetric()) == 0 {
 			t.Errorf("%s: not served", name)
@@ -406,16 +438,33 @@ func TestFailedQueriesCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Switch2's 4 linked ports, two queries each.
-	if s.Errors != 8 || s.Timeouts != 8 {
-		t.Errorf("errors %d timeouts %d, want 8 and 8", s.Errors, s.Timeouts)
+	// Switch2's 4 linked ports, four queries each.
+	if s.Errors != 16 || s.Timeouts != 16 {
+		t.Errorf("errors %d timeouts %d, want 16 and 16", s.Errors, s.Timeouts)
 	}
 	mfs := gather(t, e)
 	if n := len(mfs["infiniband_switch_port_transmit_data_bytes_total"].GetMetric()); n != 4 {
 		t.Errorf("transmit_data_bytes_total: %d series, want Switch1's 4", n)
 	}
-	if v := value(mfs["infiniband_exporter_collect_timeouts"].GetMetric()[0]); v != 8 {
-		t.Errorf("collect_timeouts %v, want 8", v)
+	if v := value(mfs["infiniband_exporter_collect_timeouts"].GetMetric()[0]); v != 16 {
+		t.Errorf("collect_timeouts %v, want 16", v)
+	}
+	// Per node: all of them Switch2's.
+	got := map[string][2]float64{}
+	for _, m := range mfs["infiniband_exporter_node_errors"].GetMetric() {
+		l := labels(m)
+		v := got[l["name"]]
+		v[0] = value(m)
+		got[l["name"]] = v
+	}
+	for _, m := range mfs["infiniband_exporter_node_timeouts"].GetMetric() {
+		l := labels(m)
+		v := got[l["name"]]
+		v[1] = value(m)
+		got[l["name"]] = v
+	}
+	if len(got) != 2 || got["Switch2"] != [2]float64{16, 16} || got["Switch1"] != [2]float64{0, 0} {
+		t.Errorf("node errors and timeouts: %v, want Switch2 16 16, Switch1 0 0", got)
 	}
 }
 

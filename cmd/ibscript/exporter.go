@@ -27,6 +27,21 @@ type exporterFlags struct {
 	discoverInterval time.Duration
 	once             bool   // --once: one sweep, written to --output, then exit
 	output           string // --output FILE: where --once writes (atomically)
+	hca              bool   // --collector.hca: CA ports too
+	details          bool   // --details: PortRcvErrorDetails and PortXmitDiscardDetails (default on)
+	xmitWaitTick     int    // --xmit-wait-tick: a PortXmitWait tick in symbol times
+}
+
+// options are the exporter.Options the flags give.
+func (f *exporterFlags) options(c *config) *exporter.Options {
+	return &exporter.Options{
+		Interval:         f.interval,
+		DiscoverInterval: f.discoverInterval,
+		Names:            c.names,
+		HCA:              f.hca,
+		NoDetails:        !f.details,
+		XmitWaitTick:     f.xmitWaitTick,
+	}
 }
 
 // testExporterStarted, set by tests only, is called once the exporter
@@ -48,6 +63,9 @@ func (f *exporterFlags) check() error {
 	}
 	if f.discoverInterval <= 0 {
 		return fmt.Errorf("--discover-interval %v: want a positive duration (5m)", f.discoverInterval)
+	}
+	if f.xmitWaitTick < 1 || f.xmitWaitTick > 256 {
+		return fmt.Errorf("--xmit-wait-tick %d: want 1..256 symbol times (PortSamplesControl.Tick plus one)", f.xmitWaitTick)
 	}
 	if f.once != (f.output != "") {
 		return errors.New("--once and --output FILE go together: one sweep written to FILE (node_exporter's textfile collector)")
@@ -91,12 +109,9 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	exp := exporter.New(b.sess, &exporter.Options{
-		Interval:         c.exporter.interval,
-		DiscoverInterval: c.exporter.discoverInterval,
-		Names:            c.names,
-		Logger:           logger,
-	})
+	opts := c.exporter.options(c)
+	opts.Logger = logger
+	exp := exporter.New(b.sess, opts)
 	// The sweep's families are gathered once per sweep (exporter.Gatherer);
 	// the Go and process collectors at each scrape.
 	reg := prometheus.NewRegistry()
@@ -179,7 +194,7 @@ func exporterOnce(ctx context.Context, c *config, stderr io.Writer) (code int) {
 		return exitError
 	}
 	defer func() { code = b.finish(code, stderr) }()
-	exp := exporter.New(b.sess, &exporter.Options{Names: c.names})
+	exp := exporter.New(b.sess, c.exporter.options(c))
 	if _, err := exp.Sweep(ctx); err != nil {
 		if ctx.Err() != nil {
 			err = context.Cause(ctx)

@@ -166,7 +166,7 @@ func TestExporterCommand(t *testing.T) {
 	}
 	families := 0
 	for name, mf := range mfs {
-		if !strings.HasPrefix(name, "infiniband_switch_port_") {
+		if !strings.HasPrefix(name, "infiniband_switch_port_") || !strings.HasSuffix(name, "_total") {
 			continue
 		}
 		families++
@@ -188,8 +188,16 @@ func TestExporterCommand(t *testing.T) {
 			t.Errorf("%s: %d series, want %d", name, len(got), len(want))
 		}
 	}
-	if families != 22 {
-		t.Errorf("%d infiniband_switch_port_* families, want 22", families)
+	// treydock's 22 and the 10 of PortRcvErrorDetails and
+	// PortXmitDiscardDetails.
+	if families != 32 {
+		t.Errorf("%d infiniband_switch_port_*_total families, want 32", families)
+	}
+	// State series for every port of both switches, linked or not.
+	for _, name := range []string{"infiniband_switch_port_state", "infiniband_switch_port_physical_state"} {
+		if n := len(mfs[name].GetMetric()); n != 16 {
+			t.Errorf("%s: %d series, want 16 (2 switches of 8 ports)", name, n)
+		}
 	}
 	if n := len(mfs["infiniband_switch_uplink_info"].GetMetric()); n != len(want) {
 		t.Errorf("infiniband_switch_uplink_info: %d series, want %d", n, len(want))
@@ -272,6 +280,8 @@ func TestExporterBadFlags(t *testing.T) {
 		{[]string{"extra"}, "ibscript exporter: unexpected arguments extra"},
 		{[]string{"--once"}, "--once and --output FILE go together"},
 		{[]string{"--output", "x.prom"}, "--once and --output FILE go together"},
+		{[]string{"--xmit-wait-tick", "0"}, "--xmit-wait-tick 0: want 1..256 symbol times"},
+		{[]string{"--xmit-wait-tick", "257"}, "--xmit-wait-tick 257: want 1..256"},
 		{[]string{"--once", "--output", "/nonexistent-dir/x.prom"}, "--output /nonexistent-dir/x.prom: open /nonexistent-dir/"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -334,5 +344,30 @@ func TestExporterOnce(t *testing.T) {
 	}
 	if stdout.Len() != 0 {
 		t.Errorf("stdout: %q", stdout.String())
+	}
+	if mfs["infiniband_hca_port_transmit_data_bytes_total"] != nil || len(mfs["infiniband_switch_port_local_physical_errors_total"].GetMetric()) != 8 {
+		t.Error("default: CA ports served, or no PortRcvErrorDetails series")
+	}
+
+	// --collector.hca adds the 4 CA ports; --details=false drops the
+	// detail counters.
+	code = run([]string{"exporter", "--fabric", "sim:../../tests/topologies/net.2sw2path4hca", "--once", "--output", out, "--collector.hca", "--details=false"}, strings.NewReader(""), &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	f2, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Close()
+	p2 := expfmt.NewTextParser(model.UTF8Validation)
+	if mfs, err = p2.TextToMetricFamilies(f2); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(mfs["infiniband_hca_port_transmit_data_bytes_total"].GetMetric()); n != 4 {
+		t.Errorf("--collector.hca: %d hca transmit_data_bytes_total series, want 4", n)
+	}
+	if mfs["infiniband_switch_port_local_physical_errors_total"] != nil {
+		t.Error("--details=false: PortRcvErrorDetails served")
 	}
 }

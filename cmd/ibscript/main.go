@@ -193,11 +193,15 @@ metric names and labels of treydock/infiniband_exporter (so its dashboards
 and alert rules work unchanged), on /metrics (Prometheus text format, or
 OpenMetrics when the scraper asks for it) and /healthz (200 once a sweep has
 completed, 503 before). In the background it discovers the fabric every
---discover-interval and reads PortCountersExtended (data and packets) and
-PortCounters (error counters, PortXmitWait) of every linked switch port
-every --interval, all concurrently; a scrape is answered from the last
-complete sweep, never a mix of two, and says its age
-(infiniband_exporter_sweep_age_seconds). It never resets a counter. It runs
+--discover-interval and reads PortCountersExtended (data and packets),
+PortCounters (error counters, PortXmitWait), PortRcvErrorDetails and
+PortXmitDiscardDetails of every linked switch port every --interval, all
+concurrently; a scrape is answered from the last complete sweep, never a
+mix of two, and says its age (infiniband_exporter_sweep_age_seconds). Port
+state, physical state, width, speed and rate come from the discovery;
+counters at the top of their width are shown (..._counter_saturated), as
+is the fraction of time a port waited to send (..._transmit_wait_ratio).
+It never resets a counter. It runs
 until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
   --web.listen-address ADDR  where to listen (default :9315, as
                              infiniband_exporter)
@@ -205,6 +209,11 @@ until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
   --interval DUR             time between counter sweeps (default 10s)
   --discover-interval DUR    time between discoveries (default 5m)
   --node-name-map FILE       switch and uplink names as in ibnetdiscover
+  --collector.hca            CA ports too (infiniband_hca_* series)
+  --details=false            without PortRcvErrorDetails and
+                             PortXmitDiscardDetails (half the queries)
+  --xmit-wait-tick N         a PortXmitWait tick in symbol times (default
+                             1; perfquery -c shows a PMA's Tick, plus one)
   --once --output FILE       one sweep (with discovery) written to FILE
                              atomically, then exit (0, or 2 when the fabric
                              could not be swept), for node_exporter's
@@ -258,6 +267,9 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.exporter.discoverInterval, "discover-interval", exporter.DefaultDiscoverInterval, "")
 	fs.BoolVar(&c.exporter.once, "once", false, "")
 	fs.StringVar(&c.exporter.output, "output", "", "")
+	fs.BoolVar(&c.exporter.hca, "collector.hca", false, "")
+	fs.BoolVar(&c.exporter.details, "details", true, "")
+	fs.IntVar(&c.exporter.xmitWaitTick, "xmit-wait-tick", 1, "")
 	fs.Func("allow-path", "", func(s string) error { c.allowPath = append(c.allowPath, s); return nil })
 	fs.BoolVar(&c.allowFiles, "allow-files", false, "")
 	fs.BoolVar(&c.help, "help", false, "")

@@ -1,0 +1,77 @@
+package exporter
+
+import (
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// lanes is the number of lanes of an active link width (PortInfo
+// LinkWidthActive: 1 1x, 2 4x, 4 8x, 8 12x, 16 2x), 0 when unknown.
+func lanes(w uint8) int {
+	switch w {
+	case 1:
+		return 1
+	case 2:
+		return 4
+	case 4:
+		return 8
+	case 8:
+		return 12
+	case 16:
+		return 2
+	}
+	return 0
+}
+
+// laneDataRate is the data rate of one lane of the port's active speed in
+// bits per second, after line encoding (8b/10b up to QDR, 64b/66b for FDR
+// and EDR): SDR 2, DDR 4, QDR 8, FDR 13.64, EDR 25, HDR 50, NDR 100 Gb/s.
+// 0 when unknown (the port is down, or its speed is not known).
+func laneDataRate(p *topo.Port) float64 {
+	switch p.SpeedExtActive {
+	case 1:
+		return 14.0625e9 * 64 / 66
+	case 2:
+		return 25.78125e9 * 64 / 66
+	case 4:
+		return 50e9
+	case 8:
+		return 100e9
+	case 0:
+		switch p.SpeedActive {
+		case 1:
+			return 2e9
+		case 2:
+			return 4e9
+		case 4:
+			return 8e9
+		}
+	}
+	return 0
+}
+
+// rateBytes is the port's data rate in bytes per second (lanes times the
+// lane data rate, over 8), as treydock/infiniband_exporter's
+// rate_bytes_per_second; 0 when unknown.
+func rateBytes(p *topo.Port) float64 {
+	return float64(lanes(p.WidthActive)) * laneDataRate(p) / 8
+}
+
+// symbolTime is the time one byte takes on one lane of the port, in
+// seconds (4 ns at SDR): the unit of PortXmitWait's tick. 0 when unknown.
+func symbolTime(p *topo.Port) float64 {
+	r := laneDataRate(p)
+	if r == 0 {
+		return 0
+	}
+	return 8 / r
+}
+
+// speedText names the port's active speed as ibnetdiscover does ("SDR" ..
+// "NDR"); "" when unknown.
+func speedText(p *topo.Port) string {
+	if laneDataRate(p) == 0 {
+		return ""
+	}
+	return smp.LinkSpeedText(p.SpeedActive, p.SpeedExtActive)
+}
