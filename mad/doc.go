@@ -6,7 +6,7 @@
 // Every MAD structure has one [Layout]: the table of its fields ([Field]:
 // name, bit offset, width, [Kind], a one-line doc), transcribed from the IBA
 // tables. The attributes and records (ClassPortInfo here, those of mad/smp,
-// mad/perf and mad/sa) are described once, in the schema of
+// mad/perf, mad/sa and mad/cc) are described once, in the schema of
 // mad/internal/madgen; `go generate ./mad/` writes from it each one's
 // layout, Go struct, zero-allocation codec ([Codec]), ID constant and the
 // packages' ID and name indexes (the attrs_gen.go files; a test fails when

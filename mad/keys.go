@@ -27,10 +27,12 @@ const (
 	saSMKeyOff    = 36 // SA class header
 	bmBKeyOff     = 24 // BM class header
 	ccCCKeyOff    = 24 // CC class header
+	ccDataOff     = 64 // CC management data
 	saDataOff     = 56 // SA data: records
 	saSegmentData = Size - saDataOff
 
 	attrSMInfo           = 0x0020
+	ccAttrKeyInfo        = 0x0012 // CongestionKeyInfo: CC_Key at 0
 	attrPortInfo         = 0x0015
 	saAttrPortInfoRecord = 0x0012 // EndportLID, PortNum, Options, then PortInfo at 4
 	saAttrSMInfoRecord   = 0x0018 // LID, reserved, then SMInfo at 4
@@ -46,7 +48,7 @@ const (
 // the SM_Key of SMInfo, the SM_Key of an SA header and of the PortInfo
 // and SMInfo in SA records (in a single MAD, an RMPP segment or a
 // reassembled message longer than 256 bytes), the B_Key of a BM MAD and
-// the CC_Key of a CC MAD. It never panics on short or malformed input.
+// the CC_Key of a CC MAD and of the CongestionKeyInfo it carries. It never panics on short or malformed input.
 func MaskKeys(b []byte) bool {
 	if len(b) < HeaderSize {
 		return false
@@ -77,6 +79,9 @@ func MaskKeys(b []byte) bool {
 		zero(bmBKeyOff)
 	case ClassCC:
 		zero(ccCCKeyOff)
+		if attr == ccAttrKeyInfo {
+			zero(ccDataOff)
+		}
 	case ClassSubnAdm:
 		zero(saSMKeyOff)
 		var keyOff int

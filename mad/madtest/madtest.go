@@ -368,6 +368,18 @@ type Registry struct {
 	LayoutByID   func(uint16) *mad.Layout
 	LayoutByName func(string) *mad.Layout
 	NewCodec     func(uint16) mad.Codec
+	// CodecOf, when set, gives the codec of a layout: a package with two
+	// layouts under one ID (cc's CongestionLog) sets it, and its second
+	// layout need not be LayoutByID's.
+	CodecOf func(*mad.Layout) mad.Codec
+}
+
+// codec returns a new value of l's Go type.
+func (r Registry) codec(l *mad.Layout) Codec {
+	if r.CodecOf != nil {
+		return r.CodecOf(l)
+	}
+	return r.NewCodec(l.ID)
 }
 
 // EveryAttribute runs the codec checks over every attribute of r, so an
@@ -383,11 +395,14 @@ func EveryAttribute(t *testing.T, r Registry) {
 	}
 	for _, l := range ls {
 		t.Run(l.Name, func(t *testing.T) {
-			newValue := func() Codec { return r.NewCodec(l.ID) }
-			if r.NewCodec(l.ID) == nil {
+			newValue := func() Codec { return r.codec(l) }
+			if r.codec(l) == nil || r.NewCodec(l.ID) == nil {
 				t.Fatalf("%s (%#04x) has no codec", l.Name, l.ID)
 			}
-			if r.LayoutByID(l.ID) != l || r.LayoutByName(l.Name) != l {
+			if a, ok := r.codec(l).(mad.Attribute); ok && a.AttrLayout() != l {
+				t.Errorf("%s: its codec's layout is %s", l.Name, a.AttrLayout().Name)
+			}
+			if (r.LayoutByID(l.ID) != l && r.CodecOf == nil) || r.LayoutByName(l.Name) != l {
 				t.Errorf("%s is not indexed by ID and name", l.Name)
 			}
 			if l.Doc == "" || l.Mod == "" {
@@ -423,7 +438,7 @@ func FuzzAttributes(f *testing.F, r Registry) {
 			return
 		}
 		l := ls[int(b[0])%len(ls)]
-		RoundTrip(t, func() Codec { return r.NewCodec(l.ID) }, b[1:])
+		RoundTrip(t, func() Codec { return r.codec(l) }, b[1:])
 	})
 }
 
@@ -437,7 +452,7 @@ func BenchmarkCodecs(b *testing.B, r Registry) {
 			for i := range in {
 				in[i] = byte(i * 7)
 			}
-			v := r.NewCodec(l.ID)
+			v := r.codec(l)
 			out := make([]byte, 0, l.Size)
 			b.ReportAllocs()
 			for b.Loop() {

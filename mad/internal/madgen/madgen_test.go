@@ -48,10 +48,15 @@ func TestSchema(t *testing.T) {
 		}
 		names[a.Name] = true
 		k := key{a.Pkg, a.ID}
-		if other, dup := ids[k]; dup {
+		other, dup := ids[k]
+		switch {
+		case dup && !a.Alt:
 			t.Errorf("%s and %s share ID %#04x in %s", other, a.Name, a.ID, a.Pkg)
+		case !dup && a.Alt:
+			t.Errorf("%s is an Alt layout of ID %#04x, which no attribute before it has", a.Name, a.ID)
+		case !dup:
+			ids[k] = a.Name
 		}
-		ids[k] = a.Name
 		end := 0
 		for _, r := range rows(a) {
 			if r.f.Bit < end {

@@ -81,6 +81,11 @@ type Attr struct {
 	Stride   int
 	SAVar    string
 
+	// Alt marks a second layout of an ID another attribute of the package
+	// holds (CongestionLog's CA layout): LayoutByName and CodecOf reach
+	// it, LayoutByID, NewCodec and the ID constants name the first.
+	Alt bool
+
 	// Ref lists the attribute of another package this name names in this
 	// package's index (perf's ClassPortInfo is mad's).
 	Ref string
@@ -114,7 +119,7 @@ var schema []*Attr
 // all is the schema: every attribute, by package.
 func all() []*Attr {
 	if schema == nil {
-		schema = slices.Concat(madAttrs(), smpAttrs(), perfAttrs(), saAttrs())
+		schema = slices.Concat(madAttrs(), smpAttrs(), perfAttrs(), saAttrs(), ccAttrs())
 	}
 	return schema
 }

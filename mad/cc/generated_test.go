@@ -1,0 +1,20 @@
+package cc_test
+
+import (
+	"testing"
+
+	"github.com/ibscript/ibscript/mad/cc"
+	"github.com/ibscript/ibscript/mad/madtest"
+)
+
+var registry = madtest.Registry{Layouts: cc.Layouts, LayoutByID: cc.LayoutByID, LayoutByName: cc.LayoutByName,
+	NewCodec: cc.NewCodec, CodecOf: cc.CodecOf}
+
+// TestEveryAttribute: every attribute of the schema passes the codec checks.
+func TestEveryAttribute(t *testing.T) { madtest.EveryAttribute(t, registry) }
+
+// FuzzAttributes: every attribute of the schema survives arbitrary bytes.
+func FuzzAttributes(f *testing.F) { madtest.FuzzAttributes(f, registry) }
+
+// BenchmarkCodecs: decode and encode every attribute of the schema.
+func BenchmarkCodecs(b *testing.B) { madtest.BenchmarkCodecs(b, registry) }
