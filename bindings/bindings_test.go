@@ -164,6 +164,27 @@ func BenchmarkLuaSMPRoundTrip(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "SMPs/s")
 }
 
+// BenchmarkLuaSMPRoundTripFields is BenchmarkLuaSMPRoundTrip reading
+// three fields of each answer (records decode fields when read).
+func BenchmarkLuaSMPRoundTripFields(b *testing.B) {
+	L, _, _ := newTestState(b)
+	if err := DoString(L, `function loop(n)
+		for i = 1, n do
+			local ni = smp.nodeinfo("lid:1")
+			local g, t, p = ni.node_guid, ni.node_type, ni.num_ports
+		end
+	end`); err != nil {
+		b.Fatal(err)
+	}
+	loop := L.GetGlobal("loop")
+	b.ReportAllocs()
+	b.ResetTimer()
+	if err := L.CallByParam(lua.P{Fn: loop, NRet: 0, Protect: true}, lua.LNumber(b.N)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "SMPs/s")
+}
+
 // BenchmarkLuaFabricTable is fabric.discover's conversion of a discovery
 // of tests/topologies/fattree-2000.net (2,000 nodes, ~8,000 ports) into
 // Lua tables, without the sweep.

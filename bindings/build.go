@@ -79,7 +79,7 @@ func madSend(e *Env, L *lua.LState) int {
 		raise(L, "mad.send", "request.method: %q is not Get or Set", mname)
 	}
 	modv, _ := req.RawGetString("modifier").(lua.LNumber)
-	attrT, _ := req.RawGetString("attribute").(*lua.LTable)
+	attrT := asFields(L, req.RawGetString("attribute"))
 	var data []byte
 	if method != mad.MethodGet || attrT != nil {
 		data = make([]byte, l.Size)
@@ -202,14 +202,14 @@ func madShow(e *Env, L *lua.LState) int {
 
 func writeSideBySide(w io.Writer, L *lua.LState, a, b *lua.LTable) {
 	l, _ := attrByName(lua.LVAsString(a.RawGetString("name")))
-	at, _ := a.RawGetString("attribute").(*lua.LTable)
+	at := asFields(L, a.RawGetString("attribute"))
 	if l == nil || at == nil {
 		fmt.Fprintln(w, L.ToStringMeta(a).String())
 		return
 	}
 	var bt *lua.LTable
 	if b != nil {
-		bt, _ = b.RawGetString("attribute").(*lua.LTable)
+		bt = asFields(L, b.RawGetString("attribute"))
 	}
 	width := 0
 	for _, f := range l.Fields {

@@ -91,7 +91,7 @@ var dataModel = []tableDoc{
 	}},
 	{Name: "sweep result", From: "`fabric.sweep(what, ports)[i]`", Sample: `fabric.sweep("portcounters", {fabric.discover().nodes[1].ports[1]})[1]`, Fields: []fieldDoc{
 		{Key: "port", Type: "port", Desc: "the port asked, as given (results are in the order of `ports`)"},
-		{Key: "value", Type: "table", Desc: "the decoded attribute (only the `fields` asked; with `nonzero`, only the counters that are not 0), or for `\"pkeys\"` the array of P_Keys; absent on error", Optional: true},
+		{Key: "value", Type: "record or table", Desc: "the decoded attribute (a table of only the `fields` asked; with `nonzero`, only the counters that are not 0), or for `\"pkeys\"` the array of P_Keys; absent on error", Optional: true},
 		{Key: "err", Type: "string", Desc: "why this port failed; the sweep went on", Optional: true},
 	}},
 	{Name: "routes", From: "`fabric.routes(f)`", Sample: "fabric.routes(fabric.discover())", Fields: []fieldDoc{
@@ -181,6 +181,6 @@ func writeDataModel(w io.Writer) {
 		}
 	}
 	p("\nDecoded attributes and SA records (`smp.*`, `perf.*`, `sa.*`, `mad.decode`, the `value` of\n")
-	p("`fabric.sweep` results) are tables with one field per field of their layout, listed under\n")
+	p("`fabric.sweep` results) are records with one field per field of their layout, listed under\n")
 	p("[Attributes and records](#attributes-and-records).\n")
 }

@@ -75,10 +75,9 @@ type Env struct {
 	sess    *engine.Session
 	fab     fabric.Fabric
 	stdout  io.Writer
-	metas   map[string]*lua.LTable // record metatables by attribute name
+	metas   map[string]*lua.LTable // metatables of fabric.discover's tables by kind
 	records map[*mad.Layout]*record
-	vals    []lua.LValue              // layoutTable's scratch
-	tpls    map[string]*tableTemplate // fixed-key tables by kind (fasttable.go)
+	recNext *lua.LFunction            // next over a record (record.go)
 	docs    map[*lua.LFunction]string // "module.fn(args) -> ..." by function, for help()
 
 	planName string
@@ -133,6 +132,7 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 	}
 	setFiles(L, opts.Files)
 	registerTypes(L)
+	installPairs(L)
 	e.checkAllocs(L)
 	for _, m := range Modules() {
 		mod := e.moduleTable(m)

@@ -91,6 +91,17 @@ func checkOptions(L *lua.LState, fn string, t *lua.LTable, known map[string]bool
 	})
 }
 
+// The keys of fabric.discover's node, port and link tables, in the order
+// they are set.
+var (
+	nodeKeys = []string{"guid", "sys_guid", "id", "desc", "type", "num_ports",
+		"vendor_id", "device_id", "ports", "lid", "enhanced_port0"}
+	portKeys = []string{"node", "num", "guid", "lid", "lmc", "state", "phys_state",
+		"cap_mask", "width_enabled", "width_active", "speed_enabled", "speed_active",
+		"speed_ext_enabled", "speed_ext_active", "remote"}
+	linkKeys = []string{"a", "b"}
+)
+
 func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 	L := e.L
 	nodes := L.CreateTable(len(d.Fabric.Nodes), 0)
@@ -110,18 +121,13 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 		L.Push(lua.LString("\"" + desc + "\" port " + t.RawGetString("num").String()))
 		return 1
 	})
-	// Node and port tables have fixed keys: built from templates
-	// (fasttable.go), the keys' order shared. A port's "remote" is set
-	// once every port table exists.
-	nodeTpl := e.template("fabric.node", "guid", "sys_guid", "id", "desc", "type", "num_ports",
-		"vendor_id", "device_id", "ports", "lid", "enhanced_port0")
-	portTpl := e.template("fabric.port", "node", "num", "guid", "lid", "lmc", "state", "phys_state",
-		"cap_mask", "width_enabled", "width_active", "speed_enabled", "speed_active",
-		"speed_ext_enabled", "speed_ext_active", "remote")
+	// Node and port tables have fixed keys, set in this order (pairs
+	// yields them so). A port's "remote" is set once every port table
+	// exists.
 	var nv [11]lua.LValue
 	var pv [15]lua.LValue
 	for _, n := range d.Fabric.Nodes {
-		nt := nodeTpl.table(L, nv[:], nodeMeta) // filled below: the ports refer to it
+		nt := fixedTable(L, nodeKeys, nv[:], nodeMeta) // filled below: the ports refer to it
 		lid := 0
 		ports := L.CreateTable(len(n.Ports), 0)
 		for _, p := range n.Ports {
@@ -132,7 +138,7 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 				num(int(p.State)), num(int(p.PhysState)), num(int(p.CapMask)),
 				num(int(p.WidthEnabled)), num(int(p.WidthActive)), num(int(p.SpeedEnabled)),
 				num(int(p.SpeedActive)), num(int(p.SpeedExtEnabled)), num(int(p.SpeedExtActive)), nil}
-			pt := portTpl.table(L, pv[:], portMeta)
+			pt := fixedTable(L, portKeys, pv[:], portMeta)
 			ports.RawSetInt(p.Num, pt)
 			portTabs[p] = pt
 			if lid == 0 && p.LID != 0 && (n.Type != topo.Switch || p.Num == 0) {
@@ -159,7 +165,6 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 			}
 		}
 	}
-	linkTpl := e.template("fabric.link", "a", "b")
 	linkMeta := e.namedMeta("fabric.link", func(L *lua.LState) int {
 		t := L.CheckTable(1)
 		L.Push(lua.LString(L.ToStringMeta(t.RawGetString("a")).String() + " <-> " + L.ToStringMeta(t.RawGetString("b")).String()))
@@ -168,7 +173,7 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 	fl := d.Fabric.Links()
 	links := L.CreateTable(len(fl), 0)
 	for _, l := range fl {
-		links.Append(linkTpl.table(L, []lua.LValue{portTabs[l.A], portTabs[l.B]}, linkMeta))
+		links.Append(fixedTable(L, linkKeys, []lua.LValue{portTabs[l.A], portTabs[l.B]}, linkMeta))
 	}
 	errs := L.CreateTable(len(d.Errors), 0)
 	for _, te := range d.Errors {

@@ -72,7 +72,7 @@ func madDecode(e *Env, L *lua.LState) int {
 			// SMInfo carry: shown with them zeroed.
 			m := append([]byte(nil), b...)
 			mad.MaskKeys(m)
-			hdr.RawSetString(f.Key(), fieldValue(f, m))
+			asView(hdr).store(L, lua.LString(f.Key()), fieldValue(f, m))
 		}
 		t.RawSetString("header", hdr)
 		attr, data = smp.LayoutByID(mad.AttrIDOf(b)), smp.Data(b)

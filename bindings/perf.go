@@ -52,7 +52,7 @@ func perfCounters(e *Env, L *lua.LState) int {
 	tbl := e.layoutTable(c.Layout, c.Data)
 	for _, name := range c.Absent {
 		f, _ := c.Layout.Field(name)
-		tbl.RawSetString(f.Key(), lua.LNil)
+		asView(tbl).store(L, lua.LString(f.Key()), lua.LNil)
 	}
 	info := L.NewTable()
 	info.RawSetString("capability_mask", lua.LNumber(c.CapabilityMask))

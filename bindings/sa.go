@@ -63,14 +63,14 @@ func saTemplate(L *lua.LState, fn string, a *sa.Attr, t *lua.LTable) ([]byte, ui
 	return tmpl, mask
 }
 
-func (e *Env) saRecordTable(a *sa.Attr, rec []byte) *lua.LTable {
+func (e *Env) saRecordTable(a *sa.Attr, rec []byte) lua.LValue {
 	return e.layoutTable(a.Layout, rec)
 }
 
 func saGetTable(e *Env, L *lua.LState) int {
 	const fn = "sa.get_table"
 	a := checkAttr(L, fn, 1)
-	tmpl, mask := saTemplate(L, fn, a, L.OptTable(2, nil))
+	tmpl, mask := saTemplate(L, fn, a, fieldsTable(L, 2, true))
 	recs, err := e.sess.SAGetTable(L.Context(), a, mask, tmpl)
 	if err != nil && !errors.Is(err, engine.ErrTruncated) {
 		raise(L, fn, "%v", err)
@@ -96,7 +96,7 @@ func pushWarning(L *lua.LState, err error) int {
 func saGet(e *Env, L *lua.LState) int {
 	const fn = "sa.get"
 	a := checkAttr(L, fn, 1)
-	tmpl, mask := saTemplate(L, fn, a, L.CheckTable(2))
+	tmpl, mask := saTemplate(L, fn, a, fieldsTable(L, 2, false))
 	rec, err := e.sess.SAGet(L.Context(), a, mask, tmpl)
 	if err != nil {
 		raise(L, fn, "%v", err)

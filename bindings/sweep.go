@@ -143,16 +143,7 @@ func fabricSweep(e *Env, L *lua.LState) int {
 					only[j] = j
 				}
 			}
-			vt := L.CreateTable(0, len(only))
-			rec := e.record(k.layout)
-			for _, j := range only {
-				f := k.layout.Fields[j]
-				if nonzero && f.Numeric() && f.Width <= 64 && f.Get(r.Data) == 0 {
-					continue
-				}
-				vt.RawSetString(rec.keys[j], fieldValue(f, r.Data))
-			}
-			rt.RawSetString("value", vt)
+			rt.RawSetString("value", e.someFields(k.layout, r.Data, only, nonzero))
 		} else if k.layout != nil {
 			rt.RawSetString("value", e.layoutTable(k.layout, r.Data))
 		} else {
@@ -240,4 +231,20 @@ func discoveryOf(ft *lua.LTable) *engine.Discovery {
 		return d
 	}
 	return nil
+}
+
+// someFields is a plain table of the fields of b (through l) at indexes
+// only, without the numeric ones that are zero when nonzero is set. Key
+// fields read as in a record: "<masked>" or the zero GUID.
+func (e *Env) someFields(l *mad.Layout, b []byte, only []int, nonzero bool) *lua.LTable {
+	v := asView(e.layoutTable(l, b))
+	t := e.L.CreateTable(0, len(only))
+	for _, j := range only {
+		f := l.Fields[j]
+		if nonzero && f.Numeric() && f.Width <= 64 && f.Get(b) == 0 {
+			continue
+		}
+		t.RawSet(v.r.keys[j], v.field(j))
+	}
+	return t
 }

@@ -165,13 +165,17 @@ func fieldOf(L *lua.LState, v lua.LValue, k lua.LValue) lua.LValue {
 }
 
 // fieldsOf returns the table whose keys complete after "v." or "v:": v
-// itself if it is a table, else the __index table of its metatable (the
-// methods of a userdata such as umad.port). Nothing is called.
+// itself if it is a table, a decoded record's fields, else the __index
+// table of its metatable (the methods of a userdata such as umad.port).
+// Nothing is called.
 func fieldsOf(L *lua.LState, v lua.LValue) *lua.LTable {
 	switch v := v.(type) {
 	case *lua.LTable:
 		return v
 	case *lua.LUserData:
+		if t := bindings.RecordFields(L, v); t != nil {
+			return t
+		}
 		if mt, ok := v.Metatable.(*lua.LTable); ok {
 			if idx, ok := mt.RawGetString("__index").(*lua.LTable); ok {
 				return idx

@@ -24,6 +24,9 @@ type rule struct {
 	allow []string
 	// third lists the third-party import path prefixes allowed.
 	third []string
+	// denyStd lists standard packages it may not import, in its code or
+	// its tests.
+	denyStd []string
 }
 
 var rules = []rule{
@@ -53,7 +56,9 @@ var rules = []rule{
 	// The Prometheus exporter: sweeps with the engine, serves through
 	// client_golang; no Lua.
 	{pkg: "exporter", allow: []string{"engine", "fabric", "mad/...", "topo"}, third: []string{"github.com/prometheus/client_golang", "github.com/prometheus/client_model"}},
-	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan", "diag"}, third: []string{"github.com/yuin/gopher-lua"}},
+	// No unsafe: the bindings use gopher-lua's exported API only, never
+	// its unexported fields (embedders choose their gopher-lua version).
+	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan", "diag"}, third: []string{"github.com/yuin/gopher-lua"}, denyStd: []string{"unsafe"}},
 	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys", "github.com/prometheus/client_golang"}},
 	{pkg: "internal/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua"}},
 	{pkg: "tests", allow: []string{"..."}},
@@ -112,6 +117,11 @@ func allowed(r *rule, imp string, test bool) bool {
 
 func allowedFrom(r *rule, imp string, test bool, extra []string) bool {
 	if isStd(imp) {
+		for _, d := range r.denyStd {
+			if imp == d {
+				return false
+			}
+		}
 		return true
 	}
 	if rel, ok := strings.CutPrefix(imp, module+"/"); ok {
@@ -199,6 +209,7 @@ func TestRulesReject(t *testing.T) {
 		{"native/umad", module + "/fabric"},
 		{"sim", module + "/engine"},
 		{"bindings", module + "/sim"},
+		{"bindings", "unsafe"},
 		{"fabric", module + "/mad"},
 	} {
 		r := ruleFor(c.pkg)
