@@ -58,9 +58,24 @@ type ibndWriter struct {
 }
 
 // name is remap_node_name: the mapped name, else the cleaned description.
-func (wr *ibndWriter) name(n *Node) string {
-	if s, ok := wr.names[n.GUID]; ok {
+func (wr *ibndWriter) name(n *Node) string { return MappedName(n, wr.names) }
+
+// MappedName is the name infiniband-diags prints for n given a
+// node-name-map (remap_node_name): the mapped name, else the description
+// as clean_nodedesc cleans it.
+func MappedName(n *Node, names map[uint64]string) string {
+	if s, ok := names[n.GUID]; ok {
 		return cleanName(s)
+	}
+	return cleanDesc(n.Desc)
+}
+
+// HeaderName is the name ibnetdiscover prints in n's own node line: a
+// switch's MappedName; a CA's or router's cleaned description, which
+// ibnetdiscover does not map.
+func HeaderName(n *Node, names map[uint64]string) string {
+	if n.Type == Switch {
+		return MappedName(n, names)
 	}
 	return cleanDesc(n.Desc)
 }
@@ -121,14 +136,14 @@ func (wr *ibndWriter) node(n *Node) {
 			mode = "enhanced"
 		}
 		fmt.Fprintf(w, "Switch\t%d %q\t\t# \"%s\" %s port 0 lid %d lmc %d\n",
-			n.NumPorts, id, wr.name(n), mode, p0.LID, p0.LMC)
+			n.NumPorts, id, HeaderName(n, wr.names), mode, p0.LID, p0.LMC)
 	default:
 		kind, idKind := "Ca", "ca"
 		if n.Type == Router {
 			kind, idKind = "Rt", "rt"
 		}
 		fmt.Fprintf(w, "%sguid=0x%x\n", idKind, n.GUID)
-		fmt.Fprintf(w, "%s\t%d %q\t\t# \"%s\"\n", kind, n.NumPorts, id, cleanDesc(n.Desc))
+		fmt.Fprintf(w, "%s\t%d %q\t\t# \"%s\"\n", kind, n.NumPorts, id, HeaderName(n, wr.names))
 	}
 	// The link lines are most of the output: formatted by hand into a
 	// scratch buffer (as fmt would: %d, %x, and ids quoted, which are

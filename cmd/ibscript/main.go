@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,8 +36,16 @@ const (
 var version = "0.1.0-dev"
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	argv := toolArgv(os.Args)
+	if len(os.Args) > 0 && tools[filepath.Base(os.Args[0])] != nil {
+		linkedTool = true
+	}
+	os.Exit(run(argv, os.Stdin, os.Stdout, os.Stderr))
 }
+
+// linkedTool is set when the binary runs through a link named like a tool
+// (argv[0] "iblinkinfo"): its messages then start with the tool's name.
+var linkedTool bool
 
 // config is what the command line says, whatever the order of its flags.
 type config struct {
@@ -61,8 +70,10 @@ type config struct {
 	names     map[uint64]string
 	help      bool
 	version   bool
-	cmd       string   // "", "run", "discover", "repl", "help"
-	args      []string // positional arguments after the subcommand
+	cmd       string   // "", "run", "discover", "repl", "help", "tools", "tool"
+	args      []string // positional arguments after the subcommand; a tool's whole command line
+	tool      *Tool    // cmd "tool": the infiniband-diags tool to run (tools.go)
+	viaLink   bool     // the tool runs through a link named like it
 
 	// Files a script may use beyond the named paths (docs/security.md).
 	allowPath  []string // --allow-path DIR, repeatable
@@ -86,6 +97,11 @@ Commands:
   discover            discover the fabric and print it
   exporter            serve the fabric's port counters to Prometheus
   report merge F...   merge JSON plan reports of several hosts into one
+  TOOL [OPTIONS]      an infiniband-diags tool (iblinkinfo, ibqueryerrors,
+                      ibnetdiscover, ibswitches, perfquery, saquery, ...) with
+                      the C tool's options and text, or --format json; a
+                      link named TOOL to ibscript runs it too
+  tools               list the tools ("help TOOL" shows a tool's options)
   help [COMMAND]      show help; "help man" prints the manual page (roff)
 
 Flags (before or after the command):
@@ -297,6 +313,12 @@ func parseArgs(argv []string, stderr io.Writer) (*config, error) {
 			pos = append(pos, rest[1:]...)
 			break
 		}
+		if len(pos) == 0 && tools[rest[0]] != nil {
+			// A tool takes the rest of the command line, parsed as
+			// getopt_long parses the C tool's (tools.go).
+			c.cmd, c.tool, c.args = "tool", tools[rest[0]], rest[1:]
+			return c, nil
+		}
 		pos = append(pos, rest[0])
 		rest = rest[1:]
 		// After a script file, everything is the script's: flags that
@@ -305,10 +327,10 @@ func parseArgs(argv []string, stderr io.Writer) (*config, error) {
 	}
 	if len(pos) > 0 {
 		switch pos[0] {
-		case "run", "discover", "exporter", "repl", "help", "report":
+		case "run", "discover", "exporter", "repl", "help", "report", "tools":
 			c.cmd, pos = pos[0], pos[1:]
 		default:
-			return nil, fmt.Errorf("unknown command %q (want run, discover, exporter, report or help)", pos[0])
+			return nil, fmt.Errorf("unknown command %q (want run, discover, exporter, report, tools, a tool (ibscript tools lists them) or help)", pos[0])
 		}
 	}
 	c.args = pos
@@ -324,6 +346,15 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "ibscript: %v\n%s", err, "run 'ibscript --help' for usage\n")
 		return exitError
+	}
+	var inv *Invocation
+	if c.cmd == "tool" {
+		c.viaLink = linkedTool && len(argv) > 0 && argv[0] == c.tool.Name
+		var code int
+		var done bool
+		if inv, code, done = prepareTool(c, stdout, stderr); done {
+			return code
+		}
 	}
 	if c.version {
 		fmt.Fprintf(stdout, "ibscript %s\n", version)
@@ -348,6 +379,14 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if c.cmd == "help" && len(c.args) > 0 {
 			topic = c.args[0]
 		}
+		if t := tools[topic]; t != nil {
+			fmt.Fprint(stdout, toolUsage(t))
+			return exitOK
+		}
+		if topic == "tools" {
+			fmt.Fprint(stdout, toolsList())
+			return exitOK
+		}
 		if topic == "man" {
 			if err := writeMan(stdout); err != nil {
 				fmt.Fprintf(stderr, "ibscript: %v\n", err)
@@ -358,7 +397,7 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if h, ok := commandHelp[topic]; ok {
 			fmt.Fprint(stdout, h)
 		} else if c.cmd == "help" && topic != "" && topic != "help" {
-			fmt.Fprintf(stderr, "ibscript help: no help on %q (topics: %s, man)\n", topic, strings.Join(helpTopics(), ", "))
+			fmt.Fprintf(stderr, "ibscript help: no help on %q (topics: %s, man, tools, or a tool's name)\n", topic, strings.Join(helpTopics(), ", "))
 			return exitError
 		} else {
 			fmt.Fprint(stdout, usage)
@@ -414,6 +453,11 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runDiscover(ctx, c, stdout, stderr)
 	case c.cmd == "exporter":
 		return runExporter(ctx, c, stdout, stderr)
+	case c.cmd == "tools":
+		fmt.Fprint(stdout, toolsList())
+		return exitOK
+	case c.cmd == "tool":
+		return runTool(ctx, inv)
 	case c.hasChunk:
 		return runChunk(ctx, c, stdout, stderr)
 	default:

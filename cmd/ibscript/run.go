@@ -350,22 +350,7 @@ func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		fmt.Fprintf(stderr, "ibscript discover: unknown --format %q (want ibnetdiscover or list)\n", c.format)
 		return exitError
 	}
-	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		// One sweep, printed, then exit: what it allocates is the
-		// fabric's size, so collecting only near a memory limit spares
-		// the sweep the collector's CPU, which it shares with ibsim or
-		// the simulator on a small machine (7,968 nodes through ibsim:
-		// 4 collections during the sweep before, none now; a 16k-node
-		// fabric stays far below the limit).
-		// Below a smaller --memory-limit, so that garbage never reaches
-		// the watchdog's limit.
-		debug.SetGCPercent(-1)
-		lim := uint64(discoverMemoryLimit)
-		if c.memLimit.v > 0 {
-			lim = min(lim, c.memLimit.v*3/4)
-		}
-		debug.SetMemoryLimit(int64(lim))
-	}
+	oneShotGC(c)
 	b, err := openBackend(ctx, c, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
@@ -434,4 +419,26 @@ func firstLID(n *topo.Node) *topo.Port {
 		}
 	}
 	return nil
+}
+
+// oneShotGC tunes the collector for a command that sweeps once, prints
+// and exits (discover, the diag tools), unless GOGC or GOMEMLIMIT say
+// otherwise.
+func oneShotGC(c *config) {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		// One sweep, printed, then exit: what it allocates is the
+		// fabric's size, so collecting only near a memory limit spares
+		// the sweep the collector's CPU, which it shares with ibsim or
+		// the simulator on a small machine (7,968 nodes through ibsim:
+		// 4 collections during the sweep before, none now; a 16k-node
+		// fabric stays far below the limit).
+		// Below a smaller --memory-limit, so that garbage never reaches
+		// the watchdog's limit.
+		debug.SetGCPercent(-1)
+		lim := uint64(discoverMemoryLimit)
+		if c.memLimit.v > 0 {
+			lim = min(lim, c.memLimit.v*3/4)
+		}
+		debug.SetMemoryLimit(int64(lim))
+	}
 }

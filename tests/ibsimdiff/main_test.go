@@ -19,6 +19,7 @@ var shared ibsimtest.Shared
 func TestMain(m *testing.M) {
 	code := m.Run()
 	shared.StopAll(code != 0)
+	removeBuilt()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

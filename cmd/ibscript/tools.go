@@ -1,0 +1,597 @@
+package main
+
+// The infiniband-diags tools (issue 19): `ibscript TOOL [options]`, or a
+// link named TOOL to the ibscript binary. Each tool registers itself from
+// its own file, tool_NAME.go, in an init(): registerTool(&Tool{...}). The
+// options are parsed as getopt_long parses them for the C tools (combined
+// short flags -xa, attached values -t100, --opt=v, --opt v, unambiguous
+// prefixes of long options, --, arguments and options in any order), the
+// infiniband-diags common options (-C, -P, -G, -D, -L, -s, -t, -d, -e, -v,
+// -y, -h, -V, --node-name-map) and ibscript's own (--fabric, --format
+// json, ...) once for every tool. The tools' data and text live in the
+// diag package; a tool's Run only reads its options, calls diag and
+// prints.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/engine"
+)
+
+// Tool is one infiniband-diags tool.
+type Tool struct {
+	// Name is the C tool's name: the command word and the link name.
+	Name string
+	// Summary is the line `ibscript tools` shows.
+	Summary string
+	// Args is the usage's synopsis after "[options]", e.g. "<lid|guid>".
+	Args string
+	// Options are the tool's own options, in the order --help lists them.
+	// One with the short letter or long name of a common option replaces
+	// it (iblinkinfo's -G takes a port GUID; ibqueryerrors' -s a list).
+	Options []Option
+	// Exclude lists the common options' short letters (or long names,
+	// separated by commas) the C tool does not take: "s,e" refuses -s and
+	// -e as the C tool does.
+	Exclude string
+	// Run runs the tool and returns its exit status. Errors it prints
+	// itself (inv.Errorf); the backend is opened on first inv.Env and
+	// closed after Run.
+	Run func(ctx context.Context, inv *Invocation) int
+}
+
+// Option is one getopt_long option.
+type Option struct {
+	Short byte   // the short letter, 0 for a long-only option
+	Long  string // the long name without "--", "" for a short-only option
+	// Arg names the option's argument in --help ("<ms>"); "" means it
+	// takes none.
+	Arg string
+	// Optional makes the argument optional (getopt's "::"): only an
+	// attached one (-xVAL, --opt=VAL) is taken.
+	Optional bool
+	Help     string
+}
+
+// Key is how an Invocation names the option: its long name, else its
+// short letter.
+func (o *Option) Key() string {
+	if o.Long != "" {
+		return o.Long
+	}
+	return string(o.Short)
+}
+
+func (o *Option) spelling() string {
+	if o.Long != "" {
+		return "--" + o.Long
+	}
+	return "-" + string(o.Short)
+}
+
+// tools is the registry, filled by the tool files' init functions.
+var tools = map[string]*Tool{}
+
+// registerTool adds t to the registry; a second tool of the same name is
+// a programming error.
+func registerTool(t *Tool) {
+	if _, dup := tools[t.Name]; dup {
+		panic("ibscript: tool " + t.Name + " registered twice")
+	}
+	tools[t.Name] = t
+}
+
+// toolNames returns the registered tools' names, sorted.
+func toolNames() []string {
+	names := make([]string, 0, len(tools))
+	for n := range tools {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// toolArgv returns the command line run sees: the arguments, with the
+// tool's name in front when the binary was invoked through a link named
+// like a tool (argv[0] "iblinkinfo" runs `ibscript iblinkinfo`).
+func toolArgv(args []string) []string {
+	if len(args) == 0 {
+		return nil
+	}
+	if base := filepath.Base(args[0]); tools[base] != nil {
+		return append([]string{base}, args[1:]...)
+	}
+	return args[1:]
+}
+
+// Keys of the common options an Invocation reads.
+const (
+	optFabric  = "fabric"
+	optFormat  = "format"
+	optCA      = "Ca"
+	optPort    = "Port"
+	optGUID    = "Guid"
+	optDirect  = "Direct"
+	optLID     = "Lid"
+	optSMPort  = "sm_port"
+	optTimeout = "timeout"
+	optMKey    = "m_key"
+	optErrors  = "errors"
+	optVerbose = "verbose"
+	optDebug   = "debug"
+	optHelp    = "help"
+	optVersion = "version"
+	optNameMap = "node-name-map"
+)
+
+// commonOptions are the infiniband-diags common options (ibdiag_common),
+// then ibscript's own, as every tool's --help lists them after its own.
+var commonOptions = []Option{
+	{Short: 'C', Long: optCA, Arg: "<ca>", Help: "Ca name to use (the umad backend: --fabric umad:CA/PORT)"},
+	{Short: 'P', Long: optPort, Arg: "<port>", Help: "Ca port number to use"},
+	{Short: 'G', Long: optGUID, Help: "use GUID address argument"},
+	{Short: 'D', Long: optDirect, Help: "use Direct address argument (\"0,1,3\")"},
+	{Short: 'L', Long: optLID, Help: "use LID address argument (the default)"},
+	{Short: 's', Long: optSMPort, Arg: "<lid>", Help: "SM port lid"},
+	{Short: 't', Long: optTimeout, Arg: "<ms>", Help: "timeout in ms"},
+	{Short: 'y', Long: optMKey, Arg: "<key>", Help: "M_Key to use in request (better: $IBSCRIPT_MKEY)"},
+	{Short: 'e', Long: optErrors, Help: "show send and receive errors"},
+	{Short: 'v', Long: optVerbose, Help: "increase verbosity level"},
+	{Short: 'd', Long: optDebug, Help: "raise debug level (ibscript's --debug)"},
+	{Short: 'h', Long: optHelp, Help: "help message"},
+	{Short: 'V', Long: optVersion, Help: "show version"},
+	{Long: optNameMap, Arg: "<file>", Help: "node name map file"},
+	{Long: optFabric, Arg: "<uri>", Help: "ibscript's backend: auto, sim:PATH, umad:CA/PORT, ibsim:SOCK, replay:FILE"},
+	{Long: optFormat, Arg: "<fmt>", Help: "text (the C tool's, default) or json (docs/diag/TOOL.schema.json)"},
+	{Long: "retries", Arg: "<n>", Help: "MAD retries after the first try (default 3)"},
+	{Long: "record", Arg: "<file>", Help: "record every MAD sent and received (ibscript --record)"},
+	{Long: "allow-set", Help: "let Sets out on the kernel backend (audited)"},
+	{Long: "audit", Arg: "<file>", Help: "append an audit line for every Set sent"},
+	{Long: "max-mads", Arg: "<n>", Help: "send at most N MADs"},
+	{Long: "time-limit", Arg: "<dur>", Help: "end the tool after DUR of wall-clock time (exit status 2)"},
+}
+
+// options returns the tool's option table: its own options, then the
+// common ones it neither replaces nor excludes.
+func (t *Tool) options() []Option {
+	excluded := map[string]bool{}
+	for _, e := range strings.Split(t.Exclude, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			excluded[e] = true
+		}
+	}
+	out := slices.Clone(t.Options)
+	for _, c := range commonOptions {
+		if excluded[c.Long] || (c.Short != 0 && excluded[string(c.Short)]) {
+			continue
+		}
+		taken := slices.ContainsFunc(t.Options, func(o Option) bool {
+			return (c.Short != 0 && o.Short == c.Short) || (c.Long != "" && o.Long == c.Long)
+		})
+		if taken {
+			// The tool's own option replaces the common one; a long
+			// name it does not reuse stays (--Guid when -G is the
+			// tool's), unless the tool uses the letter for something
+			// else entirely.
+			if c.Long != "" && !slices.ContainsFunc(t.Options, func(o Option) bool { return o.Long == c.Long }) &&
+				!slices.ContainsFunc(t.Options, func(o Option) bool { return o.Short == c.Short && o.Long != "" }) {
+				c.Short = 0
+				out = append(out, c)
+			}
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Invocation is one run of a tool: its parsed options and arguments, and
+// the backend it opens on demand.
+type Invocation struct {
+	Tool *Tool
+	// Prog is the name errors start with: "iblinkinfo" through a link,
+	// "ibscript iblinkinfo" otherwise.
+	Prog string
+	// Args are the positional arguments, in order.
+	Args           []string
+	Stdout, Stderr io.Writer
+	// JSON is --format json.
+	JSON bool
+
+	vals          map[string][]string // option key -> each value given ("" for flags), in order
+	c             *config
+	b             *backend
+	diagE         *diag.Env
+	clearProgress func() // clears the progress line, when one is shown
+}
+
+// Has reports whether the option (by Key) was given.
+func (inv *Invocation) Has(key string) bool { _, ok := inv.vals[key]; return ok }
+
+// Count is how many times the option was given (-vvv: 3).
+func (inv *Invocation) Count(key string) int { return len(inv.vals[key]) }
+
+// Value is the option's last value, "" when it was not given.
+func (inv *Invocation) Value(key string) string {
+	v := inv.vals[key]
+	if len(v) == 0 {
+		return ""
+	}
+	return v[len(v)-1]
+}
+
+// Values are every value the option was given, in order.
+func (inv *Invocation) Values(key string) []string { return inv.vals[key] }
+
+// Int reads the option's last value as strtol(..., 0) does (decimal,
+// 0x hex, 0 octal); an error names the option and the value.
+func (inv *Invocation) Int(key string, def int64) (int64, error) {
+	if !inv.Has(key) {
+		return def, nil
+	}
+	s := inv.Value(key)
+	v, err := strconv.ParseInt(s, 0, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: want a number", inv.spelling(key), s)
+	}
+	return v, nil
+}
+
+// spelling is how the command line spells the option of key.
+func (inv *Invocation) spelling(key string) string {
+	for _, o := range inv.Tool.options() {
+		if o.Key() == key {
+			if o.Short != 0 {
+				return "-" + string(o.Short)
+			}
+			return o.spelling()
+		}
+	}
+	return key
+}
+
+// Verbosity is how many -v were given.
+func (inv *Invocation) Verbosity() int { return inv.Count(optVerbose) }
+
+// ShowErrors is -e.
+func (inv *Invocation) ShowErrors() bool { return inv.Has(optErrors) }
+
+// SMLID is -s: the SM's LID, 0 when not given (ask the local port's
+// PortInfo.MasterSMLID).
+func (inv *Invocation) SMLID() (uint16, error) {
+	if !inv.Has(optSMPort) {
+		return 0, nil
+	}
+	s := inv.Value(optSMPort)
+	v, err := strconv.ParseUint(s, 0, 16)
+	if err != nil || v == 0 || v > 0xbfff {
+		return 0, fmt.Errorf("-s %q: want the SM's unicast LID (1..0xbfff)", s)
+	}
+	return uint16(v), nil
+}
+
+// Target reads a destination argument as the C tools' -L (default), -G
+// or -D say: a LID (decimal or 0x hex), a GUID, or a directed route
+// "0,1,3" from the local port. what names the argument in errors.
+func (inv *Invocation) Target(what, s string) (engine.Target, error) {
+	kind := "lid"
+	switch {
+	case inv.Has(optDirect) && inv.Has(optGUID):
+		return engine.Target{}, errors.New("-D and -G: give one address kind")
+	case inv.Has(optDirect):
+		kind = "dr"
+	case inv.Has(optGUID):
+		kind = "guid"
+	}
+	t, err := engine.ParseTarget(kind + ":" + s)
+	if err != nil {
+		return engine.Target{}, fmt.Errorf("%s: %w", what, err)
+	}
+	return t, nil
+}
+
+// Env opens the backend (--fabric, or -C/-P on the kernel's umad ports)
+// on first use and returns the diag environment on it.
+func (inv *Invocation) Env(ctx context.Context) (*diag.Env, error) {
+	if inv.diagE != nil {
+		return inv.diagE, nil
+	}
+	b, err := openBackend(ctx, inv.c, inv.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	inv.b = b
+	inv.diagE = &diag.Env{Session: b.sess, NodeNames: inv.c.names}
+	if isTerminal(inv.Stderr) {
+		prog := &progressLine{w: inv.Stderr}
+		inv.diagE.Progress = func(nodes, _ int) { prog.update(nodes, 0, inv.Tool.Name+": nodes found") }
+		inv.clearProgress = prog.clear
+	}
+	return inv.diagE, nil
+}
+
+// Errorf prints "PROG: message" on stderr.
+func (inv *Invocation) Errorf(format string, args ...any) {
+	fmt.Fprintf(inv.Stderr, "%s: %s\n", inv.Prog, fmt.Sprintf(format, args...))
+}
+
+// Fail prints err and returns exit status 2, the status of a tool that
+// could not run (the C tools exit with IBEXIT_ERR or a usage status).
+func (inv *Invocation) Fail(err error) int {
+	if inv.clearProgress != nil {
+		inv.clearProgress()
+	}
+	inv.Errorf("%v", err)
+	return exitError
+}
+
+// parseToolArgs parses argv as getopt_long parses it for the tool's
+// option table: options and arguments in any order (GNU permutation),
+// "--" ending the options, "-" an argument.
+func parseToolArgs(t *Tool, argv []string) (vals map[string][]string, args []string, err error) {
+	opts := t.options()
+	vals = map[string][]string{}
+	set := func(o *Option, v string) { vals[o.Key()] = append(vals[o.Key()], v) }
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "--":
+			return vals, append(args, argv[i+1:]...), nil
+		case strings.HasPrefix(a, "--"):
+			name, val, hasVal := strings.Cut(a[2:], "=")
+			o, err := matchLong(opts, name)
+			if err != nil {
+				return nil, nil, err
+			}
+			switch {
+			case o.Arg == "" && hasVal:
+				return nil, nil, fmt.Errorf("option '--%s' doesn't allow an argument", o.Long)
+			case o.Arg == "" || o.Optional || hasVal:
+				set(o, val)
+			case i+1 < len(argv):
+				i++
+				set(o, argv[i])
+			default:
+				return nil, nil, fmt.Errorf("option '--%s' requires an argument %s", o.Long, o.Arg)
+			}
+		case len(a) > 1 && a[0] == '-':
+		shorts:
+			for j := 1; j < len(a); j++ {
+				o := matchShort(opts, a[j])
+				if o == nil {
+					return nil, nil, fmt.Errorf("invalid option -- '%c'", a[j])
+				}
+				if o.Arg == "" {
+					set(o, "")
+					continue
+				}
+				switch {
+				case j+1 < len(a):
+					set(o, a[j+1:])
+				case o.Optional:
+					set(o, "")
+				case i+1 < len(argv):
+					i++
+					set(o, argv[i])
+				default:
+					return nil, nil, fmt.Errorf("option requires an argument -- '%c' %s", a[j], o.Arg)
+				}
+				break shorts // the rest of a was the value
+			}
+		default:
+			args = append(args, a)
+		}
+	}
+	return vals, args, nil
+}
+
+func matchShort(opts []Option, c byte) *Option {
+	for i := range opts {
+		if opts[i].Short == c && c != 0 {
+			return &opts[i]
+		}
+	}
+	return nil
+}
+
+// matchLong finds a long option by its name or, as getopt_long does, an
+// unambiguous prefix of it.
+func matchLong(opts []Option, name string) (*Option, error) {
+	var found []*Option
+	for i := range opts {
+		l := opts[i].Long
+		if l == "" {
+			continue
+		}
+		if l == name {
+			return &opts[i], nil
+		}
+		if name != "" && strings.HasPrefix(l, name) {
+			found = append(found, &opts[i])
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("unrecognized option '--%s'", name)
+	case 1:
+		return found[0], nil
+	}
+	var names []string
+	for _, o := range found {
+		names = append(names, "'--"+o.Long+"'")
+	}
+	return nil, fmt.Errorf("option '--%s' is ambiguous; possibilities: %s", name, strings.Join(names, " "))
+}
+
+// toolUsage is the tool's --help, laid out as ibdiag_show_usage lays it
+// out.
+func toolUsage(t *Tool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nUsage: %s [options] %s\n\n", t.Name, t.Args)
+	fmt.Fprintf(&b, "(ibscript %s: %s)\n\nOptions:\n", t.Name, t.Summary)
+	for _, o := range t.options() {
+		var name string
+		switch {
+		case o.Long != "" && o.Short != 0:
+			name = fmt.Sprintf("--%s, -%c", o.Long, o.Short)
+		case o.Long != "":
+			name = "--" + o.Long
+		default:
+			name = "-" + string(o.Short)
+		}
+		if o.Arg != "" {
+			name += " " + o.Arg
+		}
+		col := fmt.Sprintf("  %-22s  ", name)
+		lines := strings.Split(o.Help, "\n")
+		b.WriteString(col + lines[0] + "\n")
+		for _, l := range lines[1:] {
+			b.WriteString(strings.Repeat(" ", len(col)) + l + "\n")
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// toolsList is `ibscript tools`.
+func toolsList() string {
+	var b strings.Builder
+	b.WriteString("usage: ibscript TOOL [options] [args], or a link named TOOL to ibscript\n\n")
+	b.WriteString("The infiniband-diags tools, with the C tools' options and text (docs/diag.md);\n")
+	b.WriteString("--format json prints the data as JSON; ibscript TOOL --help lists a tool's options.\n\n")
+	for _, n := range toolNames() {
+		fmt.Fprintf(&b, "  %-16s %s\n", n, tools[n].Summary)
+	}
+	return b.String()
+}
+
+// prepareTool parses the tool's command line into c. done means the run
+// ends here with code (--help, -V, a usage error).
+func prepareTool(c *config, stdout, stderr io.Writer) (inv *Invocation, code int, done bool) {
+	t := c.tool
+	prog := "ibscript " + t.Name
+	if c.viaLink {
+		prog = t.Name
+	}
+	inv = &Invocation{Tool: t, Prog: prog, Stdout: stdout, Stderr: stderr, c: c}
+	vals, args, err := parseToolArgs(t, c.args)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n(%s --help lists the options)\n", prog, err, prog)
+		return nil, exitError, true
+	}
+	inv.vals, inv.Args = vals, args
+	if inv.Has(optHelp) {
+		fmt.Fprint(stdout, toolUsage(t))
+		return nil, exitOK, true
+	}
+	if inv.Has(optVersion) {
+		fmt.Fprintf(stdout, "%s (ibscript %s)\n", t.Name, version)
+		return nil, exitOK, true
+	}
+	if err := inv.configure(c); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return nil, exitError, true
+	}
+	return inv, 0, false
+}
+
+// configure moves the common options into the run's config.
+func (inv *Invocation) configure(c *config) error {
+	if inv.Has(optFabric) {
+		c.fabricURI = inv.Value(optFabric)
+	}
+	switch f := inv.Value(optFormat); f {
+	case "", "text":
+	case "json":
+		inv.JSON = true
+	default:
+		return fmt.Errorf("--format %q: want text or json", f)
+	}
+	if inv.Has(optCA) || inv.Has(optPort) {
+		scheme, _, _ := strings.Cut(c.fabricURI, ":")
+		if scheme != "auto" && scheme != "" && !(scheme == "umad" && !strings.Contains(c.fabricURI, "/")) {
+			return fmt.Errorf("-C/-P name a local HCA port of the kernel's umad backend, and --fabric is %s", c.fabricURI)
+		}
+		ca := inv.Value(optCA)
+		if ca == "" && scheme == "umad" {
+			ca = strings.TrimPrefix(c.fabricURI, "umad:")
+		}
+		uri := "umad:" + ca
+		if inv.Has(optPort) {
+			p, err := strconv.ParseUint(inv.Value(optPort), 0, 8)
+			if err != nil || p == 0 {
+				return fmt.Errorf("-P %q: want a port number 1..255", inv.Value(optPort))
+			}
+			if ca == "" {
+				return fmt.Errorf("-P %d without -C: name the CA too", p)
+			}
+			uri += "/" + strconv.FormatUint(p, 10)
+		}
+		c.fabricURI = uri
+	}
+	if inv.Has(optTimeout) {
+		d, err := parseTimeout(inv.Value(optTimeout))
+		if err != nil {
+			return fmt.Errorf("-t: %v", err)
+		}
+		c.timeout = d
+	}
+	if inv.Has("retries") {
+		n, err := strconv.Atoi(inv.Value("retries"))
+		if err != nil {
+			return fmt.Errorf("--retries %q: want a number", inv.Value("retries"))
+		}
+		c.retries = n
+	}
+	if inv.Has(optMKey) {
+		c.mkey = inv.Value(optMKey)
+	}
+	if inv.Has(optNameMap) {
+		c.nameMap = inv.Value(optNameMap)
+	}
+	if inv.Has(optDebug) {
+		c.debug = true
+	}
+	c.record = inv.Value("record")
+	c.audit = inv.Value("audit")
+	c.allowSet = inv.Has("allow-set")
+	if inv.Has("max-mads") {
+		n, err := strconv.ParseUint(inv.Value("max-mads"), 10, 64)
+		if err != nil {
+			return fmt.Errorf("--max-mads %q: want a number", inv.Value("max-mads"))
+		}
+		c.maxMADs = n
+	}
+	if inv.Has("time-limit") {
+		d, err := time.ParseDuration(inv.Value("time-limit"))
+		if err != nil || d <= 0 {
+			return fmt.Errorf("--time-limit %q: want a positive duration (30s, 2m)", inv.Value("time-limit"))
+		}
+		c.timeLimit = d
+	}
+	return nil
+}
+
+// runTool runs the parsed tool; the backend, if it opened one, is closed
+// after, its recording and audit checked as every command's are.
+func runTool(ctx context.Context, inv *Invocation) (code int) {
+	oneShotGC(inv.c)
+	defer func() {
+		if inv.clearProgress != nil {
+			inv.clearProgress()
+		}
+		if inv.b != nil {
+			code = inv.b.finish(code, inv.Stderr)
+		}
+	}()
+	return inv.Tool.Run(ctx, inv)
+}

@@ -1,0 +1,105 @@
+package diag
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// Env is what every tool runs with: the engine session on the local port
+// (-C/-P, --fabric), the node-name-map (--node-name-map) and the
+// discovery options the common flags set. Tools never open a port or read
+// a flag themselves.
+type Env struct {
+	// Session is the engine session on the local port. Required for tools
+	// that talk to the fabric.
+	Session *engine.Session
+	// NodeNames is the node-name-map (topo.ParseNameMap), nil when none.
+	NodeNames map[uint64]string
+	// Progress, when set, receives the progress of long sweeps (nodes
+	// found, queries outstanding), for a progress line on a terminal.
+	Progress func(nodes, pending int)
+}
+
+// Discover sweeps the fabric from the local port with the engine's
+// concurrent discovery. The nodes the node-name-map names carry those
+// names as their descriptions, as the C tools print them. A node that
+// could not be read is an error naming its route, unless partial is set
+// (the tools that print what they found and say what they missed).
+func (e *Env) Discover(ctx context.Context) (*engine.Discovery, error) {
+	if e == nil || e.Session == nil {
+		return nil, fmt.Errorf("diag: no session (the tool needs a fabric)")
+	}
+	d, err := e.Session.Discover(ctx, &engine.DiscoverOptions{Progress: e.Progress})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, err
+	}
+	return d, nil
+}
+
+// DiscoveryErrors is the error of a discovery that missed part of the
+// fabric: one line per route that did not answer. The tools print what
+// they found and fail with it (the C tools print what libibnetdisc found
+// and warn).
+type DiscoveryErrors []engine.TargetError
+
+func (e DiscoveryErrors) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "discovery missed %d route(s)", len(e))
+	for i, te := range e {
+		if i == 5 {
+			fmt.Fprintf(&b, "; and %d more", len(e)-5)
+			break
+		}
+		fmt.Fprintf(&b, "; %s", te)
+	}
+	return b.String()
+}
+
+// GUID is a 64-bit GUID as JSON and Lua carry it: a "0x%016x" string
+// (a JSON number or a Lua number would lose its low bits).
+type GUID uint64
+
+// MarshalJSON writes "0x0002c90300001234".
+func (g GUID) MarshalJSON() ([]byte, error) {
+	return []byte(fmt.Sprintf(`"0x%016x"`, uint64(g))), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (g *GUID) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("GUID: want a string \"0x...\": %w", err)
+	}
+	var v uint64
+	if _, err := fmt.Sscanf(s, "0x%x", &v); err != nil {
+		return fmt.Errorf("GUID %q: want 0x and hex digits", s)
+	}
+	*g = GUID(v)
+	return nil
+}
+
+func (g GUID) String() string { return fmt.Sprintf("0x%016x", uint64(g)) }
+
+// WriteJSON writes v as the tools' --format json output: indented, one
+// value, a newline at the end.
+func WriteJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// nodeType is the name JSON gives a node type.
+func nodeType(t topo.NodeType) string { return t.String() }

@@ -1,0 +1,172 @@
+package ibsimdiff
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/internal/ibsimtest"
+)
+
+// The infiniband-diags tools (issue 19), differentially: the C tool under
+// umad2sim and `ibscript TOOL` on the ibsim: backend, attached to the same
+// node of the same live fabric, must print the same stdout bytes and exit
+// with the same status. Each tool's test lists its option combinations;
+// diagTopologies are the fabrics every tool is compared on.
+
+// diagTopologies: the two mixed fabrics of issue 18 and a ring of three
+// switches with descriptions that trip the scripts' awk; host is the CA
+// both tools run on.
+var diagTopologies = []struct{ path, host string }{
+	{"../topologies/net.mixed-router", "HcaX"},
+	{"../topologies/net.mixed-3sw", "Host1"},
+	{"../topologies/net.odd-ring", "h1 port 0"},
+}
+
+// diagSim is the shared ibsim (with OpenSM) of a diag topology.
+func diagSim(t *testing.T, path string) *ibsimtest.Sim {
+	t.Helper()
+	return shared.Get(t, path, &ibsimtest.Options{InitPorts: initPorts(path)})
+}
+
+var (
+	builtOnce sync.Once
+	builtDir  string
+	builtBin  string
+	builtErr  error
+)
+
+// ibscriptBinary builds cmd/ibscript once for the package (the tools are
+// compared as a user runs them: command line, exit status, stdout).
+func ibscriptBinary(t *testing.T) string {
+	t.Helper()
+	builtOnce.Do(func() {
+		builtDir, builtErr = os.MkdirTemp("", "ibscript-diag-")
+		if builtErr != nil {
+			return
+		}
+		builtBin = filepath.Join(builtDir, "ibscript")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", builtBin, "../../cmd/ibscript")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			builtErr = errors.New("go build ./cmd/ibscript: " + err.Error() + ": " + string(out))
+		}
+	})
+	if builtErr != nil {
+		t.Fatal(builtErr)
+	}
+	return builtBin
+}
+
+// removeBuilt removes the binary ibscriptBinary built (TestMain).
+func removeBuilt() {
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+}
+
+// toolResult is what one run of a tool printed and its exit status.
+type toolResult struct {
+	stdout, stderr []byte
+	code           int
+}
+
+// runCmd runs cmd bounded by 60s and returns its output and status; a
+// command that could not start fails the test.
+func runCmd(t *testing.T, cmd *exec.Cmd) toolResult {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return toolResult{out.Bytes(), errb.Bytes(), 0}
+	case errors.As(err, &ee) && ee.Exited():
+		return toolResult{out.Bytes(), errb.Bytes(), ee.ExitCode()}
+	}
+	t.Fatalf("%s: %v; stderr: %s", strings.Join(cmd.Args, " "), err, errb.Bytes())
+	return toolResult{}
+}
+
+// cTool runs the C tool under umad2sim attached to host.
+func cTool(t *testing.T, s *ibsimtest.Sim, host, tool string, args ...string) toolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd, err := s.Command(ctx, host, tool, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runCmd(t, cmd)
+}
+
+// ibscriptTool runs `ibscript TOOL ARGS --fabric ibsim:SOCK?node=HOST`.
+func ibscriptTool(t *testing.T, s *ibsimtest.Sim, host, tool string, args ...string) toolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	argv := append([]string{tool}, args...)
+	argv = append(argv, "--fabric", "ibsim:"+s.Sock+"?"+url.Values{"node": {host}}.Encode())
+	cmd := exec.CommandContext(ctx, ibscriptBinary(t), argv...)
+	cmd.WaitDelay = 5 * time.Second
+	return runCmd(t, cmd)
+}
+
+// diffTool compares the C tool and ibscript's on the same arguments:
+// stdout byte for byte, and the exit status. It returns the C tool's.
+func diffTool(t *testing.T, s *ibsimtest.Sim, host, tool string, args ...string) toolResult {
+	t.Helper()
+	want := cTool(t, s, host, tool, args...)
+	got := ibscriptTool(t, s, host, tool, args...)
+	what := tool + " " + strings.Join(args, " ")
+	if !bytes.Equal(want.stdout, got.stdout) {
+		t.Errorf("%s: stdout differs:\n%s", what, lineDiff(string(want.stdout), string(got.stdout)))
+	}
+	if want.code != got.code {
+		t.Errorf("%s: exit status %d, the C tool's %d (ibscript's stderr: %s)", what, got.code, want.code, got.stderr)
+	}
+	return want
+}
+
+// TestNodeListsMatchScripts: ibhosts, ibswitches, ibrouters and ibnodes
+// print what the infiniband-diags scripts print, from discovery and from
+// a topology file (ibnetdiscover's output, and the ibsim file itself,
+// which the scripts' awk filters too).
+func TestNodeListsMatchScripts(t *testing.T) {
+	for _, dt := range diagTopologies {
+		t.Run(filepath.Base(dt.path), func(t *testing.T) {
+			s := diagSim(t, dt.path)
+			topoFile := filepath.Join(t.TempDir(), "fabric.topo")
+			ibnd := cTool(t, s, dt.host, "ibnetdiscover")
+			if ibnd.code != 0 {
+				t.Fatalf("ibnetdiscover: status %d: %s", ibnd.code, ibnd.stderr)
+			}
+			if err := os.WriteFile(topoFile, ibnd.stdout, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			abs, err := filepath.Abs(dt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tool := range []string{"ibhosts", "ibswitches", "ibrouters", "ibnodes"} {
+				if r := diffTool(t, s, dt.host, tool); len(r.stdout) == 0 && tool != "ibrouters" {
+					t.Errorf("%s: the C tool printed nothing: nothing was compared", tool)
+				}
+				diffTool(t, s, dt.host, tool, "-t", "500")
+				diffTool(t, s, dt.host, tool, topoFile)
+				diffTool(t, s, dt.host, tool, abs)
+			}
+		})
+	}
+}
