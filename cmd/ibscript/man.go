@@ -17,7 +17,8 @@ func writeMan(w io.Writer) error {
 	p(".TH IBSCRIPT 1 \"\" \"ibscript %s\" \"User Commands\"\n", version)
 	p(".SH NAME\nibscript \\- Lua-scriptable host for InfiniBand management datagrams\n")
 	p(".SH SYNOPSIS\n")
-	p(".B ibscript\n[\\fIflags\\fR] [\\fBrun\\fR \\fIFILE\\fR|\\fB-\\fR [\\fIARGS\\fR...] | \\fBdiscover\\fR | \\fBreport merge\\fR \\fIREPORT.json\\fR... | \\fBhelp\\fR [\\fICOMMAND\\fR]]\n")
+	p(".B ibscript\n[\\fIflags\\fR] [\\fBrun\\fR \\fIFILE\\fR|\\fB-\\fR [\\fIARGS\\fR...] | \\fBdiscover\\fR | \\fBreport merge\\fR \\fIREPORT.json\\fR... | \\fBtools\\fR | \\fBhelp\\fR [\\fICOMMAND\\fR]]\n")
+	p(".br\n.B ibscript\n\\fITOOL\\fR [\\fIthe C tool's options\\fR] [\\fB--fabric\\fR \\fIURI\\fR] [\\fB--format json\\fR]\n")
 	p(".SH DESCRIPTION\n")
 	p("ibscript sends, receives and decodes InfiniBand MADs from Lua: libibumad's calls (module \\fBumad\\fR),\n")
 	p("typed SMP and PerfMgt queries (\\fBsmp\\fR, \\fBperf\\fR), fabric discovery (\\fBfabric\\fR) and validation plans.\n")
@@ -33,6 +34,15 @@ func writeMan(w io.Writer) error {
 		p(".SS %s\n", c)
 		p(".nf\n%s.fi\n", roffEscape(commandHelp[c]))
 	}
+	p(".SH TOOLS\n")
+	p("The infiniband-diags tools, run as \\fBibscript\\fR \\fITOOL\\fR or through a link named \\fITOOL\\fR to ibscript,\n")
+	p("take the C tool's options (parsed as getopt_long parses them), its common options\n")
+	p("(\\fB-C\\fR, \\fB-P\\fR, \\fB-G\\fR, \\fB-D\\fR, \\fB-L\\fR, \\fB-s\\fR, \\fB-t\\fR, \\fB-y\\fR, \\fB-e\\fR, \\fB-v\\fR, \\fB-d\\fR, \\fB-h\\fR, \\fB-V\\fR, \\fB--node-name-map\\fR)\n")
+	p("and ibscript's \\fB--fabric\\fR and \\fB--format json\\fR, print the C tool's text byte for byte and exit as it does;\n")
+	p("docs/diag.md names every deliberate difference. \\fBibscript\\fR \\fITOOL\\fR \\fB--help\\fR lists a tool's options.\n")
+	for _, n := range toolNames() {
+		p(".TP\n.B %s\n%s\n", n, roffEscape(tools[n].Summary))
+	}
 	p(".SH OPTIONS\n.nf\n%s.fi\n", roffEscape(section(usage, "Flags")))
 	p(".SH EXIT STATUS\n0 all passed, 1 a check failed, 2 the run itself failed (bad script, bad flags, unreachable fabric).\n")
 	p(".SH EXAMPLES\n")
@@ -44,7 +54,7 @@ func writeMan(w io.Writer) error {
 		p(".TP\n.B %s\n%s\n", v[0], roffEscape(v[1]))
 	}
 	p(".SH FILES\n.TP\n.I docs/lua-api.md\nthe Lua API reference, generated from the modules' registration tables.\n")
-	p(".SH SEE ALSO\n.BR ibnetdiscover (8),\n.BR smpquery (8),\n.BR perfquery (8),\n.BR umad_recv (3),\n.BR ibsim (1)\n")
+	p(".SH SEE ALSO\n.BR ibnetdiscover (8),\n.BR iblinkinfo (8),\n.BR ibqueryerrors (8),\n.BR ibswitches (8),\n.BR smpquery (8),\n.BR perfquery (8),\n.BR umad_recv (3),\n.BR ibsim (1)\n")
 	return bw.Flush()
 }
 
@@ -96,5 +106,6 @@ var manExamples = [][2]string{
 	{"ibscript run --fabric sim:tests/topologies/net.2sw2path4hca scripts/checks/topology.lua --arg reference=fabric.topo", "...and later compare the fabric with it."},
 	{"ibscript -e 'print(smp.nodeinfo(\"lid:1\").node_guid)'", "one query, as smpquery nodeinfo 1 would make it."},
 	{"ibscript --fabric sim: -e 'sim.faults{loss=0.05} print(#fabric.discover().nodes)'", "discovery with 5% of the MADs lost, on the simulator."},
+	{"ibscript ibswitches --fabric sim:tests/topologies/net.mixed-router", "list the switches as ibswitches does (here on a simulated fabric; on a host with HCAs, -C and -P pick the port)."},
 	{"ibscript exporter --interval 1s --node-name-map /etc/opensm/ib-node-name-map", "serve every linked switch port's counters to Prometheus on :9315/metrics, swept every second (curl localhost:9315/metrics)."},
 }

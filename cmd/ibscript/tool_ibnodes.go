@@ -31,6 +31,8 @@ func init() {
 			// The scripts take -h, -y, -C, -P and -t and nothing else of
 			// the common options.
 			Exclude: "G,D,L,s,e,v",
+			Schema:  "nodes",
+			Example: []string{},
 			Run:     func(ctx context.Context, inv *Invocation) int { return runNodes(ctx, inv, o) },
 		})
 	}

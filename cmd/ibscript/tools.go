@@ -43,6 +43,13 @@ type Tool struct {
 	// separated by commas) the C tool does not take: "s,e" refuses -s and
 	// -e as the C tool does.
 	Exclude string
+	// Schema is the base name of its JSON schema in docs/diag/ ("nodes":
+	// docs/diag/nodes.schema.json); "" means the tool's name.
+	Schema string
+	// Example are arguments of a run on the bundled simulated fabric
+	// (nil: none); TestToolSchemas runs the tool with them and
+	// --format json and validates its output against the schema.
+	Example []string
 	// Run runs the tool and returns its exit status. Errors it prints
 	// itself (inv.Errorf); the backend is opened on first inv.Env and
 	// closed after Run.

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibscript/ibscript/internal/ibsimtest"
+	"github.com/ibscript/ibscript/internal/jsonschema"
+)
+
+// parserTool has options of every kind getopt_long knows.
+var parserTool = &Tool{
+	Name: "parsertool",
+	Options: []Option{
+		{Short: 'x', Long: "extended", Help: "a flag"},
+		{Short: 'a', Long: "all", Help: "a flag"},
+		{Short: 'n', Long: "hops", Arg: "<hops>", Help: "a value"},
+		{Long: "switches-only", Help: "long only"},
+		{Long: "switch", Arg: "<guid>", Help: "long only with a value"},
+		{Short: 'q', Arg: "<v>", Optional: true, Help: "optional value"},
+		{Short: 'G', Long: "port-guid", Arg: "<port_guid>", Help: "replaces the common -G"},
+	},
+	Exclude: "s,e",
+}
+
+// TestToolOptionParser: the command line is read as getopt_long reads
+// the C tools' (GNU permutation, combined flags, attached values, long
+// options with = or a separate value, unambiguous prefixes, --), with the
+// tool's options replacing the common ones they reuse and the excluded
+// ones refused.
+func TestToolOptionParser(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		vals map[string][]string
+		args []string
+		err  string
+	}{
+		{argv: []string{"-xa"}, vals: map[string][]string{"extended": {""}, "all": {""}}},
+		{argv: []string{"-xn3", "arg"}, vals: map[string][]string{"extended": {""}, "hops": {"3"}}, args: []string{"arg"}},
+		{argv: []string{"-n", "3", "-t100"}, vals: map[string][]string{"hops": {"3"}, "timeout": {"100"}}},
+		{argv: []string{"--hops=4", "--hops", "5"}, vals: map[string][]string{"hops": {"4", "5"}}},
+		{argv: []string{"a", "-x", "b", "--", "-a", "--hops"}, vals: map[string][]string{"extended": {""}}, args: []string{"a", "b", "-a", "--hops"}},
+		{argv: []string{"--switches"}, vals: map[string][]string{"switches-only": {""}}},  // unique prefix
+		{argv: []string{"--switch", "0x1"}, vals: map[string][]string{"switch": {"0x1"}}}, // exact wins over a longer one
+		{argv: []string{"--swi"}, err: "option '--swi' is ambiguous; possibilities: '--switches-only' '--switch'"},
+		{argv: []string{"--bogus"}, err: "unrecognized option '--bogus'"},
+		{argv: []string{"-n"}, err: "option requires an argument -- 'n' <hops>"},
+		{argv: []string{"--hops"}, err: "option '--hops' requires an argument <hops>"},
+		{argv: []string{"--all=1"}, err: "option '--all' doesn't allow an argument"},
+		{argv: []string{"-q", "x"}, vals: map[string][]string{"q": {""}}, args: []string{"x"}},
+		{argv: []string{"-qx"}, vals: map[string][]string{"q": {"x"}}},
+		{argv: []string{"-", "-vvv"}, vals: map[string][]string{"verbose": {"", "", ""}}, args: []string{"-"}},
+		{argv: []string{"-G", "0x2"}, vals: map[string][]string{"port-guid": {"0x2"}}},
+		{argv: []string{"--Guid"}, err: "unrecognized option '--Guid'"}, // -G is the tool's: the common one is gone
+		{argv: []string{"-s", "1"}, err: "invalid option -- 's'"},       // excluded
+		{argv: []string{"--errors"}, err: "unrecognized option '--errors'"},
+		{argv: []string{"--node-name-map", "f", "--fabric=sim:", "--format", "json"}, vals: map[string][]string{"node-name-map": {"f"}, "fabric": {"sim:"}, "format": {"json"}}},
+	} {
+		vals, args, err := parseToolArgs(parserTool, tc.argv)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%q: error %v, want %q", tc.argv, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.argv, err)
+			continue
+		}
+		if tc.vals == nil {
+			tc.vals = map[string][]string{}
+		}
+		if d := cmp.Diff(tc.vals, vals); d != "" {
+			t.Errorf("%q: values (-want +got):\n%s", tc.argv, d)
+		}
+		if !slices.Equal(tc.args, args) {
+			t.Errorf("%q: arguments %q, want %q", tc.argv, args, tc.args)
+		}
+	}
+}
+
+// TestToolTargets: -L (default), -G and -D read a destination argument
+// as LID, GUID or directed route, through engine.ParseTarget; errors
+// name the argument.
+func TestToolTargets(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		arg   string
+		want  string
+		err   string
+	}{
+		{nil, "5", "lid:5", ""},
+		{[]string{"-L"}, "0x10", "lid:16", ""},
+		{[]string{"-G"}, "0x0002c90300001234", "guid:0x0002c90300001234", ""},
+		{[]string{"-D"}, "0,1,3", "dr:0,1,3", ""},
+		{[]string{"-D"}, "0", "dr:0", ""},
+		{nil, "0", "", `<lid>: target "lid:0"`},
+		{[]string{"-D"}, "1,3", "", "<dr_path>"},
+		{[]string{"-D", "-G"}, "1", "", "-D and -G"},
+	} {
+		plain := &Tool{Name: "plain"}
+		vals, _, err := parseToolArgs(plain, tc.flags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		what := "<lid>"
+		if slices.Contains(tc.flags, "-D") {
+			what = "<dr_path>"
+		}
+		inv := &Invocation{Tool: plain, vals: vals}
+		got, err := inv.Target(what, tc.arg)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%v %q: error %v, want one containing %q", tc.flags, tc.arg, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%v %q: %v", tc.flags, tc.arg, err)
+		case got.String() != tc.want:
+			t.Errorf("%v %q: %s, want %s", tc.flags, tc.arg, got, tc.want)
+		}
+	}
+}
+
+// TestToolCommandLine: a tool runs as `ibscript TOOL`, after ibscript's
+// own flags too, and through a link named like it (argv[0]); help,
+// version and bad options answer as documented.
+func TestToolCommandLine(t *testing.T) {
+	fab := "sim:" + topologies + "net.mixed-router"
+	want := "Switch\t: 0x0000000000200001 ports 8 \"SwB\" base port 0 lid 4 lmc 0\n" +
+		"Switch\t: 0x0000000000200000 ports 8 \"SwA\" base port 0 lid 1 lmc 0\n"
+	for _, argv := range [][]string{
+		{"ibswitches", "--fabric", fab},
+		{"--fabric", fab, "ibswitches"},
+		{"ibswitches", "--fabric=" + fab, "-t", "100"},
+		toolArgv([]string{"/usr/local/bin/ibswitches", "--fabric", fab}),
+	} {
+		code, out, errOut := ibscript(t, argv...)
+		if code != exitOK || out != want {
+			t.Errorf("%q: exit %d, stdout:\n%s\nwant:\n%s\nstderr: %s", argv, code, out, want, errOut)
+		}
+	}
+	if got := toolArgv([]string{"/usr/bin/ibscript", "run", "x"}); !slices.Equal(got, []string{"run", "x"}) {
+		t.Errorf("toolArgv of ibscript itself: %q", got)
+	}
+	for _, tc := range []struct {
+		argv []string
+		code int
+		out  string // in stdout
+		err  string // in stderr
+	}{
+		{[]string{"tools"}, exitOK, "ibswitches", ""},
+		{[]string{"help", "tools"}, exitOK, "ibhosts", ""},
+		{[]string{"help", "ibswitches"}, exitOK, "Usage: ibswitches [options] [<topology-file>]", ""},
+		{[]string{"ibswitches", "--help"}, exitOK, "--timeout, -t <ms>", ""},
+		{[]string{"ibswitches", "-V"}, exitOK, "ibswitches (ibscript ", ""},
+		{[]string{"--help"}, exitOK, "TOOL [OPTIONS]", ""},
+		{[]string{"ibswitches", "-x"}, exitError, "", "ibscript ibswitches: invalid option -- 'x'"},
+		{[]string{"ibswitches", "-G"}, exitError, "", "invalid option -- 'G'"},
+		{[]string{"ibswitches", "--format", "xml"}, exitError, "", `--format "xml": want text or json`},
+		{[]string{"ibswitches", "-t", "-5"}, exitError, "", "-t:"},
+		{[]string{"ibswitches", "-C", "mlx5_0", "--fabric", fab}, exitError, "", "-C/-P name a local HCA port"},
+		{[]string{"ibswitches", "-P", "1", "--fabric", "umad:"}, exitError, "", "-P 1 without -C"},
+		{[]string{"ibswitches", "a", "b", "--fabric", fab}, exitError, "", "one topology file at most"},
+		{[]string{"ibswitches", "/nonexistent/topo", "--fabric", fab}, exitError, "", "/nonexistent/topo"},
+		{[]string{"ibswitches", "--fabric", "sim:/nonexistent/topo"}, exitError, "", "/nonexistent/topo"},
+	} {
+		code, out, errOut := ibscript(t, tc.argv...)
+		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errOut, tc.err) {
+			t.Errorf("%q: exit %d (want %d)\nstdout: %s\nstderr: %s\nwant %q in stdout, %q in stderr", tc.argv, code, tc.code, out, errOut, tc.out, tc.err)
+		}
+	}
+	// Every registered tool is listed.
+	_, out, _ := ibscript(t, "tools")
+	for _, n := range toolNames() {
+		if !strings.Contains(out, "  "+n+" ") {
+			t.Errorf("ibscript tools does not list %s:\n%s", n, out)
+		}
+	}
+}
+
+// TestToolLinkNames: through a link named like the tool, messages start
+// with the tool's name, as the C tool's do.
+func TestToolLinkNames(t *testing.T) {
+	linkedTool = true
+	defer func() { linkedTool = false }()
+	code, _, errOut := ibscript(t, "ibhosts", "-x")
+	if code != exitError || !strings.HasPrefix(errOut, "ibhosts: invalid option -- 'x'") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestToolSchemas: every tool has an example run and a JSON schema in
+// docs/diag/, and its --format json output on the bundled simulated
+// fabric is valid against it.
+func TestToolSchemas(t *testing.T) {
+	for _, name := range toolNames() {
+		tool := tools[name]
+		t.Run(name, func(t *testing.T) {
+			if tool.Example == nil {
+				t.Fatalf("%s has no Example: every tool needs one for this test", name)
+			}
+			schema := tool.Schema
+			if schema == "" {
+				schema = name
+			}
+			raw, err := os.ReadFile("../../docs/diag/" + schema + ".schema.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := jsonschema.Parse(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			argv := append([]string{name, "--fabric", "sim:", "--format", "json"}, tool.Example...)
+			code, out, errOut := ibscript(t, argv...)
+			if code != exitOK {
+				t.Fatalf("%q: exit %d: %s", argv, code, errOut)
+			}
+			if errs := s.Validate([]byte(out)); len(errs) > 0 {
+				t.Errorf("%q: output not valid against docs/diag/%s.schema.json:\n%s\n%s", argv, schema, strings.Join(errs, "\n"), out)
+			}
+		})
+	}
+}
+
+// TestNodeListsAwkQuirks: on a topology file, ibswitches, ibhosts,
+// ibrouters and ibnodes print what the infiniband-diags scripts' awk
+// prints, also for lines that trip it: descriptions containing "port 0",
+// "base port 0" or "enhanced port 0", a line without '#', "ib..." lines
+// and ibwarn:/iberror:/ibpanic: anywhere, fields missing.
+func TestNodeListsAwkQuirks(t *testing.T) {
+	const text = `# a topology file with lines that trip the scripts' awk
+Switch	24 "S-0002c90200403b80"		# "export 0 switch" base port 0 lid 2 lmc 0
+Switch	8 "S-0000000000000002"		# "sw enhanced port 0" enhanced port 0 lid 3 lmc 1
+Switch	8 "S-0000000000000003"		#"base port 0 first" base port 0 lid 4 lmc 0
+Switch	8 "S-0000000000000004"		# "no port zero here"
+Switch	8 "S-0000000000000005"	no hash port 0 here
+Switch
+Ca	2 "H-0002c90300001234"		# "host # with hash"
+Ca	1 "H-0000000000000009"		#	"tab after hash" ibwarn: inside
+Cable	1 "H-00"	# "Ca at the start of a word"
+Rt	2 "R-0000000000000007"		# "router port 0"
+ibwarn: [123] a warning line
+ib at the start
+  iberror: indented ibpanic: twice
+`
+	p := filepath.Join(t.TempDir(), "quirks.topo")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"ibswitches", "ibhosts", "ibrouters", "ibnodes"} {
+		script := "/usr/sbin/" + tool
+		if _, err := os.Stat(script); err != nil {
+			if os.Getenv(ibsimtest.EnvRequire) == "1" {
+				t.Fatalf("%s: %v, and %s=1", script, err, ibsimtest.EnvRequire)
+			}
+			t.Skipf("%s: %v (infiniband-diags is not installed)", script, err)
+		}
+		var want bytes.Buffer
+		cmd := exec.Command(script, p)
+		cmd.Stdout = &want
+		if err := cmd.Run(); err != nil {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatal(err)
+			}
+		}
+		code, got, errOut := ibscript(t, tool, p)
+		if code != exitOK || got != want.String() {
+			t.Errorf("%s FILE: exit %d (%s), stdout:\n%s\nthe script's:\n%s", tool, code, errOut, got, want.String())
+		}
+	}
+}
