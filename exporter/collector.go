@@ -40,10 +40,11 @@ type portCounter struct {
 	// width is the field's width in bits when it saturates there (the
 	// PortCounters and detail counters), 0 for the 64-bit ones.
 	width int
-	// sel is the field's CounterSelect bit (PortCounters, as perfquery
-	// -R sets them) plus one, or 0x10000 + its CounterSelect2 bit plus
-	// one; 0: not resettable by --reset-saturated.
-	sel uint32
+	// sel is the field's bit in CounterSelect (bits 0..15, as perfquery
+	// -R's mask) and CounterSelect2 (bits 16..23: PortXmitWait is
+	// CounterSelect2 bit 0, libibmad's mask bit 16) plus one; 0: not
+	// resettable by --reset-saturated.
+	sel uint8
 }
 
 // portCounters are the per-port series, named as
@@ -71,7 +72,7 @@ var portCounters = []portCounter{
 	{"excessive_buffer_overrun_errors_total", "ExcessiveBufferOverrunErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.ExcessiveBufferOverrunErrors) }, 0, 4, 1 + 10},
 	{"vl15_dropped_total", "VL15Dropped", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.VL15Dropped) }, 0, 16, 1 + 11},
 	{"qp1_dropped_total", "QP1Dropped", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.QP1Dropped) }, 0, 16, 0},
-	{"transmit_wait_total", "PortXmitWait", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitWait) }, perf.CapPortXmitWait, 32, 0x10000 + 1},
+	{"transmit_wait_total", "PortXmitWait", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitWait) }, perf.CapPortXmitWait, 32, 1 + 16},
 	{"local_physical_errors_total", "PortLocalPhysicalErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortLocalPhysicalErrors) }, 0, 16, 0},
 	{"malformed_packet_errors_total", "PortMalformedPacketErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortMalformedPacketErrors) }, 0, 16, 0},
 	{"buffer_overrun_errors_total", "PortBufferOverrunErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortBufferOverrunErrors) }, 0, 16, 0},
@@ -170,6 +171,8 @@ var (
 	ageDesc     = prometheus.NewDesc(ageName, "Seconds since the sweep the scrape is served from ended", nil, nil)
 	seqDesc     = prometheus.NewDesc("infiniband_exporter_sweep_sequence", "Number of the sweep the scrape is served from (1 for the first)", nil, nil)
 	stampDesc   = prometheus.NewDesc("infiniband_exporter_sweep_timestamp_seconds", "Unix time the sweep the scrape is served from ended", nil, nil)
+	resetsDesc  = prometheus.NewDesc("infiniband_exporter_saturated_resets", "Number of ports whose saturated counters --reset-saturated cleared after the sweep the scrape is served from", []string{"collector"}, nil)
+	resetErrs   = prometheus.NewDesc("infiniband_exporter_saturated_reset_errors", "Number of those resets that failed (refused without --allow-set on the kernel backend, timed out, ...)", []string{"collector"}, nil)
 	discDesc    = prometheus.NewDesc("infiniband_exporter_discovery_timestamp_seconds", "Unix time the topology of the sweep the scrape is served from was discovered (port state, width, speed and the info series come from it)", nil, nil)
 )
 
@@ -183,7 +186,7 @@ func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 			ch <- d
 		}
 	}
-	for _, d := range []*prometheus.Desc{linkInfo, nodeErrors, nodeTimeout, durationDsc, errorsDesc, timeoutDesc, ageDesc, seqDesc, stampDesc, discDesc} {
+	for _, d := range []*prometheus.Desc{linkInfo, nodeErrors, nodeTimeout, durationDsc, errorsDesc, timeoutDesc, ageDesc, seqDesc, stampDesc, discDesc, resetsDesc, resetErrs} {
 		ch <- d
 	}
 }
@@ -262,6 +265,26 @@ func (e *Exporter) collect(s *Snapshot, ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(durationDsc, prometheus.GaugeValue, s.Duration.Seconds(), hcaKind.collector)
 		ch <- prometheus.MustNewConstMetric(errorsDesc, prometheus.GaugeValue, float64(errs[1]), hcaKind.collector)
 		ch <- prometheus.MustNewConstMetric(timeoutDesc, prometheus.GaugeValue, float64(timeouts[1]), hcaKind.collector)
+	}
+	if e.opts.ResetSaturated {
+		var n, bad [2]int
+		for _, r := range s.Resets {
+			k := 0
+			if r.Port.Node.Type != topo.Switch {
+				k = 1
+			}
+			n[k]++
+			if r.Err != nil {
+				bad[k]++
+			}
+		}
+		for k, kd := range []*kindDescs{switchKind, hcaKind} {
+			if k == 1 && !e.opts.HCA {
+				break
+			}
+			ch <- prometheus.MustNewConstMetric(resetsDesc, prometheus.GaugeValue, float64(n[k]), kd.collector)
+			ch <- prometheus.MustNewConstMetric(resetErrs, prometheus.GaugeValue, float64(bad[k]), kd.collector)
+		}
 	}
 	ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, e.now().Sub(s.Time).Seconds())
 	ch <- prometheus.MustNewConstMetric(seqDesc, prometheus.GaugeValue, float64(s.Seq))

@@ -56,6 +56,16 @@ type Options struct {
 	// PortSamplesControl.Tick encoding plus one; 1 when 0. See
 	// PortSample.XmitWaitRatio.
 	XmitWaitTick int
+	// ResetSaturated clears, after each sweep, the PortCounters counters
+	// the sweep found saturated (at the top of their width), and only
+	// those: one PortCounters Set per port, CounterSelect (and
+	// CounterSelect2 for PortXmitWait) naming them. The Sets go through
+	// the Session, so they are refused on a production transport without
+	// engine.Options.AllowSet and audited like every Set. QP1Dropped
+	// (IBA 1.3) and the detail counters are shown saturated but never
+	// reset. Off by default: the exporter never resets a counter unless
+	// asked.
+	ResetSaturated bool
 }
 
 // PortSample is what one sweep read of one port (a switch port, or a CA
@@ -106,6 +116,13 @@ var sweepAttrs = [...]uint16{perf.AttrPortCountersExtended, perf.AttrPortCounter
 // errNotAsked marks the detail counters of a sweep with Options.NoDetails.
 var errNotAsked = errors.New("not asked (NoDetails)")
 
+// Reset is one port's saturated counters cleared (Options.ResetSaturated).
+type Reset struct {
+	Port     *topo.Port
+	Counters []string // IBA field names
+	Err      error    // nil when the PMA answered the Set
+}
+
 // NodeStat is one swept node's failed queries in one sweep.
 type NodeStat struct {
 	Node     *topo.Node
@@ -133,6 +150,9 @@ type Snapshot struct {
 	// Nodes are the failed queries of each node of Switches and HCAs, in
 	// that order.
 	Nodes []NodeStat
+	// Resets are the resets Options.ResetSaturated sent after the sweep
+	// (its counters are the values read before them).
+	Resets []Reset
 	// Errors counts the queries that failed (timeouts included) and the
 	// targets discovery could not reach; Timeouts those that timed out.
 	Errors   int
@@ -321,6 +341,12 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 			}
 		}
 	}
+	if e.opts.ResetSaturated {
+		e.resetSaturated(ctx, d, s)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
 	e.seq++
 	s.Seq = e.seq
 	s.Time = e.now()
@@ -405,6 +431,53 @@ func portTarget(d *engine.Discovery, p *topo.Port) (engine.Target, bool) {
 		return engine.DR(path...), true
 	}
 	return engine.Target{}, false
+}
+
+// resetSaturated sends one PortCounters Set per port of s with saturated
+// resettable counters, clearing those only, and records them in s.Resets.
+func (e *Exporter) resetSaturated(ctx context.Context, d *engine.Discovery, s *Snapshot) {
+	var reqs []engine.SweepReq
+	for i := range s.Ports {
+		ps := &s.Ports[i]
+		var sel uint32
+		var names []string
+		for j := range portCounters {
+			c := &portCounters[j]
+			if c.sel != 0 && c.served(ps) && c.saturated(ps) {
+				sel |= 1 << (c.sel - 1)
+				names = append(names, c.field)
+			}
+		}
+		if sel == 0 {
+			continue
+		}
+		t, ok := portTarget(d, ps.Port)
+		if !ok {
+			continue // not read either
+		}
+		pc := perf.PortCounters{PortSelect: uint8(ps.Port.Num), CounterSelect: uint16(sel), CounterSelect2: uint8(sel >> 16)}
+		data, err := pc.MarshalBinary()
+		if err != nil {
+			panic(err) // a fixed-size encoding
+		}
+		s.Resets = append(s.Resets, Reset{Port: ps.Port, Counters: names})
+		reqs = append(reqs, engine.SweepReq{Target: t, Class: engine.SweepPerf, Method: mad.MethodSet, AttrID: perf.AttrPortCounters, AttrMod: uint32(ps.Port.Num), Data: data})
+	}
+	if len(reqs) == 0 {
+		return
+	}
+	for i, r := range e.sess.Sweep(ctx, reqs, nil) {
+		rs := &s.Resets[i]
+		rs.Err = r.Err
+		if e.opts.Logger == nil {
+			continue
+		}
+		if r.Err != nil {
+			e.opts.Logger.Warn("exporter: reset of saturated counters failed", "guid", hexGUID(rs.Port.Node.GUID), "node", rs.Port.Node.Desc, "port", rs.Port.Num, "counters", rs.Counters, "err", r.Err)
+		} else {
+			e.opts.Logger.Info("exporter: saturated counters reset", "guid", hexGUID(rs.Port.Node.GUID), "node", rs.Port.Node.Desc, "port", rs.Port.Num, "counters", rs.Counters)
+		}
+	}
 }
 
 // xmitWaitRatios fills s's XmitWaitRatio from the PortXmitWait growth

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/sim"
 	"github.com/ibscript/ibscript/topo"
@@ -28,6 +29,13 @@ const net2sw = "../tests/topologies/net.2sw2path4hca"
 // SM's port) and returns an Exporter on it.
 func simExporter(t testing.TB, path string, opts *Options) (*Exporter, *sim.Fabric) {
 	t.Helper()
+	return simExporterWith(t, path, opts, nil, nil)
+}
+
+// simExporterWith is simExporter with engine options, and the transport
+// wrapped by wrap when not nil.
+func simExporterWith(t testing.TB, path string, opts *Options, eo *engine.Options, wrap func(fabric.Transport) fabric.Transport) (*Exporter, *sim.Fabric) {
+	t.Helper()
 	f, err := sim.Load(path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +45,10 @@ func simExporter(t testing.TB, path string, opts *Options) (*Exporter, *sim.Fabr
 		f.Close()
 		t.Fatal(err)
 	}
-	s, err := engine.New(tr, nil)
+	if wrap != nil {
+		tr = wrap(tr)
+	}
+	s, err := engine.New(tr, eo)
 	if err != nil {
 		f.Close()
 		t.Fatal(err)

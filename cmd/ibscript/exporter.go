@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/exporter"
 )
 
@@ -30,6 +31,7 @@ type exporterFlags struct {
 	hca              bool   // --collector.hca: CA ports too
 	details          bool   // --details: PortRcvErrorDetails and PortXmitDiscardDetails (default on)
 	xmitWaitTick     int    // --xmit-wait-tick: a PortXmitWait tick in symbol times
+	resetSaturated   bool   // --reset-saturated: clear saturated PortCounters counters
 }
 
 // options are the exporter.Options the flags give.
@@ -41,7 +43,18 @@ func (f *exporterFlags) options(c *config) *exporter.Options {
 		HCA:              f.hca,
 		NoDetails:        !f.details,
 		XmitWaitTick:     f.xmitWaitTick,
+		ResetSaturated:   f.resetSaturated,
 	}
+}
+
+// resetGate refuses --reset-saturated at start on a production fabric
+// (the kernel backend) without --allow-set: its Sets would be refused at
+// every sweep.
+func resetGate(c *config, b *backend) error {
+	if c.exporter.resetSaturated && !c.allowSet && engine.IsProduction(b.tr) {
+		return errors.New("--reset-saturated sends PortCounters Sets, refused on a production fabric without --allow-set (each is audited: --audit FILE)")
+	}
+	return nil
 }
 
 // testExporterStarted, set by tests only, is called once the exporter
@@ -104,6 +117,10 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		return exitError
 	}
 	defer func() { code = b.finish(code, stderr) }()
+	if err := resetGate(c, b); err != nil {
+		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
+		return exitError
+	}
 
 	logger := c.logger
 	if logger == nil {
@@ -194,7 +211,13 @@ func exporterOnce(ctx context.Context, c *config, stderr io.Writer) (code int) {
 		return exitError
 	}
 	defer func() { code = b.finish(code, stderr) }()
-	exp := exporter.New(b.sess, c.exporter.options(c))
+	if err := resetGate(c, b); err != nil {
+		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
+		return exitError
+	}
+	opts := c.exporter.options(c)
+	opts.Logger = c.logger
+	exp := exporter.New(b.sess, opts)
 	if _, err := exp.Sweep(ctx); err != nil {
 		if ctx.Err() != nil {
 			err = context.Cause(ctx)

@@ -217,7 +217,7 @@ mix of two, and says its age (infiniband_exporter_sweep_age_seconds). Port
 state, physical state, width, speed and rate come from the discovery;
 counters at the top of their width are shown (..._counter_saturated), as
 is the fraction of time a port waited to send (..._transmit_wait_ratio).
-It never resets a counter. It runs
+It never resets a counter unless --reset-saturated. It runs
 until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
   --web.listen-address ADDR  where to listen (default :9315, as
                              infiniband_exporter)
@@ -230,6 +230,10 @@ until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
                              PortXmitDiscardDetails (half the queries)
   --xmit-wait-tick N         a PortXmitWait tick in symbol times (default
                              1; perfquery -c shows a PMA's Tick, plus one)
+  --reset-saturated          after each sweep, clear the PortCounters
+                             counters found saturated, and only those (one
+                             audited Set per port; refused on the kernel
+                             backend without --allow-set)
   --once --output FILE       one sweep (with discovery) written to FILE
                              atomically, then exit (0, or 2 when the fabric
                              could not be swept), for node_exporter's
@@ -286,6 +290,7 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.exporter.hca, "collector.hca", false, "")
 	fs.BoolVar(&c.exporter.details, "details", true, "")
 	fs.IntVar(&c.exporter.xmitWaitTick, "xmit-wait-tick", 1, "")
+	fs.BoolVar(&c.exporter.resetSaturated, "reset-saturated", false, "")
 	fs.Func("allow-path", "", func(s string) error { c.allowPath = append(c.allowPath, s); return nil })
 	fs.BoolVar(&c.allowFiles, "allow-files", false, "")
 	fs.BoolVar(&c.help, "help", false, "")

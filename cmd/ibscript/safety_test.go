@@ -139,3 +139,38 @@ func TestMaxMADsFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestExporterResetGate: --reset-saturated is refused at start on the
+// kernel backend (the fake kernel) without --allow-set, accepted with it,
+// and on the simulators; without the flag nothing is refused.
+func TestExporterResetGate(t *testing.T) {
+	h := umadHost()
+	o := &kernel.Options{FS: h.FS, Open: h.Open}
+	for _, tc := range []struct {
+		reset, allow bool
+		refused      bool
+	}{{true, false, true}, {true, true, false}, {false, false, false}} {
+		var stderr bytes.Buffer
+		c := &config{fabricURI: "umad:", timeout: 10 * time.Millisecond, retries: -1, allowSet: tc.allow}
+		c.exporter.resetSaturated = tc.reset
+		b, err := openUMADWith(t.Context(), c, "", &stderr, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = resetGate(c, b)
+		b.Close()
+		if (err != nil) != tc.refused || (err != nil && !strings.Contains(err.Error(), "--reset-saturated sends PortCounters Sets, refused on a production fabric without --allow-set")) {
+			t.Errorf("reset %v allow-set %v: %v, refused want %v", tc.reset, tc.allow, err, tc.refused)
+		}
+	}
+	// The simulator: accepted, and a run with it succeeds.
+	dir := t.TempDir()
+	code, _, errOut := ibscript(t, "exporter", "--fabric", "sim:", "--reset-saturated", "--once", "--output", filepath.Join(dir, "ib.prom"), "--audit", filepath.Join(dir, "audit.log"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "ib.prom"))
+	if err != nil || !strings.Contains(string(b), "infiniband_exporter_saturated_resets{collector=\"switch\"} 0") {
+		t.Errorf("%v: no saturated_resets 0 in\n%s", err, b)
+	}
+}
