@@ -345,6 +345,10 @@ func (s *Session) complete(p *fabric.Packet) {
 	if len(p.Data) < mad.HeaderSize {
 		return
 	}
+	if p.Status == 0 && !mad.IsResponse(p.Data) {
+		s.unsolicited(p) // an SA Report (subscribe.go)
+		return
+	}
 	tid := uint32(mad.TIDOf(p.Data))
 	s.mu.Lock()
 	o, _ := s.ops.Get(uint64(tid))

@@ -131,6 +131,8 @@ type Session struct {
 	// version<<16 | AgentID+1, or 0.
 	agentByClass [256]atomic.Uint32
 
+	subs subState // trap subscriptions (subscribe.go)
+
 	discMu   sync.Mutex // guards lastDisc
 	lastDisc *Discovery
 
@@ -286,6 +288,12 @@ func (s *Session) Port() fabric.PortAttr { return s.tr.Port() }
 // calls still pending with an error wrapping net.ErrClosed. It is
 // idempotent.
 func (s *Session) Close() error {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if !closed {
+		s.closeSubscriptions() // unsubscribes while the transport is open
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -45,10 +45,16 @@
 // with both port numbers 0; VL arbitration blocks 1 to 4 of every switch
 // port and of a CA's own port whatever port is asked; MFT blocks up to the
 // last holding a port, every position of each); GetMulti of
-// MultiPathRecord and PathRecord; ServiceRecord, MCMemberRecord and
-// InformInfoRecord have no records (no service, multicast group or
-// subscription is ever registered); InformInfo is refused with
-// MethodAttrUnsup. Records are computed from the live state with
+// MultiPathRecord and PathRecord; ServiceRecord and MCMemberRecord have
+// no records (no service or multicast group is ever registered).
+// Set(InformInfo) subscribes to traps with OpenSM's rules (inform.go:
+// security traps 256-259 only with an SM_Key, unsubscribing nothing is
+// ERR_REQ_INVALID, InformInfoRecords list the subscriptions, their QPN
+// zero for a requester without an SM_Key), and the SM forwards to each
+// matching subscription, as Report(Notice) resent until a ReportResp
+// answers it, the traps OpenSM sends when SetLink changes a link: 128 from
+// each switch at its ends, then 65 (64) for every endport the SM stops
+// (starts) reaching. Records are computed from the live state with
 // component-mask matching, tables sent as RMPP transfers (mad/rmpp) whose
 // segments are delivered after the fabric mutex is released.
 //
@@ -81,8 +87,11 @@
 // non-permissive DrDLID are dropped, Set on Get-only attributes answers
 // status 0x000C (ibsim 0x0008), a port number past the node's in an SLtoVL
 // or VL arbitration modifier is status 0x001C (ibsim answers from whatever
-// port follows the node's in its port array: another node's), and no traps
-// are sent; no multicast group is ever joined, so the MFTs stay empty
+// port follows the node's in its port array: another node's), and the
+// switches' trap 128 goes straight to the SA's subscribers (no Trap SMP to
+// the SM, no trap 144 or other SMA traps; OpenSM's P_Key checks of
+// subscriptions are not made: every port is in the default partition); no
+// multicast group is ever joined, so the MFTs stay empty
 // unless Set. The SA's SLtoVL and VL arbitration records hold zero tables,
 // as OpenSM's do with QoS off (its copies of tables it never reads; the
 // SMA answers ibsim's defaults). Its MFT records list the switches' tables,

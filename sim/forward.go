@@ -397,6 +397,9 @@ func (n *node) egress(lid uint16) *port {
 func (f *Fabric) arrive(dst *port, t *txn) {
 	b := t.buf[:]
 	if mad.IsResponse(b) {
+		if dst == f.smPort && b[1] == mad.ClassSubnAdm && b[3] == mad.MethodReportResp && f.saReportResp(t) {
+			return // answers one of the SA's Reports (inform.go)
+		}
 		f.deliver(dst, t)
 		return
 	}

@@ -313,9 +313,20 @@ func clonePacket(p *fabric.Packet) fabric.Packet {
 // SetLink takes the cable at a node's port down (both ends Down; the far
 // end Polling, this end Disabled; LinkDownedCounter counts it at both) or
 // brings it back up with the states the ends had before.
+//
+// Subscribers of the SA get the traps OpenSM sends (inform.go): 128 from
+// each switch at the cable's ends, then 65 for each endport the SM no
+// longer reaches (64 when it reaches it again).
 func (f *Fabric) SetLink(node string, num int, up bool) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	err := f.setLinkLocked(node, num, up)
+	out := f.saTake()
+	f.mu.Unlock()
+	saFlush(out)
+	return err
+}
+
+func (f *Fabric) setLinkLocked(node string, num int, up bool) error {
 	p, err := f.portLocked("set link", node, num, true)
 	if err != nil {
 		return err
@@ -324,6 +335,15 @@ func (f *Fabric) SetLink(node string, num int, up bool) error {
 	if r == nil {
 		return fmt.Errorf("sim: set link %s: not cabled", p)
 	}
+	var before, changed []*port
+	if len(f.sa.informs) > 0 {
+		before, _ = f.reachBy(true)
+	}
+	defer func() {
+		if len(changed) > 0 && len(f.sa.informs) > 0 {
+			f.linkTraps(changed, before)
+		}
+	}()
 	if f.linkSaved == nil {
 		f.linkSaved = map[*port][2]uint8{}
 	}
@@ -342,6 +362,7 @@ func (f *Fabric) SetLink(node string, num int, up bool) error {
 			if ld >= 0 {
 				e.pc.add(ld, 1)
 			}
+			changed = append(changed, e)
 			continue
 		}
 		s, down := f.linkSaved[e]
@@ -350,6 +371,7 @@ func (f *Fabric) SetLink(node string, num int, up bool) error {
 		}
 		delete(f.linkSaved, e)
 		e.update(func(pi *smp.PortInfo) { pi.PortState, pi.PortPhysicalState = s[0], s[1] })
+		changed = append(changed, e)
 	}
 	return nil
 }

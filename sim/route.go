@@ -70,7 +70,18 @@ func (f *Fabric) configure() {
 // (CA ports cabled to a reachable switch or to the SM's own port, and port
 // 0 of every reachable switch), the SM's port first, and the reachable
 // switches in discovery order. Directed routes only cross switches.
-func (f *Fabric) reach() (eps []*port, switches []*node) {
+func (f *Fabric) reach() (eps []*port, switches []*node) { return f.reachBy(false) }
+
+// reachBy is reach; with live, cables with an end Down (SetLink) are not
+// crossed: what an SM's sweep finds now.
+func (f *Fabric) reachBy(live bool) (eps []*port, switches []*node) {
+	remote := func(p *port) *port {
+		r := p.remote
+		if live && r != nil && (p.state == smp.PortStateDown || r.state == smp.PortStateDown) {
+			return nil
+		}
+		return r
+	}
 	seen := make(map[*node]bool)
 	seenPort := make(map[*port]bool)
 	addEP := func(p *port) {
@@ -92,7 +103,7 @@ func (f *Fabric) reach() (eps []*port, switches []*node) {
 		visit(sm.node)
 	} else {
 		addEP(sm)
-		if r := sm.remote; r != nil {
+		if r := remote(sm); r != nil {
 			if r.node.typ == typeSwitch {
 				visit(r.node)
 			} else {
@@ -105,7 +116,7 @@ func (f *Fabric) reach() (eps []*port, switches []*node) {
 		queue = queue[1:]
 		addEP(s.ports[0])
 		for _, p := range s.ports[1:] {
-			r := p.remote
+			r := remote(p)
 			switch {
 			case r == nil:
 			case r.node.typ == typeSwitch:

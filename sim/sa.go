@@ -24,6 +24,12 @@ import (
 
 // saServer is the SA's state, guarded by f.mu.
 type saServer struct {
+	informs                                   []*informSub // subscriptions, newest first (inform.go)
+	reports                                   map[saKey]*pendingReport
+	reportTID                                 uint32
+	reportsSent, reportsAnswered, reportsLost uint64
+	reportsResent                             uint64
+
 	sends map[saKey]*saSend
 	recvs map[saKey]*saRecv
 	out   []*txn // routed segments waiting for delivery
@@ -90,6 +96,17 @@ func (f *Fabric) saArrive(dst *port, t *txn) bool {
 			return true
 		}
 		return true // an ACK for nothing: not an error (rmpp.md 7)
+	}
+	switch mad.MethodOf(b) {
+	case mad.MethodReport, mad.MethodTrap:
+		// Not for the SA: the SA's own Reports to a subscriber on
+		// its port, or a script's.
+		return false
+	}
+	if mad.AttrIDOf(b) == sa.AttrInformInfo {
+		copy(b, f.saInformInfo(b, t.slid, t.qp, t.sl))
+		f.lidRespond(dst, t)
+		return true
 	}
 	if f.sa.sends[key] != nil {
 		// A duplicate of a request whose answer is being sent (the
@@ -297,6 +314,9 @@ func (f *Fabric) saClose() {
 		if r.timer != nil {
 			r.timer.Stop()
 		}
+	}
+	for _, r := range f.sa.reports {
+		r.timer.Stop()
 	}
 	f.sa = saServer{}
 }
@@ -642,8 +662,7 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 			}
 		}
 	case &sa.InformInfoRecord:
-		// The subscriptions the SA holds: none, as InformInfo Set is not
-		// served (OpenSM lists its subscribers; on ibsim it has none).
+		f.informRecords(add, sa.SMKeyOf(msg))
 	case &sa.PathRecord:
 		// NumbPath and the selectors are not compared (saPaths applies them).
 		tmplMask := mask

@@ -46,7 +46,7 @@ func TestSASingleMADAnswers(t *testing.T) {
 		{"Get matching several", saReq(t, mad.MethodGet, sa.AttrNodeRecord, 0, nil), sa.StatusTooManyRecords},
 		{"unknown attribute", saReq(t, mad.MethodGet, 0x0016, 0, nil), mad.StatusMethodAttrUnsup},
 		{"InformInfoRecord without subscriptions", saReq(t, mad.MethodGet, sa.AttrInformInfoRecord, 0, nil), sa.StatusNoRecords},
-		{"InformInfo Set (no subscriptions served)", saReq(t, mad.MethodSet, sa.AttrInformInfo, 0, nil), mad.StatusMethodAttrUnsup},
+		{"InformInfo Set unsubscribing nothing", saReq(t, mad.MethodSet, sa.AttrInformInfo, 0, nil), sa.StatusReqInvalid},
 		{"Set", saReq(t, mad.MethodSet, sa.AttrNodeRecord, 0, nil), mad.StatusMethodAttrUnsup},
 		{"class version 1", badVersion, mad.StatusBadVersion},
 	} {

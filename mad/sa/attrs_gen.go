@@ -52,7 +52,7 @@ var InformInfoLayout = mad.Layout{
 	ID:   AttrInformInfo,
 	Size: 36,
 	Mod:  "none (0)",
-	Doc:  "InformInfo subscribes to traps (generic form, OpenSM ib_inform_info_t); it is Set, so it has no component numbers.",
+	Doc:  "Inform is an InformInfo, which subscribes to traps (generic form, OpenSM ib_inform_info_t); it is Set, so it has no component numbers.",
 	Fields: []mad.Field{
 		iiGID,
 		iiLIDRangeBegin,
@@ -65,6 +65,95 @@ var InformInfoLayout = mad.Layout{
 		iiRespTimeValue,
 		iiProducerType,
 	},
+}
+
+// Inform is an InformInfo, which subscribes to traps (generic form, OpenSM
+// ib_inform_info_t); it is Set, so it has no component numbers.
+type Inform struct {
+	GID           mad.GID
+	LIDRangeBegin uint16
+	LIDRangeEnd   uint16
+	IsGeneric     uint8
+	Subscribe     uint8
+	Type          uint16
+	TrapNumber    uint16
+	QPN           uint32
+	RespTimeValue uint8
+	ProducerType  uint32
+}
+
+// UnmarshalBinary decodes i from the first 36 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (i *Inform) UnmarshalBinary(b []byte) error {
+	if err := InformInfoLayout.CheckMin(b, 36); err != nil {
+		return err
+	}
+	_ = b[35]
+	copy(i.GID[:], b[0:16])
+	i.LIDRangeBegin = binary.BigEndian.Uint16(b[16:])
+	i.LIDRangeEnd = binary.BigEndian.Uint16(b[18:])
+	i.IsGeneric = b[22]
+	i.Subscribe = b[23]
+	i.Type = binary.BigEndian.Uint16(b[24:])
+	i.TrapNumber = binary.BigEndian.Uint16(b[26:])
+	i.QPN = uint32((uint64(b[28])<<16 | uint64(b[29])<<8 | uint64(b[30])<<0))
+	i.RespTimeValue = uint8(uint64(b[31]) & 0x1f)
+	i.ProducerType = uint32((uint64(b[33])<<16 | uint64(b[34])<<8 | uint64(b[35])<<0))
+	return nil
+}
+
+// AppendBinary appends the 36-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (i *Inform) AppendBinary(b []byte) ([]byte, error) {
+	if i.QPN > 0xffffff {
+		return b, mad.RangeError("informinfo", "QPN", uint64(i.QPN), 0xffffff)
+	}
+	if i.RespTimeValue > 0x1f {
+		return b, mad.RangeError("informinfo", "RespTimeValue", uint64(i.RespTimeValue), 0x1f)
+	}
+	if i.ProducerType > 0xffffff {
+		return b, mad.RangeError("informinfo", "ProducerType", uint64(i.ProducerType), 0xffffff)
+	}
+	all, d := InformInfoLayout.Append(b)
+	_ = d[35]
+	copy(d[0:16], i.GID[:])
+	binary.BigEndian.PutUint16(d[16:], i.LIDRangeBegin)
+	binary.BigEndian.PutUint16(d[18:], i.LIDRangeEnd)
+	d[22] = i.IsGeneric
+	d[23] = i.Subscribe
+	binary.BigEndian.PutUint16(d[24:], i.Type)
+	binary.BigEndian.PutUint16(d[26:], i.TrapNumber)
+	{
+		x := uint64(i.QPN) << 0
+		d[28] |= byte(x >> 16)
+		d[29] |= byte(x >> 8)
+		d[30] |= byte(x >> 0)
+	}
+	d[31] |= i.RespTimeValue
+	{
+		x := uint64(i.ProducerType) << 0
+		d[33] |= byte(x >> 16)
+		d[34] |= byte(x >> 8)
+		d[35] |= byte(x >> 0)
+	}
+	return all, nil
+}
+
+// MarshalBinary returns the 36-byte attribute.
+func (i *Inform) MarshalBinary() ([]byte, error) { return i.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, InformInfoLayout.
+func (*Inform) AttrLayout() *mad.Layout { return &InformInfoLayout }
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (i *Inform) String() string {
+	b, err := i.MarshalBinary()
+	if err != nil {
+		return "Inform" + ": " + err.Error()
+	}
+	return InformInfoLayout.Text(b)
 }
 
 // NodeRecord rows (IBA table "NodeRecord").

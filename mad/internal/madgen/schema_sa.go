@@ -10,9 +10,9 @@ func saAttrs() []*Attr {
 	return []*Attr{
 		{Pkg: "sa", Name: "ClassPortInfo", Ref: "ClassPortInfo", SAVar: "ClassPortInfo", Stride: 9},
 		{
-			Pkg: "sa", Name: "InformInfo", ID: 0x0003, Size: 36, Prefix: "ii", SAVar: "InformInfo", Stride: 5,
+			Pkg: "sa", Name: "InformInfo", ID: 0x0003, Size: 36, Prefix: "ii", Type: "Inform", SAVar: "InformInfo", Stride: 5,
 			Mod: "none (0)",
-			Doc: "InformInfo subscribes to traps (generic form, OpenSM ib_inform_info_t); it is Set, so it has no component numbers.",
+			Doc: "Inform is an InformInfo, which subscribes to traps (generic form, OpenSM ib_inform_info_t); it is Set, so it has no component numbers.",
 			Fields: []Field{
 				{Name: "GID", Bit: 0, Width: 128, Kind: mad.Bytes},
 				{Name: "LIDRangeBegin", Bit: 128, Width: 16},
