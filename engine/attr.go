@@ -6,6 +6,7 @@ import (
 
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/cc"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
 )
@@ -17,11 +18,14 @@ type attribute[T any] interface {
 }
 
 // Get reads from t the attribute whose Go type is T: any SMP attribute of
-// package smp (mod is the attribute modifier: a port, a block, ...) or
-// PerfMgt attribute of package perf (mod is the port, PortSelect), e.g.
+// package smp (mod is the attribute modifier: a port, a block, ...),
+// PerfMgt attribute of package perf (mod is the port, PortSelect) or
+// Congestion Control attribute of package cc (mod is the attribute
+// modifier; the CC_Key is Options.CCKey or the CCKey option), e.g.
 //
 //	sl2vl, err := engine.Get[smp.SLtoVLMappingTable](ctx, s, engine.LID(1), 2<<8|3)
 //	rcv, err := engine.Get[perf.PortRcvErrorDetails](ctx, s, engine.LID(4), 1)
+//	ci, err := engine.Get[cc.CongestionInfo](ctx, s, engine.LID(4), 0)
 //
 // It is the typed form of Session.SMP and Session.Perf: a response with a
 // non-zero status returns a *StatusError.
@@ -38,12 +42,16 @@ func Get[T any, P attribute[T]](ctx context.Context, s *Session, t Target, mod u
 		}
 		o, err := s.perfCall(ctx, t, mad.MethodGet, l.ID, uint8(mod), nil, opts)
 		return decode[T, P](s, o, err, perf.Data)
+	case isCC(l):
+		o, err := s.ccCall(ctx, t, mad.MethodGet, l.ID, mod, nil, opts)
+		return decode[T, P](s, o, err, cc.Data)
 	}
-	return v, fmt.Errorf("engine: get %s from %s: not an SMP or PerfMgt attribute: %w", l.Name, t, fabric.ErrInvalid)
+	return v, fmt.Errorf("engine: get %s from %s: not an SMP, PerfMgt or Congestion Control attribute: %w", l.Name, t, fabric.ErrInvalid)
 }
 
-// Set writes v to t with a Set of its attribute (SMP: mod is the
-// attribute modifier; PerfMgt: the attribute carries its PortSelect) and
+// Set writes v to t with a Set of its attribute (SMP and Congestion
+// Control: mod is the attribute modifier; PerfMgt: the attribute carries
+// its PortSelect) and
 // returns what the agent answered, decoded as a new value. Sets follow the
 // session's safety rules (Options.AllowSet on the kernel backend, the
 // audit log).
@@ -60,8 +68,10 @@ func Set[T any, P attribute[T]](ctx context.Context, s *Session, t Target, mod u
 		resp, err = s.SMP(ctx, t, mad.MethodSet, l.ID, mod, data, opts...)
 	case perf.LayoutByID(l.ID) == l:
 		resp, err = s.Perf(ctx, t, mad.MethodSet, l.ID, uint8(mod), data, opts...)
+	case isCC(l):
+		resp, err = s.CC(ctx, t, mad.MethodSet, l.ID, mod, data, opts...)
 	default:
-		return out, fmt.Errorf("engine: set %s on %s: not an SMP or PerfMgt attribute: %w", l.Name, t, fabric.ErrInvalid)
+		return out, fmt.Errorf("engine: set %s on %s: not an SMP, PerfMgt or Congestion Control attribute: %w", l.Name, t, fabric.ErrInvalid)
 	}
 	if err != nil {
 		return out, err

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/cc"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
 )
@@ -101,6 +102,14 @@ func attrName(class uint8, id uint16, mod uint32) string {
 			name = "PortCountersExtended"
 		case perf.AttrClassPortInfo:
 			name = "ClassPortInfo"
+		}
+	case mad.ClassCC:
+		if l := cc.LayoutByID(id); l != nil {
+			name = l.Name
+			switch id {
+			case cc.AttrSwitchPortCongestionSetting, cc.AttrCongestionControlTable:
+				name += fmt.Sprintf(" block %d", mod)
+			}
 		}
 	}
 	if name == "" {

@@ -54,6 +54,10 @@ type Options struct {
 	// record's SM_Key, and what it guards, only to a request carrying its
 	// own).
 	SMKey uint64
+	// CCKey is put in every Congestion Control request's CC_Key
+	// (ibccquery -c): an agent whose CongestionKeyInfo protects its key
+	// answers only requests carrying it.
+	CCKey uint64
 	// AllowSet lets Set methods out on a production transport (see
 	// Production); without it they fail with ErrSetRefused. Other
 	// transports (the simulators) always allow them.
@@ -81,6 +85,7 @@ type callOpts struct {
 	retries int
 	mkey    uint64
 	smkey   uint64
+	cckey   uint64
 }
 
 // Timeout sets the per-try timeout of one call (negative: forever).
@@ -94,6 +99,9 @@ func MKey(key uint64) CallOption { return func(c *callOpts) { c.mkey = key } }
 
 // SMKey sets the SM_Key of one SA call.
 func SMKey(key uint64) CallOption { return func(c *callOpts) { c.smkey = key } }
+
+// CCKey sets the CC_Key of one Congestion Control call.
+func CCKey(key uint64) CallOption { return func(c *callOpts) { c.cckey = key } }
 
 func (s *Session) callOpts(opts []CallOption) callOpts {
 	if len(opts) == 0 {
@@ -193,7 +201,7 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 	s := &Session{
 		tr:         tr,
 		log:        o.Logger,
-		defaults:   callOpts{timeout: o.Timeout, retries: o.Retries, mkey: o.MKey, smkey: o.SMKey},
+		defaults:   callOpts{timeout: o.Timeout, retries: o.Retries, mkey: o.MKey, smkey: o.SMKey, cckey: o.CCKey},
 		window:     o.Window,
 		production: production, allowSet: o.AllowSet, audit: o.Audit, auditUser: o.AuditUser, maxMADs: o.MaxMADs,
 		agents: map[uint16]fabric.AgentID{},

@@ -35,6 +35,17 @@
 // in ibsim moves them). tests/ibsimdiff checks these against ibsim on the
 // same file.
 //
+// Every switch and CA has a Congestion Control agent (class 0x21, cc.go):
+// ClassPortInfo, CongestionInfo (a CA's ControlTableCap 2), CongestionLog
+// (empty; LogType 1 on switches, 2 on CAs), Timestamp (a clock in 1.024
+// us units), and the settable CongestionKeyInfo, SwitchCongestionSetting,
+// SwitchPortCongestionSetting (32 ports a block), CACongestionSetting and
+// CongestionControlTable (two blocks), all at IBA's reset values (zero)
+// until a Set; a Set stores the attribute whole. Once CongestionKeyInfo
+// holds a CC_Key, a request with another is dropped and counted in
+// CC_KeyViolations, except a Get while CC_KeyProtectBit is clear (answered,
+// CongestionKeyInfo's CC_Key reading 0); the lease period never expires.
+//
 // The SM's port also hosts the SA (class 0x03, sa.go): Get of
 // ClassPortInfo; Get and GetTable of NodeRecord, PortInfoRecord,
 // PathRecord, LinkRecord, SwitchInfoRecord, LinearForwardingTableRecord,
@@ -99,5 +110,15 @@
 // one. On a topology with a router the
 // embedded SM also differs from OpenSM: it gives the router's ports LIDs
 // and brings its links up, which OpenSM does not (they stay in Init,
-// without LIDs), so LIDs after it differ.
+// without LIDs), so LIDs after it differ. ibsim has no Congestion Control
+// agent: it hands a class 0x21 MAD to the SMA handler of the same
+// attribute ID (its dispatcher looks at the class's low four bits only),
+// which answers with the request's own data and the SMA's status
+// (CongestionInfo, SwitchCongestionSetting, SwitchPortCongestionSetting,
+// CACongestionSetting and CongestionControlTable read zero on every node;
+// CongestionKeyInfo reads zero on a switch and is refused on a CA, as
+// SwitchInfo; Timestamp is refused, as VLArbitrationTable block 0) and
+// drops ClassPortInfo and CongestionLog; a CC Set there reaches the SMA's
+// Set handler of that ID. The embedded agent answers as IBA describes
+// instead, a deliberate difference.
 package sim

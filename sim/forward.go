@@ -414,6 +414,8 @@ func (f *Fabric) arrive(dst *port, t *txn) {
 		st, act = f.sma(n, dst, b)
 	case mad.ClassPerf:
 		st, act = f.pma(n, dst, b)
+	case mad.ClassCC:
+		st, act = f.ccAgent(n, dst, b)
 	default:
 		if f.saArrive(dst, t) {
 			return

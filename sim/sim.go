@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/mux"
@@ -59,6 +60,8 @@ type Fabric struct {
 	linkSaved map[*port][2]uint8         // state and phys of ports SetLink took down
 	portTabs  map[*port]*portTables      // SLtoVL, VL arbitration and vendor tables a Set changed (tables.go)
 	mfts      map[*node]map[int][64]byte // multicast forwarding blocks a Set wrote, by block<<4|position
+	ccAgents  map[*node]*ccState         // CC agent state a Set changed (cc.go)
+	ccEpoch   time.Time                  // the CC agents' Timestamp 0 (cc.go)
 
 	trace      func(hop) // tests: called for each step of a directed-route SMP
 	rrSwitches int       // tests: switches routed by the round-robin fast path

@@ -11,6 +11,7 @@ import (
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/cc"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
 )
@@ -101,6 +102,44 @@ func TestUMADPortSetGate(t *testing.T) {
 		p.AllowSet = true
 		if err := p.Send(t.Context(), id, m, fabric.Addr{LID: 2, QPN: 1, QKey: 0x80010000}, 0, 0); err != nil {
 			t.Errorf("Set with AllowSet: %v", err)
+		}
+	})
+}
+
+// TestSetGateCC: a Congestion Control Set is refused on the kernel backend
+// without AllowSet; with it the audit line names the attribute and masks
+// the CC_Key of the header and of CongestionKeyInfo.
+func TestSetGateCC(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFabric(t, twoCA())
+		var mu sync.Mutex
+		var audit []engine.AuditEntry
+		hook := func(a engine.AuditEntry) error { mu.Lock(); audit = append(audit, a); mu.Unlock(); return nil }
+		for _, allow := range []bool{false, true} {
+			tr, err := f.Open(t.Context(), "", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := engine.New(tr, &engine.Options{Timeout: 100 * time.Millisecond, Retries: 1, Audit: hook, AllowSet: allow, CCKey: 0xdeadbeefdeadbeef})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ki := cc.CongestionKeyInfo{CCKey: 0xfeedfacefeedface, CCKeyLeasePeriod: 0x4242}
+			_, err = engine.Set(t.Context(), s, engine.LID(2), 0, &ki)
+			if refused := errors.Is(err, engine.ErrSetRefused); refused == allow {
+				t.Errorf("AllowSet %v: %v", allow, err)
+			}
+			s.Close()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(audit) != 1 {
+			t.Fatalf("%d audit entries, want 1: %v", len(audit), audit)
+		}
+		line := audit[0].String()
+		if strings.Contains(line, "feedface") || strings.Contains(line, "deadbeef") || !strings.Contains(line, `attr="CongestionKeyInfo"`) ||
+			!strings.Contains(line, "class=0x21") || !strings.HasSuffix(line, "new=00000000000000000000"+"4242") {
+			t.Errorf("audit line %q: want the CC_Keys masked, the rest kept", line)
 		}
 	})
 }
