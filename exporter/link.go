@@ -24,30 +24,9 @@ func lanes(w uint8) int {
 }
 
 // laneDataRate is the data rate of one lane of the port's active speed in
-// bits per second, after line encoding (8b/10b up to QDR, 64b/66b for FDR
-// and EDR): SDR 2, DDR 4, QDR 8, FDR 13.64, EDR 25, HDR 50, NDR 100 Gb/s.
-// 0 when unknown (the port is down, or its speed is not known).
+// bits per second (smp.LaneDataRate), 0 when unknown.
 func laneDataRate(p *topo.Port) float64 {
-	switch p.SpeedExtActive {
-	case 1:
-		return 14.0625e9 * 64 / 66
-	case 2:
-		return 25.78125e9 * 64 / 66
-	case 4:
-		return 50e9
-	case 8:
-		return 100e9
-	case 0:
-		switch p.SpeedActive {
-		case 1:
-			return 2e9
-		case 2:
-			return 4e9
-		case 4:
-			return 8e9
-		}
-	}
-	return 0
+	return smp.LaneDataRate(p.SpeedActive, p.SpeedExtActive)
 }
 
 // rateBytes is the port's data rate in bytes per second (lanes times the

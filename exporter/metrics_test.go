@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/sim"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -387,6 +388,47 @@ func TestHCAPorts(t *testing.T) {
 	for name := range gather(t, e2) {
 		if strings.HasPrefix(name, "infiniband_hca_") {
 			t.Errorf("%s served without HCA", name)
+		}
+	}
+}
+
+// TestSimTraffic: under the simulator's background load, two sweeps 10 s
+// apart (on one clock) see every linked switch port send at its load
+// times its rate, and wait the load²/4 of the time the simulator gives
+// it: the XmitWait ratio's formula checked against a known wait.
+func TestSimTraffic(t *testing.T) {
+	e, f := simExporter(t, net2sw, nil)
+	clock := time.Unix(1_700_000_000, 0)
+	now := func() time.Time { return clock }
+	e.now = now
+	if err := f.SetTraffic(&sim.Traffic{Load: 0.5, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	s1, err := e.Sweep(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(10 * time.Second)
+	s2, err := e.Sweep(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range s2.Ports {
+		p1, p2 := &s1.Ports[i], &s2.Ports[i]
+		n := p2.Port.Node
+		l, err := f.TrafficLoad(n.Desc, p2.Port.Num)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l < 0.25 || l > 0.75 {
+			t.Errorf("%s port %d: load %v", n.Desc, p2.Port.Num, l)
+		}
+		bytes := float64(p2.Ext.PortXmitData-p1.Ext.PortXmitData) * 4 / 10
+		if want := l * rateBytes(p2.Port); math.Abs(bytes-want) > want*1e-6+1e4 {
+			t.Errorf("%s port %d: %v B/s, want %v", n.Desc, p2.Port.Num, bytes, want)
+		}
+		if !p2.XmitWaitOK || math.Abs(p2.XmitWaitRatio-l*l/4) > 1e-6 {
+			t.Errorf("%s port %d: XmitWait ratio %v %v, want %v", n.Desc, p2.Port.Num, p2.XmitWaitRatio, p2.XmitWaitOK, l*l/4)
 		}
 	}
 }

@@ -43,10 +43,14 @@ const (
 	pcXmitWait             = 16
 	pcQP1Dropped           = 17
 
-	pceXmitData = 0
-	pceRcvData  = 1
-	pceXmitPkts = 2
-	pceRcvPkts  = 3
+	pceXmitData          = 0
+	pceRcvData           = 1
+	pceXmitPkts          = 2
+	pceRcvPkts           = 3
+	pceUnicastXmitPkts   = 4
+	pceUnicastRcvPkts    = 5
+	pceMulticastXmitPkts = 6
+	pceMulticastRcvPkts  = 7
 
 	// madWords is what one MAD adds to the data counters, in 4-byte
 	// words: ibsim counts 72 (the 256-byte MAD and its headers).
@@ -172,6 +176,7 @@ func (f *Fabric) SetCounter(node string, port int, name string, v uint64) error 
 	if err != nil {
 		return err
 	}
+	f.accrueLocked(p)
 	i, j := counterIndex(pcNames[:], name), counterIndex(pceNames[:], name)
 	if i < 0 && j < 0 {
 		return fmt.Errorf("sim: set counter %q of %q port %d: unknown counter", name, p.node.id, port)
@@ -194,6 +199,7 @@ func (f *Fabric) Counter(node string, port int, name string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	f.accrueLocked(p)
 	if i := counterIndex(pcNames[:], name); i >= 0 {
 		return uint64(p.pc.pc[i]), nil
 	}
@@ -302,11 +308,13 @@ func (f *Fabric) pmaPorts(n *node, in *port, ps uint8, fn func(*port)) bool {
 		if int(ps) != in.num {
 			return false
 		}
+		f.accrueLocked(in)
 		fn(in)
 		return true
 	}
 	if ps == allPortSelect {
 		for _, p := range n.ports {
+			f.accrueLocked(p)
 			fn(p)
 		}
 		return true
@@ -314,6 +322,7 @@ func (f *Fabric) pmaPorts(n *node, in *port, ps uint8, fn func(*port)) bool {
 	if int(ps) > n.numPorts {
 		return false
 	}
+	f.accrueLocked(n.ports[ps])
 	fn(n.ports[ps])
 	return true
 }

@@ -46,6 +46,10 @@
 // CC_KeyViolations, except a Get while CC_KeyProtectBit is clear (answered,
 // CongestionKeyInfo's CC_Key reading 0); the lease period never expires.
 //
+// As ibsim, the PMA counts the MADs that cross each port. Beyond ibsim,
+// SetTraffic gives the links a deterministic background load (traffic.go)
+// so that counters move as on a busy fabric; it is off unless asked.
+//
 // The SM's port also hosts the SA (class 0x03, sa.go): Get of
 // ClassPortInfo; Get and GetTable of NodeRecord, PortInfoRecord,
 // PathRecord, LinkRecord, SwitchInfoRecord, LinearForwardingTableRecord,

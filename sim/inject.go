@@ -344,6 +344,9 @@ func (f *Fabric) setLinkLocked(node string, num int, up bool) error {
 			f.linkTraps(changed, before)
 		}
 	}()
+	// What the load moved while the link was in its old state.
+	f.accrueLocked(p)
+	f.accrueLocked(r)
 	if f.linkSaved == nil {
 		f.linkSaved = map[*port][2]uint8{}
 	}

@@ -58,6 +58,7 @@ type Fabric struct {
 	inj       *injector                  // injected faults (inject.go); nil: none, the fast path
 	late      map[*lateMAD]bool          // MADs Faults.Delay holds back (inject.go)
 	linkSaved map[*port][2]uint8         // state and phys of ports SetLink took down
+	traffic   *trafficState              // the background load (traffic.go); nil: none
 	portTabs  map[*port]*portTables      // SLtoVL, VL arbitration and vendor tables a Set changed (tables.go)
 	mfts      map[*node]map[int][64]byte // multicast forwarding blocks a Set wrote, by block<<4|position
 	ccAgents  map[*node]*ccState         // CC agent state a Set changed (cc.go)

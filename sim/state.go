@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/smp"
@@ -93,6 +94,9 @@ type port struct {
 	pkeys  []uint16 // P_Key table; nil means the default (0xFFFF at index 0)
 	pc     counters
 	att    *attachments // transports open on this port; nil when none
+	// accrued is how far into the background load (Traffic) pc holds
+	// what the load moved.
+	accrued time.Duration
 }
 
 // endport returns the port that holds n's LID for a MAD that came in on

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/exporter"
+	"github.com/ibscript/ibscript/sim"
 )
 
 // exporterFlags are the exporter command's flags, named as
@@ -26,12 +27,25 @@ type exporterFlags struct {
 	telemetryPath    string
 	interval         time.Duration
 	discoverInterval time.Duration
-	once             bool   // --once: one sweep, written to --output, then exit
-	output           string // --output FILE: where --once writes (atomically)
-	hca              bool   // --collector.hca: CA ports too
-	details          bool   // --details: PortRcvErrorDetails and PortXmitDiscardDetails (default on)
-	xmitWaitTick     int    // --xmit-wait-tick: a PortXmitWait tick in symbol times
-	resetSaturated   bool   // --reset-saturated: clear saturated PortCounters counters
+	once             bool    // --once: one sweep, written to --output, then exit
+	output           string  // --output FILE: where --once writes (atomically)
+	hca              bool    // --collector.hca: CA ports too
+	details          bool    // --details: PortRcvErrorDetails and PortXmitDiscardDetails (default on)
+	xmitWaitTick     int     // --xmit-wait-tick: a PortXmitWait tick in symbol times
+	resetSaturated   bool    // --reset-saturated: clear saturated PortCounters counters
+	simTraffic       float64 // --sim-traffic: the embedded simulator's background load
+}
+
+// startSimTraffic gives the embedded simulator (sim:) the background load
+// of --sim-traffic, so that the exporter's graphs are not flat; other
+// backends carry their own traffic.
+func startSimTraffic(c *config, b *backend) error {
+	sf, ok := b.raw.(*sim.Fabric)
+	if !ok || c.exporter.simTraffic == 0 {
+		return nil
+	}
+	// A few ports with symbol errors, a few a minute each.
+	return sf.SetTraffic(&sim.Traffic{Load: c.exporter.simTraffic, ErrorRate: 0.05})
 }
 
 // options are the exporter.Options the flags give.
@@ -77,6 +91,9 @@ func (f *exporterFlags) check() error {
 	if f.discoverInterval <= 0 {
 		return fmt.Errorf("--discover-interval %v: want a positive duration (5m)", f.discoverInterval)
 	}
+	if f.simTraffic < 0 || f.simTraffic > 1 || f.simTraffic != f.simTraffic {
+		return fmt.Errorf("--sim-traffic %v: want a fraction of link capacity, 0..1 (0: none)", f.simTraffic)
+	}
 	if f.xmitWaitTick < 1 || f.xmitWaitTick > 256 {
 		return fmt.Errorf("--xmit-wait-tick %d: want 1..256 symbol times (PortSamplesControl.Tick plus one)", f.xmitWaitTick)
 	}
@@ -118,6 +135,10 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 	}
 	defer func() { code = b.finish(code, stderr) }()
 	if err := resetGate(c, b); err != nil {
+		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
+		return exitError
+	}
+	if err := startSimTraffic(c, b); err != nil {
 		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
 		return exitError
 	}

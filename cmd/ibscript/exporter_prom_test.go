@@ -176,6 +176,15 @@ func TestExporterPrometheus(t *testing.T) {
 		}
 		return false
 	})
+	// The simulator's background load (--sim-traffic 0.3 by default):
+	// 4xSDR links at 0.15..0.45 of 1 GB/s, far above what the sweeps'
+	// MADs move (a few KB/s).
+	await("the simulator's traffic", `max(rate(infiniband_switch_port_transmit_data_bytes_total[1m]))`, func(r map[string]float64) bool {
+		for _, v := range r {
+			return v > 1e8
+		}
+		return false
+	})
 	// The other exporter's recording rule joins on (guid, port).
 	await("treydock's join", `count(rate(infiniband_switch_port_transmit_data_bytes_total[1m]) * on(guid,port) group_left(switch, uplink, uplink_port) infiniband_switch_uplink_info)`, func(r map[string]float64) bool {
 		for _, v := range r {

@@ -281,6 +281,7 @@ func TestExporterBadFlags(t *testing.T) {
 		{[]string{"--once"}, "--once and --output FILE go together"},
 		{[]string{"--output", "x.prom"}, "--once and --output FILE go together"},
 		{[]string{"--xmit-wait-tick", "0"}, "--xmit-wait-tick 0: want 1..256 symbol times"},
+		{[]string{"--sim-traffic", "1.5"}, "--sim-traffic 1.5: want a fraction of link capacity, 0..1"},
 		{[]string{"--xmit-wait-tick", "257"}, "--xmit-wait-tick 257: want 1..256"},
 		{[]string{"--once", "--output", "/nonexistent-dir/x.prom"}, "--output /nonexistent-dir/x.prom: open /nonexistent-dir/"},
 	} {

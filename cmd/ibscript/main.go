@@ -234,6 +234,9 @@ until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
                              counters found saturated, and only those (one
                              audited Set per port; refused on the kernel
                              backend without --allow-set)
+  --sim-traffic LOAD         on the embedded simulator (sim:), the mean
+                             fraction of link capacity its links carry so
+                             graphs move (default 0.3; 0: only MADs)
   --once --output FILE       one sweep (with discovery) written to FILE
                              atomically, then exit (0, or 2 when the fabric
                              could not be swept), for node_exporter's
@@ -291,6 +294,7 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.exporter.details, "details", true, "")
 	fs.IntVar(&c.exporter.xmitWaitTick, "xmit-wait-tick", 1, "")
 	fs.BoolVar(&c.exporter.resetSaturated, "reset-saturated", false, "")
+	fs.Float64Var(&c.exporter.simTraffic, "sim-traffic", 0.3, "")
 	fs.Func("allow-path", "", func(s string) error { c.allowPath = append(c.allowPath, s); return nil })
 	fs.BoolVar(&c.allowFiles, "allow-files", false, "")
 	fs.BoolVar(&c.help, "help", false, "")

@@ -475,3 +475,34 @@ func FieldText(field string, v uint64) (string, bool) {
 	}
 	return "", false
 }
+
+// LaneDataRate is the data rate of one lane at an active speed in bits per
+// second, after line encoding (8b/10b up to QDR, 64b/66b for FDR and
+// EDR): SDR 2, DDR 4, QDR 8, FDR 13.64, EDR 25, HDR 50, NDR 100 Gb/s. The
+// extended speed wins when not 0, as in LinkSpeedText; 0 for a value it
+// cannot name. One byte takes 8/LaneDataRate seconds on a lane: the
+// symbol time PortXmitWait's tick is counted in (4 ns at SDR).
+func LaneDataRate(speed, extSpeed uint8) float64 {
+	switch extSpeed {
+	case 0:
+	case 1:
+		return 14.0625e9 * 64 / 66
+	case 2:
+		return 25.78125e9 * 64 / 66
+	case 4:
+		return 50e9
+	case 8:
+		return 100e9
+	default:
+		return 0
+	}
+	switch speed {
+	case 1:
+		return 2e9
+	case 2:
+		return 4e9
+	case 4:
+		return 8e9
+	}
+	return 0
+}
