@@ -173,6 +173,8 @@ var (
 	stampDesc   = prometheus.NewDesc("infiniband_exporter_sweep_timestamp_seconds", "Unix time the sweep the scrape is served from ended", nil, nil)
 	resetsDesc  = prometheus.NewDesc("infiniband_exporter_saturated_resets", "Number of ports whose saturated counters --reset-saturated cleared after the sweep the scrape is served from", []string{"collector"}, nil)
 	resetErrs   = prometheus.NewDesc("infiniband_exporter_saturated_reset_errors", "Number of those resets that failed (refused without --allow-set on the kernel backend, timed out, ...)", []string{"collector"}, nil)
+	subDesc     = prometheus.NewDesc("infiniband_exporter_trap_subscribed", "1 when the exporter holds a subscription to the SM's traps 64, 65 and 128 (each starts a rediscovery), 0 when it rediscovers on --discover-interval only", nil, nil)
+	trapsDesc   = prometheus.NewDesc("infiniband_exporter_traps_received_total", "Traps 64, 65 and 128 the SM forwarded to the exporter, up to the sweep the scrape is served from", nil, nil)
 	discDesc    = prometheus.NewDesc("infiniband_exporter_discovery_timestamp_seconds", "Unix time the topology of the sweep the scrape is served from was discovered (port state, width, speed and the info series come from it)", nil, nil)
 )
 
@@ -186,7 +188,7 @@ func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 			ch <- d
 		}
 	}
-	for _, d := range []*prometheus.Desc{linkInfo, nodeErrors, nodeTimeout, durationDsc, errorsDesc, timeoutDesc, ageDesc, seqDesc, stampDesc, discDesc, resetsDesc, resetErrs} {
+	for _, d := range []*prometheus.Desc{linkInfo, nodeErrors, nodeTimeout, durationDsc, errorsDesc, timeoutDesc, ageDesc, seqDesc, stampDesc, discDesc, resetsDesc, resetErrs, subDesc, trapsDesc} {
 		ch <- d
 	}
 }
@@ -289,6 +291,14 @@ func (e *Exporter) collect(s *Snapshot, ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, e.now().Sub(s.Time).Seconds())
 	ch <- prometheus.MustNewConstMetric(seqDesc, prometheus.GaugeValue, float64(s.Seq))
 	ch <- prometheus.MustNewConstMetric(stampDesc, prometheus.GaugeValue, float64(s.Time.UnixNano())/1e9)
+	if e.opts.Traps {
+		sub := 0.0
+		if s.Subscribed {
+			sub = 1
+		}
+		ch <- prometheus.MustNewConstMetric(subDesc, prometheus.GaugeValue, sub)
+		ch <- prometheus.MustNewConstMetric(trapsDesc, prometheus.CounterValue, float64(s.Traps))
+	}
 	ch <- prometheus.MustNewConstMetric(discDesc, prometheus.GaugeValue, float64(s.DiscoveryTime.UnixNano())/1e9)
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -66,7 +67,16 @@ type Options struct {
 	// reset. Off by default: the exporter never resets a counter unless
 	// asked.
 	ResetSaturated bool
+	// Traps makes Run subscribe to the SM's traps 64 and 65 (an endport
+	// came or went) and 128 (a switch port's link state changed) through
+	// InformInfo, and sweep with a new discovery as soon as one arrives,
+	// besides DiscoverInterval. A subscription the SA refuses (or one on
+	// a fabric without SA) is logged; Run goes on without it.
+	Traps bool
 }
+
+// RediscoverTraps are the traps Options.Traps subscribes to.
+var RediscoverTraps = []uint16{smp.TrapGIDInService, smp.TrapGIDOutOfService, smp.TrapLinkStateChange}
 
 // PortSample is what one sweep read of one port (a switch port, or a CA
 // port with Options.HCA).
@@ -153,6 +163,12 @@ type Snapshot struct {
 	// Resets are the resets Options.ResetSaturated sent after the sweep
 	// (its counters are the values read before them).
 	Resets []Reset
+	// Subscribed says whether Run holds a trap subscription
+	// (Options.Traps); Traps is the number of traps it received up to
+	// the sweep, TrapDiscovery whether one made this sweep discover.
+	Subscribed    bool
+	Traps         uint64
+	TrapDiscovery bool
 	// Errors counts the queries that failed (timeouts included) and the
 	// targets discovery could not reach; Timeouts those that timed out.
 	Errors   int
@@ -172,12 +188,17 @@ type Exporter struct {
 
 	snap atomic.Pointer[Snapshot]
 	now  func() time.Time // time.Now; tests may replace it
+
+	subscribed atomic.Bool   // Run holds a trap subscription
+	traps      atomic.Uint64 // traps received
+	trapped    atomic.Bool   // a trap arrived since the last discovery
+	wake       chan struct{} // a trap: sweep now (buffer 1)
 }
 
 // New returns an Exporter sweeping through sess. It sends nothing until
 // Sweep or Run.
 func New(sess *engine.Session, opts *Options) *Exporter {
-	e := &Exporter{sess: sess, now: time.Now}
+	e := &Exporter{sess: sess, now: time.Now, wake: make(chan struct{}, 1)}
 	if opts != nil {
 		e.opts = *opts
 	}
@@ -199,7 +220,14 @@ func (e *Exporter) Snapshot() *Snapshot { return e.snap.Load() }
 // Run sweeps at once and then every Interval until ctx ends; a sweep
 // that takes longer than Interval is followed by the next at once. It
 // returns ctx's error. A failed sweep keeps the previous snapshot.
+//
+// With Options.Traps it first subscribes to RediscoverTraps, and a trap
+// starts a sweep with a new discovery at once.
 func (e *Exporter) Run(ctx context.Context) error {
+	if e.opts.Traps {
+		stop := e.subscribe(ctx)
+		defer stop()
+	}
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -207,6 +235,13 @@ func (e *Exporter) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
+		case <-e.wake:
+			if !t.Stop() {
+				select {
+				case <-t.C:
+				default:
+				}
+			}
 		}
 		start := e.now()
 		if _, err := e.Sweep(ctx); err != nil && ctx.Err() == nil && e.opts.Logger != nil {
@@ -226,7 +261,10 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	start := e.now()
 	s := &Snapshot{}
 	prev := e.snap.Load()
-	if e.disc == nil || start.Sub(e.lastDisc) >= e.opts.DiscoverInterval {
+	trapped := e.trapped.Swap(false)
+	s.Subscribed, s.Traps = e.subscribed.Load(), e.traps.Load()
+	if e.disc == nil || start.Sub(e.lastDisc) >= e.opts.DiscoverInterval || trapped {
+		s.TrapDiscovery = trapped && e.disc != nil
 		d, err := e.sess.Discover(ctx, nil)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -354,6 +392,44 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	e.xmitWaitRatios(prev, s)
 	e.snap.Store(s)
 	return s, nil
+}
+
+// subscribe subscribes to RediscoverTraps and reads the Reports until ctx
+// ends: each marks the topology stale and wakes Run. It returns the
+// function that unsubscribes (and waits for the reader).
+func (e *Exporter) subscribe(ctx context.Context) func() {
+	sub, err := e.sess.Subscribe(ctx, engine.SubscribeOptions{Traps: RediscoverTraps})
+	if err != nil {
+		if e.opts.Logger != nil && ctx.Err() == nil {
+			e.opts.Logger.Warn("exporter: no trap subscription, the topology is rediscovered every --discover-interval only", "err", err)
+		}
+		return func() {}
+	}
+	e.subscribed.Store(true)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			r, err := sub.Next(ctx)
+			if err != nil {
+				return
+			}
+			e.traps.Add(1)
+			e.trapped.Store(true)
+			if e.opts.Logger != nil {
+				e.opts.Logger.Info("exporter: trap, rediscovering", "trap", r.Notice.TrapNumber, "issuer_lid", r.Notice.IssuerLID)
+			}
+			select {
+			case e.wake <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return func() {
+		sub.Close()
+		<-done
+		e.subscribed.Store(false)
+	}
 }
 
 // capsResult is one switch PMA's CapabilityMask, or why it is unknown.

@@ -34,6 +34,7 @@ type exporterFlags struct {
 	xmitWaitTick     int     // --xmit-wait-tick: a PortXmitWait tick in symbol times
 	resetSaturated   bool    // --reset-saturated: clear saturated PortCounters counters
 	simTraffic       float64 // --sim-traffic: the embedded simulator's background load
+	traps            bool    // --traps: rediscover on the SM's traps 64, 65, 128 (default on)
 }
 
 // startSimTraffic gives the embedded simulator (sim:) the background load
@@ -58,6 +59,7 @@ func (f *exporterFlags) options(c *config) *exporter.Options {
 		NoDetails:        !f.details,
 		XmitWaitTick:     f.xmitWaitTick,
 		ResetSaturated:   f.resetSaturated,
+		Traps:            f.traps,
 	}
 }
 

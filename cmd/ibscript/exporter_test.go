@@ -193,6 +193,10 @@ func TestExporterCommand(t *testing.T) {
 	if families != 32 {
 		t.Errorf("%d infiniband_switch_port_*_total families, want 32", families)
 	}
+	// The simulator's SA took the exporter's InformInfos (--traps).
+	if ms := mfs["infiniband_exporter_trap_subscribed"].GetMetric(); len(ms) != 1 || ms[0].GetGauge().GetValue() != 1 {
+		t.Errorf("trap_subscribed: %v, want 1", ms)
+	}
 	// State series for every port of both switches, linked or not.
 	for _, name := range []string{"infiniband_switch_port_state", "infiniband_switch_port_physical_state"} {
 		if n := len(mfs[name].GetMetric()); n != 16 {

@@ -224,6 +224,8 @@ until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
   --web.telemetry-path PATH  the metrics path (default /metrics)
   --interval DUR             time between counter sweeps (default 10s)
   --discover-interval DUR    time between discoveries (default 5m)
+  --traps=false              no subscription to the SM's traps 64, 65 and
+                             128 (by default each starts a rediscovery)
   --node-name-map FILE       switch and uplink names as in ibnetdiscover
   --collector.hca            CA ports too (infiniband_hca_* series)
   --details=false            without PortRcvErrorDetails and
@@ -295,6 +297,7 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&c.exporter.xmitWaitTick, "xmit-wait-tick", 1, "")
 	fs.BoolVar(&c.exporter.resetSaturated, "reset-saturated", false, "")
 	fs.Float64Var(&c.exporter.simTraffic, "sim-traffic", 0.3, "")
+	fs.BoolVar(&c.exporter.traps, "traps", true, "")
 	fs.Func("allow-path", "", func(s string) error { c.allowPath = append(c.allowPath, s); return nil })
 	fs.BoolVar(&c.allowFiles, "allow-files", false, "")
 	fs.BoolVar(&c.help, "help", false, "")

@@ -1,0 +1,103 @@
+package exporter
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/mad/smp"
+)
+
+// TestTrapRediscovery: with Traps, Run subscribes to the SM's traps; a
+// link taken down on the simulator (which raises trap 128 as ibsim and
+// OpenSM do) makes the next snapshot a new discovery showing the port
+// Down, without waiting for the hour-long intervals; the link back up
+// shows it Active again. Without Traps nothing is rediscovered.
+func TestTrapRediscovery(t *testing.T) {
+	e, f := simExporter(t, net2sw, &Options{Traps: true, Interval: time.Hour, DiscoverInterval: time.Hour})
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- e.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-errc; err != context.Canceled {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	// await polls for a snapshot after seq that satisfies ok.
+	await := func(what string, seq uint64, ok func(*Snapshot) bool) *Snapshot {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if s := e.Snapshot(); s != nil && s.Seq > seq && ok(s) {
+				return s
+			}
+			time.Sleep(5 * time.Millisecond) // polling, not synchronisation
+		}
+		t.Fatalf("%s: not within 30s (last snapshot %+v)", what, e.Snapshot())
+		return nil
+	}
+	state := func(s *Snapshot, node string, port int) uint8 {
+		for _, n := range s.Switches {
+			if n.Desc == node {
+				return n.Ports[port].State
+			}
+		}
+		t.Fatalf("no %s", node)
+		return 0
+	}
+	s1 := await("the first sweep", 0, func(s *Snapshot) bool { return s.Subscribed })
+	if state(s1, "Switch1", 3) != smp.PortStateActive || len(s1.Ports) != 8 {
+		t.Fatalf("first sweep: Switch1 port 3 state %d, %d ports", state(s1, "Switch1", 3), len(s1.Ports))
+	}
+	if err := f.SetLink("Switch1", 3, false); err != nil {
+		t.Fatal(err)
+	}
+	s2 := await("a rediscovery after the link went down", s1.Seq, func(s *Snapshot) bool { return s.Discovered })
+	if !s2.TrapDiscovery || s2.Traps == 0 {
+		t.Errorf("sweep %d: TrapDiscovery %v, %d traps", s2.Seq, s2.TrapDiscovery, s2.Traps)
+	}
+	if st := state(s2, "Switch1", 3); st != smp.PortStateDown || len(s2.Ports) != 6 {
+		t.Errorf("after the link went down: Switch1 port 3 state %d, %d linked ports (want Down, 6)", st, len(s2.Ports))
+	}
+	mfs := gather(t, e)
+	sw1 := hexGUID(s2.Switches[0].GUID)
+	if m := series(mfs["infiniband_switch_port_state"])[sw1+":3"]; m == nil || value(m) != 1 {
+		t.Errorf("scrape: port_state of Switch1 port 3 %v, want 1 (Down)", m)
+	}
+	if m := series(mfs["infiniband_switch_port_transmit_data_bytes_total"])[sw1+":3"]; m != nil {
+		t.Error("scrape: counters of the down port")
+	}
+	if m := mfs["infiniband_exporter_trap_subscribed"]; m == nil || value(m.GetMetric()[0]) != 1 {
+		t.Errorf("trap_subscribed %v", m)
+	}
+	if err := f.SetLink("Switch1", 3, true); err != nil {
+		t.Fatal(err)
+	}
+	await("a rediscovery after the link came back", s2.Seq, func(s *Snapshot) bool {
+		return s.Discovered && state(s, "Switch1", 3) == smp.PortStateActive && len(s.Ports) == 8
+	})
+}
+
+// TestNoTrapsNoRediscovery: without Traps a link change is seen only at
+// the next discovery.
+func TestNoTrapsNoRediscovery(t *testing.T) {
+	e, f := simExporter(t, net2sw, nil)
+	if _, err := e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetLink("Switch1", 3, false); err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.Sweep(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Discovered || s.Subscribed || len(s.Ports) != 8 {
+		t.Errorf("discovered %v, subscribed %v, %d ports: want the old topology", s.Discovered, s.Subscribed, len(s.Ports))
+	}
+	// The state is the last discovery's: Active until rediscovered.
+	if st := s.Switches[0].Ports[3].State; s.Switches[0].Desc != "Switch1" || st != smp.PortStateActive {
+		t.Errorf("%s port 3 state %d, want the discovered Active", s.Switches[0].Desc, st)
+	}
+}
