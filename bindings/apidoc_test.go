@@ -67,7 +67,7 @@ func TestExamples(t *testing.T) {
 	for name, src := range examples {
 		t.Run(name, func(t *testing.T) {
 			newState := newTestState
-			if strings.HasPrefix(name, "sim.") {
+			if strings.HasPrefix(name, "sim.") || strings.Contains(src, "sim.link") {
 				newState = newSimTestState // the sim module exists on sim backends only
 			}
 			L, env, out := newState(t)

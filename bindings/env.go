@@ -132,6 +132,7 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 	}
 	setFiles(L, opts.Files)
 	registerTypes(L)
+	registerSATypes(L)
 	installPairs(L)
 	e.checkAllocs(L)
 	for _, m := range Modules() {

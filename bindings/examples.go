@@ -73,6 +73,14 @@ print(p.slid, p.dlid, p.mtu, p.rate)`,
 local paths = sa.multipath({hosts[1].port_guid}, {hosts[2].port_guid, hosts[3].port_guid})
 print(#paths, paths[1].slid, paths[1].dlid)`,
 	"sa.records": `print(table.concat(sa.records(), " "))`,
+	"sa.subscribe": `local sub = sa.subscribe{traps = {64, 65, 128}}
+sim.link("node002", 1, false)   -- unplug node002's cable: traps 128 (its leaf) and 65 (its port)
+for _ = 1, 2 do
+  local r = sub:next(1000)
+  print(r.trap, r.name, r.guid or r.lid)
+end
+sim.link("node002", 1, true)
+sub:close()                     -- unsubscribes`,
 
 	"perf.portcounters": `local pc = perf.portcounters("lid:2", 1)
 print(pc.symbol_error_counter, pc.port_xmit_data)`,

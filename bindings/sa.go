@@ -1,7 +1,9 @@
 package bindings
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/sa"
+	"github.com/ibscript/ibscript/mad/smp"
 )
 
 func saModule() Module {
@@ -22,6 +25,7 @@ func saModule() Module {
 			{"path", saPath, `path(src, dst) -> table: the PathRecord from LID src to LID dst ("lid:N" or a number)`},
 			{"multipath", saMultiPath, `multipath(src_guids, dst_guids) -> array of tables [, warning]: PathRecords between every source and destination port GUID ("0x..." strings), one GetMulti(MultiPathRecord); a truncated answer (as OpenSM's under ibsim) gives the paths that arrived and a string saying what is missing`},
 			{"records", saRecordNames, `records() -> array of strings: the SA record names get and get_table know`},
+			{"subscribe", saSubscribe, `subscribe([{traps={64, 65, 128}, lid_begin=N, lid_end=N, buffer=N}]) -> subscription: asks the SA for traps (one Set(InformInfo) per trap number; no traps: every generic trap; lid_begin/lid_end: issuers in that LID range) and returns an object whose :next([timeout_ms]) returns the next trap as a table (trap, name, type, generic, producer, issuer_lid, issuer_gid, gid and guid of traps 64-67, lid of 128-131/144/145/256, port of 129-131, notice: every Notice field, from_lid) or nil when timeout_ms passes (absent: wait), :dropped() the traps lost to a full buffer (default 64), :close() unsubscribes (also done when the script ends). Each Report is answered with a ReportResp as IBA requires`},
 		},
 	}
 }
@@ -180,4 +184,161 @@ func saMultiPath(e *Env, L *lua.LState) int {
 	}
 	L.Push(out)
 	return pushWarning(L, err)
+}
+
+const saSubscriptionType = "sa.subscription"
+
+// saSubscription is the userdata behind sa.subscribe's object.
+type saSubscription struct {
+	sub    *engine.Subscription
+	env    *Env
+	closed bool
+}
+
+func (u *saSubscription) Close() error {
+	if u.closed {
+		return nil
+	}
+	u.closed = true
+	u.env.Release(u)
+	return u.sub.Close()
+}
+
+func registerSATypes(L *lua.LState) {
+	mt := L.NewTypeMetatable(saSubscriptionType)
+	mt.RawSetString("__index", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+		"next": func(L *lua.LState) int {
+			u := checkSubscription(L, "next")
+			ctx, cancel := timeoutCtx(L, 2, 0)
+			defer cancel()
+			r, err := u.sub.Next(ctx)
+			if err != nil {
+				if errors.Is(err, context.DeadlineExceeded) && L.Context().Err() == nil {
+					L.Push(lua.LNil)
+					return 1
+				}
+				raise(L, "sa.subscription:next", "%v", err)
+			}
+			L.Push(reportTable(u.env, L, &r))
+			return 1
+		},
+		"dropped": func(L *lua.LState) int {
+			L.Push(lua.LNumber(checkSubscription(L, "dropped").sub.Dropped()))
+			return 1
+		},
+		"close": func(L *lua.LState) int {
+			if err := checkSubscription(L, "close").Close(); err != nil {
+				raise(L, "sa.subscription:close", "%v", err)
+			}
+			return 0
+		},
+	}))
+	mt.RawSetString("__tostring", L.NewFunction(func(L *lua.LState) int {
+		u := checkSubscription(L, "tostring")
+		state := "open"
+		if u.closed {
+			state = "closed"
+		}
+		L.Push(lua.LString("sa.subscription(" + state + ")"))
+		return 1
+	}))
+}
+
+// checkSubscription reads the subscription argument of a method; a closed
+// one is an error but for close and tostring.
+func checkSubscription(L *lua.LState, fn string) *saSubscription {
+	ud, ok := L.Get(1).(*lua.LUserData)
+	var u *saSubscription
+	if ok {
+		u, ok = ud.Value.(*saSubscription)
+	}
+	if !ok {
+		L.ArgError(1, fmt.Sprintf("%s expected (call it as sub:%s()), got %s", saSubscriptionType, fn, L.Get(1).Type()))
+	}
+	if u.closed && fn != "close" && fn != "tostring" {
+		raise(L, "sa.subscription:"+fn, "the subscription is closed")
+	}
+	return u
+}
+
+func saSubscribe(e *Env, L *lua.LState) int {
+	const fn = "sa.subscribe"
+	var o engine.SubscribeOptions
+	if t := L.OptTable(1, nil); t != nil {
+		t.ForEach(func(k, v lua.LValue) {
+			switch k.String() {
+			case "traps":
+				tt, ok := v.(*lua.LTable)
+				if !ok {
+					raise(L, fn, "traps: an array of trap numbers expected, got %s", v.Type())
+				}
+				for i := 1; i <= tt.Len(); i++ {
+					n, ok := tt.RawGetInt(i).(lua.LNumber)
+					if !ok || n < 0 || n > 0xFFFE || n != lua.LNumber(int(n)) {
+						raise(L, fn, "traps[%d]: a trap number 0-65534 expected, got %s", i, tt.RawGetInt(i).String())
+					}
+					o.Traps = append(o.Traps, uint16(n))
+				}
+			case "lid_begin", "lid_end", "buffer":
+				n, ok := v.(lua.LNumber)
+				limit := lua.LNumber(0xFFFF)
+				if k.String() == "buffer" {
+					limit = 1 << 20
+				}
+				if !ok || n < 0 || n > limit || n != lua.LNumber(int(n)) {
+					raise(L, fn, "%s: an integer 0-%d expected, got %s", k.String(), int(limit), v.String())
+				}
+				switch k.String() {
+				case "lid_begin":
+					o.LIDBegin = uint16(n)
+				case "lid_end":
+					o.LIDEnd = uint16(n)
+				default:
+					o.Buffer = int(n)
+				}
+			default:
+				raise(L, fn, "unknown option %q (traps, lid_begin, lid_end, buffer)", k.String())
+			}
+		})
+	}
+	sub, err := e.sess.Subscribe(L.Context(), o)
+	if err != nil {
+		raise(L, fn, "%v", err)
+	}
+	u := &saSubscription{sub: sub, env: e}
+	e.Own(u)
+	ud := L.NewUserData()
+	ud.Value = u
+	L.SetMetatable(ud, L.GetTypeMetatable(saSubscriptionType))
+	L.Push(ud)
+	return 1
+}
+
+// reportTable is one trap as sub:next returns it.
+func reportTable(e *Env, L *lua.LState, r *engine.Report) *lua.LTable {
+	n := &r.Notice
+	t := L.NewTable()
+	t.RawSetString("trap", lua.LNumber(n.TrapNumber))
+	if name := smp.TrapName(n.TrapNumber); name != "" && n.IsGeneric {
+		t.RawSetString("name", lua.LString(name))
+	}
+	t.RawSetString("type", lua.LNumber(n.Type))
+	t.RawSetString("generic", lua.LBool(n.IsGeneric))
+	t.RawSetString("producer", lua.LNumber(n.ProducerType))
+	t.RawSetString("issuer_lid", lua.LNumber(n.IssuerLID))
+	t.RawSetString("issuer_gid", lua.LString(n.IssuerGID.String()))
+	if g, ok := n.DetailsGID(); ok {
+		t.RawSetString("gid", lua.LString(g.String()))
+		t.RawSetString("guid", lua.LString(fmt.Sprintf("0x%016x", g.GUID())))
+	}
+	if lid, ok := n.DetailsLID(); ok {
+		t.RawSetString("lid", lua.LNumber(lid))
+	}
+	if port, ok := n.DetailsPort(); ok {
+		t.RawSetString("port", lua.LNumber(port))
+	}
+	b, _ := n.MarshalBinary()
+	t.RawSetString("notice", e.layoutTable(&smp.NoticeLayout, b))
+	t.RawSetString("from_lid", lua.LNumber(r.From.LID))
+	return t
 }

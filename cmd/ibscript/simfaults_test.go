@@ -79,3 +79,35 @@ func TestSimFaultsDelay(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscribeLua: a script subscribed with sa.subscribe receives, when
+// sim.link takes Hca1's cable down and up, Switch1's trap 128 and the SM's
+// 65 then 64 naming Hca1's port, as OpenSM sends them (the ibsim
+// differential TestTrapsMatchOpenSM checks the same traps on live ibsim
+// and OpenSM); :close() leaves the SA no subscription.
+func TestSubscribeLua(t *testing.T) {
+	code, out, errOut := ibscript(t, "--fabric", "sim:../../tests/topologies/net.2sw2path4hca?node=Hca3&port=1", "-e", `
+		local hca1 = sa.get("NodeRecord", {node_description = "Hca1"})
+		local sw1 = sa.get("NodeRecord", {node_description = "Switch1"})
+		local sub = sa.subscribe{traps = {64, 65, 128}}
+		for _, up in ipairs({false, true}) do
+			sim.link("Hca1", 1, up)
+			local got = {}
+			for _ = 1, 2 do
+				local r = assert(sub:next(5000), "no trap")
+				local what = r.guid == hca1.port_guid and "hca1" or r.lid == sw1.lid and "switch1" or "?"
+				got[#got + 1] = r.trap .. ":" .. what
+			end
+			table.sort(got)
+			print(table.concat(got, " "))
+		end
+		print(sub:next(0), sub:dropped())
+		sub:close()
+		print(#sa.get_table("InformInfoRecord"))`)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if want := "128:switch1 65:hca1\n128:switch1 64:hca1\nnil\t0\n0\n"; out != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+}

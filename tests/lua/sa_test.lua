@@ -126,3 +126,30 @@ function test_multipath(t)
   end
   expect_error("not a GUID", sa.multipath, { "lid:1" }, guids)
 end
+
+-- sa.subscribe: the InformInfoRecords list the subscriptions until
+-- :close(); nothing arrives while nothing changes; bad options are errors
+-- naming them. (cmd/ibscript's TestSubscribeLua takes a link down.)
+function test_subscribe(t)
+  local sub = sa.subscribe{ traps = { 64, 65, 128 } }
+  if #sa.get_table("InformInfoRecord") ~= 3 then t:fatal("InformInfoRecords: " .. #sa.get_table("InformInfoRecord")) end
+  local every = sa.subscribe()
+  if #sa.get_table("InformInfoRecord") ~= 4 then t:fatal("with every trap: " .. #sa.get_table("InformInfoRecord")) end
+  if sub:next(0) ~= nil or every:next(1) ~= nil then t:fatal("a trap before any change") end
+  if sub:dropped() ~= 0 then t:fatal("dropped " .. sub:dropped()) end
+  sub:close()
+  every:close()
+  if #sa.get_table("InformInfoRecord") ~= 0 then t:fatal("subscriptions left after close") end
+  local ok, err = pcall(function() return sub:next(0) end)
+  if ok or not tostring(err):find("closed") then t:fatal("next after close: " .. tostring(err)) end
+  for _, c in ipairs({
+    { { traps = { 70000 } }, "traps%[1%]" },
+    { { traps = 64 }, "array of trap numbers" },
+    { { trap = { 64 } }, "unknown option" },
+    { { lid_end = 3 }, "LIDEnd 3 without LIDBegin" },
+    { { buffer = -1 }, "buffer" },
+  }) do
+    ok, err = pcall(sa.subscribe, c[1])
+    if ok or not tostring(err):find(c[2]) then t:fatal("want " .. c[2] .. ": " .. tostring(err)) end
+  end
+end

@@ -1,0 +1,151 @@
+package ibsimdiff
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric/ibsim"
+	"github.com/ibscript/ibscript/internal/ibsimtest"
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/sim"
+)
+
+// trapSeen is what a differential trap test compares of one Report.
+type trapSeen struct {
+	Trap       uint16
+	Type       uint8
+	Producer   uint32
+	IssuerLID  uint16
+	IssuerGUID uint64 // IssuerGID's interface ID
+	Detail     string // the GID's GUID (64, 65) or the LID (128)
+}
+
+func (s trapSeen) String() string {
+	return fmt.Sprintf("trap %d type %d producer %d issuer lid %d guid %#x %s", s.Trap, s.Type, s.Producer, s.IssuerLID, s.IssuerGUID, s.Detail)
+}
+
+func seen(r engine.Report) trapSeen {
+	n := r.Notice
+	s := trapSeen{Trap: n.TrapNumber, Type: n.Type, Producer: n.ProducerType, IssuerLID: n.IssuerLID, IssuerGUID: n.IssuerGID.GUID()}
+	if g, ok := n.DetailsGID(); ok {
+		s.Detail = fmt.Sprintf("gid guid %#x", g.GUID())
+	} else if l, ok := n.DetailsLID(); ok {
+		s.Detail = fmt.Sprintf("lid %d", l)
+	}
+	return s
+}
+
+// collectTraps reads Reports from sub until each of want's trap numbers
+// arrived (or the deadline passes), and returns them sorted.
+func collectTraps(t *testing.T, sub *engine.Subscription, what string, want ...uint16) []trapSeen {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	var got []trapSeen
+	missing := slices.Clone(want)
+	for len(missing) > 0 {
+		r, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("%s: waiting for traps %v: %v (got %v)", what, missing, err, got)
+		}
+		got = append(got, seen(r))
+		if i := slices.Index(missing, r.Notice.TrapNumber); i >= 0 {
+			missing = slices.Delete(missing, i, i+1)
+		}
+	}
+	slices.SortFunc(got, func(a, b trapSeen) int { return int(a.Trap) - int(b.Trap) })
+	return got
+}
+
+// TestTrapsMatchOpenSM subscribes through OpenSM's SA on live ibsim (the
+// session an issm client of Hca3, to which ibsim hands the port's QP1
+// requests), unlinks and relinks Hca1's cable through ibsim's console, and
+// receives the Reports OpenSM sends: Switch1's trap 128 (ibsim's), then
+// 65 and 64 for Hca1's port (OpenSM's sweep). The embedded simulator on the
+// same file, with the same subscription and sim.SetLink, gives the same
+// traps field for field.
+func TestTrapsMatchOpenSM(t *testing.T) {
+	ibsimtest.Require(t)
+	src, err := os.ReadFile(topo2sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tp := filepath.Join(dir, "net.traps") // a private ibsim: its links change
+	if err := os.WriteFile(tp, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ibsimtest.Start(t.Context(), dir, tp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop) // after the session's cleanup
+	sess, _ := session(t, s, "Hca3", &ibsim.Options{ISSM: true}, nil)
+	traps := []uint16{smp.TrapGIDInService, smp.TrapGIDOutOfService, smp.TrapLinkStateChange}
+	sub, err := sess.Subscribe(t.Context(), engine.SubscribeOptions{Traps: traps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live [][]trapSeen
+	for _, c := range []struct {
+		cmd  string
+		want []uint16
+	}{
+		{`Unlink "Hca1"[1]`, []uint16{128, 65}},
+		{`ReLink "Hca1"[1]`, []uint16{128, 64}},
+	} {
+		out, err := s.Console(t.Context(), c.cmd)
+		if err != nil || strings.Contains(out, "#") {
+			t.Fatalf("%s: %q %v", c.cmd, out, err)
+		}
+		got := collectTraps(t, sub, "ibsim: "+c.cmd, c.want...)
+		t.Logf("%s: %v", c.cmd, got)
+		live = append(live, got)
+	}
+	if err := sub.Close(); err != nil {
+		t.Errorf("unsubscribe from OpenSM: %v", err)
+	}
+
+	f, err := sim.Load(tp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := f.Attach("Hca3", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := engine.New(tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer es.Close()
+	esub, err := es.Subscribe(t.Context(), engine.SubscribeOptions{Traps: traps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, up := range []bool{false, true} {
+		if err := f.SetLink("Hca1", 1, up); err != nil {
+			t.Fatal(err)
+		}
+		want := live[i]
+		var nums []uint16
+		for _, w := range want {
+			nums = append(nums, w.Trap)
+		}
+		got := collectTraps(t, esub, fmt.Sprintf("sim: link up=%v", up), nums...)
+		if !slices.Equal(got, want) {
+			t.Errorf("link up=%v:\nibsim + OpenSM: %v\nembedded:      %v", up, want, got)
+		}
+	}
+	if err := esub.Close(); err != nil {
+		t.Error(err)
+	}
+}
