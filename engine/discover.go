@@ -69,7 +69,7 @@ type Discovery struct {
 	Elapsed time.Duration
 	// Retransmits is how many times the transport resent a request of the
 	// session after a timeout during the sweep, when it counts them
-	// (Retransmitter); other traffic on the session in the meantime is
+	// (fabric.Caps.Retransmits); other traffic on the session in the meantime is
 	// included.
 	Retransmits uint64
 	// Recovered counts the queries that failed a pass of the sweep and

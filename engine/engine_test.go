@@ -538,8 +538,14 @@ func TestDiscoverCanceled(t *testing.T) {
 }
 
 // queueOnly hides the mux's SetHandler, so the Session's reader goroutine
-// routes every completion, as with the kernel and ibsim backends.
+// routes every completion, as with the kernel backend.
 type queueOnly struct{ fabric.Transport }
+
+func (q queueOnly) Caps() fabric.Caps {
+	c := q.Transport.Caps()
+	c.SetHandler, c.Failed, c.FailErr = nil, nil, nil
+	return c
+}
 
 func TestReaderPath(t *testing.T) {
 	want, err := topo.ParseFile(ibnd2sw)
@@ -573,19 +579,33 @@ type limited struct {
 	max int
 }
 
-func (l limited) MaxWindow() int { return l.max }
+func (l limited) Caps() fabric.Caps {
+	c := l.Transport.Caps()
+	c.MaxWindow = l.max
+	return c
+}
+
+// passOn is a wrapper that intercepts nothing: it reports the wrapped
+// transport's Caps as every wrapper must.
+type passOn struct{ fabric.Transport }
 
 // TestWindowLimiter: the default window shrinks to what the transport
-// asks for (ibsim over a unix socket), an explicit one is kept.
+// asks for (ibsim over a unix socket), also through a wrapper (--record),
+// an explicit one is kept.
 func TestWindowLimiter(t *testing.T) {
 	for _, tc := range []struct {
 		window, want int
-	}{{0, 2}, {3, 3}} {
+		wrap         bool
+	}{{0, 2, false}, {3, 3, false}, {0, 2, true}} {
 		synctest.Test(t, func(t *testing.T) {
 			const d = time.Millisecond
 			fake := loadFake(t, net2sw, "Hca1", 1)
 			pipe := fabrictest.NewPipe(&fabrictest.PipeOptions{Delay: d, PacketResponder: fake.respond})
-			s, err := engine.New(limited{pipe.Transport(), 2}, &engine.Options{Window: tc.window})
+			var tr fabric.Transport = limited{pipe.Transport(), 2}
+			if tc.wrap {
+				tr = passOn{tr}
+			}
+			s, err := engine.New(tr, &engine.Options{Window: tc.window})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -610,4 +630,44 @@ func TestWindowLimiter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// noCount is a transport that does not count its retransmissions (the
+// kernel's).
+type noCount struct{ fabric.Transport }
+
+func (n noCount) Caps() fabric.Caps {
+	c := n.Transport.Caps()
+	c.Retransmits = nil
+	return c
+}
+
+// TestRetransmitsCounted: Session.Retransmits says false for a transport
+// that does not count (it said (0, true) through a recorder), and counts
+// through the RMPP driver for one that does.
+func TestRetransmitsCounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pipe := fabrictest.NewPipe(nil)
+		defer pipe.Close()
+		s, err := engine.New(noCount{pipe.Open()}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := s.Retransmits(); ok {
+			t.Errorf("Retransmits on a transport that does not count = (%d, true), want false", n)
+		}
+		s.Close()
+		pipe.Handle(func([]byte, fabric.Addr) ([]byte, bool) { return nil, false })
+		s, err = engine.New(passOn{pipe.Open()}, &engine.Options{Timeout: 10 * time.Millisecond, Retries: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := s.NodeInfo(t.Context(), engine.LID(3)); !errors.Is(err, fabric.ErrTimeout) {
+			t.Fatalf("NodeInfo nobody answers: %v, want a timeout", err)
+		}
+		if n, ok := s.Retransmits(); !ok || n != 2 {
+			t.Errorf("Retransmits after one query timed out after 2 retries = (%d, %v), want (2, true)", n, ok)
+		}
+	})
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // RMPPTransport is the engine's RMPP driver: a fabric.Transport over one
-// that does no RMPP itself (fabric.RMPPer absent or false), which gives
+// that does no RMPP itself (fabric.Caps.RMPP false), which gives
 // agents registered with RMPPVersion 1 on an RMPP class what the Linux
 // kernel gives them (rmpp.md section 8): Send of a MAD buffer with the
 // RMPP Active flag is segmented and sent with windows, ACKs and
@@ -217,33 +217,18 @@ func (e *LimitError) Error() string {
 
 // WithRMPP returns tr with the engine's RMPP driver in front of it (see
 // RMPPTransport). A transport that already has the driver is returned as
-// it is. When tr counts its retransmissions (Retransmitter), so does the
-// result, adding the driver's own.
+// it is.
 func WithRMPP(tr fabric.Transport) fabric.Transport {
 	if _, ok := tr.(rmppDriver); ok {
 		return tr
 	}
-	w := newRMPP(tr)
-	if r, ok := tr.(Retransmitter); ok {
-		return &countingRMPP{w, r}
-	}
-	return w
+	return newRMPP(tr)
 }
 
 // rmppDriver finds the driver under a transport WithRMPP returned.
 type rmppDriver interface{ driver() *RMPPTransport }
 
 func (w *RMPPTransport) driver() *RMPPTransport { return w }
-
-// countingRMPP is an RMPPTransport over a Retransmitter.
-type countingRMPP struct {
-	*RMPPTransport
-	r Retransmitter
-}
-
-// Retransmits counts the wrapped transport's retransmissions and the
-// driver's.
-func (c *countingRMPP) Retransmits() uint64 { return c.r.Retransmits() + c.RMPPTransport.retx.Load() }
 
 func newRMPP(tr fabric.Transport) *RMPPTransport {
 	w := &RMPPTransport{
@@ -256,18 +241,21 @@ func newRMPP(tr fabric.Transport) *RMPPTransport {
 	}
 	w.SetLimits(RMPPLimits{})
 	w.log.Store(slog.New(slog.DiscardHandler))
-	if r, ok := tr.(fabric.RMPPer); ok && r.DoesRMPP() {
-		w.native = true
-	}
-	if h, ok := tr.(handlerSetter); ok {
-		h.SetHandler(w.handle)
-		if f, ok := tr.(peerFailer); ok {
+	c := tr.Caps()
+	w.native = c.RMPP
+	if c.SetHandler != nil {
+		c.SetHandler(w.handle)
+		if c.Failed != nil {
 			// Nobody reads the wrapped transport: learn from it when
 			// its peer is gone.
 			w.wg.Go(func() {
 				select {
-				case <-f.Failed():
-					w.fail(f.FailErr())
+				case <-c.Failed:
+					var err error
+					if c.FailErr != nil {
+						err = c.FailErr()
+					}
+					w.fail(err)
 				case <-w.done:
 				}
 			})
@@ -311,8 +299,18 @@ func (w *RMPPTransport) Stats() RMPPStats {
 	return RMPPStats{Refused: w.refused.Load(), Stopped: w.stopped.Load(), Aborted: w.aborted.Load(), Transfers: n, Held: held}
 }
 
-// DoesRMPP reports true: RMPP is done, by the driver or below it.
-func (w *RMPPTransport) DoesRMPP() bool { return true }
+// Caps are the wrapped transport's, with RMPP (done by the driver or
+// below it), the driver's own SetHandler, and its retransmissions added to
+// the wrapped transport's count when that one counts.
+func (w *RMPPTransport) Caps() fabric.Caps {
+	c := w.tr.Caps()
+	c.RMPP = true
+	c.SetHandler = w.SetHandler
+	if inner := c.Retransmits; inner != nil {
+		c.Retransmits = func() uint64 { return inner() + w.retx.Load() }
+	}
+	return c
+}
 
 // Port describes the local port.
 func (w *RMPPTransport) Port() fabric.PortAttr { return w.tr.Port() }
@@ -838,13 +836,6 @@ func (w *RMPPTransport) tick() {
 	w.armLocked()
 	w.mu.Unlock()
 	_ = w.run(context.Background(), &a)
-}
-
-// peerFailer is a transport that says when its peer is gone (fabric/mux's
-// Fail).
-type peerFailer interface {
-	Failed() <-chan struct{}
-	FailErr() error
 }
 
 // fail records that the wrapped transport's peer is gone: Recv returns

@@ -88,6 +88,14 @@ type faulty struct {
 
 func (f *faulty) rmppPacket(b []byte) bool { return rmpp.IsActive(b) }
 
+// Caps hide the mux's handler: everything goes through Recv, where the
+// faults are.
+func (f *faulty) Caps() fabric.Caps {
+	c := f.Transport.Caps()
+	c.SetHandler, c.Failed, c.FailErr = nil, nil, nil
+	return c
+}
+
 func (f *faulty) stats() (seen, dropped, doubled int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

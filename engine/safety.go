@@ -26,30 +26,6 @@ var ErrAuditFailed = errors.New("audit line not written, Set not sent")
 // missing nodes look like fabric faults).
 var ErrMADBudget = errors.New("MAD budget of the run used up")
 
-// Production is implemented by a transport on a real fabric (the
-// kernel's umad devices): there the Session refuses Set methods unless
-// Options.AllowSet. Wrappers (a recorder) expose the transport they wrap
-// with Unwrap() fabric.Transport, through which it is looked up.
-type Production interface {
-	Production() bool
-}
-
-// IsProduction reports whether tr, or a transport it wraps, says it is on
-// a production fabric.
-func IsProduction(tr fabric.Transport) bool {
-	for range 8 {
-		if p, ok := tr.(Production); ok {
-			return p.Production()
-		}
-		u, ok := tr.(interface{ Unwrap() fabric.Transport })
-		if !ok {
-			return false
-		}
-		tr = u.Unwrap()
-	}
-	return false
-}
-
 // AuditEntry describes one Set the Session sends (Options.Audit).
 type AuditEntry struct {
 	Time    time.Time

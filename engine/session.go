@@ -43,7 +43,7 @@ type Options struct {
 	Retries int
 	// Window is the number of MADs in flight at once; 0 means
 	// DefaultWindow, or less when the transport says its peer needs it
-	// (WindowLimiter).
+	// (fabric.Caps.MaxWindow).
 	Window int
 	// Logger gets debug records of dropped completions and an info record
 	// of every Set sent. nil discards.
@@ -170,15 +170,16 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 	if tr == nil {
 		return nil, errors.New("engine: nil transport")
 	}
-	production := IsProduction(tr)
+	caps := tr.Caps()
+	production := caps.Production
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	if wl, ok := tr.(WindowLimiter); ok && o.Window <= 0 {
-		if n := wl.MaxWindow(); n > 0 && n < DefaultWindow {
-			o.Window = n
-		}
+	// A peer that stalls with more requests in flight (fabric.Caps.MaxWindow)
+	// sets the default window; an explicit Options.Window is kept as given.
+	if n := caps.MaxWindow; o.Window <= 0 && n > 0 && n < DefaultWindow {
+		o.Window = n
 	}
 	tr = WithRMPP(tr) // RMPP and SA calls on every backend (rmpp.go)
 	tr.(rmppDriver).driver().SetLimits(o.RMPP)
@@ -207,8 +208,8 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 		agents: map[uint16]fabric.AgentID{},
 	}
 	s.pool.New = func() any { return &op{s: s, done: make(chan struct{}, 1)} }
-	if h, ok := tr.(handlerSetter); ok {
-		h.SetHandler(s.dispatch)
+	if set := tr.Caps().SetHandler; set != nil {
+		set(s.dispatch)
 	}
 	s.wg.Go(s.read)
 	return s, nil
@@ -218,14 +219,6 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 // (RMPPStats).
 func (s *Session) RMPPStats() RMPPStats {
 	return s.tr.(rmppDriver).driver().Stats()
-}
-
-// handlerSetter is implemented by transports that can hand completions to
-// a function on the goroutine that produced them (fabric/mux does), which
-// saves the reader goroutine's wake-up on the hot path. The reader still
-// runs, for anything the transport queues anyway.
-type handlerSetter interface {
-	SetHandler(h func(p *fabric.Packet))
 }
 
 // pending is a completion copied for a dispatch in progress.

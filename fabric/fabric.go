@@ -221,15 +221,45 @@ type Transport interface {
 	Recv(ctx context.Context, p *Packet) error
 	// Port describes the local port.
 	Port() PortAttr
+	// Caps says what the Transport can do beyond the calls above.
+	Caps() Caps
 	// Close releases the port.
 	Close() error
 }
 
-// RMPPer is implemented by a Transport that segments and reassembles RMPP
-// messages itself (the kernel does, for agents with RMPPVersion 1).
-// Transports without it rely on the engine's RMPP driver.
-type RMPPer interface {
-	DoesRMPP() bool
+// Caps is what a Transport can do beyond umad's calls: the one way to
+// learn it. A Transport that wraps another (a recorder, the engine's RMPP
+// driver, a fault injector) returns the wrapped one's Caps, changed only
+// where the wrapper changes the behaviour: it passes every capability on
+// (fabrictest.TestCapsPassed checks a wrapper, and fabrictest's
+// conformance suite checks each capability a Transport reports), so
+// wrapping never changes how a consumer drives the port. The zero Caps is a plain umad port.
+type Caps struct {
+	// RMPP: the Transport segments and reassembles RMPP messages itself
+	// (the kernel does, for agents with RMPPVersion 1); without it the
+	// engine runs its own RMPP driver in front.
+	RMPP bool
+	// MaxWindow is how many requests should be in flight at most, when
+	// the peer stalls beyond that (ibsim over an unpaired unix socket);
+	// 0: no limit.
+	MaxWindow int
+	// Production: the port is on a real fabric (the kernel's umad
+	// devices), where the engine refuses Sets unless the run allows them.
+	Production bool
+	// Retransmits, when not nil, returns how many requests the Transport
+	// resent after a timeout so far (it only grows). nil: it does not
+	// count them (the kernel retries out of sight).
+	Retransmits func() uint64
+	// SetHandler, when not nil, makes the Transport hand everything Recv
+	// would return to h instead, on the goroutine that produced it (p and
+	// p.Data valid during the call only; h may call Send); nil h restores
+	// Recv. It saves a consumer a goroutine wake-up per MAD.
+	SetHandler func(h func(p *Packet))
+	// Failed, when not nil, is closed once the Transport's peer is gone
+	// (ibsim exited); FailErr then says why. With a handler set nobody
+	// calls Recv, so this is how the consumer learns it.
+	Failed  <-chan struct{}
+	FailErr func() error
 }
 
 // Fabric opens ports of one backend: the kernel's devices, an ibsim daemon,

@@ -178,7 +178,7 @@ func (c *config) newSession(b *backend) error {
 		}
 		b.closers = append(b.closers, f)
 		o.Audit = auditTo(f, "--audit "+c.audit)
-	case engine.IsProduction(b.tr):
+	case b.tr.Caps().Production:
 		o.Audit = auditTo(os.Stderr, "the audit on stderr")
 	}
 	s, err := engine.New(b.tr, o)

@@ -49,7 +49,12 @@ type SuiteOptions struct {
 //   - Recv returns ctx.Err(), reuses Packet.Data, and after Close an error
 //     wrapping fabric.ErrPortClosed (net.ErrClosed and syscall.EINVAL), as
 //     Send and Register do; Close is idempotent and unblocks Recv;
-//   - Send runs concurrently with Recv (run the suite with -race).
+//   - Send runs concurrently with Recv (run the suite with -race);
+//   - Caps holds what the Transport does: a Retransmits count grows by
+//     exactly the retries of a request nobody answers; a handler given to
+//     SetHandler gets the completions Recv would (and Recv again once it
+//     is removed); Failed is open while the peer is there, with FailErr;
+//     MaxWindow is not negative.
 func TestTransport(t *testing.T, open OpenFunc) { TestTransportOpts(t, open, nil) }
 
 // TestTransportOpts is TestTransport with options.
@@ -102,6 +107,7 @@ var suiteCases = []struct {
 	{"RecvContext", (*suite).recvContext},
 	{"Close", (*suite).close},
 	{"ConcurrentSendRecv", (*suite).concurrent},
+	{"Caps", (*suite).caps},
 }
 
 // NewMAD returns a 256-byte MAD of TestClass with the given class version,
@@ -546,5 +552,89 @@ func (s *suite) concurrent() {
 	close(errc)
 	for err := range errc {
 		s.t.Errorf("Send: %v", err)
+	}
+}
+
+func (s *suite) caps() {
+	c := s.tr.Caps()
+	if c.MaxWindow < 0 {
+		s.t.Errorf("Caps().MaxWindow = %d, want >= 0", c.MaxWindow)
+	}
+	if c.Failed != nil {
+		if c.FailErr == nil {
+			s.t.Error("Caps().Failed without FailErr")
+		}
+		select {
+		case <-c.Failed:
+			s.t.Error("Caps().Failed is closed while the peer is there")
+		default:
+		}
+	}
+	id := s.sendOnly()
+	if c.Retransmits != nil {
+		s.peer.Handle(nil)
+		const retries = 2
+		before := c.Retransmits()
+		s.send(id, NewMAD(TestVersion, mad.MethodGet, 0x71), s.to, retries)
+		if p := s.mustRecv(100 * s.to); p.Status != fabric.StatusTimeout {
+			s.t.Fatalf("unanswered request: status %d, want a timeout", p.Status)
+		}
+		if got := c.Retransmits() - before; got != retries {
+			s.t.Errorf("Caps().Retransmits grew by %d over a request timed out after %d retries, want %d", got, retries, retries)
+		}
+	}
+	if c.SetHandler != nil {
+		s.peer.Handle(Echo)
+		got := make(chan fabric.Packet, 4)
+		c.SetHandler(func(p *fabric.Packet) {
+			q := *p
+			q.Data = append([]byte(nil), p.Data...) // valid during the call only
+			got <- q
+		})
+		s.send(id, NewMAD(TestVersion, mad.MethodGet, 0x72), s.to, 2)
+		select {
+		case p := <-got:
+			if p.Status != 0 || p.Agent != id || mad.MethodOf(p.Data) != mad.MethodGetResp || uint32(mad.TIDOf(p.Data)) != 0x72 {
+				s.t.Errorf("handler got agent %d status %d method 0x%02x TID 0x%016x, want the response to TID 0x72",
+					p.Agent, p.Status, mad.MethodOf(p.Data), mad.TIDOf(p.Data))
+			}
+		case <-time.After(100 * s.to):
+			s.t.Fatal("the handler got no completion")
+		}
+		c.SetHandler(nil)
+		s.send(id, NewMAD(TestVersion, mad.MethodGet, 0x73), s.to, 2)
+		if p := s.mustRecv(100 * s.to); p.Status != 0 || uint32(mad.TIDOf(p.Data)) != 0x73 {
+			s.t.Errorf("after SetHandler(nil): status %d TID 0x%016x, want the response to TID 0x73 through Recv", p.Status, mad.TIDOf(p.Data))
+		}
+		if len(got) != 0 {
+			s.t.Error("the handler was called after SetHandler(nil)")
+		}
+	}
+}
+
+// TestCapsPassed checks that a Transport wrapping another reports its
+// capabilities (fabric.Caps): the same MaxWindow, Production, Failed, and
+// a Retransmits count and a SetHandler exactly where the wrapped one has
+// them. RMPP may be added by a wrapper that does it (the engine's RMPP
+// driver), never dropped; a wrapper may add a SetHandler of its own.
+func TestCapsPassed(t testing.TB, inner, outer fabric.Caps) {
+	t.Helper()
+	if outer.MaxWindow != inner.MaxWindow {
+		t.Errorf("MaxWindow %d, wrapped %d", outer.MaxWindow, inner.MaxWindow)
+	}
+	if outer.Production != inner.Production {
+		t.Errorf("Production %v, wrapped %v", outer.Production, inner.Production)
+	}
+	if inner.RMPP && !outer.RMPP {
+		t.Error("RMPP dropped")
+	}
+	if (outer.Retransmits == nil) != (inner.Retransmits == nil) {
+		t.Errorf("Retransmits counted %v, wrapped %v", outer.Retransmits != nil, inner.Retransmits != nil)
+	}
+	if inner.SetHandler != nil && outer.SetHandler == nil {
+		t.Error("SetHandler dropped")
+	}
+	if outer.Failed != inner.Failed || (outer.FailErr == nil) != (inner.FailErr == nil) {
+		t.Error("Failed/FailErr not passed on")
 	}
 }

@@ -164,8 +164,8 @@ func TestProtocolAgainstFake(t *testing.T) {
 		t.Errorf("paired %v, MaxWindow %d: want the input socket connected back and no window limit", tr.c.paired, tr.MaxWindow())
 	}
 	tr.c.paired = false // as if connecting back had failed
-	if w, want := tr.MaxWindow(), unixQueueLen()-2; w != want || w < 1 {
-		t.Errorf("MaxWindow over an unpaired unix socket = %d, want net.unix.max_dgram_qlen - 2 = %d", w, want)
+	if w, want := tr.MaxWindow(), unixQueueLen()-2; w != want || w < 1 || tr.Caps().MaxWindow != w {
+		t.Errorf("MaxWindow over an unpaired unix socket = %d (Caps %d), want net.unix.max_dgram_qlen - 2 = %d", w, tr.Caps().MaxWindow, want)
 	}
 	tr.c.paired = true
 	a := tr.Port()
@@ -204,7 +204,7 @@ func TestProtocolAgainstFake(t *testing.T) {
 	if err := tr.Recv(ctx, &p); err != nil || p.Status != fabric.StatusTimeout {
 		t.Fatalf("bounced request: %v status %d, want a timeout", err, p.Status)
 	}
-	if st := tr.Stats(); st.Dropped != 2 || st.Retransmits != 1 || tr.Retransmits() != 1 {
+	if st := tr.Stats(); st.Dropped != 2 || st.Retransmits != 1 || tr.Caps().Retransmits() != 1 {
 		t.Errorf("stats %+v, want 2 bounces and 1 retransmit", st)
 	}
 	if err := tr.Close(); err != nil {

@@ -123,7 +123,7 @@ func (t *Transport) Slot() int { return int(t.c.slot) }
 func (t *Transport) NodeID() string { return t.c.nodeID }
 
 // MaxWindow is how many requests the Transport should have in flight at
-// most (engine.WindowLimiter). ibsim answers with a non-blocking write
+// most (fabric.Caps.MaxWindow). ibsim answers with a non-blocking write
 // that it retries in a busy loop while our input socket's queue is full.
 // Over a unix socket that queue holds net.unix.max_dgram_qlen datagrams
 // (10 by default) unless the sockets are a connected pair, which Open
@@ -813,6 +813,10 @@ func (c *client) Close() error {
 	return err
 }
 
-// Retransmits is the number of requests the Mux resent after a timeout
-// (engine.Retransmitter).
-func (t *Transport) Retransmits() uint64 { return t.Mux.Stats().Retransmits }
+// Caps are the Mux's (retransmissions counted, a handler, ibsim's exit
+// noticed) with MaxWindow.
+func (t *Transport) Caps() fabric.Caps {
+	c := t.Mux.Caps()
+	c.MaxWindow = t.MaxWindow()
+	return c
+}

@@ -12,7 +12,7 @@
 //     header.
 //   - Register uses REGISTER_AGENT2. RMPP classes (SA, DevMgt, DevAdm,
 //     BIS, vendor range 2) and send-only agents get rmpp_version 1, so
-//     the kernel does RMPP and DoesRMPP reports true; other classes get
+//     the kernel does RMPP and Caps().RMPP is true; other classes get
 //     0 because the kernel refuses rmpp_version for them (EINVAL).
 //   - Errors map to the fabric sentinels: ENOMEM -> ErrTooManyAgents;
 //     EINVAL on a registration with methods -> ErrMethodInUse (the kernel

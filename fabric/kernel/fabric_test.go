@@ -82,7 +82,7 @@ func TestFabricOpen(t *testing.T) {
 		if a := tr.Port(); a.CAName != tt.wantCA || a.PortNum != tt.wantPort {
 			t.Errorf("Open(%q, %d) = %s/%d, want %s/%d", tt.ca, tt.port, a.CAName, a.PortNum, tt.wantCA, tt.wantPort)
 		}
-		if r, ok := tr.(fabric.RMPPer); !ok || !r.DoesRMPP() {
+		if !tr.Caps().RMPP {
 			t.Errorf("Transport does not report kernel RMPP")
 		}
 	}

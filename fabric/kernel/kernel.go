@@ -185,7 +185,6 @@ type Transport struct {
 
 var (
 	_ fabric.Transport = (*Transport)(nil)
-	_ fabric.RMPPer    = (*Transport)(nil)
 )
 
 // NewTransport makes a Transport of an open Port, which it owns.
@@ -193,9 +192,11 @@ func NewTransport(p *umad.Port, attr fabric.PortAttr) *Transport {
 	return &Transport{p: p, attr: attr}
 }
 
-// DoesRMPP reports true: agents of RMPP classes are registered with
-// rmpp_version 1 and the kernel segments and reassembles.
-func (t *Transport) DoesRMPP() bool { return true }
+// Caps reports RMPP (agents of RMPP classes are registered with
+// rmpp_version 1 and the kernel segments and reassembles) and Production
+// (a real fabric: the engine refuses Sets unless the run allows them).
+// The kernel retries out of sight, so retransmissions are not counted.
+func (t *Transport) Caps() fabric.Caps { return fabric.Caps{RMPP: true, Production: true} }
 
 // Port implements fabric.Transport.
 func (t *Transport) Port() fabric.PortAttr { return t.attr }

@@ -18,7 +18,7 @@ import (
 // Transport, with an SA (another fd of the same port, as OpenSM on the
 // host) answering with a 616-byte RMPP message. The kernel delivers a
 // reassembled message as one record; the adapter grows its buffer on
-// ENOSPC and the engine, seeing DoesRMPP, hands it over as it is.
+// ENOSPC and the engine, seeing Caps().RMPP, hands it over as it is.
 func TestSAGetTableKernelRMPP(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFabric(t, twoCA())

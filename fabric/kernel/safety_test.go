@@ -26,8 +26,8 @@ func TestSetGate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !engine.IsProduction(tr) {
-			t.Fatal("kernel transport is not production")
+		if c := tr.Caps(); !c.Production || !c.RMPP || c.Retransmits != nil || c.SetHandler != nil {
+			t.Fatalf("kernel transport caps %+v: want Production and RMPP only", tr.Caps())
 		}
 		var mu sync.Mutex
 		var audit []engine.AuditEntry

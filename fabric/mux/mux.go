@@ -27,7 +27,7 @@
 //     and Retries are those of the request.
 //   - Responses are matched by TID and management class only, not by the
 //     responder's address.
-//   - RMPP is not done here: DoesRMPP reports false and every MAD is
+//   - RMPP is not done here: Caps().RMPP is false and every MAD is
 //     delivered as received (like an agent with IB_USER_MAD_USER_RMPP).
 //   - A Get or Set nobody owns is answered with status 0x000C only when
 //     Options.AnswerUnowned is set (the embedded simulator's SMA and PMA
@@ -269,7 +269,6 @@ type Mux struct {
 }
 
 var _ fabric.Transport = (*Mux)(nil)
-var _ fabric.RMPPer = (*Mux)(nil)
 
 // New returns a Mux on w for the local port described by port. The Mux
 // owns w: Close closes it.
@@ -306,8 +305,13 @@ func (m *Mux) Port() fabric.PortAttr { return m.attr }
 // Registry returns the Port registry the Mux belongs to.
 func (m *Mux) Registry() *Port { return m.port }
 
-// DoesRMPP reports false: the Mux leaves RMPP to the engine.
-func (m *Mux) DoesRMPP() bool { return false }
+// Caps reports the Mux's capabilities: it counts retransmissions, can
+// hand completions to a handler (SetHandler) and says when its wire's
+// peer is gone (Fail); RMPP is left to the engine, and the window is the
+// wire's business (a Transport built on a Mux adds MaxWindow).
+func (m *Mux) Caps() fabric.Caps {
+	return fabric.Caps{Retransmits: m.Retransmits, SetHandler: m.SetHandler, Failed: m.failc, FailErr: m.FailErr}
+}
 
 // SetHandler makes the Mux hand everything Recv would return (responses,
 // timeout records, unsolicited MADs) to h instead of queueing it, on the

@@ -1,5 +1,5 @@
 package mux
 
 // Retransmits returns how many requests the Mux resent after a timeout so
-// far (Stats().Retransmits); it makes the Mux an engine.Retransmitter.
+// far (Stats().Retransmits), as Caps().Retransmits.
 func (m *Mux) Retransmits() uint64 { return m.retransmits.Load() }

@@ -51,9 +51,7 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 	r := &Recorder{tr: tr, s: f.s, n: n, fab: f}
 	a := tr.Port()
 	e := Event{Op: OpOpen, Port: &a}
-	if rp, ok := tr.(fabric.RMPPer); ok {
-		e.RMPP = rp.DoesRMPP()
-	}
+	e.RMPP = tr.Caps().RMPP
 	r.log(e)
 	f.open = append(f.open, r)
 	return r, nil

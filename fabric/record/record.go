@@ -199,9 +199,7 @@ func NewRecorder(tr fabric.Transport, w io.Writer) (*Recorder, error) {
 	}
 	s.enc = json.NewEncoder(s.w)
 	h := Header{Format: Format, Version: Version, Start: s.start.UTC(), Port: tr.Port(), Keys: KeysMasked}
-	if rp, ok := tr.(fabric.RMPPer); ok {
-		h.RMPP = rp.DoesRMPP()
-	}
+	h.RMPP = tr.Caps().RMPP
 	if err := s.enc.Encode(h); err != nil {
 		return nil, fmt.Errorf("record: header: %w", err)
 	}
@@ -259,33 +257,39 @@ func (r *Recorder) Err() error {
 func (r *Recorder) Recv(ctx context.Context, p *fabric.Packet) error {
 	err := r.tr.Recv(ctx, p)
 	if err == nil {
-		a := p.Addr
-		r.log(Event{Op: OpRecv, Agent: int(p.Agent), Status: p.Status, Addr: &a,
-			Data: masked(p.Data)})
+		r.logRecv(p)
 	}
 	return err
+}
+
+func (r *Recorder) logRecv(p *fabric.Packet) {
+	a := p.Addr
+	r.log(Event{Op: OpRecv, Agent: int(p.Agent), Status: p.Status, Addr: &a,
+		Data: masked(p.Data)})
 }
 
 // Port is the wrapped Transport's port.
 func (r *Recorder) Port() fabric.PortAttr { return r.tr.Port() }
 
-// DoesRMPP reports what the wrapped Transport does.
-func (r *Recorder) DoesRMPP() bool {
-	rp, ok := r.tr.(fabric.RMPPer)
-	return ok && rp.DoesRMPP()
-}
-
-// Retransmits passes on the wrapped Transport's count, or 0.
-func (r *Recorder) Retransmits() uint64 {
-	if rt, ok := r.tr.(interface{ Retransmits() uint64 }); ok {
-		return rt.Retransmits()
+// Caps are the wrapped Transport's: the Recorder changes nothing of how
+// the port behaves. A handler set through it records what it is handed
+// before passing it on, as Recv does.
+func (r *Recorder) Caps() fabric.Caps {
+	c := r.tr.Caps()
+	if set := c.SetHandler; set != nil {
+		c.SetHandler = func(h func(p *fabric.Packet)) {
+			if h == nil {
+				set(nil)
+				return
+			}
+			set(func(p *fabric.Packet) {
+				r.logRecv(p)
+				h(p)
+			})
+		}
 	}
-	return 0
+	return c
 }
-
-// Unwrap returns the wrapped Transport (optional interfaces such as a
-// production marker are looked up through it).
-func (r *Recorder) Unwrap() fabric.Transport { return r.tr }
 
 // Close closes the wrapped Transport and lets go of the recording, which
 // is flushed and closed once every Recorder and Fabric of it are closed;

@@ -246,6 +246,7 @@ type countingTransport struct {
 
 func (c *countingTransport) Send(context.Context, *fabric.Packet) error { c.sends++; return nil }
 func (c *countingTransport) Port() fabric.PortAttr                      { return fabric.PortAttr{} }
+func (c *countingTransport) Caps() fabric.Caps                          { return fabric.Caps{} }
 func (c *countingTransport) Close() error                               { return nil }
 
 type failingWriter struct{}

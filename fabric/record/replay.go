@@ -353,8 +353,9 @@ func (r *Replay) Recv(ctx context.Context, p *fabric.Packet) error {
 // Port is the recorded port.
 func (r *Replay) Port() fabric.PortAttr { return r.hdr.Port }
 
-// DoesRMPP is what the recorded transport did.
-func (r *Replay) DoesRMPP() bool { return r.hdr.RMPP }
+// Caps: RMPP as the recorded Transport did it; nothing else (a replay
+// counts no retransmissions and is no production fabric).
+func (r *Replay) Caps() fabric.Caps { return fabric.Caps{RMPP: r.hdr.RMPP} }
 
 // Close ends the replay; a blocked Recv returns net.ErrClosed.
 func (r *Replay) Close() error {
