@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/exporter"
 	"github.com/ibscript/ibscript/sim"
 )
@@ -67,7 +66,7 @@ func (f *exporterFlags) options(c *config) *exporter.Options {
 // (the kernel backend) without --allow-set: its Sets would be refused at
 // every sweep.
 func resetGate(c *config, b *backend) error {
-	if c.exporter.resetSaturated && !c.allowSet && engine.IsProduction(b.tr) {
+	if c.exporter.resetSaturated && !c.allowSet && b.tr.Caps().Production {
 		return errors.New("--reset-saturated sends PortCounters Sets, refused on a production fabric without --allow-set (each is audited: --audit FILE)")
 	}
 	return nil
