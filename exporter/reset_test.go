@@ -13,11 +13,14 @@ import (
 	"github.com/ibscript/ibscript/sim"
 )
 
-// production makes a transport look like the kernel's (engine.Production).
+// production makes a transport look like the kernel's (fabric.Caps.Production).
 type production struct{ fabric.Transport }
 
-func (production) Production() bool           { return true }
-func (p production) Unwrap() fabric.Transport { return p.Transport }
+func (p production) Caps() fabric.Caps {
+	c := p.Transport.Caps()
+	c.Production = true
+	return c
+}
 
 // auditLog collects a Session's audit entries.
 type auditLog struct {
