@@ -1,0 +1,194 @@
+package ibsimdiff
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/internal/ibsimtest"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// routeTopologies are the fabrics the routing tools are compared on, with
+// the node each side runs from.
+var routeTopologies = []struct{ path, host string }{
+	{"../topologies/net.mixed-router", "HcaX"},
+	{"../topologies/net.mixed-3sw", "Host1"},
+	{"../topologies/net.route-ring", "h2"},
+}
+
+// runExit runs a C tool under umad2sim and returns its stdout, stderr and
+// exit status (a failed exit is not a test failure here).
+func runExit(t *testing.T, s *ibsimtest.Sim, node, tool string, args ...string) (stdout, stderr []byte, code int) {
+	t.Helper()
+	cmd, err := s.Command(t.Context(), node, tool, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("%s %v: %v", tool, args, err)
+	}
+	return o.Bytes(), e.Bytes(), code
+}
+
+// routeSim starts (or shares) ibsim with OpenSM on a routing topology and
+// attaches a session to host.
+func routeSim(t *testing.T, path, host string) (*ibsimtest.Sim, *engine.Session) {
+	t.Helper()
+	ibsimtest.Require(t)
+	s := shared.Get(t, path, &ibsimtest.Options{InitPorts: initPorts(path)})
+	sess, _ := session(t, s, host, nil, nil)
+	return s, sess
+}
+
+
+func topoName(p string) string { return filepath.Base(p) }
+
+func itoa(n uint16) string { return strconv.Itoa(int(n)) }
+
+// TestIBRouteMatchesCTool: diag.IBRoute prints, for every switch of each
+// routing topology, what ibroute prints (unicast, -a, -n, a LID range,
+// multicast with -M, -M -n, -M -a and an MLID range, by LID and by
+// directed route), and refuses a CA with ibroute's error.
+func TestIBRouteMatchesCTool(t *testing.T) {
+	for _, rt := range routeTopologies {
+		t.Run(topoName(rt.path), func(t *testing.T) {
+			s, sess := routeSim(t, rt.path, rt.host)
+			ctx := t.Context()
+			d, err := sess.Discover(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range d.Fabric.Nodes {
+				if n.Type != topo.Switch {
+					continue
+				}
+				lid := n.Ports[0].LID
+				path, _ := d.Path(n.GUID)
+				dr := drArg(path)
+				cases := []struct {
+					args []string
+					o    diag.RouteOptions
+					dr   bool
+				}{
+					{[]string{itoa(lid)}, diag.RouteOptions{}, false},
+					{[]string{"-a", itoa(lid)}, diag.RouteOptions{All: true}, false},
+					{[]string{"-n", itoa(lid)}, diag.RouteOptions{NoDests: true}, false},
+					{[]string{itoa(lid), "2", "0x5"}, diag.RouteOptions{StartLID: 2, EndLID: 5}, false},
+					{[]string{"-a", itoa(lid), "3"}, diag.RouteOptions{All: true, StartLID: 3}, false},
+					{[]string{"-M", itoa(lid)}, diag.RouteOptions{Multicast: true}, false},
+					{[]string{"-M", "-n", itoa(lid)}, diag.RouteOptions{Multicast: true, NoDests: true}, false},
+					{[]string{"-M", "-a", itoa(lid), "0xc000", "0xc003"}, diag.RouteOptions{Multicast: true, All: true, StartLID: 0xc000, EndLID: 0xc003}, false},
+					{[]string{"-M", "-a", "-n", itoa(lid), "0xc01e", "0xc021"}, diag.RouteOptions{Multicast: true, All: true, NoDests: true, StartLID: 0xc01e, EndLID: 0xc021}, false},
+					{[]string{"-D", dr}, diag.RouteOptions{}, true},
+				}
+				for _, c := range cases {
+					want, _, code := runExit(t, s, rt.host, "ibroute", c.args...)
+					if code != 0 || !bytes.Contains(want, []byte("ids dumped \n")) {
+						t.Fatalf("ibroute %v: exit %d", c.args, code)
+					}
+					tg, addr := engine.LID(lid), diag.LIDAddress(lid)
+					if c.dr {
+						tg, addr = engine.Target{Kind: engine.ByDR, Path: path}, diag.DRAddress(path, 0xffff, 0xffff)
+					}
+					o := c.o
+					ft, err := diag.IBRoute(ctx, sess, tg, addr, &o)
+					if err != nil {
+						t.Fatalf("ibroute %v: %v", c.args, err)
+					}
+					var got bytes.Buffer
+					if err := diag.WriteIBRoute(&got, ft); err != nil {
+						t.Fatal(err)
+					}
+					if got.String() != string(want) {
+						t.Errorf("ibroute %v on %q:\n%s", c.args, n.Desc, lineDiff(string(want), got.String()))
+					}
+				}
+			}
+			// A CA is refused, as ibroute refuses it.
+			for _, n := range d.Fabric.Nodes {
+				if n.Type != topo.CA {
+					continue
+				}
+				p := n.EndPort(0)
+				if p == nil || p.LID == 0 {
+					continue
+				}
+				_, stderr, code := runExit(t, s, rt.host, "ibroute", itoa(p.LID))
+				_, err := diag.IBRoute(ctx, sess, engine.LID(p.LID), diag.LIDAddress(p.LID), nil)
+				if code != 255 || !bytes.Contains(stderr, []byte("dump tables: not a switch")) || !errors.Is(err, diag.ErrNotSwitch) {
+					t.Errorf("ibroute on CA LID %d: C exit %d %q; diag %v", p.LID, code, stderr, err)
+				}
+				break
+			}
+		})
+	}
+}
+
+// TestDumpFTsMatchesCTool: diag.DumpFTs prints what dump_fts, dump_lfts
+// and dump_mfts print on each routing topology.
+func TestDumpFTsMatchesCTool(t *testing.T) {
+	for _, rt := range routeTopologies {
+		t.Run(topoName(rt.path), func(t *testing.T) {
+			s, sess := routeSim(t, rt.path, rt.host)
+			ctx := t.Context()
+			cases := []struct {
+				tool, script string
+				args         []string
+				o            diag.RouteOptions
+			}{
+				{"dump_fts", "", nil, diag.RouteOptions{}},
+				{"dump_fts", "", []string{"-a"}, diag.RouteOptions{All: true}},
+				{"dump_fts", "", []string{"-n", "2", "4"}, diag.RouteOptions{NoDests: true, StartLID: 2, EndLID: 4}},
+				{"dump_fts", "", []string{"-M", "-a", "0xc000", "0xc002"}, diag.RouteOptions{Multicast: true, All: true, StartLID: 0xc000, EndLID: 0xc002}},
+				{"dump_lfts", "dump_lfts", nil, diag.RouteOptions{}},
+				{"dump_lfts", "dump_lfts", []string{"-n"}, diag.RouteOptions{NoDests: true}},
+				{"dump_mfts", "dump_mfts", nil, diag.RouteOptions{Multicast: true}},
+				{"dump_mfts", "dump_mfts", []string{"-n"}, diag.RouteOptions{Multicast: true, NoDests: true}},
+			}
+			for _, c := range cases {
+				want, _, code := runExit(t, s, rt.host, c.tool, c.args...)
+				if code != 0 || bytes.Count(want, []byte("ids dumped \n")) < 2 {
+					t.Fatalf("%s %v: exit %d", c.tool, c.args, code)
+				}
+				o := c.o
+				fts, err := diag.DumpFTs(ctx, sess, nil, &o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got bytes.Buffer
+				if err := diag.WriteDumpFTs(&got, fts, c.script); err != nil {
+					t.Fatal(err)
+				}
+				if got.String() != string(want) {
+					t.Errorf("%s %v:\n%s", c.tool, c.args, lineDiff(string(want), got.String()))
+				}
+			}
+		})
+	}
+}
+
+// drArg is a directed route as the C tools' -D takes it.
+func drArg(path []uint8) string {
+	s := ""
+	for i, p := range path {
+		if i > 0 {
+			s += ","
+		}
+		s += strconv.Itoa(int(p))
+	}
+	return s
+}
