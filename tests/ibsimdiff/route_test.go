@@ -54,7 +54,6 @@ func routeSim(t *testing.T, path, host string) (*ibsimtest.Sim, *engine.Session)
 	return s, sess
 }
 
-
 func topoName(p string) string { return filepath.Base(p) }
 
 func itoa(n uint16) string { return strconv.Itoa(int(n)) }
