@@ -625,3 +625,11 @@ func WriteRouteErrors(w io.Writer, tool string, ft *ForwardingTable) {
 			what, ft.Name, ft.Switch, guidValue(ft.GUID), ft.LID, e.Status, e.AttrMod)
 	}
 }
+
+// WriteIBExit prints an infiniband-diags tool's fatal error as its
+// IBEXIT does, on stdout (w) before it exits with status 255: prog is
+// the program name as invoked (argv[0]).
+func WriteIBExit(w io.Writer, prog, msg string) error {
+	_, err := fmt.Fprintf(w, "%s: iberror: failed: %s\n", prog, msg)
+	return err
+}

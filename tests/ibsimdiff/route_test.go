@@ -54,6 +54,13 @@ func routeSim(t *testing.T, path, host string) (*ibsimtest.Sim, *engine.Session)
 	return s, sess
 }
 
+// The C tools name themselves by argv[0] in their fatal errors: the
+// harness runs them by absolute path.
+const (
+	ibroutePath   = "/usr/sbin/ibroute"
+	ibtracertPath = "/usr/sbin/ibtracert"
+)
+
 func topoName(p string) string { return filepath.Base(p) }
 
 func itoa(n uint16) string { return strconv.Itoa(int(n)) }
@@ -118,20 +125,29 @@ func TestIBRouteMatchesCTool(t *testing.T) {
 				}
 			}
 			// A CA is refused, as ibroute refuses it.
+			checkedCA := false
 			for _, n := range d.Fabric.Nodes {
 				if n.Type != topo.CA {
 					continue
 				}
-				p := n.EndPort(0)
+				p := n.Ports[1]
 				if p == nil || p.LID == 0 {
 					continue
 				}
-				_, stderr, code := runExit(t, s, rt.host, "ibroute", itoa(p.LID))
+				want, _, code := runExit(t, s, rt.host, "ibroute", itoa(p.LID))
 				_, err := diag.IBRoute(ctx, sess, engine.LID(p.LID), diag.LIDAddress(p.LID), nil)
-				if code != 255 || !bytes.Contains(stderr, []byte("dump tables: not a switch")) || !errors.Is(err, diag.ErrNotSwitch) {
-					t.Errorf("ibroute on CA LID %d: C exit %d %q; diag %v", p.LID, code, stderr, err)
+				var got bytes.Buffer
+				if err != nil {
+					diag.WriteIBExit(&got, ibroutePath, "dump tables: "+err.Error())
 				}
+				if code != 255 || got.String() != string(want) || !errors.Is(err, diag.ErrNotSwitch) {
+					t.Errorf("ibroute on CA LID %d: C exit %d %q; diag %v", p.LID, code, want, err)
+				}
+				checkedCA = true
 				break
+			}
+			if !checkedCA {
+				t.Error("no CA with a LID to refuse")
 			}
 		})
 	}
@@ -190,4 +206,84 @@ func drArg(path []uint8) string {
 		s += strconv.Itoa(int(p))
 	}
 	return s
+}
+
+// endLIDs are the LIDs of a discovered fabric's ports: every CA and
+// router port with one, and each switch's port 0.
+func endLIDs(t *testing.T, sess *engine.Session) []uint16 {
+	t.Helper()
+	d, err := sess.Discover(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lids []uint16
+	for _, n := range d.Fabric.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.LID != 0 && (n.Type != topo.Switch || p.Num == 0) {
+				lids = append(lids, p.LID)
+			}
+		}
+	}
+	return lids
+}
+
+// TestTracertMatchesCTool: diag.Tracert prints what ibtracert prints, and
+// fails where it fails (exit 255, the same stdout before the failure),
+// for every pair of LIDs of each routing topology (switches, CA ports,
+// routers' ports, which OpenSM leaves in Init: a bad port state), in the
+// full and the -n format, plus LIDs no port has.
+func TestTracertMatchesCTool(t *testing.T) {
+	for _, rt := range routeTopologies {
+		t.Run(topoName(rt.path), func(t *testing.T) {
+			s, sess := routeSim(t, rt.path, rt.host)
+			ctx := t.Context()
+			lids := endLIDs(t, sess)
+			maxLID := uint16(0)
+			for _, l := range lids {
+				maxLID = max(maxLID, l)
+			}
+			type pair struct{ src, dst uint16 }
+			var pairs []pair
+			for _, a := range lids {
+				for _, b := range lids {
+					pairs = append(pairs, pair{a, b})
+				}
+			}
+			pairs = append(pairs, pair{lids[0], maxLID + 3}, pair{maxLID + 3, lids[0]})
+			failed, ok := 0, 0
+			for i, p := range pairs {
+				for _, brief := range []bool{false, true} {
+					if brief && i%5 != 0 {
+						continue
+					}
+					args := []string{itoa(p.src), itoa(p.dst)}
+					if brief {
+						args = append([]string{"-n"}, args...)
+					}
+					want, _, code := runExit(t, s, rt.host, "ibtracert", args...)
+					tr, err := diag.Tracert(ctx, sess, p.src, p.dst, &diag.TracertOptions{NoInfo: brief})
+					gotCode := 0
+					if err != nil {
+						gotCode = 255
+						failed++
+					} else {
+						ok++
+					}
+					var got bytes.Buffer
+					if err := diag.WriteTracert(&got, tr); err != nil {
+						t.Fatal(err)
+					}
+					if err != nil {
+						diag.WriteIBExit(&got, ibtracertPath, err.Error())
+					}
+					if code != gotCode || got.String() != string(want) {
+						t.Errorf("ibtracert %v: exit %d, diag %d (%v, %q):\n%s", args, code, gotCode, err, tr.Warnings, lineDiff(string(want), got.String()))
+					}
+				}
+			}
+			if ok == 0 || failed == 0 {
+				t.Errorf("%d traces found, %d failed: both kinds expected", ok, failed)
+			}
+		})
+	}
 }
