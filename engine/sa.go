@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -104,6 +105,7 @@ func (s *Session) SAQuery(ctx context.Context, method uint8, attr *sa.Attr, comp
 	}
 	c := s.callOpts(opts)
 	sa.SetSMKey(req, c.smkey)
+	binary.BigEndian.PutUint32(req[20:24], c.saMod) // the MAD header's AttributeModifier
 	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL}
 	resp, err := d.driver().rpc(ctx, mad.ClassSubnAdm, sa.ClassVersion, req, addr, c.timeout, c.retries)
 	if err != nil {
@@ -223,6 +225,7 @@ func (s *Session) MultiPathRecords(ctx context.Context, sgids, dgids []mad.GID, 
 	h.Put(req)
 	c := s.callOpts(opts)
 	sa.SetSMKey(req, c.smkey)
+	binary.BigEndian.PutUint32(req[20:24], c.saMod) // the MAD header's AttributeModifier
 	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL}
 	resp, err := d.driver().rpc(ctx, mad.ClassSubnAdm, sa.ClassVersion, req, addr, c.timeout, c.retries)
 	if err != nil {

@@ -86,6 +86,7 @@ type callOpts struct {
 	mkey    uint64
 	smkey   uint64
 	cckey   uint64
+	saMod   uint32
 }
 
 // Timeout sets the per-try timeout of one call (negative: forever).
@@ -102,6 +103,11 @@ func SMKey(key uint64) CallOption { return func(c *callOpts) { c.smkey = key } }
 
 // CCKey sets the CC_Key of one Congestion Control call.
 func CCKey(key uint64) CallOption { return func(c *callOpts) { c.cckey = key } }
+
+// SAAttrMod sets the attribute modifier of one SA request (0 by
+// default). OpenSM reads bit 31 of a PortInfoRecord query's as "match any
+// of the template's CapabilityMask bits", as saquery -s asks.
+func SAAttrMod(mod uint32) CallOption { return func(c *callOpts) { c.saMod = mod } }
 
 func (s *Session) callOpts(opts []CallOption) callOpts {
 	if len(opts) == 0 {

@@ -3,14 +3,18 @@ package ibsimdiff
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
+	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -286,4 +290,171 @@ func TestTracertMatchesCTool(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSAQueryMatchesCTool: diag.SAQuery prints what saquery prints, with
+// the same exit status, for each record option and selector on each
+// routing topology. Through ibsim (no RMPP) a multi-record answer
+// arrives cut to its first MAD: both sides print the records that fit in
+// it, ibscript warns (Warnings).
+func TestSAQueryMatchesCTool(t *testing.T) {
+	for _, rt := range routeTopologies {
+		t.Run(topoName(rt.path), func(t *testing.T) {
+			s, sess := routeSim(t, rt.path, rt.host)
+			ctx := t.Context()
+			d, err := sess.Discover(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var swLID, caLID, ca2LID uint16
+			var caName, swName string
+			var caGUID uint64
+			prefix := sess.Port().GIDPrefix
+			var gids []string
+			for _, n := range d.Fabric.Nodes {
+				switch {
+				case n.Type == topo.Switch && swLID == 0:
+					swLID, swName = n.Ports[0].LID, n.Desc
+				case n.Type == topo.CA && n.Ports[1] != nil && n.Ports[1].LID != 0:
+					if caLID == 0 {
+						caLID, caName, caGUID = n.Ports[1].LID, n.Desc, n.Ports[1].GUID
+					} else if ca2LID == 0 {
+						ca2LID = n.Ports[1].LID
+					}
+					gids = append(gids, inetGID(prefix, n.Ports[1].GUID))
+				}
+			}
+			// Through ibsim the NodeRecord table holds its first record
+			// only: name lookups find that node's name and no other.
+			first, _ := sess.SAGetTable(ctx, &sa.NodeRecord, 0, nil)
+			if len(first) == 0 {
+				t.Fatal("no NodeRecord")
+			}
+			var nr sa.NodeRec
+			if err := nr.UnmarshalBinary(first[0]); err != nil {
+				t.Fatal(err)
+			}
+			firstName, firstLID := nr.Description(), itoa(nr.LID)
+			cases := [][]string{
+				{firstName}, {"NR", firstName}, {"-L", firstName}, {"-l", firstName}, {"-G", firstName}, {"-N", firstName},
+				{"-O", firstLID}, {"-U", "0x" + strconv.FormatUint(nr.NodeInfo.PortGUID, 16)}, {"--src-to-dst", firstName + ":" + itoa(caLID)},
+				{"NR", itoa(caLID)}, {"NodeRecord", itoa(swLID)}, {itoa(caLID)}, {swName}, {caName},
+				{"-O", itoa(caLID)}, {"-U", strconv.FormatUint(caGUID, 10)}, {"-U", "0x" + strconv.FormatUint(caGUID, 16)},
+				{"-c"}, {"CPI"}, {"-s"}, {"-g"}, {"-m"}, {"-m", "0xc000"}, {"MCMR"}, {"-S"}, {"SR"}, {"IIR"}, {"SMIR"}, {"SMIR", itoa(d.Fabric.Origin.Node.Ports[1].LID)},
+				{"SWIR", itoa(swLID)}, {"SWIR"}, {"LFTR", itoa(swLID)}, {"LFTR", itoa(swLID) + "/0"}, {"MFTR", itoa(swLID)}, {"MFTR", itoa(swLID) + "/0/0"},
+				{"GIR", itoa(caLID)}, {"GIR", itoa(caLID) + "/0"}, {"SL2VL", itoa(caLID)}, {"SL2VL", itoa(swLID) + "/1/2"}, {"VLAR", itoa(caLID)}, {"VLAR", itoa(swLID) + "/1/1"},
+				{"PKTR", itoa(caLID)}, {"PKTR", itoa(swLID) + "/1/0"}, {"-x", itoa(caLID)}, {"LR", itoa(swLID) + "/1"}, {"LR", itoa(swLID), itoa(caLID)},
+				{"-p", "--src-to-dst", itoa(caLID) + ":" + itoa(ca2LID)}, {"--src-to-dst", caName + ":" + itoa(swLID)}, {"PR", "--slid", itoa(caLID), "--dlid", itoa(ca2LID)},
+				{"--sgid-to-dgid", gids[0] + "-" + gids[1]}, {"-p", "--sgid", gids[1], "--dgid", gids[0], "--numb_path", "1"},
+				{"NR", "no-such-node"}, {"NR", "0x10000"}, {"-L", caName}, {"-l", caName}, {"-G", caName}, {"-D"},
+			}
+			for _, args := range cases {
+				want, stderr, code := runExit(t, s, rt.host, "saquery", args...)
+				o, perr := saqueryOptions(args)
+				if perr != nil {
+					t.Fatalf("saquery %q: %v", args, perr)
+				}
+				res, err := diag.SAQuery(ctx, sess, o)
+				var got bytes.Buffer
+				if werr := diag.WriteSAQuery(&got, res); werr != nil {
+					t.Fatal(werr)
+				}
+				gotCode := res.Exit
+				if err != nil && gotCode == 0 {
+					t.Fatalf("saquery %q: error %v with exit 0", args, err)
+				}
+				t.Logf("saquery %q: exit %d, %d bytes, %d warnings", args, code, len(want), len(res.Warnings))
+				if code != gotCode || got.String() != string(want) {
+					t.Errorf("saquery %q: exit %d (stderr %q), diag %d (%v):\n%s", args, code, stderr, gotCode, err, lineDiff(string(want), got.String()))
+				}
+			}
+		})
+	}
+}
+
+// inetGID is a port GID in IPv6 text.
+func inetGID(prefix, guid uint64) string {
+	var b [16]byte
+	for i := range 8 {
+		b[i], b[8+i] = byte(prefix>>(56-8*i)), byte(guid>>(56-8*i))
+	}
+	return netip.AddrFrom16(b).String()
+}
+
+// saqueryOptions reads the saquery options the differential cases use
+// (the command line parser is cmd/ibscript's).
+func saqueryOptions(args []string) (*diag.SAQueryOptions, error) {
+	o := diag.NewSAQueryOptions()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		val := func() string { i++; return args[i] }
+		switch a {
+		case "-N":
+			o.Command = diag.SANodeRecords
+		case "-O":
+			o.Command, o.NodePrint = diag.SANodeRecords, diag.SANodeNameOfLID
+		case "-U":
+			o.Command, o.NodePrint = diag.SANodeRecords, diag.SANodeNameOfGUID
+		case "-L":
+			o.Command, o.NodePrint = diag.SANodeRecords, diag.SANodeLIDOnly
+		case "-l":
+			o.Command, o.NodePrint = diag.SANodeRecords, diag.SANodeUniqueLID
+		case "-G":
+			o.Command, o.NodePrint = diag.SANodeRecords, diag.SANodeGUIDOnly
+		case "-D":
+			o.Command, o.NodePrint = diag.SANodeRecords, diag.SANodeAllDesc
+		case "-c":
+			o.Command = diag.SAClassPortInfo
+		case "-s":
+			o.Command = diag.SAIsSM
+		case "-g":
+			o.Command = diag.SAMCGroups
+		case "-m":
+			o.Command = diag.SAMCMembers
+		case "-S":
+			o.QueryType = "ServiceRecord"
+		case "-I":
+			o.QueryType = "InformInfoRecord"
+		case "-x":
+			o.QueryType = "LinkRecord"
+		case "-p":
+			o.QueryType = "PathRecord"
+		case "--src-to-dst":
+			o.SrcToDst = val()
+		case "--sgid-to-dgid":
+			o.SGIDToDGID = val()
+		case "--slid", "--dlid":
+			v, err := strconv.ParseUint(val(), 0, 16)
+			if err != nil {
+				return nil, err
+			}
+			if a == "--slid" {
+				o.SLID = uint16(v)
+			} else {
+				o.DLID = uint16(v)
+			}
+		case "--sgid", "--dgid":
+			g, err := netip.ParseAddr(val())
+			if err != nil {
+				return nil, err
+			}
+			if a == "--sgid" {
+				o.SGID = g.As16()
+			} else {
+				o.DGID = g.As16()
+			}
+		case "--numb_path":
+			v, err := strconv.Atoi(val())
+			if err != nil {
+				return nil, err
+			}
+			o.NumbPath = v
+		default:
+			if strings.HasPrefix(a, "-") {
+				return nil, fmt.Errorf("option %s not handled by the test", a)
+			}
+			o.Args = append(o.Args, a)
+		}
+	}
+	return o, nil
 }
