@@ -34,13 +34,13 @@ const (
 type SANodePrint int
 
 const (
-	SANodeAll       SANodePrint = iota
-	SANodeLIDOnly               // -L
-	SANodeUniqueLID             // -l
-	SANodeGUIDOnly              // -G
-	SANodeAllDesc               // -D
-	SANodeNameOfLID             // -O
-	SANodeNameOfGUID            // -U
+	SANodeAll        SANodePrint = iota
+	SANodeLIDOnly                // -L
+	SANodeUniqueLID              // -l
+	SANodeGUIDOnly               // -G
+	SANodeAllDesc                // -D
+	SANodeNameOfLID              // -O
+	SANodeNameOfGUID             // -U
 )
 
 // SAQueryOptions are saquery's options. Unset numbers keep saquery's
@@ -63,24 +63,24 @@ type SAQueryOptions struct {
 	// --sgid, --dgid, --gid, --mgid, -r, -n, --pkey, -Q, --sl, -M, -R,
 	// --pkt_lifetime, -q, -T, -F, -H, --scope, -J, -X, --service_id); -1
 	// in the int ones means unset, as in saquery.
-	SLID, DLID, MLID           uint16
-	SGID, DGID, GID, MGID      [16]byte
-	Reversible, NumbPath       int
-	PKey                       uint16
-	QoSClass, SL               int
-	MTU, Rate, PktLife         uint8
-	QKey                       uint32
-	TClass                     uint8
-	FlowLabel                  uint32
-	HopLimit                   int
-	Scope, JoinState           uint8
-	ProxyJoin                  int
-	ServiceID                  uint64
-	ShowKeys                   bool // -K: print keys instead of <not displayed>
-	NameMap                    map[uint64]string
-	Timeout                    time.Duration // -t (saquery's default is 1000 ms)
-	SMKey                      uint64        // --smkey
-	smKeySet                   bool
+	SLID, DLID, MLID      uint16
+	SGID, DGID, GID, MGID [16]byte
+	Reversible, NumbPath  int
+	PKey                  uint16
+	QoSClass, SL          int
+	MTU, Rate, PktLife    uint8
+	QKey                  uint32
+	TClass                uint8
+	FlowLabel             uint32
+	HopLimit              int
+	Scope, JoinState      uint8
+	ProxyJoin             int
+	ServiceID             uint64
+	ShowKeys              bool // -K: print keys instead of <not displayed>
+	NameMap               map[uint64]string
+	Timeout               time.Duration // -t (saquery's default is 1000 ms)
+	SMKey                 uint64        // --smkey
+	smKeySet              bool
 }
 
 // NewSAQueryOptions returns saquery's defaults.
