@@ -19,17 +19,17 @@ import (
 // read is reported in the table's Errors and the dump goes on with the
 // previous block's entries, as dump_fts does. d, when not nil, is a
 // discovery to use instead of sweeping again.
-func DumpFTs(ctx context.Context, s *engine.Session, d *engine.Discovery, o *RouteOptions) ([]*ForwardingTable, error) {
+func DumpFTs(ctx context.Context, e *Env, d *engine.Discovery, o *RouteOptions) ([]*ForwardingTable, error) {
 	if o == nil {
 		o = &RouteOptions{}
 	}
 	if d == nil {
 		var err error
-		d, err = s.Discover(ctx, &engine.DiscoverOptions{Timeout: o.Timeout})
-		if err != nil {
+		if d, err = e.Discover(ctx); err != nil {
 			return nil, fmt.Errorf("Failed to discover fabric: %w", err)
 		}
 	}
+	s := e.Session
 	var sws []*routeSwitch
 	f := d.Fabric
 	for i := len(f.Nodes) - 1; i >= 0; i-- {
@@ -50,7 +50,7 @@ func DumpFTs(ctx context.Context, s *engine.Session, d *engine.Discovery, o *Rou
 		}
 		sws = append(sws, sw)
 	}
-	r := &router{s: s, o: o, co: callOpts(o), unknown: "node info not available fabric scan"}
+	r := &router{s: s, o: o, co: callOpts(o), names: e.NodeNames, unknown: "node info not available fabric scan"}
 	// libibnetdisc read every switch's SwitchInfo during its scan.
 	reqs := make([]engine.SweepReq, len(sws))
 	for i, sw := range sws {

@@ -24,8 +24,6 @@ type RouteOptions struct {
 	// StartLID and EndLID are the positional range; 0 means the table's
 	// start or end (ibroute's and dump_fts's rules clip them).
 	StartLID, EndLID uint32
-	// NameMap is the --node-name-map (node GUID to name).
-	NameMap map[uint64]string
 	// Timeout is -t, the per-try timeout of every SMP (0: the session's).
 	Timeout time.Duration
 }
@@ -36,7 +34,7 @@ type ForwardingTable struct {
 	// Switch is the address as the C tools print it ("Lid 1", "DR path
 	// slid 0; dlid 0; 0,1,3").
 	Switch    string `json:"switch"`
-	GUID      string `json:"guid"`
+	GUID      GUID   `json:"guid"`
 	Name      string `json:"name"` // node-name-map name, else the node description
 	NumPorts  int    `json:"num_ports"`
 	Multicast bool   `json:"multicast"`
@@ -74,7 +72,7 @@ type LFTEntry struct {
 // RouteDest is the port a LID leads to.
 type RouteDest struct {
 	Type     string `json:"type"` // "Channel Adapter", "Switch", "Router"
-	PortGUID string `json:"port_guid"`
+	PortGUID GUID   `json:"port_guid"`
 	Name     string `json:"name"`
 }
 
@@ -161,15 +159,6 @@ func nodeTypeName(t uint8) string {
 	return fmt.Sprintf("?(%d)", t)
 }
 
-func guidString(g uint64) string { return fmt.Sprintf("0x%016x", g) }
-
-// guidValue reads back a guidString.
-func guidValue(s string) uint64 {
-	var g uint64
-	fmt.Sscanf(s, "0x%x", &g)
-	return g
-}
-
 func callOpts(o *RouteOptions) []engine.CallOption {
 	if o.Timeout > 0 {
 		return []engine.CallOption{engine.Timeout(o.Timeout)}
@@ -185,10 +174,14 @@ func callOpts(o *RouteOptions) []engine.CallOption {
 // (LIDAddress, DRAddress). A block that cannot be read ends the table
 // (Stopped), as in ibroute; a target that is not a switch, or does not
 // answer, is an error with ibroute's text.
-func IBRoute(ctx context.Context, s *engine.Session, t engine.Target, addr string, o *RouteOptions) (*ForwardingTable, error) {
+func IBRoute(ctx context.Context, e *Env, t engine.Target, addr string, o *RouteOptions) (*ForwardingTable, error) {
 	if o == nil {
 		o = &RouteOptions{}
 	}
+	if e == nil || e.Session == nil {
+		return nil, errors.New("diag: ibroute: no session (the tool needs a fabric)")
+	}
+	s := e.Session
 	co := callOpts(o)
 	niData, err := s.SMP(ctx, t, mad.MethodGet, smp.AttrNodeInfo, 0, nil, co...)
 	if err != nil {
@@ -217,7 +210,7 @@ func IBRoute(ctx context.Context, s *engine.Session, t engine.Target, addr strin
 		target: t, addr: addr, guid: ni.NodeGUID, desc: cString(ndData),
 		nports: int(ni.NumPorts), si: si,
 	}
-	r := &router{s: s, o: o, co: co, stop: true, unknown: "unknown node and type"}
+	r := &router{s: s, o: o, co: co, names: e.NodeNames, stop: true, unknown: "unknown node and type"}
 	if o.Multicast {
 		return r.multicast(ctx, sw), nil
 	}
@@ -252,10 +245,11 @@ type routeSwitch struct {
 // router dumps tables with one tool's rules: ibroute stops at a failed
 // block (stop), dump_fts goes on with the previous block's contents.
 type router struct {
-	s    *engine.Session
-	o    *RouteOptions
-	co   []engine.CallOption
-	stop bool
+	s     *engine.Session
+	o     *RouteOptions
+	co    []engine.CallOption
+	names map[uint64]string
+	stop  bool
 	// unknown is the text of a LID whose port is unknown: ibroute asks
 	// the LID, dump_fts looks in its discovery.
 	unknown string
@@ -362,7 +356,7 @@ func (r *router) unicast(ctx context.Context, sw *routeSwitch, resolve func(cont
 		sw.warn(fmt.Sprintf("illegal lft top %d, truncate to %d", end, 0xbfff))
 		end = 0xbfff
 	}
-	ft := sw.table(o, false, uint32(start), uint32(end))
+	ft := sw.table(o, r.names, false, uint32(start), uint32(end))
 	startBlock, endBlock := start/64, (end+63)/64
 	var mods []uint32
 	for b := startBlock; b < endBlock; b++ {
@@ -448,7 +442,7 @@ func (r *router) unicast(ctx context.Context, sw *routeSwitch, resolve func(cont
 					baseLID = int(d.baseLID)
 					lastLID = int(d.baseLID) + 1<<d.lmc - 1
 				}
-				e.Dest = &RouteDest{Type: nodeTypeName(d.typ), PortGUID: guidString(d.portGUID), Name: remapName(o.NameMap, d.nodeGUID, d.desc)}
+				e.Dest = &RouteDest{Type: nodeTypeName(d.typ), PortGUID: GUID(d.portGUID), Name: remapName(r.names, d.nodeGUID, d.desc)}
 				e.Info = fmt.Sprintf(": (%s portguid %s: '%s')", e.Dest.Type, e.Dest.PortGUID, e.Dest.Name)
 			}
 		}
@@ -459,9 +453,9 @@ func (r *router) unicast(ctx context.Context, sw *routeSwitch, resolve func(cont
 
 func (sw *routeSwitch) warn(s string) { sw.warnings = append(sw.warnings, s) }
 
-func (sw *routeSwitch) table(o *RouteOptions, mc bool, start, end uint32) *ForwardingTable {
+func (sw *routeSwitch) table(o *RouteOptions, names map[uint64]string, mc bool, start, end uint32) *ForwardingTable {
 	return &ForwardingTable{
-		Switch: sw.addr, GUID: guidString(sw.guid), Name: remapName(o.NameMap, sw.guid, sw.desc),
+		Switch: sw.addr, GUID: GUID(sw.guid), Name: remapName(names, sw.guid, sw.desc),
 		NumPorts: sw.nports, Multicast: mc, All: o.All, Brief: o.NoDests, Start: start, End: end,
 		Warnings: sw.warnings, LID: sw.lid,
 	}
@@ -493,7 +487,7 @@ func (r *router) multicast(ctx context.Context, sw *routeSwitch) *ForwardingTabl
 		sw.warn(fmt.Sprintf("illegal end mlid %x, truncate to %x", end, maxMLID))
 		end = maxMLID
 	}
-	ft := sw.table(o, true, start, end)
+	ft := sw.table(o, r.names, true, start, end)
 	chunks := (sw.nports + 1 + 15) / 16
 	startBlock, lastBlock := start/32, end/32
 	var mods []uint32
@@ -622,7 +616,7 @@ func WriteRouteErrors(w io.Writer, tool string, ft *ForwardingTable) {
 			what = "MFT"
 		}
 		fmt.Fprintf(w, "SubnGet(%s) failed on switch '%s' %s Node GUID 0x%x SMA LID %d; MAD status 0x%x AM 0x%x\n",
-			what, ft.Name, ft.Switch, guidValue(ft.GUID), ft.LID, e.Status, e.AttrMod)
+			what, ft.Name, ft.Switch, uint64(ft.GUID), ft.LID, e.Status, e.AttrMod)
 	}
 }
 

@@ -18,8 +18,6 @@ type TracertOptions struct {
 	NoInfo bool   // -n: the simple format
 	Force  bool   // -f: go on when the ends cannot be read; a port matches by LID too
 	MLID   uint16 // -m: trace this multicast LID instead (0xc000 or more)
-	// NameMap is the --node-name-map (node GUID to name).
-	NameMap map[uint64]string
 	// Timeout is -t, the per-try timeout of every SMP (0: the session's).
 	Timeout time.Duration
 }
@@ -47,7 +45,7 @@ type Trace struct {
 // TraceEnd is the source or destination of a trace.
 type TraceEnd struct {
 	Type    string `json:"type"` // "ca", "switch", "router"
-	GUID    string `json:"guid"` // the node GUID
+	GUID    GUID   `json:"guid"` // the node GUID
 	PortNum int    `json:"port"` // 0 for a switch
 	LID     uint16 `json:"lid"`
 	LIDEnd  uint16 `json:"lid_end"` // the last LID of the port's LMC range
@@ -58,7 +56,7 @@ type TraceEnd struct {
 type TraceHop struct {
 	OutPort  int    `json:"out_port"` // the port the route leaves by
 	Type     string `json:"type"`     // the node it reaches
-	GUID     string `json:"guid"`     // unicast: the port GUID reached; multicast: the node GUID
+	GUID     GUID   `json:"guid"`     // unicast: the port GUID reached; multicast: the node GUID
 	PortNum  int    `json:"port"`     // the port it arrives at
 	LID      uint16 `json:"lid"`
 	LIDEnd   uint16 `json:"lid_end"`
@@ -99,6 +97,7 @@ type tswitch struct {
 
 type tracer struct {
 	s     *engine.Session
+	names map[uint64]string
 	o     *TracertOptions
 	co    []engine.CallOption
 	trace *Trace
@@ -187,8 +186,8 @@ func (tr *tracer) end(p *tport) *TraceEnd {
 	if p.typ == smp.NodeTypeSwitch {
 		num = 0
 	}
-	return &TraceEnd{Type: traceType(p.typ), GUID: guidString(p.nodeGUID), PortNum: num, LID: p.lid,
-		LIDEnd: p.lid + 1<<p.lmc - 1, Name: remapName(tr.o.NameMap, p.nodeGUID, p.desc)}
+	return &TraceEnd{Type: traceType(p.typ), GUID: GUID(p.nodeGUID), PortNum: num, LID: p.lid,
+		LIDEnd: p.lid + 1<<p.lmc - 1, Name: remapName(tr.names, p.nodeGUID, p.desc)}
 }
 
 // findRoute is ibtracert's find_route: it walks from the port at from
@@ -302,9 +301,9 @@ walk:
 		cur, atNext = &next, true
 		portnum = cur.portnum
 		if record {
-			tr.trace.Hops = append(tr.trace.Hops, TraceHop{OutPort: outport, Type: traceType(cur.typ), GUID: guidString(cur.portGUID),
+			tr.trace.Hops = append(tr.trace.Hops, TraceHop{OutPort: outport, Type: traceType(cur.typ), GUID: GUID(cur.portGUID),
 				PortNum: cur.portnum, LID: cur.lid, LIDEnd: cur.lid + 1<<cur.lmc - 1,
-				Name: remapName(tr.o.NameMap, cur.nodeGUID, cur.desc), nodeGUID: cur.nodeGUID})
+				Name: remapName(tr.names, cur.nodeGUID, cur.desc), nodeGUID: cur.nodeGUID})
 		}
 	}
 	if maxhops <= 0 {
@@ -324,11 +323,14 @@ walk:
 // fails part way (then the error is ErrNoRoute and Trace.Warnings say
 // why, as ibtracert's ibwarn lines do). Multicast (o.MLID) is not
 // traced yet: it is refused.
-func Tracert(ctx context.Context, s *engine.Session, src, dst uint16, o *TracertOptions) (*Trace, error) {
+func Tracert(ctx context.Context, e *Env, src, dst uint16, o *TracertOptions) (*Trace, error) {
 	if o == nil {
 		o = &TracertOptions{}
 	}
-	tr := &tracer{s: s, o: o, trace: &Trace{SrcLID: src, DstLID: dst, Brief: o.NoInfo, Hops: []TraceHop{}}}
+	if e == nil || e.Session == nil {
+		return nil, errors.New("diag: ibtracert: no session (the tool needs a fabric)")
+	}
+	tr := &tracer{s: e.Session, names: e.NodeNames, o: o, trace: &Trace{SrcLID: src, DstLID: dst, Brief: o.NoInfo, Hops: []TraceHop{}}}
 	if o.Timeout > 0 {
 		tr.co = []engine.CallOption{engine.Timeout(o.Timeout)}
 	}
@@ -380,4 +382,26 @@ func WriteTracert(w io.Writer, t *Trace) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// LIDOfGUID is the LID of the port whose port or node GUID is guid, as
+// the C tools' -G resolves it (they ask the SA for a PathRecord to the
+// port; ibscript finds it in a discovery, which needs no SA). A switch's
+// GUID gives its port 0's LID.
+func LIDOfGUID(ctx context.Context, e *Env, guid uint64) (uint16, error) {
+	d := e.Session.LastDiscovery()
+	if d == nil {
+		var err error
+		if d, err = e.Discover(ctx); err != nil {
+			return 0, err
+		}
+	}
+	for _, n := range d.Fabric.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.LID != 0 && (p.GUID == guid || n.GUID == guid) {
+				return p.LID, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("no port with GUID 0x%016x and a LID in the fabric", guid)
 }

@@ -261,11 +261,14 @@ func saStatusText(status uint16) string {
 // reports (a bad argument, an SA error status, a timeout) is an
 // *SAError with its message and exit status; the records printed before
 // it are in the result.
-func SAQuery(ctx context.Context, s *engine.Session, o *SAQueryOptions) (*SAResult, error) {
+func SAQuery(ctx context.Context, e *Env, o *SAQueryOptions) (*SAResult, error) {
 	if o == nil {
 		o = NewSAQueryOptions()
 	}
-	q := &saQuerier{s: s, o: o, res: &SAResult{showKeys: o.ShowKeys, names: o.NameMap}}
+	if e == nil || e.Session == nil {
+		return nil, errors.New("diag: saquery: no session (the tool needs a fabric)")
+	}
+	q := &saQuerier{s: e.Session, o: o, res: &SAResult{showKeys: o.ShowKeys, names: e.NodeNames}}
 	timeout := o.Timeout
 	if timeout == 0 {
 		timeout = time.Second
@@ -460,9 +463,12 @@ func saFields(attr *sa.Attr, r []byte, showKeys bool) map[string]any {
 			m[k] = "<not displayed>"
 			return
 		}
-		if f.Numeric() {
+		switch {
+		case f.Numeric() && f.Width == 64:
+			m[k] = GUID(v) // 64-bit values as "0x..." strings, as GUIDs
+		case f.Numeric():
 			m[k] = v
-		} else {
+		default:
 			m[k] = f.Format(v, raw)
 		}
 	})
@@ -604,7 +610,7 @@ func (q *saQuerier) nodeRecords(ctx context.Context, name string, lid uint16, gu
 			}
 		default:
 			desc := r[44:108]
-			mapped := remapName(o.NameMap, binary.BigEndian.Uint64(r[4+12:4+20]), cString(desc))
+			mapped := remapName(q.res.names, binary.BigEndian.Uint64(r[4+12:4+20]), cString(desc))
 			if name == "" || strncmp64(name, desc) || strncmp64(name, []byte(mapped)) {
 				out = append(out, r)
 				if o.NodePrint == SANodeUniqueLID {

@@ -115,7 +115,7 @@ func TestIBRouteMatchesCTool(t *testing.T) {
 						tg, addr = engine.Target{Kind: engine.ByDR, Path: path}, diag.DRAddress(path, 0xffff, 0xffff)
 					}
 					o := c.o
-					ft, err := diag.IBRoute(ctx, sess, tg, addr, &o)
+					ft, err := diag.IBRoute(ctx, &diag.Env{Session: sess}, tg, addr, &o)
 					if err != nil {
 						t.Fatalf("ibroute %v: %v", c.args, err)
 					}
@@ -139,7 +139,7 @@ func TestIBRouteMatchesCTool(t *testing.T) {
 					continue
 				}
 				want, _, code := runExit(t, s, rt.host, "ibroute", itoa(p.LID))
-				_, err := diag.IBRoute(ctx, sess, engine.LID(p.LID), diag.LIDAddress(p.LID), nil)
+				_, err := diag.IBRoute(ctx, &diag.Env{Session: sess}, engine.LID(p.LID), diag.LIDAddress(p.LID), nil)
 				var got bytes.Buffer
 				if err != nil {
 					diag.WriteIBExit(&got, ibroutePath, "dump tables: "+err.Error())
@@ -184,7 +184,7 @@ func TestDumpFTsMatchesCTool(t *testing.T) {
 					t.Fatalf("%s %v: exit %d", c.tool, c.args, code)
 				}
 				o := c.o
-				fts, err := diag.DumpFTs(ctx, sess, nil, &o)
+				fts, err := diag.DumpFTs(ctx, &diag.Env{Session: sess}, nil, &o)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -265,7 +265,7 @@ func TestTracertMatchesCTool(t *testing.T) {
 						args = append([]string{"-n"}, args...)
 					}
 					want, _, code := runExit(t, s, rt.host, "ibtracert", args...)
-					tr, err := diag.Tracert(ctx, sess, p.src, p.dst, &diag.TracertOptions{NoInfo: brief})
+					tr, err := diag.Tracert(ctx, &diag.Env{Session: sess}, p.src, p.dst, &diag.TracertOptions{NoInfo: brief})
 					gotCode := 0
 					if err != nil {
 						gotCode = 255
@@ -354,7 +354,7 @@ func TestSAQueryMatchesCTool(t *testing.T) {
 				if perr != nil {
 					t.Fatalf("saquery %q: %v", args, perr)
 				}
-				res, err := diag.SAQuery(ctx, sess, o)
+				res, err := diag.SAQuery(ctx, &diag.Env{Session: sess}, o)
 				var got bytes.Buffer
 				if werr := diag.WriteSAQuery(&got, res); werr != nil {
 					t.Fatal(werr)
@@ -457,4 +457,65 @@ func saqueryOptions(args []string) (*diag.SAQueryOptions, error) {
 		}
 	}
 	return o, nil
+}
+
+// diffToolIBExit is diffTool for runs that may end in IBEXIT, whose
+// message starts with argv[0]: the harness runs the C tool by absolute
+// path, ibscript names itself "ibscript TOOL"; the rest must be equal.
+func diffToolIBExit(t *testing.T, s *ibsimtest.Sim, host, tool string, args ...string) toolResult {
+	t.Helper()
+	want := cTool(t, s, host, tool, args...)
+	got := ibscriptTool(t, s, host, tool, args...)
+	wantOut := bytes.ReplaceAll(want.stdout, []byte("/usr/sbin/"+tool+": iberror:"), []byte("ibscript "+tool+": iberror:"))
+	what := tool + " " + strings.Join(args, " ")
+	if !bytes.Equal(wantOut, got.stdout) {
+		t.Errorf("%s: stdout differs:\n%s", what, lineDiff(string(wantOut), string(got.stdout)))
+	}
+	if want.code != got.code {
+		t.Errorf("%s: exit status %d, the C tool's %d (ibscript's stderr: %s)", what, got.code, want.code, got.stderr)
+	}
+	return want
+}
+
+// TestRouteToolsCommandLine: `ibscript ibroute|dump_fts|dump_lfts|
+// dump_mfts|ibtracert|saquery ...` print what the C tools print and
+// exit as they do, their options parsed by the tools' command line (LID,
+// -G GUID and -D route addresses, ranges, -n/-a/-M, failures).
+func TestRouteToolsCommandLine(t *testing.T) {
+	for _, rt := range routeTopologies {
+		t.Run(topoName(rt.path), func(t *testing.T) {
+			s, sess := routeSim(t, rt.path, rt.host)
+			d, err := sess.Discover(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sw, ca, ca2 *topo.Node
+			for _, n := range d.Fabric.Nodes {
+				switch {
+				case n.Type == topo.Switch && sw == nil:
+					sw = n
+				case n.Type == topo.CA && n.Ports[1] != nil && n.Ports[1].LID != 0:
+					if ca == nil {
+						ca = n
+					} else if ca2 == nil {
+						ca2 = n
+					}
+				}
+			}
+			swLID, caLID, ca2LID := itoa(sw.Ports[0].LID), itoa(ca.Ports[1].LID), itoa(ca2.Ports[1].LID)
+			swPath, _ := d.Path(sw.GUID)
+			hex := func(g uint64) string { return "0x" + strconv.FormatUint(g, 16) }
+			for _, c := range [][]string{
+				{"ibroute", swLID}, {"ibroute", "-a", "-n", swLID, "1", "0x4"}, {"ibroute", "-M", swLID}, {"ibroute", "-Ma", swLID, "0xc000", "0xc001"},
+				{"ibroute", "-G", hex(sw.GUID)}, {"ibroute", "-D", drArg(swPath)}, {"ibroute", caLID}, {"ibroute", "--all", "--no_dests", swLID},
+				{"dump_fts"}, {"dump_fts", "-a", "1", "3"}, {"dump_lfts"}, {"dump_lfts", "-n"}, {"dump_mfts"}, {"dump_fts", "-M", "-n"},
+				{"ibtracert", caLID, ca2LID}, {"ibtracert", "-n", ca2LID, swLID}, {"ibtracert", "-G", hex(ca.Ports[1].GUID), hex(ca2.Ports[1].GUID)},
+				{"ibtracert", caLID, "999"}, {"ibtracert", "--force", caLID, ca2LID},
+				{"saquery"}, {"saquery", "-c"}, {"saquery", "NR", caLID}, {"saquery", "-p", "--src-to-dst", caLID + ":" + ca2LID},
+				{"saquery", "SWIR", swLID}, {"saquery", "-x", swLID}, {"saquery", "-s"}, {"saquery", "LFTR", swLID + "/0"}, {"saquery", "NR", "nosuchnode"},
+			} {
+				diffToolIBExit(t, s, rt.host, c[0], c[1:]...)
+			}
+		})
+	}
 }

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/ibscript/ibscript/diag"
+)
+
+// dump_fts, and the dump_lfts and dump_mfts scripts over it: every
+// switch's forwarding table from one discovery (diag/dump_fts.go).
+func init() {
+	for _, d := range []struct{ name, summary string }{
+		{"dump_fts", "dump every switch's unicast (or -M multicast) forwarding table"},
+		{"dump_lfts", "dump every switch's unicast forwarding table (dump_fts, with its notice)"},
+		{"dump_mfts", "dump every switch's multicast forwarding table (dump_fts -M, with its notice)"},
+	} {
+		script := d.name
+		if script == "dump_fts" {
+			script = ""
+		}
+		registerTool(&Tool{
+			Name:    d.name,
+			Summary: d.summary,
+			Args:    "[<startlid> [<endlid>]]",
+			Options: routeOptions,
+			// dump_fts takes no destination and no SM LID.
+			Exclude: "G,D,L,s",
+			Schema:  "dump_fts",
+			Example: []string{},
+			Run:     func(ctx context.Context, inv *Invocation) int { return runDumpFTs(ctx, inv, script) },
+		})
+	}
+}
+
+func runDumpFTs(ctx context.Context, inv *Invocation, script string) int {
+	if len(inv.Args) > 2 {
+		return inv.Fail(errors.New("at most a start and an end LID"))
+	}
+	o := routeOpts(inv)
+	if script == "dump_mfts" {
+		o.Multicast = true
+	}
+	var err error
+	if o.StartLID, o.EndLID, err = routeRange(inv.Args); err != nil {
+		return inv.Fail(err)
+	}
+	env, err := inv.Env(ctx)
+	if err != nil {
+		return inv.Fail(err)
+	}
+	d, err := env.Discover(ctx)
+	if err != nil {
+		inv.Errorf("Failed to discover fabric: %v", err)
+		return exitIBExit
+	}
+	fts, err := diag.DumpFTs(ctx, env, d, &o)
+	if err != nil {
+		return inv.Fail(err)
+	}
+	for _, ft := range fts {
+		for _, w := range ft.Warnings {
+			inv.Errorf("%s", w)
+		}
+		diag.WriteRouteErrors(inv.Stderr, "dump_fts", ft)
+	}
+	if inv.JSON {
+		err = diag.WriteJSON(inv.Stdout, map[string]any{"switches": fts})
+	} else {
+		err = diag.WriteDumpFTs(inv.Stdout, fts, script)
+	}
+	if err != nil {
+		return inv.Fail(err)
+	}
+	if len(d.Errors) > 0 {
+		inv.Errorf("%v", diag.DiscoveryErrors(d.Errors))
+		return exitFailed
+	}
+	return exitOK
+}

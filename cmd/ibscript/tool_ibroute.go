@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/engine"
+)
+
+// exitIBExit is the status of an infiniband-diags tool's IBEXIT (exit(-1)).
+const exitIBExit = 255
+
+// routeOptions are the options ibroute and dump_fts share.
+var routeOptions = []Option{
+	{Short: 'a', Long: "all", Help: "show all lids, even invalid entries"},
+	{Short: 'n', Long: "no_dests", Help: "do not try to resolve destinations"},
+	{Short: 'M', Long: "Multicast", Help: "show multicast forwarding tables"},
+}
+
+// ibroute: one switch's unicast (or -M multicast) forwarding table
+// (diag/ibroute.go).
+func init() {
+	registerTool(&Tool{
+		Name:    "ibroute",
+		Summary: "dump a switch's unicast (or -M multicast) forwarding table",
+		Args:    "[<dest dr_path|lid|guid> [<startlid> [<endlid>]]]",
+		Options: routeOptions,
+		Schema:  "ibroute",
+		Example: []string{"2"},
+		Run:     runIBRoute,
+	})
+}
+
+// routeRange reads the start and end LID arguments as strtoul(s, 0, 0)
+// does: a number in C notation.
+func routeRange(args []string) (start, end uint32, err error) {
+	for i, a := range args {
+		v, perr := strconv.ParseUint(a, 0, 32)
+		if perr != nil {
+			return 0, 0, fmt.Errorf("LID %q: want a number (decimal or 0x hex)", a)
+		}
+		if i == 0 {
+			start = uint32(v)
+		} else {
+			end = uint32(v)
+		}
+	}
+	return start, end, nil
+}
+
+func routeOpts(inv *Invocation) diag.RouteOptions {
+	return diag.RouteOptions{Multicast: inv.Has("Multicast"), All: inv.Has("all"), NoDests: inv.Has("no_dests")}
+}
+
+func runIBRoute(ctx context.Context, inv *Invocation) int {
+	if len(inv.Args) == 0 || len(inv.Args) > 3 {
+		return inv.Fail(errors.New("want a switch (LID, -G GUID or -D route), then optionally a start and an end LID"))
+	}
+	t, err := inv.Target("switch", inv.Args[0])
+	if err != nil {
+		return inv.Fail(err)
+	}
+	o := routeOpts(inv)
+	if o.StartLID, o.EndLID, err = routeRange(inv.Args[1:]); err != nil {
+		return inv.Fail(err)
+	}
+	env, err := inv.Env(ctx)
+	if err != nil {
+		return inv.Fail(err)
+	}
+	var addr string
+	switch t.Kind {
+	case engine.ByLID:
+		addr = diag.LIDAddress(t.LID)
+	case engine.ByDR:
+		addr = diag.DRAddress(t.Path, 0xffff, 0xffff)
+	case engine.ByGUID:
+		// ibroute asks the SA for the GUID's LID and addresses the
+		// switch by it.
+		lid, err := diag.LIDOfGUID(ctx, env, t.GUID)
+		if err != nil {
+			return ibExit(inv, "can't resolve destination port "+inv.Args[0]+": "+err.Error())
+		}
+		t, addr = engine.LID(lid), diag.LIDAddress(lid)
+	}
+	ft, err := diag.IBRoute(ctx, env, t, addr, &o)
+	if err != nil {
+		return ibExit(inv, "dump tables: "+err.Error())
+	}
+	for _, w := range ft.Warnings {
+		inv.Errorf("%s", w)
+	}
+	diag.WriteRouteErrors(inv.Stderr, "ibroute", ft)
+	if inv.JSON {
+		err = diag.WriteJSON(inv.Stdout, ft)
+	} else {
+		err = diag.WriteIBRoute(inv.Stdout, ft)
+	}
+	if err != nil {
+		return inv.Fail(err)
+	}
+	return exitOK
+}
+
+// ibExit ends a tool as its IBEXIT does: "PROG: iberror: failed: MSG" on
+// stdout (where the C tools print it), status 255; in JSON, an object
+// naming the error.
+func ibExit(inv *Invocation, msg string) int {
+	if inv.JSON {
+		_ = diag.WriteJSON(inv.Stdout, map[string]string{"error": msg})
+	} else {
+		_ = diag.WriteIBExit(inv.Stdout, inv.Prog, msg)
+	}
+	return exitIBExit
+}
