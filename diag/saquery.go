@@ -130,7 +130,6 @@ type SAResult struct {
 	// Error is what saquery said on stderr before exiting with Exit.
 	Error string `json:"error,omitempty"`
 
-	showKeys  bool
 	names     map[uint64]string
 	capMask2  uint32 // the SA's ClassPortInfo CapabilityMask2, for SwitchInfoRecord
 	requested string
@@ -268,7 +267,7 @@ func SAQuery(ctx context.Context, e *Env, o *SAQueryOptions) (*SAResult, error) 
 	if e == nil || e.Session == nil {
 		return nil, errors.New("diag: saquery: no session (the tool needs a fabric)")
 	}
-	q := &saQuerier{s: e.Session, o: o, res: &SAResult{showKeys: o.ShowKeys, names: e.NodeNames}}
+	q := &saQuerier{s: e.Session, o: o, res: &SAResult{names: e.NodeNames}}
 	timeout := o.Timeout
 	if timeout == 0 {
 		timeout = time.Second
@@ -444,22 +443,22 @@ func (q *saQuerier) section(title, typ string, recs [][]byte) {
 		attrType = "PortInfoRecord"
 	}
 	for _, r := range recs {
-		sec.Records = append(sec.Records, SARecord{Fields: saFields(saAttrs[attrType], r, q.res.showKeys), raw: r})
+		sec.Records = append(sec.Records, SARecord{Fields: saFields(saAttrs[attrType], r), raw: r})
 	}
 	q.res.Sections = append(q.res.Sections, sec)
 }
 
 // saFields decodes a record by its attribute's layout for JSON: numbers,
 // or text where the layout formats the field (GIDs, descriptions). Keys
-// stay masked unless showKeys.
-func saFields(attr *sa.Attr, r []byte, showKeys bool) map[string]any {
+// (M_Key, SM_Key, ServiceKey) are never given.
+func saFields(attr *sa.Attr, r []byte) map[string]any {
 	m := map[string]any{}
 	if attr == nil {
 		return m
 	}
 	_ = attr.Layout.Each(r, func(f mad.Field, v uint64, raw []byte) {
 		k := f.Key()
-		if strings.Contains(k, "key") && !showKeys && !strings.Contains(k, "pkey") && !strings.Contains(k, "p_key") && !strings.Contains(k, "qkey") && !strings.Contains(k, "q_key") {
+		if mad.IsKeyField(f.Name) || f.Name == "ServiceKey" {
 			m[k] = "<not displayed>"
 			return
 		}
@@ -1181,10 +1180,7 @@ func (r *SAResult) writeRecord(w *bufio.Writer, typ string, b []byte) {
 			inetNtop6(b[0:16]), be16(b[36:38]), inetNtop6(b[16:32]), b[48], b[49]&1, node)
 	case "ServiceRecord":
 		b = pad(176)
-		key := notDisplayed
-		if r.showKeys {
-			key = fmt.Sprintf("0x%x", b[32:48])
-		}
+		key := notDisplayed // saquery without -K; ibscript never shows a key
 		fmt.Fprintf(w, "ServiceRecord dump:\n"+
 			"\t\tServiceID...............0x%016x\n"+
 			"\t\tServiceGID..............%s\n"+
@@ -1207,13 +1203,18 @@ func (r *SAResult) writeRecord(w *bufio.Writer, typ string, b []byte) {
 		}
 	case "SMInfoRecord":
 		b = pad(25)
-		smkey := be64(b[12:20])
+		// saquery prints the SM_Key the SA returns (0 unless the request
+		// carried the right one); ibscript never prints a key.
+		smkey := fmt.Sprintf("0x%016x", be64(b[12:20]))
+		if be64(b[12:20]) != 0 {
+			smkey = notDisplayed
+		}
 		fmt.Fprintf(w, "SMInfoRecord dump:\n"+
 			"\t\tRID\n"+
 			"\t\tLID...................%d\n"+
 			"\t\tSMInfo dump:\n"+
 			"\t\tGUID..................0x%016x\n"+
-			"\t\tSM_Key................0x%016x\n"+
+			"\t\tSM_Key................%s\n"+
 			"\t\tActCount..............%d\n"+
 			"\t\tPriority..............%d\n"+
 			"\t\tSMState...............%d\n",
@@ -1261,11 +1262,8 @@ func (r *SAResult) writeRecord(w *bufio.Writer, typ string, b []byte) {
 		} else {
 			fmt.Fprintf(w, "\t\tdev_id..................0x%X\n", be16(ii[26:28]))
 		}
-		if r.showKeys {
-			fmt.Fprintf(w, "\t\tqpn.....................0x%06X\n", qr>>8)
-		} else {
-			w.WriteString("\t\tqpn....................." + notDisplayed + "\n")
-		}
+		// saquery shows the QPN only with -K.
+		w.WriteString("\t\tqpn....................." + notDisplayed + "\n")
 		prod := uint32(ii[33])<<16 | uint32(be16(ii[34:36]))
 		if ii[22] != 0 {
 			fmt.Fprintf(w, "\t\tresp_time_val...........0x%X\n\t\tnode_type...............0x%06X\n", qr&0x1f, prod)
