@@ -10,7 +10,8 @@ import (
 )
 
 // CMProvider is implemented by a Fabric whose platform does RDMA CM
-// itself. engine.NewCM uses it instead of the engine's own IB CM.
+// itself. rdmacm.New uses it instead of the user-space IB CM
+// (rdmacm/ibcm).
 type CMProvider interface {
 	// OpenCM opens the platform's RDMA CM. An error wrapping
 	// errors.ErrUnsupported means this host has none (no rdma_cm
@@ -47,6 +48,12 @@ type CMConnParam struct {
 	FlowControl        uint8
 	RetryCount         uint8
 	RNRRetryCount      uint8
+	// ResponseTimeout (the CM response timeout exponent, 4.096 us x 2^v)
+	// and MaxCMRetries override a user-space CM's defaults for one
+	// Connect; 0 keeps them. The kernel's rdma_cm has no such field and
+	// ignores both.
+	ResponseTimeout uint8
+	MaxCMRetries    uint8
 }
 
 // CMUDParam is struct rdma_ucm_ud_param: the param of the events of UD

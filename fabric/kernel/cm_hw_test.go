@@ -14,9 +14,11 @@ import (
 	"github.com/ibscript/ibscript/fabric/kernel"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/native/rdmacm"
+	cma "github.com/ibscript/ibscript/rdmacm"
+	"github.com/ibscript/ibscript/rdmacm/cmtest"
 )
 
-// TestHardwareCM runs the engine's CM through fabric/kernel on the host's
+// TestHardwareCM runs package rdmacm's CM through fabric/kernel on the host's
 // /dev/infiniband/rdma_cm: channels, ids, migrate to another channel and
 // to synchronous mode and back, an empty channel's poll and get_event
 // timing out, bind to the default port's GID (an ephemeral port), listen,
@@ -49,7 +51,7 @@ func cmSmoke(t *testing.T, f *kernel.Fabric, tr fabric.Transport) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	c, err := engine.NewCM(f, s, &engine.CMOptions{AckWait: time.Second})
+	c, err := cma.New(f, s, &cma.Options{AckWait: time.Second})
 	if errors.Is(err, fs.ErrPermission) {
 		hwSkip(t, "%v", err)
 	}
@@ -66,11 +68,11 @@ func cmSmoke(t *testing.T, f *kernel.Fabric, tr fabric.Transport) {
 		t.Fatal(err)
 	}
 	b, _ := c.CreateEventChannel()
-	id, err := c.CreateID(a, engine.PSTCP, false)
+	id, err := c.CreateID(a, cma.PSTCP, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, to := range []*engine.EventChannel{b, nil, a} {
+	for _, to := range []*cma.EventChannel{b, nil, a} {
 		if err := c.MigrateID(ctx, id, to); err != nil {
 			t.Fatalf("migrate to %v: %v", to, err)
 		}
@@ -88,7 +90,7 @@ func cmSmoke(t *testing.T, f *kernel.Fabric, tr fabric.Transport) {
 	}
 	attr := tr.Port()
 	gid := mad.NewGID(attr.GIDPrefix, attr.PortGUID)
-	if err := c.BindAddr(ctx, id, engine.CMAddr{GID: gid}); err != nil {
+	if err := c.BindAddr(ctx, id, cma.Addr{GID: gid}); err != nil {
 		t.Fatalf("bind to %v: %v", gid, err)
 	}
 	if la := id.LocalAddr(); la.GID != gid || la.Port == 0 || la.LID != attr.LID {
@@ -103,9 +105,49 @@ func cmSmoke(t *testing.T, f *kernel.Fabric, tr fabric.Transport) {
 	if err := c.DestroyID(ctx, id); !errors.Is(err, syscall.ENOENT) {
 		t.Errorf("destroy twice: %v", err)
 	}
-	for _, ch := range []*engine.EventChannel{a, b} {
+	for _, ch := range []*cma.EventChannel{a, b} {
 		if err := ch.Close(); err != nil {
 			t.Error(err)
 		}
 	}
+}
+
+// TestHardwareConformance runs the CM conformance suite on the host's
+// rdma_cm, between its Active ports with LIDs (one port plays every role
+// when the host has one: the kernel's CM connects a port to itself). It
+// skips as TestHardwareCM does.
+func TestHardwareConformance(t *testing.T) {
+	if _, err := os.Stat(rdmacm.DevicePath); err != nil {
+		hwSkip(t, "no RDMA CM device: %v", err)
+	}
+	openHW(t)
+	f := kernel.New(nil)
+	defer f.Close()
+	ports, err := f.Ports(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lids [4]uint16
+	n := 0
+	for _, p := range ports {
+		if p.LID != 0 && n < len(lids) {
+			lids[n] = p.LID
+			n++
+		}
+	}
+	if n == 0 {
+		hwSkip(t, "no port with a LID")
+	}
+	for i := n; i < len(lids); i++ {
+		lids[i] = lids[i%n]
+	}
+	cmtest.Run(t, cmtest.Hosts{LIDs: lids, New: func(t *testing.T, o *cma.Options) *cma.CM {
+		hf := kernel.New(nil)
+		t.Cleanup(func() { hf.Close() })
+		c := cmOn(t, hf, hf, nil, o)
+		if !c.Platform() {
+			t.Fatal("the CM does not drive the kernel's rdma_cm")
+		}
+		return c
+	}})
 }

@@ -34,12 +34,13 @@
 //
 // Fabric implements fabric.CMProvider over native/rdmacm: OpenCM checks
 // that the rdma_cm device (Options.CMPath, /dev/infiniband/rdma_cm by
-// default) exists (errors.ErrUnsupported otherwise, so engine.NewCM falls
-// back to its own IB CM), and each CMChannel is one rdma_cm fd.
+// default) exists (errors.ErrUnsupported otherwise, so rdmacm.New falls
+// back to the user-space IB CM of rdmacm/ibcm), and each CMChannel is one rdma_cm fd.
 // Options.OpenCM replaces the device with another rdmacm.Dev, such as
 // rdmacmtest's model of the kernel, whose CM plays the kernel's between
-// the model's ports (cm_test.go runs the engine's CM through it;
-// TestHardwareCM runs on the host's device when it exists).
+// the model's ports (cm_test.go runs the CM conformance suite through it;
+// TestHardwareCM and TestHardwareConformance run on the host's device
+// when it exists).
 //
 // # Errors
 //

@@ -46,6 +46,15 @@ var rules = []rule{
 	{pkg: "fabric/record", allow: []string{"fabric", "mad/..."}},
 	{pkg: "sim", allow: []string{"fabric", "fabric/mux", "mad/...", "topo"}},
 	{pkg: "engine", allow: []string{"fabric", "mad/...", "topo", "internal/intmap"}},
+	// RDMA CM: librdmacm's layer over a fabric.CMDevice (the kernel's
+	// rdma_cm, or the user-space IB CM of rdmacm/ibcm); routes and remote
+	// GIDs from the engine's SA queries. No Lua.
+	{pkg: "rdmacm", allow: []string{"engine", "fabric", "mad/...", "rdmacm/ibcm"}},
+	// The user-space RDMA CM (ucma, cma and ib_cm over class 0x07) as a
+	// fabric.CMDevice.
+	{pkg: "rdmacm/ibcm", allow: []string{"engine", "fabric", "mad/..."}},
+	// The CM conformance suite, for tests.
+	{pkg: "rdmacm/cmtest", allow: []string{"rdmacm"}},
 	// The hot-path hash map: the standard library only.
 	{pkg: "internal/intmap", allow: nil},
 	// Plan results and reporters: the standard library only.
@@ -58,7 +67,7 @@ var rules = []rule{
 	{pkg: "exporter", allow: []string{"engine", "fabric", "mad/...", "topo"}, third: []string{"github.com/prometheus/client_golang", "github.com/prometheus/client_model"}},
 	// No unsafe: the bindings use gopher-lua's exported API only, never
 	// its unexported fields (embedders choose their gopher-lua version).
-	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan", "diag"}, third: []string{"github.com/yuin/gopher-lua"}, denyStd: []string{"unsafe"}},
+	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan", "diag", "rdmacm"}, third: []string{"github.com/yuin/gopher-lua"}, denyStd: []string{"unsafe"}},
 	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys", "github.com/prometheus/client_golang"}},
 	{pkg: "internal/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua"}},
 	{pkg: "tests", allow: []string{"..."}},
@@ -66,11 +75,11 @@ var rules = []rule{
 }
 
 // testOnly may be imported by any package's tests.
-var testOnly = []string{"sim", "internal/keytest", "fabric/fabrictest", "mad/madtest", "topo", "internal/fattree", "native/umad/umadtest", "native/rdmacm/rdmacmtest", "internal/jsonschema"}
+var testOnly = []string{"sim", "internal/keytest", "fabric/fabrictest", "mad/madtest", "topo", "internal/fattree", "native/umad/umadtest", "native/rdmacm/rdmacmtest", "internal/jsonschema", "rdmacm/cmtest"}
 
 // xtestOnly may also be imported by external (package x_test) tests: they
 // use a package as its callers do, and its examples show a whole session.
-var xtestOnly = []string{"engine"}
+var xtestOnly = []string{"engine", "rdmacm"}
 
 var testThird = []string{"github.com/google/go-cmp", "go.uber.org/goleak", "github.com/yuin/gopher-lua", "github.com/prometheus/client_golang", "github.com/prometheus/client_model", "github.com/prometheus/common"}
 
@@ -211,6 +220,9 @@ func TestRulesReject(t *testing.T) {
 		{"bindings", module + "/sim"},
 		{"bindings", "unsafe"},
 		{"fabric", module + "/mad"},
+		{"engine", module + "/rdmacm"},
+		{"rdmacm", "github.com/yuin/gopher-lua"},
+		{"rdmacm/ibcm", module + "/rdmacm"},
 	} {
 		r := ruleFor(c.pkg)
 		if r == nil || allowed(r, c.imp, false) {

@@ -11,6 +11,8 @@ import (
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric/ibsim"
 	"github.com/ibscript/ibscript/internal/luatest"
+	"github.com/ibscript/ibscript/rdmacm"
+	"github.com/ibscript/ibscript/rdmacm/cmtest"
 )
 
 // TestRdmacmOnIbsim runs tests/lua/rdmacm_test.lua on ibsim (with OpenSM)
@@ -87,4 +89,54 @@ func TestRdmacmPlanOnIbsim(t *testing.T) {
 	if n := env.OpenResources(); n != 0 {
 		t.Errorf("%d resources left open", n)
 	}
+}
+
+// TestConformanceIbsim runs the CM conformance suite on the user-space IB
+// CM over ibsim: the four hosts attached with issm (so ibsim forwards the
+// CM's MADs to them), routes from OpenSM's SA. One CM at a time: a node
+// takes one issm client.
+func TestConformanceIbsim(t *testing.T) {
+	s := shared.Get(t, "../topologies/net.2sw2path4hca", nil)
+	open := func(t *testing.T, o *rdmacm.Options) (*ibsim.Fabric, *engine.Session, *rdmacm.CM) {
+		f := ibsim.NewFabric(s.Sock, hostsISSM)
+		t.Cleanup(func() { f.Close() })
+		tr, err := f.Open(t.Context(), "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, err := engine.New(tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sess.Close() })
+		c, err := rdmacm.New(f, sess, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return f, sess, c
+	}
+	f, sess, c := open(t, nil)
+	ports, err := f.Ports(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lids [4]uint16
+	for _, p := range ports {
+		for i, name := range hostsISSM.Nodes {
+			if p.CAName == name {
+				lids[i] = p.LID
+			}
+		}
+	}
+	if lids[0] == 0 || lids[1] == 0 || lids[2] == 0 || lids[3] == 0 {
+		t.Fatalf("the hosts' LIDs: %v (ports %+v)", lids, ports)
+	}
+	c.Close()
+	sess.Close()
+	f.Close()
+	cmtest.Run(t, cmtest.Hosts{LIDs: lids, New: func(t *testing.T, o *rdmacm.Options) *rdmacm.CM {
+		_, _, c := open(t, o)
+		return c
+	}})
 }

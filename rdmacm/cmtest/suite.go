@@ -1,0 +1,712 @@
+// Package cmtest is the conformance suite of package rdmacm over a
+// fabric.CMDevice: what librdmacm's layer and the device under it must do
+// together, whichever device it is (the kernel's rdma_cm, its model in
+// native/rdmacm/rdmacmtest, the user-space IB CM over the embedded
+// simulator or ibsim). Run it from a test with Run.
+//
+// The suite checks behaviour, not timing: where an implementation answers
+// through a fabric (the IB CM), it waits for events with generous
+// deadlines, never a fixed sleep.
+package cmtest
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/rdmacm"
+)
+
+// Hosts is an implementation under test.
+type Hosts struct {
+	// New returns a fresh CM with opts on a fabric whose ports include
+	// LIDs; the suite closes it (New may also register cleanups).
+	New func(t *testing.T, opts *rdmacm.Options) *rdmacm.CM
+	// LIDs are four CA ports the CM can bind to and connect between.
+	LIDs [4]uint16
+}
+
+// wait is how long the suite waits for an event that must come.
+const wait = 10 * time.Second
+
+// Run runs every case of the suite on h.
+func Run(t *testing.T, h Hosts) {
+	for _, c := range []struct {
+		name string
+		fn   func(*testing.T, *suite)
+	}{
+		{"ConnectAcceptDisconnect", connectAcceptDisconnect},
+		{"RejectAndNoListener", rejectAndNoListener},
+		{"MigrateWithPendingEvents", migrateWithPendingEvents},
+		{"MigrateWhileUnacked", migrateWhileUnacked},
+		{"MigrateToNilSynchronous", migrateToNilSynchronous},
+		{"DestroyWithUnackedEvents", destroyWithUnackedEvents},
+		{"SyncListener", syncListener},
+		{"UD", ud},
+		{"ConnectError", connectError},
+		{"CloseUnblocks", closeUnblocks},
+		{"Errors", errorCases},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, newSuite(t, h, &rdmacm.Options{AckWait: time.Hour})) })
+	}
+}
+
+// suite is one case's CM and helpers.
+type suite struct {
+	t    *testing.T
+	c    *rdmacm.CM
+	lids [4]uint16
+}
+
+func newSuite(t *testing.T, h Hosts, opts *rdmacm.Options) *suite {
+	c := h.New(t, opts)
+	t.Cleanup(func() { c.Close() })
+	return &suite{t: t, c: c, lids: h.LIDs}
+}
+
+func (s *suite) channel() *rdmacm.EventChannel {
+	s.t.Helper()
+	ch, err := s.c.CreateEventChannel()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return ch
+}
+
+// event fetches ch's next event and checks its type.
+func (s *suite) event(ch *rdmacm.EventChannel, want rdmacm.EventType) *rdmacm.Event {
+	s.t.Helper()
+	return Event(s.t, ch, want)
+}
+
+func (s *suite) ack(ev *rdmacm.Event) {
+	s.t.Helper()
+	Ack(s.t, s.c, ev)
+}
+
+// Event fetches ch's next event, waiting up to 10 s, and checks its type.
+func Event(tb testing.TB, ch *rdmacm.EventChannel, want rdmacm.EventType) *rdmacm.Event {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(tb.Context(), wait)
+	defer cancel()
+	ev, err := ch.GetEvent(ctx)
+	if err != nil {
+		tb.Fatalf("waiting for %v: %v", want, err)
+	}
+	if ev.Type != want {
+		tb.Fatalf("event %v status %d, want %v", ev.Type, ev.Status, want)
+	}
+	return ev
+}
+
+// Ack acknowledges ev on c.
+func Ack(tb testing.TB, c *rdmacm.CM, ev *rdmacm.Event) {
+	tb.Helper()
+	if err := c.AckEvent(ev); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// none checks that no event is queued on ch now.
+func (s *suite) none(ch *rdmacm.EventChannel) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.t.Context(), 5*time.Millisecond)
+	defer cancel()
+	if ev, err := ch.GetEvent(ctx); err == nil {
+		s.t.Fatalf("unexpected %v of id %d", ev.Type, ev.ID.Handle())
+	}
+}
+
+// queued waits until n events are queued on ch; on a channel that reports
+// only readiness (the kernel's), until one is.
+func (s *suite) queued(ch *rdmacm.EventChannel, n int) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.t.Context(), wait)
+	defer cancel()
+	err := ch.WaitPending(ctx, n)
+	if errors.Is(err, syscall.EOPNOTSUPP) {
+		err = ch.Poll(ctx)
+	}
+	if err != nil {
+		s.t.Fatalf("waiting for %d events: %v (%d queued)", n, err, ch.Pending())
+	}
+}
+
+// eventually polls cond until it holds, failing after a generous deadline.
+func (s *suite) eventually(what string, cond func() bool) {
+	s.t.Helper()
+	for deadline := time.Now().Add(wait); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s: not within %v", what, wait)
+		}
+	}
+}
+
+func (s *suite) listen(lid, port uint16, ps rdmacm.PortSpace) (*rdmacm.EventChannel, *rdmacm.ID) {
+	s.t.Helper()
+	ch := s.channel()
+	id, err := s.c.CreateID(ch, ps, false)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.c.BindAddr(s.t.Context(), id, rdmacm.Addr{LID: lid, Port: port}); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.c.Listen(s.t.Context(), id, 0); err != nil {
+		s.t.Fatal(err)
+	}
+	return ch, id
+}
+
+// route makes an id on ch (nil: synchronous) from lid src to dst:port with
+// its route resolved.
+func (s *suite) route(ch *rdmacm.EventChannel, src, dst, port uint16, ps rdmacm.PortSpace) *rdmacm.ID {
+	s.t.Helper()
+	id, err := s.c.CreateID(ch, ps, false)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.c.ResolveAddr(s.t.Context(), id, &rdmacm.Addr{LID: src}, rdmacm.Addr{LID: dst, Port: port}); err != nil {
+		s.t.Fatal(err)
+	}
+	if ch != nil {
+		s.ack(s.event(ch, rdmacm.EventAddrResolved))
+	}
+	if err := s.c.ResolveRoute(s.t.Context(), id); err != nil {
+		s.t.Fatal(err)
+	}
+	if ch != nil {
+		s.ack(s.event(ch, rdmacm.EventRouteResolved))
+	}
+	return id
+}
+
+func (s *suite) connect(id *rdmacm.ID, p rdmacm.ConnParam) {
+	s.t.Helper()
+	if err := s.c.Connect(s.t.Context(), id, p); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *suite) accept(id *rdmacm.ID, p rdmacm.ConnParam) {
+	s.t.Helper()
+	if err := s.c.Accept(s.t.Context(), id, p); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *suite) destroy(ids ...*rdmacm.ID) {
+	s.t.Helper()
+	for _, id := range ids {
+		if err := s.c.DestroyID(s.t.Context(), id); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+}
+
+// connectAcceptDisconnect: a whole connection, AF_IB private data (the
+// messages' whole fields, no RDMA CM header), crossed resources, the
+// CONNECT_REQUEST credited to the listener, the RTU sent only when the
+// active side fetches the response, disconnect from both ends.
+func connectAcceptDisconnect(t *testing.T, s *suite) {
+	c, l0, l1 := s.c, s.lids[0], s.lids[1]
+	lch, l := s.listen(l0, 7471, rdmacm.PSTCP)
+	if a := l.LocalAddr(); a.LID != l0 || a.Port != 7471 {
+		t.Errorf("listener address %v", a)
+	}
+	ach := s.channel()
+	a := s.route(ach, l1, l0, 7471, rdmacm.PSTCP)
+	if src, dst := a.LocalAddr(), a.PeerAddr(); src.LID != l1 || src.Port < 32768 || dst.LID != l0 || dst.Port != 7471 {
+		t.Errorf("active addresses %v -> %v", src, dst)
+	}
+	s.connect(a, rdmacm.ConnParam{PrivateData: []byte("hello"), InitiatorDepth: 4, ResponderResources: 2})
+	req := s.event(lch, rdmacm.EventConnectRequest)
+	if req.ListenID != l || req.ID == l || string(req.Param.PrivateData[:5]) != "hello" || len(req.Param.PrivateData) != rdmacm.MaxConnectPrivateData {
+		t.Fatalf("CONNECT_REQUEST of id %d (listener %d) private data %d bytes %q", req.ID.Handle(), l.Handle(), len(req.Param.PrivateData), req.Param.PrivateData)
+	}
+	if req.Param.ResponderResources != 4 || req.Param.InitiatorDepth != 2 {
+		t.Errorf("crossed resources: %+v", req.Param)
+	}
+	if l.Unacked() != 1 || req.ID.Unacked() != 0 {
+		t.Errorf("the CONNECT_REQUEST is credited to the listener: %d %d", l.Unacked(), req.ID.Unacked())
+	}
+	p := req.ID
+	if pa := p.PeerAddr(); pa.LID != l1 {
+		t.Errorf("passive peer address %v, want lid %d", pa, l1)
+	}
+	s.ack(req)
+	s.accept(p, rdmacm.ConnParam{PrivateData: []byte("welcome")})
+	s.queued(ach, 1)
+	s.none(lch) // the RTU goes when the active side fetches the response
+	est := s.event(ach, rdmacm.EventEstablished)
+	if est.ID != a || string(est.Param.PrivateData[:7]) != "welcome" || len(est.Param.PrivateData) != rdmacm.MaxAcceptPrivateData {
+		t.Errorf("ESTABLISHED of id %d private data %q", est.ID.Handle(), est.Param.PrivateData)
+	}
+	s.ack(est)
+	s.ack(s.event(lch, rdmacm.EventEstablished))
+	if a.State() != "established" || p.State() != "established" {
+		t.Fatalf("states %s %s", a.State(), p.State())
+	}
+	if err := c.Disconnect(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	s.ack(s.event(lch, rdmacm.EventDisconnected))
+	if err := c.Disconnect(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	s.ack(s.event(ach, rdmacm.EventDisconnected))
+	if err := c.Disconnect(t.Context(), a); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("disconnect twice: %v", err)
+	}
+	s.destroy(a, p, l)
+	if err := c.DestroyID(t.Context(), a); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("destroy twice: %v", err)
+	}
+	for _, ch := range []*rdmacm.EventChannel{ach, lch} {
+		if ch.Pending() != 0 {
+			t.Error("events left")
+		}
+		if err := ch.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// rejectAndNoListener: reject with private data, the REQ's private data
+// limit, REJ 8 where nobody listens, and errors that name the call, the
+// id and its state.
+func rejectAndNoListener(t *testing.T, s *suite) {
+	c, l0, l2 := s.c, s.lids[0], s.lids[2]
+	lch, _ := s.listen(l0, 1, rdmacm.PSTCP)
+	ach := s.channel()
+	a := s.route(ach, l2, l0, 1, rdmacm.PSTCP)
+	if err := c.Connect(t.Context(), a, rdmacm.ConnParam{PrivateData: make([]byte, rdmacm.MaxConnectPrivateData+1)}); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("%d bytes of private data: %v", rdmacm.MaxConnectPrivateData+1, err)
+	}
+	s.connect(a, rdmacm.ConnParam{})
+	req := s.event(lch, rdmacm.EventConnectRequest)
+	if err := c.Reject(t.Context(), req.ID, []byte("go away")); err != nil {
+		t.Fatal(err)
+	}
+	s.ack(req)
+	rej := s.event(ach, rdmacm.EventRejected)
+	if rej.ID != a || rej.Status != 28 || string(rej.Param.PrivateData[:7]) != "go away" || len(rej.Param.PrivateData) != rdmacm.MaxRejectPrivateData {
+		t.Errorf("REJECTED %d %q", rej.Status, rej.Param.PrivateData)
+	}
+	s.ack(rej)
+	if a.State() != "route resolved" {
+		t.Errorf("state after REJECTED: %s", a.State())
+	}
+	if err := c.Reject(t.Context(), req.ID, nil); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("reject twice: %v", err)
+	}
+	// Nobody listens on port 2: the peer's CM answers REJ 8.
+	b := s.route(ach, l2, l0, 2, rdmacm.PSTCP)
+	s.connect(b, rdmacm.ConnParam{})
+	if ev := s.event(ach, rdmacm.EventRejected); ev.ID != b || ev.Status != 8 {
+		t.Errorf("no listener: status %d, want 8 (invalid service ID)", ev.Status)
+	}
+	idle, _ := c.CreateID(ach, rdmacm.PSTCP, false)
+	err := c.Connect(t.Context(), idle, rdmacm.ConnParam{})
+	if !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), "rdmacm: connect: id ") || !strings.Contains(err.Error(), " is idle, not route resolved") {
+		t.Errorf("connect of an idle id: %v", err)
+	}
+	if err := c.BindAddr(t.Context(), idle, rdmacm.Addr{LID: 0xbeef}); !errors.Is(err, syscall.EADDRNOTAVAIL) {
+		t.Errorf("bind to a LID no port has: %v", err)
+	}
+	if err := c.BindAddr(t.Context(), idle, rdmacm.Addr{LID: l0, Port: 1}); !errors.Is(err, syscall.EADDRINUSE) {
+		t.Errorf("bind to the listener's port: %v", err)
+	}
+}
+
+// migrateWithPendingEvents: a listener moves with its unread
+// CONNECT_REQUESTs (their new ids with it), an id with its unread events,
+// in order, and later events follow the id.
+func migrateWithPendingEvents(t *testing.T, s *suite) {
+	c, l0 := s.c, s.lids[0]
+	lch, l := s.listen(l0, 9, rdmacm.PSTCP)
+	ach := s.channel()
+	a := s.route(ach, s.lids[1], l0, 9, rdmacm.PSTCP)
+	other := s.route(ach, s.lids[2], l0, 9, rdmacm.PSTCP)
+	s.connect(a, rdmacm.ConnParam{})
+	s.queued(lch, 1)
+	s.connect(other, rdmacm.ConnParam{})
+	s.queued(lch, 2)
+	lch2 := s.channel()
+	if err := c.MigrateID(t.Context(), l, lch2); err != nil {
+		t.Fatal(err)
+	}
+	if lch.Pending() != 0 || lch2.Pending() == 0 {
+		t.Fatalf("after migrating the listener: old %d, new %d", lch.Pending(), lch2.Pending())
+	}
+	for range 2 {
+		req := s.event(lch2, rdmacm.EventConnectRequest)
+		if req.ID.Channel() != lch2 || req.ListenID != l {
+			t.Error("the new id is not on the listener's new channel")
+		}
+		s.accept(req.ID, rdmacm.ConnParam{})
+		s.ack(req)
+	}
+	// Both responses unread on ach; a's moves with a, in order.
+	s.queued(ach, 2)
+	bch := s.channel()
+	if err := c.MigrateID(t.Context(), a, bch); err != nil {
+		t.Fatal(err)
+	}
+	if ev := s.event(bch, rdmacm.EventEstablished); ev.ID != a {
+		t.Errorf("moved event of id %d", ev.ID.Handle())
+	} else {
+		s.ack(ev)
+	}
+	if ev := s.event(ach, rdmacm.EventEstablished); ev.ID != other {
+		t.Errorf("stayed event of id %d", ev.ID.Handle())
+	} else {
+		s.ack(ev)
+	}
+	s.none(ach)
+	s.ack(s.event(lch2, rdmacm.EventEstablished))
+	s.ack(s.event(lch2, rdmacm.EventEstablished))
+	if err := c.Disconnect(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	dis := s.event(lch2, rdmacm.EventDisconnected)
+	s.ack(dis)
+	if err := c.Disconnect(t.Context(), dis.ID); err != nil {
+		t.Fatal(err)
+	}
+	s.ack(s.event(bch, rdmacm.EventDisconnected)) // later events of a go to bch
+	s.none(ach)
+	// Migrating to the channel the id is on loses nothing.
+	if err := c.MigrateID(t.Context(), a, bch); err != nil {
+		t.Fatal(err)
+	}
+	if err := lch2.Close(); !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("closing a channel with ids: %v", err)
+	}
+}
+
+// migrateWhileUnacked: migrate waits for the acks of the id's fetched
+// events: with a short ctx it moves the id and fails with ETIMEDOUT;
+// without, it returns after the ack; others' unacked events hold nothing.
+func migrateWhileUnacked(t *testing.T, s *suite) {
+	c, l0 := s.c, s.lids[0]
+	lch, _ := s.listen(l0, 10, rdmacm.PSTCP)
+	ach := s.channel()
+	a := s.route(ach, s.lids[1], l0, 10, rdmacm.PSTCP)
+	s.connect(a, rdmacm.ConnParam{})
+	req := s.event(lch, rdmacm.EventConnectRequest)
+	s.ack(req)
+	s.accept(req.ID, rdmacm.ConnParam{})
+	est := s.event(ach, rdmacm.EventEstablished) // fetched, not acked
+	bch := s.channel()
+	short, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	err := c.MigrateID(short, a, bch)
+	if !errors.Is(err, syscall.ETIMEDOUT) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("migrate with an unacked event: %v", err)
+	}
+	if a.Channel() != bch {
+		t.Error("the id did not move")
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.MigrateID(t.Context(), a, ach) }()
+	s.ack(est)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if a.Unacked() != 0 || a.Channel() != ach {
+		t.Errorf("unacked %d", a.Unacked())
+	}
+	// The passive side's ESTABLISHED, unacked on another id, holds nothing up.
+	s.event(lch, rdmacm.EventEstablished)
+	short2, cancel2 := context.WithTimeout(t.Context(), wait)
+	defer cancel2()
+	if err := c.MigrateID(short2, a, bch); err != nil {
+		t.Errorf("migrate with others' unacked events: %v", err)
+	}
+}
+
+// migrateToNilSynchronous: rdma_migrate_id(id, NULL) makes the id
+// synchronous (its calls return with their event, a REJ is
+// ECONNREFUSED); back to a channel, the parked event is acked.
+func migrateToNilSynchronous(t *testing.T, s *suite) {
+	c, l0 := s.c, s.lids[0]
+	_, l := s.listen(l0, 11, rdmacm.PSTCP)
+	ach := s.channel()
+	a, _ := c.CreateID(ach, rdmacm.PSTCP, false)
+	if err := c.ResolveAddr(t.Context(), a, &rdmacm.Addr{LID: s.lids[1]}, rdmacm.Addr{LID: l0, Port: 12}); err != nil {
+		t.Fatal(err)
+	}
+	s.ack(s.event(ach, rdmacm.EventAddrResolved))
+	if err := c.MigrateID(t.Context(), a, nil); err != nil {
+		t.Fatal(err)
+	}
+	if a.Channel() != nil {
+		t.Error("a synchronous id reports a channel")
+	}
+	if err := c.MigrateID(t.Context(), a, nil); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("migrate a synchronous id to nil: %v", err)
+	}
+	if err := c.ResolveRoute(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	if a.State() != "route resolved" || a.LastEvent().Type != rdmacm.EventRouteResolved {
+		t.Errorf("state %s", a.State())
+	}
+	// connect blocks until the answer: REJ 8, nobody listens on port 12.
+	err := c.Connect(t.Context(), a, rdmacm.ConnParam{})
+	if !errors.Is(err, syscall.ECONNREFUSED) || a.LastEvent().Status != 8 {
+		t.Errorf("synchronous connect to no listener: %v", err)
+	}
+	s.none(ach)
+	if err := c.MigrateID(t.Context(), a, ach); err != nil {
+		t.Fatal(err)
+	}
+	if a.Unacked() != 0 {
+		t.Errorf("the parked event was not acked: %d", a.Unacked())
+	}
+	sy := s.route(nil, s.lids[2], l0, 11, rdmacm.PSTCP)
+	if sy.State() != "route resolved" {
+		t.Errorf("synchronous id: %s", sy.State())
+	}
+	s.destroy(sy, a, l)
+}
+
+// destroyWithUnackedEvents: destroy removes the id at once (its unread
+// requests with it, rejecting their peers) and waits for the acks of the
+// events already fetched.
+func destroyWithUnackedEvents(t *testing.T, s *suite) {
+	c, l0 := s.c, s.lids[0]
+	lch, l := s.listen(l0, 14, rdmacm.PSTCP)
+	ach := s.channel()
+	a := s.route(ach, s.lids[1], l0, 14, rdmacm.PSTCP)
+	b := s.route(ach, s.lids[2], l0, 14, rdmacm.PSTCP)
+	s.connect(a, rdmacm.ConnParam{})
+	s.queued(lch, 1)
+	s.connect(b, rdmacm.ConnParam{})
+	s.queued(lch, 2)
+	req := s.event(lch, rdmacm.EventConnectRequest) // fetched, not acked
+	done := make(chan error, 1)
+	go func() { done <- c.DestroyID(t.Context(), l) }()
+	// The id is gone at once; its unread request went with it, rejecting
+	// its peer (consumer defined).
+	s.eventually("the destroyed listener's unread request dropped", func() bool { return lch.Pending() == 0 })
+	rej := s.event(ach, rdmacm.EventRejected)
+	if rej.ID == req.ID || rej.Status != 28 {
+		t.Errorf("REJECTED of id %d status %d", rej.ID.Handle(), rej.Status)
+	}
+	s.ack(rej)
+	select {
+	case err := <-done:
+		t.Fatalf("destroy returned with an unacked event: %v", err)
+	default:
+	}
+	s.ack(req)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The fetched request's id lives on; rejecting it answers its peer.
+	if err := c.Reject(t.Context(), req.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.ack(s.event(ach, rdmacm.EventRejected))
+	// An id destroyed with a short ctx reports the unacked event.
+	x := s.route(ach, s.lids[3], l0, 99, rdmacm.PSTCP)
+	s.connect(x, rdmacm.ConnParam{})
+	s.event(ach, rdmacm.EventRejected)
+	short, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	defer cancel()
+	if err := c.DestroyID(short, x); !errors.Is(err, syscall.ETIMEDOUT) {
+		t.Errorf("destroy with an unacked event: %v", err)
+	}
+}
+
+// syncListener: a synchronous listener hands out synchronous ids, and a
+// synchronous accept returns once the active side (another goroutine)
+// has fetched the response and so sent the RTU.
+func syncListener(t *testing.T, s *suite) {
+	c, l0 := s.c, s.lids[0]
+	l, _ := c.CreateID(nil, rdmacm.PSTCP, false)
+	if err := c.BindAddr(t.Context(), l, rdmacm.Addr{LID: l0, Port: 40}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Listen(t.Context(), l, 0); err != nil {
+		t.Fatal(err)
+	}
+	ach := s.channel()
+	a := s.route(ach, s.lids[3], l0, 40, rdmacm.PSTCP)
+	s.connect(a, rdmacm.ConnParam{PrivateData: []byte("sync")})
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	p, err := c.GetRequest(ctx, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Unacked() != 0 || p.Channel() != nil {
+		t.Errorf("listener unacked %d, new id synchronous %v", l.Unacked(), p.Channel() == nil)
+	}
+	active := make(chan error, 1)
+	go func() {
+		ev, err := ach.GetEvent(ctx)
+		if err == nil && ev.Type != rdmacm.EventEstablished {
+			err = errors.New("active side got " + ev.Type.String())
+		}
+		if err == nil {
+			err = c.AckEvent(ev)
+		}
+		active <- err
+	}()
+	if err := c.Accept(ctx, p, rdmacm.ConnParam{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-active; err != nil {
+		t.Fatal(err)
+	}
+	if p.State() != "established" {
+		t.Errorf("state after a synchronous accept: %s", p.State())
+	}
+	s.destroy(a, p, l)
+}
+
+// ud: SIDR: the SIDR_REQ's whole private data field, the UDP port space's
+// Q_Key and the passive side's QP number in the active side's ESTABLISHED,
+// no event on the passive side.
+func ud(t *testing.T, s *suite) {
+	l0 := s.lids[0]
+	lch, l := s.listen(l0, 20, rdmacm.PSUDP)
+	ach := s.channel()
+	a := s.route(ach, s.lids[3], l0, 20, rdmacm.PSUDP)
+	s.connect(a, rdmacm.ConnParam{PrivateData: []byte("ud")})
+	req := s.event(lch, rdmacm.EventConnectRequest)
+	if string(req.Param.PrivateData[:2]) != "ud" || len(req.Param.PrivateData) != rdmacm.MaxUDPrivateData {
+		t.Errorf("SIDR_REQ private data %d bytes", len(req.Param.PrivateData))
+	}
+	s.ack(req)
+	s.accept(req.ID, rdmacm.ConnParam{QPNum: 0x4242})
+	est := s.event(ach, rdmacm.EventEstablished)
+	if est.Param.QPNum != 0x4242 || est.Param.QKey != rdmacm.UDPQKey {
+		t.Errorf("UD ESTABLISHED qp_num %#x qkey %#x", est.Param.QPNum, est.Param.QKey)
+	}
+	s.ack(est)
+	s.none(lch)
+	s.destroy(a, req.ID, l)
+}
+
+// connectError: when the passive id goes away between its REP and the
+// active side's fetch of the response, the RTU fails and librdmacm reports
+// CONNECT_ERROR, then the REJ's REJECTED.
+func connectError(t *testing.T, s *suite) {
+	l0 := s.lids[0]
+	lch, _ := s.listen(l0, 6, rdmacm.PSTCP)
+	ach := s.channel()
+	a := s.route(ach, s.lids[1], l0, 6, rdmacm.PSTCP)
+	s.connect(a, rdmacm.ConnParam{})
+	req := s.event(lch, rdmacm.EventConnectRequest)
+	s.ack(req)
+	s.accept(req.ID, rdmacm.ConnParam{})
+	s.queued(ach, 1)
+	s.destroy(req.ID)
+	s.queued(ach, 2) // the response and the REJ
+	ev := s.event(ach, rdmacm.EventConnectError)
+	if ev.Status != -int(syscall.EINVAL) || a.State() != "route resolved" {
+		t.Errorf("CONNECT_ERROR status %d, state %s", ev.Status, a.State())
+	}
+	s.ack(ev)
+	if ev := s.event(ach, rdmacm.EventRejected); ev.Status != 28 {
+		t.Errorf("REJECTED status %d, want 28", ev.Status)
+	}
+}
+
+// closeUnblocks: closing a channel, or the CM, ends a get_cm_event
+// waiting on it with net.ErrClosed; a closed CM makes nothing.
+func closeUnblocks(t *testing.T, s *suite) {
+	c := s.c
+	ch := s.channel()
+	other := s.channel()
+	if _, err := c.CreateID(other, rdmacm.PSTCP, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, close := range []func() error{ch.Close, c.Close} {
+		target := ch
+		got := make(chan error, 1)
+		go func() {
+			_, err := target.GetEvent(t.Context())
+			got <- err
+		}()
+		if err := close(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-got:
+			if !errors.Is(err, net.ErrClosed) {
+				t.Errorf("get_cm_event after close: %v", err)
+			}
+		case <-time.After(wait):
+			t.Fatal("get_cm_event still blocked after close")
+		}
+		ch = other
+	}
+	if _, err := c.CreateEventChannel(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("create_event_channel after Close: %v", err)
+	}
+}
+
+// errorCases: librdmacm's argument and state errors.
+func errorCases(t *testing.T, s *suite) {
+	c := s.c
+	if _, err := c.CreateID(nil, 0x999, false); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("bad port space: %v", err)
+	}
+	ch := s.channel()
+	id, _ := c.CreateID(ch, rdmacm.PSTCP, false)
+	if err := c.Connect(t.Context(), id, rdmacm.ConnParam{}); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("connect before route: %v", err)
+	}
+	if err := c.Accept(t.Context(), id, rdmacm.ConnParam{}); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("accept without a request: %v", err)
+	}
+	if err := ch.Close(); !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("close a channel in use: %v", err)
+	}
+	if err := c.AckEvent(nil); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("ack nil: %v", err)
+	}
+	if err := c.ResolveAddr(t.Context(), id, nil, rdmacm.Addr{}); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("resolve the wildcard: %v", err)
+	}
+	// Migrating to the same channel keeps the unread events, at the tail.
+	a, _ := c.CreateID(ch, rdmacm.PSTCP, false)
+	b, _ := c.CreateID(ch, rdmacm.PSTCP, false)
+	for _, x := range []*rdmacm.ID{a, b} {
+		if err := c.ResolveAddr(t.Context(), x, &rdmacm.Addr{LID: s.lids[1]}, rdmacm.Addr{LID: s.lids[0], Port: 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.queued(ch, 2)
+	if err := c.MigrateID(t.Context(), a, ch); err != nil {
+		t.Fatal(err)
+	}
+	if ev := s.event(ch, rdmacm.EventAddrResolved); ev.ID != b {
+		t.Errorf("first event of id %d, want b's (a's requeued at the tail)", ev.ID.Handle())
+	} else {
+		s.ack(ev)
+	}
+	if ev := s.event(ch, rdmacm.EventAddrResolved); ev.ID != a {
+		t.Errorf("second event of id %d, want a's", ev.ID.Handle())
+	} else {
+		s.ack(ev)
+	}
+	if got := a.PeerAddr(); got.LID != s.lids[0] || got.Port != 5 || got.GID == ([16]byte{}) {
+		t.Errorf("peer address %v", got)
+	}
+	if got := a.LocalAddr(); got.LID != s.lids[1] || got.GID == ([16]byte{}) {
+		t.Errorf("local address %v", got)
+	}
+	if err := ch.Close(); !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("close with ids: %v", err)
+	}
+}

@@ -1,0 +1,447 @@
+package ibcm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/cm"
+)
+
+// Event types of rdma_cma.h the device reports.
+const (
+	evAddrResolved    = 0
+	evRouteResolved   = 2
+	evRouteError      = 3
+	evConnectRequest  = 4
+	evConnectResponse = 5
+	evUnreachable     = 7
+	evRejected        = 8
+	evEstablished     = 9
+	evDisconnected    = 10
+)
+
+// sendLocked sends a CM MAD to i's peer.
+func (d *Device) sendLocked(i *kid, b []byte) {
+	if i.port == nil || b == nil {
+		return
+	}
+	d.sendTo(i.port, i.dlid, i.sl, b)
+}
+
+func (d *Device) sendTo(p *port, dlid uint16, sl uint8, b []byte) {
+	pk := fabric.Packet{Agent: p.agent, Addr: fabric.Addr{LID: dlid, QPN: 1, QKey: cm.QKey, SL: sl}, Data: b}
+	if err := p.tr.Send(context.Background(), &pk); err != nil && !errors.Is(err, net.ErrClosed) {
+		d.log.Debug("ibcm: send", "attr", cm.Name(mad.AttrIDOf(b)), "dlid", dlid, "err", err)
+	}
+}
+
+// sendTimedLocked sends b and resends it every i.timeout up to retries
+// times; then the state's timeout action runs (expire).
+func (d *Device) sendTimedLocked(i *kid, b []byte, retries int) {
+	i.last, i.tries, i.maxTries = b, 0, retries
+	d.sendLocked(i, b)
+	d.armLocked(i, i.timeout)
+}
+
+func (d *Device) armLocked(i *kid, dur time.Duration) {
+	d.stopTimerLocked(i)
+	gen := i.gen
+	i.timer = time.AfterFunc(dur, func() { d.expire(i, gen) })
+}
+
+func (d *Device) stopTimerLocked(i *kid) {
+	i.gen++
+	if i.timer != nil {
+		i.timer.Stop()
+		i.timer = nil
+	}
+}
+
+// expire is the CM timer of i: resend, or give up.
+func (d *Device) expire(i *kid, gen int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if i.gen != gen || d.closed || i.state == stDestroyed {
+		return
+	}
+	i.timer = nil
+	if i.state == stMRARcvd {
+		i.state = stReqSent // the MRA's service time is over: back to resending
+	}
+	if i.tries < i.maxTries {
+		i.tries++
+		d.sendLocked(i, i.last)
+		d.armLocked(i, i.timeout)
+		return
+	}
+	timedOut := -int(syscall.ETIMEDOUT)
+	switch i.state {
+	case stReqSent, stSIDRReqSent:
+		// Linux's CM sends nothing when the REQ times out
+		// (cm_process_send_error: back to idle, REQ_ERROR).
+		d.idleLocked(i, stRouteResolved)
+		d.queueLocked(i, evUnreachable, timedOut, nil)
+	case stRepSent:
+		d.idleLocked(i, stTimewait)
+		d.queueLocked(i, evUnreachable, timedOut, nil)
+	case stDreqSent:
+		d.idleLocked(i, stTimewait)
+		d.queueLocked(i, evDisconnected, timedOut, nil)
+	}
+}
+
+// idleLocked ends i's connection: timers stop, its Comm ID is freed.
+func (d *Device) idleLocked(i *kid, st state) {
+	d.stopTimerLocked(i)
+	if i.localComm != 0 {
+		delete(d.comms, i.localComm)
+		i.localComm = 0
+	}
+	i.state = st
+}
+
+func (d *Device) dreqLocked(i *kid) []byte {
+	b, body := cm.NewMAD(cm.AttrDREQ, i.tid)
+	r := cm.DREQ{LocalCommID: i.localComm, RemoteCommID: i.remoteComm, RemoteQPN: i.remoteQPN}
+	_, _ = r.AppendBinary(body[:0])
+	return b
+}
+
+// simpleLocked builds an RTU or a DREP of i.
+func (d *Device) simpleLocked(i *kid, attr uint16) []byte {
+	b, body := cm.NewMAD(attr, i.tid)
+	switch attr {
+	case cm.AttrRTU:
+		r := cm.RTU{LocalCommID: i.localComm, RemoteCommID: i.remoteComm}
+		_, _ = r.AppendBinary(body[:0])
+	case cm.AttrDREP:
+		r := cm.DREP{LocalCommID: i.localComm, RemoteCommID: i.remoteComm}
+		_, _ = r.AppendBinary(body[:0])
+	}
+	return b
+}
+
+func (d *Device) rejLocked(i *kid, msg uint8, reason uint16, pd []byte) []byte {
+	b, body := cm.NewMAD(cm.AttrREJ, i.tid)
+	r := cm.REJ{LocalCommID: i.localComm, RemoteCommID: i.remoteComm, MessageRejected: msg, Reason: reason}
+	copy(r.PrivateData[:], pd)
+	_, _ = r.AppendBinary(body[:0])
+	return b
+}
+
+func (d *Device) sendSIDRRepLocked(i *kid, status uint8, qkey uint32, pd []byte) {
+	b, body := cm.NewMAD(cm.AttrSIDRRep, i.tid)
+	r := cm.SIDRRep{RequestID: i.remoteComm, Status: status}
+	if i.listener != nil {
+		r.ServiceID = i.listener.sid()
+	}
+	if status == cm.SIDRValid {
+		r.QPN, r.QKey = i.qpn, qkey
+	}
+	copy(r.PrivateData[:], pd)
+	_, _ = r.AppendBinary(body[:0])
+	d.sendLocked(i, b)
+}
+
+func (d *Device) mraLocked(i *kid) []byte {
+	b, body := cm.NewMAD(cm.AttrMRA, i.tid)
+	m := cm.MRA{LocalCommID: i.localComm, RemoteCommID: i.remoteComm, MessageMRAed: cm.MsgREQ,
+		ServiceTimeout: DefaultMRAServiceTimeout}
+	_, _ = m.AppendBinary(body[:0])
+	return b
+}
+
+// read is the reader goroutine of one port.
+func (d *Device) read(p *port) {
+	pk := fabric.Packet{Data: make([]byte, 0, mad.Size)}
+	for {
+		if err := p.tr.Recv(context.Background(), &pk); err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if errors.Is(err, fabric.ErrPeerGone) {
+				// The port's peer is gone: nothing more will come; the
+				// ids' timers end their connections.
+				d.log.Warn("ibcm: the port's peer is gone", "lid", p.attr.LID, "err", err)
+				return
+			}
+			d.log.Warn("ibcm: recv", "err", err)
+			continue
+		}
+		if pk.Status != 0 || len(pk.Data) < mad.Size || mad.MgmtClassOf(pk.Data) != mad.ClassCM ||
+			mad.MethodOf(pk.Data) != mad.MethodSend {
+			continue
+		}
+		d.mu.Lock()
+		if !d.closed {
+			d.handleLocked(p, &pk)
+		}
+		d.mu.Unlock()
+	}
+}
+
+// byComm returns the id whose Local Comm ID is v.
+func (d *Device) byComm(v uint32) *kid {
+	if v == 0 {
+		return nil
+	}
+	return d.comms[v]
+}
+
+func copyPD(b []byte) []byte { return append([]byte(nil), b...) }
+
+// handleLocked runs one received CM message through the state machines of
+// rdmacm-abi.md section 10.4.
+func (d *Device) handleLocked(p *port, pk *fabric.Packet) {
+	body := pk.Data[mad.HeaderSize:mad.Size]
+	tid := mad.TIDOf(pk.Data)
+	attr := mad.AttrIDOf(pk.Data)
+	switch attr {
+	case cm.AttrREQ:
+		var r cm.REQ
+		_ = r.UnmarshalBinary(body)
+		d.onREQ(p, pk, tid, &r)
+	case cm.AttrMRA:
+		var r cm.MRA
+		_ = r.UnmarshalBinary(body)
+		i := d.byComm(r.RemoteCommID)
+		switch {
+		case i == nil:
+		case i.state == stReqSent && r.MessageMRAed == cm.MsgREQ:
+			i.state = stMRARcvd
+			d.armLocked(i, cm.Duration(r.ServiceTimeout)+i.timeout)
+		case i.state == stRepSent && r.MessageMRAed == cm.MsgREP:
+			// The active side needs time for the REP: its service
+			// time is added to this try, as the kernel's ib_modify_mad.
+			d.armLocked(i, cm.Duration(r.ServiceTimeout)+i.timeout)
+		}
+	case cm.AttrREJ:
+		var r cm.REJ
+		_ = r.UnmarshalBinary(body)
+		i := d.byComm(r.RemoteCommID)
+		if i == nil {
+			return
+		}
+		switch i.state {
+		case stReqSent, stMRARcvd:
+			d.idleLocked(i, stRouteResolved)
+		case stRepSent, stRepRcvd, stEstablished, stDreqSent:
+			// As cm_rej_handler: an established or disconnecting id
+			// enters timewait and reports the REJ too.
+			d.idleLocked(i, stTimewait)
+		default:
+			return
+		}
+		d.queueLocked(i, evRejected, int(r.Reason), func(ev *fabric.CMRawEvent) {
+			ev.Conn.PrivateData = copyPD(r.PrivateData[:])
+		})
+	case cm.AttrREP:
+		var r cm.REP
+		_ = r.UnmarshalBinary(body)
+		i := d.byComm(r.RemoteCommID)
+		if i == nil {
+			return
+		}
+		switch i.state {
+		case stReqSent, stMRARcvd:
+			d.stopTimerLocked(i)
+			i.remoteComm, i.remoteQPN, i.remoteGUID = r.LocalCommID, r.LocalQPN, r.LocalCAGUID
+			i.state = stRepRcvd
+			d.queueLocked(i, evConnectResponse, 0, func(ev *fabric.CMRawEvent) {
+				ev.Conn = fabric.CMConnParam{PrivateData: copyPD(r.PrivateData[:]),
+					ResponderResources: r.InitiatorDepth, InitiatorDepth: r.ResponderResources,
+					FlowControl: r.EndToEndFlowControl, RNRRetryCount: r.RNRRetryCount, SRQ: r.SRQ, QPNum: r.LocalQPN}
+			})
+		case stEstablished:
+			d.sendLocked(i, d.simpleLocked(i, cm.AttrRTU)) // duplicate REP: RTU again
+		}
+	case cm.AttrRTU:
+		var r cm.RTU
+		_ = r.UnmarshalBinary(body)
+		if i := d.byComm(r.RemoteCommID); i != nil && i.state == stRepSent {
+			d.stopTimerLocked(i)
+			i.state = stEstablished
+			d.queueLocked(i, evEstablished, 0, func(ev *fabric.CMRawEvent) { ev.Conn.QPNum = i.remoteQPN })
+		}
+	case cm.AttrDREQ:
+		var r cm.DREQ
+		_ = r.UnmarshalBinary(body)
+		i := d.byComm(r.RemoteCommID)
+		if i == nil || i.state == stTimewait {
+			// Unknown or gone: answer so the peer's DREQ does not time out.
+			b, b2 := cm.NewMAD(cm.AttrDREP, tid)
+			rep := cm.DREP{LocalCommID: r.RemoteCommID, RemoteCommID: r.LocalCommID}
+			_, _ = rep.AppendBinary(b2[:0])
+			d.sendTo(p, pk.Addr.LID, pk.Addr.SL, b)
+			return
+		}
+		switch i.state {
+		case stEstablished, stRepSent:
+			d.stopTimerLocked(i)
+			i.state = stDreqRcvd
+			d.queueLocked(i, evDisconnected, 0, nil)
+		case stDreqSent:
+			d.sendLocked(i, d.simpleLocked(i, cm.AttrDREP)) // crossing DREQs
+		}
+	case cm.AttrDREP:
+		var r cm.DREP
+		_ = r.UnmarshalBinary(body)
+		if i := d.byComm(r.RemoteCommID); i != nil && i.state == stDreqSent {
+			d.idleLocked(i, stTimewait)
+			d.queueLocked(i, evDisconnected, 0, nil)
+		}
+	case cm.AttrSIDRReq:
+		var r cm.SIDRReq
+		_ = r.UnmarshalBinary(body)
+		d.onSIDRReq(p, pk, tid, &r)
+	case cm.AttrSIDRRep:
+		var r cm.SIDRRep
+		_ = r.UnmarshalBinary(body)
+		i := d.byComm(r.RequestID)
+		if i == nil || i.state != stSIDRReqSent {
+			return
+		}
+		if r.Status != cm.SIDRValid {
+			d.idleLocked(i, stRouteResolved)
+			d.queueLocked(i, evUnreachable, int(r.Status), nil)
+			return
+		}
+		d.stopTimerLocked(i)
+		i.state = stEstablished
+		i.remoteQPN = r.QPN
+		d.queueLocked(i, evEstablished, 0, func(ev *fabric.CMRawEvent) {
+			ev.UD = fabric.CMUDParam{QPNum: r.QPN, QKey: r.QKey, PrivateData: copyPD(r.PrivateData[:])}
+		})
+	default:
+		d.log.Debug("ibcm: dropped", "attr", fmt.Sprintf("0x%04x", attr), "slid", pk.Addr.LID)
+	}
+}
+
+func (d *Device) listenerFor(p *port, sid uint64, ud bool) *kid {
+	for _, l := range d.ids {
+		if l.state == stListen && l.port == p && l.ud == ud && l.sid() == sid {
+			return l
+		}
+	}
+	return nil
+}
+
+// newChildLocked makes the new id of a request to listener l, owned by
+// l's channel, with uid 0 until it is accepted.
+func (d *Device) newChildLocked(l *kid) *kid {
+	d.nextHandle++
+	i := &kid{handle: d.nextHandle, ps: l.ps, ud: l.ud, ch: l.ch, listener: l, port: l.port,
+		srcPort: l.srcPort, pkey: l.pkey}
+	d.ids[i.handle] = i
+	return i
+}
+
+// queueRequestLocked queues the CONNECT_REQUEST of child on l's channel:
+// it carries l's uid and the child's handle, and is counted on l.
+func (d *Device) queueRequestLocked(l, child *kid, fill func(*fabric.CMRawEvent)) {
+	if l.ch.closed {
+		return
+	}
+	ev := &event{raw: fabric.CMRawEvent{UID: l.uid, ID: child.handle, Type: evConnectRequest}, id: child, credited: l}
+	fill(&ev.raw)
+	l.ch.push(ev)
+}
+
+func (d *Device) onREQ(p *port, pk *fabric.Packet, tid uint64, r *cm.REQ) {
+	for _, i := range d.ids {
+		if i.listener != nil && i.remoteComm == r.LocalCommID && i.remoteGUID == r.LocalCAGUID && i.port == p {
+			// A duplicate REQ: the MRA again while the user decides
+			// (cm_dup_req_handler); after the REP, whose own timer
+			// resends it, nothing.
+			if i.state == stReqRcvd {
+				d.sendLocked(i, d.mraLocked(i))
+			}
+			return
+		}
+	}
+	l := d.listenerFor(p, r.ServiceID, false)
+	if l == nil {
+		b, body := cm.NewMAD(cm.AttrREJ, tid)
+		rej := cm.REJ{RemoteCommID: r.LocalCommID, MessageRejected: cm.MsgREQ, Reason: cm.RejInvalidServiceID}
+		_, _ = rej.AppendBinary(body[:0])
+		d.sendTo(p, pk.Addr.LID, pk.Addr.SL, b)
+		return
+	}
+	if l.backlog <= 0 {
+		return // the kernel refuses; the peer's retries may find room
+	}
+	l.backlog--
+	i := d.newChildLocked(l)
+	i.localComm = d.newCommLocked(i)
+	i.remoteComm, i.remoteQPN, i.remoteGUID, i.tid = r.LocalCommID, r.LocalQPN, r.LocalCAGUID, tid
+	i.dlid, i.sl, i.pkey = pk.Addr.LID, r.PrimarySL, r.PKey
+	// AF_IB: the peer is the REQ's source GID (the port with its LID when
+	// the REQ names none); the kernel reports no service ID for it.
+	i.dgid = r.PrimaryLocalGID
+	if i.dgid == (mad.GID{}) {
+		i.dgid = d.gidOfLID(pk.Addr.LID)
+	}
+	// The REP (and DREQ) timer is the REQ's LocalCMResponseTimeout alone,
+	// as cm_req_handler sets timeout_ms.
+	i.timeout = cm.Duration(r.LocalCMResponseTimeout)
+	i.maxTries = int(r.MaxCMRetries)
+	i.state = stReqRcvd
+	d.sendLocked(i, d.mraLocked(i))
+	d.queueRequestLocked(l, i, func(ev *fabric.CMRawEvent) {
+		// The REQ carries the initiator's resources, which the passive
+		// side sees crossed over.
+		ev.Conn = fabric.CMConnParam{PrivateData: copyPD(r.PrivateData[:]),
+			ResponderResources: r.InitiatorDepth, InitiatorDepth: r.ResponderResources,
+			FlowControl: r.EndToEndFlowControl, RetryCount: r.RetryCount, RNRRetryCount: r.RNRRetryCount,
+			SRQ: r.SRQ, QPNum: r.LocalQPN}
+	})
+}
+
+func (d *Device) onSIDRReq(p *port, pk *fabric.Packet, tid uint64, r *cm.SIDRReq) {
+	for _, i := range d.ids {
+		if i.listener != nil && i.ud && i.remoteComm == r.RequestID && i.dlid == pk.Addr.LID && i.port == p {
+			return // duplicate; the user has not answered yet
+		}
+	}
+	l := d.listenerFor(p, r.ServiceID, true)
+	if l == nil || l.backlog <= 0 {
+		b, body := cm.NewMAD(cm.AttrSIDRRep, tid)
+		rep := cm.SIDRRep{RequestID: r.RequestID, Status: cm.SIDRUnsupportedSID, ServiceID: r.ServiceID}
+		_, _ = rep.AppendBinary(body[:0])
+		d.sendTo(p, pk.Addr.LID, pk.Addr.SL, b)
+		return
+	}
+	l.backlog--
+	i := d.newChildLocked(l)
+	i.remoteComm, i.tid, i.dlid, i.sl, i.pkey = r.RequestID, tid, pk.Addr.LID, pk.Addr.SL, r.PKey
+	// A SIDR_REQ names no source GID: the fabric's port with that LID.
+	i.dgid = d.gidOfLID(pk.Addr.LID)
+	i.state = stSIDRReqRcvd
+	var qkey uint32
+	if l.ps == psUDP || l.ps == psIPoIB {
+		qkey = udpQKey
+	}
+	d.queueRequestLocked(l, i, func(ev *fabric.CMRawEvent) {
+		ev.UD = fabric.CMUDParam{QKey: qkey, PrivateData: copyPD(r.PrivateData[:])}
+	})
+}
+
+// gidOfLID finds the GID of the fabric's port with lid (zero when none).
+func (d *Device) gidOfLID(lid uint16) mad.GID {
+	ports, err := d.fab.Ports(context.Background())
+	if err != nil {
+		return mad.GID{}
+	}
+	for _, pa := range ports {
+		if pa.LID == lid {
+			return mad.NewGID(pa.GIDPrefix, pa.PortGUID)
+		}
+	}
+	return mad.GID{}
+}
