@@ -293,10 +293,14 @@ rdmacm.ack_cm_event(rdmacm.get_cm_event(ch))
 rdmacm.resolve_route(client, 2000)
 rdmacm.ack_cm_event(rdmacm.get_cm_event(ch))
 rdmacm.connect(client)
-local conn = rdmacm.get_request(server, 1000)
-rdmacm.accept(conn)          -- returns once the RTU came
+local conn = rdmacm.get_request(server, 1000)   -- synchronous, as its listener
+-- A synchronous accept returns once the RTU came, and the client sends it
+-- when it fetches the response: in one script, accept on a channel.
+rdmacm.migrate_id(conn, ch)
+rdmacm.accept(conn)
+rdmacm.ack_cm_event(rdmacm.get_cm_event(ch, 1000))   -- ESTABLISHED of the client: the RTU goes
+rdmacm.ack_cm_event(rdmacm.get_cm_event(ch, 1000))   -- ESTABLISHED of conn
 print(conn:state())          -- established
-rdmacm.ack_cm_event(rdmacm.get_cm_event(ch, 1000))
 for _, id in ipairs({conn, client, server}) do rdmacm.destroy_id(id) end
 ch:close()`,
 	"rdmacm.get_cm_event": `local ch = rdmacm.create_event_channel()

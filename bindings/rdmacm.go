@@ -11,8 +11,8 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/rdmacm"
 )
 
 // The rdmacm module is librdmacm at the level of its man pages: the same
@@ -63,21 +63,21 @@ const (
 // forgot.
 type rdmacmState struct {
 	env    *Env
-	cm     *engine.CM
+	cm     *rdmacm.CM
 	open   int
-	ids    map[*engine.CMID]*lua.LUserData
-	events map[*lua.LTable]*engine.CMEvent
+	ids    map[*rdmacm.ID]*lua.LUserData
+	events map[*lua.LTable]*rdmacm.Event
 }
 
 type rdmacmChannel struct {
 	st     *rdmacmState
-	ch     *engine.EventChannel
+	ch     *rdmacm.EventChannel
 	closed bool
 }
 
 type rdmacmID struct {
 	st     *rdmacmState
-	id     *engine.CMID
+	id     *rdmacm.ID
 	closed bool
 }
 
@@ -91,7 +91,7 @@ func (e *Env) rdmacm(L *lua.LState, fn string) *rdmacmState {
 		return st
 	}
 	registerRdmacmTypes(L)
-	st := &rdmacmState{env: e, ids: map[*engine.CMID]*lua.LUserData{}, events: map[*lua.LTable]*engine.CMEvent{}}
+	st := &rdmacmState{env: e, ids: map[*rdmacm.ID]*lua.LUserData{}, events: map[*lua.LTable]*rdmacm.Event{}}
 	ud := L.NewUserData()
 	ud.Value = st
 	reg.RawSetString(rdmacmStateKey, ud)
@@ -101,7 +101,7 @@ func (e *Env) rdmacm(L *lua.LState, fn string) *rdmacmState {
 
 func (st *rdmacmState) start(L *lua.LState, fn string) {
 	fab := st.env.needFabric(L, fn)
-	c, err := engine.NewCM(fab, st.env.sess, nil)
+	c, err := rdmacm.New(fab, st.env.sess, nil)
 	if err != nil {
 		raise(L, fn, "%v", err)
 	}
@@ -228,7 +228,7 @@ func registerRdmacmTypes(L *lua.LState) {
 	}))
 }
 
-func addrTable(L *lua.LState, a engine.CMAddr) *lua.LTable {
+func addrTable(L *lua.LState, a rdmacm.Addr) *lua.LTable {
 	t := L.CreateTable(0, 3)
 	t.RawSetString("lid", lua.LNumber(a.LID))
 	t.RawSetString("gid", lua.LString(a.GID.String()))
@@ -252,7 +252,7 @@ func checkChannel(L *lua.LState, n int, fn string) *rdmacmChannel {
 }
 
 // optChannel reads a channel or nil (synchronous mode).
-func optChannel(L *lua.LState, n int, fn string) *engine.EventChannel {
+func optChannel(L *lua.LState, n int, fn string) *rdmacm.EventChannel {
 	if L.Get(n) == lua.LNil {
 		return nil
 	}
@@ -318,7 +318,7 @@ func timeoutCtx(L *lua.LState, n int, def time.Duration) (context.Context, conte
 	return context.WithTimeout(L.Context(), d)
 }
 
-func (st *rdmacmState) newChannel(L *lua.LState, ch *engine.EventChannel) {
+func (st *rdmacmState) newChannel(L *lua.LState, ch *rdmacm.EventChannel) {
 	c := &rdmacmChannel{st: st, ch: ch}
 	st.open++
 	ud := L.NewUserData()
@@ -329,7 +329,7 @@ func (st *rdmacmState) newChannel(L *lua.LState, ch *engine.EventChannel) {
 
 // idValue returns the userdata of id, making it (and owning it) the first
 // time, as for the new id of a CONNECT_REQUEST.
-func (st *rdmacmState) idValue(L *lua.LState, id *engine.CMID) lua.LValue {
+func (st *rdmacmState) idValue(L *lua.LState, id *rdmacm.ID) lua.LValue {
 	if id == nil {
 		return lua.LNil
 	}
@@ -363,13 +363,13 @@ func rdmacmDestroyChannel(e *Env, L *lua.LState) int {
 	return 0
 }
 
-var portSpaces = map[string]engine.PortSpace{"RDMA_PS_TCP": engine.PSTCP, "RDMA_PS_UDP": engine.PSUDP,
-	"RDMA_PS_IB": engine.PSIB, "RDMA_PS_IPOIB": engine.PSIPoIB}
+var portSpaces = map[string]rdmacm.PortSpace{"RDMA_PS_TCP": rdmacm.PSTCP, "RDMA_PS_UDP": rdmacm.PSUDP,
+	"RDMA_PS_IB": rdmacm.PSIB, "RDMA_PS_IPOIB": rdmacm.PSIPoIB}
 
 func rdmacmCreateID(e *Env, L *lua.LState) int {
 	const fn = "rdmacm.create_id"
 	ch := optChannel(L, 1, "create_id")
-	ps := engine.PSTCP
+	ps := rdmacm.PSTCP
 	switch v := L.Get(2).(type) {
 	case *lua.LNilType:
 	case lua.LString:
@@ -379,7 +379,7 @@ func rdmacmCreateID(e *Env, L *lua.LState) int {
 		}
 		ps = p
 	default:
-		ps = engine.PortSpace(checkUint(L, 2, 0xffff))
+		ps = rdmacm.PortSpace(checkUint(L, 2, 0xffff))
 	}
 	st := e.rdmacm(L, fn)
 	id, err := st.cm.CreateID(ch, ps, false)
@@ -393,7 +393,7 @@ func rdmacmCreateID(e *Env, L *lua.LState) int {
 func rdmacmDestroyID(e *Env, L *lua.LState) int {
 	const fn = "rdmacm.destroy_id"
 	i := checkID(L, 1, "destroy_id")
-	wait := engine.DefaultAckWait
+	wait := rdmacm.DefaultAckWait
 	if L.Get(2) != lua.LNil {
 		wait = time.Duration(float64(L.CheckNumber(2)) * float64(time.Millisecond))
 		if wait <= 0 {
@@ -407,10 +407,10 @@ func rdmacmDestroyID(e *Env, L *lua.LState) int {
 }
 
 // checkAddr reads an address table {lid =, gid =, port =}.
-func checkAddr(L *lua.LState, n int, fn string) engine.CMAddr {
+func checkAddr(L *lua.LState, n int, fn string) rdmacm.Addr {
 	t := L.CheckTable(n)
 	checkOptions(L, fn, t, map[string]bool{"lid": true, "gid": true, "port": true})
-	var a engine.CMAddr
+	var a rdmacm.Addr
 	if v, ok := t.RawGetString("lid").(lua.LNumber); ok {
 		if v < 0 || v > 0xffff || v != lua.LNumber(int(v)) {
 			raise(L, fn, "EINVAL: lid %v out of range", v)
@@ -445,7 +445,7 @@ func rdmacmBindAddr(e *Env, L *lua.LState) int {
 func rdmacmResolveAddr(e *Env, L *lua.LState) int {
 	const fn = "rdmacm.resolve_addr"
 	i := checkID(L, 1, "resolve_addr")
-	var src *engine.CMAddr
+	var src *rdmacm.Addr
 	if L.Get(2) != lua.LNil {
 		a := checkAddr(L, 2, fn)
 		src = &a
@@ -481,8 +481,8 @@ func rdmacmListen(e *Env, L *lua.LState) int {
 }
 
 // checkParam reads an optional rdma_conn_param table.
-func checkParam(L *lua.LState, n int, fn string) engine.ConnParam {
-	var p engine.ConnParam
+func checkParam(L *lua.LState, n int, fn string) rdmacm.ConnParam {
+	var p rdmacm.ConnParam
 	if L.Get(n) == lua.LNil {
 		return p
 	}
@@ -613,7 +613,7 @@ func rdmacmMigrateID(e *Env, L *lua.LState) int {
 	const fn = "rdmacm.migrate_id"
 	i := checkID(L, 1, "migrate_id")
 	ch := optChannel(L, 2, "migrate_id")
-	ctx, cancel := timeoutCtx(L, 3, engine.DefaultAckWait)
+	ctx, cancel := timeoutCtx(L, 3, rdmacm.DefaultAckWait)
 	defer cancel()
 	if err := i.st.cm.MigrateID(ctx, i.id, ch); err != nil {
 		raiseCMErr(L, fn, err)
@@ -635,7 +635,7 @@ func rdmacmPoll(e *Env, L *lua.LState) int {
 }
 
 func rdmacmEventStr(_ *Env, L *lua.LState) int {
-	L.Push(lua.LString(engine.CMEventType(checkUint(L, 1, 255)).String()))
+	L.Push(lua.LString(rdmacm.EventType(checkUint(L, 1, 255)).String()))
 	return 1
 }
 

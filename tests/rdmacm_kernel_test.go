@@ -23,18 +23,15 @@ import (
 var kernelSkips = map[string]string{
 	"test_peer_never_answers": "every port of the model runs the kernel's CM and the model keeps no CM timers, " +
 		"so no REQ goes unanswered into UNREACHABLE",
-	"test_synchronous_listener": "one script plays both sides: a synchronous accept waits for ESTABLISHED, which the " +
-		"kernel reports only after the active side fetches CONNECT_RESPONSE and answers it with the RTU (the engine's " +
-		"own CM answers the REP at once); fabric/kernel's TestCMKernelSyncListener runs it with two goroutines",
 	"test_migrate_with_pending_events": "rdmacm.poll with a count: an rdma_cm fd reports readiness, not how many " +
-		"events (EOPNOTSUPP); fabric/kernel's TestCMKernelMigrateWithPendingEvents covers the case",
+		"events (EOPNOTSUPP); the CM conformance suite (rdmacm/cmtest) runs the case on the model",
 	"test_destroy_with_unacked_events": "rdmacm.poll with a count: an rdma_cm fd reports readiness, not how many " +
-		"events (EOPNOTSUPP); fabric/kernel's TestCMKernelDestroyWithUnackedEvents covers the case",
+		"events (EOPNOTSUPP); the CM conformance suite (rdmacm/cmtest) runs the case on the model",
 }
 
 // TestLuaRdmacmOnKernel runs tests/lua/rdmacm_test.lua on the kernel
 // backend: umadtest's host with the suite's four CAs (Hca1..Hca4) and
-// rdmacmtest's model as /dev/infiniband/rdma_cm, so engine.NewCM drives
+// rdmacmtest's model as /dev/infiniband/rdma_cm, so rdmacm.New drives
 // the model's CM through fabric/kernel and native/rdmacm.
 func TestLuaRdmacmOnKernel(t *testing.T) {
 	const file = "lua/rdmacm_test.lua"

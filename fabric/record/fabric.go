@@ -71,7 +71,8 @@ func (f *Fabric) forget(r *Recorder) {
 // OpenCM is the wrapped Fabric's platform RDMA CM when it has one (the
 // kernel's: its MADs never pass through ibscript, so they are not
 // recorded); otherwise an error wrapping errors.ErrUnsupported, and the
-// engine's own CM runs on ports opened through f, which are recorded.
+// user-space IB CM (rdmacm/ibcm) runs on ports opened through f, which
+// are recorded.
 func (f *Fabric) OpenCM() (fabric.CMDevice, error) {
 	if p, ok := f.fab.(fabric.CMProvider); ok {
 		return p.OpenCM()

@@ -317,9 +317,9 @@ func TestRecordEveryPort(t *testing.T) {
 	if bytes.Equal(want0, want1) {
 		t.Fatal("the two ports' answers are alike")
 	}
-	// The engine's own CM opens its ports through the Fabric too.
+	// The user-space IB CM opens its ports through the Fabric too.
 	if _, err := rf.OpenCM(); !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("OpenCM on the simulator: %v, want ErrUnsupported (the engine's CM runs)", err)
+		t.Errorf("OpenCM on the simulator: %v, want ErrUnsupported (the user-space IB CM runs)", err)
 	}
 	if err := rf.Close(); err != nil {
 		t.Fatal(err)
