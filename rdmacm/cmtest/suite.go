@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/rdmacm"
 )
 
@@ -50,6 +51,7 @@ func Run(t *testing.T, h Hosts) {
 		{"ConnectError", connectError},
 		{"CloseUnblocks", closeUnblocks},
 		{"Errors", errorCases},
+		{"RouteError", routeError},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newSuite(t, h, &rdmacm.Options{AckWait: time.Hour})) })
 	}
@@ -708,5 +710,40 @@ func errorCases(t *testing.T, s *suite) {
 	}
 	if err := ch.Close(); !errors.Is(err, syscall.EBUSY) {
 		t.Errorf("close with ids: %v", err)
+	}
+}
+
+// NoPathGID is a GID no port of the suite's fabrics has (and no SA knows).
+var NoPathGID = mad.NewGID(0xfe80000000000000, 0x0002c903deadbeef)
+
+// routeError: an AF_IB destination needs no lookup (ADDR_RESOLVED), and a
+// route to a GID nobody has is ROUTE_ERROR with a negative errno, leaving
+// the id addr resolved, so it may resolve again.
+func routeError(t *testing.T, s *suite) {
+	ch := s.channel()
+	a, err := s.c.CreateID(ch, rdmacm.PSTCP, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.c.ResolveAddr(t.Context(), a, &rdmacm.Addr{LID: s.lids[1]}, rdmacm.Addr{GID: NoPathGID, Port: 5}); err != nil {
+		t.Fatal(err)
+	}
+	s.ack(s.event(ch, rdmacm.EventAddrResolved))
+	if pa := a.PeerAddr(); pa.GID != NoPathGID || pa.Port != 5 {
+		t.Errorf("peer address %v", pa)
+	}
+	if err := s.c.ResolveRoute(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	ev := s.event(ch, rdmacm.EventRouteError)
+	if ev.Status >= 0 || ev.ID != a {
+		t.Errorf("ROUTE_ERROR of id %d status %d, want a negative errno", ev.ID.Handle(), ev.Status)
+	}
+	s.ack(ev)
+	if a.State() != "addr resolved" {
+		t.Errorf("state after ROUTE_ERROR: %s", a.State())
+	}
+	if err := s.c.Connect(t.Context(), a, rdmacm.ConnParam{}); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("connect without a route: %v", err)
 	}
 }

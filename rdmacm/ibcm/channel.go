@@ -3,6 +3,7 @@ package ibcm
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -238,48 +239,48 @@ func (ch *Channel) ResolveAddr(id uint32, src *fabric.CMAddr, dst fabric.CMAddr,
 	})
 }
 
-// ResolveRoute is RESOLVE_ROUTE: a PathRecord query to the SA (within
-// timeout), then ROUTE_RESOLVED or ROUTE_ERROR.
+// ResolveRoute is RESOLVE_ROUTE: a PathRecord query to the SA, in the
+// background as the kernel's; ROUTE_RESOLVED or ROUTE_ERROR follows
+// within timeout (-ETIMEDOUT when the SA did not answer in time,
+// -EHOSTUNREACH when it had no path).
 func (ch *Channel) ResolveRoute(id uint32, timeout time.Duration) error {
 	const op = "resolve_route"
 	d := ch.d
-	d.mu.Lock()
-	i, err := ch.lookupLocked(op, id)
-	if err != nil {
-		d.mu.Unlock()
-		return err
-	}
-	if i.state != stAddrResolved {
-		d.mu.Unlock()
-		return devErr(op, id, syscall.EINVAL, "not addr resolved")
-	}
-	slid, dlid := i.port.attr.LID, i.dlid
-	sgid, dgid := mad.NewGID(i.port.attr.GIDPrefix, i.port.attr.PortGUID), i.dgid
-	d.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	pr, err := d.pathTo(ctx, slid, dlid, sgid, dgid)
-	cancel()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if i.state != stAddrResolved {
-		return nil // destroyed meanwhile
-	}
-	if err != nil {
-		st := -int(syscall.EHOSTUNREACH)
-		if ctx.Err() != nil {
-			st = -int(syscall.ETIMEDOUT)
+	return ch.do(op, id, func(i *kid) error {
+		if i.state != stAddrResolved {
+			return devErr(op, id, syscall.EINVAL, "not addr resolved")
 		}
-		d.log.Debug("ibcm: route", "slid", slid, "dgid", dgid, "err", err)
-		d.queueLocked(i, evRouteError, st, nil)
+		i.state = stRouteQuery
+		slid, dlid := i.port.attr.LID, i.dlid
+		sgid, dgid := mad.NewGID(i.port.attr.GIDPrefix, i.port.attr.PortGUID), i.dgid
+		d.wg.Go(func() {
+			ctx, cancel := context.WithTimeout(d.ctx, timeout)
+			pr, err := d.pathTo(ctx, slid, dlid, sgid, dgid)
+			cancel()
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			if i.state != stRouteQuery {
+				return // destroyed meanwhile
+			}
+			if err != nil {
+				st := -int(syscall.EHOSTUNREACH)
+				if errors.Is(err, fabric.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+					st = -int(syscall.ETIMEDOUT)
+				}
+				d.log.Debug("ibcm: route", "slid", slid, "dgid", dgid, "err", err)
+				i.state = stAddrResolved
+				d.queueLocked(i, evRouteError, st, nil)
+				return
+			}
+			i.route, i.sl, i.dlid = pr, pr.SL, pr.DLID
+			if pr.PKey != 0 {
+				i.pkey = pr.PKey
+			}
+			i.state = stRouteResolved
+			d.queueLocked(i, evRouteResolved, 0, nil)
+		})
 		return nil
-	}
-	i.route, i.sl, i.dlid = pr, pr.SL, pr.DLID
-	if pr.PKey != 0 {
-		i.pkey = pr.PKey
-	}
-	i.state = stRouteResolved
-	d.queueLocked(i, evRouteResolved, 0, nil)
-	return nil
+	})
 }
 
 // Listen is LISTEN (backlog <= 0 or over 1024: 1024).

@@ -52,13 +52,11 @@
 //     their own);
 //   - LAP and APR (alternate paths) are dropped: rdma_cm sets no
 //     alternate path and ignores their events;
-//   - route resolution runs within the RESOLVE_ROUTE command (the event is
-//     queued before it returns), bounded by its timeout;
 //   - a channel counts its queued events (Pending, WaitPending), which an
 //     rdma_cm fd cannot.
 //
-// The device owns one reader goroutine per opened port and the CM timers;
-// Close stops them, closes every channel (destroying its ids) and port.
+// The device owns one reader goroutine per opened port, one goroutine per
+// RESOLVE_ROUTE's SA query, and the CM timers; Close stops them, closes every channel (destroying its ids) and port.
 // Lock order: Device.mu alone (it guards every id and channel);
 // transports are called under it (their Send only queues).
 package ibcm
@@ -113,6 +111,9 @@ type Device struct {
 	opts Options
 	log  *slog.Logger
 	wg   sync.WaitGroup
+	// ctx ends with Close: the SA queries of RESOLVE_ROUTE stop.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu         sync.Mutex // guards the fields below and every id's and channel's state
 	closed     bool
@@ -150,7 +151,8 @@ func New(fab fabric.Fabric, sa *engine.Session, opts *Options) *Device {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Device{fab: fab, sa: sa, opts: o, log: o.Logger, ports: map[uint16]*port{},
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Device{fab: fab, sa: sa, opts: o, log: o.Logger, ctx: ctx, cancel: cancel, ports: map[uint16]*port{},
 		ids: map[uint32]*kid{}, comms: map[uint32]*kid{}, chans: map[*Channel]bool{}}
 }
 
@@ -178,6 +180,7 @@ func (d *Device) Close() error {
 		ch.closeLocked()
 	}
 	d.closed = true
+	d.cancel()
 	ports := d.ports
 	d.ports = map[uint16]*port{}
 	d.mu.Unlock()
@@ -198,6 +201,7 @@ const (
 	stIdle state = iota
 	stBound
 	stAddrResolved
+	stRouteQuery // RESOLVE_ROUTE's SA query is out
 	stRouteResolved
 	stListen
 	stReqSent

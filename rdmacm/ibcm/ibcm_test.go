@@ -200,6 +200,25 @@ func TestAFIBPrivateData(t *testing.T) {
 	}
 }
 
+// TestRouteErrorStatus: the SA has no path to the GID: ROUTE_ERROR
+// -EHOSTUNREACH (-ETIMEDOUT is for an SA that does not answer).
+func TestRouteErrorStatus(t *testing.T) {
+	r := newRig(t, nil)
+	c := r.cm
+	ch, _ := c.CreateEventChannel()
+	a, _ := c.CreateID(ch, rdmacm.PSTCP, false)
+	if err := c.ResolveAddr(t.Context(), a, nil, rdmacm.Addr{GID: cmtest.NoPathGID, Port: 1}); err != nil {
+		t.Fatal(err)
+	}
+	cmtest.Ack(t, c, cmtest.Event(t, ch, rdmacm.EventAddrResolved))
+	if err := c.ResolveRoute(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	if ev := cmtest.Event(t, ch, rdmacm.EventRouteError); ev.Status != -int(syscall.EHOSTUNREACH) {
+		t.Errorf("ROUTE_ERROR status %d, want %d", ev.Status, -int(syscall.EHOSTUNREACH))
+	}
+}
+
 // TestUnreachable: a REQ to a port whose CM never answers (a raw agent
 // owns CM Sends there and stays silent) is resent MaxCMRetries times on the
 // CM timer, then UNREACHABLE -ETIMEDOUT (fake time).
