@@ -126,35 +126,35 @@ func (ps *PortSample) Saturated() []string {
 // switches (infiniband_switch_*) or CAs (infiniband_hca_*).
 type kindDescs struct {
 	collector string // the collector label of the exporter's gauges
-	counters  []*prometheus.Desc
-	info      *prometheus.Desc
-	uplink    *prometheus.Desc
-	rate      *prometheus.Desc
-	portRate  *prometheus.Desc
-	state     *prometheus.Desc
-	phys      *prometheus.Desc
-	width     *prometheus.Desc
-	speed     *prometheus.Desc
-	waitRatio *prometheus.Desc
-	saturated *prometheus.Desc
+	counters  []*family
+	info      *family
+	uplink    *family
+	rate      *family
+	portRate  *family
+	state     *family
+	phys      *family
+	width     *family
+	speed     *family
+	waitRatio *family
+	saturated *family
 }
 
 func makeKind(kind, title string) *kindDescs {
 	pre := "infiniband_" + kind + "_"
 	k := &kindDescs{collector: kind}
 	for _, c := range portCounters {
-		k.counters = append(k.counters, prometheus.NewDesc(pre+"port_"+c.name, "Infiniband "+title+" port "+c.field, portLabels, nil))
+		k.counters = append(k.counters, newFamily(pre+"port_"+c.name, "Infiniband "+title+" port "+c.field, prometheus.CounterValue, portLabels...))
 	}
-	k.info = prometheus.NewDesc(pre+"info", "Infiniband "+title+" information (value 1)", []string{"guid", kind, "lid"}, nil)
-	k.uplink = prometheus.NewDesc(pre+"uplink_info", "Infiniband "+title+" uplink information: the port at the other end of each linked port (value 1)", []string{"guid", "port", kind, "uplink", "uplink_guid", "uplink_type", "uplink_port", "uplink_lid"}, nil)
-	k.rate = prometheus.NewDesc(pre+"rate_bytes_per_second", "Infiniband "+title+" rate: the highest data rate of its active ports, in bytes per second", []string{"guid"}, nil)
-	k.portRate = prometheus.NewDesc(pre+"port_rate_bytes_per_second", "Infiniband "+title+" port data rate (active width times lane data rate), in bytes per second, from the last discovery", portLabels, nil)
-	k.state = prometheus.NewDesc(pre+"port_state", "Infiniband "+title+" port PortState from the last discovery: 1 Down, 2 Init, 3 Armed, 4 Active", portLabels, nil)
-	k.phys = prometheus.NewDesc(pre+"port_physical_state", "Infiniband "+title+" port PortPhysicalState from the last discovery: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest", portLabels, nil)
-	k.width = prometheus.NewDesc(pre+"port_link_width_lanes", "Infiniband "+title+" port active link width in lanes (1, 2, 4, 8, 12) from the last discovery", portLabels, nil)
-	k.speed = prometheus.NewDesc(pre+"port_link_speed_info", "Infiniband "+title+" port active link speed (SDR, DDR, QDR, FDR, EDR, HDR, NDR) from the last discovery (value 1)", append(portLabels[:2:2], "speed"), nil)
-	k.waitRatio = prometheus.NewDesc(pre+"port_transmit_wait_ratio", "Infiniband "+title+" port fraction of the time since the previous sweep it had data to send and sent none: PortXmitWait growth x tick / seconds, the tick being --xmit-wait-tick symbol times (8 / lane data rate: 4 ns at SDR)", portLabels, nil)
-	k.saturated = prometheus.NewDesc(pre+"port_counter_saturated", "Infiniband "+title+" port counter at the top of its width, counting no more until reset (value 1; one series per saturated counter)", append(portLabels[:2:2], "counter"), nil)
+	k.info = newFamily(pre+"info", "Infiniband "+title+" information (value 1)", prometheus.GaugeValue, []string{"guid", kind, "lid"}...)
+	k.uplink = newFamily(pre+"uplink_info", "Infiniband "+title+" uplink information: the port at the other end of each linked port (value 1)", prometheus.GaugeValue, []string{"guid", "port", kind, "uplink", "uplink_guid", "uplink_type", "uplink_port", "uplink_lid"}...)
+	k.rate = newFamily(pre+"rate_bytes_per_second", "Infiniband "+title+" rate: the highest data rate of its active ports, in bytes per second", prometheus.GaugeValue, []string{"guid"}...)
+	k.portRate = newFamily(pre+"port_rate_bytes_per_second", "Infiniband "+title+" port data rate (active width times lane data rate), in bytes per second, from the last discovery", prometheus.GaugeValue, portLabels...)
+	k.state = newFamily(pre+"port_state", "Infiniband "+title+" port PortState from the last discovery: 1 Down, 2 Init, 3 Armed, 4 Active", prometheus.GaugeValue, portLabels...)
+	k.phys = newFamily(pre+"port_physical_state", "Infiniband "+title+" port PortPhysicalState from the last discovery: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest", prometheus.GaugeValue, portLabels...)
+	k.width = newFamily(pre+"port_link_width_lanes", "Infiniband "+title+" port active link width in lanes (1, 2, 4, 8, 12) from the last discovery", prometheus.GaugeValue, portLabels...)
+	k.speed = newFamily(pre+"port_link_speed_info", "Infiniband "+title+" port active link speed (SDR, DDR, QDR, FDR, EDR, HDR, NDR) from the last discovery (value 1)", prometheus.GaugeValue, append(portLabels[:2:2], "speed")...)
+	k.waitRatio = newFamily(pre+"port_transmit_wait_ratio", "Infiniband "+title+" port fraction of the time since the previous sweep it had data to send and sent none: PortXmitWait growth x tick / seconds, the tick being --xmit-wait-tick symbol times (8 / lane data rate: 4 ns at SDR)", prometheus.GaugeValue, portLabels...)
+	k.saturated = newFamily(pre+"port_counter_saturated", "Infiniband "+title+" port counter at the top of its width, counting no more until reset (value 1; one series per saturated counter)", prometheus.GaugeValue, append(portLabels[:2:2], "counter")...)
 	return k
 }
 
@@ -162,34 +162,26 @@ var (
 	portLabels  = []string{"guid", "port"}
 	switchKind  = makeKind("switch", "switch")
 	hcaKind     = makeKind("hca", "HCA")
-	linkInfo    = prometheus.NewDesc("infiniband_link_info", "Infiniband link: one series per cable, both ends as labels (a switch end first), value 1", []string{"local_guid", "local_name", "local_port", "local_type", "remote_guid", "remote_name", "remote_port", "remote_type"}, nil)
-	nodeErrors  = prometheus.NewDesc("infiniband_exporter_node_errors", "Number of queries to the node that failed in the sweep the scrape is served from (timeouts included)", []string{"guid", "name", "type"}, nil)
-	nodeTimeout = prometheus.NewDesc("infiniband_exporter_node_timeouts", "Number of queries to the node that timed out in the sweep the scrape is served from", []string{"guid", "name", "type"}, nil)
-	durationDsc = prometheus.NewDesc("infiniband_exporter_collector_duration_seconds", "Duration of the sweep the scrape is served from", []string{"collector"}, nil)
-	errorsDesc  = prometheus.NewDesc("infiniband_exporter_collect_errors", "Number of queries that failed in the sweep the scrape is served from (timeouts included)", []string{"collector"}, nil)
-	timeoutDesc = prometheus.NewDesc("infiniband_exporter_collect_timeouts", "Number of queries that timed out in the sweep the scrape is served from", []string{"collector"}, nil)
-	ageDesc     = prometheus.NewDesc(ageName, "Seconds since the sweep the scrape is served from ended", nil, nil)
-	seqDesc     = prometheus.NewDesc("infiniband_exporter_sweep_sequence", "Number of the sweep the scrape is served from (1 for the first)", nil, nil)
-	stampDesc   = prometheus.NewDesc("infiniband_exporter_sweep_timestamp_seconds", "Unix time the sweep the scrape is served from ended", nil, nil)
-	resetsDesc  = prometheus.NewDesc("infiniband_exporter_saturated_resets", "Number of ports whose saturated counters --reset-saturated cleared after the sweep the scrape is served from", []string{"collector"}, nil)
-	resetErrs   = prometheus.NewDesc("infiniband_exporter_saturated_reset_errors", "Number of those resets that failed (refused without --allow-set on the kernel backend, timed out, ...)", []string{"collector"}, nil)
-	subDesc     = prometheus.NewDesc("infiniband_exporter_trap_subscribed", "1 when the exporter holds a subscription to the SM's traps 64, 65 and 128 (each starts a rediscovery), 0 when it rediscovers on --discover-interval only", nil, nil)
-	trapsDesc   = prometheus.NewDesc("infiniband_exporter_traps_received_total", "Traps 64, 65 and 128 the SM forwarded to the exporter, up to the sweep the scrape is served from", nil, nil)
-	discDesc    = prometheus.NewDesc("infiniband_exporter_discovery_timestamp_seconds", "Unix time the topology of the sweep the scrape is served from was discovered (port state, width, speed and the info series come from it)", nil, nil)
+	linkInfo    = newFamily("infiniband_link_info", "Infiniband link: one series per cable, both ends as labels (a switch end first), value 1", prometheus.GaugeValue, []string{"local_guid", "local_name", "local_port", "local_type", "remote_guid", "remote_name", "remote_port", "remote_type"}...)
+	nodeErrors  = newFamily("infiniband_exporter_node_errors", "Number of queries to the node that failed in the sweep the scrape is served from (timeouts included)", prometheus.GaugeValue, []string{"guid", "name", "type"}...)
+	nodeTimeout = newFamily("infiniband_exporter_node_timeouts", "Number of queries to the node that timed out in the sweep the scrape is served from", prometheus.GaugeValue, []string{"guid", "name", "type"}...)
+	durationDsc = newFamily("infiniband_exporter_collector_duration_seconds", "Duration of the sweep the scrape is served from", prometheus.GaugeValue, []string{"collector"}...)
+	errorsDesc  = newFamily("infiniband_exporter_collect_errors", "Number of queries that failed in the sweep the scrape is served from (timeouts included)", prometheus.GaugeValue, []string{"collector"}...)
+	timeoutDesc = newFamily("infiniband_exporter_collect_timeouts", "Number of queries that timed out in the sweep the scrape is served from", prometheus.GaugeValue, []string{"collector"}...)
+	ageFamily   = newFamily(ageName, "Seconds since the sweep the scrape is served from ended", prometheus.GaugeValue)
+	seqDesc     = newFamily("infiniband_exporter_sweep_sequence", "Number of the sweep the scrape is served from (1 for the first)", prometheus.GaugeValue)
+	stampDesc   = newFamily("infiniband_exporter_sweep_timestamp_seconds", "Unix time the sweep the scrape is served from ended", prometheus.GaugeValue)
+	resetsDesc  = newFamily("infiniband_exporter_saturated_resets", "Number of ports whose saturated counters --reset-saturated cleared after the sweep the scrape is served from", prometheus.GaugeValue, []string{"collector"}...)
+	resetErrs   = newFamily("infiniband_exporter_saturated_reset_errors", "Number of those resets that failed (refused without --allow-set on the kernel backend, timed out, ...)", prometheus.GaugeValue, []string{"collector"}...)
+	subDesc     = newFamily("infiniband_exporter_trap_subscribed", "1 when the exporter holds a subscription to the SM's traps 64, 65 and 128 (each starts a rediscovery), 0 when it rediscovers on --discover-interval only", prometheus.GaugeValue)
+	trapsDesc   = newFamily("infiniband_exporter_traps_received_total", "Traps 64, 65 and 128 the SM forwarded to the exporter, up to the sweep the scrape is served from", prometheus.CounterValue)
+	discDesc    = newFamily("infiniband_exporter_discovery_timestamp_seconds", "Unix time the topology of the sweep the scrape is served from was discovered (port state, width, speed and the info series come from it)", prometheus.GaugeValue)
 )
 
 // Describe sends every metric the Exporter serves.
 func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	for _, k := range []*kindDescs{switchKind, hcaKind} {
-		for _, d := range k.counters {
-			ch <- d
-		}
-		for _, d := range []*prometheus.Desc{k.info, k.uplink, k.rate, k.portRate, k.state, k.phys, k.width, k.speed, k.waitRatio, k.saturated} {
-			ch <- d
-		}
-	}
-	for _, d := range []*prometheus.Desc{linkInfo, nodeErrors, nodeTimeout, durationDsc, errorsDesc, timeoutDesc, ageDesc, seqDesc, stampDesc, discDesc, resetsDesc, resetErrs, subDesc, trapsDesc} {
-		ch <- d
+	for _, f := range families {
+		ch <- f.desc
 	}
 }
 
@@ -200,7 +192,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	if s == nil {
 		return
 	}
-	e.collect(s, ch)
+	e.collect(s, chanEmitter{ch})
 }
 
 func kindOf(n *topo.Node) *kindDescs {
@@ -210,7 +202,7 @@ func kindOf(n *topo.Node) *kindDescs {
 	return hcaKind
 }
 
-func (e *Exporter) collect(s *Snapshot, ch chan<- prometheus.Metric) {
+func (e *Exporter) collect(s *Snapshot, em emitter) {
 	var errs, timeouts [2]int // switch, hca
 	for i := range s.Ports {
 		ps := &s.Ports[i]
@@ -221,20 +213,20 @@ func (e *Exporter) collect(s *Snapshot, ch chan<- prometheus.Metric) {
 			if !c.served(ps) {
 				continue
 			}
-			ch <- prometheus.MustNewConstMetric(k.counters[j], prometheus.CounterValue, float64(c.get(ps)), guid, port)
+			em.emit(k.counters[j], float64(c.get(ps)), guid, port)
 			if c.saturated(ps) {
-				ch <- prometheus.MustNewConstMetric(k.saturated, prometheus.GaugeValue, 1, guid, port, c.field)
+				em.emit(k.saturated, 1, guid, port, c.field)
 			}
 		}
 		if ps.XmitWaitOK {
-			ch <- prometheus.MustNewConstMetric(k.waitRatio, prometheus.GaugeValue, ps.XmitWaitRatio, guid, port)
+			em.emit(k.waitRatio, ps.XmitWaitRatio, guid, port)
 		}
 		r := ps.Port.Remote
 		rlid := 0
 		if ep := r.Node.EndPort(r.Num); ep != nil {
 			rlid = int(ep.LID)
 		}
-		ch <- prometheus.MustNewConstMetric(k.uplink, prometheus.GaugeValue, 1,
+		em.emit(k.uplink, 1,
 			guid, port, ps.Port.Node.Desc, r.Node.Desc, hexGUID(r.Node.GUID), uplinkType(r.Node.Type),
 			strconv.Itoa(r.Num), strconv.Itoa(rlid))
 	}
@@ -246,27 +238,27 @@ func (e *Exporter) collect(s *Snapshot, ch chan<- prometheus.Metric) {
 		errs[kind] += ns.Errors
 		timeouts[kind] += ns.Timeouts
 		guid, typ := hexGUID(ns.Node.GUID), uplinkType(ns.Node.Type)
-		ch <- prometheus.MustNewConstMetric(nodeErrors, prometheus.GaugeValue, float64(ns.Errors), guid, ns.Node.Desc, typ)
-		ch <- prometheus.MustNewConstMetric(nodeTimeout, prometheus.GaugeValue, float64(ns.Timeouts), guid, ns.Node.Desc, typ)
+		em.emit(nodeErrors, float64(ns.Errors), guid, ns.Node.Desc, typ)
+		em.emit(nodeTimeout, float64(ns.Timeouts), guid, ns.Node.Desc, typ)
 	}
 	for _, n := range s.Switches {
-		collectNode(ch, switchKind, n)
+		collectNode(em, switchKind, n)
 	}
 	for _, n := range s.HCAs {
-		collectNode(ch, hcaKind, n)
+		collectNode(em, hcaKind, n)
 	}
-	collectLinks(ch, s)
+	collectLinks(em, s)
 	// The queries discovery could not answer are no node's: the switch
 	// collector's.
 	other := s.Errors - errs[0] - errs[1]
 	otherT := s.Timeouts - timeouts[0] - timeouts[1]
-	ch <- prometheus.MustNewConstMetric(durationDsc, prometheus.GaugeValue, s.Duration.Seconds(), switchKind.collector)
-	ch <- prometheus.MustNewConstMetric(errorsDesc, prometheus.GaugeValue, float64(errs[0]+other), switchKind.collector)
-	ch <- prometheus.MustNewConstMetric(timeoutDesc, prometheus.GaugeValue, float64(timeouts[0]+otherT), switchKind.collector)
+	em.emit(durationDsc, s.Duration.Seconds(), switchKind.collector)
+	em.emit(errorsDesc, float64(errs[0]+other), switchKind.collector)
+	em.emit(timeoutDesc, float64(timeouts[0]+otherT), switchKind.collector)
 	if e.opts.HCA {
-		ch <- prometheus.MustNewConstMetric(durationDsc, prometheus.GaugeValue, s.Duration.Seconds(), hcaKind.collector)
-		ch <- prometheus.MustNewConstMetric(errorsDesc, prometheus.GaugeValue, float64(errs[1]), hcaKind.collector)
-		ch <- prometheus.MustNewConstMetric(timeoutDesc, prometheus.GaugeValue, float64(timeouts[1]), hcaKind.collector)
+		em.emit(durationDsc, s.Duration.Seconds(), hcaKind.collector)
+		em.emit(errorsDesc, float64(errs[1]), hcaKind.collector)
+		em.emit(timeoutDesc, float64(timeouts[1]), hcaKind.collector)
 	}
 	if e.opts.ResetSaturated {
 		var n, bad [2]int
@@ -284,27 +276,27 @@ func (e *Exporter) collect(s *Snapshot, ch chan<- prometheus.Metric) {
 			if k == 1 && !e.opts.HCA {
 				break
 			}
-			ch <- prometheus.MustNewConstMetric(resetsDesc, prometheus.GaugeValue, float64(n[k]), kd.collector)
-			ch <- prometheus.MustNewConstMetric(resetErrs, prometheus.GaugeValue, float64(bad[k]), kd.collector)
+			em.emit(resetsDesc, float64(n[k]), kd.collector)
+			em.emit(resetErrs, float64(bad[k]), kd.collector)
 		}
 	}
-	ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, e.now().Sub(s.Time).Seconds())
-	ch <- prometheus.MustNewConstMetric(seqDesc, prometheus.GaugeValue, float64(s.Seq))
-	ch <- prometheus.MustNewConstMetric(stampDesc, prometheus.GaugeValue, float64(s.Time.UnixNano())/1e9)
+	em.emit(ageFamily, e.now().Sub(s.Time).Seconds())
+	em.emit(seqDesc, float64(s.Seq))
+	em.emit(stampDesc, float64(s.Time.UnixNano())/1e9)
 	if e.opts.Traps {
 		sub := 0.0
 		if s.Subscribed {
 			sub = 1
 		}
-		ch <- prometheus.MustNewConstMetric(subDesc, prometheus.GaugeValue, sub)
-		ch <- prometheus.MustNewConstMetric(trapsDesc, prometheus.CounterValue, float64(s.Traps))
+		em.emit(subDesc, sub)
+		em.emit(trapsDesc, float64(s.Traps))
 	}
-	ch <- prometheus.MustNewConstMetric(discDesc, prometheus.GaugeValue, float64(s.DiscoveryTime.UnixNano())/1e9)
+	em.emit(discDesc, float64(s.DiscoveryTime.UnixNano())/1e9)
 }
 
 // collectNode serves a node's info and rate, and the state, width, speed
 // and rate of each of its ports (linked or not) as discovery read them.
-func collectNode(ch chan<- prometheus.Metric, k *kindDescs, n *topo.Node) {
+func collectNode(em emitter, k *kindDescs, n *topo.Node) {
 	guid := hexGUID(n.GUID)
 	lid := 0
 	if ep := n.EndPort(1); n.Type == topo.Switch && ep != nil {
@@ -317,7 +309,7 @@ func collectNode(ch chan<- prometheus.Metric, k *kindDescs, n *topo.Node) {
 			}
 		}
 	}
-	ch <- prometheus.MustNewConstMetric(k.info, prometheus.GaugeValue, 1, guid, n.Desc, strconv.Itoa(lid))
+	em.emit(k.info, 1, guid, n.Desc, strconv.Itoa(lid))
 	best := 0.0
 	for _, p := range n.Ports[1:] {
 		if p == nil {
@@ -325,33 +317,33 @@ func collectNode(ch chan<- prometheus.Metric, k *kindDescs, n *topo.Node) {
 		}
 		port := strconv.Itoa(p.Num)
 		if p.State != 0 {
-			ch <- prometheus.MustNewConstMetric(k.state, prometheus.GaugeValue, float64(p.State), guid, port)
+			em.emit(k.state, float64(p.State), guid, port)
 		}
 		if p.PhysState != 0 {
-			ch <- prometheus.MustNewConstMetric(k.phys, prometheus.GaugeValue, float64(p.PhysState), guid, port)
+			em.emit(k.phys, float64(p.PhysState), guid, port)
 		}
 		if p.State < smp.PortStateInit {
 			continue // a down port's active width and speed mean nothing
 		}
 		if l := lanes(p.WidthActive); l != 0 {
-			ch <- prometheus.MustNewConstMetric(k.width, prometheus.GaugeValue, float64(l), guid, port)
+			em.emit(k.width, float64(l), guid, port)
 		}
 		if sp := speedText(p); sp != "" {
-			ch <- prometheus.MustNewConstMetric(k.speed, prometheus.GaugeValue, 1, guid, port, sp)
+			em.emit(k.speed, 1, guid, port, sp)
 		}
 		if r := rateBytes(p); r != 0 {
-			ch <- prometheus.MustNewConstMetric(k.portRate, prometheus.GaugeValue, r, guid, port)
+			em.emit(k.portRate, r, guid, port)
 			best = max(best, r)
 		}
 	}
 	if best != 0 {
-		ch <- prometheus.MustNewConstMetric(k.rate, prometheus.GaugeValue, best, guid)
+		em.emit(k.rate, best, guid)
 	}
 }
 
 // collectLinks serves one infiniband_link_info series per cable of the
 // swept nodes: the switch end local (of two switches, the lower GUID).
-func collectLinks(ch chan<- prometheus.Metric, s *Snapshot) {
+func collectLinks(em emitter, s *Snapshot) {
 	for _, nodes := range [][]*topo.Node{s.Switches, s.HCAs} {
 		for _, n := range nodes {
 			for _, p := range n.Ports[1:] {
@@ -365,7 +357,7 @@ func collectLinks(ch chan<- prometheus.Metric, s *Snapshot) {
 				if n.Type == r.Node.Type && (n.GUID > r.Node.GUID || (n.GUID == r.Node.GUID && p.Num > r.Num)) {
 					continue // served from the other end
 				}
-				ch <- prometheus.MustNewConstMetric(linkInfo, prometheus.GaugeValue, 1,
+				em.emit(linkInfo, 1,
 					hexGUID(n.GUID), n.Desc, strconv.Itoa(p.Num), uplinkType(n.Type),
 					hexGUID(r.Node.GUID), r.Node.Desc, strconv.Itoa(r.Num), uplinkType(r.Node.Type))
 			}

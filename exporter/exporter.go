@@ -193,6 +193,9 @@ type Exporter struct {
 	traps      atomic.Uint64 // traps received
 	trapped    atomic.Bool   // a trap arrived since the last discovery
 	wake       chan struct{} // a trap: sweep now (buffer 1)
+
+	text      textCache   // the last snapshot rendered (Text)
+	serveText atomic.Bool // Text was called: Run renders each sweep
 }
 
 // New returns an Exporter sweeping through sess. It sends nothing until
@@ -246,6 +249,8 @@ func (e *Exporter) Run(ctx context.Context) error {
 		start := e.now()
 		if _, err := e.Sweep(ctx); err != nil && ctx.Err() == nil && e.opts.Logger != nil {
 			e.opts.Logger.Warn("exporter: sweep failed", "err", err)
+		} else if err == nil && e.serveText.Load() {
+			e.Text() // rendered now, not by the next scrape
 		}
 		t.Reset(max(e.opts.Interval-e.now().Sub(start), 0))
 	}
@@ -309,8 +314,19 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	if !e.opts.NoDetails {
 		per = 4
 	}
-	var reqs []engine.SweepReq
-	var at []int // per sample, its first request; -1: none
+	nports := 0
+	for _, n := range d.Fabric.Nodes {
+		if n.Type == topo.Switch || e.opts.HCA {
+			for _, p := range n.Ports[min(1, len(n.Ports)):] {
+				if p != nil && p.Remote != nil {
+					nports++
+				}
+			}
+		}
+	}
+	s.Ports = make([]PortSample, 0, nports)
+	reqs := make([]engine.SweepReq, 0, nports*per)
+	at := make([]int, 0, nports) // per sample, its first request; -1: none
 	for _, n := range d.Fabric.Nodes {
 		if n.Type == topo.Switch {
 			s.Switches = append(s.Switches, n)

@@ -21,7 +21,7 @@ type snapCollector struct {
 }
 
 func (c snapCollector) Describe(ch chan<- *prometheus.Desc) { c.e.Describe(ch) }
-func (c snapCollector) Collect(ch chan<- prometheus.Metric) { c.e.collect(c.s, ch) }
+func (c snapCollector) Collect(ch chan<- prometheus.Metric) { c.e.collect(c.s, chanEmitter{ch}) }
 
 // Gatherer returns a prometheus.Gatherer for promhttp.HandlerFor that
 // serves the last complete sweep as Collect does, gathering each

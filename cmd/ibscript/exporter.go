@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/ibscript/ibscript/exporter"
 	"github.com/ibscript/ibscript/sim"
@@ -151,16 +155,18 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 	opts := c.exporter.options(c)
 	opts.Logger = logger
 	exp := exporter.New(b.sess, opts)
-	// The sweep's families are gathered once per sweep (exporter.Gatherer);
-	// the Go and process collectors at each scrape.
+	// A scrape in the text format is served from the sweep rendered once
+	// (exporter.Text), the Go and process collectors gathered each time;
+	// OpenMetrics and protobuf through a registry (exporter.Gatherer).
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	mux.Handle(c.exporter.telemetryPath, promhttp.HandlerFor(exp.Gatherer(reg), promhttp.HandlerOpts{
+	errLog := slog.NewLogLogger(logger.Handler(), slog.LevelError)
+	mux.Handle(c.exporter.telemetryPath, metricsHandler(exp, reg, promhttp.HandlerFor(exp.Gatherer(reg), promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 		Timeout:           30 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
-	}))
+		ErrorLog:          errLog,
+	}), errLog))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		s := exp.Snapshot()
@@ -221,6 +227,69 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		fmt.Fprintf(stderr, "ibscript exporter: %v\n", cause)
 	}
 	return exitError
+}
+
+// metricsHandler serves a scrape that takes the Prometheus text format
+// from exp.Text: the rendered sweep's gzip member as it is when the
+// scraper accepts gzip (Prometheus does), decompressed otherwise, then the
+// sweep age and extra's families; other formats go to other.
+func metricsHandler(exp *exporter.Exporter, extra prometheus.Gatherer, other http.Handler, errLog *log.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if expfmt.NegotiateIncludingOpenMetrics(r.Header).FormatType() != expfmt.TypeTextPlain {
+			other.ServeHTTP(w, r)
+			return
+		}
+		var dyn bytes.Buffer
+		rd := exp.Text()
+		if rd != nil {
+			dyn.Write(exp.AppendAge(nil, rd, time.Now()))
+		}
+		mfs, err := extra.Gather()
+		if err != nil {
+			errLog.Printf("ibscript exporter: gathering the Go and process collectors: %v", err)
+		}
+		for _, mf := range mfs {
+			if _, err := expfmt.MetricFamilyToText(&dyn, mf); err != nil {
+				errLog.Printf("ibscript exporter: %s: %v", mf.GetName(), err)
+			}
+		}
+		h := w.Header()
+		h.Set("Content-Type", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
+		h.Add("Vary", "Accept-Encoding")
+		if acceptsGzip(r) {
+			h.Set("Content-Encoding", "gzip")
+			if rd != nil {
+				w.Write(rd.Gzip)
+			}
+			zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+			zw.Write(dyn.Bytes())
+			zw.Close()
+			return
+		}
+		if rd != nil {
+			zr, err := gzip.NewReader(bytes.NewReader(rd.Gzip))
+			if err == nil {
+				_, err = io.Copy(w, zr)
+			}
+			if err != nil {
+				errLog.Printf("ibscript exporter: the rendered sweep: %v", err)
+				return
+			}
+		}
+		w.Write(dyn.Bytes())
+	})
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding names gzip
+// (with a non-zero quality).
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.TrimSpace(enc) == "gzip" && strings.ReplaceAll(strings.TrimSpace(q), " ", "") != "q=0" {
+			return true
+		}
+	}
+	return false
 }
 
 // exporterOnce runs one sweep (with its discovery) and writes it to

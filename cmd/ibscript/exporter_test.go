@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"io"
 	"net"
@@ -243,6 +244,50 @@ func TestExporterCommand(t *testing.T) {
 	resp, body := httpGet(t, "http://"+addr+"/metrics", "application/openmetrics-text; version=1.0.0")
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text") || !bytes.HasSuffix(body, []byte("# EOF\n")) {
 		t.Errorf("OpenMetrics: Content-Type %q, ends %q", ct, body[max(len(body)-20, 0):])
+	}
+	// The text format with and without gzip (two gzip members: the
+	// rendered sweep, then the age and the Go collectors): the same
+	// exporter series.
+	textOf := func(enc string) map[string]*dto.MetricFamily {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", "http://"+addr+"/metrics", nil)
+		req.Header.Set("Accept-Encoding", enc) // set: the client leaves the body as sent
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var r io.Reader = resp.Body
+		if got := resp.Header.Get("Content-Encoding"); (got == "gzip") != (enc == "gzip") {
+			t.Fatalf("Accept-Encoding %s: Content-Encoding %q", enc, got)
+		}
+		if enc == "gzip" {
+			zr, err := gzip.NewReader(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = zr
+		}
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+			t.Errorf("Content-Type %q", ct)
+		}
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		mfs, err := p.TextToMetricFamilies(r)
+		if err != nil {
+			t.Fatalf("Accept-Encoding %s: %v", enc, err)
+		}
+		return mfs
+	}
+	plain, zipped := textOf("identity"), textOf("gzip")
+	for _, mfs := range []map[string]*dto.MetricFamily{plain, zipped} {
+		if mfs["infiniband_exporter_sweep_age_seconds"] == nil || mfs["go_goroutines"] == nil || len(mfs["infiniband_switch_port_state"].GetMetric()) != 16 {
+			t.Errorf("text scrape without the age, the Go collector or the port states: %d families", len(mfs))
+		}
+	}
+	for name := range plain {
+		if strings.HasPrefix(name, "infiniband_switch_port_") && zipped[name] == nil {
+			t.Errorf("%s: not in the gzip scrape", name)
+		}
 	}
 	if resp, _ := httpGet(t, "http://"+addr+"/nope", ""); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("/nope: %s", resp.Status)

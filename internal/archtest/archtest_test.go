@@ -68,7 +68,7 @@ var rules = []rule{
 	// No unsafe: the bindings use gopher-lua's exported API only, never
 	// its unexported fields (embedders choose their gopher-lua version).
 	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan", "diag", "rdmacm"}, third: []string{"github.com/yuin/gopher-lua"}, denyStd: []string{"unsafe"}},
-	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys", "github.com/prometheus/client_golang"}},
+	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys", "github.com/prometheus/client_golang", "github.com/prometheus/common"}},
 	{pkg: "internal/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua"}},
 	{pkg: "tests", allow: []string{"..."}},
 	{pkg: "tests/ibsimdiff", allow: []string{"..."}},

@@ -1,0 +1,102 @@
+package exporter
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Rendered is one snapshot written in the Prometheus text format (0.0.4),
+// gzip-compressed: every series but the sweep age, which changes at each
+// scrape (AppendAge). A scrape serves these bytes as they are (one gzip
+// member; the age and other collectors follow as another).
+type Rendered struct {
+	Snap *Snapshot
+	Gzip []byte
+}
+
+// textCache holds the last Rendered; mu serializes renderings.
+type textCache struct {
+	mu   sync.Mutex
+	last *Rendered
+}
+
+// byName are the families in name order, as a registry sorts them.
+var byName = func() []*family {
+	out := slices.Clone(families)
+	slices.SortFunc(out, func(a, b *family) int { return strings.Compare(a.name, b.name) })
+	return out
+}()
+
+// Text returns the last complete sweep rendered (nil before the first),
+// rendering it on the first call for that sweep; concurrent callers wait
+// for one rendering. Run renders each sweep as it publishes it once Text
+// has been called, so that scrapes find it ready.
+func (e *Exporter) Text() *Rendered {
+	s := e.snap.Load()
+	if s == nil {
+		return nil
+	}
+	e.serveText.Store(true)
+	e.text.mu.Lock()
+	defer e.text.mu.Unlock()
+	if r := e.text.last; r != nil && r.Snap == s {
+		return r
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	e.writeText(zw, s)
+	zw.Close()
+	r := &Rendered{Snap: s, Gzip: slices.Clip(buf.Bytes())}
+	e.text.last = r
+	return r
+}
+
+// writeText writes s's families but the age in the text format, in name
+// order, each family's series in the order collect emits them.
+func (e *Exporter) writeText(w io.Writer, s *Snapshot) {
+	t := &textEmitter{bufs: make([][]byte, len(families))}
+	e.collect(s, t)
+	var head []byte
+	for _, f := range byName {
+		b := t.bufs[f.idx]
+		if len(b) == 0 || f == ageFamily {
+			continue
+		}
+		head = appendHeader(head[:0], f)
+		w.Write(head)
+		w.Write(b)
+		t.bufs[f.idx] = nil // let it go as soon as written
+	}
+}
+
+// appendHeader appends a family's HELP and TYPE lines.
+func appendHeader(b []byte, f *family) []byte {
+	b = append(b, "# HELP "...)
+	b = append(b, f.name...)
+	b = append(b, ' ')
+	b = appendHelp(b, f.help)
+	b = append(b, "\n# TYPE "...)
+	b = append(b, f.name...)
+	if f.typ == prometheus.CounterValue {
+		b = append(b, " counter\n"...)
+	} else {
+		b = append(b, " gauge\n"...)
+	}
+	return b
+}
+
+// AppendAge appends the sweep age family of r's snapshot at now in the
+// text format: the part of a scrape Rendered leaves out.
+func (e *Exporter) AppendAge(b []byte, r *Rendered, now time.Time) []byte {
+	b = appendHeader(b, ageFamily)
+	t := &textEmitter{bufs: make([][]byte, len(families))}
+	t.emit(ageFamily, now.Sub(r.Snap.Time).Seconds())
+	return append(b, t.bufs[ageFamily.idx]...)
+}
