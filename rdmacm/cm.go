@@ -115,7 +115,7 @@ func (id *ID) PeerAddr() Addr { id.cm.mu.Lock(); defer id.cm.mu.Unlock(); return
 // State names the id's CM state ("established").
 func (id *ID) State() string { id.cm.mu.Lock(); defer id.cm.mu.Unlock(); return id.state.String() }
 
-// CM is librdmacm over a fabric.CMDevice: event channels (one device
+// CM is librdmacm over a fabric.CMDevice (see the package doc): event channels (one device
 // channel each), ids, per-id acks (events_reported against
 // events_completed), synchronous ids on private channels, migrate_id and
 // destroy waiting for acks, and the CONNECT_RESPONSE answered with the
