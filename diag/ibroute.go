@@ -117,31 +117,10 @@ func DRAddress(path []uint8, drslid, drdlid uint16) string {
 // ErrNotSwitch is ibroute's "not a switch".
 var ErrNotSwitch = errors.New("not a switch")
 
-// remapName is remap_node_name: the node-name-map's name for guid, else
-// the cleaned node description.
+// remapName is remap_node_name for a node known by GUID and
+// description (topo.MappedName).
 func remapName(names map[uint64]string, guid uint64, desc string) string {
-	if s, ok := names[guid]; ok {
-		return cleanBytes(s)
-	}
-	if i := strings.IndexByte(desc, 0); i >= 0 {
-		desc = desc[:i]
-	}
-	if len(desc) > 63 {
-		desc = desc[:63]
-	}
-	return cleanBytes(desc)
-}
-
-// cleanBytes turns every byte that is not printable in the C locale into
-// a space, as clean_nodedesc does.
-func cleanBytes(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c < 0x20 || c > 0x7e {
-			b[i] = ' '
-		}
-	}
-	return string(b)
+	return topo.MappedName(&topo.Node{GUID: guid, Desc: desc}, names)
 }
 
 // nodeTypeName is mad_dump_val of IB_NODE_TYPE_F.

@@ -627,6 +627,22 @@ func (q *saQuerier) nodeRecords(ctx context.Context, name string, lid uint16, gu
 	return nil
 }
 
+// saSel is where a record keeps one of the numbers of a "lid/a/b"
+// selector: its offset, size in bytes (0: none) and component bit.
+type saSel struct{ off, size, bit int }
+
+// saSelectors are the records' fields for the numbers after the LID, as
+// saquery's query handlers set them (MFTRecord's are packed: see query).
+var saSelectors = map[string][2]saSel{
+	"PortInfoRecord":           {{2, 1, 1}, {3, 1, 2}}, // port, options
+	"SL2VLTableRecord":         {{2, 1, 1}, {3, 1, 2}}, // in port, out port
+	"VLArbitrationTableRecord": {{2, 1, 1}, {3, 1, 2}}, // port, block
+	"PKeyTableRecord":          {{4, 1, 2}, {2, 2, 1}}, // port, block
+	"LFTRecord":                {{2, 2, 1}},            // block
+	"GUIDInfoRecord":           {{2, 1, 1}},            // block
+	"LinkRecord":               {{2, 1, 1}},            // from port
+}
+
 // query runs one record query with its selectors, as saquery's query_*
 // handlers build them.
 func (q *saQuerier) query(ctx context.Context, qt string, args []string, p *saParams, cpi []byte) error {
@@ -662,74 +678,27 @@ func (q *saQuerier) query(ctx context.Context, qt string, args []string, p *saPa
 				return err
 			}
 		}
+		if qt != "InformInfoRecord" && lid != 0 {
+			put16(0, lid) // every record with a selector starts with its LID
+			set(0)
+		}
+		// The two numbers after the LID ("lid/port/block"), where the
+		// query's record has them: unset (-1 at the field's width, as
+		// saquery's CHECK_AND_SET_VAL compares) leaves them out.
+		for k, sel := range saSelectors[qt] {
+			v := [2]int{p1, p2}[k]
+			if sel.size == 0 || uint64(uint32(v))&(1<<(8*sel.size)-1) == 1<<(8*sel.size)-1 {
+				continue
+			}
+			if sel.size == 1 {
+				tmpl[sel.off] = byte(v)
+			} else {
+				put16(sel.off, uint16(v))
+			}
+			set(sel.bit)
+		}
 		switch qt {
-		case "NodeRecord", "SMInfoRecord", "SwitchInfoRecord":
-			if lid != 0 {
-				put16(0, lid)
-				set(0)
-			}
-		case "PortInfoRecord", "SL2VLTableRecord":
-			if lid != 0 {
-				put16(0, lid)
-				set(0)
-			}
-			if int8(p1) != -1 {
-				tmpl[2] = byte(p1)
-				set(1)
-			}
-			if int8(p2) != -1 {
-				tmpl[3] = byte(p2)
-				set(2)
-			}
-		case "PKeyTableRecord":
-			if lid != 0 {
-				put16(0, lid)
-				set(0)
-			}
-			if int8(p1) != -1 {
-				tmpl[4] = byte(p1)
-				set(2)
-			}
-			if int16(p2) != -1 {
-				put16(2, uint16(p2))
-				set(1)
-			}
-		case "VLArbitrationTableRecord":
-			if lid != 0 {
-				put16(0, lid)
-				set(0)
-			}
-			if int8(p1) != -1 {
-				tmpl[2] = byte(p1)
-				set(1)
-			}
-			if int8(p2) != -1 {
-				tmpl[3] = byte(p2)
-				set(2)
-			}
-		case "LFTRecord":
-			if lid != 0 {
-				put16(0, lid)
-				set(0)
-			}
-			if int16(p1) != -1 {
-				put16(2, uint16(p1))
-				set(1)
-			}
-		case "GUIDInfoRecord":
-			if lid != 0 {
-				put16(0, lid)
-				set(0)
-			}
-			if int8(p1) != -1 {
-				tmpl[2] = byte(p1)
-				set(1)
-			}
 		case "MFTRecord":
-			if lid != 0 {
-				put16(0, lid)
-				set(0)
-			}
 			var pbn uint16
 			if int16(p2) != -1 {
 				pbn = uint16(p2)
@@ -742,14 +711,6 @@ func (q *saQuerier) query(ctx context.Context, qt string, args []string, p *saPa
 			}
 			put16(2, pbn)
 		case "LinkRecord":
-			if lid != 0 {
-				put16(0, lid)
-				set(0)
-			}
-			if int8(p1) != -1 {
-				tmpl[2] = byte(p1)
-				set(1)
-			}
 			if b, ok := arg(1); ok {
 				tl, tp, _, err := q.lidAndPorts(ctx, b)
 				if err != nil {
