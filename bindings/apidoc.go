@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/cc"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/mad/smp"
@@ -32,7 +33,7 @@ func WriteAPIReference(w io.Writer) error {
 	p("it as smpquery does. It is a userdata (`type(pi)` says so), decoded field by field when\n")
 	p("read, so functions that want a real table (`rawget`, `setmetatable`, `ipairs`, `table.*`)\n")
 	p("refuse it; ibscript's own functions take a record wherever they take a table of fields. Keys\n")
-	p("(`m_key`, `sm_key`) are never shown: `\"<masked>\"` when the MAD carried one, else the zero\n")
+	p("(`m_key`, `sm_key`, `cc_key`) are never shown: `\"<masked>\"` when the MAD carried one, else the zero\n")
 	p("hex string ([security](security.md)).\n")
 	p("Globals `help(x)`, `ls(attribute)` and `show(...)` print documentation, an attribute's fields\n")
 	p("and values as the REPL shows them. The tables functions return are described field by field\n")
@@ -104,6 +105,7 @@ func writeAttributes(p func(string, ...any)) {
 	for _, sec := range []section{
 		{"SMP attributes", "`smp.get(target, name, modifier)`", smp.Layouts(), smp.EnumNames},
 		{"PerfMgt attributes", "`perf.get(target, port, name)`", perf.Layouts(), perf.EnumNames},
+		{"Congestion Control attributes", "`cc.get(target, name, modifier)`", cc.Layouts(), cc.EnumNames},
 		{"SA records", "`sa.get_table(name, template)`", recs, none},
 	} {
 		p("\n### %s\n\nRead with %s.\n", sec.title, sec.how)

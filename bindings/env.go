@@ -114,7 +114,7 @@ type Module struct {
 // Modules returns the registration tables of every module, in the order
 // the API reference lists them.
 func Modules() []Module {
-	return []Module{umadModule(), smpModule(), perfModule(), saModule(), fabricModule(), diagModule(), rdmacmModule(), planModule(), madModule(), bitModule()}
+	return []Module{umadModule(), smpModule(), perfModule(), saModule(), ccModule(), fabricModule(), diagModule(), rdmacmModule(), planModule(), madModule(), bitModule()}
 }
 
 // Open preloads every ibscript module into L (require "smp") and sets them

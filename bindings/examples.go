@@ -92,6 +92,15 @@ print(#guids, guids[1])`,
 	"perf.reset": `perf.reset("lid:2", 1)`,
 	"perf.counters": `local all, info = perf.counters("lid:2", 255, true) -- perfquery -x -a
 print(all.port_xmit_data, info.summed and #info.summed or "AllPortSelect")`,
+	"cc.get": `local ci = cc.get("lid:1", "CongestionInfo")   -- ibccquery CongestionInfo 1
+print(ci.congestion_info, ci.control_table_cap)
+local log = cc.get("lid:2", "CL")                  -- a switch: its LogType says which layout
+print(log.log_type, log.log_events_counter)
+print(cc.get("lid:2", "SwitchPortCongestionSetting", 0).valid0)`,
+	"cc.set": `-- as ibccconfig SwitchPortCongestionSetting 2 1 1 0 7 8 100 (port 1 of block 0)
+local r = cc.set("lid:2", "SwitchPortCongestionSetting",
+  {valid1 = 1, control_type1 = 0, threshold1 = 7, packet_size1 = 8, cong_parm_marking_rate1 = 100})
+print(r.threshold1, cc.get("lid:2", "SP").cong_parm_marking_rate1)`,
 	"perf.get": `local d = perf.get("lid:2", 1, "PortRcvErrorDetails")
 print(d.port_select, d.port_local_physical_errors)`,
 

@@ -8,6 +8,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/cc"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
 )
@@ -19,7 +20,7 @@ func madModule() Module {
 		Name:    "mad",
 		Summary: "MADs as bytes: decode a captured MAD, list an attribute's fields",
 		Funcs: []Func{
-			{"decode", madDecode, "decode(mad) -> table: a 256-byte MAD (binary string, or hex with any spaces, colons or newlines) decoded into header, the SMP or PerfMgt fields and the attribute"},
+			{"decode", madDecode, "decode(mad) -> table: a 256-byte MAD (binary string, or hex with any spaces, colons or newlines) decoded into header, the SMP, PerfMgt or Congestion Control fields and the attribute"},
 			{"fields", madFields, "fields(attribute) -> array: the fields of an attribute (\"PortInfo\") as {name, key, bit, width}, in wire order"},
 			{"attributes", madAttributes, "attributes() -> array: the names of the attributes ibscript decodes"},
 			{"new", madNew, "new(attribute [, {target=, method=, modifier=}]) -> request: a Get (or Set) of an SMP or PerfMgt attribute as a table whose attribute fields can be set one by one"},
@@ -79,6 +80,18 @@ func madDecode(e *Env, L *lua.LState) int {
 	case mad.ClassPerf:
 		t.RawSetString("header", e.layoutTable(&mad.HeaderLayout, b))
 		attr, data = perf.LayoutByID(mad.AttrIDOf(b)), perf.Data(b)
+	case mad.ClassCC:
+		frame := &cc.MADLayout
+		if mad.AttrIDOf(b) == cc.AttrCongestionLog {
+			frame = &cc.LogMADLayout
+		}
+		t.RawSetString("header", e.layoutTable(frame, b)) // its CC_Key masked
+		attr, data = cc.LayoutByID(mad.AttrIDOf(b)), cc.Data(b)
+		if attr == &cc.CongestionLogLayout {
+			if l, err := cc.LogLayout(data); err == nil {
+				attr = l
+			}
+		}
 	default:
 		t.RawSetString("header", e.layoutTable(&mad.HeaderLayout, b))
 		data = b[mad.HeaderSize:]
@@ -101,6 +114,7 @@ func madDecode(e *Env, L *lua.LState) int {
 // attributeLayouts is every attribute layout by name, SMP first.
 func attributeLayouts() []*mad.Layout {
 	ls := append(smp.Layouts(), perf.Layouts()...)
+	ls = append(ls, cc.Layouts()...)
 	return append(ls, &mad.ClassPortInfoLayout, &mad.HeaderLayout, &smp.SMPLayout, &smp.DRSMPLayout)
 }
 

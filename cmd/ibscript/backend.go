@@ -170,6 +170,9 @@ func (c *config) newSession(b *backend) error {
 	if o.SMKey, err = c.smKey(); err != nil {
 		return err
 	}
+	if o.CCKey, err = c.ccKey(); err != nil {
+		return err
+	}
 	switch {
 	case c.audit != "":
 		f, err := os.OpenFile(c.audit, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
@@ -212,6 +215,10 @@ func (c *config) mKey() (uint64, error) { return key(c.mkey, "--mkey", "IBSCRIPT
 
 // smKey is --smkey, else $IBSCRIPT_SMKEY, else 0, never shown either.
 func (c *config) smKey() (uint64, error) { return key(c.smkey, "--smkey", "IBSCRIPT_SMKEY") }
+
+// ccKey is --cckey, else $IBSCRIPT_CCKEY, else 0 (ibccquery -c), never
+// shown either.
+func (c *config) ccKey() (uint64, error) { return key(c.cckey, "--cckey", "IBSCRIPT_CCKEY") }
 
 // key parses a key from its flag's value v, else from the environment
 // variable env; errors name where it came from, never the value.

@@ -97,6 +97,8 @@ func TestKeyFlags(t *testing.T) {
 		{[]string{"--smkey", bad}, "", "--smkey: not a 64-bit number"},
 		{nil, "IBSCRIPT_SMKEY", "IBSCRIPT_SMKEY: not a 64-bit number"},
 		{nil, "IBSCRIPT_MKEY", "IBSCRIPT_MKEY: not a 64-bit number"},
+		{[]string{"--cckey", bad}, "", "--cckey: not a 64-bit number"},
+		{nil, "IBSCRIPT_CCKEY", "IBSCRIPT_CCKEY: not a 64-bit number"},
 	} {
 		if c.env != "" {
 			t.Setenv(c.env, bad)

@@ -61,6 +61,7 @@ type config struct {
 	audit     string          // --audit FILE
 	mkey      string          // --mkey KEY; never printed
 	smkey     string          // --smkey KEY; never printed
+	cckey     string          // --cckey KEY; never printed
 	maxMADs   uint64          // --max-mads N
 	timeLimit time.Duration   // --time-limit DUR: wall clock of the whole run
 	memLimit  memoryLimitFlag // --memory-limit SIZE: heap of the whole run
@@ -134,6 +135,8 @@ Flags (before or after the command):
   --mkey KEY      M_Key for SMPs (better: $IBSCRIPT_MKEY); never printed
   --smkey KEY     SM_Key for SA requests (better: $IBSCRIPT_SMKEY); never
                   printed
+  --cckey KEY     CC_Key for Congestion Control requests, as ibccquery -c
+                  (better: $IBSCRIPT_CCKEY); never printed
   --max-mads N    send at most N MADs in the run (0, the default: no limit)
   --time-limit DUR
                   end a run, -e chunk or discover after DUR of wall-clock
@@ -281,6 +284,7 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.audit, "audit", "", "")
 	fs.StringVar(&c.mkey, "mkey", "", "")
 	fs.StringVar(&c.smkey, "smkey", "", "")
+	fs.StringVar(&c.cckey, "cckey", "", "")
 	fs.Uint64Var(&c.maxMADs, "max-mads", 0, "")
 	fs.DurationVar(&c.timeLimit, "time-limit", 0, "")
 	fs.Var(&c.memLimit, "memory-limit", "")

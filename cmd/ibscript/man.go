@@ -90,6 +90,7 @@ var environment = [][2]string{
 	{"XDG_CONFIG_HOME", "where the REPL keeps its history (ibscript/history, mode 0600); default ~/.config."},
 	{"IBSCRIPT_MKEY", "the M_Key SMPs carry (better than --mkey, which shows in ps); never printed. Scripts cannot read it: os.getenv returns nil for every IBSCRIPT_*KEY* variable."},
 	{"IBSCRIPT_SMKEY", "the SM_Key SA requests carry (better than --smkey, which shows in ps); never printed, and unreadable by scripts as IBSCRIPT_MKEY."},
+	{"IBSCRIPT_CCKEY", "the CC_Key Congestion Control requests carry (better than --cckey, which shows in ps); never printed, and unreadable by scripts as IBSCRIPT_MKEY."},
 	{"IBSIM_SOCKNAME", "the ibsim socket name for --fabric ibsim: without one (then \"sim\"), as umad2sim reads it."},
 	{"SIM_HOST", "the ibsim node to attach to when --fabric ibsim: names none, as umad2sim reads it."},
 	{"IBSIM_SERVER_NAME, IBSIM_SERVER_PORT", "ibsim's UDP mode: the host (and port) of a remote ibsim, as umad2sim reads them."},

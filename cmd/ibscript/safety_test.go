@@ -25,6 +25,8 @@ func TestSecretLine(t *testing.T) {
 		{"mkey option", `smp.set("lid:1", {MKey = 0xdead})`, true},
 		{"sm key", "si.sm_key", true},
 		{"env name", `os.getenv("IBSCRIPT_MKEY")`, true},
+		{"cc key", `ki.cc_key`, true},
+		{"cc key env", `os.getenv("IBSCRIPT_CCKEY")`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := secretLine(tc.src); got != tc.want {

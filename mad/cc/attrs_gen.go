@@ -3529,8 +3529,26 @@ func LayoutByName(name string) *mad.Layout {
 		}
 	}
 	switch strings.ToLower(name) {
+	case "cp":
+		return &mad.ClassPortInfoLayout
+	case "ci":
+		return &CongestionInfoLayout
+	case "ck":
+		return &CongestionKeyInfoLayout
 	case "congestionlogswitch":
 		return &CongestionLogLayout
+	case "cl":
+		return &CongestionLogLayout
+	case "ss":
+		return &SwitchCongestionSettingLayout
+	case "sp":
+		return &SwitchPortCongestionSettingLayout
+	case "cs":
+		return &CACongestionSettingLayout
+	case "ct":
+		return &CongestionControlTableLayout
+	case "ti":
+		return &TimestampLayout
 	}
 	return nil
 }

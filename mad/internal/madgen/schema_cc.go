@@ -9,11 +9,12 @@ import "github.com/ibscript/ibscript/mad"
 // other attribute in its management data (from byte 64).
 func ccAttrs() []*Attr {
 	return []*Attr{
-		{Pkg: "cc", Name: "ClassPortInfo", Ref: "ClassPortInfo"},
+		{Pkg: "cc", Name: "ClassPortInfo", Ref: "ClassPortInfo", Aliases: []string{"CP"}},
 		{
 			Pkg: "cc", Name: "CongestionInfo", ID: 0x0011, Size: 4, Prefix: "ci", Type: "CongestionInfo",
-			Mod: "none (0)",
-			Doc: "CongestionInfo is the CongestionInfo attribute: which congestion control the node supports and how many 64-entry blocks its CongestionControlTable has (ibccquery CongestionInfo).",
+			Aliases: []string{"CI"},
+			Mod:     "none (0)",
+			Doc:     "CongestionInfo is the CongestionInfo attribute: which congestion control the node supports and how many 64-entry blocks its CongestionControlTable has (ibccquery CongestionInfo).",
 			Fields: []Field{
 				{Name: "CongestionInfo", Bit: 0, Width: 16, Kind: mad.Hex, Doc: "capability bits (IBA A10.4.3.3)", Go: "Info"},
 				{Name: "ControlTableCap", Bit: 16, Width: 8, Doc: "64-entry blocks of the CongestionControlTable (CA)"},
@@ -21,8 +22,9 @@ func ccAttrs() []*Attr {
 		},
 		{
 			Pkg: "cc", Name: "CongestionKeyInfo", ID: 0x0012, Size: 16, Prefix: "cki", Type: "CongestionKeyInfo",
-			Mod: "none (0)",
-			Doc: "CongestionKeyInfo is the CongestionKeyInfo attribute: the node's CC_Key and its protection (ibccquery CongestionKeyInfo). Its CC_Key is a secret: masked wherever ibscript shows or records it.",
+			Aliases: []string{"CK"},
+			Mod:     "none (0)",
+			Doc:     "CongestionKeyInfo is the CongestionKeyInfo attribute: the node's CC_Key and its protection (ibccquery CongestionKeyInfo). Its CC_Key is a secret: masked wherever ibscript shows or records it.",
 			Fields: []Field{
 				{Name: "CC_Key", Bit: 0, Width: 64, Kind: mad.Hex},
 				{Name: "CC_KeyProtectBit", Bit: 64, Width: 1},
@@ -32,7 +34,7 @@ func ccAttrs() []*Attr {
 		},
 		{
 			Pkg: "cc", Name: "CongestionLog", ID: 0x0013, Size: 220, Prefix: "cl", Type: "CongestionLog",
-			Aliases: []string{"CongestionLogSwitch"},
+			Aliases: []string{"CongestionLogSwitch", "CL"},
 			Mod:     "none (0)",
 			Doc:     "CongestionLog is the CongestionLog attribute of a switch (LogType 1): the ports that saw congestion and the last 15 marking events (ibccquery CongestionLog). It sits in the MAD's log data, from byte 32; a CA answers in the CongestionLogCA layout.",
 			Fields: []Field{
@@ -68,8 +70,9 @@ func ccAttrs() []*Attr {
 		},
 		{
 			Pkg: "cc", Name: "SwitchCongestionSetting", ID: 0x0014, Size: 76, Prefix: "scs", Type: "SwitchCongestionSetting",
-			Mod: "none (0)",
-			Doc: "SwitchCongestionSetting is the SwitchCongestionSetting attribute: how a switch marks congestion, per port (ibccquery SwitchCongestionSetting).",
+			Aliases: []string{"SS"},
+			Mod:     "none (0)",
+			Doc:     "SwitchCongestionSetting is the SwitchCongestionSetting attribute: how a switch marks congestion, per port (ibccquery SwitchCongestionSetting).",
 			Fields: []Field{
 				{Name: "Control_Map", Bit: 0, Width: 32, Kind: mad.Hex, Doc: "which of the following fields a Set changes"},
 				{Name: "Victim_Mask", Bit: 32, Width: 256, Kind: mad.Bytes, Doc: "bit i: port i is a victim port"},
@@ -83,8 +86,9 @@ func ccAttrs() []*Attr {
 		},
 		{
 			Pkg: "cc", Name: "SwitchPortCongestionSetting", ID: 0x0015, Size: 128, Prefix: "spcs", Type: "SwitchPortCongestionSetting",
-			Mod: "block: ports 32*mod to 32*mod+31",
-			Doc: "SwitchPortCongestionSetting is one block of the SwitchPortCongestionSetting attribute: the congestion settings of 32 switch ports, element i for port 32*block+i (ibccquery SwitchPortCongestionSetting, which reads 48 ports per block).",
+			Aliases: []string{"SP"},
+			Mod:     "block: ports 32*mod to 32*mod+31",
+			Doc:     "SwitchPortCongestionSetting is one block of the SwitchPortCongestionSetting attribute: the congestion settings of 32 switch ports, element i for port 32*block+i (ibccquery SwitchPortCongestionSetting, which reads 48 ports per block).",
 			Fields: []Field{
 				{Name: "Valid", Bit: 0, Width: 1, Count: 32, Stride: 32, Doc: "element i is valid"},
 				{Name: "Control_Type", Bit: 1, Width: 1, Count: 32, Stride: 32, Doc: "0 congestion, 1 credit starvation"},
@@ -95,8 +99,9 @@ func ccAttrs() []*Attr {
 		},
 		{
 			Pkg: "cc", Name: "CACongestionSetting", ID: 0x0016, Size: 132, Prefix: "cacs", Type: "CACongestionSetting",
-			Mod: "none (0)",
-			Doc: "CACongestionSetting is the CACongestionSetting attribute: how a CA reacts to congestion notifications, per SL (ibccquery CACongestionSetting).",
+			Aliases: []string{"CS"},
+			Mod:     "none (0)",
+			Doc:     "CACongestionSetting is the CACongestionSetting attribute: how a CA reacts to congestion notifications, per SL (ibccquery CACongestionSetting).",
 			Fields: []Field{
 				{Name: "Port_Control", Bit: 0, Width: 16, Kind: mad.Hex},
 				{Name: "Control_Map", Bit: 16, Width: 16, Kind: mad.Hex, Doc: "bit i: SL i's entry is set"},
@@ -108,8 +113,9 @@ func ccAttrs() []*Attr {
 		},
 		{
 			Pkg: "cc", Name: "CongestionControlTable", ID: 0x0017, Size: 132, Prefix: "cct", Type: "CongestionControlTable",
-			Mod: "block: entries 64*mod to 64*mod+63",
-			Doc: "CongestionControlTable is one block of a CA's CongestionControlTable: its CCTI_Limit and 64 entries of the inter-packet delay, entry i of block b being index 64*b+i (ibccquery CongestionControlTable).",
+			Aliases: []string{"CT"},
+			Mod:     "block: entries 64*mod to 64*mod+63",
+			Doc:     "CongestionControlTable is one block of a CA's CongestionControlTable: its CCTI_Limit and 64 entries of the inter-packet delay, entry i of block b being index 64*b+i (ibccquery CongestionControlTable).",
 			Fields: []Field{
 				{Name: "CCTI_Limit", Bit: 0, Width: 16, Doc: "the largest valid index"},
 				{Name: "CCT_Shift", Bit: 32, Width: 2, Count: 64, Stride: 16},
@@ -118,8 +124,9 @@ func ccAttrs() []*Attr {
 		},
 		{
 			Pkg: "cc", Name: "Timestamp", ID: 0x0018, Size: 4, Prefix: "ts", Type: "Timestamp",
-			Mod: "none (0)",
-			Doc: "Timestamp is the Timestamp attribute: the CC agent's free-running clock (ibccquery Timestamp).",
+			Aliases: []string{"TI"},
+			Mod:     "none (0)",
+			Doc:     "Timestamp is the Timestamp attribute: the CC agent's free-running clock (ibccquery Timestamp).",
 			Fields: []Field{
 				{Name: "Timestamp", Bit: 0, Width: 32, Doc: "1.024 us units", Go: "Time"},
 			},
