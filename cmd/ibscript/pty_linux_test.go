@@ -213,7 +213,7 @@ func TestREPLFirstHour(t *testing.T) {
 	step(`help("sim")`, "sim: fault injection")
 	step("help()", "  sim      fault injection", "helpers:", "  help([x])", "  ls([name])", "  show(v, ...)")
 	step("help(show)", "show(v, ...) -> nil: prints values")
-	step("ls()", "attributes: ClassPortInfo  DRSMP", "SA records: ClassPortInfo  GUIDInfoRecord")
+	step("ls()", "attributes: CACongestionSetting  ClassPortInfo  CongestionControlTable", "SA records: ClassPortInfo  GUIDInfoRecord")
 	step(`ls("NodeRecord")`, "NodeRecord (attribute 0x0011", "node_description")
 	step("f = fabric.discover()", "fabric.discover: nodes found ")
 	tm.typ("f.nodes[1].des\t")
