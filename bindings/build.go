@@ -121,7 +121,7 @@ func madSend(e *Env, L *lua.LState) int {
 func encodeTable(l *mad.Layout, t *lua.LTable, b []byte) error {
 	byKey := make(map[string]mad.Field, len(l.Fields))
 	for _, f := range l.Fields {
-		byKey[mad.SnakeName(f.Name)] = f
+		byKey[f.Key()] = f
 	}
 	var err error
 	t.ForEach(func(k, v lua.LValue) {
@@ -213,7 +213,7 @@ func writeSideBySide(w io.Writer, L *lua.LState, a, b *lua.LTable) {
 	}
 	width := 0
 	for _, f := range l.Fields {
-		width = max(width, len(mad.SnakeName(f.Name)))
+		width = max(width, len(f.Key()))
 	}
 	head := func(t *lua.LTable) string {
 		if t == nil {
@@ -227,7 +227,7 @@ func writeSideBySide(w io.Writer, L *lua.LState, a, b *lua.LTable) {
 	}
 	fmt.Fprintf(w, "%s  %-*s  %-24s %s\n", " ", width, l.Name, head(a), head(b))
 	for _, f := range l.Fields {
-		k := mad.SnakeName(f.Name)
+		k := f.Key()
 		av := L.ToStringMeta(at.RawGetString(k)).String()
 		bv, mark := "", " "
 		if bt != nil {

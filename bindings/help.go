@@ -170,7 +170,7 @@ func writeFields(w io.Writer, l *mad.Layout) {
 	}
 	fmt.Fprintf(w, "  %-8s %5s  %s\n", "byte.bit", "width", "field")
 	for _, f := range l.Fields {
-		fmt.Fprintf(w, "  %4d.%-3d %5d  %s\n", f.Bit/8, f.Bit%8, f.Width, mad.SnakeName(f.Name))
+		fmt.Fprintf(w, "  %4d.%-3d %5d  %s\n", f.Bit/8, f.Bit%8, f.Width, f.Key())
 	}
 }
 

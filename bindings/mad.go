@@ -137,7 +137,7 @@ func madFields(e *Env, L *lua.LState) int {
 	for _, f := range l.Fields {
 		ft := L.CreateTable(0, 4)
 		ft.RawSetString("name", lua.LString(f.Name))
-		ft.RawSetString("key", lua.LString(mad.SnakeName(f.Name)))
+		ft.RawSetString("key", lua.LString(f.Key()))
 		ft.RawSetString("bit", lua.LNumber(f.Bit))
 		ft.RawSetString("width", lua.LNumber(f.Width))
 		arr.Append(ft)

@@ -98,7 +98,7 @@ func (e *Env) record(l *mad.Layout) *record {
 		secret: make([]int, len(l.Fields))}
 	n := 0
 	for i, f := range l.Fields {
-		k := mad.SnakeName(f.Name)
+		k := f.Key()
 		r.keys[i] = lua.LString(k)
 		if _, dup := r.index[k]; !dup {
 			r.index[k] = i
@@ -125,7 +125,7 @@ func (e *Env) recordMeta(l *mad.Layout) *lua.LTable {
 	hex := L.NewTable()
 	names := L.NewTable()
 	for _, f := range l.Fields {
-		k := mad.SnakeName(f.Name)
+		k := f.Key()
 		keys.Append(lua.LString(k))
 		names.RawSetString(k, lua.LString(f.Name))
 		if f.Kind == mad.Hex && f.Width < 64 {
@@ -399,8 +399,8 @@ func callWith(L *lua.LState, fn *lua.LFunction) int {
 // holds only zeroKey or maskedKey for them anyway).
 var secretKeys = func() map[string]bool {
 	m := map[string]bool{}
-	for _, k := range mad.KeyFieldNames {
-		m[mad.SnakeName(k)] = true
+	for _, k := range mad.KeyFieldKeys {
+		m[k] = true
 	}
 	return m
 }()

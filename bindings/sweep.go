@@ -101,7 +101,7 @@ func fabricSweep(e *Env, L *lua.LState) int {
 				name := ft.RawGetInt(i).String()
 				idx := -1
 				for j, f := range k.layout.Fields {
-					if mad.SnakeName(f.Name) == name {
+					if f.Key() == name {
 						idx = j
 					}
 				}

@@ -15,28 +15,28 @@ const (
 
 // ClassPortInfo rows (IBA table "ClassPortInfo").
 var (
-	cpiBaseVersion     = Field{Name: "BaseVersion", Bit: 0, Width: 8}
-	cpiClassVersion    = Field{Name: "ClassVersion", Bit: 8, Width: 8}
-	cpiCapabilityMask  = Field{Name: "CapabilityMask", Bit: 16, Width: 16, Kind: Hex, Doc: "bits 0-7 generic, 8-15 class specific"}
-	cpiCapabilityMask2 = Field{Name: "CapabilityMask2", Bit: 32, Width: 27, Kind: Hex, Doc: "27 bits"}
-	cpiRespTimeValue   = Field{Name: "RespTimeValue", Bit: 59, Width: 5, Doc: "response time = 4.096 us * 2^RespTimeValue"}
-	cpiRedirectGID     = Field{Name: "RedirectGID", Bit: 64, Width: 128, Kind: Bytes}
-	cpiRedirectTC      = Field{Name: "RedirectTC", Bit: 192, Width: 8}
-	cpiRedirectSL      = Field{Name: "RedirectSL", Bit: 200, Width: 4}
-	cpiRedirectFL      = Field{Name: "RedirectFL", Bit: 204, Width: 20, Kind: Hex, Doc: "flow label, 20 bits"}
-	cpiRedirectLID     = Field{Name: "RedirectLID", Bit: 224, Width: 16}
-	cpiRedirectPKey    = Field{Name: "RedirectP_Key", Bit: 240, Width: 16, Kind: Hex}
-	cpiRedirectQP      = Field{Name: "RedirectQP", Bit: 264, Width: 24, Kind: Hex, Doc: "24 bits"}
-	cpiRedirectQKey    = Field{Name: "RedirectQ_Key", Bit: 288, Width: 32, Kind: Hex}
-	cpiTrapGID         = Field{Name: "TrapGID", Bit: 320, Width: 128, Kind: Bytes}
-	cpiTrapTC          = Field{Name: "TrapTC", Bit: 448, Width: 8}
-	cpiTrapSL          = Field{Name: "TrapSL", Bit: 456, Width: 4}
-	cpiTrapFL          = Field{Name: "TrapFL", Bit: 460, Width: 20, Kind: Hex}
-	cpiTrapLID         = Field{Name: "TrapLID", Bit: 480, Width: 16}
-	cpiTrapPKey        = Field{Name: "TrapP_Key", Bit: 496, Width: 16, Kind: Hex}
-	cpiTrapHL          = Field{Name: "TrapHL", Bit: 512, Width: 8}
-	cpiTrapQP          = Field{Name: "TrapQP", Bit: 520, Width: 24, Kind: Hex}
-	cpiTrapQKey        = Field{Name: "TrapQ_Key", Bit: 544, Width: 32, Kind: Hex}
+	cpiBaseVersion     = Field{Name: "BaseVersion", LuaKey: "base_version", Bit: 0, Width: 8}
+	cpiClassVersion    = Field{Name: "ClassVersion", LuaKey: "class_version", Bit: 8, Width: 8}
+	cpiCapabilityMask  = Field{Name: "CapabilityMask", LuaKey: "capability_mask", Bit: 16, Width: 16, Kind: Hex, Doc: "bits 0-7 generic, 8-15 class specific"}
+	cpiCapabilityMask2 = Field{Name: "CapabilityMask2", LuaKey: "capability_mask2", Bit: 32, Width: 27, Kind: Hex, Doc: "27 bits"}
+	cpiRespTimeValue   = Field{Name: "RespTimeValue", LuaKey: "resp_time_value", Bit: 59, Width: 5, Doc: "response time = 4.096 us * 2^RespTimeValue"}
+	cpiRedirectGID     = Field{Name: "RedirectGID", LuaKey: "redirect_gid", Bit: 64, Width: 128, Kind: Bytes}
+	cpiRedirectTC      = Field{Name: "RedirectTC", LuaKey: "redirect_tc", Bit: 192, Width: 8}
+	cpiRedirectSL      = Field{Name: "RedirectSL", LuaKey: "redirect_sl", Bit: 200, Width: 4}
+	cpiRedirectFL      = Field{Name: "RedirectFL", LuaKey: "redirect_fl", Bit: 204, Width: 20, Kind: Hex, Doc: "flow label, 20 bits"}
+	cpiRedirectLID     = Field{Name: "RedirectLID", LuaKey: "redirect_lid", Bit: 224, Width: 16}
+	cpiRedirectPKey    = Field{Name: "RedirectP_Key", LuaKey: "redirect_p_key", Bit: 240, Width: 16, Kind: Hex}
+	cpiRedirectQP      = Field{Name: "RedirectQP", LuaKey: "redirect_qp", Bit: 264, Width: 24, Kind: Hex, Doc: "24 bits"}
+	cpiRedirectQKey    = Field{Name: "RedirectQ_Key", LuaKey: "redirect_q_key", Bit: 288, Width: 32, Kind: Hex}
+	cpiTrapGID         = Field{Name: "TrapGID", LuaKey: "trap_gid", Bit: 320, Width: 128, Kind: Bytes}
+	cpiTrapTC          = Field{Name: "TrapTC", LuaKey: "trap_tc", Bit: 448, Width: 8}
+	cpiTrapSL          = Field{Name: "TrapSL", LuaKey: "trap_sl", Bit: 456, Width: 4}
+	cpiTrapFL          = Field{Name: "TrapFL", LuaKey: "trap_fl", Bit: 460, Width: 20, Kind: Hex}
+	cpiTrapLID         = Field{Name: "TrapLID", LuaKey: "trap_lid", Bit: 480, Width: 16}
+	cpiTrapPKey        = Field{Name: "TrapP_Key", LuaKey: "trap_p_key", Bit: 496, Width: 16, Kind: Hex}
+	cpiTrapHL          = Field{Name: "TrapHL", LuaKey: "trap_hl", Bit: 512, Width: 8}
+	cpiTrapQP          = Field{Name: "TrapQP", LuaKey: "trap_qp", Bit: 520, Width: 24, Kind: Hex}
+	cpiTrapQKey        = Field{Name: "TrapQ_Key", LuaKey: "trap_q_key", Bit: 544, Width: 32, Kind: Hex}
 )
 
 // ClassPortInfoLayout is the ClassPortInfo attribute (0x0001, 72 bytes).

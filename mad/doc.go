@@ -8,12 +8,14 @@
 // tables. The attributes and records (ClassPortInfo here, those of mad/smp,
 // mad/perf, mad/sa and mad/cc) are described once, in the schema of
 // mad/internal/madgen; `go generate ./mad/` writes from it each one's
-// layout, Go struct, zero-allocation codec ([Codec]), ID constant and the
+// layout, Go struct, zero-allocation codec ([Codec]), ID constant, each
+// row's Lua key ([Field.LuaKey], by the [SnakeName] rule) and the
 // packages' ID and name indexes (the attrs_gen.go files; a test fails when
-// they are stale). Headers keep hand-written tables. Generic code (pretty
-// printers, Lua tables) walks the same rows with [Layout.Each],
-// [Field.Format] and [SnakeName]. Offsets live in the tables and nowhere
-// else.
+// they are stale). Headers keep hand-written tables, their keys spelled
+// out (TestLuaKeys checks every layout's keys against the rule). Generic
+// code (pretty printers, Lua tables) walks the same rows with
+// [Layout.Each], [Field.Format] and [Field.Key]. Offsets live in the
+// tables and nowhere else.
 //
 // Conventions, as in IBA: bit 0 is the most significant bit of byte 0,
 // every field is big-endian, reserved fields are not listed and are written

@@ -34,11 +34,15 @@ const (
 // A field of at most 64 bits is read and written as a number with Get and
 // Put; a wider field must be byte aligned and is reached with Slice.
 type Field struct {
-	Name  string
-	Bit   int
-	Width int
-	Kind  Kind
-	Doc   string // one line, from the schema (mad/internal/madgen)
+	Name string
+	// LuaKey is the field's Lua table key (snake_case), written by the
+	// generator (mad/internal/madgen) for every generated row and by hand,
+	// from the same rule, for the few hand-written header layouts.
+	LuaKey string
+	Bit    int
+	Width  int
+	Kind   Kind
+	Doc    string // one line, from the schema (mad/internal/madgen)
 }
 
 // Get returns the field's value from b. b must be long enough to hold the
@@ -152,8 +156,8 @@ func (f Field) Numeric() bool {
 // End is the first bit after the field.
 func (f Field) End() int { return f.Bit + f.Width }
 
-// Key is the field's name as a Lua table key: SnakeName(f.Name).
-func (f Field) Key() string { return SnakeName(f.Name) }
+// Key is the field's Lua table key (LuaKey).
+func (f Field) Key() string { return f.LuaKey }
 
 // Format renders a value as printers and golden files show it: Uint fields
 // in decimal, Hex fields as 0x followed by one digit per 4 bits of width,

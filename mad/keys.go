@@ -10,6 +10,9 @@ import "encoding/binary"
 // one place that knows where they sit in a MAD.
 var KeyFieldNames = []string{"M_Key", "SM_Key", "B_Key", "CC_Key"}
 
+// KeyFieldKeys are the Lua keys of KeyFieldNames, in the same order.
+var KeyFieldKeys = []string{"m_key", "sm_key", "b_key", "cc_key"}
+
 // IsKeyField reports whether a layout field named name holds a key.
 func IsKeyField(name string) bool {
 	for _, k := range KeyFieldNames {

@@ -104,15 +104,15 @@ const (
 
 // Common MAD header fields (mad-formats.md section 1).
 var (
-	hdrBaseVersion   = Field{Name: "BaseVersion", Bit: 0, Width: 8}
-	hdrMgmtClass     = Field{Name: "MgmtClass", Bit: 8, Width: 8, Kind: Hex}
-	hdrClassVersion  = Field{Name: "ClassVersion", Bit: 16, Width: 8}
-	hdrMethod        = Field{Name: "Method", Bit: 24, Width: 8, Kind: Hex} // R bit + method
-	hdrStatus        = Field{Name: "Status", Bit: 32, Width: 16, Kind: Hex}
-	hdrClassSpecific = Field{Name: "ClassSpecific", Bit: 48, Width: 16, Kind: Hex}
-	hdrTID           = Field{Name: "TransactionID", Bit: 64, Width: 64, Kind: Hex}
-	hdrAttrID        = Field{Name: "AttributeID", Bit: 128, Width: 16, Kind: Hex}
-	hdrAttrMod       = Field{Name: "AttributeModifier", Bit: 160, Width: 32, Kind: Hex}
+	hdrBaseVersion   = Field{Name: "BaseVersion", LuaKey: "base_version", Bit: 0, Width: 8}
+	hdrMgmtClass     = Field{Name: "MgmtClass", LuaKey: "mgmt_class", Bit: 8, Width: 8, Kind: Hex}
+	hdrClassVersion  = Field{Name: "ClassVersion", LuaKey: "class_version", Bit: 16, Width: 8}
+	hdrMethod        = Field{Name: "Method", LuaKey: "method", Bit: 24, Width: 8, Kind: Hex} // R bit + method
+	hdrStatus        = Field{Name: "Status", LuaKey: "status", Bit: 32, Width: 16, Kind: Hex}
+	hdrClassSpecific = Field{Name: "ClassSpecific", LuaKey: "class_specific", Bit: 48, Width: 16, Kind: Hex}
+	hdrTID           = Field{Name: "TransactionID", LuaKey: "transaction_id", Bit: 64, Width: 64, Kind: Hex}
+	hdrAttrID        = Field{Name: "AttributeID", LuaKey: "attribute_id", Bit: 128, Width: 16, Kind: Hex}
+	hdrAttrMod       = Field{Name: "AttributeModifier", LuaKey: "attribute_modifier", Bit: 160, Width: 32, Kind: Hex}
 )
 
 // HeaderLayout is the common MAD header. Method is kept whole (R bit

@@ -109,10 +109,10 @@ func TestWriter(t *testing.T) {
 
 func TestEachAndFormat(t *testing.T) {
 	l := &mad.Layout{Name: "Test", Size: 12, Fields: []mad.Field{
-		{Name: "Num", Bit: 0, Width: 12},
-		{Name: "Mask", Bit: 12, Width: 20, Kind: mad.Hex},
-		{Name: "Text", Bit: 32, Width: 32, Kind: mad.String},
-		{Name: "Raw", Bit: 64, Width: 32, Kind: mad.Bytes},
+		{Name: "Num", LuaKey: "num", Bit: 0, Width: 12},
+		{Name: "Mask", LuaKey: "mask", Bit: 12, Width: 20, Kind: mad.Hex},
+		{Name: "Text", LuaKey: "text", Bit: 32, Width: 32, Kind: mad.String},
+		{Name: "Raw", LuaKey: "raw", Bit: 64, Width: 32, Kind: mad.Bytes},
 	}}
 	b := []byte{0x12, 0x30, 0x00, 0x1f, 'h', 'i', 0, 0, 0xde, 0xad, 0xbe, 0xef}
 	var got []string

@@ -21,8 +21,11 @@ var acronyms = [...]string{
 //	VLArbitrationHighCap -> vl_arbitration_high_cap
 //	LIDsPerPort      -> lids_per_port         QP1Dropped       -> qp1_dropped
 //
-// It is the only place Lua keys come from; the golden list in the tests pins
-// every key of every layout.
+// It is the generator's rule (mad/internal/madgen writes each row's key
+// into its Field.LuaKey), not called at run time: code reads Field.Key.
+// The hand-written header layouts spell their keys out by the same rule,
+// which TestLuaKeys checks for every layout, and the golden list in the
+// tests pins every key.
 func SnakeName(name string) string {
 	var words []string
 	i := 0

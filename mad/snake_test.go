@@ -7,8 +7,12 @@ import (
 	"testing"
 
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/cc"
+	"github.com/ibscript/ibscript/mad/cm"
 	"github.com/ibscript/ibscript/mad/madtest"
 	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/rmpp"
+	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/mad/smp"
 )
 
@@ -55,8 +59,13 @@ func TestSnakeName(t *testing.T) {
 
 // allLayouts is every layout of mad and its sub-packages, once each.
 func allLayouts() []*mad.Layout {
-	ls := []*mad.Layout{&mad.HeaderLayout, &mad.ClassPortInfoLayout, &smp.SMPLayout, &smp.DRSMPLayout, &perf.MADLayout}
-	for _, l := range append(smp.Layouts(), perf.Layouts()...) {
+	ls := []*mad.Layout{&mad.HeaderLayout, &mad.ClassPortInfoLayout, &smp.SMPLayout, &smp.DRSMPLayout, &perf.MADLayout,
+		&sa.HeaderLayout, &rmpp.HeaderLayout, &cc.MADLayout, &cc.LogMADLayout}
+	more := slices.Concat(smp.Layouts(), perf.Layouts(), cc.Layouts(), cm.Layouts())
+	for _, a := range sa.Attrs() {
+		more = append(more, a.Layout)
+	}
+	for _, l := range more {
 		if !slices.Contains(ls, l) {
 			ls = append(ls, l)
 		}
@@ -64,10 +73,29 @@ func allLayouts() []*mad.Layout {
 	return ls
 }
 
+// TestLuaKeys: every field of every layout, generated or hand-written,
+// has the key SnakeName gives its name (the generator wrote it, or the
+// hand-written layout spelled it out), and KeyFieldKeys are the keys of
+// KeyFieldNames.
+func TestLuaKeys(t *testing.T) {
+	for _, l := range allLayouts() {
+		for _, f := range l.Fields {
+			if want := mad.SnakeName(f.Name); f.LuaKey != want || f.Key() != want || want == "" {
+				t.Errorf("%s.%s: LuaKey %q, want %q", l.Name, f.Name, f.LuaKey, want)
+			}
+		}
+	}
+	for i, n := range mad.KeyFieldNames {
+		if mad.KeyFieldKeys[i] != mad.SnakeName(n) {
+			t.Errorf("KeyFieldKeys[%d] = %q, want %q", i, mad.KeyFieldKeys[i], mad.SnakeName(n))
+		}
+	}
+}
+
 // TestSnakeGolden pins the Lua key of every field of every layout.
 func TestSnakeGolden(t *testing.T) {
 	var sb strings.Builder
-	sb.WriteString("# Lua keys: layout.Field -> key (mad.SnakeName); go test -update rewrites this file\n")
+	sb.WriteString("# Lua keys: layout.Field -> key (Field.Key, written by mad/internal/madgen); go test -update rewrites this file\n")
 	for _, l := range allLayouts() {
 		for _, f := range l.Fields {
 			fmt.Fprintf(&sb, "%s.%s -> %s\n", l.Name, f.Name, f.Key())

@@ -154,9 +154,21 @@ func CounterNames() []string {
 	return names
 }
 
+// counterKeys maps the counters' IBA names to their Lua keys, as the PMA
+// layouts spell them.
+var counterKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, l := range perf.Layouts() {
+		for _, f := range l.Fields {
+			m[f.Name] = f.Key()
+		}
+	}
+	return m
+}()
+
 func counterIndex(names []string, name string) int {
 	for i, n := range names {
-		if strings.EqualFold(n, name) || mad.SnakeName(n) == name {
+		if strings.EqualFold(n, name) || (name != "" && counterKeys[n] == name) {
 			return i
 		}
 	}

@@ -25,9 +25,9 @@ const (
 
 // CC MAD rows.
 var (
-	ccKey     = mad.Field{Name: "CC_Key", Bit: 8 * KeyOff, Width: 64, Kind: mad.Hex}
-	ccLogData = mad.Field{Name: "LogData", Bit: 8 * LogDataOff, Width: 8 * (mad.Size - LogDataOff), Kind: mad.Bytes}
-	ccData    = mad.Field{Name: "Data", Bit: 8 * DataOff, Width: 8 * (mad.Size - DataOff), Kind: mad.Bytes}
+	ccKey     = mad.Field{Name: "CC_Key", LuaKey: "cc_key", Bit: 8 * KeyOff, Width: 64, Kind: mad.Hex}
+	ccLogData = mad.Field{Name: "LogData", LuaKey: "log_data", Bit: 8 * LogDataOff, Width: 8 * (mad.Size - LogDataOff), Kind: mad.Bytes}
+	ccData    = mad.Field{Name: "Data", LuaKey: "data", Bit: 8 * DataOff, Width: 8 * (mad.Size - DataOff), Kind: mad.Bytes}
 )
 
 // MADLayout is a whole CC MAD (class 0x21, 256 bytes) of any attribute but

@@ -6,9 +6,9 @@ import "github.com/ibscript/ibscript/mad"
 // chapter 12, CM message DREP); bits from the start of the CM message
 // (MAD byte 24).
 var (
-	drepLocalCommID  = mad.Field{Name: "LocalCommID", Bit: 0, Width: 32, Kind: mad.Hex}
-	drepRemoteCommID = mad.Field{Name: "RemoteCommID", Bit: 32, Width: 32, Kind: mad.Hex}
-	drepPrivateData  = mad.Field{Name: "PrivateData", Bit: 64, Width: 1792, Kind: mad.Bytes}
+	drepLocalCommID  = mad.Field{Name: "LocalCommID", LuaKey: "local_comm_id", Bit: 0, Width: 32, Kind: mad.Hex}
+	drepRemoteCommID = mad.Field{Name: "RemoteCommID", LuaKey: "remote_comm_id", Bit: 32, Width: 32, Kind: mad.Hex}
+	drepPrivateData  = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 64, Width: 1792, Kind: mad.Bytes}
 )
 
 // DREPLayout is the DREP message (0x0016, 232 bytes).

@@ -6,10 +6,10 @@ import "github.com/ibscript/ibscript/mad"
 // chapter 12, CM message DREQ); bits from the start of the CM message
 // (MAD byte 24).
 var (
-	dreqLocalCommID  = mad.Field{Name: "LocalCommID", Bit: 0, Width: 32, Kind: mad.Hex}
-	dreqRemoteCommID = mad.Field{Name: "RemoteCommID", Bit: 32, Width: 32, Kind: mad.Hex}
-	dreqRemoteQPN    = mad.Field{Name: "RemoteQPN", Bit: 64, Width: 24, Kind: mad.Hex}
-	dreqPrivateData  = mad.Field{Name: "PrivateData", Bit: 96, Width: 1760, Kind: mad.Bytes}
+	dreqLocalCommID  = mad.Field{Name: "LocalCommID", LuaKey: "local_comm_id", Bit: 0, Width: 32, Kind: mad.Hex}
+	dreqRemoteCommID = mad.Field{Name: "RemoteCommID", LuaKey: "remote_comm_id", Bit: 32, Width: 32, Kind: mad.Hex}
+	dreqRemoteQPN    = mad.Field{Name: "RemoteQPN", LuaKey: "remote_qp_n", Bit: 64, Width: 24, Kind: mad.Hex}
+	dreqPrivateData  = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 96, Width: 1760, Kind: mad.Bytes}
 )
 
 // DREQLayout is the DREQ message (0x0015, 232 bytes).

@@ -6,11 +6,11 @@ import "github.com/ibscript/ibscript/mad"
 // chapter 12, CM message MRA); bits from the start of the CM message
 // (MAD byte 24).
 var (
-	mraLocalCommID    = mad.Field{Name: "LocalCommID", Bit: 0, Width: 32, Kind: mad.Hex}
-	mraRemoteCommID   = mad.Field{Name: "RemoteCommID", Bit: 32, Width: 32, Kind: mad.Hex}
-	mraMessageMRAed   = mad.Field{Name: "MessageMRAed", Bit: 64, Width: 2}
-	mraServiceTimeout = mad.Field{Name: "ServiceTimeout", Bit: 72, Width: 5}
-	mraPrivateData    = mad.Field{Name: "PrivateData", Bit: 80, Width: 1776, Kind: mad.Bytes}
+	mraLocalCommID    = mad.Field{Name: "LocalCommID", LuaKey: "local_comm_id", Bit: 0, Width: 32, Kind: mad.Hex}
+	mraRemoteCommID   = mad.Field{Name: "RemoteCommID", LuaKey: "remote_comm_id", Bit: 32, Width: 32, Kind: mad.Hex}
+	mraMessageMRAed   = mad.Field{Name: "MessageMRAed", LuaKey: "message_mr_aed", Bit: 64, Width: 2}
+	mraServiceTimeout = mad.Field{Name: "ServiceTimeout", LuaKey: "service_timeout", Bit: 72, Width: 5}
+	mraPrivateData    = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 80, Width: 1776, Kind: mad.Bytes}
 )
 
 // MRALayout is the MRA message (0x0011, 232 bytes).

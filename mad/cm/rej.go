@@ -6,13 +6,13 @@ import "github.com/ibscript/ibscript/mad"
 // chapter 12, CM message REJ); bits from the start of the CM message
 // (MAD byte 24).
 var (
-	rejLocalCommID      = mad.Field{Name: "LocalCommID", Bit: 0, Width: 32, Kind: mad.Hex}
-	rejRemoteCommID     = mad.Field{Name: "RemoteCommID", Bit: 32, Width: 32, Kind: mad.Hex}
-	rejMessageRejected  = mad.Field{Name: "MessageRejected", Bit: 64, Width: 2}
-	rejRejectInfoLength = mad.Field{Name: "RejectInfoLength", Bit: 72, Width: 7}
-	rejReason           = mad.Field{Name: "Reason", Bit: 80, Width: 16}
-	rejARI              = mad.Field{Name: "ARI", Bit: 96, Width: 576, Kind: mad.Bytes}
-	rejPrivateData      = mad.Field{Name: "PrivateData", Bit: 672, Width: 1184, Kind: mad.Bytes}
+	rejLocalCommID      = mad.Field{Name: "LocalCommID", LuaKey: "local_comm_id", Bit: 0, Width: 32, Kind: mad.Hex}
+	rejRemoteCommID     = mad.Field{Name: "RemoteCommID", LuaKey: "remote_comm_id", Bit: 32, Width: 32, Kind: mad.Hex}
+	rejMessageRejected  = mad.Field{Name: "MessageRejected", LuaKey: "message_rejected", Bit: 64, Width: 2}
+	rejRejectInfoLength = mad.Field{Name: "RejectInfoLength", LuaKey: "reject_info_length", Bit: 72, Width: 7}
+	rejReason           = mad.Field{Name: "Reason", LuaKey: "reason", Bit: 80, Width: 16}
+	rejARI              = mad.Field{Name: "ARI", LuaKey: "ari", Bit: 96, Width: 576, Kind: mad.Bytes}
+	rejPrivateData      = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 672, Width: 1184, Kind: mad.Bytes}
 )
 
 // REJLayout is the REJ message (0x0012, 232 bytes).

@@ -6,21 +6,21 @@ import "github.com/ibscript/ibscript/mad"
 // chapter 12, CM message REP); bits from the start of the CM message
 // (MAD byte 24).
 var (
-	repLocalCommID         = mad.Field{Name: "LocalCommID", Bit: 0, Width: 32, Kind: mad.Hex}
-	repRemoteCommID        = mad.Field{Name: "RemoteCommID", Bit: 32, Width: 32, Kind: mad.Hex}
-	repLocalQKey           = mad.Field{Name: "LocalQKey", Bit: 64, Width: 32, Kind: mad.Hex}
-	repLocalQPN            = mad.Field{Name: "LocalQPN", Bit: 96, Width: 24, Kind: mad.Hex}
-	repLocalEECN           = mad.Field{Name: "LocalEECN", Bit: 128, Width: 24, Kind: mad.Hex}
-	repStartingPSN         = mad.Field{Name: "StartingPSN", Bit: 160, Width: 24, Kind: mad.Hex}
-	repResponderResources  = mad.Field{Name: "ResponderResources", Bit: 192, Width: 8}
-	repInitiatorDepth      = mad.Field{Name: "InitiatorDepth", Bit: 200, Width: 8}
-	repTargetACKDelay      = mad.Field{Name: "TargetACKDelay", Bit: 208, Width: 5}
-	repFailoverAccepted    = mad.Field{Name: "FailoverAccepted", Bit: 213, Width: 2}
-	repEndToEndFlowControl = mad.Field{Name: "EndToEndFlowControl", Bit: 215, Width: 1}
-	repRNRRetryCount       = mad.Field{Name: "RNRRetryCount", Bit: 216, Width: 3}
-	repSRQ                 = mad.Field{Name: "SRQ", Bit: 219, Width: 1}
-	repLocalCAGUID         = mad.Field{Name: "LocalCAGUID", Bit: 224, Width: 64, Kind: mad.Hex}
-	repPrivateData         = mad.Field{Name: "PrivateData", Bit: 288, Width: 1568, Kind: mad.Bytes}
+	repLocalCommID         = mad.Field{Name: "LocalCommID", LuaKey: "local_comm_id", Bit: 0, Width: 32, Kind: mad.Hex}
+	repRemoteCommID        = mad.Field{Name: "RemoteCommID", LuaKey: "remote_comm_id", Bit: 32, Width: 32, Kind: mad.Hex}
+	repLocalQKey           = mad.Field{Name: "LocalQKey", LuaKey: "local_q_key", Bit: 64, Width: 32, Kind: mad.Hex}
+	repLocalQPN            = mad.Field{Name: "LocalQPN", LuaKey: "local_qp_n", Bit: 96, Width: 24, Kind: mad.Hex}
+	repLocalEECN           = mad.Field{Name: "LocalEECN", LuaKey: "local_eecn", Bit: 128, Width: 24, Kind: mad.Hex}
+	repStartingPSN         = mad.Field{Name: "StartingPSN", LuaKey: "starting_psn", Bit: 160, Width: 24, Kind: mad.Hex}
+	repResponderResources  = mad.Field{Name: "ResponderResources", LuaKey: "responder_resources", Bit: 192, Width: 8}
+	repInitiatorDepth      = mad.Field{Name: "InitiatorDepth", LuaKey: "initiator_depth", Bit: 200, Width: 8}
+	repTargetACKDelay      = mad.Field{Name: "TargetACKDelay", LuaKey: "target_ack_delay", Bit: 208, Width: 5}
+	repFailoverAccepted    = mad.Field{Name: "FailoverAccepted", LuaKey: "failover_accepted", Bit: 213, Width: 2}
+	repEndToEndFlowControl = mad.Field{Name: "EndToEndFlowControl", LuaKey: "end_to_end_flow_control", Bit: 215, Width: 1}
+	repRNRRetryCount       = mad.Field{Name: "RNRRetryCount", LuaKey: "rnr_retry_count", Bit: 216, Width: 3}
+	repSRQ                 = mad.Field{Name: "SRQ", LuaKey: "srq", Bit: 219, Width: 1}
+	repLocalCAGUID         = mad.Field{Name: "LocalCAGUID", LuaKey: "local_caguid", Bit: 224, Width: 64, Kind: mad.Hex}
+	repPrivateData         = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 288, Width: 1568, Kind: mad.Bytes}
 )
 
 // REPLayout is the REP message (0x0013, 232 bytes).

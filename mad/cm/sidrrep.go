@@ -6,14 +6,14 @@ import "github.com/ibscript/ibscript/mad"
 // chapter 12, CM message SIDR_REP); bits from the start of the CM message
 // (MAD byte 24).
 var (
-	sidrrepRequestID            = mad.Field{Name: "RequestID", Bit: 0, Width: 32, Kind: mad.Hex}
-	sidrrepStatus               = mad.Field{Name: "Status", Bit: 32, Width: 8}
-	sidrrepAdditionalInfoLength = mad.Field{Name: "AdditionalInfoLength", Bit: 40, Width: 8}
-	sidrrepQPN                  = mad.Field{Name: "QPN", Bit: 64, Width: 24, Kind: mad.Hex}
-	sidrrepServiceID            = mad.Field{Name: "ServiceID", Bit: 96, Width: 64, Kind: mad.Hex}
-	sidrrepQKey                 = mad.Field{Name: "QKey", Bit: 160, Width: 32, Kind: mad.Hex}
-	sidrrepAdditionalInfo       = mad.Field{Name: "AdditionalInfo", Bit: 192, Width: 576, Kind: mad.Bytes}
-	sidrrepPrivateData          = mad.Field{Name: "PrivateData", Bit: 768, Width: 1088, Kind: mad.Bytes}
+	sidrrepRequestID            = mad.Field{Name: "RequestID", LuaKey: "request_id", Bit: 0, Width: 32, Kind: mad.Hex}
+	sidrrepStatus               = mad.Field{Name: "Status", LuaKey: "status", Bit: 32, Width: 8}
+	sidrrepAdditionalInfoLength = mad.Field{Name: "AdditionalInfoLength", LuaKey: "additional_info_length", Bit: 40, Width: 8}
+	sidrrepQPN                  = mad.Field{Name: "QPN", LuaKey: "qp_n", Bit: 64, Width: 24, Kind: mad.Hex}
+	sidrrepServiceID            = mad.Field{Name: "ServiceID", LuaKey: "service_id", Bit: 96, Width: 64, Kind: mad.Hex}
+	sidrrepQKey                 = mad.Field{Name: "QKey", LuaKey: "q_key", Bit: 160, Width: 32, Kind: mad.Hex}
+	sidrrepAdditionalInfo       = mad.Field{Name: "AdditionalInfo", LuaKey: "additional_info", Bit: 192, Width: 576, Kind: mad.Bytes}
+	sidrrepPrivateData          = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 768, Width: 1088, Kind: mad.Bytes}
 )
 
 // SIDRRepLayout is the SIDR_REP message (0x0018, 232 bytes).

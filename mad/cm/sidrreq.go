@@ -6,10 +6,10 @@ import "github.com/ibscript/ibscript/mad"
 // chapter 12, CM message SIDR_REQ); bits from the start of the CM message
 // (MAD byte 24).
 var (
-	sidrreqRequestID   = mad.Field{Name: "RequestID", Bit: 0, Width: 32, Kind: mad.Hex}
-	sidrreqPKey        = mad.Field{Name: "PartitionKey", Bit: 32, Width: 16, Kind: mad.Hex}
-	sidrreqServiceID   = mad.Field{Name: "ServiceID", Bit: 64, Width: 64, Kind: mad.Hex}
-	sidrreqPrivateData = mad.Field{Name: "PrivateData", Bit: 128, Width: 1728, Kind: mad.Bytes}
+	sidrreqRequestID   = mad.Field{Name: "RequestID", LuaKey: "request_id", Bit: 0, Width: 32, Kind: mad.Hex}
+	sidrreqPKey        = mad.Field{Name: "PartitionKey", LuaKey: "partition_key", Bit: 32, Width: 16, Kind: mad.Hex}
+	sidrreqServiceID   = mad.Field{Name: "ServiceID", LuaKey: "service_id", Bit: 64, Width: 64, Kind: mad.Hex}
+	sidrreqPrivateData = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 128, Width: 1728, Kind: mad.Bytes}
 )
 
 // SIDRReqLayout is the SIDR_REQ message (0x0017, 232 bytes).

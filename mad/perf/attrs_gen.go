@@ -38,21 +38,21 @@ const (
 
 // PortSamplesControl rows (IBA table "PortSamplesControl").
 var (
-	pscOpCode                = mad.Field{Name: "OpCode", Bit: 0, Width: 8, Kind: mad.Hex}
-	pscPortSelect            = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	pscTick                  = mad.Field{Name: "Tick", Bit: 16, Width: 8, Kind: mad.Hex}
-	pscCounterWidth          = mad.Field{Name: "CounterWidth", Bit: 29, Width: 3}
-	pscCounterMask0          = mad.Field{Name: "CounterMask0", Bit: 34, Width: 3, Kind: mad.Hex}
-	pscCounterMasks1to9      = mad.Field{Name: "CounterMasks1to9", Bit: 37, Width: 27, Kind: mad.Hex}
-	pscCounterMasks10to14    = mad.Field{Name: "CounterMasks10to14", Bit: 65, Width: 15, Kind: mad.Hex}
-	pscSampleMechanisms      = mad.Field{Name: "SampleMechanisms", Bit: 80, Width: 8}
-	pscSampleStatus          = mad.Field{Name: "SampleStatus", Bit: 94, Width: 2}
-	pscOptionMask            = mad.Field{Name: "OptionMask", Bit: 96, Width: 64, Kind: mad.Hex}
-	pscVendorMask            = mad.Field{Name: "VendorMask", Bit: 160, Width: 64, Kind: mad.Hex}
-	pscSampleStart           = mad.Field{Name: "SampleStart", Bit: 224, Width: 32}
-	pscSampleInterval        = mad.Field{Name: "SampleInterval", Bit: 256, Width: 32}
-	pscTag                   = mad.Field{Name: "Tag", Bit: 288, Width: 16, Kind: mad.Hex}
-	pscSamplesOnlyOptionMask = mad.Field{Name: "SamplesOnlyOptionMask", Bit: 576, Width: 64, Kind: mad.Hex}
+	pscOpCode                = mad.Field{Name: "OpCode", LuaKey: "op_code", Bit: 0, Width: 8, Kind: mad.Hex}
+	pscPortSelect            = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	pscTick                  = mad.Field{Name: "Tick", LuaKey: "tick", Bit: 16, Width: 8, Kind: mad.Hex}
+	pscCounterWidth          = mad.Field{Name: "CounterWidth", LuaKey: "counter_width", Bit: 29, Width: 3}
+	pscCounterMask0          = mad.Field{Name: "CounterMask0", LuaKey: "counter_mask0", Bit: 34, Width: 3, Kind: mad.Hex}
+	pscCounterMasks1to9      = mad.Field{Name: "CounterMasks1to9", LuaKey: "counter_masks1to9", Bit: 37, Width: 27, Kind: mad.Hex}
+	pscCounterMasks10to14    = mad.Field{Name: "CounterMasks10to14", LuaKey: "counter_masks10to14", Bit: 65, Width: 15, Kind: mad.Hex}
+	pscSampleMechanisms      = mad.Field{Name: "SampleMechanisms", LuaKey: "sample_mechanisms", Bit: 80, Width: 8}
+	pscSampleStatus          = mad.Field{Name: "SampleStatus", LuaKey: "sample_status", Bit: 94, Width: 2}
+	pscOptionMask            = mad.Field{Name: "OptionMask", LuaKey: "option_mask", Bit: 96, Width: 64, Kind: mad.Hex}
+	pscVendorMask            = mad.Field{Name: "VendorMask", LuaKey: "vendor_mask", Bit: 160, Width: 64, Kind: mad.Hex}
+	pscSampleStart           = mad.Field{Name: "SampleStart", LuaKey: "sample_start", Bit: 224, Width: 32}
+	pscSampleInterval        = mad.Field{Name: "SampleInterval", LuaKey: "sample_interval", Bit: 256, Width: 32}
+	pscTag                   = mad.Field{Name: "Tag", LuaKey: "tag", Bit: 288, Width: 16, Kind: mad.Hex}
+	pscSamplesOnlyOptionMask = mad.Field{Name: "SamplesOnlyOptionMask", LuaKey: "samples_only_option_mask", Bit: 576, Width: 64, Kind: mad.Hex}
 )
 
 // PortSamplesControlLayout is the PortSamplesControl attribute (0x0010, 80 bytes).
@@ -77,21 +77,21 @@ var PortSamplesControlLayout = mad.Layout{
 		pscSampleStart,
 		pscSampleInterval,
 		pscTag,
-		mad.Field{Name: "CounterSelect0", Bit: 304, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "CounterSelect1", Bit: 320, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "CounterSelect2", Bit: 336, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "CounterSelect3", Bit: 352, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "CounterSelect4", Bit: 368, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "CounterSelect5", Bit: 384, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "CounterSelect6", Bit: 400, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "CounterSelect7", Bit: 416, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "CounterSelect8", Bit: 432, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "CounterSelect9", Bit: 448, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "CounterSelect10", Bit: 464, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "CounterSelect11", Bit: 480, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "CounterSelect12", Bit: 496, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "CounterSelect13", Bit: 512, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "CounterSelect14", Bit: 528, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect0", LuaKey: "counter_select0", Bit: 304, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect1", LuaKey: "counter_select1", Bit: 320, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect2", LuaKey: "counter_select2", Bit: 336, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect3", LuaKey: "counter_select3", Bit: 352, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect4", LuaKey: "counter_select4", Bit: 368, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect5", LuaKey: "counter_select5", Bit: 384, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect6", LuaKey: "counter_select6", Bit: 400, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect7", LuaKey: "counter_select7", Bit: 416, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect8", LuaKey: "counter_select8", Bit: 432, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect9", LuaKey: "counter_select9", Bit: 448, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect10", LuaKey: "counter_select10", Bit: 464, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect11", LuaKey: "counter_select11", Bit: 480, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect12", LuaKey: "counter_select12", Bit: 496, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect13", LuaKey: "counter_select13", Bit: 512, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "CounterSelect14", LuaKey: "counter_select14", Bit: 528, Width: 16, Kind: mad.Hex},
 		pscSamplesOnlyOptionMask,
 	},
 }
@@ -240,8 +240,8 @@ func (p *PortSamplesControl) String() string {
 
 // PortSamplesResult rows (IBA table "PortSamplesResult").
 var (
-	psrTag          = mad.Field{Name: "Tag", Bit: 0, Width: 16, Kind: mad.Hex}
-	psrSampleStatus = mad.Field{Name: "SampleStatus", Bit: 30, Width: 2}
+	psrTag          = mad.Field{Name: "Tag", LuaKey: "tag", Bit: 0, Width: 16, Kind: mad.Hex}
+	psrSampleStatus = mad.Field{Name: "SampleStatus", LuaKey: "sample_status", Bit: 30, Width: 2}
 )
 
 // PortSamplesResultLayout is the PortSamplesResult attribute (0x0011, 64 bytes).
@@ -254,21 +254,21 @@ var PortSamplesResultLayout = mad.Layout{
 	Fields: []mad.Field{
 		psrTag,
 		psrSampleStatus,
-		mad.Field{Name: "Counter0", Bit: 32, Width: 32},
-		mad.Field{Name: "Counter1", Bit: 64, Width: 32},
-		mad.Field{Name: "Counter2", Bit: 96, Width: 32},
-		mad.Field{Name: "Counter3", Bit: 128, Width: 32},
-		mad.Field{Name: "Counter4", Bit: 160, Width: 32},
-		mad.Field{Name: "Counter5", Bit: 192, Width: 32},
-		mad.Field{Name: "Counter6", Bit: 224, Width: 32},
-		mad.Field{Name: "Counter7", Bit: 256, Width: 32},
-		mad.Field{Name: "Counter8", Bit: 288, Width: 32},
-		mad.Field{Name: "Counter9", Bit: 320, Width: 32},
-		mad.Field{Name: "Counter10", Bit: 352, Width: 32},
-		mad.Field{Name: "Counter11", Bit: 384, Width: 32},
-		mad.Field{Name: "Counter12", Bit: 416, Width: 32},
-		mad.Field{Name: "Counter13", Bit: 448, Width: 32},
-		mad.Field{Name: "Counter14", Bit: 480, Width: 32},
+		mad.Field{Name: "Counter0", LuaKey: "counter0", Bit: 32, Width: 32},
+		mad.Field{Name: "Counter1", LuaKey: "counter1", Bit: 64, Width: 32},
+		mad.Field{Name: "Counter2", LuaKey: "counter2", Bit: 96, Width: 32},
+		mad.Field{Name: "Counter3", LuaKey: "counter3", Bit: 128, Width: 32},
+		mad.Field{Name: "Counter4", LuaKey: "counter4", Bit: 160, Width: 32},
+		mad.Field{Name: "Counter5", LuaKey: "counter5", Bit: 192, Width: 32},
+		mad.Field{Name: "Counter6", LuaKey: "counter6", Bit: 224, Width: 32},
+		mad.Field{Name: "Counter7", LuaKey: "counter7", Bit: 256, Width: 32},
+		mad.Field{Name: "Counter8", LuaKey: "counter8", Bit: 288, Width: 32},
+		mad.Field{Name: "Counter9", LuaKey: "counter9", Bit: 320, Width: 32},
+		mad.Field{Name: "Counter10", LuaKey: "counter10", Bit: 352, Width: 32},
+		mad.Field{Name: "Counter11", LuaKey: "counter11", Bit: 384, Width: 32},
+		mad.Field{Name: "Counter12", LuaKey: "counter12", Bit: 416, Width: 32},
+		mad.Field{Name: "Counter13", LuaKey: "counter13", Bit: 448, Width: 32},
+		mad.Field{Name: "Counter14", LuaKey: "counter14", Bit: 480, Width: 32},
 	},
 }
 
@@ -354,27 +354,27 @@ func (p *PortSamplesResult) String() string {
 
 // PortCounters rows (IBA table "PortCounters").
 var (
-	pcPortSelect                   = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	pcCounterSelect                = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
-	pcSymbolErrorCounter           = mad.Field{Name: "SymbolErrorCounter", Bit: 32, Width: 16}
-	pcLinkErrorRecoveryCounter     = mad.Field{Name: "LinkErrorRecoveryCounter", Bit: 48, Width: 8}
-	pcLinkDownedCounter            = mad.Field{Name: "LinkDownedCounter", Bit: 56, Width: 8}
-	pcPortRcvErrors                = mad.Field{Name: "PortRcvErrors", Bit: 64, Width: 16}
-	pcPortRcvRemotePhysicalErrors  = mad.Field{Name: "PortRcvRemotePhysicalErrors", Bit: 80, Width: 16}
-	pcPortRcvSwitchRelayErrors     = mad.Field{Name: "PortRcvSwitchRelayErrors", Bit: 96, Width: 16}
-	pcPortXmitDiscards             = mad.Field{Name: "PortXmitDiscards", Bit: 112, Width: 16}
-	pcPortXmitConstraintErrors     = mad.Field{Name: "PortXmitConstraintErrors", Bit: 128, Width: 8}
-	pcPortRcvConstraintErrors      = mad.Field{Name: "PortRcvConstraintErrors", Bit: 136, Width: 8}
-	pcCounterSelect2               = mad.Field{Name: "CounterSelect2", Bit: 144, Width: 8, Kind: mad.Hex}
-	pcLocalLinkIntegrityErrors     = mad.Field{Name: "LocalLinkIntegrityErrors", Bit: 152, Width: 4, Doc: "4 bits"}
-	pcExcessiveBufferOverrunErrors = mad.Field{Name: "ExcessiveBufferOverrunErrors", Bit: 156, Width: 4, Doc: "4 bits"}
-	pcQP1Dropped                   = mad.Field{Name: "QP1Dropped", Bit: 160, Width: 16}
-	pcVL15Dropped                  = mad.Field{Name: "VL15Dropped", Bit: 176, Width: 16}
-	pcPortXmitData                 = mad.Field{Name: "PortXmitData", Bit: 192, Width: 32, Doc: "4-byte words"}
-	pcPortRcvData                  = mad.Field{Name: "PortRcvData", Bit: 224, Width: 32, Doc: "4-byte words"}
-	pcPortXmitPkts                 = mad.Field{Name: "PortXmitPkts", Bit: 256, Width: 32}
-	pcPortRcvPkts                  = mad.Field{Name: "PortRcvPkts", Bit: 288, Width: 32}
-	pcPortXmitWait                 = mad.Field{Name: "PortXmitWait", Bit: 320, Width: 32}
+	pcPortSelect                   = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	pcCounterSelect                = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
+	pcSymbolErrorCounter           = mad.Field{Name: "SymbolErrorCounter", LuaKey: "symbol_error_counter", Bit: 32, Width: 16}
+	pcLinkErrorRecoveryCounter     = mad.Field{Name: "LinkErrorRecoveryCounter", LuaKey: "link_error_recovery_counter", Bit: 48, Width: 8}
+	pcLinkDownedCounter            = mad.Field{Name: "LinkDownedCounter", LuaKey: "link_downed_counter", Bit: 56, Width: 8}
+	pcPortRcvErrors                = mad.Field{Name: "PortRcvErrors", LuaKey: "port_rcv_errors", Bit: 64, Width: 16}
+	pcPortRcvRemotePhysicalErrors  = mad.Field{Name: "PortRcvRemotePhysicalErrors", LuaKey: "port_rcv_remote_physical_errors", Bit: 80, Width: 16}
+	pcPortRcvSwitchRelayErrors     = mad.Field{Name: "PortRcvSwitchRelayErrors", LuaKey: "port_rcv_switch_relay_errors", Bit: 96, Width: 16}
+	pcPortXmitDiscards             = mad.Field{Name: "PortXmitDiscards", LuaKey: "port_xmit_discards", Bit: 112, Width: 16}
+	pcPortXmitConstraintErrors     = mad.Field{Name: "PortXmitConstraintErrors", LuaKey: "port_xmit_constraint_errors", Bit: 128, Width: 8}
+	pcPortRcvConstraintErrors      = mad.Field{Name: "PortRcvConstraintErrors", LuaKey: "port_rcv_constraint_errors", Bit: 136, Width: 8}
+	pcCounterSelect2               = mad.Field{Name: "CounterSelect2", LuaKey: "counter_select2", Bit: 144, Width: 8, Kind: mad.Hex}
+	pcLocalLinkIntegrityErrors     = mad.Field{Name: "LocalLinkIntegrityErrors", LuaKey: "local_link_integrity_errors", Bit: 152, Width: 4, Doc: "4 bits"}
+	pcExcessiveBufferOverrunErrors = mad.Field{Name: "ExcessiveBufferOverrunErrors", LuaKey: "excessive_buffer_overrun_errors", Bit: 156, Width: 4, Doc: "4 bits"}
+	pcQP1Dropped                   = mad.Field{Name: "QP1Dropped", LuaKey: "qp1_dropped", Bit: 160, Width: 16}
+	pcVL15Dropped                  = mad.Field{Name: "VL15Dropped", LuaKey: "vl15_dropped", Bit: 176, Width: 16}
+	pcPortXmitData                 = mad.Field{Name: "PortXmitData", LuaKey: "port_xmit_data", Bit: 192, Width: 32, Doc: "4-byte words"}
+	pcPortRcvData                  = mad.Field{Name: "PortRcvData", LuaKey: "port_rcv_data", Bit: 224, Width: 32, Doc: "4-byte words"}
+	pcPortXmitPkts                 = mad.Field{Name: "PortXmitPkts", LuaKey: "port_xmit_pkts", Bit: 256, Width: 32}
+	pcPortRcvPkts                  = mad.Field{Name: "PortRcvPkts", LuaKey: "port_rcv_pkts", Bit: 288, Width: 32}
+	pcPortXmitWait                 = mad.Field{Name: "PortXmitWait", LuaKey: "port_xmit_wait", Bit: 320, Width: 32}
 )
 
 // PortCountersLayout is the PortCounters attribute (0x0012, 44 bytes).
@@ -521,14 +521,14 @@ func (p *PortCounters) String() string {
 
 // PortRcvErrorDetails rows (IBA table "PortRcvErrorDetails").
 var (
-	predPortSelect                = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	predCounterSelect             = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
-	predPortLocalPhysicalErrors   = mad.Field{Name: "PortLocalPhysicalErrors", Bit: 32, Width: 16}
-	predPortMalformedPacketErrors = mad.Field{Name: "PortMalformedPacketErrors", Bit: 48, Width: 16}
-	predPortBufferOverrunErrors   = mad.Field{Name: "PortBufferOverrunErrors", Bit: 64, Width: 16}
-	predPortDLIDMappingErrors     = mad.Field{Name: "PortDLIDMappingErrors", Bit: 80, Width: 16}
-	predPortVLMappingErrors       = mad.Field{Name: "PortVLMappingErrors", Bit: 96, Width: 16}
-	predPortLoopingErrors         = mad.Field{Name: "PortLoopingErrors", Bit: 112, Width: 16}
+	predPortSelect                = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	predCounterSelect             = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
+	predPortLocalPhysicalErrors   = mad.Field{Name: "PortLocalPhysicalErrors", LuaKey: "port_local_physical_errors", Bit: 32, Width: 16}
+	predPortMalformedPacketErrors = mad.Field{Name: "PortMalformedPacketErrors", LuaKey: "port_malformed_packet_errors", Bit: 48, Width: 16}
+	predPortBufferOverrunErrors   = mad.Field{Name: "PortBufferOverrunErrors", LuaKey: "port_buffer_overrun_errors", Bit: 64, Width: 16}
+	predPortDLIDMappingErrors     = mad.Field{Name: "PortDLIDMappingErrors", LuaKey: "port_dlid_mapping_errors", Bit: 80, Width: 16}
+	predPortVLMappingErrors       = mad.Field{Name: "PortVLMappingErrors", LuaKey: "port_vl_mapping_errors", Bit: 96, Width: 16}
+	predPortLoopingErrors         = mad.Field{Name: "PortLoopingErrors", LuaKey: "port_looping_errors", Bit: 112, Width: 16}
 )
 
 // PortRcvErrorDetailsLayout is the PortRcvErrorDetails attribute (0x0015, 16 bytes).
@@ -616,12 +616,12 @@ func (p *PortRcvErrorDetails) String() string {
 
 // PortXmitDiscardDetails rows (IBA table "PortXmitDiscardDetails").
 var (
-	pxddPortSelect                     = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	pxddCounterSelect                  = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
-	pxddPortInactiveDiscards           = mad.Field{Name: "PortInactiveDiscards", Bit: 32, Width: 16}
-	pxddPortNeighborMTUDiscards        = mad.Field{Name: "PortNeighborMTUDiscards", Bit: 48, Width: 16}
-	pxddPortSwLifetimeLimitDiscards    = mad.Field{Name: "PortSwLifetimeLimitDiscards", Bit: 64, Width: 16}
-	pxddPortSwHOQLifetimeLimitDiscards = mad.Field{Name: "PortSwHOQLifetimeLimitDiscards", Bit: 80, Width: 16}
+	pxddPortSelect                     = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	pxddCounterSelect                  = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
+	pxddPortInactiveDiscards           = mad.Field{Name: "PortInactiveDiscards", LuaKey: "port_inactive_discards", Bit: 32, Width: 16}
+	pxddPortNeighborMTUDiscards        = mad.Field{Name: "PortNeighborMTUDiscards", LuaKey: "port_neighbor_mtu_discards", Bit: 48, Width: 16}
+	pxddPortSwLifetimeLimitDiscards    = mad.Field{Name: "PortSwLifetimeLimitDiscards", LuaKey: "port_sw_lifetime_limit_discards", Bit: 64, Width: 16}
+	pxddPortSwHOQLifetimeLimitDiscards = mad.Field{Name: "PortSwHOQLifetimeLimitDiscards", LuaKey: "port_sw_hoq_lifetime_limit_discards", Bit: 80, Width: 16}
 )
 
 // PortXmitDiscardDetailsLayout is the PortXmitDiscardDetails attribute (0x0016, 12 bytes).
@@ -701,11 +701,11 @@ func (p *PortXmitDiscardDetails) String() string {
 
 // PortOpRcvCounters rows (IBA table "PortOpRcvCounters").
 var (
-	porcOpCode        = mad.Field{Name: "OpCode", Bit: 0, Width: 8, Kind: mad.Hex}
-	porcPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	porcCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
-	porcPortOpRcvPkts = mad.Field{Name: "PortOpRcvPkts", Bit: 32, Width: 32}
-	porcPortOpRcvData = mad.Field{Name: "PortOpRcvData", Bit: 64, Width: 32}
+	porcOpCode        = mad.Field{Name: "OpCode", LuaKey: "op_code", Bit: 0, Width: 8, Kind: mad.Hex}
+	porcPortSelect    = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	porcCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
+	porcPortOpRcvPkts = mad.Field{Name: "PortOpRcvPkts", LuaKey: "port_op_rcv_pkts", Bit: 32, Width: 32}
+	porcPortOpRcvData = mad.Field{Name: "PortOpRcvData", LuaKey: "port_op_rcv_data", Bit: 64, Width: 32}
 )
 
 // PortOpRcvCountersLayout is the PortOpRcvCounters attribute (0x0017, 12 bytes).
@@ -781,10 +781,10 @@ func (p *PortOpRcvCounters) String() string {
 
 // PortFlowCtlCounters rows (IBA table "PortFlowCtlCounters").
 var (
-	pfcPortSelect       = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	pfcCounterSelect    = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
-	pfcPortXmitFlowPkts = mad.Field{Name: "PortXmitFlowPkts", Bit: 32, Width: 32}
-	pfcPortRcvFlowPkts  = mad.Field{Name: "PortRcvFlowPkts", Bit: 64, Width: 32}
+	pfcPortSelect       = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	pfcCounterSelect    = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
+	pfcPortXmitFlowPkts = mad.Field{Name: "PortXmitFlowPkts", LuaKey: "port_xmit_flow_pkts", Bit: 32, Width: 32}
+	pfcPortRcvFlowPkts  = mad.Field{Name: "PortRcvFlowPkts", LuaKey: "port_rcv_flow_pkts", Bit: 64, Width: 32}
 )
 
 // PortFlowCtlCountersLayout is the PortFlowCtlCounters attribute (0x0018, 12 bytes).
@@ -856,8 +856,8 @@ func (p *PortFlowCtlCounters) String() string {
 
 // PortVLOpPackets rows (IBA table "PortVLOpPackets").
 var (
-	pvopPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	pvopCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	pvopPortSelect    = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	pvopCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
 // PortVLOpPacketsLayout is the PortVLOpPackets attribute (0x0019, 36 bytes).
@@ -870,22 +870,22 @@ var PortVLOpPacketsLayout = mad.Layout{
 	Fields: []mad.Field{
 		pvopPortSelect,
 		pvopCounterSelect,
-		mad.Field{Name: "PortVLOpPackets0", Bit: 32, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets1", Bit: 48, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets2", Bit: 64, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets3", Bit: 80, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets4", Bit: 96, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets5", Bit: 112, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets6", Bit: 128, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets7", Bit: 144, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets8", Bit: 160, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets9", Bit: 176, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets10", Bit: 192, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets11", Bit: 208, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets12", Bit: 224, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets13", Bit: 240, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets14", Bit: 256, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpPackets15", Bit: 272, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets0", LuaKey: "port_vl_op_packets0", Bit: 32, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets1", LuaKey: "port_vl_op_packets1", Bit: 48, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets2", LuaKey: "port_vl_op_packets2", Bit: 64, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets3", LuaKey: "port_vl_op_packets3", Bit: 80, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets4", LuaKey: "port_vl_op_packets4", Bit: 96, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets5", LuaKey: "port_vl_op_packets5", Bit: 112, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets6", LuaKey: "port_vl_op_packets6", Bit: 128, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets7", LuaKey: "port_vl_op_packets7", Bit: 144, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets8", LuaKey: "port_vl_op_packets8", Bit: 160, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets9", LuaKey: "port_vl_op_packets9", Bit: 176, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets10", LuaKey: "port_vl_op_packets10", Bit: 192, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets11", LuaKey: "port_vl_op_packets11", Bit: 208, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets12", LuaKey: "port_vl_op_packets12", Bit: 224, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets13", LuaKey: "port_vl_op_packets13", Bit: 240, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets14", LuaKey: "port_vl_op_packets14", Bit: 256, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpPackets15", LuaKey: "port_vl_op_packets15", Bit: 272, Width: 16, Doc: "VL i"},
 	},
 }
 
@@ -970,8 +970,8 @@ func (p *PortVLOpPackets) String() string {
 
 // PortVLOpData rows (IBA table "PortVLOpData").
 var (
-	pvodPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	pvodCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	pvodPortSelect    = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	pvodCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
 // PortVLOpDataLayout is the PortVLOpData attribute (0x001a, 68 bytes).
@@ -984,22 +984,22 @@ var PortVLOpDataLayout = mad.Layout{
 	Fields: []mad.Field{
 		pvodPortSelect,
 		pvodCounterSelect,
-		mad.Field{Name: "PortVLOpData0", Bit: 32, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData1", Bit: 64, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData2", Bit: 96, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData3", Bit: 128, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData4", Bit: 160, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData5", Bit: 192, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData6", Bit: 224, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData7", Bit: 256, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData8", Bit: 288, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData9", Bit: 320, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData10", Bit: 352, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData11", Bit: 384, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData12", Bit: 416, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData13", Bit: 448, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData14", Bit: 480, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLOpData15", Bit: 512, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData0", LuaKey: "port_vl_op_data0", Bit: 32, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData1", LuaKey: "port_vl_op_data1", Bit: 64, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData2", LuaKey: "port_vl_op_data2", Bit: 96, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData3", LuaKey: "port_vl_op_data3", Bit: 128, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData4", LuaKey: "port_vl_op_data4", Bit: 160, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData5", LuaKey: "port_vl_op_data5", Bit: 192, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData6", LuaKey: "port_vl_op_data6", Bit: 224, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData7", LuaKey: "port_vl_op_data7", Bit: 256, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData8", LuaKey: "port_vl_op_data8", Bit: 288, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData9", LuaKey: "port_vl_op_data9", Bit: 320, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData10", LuaKey: "port_vl_op_data10", Bit: 352, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData11", LuaKey: "port_vl_op_data11", Bit: 384, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData12", LuaKey: "port_vl_op_data12", Bit: 416, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData13", LuaKey: "port_vl_op_data13", Bit: 448, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData14", LuaKey: "port_vl_op_data14", Bit: 480, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLOpData15", LuaKey: "port_vl_op_data15", Bit: 512, Width: 32, Doc: "VL i"},
 	},
 }
 
@@ -1084,8 +1084,8 @@ func (p *PortVLOpData) String() string {
 
 // PortVLXmitFlowCtlUpdateErrors rows (IBA table "PortVLXmitFlowCtlUpdateErrors").
 var (
-	pvfePortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	pvfeCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	pvfePortSelect    = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	pvfeCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
 // PortVLXmitFlowCtlUpdateErrorsLayout is the PortVLXmitFlowCtlUpdateErrors attribute (0x001b, 8 bytes).
@@ -1098,22 +1098,22 @@ var PortVLXmitFlowCtlUpdateErrorsLayout = mad.Layout{
 	Fields: []mad.Field{
 		pvfePortSelect,
 		pvfeCounterSelect,
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors0", Bit: 32, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors1", Bit: 34, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors2", Bit: 36, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors3", Bit: 38, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors4", Bit: 40, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors5", Bit: 42, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors6", Bit: 44, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors7", Bit: 46, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors8", Bit: 48, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors9", Bit: 50, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors10", Bit: 52, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors11", Bit: 54, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors12", Bit: 56, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors13", Bit: 58, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors14", Bit: 60, Width: 2, Doc: "VL i, 2 bits"},
-		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors15", Bit: 62, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors0", LuaKey: "port_vl_xmit_flow_ctl_update_errors0", Bit: 32, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors1", LuaKey: "port_vl_xmit_flow_ctl_update_errors1", Bit: 34, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors2", LuaKey: "port_vl_xmit_flow_ctl_update_errors2", Bit: 36, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors3", LuaKey: "port_vl_xmit_flow_ctl_update_errors3", Bit: 38, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors4", LuaKey: "port_vl_xmit_flow_ctl_update_errors4", Bit: 40, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors5", LuaKey: "port_vl_xmit_flow_ctl_update_errors5", Bit: 42, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors6", LuaKey: "port_vl_xmit_flow_ctl_update_errors6", Bit: 44, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors7", LuaKey: "port_vl_xmit_flow_ctl_update_errors7", Bit: 46, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors8", LuaKey: "port_vl_xmit_flow_ctl_update_errors8", Bit: 48, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors9", LuaKey: "port_vl_xmit_flow_ctl_update_errors9", Bit: 50, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors10", LuaKey: "port_vl_xmit_flow_ctl_update_errors10", Bit: 52, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors11", LuaKey: "port_vl_xmit_flow_ctl_update_errors11", Bit: 54, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors12", LuaKey: "port_vl_xmit_flow_ctl_update_errors12", Bit: 56, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors13", LuaKey: "port_vl_xmit_flow_ctl_update_errors13", Bit: 58, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors14", LuaKey: "port_vl_xmit_flow_ctl_update_errors14", Bit: 60, Width: 2, Doc: "VL i, 2 bits"},
+		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors15", LuaKey: "port_vl_xmit_flow_ctl_update_errors15", Bit: 62, Width: 2, Doc: "VL i, 2 bits"},
 	},
 }
 
@@ -1249,8 +1249,8 @@ func (p *PortVLXmitFlowCtlUpdateErrors) String() string {
 
 // PortVLXmitWaitCounters rows (IBA table "PortVLXmitWaitCounters").
 var (
-	pvxwPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	pvxwCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	pvxwPortSelect    = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	pvxwCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
 // PortVLXmitWaitCountersLayout is the PortVLXmitWaitCounters attribute (0x001c, 36 bytes).
@@ -1263,22 +1263,22 @@ var PortVLXmitWaitCountersLayout = mad.Layout{
 	Fields: []mad.Field{
 		pvxwPortSelect,
 		pvxwCounterSelect,
-		mad.Field{Name: "PortVLXmitWait0", Bit: 32, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait1", Bit: 48, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait2", Bit: 64, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait3", Bit: 80, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait4", Bit: 96, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait5", Bit: 112, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait6", Bit: 128, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait7", Bit: 144, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait8", Bit: 160, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait9", Bit: 176, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait10", Bit: 192, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait11", Bit: 208, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait12", Bit: 224, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait13", Bit: 240, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait14", Bit: 256, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitWait15", Bit: 272, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait0", LuaKey: "port_vl_xmit_wait0", Bit: 32, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait1", LuaKey: "port_vl_xmit_wait1", Bit: 48, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait2", LuaKey: "port_vl_xmit_wait2", Bit: 64, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait3", LuaKey: "port_vl_xmit_wait3", Bit: 80, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait4", LuaKey: "port_vl_xmit_wait4", Bit: 96, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait5", LuaKey: "port_vl_xmit_wait5", Bit: 112, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait6", LuaKey: "port_vl_xmit_wait6", Bit: 128, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait7", LuaKey: "port_vl_xmit_wait7", Bit: 144, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait8", LuaKey: "port_vl_xmit_wait8", Bit: 160, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait9", LuaKey: "port_vl_xmit_wait9", Bit: 176, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait10", LuaKey: "port_vl_xmit_wait10", Bit: 192, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait11", LuaKey: "port_vl_xmit_wait11", Bit: 208, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait12", LuaKey: "port_vl_xmit_wait12", Bit: 224, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait13", LuaKey: "port_vl_xmit_wait13", Bit: 240, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait14", LuaKey: "port_vl_xmit_wait14", Bit: 256, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitWait15", LuaKey: "port_vl_xmit_wait15", Bit: 272, Width: 16, Doc: "VL i"},
 	},
 }
 
@@ -1363,31 +1363,31 @@ func (p *PortVLXmitWaitCounters) String() string {
 
 // PortCountersExtended rows (IBA table "PortCountersExtended").
 var (
-	pcePortSelect                   = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	pceCounterSelect                = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
-	pceCounterSelect2               = mad.Field{Name: "CounterSelect2", Bit: 32, Width: 32, Kind: mad.Hex}
-	pcePortXmitData                 = mad.Field{Name: "PortXmitData", Bit: 64, Width: 64, Doc: "4-byte words"}
-	pcePortRcvData                  = mad.Field{Name: "PortRcvData", Bit: 128, Width: 64, Doc: "4-byte words"}
-	pcePortXmitPkts                 = mad.Field{Name: "PortXmitPkts", Bit: 192, Width: 64}
-	pcePortRcvPkts                  = mad.Field{Name: "PortRcvPkts", Bit: 256, Width: 64}
-	pcePortUnicastXmitPkts          = mad.Field{Name: "PortUnicastXmitPkts", Bit: 320, Width: 64}
-	pcePortUnicastRcvPkts           = mad.Field{Name: "PortUnicastRcvPkts", Bit: 384, Width: 64}
-	pcePortMulticastXmitPkts        = mad.Field{Name: "PortMulticastXmitPkts", Bit: 448, Width: 64}
-	pcePortMulticastRcvPkts         = mad.Field{Name: "PortMulticastRcvPkts", Bit: 512, Width: 64}
-	pceSymbolErrorCounter           = mad.Field{Name: "SymbolErrorCounter", Bit: 576, Width: 64}
-	pceLinkErrorRecoveryCounter     = mad.Field{Name: "LinkErrorRecoveryCounter", Bit: 640, Width: 64}
-	pceLinkDownedCounter            = mad.Field{Name: "LinkDownedCounter", Bit: 704, Width: 64}
-	pcePortRcvErrors                = mad.Field{Name: "PortRcvErrors", Bit: 768, Width: 64}
-	pcePortRcvRemotePhysicalErrors  = mad.Field{Name: "PortRcvRemotePhysicalErrors", Bit: 832, Width: 64}
-	pcePortRcvSwitchRelayErrors     = mad.Field{Name: "PortRcvSwitchRelayErrors", Bit: 896, Width: 64}
-	pcePortXmitDiscards             = mad.Field{Name: "PortXmitDiscards", Bit: 960, Width: 64}
-	pcePortXmitConstraintErrors     = mad.Field{Name: "PortXmitConstraintErrors", Bit: 1024, Width: 64}
-	pcePortRcvConstraintErrors      = mad.Field{Name: "PortRcvConstraintErrors", Bit: 1088, Width: 64}
-	pceLocalLinkIntegrityErrors     = mad.Field{Name: "LocalLinkIntegrityErrors", Bit: 1152, Width: 64}
-	pceExcessiveBufferOverrunErrors = mad.Field{Name: "ExcessiveBufferOverrunErrors", Bit: 1216, Width: 64}
-	pceVL15Dropped                  = mad.Field{Name: "VL15Dropped", Bit: 1280, Width: 64}
-	pcePortXmitWait                 = mad.Field{Name: "PortXmitWait", Bit: 1344, Width: 64}
-	pceQP1Dropped                   = mad.Field{Name: "QP1Dropped", Bit: 1408, Width: 64}
+	pcePortSelect                   = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	pceCounterSelect                = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
+	pceCounterSelect2               = mad.Field{Name: "CounterSelect2", LuaKey: "counter_select2", Bit: 32, Width: 32, Kind: mad.Hex}
+	pcePortXmitData                 = mad.Field{Name: "PortXmitData", LuaKey: "port_xmit_data", Bit: 64, Width: 64, Doc: "4-byte words"}
+	pcePortRcvData                  = mad.Field{Name: "PortRcvData", LuaKey: "port_rcv_data", Bit: 128, Width: 64, Doc: "4-byte words"}
+	pcePortXmitPkts                 = mad.Field{Name: "PortXmitPkts", LuaKey: "port_xmit_pkts", Bit: 192, Width: 64}
+	pcePortRcvPkts                  = mad.Field{Name: "PortRcvPkts", LuaKey: "port_rcv_pkts", Bit: 256, Width: 64}
+	pcePortUnicastXmitPkts          = mad.Field{Name: "PortUnicastXmitPkts", LuaKey: "port_unicast_xmit_pkts", Bit: 320, Width: 64}
+	pcePortUnicastRcvPkts           = mad.Field{Name: "PortUnicastRcvPkts", LuaKey: "port_unicast_rcv_pkts", Bit: 384, Width: 64}
+	pcePortMulticastXmitPkts        = mad.Field{Name: "PortMulticastXmitPkts", LuaKey: "port_multicast_xmit_pkts", Bit: 448, Width: 64}
+	pcePortMulticastRcvPkts         = mad.Field{Name: "PortMulticastRcvPkts", LuaKey: "port_multicast_rcv_pkts", Bit: 512, Width: 64}
+	pceSymbolErrorCounter           = mad.Field{Name: "SymbolErrorCounter", LuaKey: "symbol_error_counter", Bit: 576, Width: 64}
+	pceLinkErrorRecoveryCounter     = mad.Field{Name: "LinkErrorRecoveryCounter", LuaKey: "link_error_recovery_counter", Bit: 640, Width: 64}
+	pceLinkDownedCounter            = mad.Field{Name: "LinkDownedCounter", LuaKey: "link_downed_counter", Bit: 704, Width: 64}
+	pcePortRcvErrors                = mad.Field{Name: "PortRcvErrors", LuaKey: "port_rcv_errors", Bit: 768, Width: 64}
+	pcePortRcvRemotePhysicalErrors  = mad.Field{Name: "PortRcvRemotePhysicalErrors", LuaKey: "port_rcv_remote_physical_errors", Bit: 832, Width: 64}
+	pcePortRcvSwitchRelayErrors     = mad.Field{Name: "PortRcvSwitchRelayErrors", LuaKey: "port_rcv_switch_relay_errors", Bit: 896, Width: 64}
+	pcePortXmitDiscards             = mad.Field{Name: "PortXmitDiscards", LuaKey: "port_xmit_discards", Bit: 960, Width: 64}
+	pcePortXmitConstraintErrors     = mad.Field{Name: "PortXmitConstraintErrors", LuaKey: "port_xmit_constraint_errors", Bit: 1024, Width: 64}
+	pcePortRcvConstraintErrors      = mad.Field{Name: "PortRcvConstraintErrors", LuaKey: "port_rcv_constraint_errors", Bit: 1088, Width: 64}
+	pceLocalLinkIntegrityErrors     = mad.Field{Name: "LocalLinkIntegrityErrors", LuaKey: "local_link_integrity_errors", Bit: 1152, Width: 64}
+	pceExcessiveBufferOverrunErrors = mad.Field{Name: "ExcessiveBufferOverrunErrors", LuaKey: "excessive_buffer_overrun_errors", Bit: 1216, Width: 64}
+	pceVL15Dropped                  = mad.Field{Name: "VL15Dropped", LuaKey: "vl15_dropped", Bit: 1280, Width: 64}
+	pcePortXmitWait                 = mad.Field{Name: "PortXmitWait", LuaKey: "port_xmit_wait", Bit: 1344, Width: 64}
+	pceQP1Dropped                   = mad.Field{Name: "QP1Dropped", LuaKey: "qp1_dropped", Bit: 1408, Width: 64}
 )
 
 // PortCountersExtendedLayout is the PortCountersExtended attribute (0x001d, 184 bytes).
@@ -1546,10 +1546,10 @@ func (p *PortCountersExtended) String() string {
 
 // PortExtendedSpeedsCounters rows (IBA table "PortExtendedSpeedsCounters").
 var (
-	pescPortSelect             = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	pescCounterSelect          = mad.Field{Name: "CounterSelect", Bit: 64, Width: 64, Kind: mad.Hex}
-	pescSyncHeaderErrorCounter = mad.Field{Name: "SyncHeaderErrorCounter", Bit: 128, Width: 16}
-	pescUnknownBlockCounter    = mad.Field{Name: "UnknownBlockCounter", Bit: 144, Width: 16}
+	pescPortSelect             = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	pescCounterSelect          = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 64, Width: 64, Kind: mad.Hex}
+	pescSyncHeaderErrorCounter = mad.Field{Name: "SyncHeaderErrorCounter", LuaKey: "sync_header_error_counter", Bit: 128, Width: 16}
+	pescUnknownBlockCounter    = mad.Field{Name: "UnknownBlockCounter", LuaKey: "unknown_block_counter", Bit: 144, Width: 16}
 )
 
 // PortExtendedSpeedsCountersLayout is the PortExtendedSpeedsCounters attribute (0x001f, 140 bytes).
@@ -1564,42 +1564,42 @@ var PortExtendedSpeedsCountersLayout = mad.Layout{
 		pescCounterSelect,
 		pescSyncHeaderErrorCounter,
 		pescUnknownBlockCounter,
-		mad.Field{Name: "ErrorDetectionCounterLane0", Bit: 160, Width: 16, Doc: "lane i"},
-		mad.Field{Name: "ErrorDetectionCounterLane1", Bit: 176, Width: 16, Doc: "lane i"},
-		mad.Field{Name: "ErrorDetectionCounterLane2", Bit: 192, Width: 16, Doc: "lane i"},
-		mad.Field{Name: "ErrorDetectionCounterLane3", Bit: 208, Width: 16, Doc: "lane i"},
-		mad.Field{Name: "ErrorDetectionCounterLane4", Bit: 224, Width: 16, Doc: "lane i"},
-		mad.Field{Name: "ErrorDetectionCounterLane5", Bit: 240, Width: 16, Doc: "lane i"},
-		mad.Field{Name: "ErrorDetectionCounterLane6", Bit: 256, Width: 16, Doc: "lane i"},
-		mad.Field{Name: "ErrorDetectionCounterLane7", Bit: 272, Width: 16, Doc: "lane i"},
-		mad.Field{Name: "ErrorDetectionCounterLane8", Bit: 288, Width: 16, Doc: "lane i"},
-		mad.Field{Name: "ErrorDetectionCounterLane9", Bit: 304, Width: 16, Doc: "lane i"},
-		mad.Field{Name: "ErrorDetectionCounterLane10", Bit: 320, Width: 16, Doc: "lane i"},
-		mad.Field{Name: "ErrorDetectionCounterLane11", Bit: 336, Width: 16, Doc: "lane i"},
-		mad.Field{Name: "FECCorrectableBlockCounterLane0", Bit: 352, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECCorrectableBlockCounterLane1", Bit: 384, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECCorrectableBlockCounterLane2", Bit: 416, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECCorrectableBlockCounterLane3", Bit: 448, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECCorrectableBlockCounterLane4", Bit: 480, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECCorrectableBlockCounterLane5", Bit: 512, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECCorrectableBlockCounterLane6", Bit: 544, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECCorrectableBlockCounterLane7", Bit: 576, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECCorrectableBlockCounterLane8", Bit: 608, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECCorrectableBlockCounterLane9", Bit: 640, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECCorrectableBlockCounterLane10", Bit: 672, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECCorrectableBlockCounterLane11", Bit: 704, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECUncorrectableBlockCounterLane0", Bit: 736, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECUncorrectableBlockCounterLane1", Bit: 768, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECUncorrectableBlockCounterLane2", Bit: 800, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECUncorrectableBlockCounterLane3", Bit: 832, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECUncorrectableBlockCounterLane4", Bit: 864, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECUncorrectableBlockCounterLane5", Bit: 896, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECUncorrectableBlockCounterLane6", Bit: 928, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECUncorrectableBlockCounterLane7", Bit: 960, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECUncorrectableBlockCounterLane8", Bit: 992, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECUncorrectableBlockCounterLane9", Bit: 1024, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECUncorrectableBlockCounterLane10", Bit: 1056, Width: 32, Doc: "lane i"},
-		mad.Field{Name: "FECUncorrectableBlockCounterLane11", Bit: 1088, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane0", LuaKey: "error_detection_counter_lane0", Bit: 160, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane1", LuaKey: "error_detection_counter_lane1", Bit: 176, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane2", LuaKey: "error_detection_counter_lane2", Bit: 192, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane3", LuaKey: "error_detection_counter_lane3", Bit: 208, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane4", LuaKey: "error_detection_counter_lane4", Bit: 224, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane5", LuaKey: "error_detection_counter_lane5", Bit: 240, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane6", LuaKey: "error_detection_counter_lane6", Bit: 256, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane7", LuaKey: "error_detection_counter_lane7", Bit: 272, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane8", LuaKey: "error_detection_counter_lane8", Bit: 288, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane9", LuaKey: "error_detection_counter_lane9", Bit: 304, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane10", LuaKey: "error_detection_counter_lane10", Bit: 320, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "ErrorDetectionCounterLane11", LuaKey: "error_detection_counter_lane11", Bit: 336, Width: 16, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane0", LuaKey: "fec_correctable_block_counter_lane0", Bit: 352, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane1", LuaKey: "fec_correctable_block_counter_lane1", Bit: 384, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane2", LuaKey: "fec_correctable_block_counter_lane2", Bit: 416, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane3", LuaKey: "fec_correctable_block_counter_lane3", Bit: 448, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane4", LuaKey: "fec_correctable_block_counter_lane4", Bit: 480, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane5", LuaKey: "fec_correctable_block_counter_lane5", Bit: 512, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane6", LuaKey: "fec_correctable_block_counter_lane6", Bit: 544, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane7", LuaKey: "fec_correctable_block_counter_lane7", Bit: 576, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane8", LuaKey: "fec_correctable_block_counter_lane8", Bit: 608, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane9", LuaKey: "fec_correctable_block_counter_lane9", Bit: 640, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane10", LuaKey: "fec_correctable_block_counter_lane10", Bit: 672, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableBlockCounterLane11", LuaKey: "fec_correctable_block_counter_lane11", Bit: 704, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane0", LuaKey: "fec_uncorrectable_block_counter_lane0", Bit: 736, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane1", LuaKey: "fec_uncorrectable_block_counter_lane1", Bit: 768, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane2", LuaKey: "fec_uncorrectable_block_counter_lane2", Bit: 800, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane3", LuaKey: "fec_uncorrectable_block_counter_lane3", Bit: 832, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane4", LuaKey: "fec_uncorrectable_block_counter_lane4", Bit: 864, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane5", LuaKey: "fec_uncorrectable_block_counter_lane5", Bit: 896, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane6", LuaKey: "fec_uncorrectable_block_counter_lane6", Bit: 928, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane7", LuaKey: "fec_uncorrectable_block_counter_lane7", Bit: 960, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane8", LuaKey: "fec_uncorrectable_block_counter_lane8", Bit: 992, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane9", LuaKey: "fec_uncorrectable_block_counter_lane9", Bit: 1024, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane10", LuaKey: "fec_uncorrectable_block_counter_lane10", Bit: 1056, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECUncorrectableBlockCounterLane11", LuaKey: "fec_uncorrectable_block_counter_lane11", Bit: 1088, Width: 32, Doc: "lane i"},
 	},
 }
 
@@ -1733,8 +1733,8 @@ func (p *PortExtendedSpeedsCounters) String() string {
 
 // SwPortVLCongestion rows (IBA table "SwPortVLCongestion").
 var (
-	svcPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	svcCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	svcPortSelect    = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	svcCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
 // SwPortVLCongestionLayout is the SwPortVLCongestion attribute (0x0030, 36 bytes).
@@ -1747,22 +1747,22 @@ var SwPortVLCongestionLayout = mad.Layout{
 	Fields: []mad.Field{
 		svcPortSelect,
 		svcCounterSelect,
-		mad.Field{Name: "SWPortVLCongestion0", Bit: 32, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion1", Bit: 48, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion2", Bit: 64, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion3", Bit: 80, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion4", Bit: 96, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion5", Bit: 112, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion6", Bit: 128, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion7", Bit: 144, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion8", Bit: 160, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion9", Bit: 176, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion10", Bit: 192, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion11", Bit: 208, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion12", Bit: 224, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion13", Bit: 240, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion14", Bit: 256, Width: 16, Doc: "VL i"},
-		mad.Field{Name: "SWPortVLCongestion15", Bit: 272, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion0", LuaKey: "sw_port_vl_congestion0", Bit: 32, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion1", LuaKey: "sw_port_vl_congestion1", Bit: 48, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion2", LuaKey: "sw_port_vl_congestion2", Bit: 64, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion3", LuaKey: "sw_port_vl_congestion3", Bit: 80, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion4", LuaKey: "sw_port_vl_congestion4", Bit: 96, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion5", LuaKey: "sw_port_vl_congestion5", Bit: 112, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion6", LuaKey: "sw_port_vl_congestion6", Bit: 128, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion7", LuaKey: "sw_port_vl_congestion7", Bit: 144, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion8", LuaKey: "sw_port_vl_congestion8", Bit: 160, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion9", LuaKey: "sw_port_vl_congestion9", Bit: 176, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion10", LuaKey: "sw_port_vl_congestion10", Bit: 192, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion11", LuaKey: "sw_port_vl_congestion11", Bit: 208, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion12", LuaKey: "sw_port_vl_congestion12", Bit: 224, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion13", LuaKey: "sw_port_vl_congestion13", Bit: 240, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion14", LuaKey: "sw_port_vl_congestion14", Bit: 256, Width: 16, Doc: "VL i"},
+		mad.Field{Name: "SWPortVLCongestion15", LuaKey: "sw_port_vl_congestion15", Bit: 272, Width: 16, Doc: "VL i"},
 	},
 }
 
@@ -1847,10 +1847,10 @@ func (s *SwPortVLCongestion) String() string {
 
 // PortRcvConCtrl rows (IBA table "PortRcvConCtrl").
 var (
-	prccPortSelect     = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	prccCounterSelect  = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
-	prccPortPktRcvFECN = mad.Field{Name: "PortPktRcvFECN", Bit: 32, Width: 32}
-	prccPortPktRcvBECN = mad.Field{Name: "PortPktRcvBECN", Bit: 64, Width: 32}
+	prccPortSelect     = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	prccCounterSelect  = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
+	prccPortPktRcvFECN = mad.Field{Name: "PortPktRcvFECN", LuaKey: "port_pkt_rcv_fecn", Bit: 32, Width: 32}
+	prccPortPktRcvBECN = mad.Field{Name: "PortPktRcvBECN", LuaKey: "port_pkt_rcv_becn", Bit: 64, Width: 32}
 )
 
 // PortRcvConCtrlLayout is the PortRcvConCtrl attribute (0x0031, 12 bytes).
@@ -1922,8 +1922,8 @@ func (p *PortRcvConCtrl) String() string {
 
 // PortSLRcvFECN rows (IBA table "PortSLRcvFECN").
 var (
-	psfecnPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	psfecnCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	psfecnPortSelect    = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	psfecnCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
 // PortSLRcvFECNLayout is the PortSLRcvFECN attribute (0x0032, 68 bytes).
@@ -1936,22 +1936,22 @@ var PortSLRcvFECNLayout = mad.Layout{
 	Fields: []mad.Field{
 		psfecnPortSelect,
 		psfecnCounterSelect,
-		mad.Field{Name: "PortSLRcvFECN0", Bit: 32, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN1", Bit: 64, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN2", Bit: 96, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN3", Bit: 128, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN4", Bit: 160, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN5", Bit: 192, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN6", Bit: 224, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN7", Bit: 256, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN8", Bit: 288, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN9", Bit: 320, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN10", Bit: 352, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN11", Bit: 384, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN12", Bit: 416, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN13", Bit: 448, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN14", Bit: 480, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvFECN15", Bit: 512, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN0", LuaKey: "port_sl_rcv_fecn0", Bit: 32, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN1", LuaKey: "port_sl_rcv_fecn1", Bit: 64, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN2", LuaKey: "port_sl_rcv_fecn2", Bit: 96, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN3", LuaKey: "port_sl_rcv_fecn3", Bit: 128, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN4", LuaKey: "port_sl_rcv_fecn4", Bit: 160, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN5", LuaKey: "port_sl_rcv_fecn5", Bit: 192, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN6", LuaKey: "port_sl_rcv_fecn6", Bit: 224, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN7", LuaKey: "port_sl_rcv_fecn7", Bit: 256, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN8", LuaKey: "port_sl_rcv_fecn8", Bit: 288, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN9", LuaKey: "port_sl_rcv_fecn9", Bit: 320, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN10", LuaKey: "port_sl_rcv_fecn10", Bit: 352, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN11", LuaKey: "port_sl_rcv_fecn11", Bit: 384, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN12", LuaKey: "port_sl_rcv_fecn12", Bit: 416, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN13", LuaKey: "port_sl_rcv_fecn13", Bit: 448, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN14", LuaKey: "port_sl_rcv_fecn14", Bit: 480, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvFECN15", LuaKey: "port_sl_rcv_fecn15", Bit: 512, Width: 32, Doc: "SL i"},
 	},
 }
 
@@ -2036,8 +2036,8 @@ func (p *PortSLRcvFECN) String() string {
 
 // PortSLRcvBECN rows (IBA table "PortSLRcvBECN").
 var (
-	psbecnPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	psbecnCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	psbecnPortSelect    = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	psbecnCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
 // PortSLRcvBECNLayout is the PortSLRcvBECN attribute (0x0033, 68 bytes).
@@ -2050,22 +2050,22 @@ var PortSLRcvBECNLayout = mad.Layout{
 	Fields: []mad.Field{
 		psbecnPortSelect,
 		psbecnCounterSelect,
-		mad.Field{Name: "PortSLRcvBECN0", Bit: 32, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN1", Bit: 64, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN2", Bit: 96, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN3", Bit: 128, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN4", Bit: 160, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN5", Bit: 192, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN6", Bit: 224, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN7", Bit: 256, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN8", Bit: 288, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN9", Bit: 320, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN10", Bit: 352, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN11", Bit: 384, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN12", Bit: 416, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN13", Bit: 448, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN14", Bit: 480, Width: 32, Doc: "SL i"},
-		mad.Field{Name: "PortSLRcvBECN15", Bit: 512, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN0", LuaKey: "port_sl_rcv_becn0", Bit: 32, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN1", LuaKey: "port_sl_rcv_becn1", Bit: 64, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN2", LuaKey: "port_sl_rcv_becn2", Bit: 96, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN3", LuaKey: "port_sl_rcv_becn3", Bit: 128, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN4", LuaKey: "port_sl_rcv_becn4", Bit: 160, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN5", LuaKey: "port_sl_rcv_becn5", Bit: 192, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN6", LuaKey: "port_sl_rcv_becn6", Bit: 224, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN7", LuaKey: "port_sl_rcv_becn7", Bit: 256, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN8", LuaKey: "port_sl_rcv_becn8", Bit: 288, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN9", LuaKey: "port_sl_rcv_becn9", Bit: 320, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN10", LuaKey: "port_sl_rcv_becn10", Bit: 352, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN11", LuaKey: "port_sl_rcv_becn11", Bit: 384, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN12", LuaKey: "port_sl_rcv_becn12", Bit: 416, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN13", LuaKey: "port_sl_rcv_becn13", Bit: 448, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN14", LuaKey: "port_sl_rcv_becn14", Bit: 480, Width: 32, Doc: "SL i"},
+		mad.Field{Name: "PortSLRcvBECN15", LuaKey: "port_sl_rcv_becn15", Bit: 512, Width: 32, Doc: "SL i"},
 	},
 }
 
@@ -2150,9 +2150,9 @@ func (p *PortSLRcvBECN) String() string {
 
 // PortXmitConCtrl rows (IBA table "PortXmitConCtrl").
 var (
-	pxccPortSelect       = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	pxccCounterSelect    = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
-	pxccPortXmitTimeCong = mad.Field{Name: "PortXmitTimeCong", Bit: 32, Width: 32}
+	pxccPortSelect       = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	pxccCounterSelect    = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
+	pxccPortXmitTimeCong = mad.Field{Name: "PortXmitTimeCong", LuaKey: "port_xmit_time_cong", Bit: 32, Width: 32}
 )
 
 // PortXmitConCtrlLayout is the PortXmitConCtrl attribute (0x0034, 8 bytes).
@@ -2220,8 +2220,8 @@ func (p *PortXmitConCtrl) String() string {
 
 // PortVLXmitTimeCong rows (IBA table "PortVLXmitTimeCong").
 var (
-	pvtcPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	pvtcCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	pvtcPortSelect    = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	pvtcCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
 // PortVLXmitTimeCongLayout is the PortVLXmitTimeCong attribute (0x0035, 64 bytes).
@@ -2234,21 +2234,21 @@ var PortVLXmitTimeCongLayout = mad.Layout{
 	Fields: []mad.Field{
 		pvtcPortSelect,
 		pvtcCounterSelect,
-		mad.Field{Name: "PortVLXmitTimeCong0", Bit: 32, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitTimeCong1", Bit: 64, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitTimeCong2", Bit: 96, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitTimeCong3", Bit: 128, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitTimeCong4", Bit: 160, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitTimeCong5", Bit: 192, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitTimeCong6", Bit: 224, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitTimeCong7", Bit: 256, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitTimeCong8", Bit: 288, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitTimeCong9", Bit: 320, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitTimeCong10", Bit: 352, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitTimeCong11", Bit: 384, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitTimeCong12", Bit: 416, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitTimeCong13", Bit: 448, Width: 32, Doc: "VL i"},
-		mad.Field{Name: "PortVLXmitTimeCong14", Bit: 480, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong0", LuaKey: "port_vl_xmit_time_cong0", Bit: 32, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong1", LuaKey: "port_vl_xmit_time_cong1", Bit: 64, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong2", LuaKey: "port_vl_xmit_time_cong2", Bit: 96, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong3", LuaKey: "port_vl_xmit_time_cong3", Bit: 128, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong4", LuaKey: "port_vl_xmit_time_cong4", Bit: 160, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong5", LuaKey: "port_vl_xmit_time_cong5", Bit: 192, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong6", LuaKey: "port_vl_xmit_time_cong6", Bit: 224, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong7", LuaKey: "port_vl_xmit_time_cong7", Bit: 256, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong8", LuaKey: "port_vl_xmit_time_cong8", Bit: 288, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong9", LuaKey: "port_vl_xmit_time_cong9", Bit: 320, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong10", LuaKey: "port_vl_xmit_time_cong10", Bit: 352, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong11", LuaKey: "port_vl_xmit_time_cong11", Bit: 384, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong12", LuaKey: "port_vl_xmit_time_cong12", Bit: 416, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong13", LuaKey: "port_vl_xmit_time_cong13", Bit: 448, Width: 32, Doc: "VL i"},
+		mad.Field{Name: "PortVLXmitTimeCong14", LuaKey: "port_vl_xmit_time_cong14", Bit: 480, Width: 32, Doc: "VL i"},
 	},
 }
 
@@ -2331,8 +2331,8 @@ func (p *PortVLXmitTimeCong) String() string {
 
 // PortXmitDataSL rows (IBA table "PortXmitDataSL").
 var (
-	pxdsPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	pxdsCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	pxdsPortSelect    = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	pxdsCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
 // PortXmitDataSLLayout is the PortXmitDataSL attribute (0x0036, 68 bytes).
@@ -2345,22 +2345,22 @@ var PortXmitDataSLLayout = mad.Layout{
 	Fields: []mad.Field{
 		pxdsPortSelect,
 		pxdsCounterSelect,
-		mad.Field{Name: "PortXmitDataSL0", Bit: 32, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL1", Bit: 64, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL2", Bit: 96, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL3", Bit: 128, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL4", Bit: 160, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL5", Bit: 192, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL6", Bit: 224, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL7", Bit: 256, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL8", Bit: 288, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL9", Bit: 320, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL10", Bit: 352, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL11", Bit: 384, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL12", Bit: 416, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL13", Bit: 448, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL14", Bit: 480, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortXmitDataSL15", Bit: 512, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL0", LuaKey: "port_xmit_data_sl0", Bit: 32, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL1", LuaKey: "port_xmit_data_sl1", Bit: 64, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL2", LuaKey: "port_xmit_data_sl2", Bit: 96, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL3", LuaKey: "port_xmit_data_sl3", Bit: 128, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL4", LuaKey: "port_xmit_data_sl4", Bit: 160, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL5", LuaKey: "port_xmit_data_sl5", Bit: 192, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL6", LuaKey: "port_xmit_data_sl6", Bit: 224, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL7", LuaKey: "port_xmit_data_sl7", Bit: 256, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL8", LuaKey: "port_xmit_data_sl8", Bit: 288, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL9", LuaKey: "port_xmit_data_sl9", Bit: 320, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL10", LuaKey: "port_xmit_data_sl10", Bit: 352, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL11", LuaKey: "port_xmit_data_sl11", Bit: 384, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL12", LuaKey: "port_xmit_data_sl12", Bit: 416, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL13", LuaKey: "port_xmit_data_sl13", Bit: 448, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL14", LuaKey: "port_xmit_data_sl14", Bit: 480, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortXmitDataSL15", LuaKey: "port_xmit_data_sl15", Bit: 512, Width: 32, Doc: "SL i, 4-byte words"},
 	},
 }
 
@@ -2445,8 +2445,8 @@ func (p *PortXmitDataSL) String() string {
 
 // PortRcvDataSL rows (IBA table "PortRcvDataSL").
 var (
-	prdsPortSelect    = mad.Field{Name: "PortSelect", Bit: 8, Width: 8}
-	prdsCounterSelect = mad.Field{Name: "CounterSelect", Bit: 16, Width: 16, Kind: mad.Hex}
+	prdsPortSelect    = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	prdsCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
 // PortRcvDataSLLayout is the PortRcvDataSL attribute (0x0037, 68 bytes).
@@ -2459,22 +2459,22 @@ var PortRcvDataSLLayout = mad.Layout{
 	Fields: []mad.Field{
 		prdsPortSelect,
 		prdsCounterSelect,
-		mad.Field{Name: "PortRcvDataSL0", Bit: 32, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL1", Bit: 64, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL2", Bit: 96, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL3", Bit: 128, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL4", Bit: 160, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL5", Bit: 192, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL6", Bit: 224, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL7", Bit: 256, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL8", Bit: 288, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL9", Bit: 320, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL10", Bit: 352, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL11", Bit: 384, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL12", Bit: 416, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL13", Bit: 448, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL14", Bit: 480, Width: 32, Doc: "SL i, 4-byte words"},
-		mad.Field{Name: "PortRcvDataSL15", Bit: 512, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL0", LuaKey: "port_rcv_data_sl0", Bit: 32, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL1", LuaKey: "port_rcv_data_sl1", Bit: 64, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL2", LuaKey: "port_rcv_data_sl2", Bit: 96, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL3", LuaKey: "port_rcv_data_sl3", Bit: 128, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL4", LuaKey: "port_rcv_data_sl4", Bit: 160, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL5", LuaKey: "port_rcv_data_sl5", Bit: 192, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL6", LuaKey: "port_rcv_data_sl6", Bit: 224, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL7", LuaKey: "port_rcv_data_sl7", Bit: 256, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL8", LuaKey: "port_rcv_data_sl8", Bit: 288, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL9", LuaKey: "port_rcv_data_sl9", Bit: 320, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL10", LuaKey: "port_rcv_data_sl10", Bit: 352, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL11", LuaKey: "port_rcv_data_sl11", Bit: 384, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL12", LuaKey: "port_rcv_data_sl12", Bit: 416, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL13", LuaKey: "port_rcv_data_sl13", Bit: 448, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL14", LuaKey: "port_rcv_data_sl14", Bit: 480, Width: 32, Doc: "SL i, 4-byte words"},
+		mad.Field{Name: "PortRcvDataSL15", LuaKey: "port_rcv_data_sl15", Bit: 512, Width: 32, Doc: "SL i, 4-byte words"},
 	},
 }
 

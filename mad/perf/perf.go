@@ -36,7 +36,7 @@ const (
 
 // PerfMgt MAD rows: mad-formats.md section 4, table "PerfMgt MAD": the
 // common header, 40 reserved bytes, then 192 bytes of attribute data.
-var pmaData = mad.Field{Name: "Data", Bit: 512, Width: 1536, Kind: mad.Bytes}
+var pmaData = mad.Field{Name: "Data", LuaKey: "data", Bit: 512, Width: 1536, Kind: mad.Bytes}
 
 // MADLayout is a whole PerfMgt MAD (class 0x04, 256 bytes).
 var MADLayout = mad.Layout{

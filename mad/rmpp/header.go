@@ -118,13 +118,13 @@ const (
 // Header rows: mad-formats.md section 5 "RMPP header", offsets within the
 // MAD.
 var (
-	hVersion  = mad.Field{Name: "RMPPVersion", Bit: 192, Width: 8}
-	hType     = mad.Field{Name: "RMPPType", Bit: 200, Width: 8}
-	hRespTime = mad.Field{Name: "RRespTime", Bit: 208, Width: 5}
-	hFlags    = mad.Field{Name: "RMPPFlags", Bit: 213, Width: 3, Kind: mad.Hex}
-	hStatus   = mad.Field{Name: "RMPPStatus", Bit: 216, Width: 8}
-	hData1    = mad.Field{Name: "Data1", Bit: 224, Width: 32}
-	hData2    = mad.Field{Name: "Data2", Bit: 256, Width: 32}
+	hVersion  = mad.Field{Name: "RMPPVersion", LuaKey: "rmpp_version", Bit: 192, Width: 8}
+	hType     = mad.Field{Name: "RMPPType", LuaKey: "rmpp_type", Bit: 200, Width: 8}
+	hRespTime = mad.Field{Name: "RRespTime", LuaKey: "r_resp_time", Bit: 208, Width: 5}
+	hFlags    = mad.Field{Name: "RMPPFlags", LuaKey: "rmpp_flags", Bit: 213, Width: 3, Kind: mad.Hex}
+	hStatus   = mad.Field{Name: "RMPPStatus", LuaKey: "rmpp_status", Bit: 216, Width: 8}
+	hData1    = mad.Field{Name: "Data1", LuaKey: "data1", Bit: 224, Width: 32}
+	hData2    = mad.Field{Name: "Data2", LuaKey: "data2", Bit: 256, Width: 32}
 )
 
 // HeaderLayout is the common MAD header followed by the RMPP header: the

@@ -34,16 +34,16 @@ const (
 
 // InformInfo rows (IBA table "InformInfo").
 var (
-	iiGID           = mad.Field{Name: "GID", Bit: 0, Width: 128, Kind: mad.Bytes}
-	iiLIDRangeBegin = mad.Field{Name: "LIDRangeBegin", Bit: 128, Width: 16}
-	iiLIDRangeEnd   = mad.Field{Name: "LIDRangeEnd", Bit: 144, Width: 16}
-	iiIsGeneric     = mad.Field{Name: "IsGeneric", Bit: 176, Width: 8}
-	iiSubscribe     = mad.Field{Name: "Subscribe", Bit: 184, Width: 8}
-	iiType          = mad.Field{Name: "Type", Bit: 192, Width: 16}
-	iiTrapNumber    = mad.Field{Name: "TrapNumber", Bit: 208, Width: 16}
-	iiQPN           = mad.Field{Name: "QPN", Bit: 224, Width: 24, Kind: mad.Hex}
-	iiRespTimeValue = mad.Field{Name: "RespTimeValue", Bit: 251, Width: 5}
-	iiProducerType  = mad.Field{Name: "ProducerType", Bit: 264, Width: 24, Kind: mad.Hex}
+	iiGID           = mad.Field{Name: "GID", LuaKey: "gid", Bit: 0, Width: 128, Kind: mad.Bytes}
+	iiLIDRangeBegin = mad.Field{Name: "LIDRangeBegin", LuaKey: "lid_range_begin", Bit: 128, Width: 16}
+	iiLIDRangeEnd   = mad.Field{Name: "LIDRangeEnd", LuaKey: "lid_range_end", Bit: 144, Width: 16}
+	iiIsGeneric     = mad.Field{Name: "IsGeneric", LuaKey: "is_generic", Bit: 176, Width: 8}
+	iiSubscribe     = mad.Field{Name: "Subscribe", LuaKey: "subscribe", Bit: 184, Width: 8}
+	iiType          = mad.Field{Name: "Type", LuaKey: "type", Bit: 192, Width: 16}
+	iiTrapNumber    = mad.Field{Name: "TrapNumber", LuaKey: "trap_number", Bit: 208, Width: 16}
+	iiQPN           = mad.Field{Name: "QPN", LuaKey: "qp_n", Bit: 224, Width: 24, Kind: mad.Hex}
+	iiRespTimeValue = mad.Field{Name: "RespTimeValue", LuaKey: "resp_time_value", Bit: 251, Width: 5}
+	iiProducerType  = mad.Field{Name: "ProducerType", LuaKey: "producer_type", Bit: 264, Width: 24, Kind: mad.Hex}
 )
 
 // InformInfoLayout is the InformInfo attribute (0x0003, 36 bytes).
@@ -158,8 +158,8 @@ func (i *Inform) String() string {
 
 // NodeRecord rows (IBA table "NodeRecord").
 var (
-	nrLID             = mad.Field{Name: "LID", Bit: 0, Width: 16}
-	nrNodeDescription = mad.Field{Name: "NodeDescription", Bit: 352, Width: 512, Kind: mad.String, Doc: "NUL padded; Description returns the text"}
+	nrLID             = mad.Field{Name: "LID", LuaKey: "lid", Bit: 0, Width: 16}
+	nrNodeDescription = mad.Field{Name: "NodeDescription", LuaKey: "node_description", Bit: 352, Width: 512, Kind: mad.String, Doc: "NUL padded; Description returns the text"}
 )
 
 // NodeRecordLayout is the NodeRecord attribute (0x0011, 108 bytes).
@@ -170,18 +170,18 @@ var NodeRecordLayout = mad.Layout{
 	Doc:  "NodeRec is a NodeRecord: the LID of a node's port and its NodeInfo and NodeDescription (mad-formats.md section 8).",
 	Fields: []mad.Field{
 		nrLID,
-		mad.Field{Name: "BaseVersion", Bit: 32, Width: 8},
-		mad.Field{Name: "ClassVersion", Bit: 40, Width: 8},
-		mad.Field{Name: "NodeType", Bit: 48, Width: 8, Doc: "NodeTypeCA, NodeTypeSwitch, NodeTypeRouter"},
-		mad.Field{Name: "NumPorts", Bit: 56, Width: 8, Doc: "physical ports"},
-		mad.Field{Name: "SystemImageGUID", Bit: 64, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "NodeGUID", Bit: 128, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "PortGUID", Bit: 192, Width: 64, Kind: mad.Hex, Doc: "the port the SMP arrived on (switch: port 0)"},
-		mad.Field{Name: "PartitionCap", Bit: 256, Width: 16, Doc: "P_Key table entries"},
-		mad.Field{Name: "DeviceID", Bit: 272, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "Revision", Bit: 288, Width: 32, Kind: mad.Hex},
-		mad.Field{Name: "LocalPortNum", Bit: 320, Width: 8, Doc: "the port the SMP arrived on"},
-		mad.Field{Name: "VendorID", Bit: 328, Width: 24, Kind: mad.Hex, Doc: "IEEE OUI, 24 bits"},
+		mad.Field{Name: "BaseVersion", LuaKey: "base_version", Bit: 32, Width: 8},
+		mad.Field{Name: "ClassVersion", LuaKey: "class_version", Bit: 40, Width: 8},
+		mad.Field{Name: "NodeType", LuaKey: "node_type", Bit: 48, Width: 8, Doc: "NodeTypeCA, NodeTypeSwitch, NodeTypeRouter"},
+		mad.Field{Name: "NumPorts", LuaKey: "num_ports", Bit: 56, Width: 8, Doc: "physical ports"},
+		mad.Field{Name: "SystemImageGUID", LuaKey: "system_image_guid", Bit: 64, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "NodeGUID", LuaKey: "node_guid", Bit: 128, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "PortGUID", LuaKey: "port_guid", Bit: 192, Width: 64, Kind: mad.Hex, Doc: "the port the SMP arrived on (switch: port 0)"},
+		mad.Field{Name: "PartitionCap", LuaKey: "partition_cap", Bit: 256, Width: 16, Doc: "P_Key table entries"},
+		mad.Field{Name: "DeviceID", LuaKey: "device_id", Bit: 272, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "Revision", LuaKey: "revision", Bit: 288, Width: 32, Kind: mad.Hex},
+		mad.Field{Name: "LocalPortNum", LuaKey: "local_port_num", Bit: 320, Width: 8, Doc: "the port the SMP arrived on"},
+		mad.Field{Name: "VendorID", LuaKey: "vendor_id", Bit: 328, Width: 24, Kind: mad.Hex, Doc: "IEEE OUI, 24 bits"},
 		nrNodeDescription,
 	},
 }
@@ -241,9 +241,9 @@ func (n *NodeRec) String() string {
 
 // PortInfoRecord rows (IBA table "PortInfoRecord").
 var (
-	pirEndportLID = mad.Field{Name: "EndportLID", Bit: 0, Width: 16}
-	pirPortNum    = mad.Field{Name: "PortNum", Bit: 16, Width: 8}
-	pirOptions    = mad.Field{Name: "Options", Bit: 24, Width: 8, Kind: mad.Hex}
+	pirEndportLID = mad.Field{Name: "EndportLID", LuaKey: "endport_lid", Bit: 0, Width: 16}
+	pirPortNum    = mad.Field{Name: "PortNum", LuaKey: "port_num", Bit: 16, Width: 8}
+	pirOptions    = mad.Field{Name: "Options", LuaKey: "options", Bit: 24, Width: 8, Kind: mad.Hex}
 )
 
 // PortInfoRecordLayout is the PortInfoRecord attribute (0x0012, 68 bytes).
@@ -256,68 +256,68 @@ var PortInfoRecordLayout = mad.Layout{
 		pirEndportLID,
 		pirPortNum,
 		pirOptions,
-		mad.Field{Name: "M_Key", Bit: 32, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GidPrefix", Bit: 96, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "LID", Bit: 160, Width: 16},
-		mad.Field{Name: "MasterSMLID", Bit: 176, Width: 16},
-		mad.Field{Name: "CapabilityMask", Bit: 192, Width: 32, Kind: mad.Hex, Doc: "Cap* bits"},
-		mad.Field{Name: "DiagCode", Bit: 224, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "M_KeyLeasePeriod", Bit: 240, Width: 16},
-		mad.Field{Name: "LocalPortNum", Bit: 256, Width: 8},
-		mad.Field{Name: "LinkWidthEnabled", Bit: 264, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "LinkWidthSupported", Bit: 272, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "LinkWidthActive", Bit: 280, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "LinkSpeedSupported", Bit: 288, Width: 4, Kind: mad.Hex},
-		mad.Field{Name: "PortState", Bit: 292, Width: 4, Doc: "PortState* values"},
-		mad.Field{Name: "PortPhysicalState", Bit: 296, Width: 4, Doc: "PhysState* values"},
-		mad.Field{Name: "LinkDownDefaultState", Bit: 300, Width: 4},
-		mad.Field{Name: "M_KeyProtectBits", Bit: 304, Width: 2},
-		mad.Field{Name: "LMC", Bit: 309, Width: 3},
-		mad.Field{Name: "LinkSpeedActive", Bit: 312, Width: 4, Kind: mad.Hex},
-		mad.Field{Name: "LinkSpeedEnabled", Bit: 316, Width: 4, Kind: mad.Hex},
-		mad.Field{Name: "NeighborMTU", Bit: 320, Width: 4, Doc: "1 256 ... 5 4096, see MTUBytes"},
-		mad.Field{Name: "MasterSMSL", Bit: 324, Width: 4},
-		mad.Field{Name: "VLCap", Bit: 328, Width: 4},
-		mad.Field{Name: "InitType", Bit: 332, Width: 4, Kind: mad.Hex},
-		mad.Field{Name: "VLHighLimit", Bit: 336, Width: 8},
-		mad.Field{Name: "VLArbitrationHighCap", Bit: 344, Width: 8},
-		mad.Field{Name: "VLArbitrationLowCap", Bit: 352, Width: 8},
-		mad.Field{Name: "InitTypeReply", Bit: 360, Width: 4, Kind: mad.Hex},
-		mad.Field{Name: "MTUCap", Bit: 364, Width: 4},
-		mad.Field{Name: "VLStallCount", Bit: 368, Width: 3},
-		mad.Field{Name: "HOQLife", Bit: 371, Width: 5},
-		mad.Field{Name: "OperationalVLs", Bit: 376, Width: 4},
-		mad.Field{Name: "PartitionEnforcementInbound", Bit: 380, Width: 1},
-		mad.Field{Name: "PartitionEnforcementOutbound", Bit: 381, Width: 1},
-		mad.Field{Name: "FilterRawInbound", Bit: 382, Width: 1},
-		mad.Field{Name: "FilterRawOutbound", Bit: 383, Width: 1},
-		mad.Field{Name: "M_KeyViolations", Bit: 384, Width: 16},
-		mad.Field{Name: "P_KeyViolations", Bit: 400, Width: 16},
-		mad.Field{Name: "Q_KeyViolations", Bit: 416, Width: 16},
-		mad.Field{Name: "GUIDCap", Bit: 432, Width: 8},
-		mad.Field{Name: "ClientReregister", Bit: 440, Width: 1},
-		mad.Field{Name: "MulticastPKeyTrapSuppressionEnabled", Bit: 441, Width: 2},
-		mad.Field{Name: "SubnetTimeOut", Bit: 443, Width: 5},
-		mad.Field{Name: "RespTimeValue", Bit: 451, Width: 5},
-		mad.Field{Name: "LocalPhyErrors", Bit: 456, Width: 4},
-		mad.Field{Name: "OverrunErrors", Bit: 460, Width: 4},
-		mad.Field{Name: "MaxCreditHint", Bit: 464, Width: 16},
-		mad.Field{Name: "LinkSpeedExtActive2", Bit: 481, Width: 2, Kind: mad.Hex},
-		mad.Field{Name: "LinkSpeedExtSupported2", Bit: 483, Width: 2, Kind: mad.Hex},
-		mad.Field{Name: "LinkSpeedExtEnabled2", Bit: 485, Width: 3, Kind: mad.Hex},
-		mad.Field{Name: "LinkRoundTripLatency", Bit: 488, Width: 24, Doc: "24 bits"},
-		mad.Field{Name: "CapabilityMask2", Bit: 512, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "LinkSpeedExtActive", Bit: 528, Width: 4, Kind: mad.Hex},
-		mad.Field{Name: "LinkSpeedExtSupported", Bit: 532, Width: 4, Kind: mad.Hex},
-		mad.Field{Name: "LinkSpeedExtEnabled", Bit: 539, Width: 5, Kind: mad.Hex},
+		mad.Field{Name: "M_Key", LuaKey: "m_key", Bit: 32, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GidPrefix", LuaKey: "gid_prefix", Bit: 96, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "LID", LuaKey: "lid", Bit: 160, Width: 16},
+		mad.Field{Name: "MasterSMLID", LuaKey: "master_sm_lid", Bit: 176, Width: 16},
+		mad.Field{Name: "CapabilityMask", LuaKey: "capability_mask", Bit: 192, Width: 32, Kind: mad.Hex, Doc: "Cap* bits"},
+		mad.Field{Name: "DiagCode", LuaKey: "diag_code", Bit: 224, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "M_KeyLeasePeriod", LuaKey: "m_key_lease_period", Bit: 240, Width: 16},
+		mad.Field{Name: "LocalPortNum", LuaKey: "local_port_num", Bit: 256, Width: 8},
+		mad.Field{Name: "LinkWidthEnabled", LuaKey: "link_width_enabled", Bit: 264, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "LinkWidthSupported", LuaKey: "link_width_supported", Bit: 272, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "LinkWidthActive", LuaKey: "link_width_active", Bit: 280, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "LinkSpeedSupported", LuaKey: "link_speed_supported", Bit: 288, Width: 4, Kind: mad.Hex},
+		mad.Field{Name: "PortState", LuaKey: "port_state", Bit: 292, Width: 4, Doc: "PortState* values"},
+		mad.Field{Name: "PortPhysicalState", LuaKey: "port_physical_state", Bit: 296, Width: 4, Doc: "PhysState* values"},
+		mad.Field{Name: "LinkDownDefaultState", LuaKey: "link_down_default_state", Bit: 300, Width: 4},
+		mad.Field{Name: "M_KeyProtectBits", LuaKey: "m_key_protect_bits", Bit: 304, Width: 2},
+		mad.Field{Name: "LMC", LuaKey: "lmc", Bit: 309, Width: 3},
+		mad.Field{Name: "LinkSpeedActive", LuaKey: "link_speed_active", Bit: 312, Width: 4, Kind: mad.Hex},
+		mad.Field{Name: "LinkSpeedEnabled", LuaKey: "link_speed_enabled", Bit: 316, Width: 4, Kind: mad.Hex},
+		mad.Field{Name: "NeighborMTU", LuaKey: "neighbor_mtu", Bit: 320, Width: 4, Doc: "1 256 ... 5 4096, see MTUBytes"},
+		mad.Field{Name: "MasterSMSL", LuaKey: "master_sm_sl", Bit: 324, Width: 4},
+		mad.Field{Name: "VLCap", LuaKey: "vl_cap", Bit: 328, Width: 4},
+		mad.Field{Name: "InitType", LuaKey: "init_type", Bit: 332, Width: 4, Kind: mad.Hex},
+		mad.Field{Name: "VLHighLimit", LuaKey: "vl_high_limit", Bit: 336, Width: 8},
+		mad.Field{Name: "VLArbitrationHighCap", LuaKey: "vl_arbitration_high_cap", Bit: 344, Width: 8},
+		mad.Field{Name: "VLArbitrationLowCap", LuaKey: "vl_arbitration_low_cap", Bit: 352, Width: 8},
+		mad.Field{Name: "InitTypeReply", LuaKey: "init_type_reply", Bit: 360, Width: 4, Kind: mad.Hex},
+		mad.Field{Name: "MTUCap", LuaKey: "mtu_cap", Bit: 364, Width: 4},
+		mad.Field{Name: "VLStallCount", LuaKey: "vl_stall_count", Bit: 368, Width: 3},
+		mad.Field{Name: "HOQLife", LuaKey: "hoq_life", Bit: 371, Width: 5},
+		mad.Field{Name: "OperationalVLs", LuaKey: "operational_vls", Bit: 376, Width: 4},
+		mad.Field{Name: "PartitionEnforcementInbound", LuaKey: "partition_enforcement_inbound", Bit: 380, Width: 1},
+		mad.Field{Name: "PartitionEnforcementOutbound", LuaKey: "partition_enforcement_outbound", Bit: 381, Width: 1},
+		mad.Field{Name: "FilterRawInbound", LuaKey: "filter_raw_inbound", Bit: 382, Width: 1},
+		mad.Field{Name: "FilterRawOutbound", LuaKey: "filter_raw_outbound", Bit: 383, Width: 1},
+		mad.Field{Name: "M_KeyViolations", LuaKey: "m_key_violations", Bit: 384, Width: 16},
+		mad.Field{Name: "P_KeyViolations", LuaKey: "p_key_violations", Bit: 400, Width: 16},
+		mad.Field{Name: "Q_KeyViolations", LuaKey: "q_key_violations", Bit: 416, Width: 16},
+		mad.Field{Name: "GUIDCap", LuaKey: "guid_cap", Bit: 432, Width: 8},
+		mad.Field{Name: "ClientReregister", LuaKey: "client_reregister", Bit: 440, Width: 1},
+		mad.Field{Name: "MulticastPKeyTrapSuppressionEnabled", LuaKey: "multicast_p_key_trap_suppression_enabled", Bit: 441, Width: 2},
+		mad.Field{Name: "SubnetTimeOut", LuaKey: "subnet_time_out", Bit: 443, Width: 5},
+		mad.Field{Name: "RespTimeValue", LuaKey: "resp_time_value", Bit: 451, Width: 5},
+		mad.Field{Name: "LocalPhyErrors", LuaKey: "local_phy_errors", Bit: 456, Width: 4},
+		mad.Field{Name: "OverrunErrors", LuaKey: "overrun_errors", Bit: 460, Width: 4},
+		mad.Field{Name: "MaxCreditHint", LuaKey: "max_credit_hint", Bit: 464, Width: 16},
+		mad.Field{Name: "LinkSpeedExtActive2", LuaKey: "link_speed_ext_active2", Bit: 481, Width: 2, Kind: mad.Hex},
+		mad.Field{Name: "LinkSpeedExtSupported2", LuaKey: "link_speed_ext_supported2", Bit: 483, Width: 2, Kind: mad.Hex},
+		mad.Field{Name: "LinkSpeedExtEnabled2", LuaKey: "link_speed_ext_enabled2", Bit: 485, Width: 3, Kind: mad.Hex},
+		mad.Field{Name: "LinkRoundTripLatency", LuaKey: "link_round_trip_latency", Bit: 488, Width: 24, Doc: "24 bits"},
+		mad.Field{Name: "CapabilityMask2", LuaKey: "capability_mask2", Bit: 512, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "LinkSpeedExtActive", LuaKey: "link_speed_ext_active", Bit: 528, Width: 4, Kind: mad.Hex},
+		mad.Field{Name: "LinkSpeedExtSupported", LuaKey: "link_speed_ext_supported", Bit: 532, Width: 4, Kind: mad.Hex},
+		mad.Field{Name: "LinkSpeedExtEnabled", LuaKey: "link_speed_ext_enabled", Bit: 539, Width: 5, Kind: mad.Hex},
 	},
 }
 
 // SLtoVLMappingTableRecord rows (IBA table "SLtoVLMappingTableRecord").
 var (
-	slvlrLID           = mad.Field{Name: "LID", Bit: 0, Width: 16}
-	slvlrInputPortNum  = mad.Field{Name: "InputPortNum", Bit: 16, Width: 8}
-	slvlrOutputPortNum = mad.Field{Name: "OutputPortNum", Bit: 24, Width: 8}
+	slvlrLID           = mad.Field{Name: "LID", LuaKey: "lid", Bit: 0, Width: 16}
+	slvlrInputPortNum  = mad.Field{Name: "InputPortNum", LuaKey: "input_port_num", Bit: 16, Width: 8}
+	slvlrOutputPortNum = mad.Field{Name: "OutputPortNum", LuaKey: "output_port_num", Bit: 24, Width: 8}
 )
 
 // SLtoVLMappingTableRecordLayout is the SLtoVLMappingTableRecord attribute (0x0013, 16 bytes).
@@ -330,28 +330,28 @@ var SLtoVLMappingTableRecordLayout = mad.Layout{
 		slvlrLID,
 		slvlrInputPortNum,
 		slvlrOutputPortNum,
-		mad.Field{Name: "SLtoVL0", Bit: 64, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL1", Bit: 68, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL2", Bit: 72, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL3", Bit: 76, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL4", Bit: 80, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL5", Bit: 84, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL6", Bit: 88, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL7", Bit: 92, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL8", Bit: 96, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL9", Bit: 100, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL10", Bit: 104, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL11", Bit: 108, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL12", Bit: 112, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL13", Bit: 116, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL14", Bit: 120, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL15", Bit: 124, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL0", LuaKey: "sl_to_vl0", Bit: 64, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL1", LuaKey: "sl_to_vl1", Bit: 68, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL2", LuaKey: "sl_to_vl2", Bit: 72, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL3", LuaKey: "sl_to_vl3", Bit: 76, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL4", LuaKey: "sl_to_vl4", Bit: 80, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL5", LuaKey: "sl_to_vl5", Bit: 84, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL6", LuaKey: "sl_to_vl6", Bit: 88, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL7", LuaKey: "sl_to_vl7", Bit: 92, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL8", LuaKey: "sl_to_vl8", Bit: 96, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL9", LuaKey: "sl_to_vl9", Bit: 100, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL10", LuaKey: "sl_to_vl10", Bit: 104, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL11", LuaKey: "sl_to_vl11", Bit: 108, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL12", LuaKey: "sl_to_vl12", Bit: 112, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL13", LuaKey: "sl_to_vl13", Bit: 116, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL14", LuaKey: "sl_to_vl14", Bit: 120, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL15", LuaKey: "sl_to_vl15", Bit: 124, Width: 4, Doc: "the VL of SL i"},
 	},
 }
 
 // SwitchInfoRecord rows (IBA table "SwitchInfoRecord").
 var (
-	sirLID = mad.Field{Name: "LID", Bit: 0, Width: 16}
+	sirLID = mad.Field{Name: "LID", LuaKey: "lid", Bit: 0, Width: 16}
 )
 
 // SwitchInfoRecordLayout is the SwitchInfoRecord attribute (0x0014, 24 bytes).
@@ -362,31 +362,31 @@ var SwitchInfoRecordLayout = mad.Layout{
 	Doc:  "SwitchInfoRecord is a switch's SwitchInfo with its LID.",
 	Fields: []mad.Field{
 		sirLID,
-		mad.Field{Name: "LinearFDBCap", Bit: 32, Width: 16},
-		mad.Field{Name: "RandomFDBCap", Bit: 48, Width: 16},
-		mad.Field{Name: "MulticastFDBCap", Bit: 64, Width: 16},
-		mad.Field{Name: "LinearFDBTop", Bit: 80, Width: 16},
-		mad.Field{Name: "DefaultPort", Bit: 96, Width: 8},
-		mad.Field{Name: "DefaultMulticastPrimaryPort", Bit: 104, Width: 8},
-		mad.Field{Name: "DefaultMulticastNotPrimaryPort", Bit: 112, Width: 8},
-		mad.Field{Name: "LifeTimeValue", Bit: 120, Width: 5},
-		mad.Field{Name: "PortStateChange", Bit: 125, Width: 1, Doc: "write 1 to clear"},
-		mad.Field{Name: "OptimizedSLtoVLMappingProgramming", Bit: 126, Width: 2},
-		mad.Field{Name: "LIDsPerPort", Bit: 128, Width: 16},
-		mad.Field{Name: "PartitionEnforcementCap", Bit: 144, Width: 16},
-		mad.Field{Name: "InboundEnforcementCap", Bit: 160, Width: 1},
-		mad.Field{Name: "OutboundEnforcementCap", Bit: 161, Width: 1},
-		mad.Field{Name: "FilterRawInboundCap", Bit: 162, Width: 1},
-		mad.Field{Name: "FilterRawOutboundCap", Bit: 163, Width: 1},
-		mad.Field{Name: "EnhancedPort0", Bit: 164, Width: 1},
-		mad.Field{Name: "MulticastFDBTop", Bit: 176, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "LinearFDBCap", LuaKey: "linear_fdb_cap", Bit: 32, Width: 16},
+		mad.Field{Name: "RandomFDBCap", LuaKey: "random_fdb_cap", Bit: 48, Width: 16},
+		mad.Field{Name: "MulticastFDBCap", LuaKey: "multicast_fdb_cap", Bit: 64, Width: 16},
+		mad.Field{Name: "LinearFDBTop", LuaKey: "linear_fdb_top", Bit: 80, Width: 16},
+		mad.Field{Name: "DefaultPort", LuaKey: "default_port", Bit: 96, Width: 8},
+		mad.Field{Name: "DefaultMulticastPrimaryPort", LuaKey: "default_multicast_primary_port", Bit: 104, Width: 8},
+		mad.Field{Name: "DefaultMulticastNotPrimaryPort", LuaKey: "default_multicast_not_primary_port", Bit: 112, Width: 8},
+		mad.Field{Name: "LifeTimeValue", LuaKey: "life_time_value", Bit: 120, Width: 5},
+		mad.Field{Name: "PortStateChange", LuaKey: "port_state_change", Bit: 125, Width: 1, Doc: "write 1 to clear"},
+		mad.Field{Name: "OptimizedSLtoVLMappingProgramming", LuaKey: "optimized_sl_to_vl_mapping_programming", Bit: 126, Width: 2},
+		mad.Field{Name: "LIDsPerPort", LuaKey: "lids_per_port", Bit: 128, Width: 16},
+		mad.Field{Name: "PartitionEnforcementCap", LuaKey: "partition_enforcement_cap", Bit: 144, Width: 16},
+		mad.Field{Name: "InboundEnforcementCap", LuaKey: "inbound_enforcement_cap", Bit: 160, Width: 1},
+		mad.Field{Name: "OutboundEnforcementCap", LuaKey: "outbound_enforcement_cap", Bit: 161, Width: 1},
+		mad.Field{Name: "FilterRawInboundCap", LuaKey: "filter_raw_inbound_cap", Bit: 162, Width: 1},
+		mad.Field{Name: "FilterRawOutboundCap", LuaKey: "filter_raw_outbound_cap", Bit: 163, Width: 1},
+		mad.Field{Name: "EnhancedPort0", LuaKey: "enhanced_port0", Bit: 164, Width: 1},
+		mad.Field{Name: "MulticastFDBTop", LuaKey: "multicast_fdb_top", Bit: 176, Width: 16, Kind: mad.Hex},
 	},
 }
 
 // LinearForwardingTableRecord rows (IBA table "LinearForwardingTableRecord").
 var (
-	lftrLID      = mad.Field{Name: "LID", Bit: 0, Width: 16}
-	lftrBlockNum = mad.Field{Name: "BlockNum", Bit: 16, Width: 16}
+	lftrLID      = mad.Field{Name: "LID", LuaKey: "lid", Bit: 0, Width: 16}
+	lftrBlockNum = mad.Field{Name: "BlockNum", LuaKey: "block_num", Bit: 16, Width: 16}
 )
 
 // LinearForwardingTableRecordLayout is the LinearForwardingTableRecord attribute (0x0015, 72 bytes).
@@ -398,78 +398,78 @@ var LinearForwardingTableRecordLayout = mad.Layout{
 	Fields: []mad.Field{
 		lftrLID,
 		lftrBlockNum,
-		mad.Field{Name: "Port0", Bit: 64, Width: 8},
-		mad.Field{Name: "Port1", Bit: 72, Width: 8},
-		mad.Field{Name: "Port2", Bit: 80, Width: 8},
-		mad.Field{Name: "Port3", Bit: 88, Width: 8},
-		mad.Field{Name: "Port4", Bit: 96, Width: 8},
-		mad.Field{Name: "Port5", Bit: 104, Width: 8},
-		mad.Field{Name: "Port6", Bit: 112, Width: 8},
-		mad.Field{Name: "Port7", Bit: 120, Width: 8},
-		mad.Field{Name: "Port8", Bit: 128, Width: 8},
-		mad.Field{Name: "Port9", Bit: 136, Width: 8},
-		mad.Field{Name: "Port10", Bit: 144, Width: 8},
-		mad.Field{Name: "Port11", Bit: 152, Width: 8},
-		mad.Field{Name: "Port12", Bit: 160, Width: 8},
-		mad.Field{Name: "Port13", Bit: 168, Width: 8},
-		mad.Field{Name: "Port14", Bit: 176, Width: 8},
-		mad.Field{Name: "Port15", Bit: 184, Width: 8},
-		mad.Field{Name: "Port16", Bit: 192, Width: 8},
-		mad.Field{Name: "Port17", Bit: 200, Width: 8},
-		mad.Field{Name: "Port18", Bit: 208, Width: 8},
-		mad.Field{Name: "Port19", Bit: 216, Width: 8},
-		mad.Field{Name: "Port20", Bit: 224, Width: 8},
-		mad.Field{Name: "Port21", Bit: 232, Width: 8},
-		mad.Field{Name: "Port22", Bit: 240, Width: 8},
-		mad.Field{Name: "Port23", Bit: 248, Width: 8},
-		mad.Field{Name: "Port24", Bit: 256, Width: 8},
-		mad.Field{Name: "Port25", Bit: 264, Width: 8},
-		mad.Field{Name: "Port26", Bit: 272, Width: 8},
-		mad.Field{Name: "Port27", Bit: 280, Width: 8},
-		mad.Field{Name: "Port28", Bit: 288, Width: 8},
-		mad.Field{Name: "Port29", Bit: 296, Width: 8},
-		mad.Field{Name: "Port30", Bit: 304, Width: 8},
-		mad.Field{Name: "Port31", Bit: 312, Width: 8},
-		mad.Field{Name: "Port32", Bit: 320, Width: 8},
-		mad.Field{Name: "Port33", Bit: 328, Width: 8},
-		mad.Field{Name: "Port34", Bit: 336, Width: 8},
-		mad.Field{Name: "Port35", Bit: 344, Width: 8},
-		mad.Field{Name: "Port36", Bit: 352, Width: 8},
-		mad.Field{Name: "Port37", Bit: 360, Width: 8},
-		mad.Field{Name: "Port38", Bit: 368, Width: 8},
-		mad.Field{Name: "Port39", Bit: 376, Width: 8},
-		mad.Field{Name: "Port40", Bit: 384, Width: 8},
-		mad.Field{Name: "Port41", Bit: 392, Width: 8},
-		mad.Field{Name: "Port42", Bit: 400, Width: 8},
-		mad.Field{Name: "Port43", Bit: 408, Width: 8},
-		mad.Field{Name: "Port44", Bit: 416, Width: 8},
-		mad.Field{Name: "Port45", Bit: 424, Width: 8},
-		mad.Field{Name: "Port46", Bit: 432, Width: 8},
-		mad.Field{Name: "Port47", Bit: 440, Width: 8},
-		mad.Field{Name: "Port48", Bit: 448, Width: 8},
-		mad.Field{Name: "Port49", Bit: 456, Width: 8},
-		mad.Field{Name: "Port50", Bit: 464, Width: 8},
-		mad.Field{Name: "Port51", Bit: 472, Width: 8},
-		mad.Field{Name: "Port52", Bit: 480, Width: 8},
-		mad.Field{Name: "Port53", Bit: 488, Width: 8},
-		mad.Field{Name: "Port54", Bit: 496, Width: 8},
-		mad.Field{Name: "Port55", Bit: 504, Width: 8},
-		mad.Field{Name: "Port56", Bit: 512, Width: 8},
-		mad.Field{Name: "Port57", Bit: 520, Width: 8},
-		mad.Field{Name: "Port58", Bit: 528, Width: 8},
-		mad.Field{Name: "Port59", Bit: 536, Width: 8},
-		mad.Field{Name: "Port60", Bit: 544, Width: 8},
-		mad.Field{Name: "Port61", Bit: 552, Width: 8},
-		mad.Field{Name: "Port62", Bit: 560, Width: 8},
-		mad.Field{Name: "Port63", Bit: 568, Width: 8},
+		mad.Field{Name: "Port0", LuaKey: "port0", Bit: 64, Width: 8},
+		mad.Field{Name: "Port1", LuaKey: "port1", Bit: 72, Width: 8},
+		mad.Field{Name: "Port2", LuaKey: "port2", Bit: 80, Width: 8},
+		mad.Field{Name: "Port3", LuaKey: "port3", Bit: 88, Width: 8},
+		mad.Field{Name: "Port4", LuaKey: "port4", Bit: 96, Width: 8},
+		mad.Field{Name: "Port5", LuaKey: "port5", Bit: 104, Width: 8},
+		mad.Field{Name: "Port6", LuaKey: "port6", Bit: 112, Width: 8},
+		mad.Field{Name: "Port7", LuaKey: "port7", Bit: 120, Width: 8},
+		mad.Field{Name: "Port8", LuaKey: "port8", Bit: 128, Width: 8},
+		mad.Field{Name: "Port9", LuaKey: "port9", Bit: 136, Width: 8},
+		mad.Field{Name: "Port10", LuaKey: "port10", Bit: 144, Width: 8},
+		mad.Field{Name: "Port11", LuaKey: "port11", Bit: 152, Width: 8},
+		mad.Field{Name: "Port12", LuaKey: "port12", Bit: 160, Width: 8},
+		mad.Field{Name: "Port13", LuaKey: "port13", Bit: 168, Width: 8},
+		mad.Field{Name: "Port14", LuaKey: "port14", Bit: 176, Width: 8},
+		mad.Field{Name: "Port15", LuaKey: "port15", Bit: 184, Width: 8},
+		mad.Field{Name: "Port16", LuaKey: "port16", Bit: 192, Width: 8},
+		mad.Field{Name: "Port17", LuaKey: "port17", Bit: 200, Width: 8},
+		mad.Field{Name: "Port18", LuaKey: "port18", Bit: 208, Width: 8},
+		mad.Field{Name: "Port19", LuaKey: "port19", Bit: 216, Width: 8},
+		mad.Field{Name: "Port20", LuaKey: "port20", Bit: 224, Width: 8},
+		mad.Field{Name: "Port21", LuaKey: "port21", Bit: 232, Width: 8},
+		mad.Field{Name: "Port22", LuaKey: "port22", Bit: 240, Width: 8},
+		mad.Field{Name: "Port23", LuaKey: "port23", Bit: 248, Width: 8},
+		mad.Field{Name: "Port24", LuaKey: "port24", Bit: 256, Width: 8},
+		mad.Field{Name: "Port25", LuaKey: "port25", Bit: 264, Width: 8},
+		mad.Field{Name: "Port26", LuaKey: "port26", Bit: 272, Width: 8},
+		mad.Field{Name: "Port27", LuaKey: "port27", Bit: 280, Width: 8},
+		mad.Field{Name: "Port28", LuaKey: "port28", Bit: 288, Width: 8},
+		mad.Field{Name: "Port29", LuaKey: "port29", Bit: 296, Width: 8},
+		mad.Field{Name: "Port30", LuaKey: "port30", Bit: 304, Width: 8},
+		mad.Field{Name: "Port31", LuaKey: "port31", Bit: 312, Width: 8},
+		mad.Field{Name: "Port32", LuaKey: "port32", Bit: 320, Width: 8},
+		mad.Field{Name: "Port33", LuaKey: "port33", Bit: 328, Width: 8},
+		mad.Field{Name: "Port34", LuaKey: "port34", Bit: 336, Width: 8},
+		mad.Field{Name: "Port35", LuaKey: "port35", Bit: 344, Width: 8},
+		mad.Field{Name: "Port36", LuaKey: "port36", Bit: 352, Width: 8},
+		mad.Field{Name: "Port37", LuaKey: "port37", Bit: 360, Width: 8},
+		mad.Field{Name: "Port38", LuaKey: "port38", Bit: 368, Width: 8},
+		mad.Field{Name: "Port39", LuaKey: "port39", Bit: 376, Width: 8},
+		mad.Field{Name: "Port40", LuaKey: "port40", Bit: 384, Width: 8},
+		mad.Field{Name: "Port41", LuaKey: "port41", Bit: 392, Width: 8},
+		mad.Field{Name: "Port42", LuaKey: "port42", Bit: 400, Width: 8},
+		mad.Field{Name: "Port43", LuaKey: "port43", Bit: 408, Width: 8},
+		mad.Field{Name: "Port44", LuaKey: "port44", Bit: 416, Width: 8},
+		mad.Field{Name: "Port45", LuaKey: "port45", Bit: 424, Width: 8},
+		mad.Field{Name: "Port46", LuaKey: "port46", Bit: 432, Width: 8},
+		mad.Field{Name: "Port47", LuaKey: "port47", Bit: 440, Width: 8},
+		mad.Field{Name: "Port48", LuaKey: "port48", Bit: 448, Width: 8},
+		mad.Field{Name: "Port49", LuaKey: "port49", Bit: 456, Width: 8},
+		mad.Field{Name: "Port50", LuaKey: "port50", Bit: 464, Width: 8},
+		mad.Field{Name: "Port51", LuaKey: "port51", Bit: 472, Width: 8},
+		mad.Field{Name: "Port52", LuaKey: "port52", Bit: 480, Width: 8},
+		mad.Field{Name: "Port53", LuaKey: "port53", Bit: 488, Width: 8},
+		mad.Field{Name: "Port54", LuaKey: "port54", Bit: 496, Width: 8},
+		mad.Field{Name: "Port55", LuaKey: "port55", Bit: 504, Width: 8},
+		mad.Field{Name: "Port56", LuaKey: "port56", Bit: 512, Width: 8},
+		mad.Field{Name: "Port57", LuaKey: "port57", Bit: 520, Width: 8},
+		mad.Field{Name: "Port58", LuaKey: "port58", Bit: 528, Width: 8},
+		mad.Field{Name: "Port59", LuaKey: "port59", Bit: 536, Width: 8},
+		mad.Field{Name: "Port60", LuaKey: "port60", Bit: 544, Width: 8},
+		mad.Field{Name: "Port61", LuaKey: "port61", Bit: 552, Width: 8},
+		mad.Field{Name: "Port62", LuaKey: "port62", Bit: 560, Width: 8},
+		mad.Field{Name: "Port63", LuaKey: "port63", Bit: 568, Width: 8},
 	},
 }
 
 // MulticastForwardingTableRecord rows (IBA table "MulticastForwardingTableRecord").
 var (
-	mftrLID      = mad.Field{Name: "LID", Bit: 0, Width: 16}
-	mftrPosition = mad.Field{Name: "Position", Bit: 16, Width: 4}
-	mftrBlockNum = mad.Field{Name: "BlockNum", Bit: 23, Width: 9}
+	mftrLID      = mad.Field{Name: "LID", LuaKey: "lid", Bit: 0, Width: 16}
+	mftrPosition = mad.Field{Name: "Position", LuaKey: "position", Bit: 16, Width: 4}
+	mftrBlockNum = mad.Field{Name: "BlockNum", LuaKey: "block_num", Bit: 23, Width: 9}
 )
 
 // MulticastForwardingTableRecordLayout is the MulticastForwardingTableRecord attribute (0x0017, 72 bytes).
@@ -482,44 +482,44 @@ var MulticastForwardingTableRecordLayout = mad.Layout{
 		mftrLID,
 		mftrPosition,
 		mftrBlockNum,
-		mad.Field{Name: "PortMask0", Bit: 64, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask1", Bit: 80, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask2", Bit: 96, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask3", Bit: 112, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask4", Bit: 128, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask5", Bit: 144, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask6", Bit: 160, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask7", Bit: 176, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask8", Bit: 192, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask9", Bit: 208, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask10", Bit: 224, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask11", Bit: 240, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask12", Bit: 256, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask13", Bit: 272, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask14", Bit: 288, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask15", Bit: 304, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask16", Bit: 320, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask17", Bit: 336, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask18", Bit: 352, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask19", Bit: 368, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask20", Bit: 384, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask21", Bit: 400, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask22", Bit: 416, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask23", Bit: 432, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask24", Bit: 448, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask25", Bit: 464, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask26", Bit: 480, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask27", Bit: 496, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask28", Bit: 512, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask29", Bit: 528, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask30", Bit: 544, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask31", Bit: 560, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask0", LuaKey: "port_mask0", Bit: 64, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask1", LuaKey: "port_mask1", Bit: 80, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask2", LuaKey: "port_mask2", Bit: 96, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask3", LuaKey: "port_mask3", Bit: 112, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask4", LuaKey: "port_mask4", Bit: 128, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask5", LuaKey: "port_mask5", Bit: 144, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask6", LuaKey: "port_mask6", Bit: 160, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask7", LuaKey: "port_mask7", Bit: 176, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask8", LuaKey: "port_mask8", Bit: 192, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask9", LuaKey: "port_mask9", Bit: 208, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask10", LuaKey: "port_mask10", Bit: 224, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask11", LuaKey: "port_mask11", Bit: 240, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask12", LuaKey: "port_mask12", Bit: 256, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask13", LuaKey: "port_mask13", Bit: 272, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask14", LuaKey: "port_mask14", Bit: 288, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask15", LuaKey: "port_mask15", Bit: 304, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask16", LuaKey: "port_mask16", Bit: 320, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask17", LuaKey: "port_mask17", Bit: 336, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask18", LuaKey: "port_mask18", Bit: 352, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask19", LuaKey: "port_mask19", Bit: 368, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask20", LuaKey: "port_mask20", Bit: 384, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask21", LuaKey: "port_mask21", Bit: 400, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask22", LuaKey: "port_mask22", Bit: 416, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask23", LuaKey: "port_mask23", Bit: 432, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask24", LuaKey: "port_mask24", Bit: 448, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask25", LuaKey: "port_mask25", Bit: 464, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask26", LuaKey: "port_mask26", Bit: 480, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask27", LuaKey: "port_mask27", Bit: 496, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask28", LuaKey: "port_mask28", Bit: 512, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask29", LuaKey: "port_mask29", Bit: 528, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask30", LuaKey: "port_mask30", Bit: 544, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask31", LuaKey: "port_mask31", Bit: 560, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
 	},
 }
 
 // SMInfoRecord rows (IBA table "SMInfoRecord").
 var (
-	smirLID = mad.Field{Name: "LID", Bit: 0, Width: 16}
+	smirLID = mad.Field{Name: "LID", LuaKey: "lid", Bit: 0, Width: 16}
 )
 
 // SMInfoRecordLayout is the SMInfoRecord attribute (0x0018, 32 bytes).
@@ -530,20 +530,20 @@ var SMInfoRecordLayout = mad.Layout{
 	Doc:  "SMInfoRecord is the SMInfo of a subnet manager with the LID of its port (OpenSM ib_sminfo_record_t); OpenSM blanks SM_Key unless the query carries the SM_Key.",
 	Fields: []mad.Field{
 		smirLID,
-		mad.Field{Name: "GUID", Bit: 32, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "SM_Key", Bit: 96, Width: 64, Kind: mad.Hex, Doc: "zero unless the requester is authenticated"},
-		mad.Field{Name: "ActCount", Bit: 160, Width: 32},
-		mad.Field{Name: "Priority", Bit: 192, Width: 4},
-		mad.Field{Name: "SMState", Bit: 196, Width: 4, Doc: "SMState* values"},
+		mad.Field{Name: "GUID", LuaKey: "guid", Bit: 32, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "SM_Key", LuaKey: "sm_key", Bit: 96, Width: 64, Kind: mad.Hex, Doc: "zero unless the requester is authenticated"},
+		mad.Field{Name: "ActCount", LuaKey: "act_count", Bit: 160, Width: 32},
+		mad.Field{Name: "Priority", LuaKey: "priority", Bit: 192, Width: 4},
+		mad.Field{Name: "SMState", LuaKey: "sm_state", Bit: 196, Width: 4, Doc: "SMState* values"},
 	},
 }
 
 // LinkRecord rows (IBA table "LinkRecord").
 var (
-	lrFromLID  = mad.Field{Name: "FromLID", Bit: 0, Width: 16}
-	lrFromPort = mad.Field{Name: "FromPort", Bit: 16, Width: 8}
-	lrToPort   = mad.Field{Name: "ToPort", Bit: 24, Width: 8}
-	lrToLID    = mad.Field{Name: "ToLID", Bit: 32, Width: 16}
+	lrFromLID  = mad.Field{Name: "FromLID", LuaKey: "from_lid", Bit: 0, Width: 16}
+	lrFromPort = mad.Field{Name: "FromPort", LuaKey: "from_port", Bit: 16, Width: 8}
+	lrToPort   = mad.Field{Name: "ToPort", LuaKey: "to_port", Bit: 24, Width: 8}
+	lrToLID    = mad.Field{Name: "ToLID", LuaKey: "to_lid", Bit: 32, Width: 16}
 )
 
 // LinkRecordLayout is the LinkRecord attribute (0x0020, 8 bytes).
@@ -562,8 +562,8 @@ var LinkRecordLayout = mad.Layout{
 
 // GUIDInfoRecord rows (IBA table "GUIDInfoRecord").
 var (
-	girLID      = mad.Field{Name: "LID", Bit: 0, Width: 16}
-	girBlockNum = mad.Field{Name: "BlockNum", Bit: 16, Width: 8}
+	girLID      = mad.Field{Name: "LID", LuaKey: "lid", Bit: 0, Width: 16}
+	girBlockNum = mad.Field{Name: "BlockNum", LuaKey: "block_num", Bit: 16, Width: 8}
 )
 
 // GUIDInfoRecordLayout is the GUIDInfoRecord attribute (0x0030, 72 bytes).
@@ -575,25 +575,25 @@ var GUIDInfoRecordLayout = mad.Layout{
 	Fields: []mad.Field{
 		girLID,
 		girBlockNum,
-		mad.Field{Name: "GUID0", Bit: 64, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GUID1", Bit: 128, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GUID2", Bit: 192, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GUID3", Bit: 256, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GUID4", Bit: 320, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GUID5", Bit: 384, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GUID6", Bit: 448, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GUID7", Bit: 512, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID0", LuaKey: "guid0", Bit: 64, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID1", LuaKey: "guid1", Bit: 128, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID2", LuaKey: "guid2", Bit: 192, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID3", LuaKey: "guid3", Bit: 256, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID4", LuaKey: "guid4", Bit: 320, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID5", LuaKey: "guid5", Bit: 384, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID6", LuaKey: "guid6", Bit: 448, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID7", LuaKey: "guid7", Bit: 512, Width: 64, Kind: mad.Hex},
 	},
 }
 
 // ServiceRecord rows (IBA table "ServiceRecord").
 var (
-	srServiceID    = mad.Field{Name: "ServiceID", Bit: 0, Width: 64, Kind: mad.Hex}
-	srServiceGID   = mad.Field{Name: "ServiceGID", Bit: 64, Width: 128, Kind: mad.Bytes}
-	srServicePKey  = mad.Field{Name: "ServiceP_Key", Bit: 192, Width: 16, Kind: mad.Hex}
-	srServiceLease = mad.Field{Name: "ServiceLease", Bit: 224, Width: 32}
-	srServiceKey   = mad.Field{Name: "ServiceKey", Bit: 256, Width: 128, Kind: mad.Bytes}
-	srServiceName  = mad.Field{Name: "ServiceName", Bit: 384, Width: 512, Kind: mad.String}
+	srServiceID    = mad.Field{Name: "ServiceID", LuaKey: "service_id", Bit: 0, Width: 64, Kind: mad.Hex}
+	srServiceGID   = mad.Field{Name: "ServiceGID", LuaKey: "service_gid", Bit: 64, Width: 128, Kind: mad.Bytes}
+	srServicePKey  = mad.Field{Name: "ServiceP_Key", LuaKey: "service_p_key", Bit: 192, Width: 16, Kind: mad.Hex}
+	srServiceLease = mad.Field{Name: "ServiceLease", LuaKey: "service_lease", Bit: 224, Width: 32}
+	srServiceKey   = mad.Field{Name: "ServiceKey", LuaKey: "service_key", Bit: 256, Width: 128, Kind: mad.Bytes}
+	srServiceName  = mad.Field{Name: "ServiceName", LuaKey: "service_name", Bit: 384, Width: 512, Kind: mad.String}
 )
 
 // ServiceRecordLayout is the ServiceRecord attribute (0x0031, 176 bytes).
@@ -609,44 +609,44 @@ var ServiceRecordLayout = mad.Layout{
 		srServiceLease,
 		srServiceKey,
 		srServiceName,
-		mad.Field{Name: "ServiceData8_0", Bit: 896, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_1", Bit: 904, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_2", Bit: 912, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_3", Bit: 920, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_4", Bit: 928, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_5", Bit: 936, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_6", Bit: 944, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_7", Bit: 952, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_8", Bit: 960, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_9", Bit: 968, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_10", Bit: 976, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_11", Bit: 984, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_12", Bit: 992, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_13", Bit: 1000, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_14", Bit: 1008, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData8_15", Bit: 1016, Width: 8, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData16_0", Bit: 1024, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData16_1", Bit: 1040, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData16_2", Bit: 1056, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData16_3", Bit: 1072, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData16_4", Bit: 1088, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData16_5", Bit: 1104, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData16_6", Bit: 1120, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData16_7", Bit: 1136, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData32_0", Bit: 1152, Width: 32, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData32_1", Bit: 1184, Width: 32, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData32_2", Bit: 1216, Width: 32, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData32_3", Bit: 1248, Width: 32, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData64_0", Bit: 1280, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "ServiceData64_1", Bit: 1344, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_0", LuaKey: "service_data80", Bit: 896, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_1", LuaKey: "service_data81", Bit: 904, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_2", LuaKey: "service_data82", Bit: 912, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_3", LuaKey: "service_data83", Bit: 920, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_4", LuaKey: "service_data84", Bit: 928, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_5", LuaKey: "service_data85", Bit: 936, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_6", LuaKey: "service_data86", Bit: 944, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_7", LuaKey: "service_data87", Bit: 952, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_8", LuaKey: "service_data88", Bit: 960, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_9", LuaKey: "service_data89", Bit: 968, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_10", LuaKey: "service_data810", Bit: 976, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_11", LuaKey: "service_data811", Bit: 984, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_12", LuaKey: "service_data812", Bit: 992, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_13", LuaKey: "service_data813", Bit: 1000, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_14", LuaKey: "service_data814", Bit: 1008, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData8_15", LuaKey: "service_data815", Bit: 1016, Width: 8, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData16_0", LuaKey: "service_data160", Bit: 1024, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData16_1", LuaKey: "service_data161", Bit: 1040, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData16_2", LuaKey: "service_data162", Bit: 1056, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData16_3", LuaKey: "service_data163", Bit: 1072, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData16_4", LuaKey: "service_data164", Bit: 1088, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData16_5", LuaKey: "service_data165", Bit: 1104, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData16_6", LuaKey: "service_data166", Bit: 1120, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData16_7", LuaKey: "service_data167", Bit: 1136, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData32_0", LuaKey: "service_data320", Bit: 1152, Width: 32, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData32_1", LuaKey: "service_data321", Bit: 1184, Width: 32, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData32_2", LuaKey: "service_data322", Bit: 1216, Width: 32, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData32_3", LuaKey: "service_data323", Bit: 1248, Width: 32, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData64_0", LuaKey: "service_data640", Bit: 1280, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "ServiceData64_1", LuaKey: "service_data641", Bit: 1344, Width: 64, Kind: mad.Hex},
 	},
 }
 
 // P_KeyTableRecord rows (IBA table "P_KeyTableRecord").
 var (
-	pkrLID      = mad.Field{Name: "LID", Bit: 0, Width: 16}
-	pkrBlockNum = mad.Field{Name: "BlockNum", Bit: 16, Width: 16}
-	pkrPortNum  = mad.Field{Name: "PortNum", Bit: 32, Width: 8}
+	pkrLID      = mad.Field{Name: "LID", LuaKey: "lid", Bit: 0, Width: 16}
+	pkrBlockNum = mad.Field{Name: "BlockNum", LuaKey: "block_num", Bit: 16, Width: 16}
+	pkrPortNum  = mad.Field{Name: "PortNum", LuaKey: "port_num", Bit: 32, Width: 8}
 )
 
 // PKeyTableRecordLayout is the P_KeyTableRecord attribute (0x0033, 72 bytes).
@@ -659,64 +659,64 @@ var PKeyTableRecordLayout = mad.Layout{
 		pkrLID,
 		pkrBlockNum,
 		pkrPortNum,
-		mad.Field{Name: "P_Key0", Bit: 64, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key1", Bit: 80, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key2", Bit: 96, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key3", Bit: 112, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key4", Bit: 128, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key5", Bit: 144, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key6", Bit: 160, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key7", Bit: 176, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key8", Bit: 192, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key9", Bit: 208, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key10", Bit: 224, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key11", Bit: 240, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key12", Bit: 256, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key13", Bit: 272, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key14", Bit: 288, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key15", Bit: 304, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key16", Bit: 320, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key17", Bit: 336, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key18", Bit: 352, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key19", Bit: 368, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key20", Bit: 384, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key21", Bit: 400, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key22", Bit: 416, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key23", Bit: 432, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key24", Bit: 448, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key25", Bit: 464, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key26", Bit: 480, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key27", Bit: 496, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key28", Bit: 512, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key29", Bit: 528, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key30", Bit: 544, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key31", Bit: 560, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key0", LuaKey: "p_key0", Bit: 64, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key1", LuaKey: "p_key1", Bit: 80, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key2", LuaKey: "p_key2", Bit: 96, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key3", LuaKey: "p_key3", Bit: 112, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key4", LuaKey: "p_key4", Bit: 128, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key5", LuaKey: "p_key5", Bit: 144, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key6", LuaKey: "p_key6", Bit: 160, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key7", LuaKey: "p_key7", Bit: 176, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key8", LuaKey: "p_key8", Bit: 192, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key9", LuaKey: "p_key9", Bit: 208, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key10", LuaKey: "p_key10", Bit: 224, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key11", LuaKey: "p_key11", Bit: 240, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key12", LuaKey: "p_key12", Bit: 256, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key13", LuaKey: "p_key13", Bit: 272, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key14", LuaKey: "p_key14", Bit: 288, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key15", LuaKey: "p_key15", Bit: 304, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key16", LuaKey: "p_key16", Bit: 320, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key17", LuaKey: "p_key17", Bit: 336, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key18", LuaKey: "p_key18", Bit: 352, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key19", LuaKey: "p_key19", Bit: 368, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key20", LuaKey: "p_key20", Bit: 384, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key21", LuaKey: "p_key21", Bit: 400, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key22", LuaKey: "p_key22", Bit: 416, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key23", LuaKey: "p_key23", Bit: 432, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key24", LuaKey: "p_key24", Bit: 448, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key25", LuaKey: "p_key25", Bit: 464, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key26", LuaKey: "p_key26", Bit: 480, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key27", LuaKey: "p_key27", Bit: 496, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key28", LuaKey: "p_key28", Bit: 512, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key29", LuaKey: "p_key29", Bit: 528, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key30", LuaKey: "p_key30", Bit: 544, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key31", LuaKey: "p_key31", Bit: 560, Width: 16, Kind: mad.Hex},
 	},
 }
 
 // PathRecord rows (IBA table "PathRecord").
 var (
-	prServiceID              = mad.Field{Name: "ServiceID", Bit: 0, Width: 64, Kind: mad.Hex}
-	prDGID                   = mad.Field{Name: "DGID", Bit: 64, Width: 128, Kind: mad.Bytes}
-	prSGID                   = mad.Field{Name: "SGID", Bit: 192, Width: 128, Kind: mad.Bytes}
-	prDLID                   = mad.Field{Name: "DLID", Bit: 320, Width: 16}
-	prSLID                   = mad.Field{Name: "SLID", Bit: 336, Width: 16}
-	prRawTraffic             = mad.Field{Name: "RawTraffic", Bit: 352, Width: 1}
-	prFlowLabel              = mad.Field{Name: "FlowLabel", Bit: 356, Width: 20, Kind: mad.Hex}
-	prHopLimit               = mad.Field{Name: "HopLimit", Bit: 376, Width: 8}
-	prTClass                 = mad.Field{Name: "TClass", Bit: 384, Width: 8}
-	prReversible             = mad.Field{Name: "Reversible", Bit: 392, Width: 1}
-	prNumbPath               = mad.Field{Name: "NumbPath", Bit: 393, Width: 7}
-	prPKey                   = mad.Field{Name: "P_Key", Bit: 400, Width: 16, Kind: mad.Hex}
-	prQoSClass               = mad.Field{Name: "QOSClass", Bit: 416, Width: 12}
-	prSL                     = mad.Field{Name: "SL", Bit: 428, Width: 4}
-	prMTUSelector            = mad.Field{Name: "MTUSelector", Bit: 432, Width: 2}
-	prMTU                    = mad.Field{Name: "MTU", Bit: 434, Width: 6}
-	prRateSelector           = mad.Field{Name: "RateSelector", Bit: 440, Width: 2}
-	prRate                   = mad.Field{Name: "Rate", Bit: 442, Width: 6}
-	prPacketLifeTimeSelector = mad.Field{Name: "PacketLifeTimeSelector", Bit: 448, Width: 2}
-	prPacketLifeTime         = mad.Field{Name: "PacketLifeTime", Bit: 450, Width: 6}
-	prPreference             = mad.Field{Name: "Preference", Bit: 456, Width: 8}
+	prServiceID              = mad.Field{Name: "ServiceID", LuaKey: "service_id", Bit: 0, Width: 64, Kind: mad.Hex}
+	prDGID                   = mad.Field{Name: "DGID", LuaKey: "dgid", Bit: 64, Width: 128, Kind: mad.Bytes}
+	prSGID                   = mad.Field{Name: "SGID", LuaKey: "sgid", Bit: 192, Width: 128, Kind: mad.Bytes}
+	prDLID                   = mad.Field{Name: "DLID", LuaKey: "dlid", Bit: 320, Width: 16}
+	prSLID                   = mad.Field{Name: "SLID", LuaKey: "slid", Bit: 336, Width: 16}
+	prRawTraffic             = mad.Field{Name: "RawTraffic", LuaKey: "raw_traffic", Bit: 352, Width: 1}
+	prFlowLabel              = mad.Field{Name: "FlowLabel", LuaKey: "flow_label", Bit: 356, Width: 20, Kind: mad.Hex}
+	prHopLimit               = mad.Field{Name: "HopLimit", LuaKey: "hop_limit", Bit: 376, Width: 8}
+	prTClass                 = mad.Field{Name: "TClass", LuaKey: "t_class", Bit: 384, Width: 8}
+	prReversible             = mad.Field{Name: "Reversible", LuaKey: "reversible", Bit: 392, Width: 1}
+	prNumbPath               = mad.Field{Name: "NumbPath", LuaKey: "numb_path", Bit: 393, Width: 7}
+	prPKey                   = mad.Field{Name: "P_Key", LuaKey: "p_key", Bit: 400, Width: 16, Kind: mad.Hex}
+	prQoSClass               = mad.Field{Name: "QOSClass", LuaKey: "qos_class", Bit: 416, Width: 12}
+	prSL                     = mad.Field{Name: "SL", LuaKey: "sl", Bit: 428, Width: 4}
+	prMTUSelector            = mad.Field{Name: "MTUSelector", LuaKey: "mtu_selector", Bit: 432, Width: 2}
+	prMTU                    = mad.Field{Name: "MTU", LuaKey: "mtu", Bit: 434, Width: 6}
+	prRateSelector           = mad.Field{Name: "RateSelector", LuaKey: "rate_selector", Bit: 440, Width: 2}
+	prRate                   = mad.Field{Name: "Rate", LuaKey: "rate", Bit: 442, Width: 6}
+	prPacketLifeTimeSelector = mad.Field{Name: "PacketLifeTimeSelector", LuaKey: "packet_life_time_selector", Bit: 448, Width: 2}
+	prPacketLifeTime         = mad.Field{Name: "PacketLifeTime", LuaKey: "packet_life_time", Bit: 450, Width: 6}
+	prPreference             = mad.Field{Name: "Preference", LuaKey: "preference", Bit: 456, Width: 8}
 )
 
 // PathRecordLayout is the PathRecord attribute (0x0035, 64 bytes).
@@ -899,9 +899,9 @@ func (p *PathRec) String() string {
 
 // VLArbitrationTableRecord rows (IBA table "VLArbitrationTableRecord").
 var (
-	vlarLID           = mad.Field{Name: "LID", Bit: 0, Width: 16}
-	vlarOutputPortNum = mad.Field{Name: "OutputPortNum", Bit: 16, Width: 8}
-	vlarBlockNum      = mad.Field{Name: "BlockNum", Bit: 24, Width: 8}
+	vlarLID           = mad.Field{Name: "LID", LuaKey: "lid", Bit: 0, Width: 16}
+	vlarOutputPortNum = mad.Field{Name: "OutputPortNum", LuaKey: "output_port_num", Bit: 16, Width: 8}
+	vlarBlockNum      = mad.Field{Name: "BlockNum", LuaKey: "block_num", Bit: 24, Width: 8}
 )
 
 // VLArbitrationTableRecordLayout is the VLArbitrationTableRecord attribute (0x0036, 72 bytes).
@@ -914,93 +914,93 @@ var VLArbitrationTableRecordLayout = mad.Layout{
 		vlarLID,
 		vlarOutputPortNum,
 		vlarBlockNum,
-		mad.Field{Name: "VL0", Bit: 68, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight0", Bit: 72, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL1", Bit: 84, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight1", Bit: 88, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL2", Bit: 100, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight2", Bit: 104, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL3", Bit: 116, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight3", Bit: 120, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL4", Bit: 132, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight4", Bit: 136, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL5", Bit: 148, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight5", Bit: 152, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL6", Bit: 164, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight6", Bit: 168, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL7", Bit: 180, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight7", Bit: 184, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL8", Bit: 196, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight8", Bit: 200, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL9", Bit: 212, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight9", Bit: 216, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL10", Bit: 228, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight10", Bit: 232, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL11", Bit: 244, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight11", Bit: 248, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL12", Bit: 260, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight12", Bit: 264, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL13", Bit: 276, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight13", Bit: 280, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL14", Bit: 292, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight14", Bit: 296, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL15", Bit: 308, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight15", Bit: 312, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL16", Bit: 324, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight16", Bit: 328, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL17", Bit: 340, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight17", Bit: 344, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL18", Bit: 356, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight18", Bit: 360, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL19", Bit: 372, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight19", Bit: 376, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL20", Bit: 388, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight20", Bit: 392, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL21", Bit: 404, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight21", Bit: 408, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL22", Bit: 420, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight22", Bit: 424, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL23", Bit: 436, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight23", Bit: 440, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL24", Bit: 452, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight24", Bit: 456, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL25", Bit: 468, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight25", Bit: 472, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL26", Bit: 484, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight26", Bit: 488, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL27", Bit: 500, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight27", Bit: 504, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL28", Bit: 516, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight28", Bit: 520, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL29", Bit: 532, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight29", Bit: 536, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL30", Bit: 548, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight30", Bit: 552, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL31", Bit: 564, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight31", Bit: 568, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL0", LuaKey: "vl0", Bit: 68, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight0", LuaKey: "weight0", Bit: 72, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL1", LuaKey: "vl1", Bit: 84, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight1", LuaKey: "weight1", Bit: 88, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL2", LuaKey: "vl2", Bit: 100, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight2", LuaKey: "weight2", Bit: 104, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL3", LuaKey: "vl3", Bit: 116, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight3", LuaKey: "weight3", Bit: 120, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL4", LuaKey: "vl4", Bit: 132, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight4", LuaKey: "weight4", Bit: 136, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL5", LuaKey: "vl5", Bit: 148, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight5", LuaKey: "weight5", Bit: 152, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL6", LuaKey: "vl6", Bit: 164, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight6", LuaKey: "weight6", Bit: 168, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL7", LuaKey: "vl7", Bit: 180, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight7", LuaKey: "weight7", Bit: 184, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL8", LuaKey: "vl8", Bit: 196, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight8", LuaKey: "weight8", Bit: 200, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL9", LuaKey: "vl9", Bit: 212, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight9", LuaKey: "weight9", Bit: 216, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL10", LuaKey: "vl10", Bit: 228, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight10", LuaKey: "weight10", Bit: 232, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL11", LuaKey: "vl11", Bit: 244, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight11", LuaKey: "weight11", Bit: 248, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL12", LuaKey: "vl12", Bit: 260, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight12", LuaKey: "weight12", Bit: 264, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL13", LuaKey: "vl13", Bit: 276, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight13", LuaKey: "weight13", Bit: 280, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL14", LuaKey: "vl14", Bit: 292, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight14", LuaKey: "weight14", Bit: 296, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL15", LuaKey: "vl15", Bit: 308, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight15", LuaKey: "weight15", Bit: 312, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL16", LuaKey: "vl16", Bit: 324, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight16", LuaKey: "weight16", Bit: 328, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL17", LuaKey: "vl17", Bit: 340, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight17", LuaKey: "weight17", Bit: 344, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL18", LuaKey: "vl18", Bit: 356, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight18", LuaKey: "weight18", Bit: 360, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL19", LuaKey: "vl19", Bit: 372, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight19", LuaKey: "weight19", Bit: 376, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL20", LuaKey: "vl20", Bit: 388, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight20", LuaKey: "weight20", Bit: 392, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL21", LuaKey: "vl21", Bit: 404, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight21", LuaKey: "weight21", Bit: 408, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL22", LuaKey: "vl22", Bit: 420, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight22", LuaKey: "weight22", Bit: 424, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL23", LuaKey: "vl23", Bit: 436, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight23", LuaKey: "weight23", Bit: 440, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL24", LuaKey: "vl24", Bit: 452, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight24", LuaKey: "weight24", Bit: 456, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL25", LuaKey: "vl25", Bit: 468, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight25", LuaKey: "weight25", Bit: 472, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL26", LuaKey: "vl26", Bit: 484, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight26", LuaKey: "weight26", Bit: 488, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL27", LuaKey: "vl27", Bit: 500, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight27", LuaKey: "weight27", Bit: 504, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL28", LuaKey: "vl28", Bit: 516, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight28", LuaKey: "weight28", Bit: 520, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL29", LuaKey: "vl29", Bit: 532, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight29", LuaKey: "weight29", Bit: 536, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL30", LuaKey: "vl30", Bit: 548, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight30", LuaKey: "weight30", Bit: 552, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL31", LuaKey: "vl31", Bit: 564, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight31", LuaKey: "weight31", Bit: 568, Width: 8, Doc: "its weight in 64-byte units"},
 	},
 }
 
 // MCMemberRecord rows (IBA table "MCMemberRecord").
 var (
-	mcrMGID                   = mad.Field{Name: "MGID", Bit: 0, Width: 128, Kind: mad.Bytes}
-	mcrPortGID                = mad.Field{Name: "PortGID", Bit: 128, Width: 128, Kind: mad.Bytes}
-	mcrQKey                   = mad.Field{Name: "Q_Key", Bit: 256, Width: 32, Kind: mad.Hex}
-	mcrMLID                   = mad.Field{Name: "MLID", Bit: 288, Width: 16, Kind: mad.Hex}
-	mcrMTUSelector            = mad.Field{Name: "MTUSelector", Bit: 304, Width: 2}
-	mcrMTU                    = mad.Field{Name: "MTU", Bit: 306, Width: 6}
-	mcrTClass                 = mad.Field{Name: "TClass", Bit: 312, Width: 8}
-	mcrPKey                   = mad.Field{Name: "P_Key", Bit: 320, Width: 16, Kind: mad.Hex}
-	mcrRateSelector           = mad.Field{Name: "RateSelector", Bit: 336, Width: 2}
-	mcrRate                   = mad.Field{Name: "Rate", Bit: 338, Width: 6}
-	mcrPacketLifeTimeSelector = mad.Field{Name: "PacketLifeTimeSelector", Bit: 344, Width: 2}
-	mcrPacketLifeTime         = mad.Field{Name: "PacketLifeTime", Bit: 346, Width: 6}
-	mcrSL                     = mad.Field{Name: "SL", Bit: 352, Width: 4}
-	mcrFlowLabel              = mad.Field{Name: "FlowLabel", Bit: 356, Width: 20, Kind: mad.Hex}
-	mcrHopLimit               = mad.Field{Name: "HopLimit", Bit: 376, Width: 8}
-	mcrScope                  = mad.Field{Name: "Scope", Bit: 384, Width: 4}
-	mcrJoinState              = mad.Field{Name: "JoinState", Bit: 388, Width: 4, Kind: mad.Hex}
-	mcrProxyJoin              = mad.Field{Name: "ProxyJoin", Bit: 392, Width: 1}
+	mcrMGID                   = mad.Field{Name: "MGID", LuaKey: "mgid", Bit: 0, Width: 128, Kind: mad.Bytes}
+	mcrPortGID                = mad.Field{Name: "PortGID", LuaKey: "port_gid", Bit: 128, Width: 128, Kind: mad.Bytes}
+	mcrQKey                   = mad.Field{Name: "Q_Key", LuaKey: "q_key", Bit: 256, Width: 32, Kind: mad.Hex}
+	mcrMLID                   = mad.Field{Name: "MLID", LuaKey: "mlid", Bit: 288, Width: 16, Kind: mad.Hex}
+	mcrMTUSelector            = mad.Field{Name: "MTUSelector", LuaKey: "mtu_selector", Bit: 304, Width: 2}
+	mcrMTU                    = mad.Field{Name: "MTU", LuaKey: "mtu", Bit: 306, Width: 6}
+	mcrTClass                 = mad.Field{Name: "TClass", LuaKey: "t_class", Bit: 312, Width: 8}
+	mcrPKey                   = mad.Field{Name: "P_Key", LuaKey: "p_key", Bit: 320, Width: 16, Kind: mad.Hex}
+	mcrRateSelector           = mad.Field{Name: "RateSelector", LuaKey: "rate_selector", Bit: 336, Width: 2}
+	mcrRate                   = mad.Field{Name: "Rate", LuaKey: "rate", Bit: 338, Width: 6}
+	mcrPacketLifeTimeSelector = mad.Field{Name: "PacketLifeTimeSelector", LuaKey: "packet_life_time_selector", Bit: 344, Width: 2}
+	mcrPacketLifeTime         = mad.Field{Name: "PacketLifeTime", LuaKey: "packet_life_time", Bit: 346, Width: 6}
+	mcrSL                     = mad.Field{Name: "SL", LuaKey: "sl", Bit: 352, Width: 4}
+	mcrFlowLabel              = mad.Field{Name: "FlowLabel", LuaKey: "flow_label", Bit: 356, Width: 20, Kind: mad.Hex}
+	mcrHopLimit               = mad.Field{Name: "HopLimit", LuaKey: "hop_limit", Bit: 376, Width: 8}
+	mcrScope                  = mad.Field{Name: "Scope", LuaKey: "scope", Bit: 384, Width: 4}
+	mcrJoinState              = mad.Field{Name: "JoinState", LuaKey: "join_state", Bit: 388, Width: 4, Kind: mad.Hex}
+	mcrProxyJoin              = mad.Field{Name: "ProxyJoin", LuaKey: "proxy_join", Bit: 392, Width: 1}
 )
 
 // MCMemberRecordLayout is the MCMemberRecord attribute (0x0038, 52 bytes).
@@ -1033,26 +1033,26 @@ var MCMemberRecordLayout = mad.Layout{
 
 // MultiPathRecord rows (IBA table "MultiPathRecord").
 var (
-	mprRawTraffic             = mad.Field{Name: "RawTraffic", Bit: 0, Width: 1}
-	mprFlowLabel              = mad.Field{Name: "FlowLabel", Bit: 4, Width: 20, Kind: mad.Hex}
-	mprHopLimit               = mad.Field{Name: "HopLimit", Bit: 24, Width: 8}
-	mprTClass                 = mad.Field{Name: "TClass", Bit: 32, Width: 8}
-	mprReversible             = mad.Field{Name: "Reversible", Bit: 40, Width: 1}
-	mprNumbPath               = mad.Field{Name: "NumbPath", Bit: 41, Width: 7}
-	mprPKey                   = mad.Field{Name: "P_Key", Bit: 48, Width: 16, Kind: mad.Hex}
-	mprQOSClass               = mad.Field{Name: "QOSClass", Bit: 64, Width: 12}
-	mprSL                     = mad.Field{Name: "SL", Bit: 76, Width: 4}
-	mprMTUSelector            = mad.Field{Name: "MTUSelector", Bit: 80, Width: 2}
-	mprMTU                    = mad.Field{Name: "MTU", Bit: 82, Width: 6}
-	mprRateSelector           = mad.Field{Name: "RateSelector", Bit: 88, Width: 2}
-	mprRate                   = mad.Field{Name: "Rate", Bit: 90, Width: 6}
-	mprPacketLifeTimeSelector = mad.Field{Name: "PacketLifeTimeSelector", Bit: 96, Width: 2}
-	mprPacketLifeTime         = mad.Field{Name: "PacketLifeTime", Bit: 98, Width: 6}
-	mprServiceID8MSB          = mad.Field{Name: "ServiceID8MSB", Bit: 104, Width: 8, Kind: mad.Hex}
-	mprIndependenceSelector   = mad.Field{Name: "IndependenceSelector", Bit: 112, Width: 2}
-	mprSGIDCount              = mad.Field{Name: "SGIDCount", Bit: 120, Width: 8}
-	mprDGIDCount              = mad.Field{Name: "DGIDCount", Bit: 128, Width: 8}
-	mprServiceID56LSB         = mad.Field{Name: "ServiceID56LSB", Bit: 136, Width: 56, Kind: mad.Hex}
+	mprRawTraffic             = mad.Field{Name: "RawTraffic", LuaKey: "raw_traffic", Bit: 0, Width: 1}
+	mprFlowLabel              = mad.Field{Name: "FlowLabel", LuaKey: "flow_label", Bit: 4, Width: 20, Kind: mad.Hex}
+	mprHopLimit               = mad.Field{Name: "HopLimit", LuaKey: "hop_limit", Bit: 24, Width: 8}
+	mprTClass                 = mad.Field{Name: "TClass", LuaKey: "t_class", Bit: 32, Width: 8}
+	mprReversible             = mad.Field{Name: "Reversible", LuaKey: "reversible", Bit: 40, Width: 1}
+	mprNumbPath               = mad.Field{Name: "NumbPath", LuaKey: "numb_path", Bit: 41, Width: 7}
+	mprPKey                   = mad.Field{Name: "P_Key", LuaKey: "p_key", Bit: 48, Width: 16, Kind: mad.Hex}
+	mprQOSClass               = mad.Field{Name: "QOSClass", LuaKey: "qos_class", Bit: 64, Width: 12}
+	mprSL                     = mad.Field{Name: "SL", LuaKey: "sl", Bit: 76, Width: 4}
+	mprMTUSelector            = mad.Field{Name: "MTUSelector", LuaKey: "mtu_selector", Bit: 80, Width: 2}
+	mprMTU                    = mad.Field{Name: "MTU", LuaKey: "mtu", Bit: 82, Width: 6}
+	mprRateSelector           = mad.Field{Name: "RateSelector", LuaKey: "rate_selector", Bit: 88, Width: 2}
+	mprRate                   = mad.Field{Name: "Rate", LuaKey: "rate", Bit: 90, Width: 6}
+	mprPacketLifeTimeSelector = mad.Field{Name: "PacketLifeTimeSelector", LuaKey: "packet_life_time_selector", Bit: 96, Width: 2}
+	mprPacketLifeTime         = mad.Field{Name: "PacketLifeTime", LuaKey: "packet_life_time", Bit: 98, Width: 6}
+	mprServiceID8MSB          = mad.Field{Name: "ServiceID8MSB", LuaKey: "service_id8_msb", Bit: 104, Width: 8, Kind: mad.Hex}
+	mprIndependenceSelector   = mad.Field{Name: "IndependenceSelector", LuaKey: "independence_selector", Bit: 112, Width: 2}
+	mprSGIDCount              = mad.Field{Name: "SGIDCount", LuaKey: "sgid_count", Bit: 120, Width: 8}
+	mprDGIDCount              = mad.Field{Name: "DGIDCount", LuaKey: "dgid_count", Bit: 128, Width: 8}
+	mprServiceID56LSB         = mad.Field{Name: "ServiceID56LSB", LuaKey: "service_id56_lsb", Bit: 136, Width: 56, Kind: mad.Hex}
 )
 
 // MultiPathRecordLayout is the MultiPathRecord attribute (0x003a, 24 bytes).
@@ -1087,8 +1087,8 @@ var MultiPathRecordLayout = mad.Layout{
 
 // InformInfoRecord rows (IBA table "InformInfoRecord").
 var (
-	iirSubscriberGID = mad.Field{Name: "SubscriberGID", Bit: 0, Width: 128, Kind: mad.Bytes}
-	iirEnum          = mad.Field{Name: "Enum", Bit: 128, Width: 16}
+	iirSubscriberGID = mad.Field{Name: "SubscriberGID", LuaKey: "subscriber_gid", Bit: 0, Width: 128, Kind: mad.Bytes}
+	iirEnum          = mad.Field{Name: "Enum", LuaKey: "enum", Bit: 128, Width: 16}
 )
 
 // InformInfoRecordLayout is the InformInfoRecord attribute (0x00f3, 64 bytes).
@@ -1100,16 +1100,16 @@ var InformInfoRecordLayout = mad.Layout{
 	Fields: []mad.Field{
 		iirSubscriberGID,
 		iirEnum,
-		mad.Field{Name: "GID", Bit: 192, Width: 128, Kind: mad.Bytes},
-		mad.Field{Name: "LIDRangeBegin", Bit: 320, Width: 16},
-		mad.Field{Name: "LIDRangeEnd", Bit: 336, Width: 16},
-		mad.Field{Name: "IsGeneric", Bit: 368, Width: 8},
-		mad.Field{Name: "Subscribe", Bit: 376, Width: 8},
-		mad.Field{Name: "Type", Bit: 384, Width: 16},
-		mad.Field{Name: "TrapNumber", Bit: 400, Width: 16},
-		mad.Field{Name: "QPN", Bit: 416, Width: 24, Kind: mad.Hex},
-		mad.Field{Name: "RespTimeValue", Bit: 443, Width: 5},
-		mad.Field{Name: "ProducerType", Bit: 456, Width: 24, Kind: mad.Hex},
+		mad.Field{Name: "GID", LuaKey: "gid", Bit: 192, Width: 128, Kind: mad.Bytes},
+		mad.Field{Name: "LIDRangeBegin", LuaKey: "lid_range_begin", Bit: 320, Width: 16},
+		mad.Field{Name: "LIDRangeEnd", LuaKey: "lid_range_end", Bit: 336, Width: 16},
+		mad.Field{Name: "IsGeneric", LuaKey: "is_generic", Bit: 368, Width: 8},
+		mad.Field{Name: "Subscribe", LuaKey: "subscribe", Bit: 376, Width: 8},
+		mad.Field{Name: "Type", LuaKey: "type", Bit: 384, Width: 16},
+		mad.Field{Name: "TrapNumber", LuaKey: "trap_number", Bit: 400, Width: 16},
+		mad.Field{Name: "QPN", LuaKey: "qp_n", Bit: 416, Width: 24, Kind: mad.Hex},
+		mad.Field{Name: "RespTimeValue", LuaKey: "resp_time_value", Bit: 443, Width: 5},
+		mad.Field{Name: "ProducerType", LuaKey: "producer_type", Bit: 456, Width: 24, Kind: mad.Hex},
 	},
 }
 

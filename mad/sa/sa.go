@@ -70,9 +70,9 @@ func StatusText(st uint16) string {
 
 // SA header rows (mad-formats.md section 8, "SA MAD layout").
 var (
-	hdrSMKey      = mad.Field{Name: "SM_Key", Bit: 288, Width: 64, Kind: mad.Hex}
-	hdrAttrOffset = mad.Field{Name: "AttributeOffset", Bit: 352, Width: 16}
-	hdrCompMask   = mad.Field{Name: "ComponentMask", Bit: 384, Width: 64, Kind: mad.Hex}
+	hdrSMKey      = mad.Field{Name: "SM_Key", LuaKey: "sm_key", Bit: 288, Width: 64, Kind: mad.Hex}
+	hdrAttrOffset = mad.Field{Name: "AttributeOffset", LuaKey: "attribute_offset", Bit: 352, Width: 16}
+	hdrCompMask   = mad.Field{Name: "ComponentMask", LuaKey: "component_mask", Bit: 384, Width: 64, Kind: mad.Hex}
 )
 
 // HeaderLayout is the whole 56-byte SA header: common header, RMPP header

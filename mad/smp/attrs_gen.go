@@ -32,15 +32,15 @@ const (
 
 // Notice rows (IBA table "Notice").
 var (
-	ntcIsGeneric    = mad.Field{Name: "IsGeneric", Bit: 0, Width: 1}
-	ntcType         = mad.Field{Name: "Type", Bit: 1, Width: 7, Doc: "Notice* values, 7 bits"}
-	ntcProducerType = mad.Field{Name: "ProducerType", Bit: 8, Width: 24, Kind: mad.Hex, Doc: "generic: 1 CA, 2 switch, 3 router, 4 class manager; vendor: VendorID (24 bits)"}
-	ntcTrapNumber   = mad.Field{Name: "TrapNumber", Bit: 32, Width: 16, Doc: "generic: trap number; vendor: DeviceID"}
-	ntcIssuerLID    = mad.Field{Name: "IssuerLID", Bit: 48, Width: 16}
-	ntcNoticeToggle = mad.Field{Name: "NoticeToggle", Bit: 64, Width: 1}
-	ntcNoticeCount  = mad.Field{Name: "NoticeCount", Bit: 65, Width: 15, Doc: "15 bits"}
-	ntcDataDetails  = mad.Field{Name: "DataDetails", Bit: 80, Width: 432, Kind: mad.Bytes, Doc: "trap specific"}
-	ntcIssuerGID    = mad.Field{Name: "IssuerGID", Bit: 512, Width: 128, Kind: mad.Bytes}
+	ntcIsGeneric    = mad.Field{Name: "IsGeneric", LuaKey: "is_generic", Bit: 0, Width: 1}
+	ntcType         = mad.Field{Name: "Type", LuaKey: "type", Bit: 1, Width: 7, Doc: "Notice* values, 7 bits"}
+	ntcProducerType = mad.Field{Name: "ProducerType", LuaKey: "producer_type", Bit: 8, Width: 24, Kind: mad.Hex, Doc: "generic: 1 CA, 2 switch, 3 router, 4 class manager; vendor: VendorID (24 bits)"}
+	ntcTrapNumber   = mad.Field{Name: "TrapNumber", LuaKey: "trap_number", Bit: 32, Width: 16, Doc: "generic: trap number; vendor: DeviceID"}
+	ntcIssuerLID    = mad.Field{Name: "IssuerLID", LuaKey: "issuer_lid", Bit: 48, Width: 16}
+	ntcNoticeToggle = mad.Field{Name: "NoticeToggle", LuaKey: "notice_toggle", Bit: 64, Width: 1}
+	ntcNoticeCount  = mad.Field{Name: "NoticeCount", LuaKey: "notice_count", Bit: 65, Width: 15, Doc: "15 bits"}
+	ntcDataDetails  = mad.Field{Name: "DataDetails", LuaKey: "data_details", Bit: 80, Width: 432, Kind: mad.Bytes, Doc: "trap specific"}
+	ntcIssuerGID    = mad.Field{Name: "IssuerGID", LuaKey: "issuer_gid", Bit: 512, Width: 128, Kind: mad.Bytes}
 )
 
 // NoticeLayout is the Notice attribute (0x0002, 80 bytes).
@@ -163,7 +163,7 @@ func (n *Notice) String() string {
 
 // NodeDescription rows (IBA table "NodeDescription").
 var (
-	ndNodeString = mad.Field{Name: "NodeString", Bit: 0, Width: 512, Kind: mad.String, Doc: "without the trailing NULs"}
+	ndNodeString = mad.Field{Name: "NodeString", LuaKey: "node_string", Bit: 0, Width: 512, Kind: mad.String, Doc: "without the trailing NULs"}
 )
 
 // NodeDescriptionLayout is the NodeDescription attribute (0x0010, 64 bytes).
@@ -219,18 +219,18 @@ func (*NodeDescription) AttrLayout() *mad.Layout { return &NodeDescriptionLayout
 
 // NodeInfo rows (IBA table "NodeInfo").
 var (
-	niBaseVersion     = mad.Field{Name: "BaseVersion", Bit: 0, Width: 8}
-	niClassVersion    = mad.Field{Name: "ClassVersion", Bit: 8, Width: 8}
-	niNodeType        = mad.Field{Name: "NodeType", Bit: 16, Width: 8, Doc: "NodeTypeCA, NodeTypeSwitch, NodeTypeRouter"}
-	niNumPorts        = mad.Field{Name: "NumPorts", Bit: 24, Width: 8, Doc: "physical ports"}
-	niSystemImageGUID = mad.Field{Name: "SystemImageGUID", Bit: 32, Width: 64, Kind: mad.Hex}
-	niNodeGUID        = mad.Field{Name: "NodeGUID", Bit: 96, Width: 64, Kind: mad.Hex}
-	niPortGUID        = mad.Field{Name: "PortGUID", Bit: 160, Width: 64, Kind: mad.Hex, Doc: "the port the SMP arrived on (switch: port 0)"}
-	niPartitionCap    = mad.Field{Name: "PartitionCap", Bit: 224, Width: 16, Doc: "P_Key table entries"}
-	niDeviceID        = mad.Field{Name: "DeviceID", Bit: 240, Width: 16, Kind: mad.Hex}
-	niRevision        = mad.Field{Name: "Revision", Bit: 256, Width: 32, Kind: mad.Hex}
-	niLocalPortNum    = mad.Field{Name: "LocalPortNum", Bit: 288, Width: 8, Doc: "the port the SMP arrived on"}
-	niVendorID        = mad.Field{Name: "VendorID", Bit: 296, Width: 24, Kind: mad.Hex, Doc: "IEEE OUI, 24 bits"}
+	niBaseVersion     = mad.Field{Name: "BaseVersion", LuaKey: "base_version", Bit: 0, Width: 8}
+	niClassVersion    = mad.Field{Name: "ClassVersion", LuaKey: "class_version", Bit: 8, Width: 8}
+	niNodeType        = mad.Field{Name: "NodeType", LuaKey: "node_type", Bit: 16, Width: 8, Doc: "NodeTypeCA, NodeTypeSwitch, NodeTypeRouter"}
+	niNumPorts        = mad.Field{Name: "NumPorts", LuaKey: "num_ports", Bit: 24, Width: 8, Doc: "physical ports"}
+	niSystemImageGUID = mad.Field{Name: "SystemImageGUID", LuaKey: "system_image_guid", Bit: 32, Width: 64, Kind: mad.Hex}
+	niNodeGUID        = mad.Field{Name: "NodeGUID", LuaKey: "node_guid", Bit: 96, Width: 64, Kind: mad.Hex}
+	niPortGUID        = mad.Field{Name: "PortGUID", LuaKey: "port_guid", Bit: 160, Width: 64, Kind: mad.Hex, Doc: "the port the SMP arrived on (switch: port 0)"}
+	niPartitionCap    = mad.Field{Name: "PartitionCap", LuaKey: "partition_cap", Bit: 224, Width: 16, Doc: "P_Key table entries"}
+	niDeviceID        = mad.Field{Name: "DeviceID", LuaKey: "device_id", Bit: 240, Width: 16, Kind: mad.Hex}
+	niRevision        = mad.Field{Name: "Revision", LuaKey: "revision", Bit: 256, Width: 32, Kind: mad.Hex}
+	niLocalPortNum    = mad.Field{Name: "LocalPortNum", LuaKey: "local_port_num", Bit: 288, Width: 8, Doc: "the port the SMP arrived on"}
+	niVendorID        = mad.Field{Name: "VendorID", LuaKey: "vendor_id", Bit: 296, Width: 24, Kind: mad.Hex, Doc: "IEEE OUI, 24 bits"}
 )
 
 // NodeInfoLayout is the NodeInfo attribute (0x0011, 40 bytes).
@@ -342,24 +342,24 @@ func (n *NodeInfo) String() string {
 
 // SwitchInfo rows (IBA table "SwitchInfo").
 var (
-	siLinearFDBCap                      = mad.Field{Name: "LinearFDBCap", Bit: 0, Width: 16}
-	siRandomFDBCap                      = mad.Field{Name: "RandomFDBCap", Bit: 16, Width: 16}
-	siMulticastFDBCap                   = mad.Field{Name: "MulticastFDBCap", Bit: 32, Width: 16}
-	siLinearFDBTop                      = mad.Field{Name: "LinearFDBTop", Bit: 48, Width: 16}
-	siDefaultPort                       = mad.Field{Name: "DefaultPort", Bit: 64, Width: 8}
-	siDefaultMulticastPrimaryPort       = mad.Field{Name: "DefaultMulticastPrimaryPort", Bit: 72, Width: 8}
-	siDefaultMulticastNotPrimaryPort    = mad.Field{Name: "DefaultMulticastNotPrimaryPort", Bit: 80, Width: 8}
-	siLifeTimeValue                     = mad.Field{Name: "LifeTimeValue", Bit: 88, Width: 5}
-	siPortStateChange                   = mad.Field{Name: "PortStateChange", Bit: 93, Width: 1, Doc: "write 1 to clear"}
-	siOptimizedSLtoVLMappingProgramming = mad.Field{Name: "OptimizedSLtoVLMappingProgramming", Bit: 94, Width: 2}
-	siLIDsPerPort                       = mad.Field{Name: "LIDsPerPort", Bit: 96, Width: 16}
-	siPartitionEnforcementCap           = mad.Field{Name: "PartitionEnforcementCap", Bit: 112, Width: 16}
-	siInboundEnforcementCap             = mad.Field{Name: "InboundEnforcementCap", Bit: 128, Width: 1}
-	siOutboundEnforcementCap            = mad.Field{Name: "OutboundEnforcementCap", Bit: 129, Width: 1}
-	siFilterRawInboundCap               = mad.Field{Name: "FilterRawInboundCap", Bit: 130, Width: 1}
-	siFilterRawOutboundCap              = mad.Field{Name: "FilterRawOutboundCap", Bit: 131, Width: 1}
-	siEnhancedPort0                     = mad.Field{Name: "EnhancedPort0", Bit: 132, Width: 1}
-	siMulticastFDBTop                   = mad.Field{Name: "MulticastFDBTop", Bit: 144, Width: 16, Kind: mad.Hex}
+	siLinearFDBCap                      = mad.Field{Name: "LinearFDBCap", LuaKey: "linear_fdb_cap", Bit: 0, Width: 16}
+	siRandomFDBCap                      = mad.Field{Name: "RandomFDBCap", LuaKey: "random_fdb_cap", Bit: 16, Width: 16}
+	siMulticastFDBCap                   = mad.Field{Name: "MulticastFDBCap", LuaKey: "multicast_fdb_cap", Bit: 32, Width: 16}
+	siLinearFDBTop                      = mad.Field{Name: "LinearFDBTop", LuaKey: "linear_fdb_top", Bit: 48, Width: 16}
+	siDefaultPort                       = mad.Field{Name: "DefaultPort", LuaKey: "default_port", Bit: 64, Width: 8}
+	siDefaultMulticastPrimaryPort       = mad.Field{Name: "DefaultMulticastPrimaryPort", LuaKey: "default_multicast_primary_port", Bit: 72, Width: 8}
+	siDefaultMulticastNotPrimaryPort    = mad.Field{Name: "DefaultMulticastNotPrimaryPort", LuaKey: "default_multicast_not_primary_port", Bit: 80, Width: 8}
+	siLifeTimeValue                     = mad.Field{Name: "LifeTimeValue", LuaKey: "life_time_value", Bit: 88, Width: 5}
+	siPortStateChange                   = mad.Field{Name: "PortStateChange", LuaKey: "port_state_change", Bit: 93, Width: 1, Doc: "write 1 to clear"}
+	siOptimizedSLtoVLMappingProgramming = mad.Field{Name: "OptimizedSLtoVLMappingProgramming", LuaKey: "optimized_sl_to_vl_mapping_programming", Bit: 94, Width: 2}
+	siLIDsPerPort                       = mad.Field{Name: "LIDsPerPort", LuaKey: "lids_per_port", Bit: 96, Width: 16}
+	siPartitionEnforcementCap           = mad.Field{Name: "PartitionEnforcementCap", LuaKey: "partition_enforcement_cap", Bit: 112, Width: 16}
+	siInboundEnforcementCap             = mad.Field{Name: "InboundEnforcementCap", LuaKey: "inbound_enforcement_cap", Bit: 128, Width: 1}
+	siOutboundEnforcementCap            = mad.Field{Name: "OutboundEnforcementCap", LuaKey: "outbound_enforcement_cap", Bit: 129, Width: 1}
+	siFilterRawInboundCap               = mad.Field{Name: "FilterRawInboundCap", LuaKey: "filter_raw_inbound_cap", Bit: 130, Width: 1}
+	siFilterRawOutboundCap              = mad.Field{Name: "FilterRawOutboundCap", LuaKey: "filter_raw_outbound_cap", Bit: 131, Width: 1}
+	siEnhancedPort0                     = mad.Field{Name: "EnhancedPort0", LuaKey: "enhanced_port0", Bit: 132, Width: 1}
+	siMulticastFDBTop                   = mad.Field{Name: "MulticastFDBTop", LuaKey: "multicast_fdb_top", Bit: 144, Width: 16, Kind: mad.Hex}
 )
 
 // SwitchInfoLayout is the SwitchInfo attribute (0x0012, 20 bytes).
@@ -511,14 +511,14 @@ var GUIDInfoLayout = mad.Layout{
 	Mod:  "block number (8 GUIDs a block)",
 	Doc:  "GUIDInfo is one block of a port's GUID table: entry i is table index block*8 + i, where the attribute modifier is the block number.",
 	Fields: []mad.Field{
-		mad.Field{Name: "GUID0", Bit: 0, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GUID1", Bit: 64, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GUID2", Bit: 128, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GUID3", Bit: 192, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GUID4", Bit: 256, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GUID5", Bit: 320, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GUID6", Bit: 384, Width: 64, Kind: mad.Hex},
-		mad.Field{Name: "GUID7", Bit: 448, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID0", LuaKey: "guid0", Bit: 0, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID1", LuaKey: "guid1", Bit: 64, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID2", LuaKey: "guid2", Bit: 128, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID3", LuaKey: "guid3", Bit: 192, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID4", LuaKey: "guid4", Bit: 256, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID5", LuaKey: "guid5", Bit: 320, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID6", LuaKey: "guid6", Bit: 384, Width: 64, Kind: mad.Hex},
+		mad.Field{Name: "GUID7", LuaKey: "guid7", Bit: 448, Width: 64, Kind: mad.Hex},
 	},
 }
 
@@ -581,60 +581,60 @@ func (g *GUIDInfo) String() string {
 
 // PortInfo rows (IBA table "PortInfo").
 var (
-	piMKey                                = mad.Field{Name: "M_Key", Bit: 0, Width: 64, Kind: mad.Hex}
-	piGIDPrefix                           = mad.Field{Name: "GidPrefix", Bit: 64, Width: 64, Kind: mad.Hex}
-	piLID                                 = mad.Field{Name: "LID", Bit: 128, Width: 16}
-	piMasterSMLID                         = mad.Field{Name: "MasterSMLID", Bit: 144, Width: 16}
-	piCapabilityMask                      = mad.Field{Name: "CapabilityMask", Bit: 160, Width: 32, Kind: mad.Hex, Doc: "Cap* bits"}
-	piDiagCode                            = mad.Field{Name: "DiagCode", Bit: 192, Width: 16, Kind: mad.Hex}
-	piMKeyLeasePeriod                     = mad.Field{Name: "M_KeyLeasePeriod", Bit: 208, Width: 16}
-	piLocalPortNum                        = mad.Field{Name: "LocalPortNum", Bit: 224, Width: 8}
-	piLinkWidthEnabled                    = mad.Field{Name: "LinkWidthEnabled", Bit: 232, Width: 8, Kind: mad.Hex}
-	piLinkWidthSupported                  = mad.Field{Name: "LinkWidthSupported", Bit: 240, Width: 8, Kind: mad.Hex}
-	piLinkWidthActive                     = mad.Field{Name: "LinkWidthActive", Bit: 248, Width: 8, Kind: mad.Hex}
-	piLinkSpeedSupported                  = mad.Field{Name: "LinkSpeedSupported", Bit: 256, Width: 4, Kind: mad.Hex}
-	piPortState                           = mad.Field{Name: "PortState", Bit: 260, Width: 4, Doc: "PortState* values"}
-	piPortPhysicalState                   = mad.Field{Name: "PortPhysicalState", Bit: 264, Width: 4, Doc: "PhysState* values"}
-	piLinkDownDefaultState                = mad.Field{Name: "LinkDownDefaultState", Bit: 268, Width: 4}
-	piMKeyProtectBits                     = mad.Field{Name: "M_KeyProtectBits", Bit: 272, Width: 2}
-	piLMC                                 = mad.Field{Name: "LMC", Bit: 277, Width: 3}
-	piLinkSpeedActive                     = mad.Field{Name: "LinkSpeedActive", Bit: 280, Width: 4, Kind: mad.Hex}
-	piLinkSpeedEnabled                    = mad.Field{Name: "LinkSpeedEnabled", Bit: 284, Width: 4, Kind: mad.Hex}
-	piNeighborMTU                         = mad.Field{Name: "NeighborMTU", Bit: 288, Width: 4, Doc: "1 256 ... 5 4096, see MTUBytes"}
-	piMasterSMSL                          = mad.Field{Name: "MasterSMSL", Bit: 292, Width: 4}
-	piVLCap                               = mad.Field{Name: "VLCap", Bit: 296, Width: 4}
-	piInitType                            = mad.Field{Name: "InitType", Bit: 300, Width: 4, Kind: mad.Hex}
-	piVLHighLimit                         = mad.Field{Name: "VLHighLimit", Bit: 304, Width: 8}
-	piVLArbitrationHighCap                = mad.Field{Name: "VLArbitrationHighCap", Bit: 312, Width: 8}
-	piVLArbitrationLowCap                 = mad.Field{Name: "VLArbitrationLowCap", Bit: 320, Width: 8}
-	piInitTypeReply                       = mad.Field{Name: "InitTypeReply", Bit: 328, Width: 4, Kind: mad.Hex}
-	piMTUCap                              = mad.Field{Name: "MTUCap", Bit: 332, Width: 4}
-	piVLStallCount                        = mad.Field{Name: "VLStallCount", Bit: 336, Width: 3}
-	piHOQLife                             = mad.Field{Name: "HOQLife", Bit: 339, Width: 5}
-	piOperationalVLs                      = mad.Field{Name: "OperationalVLs", Bit: 344, Width: 4}
-	piPartitionEnforcementInbound         = mad.Field{Name: "PartitionEnforcementInbound", Bit: 348, Width: 1}
-	piPartitionEnforcementOutbound        = mad.Field{Name: "PartitionEnforcementOutbound", Bit: 349, Width: 1}
-	piFilterRawInbound                    = mad.Field{Name: "FilterRawInbound", Bit: 350, Width: 1}
-	piFilterRawOutbound                   = mad.Field{Name: "FilterRawOutbound", Bit: 351, Width: 1}
-	piMKeyViolations                      = mad.Field{Name: "M_KeyViolations", Bit: 352, Width: 16}
-	piPKeyViolations                      = mad.Field{Name: "P_KeyViolations", Bit: 368, Width: 16}
-	piQKeyViolations                      = mad.Field{Name: "Q_KeyViolations", Bit: 384, Width: 16}
-	piGUIDCap                             = mad.Field{Name: "GUIDCap", Bit: 400, Width: 8}
-	piClientReregister                    = mad.Field{Name: "ClientReregister", Bit: 408, Width: 1}
-	piMulticastPKeyTrapSuppressionEnabled = mad.Field{Name: "MulticastPKeyTrapSuppressionEnabled", Bit: 409, Width: 2}
-	piSubnetTimeOut                       = mad.Field{Name: "SubnetTimeOut", Bit: 411, Width: 5}
-	piRespTimeValue                       = mad.Field{Name: "RespTimeValue", Bit: 419, Width: 5}
-	piLocalPhyErrors                      = mad.Field{Name: "LocalPhyErrors", Bit: 424, Width: 4}
-	piOverrunErrors                       = mad.Field{Name: "OverrunErrors", Bit: 428, Width: 4}
-	piMaxCreditHint                       = mad.Field{Name: "MaxCreditHint", Bit: 432, Width: 16}
-	piLinkSpeedExtActive2                 = mad.Field{Name: "LinkSpeedExtActive2", Bit: 449, Width: 2, Kind: mad.Hex}
-	piLinkSpeedExtSupported2              = mad.Field{Name: "LinkSpeedExtSupported2", Bit: 451, Width: 2, Kind: mad.Hex}
-	piLinkSpeedExtEnabled2                = mad.Field{Name: "LinkSpeedExtEnabled2", Bit: 453, Width: 3, Kind: mad.Hex}
-	piLinkRoundTripLatency                = mad.Field{Name: "LinkRoundTripLatency", Bit: 456, Width: 24, Doc: "24 bits"}
-	piCapabilityMask2                     = mad.Field{Name: "CapabilityMask2", Bit: 480, Width: 16, Kind: mad.Hex}
-	piLinkSpeedExtActive                  = mad.Field{Name: "LinkSpeedExtActive", Bit: 496, Width: 4, Kind: mad.Hex}
-	piLinkSpeedExtSupported               = mad.Field{Name: "LinkSpeedExtSupported", Bit: 500, Width: 4, Kind: mad.Hex}
-	piLinkSpeedExtEnabled                 = mad.Field{Name: "LinkSpeedExtEnabled", Bit: 507, Width: 5, Kind: mad.Hex}
+	piMKey                                = mad.Field{Name: "M_Key", LuaKey: "m_key", Bit: 0, Width: 64, Kind: mad.Hex}
+	piGIDPrefix                           = mad.Field{Name: "GidPrefix", LuaKey: "gid_prefix", Bit: 64, Width: 64, Kind: mad.Hex}
+	piLID                                 = mad.Field{Name: "LID", LuaKey: "lid", Bit: 128, Width: 16}
+	piMasterSMLID                         = mad.Field{Name: "MasterSMLID", LuaKey: "master_sm_lid", Bit: 144, Width: 16}
+	piCapabilityMask                      = mad.Field{Name: "CapabilityMask", LuaKey: "capability_mask", Bit: 160, Width: 32, Kind: mad.Hex, Doc: "Cap* bits"}
+	piDiagCode                            = mad.Field{Name: "DiagCode", LuaKey: "diag_code", Bit: 192, Width: 16, Kind: mad.Hex}
+	piMKeyLeasePeriod                     = mad.Field{Name: "M_KeyLeasePeriod", LuaKey: "m_key_lease_period", Bit: 208, Width: 16}
+	piLocalPortNum                        = mad.Field{Name: "LocalPortNum", LuaKey: "local_port_num", Bit: 224, Width: 8}
+	piLinkWidthEnabled                    = mad.Field{Name: "LinkWidthEnabled", LuaKey: "link_width_enabled", Bit: 232, Width: 8, Kind: mad.Hex}
+	piLinkWidthSupported                  = mad.Field{Name: "LinkWidthSupported", LuaKey: "link_width_supported", Bit: 240, Width: 8, Kind: mad.Hex}
+	piLinkWidthActive                     = mad.Field{Name: "LinkWidthActive", LuaKey: "link_width_active", Bit: 248, Width: 8, Kind: mad.Hex}
+	piLinkSpeedSupported                  = mad.Field{Name: "LinkSpeedSupported", LuaKey: "link_speed_supported", Bit: 256, Width: 4, Kind: mad.Hex}
+	piPortState                           = mad.Field{Name: "PortState", LuaKey: "port_state", Bit: 260, Width: 4, Doc: "PortState* values"}
+	piPortPhysicalState                   = mad.Field{Name: "PortPhysicalState", LuaKey: "port_physical_state", Bit: 264, Width: 4, Doc: "PhysState* values"}
+	piLinkDownDefaultState                = mad.Field{Name: "LinkDownDefaultState", LuaKey: "link_down_default_state", Bit: 268, Width: 4}
+	piMKeyProtectBits                     = mad.Field{Name: "M_KeyProtectBits", LuaKey: "m_key_protect_bits", Bit: 272, Width: 2}
+	piLMC                                 = mad.Field{Name: "LMC", LuaKey: "lmc", Bit: 277, Width: 3}
+	piLinkSpeedActive                     = mad.Field{Name: "LinkSpeedActive", LuaKey: "link_speed_active", Bit: 280, Width: 4, Kind: mad.Hex}
+	piLinkSpeedEnabled                    = mad.Field{Name: "LinkSpeedEnabled", LuaKey: "link_speed_enabled", Bit: 284, Width: 4, Kind: mad.Hex}
+	piNeighborMTU                         = mad.Field{Name: "NeighborMTU", LuaKey: "neighbor_mtu", Bit: 288, Width: 4, Doc: "1 256 ... 5 4096, see MTUBytes"}
+	piMasterSMSL                          = mad.Field{Name: "MasterSMSL", LuaKey: "master_sm_sl", Bit: 292, Width: 4}
+	piVLCap                               = mad.Field{Name: "VLCap", LuaKey: "vl_cap", Bit: 296, Width: 4}
+	piInitType                            = mad.Field{Name: "InitType", LuaKey: "init_type", Bit: 300, Width: 4, Kind: mad.Hex}
+	piVLHighLimit                         = mad.Field{Name: "VLHighLimit", LuaKey: "vl_high_limit", Bit: 304, Width: 8}
+	piVLArbitrationHighCap                = mad.Field{Name: "VLArbitrationHighCap", LuaKey: "vl_arbitration_high_cap", Bit: 312, Width: 8}
+	piVLArbitrationLowCap                 = mad.Field{Name: "VLArbitrationLowCap", LuaKey: "vl_arbitration_low_cap", Bit: 320, Width: 8}
+	piInitTypeReply                       = mad.Field{Name: "InitTypeReply", LuaKey: "init_type_reply", Bit: 328, Width: 4, Kind: mad.Hex}
+	piMTUCap                              = mad.Field{Name: "MTUCap", LuaKey: "mtu_cap", Bit: 332, Width: 4}
+	piVLStallCount                        = mad.Field{Name: "VLStallCount", LuaKey: "vl_stall_count", Bit: 336, Width: 3}
+	piHOQLife                             = mad.Field{Name: "HOQLife", LuaKey: "hoq_life", Bit: 339, Width: 5}
+	piOperationalVLs                      = mad.Field{Name: "OperationalVLs", LuaKey: "operational_vls", Bit: 344, Width: 4}
+	piPartitionEnforcementInbound         = mad.Field{Name: "PartitionEnforcementInbound", LuaKey: "partition_enforcement_inbound", Bit: 348, Width: 1}
+	piPartitionEnforcementOutbound        = mad.Field{Name: "PartitionEnforcementOutbound", LuaKey: "partition_enforcement_outbound", Bit: 349, Width: 1}
+	piFilterRawInbound                    = mad.Field{Name: "FilterRawInbound", LuaKey: "filter_raw_inbound", Bit: 350, Width: 1}
+	piFilterRawOutbound                   = mad.Field{Name: "FilterRawOutbound", LuaKey: "filter_raw_outbound", Bit: 351, Width: 1}
+	piMKeyViolations                      = mad.Field{Name: "M_KeyViolations", LuaKey: "m_key_violations", Bit: 352, Width: 16}
+	piPKeyViolations                      = mad.Field{Name: "P_KeyViolations", LuaKey: "p_key_violations", Bit: 368, Width: 16}
+	piQKeyViolations                      = mad.Field{Name: "Q_KeyViolations", LuaKey: "q_key_violations", Bit: 384, Width: 16}
+	piGUIDCap                             = mad.Field{Name: "GUIDCap", LuaKey: "guid_cap", Bit: 400, Width: 8}
+	piClientReregister                    = mad.Field{Name: "ClientReregister", LuaKey: "client_reregister", Bit: 408, Width: 1}
+	piMulticastPKeyTrapSuppressionEnabled = mad.Field{Name: "MulticastPKeyTrapSuppressionEnabled", LuaKey: "multicast_p_key_trap_suppression_enabled", Bit: 409, Width: 2}
+	piSubnetTimeOut                       = mad.Field{Name: "SubnetTimeOut", LuaKey: "subnet_time_out", Bit: 411, Width: 5}
+	piRespTimeValue                       = mad.Field{Name: "RespTimeValue", LuaKey: "resp_time_value", Bit: 419, Width: 5}
+	piLocalPhyErrors                      = mad.Field{Name: "LocalPhyErrors", LuaKey: "local_phy_errors", Bit: 424, Width: 4}
+	piOverrunErrors                       = mad.Field{Name: "OverrunErrors", LuaKey: "overrun_errors", Bit: 428, Width: 4}
+	piMaxCreditHint                       = mad.Field{Name: "MaxCreditHint", LuaKey: "max_credit_hint", Bit: 432, Width: 16}
+	piLinkSpeedExtActive2                 = mad.Field{Name: "LinkSpeedExtActive2", LuaKey: "link_speed_ext_active2", Bit: 449, Width: 2, Kind: mad.Hex}
+	piLinkSpeedExtSupported2              = mad.Field{Name: "LinkSpeedExtSupported2", LuaKey: "link_speed_ext_supported2", Bit: 451, Width: 2, Kind: mad.Hex}
+	piLinkSpeedExtEnabled2                = mad.Field{Name: "LinkSpeedExtEnabled2", LuaKey: "link_speed_ext_enabled2", Bit: 453, Width: 3, Kind: mad.Hex}
+	piLinkRoundTripLatency                = mad.Field{Name: "LinkRoundTripLatency", LuaKey: "link_round_trip_latency", Bit: 456, Width: 24, Doc: "24 bits"}
+	piCapabilityMask2                     = mad.Field{Name: "CapabilityMask2", LuaKey: "capability_mask2", Bit: 480, Width: 16, Kind: mad.Hex}
+	piLinkSpeedExtActive                  = mad.Field{Name: "LinkSpeedExtActive", LuaKey: "link_speed_ext_active", Bit: 496, Width: 4, Kind: mad.Hex}
+	piLinkSpeedExtSupported               = mad.Field{Name: "LinkSpeedExtSupported", LuaKey: "link_speed_ext_supported", Bit: 500, Width: 4, Kind: mad.Hex}
+	piLinkSpeedExtEnabled                 = mad.Field{Name: "LinkSpeedExtEnabled", LuaKey: "link_speed_ext_enabled", Bit: 507, Width: 5, Kind: mad.Hex}
 )
 
 // PortInfoLayout is the PortInfo attribute (0x0015, 64 bytes).
@@ -1042,38 +1042,38 @@ var PKeyTableLayout = mad.Layout{
 	Mod:  "bits 15..0 the block (32 P_Keys a block); on a switch bits 31..16 the port",
 	Doc:  "PKeyTable is one block of a port's partition table: entry i is table index block*32 + i; its top bit is the membership type and the other 15 the P_Key base.",
 	Fields: []mad.Field{
-		mad.Field{Name: "P_Key0", Bit: 0, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key1", Bit: 16, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key2", Bit: 32, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key3", Bit: 48, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key4", Bit: 64, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key5", Bit: 80, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key6", Bit: 96, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key7", Bit: 112, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key8", Bit: 128, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key9", Bit: 144, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key10", Bit: 160, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key11", Bit: 176, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key12", Bit: 192, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key13", Bit: 208, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key14", Bit: 224, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key15", Bit: 240, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key16", Bit: 256, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key17", Bit: 272, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key18", Bit: 288, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key19", Bit: 304, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key20", Bit: 320, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key21", Bit: 336, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key22", Bit: 352, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key23", Bit: 368, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key24", Bit: 384, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key25", Bit: 400, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key26", Bit: 416, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key27", Bit: 432, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key28", Bit: 448, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key29", Bit: 464, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key30", Bit: 480, Width: 16, Kind: mad.Hex},
-		mad.Field{Name: "P_Key31", Bit: 496, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key0", LuaKey: "p_key0", Bit: 0, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key1", LuaKey: "p_key1", Bit: 16, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key2", LuaKey: "p_key2", Bit: 32, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key3", LuaKey: "p_key3", Bit: 48, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key4", LuaKey: "p_key4", Bit: 64, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key5", LuaKey: "p_key5", Bit: 80, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key6", LuaKey: "p_key6", Bit: 96, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key7", LuaKey: "p_key7", Bit: 112, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key8", LuaKey: "p_key8", Bit: 128, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key9", LuaKey: "p_key9", Bit: 144, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key10", LuaKey: "p_key10", Bit: 160, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key11", LuaKey: "p_key11", Bit: 176, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key12", LuaKey: "p_key12", Bit: 192, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key13", LuaKey: "p_key13", Bit: 208, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key14", LuaKey: "p_key14", Bit: 224, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key15", LuaKey: "p_key15", Bit: 240, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key16", LuaKey: "p_key16", Bit: 256, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key17", LuaKey: "p_key17", Bit: 272, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key18", LuaKey: "p_key18", Bit: 288, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key19", LuaKey: "p_key19", Bit: 304, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key20", LuaKey: "p_key20", Bit: 320, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key21", LuaKey: "p_key21", Bit: 336, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key22", LuaKey: "p_key22", Bit: 352, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key23", LuaKey: "p_key23", Bit: 368, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key24", LuaKey: "p_key24", Bit: 384, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key25", LuaKey: "p_key25", Bit: 400, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key26", LuaKey: "p_key26", Bit: 416, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key27", LuaKey: "p_key27", Bit: 432, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key28", LuaKey: "p_key28", Bit: 448, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key29", LuaKey: "p_key29", Bit: 464, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key30", LuaKey: "p_key30", Bit: 480, Width: 16, Kind: mad.Hex},
+		mad.Field{Name: "P_Key31", LuaKey: "p_key31", Bit: 496, Width: 16, Kind: mad.Hex},
 	},
 }
 
@@ -1191,22 +1191,22 @@ var SLtoVLMappingTableLayout = mad.Layout{
 	Mod:  "a CA's port: 0; a switch: bits 15..8 the input port, 7..0 the output port",
 	Doc:  "SLtoVLMappingTable is the SLtoVLMappingTable attribute of a port: the VL each of the 16 SLs is sent on (smpquery sl2vl).",
 	Fields: []mad.Field{
-		mad.Field{Name: "SLtoVL0", Bit: 0, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL1", Bit: 4, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL2", Bit: 8, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL3", Bit: 12, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL4", Bit: 16, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL5", Bit: 20, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL6", Bit: 24, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL7", Bit: 28, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL8", Bit: 32, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL9", Bit: 36, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL10", Bit: 40, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL11", Bit: 44, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL12", Bit: 48, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL13", Bit: 52, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL14", Bit: 56, Width: 4, Doc: "the VL of SL i"},
-		mad.Field{Name: "SLtoVL15", Bit: 60, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL0", LuaKey: "sl_to_vl0", Bit: 0, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL1", LuaKey: "sl_to_vl1", Bit: 4, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL2", LuaKey: "sl_to_vl2", Bit: 8, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL3", LuaKey: "sl_to_vl3", Bit: 12, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL4", LuaKey: "sl_to_vl4", Bit: 16, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL5", LuaKey: "sl_to_vl5", Bit: 20, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL6", LuaKey: "sl_to_vl6", Bit: 24, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL7", LuaKey: "sl_to_vl7", Bit: 28, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL8", LuaKey: "sl_to_vl8", Bit: 32, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL9", LuaKey: "sl_to_vl9", Bit: 36, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL10", LuaKey: "sl_to_vl10", Bit: 40, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL11", LuaKey: "sl_to_vl11", Bit: 44, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL12", LuaKey: "sl_to_vl12", Bit: 48, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL13", LuaKey: "sl_to_vl13", Bit: 52, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL14", LuaKey: "sl_to_vl14", Bit: 56, Width: 4, Doc: "the VL of SL i"},
+		mad.Field{Name: "SLtoVL15", LuaKey: "sl_to_vl15", Bit: 60, Width: 4, Doc: "the VL of SL i"},
 	},
 }
 
@@ -1339,70 +1339,70 @@ var VLArbitrationTableLayout = mad.Layout{
 	Mod:  "bits 31..16: 1 low-priority entries 0-31, 2 low 32-63, 3 high 0-31, 4 high 32-63; on a switch bits 15..0 the port",
 	Doc:  "VLArbitrationTable is one block of a port's VL arbitration table: 32 entries of a VL and its weight (smpquery vlarb).",
 	Fields: []mad.Field{
-		mad.Field{Name: "VL0", Bit: 4, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight0", Bit: 8, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL1", Bit: 20, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight1", Bit: 24, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL2", Bit: 36, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight2", Bit: 40, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL3", Bit: 52, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight3", Bit: 56, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL4", Bit: 68, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight4", Bit: 72, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL5", Bit: 84, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight5", Bit: 88, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL6", Bit: 100, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight6", Bit: 104, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL7", Bit: 116, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight7", Bit: 120, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL8", Bit: 132, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight8", Bit: 136, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL9", Bit: 148, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight9", Bit: 152, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL10", Bit: 164, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight10", Bit: 168, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL11", Bit: 180, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight11", Bit: 184, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL12", Bit: 196, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight12", Bit: 200, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL13", Bit: 212, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight13", Bit: 216, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL14", Bit: 228, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight14", Bit: 232, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL15", Bit: 244, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight15", Bit: 248, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL16", Bit: 260, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight16", Bit: 264, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL17", Bit: 276, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight17", Bit: 280, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL18", Bit: 292, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight18", Bit: 296, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL19", Bit: 308, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight19", Bit: 312, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL20", Bit: 324, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight20", Bit: 328, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL21", Bit: 340, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight21", Bit: 344, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL22", Bit: 356, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight22", Bit: 360, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL23", Bit: 372, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight23", Bit: 376, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL24", Bit: 388, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight24", Bit: 392, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL25", Bit: 404, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight25", Bit: 408, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL26", Bit: 420, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight26", Bit: 424, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL27", Bit: 436, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight27", Bit: 440, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL28", Bit: 452, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight28", Bit: 456, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL29", Bit: 468, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight29", Bit: 472, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL30", Bit: 484, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight30", Bit: 488, Width: 8, Doc: "its weight in 64-byte units"},
-		mad.Field{Name: "VL31", Bit: 500, Width: 4, Doc: "the VL of entry i"},
-		mad.Field{Name: "Weight31", Bit: 504, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL0", LuaKey: "vl0", Bit: 4, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight0", LuaKey: "weight0", Bit: 8, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL1", LuaKey: "vl1", Bit: 20, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight1", LuaKey: "weight1", Bit: 24, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL2", LuaKey: "vl2", Bit: 36, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight2", LuaKey: "weight2", Bit: 40, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL3", LuaKey: "vl3", Bit: 52, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight3", LuaKey: "weight3", Bit: 56, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL4", LuaKey: "vl4", Bit: 68, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight4", LuaKey: "weight4", Bit: 72, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL5", LuaKey: "vl5", Bit: 84, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight5", LuaKey: "weight5", Bit: 88, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL6", LuaKey: "vl6", Bit: 100, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight6", LuaKey: "weight6", Bit: 104, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL7", LuaKey: "vl7", Bit: 116, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight7", LuaKey: "weight7", Bit: 120, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL8", LuaKey: "vl8", Bit: 132, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight8", LuaKey: "weight8", Bit: 136, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL9", LuaKey: "vl9", Bit: 148, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight9", LuaKey: "weight9", Bit: 152, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL10", LuaKey: "vl10", Bit: 164, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight10", LuaKey: "weight10", Bit: 168, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL11", LuaKey: "vl11", Bit: 180, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight11", LuaKey: "weight11", Bit: 184, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL12", LuaKey: "vl12", Bit: 196, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight12", LuaKey: "weight12", Bit: 200, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL13", LuaKey: "vl13", Bit: 212, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight13", LuaKey: "weight13", Bit: 216, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL14", LuaKey: "vl14", Bit: 228, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight14", LuaKey: "weight14", Bit: 232, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL15", LuaKey: "vl15", Bit: 244, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight15", LuaKey: "weight15", Bit: 248, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL16", LuaKey: "vl16", Bit: 260, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight16", LuaKey: "weight16", Bit: 264, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL17", LuaKey: "vl17", Bit: 276, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight17", LuaKey: "weight17", Bit: 280, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL18", LuaKey: "vl18", Bit: 292, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight18", LuaKey: "weight18", Bit: 296, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL19", LuaKey: "vl19", Bit: 308, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight19", LuaKey: "weight19", Bit: 312, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL20", LuaKey: "vl20", Bit: 324, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight20", LuaKey: "weight20", Bit: 328, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL21", LuaKey: "vl21", Bit: 340, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight21", LuaKey: "weight21", Bit: 344, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL22", LuaKey: "vl22", Bit: 356, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight22", LuaKey: "weight22", Bit: 360, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL23", LuaKey: "vl23", Bit: 372, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight23", LuaKey: "weight23", Bit: 376, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL24", LuaKey: "vl24", Bit: 388, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight24", LuaKey: "weight24", Bit: 392, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL25", LuaKey: "vl25", Bit: 404, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight25", LuaKey: "weight25", Bit: 408, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL26", LuaKey: "vl26", Bit: 420, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight26", LuaKey: "weight26", Bit: 424, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL27", LuaKey: "vl27", Bit: 436, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight27", LuaKey: "weight27", Bit: 440, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL28", LuaKey: "vl28", Bit: 452, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight28", LuaKey: "weight28", Bit: 456, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL29", LuaKey: "vl29", Bit: 468, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight29", LuaKey: "weight29", Bit: 472, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL30", LuaKey: "vl30", Bit: 484, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight30", LuaKey: "weight30", Bit: 488, Width: 8, Doc: "its weight in 64-byte units"},
+		mad.Field{Name: "VL31", LuaKey: "vl31", Bit: 500, Width: 4, Doc: "the VL of entry i"},
+		mad.Field{Name: "Weight31", LuaKey: "weight31", Bit: 504, Width: 8, Doc: "its weight in 64-byte units"},
 	},
 }
 
@@ -1680,70 +1680,70 @@ var LinearForwardingTableLayout = mad.Layout{
 	Mod:  "block number: LIDs block*64 .. block*64+63",
 	Doc:  "LinearForwardingTable is one block of a switch's unicast forwarding table: Ports[i] is the egress port of LID block*64 + i, or DropPort.",
 	Fields: []mad.Field{
-		mad.Field{Name: "Port0", Bit: 0, Width: 8},
-		mad.Field{Name: "Port1", Bit: 8, Width: 8},
-		mad.Field{Name: "Port2", Bit: 16, Width: 8},
-		mad.Field{Name: "Port3", Bit: 24, Width: 8},
-		mad.Field{Name: "Port4", Bit: 32, Width: 8},
-		mad.Field{Name: "Port5", Bit: 40, Width: 8},
-		mad.Field{Name: "Port6", Bit: 48, Width: 8},
-		mad.Field{Name: "Port7", Bit: 56, Width: 8},
-		mad.Field{Name: "Port8", Bit: 64, Width: 8},
-		mad.Field{Name: "Port9", Bit: 72, Width: 8},
-		mad.Field{Name: "Port10", Bit: 80, Width: 8},
-		mad.Field{Name: "Port11", Bit: 88, Width: 8},
-		mad.Field{Name: "Port12", Bit: 96, Width: 8},
-		mad.Field{Name: "Port13", Bit: 104, Width: 8},
-		mad.Field{Name: "Port14", Bit: 112, Width: 8},
-		mad.Field{Name: "Port15", Bit: 120, Width: 8},
-		mad.Field{Name: "Port16", Bit: 128, Width: 8},
-		mad.Field{Name: "Port17", Bit: 136, Width: 8},
-		mad.Field{Name: "Port18", Bit: 144, Width: 8},
-		mad.Field{Name: "Port19", Bit: 152, Width: 8},
-		mad.Field{Name: "Port20", Bit: 160, Width: 8},
-		mad.Field{Name: "Port21", Bit: 168, Width: 8},
-		mad.Field{Name: "Port22", Bit: 176, Width: 8},
-		mad.Field{Name: "Port23", Bit: 184, Width: 8},
-		mad.Field{Name: "Port24", Bit: 192, Width: 8},
-		mad.Field{Name: "Port25", Bit: 200, Width: 8},
-		mad.Field{Name: "Port26", Bit: 208, Width: 8},
-		mad.Field{Name: "Port27", Bit: 216, Width: 8},
-		mad.Field{Name: "Port28", Bit: 224, Width: 8},
-		mad.Field{Name: "Port29", Bit: 232, Width: 8},
-		mad.Field{Name: "Port30", Bit: 240, Width: 8},
-		mad.Field{Name: "Port31", Bit: 248, Width: 8},
-		mad.Field{Name: "Port32", Bit: 256, Width: 8},
-		mad.Field{Name: "Port33", Bit: 264, Width: 8},
-		mad.Field{Name: "Port34", Bit: 272, Width: 8},
-		mad.Field{Name: "Port35", Bit: 280, Width: 8},
-		mad.Field{Name: "Port36", Bit: 288, Width: 8},
-		mad.Field{Name: "Port37", Bit: 296, Width: 8},
-		mad.Field{Name: "Port38", Bit: 304, Width: 8},
-		mad.Field{Name: "Port39", Bit: 312, Width: 8},
-		mad.Field{Name: "Port40", Bit: 320, Width: 8},
-		mad.Field{Name: "Port41", Bit: 328, Width: 8},
-		mad.Field{Name: "Port42", Bit: 336, Width: 8},
-		mad.Field{Name: "Port43", Bit: 344, Width: 8},
-		mad.Field{Name: "Port44", Bit: 352, Width: 8},
-		mad.Field{Name: "Port45", Bit: 360, Width: 8},
-		mad.Field{Name: "Port46", Bit: 368, Width: 8},
-		mad.Field{Name: "Port47", Bit: 376, Width: 8},
-		mad.Field{Name: "Port48", Bit: 384, Width: 8},
-		mad.Field{Name: "Port49", Bit: 392, Width: 8},
-		mad.Field{Name: "Port50", Bit: 400, Width: 8},
-		mad.Field{Name: "Port51", Bit: 408, Width: 8},
-		mad.Field{Name: "Port52", Bit: 416, Width: 8},
-		mad.Field{Name: "Port53", Bit: 424, Width: 8},
-		mad.Field{Name: "Port54", Bit: 432, Width: 8},
-		mad.Field{Name: "Port55", Bit: 440, Width: 8},
-		mad.Field{Name: "Port56", Bit: 448, Width: 8},
-		mad.Field{Name: "Port57", Bit: 456, Width: 8},
-		mad.Field{Name: "Port58", Bit: 464, Width: 8},
-		mad.Field{Name: "Port59", Bit: 472, Width: 8},
-		mad.Field{Name: "Port60", Bit: 480, Width: 8},
-		mad.Field{Name: "Port61", Bit: 488, Width: 8},
-		mad.Field{Name: "Port62", Bit: 496, Width: 8},
-		mad.Field{Name: "Port63", Bit: 504, Width: 8},
+		mad.Field{Name: "Port0", LuaKey: "port0", Bit: 0, Width: 8},
+		mad.Field{Name: "Port1", LuaKey: "port1", Bit: 8, Width: 8},
+		mad.Field{Name: "Port2", LuaKey: "port2", Bit: 16, Width: 8},
+		mad.Field{Name: "Port3", LuaKey: "port3", Bit: 24, Width: 8},
+		mad.Field{Name: "Port4", LuaKey: "port4", Bit: 32, Width: 8},
+		mad.Field{Name: "Port5", LuaKey: "port5", Bit: 40, Width: 8},
+		mad.Field{Name: "Port6", LuaKey: "port6", Bit: 48, Width: 8},
+		mad.Field{Name: "Port7", LuaKey: "port7", Bit: 56, Width: 8},
+		mad.Field{Name: "Port8", LuaKey: "port8", Bit: 64, Width: 8},
+		mad.Field{Name: "Port9", LuaKey: "port9", Bit: 72, Width: 8},
+		mad.Field{Name: "Port10", LuaKey: "port10", Bit: 80, Width: 8},
+		mad.Field{Name: "Port11", LuaKey: "port11", Bit: 88, Width: 8},
+		mad.Field{Name: "Port12", LuaKey: "port12", Bit: 96, Width: 8},
+		mad.Field{Name: "Port13", LuaKey: "port13", Bit: 104, Width: 8},
+		mad.Field{Name: "Port14", LuaKey: "port14", Bit: 112, Width: 8},
+		mad.Field{Name: "Port15", LuaKey: "port15", Bit: 120, Width: 8},
+		mad.Field{Name: "Port16", LuaKey: "port16", Bit: 128, Width: 8},
+		mad.Field{Name: "Port17", LuaKey: "port17", Bit: 136, Width: 8},
+		mad.Field{Name: "Port18", LuaKey: "port18", Bit: 144, Width: 8},
+		mad.Field{Name: "Port19", LuaKey: "port19", Bit: 152, Width: 8},
+		mad.Field{Name: "Port20", LuaKey: "port20", Bit: 160, Width: 8},
+		mad.Field{Name: "Port21", LuaKey: "port21", Bit: 168, Width: 8},
+		mad.Field{Name: "Port22", LuaKey: "port22", Bit: 176, Width: 8},
+		mad.Field{Name: "Port23", LuaKey: "port23", Bit: 184, Width: 8},
+		mad.Field{Name: "Port24", LuaKey: "port24", Bit: 192, Width: 8},
+		mad.Field{Name: "Port25", LuaKey: "port25", Bit: 200, Width: 8},
+		mad.Field{Name: "Port26", LuaKey: "port26", Bit: 208, Width: 8},
+		mad.Field{Name: "Port27", LuaKey: "port27", Bit: 216, Width: 8},
+		mad.Field{Name: "Port28", LuaKey: "port28", Bit: 224, Width: 8},
+		mad.Field{Name: "Port29", LuaKey: "port29", Bit: 232, Width: 8},
+		mad.Field{Name: "Port30", LuaKey: "port30", Bit: 240, Width: 8},
+		mad.Field{Name: "Port31", LuaKey: "port31", Bit: 248, Width: 8},
+		mad.Field{Name: "Port32", LuaKey: "port32", Bit: 256, Width: 8},
+		mad.Field{Name: "Port33", LuaKey: "port33", Bit: 264, Width: 8},
+		mad.Field{Name: "Port34", LuaKey: "port34", Bit: 272, Width: 8},
+		mad.Field{Name: "Port35", LuaKey: "port35", Bit: 280, Width: 8},
+		mad.Field{Name: "Port36", LuaKey: "port36", Bit: 288, Width: 8},
+		mad.Field{Name: "Port37", LuaKey: "port37", Bit: 296, Width: 8},
+		mad.Field{Name: "Port38", LuaKey: "port38", Bit: 304, Width: 8},
+		mad.Field{Name: "Port39", LuaKey: "port39", Bit: 312, Width: 8},
+		mad.Field{Name: "Port40", LuaKey: "port40", Bit: 320, Width: 8},
+		mad.Field{Name: "Port41", LuaKey: "port41", Bit: 328, Width: 8},
+		mad.Field{Name: "Port42", LuaKey: "port42", Bit: 336, Width: 8},
+		mad.Field{Name: "Port43", LuaKey: "port43", Bit: 344, Width: 8},
+		mad.Field{Name: "Port44", LuaKey: "port44", Bit: 352, Width: 8},
+		mad.Field{Name: "Port45", LuaKey: "port45", Bit: 360, Width: 8},
+		mad.Field{Name: "Port46", LuaKey: "port46", Bit: 368, Width: 8},
+		mad.Field{Name: "Port47", LuaKey: "port47", Bit: 376, Width: 8},
+		mad.Field{Name: "Port48", LuaKey: "port48", Bit: 384, Width: 8},
+		mad.Field{Name: "Port49", LuaKey: "port49", Bit: 392, Width: 8},
+		mad.Field{Name: "Port50", LuaKey: "port50", Bit: 400, Width: 8},
+		mad.Field{Name: "Port51", LuaKey: "port51", Bit: 408, Width: 8},
+		mad.Field{Name: "Port52", LuaKey: "port52", Bit: 416, Width: 8},
+		mad.Field{Name: "Port53", LuaKey: "port53", Bit: 424, Width: 8},
+		mad.Field{Name: "Port54", LuaKey: "port54", Bit: 432, Width: 8},
+		mad.Field{Name: "Port55", LuaKey: "port55", Bit: 440, Width: 8},
+		mad.Field{Name: "Port56", LuaKey: "port56", Bit: 448, Width: 8},
+		mad.Field{Name: "Port57", LuaKey: "port57", Bit: 456, Width: 8},
+		mad.Field{Name: "Port58", LuaKey: "port58", Bit: 464, Width: 8},
+		mad.Field{Name: "Port59", LuaKey: "port59", Bit: 472, Width: 8},
+		mad.Field{Name: "Port60", LuaKey: "port60", Bit: 480, Width: 8},
+		mad.Field{Name: "Port61", LuaKey: "port61", Bit: 488, Width: 8},
+		mad.Field{Name: "Port62", LuaKey: "port62", Bit: 496, Width: 8},
+		mad.Field{Name: "Port63", LuaKey: "port63", Bit: 504, Width: 8},
 	},
 }
 
@@ -1924,38 +1924,38 @@ var MulticastForwardingTableLayout = mad.Layout{
 	Mod:  "bits 31..28 the position (ports 16*position .. 16*position+15), bits 8..0 the block (MLIDs 0xC000 + 32*block ..)",
 	Doc:  "MulticastForwardingTable is one block of a switch's multicast forwarding table: for 32 MLIDs, a mask of 16 ports each (bit i is port 16*position + i).",
 	Fields: []mad.Field{
-		mad.Field{Name: "PortMask0", Bit: 0, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask1", Bit: 16, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask2", Bit: 32, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask3", Bit: 48, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask4", Bit: 64, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask5", Bit: 80, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask6", Bit: 96, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask7", Bit: 112, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask8", Bit: 128, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask9", Bit: 144, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask10", Bit: 160, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask11", Bit: 176, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask12", Bit: 192, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask13", Bit: 208, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask14", Bit: 224, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask15", Bit: 240, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask16", Bit: 256, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask17", Bit: 272, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask18", Bit: 288, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask19", Bit: 304, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask20", Bit: 320, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask21", Bit: 336, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask22", Bit: 352, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask23", Bit: 368, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask24", Bit: 384, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask25", Bit: 400, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask26", Bit: 416, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask27", Bit: 432, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask28", Bit: 448, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask29", Bit: 464, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask30", Bit: 480, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
-		mad.Field{Name: "PortMask31", Bit: 496, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask0", LuaKey: "port_mask0", Bit: 0, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask1", LuaKey: "port_mask1", Bit: 16, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask2", LuaKey: "port_mask2", Bit: 32, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask3", LuaKey: "port_mask3", Bit: 48, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask4", LuaKey: "port_mask4", Bit: 64, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask5", LuaKey: "port_mask5", Bit: 80, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask6", LuaKey: "port_mask6", Bit: 96, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask7", LuaKey: "port_mask7", Bit: 112, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask8", LuaKey: "port_mask8", Bit: 128, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask9", LuaKey: "port_mask9", Bit: 144, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask10", LuaKey: "port_mask10", Bit: 160, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask11", LuaKey: "port_mask11", Bit: 176, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask12", LuaKey: "port_mask12", Bit: 192, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask13", LuaKey: "port_mask13", Bit: 208, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask14", LuaKey: "port_mask14", Bit: 224, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask15", LuaKey: "port_mask15", Bit: 240, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask16", LuaKey: "port_mask16", Bit: 256, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask17", LuaKey: "port_mask17", Bit: 272, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask18", LuaKey: "port_mask18", Bit: 288, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask19", LuaKey: "port_mask19", Bit: 304, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask20", LuaKey: "port_mask20", Bit: 320, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask21", LuaKey: "port_mask21", Bit: 336, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask22", LuaKey: "port_mask22", Bit: 352, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask23", LuaKey: "port_mask23", Bit: 368, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask24", LuaKey: "port_mask24", Bit: 384, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask25", LuaKey: "port_mask25", Bit: 400, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask26", LuaKey: "port_mask26", Bit: 416, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask27", LuaKey: "port_mask27", Bit: 432, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask28", LuaKey: "port_mask28", Bit: 448, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask29", LuaKey: "port_mask29", Bit: 464, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask30", LuaKey: "port_mask30", Bit: 480, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
+		mad.Field{Name: "PortMask31", LuaKey: "port_mask31", Bit: 496, Width: 16, Kind: mad.Hex, Doc: "ports of MLID 0xC000 + 32*block + i"},
 	},
 }
 
@@ -2067,11 +2067,11 @@ func (m *MulticastForwardingTable) String() string {
 
 // SMInfo rows (IBA table "SMInfo").
 var (
-	smGUID     = mad.Field{Name: "GUID", Bit: 0, Width: 64, Kind: mad.Hex}
-	smSMKey    = mad.Field{Name: "SM_Key", Bit: 64, Width: 64, Kind: mad.Hex, Doc: "zero unless the requester is authenticated"}
-	smActCount = mad.Field{Name: "ActCount", Bit: 128, Width: 32}
-	smPriority = mad.Field{Name: "Priority", Bit: 160, Width: 4}
-	smSMState  = mad.Field{Name: "SMState", Bit: 164, Width: 4, Doc: "SMState* values"}
+	smGUID     = mad.Field{Name: "GUID", LuaKey: "guid", Bit: 0, Width: 64, Kind: mad.Hex}
+	smSMKey    = mad.Field{Name: "SM_Key", LuaKey: "sm_key", Bit: 64, Width: 64, Kind: mad.Hex, Doc: "zero unless the requester is authenticated"}
+	smActCount = mad.Field{Name: "ActCount", LuaKey: "act_count", Bit: 128, Width: 32}
+	smPriority = mad.Field{Name: "Priority", LuaKey: "priority", Bit: 160, Width: 4}
+	smSMState  = mad.Field{Name: "SMState", LuaKey: "sm_state", Bit: 164, Width: 4, Doc: "SMState* values"}
 )
 
 // SMInfoLayout is the SMInfo attribute (0x0020, 21 bytes).
@@ -2152,7 +2152,7 @@ func (s *SMInfo) String() string {
 
 // LedInfo rows (IBA table "LedInfo").
 var (
-	ledLedMask = mad.Field{Name: "LedMask", Bit: 0, Width: 1, Doc: "the LED blinks"}
+	ledLedMask = mad.Field{Name: "LedMask", LuaKey: "led_mask", Bit: 0, Width: 1, Doc: "the LED blinks"}
 )
 
 // LedInfoLayout is the LedInfo attribute (0x0031, 4 bytes).
@@ -2213,16 +2213,16 @@ func (l *LedInfo) String() string {
 
 // PortInfoExtended rows (IBA table "PortInfoExtended").
 var (
-	pieCapabilityMask      = mad.Field{Name: "CapabilityMask", Bit: 0, Width: 32, Kind: mad.Hex, Doc: "bit 0: the FEC mode fields are valid"}
-	pieFECModeActive       = mad.Field{Name: "FECModeActive", Bit: 32, Width: 16}
-	pieFDRFECModeSupported = mad.Field{Name: "FDRFECModeSupported", Bit: 48, Width: 16, Kind: mad.Hex}
-	pieFDRFECModeEnabled   = mad.Field{Name: "FDRFECModeEnabled", Bit: 64, Width: 16, Kind: mad.Hex}
-	pieEDRFECModeSupported = mad.Field{Name: "EDRFECModeSupported", Bit: 80, Width: 16, Kind: mad.Hex}
-	pieEDRFECModeEnabled   = mad.Field{Name: "EDRFECModeEnabled", Bit: 96, Width: 16, Kind: mad.Hex}
-	pieHDRFECModeSupported = mad.Field{Name: "HDRFECModeSupported", Bit: 112, Width: 16, Kind: mad.Hex}
-	pieHDRFECModeEnabled   = mad.Field{Name: "HDRFECModeEnabled", Bit: 128, Width: 16, Kind: mad.Hex}
-	pieNDRFECModeSupported = mad.Field{Name: "NDRFECModeSupported", Bit: 144, Width: 16, Kind: mad.Hex}
-	pieNDRFECModeEnabled   = mad.Field{Name: "NDRFECModeEnabled", Bit: 160, Width: 16, Kind: mad.Hex}
+	pieCapabilityMask      = mad.Field{Name: "CapabilityMask", LuaKey: "capability_mask", Bit: 0, Width: 32, Kind: mad.Hex, Doc: "bit 0: the FEC mode fields are valid"}
+	pieFECModeActive       = mad.Field{Name: "FECModeActive", LuaKey: "fec_mode_active", Bit: 32, Width: 16}
+	pieFDRFECModeSupported = mad.Field{Name: "FDRFECModeSupported", LuaKey: "fdr_fec_mode_supported", Bit: 48, Width: 16, Kind: mad.Hex}
+	pieFDRFECModeEnabled   = mad.Field{Name: "FDRFECModeEnabled", LuaKey: "fdr_fec_mode_enabled", Bit: 64, Width: 16, Kind: mad.Hex}
+	pieEDRFECModeSupported = mad.Field{Name: "EDRFECModeSupported", LuaKey: "edr_fec_mode_supported", Bit: 80, Width: 16, Kind: mad.Hex}
+	pieEDRFECModeEnabled   = mad.Field{Name: "EDRFECModeEnabled", LuaKey: "edr_fec_mode_enabled", Bit: 96, Width: 16, Kind: mad.Hex}
+	pieHDRFECModeSupported = mad.Field{Name: "HDRFECModeSupported", LuaKey: "hdr_fec_mode_supported", Bit: 112, Width: 16, Kind: mad.Hex}
+	pieHDRFECModeEnabled   = mad.Field{Name: "HDRFECModeEnabled", LuaKey: "hdr_fec_mode_enabled", Bit: 128, Width: 16, Kind: mad.Hex}
+	pieNDRFECModeSupported = mad.Field{Name: "NDRFECModeSupported", LuaKey: "ndr_fec_mode_supported", Bit: 144, Width: 16, Kind: mad.Hex}
+	pieNDRFECModeEnabled   = mad.Field{Name: "NDRFECModeEnabled", LuaKey: "ndr_fec_mode_enabled", Bit: 160, Width: 16, Kind: mad.Hex}
 )
 
 // PortInfoExtendedLayout is the PortInfoExtended attribute (0x0033, 64 bytes).
@@ -2318,10 +2318,10 @@ func (p *PortInfoExtended) String() string {
 
 // MlnxExtPortInfo rows (IBA table "MlnxExtPortInfo").
 var (
-	mepiStateChangeEnable  = mad.Field{Name: "StateChangeEnable", Bit: 24, Width: 8, Kind: mad.Hex}
-	mepiLinkSpeedSupported = mad.Field{Name: "LinkSpeedSupported", Bit: 56, Width: 8, Kind: mad.Hex, Doc: "bit 0: FDR10"}
-	mepiLinkSpeedEnabled   = mad.Field{Name: "LinkSpeedEnabled", Bit: 88, Width: 8, Kind: mad.Hex}
-	mepiLinkSpeedActive    = mad.Field{Name: "LinkSpeedActive", Bit: 120, Width: 8, Kind: mad.Hex}
+	mepiStateChangeEnable  = mad.Field{Name: "StateChangeEnable", LuaKey: "state_change_enable", Bit: 24, Width: 8, Kind: mad.Hex}
+	mepiLinkSpeedSupported = mad.Field{Name: "LinkSpeedSupported", LuaKey: "link_speed_supported", Bit: 56, Width: 8, Kind: mad.Hex, Doc: "bit 0: FDR10"}
+	mepiLinkSpeedEnabled   = mad.Field{Name: "LinkSpeedEnabled", LuaKey: "link_speed_enabled", Bit: 88, Width: 8, Kind: mad.Hex}
+	mepiLinkSpeedActive    = mad.Field{Name: "LinkSpeedActive", LuaKey: "link_speed_active", Bit: 120, Width: 8, Kind: mad.Hex}
 )
 
 // MlnxExtPortInfoLayout is the MlnxExtPortInfo attribute (0xff90, 16 bytes).

@@ -24,17 +24,17 @@ const MaxHops = 63
 // bit and a 15-bit status and its ClassSpecific into HopPointer and
 // HopCount.
 var (
-	smpMKey = mad.Field{Name: "M_Key", Bit: 192, Width: 64, Kind: mad.Hex}
-	smpData = mad.Field{Name: "Data", Bit: 512, Width: 512, Kind: mad.Bytes}
+	smpMKey = mad.Field{Name: "M_Key", LuaKey: "m_key", Bit: 192, Width: 64, Kind: mad.Hex}
+	smpData = mad.Field{Name: "Data", LuaKey: "data", Bit: 512, Width: 512, Kind: mad.Bytes}
 
-	drD           = mad.Field{Name: "D", Bit: 32, Width: 1}
-	drStatus      = mad.Field{Name: "Status", Bit: 33, Width: 15, Kind: mad.Hex}
-	drHopPointer  = mad.Field{Name: "HopPointer", Bit: 48, Width: 8}
-	drHopCount    = mad.Field{Name: "HopCount", Bit: 56, Width: 8}
-	drSLID        = mad.Field{Name: "DrSLID", Bit: 256, Width: 16}
-	drDLID        = mad.Field{Name: "DrDLID", Bit: 272, Width: 16}
-	drInitialPath = mad.Field{Name: "InitialPath", Bit: 1024, Width: 512, Kind: mad.Bytes}
-	drReturnPath  = mad.Field{Name: "ReturnPath", Bit: 1536, Width: 512, Kind: mad.Bytes}
+	drD           = mad.Field{Name: "D", LuaKey: "d", Bit: 32, Width: 1}
+	drStatus      = mad.Field{Name: "Status", LuaKey: "status", Bit: 33, Width: 15, Kind: mad.Hex}
+	drHopPointer  = mad.Field{Name: "HopPointer", LuaKey: "hop_pointer", Bit: 48, Width: 8}
+	drHopCount    = mad.Field{Name: "HopCount", LuaKey: "hop_count", Bit: 56, Width: 8}
+	drSLID        = mad.Field{Name: "DrSLID", LuaKey: "dr_slid", Bit: 256, Width: 16}
+	drDLID        = mad.Field{Name: "DrDLID", LuaKey: "dr_dlid", Bit: 272, Width: 16}
+	drInitialPath = mad.Field{Name: "InitialPath", LuaKey: "initial_path", Bit: 1024, Width: 512, Kind: mad.Bytes}
+	drReturnPath  = mad.Field{Name: "ReturnPath", LuaKey: "return_path", Bit: 1536, Width: 512, Kind: mad.Bytes}
 )
 
 // SMPLayout is a whole LID-routed SMP (class 0x01, 256 bytes): the common

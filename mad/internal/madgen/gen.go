@@ -259,7 +259,7 @@ func fieldKind(q string, k mad.Kind) string {
 }
 
 func fieldLit(q string, f mad.Field) string {
-	s := fmt.Sprintf("%sField{Name: %q, Bit: %d, Width: %d", q, f.Name, f.Bit, f.Width)
+	s := fmt.Sprintf("%sField{Name: %q, LuaKey: %q, Bit: %d, Width: %d", q, f.Name, mad.SnakeName(f.Name), f.Bit, f.Width)
 	if k := fieldKind(q, f.Kind); k != "" {
 		s += ", Kind: " + k
 	}
