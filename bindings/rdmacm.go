@@ -26,7 +26,7 @@ import (
 func rdmacmModule() Module {
 	return Module{
 		Name:    "rdmacm",
-		Summary: "librdmacm's calls (event channels, ids, resolve, connect/accept, events with ack, rdma_migrate_id) over the engine's IB CM (sim, ibsim) or the kernel's rdma_cm (umad backend)",
+		Summary: "librdmacm's calls (event channels, ids, resolve, connect/accept, events with ack, rdma_migrate_id) over the kernel's rdma_cm (umad backend) or a user-space one speaking the IB CM (sim, ibsim); AF_IB private data everywhere: a CONNECT_REQUEST carries 92 bytes, a UD one 216",
 		Funcs: []Func{
 			{"create_event_channel", rdmacmCreateChannel, "create_event_channel() -> rdmacm.channel: a channel the ids created on it report their events to (rdma_create_event_channel); ch:close() destroys it"},
 			{"destroy_event_channel", rdmacmDestroyChannel, "destroy_event_channel(channel) -> nil: EBUSY while ids use it (also channel:close())"},
@@ -36,8 +36,8 @@ func rdmacmModule() Module {
 			{"resolve_addr", rdmacmResolveAddr, "resolve_addr(id, src_addr | nil, dst_addr [, timeout_ms]) -> nil: RDMA_CM_EVENT_ADDR_RESOLVED follows"},
 			{"resolve_route", rdmacmResolveRoute, "resolve_route(id [, timeout_ms]) -> nil: a PathRecord from the SA; RDMA_CM_EVENT_ROUTE_RESOLVED follows"},
 			{"listen", rdmacmListen, "listen(id [, backlog]) -> nil: starts listening for connection requests on the id's bound address (rdma_listen); each request is a CONNECT_REQUEST event carrying a new id; backlog 0 means the default"},
-			{"connect", rdmacmConnect, "connect(id [, param]) -> nil: param {private_data, responder_resources, initiator_depth, flow_control, retry_count, rnr_retry_count, srq, qp_num, cm_response_timeout, max_cm_retries}"},
-			{"accept", rdmacmAccept, "accept(id [, param]) -> nil: on the id of a CONNECT_REQUEST; param as connect"},
+			{"connect", rdmacmConnect, "connect(id [, param]) -> nil: param {private_data, responder_resources, initiator_depth, flow_control, retry_count, rnr_retry_count, srq, qp_num, cm_response_timeout, max_cm_retries} (private_data up to 92 bytes, 216 for UD; cm_response_timeout and max_cm_retries only on the user-space CM)"},
+			{"accept", rdmacmAccept, "accept(id [, param]) -> nil: on the id of a CONNECT_REQUEST; param as connect (private_data up to 196 bytes, 136 for UD); a synchronous id returns once ESTABLISHED, which needs the peer's RTU, sent when the peer fetches its response"},
 			{"reject", rdmacmReject, "reject(id [, private_data]) -> nil: REJ with reason 28 (consumer defined)"},
 			{"disconnect", rdmacmDisconnect, "disconnect(id) -> nil: DREQ, or DREP after the peer's DREQ"},
 			{"get_request", rdmacmGetRequest, "get_request(listen_id [, timeout_ms]) -> rdmacm.id: the next connection request of a synchronous listener (its new id is synchronous too)"},
