@@ -50,8 +50,8 @@ local client = rdmacm.create_id(ch)
 rdmacm.resolve_addr(client, {lid = umad.get_port("node002", 1).base_lid}, {lid = 1, port = 5}, 2000)
 rdmacm.get_cm_event(ch)                -- not acked
 rdmacm.resolve_route(client, 2000)
-rdmacm.connect(client)
 assert(rdmacm.get_cm_event(ch, 1000))  -- ROUTE_RESOLVED, not acked
+rdmacm.connect(client)
 `)
 	if err != nil {
 		t.Fatal(err)
