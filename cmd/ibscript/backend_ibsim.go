@@ -27,7 +27,7 @@ func openIbsim(ctx context.Context, c *config, rest string, stderr io.Writer) (*
 	if err != nil {
 		return nil, fmt.Errorf("--fabric %s: bad query: %v", c.fabricURI, err)
 	}
-	opts := ibsim.Options{Node: os.Getenv("SIM_HOST"), Logger: c.logger}
+	opts := ibsim.Options{Node: os.Getenv("SIM_HOST"), Logger: c.logger, UnixQueueLen: unixQueueLen()}
 	if h := os.Getenv("IBSIM_SERVER_NAME"); h != "" {
 		opts.Server = h
 		if p := os.Getenv("IBSIM_SERVER_PORT"); p != "" {
@@ -58,7 +58,7 @@ func openIbsim(ctx context.Context, c *config, rest string, stderr io.Writer) (*
 		}
 	}
 	if sock == "" {
-		sock = ibsim.SockNameFromEnv()
+		sock = os.Getenv("IBSIM_SOCKNAME") // empty: ibsim.DefaultSockName
 	}
 	f := ibsim.NewFabric(sock, &opts)
 	b := &backend{fab: f}
@@ -73,4 +73,19 @@ func openIbsim(ctx context.Context, c *config, rest string, stderr io.Writer) (*
 		return nil, err
 	}
 	return b, nil
+}
+
+// unixQueueLen reads net.unix.max_dgram_qlen, which bounds the window on an
+// ibsim attachment whose socket could not be paired; 0 (the kernel's
+// default of 10) when it cannot.
+func unixQueueLen() int {
+	b, err := os.ReadFile("/proc/sys/net/unix/max_dgram_qlen")
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
 }

@@ -73,10 +73,10 @@ func newBatchSender(conn net.PacketConn, to net.Addr) *batchSender {
 // send writes bufs[:n] with as few sendmmsg calls as the kernel allows,
 // waiting (through the poller, under the connection's write deadline)
 // while the peer's queue is full. It returns the first error.
-func (b *batchSender) send(bufs *[maxBatch][RequestSize]byte, n int) error {
+func (b *batchSender) send(bufs *[maxBatch][requestSize]byte, n int) error {
 	for i := range n {
 		b.iovs[i] = unix.Iovec{Base: &bufs[i][0]}
-		b.iovs[i].SetLen(RequestSize)
+		b.iovs[i].SetLen(requestSize)
 		b.hdrs[i] = mmsghdr{}
 		b.hdrs[i].hdr.Name = &b.name[0]
 		b.hdrs[i].hdr.Namelen = uint32(len(b.name))

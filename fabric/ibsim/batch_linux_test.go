@@ -46,7 +46,7 @@ func TestBatchSender(t *testing.T) {
 			if b == nil {
 				t.Fatalf("no batch sender for %v", tc.to)
 			}
-			var bufs [maxBatch][RequestSize]byte
+			var bufs [maxBatch][requestSize]byte
 			const n = 5
 			for i := range n {
 				for j := range bufs[i] {
@@ -57,14 +57,14 @@ func TestBatchSender(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.rx.SetReadDeadline(time.Now().Add(5 * time.Second))
-			var got [RequestSize + 1]byte
+			var got [requestSize + 1]byte
 			for i := range n {
 				k, _, err := tc.rx.ReadFrom(got[:])
 				if err != nil {
 					t.Fatalf("datagram %d: %v", i, err)
 				}
 				if !bytes.Equal(got[:k], bufs[i][:]) {
-					t.Fatalf("datagram %d: %d bytes, not the %d-byte datagram %d sent", i, k, RequestSize, i)
+					t.Fatalf("datagram %d: %d bytes, not the %d-byte datagram %d sent", i, k, requestSize, i)
 				}
 			}
 		})

@@ -18,7 +18,7 @@ func newBatchSender(conn net.PacketConn, to net.Addr) *batchSender {
 	return &batchSender{conn: conn, to: to}
 }
 
-func (b *batchSender) send(bufs *[maxBatch][RequestSize]byte, n int) error {
+func (b *batchSender) send(bufs *[maxBatch][requestSize]byte, n int) error {
 	for i := range n {
 		if _, err := b.conn.WriteTo(bufs[i][:], b.to); err != nil {
 			return err

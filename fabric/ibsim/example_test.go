@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 	"time"
 
 	"github.com/ibscript/ibscript/engine"
@@ -16,7 +17,7 @@ import (
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	f := ibsim.NewFabric(ibsim.SockNameFromEnv(), &ibsim.Options{Node: "Hca1"})
+	f := ibsim.NewFabric(os.Getenv("IBSIM_SOCKNAME"), &ibsim.Options{Node: "Hca1"})
 	defer f.Close() // gives the client slot back to ibsim
 	tr, err := f.Open(ctx, "", 0)
 	if err != nil {

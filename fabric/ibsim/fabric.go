@@ -27,10 +27,10 @@ type Fabric struct {
 var _ fabric.Fabric = (*Fabric)(nil)
 
 // NewFabric returns a Fabric for the ibsim whose socket base name is sock
-// (empty: $IBSIM_SOCKNAME, then "sim"). It does not contact ibsim.
+// (empty: DefaultSockName). It does not contact ibsim.
 func NewFabric(sock string, opts *Options) *Fabric {
 	if sock == "" {
-		sock = SockNameFromEnv()
+		sock = DefaultSockName
 	}
 	f := &Fabric{sock: sock}
 	if opts != nil {

@@ -29,7 +29,7 @@ type fakeIbsim struct {
 
 	mu       sync.Mutex
 	ctlTypes []uint32
-	connect  ClientInfo
+	connect  clientInfo
 	refuse   bool
 	client   *net.UnixAddr // the client's input socket
 }
@@ -59,34 +59,34 @@ func (f *fakeIbsim) serveCtl() {
 		if err != nil {
 			return
 		}
-		var c Ctl
-		if n != CtlSize || c.Unmarshal(b[:n]) != nil || c.Magic != Magic {
+		var c simCtl
+		if n != ctlSize || c.Unmarshal(b[:n]) != nil || c.Magic != ctlMagic {
 			continue
 		}
 		f.mu.Lock()
 		f.ctlTypes = append(f.ctlTypes, c.Type)
 		switch c.Type {
-		case CtlConnect:
+		case ctlConnect:
 			f.connect.Get(c.Data[:])
 			if f.refuse {
-				c.Type = CtlError
+				c.Type = ctlError
 			} else {
 				f.client = abstract(f.sock + ":in" + itoa(f.connect.ID))
 				ci := f.connect
 				ci.ID, ci.NodeID = f.slot, "Hca9"
 				ci.Put(c.Data[:])
 			}
-		case CtlGetNodeInfo:
+		case ctlGetNodeInfo:
 			clear(c.Data[:])
 			c.Data[0], c.Data[1], c.Data[2], c.Data[3] = 1, 1, 1, 2 // CA, 2 ports
 			binary.BigEndian.PutUint64(c.Data[12:], 0x100010)       // node GUID
-		case CtlGetPortInfo:
+		case ctlGetPortInfo:
 			clear(c.Data[:])
 			binary.BigEndian.PutUint16(c.Data[16:], 7) // LID
 			binary.BigEndian.PutUint16(c.Data[18:], 1) // SM LID
 			c.Data[28] = 1                             // local port
 			c.Data[32] = 4<<4 | 4                      // width, state Active
-		case CtlGetPKeys:
+		case ctlGetPKeys:
 			clear(c.Data[:])
 			c.Data[0], c.Data[1], c.Data[2], c.Data[3] = 0xff, 0xff, 0x80, 0x05 // 0xffff, 0x8005
 		}
@@ -107,7 +107,7 @@ func (f *fakeIbsim) serveData() {
 		if err != nil {
 			return
 		}
-		var r Request
+		var r simRequest
 		if r.Get(b[:n]) != nil {
 			continue
 		}
@@ -119,9 +119,9 @@ func (f *fakeIbsim) serveData() {
 			m[3] = mad.MethodGetResp
 			r.DLID, r.SLID = r.SLID, 5
 		} else {
-			r.Status = StatusDropped
+			r.Status = statusDropped
 		}
-		out := make([]byte, RequestSize)
+		out := make([]byte, requestSize)
 		r.Put(out)
 		f.mu.Lock()
 		to := f.client
@@ -132,7 +132,7 @@ func (f *fakeIbsim) serveData() {
 
 func itoa(v uint32) string { return strconv.FormatUint(uint64(v), 10) }
 
-func (f *fakeIbsim) connected() ClientInfo {
+func (f *fakeIbsim) connected() clientInfo {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.connect
@@ -164,8 +164,12 @@ func TestProtocolAgainstFake(t *testing.T) {
 		t.Errorf("paired %v, MaxWindow %d: want the input socket connected back and no window limit", tr.c.paired, tr.MaxWindow())
 	}
 	tr.c.paired = false // as if connecting back had failed
-	if w, want := tr.MaxWindow(), unixQueueLen()-2; w != want || w < 1 || tr.Caps().MaxWindow != w {
-		t.Errorf("MaxWindow over an unpaired unix socket = %d (Caps %d), want net.unix.max_dgram_qlen - 2 = %d", w, tr.Caps().MaxWindow, want)
+	if w := tr.MaxWindow(); w != 8 || tr.Caps().MaxWindow != w {
+		t.Errorf("MaxWindow over an unpaired unix socket = %d (Caps %d), want the default net.unix.max_dgram_qlen (10) - 2", w, tr.Caps().MaxWindow)
+	}
+	tr.c.qlen = 30 // Options.UnixQueueLen
+	if w := tr.MaxWindow(); w != 28 || tr.Caps().MaxWindow != w {
+		t.Errorf("MaxWindow with UnixQueueLen 30 = %d (Caps %d), want 28", w, tr.Caps().MaxWindow)
 	}
 	tr.c.paired = true
 	a := tr.Port()
@@ -211,7 +215,7 @@ func TestProtocolAgainstFake(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := f.types()
-	want := []uint32{CtlConnect, CtlGetNodeInfo, CtlGetPortInfo, CtlGetPKeys, CtlDisconnect}
+	want := []uint32{ctlConnect, ctlGetNodeInfo, ctlGetPortInfo, ctlGetPKeys, ctlDisconnect}
 	if len(got) != len(want) {
 		t.Fatalf("control requests %v, want %v", got, want)
 	}

@@ -41,7 +41,8 @@ import (
 )
 
 // DefaultSockName is the socket base name ibsim and umad2sim use when
-// IBSIM_SOCKNAME is unset.
+// IBSIM_SOCKNAME is unset; Open and NewFabric use it for an empty name
+// (reading the environment is the caller's business).
 const DefaultSockName = "sim"
 
 // DefaultCtlTimeout bounds every control-channel exchange.
@@ -89,15 +90,13 @@ type Options struct {
 	// Logger gets a debug line for every malformed datagram or MAD
 	// ibsim sends (the latter through the Mux); nil discards.
 	Logger *slog.Logger
+	// UnixQueueLen is the host's net.unix.max_dgram_qlen
+	// (/proc/sys/net/unix/max_dgram_qlen), which bounds the window when
+	// the input socket cannot be paired with ibsim's (MaxWindow); 0
+	// means 10, the kernel's default.
+	UnixQueueLen int
 }
 
-// SockNameFromEnv returns $IBSIM_SOCKNAME, or DefaultSockName.
-func SockNameFromEnv() string {
-	if s := os.Getenv("IBSIM_SOCKNAME"); s != "" {
-		return s
-	}
-	return DefaultSockName
-}
 
 // Stats are a Transport's counters: the Mux's and the client's own.
 type Stats struct {
@@ -107,14 +106,37 @@ type Stats struct {
 	SendErrors uint64 // MADs held for a batched write that failed (lost, as on a wire)
 }
 
-// Transport is one ibsim client with umad semantics. It is a *mux.Mux
-// (fabric.Transport, SetHandler, Stats) plus the client's identity.
+// Transport is one ibsim client with umad semantics (a fabric/mux Mux
+// over ibsim's sockets) and the client's identity.
 type Transport struct {
-	*mux.Mux
+	m *mux.Mux
 	c *client
 }
 
 var _ fabric.Transport = (*Transport)(nil)
+
+// Register implements fabric.Transport.
+func (t *Transport) Register(ctx context.Context, a fabric.Agent) (fabric.AgentID, error) {
+	return t.m.Register(ctx, a)
+}
+
+// Unregister implements fabric.Transport.
+func (t *Transport) Unregister(ctx context.Context, id fabric.AgentID) error {
+	return t.m.Unregister(ctx, id)
+}
+
+// Send implements fabric.Transport.
+func (t *Transport) Send(ctx context.Context, p *fabric.Packet) error { return t.m.Send(ctx, p) }
+
+// Recv implements fabric.Transport.
+func (t *Transport) Recv(ctx context.Context, p *fabric.Packet) error { return t.m.Recv(ctx, p) }
+
+// Port describes the attached port.
+func (t *Transport) Port() fabric.PortAttr { return t.m.Port() }
+
+// Close DISCONNECTs (ibsim gets its slot back) and closes the sockets; it
+// is idempotent.
+func (t *Transport) Close() error { return t.m.Close() }
 
 // Slot is the client slot ibsim gave this Transport (0..9).
 func (t *Transport) Slot() int { return int(t.c.slot) }
@@ -137,26 +159,16 @@ func (t *Transport) MaxWindow() int {
 	if t.c.udp || t.c.paired {
 		return 0
 	}
-	return max(1, unixQueueLen()-2)
-}
-
-// unixQueueLen reads net.unix.max_dgram_qlen; 10, the kernel's default,
-// when it cannot.
-func unixQueueLen() int {
-	b, err := os.ReadFile("/proc/sys/net/unix/max_dgram_qlen")
-	if err != nil {
-		return 10
+	q := t.c.qlen
+	if q <= 0 {
+		q = 10
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || n <= 0 {
-		return 10
-	}
-	return n
+	return max(1, q-2)
 }
 
 // Stats returns the counters.
 func (t *Transport) Stats() Stats {
-	return Stats{Stats: t.Mux.Stats(), Dropped: t.c.dropped.Load(), BadPacket: t.c.bad.Load(), SendErrors: t.c.sendErrs.Load()}
+	return Stats{Stats: t.m.Stats(), Dropped: t.c.dropped.Load(), BadPacket: t.c.bad.Load(), SendErrors: t.c.sendErrs.Load()}
 }
 
 // client is the wire: the control and data sockets of one attachment.
@@ -172,6 +184,7 @@ type client struct {
 	issm   bool // SET_ISSM(1) sent
 	udp    bool // attached over UDP (Options.Server), not a unix socket
 	paired bool // our input socket is connected back to ibsim's (Open)
+	qlen   int  // Options.UnixQueueLen
 
 	mux *mux.Mux     // set before the reader starts
 	log *slog.Logger // likewise; never nil
@@ -194,7 +207,7 @@ type client struct {
 	outMu     sync.Mutex // guards the fields below
 	corked    bool
 	nOut      int
-	outBufs   [maxBatch][RequestSize]byte
+	outBufs   [maxBatch][requestSize]byte
 	sendErrs  atomic.Uint64 // held MADs the flush could not write
 	goneErr   atomic.Pointer[fabric.PeerGoneError]
 	wg        sync.WaitGroup
@@ -206,7 +219,7 @@ type client struct {
 var idSeq atomic.Uint32
 
 // Open attaches a new client to the ibsim fabric whose socket base name is
-// sock (empty: $IBSIM_SOCKNAME, then "sim") and returns it as a Transport.
+// sock (empty: DefaultSockName) and returns it as a Transport.
 // ctx bounds the attachment; the control exchanges are bounded by
 // Options.CtlTimeout as well.
 func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
@@ -218,7 +231,7 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 		o.CtlTimeout = DefaultCtlTimeout
 	}
 	if sock == "" {
-		sock = SockNameFromEnv()
+		sock = DefaultSockName
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -228,6 +241,7 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 		return nil, err
 	}
 	c.ctlTO = o.CtlTimeout
+	c.qlen = o.UnixQueueLen
 	c.until, _ = ctx.Deadline()
 	fail := func(err error) (*Transport, error) {
 		c.ctl.Close()
@@ -235,10 +249,10 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 		return nil, err
 	}
 	// CONNECT
-	var req Ctl
-	req.Type = CtlConnect
-	req.Len = ClientInfoSize
-	ci := ClientInfo{ID: id, QP: o.QP, NodeID: o.Node}
+	var req simCtl
+	req.Type = ctlConnect
+	req.Len = clientInfoSize
+	ci := clientInfo{ID: id, QP: o.QP, NodeID: o.Node}
 	if o.ISSM || o.SetISSM {
 		ci.ISSM = 1
 	}
@@ -249,7 +263,7 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 	if err != nil {
 		return fail(fmt.Errorf("%s: connect: %w", c.where, err))
 	}
-	if rep.Type == CtlError {
+	if rep.Type == ctlError {
 		node := o.Node
 		if node == "" {
 			node = "(default node)"
@@ -295,7 +309,7 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 	c.wake, c.readDone = make(chan struct{}, 1), make(chan struct{})
 	c.wg.Go(c.read)
 	c.wg.Go(c.deliver)
-	return &Transport{Mux: c.mux, c: c}, nil
+	return &Transport{m: c.mux, c: c}, nil
 }
 
 // refusal says why ibsim refused CONNECT ci. Its reply is the same
@@ -305,15 +319,15 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 // issm succeeds unless it is unknown. A probe that gets a slot gives it
 // back at once. ibsim's state can change between the probes; the answer
 // is what they saw.
-func (c *client) refusal(ci *ClientInfo) string {
+func (c *client) refusal(ci *clientInfo) string {
 	const full = "all 10 of ibsim's client slots are taken"
 	if ci.NodeID == "" && ci.ISSM == 0 {
 		return full // the default node always exists
 	}
-	if ci.NodeID != "" && !c.probe(&ClientInfo{ID: ci.ID}) {
+	if ci.NodeID != "" && !c.probe(&clientInfo{ID: ci.ID}) {
 		return full
 	}
-	if ci.ISSM != 0 && c.probe(&ClientInfo{ID: ci.ID, QP: ci.QP, NodeID: ci.NodeID}) {
+	if ci.ISSM != 0 && c.probe(&clientInfo{ID: ci.ID, QP: ci.QP, NodeID: ci.NodeID}) {
 		return "another issm client (an SM such as OpenSM, or an ibscript with issm=1) is attached to that node"
 	}
 	if ci.NodeID == "" {
@@ -324,16 +338,16 @@ func (c *client) refusal(ci *ClientInfo) string {
 
 // probe reports whether ibsim accepts CONNECT ci, giving the slot back if
 // it does. The input socket is bound under ci.ID, as ibsim requires.
-func (c *client) probe(ci *ClientInfo) bool {
-	req := Ctl{Type: CtlConnect, Len: ClientInfoSize}
+func (c *client) probe(ci *clientInfo) bool {
+	req := simCtl{Type: ctlConnect, Len: clientInfoSize}
 	if ci.Put(req.Data[:]) != nil {
 		return false
 	}
 	rep, err := c.exchange(&req)
-	if err != nil || rep.Type == CtlError {
+	if err != nil || rep.Type == ctlError {
 		return false
 	}
-	var got ClientInfo
+	var got clientInfo
 	got.Get(rep.Data[:])
 	if got.ID < MaxClients {
 		c.slot = got.ID
@@ -410,11 +424,11 @@ func (c *client) outAddr(sock string, o *Options) (net.Addr, error) {
 }
 
 // exchange sends one control request and reads its reply.
-func (c *client) exchange(req *Ctl) (*Ctl, error) {
+func (c *client) exchange(req *simCtl) (*simCtl, error) {
 	c.ctlMu.Lock()
 	defer c.ctlMu.Unlock()
-	req.Magic = Magic
-	if req.Type != CtlConnect {
+	req.Magic = ctlMagic
+	if req.Type != ctlConnect {
 		req.ClientID = c.slot
 	}
 	deadline := time.Now().Add(c.ctlTO)
@@ -427,7 +441,7 @@ func (c *client) exchange(req *Ctl) (*Ctl, error) {
 	if _, err := c.ctl.Write(req.Marshal()); err != nil {
 		return nil, fmt.Errorf("%w (is ibsim running?)", plainErr(err))
 	}
-	var buf [CtlSize + 1]byte
+	var buf [ctlSize + 1]byte
 	for {
 		n, err := c.ctl.Read(buf[:])
 		if err != nil {
@@ -436,11 +450,11 @@ func (c *client) exchange(req *Ctl) (*Ctl, error) {
 			}
 			return nil, fmt.Errorf("%w (is ibsim running?)", plainErr(err))
 		}
-		var rep Ctl
-		if rep.Unmarshal(buf[:n]) != nil || rep.Magic != Magic {
+		var rep simCtl
+		if rep.Unmarshal(buf[:n]) != nil || rep.Magic != ctlMagic {
 			continue
 		}
-		if rep.Type != req.Type && rep.Type != CtlError {
+		if rep.Type != req.Type && rep.Type != ctlError {
 			continue // a late reply to an earlier, timed-out request
 		}
 		return &rep, nil
@@ -462,8 +476,8 @@ func plainErr(err error) error {
 func (c *client) portAttr() (fabric.PortAttr, error) {
 	var ni smp.NodeInfo
 	var pi smp.PortInfo
-	rep, err := c.exchange(&Ctl{Type: CtlGetNodeInfo})
-	if err == nil && rep.Type == CtlError {
+	rep, err := c.exchange(&simCtl{Type: ctlGetNodeInfo})
+	if err == nil && rep.Type == ctlError {
 		err = errors.New("refused")
 	}
 	if err == nil {
@@ -472,8 +486,8 @@ func (c *client) portAttr() (fabric.PortAttr, error) {
 	if err != nil {
 		return fabric.PortAttr{}, fmt.Errorf("%s: get nodeinfo: %w", c.where, err)
 	}
-	rep, err = c.exchange(&Ctl{Type: CtlGetPortInfo, Len: 1})
-	if err == nil && rep.Type == CtlError {
+	rep, err = c.exchange(&simCtl{Type: ctlGetPortInfo, Len: 1})
+	if err == nil && rep.Type == ctlError {
 		err = errors.New("refused")
 	}
 	if err == nil {
@@ -503,14 +517,14 @@ func (c *client) portAttr() (fabric.PortAttr, error) {
 	}
 	// The P_Keys as umad2sim lists them (pkeys/0..31): GET_PKEYS, 32
 	// big-endian entries, zero-padded.
-	rep, err = c.exchange(&Ctl{Type: CtlGetPKeys})
-	if err == nil && rep.Type == CtlError {
+	rep, err = c.exchange(&simCtl{Type: ctlGetPKeys})
+	if err == nil && rep.Type == ctlError {
 		err = errors.New("refused")
 	}
 	if err != nil {
 		return fabric.PortAttr{}, fmt.Errorf("%s: get pkeys: %w", c.where, err)
 	}
-	a.PKeys = make([]uint16, CtlDataSize/2)
+	a.PKeys = make([]uint16, ctlDataSize/2)
 	for i := range a.PKeys {
 		a.PKeys[i] = uint16(rep.Data[2*i])<<8 | uint16(rep.Data[2*i+1])
 	}
@@ -518,10 +532,10 @@ func (c *client) portAttr() (fabric.PortAttr, error) {
 }
 
 func (c *client) setISSM(v uint32) error {
-	req := Ctl{Type: CtlSetISSM, Len: 4}
+	req := simCtl{Type: ctlSetISSM, Len: 4}
 	req.Data[0] = byte(v)
 	rep, err := c.exchange(&req)
-	if err == nil && rep.Type == CtlError {
+	if err == nil && rep.Type == ctlError {
 		err = errors.New("refused")
 	}
 	if err != nil {
@@ -531,8 +545,8 @@ func (c *client) setISSM(v uint32) error {
 }
 
 func (c *client) disconnect() error {
-	rep, err := c.exchange(&Ctl{Type: CtlDisconnect})
-	if err == nil && rep.Type == CtlError {
+	rep, err := c.exchange(&simCtl{Type: ctlDisconnect})
+	if err == nil && rep.Type == ctlError {
 		err = errors.New("refused")
 	}
 	if err != nil {
@@ -541,14 +555,14 @@ func (c *client) disconnect() error {
 	return nil
 }
 
-var bufPool = sync.Pool{New: func() any { return new([RequestSize]byte) }}
+var bufPool = sync.Pool{New: func() any { return new([requestSize]byte) }}
 
 // Transmit implements mux.Wire.
 func (c *client) Transmit(p *fabric.Packet) error {
 	if c.closing.Load() {
 		return fmt.Errorf("%s: transmit: %w", c.where, net.ErrClosed)
 	}
-	var r Request
+	var r simRequest
 	copy(r.MAD[:], p.Data)
 	r.Length = mad.Size
 	r.DLID = p.Addr.LID
@@ -574,7 +588,7 @@ func (c *client) Transmit(p *fabric.Packet) error {
 		}
 		c.outMu.Unlock()
 	}
-	b := bufPool.Get().(*[RequestSize]byte)
+	b := bufPool.Get().(*[requestSize]byte)
 	defer bufPool.Put(b)
 	r.Put(b[:])
 	// A write blocks while ibsim's socket queue is full; ibsim drains it
@@ -625,8 +639,8 @@ type inPacket struct {
 // bounded by what ibsim sends, which is bounded by what is in flight.
 func (c *client) read() {
 	defer close(c.readDone)
-	var buf [RequestSize + 1]byte
-	var r Request
+	var buf [requestSize + 1]byte
+	var r simRequest
 	for {
 		n, _, err := c.data.ReadFrom(buf[:])
 		if c.closing.Load() {
@@ -640,7 +654,7 @@ func (c *client) read() {
 		}
 		if r.Get(buf[:n]) != nil {
 			c.bad.Add(1)
-			c.log.Debug("ibsim: malformed datagram dropped", "len", n, "want", RequestSize, "from", c.where)
+			c.log.Debug("ibsim: malformed datagram dropped", "len", n, "want", requestSize, "from", c.where)
 			continue
 		}
 		if r.Status != 0 {
@@ -816,7 +830,7 @@ func (c *client) Close() error {
 // Caps are the Mux's (retransmissions counted, a handler, ibsim's exit
 // noticed) with MaxWindow.
 func (t *Transport) Caps() fabric.Caps {
-	c := t.Mux.Caps()
+	c := t.m.Caps()
 	c.MaxWindow = t.MaxWindow()
 	return c
 }

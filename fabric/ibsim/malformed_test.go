@@ -50,9 +50,9 @@ func TestMalformedFromIbsim(t *testing.T) {
 	if _, err := f.out.WriteToUnix(make([]byte, 100), to); err != nil {
 		t.Fatal(err)
 	}
-	bad := Request{SLID: 5, SQP: 1, Length: mad.Size}
+	bad := simRequest{SLID: 5, SQP: 1, Length: mad.Size}
 	bad.MAD[0], bad.MAD[1] = 2, 0x09 // base version 2
-	b := make([]byte, RequestSize)
+	b := make([]byte, requestSize)
 	bad.Put(b)
 	if _, err := f.out.WriteToUnix(b, to); err != nil {
 		t.Fatal(err)

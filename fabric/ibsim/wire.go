@@ -10,47 +10,47 @@ import (
 // Sizes and constants of ibsim's client protocol (ibsim's ibsim/sim.h:
 // struct sim_ctl, struct sim_request, the SIM_CTL_* commands).
 const (
-	CtlSize     = 80         // struct sim_ctl
-	CtlDataSize = 64         // sim_ctl.data
-	RequestSize = 288        // struct sim_request, 64-bit layout
-	Magic       = 0xdeadbeef // sim_ctl.magic
+	ctlSize     = 80         // struct sim_ctl
+	ctlDataSize = 64         // sim_ctl.data
+	requestSize = 288        // struct sim_request, 64-bit layout
+	ctlMagic    = 0xdeadbeef // sim_ctl.magic
 	MaxClients  = 10         // IBSIM_MAX_CLIENTS, fabric-wide
-	NodeIDSize  = 32         // sim_client_info.nodeid, NUL included
+	nodeIDSize  = 32         // sim_client_info.nodeid, NUL included
 
-	// StatusDropped is sim_request.status of a packet ibsim could not
+	// statusDropped is sim_request.status of a packet ibsim could not
 	// route or deliver: the sender's own packet comes back with it.
-	StatusDropped = 110
+	statusDropped = 110
 )
 
 // Control request types (sim_ctl.type).
 const (
-	CtlError       = 0
-	CtlConnect     = 1
-	CtlDisconnect  = 2
-	CtlGetPort     = 3
-	CtlGetVendor   = 4
-	CtlGetGID      = 5
-	CtlGetGUID     = 6
-	CtlGetNodeInfo = 7
-	CtlGetPortInfo = 8
-	CtlSetISSM     = 9
-	CtlGetPKeys    = 10
+	ctlError       = 0
+	ctlConnect     = 1
+	ctlDisconnect  = 2
+	ctlGetPort     = 3
+	ctlGetVendor   = 4
+	ctlGetGID      = 5
+	ctlGetGUID     = 6
+	ctlGetNodeInfo = 7
+	ctlGetPortInfo = 8
+	ctlSetISSM     = 9
+	ctlGetPKeys    = 10
 )
 
-// Ctl is struct sim_ctl. Every integer is in host byte order, which this
+// simCtl is struct sim_ctl. Every integer is in host byte order, which this
 // package takes to be little-endian (ibsim runs on the same host, or a host
 // of the same endianness in UDP mode).
-type Ctl struct {
+type simCtl struct {
 	Magic    uint32 // offset 0
 	ClientID uint32 // offset 4: the slot (ignored by CONNECT)
 	Type     uint32 // offset 8: request; 0 in a refusal
 	Len      uint32 // offset 12: payload length (ibsim ignores it)
-	Data     [CtlDataSize]byte
+	Data     [ctlDataSize]byte
 }
 
 // Marshal encodes c into 80 bytes.
-func (c *Ctl) Marshal() []byte {
-	b := make([]byte, CtlSize)
+func (c *simCtl) Marshal() []byte {
+	b := make([]byte, ctlSize)
 	binary.LittleEndian.PutUint32(b[0:], c.Magic)
 	binary.LittleEndian.PutUint32(b[4:], c.ClientID)
 	binary.LittleEndian.PutUint32(b[8:], c.Type)
@@ -60,9 +60,9 @@ func (c *Ctl) Marshal() []byte {
 }
 
 // Unmarshal decodes an 80-byte sim_ctl.
-func (c *Ctl) Unmarshal(b []byte) error {
-	if len(b) != CtlSize {
-		return fmt.Errorf("ibsim: control reply of %d bytes, want %d", len(b), CtlSize)
+func (c *simCtl) Unmarshal(b []byte) error {
+	if len(b) != ctlSize {
+		return fmt.Errorf("ibsim: control reply of %d bytes, want %d", len(b), ctlSize)
 	}
 	c.Magic = binary.LittleEndian.Uint32(b[0:])
 	c.ClientID = binary.LittleEndian.Uint32(b[4:])
@@ -72,55 +72,55 @@ func (c *Ctl) Unmarshal(b []byte) error {
 	return nil
 }
 
-// ClientInfo is struct sim_client_info (44 bytes), the CONNECT payload.
-type ClientInfo struct {
+// clientInfo is struct sim_client_info (44 bytes), the CONNECT payload.
+type clientInfo struct {
 	ID     uint32 // offset 0: client ID in; slot out
 	QP     uint32 // offset 4: QP > 1 this client serves, 0 for none
 	ISSM   uint32 // offset 8: 1 = receive QP0/QP1 requests for the port
 	NodeID string // offset 12, 32 bytes NUL-terminated: node id or description in; attached node id out
 }
 
-// ClientInfoSize is the encoded size of a ClientInfo.
-const ClientInfoSize = 12 + NodeIDSize
+// clientInfoSize is the encoded size of a clientInfo.
+const clientInfoSize = 12 + nodeIDSize
 
 // Put encodes ci into b (at least 44 bytes).
-func (ci *ClientInfo) Put(b []byte) error {
-	if len(ci.NodeID) >= NodeIDSize {
-		return fmt.Errorf("ibsim: node name %q is longer than %d bytes (ibsim's limit; use a shorter node description)", ci.NodeID, NodeIDSize-1)
+func (ci *clientInfo) Put(b []byte) error {
+	if len(ci.NodeID) >= nodeIDSize {
+		return fmt.Errorf("ibsim: node name %q is longer than %d bytes (ibsim's limit; use a shorter node description)", ci.NodeID, nodeIDSize-1)
 	}
 	binary.LittleEndian.PutUint32(b[0:], ci.ID)
 	binary.LittleEndian.PutUint32(b[4:], ci.QP)
 	binary.LittleEndian.PutUint32(b[8:], ci.ISSM)
-	clear(b[12 : 12+NodeIDSize])
+	clear(b[12 : 12+nodeIDSize])
 	copy(b[12:], ci.NodeID)
 	return nil
 }
 
 // Get decodes ci from b.
-func (ci *ClientInfo) Get(b []byte) {
+func (ci *clientInfo) Get(b []byte) {
 	ci.ID = binary.LittleEndian.Uint32(b[0:])
 	ci.QP = binary.LittleEndian.Uint32(b[4:])
 	ci.ISSM = binary.LittleEndian.Uint32(b[8:])
-	ci.NodeID = string(mad.TrimNUL(b[12 : 12+NodeIDSize]))
+	ci.NodeID = string(mad.TrimNUL(b[12 : 12+nodeIDSize]))
 }
 
-// Request is struct sim_request: one MAD with its addressing. On a 64-bit
+// simRequest is struct sim_request: one MAD with its addressing. On a 64-bit
 // host the C struct has 4 bytes of padding after status, before the
 // 8-byte-aligned length.
-type Request struct {
+type simRequest struct {
 	DLID   uint16 // offset 0: big-endian in the first 2 bytes of a u32
 	SLID   uint16 // offset 4: likewise; 0 = ibsim fills in the port's LID
 	DQP    uint32 // offset 8, big-endian
 	SQP    uint32 // offset 12, big-endian
-	Status uint32 // offset 16, big-endian: 0 or StatusDropped
+	Status uint32 // offset 16, big-endian: 0 or statusDropped
 	// offset 20: 4 bytes padding
 	Length uint64         // offset 24, big-endian: valid MAD bytes
 	MAD    [mad.Size]byte // offset 32
 }
 
 // Put encodes r into b (RequestSize bytes).
-func (r *Request) Put(b []byte) {
-	_ = b[RequestSize-1]
+func (r *simRequest) Put(b []byte) {
+	_ = b[requestSize-1]
 	clear(b[:32])
 	binary.BigEndian.PutUint16(b[0:], r.DLID)
 	binary.BigEndian.PutUint16(b[4:], r.SLID)
@@ -132,9 +132,9 @@ func (r *Request) Put(b []byte) {
 }
 
 // Get decodes a RequestSize-byte datagram into r.
-func (r *Request) Get(b []byte) error {
-	if len(b) != RequestSize {
-		return fmt.Errorf("ibsim: data packet of %d bytes, want %d", len(b), RequestSize)
+func (r *simRequest) Get(b []byte) error {
+	if len(b) != requestSize {
+		return fmt.Errorf("ibsim: data packet of %d bytes, want %d", len(b), requestSize)
 	}
 	r.DLID = binary.BigEndian.Uint16(b[0:])
 	r.SLID = binary.BigEndian.Uint16(b[4:])

@@ -13,10 +13,10 @@ import (
 // little-endian 64-bit host (ibsim/sim.h: struct sim_ctl, struct sim_request).
 
 func TestCtlLayout(t *testing.T) {
-	c := Ctl{Magic: Magic, ClientID: 0x04030201, Type: CtlGetPortInfo, Len: 0x44}
+	c := simCtl{Magic: ctlMagic, ClientID: 0x04030201, Type: ctlGetPortInfo, Len: 0x44}
 	c.Data[0], c.Data[63] = 0xaa, 0xbb
 	b := c.Marshal()
-	if len(b) != CtlSize || CtlSize != 80 {
+	if len(b) != ctlSize || ctlSize != 80 {
 		t.Fatalf("sim_ctl is %d bytes, want 80", len(b))
 	}
 	want := map[int][]byte{
@@ -32,7 +32,7 @@ func TestCtlLayout(t *testing.T) {
 			t.Errorf("offset %d: % x, want % x", off, got, w)
 		}
 	}
-	var d Ctl
+	var d simCtl
 	if err := d.Unmarshal(b); err != nil || d != c {
 		t.Errorf("round trip: %+v %v, want %+v", d, err, c)
 	}
@@ -42,13 +42,13 @@ func TestCtlLayout(t *testing.T) {
 }
 
 func TestClientInfoLayout(t *testing.T) {
-	var b [CtlDataSize]byte
-	ci := ClientInfo{ID: 0x11223344, QP: 5, ISSM: 1, NodeID: "Hca1"}
+	var b [ctlDataSize]byte
+	ci := clientInfo{ID: 0x11223344, QP: 5, ISSM: 1, NodeID: "Hca1"}
 	if err := ci.Put(b[:]); err != nil {
 		t.Fatal(err)
 	}
-	if ClientInfoSize != 44 {
-		t.Fatalf("sim_client_info is %d bytes, want 44", ClientInfoSize)
+	if clientInfoSize != 44 {
+		t.Fatalf("sim_client_info is %d bytes, want 44", clientInfoSize)
 	}
 	if got := binary.LittleEndian.Uint32(b[0:]); got != 0x11223344 {
 		t.Errorf("id @0 = %#x", got)
@@ -62,31 +62,31 @@ func TestClientInfoLayout(t *testing.T) {
 	if got := b[12:17]; !bytes.Equal(got, []byte("Hca1\x00")) {
 		t.Errorf("nodeid @12 = %q", got)
 	}
-	var d ClientInfo
+	var d clientInfo
 	d.Get(b[:])
 	if d != ci {
 		t.Errorf("round trip %+v, want %+v", d, ci)
 	}
-	long := ClientInfo{NodeID: "0123456789012345678901234567890x"} // 32 chars: no room for the NUL
+	long := clientInfo{NodeID: "0123456789012345678901234567890x"} // 32 chars: no room for the NUL
 	if err := long.Put(b[:]); err == nil {
 		t.Error("a 32-character node id was accepted")
 	}
-	ok := ClientInfo{NodeID: "0123456789012345678901234567890"} // 31
+	ok := clientInfo{NodeID: "0123456789012345678901234567890"} // 31
 	if err := ok.Put(b[:]); err != nil || b[12+31] != 0 {
 		t.Errorf("31-character node id: %v, NUL %#x", err, b[12+31])
 	}
 }
 
 func TestRequestLayout(t *testing.T) {
-	r := Request{DLID: 0x1234, SLID: 0xfffe, DQP: 1, SQP: 0x00a0b0c0, Status: StatusDropped, Length: 256}
+	r := simRequest{DLID: 0x1234, SLID: 0xfffe, DQP: 1, SQP: 0x00a0b0c0, Status: statusDropped, Length: 256}
 	r.MAD[0], r.MAD[255] = 1, 0x7f
-	b := make([]byte, RequestSize)
+	b := make([]byte, requestSize)
 	for i := range b {
 		b[i] = 0xee // Put must clear the padding and the LID fields' upper halves
 	}
 	r.Put(b)
-	if RequestSize != 288 {
-		t.Fatalf("sim_request is %d bytes, want 288", RequestSize)
+	if requestSize != 288 {
+		t.Fatalf("sim_request is %d bytes, want 288", requestSize)
 	}
 	want := map[int][]byte{
 		0:   {0x12, 0x34, 0, 0},       // dlid: big-endian u16 in a u32
@@ -104,7 +104,7 @@ func TestRequestLayout(t *testing.T) {
 			t.Errorf("offset %d: % x, want % x", off, got, w)
 		}
 	}
-	var d Request
+	var d simRequest
 	if err := d.Get(b); err != nil || d != r {
 		t.Errorf("round trip %+v %v", d, err)
 	}
