@@ -34,7 +34,8 @@
 //
 // Options.Progress receives the progress of long sweeps (discovery, bulk
 // queries, plan.sleep), Options.NodeNames names nodes as a node-name-map
-// does, Options.Sim adds the sim module over the embedded simulator.
+// does, Options.Sim adds the sim module over the embedded simulator
+// (Options.Sim = simmod.Of(f) for a *sim.Fabric f).
 // Modules returns every module's registration table: the API reference
 // (docs/lua-api.md) is generated from it, and a host may preload modules
 // of its own beside them (L.PreloadModule).

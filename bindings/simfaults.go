@@ -11,8 +11,8 @@ import (
 )
 
 // Simulator is the fault-injection side of the embedded simulator, which
-// the host passes in Options.Sim when the backend is one (bindings do not
-// import sim). The Lua module "sim" exists only then.
+// the host passes in Options.Sim when the backend is one: simmod.Of(f) for
+// a *sim.Fabric (bindings do not import sim). The Lua module "sim" exists only then.
 type Simulator interface {
 	SetFaults(SimFaults) error
 	SetLink(node string, port int, up bool) error

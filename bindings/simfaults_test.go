@@ -12,27 +12,9 @@ import (
 	"github.com/ibscript/ibscript/sim"
 )
 
-// simAdapter is cmd/ibscript's simControl for tests: the embedded
-// simulator as a Simulator.
-type simAdapter struct{ f *sim.Fabric }
-
-func (s simAdapter) SetFaults(fl SimFaults) error {
-	return s.f.SetFaults(sim.Faults{Seed: fl.Seed, Loss: fl.Loss, Duplicate: fl.Duplicate, Reorder: fl.Reorder,
-		Corrupt: fl.Corrupt, Delay: fl.Delay, Jitter: fl.Jitter, DeadNodes: fl.DeadNodes})
-}
-func (s simAdapter) SetLink(node string, port int, up bool) error { return s.f.SetLink(node, port, up) }
-func (s simAdapter) SetCounter(node string, port int, name string, v uint64) error {
-	return s.f.SetCounter(node, port, name, v)
-}
-func (s simAdapter) SetLFT(node string, lid uint16, port uint8) error {
-	return s.f.SetLFT(node, lid, port)
-}
-func (s simAdapter) FaultStats() map[string]uint64 {
-	st := s.f.FaultStats()
-	return map[string]uint64{"requests": st.Requests, "lost_requests": st.LostRequests,
-		"lost_responses": st.LostResponses, "duplicated": st.Duplicated, "reordered": st.Reordered,
-		"corrupted": st.Corrupted, "delayed": st.Delayed, "dead_drops": st.DeadDrops}
-}
+// SimulatorOf is simmod.Of, set by simmod_test.go (package bindings_test:
+// simmod imports bindings, so these tests cannot import it).
+var SimulatorOf func(*sim.Fabric) Simulator
 
 // newSimTestState is newTestState with the sim module (Options.Sim).
 func newSimTestState(tb testing.TB) (*lua.LState, *Env, *strings.Builder) {
@@ -52,7 +34,7 @@ func newSimTestState(tb testing.TB) (*lua.LState, *Env, *strings.Builder) {
 	}
 	tb.Cleanup(func() { sess.Close() })
 	var out strings.Builder
-	L, env, err := NewState(context.Background(), &Options{Session: sess, Fabric: f, Stdout: &out, Sim: simAdapter{f}})
+	L, env, err := NewState(context.Background(), &Options{Session: sess, Fabric: f, Stdout: &out, Sim: SimulatorOf(f)})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -68,6 +68,8 @@ var rules = []rule{
 	// No unsafe: the bindings use gopher-lua's exported API only, never
 	// its unexported fields (embedders choose their gopher-lua version).
 	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan", "diag", "rdmacm"}, third: []string{"github.com/yuin/gopher-lua"}, denyStd: []string{"unsafe"}},
+	// The Lua sim module over the embedded simulator (bindings.Options.Sim).
+	{pkg: "bindings/simmod", allow: []string{"bindings", "sim"}, denyStd: []string{"unsafe"}},
 	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys", "github.com/prometheus/client_golang", "github.com/prometheus/common"}},
 	{pkg: "internal/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua"}},
 	{pkg: "tests", allow: []string{"..."}},
@@ -79,7 +81,7 @@ var testOnly = []string{"sim", "internal/keytest", "fabric/fabrictest", "mad/mad
 
 // xtestOnly may also be imported by external (package x_test) tests: they
 // use a package as its callers do, and its examples show a whole session.
-var xtestOnly = []string{"engine", "rdmacm"}
+var xtestOnly = []string{"engine", "rdmacm", "bindings/simmod"}
 
 var testThird = []string{"github.com/google/go-cmp", "go.uber.org/goleak", "github.com/yuin/gopher-lua", "github.com/prometheus/client_golang", "github.com/prometheus/client_model", "github.com/prometheus/common"}
 
