@@ -97,7 +97,6 @@ type Options struct {
 	UnixQueueLen int
 }
 
-
 // Stats are a Transport's counters: the Mux's and the client's own.
 type Stats struct {
 	mux.Stats
