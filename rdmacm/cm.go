@@ -180,15 +180,6 @@ func New(fab fabric.Fabric, sa *engine.Session, opts *Options) (*CM, error) {
 	return newCM(fab, sa, d, false, o), nil
 }
 
-// NewWithDevice returns a CM driving dev (which the CM owns from then on:
-// Close closes it); fab and sa serve as in New.
-func NewWithDevice(fab fabric.Fabric, sa *engine.Session, dev fabric.CMDevice, opts *Options) (*CM, error) {
-	if fab == nil || sa == nil || dev == nil {
-		return nil, errors.New("rdmacm: nil fabric, session or device")
-	}
-	return newCM(fab, sa, dev, false, withDefaults(opts)), nil
-}
-
 func withDefaults(opts *Options) Options {
 	var o Options
 	if opts != nil {
