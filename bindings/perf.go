@@ -3,6 +3,7 @@ package bindings
 import (
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
 )
@@ -15,7 +16,7 @@ func perfModule() Module {
 			{"portcounters", perfGetter("perf.portcounters", perf.AttrPortCounters), "portcounters(target [, port]) -> table: PortCounters; counters are numbers; port 255 sums the ports where the PMA lacks AllPortSelect (see perf.counters)"},
 			{"portcounters_ext", perfGetter("perf.portcounters_ext", perf.AttrPortCountersExtended), "portcounters_ext(target [, port]) -> table: PortCountersExtended (64-bit counters as numbers, exact below 2^53); port 255 sums the ports where the PMA lacks AllPortSelect (see perf.counters)"},
 			{"counters", perfCounters, "counters(target [, port [, extended]]) -> table, info: PortCounters (PortCountersExtended when extended is true) as perfquery reads them: the fields the PMA's ClassPortInfo capabilities say it does not give are nil (PortXmitWait without PortXmitWait support; the extended unicast/multicast counters without IsExtendedWidthSupported; CounterSelect2 and the additional counters without IsAdditionalPortCountersExtendedSupported); port 255 on a PMA without AllPortSelect sums ports 1..NumPorts (0.. on a switch with enhanced port 0) as perfquery -a does, each counter stopping at its largest value. info has capability_mask, capability_mask2 and summed (the ports added up, or nil)"},
-			{"get", perfGet, "get(target, port, attribute) -> table: any PerfMgt attribute by IBA name (\"PortRcvErrorDetails\", \"PortVLXmitWaitCounters\") or ID, for port (PortSelect; 255 all ports where the PMA supports it)"},
+			{"get", perfGet, "get(target, port, attribute) -> table: any PerfMgt attribute by IBA name (\"PortRcvErrorDetails\", \"PortVLXmitWaitCounters\") or ID, for port (PortSelect; 255 all ports where the PMA supports it); PortCounters and PortCountersExtended are read as perf.counters reads them (the fields the PMA's ClassPortInfo capabilities leave out nil, port 255 summed where the PMA lacks AllPortSelect)"},
 			{"reset", perfReset, "reset(target [, port]) -> nil: clears every PortCounters counter of the port (a Set with CounterSelect 0xffff)"},
 		},
 	}
@@ -45,15 +46,7 @@ func perfGetter(name string, attr uint16) func(*Env, *lua.LState) int {
 func perfCounters(e *Env, L *lua.LState) int {
 	t := checkTarget(L, "perf.counters", 1)
 	port := uint8(optUint(L, 2, 1, 0xff))
-	c, err := e.sess.PerfCounters(L.Context(), t, port, L.OptBool(3, false))
-	if err != nil {
-		raise(L, "perf.counters", "%v", err)
-	}
-	tbl := e.layoutTable(c.Layout, c.Data)
-	for _, name := range c.Absent {
-		f, _ := c.Layout.Field(name)
-		asView(tbl).store(L, lua.LString(f.Key()), lua.LNil)
-	}
+	c, tbl := e.perfCountersTable(L, "perf.counters", t, port, L.OptBool(3, false))
 	info := L.NewTable()
 	info.RawSetString("capability_mask", lua.LNumber(c.CapabilityMask))
 	info.RawSetString("capability_mask2", lua.LNumber(c.CapabilityMask2))
@@ -67,6 +60,22 @@ func perfCounters(e *Env, L *lua.LState) int {
 	L.Push(tbl)
 	L.Push(info)
 	return 2
+}
+
+// perfCountersTable reads PortCounters (PortCountersExtended when
+// extended) as perfquery does (engine.Session.PerfCounters) and returns
+// them with the fields the PMA's capabilities leave out nil.
+func (e *Env) perfCountersTable(L *lua.LState, fn string, t engine.Target, port uint8, extended bool) (*engine.Counters, lua.LValue) {
+	c, err := e.sess.PerfCounters(L.Context(), t, port, extended)
+	if err != nil {
+		raise(L, fn, "%v", err)
+	}
+	tbl := e.layoutTable(c.Layout, c.Data)
+	for _, name := range c.Absent {
+		f, _ := c.Layout.Field(name)
+		asView(tbl).store(L, lua.LString(f.Key()), lua.LNil)
+	}
+	return c, tbl
 }
 
 func perfGet(e *Env, L *lua.LState) int {
@@ -84,6 +93,13 @@ func perfGet(e *Env, L *lua.LState) int {
 		}
 	default:
 		L.ArgError(3, "attribute name or ID expected, got "+v.Type().String())
+	}
+	if l.ID == perf.AttrPortCounters || l.ID == perf.AttrPortCountersExtended {
+		// As perf.counters: the layout and fields the PMA's
+		// ClassPortInfo gives, AllPortSelect emulated.
+		_, tbl := e.perfCountersTable(L, "perf.get", t, port, l.ID == perf.AttrPortCountersExtended)
+		L.Push(tbl)
+		return 1
 	}
 	data, err := e.sess.Perf(L.Context(), t, mad.MethodGet, l.ID, port, nil)
 	if err != nil {

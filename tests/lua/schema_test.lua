@@ -98,3 +98,23 @@ function test_whole_tables(t)
   local ok, err = pcall(smp.pkey_table, "lid:2", 9)
   if ok or not tostring(err):find("past the node") then t:fatal(tostring(err)) end
 end
+
+-- perf.get of PortCounters and PortCountersExtended reads them as
+-- perf.counters does: the switch's PMA (capability mask 0x1300) lacks the
+-- additional PortCountersExtended counters, so they are nil, not zeros
+-- read from reserved bytes; port 255 of the CA (no AllPortSelect) is the
+-- emulated sum, as perfquery -a.
+function test_perf_get_capability_aware(t)
+  local g = perf.get("lid:1", 3, "PortCountersExtended")
+  local c = perf.counters("lid:1", 3, true)
+  if g.symbol_error_counter ~= nil or g.counter_select2 ~= nil then
+    t:fatal("additional counters " .. tostring(g.symbol_error_counter) .. " " .. tostring(g.counter_select2))
+  end
+  if g.port_unicast_xmit_pkts == nil or g.port_xmit_data ~= c.port_xmit_data then
+    t:fatal("unicast " .. tostring(g.port_unicast_xmit_pkts) .. " data " .. tostring(g.port_xmit_data))
+  end
+  local byid = perf.get("lid:1", 3, 0x0012)
+  if byid.port_select ~= 3 or byid.port_xmit_wait == nil then t:fatal("PortCounters by ID") end
+  local ok, err = pcall(perf.get, "lid:2", 255, "PortCounters")
+  if ok or not tostring(err):find("emulating AllPortSelect") then t:fatal(tostring(err)) end
+end
