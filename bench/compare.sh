@@ -4,8 +4,9 @@
 # and OpenSM with the project's harness (internal/ibsimtest) on generated fat
 # trees of 2,000 and 7,968 nodes, times every tool several times
 # (interleaved), prints medians and the ratio behind every target, and stops
-# everything it started; then runs the Go benchmarks behind the embedded
-# simulator's, the Go API's and Lua's targets and prints those too.
+# everything it started (the exporter's sweeps against one ibqueryerrors run
+# among them); then runs the Go benchmarks behind the embedded simulator's,
+# the Go API's, Lua's and the exporter's targets and prints those too.
 #
 #   bench/compare.sh [-runs N] [-sizes 2000,7968]
 #
@@ -33,6 +34,10 @@ echo
 echo "== embedded simulator, Go API and Lua, $runs runs each (go test -bench) =="
 go test -run '^$' -bench 'SMPRoundTrip$|Discover16k$|SimMemory16k$|SAGetTable16k$|LuaSMPRoundTrip$' \
 	-benchtime 2s -count "$runs" ./engine/ ./bindings/ >"$tmp/gobench.txt" || status=$?
+# The exporter's (issue 20): a few iterations each, the 16k sweep takes
+# hundreds of milliseconds.
+go test -run '^$' -bench 'Sweep16k|ScrapeText|MemoryPerPort' \
+	-benchtime 3x -count "$runs" ./exporter/ >>"$tmp/gobench.txt" || status=$?
 
 # median BENCH UNIT: the median of the values a benchmark reported in UNIT.
 median() {
@@ -63,4 +68,10 @@ target "SMP round trips, Go API (BenchmarkSMPRoundTrip)" BenchmarkSMPRoundTrip o
 target "SMP round trips, Lua loop (BenchmarkLuaSMPRoundTrip)" BenchmarkLuaSMPRoundTrip SMPs/s ">=" 250000
 target "simulator memory (BenchmarkSimMemory16k)" BenchmarkSimMemory16k bytes/node "<" 2048
 target "SA GetTable over RMPP (BenchmarkSAGetTable16k)" BenchmarkSAGetTable16k segments/s ">=" 200000
+target "exporter: 16k fat tree's switch ports swept (wall)" BenchmarkSweep16k/details ms/sweep "<" 250
+target "exporter: the same sweep's CPU time" BenchmarkSweep16k/details cpu-ms/sweep "<" 250
+target "exporter: the same without the detail counters (wall)" BenchmarkSweep16k/counters ms/sweep "<" 250
+target "exporter: scrape of 154k series (BenchmarkScrapeText)" BenchmarkScrapeText/serve ms/scrape "<" 50
+target "exporter: rendering a sweep's 154k series, per sweep" BenchmarkScrapeText/render ms/render "<" 1000
+target "exporter: memory per switch port (16k fat tree)" BenchmarkMemoryPerPort bytes/port "<" 2048
 exit $status

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -280,6 +282,43 @@ func metricsHandler(exp *exporter.Exporter, extra prometheus.Gatherer, other htt
 	})
 }
 
+// writeTextfile writes the exporter's last sweep in the text format to
+// path atomically, as node_exporter's textfile collector wants: a
+// temporary file in the same directory, 0644, renamed over path.
+func writeTextfile(path string, exp *exporter.Exporter) (err error) {
+	rd := exp.Text()
+	if rd == nil {
+		return errors.New("no sweep")
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	zr, err := gzip.NewReader(bytes.NewReader(rd.Gzip))
+	if err != nil {
+		return err
+	}
+	if _, err = io.Copy(f, zr); err != nil {
+		return err
+	}
+	if _, err = f.Write(exp.AppendAge(nil, rd, time.Now())); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
 // acceptsGzip reports whether the request's Accept-Encoding names gzip
 // (with a non-zero quality).
 func acceptsGzip(r *http.Request) bool {
@@ -316,9 +355,7 @@ func exporterOnce(ctx context.Context, c *config, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
 		return exitError
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(exp)
-	if err := prometheus.WriteToTextfile(c.exporter.output, reg); err != nil {
+	if err := writeTextfile(c.exporter.output, exp); err != nil {
 		fmt.Fprintf(stderr, "ibscript exporter: --output %s: %v\n", c.exporter.output, err)
 		return exitError
 	}

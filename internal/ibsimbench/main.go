@@ -4,7 +4,8 @@
 // ibnetdiscover (default, -o 32, -o 64), smpquery nodeinfo and ibscript's
 // equivalents (the CLI as a process, and the engine in this process),
 // several runs each, and prints medians side by side with the ratio behind
-// every target. It stops everything it started, also on SIGINT.
+// every target; and the exporter's sweeps against one ibqueryerrors run
+// (issue 20). It stops everything it started, also on SIGINT.
 //
 // bench/compare.sh builds ibscript and runs it:
 //
@@ -27,6 +28,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/exporter"
 	"github.com/ibscript/ibscript/fabric/ibsim"
 	"github.com/ibscript/ibscript/internal/fattree"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
@@ -182,10 +184,29 @@ func runSize(ctx context.Context, dir, bin string, spec fattree.Spec, runs int) 
 		return err
 	}
 
+	// The exporter (issue 20): a steady-state sweep in this process (the
+	// topology known), and the first sweep with its discovery as a
+	// process (ibscript exporter --once), against one ibqueryerrors run.
+	exp := exporter.New(sess, nil)
+	if _, err := exp.Sweep(ctx); err != nil {
+		return fmt.Errorf("exporter: %w", err)
+	}
+	expSweep := func() error {
+		snap, err := exp.Sweep(ctx)
+		if err == nil && (snap.Errors > 0 || snap.Discovered) {
+			err = fmt.Errorf("exporter sweep: %d errors, discovered %v", snap.Errors, snap.Discovered)
+		}
+		return err
+	}
+	prom := filepath.Join(dir, "ib.prom")
+
 	steps := []struct {
 		name string
 		f    func() error
 	}{
+		{"ibqueryerrors", cTool("ibqueryerrors")},
+		{"ibscript exporter --once (process)", proc(bin, "exporter", "--fabric", uri, "--once", "--output", prom)},
+		{"exporter steady sweep (in process)", expSweep},
 		{"ibnetdiscover", cTool("ibnetdiscover")},
 		{"ibnetdiscover -o 32", cTool("ibnetdiscover", "-o", "32")},
 		{"ibnetdiscover -o 64", cTool("ibnetdiscover", "-o", "64")},
@@ -241,6 +262,11 @@ func runSize(ctx context.Context, dir, bin string, spec fattree.Spec, runs int) 
 		}
 		fmt.Printf("  %-62s %6.2fx (want %s) %s\n", what, ratio, fmtWant(want), verdict)
 	}
+	iqe := res["ibqueryerrors"].median()
+	r := iqe.Seconds() / res["exporter steady sweep (in process)"].median().Seconds()
+	check("ibqueryerrors / exporter steady-state sweep", r, 10, r >= 10)
+	r = iqe.Seconds() / res["ibscript exporter --once (process)"].median().Seconds()
+	check("ibqueryerrors / exporter first sweep (--once, discovery)", r, 4, r >= 4)
 	if n == 2000 {
 		r := def.Seconds() / ours.Seconds()
 		check("ibnetdiscover / ibscript discover", r, 8, r >= 8)
@@ -258,7 +284,7 @@ func runSize(ctx context.Context, dir, bin string, spec fattree.Spec, runs int) 
 		r = ours.Seconds() / nominal.Seconds()
 		check("ibscript discover / nominal floor (300k MAD/s)", r, -1.5, r <= 1.5)
 	}
-	r := oneShot.Seconds() / smpq.Seconds()
+	r = oneShot.Seconds() / smpq.Seconds()
 	check("ibscript -e nodeinfo / smpquery nodeinfo", r, -1, r <= 1)
 	fmt.Println()
 	return nil
