@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	osexec "os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -419,5 +421,57 @@ func TestExporterOnce(t *testing.T) {
 	}
 	if mfs["infiniband_switch_port_local_physical_errors_total"] != nil {
 		t.Error("--details=false: PortRcvErrorDetails served")
+	}
+}
+
+// TestSystemdUnit: the ExecStart of deploy/ibscript-exporter.service is an
+// exporter command line ibscript accepts (with and without extra
+// arguments from its environment file).
+func TestSystemdUnit(t *testing.T) {
+	b, err := os.ReadFile("../../deploy/ibscript-exporter.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exec string
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "ExecStart="); ok {
+			exec = v
+		}
+	}
+	f := strings.Fields(exec)
+	if len(f) < 2 || f[0] != "/usr/local/bin/ibscript" || f[len(f)-1] != "$IBSCRIPT_EXPORTER_ARGS" {
+		t.Fatalf("ExecStart=%q", exec)
+	}
+	for _, extra := range [][]string{nil, {"--interval", "5s", "--collector.hca", "--node-name-map", "/etc/ibscript/node-name-map"}} {
+		args := append(append([]string(nil), f[1:len(f)-1]...), extra...)
+		c, err := parseArgs(args, io.Discard)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if c.cmd != "exporter" || c.fabricURI != "umad:" || c.exporter.listen != ":9315" {
+			t.Errorf("%v: command %q fabric %q listen %q", args, c.cmd, c.fabricURI, c.exporter.listen)
+		}
+		if err := c.exporter.check(); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	// systemd's own check, where it is installed, with the binary's path
+	// pointing at an executable that exists (this test's).
+	sa, err := osexec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Log("no systemd-analyze: the unit's keys are not checked")
+		return
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := filepath.Join(t.TempDir(), "ibscript-exporter.service")
+	if err := os.WriteFile(unit, []byte(strings.ReplaceAll(string(b), "/usr/local/bin/ibscript", self)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := osexec.Command(sa, "verify", unit).CombinedOutput()
+	if err != nil || strings.Contains(string(out), "Unknown") || strings.Contains(string(out), "nvalid") {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
 }
