@@ -496,3 +496,115 @@ func TestDestroyWhileConnecting(t *testing.T) {
 		}
 	})
 }
+
+// TestFaultyFabric: connections established and torn down over a fabric
+// that loses, duplicates and reorders MADs: the IB CM's retries (REQ,
+// REP, DREQ), its answers to duplicates (the MRA again, the RTU again,
+// the DREP for a connection gone) and the SA's retries carry every one
+// through. Fake time, so the CM timers' seconds pass at once.
+func TestFaultyFabric(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, nil)
+		r.f.SetFaults(sim.Faults{Seed: 7, Loss: 0.1, Duplicate: 0.1, Reorder: 0.1})
+		c := r.cm
+		next := func(ch *rdmacm.EventChannel, want rdmacm.EventType) *rdmacm.Event {
+			t.Helper()
+			ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+			defer cancel()
+			ev, err := ch.GetEvent(ctx)
+			if err != nil {
+				t.Fatalf("waiting for %v: %v", want, err)
+			}
+			if ev.Type != want || ev.Status != 0 {
+				t.Fatalf("%v status %d, want %v", ev.Type, ev.Status, want)
+			}
+			cmtest.Ack(t, c, ev)
+			return ev
+		}
+		lch, _ := r.listen(t, r.lids[0], 7000, rdmacm.PSTCP)
+		ach, _ := c.CreateEventChannel()
+		const n = 12
+		active := map[*rdmacm.ID]bool{}
+		for i := range n {
+			id, err := c.CreateID(ach, rdmacm.PSTCP, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.ResolveAddr(t.Context(), id, &rdmacm.Addr{LID: r.lids[1+i%3]}, rdmacm.Addr{LID: r.lids[0], Port: 7000}); err != nil {
+				t.Fatal(err)
+			}
+			next(ach, rdmacm.EventAddrResolved)
+			for {
+				// The SA may stay silent past the route's timeout: try again.
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+				err := c.ResolveRoute(ctx, id)
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ev, err := ach.GetEvent(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				cmtest.Ack(t, c, ev)
+				if ev.Type == rdmacm.EventRouteResolved {
+					break
+				}
+				if ev.Type != rdmacm.EventRouteError || ev.Status != -int(syscall.ETIMEDOUT) {
+					t.Fatalf("%v status %d", ev.Type, ev.Status)
+				}
+			}
+			if err := c.Connect(t.Context(), id, rdmacm.ConnParam{PrivateData: []byte{byte(i)}}); err != nil {
+				t.Fatal(err)
+			}
+			active[id] = true
+		}
+		passive := map[*rdmacm.ID]bool{}
+		seen := map[byte]bool{}
+		for range n {
+			ev := next(lch, rdmacm.EventConnectRequest)
+			if seen[ev.Param.PrivateData[0]] {
+				t.Fatalf("a second CONNECT_REQUEST for connection %d", ev.Param.PrivateData[0])
+			}
+			seen[ev.Param.PrivateData[0]] = true
+			if err := c.Accept(t.Context(), ev.ID, rdmacm.ConnParam{}); err != nil {
+				t.Fatal(err)
+			}
+			passive[ev.ID] = true
+		}
+		for range n {
+			if ev := next(ach, rdmacm.EventEstablished); !active[ev.ID] {
+				t.Fatalf("ESTABLISHED of id %d", ev.ID.Handle())
+			}
+		}
+		for range n {
+			if ev := next(lch, rdmacm.EventEstablished); !passive[ev.ID] {
+				t.Fatalf("ESTABLISHED of id %d", ev.ID.Handle())
+			}
+		}
+		for id := range active {
+			if err := c.Disconnect(t.Context(), id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range n {
+			ev := next(lch, rdmacm.EventDisconnected)
+			if err := c.Disconnect(t.Context(), ev.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range n {
+			next(ach, rdmacm.EventDisconnected)
+		}
+		st := r.f.FaultStats()
+		if st.LostRequests == 0 || st.Duplicated == 0 {
+			t.Errorf("faults injected: %+v, want losses and duplicates", st)
+		}
+		t.Logf("faults: %+v", st)
+		for _, ch := range []*rdmacm.EventChannel{ach, lch} {
+			if ch.Pending() != 0 {
+				t.Errorf("%d events left", ch.Pending())
+			}
+		}
+	})
+}
