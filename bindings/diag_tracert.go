@@ -33,8 +33,11 @@ func init() {
 		}
 		L.Remove(1)
 		L.Remove(1)
-		opts := diagOptions(L, fn, "no_info", "force")
+		opts := diagOptions(L, fn, "no_info", "force", "mlid")
 		o := diag.TracertOptions{NoInfo: optBool(L, fn, opts, "no_info"), Force: optBool(L, fn, opts, "force")}
+		if opts.RawGetString("mlid") != lua.LNil {
+			o.Multicast, o.MLID = true, uint16(optField(L, fn, opts, "mlid", 0xffff))
+		}
 		tr, err := diag.Tracert(L.Context(), env, lids[0], lids[1], &o)
 		if errors.Is(err, diag.ErrNoRoute) {
 			// A route that fails is data: the trace so far, and why.
@@ -43,7 +46,7 @@ func init() {
 			return 2
 		}
 		return e.diagResult(L, fn, tr, err)
-	}, "tracert(src, dst [, {no_info, force}]) -> {from, hops = {{out_port, type, guid, port, lid, lid_end, name}, ...}, to} [, failure]: the route between two LIDs (or \"guid:...\") through the switches' forwarding tables, as ibtracert walks it; a route that fails returns what was walked (no to) and why"},
+	}, "tracert(src, dst [, {no_info, force, mlid}]) -> {from, hops = {{out_port, type, guid, port, lid, lid_end, name}, ...}, to} [, failure]: the route between two LIDs (or \"guid:...\") through the switches' forwarding tables, as ibtracert walks it (mlid: the multicast tree's path, as ibtracert -m); a route that fails returns what was walked (no to) and why"},
 		`local tr = diag.tracert(1, 16)
 for _, h in ipairs(tr.hops) do print(h.out_port, h.type, h.name) end
 print("to", tr.to.name)`)

@@ -15,9 +15,12 @@ import (
 
 // TracertOptions are ibtracert's options.
 type TracertOptions struct {
-	NoInfo bool   // -n: the simple format
-	Force  bool   // -f: go on when the ends cannot be read; a port matches by LID too
-	MLID   uint16 // -m: trace this multicast LID instead (0xc000 or more)
+	NoInfo bool // -n: the simple format
+	Force  bool // -f: go on when the ends cannot be read; a port matches by LID too
+	// Multicast (-m) traces MLID's multicast tree from the source to the
+	// destination instead of the unicast route.
+	Multicast bool
+	MLID      uint16
 	// Timeout is -t, the per-try timeout of every SMP (0: the session's).
 	Timeout time.Duration
 }
@@ -36,6 +39,10 @@ type Trace struct {
 	From *TraceEnd  `json:"from,omitempty"`
 	Hops []TraceHop `json:"hops"`
 	To   *TraceEnd  `json:"to,omitempty"`
+	// Circles are the switches a multicast trace reached twice, which
+	// ibtracert prints ("ERR: circle discovered at ...") as it finds them,
+	// before the route.
+	Circles []TraceEnd `json:"circles,omitempty"`
 	// Warnings are ibtracert's ibwarn lines ("function: text"), in order.
 	Warnings []string `json:"warnings,omitempty"`
 	// Error is why no route was found ("" when one was).
@@ -321,8 +328,8 @@ walk:
 // ibtracert does), then from src to dst, reading at each switch the
 // LFT entry for dst. The trace holds what ibtracert prints, also when it
 // fails part way (then the error is ErrNoRoute and Trace.Warnings say
-// why, as ibtracert's ibwarn lines do). Multicast (o.MLID) is not
-// traced yet: it is refused.
+// why, as ibtracert's ibwarn lines do). With o.Multicast it walks the
+// MLID's tree from src until dst instead (findMCPath).
 func Tracert(ctx context.Context, e *Env, src, dst uint16, o *TracertOptions) (*Trace, error) {
 	if o == nil {
 		o = &TracertOptions{}
@@ -346,9 +353,23 @@ func Tracert(ctx context.Context, e *Env, src, dst uint16, o *TracertOptions) (*
 	if tr.findRoute(ctx, &from, src, false) != nil {
 		return fail("get_route", "can't find a route to the src port")
 	}
-	if o.MLID != 0 {
+	if o.Multicast {
 		tr.trace.Multicast, tr.trace.MLID = true, o.MLID
-		return tr.trace, errors.New("multicast trace (-m) is not implemented")
+		if o.MLID < 0xc000 {
+			tr.warn("get_route", "invalid MLID; must be 0xc000 or larger")
+		}
+		var target tport
+		if tr.getNode(ctx, engine.LID(dst), &target) != nil {
+			tr.warn("find_target_portguid", "can't find to port\n")
+			target.portGUID = ^uint64(0) // ibtracert's -1: no port matches
+		}
+		if target.portGUID == 0 {
+			return fail("get_route", fmt.Sprintf("can't reach target lid %d", dst))
+		}
+		if !tr.findMCPath(ctx, &from, o.MLID, target.portGUID) {
+			return fail("get_route", "can't find a multicast route from src to dest")
+		}
+		return tr.trace, nil
 	}
 	if tr.findRoute(ctx, &from, dst, true) != nil {
 		return fail("get_route", "can't find a route from src to dest")
@@ -360,6 +381,13 @@ func Tracert(ctx context.Context, e *Env, src, dst uint16, o *TracertOptions) (*
 // trace prints what ibtracert printed before it failed).
 func WriteTracert(w io.Writer, t *Trace) error {
 	bw := bufio.NewWriter(w)
+	for _, c := range t.Circles {
+		fmt.Fprintf(bw, "ERR: circle discovered at %s {%s} portnum %d lid %d-%d \"%s\"\n", c.Type, c.GUID, c.PortNum, c.LID, c.LIDEnd, c.Name)
+	}
+	if t.Multicast {
+		writeMCPath(bw, t)
+		return bw.Flush()
+	}
 	if f := t.From; f != nil {
 		if t.Brief {
 			fmt.Fprintf(bw, "From {%s}[%d]\n", f.GUID, f.PortNum)

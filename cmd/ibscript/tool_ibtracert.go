@@ -41,10 +41,7 @@ func runIBTracert(ctx context.Context, inv *Invocation) int {
 		if err != nil {
 			return inv.Fail(fmt.Errorf("-m %q: want a multicast LID", inv.Value("mlid")))
 		}
-		o.MLID = uint16(v)
-		// The multicast walk (find_mcpath) is not implemented: said
-		// rather than a unicast trace printed instead.
-		return inv.Fail(errors.New("-m: multicast traces are not implemented in ibscript yet (docs/diag.md)"))
+		o.Multicast, o.MLID = true, uint16(v)
 	}
 	portsFile := inv.Value("ports-file")
 	if portsFile == "" && len(inv.Args) != 2 {

@@ -15,6 +15,7 @@ import (
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/mad/sa"
+	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -518,4 +519,91 @@ func TestRouteToolsCommandLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTracertMulticastMatchesCTool: ibtracert -m walks an MLID's tree as
+// ibtracert does. On an ibsim of its own (the MFTs it sets must not
+// reach other tests), with MLID 0xc001 flooded to every linked port of
+// every switch (the ring makes circles, which ibtracert reports as it
+// finds them), 0xc002 on the first switch's ports only, and 0xc003 on
+// none: the same stdout and status for every pair of CA ports and from a
+// switch, in both formats.
+func TestTracertMulticastMatchesCTool(t *testing.T) {
+	const path, host = "../topologies/net.route-ring", "h2"
+	s := privateSM(t, path)
+	sess, _ := session(t, s, host, nil, nil)
+	ctx := t.Context()
+	d, err := sess.Discover(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cas []uint16
+	var firstSw *topo.Node
+	for _, n := range d.Fabric.Nodes {
+		if n.Type == topo.CA {
+			for _, p := range n.Ports {
+				if p != nil && p.LID != 0 {
+					cas = append(cas, p.LID)
+				}
+			}
+			continue
+		}
+		if n.Type != topo.Switch {
+			continue
+		}
+		if firstSw == nil {
+			firstSw = n
+		}
+		for set := 0; set <= n.NumPorts/16; set++ {
+			var mft smp.MulticastForwardingTable
+			for pn, p := range n.Ports {
+				if pn/16 != set || (pn != 0 && (p == nil || p.Remote == nil)) {
+					continue
+				}
+				mft.PortMask[1] |= 1 << (pn % 16) // 0xc001: every linked port
+				if n == firstSw {
+					mft.PortMask[2] |= 1 << (pn % 16) // 0xc002: the first switch only
+				}
+			}
+			if _, err := engine.Set(ctx, sess, engine.LID(n.Ports[0].LID), uint32(set)<<28, &mft); err != nil {
+				t.Fatalf("%s: Set MFT set %d: %v", n.Desc, set, err)
+			}
+		}
+	}
+	found := 0
+	env := &diag.Env{Session: sess}
+	for _, mlid := range []uint16{0xc001, 0xc002, 0xc003} {
+		for _, src := range append([]uint16{firstSw.Ports[0].LID}, cas...) {
+			for _, dst := range cas {
+				for _, brief := range []bool{false, true} {
+					args := []string{"-m", "0x" + strconv.FormatUint(uint64(mlid), 16), itoa(src), itoa(dst)}
+					if brief {
+						args = append([]string{"-n"}, args...)
+					}
+					want, _, code := runExit(t, s, host, "ibtracert", args...)
+					tr, err := diag.Tracert(ctx, env, src, dst, &diag.TracertOptions{NoInfo: brief, Multicast: true, MLID: mlid})
+					var got bytes.Buffer
+					if werr := diag.WriteTracert(&got, tr); werr != nil {
+						t.Fatal(werr)
+					}
+					gotCode := 0
+					if err != nil {
+						diag.WriteIBExit(&got, ibtracertPath, err.Error())
+						gotCode = 255
+					} else {
+						found++
+					}
+					if code != gotCode || got.String() != string(want) {
+						t.Errorf("ibtracert %v: exit %d, diag %d (%v, %q):\n%s", args, code, gotCode, err, tr.Warnings, lineDiff(string(want), got.String()))
+					}
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Error("no multicast route found: the MFTs were not set?")
+	}
+	// The command line's -m.
+	diffToolIBExit(t, s, host, "ibtracert", "-m", "0xc001", itoa(cas[0]), itoa(cas[len(cas)-1]))
+	diffToolIBExit(t, s, host, "ibtracert", "-n", "--mlid", "0xc002", itoa(cas[0]), itoa(cas[1]))
 }
