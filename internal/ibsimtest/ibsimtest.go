@@ -122,6 +122,8 @@ type Options struct {
 	// InitPorts is how many ports may stay in Init when the fabric is up:
 	// OpenSM leaves a router's links (both ends) there.
 	InitPorts int
+	// OSMArgs are extra OpenSM options (e.g. --lmc 1).
+	OSMArgs []string
 	// UDPPort > 0 runs ibsim in its remote mode (-r -l UDPPort): UDP
 	// control port UDPPort, data ports UDPPort+1..+10, on every address
 	// (ibsim binds the wildcard). No SM is started (umad2sim's remote
@@ -295,7 +297,7 @@ func Start(ctx context.Context, dir, topology string, opts *Options) (s *Sim, er
 		return s, err
 	}
 	defer out.Close()
-	osm := exec.Command(osmBin, "-d2", "-f", s.osmLog, "-s", "0")
+	osm := exec.Command(osmBin, append([]string{"-d2", "-f", s.osmLog, "-s", "0"}, o.OSMArgs...)...)
 	osm.Dir = od
 	osm.Env = append(os.Environ(), "IBSIM_SOCKNAME="+sock, "LD_PRELOAD="+u,
 		"SIM_HOST="+o.SMNode, "OSM_CACHE_DIR="+od, "OSM_TMP_DIR="+od)

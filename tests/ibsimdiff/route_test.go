@@ -607,3 +607,48 @@ func TestTracertMulticastMatchesCTool(t *testing.T) {
 	diffToolIBExit(t, s, host, "ibtracert", "-m", "0xc001", itoa(cas[0]), itoa(cas[len(cas)-1]))
 	diffToolIBExit(t, s, host, "ibtracert", "-n", "--mlid", "0xc002", itoa(cas[0]), itoa(cas[1]))
 }
+
+// TestRouteToolsWithLMC: with OpenSM giving every port two LIDs (--lmc
+// 1), the tools print each LMC range as the C tools do: ibroute's and
+// dump_fts' "path #n out of m" entries, ibtracert's "lid 7-8" ranges and
+// traces to a port's second LID, saquery's records of both LIDs.
+func TestRouteToolsWithLMC(t *testing.T) {
+	const path, host = "../topologies/net.route-ring", "h2"
+	ibsimtest.Require(t)
+	s, err := ibsimtest.Start(t.Context(), t.TempDir(), path, &ibsimtest.Options{OSMArgs: []string{"--lmc", "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	sess, _ := session(t, s, host, nil, nil)
+	d, err := sess.Discover(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var swLIDs, caLIDs []string
+	for _, n := range d.Fabric.Nodes {
+		for _, p := range n.Ports {
+			switch {
+			case p == nil || p.LID == 0:
+			case n.Type == topo.Switch && p.Num == 0:
+				swLIDs = append(swLIDs, itoa(p.LID))
+			case n.Type == topo.CA:
+				if p.LMC != 1 {
+					t.Fatalf("%s port %d: LMC %d, want 1 (OpenSM --lmc 1)", n.Desc, p.Num, p.LMC)
+				}
+				caLIDs = append(caLIDs, itoa(p.LID), itoa(p.LID+1))
+			}
+		}
+	}
+	out := diffToolIBExit(t, s, host, "ibroute", swLIDs[0])
+	if !bytes.Contains(out.stdout, []byte("(path #2 out of 2")) {
+		t.Errorf("ibroute shows no LMC range:\n%s", out.stdout)
+	}
+	for _, c := range [][]string{
+		{"ibroute", "-a", swLIDs[1]}, {"dump_lfts"}, {"dump_fts", "-a", "1", "0x10"},
+		{"ibtracert", caLIDs[0], caLIDs[len(caLIDs)-1]}, {"ibtracert", caLIDs[1], swLIDs[2]}, {"ibtracert", "-n", caLIDs[3], caLIDs[4]},
+		{"saquery", "NR", caLIDs[0]}, {"saquery", "-p", "--src-to-dst", caLIDs[1] + ":" + caLIDs[len(caLIDs)-2]},
+	} {
+		diffToolIBExit(t, s, host, c[0], c[1:]...)
+	}
+}
