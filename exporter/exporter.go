@@ -75,6 +75,27 @@ type Options struct {
 	Traps bool
 }
 
+// After a trap, while the new discovery finds cabled ports in Init or
+// Armed (the SM has not made them Active yet), Run discovers again after
+// settleDelay, doubling it, at most maxSettles times.
+const (
+	settleDelay = time.Second
+	maxSettles  = 5
+)
+
+// transitional reports whether a cabled port of f is between Down and
+// Active (Init, Armed).
+func transitional(f *topo.Fabric) bool {
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.Remote != nil && (p.State == smp.PortStateInit || p.State == smp.PortStateArmed) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // RediscoverTraps are the traps Options.Traps subscribes to.
 var RediscoverTraps = []uint16{smp.TrapGIDInService, smp.TrapGIDOutOfService, smp.TrapLinkStateChange}
 
@@ -194,6 +215,9 @@ type Exporter struct {
 	trapped    atomic.Bool   // a trap arrived since the last discovery
 	wake       chan struct{} // a trap: sweep now (buffer 1)
 
+	settleAt time.Time // when a trap's links should have settled: rediscover then (zero: none)
+	settles  int       // rediscoveries since the trap, for the backoff
+
 	text      textCache   // the last snapshot rendered (Text)
 	serveText atomic.Bool // Text was called: Run renders each sweep
 }
@@ -252,7 +276,13 @@ func (e *Exporter) Run(ctx context.Context) error {
 		} else if err == nil && e.serveText.Load() {
 			e.Text() // rendered now, not by the next scrape
 		}
-		t.Reset(max(e.opts.Interval-e.now().Sub(start), 0))
+		wait := e.opts.Interval - e.now().Sub(start)
+		e.mu.Lock()
+		if !e.settleAt.IsZero() {
+			wait = min(wait, e.settleAt.Sub(e.now()))
+		}
+		e.mu.Unlock()
+		t.Reset(max(wait, 0))
 	}
 }
 
@@ -268,8 +298,13 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	prev := e.snap.Load()
 	trapped := e.trapped.Swap(false)
 	s.Subscribed, s.Traps = e.subscribed.Load(), e.traps.Load()
-	if e.disc == nil || start.Sub(e.lastDisc) >= e.opts.DiscoverInterval || trapped {
-		s.TrapDiscovery = trapped && e.disc != nil
+	settling := !e.settleAt.IsZero() && !start.Before(e.settleAt)
+	if e.disc == nil || start.Sub(e.lastDisc) >= e.opts.DiscoverInterval || trapped || settling {
+		s.TrapDiscovery = (trapped || settling) && e.disc != nil
+		if trapped {
+			e.settles = 0
+		}
+		e.settleAt = time.Time{}
 		d, err := e.sess.Discover(ctx, nil)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -286,6 +321,13 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 		} else {
 			d.Fabric.Rename(e.opts.Names)
 			e.disc, e.lastDisc = d, start
+			// A link a trap reported up is Init until the SM's sweep makes
+			// it Active, and no trap says when: look again, a few times,
+			// backing off.
+			if s.TrapDiscovery && transitional(d.Fabric) && e.settles < maxSettles {
+				e.settleAt = start.Add(settleDelay << e.settles)
+				e.settles++
+			}
 			e.caps = e.readCaps(ctx, d)
 			if err := ctx.Err(); err != nil {
 				return nil, err

@@ -2,10 +2,13 @@ package exporter
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/sim"
 )
 
 // TestTrapRediscovery: with Traps, Run subscribes to the SM's traps; a
@@ -99,5 +102,53 @@ func TestNoTrapsNoRediscovery(t *testing.T) {
 	// The state is the last discovery's: Active until rediscovered.
 	if st := s.Switches[0].Ports[3].State; s.Switches[0].Desc != "Switch1" || st != smp.PortStateActive {
 		t.Errorf("%s port 3 state %d, want the discovered Active", s.Switches[0].Desc, st)
+	}
+}
+
+// TestSettleBackoff: after a trap, a discovery that finds cabled ports in
+// Init (a fabric no SM activates: the simulator bare) is repeated after
+// 1 s, 2 s, 4 s, 8 s and 16 s, then no more until DiscoverInterval.
+func TestSettleBackoff(t *testing.T) {
+	f, err := sim.Load(net2sw, &sim.Options{Bare: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := f.Open(t.Context(), "", 0)
+	if err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	sess, err := engine.New(tr, nil)
+	if err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close(); f.Close() })
+	e := New(sess, &Options{Interval: time.Second, DiscoverInterval: time.Hour})
+	clock := time.Unix(1_700_000_000, 0)
+	e.now = func() time.Time { return clock }
+	s, err := e.Sweep(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !transitional(s.Fabric) {
+		t.Fatal("the bare fabric has no port in Init")
+	}
+	e.trapped.Store(true) // as a Report does
+	var at []time.Duration
+	start := clock
+	for range 60 {
+		s, err := e.Sweep(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Discovered {
+			at = append(at, clock.Sub(start))
+		}
+		clock = clock.Add(time.Second)
+	}
+	want := []time.Duration{0, 1 * time.Second, 3 * time.Second, 7 * time.Second, 15 * time.Second, 31 * time.Second}
+	if !slices.Equal(at, want) {
+		t.Errorf("discoveries at %v after the trap, want %v", at, want)
 	}
 }

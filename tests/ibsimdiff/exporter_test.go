@@ -1,16 +1,20 @@
 package ibsimdiff
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibscript/ibscript/exporter"
+	"github.com/ibscript/ibscript/fabric/ibsim"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/smp"
 )
 
 // TestExporterMatchesPerfQuery: on live ibsim, with error counters set
@@ -85,5 +89,86 @@ func TestExporterMatchesPerfQuery(t *testing.T) {
 	// 8 ports, the 12 error counters, QP1Dropped and PortXmitWait
 	if compared < 8*13 {
 		t.Errorf("%d values compared, want at least %d", compared, 8*13)
+	}
+}
+
+// TestExporterTrapRediscovery runs the exporter's loop on live ibsim with
+// OpenSM (its session an issm client of Hca3, as TestTrapsMatchOpenSM's,
+// so ibsim hands it the Reports): it subscribes through OpenSM's SA, and
+// a cable between the switches unlinked through ibsim's console (ibsim's
+// trap 128, forwarded by OpenSM) makes the next snapshot a new discovery
+// with both ends Down, without waiting for the hour-long intervals; the
+// cable relinked brings them back Active.
+func TestExporterTrapRediscovery(t *testing.T) {
+	ibsimtest.Require(t)
+	src, err := os.ReadFile(topo2sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tp := filepath.Join(dir, "net.exporter-traps") // a private ibsim: its links change
+	if err := os.WriteFile(tp, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ibsimtest.Start(t.Context(), dir, tp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop) // after the session's cleanup
+	sess, _ := session(t, s, "Hca3", &ibsim.Options{ISSM: true}, nil)
+	e := exporter.New(sess, &exporter.Options{Traps: true, Interval: time.Hour, DiscoverInterval: time.Hour})
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- e.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-errc; err != context.Canceled {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	await := func(what string, seq uint64, ok func(*exporter.Snapshot) bool) *exporter.Snapshot {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			if snap := e.Snapshot(); snap != nil && snap.Seq > seq && ok(snap) {
+				return snap
+			}
+			time.Sleep(10 * time.Millisecond) // polling, not synchronisation
+		}
+		t.Fatalf("%s: not within 60s (last snapshot %+v)", what, e.Snapshot())
+		return nil
+	}
+	state := func(snap *exporter.Snapshot, node string, port int) uint8 {
+		for _, n := range snap.Switches {
+			if n.Desc == node {
+				return n.Ports[port].State
+			}
+		}
+		t.Fatalf("no switch %q", node)
+		return 0
+	}
+	s1 := await("the first sweep, subscribed", 0, func(snap *exporter.Snapshot) bool { return snap.Subscribed })
+	if s1.Errors != 0 || len(s1.Ports) != 8 || state(s1, "Switch1", 3) != smp.PortStateActive {
+		t.Fatalf("first sweep: %d errors, %d ports, Switch1 port 3 state %d", s1.Errors, len(s1.Ports), state(s1, "Switch1", 3))
+	}
+	for _, c := range []struct {
+		cmd   string
+		state uint8
+		ports int
+	}{
+		{`Unlink "Switch1"[3]`, smp.PortStateDown, 6},
+		{`ReLink "Switch1"[3]`, smp.PortStateActive, 8},
+	} {
+		last := e.Snapshot().Seq
+		out, err := s.Console(t.Context(), c.cmd)
+		if err != nil || strings.Contains(out, "#") {
+			t.Fatalf("%s: %q %v", c.cmd, out, err)
+		}
+		snap := await("a rediscovery after "+c.cmd, last, func(snap *exporter.Snapshot) bool {
+			return snap.Discovered && state(snap, "Switch1", 3) == c.state && state(snap, "Switch2", 3) == c.state
+		})
+		if !snap.TrapDiscovery || snap.Traps == 0 || len(snap.Ports) != c.ports {
+			t.Errorf("%s: sweep %d TrapDiscovery %v, %d traps, %d linked switch ports (want %d)", c.cmd, snap.Seq, snap.TrapDiscovery, snap.Traps, len(snap.Ports), c.ports)
+		}
 	}
 }
