@@ -440,8 +440,9 @@ func planThresholds(e *Env, L *lua.LState) int {
 			raise(L, "plan.thresholds", "%v", err)
 		}
 	}
-	t := L.CreateTable(0, len(plan.ThresholdNames))
-	for _, key := range plan.ThresholdNames {
+	names := plan.ThresholdNames()
+	t := L.CreateTable(0, len(names))
+	for _, key := range names {
 		t.RawSetString(key, lua.LNumber(th[key]))
 	}
 	L.Push(t)

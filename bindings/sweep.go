@@ -20,7 +20,7 @@ import (
 // LID route in Go.
 
 type sweepKind struct {
-	class  int
+	class  engine.SweepClass
 	attr   uint16
 	layout *mad.Layout
 	// mod is the attribute modifier (for PerfMgt, the port) for a port.

@@ -10,16 +10,18 @@ import (
 	"github.com/ibscript/ibscript/topo"
 )
 
-// Class of a SweepReq.
+// SweepClass is the kind of query of a SweepReq.
+type SweepClass int
+
 const (
-	SweepSMP  = iota // a subnet management Get/Set (Session.SMP)
-	SweepPerf        // a PerfMgt Get/Set (Session.Perf); AttrMod is the port
+	SweepSMP  SweepClass = iota // a subnet management Get/Set (Session.SMP)
+	SweepPerf                   // a PerfMgt Get/Set (Session.Perf); AttrMod is the port
 )
 
 // SweepReq is one query of a bulk sweep.
 type SweepReq struct {
 	Target  Target
-	Class   int // SweepSMP or SweepPerf
+	Class   SweepClass
 	Method  uint8
 	AttrID  uint16
 	AttrMod uint32 // the SMP attribute modifier; for PerfMgt, the port

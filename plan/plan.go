@@ -8,6 +8,7 @@ package plan
 import (
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -232,8 +233,10 @@ func (r *Report) Categories() []string {
 	return out
 }
 
-// Formats lists the names Write accepts.
-var Formats = []string{"text", "json", "tap", "junit"}
+// Formats returns the names Write accepts.
+func Formats() []string { return slices.Clone(formats) }
+
+var formats = []string{"text", "json", "tap", "junit"}
 
 // Write writes the report in the named format; color applies to text only
 // (the caller knows whether w is a terminal).

@@ -5,16 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-// ThresholdNames maps the counter names of ibqueryerrors' threshold file
+// thresholdNames maps the counter names of ibqueryerrors' threshold file
 // (libibmad's field names) to the snake_case keys of ibscript's decoded
 // PortCounters. ibqueryerrors reports a counter when its value is above
 // the threshold; the default threshold is 0.
-var ThresholdNames = map[string]string{
+var thresholdNames = map[string]string{
 	"SymbolErrorCounter":           "symbol_error_counter",
 	"LinkErrorRecoveryCounter":     "link_error_recovery_counter",
 	"LinkDownedCounter":            "link_downed_counter",
@@ -51,10 +52,10 @@ func ParseThresholds(r io.Reader, name string) (map[string]uint64, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: want Name=value (no '=' on the line, which is not shown)", name, line)
 		}
-		key, known := ThresholdNames[k]
+		key, known := thresholdNames[k]
 		if !known {
-			names := make([]string, 0, len(ThresholdNames))
-			for n := range ThresholdNames {
+			names := make([]string, 0, len(thresholdNames))
+			for n := range thresholdNames {
 				names = append(names, n)
 			}
 			sort.Strings(names)
@@ -74,3 +75,8 @@ func ParseThresholds(r io.Reader, name string) (map[string]uint64, error) {
 	}
 	return out, nil
 }
+
+// ThresholdNames returns the counter names of ibqueryerrors' threshold
+// file (as ParseThresholds accepts them) with the keys of Thresholds they
+// set.
+func ThresholdNames() map[string]string { return maps.Clone(thresholdNames) }

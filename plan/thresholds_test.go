@@ -37,7 +37,7 @@ func FuzzParseThresholds(f *testing.F) {
 	f.Add("SymbolErrorCounter=18446744073709551616\n")
 	f.Add("=\n")
 	byKey := map[string]string{}
-	for name, key := range ThresholdNames {
+	for name, key := range thresholdNames {
 		byKey[key] = name
 	}
 	f.Fuzz(func(t *testing.T, in string) {

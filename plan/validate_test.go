@@ -102,7 +102,7 @@ func FuzzMerge(f *testing.F) {
 			return
 		}
 		m := Merge(r, r)
-		for _, format := range Formats {
+		for _, format := range formats {
 			if err := Write(&bytes.Buffer{}, format, m, false); err != nil {
 				t.Fatalf("%s: %v", format, err)
 			}

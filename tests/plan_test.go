@@ -209,7 +209,7 @@ func checkFormats(t *testing.T, r *plan.Report, want []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, format := range plan.Formats {
+	for _, format := range plan.Formats() {
 		var b bytes.Buffer
 		if err := plan.Write(&b, format, r, false); err != nil {
 			t.Fatal(err)

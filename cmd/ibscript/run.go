@@ -166,7 +166,7 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 	if format == "" {
 		format = "text"
 	}
-	if !slices.Contains(plan.Formats, format) {
+	if !slices.Contains(plan.Formats(), format) {
 		fmt.Fprintf(stderr, "ibscript run: unknown --format %q (want text, json, tap or junit)\n", format)
 		return exitError
 	}

@@ -44,7 +44,7 @@ func TestOpenDevFIFO(t *testing.T) {
 		}
 	})
 	// ioctl through SyscallConn: a FIFO has no umad ioctls.
-	err = d.Ioctl(Req.EnablePKey, nil)
+	err = d.Ioctl(Req().EnablePKey, nil)
 	var pe *fs.PathError
 	if !errors.Is(err, syscall.ENOTTY) || !errors.As(err, &pe) || pe.Path != path {
 		t.Errorf("ioctl: %v, want ENOTTY naming %s", err, path)

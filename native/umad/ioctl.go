@@ -53,8 +53,10 @@ func (l iocLayout) requests() Requests {
 	}
 }
 
-// Req are the ioctl numbers of the architecture this binary runs on.
-var Req = iocArch.requests()
+// Req returns the ioctl numbers of the architecture this binary runs on.
+func Req() Requests { return reqs }
+
+var reqs = iocArch.requests()
 
 // regReqC has the size and alignment of struct ib_user_mad_reg_req; it
 // exists only for unsafe.Sizeof (encoding goes through RegReq.Put). The

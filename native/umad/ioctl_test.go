@@ -37,8 +37,8 @@ func TestRequestNumbers(t *testing.T) {
 	if w, ok := want[runtime.GOARCH]; ok && iocArch != w {
 		t.Errorf("GOARCH %s uses %+v, want %+v", runtime.GOARCH, iocArch, w)
 	}
-	if Req != iocArch.requests() {
-		t.Errorf("Req = %#x, want %#x", Req, iocArch.requests())
+	if Req() != iocArch.requests() {
+		t.Errorf("Req = %#x, want %#x", Req(), iocArch.requests())
 	}
 }
 

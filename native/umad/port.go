@@ -117,7 +117,7 @@ func NewPort(dev Dev, path, ca string, port int) (*Port, error) { return newPort
 
 func newPort(dev Dev, path, ca string, num int) (*Port, error) {
 	p := &Port{dev: dev, path: path, ca: ca, portNum: num, hdr: HeaderSizeOld}
-	err := dev.Ioctl(Req.EnablePKey, nil)
+	err := dev.Ioctl(Req().EnablePKey, nil)
 	switch {
 	case err == nil:
 		p.hdr = HeaderSize
@@ -223,7 +223,7 @@ func (p *Port) RegisterOUI(class, rmppVersion uint8, oui uint32, methods [2]uint
 
 func (p *Port) registerOld(r RegReq) (int, error) {
 	b := r.Marshal()
-	if err := p.dev.Ioctl(Req.RegisterAgent, b[:]); err != nil {
+	if err := p.dev.Ioctl(Req().RegisterAgent, b[:]); err != nil {
 		return -1, &RegisterError{Op: "REGISTER_AGENT", Path: p.path, Class: r.Class, Err: err}
 	}
 	r.Unmarshal(b[:])
@@ -252,7 +252,7 @@ func (p *Port) Register2(a Agent) (int, error) {
 	r := RegReq2{QPN: uint32(QPNFor(a.Class)), Class: a.Class, Version: a.Version, Flags: a.Flags,
 		Methods: a.Methods, OUI: a.OUI, RMPPVersion: a.RMPPVersion}
 	b := r.Marshal()
-	err := p.dev.Ioctl(Req.RegisterAgent2, b[:])
+	err := p.dev.Ioctl(Req().RegisterAgent2, b[:])
 	if err == nil {
 		r.Unmarshal(b[:])
 		return int(r.ID), nil
@@ -277,7 +277,7 @@ func (p *Port) Unregister(id int) error {
 	}
 	var b [4]byte
 	ne.PutUint32(b[:], uint32(id))
-	if err := p.dev.Ioctl(Req.UnregisterAgent, b[:]); err != nil {
+	if err := p.dev.Ioctl(Req().UnregisterAgent, b[:]); err != nil {
 		return fmt.Errorf("umad: %s: unregister agent %d: %w", p.path, id, err)
 	}
 	return nil

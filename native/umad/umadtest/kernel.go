@@ -221,7 +221,7 @@ func (f *FD) Ioctl(req uint32, arg []byte) error {
 		return &fs.PathError{Op: "ioctl", Path: f.path, Err: os.ErrClosed}
 	}
 	switch req {
-	case umad.Req.EnablePKey:
+	case umad.Req().EnablePKey:
 		if k.noPKey {
 			return f.errno("ioctl", syscall.ENOTTY)
 		}
@@ -230,7 +230,7 @@ func (f *FD) Ioctl(req uint32, arg []byte) error {
 		}
 		f.hdr = umad.HeaderSize
 		return nil
-	case umad.Req.RegisterAgent:
+	case umad.Req().RegisterAgent:
 		if len(arg) < umad.RegReqSize {
 			return f.errno("ioctl", syscall.EFAULT)
 		}
@@ -244,7 +244,7 @@ func (f *FD) Ioctl(req uint32, arg []byte) error {
 		f.registered = true
 		binary.NativeEndian.PutUint32(arg, uint32(id))
 		return nil
-	case umad.Req.RegisterAgent2:
+	case umad.Req().RegisterAgent2:
 		if k.noPKey {
 			return f.errno("ioctl", syscall.ENOTTY)
 		}
@@ -282,7 +282,7 @@ func (f *FD) Ioctl(req uint32, arg []byte) error {
 		f.registered = true
 		binary.NativeEndian.PutUint32(arg, uint32(id))
 		return nil
-	case umad.Req.UnregisterAgent:
+	case umad.Req().UnregisterAgent:
 		if len(arg) < 4 {
 			return f.errno("ioctl", syscall.EFAULT)
 		}

@@ -95,7 +95,7 @@ func reg2(f *FD, class, version uint8, methods ...uint8) (int, error) {
 		r.Methods[m/64] |= 1 << (m % 64)
 	}
 	b := r.Marshal()
-	if err := f.Ioctl(umad.Req.RegisterAgent2, b[:]); err != nil {
+	if err := f.Ioctl(umad.Req().RegisterAgent2, b[:]); err != nil {
 		return -1, err
 	}
 	return int(binary.NativeEndian.Uint32(b[:])), nil
@@ -151,12 +151,12 @@ func TestAgentSlots(t *testing.T) {
 	errnoIs(t, "33rd agent", err, syscall.ENOMEM)
 	var b [4]byte
 	binary.NativeEndian.PutUint32(b[:], 7)
-	if err := f.Ioctl(umad.Req.UnregisterAgent, b[:]); err != nil {
+	if err := f.Ioctl(umad.Req().UnregisterAgent, b[:]); err != nil {
 		t.Fatal(err)
 	}
-	errnoIs(t, "second unregister", f.Ioctl(umad.Req.UnregisterAgent, b[:]), syscall.EINVAL)
+	errnoIs(t, "second unregister", f.Ioctl(umad.Req().UnregisterAgent, b[:]), syscall.EINVAL)
 	binary.NativeEndian.PutUint32(b[:], 32)
-	errnoIs(t, "unregister 32", f.Ioctl(umad.Req.UnregisterAgent, b[:]), syscall.EINVAL)
+	errnoIs(t, "unregister 32", f.Ioctl(umad.Req().UnregisterAgent, b[:]), syscall.EINVAL)
 	if id, err := reg2(f, 0x09, 1); id != 7 || err != nil {
 		t.Errorf("after freeing 7: id %d, %v; want 7 (lowest free)", id, err)
 	}
@@ -196,7 +196,7 @@ func TestRegistrationRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		buf := tt.r.Marshal()
-		errnoIs(t, tt.name, c.Ioctl(umad.Req.RegisterAgent2, buf[:]), tt.want)
+		errnoIs(t, tt.name, c.Ioctl(umad.Req().RegisterAgent2, buf[:]), tt.want)
 	}
 	for _, ok := range []umad.RegReq2{
 		{QPN: 1, Class: 0x03, Version: 2, RMPPVersion: 1},
@@ -205,14 +205,14 @@ func TestRegistrationRules(t *testing.T) {
 		{QPN: 1, Class: 0x30, OUI: 0x001405, Flags: umad.FlagUserRMPP, RMPPVersion: 1},
 	} {
 		buf := ok.Marshal()
-		if err := c.Ioctl(umad.Req.RegisterAgent2, buf[:]); err != nil {
+		if err := c.Ioctl(umad.Req().RegisterAgent2, buf[:]); err != nil {
 			t.Errorf("%+v: %v", ok, err)
 		}
 	}
 	// Unknown flags: EINVAL and the supported mask written back.
 	r := umad.RegReq2{QPN: 1, Class: 0x09, Flags: 0x6}
 	buf := r.Marshal()
-	errnoIs(t, "unknown flags", c.Ioctl(umad.Req.RegisterAgent2, buf[:]), syscall.EINVAL)
+	errnoIs(t, "unknown flags", c.Ioctl(umad.Req().RegisterAgent2, buf[:]), syscall.EINVAL)
 	r.Unmarshal(buf[:])
 	if r.Flags != umad.FlagUserRMPP {
 		t.Errorf("flags written back = %#x, want %#x", r.Flags, umad.FlagUserRMPP)
@@ -226,17 +226,17 @@ func TestHeaderMode(t *testing.T) {
 	if a.HeaderSize() != umad.HeaderSizeOld {
 		t.Fatalf("fresh fd: header %d, want 56", a.HeaderSize())
 	}
-	if err := a.Ioctl(umad.Req.EnablePKey, nil); err != nil || a.HeaderSize() != umad.HeaderSize {
+	if err := a.Ioctl(umad.Req().EnablePKey, nil); err != nil || a.HeaderSize() != umad.HeaderSize {
 		t.Fatalf("ENABLE_PKEY: %v, header %d", err, a.HeaderSize())
 	}
 	// A first REGISTER_AGENT freezes the old header.
 	b := open(t, p)
 	r := umad.RegReq{QPN: 1, Class: 0x09, Version: 1}
 	buf := r.Marshal()
-	if err := b.Ioctl(umad.Req.RegisterAgent, buf[:]); err != nil {
+	if err := b.Ioctl(umad.Req().RegisterAgent, buf[:]); err != nil {
 		t.Fatal(err)
 	}
-	errnoIs(t, "ENABLE_PKEY after registration", b.Ioctl(umad.Req.EnablePKey, nil), syscall.EINVAL)
+	errnoIs(t, "ENABLE_PKEY after registration", b.Ioctl(umad.Req().EnablePKey, nil), syscall.EINVAL)
 	if b.HeaderSize() != umad.HeaderSizeOld {
 		t.Errorf("after REGISTER_AGENT: header %d, want 56", b.HeaderSize())
 	}
@@ -247,7 +247,7 @@ func TestHeaderMode(t *testing.T) {
 	}
 	// An old kernel: ENOTTY for both.
 	old := open(t, New(&Options{NoPKey: true}).AddPort(1))
-	errnoIs(t, "old kernel ENABLE_PKEY", old.Ioctl(umad.Req.EnablePKey, nil), syscall.ENOTTY)
+	errnoIs(t, "old kernel ENABLE_PKEY", old.Ioctl(umad.Req().EnablePKey, nil), syscall.ENOTTY)
 	_, err := reg2(old, 0x09, 1)
 	errnoIs(t, "old kernel REGISTER_AGENT2", err, syscall.ENOTTY)
 	errnoIs(t, "unknown ioctl", old.Ioctl(0x1234, nil), syscall.ENOTTY)
@@ -256,7 +256,7 @@ func TestHeaderMode(t *testing.T) {
 func TestWriteValidation(t *testing.T) {
 	k := New(nil)
 	f := open(t, k.AddPort(1))
-	f.Ioctl(umad.Req.EnablePKey, nil)
+	f.Ioctl(umad.Req().EnablePKey, nil)
 	id, _ := reg2(f, 0x09, 1)
 	H := umad.HeaderSize
 	m := newMAD(0x09, 0x01, 1)
@@ -283,8 +283,8 @@ func TestTimeoutsAndRetries(t *testing.T) {
 	k := New(&Options{AfterFunc: c.AfterFunc})
 	a, b := k.AddPort(1), k.AddPort(2)
 	fa, fb := open(t, a), open(t, b)
-	fa.Ioctl(umad.Req.EnablePKey, nil)
-	fb.Ioctl(umad.Req.EnablePKey, nil)
+	fa.Ioctl(umad.Req().EnablePKey, nil)
+	fb.Ioctl(umad.Req().EnablePKey, nil)
 	id, _ := reg2(fa, 0x09, 1)
 	peer, _ := reg2(fb, 0x09, 1, 0x01)
 	h := umad.Header{Agent: uint32(id), TimeoutMS: 250, Retries: 2, LID: 2, QPN: 1}
@@ -361,7 +361,7 @@ func TestReceiveQueue(t *testing.T) {
 	k := New(nil)
 	p := k.AddPort(1)
 	f := open(t, p)
-	f.Ioctl(umad.Req.EnablePKey, nil)
+	f.Ioctl(umad.Req().EnablePKey, nil)
 	id, _ := reg2(f, 0x09, 1, 0x05)
 	// Unsolicited Trap: FIFO; short buffer EINVAL keeps the head.
 	p.Inject(Addr{LID: 7, QPN: 1, SL: 3}, newMAD(0x09, 0x05, 1))
@@ -398,7 +398,7 @@ func TestReceiveQueue(t *testing.T) {
 		t.Error("unowned Report queued")
 	}
 	q := open(t, k.AddPort(7))
-	q.Ioctl(umad.Req.EnablePKey, nil)
+	q.Ioctl(umad.Req().EnablePKey, nil)
 	qid, _ := reg2(q, 0x09, 1)
 	write(q, umad.HeaderSize, umad.Header{Agent: uint32(qid), TimeoutMS: 100, LID: 1, QPN: 1}, newMAD(0x09, 0x01, 5))
 	rh, rm := read(t, q, 1024)
@@ -441,7 +441,7 @@ func TestPollDeadAndClose(t *testing.T) {
 		// Agents dead.
 		g, _ := p.Open("/dev/infiniband/umad0")
 		defer g.Close()
-		g.Ioctl(umad.Req.EnablePKey, nil)
+		g.Ioctl(umad.Req().EnablePKey, nil)
 		id, _ := reg2(g, 0x09, 1)
 		p.Remove()
 		if ev, err := g.Poll(); err != nil || ev != umad.PollErr {
@@ -468,19 +468,19 @@ func TestRegister2CheckOrder(t *testing.T) {
 	}
 	r := umad.RegReq2{QPN: 1, Class: 0x30, Flags: 0x2}
 	b := r.Marshal()
-	errnoIs(t, "bad flags with no free slot", f.Ioctl(umad.Req.RegisterAgent2, b[:]), syscall.EINVAL)
+	errnoIs(t, "bad flags with no free slot", f.Ioctl(umad.Req().RegisterAgent2, b[:]), syscall.EINVAL)
 	r = umad.RegReq2{QPN: 1, Class: 0x30, OUI: 1 << 24}
 	b = r.Marshal()
-	errnoIs(t, "bad OUI with no free slot", f.Ioctl(umad.Req.RegisterAgent2, b[:]), syscall.ENOMEM)
+	errnoIs(t, "bad OUI with no free slot", f.Ioctl(umad.Req().RegisterAgent2, b[:]), syscall.ENOMEM)
 	r = umad.RegReq2{QPN: 3}
 	b = r.Marshal()
-	errnoIs(t, "bad qpn with no free slot", f.Ioctl(umad.Req.RegisterAgent2, b[:]), syscall.EINVAL)
+	errnoIs(t, "bad qpn with no free slot", f.Ioctl(umad.Req().RegisterAgent2, b[:]), syscall.EINVAL)
 }
 
 // A write must carry the class header: 56 bytes for SA.
 func TestWriteClassHeader(t *testing.T) {
 	f := open(t, New(nil).AddPort(1))
-	f.Ioctl(umad.Req.EnablePKey, nil)
+	f.Ioctl(umad.Req().EnablePKey, nil)
 	id, _ := reg2(f, 0, 0)
 	m := newMAD(0x03, 0x01, 1)
 	errnoIs(t, "SA MAD of 55 bytes", write(f, umad.HeaderSize, umad.Header{Agent: uint32(id)}, m[:55]), syscall.EINVAL)
@@ -496,11 +496,11 @@ func TestRMPPHeaderBytes(t *testing.T) {
 	k := New(nil)
 	a, b := k.AddPort(1), k.AddPort(2)
 	fa, fb := open(t, a), open(t, b)
-	fa.Ioctl(umad.Req.EnablePKey, nil)
-	fb.Ioctl(umad.Req.EnablePKey, nil)
+	fa.Ioctl(umad.Req().EnablePKey, nil)
+	fb.Ioctl(umad.Req().EnablePKey, nil)
 	r := umad.RegReq2{QPN: 1, Class: 0x03, Version: 2, RMPPVersion: 1}
 	buf := r.Marshal()
-	if err := fa.Ioctl(umad.Req.RegisterAgent2, buf[:]); err != nil {
+	if err := fa.Ioctl(umad.Req().RegisterAgent2, buf[:]); err != nil {
 		t.Fatal(err)
 	}
 	kernelRMPP := int(binary.NativeEndian.Uint32(buf[:]))
