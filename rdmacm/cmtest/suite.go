@@ -52,6 +52,7 @@ func Run(t *testing.T, h Hosts) {
 		{"CloseUnblocks", closeUnblocks},
 		{"Errors", errorCases},
 		{"RouteError", routeError},
+		{"WildcardListener", wildcardListener},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newSuite(t, h, &rdmacm.Options{AckWait: time.Hour})) })
 	}
@@ -745,5 +746,45 @@ func routeError(t *testing.T, s *suite) {
 	}
 	if err := s.c.Connect(t.Context(), a, rdmacm.ConnParam{}); !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("connect without a route: %v", err)
+	}
+}
+
+// wildcardListener: a listener bound to the wildcard address (no LID or
+// GID) says so and answers requests to every port of its host, each new id
+// on the port its request came in on; the port number is then taken on
+// every address.
+func wildcardListener(t *testing.T, s *suite) {
+	c := s.c
+	lch := s.channel()
+	l, err := c.CreateID(lch, rdmacm.PSTCP, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.BindAddr(t.Context(), l, rdmacm.Addr{Port: 31}); err != nil {
+		t.Fatal(err)
+	}
+	if a := l.LocalAddr(); a.LID != 0 || a.GID != (mad.GID{}) || a.Port != 31 {
+		t.Errorf("wildcard listener's address %v", a)
+	}
+	if err := c.Listen(t.Context(), l, 0); err != nil {
+		t.Fatal(err)
+	}
+	ach := s.channel()
+	for _, dst := range []uint16{s.lids[0], s.lids[2]} {
+		a := s.route(ach, s.lids[1], dst, 31, rdmacm.PSTCP)
+		s.connect(a, rdmacm.ConnParam{})
+		req := s.event(lch, rdmacm.EventConnectRequest)
+		if req.ListenID != l || req.ID.LocalAddr().LID != dst {
+			t.Errorf("request to lid %d: listener %v, new id on %v", dst, req.ListenID == l, req.ID.LocalAddr())
+		}
+		s.ack(req)
+		if err := c.Reject(t.Context(), req.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		s.ack(s.event(ach, rdmacm.EventRejected))
+	}
+	o, _ := c.CreateID(lch, rdmacm.PSTCP, false)
+	if err := c.BindAddr(t.Context(), o, rdmacm.Addr{LID: s.lids[0], Port: 31}); !errors.Is(err, syscall.EADDRINUSE) {
+		t.Errorf("bind a port the wildcard listener has: %v", err)
 	}
 }

@@ -190,6 +190,9 @@ func (d *Device) bindLocked(op string, i *kid, a fabric.CMAddr) error {
 	if a.ServiceID != 0 && a.ServiceID>>16 != uint64(i.ps) {
 		return devErr(op, i.handle, syscall.EPROTONOSUPPORT, "service ID 0x%x is not of port space 0x%04x", a.ServiceID, i.ps)
 	}
+	// A wildcard address takes the default port as its source, and a
+	// listener on it answers on every port (listenerFor).
+	wild := a.GID == (mad.GID{})
 	p, err := d.portLocked(context.Background(), a.GID, 0)
 	if err != nil {
 		return fmt.Errorf("ibcm: %s: id %d: %w", op, i.handle, err)
@@ -199,11 +202,11 @@ func (d *Device) bindLocked(op string, i *kid, a fabric.CMAddr) error {
 		num = uint16(ephemeralLow + rand.IntN(ephemeralN))
 	}
 	for _, o := range d.ids {
-		if o != i && o.port == p && o.ps == i.ps && o.srcPort == num && o.listener == nil && o.state != stIdle {
+		if o != i && (o.port == p || o.wild || wild) && o.ps == i.ps && o.srcPort == num && o.listener == nil && o.state != stIdle {
 			return devErr(op, i.handle, syscall.EADDRINUSE, "port %d of port space 0x%04x on lid %d", num, i.ps, p.attr.LID)
 		}
 	}
-	i.port, i.srcPort, i.pkey, i.state = p, num, a.PKey, stBound
+	i.port, i.wild, i.srcPort, i.pkey, i.state = p, wild, num, a.PKey, stBound
 	if i.pkey == 0 {
 		i.pkey = 0xffff
 	}
@@ -291,7 +294,7 @@ func (ch *Channel) Listen(id uint32, backlog int) error {
 			return devErr("listen", id, syscall.EINVAL, "not bound")
 		}
 		for _, o := range d.ids {
-			if o != i && o.state == stListen && o.port == i.port && o.ps == i.ps && o.srcPort == i.srcPort {
+			if o != i && o.state == stListen && (o.port == i.port || o.wild || i.wild) && o.ps == i.ps && o.srcPort == i.srcPort {
 				return devErr("listen", id, syscall.EADDRINUSE, "port %d already has a listener", i.srcPort)
 			}
 		}
@@ -475,6 +478,9 @@ func (ch *Channel) QueryAddr(id uint32) (fabric.CMAddrInfo, error) {
 		a := i.port.attr
 		info.HasSrc, info.NodeGUID, info.PortNum = true, a.NodeGUID, uint8(a.PortNum)
 		info.Src = fabric.CMAddr{GID: mad.NewGID(a.GIDPrefix, a.PortGUID), PKey: i.pkey, ServiceID: i.sid()}
+		if i.wild {
+			info.Src.GID = mad.GID{} // the wildcard, as the kernel reports it
+		}
 	}
 	if i.dgid != (mad.GID{}) {
 		info.HasDst = true

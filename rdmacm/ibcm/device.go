@@ -36,8 +36,10 @@
 // which it opens for the purpose, so a connect to a host of this fabric
 // where no id listens is REJECTED 8 as on Linux. A port where another
 // agent owns CM Sends (a umad agent of the script) is left to that agent.
-// A wildcard bind takes the SA session's port (or the first CA port with
-// a LID), not every port.
+// An id bound to the wildcard address takes the SA session's port (or the
+// first CA port with a LID) as its source; a listener on it answers
+// requests on every port the device has open, and its new ids are on the
+// port each request came in on.
 //
 // Differences from Linux, on purpose:
 //   - no timewait: an id leaves it at once and no TIMEWAIT_EXIT event
@@ -229,6 +231,7 @@ type kid struct {
 	reported   uint32
 	state      state
 	port       *port
+	wild       bool   // bound to the wildcard address (port is the default one)
 	srcPort    uint16 // the RDMA CM port number bound
 	pkey       uint16
 	dgid       mad.GID

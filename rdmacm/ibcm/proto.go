@@ -325,18 +325,18 @@ func (d *Device) handleLocked(p *port, pk *fabric.Packet) {
 
 func (d *Device) listenerFor(p *port, sid uint64, ud bool) *kid {
 	for _, l := range d.ids {
-		if l.state == stListen && l.port == p && l.ud == ud && l.sid() == sid {
+		if l.state == stListen && (l.port == p || l.wild) && l.ud == ud && l.sid() == sid {
 			return l
 		}
 	}
 	return nil
 }
 
-// newChildLocked makes the new id of a request to listener l, owned by
-// l's channel, with uid 0 until it is accepted.
-func (d *Device) newChildLocked(l *kid) *kid {
+// newChildLocked makes the new id of a request to listener l that came in
+// on port p, owned by l's channel, with uid 0 until it is accepted.
+func (d *Device) newChildLocked(l *kid, p *port) *kid {
 	d.nextHandle++
-	i := &kid{handle: d.nextHandle, ps: l.ps, ud: l.ud, ch: l.ch, listener: l, port: l.port,
+	i := &kid{handle: d.nextHandle, ps: l.ps, ud: l.ud, ch: l.ch, listener: l, port: p,
 		srcPort: l.srcPort, pkey: l.pkey}
 	d.ids[i.handle] = i
 	return i
@@ -377,7 +377,7 @@ func (d *Device) onREQ(p *port, pk *fabric.Packet, tid uint64, r *cm.REQ) {
 		return // the kernel refuses; the peer's retries may find room
 	}
 	l.backlog--
-	i := d.newChildLocked(l)
+	i := d.newChildLocked(l, p)
 	i.localComm = d.newCommLocked(i)
 	i.remoteComm, i.remoteQPN, i.remoteGUID, i.tid = r.LocalCommID, r.LocalQPN, r.LocalCAGUID, tid
 	i.dlid, i.sl, i.pkey = pk.Addr.LID, r.PrimarySL, r.PKey
@@ -418,7 +418,7 @@ func (d *Device) onSIDRReq(p *port, pk *fabric.Packet, tid uint64, r *cm.SIDRReq
 		return
 	}
 	l.backlog--
-	i := d.newChildLocked(l)
+	i := d.newChildLocked(l, p)
 	i.remoteComm, i.tid, i.dlid, i.sl, i.pkey = r.RequestID, tid, pk.Addr.LID, pk.Addr.SL, r.PKey
 	// A SIDR_REQ names no source GID: the fabric's port with that LID.
 	i.dgid = d.gidOfLID(pk.Addr.LID)
