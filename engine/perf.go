@@ -300,3 +300,68 @@ func (s *Session) pmaPorts(ctx context.Context, t Target, opts []CallOption) ([]
 	}
 	return ports, nil
 }
+
+// ExtendedSpeedsCounters reads PortExtendedSpeedsCounters of port of t's
+// PMA in the layout perfquery -X chooses: the RS-FEC layout
+// (perf.PortExtendedSpeedsCountersRSFECLayout) when the PMA's
+// ClassPortInfo has CapRSFECCounters, the node's PortInfo (port 0 of a
+// switch) says in CapabilityMask2 that it answers PortInfoExtended, and
+// the port's PortInfoExtended has PIECapFECModeSupported with
+// FECModeActive RS-FEC (2) or RS-FEC2 (4); else the layout without
+// RS-FEC. The Counters' Layout says which.
+func (s *Session) ExtendedSpeedsCounters(ctx context.Context, t Target, port uint8, opts ...CallOption) (*Counters, error) {
+	lt, err := s.lidOf(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	cpiData, err := s.Perf(ctx, lt, mad.MethodGet, perf.AttrClassPortInfo, 0, nil, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %s PMA ClassPortInfo: %w", t, err)
+	}
+	var cpi mad.ClassPortInfo
+	if err := cpi.UnmarshalBinary(cpiData); err != nil {
+		return nil, fmt.Errorf("engine: %s PMA ClassPortInfo: %w", t, err)
+	}
+	c := &Counters{Layout: &perf.PortExtendedSpeedsCountersLayout, CapabilityMask: cpi.CapabilityMask, CapabilityMask2: cpi.CapabilityMask2}
+	if cpi.CapabilityMask&perf.CapRSFECCounters != 0 {
+		rs, err := s.rsFECActive(ctx, lt, port, opts)
+		if err != nil {
+			return nil, fmt.Errorf("engine: %s port %d: is RS-FEC active: %w", t, port, err)
+		}
+		if rs {
+			c.Layout = &perf.PortExtendedSpeedsCountersRSFECLayout
+		}
+	}
+	if c.Data, err = s.Perf(ctx, lt, mad.MethodGet, perf.AttrPortExtendedSpeedsCounters, port, nil, opts...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// rsFECActive is perfquery's is_rsfec_mode_active past the PMA's
+// capability: whether port of t says, in PortInfoExtended, that RS-FEC is
+// active. A node whose PortInfo does not announce PortInfoExtended is
+// not asked it (perfquery warns and prints the layout without RS-FEC).
+func (s *Session) rsFECActive(ctx context.Context, t Target, port uint8, opts []CallOption) (bool, error) {
+	ni, err := s.NodeInfo(ctx, t, opts...)
+	if err != nil {
+		return false, err
+	}
+	pn := port
+	if ni.NodeType == smp.NodeTypeSwitch {
+		pn = 0
+	}
+	pi, err := s.PortInfo(ctx, t, pn, opts...)
+	if err != nil {
+		return false, err
+	}
+	if pi.CapabilityMask&smp.CapIsCapabilityMask2Supported == 0 || pi.CapabilityMask2&smp.Cap2IsPortInfoExtendedSupported == 0 {
+		return false, nil
+	}
+	pie, err := Get[smp.PortInfoExtended](ctx, s, t, uint32(port), opts...)
+	if err != nil {
+		return false, err
+	}
+	return pie.CapabilityMask&smp.PIECapFECModeSupported != 0 &&
+		(pie.FECModeActive == smp.FECModeRS || pie.FECModeActive == smp.FECModeRS2), nil
+}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -22,6 +23,12 @@ type fakePMA struct {
 	pc   [4]perf.PortCounters
 	pce  [4]perf.PortCountersExtended
 	asks []uint8 // the PortSelects asked, in order
+
+	// PortInfo.CapabilityMask2 of port 0, PortInfoExtended of every port
+	// and the SMP attributes asked (ExtendedSpeedsCounters).
+	cap2PI  uint16
+	pie     smp.PortInfoExtended
+	smpAsks []string
 }
 
 func (f *fakePMA) respond(p *fabric.Packet) ([]byte, bool) {
@@ -41,6 +48,13 @@ func (f *fakePMA) respond(p *fabric.Packet) ([]byte, bool) {
 		case smp.AttrSwitchInfo:
 			si := smp.SwitchInfo{LinearFDBCap: 0xc000, EnhancedPort0: true}
 			si.AppendBinary(d)
+		case smp.AttrPortInfo:
+			f.smpAsks = append(f.smpAsks, fmt.Sprintf("PortInfo %d", mad.AttrModOf(req)))
+			pi := smp.PortInfo{CapabilityMask: smp.CapIsCapabilityMask2Supported, CapabilityMask2: f.cap2PI}
+			pi.AppendBinary(d)
+		case smp.AttrPortInfoExtended:
+			f.smpAsks = append(f.smpAsks, fmt.Sprintf("PortInfoExtended %d", mad.AttrModOf(req)))
+			f.pie.AppendBinary(d)
 		default:
 			st = mad.StatusMethodAttrUnsup
 		}
@@ -76,6 +90,11 @@ func (f *fakePMA) respond(p *fabric.Packet) ([]byte, bool) {
 			f.pc[ps].AppendBinary(d[:0])
 		default:
 			f.pce[ps].AppendBinary(d[:0])
+		}
+	case perf.AttrPortExtendedSpeedsCounters:
+		f.asks = append(f.asks, ps)
+		for i := 2; i < len(d); i++ {
+			d[i] = byte(i*37 + 11) // the libibmad golden's pattern
 		}
 	default:
 		st = mad.StatusMethodAttrUnsup
@@ -206,5 +225,50 @@ func TestWholeTables(t *testing.T) {
 	guids, err := s.GUIDs(ctx, ca)
 	if err != nil || len(guids) == 0 || len(guids) != int(pi.GUIDCap) || guids[0] != ni.PortGUID {
 		t.Errorf("GUIDs: %d (%v), GUIDCap %d, first %#x want %#x", len(guids), err, pi.GUIDCap, guids, ni.PortGUID)
+	}
+}
+
+// TestExtendedSpeedsCountersLayout: the RS-FEC layout of
+// PortExtendedSpeedsCounters exactly when perfquery -X prints it: the
+// PMA's IsRSFECCountersSupported, PortInfoExtended announced in port 0's
+// CapabilityMask2 (a switch) and the port's PortInfoExtended saying FEC
+// modes are valid with RS-FEC (2) or RS-FEC2 (4) active.
+func TestExtendedSpeedsCountersLayout(t *testing.T) {
+	rs := &perf.PortExtendedSpeedsCountersRSFECLayout
+	plain := &perf.PortExtendedSpeedsCountersLayout
+	fec := func(m uint16) smp.PortInfoExtended {
+		return smp.PortInfoExtended{CapabilityMask: smp.PIECapFECModeSupported, FECModeActive: m}
+	}
+	for _, c := range []struct {
+		name   string
+		f      fakePMA
+		want   *mad.Layout
+		smpAsk []string
+	}{
+		{"no RS-FEC capability", fakePMA{cap2PI: smp.Cap2IsPortInfoExtendedSupported, pie: fec(smp.FECModeRS)}, plain, nil},
+		{"RS-FEC", fakePMA{cap: perf.CapRSFECCounters, cap2PI: smp.Cap2IsPortInfoExtendedSupported, pie: fec(smp.FECModeRS)}, rs,
+			[]string{"PortInfo 0", "PortInfoExtended 2"}},
+		{"RS-FEC2", fakePMA{cap: perf.CapRSFECCounters, cap2PI: smp.Cap2IsPortInfoExtendedSupported, pie: fec(smp.FECModeRS2)}, rs,
+			[]string{"PortInfo 0", "PortInfoExtended 2"}},
+		{"low-latency RS-FEC", fakePMA{cap: perf.CapRSFECCounters, cap2PI: smp.Cap2IsPortInfoExtendedSupported, pie: fec(smp.FECModeLowLatencyRS)}, plain,
+			[]string{"PortInfo 0", "PortInfoExtended 2"}},
+		{"FEC modes not valid", fakePMA{cap: perf.CapRSFECCounters, cap2PI: smp.Cap2IsPortInfoExtendedSupported, pie: smp.PortInfoExtended{FECModeActive: smp.FECModeRS}}, plain,
+			[]string{"PortInfo 0", "PortInfoExtended 2"}},
+		{"no PortInfoExtended", fakePMA{cap: perf.CapRSFECCounters, pie: fec(smp.FECModeRS)}, plain, []string{"PortInfo 0"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := c.f
+			s := pmaSession(t, &f)
+			got, err := s.ExtendedSpeedsCounters(t.Context(), engine.LID(1), 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Layout != c.want || !slices.Equal(f.smpAsks, c.smpAsk) || !slices.Equal(f.asks, []uint8{2}) {
+				t.Errorf("layout %s, SMPs %v, PMA ports %v; want %s, %v, [2]", got.Layout.Name, f.smpAsks, f.asks, c.want.Name, c.smpAsk)
+			}
+			if v, _ := got.Value("PortFECCorrectedSymbolCounter"); c.want == rs && v != 1872017886 {
+				t.Errorf("PortFECCorrectedSymbolCounter %d, want 1872017886 (libibmad's reading of the pattern)", v)
+			}
+		})
 	}
 }

@@ -1731,6 +1731,140 @@ func (p *PortExtendedSpeedsCounters) String() string {
 	return PortExtendedSpeedsCountersLayout.Text(b)
 }
 
+// PortExtendedSpeedsCountersRSFEC rows (IBA table "PortExtendedSpeedsCountersRSFEC").
+var (
+	pescrsPortSelect                       = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
+	pescrsCounterSelect                    = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 64, Width: 64, Kind: mad.Hex}
+	pescrsSyncHeaderErrorCounter           = mad.Field{Name: "SyncHeaderErrorCounter", LuaKey: "sync_header_error_counter", Bit: 128, Width: 16}
+	pescrsUnknownBlockCounter              = mad.Field{Name: "UnknownBlockCounter", LuaKey: "unknown_block_counter", Bit: 144, Width: 16}
+	pescrsPortFECCorrectableBlockCounter   = mad.Field{Name: "PortFECCorrectableBlockCounter", LuaKey: "port_fec_correctable_block_counter", Bit: 1120, Width: 32}
+	pescrsPortFECUncorrectableBlockCounter = mad.Field{Name: "PortFECUncorrectableBlockCounter", LuaKey: "port_fec_uncorrectable_block_counter", Bit: 1152, Width: 32}
+	pescrsPortFECCorrectedSymbolCounter    = mad.Field{Name: "PortFECCorrectedSymbolCounter", LuaKey: "port_fec_corrected_symbol_counter", Bit: 1184, Width: 32}
+)
+
+// PortExtendedSpeedsCountersRSFECLayout is the PortExtendedSpeedsCountersRSFEC attribute (0x001f, 152 bytes).
+var PortExtendedSpeedsCountersRSFECLayout = mad.Layout{
+	Name: "PortExtendedSpeedsCountersRSFEC",
+	ID:   AttrPortExtendedSpeedsCounters,
+	Size: 152,
+	Mod:  "none (0); the port is PortSelect",
+	Doc:  "PortExtendedSpeedsCountersRSFEC is the PortExtendedSpeedsCounters attribute in its layout for a port with RS-FEC active (libibmad's IB_PESC_RSFEC fields): corrected symbols per lane and the port's FEC block and symbol counters (perfquery -X prints it when the PMA's ClassPortInfo has IsRSFECCountersSupported and the port's PortInfoExtended says RS-FEC is active; engine.Session.ExtendedSpeedsCounters chooses the same way).",
+	Fields: []mad.Field{
+		pescrsPortSelect,
+		pescrsCounterSelect,
+		pescrsSyncHeaderErrorCounter,
+		pescrsUnknownBlockCounter,
+		mad.Field{Name: "FECCorrectableSymbolCounterLane0", LuaKey: "fec_correctable_symbol_counter_lane0", Bit: 352, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableSymbolCounterLane1", LuaKey: "fec_correctable_symbol_counter_lane1", Bit: 384, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableSymbolCounterLane2", LuaKey: "fec_correctable_symbol_counter_lane2", Bit: 416, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableSymbolCounterLane3", LuaKey: "fec_correctable_symbol_counter_lane3", Bit: 448, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableSymbolCounterLane4", LuaKey: "fec_correctable_symbol_counter_lane4", Bit: 480, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableSymbolCounterLane5", LuaKey: "fec_correctable_symbol_counter_lane5", Bit: 512, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableSymbolCounterLane6", LuaKey: "fec_correctable_symbol_counter_lane6", Bit: 544, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableSymbolCounterLane7", LuaKey: "fec_correctable_symbol_counter_lane7", Bit: 576, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableSymbolCounterLane8", LuaKey: "fec_correctable_symbol_counter_lane8", Bit: 608, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableSymbolCounterLane9", LuaKey: "fec_correctable_symbol_counter_lane9", Bit: 640, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableSymbolCounterLane10", LuaKey: "fec_correctable_symbol_counter_lane10", Bit: 672, Width: 32, Doc: "lane i"},
+		mad.Field{Name: "FECCorrectableSymbolCounterLane11", LuaKey: "fec_correctable_symbol_counter_lane11", Bit: 704, Width: 32, Doc: "lane i"},
+		pescrsPortFECCorrectableBlockCounter,
+		pescrsPortFECUncorrectableBlockCounter,
+		pescrsPortFECCorrectedSymbolCounter,
+	},
+}
+
+// PortExtendedSpeedsCountersRSFEC is the PortExtendedSpeedsCounters
+// attribute in its layout for a port with RS-FEC active (libibmad's
+// IB_PESC_RSFEC fields): corrected symbols per lane and the port's FEC
+// block and symbol counters (perfquery -X prints it when the PMA's
+// ClassPortInfo has IsRSFECCountersSupported and the port's
+// PortInfoExtended says RS-FEC is active;
+// engine.Session.ExtendedSpeedsCounters chooses the same way).
+type PortExtendedSpeedsCountersRSFEC struct {
+	PortSelect                       uint8
+	CounterSelect                    uint64
+	SyncHeaderErrorCounter           uint16
+	UnknownBlockCounter              uint16
+	FECCorrectableSymbolCounterLane  [12]uint32 // lane i
+	PortFECCorrectableBlockCounter   uint32
+	PortFECUncorrectableBlockCounter uint32
+	PortFECCorrectedSymbolCounter    uint32
+}
+
+// UnmarshalBinary decodes p from the first 152 bytes of b without
+// allocating. It returns an error wrapping mad.ErrTruncated when b is
+// shorter.
+func (p *PortExtendedSpeedsCountersRSFEC) UnmarshalBinary(b []byte) error {
+	if err := PortExtendedSpeedsCountersRSFECLayout.CheckMin(b, 152); err != nil {
+		return err
+	}
+	_ = b[151]
+	p.PortSelect = b[1]
+	p.CounterSelect = binary.BigEndian.Uint64(b[8:])
+	p.SyncHeaderErrorCounter = binary.BigEndian.Uint16(b[16:])
+	p.UnknownBlockCounter = binary.BigEndian.Uint16(b[18:])
+	p.FECCorrectableSymbolCounterLane[0] = binary.BigEndian.Uint32(b[44:])
+	p.FECCorrectableSymbolCounterLane[1] = binary.BigEndian.Uint32(b[48:])
+	p.FECCorrectableSymbolCounterLane[2] = binary.BigEndian.Uint32(b[52:])
+	p.FECCorrectableSymbolCounterLane[3] = binary.BigEndian.Uint32(b[56:])
+	p.FECCorrectableSymbolCounterLane[4] = binary.BigEndian.Uint32(b[60:])
+	p.FECCorrectableSymbolCounterLane[5] = binary.BigEndian.Uint32(b[64:])
+	p.FECCorrectableSymbolCounterLane[6] = binary.BigEndian.Uint32(b[68:])
+	p.FECCorrectableSymbolCounterLane[7] = binary.BigEndian.Uint32(b[72:])
+	p.FECCorrectableSymbolCounterLane[8] = binary.BigEndian.Uint32(b[76:])
+	p.FECCorrectableSymbolCounterLane[9] = binary.BigEndian.Uint32(b[80:])
+	p.FECCorrectableSymbolCounterLane[10] = binary.BigEndian.Uint32(b[84:])
+	p.FECCorrectableSymbolCounterLane[11] = binary.BigEndian.Uint32(b[88:])
+	p.PortFECCorrectableBlockCounter = binary.BigEndian.Uint32(b[140:])
+	p.PortFECUncorrectableBlockCounter = binary.BigEndian.Uint32(b[144:])
+	p.PortFECCorrectedSymbolCounter = binary.BigEndian.Uint32(b[148:])
+	return nil
+}
+
+// AppendBinary appends the 152-byte attribute to b, reserved bits zero. It
+// returns an error wrapping mad.ErrRange, and b unchanged, when a value does
+// not fit its row.
+func (p *PortExtendedSpeedsCountersRSFEC) AppendBinary(b []byte) ([]byte, error) {
+	all, d := PortExtendedSpeedsCountersRSFECLayout.Append(b)
+	_ = d[151]
+	d[1] = p.PortSelect
+	binary.BigEndian.PutUint64(d[8:], p.CounterSelect)
+	binary.BigEndian.PutUint16(d[16:], p.SyncHeaderErrorCounter)
+	binary.BigEndian.PutUint16(d[18:], p.UnknownBlockCounter)
+	binary.BigEndian.PutUint32(d[44:], p.FECCorrectableSymbolCounterLane[0])
+	binary.BigEndian.PutUint32(d[48:], p.FECCorrectableSymbolCounterLane[1])
+	binary.BigEndian.PutUint32(d[52:], p.FECCorrectableSymbolCounterLane[2])
+	binary.BigEndian.PutUint32(d[56:], p.FECCorrectableSymbolCounterLane[3])
+	binary.BigEndian.PutUint32(d[60:], p.FECCorrectableSymbolCounterLane[4])
+	binary.BigEndian.PutUint32(d[64:], p.FECCorrectableSymbolCounterLane[5])
+	binary.BigEndian.PutUint32(d[68:], p.FECCorrectableSymbolCounterLane[6])
+	binary.BigEndian.PutUint32(d[72:], p.FECCorrectableSymbolCounterLane[7])
+	binary.BigEndian.PutUint32(d[76:], p.FECCorrectableSymbolCounterLane[8])
+	binary.BigEndian.PutUint32(d[80:], p.FECCorrectableSymbolCounterLane[9])
+	binary.BigEndian.PutUint32(d[84:], p.FECCorrectableSymbolCounterLane[10])
+	binary.BigEndian.PutUint32(d[88:], p.FECCorrectableSymbolCounterLane[11])
+	binary.BigEndian.PutUint32(d[140:], p.PortFECCorrectableBlockCounter)
+	binary.BigEndian.PutUint32(d[144:], p.PortFECUncorrectableBlockCounter)
+	binary.BigEndian.PutUint32(d[148:], p.PortFECCorrectedSymbolCounter)
+	return all, nil
+}
+
+// MarshalBinary returns the 152-byte attribute.
+func (p *PortExtendedSpeedsCountersRSFEC) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
+
+// AttrLayout returns the layout of the attribute, PortExtendedSpeedsCountersRSFECLayout.
+func (*PortExtendedSpeedsCountersRSFEC) AttrLayout() *mad.Layout {
+	return &PortExtendedSpeedsCountersRSFECLayout
+}
+
+// String shows the attribute field by field, as the REPL prints it (Layout.Text).
+func (p *PortExtendedSpeedsCountersRSFEC) String() string {
+	b, err := p.MarshalBinary()
+	if err != nil {
+		return "PortExtendedSpeedsCountersRSFEC" + ": " + err.Error()
+	}
+	return PortExtendedSpeedsCountersRSFECLayout.Text(b)
+}
+
 // SwPortVLCongestion rows (IBA table "SwPortVLCongestion").
 var (
 	svcPortSelect    = mad.Field{Name: "PortSelect", LuaKey: "port_select", Bit: 8, Width: 8}
@@ -2576,6 +2710,7 @@ func Layouts() []*mad.Layout {
 		&PortVLXmitWaitCountersLayout,
 		&PortCountersExtendedLayout,
 		&PortExtendedSpeedsCountersLayout,
+		&PortExtendedSpeedsCountersRSFECLayout,
 		&SwPortVLCongestionLayout,
 		&PortRcvConCtrlLayout,
 		&PortSLRcvFECNLayout,
@@ -2686,6 +2821,61 @@ func NewCodec(id uint16) mad.Codec {
 	case AttrPortXmitDataSL:
 		return new(PortXmitDataSL)
 	case AttrPortRcvDataSL:
+		return new(PortRcvDataSL)
+	}
+	return nil
+}
+
+// CodecOf returns a new zero value of the Go type of layout l (one of
+// Layouts), or nil for another layout. Unlike NewCodec it tells apart the
+// layouts that share an attribute ID.
+func CodecOf(l *mad.Layout) mad.Codec {
+	switch l {
+	case &mad.ClassPortInfoLayout:
+		return new(mad.ClassPortInfo)
+	case &PortSamplesControlLayout:
+		return new(PortSamplesControl)
+	case &PortSamplesResultLayout:
+		return new(PortSamplesResult)
+	case &PortCountersLayout:
+		return new(PortCounters)
+	case &PortRcvErrorDetailsLayout:
+		return new(PortRcvErrorDetails)
+	case &PortXmitDiscardDetailsLayout:
+		return new(PortXmitDiscardDetails)
+	case &PortOpRcvCountersLayout:
+		return new(PortOpRcvCounters)
+	case &PortFlowCtlCountersLayout:
+		return new(PortFlowCtlCounters)
+	case &PortVLOpPacketsLayout:
+		return new(PortVLOpPackets)
+	case &PortVLOpDataLayout:
+		return new(PortVLOpData)
+	case &PortVLXmitFlowCtlUpdateErrorsLayout:
+		return new(PortVLXmitFlowCtlUpdateErrors)
+	case &PortVLXmitWaitCountersLayout:
+		return new(PortVLXmitWaitCounters)
+	case &PortCountersExtendedLayout:
+		return new(PortCountersExtended)
+	case &PortExtendedSpeedsCountersLayout:
+		return new(PortExtendedSpeedsCounters)
+	case &PortExtendedSpeedsCountersRSFECLayout:
+		return new(PortExtendedSpeedsCountersRSFEC)
+	case &SwPortVLCongestionLayout:
+		return new(SwPortVLCongestion)
+	case &PortRcvConCtrlLayout:
+		return new(PortRcvConCtrl)
+	case &PortSLRcvFECNLayout:
+		return new(PortSLRcvFECN)
+	case &PortSLRcvBECNLayout:
+		return new(PortSLRcvBECN)
+	case &PortXmitConCtrlLayout:
+		return new(PortXmitConCtrl)
+	case &PortVLXmitTimeCongLayout:
+		return new(PortVLXmitTimeCong)
+	case &PortXmitDataSLLayout:
+		return new(PortXmitDataSL)
+	case &PortRcvDataSLLayout:
 		return new(PortRcvDataSL)
 	}
 	return nil

@@ -7,7 +7,8 @@ import (
 	"github.com/ibscript/ibscript/mad/perf"
 )
 
-var registry = madtest.Registry{Layouts: perf.Layouts, LayoutByID: perf.LayoutByID, LayoutByName: perf.LayoutByName, NewCodec: perf.NewCodec}
+var registry = madtest.Registry{Layouts: perf.Layouts, LayoutByID: perf.LayoutByID, LayoutByName: perf.LayoutByName,
+	NewCodec: perf.NewCodec, CodecOf: perf.CodecOf}
 
 // TestEveryAttribute: every attribute of the schema passes the codec checks.
 func TestEveryAttribute(t *testing.T) { madtest.EveryAttribute(t, registry) }

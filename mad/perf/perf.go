@@ -29,6 +29,7 @@ const (
 	CapExtendedWidthNoIETF uint16 = 1 << 10
 	CapSamplesOnly         uint16 = 1 << 11
 	CapPortXmitWait        uint16 = 1 << 12
+	CapRSFECCounters       uint16 = 1 << 14 // PortExtendedSpeedsCounters has its RS-FEC layout on ports with RS-FEC active
 	CapQP1Dropped          uint16 = 1 << 15
 
 	Cap2AdditionalPortCounters uint32 = 1 << 1 // PortCountersExtended beyond byte 72

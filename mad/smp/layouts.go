@@ -31,6 +31,25 @@ const (
 // from the packet). SA Reports carry all 80 bytes.
 const NoticeSMPSize = 64
 
+// Cap2IsPortInfoExtendedSupported is the PortInfo.CapabilityMask2 bit of a
+// port that answers PortInfoExtended (libibmad's
+// IB_PORT_CAP2_IS_PORT_INFO_EXT_SUPPORTED).
+const Cap2IsPortInfoExtendedSupported uint16 = 1 << 1
+
+// PIECapFECModeSupported is the PortInfoExtended.CapabilityMask bit saying
+// its FEC mode fields are valid.
+const PIECapFECModeSupported uint32 = 1 << 0
+
+// FEC modes (PortInfoExtended.FECModeActive; libibmad's
+// IB_PORT_EXT_*_FEC_MODE_ACTIVE).
+const (
+	FECModeNone         uint16 = 0
+	FECModeFireCode     uint16 = 1
+	FECModeRS           uint16 = 2
+	FECModeLowLatencyRS uint16 = 3
+	FECModeRS2          uint16 = 4
+)
+
 // SM states (SMInfo.SMState).
 const (
 	SMStateNotActive   uint8 = 0

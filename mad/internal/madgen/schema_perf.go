@@ -206,6 +206,21 @@ func perfAttrs() []*Attr {
 			},
 		},
 		{
+			Pkg: "perf", Name: "PortExtendedSpeedsCountersRSFEC", ID: 0x001F, Alt: true, Const: "AttrPortExtendedSpeedsCounters", Size: 152, Prefix: "pescrs", Type: "PortExtendedSpeedsCountersRSFEC",
+			Mod: "none (0); the port is PortSelect",
+			Doc: "PortExtendedSpeedsCountersRSFEC is the PortExtendedSpeedsCounters attribute in its layout for a port with RS-FEC active (libibmad's IB_PESC_RSFEC fields): corrected symbols per lane and the port's FEC block and symbol counters (perfquery -X prints it when the PMA's ClassPortInfo has IsRSFECCountersSupported and the port's PortInfoExtended says RS-FEC is active; engine.Session.ExtendedSpeedsCounters chooses the same way).",
+			Fields: []Field{
+				{Name: "PortSelect", Bit: 8, Width: 8},
+				{Name: "CounterSelect", Bit: 64, Width: 64, Kind: mad.Hex},
+				{Name: "SyncHeaderErrorCounter", Bit: 128, Width: 16},
+				{Name: "UnknownBlockCounter", Bit: 144, Width: 16},
+				{Name: "FECCorrectableSymbolCounterLane", Bit: 352, Width: 32, Count: 12, Stride: 32, Doc: "lane i"},
+				{Name: "PortFECCorrectableBlockCounter", Bit: 1120, Width: 32},
+				{Name: "PortFECUncorrectableBlockCounter", Bit: 1152, Width: 32},
+				{Name: "PortFECCorrectedSymbolCounter", Bit: 1184, Width: 32},
+			},
+		},
+		{
 			Pkg: "perf", Name: "SwPortVLCongestion", ID: 0x0030, Size: 36, Prefix: "svc", Type: "SwPortVLCongestion",
 			Mod: "none (0); the port is PortSelect",
 			Doc: "SwPortVLCongestion is the SwPortVLCongestion attribute of a switch port: congestion marks per VL (perfquery --swportvlcong).",
