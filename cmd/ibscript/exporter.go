@@ -270,11 +270,17 @@ func metricsHandler(exp *exporter.Exporter, extra prometheus.Gatherer, other htt
 		}
 		if rd != nil {
 			zr, err := gzip.NewReader(bytes.NewReader(rd.Gzip))
-			if err == nil {
-				_, err = io.Copy(w, zr)
-			}
 			if err != nil {
 				errLog.Printf("ibscript exporter: the rendered sweep: %v", err)
+				return
+			}
+			// A write error is the scraper gone (curl | head): nothing to
+			// log, as for the gzip path's writes; a read error is ours.
+			ww := &writeErr{w: w}
+			if _, err := io.Copy(ww, zr); err != nil {
+				if ww.err == nil {
+					errLog.Printf("ibscript exporter: the rendered sweep: %v", err)
+				}
 				return
 			}
 		}
@@ -317,6 +323,20 @@ func writeTextfile(path string, exp *exporter.Exporter) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// writeErr remembers its writer's error.
+type writeErr struct {
+	w   io.Writer
+	err error
+}
+
+func (e *writeErr) Write(b []byte) (int, error) {
+	n, err := e.w.Write(b)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
 }
 
 // acceptsGzip reports whether the request's Accept-Encoding names gzip
