@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -215,8 +216,9 @@ type Exporter struct {
 	trapped    atomic.Bool   // a trap arrived since the last discovery
 	wake       chan struct{} // a trap: sweep now (buffer 1)
 
-	settleAt time.Time // when a trap's links should have settled: rediscover then (zero: none)
-	settles  int       // rediscoveries since the trap, for the backoff
+	plan     *sweepPlan // of disc; rebuilt after each discovery
+	settleAt time.Time  // when a trap's links should have settled: rediscover then (zero: none)
+	settles  int        // rediscoveries since the trap, for the backoff
 
 	text      textCache   // the last snapshot rendered (Text)
 	serveText atomic.Bool // Text was called: Run renders each sweep
@@ -352,51 +354,14 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	d := e.disc
 	s.Fabric, s.DiscoveryTime = d.Fabric, e.lastDisc
 
-	per := 2 // queries per port
-	if !e.opts.NoDetails {
-		per = 4
+	if e.plan == nil || e.plan.disc != d {
+		e.plan = e.makePlan(d)
 	}
-	nports := 0
-	for _, n := range d.Fabric.Nodes {
-		if n.Type == topo.Switch || e.opts.HCA {
-			for _, p := range n.Ports[min(1, len(n.Ports)):] {
-				if p != nil && p.Remote != nil {
-					nports++
-				}
-			}
-		}
-	}
-	s.Ports = make([]PortSample, 0, nports)
-	reqs := make([]engine.SweepReq, 0, nports*per)
-	at := make([]int, 0, nports) // per sample, its first request; -1: none
-	for _, n := range d.Fabric.Nodes {
-		if n.Type == topo.Switch {
-			s.Switches = append(s.Switches, n)
-		} else if e.opts.HCA {
-			s.HCAs = append(s.HCAs, n)
-		} else {
-			continue
-		}
-		c := e.caps[n]
-		for num := 1; num < len(n.Ports); num++ {
-			p := n.Ports[num]
-			if p == nil || p.Remote == nil {
-				continue
-			}
-			t, ok := portTarget(d, p)
-			if !ok {
-				err := fmt.Errorf("%s 0x%016x port %d: no LID and no route from discovery", uplinkType(n.Type), n.GUID, num)
-				s.Ports = append(s.Ports, PortSample{Port: p, ExtErr: err, PCErr: err, RcvErrErr: err, DiscardErr: err})
-				at = append(at, -1)
-				continue
-			}
-			s.Ports = append(s.Ports, PortSample{Port: p, Caps: c.mask, CapsErr: c.err})
-			at = append(at, len(reqs))
-			for _, id := range sweepAttrs[:per] {
-				reqs = append(reqs, engine.SweepReq{Target: t, Class: engine.SweepPerf, Method: mad.MethodGet, AttrID: id, AttrMod: uint32(num)})
-			}
-		}
-	}
+	pl := e.plan
+	per := pl.per
+	s.Switches, s.HCAs = pl.switches, pl.hcas
+	s.Ports = slices.Clone(pl.base)
+	reqs, at := pl.reqs, pl.at
 	res := e.sess.Sweep(ctx, reqs, nil)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -565,6 +530,69 @@ func portTarget(d *engine.Discovery, p *topo.Port) (engine.Target, bool) {
 		return engine.DR(path...), true
 	}
 	return engine.Target{}, false
+}
+
+// sweepPlan is what every sweep of one discovery asks: the samples'
+// ports (and the capabilities or the error each starts with) and the
+// requests, built once per discovery. Sweeps only read it.
+type sweepPlan struct {
+	disc     *engine.Discovery
+	per      int // queries per port
+	switches []*topo.Node
+	hcas     []*topo.Node
+	base     []PortSample      // a sweep's samples before the answers
+	reqs     []engine.SweepReq // the queries of every port with a target
+	at       []int             // per sample, its first request; -1: none
+}
+
+// makePlan builds the sweep plan of discovery d (e.caps read for it).
+func (e *Exporter) makePlan(d *engine.Discovery) *sweepPlan {
+	pl := &sweepPlan{disc: d, per: 2}
+	if !e.opts.NoDetails {
+		pl.per = 4
+	}
+	nports := 0
+	for _, n := range d.Fabric.Nodes {
+		if n.Type == topo.Switch || e.opts.HCA {
+			for _, p := range n.Ports[min(1, len(n.Ports)):] {
+				if p != nil && p.Remote != nil {
+					nports++
+				}
+			}
+		}
+	}
+	pl.base = make([]PortSample, 0, nports)
+	pl.reqs = make([]engine.SweepReq, 0, nports*pl.per)
+	pl.at = make([]int, 0, nports)
+	for _, n := range d.Fabric.Nodes {
+		if n.Type == topo.Switch {
+			pl.switches = append(pl.switches, n)
+		} else if e.opts.HCA {
+			pl.hcas = append(pl.hcas, n)
+		} else {
+			continue
+		}
+		c := e.caps[n]
+		for num := 1; num < len(n.Ports); num++ {
+			p := n.Ports[num]
+			if p == nil || p.Remote == nil {
+				continue
+			}
+			t, ok := portTarget(d, p)
+			if !ok {
+				err := fmt.Errorf("%s 0x%016x port %d: no LID and no route from discovery", uplinkType(n.Type), n.GUID, num)
+				pl.base = append(pl.base, PortSample{Port: p, ExtErr: err, PCErr: err, RcvErrErr: err, DiscardErr: err})
+				pl.at = append(pl.at, -1)
+				continue
+			}
+			pl.base = append(pl.base, PortSample{Port: p, Caps: c.mask, CapsErr: c.err})
+			pl.at = append(pl.at, len(pl.reqs))
+			for _, id := range sweepAttrs[:pl.per] {
+				pl.reqs = append(pl.reqs, engine.SweepReq{Target: t, Class: engine.SweepPerf, Method: mad.MethodGet, AttrID: id, AttrMod: uint32(num)})
+			}
+		}
+	}
+	return pl
 }
 
 // resetSaturated sends one PortCounters Set per port of s with saturated
