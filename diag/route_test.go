@@ -1,0 +1,171 @@
+package diag_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/sim"
+)
+
+// simEnv is a diag environment on the embedded simulator's bundled
+// fabric (node001's port; LIDs: node001 1, leaf01 2, spine02 9, leaf03 4,
+// node010 16), with the fabric to inject faults into.
+func simEnv(t *testing.T) (*diag.Env, *sim.Fabric) {
+	t.Helper()
+	f, err := sim.Default(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tr, err := f.Open(context.Background(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := engine.New(tr, &engine.Options{Timeout: 50 * time.Millisecond, Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	return &diag.Env{Session: sess}, f
+}
+
+func traceText(t *testing.T, tr *diag.Trace) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := diag.WriteTracert(&b, tr); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestTracertFaults: ibtracert's failures, injected into the simulator,
+// end the trace where ibtracert ends it, with its reason: an LFT entry
+// past the switch's ports (bad forwarding table entry), a forwarding
+// loop (the directed route grows past its limit), a cable down on the
+// way (the next hop cannot be reached), a LID no port has.
+func TestTracertFaults(t *testing.T) {
+	ctx := t.Context()
+	// From node010 (LID 16) to node003 (LID 8): node010 -> leaf03 ->
+	// [33] spine01 -> [1] leaf01 -> node003. The faults are in spine01's
+	// entry for LID 8, which the local port's (node001's) own LID routes
+	// do not use: ibtracert reaches both ends and fails on the way.
+	cases := []struct {
+		name   string
+		fault  func(f *sim.Fabric) error
+		hops   int    // hops printed before the failure
+		reason string // the warning that says why
+	}{
+		{"bad LFT entry", func(f *sim.Fabric) error { return f.SetLFT("spine01", 8, 0xff) }, 1,
+			`find_route: Bad forwarding table entry found at: node "spine01" lid entry 8 is 255 (top `},
+		{"loop", func(f *sim.Fabric) error { return f.SetLFT("spine01", 8, 3) }, 60, "find_route: Direct path too long!"},
+		{"uncabled port", func(f *sim.Fabric) error { return f.SetLFT("spine01", 8, 30) }, 2, "find_route: can't reach port at DR path slid 0; dlid 0; 0,1,34,3,33,30"},
+		{"no such LID", func(*sim.Fabric) error { return nil }, -1, "find_route: can't reach to/from ports"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env, f := simEnv(t)
+			if err := c.fault(f); err != nil {
+				t.Fatal(err)
+			}
+			dst := uint16(8)
+			if c.hops < 0 {
+				dst = 999
+			}
+			tr, err := diag.Tracert(ctx, env, 16, dst, nil)
+			if !errors.Is(err, diag.ErrNoRoute) || tr.To != nil || tr.Error == "" {
+				t.Fatalf("error %v, to %v: want ErrNoRoute and no destination\n%s", err, tr.To, traceText(t, tr))
+			}
+			if c.hops >= 0 && (tr.From == nil || len(tr.Hops) != c.hops) {
+				t.Errorf("%d hops printed, want %d:\n%s", len(tr.Hops), c.hops, traceText(t, tr))
+			}
+			if len(tr.Warnings) == 0 || !strings.HasPrefix(tr.Warnings[0], c.reason) {
+				t.Errorf("warnings %q, want %q first", tr.Warnings, c.reason)
+			}
+			if last := tr.Warnings[len(tr.Warnings)-1]; last != "get_route: can't find a route from src to dest" {
+				t.Errorf("last warning %q", last)
+			}
+		})
+	}
+}
+
+// TestIBRouteFaults: ibroute's refusals and a switch whose LFT cannot be
+// read all through: a CA (not a switch), a LID no node has (NodeInfo
+// fails), and a dropped entry shown only with -a.
+func TestIBRouteFaults(t *testing.T) {
+	ctx := t.Context()
+	env, f := simEnv(t)
+	if _, err := diag.IBRoute(ctx, env, engine.LID(1), diag.LIDAddress(1), nil); !errors.Is(err, diag.ErrNotSwitch) {
+		t.Errorf("CA: %v, want ErrNotSwitch", err)
+	}
+	if _, err := diag.IBRoute(ctx, env, engine.LID(999), diag.LIDAddress(999), nil); err == nil || !strings.HasPrefix(err.Error(), "node info failed: valid addr?") {
+		t.Errorf("no such LID: %v", err)
+	}
+	if err := f.SetLFT("leaf01", 16, 0xff); err != nil {
+		t.Fatal(err)
+	}
+	valid, err := diag.IBRoute(ctx, env, engine.LID(2), diag.LIDAddress(2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := diag.IBRoute(ctx, env, engine.LID(2), diag.LIDAddress(2), &diag.RouteOptions{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(ft *diag.ForwardingTable) *diag.LFTEntry {
+		for i := range ft.LIDs {
+			if ft.LIDs[i].LID == 16 {
+				return &ft.LIDs[i]
+			}
+		}
+		return nil
+	}
+	if e := find(valid); e != nil {
+		t.Errorf("dropped LID 16 listed without -a: %+v", e)
+	}
+	if e := find(all); e == nil || e.Port != 255 || e.Valid || e.Info != ": (illegal port)" {
+		t.Errorf("dropped LID 16 with -a: %+v, want port 255 \"(illegal port)\"", e)
+	}
+	if len(all.LIDs) != len(valid.LIDs)+2 { // LID 0 and LID 16
+		t.Errorf("-a lists %d LIDs, without %d: want 2 more", len(all.LIDs), len(valid.LIDs))
+	}
+}
+
+// TestSAQueryFailures: saquery's failures as its exit statuses: a name
+// no NodeRecord has (ENONET), a LID out of range (EINVAL), an unknown
+// query name (EINVAL), PortInfoRecord (not implemented, EINVAL).
+func TestSAQueryFailures(t *testing.T) {
+	ctx := t.Context()
+	env, _ := simEnv(t)
+	for _, c := range []struct {
+		args []string
+		qt   string
+		exit int
+		msg  string
+	}{
+		{[]string{"NR", "nosuchnode"}, "", 64, `Failed to find lid for "nosuchnode"`},
+		{[]string{"NR", "0x10000"}, "", 22, `Invalid lid specified: "0x10000"`},
+		{nil, "NoSuchQuery", 22, "Unknown query type NoSuchQuery"},
+		{[]string{"PIR"}, "", 22, "saquery PortInfoRecord"},
+	} {
+		o := diag.NewSAQueryOptions()
+		o.Args, o.QueryType = c.args, c.qt
+		res, err := diag.SAQuery(ctx, env, o)
+		var se *diag.SAError
+		if !errors.As(err, &se) || se.Exit != c.exit || res.Exit != c.exit || !strings.HasPrefix(se.Msg, c.msg) {
+			t.Errorf("saquery %q %q: %v (exit %d), want exit %d %q", c.qt, c.args, err, res.Exit, c.exit, c.msg)
+		}
+	}
+	// A name found: the node's LID selects its records.
+	o := diag.NewSAQueryOptions()
+	o.Args = []string{"leaf01"}
+	res, err := diag.SAQuery(ctx, env, o)
+	if err != nil || len(res.Sections) != 1 || len(res.Sections[0].Records) != 1 || res.Sections[0].Records[0].Fields["lid"] != uint64(2) {
+		t.Errorf("saquery leaf01: %v, %+v", err, res)
+	}
+}
