@@ -652,3 +652,77 @@ func TestRouteToolsWithLMC(t *testing.T) {
 		diffToolIBExit(t, s, host, c[0], c[1:]...)
 	}
 }
+
+// TestTracertFaultsMatchCTool: with switches' LFT entries corrupted
+// through the engine on an ibsim of its own (an entry dropped, one sent
+// to an unused port, two switches sending a LID to each other), ibtracert
+// and ibscript fail the same way for every pair of LIDs: the same route
+// printed up to the failure, the same status; and ibroute, dump_lfts
+// show the corrupted tables alike.
+func TestTracertFaultsMatchCTool(t *testing.T) {
+	const path, host = "../topologies/net.route-ring", "h2"
+	s := privateSM(t, path)
+	sess, _ := session(t, s, host, nil, nil)
+	ctx := t.Context()
+	d, err := sess.Discover(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*topo.Node{}
+	var lids []uint16
+	for _, n := range d.Fabric.Nodes {
+		byName[n.Desc] = n
+		for _, p := range n.Ports {
+			if p != nil && p.LID != 0 && (n.Type != topo.Switch || p.Num == 0) {
+				lids = append(lids, p.LID)
+			}
+		}
+	}
+	lidOf := func(desc string, port int) uint16 { return byName[desc].Ports[port].LID }
+	setLFT := func(sw string, lid uint16, port uint8) {
+		t.Helper()
+		n := byName[sw]
+		swLID := engine.LID(n.Ports[0].LID)
+		blk, err := sess.LFTBlock(ctx, swLID, uint32(lid/64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blk.Ports[lid%64] = port
+		if _, err := engine.Set(ctx, sess, swLID, uint32(lid/64), &blk); err != nil {
+			t.Fatalf("%s: Set LFT block %d: %v", sw, lid/64, err)
+		}
+	}
+	setLFT("ring-C", lidOf("h3 with  two spaces", 1), 0xff) // dropped
+	setLFT("ring-D", lidOf("host no.1 (one)", 2), 7)          // an unused port
+	setLFT("ring-B", lidOf("h4", 1), 4)                       // ring-B -> ring-C ...
+	setLFT("ring-C", lidOf("h4", 1), 4)                       // ... -> ring-B: a loop
+	failed := 0
+	env := &diag.Env{Session: sess}
+	for _, src := range lids {
+		for _, dst := range lids {
+			args := []string{itoa(src), itoa(dst)}
+			want, _, code := runExit(t, s, host, "ibtracert", args...)
+			tr, err := diag.Tracert(ctx, env, src, dst, nil)
+			var got bytes.Buffer
+			if werr := diag.WriteTracert(&got, tr); werr != nil {
+				t.Fatal(werr)
+			}
+			gotCode := 0
+			if err != nil {
+				diag.WriteIBExit(&got, ibtracertPath, err.Error())
+				gotCode = 255
+				failed++
+			}
+			if code != gotCode || got.String() != string(want) {
+				t.Errorf("ibtracert %v: exit %d, diag %d (%v, %q):\n%s", args, code, gotCode, err, tr.Warnings, lineDiff(string(want), got.String()))
+			}
+		}
+	}
+	t.Logf("%d of %d traces failed", failed, len(lids)*len(lids))
+	if failed == 0 {
+		t.Error("no trace failed: the LFT faults did not take")
+	}
+	for _, c := range [][]string{{"ibroute", "-a", itoa(lidOf("ring-C", 0))}, {"ibroute", itoa(lidOf("ring-D", 0))}, {"dump_lfts"}} {
+		diffToolIBExit(t, s, host, c[0], c[1:]...)
+	}
+}
