@@ -693,9 +693,9 @@ func TestTracertFaultsMatchCTool(t *testing.T) {
 		}
 	}
 	setLFT("ring-C", lidOf("h3 with  two spaces", 1), 0xff) // dropped
-	setLFT("ring-D", lidOf("host no.1 (one)", 2), 7)          // an unused port
-	setLFT("ring-B", lidOf("h4", 1), 4)                       // ring-B -> ring-C ...
-	setLFT("ring-C", lidOf("h4", 1), 4)                       // ... -> ring-B: a loop
+	setLFT("ring-D", lidOf("host no.1 (one)", 2), 7)        // an unused port
+	setLFT("ring-B", lidOf("h4", 1), 4)                     // ring-B -> ring-C ...
+	setLFT("ring-C", lidOf("h4", 1), 4)                     // ... -> ring-B: a loop
 	failed := 0
 	env := &diag.Env{Session: sess}
 	for _, src := range lids {
