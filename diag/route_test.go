@@ -169,3 +169,31 @@ func TestSAQueryFailures(t *testing.T) {
 		t.Errorf("saquery leaf01: %v, %+v", err, res)
 	}
 }
+
+// TestSAQueryIsSMOnSimulator: saquery -s on the simulator lists the SM's
+// port under "IsSM ports" (its SA matches any of the template's
+// CapabilityMask bits when the attribute modifier is 1<<31, as OpenSM
+// does) and none under "IsSMdisabled ports".
+func TestSAQueryIsSMOnSimulator(t *testing.T) {
+	env, _ := simEnv(t)
+	o := diag.NewSAQueryOptions()
+	o.Command = diag.SAIsSM
+	res, err := diag.SAQuery(t.Context(), env, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sections) != 2 || len(res.Sections[0].Records) != 1 || len(res.Sections[1].Records) != 0 {
+		t.Fatalf("sections %+v: want the SM's port, then none", res.Sections)
+	}
+	f := res.Sections[0].Records[0].Fields
+	if f["endport_lid"] != uint64(1) || f["capability_mask"].(uint64)&2 == 0 {
+		t.Errorf("IsSM port %v: want LID 1 with IsSM (0x2)", f)
+	}
+	var b bytes.Buffer
+	if err := diag.WriteSAQuery(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), "IsSM ports\nPortInfoRecord dump:\n\t\tEndPortLid..............1\n") || !strings.HasSuffix(b.String(), "\n\nIsSMdisabled ports\n") {
+		t.Errorf("text:\n%s", b.String())
+	}
+}

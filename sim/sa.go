@@ -375,7 +375,28 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 	}
 	msg := make([]byte, sa.HeaderSize, sa.HeaderSize+est*stride)
 	copy(msg, req[:sa.HeaderSize])
+	// OpenSM's enhanced component mask: a PortInfoRecord request with
+	// attribute modifier 1<<31 matches the ports having every
+	// CapabilityMask bit of the template (saquery -s), not that mask
+	// exactly.
+	capMask, capComp := mad.Field{}, uint64(0)
+	if attr == &sa.PortInfoRecord && binary.BigEndian.Uint32(req[20:24]) == 1<<31 {
+		fl, c, _ := attr.Field("CapabilityMask")
+		if mask&(1<<c) != 0 {
+			capMask, capComp = fl, 1<<c
+			mask &^= capComp
+		}
+	}
 	msg = f.saRecords(msg, attr, tmpl, mask, from)
+	if capComp != 0 {
+		want, kept := capMask.Get(tmpl), msg[:sa.HeaderSize]
+		for r := msg[sa.HeaderSize:]; len(r) >= stride; r = r[stride:] {
+			if capMask.Get(r[:stride])&want == want {
+				kept = append(kept, r[:stride]...)
+			}
+		}
+		msg = kept
+	}
 	n := (len(msg) - sa.HeaderSize) / stride
 	if method == mad.MethodGet {
 		switch {
