@@ -18,8 +18,8 @@ import (
 )
 
 // TestExporterMatchesPerfQuery: on live ibsim, with error counters set
-// through its console, one exporter sweep holds every linked switch port,
-// and each port's error counters and PortXmitWait are what perfquery
+// through its console, one exporter sweep (CA ports too, --collector.hca)
+// holds every linked switch and CA port, and each port's error counters and PortXmitWait are what perfquery
 // prints for it (the data and packet counters move with every MAD, so
 // they are not compared).
 func TestExporterMatchesPerfQuery(t *testing.T) {
@@ -42,14 +42,15 @@ func TestExporterMatchesPerfQuery(t *testing.T) {
 		`PerformanceSet "Switch1"[1] PortCounters.SymbolErrorCounter=3`,
 		`PerformanceSet "Switch1"[3] PortCounters.PortRcvErrors=1234`,
 		`PerformanceSet "Switch2"[2] PortCounters.PortXmitWait=11`,
-		`PerformanceSet "Switch2"[5] PortCounters.LinkDownedCounter=250`)
+		`PerformanceSet "Switch2"[5] PortCounters.LinkDownedCounter=250`,
+		`PerformanceSet "Hca2"[1] PortCounters.PortRcvErrors=77`)
 	sess, _ := session(t, s, "", nil, nil)
-	snap, err := exporter.New(sess, nil).Sweep(t.Context())
+	snap, err := exporter.New(sess, &exporter.Options{HCA: true}).Sweep(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.Errors != 0 || len(snap.Ports) != 8 {
-		t.Fatalf("sweep: %d errors, %d ports (want 0 and the 8 linked switch ports)", snap.Errors, len(snap.Ports))
+	if snap.Errors != 0 || len(snap.Ports) != 12 {
+		t.Fatalf("sweep: %d errors, %d ports (want 0 and the 8 linked switch ports and 4 CA ports)", snap.Errors, len(snap.Ports))
 	}
 	line := regexp.MustCompile(`(?m)^(\w+):\.*(\d+)$`)
 	layout := perf.LayoutByID(perf.AttrPortCounters)
@@ -59,7 +60,7 @@ func TestExporterMatchesPerfQuery(t *testing.T) {
 			t.Errorf("%s port %d: %v %v %v", ps.Port.Node.Desc, ps.Port.Num, ps.PCErr, ps.ExtErr, ps.CapsErr)
 			continue
 		}
-		lid := ps.Port.Node.Ports[0].LID
+		lid := ps.Port.Node.EndPort(ps.Port.Num).LID // a CA port's own, a switch's port 0's
 		out, err := s.Run(t.Context(), "", "perfquery", strconv.Itoa(int(lid)), strconv.Itoa(ps.Port.Num))
 		if err != nil {
 			t.Fatalf("perfquery %d %d: %v\n%s", lid, ps.Port.Num, err, out)
@@ -86,9 +87,9 @@ func TestExporterMatchesPerfQuery(t *testing.T) {
 			}
 		}
 	}
-	// 8 ports, the 12 error counters, QP1Dropped and PortXmitWait
-	if compared < 8*13 {
-		t.Errorf("%d values compared, want at least %d", compared, 8*13)
+	// 12 ports, the 12 error counters, QP1Dropped and PortXmitWait
+	if compared < 12*13 {
+		t.Errorf("%d values compared, want at least %d", compared, 12*13)
 	}
 }
 
