@@ -3,6 +3,7 @@ package diag
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/mad/smp"
 )
 
@@ -413,10 +415,20 @@ func WriteTracert(w io.Writer, t *Trace) error {
 }
 
 // LIDOfGUID is the LID of the port whose port or node GUID is guid, as
-// the C tools' -G resolves it (they ask the SA for a PathRecord to the
-// port; ibscript finds it in a discovery, which needs no SA). A switch's
-// GUID gives its port 0's LID.
+// the C tools' -G resolves it: the DLID of the SA's PathRecord from the
+// port's GID to itself (one query); when the SA has none, the port or
+// node with that GUID in a discovery (a CA's node GUID too, which the C
+// tools cannot resolve). A switch's GUID gives its port 0's LID.
 func LIDOfGUID(ctx context.Context, e *Env, guid uint64) (uint16, error) {
+	tmpl := make([]byte, 64)
+	binary.BigEndian.PutUint64(tmpl[8:], e.Session.Port().GIDPrefix) // DGID
+	binary.BigEndian.PutUint64(tmpl[16:], guid)
+	copy(tmpl[24:40], tmpl[8:24]) // SGID
+	if recs, err := e.Session.SAGetTable(ctx, &sa.PathRecord, 1<<2|1<<3, tmpl); err == nil && len(recs) > 0 && len(recs[0]) >= 42 {
+		if lid := binary.BigEndian.Uint16(recs[0][40:42]); lid != 0 {
+			return lid, nil
+		}
+	}
 	d := e.Session.LastDiscovery()
 	if d == nil {
 		var err error

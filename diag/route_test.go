@@ -197,3 +197,25 @@ func TestSAQueryIsSMOnSimulator(t *testing.T) {
 		t.Errorf("text:\n%s", b.String())
 	}
 }
+
+// TestLIDOfGUID: -G resolves a port GUID with one SA PathRecord query, as
+// the C tools do (no discovery), and a CA's node GUID, which has no
+// PathRecord, through a discovery.
+func TestLIDOfGUID(t *testing.T) {
+	env, _ := simEnv(t)
+	ctx := t.Context()
+	lid, err := diag.LIDOfGUID(ctx, env, 0x0002c90300f00000) // leaf01
+	if err != nil || lid != 2 {
+		t.Fatalf("leaf01: LID %d, %v; want 2", lid, err)
+	}
+	if env.Session.LastDiscovery() != nil {
+		t.Error("a port GUID was resolved by discovery, not by the SA")
+	}
+	lid, err = diag.LIDOfGUID(ctx, env, 0x0002c90300a00012) // node010's node GUID
+	if err != nil || lid != 16 {
+		t.Fatalf("node010's node GUID: LID %d, %v; want 16", lid, err)
+	}
+	if _, err := diag.LIDOfGUID(ctx, env, 0x1234); err == nil {
+		t.Error("an unknown GUID resolved")
+	}
+}
