@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -516,6 +517,22 @@ func TestRouteToolsCommandLine(t *testing.T) {
 				{"saquery", "SWIR", swLID}, {"saquery", "-x", swLID}, {"saquery", "-s"}, {"saquery", "LFTR", swLID + "/0"}, {"saquery", "NR", "nosuchnode"},
 			} {
 				diffToolIBExit(t, s, rt.host, c[0], c[1:]...)
+			}
+			// A node-name-map renames the switch and the CA everywhere
+			// the tools print a node's name.
+			nameMap := filepath.Join(t.TempDir(), "names")
+			text := fmt.Sprintf("# test map\n0x%016x \"sw-renamed\"\n0x%016x \"ca renamed\"\n", sw.GUID, ca.GUID)
+			if err := os.WriteFile(nameMap, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range [][]string{
+				{"ibroute", swLID}, {"dump_lfts"}, {"dump_mfts", "-a", "0xc000", "0xc000"}, {"ibtracert", caLID, swLID}, {"ibtracert", ca2LID, caLID},
+				{"saquery", "NR", caLID}, {"saquery", "-D"}, {"saquery", "-O", caLID},
+			} {
+				out := diffToolIBExit(t, s, rt.host, c[0], append(c[1:], "--node-name-map", nameMap)...)
+				if c[0] == "ibroute" && !bytes.Contains(out.stdout, []byte("(sw-renamed)")) {
+					t.Errorf("ibroute --node-name-map: the switch not renamed:\n%s", out.stdout)
+				}
 			}
 		})
 	}
