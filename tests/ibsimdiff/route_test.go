@@ -518,6 +518,20 @@ func TestRouteToolsCommandLine(t *testing.T) {
 			} {
 				diffToolIBExit(t, s, rt.host, c[0], c[1:]...)
 			}
+			// --ports-file: pairs, comments and blank lines, then a pair
+			// that fails (ibtracert stops there and names the line).
+			ports := filepath.Join(t.TempDir(), "pairs")
+			good := fmt.Sprintf("# pairs\n%s %s\n\n   \n%s\t%s\n", caLID, ca2LID, ca2LID, swLID)
+			if err := os.WriteFile(ports, []byte(good), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out := diffToolIBExit(t, s, rt.host, "ibtracert", "--ports-file", ports); !bytes.Contains(out.stdout, []byte("2 lid/guid pairs processed from")) {
+				t.Errorf("ibtracert --ports-file:\n%s", out.stdout)
+			}
+			if err := os.WriteFile(ports, []byte(good+caLID+" 999\n"+caLID+" "+swLID+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			diffToolIBExit(t, s, rt.host, "ibtracert", "-n", "--ports-file", ports)
 			// A node-name-map renames the switch and the CA everywhere
 			// the tools print a node's name.
 			nameMap := filepath.Join(t.TempDir(), "names")
