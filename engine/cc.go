@@ -26,43 +26,18 @@ func (s *Session) CC(ctx context.Context, t Target, method uint8, attrID uint16,
 	if err != nil {
 		return nil, err
 	}
-	defer s.release(o)
-	out := append([]byte(nil), cc.Data(o.resp[:])...)
-	return out, o.madStatus()
+	return s.copyData(o, cc.Data)
 }
 
 func (s *Session) ccCall(ctx context.Context, t Target, method uint8, attrID uint16, mod uint32, data []byte, opts []CallOption) (*op, error) {
-	c := s.callOpts(opts)
-	lt, err := s.lidOf(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	agent, err := s.agent(ctx, mad.ClassCC, cc.Version)
-	if err != nil {
-		return nil, err
-	}
-	o := s.getOp()
-	b, err := cc.NewRequest(o.req[:], method, 0, attrID, mod, c.cckey)
-	if err != nil {
-		s.release(o)
-		return nil, fmt.Errorf("engine: cc to %s: %w", t, err)
-	}
-	copy(cc.Data(b), data)
-	o.n = len(b)
-	o.pkt.Addr = fabric.Addr{LID: lt.LID, QPN: 1, QKey: qp1QKey}
-	o.setup(agent, c, t, false)
-	if err := s.call(ctx, o); err != nil {
-		return nil, err
-	}
-	if err := o.result(); err != nil {
-		s.release(o)
-		return nil, err
-	}
-	if o.rn < mad.Size {
-		s.release(o)
-		return nil, fmt.Errorf("engine: %s %s: response: %w (have %d, need %d)", t, attrName(mad.ClassCC, attrID, mod), mad.ErrTruncated, o.rn, mad.Size)
-	}
-	return o, nil
+	return s.gmpCall(ctx, t, mad.ClassCC, cc.Version, attrID, mod, opts, func(buf []byte, c callOpts) ([]byte, error) {
+		b, err := cc.NewRequest(buf, method, 0, attrID, mod, c.cckey)
+		if err != nil {
+			return nil, fmt.Errorf("engine: cc to %s: %w", t, err)
+		}
+		copy(cc.Data(b), data)
+		return b, nil
+	})
 }
 
 // isCC reports whether l is one of package cc's layouts (CongestionLog's

@@ -31,47 +31,49 @@ func (s *Session) Perf(ctx context.Context, t Target, method uint8, attrID uint1
 	if err != nil {
 		return nil, err
 	}
-	defer s.release(o)
-	out := append([]byte(nil), perf.Data(o.resp[:])...)
-	return out, o.madStatus()
+	return s.copyData(o, perf.Data)
 }
 
 func (s *Session) perfCall(ctx context.Context, t Target, method uint8, attrID uint16, port uint8, data []byte, opts []CallOption) (*op, error) {
+	return s.gmpCall(ctx, t, mad.ClassPerf, perf.Version, attrID, 0, opts, func(buf []byte, _ callOpts) ([]byte, error) {
+		b, err := perf.NewRequest(buf, method, 0, attrID, port)
+		if err != nil {
+			return nil, fmt.Errorf("engine: perf to %s: %w", t, err)
+		}
+		if data != nil {
+			d := perf.Data(b)
+			copy(d, data)
+			clear(d[len(data):])
+		}
+		return b, nil
+	})
+}
+
+// gmpCall runs one transaction of a GMP class (PerfMgt, Congestion
+// Control) with QP1 of t, LID-routed (lidOf): build writes the request
+// into the op's buffer. It returns the op with a whole response, which the
+// caller releases, or an error.
+func (s *Session) gmpCall(ctx context.Context, t Target, class, version uint8, attrID uint16, mod uint32, opts []CallOption,
+	build func(buf []byte, c callOpts) ([]byte, error)) (*op, error) {
 	c := s.callOpts(opts)
 	lt, err := s.lidOf(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	agent, err := s.agent(ctx, mad.ClassPerf, perf.Version)
+	agent, err := s.agent(ctx, class, version)
 	if err != nil {
 		return nil, err
 	}
 	o := s.getOp()
-	b, err := perf.NewRequest(o.req[:], method, 0, attrID, port)
+	b, err := build(o.req[:], c)
 	if err != nil {
 		s.release(o)
-		return nil, fmt.Errorf("engine: perf to %s: %w", t, err)
-	}
-	if data != nil {
-		d := perf.Data(b)
-		copy(d, data)
-		clear(d[len(data):])
+		return nil, err
 	}
 	o.n = len(b)
 	o.pkt.Addr = fabric.Addr{LID: lt.LID, QPN: 1, QKey: qp1QKey}
 	o.setup(agent, c, t, false)
-	if err := s.call(ctx, o); err != nil {
-		return nil, err
-	}
-	if err := o.result(); err != nil {
-		s.release(o)
-		return nil, err
-	}
-	if o.rn < mad.Size {
-		s.release(o)
-		return nil, fmt.Errorf("engine: %s %s: response: %w (have %d, need %d)", t, attrName(mad.ClassPerf, attrID, 0), mad.ErrTruncated, o.rn, mad.Size)
-	}
-	return o, nil
+	return s.finish(ctx, o, t, attrID, mod)
 }
 
 // lidOf returns a LID target for t: as is, from the last discovery

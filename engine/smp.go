@@ -22,8 +22,14 @@ func (s *Session) SMP(ctx context.Context, t Target, method uint8, attrID uint16
 	if err != nil {
 		return nil, err
 	}
+	return s.copyData(o, smp.Data)
+}
+
+// copyData returns a copy of the attribute data (data picks it) of o's
+// response and, for a non-zero status, a *StatusError; it releases o.
+func (s *Session) copyData(o *op, data func([]byte) []byte) ([]byte, error) {
 	defer s.release(o)
-	out := append([]byte(nil), smp.Data(o.resp[:])...)
+	out := append([]byte(nil), data(o.resp[:])...)
 	return out, o.madStatus()
 }
 
@@ -38,6 +44,13 @@ func (s *Session) smpCall(ctx context.Context, t Target, method uint8, attrID ui
 	if err != nil {
 		return nil, err
 	}
+	return s.finish(ctx, o, t, attrID, attrMod)
+}
+
+// finish runs the transaction of o and returns it with a whole
+// response, which the caller releases; or an error, timeouts included
+// (o released).
+func (s *Session) finish(ctx context.Context, o *op, t Target, attrID uint16, attrMod uint32) (*op, error) {
 	if err := s.call(ctx, o); err != nil {
 		return nil, err
 	}

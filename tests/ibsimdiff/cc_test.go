@@ -2,16 +2,13 @@ package ibsimdiff
 
 import (
 	"bytes"
-	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -239,38 +236,13 @@ func TestCCMatchesIBCCQuery(t *testing.T) {
 // log as the log data, and reports how many it answered.
 func ccLogResponder(t *testing.T, tr fabric.Transport, log []byte) (served func() int) {
 	t.Helper()
-	id, err := tr.Register(t.Context(), fabric.Agent{Class: mad.ClassCC, Version: cc.Version}.WithMethods(mad.MethodGet))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	n := 0
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		var p fabric.Packet
-		for {
-			if err := tr.Recv(context.Background(), &p); err != nil {
-				if errors.Is(err, net.ErrClosed) {
-					return
-				}
-				continue
-			}
-			if p.Status != 0 || mad.IsResponse(p.Data) || mad.AttrIDOf(p.Data) != cc.AttrCongestionLog {
-				continue
-			}
-			r := append([]byte(nil), p.Data...)
-			r[3] = mad.MethodGetResp
-			r[4], r[5] = 0, 0
-			copy(cc.Data(r), log)
-			if tr.Send(context.Background(), &fabric.Packet{Agent: id, Addr: p.Addr, Data: r}) == nil {
-				mu.Lock()
-				n++
-				mu.Unlock()
-			}
+	return responder(t, tr, fabric.Agent{Class: mad.ClassCC, Version: cc.Version}, func(r []byte) bool {
+		if mad.AttrIDOf(r) != cc.AttrCongestionLog {
+			return false
 		}
+		copy(cc.Data(r), log)
+		return true
 	})
-	t.Cleanup(func() { tr.Close(); wg.Wait() })
-	return func() int { mu.Lock(); defer mu.Unlock(); return n }
 }
 
 // TestCCLogAsIBCCQueryPrints: ibsim forwards a CongestionLog Get to an

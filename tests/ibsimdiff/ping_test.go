@@ -32,7 +32,22 @@ const (
 // pingResponder answers ibping on tr until tr is closed, with name.
 func pingResponder(t *testing.T, tr fabric.Transport, name string) (served func() int) {
 	t.Helper()
-	id, err := tr.Register(t.Context(), fabric.Agent{Class: pingClass, Version: pingVersion, OUI: pingOUI}.WithMethods(mad.MethodGet))
+	a := fabric.Agent{Class: pingClass, Version: pingVersion, OUI: pingOUI}
+	return responder(t, tr, a, func(r []byte) bool {
+		clear(r[vendorData:])
+		copy(r[vendorData:], name)
+		return true
+	})
+}
+
+// responder registers agent a (its Get method) on tr and, until tr is
+// closed, answers each Get request of a's class that fill accepts with a
+// GetResp: the request, status 0, its data as fill leaves it (the TID
+// stays as received: its top bits route the answer). served reports how
+// many answers went out.
+func responder(t *testing.T, tr fabric.Transport, a fabric.Agent, fill func(r []byte) bool) (served func() int) {
+	t.Helper()
+	id, err := tr.Register(t.Context(), a.WithMethods(mad.MethodGet))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,15 +63,15 @@ func pingResponder(t *testing.T, tr fabric.Transport, name string) (served func(
 				}
 				continue
 			}
-			if p.Status != 0 || mad.IsResponse(p.Data) || mad.MgmtClassOf(p.Data) != pingClass {
+			if p.Status != 0 || mad.IsResponse(p.Data) || mad.MgmtClassOf(p.Data) != a.Class {
 				continue
 			}
 			r := append([]byte(nil), p.Data...)
 			r[3] = mad.MethodGetResp
 			r[4], r[5] = 0, 0
-			clear(r[vendorData:])
-			copy(r[vendorData:], name)
-			// The TID stays as received: its top bits route the answer.
+			if !fill(r) {
+				continue
+			}
 			if tr.Send(context.Background(), &fabric.Packet{Agent: id, Addr: p.Addr, Data: r}) == nil {
 				mu.Lock()
 				n++
