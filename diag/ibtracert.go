@@ -63,14 +63,13 @@ type TraceEnd struct {
 
 // TraceHop is one link of a trace.
 type TraceHop struct {
-	OutPort  int    `json:"out_port"` // the port the route leaves by
-	Type     string `json:"type"`     // the node it reaches
-	GUID     GUID   `json:"guid"`     // unicast: the port GUID reached; multicast: the node GUID
-	PortNum  int    `json:"port"`     // the port it arrives at
-	LID      uint16 `json:"lid"`
-	LIDEnd   uint16 `json:"lid_end"`
-	Name     string `json:"name"`
-	nodeGUID uint64
+	OutPort int    `json:"out_port"` // the port the route leaves by
+	Type    string `json:"type"`     // the node it reaches
+	GUID    GUID   `json:"guid"`     // unicast: the port GUID reached; multicast: the node GUID
+	PortNum int    `json:"port"`     // the port it arrives at
+	LID     uint16 `json:"lid"`
+	LIDEnd  uint16 `json:"lid_end"`
+	Name    string `json:"name"`
 }
 
 // ErrNoRoute is ibtracert's "Failed to get route information".
@@ -312,7 +311,7 @@ walk:
 		if record {
 			tr.trace.Hops = append(tr.trace.Hops, TraceHop{OutPort: outport, Type: traceType(cur.typ), GUID: GUID(cur.portGUID),
 				PortNum: cur.portnum, LID: cur.lid, LIDEnd: cur.lid + 1<<cur.lmc - 1,
-				Name: remapName(tr.names, cur.nodeGUID, cur.desc), nodeGUID: cur.nodeGUID})
+				Name: remapName(tr.names, cur.nodeGUID, cur.desc)})
 		}
 	}
 	if maxhops <= 0 {

@@ -201,7 +201,7 @@ func (tr *tracer) recordMCPath(n *mcNode) {
 				out = p.remote.portnum
 			}
 			tr.trace.Hops = append(tr.trace.Hops, TraceHop{OutPort: out, Type: traceType(x.typ), GUID: GUID(x.nodeGUID),
-				PortNum: x.upport, LID: p.lid, LIDEnd: p.lid + 1<<p.lmc - 1, Name: name, nodeGUID: x.nodeGUID})
+				PortNum: x.upport, LID: p.lid, LIDEnd: p.lid + 1<<p.lmc - 1, Name: name})
 		}
 		if x.dist < 0 {
 			tr.trace.To = &TraceEnd{Type: traceType(x.typ), GUID: GUID(x.nodeGUID), PortNum: p.portnum, LID: p.lid, LIDEnd: p.lid + 1<<p.lmc - 1, Name: name}

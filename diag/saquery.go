@@ -1126,7 +1126,8 @@ func (r *SAResult) writeRecord(w *bufio.Writer, typ string, b []byte) {
 			}
 		}
 		if r.requested != "" {
-			if v, _ := parseCULong(r.requested); uint16(v) == be16(b[36:38]) && int64(v) == int64(int32(uint32(v))) {
+			// strtol(name) == mlid: the whole value, not its low bits.
+			if v, _ := parseCULong(r.requested); v == uint64(be16(b[36:38])) {
 				fmt.Fprintf(w, "\t\tPortGid.................%s (%s)\n", inetNtop6(b[16:32]), node)
 			}
 			return

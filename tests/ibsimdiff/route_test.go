@@ -342,7 +342,7 @@ func TestSAQueryMatchesCTool(t *testing.T) {
 				{"-O", firstLID}, {"-U", "0x" + strconv.FormatUint(nr.NodeInfo.PortGUID, 16)}, {"--src-to-dst", firstName + ":" + itoa(caLID)},
 				{"NR", itoa(caLID)}, {"NodeRecord", itoa(swLID)}, {itoa(caLID)}, {swName}, {caName},
 				{"-O", itoa(caLID)}, {"-U", strconv.FormatUint(caGUID, 10)}, {"-U", "0x" + strconv.FormatUint(caGUID, 16)},
-				{"-c"}, {"CPI"}, {"-s"}, {"-g"}, {"-m"}, {"-m", "0xc000"}, {"MCMR"}, {"-S"}, {"SR"}, {"IIR"}, {"SMIR"}, {"SMIR", itoa(d.Fabric.Origin.Node.Ports[1].LID)},
+				{"-c"}, {"CPI"}, {"-s"}, {"-g"}, {"-m"}, {"-m", "0xc000"}, {"-m", "0x1c000"}, {"MCMR"}, {"-S"}, {"SR"}, {"IIR"}, {"SMIR"}, {"SMIR", itoa(d.Fabric.Origin.Node.Ports[1].LID)},
 				{"SWIR", itoa(swLID)}, {"SWIR"}, {"LFTR", itoa(swLID)}, {"LFTR", itoa(swLID) + "/0"}, {"MFTR", itoa(swLID)}, {"MFTR", itoa(swLID) + "/0/0"},
 				{"GIR", itoa(caLID)}, {"GIR", itoa(caLID) + "/0"}, {"SL2VL", itoa(caLID)}, {"SL2VL", itoa(swLID) + "/1/2"}, {"VLAR", itoa(caLID)}, {"VLAR", itoa(swLID) + "/1/1"},
 				{"PKTR", itoa(caLID)}, {"PKTR", itoa(swLID) + "/1/0"}, {"-x", itoa(caLID)}, {"LR", itoa(swLID) + "/1"}, {"LR", itoa(swLID), itoa(caLID)},
