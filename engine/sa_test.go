@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"errors"
+	"github.com/ibscript/ibscript/sim"
 	"runtime"
 	"testing"
 	"time"
@@ -137,17 +139,25 @@ func TestSAGetTableMemory(t *testing.T) {
 }
 
 // TestSASMKey: Options.SMKey goes into every SA request's SM_Key, and the
-// SMKey call option overrides it (the simulated SA echoes the request's
-// header, key included).
+// SMKey call option overrides it; the simulated SA keeps OpenSM's rules:
+// P_KeyTableRecords only with its key (sim.DefaultSAKey), requests with another
+// non-zero key dropped, answers with SM_Key 0.
 func TestSASMKey(t *testing.T) {
-	s, _ := simSessionOpts(t, "../tests/topologies/net.2sw2path4hca", "Hca1", 1, &engine.Options{SMKey: 0x5ec7e75ec7e75ec7})
+	s, _ := simSessionOpts(t, "../tests/topologies/net.2sw2path4hca", "Hca1", 1,
+		&engine.Options{SMKey: sim.DefaultSAKey, Timeout: 20 * time.Millisecond, Retries: 1})
 	ctx := t.Context()
-	r, err := s.SAQuery(ctx, mad.MethodGetTable, &sa.SMInfoRecord, 0, nil)
-	if err != nil || sa.SMKeyOf(r.Message) != 0x5ec7e75ec7e75ec7 {
-		t.Fatalf("SM_Key %#x (%v), want the session's", sa.SMKeyOf(r.Message), err)
+	r, err := s.SAQuery(ctx, mad.MethodGetTable, &sa.PKeyTableRecord, 0, nil)
+	if err != nil || len(r.Records) == 0 || sa.SMKeyOf(r.Message) != 0 {
+		t.Fatalf("P_KeyTableRecords with the SA's key: %v, %d records, answer's SM_Key %#x", err, len(r.Records), sa.SMKeyOf(r.Message))
 	}
-	r, err = s.SAQuery(ctx, mad.MethodGet, &sa.NodeRecord, 1, []byte{0, 1}, engine.SMKey(7))
-	if err != nil || sa.SMKeyOf(r.Message) != 7 {
-		t.Fatalf("SM_Key %#x (%v), want the call's 7", sa.SMKeyOf(r.Message), err)
+	_, err = s.SAQuery(ctx, mad.MethodGetTable, &sa.PKeyTableRecord, 0, nil, engine.SMKey(0))
+	var se *engine.StatusError
+	if !errors.As(err, &se) || se.Status != sa.StatusReqInvalid {
+		t.Errorf("P_KeyTableRecords without a key: %v, want ERR_REQ_INVALID", err)
+	}
+	_, err = s.SAQuery(ctx, mad.MethodGet, &sa.NodeRecord, 1, []byte{0, 1}, engine.SMKey(7))
+	var te *engine.TimeoutError
+	if !errors.As(err, &te) {
+		t.Errorf("SM_Key 7: %v, want a timeout (the SA drops the request)", err)
 	}
 }

@@ -17,6 +17,7 @@ var (
 	niPortGUID     mad.Field
 	niLocalPortNum mad.Field
 	piLocalPortNum mad.Field
+	piMKey         mad.Field // zeroed in PortInfoRecords without an SM_Key
 
 	// PortInfo fields the SM's configuration writes.
 	piLID, piLMC, piMasterSMLID, piGIDPrefix, piPortState mad.Field
@@ -46,6 +47,7 @@ func init() {
 	niPortGUID = get(&smp.NodeInfoLayout, "PortGUID")
 	niLocalPortNum = get(&smp.NodeInfoLayout, "LocalPortNum")
 	piLocalPortNum = get(&smp.PortInfoLayout, "LocalPortNum")
+	piMKey = get(&smp.PortInfoLayout, "M_Key")
 	piLID = get(&smp.PortInfoLayout, "LID")
 	piLMC = get(&smp.PortInfoLayout, "LMC")
 	piMasterSMLID = get(&smp.PortInfoLayout, "MasterSMLID")

@@ -93,6 +93,7 @@ func (f *Fabric) saInformInfo(req []byte, from uint16, qp uint32, sl uint8) []by
 	resp := make([]byte, mad.Size)
 	copy(resp, req[:sa.HeaderSize])
 	clear(resp[24:36]) // RMPP header
+	sa.SetSMKey(resp, 0)
 	resp[3] = mad.MethodGetResp
 	fail := func(st uint16) []byte {
 		binary.BigEndian.PutUint16(resp[4:], st)
@@ -205,6 +206,9 @@ func (f *Fabric) saReportResp(t *txn) bool {
 	r := f.sa.reports[key]
 	if r == nil {
 		return false
+	}
+	if !f.saKeyValid(t.buf[:]) {
+		return true // dropped: the Report is resent
 	}
 	r.timer.Stop()
 	delete(f.sa.reports, key)

@@ -198,3 +198,62 @@ func TestInformInfo(t *testing.T) {
 		}
 	})
 }
+
+// TestSAKeyRules: the SA's SM_Key rules (OpenSM's): requests with a
+// non-zero SM_Key other than the SA's (DefaultSAKey, or Options.SAKey) get
+// no answer, P_KeyTableRecords need it (ERR_REQ_INVALID without),
+// PortInfoRecords show the M_Key only to
+// a request with the key, answers carry SM_Key 0. (The M_Key rule is not
+// in tests/ibsimdiff's TestSMKeyRulesMatchOpenSM: OpenSM leaves every
+// M_Key 0 there.)
+func TestSAKeyRules(t *testing.T) {
+	f := mustLoad(t, "net.2sw2path4hca", nil)
+	r := attachRaw(t, f, "Hca3", 1)
+	_, _, sm := f.SM()
+	hca1 := lidOf(t, f, "Hca1", 1)
+	f.mu.Lock()
+	f.byID["Hca1"].ports[1].put(piMKey, 0x1234)
+	f.mu.Unlock()
+
+	pkt := func(key uint64) []byte {
+		q := saReq(t, mad.MethodGet, sa.AttrPKeyTableRecord, 0, nil)
+		sa.SetSMKey(q, key)
+		return q
+	}
+	if st := status(t, r.one(sm, pkt(0))); st != sa.StatusReqInvalid {
+		t.Errorf("P_KeyTableRecord without SM_Key: status %#04x, want ERR_REQ_INVALID", st)
+	}
+	if got := r.send(sm, pkt(2)); len(got) != 0 {
+		t.Errorf("SM_Key 2: %d answers, want none", len(got))
+	}
+	if got := r.send(sm, informReq(t, smp.TrapLinkStateChange, 1, 2)); len(got) != 0 || f.ReportStats().Subs != 0 {
+		t.Errorf("Set(InformInfo) with SM_Key 2: %d answers, %d subscriptions", len(got), f.ReportStats().Subs)
+	}
+	for _, c := range []struct {
+		key, mkey uint64
+	}{{0, 0}, {DefaultSAKey, 0x1234}} {
+		tmpl := make([]byte, sa.PortInfoRecordLayout.Size)
+		el, ce, _ := sa.PortInfoRecord.Field("EndportLID")
+		el.Put(tmpl, uint64(hca1))
+		q := saReq(t, mad.MethodGet, sa.AttrPortInfoRecord, 1<<ce, tmpl)
+		sa.SetSMKey(q, c.key)
+		resp := r.one(sm, q)
+		if st := status(t, resp); st != 0 || sa.SMKeyOf(resp) != 0 {
+			t.Fatalf("PortInfoRecord SM_Key %d: status %#04x, answer's SM_Key %#x", c.key, st, sa.SMKeyOf(resp))
+		}
+		if got := piMKey.Get(resp[sa.HeaderSize+pirPortInfo:]); got != c.mkey {
+			t.Errorf("PortInfoRecord SM_Key %d: M_Key %#x, want %#x", c.key, got, c.mkey)
+		}
+	}
+
+	// A fabric whose SM has another key: OpenSM's default is just
+	// another key there.
+	g := mustLoad(t, "net.2sw2path4hca", &Options{SAKey: 0x77})
+	rg := attachRaw(t, g, "Hca3", 1)
+	if got := rg.send(sm, pkt(DefaultSAKey)); len(got) != 0 {
+		t.Errorf("SA key 0x77, request SM_Key 1: %d answers, want none", len(got))
+	}
+	if st := status(t, rg.one(sm, pkt(0x77))); st != sa.StatusTooManyRecords {
+		t.Errorf("SA key 0x77, request SM_Key 0x77: status %#04x, want every record (too many for a Get)", st)
+	}
+}

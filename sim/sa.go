@@ -56,6 +56,25 @@ type saRecv struct {
 	timer *time.Timer
 }
 
+// DefaultSAKey is the SM_Key of the simulated SM's SA when
+// Options.SAKey is 0: OpenSM's default sa_key. As OpenSM, the SA drops
+// requests carrying another non-zero SM_Key, answers P_KeyTableRecords
+// only to requests carrying its key (else ERR_REQ_INVALID), zeroes the
+// M_Key of PortInfoRecords and the QPN of InformInfoRecords for requests
+// without a key, subscribes to security traps (256-259) only with one,
+// and sends every answer with SM_Key 0.
+const DefaultSAKey uint64 = 1
+
+// saKeyValid is OpenSM's check of every SA MAD it receives (C15-0.1.5):
+// an SM_Key of zero or its own.
+func (f *Fabric) saKeyValid(b []byte) bool {
+	k := sa.SMKeyOf(b)
+	return k == 0 || k == f.saKey
+}
+
+// pirPortInfo is where a PortInfoRecord's PortInfo starts.
+const pirPortInfo = 4
+
 // saAckTimeout and saRetries are the SA's RMPP sender policy.
 const (
 	saAckTimeout = 200 * time.Millisecond
@@ -104,6 +123,9 @@ func (f *Fabric) saArrive(dst *port, t *txn) bool {
 		return false
 	}
 	if mad.AttrIDOf(b) == sa.AttrInformInfo {
+		if !f.saKeyValid(b) {
+			return true // dropped, as every SA MAD with a wrong SM_Key
+		}
 		copy(b, f.saInformInfo(b, t.slid, t.qp, t.sl))
 		f.lidRespond(dst, t)
 		return true
@@ -326,7 +348,7 @@ func (f *Fabric) saClose() {
 // (RMPP inactive) for Get and errors, an RMPP message (Active set) for
 // tables. nil means no answer.
 func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
-	if len(req) < sa.HeaderSize {
+	if len(req) < sa.HeaderSize || !f.saKeyValid(req) {
 		return nil
 	}
 	method := mad.MethodOf(req)
@@ -334,6 +356,7 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 	single := func(st uint16, data []byte, stride int) []byte {
 		r := make([]byte, mad.Size)
 		copy(r, req[:sa.HeaderSize])
+		sa.SetSMKey(r, 0)
 		clear(r[rmpp.HeaderOff:rmpp.HeaderEnd])
 		r[3] = method | mad.MethodResp
 		binary.BigEndian.PutUint16(r[4:], st)
@@ -364,6 +387,11 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 		}
 	default:
 		return single(mad.StatusMethodAttrUnsup, nil, 0)
+	}
+	if attr == &sa.PKeyTableRecord && sa.SMKeyOf(req) != f.saKey {
+		// OpenSM's ERR 4608: P_KeyTableRecords only for a trusted
+		// requester.
+		return single(sa.StatusReqInvalid, nil, 0)
 	}
 	stride := attr.Stride * 8
 	tmpl := make([]byte, stride)
@@ -397,7 +425,14 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 		}
 		msg = kept
 	}
+	sa.SetSMKey(msg, 0)
 	n := (len(msg) - sa.HeaderSize) / stride
+	if attr == &sa.PortInfoRecord && sa.SMKeyOf(req) == 0 {
+		// OpenSM: the M_Key returned is zero but for a trusted request.
+		for r := msg[sa.HeaderSize:]; len(r) >= stride; r = r[stride:] {
+			piMKey.Put(r[pirPortInfo:], 0)
+		}
+	}
 	if method == mad.MethodGet {
 		switch {
 		case n == 0:

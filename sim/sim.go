@@ -32,6 +32,9 @@ type Options struct {
 	// SMPort is the SM node's port; 0 means port 0 of a switch, and on a
 	// CA port 1 (or its first cabled port when port 1 is not cabled).
 	SMPort int
+	// SAKey is the SM_Key of the SM's SA (OpenSM's sa_key); 0 means
+	// DefaultSAKey. Requests carrying another non-zero key are dropped.
+	SAKey uint64
 	// Logger receives notes (bring-up summary, ignored topology lines,
 	// preset LIDs that could not be kept) and, at debug level, the
 	// malformed MADs the transports' muxes drop; nil discards them.
@@ -48,6 +51,7 @@ type Fabric struct {
 	smPort *port  // the SM's port (or, bare, the default port of Open)
 	smLID  uint16 // the SM's LID; 0 when bare
 	hasSM  bool   // an SM answers SMInfo at smPort
+	saKey  uint64 // the SA's SM_Key (Options.SAKey)
 
 	mu        sync.Mutex // guards the state of every node and port, and the fields below
 	closed    bool
@@ -118,7 +122,10 @@ func New(t *topo.Fabric, opts *Options) (*Fabric, error) {
 	if opts != nil {
 		o = *opts
 	}
-	f := &Fabric{log: logger(&o)}
+	f := &Fabric{log: logger(&o), saKey: o.SAKey}
+	if f.saKey == 0 {
+		f.saKey = DefaultSAKey
+	}
 	if err := f.build(t, o.Bare); err != nil {
 		return nil, err
 	}

@@ -263,6 +263,11 @@ func auditTo(w io.Writer, name string) func(engine.AuditEntry) error {
 
 func openSim(ctx context.Context, c *config, path string, q url.Values) (*backend, error) {
 	opts := &sim.Options{Logger: c.logger}
+	if k, err := c.smKey(); err == nil && k != 0 {
+		// The simulated SM is one configured with the run's SM_Key
+		// (OpenSM's sa_key), so a run with a key is trusted.
+		opts.SAKey = k
+	}
 	node, port := q.Get("node"), 0
 	for k := range q {
 		switch k {
