@@ -19,9 +19,9 @@ import (
 
 // TestExporterMatchesPerfQuery: on live ibsim, with error counters set
 // through its console, one exporter sweep (CA ports too, --collector.hca)
-// holds every linked switch and CA port, and each port's error counters and PortXmitWait are what perfquery
-// prints for it (the data and packet counters move with every MAD, so
-// they are not compared).
+// holds every linked switch and CA port, and each port's error counters,
+// QP1Dropped and PortXmitWait are what perfquery prints for it (the data
+// and packet counters move with every MAD, so they are not compared).
 func TestExporterMatchesPerfQuery(t *testing.T) {
 	ibsimtest.Require(t)
 	src, err := os.ReadFile(topo2sw)
