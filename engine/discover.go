@@ -842,6 +842,8 @@ func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
 	port.SpeedExtEnabled, port.SpeedExtActive = pi.LinkSpeedExtEnabled, pi.LinkSpeedExtActive
 	port.State, port.PhysState = pi.PortState, pi.PortPhysicalState
 	port.CapMask = pi.CapabilityMask
+	port.WidthSupported, port.SpeedSupported, port.SpeedExtSupported = pi.LinkWidthSupported, pi.LinkSpeedSupported, pi.LinkSpeedExtSupported
+	port.HOQLife, port.VLStallCount = pi.HOQLife, pi.VLStallCount
 
 	linked := pi.PortState >= smp.PortStateInit || pi.PortPhysicalState == smp.PhysStateLinkUp
 	if !linked || port.Remote != nil || len(q.path)-1 >= sw.maxHops {

@@ -84,9 +84,15 @@ type Port struct {
 	SpeedExtEnabled uint8
 	SpeedExtActive  uint8
 	CapMask         uint32 // PortInfo.CapabilityMask, 0 when unknown
-	State           uint8  // PortInfo.PortState, 0 when unknown
-	PhysState       uint8  // PortInfo.PortPhysicalState, 0 when unknown
-	Remote          *Port  // the port at the other end of the cable
+	// Supported link widths and speeds (PortInfo.LinkWidthSupported,
+	// LinkSpeedSupported, LinkSpeedExtSupported; masks as above), 0 where
+	// unknown: what iblinkinfo's "Could be" compares with the active ones.
+	WidthSupported, SpeedSupported, SpeedExtSupported uint8
+	// PortInfo.HOQLife and VLStallCount (iblinkinfo -p), 0 where unknown.
+	HOQLife, VLStallCount uint8
+	State                 uint8 // PortInfo.PortState, 0 when unknown
+	PhysState             uint8 // PortInfo.PortPhysicalState, 0 when unknown
+	Remote                *Port // the port at the other end of the cable
 }
 
 // Node returns the node with the given GUID, or nil.

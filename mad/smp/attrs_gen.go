@@ -1009,27 +1009,33 @@ func (p *PortInfo) String() string {
 }
 
 // UnmarshalLink decodes only the fields that place a port and describe its
-// link: LID, LMC, CapabilityMask, PortState, PortPhysicalState and the
-// enabled and active link widths and speeds (extended speeds too). The
-// other fields are left zero. A discovery sweep reads one PortInfo per port
-// and needs no more; it is a quarter of the work of UnmarshalBinary.
+// link: LID, LMC, CapabilityMask, PortState, PortPhysicalState, the
+// supported, enabled and active link widths and speeds (extended speeds
+// too), HOQLife and VLStallCount (iblinkinfo prints them). The other fields
+// are left zero. A discovery sweep reads one PortInfo per port and needs no
+// more; it is a quarter of the work of UnmarshalBinary.
 func (p *PortInfo) UnmarshalLink(b []byte) error {
 	if err := PortInfoLayout.Check(b); err != nil {
 		return err
 	}
 	_ = b[63]
 	*p = PortInfo{
-		LID:                 binary.BigEndian.Uint16(b[16:]),
-		LMC:                 uint8(uint64(b[34]) & 0x7),
-		CapabilityMask:      binary.BigEndian.Uint32(b[20:]),
-		PortState:           uint8(uint64(b[32]) & 0xf),
-		PortPhysicalState:   uint8(uint64(b[33]) >> 4),
-		LinkWidthEnabled:    b[29],
-		LinkWidthActive:     b[31],
-		LinkSpeedEnabled:    uint8(uint64(b[35]) & 0xf),
-		LinkSpeedActive:     uint8(uint64(b[35]) >> 4),
-		LinkSpeedExtEnabled: uint8(uint64(b[63]) & 0x1f),
-		LinkSpeedExtActive:  uint8(uint64(b[62]) >> 4),
+		LID:                   binary.BigEndian.Uint16(b[16:]),
+		LMC:                   uint8(uint64(b[34]) & 0x7),
+		CapabilityMask:        binary.BigEndian.Uint32(b[20:]),
+		PortState:             uint8(uint64(b[32]) & 0xf),
+		PortPhysicalState:     uint8(uint64(b[33]) >> 4),
+		LinkWidthEnabled:      b[29],
+		LinkWidthActive:       b[31],
+		LinkSpeedEnabled:      uint8(uint64(b[35]) & 0xf),
+		LinkSpeedActive:       uint8(uint64(b[35]) >> 4),
+		LinkSpeedExtEnabled:   uint8(uint64(b[63]) & 0x1f),
+		LinkSpeedExtActive:    uint8(uint64(b[62]) >> 4),
+		LinkWidthSupported:    b[30],
+		LinkSpeedSupported:    uint8(uint64(b[32]) >> 4),
+		LinkSpeedExtSupported: uint8(uint64(b[62]) & 0xf),
+		HOQLife:               uint8(uint64(b[42]) & 0x1f),
+		VLStallCount:          uint8(uint64(b[42]) >> 5),
 	}
 	return nil
 }

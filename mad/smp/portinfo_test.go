@@ -30,6 +30,8 @@ func TestUnmarshalLink(t *testing.T) {
 			LinkWidthEnabled: full.LinkWidthEnabled, LinkWidthActive: full.LinkWidthActive,
 			LinkSpeedEnabled: full.LinkSpeedEnabled, LinkSpeedActive: full.LinkSpeedActive,
 			LinkSpeedExtEnabled: full.LinkSpeedExtEnabled, LinkSpeedExtActive: full.LinkSpeedExtActive,
+			LinkWidthSupported: full.LinkWidthSupported, LinkSpeedSupported: full.LinkSpeedSupported,
+			LinkSpeedExtSupported: full.LinkSpeedExtSupported, HOQLife: full.HOQLife, VLStallCount: full.VLStallCount,
 		}
 		if d := cmp.Diff(want, link); d != "" {
 			t.Errorf("%s: UnmarshalLink (-want +got):\n%s", name, d)

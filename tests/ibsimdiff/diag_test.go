@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -166,6 +168,92 @@ func TestNodeListsMatchScripts(t *testing.T) {
 				diffTool(t, s, dt.host, tool, "-t", "500")
 				diffTool(t, s, dt.host, tool, topoFile)
 				diffTool(t, s, dt.host, tool, abs)
+			}
+		})
+	}
+}
+
+var (
+	// nodeGUIDLine is a node line of ibnetdiscover's output: its GUID
+	// (from the id) and name.
+	nodeGUIDLine = regexp.MustCompile(`(?m)^(?:Switch|Ca|Rt)\s+\d+ "[SHR]-([0-9a-f]{16})"\s+# "([^"]*)"`)
+	// caPortLine is a CA's link line: its port GUID and the CA's name
+	// (the last node line before it).
+	caPortLine = regexp.MustCompile(`(?m)^caguid=0x[0-9a-f]+\nCa\s+\d+ "H-[0-9a-f]+"\s+# "([^"]*)"\n\[\d+\]\(([0-9a-f]+)\)`)
+)
+
+// TestLinkinfoMatchesIBLinkInfo: iblinkinfo's output and exit status for
+// its main option combinations, node-name-map and partial selections
+// included.
+func TestLinkinfoMatchesIBLinkInfo(t *testing.T) {
+	for _, dt := range diagTopologies {
+		t.Run(filepath.Base(dt.path), func(t *testing.T) {
+			s := diagSim(t, dt.path)
+			ibnd := cTool(t, s, dt.host, "ibnetdiscover")
+			// A node-name-map naming every other node; a CA's port GUID
+			// (not the host's) for -G/-S.
+			var nm strings.Builder
+			for i, m := range nodeGUIDLine.FindAllStringSubmatch(string(ibnd.stdout), -1) {
+				if i%2 == 0 {
+					fmt.Fprintf(&nm, "0x%s \"mapped-%d %s\"\n", m[1], i, m[2])
+				}
+			}
+			var caGUID string
+			for _, m := range caPortLine.FindAllStringSubmatch(string(ibnd.stdout), -1) {
+				if m[1] != dt.host {
+					caGUID = "0x" + m[2]
+					break
+				}
+			}
+			if caGUID == "" {
+				t.Fatalf("no CA port in ibnetdiscover's output:\n%s", ibnd.stdout)
+			}
+			nmFile := filepath.Join(t.TempDir(), "node-name-map")
+			if err := os.WriteFile(nmFile, []byte(nm.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{
+				nil,
+				{"-l"},
+				{"-d"},
+				{"-p"},
+				{"-l", "-p"},
+				{"--switches-only"},
+				{"--cas-only", "-l"},
+				{"--node-name-map", nmFile},
+				{"--node-name-map", nmFile, "-l"},
+				{"-t", "500", "-dl"},
+				{"-S", caGUID},
+				{"-G", caGUID, "-l"},
+				{"-G", caGUID, "--switches-only"},
+				{"-G", "0x1234"},
+				{"-D", "0,1"},
+				{"-D", "0", "-p"},
+			} {
+				r := diffTool(t, s, dt.host, "iblinkinfo", args...)
+				if len(args) == 0 && len(r.stdout) == 0 {
+					t.Errorf("iblinkinfo printed nothing: nothing was compared")
+				}
+			}
+			// -n: libibnetdisc stops extending every route once one
+			// passed n hops, so what it finds depends on the order its
+			// answers arrive; ibscript finds every node within n+1 hops,
+			// which holds every link line iblinkinfo printed.
+			for _, n := range []string{"1", "2"} {
+				want := cTool(t, s, dt.host, "iblinkinfo", "-n", n, "-l")
+				got := ibscriptTool(t, s, dt.host, "iblinkinfo", "-n", n, "-l")
+				if got.code != 0 || len(want.stdout) == 0 {
+					t.Fatalf("-n %s: exit %d (%s); iblinkinfo printed %d bytes", n, got.code, got.stderr, len(want.stdout))
+				}
+				have := map[string]bool{}
+				for _, l := range strings.Split(string(got.stdout), "\n") {
+					have[l] = true
+				}
+				for _, l := range strings.Split(string(want.stdout), "\n") {
+					if !have[l] && !strings.Contains(l, "Port not available") {
+						t.Errorf("iblinkinfo -n %s -l printed %q, ibscript did not", n, l)
+					}
+				}
 			}
 		})
 	}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/topo"
+)
+
+func init() {
+	registerTool(&Tool{
+		Name:    "iblinkinfo",
+		Summary: "every port of every node, its link (width, speed, state) and the port at the other end",
+		Options: []Option{
+			{Short: 'S', Long: "switch", Arg: "<port_guid>", Help: "start partial scan at the port specified by <port_guid> (hex format)"},
+			{Short: 'G', Long: "port-guid", Arg: "<port_guid>", Help: "(same as -S)"},
+			{Short: 'D', Long: "Direct", Arg: "<dr_path>", Help: "start partial scan at the port specified by <dr_path>"},
+			{Short: 'a', Long: "all", Help: "print all nodes found in a partial fabric scan (not supported: refused)"},
+			{Short: 'n', Long: "hops", Arg: "<hops>", Help: "Number of hops to include away from specified node"},
+			{Short: 'd', Long: "down", Help: "print only down links"},
+			{Short: 'l', Long: "line", Help: "(line mode) print all information for each link on a single line"},
+			{Short: 'p', Long: "additional", Help: "print additional port settings (PktLifeTime, HoqLife, VLStallCount)"},
+			{Long: "load-cache", Arg: "<file>", Help: "filename of ibnetdiscover cache to load (not supported: refused)"},
+			{Long: "diff", Arg: "<file>", Help: "filename of ibnetdiscover cache to diff (not supported: refused)"},
+			{Long: "diffcheck", Arg: "<key(s)>", Help: "specify checks to execute for --diff (not supported: refused)"},
+			{Long: "filterdownports", Arg: "<file>", Help: "filename of ibnetdiscover cache to filter downports (not supported: refused)"},
+			{Short: 'o', Long: "outstanding_smps", Arg: "<val>", Help: "specify the number of outstanding SMP's which should be issued during the scan\n(taken and ignored: the engine's per-node window schedules the SMPs)"},
+			{Long: "switches-only", Help: "Output only switches"},
+			{Long: "cas-only", Help: "Output only CAs"},
+		},
+		// ibdiag_process_opts(..., "aDdGgKLlnpRS", ...): the common
+		// options it does not take.
+		Exclude: "G,D,L,d",
+		Schema:  "linkinfo",
+		Example: []string{"--switches-only"},
+		Run:     runLinkinfo,
+	})
+}
+
+func runLinkinfo(ctx context.Context, inv *Invocation) int {
+	o, err := linkinfoOptions(inv)
+	if err != nil {
+		return inv.Fail(err)
+	}
+	env, err := inv.Env(ctx)
+	if err != nil {
+		return inv.Fail(err)
+	}
+	li, err := diag.LinkinfoOf(ctx, env, o)
+	var missed diag.DiscoveryErrors
+	if err != nil && !errors.As(err, &missed) {
+		return inv.Fail(err)
+	}
+	if inv.clearProgress != nil {
+		inv.clearProgress()
+	}
+	if inv.JSON {
+		err = diag.WriteJSON(inv.Stdout, li)
+	} else {
+		err = diag.WriteLinkinfo(inv.Stdout, inv.Stderr, li)
+	}
+	if err != nil {
+		return inv.Fail(err)
+	}
+	if missed != nil {
+		inv.Errorf("%v", missed)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// linkinfoOptions reads iblinkinfo's command line.
+func linkinfoOptions(inv *Invocation) (diag.LinkinfoOptions, error) {
+	var o diag.LinkinfoOptions
+	if len(inv.Args) > 0 {
+		return o, fmt.Errorf("unexpected argument %q (iblinkinfo takes options only)", inv.Args[0])
+	}
+	for _, k := range []string{"all", "load-cache", "diff", "diffcheck", "filterdownports"} {
+		if inv.Has(k) {
+			return o, fmt.Errorf("%s is not supported yet (docs/diag.md)", inv.spelling(k))
+		}
+	}
+	for _, k := range []string{"switch", "port-guid"} {
+		if inv.Has(k) {
+			// strtoull(optarg, NULL, 0), as iblinkinfo reads it.
+			v, err := strconv.ParseUint(inv.Value(k), 0, 64)
+			if err != nil || v == 0 {
+				return o, fmt.Errorf("%s %q: want a port GUID (0x...)", inv.spelling(k), inv.Value(k))
+			}
+			o.PortGUID = v
+		}
+	}
+	if inv.Has(optDirect) {
+		t, err := engine.ParseTarget("dr:" + inv.Value(optDirect))
+		if err != nil {
+			return o, fmt.Errorf("-D: %w", err)
+		}
+		o.Path = t.Path
+	}
+	if o.Path != nil && o.PortGUID != 0 {
+		return o, errors.New("-D and -S/-G: give one start port")
+	}
+	hops, err := inv.Int("hops", 0)
+	if err != nil {
+		return o, err
+	}
+	if hops < 0 || hops > 63 {
+		return o, fmt.Errorf("-n %d: want 0..63 hops", hops)
+	}
+	if hops > 0 && o.PortGUID == 0 && o.Path == nil {
+		o.Hops = int(hops)
+	}
+	if _, err := inv.Int("outstanding_smps", 0); err != nil {
+		return o, err
+	}
+	o.DownOnly, o.Line, o.Additional = inv.Has("down"), inv.Has("line"), inv.Has("additional")
+	switch {
+	case inv.Has("switches-only") && inv.Has("cas-only"):
+		// The last one given wins in iblinkinfo; both given is a
+		// mistake worth naming.
+		return o, errors.New("--switches-only and --cas-only: give one")
+	case inv.Has("switches-only"):
+		o.Only = topo.Switch
+	case inv.Has("cas-only"):
+		o.Only = topo.CA
+	}
+	return o, nil
+}

@@ -1,0 +1,393 @@
+package diag
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// iblinkinfo: every port of every node with its link and what is at the
+// other end, as iblinkinfo prints it.
+
+// LinkinfoOptions are iblinkinfo's options.
+type LinkinfoOptions struct {
+	// PortGUID (-S/-G) prints only the node holding this port GUID; 0
+	// means every node.
+	PortGUID uint64
+	// Path (-D) prints only the node at this directed route from the
+	// local port (smpquery -D convention, Path[0] == 0); nil: every node.
+	Path []uint8
+	// Hops (-n) limits discovery: every node within Hops+1 hops of the
+	// local port is found (libibnetdisc counts from the local node's
+	// neighbour, and stops extending every route once one has passed Hops
+	// hops, so what it finds depends on the order of its answers); 0: no
+	// limit.
+	Hops int
+	// DownOnly (-d) prints only ports whose state is Down.
+	DownOnly bool
+	// Line (-l) prints each port on one line with its node's name.
+	Line bool
+	// Additional (-p) adds HOQLife and VLStallCount to each linked port.
+	Additional bool
+	// Only (--switches-only, --cas-only) prints only nodes of this type;
+	// 0 prints every type.
+	Only topo.NodeType
+}
+
+// Linkinfo is iblinkinfo's data: docs/diag/linkinfo.schema.json.
+type Linkinfo struct {
+	Nodes []LinkNode `json:"nodes"`
+	// NotFound says which -S/-G/-D port was not found in the fabric
+	// (iblinkinfo's "Failed to find port"); nothing is printed then.
+	NotFound string `json:"not_found,omitempty"`
+
+	line, additional bool
+}
+
+// LinkNode is one node with its printed ports.
+type LinkNode struct {
+	Type string `json:"type"`
+	GUID GUID   `json:"guid"`
+	// PortGUID is port 0's GUID for a switch (iblinkinfo's header).
+	PortGUID GUID   `json:"port_guid"`
+	Name     string `json:"name"` // the node-name-map's name, else the description
+	// LID is a switch's LID (port 0's), 0 for other nodes.
+	LID   uint16     `json:"lid"`
+	Ports []LinkPort `json:"ports"`
+}
+
+// LinkPort is one port and its link.
+type LinkPort struct {
+	Port int    `json:"port"`
+	GUID GUID   `json:"guid"`
+	LID  uint16 `json:"lid"` // the port's LID (a switch's for its ports)
+	// Width, Speed: the active link ("4X", "10.0 Gbps", "14.0625 Gbps"),
+	// empty when the port is Down (its PortInfo is not valid then).
+	Width     string `json:"width,omitempty"`
+	Speed     string `json:"speed,omitempty"`
+	State     string `json:"state"`      // "Active", "Down", ...
+	PhysState string `json:"phys_state"` // "LinkUp", "Polling", ...
+	// HOQLife and VLStallCount are given with -p on linked ports.
+	HOQLife      *uint8      `json:"hoq_life,omitempty"`
+	VLStallCount *uint8      `json:"vl_stall_count,omitempty"`
+	Remote       *LinkRemote `json:"remote,omitempty"`
+}
+
+// LinkRemote is the port at the other end of a link.
+type LinkRemote struct {
+	GUID     GUID   `json:"guid"` // port GUID
+	NodeGUID GUID   `json:"node_guid"`
+	LID      uint16 `json:"lid"`
+	Port     int    `json:"port"`
+	Name     string `json:"name"`
+	// CouldBeWidth and CouldBeSpeed say what the link could run at when
+	// both ends support more than it does ("Could be 4X"), else "".
+	CouldBeWidth string `json:"could_be_width"`
+	CouldBeSpeed string `json:"could_be_speed"`
+}
+
+// capExtSpeeds is PortInfo.CapabilityMask's IsExtendedSpeedsSupported.
+const capExtSpeeds = 1 << 14
+
+// LinkinfoOf discovers the fabric and gathers what iblinkinfo prints. A
+// discovery that missed routes returns what it found and a
+// DiscoveryErrors.
+func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, error) {
+	hops := 0
+	if o.Hops > 0 {
+		hops = o.Hops + 1
+	}
+	d, err := e.discoverHops(ctx, hops)
+	if err != nil {
+		return nil, err
+	}
+	li := &Linkinfo{Nodes: []LinkNode{}, line: o.Line, additional: o.Additional}
+	nodes := d.Fabric.Nodes
+	if o.PortGUID != 0 || o.Path != nil {
+		n, port, what := findPortNode(ctx, e, d, o)
+		if n == nil || (o.Only != 0 && n.Type != o.Only) {
+			li.NotFound = what
+			return li, partial(d)
+		}
+		if ln, ok := linkNode(n, e.NodeNames, o); ok {
+			if ln = startNode(ln, n, port, d.Fabric); len(ln.Ports) > 0 {
+				li.Nodes = append(li.Nodes, ln)
+			}
+		}
+		return li, partial(d)
+	} else {
+		// libibnetdisc lists the nodes it found newest first.
+		nodes = make([]*topo.Node, 0, len(d.Fabric.Nodes))
+		for i := len(d.Fabric.Nodes) - 1; i >= 0; i-- {
+			if n := d.Fabric.Nodes[i]; o.Only == 0 || n.Type == o.Only {
+				nodes = append(nodes, n)
+			}
+		}
+	}
+	for _, n := range nodes {
+		if ln, ok := linkNode(n, e.NodeNames, o); ok {
+			li.Nodes = append(li.Nodes, ln)
+		}
+	}
+	return li, partial(d)
+}
+
+// partial is d's errors as a DiscoveryErrors, nil when it has none.
+func partial(d *engine.Discovery) error {
+	if len(d.Errors) > 0 {
+		return DiscoveryErrors(d.Errors)
+	}
+	return nil
+}
+
+// discoverHops is Discover limited to routes of hops hops (0: no limit).
+func (e *Env) discoverHops(ctx context.Context, hops int) (*engine.Discovery, error) {
+	if hops <= 0 {
+		return e.Discover(ctx)
+	}
+	if e == nil || e.Session == nil {
+		return nil, fmt.Errorf("diag: no session (the tool needs a fabric)")
+	}
+	d, err := e.Session.Discover(ctx, &engine.DiscoverOptions{MaxHops: hops, Progress: e.Progress})
+	if err != nil && ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	return d, err
+}
+
+// findPortNode finds the node of -S/-G's port GUID or -D's route and the
+// port the route enters it by; what names the port as iblinkinfo's
+// "Failed to find port" does.
+func findPortNode(ctx context.Context, e *Env, d *engine.Discovery, o LinkinfoOptions) (*topo.Node, int, string) {
+	guid := o.PortGUID
+	what := fmt.Sprintf("0x%x", o.PortGUID)
+	if o.Path != nil {
+		what = pathString(o.Path)
+		ni, err := engine.Get[smp.NodeInfo](ctx, e.Session, engine.Target{Kind: engine.ByDR, Path: o.Path}, 0)
+		if err != nil {
+			return nil, 0, what
+		}
+		guid = ni.PortGUID
+	}
+	for _, n := range d.Fabric.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.GUID == guid {
+				return n, p.Num, what
+			}
+		}
+	}
+	return nil, 0, what
+}
+
+// startNode is what iblinkinfo prints of the node it starts a partial
+// scan at (-S/-G/-D without -a): libibnetdisc scans from that node, so of
+// a CA or router it knows only the port the scan enters by, and what is
+// cabled to it only when that port is the local one (a scan does not
+// leave a remote CA); a switch's neighbours are one hop away, all found.
+func startNode(ln LinkNode, n *topo.Node, port int, f *topo.Fabric) LinkNode {
+	if n.Type == topo.Switch {
+		return ln
+	}
+	local := f.Origin != nil && f.Origin.Node == n
+	kept := ln.Ports[:0]
+	for _, p := range ln.Ports {
+		if p.Port != port {
+			continue
+		}
+		if !local {
+			p.Remote = nil
+		}
+		kept = append(kept, p)
+	}
+	ln.Ports = kept
+	return ln
+}
+
+// pathString writes a directed route as -D takes it: "0,1,3".
+func pathString(path []uint8) string {
+	b := make([]byte, 0, 3*len(path))
+	for i, p := range path {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(p), 10)
+	}
+	return string(b)
+}
+
+// linkNode gathers n's printed ports; ok is false when none is (-d).
+func linkNode(n *topo.Node, names map[uint64]string, o LinkinfoOptions) (LinkNode, bool) {
+	ln := LinkNode{Type: nodeType(n.Type), GUID: GUID(n.GUID), Name: topo.MappedName(n, names), Ports: []LinkPort{}}
+	var p0 *topo.Port
+	if n.Type == topo.Switch && len(n.Ports) > 0 {
+		p0 = n.Ports[0]
+	}
+	if p0 != nil {
+		ln.PortGUID, ln.LID = GUID(p0.GUID), p0.LID
+	}
+	for i := 1; i <= n.NumPorts && i < len(n.Ports); i++ {
+		p := n.Ports[i]
+		if p == nil || (o.DownOnly && p.State != smp.PortStateDown) {
+			continue
+		}
+		ln.Ports = append(ln.Ports, linkPort(p, p0, names, o))
+	}
+	return ln, len(ln.Ports) > 0
+}
+
+// capMask is the capability mask that applies to p: port 0's on a
+// switch, the port's own elsewhere (0 when unknown).
+func capMask(p *topo.Port) uint32 {
+	if p.Node.Type == topo.Switch {
+		if len(p.Node.Ports) > 0 && p.Node.Ports[0] != nil {
+			return p.Node.Ports[0].CapMask
+		}
+		return 0
+	}
+	return p.CapMask
+}
+
+// endLID is the LID iblinkinfo prints for a port: its own, else (a
+// switch's external ports) the switch's.
+func endLID(p *topo.Port) uint16 {
+	if p.LID != 0 {
+		return p.LID
+	}
+	if p.Node.Type == topo.Switch && len(p.Node.Ports) > 0 && p.Node.Ports[0] != nil {
+		return p.Node.Ports[0].LID
+	}
+	return 0
+}
+
+func linkPort(p, p0 *topo.Port, names map[uint64]string, o LinkinfoOptions) LinkPort {
+	lp := LinkPort{Port: p.Num, GUID: GUID(p.GUID), LID: p.LID,
+		State: smp.PortStateName(p.State), PhysState: smp.PhysStateName(p.PhysState)}
+	if p0 != nil {
+		lp.LID = p0.LID
+	}
+	if p.State != smp.PortStateDown {
+		lp.Width = smp.WidthName(p.WidthActive)
+		ext := uint8(0)
+		if capMask(p)&capExtSpeeds != 0 {
+			ext = p.SpeedExtActive
+		}
+		if ext != 0 {
+			lp.Speed = smp.ExtSpeedName(ext)
+		} else {
+			lp.Speed = smp.SpeedName(p.SpeedActive)
+		}
+		if o.Additional {
+			hoq, stall := p.HOQLife, p.VLStallCount
+			lp.HOQLife, lp.VLStallCount = &hoq, &stall
+		}
+	}
+	if r := p.Remote; r != nil {
+		lp.Remote = &LinkRemote{GUID: GUID(r.GUID), NodeGUID: GUID(r.Node.GUID), LID: endLID(r), Port: r.Num,
+			Name: topo.MappedName(r.Node, names)}
+		lp.Remote.CouldBeWidth, lp.Remote.CouldBeSpeed = couldBe(p, r)
+	}
+	return lp
+}
+
+// couldBe is get_max_msg: the widest width and fastest speed both ends
+// support, when the link runs below them.
+func couldBe(p, r *topo.Port) (width, speed string) {
+	if w := maxWidth(p.WidthSupported & r.WidthSupported); w&p.WidthActive == 0 {
+		width = "Could be " + smp.WidthName(w)
+	}
+	if capMask(p)&capExtSpeeds != 0 && capMask(r)&capExtSpeeds != 0 && p.SpeedExtSupported != 0 && r.SpeedExtSupported != 0 {
+		if s := maxBit(p.SpeedExtSupported & r.SpeedExtSupported); s&p.SpeedExtActive == 0 {
+			speed = "Could be " + smp.ExtSpeedName(s)
+		}
+		return width, speed
+	}
+	if s := maxBit(p.SpeedSupported & r.SpeedSupported); s&p.SpeedActive == 0 {
+		speed = "Could be " + smp.SpeedName(s)
+	}
+	return width, speed
+}
+
+// maxWidth is the widest width of a LinkWidthSupported mask, ranked as
+// infiniband-diags ranks them (12x, 8x, 4x, 2x, 1x); 1x for none.
+func maxWidth(m uint8) uint8 {
+	for _, w := range []uint8{8, 4, 2, 16} {
+		if m&w != 0 {
+			return w
+		}
+	}
+	return 1
+}
+
+// maxBit is the highest bit set in m, 1 when none is.
+func maxBit(m uint8) uint8 {
+	r := uint8(1)
+	for m >>= 1; m != 0; m >>= 1 {
+		r <<= 1
+	}
+	return r
+}
+
+// WriteLinkinfo prints li as iblinkinfo does; the "Failed to find port"
+// line goes to stderr.
+func WriteLinkinfo(stdout, stderr io.Writer, li *Linkinfo) error {
+	if li.NotFound != "" {
+		fmt.Fprintf(stderr, "Failed to find port: %s\n", li.NotFound)
+		return nil
+	}
+	w := bufio.NewWriter(stdout)
+	for i := range li.Nodes {
+		n := &li.Nodes[i]
+		if !li.line {
+			if n.Type == "Switch" {
+				fmt.Fprintf(w, "%s: 0x%016x %s:\n", n.Type, uint64(n.PortGUID), n.Name)
+			} else {
+				fmt.Fprintf(w, "%s: %s:\n", n.Type, n.Name)
+			}
+		}
+		for j := range n.Ports {
+			writeLinkPort(w, n, &n.Ports[j], li.line, li.additional)
+		}
+	}
+	return w.Flush()
+}
+
+func writeLinkPort(w *bufio.Writer, n *LinkNode, p *LinkPort, line, additional bool) {
+	down := p.State == "Down"
+	var link string
+	if !down {
+		link = fmt.Sprintf("(%3s %18s %6s/%8s)", p.Width, p.Speed, p.State, p.PhysState)
+		if additional && p.HOQLife != nil {
+			link += fmt.Sprintf(" (HOQ:%d VL_Stall:%d)", *p.HOQLife, *p.VLStallCount)
+		}
+	} else {
+		link = fmt.Sprintf("(              %6s/%8s)", p.State, p.PhysState)
+	}
+	var remote string
+	switch r := p.Remote; {
+	case r != nil:
+		var rguid string
+		if line {
+			rguid = fmt.Sprintf("0x%016x ", uint64(r.GUID))
+		}
+		remote = fmt.Sprintf("%s%6d %4d[%2s] \"%s\" (%s %s)\n", rguid, r.LID, r.Port, "", r.Name, r.CouldBeWidth, r.CouldBeSpeed)
+	case down:
+		remote = "           [  ] \"\" ( )\n"
+	default:
+		remote = "    \"Port not available\"\n"
+	}
+	if line {
+		fmt.Fprintf(w, "0x%016x \"%30s\" ", uint64(p.GUID), n.Name)
+	} else {
+		w.WriteString("      ")
+	}
+	if n.Type != "Switch" && !line {
+		fmt.Fprintf(w, "0x%016x ", uint64(p.GUID))
+	}
+	fmt.Fprintf(w, "%6d %4d[%2s] ==%s==>  %s", p.LID, p.Port, "", link, remote)
+}
