@@ -43,7 +43,7 @@ func init() {
 		}
 		li, err := diag.LinkinfoOf(L.Context(), e.diagEnv(), o)
 		return e.diagResult(L, fn, li, err)
-	}, "linkinfo{[port_guid=, path=\"0,1\", hops=, down=true, only=\"switches\"|\"cas\"]} -> {nodes = {{type, guid, name, lid, ports = {{port, width, speed, state, phys_state, hoq_life, vl_stall_count, remote = {guid, lid, port, name, could_be_width, could_be_speed}}}}}} [, missed]: every port iblinkinfo prints, its link and its neighbour"},
+	}, "linkinfo([{port_guid=, path=\"0,1\", hops=, down=true, only=\"switches\"|\"cas\"}]) -> {nodes = {{type, guid, name, lid, ports = {{port, width, speed, state, phys_state, hoq_life, vl_stall_count, remote = {guid, lid, port, name, could_be_width, could_be_speed}}}}}} [, missed]: every port iblinkinfo prints, its link and its neighbour"},
 		`for _, n in ipairs(diag.linkinfo{only = "switches"}.nodes) do
   for _, p in ipairs(n.ports) do
     if p.remote and p.remote.could_be_width ~= "" then print(n.name, p.port, p.width, p.remote.could_be_width) end
