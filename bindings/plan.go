@@ -11,6 +11,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/plan"
 )
 
@@ -436,11 +437,11 @@ func planThresholds(e *Env, L *lua.LState) int {
 			raise(L, "plan.thresholds", "%v", err)
 		}
 		defer f.Close()
-		if th, err = plan.ParseThresholds(f, path); err != nil {
+		if th, err = diag.ParseThresholds(f, path); err != nil {
 			raise(L, "plan.thresholds", "%v", err)
 		}
 	}
-	names := plan.ThresholdNames()
+	names := diag.ThresholdNames()
 	t := L.CreateTable(0, len(names))
 	for _, key := range names {
 		t.RawSetString(key, lua.LNumber(th[key]))

@@ -1,4 +1,4 @@
-package plan
+package diag
 
 import (
 	"bufio"
@@ -31,6 +31,39 @@ var thresholdNames = map[string]string{
 	"PortXmitWait":                 "port_xmit_wait",
 }
 
+// Threshold is one "Name=value" line of a threshold file.
+type Threshold struct {
+	Name  string // the counter's name in the file ("SymbolErrorCounter")
+	Value uint64
+}
+
+// Thresholds are what a threshold file sets, in its order (ibqueryerrors'
+// summary lists them so, a name set twice twice).
+type Thresholds []Threshold
+
+// Of is the threshold of the counter named name (IBA name): the last line
+// setting it, 0 when none does.
+func (ts Thresholds) Of(name string) uint64 {
+	var v uint64
+	for _, t := range ts {
+		if t.Name == name {
+			v = t.Value
+		}
+	}
+	return v
+}
+
+// Text is ibqueryerrors' summary line of the thresholds:
+// "Thresholds: [SymbolErrorCounter = 10][PortXmitWait = 1000]".
+func (ts Thresholds) Text() string {
+	var b strings.Builder
+	b.WriteString("Thresholds: ")
+	for _, t := range ts {
+		fmt.Fprintf(&b, "[%s = %d]", t.Name, t.Value)
+	}
+	return b.String()
+}
+
 // ParseThresholds reads an ibqueryerrors threshold file
 // (/etc/infiniband-diags/error_thresholds): lines "Name=value", '#'
 // starting a comment line, blank lines ignored, values in C's strtoul
@@ -38,7 +71,20 @@ var thresholdNames = map[string]string{
 // counter key. Unlike ibqueryerrors, which ignores them, unknown names and
 // bad values are errors naming the line.
 func ParseThresholds(r io.Reader, name string) (map[string]uint64, error) {
+	ts, err := ReadThresholds(r, name)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]uint64{}
+	for _, t := range ts {
+		out[thresholdNames[t.Name]] = t.Value
+	}
+	return out, nil
+}
+
+// ReadThresholds is ParseThresholds keeping the file's lines in order.
+func ReadThresholds(r io.Reader, name string) (Thresholds, error) {
+	var out Thresholds
 	sc := bufio.NewScanner(r)
 	line := 0
 	for sc.Scan() {
@@ -52,8 +98,7 @@ func ParseThresholds(r io.Reader, name string) (map[string]uint64, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: want Name=value (no '=' on the line, which is not shown)", name, line)
 		}
-		key, known := thresholdNames[k]
-		if !known {
+		if _, known := thresholdNames[k]; !known {
 			names := make([]string, 0, len(thresholdNames))
 			for n := range thresholdNames {
 				names = append(names, n)
@@ -65,7 +110,7 @@ func ParseThresholds(r io.Reader, name string) (map[string]uint64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %s=%q: not a number", name, line, k, v)
 		}
-		out[key] = n
+		out = append(out, Threshold{Name: k, Value: n})
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {

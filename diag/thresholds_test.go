@@ -1,4 +1,4 @@
-package plan
+package diag
 
 import (
 	"fmt"
@@ -73,5 +73,20 @@ func TestThresholdsLongLine(t *testing.T) {
 	_, err := ParseThresholds(strings.NewReader(text), "error_thresholds")
 	if err == nil || !strings.Contains(err.Error(), "error_thresholds:2: line longer than") || strings.Contains(err.Error(), "token too long") {
 		t.Errorf("error %v, want error_thresholds:2: line longer than ...", err)
+	}
+}
+
+func TestParseThresholds(t *testing.T) {
+	got, err := ParseThresholds(strings.NewReader("# Define error thresholds here\n\nSymbolErrorCounter=10\n#LinkDownedCounter=10\nVL15Dropped=0x64\nPortXmitWait = 1000\n"), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got["symbol_error_counter"] != 10 || got["vl15_dropped"] != 100 || got["port_xmit_wait"] != 1000 {
+		t.Errorf("got %v", got)
+	}
+	for _, bad := range []string{"SymbolErrors=1\n", "SymbolErrorCounter=ten\n", "SymbolErrorCounter\n"} {
+		if _, err := ParseThresholds(strings.NewReader(bad), "f"); err == nil || !strings.Contains(err.Error(), "f:1:") {
+			t.Errorf("%q: err %v", bad, err)
+		}
 	}
 }

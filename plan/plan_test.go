@@ -165,18 +165,3 @@ func TestMerge(t *testing.T) {
 		t.Errorf("merged %+v %q %q", m.Summary, m.Checks[4].Category, m.Error)
 	}
 }
-
-func TestParseThresholds(t *testing.T) {
-	got, err := ParseThresholds(strings.NewReader("# Define error thresholds here\n\nSymbolErrorCounter=10\n#LinkDownedCounter=10\nVL15Dropped=0x64\nPortXmitWait = 1000\n"), "f")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 3 || got["symbol_error_counter"] != 10 || got["vl15_dropped"] != 100 || got["port_xmit_wait"] != 1000 {
-		t.Errorf("got %v", got)
-	}
-	for _, bad := range []string{"SymbolErrors=1\n", "SymbolErrorCounter=ten\n", "SymbolErrorCounter\n"} {
-		if _, err := ParseThresholds(strings.NewReader(bad), "f"); err == nil || !strings.Contains(err.Error(), "f:1:") {
-			t.Errorf("%q: err %v", bad, err)
-		}
-	}
-}
