@@ -115,10 +115,8 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 			li.NotFound = what
 			return li, partial(d)
 		}
-		if ln, ok := linkNode(n, e.NodeNames, o); ok {
-			if ln = startNode(ln, n, port, d.Fabric); len(ln.Ports) > 0 {
-				li.Nodes = append(li.Nodes, ln)
-			}
+		if ln, ok := linkNode(scannedFrom(n, port, d.Fabric), e.NodeNames, o); ok {
+			li.Nodes = append(li.Nodes, ln)
 		}
 		return li, partial(d)
 	} else {
@@ -183,30 +181,6 @@ func findPortNode(ctx context.Context, e *Env, d *engine.Discovery, o LinkinfoOp
 		}
 	}
 	return nil, 0, what
-}
-
-// startNode is what iblinkinfo prints of the node it starts a partial
-// scan at (-S/-G/-D without -a): libibnetdisc scans from that node, so of
-// a CA or router it knows only the port the scan enters by, and what is
-// cabled to it only when that port is the local one (a scan does not
-// leave a remote CA); a switch's neighbours are one hop away, all found.
-func startNode(ln LinkNode, n *topo.Node, port int, f *topo.Fabric) LinkNode {
-	if n.Type == topo.Switch {
-		return ln
-	}
-	local := f.Origin != nil && f.Origin.Node == n
-	kept := ln.Ports[:0]
-	for _, p := range ln.Ports {
-		if p.Port != port {
-			continue
-		}
-		if !local {
-			p.Remote = nil
-		}
-		kept = append(kept, p)
-	}
-	ln.Ports = kept
-	return ln
 }
 
 // pathString writes a directed route as -D takes it: "0,1,3".

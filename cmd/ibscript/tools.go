@@ -215,11 +215,19 @@ type Invocation struct {
 	JSON bool
 
 	vals          map[string][]string // option key -> each value given ("" for flags), in order
+	order         []OptionValue       // every option given, in command-line order
 	c             *config
 	b             *backend
 	diagE         *diag.Env
 	clearProgress func() // clears the progress line, when one is shown
 }
+
+// OptionValue is one option given: its Key and value ("" for a flag).
+type OptionValue struct{ Key, Value string }
+
+// Order returns every option given, in command-line order (for tools
+// whose options accumulate across kinds, as ibqueryerrors' -s and -c).
+func (inv *Invocation) Order() []OptionValue { return inv.order }
 
 // Has reports whether the option (by Key) was given.
 func (inv *Invocation) Has(key string) bool { _, ok := inv.vals[key]; return ok }
@@ -345,37 +353,47 @@ func (inv *Invocation) Fail(err error) int {
 // option table: options and arguments in any order (GNU permutation),
 // "--" ending the options, "-" an argument.
 func parseToolArgs(t *Tool, argv []string) (vals map[string][]string, args []string, err error) {
+	vals, args, _, err = parseToolArgsOrdered(t, argv)
+	return vals, args, err
+}
+
+// parseToolArgsOrdered is parseToolArgs also returning every option in
+// the order given.
+func parseToolArgsOrdered(t *Tool, argv []string) (vals map[string][]string, args []string, order []OptionValue, err error) {
 	opts := t.options()
 	vals = map[string][]string{}
-	set := func(o *Option, v string) { vals[o.Key()] = append(vals[o.Key()], v) }
+	set := func(o *Option, v string) {
+		vals[o.Key()] = append(vals[o.Key()], v)
+		order = append(order, OptionValue{o.Key(), v})
+	}
 	for i := 0; i < len(argv); i++ {
 		a := argv[i]
 		switch {
 		case a == "--":
-			return vals, append(args, argv[i+1:]...), nil
+			return vals, append(args, argv[i+1:]...), order, nil
 		case strings.HasPrefix(a, "--"):
 			name, val, hasVal := strings.Cut(a[2:], "=")
 			o, err := matchLong(opts, name)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			switch {
 			case o.Arg == "" && hasVal:
-				return nil, nil, fmt.Errorf("option '--%s' doesn't allow an argument", o.Long)
+				return nil, nil, nil, fmt.Errorf("option '--%s' doesn't allow an argument", o.Long)
 			case o.Arg == "" || o.Optional || hasVal:
 				set(o, val)
 			case i+1 < len(argv):
 				i++
 				set(o, argv[i])
 			default:
-				return nil, nil, fmt.Errorf("option '--%s' requires an argument %s", o.Long, o.Arg)
+				return nil, nil, nil, fmt.Errorf("option '--%s' requires an argument %s", o.Long, o.Arg)
 			}
 		case len(a) > 1 && a[0] == '-':
 		shorts:
 			for j := 1; j < len(a); j++ {
 				o := matchShort(opts, a[j])
 				if o == nil {
-					return nil, nil, fmt.Errorf("invalid option -- '%c'", a[j])
+					return nil, nil, nil, fmt.Errorf("invalid option -- '%c'", a[j])
 				}
 				if o.Arg == "" {
 					set(o, "")
@@ -390,7 +408,7 @@ func parseToolArgs(t *Tool, argv []string) (vals map[string][]string, args []str
 					i++
 					set(o, argv[i])
 				default:
-					return nil, nil, fmt.Errorf("option requires an argument -- '%c' %s", a[j], o.Arg)
+					return nil, nil, nil, fmt.Errorf("option requires an argument -- '%c' %s", a[j], o.Arg)
 				}
 				break shorts // the rest of a was the value
 			}
@@ -398,7 +416,7 @@ func parseToolArgs(t *Tool, argv []string) (vals map[string][]string, args []str
 			args = append(args, a)
 		}
 	}
-	return vals, args, nil
+	return vals, args, order, nil
 }
 
 func matchShort(opts []Option, c byte) *Option {
@@ -490,12 +508,12 @@ func prepareTool(c *config, stdout, stderr io.Writer) (inv *Invocation, code int
 		prog = t.Name
 	}
 	inv = &Invocation{Tool: t, Prog: prog, Stdout: stdout, Stderr: stderr, c: c}
-	vals, args, err := parseToolArgs(t, c.args)
+	vals, args, order, err := parseToolArgsOrdered(t, c.args)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n(%s --help lists the options)\n", prog, err, prog)
 		return nil, exitError, true
 	}
-	inv.vals, inv.Args = vals, args
+	inv.vals, inv.Args, inv.order = vals, args, order
 	if inv.Has(optHelp) {
 		fmt.Fprint(stdout, toolUsage(t))
 		return nil, exitOK, true

@@ -258,3 +258,110 @@ func TestLinkinfoMatchesIBLinkInfo(t *testing.T) {
 		})
 	}
 }
+
+// dataCounter is a data counter in ibqueryerrors' output: its value moves
+// with the MADs the tools themselves send, so two runs are compared with
+// the values masked.
+var dataCounter = regexp.MustCompile(`\[(Port(?:Unicast|Multicast)?(?:Xmit|Rcv)(?:Data|Pkts)) == \d+ \([^)]*\)\]`)
+
+// qeErrors are the error counters TestQueryErrorsMatchesIBQueryErrors sets
+// through ibsim's console on each diag topology: a linked switch port, an
+// unused switch port, PortXmitWait on another, a CA port, a router's.
+var qeErrors = map[string][]string{
+	"net.mixed-router": {
+		`"SwA"[1] PortCounters.SymbolErrorCounter=3`, `"SwA"[1] PortCounters.PortRcvErrors=20`,
+		`"SwA"[4] PortCounters.PortXmitDiscards=7`, `"SwB"[2] PortCounters.PortXmitWait=11`,
+		`"HcaY"[1] PortCounters.LinkDownedCounter=2`, `"Rt1"[1] PortCounters.VL15Dropped=5`,
+		`"SwB"[5] PortCounters.PortRcvSwitchRelayErrors=9`,
+	},
+	"net.mixed-3sw": {
+		`"Core"[1] PortCounters.SymbolErrorCounter=3`, `"Core"[10] PortCounters.PortXmitDiscards=700`,
+		`"Leaf2"[4] PortCounters.PortXmitWait=1500`, `"Host2"[1] PortCounters.LinkDownedCounter=2`,
+		`"Leaf1"[6] PortCounters.PortRcvSwitchRelayErrors=9`, `"Leaf1"[6] PortCounters.ExcessiveBufferOverrunErrors=4`,
+	},
+	"net.odd-ring": {
+		`"ring A port 0"[2] PortCounters.SymbolErrorCounter=30`, `"ring B base port 0"[6] PortCounters.PortXmitDiscards=7`,
+		`"ring C export 0"[3] PortCounters.PortXmitWait=11`, `"export 0"[1] PortCounters.LocalLinkIntegrityErrors=1`,
+	},
+}
+
+// TestQueryErrorsMatchesIBQueryErrors: with error counters set through
+// ibsim's console, ibqueryerrors' output and exit status (1: errors beyond
+// threshold) for its main option combinations, thresholds, suppressions,
+// node types, -r, --details, partial selections; --data and --counters
+// with the data counters' values masked.
+func TestQueryErrorsMatchesIBQueryErrors(t *testing.T) {
+	ibsimtest.Require(t)
+	for _, dt := range diagTopologies {
+		t.Run(filepath.Base(dt.path), func(t *testing.T) {
+			src, err := os.ReadFile(dt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			tp := filepath.Join(dir, filepath.Base(dt.path)) // a private ibsim: its counters change
+			if err := os.WriteFile(tp, src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, err := ibsimtest.Start(t.Context(), dir, tp, &ibsimtest.Options{InitPorts: initPorts(tp)})
+			t.Cleanup(s.Stop)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range qeErrors[filepath.Base(dt.path)] {
+				if out, err := s.Console(t.Context(), "PerformanceSet "+c); err != nil || !strings.Contains(out, "has been set") {
+					t.Fatalf("PerformanceSet %s: %q %v", c, out, err)
+				}
+			}
+			ibnd := cTool(t, s, dt.host, "ibnetdiscover")
+			var caGUID string
+			for _, m := range caPortLine.FindAllStringSubmatch(string(ibnd.stdout), -1) {
+				if m[1] != dt.host {
+					caGUID = "0x" + m[2]
+					break
+				}
+			}
+			th := filepath.Join(dir, "thresholds")
+			if err := os.WriteFile(th, []byte("# test\nSymbolErrorCounter=5\nPortXmitWait=100\n\nPortXmitDiscards=8\nSymbolErrorCounter=4\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{
+				nil,
+				{"-s", "PortXmitWait,SymbolErrorCounter"},
+				{"-c"},
+				{"-c", "-s", "LinkDownedCounter"},
+				{"--threshold-file", th},
+				{"-r"},
+				{"--switch"},
+				{"--ca", "--router"},
+				{"--details"},
+				{"-G", caGUID},
+				{"-S", caGUID, "-r"},
+				{"-D", "0,1"},
+				{"-t", "500", "-R", "--skip-sl"},
+			} {
+				r := diffTool(t, s, dt.host, "ibqueryerrors", args...)
+				if len(args) == 0 && (r.code != 1 || !bytes.Contains(r.stdout, []byte("Errors for"))) {
+					t.Errorf("ibqueryerrors found no errors (exit %d): nothing was compared\n%s", r.code, r.stdout)
+				}
+			}
+			for _, args := range [][]string{{"--data"}, {"--counters"}, {"--counters", "-r", "--switch"}} {
+				want := cTool(t, s, dt.host, "ibqueryerrors", args...)
+				got := ibscriptTool(t, s, dt.host, "ibqueryerrors", args...)
+				w := dataCounter.ReplaceAllString(string(want.stdout), "[$1 == N]")
+				g := dataCounter.ReplaceAllString(string(got.stdout), "[$1 == N]")
+				if w != g || want.code != got.code {
+					t.Errorf("ibqueryerrors %s (data counters masked): exit %d, the C tool's %d:\n%s", strings.Join(args, " "), got.code, want.code, lineDiff(w, g))
+				}
+			}
+			// -k clears the error counters after reading them: the C
+			// tool finds none left.
+			if r := ibscriptTool(t, s, dt.host, "ibqueryerrors", "-k"); r.code != 1 {
+				t.Fatalf("ibscript ibqueryerrors -k: exit %d: %s", r.code, r.stderr)
+			}
+			if r := cTool(t, s, dt.host, "ibqueryerrors"); r.code != 0 {
+				t.Errorf("after ibscript ibqueryerrors -k, ibqueryerrors still finds errors (exit %d):\n%s", r.code, r.stdout)
+			}
+		})
+	}
+}

@@ -1,0 +1,39 @@
+package bindings
+
+import (
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/diag"
+)
+
+// diag.queryerrors: ibqueryerrors' data (diag/queryerrors.go).
+func init() {
+	const fn = "diag.queryerrors"
+	registerDiag(Func{"queryerrors", func(e *Env, L *lua.LState) int {
+		t := diagOptions(L, fn, "thresholds", "suppress", "data")
+		var o diag.QueryErrorsOptions
+		if v := t.RawGetString("thresholds"); v != lua.LNil {
+			path := v.String()
+			f, err := filesOf(L).Open(path)
+			if err != nil {
+				raise(L, fn, "thresholds: %v", err)
+			}
+			o.Thresholds, err = diag.ReadThresholds(f, path)
+			f.Close()
+			if err != nil {
+				raise(L, fn, "thresholds: %v", err)
+			}
+		}
+		if s, ok := t.RawGetString("suppress").(*lua.LTable); ok {
+			s.ForEach(func(_, v lua.LValue) { o.Suppress = append(o.Suppress, v.String()) })
+		}
+		o.Data = lua.LVAsBool(t.RawGetString("data"))
+		q, err := diag.QueryErrorsOf(L.Context(), e.diagEnv(), o)
+		return e.diagResult(L, fn, q, err)
+	}, "queryerrors([{thresholds=FILE, suppress={\"PortXmitWait\", ...}, data=true}]) -> {nodes = {{name, guid, ports = {{port, guid, counters = {{name, value}}}}}}, summary = {bad_ports, ...}, warnings} [, missed]: the ports whose error counters exceed their thresholds (ibqueryerrors' threshold file), as ibqueryerrors reads them"},
+		`local q = diag.queryerrors()
+print(q.summary.ports_checked, q.summary.bad_ports)
+for _, n in ipairs(q.nodes) do
+  for _, p in ipairs(n.ports) do print(n.name, p.port, p.counters[1].name, p.counters[1].value) end
+end`)
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// defaultThresholdFile is where ibqueryerrors reads its thresholds.
+const defaultThresholdFile = "/etc/infiniband-diags/error_thresholds"
+
+func init() {
+	registerTool(&Tool{
+		Name:    "ibqueryerrors",
+		Summary: "every port's error counters against thresholds; exit status 1 when one exceeds its threshold",
+		Options: []Option{
+			{Short: 's', Long: "suppress", Arg: "<err1,err2,...>", Help: "suppress errors listed"},
+			{Short: 'c', Long: "suppress-common", Help: "suppress some of the common counters"},
+			{Short: 'G', Long: "port-guid", Arg: "<port_guid>", Help: "report the node containing the port specified by <port_guid>"},
+			{Short: 'S', Arg: "<port_guid>", Help: "Same as \"-G\" for backward compatibility"},
+			{Short: 'D', Long: "Direct", Arg: "<dr_path>", Help: "report the node containing the port specified by <dr_path>"},
+			{Long: "skip-sl", Help: "don't obtain SL to all destinations (ibscript's PMA queries use SL 0 always)"},
+			{Short: 'r', Long: "report-port", Help: "report port link information"},
+			{Long: "threshold-file", Arg: "<file>", Help: "specify an alternate threshold file, default: " + defaultThresholdFile},
+			{Short: 'R', Long: "GNDN", Help: "(This option is obsolete and does nothing)"},
+			{Long: "data", Help: "include data counters for ports with errors"},
+			{Long: "switch", Help: "print data for switches only"},
+			{Long: "ca", Help: "print data for CA's only"},
+			{Long: "router", Help: "print data for routers only"},
+			{Long: "details", Help: "include transmit discard details"},
+			{Long: "counters", Help: "print data counters only"},
+			{Short: 'k', Long: "clear-errors", Help: "Clear error counters after read (Sets: --allow-set on the kernel backend)"},
+			{Short: 'K', Long: "clear-counts", Help: "Clear data counters after read (Sets: --allow-set on the kernel backend)"},
+			{Long: "load-cache", Arg: "<file>", Help: "filename of ibnetdiscover cache to load (not supported: refused)"},
+			{Short: 'o', Long: "outstanding_smps", Arg: "<val>", Help: "specify the number of outstanding SMP's which should be issued during the scan\n(taken and ignored: the engine's per-node window schedules the SMPs)"},
+		},
+		// ibdiag_process_opts(..., "cDGKLnRrSs", ...).
+		Exclude: "D,G,L,s",
+		Schema:  "queryerrors",
+		Example: []string{"--data"},
+		Run:     runQueryErrors,
+	})
+}
+
+func runQueryErrors(ctx context.Context, inv *Invocation) int {
+	o, err := queryErrorsOptions(inv)
+	if err != nil {
+		return inv.Fail(err)
+	}
+	env, err := inv.Env(ctx)
+	if err != nil {
+		return inv.Fail(err)
+	}
+	q, err := diag.QueryErrorsOf(ctx, env, o)
+	var missed diag.DiscoveryErrors
+	if err != nil && !errors.As(err, &missed) {
+		return inv.Fail(err)
+	}
+	if inv.clearProgress != nil {
+		inv.clearProgress()
+	}
+	if inv.JSON {
+		err = diag.WriteJSON(inv.Stdout, q)
+	} else {
+		err = diag.WriteQueryErrors(inv.Stdout, inv.Stderr, q)
+	}
+	if err != nil {
+		return inv.Fail(err)
+	}
+	if missed != nil {
+		inv.Errorf("%v", missed)
+		return exitFailed
+	}
+	if q.Summary.BadPorts > 0 {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// queryErrorsOptions reads ibqueryerrors' command line.
+func queryErrorsOptions(inv *Invocation) (diag.QueryErrorsOptions, error) {
+	var o diag.QueryErrorsOptions
+	if len(inv.Args) > 0 {
+		return o, fmt.Errorf("unexpected argument %q (ibqueryerrors takes options only)", inv.Args[0])
+	}
+	if inv.Has("load-cache") {
+		return o, errors.New("--load-cache is not supported yet (docs/diag.md)")
+	}
+	known := perf.LayoutByID(perf.AttrPortCounters)
+	// -s and -c add to one list, in the order given.
+	for _, ov := range inv.Order() {
+		switch ov.Key {
+		case "suppress-common":
+			o.Suppress = append(o.Suppress, "PortRcvSwitchRelayErrors")
+		case "suppress":
+			for _, name := range strings.Split(ov.Value, ",") {
+				if _, ok := known.Field(name); !ok {
+					var names []string
+					for _, f := range known.Fields {
+						names = append(names, f.Name)
+					}
+					return o, fmt.Errorf("-s %q: no PortCounters counter %q (known: %s)", ov.Value, name, strings.Join(names, ", "))
+				}
+				o.Suppress = append(o.Suppress, name)
+			}
+		}
+	}
+	file, explicit := defaultThresholdFile, inv.Has("threshold-file")
+	if explicit {
+		file = inv.Value("threshold-file")
+	}
+	f, err := os.Open(file)
+	switch {
+	case err != nil && explicit:
+		return o, fmt.Errorf("--threshold-file: %w", err)
+	case err != nil:
+		// ibqueryerrors goes on without a threshold file.
+		o.ThresholdsMissing = true
+	default:
+		o.Thresholds, err = diag.ReadThresholds(f, file)
+		f.Close()
+		if err != nil {
+			return o, err
+		}
+	}
+	for _, k := range []string{"port-guid", "S"} {
+		if inv.Has(k) {
+			v, err := strconv.ParseUint(inv.Value(k), 0, 64)
+			if err != nil || v == 0 {
+				return o, fmt.Errorf("%s %q: want a port GUID (0x...)", inv.spelling(k), inv.Value(k))
+			}
+			o.PortGUID = v
+		}
+	}
+	if inv.Has(optDirect) {
+		t, err := engine.ParseTarget("dr:" + inv.Value(optDirect))
+		if err != nil {
+			return o, fmt.Errorf("-D: %w", err)
+		}
+		o.Path = t.Path
+	}
+	if o.Path != nil && o.PortGUID != 0 {
+		return o, errors.New("-D and -G/-S: give one port")
+	}
+	if _, err := inv.Int("outstanding_smps", 0); err != nil {
+		return o, err
+	}
+	for _, t := range []struct {
+		opt string
+		typ topo.NodeType
+	}{{"switch", topo.Switch}, {"ca", topo.CA}, {"router", topo.Router}} {
+		if inv.Has(t.opt) && !slices.Contains(o.Types, t.typ) {
+			o.Types = append(o.Types, t.typ)
+		}
+	}
+	o.Data, o.Details, o.CountersOnly, o.ReportPort = inv.Has("data"), inv.Has("details"), inv.Has("counters"), inv.Has("report-port")
+	o.ClearErrors, o.ClearCounts = inv.Has("clear-errors"), inv.Has("clear-counts")
+	return o, nil
+}

@@ -1,0 +1,692 @@
+package diag
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// ibqueryerrors: the error counters of every port of the fabric against
+// thresholds, as ibqueryerrors reads and prints them. The ports are
+// ibqueryerrors': ports 1 to NumPorts of every node discovery holds (all
+// of a switch's, unused ones too, port 0 as well when it is an enhanced
+// port 0; a CA's or router's those discovery reached); a PMA with
+// AllPortSelect is asked for the sum of its ports first, and its ports
+// one by one only when the sum has errors beyond a threshold.
+
+// ErrorCounters are the PortCounters error counters ibqueryerrors checks,
+// in its order (PortXmitWait is checked after them).
+var ErrorCounters = []string{
+	"SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter",
+	"PortRcvErrors", "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors",
+	"PortXmitDiscards", "PortXmitConstraintErrors", "PortRcvConstraintErrors",
+	"LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "VL15Dropped",
+}
+
+// QueryErrorsOptions are ibqueryerrors' options.
+type QueryErrorsOptions struct {
+	// Suppress are counters (IBA names) not checked (-s; -c adds
+	// PortRcvSwitchRelayErrors), in the order given.
+	Suppress []string
+	// Thresholds (--threshold-file); nil: every threshold 0.
+	Thresholds Thresholds
+	// ThresholdsMissing: the threshold file could not be opened, which
+	// ibqueryerrors ignores (its summary then reads "(null)").
+	ThresholdsMissing bool
+	// Data (--data) adds the data counters to ports with errors.
+	Data bool
+	// Details (--details) adds PortXmitDiscardDetails and
+	// PortRcvErrorDetails where those counters exceed their thresholds.
+	Details bool
+	// CountersOnly (--counters) prints the data counters of every port
+	// and checks nothing.
+	CountersOnly bool
+	// ReportPort (-r) adds each reported port's link.
+	ReportPort bool
+	// Types are the node types checked (--switch, --ca, --router); empty:
+	// all.
+	Types []topo.NodeType
+	// PortGUID (-G/-S) and Path (-D) check only the node holding that
+	// port.
+	PortGUID uint64
+	Path     []uint8
+	// ClearErrors (-k) and ClearCounts (-K) reset the error and data
+	// counters after reading them (Sets: refused on the kernel backend
+	// without --allow-set).
+	ClearErrors, ClearCounts bool
+}
+
+// QueryErrors is ibqueryerrors' data: docs/diag/queryerrors.schema.json.
+type QueryErrors struct {
+	Nodes []QENode `json:"nodes"` // the nodes with something printed
+	// NotFound names the -G/-D port that is not in the fabric.
+	NotFound string  `json:"not_found,omitempty"`
+	Summary  Summary `json:"summary"`
+	// Warnings are ibqueryerrors' IBWARN lines (a PMA query that failed),
+	// for stderr.
+	Warnings []string `json:"warnings"`
+
+	countersOnly bool
+}
+
+// Summary is ibqueryerrors' summary.
+type Summary struct {
+	NodesChecked     int      `json:"nodes_checked"`
+	BadNodes         int      `json:"bad_nodes"`
+	PortsChecked     int      `json:"ports_checked"`
+	BadPorts         int      `json:"bad_ports"`
+	PMAQueryFailures int      `json:"pma_query_failures"`
+	Thresholds       string   `json:"thresholds"` // "Thresholds: [Name = value]..." ("(null)" without a file)
+	Suppressed       []string `json:"suppressed"`
+}
+
+// QENode is a node with errors (or, with --counters, its data counters).
+type QENode struct {
+	Type     string   `json:"type"`
+	GUID     GUID     `json:"guid"`
+	PortGUID GUID     `json:"port_guid"` // a switch's port 0 GUID
+	Name     string   `json:"name"`
+	Ports    []QEPort `json:"ports"`
+}
+
+// QEPort is one port line: the counters beyond their thresholds (or the
+// data counters), in ibqueryerrors' order.
+type QEPort struct {
+	// Port is the port number, 255 for the sum of all ports ("ALL").
+	Port     int         `json:"port"`
+	GUID     GUID        `json:"guid"`
+	Counters []QECounter `json:"counters"`
+	// Link is the port's link (-r), as iblinkinfo gives it.
+	Link *LinkPort `json:"link,omitempty"`
+}
+
+// QECounter is one counter printed.
+type QECounter struct {
+	Name  string `json:"name"`
+	Value uint64 `json:"value"`
+	// Human is ibqueryerrors' "(1.000K)" rendering where it prints one.
+	Human string `json:"human,omitempty"`
+	// Detail marks a PortXmitDiscardDetails / PortRcvErrorDetails field.
+	Detail bool `json:"detail,omitempty"`
+}
+
+// QueryErrorsOf discovers the fabric and reads its error counters as
+// ibqueryerrors does. A discovery that missed routes returns what it
+// found and a DiscoveryErrors.
+func QueryErrorsOf(ctx context.Context, e *Env, o QueryErrorsOptions) (*QueryErrors, error) {
+	d, err := e.Discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := &QueryErrors{Nodes: []QENode{}, Warnings: []string{}, countersOnly: o.CountersOnly}
+	q.Summary.Suppressed = append([]string{}, o.Suppress...)
+	q.Summary.Thresholds = o.Thresholds.Text()
+	if o.ThresholdsMissing {
+		q.Summary.Thresholds = "(null)"
+	}
+	var nodes []*topo.Node
+	if o.PortGUID != 0 || o.Path != nil {
+		n, port, what := findPortNode(ctx, e, d, LinkinfoOptions{PortGUID: o.PortGUID, Path: o.Path})
+		if n == nil {
+			q.NotFound = what
+		} else {
+			nodes = []*topo.Node{scannedFrom(n, port, d.Fabric)}
+		}
+	} else {
+		for i := len(d.Fabric.Nodes) - 1; i >= 0; i-- {
+			nodes = append(nodes, d.Fabric.Nodes[i])
+		}
+	}
+	var todo []*topo.Node
+	for _, n := range nodes {
+		if len(o.Types) == 0 || slices.Contains(o.Types, n.Type) {
+			todo = append(todo, n)
+		}
+	}
+	// Every node's PMA is read by its own goroutine (at most
+	// queryWorkers at once; the engine's per-node window paces each
+	// destination), each into its own result; the results are merged in
+	// ibqueryerrors' node order.
+	runs := make([]qeRun, len(todo))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(queryWorkers, len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r := &runs[i]
+				*r = qeRun{e: e, o: o, q: &QueryErrors{}, names: e.NodeNames}
+				r.err = r.node(ctx, todo[i])
+			}
+		}()
+	}
+	for i := range todo {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i := range runs {
+		r := &runs[i]
+		if r.err != nil {
+			return nil, r.err
+		}
+		q.Nodes = append(q.Nodes, r.q.Nodes...)
+		q.Warnings = append(q.Warnings, r.q.Warnings...)
+		s, rs := &q.Summary, &r.q.Summary
+		s.NodesChecked += rs.NodesChecked
+		s.BadNodes += rs.BadNodes
+		s.PortsChecked += rs.PortsChecked
+		s.BadPorts += rs.BadPorts
+		s.PMAQueryFailures += rs.PMAQueryFailures
+	}
+	return q, partial(d)
+}
+
+// queryWorkers bounds the nodes whose PMAs are read at once.
+const queryWorkers = 256
+
+type qeRun struct {
+	err   error // what ended the node's reads (the run's context)
+	e     *Env
+	o     QueryErrorsOptions
+	q     *QueryErrors
+	names map[uint64]string
+}
+
+// pmaTarget is the LID a node's PMA is asked at for port p: a switch's
+// LID, a CA's port's own.
+func pmaLID(n *topo.Node, p int) uint16 {
+	if n.Type == topo.Switch {
+		if n.Ports[0] != nil {
+			return n.Ports[0].LID
+		}
+		return 0
+	}
+	if p < len(n.Ports) && n.Ports[p] != nil {
+		return n.Ports[p].LID
+	}
+	return 0
+}
+
+// scannedFrom is n as the C tools' partial scan from its port port holds
+// it (-S/-G/-D of iblinkinfo and ibqueryerrors): libibnetdisc scans from
+// that node, so of a CA or router it knows only that port, and what is
+// cabled to it only on the local node (a scan does not leave a remote
+// CA); a switch's neighbours are one hop away, all found.
+func scannedFrom(n *topo.Node, port int, f *topo.Fabric) *topo.Node {
+	if n.Type == topo.Switch {
+		return n
+	}
+	local := f.Origin != nil && f.Origin.Node == n
+	c := *n
+	c.Ports = make([]*topo.Port, len(n.Ports))
+	if port < len(n.Ports) && n.Ports[port] != nil {
+		p := *n.Ports[port]
+		p.Node = &c
+		if !local {
+			p.Remote = nil
+		}
+		c.Ports[port] = &p
+	}
+	return &c
+}
+
+// node is ibqueryerrors' print_node.
+func (r *qeRun) node(ctx context.Context, n *topo.Node) error {
+	start := 1
+	if n.Type == topo.Switch && n.EnhancedPort0 {
+		start = 0
+	}
+	name := topo.MappedName(n, r.names)
+	qn := QENode{Type: nodeType(n.Type), GUID: GUID(n.GUID), Name: name, Ports: []QEPort{}}
+	if n.Type == topo.Switch && n.Ports[0] != nil {
+		qn.PortGUID = GUID(n.Ports[0].GUID)
+	}
+	// The PMA's ClassPortInfo, asked where ibqueryerrors asks it: a
+	// switch's port 0, a CA's first port.
+	cp := 0
+	if n.Type != topo.Switch {
+		for p := 1; p <= n.NumPorts && p < len(n.Ports); p++ {
+			if n.Ports[p] != nil {
+				cp = p
+				break
+			}
+		}
+	}
+	var cpi mad.ClassPortInfo
+	cpiOK := false
+	if data, err := r.e.Session.Perf(ctx, engine.LID(pmaLID(n, cp)), mad.MethodGet, perf.AttrClassPortInfo, uint8(cp), nil); err == nil && cpi.UnmarshalBinary(data) == nil {
+		cpiOK = true
+	} else {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		r.warn("classportinfo query failed on %s, Lid %d port %d", name, pmaLID(n, cp), cp)
+		r.q.Summary.PMAQueryFailures++
+	}
+	allPorts := cpiOK && cpi.CapabilityMask&perf.CapAllPortSelect != 0
+	bad := false
+	addPort := func(p QEPort, counts bool) {
+		qn.Ports = append(qn.Ports, p)
+		if !bad && !r.o.CountersOnly {
+			r.q.Summary.BadNodes++
+		}
+		bad = true
+		if counts {
+			r.q.Summary.BadPorts++
+		}
+	}
+	if r.o.CountersOnly {
+		for p := start; p <= n.NumPorts && p < len(n.Ports); p++ {
+			if n.Ports[p] == nil {
+				continue
+			}
+			qp, ok, err := r.dataCounters(ctx, n, p, cpi.CapabilityMask, name)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if r.o.ReportPort {
+					qp.Link = r.link(n, p)
+				}
+				addPort(qp, false)
+			}
+			r.q.Summary.PortsChecked++
+			if !allPorts {
+				r.clear(ctx, n, p, &cpi)
+			}
+		}
+	} else {
+		skipPorts := false
+		if allPorts {
+			qp, ok, err := r.errors(ctx, n, int(perf.AllPorts), &cpi, name)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if n.Type == topo.Switch {
+					addPort(qp, false)
+				} else if !bad {
+					// ibqueryerrors prints the CA's header (a bad node)
+					// but no line for the sum.
+					r.q.Summary.BadNodes++
+					bad = true
+				}
+			} else {
+				r.q.Summary.PortsChecked += n.NumPorts
+				skipPorts = true
+			}
+		}
+		for p := start; !skipPorts && p <= n.NumPorts && p < len(n.Ports); p++ {
+			if n.Ports[p] == nil {
+				continue
+			}
+			qp, ok, err := r.errors(ctx, n, p, &cpi, name)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if r.o.ReportPort {
+					qp.Link = r.link(n, p)
+				}
+				addPort(qp, true)
+			}
+			r.q.Summary.PortsChecked++
+			if !allPorts {
+				r.clear(ctx, n, p, &cpi)
+			}
+		}
+	}
+	r.q.Summary.NodesChecked++
+	if allPorts {
+		r.clear(ctx, n, int(perf.AllPorts), &cpi)
+	}
+	if bad || len(qn.Ports) > 0 {
+		r.q.Nodes = append(r.q.Nodes, qn)
+	}
+	return nil
+}
+
+func (r *qeRun) warn(format string, args ...any) {
+	r.q.Warnings = append(r.q.Warnings, fmt.Sprintf(format, args...))
+}
+
+func (r *qeRun) link(n *topo.Node, p int) *LinkPort {
+	var p0 *topo.Port
+	if n.Type == topo.Switch {
+		p0 = n.Ports[0]
+	}
+	lp := linkPort(n.Ports[p], p0, r.names, LinkinfoOptions{})
+	return &lp
+}
+
+// portGUID is the GUID ibqueryerrors prints for port p (a switch's port
+// 0's for ALL).
+func portGUID(n *topo.Node, p int) uint64 {
+	if p == int(perf.AllPorts) || p >= len(n.Ports) || n.Ports[p] == nil {
+		if n.Type == topo.Switch && n.Ports[0] != nil {
+			return n.Ports[0].GUID
+		}
+		return 0
+	}
+	return n.Ports[p].GUID
+}
+
+func (r *qeRun) suppressed(name string) bool { return slices.Contains(r.o.Suppress, name) }
+
+// errors is print_errors and print_results: ok when a counter of port p
+// exceeds its threshold.
+func (r *qeRun) errors(ctx context.Context, n *topo.Node, p int, cpi *mad.ClassPortInfo, name string) (QEPort, bool, error) {
+	qp := QEPort{Port: p, GUID: GUID(portGUID(n, p)), Counters: []QECounter{}}
+	lid := pmaLID(n, p)
+	pc, err := r.e.Session.Perf(ctx, engine.LID(lid), mad.MethodGet, perf.AttrPortCounters, uint8(p), nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return qp, false, context.Cause(ctx)
+		}
+		r.warn("IB_GSI_PORT_COUNTERS query failed on %s, Lid %d port %d", name, lid, p)
+		r.q.Summary.PMAQueryFailures++
+		return qp, false, nil
+	}
+	pcl := perf.LayoutByID(perf.AttrPortCounters)
+	var pce []byte
+	pcel := perf.LayoutByID(perf.AttrPortCountersExtended)
+	if cpi.CapabilityMask&(perf.CapExtendedWidth|perf.CapExtendedWidthNoIETF) != 0 {
+		if pce, err = r.e.Session.Perf(ctx, engine.LID(lid), mad.MethodGet, perf.AttrPortCountersExtended, uint8(p), nil); err != nil {
+			if ctx.Err() != nil {
+				return qp, false, context.Cause(ctx)
+			}
+			r.warn("IB_GSI_PORT_COUNTERS_EXT query failed on %s, Lid %d port %d", name, lid, p)
+			r.q.Summary.PMAQueryFailures++
+			return qp, false, nil
+		}
+	}
+	ext := cpi.CapabilityMask2&perf.Cap2AdditionalPortCounters != 0
+	value := func(c string) uint64 {
+		if c == "PortXmitWait" && cpi.CapabilityMask&perf.CapPortXmitWait == 0 {
+			return 0
+		}
+		if ext {
+			f, _ := pcel.Field(c)
+			return f.Get(pce)
+		}
+		f, _ := pcl.Field(c)
+		return f.Get(pc)
+	}
+	check := func(c string) bool {
+		v := value(c)
+		if v <= r.o.Thresholds.Of(c) {
+			return false
+		}
+		qc := QECounter{Name: c, Value: v}
+		if ext {
+			qc.Human = human(v, false)
+		}
+		qp.Counters = append(qp.Counters, qc)
+		return true
+	}
+	for _, c := range ErrorCounters {
+		if r.suppressed(c) || !check(c) || !r.o.Details {
+			continue
+		}
+		// ibqueryerrors dumps each details attribute with the other's
+		// field range: what it prints is reproduced, fields and all.
+		switch c {
+		case "PortXmitDiscards":
+			r.details(ctx, &qp, lid, p, name, "PortXmitDiscardDetails", perf.AttrPortXmitDiscardDetails, perf.AttrPortRcvErrorDetails)
+		case "PortRcvErrors":
+			r.details(ctx, &qp, lid, p, name, "PortRcvErrorDetails", perf.AttrPortRcvErrorDetails, perf.AttrPortXmitDiscardDetails)
+		}
+	}
+	if !r.suppressed("PortXmitWait") {
+		check("PortXmitWait")
+	}
+	if len(qp.Counters) == 0 {
+		return qp, false, nil
+	}
+	if r.o.Data {
+		data, l := pc, pcl
+		names := []string{"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"}
+		if pce != nil {
+			data, l = pce, pcel
+			if cpi.CapabilityMask&perf.CapExtendedWidth != 0 {
+				names = append(names, "PortUnicastXmitPkts", "PortUnicastRcvPkts", "PortMulticastXmitPkts", "PortMulticastRcvPkts")
+			}
+		}
+		for _, c := range names {
+			f, _ := l.Field(c)
+			if v := f.Get(data); v != 0 {
+				qp.Counters = append(qp.Counters, QECounter{Name: c, Value: v, Human: human(v, isData(c))})
+			}
+		}
+	}
+	return qp, true, nil
+}
+
+func isData(c string) bool { return c == "PortXmitData" || c == "PortRcvData" }
+
+// details is query_and_dump: attr read, its non-zero fields printed
+// through the layout of fields (ibqueryerrors' ranges).
+func (r *qeRun) details(ctx context.Context, qp *QEPort, lid uint16, p int, name, attrName string, attr, fields uint16) {
+	data, err := r.e.Session.Perf(ctx, engine.LID(lid), mad.MethodGet, attr, uint8(p), nil)
+	if err != nil {
+		r.warn("%s query failed on %s, Lid %d port %d", attrName, name, lid, p)
+		r.q.Summary.PMAQueryFailures++
+		return
+	}
+	l := perf.LayoutByID(fields)
+	for _, f := range l.Fields {
+		if f.Name == "PortSelect" || f.Name == "CounterSelect" {
+			continue
+		}
+		if v := f.Get(data) & 0xffffffff; v != 0 {
+			qp.Counters = append(qp.Counters, QECounter{Name: f.Name, Value: v, Detail: true})
+		}
+	}
+}
+
+// dataCounters is print_data_cnts: every data counter of port p.
+func (r *qeRun) dataCounters(ctx context.Context, n *topo.Node, p int, capMask uint16, name string) (QEPort, bool, error) {
+	qp := QEPort{Port: p, GUID: GUID(n.GUID), Counters: []QECounter{}}
+	lid := pmaLID(n, p)
+	attr, attrName := perf.AttrPortCounters, "IB_GSI_PORT_COUNTERS"
+	names := []string{"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"}
+	if capMask&(perf.CapExtendedWidth|perf.CapExtendedWidthNoIETF) != 0 {
+		attr, attrName = perf.AttrPortCountersExtended, "IB_GSI_PORT_COUNTERS_EXT"
+		if capMask&perf.CapExtendedWidth != 0 {
+			names = append(names, "PortUnicastXmitPkts", "PortUnicastRcvPkts", "PortMulticastXmitPkts", "PortMulticastRcvPkts")
+		}
+	}
+	data, err := r.e.Session.Perf(ctx, engine.LID(lid), mad.MethodGet, attr, uint8(p), nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return qp, false, context.Cause(ctx)
+		}
+		r.warn("%s query failed on %s, Lid %d port %d", attrName, name, lid, p)
+		r.q.Summary.PMAQueryFailures++
+		return qp, false, nil
+	}
+	l := perf.LayoutByID(attr)
+	for _, c := range names {
+		f, _ := l.Field(c)
+		v := f.Get(data)
+		qp.Counters = append(qp.Counters, QECounter{Name: c, Value: v, Human: human(v, isData(c))})
+	}
+	return qp, true, nil
+}
+
+// clear is clear_port (-k, -K): PortCounters' (and PortCountersExtended's)
+// counters reset with the selects ibqueryerrors sets.
+func (r *qeRun) clear(ctx context.Context, n *topo.Node, p int, cpi *mad.ClassPortInfo) {
+	if !r.o.ClearErrors && !r.o.ClearCounts {
+		return
+	}
+	lid := pmaLID(n, p)
+	var mask uint32
+	if r.o.ClearErrors {
+		mask |= 0xfff
+		if cpi.CapabilityMask&perf.CapPortXmitWait != 0 {
+			mask |= 0x10000
+		}
+	}
+	if r.o.ClearCounts {
+		mask |= 0xf000
+	}
+	name := topo.MappedName(n, r.names)
+	reset := func(attr uint16, mask uint32) error {
+		l := perf.LayoutByID(attr)
+		data := make([]byte, l.Size)
+		for _, s := range []struct {
+			field string
+			v     uint64
+		}{{"PortSelect", uint64(p)}, {"CounterSelect", uint64(mask & 0xffff)}, {"CounterSelect2", uint64(mask >> 16)}} {
+			if f, ok := l.Field(s.field); ok {
+				f.Put(data, s.v&(1<<f.Width-1))
+			}
+		}
+		_, err := r.e.Session.Perf(ctx, engine.LID(lid), mad.MethodSet, attr, uint8(p), data)
+		return err
+	}
+	if mask != 0 {
+		if err := reset(perf.AttrPortCounters, mask); err != nil {
+			r.warn("Failed to reset errors %s port %d: %v", name, p, err)
+		}
+	}
+	if r.o.ClearErrors && r.o.Details {
+		_ = reset(perf.AttrPortXmitDiscardDetails, 0xf)
+		_ = reset(perf.AttrPortRcvErrorDetails, 0x3f)
+	}
+	if cpi.CapabilityMask&(perf.CapExtendedWidth|perf.CapExtendedWidthNoIETF) != 0 {
+		mask = 0
+		if r.o.ClearCounts {
+			mask = 0x0f
+			if cpi.CapabilityMask&perf.CapExtendedWidth != 0 {
+				mask = 0xff
+			}
+		}
+		if r.o.ClearErrors && cpi.CapabilityMask2&perf.Cap2AdditionalPortCounters != 0 {
+			mask |= 0xfff0000
+			if cpi.CapabilityMask&perf.CapPortXmitWait != 0 {
+				mask |= 1 << 28
+			}
+		}
+		if mask != 0 {
+			if err := reset(perf.AttrPortCountersExtended, mask); err != nil {
+				r.warn("Failed to reset extended data counters %s, Lid %d port %d: %v", name, lid, p, err)
+			}
+		}
+	}
+}
+
+// human is conv_cnt_human_readable's "(%5.3f%s)" text: the value in
+// powers of 1024 (data counters count 4-byte words: bytes, in B, KB, ...),
+// computed in single precision as ibqueryerrors computes it.
+func human(v uint64, data bool) string {
+	tmp := v / 1024
+	ui := 0
+	div := uint64(1)
+	for tmp != 0 {
+		ui++
+		tmp /= 1024
+		div *= 1024
+	}
+	val := float32(v)
+	if data {
+		val *= 4
+		if val/float32(div) > 1024 {
+			ui++
+			div *= 1024
+		}
+	}
+	val /= float32(div)
+	units := []string{"", "K", "M", "G", "T", "P", "E"}
+	if data {
+		units = []string{"B", "KB", "MB", "GB", "TB", "PB", "EB"}
+	}
+	unit := ""
+	if ui < len(units) {
+		unit = units[ui]
+	}
+	return fmt.Sprintf("%5.3f%s", val, unit)
+}
+
+// WriteQueryErrors prints q as ibqueryerrors does: the nodes, then the
+// summary, on w; the warnings and "Failed to find node" on stderr.
+func WriteQueryErrors(w, stderr io.Writer, q *QueryErrors) error {
+	for _, s := range q.Warnings {
+		fmt.Fprintf(stderr, "ibwarn: %s\n", s)
+	}
+	if q.NotFound != "" {
+		fmt.Fprintf(stderr, "Failed to find node: %s\n", q.NotFound)
+	}
+	bw := bufio.NewWriter(w)
+	for i := range q.Nodes {
+		n := &q.Nodes[i]
+		switch {
+		case q.countersOnly:
+			fmt.Fprintf(bw, "Data Counters for 0x%x \"%s\"\n", uint64(n.GUID), n.Name)
+		case n.Type == "Switch":
+			fmt.Fprintf(bw, "Errors for 0x%x \"%s\"\n", uint64(n.PortGUID), n.Name)
+		default:
+			fmt.Fprintf(bw, "Errors for \"%s\"\n", n.Name)
+		}
+		for j := range n.Ports {
+			p := &n.Ports[j]
+			if p.Port == int(perf.AllPorts) {
+				fmt.Fprintf(bw, "   GUID 0x%x port ALL:", uint64(p.GUID))
+			} else {
+				fmt.Fprintf(bw, "   GUID 0x%x port %d:", uint64(p.GUID), p.Port)
+			}
+			for _, c := range p.Counters {
+				if c.Human != "" || q.countersOnly {
+					fmt.Fprintf(bw, " [%s == %d (%s)]", c.Name, c.Value, c.Human)
+				} else {
+					fmt.Fprintf(bw, " [%s == %d]", c.Name, c.Value)
+				}
+			}
+			bw.WriteString("\n")
+			if p.Link != nil {
+				writePortConfig(bw, n, p.Link)
+			}
+		}
+	}
+	s := &q.Summary
+	fmt.Fprintf(bw, "\n## Summary: %d nodes checked, %d bad nodes found\n", s.NodesChecked, s.BadNodes)
+	fmt.Fprintf(bw, "##          %d ports checked, %d ports have errors beyond threshold\n", s.PortsChecked, s.BadPorts)
+	fmt.Fprintf(bw, "## %s\n", s.Thresholds)
+	if s.PMAQueryFailures > 0 {
+		fmt.Fprintf(bw, "##          %d PMA query failures\n", s.PMAQueryFailures)
+	}
+	bw.WriteString("## Suppressed:")
+	for _, n := range s.Suppressed {
+		bw.WriteString(" " + n)
+	}
+	bw.WriteString("\n")
+	return bw.Flush()
+}
+
+// writePortConfig is print_port_config (-r): iblinkinfo's port line with
+// "Link info:" in front.
+func writePortConfig(w *bufio.Writer, n *QENode, p *LinkPort) {
+	var link string
+	if p.State != smp.PortStateName(smp.PortStateDown) {
+		link = fmt.Sprintf("(%3s %18s %6s/%8s)", p.Width, p.Speed, p.State, p.PhysState)
+	} else {
+		link = fmt.Sprintf("(              %6s/%8s)", p.State, p.PhysState)
+	}
+	remote := "           [  ] \"\" ( )\n"
+	if r := p.Remote; r != nil {
+		remote = fmt.Sprintf("0x%016x %6d %4d[%2s] \"%s\" (%s %s)\n", uint64(r.GUID), r.LID, r.Port, "", r.Name, r.CouldBeWidth, r.CouldBeSpeed)
+	}
+	fmt.Fprintf(w, "       Link info: %6d%4d[%2s] ==%s==>  %s", p.LID, p.Port, "", link, remote)
+}
