@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/ibscript/ibscript/diag"
@@ -51,26 +52,7 @@ func runLinkinfo(ctx context.Context, inv *Invocation) int {
 		return inv.Fail(err)
 	}
 	li, err := diag.LinkinfoOf(ctx, env, o)
-	var missed diag.DiscoveryErrors
-	if err != nil && !errors.As(err, &missed) {
-		return inv.Fail(err)
-	}
-	if inv.clearProgress != nil {
-		inv.clearProgress()
-	}
-	if inv.JSON {
-		err = diag.WriteJSON(inv.Stdout, li)
-	} else {
-		err = diag.WriteLinkinfo(inv.Stdout, inv.Stderr, li)
-	}
-	if err != nil {
-		return inv.Fail(err)
-	}
-	if missed != nil {
-		inv.Errorf("%v", missed)
-		return exitFailed
-	}
-	return exitOK
+	return inv.Output(li, err, func(w io.Writer) error { return diag.WriteLinkinfo(w, inv.Stderr, li) }, false)
 }
 
 // linkinfoOptions reads iblinkinfo's command line.

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/ibscript/ibscript/diag"
@@ -51,27 +51,7 @@ func runNodes(ctx context.Context, inv *Invocation, o diag.NodesOptions) int {
 		return inv.Fail(err)
 	}
 	l, err := diag.Nodes(ctx, env, o)
-	var partial diag.DiscoveryErrors
-	if err != nil && !errors.As(err, &partial) {
-		return inv.Fail(err)
-	}
-	if werr := writeNodes(inv, l); werr != nil {
-		return inv.Fail(werr)
-	}
-	if partial != nil {
-		// What was found is printed; what was missed is said, and the
-		// status says it (the C scripts print ibnetdiscover's warnings).
-		inv.Errorf("%v", partial)
-		return exitFailed
-	}
-	return exitOK
-}
-
-func writeNodes(inv *Invocation, l *diag.NodeList) error {
-	if inv.JSON {
-		return diag.WriteJSON(inv.Stdout, l)
-	}
-	return diag.WriteNodes(inv.Stdout, l)
+	return inv.Output(l, err, func(w io.Writer) error { return diag.WriteNodes(w, l) }, false)
 }
 
 // nodesFromFile is `ibhosts FILE`: the script's filter over the file's

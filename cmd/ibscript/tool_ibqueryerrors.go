@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -61,29 +62,8 @@ func runQueryErrors(ctx context.Context, inv *Invocation) int {
 		return inv.Fail(err)
 	}
 	q, err := diag.QueryErrorsOf(ctx, env, o)
-	var missed diag.DiscoveryErrors
-	if err != nil && !errors.As(err, &missed) {
-		return inv.Fail(err)
-	}
-	if inv.clearProgress != nil {
-		inv.clearProgress()
-	}
-	if inv.JSON {
-		err = diag.WriteJSON(inv.Stdout, q)
-	} else {
-		err = diag.WriteQueryErrors(inv.Stdout, inv.Stderr, q)
-	}
-	if err != nil {
-		return inv.Fail(err)
-	}
-	if missed != nil {
-		inv.Errorf("%v", missed)
-		return exitFailed
-	}
-	if q.Summary.BadPorts > 0 {
-		return exitFailed
-	}
-	return exitOK
+	bad := q != nil && q.Summary.BadPorts > 0
+	return inv.Output(q, err, func(w io.Writer) error { return diag.WriteQueryErrors(w, inv.Stderr, q) }, bad)
 }
 
 // queryErrorsOptions reads ibqueryerrors' command line.

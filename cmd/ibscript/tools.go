@@ -349,6 +349,43 @@ func (inv *Invocation) Fail(err error) int {
 	return exitError
 }
 
+// Output prints a tool's data: as JSON with --format json, else through
+// text (the C tool's text). err is what gathering the data returned: a
+// DiscoveryErrors (part of the fabric missed) still prints what was
+// found, then says what was missed and makes the status 1; any other
+// error prints nothing. bad makes the status 1 too (ibqueryerrors'
+// errors beyond a threshold).
+func (inv *Invocation) Output(v any, err error, text func(io.Writer) error, bad bool) int {
+	var missed diag.DiscoveryErrors
+	if err != nil && !errors.As(err, &missed) {
+		return inv.Fail(err)
+	}
+	if inv.clearProgress != nil {
+		inv.clearProgress()
+	}
+	return inv.OutputTo(inv.Stdout, v, text, missed, bad)
+}
+
+// OutputTo is Output's printing, to out.
+func (inv *Invocation) OutputTo(out io.Writer, v any, text func(io.Writer) error, missed diag.DiscoveryErrors, bad bool) int {
+	var err error
+	if inv.JSON {
+		err = diag.WriteJSON(out, v)
+	} else {
+		err = text(out)
+	}
+	switch {
+	case err != nil:
+		return inv.Fail(err)
+	case missed != nil:
+		inv.Errorf("%v", missed)
+		return exitFailed
+	case bad:
+		return exitFailed
+	}
+	return exitOK
+}
+
 // parseToolArgs parses argv as getopt_long parses it for the tool's
 // option table: options and arguments in any order (GNU permutation),
 // "--" ending the options, "-" an argument.

@@ -182,6 +182,24 @@ var (
 	caPortLine = regexp.MustCompile(`(?m)^caguid=0x[0-9a-f]+\nCa\s+\d+ "H-[0-9a-f]+"\s+# "([^"]*)"\n\[\d+\]\(([0-9a-f]+)\)`)
 )
 
+// nameMap writes a node-name-map naming every other node of an
+// ibnetdiscover output (from the first, parity 0, or the second, 1): the
+// name keeps the description after a "mapped-N " prefix.
+func nameMap(t *testing.T, ibnd []byte, parity int) string {
+	t.Helper()
+	var nm strings.Builder
+	for i, m := range nodeGUIDLine.FindAllStringSubmatch(string(ibnd), -1) {
+		if i%2 == parity {
+			fmt.Fprintf(&nm, "0x%s \"mapped-%d %s\"\n", m[1], i, m[2])
+		}
+	}
+	p := filepath.Join(t.TempDir(), "node-name-map")
+	if err := os.WriteFile(p, []byte(nm.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestLinkinfoMatchesIBLinkInfo: iblinkinfo's output and exit status for
 // its main option combinations, node-name-map and partial selections
 // included.
@@ -192,12 +210,7 @@ func TestLinkinfoMatchesIBLinkInfo(t *testing.T) {
 			ibnd := cTool(t, s, dt.host, "ibnetdiscover")
 			// A node-name-map naming every other node; a CA's port GUID
 			// (not the host's) for -G/-S.
-			var nm strings.Builder
-			for i, m := range nodeGUIDLine.FindAllStringSubmatch(string(ibnd.stdout), -1) {
-				if i%2 == 0 {
-					fmt.Fprintf(&nm, "0x%s \"mapped-%d %s\"\n", m[1], i, m[2])
-				}
-			}
+			nmFile := nameMap(t, ibnd.stdout, 0)
 			var caGUID string
 			for _, m := range caPortLine.FindAllStringSubmatch(string(ibnd.stdout), -1) {
 				if m[1] != dt.host {
@@ -207,10 +220,6 @@ func TestLinkinfoMatchesIBLinkInfo(t *testing.T) {
 			}
 			if caGUID == "" {
 				t.Fatalf("no CA port in ibnetdiscover's output:\n%s", ibnd.stdout)
-			}
-			nmFile := filepath.Join(t.TempDir(), "node-name-map")
-			if err := os.WriteFile(nmFile, []byte(nm.String()), 0o644); err != nil {
-				t.Fatal(err)
 			}
 			for _, args := range [][]string{
 				nil,
@@ -361,6 +370,45 @@ func TestQueryErrorsMatchesIBQueryErrors(t *testing.T) {
 			}
 			if r := cTool(t, s, dt.host, "ibqueryerrors"); r.code != 0 {
 				t.Errorf("after ibscript ibqueryerrors -k, ibqueryerrors still finds errors (exit %d):\n%s", r.code, r.stdout)
+			}
+		})
+	}
+}
+
+// TestNetDiscoverMatchesIBNetDiscover: ibnetdiscover's topology (the date
+// line aside), node lists and ports report, with and without a
+// node-name-map, to stdout and to a file.
+func TestNetDiscoverMatchesIBNetDiscover(t *testing.T) {
+	for _, dt := range diagTopologies {
+		t.Run(filepath.Base(dt.path), func(t *testing.T) {
+			s := diagSim(t, dt.path)
+			ibnd := cTool(t, s, dt.host, "ibnetdiscover")
+			nmFile := nameMap(t, ibnd.stdout, 1)
+			dir := t.TempDir()
+			for _, args := range [][]string{
+				{"-l"}, {"-H"}, {"-S"}, {"-R"}, {"-p"}, {"-l", "-S"},
+				{"-l", "--node-name-map", nmFile}, {"-p", "--node-name-map", nmFile},
+				{"-t", "500", "-o", "16", "-S"},
+			} {
+				diffTool(t, s, dt.host, "ibnetdiscover", args...)
+			}
+			for _, args := range [][]string{nil, {"--node-name-map", nmFile}} {
+				want := cTool(t, s, dt.host, "ibnetdiscover", args...)
+				got := ibscriptTool(t, s, dt.host, "ibnetdiscover", args...)
+				if w, g := normDate(string(want.stdout)), normDate(string(got.stdout)); w != g || got.code != want.code {
+					t.Errorf("ibnetdiscover %s: exit %d, the C tool's %d:\n%s", strings.Join(args, " "), got.code, want.code, lineDiff(w, g))
+				}
+			}
+			// The topology file argument: the output goes there.
+			wantFile, gotFile := filepath.Join(dir, "c.topo"), filepath.Join(dir, "ibscript.topo")
+			cTool(t, s, dt.host, "ibnetdiscover", "-S", wantFile)
+			if r := ibscriptTool(t, s, dt.host, "ibnetdiscover", "-S", gotFile); r.code != 0 || len(r.stdout) != 0 {
+				t.Errorf("ibnetdiscover -S FILE: exit %d, stdout %q", r.code, r.stdout)
+			}
+			w, _ := os.ReadFile(wantFile)
+			g, err := os.ReadFile(gotFile)
+			if err != nil || len(w) == 0 || !bytes.Equal(w, g) {
+				t.Errorf("ibnetdiscover -S FILE wrote %q (%v), the C tool %q", g, err, w)
 			}
 		})
 	}

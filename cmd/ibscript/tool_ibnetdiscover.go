@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/topo"
+)
+
+func init() {
+	refused := " (not supported: refused)"
+	registerTool(&Tool{
+		Name:    "ibnetdiscover",
+		Summary: "discover the fabric and print its topology (ibnetdiscover's format), its node lists or its ports report",
+		Args:    "[topology-file]",
+		Options: []Option{
+			{Short: 'f', Long: "full", Help: "show full information (ports' speed and width, vlcap)" + refused},
+			{Short: 's', Long: "show", Help: "show more information" + refused},
+			{Short: 'l', Long: "list", Help: "list of connected nodes"},
+			{Short: 'g', Long: "grouping", Help: "show grouping" + refused},
+			{Short: 'H', Long: "Hca_list", Help: "list of connected CAs"},
+			{Short: 'S', Long: "Switch_list", Help: "list of connected switches"},
+			{Short: 'R', Long: "Router_list", Help: "list of connected routers"},
+			{Long: "cache", Arg: "<file>", Help: "filename to cache ibnetdiscover data to" + refused},
+			{Long: "load-cache", Arg: "<file>", Help: "filename of ibnetdiscover cache to load" + refused},
+			{Long: "diff", Arg: "<file>", Help: "filename of ibnetdiscover cache to diff" + refused},
+			{Long: "diffcheck", Arg: "<key(s)>", Help: "specify checks to execute for --diff" + refused},
+			{Short: 'p', Long: "ports", Help: "obtain a ports report"},
+			{Short: 'm', Long: "max_hops", Help: "report max hops discovered by the library" + refused},
+			{Short: 'o', Long: "outstanding_smps", Arg: "<val>", Help: "specify the number of outstanding SMP's which should be issued during the scan\n(taken and ignored: the engine's per-node window schedules the SMPs)"},
+		},
+		// ibdiag_process_opts(..., "DGKLs", ...).
+		Exclude: "D,G,L,s",
+		Schema:  "ibnetdiscover",
+		Example: []string{"-l"},
+		Run:     runNetDiscover,
+	})
+}
+
+func runNetDiscover(ctx context.Context, inv *Invocation) int {
+	var o diag.NetDiscoverOptions
+	for _, k := range []string{"full", "show", "grouping", "cache", "load-cache", "diff", "diffcheck", "max_hops"} {
+		if inv.Has(k) {
+			return inv.Fail(fmt.Errorf("%s is not supported yet (docs/diag.md)", inv.spelling(k)))
+		}
+	}
+	if len(inv.Args) > 1 {
+		return inv.Fail(fmt.Errorf("one topology file at most, got %d arguments", len(inv.Args)))
+	}
+	if _, err := inv.Int("outstanding_smps", 0); err != nil {
+		return inv.Fail(err)
+	}
+	// The last of -l, -H, -S, -R wins, as in ibnetdiscover.
+	for _, ov := range inv.Order() {
+		switch ov.Key {
+		case "list":
+			o.List = []topo.NodeType{topo.CA, topo.Switch, topo.Router}
+		case "Hca_list":
+			o.List = []topo.NodeType{topo.CA}
+		case "Switch_list":
+			o.List = []topo.NodeType{topo.Switch}
+		case "Router_list":
+			o.List = []topo.NodeType{topo.Router}
+		}
+	}
+	o.Ports = inv.Has("ports")
+	env, err := inv.Env(ctx)
+	if err != nil {
+		return inv.Fail(err)
+	}
+	nd, err := diag.NetDiscoverOf(ctx, env, o)
+	var missed diag.DiscoveryErrors
+	if err != nil && !errors.As(err, &missed) {
+		return inv.Fail(err)
+	}
+	if inv.clearProgress != nil {
+		inv.clearProgress()
+	}
+	text := func(w io.Writer) error { return diag.WriteNetDiscover(w, inv.Stdout, nd) }
+	if len(inv.Args) == 0 {
+		return inv.OutputTo(inv.Stdout, nd, text, missed, false)
+	}
+	// ibnetdiscover writes the topology (or lists) to the file.
+	f, err := os.Create(inv.Args[0])
+	if err != nil {
+		return inv.Fail(fmt.Errorf("can't open file %s for writing: %w", inv.Args[0], err))
+	}
+	code := inv.OutputTo(f, nd, text, missed, false)
+	if err := f.Close(); err != nil && code != exitError {
+		return inv.Fail(fmt.Errorf("%s: %w", inv.Args[0], err))
+	}
+	return code
+}

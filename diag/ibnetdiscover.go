@@ -1,0 +1,197 @@
+package diag
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// ibnetdiscover: the fabric in its topology format (topo's writer, the
+// one `ibscript discover` prints), its node lists (-l, -H, -S, -R) and its
+// ports report (-p).
+
+// NetDiscoverOptions are ibnetdiscover's output options.
+type NetDiscoverOptions struct {
+	// List (-l, -H, -S, -R) lists the nodes of these types, in this
+	// order, one line each; nil prints the topology.
+	List []topo.NodeType
+	// Ports (-p) prints the ports report instead.
+	Ports bool
+}
+
+// NetDiscover is ibnetdiscover's data: docs/diag/ibnetdiscover.schema.json.
+type NetDiscover struct {
+	Nodes []NDNode `json:"nodes"`
+
+	fabric *topo.Fabric
+	names  map[uint64]string
+	o      NetDiscoverOptions
+}
+
+// NDNode is one node: what ibnetdiscover's node lines and lists say.
+type NDNode struct {
+	Type     string   `json:"type"`
+	GUID     GUID     `json:"guid"`
+	SysGUID  GUID     `json:"system_guid"`
+	VendorID uint32   `json:"vendor_id"`
+	DeviceID uint16   `json:"device_id"`
+	Ports    int      `json:"ports"`
+	Name     string   `json:"name"` // the node-name-map's name, else the description
+	LID      uint16   `json:"lid"`  // a switch's (port 0's); 0 for other nodes
+	Links    []NDPort `json:"links"`
+}
+
+// NDPort is one port discovery holds, with its link.
+type NDPort struct {
+	Port   int       `json:"port"`
+	GUID   GUID      `json:"guid"`
+	LID    uint16    `json:"lid"`
+	Width  string    `json:"width"` // "4x", as the ports report prints it
+	Speed  string    `json:"speed"` // "QDR", "FDR", ...
+	Remote *NDRemote `json:"remote,omitempty"`
+}
+
+// NDRemote is the port at the other end of a link.
+type NDRemote struct {
+	Type     string `json:"type"`
+	NodeGUID GUID   `json:"node_guid"`
+	GUID     GUID   `json:"guid"`
+	Port     int    `json:"port"`
+	LID      uint16 `json:"lid"`
+	Name     string `json:"name"`
+}
+
+// NetDiscoverOf discovers the fabric. A discovery that missed routes
+// returns what it found and a DiscoveryErrors.
+func NetDiscoverOf(ctx context.Context, e *Env, o NetDiscoverOptions) (*NetDiscover, error) {
+	d, err := e.Discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nd := &NetDiscover{Nodes: []NDNode{}, fabric: d.Fabric, names: e.NodeNames, o: o}
+	// libibnetdisc's order: the newest found first.
+	for i := len(d.Fabric.Nodes) - 1; i >= 0; i-- {
+		nd.Nodes = append(nd.Nodes, ndNode(d.Fabric.Nodes[i], e.NodeNames))
+	}
+	return nd, partial(d)
+}
+
+// ndLID is the LID ibnetdiscover prints for a port: a switch's, else the
+// port's own.
+func ndLID(p *topo.Port) uint16 {
+	if p.Node.Type == topo.Switch {
+		if p.Node.Ports[0] != nil {
+			return p.Node.Ports[0].LID
+		}
+		return 0
+	}
+	return p.LID
+}
+
+func ndNode(n *topo.Node, names map[uint64]string) NDNode {
+	nn := NDNode{Type: nodeType(n.Type), GUID: GUID(n.GUID), SysGUID: GUID(n.SysGUID), VendorID: n.VendorID,
+		DeviceID: n.DeviceID, Ports: n.NumPorts, Name: topo.MappedName(n, names), Links: []NDPort{}}
+	if n.Type == topo.Switch && n.Ports[0] != nil {
+		nn.LID = n.Ports[0].LID
+	}
+	// The ports report goes from the last port down.
+	for i := min(n.NumPorts, len(n.Ports)-1); i > 0; i-- {
+		p := n.Ports[i]
+		if p == nil {
+			continue
+		}
+		np := NDPort{Port: i, GUID: GUID(p.GUID), LID: ndLID(p), Width: widthCompat(p.WidthActive), Speed: speedCompat(p)}
+		if r := p.Remote; r != nil {
+			np.Remote = &NDRemote{Type: nodeType(r.Node.Type), NodeGUID: GUID(r.Node.GUID), GUID: GUID(r.GUID), Port: r.Num,
+				LID: ndLID(r), Name: topo.MappedName(r.Node, names)}
+		}
+		nn.Links = append(nn.Links, np)
+	}
+	return nn
+}
+
+// widthCompat is ibnetdiscover's dump_linkwidth_compat.
+func widthCompat(w uint8) string {
+	switch w {
+	case 1:
+		return "1x"
+	case 2:
+		return "4x"
+	case 4:
+		return "8x"
+	case 8:
+		return "12x"
+	case 16:
+		return "2x"
+	}
+	return "??"
+}
+
+// speedCompat is the ports report's speed: the extended speed where the
+// node advertises it (its port 0's capability on a switch), else SDR,
+// DDR, QDR.
+func speedCompat(p *topo.Port) string {
+	ext := uint8(0)
+	if capMask(p)&capExtSpeeds != 0 {
+		ext = p.SpeedExtActive
+	}
+	name := smp.ExtSpeedShortName(ext)
+	if ext == 0 {
+		name = smp.SpeedShortName(p.SpeedActive)
+	}
+	if strings.HasPrefix(name, "undefined") {
+		return "???"
+	}
+	return name
+}
+
+// ndTypeCompat is the ports report's node type.
+func ndTypeCompat(t string) string {
+	switch t {
+	case "Switch":
+		return "SW"
+	case "CA":
+		return "CA"
+	case "Router":
+		return "RT"
+	}
+	return "??"
+}
+
+// WriteNetDiscover prints nd as ibnetdiscover does: the topology (or the
+// node lists) on out, the ports report on stdout (ibnetdiscover writes it
+// there even with an output file).
+func WriteNetDiscover(out, stdout io.Writer, nd *NetDiscover) error {
+	switch {
+	case nd.o.Ports:
+		w := bufio.NewWriter(stdout)
+		for _, n := range nd.Nodes {
+			for _, p := range n.Links {
+				fmt.Fprintf(w, "%2s %5d %2d 0x%016x %s %s", ndTypeCompat(n.Type), p.LID, p.Port, uint64(p.GUID), p.Width, p.Speed)
+				if r := p.Remote; r != nil {
+					fmt.Fprintf(w, " - %2s %5d %2d 0x%016x ( '%s' - '%s' )\n", ndTypeCompat(r.Type), r.LID, r.Port, uint64(r.GUID), n.Name, r.Name)
+				} else {
+					fmt.Fprintf(w, "%36s'%s'\n", "", n.Name)
+				}
+			}
+		}
+		return w.Flush()
+	case nd.o.List != nil:
+		w := bufio.NewWriter(out)
+		for _, t := range nd.o.List {
+			kind := map[topo.NodeType]string{topo.CA: "Ca", topo.Switch: "Switch", topo.Router: "Router"}[t]
+			for _, n := range nd.Nodes {
+				if n.Type == nodeType(t) {
+					fmt.Fprintf(w, "%s\t : 0x%016x ports %d devid 0x%x vendid 0x%x \"%s\"\n", kind, uint64(n.GUID), n.Ports, n.DeviceID, n.VendorID, n.Name)
+				}
+			}
+		}
+		return w.Flush()
+	}
+	return topo.WriteIBNetDiscover(out, nd.fabric, &topo.WriteOptions{NameMap: nd.names})
+}
