@@ -23,9 +23,9 @@ import (
 // AllPortSelect is asked for the sum of its ports first, and its ports
 // one by one only when the sum has errors beyond a threshold.
 
-// ErrorCounters are the PortCounters error counters ibqueryerrors checks,
+// errorCounters are the PortCounters error counters ibqueryerrors checks,
 // in its order (PortXmitWait is checked after them).
-var ErrorCounters = []string{
+var errorCounters = []string{
 	"SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter",
 	"PortRcvErrors", "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors",
 	"PortXmitDiscards", "PortXmitConstraintErrors", "PortRcvConstraintErrors",
@@ -435,7 +435,7 @@ func (r *qeRun) errors(ctx context.Context, n *topo.Node, p int, cpi *mad.ClassP
 		qp.Counters = append(qp.Counters, qc)
 		return true
 	}
-	for _, c := range ErrorCounters {
+	for _, c := range errorCounters {
 		if r.suppressed(c) || !check(c) || !r.o.Details {
 			continue
 		}
