@@ -272,7 +272,8 @@ func SAQuery(ctx context.Context, e *Env, o *SAQueryOptions) (*SAResult, error) 
 	if timeout == 0 {
 		timeout = time.Second
 	}
-	q.co = []engine.CallOption{engine.Timeout(timeout)}
+	// One try, as saquery sends (umad_send without retries).
+	q.co = []engine.CallOption{engine.Timeout(timeout), engine.Retries(0)}
 	if o.SMKey != 0 {
 		q.co = append(q.co, engine.SMKey(o.SMKey))
 	}

@@ -515,8 +515,12 @@ func TestRouteToolsCommandLine(t *testing.T) {
 				{"ibtracert", caLID, "999"}, {"ibtracert", "--force", caLID, ca2LID},
 				{"saquery"}, {"saquery", "-c"}, {"saquery", "NR", caLID}, {"saquery", "-p", "--src-to-dst", caLID + ":" + ca2LID},
 				{"saquery", "SWIR", swLID}, {"saquery", "-x", swLID}, {"saquery", "-s"}, {"saquery", "LFTR", swLID + "/0"}, {"saquery", "NR", "nosuchnode"},
+				{"saquery", "--smkey", "1", "SMIR"}, {"saquery", "--smkey", "2", "-t", "300", "SMIR"}, // OpenSM ignores a wrong SM_Key: a timeout
 			} {
-				diffToolIBExit(t, s, rt.host, c[0], c[1:]...)
+				out := diffToolIBExit(t, s, rt.host, c[0], c[1:]...)
+				if len(c) > 2 && c[1] == "--smkey" && c[2] == "2" && out.code != 110 {
+					t.Errorf("saquery with a wrong SM_Key: C status %d, want 110 (ETIMEDOUT)", out.code)
+				}
 			}
 			// --ports-file: pairs, comments and blank lines, then a pair
 			// that fails (ibtracert stops there and names the line).
