@@ -1,7 +1,8 @@
 // Package cm holds the InfiniBand Communication Management (class 0x07,
 // version 2) message codecs: REQ, MRA, REJ, REP, RTU, DREQ, DREP, SIDR_REQ
 // and SIDR_REP, each with one layout table (rdmacm-abi.md section 10.2,
-// IBA vol. 1 chapter 12). A message is the 232 bytes after the common MAD
+// IBA vol. 1 chapter 12), generated with its Go type and zero-allocation
+// codec from the schema of mad/internal/madgen (attrs_gen.go). A message is the 232 bytes after the common MAD
 // header; NewMAD and Body frame it.
 //
 // The package does no I/O and starts no goroutines. Codecs are plain values:
@@ -23,18 +24,11 @@ const (
 	MsgSize             = mad.Size - mad.HeaderSize
 )
 
-// Attribute IDs of the CM messages (rdmacm-abi.md section 10.1).
+// Attribute IDs of the CM class without a codec here (rdmacm-abi.md
+// section 10.1); the messages' (AttrREQ ... AttrSIDRRep) are generated
+// with their layouts (attrs_gen.go, from mad/internal/madgen's schema).
 const (
 	AttrClassPortInfo uint16 = 0x0001
-	AttrREQ           uint16 = 0x0010
-	AttrMRA           uint16 = 0x0011
-	AttrREJ           uint16 = 0x0012
-	AttrREP           uint16 = 0x0013
-	AttrRTU           uint16 = 0x0014
-	AttrDREQ          uint16 = 0x0015
-	AttrDREP          uint16 = 0x0016
-	AttrSIDRReq       uint16 = 0x0017
-	AttrSIDRRep       uint16 = 0x0018
 	AttrLAP           uint16 = 0x0019
 	AttrAPR           uint16 = 0x001A
 )
@@ -85,23 +79,6 @@ const (
 	TransportRC uint8 = 0
 	TransportUC uint8 = 1
 )
-
-// Layouts returns the message layouts in attribute ID order. The slice is
-// new on every call; the layouts are shared and must not be modified.
-func Layouts() []*mad.Layout {
-	return []*mad.Layout{&REQLayout, &MRALayout, &REJLayout, &REPLayout, &RTULayout,
-		&DREQLayout, &DREPLayout, &SIDRReqLayout, &SIDRRepLayout}
-}
-
-// LayoutByID returns the layout of message id, or nil.
-func LayoutByID(id uint16) *mad.Layout {
-	for _, l := range Layouts() {
-		if l.ID == id {
-			return l
-		}
-	}
-	return nil
-}
 
 // Name returns a message's name ("REQ"), or "0x%04x" for others.
 func Name(id uint16) string {

@@ -3,6 +3,7 @@ package cm_test
 import (
 	"encoding/hex"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -30,7 +31,8 @@ func TestGoldenBytes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", m.layout.Name, err)
 		}
-		fmt.Fprintf(&sb, "# %s\n%+v\n%s", m.layout.Name, v, hex.Dump(enc))
+		// The struct's fields, not its String method's text.
+		fmt.Fprintf(&sb, "# %s\n&%+v\n%s", m.layout.Name, reflect.ValueOf(v).Elem().Interface(), hex.Dump(enc))
 		ones := make([]byte, cm.MsgSize)
 		for i := range ones {
 			ones[i] = 0xff

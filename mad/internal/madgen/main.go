@@ -1,5 +1,5 @@
 // Command madgen writes the attribute codecs of packages mad, mad/smp,
-// mad/perf, mad/sa and mad/cc from one schema (schema_*.go): for each attribute
+// mad/perf, mad/sa, mad/cc and mad/cm from one schema (schema_*.go): for each attribute
 // its layout (the rows with bit offset, width, kind and doc, the modifier's
 // meaning), its Go struct, zero-allocation UnmarshalBinary and AppendBinary,
 // its attribute ID constant, and each package's ID/name index. Run it with

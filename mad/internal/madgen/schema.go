@@ -119,7 +119,7 @@ var schema []*Attr
 // all is the schema: every attribute, by package.
 func all() []*Attr {
 	if schema == nil {
-		schema = slices.Concat(madAttrs(), smpAttrs(), perfAttrs(), saAttrs(), ccAttrs())
+		schema = slices.Concat(madAttrs(), smpAttrs(), perfAttrs(), saAttrs(), ccAttrs(), cmAttrs())
 	}
 	return schema
 }
