@@ -24,6 +24,9 @@ type RouteOptions struct {
 	// StartLID and EndLID are the positional range; 0 means the table's
 	// start or end (ibroute's and dump_fts's rules clip them).
 	StartLID, EndLID uint32
+	// Verbose is -v: a multicast dump also says the switch's MFT
+	// capacity and top.
+	Verbose bool
 	// Timeout is -t, the per-try timeout of every SMP (0: the session's).
 	Timeout time.Duration
 }
@@ -56,6 +59,11 @@ type ForwardingTable struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// LID is the switch's LID (its SMA LID), 0 when unknown.
 	LID uint16 `json:"lid,omitempty"`
+	// MFTCap and MFTTop are the switch's MulticastFDBCap and Top (a
+	// multicast dump); Verbose prints them as -v does.
+	MFTCap  uint16 `json:"mft_cap,omitempty"`
+	MFTTop  uint16 `json:"mft_top,omitempty"`
+	Verbose bool   `json:"-"`
 }
 
 // LFTEntry is one unicast forwarding table entry.
@@ -467,6 +475,7 @@ func (r *router) multicast(ctx context.Context, sw *routeSwitch) *ForwardingTabl
 		end = maxMLID
 	}
 	ft := sw.table(o, r.names, true, start, end)
+	ft.MFTCap, ft.MFTTop, ft.Verbose = sw.si.MulticastFDBCap, sw.si.MulticastFDBTop, o.Verbose
 	chunks := (sw.nports + 1 + 15) / 16
 	startBlock, lastBlock := start/32, end/32
 	var mods []uint32
@@ -558,6 +567,9 @@ func WriteIBRoute(w io.Writer, ft *ForwardingTable) error {
 			fmt.Fprintf(bw, "%d ", i%10)
 		}
 		bw.WriteString("\n MLid\n")
+	}
+	if ft.Verbose {
+		fmt.Fprintf(bw, "Switch multicast mlid capability is %d top is 0x%x\n", ft.MFTCap, ft.MFTTop)
 	}
 	for _, e := range ft.MLIDs {
 		fmt.Fprintf(bw, "0x%04x      ", e.MLID)

@@ -23,6 +23,9 @@ type TracertOptions struct {
 	// destination instead of the unicast route.
 	Multicast bool
 	MLID      uint16
+	// Verbose is -v: the hops of the walk from the local port to the
+	// source are printed too (Trace.Approach), as ibtracert -v prints them.
+	Verbose bool
 	// Timeout is -t, the per-try timeout of every SMP (0: the session's).
 	Timeout time.Duration
 }
@@ -38,9 +41,12 @@ type Trace struct {
 	// From is the source port, Hops each link the route crosses (the
 	// egress port, then the port it arrives at), To the destination;
 	// To is nil when the route failed.
-	From *TraceEnd  `json:"from,omitempty"`
-	Hops []TraceHop `json:"hops"`
-	To   *TraceEnd  `json:"to,omitempty"`
+	// Approach are the hops from the local port to the source, kept
+	// with -v.
+	Approach []TraceHop `json:"approach,omitempty"`
+	From     *TraceEnd  `json:"from,omitempty"`
+	Hops     []TraceHop `json:"hops"`
+	To       *TraceEnd  `json:"to,omitempty"`
 	// Circles are the switches a multicast trace reached twice, which
 	// ibtracert prints ("ERR: circle discovered at ...") as it finds them,
 	// before the route.
@@ -308,8 +314,12 @@ walk:
 		}
 		cur, atNext = &next, true
 		portnum = cur.portnum
-		if record {
-			tr.trace.Hops = append(tr.trace.Hops, TraceHop{OutPort: outport, Type: traceType(cur.typ), GUID: GUID(cur.portGUID),
+		if record || tr.o.Verbose {
+			hops := &tr.trace.Hops
+			if !record {
+				hops = &tr.trace.Approach
+			}
+			*hops = append(*hops, TraceHop{OutPort: outport, Type: traceType(cur.typ), GUID: GUID(cur.portGUID),
 				PortNum: cur.portnum, LID: cur.lid, LIDEnd: cur.lid + 1<<cur.lmc - 1,
 				Name: remapName(tr.names, cur.nodeGUID, cur.desc)})
 		}
@@ -388,6 +398,9 @@ func WriteTracert(w io.Writer, t *Trace) error {
 	if t.Multicast {
 		writeMCPath(bw, t)
 		return bw.Flush()
+	}
+	for _, h := range t.Approach {
+		fmt.Fprintf(bw, "[%d] -> %s port {%s}[%d] lid %d-%d \"%s\"\n", h.OutPort, h.Type, h.GUID, h.PortNum, h.LID, h.LIDEnd, h.Name)
 	}
 	if f := t.From; f != nil {
 		if t.Brief {

@@ -52,7 +52,7 @@ func routeRange(args []string) (start, end uint32, err error) {
 }
 
 func routeOpts(inv *Invocation) diag.RouteOptions {
-	return diag.RouteOptions{Multicast: inv.Has("Multicast"), All: inv.Has("all"), NoDests: inv.Has("no_dests")}
+	return diag.RouteOptions{Multicast: inv.Has("Multicast"), All: inv.Has("all"), NoDests: inv.Has("no_dests"), Verbose: inv.Verbosity() > 0}
 }
 
 func runIBRoute(ctx context.Context, inv *Invocation) int {

@@ -35,7 +35,7 @@ func init() {
 }
 
 func runIBTracert(ctx context.Context, inv *Invocation) int {
-	o := diag.TracertOptions{NoInfo: inv.Has("no_info"), Force: inv.Has("force")}
+	o := diag.TracertOptions{NoInfo: inv.Has("no_info"), Force: inv.Has("force"), Verbose: inv.Verbosity() > 0}
 	if inv.Has("mlid") {
 		v, err := strconv.ParseUint(inv.Value("mlid"), 0, 16)
 		if err != nil {

@@ -512,7 +512,7 @@ func TestRouteToolsCommandLine(t *testing.T) {
 				{"ibroute", "-G", hex(sw.GUID)}, {"ibroute", "-D", drArg(swPath)}, {"ibroute", caLID}, {"ibroute", "--all", "--no_dests", swLID},
 				{"dump_fts"}, {"dump_fts", "-a", "1", "3"}, {"dump_lfts"}, {"dump_lfts", "-n"}, {"dump_mfts"}, {"dump_fts", "-M", "-n"},
 				{"ibtracert", caLID, ca2LID}, {"ibtracert", "-n", ca2LID, swLID}, {"ibtracert", "-G", hex(ca.Ports[1].GUID), hex(ca2.Ports[1].GUID)},
-				{"ibtracert", caLID, "999"}, {"ibtracert", "--force", caLID, ca2LID},
+				{"ibtracert", caLID, "999"}, {"ibtracert", "--force", caLID, ca2LID}, {"ibtracert", "-v", ca2LID, swLID}, {"ibroute", "-v", "-M", swLID}, {"dump_mfts", "-v"},
 				{"saquery"}, {"saquery", "-c"}, {"saquery", "NR", caLID}, {"saquery", "-p", "--src-to-dst", caLID + ":" + ca2LID},
 				{"saquery", "SWIR", swLID}, {"saquery", "-x", swLID}, {"saquery", "-s"}, {"saquery", "LFTR", swLID + "/0"}, {"saquery", "NR", "nosuchnode"},
 				{"saquery", "--smkey", "1", "SMIR"}, {"saquery", "--smkey", "2", "-t", "300", "SMIR"}, // OpenSM ignores a wrong SM_Key: a timeout
