@@ -350,6 +350,18 @@ var (
 		{"InboundPartEnf", 128, 1, dUint}, {"OutboundPartEnf", 129, 1, dUint}, {"FilterRawInbound", 130, 1, dUint},
 		{"FilterRawOutbound", 131, 1, dUint}, {"EnhancedPort0", 132, 1, dUint}, {"MulticastFDBTop", 144, 16, dHex},
 	}
+	// portInfoExtFields are PortInfoExtended's, HDR and NDR FEC modes
+	// included.
+	portInfoExtFields = []ibField{
+		{"CapMask", 0, 32, dHex}, {"FECModeActive", 32, 16, dUint}, {"FDRFECModeSupported", 48, 16, dHex},
+		{"FDRFECModeEnabled", 64, 16, dHex}, {"EDRFECModeSupported", 80, 16, dHex}, {"EDRFECModeEnabled", 96, 16, dHex},
+		{"HDRFECModeSupported", 112, 16, dHex}, {"HDRFECModeEnabled", 128, 16, dHex},
+		{"NDRFECModeSupported", 144, 16, dHex}, {"NDRFECModeEnabled", 160, 16, dHex},
+	}
+	mlnxExtPortInfoFields = []ibField{
+		{"StateChangeEnable", 24, 8, dHex}, {"LinkSpeedSupported", 56, 8, dHex},
+		{"LinkSpeedEnabled", 88, 8, dHex}, {"LinkSpeedActive", 120, 8, dHex},
+	}
 	smInfoFields = []ibField{
 		{"SmInfoGuid", 0, 64, dHex}, {"SmInfoKey", 64, 64, dHex}, {"SmActivity", 128, 32, dUint},
 		{"SmPriority", 160, 4, dUint}, {"SmState", 164, 4, dUint},

@@ -215,10 +215,48 @@ func SMPQueryRun(ctx context.Context, env *Env, o SMPQueryOptions) (*SMPQuery, e
 		if err := guidInfo(ctx, s, t, q); err != nil {
 			return fail(err)
 		}
-	default:
-		return fail(&ToolError{Msg: strings.ToLower(op) + " is not implemented by ibscript"})
+	case "PortInfoExtended":
+		if err := portInfoExtSupported(ctx, s, t, o.Port); err != nil {
+			var te *ToolError
+			if errors.As(err, &te) && te.Msg != "port info extended not supported" {
+				return nil, err // the check's own IBEXIT, without the op
+			}
+			return fail(err)
+		}
+		d, err := smpGet(ctx, s, t, smp.AttrPortInfoExtended, uint32(o.Port), "port info extended query failed")
+		if err != nil {
+			return fail(err)
+		}
+		q.raw, q.Fields = d, fieldsOf(d, portInfoExtFields)
+	case "MlnxExtPortInfo":
+		d, err := smpGet(ctx, s, t, smp.AttrMlnxExtPortInfo, uint32(o.Port), "Mellanox ext port info query failed")
+		if err != nil {
+			return fail(err)
+		}
+		q.raw, q.Fields = d, fieldsOf(d, mlnxExtPortInfoFields)
 	}
 	return q, nil
+}
+
+// portInfoExtSupported is is_port_info_extended_supported: PortInfo
+// (port 0 on a switch) must have CapabilityMask2 and its
+// IsPortInfoExtendedSupported bit.
+func portInfoExtSupported(ctx context.Context, s *engine.Session, t engine.Target, port int) error {
+	ni, err := smpGet(ctx, s, t, smp.AttrNodeInfo, 0, "node info query failed")
+	if err != nil {
+		return err
+	}
+	if bits(ni, 16, 8) == uint64(smp.NodeTypeSwitch) {
+		port = 0
+	}
+	pi, err := smpGet(ctx, s, t, smp.AttrPortInfo, uint32(port), "port info query failed")
+	if err != nil {
+		return err
+	}
+	if bits(pi, 160, 32)&(1<<15) == 0 || bits(pi, 480, 16)&(1<<1) == 0 {
+		return &ToolError{Msg: "port info extended not supported"}
+	}
+	return nil
 }
 
 // remapName is remap_node_name: the map's name for guid, else the
@@ -414,6 +452,12 @@ func WriteSMPQuery(b *strings.Builder, q *SMPQuery) {
 		fmt.Fprintf(b, "# Port info: %s port %d\n", q.PortID, q.Port)
 		dotLine(b, "Mkey", "<not displayed>")
 		dumpFields(b, q.raw, portInfoFields)
+	case "PortInfoExtended":
+		fmt.Fprintf(b, "# Port info Extended: %s port %d\n", q.PortID, q.Port)
+		dumpFields(b, q.raw, portInfoExtFields)
+	case "MlnxExtPortInfo":
+		fmt.Fprintf(b, "# MLNX ext Port info: %s port %d\n", q.PortID, q.Port)
+		dumpFields(b, q.raw, mlnxExtPortInfoFields)
 	case "SwitchInfo":
 		fmt.Fprintf(b, "# Switch info: %s\n", q.PortID)
 		dumpFields(b, q.raw, switchInfoFields)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -131,7 +132,7 @@ func TestSMPQueryMatchesC(t *testing.T) {
 				}
 				for _, p := range lt.ports {
 					ps := strconv.Itoa(p)
-					for _, op := range []string{"portinfo", "pkeys", "sl2vl", "vlarb"} {
+					for _, op := range []string{"portinfo", "pkeys", "sl2vl", "vlarb", "PIE", "mepi"} {
 						run(fmt.Sprintf("smpquery %s %s %s", op, ls, ps), diag.SMPQueryOptions{Op: op, Target: tg, Port: p}, op, ls, ps)
 						n++
 					}
@@ -148,6 +149,7 @@ func TestSMPQueryMatchesC(t *testing.T) {
 					run(fmt.Sprintf("smpquery -D %s %s", op, path), diag.SMPQueryOptions{Op: op, Target: tg}, "-D", op, path)
 					n++
 				}
+				run(fmt.Sprintf("smpquery -x -D portinfo %s 1", path), diag.SMPQueryOptions{Op: "portinfo", Target: tg, Port: 1, Extended: true}, "-x", "-D", "portinfo", path, "1")
 			}
 			// Failures: an op smpquery has not, a LID nobody answers, a
 			// port past the node's last.
@@ -155,6 +157,76 @@ func TestSMPQueryMatchesC(t *testing.T) {
 			run("absent LID", diag.SMPQueryOptions{Op: "nodeinfo", Target: engine.LID(999)}, "nodeinfo", "999")
 			run("port past NumPorts", diag.SMPQueryOptions{Op: "pkeys", Target: engine.LID(1), Port: 60}, "pkeys", "1", "60")
 			t.Logf("%d smpquery invocations compared", n+3)
+		})
+	}
+}
+
+var activity = regexp.MustCompile(`activity count (\d+)`)
+
+// TestSMInfoIBAddrMatchC compares sminfo (the local port's SM, each
+// node's LID, a directed route, a LID nobody has) and ibaddr (the local
+// port, every LID with -g, -l, -L and none, a port argument, -D, a LID
+// nobody has) with the C tools. sminfo's activity count moves between the
+// two reads: diag's must be at least the C tool's, and is then compared
+// as the C tool's.
+func TestSMInfoIBAddrMatchC(t *testing.T) {
+	for _, tp := range diagTopologies {
+		t.Run(tp.path[strings.LastIndex(tp.path, "/")+1:], func(t *testing.T) {
+			s := shared.Get(t, tp.path, &ibsimtest.Options{InitPorts: initPorts(tp.path)})
+			sess, _ := session(t, s, tp.host, nil, nil)
+			env := &diag.Env{Session: sess}
+			ctx := t.Context()
+			sminfo := func(what string, tg *engine.Target, args ...string) {
+				t.Helper()
+				cOut, cCode := cTool(t, s, tp.host, "sminfo", args...)
+				r, err := diag.SMInfoRun(ctx, env, diag.SMInfoOptions{Target: tg})
+				var b strings.Builder
+				if err == nil {
+					diag.WriteSMInfo(&b, r)
+				}
+				diag.WriteIBError(&b, "/usr/sbin/sminfo", err)
+				dOut := b.String()
+				if m, d := activity.FindStringSubmatch(string(cOut)), activity.FindStringSubmatch(dOut); m != nil && d != nil {
+					cn, _ := strconv.Atoi(m[1])
+					dn, _ := strconv.Atoi(d[1])
+					if dn < cn {
+						t.Errorf("%s: activity count diag %d < C %d, read before it", what, dn, cn)
+					}
+					dOut = strings.Replace(dOut, d[0], m[0], 1)
+				}
+				same(t, what, cOut, cCode, dOut, err)
+			}
+			ibaddr := func(what string, o diag.IBAddrOptions, args ...string) {
+				t.Helper()
+				cOut, cCode := cTool(t, s, tp.host, "ibaddr", args...)
+				r, err := diag.IBAddrRun(ctx, env, o)
+				var b strings.Builder
+				if err == nil {
+					diag.WriteIBAddr(&b, r)
+				}
+				diag.WriteIBError(&b, "/usr/sbin/ibaddr", err)
+				same(t, what, cOut, cCode, b.String(), err)
+			}
+			sminfo("sminfo", nil)
+			ibaddr("ibaddr", diag.IBAddrOptions{})
+			for _, lt := range lidTargets(t, sess) {
+				ls := strconv.Itoa(int(lt.lid))
+				tg := engine.LID(lt.lid)
+				sminfo("sminfo "+ls, &tg, ls)
+				ibaddr("ibaddr "+ls, diag.IBAddrOptions{Target: &tg}, ls)
+				ibaddr("ibaddr -g "+ls, diag.IBAddrOptions{Target: &tg, ShowGID: true}, "-g", ls)
+				ibaddr("ibaddr -l "+ls, diag.IBAddrOptions{Target: &tg, ShowLID: true}, "-l", ls)
+				ibaddr("ibaddr -L "+ls, diag.IBAddrOptions{Target: &tg, ShowLIDDec: true}, "-L", ls)
+				ibaddr("ibaddr -g -L "+ls, diag.IBAddrOptions{Target: &tg, ShowGID: true, ShowLIDDec: true}, "-g", "-L", ls)
+				p := lt.ports[len(lt.ports)-1]
+				ibaddr(fmt.Sprintf("ibaddr %s %d", ls, p), diag.IBAddrOptions{Target: &tg, Port: p}, ls, strconv.Itoa(p))
+			}
+			dr := engine.DR(1)
+			sminfo("sminfo -D 0,1", &dr, "-D", "0,1")
+			ibaddr("ibaddr -D 0,1", diag.IBAddrOptions{Target: &dr}, "-D", "0,1")
+			none := engine.LID(999)
+			sminfo("sminfo 999", &none, "999")
+			ibaddr("ibaddr 999", diag.IBAddrOptions{Target: &none}, "999")
 		})
 	}
 }
