@@ -21,26 +21,26 @@ import (
 type dumper uint8
 
 const (
-	dUint           dumper = iota // decimal
-	dHex                          // 0x and (width+7)/8*2 hex digits
-	dLinkWidth                    // 1X, 4X, ... (one width)
-	dLinkWidthSup                 // "1X or 4X" and " (IBA extension)"
-	dLinkWidthEn                  // "1X or 4X"
-	dLinkSpeed                    // 2.5 Gbps, ...
-	dLinkSpeedSup                 // "2.5 Gbps or 5.0 Gbps"
-	dLinkSpeedEn                  // as dLinkSpeedSup
-	dLinkSpeedExt                 // 14.0625 Gbps, ...
-	dLinkSpeedExtSup              // "14.0625 Gbps or ..." or 0
-	dLinkSpeedExtEn               // as dLinkSpeedExtSup, 30 is "disabled"
-	dPortState                    // Down, Initialize, Armed, Active
-	dPhysPortState                // Sleep, Polling, ... LinkUp
-	dLinkDownDefState             // Sleep, Polling
-	dMTU                          // 256 ... 4096
-	dVLCap                        // VL0-7
-	dOperVLs                      // VL0-7, "No change"
-	dPortCapMask                  // 0x.. and one line per capability
-	dPortCapMask2                 // the same for CapabilityMask2
-	dNodeType                     // Channel Adapter, Switch, Router
+	dUint             dumper = iota // decimal
+	dHex                            // 0x and (width+7)/8*2 hex digits
+	dLinkWidth                      // 1X, 4X, ... (one width)
+	dLinkWidthSup                   // "1X or 4X" and " (IBA extension)"
+	dLinkWidthEn                    // "1X or 4X"
+	dLinkSpeed                      // 2.5 Gbps, ...
+	dLinkSpeedSup                   // "2.5 Gbps or 5.0 Gbps"
+	dLinkSpeedEn                    // as dLinkSpeedSup
+	dLinkSpeedExt                   // 14.0625 Gbps, ...
+	dLinkSpeedExtSup                // "14.0625 Gbps or ..." or 0
+	dLinkSpeedExtEn                 // as dLinkSpeedExtSup, 30 is "disabled"
+	dPortState                      // Down, Initialize, Armed, Active
+	dPhysPortState                  // Sleep, Polling, ... LinkUp
+	dLinkDownDefState               // Sleep, Polling
+	dMTU                            // 256 ... 4096
+	dVLCap                          // VL0-7
+	dOperVLs                        // VL0-7, "No change"
+	dPortCapMask                    // 0x.. and one line per capability
+	dPortCapMask2                   // the same for CapabilityMask2
+	dNodeType                       // Channel Adapter, Switch, Router
 )
 
 // ibField is one field as libibmad names, places and shows it.

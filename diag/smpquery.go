@@ -428,7 +428,7 @@ func guidInfo(ctx context.Context, s *engine.Session, t engine.Target, q *SMPQue
 			k = ((n + 1 - i*8) / 2) * 2
 		}
 		for j := 0; j < k; j++ {
-			q.GUIDs = append(q.GUIDs, GUID(bits(d, 64 * j, 64)))
+			q.GUIDs = append(q.GUIDs, GUID(bits(d, 64*j, 64)))
 		}
 	}
 	q.GUIDCap = &n
