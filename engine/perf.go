@@ -76,6 +76,12 @@ func (s *Session) gmpCall(ctx context.Context, t Target, class, version uint8, a
 	return s.finish(ctx, o, t, attrID, mod)
 }
 
+// LIDOf returns a LID-routed target for t: t itself when LID-routed,
+// the LID discovery found for a GUID, or the LID a directed-route
+// target's node reports (port 0's on a switch). The LID-routed classes
+// (PerfMgt, and the diag tools naming what they ask) use it.
+func (s *Session) LIDOf(ctx context.Context, t Target) (Target, error) { return s.lidOf(ctx, t) }
+
 // lidOf returns a LID target for t: as is, from the last discovery
 // (GUID), or by asking the node its LID (DR).
 func (s *Session) lidOf(ctx context.Context, t Target) (Target, error) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -227,6 +228,123 @@ func TestSMInfoIBAddrMatchC(t *testing.T) {
 			none := engine.LID(999)
 			sminfo("sminfo 999", &none, "999")
 			ibaddr("ibaddr 999", diag.IBAddrOptions{Target: &none}, "999")
+		})
+	}
+}
+
+// perfMoving are the counters every MAD through a port moves (ibsim counts
+// the MADs it carries, perfquery's own included): diag reads them after
+// the C tool, so its value may only be larger, and is then compared as
+// the C tool's.
+var perfMoving = map[string]bool{"PortXmitData": true, "PortRcvData": true, "PortXmitPkts": true, "PortRcvPkts": true,
+	"PortUnicastXmitPkts": true, "PortUnicastRcvPkts": true}
+
+// settle replaces, in diag's text, the values of the moving counters by
+// the C tool's, after checking they did not go down.
+func settle(t *testing.T, what string, cOut []byte, dOut string) string {
+	t.Helper()
+	cl, dl := strings.Split(string(cOut), "\n"), strings.Split(dOut, "\n")
+	if len(cl) != len(dl) {
+		return dOut // the diff shows it
+	}
+	for i := range dl {
+		ck, cv, ok1 := strings.Cut(cl[i], ":")
+		dk, dv, ok2 := strings.Cut(dl[i], ":")
+		if !ok1 || !ok2 || ck != dk || !perfMoving[ck] {
+			continue
+		}
+		c, err1 := strconv.ParseUint(strings.TrimLeft(cv, "."), 10, 64)
+		d, err2 := strconv.ParseUint(strings.TrimLeft(dv, "."), 10, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if d < c {
+			t.Errorf("%s: %s went down: C %d, diag (read after) %d", what, ck, c, d)
+		}
+		dl[i] = cl[i]
+	}
+	return strings.Join(dl, "\n")
+}
+
+// TestPerfQueryMatchesC runs perfquery's main option combinations on
+// every node of each fabric through perfquery and diag: each port, -x,
+// -a, -x -a, -l, -a -l, port lists and ranges, every per-attribute
+// option (most of which ibsim's PMA refuses, so the failure is compared),
+// the local port without arguments, and the failures (a LID nobody has,
+// PortSelect 255 on a PMA without AllPortSelect, a bad range).
+func TestPerfQueryMatchesC(t *testing.T) {
+	groups := [][]string{{"-X"}, {"-S"}, {"-D"}, {"-E"}, {"-T"}, {"-c"}, {"--oprcvcounters"}, {"--flowctlcounters"},
+		{"--vloppackets"}, {"--vlopdata"}, {"--vlxmitflowctlerrors"}, {"--vlxmitcounters"}, {"--swportvlcong"},
+		{"--rcvcc"}, {"--slrcvfecn"}, {"--slrcvbecn"}, {"--xmitcc"}, {"--vlxmittimecc"}}
+	groupName := map[string]string{"-X": "xmtsl", "-S": "rcvsl", "-D": "xmtdisc", "-E": "rcverr", "-T": "extended_speeds", "-c": "smplctl"}
+	for _, tp := range diagTopologies {
+		t.Run(tp.path[strings.LastIndex(tp.path, "/")+1:], func(t *testing.T) {
+			s := shared.Get(t, tp.path, &ibsimtest.Options{InitPorts: initPorts(tp.path)})
+			sess, _ := session(t, s, tp.host, nil, nil)
+			env := &diag.Env{Session: sess}
+			ctx := t.Context()
+			// fast is the session of the runs given -t 100 (most fail).
+			fastSess, _ := session(t, s, tp.host, nil, &engine.Options{Timeout: 100 * time.Millisecond, Retries: 3})
+			fast := &diag.Env{Session: fastSess}
+			n := 0
+			grouped := map[topo.NodeType]bool{}
+			run := func(o diag.PerfQueryOptions, args ...string) {
+				t.Helper()
+				what := "perfquery " + strings.Join(args, " ")
+				cOut, cCode := cTool(t, s, tp.host, "perfquery", args...)
+				e := env
+				if len(args) > 0 && args[0] == "-t" {
+					e = fast
+				}
+				q, err := diag.PerfQueryRun(ctx, e, o)
+				var b strings.Builder
+				if q != nil {
+					diag.WritePerfQuery(&b, q)
+				}
+				diag.WriteIBError(&b, "/usr/sbin/perfquery", err)
+				same(t, what, cOut, cCode, settle(t, what, cOut, b.String()), err)
+				n++
+			}
+			run(diag.PerfQueryOptions{})
+			run(diag.PerfQueryOptions{Extended: true}, "-x")
+			run(diag.PerfQueryOptions{AllPorts: true}, "-a")
+			for _, lt := range lidTargets(t, sess) {
+				ls := strconv.Itoa(int(lt.lid))
+				tg := engine.LID(lt.lid)
+				for _, p := range lt.ports {
+					ps := strconv.Itoa(p)
+					run(diag.PerfQueryOptions{Target: &tg, Ports: []int{p}}, ls, ps)
+					run(diag.PerfQueryOptions{Target: &tg, Ports: []int{p}, Extended: true}, "-x", ls, ps)
+				}
+				run(diag.PerfQueryOptions{Target: &tg}, ls)
+				run(diag.PerfQueryOptions{Target: &tg, AllPorts: true}, "-a", ls)
+				run(diag.PerfQueryOptions{Target: &tg, AllPorts: true, Extended: true}, "-x", "-a", ls)
+				run(diag.PerfQueryOptions{Target: &tg, AllPorts: true, Loop: true}, "-a", "-l", ls)
+				run(diag.PerfQueryOptions{Target: &tg, Loop: true, Ports: []int{255}}, "-l", ls, "255")
+				run(diag.PerfQueryOptions{Target: &tg, Ports: []int{255}}, ls, "255")
+				if len(lt.ports) > 2 {
+					run(diag.PerfQueryOptions{Target: &tg, AllPorts: true, Ports: []int{1, 2, 3}}, "-a", ls, "1-3")
+					run(diag.PerfQueryOptions{Target: &tg, Loop: true, Ports: []int{1, 3}}, "-l", ls, "1,3")
+					run(diag.PerfQueryOptions{Target: &tg, Extended: true, AllPorts: true, Ports: []int{2, 3}}, "-x", "-a", ls, "2,3")
+				}
+				if grouped[lt.node.Type] {
+					continue // one switch and one CA get the group options
+				}
+				grouped[lt.node.Type] = true
+				p := lt.ports[len(lt.ports)-1]
+				for _, g := range groups {
+					name := groupName[g[0]]
+					if name == "" {
+						name = strings.TrimPrefix(g[0], "--")
+					}
+					// ibsim's PMA does not answer most: -t 100 keeps the
+					// C tool's timeouts short.
+					run(diag.PerfQueryOptions{Target: &tg, Ports: []int{p}, Groups: []string{name}}, "-t", "100", g[0], ls, strconv.Itoa(p))
+				}
+			}
+			none := engine.LID(999)
+			run(diag.PerfQueryOptions{Target: &none, Ports: []int{1}}, "-t", "100", "999", "1")
+			t.Logf("%d perfquery invocations compared", n)
 		})
 	}
 }
