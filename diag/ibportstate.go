@@ -33,9 +33,9 @@ type PortStateBlock struct {
 	Fields  []Field `json:"fields"`
 	Attr    string  `json:"attribute"` // PortInfo or MlnxExtPortInfo
 
-	raw   []byte
-	fs    []ibField
-	mkey  bool // the M_Key line (not displayed) goes before MkeyLeasePeriod
+	raw  []byte
+	fs   []ibField
+	mkey bool // the M_Key line (not displayed) goes before MkeyLeasePeriod
 }
 
 // IBPortState is what ibportstate printed: PortInfo blocks and the lines
