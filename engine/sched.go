@@ -346,7 +346,9 @@ func (s *Session) complete(p *fabric.Packet) {
 		return
 	}
 	if p.Status == 0 && !mad.IsResponse(p.Data) {
-		s.unsolicited(p) // an SA Report (subscribe.go)
+		if !s.serve(p) { // a request for an agent of Serve (serve.go)
+			s.unsolicited(p) // an SA Report (subscribe.go)
+		}
 		return
 	}
 	tid := uint32(mad.TIDOf(p.Data))

@@ -145,7 +145,9 @@ type Session struct {
 	// version<<16 | AgentID+1, or 0.
 	agentByClass [256]atomic.Uint32
 
-	subs subState // trap subscriptions (subscribe.go)
+	subs subState     // trap subscriptions (subscribe.go)
+	srv  servers      // agents answered by Serve (serve.go)
+	vend vendorAgents // Do's agents of vendor classes with an OUI (serve.go)
 
 	discMu   sync.Mutex // guards lastDisc
 	lastDisc *Discovery
@@ -410,7 +412,13 @@ func (s *Session) Do(ctx context.Context, req *fabric.Packet, opts ...CallOption
 		c.retries = req.Retries
 	}
 	class := mad.MgmtClassOf(req.Data)
-	id, err := s.agent(ctx, class, req.Data[2])
+	var id fabric.AgentID
+	var err error
+	if isVendorRange2(class) && len(req.Data) >= 40 {
+		id, err = s.vendorAgent(ctx, class, req.Data[2], uint32(req.Data[37])<<16|uint32(req.Data[38])<<8|uint32(req.Data[39]))
+	} else {
+		id, err = s.agent(ctx, class, req.Data[2])
+	}
 	if err != nil {
 		return nil, err
 	}

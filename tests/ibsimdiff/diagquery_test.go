@@ -3,7 +3,6 @@ package ibsimdiff
 import (
 	"errors"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,29 +21,17 @@ import (
 // ...): diag's data and text against the C tool's stdout and exit status,
 // byte for byte, on the same live fabric.
 
-// diagTopologies are the fabrics the diag tools are compared on: the two
-// of issue 18 and one with odd descriptions, a loop and a dual-homed CA.
-var diagTopologies = append(append([]struct{ path, host string }{}, mixedTopologies...),
+// queryTopologies are the fabrics the point-query tools are compared
+// on: diag_test.go's, and net.odd-query (a switch description past the
+// 32-column dot leader, doubled spaces and punctuation, 8x links).
+var queryTopologies = append(append([]struct{ path, host string }{}, diagTopologies...),
 	struct{ path, host string }{"../topologies/net.odd-query", "q1"})
 
-// cTool runs a C tool and returns its stdout and exit status (a status
-// the tool exits with is not an error; failing to run it is).
-func cTool(t *testing.T, s *ibsimtest.Sim, node, tool string, args ...string) ([]byte, int) {
+// cRun runs a C tool and returns its stdout and exit status.
+func cRun(t *testing.T, s *ibsimtest.Sim, node, tool string, args ...string) ([]byte, int) {
 	t.Helper()
-	cmd, err := s.Command(t.Context(), node, tool, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.Output()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return out, 0
-	case errors.As(err, &ee) && ee.Exited():
-		return out, ee.ExitCode()
-	}
-	t.Fatalf("%s %s: %v", tool, strings.Join(args, " "), err)
-	return nil, 0
+	r := cTool(t, s, node, tool, args...)
+	return r.stdout, r.code
 }
 
 // diagStatus is the exit status the C tools give an error diag returns:
@@ -103,7 +90,7 @@ func lidTargets(t *testing.T, sess *engine.Session) []lidTarget {
 // directed route, and compares the bytes and the exit status; then the
 // failures: an unknown op, a LID nobody has, a port past NumPorts.
 func TestSMPQueryMatchesC(t *testing.T) {
-	for _, tp := range diagTopologies {
+	for _, tp := range queryTopologies {
 		t.Run(tp.path[strings.LastIndex(tp.path, "/")+1:], func(t *testing.T) {
 			s := shared.Get(t, tp.path, &ibsimtest.Options{InitPorts: initPorts(tp.path)})
 			sess, _ := session(t, s, tp.host, nil, nil)
@@ -111,7 +98,7 @@ func TestSMPQueryMatchesC(t *testing.T) {
 			ctx := t.Context()
 			run := func(what string, o diag.SMPQueryOptions, args ...string) {
 				t.Helper()
-				cOut, cCode := cTool(t, s, tp.host, "smpquery", args...)
+				cOut, cCode := cRun(t, s, tp.host, "smpquery", args...)
 				q, err := diag.SMPQueryRun(ctx, env, o)
 				var b strings.Builder
 				if err == nil {
@@ -171,7 +158,7 @@ var activity = regexp.MustCompile(`activity count (\d+)`)
 // two reads: diag's must be at least the C tool's, and is then compared
 // as the C tool's.
 func TestSMInfoIBAddrMatchC(t *testing.T) {
-	for _, tp := range diagTopologies {
+	for _, tp := range queryTopologies {
 		t.Run(tp.path[strings.LastIndex(tp.path, "/")+1:], func(t *testing.T) {
 			s := shared.Get(t, tp.path, &ibsimtest.Options{InitPorts: initPorts(tp.path)})
 			sess, _ := session(t, s, tp.host, nil, nil)
@@ -179,7 +166,7 @@ func TestSMInfoIBAddrMatchC(t *testing.T) {
 			ctx := t.Context()
 			sminfo := func(what string, tg *engine.Target, args ...string) {
 				t.Helper()
-				cOut, cCode := cTool(t, s, tp.host, "sminfo", args...)
+				cOut, cCode := cRun(t, s, tp.host, "sminfo", args...)
 				r, err := diag.SMInfoRun(ctx, env, diag.SMInfoOptions{Target: tg})
 				var b strings.Builder
 				if err == nil {
@@ -199,7 +186,7 @@ func TestSMInfoIBAddrMatchC(t *testing.T) {
 			}
 			ibaddr := func(what string, o diag.IBAddrOptions, args ...string) {
 				t.Helper()
-				cOut, cCode := cTool(t, s, tp.host, "ibaddr", args...)
+				cOut, cCode := cRun(t, s, tp.host, "ibaddr", args...)
 				r, err := diag.IBAddrRun(ctx, env, o)
 				var b strings.Builder
 				if err == nil {
@@ -277,7 +264,7 @@ func TestPerfQueryMatchesC(t *testing.T) {
 		{"--vloppackets"}, {"--vlopdata"}, {"--vlxmitflowctlerrors"}, {"--vlxmitcounters"}, {"--swportvlcong"},
 		{"--rcvcc"}, {"--slrcvfecn"}, {"--slrcvbecn"}, {"--xmitcc"}, {"--vlxmittimecc"}}
 	groupName := map[string]string{"-X": "xmtsl", "-S": "rcvsl", "-D": "xmtdisc", "-E": "rcverr", "-T": "extended_speeds", "-c": "smplctl"}
-	for _, tp := range diagTopologies {
+	for _, tp := range queryTopologies {
 		t.Run(tp.path[strings.LastIndex(tp.path, "/")+1:], func(t *testing.T) {
 			s := shared.Get(t, tp.path, &ibsimtest.Options{InitPorts: initPorts(tp.path)})
 			sess, _ := session(t, s, tp.host, nil, nil)
@@ -291,7 +278,7 @@ func TestPerfQueryMatchesC(t *testing.T) {
 			run := func(o diag.PerfQueryOptions, args ...string) {
 				t.Helper()
 				what := "perfquery " + strings.Join(args, " ")
-				cOut, cCode := cTool(t, s, tp.host, "perfquery", args...)
+				cOut, cCode := cRun(t, s, tp.host, "perfquery", args...)
 				e := env
 				if len(args) > 0 && args[0] == "-t" {
 					e = fast
@@ -356,7 +343,7 @@ func TestPerfQueryMatchesC(t *testing.T) {
 // reads the peer port too; Sets that change nothing: speed 0 and lmc 0)
 // with the C tools.
 func TestSMPDumpIBPortStateMatchC(t *testing.T) {
-	for _, tp := range diagTopologies {
+	for _, tp := range queryTopologies {
 		t.Run(tp.path[strings.LastIndex(tp.path, "/")+1:], func(t *testing.T) {
 			s := shared.Get(t, tp.path, &ibsimtest.Options{InitPorts: initPorts(tp.path)})
 			sess, _ := session(t, s, tp.host, nil, nil)
@@ -365,7 +352,7 @@ func TestSMPDumpIBPortStateMatchC(t *testing.T) {
 			n, peers := 0, 0
 			smpdump := func(o diag.SMPDumpOptions, args ...string) {
 				t.Helper()
-				cOut, cCode := cTool(t, s, tp.host, "smpdump", args...)
+				cOut, cCode := cRun(t, s, tp.host, "smpdump", args...)
 				r, err := diag.SMPDumpRun(ctx, env, o)
 				var b strings.Builder
 				if err == nil {
@@ -376,7 +363,7 @@ func TestSMPDumpIBPortStateMatchC(t *testing.T) {
 			}
 			portstate := func(o diag.IBPortStateOptions, args ...string) {
 				t.Helper()
-				cOut, cCode := cTool(t, s, tp.host, "ibportstate", args...)
+				cOut, cCode := cRun(t, s, tp.host, "ibportstate", args...)
 				r, err := diag.IBPortStateRun(ctx, env, o)
 				var b strings.Builder
 				if r != nil {

@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+)
+
+// A Handler answers one request a Session serves (Serve): it returns the
+// whole response MAD, or nil to answer nothing. It runs on the Session's
+// receive path: it must not block.
+type Handler func(req *fabric.Packet) []byte
+
+// servers are the agents a Session serves, by agent.
+type servers struct {
+	mu sync.Mutex
+	h  map[fabric.AgentID]Handler
+}
+
+// Serve registers agent a (its class, version, OUI and the request
+// methods it takes) and answers each request the port receives for it
+// with what h returns, sent back to the requester (same TID, the
+// request's address) until stop is called or the Session closes. It is
+// how a Session is a responder: ibping -S, a vendor class's server.
+func (s *Session) Serve(ctx context.Context, a fabric.Agent, h Handler) (stop func() error, err error) {
+	if h == nil || a.Class == 0 {
+		return nil, fmt.Errorf("engine: serve %s: %w (need a class and a handler)", a, fabric.ErrInvalid)
+	}
+	id, err := s.tr.Register(ctx, a)
+	if err != nil {
+		return nil, fmt.Errorf("engine: serve %s: %w", a, err)
+	}
+	s.srv.mu.Lock()
+	if s.srv.h == nil {
+		s.srv.h = map[fabric.AgentID]Handler{}
+	}
+	s.srv.h[id] = h
+	s.srv.mu.Unlock()
+	var once sync.Once
+	return func() error {
+		var err error
+		once.Do(func() {
+			s.srv.mu.Lock()
+			delete(s.srv.h, id)
+			s.srv.mu.Unlock()
+			err = s.tr.Unregister(context.Background(), id)
+		})
+		return err
+	}, nil
+}
+
+// serve answers p when one of the Session's servers owns its agent, and
+// reports whether it did.
+func (s *Session) serve(p *fabric.Packet) bool {
+	s.srv.mu.Lock()
+	h := s.srv.h[p.Agent]
+	s.srv.mu.Unlock()
+	if h == nil {
+		return false
+	}
+	resp := h(p)
+	if len(resp) < mad.HeaderSize {
+		return true
+	}
+	to := p.Addr
+	if err := s.tr.Send(context.Background(), &fabric.Packet{Agent: p.Agent, Addr: to, Data: resp}); err != nil {
+		s.log.Debug("engine: served response not sent", "to", to.LID, "tid", mad.TIDOf(resp), "err", err)
+	}
+	return true
+}
+
+// vendorAgents are the agents Do registers for vendor range 2 classes
+// (0x30-0x4f), by class, version and OUI: such an agent must name its OUI
+// to get its responses (ibsim, like the kernel, routes them by it).
+type vendorAgents struct {
+	mu sync.Mutex
+	m  map[uint64]fabric.AgentID
+}
+
+// vendorAgent returns the Session's agent for class, version and oui,
+// registering it on first use.
+func (s *Session) vendorAgent(ctx context.Context, class, version uint8, oui uint32) (fabric.AgentID, error) {
+	k := uint64(class)<<40 | uint64(version)<<32 | uint64(oui)
+	s.vend.mu.Lock()
+	defer s.vend.mu.Unlock()
+	if id, ok := s.vend.m[k]; ok {
+		return id, nil
+	}
+	id, err := s.tr.Register(ctx, fabric.Agent{Class: class, Version: version, OUI: oui})
+	if err != nil {
+		return -1, fmt.Errorf("engine: register agent class 0x%02x OUI 0x%06x: %w", class, oui, err)
+	}
+	if s.vend.m == nil {
+		s.vend.m = map[uint64]fabric.AgentID{}
+	}
+	s.vend.m[k] = id
+	return id, nil
+}
+
+// isVendorRange2 says whether class is a vendor class with an OUI.
+func isVendorRange2(class uint8) bool { return class >= 0x30 && class <= 0x4f }

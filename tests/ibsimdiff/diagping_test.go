@@ -1,0 +1,162 @@
+package ibsimdiff
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric/ibsim"
+)
+
+// pingTimes are the parts of ibping's text that are timings.
+var pingTimes = regexp.MustCompile(`\d+\.\d{3}( ms|/)|time \d+ ms`)
+
+func untimed(s string) string { return pingTimes.ReplaceAllString(s, "T$1") }
+
+// TestIBPingServerMatchesC: diag's ibping -S (on a Session attached with
+// issm, as ibsim forwards QP1 requests only to those) answers the C
+// ibping, and diag's client pinging it prints what the C client prints,
+// timings aside: pongs, statistics, -f.
+func TestIBPingServerMatchesC(t *testing.T) {
+	s := shared.Get(t, topo2sw, nil)
+	srvSess, _ := session(t, s, "Hca3", &ibsim.Options{ISSM: true}, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan uint64, 1)
+	go func() {
+		n, err := diag.IBPingServe(ctx, &diag.Env{Session: srvSess}, 0, "diag-pong.example")
+		if err != nil {
+			t.Error(err)
+		}
+		served <- n
+	}()
+	lid := srvSess.Port().LID
+	ls := strconv.Itoa(int(lid))
+	sess, _ := session(t, s, "Hca1", nil, nil)
+	env := &diag.Env{Session: sess}
+	for _, c := range []struct {
+		args []string
+		o    diag.IBPingOptions
+	}{
+		{[]string{"-f", "-c", "3", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 3, Flood: true}},
+		{[]string{"-c", "2", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 2, Interval: time.Second}},
+	} {
+		what := "ibping " + strings.Join(c.args, " ")
+		var cOut []byte
+		var cCode int
+		// The server's agent may need a moment: the C client is retried
+		// until it gets its pongs, with a deadline.
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			cOut, cCode = cRun(t, s, "Hca1", "ibping", c.args...)
+			if bytes.Contains(cOut, []byte(" 0% packet loss")) || time.Now().After(deadline) {
+				break
+			}
+		}
+		r, err := diag.IBPingRun(t.Context(), env, c.o)
+		var b strings.Builder
+		if r != nil {
+			diag.WriteIBPing(&b, r, false)
+		}
+		if cCode != diagStatus(err) {
+			t.Errorf("%s: exit status C %d, diag %v", what, cCode, err)
+		}
+		if d := cmp.Diff(untimed(string(cOut)), untimed(b.String())); d != "" {
+			t.Errorf("%s: stdout differs, timings aside (-C +diag):\n%s", what, d)
+		}
+		if !strings.Contains(b.String(), "--- diag-pong.example (Lid "+ls+") ibping statistics ---") {
+			t.Errorf("%s: diag's statistics do not name the server:\n%s", what, b.String())
+		}
+	}
+	cancel()
+	if n := <-served; n < 10 {
+		t.Errorf("diag's server answered %d pings, want at least 10 (5 C, 5 diag)", n)
+	}
+}
+
+// TestIBPingClientMatchesC: diag's client pings the C ibping -S and
+// prints what the C client prints (timings aside); a LID nobody answers
+// is 100% loss for both, with status 0.
+func TestIBPingClientMatchesC(t *testing.T) {
+	ibsimTest := privateSM(t, topo2sw)
+	ibsimTest.StopSM()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	srv, err := ibsimTest.Command(ctx, "Hca3", "ibping", "-S")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Env = append(srv.Env, "SIM_SET_ISSM=1")
+	var srvOut bytes.Buffer
+	srv.Stdout, srv.Stderr = &srvOut, &srvOut
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { srv.Wait(); close(exited) }()
+	defer func() {
+		srv.Process.Kill()
+		<-exited
+	}()
+	// Nothing is sent to the server before it waits in umad2sim's poll
+	// (see TestPingIBPingServer: an early request crashes umad2sim).
+	wchan := fmt.Sprintf("/proc/%d/task/%d/wchan", srv.Process.Pid, srv.Process.Pid)
+	for {
+		if b, _ := os.ReadFile(wchan); strings.Contains(string(b), "futex") {
+			break
+		}
+		select {
+		case <-exited:
+			t.Fatalf("ibping -S exited: %q", srvOut.String())
+		case <-ctx.Done():
+			t.Fatalf("ibping -S did not reach its receive loop: %q", srvOut.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	sess, _ := session(t, ibsimTest, "Hca2", nil, nil)
+	lid := portLID(t, sess, "Hca3")
+	ls := strconv.Itoa(int(lid))
+	env := &diag.Env{Session: sess}
+	for _, c := range []struct {
+		args []string
+		o    diag.IBPingOptions
+	}{
+		{[]string{"-c", "2", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 2}},
+		{[]string{"-f", "-c", "4", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 4, Flood: true}},
+		{[]string{"-f", "-c", "2", "-t", "100", "999"}, diag.IBPingOptions{Target: engine.LID(999), Count: 2, Flood: true}},
+	} {
+		what := "ibping " + strings.Join(c.args, " ")
+		var cOut []byte
+		var cCode int
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			cOut, cCode = cRun(t, ibsimTest, "Hca2", "ibping", c.args...)
+			if c.args[len(c.args)-1] == "999" || bytes.Contains(cOut, []byte(" 0% packet loss")) || time.Now().After(deadline) {
+				break
+			}
+		}
+		e := env
+		if c.args[len(c.args)-1] == "999" {
+			fast, _ := session(t, ibsimTest, "Hca2", nil, &engine.Options{Timeout: 100 * time.Millisecond, Retries: 3})
+			e = &diag.Env{Session: fast}
+		}
+		r, err := diag.IBPingRun(t.Context(), e, c.o)
+		var b strings.Builder
+		if r != nil {
+			diag.WriteIBPing(&b, r, false)
+		}
+		if cCode != diagStatus(err) {
+			t.Errorf("%s: exit status C %d, diag %v", what, cCode, err)
+		}
+		if d := cmp.Diff(untimed(string(cOut)), untimed(b.String())); d != "" {
+			t.Errorf("%s: stdout differs, timings aside (-C +diag):\n%s", what, d)
+		}
+	}
+}
