@@ -118,7 +118,7 @@ func IBPingRun(ctx context.Context, env *Env, o IBPingOptions) (*IBPing, error) 
 				o.Pong(pongLine(host, r.PortID, rtt))
 			}
 		}
-		if !o.Flood && (o.Count == 0 || n+1 < o.Count) {
+		if !o.Flood { // ibping sleeps after every ping, the last one too
 			select {
 			case <-ctx.Done():
 			case <-time.After(interval):

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ibscript/ibscript/diag"
+)
+
+func init() {
+	registerTool(&Tool{
+		Name:    "ibping",
+		Summary: "ping a port's ibping server (vendor class 0x32), or -S: be one",
+		Args:    "<dest lid|guid>",
+		Options: []Option{
+			{Short: 'c', Long: "count", Arg: "<num>", Help: "stop after count packets"},
+			{Short: 'f', Long: "flood", Help: "flood destination"},
+			{Short: 'o', Long: "oui", Arg: "<oui>", Help: "use specified OUI number"},
+			{Short: 'S', Long: "Server", Help: "start in server mode (until interrupted)"},
+		},
+		Exclude: "D,y",
+		Example: []string{"-c", "1", "1"},
+		Run:     runIBPing,
+	})
+}
+
+func runIBPing(ctx context.Context, inv *Invocation) int {
+	oui := uint32(diag.ParseMask(inv.Value("oui")))
+	if inv.Has("Server") {
+		env, err := inv.Env(ctx)
+		if err != nil {
+			return inv.Fail(err)
+		}
+		n, err := diag.IBPingServe(ctx, env, oui, diag.HostAndDomain())
+		if err != nil {
+			return queryDone(inv, nil, nil, err)
+		}
+		if inv.Verbosity() > 0 {
+			inv.Errorf("answered %d pings", n)
+		}
+		return exitOK
+	}
+	if len(inv.Args) < 1 {
+		return usageError(inv, "want <dest lid|guid> (or -S)")
+	}
+	t, err := inv.Target("destination", inv.Args[0])
+	if err != nil {
+		return queryDone(inv, nil, nil, &diag.ToolError{Msg: "can't resolve destination port " + inv.Args[0], Err: err})
+	}
+	o := diag.IBPingOptions{Target: t, Flood: inv.Has("flood"), OUI: oui}
+	if inv.Has("count") {
+		o.Count = diag.ParseMask(inv.Value("count"))
+		if o.Count == 0 {
+			o.Count = 1 << 32 // ibping's unsigned count of 0 wraps to ~0
+		}
+	}
+	if !inv.JSON {
+		o.Pong = func(line string) { fmt.Fprintln(inv.Stdout, line) }
+	}
+	env, err := inv.Env(ctx)
+	if err != nil {
+		return inv.Fail(err)
+	}
+	r, err := diag.IBPingRun(ctx, env, o)
+	if r == nil {
+		return queryDone(inv, nil, nil, err)
+	}
+	return queryDone(inv, r, func(b *strings.Builder) { diag.WriteIBPing(b, r, true) }, err)
+}

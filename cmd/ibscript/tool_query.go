@@ -1,0 +1,69 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/ibscript/ibscript/diag"
+)
+
+// Helpers of the point-query tools (smpquery, perfquery, smpdump, sminfo,
+// ibaddr, ibportstate, ibping; issue 19).
+
+// exitIBError is the status of the C tools' IBEXIT: exit(-1).
+const exitIBError = 255
+
+// queryDone prints what a point-query tool gathered and ends it: text
+// (the C tool's, from write) or --format json (v), then its failure as
+// the C tool reports it: "TOOL: iberror: failed: MSG" on stdout and
+// status 255 for the C tool's own failures (diag.ToolError), the error
+// on stderr and status 2 for the others. With --format json the iberror
+// line goes to stderr, keeping stdout JSON.
+func queryDone(inv *Invocation, v any, write func(*strings.Builder), err error) int {
+	if inv.JSON {
+		if v != nil && err == nil {
+			if werr := diag.WriteJSON(inv.Stdout, v); werr != nil {
+				return inv.Fail(werr)
+			}
+		}
+	} else if write != nil {
+		var b strings.Builder
+		write(&b)
+		if _, werr := fmt.Fprint(inv.Stdout, b.String()); werr != nil {
+			return inv.Fail(werr)
+		}
+	}
+	if err == nil {
+		return exitOK
+	}
+	var te *diag.ToolError
+	if !errors.As(err, &te) {
+		return inv.Fail(err)
+	}
+	// The C tools name themselves as invoked (argv[0]): through a link,
+	// ibscript does too; `ibscript TOOL` says TOOL.
+	prog := inv.Tool.Name
+	if inv.c != nil && inv.c.viaLink && len(os.Args) > 0 {
+		prog = os.Args[0]
+	}
+	var b strings.Builder
+	diag.WriteIBError(&b, prog, err)
+	if inv.JSON {
+		fmt.Fprint(inv.Stderr, b.String())
+	} else {
+		fmt.Fprint(inv.Stdout, b.String())
+	}
+	if te.Err != nil && (inv.Verbosity() > 0 || inv.ShowErrors()) {
+		inv.Errorf("%v", te.Err)
+	}
+	return exitIBError
+}
+
+// usageError is a tool's command line the C tool would answer with its
+// usage: the message on stderr, status 2.
+func usageError(inv *Invocation, format string, args ...any) int {
+	inv.Errorf("%s (%s --help shows the usage)", fmt.Sprintf(format, args...), inv.Prog)
+	return exitError
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	"github.com/ibscript/ibscript/diag"
+)
+
+func init() {
+	registerTool(&Tool{
+		Name:    "sminfo",
+		Summary: "query the SM's SMInfo (with a modifier: set it, a Set)",
+		Args:    "<sm_lid|sm_dr_path> [modifier]",
+		Options: []Option{
+			{Short: 's', Long: "state", Arg: "<0-3>", Help: "set SM state"},
+			{Short: 'p', Long: "priority", Arg: "<0-15>", Help: "set SM priority"},
+			{Short: 'a', Long: "activity", Arg: "<n>", Help: "set activity count"},
+		},
+		Example: []string{},
+		Run:     runSMInfo,
+	})
+}
+
+func runSMInfo(ctx context.Context, inv *Invocation) int {
+	o := diag.SMInfoOptions{State: 2} // SMINFO_STANDBY, sminfo's default
+	for _, f := range []struct {
+		key string
+		max uint64
+		set func(uint64)
+	}{
+		{"state", 0xf, func(v uint64) { o.State = uint8(v) }},
+		{"priority", 0xf, func(v uint64) { o.Priority = uint8(v) }},
+		{"activity", 0xffffffff, func(v uint64) { o.Activity = uint32(v) }},
+	} {
+		if inv.Has(f.key) {
+			f.set(diag.ParseMask(inv.Value(f.key)) & f.max)
+		}
+	}
+	if len(inv.Args) > 1 {
+		o.Modifier = uint32(diag.ParsePortArg(inv.Args[1]))
+	}
+	if len(inv.Args) > 0 {
+		t, err := inv.Target("SM", inv.Args[0])
+		if err != nil {
+			return queryDone(inv, nil, nil, &diag.ToolError{Msg: "can't resolve destination port " + inv.Args[0], Err: err})
+		}
+		o.Target = &t
+	}
+	env, err := inv.Env(ctx)
+	if err != nil {
+		return inv.Fail(err)
+	}
+	r, err := diag.SMInfoRun(ctx, env, o)
+	if r == nil {
+		return queryDone(inv, nil, nil, err)
+	}
+	return queryDone(inv, r, func(b *strings.Builder) { diag.WriteSMInfo(b, r) }, err)
+}

@@ -1,0 +1,94 @@
+package ibsimdiff
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibscript/ibscript/topo"
+)
+
+// sbinIBError is the C tools' iberror line, which names the tool as it
+// was run (/usr/sbin/TOOL here); `ibscript TOOL` names it TOOL.
+var sbinIBError = regexp.MustCompile(`(?m)^/usr/sbin/([a-z_]+): iberror: `)
+
+// diffQuery is diffTool for the point-query tools: the same stdout bytes
+// (the iberror line's program name aside) and exit status.
+func diffQuery(t *testing.T, what string, want, got toolResult) {
+	t.Helper()
+	w := sbinIBError.ReplaceAllString(string(want.stdout), "$1: iberror: ")
+	if d := cmp.Diff(w, string(got.stdout)); d != "" {
+		t.Errorf("%s: stdout differs (-C +ibscript):\n%s", what, d)
+	}
+	if want.code != got.code {
+		t.Errorf("%s: exit status %d, the C tool's %d (ibscript's stderr: %s)", what, got.code, want.code, got.stderr)
+	}
+}
+
+// TestQueryToolsCommandLine runs the point-query tools as a user types
+// them, `ibscript TOOL ARGS` against the C tool on each fabric: the main
+// invocations of smpquery, perfquery, sminfo, ibaddr, smpdump and
+// ibportstate, their failures (an unknown op, a LID nobody has) and
+// smpquery nodedesc through a --node-name-map. The data and text are
+// compared far more widely at the diag level (diagquery_test.go).
+func TestQueryToolsCommandLine(t *testing.T) {
+	for _, tp := range queryTopologies {
+		t.Run(filepath.Base(tp.path), func(t *testing.T) {
+			s := diagSim(t, tp.path)
+			sess, _ := session(t, s, tp.host, nil, nil)
+			var sw, ca *lidTarget
+			for _, lt := range lidTargets(t, sess) {
+				lt := lt
+				if lt.node.Type == topo.Switch && sw == nil {
+					sw = &lt
+				}
+				if lt.node.Type == topo.CA && ca == nil {
+					ca = &lt
+				}
+			}
+			if sw == nil || ca == nil {
+				t.Fatal("no switch or no CA with a LID")
+			}
+			sl, cl := strconv.Itoa(int(sw.lid)), strconv.Itoa(int(ca.lid))
+			cp := strconv.Itoa(ca.ports[len(ca.ports)-1])
+			nameMap := filepath.Join(t.TempDir(), "names")
+			if err := os.WriteFile(nameMap, []byte("# a map\n"+fmt.Sprintf("0x%016x", sw.node.GUID)+" \"mapped switch name\"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range [][]string{
+				{"smpquery", "nodeinfo", sl}, {"smpquery", "NI", cl}, {"smpquery", "nodedesc", sl},
+				{"smpquery", "--node-name-map", nameMap, "nodedesc", sl}, {"smpquery", "portinfo", cl, cp},
+				{"smpquery", "-x", "portinfo", sl, "1"}, {"smpquery", "switchinfo", sl}, {"smpquery", "pkeys", cl, cp},
+				{"smpquery", "sl2vl", sl, "1"}, {"smpquery", "vlarb", cl}, {"smpquery", "GI", cl},
+				{"smpquery", "-D", "nodeinfo", "0,1"}, {"smpquery", "-D", "portinfo", "0", "1"},
+				{"smpquery", "bogus", sl}, {"smpquery", "-t", "100", "nodeinfo", "999"},
+				{"perfquery"}, {"perfquery", "-x"}, {"perfquery", sl, "1"}, {"perfquery", "-x", sl, "2"},
+				{"perfquery", "-a", sl}, {"perfquery", "-xa", sl}, {"perfquery", "-l", sl}, {"perfquery", "-a", sl, "1-3"},
+				{"perfquery", "-l", sl, "1,3"}, {"perfquery", "--all_ports", cl}, {"perfquery", "-t", "100", "-X", cl, cp},
+				{"sminfo"}, {"sminfo", sl}, {"sminfo", "-D", "0"},
+				{"ibaddr"}, {"ibaddr", sl}, {"ibaddr", "-g", cl}, {"ibaddr", "-l", cl}, {"ibaddr", "-L", cl}, {"ibaddr", "-D", "0,1"},
+				{"smpdump", sl, "0x11"}, {"smpdump", "-s", cl, "16"}, {"smpdump", "-D", "0,1", "0x15", "1"},
+				{"ibportstate", "-D", "0", "1"}, {"ibportstate", cl, cp}, {"ibportstate", sl, "0"},
+			} {
+				what := strings.Join(c, " ")
+				want := cTool(t, s, tp.host, c[0], c[1:]...)
+				got := ibscriptTool(t, s, tp.host, c[0], c[1:]...)
+				if c[0] == "sminfo" {
+					// The SM's activity count moves between the two.
+					want.stdout = activity.ReplaceAll(want.stdout, []byte("activity count N"))
+					got.stdout = activity.ReplaceAll(got.stdout, []byte("activity count N"))
+				}
+				if c[0] == "perfquery" {
+					got.stdout = []byte(settle(t, what, want.stdout, string(got.stdout)))
+				}
+				diffQuery(t, what, want, got)
+			}
+		})
+	}
+}
