@@ -105,7 +105,7 @@ func IBPingRun(ctx context.Context, env *Env, o IBPingOptions) (*IBPing, error) 
 		resp, err := s.Do(ctx, &fabric.Packet{Addr: fabric.Addr{LID: t.LID, QPN: 1, QKey: qp1QKey}, Data: pingMAD(oui)})
 		if err == nil && resp.Status == 0 && len(resp.Data) > pingData && mad.StatusOf(resp.Data) == 0 {
 			rtt := time.Since(t0)
-			host := cString(resp.Data[pingData:])
+			host := nulTerminated(resp.Data[pingData:])
 			if r.Received == 0 {
 				r.Host = host
 			}
@@ -148,7 +148,7 @@ func minDur(a, b time.Duration) time.Duration {
 	return a
 }
 
-func cString(b []byte) string {
+func nulTerminated(b []byte) string {
 	if i := strings.IndexByte(string(b), 0); i >= 0 {
 		b = b[:i]
 	}

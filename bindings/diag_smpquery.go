@@ -1,0 +1,95 @@
+package bindings
+
+import (
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/engine"
+)
+
+// diag.smpquery{op=, target=, port=, extended=}: smpquery's op
+// (diag/smpquery.go). The helpers below serve the other point-query
+// tools' functions too (diag_perfquery.go, diag_sminfo.go, ...).
+func init() {
+	registerDiag(Func{"smpquery", func(e *Env, L *lua.LState) int {
+		const fn = "diag.smpquery"
+		o := diagOptions(L, fn, "op", "target", "port", "extended")
+		q, err := diag.SMPQueryRun(L.Context(), e.diagEnv(), diag.SMPQueryOptions{
+			Op: lua.LVAsString(o.RawGetString("op")), Target: diagTarget(L, fn, o, true),
+			Port: int(diagNum(L, fn, o, "port", 0, 255)), Extended: lua.LVAsBool(o.RawGetString("extended")),
+		})
+		return e.diagResult(L, fn, q, err)
+	}, `smpquery({op = "portinfo", target = "lid:1" | 1 | "dr:0,1", port = 1, extended = false}) -> {op, target, portid, port, fields = {{name, value, text}, ...} | node_desc | pkeys, pkey_cap | sl2vl | vlarb | guids, guid_cap}: one smpquery op (NodeInfo, NodeDesc, PortInfo, PortInfoExtended, SwitchInfo, PKeyTable, SL2VLTable, VLArbitration, GUIDInfo, MlnxExtPortInfo, or their aliases), fields named as smpquery prints them`},
+		`local pi = diag.smpquery{op = "portinfo", target = 1, port = 1}
+for _, f in ipairs(pi.fields) do if f.name == "LinkState" then print(f.text) end end`)
+}
+
+// diagTarget reads option target: a LID (number), or a target string
+// ("lid:3", "dr:0,1", "guid:0x..."). Without one it raises when required,
+// else returns the zero Target.
+func diagTarget(L *lua.LState, fn string, o *lua.LTable, required bool) engine.Target {
+	switch v := o.RawGetString("target").(type) {
+	case lua.LNumber:
+		if v < 1 || v > 0xbfff || v != lua.LNumber(int(v)) {
+			raise(L, fn, "target %v: want a unicast LID 1..0xbfff", v)
+		}
+		return engine.LID(uint16(v))
+	case lua.LString:
+		t, err := engine.ParseTarget(string(v))
+		if err != nil {
+			raise(L, fn, "target: %v", err)
+		}
+		return t
+	case *lua.LNilType:
+		if required {
+			raise(L, fn, "target is required (a LID, \"lid:N\", \"dr:0,1\" or \"guid:0x...\")")
+		}
+		return engine.Target{}
+	default:
+		raise(L, fn, "target: want a LID or a target string, got %s", v.Type())
+	}
+	return engine.Target{}
+}
+
+// diagTargetPtr is diagTarget for the tools whose target is optional
+// (nil: the local port, or its SM).
+func diagTargetPtr(L *lua.LState, fn string, o *lua.LTable) *engine.Target {
+	if o.RawGetString("target") == lua.LNil {
+		return nil
+	}
+	t := diagTarget(L, fn, o, true)
+	return &t
+}
+
+// diagNum reads numeric option key (def when absent), at most limit.
+func diagNum(L *lua.LState, fn string, o *lua.LTable, key string, def, limit uint64) uint64 {
+	switch v := o.RawGetString(key).(type) {
+	case *lua.LNilType:
+		return def
+	case lua.LNumber:
+		if v < 0 || float64(v) > float64(limit) || v != lua.LNumber(uint64(v)) {
+			raise(L, fn, "%s %v: want an integer 0..%d", key, v, limit)
+		}
+		return uint64(v)
+	default:
+		raise(L, fn, "%s: want a number, got %s", key, v.Type())
+	}
+	return def
+}
+
+// diagStrings reads option key as a sequence of strings.
+func diagStrings(L *lua.LState, fn string, o *lua.LTable, key string) []string {
+	var out []string
+	switch v := o.RawGetString(key).(type) {
+	case *lua.LNilType:
+	case *lua.LTable:
+		for i := 1; i <= v.Len(); i++ {
+			out = append(out, lua.LVAsString(v.RawGetInt(i)))
+		}
+	case lua.LString:
+		out = []string{string(v)}
+	default:
+		raise(L, fn, "%s: want a string or a list of strings, got %s", key, v.Type())
+	}
+	return out
+}
