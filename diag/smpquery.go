@@ -181,7 +181,11 @@ func SMPQueryRun(ctx context.Context, env *Env, o SMPQueryOptions) (*SMPQuery, e
 			return fail(err)
 		}
 		guid := bits(ni, 96, 64)
-		name := remapName(o.NodeNames, env.NodeNames, guid, nd)
+		names := o.NodeNames
+		if names == nil {
+			names = env.NodeNames
+		}
+		name := remapName(names, guid, cleanDesc(nd))
 		q.NodeDesc = &name
 	case "PortInfo":
 		mod := uint32(o.Port)
@@ -257,17 +261,6 @@ func portInfoExtSupported(ctx context.Context, s *engine.Session, t engine.Targe
 		return &ToolError{Msg: "port info extended not supported"}
 	}
 	return nil
-}
-
-// remapName is remap_node_name: the map's name for guid, else the
-// description with unprintable characters made spaces.
-func remapName(m1, m2 map[uint64]string, guid uint64, nd []byte) string {
-	for _, m := range []map[uint64]string{m1, m2} {
-		if n, ok := m[guid]; ok {
-			return n
-		}
-	}
-	return cleanDesc(nd)
 }
 
 // cleanDesc is clean_nodedesc: the NUL-terminated text, every
