@@ -199,13 +199,9 @@ func (s *Session) PerfCounters(ctx context.Context, t Target, port uint8, extend
 	if err != nil {
 		return nil, err
 	}
-	cpiData, err := s.Perf(ctx, lt, mad.MethodGet, perf.AttrClassPortInfo, 0, nil, opts...)
+	cpi, err := s.pmaClassPortInfo(ctx, lt, t, opts)
 	if err != nil {
-		return nil, fmt.Errorf("engine: %s PMA ClassPortInfo: %w", t, err)
-	}
-	var cpi mad.ClassPortInfo
-	if err := cpi.UnmarshalBinary(cpiData); err != nil {
-		return nil, fmt.Errorf("engine: %s PMA ClassPortInfo: %w", t, err)
+		return nil, err
 	}
 	c := &Counters{Layout: perf.LayoutByID(perf.AttrPortCounters), CapabilityMask: cpi.CapabilityMask, CapabilityMask2: cpi.CapabilityMask2}
 	if extended {
@@ -322,13 +318,9 @@ func (s *Session) ExtendedSpeedsCounters(ctx context.Context, t Target, port uin
 	if err != nil {
 		return nil, err
 	}
-	cpiData, err := s.Perf(ctx, lt, mad.MethodGet, perf.AttrClassPortInfo, 0, nil, opts...)
+	cpi, err := s.pmaClassPortInfo(ctx, lt, t, opts)
 	if err != nil {
-		return nil, fmt.Errorf("engine: %s PMA ClassPortInfo: %w", t, err)
-	}
-	var cpi mad.ClassPortInfo
-	if err := cpi.UnmarshalBinary(cpiData); err != nil {
-		return nil, fmt.Errorf("engine: %s PMA ClassPortInfo: %w", t, err)
+		return nil, err
 	}
 	c := &Counters{Layout: &perf.PortExtendedSpeedsCountersLayout, CapabilityMask: cpi.CapabilityMask, CapabilityMask2: cpi.CapabilityMask2}
 	if cpi.CapabilityMask&perf.CapRSFECCounters != 0 {
@@ -372,4 +364,18 @@ func (s *Session) rsFECActive(ctx context.Context, t Target, port uint8, opts []
 	}
 	return pie.CapabilityMask&smp.PIECapFECModeSupported != 0 &&
 		(pie.FECModeActive == smp.FECModeRS || pie.FECModeActive == smp.FECModeRS2), nil
+}
+
+// pmaClassPortInfo reads the ClassPortInfo of the PMA at lt (t as the
+// caller named it, for errors).
+func (s *Session) pmaClassPortInfo(ctx context.Context, lt, t Target, opts []CallOption) (mad.ClassPortInfo, error) {
+	var cpi mad.ClassPortInfo
+	d, err := s.Perf(ctx, lt, mad.MethodGet, perf.AttrClassPortInfo, 0, nil, opts...)
+	if err == nil {
+		err = cpi.UnmarshalBinary(d)
+	}
+	if err != nil {
+		return cpi, fmt.Errorf("engine: %s PMA ClassPortInfo: %w", t, err)
+	}
+	return cpi, nil
 }

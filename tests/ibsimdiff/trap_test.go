@@ -17,6 +17,29 @@ import (
 	"github.com/ibscript/ibscript/sim"
 )
 
+// privateIbsim starts an ibsim + OpenSM of the test's own on a copy of
+// topology (a test that links and unlinks cables must not share one),
+// stopped after the test's other cleanups; it returns the copy's path.
+func privateIbsim(t *testing.T, topology string) (*ibsimtest.Sim, string) {
+	t.Helper()
+	ibsimtest.Require(t)
+	src, err := os.ReadFile(topology)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tp := filepath.Join(dir, filepath.Base(topology)+".private")
+	if err := os.WriteFile(tp, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ibsimtest.Start(t.Context(), dir, tp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop) // registered first: runs after the sessions' cleanups
+	return s, tp
+}
+
 // trapSeen is what a differential trap test compares of one Report.
 type trapSeen struct {
 	Trap       uint16
@@ -66,41 +89,34 @@ func collectTraps(t *testing.T, sub *engine.Subscription, what string, want ...u
 
 // TestTrapsMatchOpenSM subscribes through OpenSM's SA on live ibsim (the
 // session an issm client of Hca3, to which ibsim hands the port's QP1
-// requests), unlinks and relinks Hca1's cable through ibsim's console, and
-// receives the Reports OpenSM sends: Switch1's trap 128 (ibsim's), then
-// 65 and 64 for Hca1's port (OpenSM's sweep). The embedded simulator on the
+// requests), unlinks and relinks Hca1's and Hca2's cables through ibsim's
+// console, and receives the Reports OpenSM sends: the switch's trap 128
+// (ibsim's), then 65 and 64 for the CA's port (OpenSM's sweep). The embedded simulator on the
 // same file, with the same subscription and sim.SetLink, gives the same
 // traps field for field.
 func TestTrapsMatchOpenSM(t *testing.T) {
-	ibsimtest.Require(t)
-	src, err := os.ReadFile(topo2sw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	tp := filepath.Join(dir, "net.traps") // a private ibsim: its links change
-	if err := os.WriteFile(tp, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := ibsimtest.Start(t.Context(), dir, tp, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop) // after the session's cleanup
+	s, tp := privateIbsim(t, topo2sw)
 	sess, _ := session(t, s, "Hca3", &ibsim.Options{ISSM: true}, nil)
 	traps := []uint16{smp.TrapGIDInService, smp.TrapGIDOutOfService, smp.TrapLinkStateChange}
 	sub, err := sess.Subscribe(t.Context(), engine.SubscribeOptions{Traps: traps})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var live [][]trapSeen
-	for _, c := range []struct {
+	// Hca1 hangs off Switch1, where OpenSM runs (both LID 1); Hca2 off
+	// Switch2: its trap 128 has another issuer than OpenSM's 64 and 65.
+	steps := []struct {
 		cmd  string
+		node string
+		up   bool
 		want []uint16
 	}{
-		{`Unlink "Hca1"[1]`, []uint16{128, 65}},
-		{`ReLink "Hca1"[1]`, []uint16{128, 64}},
-	} {
+		{`Unlink "Hca1"[1]`, "Hca1", false, []uint16{128, 65}},
+		{`ReLink "Hca1"[1]`, "Hca1", true, []uint16{128, 64}},
+		{`Unlink "Hca2"[1]`, "Hca2", false, []uint16{128, 65}},
+		{`ReLink "Hca2"[1]`, "Hca2", true, []uint16{128, 64}},
+	}
+	var live [][]trapSeen
+	for _, c := range steps {
 		out, err := s.Console(t.Context(), c.cmd)
 		if err != nil || strings.Contains(out, "#") {
 			t.Fatalf("%s: %q %v", c.cmd, out, err)
@@ -131,8 +147,8 @@ func TestTrapsMatchOpenSM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, up := range []bool{false, true} {
-		if err := f.SetLink("Hca1", 1, up); err != nil {
+	for i, c := range steps {
+		if err := f.SetLink(c.node, 1, c.up); err != nil {
 			t.Fatal(err)
 		}
 		want := live[i]
@@ -140,9 +156,9 @@ func TestTrapsMatchOpenSM(t *testing.T) {
 		for _, w := range want {
 			nums = append(nums, w.Trap)
 		}
-		got := collectTraps(t, esub, fmt.Sprintf("sim: link up=%v", up), nums...)
+		got := collectTraps(t, esub, fmt.Sprintf("sim: %s link up=%v", c.node, c.up), nums...)
 		if !slices.Equal(got, want) {
-			t.Errorf("link up=%v:\nibsim + OpenSM: %v\nembedded:      %v", up, want, got)
+			t.Errorf("%s:\nibsim + OpenSM: %v\nembedded:      %v", c.cmd, want, got)
 		}
 	}
 	if err := esub.Close(); err != nil {
