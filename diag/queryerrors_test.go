@@ -19,7 +19,7 @@ func TestHuman(t *testing.T) {
 		{1536, false, "1.500K"},
 		{0, true, "0.000B"},
 		{216, true, "864.000B"},
-		{360, true, "1.406KB"},  // 1440 bytes
+		{360, true, "1.406KB"},   // 1440 bytes
 		{256, true, "1024.000B"}, // exactly 1024 bytes: not past it
 		{1 << 20, true, "4.000MB"},
 		{1 << 62, true, "16.000EB"},
