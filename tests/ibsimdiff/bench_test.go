@@ -1,9 +1,12 @@
 package ibsimdiff
 
 import (
+	"errors"
+	"os/exec"
 	"testing"
 	"time"
 
+	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric/ibsim"
 )
@@ -59,4 +62,42 @@ func benchSession(b *testing.B, sock, node string) *engine.Session {
 	}
 	b.Cleanup(func() { sess.Close() })
 	return sess
+}
+
+// BenchmarkDiagIbsim2000: iblinkinfo's and ibqueryerrors' data through
+// ibsim on fattree-2000, in this process (diag.LinkinfoOf,
+// diag.QueryErrorsOf on one session) and as the ibscript process; the
+// C tools' figures are bench/compare.sh's.
+func BenchmarkDiagIbsim2000(b *testing.B) {
+	s := shared.Get(b, "../topologies/fattree-2000.net", nil)
+	sess := benchSession(b, s.Sock, "h000-00")
+	env := &diag.Env{Session: sess}
+	b.Run("linkinfo", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := diag.LinkinfoOf(b.Context(), env, diag.LinkinfoOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("queryerrors", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := diag.QueryErrorsOf(b.Context(), env, diag.QueryErrorsOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, tool := range []string{"iblinkinfo", "ibqueryerrors"} {
+		b.Run(tool+"-process", func(b *testing.B) {
+			bin := ibscriptBinary(b)
+			for b.Loop() {
+				cmd := exec.CommandContext(b.Context(), bin, tool, "--fabric", "ibsim:"+s.Sock+"?node=h000-00")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					var ee *exec.ExitError
+					if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+						b.Fatalf("%v: %s", err, out)
+					}
+				}
+			}
+		})
+	}
 }

@@ -49,7 +49,7 @@ var (
 
 // ibscriptBinary builds cmd/ibscript once for the package (the tools are
 // compared as a user runs them: command line, exit status, stdout).
-func ibscriptBinary(t *testing.T) string {
+func ibscriptBinary(t testing.TB) string {
 	t.Helper()
 	builtOnce.Do(func() {
 		builtDir, builtErr = os.MkdirTemp("", "ibscript-diag-")
