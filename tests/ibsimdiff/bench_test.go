@@ -86,6 +86,15 @@ func BenchmarkDiagIbsim2000(b *testing.B) {
 			}
 		}
 	})
+	b.Run("queryerrors-new-session", func(b *testing.B) {
+		for b.Loop() {
+			fresh := benchSession(b, s.Sock, "h000-00")
+			if _, err := diag.QueryErrorsOf(b.Context(), &diag.Env{Session: fresh}, diag.QueryErrorsOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			fresh.Close()
+		}
+	})
 	for _, tool := range []string{"iblinkinfo", "ibqueryerrors"} {
 		b.Run(tool+"-process", func(b *testing.B) {
 			bin := ibscriptBinary(b)
