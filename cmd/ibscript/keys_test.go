@@ -10,11 +10,11 @@ import (
 	"github.com/ibscript/ibscript/internal/keytest"
 )
 
-// FuzzNoKeyInOutput runs ibscript with an M_Key (--mkey) and an SM_Key in
+// FuzzNoKeyInOutput runs ibscript with an M_Key (--mkey), an SM_Key and a CC_Key in
 // the environment, recording, auditing and logging at debug level, a
 // chunk that prints everything a script can reach (discovery, decoded
 // PortInfo and SMInfo, mad.send and mad.show, SA records, os.getenv, a
-// Set) and validate.lua's JSON report, and checks that neither key
+// Sets) and validate.lua's JSON report, and checks that no key
 // appears, in any encoding, in stdout, stderr, the recording or the audit
 // file.
 func FuzzNoKeyInOutput(f *testing.F) {
@@ -22,13 +22,14 @@ func FuzzNoKeyInOutput(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(uint64(0x1122334455667788), uint64(0x5ec7e75ec7e75ec7))
-	f.Add(uint64(0xdeadbeefcafef00d), uint64(0x8877665544332211))
-	f.Fuzz(func(t *testing.T, mkey, smkey uint64) {
-		if !distinctive(mkey) || !distinctive(smkey) {
+	f.Add(uint64(0x1122334455667788), uint64(0x5ec7e75ec7e75ec7), uint64(0xcc6e75ec7e75ec71))
+	f.Add(uint64(0xdeadbeefcafef00d), uint64(0x8877665544332211), uint64(0x1357924680acebdf))
+	f.Fuzz(func(t *testing.T, mkey, smkey, cckey uint64) {
+		if !distinctive(mkey) || !distinctive(smkey) || !distinctive(cckey) {
 			t.Skip("a key with a zero byte or few digits could occur in output by chance")
 		}
 		t.Setenv("IBSCRIPT_SMKEY", fmt.Sprintf("%#x", smkey))
+		t.Setenv("IBSCRIPT_CCKEY", fmt.Sprintf("%#x", cckey))
 		t.Setenv("IBSCRIPT_MKEY", fmt.Sprintf("%#x", mkey))
 		dir := t.TempDir()
 		rec, audit := filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "audit.log")
@@ -36,7 +37,7 @@ func FuzzNoKeyInOutput(f *testing.F) {
 			"--record", rec, "--audit", audit, "--debug"}
 		check := func(what string, out []byte) {
 			t.Helper()
-			for _, k := range []uint64{mkey, smkey} {
+			for _, k := range []uint64{mkey, smkey, cckey} {
 				if enc, at, ok := keytest.Find(out, k); ok {
 					t.Errorf("%s holds key %#x (%s) at byte %d: %.60q", what, k, enc, at, out[max(0, at-30):])
 				}

@@ -12,3 +12,8 @@ for k, v in pairs(resp.attribute) do print(k, v) end
 print(os.getenv("IBSCRIPT_MKEY"), os.getenv("IBSCRIPT_SMKEY"))
 for _, r in ipairs(sa.get_table("PortInfoRecord")) do print(r) end
 perf.reset("lid:1", 1)
+for _, lid in ipairs({"lid:1", "lid:2", "lid:3"}) do
+  print(pcall(cc.get, lid, "CongestionKeyInfo"))
+  print(pcall(cc.set, lid, "SwitchCongestionSetting", {marking_rate = 5}))
+end
+print(os.getenv("IBSCRIPT_CCKEY"))
