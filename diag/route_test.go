@@ -138,7 +138,7 @@ func TestIBRouteFaults(t *testing.T) {
 
 // TestSAQueryFailures: saquery's failures as its exit statuses: a name
 // no NodeRecord has (ENONET), a LID out of range (EINVAL), an unknown
-// query name (EINVAL), PortInfoRecord (not implemented, EINVAL).
+// query name (EINVAL).
 func TestSAQueryFailures(t *testing.T) {
 	ctx := t.Context()
 	env, _ := simEnv(t)
@@ -151,7 +151,6 @@ func TestSAQueryFailures(t *testing.T) {
 		{[]string{"NR", "nosuchnode"}, "", 64, `Failed to find lid for "nosuchnode"`},
 		{[]string{"NR", "0x10000"}, "", 22, `Invalid lid specified: "0x10000"`},
 		{nil, "NoSuchQuery", 22, "Unknown query type NoSuchQuery"},
-		{[]string{"PIR"}, "", 22, "saquery PortInfoRecord"},
 	} {
 		o := diag.NewSAQueryOptions()
 		o.Args, o.QueryType = c.args, c.qt

@@ -663,10 +663,6 @@ func (q *saQuerier) query(ctx context.Context, qt string, args []string, p *saPa
 	case "ClassPortInfo":
 		q.section("", "ClassPortInfo", [][]byte{cpi})
 		return nil
-	case "PortInfoRecord":
-		// saquery prints each record's PortInfo in libibmad's field dump,
-		// which ibscript does not have yet.
-		return &SAError{Exit: errnoEINVAL, Msg: "saquery PortInfoRecord: the PortInfo dump is not implemented in ibscript yet (smpquery portinfo prints a port's PortInfo)"}
 	case "ServiceRecord", "PathRecord", "MCMemberRecord":
 		// no positional selector
 	default:
@@ -894,57 +890,8 @@ func (q *saQuerier) query(ctx context.Context, qt string, args []string, p *saPa
 	return nil
 }
 
-// inetNtop6 is glibc's inet_ntop(AF_INET6): the longest run of two or
-// more zero words as "::", and an IPv4 tail for IPv4-compatible and
-// -mapped addresses.
-func inetNtop6(b []byte) string {
-	var w [8]uint16
-	for i := range w {
-		w[i] = binary.BigEndian.Uint16(b[2*i:])
-	}
-	bestBase, bestLen, curBase, curLen := -1, 0, -1, 0
-	for i := range 8 {
-		if w[i] == 0 {
-			if curBase == -1 {
-				curBase, curLen = i, 1
-			} else {
-				curLen++
-			}
-		} else if curBase != -1 {
-			if bestBase == -1 || curLen > bestLen {
-				bestBase, bestLen = curBase, curLen
-			}
-			curBase = -1
-		}
-	}
-	if curBase != -1 && (bestBase == -1 || curLen > bestLen) {
-		bestBase, bestLen = curBase, curLen
-	}
-	if bestBase != -1 && bestLen < 2 {
-		bestBase = -1
-	}
-	var sb strings.Builder
-	for i := 0; i < 8; i++ {
-		if bestBase != -1 && i >= bestBase && i < bestBase+bestLen {
-			if i == bestBase {
-				sb.WriteByte(':')
-			}
-			continue
-		}
-		if i != 0 {
-			sb.WriteByte(':')
-		}
-		if i == 6 && bestBase == 0 && (bestLen == 6 || (bestLen == 5 && w[5] == 0xffff)) {
-			fmt.Fprintf(&sb, "%d.%d.%d.%d", b[12], b[13], b[14], b[15])
-			break
-		}
-		fmt.Fprintf(&sb, "%x", w[i])
-	}
-	if bestBase != -1 && bestBase+bestLen == 8 {
-		sb.WriteByte(':')
-	}
-	return sb.String()
-}
+// inetNtop6 is glibc's inet_ntop(AF_INET6) of a 16-byte GID (GIDString).
+func inetNtop6(b []byte) string { return GIDString(be64(b[0:8]), be64(b[8:16])) }
 
 const notDisplayed = "<not displayed>"
 
@@ -1085,7 +1032,17 @@ func (r *SAResult) writeRecord(w *bufio.Writer, typ string, b []byte) {
 			"\t\tOptions.................0x%x\n"+
 			"\tPortInfo dump:\n",
 			be16(b[0:2]), b[2], b[3])
-		// The PortInfo itself is not printed yet (see query).
+		// dump_portinfo(pi, 2): smpquery portinfo's fields, each after
+		// two tabs (a value's own continuation lines get none), M_Key
+		// not displayed.
+		var fb strings.Builder
+		dotLine(&fb, "Mkey", notDisplayed)
+		w.WriteString("\t\t" + fb.String())
+		for _, f := range portInfoFields {
+			fb.Reset()
+			dotLine(&fb, f.name, f.text(b[4:68]))
+			w.WriteString("\t\t" + fb.String())
+		}
 	case "MCMemberRecord":
 		b = pad(52)
 		sfh := be32(b[44:48])

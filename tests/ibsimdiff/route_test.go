@@ -348,6 +348,7 @@ func TestSAQueryMatchesCTool(t *testing.T) {
 				{"PKTR", itoa(caLID)}, {"PKTR", itoa(swLID) + "/1/0"}, {"-x", itoa(caLID)}, {"LR", itoa(swLID) + "/1"}, {"LR", itoa(swLID), itoa(caLID)},
 				{"-p", "--src-to-dst", itoa(caLID) + ":" + itoa(ca2LID)}, {"--src-to-dst", caName + ":" + itoa(swLID)}, {"PR", "--slid", itoa(caLID), "--dlid", itoa(ca2LID)},
 				{"--sgid-to-dgid", gids[0] + "-" + gids[1]}, {"-p", "--sgid", gids[1], "--dgid", gids[0], "--numb_path", "1"},
+				{"PIR", itoa(caLID)}, {"PIR", itoa(swLID) + "/1"}, {"PortInfoRecord", itoa(swLID) + "/0"}, {"PIR", itoa(swLID) + "//0"}, {"PIR"},
 				{"NR", "no-such-node"}, {"NR", "0x10000"}, {"-L", caName}, {"-l", caName}, {"-G", caName}, {"-D"},
 			}
 			for _, args := range cases {
