@@ -1,0 +1,95 @@
+package diag
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/sim"
+)
+
+// production makes a transport look like the kernel's umad one.
+type production struct{ fabric.Transport }
+
+func (p production) Caps() fabric.Caps {
+	c := p.Transport.Caps()
+	c.Production = true
+	return c
+}
+
+type audits struct {
+	mu sync.Mutex
+	e  []engine.AuditEntry
+}
+
+func (a *audits) add(e engine.AuditEntry) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.e = append(a.e, e)
+	return nil
+}
+
+func prodEnv(t *testing.T, allow bool) (*Env, *audits) {
+	t.Helper()
+	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tr, err := f.Attach("Hca1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &audits{}
+	s, err := engine.New(production{tr}, &engine.Options{AllowSet: allow, Audit: a.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return &Env{Session: s}, a
+}
+
+// TestSetsGatedAndAudited: on a production transport (the kernel's)
+// ibportstate's ops, perfquery's resets and sminfo's Set are refused
+// without AllowSet, with engine.ErrSetRefused, and nothing changes; with
+// it each Set goes out with an audit line naming the attribute.
+func TestSetsGatedAndAudited(t *testing.T) {
+	ctx := context.Background()
+	env, a := prodEnv(t, false)
+	lid := env.Session.Port().LID
+	tg := engine.LID(lid)
+	_, err := IBPortStateRun(ctx, env, IBPortStateOptions{Target: tg, Port: 1, Ops: []string{"disable"}})
+	if !errors.Is(err, engine.ErrSetRefused) {
+		t.Errorf("ibportstate disable on a production port: %v, want ErrSetRefused", err)
+	}
+	if pi, err := env.Session.PortInfo(ctx, tg, 1); err != nil || pi.PortState != smp.PortStateActive {
+		t.Errorf("after the refused disable: state %d, %v; want Active", pi.PortState, err)
+	}
+	_, err = PerfQueryRun(ctx, env, PerfQueryOptions{Target: &tg, Ports: []int{1}, ResetOnly: true})
+	if !errors.Is(err, engine.ErrSetRefused) {
+		t.Errorf("perfquery -R on a production port: %v, want ErrSetRefused", err)
+	}
+	_, err = SMInfoRun(ctx, env, SMInfoOptions{Target: &tg, Modifier: 4})
+	if !errors.Is(err, engine.ErrSetRefused) {
+		t.Errorf("sminfo with a modifier on a production port: %v, want ErrSetRefused", err)
+	}
+	if len(a.e) != 0 {
+		t.Errorf("refused Sets audited: %+v", a.e)
+	}
+
+	env, a = prodEnv(t, true)
+	if _, err := IBPortStateRun(ctx, env, IBPortStateOptions{Target: tg, Port: 1, Ops: []string{"speed", "0"}}); err != nil {
+		t.Fatalf("ibportstate speed 0 with AllowSet: %v", err)
+	}
+	if _, err := PerfQueryRun(ctx, env, PerfQueryOptions{Target: &tg, Ports: []int{1}, ResetOnly: true}); err != nil {
+		t.Fatalf("perfquery -R with AllowSet: %v", err)
+	}
+	if len(a.e) != 2 || a.e[0].AttrID != smp.AttrPortInfo || a.e[1].AttrID != perf.AttrPortCounters {
+		t.Errorf("audit entries %+v, want a PortInfo Set then a PortCounters Set", a.e)
+	}
+}
