@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/smp"
 )
 
 // The text the point-query tools (smpquery, perfquery, sminfo, ...) print
@@ -73,21 +74,9 @@ func dumpValue(d dumper, width int, v uint64) string {
 		}
 		return fmt.Sprintf("0x%0*x", 2*n, v)
 	case dLinkWidth:
-		switch v {
-		case 1:
-			return "1X"
-		case 2:
-			return "4X"
-		case 4:
-			return "8X"
-		case 8:
-			return "12X"
-		case 16:
-			return "2X"
-		}
-		return fmt.Sprintf("undefined (%d)", v)
+		return smp.WidthName(uint8(v)) // "undefined (N)" past the names, as libibmad
 	case dLinkWidthSup, dLinkWidthEn:
-		s := orList(v, []string{"1X", "4X", "8X", "12X", "2X"})
+		s := orList(v, 5, smp.WidthName)
 		if v == 0 || v>>5 != 0 {
 			s += fmt.Sprintf("undefined (%d)", v)
 		}
@@ -100,19 +89,12 @@ func dumpValue(d dumper, width int, v uint64) string {
 		}
 		return s
 	case dLinkSpeed:
-		switch v {
-		case 0:
+		if v == 0 {
 			return "Extended speed"
-		case 1:
-			return "2.5 Gbps"
-		case 2:
-			return "5.0 Gbps"
-		case 4:
-			return "10.0 Gbps"
 		}
-		return fmt.Sprintf("undefined (%d)", v)
+		return smp.SpeedName(uint8(v))
 	case dLinkSpeedSup, dLinkSpeedEn:
-		s := orList(v, []string{"2.5 Gbps", "5.0 Gbps", "10.0 Gbps"})
+		s := orList(v, 3, smp.SpeedName)
 		if v == 0 || v>>3 != 0 {
 			s += fmt.Sprintf("undefined (%d)", v)
 		}
@@ -125,19 +107,7 @@ func dumpValue(d dumper, width int, v uint64) string {
 		}
 		return s
 	case dLinkSpeedExt:
-		switch v {
-		case 0:
-			return "No Extended Speed"
-		case 1:
-			return "14.0625 Gbps"
-		case 2:
-			return "25.78125 Gbps"
-		case 4:
-			return "53.125 Gbps"
-		case 8:
-			return "106.25 Gbps"
-		}
-		return fmt.Sprintf("undefined (%d)", v)
+		return smp.ExtSpeedName(uint8(v))
 	case dLinkSpeedExtSup, dLinkSpeedExtEn:
 		if d == dLinkSpeedExtEn && v == 30 {
 			return "Extended link speeds disabled"
@@ -145,7 +115,7 @@ func dumpValue(d dumper, width int, v uint64) string {
 		if v == 0 {
 			return "0"
 		}
-		s := orList(v, []string{"14.0625 Gbps", "25.78125 Gbps", "53.125 Gbps", "106.25 Gbps"})
+		s := orList(v, 4, smp.ExtSpeedName)
 		if v>>4 != 0 {
 			s += fmt.Sprintf("undefined (%d)", v)
 		}
@@ -170,14 +140,12 @@ func dumpValue(d dumper, width int, v uint64) string {
 			return s
 		}
 		return fmt.Sprintf("?(%d)", v)
-	case dVLCap:
-		if s, ok := pick(v, "", "VL0", "VL0-1", "VL0-3", "VL0-7", "VL0-14"); ok && s != "" {
-			return s
-		}
-		return fmt.Sprintf("?(%d)", v)
-	case dOperVLs:
-		if s, ok := pick(v, "No change", "VL0", "VL0-1", "VL0-3", "VL0-7", "VL0-14"); ok {
-			return s
+	case dVLCap, dOperVLs:
+		switch {
+		case v == 0 && d == dOperVLs:
+			return "No change"
+		case v >= 1 && v <= 5:
+			return smp.VLCapName(uint8(v))
 		}
 		return fmt.Sprintf("?(%d)", v)
 	case dPortCapMask:
@@ -185,25 +153,26 @@ func dumpValue(d dumper, width int, v uint64) string {
 	case dPortCapMask2:
 		return capList(v, portCap2Names)
 	case dNodeType:
-		if s, ok := pick(v, "", "Channel Adapter", "Switch", "Router"); ok && s != "" {
-			return s
+		if v >= 1 && v <= 3 {
+			return smp.NodeTypeName(uint8(v))
 		}
 		return fmt.Sprintf("?(%d)?", v)
 	}
 	return strconv.FormatUint(v, 10)
 }
 
-// orList joins the names of v's set bits with " or ", as libibmad's
-// width and speed masks read.
-func orList(v uint64, names []string) string {
+// orList joins the names of v's set bits below bit n with " or ", as
+// libibmad's width and speed masks read; bits past n leave a trailing
+// " or " for the "undefined (V)" libibmad writes after it.
+func orList(v uint64, n int, name func(uint8) string) string {
 	var parts []string
-	for i, n := range names {
+	for i := 0; i < n; i++ {
 		if v&(1<<i) != 0 {
-			parts = append(parts, n)
+			parts = append(parts, name(uint8(1)<<i))
 		}
 	}
 	s := strings.Join(parts, " or ")
-	if s != "" && (v == 0 || v>>len(names) != 0) {
+	if s != "" && v>>n != 0 {
 		s += " or "
 	}
 	return s

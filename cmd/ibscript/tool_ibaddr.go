@@ -27,13 +27,11 @@ func runIBAddr(ctx context.Context, inv *Invocation) int {
 	if len(inv.Args) > 1 {
 		o.Port = diag.ParsePortArg(inv.Args[1])
 	}
-	if len(inv.Args) > 0 {
-		t, err := inv.Target("destination", inv.Args[0])
-		if err != nil {
-			return queryDone(inv, nil, nil, &diag.ToolError{Msg: "can't resolve destination port " + inv.Args[0], Err: err})
-		}
-		o.Target = &t
+	t, err := queryTarget(inv, 0)
+	if err != nil {
+		return queryDone(inv, nil, nil, err)
 	}
+	o.Target = t
 	env, err := inv.Env(ctx)
 	if err != nil {
 		return inv.Fail(err)

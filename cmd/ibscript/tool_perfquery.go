@@ -72,13 +72,11 @@ func runPerfQuery(ctx context.Context, inv *Invocation) int {
 		m := diag.ParseMask(inv.Args[2])
 		o.Mask = &m
 	}
-	if len(inv.Args) > 0 {
-		t, err := inv.Target("destination", inv.Args[0])
-		if err != nil {
-			return queryDone(inv, nil, nil, &diag.ToolError{Msg: "can't resolve destination port " + inv.Args[0], Err: err})
-		}
-		o.Target = &t
+	t, err := queryTarget(inv, 0)
+	if err != nil {
+		return queryDone(inv, nil, nil, err)
 	}
+	o.Target = t
 	env, err := inv.Env(ctx)
 	if err != nil {
 		return inv.Fail(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/engine"
 )
 
 // Helpers of the point-query tools (smpquery, perfquery, smpdump, sminfo,
@@ -66,4 +67,18 @@ func queryDone(inv *Invocation, v any, write func(*strings.Builder), err error) 
 func usageError(inv *Invocation, format string, args ...any) int {
 	inv.Errorf("%s (%s --help shows the usage)", fmt.Sprintf(format, args...), inv.Prog)
 	return exitError
+}
+
+// queryTarget reads the optional destination argument i (nil when it is
+// not given) as -L, -G or -D say; a bad one is the C tool's "can't
+// resolve destination port".
+func queryTarget(inv *Invocation, i int) (*engine.Target, error) {
+	if len(inv.Args) <= i {
+		return nil, nil
+	}
+	t, err := inv.Target("destination", inv.Args[i])
+	if err != nil {
+		return nil, &diag.ToolError{Msg: "can't resolve destination port " + inv.Args[i], Err: err}
+	}
+	return &t, nil
 }

@@ -40,13 +40,11 @@ func runSMInfo(ctx context.Context, inv *Invocation) int {
 	if len(inv.Args) > 1 {
 		o.Modifier = uint32(diag.ParsePortArg(inv.Args[1]))
 	}
-	if len(inv.Args) > 0 {
-		t, err := inv.Target("SM", inv.Args[0])
-		if err != nil {
-			return queryDone(inv, nil, nil, &diag.ToolError{Msg: "can't resolve destination port " + inv.Args[0], Err: err})
-		}
-		o.Target = &t
+	t, err := queryTarget(inv, 0)
+	if err != nil {
+		return queryDone(inv, nil, nil, err)
 	}
+	o.Target = t
 	env, err := inv.Env(ctx)
 	if err != nil {
 		return inv.Fail(err)

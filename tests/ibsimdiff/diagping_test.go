@@ -3,8 +3,6 @@ package ibsimdiff
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -90,37 +88,7 @@ func TestIBPingClientMatchesC(t *testing.T) {
 	ibsimTest.StopSM()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	srv, err := ibsimTest.Command(ctx, "Hca3", "ibping", "-S")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Env = append(srv.Env, "SIM_SET_ISSM=1")
-	var srvOut bytes.Buffer
-	srv.Stdout, srv.Stderr = &srvOut, &srvOut
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { srv.Wait(); close(exited) }()
-	defer func() {
-		srv.Process.Kill()
-		<-exited
-	}()
-	// Nothing is sent to the server before it waits in umad2sim's poll
-	// (see TestPingIBPingServer: an early request crashes umad2sim).
-	wchan := fmt.Sprintf("/proc/%d/task/%d/wchan", srv.Process.Pid, srv.Process.Pid)
-	for {
-		if b, _ := os.ReadFile(wchan); strings.Contains(string(b), "futex") {
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("ibping -S exited: %q", srvOut.String())
-		case <-ctx.Done():
-			t.Fatalf("ibping -S did not reach its receive loop: %q", srvOut.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	ibpingServer(t, ctx, ibsimTest, "Hca3")
 	sess, _ := session(t, ibsimTest, "Hca2", nil, nil)
 	lid := portLID(t, sess, "Hca3")
 	ls := strconv.Itoa(int(lid))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/ibsim"
+	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/mad"
 )
 
@@ -113,47 +114,7 @@ func TestPingIBPingServer(t *testing.T) {
 	ibsimTest.StopSM()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	srv, err := ibsimTest.Command(ctx, "Hca3", "ibping", "-S")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Env = append(srv.Env, "SIM_SET_ISSM=1")
-	var srvOut bytes.Buffer
-	srv.Stdout, srv.Stderr = &srvOut, &srvOut
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { srv.Wait(); close(exited) }()
-	defer func() {
-		srv.Process.Kill()
-		<-exited
-	}()
-	state := func() string {
-		select {
-		case <-exited:
-			return "exited: " + srv.ProcessState.String()
-		default:
-			return "running"
-		}
-	}
-	// A request reaching the server before it registered its agent
-	// crashes umad2sim (SIGSEGV, seen here), so nothing is sent to it
-	// until its main thread waits in umad2sim's emulated poll (a futex),
-	// which it reaches only after registering.
-	wchan := fmt.Sprintf("/proc/%d/task/%d/wchan", srv.Process.Pid, srv.Process.Pid)
-	for {
-		if b, _ := os.ReadFile(wchan); strings.Contains(string(b), "futex") {
-			break
-		}
-		if state() != "running" || ctx.Err() != nil {
-			t.Fatalf("ibping -S did not reach its receive loop: %s, output %q", state(), srvOut.String())
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	state, srvOut := ibpingServer(t, ctx, ibsimTest, "Hca3")
 	sess, _ := session(t, ibsimTest, "Hca2", nil, nil)
 	target := portLID(t, sess, "Hca3")
 	tr, err := ibsim.Open(ctx, ibsimTest.Sock, &ibsim.Options{Node: "Hca1"})
@@ -181,7 +142,7 @@ func TestPingIBPingServer(t *testing.T) {
 		}
 		if err := tr.Recv(ctx, &resp); err != nil {
 			att, _ := ibsimTest.Console(context.Background(), "Attached")
-			t.Fatalf("ping ibping -S at lid %d: %v; server %s, output: %q; transport %+v; attached clients:\n%s", target, err, state(), srvOut.String(), tr.Stats(), att)
+			t.Fatalf("ping ibping -S at lid %d: %v; server %s, output: %q; transport %+v; attached clients:\n%s", target, err, state(), srvOut(), tr.Stats(), att)
 		}
 		if resp.Status == 0 {
 			break
@@ -192,3 +153,59 @@ func TestPingIBPingServer(t *testing.T) {
 		t.Errorf("pong status %#x data %q, want the server's host name %q", mad.StatusOf(resp.Data), got, host)
 	}
 }
+
+// ibpingServer starts the C `ibping -S` on node (with SIM_SET_ISSM=1,
+// without which ibsim would not forward it requests) and returns once it
+// waits in its receive loop; state says whether it still runs, output is
+// what it printed. It is killed when the test ends.
+func ibpingServer(t *testing.T, ctx context.Context, s *ibsimtest.Sim, node string) (state, output func() string) {
+	t.Helper()
+	srv, err := s.Command(ctx, node, "ibping", "-S")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Env = append(srv.Env, "SIM_SET_ISSM=1")
+	var mu sync.Mutex
+	var out bytes.Buffer
+	w := writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(b) })
+	srv.Stdout, srv.Stderr = w, w
+	output = func() string { mu.Lock(); defer mu.Unlock(); return out.String() }
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { srv.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		srv.Process.Kill()
+		<-exited
+	})
+	state = func() string {
+		select {
+		case <-exited:
+			return "exited: " + srv.ProcessState.String()
+		default:
+			return "running"
+		}
+	}
+	// A request reaching the server before it registered its agent
+	// crashes umad2sim (SIGSEGV, seen here), so nothing is sent to it
+	// until its main thread waits in umad2sim's emulated poll (a futex),
+	// which it reaches only after registering.
+	wchan := fmt.Sprintf("/proc/%d/task/%d/wchan", srv.Process.Pid, srv.Process.Pid)
+	for {
+		if b, _ := os.ReadFile(wchan); strings.Contains(string(b), "futex") {
+			return state, output
+		}
+		if state() != "running" || ctx.Err() != nil {
+			t.Fatalf("ibping -S did not reach its receive loop: %s, output %q", state(), output())
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
