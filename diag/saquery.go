@@ -628,6 +628,12 @@ func (q *saQuerier) nodeRecords(ctx context.Context, name string, lid uint16, gu
 	return nil
 }
 
+// given reports whether an option saquery leaves at -1 when unset was
+// given, compared at the width of its field as saquery's
+// CHECK_AND_SET_VAL compares it (int8, int16, int32): 255 is "unset"
+// for an 8-bit field.
+func given(v int, width int) bool { return uint64(uint32(v))&(1<<width-1) != 1<<width-1 }
+
 // saSel is where a record keeps one of the numbers of a "lid/a/b"
 // selector: its offset, size in bytes (0: none) and component bit.
 type saSel struct{ off, size, bit int }
@@ -684,7 +690,7 @@ func (q *saQuerier) query(ctx context.Context, qt string, args []string, p *saPa
 		// saquery's CHECK_AND_SET_VAL compares) leaves them out.
 		for k, sel := range saSelectors[qt] {
 			v := [2]int{p1, p2}[k]
-			if sel.size == 0 || uint64(uint32(v))&(1<<(8*sel.size)-1) == 1<<(8*sel.size)-1 {
+			if sel.size == 0 || !given(v, 8*sel.size) {
 				continue
 			}
 			if sel.size == 1 {
@@ -733,60 +739,67 @@ func (q *saQuerier) query(ctx context.Context, qt string, args []string, p *saPa
 			}
 		}
 	}
+	// The PathRecord and MCMemberRecord selectors, as saquery's
+	// CHECK_AND_SET macros set them: a value given (non-zero) goes into
+	// the template with its component bits (MTU, rate and packet
+	// lifetime carry their selector bit too).
+	sets := func(bits ...int) {
+		for _, b := range bits {
+			set(b)
+		}
+	}
+	u8 := func(off int, v uint8, bits ...int) {
+		if v != 0 {
+			tmpl[off] = v
+			sets(bits...)
+		}
+	}
+	u16 := func(off int, v uint16, bits ...int) {
+		if v != 0 {
+			put16(off, v)
+			sets(bits...)
+		}
+	}
+	gid := func(off int, v [16]byte, bit int) {
+		if v != ([16]byte{}) {
+			copy(tmpl[off:off+16], v[:])
+			set(bit)
+		}
+	}
 	switch qt {
 	case "PathRecord":
 		if o.ServiceID != 0 {
 			binary.BigEndian.PutUint64(tmpl[0:], o.ServiceID)
-			set(0)
-			set(1)
+			sets(0, 1)
 		}
-		if p.sgid != ([16]byte{}) {
-			copy(tmpl[24:40], p.sgid[:])
-			set(3)
-		}
-		if p.dgid != ([16]byte{}) {
-			copy(tmpl[8:24], p.dgid[:])
-			set(2)
-		}
-		if p.slid != 0 {
-			put16(42, p.slid)
-			set(5)
-		}
-		if p.dlid != 0 {
-			put16(40, p.dlid)
-			set(4)
-		}
-		var hfr uint32
-		if int32(o.HopLimit) != -1 {
+		gid(24, p.sgid, 3)
+		gid(8, p.dgid, 2)
+		u16(42, p.slid, 5)
+		u16(40, p.dlid, 4)
+		var hfr, flow uint32
+		if given(o.HopLimit, 32) {
 			hfr = uint32(o.HopLimit)
 			set(9)
 		}
-		var flow uint32
 		if uint8(o.FlowLabel) != 0 {
 			flow = uint32(uint8(o.FlowLabel))
 			set(8)
 		}
 		binary.BigEndian.PutUint32(tmpl[44:], hfr|flow<<8)
-		if o.TClass != 0 {
-			tmpl[48] = o.TClass
-			set(10)
-		}
+		u8(48, o.TClass, 10)
 		var rev uint8
-		if int8(o.Reversible) != -1 {
+		if given(o.Reversible, 8) {
 			rev = uint8(o.Reversible)
 			set(11)
 		}
-		if int8(p.numbPath) != -1 {
+		if given(p.numbPath, 8) {
 			tmpl[49] = uint8(p.numbPath)
 			set(12)
 		}
 		tmpl[49] |= rev << 7
-		if o.PKey != 0 {
-			put16(50, o.PKey)
-			set(13)
-		}
+		u16(50, o.PKey, 13)
 		var qsl uint16
-		if int16(o.SL) != -1 {
+		if given(o.SL, 16) {
 			qsl = uint16(o.SL)
 			set(15)
 		}
@@ -795,66 +808,26 @@ func (q *saQuerier) query(ctx context.Context, qt string, args []string, p *saPa
 			qos = o.QoSClass
 			set(14)
 		}
-		qsl = qsl&0xf | uint16(qos)<<4
-		put16(52, qsl)
-		if o.MTU != 0 {
-			tmpl[54] = o.MTU
-			set(16)
-			set(17)
-		}
-		if o.Rate != 0 {
-			tmpl[55] = o.Rate
-			set(18)
-			set(19)
-		}
-		if o.PktLife != 0 {
-			tmpl[56] = o.PktLife
-			set(20)
-			set(21)
-		}
+		put16(52, qsl&0xf|uint16(qos)<<4)
+		u8(54, o.MTU, 16, 17)
+		u8(55, o.Rate, 18, 19)
+		u8(56, o.PktLife, 20, 21)
 	case "MCMemberRecord":
-		if o.MGID != ([16]byte{}) {
-			copy(tmpl[0:16], o.MGID[:])
-			set(0)
-		}
-		if o.GID != ([16]byte{}) {
-			copy(tmpl[16:32], o.GID[:])
-			set(1)
-		}
-		if o.MLID != 0 {
-			put16(36, o.MLID)
-			set(3)
-		}
+		gid(0, o.MGID, 0)
+		gid(16, o.GID, 1)
+		u16(36, o.MLID, 3)
 		if o.QKey != 0 {
 			binary.BigEndian.PutUint32(tmpl[32:], o.QKey)
 			set(2)
 		}
-		if o.MTU != 0 {
-			tmpl[38] = o.MTU
-			set(4)
-			set(5)
-		}
-		if o.Rate != 0 {
-			tmpl[42] = o.Rate
-			set(8)
-			set(9)
-		}
-		if o.PktLife != 0 {
-			tmpl[43] = o.PktLife
-			set(10)
-			set(11)
-		}
-		if o.TClass != 0 {
-			tmpl[39] = o.TClass
-			set(6)
-		}
-		if o.PKey != 0 {
-			put16(40, o.PKey)
-			set(7)
-		}
+		u8(38, o.MTU, 4, 5)
+		u8(42, o.Rate, 8, 9)
+		u8(43, o.PktLife, 10, 11)
+		u8(39, o.TClass, 6)
+		u16(40, o.PKey, 7)
 		var sl, hop uint8
 		var flow uint32
-		if int8(o.SL) != -1 {
+		if given(o.SL, 8) {
 			sl = uint8(o.SL)
 			set(12)
 		}
@@ -862,22 +835,17 @@ func (q *saQuerier) query(ctx context.Context, qt string, args []string, p *saPa
 			flow = uint32(uint8(o.FlowLabel))
 			set(13)
 		}
-		if int8(o.HopLimit) != -1 {
+		if given(o.HopLimit, 8) {
 			hop = uint8(o.HopLimit)
 			set(14)
 		}
 		binary.BigEndian.PutUint32(tmpl[44:], uint32(sl)<<28|(flow&0xfffff)<<8|uint32(hop))
-		var scope uint8
+		u8(48, o.JoinState, 16)
 		if o.Scope != 0 {
-			scope = o.Scope
+			tmpl[48] |= o.Scope << 4
 			set(15)
 		}
-		if o.JoinState != 0 {
-			tmpl[48] = o.JoinState
-			set(16)
-		}
-		tmpl[48] |= scope << 4
-		if int8(o.ProxyJoin) != -1 {
+		if given(o.ProxyJoin, 8) {
 			tmpl[49] = uint8(o.ProxyJoin) & 1 // saquery sets the byte's low bit (a C bit-field)
 			set(17)
 		}

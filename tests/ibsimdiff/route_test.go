@@ -516,6 +516,10 @@ func TestRouteToolsCommandLine(t *testing.T) {
 				{"ibtracert", caLID, "999"}, {"ibtracert", "--force", caLID, ca2LID}, {"ibtracert", "-v", ca2LID, swLID}, {"ibroute", "-v", "-M", swLID}, {"dump_mfts", "-v"},
 				{"saquery"}, {"saquery", "-c"}, {"saquery", "NR", caLID}, {"saquery", "-p", "--src-to-dst", caLID + ":" + ca2LID},
 				{"saquery", "SWIR", swLID}, {"saquery", "-x", swLID}, {"saquery", "-s"}, {"saquery", "LFTR", swLID + "/0"}, {"saquery", "NR", "nosuchnode"},
+				{"saquery", "MCMR", "--mlid", "0xc000"}, {"saquery", "MCMR", "--mlid", "0xc000", "--pkey", "0xffff", "-J", "1", "--sl", "0"},
+				{"saquery", "-m", "0xc000"}, {"saquery", "-g"}, {"saquery", "-I"},
+				{"saquery", "-p", "--slid", caLID, "--dlid", ca2LID, "--sl", "0", "-r", "1", "--pkey", "0xffff", "-Q", "0"},
+				{"saquery", "PR", "--slid", caLID, "--dlid", ca2LID, "--mtu", "0x84", "--rate", "0x83", "--pkt_lifetime", "0x92", "-T", "0", "-H", "0"},
 				{"saquery", "--smkey", "1", "SMIR"}, {"saquery", "--smkey", "2", "-t", "300", "SMIR"}, // OpenSM ignores a wrong SM_Key: a timeout
 			} {
 				out := diffToolIBExit(t, s, rt.host, c[0], c[1:]...)
