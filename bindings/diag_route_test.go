@@ -37,6 +37,8 @@ print(#m.mlids, m.mlids[1].mlid)
 print(#diag.dump_fts({no_dests = true}).switches)
 local r = diag.saquery{query = "LFTR", args = {"2/0"}}
 print(r.sections[1].type, #r.sections[1].records, r.sections[1].records[1].fields.lid)
+local sm = diag.saquery{command = "issm"}
+print(#sm.sections, sm.sections[1].title, sm.sections[1].records[1].fields.endport_lid)
 print(pcall(diag.ibroute, 2, {multicast = 1}))
 print(pcall(diag.saquery, {query = "NoSuchQuery"}))
 `
@@ -51,6 +53,7 @@ print(pcall(diag.saquery, {query = "NoSuchQuery"}))
 		"4\t49152",
 		"6",
 		"LFTRecord\t1\t2",
+		"2\tIsSM ports\t1",
 	}
 	if len(lines) != len(want)+2 {
 		t.Fatalf("output:\n%s", out.String())
@@ -60,10 +63,10 @@ print(pcall(diag.saquery, {query = "NoSuchQuery"}))
 			t.Errorf("line %d: %q, want %q", i+1, lines[i], w)
 		}
 	}
-	if !strings.Contains(lines[6], "false") || !strings.Contains(lines[6], "option multicast: boolean expected") {
-		t.Errorf("bad option: %q", lines[6])
+	if !strings.Contains(lines[7], "false") || !strings.Contains(lines[7], "option multicast: boolean expected") {
+		t.Errorf("bad option: %q", lines[7])
 	}
-	if !strings.Contains(lines[7], "false") || !strings.Contains(lines[7], "Unknown query type NoSuchQuery") {
-		t.Errorf("bad query: %q", lines[7])
+	if !strings.Contains(lines[8], "false") || !strings.Contains(lines[8], "Unknown query type NoSuchQuery") {
+		t.Errorf("bad query: %q", lines[8])
 	}
 }

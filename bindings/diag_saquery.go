@@ -8,12 +8,25 @@ import (
 	"github.com/ibscript/ibscript/diag"
 )
 
+// saCommands are saquery's command options by name.
+var saCommands = map[string]diag.SACommand{
+	"issm": diag.SAIsSM, "mcgroups": diag.SAMCGroups, "mcmembers": diag.SAMCMembers,
+	"classportinfo": diag.SAClassPortInfo, "nodes": diag.SANodeRecords,
+}
+
 // diag.saquery: the SA's records as saquery prints them (diag/saquery.go).
 func init() {
 	registerDiag(Func{"saquery", func(e *Env, L *lua.LState) int {
 		const fn = "diag.saquery"
-		t := diagOptions(L, fn, "query", "args", "src_to_dst", "sgid_to_dgid", "slid", "dlid", "mlid", "numb_path", "sl", "pkey")
+		t := diagOptions(L, fn, "query", "command", "args", "src_to_dst", "sgid_to_dgid", "slid", "dlid", "mlid", "numb_path", "sl", "pkey")
 		o := diag.NewSAQueryOptions()
+		if c := t.RawGetString("command"); c != lua.LNil {
+			cmd, ok := saCommands[lua.LVAsString(c)]
+			if !ok {
+				raise(L, fn, "option command: \"issm\" (-s), \"mcgroups\" (-g), \"mcmembers\" (-m), \"classportinfo\" (-c) or \"nodes\" (-N) expected, got %s", lua.LVAsString(c))
+			}
+			o.Command = cmd
+		}
 		if q := t.RawGetString("query"); q != lua.LNil {
 			s, ok := q.(lua.LString)
 			if !ok {
@@ -48,7 +61,7 @@ func init() {
 			raise(L, fn, "%s (saquery would exit %d)", se.Msg, se.Exit)
 		}
 		return e.diagResult(L, fn, res, err)
-	}, "saquery([{query, args, src_to_dst, sgid_to_dgid, slid, dlid, mlid, numb_path, sl, pkey}]) -> {sections = {{type, records = {{fields = {...}}, ...}}}, warnings}: SA records as `saquery [query] [args...]` asks for them (NodeRecord by default; query names and aliases as saquery's: \"PR\", \"SWIR\", \"LFTR\", ...); fields by IBA name, keys never given"},
+	}, "saquery([{query, command, args, src_to_dst, sgid_to_dgid, slid, dlid, mlid, numb_path, sl, pkey}]) -> {sections = {{type, records = {{fields = {...}}, ...}}}, warnings}: SA records as `saquery [query] [args...]` asks for them (NodeRecord by default; query names and aliases as saquery's: \"PR\", \"SWIR\", \"LFTR\", ...; command \"issm\", \"mcgroups\", \"mcmembers\", \"classportinfo\", \"nodes\" as -s, -g, -m, -c, -N); fields by IBA name, keys never given"},
 		`local r = diag.saquery{query = "NodeRecord"}
 for _, rec in ipairs(r.sections[1].records) do print(rec.fields.lid, rec.fields.node_description) end`)
 }
