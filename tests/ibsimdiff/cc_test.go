@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/ibsim"
@@ -32,6 +34,16 @@ var ccOps = []struct {
 	{"CACongestionSetting", cc.AttrCACongestionSetting}, {"CongestionControlTable", cc.AttrCongestionControlTable},
 	{"Timestamp", cc.AttrTimestamp},
 }
+
+// ccToolText is what ibccquery printed on stdout (its iberror line too,
+// named by argv[0], which ibscript's tools print as the tool's name), the
+// CC_Key shown as ibscript shows keys: "<not displayed>".
+func ccToolText(out []byte) string {
+	text := strings.ReplaceAll(string(out), "/usr/sbin/ibccquery: iberror: ", "ibccquery: iberror: ")
+	return ccKeyLine.ReplaceAllString(text, "${1}<not displayed>")
+}
+
+var ccKeyLine = regexp.MustCompile(`(?m)^(CC_Key:\.+)0x[0-9a-f]{16}$`)
 
 // ccLine is one "Name:.....value" line ibccquery prints.
 type ccLine struct{ name, value string }
@@ -181,6 +193,19 @@ func TestCCMatchesIBCCQuery(t *testing.T) {
 					what := fmt.Sprintf("%s (lid %d) %s", tg.node.Desc, tg.lid, o.op)
 					out, terr := s.Run(ctx, mt.host, "ibccquery", "-t", "200", o.op, strconv.Itoa(int(tg.lid)))
 					d, eerr := sess.CC(ctx, engine.LID(tg.lid), mad.MethodGet, o.attr, 0, nil)
+					// ibscript ibccquery prints what ibccquery prints, line
+					// for line, or fails with its message.
+					q, qerr := diag.CCQueryRun(ctx, &diag.Env{Session: sess}, diag.CCQueryOptions{Op: o.op, Target: engine.LID(tg.lid)})
+					var text strings.Builder
+					if q != nil {
+						diag.WriteCCQuery(&text, q)
+					}
+					if qerr != nil {
+						diag.WriteIBError(&text, "ibccquery", qerr)
+					}
+					if want := ccToolText(out); text.String() != want {
+						t.Errorf("%s: ibscript ibccquery printed\n%s\nibccquery\n%s", what, text.String(), want)
+					}
 					if o.attr == cc.AttrSwitchPortCongestionSetting && tg.node.Type != topo.Switch {
 						// ibccquery refuses a CA before asking ("destination not a switch").
 						if terr == nil {

@@ -1,0 +1,291 @@
+package diag
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/cc"
+	"github.com/ibscript/ibscript/mad/smp"
+)
+
+// ibccquery: the Congestion Control attributes (class 0x21) of a node, as
+// infiniband-diags' ibccquery reads and prints them. Its field names are
+// libibmad's, which the cc schema keeps, so the fields come from the cc
+// layouts: an attribute's own rows, and for its tables the rows of entry 0
+// placed relative to the entry, which ibccquery dumps from the entry's
+// address as libibmad's dump functions do.
+
+// ccOp is one ibccquery operation.
+type ccOp struct {
+	name, alias, fail string
+	attr              uint16
+}
+
+var ccOps = []ccOp{
+	{"ClassPortInfo", "CP", "class port info query failed", cc.AttrClassPortInfo},
+	{"CongestionInfo", "CI", "congestion info query failed", cc.AttrCongestionInfo},
+	{"CongestionKeyInfo", "CK", "congestion key info query failed", cc.AttrCongestionKeyInfo},
+	{"CongestionLog", "CL", "congestion log query failed", cc.AttrCongestionLog},
+	{"SwitchCongestionSetting", "SS", "switch congestion setting query failed", cc.AttrSwitchCongestionSetting},
+	{"SwitchPortCongestionSetting", "SP", "switch port congestion setting query failed", cc.AttrSwitchPortCongestionSetting},
+	{"CACongestionSetting", "CS", "ca congestion setting query failed", cc.AttrCACongestionSetting},
+	{"CongestionControlTable", "CT", "congestion control table query failed", cc.AttrCongestionControlTable},
+	{"Timestamp", "TI", "timestamp query failed", cc.AttrTimestamp},
+}
+
+// CCOps lists ibccquery's operations with their aliases, in its order.
+func CCOps() [][2]string {
+	out := make([][2]string, len(ccOps))
+	for i, o := range ccOps {
+		out[i] = [2]string{o.name, o.alias}
+	}
+	return out
+}
+
+// ccPortsBlock is how many SwitchPortCongestionSetting elements ibccquery
+// reads from one block (192 data bytes of 4); IBA's block holds 32, so
+// for ports 32 to 47 of a block it prints bytes past the attribute.
+const ccPortsBlock = 48
+
+// CCQueryOptions are ibccquery's: the operation (a name or alias, case
+// insensitive), the target, SwitchPortCongestionSetting's port (0: every
+// port) and the CC_Key (ibccquery -c; the session's when 0).
+type CCQueryOptions struct {
+	Op     string
+	Target engine.Target
+	Port   int
+	CCKey  uint64
+}
+
+// CCQuery is what ibccquery prints: blocks of fields, each dumped by one
+// libibmad dump call.
+type CCQuery struct {
+	Op     string    `json:"op"`
+	Target string    `json:"target"`
+	PortID string    `json:"portid"`
+	Blocks []CCBlock `json:"blocks"`
+}
+
+// CCBlock is the fields one libibmad dump call prints: the attribute's,
+// or an entry of its table, which ibccquery heads with an index line
+// (Entry "Port", "SL" or "Entry" and its Index).
+type CCBlock struct {
+	Entry  string  `json:"entry,omitempty"`
+	Index  int     `json:"index"`
+	Fields []Field `json:"fields"`
+	blank  bool    // ibccquery prints an empty line after it
+}
+
+// ccField is a row ibccquery prints: libibmad's name, where it sits
+// (relative to the dumped address) and how it is shown.
+type ccField struct {
+	name       string
+	bit, width int
+	kind       mad.Kind
+}
+
+func (f ccField) field(d []byte) Field {
+	if f.width > 64 {
+		end := min(len(d), (f.bit+f.width)/8)
+		return Field{Name: f.name, Text: hex.EncodeToString(d[min(end, f.bit/8):end])}
+	}
+	ib := ibField{name: f.name, bit: f.bit, width: f.width, dump: dUint}
+	if f.kind == mad.Hex {
+		ib.dump = dHex
+	}
+	v := ib.get(d)
+	out := Field{Name: f.name, Value: v, Text: ib.text(d)}
+	if mad.IsKeyField(f.name) {
+		out.Value, out.Text = 0, "<not displayed>" // the CC_Key: never shown
+	}
+	return out
+}
+
+func ccFields(fs []ccField, d []byte) []Field {
+	out := make([]Field, len(fs))
+	for i, f := range fs {
+		out[i] = f.field(d)
+	}
+	return out
+}
+
+// ccRows returns l's rows from bit from to bit to (exclusive) as
+// ibccquery fields placed relative to bit base (0, or from for a table's
+// entry dumped from its own address); the rows of a table's entry 0 lose
+// their entry number.
+func ccRows(l *mad.Layout, from, to, base int) []ccField {
+	var out []ccField
+	for _, f := range l.Fields {
+		if f.Bit < from || f.Bit >= to {
+			continue
+		}
+		name := f.Name
+		if base, ok := strings.CutSuffix(name, "0"); ok {
+			if _, table := l.Field(base + "1"); table {
+				name = base
+			}
+		}
+		out = append(out, ccField{name, f.Bit - base, f.Width, f.Kind})
+	}
+	return out
+}
+
+// ccCPI is libibmad's ClassPortInfo dump (mad_dump_classportinfo): its
+// own names and dumpers for mad.ClassPortInfo's rows.
+var ccCPI = func() []ccField {
+	names := map[string]string{"RespTimeValue": "RespTimeVal", "RedirectP_Key": "RedirectPKey", "RedirectQ_Key": "RedirectQKey",
+		"TrapP_Key": "TrapPKey", "TrapQ_Key": "TrapQKey"}
+	hexed := map[string]bool{"RedirectTC": true, "TrapTC": true}
+	var out []ccField
+	for _, f := range mad.ClassPortInfoLayout.Fields {
+		c := ccField{f.Name, f.Bit, f.Width, f.Kind}
+		if n, ok := names[f.Name]; ok {
+			c.name = n
+		}
+		if hexed[f.Name] {
+			c.kind = mad.Hex
+		}
+		out = append(out, c)
+	}
+	return out
+}()
+
+// CCQueryRun runs ibccquery's operation o.Op on o.Target. An error is a
+// *ToolError with ibccquery's message; the blocks read before it are
+// returned with it.
+func CCQueryRun(ctx context.Context, env *Env, o CCQueryOptions) (*CCQuery, error) {
+	if env == nil || env.Session == nil {
+		return nil, fmt.Errorf("diag: ibccquery: no session")
+	}
+	i := slices.IndexFunc(ccOps, func(c ccOp) bool { return strings.EqualFold(c.name, o.Op) || strings.EqualFold(c.alias, o.Op) })
+	if i < 0 {
+		return nil, &ToolError{Msg: fmt.Sprintf("operation '%s' not supported", o.Op)}
+	}
+	op := ccOps[i]
+	s := env.Session
+	var opts []engine.CallOption
+	if o.CCKey != 0 {
+		opts = append(opts, engine.CCKey(o.CCKey))
+	}
+	q := &CCQuery{Op: op.name, Target: o.Target.String(), PortID: PortID(o.Target)}
+	fail := func(err error) (*CCQuery, error) {
+		te := &ToolError{Msg: "operation " + o.Op + ": " + op.fail, Err: err}
+		if len(q.Blocks) == 0 && op.attr != cc.AttrSwitchPortCongestionSetting {
+			return nil, te // ibccquery printed nothing yet
+		}
+		return q, te
+	}
+	get := func(mod uint32) ([]byte, error) {
+		return s.CC(ctx, o.Target, mad.MethodGet, op.attr, mod, nil, opts...)
+	}
+	add := func(entry string, index int, blank bool, fs []ccField, d []byte) {
+		q.Blocks = append(q.Blocks, CCBlock{Entry: entry, Index: index, Fields: ccFields(fs, d), blank: blank})
+	}
+	whole := func(l *mad.Layout) []ccField { return ccRows(l, 0, 8*l.Size, 0) }
+	switch op.attr {
+	case cc.AttrSwitchPortCongestionSetting:
+		ni, err := s.NodeInfo(ctx, o.Target)
+		if err != nil {
+			return nil, &ToolError{Msg: "operation " + o.Op + ": node info query failed", Err: err}
+		}
+		if ni.NodeType != smp.NodeTypeSwitch {
+			return nil, &ToolError{Msg: "operation " + o.Op + ": destination not a switch"}
+		}
+		el := ccRows(&cc.SwitchPortCongestionSettingLayout, 0, 32, 0)
+		if o.Port > 0 {
+			if o.Port > int(ni.NumPorts) {
+				return q, &ToolError{Msg: "operation " + o.Op + ": invalid port number specified"}
+			}
+			d, err := get(uint32(o.Port / ccPortsBlock))
+			if err != nil {
+				return fail(err)
+			}
+			add("", 0, false, el, d[o.Port%ccPortsBlock*4:])
+			return q, nil
+		}
+		printed := 0
+		for blk := 0; blk <= int(ni.NumPorts)/ccPortsBlock; blk++ {
+			d, err := get(uint32(blk))
+			if err != nil {
+				return fail(err)
+			}
+			for j := 0; j < ccPortsBlock && printed <= int(ni.NumPorts); j++ {
+				add("Port", blk*ccPortsBlock+j, true, el, d[j*4:])
+				printed++
+			}
+		}
+		return q, nil
+	}
+	d, err := get(0)
+	if err != nil {
+		return fail(err)
+	}
+	switch op.attr {
+	case cc.AttrClassPortInfo:
+		add("", 0, false, ccCPI, d)
+	case cc.AttrCongestionLog:
+		l, err := cc.LogLayout(d)
+		if err != nil {
+			return nil, &ToolError{Msg: "operation " + o.Op + ": unrecognized log type"}
+		}
+		first, size, n := 40, 12, 15 // the switch log's entries
+		if l == &cc.CongestionLogCALayout {
+			first, size, n = 12, 16, 13
+		}
+		add("", 0, false, ccRows(l, 0, 16, 0), d)
+		add("", 0, true, ccRows(l, 16, 8*first, 0), d)
+		entry := ccRows(l, 8*first, 8*(first+size), 8*first)
+		for i := range n {
+			e := d[first+i*size : first+(i+1)*size]
+			if slices.ContainsFunc(e, func(b byte) bool { return b != 0 }) {
+				add("", 0, true, entry, e)
+			}
+		}
+	case cc.AttrCACongestionSetting:
+		l := &cc.CACongestionSettingLayout
+		add("", 0, true, ccRows(l, 0, 32, 0), d)
+		for i := range 16 {
+			add("SL", i, true, ccRows(l, 32, 96, 32), d[4+i*8:])
+		}
+	case cc.AttrCongestionControlTable:
+		l := &cc.CongestionControlTableLayout
+		add("", 0, true, ccRows(l, 0, 32, 0), d)
+		limit := int(bits(d, 0, 16))
+		printed := 0
+		for blk := 0; limit > 0 && blk <= limit/64; blk++ {
+			if blk > 0 {
+				if d, err = get(uint32(blk)); err != nil {
+					return fail(err)
+				}
+			}
+			for j := 0; j < 64 && printed <= limit; j++ {
+				add("Entry", blk*64+j, true, ccRows(l, 32, 48, 32), d[4+j*2:])
+				printed++
+			}
+		}
+	default:
+		add("", 0, false, whole(cc.LayoutByID(op.attr)), d)
+	}
+	return q, nil
+}
+
+// WriteCCQuery prints q as ibccquery does.
+func WriteCCQuery(b *strings.Builder, q *CCQuery) {
+	fmt.Fprintf(b, "# %s: %s\n", q.Op, q.PortID)
+	for _, blk := range q.Blocks {
+		if blk.Entry != "" {
+			dotLine(b, blk.Entry, fmt.Sprint(blk.Index))
+		}
+		for _, f := range blk.Fields {
+			dotLine(b, f.Name, f.Text)
+		}
+		if blk.blank {
+			b.WriteByte('\n')
+		}
+	}
+}
