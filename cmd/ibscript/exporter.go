@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -231,13 +232,14 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 	return exitError
 }
 
-// metricsHandler serves a scrape that takes the Prometheus text format
-// from exp.Text: the rendered sweep's gzip member as it is when the
+// metricsHandler serves a scrape that accepts the Prometheus text format
+// (Prometheus offers it beside OpenMetrics, which it prefers; the text is
+// what the exporter renders once per sweep) from exp.Text: the rendered sweep's gzip member as it is when the
 // scraper accepts gzip (Prometheus does), decompressed otherwise, then the
 // sweep age and extra's families; other formats go to other.
 func metricsHandler(exp *exporter.Exporter, extra prometheus.Gatherer, other http.Handler, errLog *log.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if expfmt.NegotiateIncludingOpenMetrics(r.Header).FormatType() != expfmt.TypeTextPlain {
+		if !acceptsText(r) {
 			other.ServeHTTP(w, r)
 			return
 		}
@@ -337,6 +339,45 @@ func (e *writeErr) Write(b []byte) (int, error) {
 		e.err = err
 	}
 	return n, err
+}
+
+// acceptsText reports whether the request accepts the Prometheus text
+// format: no Accept header, or text/plain (version 0.0.4 or none), text/*
+// or */* with a non-zero quality. Prometheus' own scrapes do, at a lower
+// quality than OpenMetrics; a client that asks for OpenMetrics or
+// protobuf alone gets it through the registry.
+func acceptsText(r *http.Request) bool {
+	accept := r.Header.Values("Accept")
+	if len(accept) == 0 {
+		return true
+	}
+	for _, h := range accept {
+		for _, part := range strings.Split(h, ",") {
+			params := strings.Split(part, ";")
+			typ := strings.ToLower(strings.TrimSpace(params[0]))
+			if typ != "text/plain" && typ != "text/*" && typ != "*/*" {
+				continue
+			}
+			ok := true
+			for _, p := range params[1:] {
+				k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+				switch strings.ToLower(strings.TrimSpace(k)) {
+				case "q":
+					if q, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil || q <= 0 {
+						ok = false
+					}
+				case "version":
+					if typ == "text/plain" && strings.TrimSpace(v) != "0.0.4" {
+						ok = false
+					}
+				}
+			}
+			if ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // acceptsGzip reports whether the request's Accept-Encoding names gzip

@@ -280,6 +280,24 @@ func TestExporterCommand(t *testing.T) {
 		}
 		return mfs
 	}
+	// Prometheus' own Accept header (OpenMetrics preferred, the text
+	// format accepted): served the rendered text.
+	for _, accept := range []string{
+		"application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2",
+		"text/plain",
+		"*/*",
+	} {
+		resp, _ := httpGet(t, "http://"+addr+"/metrics", accept)
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+			t.Errorf("Accept %q: Content-Type %q, want the text format", accept, ct)
+		}
+	}
+	for _, accept := range []string{"application/openmetrics-text; version=1.0.0", "text/plain;version=0.0.4;q=0,application/openmetrics-text"} {
+		resp, _ := httpGet(t, "http://"+addr+"/metrics", accept)
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text") {
+			t.Errorf("Accept %q: Content-Type %q, want OpenMetrics", accept, ct)
+		}
+	}
 	plain, zipped := textOf("identity"), textOf("gzip")
 	for _, mfs := range []map[string]*dto.MetricFamily{plain, zipped} {
 		if mfs["infiniband_exporter_sweep_age_seconds"] == nil || mfs["go_goroutines"] == nil || len(mfs["infiniband_switch_port_state"].GetMetric()) != 16 {
