@@ -281,8 +281,10 @@ func TestExporterCommand(t *testing.T) {
 		return mfs
 	}
 	// Prometheus' own Accept header (OpenMetrics preferred, the text
-	// format accepted): served the rendered text.
+	// format accepted; the first as Debian's Prometheus 2.42 sends it):
+	// served the rendered text.
 	for _, accept := range []string{
+		"application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
 		"application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2",
 		"text/plain",
 		"*/*",
