@@ -63,9 +63,9 @@ func madDecode(e *Env, L *lua.LState) int {
 	var data []byte
 	switch class := mad.MgmtClassOf(b); class {
 	case mad.ClassSubnLID, mad.ClassSubnDR:
-		frame := &smp.SMPLayout
+		frame := smp.SMPLayout()
 		if class == mad.ClassSubnDR {
-			frame = &smp.DRSMPLayout
+			frame = smp.DRSMPLayout()
 		}
 		hdr := e.layoutTable(frame, b)
 		if f, ok := frame.Field("Data"); ok {
@@ -78,22 +78,22 @@ func madDecode(e *Env, L *lua.LState) int {
 		t.RawSetString("header", hdr)
 		attr, data = smp.LayoutByID(mad.AttrIDOf(b)), smp.Data(b)
 	case mad.ClassPerf:
-		t.RawSetString("header", e.layoutTable(&mad.HeaderLayout, b))
+		t.RawSetString("header", e.layoutTable(mad.HeaderLayout(), b))
 		attr, data = perf.LayoutByID(mad.AttrIDOf(b)), perf.Data(b)
 	case mad.ClassCC:
-		frame := &cc.MADLayout
+		frame := cc.MADLayout()
 		if mad.AttrIDOf(b) == cc.AttrCongestionLog {
-			frame = &cc.LogMADLayout
+			frame = cc.LogMADLayout()
 		}
 		t.RawSetString("header", e.layoutTable(frame, b)) // its CC_Key masked
 		attr, data = cc.LayoutByID(mad.AttrIDOf(b)), cc.Data(b)
-		if attr == &cc.CongestionLogLayout {
+		if attr == cc.CongestionLogLayout() {
 			if l, err := cc.LogLayout(data); err == nil {
 				attr = l
 			}
 		}
 	default:
-		t.RawSetString("header", e.layoutTable(&mad.HeaderLayout, b))
+		t.RawSetString("header", e.layoutTable(mad.HeaderLayout(), b))
 		data = b[mad.HeaderSize:]
 	}
 	t.RawSetString("class", lua.LString(mad.ClassName(mad.MgmtClassOf(b))))
@@ -115,7 +115,7 @@ func madDecode(e *Env, L *lua.LState) int {
 func attributeLayouts() []*mad.Layout {
 	ls := append(smp.Layouts(), perf.Layouts()...)
 	ls = append(ls, cc.Layouts()...)
-	return append(ls, &mad.ClassPortInfoLayout, &mad.HeaderLayout, &smp.SMPLayout, &smp.DRSMPLayout)
+	return append(ls, mad.ClassPortInfoLayout(), mad.HeaderLayout(), smp.SMPLayout(), smp.DRSMPLayout())
 }
 
 func findLayout(name string) *mad.Layout {

@@ -94,7 +94,7 @@ func perfGet(e *Env, L *lua.LState) int {
 	default:
 		L.ArgError(3, "attribute name or ID expected, got "+v.Type().String())
 	}
-	if l == &perf.PortExtendedSpeedsCountersLayout {
+	if l == perf.PortExtendedSpeedsCountersLayout() {
 		// The layout perfquery -X prints: RS-FEC's when the PMA and the
 		// port say it is active (ask "PortExtendedSpeedsCountersRSFEC"
 		// for that layout whatever they say).

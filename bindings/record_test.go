@@ -18,7 +18,7 @@ import (
 // after the fields (1, 2, ... first, as a table's) and nowhere else; that a removed field reads nil and
 // leaves pairs, and an overridden one reads the new value.
 func TestRecordsBehaveAsTables(t *testing.T) {
-	layouts := []*mad.Layout{&smp.NodeInfoLayout, &smp.PortInfoLayout, &smp.SwitchInfoLayout, &mad.HeaderLayout, &sa.PathRecordLayout, perf.LayoutByID(perf.AttrPortCounters), &smp.SMInfoLayout}
+	layouts := []*mad.Layout{smp.NodeInfoLayout(), smp.PortInfoLayout(), smp.SwitchInfoLayout(), mad.HeaderLayout(), sa.PathRecordLayout(), perf.LayoutByID(perf.AttrPortCounters), smp.SMInfoLayout()}
 	L := lua.NewState()
 	defer L.Close()
 	e := &Env{L: L}
@@ -94,17 +94,17 @@ func TestRecordKeysMasked(t *testing.T) {
 	L := lua.NewState()
 	defer L.Close()
 	e := &Env{L: L}
-	b := make([]byte, smp.PortInfoLayout.Size)
-	f, _ := smp.PortInfoLayout.Field("M_Key")
+	b := make([]byte, smp.PortInfoLayout().Size)
+	f, _ := smp.PortInfoLayout().Field("M_Key")
 	f.Put(b, 0x1122334455667788)
-	v := e.layoutTable(&smp.PortInfoLayout, b)
+	v := e.layoutTable(smp.PortInfoLayout(), b)
 	if got := asView(v).get(lua.LString("m_key")); got != maskedKey {
 		t.Errorf("m_key = %v, want %v", got, maskedKey)
 	}
 	if f.Get(asView(v).b) != 0 {
 		t.Error("the record keeps the M_Key's bytes")
 	}
-	v = e.layoutTable(&smp.PortInfoLayout, make([]byte, smp.PortInfoLayout.Size))
+	v = e.layoutTable(smp.PortInfoLayout(), make([]byte, smp.PortInfoLayout().Size))
 	if got := asView(v).get(lua.LString("m_key")); got != zeroKey {
 		t.Errorf("zero m_key = %v, want %v", got, zeroKey)
 	}
@@ -138,7 +138,7 @@ func TestSweepFieldsMasked(t *testing.T) {
 	L := lua.NewState()
 	defer L.Close()
 	e := &Env{L: L}
-	l := &smp.PortInfoLayout
+	l := smp.PortInfoLayout()
 	b := make([]byte, l.Size)
 	f, _ := l.Field("M_Key")
 	f.Put(b, 0x1122334455667788)

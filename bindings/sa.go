@@ -128,7 +128,7 @@ func saPath(e *Env, L *lua.LState) int {
 	if err != nil {
 		raise(L, fn, "%v", err)
 	}
-	L.Push(e.layoutTable(&sa.PathRecordLayout, b))
+	L.Push(e.layoutTable(sa.PathRecordLayout(), b))
 	return 1
 }
 
@@ -180,7 +180,7 @@ func saMultiPath(e *Env, L *lua.LState) int {
 		if err != nil {
 			raise(L, fn, "%v", err)
 		}
-		out.RawSetInt(i+1, e.layoutTable(&sa.PathRecordLayout, b))
+		out.RawSetInt(i+1, e.layoutTable(sa.PathRecordLayout(), b))
 	}
 	L.Push(out)
 	return pushWarning(L, err)
@@ -338,7 +338,7 @@ func reportTable(e *Env, L *lua.LState, r *engine.Report) *lua.LTable {
 		t.RawSetString("port", lua.LNumber(port))
 	}
 	b, _ := n.MarshalBinary()
-	t.RawSetString("notice", e.layoutTable(&smp.NoticeLayout, b))
+	t.RawSetString("notice", e.layoutTable(smp.NoticeLayout(), b))
 	t.RawSetString("from_lid", lua.LNumber(r.From.LID))
 	return t
 }

@@ -223,7 +223,7 @@ func smpSL2VL(e *Env, L *lua.LState) int {
 	if err != nil {
 		raise(L, "smp.sl2vl", "%v", err)
 	}
-	L.Push(e.layoutTable(&smp.SLtoVLMappingTableLayout, data))
+	L.Push(e.layoutTable(smp.SLtoVLMappingTableLayout(), data))
 	return 1
 }
 
@@ -238,7 +238,7 @@ func smpVLArb(e *Env, L *lua.LState) int {
 	if err != nil {
 		raise(L, "smp.vlarb", "%v", err)
 	}
-	L.Push(e.layoutTable(&smp.VLArbitrationTableLayout, data))
+	L.Push(e.layoutTable(smp.VLArbitrationTableLayout(), data))
 	return 1
 }
 

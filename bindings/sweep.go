@@ -30,9 +30,9 @@ type sweepKind struct {
 var sweepKinds = map[string]sweepKind{
 	"portcounters":     {engine.SweepPerf, perf.AttrPortCounters, perf.LayoutByID(perf.AttrPortCounters), func(num int, _ bool) uint32 { return uint32(num) }},
 	"portcounters_ext": {engine.SweepPerf, perf.AttrPortCountersExtended, perf.LayoutByID(perf.AttrPortCountersExtended), func(num int, _ bool) uint32 { return uint32(num) }},
-	"portinfo":         {engine.SweepSMP, smp.AttrPortInfo, &smp.PortInfoLayout, func(num int, _ bool) uint32 { return uint32(num) }},
-	"sminfo":           {engine.SweepSMP, smp.AttrSMInfo, &smp.SMInfoLayout, func(int, bool) uint32 { return 0 }},
-	"nodeinfo":         {engine.SweepSMP, smp.AttrNodeInfo, &smp.NodeInfoLayout, func(int, bool) uint32 { return 0 }},
+	"portinfo":         {engine.SweepSMP, smp.AttrPortInfo, smp.PortInfoLayout(), func(num int, _ bool) uint32 { return uint32(num) }},
+	"sminfo":           {engine.SweepSMP, smp.AttrSMInfo, smp.SMInfoLayout(), func(int, bool) uint32 { return 0 }},
+	"nodeinfo":         {engine.SweepSMP, smp.AttrNodeInfo, smp.NodeInfoLayout(), func(int, bool) uint32 { return 0 }},
 	"pkeys": {engine.SweepSMP, smp.AttrPKeyTable, nil, func(num int, isSwitch bool) uint32 {
 		if isSwitch {
 			return uint32(num) << 16

@@ -142,7 +142,7 @@ var ccCPI = func() []ccField {
 		"TrapP_Key": "TrapPKey", "TrapQ_Key": "TrapQKey"}
 	hexed := map[string]bool{"RedirectTC": true, "TrapTC": true}
 	var out []ccField
-	for _, f := range mad.ClassPortInfoLayout.Fields {
+	for _, f := range mad.ClassPortInfoLayout().Fields {
 		c := ccField{f.Name, f.Bit, f.Width, f.Kind}
 		if n, ok := names[f.Name]; ok {
 			c.name = n
@@ -196,7 +196,7 @@ func CCQueryRun(ctx context.Context, env *Env, o CCQueryOptions) (*CCQuery, erro
 		if ni.NodeType != smp.NodeTypeSwitch {
 			return nil, &ToolError{Msg: "operation " + o.Op + ": destination not a switch"}
 		}
-		el := ccRows(&cc.SwitchPortCongestionSettingLayout, 0, 32, 0)
+		el := ccRows(cc.SwitchPortCongestionSettingLayout(), 0, 32, 0)
 		if o.Port > 0 {
 			if o.Port > int(ni.NumPorts) {
 				return q, &ToolError{Msg: "operation " + o.Op + ": invalid port number specified"}
@@ -234,7 +234,7 @@ func CCQueryRun(ctx context.Context, env *Env, o CCQueryOptions) (*CCQuery, erro
 			return nil, &ToolError{Msg: "operation " + o.Op + ": unrecognized log type"}
 		}
 		first, size, n := 40, 12, 15 // the switch log's entries
-		if l == &cc.CongestionLogCALayout {
+		if l == cc.CongestionLogCALayout() {
 			first, size, n = 12, 16, 13
 		}
 		add("", 0, false, ccRows(l, 0, 16, 0), d)
@@ -247,13 +247,13 @@ func CCQueryRun(ctx context.Context, env *Env, o CCQueryOptions) (*CCQuery, erro
 			}
 		}
 	case cc.AttrCACongestionSetting:
-		l := &cc.CACongestionSettingLayout
+		l := cc.CACongestionSettingLayout()
 		add("", 0, true, ccRows(l, 0, 32, 0), d)
 		for i := range 16 {
 			add("SL", i, true, ccRows(l, 32, 96, 32), d[4+i*8:])
 		}
 	case cc.AttrCongestionControlTable:
-		l := &cc.CongestionControlTableLayout
+		l := cc.CongestionControlTableLayout()
 		add("", 0, true, ccRows(l, 0, 32, 0), d)
 		limit := int(bits(d, 0, 16))
 		printed := 0

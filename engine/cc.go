@@ -42,7 +42,7 @@ func (s *Session) ccCall(ctx context.Context, t Target, method uint8, attrID uin
 
 // isCC reports whether l is one of package cc's layouts (CongestionLog's
 // CA layout shares the switch layout's ID).
-func isCC(l *mad.Layout) bool { return cc.LayoutByID(l.ID) == l || l == &cc.CongestionLogCALayout }
+func isCC(l *mad.Layout) bool { return cc.LayoutByID(l.ID) == l || l == cc.CongestionLogCALayout() }
 
 // CongestionLog reads the CongestionLog of t's CC agent and returns its
 // layout, chosen by the LogType the agent answered as ibccquery chooses it

@@ -62,7 +62,7 @@ func TestCCGetSim(t *testing.T) {
 	for _, tc := range []struct {
 		lid  uint16
 		want *mad.Layout
-	}{{sw, &cc.CongestionLogLayout}, {ca, &cc.CongestionLogCALayout}} {
+	}{{sw, cc.CongestionLogLayout()}, {ca, cc.CongestionLogCALayout()}} {
 		v, err := s.CongestionLog(ctx, engine.LID(tc.lid))
 		if err != nil || v.AttrLayout() != tc.want {
 			t.Errorf("lid %d CongestionLog: %v %v", tc.lid, v, err)

@@ -307,7 +307,7 @@ func (s *Session) pmaPorts(ctx context.Context, t Target, opts []CallOption) ([]
 
 // ExtendedSpeedsCounters reads PortExtendedSpeedsCounters of port of t's
 // PMA in the layout perfquery -X chooses: the RS-FEC layout
-// (perf.PortExtendedSpeedsCountersRSFECLayout) when the PMA's
+// (perf.PortExtendedSpeedsCountersRSFECLayout()) when the PMA's
 // ClassPortInfo has CapRSFECCounters, the node's PortInfo (port 0 of a
 // switch) says in CapabilityMask2 that it answers PortInfoExtended, and
 // the port's PortInfoExtended has PIECapFECModeSupported with
@@ -322,14 +322,14 @@ func (s *Session) ExtendedSpeedsCounters(ctx context.Context, t Target, port uin
 	if err != nil {
 		return nil, err
 	}
-	c := &Counters{Layout: &perf.PortExtendedSpeedsCountersLayout, CapabilityMask: cpi.CapabilityMask, CapabilityMask2: cpi.CapabilityMask2}
+	c := &Counters{Layout: perf.PortExtendedSpeedsCountersLayout(), CapabilityMask: cpi.CapabilityMask, CapabilityMask2: cpi.CapabilityMask2}
 	if cpi.CapabilityMask&perf.CapRSFECCounters != 0 {
 		rs, err := s.rsFECActive(ctx, lt, port, opts)
 		if err != nil {
 			return nil, fmt.Errorf("engine: %s port %d: is RS-FEC active: %w", t, port, err)
 		}
 		if rs {
-			c.Layout = &perf.PortExtendedSpeedsCountersRSFECLayout
+			c.Layout = perf.PortExtendedSpeedsCountersRSFECLayout()
 		}
 	}
 	if c.Data, err = s.Perf(ctx, lt, mad.MethodGet, perf.AttrPortExtendedSpeedsCounters, port, nil, opts...); err != nil {

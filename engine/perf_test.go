@@ -234,8 +234,8 @@ func TestWholeTables(t *testing.T) {
 // CapabilityMask2 (a switch) and the port's PortInfoExtended saying FEC
 // modes are valid with RS-FEC (2) or RS-FEC2 (4) active.
 func TestExtendedSpeedsCountersLayout(t *testing.T) {
-	rs := &perf.PortExtendedSpeedsCountersRSFECLayout
-	plain := &perf.PortExtendedSpeedsCountersLayout
+	rs := perf.PortExtendedSpeedsCountersRSFECLayout()
+	plain := perf.PortExtendedSpeedsCountersLayout()
 	fec := func(m uint16) smp.PortInfoExtended {
 		return smp.PortInfoExtended{CapabilityMask: smp.PIECapFECModeSupported, FECModeActive: m}
 	}

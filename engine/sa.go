@@ -180,7 +180,7 @@ func (s *Session) NodeRecords(ctx context.Context, opts ...CallOption) ([]sa.Nod
 
 // PathRecord returns the SA's PathRecord from slid to dlid.
 func (s *Session) PathRecord(ctx context.Context, slid, dlid uint16, opts ...CallOption) (*sa.PathRec, error) {
-	tmpl := make([]byte, sa.PathRecordLayout.Size)
+	tmpl := make([]byte, sa.PathRecordLayout().Size)
 	sl, cs, _ := sa.PathRecord.Field("SLID")
 	dl, cd, _ := sa.PathRecord.Field("DLID")
 	np, cn, _ := sa.PathRecord.Field("NumbPath")
@@ -217,7 +217,7 @@ func (s *Session) MultiPathRecords(ctx context.Context, sgids, dgids []mad.GID, 
 	_, cs, _ := sa.MultiPathRecord.Field("SGIDCount")
 	_, cd, _ := sa.MultiPathRecord.Field("DGIDCount")
 	sa.SetComponentMask(req, 1<<cs|1<<cd)
-	req, err := sa.AppendMPR(req[:sa.HeaderSize], make([]byte, sa.MultiPathRecordLayout.Size), sgids, dgids)
+	req, err := sa.AppendMPR(req[:sa.HeaderSize], make([]byte, sa.MultiPathRecordLayout().Size), sgids, dgids)
 	if err != nil {
 		return nil, fmt.Errorf("engine: sa GetMulti MultiPathRecord: %w", err)
 	}

@@ -30,7 +30,7 @@ func TestSANodeRecordsFatTree(t *testing.T) {
 		seen[r.NodeInfo.NodeGUID] = true
 	}
 	// Component masks: only switches.
-	tmpl := make([]byte, sa.NodeRecordLayout.Size)
+	tmpl := make([]byte, sa.NodeRecordLayout().Size)
 	nt, c, _ := sa.NodeRecord.Field("node_type")
 	nt.Put(tmpl, 2)
 	sw, err := s.SAGetTable(t.Context(), &sa.NodeRecord, 1<<c, tmpl)

@@ -39,8 +39,11 @@ var (
 	cpiTrapQKey        = Field{Name: "TrapQ_Key", LuaKey: "trap_q_key", Bit: 544, Width: 32, Kind: Hex}
 )
 
-// ClassPortInfoLayout is the ClassPortInfo attribute (0x0001, 72 bytes).
-var ClassPortInfoLayout = Layout{
+// ClassPortInfoLayout returns the layout of the ClassPortInfo attribute (0x0001, 72 bytes). It is
+// shared and must not be modified.
+func ClassPortInfoLayout() *Layout { return &layoutClassPortInfo }
+
+var layoutClassPortInfo = Layout{
 	Name: "ClassPortInfo",
 	ID:   AttrClassPortInfo,
 	Size: 72,
@@ -105,7 +108,7 @@ type ClassPortInfo struct {
 // allocating. It returns an error wrapping ErrTruncated when b is
 // shorter.
 func (c *ClassPortInfo) UnmarshalBinary(b []byte) error {
-	if err := ClassPortInfoLayout.CheckMin(b, 72); err != nil {
+	if err := layoutClassPortInfo.CheckMin(b, 72); err != nil {
 		return err
 	}
 	_ = b[71]
@@ -162,7 +165,7 @@ func (c *ClassPortInfo) AppendBinary(b []byte) ([]byte, error) {
 	if c.TrapQP > 0xffffff {
 		return b, RangeError("classportinfo", "TrapQP", uint64(c.TrapQP), 0xffffff)
 	}
-	all, d := ClassPortInfoLayout.Append(b)
+	all, d := layoutClassPortInfo.Append(b)
 	_ = d[71]
 	d[0] = c.BaseVersion
 	d[1] = c.ClassVersion
@@ -219,7 +222,7 @@ func (c *ClassPortInfo) AppendBinary(b []byte) ([]byte, error) {
 func (c *ClassPortInfo) MarshalBinary() ([]byte, error) { return c.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, ClassPortInfoLayout.
-func (*ClassPortInfo) AttrLayout() *Layout { return &ClassPortInfoLayout }
+func (*ClassPortInfo) AttrLayout() *Layout { return &layoutClassPortInfo }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (c *ClassPortInfo) String() string {
@@ -227,5 +230,5 @@ func (c *ClassPortInfo) String() string {
 	if err != nil {
 		return "ClassPortInfo" + ": " + err.Error()
 	}
-	return ClassPortInfoLayout.Text(b)
+	return layoutClassPortInfo.Text(b)
 }

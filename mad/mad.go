@@ -115,9 +115,12 @@ var (
 	hdrAttrMod       = Field{Name: "AttributeModifier", LuaKey: "attribute_modifier", Bit: 160, Width: 32, Kind: Hex}
 )
 
-// HeaderLayout is the common MAD header. Method is kept whole (R bit
+// HeaderLayout returns the common MAD header. Method is kept whole (R bit
 // included), as every tool shows it.
-var HeaderLayout = Layout{
+// It is shared and must not be modified.
+func HeaderLayout() *Layout { return &layoutHeader }
+
+var layoutHeader = Layout{
 	Name: "MADHeader",
 	Size: HeaderSize,
 	Fields: []Field{hdrBaseVersion, hdrMgmtClass, hdrClassVersion, hdrMethod,
@@ -139,7 +142,7 @@ type Header struct {
 
 // UnmarshalBinary decodes the header from the first 24 bytes of b.
 func (h *Header) UnmarshalBinary(b []byte) error {
-	if err := HeaderLayout.Check(b); err != nil {
+	if err := layoutHeader.Check(b); err != nil {
 		return err
 	}
 	h.BaseVersion = uint8(hdrBaseVersion.Get(b))

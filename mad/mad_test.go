@@ -13,11 +13,11 @@ import (
 )
 
 func TestHeaderWalkingOnes(t *testing.T) {
-	madtest.WalkingOnes(t, &mad.HeaderLayout, func() madtest.Codec { return new(mad.Header) })
+	madtest.WalkingOnes(t, mad.HeaderLayout(), func() madtest.Codec { return new(mad.Header) })
 }
 
 func TestClassPortInfoWalkingOnes(t *testing.T) {
-	madtest.WalkingOnes(t, &mad.ClassPortInfoLayout, func() madtest.Codec { return new(mad.ClassPortInfo) })
+	madtest.WalkingOnes(t, mad.ClassPortInfoLayout(), func() madtest.Codec { return new(mad.ClassPortInfo) })
 }
 
 func TestClassPortInfoRoundTrip(t *testing.T) {
@@ -33,8 +33,8 @@ func TestClassPortInfoRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) != mad.ClassPortInfoLayout.Size {
-		t.Fatalf("MarshalBinary gave %d bytes, want %d", len(b), mad.ClassPortInfoLayout.Size)
+	if len(b) != mad.ClassPortInfoLayout().Size {
+		t.Fatalf("MarshalBinary gave %d bytes, want %d", len(b), mad.ClassPortInfoLayout().Size)
 	}
 	var got mad.ClassPortInfo
 	if err := got.UnmarshalBinary(b); err != nil {

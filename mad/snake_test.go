@@ -59,8 +59,8 @@ func TestSnakeName(t *testing.T) {
 
 // allLayouts is every layout of mad and its sub-packages, once each.
 func allLayouts() []*mad.Layout {
-	ls := []*mad.Layout{&mad.HeaderLayout, &mad.ClassPortInfoLayout, &smp.SMPLayout, &smp.DRSMPLayout, &perf.MADLayout,
-		&sa.HeaderLayout, &rmpp.HeaderLayout, &cc.MADLayout, &cc.LogMADLayout}
+	ls := []*mad.Layout{mad.HeaderLayout(), mad.ClassPortInfoLayout(), smp.SMPLayout(), smp.DRSMPLayout(), perf.MADLayout(),
+		sa.HeaderLayout(), rmpp.HeaderLayout(), cc.MADLayout(), cc.LogMADLayout()}
 	more := slices.Concat(smp.Layouts(), perf.Layouts(), cc.Layouts(), cm.Layouts())
 	for _, a := range sa.Attrs() {
 		more = append(more, a.Layout)

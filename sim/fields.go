@@ -44,34 +44,34 @@ func init() {
 		}
 		return f
 	}
-	niPortGUID = get(&smp.NodeInfoLayout, "PortGUID")
-	niLocalPortNum = get(&smp.NodeInfoLayout, "LocalPortNum")
-	piLocalPortNum = get(&smp.PortInfoLayout, "LocalPortNum")
-	piMKey = get(&smp.PortInfoLayout, "M_Key")
-	piLID = get(&smp.PortInfoLayout, "LID")
-	piLMC = get(&smp.PortInfoLayout, "LMC")
-	piMasterSMLID = get(&smp.PortInfoLayout, "MasterSMLID")
-	piGIDPrefix = get(&smp.PortInfoLayout, "GidPrefix")
-	piPortState = get(&smp.PortInfoLayout, "PortState")
-	piPortPhysicalState = get(&smp.PortInfoLayout, "PortPhysicalState")
-	piHOQLife = get(&smp.PortInfoLayout, "HOQLife")
-	piCapabilityMask = get(&smp.PortInfoLayout, "CapabilityMask")
-	ndNodeString = get(&smp.NodeDescriptionLayout, "NodeString")
+	niPortGUID = get(smp.NodeInfoLayout(), "PortGUID")
+	niLocalPortNum = get(smp.NodeInfoLayout(), "LocalPortNum")
+	piLocalPortNum = get(smp.PortInfoLayout(), "LocalPortNum")
+	piMKey = get(smp.PortInfoLayout(), "M_Key")
+	piLID = get(smp.PortInfoLayout(), "LID")
+	piLMC = get(smp.PortInfoLayout(), "LMC")
+	piMasterSMLID = get(smp.PortInfoLayout(), "MasterSMLID")
+	piGIDPrefix = get(smp.PortInfoLayout(), "GidPrefix")
+	piPortState = get(smp.PortInfoLayout(), "PortState")
+	piPortPhysicalState = get(smp.PortInfoLayout(), "PortPhysicalState")
+	piHOQLife = get(smp.PortInfoLayout(), "HOQLife")
+	piCapabilityMask = get(smp.PortInfoLayout(), "CapabilityMask")
+	ndNodeString = get(smp.NodeDescriptionLayout(), "NodeString")
 
-	pcPortSelect = get(&perf.PortCountersLayout, "PortSelect")
-	pcCounterSelect = get(&perf.PortCountersLayout, "CounterSelect")
-	pcCounterSelect2 = get(&perf.PortCountersLayout, "CounterSelect2")
-	pcePortSelect = get(&perf.PortCountersExtendedLayout, "PortSelect")
-	pceCounterSelect = get(&perf.PortCountersExtendedLayout, "CounterSelect")
-	pceCounterSelect2 = get(&perf.PortCountersExtendedLayout, "CounterSelect2")
+	pcPortSelect = get(perf.PortCountersLayout(), "PortSelect")
+	pcCounterSelect = get(perf.PortCountersLayout(), "CounterSelect")
+	pcCounterSelect2 = get(perf.PortCountersLayout(), "CounterSelect2")
+	pcePortSelect = get(perf.PortCountersExtendedLayout(), "PortSelect")
+	pceCounterSelect = get(perf.PortCountersExtendedLayout(), "CounterSelect")
+	pceCounterSelect2 = get(perf.PortCountersExtendedLayout(), "CounterSelect2")
 	for i, name := range pcNames {
-		pcFields[i] = get(&perf.PortCountersLayout, name)
+		pcFields[i] = get(perf.PortCountersLayout(), name)
 	}
 	for i := range pcFields {
 		pcMax[i] = uint32(min(pcFields[i].Max(), 0xffffffff))
 	}
 	for i, name := range pceNames {
-		pceFields[i] = get(&perf.PortCountersExtendedLayout, name)
+		pceFields[i] = get(perf.PortCountersExtendedLayout(), name)
 	}
 	layoutErr = joinErr(layoutErr, errs)
 }

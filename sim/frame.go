@@ -58,19 +58,19 @@ func init() {
 		}
 		return byteField{off: fl.Bit / 8, n: fl.Width / 8}
 	}
-	fMethod = byteAligned(&mad.HeaderLayout, "Method", 1)
-	fStatus = byteAligned(&mad.HeaderLayout, "Status", 2)
-	fAttrID = byteAligned(&mad.HeaderLayout, "AttributeID", 2)
-	fAttrMod = byteAligned(&mad.HeaderLayout, "AttributeModifier", 4)
-	fSMPData = byteAligned(&smp.SMPLayout, "Data", 64)
-	fHopPtr = byteAligned(&smp.DRSMPLayout, "HopPointer", 1)
-	fHopCnt = byteAligned(&smp.DRSMPLayout, "HopCount", 1)
-	fDrSLID = byteAligned(&smp.DRSMPLayout, "DrSLID", 2)
-	fDrDLID = byteAligned(&smp.DRSMPLayout, "DrDLID", 2)
-	fInitPath = byteAligned(&smp.DRSMPLayout, "InitialPath", 0)
-	fRetPath = byteAligned(&smp.DRSMPLayout, "ReturnPath", 0)
-	if d, ok := smp.DRSMPLayout.Field("D"); !ok || d.Width != 1 {
-		errs = append(errs, fmt.Errorf("sim: layout %s has no one-bit field D", smp.DRSMPLayout.Name))
+	fMethod = byteAligned(mad.HeaderLayout(), "Method", 1)
+	fStatus = byteAligned(mad.HeaderLayout(), "Status", 2)
+	fAttrID = byteAligned(mad.HeaderLayout(), "AttributeID", 2)
+	fAttrMod = byteAligned(mad.HeaderLayout(), "AttributeModifier", 4)
+	fSMPData = byteAligned(smp.SMPLayout(), "Data", 64)
+	fHopPtr = byteAligned(smp.DRSMPLayout(), "HopPointer", 1)
+	fHopCnt = byteAligned(smp.DRSMPLayout(), "HopCount", 1)
+	fDrSLID = byteAligned(smp.DRSMPLayout(), "DrSLID", 2)
+	fDrDLID = byteAligned(smp.DRSMPLayout(), "DrDLID", 2)
+	fInitPath = byteAligned(smp.DRSMPLayout(), "InitialPath", 0)
+	fRetPath = byteAligned(smp.DRSMPLayout(), "ReturnPath", 0)
+	if d, ok := smp.DRSMPLayout().Field("D"); !ok || d.Width != 1 {
+		errs = append(errs, fmt.Errorf("sim: layout %s has no one-bit field D", smp.DRSMPLayout().Name))
 	} else {
 		fDBit = bitField{off: d.Bit / 8, mask: 0x80 >> (d.Bit % 8)}
 		// The D bit must be the top bit of the common Status, as the

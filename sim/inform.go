@@ -137,7 +137,7 @@ func (f *Fabric) saInformInfo(req []byte, from uint16, qp uint32, sl uint8) []by
 		f.sa.informs = slices.Delete(f.sa.informs, i, i+1)
 	}
 	// o13-12.1.1: the answer is a copy of the request's InformInfo.
-	copy(resp[sa.HeaderSize:], req[sa.HeaderSize:sa.HeaderSize+sa.InformInfoLayout.Size])
+	copy(resp[sa.HeaderSize:], req[sa.HeaderSize:sa.HeaderSize+sa.InformInfoLayout().Size])
 	sa.SetAttributeOffset(resp, uint16(sa.InformInfo.Stride))
 	return resp
 }

@@ -7,11 +7,11 @@ import (
 )
 
 var (
-	piNeighborMTU, _    = smp.PortInfoLayout.Field("NeighborMTU")
-	piWidthActive, _    = smp.PortInfoLayout.Field("LinkWidthActive")
-	piSpeedActive, _    = smp.PortInfoLayout.Field("LinkSpeedActive")
-	piSpeedExtActive, _ = smp.PortInfoLayout.Field("LinkSpeedExtActive")
-	piMTUCap, _         = smp.PortInfoLayout.Field("MTUCap")
+	piNeighborMTU, _    = smp.PortInfoLayout().Field("NeighborMTU")
+	piWidthActive, _    = smp.PortInfoLayout().Field("LinkWidthActive")
+	piSpeedActive, _    = smp.PortInfoLayout().Field("LinkSpeedActive")
+	piSpeedExtActive, _ = smp.PortInfoLayout().Field("LinkSpeedExtActive")
+	piMTUCap, _         = smp.PortInfoLayout().Field("MTUCap")
 	prSLID, _, _        = sa.PathRecord.Field("SLID")
 	prDLID, _, _        = sa.PathRecord.Field("DLID")
 	prSGID, _, _        = sa.PathRecord.Field("SGID")

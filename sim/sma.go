@@ -59,7 +59,7 @@ func (f *Fabric) sma(n *node, in *port, b []byte) (uint16, action) {
 		// Like ibsim: block 0 holds the port GUID, the rest is empty.
 		clear(d)
 		if mod == 0 {
-			smp.GUIDInfoLayout.Fields[0].Put(d, n.endport(in).guid)
+			smp.GUIDInfoLayout().Fields[0].Put(d, n.endport(in).guid)
 		}
 		if set {
 			st = stUnsupported
@@ -307,7 +307,7 @@ func pkeyTable(n *node, in *port, mod uint32, set bool, d []byte) uint16 {
 	if block*32 >= size {
 		return stInvalid
 	}
-	fields := smp.PKeyTableLayout.Fields
+	fields := smp.PKeyTableLayout().Fields
 	base := block * 32
 	if set {
 		if p.pkeys == nil {
@@ -339,7 +339,7 @@ func lftBlock(n *node, mod uint32, set bool, d []byte) uint16 {
 	if mod > maxLFTBlock {
 		return stInvalid
 	}
-	fields := smp.LinearForwardingTableLayout.Fields
+	fields := smp.LinearForwardingTableLayout().Fields
 	base := int(mod) * smp.LIDsPerLFTBlock
 	if set {
 		if base >= linearFDBCap {

@@ -132,7 +132,7 @@ func TestCMKernelRemoteLID(t *testing.T) {
 			resp := make([]byte, mad.Size)
 			copy(resp, p.Data[:sa.HeaderSize])
 			resp[3] = mad.MethodGetResp
-			sa.SetAttributeOffset(resp, uint16(sa.PathRecordLayout.Size/8))
+			sa.SetAttributeOffset(resp, uint16(sa.PathRecordLayout().Size/8))
 			pr := sa.PathRec{SLID: q.SLID, DLID: q.DLID, SGID: mad.NewGID(0xfe80000000000000, 0x0002c90300001001), DGID: remote, PKey: 0xffff, NumbPath: 1}
 			if _, err := pr.AppendBinary(resp[sa.HeaderSize:sa.HeaderSize]); err != nil {
 				t.Errorf("PathRecord: %v", err)

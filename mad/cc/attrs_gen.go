@@ -29,8 +29,11 @@ var (
 	ciControlTableCap = mad.Field{Name: "ControlTableCap", LuaKey: "control_table_cap", Bit: 16, Width: 8, Doc: "64-entry blocks of the CongestionControlTable (CA)"}
 )
 
-// CongestionInfoLayout is the CongestionInfo attribute (0x0011, 4 bytes).
-var CongestionInfoLayout = mad.Layout{
+// CongestionInfoLayout returns the layout of the CongestionInfo attribute (0x0011, 4 bytes). It is
+// shared and must not be modified.
+func CongestionInfoLayout() *mad.Layout { return &layoutCongestionInfo }
+
+var layoutCongestionInfo = mad.Layout{
 	Name: "CongestionInfo",
 	ID:   AttrCongestionInfo,
 	Size: 4,
@@ -54,7 +57,7 @@ type CongestionInfo struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (c *CongestionInfo) UnmarshalBinary(b []byte) error {
-	if err := CongestionInfoLayout.CheckMin(b, 4); err != nil {
+	if err := layoutCongestionInfo.CheckMin(b, 4); err != nil {
 		return err
 	}
 	_ = b[3]
@@ -67,7 +70,7 @@ func (c *CongestionInfo) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (c *CongestionInfo) AppendBinary(b []byte) ([]byte, error) {
-	all, d := CongestionInfoLayout.Append(b)
+	all, d := layoutCongestionInfo.Append(b)
 	_ = d[3]
 	binary.BigEndian.PutUint16(d[0:], c.Info)
 	d[2] = c.ControlTableCap
@@ -78,7 +81,7 @@ func (c *CongestionInfo) AppendBinary(b []byte) ([]byte, error) {
 func (c *CongestionInfo) MarshalBinary() ([]byte, error) { return c.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, CongestionInfoLayout.
-func (*CongestionInfo) AttrLayout() *mad.Layout { return &CongestionInfoLayout }
+func (*CongestionInfo) AttrLayout() *mad.Layout { return &layoutCongestionInfo }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (c *CongestionInfo) String() string {
@@ -86,7 +89,7 @@ func (c *CongestionInfo) String() string {
 	if err != nil {
 		return "CongestionInfo" + ": " + err.Error()
 	}
-	return CongestionInfoLayout.Text(b)
+	return layoutCongestionInfo.Text(b)
 }
 
 // CongestionKeyInfo rows (IBA table "CongestionKeyInfo").
@@ -97,8 +100,11 @@ var (
 	ckiCCKeyViolations  = mad.Field{Name: "CC_KeyViolations", LuaKey: "cc_key_violations", Bit: 96, Width: 16}
 )
 
-// CongestionKeyInfoLayout is the CongestionKeyInfo attribute (0x0012, 16 bytes).
-var CongestionKeyInfoLayout = mad.Layout{
+// CongestionKeyInfoLayout returns the layout of the CongestionKeyInfo attribute (0x0012, 16 bytes). It is
+// shared and must not be modified.
+func CongestionKeyInfoLayout() *mad.Layout { return &layoutCongestionKeyInfo }
+
+var layoutCongestionKeyInfo = mad.Layout{
 	Name: "CongestionKeyInfo",
 	ID:   AttrCongestionKeyInfo,
 	Size: 16,
@@ -126,7 +132,7 @@ type CongestionKeyInfo struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (c *CongestionKeyInfo) UnmarshalBinary(b []byte) error {
-	if err := CongestionKeyInfoLayout.CheckMin(b, 16); err != nil {
+	if err := layoutCongestionKeyInfo.CheckMin(b, 16); err != nil {
 		return err
 	}
 	_ = b[15]
@@ -141,7 +147,7 @@ func (c *CongestionKeyInfo) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (c *CongestionKeyInfo) AppendBinary(b []byte) ([]byte, error) {
-	all, d := CongestionKeyInfoLayout.Append(b)
+	all, d := layoutCongestionKeyInfo.Append(b)
 	_ = d[15]
 	binary.BigEndian.PutUint64(d[0:], c.CCKey)
 	if c.CCKeyProtectBit {
@@ -156,7 +162,7 @@ func (c *CongestionKeyInfo) AppendBinary(b []byte) ([]byte, error) {
 func (c *CongestionKeyInfo) MarshalBinary() ([]byte, error) { return c.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, CongestionKeyInfoLayout.
-func (*CongestionKeyInfo) AttrLayout() *mad.Layout { return &CongestionKeyInfoLayout }
+func (*CongestionKeyInfo) AttrLayout() *mad.Layout { return &layoutCongestionKeyInfo }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (c *CongestionKeyInfo) String() string {
@@ -164,7 +170,7 @@ func (c *CongestionKeyInfo) String() string {
 	if err != nil {
 		return "CongestionKeyInfo" + ": " + err.Error()
 	}
-	return CongestionKeyInfoLayout.Text(b)
+	return layoutCongestionKeyInfo.Text(b)
 }
 
 // CongestionLog rows (IBA table "CongestionLog").
@@ -176,8 +182,11 @@ var (
 	clPortMap          = mad.Field{Name: "PortMap", LuaKey: "port_map", Bit: 64, Width: 256, Kind: mad.Bytes, Doc: "bit i: port i saw congestion"}
 )
 
-// CongestionLogLayout is the CongestionLog attribute (0x0013, 220 bytes).
-var CongestionLogLayout = mad.Layout{
+// CongestionLogLayout returns the layout of the CongestionLog attribute (0x0013, 220 bytes). It is
+// shared and must not be modified.
+func CongestionLogLayout() *mad.Layout { return &layoutCongestionLog }
+
+var layoutCongestionLog = mad.Layout{
 	Name: "CongestionLog",
 	ID:   AttrCongestionLog,
 	Size: 220,
@@ -272,7 +281,7 @@ type CongestionLog struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (c *CongestionLog) UnmarshalBinary(b []byte) error {
-	if err := CongestionLogLayout.CheckMin(b, 220); err != nil {
+	if err := layoutCongestionLog.CheckMin(b, 220); err != nil {
 		return err
 	}
 	_ = b[219]
@@ -393,7 +402,7 @@ func (c *CongestionLog) AppendBinary(b []byte) ([]byte, error) {
 	if c.SL[14] > 0xf {
 		return b, mad.RangeError("congestionlog", "SL14", uint64(c.SL[14]), 0xf)
 	}
-	all, d := CongestionLogLayout.Append(b)
+	all, d := layoutCongestionLog.Append(b)
 	_ = d[219]
 	d[0] = c.LogType
 	d[1] = c.CongestionFlags
@@ -467,7 +476,7 @@ func (c *CongestionLog) AppendBinary(b []byte) ([]byte, error) {
 func (c *CongestionLog) MarshalBinary() ([]byte, error) { return c.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, CongestionLogLayout.
-func (*CongestionLog) AttrLayout() *mad.Layout { return &CongestionLogLayout }
+func (*CongestionLog) AttrLayout() *mad.Layout { return &layoutCongestionLog }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (c *CongestionLog) String() string {
@@ -475,7 +484,7 @@ func (c *CongestionLog) String() string {
 	if err != nil {
 		return "CongestionLog" + ": " + err.Error()
 	}
-	return CongestionLogLayout.Text(b)
+	return layoutCongestionLog.Text(b)
 }
 
 // CongestionLogCA rows (IBA table "CongestionLogCA").
@@ -487,8 +496,11 @@ var (
 	clcaCurrentTimeStamp            = mad.Field{Name: "CurrentTimeStamp", LuaKey: "current_time_stamp", Bit: 64, Width: 32, Doc: "1.024 us units"}
 )
 
-// CongestionLogCALayout is the CongestionLogCA attribute (0x0013, 220 bytes).
-var CongestionLogCALayout = mad.Layout{
+// CongestionLogCALayout returns the layout of the CongestionLogCA attribute (0x0013, 220 bytes). It is
+// shared and must not be modified.
+func CongestionLogCALayout() *mad.Layout { return &layoutCongestionLogCA }
+
+var layoutCongestionLogCA = mad.Layout{
 	Name: "CongestionLogCA",
 	ID:   AttrCongestionLog,
 	Size: 220,
@@ -617,7 +629,7 @@ type CongestionLogCA struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (c *CongestionLogCA) UnmarshalBinary(b []byte) error {
-	if err := CongestionLogCALayout.CheckMin(b, 220); err != nil {
+	if err := layoutCongestionLogCA.CheckMin(b, 220); err != nil {
 		return err
 	}
 	_ = b[219]
@@ -880,7 +892,7 @@ func (c *CongestionLogCA) AppendBinary(b []byte) ([]byte, error) {
 	if c.RemoteQPNumberCNEntry[12] > 0xffffff {
 		return b, mad.RangeError("congestionlogca", "Remote_QP_Number_CN_Entry12", uint64(c.RemoteQPNumberCNEntry[12]), 0xffffff)
 	}
-	all, d := CongestionLogCALayout.Append(b)
+	all, d := layoutCongestionLogCA.Append(b)
 	_ = d[219]
 	d[0] = c.LogType
 	d[1] = c.CongestionFlags
@@ -1115,7 +1127,7 @@ func (c *CongestionLogCA) AppendBinary(b []byte) ([]byte, error) {
 func (c *CongestionLogCA) MarshalBinary() ([]byte, error) { return c.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, CongestionLogCALayout.
-func (*CongestionLogCA) AttrLayout() *mad.Layout { return &CongestionLogCALayout }
+func (*CongestionLogCA) AttrLayout() *mad.Layout { return &layoutCongestionLogCA }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (c *CongestionLogCA) String() string {
@@ -1123,7 +1135,7 @@ func (c *CongestionLogCA) String() string {
 	if err != nil {
 		return "CongestionLogCA" + ": " + err.Error()
 	}
-	return CongestionLogCALayout.Text(b)
+	return layoutCongestionLogCA.Text(b)
 }
 
 // SwitchCongestionSetting rows (IBA table "SwitchCongestionSetting").
@@ -1138,8 +1150,11 @@ var (
 	scsMarkingRate   = mad.Field{Name: "Marking_Rate", LuaKey: "marking_rate", Bit: 592, Width: 16}
 )
 
-// SwitchCongestionSettingLayout is the SwitchCongestionSetting attribute (0x0014, 76 bytes).
-var SwitchCongestionSettingLayout = mad.Layout{
+// SwitchCongestionSettingLayout returns the layout of the SwitchCongestionSetting attribute (0x0014, 76 bytes). It is
+// shared and must not be modified.
+func SwitchCongestionSettingLayout() *mad.Layout { return &layoutSwitchCongestionSetting }
+
+var layoutSwitchCongestionSetting = mad.Layout{
 	Name: "SwitchCongestionSetting",
 	ID:   AttrSwitchCongestionSetting,
 	Size: 76,
@@ -1174,7 +1189,7 @@ type SwitchCongestionSetting struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (s *SwitchCongestionSetting) UnmarshalBinary(b []byte) error {
-	if err := SwitchCongestionSettingLayout.CheckMin(b, 76); err != nil {
+	if err := layoutSwitchCongestionSetting.CheckMin(b, 76); err != nil {
 		return err
 	}
 	_ = b[75]
@@ -1199,7 +1214,7 @@ func (s *SwitchCongestionSetting) AppendBinary(b []byte) ([]byte, error) {
 	if s.CSThreshold > 0xf {
 		return b, mad.RangeError("switchcongestionsetting", "CS_Threshold", uint64(s.CSThreshold), 0xf)
 	}
-	all, d := SwitchCongestionSettingLayout.Append(b)
+	all, d := layoutSwitchCongestionSetting.Append(b)
 	_ = d[75]
 	binary.BigEndian.PutUint32(d[0:], s.ControlMap)
 	copy(d[4:36], s.VictimMask[:])
@@ -1216,7 +1231,7 @@ func (s *SwitchCongestionSetting) AppendBinary(b []byte) ([]byte, error) {
 func (s *SwitchCongestionSetting) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, SwitchCongestionSettingLayout.
-func (*SwitchCongestionSetting) AttrLayout() *mad.Layout { return &SwitchCongestionSettingLayout }
+func (*SwitchCongestionSetting) AttrLayout() *mad.Layout { return &layoutSwitchCongestionSetting }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (s *SwitchCongestionSetting) String() string {
@@ -1224,11 +1239,14 @@ func (s *SwitchCongestionSetting) String() string {
 	if err != nil {
 		return "SwitchCongestionSetting" + ": " + err.Error()
 	}
-	return SwitchCongestionSettingLayout.Text(b)
+	return layoutSwitchCongestionSetting.Text(b)
 }
 
-// SwitchPortCongestionSettingLayout is the SwitchPortCongestionSetting attribute (0x0015, 128 bytes).
-var SwitchPortCongestionSettingLayout = mad.Layout{
+// SwitchPortCongestionSettingLayout returns the layout of the SwitchPortCongestionSetting attribute (0x0015, 128 bytes). It is
+// shared and must not be modified.
+func SwitchPortCongestionSettingLayout() *mad.Layout { return &layoutSwitchPortCongestionSetting }
+
+var layoutSwitchPortCongestionSetting = mad.Layout{
 	Name: "SwitchPortCongestionSetting",
 	ID:   AttrSwitchPortCongestionSetting,
 	Size: 128,
@@ -1414,7 +1432,7 @@ type SwitchPortCongestionSetting struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (s *SwitchPortCongestionSetting) UnmarshalBinary(b []byte) error {
-	if err := SwitchPortCongestionSettingLayout.CheckMin(b, 128); err != nil {
+	if err := layoutSwitchPortCongestionSetting.CheckMin(b, 128); err != nil {
 		return err
 	}
 	_ = b[127]
@@ -1681,7 +1699,7 @@ func (s *SwitchPortCongestionSetting) AppendBinary(b []byte) ([]byte, error) {
 	if s.Threshold[31] > 0xf {
 		return b, mad.RangeError("switchportcongestionsetting", "Threshold31", uint64(s.Threshold[31]), 0xf)
 	}
-	all, d := SwitchPortCongestionSettingLayout.Append(b)
+	all, d := layoutSwitchPortCongestionSetting.Append(b)
 	_ = d[127]
 	if s.Valid[0] {
 		d[0] |= 0x80
@@ -1979,7 +1997,7 @@ func (s *SwitchPortCongestionSetting) MarshalBinary() ([]byte, error) { return s
 
 // AttrLayout returns the layout of the attribute, SwitchPortCongestionSettingLayout.
 func (*SwitchPortCongestionSetting) AttrLayout() *mad.Layout {
-	return &SwitchPortCongestionSettingLayout
+	return &layoutSwitchPortCongestionSetting
 }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
@@ -1988,7 +2006,7 @@ func (s *SwitchPortCongestionSetting) String() string {
 	if err != nil {
 		return "SwitchPortCongestionSetting" + ": " + err.Error()
 	}
-	return SwitchPortCongestionSettingLayout.Text(b)
+	return layoutSwitchPortCongestionSetting.Text(b)
 }
 
 // CACongestionSetting rows (IBA table "CACongestionSetting").
@@ -1997,8 +2015,11 @@ var (
 	cacsControlMap  = mad.Field{Name: "Control_Map", LuaKey: "control_map", Bit: 16, Width: 16, Kind: mad.Hex, Doc: "bit i: SL i's entry is set"}
 )
 
-// CACongestionSettingLayout is the CACongestionSetting attribute (0x0016, 132 bytes).
-var CACongestionSettingLayout = mad.Layout{
+// CACongestionSettingLayout returns the layout of the CACongestionSetting attribute (0x0016, 132 bytes). It is
+// shared and must not be modified.
+func CACongestionSettingLayout() *mad.Layout { return &layoutCACongestionSetting }
+
+var layoutCACongestionSetting = mad.Layout{
 	Name: "CACongestionSetting",
 	ID:   AttrCACongestionSetting,
 	Size: 132,
@@ -2089,7 +2110,7 @@ type CACongestionSetting struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (c *CACongestionSetting) UnmarshalBinary(b []byte) error {
-	if err := CACongestionSettingLayout.CheckMin(b, 132); err != nil {
+	if err := layoutCACongestionSetting.CheckMin(b, 132); err != nil {
 		return err
 	}
 	_ = b[131]
@@ -2166,7 +2187,7 @@ func (c *CACongestionSetting) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (c *CACongestionSetting) AppendBinary(b []byte) ([]byte, error) {
-	all, d := CACongestionSettingLayout.Append(b)
+	all, d := layoutCACongestionSetting.Append(b)
 	_ = d[131]
 	binary.BigEndian.PutUint16(d[0:], c.PortControl)
 	binary.BigEndian.PutUint16(d[2:], c.ControlMap)
@@ -2241,7 +2262,7 @@ func (c *CACongestionSetting) AppendBinary(b []byte) ([]byte, error) {
 func (c *CACongestionSetting) MarshalBinary() ([]byte, error) { return c.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, CACongestionSettingLayout.
-func (*CACongestionSetting) AttrLayout() *mad.Layout { return &CACongestionSettingLayout }
+func (*CACongestionSetting) AttrLayout() *mad.Layout { return &layoutCACongestionSetting }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (c *CACongestionSetting) String() string {
@@ -2249,7 +2270,7 @@ func (c *CACongestionSetting) String() string {
 	if err != nil {
 		return "CACongestionSetting" + ": " + err.Error()
 	}
-	return CACongestionSettingLayout.Text(b)
+	return layoutCACongestionSetting.Text(b)
 }
 
 // CongestionControlTable rows (IBA table "CongestionControlTable").
@@ -2257,8 +2278,11 @@ var (
 	cctCCTILimit = mad.Field{Name: "CCTI_Limit", LuaKey: "ccti_limit", Bit: 0, Width: 16, Doc: "the largest valid index"}
 )
 
-// CongestionControlTableLayout is the CongestionControlTable attribute (0x0017, 132 bytes).
-var CongestionControlTableLayout = mad.Layout{
+// CongestionControlTableLayout returns the layout of the CongestionControlTable attribute (0x0017, 132 bytes). It is
+// shared and must not be modified.
+func CongestionControlTableLayout() *mad.Layout { return &layoutCongestionControlTable }
+
+var layoutCongestionControlTable = mad.Layout{
 	Name: "CongestionControlTable",
 	ID:   AttrCongestionControlTable,
 	Size: 132,
@@ -2410,7 +2434,7 @@ type CongestionControlTable struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (c *CongestionControlTable) UnmarshalBinary(b []byte) error {
-	if err := CongestionControlTableLayout.CheckMin(b, 132); err != nil {
+	if err := layoutCongestionControlTable.CheckMin(b, 132); err != nil {
 		return err
 	}
 	_ = b[131]
@@ -2934,7 +2958,7 @@ func (c *CongestionControlTable) AppendBinary(b []byte) ([]byte, error) {
 	if c.CCTMultiplier[63] > 0x3fff {
 		return b, mad.RangeError("congestioncontroltable", "CCT_Multiplier63", uint64(c.CCTMultiplier[63]), 0x3fff)
 	}
-	all, d := CongestionControlTableLayout.Append(b)
+	all, d := layoutCongestionControlTable.Append(b)
 	_ = d[131]
 	binary.BigEndian.PutUint16(d[0:], c.CCTILimit)
 	d[4] |= c.CCTShift[0] << 6
@@ -3328,7 +3352,7 @@ func (c *CongestionControlTable) AppendBinary(b []byte) ([]byte, error) {
 func (c *CongestionControlTable) MarshalBinary() ([]byte, error) { return c.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, CongestionControlTableLayout.
-func (*CongestionControlTable) AttrLayout() *mad.Layout { return &CongestionControlTableLayout }
+func (*CongestionControlTable) AttrLayout() *mad.Layout { return &layoutCongestionControlTable }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (c *CongestionControlTable) String() string {
@@ -3336,7 +3360,7 @@ func (c *CongestionControlTable) String() string {
 	if err != nil {
 		return "CongestionControlTable" + ": " + err.Error()
 	}
-	return CongestionControlTableLayout.Text(b)
+	return layoutCongestionControlTable.Text(b)
 }
 
 // Timestamp rows (IBA table "Timestamp").
@@ -3344,8 +3368,11 @@ var (
 	tsTime = mad.Field{Name: "Timestamp", LuaKey: "timestamp", Bit: 0, Width: 32, Doc: "1.024 us units"}
 )
 
-// TimestampLayout is the Timestamp attribute (0x0018, 4 bytes).
-var TimestampLayout = mad.Layout{
+// TimestampLayout returns the layout of the Timestamp attribute (0x0018, 4 bytes). It is
+// shared and must not be modified.
+func TimestampLayout() *mad.Layout { return &layoutTimestamp }
+
+var layoutTimestamp = mad.Layout{
 	Name: "Timestamp",
 	ID:   AttrTimestamp,
 	Size: 4,
@@ -3366,7 +3393,7 @@ type Timestamp struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (t *Timestamp) UnmarshalBinary(b []byte) error {
-	if err := TimestampLayout.CheckMin(b, 4); err != nil {
+	if err := layoutTimestamp.CheckMin(b, 4); err != nil {
 		return err
 	}
 	_ = b[3]
@@ -3378,7 +3405,7 @@ func (t *Timestamp) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (t *Timestamp) AppendBinary(b []byte) ([]byte, error) {
-	all, d := TimestampLayout.Append(b)
+	all, d := layoutTimestamp.Append(b)
 	_ = d[3]
 	binary.BigEndian.PutUint32(d[0:], t.Time)
 	return all, nil
@@ -3388,7 +3415,7 @@ func (t *Timestamp) AppendBinary(b []byte) ([]byte, error) {
 func (t *Timestamp) MarshalBinary() ([]byte, error) { return t.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, TimestampLayout.
-func (*Timestamp) AttrLayout() *mad.Layout { return &TimestampLayout }
+func (*Timestamp) AttrLayout() *mad.Layout { return &layoutTimestamp }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (t *Timestamp) String() string {
@@ -3396,7 +3423,7 @@ func (t *Timestamp) String() string {
 	if err != nil {
 		return "Timestamp" + ": " + err.Error()
 	}
-	return TimestampLayout.Text(b)
+	return layoutTimestamp.Text(b)
 }
 
 // Layouts returns the layouts of the attributes this package decodes, in
@@ -3404,16 +3431,16 @@ func (t *Timestamp) String() string {
 // to are shared and must not be modified.
 func Layouts() []*mad.Layout {
 	return []*mad.Layout{
-		&mad.ClassPortInfoLayout,
-		&CongestionInfoLayout,
-		&CongestionKeyInfoLayout,
-		&CongestionLogLayout,
-		&CongestionLogCALayout,
-		&SwitchCongestionSettingLayout,
-		&SwitchPortCongestionSettingLayout,
-		&CACongestionSettingLayout,
-		&CongestionControlTableLayout,
-		&TimestampLayout,
+		mad.ClassPortInfoLayout(),
+		&layoutCongestionInfo,
+		&layoutCongestionKeyInfo,
+		&layoutCongestionLog,
+		&layoutCongestionLogCA,
+		&layoutSwitchCongestionSetting,
+		&layoutSwitchPortCongestionSetting,
+		&layoutCACongestionSetting,
+		&layoutCongestionControlTable,
+		&layoutTimestamp,
 	}
 }
 
@@ -3422,23 +3449,23 @@ func Layouts() []*mad.Layout {
 func LayoutByID(id uint16) *mad.Layout {
 	switch id {
 	case AttrClassPortInfo:
-		return &mad.ClassPortInfoLayout
+		return mad.ClassPortInfoLayout()
 	case AttrCongestionInfo:
-		return &CongestionInfoLayout
+		return &layoutCongestionInfo
 	case AttrCongestionKeyInfo:
-		return &CongestionKeyInfoLayout
+		return &layoutCongestionKeyInfo
 	case AttrCongestionLog:
-		return &CongestionLogLayout
+		return &layoutCongestionLog
 	case AttrSwitchCongestionSetting:
-		return &SwitchCongestionSettingLayout
+		return &layoutSwitchCongestionSetting
 	case AttrSwitchPortCongestionSetting:
-		return &SwitchPortCongestionSettingLayout
+		return &layoutSwitchPortCongestionSetting
 	case AttrCACongestionSetting:
-		return &CACongestionSettingLayout
+		return &layoutCACongestionSetting
 	case AttrCongestionControlTable:
-		return &CongestionControlTableLayout
+		return &layoutCongestionControlTable
 	case AttrTimestamp:
-		return &TimestampLayout
+		return &layoutTimestamp
 	}
 	return nil
 }
@@ -3474,25 +3501,25 @@ func NewCodec(id uint16) mad.Codec {
 // layouts that share an attribute ID.
 func CodecOf(l *mad.Layout) mad.Codec {
 	switch l {
-	case &mad.ClassPortInfoLayout:
+	case mad.ClassPortInfoLayout():
 		return new(mad.ClassPortInfo)
-	case &CongestionInfoLayout:
+	case &layoutCongestionInfo:
 		return new(CongestionInfo)
-	case &CongestionKeyInfoLayout:
+	case &layoutCongestionKeyInfo:
 		return new(CongestionKeyInfo)
-	case &CongestionLogLayout:
+	case &layoutCongestionLog:
 		return new(CongestionLog)
-	case &CongestionLogCALayout:
+	case &layoutCongestionLogCA:
 		return new(CongestionLogCA)
-	case &SwitchCongestionSettingLayout:
+	case &layoutSwitchCongestionSetting:
 		return new(SwitchCongestionSetting)
-	case &SwitchPortCongestionSettingLayout:
+	case &layoutSwitchPortCongestionSetting:
 		return new(SwitchPortCongestionSetting)
-	case &CACongestionSettingLayout:
+	case &layoutCACongestionSetting:
 		return new(CACongestionSetting)
-	case &CongestionControlTableLayout:
+	case &layoutCongestionControlTable:
 		return new(CongestionControlTable)
-	case &TimestampLayout:
+	case &layoutTimestamp:
 		return new(Timestamp)
 	}
 	return nil
@@ -3530,25 +3557,25 @@ func LayoutByName(name string) *mad.Layout {
 	}
 	switch strings.ToLower(name) {
 	case "cp":
-		return &mad.ClassPortInfoLayout
+		return mad.ClassPortInfoLayout()
 	case "ci":
-		return &CongestionInfoLayout
+		return &layoutCongestionInfo
 	case "ck":
-		return &CongestionKeyInfoLayout
+		return &layoutCongestionKeyInfo
 	case "congestionlogswitch":
-		return &CongestionLogLayout
+		return &layoutCongestionLog
 	case "cl":
-		return &CongestionLogLayout
+		return &layoutCongestionLog
 	case "ss":
-		return &SwitchCongestionSettingLayout
+		return &layoutSwitchCongestionSetting
 	case "sp":
-		return &SwitchPortCongestionSettingLayout
+		return &layoutSwitchPortCongestionSetting
 	case "cs":
-		return &CACongestionSettingLayout
+		return &layoutCACongestionSetting
 	case "ct":
-		return &CongestionControlTableLayout
+		return &layoutCongestionControlTable
 	case "ti":
-		return &TimestampLayout
+		return &layoutTimestamp
 	}
 	return nil
 }

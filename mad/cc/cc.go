@@ -30,21 +30,27 @@ var (
 	ccData    = mad.Field{Name: "Data", LuaKey: "data", Bit: 8 * DataOff, Width: 8 * (mad.Size - DataOff), Kind: mad.Bytes}
 )
 
-// MADLayout is a whole CC MAD (class 0x21, 256 bytes) of any attribute but
+// MADLayout returns a whole CC MAD (class 0x21, 256 bytes) of any attribute but
 // CongestionLog: the common header, CC_Key, 32 reserved bytes and 192
 // bytes of management data.
-var MADLayout = mad.Layout{
+// It is shared and must not be modified.
+func MADLayout() *mad.Layout { return &layoutMAD }
+
+var layoutMAD = mad.Layout{
 	Name:   "CongestionControlMAD",
 	Size:   mad.Size,
-	Fields: slices.Concat(mad.HeaderLayout.Fields, []mad.Field{ccKey, ccData}),
+	Fields: slices.Concat(mad.HeaderLayout().Fields, []mad.Field{ccKey, ccData}),
 }
 
-// LogMADLayout is a CC MAD of CongestionLog: the common header, CC_Key and
+// LogMADLayout returns a CC MAD of CongestionLog: the common header, CC_Key and
 // 224 bytes of log data.
-var LogMADLayout = mad.Layout{
+// It is shared and must not be modified.
+func LogMADLayout() *mad.Layout { return &layoutLogMAD }
+
+var layoutLogMAD = mad.Layout{
 	Name:   "CongestionControlLogMAD",
 	Size:   mad.Size,
-	Fields: slices.Concat(mad.HeaderLayout.Fields, []mad.Field{ccKey, ccLogData}),
+	Fields: slices.Concat(mad.HeaderLayout().Fields, []mad.Field{ccKey, ccLogData}),
 }
 
 // DataOffset returns where attribute attr's data starts in a CC MAD: 32
@@ -125,9 +131,9 @@ func LogLayout(d []byte) (*mad.Layout, error) {
 	}
 	switch d[0] {
 	case LogTypeSwitch:
-		return &CongestionLogLayout, nil
+		return &layoutCongestionLog, nil
 	case LogTypeCA:
-		return &CongestionLogCALayout, nil
+		return &layoutCongestionLogCA, nil
 	}
 	return nil, fmt.Errorf("cc: CongestionLog: unrecognized LogType %d (1 switch, 2 CA)", d[0])
 }

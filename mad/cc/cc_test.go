@@ -72,7 +72,7 @@ func TestLogLayout(t *testing.T) {
 	for _, tc := range []struct {
 		d    []byte
 		want *mad.Layout
-	}{{[]byte{1}, &cc.CongestionLogLayout}, {[]byte{2}, &cc.CongestionLogCALayout}} {
+	}{{[]byte{1}, cc.CongestionLogLayout()}, {[]byte{2}, cc.CongestionLogCALayout()}} {
 		if l, err := cc.LogLayout(tc.d); err != nil || l != tc.want {
 			t.Errorf("LogType %d: %v %v", tc.d[0], l, err)
 		}
@@ -82,7 +82,7 @@ func TestLogLayout(t *testing.T) {
 			t.Errorf("LogType %v: no error", d)
 		}
 	}
-	if cc.LayoutByName("CongestionLogCA") != &cc.CongestionLogCALayout || cc.LayoutByID(cc.AttrCongestionLog) != &cc.CongestionLogLayout {
+	if cc.LayoutByName("CongestionLogCA") != cc.CongestionLogCALayout() || cc.LayoutByID(cc.AttrCongestionLog) != cc.CongestionLogLayout() {
 		t.Error("index")
 	}
 }

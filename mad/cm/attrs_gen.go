@@ -75,8 +75,11 @@ var (
 	reqPrivateData              = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 1120, Width: 736, Kind: mad.Bytes}
 )
 
-// REQLayout is the REQ attribute (0x0010, 232 bytes).
-var REQLayout = mad.Layout{
+// REQLayout returns the layout of the REQ attribute (0x0010, 232 bytes). It is
+// shared and must not be modified.
+func REQLayout() *mad.Layout { return &layoutREQ }
+
+var layoutREQ = mad.Layout{
 	Name: "REQ",
 	ID:   AttrREQ,
 	Size: 232,
@@ -189,7 +192,7 @@ type REQ struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (r *REQ) UnmarshalBinary(b []byte) error {
-	if err := REQLayout.CheckMin(b, 232); err != nil {
+	if err := layoutREQ.CheckMin(b, 232); err != nil {
 		return err
 	}
 	_ = b[231]
@@ -328,7 +331,7 @@ func (r *REQ) AppendBinary(b []byte) ([]byte, error) {
 	if r.SAPSupported > 0x1 {
 		return b, mad.RangeError("req", "SAPSupported", uint64(r.SAPSupported), 0x1)
 	}
-	all, d := REQLayout.Append(b)
+	all, d := layoutREQ.Append(b)
 	_ = d[231]
 	binary.BigEndian.PutUint32(d[0:], r.LocalCommID)
 	{
@@ -419,7 +422,7 @@ func (r *REQ) AppendBinary(b []byte) ([]byte, error) {
 func (r *REQ) MarshalBinary() ([]byte, error) { return r.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, REQLayout.
-func (*REQ) AttrLayout() *mad.Layout { return &REQLayout }
+func (*REQ) AttrLayout() *mad.Layout { return &layoutREQ }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (r *REQ) String() string {
@@ -427,7 +430,7 @@ func (r *REQ) String() string {
 	if err != nil {
 		return "REQ" + ": " + err.Error()
 	}
-	return REQLayout.Text(b)
+	return layoutREQ.Text(b)
 }
 
 // MRA rows (IBA table "MRA").
@@ -439,8 +442,11 @@ var (
 	mraPrivateData    = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 80, Width: 1776, Kind: mad.Bytes}
 )
 
-// MRALayout is the MRA attribute (0x0011, 232 bytes).
-var MRALayout = mad.Layout{
+// MRALayout returns the layout of the MRA attribute (0x0011, 232 bytes). It is
+// shared and must not be modified.
+func MRALayout() *mad.Layout { return &layoutMRA }
+
+var layoutMRA = mad.Layout{
 	Name: "MRA",
 	ID:   AttrMRA,
 	Size: 232,
@@ -469,7 +475,7 @@ type MRA struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (m *MRA) UnmarshalBinary(b []byte) error {
-	if err := MRALayout.CheckMin(b, 232); err != nil {
+	if err := layoutMRA.CheckMin(b, 232); err != nil {
 		return err
 	}
 	_ = b[231]
@@ -491,7 +497,7 @@ func (m *MRA) AppendBinary(b []byte) ([]byte, error) {
 	if m.ServiceTimeout > 0x1f {
 		return b, mad.RangeError("mra", "ServiceTimeout", uint64(m.ServiceTimeout), 0x1f)
 	}
-	all, d := MRALayout.Append(b)
+	all, d := layoutMRA.Append(b)
 	_ = d[231]
 	binary.BigEndian.PutUint32(d[0:], m.LocalCommID)
 	binary.BigEndian.PutUint32(d[4:], m.RemoteCommID)
@@ -505,7 +511,7 @@ func (m *MRA) AppendBinary(b []byte) ([]byte, error) {
 func (m *MRA) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, MRALayout.
-func (*MRA) AttrLayout() *mad.Layout { return &MRALayout }
+func (*MRA) AttrLayout() *mad.Layout { return &layoutMRA }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (m *MRA) String() string {
@@ -513,7 +519,7 @@ func (m *MRA) String() string {
 	if err != nil {
 		return "MRA" + ": " + err.Error()
 	}
-	return MRALayout.Text(b)
+	return layoutMRA.Text(b)
 }
 
 // REJ rows (IBA table "REJ").
@@ -527,8 +533,11 @@ var (
 	rejPrivateData      = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 672, Width: 1184, Kind: mad.Bytes}
 )
 
-// REJLayout is the REJ attribute (0x0012, 232 bytes).
-var REJLayout = mad.Layout{
+// REJLayout returns the layout of the REJ attribute (0x0012, 232 bytes). It is
+// shared and must not be modified.
+func REJLayout() *mad.Layout { return &layoutREJ }
+
+var layoutREJ = mad.Layout{
 	Name: "REJ",
 	ID:   AttrREJ,
 	Size: 232,
@@ -561,7 +570,7 @@ type REJ struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (r *REJ) UnmarshalBinary(b []byte) error {
-	if err := REJLayout.CheckMin(b, 232); err != nil {
+	if err := layoutREJ.CheckMin(b, 232); err != nil {
 		return err
 	}
 	_ = b[231]
@@ -585,7 +594,7 @@ func (r *REJ) AppendBinary(b []byte) ([]byte, error) {
 	if r.RejectInfoLength > 0x7f {
 		return b, mad.RangeError("rej", "RejectInfoLength", uint64(r.RejectInfoLength), 0x7f)
 	}
-	all, d := REJLayout.Append(b)
+	all, d := layoutREJ.Append(b)
 	_ = d[231]
 	binary.BigEndian.PutUint32(d[0:], r.LocalCommID)
 	binary.BigEndian.PutUint32(d[4:], r.RemoteCommID)
@@ -601,7 +610,7 @@ func (r *REJ) AppendBinary(b []byte) ([]byte, error) {
 func (r *REJ) MarshalBinary() ([]byte, error) { return r.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, REJLayout.
-func (*REJ) AttrLayout() *mad.Layout { return &REJLayout }
+func (*REJ) AttrLayout() *mad.Layout { return &layoutREJ }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (r *REJ) String() string {
@@ -609,7 +618,7 @@ func (r *REJ) String() string {
 	if err != nil {
 		return "REJ" + ": " + err.Error()
 	}
-	return REJLayout.Text(b)
+	return layoutREJ.Text(b)
 }
 
 // REP rows (IBA table "REP").
@@ -631,8 +640,11 @@ var (
 	repPrivateData         = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 288, Width: 1568, Kind: mad.Bytes}
 )
 
-// REPLayout is the REP attribute (0x0013, 232 bytes).
-var REPLayout = mad.Layout{
+// REPLayout returns the layout of the REP attribute (0x0013, 232 bytes). It is
+// shared and must not be modified.
+func REPLayout() *mad.Layout { return &layoutREP }
+
+var layoutREP = mad.Layout{
 	Name: "REP",
 	ID:   AttrREP,
 	Size: 232,
@@ -681,7 +693,7 @@ type REP struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (r *REP) UnmarshalBinary(b []byte) error {
-	if err := REPLayout.CheckMin(b, 232); err != nil {
+	if err := layoutREP.CheckMin(b, 232); err != nil {
 		return err
 	}
 	_ = b[231]
@@ -731,7 +743,7 @@ func (r *REP) AppendBinary(b []byte) ([]byte, error) {
 	if r.SRQ > 0x1 {
 		return b, mad.RangeError("rep", "SRQ", uint64(r.SRQ), 0x1)
 	}
-	all, d := REPLayout.Append(b)
+	all, d := layoutREP.Append(b)
 	_ = d[231]
 	binary.BigEndian.PutUint32(d[0:], r.LocalCommID)
 	binary.BigEndian.PutUint32(d[4:], r.RemoteCommID)
@@ -770,7 +782,7 @@ func (r *REP) AppendBinary(b []byte) ([]byte, error) {
 func (r *REP) MarshalBinary() ([]byte, error) { return r.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, REPLayout.
-func (*REP) AttrLayout() *mad.Layout { return &REPLayout }
+func (*REP) AttrLayout() *mad.Layout { return &layoutREP }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (r *REP) String() string {
@@ -778,7 +790,7 @@ func (r *REP) String() string {
 	if err != nil {
 		return "REP" + ": " + err.Error()
 	}
-	return REPLayout.Text(b)
+	return layoutREP.Text(b)
 }
 
 // RTU rows (IBA table "RTU").
@@ -788,8 +800,11 @@ var (
 	rtuPrivateData  = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 64, Width: 1792, Kind: mad.Bytes}
 )
 
-// RTULayout is the RTU attribute (0x0014, 232 bytes).
-var RTULayout = mad.Layout{
+// RTULayout returns the layout of the RTU attribute (0x0014, 232 bytes). It is
+// shared and must not be modified.
+func RTULayout() *mad.Layout { return &layoutRTU }
+
+var layoutRTU = mad.Layout{
 	Name: "RTU",
 	ID:   AttrRTU,
 	Size: 232,
@@ -814,7 +829,7 @@ type RTU struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (r *RTU) UnmarshalBinary(b []byte) error {
-	if err := RTULayout.CheckMin(b, 232); err != nil {
+	if err := layoutRTU.CheckMin(b, 232); err != nil {
 		return err
 	}
 	_ = b[231]
@@ -828,7 +843,7 @@ func (r *RTU) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (r *RTU) AppendBinary(b []byte) ([]byte, error) {
-	all, d := RTULayout.Append(b)
+	all, d := layoutRTU.Append(b)
 	_ = d[231]
 	binary.BigEndian.PutUint32(d[0:], r.LocalCommID)
 	binary.BigEndian.PutUint32(d[4:], r.RemoteCommID)
@@ -840,7 +855,7 @@ func (r *RTU) AppendBinary(b []byte) ([]byte, error) {
 func (r *RTU) MarshalBinary() ([]byte, error) { return r.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, RTULayout.
-func (*RTU) AttrLayout() *mad.Layout { return &RTULayout }
+func (*RTU) AttrLayout() *mad.Layout { return &layoutRTU }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (r *RTU) String() string {
@@ -848,7 +863,7 @@ func (r *RTU) String() string {
 	if err != nil {
 		return "RTU" + ": " + err.Error()
 	}
-	return RTULayout.Text(b)
+	return layoutRTU.Text(b)
 }
 
 // DREQ rows (IBA table "DREQ").
@@ -859,8 +874,11 @@ var (
 	dreqPrivateData  = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 96, Width: 1760, Kind: mad.Bytes}
 )
 
-// DREQLayout is the DREQ attribute (0x0015, 232 bytes).
-var DREQLayout = mad.Layout{
+// DREQLayout returns the layout of the DREQ attribute (0x0015, 232 bytes). It is
+// shared and must not be modified.
+func DREQLayout() *mad.Layout { return &layoutDREQ }
+
+var layoutDREQ = mad.Layout{
 	Name: "DREQ",
 	ID:   AttrDREQ,
 	Size: 232,
@@ -887,7 +905,7 @@ type DREQ struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (dr *DREQ) UnmarshalBinary(b []byte) error {
-	if err := DREQLayout.CheckMin(b, 232); err != nil {
+	if err := layoutDREQ.CheckMin(b, 232); err != nil {
 		return err
 	}
 	_ = b[231]
@@ -905,7 +923,7 @@ func (dr *DREQ) AppendBinary(b []byte) ([]byte, error) {
 	if dr.RemoteQPN > 0xffffff {
 		return b, mad.RangeError("dreq", "RemoteQPN", uint64(dr.RemoteQPN), 0xffffff)
 	}
-	all, d := DREQLayout.Append(b)
+	all, d := layoutDREQ.Append(b)
 	_ = d[231]
 	binary.BigEndian.PutUint32(d[0:], dr.LocalCommID)
 	binary.BigEndian.PutUint32(d[4:], dr.RemoteCommID)
@@ -923,7 +941,7 @@ func (dr *DREQ) AppendBinary(b []byte) ([]byte, error) {
 func (dr *DREQ) MarshalBinary() ([]byte, error) { return dr.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, DREQLayout.
-func (*DREQ) AttrLayout() *mad.Layout { return &DREQLayout }
+func (*DREQ) AttrLayout() *mad.Layout { return &layoutDREQ }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (dr *DREQ) String() string {
@@ -931,7 +949,7 @@ func (dr *DREQ) String() string {
 	if err != nil {
 		return "DREQ" + ": " + err.Error()
 	}
-	return DREQLayout.Text(b)
+	return layoutDREQ.Text(b)
 }
 
 // DREP rows (IBA table "DREP").
@@ -941,8 +959,11 @@ var (
 	drepPrivateData  = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 64, Width: 1792, Kind: mad.Bytes}
 )
 
-// DREPLayout is the DREP attribute (0x0016, 232 bytes).
-var DREPLayout = mad.Layout{
+// DREPLayout returns the layout of the DREP attribute (0x0016, 232 bytes). It is
+// shared and must not be modified.
+func DREPLayout() *mad.Layout { return &layoutDREP }
+
+var layoutDREP = mad.Layout{
 	Name: "DREP",
 	ID:   AttrDREP,
 	Size: 232,
@@ -967,7 +988,7 @@ type DREP struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (dr *DREP) UnmarshalBinary(b []byte) error {
-	if err := DREPLayout.CheckMin(b, 232); err != nil {
+	if err := layoutDREP.CheckMin(b, 232); err != nil {
 		return err
 	}
 	_ = b[231]
@@ -981,7 +1002,7 @@ func (dr *DREP) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (dr *DREP) AppendBinary(b []byte) ([]byte, error) {
-	all, d := DREPLayout.Append(b)
+	all, d := layoutDREP.Append(b)
 	_ = d[231]
 	binary.BigEndian.PutUint32(d[0:], dr.LocalCommID)
 	binary.BigEndian.PutUint32(d[4:], dr.RemoteCommID)
@@ -993,7 +1014,7 @@ func (dr *DREP) AppendBinary(b []byte) ([]byte, error) {
 func (dr *DREP) MarshalBinary() ([]byte, error) { return dr.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, DREPLayout.
-func (*DREP) AttrLayout() *mad.Layout { return &DREPLayout }
+func (*DREP) AttrLayout() *mad.Layout { return &layoutDREP }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (dr *DREP) String() string {
@@ -1001,7 +1022,7 @@ func (dr *DREP) String() string {
 	if err != nil {
 		return "DREP" + ": " + err.Error()
 	}
-	return DREPLayout.Text(b)
+	return layoutDREP.Text(b)
 }
 
 // SIDR_REQ rows (IBA table "SIDR_REQ").
@@ -1012,8 +1033,11 @@ var (
 	sidrreqPrivateData = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 128, Width: 1728, Kind: mad.Bytes}
 )
 
-// SIDRReqLayout is the SIDR_REQ attribute (0x0017, 232 bytes).
-var SIDRReqLayout = mad.Layout{
+// SIDRReqLayout returns the layout of the SIDR_REQ attribute (0x0017, 232 bytes). It is
+// shared and must not be modified.
+func SIDRReqLayout() *mad.Layout { return &layoutSIDRReq }
+
+var layoutSIDRReq = mad.Layout{
 	Name: "SIDR_REQ",
 	ID:   AttrSIDRReq,
 	Size: 232,
@@ -1040,7 +1064,7 @@ type SIDRReq struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (s *SIDRReq) UnmarshalBinary(b []byte) error {
-	if err := SIDRReqLayout.CheckMin(b, 232); err != nil {
+	if err := layoutSIDRReq.CheckMin(b, 232); err != nil {
 		return err
 	}
 	_ = b[231]
@@ -1055,7 +1079,7 @@ func (s *SIDRReq) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (s *SIDRReq) AppendBinary(b []byte) ([]byte, error) {
-	all, d := SIDRReqLayout.Append(b)
+	all, d := layoutSIDRReq.Append(b)
 	_ = d[231]
 	binary.BigEndian.PutUint32(d[0:], s.RequestID)
 	binary.BigEndian.PutUint16(d[4:], s.PKey)
@@ -1068,7 +1092,7 @@ func (s *SIDRReq) AppendBinary(b []byte) ([]byte, error) {
 func (s *SIDRReq) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, SIDRReqLayout.
-func (*SIDRReq) AttrLayout() *mad.Layout { return &SIDRReqLayout }
+func (*SIDRReq) AttrLayout() *mad.Layout { return &layoutSIDRReq }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (s *SIDRReq) String() string {
@@ -1076,7 +1100,7 @@ func (s *SIDRReq) String() string {
 	if err != nil {
 		return "SIDRReq" + ": " + err.Error()
 	}
-	return SIDRReqLayout.Text(b)
+	return layoutSIDRReq.Text(b)
 }
 
 // SIDR_REP rows (IBA table "SIDR_REP").
@@ -1091,8 +1115,11 @@ var (
 	sidrrepPrivateData          = mad.Field{Name: "PrivateData", LuaKey: "private_data", Bit: 768, Width: 1088, Kind: mad.Bytes}
 )
 
-// SIDRRepLayout is the SIDR_REP attribute (0x0018, 232 bytes).
-var SIDRRepLayout = mad.Layout{
+// SIDRRepLayout returns the layout of the SIDR_REP attribute (0x0018, 232 bytes). It is
+// shared and must not be modified.
+func SIDRRepLayout() *mad.Layout { return &layoutSIDRRep }
+
+var layoutSIDRRep = mad.Layout{
 	Name: "SIDR_REP",
 	ID:   AttrSIDRRep,
 	Size: 232,
@@ -1127,7 +1154,7 @@ type SIDRRep struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (s *SIDRRep) UnmarshalBinary(b []byte) error {
-	if err := SIDRRepLayout.CheckMin(b, 232); err != nil {
+	if err := layoutSIDRRep.CheckMin(b, 232); err != nil {
 		return err
 	}
 	_ = b[231]
@@ -1149,7 +1176,7 @@ func (s *SIDRRep) AppendBinary(b []byte) ([]byte, error) {
 	if s.QPN > 0xffffff {
 		return b, mad.RangeError("sidr_rep", "QPN", uint64(s.QPN), 0xffffff)
 	}
-	all, d := SIDRRepLayout.Append(b)
+	all, d := layoutSIDRRep.Append(b)
 	_ = d[231]
 	binary.BigEndian.PutUint32(d[0:], s.RequestID)
 	d[4] = s.Status
@@ -1171,7 +1198,7 @@ func (s *SIDRRep) AppendBinary(b []byte) ([]byte, error) {
 func (s *SIDRRep) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, SIDRRepLayout.
-func (*SIDRRep) AttrLayout() *mad.Layout { return &SIDRRepLayout }
+func (*SIDRRep) AttrLayout() *mad.Layout { return &layoutSIDRRep }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (s *SIDRRep) String() string {
@@ -1179,7 +1206,7 @@ func (s *SIDRRep) String() string {
 	if err != nil {
 		return "SIDRRep" + ": " + err.Error()
 	}
-	return SIDRRepLayout.Text(b)
+	return layoutSIDRRep.Text(b)
 }
 
 // Layouts returns the layouts of the attributes this package decodes, in
@@ -1187,15 +1214,15 @@ func (s *SIDRRep) String() string {
 // to are shared and must not be modified.
 func Layouts() []*mad.Layout {
 	return []*mad.Layout{
-		&REQLayout,
-		&MRALayout,
-		&REJLayout,
-		&REPLayout,
-		&RTULayout,
-		&DREQLayout,
-		&DREPLayout,
-		&SIDRReqLayout,
-		&SIDRRepLayout,
+		&layoutREQ,
+		&layoutMRA,
+		&layoutREJ,
+		&layoutREP,
+		&layoutRTU,
+		&layoutDREQ,
+		&layoutDREP,
+		&layoutSIDRReq,
+		&layoutSIDRRep,
 	}
 }
 
@@ -1204,23 +1231,23 @@ func Layouts() []*mad.Layout {
 func LayoutByID(id uint16) *mad.Layout {
 	switch id {
 	case AttrREQ:
-		return &REQLayout
+		return &layoutREQ
 	case AttrMRA:
-		return &MRALayout
+		return &layoutMRA
 	case AttrREJ:
-		return &REJLayout
+		return &layoutREJ
 	case AttrREP:
-		return &REPLayout
+		return &layoutREP
 	case AttrRTU:
-		return &RTULayout
+		return &layoutRTU
 	case AttrDREQ:
-		return &DREQLayout
+		return &layoutDREQ
 	case AttrDREP:
-		return &DREPLayout
+		return &layoutDREP
 	case AttrSIDRReq:
-		return &SIDRReqLayout
+		return &layoutSIDRReq
 	case AttrSIDRRep:
-		return &SIDRRepLayout
+		return &layoutSIDRRep
 	}
 	return nil
 }

@@ -15,15 +15,15 @@ var msgs = []struct {
 	new    func() madtest.Codec
 	pd     int
 }{
-	{&cm.REQLayout, func() madtest.Codec { return new(cm.REQ) }, cm.REQPrivateData},
-	{&cm.MRALayout, func() madtest.Codec { return new(cm.MRA) }, cm.MRAPrivateData},
-	{&cm.REJLayout, func() madtest.Codec { return new(cm.REJ) }, cm.REJPrivateData},
-	{&cm.REPLayout, func() madtest.Codec { return new(cm.REP) }, cm.REPPrivateData},
-	{&cm.RTULayout, func() madtest.Codec { return new(cm.RTU) }, cm.RTUPrivateData},
-	{&cm.DREQLayout, func() madtest.Codec { return new(cm.DREQ) }, cm.DREQPrivateData},
-	{&cm.DREPLayout, func() madtest.Codec { return new(cm.DREP) }, cm.DREPPrivateData},
-	{&cm.SIDRReqLayout, func() madtest.Codec { return new(cm.SIDRReq) }, cm.SIDRReqPrivateData},
-	{&cm.SIDRRepLayout, func() madtest.Codec { return new(cm.SIDRRep) }, cm.SIDRRepPrivateData},
+	{cm.REQLayout(), func() madtest.Codec { return new(cm.REQ) }, cm.REQPrivateData},
+	{cm.MRALayout(), func() madtest.Codec { return new(cm.MRA) }, cm.MRAPrivateData},
+	{cm.REJLayout(), func() madtest.Codec { return new(cm.REJ) }, cm.REJPrivateData},
+	{cm.REPLayout(), func() madtest.Codec { return new(cm.REP) }, cm.REPPrivateData},
+	{cm.RTULayout(), func() madtest.Codec { return new(cm.RTU) }, cm.RTUPrivateData},
+	{cm.DREQLayout(), func() madtest.Codec { return new(cm.DREQ) }, cm.DREQPrivateData},
+	{cm.DREPLayout(), func() madtest.Codec { return new(cm.DREP) }, cm.DREPPrivateData},
+	{cm.SIDRReqLayout(), func() madtest.Codec { return new(cm.SIDRReq) }, cm.SIDRReqPrivateData},
+	{cm.SIDRRepLayout(), func() madtest.Codec { return new(cm.SIDRRep) }, cm.SIDRRepPrivateData},
 }
 
 func TestLayouts(t *testing.T) {
@@ -66,16 +66,16 @@ func TestMADOffsets(t *testing.T) {
 		field string
 		byte_ int
 	}{
-		{&cm.REQLayout, "ServiceID", 32}, {&cm.REQLayout, "LocalQPN", 56}, {&cm.REQLayout, "PartitionKey", 72},
-		{&cm.REQLayout, "MaxCMRetries", 75}, {&cm.REQLayout, "PrimaryLocalLID", 76}, {&cm.REQLayout, "PrimaryRemoteGID", 96},
-		{&cm.REQLayout, "PrimarySL", 118}, {&cm.REQLayout, "PrivateData", 164}, {&cm.REQLayout, "AlternateLocalACKTimeout", 163},
-		{&cm.MRALayout, "ServiceTimeout", 33}, {&cm.MRALayout, "PrivateData", 34},
-		{&cm.REJLayout, "Reason", 34}, {&cm.REJLayout, "ARI", 36}, {&cm.REJLayout, "PrivateData", 108},
-		{&cm.REPLayout, "StartingPSN", 44}, {&cm.REPLayout, "LocalCAGUID", 52}, {&cm.REPLayout, "PrivateData", 60},
-		{&cm.DREQLayout, "RemoteQPN", 32}, {&cm.DREQLayout, "PrivateData", 36},
-		{&cm.SIDRReqLayout, "ServiceID", 32}, {&cm.SIDRReqLayout, "PrivateData", 40},
-		{&cm.SIDRRepLayout, "QPN", 32}, {&cm.SIDRRepLayout, "ServiceID", 36}, {&cm.SIDRRepLayout, "QKey", 44},
-		{&cm.SIDRRepLayout, "PrivateData", 120},
+		{cm.REQLayout(), "ServiceID", 32}, {cm.REQLayout(), "LocalQPN", 56}, {cm.REQLayout(), "PartitionKey", 72},
+		{cm.REQLayout(), "MaxCMRetries", 75}, {cm.REQLayout(), "PrimaryLocalLID", 76}, {cm.REQLayout(), "PrimaryRemoteGID", 96},
+		{cm.REQLayout(), "PrimarySL", 118}, {cm.REQLayout(), "PrivateData", 164}, {cm.REQLayout(), "AlternateLocalACKTimeout", 163},
+		{cm.MRALayout(), "ServiceTimeout", 33}, {cm.MRALayout(), "PrivateData", 34},
+		{cm.REJLayout(), "Reason", 34}, {cm.REJLayout(), "ARI", 36}, {cm.REJLayout(), "PrivateData", 108},
+		{cm.REPLayout(), "StartingPSN", 44}, {cm.REPLayout(), "LocalCAGUID", 52}, {cm.REPLayout(), "PrivateData", 60},
+		{cm.DREQLayout(), "RemoteQPN", 32}, {cm.DREQLayout(), "PrivateData", 36},
+		{cm.SIDRReqLayout(), "ServiceID", 32}, {cm.SIDRReqLayout(), "PrivateData", 40},
+		{cm.SIDRRepLayout(), "QPN", 32}, {cm.SIDRRepLayout(), "ServiceID", 36}, {cm.SIDRRepLayout(), "QKey", 44},
+		{cm.SIDRRepLayout(), "PrivateData", 120},
 	} {
 		f, ok := c.l.Field(c.field)
 		if !ok {

@@ -55,8 +55,11 @@ var (
 	pscSamplesOnlyOptionMask = mad.Field{Name: "SamplesOnlyOptionMask", LuaKey: "samples_only_option_mask", Bit: 576, Width: 64, Kind: mad.Hex}
 )
 
-// PortSamplesControlLayout is the PortSamplesControl attribute (0x0010, 80 bytes).
-var PortSamplesControlLayout = mad.Layout{
+// PortSamplesControlLayout returns the layout of the PortSamplesControl attribute (0x0010, 80 bytes). It is
+// shared and must not be modified.
+func PortSamplesControlLayout() *mad.Layout { return &layoutPortSamplesControl }
+
+var layoutPortSamplesControl = mad.Layout{
 	Name: "PortSamplesControl",
 	ID:   AttrPortSamplesControl,
 	Size: 80,
@@ -122,7 +125,7 @@ type PortSamplesControl struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortSamplesControl) UnmarshalBinary(b []byte) error {
-	if err := PortSamplesControlLayout.CheckMin(b, 80); err != nil {
+	if err := layoutPortSamplesControl.CheckMin(b, 80); err != nil {
 		return err
 	}
 	_ = b[79]
@@ -178,7 +181,7 @@ func (p *PortSamplesControl) AppendBinary(b []byte) ([]byte, error) {
 	if p.SampleStatus > 0x3 {
 		return b, mad.RangeError("portsamplescontrol", "SampleStatus", uint64(p.SampleStatus), 0x3)
 	}
-	all, d := PortSamplesControlLayout.Append(b)
+	all, d := layoutPortSamplesControl.Append(b)
 	_ = d[79]
 	d[0] = p.OpCode
 	d[1] = p.PortSelect
@@ -227,7 +230,7 @@ func (p *PortSamplesControl) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortSamplesControl) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortSamplesControlLayout.
-func (*PortSamplesControl) AttrLayout() *mad.Layout { return &PortSamplesControlLayout }
+func (*PortSamplesControl) AttrLayout() *mad.Layout { return &layoutPortSamplesControl }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortSamplesControl) String() string {
@@ -235,7 +238,7 @@ func (p *PortSamplesControl) String() string {
 	if err != nil {
 		return "PortSamplesControl" + ": " + err.Error()
 	}
-	return PortSamplesControlLayout.Text(b)
+	return layoutPortSamplesControl.Text(b)
 }
 
 // PortSamplesResult rows (IBA table "PortSamplesResult").
@@ -244,8 +247,11 @@ var (
 	psrSampleStatus = mad.Field{Name: "SampleStatus", LuaKey: "sample_status", Bit: 30, Width: 2}
 )
 
-// PortSamplesResultLayout is the PortSamplesResult attribute (0x0011, 64 bytes).
-var PortSamplesResultLayout = mad.Layout{
+// PortSamplesResultLayout returns the layout of the PortSamplesResult attribute (0x0011, 64 bytes). It is
+// shared and must not be modified.
+func PortSamplesResultLayout() *mad.Layout { return &layoutPortSamplesResult }
+
+var layoutPortSamplesResult = mad.Layout{
 	Name: "PortSamplesResult",
 	ID:   AttrPortSamplesResult,
 	Size: 64,
@@ -284,7 +290,7 @@ type PortSamplesResult struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortSamplesResult) UnmarshalBinary(b []byte) error {
-	if err := PortSamplesResultLayout.CheckMin(b, 64); err != nil {
+	if err := layoutPortSamplesResult.CheckMin(b, 64); err != nil {
 		return err
 	}
 	_ = b[63]
@@ -315,7 +321,7 @@ func (p *PortSamplesResult) AppendBinary(b []byte) ([]byte, error) {
 	if p.SampleStatus > 0x3 {
 		return b, mad.RangeError("portsamplesresult", "SampleStatus", uint64(p.SampleStatus), 0x3)
 	}
-	all, d := PortSamplesResultLayout.Append(b)
+	all, d := layoutPortSamplesResult.Append(b)
 	_ = d[63]
 	binary.BigEndian.PutUint16(d[0:], p.Tag)
 	d[3] |= p.SampleStatus
@@ -341,7 +347,7 @@ func (p *PortSamplesResult) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortSamplesResult) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortSamplesResultLayout.
-func (*PortSamplesResult) AttrLayout() *mad.Layout { return &PortSamplesResultLayout }
+func (*PortSamplesResult) AttrLayout() *mad.Layout { return &layoutPortSamplesResult }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortSamplesResult) String() string {
@@ -349,7 +355,7 @@ func (p *PortSamplesResult) String() string {
 	if err != nil {
 		return "PortSamplesResult" + ": " + err.Error()
 	}
-	return PortSamplesResultLayout.Text(b)
+	return layoutPortSamplesResult.Text(b)
 }
 
 // PortCounters rows (IBA table "PortCounters").
@@ -377,8 +383,11 @@ var (
 	pcPortXmitWait                 = mad.Field{Name: "PortXmitWait", LuaKey: "port_xmit_wait", Bit: 320, Width: 32}
 )
 
-// PortCountersLayout is the PortCounters attribute (0x0012, 44 bytes).
-var PortCountersLayout = mad.Layout{
+// PortCountersLayout returns the layout of the PortCounters attribute (0x0012, 44 bytes). It is
+// shared and must not be modified.
+func PortCountersLayout() *mad.Layout { return &layoutPortCounters }
+
+var layoutPortCounters = mad.Layout{
 	Name: "PortCounters",
 	ID:   AttrPortCounters,
 	Size: 44,
@@ -440,7 +449,7 @@ type PortCounters struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortCounters) UnmarshalBinary(b []byte) error {
-	if err := PortCountersLayout.CheckMin(b, 44); err != nil {
+	if err := layoutPortCounters.CheckMin(b, 44); err != nil {
 		return err
 	}
 	_ = b[43]
@@ -478,7 +487,7 @@ func (p *PortCounters) AppendBinary(b []byte) ([]byte, error) {
 	if p.ExcessiveBufferOverrunErrors > 0xf {
 		return b, mad.RangeError("portcounters", "ExcessiveBufferOverrunErrors", uint64(p.ExcessiveBufferOverrunErrors), 0xf)
 	}
-	all, d := PortCountersLayout.Append(b)
+	all, d := layoutPortCounters.Append(b)
 	_ = d[43]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -508,7 +517,7 @@ func (p *PortCounters) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortCounters) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortCountersLayout.
-func (*PortCounters) AttrLayout() *mad.Layout { return &PortCountersLayout }
+func (*PortCounters) AttrLayout() *mad.Layout { return &layoutPortCounters }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortCounters) String() string {
@@ -516,7 +525,7 @@ func (p *PortCounters) String() string {
 	if err != nil {
 		return "PortCounters" + ": " + err.Error()
 	}
-	return PortCountersLayout.Text(b)
+	return layoutPortCounters.Text(b)
 }
 
 // PortRcvErrorDetails rows (IBA table "PortRcvErrorDetails").
@@ -531,8 +540,11 @@ var (
 	predPortLoopingErrors         = mad.Field{Name: "PortLoopingErrors", LuaKey: "port_looping_errors", Bit: 112, Width: 16}
 )
 
-// PortRcvErrorDetailsLayout is the PortRcvErrorDetails attribute (0x0015, 16 bytes).
-var PortRcvErrorDetailsLayout = mad.Layout{
+// PortRcvErrorDetailsLayout returns the layout of the PortRcvErrorDetails attribute (0x0015, 16 bytes). It is
+// shared and must not be modified.
+func PortRcvErrorDetailsLayout() *mad.Layout { return &layoutPortRcvErrorDetails }
+
+var layoutPortRcvErrorDetails = mad.Layout{
 	Name: "PortRcvErrorDetails",
 	ID:   AttrPortRcvErrorDetails,
 	Size: 16,
@@ -567,7 +579,7 @@ type PortRcvErrorDetails struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortRcvErrorDetails) UnmarshalBinary(b []byte) error {
-	if err := PortRcvErrorDetailsLayout.CheckMin(b, 16); err != nil {
+	if err := layoutPortRcvErrorDetails.CheckMin(b, 16); err != nil {
 		return err
 	}
 	_ = b[15]
@@ -586,7 +598,7 @@ func (p *PortRcvErrorDetails) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortRcvErrorDetails) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortRcvErrorDetailsLayout.Append(b)
+	all, d := layoutPortRcvErrorDetails.Append(b)
 	_ = d[15]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -603,7 +615,7 @@ func (p *PortRcvErrorDetails) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortRcvErrorDetails) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortRcvErrorDetailsLayout.
-func (*PortRcvErrorDetails) AttrLayout() *mad.Layout { return &PortRcvErrorDetailsLayout }
+func (*PortRcvErrorDetails) AttrLayout() *mad.Layout { return &layoutPortRcvErrorDetails }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortRcvErrorDetails) String() string {
@@ -611,7 +623,7 @@ func (p *PortRcvErrorDetails) String() string {
 	if err != nil {
 		return "PortRcvErrorDetails" + ": " + err.Error()
 	}
-	return PortRcvErrorDetailsLayout.Text(b)
+	return layoutPortRcvErrorDetails.Text(b)
 }
 
 // PortXmitDiscardDetails rows (IBA table "PortXmitDiscardDetails").
@@ -624,8 +636,11 @@ var (
 	pxddPortSwHOQLifetimeLimitDiscards = mad.Field{Name: "PortSwHOQLifetimeLimitDiscards", LuaKey: "port_sw_hoq_lifetime_limit_discards", Bit: 80, Width: 16}
 )
 
-// PortXmitDiscardDetailsLayout is the PortXmitDiscardDetails attribute (0x0016, 12 bytes).
-var PortXmitDiscardDetailsLayout = mad.Layout{
+// PortXmitDiscardDetailsLayout returns the layout of the PortXmitDiscardDetails attribute (0x0016, 12 bytes). It is
+// shared and must not be modified.
+func PortXmitDiscardDetailsLayout() *mad.Layout { return &layoutPortXmitDiscardDetails }
+
+var layoutPortXmitDiscardDetails = mad.Layout{
 	Name: "PortXmitDiscardDetails",
 	ID:   AttrPortXmitDiscardDetails,
 	Size: 12,
@@ -656,7 +671,7 @@ type PortXmitDiscardDetails struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortXmitDiscardDetails) UnmarshalBinary(b []byte) error {
-	if err := PortXmitDiscardDetailsLayout.CheckMin(b, 12); err != nil {
+	if err := layoutPortXmitDiscardDetails.CheckMin(b, 12); err != nil {
 		return err
 	}
 	_ = b[11]
@@ -673,7 +688,7 @@ func (p *PortXmitDiscardDetails) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortXmitDiscardDetails) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortXmitDiscardDetailsLayout.Append(b)
+	all, d := layoutPortXmitDiscardDetails.Append(b)
 	_ = d[11]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -688,7 +703,7 @@ func (p *PortXmitDiscardDetails) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortXmitDiscardDetails) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortXmitDiscardDetailsLayout.
-func (*PortXmitDiscardDetails) AttrLayout() *mad.Layout { return &PortXmitDiscardDetailsLayout }
+func (*PortXmitDiscardDetails) AttrLayout() *mad.Layout { return &layoutPortXmitDiscardDetails }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortXmitDiscardDetails) String() string {
@@ -696,7 +711,7 @@ func (p *PortXmitDiscardDetails) String() string {
 	if err != nil {
 		return "PortXmitDiscardDetails" + ": " + err.Error()
 	}
-	return PortXmitDiscardDetailsLayout.Text(b)
+	return layoutPortXmitDiscardDetails.Text(b)
 }
 
 // PortOpRcvCounters rows (IBA table "PortOpRcvCounters").
@@ -708,8 +723,11 @@ var (
 	porcPortOpRcvData = mad.Field{Name: "PortOpRcvData", LuaKey: "port_op_rcv_data", Bit: 64, Width: 32}
 )
 
-// PortOpRcvCountersLayout is the PortOpRcvCounters attribute (0x0017, 12 bytes).
-var PortOpRcvCountersLayout = mad.Layout{
+// PortOpRcvCountersLayout returns the layout of the PortOpRcvCounters attribute (0x0017, 12 bytes). It is
+// shared and must not be modified.
+func PortOpRcvCountersLayout() *mad.Layout { return &layoutPortOpRcvCounters }
+
+var layoutPortOpRcvCounters = mad.Layout{
 	Name: "PortOpRcvCounters",
 	ID:   AttrPortOpRcvCounters,
 	Size: 12,
@@ -738,7 +756,7 @@ type PortOpRcvCounters struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortOpRcvCounters) UnmarshalBinary(b []byte) error {
-	if err := PortOpRcvCountersLayout.CheckMin(b, 12); err != nil {
+	if err := layoutPortOpRcvCounters.CheckMin(b, 12); err != nil {
 		return err
 	}
 	_ = b[11]
@@ -754,7 +772,7 @@ func (p *PortOpRcvCounters) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortOpRcvCounters) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortOpRcvCountersLayout.Append(b)
+	all, d := layoutPortOpRcvCounters.Append(b)
 	_ = d[11]
 	d[0] = p.OpCode
 	d[1] = p.PortSelect
@@ -768,7 +786,7 @@ func (p *PortOpRcvCounters) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortOpRcvCounters) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortOpRcvCountersLayout.
-func (*PortOpRcvCounters) AttrLayout() *mad.Layout { return &PortOpRcvCountersLayout }
+func (*PortOpRcvCounters) AttrLayout() *mad.Layout { return &layoutPortOpRcvCounters }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortOpRcvCounters) String() string {
@@ -776,7 +794,7 @@ func (p *PortOpRcvCounters) String() string {
 	if err != nil {
 		return "PortOpRcvCounters" + ": " + err.Error()
 	}
-	return PortOpRcvCountersLayout.Text(b)
+	return layoutPortOpRcvCounters.Text(b)
 }
 
 // PortFlowCtlCounters rows (IBA table "PortFlowCtlCounters").
@@ -787,8 +805,11 @@ var (
 	pfcPortRcvFlowPkts  = mad.Field{Name: "PortRcvFlowPkts", LuaKey: "port_rcv_flow_pkts", Bit: 64, Width: 32}
 )
 
-// PortFlowCtlCountersLayout is the PortFlowCtlCounters attribute (0x0018, 12 bytes).
-var PortFlowCtlCountersLayout = mad.Layout{
+// PortFlowCtlCountersLayout returns the layout of the PortFlowCtlCounters attribute (0x0018, 12 bytes). It is
+// shared and must not be modified.
+func PortFlowCtlCountersLayout() *mad.Layout { return &layoutPortFlowCtlCounters }
+
+var layoutPortFlowCtlCounters = mad.Layout{
 	Name: "PortFlowCtlCounters",
 	ID:   AttrPortFlowCtlCounters,
 	Size: 12,
@@ -815,7 +836,7 @@ type PortFlowCtlCounters struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortFlowCtlCounters) UnmarshalBinary(b []byte) error {
-	if err := PortFlowCtlCountersLayout.CheckMin(b, 12); err != nil {
+	if err := layoutPortFlowCtlCounters.CheckMin(b, 12); err != nil {
 		return err
 	}
 	_ = b[11]
@@ -830,7 +851,7 @@ func (p *PortFlowCtlCounters) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortFlowCtlCounters) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortFlowCtlCountersLayout.Append(b)
+	all, d := layoutPortFlowCtlCounters.Append(b)
 	_ = d[11]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -843,7 +864,7 @@ func (p *PortFlowCtlCounters) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortFlowCtlCounters) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortFlowCtlCountersLayout.
-func (*PortFlowCtlCounters) AttrLayout() *mad.Layout { return &PortFlowCtlCountersLayout }
+func (*PortFlowCtlCounters) AttrLayout() *mad.Layout { return &layoutPortFlowCtlCounters }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortFlowCtlCounters) String() string {
@@ -851,7 +872,7 @@ func (p *PortFlowCtlCounters) String() string {
 	if err != nil {
 		return "PortFlowCtlCounters" + ": " + err.Error()
 	}
-	return PortFlowCtlCountersLayout.Text(b)
+	return layoutPortFlowCtlCounters.Text(b)
 }
 
 // PortVLOpPackets rows (IBA table "PortVLOpPackets").
@@ -860,8 +881,11 @@ var (
 	pvopCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
-// PortVLOpPacketsLayout is the PortVLOpPackets attribute (0x0019, 36 bytes).
-var PortVLOpPacketsLayout = mad.Layout{
+// PortVLOpPacketsLayout returns the layout of the PortVLOpPackets attribute (0x0019, 36 bytes). It is
+// shared and must not be modified.
+func PortVLOpPacketsLayout() *mad.Layout { return &layoutPortVLOpPackets }
+
+var layoutPortVLOpPackets = mad.Layout{
 	Name: "PortVLOpPackets",
 	ID:   AttrPortVLOpPackets,
 	Size: 36,
@@ -901,7 +925,7 @@ type PortVLOpPackets struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortVLOpPackets) UnmarshalBinary(b []byte) error {
-	if err := PortVLOpPacketsLayout.CheckMin(b, 36); err != nil {
+	if err := layoutPortVLOpPackets.CheckMin(b, 36); err != nil {
 		return err
 	}
 	_ = b[35]
@@ -930,7 +954,7 @@ func (p *PortVLOpPackets) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortVLOpPackets) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortVLOpPacketsLayout.Append(b)
+	all, d := layoutPortVLOpPackets.Append(b)
 	_ = d[35]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -957,7 +981,7 @@ func (p *PortVLOpPackets) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortVLOpPackets) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortVLOpPacketsLayout.
-func (*PortVLOpPackets) AttrLayout() *mad.Layout { return &PortVLOpPacketsLayout }
+func (*PortVLOpPackets) AttrLayout() *mad.Layout { return &layoutPortVLOpPackets }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortVLOpPackets) String() string {
@@ -965,7 +989,7 @@ func (p *PortVLOpPackets) String() string {
 	if err != nil {
 		return "PortVLOpPackets" + ": " + err.Error()
 	}
-	return PortVLOpPacketsLayout.Text(b)
+	return layoutPortVLOpPackets.Text(b)
 }
 
 // PortVLOpData rows (IBA table "PortVLOpData").
@@ -974,8 +998,11 @@ var (
 	pvodCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
-// PortVLOpDataLayout is the PortVLOpData attribute (0x001a, 68 bytes).
-var PortVLOpDataLayout = mad.Layout{
+// PortVLOpDataLayout returns the layout of the PortVLOpData attribute (0x001a, 68 bytes). It is
+// shared and must not be modified.
+func PortVLOpDataLayout() *mad.Layout { return &layoutPortVLOpData }
+
+var layoutPortVLOpData = mad.Layout{
 	Name: "PortVLOpData",
 	ID:   AttrPortVLOpData,
 	Size: 68,
@@ -1015,7 +1042,7 @@ type PortVLOpData struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortVLOpData) UnmarshalBinary(b []byte) error {
-	if err := PortVLOpDataLayout.CheckMin(b, 68); err != nil {
+	if err := layoutPortVLOpData.CheckMin(b, 68); err != nil {
 		return err
 	}
 	_ = b[67]
@@ -1044,7 +1071,7 @@ func (p *PortVLOpData) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortVLOpData) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortVLOpDataLayout.Append(b)
+	all, d := layoutPortVLOpData.Append(b)
 	_ = d[67]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -1071,7 +1098,7 @@ func (p *PortVLOpData) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortVLOpData) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortVLOpDataLayout.
-func (*PortVLOpData) AttrLayout() *mad.Layout { return &PortVLOpDataLayout }
+func (*PortVLOpData) AttrLayout() *mad.Layout { return &layoutPortVLOpData }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortVLOpData) String() string {
@@ -1079,7 +1106,7 @@ func (p *PortVLOpData) String() string {
 	if err != nil {
 		return "PortVLOpData" + ": " + err.Error()
 	}
-	return PortVLOpDataLayout.Text(b)
+	return layoutPortVLOpData.Text(b)
 }
 
 // PortVLXmitFlowCtlUpdateErrors rows (IBA table "PortVLXmitFlowCtlUpdateErrors").
@@ -1088,8 +1115,11 @@ var (
 	pvfeCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
-// PortVLXmitFlowCtlUpdateErrorsLayout is the PortVLXmitFlowCtlUpdateErrors attribute (0x001b, 8 bytes).
-var PortVLXmitFlowCtlUpdateErrorsLayout = mad.Layout{
+// PortVLXmitFlowCtlUpdateErrorsLayout returns the layout of the PortVLXmitFlowCtlUpdateErrors attribute (0x001b, 8 bytes). It is
+// shared and must not be modified.
+func PortVLXmitFlowCtlUpdateErrorsLayout() *mad.Layout { return &layoutPortVLXmitFlowCtlUpdateErrors }
+
+var layoutPortVLXmitFlowCtlUpdateErrors = mad.Layout{
 	Name: "PortVLXmitFlowCtlUpdateErrors",
 	ID:   AttrPortVLXmitFlowCtlUpdateErrors,
 	Size: 8,
@@ -1130,7 +1160,7 @@ type PortVLXmitFlowCtlUpdateErrors struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortVLXmitFlowCtlUpdateErrors) UnmarshalBinary(b []byte) error {
-	if err := PortVLXmitFlowCtlUpdateErrorsLayout.CheckMin(b, 8); err != nil {
+	if err := layoutPortVLXmitFlowCtlUpdateErrors.CheckMin(b, 8); err != nil {
 		return err
 	}
 	_ = b[7]
@@ -1207,7 +1237,7 @@ func (p *PortVLXmitFlowCtlUpdateErrors) AppendBinary(b []byte) ([]byte, error) {
 	if p.PortVLXmitFlowCtlUpdateErrors[15] > 0x3 {
 		return b, mad.RangeError("portvlxmitflowctlupdateerrors", "PortVLXmitFlowCtlUpdateErrors15", uint64(p.PortVLXmitFlowCtlUpdateErrors[15]), 0x3)
 	}
-	all, d := PortVLXmitFlowCtlUpdateErrorsLayout.Append(b)
+	all, d := layoutPortVLXmitFlowCtlUpdateErrors.Append(b)
 	_ = d[7]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -1235,7 +1265,7 @@ func (p *PortVLXmitFlowCtlUpdateErrors) MarshalBinary() ([]byte, error) { return
 
 // AttrLayout returns the layout of the attribute, PortVLXmitFlowCtlUpdateErrorsLayout.
 func (*PortVLXmitFlowCtlUpdateErrors) AttrLayout() *mad.Layout {
-	return &PortVLXmitFlowCtlUpdateErrorsLayout
+	return &layoutPortVLXmitFlowCtlUpdateErrors
 }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
@@ -1244,7 +1274,7 @@ func (p *PortVLXmitFlowCtlUpdateErrors) String() string {
 	if err != nil {
 		return "PortVLXmitFlowCtlUpdateErrors" + ": " + err.Error()
 	}
-	return PortVLXmitFlowCtlUpdateErrorsLayout.Text(b)
+	return layoutPortVLXmitFlowCtlUpdateErrors.Text(b)
 }
 
 // PortVLXmitWaitCounters rows (IBA table "PortVLXmitWaitCounters").
@@ -1253,8 +1283,11 @@ var (
 	pvxwCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
-// PortVLXmitWaitCountersLayout is the PortVLXmitWaitCounters attribute (0x001c, 36 bytes).
-var PortVLXmitWaitCountersLayout = mad.Layout{
+// PortVLXmitWaitCountersLayout returns the layout of the PortVLXmitWaitCounters attribute (0x001c, 36 bytes). It is
+// shared and must not be modified.
+func PortVLXmitWaitCountersLayout() *mad.Layout { return &layoutPortVLXmitWaitCounters }
+
+var layoutPortVLXmitWaitCounters = mad.Layout{
 	Name: "PortVLXmitWaitCounters",
 	ID:   AttrPortVLXmitWaitCounters,
 	Size: 36,
@@ -1294,7 +1327,7 @@ type PortVLXmitWaitCounters struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortVLXmitWaitCounters) UnmarshalBinary(b []byte) error {
-	if err := PortVLXmitWaitCountersLayout.CheckMin(b, 36); err != nil {
+	if err := layoutPortVLXmitWaitCounters.CheckMin(b, 36); err != nil {
 		return err
 	}
 	_ = b[35]
@@ -1323,7 +1356,7 @@ func (p *PortVLXmitWaitCounters) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortVLXmitWaitCounters) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortVLXmitWaitCountersLayout.Append(b)
+	all, d := layoutPortVLXmitWaitCounters.Append(b)
 	_ = d[35]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -1350,7 +1383,7 @@ func (p *PortVLXmitWaitCounters) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortVLXmitWaitCounters) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortVLXmitWaitCountersLayout.
-func (*PortVLXmitWaitCounters) AttrLayout() *mad.Layout { return &PortVLXmitWaitCountersLayout }
+func (*PortVLXmitWaitCounters) AttrLayout() *mad.Layout { return &layoutPortVLXmitWaitCounters }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortVLXmitWaitCounters) String() string {
@@ -1358,7 +1391,7 @@ func (p *PortVLXmitWaitCounters) String() string {
 	if err != nil {
 		return "PortVLXmitWaitCounters" + ": " + err.Error()
 	}
-	return PortVLXmitWaitCountersLayout.Text(b)
+	return layoutPortVLXmitWaitCounters.Text(b)
 }
 
 // PortCountersExtended rows (IBA table "PortCountersExtended").
@@ -1390,8 +1423,11 @@ var (
 	pceQP1Dropped                   = mad.Field{Name: "QP1Dropped", LuaKey: "qp1_dropped", Bit: 1408, Width: 64}
 )
 
-// PortCountersExtendedLayout is the PortCountersExtended attribute (0x001d, 184 bytes).
-var PortCountersExtendedLayout = mad.Layout{
+// PortCountersExtendedLayout returns the layout of the PortCountersExtended attribute (0x001d, 184 bytes). It is
+// shared and must not be modified.
+func PortCountersExtendedLayout() *mad.Layout { return &layoutPortCountersExtended }
+
+var layoutPortCountersExtended = mad.Layout{
 	Name: "PortCountersExtended",
 	ID:   AttrPortCountersExtended,
 	Size: 184,
@@ -1463,7 +1499,7 @@ type PortCountersExtended struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortCountersExtended) UnmarshalBinary(b []byte) error {
-	if err := PortCountersExtendedLayout.CheckMin(b, 184); err != nil {
+	if err := layoutPortCountersExtended.CheckMin(b, 184); err != nil {
 		return err
 	}
 	_ = b[183]
@@ -1499,7 +1535,7 @@ func (p *PortCountersExtended) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortCountersExtended) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortCountersExtendedLayout.Append(b)
+	all, d := layoutPortCountersExtended.Append(b)
 	_ = d[183]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -1533,7 +1569,7 @@ func (p *PortCountersExtended) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortCountersExtended) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortCountersExtendedLayout.
-func (*PortCountersExtended) AttrLayout() *mad.Layout { return &PortCountersExtendedLayout }
+func (*PortCountersExtended) AttrLayout() *mad.Layout { return &layoutPortCountersExtended }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortCountersExtended) String() string {
@@ -1541,7 +1577,7 @@ func (p *PortCountersExtended) String() string {
 	if err != nil {
 		return "PortCountersExtended" + ": " + err.Error()
 	}
-	return PortCountersExtendedLayout.Text(b)
+	return layoutPortCountersExtended.Text(b)
 }
 
 // PortExtendedSpeedsCounters rows (IBA table "PortExtendedSpeedsCounters").
@@ -1552,8 +1588,11 @@ var (
 	pescUnknownBlockCounter    = mad.Field{Name: "UnknownBlockCounter", LuaKey: "unknown_block_counter", Bit: 144, Width: 16}
 )
 
-// PortExtendedSpeedsCountersLayout is the PortExtendedSpeedsCounters attribute (0x001f, 140 bytes).
-var PortExtendedSpeedsCountersLayout = mad.Layout{
+// PortExtendedSpeedsCountersLayout returns the layout of the PortExtendedSpeedsCounters attribute (0x001f, 140 bytes). It is
+// shared and must not be modified.
+func PortExtendedSpeedsCountersLayout() *mad.Layout { return &layoutPortExtendedSpeedsCounters }
+
+var layoutPortExtendedSpeedsCounters = mad.Layout{
 	Name: "PortExtendedSpeedsCounters",
 	ID:   AttrPortExtendedSpeedsCounters,
 	Size: 140,
@@ -1620,7 +1659,7 @@ type PortExtendedSpeedsCounters struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortExtendedSpeedsCounters) UnmarshalBinary(b []byte) error {
-	if err := PortExtendedSpeedsCountersLayout.CheckMin(b, 140); err != nil {
+	if err := layoutPortExtendedSpeedsCounters.CheckMin(b, 140); err != nil {
 		return err
 	}
 	_ = b[139]
@@ -1671,7 +1710,7 @@ func (p *PortExtendedSpeedsCounters) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortExtendedSpeedsCounters) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortExtendedSpeedsCountersLayout.Append(b)
+	all, d := layoutPortExtendedSpeedsCounters.Append(b)
 	_ = d[139]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint64(d[8:], p.CounterSelect)
@@ -1720,7 +1759,7 @@ func (p *PortExtendedSpeedsCounters) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortExtendedSpeedsCounters) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortExtendedSpeedsCountersLayout.
-func (*PortExtendedSpeedsCounters) AttrLayout() *mad.Layout { return &PortExtendedSpeedsCountersLayout }
+func (*PortExtendedSpeedsCounters) AttrLayout() *mad.Layout { return &layoutPortExtendedSpeedsCounters }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortExtendedSpeedsCounters) String() string {
@@ -1728,7 +1767,7 @@ func (p *PortExtendedSpeedsCounters) String() string {
 	if err != nil {
 		return "PortExtendedSpeedsCounters" + ": " + err.Error()
 	}
-	return PortExtendedSpeedsCountersLayout.Text(b)
+	return layoutPortExtendedSpeedsCounters.Text(b)
 }
 
 // PortExtendedSpeedsCountersRSFEC rows (IBA table "PortExtendedSpeedsCountersRSFEC").
@@ -1742,8 +1781,13 @@ var (
 	pescrsPortFECCorrectedSymbolCounter    = mad.Field{Name: "PortFECCorrectedSymbolCounter", LuaKey: "port_fec_corrected_symbol_counter", Bit: 1184, Width: 32}
 )
 
-// PortExtendedSpeedsCountersRSFECLayout is the PortExtendedSpeedsCountersRSFEC attribute (0x001f, 152 bytes).
-var PortExtendedSpeedsCountersRSFECLayout = mad.Layout{
+// PortExtendedSpeedsCountersRSFECLayout returns the layout of the PortExtendedSpeedsCountersRSFEC attribute (0x001f, 152 bytes). It is
+// shared and must not be modified.
+func PortExtendedSpeedsCountersRSFECLayout() *mad.Layout {
+	return &layoutPortExtendedSpeedsCountersRSFEC
+}
+
+var layoutPortExtendedSpeedsCountersRSFEC = mad.Layout{
 	Name: "PortExtendedSpeedsCountersRSFEC",
 	ID:   AttrPortExtendedSpeedsCounters,
 	Size: 152,
@@ -1794,7 +1838,7 @@ type PortExtendedSpeedsCountersRSFEC struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortExtendedSpeedsCountersRSFEC) UnmarshalBinary(b []byte) error {
-	if err := PortExtendedSpeedsCountersRSFECLayout.CheckMin(b, 152); err != nil {
+	if err := layoutPortExtendedSpeedsCountersRSFEC.CheckMin(b, 152); err != nil {
 		return err
 	}
 	_ = b[151]
@@ -1824,7 +1868,7 @@ func (p *PortExtendedSpeedsCountersRSFEC) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortExtendedSpeedsCountersRSFEC) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortExtendedSpeedsCountersRSFECLayout.Append(b)
+	all, d := layoutPortExtendedSpeedsCountersRSFEC.Append(b)
 	_ = d[151]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint64(d[8:], p.CounterSelect)
@@ -1853,7 +1897,7 @@ func (p *PortExtendedSpeedsCountersRSFEC) MarshalBinary() ([]byte, error) { retu
 
 // AttrLayout returns the layout of the attribute, PortExtendedSpeedsCountersRSFECLayout.
 func (*PortExtendedSpeedsCountersRSFEC) AttrLayout() *mad.Layout {
-	return &PortExtendedSpeedsCountersRSFECLayout
+	return &layoutPortExtendedSpeedsCountersRSFEC
 }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
@@ -1862,7 +1906,7 @@ func (p *PortExtendedSpeedsCountersRSFEC) String() string {
 	if err != nil {
 		return "PortExtendedSpeedsCountersRSFEC" + ": " + err.Error()
 	}
-	return PortExtendedSpeedsCountersRSFECLayout.Text(b)
+	return layoutPortExtendedSpeedsCountersRSFEC.Text(b)
 }
 
 // SwPortVLCongestion rows (IBA table "SwPortVLCongestion").
@@ -1871,8 +1915,11 @@ var (
 	svcCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
-// SwPortVLCongestionLayout is the SwPortVLCongestion attribute (0x0030, 36 bytes).
-var SwPortVLCongestionLayout = mad.Layout{
+// SwPortVLCongestionLayout returns the layout of the SwPortVLCongestion attribute (0x0030, 36 bytes). It is
+// shared and must not be modified.
+func SwPortVLCongestionLayout() *mad.Layout { return &layoutSwPortVLCongestion }
+
+var layoutSwPortVLCongestion = mad.Layout{
 	Name: "SwPortVLCongestion",
 	ID:   AttrSwPortVLCongestion,
 	Size: 36,
@@ -1912,7 +1959,7 @@ type SwPortVLCongestion struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (s *SwPortVLCongestion) UnmarshalBinary(b []byte) error {
-	if err := SwPortVLCongestionLayout.CheckMin(b, 36); err != nil {
+	if err := layoutSwPortVLCongestion.CheckMin(b, 36); err != nil {
 		return err
 	}
 	_ = b[35]
@@ -1941,7 +1988,7 @@ func (s *SwPortVLCongestion) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (s *SwPortVLCongestion) AppendBinary(b []byte) ([]byte, error) {
-	all, d := SwPortVLCongestionLayout.Append(b)
+	all, d := layoutSwPortVLCongestion.Append(b)
 	_ = d[35]
 	d[1] = s.PortSelect
 	binary.BigEndian.PutUint16(d[2:], s.CounterSelect)
@@ -1968,7 +2015,7 @@ func (s *SwPortVLCongestion) AppendBinary(b []byte) ([]byte, error) {
 func (s *SwPortVLCongestion) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, SwPortVLCongestionLayout.
-func (*SwPortVLCongestion) AttrLayout() *mad.Layout { return &SwPortVLCongestionLayout }
+func (*SwPortVLCongestion) AttrLayout() *mad.Layout { return &layoutSwPortVLCongestion }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (s *SwPortVLCongestion) String() string {
@@ -1976,7 +2023,7 @@ func (s *SwPortVLCongestion) String() string {
 	if err != nil {
 		return "SwPortVLCongestion" + ": " + err.Error()
 	}
-	return SwPortVLCongestionLayout.Text(b)
+	return layoutSwPortVLCongestion.Text(b)
 }
 
 // PortRcvConCtrl rows (IBA table "PortRcvConCtrl").
@@ -1987,8 +2034,11 @@ var (
 	prccPortPktRcvBECN = mad.Field{Name: "PortPktRcvBECN", LuaKey: "port_pkt_rcv_becn", Bit: 64, Width: 32}
 )
 
-// PortRcvConCtrlLayout is the PortRcvConCtrl attribute (0x0031, 12 bytes).
-var PortRcvConCtrlLayout = mad.Layout{
+// PortRcvConCtrlLayout returns the layout of the PortRcvConCtrl attribute (0x0031, 12 bytes). It is
+// shared and must not be modified.
+func PortRcvConCtrlLayout() *mad.Layout { return &layoutPortRcvConCtrl }
+
+var layoutPortRcvConCtrl = mad.Layout{
 	Name: "PortRcvConCtrl",
 	ID:   AttrPortRcvConCtrl,
 	Size: 12,
@@ -2015,7 +2065,7 @@ type PortRcvConCtrl struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortRcvConCtrl) UnmarshalBinary(b []byte) error {
-	if err := PortRcvConCtrlLayout.CheckMin(b, 12); err != nil {
+	if err := layoutPortRcvConCtrl.CheckMin(b, 12); err != nil {
 		return err
 	}
 	_ = b[11]
@@ -2030,7 +2080,7 @@ func (p *PortRcvConCtrl) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortRcvConCtrl) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortRcvConCtrlLayout.Append(b)
+	all, d := layoutPortRcvConCtrl.Append(b)
 	_ = d[11]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -2043,7 +2093,7 @@ func (p *PortRcvConCtrl) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortRcvConCtrl) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortRcvConCtrlLayout.
-func (*PortRcvConCtrl) AttrLayout() *mad.Layout { return &PortRcvConCtrlLayout }
+func (*PortRcvConCtrl) AttrLayout() *mad.Layout { return &layoutPortRcvConCtrl }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortRcvConCtrl) String() string {
@@ -2051,7 +2101,7 @@ func (p *PortRcvConCtrl) String() string {
 	if err != nil {
 		return "PortRcvConCtrl" + ": " + err.Error()
 	}
-	return PortRcvConCtrlLayout.Text(b)
+	return layoutPortRcvConCtrl.Text(b)
 }
 
 // PortSLRcvFECN rows (IBA table "PortSLRcvFECN").
@@ -2060,8 +2110,11 @@ var (
 	psfecnCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
-// PortSLRcvFECNLayout is the PortSLRcvFECN attribute (0x0032, 68 bytes).
-var PortSLRcvFECNLayout = mad.Layout{
+// PortSLRcvFECNLayout returns the layout of the PortSLRcvFECN attribute (0x0032, 68 bytes). It is
+// shared and must not be modified.
+func PortSLRcvFECNLayout() *mad.Layout { return &layoutPortSLRcvFECN }
+
+var layoutPortSLRcvFECN = mad.Layout{
 	Name: "PortSLRcvFECN",
 	ID:   AttrPortSLRcvFECN,
 	Size: 68,
@@ -2101,7 +2154,7 @@ type PortSLRcvFECN struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortSLRcvFECN) UnmarshalBinary(b []byte) error {
-	if err := PortSLRcvFECNLayout.CheckMin(b, 68); err != nil {
+	if err := layoutPortSLRcvFECN.CheckMin(b, 68); err != nil {
 		return err
 	}
 	_ = b[67]
@@ -2130,7 +2183,7 @@ func (p *PortSLRcvFECN) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortSLRcvFECN) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortSLRcvFECNLayout.Append(b)
+	all, d := layoutPortSLRcvFECN.Append(b)
 	_ = d[67]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -2157,7 +2210,7 @@ func (p *PortSLRcvFECN) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortSLRcvFECN) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortSLRcvFECNLayout.
-func (*PortSLRcvFECN) AttrLayout() *mad.Layout { return &PortSLRcvFECNLayout }
+func (*PortSLRcvFECN) AttrLayout() *mad.Layout { return &layoutPortSLRcvFECN }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortSLRcvFECN) String() string {
@@ -2165,7 +2218,7 @@ func (p *PortSLRcvFECN) String() string {
 	if err != nil {
 		return "PortSLRcvFECN" + ": " + err.Error()
 	}
-	return PortSLRcvFECNLayout.Text(b)
+	return layoutPortSLRcvFECN.Text(b)
 }
 
 // PortSLRcvBECN rows (IBA table "PortSLRcvBECN").
@@ -2174,8 +2227,11 @@ var (
 	psbecnCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
-// PortSLRcvBECNLayout is the PortSLRcvBECN attribute (0x0033, 68 bytes).
-var PortSLRcvBECNLayout = mad.Layout{
+// PortSLRcvBECNLayout returns the layout of the PortSLRcvBECN attribute (0x0033, 68 bytes). It is
+// shared and must not be modified.
+func PortSLRcvBECNLayout() *mad.Layout { return &layoutPortSLRcvBECN }
+
+var layoutPortSLRcvBECN = mad.Layout{
 	Name: "PortSLRcvBECN",
 	ID:   AttrPortSLRcvBECN,
 	Size: 68,
@@ -2215,7 +2271,7 @@ type PortSLRcvBECN struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortSLRcvBECN) UnmarshalBinary(b []byte) error {
-	if err := PortSLRcvBECNLayout.CheckMin(b, 68); err != nil {
+	if err := layoutPortSLRcvBECN.CheckMin(b, 68); err != nil {
 		return err
 	}
 	_ = b[67]
@@ -2244,7 +2300,7 @@ func (p *PortSLRcvBECN) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortSLRcvBECN) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortSLRcvBECNLayout.Append(b)
+	all, d := layoutPortSLRcvBECN.Append(b)
 	_ = d[67]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -2271,7 +2327,7 @@ func (p *PortSLRcvBECN) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortSLRcvBECN) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortSLRcvBECNLayout.
-func (*PortSLRcvBECN) AttrLayout() *mad.Layout { return &PortSLRcvBECNLayout }
+func (*PortSLRcvBECN) AttrLayout() *mad.Layout { return &layoutPortSLRcvBECN }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortSLRcvBECN) String() string {
@@ -2279,7 +2335,7 @@ func (p *PortSLRcvBECN) String() string {
 	if err != nil {
 		return "PortSLRcvBECN" + ": " + err.Error()
 	}
-	return PortSLRcvBECNLayout.Text(b)
+	return layoutPortSLRcvBECN.Text(b)
 }
 
 // PortXmitConCtrl rows (IBA table "PortXmitConCtrl").
@@ -2289,8 +2345,11 @@ var (
 	pxccPortXmitTimeCong = mad.Field{Name: "PortXmitTimeCong", LuaKey: "port_xmit_time_cong", Bit: 32, Width: 32}
 )
 
-// PortXmitConCtrlLayout is the PortXmitConCtrl attribute (0x0034, 8 bytes).
-var PortXmitConCtrlLayout = mad.Layout{
+// PortXmitConCtrlLayout returns the layout of the PortXmitConCtrl attribute (0x0034, 8 bytes). It is
+// shared and must not be modified.
+func PortXmitConCtrlLayout() *mad.Layout { return &layoutPortXmitConCtrl }
+
+var layoutPortXmitConCtrl = mad.Layout{
 	Name: "PortXmitConCtrl",
 	ID:   AttrPortXmitConCtrl,
 	Size: 8,
@@ -2315,7 +2374,7 @@ type PortXmitConCtrl struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortXmitConCtrl) UnmarshalBinary(b []byte) error {
-	if err := PortXmitConCtrlLayout.CheckMin(b, 8); err != nil {
+	if err := layoutPortXmitConCtrl.CheckMin(b, 8); err != nil {
 		return err
 	}
 	_ = b[7]
@@ -2329,7 +2388,7 @@ func (p *PortXmitConCtrl) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortXmitConCtrl) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortXmitConCtrlLayout.Append(b)
+	all, d := layoutPortXmitConCtrl.Append(b)
 	_ = d[7]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -2341,7 +2400,7 @@ func (p *PortXmitConCtrl) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortXmitConCtrl) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortXmitConCtrlLayout.
-func (*PortXmitConCtrl) AttrLayout() *mad.Layout { return &PortXmitConCtrlLayout }
+func (*PortXmitConCtrl) AttrLayout() *mad.Layout { return &layoutPortXmitConCtrl }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortXmitConCtrl) String() string {
@@ -2349,7 +2408,7 @@ func (p *PortXmitConCtrl) String() string {
 	if err != nil {
 		return "PortXmitConCtrl" + ": " + err.Error()
 	}
-	return PortXmitConCtrlLayout.Text(b)
+	return layoutPortXmitConCtrl.Text(b)
 }
 
 // PortVLXmitTimeCong rows (IBA table "PortVLXmitTimeCong").
@@ -2358,8 +2417,11 @@ var (
 	pvtcCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
-// PortVLXmitTimeCongLayout is the PortVLXmitTimeCong attribute (0x0035, 64 bytes).
-var PortVLXmitTimeCongLayout = mad.Layout{
+// PortVLXmitTimeCongLayout returns the layout of the PortVLXmitTimeCong attribute (0x0035, 64 bytes). It is
+// shared and must not be modified.
+func PortVLXmitTimeCongLayout() *mad.Layout { return &layoutPortVLXmitTimeCong }
+
+var layoutPortVLXmitTimeCong = mad.Layout{
 	Name: "PortVLXmitTimeCong",
 	ID:   AttrPortVLXmitTimeCong,
 	Size: 64,
@@ -2398,7 +2460,7 @@ type PortVLXmitTimeCong struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortVLXmitTimeCong) UnmarshalBinary(b []byte) error {
-	if err := PortVLXmitTimeCongLayout.CheckMin(b, 64); err != nil {
+	if err := layoutPortVLXmitTimeCong.CheckMin(b, 64); err != nil {
 		return err
 	}
 	_ = b[63]
@@ -2426,7 +2488,7 @@ func (p *PortVLXmitTimeCong) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortVLXmitTimeCong) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortVLXmitTimeCongLayout.Append(b)
+	all, d := layoutPortVLXmitTimeCong.Append(b)
 	_ = d[63]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -2452,7 +2514,7 @@ func (p *PortVLXmitTimeCong) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortVLXmitTimeCong) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortVLXmitTimeCongLayout.
-func (*PortVLXmitTimeCong) AttrLayout() *mad.Layout { return &PortVLXmitTimeCongLayout }
+func (*PortVLXmitTimeCong) AttrLayout() *mad.Layout { return &layoutPortVLXmitTimeCong }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortVLXmitTimeCong) String() string {
@@ -2460,7 +2522,7 @@ func (p *PortVLXmitTimeCong) String() string {
 	if err != nil {
 		return "PortVLXmitTimeCong" + ": " + err.Error()
 	}
-	return PortVLXmitTimeCongLayout.Text(b)
+	return layoutPortVLXmitTimeCong.Text(b)
 }
 
 // PortXmitDataSL rows (IBA table "PortXmitDataSL").
@@ -2469,8 +2531,11 @@ var (
 	pxdsCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
-// PortXmitDataSLLayout is the PortXmitDataSL attribute (0x0036, 68 bytes).
-var PortXmitDataSLLayout = mad.Layout{
+// PortXmitDataSLLayout returns the layout of the PortXmitDataSL attribute (0x0036, 68 bytes). It is
+// shared and must not be modified.
+func PortXmitDataSLLayout() *mad.Layout { return &layoutPortXmitDataSL }
+
+var layoutPortXmitDataSL = mad.Layout{
 	Name: "PortXmitDataSL",
 	ID:   AttrPortXmitDataSL,
 	Size: 68,
@@ -2510,7 +2575,7 @@ type PortXmitDataSL struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortXmitDataSL) UnmarshalBinary(b []byte) error {
-	if err := PortXmitDataSLLayout.CheckMin(b, 68); err != nil {
+	if err := layoutPortXmitDataSL.CheckMin(b, 68); err != nil {
 		return err
 	}
 	_ = b[67]
@@ -2539,7 +2604,7 @@ func (p *PortXmitDataSL) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortXmitDataSL) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortXmitDataSLLayout.Append(b)
+	all, d := layoutPortXmitDataSL.Append(b)
 	_ = d[67]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -2566,7 +2631,7 @@ func (p *PortXmitDataSL) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortXmitDataSL) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortXmitDataSLLayout.
-func (*PortXmitDataSL) AttrLayout() *mad.Layout { return &PortXmitDataSLLayout }
+func (*PortXmitDataSL) AttrLayout() *mad.Layout { return &layoutPortXmitDataSL }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortXmitDataSL) String() string {
@@ -2574,7 +2639,7 @@ func (p *PortXmitDataSL) String() string {
 	if err != nil {
 		return "PortXmitDataSL" + ": " + err.Error()
 	}
-	return PortXmitDataSLLayout.Text(b)
+	return layoutPortXmitDataSL.Text(b)
 }
 
 // PortRcvDataSL rows (IBA table "PortRcvDataSL").
@@ -2583,8 +2648,11 @@ var (
 	prdsCounterSelect = mad.Field{Name: "CounterSelect", LuaKey: "counter_select", Bit: 16, Width: 16, Kind: mad.Hex}
 )
 
-// PortRcvDataSLLayout is the PortRcvDataSL attribute (0x0037, 68 bytes).
-var PortRcvDataSLLayout = mad.Layout{
+// PortRcvDataSLLayout returns the layout of the PortRcvDataSL attribute (0x0037, 68 bytes). It is
+// shared and must not be modified.
+func PortRcvDataSLLayout() *mad.Layout { return &layoutPortRcvDataSL }
+
+var layoutPortRcvDataSL = mad.Layout{
 	Name: "PortRcvDataSL",
 	ID:   AttrPortRcvDataSL,
 	Size: 68,
@@ -2624,7 +2692,7 @@ type PortRcvDataSL struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortRcvDataSL) UnmarshalBinary(b []byte) error {
-	if err := PortRcvDataSLLayout.CheckMin(b, 68); err != nil {
+	if err := layoutPortRcvDataSL.CheckMin(b, 68); err != nil {
 		return err
 	}
 	_ = b[67]
@@ -2653,7 +2721,7 @@ func (p *PortRcvDataSL) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortRcvDataSL) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortRcvDataSLLayout.Append(b)
+	all, d := layoutPortRcvDataSL.Append(b)
 	_ = d[67]
 	d[1] = p.PortSelect
 	binary.BigEndian.PutUint16(d[2:], p.CounterSelect)
@@ -2680,7 +2748,7 @@ func (p *PortRcvDataSL) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortRcvDataSL) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortRcvDataSLLayout.
-func (*PortRcvDataSL) AttrLayout() *mad.Layout { return &PortRcvDataSLLayout }
+func (*PortRcvDataSL) AttrLayout() *mad.Layout { return &layoutPortRcvDataSL }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortRcvDataSL) String() string {
@@ -2688,7 +2756,7 @@ func (p *PortRcvDataSL) String() string {
 	if err != nil {
 		return "PortRcvDataSL" + ": " + err.Error()
 	}
-	return PortRcvDataSLLayout.Text(b)
+	return layoutPortRcvDataSL.Text(b)
 }
 
 // Layouts returns the layouts of the attributes this package decodes, in
@@ -2696,29 +2764,29 @@ func (p *PortRcvDataSL) String() string {
 // to are shared and must not be modified.
 func Layouts() []*mad.Layout {
 	return []*mad.Layout{
-		&mad.ClassPortInfoLayout,
-		&PortSamplesControlLayout,
-		&PortSamplesResultLayout,
-		&PortCountersLayout,
-		&PortRcvErrorDetailsLayout,
-		&PortXmitDiscardDetailsLayout,
-		&PortOpRcvCountersLayout,
-		&PortFlowCtlCountersLayout,
-		&PortVLOpPacketsLayout,
-		&PortVLOpDataLayout,
-		&PortVLXmitFlowCtlUpdateErrorsLayout,
-		&PortVLXmitWaitCountersLayout,
-		&PortCountersExtendedLayout,
-		&PortExtendedSpeedsCountersLayout,
-		&PortExtendedSpeedsCountersRSFECLayout,
-		&SwPortVLCongestionLayout,
-		&PortRcvConCtrlLayout,
-		&PortSLRcvFECNLayout,
-		&PortSLRcvBECNLayout,
-		&PortXmitConCtrlLayout,
-		&PortVLXmitTimeCongLayout,
-		&PortXmitDataSLLayout,
-		&PortRcvDataSLLayout,
+		mad.ClassPortInfoLayout(),
+		&layoutPortSamplesControl,
+		&layoutPortSamplesResult,
+		&layoutPortCounters,
+		&layoutPortRcvErrorDetails,
+		&layoutPortXmitDiscardDetails,
+		&layoutPortOpRcvCounters,
+		&layoutPortFlowCtlCounters,
+		&layoutPortVLOpPackets,
+		&layoutPortVLOpData,
+		&layoutPortVLXmitFlowCtlUpdateErrors,
+		&layoutPortVLXmitWaitCounters,
+		&layoutPortCountersExtended,
+		&layoutPortExtendedSpeedsCounters,
+		&layoutPortExtendedSpeedsCountersRSFEC,
+		&layoutSwPortVLCongestion,
+		&layoutPortRcvConCtrl,
+		&layoutPortSLRcvFECN,
+		&layoutPortSLRcvBECN,
+		&layoutPortXmitConCtrl,
+		&layoutPortVLXmitTimeCong,
+		&layoutPortXmitDataSL,
+		&layoutPortRcvDataSL,
 	}
 }
 
@@ -2727,49 +2795,49 @@ func Layouts() []*mad.Layout {
 func LayoutByID(id uint16) *mad.Layout {
 	switch id {
 	case AttrClassPortInfo:
-		return &mad.ClassPortInfoLayout
+		return mad.ClassPortInfoLayout()
 	case AttrPortSamplesControl:
-		return &PortSamplesControlLayout
+		return &layoutPortSamplesControl
 	case AttrPortSamplesResult:
-		return &PortSamplesResultLayout
+		return &layoutPortSamplesResult
 	case AttrPortCounters:
-		return &PortCountersLayout
+		return &layoutPortCounters
 	case AttrPortRcvErrorDetails:
-		return &PortRcvErrorDetailsLayout
+		return &layoutPortRcvErrorDetails
 	case AttrPortXmitDiscardDetails:
-		return &PortXmitDiscardDetailsLayout
+		return &layoutPortXmitDiscardDetails
 	case AttrPortOpRcvCounters:
-		return &PortOpRcvCountersLayout
+		return &layoutPortOpRcvCounters
 	case AttrPortFlowCtlCounters:
-		return &PortFlowCtlCountersLayout
+		return &layoutPortFlowCtlCounters
 	case AttrPortVLOpPackets:
-		return &PortVLOpPacketsLayout
+		return &layoutPortVLOpPackets
 	case AttrPortVLOpData:
-		return &PortVLOpDataLayout
+		return &layoutPortVLOpData
 	case AttrPortVLXmitFlowCtlUpdateErrors:
-		return &PortVLXmitFlowCtlUpdateErrorsLayout
+		return &layoutPortVLXmitFlowCtlUpdateErrors
 	case AttrPortVLXmitWaitCounters:
-		return &PortVLXmitWaitCountersLayout
+		return &layoutPortVLXmitWaitCounters
 	case AttrPortCountersExtended:
-		return &PortCountersExtendedLayout
+		return &layoutPortCountersExtended
 	case AttrPortExtendedSpeedsCounters:
-		return &PortExtendedSpeedsCountersLayout
+		return &layoutPortExtendedSpeedsCounters
 	case AttrSwPortVLCongestion:
-		return &SwPortVLCongestionLayout
+		return &layoutSwPortVLCongestion
 	case AttrPortRcvConCtrl:
-		return &PortRcvConCtrlLayout
+		return &layoutPortRcvConCtrl
 	case AttrPortSLRcvFECN:
-		return &PortSLRcvFECNLayout
+		return &layoutPortSLRcvFECN
 	case AttrPortSLRcvBECN:
-		return &PortSLRcvBECNLayout
+		return &layoutPortSLRcvBECN
 	case AttrPortXmitConCtrl:
-		return &PortXmitConCtrlLayout
+		return &layoutPortXmitConCtrl
 	case AttrPortVLXmitTimeCong:
-		return &PortVLXmitTimeCongLayout
+		return &layoutPortVLXmitTimeCong
 	case AttrPortXmitDataSL:
-		return &PortXmitDataSLLayout
+		return &layoutPortXmitDataSL
 	case AttrPortRcvDataSL:
-		return &PortRcvDataSLLayout
+		return &layoutPortRcvDataSL
 	}
 	return nil
 }
@@ -2831,51 +2899,51 @@ func NewCodec(id uint16) mad.Codec {
 // layouts that share an attribute ID.
 func CodecOf(l *mad.Layout) mad.Codec {
 	switch l {
-	case &mad.ClassPortInfoLayout:
+	case mad.ClassPortInfoLayout():
 		return new(mad.ClassPortInfo)
-	case &PortSamplesControlLayout:
+	case &layoutPortSamplesControl:
 		return new(PortSamplesControl)
-	case &PortSamplesResultLayout:
+	case &layoutPortSamplesResult:
 		return new(PortSamplesResult)
-	case &PortCountersLayout:
+	case &layoutPortCounters:
 		return new(PortCounters)
-	case &PortRcvErrorDetailsLayout:
+	case &layoutPortRcvErrorDetails:
 		return new(PortRcvErrorDetails)
-	case &PortXmitDiscardDetailsLayout:
+	case &layoutPortXmitDiscardDetails:
 		return new(PortXmitDiscardDetails)
-	case &PortOpRcvCountersLayout:
+	case &layoutPortOpRcvCounters:
 		return new(PortOpRcvCounters)
-	case &PortFlowCtlCountersLayout:
+	case &layoutPortFlowCtlCounters:
 		return new(PortFlowCtlCounters)
-	case &PortVLOpPacketsLayout:
+	case &layoutPortVLOpPackets:
 		return new(PortVLOpPackets)
-	case &PortVLOpDataLayout:
+	case &layoutPortVLOpData:
 		return new(PortVLOpData)
-	case &PortVLXmitFlowCtlUpdateErrorsLayout:
+	case &layoutPortVLXmitFlowCtlUpdateErrors:
 		return new(PortVLXmitFlowCtlUpdateErrors)
-	case &PortVLXmitWaitCountersLayout:
+	case &layoutPortVLXmitWaitCounters:
 		return new(PortVLXmitWaitCounters)
-	case &PortCountersExtendedLayout:
+	case &layoutPortCountersExtended:
 		return new(PortCountersExtended)
-	case &PortExtendedSpeedsCountersLayout:
+	case &layoutPortExtendedSpeedsCounters:
 		return new(PortExtendedSpeedsCounters)
-	case &PortExtendedSpeedsCountersRSFECLayout:
+	case &layoutPortExtendedSpeedsCountersRSFEC:
 		return new(PortExtendedSpeedsCountersRSFEC)
-	case &SwPortVLCongestionLayout:
+	case &layoutSwPortVLCongestion:
 		return new(SwPortVLCongestion)
-	case &PortRcvConCtrlLayout:
+	case &layoutPortRcvConCtrl:
 		return new(PortRcvConCtrl)
-	case &PortSLRcvFECNLayout:
+	case &layoutPortSLRcvFECN:
 		return new(PortSLRcvFECN)
-	case &PortSLRcvBECNLayout:
+	case &layoutPortSLRcvBECN:
 		return new(PortSLRcvBECN)
-	case &PortXmitConCtrlLayout:
+	case &layoutPortXmitConCtrl:
 		return new(PortXmitConCtrl)
-	case &PortVLXmitTimeCongLayout:
+	case &layoutPortVLXmitTimeCong:
 		return new(PortVLXmitTimeCong)
-	case &PortXmitDataSLLayout:
+	case &layoutPortXmitDataSL:
 		return new(PortXmitDataSL)
-	case &PortRcvDataSLLayout:
+	case &layoutPortRcvDataSL:
 		return new(PortRcvDataSL)
 	}
 	return nil

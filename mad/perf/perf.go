@@ -39,11 +39,14 @@ const (
 // common header, 40 reserved bytes, then 192 bytes of attribute data.
 var pmaData = mad.Field{Name: "Data", LuaKey: "data", Bit: 512, Width: 1536, Kind: mad.Bytes}
 
-// MADLayout is a whole PerfMgt MAD (class 0x04, 256 bytes).
-var MADLayout = mad.Layout{
+// MADLayout returns a whole PerfMgt MAD (class 0x04, 256 bytes).
+// It is shared and must not be modified.
+func MADLayout() *mad.Layout { return &layoutMAD }
+
+var layoutMAD = mad.Layout{
 	Name:   "PerfMgtMAD",
 	Size:   mad.Size,
-	Fields: slices.Concat(mad.HeaderLayout.Fields, []mad.Field{pmaData}),
+	Fields: slices.Concat(mad.HeaderLayout().Fields, []mad.Field{pmaData}),
 }
 
 // MAD is a whole PerfMgt MAD.
@@ -55,7 +58,7 @@ type MAD struct {
 // UnmarshalBinary decodes the 256-byte MAD in b without allocating. It
 // returns an error wrapping mad.ErrTruncated when b is shorter.
 func (m *MAD) UnmarshalBinary(b []byte) error {
-	if err := MADLayout.Check(b); err != nil {
+	if err := layoutMAD.Check(b); err != nil {
 		return err
 	}
 	if err := m.Header.UnmarshalBinary(b); err != nil {
@@ -67,9 +70,9 @@ func (m *MAD) UnmarshalBinary(b []byte) error {
 
 // AppendBinary appends the 256-byte MAD to b, reserved bytes zero.
 func (m *MAD) AppendBinary(b []byte) ([]byte, error) {
-	all, d := MADLayout.Append(b)
+	all, d := layoutMAD.Append(b)
 	m.Header.Put(d)
-	w := mad.Writer{Layout: &MADLayout, B: d}
+	w := mad.Writer{Layout: &layoutMAD, B: d}
 	w.Bytes(pmaData, m.Data[:])
 	if w.Err != nil {
 		return b, w.Err

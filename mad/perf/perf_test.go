@@ -17,15 +17,15 @@ var attrs = []struct {
 	layout *mad.Layout
 	new    func() madtest.Codec
 }{
-	{"ClassPortInfo", &mad.ClassPortInfoLayout, func() madtest.Codec { return new(mad.ClassPortInfo) }},
-	{"PortCounters", &perf.PortCountersLayout, func() madtest.Codec { return new(perf.PortCounters) }},
-	{"PortCountersExtended", &perf.PortCountersExtendedLayout, func() madtest.Codec { return new(perf.PortCountersExtended) }},
+	{"ClassPortInfo", mad.ClassPortInfoLayout(), func() madtest.Codec { return new(mad.ClassPortInfo) }},
+	{"PortCounters", perf.PortCountersLayout(), func() madtest.Codec { return new(perf.PortCounters) }},
+	{"PortCountersExtended", perf.PortCountersExtendedLayout(), func() madtest.Codec { return new(perf.PortCountersExtended) }},
 }
 
 func newMAD() madtest.Codec { return new(perf.MAD) }
 
 func TestLayouts(t *testing.T) {
-	madtest.CheckLayout(t, &perf.MADLayout)
+	madtest.CheckLayout(t, perf.MADLayout())
 	for _, a := range attrs {
 		t.Run(a.name, func(t *testing.T) {
 			madtest.CheckLayout(t, a.layout)
@@ -36,16 +36,16 @@ func TestLayouts(t *testing.T) {
 			}
 		})
 	}
-	madtest.WalkingOnes(t, &perf.MADLayout, newMAD)
-	madtest.ReservedIgnored(t, &perf.MADLayout, make([]byte, mad.Size), newMAD)
+	madtest.WalkingOnes(t, perf.MADLayout(), newMAD)
+	madtest.ReservedIgnored(t, perf.MADLayout(), make([]byte, mad.Size), newMAD)
 }
 
 func TestRegistry(t *testing.T) {
 	ls := perf.Layouts()
 	for i, l := range ls {
-		if l == &perf.PortExtendedSpeedsCountersRSFECLayout {
+		if l == perf.PortExtendedSpeedsCountersRSFECLayout() {
 			// the second layout of its ID: by name and CodecOf only
-			if perf.LayoutByName(l.Name) != l || perf.LayoutByID(l.ID) != &perf.PortExtendedSpeedsCountersLayout {
+			if perf.LayoutByName(l.Name) != l || perf.LayoutByID(l.ID) != perf.PortExtendedSpeedsCountersLayout() {
 				t.Errorf("%s: by name %v, by ID %v", l.Name, perf.LayoutByName(l.Name), perf.LayoutByID(l.ID))
 			}
 			continue
@@ -217,9 +217,9 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("no codec for attribute %#04x", id)
 			}
 			madtest.Golden(t, c.Path, &framed{Attr: v},
-				madtest.View{Layout: &perf.MADLayout},
+				madtest.View{Layout: perf.MADLayout()},
 				madtest.View{Layout: perf.LayoutByID(id), Offset: mad.SMPDataOff})
-			madtest.ReservedIgnored(t, &perf.MADLayout, c.Bytes, newMAD)
+			madtest.ReservedIgnored(t, perf.MADLayout(), c.Bytes, newMAD)
 		})
 	}
 }

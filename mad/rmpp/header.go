@@ -127,14 +127,17 @@ var (
 	hData2    = mad.Field{Name: "Data2", LuaKey: "data2", Bit: 256, Width: 32}
 )
 
-// HeaderLayout is the common MAD header followed by the RMPP header: the
+// HeaderLayout returns the common MAD header followed by the RMPP header: the
 // first 36 bytes of every MAD of an RMPP-capable class. Data1 is the
 // SegmentNumber (DATA, ACK); Data2 the PayloadLength (DATA) or
 // NewWindowLast (ACK).
-var HeaderLayout = mad.Layout{
+// It is shared and must not be modified.
+func HeaderLayout() *mad.Layout { return &layoutHeader }
+
+var layoutHeader = mad.Layout{
 	Name:   "RMPPHeader",
 	Size:   HeaderEnd,
-	Fields: append(append([]mad.Field(nil), mad.HeaderLayout.Fields...), hVersion, hType, hRespTime, hFlags, hStatus, hData1, hData2),
+	Fields: append(append([]mad.Field(nil), mad.HeaderLayout().Fields...), hVersion, hType, hRespTime, hFlags, hStatus, hData1, hData2),
 }
 
 // Header is the RMPP header (MAD bytes 24-35).

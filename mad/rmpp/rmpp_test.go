@@ -39,7 +39,7 @@ func hdr(t testing.TB, b []byte) rmpp.Header {
 	return h
 }
 
-func TestLayout(t *testing.T) { madtest.CheckLayout(t, &rmpp.HeaderLayout) }
+func TestLayout(t *testing.T) { madtest.CheckLayout(t, rmpp.HeaderLayout()) }
 
 func TestHeaderRoundTrip(t *testing.T) {
 	h := rmpp.Header{Version: 1, Type: rmpp.TypeAck, RespTime: 0x1f, Flags: 7, Status: 124, Data1: 0xdeadbeef, Data2: 65}

@@ -46,8 +46,11 @@ var (
 	iiProducerType  = mad.Field{Name: "ProducerType", LuaKey: "producer_type", Bit: 264, Width: 24, Kind: mad.Hex}
 )
 
-// InformInfoLayout is the InformInfo attribute (0x0003, 36 bytes).
-var InformInfoLayout = mad.Layout{
+// InformInfoLayout returns the layout of the InformInfo attribute (0x0003, 36 bytes). It is
+// shared and must not be modified.
+func InformInfoLayout() *mad.Layout { return &layoutInformInfo }
+
+var layoutInformInfo = mad.Layout{
 	Name: "InformInfo",
 	ID:   AttrInformInfo,
 	Size: 36,
@@ -86,7 +89,7 @@ type Inform struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (i *Inform) UnmarshalBinary(b []byte) error {
-	if err := InformInfoLayout.CheckMin(b, 36); err != nil {
+	if err := layoutInformInfo.CheckMin(b, 36); err != nil {
 		return err
 	}
 	_ = b[35]
@@ -116,7 +119,7 @@ func (i *Inform) AppendBinary(b []byte) ([]byte, error) {
 	if i.ProducerType > 0xffffff {
 		return b, mad.RangeError("informinfo", "ProducerType", uint64(i.ProducerType), 0xffffff)
 	}
-	all, d := InformInfoLayout.Append(b)
+	all, d := layoutInformInfo.Append(b)
 	_ = d[35]
 	copy(d[0:16], i.GID[:])
 	binary.BigEndian.PutUint16(d[16:], i.LIDRangeBegin)
@@ -145,7 +148,7 @@ func (i *Inform) AppendBinary(b []byte) ([]byte, error) {
 func (i *Inform) MarshalBinary() ([]byte, error) { return i.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, InformInfoLayout.
-func (*Inform) AttrLayout() *mad.Layout { return &InformInfoLayout }
+func (*Inform) AttrLayout() *mad.Layout { return &layoutInformInfo }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (i *Inform) String() string {
@@ -153,7 +156,7 @@ func (i *Inform) String() string {
 	if err != nil {
 		return "Inform" + ": " + err.Error()
 	}
-	return InformInfoLayout.Text(b)
+	return layoutInformInfo.Text(b)
 }
 
 // NodeRecord rows (IBA table "NodeRecord").
@@ -162,8 +165,11 @@ var (
 	nrNodeDescription = mad.Field{Name: "NodeDescription", LuaKey: "node_description", Bit: 352, Width: 512, Kind: mad.String, Doc: "NUL padded; Description returns the text"}
 )
 
-// NodeRecordLayout is the NodeRecord attribute (0x0011, 108 bytes).
-var NodeRecordLayout = mad.Layout{
+// NodeRecordLayout returns the layout of the NodeRecord attribute (0x0011, 108 bytes). It is
+// shared and must not be modified.
+func NodeRecordLayout() *mad.Layout { return &layoutNodeRecord }
+
+var layoutNodeRecord = mad.Layout{
 	Name: "NodeRecord",
 	ID:   AttrNodeRecord,
 	Size: 108,
@@ -198,7 +204,7 @@ type NodeRec struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (n *NodeRec) UnmarshalBinary(b []byte) error {
-	if err := NodeRecordLayout.CheckMin(b, 108); err != nil {
+	if err := layoutNodeRecord.CheckMin(b, 108); err != nil {
 		return err
 	}
 	_ = b[107]
@@ -214,7 +220,7 @@ func (n *NodeRec) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (n *NodeRec) AppendBinary(b []byte) ([]byte, error) {
-	all, d := NodeRecordLayout.Append(b)
+	all, d := layoutNodeRecord.Append(b)
 	_ = d[107]
 	binary.BigEndian.PutUint16(d[0:], n.LID)
 	if _, err := n.NodeInfo.AppendBinary(d[4:4]); err != nil {
@@ -228,7 +234,7 @@ func (n *NodeRec) AppendBinary(b []byte) ([]byte, error) {
 func (n *NodeRec) MarshalBinary() ([]byte, error) { return n.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, NodeRecordLayout.
-func (*NodeRec) AttrLayout() *mad.Layout { return &NodeRecordLayout }
+func (*NodeRec) AttrLayout() *mad.Layout { return &layoutNodeRecord }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (n *NodeRec) String() string {
@@ -236,7 +242,7 @@ func (n *NodeRec) String() string {
 	if err != nil {
 		return "NodeRec" + ": " + err.Error()
 	}
-	return NodeRecordLayout.Text(b)
+	return layoutNodeRecord.Text(b)
 }
 
 // PortInfoRecord rows (IBA table "PortInfoRecord").
@@ -246,8 +252,11 @@ var (
 	pirOptions    = mad.Field{Name: "Options", LuaKey: "options", Bit: 24, Width: 8, Kind: mad.Hex}
 )
 
-// PortInfoRecordLayout is the PortInfoRecord attribute (0x0012, 68 bytes).
-var PortInfoRecordLayout = mad.Layout{
+// PortInfoRecordLayout returns the layout of the PortInfoRecord attribute (0x0012, 68 bytes). It is
+// shared and must not be modified.
+func PortInfoRecordLayout() *mad.Layout { return &layoutPortInfoRecord }
+
+var layoutPortInfoRecord = mad.Layout{
 	Name: "PortInfoRecord",
 	ID:   AttrPortInfoRecord,
 	Size: 68,
@@ -320,8 +329,11 @@ var (
 	slvlrOutputPortNum = mad.Field{Name: "OutputPortNum", LuaKey: "output_port_num", Bit: 24, Width: 8}
 )
 
-// SLtoVLMappingTableRecordLayout is the SLtoVLMappingTableRecord attribute (0x0013, 16 bytes).
-var SLtoVLMappingTableRecordLayout = mad.Layout{
+// SLtoVLMappingTableRecordLayout returns the layout of the SLtoVLMappingTableRecord attribute (0x0013, 16 bytes). It is
+// shared and must not be modified.
+func SLtoVLMappingTableRecordLayout() *mad.Layout { return &layoutSLtoVLMappingTableRecord }
+
+var layoutSLtoVLMappingTableRecord = mad.Layout{
 	Name: "SLtoVLMappingTableRecord",
 	ID:   AttrSLtoVLMappingTableRecord,
 	Size: 16,
@@ -354,8 +366,11 @@ var (
 	sirLID = mad.Field{Name: "LID", LuaKey: "lid", Bit: 0, Width: 16}
 )
 
-// SwitchInfoRecordLayout is the SwitchInfoRecord attribute (0x0014, 24 bytes).
-var SwitchInfoRecordLayout = mad.Layout{
+// SwitchInfoRecordLayout returns the layout of the SwitchInfoRecord attribute (0x0014, 24 bytes). It is
+// shared and must not be modified.
+func SwitchInfoRecordLayout() *mad.Layout { return &layoutSwitchInfoRecord }
+
+var layoutSwitchInfoRecord = mad.Layout{
 	Name: "SwitchInfoRecord",
 	ID:   AttrSwitchInfoRecord,
 	Size: 24,
@@ -389,8 +404,11 @@ var (
 	lftrBlockNum = mad.Field{Name: "BlockNum", LuaKey: "block_num", Bit: 16, Width: 16}
 )
 
-// LinearForwardingTableRecordLayout is the LinearForwardingTableRecord attribute (0x0015, 72 bytes).
-var LinearForwardingTableRecordLayout = mad.Layout{
+// LinearForwardingTableRecordLayout returns the layout of the LinearForwardingTableRecord attribute (0x0015, 72 bytes). It is
+// shared and must not be modified.
+func LinearForwardingTableRecordLayout() *mad.Layout { return &layoutLinearForwardingTableRecord }
+
+var layoutLinearForwardingTableRecord = mad.Layout{
 	Name: "LinearForwardingTableRecord",
 	ID:   AttrLFTRecord,
 	Size: 72,
@@ -472,8 +490,11 @@ var (
 	mftrBlockNum = mad.Field{Name: "BlockNum", LuaKey: "block_num", Bit: 23, Width: 9}
 )
 
-// MulticastForwardingTableRecordLayout is the MulticastForwardingTableRecord attribute (0x0017, 72 bytes).
-var MulticastForwardingTableRecordLayout = mad.Layout{
+// MulticastForwardingTableRecordLayout returns the layout of the MulticastForwardingTableRecord attribute (0x0017, 72 bytes). It is
+// shared and must not be modified.
+func MulticastForwardingTableRecordLayout() *mad.Layout { return &layoutMulticastForwardingTableRecord }
+
+var layoutMulticastForwardingTableRecord = mad.Layout{
 	Name: "MulticastForwardingTableRecord",
 	ID:   AttrMulticastForwardingTableRecord,
 	Size: 72,
@@ -522,8 +543,11 @@ var (
 	smirLID = mad.Field{Name: "LID", LuaKey: "lid", Bit: 0, Width: 16}
 )
 
-// SMInfoRecordLayout is the SMInfoRecord attribute (0x0018, 32 bytes).
-var SMInfoRecordLayout = mad.Layout{
+// SMInfoRecordLayout returns the layout of the SMInfoRecord attribute (0x0018, 32 bytes). It is
+// shared and must not be modified.
+func SMInfoRecordLayout() *mad.Layout { return &layoutSMInfoRecord }
+
+var layoutSMInfoRecord = mad.Layout{
 	Name: "SMInfoRecord",
 	ID:   AttrSMInfoRecord,
 	Size: 32,
@@ -546,8 +570,11 @@ var (
 	lrToLID    = mad.Field{Name: "ToLID", LuaKey: "to_lid", Bit: 32, Width: 16}
 )
 
-// LinkRecordLayout is the LinkRecord attribute (0x0020, 8 bytes).
-var LinkRecordLayout = mad.Layout{
+// LinkRecordLayout returns the layout of the LinkRecord attribute (0x0020, 8 bytes). It is
+// shared and must not be modified.
+func LinkRecordLayout() *mad.Layout { return &layoutLinkRecord }
+
+var layoutLinkRecord = mad.Layout{
 	Name: "LinkRecord",
 	ID:   AttrLinkRecord,
 	Size: 8,
@@ -566,8 +593,11 @@ var (
 	girBlockNum = mad.Field{Name: "BlockNum", LuaKey: "block_num", Bit: 16, Width: 8}
 )
 
-// GUIDInfoRecordLayout is the GUIDInfoRecord attribute (0x0030, 72 bytes).
-var GUIDInfoRecordLayout = mad.Layout{
+// GUIDInfoRecordLayout returns the layout of the GUIDInfoRecord attribute (0x0030, 72 bytes). It is
+// shared and must not be modified.
+func GUIDInfoRecordLayout() *mad.Layout { return &layoutGUIDInfoRecord }
+
+var layoutGUIDInfoRecord = mad.Layout{
 	Name: "GUIDInfoRecord",
 	ID:   AttrGUIDInfoRecord,
 	Size: 72,
@@ -596,8 +626,11 @@ var (
 	srServiceName  = mad.Field{Name: "ServiceName", LuaKey: "service_name", Bit: 384, Width: 512, Kind: mad.String}
 )
 
-// ServiceRecordLayout is the ServiceRecord attribute (0x0031, 176 bytes).
-var ServiceRecordLayout = mad.Layout{
+// ServiceRecordLayout returns the layout of the ServiceRecord attribute (0x0031, 176 bytes). It is
+// shared and must not be modified.
+func ServiceRecordLayout() *mad.Layout { return &layoutServiceRecord }
+
+var layoutServiceRecord = mad.Layout{
 	Name: "ServiceRecord",
 	ID:   AttrServiceRecord,
 	Size: 176,
@@ -649,8 +682,11 @@ var (
 	pkrPortNum  = mad.Field{Name: "PortNum", LuaKey: "port_num", Bit: 32, Width: 8}
 )
 
-// PKeyTableRecordLayout is the P_KeyTableRecord attribute (0x0033, 72 bytes).
-var PKeyTableRecordLayout = mad.Layout{
+// PKeyTableRecordLayout returns the layout of the P_KeyTableRecord attribute (0x0033, 72 bytes). It is
+// shared and must not be modified.
+func PKeyTableRecordLayout() *mad.Layout { return &layoutPKeyTableRecord }
+
+var layoutPKeyTableRecord = mad.Layout{
 	Name: "P_KeyTableRecord",
 	ID:   AttrPKeyTableRecord,
 	Size: 72,
@@ -719,8 +755,11 @@ var (
 	prPreference             = mad.Field{Name: "Preference", LuaKey: "preference", Bit: 456, Width: 8}
 )
 
-// PathRecordLayout is the PathRecord attribute (0x0035, 64 bytes).
-var PathRecordLayout = mad.Layout{
+// PathRecordLayout returns the layout of the PathRecord attribute (0x0035, 64 bytes). It is
+// shared and must not be modified.
+func PathRecordLayout() *mad.Layout { return &layoutPathRecord }
+
+var layoutPathRecord = mad.Layout{
 	Name: "PathRecord",
 	ID:   AttrPathRecord,
 	Size: 64,
@@ -781,7 +820,7 @@ type PathRec struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PathRec) UnmarshalBinary(b []byte) error {
-	if err := PathRecordLayout.CheckMin(b, 64); err != nil {
+	if err := layoutPathRecord.CheckMin(b, 64); err != nil {
 		return err
 	}
 	_ = b[63]
@@ -843,7 +882,7 @@ func (p *PathRec) AppendBinary(b []byte) ([]byte, error) {
 	if p.PacketLifeTime > 0x3f {
 		return b, mad.RangeError("pathrecord", "PacketLifeTime", uint64(p.PacketLifeTime), 0x3f)
 	}
-	all, d := PathRecordLayout.Append(b)
+	all, d := layoutPathRecord.Append(b)
 	_ = d[63]
 	binary.BigEndian.PutUint64(d[0:], p.ServiceID)
 	copy(d[8:24], p.DGID[:])
@@ -886,7 +925,7 @@ func (p *PathRec) AppendBinary(b []byte) ([]byte, error) {
 func (p *PathRec) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PathRecordLayout.
-func (*PathRec) AttrLayout() *mad.Layout { return &PathRecordLayout }
+func (*PathRec) AttrLayout() *mad.Layout { return &layoutPathRecord }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PathRec) String() string {
@@ -894,7 +933,7 @@ func (p *PathRec) String() string {
 	if err != nil {
 		return "PathRec" + ": " + err.Error()
 	}
-	return PathRecordLayout.Text(b)
+	return layoutPathRecord.Text(b)
 }
 
 // VLArbitrationTableRecord rows (IBA table "VLArbitrationTableRecord").
@@ -904,8 +943,11 @@ var (
 	vlarBlockNum      = mad.Field{Name: "BlockNum", LuaKey: "block_num", Bit: 24, Width: 8}
 )
 
-// VLArbitrationTableRecordLayout is the VLArbitrationTableRecord attribute (0x0036, 72 bytes).
-var VLArbitrationTableRecordLayout = mad.Layout{
+// VLArbitrationTableRecordLayout returns the layout of the VLArbitrationTableRecord attribute (0x0036, 72 bytes). It is
+// shared and must not be modified.
+func VLArbitrationTableRecordLayout() *mad.Layout { return &layoutVLArbitrationTableRecord }
+
+var layoutVLArbitrationTableRecord = mad.Layout{
 	Name: "VLArbitrationTableRecord",
 	ID:   AttrVLArbitrationTableRecord,
 	Size: 72,
@@ -1003,8 +1045,11 @@ var (
 	mcrProxyJoin              = mad.Field{Name: "ProxyJoin", LuaKey: "proxy_join", Bit: 392, Width: 1}
 )
 
-// MCMemberRecordLayout is the MCMemberRecord attribute (0x0038, 52 bytes).
-var MCMemberRecordLayout = mad.Layout{
+// MCMemberRecordLayout returns the layout of the MCMemberRecord attribute (0x0038, 52 bytes). It is
+// shared and must not be modified.
+func MCMemberRecordLayout() *mad.Layout { return &layoutMCMemberRecord }
+
+var layoutMCMemberRecord = mad.Layout{
 	Name: "MCMemberRecord",
 	ID:   AttrMCMemberRecord,
 	Size: 52,
@@ -1055,8 +1100,11 @@ var (
 	mprServiceID56LSB         = mad.Field{Name: "ServiceID56LSB", LuaKey: "service_id56_lsb", Bit: 136, Width: 56, Kind: mad.Hex}
 )
 
-// MultiPathRecordLayout is the MultiPathRecord attribute (0x003a, 24 bytes).
-var MultiPathRecordLayout = mad.Layout{
+// MultiPathRecordLayout returns the layout of the MultiPathRecord attribute (0x003a, 24 bytes). It is
+// shared and must not be modified.
+func MultiPathRecordLayout() *mad.Layout { return &layoutMultiPathRecord }
+
+var layoutMultiPathRecord = mad.Layout{
 	Name: "MultiPathRecord",
 	ID:   AttrMultiPathRecord,
 	Size: 24,
@@ -1091,8 +1139,11 @@ var (
 	iirEnum          = mad.Field{Name: "Enum", LuaKey: "enum", Bit: 128, Width: 16}
 )
 
-// InformInfoRecordLayout is the InformInfoRecord attribute (0x00f3, 64 bytes).
-var InformInfoRecordLayout = mad.Layout{
+// InformInfoRecordLayout returns the layout of the InformInfoRecord attribute (0x00f3, 64 bytes). It is
+// shared and must not be modified.
+func InformInfoRecordLayout() *mad.Layout { return &layoutInformInfoRecord }
+
+var layoutInformInfoRecord = mad.Layout{
 	Name: "InformInfoRecord",
 	ID:   AttrInformInfoRecord,
 	Size: 64,
@@ -1115,24 +1166,24 @@ var InformInfoRecordLayout = mad.Layout{
 
 // The attributes, by ID.
 var (
-	ClassPortInfo                  = Attr{&mad.ClassPortInfoLayout, []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
-	InformInfo                     = Attr{&InformInfoLayout, []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 5}
-	NodeRecord                     = Attr{&NodeRecordLayout, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, 14}
-	PortInfoRecord                 = Attr{&PortInfoRecordLayout, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 47, 48, 49, 50, 52, 53, 54, 55, 56, 57, 58, 60}, 9}
-	SLtoVLMappingTableRecord       = Attr{&SLtoVLMappingTableRecordLayout, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 2}
-	SwitchInfoRecord               = Attr{&SwitchInfoRecordLayout, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20}, 3}
-	LinearForwardingTableRecord    = Attr{&LinearForwardingTableRecordLayout, []int{0, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
-	MulticastForwardingTableRecord = Attr{&MulticastForwardingTableRecordLayout, []int{0, 1, 3, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
-	SMInfoRecord                   = Attr{&SMInfoRecordLayout, []int{0, 2, 3, 4, 5, 6}, 4}
-	LinkRecord                     = Attr{&LinkRecordLayout, []int{0, 1, 2, 3}, 1}
-	GUIDInfoRecord                 = Attr{&GUIDInfoRecordLayout, []int{0, 1, 4, 5, 6, 7, 8, 9, 10, 11}, 9}
-	ServiceRecord                  = Attr{&ServiceRecordLayout, []int{0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36}, 22}
-	PKeyTableRecord                = Attr{&PKeyTableRecordLayout, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
-	PathRecord                     = Attr{&PathRecordLayout, []int{0, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22}, 8}
-	VLArbitrationTableRecord       = Attr{&VLArbitrationTableRecordLayout, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
-	MCMemberRecord                 = Attr{&MCMemberRecordLayout, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}, 7}
-	MultiPathRecord                = Attr{&MultiPathRecordLayout, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21}, 3}
-	InformInfoRecord               = Attr{&InformInfoRecordLayout, []int{0, 1, 3, 4, 5, 7, 8, 9, 10, 11, 13, 15}, 8}
+	ClassPortInfo                  = Attr{mad.ClassPortInfoLayout(), []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	InformInfo                     = Attr{&layoutInformInfo, []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 5}
+	NodeRecord                     = Attr{&layoutNodeRecord, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, 14}
+	PortInfoRecord                 = Attr{&layoutPortInfoRecord, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 47, 48, 49, 50, 52, 53, 54, 55, 56, 57, 58, 60}, 9}
+	SLtoVLMappingTableRecord       = Attr{&layoutSLtoVLMappingTableRecord, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 2}
+	SwitchInfoRecord               = Attr{&layoutSwitchInfoRecord, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20}, 3}
+	LinearForwardingTableRecord    = Attr{&layoutLinearForwardingTableRecord, []int{0, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	MulticastForwardingTableRecord = Attr{&layoutMulticastForwardingTableRecord, []int{0, 1, 3, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	SMInfoRecord                   = Attr{&layoutSMInfoRecord, []int{0, 2, 3, 4, 5, 6}, 4}
+	LinkRecord                     = Attr{&layoutLinkRecord, []int{0, 1, 2, 3}, 1}
+	GUIDInfoRecord                 = Attr{&layoutGUIDInfoRecord, []int{0, 1, 4, 5, 6, 7, 8, 9, 10, 11}, 9}
+	ServiceRecord                  = Attr{&layoutServiceRecord, []int{0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36}, 22}
+	PKeyTableRecord                = Attr{&layoutPKeyTableRecord, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	PathRecord                     = Attr{&layoutPathRecord, []int{0, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22}, 8}
+	VLArbitrationTableRecord       = Attr{&layoutVLArbitrationTableRecord, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	MCMemberRecord                 = Attr{&layoutMCMemberRecord, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}, 7}
+	MultiPathRecord                = Attr{&layoutMultiPathRecord, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21}, 3}
+	InformInfoRecord               = Attr{&layoutInformInfoRecord, []int{0, 1, 3, 4, 5, 7, 8, 9, 10, 11, 13, 15}, 8}
 )
 
 // aliases are the other names records answer to (saquery's).

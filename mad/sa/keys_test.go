@@ -60,10 +60,10 @@ func TestMaskKeysSMP(t *testing.T) {
 		attr  uint16
 		data  *mad.Layout
 	}{
-		{"LID PortInfo", mad.ClassSubnLID, &smp.SMPLayout, smp.AttrPortInfo, &smp.PortInfoLayout},
-		{"DR PortInfo", mad.ClassSubnDR, &smp.DRSMPLayout, smp.AttrPortInfo, &smp.PortInfoLayout},
-		{"DR SMInfo", mad.ClassSubnDR, &smp.DRSMPLayout, smp.AttrSMInfo, &smp.SMInfoLayout},
-		{"LID NodeInfo", mad.ClassSubnLID, &smp.SMPLayout, smp.AttrNodeInfo, &smp.NodeInfoLayout},
+		{"LID PortInfo", mad.ClassSubnLID, smp.SMPLayout(), smp.AttrPortInfo, smp.PortInfoLayout()},
+		{"DR PortInfo", mad.ClassSubnDR, smp.DRSMPLayout(), smp.AttrPortInfo, smp.PortInfoLayout()},
+		{"DR SMInfo", mad.ClassSubnDR, smp.DRSMPLayout(), smp.AttrSMInfo, smp.SMInfoLayout()},
+		{"LID NodeInfo", mad.ClassSubnLID, smp.SMPLayout(), smp.AttrNodeInfo, smp.NodeInfoLayout()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := ones(mad.Size)

@@ -65,16 +65,16 @@ func (a *Attr) Matches(rec, tmpl []byte, mask uint64) bool {
 // (SGIDCount then DGIDCount GIDs after the fixed part), or an error
 // wrapping mad.ErrTruncated when b is too short for them.
 func MPRGIDs(b []byte) (sgids, dgids []mad.GID, err error) {
-	if err := MultiPathRecordLayout.Check(b); err != nil {
+	if err := layoutMultiPathRecord.Check(b); err != nil {
 		return nil, nil, err
 	}
 	ns, nd := int(mprSGIDCount.Get(b)), int(mprDGIDCount.Get(b))
-	if need := MultiPathRecordLayout.Size + 16*(ns+nd); len(b) < need {
+	if need := layoutMultiPathRecord.Size + 16*(ns+nd); len(b) < need {
 		return nil, nil, fmt.Errorf("multipathrecord: %w (have %d, need %d for %d+%d GIDs)", mad.ErrTruncated, len(b), need, ns, nd)
 	}
 	gid := func(i int) mad.GID {
 		var g mad.GID
-		copy(g[:], b[MultiPathRecordLayout.Size+16*i:])
+		copy(g[:], b[layoutMultiPathRecord.Size+16*i:])
 		return g
 	}
 	for i := range ns {
@@ -89,11 +89,11 @@ func MPRGIDs(b []byte) (sgids, dgids []mad.GID, err error) {
 // AppendMPR appends a MultiPathRecord: the fixed part fixed (24 bytes, its
 // GID counts overwritten) and the GIDs.
 func AppendMPR(b, fixed []byte, sgids, dgids []mad.GID) ([]byte, error) {
-	if len(fixed) < MultiPathRecordLayout.Size || len(sgids) > 255 || len(dgids) > 255 {
+	if len(fixed) < layoutMultiPathRecord.Size || len(sgids) > 255 || len(dgids) > 255 {
 		return b, fmt.Errorf("multipathrecord: %d-byte fixed part, %d+%d GIDs: %w", len(fixed), len(sgids), len(dgids), mad.ErrRange)
 	}
 	n := len(b)
-	b = append(b, fixed[:MultiPathRecordLayout.Size]...)
+	b = append(b, fixed[:layoutMultiPathRecord.Size]...)
 	mprSGIDCount.Put(b[n:], uint64(len(sgids)))
 	mprDGIDCount.Put(b[n:], uint64(len(dgids)))
 	for _, g := range sgids {

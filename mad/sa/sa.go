@@ -75,12 +75,15 @@ var (
 	hdrCompMask   = mad.Field{Name: "ComponentMask", LuaKey: "component_mask", Bit: 384, Width: 64, Kind: mad.Hex}
 )
 
-// HeaderLayout is the whole 56-byte SA header: common header, RMPP header
+// HeaderLayout returns the whole 56-byte SA header: common header, RMPP header
 // and the SA class header.
-var HeaderLayout = mad.Layout{
+// It is shared and must not be modified.
+func HeaderLayout() *mad.Layout { return &layoutHeader }
+
+var layoutHeader = mad.Layout{
 	Name:   "SAHeader",
 	Size:   HeaderSize,
-	Fields: append(append([]mad.Field(nil), rmpp.HeaderLayout.Fields...), hdrSMKey, hdrAttrOffset, hdrCompMask),
+	Fields: append(append([]mad.Field(nil), rmpp.HeaderLayout().Fields...), hdrSMKey, hdrAttrOffset, hdrCompMask),
 }
 
 // Header is the SA MAD header.
@@ -94,7 +97,7 @@ type Header struct {
 
 // UnmarshalBinary decodes the first 56 bytes of b without allocating.
 func (h *Header) UnmarshalBinary(b []byte) error {
-	if err := HeaderLayout.Check(b); err != nil {
+	if err := layoutHeader.Check(b); err != nil {
 		return err
 	}
 	if err := h.Header.UnmarshalBinary(b); err != nil {
@@ -111,7 +114,7 @@ func (h *Header) UnmarshalBinary(b []byte) error {
 
 // AppendBinary appends the 56-byte header to b.
 func (h *Header) AppendBinary(b []byte) ([]byte, error) {
-	all, d := HeaderLayout.Append(b)
+	all, d := layoutHeader.Append(b)
 	h.Header.Put(d)
 	h.RMPP.Put(d)
 	hdrSMKey.Put(d, h.SMKey)

@@ -13,7 +13,7 @@ import (
 )
 
 func TestLayouts(t *testing.T) {
-	madtest.CheckLayout(t, &sa.HeaderLayout)
+	madtest.CheckLayout(t, sa.HeaderLayout())
 	for _, a := range sa.Attrs() {
 		t.Run(a.Name(), func(t *testing.T) {
 			madtest.CheckLayout(t, a.Layout)
@@ -86,13 +86,13 @@ func TestWalkingOnes(t *testing.T) {
 		})
 	}
 	t.Run("NodeRec", func(t *testing.T) {
-		madtest.WalkingOnes(t, &sa.NodeRecordLayout, func() madtest.Codec { return new(sa.NodeRec) })
+		madtest.WalkingOnes(t, sa.NodeRecordLayout(), func() madtest.Codec { return new(sa.NodeRec) })
 	})
 	t.Run("PathRec", func(t *testing.T) {
-		madtest.WalkingOnes(t, &sa.PathRecordLayout, func() madtest.Codec { return new(sa.PathRec) })
+		madtest.WalkingOnes(t, sa.PathRecordLayout(), func() madtest.Codec { return new(sa.PathRec) })
 	})
 	t.Run("Header", func(t *testing.T) {
-		madtest.WalkingOnes(t, &sa.HeaderLayout, func() madtest.Codec { return new(sa.Header) })
+		madtest.WalkingOnes(t, sa.HeaderLayout(), func() madtest.Codec { return new(sa.Header) })
 	})
 }
 

@@ -18,23 +18,23 @@ var attrs = []struct {
 	layout *mad.Layout
 	new    func() madtest.Codec
 }{
-	{"NodeInfo", &smp.NodeInfoLayout, func() madtest.Codec { return new(smp.NodeInfo) }},
-	{"NodeDescription", &smp.NodeDescriptionLayout, func() madtest.Codec { return new(smp.NodeDescription) }},
-	{"PortInfo", &smp.PortInfoLayout, func() madtest.Codec { return new(smp.PortInfo) }},
-	{"SwitchInfo", &smp.SwitchInfoLayout, func() madtest.Codec { return new(smp.SwitchInfo) }},
-	{"GUIDInfo", &smp.GUIDInfoLayout, func() madtest.Codec { return new(smp.GUIDInfo) }},
-	{"P_KeyTable", &smp.PKeyTableLayout, func() madtest.Codec { return new(smp.PKeyTable) }},
-	{"LinearForwardingTable", &smp.LinearForwardingTableLayout, func() madtest.Codec { return new(smp.LinearForwardingTable) }},
-	{"SMInfo", &smp.SMInfoLayout, func() madtest.Codec { return new(smp.SMInfo) }},
-	{"Notice", &smp.NoticeLayout, func() madtest.Codec { return new(smp.Notice) }},
+	{"NodeInfo", smp.NodeInfoLayout(), func() madtest.Codec { return new(smp.NodeInfo) }},
+	{"NodeDescription", smp.NodeDescriptionLayout(), func() madtest.Codec { return new(smp.NodeDescription) }},
+	{"PortInfo", smp.PortInfoLayout(), func() madtest.Codec { return new(smp.PortInfo) }},
+	{"SwitchInfo", smp.SwitchInfoLayout(), func() madtest.Codec { return new(smp.SwitchInfo) }},
+	{"GUIDInfo", smp.GUIDInfoLayout(), func() madtest.Codec { return new(smp.GUIDInfo) }},
+	{"P_KeyTable", smp.PKeyTableLayout(), func() madtest.Codec { return new(smp.PKeyTable) }},
+	{"LinearForwardingTable", smp.LinearForwardingTableLayout(), func() madtest.Codec { return new(smp.LinearForwardingTable) }},
+	{"SMInfo", smp.SMInfoLayout(), func() madtest.Codec { return new(smp.SMInfo) }},
+	{"Notice", smp.NoticeLayout(), func() madtest.Codec { return new(smp.Notice) }},
 }
 
 func TestCheckLayouts(t *testing.T) {
 	for _, a := range attrs {
 		t.Run(a.name, func(t *testing.T) { madtest.CheckLayout(t, a.layout) })
 	}
-	t.Run("SMP", func(t *testing.T) { madtest.CheckLayout(t, &smp.SMPLayout) })
-	t.Run("DRSMP", func(t *testing.T) { madtest.CheckLayout(t, &smp.DRSMPLayout) })
+	t.Run("SMP", func(t *testing.T) { madtest.CheckLayout(t, smp.SMPLayout()) })
+	t.Run("DRSMP", func(t *testing.T) { madtest.CheckLayout(t, smp.DRSMPLayout()) })
 }
 
 func TestWalkingOnes(t *testing.T) {
@@ -85,7 +85,7 @@ func TestTruncated(t *testing.T) {
 	for _, a := range attrs {
 		t.Run(a.name, func(t *testing.T) {
 			need := a.layout.Size
-			if a.layout == &smp.NoticeLayout {
+			if a.layout == smp.NoticeLayout() {
 				need = smp.NoticeSMPSize
 			}
 			err := a.new().UnmarshalBinary(make([]byte, need-1))
@@ -243,8 +243,8 @@ func TestDecodeAllocs(t *testing.T) {
 	for _, a := range attrs {
 		v := a.new()
 		data := smp.Data(b)
-		if a.layout == &smp.NoticeLayout {
-			data = b[:smp.NoticeLayout.Size]
+		if a.layout == smp.NoticeLayout() {
+			data = b[:smp.NoticeLayout().Size]
 		}
 		_ = v.UnmarshalBinary(data) // NodeDescription allocates its string once
 		madtest.ZeroAllocs(t, a.name+".UnmarshalBinary", func() { _ = v.UnmarshalBinary(data) })
@@ -273,9 +273,9 @@ func TestReservedIgnored(t *testing.T) {
 
 func TestLayoutByNameAliases(t *testing.T) {
 	for name, want := range map[string]*mad.Layout{
-		"SL2VLMappingTable": &smp.SLtoVLMappingTableLayout, "sl2vl": &smp.SLtoVLMappingTableLayout,
-		"slToVlMappingTable": &smp.SLtoVLMappingTableLayout, "VLArb": &smp.VLArbitrationTableLayout,
-		"MFT": &smp.MulticastForwardingTableLayout, "p_keytable": &smp.PKeyTableLayout,
+		"SL2VLMappingTable": smp.SLtoVLMappingTableLayout(), "sl2vl": smp.SLtoVLMappingTableLayout(),
+		"slToVlMappingTable": smp.SLtoVLMappingTableLayout(), "VLArb": smp.VLArbitrationTableLayout(),
+		"MFT": smp.MulticastForwardingTableLayout(), "p_keytable": smp.PKeyTableLayout(),
 	} {
 		if got := smp.LayoutByName(name); got != want {
 			t.Errorf("LayoutByName(%q) = %v", name, got)

@@ -43,8 +43,11 @@ var (
 	ntcIssuerGID    = mad.Field{Name: "IssuerGID", LuaKey: "issuer_gid", Bit: 512, Width: 128, Kind: mad.Bytes}
 )
 
-// NoticeLayout is the Notice attribute (0x0002, 80 bytes).
-var NoticeLayout = mad.Layout{
+// NoticeLayout returns the layout of the Notice attribute (0x0002, 80 bytes). It is
+// shared and must not be modified.
+func NoticeLayout() *mad.Layout { return &layoutNotice }
+
+var layoutNotice = mad.Layout{
 	Name: "Notice",
 	ID:   AttrNotice,
 	Size: 80,
@@ -85,7 +88,7 @@ type Notice struct {
 // zero. It returns an error wrapping mad.ErrTruncated when b is shorter than
 // 64 bytes.
 func (n *Notice) UnmarshalBinary(b []byte) error {
-	if err := NoticeLayout.CheckMin(b, 64); err != nil {
+	if err := layoutNotice.CheckMin(b, 64); err != nil {
 		return err
 	}
 	_ = b[63]
@@ -119,7 +122,7 @@ func (n *Notice) AppendBinary(b []byte) ([]byte, error) {
 	if n.NoticeCount > 0x7fff {
 		return b, mad.RangeError("notice", "NoticeCount", uint64(n.NoticeCount), 0x7fff)
 	}
-	all, d := NoticeLayout.Append(b)
+	all, d := layoutNotice.Append(b)
 	_ = d[79]
 	if n.IsGeneric {
 		d[0] |= 0x80
@@ -150,7 +153,7 @@ func (n *Notice) AppendBinary(b []byte) ([]byte, error) {
 func (n *Notice) MarshalBinary() ([]byte, error) { return n.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, NoticeLayout.
-func (*Notice) AttrLayout() *mad.Layout { return &NoticeLayout }
+func (*Notice) AttrLayout() *mad.Layout { return &layoutNotice }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (n *Notice) String() string {
@@ -158,7 +161,7 @@ func (n *Notice) String() string {
 	if err != nil {
 		return "Notice" + ": " + err.Error()
 	}
-	return NoticeLayout.Text(b)
+	return layoutNotice.Text(b)
 }
 
 // NodeDescription rows (IBA table "NodeDescription").
@@ -166,8 +169,11 @@ var (
 	ndNodeString = mad.Field{Name: "NodeString", LuaKey: "node_string", Bit: 0, Width: 512, Kind: mad.String, Doc: "without the trailing NULs"}
 )
 
-// NodeDescriptionLayout is the NodeDescription attribute (0x0010, 64 bytes).
-var NodeDescriptionLayout = mad.Layout{
+// NodeDescriptionLayout returns the layout of the NodeDescription attribute (0x0010, 64 bytes). It is
+// shared and must not be modified.
+func NodeDescriptionLayout() *mad.Layout { return &layoutNodeDescription }
+
+var layoutNodeDescription = mad.Layout{
 	Name: "NodeDescription",
 	ID:   AttrNodeDescription,
 	Size: 64,
@@ -188,7 +194,7 @@ type NodeDescription struct {
 // only when a text differs from the one r holds. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (n *NodeDescription) UnmarshalBinary(b []byte) error {
-	if err := NodeDescriptionLayout.CheckMin(b, 64); err != nil {
+	if err := layoutNodeDescription.CheckMin(b, 64); err != nil {
 		return err
 	}
 	_ = b[63]
@@ -205,7 +211,7 @@ func (n *NodeDescription) AppendBinary(b []byte) ([]byte, error) {
 	if len(n.NodeString) > 64 {
 		return b, mad.LengthError("nodedescription", "NodeString", len(n.NodeString), 64)
 	}
-	all, d := NodeDescriptionLayout.Append(b)
+	all, d := layoutNodeDescription.Append(b)
 	_ = d[63]
 	copy(d[0:64], n.NodeString)
 	return all, nil
@@ -215,7 +221,7 @@ func (n *NodeDescription) AppendBinary(b []byte) ([]byte, error) {
 func (n *NodeDescription) MarshalBinary() ([]byte, error) { return n.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, NodeDescriptionLayout.
-func (*NodeDescription) AttrLayout() *mad.Layout { return &NodeDescriptionLayout }
+func (*NodeDescription) AttrLayout() *mad.Layout { return &layoutNodeDescription }
 
 // NodeInfo rows (IBA table "NodeInfo").
 var (
@@ -233,8 +239,11 @@ var (
 	niVendorID        = mad.Field{Name: "VendorID", LuaKey: "vendor_id", Bit: 296, Width: 24, Kind: mad.Hex, Doc: "IEEE OUI, 24 bits"}
 )
 
-// NodeInfoLayout is the NodeInfo attribute (0x0011, 40 bytes).
-var NodeInfoLayout = mad.Layout{
+// NodeInfoLayout returns the layout of the NodeInfo attribute (0x0011, 40 bytes). It is
+// shared and must not be modified.
+func NodeInfoLayout() *mad.Layout { return &layoutNodeInfo }
+
+var layoutNodeInfo = mad.Layout{
 	Name: "NodeInfo",
 	ID:   AttrNodeInfo,
 	Size: 40,
@@ -277,7 +286,7 @@ type NodeInfo struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (n *NodeInfo) UnmarshalBinary(b []byte) error {
-	if err := NodeInfoLayout.CheckMin(b, 40); err != nil {
+	if err := layoutNodeInfo.CheckMin(b, 40); err != nil {
 		return err
 	}
 	_ = b[39]
@@ -303,7 +312,7 @@ func (n *NodeInfo) AppendBinary(b []byte) ([]byte, error) {
 	if n.VendorID > 0xffffff {
 		return b, mad.RangeError("nodeinfo", "VendorID", uint64(n.VendorID), 0xffffff)
 	}
-	all, d := NodeInfoLayout.Append(b)
+	all, d := layoutNodeInfo.Append(b)
 	_ = d[39]
 	d[0] = n.BaseVersion
 	d[1] = n.ClassVersion
@@ -329,7 +338,7 @@ func (n *NodeInfo) AppendBinary(b []byte) ([]byte, error) {
 func (n *NodeInfo) MarshalBinary() ([]byte, error) { return n.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, NodeInfoLayout.
-func (*NodeInfo) AttrLayout() *mad.Layout { return &NodeInfoLayout }
+func (*NodeInfo) AttrLayout() *mad.Layout { return &layoutNodeInfo }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (n *NodeInfo) String() string {
@@ -337,7 +346,7 @@ func (n *NodeInfo) String() string {
 	if err != nil {
 		return "NodeInfo" + ": " + err.Error()
 	}
-	return NodeInfoLayout.Text(b)
+	return layoutNodeInfo.Text(b)
 }
 
 // SwitchInfo rows (IBA table "SwitchInfo").
@@ -362,8 +371,11 @@ var (
 	siMulticastFDBTop                   = mad.Field{Name: "MulticastFDBTop", LuaKey: "multicast_fdb_top", Bit: 144, Width: 16, Kind: mad.Hex}
 )
 
-// SwitchInfoLayout is the SwitchInfo attribute (0x0012, 20 bytes).
-var SwitchInfoLayout = mad.Layout{
+// SwitchInfoLayout returns the layout of the SwitchInfo attribute (0x0012, 20 bytes). It is
+// shared and must not be modified.
+func SwitchInfoLayout() *mad.Layout { return &layoutSwitchInfo }
+
+var layoutSwitchInfo = mad.Layout{
 	Name: "SwitchInfo",
 	ID:   AttrSwitchInfo,
 	Size: 20,
@@ -418,7 +430,7 @@ type SwitchInfo struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (s *SwitchInfo) UnmarshalBinary(b []byte) error {
-	if err := SwitchInfoLayout.CheckMin(b, 20); err != nil {
+	if err := layoutSwitchInfo.CheckMin(b, 20); err != nil {
 		return err
 	}
 	_ = b[19]
@@ -453,7 +465,7 @@ func (s *SwitchInfo) AppendBinary(b []byte) ([]byte, error) {
 	if s.OptimizedSLtoVLMappingProgramming > 0x3 {
 		return b, mad.RangeError("switchinfo", "OptimizedSLtoVLMappingProgramming", uint64(s.OptimizedSLtoVLMappingProgramming), 0x3)
 	}
-	all, d := SwitchInfoLayout.Append(b)
+	all, d := layoutSwitchInfo.Append(b)
 	_ = d[19]
 	binary.BigEndian.PutUint16(d[0:], s.LinearFDBCap)
 	binary.BigEndian.PutUint16(d[2:], s.RandomFDBCap)
@@ -492,7 +504,7 @@ func (s *SwitchInfo) AppendBinary(b []byte) ([]byte, error) {
 func (s *SwitchInfo) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, SwitchInfoLayout.
-func (*SwitchInfo) AttrLayout() *mad.Layout { return &SwitchInfoLayout }
+func (*SwitchInfo) AttrLayout() *mad.Layout { return &layoutSwitchInfo }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (s *SwitchInfo) String() string {
@@ -500,11 +512,14 @@ func (s *SwitchInfo) String() string {
 	if err != nil {
 		return "SwitchInfo" + ": " + err.Error()
 	}
-	return SwitchInfoLayout.Text(b)
+	return layoutSwitchInfo.Text(b)
 }
 
-// GUIDInfoLayout is the GUIDInfo attribute (0x0014, 64 bytes).
-var GUIDInfoLayout = mad.Layout{
+// GUIDInfoLayout returns the layout of the GUIDInfo attribute (0x0014, 64 bytes). It is
+// shared and must not be modified.
+func GUIDInfoLayout() *mad.Layout { return &layoutGUIDInfo }
+
+var layoutGUIDInfo = mad.Layout{
 	Name: "GUIDInfo",
 	ID:   AttrGUIDInfo,
 	Size: 64,
@@ -532,7 +547,7 @@ type GUIDInfo struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (g *GUIDInfo) UnmarshalBinary(b []byte) error {
-	if err := GUIDInfoLayout.CheckMin(b, 64); err != nil {
+	if err := layoutGUIDInfo.CheckMin(b, 64); err != nil {
 		return err
 	}
 	_ = b[63]
@@ -551,7 +566,7 @@ func (g *GUIDInfo) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (g *GUIDInfo) AppendBinary(b []byte) ([]byte, error) {
-	all, d := GUIDInfoLayout.Append(b)
+	all, d := layoutGUIDInfo.Append(b)
 	_ = d[63]
 	binary.BigEndian.PutUint64(d[0:], g.GUIDs[0])
 	binary.BigEndian.PutUint64(d[8:], g.GUIDs[1])
@@ -568,7 +583,7 @@ func (g *GUIDInfo) AppendBinary(b []byte) ([]byte, error) {
 func (g *GUIDInfo) MarshalBinary() ([]byte, error) { return g.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, GUIDInfoLayout.
-func (*GUIDInfo) AttrLayout() *mad.Layout { return &GUIDInfoLayout }
+func (*GUIDInfo) AttrLayout() *mad.Layout { return &layoutGUIDInfo }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (g *GUIDInfo) String() string {
@@ -576,7 +591,7 @@ func (g *GUIDInfo) String() string {
 	if err != nil {
 		return "GUIDInfo" + ": " + err.Error()
 	}
-	return GUIDInfoLayout.Text(b)
+	return layoutGUIDInfo.Text(b)
 }
 
 // PortInfo rows (IBA table "PortInfo").
@@ -637,8 +652,11 @@ var (
 	piLinkSpeedExtEnabled                 = mad.Field{Name: "LinkSpeedExtEnabled", LuaKey: "link_speed_ext_enabled", Bit: 507, Width: 5, Kind: mad.Hex}
 )
 
-// PortInfoLayout is the PortInfo attribute (0x0015, 64 bytes).
-var PortInfoLayout = mad.Layout{
+// PortInfoLayout returns the layout of the PortInfo attribute (0x0015, 64 bytes). It is
+// shared and must not be modified.
+func PortInfoLayout() *mad.Layout { return &layoutPortInfo }
+
+var layoutPortInfo = mad.Layout{
 	Name: "PortInfo",
 	ID:   AttrPortInfo,
 	Size: 64,
@@ -767,7 +785,7 @@ type PortInfo struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortInfo) UnmarshalBinary(b []byte) error {
-	if err := PortInfoLayout.CheckMin(b, 64); err != nil {
+	if err := layoutPortInfo.CheckMin(b, 64); err != nil {
 		return err
 	}
 	_ = b[63]
@@ -919,7 +937,7 @@ func (p *PortInfo) AppendBinary(b []byte) ([]byte, error) {
 	if p.LinkSpeedExtEnabled > 0x1f {
 		return b, mad.RangeError("portinfo", "LinkSpeedExtEnabled", uint64(p.LinkSpeedExtEnabled), 0x1f)
 	}
-	all, d := PortInfoLayout.Append(b)
+	all, d := layoutPortInfo.Append(b)
 	_ = d[63]
 	binary.BigEndian.PutUint64(d[0:], p.MKey)
 	binary.BigEndian.PutUint64(d[8:], p.GIDPrefix)
@@ -997,7 +1015,7 @@ func (p *PortInfo) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortInfo) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortInfoLayout.
-func (*PortInfo) AttrLayout() *mad.Layout { return &PortInfoLayout }
+func (*PortInfo) AttrLayout() *mad.Layout { return &layoutPortInfo }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortInfo) String() string {
@@ -1005,7 +1023,7 @@ func (p *PortInfo) String() string {
 	if err != nil {
 		return "PortInfo" + ": " + err.Error()
 	}
-	return PortInfoLayout.Text(b)
+	return layoutPortInfo.Text(b)
 }
 
 // UnmarshalLink decodes only the fields that place a port and describe its
@@ -1015,7 +1033,7 @@ func (p *PortInfo) String() string {
 // are left zero. A discovery sweep reads one PortInfo per port and needs no
 // more; it is a quarter of the work of UnmarshalBinary.
 func (p *PortInfo) UnmarshalLink(b []byte) error {
-	if err := PortInfoLayout.Check(b); err != nil {
+	if err := layoutPortInfo.Check(b); err != nil {
 		return err
 	}
 	_ = b[63]
@@ -1040,8 +1058,11 @@ func (p *PortInfo) UnmarshalLink(b []byte) error {
 	return nil
 }
 
-// PKeyTableLayout is the P_KeyTable attribute (0x0016, 64 bytes).
-var PKeyTableLayout = mad.Layout{
+// PKeyTableLayout returns the layout of the P_KeyTable attribute (0x0016, 64 bytes). It is
+// shared and must not be modified.
+func PKeyTableLayout() *mad.Layout { return &layoutPKeyTable }
+
+var layoutPKeyTable = mad.Layout{
 	Name: "P_KeyTable",
 	ID:   AttrPKeyTable,
 	Size: 64,
@@ -1094,7 +1115,7 @@ type PKeyTable struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PKeyTable) UnmarshalBinary(b []byte) error {
-	if err := PKeyTableLayout.CheckMin(b, 64); err != nil {
+	if err := layoutPKeyTable.CheckMin(b, 64); err != nil {
 		return err
 	}
 	_ = b[63]
@@ -1137,7 +1158,7 @@ func (p *PKeyTable) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PKeyTable) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PKeyTableLayout.Append(b)
+	all, d := layoutPKeyTable.Append(b)
 	_ = d[63]
 	binary.BigEndian.PutUint16(d[0:], p.PKeys[0])
 	binary.BigEndian.PutUint16(d[2:], p.PKeys[1])
@@ -1178,7 +1199,7 @@ func (p *PKeyTable) AppendBinary(b []byte) ([]byte, error) {
 func (p *PKeyTable) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PKeyTableLayout.
-func (*PKeyTable) AttrLayout() *mad.Layout { return &PKeyTableLayout }
+func (*PKeyTable) AttrLayout() *mad.Layout { return &layoutPKeyTable }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PKeyTable) String() string {
@@ -1186,11 +1207,14 @@ func (p *PKeyTable) String() string {
 	if err != nil {
 		return "PKeyTable" + ": " + err.Error()
 	}
-	return PKeyTableLayout.Text(b)
+	return layoutPKeyTable.Text(b)
 }
 
-// SLtoVLMappingTableLayout is the SLtoVLMappingTable attribute (0x0017, 8 bytes).
-var SLtoVLMappingTableLayout = mad.Layout{
+// SLtoVLMappingTableLayout returns the layout of the SLtoVLMappingTable attribute (0x0017, 8 bytes). It is
+// shared and must not be modified.
+func SLtoVLMappingTableLayout() *mad.Layout { return &layoutSLtoVLMappingTable }
+
+var layoutSLtoVLMappingTable = mad.Layout{
 	Name: "SLtoVLMappingTable",
 	ID:   AttrSLtoVLMappingTable,
 	Size: 8,
@@ -1226,7 +1250,7 @@ type SLtoVLMappingTable struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (s *SLtoVLMappingTable) UnmarshalBinary(b []byte) error {
-	if err := SLtoVLMappingTableLayout.CheckMin(b, 8); err != nil {
+	if err := layoutSLtoVLMappingTable.CheckMin(b, 8); err != nil {
 		return err
 	}
 	_ = b[7]
@@ -1301,7 +1325,7 @@ func (s *SLtoVLMappingTable) AppendBinary(b []byte) ([]byte, error) {
 	if s.VL[15] > 0xf {
 		return b, mad.RangeError("sltovlmappingtable", "SLtoVL15", uint64(s.VL[15]), 0xf)
 	}
-	all, d := SLtoVLMappingTableLayout.Append(b)
+	all, d := layoutSLtoVLMappingTable.Append(b)
 	_ = d[7]
 	d[0] |= s.VL[0] << 4
 	d[0] |= s.VL[1]
@@ -1326,7 +1350,7 @@ func (s *SLtoVLMappingTable) AppendBinary(b []byte) ([]byte, error) {
 func (s *SLtoVLMappingTable) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, SLtoVLMappingTableLayout.
-func (*SLtoVLMappingTable) AttrLayout() *mad.Layout { return &SLtoVLMappingTableLayout }
+func (*SLtoVLMappingTable) AttrLayout() *mad.Layout { return &layoutSLtoVLMappingTable }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (s *SLtoVLMappingTable) String() string {
@@ -1334,11 +1358,14 @@ func (s *SLtoVLMappingTable) String() string {
 	if err != nil {
 		return "SLtoVLMappingTable" + ": " + err.Error()
 	}
-	return SLtoVLMappingTableLayout.Text(b)
+	return layoutSLtoVLMappingTable.Text(b)
 }
 
-// VLArbitrationTableLayout is the VLArbitrationTable attribute (0x0018, 64 bytes).
-var VLArbitrationTableLayout = mad.Layout{
+// VLArbitrationTableLayout returns the layout of the VLArbitrationTable attribute (0x0018, 64 bytes). It is
+// shared and must not be modified.
+func VLArbitrationTableLayout() *mad.Layout { return &layoutVLArbitrationTable }
+
+var layoutVLArbitrationTable = mad.Layout{
 	Name: "VLArbitrationTable",
 	ID:   AttrVLArbitrationTable,
 	Size: 64,
@@ -1423,7 +1450,7 @@ type VLArbitrationTable struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (v *VLArbitrationTable) UnmarshalBinary(b []byte) error {
-	if err := VLArbitrationTableLayout.CheckMin(b, 64); err != nil {
+	if err := layoutVLArbitrationTable.CheckMin(b, 64); err != nil {
 		return err
 	}
 	_ = b[63]
@@ -1594,7 +1621,7 @@ func (v *VLArbitrationTable) AppendBinary(b []byte) ([]byte, error) {
 	if v.VL[31] > 0xf {
 		return b, mad.RangeError("vlarbitrationtable", "VL31", uint64(v.VL[31]), 0xf)
 	}
-	all, d := VLArbitrationTableLayout.Append(b)
+	all, d := layoutVLArbitrationTable.Append(b)
 	_ = d[63]
 	d[0] |= v.VL[0]
 	d[2] |= v.VL[1]
@@ -1667,7 +1694,7 @@ func (v *VLArbitrationTable) AppendBinary(b []byte) ([]byte, error) {
 func (v *VLArbitrationTable) MarshalBinary() ([]byte, error) { return v.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, VLArbitrationTableLayout.
-func (*VLArbitrationTable) AttrLayout() *mad.Layout { return &VLArbitrationTableLayout }
+func (*VLArbitrationTable) AttrLayout() *mad.Layout { return &layoutVLArbitrationTable }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (v *VLArbitrationTable) String() string {
@@ -1675,11 +1702,14 @@ func (v *VLArbitrationTable) String() string {
 	if err != nil {
 		return "VLArbitrationTable" + ": " + err.Error()
 	}
-	return VLArbitrationTableLayout.Text(b)
+	return layoutVLArbitrationTable.Text(b)
 }
 
-// LinearForwardingTableLayout is the LinearForwardingTable attribute (0x0019, 64 bytes).
-var LinearForwardingTableLayout = mad.Layout{
+// LinearForwardingTableLayout returns the layout of the LinearForwardingTable attribute (0x0019, 64 bytes). It is
+// shared and must not be modified.
+func LinearForwardingTableLayout() *mad.Layout { return &layoutLinearForwardingTable }
+
+var layoutLinearForwardingTable = mad.Layout{
 	Name: "LinearForwardingTable",
 	ID:   AttrLinearForwardingTable,
 	Size: 64,
@@ -1763,7 +1793,7 @@ type LinearForwardingTable struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (l *LinearForwardingTable) UnmarshalBinary(b []byte) error {
-	if err := LinearForwardingTableLayout.CheckMin(b, 64); err != nil {
+	if err := layoutLinearForwardingTable.CheckMin(b, 64); err != nil {
 		return err
 	}
 	_ = b[63]
@@ -1838,7 +1868,7 @@ func (l *LinearForwardingTable) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (l *LinearForwardingTable) AppendBinary(b []byte) ([]byte, error) {
-	all, d := LinearForwardingTableLayout.Append(b)
+	all, d := layoutLinearForwardingTable.Append(b)
 	_ = d[63]
 	d[0] = l.Ports[0]
 	d[1] = l.Ports[1]
@@ -1911,7 +1941,7 @@ func (l *LinearForwardingTable) AppendBinary(b []byte) ([]byte, error) {
 func (l *LinearForwardingTable) MarshalBinary() ([]byte, error) { return l.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, LinearForwardingTableLayout.
-func (*LinearForwardingTable) AttrLayout() *mad.Layout { return &LinearForwardingTableLayout }
+func (*LinearForwardingTable) AttrLayout() *mad.Layout { return &layoutLinearForwardingTable }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (l *LinearForwardingTable) String() string {
@@ -1919,11 +1949,14 @@ func (l *LinearForwardingTable) String() string {
 	if err != nil {
 		return "LinearForwardingTable" + ": " + err.Error()
 	}
-	return LinearForwardingTableLayout.Text(b)
+	return layoutLinearForwardingTable.Text(b)
 }
 
-// MulticastForwardingTableLayout is the MulticastForwardingTable attribute (0x001b, 64 bytes).
-var MulticastForwardingTableLayout = mad.Layout{
+// MulticastForwardingTableLayout returns the layout of the MulticastForwardingTable attribute (0x001b, 64 bytes). It is
+// shared and must not be modified.
+func MulticastForwardingTableLayout() *mad.Layout { return &layoutMulticastForwardingTable }
+
+var layoutMulticastForwardingTable = mad.Layout{
 	Name: "MulticastForwardingTable",
 	ID:   AttrMulticastForwardingTable,
 	Size: 64,
@@ -1976,7 +2009,7 @@ type MulticastForwardingTable struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (m *MulticastForwardingTable) UnmarshalBinary(b []byte) error {
-	if err := MulticastForwardingTableLayout.CheckMin(b, 64); err != nil {
+	if err := layoutMulticastForwardingTable.CheckMin(b, 64); err != nil {
 		return err
 	}
 	_ = b[63]
@@ -2019,7 +2052,7 @@ func (m *MulticastForwardingTable) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (m *MulticastForwardingTable) AppendBinary(b []byte) ([]byte, error) {
-	all, d := MulticastForwardingTableLayout.Append(b)
+	all, d := layoutMulticastForwardingTable.Append(b)
 	_ = d[63]
 	binary.BigEndian.PutUint16(d[0:], m.PortMask[0])
 	binary.BigEndian.PutUint16(d[2:], m.PortMask[1])
@@ -2060,7 +2093,7 @@ func (m *MulticastForwardingTable) AppendBinary(b []byte) ([]byte, error) {
 func (m *MulticastForwardingTable) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, MulticastForwardingTableLayout.
-func (*MulticastForwardingTable) AttrLayout() *mad.Layout { return &MulticastForwardingTableLayout }
+func (*MulticastForwardingTable) AttrLayout() *mad.Layout { return &layoutMulticastForwardingTable }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (m *MulticastForwardingTable) String() string {
@@ -2068,7 +2101,7 @@ func (m *MulticastForwardingTable) String() string {
 	if err != nil {
 		return "MulticastForwardingTable" + ": " + err.Error()
 	}
-	return MulticastForwardingTableLayout.Text(b)
+	return layoutMulticastForwardingTable.Text(b)
 }
 
 // SMInfo rows (IBA table "SMInfo").
@@ -2080,8 +2113,11 @@ var (
 	smSMState  = mad.Field{Name: "SMState", LuaKey: "sm_state", Bit: 164, Width: 4, Doc: "SMState* values"}
 )
 
-// SMInfoLayout is the SMInfo attribute (0x0020, 21 bytes).
-var SMInfoLayout = mad.Layout{
+// SMInfoLayout returns the layout of the SMInfo attribute (0x0020, 21 bytes). It is
+// shared and must not be modified.
+func SMInfoLayout() *mad.Layout { return &layoutSMInfo }
+
+var layoutSMInfo = mad.Layout{
 	Name: "SMInfo",
 	ID:   AttrSMInfo,
 	Size: 21,
@@ -2109,7 +2145,7 @@ type SMInfo struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (s *SMInfo) UnmarshalBinary(b []byte) error {
-	if err := SMInfoLayout.CheckMin(b, 21); err != nil {
+	if err := layoutSMInfo.CheckMin(b, 21); err != nil {
 		return err
 	}
 	_ = b[20]
@@ -2131,7 +2167,7 @@ func (s *SMInfo) AppendBinary(b []byte) ([]byte, error) {
 	if s.SMState > 0xf {
 		return b, mad.RangeError("sminfo", "SMState", uint64(s.SMState), 0xf)
 	}
-	all, d := SMInfoLayout.Append(b)
+	all, d := layoutSMInfo.Append(b)
 	_ = d[20]
 	binary.BigEndian.PutUint64(d[0:], s.GUID)
 	binary.BigEndian.PutUint64(d[8:], s.SMKey)
@@ -2145,7 +2181,7 @@ func (s *SMInfo) AppendBinary(b []byte) ([]byte, error) {
 func (s *SMInfo) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, SMInfoLayout.
-func (*SMInfo) AttrLayout() *mad.Layout { return &SMInfoLayout }
+func (*SMInfo) AttrLayout() *mad.Layout { return &layoutSMInfo }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (s *SMInfo) String() string {
@@ -2153,7 +2189,7 @@ func (s *SMInfo) String() string {
 	if err != nil {
 		return "SMInfo" + ": " + err.Error()
 	}
-	return SMInfoLayout.Text(b)
+	return layoutSMInfo.Text(b)
 }
 
 // LedInfo rows (IBA table "LedInfo").
@@ -2161,8 +2197,11 @@ var (
 	ledLedMask = mad.Field{Name: "LedMask", LuaKey: "led_mask", Bit: 0, Width: 1, Doc: "the LED blinks"}
 )
 
-// LedInfoLayout is the LedInfo attribute (0x0031, 4 bytes).
-var LedInfoLayout = mad.Layout{
+// LedInfoLayout returns the layout of the LedInfo attribute (0x0031, 4 bytes). It is
+// shared and must not be modified.
+func LedInfoLayout() *mad.Layout { return &layoutLedInfo }
+
+var layoutLedInfo = mad.Layout{
 	Name: "LedInfo",
 	ID:   AttrLedInfo,
 	Size: 4,
@@ -2182,7 +2221,7 @@ type LedInfo struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (l *LedInfo) UnmarshalBinary(b []byte) error {
-	if err := LedInfoLayout.CheckMin(b, 4); err != nil {
+	if err := layoutLedInfo.CheckMin(b, 4); err != nil {
 		return err
 	}
 	_ = b[3]
@@ -2194,7 +2233,7 @@ func (l *LedInfo) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (l *LedInfo) AppendBinary(b []byte) ([]byte, error) {
-	all, d := LedInfoLayout.Append(b)
+	all, d := layoutLedInfo.Append(b)
 	_ = d[3]
 	if l.LedMask {
 		d[0] |= 0x80
@@ -2206,7 +2245,7 @@ func (l *LedInfo) AppendBinary(b []byte) ([]byte, error) {
 func (l *LedInfo) MarshalBinary() ([]byte, error) { return l.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, LedInfoLayout.
-func (*LedInfo) AttrLayout() *mad.Layout { return &LedInfoLayout }
+func (*LedInfo) AttrLayout() *mad.Layout { return &layoutLedInfo }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (l *LedInfo) String() string {
@@ -2214,7 +2253,7 @@ func (l *LedInfo) String() string {
 	if err != nil {
 		return "LedInfo" + ": " + err.Error()
 	}
-	return LedInfoLayout.Text(b)
+	return layoutLedInfo.Text(b)
 }
 
 // PortInfoExtended rows (IBA table "PortInfoExtended").
@@ -2231,8 +2270,11 @@ var (
 	pieNDRFECModeEnabled   = mad.Field{Name: "NDRFECModeEnabled", LuaKey: "ndr_fec_mode_enabled", Bit: 160, Width: 16, Kind: mad.Hex}
 )
 
-// PortInfoExtendedLayout is the PortInfoExtended attribute (0x0033, 64 bytes).
-var PortInfoExtendedLayout = mad.Layout{
+// PortInfoExtendedLayout returns the layout of the PortInfoExtended attribute (0x0033, 64 bytes). It is
+// shared and must not be modified.
+func PortInfoExtendedLayout() *mad.Layout { return &layoutPortInfoExtended }
+
+var layoutPortInfoExtended = mad.Layout{
 	Name: "PortInfoExtended",
 	ID:   AttrPortInfoExtended,
 	Size: 64,
@@ -2271,7 +2313,7 @@ type PortInfoExtended struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (p *PortInfoExtended) UnmarshalBinary(b []byte) error {
-	if err := PortInfoExtendedLayout.CheckMin(b, 64); err != nil {
+	if err := layoutPortInfoExtended.CheckMin(b, 64); err != nil {
 		return err
 	}
 	_ = b[63]
@@ -2292,7 +2334,7 @@ func (p *PortInfoExtended) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (p *PortInfoExtended) AppendBinary(b []byte) ([]byte, error) {
-	all, d := PortInfoExtendedLayout.Append(b)
+	all, d := layoutPortInfoExtended.Append(b)
 	_ = d[63]
 	binary.BigEndian.PutUint32(d[0:], p.CapabilityMask)
 	binary.BigEndian.PutUint16(d[4:], p.FECModeActive)
@@ -2311,7 +2353,7 @@ func (p *PortInfoExtended) AppendBinary(b []byte) ([]byte, error) {
 func (p *PortInfoExtended) MarshalBinary() ([]byte, error) { return p.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, PortInfoExtendedLayout.
-func (*PortInfoExtended) AttrLayout() *mad.Layout { return &PortInfoExtendedLayout }
+func (*PortInfoExtended) AttrLayout() *mad.Layout { return &layoutPortInfoExtended }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (p *PortInfoExtended) String() string {
@@ -2319,7 +2361,7 @@ func (p *PortInfoExtended) String() string {
 	if err != nil {
 		return "PortInfoExtended" + ": " + err.Error()
 	}
-	return PortInfoExtendedLayout.Text(b)
+	return layoutPortInfoExtended.Text(b)
 }
 
 // MlnxExtPortInfo rows (IBA table "MlnxExtPortInfo").
@@ -2330,8 +2372,11 @@ var (
 	mepiLinkSpeedActive    = mad.Field{Name: "LinkSpeedActive", LuaKey: "link_speed_active", Bit: 120, Width: 8, Kind: mad.Hex}
 )
 
-// MlnxExtPortInfoLayout is the MlnxExtPortInfo attribute (0xff90, 16 bytes).
-var MlnxExtPortInfoLayout = mad.Layout{
+// MlnxExtPortInfoLayout returns the layout of the MlnxExtPortInfo attribute (0xff90, 16 bytes). It is
+// shared and must not be modified.
+func MlnxExtPortInfoLayout() *mad.Layout { return &layoutMlnxExtPortInfo }
+
+var layoutMlnxExtPortInfo = mad.Layout{
 	Name: "MlnxExtPortInfo",
 	ID:   AttrMlnxExtPortInfo,
 	Size: 16,
@@ -2358,7 +2403,7 @@ type MlnxExtPortInfo struct {
 // allocating. It returns an error wrapping mad.ErrTruncated when b is
 // shorter.
 func (m *MlnxExtPortInfo) UnmarshalBinary(b []byte) error {
-	if err := MlnxExtPortInfoLayout.CheckMin(b, 16); err != nil {
+	if err := layoutMlnxExtPortInfo.CheckMin(b, 16); err != nil {
 		return err
 	}
 	_ = b[15]
@@ -2373,7 +2418,7 @@ func (m *MlnxExtPortInfo) UnmarshalBinary(b []byte) error {
 // returns an error wrapping mad.ErrRange, and b unchanged, when a value does
 // not fit its row.
 func (m *MlnxExtPortInfo) AppendBinary(b []byte) ([]byte, error) {
-	all, d := MlnxExtPortInfoLayout.Append(b)
+	all, d := layoutMlnxExtPortInfo.Append(b)
 	_ = d[15]
 	d[3] = m.StateChangeEnable
 	d[7] = m.LinkSpeedSupported
@@ -2386,7 +2431,7 @@ func (m *MlnxExtPortInfo) AppendBinary(b []byte) ([]byte, error) {
 func (m *MlnxExtPortInfo) MarshalBinary() ([]byte, error) { return m.AppendBinary(nil) }
 
 // AttrLayout returns the layout of the attribute, MlnxExtPortInfoLayout.
-func (*MlnxExtPortInfo) AttrLayout() *mad.Layout { return &MlnxExtPortInfoLayout }
+func (*MlnxExtPortInfo) AttrLayout() *mad.Layout { return &layoutMlnxExtPortInfo }
 
 // String shows the attribute field by field, as the REPL prints it (Layout.Text).
 func (m *MlnxExtPortInfo) String() string {
@@ -2394,7 +2439,7 @@ func (m *MlnxExtPortInfo) String() string {
 	if err != nil {
 		return "MlnxExtPortInfo" + ": " + err.Error()
 	}
-	return MlnxExtPortInfoLayout.Text(b)
+	return layoutMlnxExtPortInfo.Text(b)
 }
 
 // Layouts returns the layouts of the attributes this package decodes, in
@@ -2402,21 +2447,21 @@ func (m *MlnxExtPortInfo) String() string {
 // to are shared and must not be modified.
 func Layouts() []*mad.Layout {
 	return []*mad.Layout{
-		&NoticeLayout,
-		&NodeDescriptionLayout,
-		&NodeInfoLayout,
-		&SwitchInfoLayout,
-		&GUIDInfoLayout,
-		&PortInfoLayout,
-		&PKeyTableLayout,
-		&SLtoVLMappingTableLayout,
-		&VLArbitrationTableLayout,
-		&LinearForwardingTableLayout,
-		&MulticastForwardingTableLayout,
-		&SMInfoLayout,
-		&LedInfoLayout,
-		&PortInfoExtendedLayout,
-		&MlnxExtPortInfoLayout,
+		&layoutNotice,
+		&layoutNodeDescription,
+		&layoutNodeInfo,
+		&layoutSwitchInfo,
+		&layoutGUIDInfo,
+		&layoutPortInfo,
+		&layoutPKeyTable,
+		&layoutSLtoVLMappingTable,
+		&layoutVLArbitrationTable,
+		&layoutLinearForwardingTable,
+		&layoutMulticastForwardingTable,
+		&layoutSMInfo,
+		&layoutLedInfo,
+		&layoutPortInfoExtended,
+		&layoutMlnxExtPortInfo,
 	}
 }
 
@@ -2425,35 +2470,35 @@ func Layouts() []*mad.Layout {
 func LayoutByID(id uint16) *mad.Layout {
 	switch id {
 	case AttrNotice:
-		return &NoticeLayout
+		return &layoutNotice
 	case AttrNodeDescription:
-		return &NodeDescriptionLayout
+		return &layoutNodeDescription
 	case AttrNodeInfo:
-		return &NodeInfoLayout
+		return &layoutNodeInfo
 	case AttrSwitchInfo:
-		return &SwitchInfoLayout
+		return &layoutSwitchInfo
 	case AttrGUIDInfo:
-		return &GUIDInfoLayout
+		return &layoutGUIDInfo
 	case AttrPortInfo:
-		return &PortInfoLayout
+		return &layoutPortInfo
 	case AttrPKeyTable:
-		return &PKeyTableLayout
+		return &layoutPKeyTable
 	case AttrSLtoVLMappingTable:
-		return &SLtoVLMappingTableLayout
+		return &layoutSLtoVLMappingTable
 	case AttrVLArbitrationTable:
-		return &VLArbitrationTableLayout
+		return &layoutVLArbitrationTable
 	case AttrLinearForwardingTable:
-		return &LinearForwardingTableLayout
+		return &layoutLinearForwardingTable
 	case AttrMulticastForwardingTable:
-		return &MulticastForwardingTableLayout
+		return &layoutMulticastForwardingTable
 	case AttrSMInfo:
-		return &SMInfoLayout
+		return &layoutSMInfo
 	case AttrLedInfo:
-		return &LedInfoLayout
+		return &layoutLedInfo
 	case AttrPortInfoExtended:
-		return &PortInfoExtendedLayout
+		return &layoutPortInfoExtended
 	case AttrMlnxExtPortInfo:
-		return &MlnxExtPortInfoLayout
+		return &layoutMlnxExtPortInfo
 	}
 	return nil
 }
@@ -2542,15 +2587,15 @@ func LayoutByName(name string) *mad.Layout {
 	}
 	switch strings.ToLower(name) {
 	case "sl2vlmappingtable":
-		return &SLtoVLMappingTableLayout
+		return &layoutSLtoVLMappingTable
 	case "sl2vl":
-		return &SLtoVLMappingTableLayout
+		return &layoutSLtoVLMappingTable
 	case "vlarb":
-		return &VLArbitrationTableLayout
+		return &layoutVLArbitrationTable
 	case "mft":
-		return &MulticastForwardingTableLayout
+		return &layoutMulticastForwardingTable
 	case "mlnxextendedportinfo":
-		return &MlnxExtPortInfoLayout
+		return &layoutMlnxExtPortInfo
 	}
 	return nil
 }

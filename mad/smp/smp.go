@@ -20,7 +20,7 @@ const MaxHops = 63
 
 // SMP framing rows: mad-formats.md section 6, tables "LID-routed SMP
 // (class 0x01)" and "Directed-route SMP (class 0x81)". The common header
-// rows come from mad.HeaderLayout; the DR table splits its Status into the D
+// rows come from mad.HeaderLayout(); the DR table splits its Status into the D
 // bit and a 15-bit status and its ClassSpecific into HopPointer and
 // HopCount.
 var (
@@ -37,19 +37,25 @@ var (
 	drReturnPath  = mad.Field{Name: "ReturnPath", LuaKey: "return_path", Bit: 1536, Width: 512, Kind: mad.Bytes}
 )
 
-// SMPLayout is a whole LID-routed SMP (class 0x01, 256 bytes): the common
+// SMPLayout returns a whole LID-routed SMP (class 0x01, 256 bytes): the common
 // header, M_Key and the 64 bytes of attribute data at byte 64.
-var SMPLayout = mad.Layout{
+// It is shared and must not be modified.
+func SMPLayout() *mad.Layout { return &layoutSMP }
+
+var layoutSMP = mad.Layout{
 	Name:   "SMP",
 	Size:   mad.Size,
 	Fields: frameFields(nil, smpMKey, smpData),
 }
 
-// DRSMPLayout is a whole directed-route SMP (class 0x81, 256 bytes): the
+// DRSMPLayout returns a whole directed-route SMP (class 0x81, 256 bytes): the
 // common header with the D bit, 15-bit status, HopPointer and HopCount in
 // place of Status and ClassSpecific, then M_Key, DrSLID, DrDLID, the data at
 // byte 64 and the InitialPath and ReturnPath vectors at bytes 128 and 192.
-var DRSMPLayout = mad.Layout{
+// It is shared and must not be modified.
+func DRSMPLayout() *mad.Layout { return &layoutDRSMP }
+
+var layoutDRSMP = mad.Layout{
 	Name: "DRSMP",
 	Size: mad.Size,
 	Fields: frameFields([]string{"Status", "ClassSpecific"},
@@ -61,7 +67,7 @@ var DRSMPLayout = mad.Layout{
 // merged with rows in bit order.
 func frameFields(drop []string, rows ...mad.Field) []mad.Field {
 	var fs []mad.Field
-	for _, f := range mad.HeaderLayout.Fields {
+	for _, f := range mad.HeaderLayout().Fields {
 		if !slices.Contains(drop, f.Name) {
 			fs = append(fs, f)
 		}
@@ -102,9 +108,9 @@ func (s *SMP) IsDR() bool { return s.MgmtClass == mad.ClassSubnDR }
 // Layout returns DRSMPLayout or SMPLayout, whichever describes s.
 func (s *SMP) Layout() *mad.Layout {
 	if s.IsDR() {
-		return &DRSMPLayout
+		return &layoutDRSMP
 	}
-	return &SMPLayout
+	return &layoutSMP
 }
 
 // UnmarshalBinary decodes the 256-byte SMP in b without allocating. The
@@ -112,7 +118,7 @@ func (s *SMP) Layout() *mad.Layout {
 // decoded as LID-routed. It returns an error wrapping mad.ErrTruncated when
 // b is shorter than 256 bytes.
 func (s *SMP) UnmarshalBinary(b []byte) error {
-	if err := SMPLayout.Check(b); err != nil {
+	if err := layoutSMP.Check(b); err != nil {
 		return err
 	}
 	if err := s.Header.UnmarshalBinary(b); err != nil {
@@ -141,7 +147,7 @@ func (s *SMP) UnmarshalBinary(b []byte) error {
 // directed-route SMP it returns an error wrapping mad.ErrRange (and b
 // unchanged) when Status does not fit in 15 bits.
 func (s *SMP) AppendBinary(b []byte) ([]byte, error) {
-	all, d := SMPLayout.Append(b)
+	all, d := layoutSMP.Append(b)
 	s.Header.Put(d)
 	w := mad.Writer{Layout: s.Layout(), B: d}
 	w.Uint(smpMKey, s.MKey)

@@ -16,11 +16,11 @@ func newSMP() madtest.Codec { return new(smp.SMP) }
 
 func TestSMPWalkingOnes(t *testing.T) {
 	// MgmtClass chooses the framing, so it is part of the background.
-	madtest.WalkingOnesOn(t, &smp.SMPLayout, withClass(mad.ClassSubnLID), newSMP)
+	madtest.WalkingOnesOn(t, smp.SMPLayout(), withClass(mad.ClassSubnLID), newSMP)
 	dr := withClass(mad.ClassSubnDR)
 	// MgmtClass all ones (0xff) is not 0x81 any more: the SMP is decoded and
 	// encoded LID-routed, and the DR fields are gone.
-	madtest.WalkingOnesOn(t, &smp.DRSMPLayout, dr, newSMP, "MgmtClass")
+	madtest.WalkingOnesOn(t, smp.DRSMPLayout(), dr, newSMP, "MgmtClass")
 }
 
 // withClass returns a zero MAD of class c.
@@ -79,7 +79,7 @@ func TestSMPRoundTrip(t *testing.T) {
 	if d := cmp.Diff(lid, got); d != "" {
 		t.Errorf("LID-routed round trip (-want +got):\n%s", d)
 	}
-	if got.Layout() != &smp.SMPLayout || (&want).Layout() != &smp.DRSMPLayout {
+	if got.Layout() != smp.SMPLayout() || (&want).Layout() != smp.DRSMPLayout() {
 		t.Error("Layout() picks the wrong framing")
 	}
 }
@@ -238,7 +238,7 @@ func TestRawHelpers(t *testing.T) {
 	if _, err := pi.AppendBinary(d[:0]); err != nil {
 		t.Fatal(err)
 	}
-	if got := smp.PortInfoLayout.Fields[2].Get(smp.Data(b)); got != 0x42 {
+	if got := smp.PortInfoLayout().Fields[2].Get(smp.Data(b)); got != 0x42 {
 		t.Errorf("AppendBinary(Data(b)[:0]) did not encode in place: LID %#x", got)
 	}
 	if c := cap(smp.InitialPath(b)); c != 64 {

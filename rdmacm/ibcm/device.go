@@ -358,7 +358,7 @@ func (d *Device) pathTo(ctx context.Context, slid, dlid uint16, sgid, dgid mad.G
 	if dlid != 0 {
 		return d.sa.PathRecord(ctx, slid, dlid)
 	}
-	tmpl := make([]byte, sa.PathRecordLayout.Size)
+	tmpl := make([]byte, sa.PathRecordLayout().Size)
 	sg, cs, _ := sa.PathRecord.Field("SGID")
 	dg, cd, _ := sa.PathRecord.Field("DGID")
 	np, cn, _ := sa.PathRecord.Field("NumbPath")

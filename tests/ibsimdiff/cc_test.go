@@ -96,7 +96,7 @@ func ccRows(l *mad.Layout, d []byte) []ccRow {
 // from byte 12).
 func ccLogRows(l *mad.Layout, d []byte) []ccRow {
 	first, size := 40, 12
-	if l == &cc.CongestionLogCALayout {
+	if l == cc.CongestionLogCALayout() {
 		first, size = 12, 16
 	}
 	var rows []ccRow
@@ -300,10 +300,10 @@ func TestCCLogAsIBCCQueryPrints(t *testing.T) {
 				for i := range log {
 					log[i] = byte(i*37 + 11)
 				}
-				l, empty := &cc.CongestionLogLayout, 40+5*12 // entry 5 of the switch log
+				l, empty := cc.CongestionLogLayout(), 40+5*12 // entry 5 of the switch log
 				log[0] = cc.LogTypeSwitch
 				if typ == topo.CA {
-					l, empty = &cc.CongestionLogCALayout, 12+3*16
+					l, empty = cc.CongestionLogCALayout(), 12+3*16
 					log[0] = cc.LogTypeCA
 					clear(log[empty : empty+16])
 				} else {

@@ -56,7 +56,7 @@ func TestSANodeRecordMatchesSAQuery(t *testing.T) {
 	s := shared.Get(t, topo2sw, nil)
 	sess, _ := session(t, s, "Hca1", nil, nil)
 	for lid := uint16(1); lid <= 6; lid++ {
-		tmpl := make([]byte, sa.NodeRecordLayout.Size)
+		tmpl := make([]byte, sa.NodeRecordLayout().Size)
 		tmpl[0], tmpl[1] = byte(lid>>8), byte(lid)
 		resp := saDo(t, sess, mad.MethodGet, 1 /* component 0: LID */, tmpl)
 		recs, err := sa.Records(resp)
@@ -131,7 +131,7 @@ func TestSAGetTableThroughIbsim(t *testing.T) {
 	// One record: the answer is shorter than a MAD (ibsim passes on the
 	// length OpenSM gave umad2sim), so every record is there: no signal,
 	// and none of OpenSM's stale buffer after it taken for records.
-	tmpl := make([]byte, sa.NodeRecordLayout.Size)
+	tmpl := make([]byte, sa.NodeRecordLayout().Size)
 	tmpl[0], tmpl[1] = byte(nr.LID>>8), byte(nr.LID)
 	one, err := sess.SAGetTable(t.Context(), &sa.NodeRecord, 1, tmpl)
 	if err != nil || len(one) != 1 || !bytes.Equal(one[0], recs[0]) {

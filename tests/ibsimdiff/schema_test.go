@@ -186,7 +186,7 @@ func TestSchemaAttributesMatchCTools(t *testing.T) {
 					t.Fatalf("%s MlnxExtPortInfo: %v", what, err)
 				}
 				compare(t, what+" MlnxExtPortInfo", dotted(tool("smpquery", "mlnxextportinfo", ls, ps)),
-					layoutValues(&smp.MlnxExtPortInfoLayout, ext))
+					layoutValues(smp.MlnxExtPortInfoLayout(), ext))
 				compared["MlnxExtPortInfo"]++
 
 				// PMA groups, on ports that have a PMA answer (a CA's own,

@@ -367,8 +367,8 @@ func genAttr(w *bytes.Buffer, q string, a *Attr) {
 		w.WriteString(")\n\n")
 	}
 	// Layout.
-	fmt.Fprintf(w, "// %s is the %s attribute (%#04x, %d bytes).\n", a.layoutName(), a.Name, a.ID, a.Size)
-	fmt.Fprintf(w, "var %s = %sLayout{\nName: %q,\nID: %s,\nSize: %d,\n", a.layoutName(), q, a.Name, idExpr(a), a.Size)
+	fmt.Fprintf(w, "// %s returns the layout of the %s attribute (%#04x, %d bytes). It is\n// shared and must not be modified.\nfunc %s() *%sLayout { return &%s }\n\n", a.layoutName(), a.Name, a.ID, a.Size, a.layoutName(), q, a.layoutVar())
+	fmt.Fprintf(w, "var %s = %sLayout{\nName: %q,\nID: %s,\nSize: %d,\n", a.layoutVar(), q, a.Name, idExpr(a), a.Size)
 	if a.Mod != "" {
 		fmt.Fprintf(w, "Mod: %q,\n", a.Mod)
 	}
@@ -468,7 +468,7 @@ func genDecode(w *bytes.Buffer, q string, a *Attr, lname string, rs []row) {
 		fmt.Fprintf(w, ". It returns an error wrapping %sErrTruncated when b is\n// shorter.\n", q)
 	}
 	fmt.Fprintf(w, "func (%s *%s) UnmarshalBinary(b []byte) error {\n", r, a.Type)
-	fmt.Fprintf(w, "if err := %s.CheckMin(b, %d); err != nil {\nreturn err\n}\n", a.layoutName(), need)
+	fmt.Fprintf(w, "if err := %s.CheckMin(b, %d); err != nil {\nreturn err\n}\n", a.layoutVar(), need)
 	fmt.Fprintf(w, "_ = b[%d]\n", need-1)
 	var tail []*Field
 	for i := range a.Fields {
@@ -564,7 +564,7 @@ func genEncode(w *bytes.Buffer, q string, a *Attr, lname string, rs []row) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "all, d := %s.Append(b)\n_ = d[%d]\n", a.layoutName(), a.Size-1)
+	fmt.Fprintf(w, "all, d := %s.Append(b)\n_ = d[%d]\n", a.layoutVar(), a.Size-1)
 	for i := range a.Fields {
 		f := &a.Fields[i]
 		t := goType(a, f)
@@ -589,9 +589,9 @@ func genEncode(w *bytes.Buffer, q string, a *Attr, lname string, rs []row) {
 	}
 	w.WriteString("return all, nil\n}\n\n")
 	fmt.Fprintf(w, "// MarshalBinary returns the %d-byte attribute.\nfunc (%s *%s) MarshalBinary() ([]byte, error) { return %s.AppendBinary(nil) }\n\n", a.Size, r, a.Type, r)
-	fmt.Fprintf(w, "// AttrLayout returns the layout of the attribute, %s.\nfunc (*%s) AttrLayout() *%sLayout { return &%s }\n\n", a.layoutName(), a.Type, q, a.layoutName())
+	fmt.Fprintf(w, "// AttrLayout returns the layout of the attribute, %s.\nfunc (*%s) AttrLayout() *%sLayout { return &%s }\n\n", a.layoutName(), a.Type, q, a.layoutVar())
 	if !handStringer[a.Type] {
-		fmt.Fprintf(w, "// String shows the attribute field by field, as the REPL prints it (Layout.Text).\nfunc (%s *%s) String() string {\nb, err := %s.MarshalBinary()\nif err != nil {\nreturn %q + \": \" + err.Error()\n}\nreturn %s.Text(b)\n}\n\n", r, a.Type, r, a.Type, a.layoutName())
+		fmt.Fprintf(w, "// String shows the attribute field by field, as the REPL prints it (Layout.Text).\nfunc (%s *%s) String() string {\nb, err := %s.MarshalBinary()\nif err != nil {\nreturn %q + \": \" + err.Error()\n}\nreturn %s.Text(b)\n}\n\n", r, a.Type, r, a.Type, a.layoutVar())
 	}
 }
 
@@ -625,7 +625,7 @@ func genPartial(w *bytes.Buffer, q string, a *Attr, p Partial) {
 	r := recv(a.Type)
 	comment(w, p.Doc)
 	fmt.Fprintf(w, "func (%s *%s) %s(b []byte) error {\n", r, a.Type, p.Method)
-	fmt.Fprintf(w, "if err := %s.Check(b); err != nil {\nreturn err\n}\n_ = b[%d]\n*%s = %s{\n", a.layoutName(), a.Size-1, r, a.Type)
+	fmt.Fprintf(w, "if err := %s.Check(b); err != nil {\nreturn err\n}\n_ = b[%d]\n*%s = %s{\n", a.layoutVar(), a.Size-1, r, a.Type)
 	for _, name := range p.Fields {
 		var f *Field
 		for i := range a.Fields {
@@ -648,9 +648,9 @@ func genIndex(w *bytes.Buffer, pkg, q string, attrs []*Attr) {
 	ref := func(a *Attr) string {
 		if a.Ref != "" {
 			r := find(a.Ref)
-			return "&" + r.Pkg + "." + r.layoutName()
+			return r.Pkg + "." + r.layoutName() + "()"
 		}
-		return "&" + a.layoutName()
+		return "&" + a.layoutVar()
 	}
 	if pkg == "sa" {
 		w.WriteString("// The attributes, by ID.\nvar (\n")
@@ -784,9 +784,9 @@ func genCodecOf(w *bytes.Buffer, attrs []*Attr) {
 		if t.Pkg != a.Pkg {
 			typ = t.Pkg + "." + typ
 		}
-		l := "&" + a.layoutName()
+		l := "&" + a.layoutVar()
 		if a.Ref != "" {
-			l = "&" + t.Pkg + "." + t.layoutName()
+			l = t.Pkg + "." + t.layoutName() + "()"
 		}
 		fmt.Fprintf(w, "case %s:\nreturn new(%s)\n", l, typ)
 	}

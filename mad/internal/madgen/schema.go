@@ -100,6 +100,10 @@ func (a *Attr) constName() string {
 	return "Attr" + goName(a.Name)
 }
 
+// layoutVar is the unexported variable holding the layout, which the
+// function layoutName returns.
+func (a *Attr) layoutVar() string { return "layout" + strings.TrimSuffix(a.layoutName(), "Layout") }
+
 func (a *Attr) layoutName() string {
 	if a.Layout != "" {
 		return a.Layout
