@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/cc"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
 )
@@ -23,19 +24,20 @@ import (
 // A request table: {target = "lid:2", method = "Get", name = "PortInfo",
 // modifier = 1, attribute = {<snake_case fields>}}.
 
-// attrByName finds an SMP or PerfMgt attribute layout and says which.
-func attrByName(name string) (l *mad.Layout, isPerf bool) {
-	for _, c := range smp.Layouts() {
-		if strings.EqualFold(c.Name, name) {
-			return c, false
+// attrByName finds an SMP, PerfMgt or Congestion Control attribute
+// layout and says its class (mad.ClassSubnLID for an SMP).
+func attrByName(name string) (l *mad.Layout, class uint8) {
+	for _, c := range []struct {
+		layouts []*mad.Layout
+		class   uint8
+	}{{smp.Layouts(), mad.ClassSubnLID}, {perf.Layouts(), mad.ClassPerf}, {cc.Layouts(), mad.ClassCC}} {
+		for _, l := range c.layouts {
+			if strings.EqualFold(l.Name, name) {
+				return l, c.class
+			}
 		}
 	}
-	for _, c := range perf.Layouts() {
-		if strings.EqualFold(c.Name, name) {
-			return c, true
-		}
-	}
-	return nil, false
+	return nil, 0
 }
 
 var methodsByName = map[string]uint8{"Get": mad.MethodGet, "Set": mad.MethodSet}
@@ -61,7 +63,7 @@ func madNew(e *Env, L *lua.LState) int {
 func madSend(e *Env, L *lua.LState) int {
 	req := L.CheckTable(1)
 	name := lua.LVAsString(req.RawGetString("name"))
-	l, isPerf := attrByName(name)
+	l, class := attrByName(name)
 	if l == nil {
 		raise(L, "mad.send", "request.name: unknown attribute %q", name)
 	}
@@ -78,6 +80,9 @@ func madSend(e *Env, L *lua.LState) int {
 	if !ok {
 		raise(L, "mad.send", "request.method: %q is not Get or Set", mname)
 	}
+	if class == mad.ClassCC && method == mad.MethodSet && l.ID == cc.AttrCongestionKeyInfo {
+		raise(L, "mad.send", "%s", ccKeyInfoRefused)
+	}
 	modv, _ := req.RawGetString("modifier").(lua.LNumber)
 	attrT := asFields(L, req.RawGetString("attribute"))
 	var data []byte
@@ -90,10 +95,18 @@ func madSend(e *Env, L *lua.LState) int {
 		}
 	}
 	var resp []byte
-	if isPerf {
+	switch class {
+	case mad.ClassPerf:
 		resp, err = e.sess.Perf(L.Context(), t, method, l.ID, uint8(modv), data)
-	} else {
+	case mad.ClassCC:
+		resp, err = e.sess.CC(L.Context(), t, method, l.ID, uint32(modv), data)
+	default:
 		resp, err = e.sess.SMP(L.Context(), t, method, l.ID, uint32(modv), data)
+	}
+	if class == mad.ClassCC && l.ID == cc.AttrCongestionLog {
+		if ll, lerr := cc.LogLayout(resp); lerr == nil {
+			l = ll // the layout its LogType says
+		}
 	}
 	var se *engine.StatusError
 	status := 0

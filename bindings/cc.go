@@ -18,6 +18,9 @@ func ccModule() Module {
 	}
 }
 
+// ccKeyInfoRefused is why a script cannot Set CongestionKeyInfo.
+const ccKeyInfoRefused = "CongestionKeyInfo holds the CC_Key, which scripts never handle (set it with ibccconfig or engine.Set)"
+
 // ccLayout reads an attribute argument: a name, an alias or an ID.
 func ccLayout(L *lua.LState, fn string, n int) *mad.Layout {
 	var l *mad.Layout
@@ -59,7 +62,7 @@ func ccSet(e *Env, L *lua.LState) int {
 	fields := L.CheckTable(3)
 	mod := uint32(optUint(L, 4, 0, 0xffffffff))
 	if l.ID == cc.AttrCongestionKeyInfo {
-		raise(L, "cc.set", "CongestionKeyInfo holds the CC_Key, which scripts never handle (set it with ibccconfig or engine.Set)")
+		raise(L, "cc.set", "%s", ccKeyInfoRefused)
 	}
 	data := make([]byte, l.Size)
 	if err := encodeTable(l, fields, data); err != nil {

@@ -23,7 +23,7 @@ func madModule() Module {
 			{"decode", madDecode, "decode(mad) -> table: a 256-byte MAD (binary string, or hex with any spaces, colons or newlines) decoded into header, the SMP, PerfMgt or Congestion Control fields and the attribute"},
 			{"fields", madFields, "fields(attribute) -> array: the fields of an attribute (\"PortInfo\") as {name, key, bit, width}, in wire order"},
 			{"attributes", madAttributes, "attributes() -> array: the names of the attributes ibscript decodes"},
-			{"new", madNew, "new(attribute [, {target=, method=, modifier=}]) -> request: a Get (or Set) of an SMP or PerfMgt attribute as a table whose attribute fields can be set one by one"},
+			{"new", madNew, "new(attribute [, {target=, method=, modifier=}]) -> request: a Get (or Set) of an SMP, PerfMgt or Congestion Control attribute as a table whose attribute fields can be set one by one"},
 			{"send", madSend, "send(request) -> response: sends a request from mad.new and returns the response in the same shape, with its status (not raised)"},
 			{"show", madShow, "show(request [, response]) -> nil: prints a request and its response side by side, differing fields marked *"},
 		},

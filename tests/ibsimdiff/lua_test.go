@@ -34,6 +34,7 @@ var ibsimDifferences = map[string]string{
 	"cc_test.lua:test_congestion_log_layouts": "no CC agent in ibsim: CongestionLog is dropped (no handler for 0x13)",
 	"cc_test.lua:test_set_read_back":          "no CC agent in ibsim: a SwitchCongestionSetting Set reaches the GUIDInfo handler, which refuses it (0x0008)",
 	"cc_test.lua:test_errors":                 "no CC agent in ibsim: SwitchCongestionSetting of a CA is the GUIDInfo handler's echo, not 0x000C",
+	"cc_test.lua:test_mad_new_send":           "no CC agent in ibsim: CongestionInfo is the request's zero data echoed (ControlTableCap 0)",
 }
 
 // TestLuaOnIbsim runs the Lua suites that tests/ runs on the embedded

@@ -67,3 +67,18 @@ function test_decode_masks_keys(t)
   local log = mad.decode("01 21 02 81 00 00 00 00 00 00 00 00 00 00 00 01 00 13 00 00 00 00 00 00" .. string.rep(" 00", 8) .. " 02")
   if log.name ~= "CongestionLogCA" or log.attribute.log_type ~= 2 then t:fatal("log " .. log.name) end
 end
+
+function test_mad_new_send(t)
+  local r = mad.send(mad.new("CongestionInfo", {target = "lid:2"}))
+  if r.status ~= 0 or r.attribute.control_table_cap ~= 2 then t:fatal("CongestionInfo " .. r.status) end
+  local set = mad.new("SwitchCongestionSetting", {target = "lid:1", method = "Set"})
+  set.attribute.marking_rate = 9
+  r = mad.send(set)
+  if r.status ~= 0 or r.attribute.marking_rate ~= 9 or cc.get("lid:1", "SS").marking_rate ~= 9 then
+    t:fatal("Set " .. r.status .. " " .. r.attribute.marking_rate)
+  end
+  local log = mad.send(mad.new("CongestionLog", {target = "lid:2"}))
+  if log.name ~= "CongestionLogCA" or log.attribute.log_type ~= 2 then t:fatal("log " .. log.name) end
+  local ok, err = pcall(mad.send, mad.new("CongestionKeyInfo", {target = "lid:1", method = "Set"}))
+  if ok or not tostring(err):find("CC_Key", 1, true) then t:fatal(tostring(err)) end
+end
