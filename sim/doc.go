@@ -69,7 +69,8 @@
 // matching subscription, as Report(Notice) resent until a ReportResp
 // answers it, the traps OpenSM sends when SetLink changes a link: 128 from
 // each switch at its ends, then 65 (64) for every endport the SM stops
-// (starts) reaching. The SA keeps OpenSM's SM_Key rules (DefaultSAKey,
+// (starts) reaching; and 144 when AddSM sets IsSM on a CA port (as ibsim's
+// SET_ISSM). The SA keeps OpenSM's SM_Key rules (DefaultSAKey,
 // Options.SAKey): requests with another non-zero key get no answer,
 // P_KeyTableRecords only with the key, PortInfoRecords' M_Key zeroed
 // without it, answers with SM_Key 0. Records are computed from the live state with

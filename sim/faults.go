@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 
+	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/smp"
 )
 
@@ -27,9 +28,20 @@ func (f *Fabric) SetPortGUID(node string, num int, guid uint64) error {
 // given state (smp.SMStateMaster, smp.SMStateStandby, ...) with the given
 // priority, beside the fabric's own SM. The SM's GUID is the port's.
 // The port's PortInfo.CapabilityMask gains IsSM.
+//
+// As ibsim when a client sets IsSM on a port (SET_ISSM), a port whose
+// CapabilityMask has IsCapabilityMaskNoticeSupported traps 144 with its
+// new CapabilityMask, which the SM forwards to its subscribers.
 func (f *Fabric) AddSM(node string, num int, state, priority uint8) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	err := f.addSMLocked(node, num, state, priority)
+	out := f.saTake()
+	f.mu.Unlock()
+	saFlush(out)
+	return err
+}
+
+func (f *Fabric) addSMLocked(node string, num int, state, priority uint8) error {
 	p, err := f.portLocked("add SM", node, num, false)
 	if err != nil {
 		return err
@@ -41,8 +53,28 @@ func (f *Fabric) AddSM(node string, num int, state, priority uint8) error {
 		f.extraSMs = map[*port]smp.SMInfo{}
 	}
 	f.extraSMs[p] = smp.SMInfo{GUID: p.guid, Priority: priority, SMState: state}
-	p.put(piCapabilityMask, p.get(piCapabilityMask)|uint64(smp.CapIsSM))
+	old := uint32(p.get(piCapabilityMask))
+	p.put(piCapabilityMask, uint64(old|smp.CapIsSM))
+	f.capMaskTrap(p, old)
 	return nil
+}
+
+// capMaskTrap raises trap 144 for port p whose CapabilityMask was old, as
+// ibsim's set_issm: when the mask changed, the port says it sends traps
+// (IsNoticeSupported or IsTrapSupported) and capability mask notices, and
+// it holds a LID. The SM forwards it with the port's GUID as IssuerGID.
+// f.mu is held.
+func (f *Fabric) capMaskTrap(p *port, old uint32) {
+	now := uint32(p.get(piCapabilityMask))
+	if !f.hasSM || now == old || now&(smp.CapIsNoticeSupported|smp.CapIsTrapSupported) == 0 ||
+		now&smp.CapIsCapabilityMaskNoticeSupported == 0 || p.lid == 0 {
+		return
+	}
+	n := smp.Notice{IsGeneric: true, Type: smp.NoticeInformation, ProducerType: uint32(p.node.typ),
+		TrapNumber: smp.TrapLocalChanges, IssuerLID: p.lid, IssuerGID: mad.NewGID(gidPrefix, p.guid)}
+	n.SetDetailsLID(p.lid)
+	n.SetDetailsCapabilityMask(now)
+	f.report(&n)
 }
 
 // extraSMInfo answers SMInfo for a port AddSM made an SM; f.mu is held.

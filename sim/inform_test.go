@@ -257,3 +257,29 @@ func TestSAKeyRules(t *testing.T) {
 		t.Errorf("SA key 0x77, request SM_Key 0x77: status %#04x, want every record (too many for a Get)", st)
 	}
 }
+
+// TestTrap144: AddSM sets IsSM on a CA port, which traps 144 as ibsim's
+// SET_ISSM does; the SA forwards it with the new CapabilityMask, once.
+func TestTrap144(t *testing.T) {
+	f := mustLoad(t, "net.2sw2path4hca", nil)
+	r := attachRaw(t, f, "Hca3", 1)
+	_, _, sm := f.SM()
+	if st := status(t, r.one(sm, informReq(t, smp.TrapLocalChanges, 1, 0))); st != 0 {
+		t.Fatalf("subscribe: status %#04x", st)
+	}
+	if err := f.AddSM("Hca1", 1, smp.SMStateStandby, 1); err != nil {
+		t.Fatal(err)
+	}
+	ns, _ := reports(t, r.c.take())
+	hca1 := lidOf(t, f, "Hca1", 1)
+	if len(ns) != 1 {
+		t.Fatalf("%d Reports, want 1", len(ns))
+	}
+	n := ns[0]
+	m, _ := n.DetailsCapabilityMask()
+	lid, _ := n.DetailsLID()
+	if n.TrapNumber != 144 || n.Type != smp.NoticeInformation || n.ProducerType != smp.ProducerCA || n.IssuerLID != hca1 ||
+		lid != hca1 || m&smp.CapIsSM == 0 || n.IssuerGID.GUID() != f.byID["Hca1"].ports[1].guid {
+		t.Errorf("trap 144 %+v, capability mask %#x", n, m)
+	}
+}

@@ -41,6 +41,7 @@ const (
 	detailsSwitchLID = 0 // trap 128
 	detailsLID       = 2 // traps 129-131, 144, 145, 256: 2 reserved bytes, then the LID
 	detailsPort      = 4 // traps 129-131: the port after the LID
+	detailsCapMask   = 6 // trap 144: after the LID, a reserved byte and LocalChanges
 )
 
 // TrapName names a generic trap number as OpenSM's ib_get_trap_str does
@@ -126,4 +127,23 @@ func (n *Notice) SetDetailsGID(gid mad.GID) {
 // SetDetailsSwitchLID writes the switch LID of trap 128.
 func (n *Notice) SetDetailsSwitchLID(lid uint16) {
 	binary.BigEndian.PutUint16(n.DataDetails[detailsSwitchLID:], lid)
+}
+
+// DetailsCapabilityMask returns the new PortInfo.CapabilityMask trap 144
+// carries. ok is false for other notices.
+func (n *Notice) DetailsCapabilityMask() (mask uint32, ok bool) {
+	if !n.IsGeneric || n.TrapNumber != TrapLocalChanges {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(n.DataDetails[detailsCapMask:]), true
+}
+
+// SetDetailsLID writes the LID of traps 129-131, 144, 145 and 256.
+func (n *Notice) SetDetailsLID(lid uint16) {
+	binary.BigEndian.PutUint16(n.DataDetails[detailsLID:], lid)
+}
+
+// SetDetailsCapabilityMask writes the new CapabilityMask of trap 144.
+func (n *Notice) SetDetailsCapabilityMask(mask uint32) {
+	binary.BigEndian.PutUint32(n.DataDetails[detailsCapMask:], mask)
 }

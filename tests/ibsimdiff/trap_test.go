@@ -62,6 +62,9 @@ func seen(r engine.Report) trapSeen {
 	} else if l, ok := n.DetailsLID(); ok {
 		s.Detail = fmt.Sprintf("lid %d", l)
 	}
+	if m, ok := n.DetailsCapabilityMask(); ok {
+		s.Detail += fmt.Sprintf(" capability mask %#08x", m)
+	}
 	return s
 }
 
@@ -97,7 +100,7 @@ func collectTraps(t *testing.T, sub *engine.Subscription, what string, want ...u
 func TestTrapsMatchOpenSM(t *testing.T) {
 	s, tp := privateIbsim(t, topo2sw)
 	sess, _ := session(t, s, "Hca3", &ibsim.Options{ISSM: true}, nil)
-	traps := []uint16{smp.TrapGIDInService, smp.TrapGIDOutOfService, smp.TrapLinkStateChange}
+	traps := []uint16{smp.TrapGIDInService, smp.TrapGIDOutOfService, smp.TrapLinkStateChange, smp.TrapLocalChanges}
 	sub, err := sess.Subscribe(t.Context(), engine.SubscribeOptions{Traps: traps})
 	if err != nil {
 		t.Fatal(err)
@@ -125,8 +128,20 @@ func TestTrapsMatchOpenSM(t *testing.T) {
 		t.Logf("%s: %v", c.cmd, got)
 		live = append(live, got)
 	}
-	if err := sub.Close(); err != nil {
+	// A client setting IsSM on Hca2's port (SET_ISSM, as opening issm0
+	// does): ibsim's trap 144 with the new CapabilityMask, forwarded.
+	issm, err := ibsim.Open(t.Context(), s.Sock, &ibsim.Options{Node: "Hca2", ISSM: true, SetISSM: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := collectTraps(t, sub, "ibsim: SET_ISSM on Hca2", smp.TrapLocalChanges)
+	t.Logf("SET_ISSM on Hca2: %v", got)
+	live = append(live, got)
+	if err := sub.Close(); err != nil { // before the issm client's Close traps 144 again
 		t.Errorf("unsubscribe from OpenSM: %v", err)
+	}
+	if err := issm.Close(); err != nil {
+		t.Error(err)
 	}
 
 	f, err := sim.Load(tp, nil)
@@ -160,6 +175,12 @@ func TestTrapsMatchOpenSM(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s:\nibsim + OpenSM: %v\nembedded:      %v", c.cmd, want, got)
 		}
+	}
+	if err := f.AddSM("Hca2", 1, smp.SMStateStandby, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := collectTraps(t, esub, "sim: AddSM on Hca2", smp.TrapLocalChanges), live[len(steps)]; !slices.Equal(got, want) {
+		t.Errorf("IsSM set on Hca2:\nibsim + OpenSM: %v\nembedded:      %v", want, got)
 	}
 	if err := esub.Close(); err != nil {
 		t.Error(err)
