@@ -20,6 +20,12 @@ import (
 type Options struct {
 	// Session answers smp, perf and fabric calls. Required.
 	Session *engine.Session
+	// ErrorHint, when set, returns text appended to the message of an
+	// error a function raises (and to a RunError's): the host's hint on
+	// how to change what caused it, such as cmd/ibscript's command-line
+	// flag for engine.ErrSetRefused or engine.ErrMADBudget. The library's
+	// own messages describe the condition only.
+	ErrorHint func(error) string
 	// Fabric opens the ports of the umad module. Nil disables umad.open_port.
 	Fabric fabric.Fabric
 	// Stdout receives print output; nil means os.Stdout.
@@ -134,6 +140,11 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 	registerTypes(L)
 	registerSATypes(L)
 	installPairs(L)
+	if opts.ErrorHint != nil {
+		ud := L.NewUserData()
+		ud.Value = opts.ErrorHint
+		L.SetField(L.Get(lua.RegistryIndex), errorHintKey, ud)
+	}
 	e.checkAllocs(L)
 	for _, m := range Modules() {
 		mod := e.moduleTable(m)
@@ -223,10 +234,26 @@ func raise(L *lua.LState, fn string, format string, args ...any) {
 	for i, a := range args {
 		if err, ok := a.(error); ok {
 			raiseRunError(L, fn, err)
-			args[i] = ErrorText(err)
+			args[i] = ErrorText(err) + errorHint(L, err)
 		}
 	}
 	L.RaiseError("%s: %s", fn, fmt.Sprintf(format, args...))
+}
+
+// errorHintKey is the registry key of Options.ErrorHint.
+const errorHintKey = "ibscript.errorhint"
+
+// errorHint is Options.ErrorHint(err), or "".
+func errorHint(L *lua.LState, err error) string {
+	ud, ok := L.GetField(L.Get(lua.RegistryIndex), errorHintKey).(*lua.LUserData)
+	if !ok {
+		return ""
+	}
+	h, _ := ud.Value.(func(error) string)
+	if h == nil {
+		return ""
+	}
+	return h(err)
 }
 
 // ErrorText is err's message without what repeats it for a script's

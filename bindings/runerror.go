@@ -15,11 +15,12 @@ import (
 // fabric the run may no longer query, so the run ends with status 2 and
 // one message, instead of failed checks or a partial fabric.
 type RunError struct {
-	Fn  string // the Lua function that met it
-	Err error
+	Fn   string // the Lua function that met it
+	Err  error
+	Hint string // Options.ErrorHint's text for Err
 }
 
-func (e *RunError) Error() string { return e.Fn + ": " + e.Err.Error() }
+func (e *RunError) Error() string { return e.Fn + ": " + e.Err.Error() + e.Hint }
 
 func (e *RunError) Unwrap() error { return e.Err }
 
@@ -40,7 +41,7 @@ func raiseRunError(L *lua.LState, fn string, err error) {
 // raiseFatal raises err as a RunError.
 func raiseFatal(L *lua.LState, fn string, err error) {
 	ud := L.NewUserData()
-	ud.Value = &RunError{Fn: fn, Err: err}
+	ud.Value = &RunError{Fn: fn, Err: err, Hint: errorHint(L, err)}
 	L.Error(ud, 0)
 }
 

@@ -15,7 +15,7 @@ import (
 
 // ErrSetRefused is wrapped by the error of a Set refused on a production
 // transport without Options.AllowSet.
-var ErrSetRefused = errors.New("set refused on a production fabric (allow it with --allow-set or engine.Options.AllowSet)")
+var ErrSetRefused = errors.New("set refused on a production fabric: this session does not allow Sets")
 
 // ErrAuditFailed is wrapped by the error of a Set whose audit line could
 // not be written (Options.Audit failed): the Set was not sent.
@@ -108,7 +108,7 @@ func (s *Session) AuditRaw(data []byte, addr fabric.Addr) error {
 // spend takes one MAD from the budget (Options.MaxMADs).
 func (s *Session) spend(o *op) error {
 	if s.maxMADs > 0 && s.madsSent.Add(1) > s.maxMADs {
-		return fmt.Errorf("engine: %s %s: %w (--max-mads %d)", o.target, attrName(o.class, o.attrID, o.attrMod), ErrMADBudget, s.maxMADs)
+		return fmt.Errorf("engine: %s %s: %w (%d MADs)", o.target, attrName(o.class, o.attrID, o.attrMod), ErrMADBudget, s.maxMADs)
 	}
 	return nil
 }

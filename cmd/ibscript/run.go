@@ -33,6 +33,7 @@ func newLuaOpts(ctx context.Context, c *config, stdout, stderr io.Writer, o bind
 	}
 	o.Session, o.Fabric, o.Stdout = b.sess, b.fab, stdout
 	o.Sim = simulatorOf(b.raw)
+	o.ErrorHint = flagHint
 	o.NodeNames = c.names
 	o.MemoryLimit = c.memLimit.v
 	o.OnMemoryLimit = func(err error) {
@@ -374,7 +375,7 @@ func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		if ctx.Err() != nil {
 			err = context.Cause(ctx)
 		}
-		fmt.Fprintf(stderr, "ibscript discover: %v\n", err)
+		fmt.Fprintf(stderr, "ibscript discover: %v%s\n", err, flagHint(err))
 		return exitError
 	}
 	d.Fabric.Rename(c.names)

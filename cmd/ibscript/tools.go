@@ -345,7 +345,7 @@ func (inv *Invocation) Fail(err error) int {
 	if inv.clearProgress != nil {
 		inv.clearProgress()
 	}
-	inv.Errorf("%v", err)
+	inv.Errorf("%v%s", err, flagHint(err))
 	return exitError
 }
 

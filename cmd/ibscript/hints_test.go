@@ -1,0 +1,31 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ibscript/ibscript/engine"
+)
+
+// TestFlagHint: the engine's errors describe the condition without naming
+// a flag; the command line adds the flag that changes it.
+func TestFlagHint(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		flag string
+	}{
+		{fmt.Errorf("engine: lid:1 PortCounters: %w", engine.ErrSetRefused), "--allow-set"},
+		{fmt.Errorf("engine: lid:1 NodeInfo: %w (40 MADs)", engine.ErrMADBudget), "--max-mads"},
+		{errors.New("timeout"), ""},
+	} {
+		if strings.Contains(tc.err.Error(), "--") {
+			t.Errorf("engine error %q names a flag", tc.err)
+		}
+		h := flagHint(tc.err)
+		if (tc.flag == "") != (h == "") || !strings.Contains(h, tc.flag) {
+			t.Errorf("flagHint(%q) = %q, want it to name %q", tc.err, h, tc.flag)
+		}
+	}
+}
