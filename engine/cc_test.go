@@ -9,6 +9,7 @@ import (
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/cc"
 	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // ccLIDs returns the LID of a switch and of a CA other than the session's
@@ -142,6 +143,7 @@ func TestCCSetSim(t *testing.T) {
 	if got, err := engine.Get[cc.CongestionControlTable](ctx, s, engine.LID(ca), 0); err != nil || got.CCTILimit != 127 || got.CCTMultiplier[63] != 0 {
 		t.Errorf("CongestionControlTable block 0 %+v %v", got, err)
 	}
+
 	var st *engine.StatusError
 	if _, err := engine.Set(ctx, s, engine.LID(sw), 0, &cc.Timestamp{}); !errors.As(err, &st) || st.Status != mad.StatusMethodAttrUnsup {
 		t.Errorf("Set Timestamp: %v", err)
@@ -183,5 +185,42 @@ func TestCCKeySim(t *testing.T) {
 	ks, _ := simSessionOpts(t, "../tests/topologies/net.2sw2path4hca", "Hca1", 1, &engine.Options{CCKey: key})
 	if _, err := engine.Get[cc.CongestionInfo](ctx, ks, engine.LID(sw), 0); err != nil {
 		t.Errorf("a fresh fabric answers any key: %v", err)
+	}
+}
+
+// TestCCPerPortSim: each port of a CA has its own CC agent: what a Set
+// gives one port's, the CA's other port does not have.
+func TestCCPerPortSim(t *testing.T) {
+	s, _ := simSession(t, "../tests/topologies/net.mixed-router", "", 0)
+	ctx := t.Context()
+	d, err := s.Discover(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lids []uint16
+	for _, n := range d.Fabric.Nodes {
+		if n.Type != topo.CA || len(lids) == 2 {
+			continue
+		}
+		lids = lids[:0]
+		for _, p := range n.Ports {
+			if p != nil && p.LID != 0 {
+				lids = append(lids, p.LID)
+			}
+		}
+	}
+	if len(lids) != 2 {
+		t.Fatal("no CA with two ports")
+	}
+	set := cc.CACongestionSetting{PortControl: 1, ControlMap: 1}
+	set.CCTITimer[0] = 77
+	if _, err := engine.Set(ctx, s, engine.LID(lids[0]), 0, &set); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := engine.Get[cc.CACongestionSetting](ctx, s, engine.LID(lids[0]), 0); err != nil || got != set {
+		t.Errorf("port at lid %d: %+v %v", lids[0], got, err)
+	}
+	if got, err := engine.Get[cc.CACongestionSetting](ctx, s, engine.LID(lids[1]), 0); err != nil || got != (cc.CACongestionSetting{}) {
+		t.Errorf("the other port (lid %d): %+v %v, want the reset values", lids[1], got, err)
 	}
 }

@@ -17,8 +17,8 @@ import (
 // every setting zero (congestion control off), CC_Key 0, empty logs.
 // The values IBA leaves to the implementation are below. A Set stores the
 // attribute it carries, whole (Control_Map does not select fields);
-// state is kept per node from the first Set, so a fabric that is only
-// read costs nothing.
+// state is kept per agent (a switch's, each CA port's) from the first
+// Set, so a fabric that is only read costs nothing.
 const (
 	ccRespTime     = 18 // ClassPortInfo.RespTimeValue, as the PMA's
 	ccCATableCap   = 2  // a CA's CongestionInfo.ControlTableCap: 128 CCT entries
@@ -39,14 +39,16 @@ type ccState struct {
 	cct        map[uint32][128]byte // CongestionControlTable entries by block
 }
 
-func (f *Fabric) ccOf(n *node) *ccState {
+// ccOf returns the state of the CC agent at endport p (a switch's port
+// 0, or a CA port: each port of a CA has its own), made on first use.
+func (f *Fabric) ccOf(p *port) *ccState {
 	if f.ccAgents == nil {
-		f.ccAgents = make(map[*node]*ccState)
+		f.ccAgents = make(map[*port]*ccState)
 	}
-	s := f.ccAgents[n]
+	s := f.ccAgents[p]
 	if s == nil {
 		s = &ccState{}
-		f.ccAgents[n] = s
+		f.ccAgents[p] = s
 	}
 	return s
 }
@@ -68,7 +70,7 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 		return 0, actDeliver
 	}
 	set := method == mad.MethodSet
-	st := f.ccAgents[n] // nil: reset values
+	st := f.ccAgents[in] // nil: reset values
 	keyOK := st == nil || st.key == 0 || cc.Key(b) == st.key
 	if !keyOK && (set || st.protect) {
 		// A wrong CC_Key: dropped, counted (IBA A10.4.1.1, as M_Key).
@@ -100,7 +102,7 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 		if set {
 			var ki cc.CongestionKeyInfo
 			_ = ki.UnmarshalBinary(in2[:])
-			st = f.ccOf(n)
+			st = f.ccOf(in)
 			st.key, st.protect, st.lease, st.violations = ki.CCKey, ki.CCKeyProtectBit, ki.CCKeyLeasePeriod, ki.CCKeyViolations
 			keyOK = true
 		}
@@ -132,9 +134,9 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 			return stUnsupported, actRespond
 		}
 		if set {
-			f.ccOf(n).swSetting = [76]byte(in2[:76])
+			f.ccOf(in).swSetting = [76]byte(in2[:76])
 		}
-		if st := f.ccAgents[n]; st != nil {
+		if st := f.ccAgents[in]; st != nil {
 			copy(d, st.swSetting[:])
 		}
 		return 0, actRespond
@@ -146,13 +148,13 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 			return stInvalid, actRespond
 		}
 		if set {
-			s := f.ccOf(n)
+			s := f.ccOf(in)
 			if s.swPorts == nil {
 				s.swPorts = make(map[uint32][128]byte)
 			}
 			s.swPorts[mod] = [128]byte(in2[:128])
 		}
-		if st := f.ccAgents[n]; st != nil {
+		if st := f.ccAgents[in]; st != nil {
 			v := st.swPorts[mod]
 			copy(d, v[:])
 		}
@@ -162,9 +164,9 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 			return stUnsupported, actRespond
 		}
 		if set {
-			f.ccOf(n).caSetting = [132]byte(in2[:132])
+			f.ccOf(in).caSetting = [132]byte(in2[:132])
 		}
-		if st := f.ccAgents[n]; st != nil {
+		if st := f.ccAgents[in]; st != nil {
 			copy(d, st.caSetting[:])
 		}
 		return 0, actRespond
@@ -176,14 +178,14 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 			return stInvalid, actRespond
 		}
 		if set {
-			s := f.ccOf(n)
+			s := f.ccOf(in)
 			if s.cct == nil {
 				s.cct = make(map[uint32][128]byte)
 			}
 			s.cctLimit = binary.BigEndian.Uint16(in2[:])
 			s.cct[mod] = [128]byte(in2[4:132])
 		}
-		if st := f.ccAgents[n]; st != nil {
+		if st := f.ccAgents[in]; st != nil {
 			binary.BigEndian.PutUint16(d, st.cctLimit)
 			v := st.cct[mod]
 			copy(d[4:], v[:])

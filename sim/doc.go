@@ -35,7 +35,8 @@
 // in ibsim moves them). tests/ibsimdiff checks these against ibsim on the
 // same file.
 //
-// Every switch and CA has a Congestion Control agent (class 0x21, cc.go):
+// Every switch and every CA port has a Congestion Control agent (class
+// 0x21, cc.go):
 // ClassPortInfo, CongestionInfo (a CA's ControlTableCap 2), CongestionLog
 // (empty; LogType 1 on switches, 2 on CAs), Timestamp (a clock in 1.024
 // us units), and the settable CongestionKeyInfo, SwitchCongestionSetting,

@@ -65,7 +65,7 @@ type Fabric struct {
 	traffic   *trafficState              // the background load (traffic.go); nil: none
 	portTabs  map[*port]*portTables      // SLtoVL, VL arbitration and vendor tables a Set changed (tables.go)
 	mfts      map[*node]map[int][64]byte // multicast forwarding blocks a Set wrote, by block<<4|position
-	ccAgents  map[*node]*ccState         // CC agent state a Set changed (cc.go)
+	ccAgents  map[*port]*ccState         // CC agent state a Set changed, by endport (cc.go)
 	ccEpoch   time.Time                  // the CC agents' Timestamp 0 (cc.go)
 
 	trace      func(hop) // tests: called for each step of a directed-route SMP
