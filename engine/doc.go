@@ -19,7 +19,7 @@
 //
 // # RMPP and SA
 //
-// New and NewUMADPort put the RMPP driver (WithRMPP, rmpp.go) in front of
+// New and NewUMADPort put the RMPP driver (withRMPP, rmpp.go) in front of
 // the transport: over a transport without kernel RMPP (sim, ibsim) it
 // segments RMPP sends and coalesces multi-segment receives for agents
 // registered with RMPPVersion 1, as the kernel does (rmpp.md section 8),

@@ -15,7 +15,7 @@ import (
 	"github.com/ibscript/ibscript/mad/rmpp"
 )
 
-// RMPPTransport is the engine's RMPP driver: a fabric.Transport over one
+// rmppTransport is the engine's RMPP driver: a fabric.Transport over one
 // that does no RMPP itself (fabric.Caps.RMPP false), which gives
 // agents registered with RMPPVersion 1 on an RMPP class what the Linux
 // kernel gives them (rmpp.md section 8): Send of a MAD buffer with the
@@ -56,10 +56,10 @@ import (
 // completes with a timeout, its receive transfer is dropped, so that
 // nothing of it is left to confuse a later transfer with the same TID.
 //
-// An RMPPTransport is safe for concurrent use. It owns the transport it
+// An rmppTransport is safe for concurrent use. It owns the transport it
 // wraps; Close closes it. It starts one goroutine only when the wrapped
 // transport cannot hand it completions (no SetHandler); Close stops it.
-type RMPPTransport struct {
+type rmppTransport struct {
 	tr     fabric.Transport
 	native bool // tr does RMPP itself: pass through
 	done   chan struct{}
@@ -97,7 +97,7 @@ type RMPPTransport struct {
 }
 
 // setAgentLocked stores agent id's state and its plain bit; w.mu is held.
-func (w *RMPPTransport) setAgentLocked(id fabric.AgentID, a rmppAgent) {
+func (w *rmppTransport) setAgentLocked(id fabric.AgentID, a rmppAgent) {
 	w.agents[id] = a
 	bit := uint32(1) << uint(id)
 	for {
@@ -113,7 +113,7 @@ func (w *RMPPTransport) setAgentLocked(id fabric.AgentID, a rmppAgent) {
 }
 
 // isPlain reports whether agent id is passed through untouched.
-func (w *RMPPTransport) isPlain(id fabric.AgentID) bool {
+func (w *rmppTransport) isPlain(id fabric.AgentID) bool {
 	return id >= 0 && int(id) < fabric.MaxAgents && w.plain.Load()&(1<<uint(id)) != 0
 }
 
@@ -215,23 +215,23 @@ func (e *LimitError) Error() string {
 		e.TID, e.LID, e.Reason, e.Limit, e.Bytes)
 }
 
-// WithRMPP returns tr with the engine's RMPP driver in front of it (see
-// RMPPTransport). A transport that already has the driver is returned as
+// withRMPP returns tr with the engine's RMPP driver in front of it (see
+// rmppTransport). A transport that already has the driver is returned as
 // it is.
-func WithRMPP(tr fabric.Transport) fabric.Transport {
+func withRMPP(tr fabric.Transport) fabric.Transport {
 	if _, ok := tr.(rmppDriver); ok {
 		return tr
 	}
 	return newRMPP(tr)
 }
 
-// rmppDriver finds the driver under a transport WithRMPP returned.
-type rmppDriver interface{ driver() *RMPPTransport }
+// rmppDriver finds the driver under a transport withRMPP returned.
+type rmppDriver interface{ driver() *rmppTransport }
 
-func (w *RMPPTransport) driver() *RMPPTransport { return w }
+func (w *rmppTransport) driver() *rmppTransport { return w }
 
-func newRMPP(tr fabric.Transport) *RMPPTransport {
-	w := &RMPPTransport{
+func newRMPP(tr fabric.Transport) *rmppTransport {
+	w := &rmppTransport{
 		tr:    tr,
 		done:  make(chan struct{}),
 		ready: make(chan struct{}, 1),
@@ -270,7 +270,7 @@ func newRMPP(tr fabric.Transport) *RMPPTransport {
 
 // SetLimits sets the memory limits of receive transfers started from now
 // on (and the total for all of them); zero fields take the defaults.
-func (w *RMPPTransport) SetLimits(l RMPPLimits) {
+func (w *rmppTransport) SetLimits(l RMPPLimits) {
 	if l.MaxMessage <= 0 {
 		l.MaxMessage = DefaultRMPPMaxMessage
 	}
@@ -284,7 +284,7 @@ func (w *RMPPTransport) SetLimits(l RMPPLimits) {
 
 // SetLogger makes the driver log refused and stopped transfers at debug
 // level on l (nil discards).
-func (w *RMPPTransport) SetLogger(l *slog.Logger) {
+func (w *rmppTransport) SetLogger(l *slog.Logger) {
 	if l == nil {
 		l = slog.New(slog.DiscardHandler)
 	}
@@ -292,7 +292,7 @@ func (w *RMPPTransport) SetLogger(l *slog.Logger) {
 }
 
 // Stats returns what the driver refused or ended so far.
-func (w *RMPPTransport) Stats() RMPPStats {
+func (w *rmppTransport) Stats() RMPPStats {
 	w.mu.Lock()
 	n, held := len(w.recvs), w.recvBytes
 	w.mu.Unlock()
@@ -302,7 +302,7 @@ func (w *RMPPTransport) Stats() RMPPStats {
 // Caps are the wrapped transport's, with RMPP (done by the driver or
 // below it), the driver's own SetHandler, and its retransmissions added to
 // the wrapped transport's count when that one counts.
-func (w *RMPPTransport) Caps() fabric.Caps {
+func (w *rmppTransport) Caps() fabric.Caps {
 	c := w.tr.Caps()
 	c.RMPP = true
 	c.SetHandler = w.SetHandler
@@ -313,11 +313,11 @@ func (w *RMPPTransport) Caps() fabric.Caps {
 }
 
 // Port describes the local port.
-func (w *RMPPTransport) Port() fabric.PortAttr { return w.tr.Port() }
+func (w *rmppTransport) Port() fabric.PortAttr { return w.tr.Port() }
 
 // SetHandler makes the driver hand completions to h instead of queueing
 // them for Recv, as mux.Mux.SetHandler; p is valid during the call only.
-func (w *RMPPTransport) SetHandler(h func(p *fabric.Packet)) {
+func (w *rmppTransport) SetHandler(h func(p *fabric.Packet)) {
 	w.mu.Lock()
 	w.handler = h
 	if h == nil {
@@ -329,7 +329,7 @@ func (w *RMPPTransport) SetHandler(h func(p *fabric.Packet)) {
 }
 
 // Register registers an agent on the wrapped transport.
-func (w *RMPPTransport) Register(ctx context.Context, a fabric.Agent) (fabric.AgentID, error) {
+func (w *rmppTransport) Register(ctx context.Context, a fabric.Agent) (fabric.AgentID, error) {
 	id, err := w.tr.Register(ctx, a)
 	if err != nil {
 		return id, err
@@ -343,7 +343,7 @@ func (w *RMPPTransport) Register(ctx context.Context, a fabric.Agent) (fabric.Ag
 }
 
 // Unregister removes an agent and forgets its transfers.
-func (w *RMPPTransport) Unregister(ctx context.Context, id fabric.AgentID) error {
+func (w *rmppTransport) Unregister(ctx context.Context, id fabric.AgentID) error {
 	if err := w.tr.Unregister(ctx, id); err != nil {
 		return err
 	}
@@ -370,7 +370,7 @@ func (w *RMPPTransport) Unregister(ctx context.Context, id fabric.AgentID) error
 	return nil
 }
 
-func (w *RMPPTransport) rmppAgentLocked(id fabric.AgentID) bool {
+func (w *rmppTransport) rmppAgentLocked(id fabric.AgentID) bool {
 	return id >= 0 && int(id) < len(w.agents) && w.agents[id].on
 }
 
@@ -384,8 +384,8 @@ func (a *action) send(agent fabric.AgentID, addr fabric.Addr, b []byte) {
 	a.sends = append(a.sends, fabric.Packet{Agent: agent, Addr: addr, Data: b})
 }
 
-// Send transmits p as umad_send does: see RMPPTransport.
-func (w *RMPPTransport) Send(ctx context.Context, p *fabric.Packet) error {
+// Send transmits p as umad_send does: see rmppTransport.
+func (w *rmppTransport) Send(ctx context.Context, p *fabric.Packet) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -451,7 +451,7 @@ func (w *RMPPTransport) Send(ctx context.Context, p *fabric.Packet) error {
 
 // run performs a's sends, then its deliveries. The first send error is
 // returned.
-func (w *RMPPTransport) run(ctx context.Context, a *action) error {
+func (w *rmppTransport) run(ctx context.Context, a *action) error {
 	var first error
 	for i := range a.sends {
 		if err := w.tr.Send(ctx, &a.sends[i]); err != nil && first == nil {
@@ -466,7 +466,7 @@ func (w *RMPPTransport) run(ctx context.Context, a *action) error {
 
 // emit hands a completion to an engine call waiting for it, the handler,
 // or the Recv queue.
-func (w *RMPPTransport) emit(p *fabric.Packet) {
+func (w *rmppTransport) emit(p *fabric.Packet) {
 	w.mu.Lock()
 	if p.Agent >= 0 && int(p.Agent) < len(w.agents) {
 		if ch, ok := w.agents[p.Agent].calls[uint32(mad.TIDOf(p.Data))]; ok {
@@ -494,7 +494,7 @@ func (w *RMPPTransport) emit(p *fabric.Packet) {
 }
 
 // sendOutLocked turns a Sender's output into packets and bookkeeping.
-func (w *RMPPTransport) sendOutLocked(a *action, key xferKey, x *xSend, o rmpp.Output, now time.Time) {
+func (w *rmppTransport) sendOutLocked(a *action, key xferKey, x *xSend, o rmpp.Output, now time.Time) {
 	o.Each(func(k int) { a.send(key.agent, x.addr, x.s.Segment(nil, k)) })
 	if o.Control != 0 {
 		a.send(key.agent, x.addr, x.s.Control(nil, o.Control, o.ControlStatus))
@@ -533,7 +533,7 @@ func (w *RMPPTransport) sendOutLocked(a *action, key xferKey, x *xSend, o rmpp.O
 // key, which timed out: each active one is aborted with ABORT(118) sent to
 // its sender, and every one is forgotten, so that none is left to answer a
 // later transfer of the same TID with the state of this one.
-func (w *RMPPTransport) endRecvsLocked(a *action, key xferKey, r *xReq, now time.Time) {
+func (w *rmppTransport) endRecvsLocked(a *action, key xferKey, r *xReq, now time.Time) {
 	for rk, x := range w.recvs {
 		if rk.agent != key.agent || uint32(rk.tid) != key.tid || rk.method&mad.MethodResp == 0 {
 			continue
@@ -561,7 +561,7 @@ func timeoutRecord(agent fabric.AgentID, r *xReq) *fabric.Packet {
 }
 
 // handle processes a packet from the wrapped transport.
-func (w *RMPPTransport) handle(p *fabric.Packet) {
+func (w *rmppTransport) handle(p *fabric.Packet) {
 	if w.isPlain(p.Agent) {
 		if h := w.hotHand.Load(); h != nil {
 			(*h)(p) // the hot path: no lock, no copy
@@ -657,7 +657,7 @@ func (w *RMPPTransport) handle(p *fabric.Packet) {
 // start one ("" when it may): a response needs a request of that TID
 // outstanding on the agent, sent to the LID the segment comes from; a
 // request needs an agent registered for RMPP by its user.
-func (w *RMPPTransport) refuseLocked(agent fabric.AgentID, key xferKey, b []byte, from fabric.Addr) string {
+func (w *rmppTransport) refuseLocked(agent fabric.AgentID, key xferKey, b []byte, from fabric.Addr) string {
 	if mad.IsResponse(b) {
 		r := w.reqs[key]
 		switch {
@@ -676,7 +676,7 @@ func (w *RMPPTransport) refuseLocked(agent fabric.AgentID, key xferKey, b []byte
 	return ""
 }
 
-func (w *RMPPTransport) recvOutLocked(a *action, rk recvKey, x *xRecv, o rmpp.Output, now time.Time) {
+func (w *rmppTransport) recvOutLocked(a *action, rk recvKey, x *xRecv, o rmpp.Output, now time.Time) {
 	if o.Ack {
 		a.send(rk.agent, x.addr, x.r.Ack(nil))
 	}
@@ -701,7 +701,7 @@ func (w *RMPPTransport) recvOutLocked(a *action, rk recvKey, x *xRecv, o rmpp.Ou
 }
 
 // dropRecvLocked forgets a receive transfer.
-func (w *RMPPTransport) dropRecvLocked(rk recvKey, x *xRecv) {
+func (w *rmppTransport) dropRecvLocked(rk recvKey, x *xRecv) {
 	if w.recvs[rk] == x {
 		delete(w.recvs, rk)
 	}
@@ -712,7 +712,7 @@ func (w *RMPPTransport) dropRecvLocked(rk recvKey, x *xRecv) {
 // recvFailedLocked reports a receive transfer that ended with err: the
 // request waiting for it completes now (a timeout record; an engine call
 // gets err).
-func (w *RMPPTransport) recvFailedLocked(a *action, rk recvKey, x *xRecv, err error) {
+func (w *rmppTransport) recvFailedLocked(a *action, rk recvKey, x *xRecv, err error) {
 	var ae *rmpp.AbortError
 	if errors.As(err, &ae) && !ae.Remote && ae.Type == rmpp.TypeStop && ae.Status == rmpp.StatusResX {
 		w.stopped.Add(1)
@@ -747,7 +747,7 @@ func (w *RMPPTransport) recvFailedLocked(a *action, rk recvKey, x *xRecv, err er
 // completeLocked delivers a whole message of an RMPP agent: a response
 // completes its request (and is dropped when none waits, as the kernel
 // drops it); a request is delivered.
-func (w *RMPPTransport) completeLocked(a *action, key xferKey, p *fabric.Packet) {
+func (w *rmppTransport) completeLocked(a *action, key xferKey, p *fabric.Packet) {
 	if !mad.IsResponse(p.Data) {
 		a.deliver = append(a.deliver, p)
 		return
@@ -763,7 +763,7 @@ func (w *RMPPTransport) completeLocked(a *action, key xferKey, p *fabric.Packet)
 }
 
 // armLocked sets the timer to the earliest deadline.
-func (w *RMPPTransport) armLocked() {
+func (w *rmppTransport) armLocked() {
 	var next time.Time
 	upd := func(t time.Time) {
 		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
@@ -799,7 +799,7 @@ func (w *RMPPTransport) armLocked() {
 }
 
 // tick runs the timers that are due.
-func (w *RMPPTransport) tick() {
+func (w *rmppTransport) tick() {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -840,7 +840,7 @@ func (w *RMPPTransport) tick() {
 
 // fail records that the wrapped transport's peer is gone: Recv returns
 // err once the queue is read.
-func (w *RMPPTransport) fail(err error) {
+func (w *rmppTransport) fail(err error) {
 	w.mu.Lock()
 	if w.gone == nil {
 		w.gone = err
@@ -853,7 +853,7 @@ func (w *RMPPTransport) fail(err error) {
 }
 
 // pump reads the wrapped transport when it cannot hand over completions.
-func (w *RMPPTransport) pump(ctx context.Context) {
+func (w *rmppTransport) pump(ctx context.Context) {
 	for {
 		p := &fabric.Packet{Data: make([]byte, 0, mad.Size)}
 		if err := w.tr.Recv(ctx, p); err != nil {
@@ -872,7 +872,7 @@ func (w *RMPPTransport) pump(ctx context.Context) {
 
 // Recv returns the next completion or message, as the wrapped transport's
 // Recv would, RMPP messages coalesced.
-func (w *RMPPTransport) Recv(ctx context.Context, p *fabric.Packet) error {
+func (w *rmppTransport) Recv(ctx context.Context, p *fabric.Packet) error {
 	for {
 		w.mu.Lock()
 		if len(w.queue) > 0 {
@@ -904,7 +904,7 @@ func (w *RMPPTransport) Recv(ctx context.Context, p *fabric.Packet) error {
 
 // Close closes the wrapped transport and stops the driver. It is
 // idempotent.
-func (w *RMPPTransport) Close() error {
+func (w *rmppTransport) Close() error {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -941,7 +941,7 @@ func clonePacket(p *fabric.Packet) *fabric.Packet {
 // rpc runs one request of an engine-owned RMPP agent for (class,
 // version) and returns its whole response message. The request has
 // timeout per try and retries more tries.
-func (w *RMPPTransport) rpc(ctx context.Context, class, version uint8, req []byte, addr fabric.Addr, timeout time.Duration, retries int) (*fabric.Packet, error) {
+func (w *rmppTransport) rpc(ctx context.Context, class, version uint8, req []byte, addr fabric.Addr, timeout time.Duration, retries int) (*fabric.Packet, error) {
 	id, err := w.engineAgent(ctx, class, version)
 	if err != nil {
 		return nil, err
@@ -995,7 +995,7 @@ func (w *RMPPTransport) rpc(ctx context.Context, class, version uint8, req []byt
 }
 
 // engineAgent returns the engine's own RMPP agent for (class, version).
-func (w *RMPPTransport) engineAgent(ctx context.Context, class, version uint8) (fabric.AgentID, error) {
+func (w *rmppTransport) engineAgent(ctx context.Context, class, version uint8) (fabric.AgentID, error) {
 	k := uint16(class)<<8 | uint16(version)
 	w.mu.Lock()
 	id, ok := w.saAgents[k]

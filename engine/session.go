@@ -189,7 +189,7 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 	if n := caps.MaxWindow; o.Window <= 0 && n > 0 && n < DefaultWindow {
 		o.Window = n
 	}
-	tr = WithRMPP(tr) // RMPP and SA calls on every backend (rmpp.go)
+	tr = withRMPP(tr) // RMPP and SA calls on every backend (rmpp.go)
 	tr.(rmppDriver).driver().SetLimits(o.RMPP)
 	tr.(rmppDriver).driver().SetLogger(o.Logger)
 	if o.Timeout == 0 {

@@ -64,7 +64,7 @@ func OpenUMADPort(ctx context.Context, f fabric.Fabric, ca string, port int) (*U
 
 // NewUMADPort wraps an open Transport; the UMADPort owns it from then on.
 func NewUMADPort(tr fabric.Transport) *UMADPort {
-	return &UMADPort{tr: WithRMPP(tr), production: tr.Caps().Production}
+	return &UMADPort{tr: withRMPP(tr), production: tr.Caps().Production}
 }
 
 // Port describes the local port, as umad_get_port.
