@@ -180,7 +180,7 @@ func fabricRoutes(e *Env, L *lua.LState) int {
 	if err := L.Context().Err(); err != nil {
 		raise(L, "fabric.routes", "%v", err)
 	}
-	ra := engine.AnalyzeRoutes(d.Fabric, lfts)
+	ra := topo.AnalyzeRoutes(d.Fabric, &lfts.ForwardingTables)
 	nodeTab := map[*topo.Node]lua.LValue{}
 	if nodes, ok := ft.RawGetString("nodes").(*lua.LTable); ok {
 		for i, n := range d.Fabric.Nodes {

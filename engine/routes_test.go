@@ -48,7 +48,7 @@ func lfts(t *testing.T, path string) (*engine.Discovery, *engine.LFTs) {
 
 func TestAnalyzeRoutesClean(t *testing.T) {
 	d, l := lfts(t, "../tests/topologies/fattree-50.net")
-	ra := engine.AnalyzeRoutes(d.Fabric, l)
+	ra := topo.AnalyzeRoutes(d.Fabric, &l.ForwardingTables)
 	if ra.Count != 0 || ra.Loops != 0 || ra.Inherited != 0 || ra.Switches != 6 || ra.LIDs != 50 || ra.Routes != 300 {
 		t.Fatalf("%+v", ra)
 	}
@@ -109,7 +109,7 @@ func TestAnalyzeRoutesFaults(t *testing.T) {
 			spineOrig := slices.Clone(l.Ports[spine])
 			defer func() { copy(l.Ports[leaf], orig); copy(l.Ports[spine], spineOrig); copy(l.Ports[hostLeaf], hostOrig) }()
 			c.set()
-			ra := engine.AnalyzeRoutes(d.Fabric, l)
+			ra := topo.AnalyzeRoutes(d.Fabric, &l.ForwardingTables)
 			if ra.Count != 1 || len(ra.Problems) != 1 || ra.Problems[0].LID != host.LID {
 				t.Fatalf("problems %v (count %d)", ra.Problems, ra.Count)
 			}

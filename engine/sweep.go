@@ -112,9 +112,8 @@ func interleave(reqs []SweepReq) []int {
 // by Session.LFTs.
 type LFTs struct {
 	// Ports[i] is the egress port by LID of Switches[i]; 255 (or a LID
-	// past the table) means drop.
-	Switches []*topo.Node
-	Ports    [][]uint8
+	// past the table) means drop. topo.AnalyzeRoutes follows them.
+	topo.ForwardingTables
 	// Errors are the switches (or blocks) that did not answer.
 	Errors []TargetError
 }

@@ -1,11 +1,9 @@
-package engine
+package topo
 
 import (
 	"fmt"
 	"runtime"
 	"sync"
-
-	"github.com/ibscript/ibscript/topo"
 )
 
 // RouteProblem is a LID route that does not reach its destination, named
@@ -13,7 +11,7 @@ import (
 // switches that only pass through it are counted in
 // RouteAnalysis.Inherited, not listed).
 type RouteProblem struct {
-	Switch *topo.Node
+	Switch *Node
 	LID    uint16
 	Port   uint8  // the egress port the switch's LFT gives for LID
 	Kind   string // "drop", "uncabled", "wrong-port", "no-lft", "loop", "port0"
@@ -46,10 +44,18 @@ type RouteAnalysis struct {
 // MaxProblems bounds RouteAnalysis.Problems.
 const MaxProblems = 1000
 
+// ForwardingTables are the linear forwarding tables AnalyzeRoutes
+// follows: Ports[i] is the egress port by LID of Switches[i]; 255, or a
+// LID past the table, means drop (engine.Session.LFTs reads them).
+type ForwardingTables struct {
+	Switches []*Node
+	Ports    [][]uint8
+}
+
 // hop is where a switch's egress port leads.
 type hop struct {
-	sw   int32      // next switch index, or -1
-	port *topo.Port // the remote port (CA or switch), nil when uncabled
+	sw   int32 // next switch index, or -1
+	port *Port // the remote port (CA or switch), nil when uncabled
 }
 
 // AnalyzeRoutes follows the route of every LID of f from every switch of
@@ -57,9 +63,9 @@ type hop struct {
 // that do not reach the LID's port: dropped, sent to an uncabled port or
 // the wrong node, or caught in a loop. It also counts host-to-host hops.
 // The LIDs are split among GOMAXPROCS goroutines.
-func AnalyzeRoutes(f *topo.Fabric, l *LFTs) *RouteAnalysis {
+func AnalyzeRoutes(f *Fabric, l *ForwardingTables) *RouteAnalysis {
 	S := len(l.Switches)
-	swIdx := make(map[*topo.Node]int, S)
+	swIdx := make(map[*Node]int, S)
 	for i, n := range l.Switches {
 		swIdx[n] = i
 	}
@@ -72,7 +78,7 @@ func AnalyzeRoutes(f *topo.Fabric, l *LFTs) *RouteAnalysis {
 				h.port = p.Remote
 				if j, ok := swIdx[p.Remote.Node]; ok {
 					h.sw = int32(j)
-				} else if p.Remote.Node.Type == topo.Switch {
+				} else if p.Remote.Node.Type == Switch {
 					h.sw = -2 // a switch whose table was not read
 				}
 			}
@@ -80,7 +86,7 @@ func AnalyzeRoutes(f *topo.Fabric, l *LFTs) *RouteAnalysis {
 		}
 	}
 	type dest struct {
-		port *topo.Port
+		port *Port
 		lid  uint16
 		sw   int32 // the destination switch (its port 0), else -1
 		src  int32 // for a CA port's base LID: the switch it is cabled to, else -1
@@ -89,12 +95,12 @@ func AnalyzeRoutes(f *topo.Fabric, l *LFTs) *RouteAnalysis {
 	casOn := make([]int, S) // CA ports with LIDs cabled to each switch
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if p == nil || p.LID == 0 || (n.Type == topo.Switch && p.Num != 0) {
+			if p == nil || p.LID == 0 || (n.Type == Switch && p.Num != 0) {
 				continue
 			}
 			for k := 0; k < 1<<p.LMC; k++ {
 				d := dest{port: p, lid: p.LID + uint16(k), sw: -1, src: -1}
-				if n.Type == topo.Switch {
+				if n.Type == Switch {
 					if i, ok := swIdx[n]; ok {
 						d.sw = int32(i)
 					}
@@ -218,7 +224,7 @@ func AnalyzeRoutes(f *topo.Fabric, l *LFTs) *RouteAnalysis {
 							r.inh++
 						}
 					}
-					if outcome && casOn[start] > 0 && d.port.Node.Type != topo.Switch {
+					if outcome && casOn[start] > 0 && d.port.Node.Type != Switch {
 						// Host-to-host: one link to the source's switch,
 						// then the switch's route; a CA port and itself
 						// are not a pair.
