@@ -280,3 +280,38 @@ ib at the start
 		}
 	}
 }
+
+// FuzzToolOptionParser: any command line is parsed or refused with an
+// error, never a panic; every value parsed is an argument of the command
+// line or a part of one, and the positional arguments are arguments.
+func FuzzToolOptionParser(f *testing.F) {
+	f.Add("-xa\x00--hops=3\x00arg\x00--\x00-a")
+	f.Add("-n\x00")
+	f.Add("--swi\x00-qx\x00-\x00-vvv\x00--node-name-map\x00f")
+	f.Add("--=\x00---\x00-G0x2")
+	f.Fuzz(func(t *testing.T, line string) {
+		argv := strings.Split(line, "\x00")
+		vals, args, order, err := parseToolArgsOrdered(parserTool, argv)
+		if err != nil {
+			return
+		}
+		joined := strings.Join(argv, "\x00")
+		n := 0
+		for k, vs := range vals {
+			for _, v := range vs {
+				if !strings.Contains(joined, v) {
+					t.Fatalf("%s=%q is not in the command line %q", k, v, argv)
+				}
+				n++
+			}
+		}
+		if n != len(order) {
+			t.Fatalf("%d values, %d in order", n, len(order))
+		}
+		for _, a := range args {
+			if !slices.Contains(argv, a) {
+				t.Fatalf("argument %q is not one of %q", a, argv)
+			}
+		}
+	})
+}
