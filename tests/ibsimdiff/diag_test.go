@@ -129,9 +129,20 @@ func ibscriptTool(t *testing.T, s *ibsimtest.Sim, host, tool string, args ...str
 // stdout byte for byte, and the exit status. It returns the C tool's.
 func diffTool(t *testing.T, s *ibsimtest.Sim, host, tool string, args ...string) toolResult {
 	t.Helper()
-	want := cTool(t, s, host, tool, args...)
-	got := ibscriptTool(t, s, host, tool, args...)
 	what := tool + " " + strings.Join(args, " ")
+	want := cTool(t, s, host, tool, args...)
+	// -S/-G/-D: when the C tool cannot resolve the port (its SA query or
+	// SMP timed out on a loaded machine) it says so and scans the whole
+	// fabric instead, which prints more than its partial scan: asked
+	// again, and not compared when it falls back every time.
+	for try := 0; try < 3 && bytes.Contains(want.stderr, []byte("attempting full scan")); try++ {
+		want = cTool(t, s, host, tool, args...)
+	}
+	if bytes.Contains(want.stderr, []byte("attempting full scan")) {
+		t.Logf("%s: the C tool fell back to a full scan four times (%s); not compared", what, bytes.TrimSpace(want.stderr))
+		return want
+	}
+	got := ibscriptTool(t, s, host, tool, args...)
 	if !bytes.Equal(want.stdout, got.stdout) {
 		t.Errorf("%s: stdout differs:\n%s", what, lineDiff(string(want.stdout), string(got.stdout)))
 	}
