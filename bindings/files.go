@@ -81,7 +81,7 @@ func (f *Files) Check(path string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s: %w (the script's directory and arguments, --arg values, the working directory; --allow-path DIR or --allow-files widen it)", path, ErrFileNotAllowed)
+	return fmt.Errorf("%s: %w", path, ErrFileNotAllowed)
 }
 
 // Open opens path for reading when it may be read.

@@ -69,7 +69,7 @@ func LoadString(L *lua.LState, src, name string) (*lua.LFunction, error) {
 func LoadFile(L *lua.LState, path string) (*lua.LFunction, error) {
 	src, err := filesOf(L).ReadFile(path)
 	if err != nil {
-		return nil, &lua.ApiError{Type: lua.ApiErrorFile, Object: lua.LString(err.Error()), Cause: err}
+		return nil, &lua.ApiError{Type: lua.ApiErrorFile, Object: lua.LString(err.Error() + errorHint(L, err)), Cause: err}
 	}
 	fn, err := Load(L, bytes.NewReader(skipShebang(src)), path)
 	return fn, HideSource(path, err)

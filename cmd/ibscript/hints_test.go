@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
 )
 
-// TestFlagHint: the engine's errors describe the condition without naming
+// TestFlagHint: the library's errors describe the condition without naming
 // a flag; the command line adds the flag that changes it.
 func TestFlagHint(t *testing.T) {
 	for _, tc := range []struct {
@@ -18,6 +19,7 @@ func TestFlagHint(t *testing.T) {
 	}{
 		{fmt.Errorf("engine: lid:1 PortCounters: %w", engine.ErrSetRefused), "--allow-set"},
 		{fmt.Errorf("engine: lid:1 NodeInfo: %w (40 MADs)", engine.ErrMADBudget), "--max-mads"},
+		{fmt.Errorf("/etc/x: %w", bindings.ErrFileNotAllowed), "--allow-path"},
 		{errors.New("timeout"), ""},
 	} {
 		if strings.Contains(tc.err.Error(), "--") {
