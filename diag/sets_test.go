@@ -8,19 +8,11 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/fabrictest"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/sim"
 )
-
-// production makes a transport look like the kernel's umad one.
-type production struct{ fabric.Transport }
-
-func (p production) Caps() fabric.Caps {
-	c := p.Transport.Caps()
-	c.Production = true
-	return c
-}
 
 type audits struct {
 	mu sync.Mutex
@@ -46,7 +38,7 @@ func prodEnv(t *testing.T, allow bool) (*Env, *audits) {
 		t.Fatal(err)
 	}
 	a := &audits{}
-	s, err := engine.New(production{tr}, &engine.Options{AllowSet: allow, Audit: a.add})
+	s, err := engine.New(fabrictest.WithCaps(tr, func(c *fabric.Caps) { c.Production = true }), &engine.Options{AllowSet: allow, Audit: a.add})
 	if err != nil {
 		t.Fatal(err)
 	}

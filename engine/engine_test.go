@@ -539,12 +539,8 @@ func TestDiscoverCanceled(t *testing.T) {
 
 // queueOnly hides the mux's SetHandler, so the Session's reader goroutine
 // routes every completion, as with the kernel backend.
-type queueOnly struct{ fabric.Transport }
-
-func (q queueOnly) Caps() fabric.Caps {
-	c := q.Transport.Caps()
-	c.SetHandler, c.Failed, c.FailErr = nil, nil, nil
-	return c
+func queueOnly(tr fabric.Transport) fabric.Transport {
+	return fabrictest.WithCaps(tr, func(c *fabric.Caps) { c.SetHandler, c.Failed, c.FailErr = nil, nil, nil })
 }
 
 func TestReaderPath(t *testing.T) {
@@ -556,7 +552,7 @@ func TestReaderPath(t *testing.T) {
 		fake := loadFake(t, net2sw, "Hca1", 1)
 		pipe := fabrictest.NewPipe(&fabrictest.PipeOptions{PacketResponder: fake.respond})
 		defer pipe.Close()
-		s, err := engine.New(queueOnly{pipe.Transport()}, &engine.Options{Timeout: 10 * time.Millisecond})
+		s, err := engine.New(queueOnly(pipe.Transport()), &engine.Options{Timeout: 10 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -571,18 +567,6 @@ func TestReaderPath(t *testing.T) {
 			t.Errorf("NodeInfo of a dead node: %v, want a timeout", err)
 		}
 	})
-}
-
-// limited is a transport whose peer wants at most max requests in flight.
-type limited struct {
-	fabric.Transport
-	max int
-}
-
-func (l limited) Caps() fabric.Caps {
-	c := l.Transport.Caps()
-	c.MaxWindow = l.max
-	return c
 }
 
 // passOn is a wrapper that intercepts nothing: it reports the wrapped
@@ -601,7 +585,7 @@ func TestWindowLimiter(t *testing.T) {
 			const d = time.Millisecond
 			fake := loadFake(t, net2sw, "Hca1", 1)
 			pipe := fabrictest.NewPipe(&fabrictest.PipeOptions{Delay: d, PacketResponder: fake.respond})
-			var tr fabric.Transport = limited{pipe.Transport(), 2}
+			tr := fabrictest.WithCaps(pipe.Transport(), func(c *fabric.Caps) { c.MaxWindow = 2 }) // ibsim over an unpaired socket
 			if tc.wrap {
 				tr = passOn{tr}
 			}
@@ -632,16 +616,6 @@ func TestWindowLimiter(t *testing.T) {
 	}
 }
 
-// noCount is a transport that does not count its retransmissions (the
-// kernel's).
-type noCount struct{ fabric.Transport }
-
-func (n noCount) Caps() fabric.Caps {
-	c := n.Transport.Caps()
-	c.Retransmits = nil
-	return c
-}
-
 // TestRetransmitsCounted: Session.Retransmits says false for a transport
 // that does not count (it said (0, true) through a recorder), and counts
 // through the RMPP driver for one that does.
@@ -649,7 +623,7 @@ func TestRetransmitsCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		pipe := fabrictest.NewPipe(nil)
 		defer pipe.Close()
-		s, err := engine.New(noCount{pipe.Open()}, nil)
+		s, err := engine.New(fabrictest.WithCaps(pipe.Open(), func(c *fabric.Caps) { c.Retransmits = nil }), nil) // as the kernel's
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,7 +23,7 @@ func TestRMPPDriverConformance(t *testing.T) {
 		fabrictest.TestTransport(t, func(t *testing.T) (fabric.Transport, fabrictest.Peer) {
 			p := fabrictest.NewPipe(nil)
 			t.Cleanup(func() { p.Close() })
-			return engine.WithRMPP(queueOnly{p.Transport()}), p
+			return engine.WithRMPP(queueOnly(p.Transport())), p
 		})
 	})
 }

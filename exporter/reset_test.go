@@ -8,19 +8,11 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/fabrictest"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/sim"
 )
-
-// production makes a transport look like the kernel's (fabric.Caps.Production).
-type production struct{ fabric.Transport }
-
-func (p production) Caps() fabric.Caps {
-	c := p.Transport.Caps()
-	c.Production = true
-	return c
-}
 
 // auditLog collects a Session's audit entries.
 type auditLog struct {
@@ -161,7 +153,9 @@ func TestResetSaturated(t *testing.T) {
 // the resets are refused by the Session (ErrSetRefused), counted as
 // failed, and nothing is cleared; with AllowSet they go out.
 func TestResetSaturatedGated(t *testing.T) {
-	wrap := func(tr fabric.Transport) fabric.Transport { return production{tr} }
+	wrap := func(tr fabric.Transport) fabric.Transport {
+		return fabrictest.WithCaps(tr, func(c *fabric.Caps) { c.Production = true })
+	}
 	var audit auditLog
 	e, f := simExporterWith(t, net2sw, &Options{ResetSaturated: true}, &engine.Options{Audit: audit.add}, wrap)
 	plantSaturated(t, f)

@@ -278,3 +278,22 @@ type pipeWire struct{ p *Pipe }
 
 func (w pipeWire) Transmit(pk *fabric.Packet) error { return w.p.transmit(pk) }
 func (w pipeWire) Close() error                     { return nil }
+
+// WithCaps returns tr reporting the capabilities change makes of its own
+// (fabric.Caps), tr otherwise unchanged: a test's stand-in for a backend
+// that can do other things, such as a production fabric (the kernel's) or
+// one whose peer limits the window (ibsim's).
+func WithCaps(tr fabric.Transport, change func(c *fabric.Caps)) fabric.Transport {
+	return withCaps{tr, change}
+}
+
+type withCaps struct {
+	fabric.Transport
+	change func(c *fabric.Caps)
+}
+
+func (w withCaps) Caps() fabric.Caps {
+	c := w.Transport.Caps()
+	w.change(&c)
+	return c
+}
