@@ -67,6 +67,22 @@ const (
 	ibtracertPath = "/usr/sbin/ibtracert"
 )
 
+// routeSimOwn is routeSim on an ibsim and OpenSM of the test's own: the
+// tests that need OpenSM's SA answering do not share it with tests that
+// may leave it unable to (in this package, TestCCMatchesIBCCQuery does,
+// on the mixed fabrics).
+func routeSimOwn(t *testing.T, path, host string) (*ibsimtest.Sim, *engine.Session) {
+	t.Helper()
+	ibsimtest.Require(t)
+	s, err := ibsimtest.Start(t.Context(), t.TempDir(), path, &ibsimtest.Options{InitPorts: initPorts(path)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	sess, _ := session(t, s, host, nil, nil)
+	return s, sess
+}
+
 func topoName(p string) string { return filepath.Base(p) }
 
 func itoa(n uint16) string { return strconv.Itoa(int(n)) }
@@ -302,7 +318,7 @@ func TestTracertMatchesCTool(t *testing.T) {
 func TestSAQueryMatchesCTool(t *testing.T) {
 	for _, rt := range routeTopologies {
 		t.Run(topoName(rt.path), func(t *testing.T) {
-			s, sess := routeSim(t, rt.path, rt.host)
+			s, sess := routeSimOwn(t, rt.path, rt.host)
 			ctx := t.Context()
 			d, err := sess.Discover(ctx, nil)
 			if err != nil {
@@ -487,7 +503,7 @@ func diffToolIBExit(t *testing.T, s *ibsimtest.Sim, host, tool string, args ...s
 func TestRouteToolsCommandLine(t *testing.T) {
 	for _, rt := range routeTopologies {
 		t.Run(topoName(rt.path), func(t *testing.T) {
-			s, sess := routeSim(t, rt.path, rt.host)
+			s, sess := routeSimOwn(t, rt.path, rt.host)
 			d, err := sess.Discover(t.Context(), nil)
 			if err != nil {
 				t.Fatal(err)
