@@ -233,7 +233,11 @@ type Transport interface {
 // where the wrapper changes the behaviour: it passes every capability on
 // (fabrictest.TestCapsPassed checks a wrapper, and fabrictest's
 // conformance suite checks each capability a Transport reports), so
-// wrapping never changes how a consumer drives the port. The zero Caps is a plain umad port.
+// wrapping never changes how a consumer drives the port. A wrapper that
+// embeds the wrapped Transport inherits its Caps: one that intercepts Recv
+// must wrap SetHandler (as record.Recorder does) or drop it, since with a
+// handler set completions never pass through Recv. The zero Caps is a
+// plain umad port.
 type Caps struct {
 	// RMPP: the Transport segments and reassembles RMPP messages itself
 	// (the kernel does, for agents with RMPPVersion 1); without it the
