@@ -529,3 +529,61 @@ func TestPerfQueryResetMatchesC(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestIBPortStateSetsMatchC: ibportstate's Sets, the C tool's on one
+// private fabric and diag's on another built the same, one op after the
+// other, print the same and leave the ports the same (the Sets change
+// more than the op: ibportstate writes LID 0x1234 into a port that has
+// none, so the two cannot share a fabric): disable, enable, on and off of
+// an unused switch port (SwA 4: Disabled, Polling again), width 1 then
+// width 255 and speed 15 on another.
+func TestIBPortStateSetsMatchC(t *testing.T) {
+	ibsimtest.Require(t)
+	mt := mixedTopologies[0]
+	start := func() (*ibsimtest.Sim, *diag.Env) {
+		s, err := ibsimtest.Start(t.Context(), t.TempDir(), mt.path, &ibsimtest.Options{InitPorts: initPorts(mt.path)})
+		t.Cleanup(s.Stop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, _ := session(t, s, mt.host, nil, nil)
+		return s, &diag.Env{Session: sess}
+	}
+	cSim, _ := start()
+	dSim, env := start()
+	phys := func(s *ibsimtest.Sim, port string) string {
+		out, _ := cRun(t, s, mt.host, "smpquery", "-D", "portinfo", "0,1", port)
+		return dotted(out)["PhysLinkState"]
+	}
+	// HcaX port 1 is cabled to SwA port 1: SwA is "0,1" from HcaX.
+	for _, c := range []struct {
+		ops  []string
+		port string
+		want string // SwA's port's PhysLinkState after the op
+	}{
+		{[]string{"disable"}, "4", "Disabled"},
+		{[]string{"enable"}, "4", "Polling"},
+		{[]string{"on"}, "4", "Polling"},
+		{[]string{"off"}, "4", "Disabled"},
+		{[]string{"on"}, "4", "Polling"},
+		{[]string{"width", "1"}, "7", "Polling"},
+		{[]string{"width", "255", "speed", "15"}, "7", "Polling"},
+	} {
+		args := append([]string{"-D", "0,1", c.port}, c.ops...)
+		what := "ibportstate " + strings.Join(args, " ")
+		cOut, cCode := cRun(t, cSim, mt.host, "ibportstate", args...)
+		r, err := diag.IBPortStateRun(t.Context(), env, diag.IBPortStateOptions{Target: engine.DR(1), Port: diag.ParsePortArg(c.port), Ops: c.ops})
+		var b strings.Builder
+		if r != nil {
+			diag.WriteIBPortState(&b, r)
+		}
+		diag.WriteIBError(&b, "/usr/sbin/ibportstate", err)
+		same(t, what, cOut, cCode, b.String(), err)
+		if c.ops[0] == "disable" && !strings.Contains(string(cOut), "Disable may be irreversible\n\nAfter PortInfo set:\n") {
+			t.Errorf("%s: the C tool did not set: nothing compared:\n%s", what, cOut)
+		}
+		if cs, ds := phys(cSim, c.port), phys(dSim, c.port); cs != c.want || ds != c.want {
+			t.Errorf("%s: PhysLinkState after: C's fabric %q, diag's %q, want %q", what, cs, ds, c.want)
+		}
+	}
+}
