@@ -61,6 +61,7 @@ func TestQueryToolsCommandLine(t *testing.T) {
 			if err := os.WriteFile(nameMap, []byte("# a map\n"+fmt.Sprintf("0x%016x", sw.node.GUID)+" \"mapped switch name\"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			n := 0
 			for _, c := range [][]string{
 				{"smpquery", "nodeinfo", sl}, {"smpquery", "NI", cl}, {"smpquery", "nodedesc", sl},
 				{"smpquery", "--node-name-map", nameMap, "nodedesc", sl}, {"smpquery", "portinfo", cl, cp},
@@ -88,7 +89,9 @@ func TestQueryToolsCommandLine(t *testing.T) {
 					got.stdout = []byte(settle(t, what, want.stdout, string(got.stdout)))
 				}
 				diffQuery(t, what, want, got)
+				n++
 			}
+			t.Logf("%d command lines compared", n)
 		})
 	}
 }
