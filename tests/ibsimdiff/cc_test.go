@@ -158,9 +158,19 @@ type ccTarget struct {
 	lid  uint16
 }
 
+// The SM's node is left out: OpenSM binds class 0x21 for its CC manager,
+// ibsim hands it the class 0x21 MADs it has no handler for (ClassPortInfo,
+// CongestionLog, Timestamp), and OpenSM under umad2sim dies on such a
+// request (measured: after `ibccquery ClassPortInfo <SM's LID>`, sminfo and
+// every SA query time out), which took every later SA test of the shared
+// ibsim down with it.
 func ccTargets(t *testing.T, sess *engine.Session) []ccTarget {
 	var out []ccTarget
+	smLID := sess.Port().SMLID
 	for _, n := range fabricNodes(t, sess) {
+		if nodeHasLID(n, smLID) {
+			continue
+		}
 		for i, p := range n.Ports {
 			if p != nil && p.LID != 0 && (n.Type != topo.Switch || i == 0) {
 				out = append(out, ccTarget{n, p.LID})
@@ -168,6 +178,16 @@ func ccTargets(t *testing.T, sess *engine.Session) []ccTarget {
 		}
 	}
 	return out
+}
+
+// nodeHasLID reports whether one of n's ports has lid.
+func nodeHasLID(n *topo.Node, lid uint16) bool {
+	for _, p := range n.Ports {
+		if p != nil && p.LID == lid {
+			return true
+		}
+	}
+	return false
 }
 
 // TestCCMatchesIBCCQuery runs every ibccquery operation against every LID

@@ -27,14 +27,18 @@ var ibsimDifferences = map[string]string{
 	// TestSAMultiPathThroughIbsim).
 	"sa_test.lua:test_get_table_every_node": "no RMPP in ibsim: a GetTable answer is its first MAD, one NodeRecord of six",
 	"sa_test.lua:test_multipath":            "no RMPP in ibsim: OpenSM's GetMultiResp keeps the request's PayloadLength, which cuts its paths",
+}
+
+// ibsimNotRun are the Lua suites TestLuaOnIbsim does not run on ibsim,
+// because running them would break the shared ibsim for every later test.
+var ibsimNotRun = map[string]string{
 	// ibsim has no Congestion Control agent (sim's package doc,
 	// TestCCEmbeddedAgreesWithIbsim): a class 0x21 MAD reaches the SMA
-	// handler of the same attribute ID, or is dropped.
-	"cc_test.lua:test_get_by_every_name":      "no CC agent in ibsim: CongestionInfo is the request's zero data echoed (ControlTableCap 0)",
-	"cc_test.lua:test_congestion_log_layouts": "no CC agent in ibsim: CongestionLog is dropped (no handler for 0x13)",
-	"cc_test.lua:test_set_read_back":          "no CC agent in ibsim: a SwitchCongestionSetting Set reaches the GUIDInfo handler, which refuses it (0x0008)",
-	"cc_test.lua:test_errors":                 "no CC agent in ibsim: SwitchCongestionSetting of a CA is the GUIDInfo handler's echo, not 0x000C",
-	"cc_test.lua:test_mad_new_send":           "no CC agent in ibsim: CongestionInfo is the request's zero data echoed (ControlTableCap 0)",
+	// handler of the same attribute ID (a CC Set would be an SMP Set of
+	// SwitchInfo, PortInfo or P_KeyTable), or goes to the node's client:
+	// on lid:1, OpenSM, which dies on it. The CC tests of this package
+	// (cc_test.go) keep away from the SM's node and send no Set.
+	"cc_test.lua": "no CC agent in ibsim: the suite's MADs to lid:1 reach OpenSM, which dies on them",
 }
 
 // TestLuaOnIbsim runs the Lua suites that tests/ runs on the embedded
@@ -47,6 +51,9 @@ func TestLuaOnIbsim(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".lua"), func(t *testing.T) {
+			if why, ok := ibsimNotRun[filepath.Base(file)]; ok {
+				t.Skip(why)
+			}
 			topology := luaTopology(t, file)
 			if topology != "net.2sw2path4hca" {
 				t.Skipf("topology %s: the ibsim differential suite runs the net.2sw2path4hca suites only", topology)
