@@ -172,7 +172,12 @@ func CCQueryRun(ctx context.Context, env *Env, o CCQueryOptions) (*CCQuery, erro
 	if o.CCKey != 0 {
 		opts = append(opts, engine.CCKey(o.CCKey))
 	}
-	q := &CCQuery{Op: op.name, Target: o.Target.String(), PortID: PortID(o.Target)}
+	t, err := resolveGUID(ctx, s, o.Target)
+	if err != nil {
+		return nil, err
+	}
+	q := &CCQuery{Op: op.name, Target: o.Target.String(), PortID: PortID(t)}
+	o.Target = t
 	fail := func(err error) (*CCQuery, error) {
 		te := &ToolError{Msg: "operation " + o.Op + ": " + op.fail, Err: err}
 		if len(q.Blocks) == 0 && op.attr != cc.AttrSwitchPortCongestionSetting {

@@ -113,7 +113,10 @@ func IBPortStateRun(ctx context.Context, env *Env, o IBPortStateOptions) (*IBPor
 	if op == "" {
 		op = "query"
 	}
-	t := o.Target
+	t, err := resolveGUID(ctx, s, o.Target)
+	if err != nil {
+		return r, err
+	}
 	ni, err := s.SMP(ctx, t, mad.MethodGet, smp.AttrNodeInfo, 0, nil)
 	if err != nil {
 		return r, &ToolError{Msg: "smp query nodeinfo failed", Err: err}

@@ -168,7 +168,7 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 	} else {
 		lt, err := s.LIDOf(ctx, t)
 		if err != nil {
-			return nil, &ToolError{Msg: fmt.Sprintf("can't resolve destination port %s", targetArg(t)), Err: err}
+			return nil, &ToolError{Msg: "can't resolve destination port " + targetArg(t), Err: err}
 		}
 		t, q.LID = lt, lt.LID
 	}
@@ -449,6 +449,20 @@ func rsfecActive(ctx context.Context, s *engine.Session, t engine.Target, port i
 	}
 	fecActive := bits(d, 32, 16)
 	return bits(d, 0, 32)&1 != 0 && (fecActive == 2 || fecActive == 4), nil
+}
+
+// resolveGUID returns a GUID target as the LID of its port, as the C
+// tools' ib_resolve_portid_str does before any query (so their headers
+// say "Lid N"); other targets are returned as they are.
+func resolveGUID(ctx context.Context, s *engine.Session, t engine.Target) (engine.Target, error) {
+	if t.Kind != engine.ByGUID {
+		return t, nil
+	}
+	lt, err := s.LIDOf(ctx, t)
+	if err != nil {
+		return t, &ToolError{Msg: "can't resolve destination port " + targetArg(t), Err: err}
+	}
+	return lt, nil
 }
 
 // targetArg is how the C tools name a target they could not resolve.

@@ -155,8 +155,11 @@ func SMPQueryRun(ctx context.Context, env *Env, o SMPQueryOptions) (*SMPQuery, e
 	if op == "" {
 		return nil, &ToolError{Msg: fmt.Sprintf("operation '%s' not supported", o.Op)}
 	}
-	q := &SMPQuery{Op: op, Target: o.Target.String(), PortID: PortID(o.Target), Port: o.Port}
-	t := o.Target
+	t, err := resolveGUID(ctx, s, o.Target)
+	if err != nil {
+		return nil, err
+	}
+	q := &SMPQuery{Op: op, Target: o.Target.String(), PortID: PortID(t), Port: o.Port}
 	fail := func(err error) (*SMPQuery, error) {
 		var te *ToolError
 		if errors.As(err, &te) {

@@ -27,7 +27,7 @@ func runIBAddr(ctx context.Context, inv *Invocation) int {
 	if len(inv.Args) > 1 {
 		o.Port = diag.ParsePortArg(inv.Args[1])
 	}
-	t, err := queryTarget(inv, 0)
+	t, err := queryTarget(ctx, inv, 0)
 	if err != nil {
 		return queryDone(inv, nil, nil, err)
 	}

@@ -46,9 +46,9 @@ func runCCQuery(ctx context.Context, inv *Invocation) int {
 	if len(inv.Args) > 2 {
 		o.Port = int(diag.ParsePortArg(inv.Args[2]))
 	}
-	t, err := inv.Target("destination", inv.Args[1])
+	t, err := inv.Dest(ctx, inv.Args[1], "can't resolve destination")
 	if err != nil {
-		return queryDone(inv, nil, nil, &diag.ToolError{Msg: "can't resolve destination " + inv.Args[1], Err: err})
+		return queryDone(inv, nil, nil, err)
 	}
 	o.Target = t
 	env, err := inv.Env(ctx)

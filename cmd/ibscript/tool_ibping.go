@@ -44,9 +44,9 @@ func runIBPing(ctx context.Context, inv *Invocation) int {
 	if len(inv.Args) < 1 {
 		return usageError(inv, "want <dest lid|guid> (or -S)")
 	}
-	t, err := inv.Target("destination", inv.Args[0])
+	t, err := inv.Dest(ctx, inv.Args[0], "can't resolve destination port")
 	if err != nil {
-		return queryDone(inv, nil, nil, &diag.ToolError{Msg: "can't resolve destination port " + inv.Args[0], Err: err})
+		return queryDone(inv, nil, nil, err)
 	}
 	o := diag.IBPingOptions{Target: t, Flood: inv.Has("flood"), OUI: oui}
 	if inv.Has("count") {

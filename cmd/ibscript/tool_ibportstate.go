@@ -23,9 +23,9 @@ func runIBPortState(ctx context.Context, inv *Invocation) int {
 	if len(inv.Args) < 2 {
 		return usageError(inv, "want <dest> and <portnum>")
 	}
-	t, err := inv.Target("destination", inv.Args[0])
+	t, err := inv.Dest(ctx, inv.Args[0], "can't resolve destination port")
 	if err != nil {
-		return queryDone(inv, nil, nil, &diag.ToolError{Msg: "can't resolve destination port " + inv.Args[0], Err: err})
+		return queryDone(inv, nil, nil, err)
 	}
 	o := diag.IBPortStateOptions{Target: t, Port: diag.ParsePortArg(inv.Args[1]), Ops: inv.Args[2:]}
 	env, err := inv.Env(ctx)

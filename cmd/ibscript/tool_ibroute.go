@@ -82,7 +82,10 @@ func runIBRoute(ctx context.Context, inv *Invocation) int {
 		// switch by it.
 		lid, err := diag.LIDOfGUID(ctx, env, t.GUID)
 		if err != nil {
-			return ibExit(inv, "can't resolve destination port "+inv.Args[0]+": "+err.Error())
+			if inv.Verbosity() > 0 {
+				inv.Errorf("%v", err)
+			}
+			return ibExit(inv, "can't resolve destination port "+inv.Args[0])
 		}
 		t, addr = engine.LID(lid), diag.LIDAddress(lid)
 	}
@@ -112,7 +115,7 @@ func ibExit(inv *Invocation, msg string) int {
 	if inv.JSON {
 		_ = diag.WriteJSON(inv.Stdout, map[string]string{"error": msg})
 	} else {
-		_ = diag.WriteIBExit(inv.Stdout, inv.Prog, msg)
+		_ = diag.WriteIBExit(inv.Stdout, inv.argv0(), msg)
 	}
 	return exitIBExit
 }

@@ -143,6 +143,6 @@ func tracertExit(inv *Invocation, traces []*diag.Trace, msg string, err error) i
 		_ = diag.WriteJSON(inv.Stdout, out)
 		return exitIBExit
 	}
-	_ = diag.WriteIBExit(inv.Stdout, inv.Prog, msg)
+	_ = diag.WriteIBExit(inv.Stdout, inv.argv0(), msg)
 	return exitIBExit
 }

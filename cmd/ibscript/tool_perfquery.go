@@ -72,11 +72,13 @@ func runPerfQuery(ctx context.Context, inv *Invocation) int {
 		m := diag.ParseMask(inv.Args[2])
 		o.Mask = &m
 	}
-	t, err := queryTarget(inv, 0)
-	if err != nil {
-		return queryDone(inv, nil, nil, err)
+	if len(inv.Args) > 0 {
+		t, err := inv.Dest(ctx, inv.Args[0], "can't resolve destination port")
+		if err != nil {
+			return queryDone(inv, nil, nil, err)
+		}
+		o.Target = &t
 	}
-	o.Target = t
 	env, err := inv.Env(ctx)
 	if err != nil {
 		return inv.Fail(err)

@@ -1,9 +1,9 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/ibscript/ibscript/diag"
@@ -12,9 +12,6 @@ import (
 
 // Helpers of the point-query tools (smpquery, perfquery, smpdump, sminfo,
 // ibaddr, ibportstate, ibping; issue 19).
-
-// exitIBError is the status of the C tools' IBEXIT: exit(-1).
-const exitIBError = 255
 
 // queryDone prints what a point-query tool gathered and ends it: text
 // (the C tool's, from write) or --format json (v), then its failure as
@@ -43,12 +40,7 @@ func queryDone(inv *Invocation, v any, write func(*strings.Builder), err error) 
 	if !errors.As(err, &te) {
 		return inv.Fail(err)
 	}
-	// The C tools name themselves as invoked (argv[0]): through a link,
-	// ibscript does too; `ibscript TOOL` says TOOL.
-	prog := inv.Tool.Name
-	if inv.c != nil && inv.c.viaLink && len(os.Args) > 0 {
-		prog = os.Args[0]
-	}
+	prog := inv.argv0()
 	var b strings.Builder
 	diag.WriteIBError(&b, prog, err)
 	if inv.JSON {
@@ -59,7 +51,7 @@ func queryDone(inv *Invocation, v any, write func(*strings.Builder), err error) 
 	if te.Err != nil && (inv.Verbosity() > 0 || inv.ShowErrors()) {
 		inv.Errorf("%v", te.Err)
 	}
-	return exitIBError
+	return exitIBExit
 }
 
 // usageError is a tool's command line the C tool would answer with its
@@ -72,13 +64,13 @@ func usageError(inv *Invocation, format string, args ...any) int {
 // queryTarget reads the optional destination argument i (nil when it is
 // not given) as -L, -G or -D say; a bad one is the C tool's "can't
 // resolve destination port".
-func queryTarget(inv *Invocation, i int) (*engine.Target, error) {
+func queryTarget(ctx context.Context, inv *Invocation, i int) (*engine.Target, error) {
 	if len(inv.Args) <= i {
 		return nil, nil
 	}
-	t, err := inv.Target("destination", inv.Args[i])
+	t, err := inv.Dest(ctx, inv.Args[i], "can't resolve destination port")
 	if err != nil {
-		return nil, &diag.ToolError{Msg: "can't resolve destination port " + inv.Args[i], Err: err}
+		return nil, err
 	}
 	return &t, nil
 }

@@ -32,9 +32,9 @@ func runSMPQuery(ctx context.Context, inv *Invocation) int {
 	if diag.SMPQueryOp(o.Op) == "" {
 		return queryDone(inv, nil, nil, &diag.ToolError{Msg: "operation '" + o.Op + "' not supported"})
 	}
-	t, err := inv.Target("destination", inv.Args[1])
+	t, err := inv.Dest(ctx, inv.Args[1], "can't resolve destination port")
 	if err != nil {
-		return queryDone(inv, nil, nil, &diag.ToolError{Msg: "can't resolve destination port " + inv.Args[1], Err: err})
+		return queryDone(inv, nil, nil, err)
 	}
 	o.Target = t
 	if len(inv.Args) > 2 {

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -314,6 +315,31 @@ func (inv *Invocation) Target(what, s string) (engine.Target, error) {
 	return t, nil
 }
 
+// Dest reads the destination argument arg as Target does and, for a
+// GUID, resolves it to its port's LID before any query, as the C tools'
+// resolve_portid_str does (through the SA's PathRecord, so their headers
+// say "Lid N"). What cannot be read or resolved is the C tool's IBEXIT:
+// a diag.ToolError "PHRASE ARG", ARG as typed (phrase is the tool's own,
+// e.g. "can't resolve destination port").
+func (inv *Invocation) Dest(ctx context.Context, arg, phrase string) (engine.Target, error) {
+	t, err := inv.Target("destination", arg)
+	if err != nil {
+		return t, &diag.ToolError{Msg: phrase + " " + arg, Err: err}
+	}
+	if t.Kind != engine.ByGUID {
+		return t, nil
+	}
+	env, err := inv.Env(ctx)
+	if err != nil {
+		return t, err
+	}
+	lid, err := diag.LIDOfGUID(ctx, env, t.GUID)
+	if err != nil {
+		return t, &diag.ToolError{Msg: phrase + " " + arg, Err: err}
+	}
+	return engine.LID(lid), nil
+}
+
 // Env opens the backend (--fabric, or -C/-P on the kernel's umad ports)
 // on first use and returns the diag environment on it.
 func (inv *Invocation) Env(ctx context.Context) (*diag.Env, error) {
@@ -332,6 +358,16 @@ func (inv *Invocation) Env(ctx context.Context) (*diag.Env, error) {
 		inv.clearProgress = prog.clear
 	}
 	return inv.diagE, nil
+}
+
+// argv0 is the name a C tool's IBEXIT line starts with: the tool as
+// invoked (argv[0], a path included) through a link, and TOOL for
+// `ibscript TOOL`, as the C tool typed by its name says.
+func (inv *Invocation) argv0() string {
+	if inv.c != nil && inv.c.viaLink && len(os.Args) > 0 {
+		return os.Args[0]
+	}
+	return inv.Tool.Name
 }
 
 // Errorf prints "PROG: message" on stderr.

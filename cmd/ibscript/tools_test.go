@@ -187,6 +187,36 @@ func TestToolCommandLine(t *testing.T) {
 	}
 }
 
+// TestToolGUIDDestination: -G resolves the GUID to its port's LID before
+// any query, as the C tools' resolve_portid_str does through the SA, so
+// the headers say "Lid N" as theirs do; an unknown GUID is their IBEXIT
+// with the argument as typed, and `ibscript TOOL` names itself TOOL there
+// (checked against infiniband-diags on ibsim: `smpquery -G nodeinfo
+// 0x1234` prints "smpquery: iberror: failed: can't resolve destination
+// port 0x1234").
+func TestToolGUIDDestination(t *testing.T) {
+	fab := "sim:" + topologies + "net.mixed-router"
+	for _, tc := range []struct {
+		argv []string
+		code int
+		out  string
+	}{
+		{[]string{"smpquery", "-G", "nodeinfo", "0x100002"}, exitOK, "# Node info: Lid "},
+		{[]string{"smpquery", "-G", "portinfo", "0x100002", "2"}, exitOK, "# Port info: Lid "},
+		{[]string{"perfquery", "-G", "0x100002", "2"}, exitOK, "# Port counters: Lid "},
+		{[]string{"ibportstate", "-G", "0x100002", "2"}, exitOK, "CA/RT PortInfo:\n# Port info: Lid "},
+		{[]string{"smpquery", "-G", "nodeinfo", "0x1234"}, exitIBExit, "smpquery: iberror: failed: can't resolve destination port 0x1234\n"},
+		{[]string{"perfquery", "-G", "0x1234"}, exitIBExit, "perfquery: iberror: failed: can't resolve destination port 0x1234\n"},
+		{[]string{"ibccquery", "-G", "CI", "0x1234"}, exitIBExit, "ibccquery: iberror: failed: can't resolve destination 0x1234\n"},
+		{[]string{"ibroute", "-G", "0x1234"}, exitIBExit, "ibroute: iberror: failed: can't resolve destination port 0x1234\n"},
+	} {
+		code, out, errOut := ibscript(t, append(tc.argv, "--fabric", fab)...)
+		if code != tc.code || !strings.HasPrefix(out, tc.out) {
+			t.Errorf("%q: exit %d (want %d)\nstdout: %s\nstderr: %s\nwant stdout to start with %q", tc.argv, code, tc.code, out, errOut, tc.out)
+		}
+	}
+}
+
 // TestToolLinkNames: through a link named like the tool, messages start
 // with the tool's name, as the C tool's do.
 func TestToolLinkNames(t *testing.T) {

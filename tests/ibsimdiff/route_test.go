@@ -480,12 +480,13 @@ func saqueryOptions(args []string) (*diag.SAQueryOptions, error) {
 
 // diffToolIBExit is diffTool for runs that may end in IBEXIT, whose
 // message starts with argv[0]: the harness runs the C tool by absolute
-// path, ibscript names itself "ibscript TOOL"; the rest must be equal.
+// path; `ibscript TOOL` names itself TOOL, as the C tool typed by its
+// name does; the rest must be equal.
 func diffToolIBExit(t *testing.T, s *ibsimtest.Sim, host, tool string, args ...string) toolResult {
 	t.Helper()
 	want := cTool(t, s, host, tool, args...)
 	got := ibscriptTool(t, s, host, tool, args...)
-	wantOut := bytes.ReplaceAll(want.stdout, []byte("/usr/sbin/"+tool+": iberror:"), []byte("ibscript "+tool+": iberror:"))
+	wantOut := bytes.ReplaceAll(want.stdout, []byte("/usr/sbin/"+tool+": iberror:"), []byte(tool+": iberror:"))
 	what := tool + " " + strings.Join(args, " ")
 	if !bytes.Equal(wantOut, got.stdout) {
 		t.Errorf("%s: stdout differs:\n%s", what, lineDiff(string(wantOut), string(got.stdout)))
