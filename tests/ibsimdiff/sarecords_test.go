@@ -6,7 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/topo"
@@ -58,7 +60,12 @@ func TestSATableRecordsMatchSAQuery(t *testing.T) {
 	for _, mt := range mixedTopologies {
 		t.Run(filepath.Base(mt.path), func(t *testing.T) {
 			s := shared.Get(t, mt.path, &ibsimtest.Options{InitPorts: initPorts(mt.path)})
-			isess, _ := session(t, s, mt.host, nil, nil)
+			// OpenSM answers the SA from its own thread, which a re-sweep
+			// (the shared fabric's earlier tests change ports and raise
+			// traps) and a loaded CI machine can keep busy past the
+			// engine's 200 ms default: a second per try, as saquery's
+			// users give it with -t.
+			isess, _ := session(t, s, mt.host, nil, &engine.Options{Timeout: time.Second, Retries: 3})
 			ctx := t.Context()
 			esess := embeddedSession(t, mt.path)
 			type key struct {
