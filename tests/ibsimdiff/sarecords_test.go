@@ -59,12 +59,15 @@ func TestSATableRecordsMatchSAQuery(t *testing.T) {
 	ibsimtest.Require(t)
 	for _, mt := range mixedTopologies {
 		t.Run(filepath.Base(mt.path), func(t *testing.T) {
-			s := shared.Get(t, mt.path, &ibsimtest.Options{InitPorts: initPorts(mt.path)})
-			// OpenSM answers the SA from its own thread, which a re-sweep
-			// (the shared fabric's earlier tests change ports and raise
-			// traps) and a loaded CI machine can keep busy past the
-			// engine's 200 ms default: a second per try, as saquery's
-			// users give it with -t.
+			// An ibsim and OpenSM of its own: in a full run, an earlier
+			// test leaves the shared net.mixed-router's OpenSM answering
+			// no SA query (as the CC tests did, b25fdee; this one's cause
+			// is not found yet), which failed this test alone there.
+			s, err := ibsimtest.Start(t.Context(), t.TempDir(), mt.path, &ibsimtest.Options{InitPorts: initPorts(mt.path)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(s.Stop)
 			isess, _ := session(t, s, mt.host, nil, &engine.Options{Timeout: time.Second, Retries: 3})
 			ctx := t.Context()
 			esess := embeddedSession(t, mt.path)
