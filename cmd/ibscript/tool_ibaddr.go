@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"strings"
 
 	"github.com/ibscript/ibscript/diag"
 )
@@ -32,13 +31,5 @@ func runIBAddr(ctx context.Context, inv *Invocation) int {
 		return queryDone(inv, nil, nil, err)
 	}
 	o.Target = t
-	env, err := inv.Env(ctx)
-	if err != nil {
-		return inv.Fail(err)
-	}
-	r, err := diag.IBAddrRun(ctx, env, o)
-	if r == nil {
-		return queryDone(inv, nil, nil, err)
-	}
-	return queryDone(inv, r, func(b *strings.Builder) { diag.WriteIBAddr(b, r) }, err)
+	return runQuery(ctx, inv, o, diag.IBAddrRun, diag.WriteIBAddr)
 }

@@ -51,13 +51,5 @@ func runCCQuery(ctx context.Context, inv *Invocation) int {
 		return queryDone(inv, nil, nil, err)
 	}
 	o.Target = t
-	env, err := inv.Env(ctx)
-	if err != nil {
-		return inv.Fail(err)
-	}
-	r, err := diag.CCQueryRun(ctx, env, o)
-	if r == nil {
-		return queryDone(inv, nil, nil, err)
-	}
-	return queryDone(inv, r, func(b *strings.Builder) { diag.WriteCCQuery(b, r) }, err)
+	return runQuery(ctx, inv, o, diag.CCQueryRun, diag.WriteCCQuery)
 }

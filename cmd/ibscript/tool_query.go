@@ -13,6 +13,20 @@ import (
 // Helpers of the point-query tools (smpquery, perfquery, smpdump, sminfo,
 // ibaddr, ibportstate, ibping; issue 19).
 
+// runQuery opens the backend, runs one point query (a diag XxxRun) and
+// ends the tool with what it gathered, as queryDone does.
+func runQuery[O, R any](ctx context.Context, inv *Invocation, o O, run func(context.Context, *diag.Env, O) (*R, error), write func(*strings.Builder, *R)) int {
+	env, err := inv.Env(ctx)
+	if err != nil {
+		return inv.Fail(err)
+	}
+	r, err := run(ctx, env, o)
+	if r == nil {
+		return queryDone(inv, nil, nil, err)
+	}
+	return queryDone(inv, r, func(b *strings.Builder) { write(b, r) }, err)
+}
+
 // queryDone prints what a point-query tool gathered and ends it: text
 // (the C tool's, from write) or --format json (v), then its failure as
 // the C tool reports it: "TOOL: iberror: failed: MSG" on stdout and

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"strings"
 
 	"github.com/ibscript/ibscript/diag"
 )
@@ -33,13 +32,5 @@ func runSMPDump(ctx context.Context, inv *Invocation) int {
 	if len(inv.Args) > 2 {
 		o.Mod = uint32(diag.ParseMask(inv.Args[2]))
 	}
-	env, err := inv.Env(ctx)
-	if err != nil {
-		return inv.Fail(err)
-	}
-	r, err := diag.SMPDumpRun(ctx, env, o)
-	if r == nil {
-		return queryDone(inv, nil, nil, err)
-	}
-	return queryDone(inv, r, func(b *strings.Builder) { diag.WriteSMPDump(b, r) }, err)
+	return runQuery(ctx, inv, o, diag.SMPDumpRun, diag.WriteSMPDump)
 }
