@@ -50,9 +50,13 @@ type Options struct {
 	// served as treydock/infiniband_exporter's infiniband_hca_* series;
 	// by default only switch ports are swept.
 	HCA bool
-	// NoDetails leaves out PortRcvErrorDetails and PortXmitDiscardDetails
-	// (two queries per port of the four of a sweep).
-	NoDetails bool
+	// Details adds PortRcvErrorDetails and PortXmitDiscardDetails of every
+	// swept switch port (two more queries per port, four instead of two);
+	// HCADetails does the same for CA ports (with HCA). Both are off by
+	// default, as treydock/infiniband_exporter's
+	// --collector.switch.rcv-err-details and --collector.hca.rcv-err-details.
+	Details    bool
+	HCADetails bool
 	// XmitWaitTick is the length of one PortXmitWait tick in symbol times
 	// (the time one byte takes on one lane: 4 ns at SDR), the
 	// PortSamplesControl.Tick encoding plus one; 1 when 0. See
@@ -120,7 +124,7 @@ type PortSample struct {
 	CapsErr error
 	// RcvErr and Discard are the port's PortRcvErrorDetails and
 	// PortXmitDiscardDetails when RcvErrErr and DiscardErr are nil (both
-	// are errNotAsked with Options.NoDetails).
+	// are errNotAsked without Options.Details or HCADetails).
 	RcvErr     perf.PortRcvErrorDetails
 	RcvErrErr  error
 	Discard    perf.PortXmitDiscardDetails
@@ -142,11 +146,12 @@ type PortSample struct {
 }
 
 // sweepAttrs are the attributes a sweep reads of each port, in the order
-// of its requests: the last two unless Options.NoDetails.
+// of its requests: the last two with Options.Details (HCADetails).
 var sweepAttrs = [...]uint16{perf.AttrPortCountersExtended, perf.AttrPortCounters, perf.AttrPortRcvErrorDetails, perf.AttrPortXmitDiscardDetails}
 
-// errNotAsked marks the detail counters of a sweep with Options.NoDetails.
-var errNotAsked = errors.New("not asked (NoDetails)")
+// errNotAsked marks the detail counters of a port swept without them
+// (Options.Details, HCADetails).
+var errNotAsked = errors.New("not asked (Details off)")
 
 // Reset is one port's saturated counters cleared (Options.ResetSaturated).
 type Reset struct {
@@ -358,7 +363,6 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 		e.plan = e.makePlan(d)
 	}
 	pl := e.plan
-	per := pl.per
 	s.Switches, s.HCAs = pl.switches, pl.hcas
 	s.Ports = slices.Clone(pl.base)
 	reqs, at := pl.reqs, pl.at
@@ -375,6 +379,7 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	for i := range s.Ports {
 		ps := &s.Ports[i]
 		ns := nodeStat[ps.Port.Node]
+		per := pl.per(ps.Port.Node)
 		if at[i] < 0 { // no target: counted once per query
 			s.Errors += per
 			ns.Errors += per
@@ -536,21 +541,28 @@ func portTarget(d *engine.Discovery, p *topo.Port) (engine.Target, bool) {
 // ports (and the capabilities or the error each starts with) and the
 // requests, built once per discovery. Sweeps only read it.
 type sweepPlan struct {
-	disc     *engine.Discovery
-	per      int // queries per port
-	switches []*topo.Node
-	hcas     []*topo.Node
-	base     []PortSample      // a sweep's samples before the answers
-	reqs     []engine.SweepReq // the queries of every port with a target
-	at       []int             // per sample, its first request; -1: none
+	disc *engine.Discovery
+	// The detail counters are asked of switch ports, of CA ports.
+	details, hcaDetails bool
+	switches            []*topo.Node
+	hcas                []*topo.Node
+	base                []PortSample      // a sweep's samples before the answers
+	reqs                []engine.SweepReq // the queries of every port with a target
+	at                  []int             // per sample, its first request; -1: none
+}
+
+// per is how many queries a port of n gets: 2, or 4 with its detail
+// counters.
+func (pl *sweepPlan) per(n *topo.Node) int {
+	if n.Type == topo.Switch && pl.details || n.Type != topo.Switch && pl.hcaDetails {
+		return 4
+	}
+	return 2
 }
 
 // makePlan builds the sweep plan of discovery d (e.caps read for it).
 func (e *Exporter) makePlan(d *engine.Discovery) *sweepPlan {
-	pl := &sweepPlan{disc: d, per: 2}
-	if !e.opts.NoDetails {
-		pl.per = 4
-	}
+	pl := &sweepPlan{disc: d, details: e.opts.Details, hcaDetails: e.opts.HCADetails}
 	nports := 0
 	for _, n := range d.Fabric.Nodes {
 		if n.Type == topo.Switch || e.opts.HCA {
@@ -562,7 +574,7 @@ func (e *Exporter) makePlan(d *engine.Discovery) *sweepPlan {
 		}
 	}
 	pl.base = make([]PortSample, 0, nports)
-	pl.reqs = make([]engine.SweepReq, 0, nports*pl.per)
+	pl.reqs = make([]engine.SweepReq, 0, nports*4)
 	pl.at = make([]int, 0, nports)
 	for _, n := range d.Fabric.Nodes {
 		if n.Type == topo.Switch {
@@ -587,7 +599,7 @@ func (e *Exporter) makePlan(d *engine.Discovery) *sweepPlan {
 			}
 			pl.base = append(pl.base, PortSample{Port: p, Caps: c.mask, CapsErr: c.err})
 			pl.at = append(pl.at, len(pl.reqs))
-			for _, id := range sweepAttrs[:pl.per] {
+			for _, id := range sweepAttrs[:pl.per(n)] {
 				pl.reqs = append(pl.reqs, engine.SweepReq{Target: t, Class: engine.SweepPerf, Method: mad.MethodGet, AttrID: id, AttrMod: uint32(num)})
 			}
 		}

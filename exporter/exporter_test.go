@@ -156,7 +156,8 @@ var treydockHCANames = map[string][]string{}
 // that every name of the other exporter is served with exactly its
 // labels.
 func TestTreydockNames(t *testing.T) {
-	e, _ := simExporter(t, net2sw, &Options{HCA: true})
+	// As treydock's with --collector.hca and both rcv-err-details flags.
+	e, _ := simExporter(t, net2sw, &Options{HCA: true, Details: true, HCADetails: true})
 	if _, err := e.Sweep(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestTreydockNames(t *testing.T) {
 // simulator holds them (data in bytes), the info series, and the
 // exporter's own gauges.
 func TestSweepSim(t *testing.T) {
-	e, f := simExporter(t, net2sw, nil)
+	e, f := simExporter(t, net2sw, &Options{Details: true})
 	// Plant values before the sweep: 2^40 words sent (past 32 bits), errors.
 	if err := f.SetCounter("Switch1", 3, "PortXmitData", 1<<40); err != nil {
 		t.Fatal(err)
@@ -449,16 +450,16 @@ func TestFailedQueriesCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Switch2's 4 linked ports, four queries each.
-	if s.Errors != 16 || s.Timeouts != 16 {
-		t.Errorf("errors %d timeouts %d, want 16 and 16", s.Errors, s.Timeouts)
+	// Switch2's 4 linked ports, two queries each (no detail counters).
+	if s.Errors != 8 || s.Timeouts != 8 {
+		t.Errorf("errors %d timeouts %d, want 8 and 8", s.Errors, s.Timeouts)
 	}
 	mfs := gather(t, e)
 	if n := len(mfs["infiniband_switch_port_transmit_data_bytes_total"].GetMetric()); n != 4 {
 		t.Errorf("transmit_data_bytes_total: %d series, want Switch1's 4", n)
 	}
-	if v := value(mfs["infiniband_exporter_collect_timeouts"].GetMetric()[0]); v != 16 {
-		t.Errorf("collect_timeouts %v, want 16", v)
+	if v := value(mfs["infiniband_exporter_collect_timeouts"].GetMetric()[0]); v != 8 {
+		t.Errorf("collect_timeouts %v, want 8", v)
 	}
 	// Per node: all of them Switch2's.
 	got := map[string][2]float64{}
@@ -474,8 +475,8 @@ func TestFailedQueriesCounted(t *testing.T) {
 		v[1] = value(m)
 		got[l["name"]] = v
 	}
-	if len(got) != 2 || got["Switch2"] != [2]float64{16, 16} || got["Switch1"] != [2]float64{0, 0} {
-		t.Errorf("node errors and timeouts: %v, want Switch2 16 16, Switch1 0 0", got)
+	if len(got) != 2 || got["Switch2"] != [2]float64{8, 8} || got["Switch1"] != [2]float64{0, 0} {
+		t.Errorf("node errors and timeouts: %v, want Switch2 8 8, Switch1 0 0", got)
 	}
 }
 

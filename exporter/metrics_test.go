@@ -255,9 +255,10 @@ func TestSaturatedCounters(t *testing.T) {
 
 // TestDetailCounters: PortRcvErrorDetails and PortXmitDiscardDetails are
 // read for every linked port (the simulator, as ibsim, answers zeros),
-// each field served under its name; NoDetails leaves them out.
+// each field served under its name, with Options.Details only (as
+// treydock's exporter, off by default); HCADetails asks them of CA ports.
 func TestDetailCounters(t *testing.T) {
-	e, _ := simExporter(t, net2sw, nil)
+	e, _ := simExporter(t, net2sw, &Options{Details: true})
 	s, err := e.Sweep(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -285,15 +286,31 @@ func TestDetailCounters(t *testing.T) {
 		}
 	}
 
-	e2, _ := simExporter(t, net2sw, &Options{NoDetails: true})
-	s2, err := e2.Sweep(t.Context())
-	if err != nil || s2.Errors != 0 {
-		t.Fatalf("NoDetails sweep: %v, %d errors", err, s2.Errors)
-	}
-	mfs = gather(t, e2)
-	for _, name := range detail {
-		if mf := mfs["infiniband_switch_port_"+name]; mf != nil {
-			t.Errorf("NoDetails: %s served", name)
+	// By default none; with HCA and HCADetails, the CA ports' only; with
+	// HCA and Details, the switch ports' only.
+	for _, c := range []struct {
+		opts     *Options
+		sw, hcas bool
+	}{
+		{nil, false, false},
+		{&Options{HCA: true, HCADetails: true}, false, true},
+		{&Options{HCA: true, Details: true}, true, false},
+	} {
+		e2, _ := simExporter(t, net2sw, c.opts)
+		s2, err := e2.Sweep(t.Context())
+		if err != nil || s2.Errors != 0 {
+			t.Fatalf("%+v: sweep: %v, %d errors", c.opts, err, s2.Errors)
+		}
+		mfs = gather(t, e2)
+		for _, name := range detail {
+			for _, k := range []struct {
+				prefix string
+				want   bool
+			}{{"infiniband_switch_port_", c.sw}, {"infiniband_hca_port_", c.hcas}} {
+				if got := mfs[k.prefix+name] != nil; got != k.want {
+					t.Errorf("%+v: %s%s served: %v, want %v", c.opts, k.prefix, name, got, k.want)
+				}
+			}
 		}
 	}
 }
@@ -344,7 +361,7 @@ func TestLinkInfo(t *testing.T) {
 // infiniband_hca_* series (treydock/infiniband_exporter's names) with the
 // hca collector's gauges; without it, none.
 func TestHCAPorts(t *testing.T) {
-	e, f := simExporter(t, net2sw, &Options{HCA: true})
+	e, f := simExporter(t, net2sw, &Options{HCA: true, Details: true, HCADetails: true})
 	if err := f.SetCounter("Hca2", 1, "SymbolErrorCounter", 9); err != nil {
 		t.Fatal(err)
 	}

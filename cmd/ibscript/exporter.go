@@ -36,7 +36,9 @@ type exporterFlags struct {
 	once             bool    // --once: one sweep, written to --output, then exit
 	output           string  // --output FILE: where --once writes (atomically)
 	hca              bool    // --collector.hca: CA ports too
-	details          bool    // --details: PortRcvErrorDetails and PortXmitDiscardDetails (default on)
+	details          bool    // --details: PortRcvErrorDetails and PortXmitDiscardDetails of every swept port
+	switchDetails    bool    // --collector.switch.rcv-err-details: the same, of switch ports (treydock's spelling)
+	hcaDetails       bool    // --collector.hca.rcv-err-details: the same, of CA ports (treydock's spelling)
 	xmitWaitTick     int     // --xmit-wait-tick: a PortXmitWait tick in symbol times
 	resetSaturated   bool    // --reset-saturated: clear saturated PortCounters counters
 	simTraffic       float64 // --sim-traffic: the embedded simulator's background load
@@ -62,7 +64,8 @@ func (f *exporterFlags) options(c *config) *exporter.Options {
 		DiscoverInterval: f.discoverInterval,
 		Names:            c.names,
 		HCA:              f.hca,
-		NoDetails:        !f.details,
+		Details:          f.details || f.switchDetails,
+		HCADetails:       f.details || f.hcaDetails,
 		XmitWaitTick:     f.xmitWaitTick,
 		ResetSaturated:   f.resetSaturated,
 		Traps:            f.traps,

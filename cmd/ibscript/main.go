@@ -212,10 +212,10 @@ metric names and labels of treydock/infiniband_exporter (so its dashboards
 and alert rules work unchanged), on /metrics (Prometheus text format, or
 OpenMetrics when the scraper asks for it) and /healthz (200 once a sweep has
 completed, 503 before). In the background it discovers the fabric every
---discover-interval and reads PortCountersExtended (data and packets),
-PortCounters (error counters, PortXmitWait), PortRcvErrorDetails and
-PortXmitDiscardDetails of every linked switch port every --interval, all
-concurrently; a scrape is answered from the last complete sweep, never a
+--discover-interval and reads PortCountersExtended (data and packets) and
+PortCounters (error counters, PortXmitWait) of every linked switch port
+every --interval (with --details, PortRcvErrorDetails and
+PortXmitDiscardDetails too), all concurrently; a scrape is answered from the last complete sweep, never a
 mix of two, and says its age (infiniband_exporter_sweep_age_seconds). Port
 state, physical state, width, speed and rate come from the discovery;
 counters at the top of their width are shown (..._counter_saturated), as
@@ -231,8 +231,11 @@ until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
                              128 (by default each starts a rediscovery)
   --node-name-map FILE       switch and uplink names as in ibnetdiscover
   --collector.hca            CA ports too (infiniband_hca_* series)
-  --details=false            without PortRcvErrorDetails and
-                             PortXmitDiscardDetails (half the queries)
+  --details                  PortRcvErrorDetails and PortXmitDiscardDetails
+                             too (twice the queries; off by default as in
+                             infiniband_exporter, whose spellings
+                             --collector.switch.rcv-err-details and
+                             --collector.hca.rcv-err-details are accepted)
   --xmit-wait-tick N         a PortXmitWait tick in symbol times (default
                              1; perfquery -c shows a PMA's Tick, plus one)
   --reset-saturated          after each sweep, clear the PortCounters
@@ -297,7 +300,9 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.exporter.once, "once", false, "")
 	fs.StringVar(&c.exporter.output, "output", "", "")
 	fs.BoolVar(&c.exporter.hca, "collector.hca", false, "")
-	fs.BoolVar(&c.exporter.details, "details", true, "")
+	fs.BoolVar(&c.exporter.details, "details", false, "")
+	fs.BoolVar(&c.exporter.switchDetails, "collector.switch.rcv-err-details", false, "")
+	fs.BoolVar(&c.exporter.hcaDetails, "collector.hca.rcv-err-details", false, "")
 	fs.IntVar(&c.exporter.xmitWaitTick, "xmit-wait-tick", 1, "")
 	fs.BoolVar(&c.exporter.resetSaturated, "reset-saturated", false, "")
 	fs.Float64Var(&c.exporter.simTraffic, "sim-traffic", 0.3, "")

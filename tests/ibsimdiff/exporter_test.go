@@ -21,7 +21,9 @@ import (
 // through its console, one exporter sweep (CA ports too, --collector.hca)
 // holds every linked switch and CA port, and each port's error counters,
 // QP1Dropped and PortXmitWait are what perfquery prints for it (the data
-// and packet counters move with every MAD, so they are not compared).
+// and packet counters move with every MAD, so they are not compared), and
+// with the detail counters asked (--details), its PortRcvErrorDetails and
+// PortXmitDiscardDetails are what perfquery -E and -D print.
 func TestExporterMatchesPerfQuery(t *testing.T) {
 	ibsimtest.Require(t)
 	src, err := os.ReadFile(topo2sw)
@@ -43,9 +45,12 @@ func TestExporterMatchesPerfQuery(t *testing.T) {
 		`PerformanceSet "Switch1"[3] PortCounters.PortRcvErrors=1234`,
 		`PerformanceSet "Switch2"[2] PortCounters.PortXmitWait=11`,
 		`PerformanceSet "Switch2"[5] PortCounters.LinkDownedCounter=250`,
-		`PerformanceSet "Hca2"[1] PortCounters.PortRcvErrors=77`)
+		`PerformanceSet "Hca2"[1] PortCounters.PortRcvErrors=77`,
+		`PerformanceSet "Switch1"[2] PortRcvErrorDetails.PortDLIDMappingErrors=19`,
+		`PerformanceSet "Switch2"[1] PortXmitDiscardDetails.PortNeighborMTUDiscards=5`,
+		`PerformanceSet "Hca1"[1] PortRcvErrorDetails.PortLoopingErrors=3`)
 	sess, _ := session(t, s, "", nil, nil)
-	snap, err := exporter.New(sess, &exporter.Options{HCA: true}).Sweep(t.Context())
+	snap, err := exporter.New(sess, &exporter.Options{HCA: true, Details: true, HCADetails: true}).Sweep(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,43 +58,61 @@ func TestExporterMatchesPerfQuery(t *testing.T) {
 		t.Fatalf("sweep: %d errors, %d ports (want 0 and the 8 linked switch ports and 4 CA ports)", snap.Errors, len(snap.Ports))
 	}
 	line := regexp.MustCompile(`(?m)^(\w+):\.*(\d+)$`)
-	layout := perf.LayoutByID(perf.AttrPortCounters)
-	compared := 0
+	compared, nonZero := 0, 0
 	for _, ps := range snap.Ports {
-		if ps.PCErr != nil || ps.ExtErr != nil || ps.CapsErr != nil {
-			t.Errorf("%s port %d: %v %v %v", ps.Port.Node.Desc, ps.Port.Num, ps.PCErr, ps.ExtErr, ps.CapsErr)
+		if ps.PCErr != nil || ps.ExtErr != nil || ps.CapsErr != nil || ps.RcvErrErr != nil || ps.DiscardErr != nil {
+			t.Errorf("%s port %d: %v %v %v %v %v", ps.Port.Node.Desc, ps.Port.Num, ps.PCErr, ps.ExtErr, ps.CapsErr, ps.RcvErrErr, ps.DiscardErr)
 			continue
 		}
 		lid := ps.Port.Node.EndPort(ps.Port.Num).LID // a CA port's own, a switch's port 0's
-		out, err := s.Run(t.Context(), "", "perfquery", strconv.Itoa(int(lid)), strconv.Itoa(ps.Port.Num))
-		if err != nil {
-			t.Fatalf("perfquery %d %d: %v\n%s", lid, ps.Port.Num, err, out)
-		}
-		ref := map[string]uint64{}
-		for _, m := range line.FindAllStringSubmatch(string(out), -1) {
-			ref[m[1]], _ = strconv.ParseUint(m[2], 10, 64)
-		}
-		data, err := ps.PC.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range layout.Fields {
-			if perfTraffic[f.Name] || strings.HasPrefix(f.Name, "PortSelect") || strings.HasPrefix(f.Name, "CounterSelect") {
-				continue
+		for _, c := range []struct {
+			flag string // perfquery's option for the attribute
+			id   uint16
+			v    interface{ MarshalBinary() ([]byte, error) }
+		}{
+			{"", perf.AttrPortCounters, &ps.PC},
+			{"-E", perf.AttrPortRcvErrorDetails, &ps.RcvErr},
+			{"-D", perf.AttrPortXmitDiscardDetails, &ps.Discard},
+		} {
+			args := []string{strconv.Itoa(int(lid)), strconv.Itoa(ps.Port.Num)}
+			if c.flag != "" {
+				args = append([]string{c.flag}, args...)
 			}
-			want, ok := ref[f.Name]
-			if !ok {
-				continue // a field perfquery does not print
+			out, err := s.Run(t.Context(), "", "perfquery", args...)
+			if err != nil {
+				t.Fatalf("perfquery %s: %v\n%s", strings.Join(args, " "), err, out)
 			}
-			compared++
-			if got := f.Get(data); got != want {
-				t.Errorf("%s port %d %s: exporter %d, perfquery %d", ps.Port.Node.Desc, ps.Port.Num, f.Name, got, want)
+			ref := map[string]uint64{}
+			for _, m := range line.FindAllStringSubmatch(string(out), -1) {
+				ref[m[1]], _ = strconv.ParseUint(m[2], 10, 64)
+			}
+			data, err := c.v.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range perf.LayoutByID(c.id).Fields {
+				if perfTraffic[f.Name] || strings.HasPrefix(f.Name, "PortSelect") || strings.HasPrefix(f.Name, "CounterSelect") {
+					continue
+				}
+				want, ok := ref[f.Name]
+				if !ok {
+					continue // a field perfquery does not print
+				}
+				compared++
+				got := f.Get(data)
+				if got != 0 {
+					nonZero++
+				}
+				if got != want {
+					t.Errorf("%s port %d %s: exporter %d, perfquery %s %d", ps.Port.Node.Desc, ps.Port.Num, f.Name, got, c.flag, want)
+				}
 			}
 		}
 	}
-	// 12 ports, the 12 error counters, QP1Dropped and PortXmitWait
-	if compared < 12*13 {
-		t.Errorf("%d values compared, want at least %d", compared, 12*13)
+	// 12 ports: the 12 error counters, QP1Dropped and PortXmitWait; the 6
+	// and 4 detail counters.
+	if compared < 12*(13+10) || nonZero < 8 {
+		t.Errorf("%d values compared (%d not zero), want at least %d (8)", compared, nonZero, 12*(13+10))
 	}
 }
 
