@@ -19,14 +19,16 @@
 //
 // # RMPP and SA
 //
-// New and NewUMADPort put the RMPP driver (withRMPP, rmpp.go) in front of
-// the transport: over a transport without kernel RMPP (sim, ibsim) it
+// New and NewUMADPort put an RMPP driver (package fabric/rmppdriver) in
+// front of the transport: over a transport without kernel RMPP (sim, ibsim) it
 // segments RMPP sends and coalesces multi-segment receives for agents
 // registered with RMPPVersion 1, as the kernel does (rmpp.md section 8),
 // including ENOSPC with the needed length in UMADPort.Recv; over one with
 // RMPP (fabric/kernel) it passes everything through. Session's SA calls
 // (SAQuery, SAGetTable, SAGet, NodeRecords, PathRecord, MultiPathRecords)
-// use an RMPP agent of the driver's own.
+// use an RMPP agent of the driver's own (rmppdriver.Driver.Call);
+// Options.RMPP bounds its receive transfers, Session.RMPPStats counts
+// what it refused.
 //
 // # Concurrency
 //

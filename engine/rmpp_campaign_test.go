@@ -7,7 +7,7 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric/rmppdriver"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/sim"
@@ -21,10 +21,10 @@ var campaignTables = []*sa.Attr{&sa.NodeRecord, &sa.PortInfoRecord}
 // campaignRun fetches every campaign table through a session on
 // fattree-2000 under faults, with the Session's default timeout and
 // retries, inside a synctest bubble.
-func campaignRun(t *testing.T, fl sim.Faults) ([][][]byte, sim.FaultStats, engine.RMPPStats) {
+func campaignRun(t *testing.T, fl sim.Faults) ([][][]byte, sim.FaultStats, rmppdriver.Stats) {
 	var out [][][]byte
 	var st sim.FaultStats
-	var rs engine.RMPPStats
+	var rs rmppdriver.Stats
 	synctest.Test(t, func(t *testing.T) {
 		s, f := simSession(t, fattree2000, "h010-05", 1)
 		if err := f.SetFaults(fl); err != nil {

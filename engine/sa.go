@@ -84,6 +84,19 @@ func saTruncation(msg []byte, stride int) *TruncatedError {
 	return nil
 }
 
+// saCall runs one SA request on the RMPP driver's agent and returns its
+// whole answer; no answer in all tries is a *TimeoutError.
+func (s *Session) saCall(ctx context.Context, req []byte, addr fabric.Addr, c callOpts) (*fabric.Packet, error) {
+	resp, err := s.rmpp.Call(ctx, mad.ClassSubnAdm, sa.ClassVersion, req, addr, c.timeout, c.retries)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Status == fabric.StatusTimeout {
+		return nil, &TimeoutError{TID: mad.TIDOf(resp.Data), Tries: c.retries + 1}
+	}
+	return resp, nil
+}
+
 // SAQuery runs one SA request (Get, GetTable, GetMulti ...) of attribute
 // attr to the SM's SA (the port's SMLID): compMask selects the components
 // of template (at most 200 bytes) that must match. Responses that span many
@@ -91,10 +104,6 @@ func saTruncation(msg []byte, stride int) *TruncatedError {
 // a *StatusError; records are counted from AttributeOffset as rmpp.md
 // says.
 func (s *Session) SAQuery(ctx context.Context, method uint8, attr *sa.Attr, compMask uint64, template []byte, opts ...CallOption) (*SARecords, error) {
-	d, ok := s.tr.(rmppDriver)
-	if !ok {
-		return nil, fmt.Errorf("engine: sa: transport has no RMPP driver: %w", fabric.ErrInvalid)
-	}
 	req, err := sa.NewRequest(method, attr.Layout.ID, 0, compMask, template)
 	if err != nil {
 		return nil, err
@@ -107,7 +116,7 @@ func (s *Session) SAQuery(ctx context.Context, method uint8, attr *sa.Attr, comp
 	sa.SetSMKey(req, c.smkey)
 	binary.BigEndian.PutUint32(req[20:24], c.saMod) // the MAD header's AttributeModifier
 	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL}
-	resp, err := d.driver().rpc(ctx, mad.ClassSubnAdm, sa.ClassVersion, req, addr, c.timeout, c.retries)
+	resp, err := s.saCall(ctx, req, addr, c)
 	if err != nil {
 		if te, ok := err.(*TimeoutError); ok {
 			te.Class, te.AttrID = mad.ClassSubnAdm, attr.Layout.ID
@@ -205,10 +214,6 @@ func (s *Session) PathRecord(ctx context.Context, slid, dlid uint16, opts ...Cal
 // records (see TruncatedError) it returns the paths that arrived and a
 // *TruncatedError.
 func (s *Session) MultiPathRecords(ctx context.Context, sgids, dgids []mad.GID, opts ...CallOption) ([]sa.PathRec, error) {
-	d, ok := s.tr.(rmppDriver)
-	if !ok {
-		return nil, fmt.Errorf("engine: sa: transport has no RMPP driver: %w", fabric.ErrInvalid)
-	}
 	port := s.tr.Port()
 	if port.SMLID == 0 {
 		return nil, fmt.Errorf("engine: sa GetMulti MultiPathRecord: the port knows no SM (SMLID 0)")
@@ -227,7 +232,7 @@ func (s *Session) MultiPathRecords(ctx context.Context, sgids, dgids []mad.GID, 
 	sa.SetSMKey(req, c.smkey)
 	binary.BigEndian.PutUint32(req[20:24], c.saMod) // the MAD header's AttributeModifier
 	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL}
-	resp, err := d.driver().rpc(ctx, mad.ClassSubnAdm, sa.ClassVersion, req, addr, c.timeout, c.retries)
+	resp, err := s.saCall(ctx, req, addr, c)
 	if err != nil {
 		if te, ok := err.(*TimeoutError); ok {
 			// An RMPP request is sent once (its segments are resent);

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/rmppdriver"
 	"github.com/ibscript/ibscript/internal/intmap"
 	"github.com/ibscript/ibscript/mad"
 )
@@ -72,9 +73,9 @@ type Options struct {
 	// (retransmissions not counted); later ones fail with ErrMADBudget,
 	// so a runaway loop cannot flood a fabric.
 	MaxMADs uint64
-	// RMPP bounds the memory of multi-packet answers being received
-	// (RMPPLimits; zero fields take the defaults).
-	RMPP RMPPLimits
+	// RMPP bounds the memory of multi-packet answers being received by
+	// the Session's RMPP driver (zero fields take the defaults).
+	RMPP rmppdriver.Limits
 }
 
 // CallOption overrides an Options default for one call.
@@ -125,7 +126,8 @@ func (s *Session) callOpts(opts []CallOption) callOpts {
 // flight with at most one SMP per destination node, and discovery. It is
 // safe for concurrent use; see the package doc.
 type Session struct {
-	tr       fabric.Transport
+	tr       fabric.Transport   // rmpp, as a Transport
+	rmpp     *rmppdriver.Driver // RMPP and the SA calls on every backend
 	log      *slog.Logger
 	defaults callOpts
 	window   int
@@ -189,9 +191,8 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 	if n := caps.MaxWindow; o.Window <= 0 && n > 0 && n < DefaultWindow {
 		o.Window = n
 	}
-	tr = withRMPP(tr) // RMPP and SA calls on every backend (rmpp.go)
-	tr.(rmppDriver).driver().SetLimits(o.RMPP)
-	tr.(rmppDriver).driver().SetLogger(o.Logger)
+	d := rmppdriver.New(tr, &rmppdriver.Options{Limits: o.RMPP, Logger: o.Logger})
+	tr = d
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -209,6 +210,7 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 	}
 	s := &Session{
 		tr:         tr,
+		rmpp:       d,
 		log:        o.Logger,
 		defaults:   callOpts{timeout: o.Timeout, retries: o.Retries, mkey: o.MKey, smkey: o.SMKey, cckey: o.CCKey},
 		window:     o.Window,
@@ -223,10 +225,9 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 	return s, nil
 }
 
-// RMPPStats returns what the Session's RMPP driver refused or ended
-// (RMPPStats).
-func (s *Session) RMPPStats() RMPPStats {
-	return s.tr.(rmppDriver).driver().Stats()
+// RMPPStats returns what the Session's RMPP driver refused or ended.
+func (s *Session) RMPPStats() rmppdriver.Stats {
+	return s.rmpp.Stats()
 }
 
 // pending is a completion copied for a dispatch in progress.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/rmppdriver"
 	"github.com/ibscript/ibscript/mad"
 )
 
@@ -64,7 +65,7 @@ func OpenUMADPort(ctx context.Context, f fabric.Fabric, ca string, port int) (*U
 
 // NewUMADPort wraps an open Transport; the UMADPort owns it from then on.
 func NewUMADPort(tr fabric.Transport) *UMADPort {
-	return &UMADPort{tr: withRMPP(tr), production: tr.Caps().Production}
+	return &UMADPort{tr: rmppdriver.New(tr, nil), production: tr.Caps().Production}
 }
 
 // Port describes the local port, as umad_get_port.

@@ -44,8 +44,10 @@ var rules = []rule{
 	{pkg: "fabric/ibsim", allow: []string{"fabric", "fabric/mux", "mad/..."}, third: []string{"golang.org/x/sys"}},
 	{pkg: "fabric/fabrictest", allow: []string{"fabric", "fabric/mux", "mad/..."}},
 	{pkg: "fabric/record", allow: []string{"fabric", "mad/..."}},
+	// RMPP in user space in front of any Transport (the engine's driver).
+	{pkg: "fabric/rmppdriver", allow: []string{"fabric", "mad/..."}},
 	{pkg: "sim", allow: []string{"fabric", "fabric/mux", "mad/...", "topo"}},
-	{pkg: "engine", allow: []string{"fabric", "mad/...", "topo", "internal/intmap"}},
+	{pkg: "engine", allow: []string{"fabric", "fabric/rmppdriver", "mad/...", "topo", "internal/intmap"}},
 	// RDMA CM: librdmacm's layer over a fabric.CMDevice (the kernel's
 	// rdma_cm, or the user-space IB CM of rdmacm/ibcm); routes and remote
 	// GIDs from the engine's SA queries. No Lua.

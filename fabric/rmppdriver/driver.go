@@ -1,4 +1,4 @@
-package engine
+package rmppdriver
 
 import (
 	"context"
@@ -15,31 +15,31 @@ import (
 	"github.com/ibscript/ibscript/mad/rmpp"
 )
 
-// rmppTransport is the engine's RMPP driver: a fabric.Transport over one
-// that does no RMPP itself (fabric.Caps.RMPP false), which gives
-// agents registered with RMPPVersion 1 on an RMPP class what the Linux
-// kernel gives them (rmpp.md section 8): Send of a MAD buffer with the
-// RMPP Active flag is segmented and sent with windows, ACKs and
-// retransmissions; Recv returns a multi-segment message coalesced, with the
-// first segment's 256 bytes (and RMPP header) followed by the data of the
-// others; ACK, STOP and ABORT packets are consumed. Requests of those
-// agents are timed and retried by the driver (the underlying transport
-// sees them with Timeout 0), so that a response transferred in many
-// segments completes the request once, when it is whole.
+// Driver is a fabric.Transport over one that does no RMPP itself
+// (fabric.Caps.RMPP false), which gives agents registered with
+// RMPPVersion 1 on an RMPP class what the Linux kernel gives them (rmpp.md
+// section 8): Send of a MAD buffer with the RMPP Active flag is segmented
+// and sent with windows, ACKs and retransmissions; Recv returns a
+// multi-segment message coalesced, with the first segment's 256 bytes (and
+// RMPP header) followed by the data of the others; ACK, STOP and ABORT
+// packets are consumed. Requests of those agents are timed and retried by
+// the driver (the underlying transport sees them with Timeout 0), so that
+// a response transferred in many segments completes the request once, when
+// it is whole.
 //
 // Over a transport that does RMPP itself the driver passes everything
-// through. Either way it also routes the completions of agents the engine
-// registers for its own SA calls (Session.SAGetTable) to those calls.
+// through. Either way Call runs requests on agents of the driver's own
+// (the engine's SA queries use it).
 //
 // A receive transfer starts only for a response to a request outstanding
 // on the agent (from the LID the request went to), or for a request to an
 // agent registered with RMPPVersion 1; other DATA segments are refused. A
 // First segment's PayloadLength reserves at most one window; a message
-// longer than RMPPLimits.MaxMessage, or one that would take the bytes held
-// by all receive transfers past RMPPLimits.MaxTotal, is stopped with
-// STOP(1) (resources exhausted). Refusals are counted (RMPPStats), logged
-// at debug level, and a request whose answer was stopped fails with an
-// error naming the limit.
+// longer than Limits.MaxMessage, or one that would take the bytes held
+// by all receive transfers past Limits.MaxTotal, is stopped with
+// STOP(1) (resources exhausted). Refusals are counted (Stats), logged
+// at debug level, and a request whose answer was stopped fails with a
+// *LimitError.
 //
 // Differences from Linux, on purpose: a transfer the peer ends with STOP or
 // ABORT, or whose ACKs never come, completes the request with a timeout
@@ -48,7 +48,7 @@ import (
 // ABORT from the sender of a response ends the receive transfer at once
 // (the kernel passes them to senders only and lets its receiver time out
 // after 40 s); the sender sends ABORT(126) when its retries run out, as
-// IBA says; and the engine's own SA calls are not retransmitted once their
+// IBA says; and requests of Call are not retransmitted once their
 // answer's first segment arrived: the request then fails only when no
 // segment arrives for its whole budget (timeout times tries), and the
 // receive transfer is aborted with ABORT(118) (a umad caller's request
@@ -56,10 +56,10 @@ import (
 // completes with a timeout, its receive transfer is dropped, so that
 // nothing of it is left to confuse a later transfer with the same TID.
 //
-// An rmppTransport is safe for concurrent use. It owns the transport it
+// A Driver is safe for concurrent use. It owns the transport it
 // wraps; Close closes it. It starts one goroutine only when the wrapped
 // transport cannot hand it completions (no SetHandler); Close stops it.
-type rmppTransport struct {
+type Driver struct {
 	tr     fabric.Transport
 	native bool // tr does RMPP itself: pass through
 	done   chan struct{}
@@ -67,37 +67,37 @@ type rmppTransport struct {
 	wg     sync.WaitGroup
 	ready  chan struct{} // 1-buffered: the queue grew
 
-	mu       sync.Mutex // guards the fields below
-	closed   bool
-	gone     error // the wrapped transport's peer-gone error (fabric.ErrPeerGone)
-	handler  func(p *fabric.Packet)
-	agents   [fabric.MaxAgents]rmppAgent
-	sends    map[xferKey]*xSend
-	recvs    map[recvKey]*xRecv
-	reqs     map[xferKey]*xReq
-	queue    []*fabric.Packet
-	timer    *time.Timer
-	timerAt  time.Time
-	nextTID  uint32
-	saAgents map[uint16]fabric.AgentID // engine-owned RMPP agents by class<<8|version
+	mu        sync.Mutex // guards the fields below
+	closed    bool
+	gone      error // the wrapped transport's peer-gone error (fabric.ErrPeerGone)
+	handler   func(p *fabric.Packet)
+	agents    [fabric.MaxAgents]rmppAgent
+	sends     map[xferKey]*xSend
+	recvs     map[recvKey]*xRecv
+	reqs      map[xferKey]*xReq
+	queue     []*fabric.Packet
+	timer     *time.Timer
+	timerAt   time.Time
+	nextTID   uint32
+	ownAgents map[uint16]fabric.AgentID // Call's RMPP agents by class<<8|version
 
-	limits    RMPPLimits
+	limits    Limits
 	recvBytes int               // bytes held by receive transfers
-	failed    map[xferKey]error // why a request of an engine call failed, read by rpc
-	log       atomic.Pointer[slog.Logger]
+	failed    map[xferKey]error // why a request of Call failed, read by Call
+	log       *slog.Logger      // set by New, then only read
 
 	retx                      atomic.Uint64 // requests the driver resent
-	refused, stopped, aborted atomic.Uint64 // see RMPPStats
+	refused, stopped, aborted atomic.Uint64 // see Stats
 
 	// plain has bit id set for agents the driver passes through untouched
-	// (no RMPP, no engine calls): the lock-free hot path of Send and
+	// (no RMPP, no Call requests): the lock-free hot path of Send and
 	// handle. Kept by setAgentLocked.
 	plain   atomic.Uint32
 	hotHand atomic.Pointer[func(p *fabric.Packet)] // handler, for that path
 }
 
 // setAgentLocked stores agent id's state and its plain bit; w.mu is held.
-func (w *rmppTransport) setAgentLocked(id fabric.AgentID, a rmppAgent) {
+func (w *Driver) setAgentLocked(id fabric.AgentID, a rmppAgent) {
 	w.agents[id] = a
 	bit := uint32(1) << uint(id)
 	for {
@@ -113,7 +113,7 @@ func (w *rmppTransport) setAgentLocked(id fabric.AgentID, a rmppAgent) {
 }
 
 // isPlain reports whether agent id is passed through untouched.
-func (w *rmppTransport) isPlain(id fabric.AgentID) bool {
+func (w *Driver) isPlain(id fabric.AgentID) bool {
 	return id >= 0 && int(id) < fabric.MaxAgents && w.plain.Load()&(1<<uint(id)) != 0
 }
 
@@ -146,7 +146,7 @@ type xRecv struct {
 	addr      fabric.Addr
 	at        time.Time
 	held      int  // bytes counted in recvBytes
-	overTotal bool // stopped for RMPPLimits.MaxTotal
+	overTotal bool // stopped for Limits.MaxTotal
 }
 
 // xReq is a request of an RMPP agent waiting for its response.
@@ -159,38 +159,38 @@ type xReq struct {
 	forever  bool
 	noResp   bool // an RMPP send with timeout 0: only its ACKs are awaited
 	// recv is the receive transfer of the answer once its first segment
-	// arrived; for an engine call the request is then not resent, and
+	// arrived; for a request of Call the request is then not resent, and
 	// expires when no segment came for budget.
 	recv   recvKey
 	recvOn bool // recv is set
 	budget time.Duration
 }
 
-// RMPPLimits bound the memory of the driver's receive transfers.
-type RMPPLimits struct {
+// Limits bound the memory of the driver's receive transfers.
+type Limits struct {
 	// MaxMessage is the longest reassembled message accepted, in bytes;
-	// 0 means DefaultRMPPMaxMessage.
+	// 0 means DefaultMaxMessage.
 	MaxMessage int
 	// MaxTotal is the most bytes all receive transfers may hold at once;
-	// 0 means DefaultRMPPMaxTotal.
+	// 0 means DefaultMaxTotal.
 	MaxTotal int
 }
 
-// Default RMPPLimits: a 16,000-node fabric's whole NodeRecord table is
+// Default Limits: a 16,000-node fabric's whole NodeRecord table is
 // about 1.8 MB.
 const (
-	DefaultRMPPMaxMessage = 64 << 20
-	DefaultRMPPMaxTotal   = 256 << 20
+	DefaultMaxMessage = 64 << 20
+	DefaultMaxTotal   = 256 << 20
 )
 
-// RMPPStats counts what the RMPP driver refused or ended.
-type RMPPStats struct {
+// Stats counts what the RMPP driver refused or ended.
+type Stats struct {
 	// Refused counts DATA segments that would have started a receive
 	// transfer nobody asked for (no outstanding request of that TID, or
 	// an agent that did not register for RMPP).
 	Refused uint64
 	// Stopped counts receive transfers ended with STOP(1) because of
-	// RMPPLimits.
+	// Limits.
 	Stopped uint64
 	// Aborted counts receive transfers the peer ended with STOP or ABORT,
 	// or the driver gave up on (ABORT 118).
@@ -201,7 +201,7 @@ type RMPPStats struct {
 }
 
 // LimitError is an RMPP answer the receiver stopped because of its
-// memory limits (RMPPLimits).
+// memory limits (Limits).
 type LimitError struct {
 	TID    uint32
 	LID    uint16 // the sender
@@ -211,27 +211,24 @@ type LimitError struct {
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("engine: rmpp: answer of TID 0x%08x from lid %d stopped (STOP 1, resources exhausted): %s over RMPPLimits.%s (%d bytes)",
+	return fmt.Sprintf("rmppdriver: answer of TID 0x%08x from lid %d stopped (STOP 1, resources exhausted): %s over the RMPP %s limit (%d bytes)",
 		e.TID, e.LID, e.Reason, e.Limit, e.Bytes)
 }
 
-// withRMPP returns tr with the engine's RMPP driver in front of it (see
-// rmppTransport). A transport that already has the driver is returned as
-// it is.
-func withRMPP(tr fabric.Transport) fabric.Transport {
-	if _, ok := tr.(rmppDriver); ok {
-		return tr
-	}
-	return newRMPP(tr)
+// Options configure a Driver.
+type Options struct {
+	// Limits bound the memory of receive transfers; zero fields take the
+	// defaults.
+	Limits Limits
+	// Logger gets refused and stopped transfers at debug level; nil
+	// discards them.
+	Logger *slog.Logger
 }
 
-// rmppDriver finds the driver under a transport withRMPP returned.
-type rmppDriver interface{ driver() *rmppTransport }
-
-func (w *rmppTransport) driver() *rmppTransport { return w }
-
-func newRMPP(tr fabric.Transport) *rmppTransport {
-	w := &rmppTransport{
+// New returns tr with an RMPP driver in front of it (see Driver), which
+// owns tr from now on. o may be nil.
+func New(tr fabric.Transport, o *Options) *Driver {
+	w := &Driver{
 		tr:    tr,
 		done:  make(chan struct{}),
 		ready: make(chan struct{}, 1),
@@ -239,8 +236,21 @@ func newRMPP(tr fabric.Transport) *rmppTransport {
 		recvs: map[recvKey]*xRecv{},
 		reqs:  map[xferKey]*xReq{},
 	}
-	w.SetLimits(RMPPLimits{})
-	w.log.Store(slog.New(slog.DiscardHandler))
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	w.limits = opts.Limits
+	if w.limits.MaxMessage <= 0 {
+		w.limits.MaxMessage = DefaultMaxMessage
+	}
+	if w.limits.MaxTotal <= 0 {
+		w.limits.MaxTotal = DefaultMaxTotal
+	}
+	w.log = opts.Logger
+	if w.log == nil {
+		w.log = slog.New(slog.DiscardHandler)
+	}
 	c := tr.Caps()
 	w.native = c.RMPP
 	if c.SetHandler != nil {
@@ -268,41 +278,18 @@ func newRMPP(tr fabric.Transport) *rmppTransport {
 	return w
 }
 
-// SetLimits sets the memory limits of receive transfers started from now
-// on (and the total for all of them); zero fields take the defaults.
-func (w *rmppTransport) SetLimits(l RMPPLimits) {
-	if l.MaxMessage <= 0 {
-		l.MaxMessage = DefaultRMPPMaxMessage
-	}
-	if l.MaxTotal <= 0 {
-		l.MaxTotal = DefaultRMPPMaxTotal
-	}
-	w.mu.Lock()
-	w.limits = l
-	w.mu.Unlock()
-}
-
-// SetLogger makes the driver log refused and stopped transfers at debug
-// level on l (nil discards).
-func (w *rmppTransport) SetLogger(l *slog.Logger) {
-	if l == nil {
-		l = slog.New(slog.DiscardHandler)
-	}
-	w.log.Store(l)
-}
-
 // Stats returns what the driver refused or ended so far.
-func (w *rmppTransport) Stats() RMPPStats {
+func (w *Driver) Stats() Stats {
 	w.mu.Lock()
 	n, held := len(w.recvs), w.recvBytes
 	w.mu.Unlock()
-	return RMPPStats{Refused: w.refused.Load(), Stopped: w.stopped.Load(), Aborted: w.aborted.Load(), Transfers: n, Held: held}
+	return Stats{Refused: w.refused.Load(), Stopped: w.stopped.Load(), Aborted: w.aborted.Load(), Transfers: n, Held: held}
 }
 
 // Caps are the wrapped transport's, with RMPP (done by the driver or
 // below it), the driver's own SetHandler, and its retransmissions added to
 // the wrapped transport's count when that one counts.
-func (w *rmppTransport) Caps() fabric.Caps {
+func (w *Driver) Caps() fabric.Caps {
 	c := w.tr.Caps()
 	c.RMPP = true
 	c.SetHandler = w.SetHandler
@@ -313,11 +300,11 @@ func (w *rmppTransport) Caps() fabric.Caps {
 }
 
 // Port describes the local port.
-func (w *rmppTransport) Port() fabric.PortAttr { return w.tr.Port() }
+func (w *Driver) Port() fabric.PortAttr { return w.tr.Port() }
 
 // SetHandler makes the driver hand completions to h instead of queueing
 // them for Recv, as mux.Mux.SetHandler; p is valid during the call only.
-func (w *rmppTransport) SetHandler(h func(p *fabric.Packet)) {
+func (w *Driver) SetHandler(h func(p *fabric.Packet)) {
 	w.mu.Lock()
 	w.handler = h
 	if h == nil {
@@ -329,7 +316,7 @@ func (w *rmppTransport) SetHandler(h func(p *fabric.Packet)) {
 }
 
 // Register registers an agent on the wrapped transport.
-func (w *rmppTransport) Register(ctx context.Context, a fabric.Agent) (fabric.AgentID, error) {
+func (w *Driver) Register(ctx context.Context, a fabric.Agent) (fabric.AgentID, error) {
 	id, err := w.tr.Register(ctx, a)
 	if err != nil {
 		return id, err
@@ -343,7 +330,7 @@ func (w *rmppTransport) Register(ctx context.Context, a fabric.Agent) (fabric.Ag
 }
 
 // Unregister removes an agent and forgets its transfers.
-func (w *rmppTransport) Unregister(ctx context.Context, id fabric.AgentID) error {
+func (w *Driver) Unregister(ctx context.Context, id fabric.AgentID) error {
 	if err := w.tr.Unregister(ctx, id); err != nil {
 		return err
 	}
@@ -370,7 +357,7 @@ func (w *rmppTransport) Unregister(ctx context.Context, id fabric.AgentID) error
 	return nil
 }
 
-func (w *rmppTransport) rmppAgentLocked(id fabric.AgentID) bool {
+func (w *Driver) rmppAgentLocked(id fabric.AgentID) bool {
 	return id >= 0 && int(id) < len(w.agents) && w.agents[id].on
 }
 
@@ -384,8 +371,8 @@ func (a *action) send(agent fabric.AgentID, addr fabric.Addr, b []byte) {
 	a.sends = append(a.sends, fabric.Packet{Agent: agent, Addr: addr, Data: b})
 }
 
-// Send transmits p as umad_send does: see rmppTransport.
-func (w *rmppTransport) Send(ctx context.Context, p *fabric.Packet) error {
+// Send transmits p as umad_send does: see Driver.
+func (w *Driver) Send(ctx context.Context, p *fabric.Packet) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -395,7 +382,7 @@ func (w *rmppTransport) Send(ctx context.Context, p *fabric.Packet) error {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return fmt.Errorf("engine: rmpp: send: %w", fabric.ErrPortClosed)
+		return fmt.Errorf("rmppdriver: send: %w", fabric.ErrPortClosed)
 	}
 	if !w.rmppAgentLocked(p.Agent) {
 		w.mu.Unlock()
@@ -414,11 +401,11 @@ func (w *rmppTransport) Send(ctx context.Context, p *fabric.Packet) error {
 		s, err := rmpp.NewSender(b, rmpp.SenderConfig{Timeout: ackWait, Retries: p.Retries})
 		if err != nil {
 			w.mu.Unlock()
-			return fmt.Errorf("engine: rmpp: send: %w: %w", err, fabric.ErrInvalid)
+			return fmt.Errorf("rmppdriver: send: %w: %w", err, fabric.ErrInvalid)
 		}
 		if _, busy := w.sends[key]; busy {
 			w.mu.Unlock()
-			return fmt.Errorf("engine: rmpp: send TID 0x%08x: transfer already running: %w", key.tid, fabric.ErrInvalid)
+			return fmt.Errorf("rmppdriver: send TID 0x%08x: transfer already running: %w", key.tid, fabric.ErrInvalid)
 		}
 		x := &xSend{s: s, addr: p.Addr, hdr: append([]byte(nil), b[:rmpp.HeaderEnd]...)}
 		w.sends[key] = x
@@ -433,7 +420,7 @@ func (w *rmppTransport) Send(ctx context.Context, p *fabric.Packet) error {
 		if !resp && p.Timeout != 0 {
 			if _, busy := w.reqs[key]; busy {
 				w.mu.Unlock()
-				return fmt.Errorf("engine: rmpp: send TID 0x%08x: already outstanding: %w", key.tid, fabric.ErrInvalid)
+				return fmt.Errorf("rmppdriver: send TID 0x%08x: already outstanding: %w", key.tid, fabric.ErrInvalid)
 			}
 			r := &xReq{data: append([]byte(nil), b...), addr: p.Addr, timeout: p.Timeout, retries: p.Retries, forever: p.Timeout < 0,
 				budget: p.Timeout * time.Duration(max(p.Retries, 0)+1)}
@@ -451,7 +438,7 @@ func (w *rmppTransport) Send(ctx context.Context, p *fabric.Packet) error {
 
 // run performs a's sends, then its deliveries. The first send error is
 // returned.
-func (w *rmppTransport) run(ctx context.Context, a *action) error {
+func (w *Driver) run(ctx context.Context, a *action) error {
 	var first error
 	for i := range a.sends {
 		if err := w.tr.Send(ctx, &a.sends[i]); err != nil && first == nil {
@@ -464,9 +451,9 @@ func (w *rmppTransport) run(ctx context.Context, a *action) error {
 	return first
 }
 
-// emit hands a completion to an engine call waiting for it, the handler,
+// emit hands a completion to a Call waiting for it, the handler,
 // or the Recv queue.
-func (w *rmppTransport) emit(p *fabric.Packet) {
+func (w *Driver) emit(p *fabric.Packet) {
 	w.mu.Lock()
 	if p.Agent >= 0 && int(p.Agent) < len(w.agents) {
 		if ch, ok := w.agents[p.Agent].calls[uint32(mad.TIDOf(p.Data))]; ok {
@@ -494,7 +481,7 @@ func (w *rmppTransport) emit(p *fabric.Packet) {
 }
 
 // sendOutLocked turns a Sender's output into packets and bookkeeping.
-func (w *rmppTransport) sendOutLocked(a *action, key xferKey, x *xSend, o rmpp.Output, now time.Time) {
+func (w *Driver) sendOutLocked(a *action, key xferKey, x *xSend, o rmpp.Output, now time.Time) {
 	o.Each(func(k int) { a.send(key.agent, x.addr, x.s.Segment(nil, k)) })
 	if o.Control != 0 {
 		a.send(key.agent, x.addr, x.s.Control(nil, o.Control, o.ControlStatus))
@@ -518,7 +505,7 @@ func (w *rmppTransport) sendOutLocked(a *action, key xferKey, x *xSend, o rmpp.O
 	}
 	// The request is out; wait for the response, and tell the responder
 	// it may answer (the direction switch, rmpp.md section 7). An RMPP
-	// request is not resent, so an engine call waits its whole budget
+	// request is not resent, so a Call waits its whole budget
 	// (a umad caller its timeout, as in Linux).
 	if !r.forever {
 		r.deadline = now.Add(r.timeout)
@@ -533,7 +520,7 @@ func (w *rmppTransport) sendOutLocked(a *action, key xferKey, x *xSend, o rmpp.O
 // key, which timed out: each active one is aborted with ABORT(118) sent to
 // its sender, and every one is forgotten, so that none is left to answer a
 // later transfer of the same TID with the state of this one.
-func (w *rmppTransport) endRecvsLocked(a *action, key xferKey, r *xReq, now time.Time) {
+func (w *Driver) endRecvsLocked(a *action, key xferKey, r *xReq, now time.Time) {
 	for rk, x := range w.recvs {
 		if rk.agent != key.agent || uint32(rk.tid) != key.tid || rk.method&mad.MethodResp == 0 {
 			continue
@@ -550,7 +537,7 @@ func (w *rmppTransport) endRecvsLocked(a *action, key xferKey, r *xReq, now time
 			if w.failed == nil {
 				w.failed = map[xferKey]error{}
 			}
-			w.failed[key] = fmt.Errorf("engine: rmpp: answer of TID 0x%08x from lid %d stalled: no segment for %v (aborted with ABORT 118): %w",
+			w.failed[key] = fmt.Errorf("rmppdriver: answer of TID 0x%08x from lid %d stalled: no segment for %v (aborted with ABORT 118): %w",
 				key.tid, r.recv.lid, r.budget, fabric.ErrTimeout)
 		}
 	}
@@ -561,7 +548,7 @@ func timeoutRecord(agent fabric.AgentID, r *xReq) *fabric.Packet {
 }
 
 // handle processes a packet from the wrapped transport.
-func (w *rmppTransport) handle(p *fabric.Packet) {
+func (w *Driver) handle(p *fabric.Packet) {
 	if w.isPlain(p.Agent) {
 		if h := w.hotHand.Load(); h != nil {
 			(*h)(p) // the hot path: no lock, no copy
@@ -607,7 +594,7 @@ func (w *rmppTransport) handle(p *fabric.Packet) {
 		if x == nil {
 			if why := w.refuseLocked(p.Agent, key, b, p.Addr); why != "" {
 				w.refused.Add(1)
-				w.log.Load().Debug("engine: rmpp: DATA refused", "why", why, "agent", int(p.Agent),
+				w.log.Debug("rmppdriver: DATA refused", "why", why, "agent", int(p.Agent),
 					"tid", fmt.Sprintf("0x%016x", mad.TIDOf(b)), "slid", p.Addr.LID, "qpn", p.Addr.QPN, "segment", h.Data1)
 				break
 			}
@@ -616,7 +603,7 @@ func (w *rmppTransport) handle(p *fabric.Packet) {
 		}
 		o := x.r.Handle(b, now)
 		if r := w.reqs[key]; r != nil && mad.IsResponse(b) && !r.deadline.IsZero() {
-			// The engine's own SA calls keep their request alive while
+			// Requests of Call keep their request alive while
 			// its answer arrives, and stop resending it (Linux lets it
 			// expire and resends it mid-transfer, rmpp.md section 8;
 			// umad callers keep that behaviour).
@@ -657,7 +644,7 @@ func (w *rmppTransport) handle(p *fabric.Packet) {
 // start one ("" when it may): a response needs a request of that TID
 // outstanding on the agent, sent to the LID the segment comes from; a
 // request needs an agent registered for RMPP by its user.
-func (w *rmppTransport) refuseLocked(agent fabric.AgentID, key xferKey, b []byte, from fabric.Addr) string {
+func (w *Driver) refuseLocked(agent fabric.AgentID, key xferKey, b []byte, from fabric.Addr) string {
 	if mad.IsResponse(b) {
 		r := w.reqs[key]
 		switch {
@@ -671,12 +658,12 @@ func (w *rmppTransport) refuseLocked(agent fabric.AgentID, key xferKey, b []byte
 		return ""
 	}
 	if w.agents[agent].calls != nil {
-		return "a request to the engine's own agent"
+		return "a request to an agent of Call"
 	}
 	return ""
 }
 
-func (w *rmppTransport) recvOutLocked(a *action, rk recvKey, x *xRecv, o rmpp.Output, now time.Time) {
+func (w *Driver) recvOutLocked(a *action, rk recvKey, x *xRecv, o rmpp.Output, now time.Time) {
 	if o.Ack {
 		a.send(rk.agent, x.addr, x.r.Ack(nil))
 	}
@@ -701,7 +688,7 @@ func (w *rmppTransport) recvOutLocked(a *action, rk recvKey, x *xRecv, o rmpp.Ou
 }
 
 // dropRecvLocked forgets a receive transfer.
-func (w *rmppTransport) dropRecvLocked(rk recvKey, x *xRecv) {
+func (w *Driver) dropRecvLocked(rk recvKey, x *xRecv) {
 	if w.recvs[rk] == x {
 		delete(w.recvs, rk)
 	}
@@ -710,9 +697,9 @@ func (w *rmppTransport) dropRecvLocked(rk recvKey, x *xRecv) {
 }
 
 // recvFailedLocked reports a receive transfer that ended with err: the
-// request waiting for it completes now (a timeout record; an engine call
+// request waiting for it completes now (a timeout record; a Call
 // gets err).
-func (w *rmppTransport) recvFailedLocked(a *action, rk recvKey, x *xRecv, err error) {
+func (w *Driver) recvFailedLocked(a *action, rk recvKey, x *xRecv, err error) {
 	var ae *rmpp.AbortError
 	if errors.As(err, &ae) && !ae.Remote && ae.Type == rmpp.TypeStop && ae.Status == rmpp.StatusResX {
 		w.stopped.Add(1)
@@ -724,7 +711,7 @@ func (w *rmppTransport) recvFailedLocked(a *action, rk recvKey, x *xRecv, err er
 	} else {
 		w.aborted.Add(1)
 	}
-	w.log.Load().Debug("engine: rmpp: receive transfer ended", "err", err, "agent", int(rk.agent),
+	w.log.Debug("rmppdriver: receive transfer ended", "err", err, "agent", int(rk.agent),
 		"tid", fmt.Sprintf("0x%016x", rk.tid), "slid", rk.lid)
 	if rk.method&mad.MethodResp == 0 {
 		return
@@ -747,7 +734,7 @@ func (w *rmppTransport) recvFailedLocked(a *action, rk recvKey, x *xRecv, err er
 // completeLocked delivers a whole message of an RMPP agent: a response
 // completes its request (and is dropped when none waits, as the kernel
 // drops it); a request is delivered.
-func (w *rmppTransport) completeLocked(a *action, key xferKey, p *fabric.Packet) {
+func (w *Driver) completeLocked(a *action, key xferKey, p *fabric.Packet) {
 	if !mad.IsResponse(p.Data) {
 		a.deliver = append(a.deliver, p)
 		return
@@ -763,7 +750,7 @@ func (w *rmppTransport) completeLocked(a *action, key xferKey, p *fabric.Packet)
 }
 
 // armLocked sets the timer to the earliest deadline.
-func (w *rmppTransport) armLocked() {
+func (w *Driver) armLocked() {
 	var next time.Time
 	upd := func(t time.Time) {
 		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
@@ -799,7 +786,7 @@ func (w *rmppTransport) armLocked() {
 }
 
 // tick runs the timers that are due.
-func (w *rmppTransport) tick() {
+func (w *Driver) tick() {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -840,7 +827,7 @@ func (w *rmppTransport) tick() {
 
 // fail records that the wrapped transport's peer is gone: Recv returns
 // err once the queue is read.
-func (w *rmppTransport) fail(err error) {
+func (w *Driver) fail(err error) {
 	w.mu.Lock()
 	if w.gone == nil {
 		w.gone = err
@@ -853,7 +840,7 @@ func (w *rmppTransport) fail(err error) {
 }
 
 // pump reads the wrapped transport when it cannot hand over completions.
-func (w *rmppTransport) pump(ctx context.Context) {
+func (w *Driver) pump(ctx context.Context) {
 	for {
 		p := &fabric.Packet{Data: make([]byte, 0, mad.Size)}
 		if err := w.tr.Recv(ctx, p); err != nil {
@@ -872,7 +859,7 @@ func (w *rmppTransport) pump(ctx context.Context) {
 
 // Recv returns the next completion or message, as the wrapped transport's
 // Recv would, RMPP messages coalesced.
-func (w *rmppTransport) Recv(ctx context.Context, p *fabric.Packet) error {
+func (w *Driver) Recv(ctx context.Context, p *fabric.Packet) error {
 	for {
 		w.mu.Lock()
 		if len(w.queue) > 0 {
@@ -888,10 +875,10 @@ func (w *rmppTransport) Recv(ctx context.Context, p *fabric.Packet) error {
 		closed, gone := w.closed, w.gone
 		w.mu.Unlock()
 		if closed {
-			return fmt.Errorf("engine: rmpp: recv: %w", fabric.ErrPortClosed)
+			return fmt.Errorf("rmppdriver: recv: %w", fabric.ErrPortClosed)
 		}
 		if gone != nil {
-			return fmt.Errorf("engine: rmpp: recv: %w", gone)
+			return fmt.Errorf("rmppdriver: recv: %w", gone)
 		}
 		select {
 		case <-w.ready:
@@ -904,7 +891,7 @@ func (w *rmppTransport) Recv(ctx context.Context, p *fabric.Packet) error {
 
 // Close closes the wrapped transport and stops the driver. It is
 // idempotent.
-func (w *rmppTransport) Close() error {
+func (w *Driver) Close() error {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -938,11 +925,17 @@ func clonePacket(p *fabric.Packet) *fabric.Packet {
 	return &q
 }
 
-// rpc runs one request of an engine-owned RMPP agent for (class,
-// version) and returns its whole response message. The request has
-// timeout per try and retries more tries.
-func (w *rmppTransport) rpc(ctx context.Context, class, version uint8, req []byte, addr fabric.Addr, timeout time.Duration, retries int) (*fabric.Packet, error) {
-	id, err := w.engineAgent(ctx, class, version)
+// Call runs one request on the driver's own RMPP agent for (class,
+// version), registered on first use, and returns its whole response
+// message. The request (its TID is the driver's) has timeout per try and
+// retries more tries; a response transferred in many segments keeps it
+// alive. When no answer came in all tries, Call returns the timeout record
+// (Status fabric.StatusTimeout, the request as Data) and no error; a
+// transfer stopped by Limits fails with a *LimitError, one the peer ended
+// with an *rmpp.AbortError, one that stalled with an error wrapping
+// fabric.ErrTimeout.
+func (w *Driver) Call(ctx context.Context, class, version uint8, req []byte, addr fabric.Addr, timeout time.Duration, retries int) (*fabric.Packet, error) {
+	id, err := w.ownAgent(ctx, class, version)
 	if err != nil {
 		return nil, err
 	}
@@ -950,7 +943,7 @@ func (w *rmppTransport) rpc(ctx context.Context, class, version uint8, req []byt
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return nil, fmt.Errorf("engine: rmpp: %w", fabric.ErrPortClosed)
+		return nil, fmt.Errorf("rmppdriver: %w", fabric.ErrPortClosed)
 	}
 	w.nextTID++
 	tid := w.nextTID
@@ -977,7 +970,7 @@ func (w *rmppTransport) rpc(ctx context.Context, class, version uint8, req []byt
 	select {
 	case r, ok := <-ch:
 		if !ok {
-			return nil, fmt.Errorf("engine: rmpp: %w", fabric.ErrPortClosed)
+			return nil, fmt.Errorf("rmppdriver: %w", fabric.ErrPortClosed)
 		}
 		if r.Status == fabric.StatusTimeout {
 			w.mu.Lock()
@@ -986,7 +979,6 @@ func (w *rmppTransport) rpc(ctx context.Context, class, version uint8, req []byt
 			if err != nil {
 				return nil, err
 			}
-			return nil, &TimeoutError{TID: uint64(tid), Tries: retries + 1}
 		}
 		return r, nil
 	case <-ctx.Done():
@@ -994,29 +986,29 @@ func (w *rmppTransport) rpc(ctx context.Context, class, version uint8, req []byt
 	}
 }
 
-// engineAgent returns the engine's own RMPP agent for (class, version).
-func (w *rmppTransport) engineAgent(ctx context.Context, class, version uint8) (fabric.AgentID, error) {
+// ownAgent returns Call's RMPP agent for (class, version).
+func (w *Driver) ownAgent(ctx context.Context, class, version uint8) (fabric.AgentID, error) {
 	k := uint16(class)<<8 | uint16(version)
 	w.mu.Lock()
-	id, ok := w.saAgents[k]
+	id, ok := w.ownAgents[k]
 	w.mu.Unlock()
 	if ok {
 		return id, nil
 	}
 	id, err := w.Register(ctx, fabric.Agent{Class: class, Version: version, RMPPVersion: 1})
 	if err != nil {
-		return -1, fmt.Errorf("engine: register RMPP agent class 0x%02x: %w", class, err)
+		return -1, fmt.Errorf("rmppdriver: register RMPP agent class 0x%02x: %w", class, err)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.saAgents == nil {
-		w.saAgents = map[uint16]fabric.AgentID{}
+	if w.ownAgents == nil {
+		w.ownAgents = map[uint16]fabric.AgentID{}
 	}
-	if old, ok := w.saAgents[k]; ok {
+	if old, ok := w.ownAgents[k]; ok {
 		_ = w.tr.Unregister(ctx, id) // lost a race: keep the first
 		w.setAgentLocked(id, rmppAgent{})
 		return old, nil
 	}
-	w.saAgents[k] = id
+	w.ownAgents[k] = id
 	return id, nil
 }
