@@ -3,6 +3,7 @@ package exporter
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -56,6 +57,36 @@ func (e *Exporter) Text() *Rendered {
 	r := &Rendered{Snap: s, Gzip: slices.Clip(buf.Bytes())}
 	e.text.last = r
 	return r
+}
+
+// WriteText writes the last sweep's series in the Prometheus text format
+// (0.0.4), uncompressed, with its age at now last, as one scrape would
+// get them: for a file (node_exporter's textfile collector). It returns
+// w's first error, and an error when there is no sweep yet.
+func (e *Exporter) WriteText(w io.Writer, now time.Time) error {
+	s := e.snap.Load()
+	if s == nil {
+		return errors.New("exporter: no sweep")
+	}
+	ew := &errWriter{w: w}
+	e.writeText(ew, s)
+	ew.Write(e.AppendAge(nil, &Rendered{Snap: s}, now))
+	return ew.err
+}
+
+// errWriter keeps a writer's first error and writes nothing after it.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (w *errWriter) Write(b []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	n, err := w.w.Write(b)
+	w.err = err
+	return n, err
 }
 
 // writeText writes s's families but the age in the text format, in name

@@ -118,3 +118,42 @@ func TestTextMatchesRegistry(t *testing.T) {
 		t.Error("a new sweep served from the old rendering")
 	}
 }
+
+// TestWriteTextIsTheScrape: WriteText (the --once file) writes what a
+// scrape of the rendered sweep gets, byte for byte: the gzip'd families,
+// then the age at the same instant; and it fails before a sweep and on
+// a writer's error.
+func TestWriteTextIsTheScrape(t *testing.T) {
+	e, _ := simExporter(t, net2sw, &Options{HCA: true, Details: true})
+	if err := e.WriteText(io.Discard, time.Now()); err == nil {
+		t.Error("WriteText before a sweep: no error")
+	}
+	if _, err := e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	var got bytes.Buffer
+	if err := e.WriteText(&got, now); err != nil {
+		t.Fatal(err)
+	}
+	r := e.Text()
+	zr, err := gzip.NewReader(bytes.NewReader(r.Gzip))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = e.AppendAge(want, r, now)
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("WriteText: %d bytes, the scrape %d, not equal", got.Len(), len(want))
+	}
+	if err := e.WriteText(failWriter{}, now); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("WriteText to a failing writer: %v", err)
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, fmt.Errorf("disk full") }

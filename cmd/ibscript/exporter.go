@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -297,10 +298,6 @@ func metricsHandler(exp *exporter.Exporter, extra prometheus.Gatherer, other htt
 // path atomically, as node_exporter's textfile collector wants: a
 // temporary file in the same directory, 0644, renamed over path.
 func writeTextfile(path string, exp *exporter.Exporter) (err error) {
-	rd := exp.Text()
-	if rd == nil {
-		return errors.New("no sweep")
-	}
 	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
@@ -311,14 +308,11 @@ func writeTextfile(path string, exp *exporter.Exporter) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	zr, err := gzip.NewReader(bytes.NewReader(rd.Gzip))
-	if err != nil {
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err = exp.WriteText(bw, time.Now()); err != nil {
 		return err
 	}
-	if _, err = io.Copy(f, zr); err != nil {
-		return err
-	}
-	if _, err = f.Write(exp.AppendAge(nil, rd, time.Now())); err != nil {
+	if err = bw.Flush(); err != nil {
 		return err
 	}
 	if err = f.Chmod(0o644); err != nil {
