@@ -5,6 +5,7 @@ package ibsim
 import (
 	"encoding/binary"
 	"net"
+	"os"
 	"syscall"
 	"unsafe"
 
@@ -105,6 +106,68 @@ func (b *batchSender) send(bufs *[maxBatch][requestSize]byte, n int) error {
 		return err
 	}
 	return serr
+}
+
+// batchReceiver reads several datagrams with one recvmmsg.
+type batchReceiver struct {
+	rc   syscall.RawConn
+	hdrs [maxBatch]mmsghdr
+	iovs [maxBatch]unix.Iovec
+	bufs [maxBatch][requestSize + 1]byte // one byte more: a longer datagram shows
+}
+
+func newBatchReceiver(conn net.PacketConn) *batchReceiver {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return &batchReceiver{rc: rc}
+}
+
+// recv waits (through the poller, under the connection's read deadline)
+// until at least one datagram is queued, and reads as many as are, up to
+// maxBatch; datagram i is bufs[i][:lens[i]]. A datagram longer than
+// requestSize+1 bytes is cut, as ReadFrom cuts it.
+func (b *batchReceiver) recv(lens *[maxBatch]int) (int, error) {
+	for i := range b.hdrs {
+		b.iovs[i] = unix.Iovec{Base: &b.bufs[i][0]}
+		b.iovs[i].SetLen(len(b.bufs[i]))
+		b.hdrs[i] = mmsghdr{}
+		b.hdrs[i].hdr.Iov = &b.iovs[i]
+		b.hdrs[i].hdr.SetIovlen(1)
+	}
+	var n int
+	var rerr error
+	err := b.rc.Read(func(fd uintptr) bool {
+		for {
+			r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), maxBatch, unix.MSG_DONTWAIT, 0, 0)
+			switch e {
+			case 0:
+				n = int(r)
+				return true
+			case unix.EAGAIN:
+				return false // wait until readable
+			case unix.EINTR:
+			default:
+				rerr = e
+				return true
+			}
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	if rerr != nil {
+		return 0, &net.OpError{Op: "recvmmsg", Net: "unixgram", Err: os.NewSyscallError("recvmmsg", rerr)}
+	}
+	for i := range n {
+		lens[i] = int(b.hdrs[i].n)
+	}
+	return n, nil
 }
 
 // connectBack connects the unix socket conn to the address to.

@@ -4,6 +4,7 @@ package ibsim
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -68,5 +69,84 @@ func TestBatchSender(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBatchReceiver: one recvmmsg takes every queued datagram up to
+// maxBatch, in order, each with its length (a longer one cut at
+// requestSize+1, as ReadFrom cuts it); the next call takes the rest; a
+// closed connection ends a waiting call with net.ErrClosed.
+func TestBatchReceiver(t *testing.T) {
+	rx, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rx.Close()
+	tx, err := net.DialUDP("udp4", nil, rx.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	br := newBatchReceiver(rx)
+	if br == nil {
+		t.Fatal("no batch receiver")
+	}
+	const n = maxBatch + 3
+	sizes := make([]int, n)
+	for i := range n {
+		sizes[i] = requestSize
+		switch i {
+		case 2:
+			sizes[i] = 7
+		case 5:
+			sizes[i] = requestSize + 40
+		}
+		d := make([]byte, sizes[i])
+		for j := range d {
+			d[j] = byte(i*31 + j)
+		}
+		if _, err := tx.Write(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rx.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var lens [maxBatch]int
+	got := 0
+	for got < n {
+		k, err := br.recv(&lens)
+		if err != nil {
+			t.Fatalf("after %d datagrams: %v", got, err)
+		}
+		if k < 1 || k > maxBatch {
+			t.Fatalf("recv: %d datagrams", k)
+		}
+		for i := range k {
+			want := min(sizes[got], requestSize+1)
+			if lens[i] != want {
+				t.Errorf("datagram %d: %d bytes, want %d", got, lens[i], want)
+			}
+			for j := range min(lens[i], want) {
+				if br.bufs[i][j] != byte(got*31+j) {
+					t.Fatalf("datagram %d: byte %d is %d, want %d", got, j, br.bufs[i][j], byte(got*31+j))
+				}
+			}
+			got++
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		rx.SetReadDeadline(time.Time{})
+		_, err := br.recv(&lens)
+		done <- err
+	}()
+	time.Sleep(10 * time.Millisecond) // let it wait in the poller (either way the result is the same)
+	rx.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("recv on a closed connection: %v, want net.ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("recv did not end when the connection closed")
 	}
 }

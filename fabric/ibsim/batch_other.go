@@ -32,3 +32,13 @@ func (b *batchSender) send(bufs *[maxBatch][requestSize]byte, n int) error {
 func connectBack(net.PacketConn, net.Addr) error { return errors.ErrUnsupported }
 
 func shutdownRead(net.PacketConn) error { return errors.ErrUnsupported }
+
+// batchReceiver reads several datagrams at once; there is none without
+// recvmmsg (the reader reads one at a time).
+type batchReceiver struct {
+	bufs [maxBatch][requestSize + 1]byte
+}
+
+func newBatchReceiver(net.PacketConn) *batchReceiver { return nil }
+
+func (b *batchReceiver) recv(*[maxBatch]int) (int, error) { return 0, errors.ErrUnsupported }

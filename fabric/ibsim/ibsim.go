@@ -638,10 +638,22 @@ type inPacket struct {
 // bounded by what ibsim sends, which is bounded by what is in flight.
 func (c *client) read() {
 	defer close(c.readDone)
-	var buf [requestSize + 1]byte
-	var r simRequest
+	br := newBatchReceiver(c.data)
+	var one [requestSize + 1]byte
+	var lens [maxBatch]int
 	for {
-		n, _, err := c.data.ReadFrom(buf[:])
+		// One recvmmsg takes every answer ibsim has queued (up to
+		// maxBatch): one system call and one wake-up of the deliverer
+		// for all of them.
+		var n int
+		var err error
+		if br != nil {
+			n, err = br.recv(&lens)
+
+		} else {
+			lens[0], _, err = c.data.ReadFrom(one[:])
+			n = 1
+		}
 		if c.closing.Load() {
 			return
 		}
@@ -651,36 +663,53 @@ func (c *client) read() {
 			}
 			continue
 		}
-		if r.Get(buf[:n]) != nil {
-			c.bad.Add(1)
-			c.log.Debug("ibsim: malformed datagram dropped", "len", n, "want", requestSize, "from", c.where)
-			continue
+		queued := false
+		for i := range n {
+			b := one[:lens[i]]
+			if br != nil {
+				b = br.bufs[i][:lens[i]]
+			}
+			queued = c.take(b) || queued
 		}
-		if r.Status != 0 {
-			// Our own packet, bounced: leave it to the Mux's timer.
-			c.dropped.Add(1)
-			continue
-		}
-		c.inMu.Lock()
-		var ip *inPacket
-		if k := len(c.free); k > 0 {
-			ip, c.free = c.free[k-1], c.free[:k-1]
-		} else {
-			ip = new(inPacket)
-		}
-		ip.addr = fabric.Addr{LID: r.SLID, QPN: r.SQP}
-		if r.SQP != 0 {
-			ip.addr.QKey = 0x80010000
-		}
-		ip.mad = r.MAD
-		ip.n = validLength(r.Length, &r.MAD)
-		c.inbox = append(c.inbox, ip)
-		c.inMu.Unlock()
-		select {
-		case c.wake <- struct{}{}:
-		default:
+		if queued {
+			select {
+			case c.wake <- struct{}{}:
+			default:
+			}
 		}
 	}
+}
+
+// take puts the datagram b in the inbox and reports whether it did (a
+// malformed datagram or a bounced one of ours is dropped and counted).
+func (c *client) take(b []byte) bool {
+	var r simRequest
+	if r.Get(b) != nil {
+		c.bad.Add(1)
+		c.log.Debug("ibsim: malformed datagram dropped", "len", len(b), "want", requestSize, "from", c.where)
+		return false
+	}
+	if r.Status != 0 {
+		// Our own packet, bounced: leave it to the Mux's timer.
+		c.dropped.Add(1)
+		return false
+	}
+	c.inMu.Lock()
+	var ip *inPacket
+	if k := len(c.free); k > 0 {
+		ip, c.free = c.free[k-1], c.free[:k-1]
+	} else {
+		ip = new(inPacket)
+	}
+	ip.addr = fabric.Addr{LID: r.SLID, QPN: r.SQP}
+	if r.SQP != 0 {
+		ip.addr.QKey = 0x80010000
+	}
+	ip.mad = r.MAD
+	ip.n = validLength(r.Length, &r.MAD)
+	c.inbox = append(c.inbox, ip)
+	c.inMu.Unlock()
+	return true
 }
 
 // validLength is how much of a received MAD the sender said is valid
