@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -285,5 +288,25 @@ func TestDiscoverIbsimDies(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
 	if len(lines) != 1 || !strings.Contains(lines[0], "is gone") || !strings.HasPrefix(lines[0], "ibscript discover: ") {
 		t.Errorf("stderr (%d lines), want one line saying ibsim is gone:\n%.2000s", len(lines), errOut)
+	}
+}
+
+// TestLeaveACore: on a local ibsim GOMAXPROCS drops to one below the
+// CPUs (at least one), unless $GOMAXPROCS is set.
+func TestLeaveACore(t *testing.T) {
+	prev := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+	runtime.GOMAXPROCS(runtime.NumCPU())
+	t.Setenv("GOMAXPROCS", "")
+	os.Unsetenv("GOMAXPROCS")
+	leaveACore()
+	if got, want := runtime.GOMAXPROCS(0), max(1, runtime.NumCPU()-1); got != want {
+		t.Errorf("GOMAXPROCS %d, want %d", got, want)
+	}
+	runtime.GOMAXPROCS(runtime.NumCPU())
+	t.Setenv("GOMAXPROCS", strconv.Itoa(runtime.NumCPU()))
+	leaveACore()
+	if got := runtime.GOMAXPROCS(0); got != runtime.NumCPU() {
+		t.Errorf("with $GOMAXPROCS set: GOMAXPROCS %d, want %d", got, runtime.NumCPU())
 	}
 }
