@@ -141,10 +141,12 @@ func BenchmarkScrapeText(b *testing.B) {
 		b.Fatal(err)
 	}
 	series := 0
-	t := &textEmitter{bufs: make([][]byte, len(families))}
+	t := newTextEmitter()
 	e.collect(e.Snapshot(), t)
-	for _, buf := range t.bufs {
-		series += bytes.Count(buf, []byte("\n"))
+	for _, cs := range t.chunks {
+		for _, c := range cs {
+			series += bytes.Count(c, []byte("\n"))
+		}
 	}
 	b.Run("render", func(b *testing.B) {
 		for b.Loop() {

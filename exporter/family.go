@@ -1,8 +1,10 @@
 package exporter
 
 import (
+	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -43,13 +45,35 @@ func (c chanEmitter) emit(f *family, v float64, lv ...string) {
 }
 
 // textEmitter writes each series' line of the Prometheus text format
-// (0.0.4) into its family's buffer.
+// (0.0.4) into its family's chunks: a family's lines go into fixed-size
+// chunks, so a large fabric's families grow without copying what they
+// hold (growing one buffer per family copied each several times).
 type textEmitter struct {
-	bufs [][]byte // by family.idx
+	chunks [][][]byte // by family.idx: its lines, in chunks of chunkSize
+	line   []byte     // the line being built
+}
+
+// chunkSize is the size of a family's text chunks.
+const chunkSize = 64 << 10
+
+func newTextEmitter() *textEmitter {
+	return &textEmitter{chunks: make([][][]byte, len(families))}
 }
 
 func (t *textEmitter) emit(f *family, v float64, lv ...string) {
-	b := t.bufs[f.idx]
+	b := appendLine(t.line[:0], f, v, lv...)
+	t.line = b
+	cs := t.chunks[f.idx]
+	if k := len(cs) - 1; k >= 0 && len(cs[k])+len(b) <= cap(cs[k]) {
+		cs[k] = append(cs[k], b...)
+		return
+	}
+	c := make([]byte, 0, max(chunkSize, len(b)))
+	t.chunks[f.idx] = append(cs, append(c, b...))
+}
+
+// appendLine appends the text format's line of one series of f.
+func appendLine(b []byte, f *family, v float64, lv ...string) []byte {
 	b = append(b, f.name...)
 	if len(lv) > 0 {
 		b = append(b, '{')
@@ -66,13 +90,26 @@ func (t *textEmitter) emit(f *family, v float64, lv ...string) {
 	}
 	b = append(b, ' ')
 	b = appendFloat(b, v)
-	b = append(b, '\n')
-	t.bufs[f.idx] = b
+	return append(b, '\n')
 }
+
+// writeTo writes family f's lines to w and lets them go.
+func (t *textEmitter) writeTo(w io.Writer, f *family) {
+	for _, c := range t.chunks[f.idx] {
+		w.Write(c)
+	}
+	t.chunks[f.idx] = nil
+}
+
+// empty reports whether family f has no line.
+func (t *textEmitter) empty(f *family) bool { return len(t.chunks[f.idx]) == 0 }
 
 // appendEscaped appends a label value escaped as the text format wants:
 // backslash, double quote and line feed.
 func appendEscaped(b []byte, s string) []byte {
+	if strings.IndexAny(s, "\\\"\n") < 0 { // the common case: nothing to escape
+		return append(b, s...)
+	}
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
 		case '\\':
@@ -113,6 +150,11 @@ func appendFloat(b []byte, v float64) []byte {
 		return append(b, "-Inf"...)
 	case math.IsNaN(v):
 		return append(b, "NaN"...)
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e6 && (v != 0 || !math.Signbit(v)) {
+		// A small integer (a state, a port, most error counters): 'g'
+		// writes those (exponent below 6) as plain digits too.
+		return strconv.AppendInt(b, int64(v), 10)
 	}
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }

@@ -92,18 +92,16 @@ func (w *errWriter) Write(b []byte) (int, error) {
 // writeText writes s's families but the age in the text format, in name
 // order, each family's series in the order collect emits them.
 func (e *Exporter) writeText(w io.Writer, s *Snapshot) {
-	t := &textEmitter{bufs: make([][]byte, len(families))}
+	t := newTextEmitter()
 	e.collect(s, t)
 	var head []byte
 	for _, f := range byName {
-		b := t.bufs[f.idx]
-		if len(b) == 0 || f == ageFamily {
+		if t.empty(f) || f == ageFamily {
 			continue
 		}
 		head = appendHeader(head[:0], f)
 		w.Write(head)
-		w.Write(b)
-		t.bufs[f.idx] = nil // let it go as soon as written
+		t.writeTo(w, f) // and let it go
 	}
 }
 
@@ -127,7 +125,5 @@ func appendHeader(b []byte, f *family) []byte {
 // text format: the part of a scrape Rendered leaves out.
 func (e *Exporter) AppendAge(b []byte, r *Rendered, now time.Time) []byte {
 	b = appendHeader(b, ageFamily)
-	t := &textEmitter{bufs: make([][]byte, len(families))}
-	t.emit(ageFamily, now.Sub(r.Snap.Time).Seconds())
-	return append(b, t.bufs[ageFamily.idx]...)
+	return appendLine(b, ageFamily, now.Sub(r.Snap.Time).Seconds())
 }

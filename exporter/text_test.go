@@ -5,7 +5,9 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -157,3 +159,19 @@ func TestWriteTextIsTheScrape(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, fmt.Errorf("disk full") }
+
+// TestAppendFloatAsG: the value writer's shortcuts give the bytes
+// strconv's 'g' (client_golang's) gives.
+func TestAppendFloatAsG(t *testing.T) {
+	for _, v := range []float64{0, 1, -1, 7, 999999, -999999, 1e6, 1234567, 4294967295, 1 << 53, 0.5, 1e-7, 123456.5, 1e21, math.Copysign(0, -1)} {
+		if got, want := string(appendFloat(nil, v)), strconv.FormatFloat(v, 'g', -1, 64); got != want {
+			t.Errorf("appendFloat(%v) = %q, want %q", v, got, want)
+		}
+	}
+	for _, s := range []string{"", "plain", `a"b`, `a\b`, "a\nb", `"\` + "\n"} {
+		want := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+		if got := string(appendEscaped(nil, s)); got != want {
+			t.Errorf("appendEscaped(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
