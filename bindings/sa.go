@@ -34,7 +34,7 @@ func saModule() Module {
 func checkAttr(L *lua.LState, fn string, n int) *sa.Attr {
 	name := L.CheckString(n)
 	a, ok := sa.AttrByName(name)
-	if !ok || a == &sa.ClassPortInfo || a == &sa.InformInfo || a == &sa.MultiPathRecord {
+	if !ok || a == sa.ClassPortInfo() || a == sa.InformInfo() || a == sa.MultiPathRecord() {
 		raise(L, fn, "unknown SA record %q (sa.records() lists them)", name)
 	}
 	return a
@@ -135,7 +135,7 @@ func saPath(e *Env, L *lua.LState) int {
 func saRecordNames(_ *Env, L *lua.LState) int {
 	t := L.NewTable()
 	for _, a := range sa.Attrs() {
-		if a == &sa.ClassPortInfo || a == &sa.InformInfo || a == &sa.MultiPathRecord {
+		if a == sa.ClassPortInfo() || a == sa.InformInfo() || a == sa.MultiPathRecord() {
 			continue
 		}
 		t.Append(lua.LString(a.Name()))

@@ -436,7 +436,7 @@ func LIDOfGUID(ctx context.Context, e *Env, guid uint64) (uint16, error) {
 	binary.BigEndian.PutUint64(tmpl[8:], e.Session.Port().GIDPrefix) // DGID
 	binary.BigEndian.PutUint64(tmpl[16:], guid)
 	copy(tmpl[24:40], tmpl[8:24]) // SGID
-	if recs, err := e.Session.SAGetTable(ctx, &sa.PathRecord, 1<<2|1<<3, tmpl); err == nil && len(recs) > 0 && len(recs[0]) >= 42 {
+	if recs, err := e.Session.SAGetTable(ctx, sa.PathRecord(), 1<<2|1<<3, tmpl); err == nil && len(recs) > 0 && len(recs[0]) >= 42 {
 		if lid := binary.BigEndian.Uint16(recs[0][40:42]); lid != 0 {
 			return lid, nil
 		}

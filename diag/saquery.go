@@ -178,13 +178,13 @@ type saQuerier struct {
 
 // saAttrs are the attributes of the record types by query name.
 var saAttrs = map[string]*sa.Attr{
-	"ClassPortInfo": &sa.ClassPortInfo, "NodeRecord": &sa.NodeRecord, "PortInfoRecord": &sa.PortInfoRecord,
-	"SL2VLTableRecord": &sa.SLtoVLMappingTableRecord, "PKeyTableRecord": &sa.PKeyTableRecord,
-	"VLArbitrationTableRecord": &sa.VLArbitrationTableRecord, "InformInfoRecord": &sa.InformInfoRecord,
-	"LinkRecord": &sa.LinkRecord, "ServiceRecord": &sa.ServiceRecord, "PathRecord": &sa.PathRecord,
-	"MCMemberRecord": &sa.MCMemberRecord, "LFTRecord": &sa.LinearForwardingTableRecord,
-	"MFTRecord": &sa.MulticastForwardingTableRecord, "GUIDInfoRecord": &sa.GUIDInfoRecord,
-	"SwitchInfoRecord": &sa.SwitchInfoRecord, "SMInfoRecord": &sa.SMInfoRecord,
+	"ClassPortInfo": sa.ClassPortInfo(), "NodeRecord": sa.NodeRecord(), "PortInfoRecord": sa.PortInfoRecord(),
+	"SL2VLTableRecord": sa.SLtoVLMappingTableRecord(), "PKeyTableRecord": sa.PKeyTableRecord(),
+	"VLArbitrationTableRecord": sa.VLArbitrationTableRecord(), "InformInfoRecord": sa.InformInfoRecord(),
+	"LinkRecord": sa.LinkRecord(), "ServiceRecord": sa.ServiceRecord(), "PathRecord": sa.PathRecord(),
+	"MCMemberRecord": sa.MCMemberRecord(), "LFTRecord": sa.LinearForwardingTableRecord(),
+	"MFTRecord": sa.MulticastForwardingTableRecord(), "GUIDInfoRecord": sa.GUIDInfoRecord(),
+	"SwitchInfoRecord": sa.SwitchInfoRecord(), "SMInfoRecord": sa.SMInfoRecord(),
 }
 
 // getTable is get_any_records: a GetTable of attr with the template and
@@ -369,7 +369,7 @@ func (q *saQuerier) run(ctx context.Context) error {
 	}
 	var cpi []byte
 	if o.Command == SAClassPortInfo || qt == "ClassPortInfo" || qt == "SwitchInfoRecord" {
-		r, err := q.s.SAQuery(ctx, mad.MethodGet, &sa.ClassPortInfo, 0, nil, q.co...)
+		r, err := q.s.SAQuery(ctx, mad.MethodGet, sa.ClassPortInfo(), 0, nil, q.co...)
 		if err != nil {
 			f := saFailure(err).(*SAError)
 			f.Msg += "\nFailed to query SA:ClassPortInfo"
@@ -393,7 +393,7 @@ func (q *saQuerier) run(ctx context.Context) error {
 		}{{"IsSM ports", 0x2}, {"\nIsSMdisabled ports", 0x400}} {
 			tmpl := make([]byte, 68)
 			binary.BigEndian.PutUint32(tmpl[4+20:], c.cap)
-			recs, err := q.getTable(ctx, &sa.PortInfoRecord, 1<<7, tmpl, 1<<31)
+			recs, err := q.getTable(ctx, sa.PortInfoRecord(), 1<<7, tmpl, 1<<31)
 			if err != nil {
 				return err
 			}
@@ -402,18 +402,18 @@ func (q *saQuerier) run(ctx context.Context) error {
 		}
 		return nil
 	case SAMCGroups:
-		recs, err := q.getTable(ctx, &sa.MCMemberRecord, 0, nil, 0)
+		recs, err := q.getTable(ctx, sa.MCMemberRecord(), 0, nil, 0)
 		if err != nil {
 			return err
 		}
 		q.section("", "MCGroup", recs)
 		return nil
 	case SAMCMembers:
-		recs, err := q.getTable(ctx, &sa.MCMemberRecord, 0, nil, 0)
+		recs, err := q.getTable(ctx, sa.MCMemberRecord(), 0, nil, 0)
 		if err != nil {
 			return err
 		}
-		nrs, err := q.getTable(ctx, &sa.NodeRecord, 0, nil, 0)
+		nrs, err := q.getTable(ctx, sa.NodeRecord(), 0, nil, 0)
 		if err != nil {
 			return err
 		}
@@ -482,7 +482,7 @@ func (q *saQuerier) getLID(ctx context.Context, name string) (uint16, error) {
 		return 0, nil
 	}
 	if c := name[0]; (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') {
-		recs, err := q.getTable(ctx, &sa.NodeRecord, 0, nil, 0)
+		recs, err := q.getTable(ctx, sa.NodeRecord(), 0, nil, 0)
 		if err != nil {
 			return 0, err
 		}
@@ -581,7 +581,7 @@ func (q *saQuerier) lidAndPorts(ctx context.Context, s string) (lid uint16, p1, 
 
 func (q *saQuerier) nodeRecords(ctx context.Context, name string, lid uint16, guid uint64) error {
 	o := q.o
-	recs, err := q.getTable(ctx, &sa.NodeRecord, 0, nil, 0)
+	recs, err := q.getTable(ctx, sa.NodeRecord(), 0, nil, 0)
 	if err != nil {
 		return err
 	}

@@ -149,7 +149,7 @@ func TestGetPerfDetails(t *testing.T) {
 func TestSMInfoRecord(t *testing.T) {
 	s, _ := simSession(t, "../tests/topologies/net.2sw2path4hca", "Hca1", 1)
 	ctx := t.Context()
-	recs, err := s.SAGetTable(ctx, &sa.SMInfoRecord, 0, nil)
+	recs, err := s.SAGetTable(ctx, sa.SMInfoRecord(), 0, nil)
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("%d records, %v", len(recs), err)
 	}
@@ -161,11 +161,11 @@ func TestSMInfoRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lid, _, _ := sa.SMInfoRecord.Field("LID")
+	lid, _, _ := sa.SMInfoRecord().Field("LID")
 	if si.GUID != ni.PortGUID || si.SMState != smp.SMStateMaster || si.SMKey != 0 || lid.Get(recs[0]) == 0 {
 		t.Errorf("SMInfoRecord lid %d %+v, want the SM (Switch1, port GUID %#x) as master", lid.Get(recs[0]), si, ni.PortGUID)
 	}
-	_, err = s.SAGet(ctx, &sa.InformInfo, 0, nil)
+	_, err = s.SAGet(ctx, sa.InformInfo(), 0, nil)
 	var se *engine.StatusError
 	if !errors.As(err, &se) || se.Status != mad.StatusMethodAttrUnsup {
 		t.Errorf("InformInfo: %v, want status 0x000c", err)

@@ -16,7 +16,7 @@ import (
 // campaignTables are the tables the RMPP campaign fetches: NodeRecord
 // (2,000 records, 1,120 segments on fattree-2000) and PortInfoRecord
 // (every switch port and CA port).
-var campaignTables = []*sa.Attr{&sa.NodeRecord, &sa.PortInfoRecord}
+var campaignTables = []*sa.Attr{sa.NodeRecord(), sa.PortInfoRecord()}
 
 // campaignRun fetches every campaign table through a session on
 // fattree-2000 under faults, with the Session's default timeout and

@@ -215,10 +215,10 @@ func TestSATruncatedAnswers(t *testing.T) {
 				// The GetMulti request, whole: one DATA segment whose
 				// PayloadLength is the request's.
 				(&rmpp.Header{Version: rmpp.Version, Type: rmpp.TypeData, Flags: rmpp.FlagActive | rmpp.FlagFirst | rmpp.FlagLast, Data1: 1, Data2: rh.Data2}).Put(b)
-				sa.SetAttributeOffset(b, uint16(sa.PathRecord.Stride))
+				sa.SetAttributeOffset(b, uint16(sa.PathRecord().Stride))
 			} else {
 				(&rmpp.Header{Version: rmpp.Version, Flags: rmpp.FlagActive}).Put(b)
-				sa.SetAttributeOffset(b, uint16(sa.NodeRecord.Stride))
+				sa.SetAttributeOffset(b, uint16(sa.NodeRecord().Stride))
 			}
 			return b, true
 		}
@@ -232,7 +232,7 @@ func TestSATruncatedAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { s.Close(); pipe.Close() }()
-		recs, err := s.SAGetTable(t.Context(), &sa.NodeRecord, 0, nil)
+		recs, err := s.SAGetTable(t.Context(), sa.NodeRecord(), 0, nil)
 		var te *engine.TruncatedError
 		if !errors.As(err, &te) || !errors.Is(err, engine.ErrTruncated) || len(recs) != 1 || te.Records != 1 {
 			t.Fatalf("type-0 GetTable answer: %d records, %v", len(recs), err)

@@ -174,7 +174,7 @@ func (s *Session) SAGet(ctx context.Context, attr *sa.Attr, compMask uint64, tem
 // NodeRecords returns every NodeRecord the SA knows; with a truncated
 // answer, the records that arrived and a *TruncatedError.
 func (s *Session) NodeRecords(ctx context.Context, opts ...CallOption) ([]sa.NodeRec, error) {
-	recs, err := s.SAGetTable(ctx, &sa.NodeRecord, 0, nil, opts...)
+	recs, err := s.SAGetTable(ctx, sa.NodeRecord(), 0, nil, opts...)
 	if err != nil && !errors.Is(err, ErrTruncated) {
 		return nil, err
 	}
@@ -190,13 +190,13 @@ func (s *Session) NodeRecords(ctx context.Context, opts ...CallOption) ([]sa.Nod
 // PathRecord returns the SA's PathRecord from slid to dlid.
 func (s *Session) PathRecord(ctx context.Context, slid, dlid uint16, opts ...CallOption) (*sa.PathRec, error) {
 	tmpl := make([]byte, sa.PathRecordLayout().Size)
-	sl, cs, _ := sa.PathRecord.Field("SLID")
-	dl, cd, _ := sa.PathRecord.Field("DLID")
-	np, cn, _ := sa.PathRecord.Field("NumbPath")
+	sl, cs, _ := sa.PathRecord().Field("SLID")
+	dl, cd, _ := sa.PathRecord().Field("DLID")
+	np, cn, _ := sa.PathRecord().Field("NumbPath")
 	sl.Put(tmpl, uint64(slid))
 	dl.Put(tmpl, uint64(dlid))
 	np.Put(tmpl, 1)
-	rec, err := s.SAGet(ctx, &sa.PathRecord, 1<<cs|1<<cd|1<<cn, tmpl, opts...)
+	rec, err := s.SAGet(ctx, sa.PathRecord(), 1<<cs|1<<cd|1<<cn, tmpl, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -219,8 +219,8 @@ func (s *Session) MultiPathRecords(ctx context.Context, sgids, dgids []mad.GID, 
 		return nil, fmt.Errorf("engine: sa GetMulti MultiPathRecord: the port knows no SM (SMLID 0)")
 	}
 	req, _ := sa.NewRequest(mad.MethodGetMulti, sa.AttrMultiPathRecord, 0, 0, nil)
-	_, cs, _ := sa.MultiPathRecord.Field("SGIDCount")
-	_, cd, _ := sa.MultiPathRecord.Field("DGIDCount")
+	_, cs, _ := sa.MultiPathRecord().Field("SGIDCount")
+	_, cd, _ := sa.MultiPathRecord().Field("DGIDCount")
 	sa.SetComponentMask(req, 1<<cs|1<<cd)
 	req, err := sa.AppendMPR(req[:sa.HeaderSize], make([]byte, sa.MultiPathRecordLayout().Size), sgids, dgids)
 	if err != nil {

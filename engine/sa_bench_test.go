@@ -32,7 +32,7 @@ func BenchmarkSAGetTable16k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		recs, err := s.SAGetTable(b.Context(), &sa.NodeRecord, 0, nil, engine.Timeout(5*time.Second))
+		recs, err := s.SAGetTable(b.Context(), sa.NodeRecord(), 0, nil, engine.Timeout(5*time.Second))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -41,6 +41,6 @@ func BenchmarkSAGetTable16k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(nodes), "records/op")
-	segs := (nodes*sa.NodeRecord.Stride*8 + sa.DataSize - 1) / sa.DataSize
+	segs := (nodes*sa.NodeRecord().Stride*8 + sa.DataSize - 1) / sa.DataSize
 	b.ReportMetric(float64(segs)*float64(b.N)/b.Elapsed().Seconds(), "segments/s")
 }

@@ -31,9 +31,9 @@ func TestSANodeRecordsFatTree(t *testing.T) {
 	}
 	// Component masks: only switches.
 	tmpl := make([]byte, sa.NodeRecordLayout().Size)
-	nt, c, _ := sa.NodeRecord.Field("node_type")
+	nt, c, _ := sa.NodeRecord().Field("node_type")
 	nt.Put(tmpl, 2)
-	sw, err := s.SAGetTable(t.Context(), &sa.NodeRecord, 1<<c, tmpl)
+	sw, err := s.SAGetTable(t.Context(), sa.NodeRecord(), 1<<c, tmpl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,13 +120,13 @@ func TestSAMultiPathRecords(t *testing.T) {
 // message once, the driver reassembles it once, and segments are not kept.
 func TestSAGetTableMemory(t *testing.T) {
 	s, f := simSession(t, fattree2000, "", 0)
-	answer := len(f.Topology().Nodes) * sa.NodeRecord.Stride * 8
-	if _, err := s.SAGetTable(t.Context(), &sa.NodeRecord, 0, nil); err != nil { // warm up pools
+	answer := len(f.Topology().Nodes) * sa.NodeRecord().Stride * 8
+	if _, err := s.SAGetTable(t.Context(), sa.NodeRecord(), 0, nil); err != nil { // warm up pools
 		t.Fatal(err)
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	recs, err := s.SAGetTable(t.Context(), &sa.NodeRecord, 0, nil)
+	recs, err := s.SAGetTable(t.Context(), sa.NodeRecord(), 0, nil)
 	runtime.ReadMemStats(&after)
 	if err != nil || len(recs) != 2000 {
 		t.Fatalf("%d records, %v", len(recs), err)
@@ -146,16 +146,16 @@ func TestSASMKey(t *testing.T) {
 	s, _ := simSessionOpts(t, "../tests/topologies/net.2sw2path4hca", "Hca1", 1,
 		&engine.Options{SMKey: sim.DefaultSAKey, Timeout: 20 * time.Millisecond, Retries: 1})
 	ctx := t.Context()
-	r, err := s.SAQuery(ctx, mad.MethodGetTable, &sa.PKeyTableRecord, 0, nil)
+	r, err := s.SAQuery(ctx, mad.MethodGetTable, sa.PKeyTableRecord(), 0, nil)
 	if err != nil || len(r.Records) == 0 || sa.SMKeyOf(r.Message) != 0 {
 		t.Fatalf("P_KeyTableRecords with the SA's key: %v, %d records, answer's SM_Key %#x", err, len(r.Records), sa.SMKeyOf(r.Message))
 	}
-	_, err = s.SAQuery(ctx, mad.MethodGetTable, &sa.PKeyTableRecord, 0, nil, engine.SMKey(0))
+	_, err = s.SAQuery(ctx, mad.MethodGetTable, sa.PKeyTableRecord(), 0, nil, engine.SMKey(0))
 	var se *engine.StatusError
 	if !errors.As(err, &se) || se.Status != sa.StatusReqInvalid {
 		t.Errorf("P_KeyTableRecords without a key: %v, want ERR_REQ_INVALID", err)
 	}
-	_, err = s.SAQuery(ctx, mad.MethodGet, &sa.NodeRecord, 1, []byte{0, 1}, engine.SMKey(7))
+	_, err = s.SAQuery(ctx, mad.MethodGet, sa.NodeRecord(), 1, []byte{0, 1}, engine.SMKey(7))
 	var te *engine.TimeoutError
 	if !errors.As(err, &te) {
 		t.Errorf("SM_Key 7: %v, want a timeout (the SA drops the request)", err)

@@ -224,7 +224,7 @@ func (s *Session) inform(ctx context.Context, k informKey, on bool, opts []CallO
 	if err != nil {
 		return fmt.Errorf("engine: subscribe: %w", err)
 	}
-	if _, err := s.SAQuery(ctx, mad.MethodSet, &sa.InformInfo, 0, tmpl, opts...); err != nil {
+	if _, err := s.SAQuery(ctx, mad.MethodSet, sa.InformInfo(), 0, tmpl, opts...); err != nil {
 		what := "subscribe to"
 		if !on {
 			what = "unsubscribe from"

@@ -138,7 +138,7 @@ func (f *Fabric) saInformInfo(req []byte, from uint16, qp uint32, sl uint8) []by
 	}
 	// o13-12.1.1: the answer is a copy of the request's InformInfo.
 	copy(resp[sa.HeaderSize:], req[sa.HeaderSize:sa.HeaderSize+sa.InformInfoLayout().Size])
-	sa.SetAttributeOffset(resp, uint16(sa.InformInfo.Stride))
+	sa.SetAttributeOffset(resp, uint16(sa.InformInfo().Stride))
 	return resp
 }
 
@@ -184,8 +184,8 @@ func (f *Fabric) livePortByLID(lid uint16) *port {
 // subscription, Enum 0, the InformInfo's QPN zeroed for a requester
 // without an SM_Key. f.mu is held.
 func (f *Fabric) informRecords(add func(fill func(r []byte)), smKey uint64) {
-	gid, _, _ := sa.InformInfoRecord.Field("SubscriberGID")
-	emb, _, _ := sa.InformInfoRecord.Field("GID") // the embedded InformInfo's first row
+	gid, _, _ := sa.InformInfoRecord().Field("SubscriberGID")
+	emb, _, _ := sa.InformInfoRecord().Field("GID") // the embedded InformInfo's first row
 	for _, s := range f.sa.informs {
 		add(func(r []byte) {
 			copy(gid.Slice(r), s.gid[:])

@@ -233,7 +233,7 @@ func TestSAKeyRules(t *testing.T) {
 		key, mkey uint64
 	}{{0, 0}, {DefaultSAKey, 0x1234}} {
 		tmpl := make([]byte, sa.PortInfoRecordLayout().Size)
-		el, ce, _ := sa.PortInfoRecord.Field("EndportLID")
+		el, ce, _ := sa.PortInfoRecord().Field("EndportLID")
 		el.Put(tmpl, uint64(hca1))
 		q := saReq(t, mad.MethodGet, sa.AttrPortInfoRecord, 1<<ce, tmpl)
 		sa.SetSMKey(q, c.key)

@@ -370,10 +370,10 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 		return single(0, d, 0)
 	}
 	attr, ok := sa.AttrByID(attrID)
-	if !ok || attr == &sa.ClassPortInfo || attr == &sa.InformInfo {
+	if !ok || attr == sa.ClassPortInfo() || attr == sa.InformInfo() {
 		return single(mad.StatusMethodAttrUnsup, nil, 0)
 	}
-	if attr == &sa.MultiPathRecord {
+	if attr == sa.MultiPathRecord() {
 		if method != mad.MethodGetMulti {
 			return single(mad.StatusMethodAttrUnsup, nil, 0)
 		}
@@ -382,13 +382,13 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 	switch method {
 	case mad.MethodGet, mad.MethodGetTable:
 	case mad.MethodGetMulti:
-		if attr != &sa.PathRecord {
+		if attr != sa.PathRecord() {
 			return single(mad.StatusMethodAttrUnsup, nil, 0)
 		}
 	default:
 		return single(mad.StatusMethodAttrUnsup, nil, 0)
 	}
-	if attr == &sa.PKeyTableRecord && sa.SMKeyOf(req) != f.saKey {
+	if attr == sa.PKeyTableRecord() && sa.SMKeyOf(req) != f.saKey {
 		// OpenSM's ERR 4608: P_KeyTableRecords only for a trusted
 		// requester.
 		return single(sa.StatusReqInvalid, nil, 0)
@@ -398,7 +398,7 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 	copy(tmpl, req[sa.HeaderSize:])
 	mask := sa.ComponentMaskOf(req)
 	est := 64
-	if mask == 0 && (attr == &sa.NodeRecord || attr == &sa.GUIDInfoRecord) {
+	if mask == 0 && (attr == sa.NodeRecord() || attr == sa.GUIDInfoRecord()) {
 		est = len(f.nodes) // a whole table: about one record per node
 	}
 	msg := make([]byte, sa.HeaderSize, sa.HeaderSize+est*stride)
@@ -408,7 +408,7 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 	// CapabilityMask bit of the template (saquery -s), not that mask
 	// exactly.
 	capMask, capComp := mad.Field{}, uint64(0)
-	if attr == &sa.PortInfoRecord && binary.BigEndian.Uint32(req[20:24]) == 1<<31 {
+	if attr == sa.PortInfoRecord() && binary.BigEndian.Uint32(req[20:24]) == 1<<31 {
 		fl, c, _ := attr.Field("CapabilityMask")
 		if mask&(1<<c) != 0 {
 			capMask, capComp = fl, 1<<c
@@ -427,7 +427,7 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 	}
 	sa.SetSMKey(msg, 0)
 	n := (len(msg) - sa.HeaderSize) / stride
-	if attr == &sa.PortInfoRecord && sa.SMKeyOf(req) == 0 {
+	if attr == sa.PortInfoRecord() && sa.SMKeyOf(req) == 0 {
 		// OpenSM: the M_Key returned is zero but for a trusted request.
 		for r := msg[sa.HeaderSize:]; len(r) >= stride; r = r[stride:] {
 			piMKey.Put(r[pirPortInfo:], 0)
@@ -459,18 +459,18 @@ func (f *Fabric) saMultiPath(req []byte, from uint16, single func(uint16, []byte
 	if err != nil || len(sgids) == 0 || len(dgids) == 0 {
 		return single(sa.StatusInsufComps, nil, 0)
 	}
-	stride := sa.PathRecord.Stride * 8
+	stride := sa.PathRecord().Stride * 8
 	msg := make([]byte, sa.HeaderSize, sa.HeaderSize+len(sgids)*len(dgids)*stride)
 	copy(msg, req[:sa.HeaderSize])
-	_, cs, _ := sa.PathRecord.Field("SGID")
-	_, cd, _ := sa.PathRecord.Field("DGID")
+	_, cs, _ := sa.PathRecord().Field("SGID")
+	_, cd, _ := sa.PathRecord().Field("DGID")
 	tmpl := make([]byte, stride)
 	for _, sg := range sgids {
 		for _, dg := range dgids {
 			clear(tmpl)
 			copy(prSGID.Slice(tmpl), sg[:])
 			copy(prDGID.Slice(tmpl), dg[:])
-			msg = f.saRecords(msg, &sa.PathRecord, tmpl, 1<<cs|1<<cd, from)
+			msg = f.saRecords(msg, sa.PathRecord(), tmpl, 1<<cs|1<<cd, from)
 		}
 	}
 	msg[3] = mad.MethodGetMultiRes
@@ -478,7 +478,7 @@ func (f *Fabric) saMultiPath(req []byte, from uint16, single func(uint16, []byte
 	clear(msg[rmpp.HeaderOff:rmpp.HeaderEnd])
 	h := rmpp.Header{Version: rmpp.Version, Flags: rmpp.FlagActive}
 	h.Put(msg)
-	sa.SetAttributeOffset(msg, uint16(sa.PathRecord.Stride))
+	sa.SetAttributeOffset(msg, uint16(sa.PathRecord().Stride))
 	return msg
 }
 
@@ -502,7 +502,7 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 	field := func(name string) mad.Field { fl, _, _ := attr.Field(name); return fl }
 	comp := func(name string) uint64 { _, c, _ := attr.Field(name); return 1 << c }
 	switch attr {
-	case &sa.NodeRecord:
+	case sa.NodeRecord():
 		lid, desc := field("LID"), field("NodeDescription")
 		for _, n := range f.nodes {
 			for _, p := range f.endports(n) {
@@ -516,7 +516,7 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 				})
 			}
 		}
-	case &sa.PortInfoRecord:
+	case sa.PortInfoRecord():
 		elid, pnum := field("EndportLID"), field("PortNum")
 		for _, n := range f.nodes {
 			for _, ep := range f.endports(n) {
@@ -533,7 +533,7 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 				}
 			}
 		}
-	case &sa.LinkRecord:
+	case sa.LinkRecord():
 		fl, fp, tp, tl := field("FromLID"), field("FromPort"), field("ToPort"), field("ToLID")
 		for _, n := range f.nodes {
 			for _, p := range n.ports {
@@ -552,7 +552,7 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 				})
 			}
 		}
-	case &sa.SwitchInfoRecord:
+	case sa.SwitchInfoRecord():
 		lid := field("LID")
 		for _, n := range f.nodes {
 			if n.sw != nil && n.ports[0].lid != 0 {
@@ -562,7 +562,7 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 				})
 			}
 		}
-	case &sa.LinearForwardingTableRecord:
+	case sa.LinearForwardingTableRecord():
 		lid, blk := field("LID"), field("BlockNum")
 		for _, n := range f.nodes {
 			if n.sw == nil || n.ports[0].lid == 0 {
@@ -583,7 +583,7 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 				})
 			}
 		}
-	case &sa.GUIDInfoRecord:
+	case sa.GUIDInfoRecord():
 		lid, g0 := field("LID"), field("GUID0")
 		for _, n := range f.nodes {
 			for _, p := range f.endports(n) {
@@ -593,7 +593,7 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 				})
 			}
 		}
-	case &sa.PKeyTableRecord:
+	case sa.PKeyTableRecord():
 		lid, pn, k0 := field("LID"), field("PortNum"), field("P_Key0")
 		for _, n := range f.nodes {
 			for _, ep := range f.endports(n) {
@@ -613,7 +613,7 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 				}
 			}
 		}
-	case &sa.SMInfoRecord:
+	case sa.SMInfoRecord():
 		// OpenSM's: its own SMInfo (SM_Key blank: the requester gave none)
 		// and those of the other SMs it polls.
 		lid := field("LID")
@@ -634,7 +634,7 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 				_, _ = si.AppendBinary(r[4:4])
 			})
 		}
-	case &sa.SLtoVLMappingTableRecord:
+	case sa.SLtoVLMappingTableRecord():
 		// OpenSM's: a switch has one record per output and input port
 		// pair, port 0 included; a CA port one with both port numbers 0,
 		// whatever ports the request names. The tables are the SM's
@@ -662,7 +662,7 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 				}
 			}
 		}
-	case &sa.VLArbitrationTableRecord:
+	case sa.VLArbitrationTableRecord():
 		// OpenSM's: blocks 1 to 4 of each port of a switch (port 0
 		// included), of a CA's own port whatever port the request names;
 		// the tables are all zero as for SLtoVL.
@@ -688,7 +688,7 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 				}
 			}
 		}
-	case &sa.MulticastForwardingTableRecord:
+	case sa.MulticastForwardingTableRecord():
 		// OpenSM's rules: each switch lists its blocks up to the last one
 		// holding a port, every position (16 ports) of each. OpenSM lists
 		// the tables it programmed (none on ibsim: its groups have no
@@ -717,9 +717,9 @@ func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, 
 				}
 			}
 		}
-	case &sa.InformInfoRecord:
+	case sa.InformInfoRecord():
 		f.informRecords(add, sa.SMKeyOf(msg))
-	case &sa.PathRecord:
+	case sa.PathRecord():
 		// NumbPath and the selectors are not compared (saPaths applies them).
 		tmplMask := mask
 		mask &^= prSelectorComps

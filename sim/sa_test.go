@@ -29,7 +29,7 @@ func TestSASingleMADAnswers(t *testing.T) {
 	_, _, sm := f.SM()
 	nodeTmpl := func(lid uint16) []byte {
 		b := make([]byte, 112)
-		fl, _, _ := sa.NodeRecord.Field("lid")
+		fl, _, _ := sa.NodeRecord().Field("lid")
 		fl.Put(b, uint64(lid))
 		return b
 	}
@@ -136,7 +136,7 @@ func TestSAGetMulti(t *testing.T) {
 	me := lidOf(t, f, "Hca3", 1)
 	tmpl := make([]byte, 64)
 	for name, v := range map[string]uint16{"slid": me, "dlid": sm} {
-		fl, _, _ := sa.PathRecord.Field(name)
+		fl, _, _ := sa.PathRecord().Field(name)
 		fl.Put(tmpl, uint64(v))
 	}
 	req := saReq(t, mad.MethodGetMulti, sa.AttrPathRecord, 1<<4|1<<5, tmpl)
@@ -250,15 +250,15 @@ func TestSAMatchesOpenSM(t *testing.T) {
 		mask   uint64
 		ignore []string
 	}{
-		{"pathrecord_get", "Switch1", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
-		{"pathrecord_hca1_lid1", "Hca1", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
-		{"pathrecord_hca1_lid2", "Hca1", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
-		{"pathrecord_hca1_lid3", "Hca1", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
-		{"pathrecord_hca1_lid4", "Hca1", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
-		{"pathrecord_hca1_lid5", "Hca1", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
-		{"pathrecord_hca1_lid6", "Hca1", &sa.PathRecord, mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
-		{"noderecord_get", "Switch1", &sa.NodeRecord, mad.MethodGet, 1, nil},
-		{"portinforecord_get", "Switch1", &sa.PortInfoRecord, mad.MethodGet, 3, nil},
+		{"pathrecord_get", "Switch1", sa.PathRecord(), mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
+		{"pathrecord_hca1_lid1", "Hca1", sa.PathRecord(), mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
+		{"pathrecord_hca1_lid2", "Hca1", sa.PathRecord(), mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
+		{"pathrecord_hca1_lid3", "Hca1", sa.PathRecord(), mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
+		{"pathrecord_hca1_lid4", "Hca1", sa.PathRecord(), mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
+		{"pathrecord_hca1_lid5", "Hca1", sa.PathRecord(), mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
+		{"pathrecord_hca1_lid6", "Hca1", sa.PathRecord(), mad.MethodGet, 1<<4 | 1<<5 | 1<<12, nil},
+		{"noderecord_get", "Switch1", sa.NodeRecord(), mad.MethodGet, 1, nil},
+		{"portinforecord_get", "Switch1", sa.PortInfoRecord(), mad.MethodGet, 3, nil},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			r := raws[c.from]
@@ -355,7 +355,7 @@ func TestSATableRecordsAsOpenSM(t *testing.T) {
 		}
 	}
 	f.mu.Unlock()
-	slvl, vla, mft, iir := &sa.SLtoVLMappingTableRecord, &sa.VLArbitrationTableRecord, &sa.MulticastForwardingTableRecord, &sa.InformInfoRecord
+	slvl, vla, mft, iir := sa.SLtoVLMappingTableRecord(), sa.VLArbitrationTableRecord(), sa.MulticastForwardingTableRecord(), sa.InformInfoRecord()
 	zero := func(what string, attr *sa.Attr, recs [][]byte) {
 		t.Helper()
 		for _, r := range recs {

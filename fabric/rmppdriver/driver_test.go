@@ -310,7 +310,7 @@ func segment(req []byte, k int, flags uint8, pl uint32) []byte {
 	b[3] = mad.MethodOf(req) | mad.MethodResp
 	h := rmpp.Header{Version: rmpp.Version, Type: rmpp.TypeData, Flags: rmpp.FlagActive | flags, Data1: uint32(k), Data2: pl}
 	h.Put(b)
-	sa.SetAttributeOffset(b, uint16(sa.NodeRecord.Stride))
+	sa.SetAttributeOffset(b, uint16(sa.NodeRecord().Stride))
 	for i := sa.HeaderSize; i < mad.Size; i++ {
 		b[i] = byte(k)
 	}
@@ -322,7 +322,7 @@ func oneRecord(req []byte, _ rmpp.Header) [][]byte {
 	if mad.IsResponse(req) || rmpp.IsActive(req) {
 		return nil
 	}
-	return [][]byte{segment(req, 1, rmpp.FlagFirst|rmpp.FlagLast, uint32(sa.HeaderSize-rmpp.HeaderEnd+sa.NodeRecord.Stride*8))}
+	return [][]byte{segment(req, 1, rmpp.FlagFirst|rmpp.FlagLast, uint32(sa.HeaderSize-rmpp.HeaderEnd+sa.NodeRecord().Stride*8))}
 }
 
 // TestRMPPRefusesUnsolicitedData: DATA segments of responses nobody asked

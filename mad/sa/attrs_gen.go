@@ -1166,32 +1166,104 @@ var layoutInformInfoRecord = mad.Layout{
 
 // The attributes, by ID.
 var (
-	ClassPortInfo                  = Attr{mad.ClassPortInfoLayout(), []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
-	InformInfo                     = Attr{&layoutInformInfo, []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 5}
-	NodeRecord                     = Attr{&layoutNodeRecord, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, 14}
-	PortInfoRecord                 = Attr{&layoutPortInfoRecord, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 47, 48, 49, 50, 52, 53, 54, 55, 56, 57, 58, 60}, 9}
-	SLtoVLMappingTableRecord       = Attr{&layoutSLtoVLMappingTableRecord, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 2}
-	SwitchInfoRecord               = Attr{&layoutSwitchInfoRecord, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20}, 3}
-	LinearForwardingTableRecord    = Attr{&layoutLinearForwardingTableRecord, []int{0, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
-	MulticastForwardingTableRecord = Attr{&layoutMulticastForwardingTableRecord, []int{0, 1, 3, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
-	SMInfoRecord                   = Attr{&layoutSMInfoRecord, []int{0, 2, 3, 4, 5, 6}, 4}
-	LinkRecord                     = Attr{&layoutLinkRecord, []int{0, 1, 2, 3}, 1}
-	GUIDInfoRecord                 = Attr{&layoutGUIDInfoRecord, []int{0, 1, 4, 5, 6, 7, 8, 9, 10, 11}, 9}
-	ServiceRecord                  = Attr{&layoutServiceRecord, []int{0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36}, 22}
-	PKeyTableRecord                = Attr{&layoutPKeyTableRecord, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
-	PathRecord                     = Attr{&layoutPathRecord, []int{0, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22}, 8}
-	VLArbitrationTableRecord       = Attr{&layoutVLArbitrationTableRecord, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
-	MCMemberRecord                 = Attr{&layoutMCMemberRecord, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}, 7}
-	MultiPathRecord                = Attr{&layoutMultiPathRecord, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21}, 3}
-	InformInfoRecord               = Attr{&layoutInformInfoRecord, []int{0, 1, 3, 4, 5, 7, 8, 9, 10, 11, 13, 15}, 8}
+	attrClassPortInfo                  = Attr{mad.ClassPortInfoLayout(), []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	attrInformInfo                     = Attr{&layoutInformInfo, []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 5}
+	attrNodeRecord                     = Attr{&layoutNodeRecord, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, 14}
+	attrPortInfoRecord                 = Attr{&layoutPortInfoRecord, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 47, 48, 49, 50, 52, 53, 54, 55, 56, 57, 58, 60}, 9}
+	attrSLtoVLMappingTableRecord       = Attr{&layoutSLtoVLMappingTableRecord, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 2}
+	attrSwitchInfoRecord               = Attr{&layoutSwitchInfoRecord, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20}, 3}
+	attrLinearForwardingTableRecord    = Attr{&layoutLinearForwardingTableRecord, []int{0, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	attrMulticastForwardingTableRecord = Attr{&layoutMulticastForwardingTableRecord, []int{0, 1, 3, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	attrSMInfoRecord                   = Attr{&layoutSMInfoRecord, []int{0, 2, 3, 4, 5, 6}, 4}
+	attrLinkRecord                     = Attr{&layoutLinkRecord, []int{0, 1, 2, 3}, 1}
+	attrGUIDInfoRecord                 = Attr{&layoutGUIDInfoRecord, []int{0, 1, 4, 5, 6, 7, 8, 9, 10, 11}, 9}
+	attrServiceRecord                  = Attr{&layoutServiceRecord, []int{0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36}, 22}
+	attrPKeyTableRecord                = Attr{&layoutPKeyTableRecord, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	attrPathRecord                     = Attr{&layoutPathRecord, []int{0, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22}, 8}
+	attrVLArbitrationTableRecord       = Attr{&layoutVLArbitrationTableRecord, []int{0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}, 9}
+	attrMCMemberRecord                 = Attr{&layoutMCMemberRecord, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}, 7}
+	attrMultiPathRecord                = Attr{&layoutMultiPathRecord, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21}, 3}
+	attrInformInfoRecord               = Attr{&layoutInformInfoRecord, []int{0, 1, 3, 4, 5, 7, 8, 9, 10, 11, 13, 15}, 8}
 )
+
+// ClassPortInfo returns the SA attribute ClassPortInfo (0x0001). The Attr is shared and
+// must not be modified.
+func ClassPortInfo() *Attr { return &attrClassPortInfo }
+
+// InformInfo returns the SA attribute InformInfo (0x0003). The Attr is shared and
+// must not be modified.
+func InformInfo() *Attr { return &attrInformInfo }
+
+// NodeRecord returns the SA attribute NodeRecord (0x0011). The Attr is shared and
+// must not be modified.
+func NodeRecord() *Attr { return &attrNodeRecord }
+
+// PortInfoRecord returns the SA attribute PortInfoRecord (0x0012). The Attr is shared and
+// must not be modified.
+func PortInfoRecord() *Attr { return &attrPortInfoRecord }
+
+// SLtoVLMappingTableRecord returns the SA attribute SLtoVLMappingTableRecord (0x0013). The Attr is shared and
+// must not be modified.
+func SLtoVLMappingTableRecord() *Attr { return &attrSLtoVLMappingTableRecord }
+
+// SwitchInfoRecord returns the SA attribute SwitchInfoRecord (0x0014). The Attr is shared and
+// must not be modified.
+func SwitchInfoRecord() *Attr { return &attrSwitchInfoRecord }
+
+// LinearForwardingTableRecord returns the SA attribute LinearForwardingTableRecord (0x0015). The Attr is shared and
+// must not be modified.
+func LinearForwardingTableRecord() *Attr { return &attrLinearForwardingTableRecord }
+
+// MulticastForwardingTableRecord returns the SA attribute MulticastForwardingTableRecord (0x0017). The Attr is shared and
+// must not be modified.
+func MulticastForwardingTableRecord() *Attr { return &attrMulticastForwardingTableRecord }
+
+// SMInfoRecord returns the SA attribute SMInfoRecord (0x0018). The Attr is shared and
+// must not be modified.
+func SMInfoRecord() *Attr { return &attrSMInfoRecord }
+
+// LinkRecord returns the SA attribute LinkRecord (0x0020). The Attr is shared and
+// must not be modified.
+func LinkRecord() *Attr { return &attrLinkRecord }
+
+// GUIDInfoRecord returns the SA attribute GUIDInfoRecord (0x0030). The Attr is shared and
+// must not be modified.
+func GUIDInfoRecord() *Attr { return &attrGUIDInfoRecord }
+
+// ServiceRecord returns the SA attribute ServiceRecord (0x0031). The Attr is shared and
+// must not be modified.
+func ServiceRecord() *Attr { return &attrServiceRecord }
+
+// PKeyTableRecord returns the SA attribute P_KeyTableRecord (0x0033). The Attr is shared and
+// must not be modified.
+func PKeyTableRecord() *Attr { return &attrPKeyTableRecord }
+
+// PathRecord returns the SA attribute PathRecord (0x0035). The Attr is shared and
+// must not be modified.
+func PathRecord() *Attr { return &attrPathRecord }
+
+// VLArbitrationTableRecord returns the SA attribute VLArbitrationTableRecord (0x0036). The Attr is shared and
+// must not be modified.
+func VLArbitrationTableRecord() *Attr { return &attrVLArbitrationTableRecord }
+
+// MCMemberRecord returns the SA attribute MCMemberRecord (0x0038). The Attr is shared and
+// must not be modified.
+func MCMemberRecord() *Attr { return &attrMCMemberRecord }
+
+// MultiPathRecord returns the SA attribute MultiPathRecord (0x003a). The Attr is shared and
+// must not be modified.
+func MultiPathRecord() *Attr { return &attrMultiPathRecord }
+
+// InformInfoRecord returns the SA attribute InformInfoRecord (0x00f3). The Attr is shared and
+// must not be modified.
+func InformInfoRecord() *Attr { return &attrInformInfoRecord }
 
 // aliases are the other names records answer to (saquery's).
 var aliases = map[string]*Attr{
-	"sl2vltablerecord": &SLtoVLMappingTableRecord,
-	"slvltablerecord":  &SLtoVLMappingTableRecord,
-	"mftrecord":        &MulticastForwardingTableRecord,
-	"vlarbtablerecord": &VLArbitrationTableRecord,
+	"sl2vltablerecord": &attrSLtoVLMappingTableRecord,
+	"slvltablerecord":  &attrSLtoVLMappingTableRecord,
+	"mftrecord":        &attrMulticastForwardingTableRecord,
+	"vlarbtablerecord": &attrVLArbitrationTableRecord,
 }
 
-var attrs = []*Attr{&ClassPortInfo, &InformInfo, &NodeRecord, &PortInfoRecord, &SLtoVLMappingTableRecord, &SwitchInfoRecord, &LinearForwardingTableRecord, &MulticastForwardingTableRecord, &SMInfoRecord, &LinkRecord, &GUIDInfoRecord, &ServiceRecord, &PKeyTableRecord, &PathRecord, &VLArbitrationTableRecord, &MCMemberRecord, &MultiPathRecord, &InformInfoRecord}
+var attrs = []*Attr{&attrClassPortInfo, &attrInformInfo, &attrNodeRecord, &attrPortInfoRecord, &attrSLtoVLMappingTableRecord, &attrSwitchInfoRecord, &attrLinearForwardingTableRecord, &attrMulticastForwardingTableRecord, &attrSMInfoRecord, &attrLinkRecord, &attrGUIDInfoRecord, &attrServiceRecord, &attrPKeyTableRecord, &attrPathRecord, &attrVLArbitrationTableRecord, &attrMCMemberRecord, &attrMultiPathRecord, &attrInformInfoRecord}

@@ -48,29 +48,29 @@ func TestComponents(t *testing.T) {
 		field string
 		comp  int
 	}{
-		{&sa.NodeRecord, "lid", 0}, {&sa.NodeRecord, "node_type", 4}, {&sa.NodeRecord, "node_guid", 7},
-		{&sa.NodeRecord, "vendor_id", 13}, {&sa.NodeRecord, "node_description", 14},
-		{&sa.PortInfoRecord, "endport_lid", 0}, {&sa.PortInfoRecord, "port_num", 1},
-		{&sa.PortInfoRecord, "m_key", 3}, {&sa.PortInfoRecord, "lid", 5}, {&sa.PortInfoRecord, "capability_mask", 7},
-		{&sa.PortInfoRecord, "local_port_num", 10}, {&sa.PortInfoRecord, "port_state", 15},
-		{&sa.PortInfoRecord, "m_key_protect_bits", 18}, {&sa.PortInfoRecord, "lmc", 20},
-		{&sa.PathRecord, "dgid", 2}, {&sa.PathRecord, "dlid", 4}, {&sa.PathRecord, "slid", 5},
-		{&sa.PathRecord, "numb_path", 12}, {&sa.PathRecord, "mtu", 17}, {&sa.PathRecord, "preference", 22},
-		{&sa.MCMemberRecord, "join_state", 16}, {&sa.ServiceRecord, "service_name", 6},
-		{&sa.ServiceRecord, "service_data641", 36}, {&sa.LinkRecord, "to_lid", 3},
-		{&sa.SwitchInfoRecord, "linear_fdb_cap", 2},
-		{&sa.MultiPathRecord, "flow_label", 2}, {&sa.MultiPathRecord, "mtu", 11},
-		{&sa.MultiPathRecord, "independence_selector", 17}, {&sa.MultiPathRecord, "sgid_count", 19},
-		{&sa.MultiPathRecord, "dgid_count", 20},
+		{sa.NodeRecord(), "lid", 0}, {sa.NodeRecord(), "node_type", 4}, {sa.NodeRecord(), "node_guid", 7},
+		{sa.NodeRecord(), "vendor_id", 13}, {sa.NodeRecord(), "node_description", 14},
+		{sa.PortInfoRecord(), "endport_lid", 0}, {sa.PortInfoRecord(), "port_num", 1},
+		{sa.PortInfoRecord(), "m_key", 3}, {sa.PortInfoRecord(), "lid", 5}, {sa.PortInfoRecord(), "capability_mask", 7},
+		{sa.PortInfoRecord(), "local_port_num", 10}, {sa.PortInfoRecord(), "port_state", 15},
+		{sa.PortInfoRecord(), "m_key_protect_bits", 18}, {sa.PortInfoRecord(), "lmc", 20},
+		{sa.PathRecord(), "dgid", 2}, {sa.PathRecord(), "dlid", 4}, {sa.PathRecord(), "slid", 5},
+		{sa.PathRecord(), "numb_path", 12}, {sa.PathRecord(), "mtu", 17}, {sa.PathRecord(), "preference", 22},
+		{sa.MCMemberRecord(), "join_state", 16}, {sa.ServiceRecord(), "service_name", 6},
+		{sa.ServiceRecord(), "service_data641", 36}, {sa.LinkRecord(), "to_lid", 3},
+		{sa.SwitchInfoRecord(), "linear_fdb_cap", 2},
+		{sa.MultiPathRecord(), "flow_label", 2}, {sa.MultiPathRecord(), "mtu", 11},
+		{sa.MultiPathRecord(), "independence_selector", 17}, {sa.MultiPathRecord(), "sgid_count", 19},
+		{sa.MultiPathRecord(), "dgid_count", 20},
 		// OpenSM IB_SMIR_COMPMASK_*, IB_SLVL_*, IB_VLA_*, IB_MFTR_*, IB_IIR_*.
-		{&sa.SMInfoRecord, "lid", 0}, {&sa.SMInfoRecord, "guid", 2}, {&sa.SMInfoRecord, "sm_key", 3},
-		{&sa.SMInfoRecord, "act_count", 4}, {&sa.SMInfoRecord, "priority", 5}, {&sa.SMInfoRecord, "sm_state", 6},
-		{&sa.SLtoVLMappingTableRecord, "input_port_num", 1}, {&sa.SLtoVLMappingTableRecord, "output_port_num", 2},
-		{&sa.VLArbitrationTableRecord, "output_port_num", 1}, {&sa.VLArbitrationTableRecord, "block_num", 2},
-		{&sa.MulticastForwardingTableRecord, "position", 1}, {&sa.MulticastForwardingTableRecord, "block_num", 3},
-		{&sa.InformInfoRecord, "subscriber_gid", 0}, {&sa.InformInfoRecord, "enum", 1}, {&sa.InformInfoRecord, "gid", 3},
-		{&sa.InformInfoRecord, "lid_range_end", 5}, {&sa.InformInfoRecord, "is_generic", 7},
-		{&sa.InformInfoRecord, "trap_number", 10}, {&sa.InformInfoRecord, "QPN", 11},
+		{sa.SMInfoRecord(), "lid", 0}, {sa.SMInfoRecord(), "guid", 2}, {sa.SMInfoRecord(), "sm_key", 3},
+		{sa.SMInfoRecord(), "act_count", 4}, {sa.SMInfoRecord(), "priority", 5}, {sa.SMInfoRecord(), "sm_state", 6},
+		{sa.SLtoVLMappingTableRecord(), "input_port_num", 1}, {sa.SLtoVLMappingTableRecord(), "output_port_num", 2},
+		{sa.VLArbitrationTableRecord(), "output_port_num", 1}, {sa.VLArbitrationTableRecord(), "block_num", 2},
+		{sa.MulticastForwardingTableRecord(), "position", 1}, {sa.MulticastForwardingTableRecord(), "block_num", 3},
+		{sa.InformInfoRecord(), "subscriber_gid", 0}, {sa.InformInfoRecord(), "enum", 1}, {sa.InformInfoRecord(), "gid", 3},
+		{sa.InformInfoRecord(), "lid_range_end", 5}, {sa.InformInfoRecord(), "is_generic", 7},
+		{sa.InformInfoRecord(), "trap_number", 10}, {sa.InformInfoRecord(), "QPN", 11},
 	} {
 		_, got, ok := c.attr.Field(c.field)
 		if !ok || got != c.comp {
@@ -134,12 +134,12 @@ func TestGolden(t *testing.T) {
 		{"pathrecord_hca1_lid1", new(sa.PathRec), 64},
 		{"pathrecord_hca1_lid2", new(sa.PathRec), 64},
 		{"pathrecord_hca1_lid4", new(sa.PathRec), 64},
-		{"portinforecord_get", &sa.Record{Attr: &sa.PortInfoRecord}, 68},
-		{"linkrecord_table", &sa.Record{Attr: &sa.LinkRecord}, 8},
-		{"switchinforecord_table", &sa.Record{Attr: &sa.SwitchInfoRecord}, 24},
-		{"guidinforecord_get", &sa.Record{Attr: &sa.GUIDInfoRecord}, 72},
-		{"lftrecord_table", &sa.Record{Attr: &sa.LinearForwardingTableRecord}, 72},
-		{"mcmemberrecord_table", &sa.Record{Attr: &sa.MCMemberRecord}, 52},
+		{"portinforecord_get", &sa.Record{Attr: sa.PortInfoRecord()}, 68},
+		{"linkrecord_table", &sa.Record{Attr: sa.LinkRecord()}, 8},
+		{"switchinforecord_table", &sa.Record{Attr: sa.SwitchInfoRecord()}, 24},
+		{"guidinforecord_get", &sa.Record{Attr: sa.GUIDInfoRecord()}, 72},
+		{"lftrecord_table", &sa.Record{Attr: sa.LinearForwardingTableRecord()}, 72},
+		{"mcmemberrecord_table", &sa.Record{Attr: sa.MCMemberRecord()}, 52},
 		{"classportinfo_get", new(mad.ClassPortInfo), 72},
 	} {
 		t.Run(c.file, func(t *testing.T) {
@@ -183,8 +183,8 @@ func FuzzRecords(f *testing.F) {
 		for _, nv := range []func() madtest.Codec{
 			func() madtest.Codec { return new(sa.NodeRec) },
 			func() madtest.Codec { return new(sa.PathRec) },
-			func() madtest.Codec { return &sa.Record{Attr: &sa.PortInfoRecord} },
-			func() madtest.Codec { return &sa.Record{Attr: &sa.ServiceRecord} },
+			func() madtest.Codec { return &sa.Record{Attr: sa.PortInfoRecord()} },
+			func() madtest.Codec { return &sa.Record{Attr: sa.ServiceRecord()} },
 		} {
 			v := nv()
 			if v.UnmarshalBinary(b) != nil {
@@ -214,7 +214,7 @@ func TestZeroAllocs(t *testing.T) {
 	var h sa.Header
 	var n sa.NodeRec
 	var p sa.PathRec
-	r := sa.Record{Attr: &sa.PortInfoRecord}
+	r := sa.Record{Attr: sa.PortInfoRecord()}
 	madtest.ZeroAllocs(t, "sa header", func() { _ = h.UnmarshalBinary(c.Bytes) })
 	madtest.ZeroAllocs(t, "NodeRecord", func() { _ = n.UnmarshalBinary(c.Bytes[56:]) })
 	madtest.ZeroAllocs(t, "PathRecord", func() { _ = p.UnmarshalBinary(c.Bytes[56:]) })
@@ -222,7 +222,7 @@ func TestZeroAllocs(t *testing.T) {
 }
 
 func TestMatchesAndRecords(t *testing.T) {
-	a := &sa.NodeRecord
+	a := sa.NodeRecord()
 	rec := make([]byte, 108)
 	f, comp, _ := a.Field("node_type")
 	f.Put(rec, 2)
@@ -265,9 +265,9 @@ func TestMultiPathRecordGIDs(t *testing.T) {
 
 func TestAliases(t *testing.T) {
 	for name, want := range map[string]*sa.Attr{
-		"SL2VLTableRecord": &sa.SLtoVLMappingTableRecord, "sminforecord": &sa.SMInfoRecord,
-		"VLArbTableRecord": &sa.VLArbitrationTableRecord, "MFTRecord": &sa.MulticastForwardingTableRecord,
-		"InformInfoRecord": &sa.InformInfoRecord,
+		"SL2VLTableRecord": sa.SLtoVLMappingTableRecord(), "sminforecord": sa.SMInfoRecord(),
+		"VLArbTableRecord": sa.VLArbitrationTableRecord(), "MFTRecord": sa.MulticastForwardingTableRecord(),
+		"InformInfoRecord": sa.InformInfoRecord(),
 	} {
 		if got, ok := sa.AttrByName(name); !ok || got != want {
 			t.Errorf("AttrByName(%q) = %v, %v", name, got, ok)

@@ -344,7 +344,7 @@ func TestSAQueryMatchesCTool(t *testing.T) {
 			}
 			// Through ibsim the NodeRecord table holds its first record
 			// only: name lookups find that node's name and no other.
-			first, _ := sess.SAGetTable(ctx, &sa.NodeRecord, 0, nil)
+			first, _ := sess.SAGetTable(ctx, sa.NodeRecord(), 0, nil)
 			if len(first) == 0 {
 				t.Fatal("no NodeRecord")
 			}

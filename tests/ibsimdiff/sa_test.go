@@ -116,7 +116,7 @@ func TestSAGetTableTruncatedByIbsim(t *testing.T) {
 func TestSAGetTableThroughIbsim(t *testing.T) {
 	s := shared.Get(t, topo2sw, nil)
 	sess, _ := session(t, s, "Hca1", nil, nil)
-	recs, err := sess.SAGetTable(t.Context(), &sa.NodeRecord, 0, nil)
+	recs, err := sess.SAGetTable(t.Context(), sa.NodeRecord(), 0, nil)
 	var te *engine.TruncatedError
 	if !errors.As(err, &te) || !errors.Is(err, engine.ErrTruncated) || len(recs) != 1 || te.Records != 1 {
 		t.Fatalf("GetTable NodeRecord through ibsim: %d records, %v; want 1 record and a TruncatedError", len(recs), err)
@@ -133,7 +133,7 @@ func TestSAGetTableThroughIbsim(t *testing.T) {
 	// and none of OpenSM's stale buffer after it taken for records.
 	tmpl := make([]byte, sa.NodeRecordLayout().Size)
 	tmpl[0], tmpl[1] = byte(nr.LID>>8), byte(nr.LID)
-	one, err := sess.SAGetTable(t.Context(), &sa.NodeRecord, 1, tmpl)
+	one, err := sess.SAGetTable(t.Context(), sa.NodeRecord(), 1, tmpl)
 	if err != nil || len(one) != 1 || !bytes.Equal(one[0], recs[0]) {
 		t.Errorf("GetTable NodeRecord of lid %d: %d records, %v; want the same record, complete", nr.LID, len(one), err)
 	}
@@ -192,19 +192,19 @@ func TestSASMKeyAsSAQuery(t *testing.T) {
 	s := shared.Get(t, topo2sw, nil)
 	ctx := t.Context()
 	good, _ := session(t, s, "Hca1", nil, &engine.Options{Timeout: 200 * time.Millisecond, Retries: 1, SMKey: 1})
-	recs, err := good.SAGetTable(ctx, &sa.SMInfoRecord, 0, nil)
+	recs, err := good.SAGetTable(ctx, sa.SMInfoRecord(), 0, nil)
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("SM_Key 1: %d records, %v", len(recs), err)
 	}
 	tool := saqueryFields(run(t, s, "Hca1", "saquery", "--smkey", "1", "SMIR"))
-	got := layoutValues(sa.SMInfoRecord.Layout, recs[0])
+	got := layoutValues(sa.SMInfoRecord().Layout, recs[0])
 	compare(t, "saquery --smkey 1 SMIR", tool, map[string]uint64{"LID": got["LID"], "GUID": got["GUID"], "SM_Key": got["SM_Key"]})
 
 	if out, err := s.Run(ctx, "Hca1", "saquery", "--smkey", "2", "SMIR"); err == nil {
 		t.Fatalf("saquery --smkey 2 answered:\n%s", out)
 	}
 	bad, _ := session(t, s, "Hca1", nil, &engine.Options{Timeout: 200 * time.Millisecond, Retries: 1, SMKey: 2})
-	_, err = bad.SAGetTable(ctx, &sa.SMInfoRecord, 0, nil)
+	_, err = bad.SAGetTable(ctx, sa.SMInfoRecord(), 0, nil)
 	var te *engine.TimeoutError
 	if !errors.As(err, &te) {
 		t.Errorf("SM_Key 2: %v, want a timeout as saquery --smkey 2", err)

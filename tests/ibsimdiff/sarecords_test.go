@@ -34,7 +34,7 @@ type saRecord struct {
 func saTableRows(attr *sa.Attr, r []byte) map[string][]uint64 {
 	rows := map[string][]uint64{}
 	t := r[8:]
-	if attr == &sa.SLtoVLMappingTableRecord {
+	if attr == sa.SLtoVLMappingTableRecord() {
 		for sl := range 16 {
 			rows["VL"] = append(rows["VL"], uint64(t[sl/2]>>(4*(1-sl%2))&0xf))
 		}
@@ -94,14 +94,14 @@ func TestSATableRecordsMatchSAQuery(t *testing.T) {
 				if !sw {
 					in, out = 1, 2 // OpenSM ignores them on a CA
 				}
-				queries = append(queries, saRecord{fmt.Sprintf("%s SL2VL %d/%d/%d", mp.node.Desc, l, in, out), &sa.SLtoVLMappingTableRecord, 7,
+				queries = append(queries, saRecord{fmt.Sprintf("%s SL2VL %d/%d/%d", mp.node.Desc, l, in, out), sa.SLtoVLMappingTableRecord(), 7,
 					map[string]uint64{"LID": l, "InputPortNum": in, "OutputPortNum": out}, []string{"SL2VL", fmt.Sprintf("%d/%d/%d", l, in, out)}})
 				port := uint64(mp.num)
 				if !sw {
 					port = 9 // OpenSM answers the CA's port
 				}
 				for b := uint64(1); b <= 4; b++ {
-					queries = append(queries, saRecord{fmt.Sprintf("%s VLAR %d/%d/%d", mp.node.Desc, l, port, b), &sa.VLArbitrationTableRecord, 7,
+					queries = append(queries, saRecord{fmt.Sprintf("%s VLAR %d/%d/%d", mp.node.Desc, l, port, b), sa.VLArbitrationTableRecord(), 7,
 						map[string]uint64{"LID": l, "OutputPortNum": port, "BlockNum": b}, []string{"VLAR", fmt.Sprintf("%d/%d/%d", l, port, b)}})
 				}
 			}
@@ -125,7 +125,7 @@ func TestSATableRecordsMatchSAQuery(t *testing.T) {
 				}
 				vals := layoutValues(q.attr.Layout, irec)
 				want := map[string]uint64{"LID": vals["LID"]}
-				if q.attr == &sa.SLtoVLMappingTableRecord {
+				if q.attr == sa.SLtoVLMappingTableRecord() {
 					want["InPort"], want["OutPort"] = vals["InputPortNum"], vals["OutputPortNum"]
 				} else {
 					want["Port"], want["Block"] = vals["OutputPortNum"], vals["BlockNum"]
@@ -164,7 +164,7 @@ func TestSATableRecordsMatchSAQuery(t *testing.T) {
 			for _, q := range []struct {
 				attr *sa.Attr
 				arg  string
-			}{{&sa.MulticastForwardingTableRecord, "MFTR"}, {&sa.InformInfoRecord, "IIR"}} {
+			}{{sa.MulticastForwardingTableRecord(), "MFTR"}, {sa.InformInfoRecord(), "IIR"}} {
 				irecs, ierr := isess.SAGetTable(ctx, q.attr, 0, nil)
 				erecs, eerr := esess.SAGetTable(ctx, q.attr, 0, nil)
 				out := saqueryRun(t, s, mt.host, []string{q.arg})

@@ -229,12 +229,12 @@ func TestSchemaAttributesMatchCTools(t *testing.T) {
 			// datagram's length, and so does the engine (ibsim passes the
 			// length on): one record, complete, none of OpenSM's stale
 			// buffer after it.
-			recs, err := sess.SAGetTable(ctx, &sa.SMInfoRecord, 0, nil)
+			recs, err := sess.SAGetTable(ctx, sa.SMInfoRecord(), 0, nil)
 			if err != nil || len(recs) != 1 {
 				t.Fatalf("SMInfoRecord: %d records, %v; want the one saquery lists", len(recs), err)
 			}
 			smir := saqueryFields(tool("saquery", "SMIR"))
-			got := layoutValues(sa.SMInfoRecord.Layout, recs[0])
+			got := layoutValues(sa.SMInfoRecord().Layout, recs[0])
 			compare(t, "SMInfoRecord", smir, map[string]uint64{"LID": got["LID"], "GUID": got["GUID"],
 				"SM_Key": got["SM_Key"], "Priority": got["Priority"], "SMState": got["SMState"]})
 			compared["SMInfoRecord"]++

@@ -44,9 +44,9 @@ func smKeyFacts(t *testing.T, sess *engine.Session) map[string]string {
 		return fmt.Sprintf("records>0=%v SM_Key=%#x", len(r.Records) > 0, sa.SMKeyOf(r.Message))
 	}
 	for _, key := range []uint64{0, sim.DefaultSAKey, 2} {
-		r, err := sess.SAQuery(ctx, mad.MethodGetTable, &sa.PKeyTableRecord, 0, nil, engine.SMKey(key))
+		r, err := sess.SAQuery(ctx, mad.MethodGetTable, sa.PKeyTableRecord(), 0, nil, engine.SMKey(key))
 		out[fmt.Sprintf("P_KeyTableRecord SM_Key %d", key)] = smKeyOutcome(r, err, some)
-		r, err = sess.SAQuery(ctx, mad.MethodGetTable, &sa.SMInfoRecord, 0, nil, engine.SMKey(key))
+		r, err = sess.SAQuery(ctx, mad.MethodGetTable, sa.SMInfoRecord(), 0, nil, engine.SMKey(key))
 		out[fmt.Sprintf("SMInfoRecord SM_Key %d", key)] = smKeyOutcome(r, err, some)
 	}
 	// Security traps: subscribed to only with the key (ERR 430B).
@@ -73,7 +73,7 @@ func smKeyFacts(t *testing.T, sess *engine.Session) map[string]string {
 	}
 	defer sub.Close()
 	for _, key := range []uint64{0, sim.DefaultSAKey} {
-		r, err := sess.SAQuery(ctx, mad.MethodGetTable, &sa.InformInfoRecord, 0, nil, engine.SMKey(key))
+		r, err := sess.SAQuery(ctx, mad.MethodGetTable, sa.InformInfoRecord(), 0, nil, engine.SMKey(key))
 		out[fmt.Sprintf("InformInfoRecord SM_Key %d", key)] = smKeyOutcome(r, err, func(r *engine.SARecords) string {
 			var qpns []string
 			for _, rec := range r.Records {

@@ -655,17 +655,25 @@ func genIndex(w *bytes.Buffer, pkg, q string, attrs []*Attr) {
 	if pkg == "sa" {
 		w.WriteString("// The attributes, by ID.\nvar (\n")
 		for _, a := range attrs {
-			fmt.Fprintf(w, "%s = Attr{%s, %#v, %d}\n", a.SAVar, ref(a), comps(a), a.Stride)
+			fmt.Fprintf(w, "attr%s = Attr{%s, %#v, %d}\n", a.SAVar, ref(a), comps(a), a.Stride)
 		}
-		w.WriteString(")\n\n// aliases are the other names records answer to (saquery's).\nvar aliases = map[string]*Attr{\n")
+		w.WriteString(")\n\n")
+		for _, a := range attrs {
+			id := a.ID
+			if a.Ref != "" {
+				id = find(a.Ref).ID
+			}
+			fmt.Fprintf(w, "// %s returns the SA attribute %s (0x%04x). The Attr is shared and\n// must not be modified.\nfunc %s() *Attr { return &attr%s }\n\n", a.SAVar, a.Name, id, a.SAVar, a.SAVar)
+		}
+		w.WriteString("// aliases are the other names records answer to (saquery's).\nvar aliases = map[string]*Attr{\n")
 		for _, a := range attrs {
 			for _, al := range a.Aliases {
-				fmt.Fprintf(w, "%q: &%s,\n", strings.ToLower(al), a.SAVar)
+				fmt.Fprintf(w, "%q: &attr%s,\n", strings.ToLower(al), a.SAVar)
 			}
 		}
 		w.WriteString("}\n\nvar attrs = []*Attr{")
 		for _, a := range attrs {
-			fmt.Fprintf(w, "&%s, ", a.SAVar)
+			fmt.Fprintf(w, "&attr%s, ", a.SAVar)
 		}
 		w.WriteString("}\n\n")
 		return
