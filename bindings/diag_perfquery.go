@@ -16,7 +16,7 @@ func init() {
 			Loop: lua.LVAsBool(o.RawGetString("loop")), Reset: lua.LVAsBool(o.RawGetString("reset")),
 			ResetOnly: lua.LVAsBool(o.RawGetString("reset_only")), Groups: diagStrings(L, fn, o, "groups")}
 		for _, g := range po.Groups {
-			if _, ok := diag.PerfGroups[g]; !ok && g != "extended_speeds" && g != "smplctl" {
+			if !diag.IsPerfGroup(g) {
 				raise(L, fn, "groups: %q is none of perfquery's (xmtsl, rcvsl, xmtdisc, rcverr, extended_speeds, smplctl, oprcvcounters, ...)", g)
 			}
 		}

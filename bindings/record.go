@@ -399,7 +399,7 @@ func callWith(L *lua.LState, fn *lua.LFunction) int {
 // holds only zeroKey or maskedKey for them anyway).
 var secretKeys = func() map[string]bool {
 	m := map[string]bool{}
-	for _, k := range mad.KeyFieldKeys {
+	for _, k := range mad.KeyFieldKeys() {
 		m[k] = true
 	}
 	return m

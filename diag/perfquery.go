@@ -260,7 +260,7 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 		}
 		return q, nil
 	default:
-		g := PerfGroups[group]
+		g := perfGroups[group]
 		if !o.ResetOnly {
 			d, err := get(g.Attr, port)
 			if err != nil {

@@ -1,6 +1,9 @@
 package diag
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // perfquery's attributes as libibmad dumps them (see ibmad.go).
 
@@ -88,8 +91,8 @@ type perfGroup struct {
 	Fields []ibField
 }
 
-// PerfGroups are perfquery's group options by their long option name.
-var PerfGroups = map[string]perfGroup{
+// perfGroups are perfquery's group options by their long option name.
+var perfGroups = map[string]perfGroup{
 	"xmtsl":   {"PortXmitDataSL", 0x36, series("XmtDataSL", 16, 32, 32, 32, dUint)},
 	"rcvsl":   {"PortRcvDataSL", 0x37, series("RcvDataSL", 16, 32, 32, 32, dUint)},
 	"xmtdisc": {"PortXmitDiscardDetails", 0x16, []ibField{{"PortInactiveDiscards", 32, 16, dUint}, {"PortNeighborMTUDiscards", 48, 16, dUint}, {"PortSwLifetimeLimitDiscards", 64, 16, dUint}, {"PortSwHOQLifetimeLimitDiscards", 80, 16, dUint}}},
@@ -108,6 +111,11 @@ var PerfGroups = map[string]perfGroup{
 	"xmitcc":              {"PortXmitConCtrl", 0x34, []ibField{{"PortXmitTimeCong", 32, 32, dUint}}},
 	"vlxmittimecc":        {"PortVLXmitTimeCong", 0x35, series("PortVLXmitTimeCong", 15, 32, 32, 32, dUint)},
 }
+
+// IsPerfGroup reports whether name is one of perfquery's group options
+// by its long name ("xmtsl", "extended_speeds", "smplctl", ...), as
+// PerfQueryOptions.Groups takes them.
+func IsPerfGroup(name string) bool { return slices.Contains(perfGroupOrder, name) }
 
 // perfGroupOrder is the order perfquery checks its group options in (the
 // first one given wins).

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,8 +89,14 @@ func NewSAQueryOptions() *SAQueryOptions {
 	return &SAQueryOptions{Reversible: -1, NumbPath: -1, QoSClass: -1, SL: -1, HopLimit: -1, ProxyJoin: -1}
 }
 
-// SAQueryNames are saquery's query names and aliases, in its order.
-var SAQueryNames = []struct{ Name, Alias, Usage string }{
+// SAQueryName is one of saquery's query names, its alias and the
+// arguments it takes.
+type SAQueryName struct{ Name, Alias, Usage string }
+
+// SAQueryNames returns saquery's query names and aliases, in its order.
+func SAQueryNames() []SAQueryName { return slices.Clone(saQueryNames) }
+
+var saQueryNames = []SAQueryName{
 	{"ClassPortInfo", "CPI", ""},
 	{"NodeRecord", "NR", "[lid]"},
 	{"PortInfoRecord", "PIR", "[[lid]/[port]/[options]]"},
@@ -110,7 +117,7 @@ var SAQueryNames = []struct{ Name, Alias, Usage string }{
 
 // findSAQuery is saquery's find_query: a name or alias, any case.
 func findSAQuery(name string) (string, bool) {
-	for _, q := range SAQueryNames {
+	for _, q := range saQueryNames {
 		if strings.EqualFold(name, q.Name) || strings.EqualFold(name, q.Alias) {
 			return q.Name, true
 		}

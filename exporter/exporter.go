@@ -101,8 +101,10 @@ func transitional(f *topo.Fabric) bool {
 	return false
 }
 
-// RediscoverTraps are the traps Options.Traps subscribes to.
-var RediscoverTraps = []uint16{smp.TrapGIDInService, smp.TrapGIDOutOfService, smp.TrapLinkStateChange}
+// RediscoverTraps returns the traps Options.Traps subscribes to.
+func RediscoverTraps() []uint16 {
+	return []uint16{smp.TrapGIDInService, smp.TrapGIDOutOfService, smp.TrapLinkStateChange}
+}
 
 // PortSample is what one sweep read of one port (a switch port, or a CA
 // port with Options.HCA).
@@ -426,7 +428,7 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 // ends: each marks the topology stale and wakes Run. It returns the
 // function that unsubscribes (and waits for the reader).
 func (e *Exporter) subscribe(ctx context.Context) func() {
-	sub, err := e.sess.Subscribe(ctx, engine.SubscribeOptions{Traps: RediscoverTraps})
+	sub, err := e.sess.Subscribe(ctx, engine.SubscribeOptions{Traps: RediscoverTraps()})
 	if err != nil {
 		if e.opts.Logger != nil && ctx.Err() == nil {
 			e.opts.Logger.Warn("exporter: no trap subscription, the topology is rediscovered every --discover-interval only", "err", err)

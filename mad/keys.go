@@ -1,6 +1,9 @@
 package mad
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // Key fields: the management keys that authenticate a requester to a
 // manager (IBA 14.2.4 M_Key, 15.2.1.1 SM_Key, 16.1.3 B_Key, A10.4.1
@@ -8,14 +11,19 @@ import "encoding/binary"
 // shows, records or hands them to a script. KeyFieldNames is the one
 // list of their field names (as the layouts spell them); MaskKeys is the
 // one place that knows where they sit in a MAD.
-var KeyFieldNames = []string{"M_Key", "SM_Key", "B_Key", "CC_Key"}
+func KeyFieldNames() []string { return slices.Clone(keyFieldNames) }
 
-// KeyFieldKeys are the Lua keys of KeyFieldNames, in the same order.
-var KeyFieldKeys = []string{"m_key", "sm_key", "b_key", "cc_key"}
+// KeyFieldKeys returns the Lua keys of KeyFieldNames, in the same order.
+func KeyFieldKeys() []string { return slices.Clone(keyFieldKeys) }
+
+var (
+	keyFieldNames = []string{"M_Key", "SM_Key", "B_Key", "CC_Key"}
+	keyFieldKeys  = []string{"m_key", "sm_key", "b_key", "cc_key"}
+)
 
 // IsKeyField reports whether a layout field named name holds a key.
 func IsKeyField(name string) bool {
-	for _, k := range KeyFieldNames {
+	for _, k := range keyFieldNames {
 		if name == k {
 			return true
 		}

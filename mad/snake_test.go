@@ -85,9 +85,9 @@ func TestLuaKeys(t *testing.T) {
 			}
 		}
 	}
-	for i, n := range mad.KeyFieldNames {
-		if mad.KeyFieldKeys[i] != mad.SnakeName(n) {
-			t.Errorf("KeyFieldKeys[%d] = %q, want %q", i, mad.KeyFieldKeys[i], mad.SnakeName(n))
+	for i, n := range mad.KeyFieldNames() {
+		if mad.KeyFieldKeys()[i] != mad.SnakeName(n) {
+			t.Errorf("KeyFieldKeys[%d] = %q, want %q", i, mad.KeyFieldKeys()[i], mad.SnakeName(n))
 		}
 	}
 }

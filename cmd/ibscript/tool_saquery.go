@@ -14,7 +14,7 @@ import (
 func init() {
 	var usage strings.Builder
 	usage.WriteString("[query-name] [<name> | <lid> | <guid>]\n\nSupported query names (and aliases):\n")
-	for _, q := range diag.SAQueryNames {
+	for _, q := range diag.SAQueryNames() {
 		fmt.Fprintf(&usage, "  %s (%s) %s\n", q.Name, q.Alias, q.Usage)
 	}
 	usage.WriteString("\n  Queries node records by default.")

@@ -21,7 +21,7 @@
 // allocating, and [Data] aliases the attribute bytes of a raw MAD.
 //
 // The CC_Key of the header and of CongestionKeyInfo is a secret
-// (mad.KeyFieldNames); mad.MaskKeys zeroes both.
+// (mad.KeyFieldNames()); mad.MaskKeys zeroes both.
 //
 // The package does no I/O, starts no goroutines and reads no clock.
 //

@@ -77,24 +77,24 @@ const (
 // AF_IB is the address family of struct sockaddr_ib.
 const AF_IB = 27
 
-// Field is one row of a kernel struct's layout table. Every ABI field is
+// abiField is one row of a kernel struct's layout table. Every ABI field is
 // host order.
-type Field struct {
+type abiField struct {
 	Name   string
 	Offset int
 	Size   int
 }
 
-// HeaderLayout is struct rdma_ucm_cmd_hdr:
+// headerLayout is struct rdma_ucm_cmd_hdr:
 //
 //	struct rdma_ucm_cmd_hdr {
 //		__u32 cmd;
 //		__u16 in;
 //		__u16 out;
 //	};
-var HeaderLayout = []Field{{"cmd", 0, 4}, {"in", 4, 2}, {"out", 6, 2}}
+var headerLayout = []abiField{{"cmd", 0, 4}, {"in", 4, 2}, {"out", 6, 2}}
 
-// CreateIDLayout is struct rdma_ucm_create_id:
+// createIDLayout is struct rdma_ucm_create_id:
 //
 //	struct rdma_ucm_create_id {
 //		__u64 uid;
@@ -103,39 +103,39 @@ var HeaderLayout = []Field{{"cmd", 0, 4}, {"in", 4, 2}, {"out", 6, 2}}
 //		__u8  qp_type;
 //		__u8  reserved[5];
 //	};
-var CreateIDLayout = []Field{{"uid", 0, 8}, {"response", 8, 8}, {"ps", 16, 2}, {"qp_type", 18, 1}, {"reserved", 19, 5}}
+var createIDLayout = []abiField{{"uid", 0, 8}, {"response", 8, 8}, {"ps", 16, 2}, {"qp_type", 18, 1}, {"reserved", 19, 5}}
 
-// DestroyIDLayout is struct rdma_ucm_destroy_id:
+// destroyIDLayout is struct rdma_ucm_destroy_id:
 //
 //	struct rdma_ucm_destroy_id {
 //		__u64 response;
 //		__u32 id;
 //		__u32 reserved;
 //	};
-var DestroyIDLayout = []Field{{"response", 0, 8}, {"id", 8, 4}, {"reserved", 12, 4}}
+var destroyIDLayout = []abiField{{"response", 0, 8}, {"id", 8, 4}, {"reserved", 12, 4}}
 
-// GetEventLayout is struct rdma_ucm_get_event { __u64 response; }.
-var GetEventLayout = []Field{{"response", 0, 8}}
+// getEventLayout is struct rdma_ucm_get_event { __u64 response; }.
+var getEventLayout = []abiField{{"response", 0, 8}}
 
-// MigrateIDLayout is struct rdma_ucm_migrate_id:
+// migrateIDLayout is struct rdma_ucm_migrate_id:
 //
 //	struct rdma_ucm_migrate_id {
 //		__u64 response;
 //		__u32 id;
 //		__u32 fd;
 //	};
-var MigrateIDLayout = []Field{{"response", 0, 8}, {"id", 8, 4}, {"fd", 12, 4}}
+var migrateIDLayout = []abiField{{"response", 0, 8}, {"id", 8, 4}, {"fd", 12, 4}}
 
-// ListenLayout is struct rdma_ucm_listen { __u32 id; __u32 backlog; }.
-var ListenLayout = []Field{{"id", 0, 4}, {"backlog", 4, 4}}
+// listenLayout is struct rdma_ucm_listen { __u32 id; __u32 backlog; }.
+var listenLayout = []abiField{{"id", 0, 4}, {"backlog", 4, 4}}
 
-// ResolveRouteLayout is struct rdma_ucm_resolve_route { __u32 id; __u32 timeout_ms; }.
-var ResolveRouteLayout = []Field{{"id", 0, 4}, {"timeout_ms", 4, 4}}
+// resolveRouteLayout is struct rdma_ucm_resolve_route { __u32 id; __u32 timeout_ms; }.
+var resolveRouteLayout = []abiField{{"id", 0, 4}, {"timeout_ms", 4, 4}}
 
-// DisconnectLayout is struct rdma_ucm_disconnect { __u32 id; }.
-var DisconnectLayout = []Field{{"id", 0, 4}}
+// disconnectLayout is struct rdma_ucm_disconnect { __u32 id; }.
+var disconnectLayout = []abiField{{"id", 0, 4}}
 
-// ConnParamLayout is struct rdma_ucm_conn_param:
+// connParamLayout is struct rdma_ucm_conn_param:
 //
 //	struct rdma_ucm_conn_param {
 //		__u32 qp_num;
@@ -150,12 +150,12 @@ var DisconnectLayout = []Field{{"id", 0, 4}}
 //		__u8  rnr_retry_count;
 //		__u8  valid;
 //	};
-var ConnParamLayout = []Field{{"qp_num", 0, 4}, {"qkey", 4, 4}, {"private_data", 8, 256},
+var connParamLayout = []abiField{{"qp_num", 0, 4}, {"qkey", 4, 4}, {"private_data", 8, 256},
 	{"private_data_len", 264, 1}, {"srq", 265, 1}, {"responder_resources", 266, 1},
 	{"initiator_depth", 267, 1}, {"flow_control", 268, 1}, {"retry_count", 269, 1},
 	{"rnr_retry_count", 270, 1}, {"valid", 271, 1}}
 
-// AHAttrLayout is struct ib_uverbs_ah_attr (ib_user_verbs.h):
+// ahAttrLayout is struct ib_uverbs_ah_attr (ib_user_verbs.h):
 //
 //	struct ib_uverbs_ah_attr {
 //		struct ib_uverbs_global_route grh; /* dgid[16], flow_label, sgid_index, hop_limit, traffic_class, reserved */
@@ -167,12 +167,12 @@ var ConnParamLayout = []Field{{"qp_num", 0, 4}, {"qkey", 4, 4}, {"private_data",
 //		__u8  port_num;
 //		__u8  reserved;
 //	};
-var AHAttrLayout = []Field{{"dgid", 0, 16}, {"flow_label", 16, 4}, {"sgid_index", 20, 1},
+var ahAttrLayout = []abiField{{"dgid", 0, 16}, {"flow_label", 16, 4}, {"sgid_index", 20, 1},
 	{"hop_limit", 21, 1}, {"traffic_class", 22, 1}, {"grh_reserved", 23, 1}, {"dlid", 24, 2},
 	{"sl", 26, 1}, {"src_path_bits", 27, 1}, {"static_rate", 28, 1}, {"is_global", 29, 1},
 	{"port_num", 30, 1}, {"reserved", 31, 1}}
 
-// UDParamLayout is struct rdma_ucm_ud_param:
+// udParamLayout is struct rdma_ucm_ud_param:
 //
 //	struct rdma_ucm_ud_param {
 //		__u32 qp_num;
@@ -182,10 +182,10 @@ var AHAttrLayout = []Field{{"dgid", 0, 16}, {"flow_label", 16, 4}, {"sgid_index"
 //		__u8  private_data_len;
 //		__u8  reserved[7];
 //	};
-var UDParamLayout = []Field{{"qp_num", 0, 4}, {"qkey", 4, 4}, {"ah_attr", 8, 32},
+var udParamLayout = []abiField{{"qp_num", 0, 4}, {"qkey", 4, 4}, {"ah_attr", 8, 32},
 	{"private_data", 40, 256}, {"private_data_len", 296, 1}, {"reserved", 297, 7}}
 
-// EventRespLayout is struct rdma_ucm_event_resp (newer kernels add the
+// eventRespLayout is struct rdma_ucm_event_resp (newer kernels add the
 // reserved word and struct rdma_ucm_ece; older user space reads 324 bytes):
 //
 //	struct rdma_ucm_event_resp {
@@ -201,10 +201,10 @@ var UDParamLayout = []Field{{"qp_num", 0, 4}, {"qkey", 4, 4}, {"ah_attr", 8, 32}
 //		__u32 reserved;
 //		struct rdma_ucm_ece ece; /* vendor_id, attr_mod */
 //	};
-var EventRespLayout = []Field{{"uid", 0, 8}, {"id", 8, 4}, {"event", 12, 4}, {"status", 16, 4},
+var eventRespLayout = []abiField{{"uid", 0, 8}, {"id", 8, 4}, {"event", 12, 4}, {"status", 16, 4},
 	{"param", 20, 304}, {"reserved", 324, 4}, {"ece.vendor_id", 328, 4}, {"ece.attr_mod", 332, 4}}
 
-// ConnectLayout is struct rdma_ucm_connect:
+// connectLayout is struct rdma_ucm_connect:
 //
 //	struct rdma_ucm_connect {
 //		struct rdma_ucm_conn_param conn_param;
@@ -214,9 +214,9 @@ var EventRespLayout = []Field{{"uid", 0, 8}, {"id", 8, 4}, {"event", 12, 4}, {"s
 //	};
 //
 // The ece part is newer; the spec's 288 bytes are without it.
-var ConnectLayout = []Field{{"conn_param", 0, 272}, {"id", 272, 4}, {"reserved", 276, 4}, {"ece", 280, 8}}
+var connectLayout = []abiField{{"conn_param", 0, 272}, {"id", 272, 4}, {"reserved", 276, 4}, {"ece", 280, 8}}
 
-// AcceptLayout is struct rdma_ucm_accept:
+// acceptLayout is struct rdma_ucm_accept:
 //
 //	struct rdma_ucm_accept {
 //		__u64 uid;
@@ -225,9 +225,9 @@ var ConnectLayout = []Field{{"conn_param", 0, 272}, {"id", 272, 4}, {"reserved",
 //		__u32 reserved;
 //		struct rdma_ucm_ece ece;
 //	};
-var AcceptLayout = []Field{{"uid", 0, 8}, {"conn_param", 8, 272}, {"id", 280, 4}, {"reserved", 284, 4}, {"ece", 288, 8}}
+var acceptLayout = []abiField{{"uid", 0, 8}, {"conn_param", 8, 272}, {"id", 280, 4}, {"reserved", 284, 4}, {"ece", 288, 8}}
 
-// RejectLayout is struct rdma_ucm_reject:
+// rejectLayout is struct rdma_ucm_reject:
 //
 //	struct rdma_ucm_reject {
 //		__u32 id;
@@ -236,9 +236,9 @@ var AcceptLayout = []Field{{"uid", 0, 8}, {"conn_param", 8, 272}, {"id", 280, 4}
 //		__u8  reserved[2];
 //		__u8  private_data[RDMA_MAX_PRIVATE_DATA];
 //	};
-var RejectLayout = []Field{{"id", 0, 4}, {"private_data_len", 4, 1}, {"reason", 5, 1}, {"reserved", 6, 2}, {"private_data", 8, 256}}
+var rejectLayout = []abiField{{"id", 0, 4}, {"private_data_len", 4, 1}, {"reason", 5, 1}, {"reserved", 6, 2}, {"private_data", 8, 256}}
 
-// BindLayout is struct rdma_ucm_bind:
+// bindLayout is struct rdma_ucm_bind:
 //
 //	struct rdma_ucm_bind {
 //		__u32 id;
@@ -246,9 +246,9 @@ var RejectLayout = []Field{{"id", 0, 4}, {"private_data_len", 4, 1}, {"reason", 
 //		__u16 reserved;
 //		struct sockaddr_storage addr;
 //	};
-var BindLayout = []Field{{"id", 0, 4}, {"addr_size", 4, 2}, {"reserved", 6, 2}, {"addr", 8, 128}}
+var bindLayout = []abiField{{"id", 0, 4}, {"addr_size", 4, 2}, {"reserved", 6, 2}, {"addr", 8, 128}}
 
-// ResolveAddrLayout is struct rdma_ucm_resolve_addr:
+// resolveAddrLayout is struct rdma_ucm_resolve_addr:
 //
 //	struct rdma_ucm_resolve_addr {
 //		__u32 id;
@@ -259,10 +259,10 @@ var BindLayout = []Field{{"id", 0, 4}, {"addr_size", 4, 2}, {"reserved", 6, 2}, 
 //		struct sockaddr_storage src_addr;
 //		struct sockaddr_storage dst_addr;
 //	};
-var ResolveAddrLayout = []Field{{"id", 0, 4}, {"timeout_ms", 4, 4}, {"src_size", 8, 2}, {"dst_size", 10, 2},
+var resolveAddrLayout = []abiField{{"id", 0, 4}, {"timeout_ms", 4, 4}, {"src_size", 8, 2}, {"dst_size", 10, 2},
 	{"reserved", 12, 4}, {"src_addr", 16, 128}, {"dst_addr", 144, 128}}
 
-// SockaddrIBLayout is struct sockaddr_ib (rdma/ib.h): AF_IB addresses.
+// sockaddrIBLayout is struct sockaddr_ib (rdma/ib.h): AF_IB addresses.
 //
 //	struct sockaddr_ib {
 //		unsigned short int	sib_family;	/* AF_IB */
@@ -273,14 +273,14 @@ var ResolveAddrLayout = []Field{{"id", 0, 4}, {"timeout_ms", 4, 4}, {"src_size",
 //		__be64			sib_sid_mask;
 //		__u64			sib_scope_id;
 //	};
-var SockaddrIBLayout = []Field{{"sib_family", 0, 2}, {"sib_pkey", 2, 2}, {"sib_flowinfo", 4, 4},
+var sockaddrIBLayout = []abiField{{"sib_family", 0, 2}, {"sib_pkey", 2, 2}, {"sib_flowinfo", 4, 4},
 	{"sib_addr", 8, 16}, {"sib_sid", 24, 8}, {"sib_sid_mask", 32, 8}, {"sib_scope_id", 40, 8}}
 
 var ne = binary.NativeEndian
 
 // field returns the row named name of l; it panics on a programming error
 // (a name missing from a table), which the layout tests catch.
-func field(l []Field, name string) Field {
+func field(l []abiField, name string) abiField {
 	for _, f := range l {
 		if f.Name == name {
 			return f
@@ -307,7 +307,7 @@ func (c *Command) Out() int { return int(ne.Uint16(c.B[6:])) }
 // Body returns the struct after the header.
 func (c *Command) Body() []byte { return c.B[HeaderSize:] }
 
-func newCommand(cmd uint32, size, out int, resp []Field) Command {
+func newCommand(cmd uint32, size, out int, resp []abiField) Command {
 	b := make([]byte, HeaderSize+size)
 	ne.PutUint32(b[0:], cmd)
 	ne.PutUint16(b[4:], uint16(size))
@@ -319,60 +319,60 @@ func newCommand(cmd uint32, size, out int, resp []Field) Command {
 	return Command{B: b, RespOff: off}
 }
 
-func put32(c Command, l []Field, name string, v uint32) {
+func put32(c Command, l []abiField, name string, v uint32) {
 	ne.PutUint32(c.B[HeaderSize+field(l, name).Offset:], v)
 }
 
 // CreateIDCmd frames CREATE_ID.
 func CreateIDCmd(uid uint64, ps uint16, qpType uint8) Command {
-	c := newCommand(CmdCreateID, CreateIDSize, RespIDSize, CreateIDLayout)
-	ne.PutUint64(c.Body()[field(CreateIDLayout, "uid").Offset:], uid)
-	ne.PutUint16(c.Body()[field(CreateIDLayout, "ps").Offset:], ps)
-	c.Body()[field(CreateIDLayout, "qp_type").Offset] = qpType
+	c := newCommand(CmdCreateID, CreateIDSize, RespIDSize, createIDLayout)
+	ne.PutUint64(c.Body()[field(createIDLayout, "uid").Offset:], uid)
+	ne.PutUint16(c.Body()[field(createIDLayout, "ps").Offset:], ps)
+	c.Body()[field(createIDLayout, "qp_type").Offset] = qpType
 	return c
 }
 
 // DestroyIDCmd frames DESTROY_ID.
 func DestroyIDCmd(id uint32) Command {
-	c := newCommand(CmdDestroyID, DestroyIDSize, RespIDSize, DestroyIDLayout)
-	put32(c, DestroyIDLayout, "id", id)
+	c := newCommand(CmdDestroyID, DestroyIDSize, RespIDSize, destroyIDLayout)
+	put32(c, destroyIDLayout, "id", id)
 	return c
 }
 
 // GetEventCmd frames GET_EVENT with an out of EventRespSize.
 func GetEventCmd() Command {
-	return newCommand(CmdGetEvent, GetEventSize, EventRespSize, GetEventLayout)
+	return newCommand(CmdGetEvent, GetEventSize, EventRespSize, getEventLayout)
 }
 
 // MigrateIDCmd frames MIGRATE_ID, written to the destination channel; fd
 // is the channel that owns the id now.
 func MigrateIDCmd(id uint32, fd int) Command {
-	c := newCommand(CmdMigrateID, MigrateIDSize, RespIDSize, MigrateIDLayout)
-	put32(c, MigrateIDLayout, "id", id)
-	put32(c, MigrateIDLayout, "fd", uint32(fd))
+	c := newCommand(CmdMigrateID, MigrateIDSize, RespIDSize, migrateIDLayout)
+	put32(c, migrateIDLayout, "id", id)
+	put32(c, migrateIDLayout, "fd", uint32(fd))
 	return c
 }
 
 // ListenCmd frames LISTEN.
 func ListenCmd(id uint32, backlog int) Command {
 	c := newCommand(CmdListen, ListenSize, 0, nil)
-	put32(c, ListenLayout, "id", id)
-	put32(c, ListenLayout, "backlog", uint32(backlog))
+	put32(c, listenLayout, "id", id)
+	put32(c, listenLayout, "backlog", uint32(backlog))
 	return c
 }
 
 // ResolveRouteCmd frames RESOLVE_ROUTE.
 func ResolveRouteCmd(id uint32, timeoutMS int) Command {
 	c := newCommand(CmdResolveRoute, ResolveRouteSize, 0, nil)
-	put32(c, ResolveRouteLayout, "id", id)
-	put32(c, ResolveRouteLayout, "timeout_ms", uint32(timeoutMS))
+	put32(c, resolveRouteLayout, "id", id)
+	put32(c, resolveRouteLayout, "timeout_ms", uint32(timeoutMS))
 	return c
 }
 
 // DisconnectCmd frames DISCONNECT.
 func DisconnectCmd(id uint32) Command {
 	c := newCommand(CmdDisconnect, DisconnectSize, 0, nil)
-	put32(c, DisconnectLayout, "id", id)
+	put32(c, disconnectLayout, "id", id)
 	return c
 }
 
@@ -393,9 +393,9 @@ func SockaddrIB(gid [16]byte, pkey uint16, sid uint64) []byte {
 // BindCmd frames BIND with a sockaddr (at most 128 bytes).
 func BindCmd(id uint32, addr []byte) Command {
 	c := newCommand(CmdBind, BindSize, 0, nil)
-	put32(c, BindLayout, "id", id)
-	ne.PutUint16(c.Body()[field(BindLayout, "addr_size").Offset:], uint16(len(addr)))
-	copy(c.Body()[field(BindLayout, "addr").Offset:], addr)
+	put32(c, bindLayout, "id", id)
+	ne.PutUint16(c.Body()[field(bindLayout, "addr_size").Offset:], uint16(len(addr)))
+	copy(c.Body()[field(bindLayout, "addr").Offset:], addr)
 	return c
 }
 
@@ -403,12 +403,12 @@ func BindCmd(id uint32, addr []byte) Command {
 func ResolveAddrCmd(id uint32, src, dst []byte, timeoutMS int) Command {
 	c := newCommand(CmdResolveAddr, ResolveAddrSize, 0, nil)
 	b := c.Body()
-	put32(c, ResolveAddrLayout, "id", id)
-	put32(c, ResolveAddrLayout, "timeout_ms", uint32(timeoutMS))
-	ne.PutUint16(b[field(ResolveAddrLayout, "src_size").Offset:], uint16(len(src)))
-	ne.PutUint16(b[field(ResolveAddrLayout, "dst_size").Offset:], uint16(len(dst)))
-	copy(b[field(ResolveAddrLayout, "src_addr").Offset:], src)
-	copy(b[field(ResolveAddrLayout, "dst_addr").Offset:], dst)
+	put32(c, resolveAddrLayout, "id", id)
+	put32(c, resolveAddrLayout, "timeout_ms", uint32(timeoutMS))
+	ne.PutUint16(b[field(resolveAddrLayout, "src_size").Offset:], uint16(len(src)))
+	ne.PutUint16(b[field(resolveAddrLayout, "dst_size").Offset:], uint16(len(dst)))
+	copy(b[field(resolveAddrLayout, "src_addr").Offset:], src)
+	copy(b[field(resolveAddrLayout, "dst_addr").Offset:], dst)
 	return c
 }
 
@@ -445,7 +445,7 @@ func (p *ConnParam) get(b []byte) {
 func ConnectCmd(id uint32, p *ConnParam) Command {
 	c := newCommand(CmdConnect, ConnectSize, 0, nil)
 	p.put(c.Body())
-	put32(c, ConnectLayout, "id", id)
+	put32(c, connectLayout, "id", id)
 	return c
 }
 
@@ -455,16 +455,16 @@ func AcceptCmd(id uint32, uid uint64, p *ConnParam) Command {
 	c := newCommand(CmdAccept, AcceptSize, 0, nil)
 	ne.PutUint64(c.Body()[0:], uid)
 	p.put(c.Body()[8:])
-	put32(c, AcceptLayout, "id", id)
+	put32(c, acceptLayout, "id", id)
 	return c
 }
 
 // RejectCmd frames REJECT with private data (reason 0: consumer defined).
 func RejectCmd(id uint32, pd []byte) Command {
 	c := newCommand(CmdReject, RejectSize, 0, nil)
-	put32(c, RejectLayout, "id", id)
-	n := copy(c.Body()[field(RejectLayout, "private_data").Offset:], pd)
-	c.Body()[field(RejectLayout, "private_data_len").Offset] = uint8(n)
+	put32(c, rejectLayout, "id", id)
+	n := copy(c.Body()[field(rejectLayout, "private_data").Offset:], pd)
+	c.Body()[field(rejectLayout, "private_data_len").Offset] = uint8(n)
 	return c
 }
 
@@ -513,16 +513,16 @@ const (
 	QueryAddr            uint32 = 0   // RDMA_USER_CM_QUERY_ADDR
 )
 
-// QueryLayout is struct rdma_ucm_query:
+// queryLayout is struct rdma_ucm_query:
 //
 //	struct rdma_ucm_query {
 //		__u64 response;
 //		__u32 id;
 //		__u32 option;
 //	};
-var QueryLayout = []Field{{"response", 0, 8}, {"id", 8, 4}, {"option", 12, 4}}
+var queryLayout = []abiField{{"response", 0, 8}, {"id", 8, 4}, {"option", 12, 4}}
 
-// QueryAddrRespLayout is struct rdma_ucm_query_addr_resp:
+// queryAddrRespLayout is struct rdma_ucm_query_addr_resp:
 //
 //	struct rdma_ucm_query_addr_resp {
 //		__aligned_u64 node_guid;
@@ -536,15 +536,15 @@ var QueryLayout = []Field{{"response", 0, 8}, {"id", 8, 4}, {"option", 12, 4}}
 //		__u32 ibdev_index;
 //		__u32 reserved1;
 //	};
-var QueryAddrRespLayout = []Field{{"node_guid", 0, 8}, {"port_num", 8, 1}, {"reserved", 9, 1},
+var queryAddrRespLayout = []abiField{{"node_guid", 0, 8}, {"port_num", 8, 1}, {"reserved", 9, 1},
 	{"pkey", 10, 2}, {"src_size", 12, 2}, {"dst_size", 14, 2}, {"src_addr", 16, 128},
 	{"dst_addr", 144, 128}, {"ibdev_index", 272, 4}, {"reserved1", 276, 4}}
 
 // QueryAddrCmd frames QUERY with option RDMA_USER_CM_QUERY_ADDR.
 func QueryAddrCmd(id uint32) Command {
-	c := newCommand(CmdQuery, QuerySize, QueryAddrRespSize, QueryLayout)
-	put32(c, QueryLayout, "id", id)
-	put32(c, QueryLayout, "option", QueryAddr)
+	c := newCommand(CmdQuery, QuerySize, QueryAddrRespSize, queryLayout)
+	put32(c, queryLayout, "id", id)
+	put32(c, queryLayout, "option", QueryAddr)
 	return c
 }
 

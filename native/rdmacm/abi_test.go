@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func checkLayout(t *testing.T, name string, l []Field, total int) {
+func checkLayout(t *testing.T, name string, l []abiField, total int) {
 	t.Helper()
 	end := 0
 	for _, f := range l {
@@ -26,37 +26,37 @@ func checkLayout(t *testing.T, name string, l []Field, total int) {
 func TestLayouts(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		l     []Field
+		l     []abiField
 		total int
 	}{
-		{"rdma_ucm_cmd_hdr", HeaderLayout, 8},
-		{"rdma_ucm_create_id", CreateIDLayout, 24},
-		{"rdma_ucm_destroy_id", DestroyIDLayout, 16},
-		{"rdma_ucm_get_event", GetEventLayout, 8},
-		{"rdma_ucm_migrate_id", MigrateIDLayout, 16},
-		{"rdma_ucm_listen", ListenLayout, 8},
-		{"rdma_ucm_resolve_route", ResolveRouteLayout, 8},
-		{"rdma_ucm_disconnect", DisconnectLayout, 4},
-		{"rdma_ucm_conn_param", ConnParamLayout, 272},
-		{"rdma_ucm_ud_param", UDParamLayout, 304},
-		{"ib_uverbs_ah_attr", AHAttrLayout, 32},
-		{"rdma_ucm_event_resp", EventRespLayout, 336},
-		{"rdma_ucm_connect", ConnectLayout, 288},
-		{"rdma_ucm_accept", AcceptLayout, 296},
-		{"rdma_ucm_reject", RejectLayout, 264},
-		{"rdma_ucm_bind", BindLayout, 136},
-		{"rdma_ucm_resolve_addr", ResolveAddrLayout, 272},
-		{"sockaddr_ib", SockaddrIBLayout, 48},
-		{"rdma_ucm_query", QueryLayout, 16},
-		{"rdma_ucm_query_addr_resp", QueryAddrRespLayout, 280},
+		{"rdma_ucm_cmd_hdr", headerLayout, 8},
+		{"rdma_ucm_create_id", createIDLayout, 24},
+		{"rdma_ucm_destroy_id", destroyIDLayout, 16},
+		{"rdma_ucm_get_event", getEventLayout, 8},
+		{"rdma_ucm_migrate_id", migrateIDLayout, 16},
+		{"rdma_ucm_listen", listenLayout, 8},
+		{"rdma_ucm_resolve_route", resolveRouteLayout, 8},
+		{"rdma_ucm_disconnect", disconnectLayout, 4},
+		{"rdma_ucm_conn_param", connParamLayout, 272},
+		{"rdma_ucm_ud_param", udParamLayout, 304},
+		{"ib_uverbs_ah_attr", ahAttrLayout, 32},
+		{"rdma_ucm_event_resp", eventRespLayout, 336},
+		{"rdma_ucm_connect", connectLayout, 288},
+		{"rdma_ucm_accept", acceptLayout, 296},
+		{"rdma_ucm_reject", rejectLayout, 264},
+		{"rdma_ucm_bind", bindLayout, 136},
+		{"rdma_ucm_resolve_addr", resolveAddrLayout, 272},
+		{"sockaddr_ib", sockaddrIBLayout, 48},
+		{"rdma_ucm_query", queryLayout, 16},
+		{"rdma_ucm_query_addr_resp", queryAddrRespLayout, 280},
 	} {
 		checkLayout(t, c.name, c.l, c.total)
 	}
 	// The event's param union: conn is the smaller member.
-	if f := field(EventRespLayout, "param"); f.Size != UDParamSize || ConnParamSize > f.Size {
+	if f := field(eventRespLayout, "param"); f.Size != UDParamSize || ConnParamSize > f.Size {
 		t.Errorf("param union %d bytes", f.Size)
 	}
-	if field(EventRespLayout, "reserved").Offset != EventRespMinSize {
+	if field(eventRespLayout, "reserved").Offset != EventRespMinSize {
 		t.Error("the 324-byte minimum is the old struct's end")
 	}
 }

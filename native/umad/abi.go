@@ -27,15 +27,15 @@ const (
 	DefaultOUI = 0x001405
 )
 
-// Field is one row of a kernel struct's layout table.
-type Field struct {
+// abiField is one row of a kernel struct's layout table.
+type abiField struct {
 	Name      string
 	Offset    int
 	Size      int
 	BigEndian bool // false: host order (or bytes)
 }
 
-// HeaderLayout is struct ib_user_mad_hdr (include/uapi/rdma/ib_user_mad.h):
+// headerLayout is struct ib_user_mad_hdr (include/uapi/rdma/ib_user_mad.h):
 //
 //	struct ib_user_mad_hdr {
 //		__u32	id;
@@ -60,7 +60,7 @@ type Field struct {
 //
 // ib_user_mad_hdr_old is the same without pkey_index and reserved (56
 // bytes).
-var HeaderLayout = []Field{
+var headerLayout = []abiField{
 	{"id", 0, 4, false},
 	{"status", 4, 4, false},
 	{"timeout_ms", 8, 4, false},
@@ -81,7 +81,7 @@ var HeaderLayout = []Field{
 	{"reserved", 58, 6, false},
 }
 
-// RegReqLayout is struct ib_user_mad_reg_req:
+// regReqLayout is struct ib_user_mad_reg_req:
 //
 //	typedef unsigned long __attribute__((aligned(4))) packed_ulong;
 //	#define IB_USER_MAD_LONGS_PER_METHOD_MASK (128 / (8 * sizeof (long)))
@@ -97,7 +97,7 @@ var HeaderLayout = []Field{
 //
 // method_mask is native unsigned longs (two on 64-bit, four on 32-bit);
 // oui is big-endian bytes. One byte of tail padding makes 28.
-var RegReqLayout = []Field{
+var regReqLayout = []abiField{
 	{"id", 0, 4, false},
 	{"method_mask", 4, 16, false},
 	{"qpn", 20, 1, false},
@@ -107,7 +107,7 @@ var RegReqLayout = []Field{
 	{"rmpp_version", 26, 1, false},
 }
 
-// RegReq2Layout is struct ib_user_mad_reg_req2:
+// regReq2Layout is struct ib_user_mad_reg_req2:
 //
 //	struct ib_user_mad_reg_req2 {
 //		__u32	id;
@@ -123,7 +123,7 @@ var RegReqLayout = []Field{
 //	};
 //
 // oui is a host-order 24-bit number here (not bytes as in reg_req).
-var RegReq2Layout = []Field{
+var regReq2Layout = []abiField{
 	{"id", 0, 4, false},
 	{"qpn", 4, 4, false},
 	{"mgmt_class", 8, 1, false},

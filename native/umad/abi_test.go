@@ -17,7 +17,7 @@ func unhex(t *testing.T, s string) []byte {
 	return b
 }
 
-func checkLayout(t *testing.T, name string, l []Field, total int) {
+func checkLayout(t *testing.T, name string, l []abiField, total int) {
 	t.Helper()
 	end := 0
 	for _, f := range l {
@@ -35,10 +35,10 @@ func checkLayout(t *testing.T, name string, l []Field, total int) {
 }
 
 func TestLayouts(t *testing.T) {
-	checkLayout(t, "ib_user_mad_hdr", HeaderLayout, HeaderSize)
-	checkLayout(t, "reg_req", RegReqLayout, RegReqSize)
-	checkLayout(t, "reg_req2", RegReq2Layout, RegReq2Size)
-	for _, f := range HeaderLayout {
+	checkLayout(t, "ib_user_mad_hdr", headerLayout, HeaderSize)
+	checkLayout(t, "reg_req", regReqLayout, RegReqSize)
+	checkLayout(t, "reg_req2", regReq2Layout, RegReq2Size)
+	for _, f := range headerLayout {
 		if f.Name == "pkey_index" && f.Offset != HeaderSizeOld {
 			t.Errorf("pkey_index at %d: ib_user_mad_hdr_old must end there (%d)", f.Offset, HeaderSizeOld)
 		}
@@ -175,7 +175,7 @@ func TestHeaderLayoutMatchesPut(t *testing.T) {
 	h := sampleHeader()
 	b := make([]byte, HeaderSize)
 	h.Put(b, HeaderSize)
-	get := func(f Field) uint64 {
+	get := func(f abiField) uint64 {
 		v := b[f.Offset : f.Offset+f.Size]
 		switch {
 		case f.Size == 1:
@@ -194,7 +194,7 @@ func TestHeaderLayoutMatchesPut(t *testing.T) {
 	want := map[string]uint64{"id": 2, "status": 110, "timeout_ms": 100, "retries": 3, "length": 320, "qpn": 1,
 		"qkey": 0x80010000, "lid": 0x1234, "sl": 5, "path_bits": 1, "grh_present": 1, "gid_index": 2,
 		"hop_limit": 63, "traffic_class": 7, "flow_label": 0xabcde, "pkey_index": 0x0102}
-	for _, f := range HeaderLayout {
+	for _, f := range headerLayout {
 		if w, ok := want[f.Name]; ok && get(f) != w {
 			t.Errorf("%s at %d = %#x, want %#x", f.Name, f.Offset, get(f), w)
 		}

@@ -714,8 +714,8 @@ func errorCases(t *testing.T, s *suite) {
 	}
 }
 
-// NoPathGID is a GID no port of the suite's fabrics has (and no SA knows).
-var NoPathGID = mad.NewGID(0xfe80000000000000, 0x0002c903deadbeef)
+// NoPathGID returns a GID no port of the suite's fabrics has (and no SA knows).
+func NoPathGID() mad.GID { return mad.NewGID(0xfe80000000000000, 0x0002c903deadbeef) }
 
 // routeError: an AF_IB destination needs no lookup (ADDR_RESOLVED), and a
 // route to a GID nobody has is ROUTE_ERROR with a negative errno, leaving
@@ -726,11 +726,11 @@ func routeError(t *testing.T, s *suite) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.c.ResolveAddr(t.Context(), a, &rdmacm.Addr{LID: s.lids[1]}, rdmacm.Addr{GID: NoPathGID, Port: 5}); err != nil {
+	if err := s.c.ResolveAddr(t.Context(), a, &rdmacm.Addr{LID: s.lids[1]}, rdmacm.Addr{GID: NoPathGID(), Port: 5}); err != nil {
 		t.Fatal(err)
 	}
 	s.ack(s.event(ch, rdmacm.EventAddrResolved))
-	if pa := a.PeerAddr(); pa.GID != NoPathGID || pa.Port != 5 {
+	if pa := a.PeerAddr(); pa.GID != NoPathGID() || pa.Port != 5 {
 		t.Errorf("peer address %v", pa)
 	}
 	if err := s.c.ResolveRoute(t.Context(), a); err != nil {

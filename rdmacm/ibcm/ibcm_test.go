@@ -207,7 +207,7 @@ func TestRouteErrorStatus(t *testing.T) {
 	c := r.cm
 	ch, _ := c.CreateEventChannel()
 	a, _ := c.CreateID(ch, rdmacm.PSTCP, false)
-	if err := c.ResolveAddr(t.Context(), a, nil, rdmacm.Addr{GID: cmtest.NoPathGID, Port: 1}); err != nil {
+	if err := c.ResolveAddr(t.Context(), a, nil, rdmacm.Addr{GID: cmtest.NoPathGID(), Port: 1}); err != nil {
 		t.Fatal(err)
 	}
 	cmtest.Ack(t, c, cmtest.Event(t, ch, rdmacm.EventAddrResolved))
