@@ -69,7 +69,7 @@ func openIbsim(ctx context.Context, c *config, rest string, stderr io.Writer) (*
 	b.tr, err = f.Open(ctx, "", 0)
 	if err != nil {
 		b.Close()
-		return nil, fmt.Errorf("--fabric %s: %w", c.fabricURI, err)
+		return nil, fmt.Errorf("--fabric %s: %w%s", c.fabricURI, err, flagHint(err))
 	}
 	err = c.newSession(b)
 	if err != nil {

@@ -96,7 +96,7 @@ func TestOpenIbsim(t *testing.T) {
 		{"?node=NoSuchNode", `connect to node "NoSuchNode" refused`},
 		{"?nod=x", `unknown option "nod"`},
 		{"?issm=maybe", "bad issm value"},
-		{"no-such-ibsim-sock", `ibsim "no-such-ibsim-sock"`},
+		{"no-such-ibsim-sock", `ibsim "no-such-ibsim-sock": control socket: connect: connection refused: no ibsim listens on that socket name (is ibsim running with that IBSIM_SOCKNAME?`},
 	} {
 		_, err := openIbsim(t.Context(), &config{fabricURI: "ibsim:" + c.rest}, c.rest, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -156,6 +156,10 @@ func TestIbsimSIGINTReleasesSlot(t *testing.T) {
 func TestIbsimSIGHUPReleasesSlot(t *testing.T)  { testSignalReleasesSlot(t, syscall.SIGHUP) }
 func TestIbsimSIGQUITReleasesSlot(t *testing.T) { testSignalReleasesSlot(t, syscall.SIGQUIT) }
 
+// ibsimMaxClients is ibsim's IBSIM_MAX_CLIENTS: the clients it serves at
+// once, fabric-wide.
+const ibsimMaxClients = 10
+
 // TestIbsimRefusalReasons: ibsim refuses CONNECT with the same ERROR
 // whatever the reason; the error says which one it is (it said "all 10
 // client slots are taken, the node is unknown" for each before).
@@ -181,7 +185,7 @@ func TestIbsimRefusalReasons(t *testing.T) {
 			tr.Close()
 		}
 	}()
-	for len(held) < ibsim.MaxClients-base-1 {
+	for len(held) < ibsimMaxClients-base-1 {
 		tr, err := ibsim.Open(t.Context(), s.Sock, &ibsim.Options{Node: "Hca1"})
 		if err != nil {
 			t.Fatalf("client %d: %v", base+1+len(held), err)

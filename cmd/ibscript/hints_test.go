@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric/ibsim"
 )
 
 // TestFlagHint: the library's errors describe the condition without naming
@@ -20,6 +21,7 @@ func TestFlagHint(t *testing.T) {
 		{fmt.Errorf("engine: lid:1 PortCounters: %w", engine.ErrSetRefused), "--allow-set"},
 		{fmt.Errorf("engine: lid:1 NodeInfo: %w (40 MADs)", engine.ErrMADBudget), "--max-mads"},
 		{fmt.Errorf("/etc/x: %w", bindings.ErrFileNotAllowed), "--allow-path"},
+		{fmt.Errorf(`ibsim "sim": control socket: connect: connection refused: %w`, ibsim.ErrNoServer), "IBSIM_SOCKNAME"},
 		{errors.New("timeout"), ""},
 	} {
 		if strings.Contains(tc.err.Error(), "--") {

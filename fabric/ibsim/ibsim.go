@@ -45,6 +45,10 @@ import (
 // (reading the environment is the caller's business).
 const DefaultSockName = "sim"
 
+// ErrNoServer is wrapped by Open's error when nothing listens on the
+// socket name's control socket (no ibsim runs with that name).
+var ErrNoServer = errors.New("no ibsim listens on that socket name")
+
 // DefaultCtlTimeout bounds every control-channel exchange.
 const DefaultCtlTimeout = 2 * time.Second
 
@@ -271,7 +275,7 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 	}
 	ci.Get(rep.Data[:])
 	c.slot, c.nodeID = ci.ID, ci.NodeID
-	if c.slot >= MaxClients {
+	if c.slot >= maxClients {
 		return fail(fmt.Errorf("%s: connect: slot %d out of range", c.where, c.slot))
 	}
 	c.out, err = c.outAddr(sock, &o)
@@ -348,7 +352,7 @@ func (c *client) probe(ci *clientInfo) bool {
 	}
 	var got clientInfo
 	got.Get(rep.Data[:])
-	if got.ID < MaxClients {
+	if got.ID < maxClients {
 		c.slot = got.ID
 		_ = c.disconnect()
 	}
@@ -400,7 +404,10 @@ func bind(sock string, o *Options) (*client, uint32, error) {
 			if errors.Is(err, syscall.EADDRINUSE) {
 				continue
 			}
-			return nil, 0, fmt.Errorf("%s: control socket: %w (is ibsim running with IBSIM_SOCKNAME=%s?)", where, plainErr(err), sock)
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				return nil, 0, fmt.Errorf("%s: control socket: %w: %w", where, plainErr(err), ErrNoServer)
+			}
+			return nil, 0, fmt.Errorf("%s: control socket: %w", where, plainErr(err))
 		}
 		return &client{where: where, ctl: ctl, data: data}, id, nil
 	}

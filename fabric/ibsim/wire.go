@@ -14,7 +14,7 @@ const (
 	ctlDataSize = 64         // sim_ctl.data
 	requestSize = 288        // struct sim_request, 64-bit layout
 	ctlMagic    = 0xdeadbeef // sim_ctl.magic
-	MaxClients  = 10         // IBSIM_MAX_CLIENTS, fabric-wide
+	maxClients  = 10         // IBSIM_MAX_CLIENTS, fabric-wide
 	nodeIDSize  = 32         // sim_client_info.nodeid, NUL included
 
 	// statusDropped is sim_request.status of a packet ibsim could not

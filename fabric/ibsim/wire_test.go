@@ -3,6 +3,7 @@ package ibsim
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"strings"
 	"testing"
 
@@ -114,7 +115,8 @@ func TestRequestLayout(t *testing.T) {
 }
 
 // TestOpenWithoutIbsim: no ibsim on the socket name gives an error naming
-// it, at once.
+// it, at once, that says nobody listens there (ErrNoServer) and names no
+// environment variable (the library reads none; the CLI adds the hint).
 func TestOpenWithoutIbsim(t *testing.T) {
 	_, err := Open(t.Context(), "ibscript-test-no-such-ibsim", nil)
 	if err == nil {
@@ -122,6 +124,9 @@ func TestOpenWithoutIbsim(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), `ibsim "ibscript-test-no-such-ibsim"`) || strings.Contains(err.Error(), "\x00") {
 		t.Errorf("error %q: want it to name the ibsim, without NUL bytes", err)
+	}
+	if !errors.Is(err, ErrNoServer) || strings.Contains(err.Error(), "IBSIM_SOCKNAME") {
+		t.Errorf("error %q: want ErrNoServer, no environment variable named", err)
 	}
 }
 

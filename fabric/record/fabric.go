@@ -80,9 +80,6 @@ func (f *Fabric) OpenCM() (fabric.CMDevice, error) {
 	return nil, fmt.Errorf("record: %w", errors.ErrUnsupported)
 }
 
-// Unwrap returns the wrapped Fabric.
-func (f *Fabric) Unwrap() fabric.Fabric { return f.fab }
-
 // String describes the wrapped Fabric when it describes itself.
 func (f *Fabric) String() string {
 	if s, ok := f.fab.(fmt.Stringer); ok {
