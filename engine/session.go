@@ -288,9 +288,6 @@ func (s *Session) runDispatch(p *fabric.Packet) {
 	}
 }
 
-// Transport returns the Session's transport.
-func (s *Session) Transport() fabric.Transport { return s.tr }
-
 // Port describes the local port.
 func (s *Session) Port() fabric.PortAttr { return s.tr.Port() }
 

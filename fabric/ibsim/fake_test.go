@@ -160,15 +160,15 @@ func TestProtocolAgainstFake(t *testing.T) {
 	if tr.Slot() != 3 || tr.NodeID() != "Hca9" {
 		t.Errorf("slot %d node %q, want 3, Hca9", tr.Slot(), tr.NodeID())
 	}
-	if !tr.c.paired || tr.MaxWindow() != 0 {
-		t.Errorf("paired %v, MaxWindow %d: want the input socket connected back and no window limit", tr.c.paired, tr.MaxWindow())
+	if !tr.c.paired || tr.maxWindow() != 0 {
+		t.Errorf("paired %v, MaxWindow %d: want the input socket connected back and no window limit", tr.c.paired, tr.maxWindow())
 	}
 	tr.c.paired = false // as if connecting back had failed
-	if w := tr.MaxWindow(); w != 8 || tr.Caps().MaxWindow != w {
+	if w := tr.maxWindow(); w != 8 || tr.Caps().MaxWindow != w {
 		t.Errorf("MaxWindow over an unpaired unix socket = %d (Caps %d), want the default net.unix.max_dgram_qlen (10) - 2", w, tr.Caps().MaxWindow)
 	}
 	tr.c.qlen = 30 // Options.UnixQueueLen
-	if w := tr.MaxWindow(); w != 28 || tr.Caps().MaxWindow != w {
+	if w := tr.maxWindow(); w != 28 || tr.Caps().MaxWindow != w {
 		t.Errorf("MaxWindow with UnixQueueLen 30 = %d (Caps %d), want 28", w, tr.Caps().MaxWindow)
 	}
 	tr.c.paired = true

@@ -147,7 +147,7 @@ func (t *Transport) Slot() int { return int(t.c.slot) }
 // NodeID is the id of the node ibsim attached this Transport to.
 func (t *Transport) NodeID() string { return t.c.nodeID }
 
-// MaxWindow is how many requests the Transport should have in flight at
+// maxWindow is how many requests the Transport should have in flight at
 // most (fabric.Caps.MaxWindow). ibsim answers with a non-blocking write
 // that it retries in a busy loop while our input socket's queue is full.
 // Over a unix socket that queue holds net.unix.max_dgram_qlen datagrams
@@ -158,7 +158,7 @@ func (t *Transport) NodeID() string { return t.c.nodeID }
 // (measured on a 2,000-node fabric without pairing: 30-40 ms of ibsim CPU
 // per sweep at 8 in flight, 170-800 ms at 16 to 64, and sweeps 3-20x
 // slower).
-func (t *Transport) MaxWindow() int {
+func (t *Transport) maxWindow() int {
 	if t.c.udp || t.c.paired {
 		return 0
 	}
@@ -866,6 +866,6 @@ func (c *client) Close() error {
 // noticed) with MaxWindow.
 func (t *Transport) Caps() fabric.Caps {
 	c := t.m.Caps()
-	c.MaxWindow = t.MaxWindow()
+	c.MaxWindow = t.maxWindow()
 	return c
 }

@@ -201,9 +201,6 @@ func (t *Transport) Caps() fabric.Caps { return fabric.Caps{RMPP: true, Producti
 // Port implements fabric.Transport.
 func (t *Transport) Port() fabric.PortAttr { return t.attr }
 
-// UMAD is the underlying port (for the Lua umad module's parity calls).
-func (t *Transport) UMAD() *umad.Port { return t.p }
-
 func rmppClass(c uint8) bool {
 	return c == 0x03 || c == 0x06 || c == 0x10 || c == 0x12 || (c >= 0x30 && c <= 0x4f)
 }

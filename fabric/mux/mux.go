@@ -302,9 +302,6 @@ func New(w Wire, port fabric.PortAttr, opts *Options) *Mux {
 // Port describes the local port.
 func (m *Mux) Port() fabric.PortAttr { return m.attr }
 
-// Registry returns the Port registry the Mux belongs to.
-func (m *Mux) Registry() *Port { return m.port }
-
 // Caps reports the Mux's capabilities: it counts retransmissions, can
 // hand completions to a handler (SetHandler) and says when its wire's
 // peer is gone (Fail); RMPP is left to the engine, and the window is the
