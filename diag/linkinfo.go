@@ -308,60 +308,117 @@ func maxBit(m uint8) uint8 {
 }
 
 // WriteLinkinfo prints li as iblinkinfo does; the "Failed to find port"
-// line goes to stderr.
+// line goes to stderr. Lines are appended by hand (the printf formats
+// they follow are noted), a large fabric's output being mostly this.
 func WriteLinkinfo(stdout, stderr io.Writer, li *Linkinfo) error {
 	if li.NotFound != "" {
 		fmt.Fprintf(stderr, "Failed to find port: %s\n", li.NotFound)
 		return nil
 	}
-	w := bufio.NewWriter(stdout)
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	var b []byte
 	for i := range li.Nodes {
 		n := &li.Nodes[i]
+		b = b[:0]
 		if !li.line {
+			// "%s: 0x%016x %s:\n" for a switch, "%s: %s:\n" else
+			b = append(append(b, n.Type...), ": "...)
 			if n.Type == "Switch" {
-				fmt.Fprintf(w, "%s: 0x%016x %s:\n", n.Type, uint64(n.PortGUID), n.Name)
-			} else {
-				fmt.Fprintf(w, "%s: %s:\n", n.Type, n.Name)
+				b = append(appendHex16(b, uint64(n.PortGUID)), ' ')
 			}
+			b = append(append(b, n.Name...), ":\n"...)
 		}
 		for j := range n.Ports {
-			writeLinkPort(w, n, &n.Ports[j], li.line, li.additional)
+			b = appendLinkPort(b, n, &n.Ports[j], li.line, li.additional)
 		}
+		w.Write(b)
 	}
 	return w.Flush()
 }
 
-func writeLinkPort(w *bufio.Writer, n *LinkNode, p *LinkPort, line, additional bool) {
-	down := p.State == "Down"
-	var link string
-	if !down {
-		link = fmt.Sprintf("(%3s %18s %6s/%8s)", p.Width, p.Speed, p.State, p.PhysState)
-		if additional && p.HOQLife != nil {
-			link += fmt.Sprintf(" (HOQ:%d VL_Stall:%d)", *p.HOQLife, *p.VLStallCount)
-		}
-	} else {
-		link = fmt.Sprintf("(              %6s/%8s)", p.State, p.PhysState)
-	}
-	var remote string
-	switch r := p.Remote; {
-	case r != nil:
-		var rguid string
-		if line {
-			rguid = fmt.Sprintf("0x%016x ", uint64(r.GUID))
-		}
-		remote = fmt.Sprintf("%s%6d %4d[%2s] \"%s\" (%s %s)\n", rguid, r.LID, r.Port, "", r.Name, r.CouldBeWidth, r.CouldBeSpeed)
-	case down:
-		remote = "           [  ] \"\" ( )\n"
-	default:
-		remote = "    \"Port not available\"\n"
-	}
+func appendLinkPort(b []byte, n *LinkNode, p *LinkPort, line, additional bool) []byte {
 	if line {
-		fmt.Fprintf(w, "0x%016x \"%30s\" ", uint64(p.GUID), n.Name)
+		// "0x%016x \"%30s\" "
+		b = append(appendHex16(b, uint64(p.GUID)), " \""...)
+		b = append(appendPadded(b, n.Name, 30), "\" "...)
 	} else {
-		w.WriteString("      ")
+		b = append(b, "      "...)
 	}
 	if n.Type != "Switch" && !line {
-		fmt.Fprintf(w, "0x%016x ", uint64(p.GUID))
+		b = append(appendHex16(b, uint64(p.GUID)), ' ') // "0x%016x "
 	}
-	fmt.Fprintf(w, "%6d %4d[%2s] ==%s==>  %s", p.LID, p.Port, "", link, remote)
+	// "%6d %4d[%2s] ==%s==>  %s" with "" in the brackets
+	b = appendPaddedInt(b, int64(p.LID), 6)
+	b = append(b, ' ')
+	b = appendPaddedInt(b, int64(p.Port), 4)
+	b = append(b, "[  ] ==("...)
+	down := p.State == "Down"
+	if !down {
+		// "(%3s %18s %6s/%8s)", then " (HOQ:%d VL_Stall:%d)" with -p
+		b = append(appendPadded(b, p.Width, 3), ' ')
+		b = append(appendPadded(b, p.Speed, 18), ' ')
+		b = append(appendPadded(b, p.State, 6), '/')
+		b = append(appendPadded(b, p.PhysState, 8), ')')
+		if additional && p.HOQLife != nil {
+			b = append(b, " (HOQ:"...)
+			b = strconv.AppendInt(b, int64(*p.HOQLife), 10)
+			b = append(b, " VL_Stall:"...)
+			b = strconv.AppendInt(b, int64(*p.VLStallCount), 10)
+			b = append(b, ')')
+		}
+	} else {
+		// "(              %6s/%8s)"
+		b = append(b, "              "...)
+		b = append(appendPadded(b, p.State, 6), '/')
+		b = append(appendPadded(b, p.PhysState, 8), ')')
+	}
+	b = append(b, "==>  "...)
+	switch r := p.Remote; {
+	case r != nil:
+		// "%s%6d %4d[%2s] \"%s\" (%s %s)\n", the remote port GUID first
+		// ("0x%016x ") in line mode
+		if line {
+			b = append(appendHex16(b, uint64(r.GUID)), ' ')
+		}
+		b = appendPaddedInt(b, int64(r.LID), 6)
+		b = append(b, ' ')
+		b = appendPaddedInt(b, int64(r.Port), 4)
+		b = append(b, "[  ] \""...)
+		b = append(b, r.Name...)
+		b = append(b, "\" ("...)
+		b = append(b, r.CouldBeWidth...)
+		b = append(b, ' ')
+		b = append(b, r.CouldBeSpeed...)
+		b = append(b, ")\n"...)
+	case down:
+		b = append(b, "           [  ] \"\" ( )\n"...)
+	default:
+		b = append(b, "    \"Port not available\"\n"...)
+	}
+	return b
+}
+
+// appendHex16 appends v as printf's "0x%016x".
+func appendHex16(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	b = append(b, '0', 'x')
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, digits[v>>uint(shift)&0xf])
+	}
+	return b
+}
+
+// appendPadded appends s right-aligned in width columns, as printf's
+// "%*s" (longer strings whole).
+func appendPadded(b []byte, s string, width int) []byte {
+	for i := len(s); i < width; i++ {
+		b = append(b, ' ')
+	}
+	return append(b, s...)
+}
+
+// appendPaddedInt appends v as printf's "%*d".
+func appendPaddedInt(b []byte, v int64, width int) []byte {
+	var d [20]byte
+	return appendPadded(b, string(strconv.AppendInt(d[:0], v, 10)), width)
 }
