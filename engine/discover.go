@@ -32,6 +32,20 @@ type DiscoverOptions struct {
 	// batch of answers with the nodes found so far and the queries still
 	// outstanding (the host rate-limits what it shows).
 	Progress func(nodes, pending int)
+	// SwitchRead, when set, is called once for each switch the sweep
+	// finds, as soon as the PortInfo of every one of its ports (0 to
+	// NumPorts) has been answered: the node's port states, widths,
+	// speeds and port 0's LID are then set, its links (Port.Remote)
+	// perhaps not all yet; path is the directed route the sweep reads it
+	// through. It runs on the sweep's goroutine with the sweep's state
+	// locked: it must return quickly, read n only during the call (the
+	// sweep goes on filling it in) and never call the Session itself; it
+	// may start goroutines that do. A caller uses it to start its own
+	// queries of the switch while the sweep goes on (the exporter reads
+	// the counters of a switch's ports while the rest of the fabric is
+	// still being discovered). A switch whose PortInfos did not all
+	// answer is not passed.
+	SwitchRead func(n *topo.Node, path []uint8)
 	// Reference is the topology a failed route is named against (a
 	// topology file or snapshot the caller loaded): an error on a route
 	// says which node and port it leaves from and what Reference had
@@ -175,6 +189,7 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 		paths:    new(intmap.Map[[]uint8]),
 		start:    time.Now(),
 		progress: o.Progress,
+		onSwitch: o.SwitchRead,
 		ref:      o.Reference,
 		refName:  "the reference topology",
 	}
@@ -259,8 +274,9 @@ type sweep struct {
 	done    chan struct{} // closed by the handler when no query is left
 	start   time.Time
 	p       pipe
-	// progress is DiscoverOptions.Progress.
+	// progress is DiscoverOptions.Progress, onSwitch SwitchRead.
 	progress func(nodes, pending int)
+	onSwitch func(n *topo.Node, path []uint8)
 
 	mu       sync.Mutex // guards the fields below
 	pending  int
@@ -387,6 +403,10 @@ type dnode struct {
 	path    []uint8
 	key     destKey
 	queried [4]uint64 // PortInfo asked, a bit per port (ports 0..254)
+	// answered is the PortInfos answered (a bit per port), left how many
+	// of a switch's are still to come (DiscoverOptions.SwitchRead).
+	answered [4]uint64
+	left     int
 }
 
 // newQuery returns a zeroed query from the sweep's slab. sw.mu is held.
@@ -799,6 +819,7 @@ func (sw *sweep) nodeInfo(q *query, ni *smp.NodeInfo) {
 		sw.queueOp(sw.nodeQuery(d, d.path, 0), smp.AttrNodeDescription, 0, d.key)
 		if d.n.Type == topo.Switch {
 			sw.queueOp(sw.nodeQuery(d, d.path, 0), smp.AttrSwitchInfo, 0, d.key)
+			d.left = d.n.NumPorts + 1
 			for p := 0; p <= d.n.NumPorts; p++ {
 				sw.queryPort(d, uint8(p), d.path)
 			}
@@ -844,6 +865,12 @@ func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
 	port.CapMask = pi.CapabilityMask
 	port.WidthSupported, port.SpeedSupported, port.SpeedExtSupported = pi.LinkWidthSupported, pi.LinkSpeedSupported, pi.LinkSpeedExtSupported
 	port.HOQLife, port.VLStallCount = pi.HOQLife, pi.VLStallCount
+	if d := q.node; n.Type == topo.Switch && d.answered[q.port/64]&(1<<(q.port%64)) == 0 {
+		d.answered[q.port/64] |= 1 << (q.port % 64)
+		if d.left--; d.left == 0 && sw.onSwitch != nil {
+			sw.onSwitch(n, d.path)
+		}
+	}
 
 	linked := pi.PortState >= smp.PortStateInit || pi.PortPhysicalState == smp.PhysStateLinkUp
 	if !linked || port.Remote != nil || len(q.path)-1 >= sw.maxHops {

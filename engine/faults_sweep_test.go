@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/internal/fattree"
@@ -186,5 +187,61 @@ func TestDiscoverDeadSwitchNamed(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %v", c.name, d.Errors[0])
+	}
+}
+
+// TestDiscoverSwitchRead: DiscoverOptions.SwitchRead is called once per
+// switch, while the sweep goes on, with every port's PortInfo in (state
+// set, port 0's LID) and the route the sweep reads the switch through;
+// a switch whose PortInfos did not all answer (a dead one) is not
+// passed.
+func TestDiscoverSwitchRead(t *testing.T) {
+	s, f := simSession(t, sweepTree(t), "", 0)
+	type call struct {
+		path        []uint8
+		states, lid bool
+	}
+	calls := map[uint64][]call{}
+	read := func(n *topo.Node, path []uint8) {
+		c := call{path: slices.Clone(path), states: true, lid: n.Ports[0].LID != 0}
+		for _, p := range n.Ports {
+			c.states = c.states && p != nil && p.State != 0
+		}
+		calls[n.GUID] = append(calls[n.GUID], c)
+	}
+	d, err := s.Discover(t.Context(), &engine.DiscoverOptions{SwitchRead: read})
+	if err != nil || len(d.Errors) > 0 {
+		t.Fatal(err, d.Errors)
+	}
+	switches := 0
+	for _, n := range d.Fabric.Nodes {
+		if n.Type != topo.Switch {
+			continue
+		}
+		switches++
+		cs := calls[n.GUID]
+		if len(cs) != 1 {
+			t.Errorf("%s: %d calls, want 1", n, len(cs))
+			continue
+		}
+		if path, _ := d.Path(n.GUID); !slices.Equal(cs[0].path, path) || !cs[0].states || !cs[0].lid {
+			t.Errorf("%s: called with path %v (discovery's %v), every port's state set %v, port 0's LID %v", n, cs[0].path, path, cs[0].states, cs[0].lid)
+		}
+	}
+	if switches != 12 || len(calls) != switches {
+		t.Errorf("%d calls for %d switches, want 12", len(calls), switches)
+	}
+
+	// A dead leaf answers nothing: no call for it.
+	if err := f.SetFaults(sim.Faults{DeadNodes: []string{"leaf003"}}); err != nil {
+		t.Fatal(err)
+	}
+	clear(calls)
+	d, err = s.Discover(t.Context(), &engine.DiscoverOptions{SwitchRead: read, Retries: engine.NoRetries, Timeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Errors) == 0 || len(calls) != 11 {
+		t.Errorf("dead leaf003: %d errors, %d calls, want some and 11", len(d.Errors), len(calls))
 	}
 }

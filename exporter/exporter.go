@@ -306,6 +306,7 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	s := &Snapshot{}
 	prev := e.snap.Load()
 	trapped := e.trapped.Swap(false)
+	var pf *prefetch // what a discovery read of its switches as it went
 	s.Subscribed, s.Traps = e.subscribed.Load(), e.traps.Load()
 	settling := !e.settleAt.IsZero() && !start.Before(e.settleAt)
 	if e.disc == nil || start.Sub(e.lastDisc) >= e.opts.DiscoverInterval || trapped || settling {
@@ -314,8 +315,13 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 			e.settles = 0
 		}
 		e.settleAt = time.Time{}
-		d, err := e.sess.Discover(ctx, nil)
+		// Each switch's counters are read as soon as the discovery has
+		// read its ports, while it goes on with the rest of the fabric.
+		pf = &prefetch{e: e, ctx: ctx, sw: map[*topo.Node]*prefetched{}}
+		d, err := e.sess.Discover(ctx, &engine.DiscoverOptions{SwitchRead: pf.switchRead})
+		pf.wg.Wait()
 		if err != nil {
+			pf = nil
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -337,7 +343,7 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 				e.settleAt = start.Add(settleDelay << e.settles)
 				e.settles++
 			}
-			e.caps = e.readCaps(ctx, d)
+			e.caps = e.readCaps(ctx, d, pf)
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -367,8 +373,8 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	pl := e.plan
 	s.Switches, s.HCAs = pl.switches, pl.hcas
 	s.Ports = slices.Clone(pl.base)
-	reqs, at := pl.reqs, pl.at
-	res := e.sess.Sweep(ctx, reqs, nil)
+	at := pl.at
+	res := e.sweepResults(ctx, pl, pf)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -469,13 +475,18 @@ type capsResult struct {
 }
 
 // readCaps reads the PMA ClassPortInfo of every switch of d (and every
-// other node with Options.HCA), concurrently.
-func (e *Exporter) readCaps(ctx context.Context, d *engine.Discovery) map[*topo.Node]capsResult {
+// other node with Options.HCA), concurrently; those pf read already are
+// taken from it.
+func (e *Exporter) readCaps(ctx context.Context, d *engine.Discovery, pf *prefetch) map[*topo.Node]capsResult {
 	var sws []*topo.Node
 	var reqs []engine.SweepReq
 	out := map[*topo.Node]capsResult{}
 	for _, n := range d.Fabric.Nodes {
 		if n.Type != topo.Switch && !e.opts.HCA {
+			continue
+		}
+		if got := pf.get(n); got != nil {
+			out[n] = got.caps
 			continue
 		}
 		t, ok := nodeTarget(d, n)
@@ -487,14 +498,119 @@ func (e *Exporter) readCaps(ctx context.Context, d *engine.Discovery) map[*topo.
 		reqs = append(reqs, engine.SweepReq{Target: t, Class: engine.SweepPerf, Method: mad.MethodGet, AttrID: perf.AttrClassPortInfo})
 	}
 	for i, r := range e.sess.Sweep(ctx, reqs, nil) {
-		var cpi mad.ClassPortInfo
-		err := decodeInto(r, &cpi)
-		if err != nil {
-			err = fmt.Errorf("PMA ClassPortInfo: %w", err)
-		}
-		out[sws[i]] = capsResult{mask: cpi.CapabilityMask, err: err}
+		out[sws[i]] = capsOf(r)
 	}
 	return out
+}
+
+// capsOf is a PMA ClassPortInfo answer's capabilities.
+func capsOf(r engine.SweepResult) capsResult {
+	var cpi mad.ClassPortInfo
+	err := decodeInto(r, &cpi)
+	if err != nil {
+		err = fmt.Errorf("PMA ClassPortInfo: %w", err)
+	}
+	return capsResult{mask: cpi.CapabilityMask, err: err}
+}
+
+// prefetch is what a discovery's sweep read of each switch as soon as
+// the discovery had read the switch's ports
+// (engine.DiscoverOptions.SwitchRead), while it went on with the rest of
+// the fabric: the PMA's ClassPortInfo and the counters of every port that
+// is up. The sweep after the discovery asks only for what it lacks.
+type prefetch struct {
+	e   *Exporter
+	ctx context.Context
+	wg  sync.WaitGroup
+	mu  sync.Mutex
+	sw  map[*topo.Node]*prefetched
+}
+
+// prefetched is one switch's answers.
+type prefetched struct {
+	caps  capsResult
+	ports map[int][]engine.SweepResult // by port number, in sweepAttrs order
+}
+
+// switchRead starts reading switch n's PMA (see DiscoverOptions.SwitchRead:
+// it reads n now, and queries in a goroutine of its own).
+func (pf *prefetch) switchRead(n *topo.Node, path []uint8) {
+	t := engine.Target{Kind: engine.ByDR, Path: slices.Clone(path)}
+	if p0 := n.Ports[0]; p0 != nil && p0.LID != 0 {
+		t = engine.LID(p0.LID)
+	}
+	per := 2
+	if pf.e.opts.Details {
+		per = 4
+	}
+	reqs := []engine.SweepReq{{Target: t, Class: engine.SweepPerf, Method: mad.MethodGet, AttrID: perf.AttrClassPortInfo}}
+	var nums []int
+	for num := 1; num < len(n.Ports); num++ {
+		p := n.Ports[num]
+		if p == nil || p.State < smp.PortStateInit && p.PhysState != smp.PhysStateLinkUp {
+			continue // not up: discovery follows no link from it
+		}
+		nums = append(nums, num)
+		for _, id := range sweepAttrs[:per] {
+			reqs = append(reqs, engine.SweepReq{Target: t, Class: engine.SweepPerf, Method: mad.MethodGet, AttrID: id, AttrMod: uint32(num)})
+		}
+	}
+	pf.wg.Add(1)
+	go func() {
+		defer pf.wg.Done()
+		res := pf.e.sess.Sweep(pf.ctx, reqs, nil)
+		got := &prefetched{caps: capsOf(res[0]), ports: make(map[int][]engine.SweepResult, len(nums))}
+		for i, num := range nums {
+			got.ports[num] = res[1+i*per : 1+(i+1)*per]
+		}
+		pf.mu.Lock()
+		pf.sw[n] = got
+		pf.mu.Unlock()
+	}()
+}
+
+// get returns what pf read of n, nil when nothing (or pf is nil).
+func (pf *prefetch) get(n *topo.Node) *prefetched {
+	if pf == nil {
+		return nil
+	}
+	pf.mu.Lock()
+	defer pf.mu.Unlock()
+	return pf.sw[n]
+}
+
+// sweepResults returns the answers to pl.reqs: those pf read already,
+// the others asked now, concurrently.
+func (e *Exporter) sweepResults(ctx context.Context, pl *sweepPlan, pf *prefetch) []engine.SweepResult {
+	if pf == nil {
+		return e.sess.Sweep(ctx, pl.reqs, nil)
+	}
+	res := make([]engine.SweepResult, len(pl.reqs))
+	var need []engine.SweepReq
+	var at []int
+	for i := range pl.base {
+		if pl.at[i] < 0 {
+			continue
+		}
+		p := pl.base[i].Port
+		per := pl.per(p.Node)
+		if got := pf.get(p.Node); got != nil {
+			if r, ok := got.ports[p.Num]; ok && len(r) == per {
+				copy(res[pl.at[i]:], r)
+				continue
+			}
+		}
+		for k := range per {
+			need = append(need, pl.reqs[pl.at[i]+k])
+			at = append(at, pl.at[i]+k)
+		}
+	}
+	if len(need) > 0 {
+		for k, r := range e.sess.Sweep(ctx, need, nil) {
+			res[at[k]] = r
+		}
+	}
+	return res
 }
 
 // decodeInto decodes a sweep result into v, or returns its error.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/internal/fattree"
+	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/sim"
 	"github.com/ibscript/ibscript/topo"
@@ -604,5 +607,83 @@ func TestGathererMatchesRegistry(t *testing.T) {
 	got, _ = g.Gather()
 	if text(got) != text(want) || !strings.Contains(text(got), "infiniband_exporter_sweep_sequence 2") || !strings.Contains(text(got), " 99\n") {
 		t.Errorf("after the second sweep:\n%s", text(got))
+	}
+}
+
+// sendLog is a transport that logs the class and attribute of each MAD
+// sent.
+type sendLog struct {
+	fabric.Transport
+	mu   sync.Mutex
+	sent []uint32 // class<<16 | attribute ID
+}
+
+func (l *sendLog) Send(ctx context.Context, p *fabric.Packet) error {
+	if len(p.Data) >= 24 {
+		l.mu.Lock()
+		l.sent = append(l.sent, uint32(p.Data[1])<<16|uint32(p.Data[16])<<8|uint32(p.Data[17]))
+		l.mu.Unlock()
+	}
+	return l.Transport.Send(ctx, p)
+}
+
+// TestDiscoverySweepOverlaps: a sweep with a discovery reads each
+// switch's counters while the discovery goes on (a PMA query goes out
+// before the discovery's last SMP), reads each linked port's counters
+// once, and reads what the next sweep reads.
+func TestDiscoverySweepOverlaps(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tree.net")
+	if err := (fattree.Spec{Leaves: 8, Spines: 4, Hosts: 8, LinksPerSpine: 2}).WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	var log *sendLog
+	e, f := simExporterWith(t, path, nil, nil, func(tr fabric.Transport) fabric.Transport {
+		log = &sendLog{Transport: tr}
+		return log
+	})
+	if err := f.SetCounter("leaf003", 2, "SymbolErrorCounter", 17); err != nil {
+		t.Fatal(err)
+	}
+	s1, err := e.Sweep(t.Context())
+	if err != nil || s1.Errors != 0 || !s1.Discovered {
+		t.Fatalf("first sweep: %v, %d errors, discovered %v", err, s1.Errors, s1.Discovered)
+	}
+	const smpDR, pma = uint32(mad.ClassSubnDR) << 16, uint32(mad.ClassPerf) << 16
+	firstPMA, lastSMP, counters := -1, -1, 0
+	for i, v := range log.sent {
+		switch {
+		case v&0xff0000 == smpDR:
+			lastSMP = i
+		case v&0xff0000 == pma:
+			if firstPMA < 0 {
+				firstPMA = i
+			}
+			if uint16(v) == perf.AttrPortCounters {
+				counters++
+			}
+		}
+	}
+	if firstPMA < 0 || firstPMA > lastSMP {
+		t.Errorf("first PMA query at %d, the discovery's last SMP at %d: no overlap", firstPMA, lastSMP)
+	}
+	if counters != len(s1.Ports) {
+		t.Errorf("%d PortCounters queries for %d linked switch ports", counters, len(s1.Ports))
+	}
+	s2, err := e.Sweep(t.Context())
+	if err != nil || s2.Errors != 0 || s2.Discovered || len(s2.Ports) != len(s1.Ports) {
+		t.Fatalf("second sweep: %v, %d errors, discovered %v, %d ports", err, s2.Errors, s2.Discovered, len(s2.Ports))
+	}
+	sym := 0
+	for i := range s1.Ports {
+		a, b := &s1.Ports[i], &s2.Ports[i]
+		if a.Port != b.Port || a.PC.SymbolErrorCounter != b.PC.SymbolErrorCounter || a.Caps != b.Caps || a.PCErr != nil || a.ExtErr != nil {
+			t.Errorf("port %d: %s port %d %+v, then %s port %d %+v", i, a.Port.Node, a.Port.Num, a.PC, b.Port.Node, b.Port.Num, b.PC)
+		}
+		if a.PC.SymbolErrorCounter == 17 {
+			sym++
+		}
+	}
+	if sym != 1 {
+		t.Errorf("%d ports with the 17 symbol errors set, want 1", sym)
 	}
 }
