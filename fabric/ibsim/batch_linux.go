@@ -28,13 +28,22 @@ type batchSender struct {
 	iovs [maxBatch]unix.Iovec
 }
 
-func newBatchSender(conn net.PacketConn, to net.Addr) *batchSender {
+// rawConn is conn's syscall.RawConn, nil when it has none.
+func rawConn(conn net.PacketConn) syscall.RawConn {
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
 		return nil
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
+		return nil
+	}
+	return rc
+}
+
+func newBatchSender(conn net.PacketConn, to net.Addr) *batchSender {
+	rc := rawConn(conn)
+	if rc == nil {
 		return nil
 	}
 	var name []byte
@@ -117,12 +126,8 @@ type batchReceiver struct {
 }
 
 func newBatchReceiver(conn net.PacketConn) *batchReceiver {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	rc := rawConn(conn)
+	if rc == nil {
 		return nil
 	}
 	return &batchReceiver{rc: rc}
@@ -176,16 +181,12 @@ func connectBack(conn net.PacketConn, to net.Addr) error {
 	if !ok {
 		return syscall.EAFNOSUPPORT
 	}
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
+	rc := rawConn(conn)
+	if rc == nil {
 		return syscall.EINVAL
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return err
-	}
 	var cerr error
-	err = rc.Control(func(fd uintptr) {
+	err := rc.Control(func(fd uintptr) {
 		cerr = syscall.Connect(int(fd), &syscall.SockaddrUnix{Name: a.Name})
 	})
 	if err != nil {
@@ -197,13 +198,9 @@ func connectBack(conn net.PacketConn, to net.Addr) error {
 // shutdownRead shuts the reading side of conn down, which wakes a reader
 // blocked in recvfrom.
 func shutdownRead(conn net.PacketConn) error {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
+	rc := rawConn(conn)
+	if rc == nil {
 		return syscall.EINVAL
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return err
 	}
 	var serr error
 	if err := rc.Control(func(fd uintptr) { serr = syscall.Shutdown(int(fd), syscall.SHUT_RD) }); err != nil {
