@@ -157,7 +157,7 @@ func TestSASMKey(t *testing.T) {
 	}
 	_, err = s.SAQuery(ctx, mad.MethodGet, sa.NodeRecord(), 1, []byte{0, 1}, engine.SMKey(7))
 	var te *engine.TimeoutError
-	if !errors.As(err, &te) {
-		t.Errorf("SM_Key 7: %v, want a timeout (the SA drops the request)", err)
+	if !errors.As(err, &te) || te.Tries != 2 || te.TID == 0 || te.Class != mad.ClassSubnAdm || te.AttrID != sa.AttrNodeRecord {
+		t.Errorf("SM_Key 7: %v (%+v), want a timeout of 2 tries naming the TID, SA and NodeRecord (the SA drops the request)", err, te)
 	}
 }
