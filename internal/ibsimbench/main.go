@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,6 +45,12 @@ func main() {
 	runs := flag.Int("runs", 5, "runs of each measurement (median reported)")
 	sizes := flag.String("sizes", "2000,7968", "fat trees to run, by node count (2000, 7968)")
 	flag.Parse()
+	// The engine and exporter sweeps in this process run as ibscript runs
+	// them on a local ibsim (cmd/ibscript's leaveACore): a core left to
+	// ibsim.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(max(1, min(runtime.GOMAXPROCS(0), runtime.NumCPU()-1)))
+	}
 	if *bin == "" {
 		fmt.Fprintln(os.Stderr, "ibsimbench: -ibscript is required")
 		os.Exit(2)
