@@ -145,7 +145,8 @@ func (p *UMADPort) Send(ctx context.Context, agent int, data []byte, addr fabric
 
 // Poll waits up to timeoutMS (negative: forever) for a MAD to be ready,
 // as umad_poll: nil when one is, an error wrapping syscall.ETIMEDOUT when
-// none came.
+// none came, also for timeoutMS 0 (umad_poll is poll(2), which returns 0
+// at once: -ETIMEDOUT, never EAGAIN).
 func (p *UMADPort) Poll(ctx context.Context, timeoutMS int) error {
 	if err := p.check("poll"); err != nil {
 		return err
@@ -156,8 +157,11 @@ func (p *UMADPort) Poll(ctx context.Context, timeoutMS int) error {
 		return nil
 	}
 	pkt, err := p.recvLocked(ctx, timeoutMS)
-	if err != nil {
-		return err
+	switch {
+	case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.ETIMEDOUT):
+		return fmt.Errorf("poll: no MAD within %d ms: %w", timeoutMS, syscall.ETIMEDOUT)
+	case err != nil:
+		return fmt.Errorf("poll: %w", errors.Unwrap(err))
 	}
 	p.held = pkt
 	return nil

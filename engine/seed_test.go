@@ -1,0 +1,260 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"syscall"
+	"testing"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/sim"
+)
+
+// The seed man pages' statements, one test each, on the embedded
+// simulator through engine.UMADPort (the Go form of libibumad's calls).
+// Where the page and real libibumad differ (umad-abi.md section 13), the
+// test follows the library and says so.
+
+// seedPort opens Hca1's port on the two-switch fabric and registers a
+// LID-routed SMP agent.
+func seedPort(t *testing.T) (*engine.UMADPort, int) {
+	t.Helper()
+	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	p, err := engine.OpenUMADPort(t.Context(), f, "Hca1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	agent, err := p.Register(t.Context(), mad.ClassSubnLID, 1, 0, [2]uint64{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, agent
+}
+
+// seedNodeInfoGet is a LID-routed SMP Get(NodeInfo) with the given TID.
+func seedNodeInfoGet(tid uint32) []byte {
+	b := make([]byte, mad.Size)
+	b[0], b[1], b[2], b[3] = 1, mad.ClassSubnLID, 1, mad.MethodGet
+	binary.BigEndian.PutUint32(b[12:], tid)
+	binary.BigEndian.PutUint16(b[16:], 0x0011)
+	return b
+}
+
+// deadLID is a LID no port of the fabric has: nothing ever answers it.
+const deadLID = 0xbfff
+
+// umad_poll(3): "Once a packet is ready to be read, the function returns
+// 0. After that the packet can be read using umad_recv()", and with a
+// timeout_ms of zero umad_recv does not block.
+func TestSeedUmadPollReadyThenRecv(t *testing.T) {
+	p, agent := seedPort(t)
+	ctx := t.Context()
+	if err := p.Send(ctx, agent, seedNodeInfoGet(0x1234), fabric.Addr{LID: p.Port().SMLID}, 1000, 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, ms := range []int{-1, 5000} { // the second poll sees the same, still unread packet
+		if err := p.Poll(ctx, ms); err != nil {
+			t.Fatalf("umad_poll(%d) = %v, want 0", ms, err)
+		}
+	}
+	pkt, err := p.Recv(ctx, mad.Size, 0)
+	if err != nil {
+		t.Fatalf("umad_recv(timeout 0) after a successful poll = %v", err)
+	}
+	if pkt.Agent != fabric.AgentID(agent) || pkt.Status != 0 || mad.MethodOf(pkt.Data) != mad.MethodGetResp ||
+		uint32(mad.TIDOf(pkt.Data)) != 0x1234 {
+		t.Errorf("received agent %d status %d method 0x%02x TID 0x%x", pkt.Agent, pkt.Status, mad.MethodOf(pkt.Data), mad.TIDOf(pkt.Data))
+	}
+}
+
+// umad_poll(3): "Otherwise, -ETIMEDOUT is returned", for a positive
+// timeout and for zero (real umad_poll passes 0 to poll(2), which returns
+// 0 at once: -ETIMEDOUT, not EAGAIN).
+func TestSeedUmadPollTimedOut(t *testing.T) {
+	p, _ := seedPort(t)
+	for _, ms := range []int{0, 1, 20} {
+		if err := p.Poll(t.Context(), ms); !errors.Is(err, syscall.ETIMEDOUT) {
+			t.Errorf("umad_poll(%d) on an empty port = %v, want ETIMEDOUT", ms, err)
+		}
+	}
+}
+
+// umad_poll(3) and umad_recv(3) with a negative timeout_ms block until a
+// packet comes; the Go calls also end with their context.
+func TestSeedUmadNegativeTimeoutBlocks(t *testing.T) {
+	p, _ := seedPort(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 2)
+	go func() { done <- p.Poll(ctx, -1) }()
+	go func() { _, err := p.Recv(ctx, mad.Size, -1); done <- err }()
+	cancel()
+	for range 2 {
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("blocked call after its context ended = %v, want context.Canceled", err)
+		}
+	}
+}
+
+// umad_recv(3): "A timeout_ms parameter of zero indicates a non blocking
+// read" that "cant be fulfilled": -EWOULDBLOCK, which is EAGAIN on Linux
+// (umad-abi.md 13 #1); a positive timeout that passes is -ETIMEDOUT (13 #2).
+func TestSeedUmadRecvNothingReady(t *testing.T) {
+	p, _ := seedPort(t)
+	_, err := p.Recv(t.Context(), mad.Size, 0)
+	if !errors.Is(err, syscall.EWOULDBLOCK) || !errors.Is(err, syscall.EAGAIN) {
+		t.Errorf("umad_recv(timeout 0) = %v, want EWOULDBLOCK (EAGAIN)", err)
+	}
+	if _, err := p.Recv(t.Context(), mad.Size, 10); !errors.Is(err, syscall.ETIMEDOUT) {
+		t.Errorf("umad_recv(timeout 10) = %v, want ETIMEDOUT", err)
+	}
+}
+
+// umad_recv(3): "*length must be >= 256" and -EINVAL when "*length is
+// less than the minimum supported"; the message is not consumed
+// (umad-abi.md 13 #3: checked before reading).
+func TestSeedUmadRecvLengthBelow256(t *testing.T) {
+	p, agent := seedPort(t)
+	ctx := t.Context()
+	if err := p.Send(ctx, agent, seedNodeInfoGet(7), fabric.Addr{LID: p.Port().SMLID}, 1000, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Poll(ctx, 5000); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{-1, 0, 24, 255} {
+		if _, err := p.Recv(ctx, n, 0); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("umad_recv(length %d) = %v, want EINVAL", n, err)
+		}
+	}
+	if pkt, err := p.Recv(ctx, mad.Size, 0); err != nil || uint32(mad.TIDOf(pkt.Data)) != 7 {
+		t.Errorf("umad_recv(256) after the EINVALs = %v, want the response still queued", err)
+	}
+}
+
+// umad_send(3): "If reply is not received within the specified value, the
+// original buffer is returned in the read channel with the status field
+// set (to non zero)", after retries more tries; umad_recv returns it with
+// the sending agent's id. The kernel returns only the 24-byte MAD header
+// of it; ibscript returns the whole MAD as the page says (fabric/mux).
+func TestSeedUmadSendTimeoutReturnsOriginal(t *testing.T) {
+	p, agent := seedPort(t)
+	ctx := t.Context()
+	req := seedNodeInfoGet(0xabcd)
+	if err := p.Send(ctx, agent, bytes.Clone(req), fabric.Addr{LID: deadLID}, 5, 2); err != nil {
+		t.Fatal(err)
+	}
+	pkt, err := p.Recv(ctx, mad.Size, 10000)
+	if err != nil {
+		t.Fatalf("umad_recv of the timed-out send: %v", err)
+	}
+	if pkt.Status != int(syscall.ETIMEDOUT) {
+		t.Errorf("status %d, want ETIMEDOUT (110)", pkt.Status)
+	}
+	if pkt.Agent != fabric.AgentID(agent) || pkt.Retries != 2 || pkt.Addr.LID != deadLID {
+		t.Errorf("agent %d retries %d lid %d, want %d, 2, %d", pkt.Agent, pkt.Retries, pkt.Addr.LID, agent, deadLID)
+	}
+	if got := pkt.Data; len(got) != len(req) || uint32(mad.TIDOf(got)) != 0xabcd || !bytes.Equal(got[:8], req[:8]) || !bytes.Equal(got[12:], req[12:]) {
+		t.Errorf("returned MAD differs from the one sent (TID bits 63..32 are the kernel's):\n got %x\nwant %x", got, req)
+	}
+	if _, err := p.Recv(ctx, mad.Size, 50); !errors.Is(err, syscall.ETIMEDOUT) {
+		t.Errorf("a second recv = %v, want ETIMEDOUT: a timed-out send comes back once", err)
+	}
+}
+
+// umad_send(3): "zero value means not solicited": no response is awaited,
+// so no timeout record ever comes back, and the response to it matches no
+// outstanding request and is dropped (umad-abi.md 14).
+func TestSeedUmadSendTimeoutZeroUnsolicited(t *testing.T) {
+	p, agent := seedPort(t)
+	ctx := t.Context()
+	for _, lid := range []uint16{deadLID, p.Port().SMLID} {
+		if err := p.Send(ctx, agent, seedNodeInfoGet(1), fabric.Addr{LID: lid}, 0, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pkt, err := p.Recv(ctx, mad.Size, 200); !errors.Is(err, syscall.ETIMEDOUT) {
+		t.Errorf("umad_recv after unsolicited sends = %+v, %v; want ETIMEDOUT (nothing comes back)", pkt, err)
+	}
+}
+
+// umad_send(3): "Negative timeout_ms makes kernel wait forever for the
+// reply": no timeout record; a reply that does come is delivered.
+func TestSeedUmadSendNegativeTimeoutWaitsForever(t *testing.T) {
+	p, agent := seedPort(t)
+	ctx := t.Context()
+	if err := p.Send(ctx, agent, seedNodeInfoGet(2), fabric.Addr{LID: deadLID}, -1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if pkt, err := p.Recv(ctx, mad.Size, 200); !errors.Is(err, syscall.ETIMEDOUT) {
+		t.Errorf("umad_recv = %+v, %v; want ETIMEDOUT (the send waits forever)", pkt, err)
+	}
+	if err := p.Send(ctx, agent, seedNodeInfoGet(3), fabric.Addr{LID: p.Port().SMLID}, -1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if pkt, err := p.Recv(ctx, mad.Size, 5000); err != nil || pkt.Status != 0 || uint32(mad.TIDOf(pkt.Data)) != 3 {
+		t.Errorf("the reply to a send with timeout -1: %+v, %v", pkt, err)
+	}
+}
+
+// umad_send(3): "-EINVAL invalid port handle or agentid". Real umad_send
+// returns -EIO with the cause in errno (umad-abi.md 13 #7); ibscript
+// returns the cause, EINVAL.
+func TestSeedUmadSendInvalidAgent(t *testing.T) {
+	p, agent := seedPort(t)
+	ctx := t.Context()
+	for _, a := range []int{agent + 1, 31, -1} {
+		if err := p.Send(ctx, a, seedNodeInfoGet(4), fabric.Addr{LID: p.Port().SMLID}, 100, 0); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("umad_send(agent %d) = %v, want EINVAL", a, err)
+		}
+	}
+	if err := p.Unregister(ctx, agent); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Send(ctx, agent, seedNodeInfoGet(5), fabric.Addr{LID: p.Port().SMLID}, 100, 0); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("umad_send(unregistered agent %d) = %v, want EINVAL", agent, err)
+	}
+}
+
+// umad_recv(3): "on success return the agentid": with two agents, each
+// response comes back under the agent that sent the request.
+func TestSeedUmadRecvReturnsAgentID(t *testing.T) {
+	p, a1 := seedPort(t)
+	ctx := t.Context()
+	a2, err := p.Register(ctx, mad.ClassPerf, 1, 0, [2]uint64{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a1 == a2 {
+		t.Fatalf("two agents got the same id %d", a1)
+	}
+	perf := make([]byte, mad.Size)
+	perf[0], perf[1], perf[2], perf[3] = 1, mad.ClassPerf, 1, mad.MethodGet
+	binary.BigEndian.PutUint32(perf[12:], 9)
+	binary.BigEndian.PutUint16(perf[16:], 0x0001) // ClassPortInfo
+	if err := p.Send(ctx, a2, perf, fabric.Addr{LID: p.Port().SMLID, QPN: 1, QKey: 0x80010000}, 1000, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Send(ctx, a1, seedNodeInfoGet(8), fabric.Addr{LID: p.Port().SMLID}, 1000, 2); err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint32]fabric.AgentID{}
+	for range 2 {
+		pkt, err := p.Recv(ctx, mad.Size, 5000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[uint32(mad.TIDOf(pkt.Data))] = pkt.Agent
+	}
+	if got[8] != fabric.AgentID(a1) || got[9] != fabric.AgentID(a2) {
+		t.Errorf("agents by TID %v, want 8:%d 9:%d", got, a1, a2)
+	}
+}
