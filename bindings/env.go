@@ -165,8 +165,12 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 func (e *Env) moduleTable(m Module) *lua.LTable {
 	t := e.L.NewTable()
 	for _, f := range m.Funcs {
-		fn := f.Fn
-		lf := e.L.NewFunction(func(L *lua.LState) int { return fn(e, L) })
+		fn, name, params := f.Fn, m.Name+"."+f.Name, docParams(f.Doc)
+		var lf *lua.LFunction
+		lf = e.L.NewFunction(func(L *lua.LState) int {
+			defer nameArgError(L, lf, name, params)
+			return fn(e, L)
+		})
 		e.docs[lf] = m.Name + "." + f.Doc
 		t.RawSetString(f.Name, lf)
 	}

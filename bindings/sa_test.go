@@ -17,7 +17,7 @@ func TestSAErrorTexts(t *testing.T) {
 		{`sa.get_table("LinearForwardingTableRecord", {port0 = 1})`, `^chunk:1: sa.get_table: LinearForwardingTableRecord field "port0" is not a component of the query$`},
 		{`sa.get("NodeRecord", {lid = 999})`, `^chunk:1: sa.get: .*no records \(ERR_NO_RECORDS\)`},
 		{`sa.get("NodeRecord", {})`, `^chunk:1: sa.get: .*too many records`},
-		{`sa.get("NodeRecord")`, `^chunk:1: bad argument #2 to get \(table expected, got nil\)$`},
+		{`sa.get("NodeRecord")`, `^chunk:1: bad argument #2 to sa.get \(fields: table expected, got nil\)$`},
 		{`sa.path("dr:0,1", 1)`, `^chunk:1: sa.path: argument #1: a LID is needed, got `},
 		{`sa.path(1, 4000)`, `^chunk:1: sa.path: lid 1 -> lid 4000: .*no records`},
 	} {
