@@ -242,7 +242,7 @@ func fabricPort(e *Env, L *lua.LState) int {
 // portAttrTable is umad_port_t as a table, with host-order numbers and
 // GUIDs as hex strings.
 func portAttrTable(L *lua.LState, p fabric.PortAttr) *lua.LTable {
-	t := L.CreateTable(0, 14)
+	t := L.CreateTable(0, 15)
 	t.RawSetString("ca_name", lua.LString(p.CAName))
 	t.RawSetString("portnum", lua.LNumber(p.PortNum))
 	t.RawSetString("base_lid", lua.LNumber(p.LID))
@@ -256,6 +256,7 @@ func portAttrTable(L *lua.LState, p fabric.PortAttr) *lua.LTable {
 	t.RawSetString("gid_prefix", Hex64(p.GIDPrefix))
 	t.RawSetString("port_guid", Hex64(p.PortGUID))
 	t.RawSetString("node_guid", Hex64(p.NodeGUID))
+	t.RawSetString("link_layer", lua.LString("InfiniBand")) // every backend opens IB ports only
 	pk := L.CreateTable(len(p.PKeys), 0)
 	for _, k := range p.PKeys {
 		pk.Append(lua.LNumber(k))

@@ -84,7 +84,8 @@ func (t nodeTransport) Port() fabric.PortAttr {
 
 // Open attaches a client. ca must be empty or CAName, or with
 // Options.Nodes one of those nodes; port must be 0 or the attached port's
-// number (ibsim cannot attach to another port). With Options.Nodes the
+// number (ibsim cannot attach to another port), or with ca empty any
+// number when the node is a switch (port 0, as libibumad resolves it). With Options.Nodes the
 // default port (ca empty) is never issm.
 func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transport, error) {
 	opts := f.opts
@@ -116,7 +117,9 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 	if err != nil {
 		return nil, err
 	}
-	if port != 0 && port != t.Port().PortNum {
+	// libibumad's default-port search (ca NULL, a port number as filter)
+	// takes a switch at its port 0 whatever the number (resolve_ca_port).
+	if port != 0 && port != t.Port().PortNum && !(ca == "" && t.Port().NodeType == 2) {
 		t.Close()
 		return nil, fabric.NoDevice("ibsim %q: node %q: port %d cannot be opened: ibsim attaches to the node's first port (%d)", f.sock, t.NodeID(), port, t.Port().PortNum)
 	}
