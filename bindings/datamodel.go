@@ -86,6 +86,7 @@ var dataModel = []tableDoc{
 		{Key: "gid_prefix", Type: "string", Desc: "the subnet prefix, hex"},
 		{Key: "port_guid", Type: "string", Desc: "PortGUID"},
 		{Key: "node_guid", Type: "string", Desc: "NodeGUID"},
+		{Key: "link_layer", Type: "string", Desc: "`\"InfiniBand\"`, as umad_port_t's link_layer (ibscript opens InfiniBand ports only)"},
 		{Key: "pkeys", Type: "array of number", Desc: "the port's P_Key table, as umad_port_t's pkeys (index 1 is P_Key index 0)"},
 		{Key: "pkeys_size", Type: "number", Desc: "the number of P_Keys in `pkeys`"},
 	}},
