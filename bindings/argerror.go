@@ -54,6 +54,28 @@ func plainName(s string) bool {
 	return true
 }
 
+// namedFunction makes fn a Lua function whose argument errors name it
+// (name, "umad.poll") and its parameters (from doc's signature).
+func namedFunction(L *lua.LState, name, doc string, fn lua.LGFunction) *lua.LFunction {
+	params := docParams(doc)
+	var lf *lua.LFunction
+	lf = L.NewFunction(func(L *lua.LState) int {
+		defer nameArgError(L, lf, name, params)
+		return fn(L)
+	})
+	return lf
+}
+
+// namedMethods is the __index table of a userdata type's methods, each
+// named "type:method" in its argument errors ("umad.port:close").
+func namedMethods(L *lua.LState, typeName string, methods map[string]lua.LGFunction) *lua.LTable {
+	t := L.CreateTable(0, len(methods))
+	for name, fn := range methods {
+		t.RawSetString(name, namedFunction(L, typeName+":"+name, "", fn))
+	}
+	return t
+}
+
 // nameArgError is deferred by every module function lf, called as name
 // with the given parameters: an argument error raised in lf's own frame
 // (not in a Lua callback it called) gets its function and parameter

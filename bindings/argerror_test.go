@@ -23,6 +23,7 @@ func TestArgErrorNamesFunction(t *testing.T) {
 		{`umad.release_port()`, `^<string>:1: bad argument #1 to umad\.release_port \(port_table: table expected, got nil\)$`},
 		{`umad.send(umad.open_port(), 0, {}, 0, 0)`, `^<string>:1: bad argument #3 to umad\.send \(mad: string expected, got table\)$`},
 		{`error(select(2, pcall(rdmacm.migrate_id)), 0)`, `^bad argument #1 to rdmacm\.migrate_id \(id: rdmacm\.id expected, got nil\)$`},
+		{`error(select(2, pcall(help, 5)), 0)`, `^bad argument #1 to help \(x: function, module or name expected, got number\)$`},
 		{`rdmacm.migrate_id(rdmacm.create_id(rdmacm.create_event_channel()), 5)`, `^<string>:1: bad argument #2 to rdmacm\.migrate_id \(channel: `},
 	} {
 		L, _, _ := newTestState(t)
@@ -79,6 +80,21 @@ func TestDocParams(t *testing.T) {
 			if got[i] != want[i] {
 				t.Errorf("docParams(%q) = %q, want %q", doc, got, want)
 			}
+		}
+	}
+}
+
+// TestArgErrorOfMethod: a userdata's methods name their type and method,
+// through pcall too.
+func TestArgErrorOfMethod(t *testing.T) {
+	L, _, _ := newTestState(t)
+	for _, c := range []struct{ script, want string }{
+		{`local p = umad.open_port(); p.close(5)`, `bad argument #1 to umad\.port:close \(umad\.port expected, got number\)`},
+		{`local ch = rdmacm.create_event_channel(); error(select(2, pcall(ch.pending, {})), 0)`, `^bad argument #1 to rdmacm\.channel:pending \(`},
+	} {
+		err := DoString(L, c.script)
+		if err == nil || !regexp.MustCompile(c.want).MatchString(err.Error()) {
+			t.Errorf("%s: %v, want %s", c.script, err, c.want)
 		}
 	}
 }

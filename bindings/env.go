@@ -165,12 +165,8 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 func (e *Env) moduleTable(m Module) *lua.LTable {
 	t := e.L.NewTable()
 	for _, f := range m.Funcs {
-		fn, name, params := f.Fn, m.Name+"."+f.Name, docParams(f.Doc)
-		var lf *lua.LFunction
-		lf = e.L.NewFunction(func(L *lua.LState) int {
-			defer nameArgError(L, lf, name, params)
-			return fn(e, L)
-		})
+		fn := f.Fn
+		lf := namedFunction(e.L, m.Name+"."+f.Name, f.Doc, func(L *lua.LState) int { return fn(e, L) })
 		e.docs[lf] = m.Name + "." + f.Doc
 		t.RawSetString(f.Name, lf)
 	}

@@ -17,7 +17,7 @@ import (
 // fields with their bit offsets and widths.
 func (e *Env) openHelp() {
 	for _, h := range helperList() {
-		fn := e.L.NewFunction(h.fn(e))
+		fn := namedFunction(e.L, h.name, h.doc, h.fn(e))
 		e.docs[fn] = h.doc
 		e.L.SetGlobal(h.name, fn)
 	}

@@ -171,7 +171,7 @@ func (i *rdmacmID) destroy(ctx context.Context, wait time.Duration) error {
 
 func registerRdmacmTypes(L *lua.LState) {
 	mt := L.NewTypeMetatable(rdmacmChannelType)
-	mt.RawSetString("__index", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+	mt.RawSetString("__index", namedMethods(L, rdmacmChannelType, map[string]lua.LGFunction{
 		"close": func(L *lua.LState) int {
 			if err := checkChannel(L, 1, "close").Close(); err != nil {
 				raiseCMErr(L, "rdmacm.channel:close", err)
@@ -193,7 +193,7 @@ func registerRdmacmTypes(L *lua.LState) {
 		return 1
 	}))
 	mt = L.NewTypeMetatable(rdmacmIDType)
-	mt.RawSetString("__index", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+	mt.RawSetString("__index", namedMethods(L, rdmacmIDType, map[string]lua.LGFunction{
 		"close": func(L *lua.LState) int {
 			if err := checkID(L, 1, "close").Close(); err != nil {
 				raiseCMErr(L, "rdmacm.id:close", err)

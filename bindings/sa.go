@@ -206,7 +206,7 @@ func (u *saSubscription) Close() error {
 
 func registerSATypes(L *lua.LState) {
 	mt := L.NewTypeMetatable(saSubscriptionType)
-	mt.RawSetString("__index", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+	mt.RawSetString("__index", namedMethods(L, saSubscriptionType, map[string]lua.LGFunction{
 		"next": func(L *lua.LState) int {
 			u := checkSubscription(L, "next")
 			ctx, cancel := timeoutCtx(L, 2, 0)

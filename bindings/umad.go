@@ -55,7 +55,7 @@ func (u *umadPort) Close() error {
 
 func registerTypes(L *lua.LState) {
 	mt := L.NewTypeMetatable(umadPortType)
-	mt.RawSetString("__index", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+	mt.RawSetString("__index", namedMethods(L, umadPortType, map[string]lua.LGFunction{
 		"close": func(L *lua.LState) int {
 			u := checkPort(L, 1, "close")
 			if err := u.Close(); err != nil {

@@ -258,3 +258,63 @@ func TestSeedUmadRecvReturnsAgentID(t *testing.T) {
 		t.Errorf("agents by TID %v, want 8:%d 9:%d", got, a1, a2)
 	}
 }
+
+// umad_send(3): "retries indicates the number of times the MAD will be
+// retried before giving up": on a fabric losing every MAD, a send with
+// retries r goes out r+1 times, then comes back once with ETIMEDOUT.
+func TestSeedUmadSendRetries(t *testing.T) {
+	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx := t.Context()
+	p, err := engine.OpenUMADPort(ctx, f, "Hca1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	agent, err := p.Register(ctx, mad.ClassSubnLID, 1, 0, [2]uint64{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, retries := range []int{0, 1, 3} {
+		if err := f.SetFaults(sim.Faults{Seed: 1, Loss: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Send(ctx, agent, seedNodeInfoGet(uint32(0x100+retries)), fabric.Addr{LID: p.Port().SMLID}, 5, retries); err != nil {
+			t.Fatal(err)
+		}
+		pkt, err := p.Recv(ctx, mad.Size, 10000)
+		if err != nil || pkt.Status != fabric.StatusTimeout {
+			t.Fatalf("retries %d: recv %+v, %v; want the timed-out send", retries, pkt, err)
+		}
+		if st := f.FaultStats(); st.Requests != uint64(retries+1) || st.LostRequests != uint64(retries+1) {
+			t.Errorf("retries %d: %d requests went out (%d lost), want %d", retries, st.Requests, st.LostRequests, retries+1)
+		}
+		if _, err := p.Recv(ctx, mad.Size, 50); !errors.Is(err, syscall.ETIMEDOUT) {
+			t.Errorf("retries %d: a second completion: %v", retries, err)
+		}
+	}
+}
+
+// umad_send(3): a buffer larger than one MAD is an RMPP transmission only
+// "when the agentid specifies a class which utilizes RMPP and the header
+// flags indicate RMPP is active"; otherwise the kernel refuses it with
+// EINVAL (ib_umad_write: a non-RMPP message longer than a MAD).
+func TestSeedUmadSendLongWithoutRMPP(t *testing.T) {
+	p, agent := seedPort(t)
+	long := append(seedNodeInfoGet(1), make([]byte, mad.Size)...)
+	if err := p.Send(t.Context(), agent, long, fabric.Addr{LID: p.Port().SMLID}, 100, 0); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("umad_send of %d bytes on an SMP agent = %v, want EINVAL", len(long), err)
+	}
+	sa, err := p.Register(t.Context(), mad.ClassSubnAdm, 2, 1, [2]uint64{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long[1], long[2] = mad.ClassSubnAdm, 2 // an SA MAD whose RMPPFlags (byte 26) lack Active
+	addr := fabric.Addr{LID: p.Port().SMLID, QPN: 1, QKey: 0x80010000}
+	if err := p.Send(t.Context(), sa, long, addr, 100, 0); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("umad_send of %d bytes on an RMPP agent, RMPP not active = %v, want EINVAL", len(long), err)
+	}
+}
