@@ -132,27 +132,7 @@ func TestLuaSeedsOnKernel(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			if why, ok := seedsKernelSkips[name]; ok {
-				t.Skip(why)
-			}
 			runOnKernel(t, file, string(src), name)
 		})
 	}
-	for name := range seedsKernelSkips {
-		if !strings.Contains(string(src), "function "+name+"(") {
-			t.Errorf("skip list names %s, which the suite no longer has", name)
-		}
-	}
 }
-
-// seedsKernelSkips are the cases of seeds_test.lua that need an answer
-// from an SMA or PMA: umadtest's model routes MADs between the agents of
-// its ports and has none (on a host the HCA driver answers them).
-var seedsKernelSkips = map[string]string{
-	"test_umad_poll_ready_then_recv":                      noSMA,
-	"test_umad_recv_returns_agentid":                      noSMA,
-	"test_umad_recv_negative_timeout_blocks_until_packet": noSMA,
-	"test_umad_send_negative_timeout_waits_forever":       noSMA,
-}
-
-const noSMA = "umadtest's model has no SMA or PMA to answer the request"
