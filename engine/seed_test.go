@@ -318,3 +318,60 @@ func TestSeedUmadSendLongWithoutRMPP(t *testing.T) {
 		t.Errorf("umad_send of %d bytes on an RMPP agent, RMPP not active = %v, want EINVAL", len(long), err)
 	}
 }
+
+// umad_get_port(3): "the default port if ca_name is NULL and portnum is
+// zero. If only one of ca_name and portnum are specified, the other is
+// used as a filter", resolved as libibumad's resolve_ca_port does: a CA
+// alone gives its first Active port, else its first LinkUp one, else its
+// first not Disabled, and ENODEV when all are Disabled; a port number
+// alone gives the first CA with that port Active, else the first where it
+// is not Disabled; a switch is always port 0; an unknown CA or a port the
+// CA lacks is ENODEV. Release has nothing to fail (umad-abi.md 13 #12).
+func TestSeedUmadGetPortResolution(t *testing.T) {
+	f, err := sim.Load("../tests/topologies/net.2sw2path4hca2port", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx := t.Context()
+	open := func(ca string, port int) (fabric.PortAttr, error) {
+		p, err := engine.OpenUMADPort(ctx, f, ca, port)
+		if err != nil {
+			return fabric.PortAttr{}, err
+		}
+		defer p.Close()
+		return p.Port(), nil
+	}
+	check := func(what, ca string, port int, wantCA string, wantPort int) {
+		t.Helper()
+		a, err := open(ca, port)
+		switch {
+		case wantCA == "" && !errors.Is(err, syscall.ENODEV):
+			t.Errorf("%s: get_port(%q, %d) = %s/%d, %v; want ENODEV", what, ca, port, a.CAName, a.PortNum, err)
+		case wantCA != "" && (err != nil || a.CAName != wantCA || a.PortNum != wantPort):
+			t.Errorf("%s: get_port(%q, %d) = %s/%d, %v; want %s/%d", what, ca, port, a.CAName, a.PortNum, err, wantCA, wantPort)
+		}
+	}
+	def, err := open("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("default", "", 0, def.CAName, def.PortNum)
+	check("CA alone", "Hca1", 0, "Hca1", 1)
+	check("port alone", "", 2, "Hca1", 2)
+	check("switch", "Switch1", 5, "Switch1", 0)
+	check("unknown CA", "NoSuchCA", 0, "", 0)
+	check("port the CA lacks", "Hca1", 3, "", 0)
+	check("port no CA has", "", 9, "", 0)
+
+	if err := f.SetLink("Hca1", 1, false); err != nil { // Hca1/1 Disabled, its switch end Polling
+		t.Fatal(err)
+	}
+	check("CA alone, first port Disabled", "Hca1", 0, "Hca1", 2)
+	check("port alone, Disabled on the first CA", "", 1, "Hca2", 1)
+	check("a Disabled port asked by name", "Hca1", 1, "Hca1", 1) // as libibumad: a named port is taken as is
+	if err := f.SetLink("Hca1", 2, false); err != nil {
+		t.Fatal(err)
+	}
+	check("CA alone, every port Disabled", "Hca1", 0, "", 0)
+}

@@ -415,10 +415,11 @@ func (f *Fabric) Ports(ctx context.Context) ([]fabric.PortAttr, error) {
 }
 
 // Open opens a port by node (id or description) and port number. An empty
-// ca and port 0 give the SM node's port; an empty ca with a port gives the
-// first CA with that port Active (else the first with that port); a ca
-// with port 0 gives its first Active port (else its first cabled one, else
-// port 1; a switch's port 0).
+// ca and port 0 give the SM node's port; the rest is libibumad's
+// resolve_ca_port: an empty ca with a port gives the first CA with that
+// port Active, else the first with that port not Disabled; a ca with port
+// 0 gives its first Active port, else its first LinkUp one, else its first
+// not Disabled (ENODEV when every port is Disabled); a switch is port 0.
 func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transport, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -439,7 +440,7 @@ func (f *Fabric) resolveOpen(ca string, num int) (string, int, error) {
 	if ca == "" {
 		var first *node
 		for _, n := range f.nodes {
-			if n.typ != typeCA || num > n.numPorts {
+			if n.typ != typeCA || num > n.numPorts || n.ports[num].phys == smp.PhysStateDisabled {
 				continue
 			}
 			if n.ports[num].state == smp.PortStateActive {
@@ -450,7 +451,7 @@ func (f *Fabric) resolveOpen(ca string, num int) (string, int, error) {
 			}
 		}
 		if first == nil {
-			return "", 0, fabric.NoDevice("sim: open port %d: no CA has that port", num)
+			return "", 0, fabric.NoDevice("sim: open port %d: no CA has that port, or it is Disabled on every CA", num)
 		}
 		return first.id, num, nil
 	}
@@ -464,18 +465,18 @@ func (f *Fabric) resolveOpen(ca string, num int) (string, int, error) {
 	if num != 0 {
 		return n.id, num, nil
 	}
-	num = 1
-	for _, p := range n.ports[1:] {
-		if p.state == smp.PortStateActive {
-			return n.id, p.num, nil
+	for _, ok := range []func(p *port) bool{
+		func(p *port) bool { return p.state == smp.PortStateActive },
+		func(p *port) bool { return p.phys == smp.PhysStateLinkUp },
+		func(p *port) bool { return p.phys != smp.PhysStateDisabled },
+	} {
+		for _, p := range n.ports[1:] {
+			if ok(p) {
+				return n.id, p.num, nil
+			}
 		}
 	}
-	for _, p := range n.ports[1:] {
-		if p.remote != nil {
-			return n.id, p.num, nil
-		}
-	}
-	return n.id, num, nil
+	return "", 0, fabric.NoDevice("sim: open %q: every port is Disabled", ca)
 }
 
 // Close closes every transport attached to the fabric; later calls
