@@ -240,7 +240,7 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 	rt1, _ := s.Retransmits()
 	d.Retransmits = rt1 - rt0
 	if len(sw.f.Nodes) > 0 {
-		finish(sw.f, sw.originPort)
+		finish(sw.f, sw.originPort, sw.paths)
 	}
 	if len(sw.f.Nodes) == 0 {
 		err := errors.New("no node answered")
@@ -890,8 +890,12 @@ func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
 // each node's ports in ascending order, through switches only), the local
 // port as Origin, and extended speeds cleared where the node does not
 // advertise them (PortInfo.CapabilityMask bit 14, read from port 0 on a
-// switch), as ibnetdiscover ignores those bits then.
-func finish(f *topo.Fabric, originPort int) {
+// switch), as ibnetdiscover ignores those bits then. The directed route
+// of each node and port found that way replaces in paths the one the
+// concurrent sweep reached it through first: the route libibnetdisc
+// reaches it by (the shortest, the lowest port numbers first among
+// those), which dump_fts prints and every later query by GUID follows.
+func finish(f *topo.Fabric, originPort int, paths *intmap.Map[[]uint8]) {
 	origin := f.Nodes[0]
 	if p := origin.EndPort(originPort); p != nil {
 		f.Origin = p
@@ -900,22 +904,57 @@ func finish(f *topo.Fabric, originPort int) {
 	}
 	seen := make(map[*topo.Node]bool, len(f.Nodes))
 	order := make([]*topo.Node, 0, len(f.Nodes))
+	// route[i] is order[i]'s directed route; routes share one buffer.
+	route := make([][]uint8, 0, len(f.Nodes))
+	buf := make([]uint8, 0, 8*len(f.Nodes))
+	newRoute := func(parent []uint8, port int) []uint8 {
+		if cap(buf)-len(buf) < len(parent)+1 {
+			buf = make([]uint8, 0, max(4096, 2*(len(parent)+1)))
+		}
+		start := len(buf)
+		buf = append(buf, parent...)
+		if port >= 0 {
+			buf = append(buf, uint8(port))
+		}
+		return buf[start:len(buf):len(buf)]
+	}
+	ported := make(map[uint64]bool, len(f.Nodes))
 	seen[origin] = true
 	order = append(order, origin)
+	route = append(route, newRoute([]uint8{0}, -1))
+	paths.Set(origin.GUID, route[0])
+	if f.Origin != nil {
+		ported[f.Origin.GUID] = true
+		paths.Set(f.Origin.GUID, route[0])
+	}
 	for i := 0; i < len(order); i++ {
 		n := order[i]
 		if n.Type != topo.Switch && n != origin {
 			continue
 		}
 		for _, p := range n.Ports {
-			if p == nil || p.Remote == nil || seen[p.Remote.Node] {
+			if p == nil || p.Remote == nil {
 				continue
 			}
 			if n == origin && n.Type != topo.Switch && p.Num != originPort {
 				continue
 			}
-			seen[p.Remote.Node] = true
-			order = append(order, p.Remote.Node)
+			r := p.Remote
+			if seen[r.Node] && ported[r.GUID] {
+				continue
+			}
+			rt := newRoute(route[i], p.Num)
+			if !ported[r.GUID] {
+				ported[r.GUID] = true
+				paths.Set(r.GUID, rt)
+			}
+			if seen[r.Node] {
+				continue
+			}
+			seen[r.Node] = true
+			order = append(order, r.Node)
+			route = append(route, rt)
+			paths.Set(r.Node.GUID, rt)
 		}
 	}
 	for _, n := range f.Nodes {
