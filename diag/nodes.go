@@ -43,6 +43,11 @@ type Node struct {
 // NodeList is the result of a listing.
 type NodeList struct {
 	Nodes []Node `json:"nodes"`
+
+	// text is the ibnetdiscover output the scripts would have filtered
+	// (Nodes), and types the listing's: WriteNodes filters it as they do.
+	text  string
+	types []topo.NodeType
 }
 
 // Nodes discovers the fabric and lists its nodes of the given types. A
@@ -54,6 +59,11 @@ func Nodes(ctx context.Context, e *Env, o NodesOptions) (*NodeList, error) {
 		return nil, err
 	}
 	l := NodesOf(d.Fabric, e.NodeNames, o)
+	var text strings.Builder
+	if err := topo.WriteIBNetDiscover(&text, d.Fabric, &topo.WriteOptions{NameMap: e.NodeNames}); err != nil {
+		return nil, err
+	}
+	l.text, l.types = text.String(), o.Types
 	if len(d.Errors) > 0 {
 		return l, DiscoveryErrors(d.Errors)
 	}
@@ -90,8 +100,14 @@ func NodesOf(f *topo.Fabric, names map[uint64]string, o NodesOptions) *NodeList 
 	return l
 }
 
-// WriteNodes prints l as the scripts print it.
+// WriteNodes prints l as the scripts print it: from the whole
+// ibnetdiscover output when l came from a discovery (Nodes), so that the
+// escapes of their echo in other lines (a "\c" in a description stops the
+// listing there) act as theirs do, else from l's node lines alone.
 func WriteNodes(w io.Writer, l *NodeList) error {
+	if l.text != "" {
+		return FilterNodeLines(w, l.text, NodesOptions{Types: l.types})
+	}
 	bw := bufio.NewWriter(w)
 	for _, n := range l.Nodes {
 		var line string
@@ -123,13 +139,20 @@ func WriteNodes(w io.Writer, l *NodeList) error {
 	return bw.Flush()
 }
 
-// FilterNodeLines is the scripts' awk program over a topology file in
-// ibnetdiscover's format (ibhosts FILE, ibswitches FILE): the node lines
-// of the given types, in the file's order, each type its own pass (as
-// ibnodes runs ibhosts, then ibswitches).
+// FilterNodeLines is the scripts' pipeline over a topology file in
+// ibnetdiscover's format (ibhosts FILE, ibswitches FILE), or over
+// ibnetdiscover's output: `text="$(cat FILE)"; echo "$text" | awk`, the
+// node lines of the given types, in the file's order, each type its own
+// pass (as ibnodes runs ibhosts, then ibswitches). The scripts run under
+// /bin/sh, dash on Debian, whose echo interprets backslash escapes
+// (dashEcho).
 func FilterNodeLines(w io.Writer, text string, o NodesOptions) error {
 	bw := bufio.NewWriter(w)
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	out, _ := dashEcho(strings.TrimRight(text, "\n"))
+	var lines []string
+	if out != "" {
+		lines = strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	}
 	for _, typ := range o.Types {
 		for _, line := range lines {
 			filterNodeLine(bw, nodeType(typ), line)
@@ -232,4 +255,53 @@ func awkSubstrToEnd(s string, m int) string {
 		return ""
 	}
 	return s[m-1:]
+}
+
+// dashEcho is what dash's `echo "$arg"` prints: arg with its backslash
+// escapes converted (\a \b \f \n \r \t \v \\, \NNN and \0NNN octal, up to
+// three digits; a backslash before anything else stays), then a newline;
+// \c ends the output there, newline included (stopped is then true). An
+// arg of exactly "-n" is echo's option: nothing is printed.
+func dashEcho(arg string) (out string, stopped bool) {
+	if arg == "-n" {
+		return "", false
+	}
+	isOct := func(c byte) bool { return c >= '0' && c <= '7' }
+	var b strings.Builder
+	b.Grow(len(arg) + 1)
+	for i := 0; i < len(arg); {
+		c := arg[i]
+		i++
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		if i < len(arg) && arg[i] == 'c' {
+			return b.String(), true
+		}
+		if i+1 < len(arg) && arg[i] == '0' && isOct(arg[i+1]) {
+			i++
+		}
+		if i == len(arg) {
+			b.WriteByte('\\')
+			break
+		}
+		if e := strings.IndexByte("\\abfnrtv", arg[i]); e >= 0 {
+			b.WriteByte("\\\a\b\f\n\r\t\v"[e])
+			i++
+			continue
+		}
+		if !isOct(arg[i]) {
+			b.WriteByte('\\')
+			continue
+		}
+		v := 0
+		for n := 0; n < 3 && i < len(arg) && isOct(arg[i]); n++ {
+			v = v<<3 + int(arg[i]-'0')
+			i++
+		}
+		b.WriteByte(byte(v))
+	}
+	b.WriteByte('\n')
+	return b.String(), false
 }
