@@ -84,11 +84,14 @@ func queryErrorsOptions(inv *Invocation) (diag.QueryErrorsOptions, error) {
 		case "suppress":
 			for _, name := range strings.Split(ov.Value, ",") {
 				if _, ok := known.Field(name); !ok {
+					// ibqueryerrors ignores a name it does not know
+					// and goes on: so does ibscript, saying so.
 					var names []string
 					for _, f := range known.Fields {
 						names = append(names, f.Name)
 					}
-					return o, fmt.Errorf("-s %q: no PortCounters counter %q (known: %s)", ov.Value, name, strings.Join(names, ", "))
+					inv.Errorf("warning: -s %q: no PortCounters counter %q, ignored (known: %s)", ov.Value, name, strings.Join(names, ", "))
+					continue
 				}
 				o.Suppress = append(o.Suppress, name)
 			}
