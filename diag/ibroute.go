@@ -172,15 +172,15 @@ func IBRoute(ctx context.Context, e *Env, t engine.Target, addr string, o *Route
 	co := callOpts(o)
 	niData, err := s.SMP(ctx, t, mad.MethodGet, smp.AttrNodeInfo, 0, nil, co...)
 	if err != nil {
-		return nil, fmt.Errorf("node info failed: valid addr?: %w", err)
+		return nil, &ToolError{Msg: "node info failed: valid addr?", Err: err}
 	}
 	var ni smp.NodeInfo
 	if err := ni.UnmarshalBinary(niData); err != nil {
-		return nil, fmt.Errorf("node info failed: valid addr?: %w", err)
+		return nil, &ToolError{Msg: "node info failed: valid addr?", Err: err}
 	}
 	ndData, err := s.SMP(ctx, t, mad.MethodGet, smp.AttrNodeDescription, 0, nil, co...)
 	if err != nil {
-		return nil, fmt.Errorf("node desc failed: %w", err)
+		return nil, &ToolError{Msg: "node desc failed", Err: err}
 	}
 	if ni.NodeType != smp.NodeTypeSwitch {
 		return nil, ErrNotSwitch

@@ -91,6 +91,15 @@ func runIBRoute(ctx context.Context, inv *Invocation) int {
 	}
 	ft, err := diag.IBRoute(ctx, env, t, addr, &o)
 	if err != nil {
+		// ibroute's message on stdout as it prints it, what failed
+		// (target, attribute, the timeout) on stderr.
+		var te *diag.ToolError
+		if errors.As(err, &te) {
+			if te.Err != nil {
+				inv.Errorf("%s: %v", te.Msg, te.Err)
+			}
+			return ibExit(inv, "dump tables: "+te.Msg)
+		}
 		return ibExit(inv, "dump tables: "+err.Error())
 	}
 	for _, w := range ft.Warnings {
