@@ -115,7 +115,7 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 			li.NotFound = what
 			return li, partial(d)
 		}
-		if ln, ok := linkNode(scannedFrom(n, port, d.Fabric), e.NodeNames, o); ok {
+		if ln, ok := linkNode(scannedFrom(n, port, d.Fabric, o.Path), e.NodeNames, o); ok {
 			li.Nodes = append(li.Nodes, ln)
 		}
 		return li, partial(d)

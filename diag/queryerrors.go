@@ -139,7 +139,7 @@ func QueryErrorsOf(ctx context.Context, e *Env, o QueryErrorsOptions) (*QueryErr
 		if n == nil {
 			q.NotFound = what
 		} else {
-			nodes = []*topo.Node{scannedFrom(n, port, d.Fabric)}
+			nodes = []*topo.Node{scannedFrom(n, port, d.Fabric, o.Path)}
 		}
 	} else {
 		for i := len(d.Fabric.Nodes) - 1; i >= 0; i-- {
@@ -220,25 +220,56 @@ func pmaLID(n *topo.Node, p int) uint16 {
 
 // scannedFrom is n as the C tools' partial scan from its port port holds
 // it (-S/-G/-D of iblinkinfo and ibqueryerrors): libibnetdisc scans from
-// that node, so of a CA or router it knows only that port, and what is
-// cabled to it only on the local node (a scan does not leave a remote
-// CA); a switch's neighbours are one hop away, all found.
-func scannedFrom(n *topo.Node, port int, f *topo.Fabric) *topo.Node {
+// that node, so of a CA or router it knows only that port; a switch's
+// neighbours are one hop away, all found. What the CA's port is cabled to:
+//   - -D 0 (the local node by the empty route): its true peer;
+//   - -S/-G: nothing ("Port not available"): the node is addressed by the
+//     LID the SA gave, and a route cannot go on through a CA;
+//   - -D to a CA further away: libibnetdisc walks the route first and
+//     links the CA's port to the node of the route's last hop but one, at
+//     the port the route entered that node by (not the port the CA is
+//     cabled to): iblinkinfo -D 0,1,5 prints port 2 of the switch the
+//     route entered at 2, and so does ibscript.
+//
+// path is -D's route, nil for -S/-G.
+func scannedFrom(n *topo.Node, port int, f *topo.Fabric, path []uint8) *topo.Node {
 	if n.Type == topo.Switch {
 		return n
 	}
-	local := f.Origin != nil && f.Origin.Node == n
 	c := *n
 	c.Ports = make([]*topo.Port, len(n.Ports))
 	if port < len(n.Ports) && n.Ports[port] != nil {
 		p := *n.Ports[port]
 		p.Node = &c
-		if !local {
+		switch {
+		case len(path) == 1 && f.Origin != nil && f.Origin.Node == n:
+		case len(path) > 1:
+			p.Remote = routeEntry(f, path[:len(path)-1])
+		default:
 			p.Remote = nil
 		}
 		c.Ports[port] = &p
 	}
 	return &c
+}
+
+// routeEntry walks a directed route (path[0] == 0) from f's local port
+// and returns the port of the last node it reaches by which the route
+// entered it (the local port for the empty route), nil when the route
+// leaves what f holds.
+func routeEntry(f *topo.Fabric, path []uint8) *topo.Port {
+	at := f.Origin
+	for _, hop := range path[1:] {
+		if at == nil {
+			return nil
+		}
+		n := at.Node
+		if int(hop) >= len(n.Ports) || n.Ports[hop] == nil || n.Ports[hop].Remote == nil {
+			return nil
+		}
+		at = n.Ports[hop].Remote
+	}
+	return at
 }
 
 // node is ibqueryerrors' print_node.
