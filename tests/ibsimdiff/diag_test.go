@@ -25,13 +25,16 @@ import (
 // with the same status. Each tool's test lists its option combinations;
 // diagTopologies are the fabrics every tool is compared on.
 
-// diagTopologies: the two mixed fabrics of issue 18 and a ring of three
-// switches with descriptions that trip the scripts' awk; host is the CA
-// both tools run on.
+// diagTopologies: the two mixed fabrics of issue 18, a ring of three
+// switches with descriptions that trip the scripts' awk, and descriptions
+// with quotes, backslash escapes (the scripts' dash echo), '#' and
+// trailing spaces beside enhanced and base port 0 switches; host is the
+// CA both tools run on.
 var diagTopologies = []struct{ path, host string }{
 	{"../topologies/net.mixed-router", "HcaX"},
 	{"../topologies/net.mixed-3sw", "Host1"},
 	{"../topologies/net.odd-ring", "h1 port 0"},
+	{"../topologies/net.odd-desc", "H2"},
 }
 
 // diagSim is the shared ibsim (with OpenSM) of a diag topology.
@@ -211,6 +214,53 @@ func nameMap(t *testing.T, ibnd []byte, parity int) string {
 	return p
 }
 
+// hostLink is a CA's first port line in ibnetdiscover's output: the
+// switch (or node) id and port it is cabled to.
+var hostLink = regexp.MustCompile(`(?m)^\[(\d+)\](?:\([0-9a-f]+\))?\s+"([SHR]-[0-9a-f]{16})"\[(\d+)\]`)
+
+// remoteCARoute is a directed route "0,P,Q" from host's first cabled port
+// through the switch it is cabled to, out of that switch's first port
+// that leads to another CA (ibnetdiscover's output ibnd).
+func remoteCARoute(t *testing.T, ibnd []byte, host string) string {
+	t.Helper()
+	text := string(ibnd)
+	i := strings.Index(text, "# \""+host+"\"")
+	if i < 0 {
+		t.Fatalf("no node %q in ibnetdiscover's output", host)
+	}
+	m := hostLink.FindStringSubmatch(text[i:])
+	if m == nil || !strings.HasPrefix(m[2], "S-") {
+		t.Fatalf("%q: no switch on its first port", host)
+	}
+	j := strings.Index(text, "Switch\t")
+	for j >= 0 {
+		if strings.HasPrefix(text[j:], "Switch\t") && strings.Contains(strings.SplitN(text[j:], "\n", 2)[0], "\""+m[2]+"\"") {
+			break
+		}
+		k := strings.Index(text[j+1:], "\nSwitch\t")
+		if k < 0 {
+			j = -1
+			break
+		}
+		j += k + 2
+	}
+	if j < 0 {
+		t.Fatalf("no switch %s in ibnetdiscover's output", m[2])
+	}
+	block := strings.SplitN(text[j:], "\n\n", 2)[0]
+	for _, l := range hostLink.FindAllStringSubmatch(block, -1) {
+		if strings.HasPrefix(l[2], "H-") {
+			line := block[strings.Index(block, l[0]):]
+			line = strings.SplitN(line, "\n", 2)[0]
+			if !strings.Contains(line, "# \""+host+"\"") {
+				return "0," + m[1] + "," + l[1]
+			}
+		}
+	}
+	t.Fatalf("switch %s: no other CA on it", m[2])
+	return ""
+}
+
 // TestLinkinfoMatchesIBLinkInfo: iblinkinfo's output and exit status for
 // its main option combinations, node-name-map and partial selections
 // included.
@@ -222,14 +272,16 @@ func TestLinkinfoMatchesIBLinkInfo(t *testing.T) {
 			// A node-name-map naming every other node; a CA's port GUID
 			// (not the host's) for -G/-S.
 			nmFile := nameMap(t, ibnd.stdout, 0)
-			var caGUID string
+			var caGUID, hostGUID string
 			for _, m := range caPortLine.FindAllStringSubmatch(string(ibnd.stdout), -1) {
-				if m[1] != dt.host {
+				if m[1] != dt.host && caGUID == "" {
 					caGUID = "0x" + m[2]
-					break
+				}
+				if m[1] == dt.host && hostGUID == "" {
+					hostGUID = "0x" + m[2]
 				}
 			}
-			if caGUID == "" {
+			if caGUID == "" || hostGUID == "" {
 				t.Fatalf("no CA port in ibnetdiscover's output:\n%s", ibnd.stdout)
 			}
 			for _, args := range [][]string{
@@ -249,6 +301,12 @@ func TestLinkinfoMatchesIBLinkInfo(t *testing.T) {
 				{"-G", "0x1234"},
 				{"-D", "0,1"},
 				{"-D", "0", "-p"},
+				// The local port by GUID (no peer: LID-addressed) and a
+				// CA beyond the first switch by route (libibnetdisc's
+				// peer: the port the route entered the switch by).
+				{"-S", hostGUID},
+				{"-D", remoteCARoute(t, ibnd.stdout, dt.host)},
+				{"-D", remoteCARoute(t, ibnd.stdout, dt.host), "-l"},
 			} {
 				r := diffTool(t, s, dt.host, "iblinkinfo", args...)
 				if len(args) == 0 && len(r.stdout) == 0 {
@@ -358,6 +416,8 @@ func TestQueryErrorsMatchesIBQueryErrors(t *testing.T) {
 				{"-G", caGUID},
 				{"-S", caGUID, "-r"},
 				{"-D", "0,1"},
+				{"-D", "0"},
+				{"-D", remoteCARoute(t, ibnd.stdout, dt.host)},
 				{"-t", "500", "-R", "--skip-sl"},
 			} {
 				r := diffTool(t, s, dt.host, "ibqueryerrors", args...)

@@ -30,7 +30,7 @@ var mixedTopologies = []struct{ path, host string }{
 // initPorts is how many ports OpenSM leaves in Init on a topology: a
 // router's two links, both ends.
 func initPorts(path string) int {
-	if strings.Contains(path, "net.mixed-") {
+	if strings.Contains(path, "net.mixed-") || strings.Contains(path, "net.chain36") {
 		return 4
 	}
 	return 0
