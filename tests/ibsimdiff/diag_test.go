@@ -218,15 +218,32 @@ func nameMap(t *testing.T, ibnd []byte, parity int) string {
 // switch (or node) id and port it is cabled to.
 var hostLink = regexp.MustCompile(`(?m)^\[(\d+)\](?:\([0-9a-f]+\))?\s+"([SHR]-[0-9a-f]{16})"\[(\d+)\]`)
 
-// remoteCARoute is a directed route "0,P,Q" from host's first cabled port
-// through the switch it is cabled to, out of that switch's first port
-// that leads to another CA (ibnetdiscover's output ibnd).
+// initiatedFrom is ibnetdiscover's header line naming the local node and
+// port GUIDs.
+var initiatedFrom = regexp.MustCompile(`(?m)^# Initiated from node ([0-9a-f]{16}) port ([0-9a-f]{16})`)
+
+// remoteCARoute is a directed route "0,P,Q" from the local CA's first
+// cabled port through the switch it is cabled to, out of that switch's
+// first port that leads to another CA (ibnetdiscover's output ibnd).
 func remoteCARoute(t *testing.T, ibnd []byte, host string) string {
 	t.Helper()
 	text := string(ibnd)
-	i := strings.Index(text, "# \""+host+"\"")
+	from := initiatedFrom.FindStringSubmatch(text)
+	if from == nil {
+		t.Fatalf("%s: no 'Initiated from' line in ibnetdiscover's output", host)
+	}
+	local := "\"H-" + from[1] + "\""
+	i := strings.Index(text, "\nCa\t")
+	for i >= 0 && !strings.Contains(strings.SplitN(text[i+1:], "\n", 2)[0], local) {
+		k := strings.Index(text[i+1:], "\nCa\t")
+		if k < 0 {
+			i = -1
+			break
+		}
+		i += k + 1
+	}
 	if i < 0 {
-		t.Fatalf("no node %q in ibnetdiscover's output", host)
+		t.Fatalf("%s: no node %s in ibnetdiscover's output", host, local)
 	}
 	m := hostLink.FindStringSubmatch(text[i:])
 	if m == nil || !strings.HasPrefix(m[2], "S-") {
@@ -250,9 +267,7 @@ func remoteCARoute(t *testing.T, ibnd []byte, host string) string {
 	block := strings.SplitN(text[j:], "\n\n", 2)[0]
 	for _, l := range hostLink.FindAllStringSubmatch(block, -1) {
 		if strings.HasPrefix(l[2], "H-") {
-			line := block[strings.Index(block, l[0]):]
-			line = strings.SplitN(line, "\n", 2)[0]
-			if !strings.Contains(line, "# \""+host+"\"") {
+			if "\""+l[2]+"\"" != local {
 				return "0," + m[1] + "," + l[1]
 			}
 		}
@@ -273,12 +288,12 @@ func TestLinkinfoMatchesIBLinkInfo(t *testing.T) {
 			// (not the host's) for -G/-S.
 			nmFile := nameMap(t, ibnd.stdout, 0)
 			var caGUID, hostGUID string
+			if m := initiatedFrom.FindSubmatch(ibnd.stdout); m != nil {
+				hostGUID = "0x" + string(m[2])
+			}
 			for _, m := range caPortLine.FindAllStringSubmatch(string(ibnd.stdout), -1) {
-				if m[1] != dt.host && caGUID == "" {
+				if "0x"+m[2] != hostGUID && caGUID == "" {
 					caGUID = "0x" + m[2]
-				}
-				if m[1] == dt.host && hostGUID == "" {
-					hostGUID = "0x" + m[2]
 				}
 			}
 			if caGUID == "" || hostGUID == "" {
@@ -361,6 +376,11 @@ var qeErrors = map[string][]string{
 		`"ring A port 0"[2] PortCounters.SymbolErrorCounter=30`, `"ring B base port 0"[6] PortCounters.PortXmitDiscards=7`,
 		`"ring C export 0"[3] PortCounters.PortXmitWait=11`, `"export 0"[1] PortCounters.LocalLinkIntegrityErrors=1`,
 	},
+	"net.odd-desc": {
+		`"S1"[0] PortCounters.SymbolErrorCounter=3`, `"S1"[4] PortCounters.PortRcvErrors=20`,
+		`"S2"[5] PortCounters.PortXmitDiscards=7`, `"H1"[1] PortCounters.LinkDownedCounter=2`,
+		`"H3"[1] PortCounters.PortXmitWait=1500`, `"H4"[1] PortCounters.SymbolErrorCounter=9`,
+	},
 }
 
 // TestQueryErrorsMatchesIBQueryErrors: with error counters set through
@@ -392,9 +412,12 @@ func TestQueryErrorsMatchesIBQueryErrors(t *testing.T) {
 				}
 			}
 			ibnd := cTool(t, s, dt.host, "ibnetdiscover")
-			var caGUID string
+			var caGUID, hostGUID string
+			if m := initiatedFrom.FindSubmatch(ibnd.stdout); m != nil {
+				hostGUID = "0x" + string(m[2])
+			}
 			for _, m := range caPortLine.FindAllStringSubmatch(string(ibnd.stdout), -1) {
-				if m[1] != dt.host {
+				if "0x"+m[2] != hostGUID {
 					caGUID = "0x" + m[2]
 					break
 				}
