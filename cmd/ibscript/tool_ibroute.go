@@ -61,7 +61,10 @@ func runIBRoute(ctx context.Context, inv *Invocation) int {
 	}
 	t, err := inv.Target("switch", inv.Args[0])
 	if err != nil {
-		return inv.Fail(err)
+		// ibroute's IBEXIT for an address it cannot read (a LID of 0
+		// or past 16 bits, a GUID of 0).
+		inv.Errorf("%v", err)
+		return ibExit(inv, "can't resolve destination port "+inv.Args[0])
 	}
 	o := routeOpts(inv)
 	if o.StartLID, o.EndLID, err = routeRange(inv.Args[1:]); err != nil {

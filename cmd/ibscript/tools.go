@@ -309,10 +309,23 @@ func (inv *Invocation) Target(what, s string) (engine.Target, error) {
 		kind = "guid"
 	}
 	t, err := engine.ParseTarget(kind + ":" + s)
+	if c := cAddress(kind, s); c != strings.TrimSpace(s) {
+		// Not a clean number or route: read as the C tool reads it,
+		// when that reads otherwise (caddr.go), and said.
+		if ct, cerr := engine.ParseTarget(kind + ":" + c); err != nil || !sameTarget(t, ct) {
+			inv.Errorf("warning: %s %q read as %s %s, as the C tools read it", what, s, kind, c)
+			t, err = ct, cerr
+		}
+	}
 	if err != nil {
 		return engine.Target{}, fmt.Errorf("%s: %w", what, err)
 	}
 	return t, nil
+}
+
+// sameTarget: a and b address the same port.
+func sameTarget(a, b engine.Target) bool {
+	return a.Kind == b.Kind && a.LID == b.LID && a.GUID == b.GUID && slices.Equal(a.Path, b.Path)
 }
 
 // Dest reads the destination argument arg as Target does and, for a

@@ -76,6 +76,9 @@ func TestQueryToolsCommandLine(t *testing.T) {
 				{"ibaddr"}, {"ibaddr", sl}, {"ibaddr", "-g", cl}, {"ibaddr", "-l", cl}, {"ibaddr", "-L", cl}, {"ibaddr", "-D", "0,1"},
 				{"smpdump", sl, "0x11"}, {"smpdump", "-s", cl, "16"}, {"smpdump", "-D", "0,1", "0x15", "1"},
 				{"ibportstate", "-D", "0", "1"}, {"ibportstate", cl, cp}, {"ibportstate", sl, "0"},
+				// Addresses read as strtol and str2drpath read them.
+				{"smpquery", "nodedesc", sl + "abc"}, {"smpquery", "-D", "nodedesc", "0,257"}, {"smpquery", "nodedesc", "zz"},
+				{"smpquery", "-G", "nodedesc", "zz"}, {"perfquery", sl + "x", "1"}, {"ibaddr", cl + "x"},
 			} {
 				what := strings.Join(c, " ")
 				want := cTool(t, s, tp.host, c[0], c[1:]...)

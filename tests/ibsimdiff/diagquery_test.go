@@ -417,7 +417,18 @@ func TestSMPDumpIBPortStateMatchC(t *testing.T) {
 				p := lt.ports[len(lt.ports)-1]
 				portstate(diag.IBPortStateOptions{Target: tg, Port: p, Ops: []string{"query"}}, ls, strconv.Itoa(p), "query")
 			}
-			for _, path := range []string{"0", "0,1", "0,2"} {
+			// Out of the local CA's second port only where it has one:
+			// ibsim does not check a directed route's egress port on a
+			// CA and reads past the node's ports (into the next node's:
+			// the C tool gets that node's peer's answer, ibscript's
+			// native client a drop; docs/diag.md).
+			paths := []string{"0", "0,1"}
+			if d, err := sess.Discover(ctx, nil); err != nil {
+				t.Fatal(err)
+			} else if o := d.Fabric.Origin; o != nil && (o.Node.Type == topo.Switch || o.Node.NumPorts >= 2) {
+				paths = append(paths, "0,2")
+			}
+			for _, path := range paths {
 				tg, err := engine.ParseTarget("dr:" + path)
 				if err != nil {
 					t.Fatal(err)
