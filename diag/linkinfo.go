@@ -20,6 +20,10 @@ type LinkinfoOptions struct {
 	// PortGUID (-S/-G) prints only the node holding this port GUID; 0
 	// means every node.
 	PortGUID uint64
+	// Unresolved is -S/-G's text when it reads as GUID 0 (strtoull of
+	// text that is no number, as the C tools read it): no port has it,
+	// and the tool finds nothing, as their full scan does.
+	Unresolved string
 	// Path (-D) prints only the node at this directed route from the
 	// local port (smpquery -D convention, Path[0] == 0); nil: every node.
 	Path []uint8
@@ -47,6 +51,9 @@ type Linkinfo struct {
 	// (iblinkinfo's "Failed to find port"); nothing is printed then.
 	NotFound string `json:"not_found,omitempty"`
 
+	// routeErr: -D's route did not answer (iblinkinfo cannot start its
+	// scan: nothing printed, status 1).
+	routeErr         error
 	line, additional bool
 }
 
@@ -109,8 +116,16 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 	}
 	li := &Linkinfo{Nodes: []LinkNode{}, line: o.Line, additional: o.Additional}
 	nodes := d.Fabric.Nodes
+	if o.Unresolved != "" {
+		li.NotFound = o.Unresolved
+		return li, partial(d)
+	}
 	if o.PortGUID != 0 || o.Path != nil {
-		n, port, what := findPortNode(ctx, e, d, o)
+		n, port, what, rerr := findPortNode(ctx, e, d, o)
+		if rerr != nil {
+			li.NotFound, li.routeErr = what, rerr
+			return li, partial(d)
+		}
 		if n == nil || (o.Only != 0 && n.Type != o.Only) {
 			li.NotFound = what
 			return li, partial(d)
@@ -161,27 +176,32 @@ func (e *Env) discoverHops(ctx context.Context, hops int) (*engine.Discovery, er
 
 // findPortNode finds the node of -S/-G's port GUID or -D's route and the
 // port the route enters it by; what names the port as iblinkinfo's
-// "Failed to find port" does.
-func findPortNode(ctx context.Context, e *Env, d *engine.Discovery, o LinkinfoOptions) (*topo.Node, int, string) {
+// "Failed to find port" does. routeErr is -D's NodeInfo failing (the C
+// tools cannot start their scan there).
+func findPortNode(ctx context.Context, e *Env, d *engine.Discovery, o LinkinfoOptions) (n *topo.Node, port int, what string, routeErr error) {
 	guid := o.PortGUID
-	what := fmt.Sprintf("0x%x", o.PortGUID)
+	what = fmt.Sprintf("0x%x", o.PortGUID)
 	if o.Path != nil {
 		what = pathString(o.Path)
 		ni, err := engine.Get[smp.NodeInfo](ctx, e.Session, engine.Target{Kind: engine.ByDR, Path: o.Path}, 0)
 		if err != nil {
-			return nil, 0, what
+			return nil, 0, what, err
 		}
 		guid = ni.PortGUID
 	}
 	for _, n := range d.Fabric.Nodes {
 		for _, p := range n.Ports {
 			if p != nil && p.GUID == guid {
-				return n, p.Num, what
+				return n, p.Num, what, nil
 			}
 		}
 	}
-	return nil, 0, what
+	return nil, 0, what, nil
 }
+
+// RouteFailed is -D's route not answering: iblinkinfo prints nothing on
+// stdout and exits 1 (ibqueryerrors exits 0).
+func (li *Linkinfo) RouteFailed() error { return li.routeErr }
 
 // pathString writes a directed route as -D takes it: "0,1,3".
 func pathString(path []uint8) string {
@@ -311,6 +331,10 @@ func maxBit(m uint8) uint8 {
 // line goes to stderr. Lines are appended by hand (the printf formats
 // they follow are noted), a large fabric's output being mostly this.
 func WriteLinkinfo(stdout, stderr io.Writer, li *Linkinfo) error {
+	if li.routeErr != nil {
+		fmt.Fprintf(stderr, "Failed to get the node at -D %s: %v\n", li.NotFound, li.routeErr)
+		return nil
+	}
 	if li.NotFound != "" {
 		fmt.Fprintf(stderr, "Failed to find port: %s\n", li.NotFound)
 		return nil

@@ -59,6 +59,9 @@ type QueryErrorsOptions struct {
 	// port.
 	PortGUID uint64
 	Path     []uint8
+	// Unresolved is -G/-S's text when it reads as GUID 0
+	// (LinkinfoOptions.Unresolved): no node is checked.
+	Unresolved string
 	// ClearErrors (-k) and ClearCounts (-K) reset the error and data
 	// counters after reading them (Sets: refused on the kernel backend
 	// without --allow-set).
@@ -69,7 +72,10 @@ type QueryErrorsOptions struct {
 type QueryErrors struct {
 	Nodes []QENode `json:"nodes"` // the nodes with something printed
 	// NotFound names the -G/-D port that is not in the fabric.
-	NotFound string  `json:"not_found,omitempty"`
+	NotFound string `json:"not_found,omitempty"`
+	// routeErr: -D's route did not answer; ibqueryerrors then prints
+	// nothing, not even its summary, and exits 0.
+	routeErr error
 	Summary  Summary `json:"summary"`
 	// Warnings are ibqueryerrors' IBWARN lines (a PMA query that failed),
 	// for stderr.
@@ -134,8 +140,14 @@ func QueryErrorsOf(ctx context.Context, e *Env, o QueryErrorsOptions) (*QueryErr
 		q.Summary.Thresholds = "(null)"
 	}
 	var nodes []*topo.Node
-	if o.PortGUID != 0 || o.Path != nil {
-		n, port, what := findPortNode(ctx, e, d, LinkinfoOptions{PortGUID: o.PortGUID, Path: o.Path})
+	if o.Unresolved != "" {
+		q.NotFound = o.Unresolved
+	} else if o.PortGUID != 0 || o.Path != nil {
+		n, port, what, rerr := findPortNode(ctx, e, d, LinkinfoOptions{PortGUID: o.PortGUID, Path: o.Path})
+		if rerr != nil {
+			q.NotFound, q.routeErr = what, rerr
+			return q, partial(d)
+		}
 		if n == nil {
 			q.NotFound = what
 		} else {
@@ -656,6 +668,10 @@ func human(v uint64, data bool) string {
 func WriteQueryErrors(w, stderr io.Writer, q *QueryErrors) error {
 	for _, s := range q.Warnings {
 		fmt.Fprintf(stderr, "ibwarn: %s\n", s)
+	}
+	if q.routeErr != nil {
+		fmt.Fprintf(stderr, "Failed to query the node at -D %s: %v\n", q.NotFound, q.routeErr)
+		return nil
 	}
 	if q.NotFound != "" {
 		fmt.Fprintf(stderr, "Failed to find node: %s\n", q.NotFound)

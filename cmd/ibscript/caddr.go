@@ -122,3 +122,22 @@ func cAddress(kind, s string) string {
 	}
 	return s
 }
+
+// portGUIDArg reads option k's port GUID (iblinkinfo's and
+// ibqueryerrors' -S/-G) as strtoull(optarg, NULL, 0) reads it, saying on
+// stderr when that is not the whole text; text that reads as 0 is
+// returned as unresolved: the C tools find no such port.
+func portGUIDArg(inv *Invocation, k string) (guid uint64, unresolved string) {
+	s := inv.Value(k)
+	v, neg, _ := cStrtoull(s)
+	if neg {
+		v = -v
+	}
+	if strict, err := strconv.ParseUint(strings.TrimSpace(s), 0, 64); err != nil || strict != v {
+		inv.Errorf("warning: %s %q read as GUID %#x, as the C tools read it", inv.spelling(k), s, v)
+	}
+	if v == 0 {
+		return 0, s
+	}
+	return v, ""
+}

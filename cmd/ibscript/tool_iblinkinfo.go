@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
@@ -52,15 +51,15 @@ func runLinkinfo(ctx context.Context, inv *Invocation) int {
 		return inv.Fail(err)
 	}
 	li, err := diag.LinkinfoOf(ctx, env, o)
-	return inv.Output(li, err, func(w io.Writer) error { return diag.WriteLinkinfo(w, inv.Stderr, li) }, false)
+	// -D's route not answering: iblinkinfo cannot start, status 1.
+	bad := li != nil && li.RouteFailed() != nil
+	return inv.Output(li, err, func(w io.Writer) error { return diag.WriteLinkinfo(w, inv.Stderr, li) }, bad)
 }
 
 // linkinfoOptions reads iblinkinfo's command line.
 func linkinfoOptions(inv *Invocation) (diag.LinkinfoOptions, error) {
 	var o diag.LinkinfoOptions
-	if len(inv.Args) > 0 {
-		return o, fmt.Errorf("unexpected argument %q (iblinkinfo takes options only)", inv.Args[0])
-	}
+	inv.ignoreArgs(0)
 	for _, k := range []string{"all", "load-cache", "diff", "diffcheck", "filterdownports"} {
 		if inv.Has(k) {
 			return o, fmt.Errorf("%s is not supported yet (docs/diag.md)", inv.spelling(k))
@@ -68,12 +67,7 @@ func linkinfoOptions(inv *Invocation) (diag.LinkinfoOptions, error) {
 	}
 	for _, k := range []string{"switch", "port-guid"} {
 		if inv.Has(k) {
-			// strtoull(optarg, NULL, 0), as iblinkinfo reads it.
-			v, err := strconv.ParseUint(inv.Value(k), 0, 64)
-			if err != nil || v == 0 {
-				return o, fmt.Errorf("%s %q: want a port GUID (0x...)", inv.spelling(k), inv.Value(k))
-			}
-			o.PortGUID = v
+			o.PortGUID, o.Unresolved = portGUIDArg(inv, k)
 		}
 	}
 	if inv.Has(optDirect) {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ibscript/ibscript/diag"
@@ -69,9 +68,7 @@ func runQueryErrors(ctx context.Context, inv *Invocation) int {
 // queryErrorsOptions reads ibqueryerrors' command line.
 func queryErrorsOptions(inv *Invocation) (diag.QueryErrorsOptions, error) {
 	var o diag.QueryErrorsOptions
-	if len(inv.Args) > 0 {
-		return o, fmt.Errorf("unexpected argument %q (ibqueryerrors takes options only)", inv.Args[0])
-	}
+	inv.ignoreArgs(0)
 	if inv.Has("load-cache") {
 		return o, errors.New("--load-cache is not supported yet (docs/diag.md)")
 	}
@@ -117,11 +114,7 @@ func queryErrorsOptions(inv *Invocation) (diag.QueryErrorsOptions, error) {
 	}
 	for _, k := range []string{"port-guid", "S"} {
 		if inv.Has(k) {
-			v, err := strconv.ParseUint(inv.Value(k), 0, 64)
-			if err != nil || v == 0 {
-				return o, fmt.Errorf("%s %q: want a port GUID (0x...)", inv.spelling(k), inv.Value(k))
-			}
-			o.PortGUID = v
+			o.PortGUID, o.Unresolved = portGUIDArg(inv, k)
 		}
 	}
 	if inv.Has(optDirect) {
