@@ -48,9 +48,7 @@ func runNetDiscover(ctx context.Context, inv *Invocation) int {
 			return inv.Fail(fmt.Errorf("%s is not supported yet (docs/diag.md)", inv.spelling(k)))
 		}
 	}
-	if len(inv.Args) > 1 {
-		return inv.Fail(fmt.Errorf("one topology file at most, got %d arguments", len(inv.Args)))
-	}
+	inv.ignoreArgs(1)
 	if _, err := inv.Int("outstanding_smps", 0); err != nil {
 		return inv.Fail(err)
 	}

@@ -56,7 +56,8 @@ func routeOpts(inv *Invocation) diag.RouteOptions {
 }
 
 func runIBRoute(ctx context.Context, inv *Invocation) int {
-	if len(inv.Args) == 0 || len(inv.Args) > 3 {
+	inv.ignoreArgs(3)
+	if len(inv.Args) == 0 {
 		return inv.Fail(errors.New("want a switch (LID, -G GUID or -D route), then optionally a start and an end LID"))
 	}
 	t, err := inv.Target("switch", inv.Args[0])

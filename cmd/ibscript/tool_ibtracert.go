@@ -44,6 +44,9 @@ func runIBTracert(ctx context.Context, inv *Invocation) int {
 		o.Multicast, o.MLID = true, uint16(v)
 	}
 	portsFile := inv.Value("ports-file")
+	if portsFile == "" {
+		inv.ignoreArgs(2)
+	}
 	if portsFile == "" && len(inv.Args) != 2 {
 		return inv.Fail(errors.New("want a source and a destination address"))
 	}

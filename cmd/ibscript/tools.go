@@ -323,6 +323,16 @@ func (inv *Invocation) Target(what, s string) (engine.Target, error) {
 	return t, nil
 }
 
+// ignoreArgs drops the arguments past the first n, as the C tools
+// ignore them (iblinkinfo extra prints the whole fabric), saying so.
+func (inv *Invocation) ignoreArgs(n int) {
+	if len(inv.Args) <= n {
+		return
+	}
+	inv.Errorf("warning: argument %q and any after it ignored (%s reads %d at most; the C tool ignores the rest)", inv.Args[n], inv.Tool.Name, n)
+	inv.Args = inv.Args[:n]
+}
+
 // sameTarget: a and b address the same port.
 func sameTarget(a, b engine.Target) bool {
 	return a.Kind == b.Kind && a.LID == b.LID && a.GUID == b.GUID && slices.Equal(a.Path, b.Path)

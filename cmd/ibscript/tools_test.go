@@ -103,7 +103,12 @@ func TestToolTargets(t *testing.T) {
 		{[]string{"-D"}, "0,1,3", "dr:0,1,3", ""},
 		{[]string{"-D"}, "0", "dr:0", ""},
 		{nil, "0", "", `<lid>: target "lid:0"`},
-		{[]string{"-D"}, "1,3", "", "<dr_path>"},
+		// As str2drpath reads them: the first element stands for the
+		// local port, each is a byte (said on stderr).
+		{[]string{"-D"}, "1,3", "dr:0,3", ""},
+		{[]string{"-D"}, "0,259", "dr:0,3", ""},
+		{nil, "5x", "lid:5", ""},
+		{[]string{"-D"}, "0,x", "", "<dr_path>"},
 		{[]string{"-D", "-G"}, "1", "", "-D and -G"},
 	} {
 		plain := &Tool{Name: "plain"}
@@ -115,7 +120,8 @@ func TestToolTargets(t *testing.T) {
 		if slices.Contains(tc.flags, "-D") {
 			what = "<dr_path>"
 		}
-		inv := &Invocation{Tool: plain, vals: vals}
+		var stderr strings.Builder
+		inv := &Invocation{Tool: plain, Prog: "plain", vals: vals, Stderr: &stderr}
 		got, err := inv.Target(what, tc.arg)
 		switch {
 		case tc.err != "":
@@ -126,6 +132,11 @@ func TestToolTargets(t *testing.T) {
 			t.Errorf("%v %q: %v", tc.flags, tc.arg, err)
 		case got.String() != tc.want:
 			t.Errorf("%v %q: %s, want %s", tc.flags, tc.arg, got, tc.want)
+		}
+		// Read otherwise than as typed: said on stderr.
+		asTyped := tc.arg == strings.TrimPrefix(strings.TrimPrefix(tc.want, "lid:"), "dr:") || strings.HasPrefix(tc.want, "guid:") || tc.arg == "0x10"
+		if warned := strings.Contains(stderr.String(), "warning"); tc.err == "" && warned == asTyped {
+			t.Errorf("%v %q: stderr %q", tc.flags, tc.arg, stderr.String())
 		}
 	}
 }
@@ -170,7 +181,7 @@ func TestToolCommandLine(t *testing.T) {
 		{[]string{"ibswitches", "-C", "mlx5_0", "--fabric", fab}, exitError, "", "-C/-P name a local HCA port"},
 		{[]string{"ibswitches", "-P", "1", "--fabric", "umad:"}, exitError, "", "-P 1 without -C"},
 		{[]string{"ibswitches", "a", "b", "--fabric", fab}, exitError, "", "one topology file at most"},
-		{[]string{"ibswitches", "/nonexistent/topo", "--fabric", fab}, exitError, "", "/nonexistent/topo"},
+		{[]string{"ibswitches", "/nonexistent/topo", "--fabric", fab}, exitFailed, "", "/nonexistent/topo"}, // the script's cat fails: 1
 		{[]string{"ibswitches", "--fabric", "sim:/nonexistent/topo"}, exitError, "", "/nonexistent/topo"},
 	} {
 		code, out, errOut := ibscript(t, tc.argv...)
