@@ -182,6 +182,7 @@ func TestNodeListsMatchScripts(t *testing.T) {
 				diffTool(t, s, dt.host, tool, "-t", "500")
 				diffTool(t, s, dt.host, tool, topoFile)
 				diffTool(t, s, dt.host, tool, abs)
+				diffTool(t, s, dt.host, tool, "/nonexistent/topology")
 			}
 		})
 	}
@@ -322,6 +323,12 @@ func TestLinkinfoMatchesIBLinkInfo(t *testing.T) {
 				{"-S", hostGUID},
 				{"-D", remoteCARoute(t, ibnd.stdout, dt.host)},
 				{"-D", remoteCARoute(t, ibnd.stdout, dt.host), "-l"},
+				// Hostile: a route out of a port the local CA lacks
+				// (status 1), a GUID that reads as 0, an argument the
+				// C tool ignores.
+				{"-D", "0,9"},
+				{"-S", "zz"},
+				{"--switches-only", "extra"},
 			} {
 				r := diffTool(t, s, dt.host, "iblinkinfo", args...)
 				if len(args) == 0 && len(r.stdout) == 0 {
@@ -441,6 +448,9 @@ func TestQueryErrorsMatchesIBQueryErrors(t *testing.T) {
 				{"-D", "0,1"},
 				{"-D", "0"},
 				{"-D", remoteCARoute(t, ibnd.stdout, dt.host)},
+				{"-D", "0,9"},
+				{"-S", "zz"},
+				{"-r", "extra"},
 				{"-t", "500", "-R", "--skip-sl"},
 			} {
 				r := diffTool(t, s, dt.host, "ibqueryerrors", args...)

@@ -528,7 +528,8 @@ func TestRouteToolsCommandLine(t *testing.T) {
 			hex := func(g uint64) string { return "0x" + strconv.FormatUint(g, 16) }
 			for _, c := range [][]string{
 				{"ibroute", swLID}, {"ibroute", "-a", "-n", swLID, "1", "0x4"}, {"ibroute", "-M", swLID}, {"ibroute", "-Ma", swLID, "0xc000", "0xc001"},
-				{"ibroute", "-G", hex(sw.GUID)}, {"ibroute", "-D", drArg(swPath)}, {"ibroute", caLID}, {"ibroute", "--all", "--no_dests", swLID}, {"ibroute", "-t", "200", "999"}, {"ibroute", "abc"}, {"ibroute", swLID + "x"},
+				{"ibroute", "-G", hex(sw.GUID)}, {"ibroute", "-D", drArg(swPath)}, {"ibroute", caLID}, {"ibroute", "--all", "--no_dests", swLID}, {"ibroute", "-t", "200", "999"}, {"ibroute", "abc"}, {"ibroute", swLID + "x"}, {"ibroute", swLID, "1", "3", "extra"},
+				{"ibtracert", caLID, ca2LID, "extra"},
 				{"dump_fts"}, {"dump_fts", "-a", "1", "3"}, {"dump_lfts"}, {"dump_lfts", "-n"}, {"dump_mfts"}, {"dump_fts", "-M", "-n"},
 				{"ibtracert", caLID, ca2LID}, {"ibtracert", "-n", ca2LID, swLID}, {"ibtracert", "-G", hex(ca.Ports[1].GUID), hex(ca2.Ports[1].GUID)},
 				{"ibtracert", caLID, "999"}, {"ibtracert", "--force", caLID, ca2LID}, {"ibtracert", "-v", ca2LID, swLID}, {"ibroute", "-v", "-M", swLID}, {"dump_mfts", "-v"},
