@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ibscript/ibscript/mad/smp"
 )
@@ -65,9 +66,55 @@ func (wr *ibndWriter) name(n *Node) string { return MappedName(n, wr.names) }
 // as clean_nodedesc cleans it.
 func MappedName(n *Node, names map[uint64]string) string {
 	if s, ok := names[n.GUID]; ok {
-		return cleanName(s)
+		return cleanMapName(s)
 	}
 	return cleanDesc(n.Desc)
+}
+
+// cleanMapName is a node-name-map's name as ibscript prints it. The C
+// tools print the map's bytes as they are (remap_node_name cleans only
+// descriptions from the wire), so a name in UTF-8 ("höst") or with a tab
+// prints the same here; but a control byte (an escape sequence, DEL, a
+// C1 control) or a byte that is not UTF-8 becomes a space, so that a map
+// cannot write to a terminal or a report what none from the wire can
+// (docs/diag.md).
+func cleanMapName(s string) string {
+	ok := func(r rune, size int) bool {
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			return false
+		case r == '\t':
+			return true
+		case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
+			return false
+		}
+		return true
+	}
+	clean := true
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !ok(r, size) {
+			clean = false
+			break
+		}
+		i += size
+	}
+	if clean {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if ok(r, size) {
+			b = append(b, s[i:i+size]...)
+		} else {
+			for range size {
+				b = append(b, ' ')
+			}
+		}
+		i += size
+	}
+	return string(b)
 }
 
 // HeaderName is the name ibnetdiscover prints in n's own node line: a

@@ -563,7 +563,9 @@ func TestRouteToolsCommandLine(t *testing.T) {
 			// A node-name-map renames the switch and the CA everywhere
 			// the tools print a node's name.
 			nameMap := filepath.Join(t.TempDir(), "names")
-			text := fmt.Sprintf("# test map\n0x%016x \"sw-renamed\"\n0x%016x \"ca renamed\"\n", sw.GUID, ca.GUID)
+			// The CA's name in UTF-8 and with a tab: the C tools print a
+			// map's bytes as they are.
+			text := fmt.Sprintf("# test map\n0x%016x \"sw-renamed\"\n0x%016x \"ca r\u00e9named\twith tab\"\n", sw.GUID, ca.GUID)
 			if err := os.WriteFile(nameMap, []byte(text), 0o644); err != nil {
 				t.Fatal(err)
 			}
