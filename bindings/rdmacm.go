@@ -246,7 +246,7 @@ func checkChannel(L *lua.LState, n int, fn string) *rdmacmChannel {
 		L.ArgError(n, fmt.Sprintf("%s expected, got %s", rdmacmChannelType, L.Get(n).Type()))
 	}
 	if c.closed && fn != "close" && fn != "tostring" {
-		raise(L, "rdmacm."+fn, "channel is destroyed")
+		raise(L, "rdmacm."+fn, "EINVAL: channel is destroyed") // the CM's errno for a closed channel
 	}
 	return c
 }
@@ -269,7 +269,7 @@ func checkID(L *lua.LState, n int, fn string) *rdmacmID {
 		L.ArgError(n, fmt.Sprintf("%s expected, got %s", rdmacmIDType, L.Get(n).Type()))
 	}
 	if i.closed && fn != "close" && fn != "tostring" {
-		raise(L, "rdmacm."+fn, "id is destroyed")
+		raise(L, "rdmacm."+fn, "ENOENT: id is destroyed") // the CM's errno for a destroyed id
 	}
 	return i
 }

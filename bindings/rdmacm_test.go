@@ -21,7 +21,10 @@ func TestRdmacmErrors(t *testing.T) {
 		{`local c = rdmacm.create_event_channel(); rdmacm.create_id(c); c:close()`, `rdmacm.channel:close: EBUSY: .*1 ids still use the channel`},
 		{`rdmacm.get_cm_event({})`, `bad argument #1 to .*rdmacm.channel expected, got table`},
 		{`rdmacm.ack_cm_event({})`, `^<string>:1: rdmacm.ack_cm_event: EINVAL: not an event of get_cm_event, or acked already`},
-		{`local i = rdmacm.create_id(nil); rdmacm.destroy_id(i); rdmacm.listen(i)`, `^<string>:1: rdmacm.listen: id is destroyed`},
+		{`local i = rdmacm.create_id(nil); rdmacm.destroy_id(i); rdmacm.listen(i)`, `^<string>:1: rdmacm.listen: ENOENT: id is destroyed`},
+		// rdma_migrate_id(3) "returns -1 on error ... errno": a destroyed id or channel.
+		{`local i = rdmacm.create_id(nil); rdmacm.destroy_id(i); rdmacm.migrate_id(i, nil)`, `^<string>:1: rdmacm.migrate_id: ENOENT: id is destroyed`},
+		{`local c = rdmacm.create_event_channel(); c:close(); rdmacm.migrate_id(rdmacm.create_id(nil), c)`, `^<string>:1: rdmacm.migrate_id: EINVAL: channel is destroyed`},
 	} {
 		t.Run(c.src, func(t *testing.T) {
 			L, _, _ := newTestState(t)
