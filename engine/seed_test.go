@@ -19,15 +19,26 @@ import (
 // Where the page and real libibumad differ (umad-abi.md section 13), the
 // test follows the library and says so.
 
-// seedPort opens Hca1's port on the two-switch fabric and registers a
-// LID-routed SMP agent.
-func seedPort(t *testing.T) (*engine.UMADPort, int) {
+// seedSim loads a topology of tests/topologies, closed when t ends.
+func seedSim(t *testing.T, topology string) *sim.Fabric {
 	t.Helper()
-	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
+	f, err := sim.Load("../tests/topologies/"+topology, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// seedPort opens Hca1's port on the two-switch fabric and registers a
+// LID-routed SMP agent.
+func seedPort(t *testing.T) (*engine.UMADPort, int) {
+	t.Helper()
+	return seedPortOn(t, seedSim(t, "net.2sw2path4hca"))
+}
+
+func seedPortOn(t *testing.T, f *sim.Fabric) (*engine.UMADPort, int) {
+	t.Helper()
 	p, err := engine.OpenUMADPort(t.Context(), f, "Hca1", 1)
 	if err != nil {
 		t.Fatal(err)
@@ -263,21 +274,9 @@ func TestSeedUmadRecvReturnsAgentID(t *testing.T) {
 // retried before giving up": on a fabric losing every MAD, a send with
 // retries r goes out r+1 times, then comes back once with ETIMEDOUT.
 func TestSeedUmadSendRetries(t *testing.T) {
-	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := seedSim(t, "net.2sw2path4hca")
+	p, agent := seedPortOn(t, f)
 	ctx := t.Context()
-	p, err := engine.OpenUMADPort(ctx, f, "Hca1", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	agent, err := p.Register(ctx, mad.ClassSubnLID, 1, 0, [2]uint64{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, retries := range []int{0, 1, 3} {
 		if err := f.SetFaults(sim.Faults{Seed: 1, Loss: 1}); err != nil {
 			t.Fatal(err)
@@ -328,11 +327,7 @@ func TestSeedUmadSendLongWithoutRMPP(t *testing.T) {
 // is not Disabled; a switch is always port 0; an unknown CA or a port the
 // CA lacks is ENODEV. Release has nothing to fail (umad-abi.md 13 #12).
 func TestSeedUmadGetPortResolution(t *testing.T) {
-	f, err := sim.Load("../tests/topologies/net.2sw2path4hca2port", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := seedSim(t, "net.2sw2path4hca2port")
 	ctx := t.Context()
 	open := func(ca string, port int) (fabric.PortAttr, error) {
 		p, err := engine.OpenUMADPort(ctx, f, ca, port)

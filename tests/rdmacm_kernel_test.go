@@ -33,8 +33,17 @@ var kernelSkips = map[string]string{
 // backend: umadtest's host with the suite's four CAs (Hca1..Hca4) and
 // rdmacmtest's model as /dev/infiniband/rdma_cm, so rdmacm.New drives
 // the model's CM through fabric/kernel and native/rdmacm.
-func TestLuaRdmacmOnKernel(t *testing.T) {
-	const file = "lua/rdmacm_test.lua"
+func TestLuaRdmacmOnKernel(t *testing.T) { runSuiteOnKernel(t, "lua/rdmacm_test.lua", kernelSkips) }
+
+// TestLuaSeedsOnKernel runs tests/lua/seeds_test.lua, the seed man pages'
+// umad statements, on the kernel backend over umadtest's model of
+// /dev/infiniband/umad and sysfs, every case.
+func TestLuaSeedsOnKernel(t *testing.T) { runSuiteOnKernel(t, "lua/seeds_test.lua", nil) }
+
+// runSuiteOnKernel runs every case of a Lua suite on the kernel backend
+// but those skips names (with the reason), and fails when a skip names a
+// case the suite no longer has or nothing ran.
+func runSuiteOnKernel(t *testing.T, file string, skips map[string]string) {
 	src, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -46,14 +55,14 @@ func TestLuaRdmacmOnKernel(t *testing.T) {
 	ran := 0
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			if why, ok := kernelSkips[name]; ok {
+			if why, ok := skips[name]; ok {
 				t.Skip(why)
 			}
 			ran++
 			runOnKernel(t, file, string(src), name)
 		})
 	}
-	for name := range kernelSkips {
+	for name := range skips {
 		if !strings.Contains(string(src), "function "+name+"(") {
 			t.Errorf("skip list names %s, which the suite no longer has", name)
 		}
@@ -114,25 +123,5 @@ func runOnKernel(t *testing.T, file, src, name string) {
 	}
 	if out.Len() > 0 {
 		t.Logf("output:\n%s", out.String())
-	}
-}
-
-// TestLuaSeedsOnKernel runs tests/lua/seeds_test.lua, the seed man pages'
-// umad statements, on the kernel backend over umadtest's model of
-// /dev/infiniband/umad and sysfs.
-func TestLuaSeedsOnKernel(t *testing.T) {
-	const file = "lua/seeds_test.lua"
-	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := luatest.Tests(string(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range names {
-		t.Run(name, func(t *testing.T) {
-			runOnKernel(t, file, string(src), name)
-		})
 	}
 }
