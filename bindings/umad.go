@@ -28,8 +28,8 @@ func umadModule() Module {
 			{"register_agent", umadRegister, "register_agent(port, mgmt_class, mgmt_version [, rmpp_version [, methods]]) -> agent id: registers an agent for a management class (umad_register); the port then receives the responses to what the agent sends, and unsolicited requests of the methods listed (an array of method numbers); rmpp_version is umad_register's (0 none, 1 RMPP)"},
 			{"unregister_agent", umadUnregister, "unregister_agent(port, agent) -> nil: unregisters an agent of the port (umad_unregister): nothing more is sent or received for it"},
 			{"send", umadSend, "send(port, agent, mad, timeout_ms, retries [, addr]) -> nil: mad is a binary string; addr {lid=, qpn=, qkey=, sl=, pkey_index=} (qpn defaults from the class)"},
-			{"recv", umadRecv, "recv(port, timeout_ms [, length]) -> mad, agent, status, addr | nil on timeout: status 110 (ETIMEDOUT) marks a request that got no response"},
-			{"poll", umadPoll, "poll(port, timeout_ms) -> boolean: true when a MAD is ready, false when the timeout passed"},
+			{"recv", umadRecv, "recv(port, timeout_ms [, length]) -> mad, agent, status, addr | nil on timeout: timeout_ms 0 does not wait, negative waits until a MAD comes; status 110 (ETIMEDOUT) marks a request that got no response (the request, or on the kernel backend its 24-byte header); length (default 1 MiB) below 256 raises EINVAL, a longer message than length raises ENOSPC naming the length needed, and the message stays queued"},
+			{"poll", umadPoll, "poll(port, timeout_ms) -> boolean: true when a MAD is ready (the next recv gets it), false when the timeout passed; timeout_ms 0 does not wait, negative waits until a MAD comes"},
 			{"size", umadSize, "size() -> 64: the umad header size (ibscript always uses the P_Key-index header)"},
 		},
 	}
