@@ -22,6 +22,26 @@ type NetDiscoverOptions struct {
 	List []topo.NodeType
 	// Ports (-p) prints the ports report instead.
 	Ports bool
+	// Grouping (-g) prints the topology grouped by chassis; only a
+	// fabric without chassis is supported (ChassisVendor).
+	Grouping bool
+}
+
+// chassisVendors are the vendor IDs libibnetdisc looks for chassis
+// among (Voltaire, Topspin, SilverStorm, Xsigo, Mellanox).
+var chassisVendors = [...]uint32{0x08f1, 0x05ad, 0x066a, 0x1397, 0x02c9}
+
+// ChassisVendor returns a node of a vendor libibnetdisc groups into
+// chassis (ibnetdiscover -g), nil when the fabric has none.
+func (nd *NetDiscover) ChassisVendor() *NDNode {
+	for i := range nd.Nodes {
+		for _, v := range chassisVendors {
+			if nd.Nodes[i].VendorID == v {
+				return &nd.Nodes[i]
+			}
+		}
+	}
+	return nil
 }
 
 // NetDiscover is ibnetdiscover's data: docs/diag/ibnetdiscover.schema.json.
@@ -193,5 +213,5 @@ func WriteNetDiscover(out, stdout io.Writer, nd *NetDiscover) error {
 		}
 		return w.Flush()
 	}
-	return topo.WriteIBNetDiscover(out, nd.fabric, &topo.WriteOptions{NameMap: nd.names})
+	return topo.WriteIBNetDiscover(out, nd.fabric, &topo.WriteOptions{NameMap: nd.names, Grouping: nd.o.Grouping})
 }

@@ -19,6 +19,11 @@ type WriteOptions struct {
 	// NameMap maps node GUIDs to names shown instead of the node
 	// description, as ibnetdiscover's --node-name-map does.
 	NameMap map[uint64]string
+	// Grouping is ibnetdiscover -g on a fabric without chassis (no node
+	// of a chassis vendor: callers check): the nodes under a
+	// "Non-Chassis Nodes" title, each switchguid line ending in a tab and
+	// "# ", where a chassis switch would name its chassis.
+	Grouping bool
 }
 
 // WriteIBNetDiscover writes f in ibnetdiscover's default topology format,
@@ -41,7 +46,10 @@ func WriteIBNetDiscover(w io.Writer, f *Fabric, opts *WriteOptions) error {
 	if o := f.Origin; o != nil {
 		fmt.Fprintf(bw, "# Initiated from node %016x port %016x\n", o.Node.GUID, o.GUID)
 	}
-	wr := &ibndWriter{w: bw, names: opts.NameMap}
+	if opts.Grouping {
+		bw.WriteString("\nNon-Chassis Nodes\n")
+	}
+	wr := &ibndWriter{w: bw, names: opts.NameMap, grouping: opts.Grouping}
 	for _, typ := range []NodeType{Switch, CA, Router} {
 		for i := len(f.Nodes) - 1; i >= 0; i-- {
 			if n := f.Nodes[i]; n.Type == typ {
@@ -56,6 +64,8 @@ type ibndWriter struct {
 	w     *bufio.Writer
 	names map[uint64]string
 	buf   []byte // a node's link lines
+	// grouping: WriteOptions.Grouping.
+	grouping bool
 }
 
 // name is remap_node_name: the mapped name, else the cleaned description.
@@ -177,7 +187,11 @@ func (wr *ibndWriter) node(n *Node) {
 	switch n.Type {
 	case Switch:
 		p0 := n.port(0)
-		fmt.Fprintf(w, "switchguid=0x%x(%x)\n", n.GUID, p0.GUID)
+		fmt.Fprintf(w, "switchguid=0x%x(%x)", n.GUID, p0.GUID)
+		if wr.grouping {
+			w.WriteString("\t# ")
+		}
+		w.WriteByte('\n')
 		mode := "base"
 		if n.EnhancedPort0 {
 			mode = "enhanced"

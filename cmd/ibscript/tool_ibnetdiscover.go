@@ -43,7 +43,7 @@ func init() {
 
 func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	var o diag.NetDiscoverOptions
-	for _, k := range []string{"full", "show", "grouping", "cache", "load-cache", "diff", "diffcheck", "max_hops"} {
+	for _, k := range []string{"full", "show", "cache", "load-cache", "diff", "diffcheck", "max_hops"} {
 		if inv.Has(k) {
 			return inv.Fail(fmt.Errorf("%s is not supported yet (docs/diag.md)", inv.spelling(k)))
 		}
@@ -66,6 +66,7 @@ func runNetDiscover(ctx context.Context, inv *Invocation) int {
 		}
 	}
 	o.Ports = inv.Has("ports")
+	o.Grouping = inv.Has("grouping")
 	env, err := inv.Env(ctx)
 	if err != nil {
 		return inv.Fail(err)
@@ -77,6 +78,9 @@ func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	}
 	if inv.clearProgress != nil {
 		inv.clearProgress()
+	}
+	if n := nd.ChassisVendor(); o.Grouping && n != nil && o.List == nil && !o.Ports {
+		return inv.Fail(fmt.Errorf("-g: grouping by chassis is not supported yet (docs/diag.md): node %s has vendor 0x%x, one libibnetdisc looks for chassis among", n.GUID, n.VendorID))
 	}
 	text := func(w io.Writer) error { return diag.WriteNetDiscover(w, inv.Stdout, nd) }
 	if len(inv.Args) == 0 {

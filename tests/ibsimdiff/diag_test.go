@@ -490,13 +490,13 @@ func TestNetDiscoverMatchesIBNetDiscover(t *testing.T) {
 			nmFile := nameMap(t, ibnd.stdout, 1)
 			dir := t.TempDir()
 			for _, args := range [][]string{
-				{"-l"}, {"-H"}, {"-S"}, {"-R"}, {"-p"}, {"-l", "-S"},
+				{"-l"}, {"-H"}, {"-S"}, {"-R"}, {"-p"}, {"-l", "-S"}, {"-g", "-l"}, {"-g", "-p"},
 				{"-l", "--node-name-map", nmFile}, {"-p", "--node-name-map", nmFile},
 				{"-t", "500", "-o", "16", "-S"},
 			} {
 				diffTool(t, s, dt.host, "ibnetdiscover", args...)
 			}
-			for _, args := range [][]string{nil, {"--node-name-map", nmFile}} {
+			for _, args := range [][]string{nil, {"--node-name-map", nmFile}, {"-g"}, {"-g", "--node-name-map", nmFile}} {
 				want := cTool(t, s, dt.host, "ibnetdiscover", args...)
 				got := ibscriptTool(t, s, dt.host, "ibnetdiscover", args...)
 				if w, g := normDate(string(want.stdout)), normDate(string(got.stdout)); w != g || got.code != want.code {
