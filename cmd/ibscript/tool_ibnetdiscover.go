@@ -21,7 +21,7 @@ func init() {
 			{Short: 'f', Long: "full", Help: "show full information (ports' speed and width, vlcap)" + refused},
 			{Short: 's', Long: "show", Help: "show more information" + refused},
 			{Short: 'l', Long: "list", Help: "list of connected nodes"},
-			{Short: 'g', Long: "grouping", Help: "show grouping" + refused},
+			{Short: 'g', Long: "grouping", Help: "show grouping (a fabric without chassis only: refused where a node is of a chassis vendor)"},
 			{Short: 'H', Long: "Hca_list", Help: "list of connected CAs"},
 			{Short: 'S', Long: "Switch_list", Help: "list of connected switches"},
 			{Short: 'R', Long: "Router_list", Help: "list of connected routers"},
