@@ -71,7 +71,7 @@ target "SA GetTable over RMPP (BenchmarkSAGetTable16k)" BenchmarkSAGetTable16k s
 target "exporter: 16k fat tree's switch ports swept (wall)" BenchmarkSweep16k/counters ms/sweep "<" 250
 target "exporter: the same sweep's CPU time" BenchmarkSweep16k/counters cpu-ms/sweep "<" 250
 target "exporter: the same with --details (wall)" BenchmarkSweep16k/details ms/sweep "<" 250
-target "exporter: scrape of 154k series (BenchmarkScrapeText)" BenchmarkScrapeText/serve ms/scrape "<" 50
-target "exporter: rendering a sweep's 154k series, per sweep" BenchmarkScrapeText/render ms/render "<" 1000
+target "exporter: scrape of fattree-2000 (BenchmarkScrapeText)" BenchmarkScrapeText/serve ms/scrape "<" 50
+target "exporter: rendering fattree-2000's sweep, per sweep" BenchmarkScrapeText/render ms/render "<" 1000
 target "exporter: memory per switch port (16k fat tree)" BenchmarkMemoryPerPort bytes/port "<" 2048
 exit $status
