@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestWriteLinkinfoFormats: the hand-appended lines are iblinkinfo's
@@ -37,7 +39,7 @@ func TestWriteLinkinfoFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.String() != want {
-		t.Errorf("default:\n%s", lineDiffs(want, got.String()))
+		t.Errorf("default (-want +got):\n%s", cmp.Diff(strings.Split(want, "\n"), strings.Split(got.String(), "\n")))
 	}
 	li.line, li.additional = true, true
 	pad25 := strings.Repeat(" ", 25) // "sw é" is 5 bytes: "%30s" pads it with 25
@@ -50,25 +52,6 @@ func TestWriteLinkinfoFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.String() != want {
-		t.Errorf("-l -p:\n%s", lineDiffs(want, got.String()))
+		t.Errorf("-l -p (-want +got):\n%s", cmp.Diff(strings.Split(want, "\n"), strings.Split(got.String(), "\n")))
 	}
-}
-
-// lineDiffs lists the lines of got that differ from want's.
-func lineDiffs(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := range max(len(w), len(g)) {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			b.WriteString("want " + strings.ReplaceAll(wl, " ", "·") + "\ngot  " + strings.ReplaceAll(gl, " ", "·") + "\n")
-		}
-	}
-	return b.String()
 }

@@ -234,15 +234,7 @@ func remoteCARoute(t *testing.T, ibnd []byte, host string) string {
 		t.Fatalf("%s: no 'Initiated from' line in ibnetdiscover's output", host)
 	}
 	local := "\"H-" + from[1] + "\""
-	i := strings.Index(text, "\nCa\t")
-	for i >= 0 && !strings.Contains(strings.SplitN(text[i+1:], "\n", 2)[0], local) {
-		k := strings.Index(text[i+1:], "\nCa\t")
-		if k < 0 {
-			i = -1
-			break
-		}
-		i += k + 1
-	}
+	i := nodeLine(text, "Ca", local)
 	if i < 0 {
 		t.Fatalf("%s: no node %s in ibnetdiscover's output", host, local)
 	}
@@ -250,18 +242,7 @@ func remoteCARoute(t *testing.T, ibnd []byte, host string) string {
 	if m == nil || !strings.HasPrefix(m[2], "S-") {
 		t.Fatalf("%q: no switch on its first port", host)
 	}
-	j := strings.Index(text, "Switch\t")
-	for j >= 0 {
-		if strings.HasPrefix(text[j:], "Switch\t") && strings.Contains(strings.SplitN(text[j:], "\n", 2)[0], "\""+m[2]+"\"") {
-			break
-		}
-		k := strings.Index(text[j+1:], "\nSwitch\t")
-		if k < 0 {
-			j = -1
-			break
-		}
-		j += k + 2
-	}
+	j := nodeLine(text, "Switch", "\""+m[2]+"\"")
 	if j < 0 {
 		t.Fatalf("no switch %s in ibnetdiscover's output", m[2])
 	}
@@ -516,4 +497,17 @@ func TestNetDiscoverMatchesIBNetDiscover(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nodeLine is the offset in ibnetdiscover's text of the node header line
+// of kind ("Ca", "Switch") that holds name, -1 when there is none.
+func nodeLine(text, kind, name string) int {
+	for off := 0; off < len(text); {
+		line, _, _ := strings.Cut(text[off:], "\n")
+		if strings.HasPrefix(line, kind+"\t") && strings.Contains(line, name) {
+			return off
+		}
+		off += len(line) + 1
+	}
+	return -1
 }
