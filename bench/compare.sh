@@ -15,7 +15,7 @@ set -eu
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
-go build -o "$tmp/ibscript" ./cmd/ibscript
+CGO_ENABLED=0 go build -o "$tmp/ibscript" ./cmd/ibscript  # static, as README builds it
 go build -o "$tmp/ibsimbench" ./internal/ibsimbench
 
 runs=5
