@@ -48,7 +48,7 @@ func (f *Fabric) walk(src *port, dlid uint16) (pathInfo, bool) {
 	pi := pathInfo{mtu: 5, rate: 1 << 30}
 	link := func(p *port) {
 		pi.mtu = min(pi.mtu, uint8(p.get(piNeighborMTU)), uint8(p.get(piMTUCap)))
-		pi.rate = min(pi.rate, rate(uint8(p.get(piWidthActive)), uint8(p.get(piSpeedActive)), uint8(p.get(piSpeedExtActive))))
+		pi.rate = min(pi.rate, smp.SysfsRate(uint8(p.get(piWidthActive)), uint8(p.get(piSpeedActive)), uint8(p.get(piSpeedExtActive))))
 		pi.hops++
 	}
 	// A switch's port 0 limits the paths that end there by its MTUCap

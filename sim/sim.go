@@ -519,7 +519,7 @@ func (f *Fabric) portAttr(p *port) fabric.PortAttr {
 		SMSL:      pi.MasterSMSL,
 		State:     int(pi.PortState),
 		PhysState: int(pi.PortPhysicalState),
-		Rate:      rate(pi.LinkWidthActive, pi.LinkSpeedActive, pi.LinkSpeedExtActive),
+		Rate:      smp.SysfsRate(pi.LinkWidthActive, pi.LinkSpeedActive, pi.LinkSpeedExtActive),
 		CapMask:   pi.CapabilityMask,
 		PKeys:     p.pkeyTable(),
 	}
@@ -532,41 +532,6 @@ func (p *port) pkeyTable() []uint16 {
 		t[i] = p.pkey(i)
 	}
 	return t
-}
-
-// rate is the link rate in Gb/s as sysfs (and so umad_port_t.rate, which
-// truncates "2.5") shows it.
-func rate(width, speed, ext uint8) int {
-	var lanes int
-	switch width {
-	case 1:
-		lanes = 1
-	case 2:
-		lanes = 4
-	case 4:
-		lanes = 8
-	case 8:
-		lanes = 12
-	case 16:
-		lanes = 2
-	}
-	switch ext {
-	case 1:
-		return lanes * 14
-	case 2:
-		return lanes * 25
-	case 4:
-		return lanes * 50
-	case 8:
-		return lanes * 100
-	}
-	switch speed {
-	case 2:
-		return lanes * 5
-	case 4:
-		return lanes * 10
-	}
-	return lanes * 5 / 2
 }
 
 // Topology returns a snapshot of the fabric as a topo.Fabric: nodes,

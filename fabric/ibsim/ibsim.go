@@ -517,6 +517,13 @@ func (c *client) portAttr() (fabric.PortAttr, error) {
 		PhysState: int(pi.PortPhysicalState),
 		CapMask:   pi.CapabilityMask,
 	}
+	// umad2sim's rate file: the extended speed only where the port
+	// says it supports extended speeds.
+	ext := pi.LinkSpeedExtActive
+	if pi.CapabilityMask&smp.CapIsExtendedSpeedsSupported == 0 {
+		ext = 0
+	}
+	a.Rate = smp.SysfsRate(pi.LinkWidthActive, pi.LinkSpeedActive, ext)
 	if ni.NodeType != smp.NodeTypeSwitch {
 		// ibsim's CA port GUIDs are the node GUID plus the port number.
 		a.PortGUID = ni.NodeGUID + uint64(pi.LocalPortNum)

@@ -506,3 +506,42 @@ func LaneDataRate(speed, extSpeed uint8) float64 {
 	}
 	return 0
 }
+
+// SysfsRate is a port's link rate in Gb/s as the kernel's sysfs rate file
+// begins ("10 Gb/sec (4X)", "2.5 Gb/sec (1X)"), and so as libibumad's
+// umad_port_t.rate gives it, which keeps the integer part: active lanes
+// times the lane's signalling rate, 2.5 (SDR), 5 (DDR), 10 (QDR), 14 (FDR),
+// 25 (EDR), 50 (HDR), 100 (NDR). The extended speed wins when not 0, as in
+// LinkSpeedText; 0 for a width it cannot name.
+func SysfsRate(width, speed, extSpeed uint8) int {
+	var lanes int
+	switch width {
+	case 1:
+		lanes = 1
+	case 2:
+		lanes = 4
+	case 4:
+		lanes = 8
+	case 8:
+		lanes = 12
+	case 16:
+		lanes = 2
+	}
+	switch extSpeed {
+	case 1:
+		return lanes * 14
+	case 2:
+		return lanes * 25
+	case 4:
+		return lanes * 50
+	case 8:
+		return lanes * 100
+	}
+	switch speed {
+	case 2:
+		return lanes * 5
+	case 4:
+		return lanes * 10
+	}
+	return lanes * 5 / 2
+}

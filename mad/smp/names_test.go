@@ -189,3 +189,28 @@ func TestEnumNamesAgree(t *testing.T) {
 		t.Error("LID has value names")
 	}
 }
+
+// TestSysfsRate: the rate file's leading integer as the kernel writes it
+// (ib_rate_to_mbps over ib_width_enum_to_int), which umad_port_t.rate
+// keeps.
+func TestSysfsRate(t *testing.T) {
+	for _, c := range []struct {
+		width, speed, ext uint8
+		want              int
+	}{
+		{1, 1, 0, 2},   // 2.5 Gb/sec (1X)
+		{2, 1, 0, 10},  // 10 Gb/sec (4X)
+		{8, 4, 0, 120}, // 120 Gb/sec (12X QDR)
+		{4, 2, 0, 40},  // 40 Gb/sec (8X DDR)
+		{16, 1, 0, 5},  // 5 Gb/sec (2X)
+		{2, 4, 1, 56},  // 56 Gb/sec (4X FDR)
+		{2, 4, 2, 100}, // 100 Gb/sec (4X EDR)
+		{2, 4, 4, 200}, // 200 Gb/sec (4X HDR)
+		{2, 4, 8, 400}, // 400 Gb/sec (4X NDR)
+		{3, 1, 0, 0},   // no width
+	} {
+		if got := smp.SysfsRate(c.width, c.speed, c.ext); got != c.want {
+			t.Errorf("SysfsRate(%d, %d, %d) = %d, want %d", c.width, c.speed, c.ext, got, c.want)
+		}
+	}
+}
