@@ -25,6 +25,9 @@ type NetDiscoverOptions struct {
 	// Grouping (-g) prints the topology grouped by chassis; only a
 	// fabric without chassis is supported (ChassisVendor).
 	Grouping bool
+	// Full (-f) ends each link line of the topology in the port's
+	// " s=%d w=%d v=%d" (speed, width, VLCap).
+	Full bool
 }
 
 // chassisVendors are the vendor IDs libibnetdisc looks for chassis
@@ -213,5 +216,5 @@ func WriteNetDiscover(out, stdout io.Writer, nd *NetDiscover) error {
 		}
 		return w.Flush()
 	}
-	return topo.WriteIBNetDiscover(out, nd.fabric, &topo.WriteOptions{NameMap: nd.names, Grouping: nd.o.Grouping})
+	return topo.WriteIBNetDiscover(out, nd.fabric, &topo.WriteOptions{NameMap: nd.names, Grouping: nd.o.Grouping, Full: nd.o.Full})
 }

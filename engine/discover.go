@@ -864,7 +864,7 @@ func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
 	port.State, port.PhysState = pi.PortState, pi.PortPhysicalState
 	port.CapMask = pi.CapabilityMask
 	port.WidthSupported, port.SpeedSupported, port.SpeedExtSupported = pi.LinkWidthSupported, pi.LinkSpeedSupported, pi.LinkSpeedExtSupported
-	port.HOQLife, port.VLStallCount = pi.HOQLife, pi.VLStallCount
+	port.HOQLife, port.VLStallCount, port.VLCap = pi.HOQLife, pi.VLStallCount, pi.VLCap
 	if d := q.node; n.Type == topo.Switch && d.answered[q.port/64]&(1<<(q.port%64)) == 0 {
 		d.answered[q.port/64] |= 1 << (q.port % 64)
 		if d.left--; d.left == 0 && sw.onSwitch != nil {

@@ -24,6 +24,11 @@ type WriteOptions struct {
 	// "Non-Chassis Nodes" title, each switchguid line ending in a tab and
 	// "# ", where a chassis switch would name its chassis.
 	Grouping bool
+	// Full is ibnetdiscover -f: each link line ends in " s=%d w=%d v=%d",
+	// the port's LinkSpeedActive, LinkWidthActive and VLCap as PortInfo
+	// gives them (a switch port's speed 0 when the switch's port 0 is
+	// unknown, as ibnetdiscover prints it).
+	Full bool
 }
 
 // WriteIBNetDiscover writes f in ibnetdiscover's default topology format,
@@ -49,7 +54,7 @@ func WriteIBNetDiscover(w io.Writer, f *Fabric, opts *WriteOptions) error {
 	if opts.Grouping {
 		bw.WriteString("\nNon-Chassis Nodes\n")
 	}
-	wr := &ibndWriter{w: bw, names: opts.NameMap, grouping: opts.Grouping}
+	wr := &ibndWriter{w: bw, names: opts.NameMap, grouping: opts.Grouping, full: opts.Full}
 	for _, typ := range []NodeType{Switch, CA, Router} {
 		for i := len(f.Nodes) - 1; i >= 0; i-- {
 			if n := f.Nodes[i]; n.Type == typ {
@@ -64,8 +69,8 @@ type ibndWriter struct {
 	w     *bufio.Writer
 	names map[uint64]string
 	buf   []byte // a node's link lines
-	// grouping: WriteOptions.Grouping.
-	grouping bool
+	// grouping, full: WriteOptions.Grouping, Full.
+	grouping, full bool
 }
 
 // name is remap_node_name: the mapped name, else the cleaned description.
@@ -256,6 +261,18 @@ func (wr *ibndWriter) node(n *Node) {
 		b = strconv.AppendUint(b, uint64(rlid), 10)
 		b = append(b, ' ')
 		b = append(b, linkText(port)...)
+		if wr.full {
+			speed := port.SpeedActive
+			if n.Type == Switch && (len(n.Ports) == 0 || n.Ports[0] == nil) {
+				speed = 0
+			}
+			b = append(b, " s="...)
+			b = strconv.AppendUint(b, uint64(speed), 10)
+			b = append(b, " w="...)
+			b = strconv.AppendUint(b, uint64(port.WidthActive), 10)
+			b = append(b, " v="...)
+			b = strconv.AppendUint(b, uint64(port.VLCap), 10)
+		}
 		b = append(b, '\n')
 	}
 	w.Write(b)

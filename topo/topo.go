@@ -90,9 +90,11 @@ type Port struct {
 	WidthSupported, SpeedSupported, SpeedExtSupported uint8
 	// PortInfo.HOQLife and VLStallCount (iblinkinfo -p), 0 where unknown.
 	HOQLife, VLStallCount uint8
-	State                 uint8 // PortInfo.PortState, 0 when unknown
-	PhysState             uint8 // PortInfo.PortPhysicalState, 0 when unknown
-	Remote                *Port // the port at the other end of the cable
+	// VLCap is PortInfo.VLCap (ibnetdiscover -f), 0 where unknown.
+	VLCap     uint8
+	State     uint8 // PortInfo.PortState, 0 when unknown
+	PhysState uint8 // PortInfo.PortPhysicalState, 0 when unknown
+	Remote    *Port // the port at the other end of the cable
 }
 
 // Node returns the node with the given GUID, or nil.

@@ -18,7 +18,7 @@ func init() {
 		Summary: "discover the fabric and print its topology (ibnetdiscover's format), its node lists or its ports report",
 		Args:    "[topology-file]",
 		Options: []Option{
-			{Short: 'f', Long: "full", Help: "show full information (ports' speed and width, vlcap)" + refused},
+			{Short: 'f', Long: "full", Help: "show full information (ports' speed and width, vlcap)"},
 			{Short: 's', Long: "show", Help: "show more information" + refused},
 			{Short: 'l', Long: "list", Help: "list of connected nodes"},
 			{Short: 'g', Long: "grouping", Help: "show grouping (a fabric without chassis only: refused where a node is of a chassis vendor)"},
@@ -43,7 +43,7 @@ func init() {
 
 func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	var o diag.NetDiscoverOptions
-	for _, k := range []string{"full", "show", "cache", "load-cache", "diff", "diffcheck", "max_hops"} {
+	for _, k := range []string{"show", "cache", "load-cache", "diff", "diffcheck", "max_hops"} {
 		if inv.Has(k) {
 			return inv.Fail(fmt.Errorf("%s is not supported yet (docs/diag.md)", inv.spelling(k)))
 		}
@@ -67,6 +67,7 @@ func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	}
 	o.Ports = inv.Has("ports")
 	o.Grouping = inv.Has("grouping")
+	o.Full = inv.Has("full")
 	env, err := inv.Env(ctx)
 	if err != nil {
 		return inv.Fail(err)

@@ -1029,9 +1029,10 @@ func (p *PortInfo) String() string {
 // UnmarshalLink decodes only the fields that place a port and describe its
 // link: LID, LMC, CapabilityMask, PortState, PortPhysicalState, the
 // supported, enabled and active link widths and speeds (extended speeds
-// too), HOQLife and VLStallCount (iblinkinfo prints them). The other fields
-// are left zero. A discovery sweep reads one PortInfo per port and needs no
-// more; it is a quarter of the work of UnmarshalBinary.
+// too), HOQLife and VLStallCount (iblinkinfo prints them) and VLCap
+// (ibnetdiscover -f). The other fields are left zero. A discovery sweep
+// reads one PortInfo per port and needs no more; it is a quarter of the
+// work of UnmarshalBinary.
 func (p *PortInfo) UnmarshalLink(b []byte) error {
 	if err := layoutPortInfo.Check(b); err != nil {
 		return err
@@ -1054,6 +1055,7 @@ func (p *PortInfo) UnmarshalLink(b []byte) error {
 		LinkSpeedExtSupported: uint8(uint64(b[62]) & 0xf),
 		HOQLife:               uint8(uint64(b[42]) & 0x1f),
 		VLStallCount:          uint8(uint64(b[42]) >> 5),
+		VLCap:                 uint8(uint64(b[37]) >> 4),
 	}
 	return nil
 }

@@ -32,6 +32,7 @@ func TestUnmarshalLink(t *testing.T) {
 			LinkSpeedExtEnabled: full.LinkSpeedExtEnabled, LinkSpeedExtActive: full.LinkSpeedExtActive,
 			LinkWidthSupported: full.LinkWidthSupported, LinkSpeedSupported: full.LinkSpeedSupported,
 			LinkSpeedExtSupported: full.LinkSpeedExtSupported, HOQLife: full.HOQLife, VLStallCount: full.VLStallCount,
+			VLCap: full.VLCap,
 		}
 		if d := cmp.Diff(want, link); d != "" {
 			t.Errorf("%s: UnmarshalLink (-want +got):\n%s", name, d)
@@ -49,7 +50,7 @@ func TestUnmarshalLink(t *testing.T) {
 	if err := link.UnmarshalLink(ones); err != nil {
 		t.Fatal(err)
 	}
-	if link.LID != full.LID || link.LinkSpeedExtActive != full.LinkSpeedExtActive || link.LMC != full.LMC || link.CapabilityMask != full.CapabilityMask {
+	if link.LID != full.LID || link.LinkSpeedExtActive != full.LinkSpeedExtActive || link.LMC != full.LMC || link.CapabilityMask != full.CapabilityMask || link.VLCap != full.VLCap {
 		t.Errorf("all ones: link %+v differs from full %+v", link, full)
 	}
 	if err := link.UnmarshalLink(make([]byte, 40)); !errors.Is(err, mad.ErrTruncated) {

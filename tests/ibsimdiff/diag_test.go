@@ -477,7 +477,8 @@ func TestNetDiscoverMatchesIBNetDiscover(t *testing.T) {
 			} {
 				diffTool(t, s, dt.host, "ibnetdiscover", args...)
 			}
-			for _, args := range [][]string{nil, {"--node-name-map", nmFile}, {"-g"}, {"-g", "--node-name-map", nmFile}} {
+			for _, args := range [][]string{nil, {"--node-name-map", nmFile}, {"-g"}, {"-g", "--node-name-map", nmFile},
+				{"-f"}, {"-f", "-g"}} {
 				want := cTool(t, s, dt.host, "ibnetdiscover", args...)
 				got := ibscriptTool(t, s, dt.host, "ibnetdiscover", args...)
 				if w, g := normDate(string(want.stdout)), normDate(string(got.stdout)); w != g || got.code != want.code {
