@@ -28,6 +28,9 @@ type NetDiscoverOptions struct {
 	// Full (-f) ends each link line of the topology in the port's
 	// " s=%d w=%d v=%d" (speed, width, VLCap).
 	Full bool
+	// MaxHops (-m) reports libibnetdisc's longest route and its SMP count
+	// for this fabric (NetDiscover.Scan).
+	MaxHops bool
 }
 
 // chassisVendors are the vendor IDs libibnetdisc looks for chassis
@@ -50,10 +53,21 @@ func (nd *NetDiscover) ChassisVendor() *NDNode {
 // NetDiscover is ibnetdiscover's data: docs/diag/ibnetdiscover.schema.json.
 type NetDiscover struct {
 	Nodes []NDNode `json:"nodes"`
+	// Scan (-m) is what libibnetdisc's scan of this fabric takes: its
+	// longest directed route and the SMPs it sends, worked out by
+	// replaying its query order over the discovered fabric (ibscript's
+	// own sweep sends a different set).
+	Scan *NDScan `json:"scan,omitempty"`
 
 	fabric *topo.Fabric
 	names  map[uint64]string
 	o      NetDiscoverOptions
+}
+
+// NDScan is ibnetdiscover -m's report.
+type NDScan struct {
+	MaxHops int `json:"max_hops_discovered"`
+	MADs    int `json:"mads_used"`
 }
 
 // NDNode is one node: what ibnetdiscover's node lines and lists say.
@@ -100,6 +114,10 @@ func NetDiscoverOf(ctx context.Context, e *Env, o NetDiscoverOptions) (*NetDisco
 	// libibnetdisc's order: the newest found first.
 	for i := len(d.Fabric.Nodes) - 1; i >= 0; i-- {
 		nd.Nodes = append(nd.Nodes, ndNode(d.Fabric.Nodes[i], e.NodeNames))
+	}
+	if o.MaxHops {
+		r := replayIBND(d.Fabric, nil, 0)
+		nd.Scan = &NDScan{MaxHops: r.MaxHops, MADs: r.SMPs}
 	}
 	return nd, partial(d)
 }
@@ -216,5 +234,9 @@ func WriteNetDiscover(out, stdout io.Writer, nd *NetDiscover) error {
 		}
 		return w.Flush()
 	}
-	return topo.WriteIBNetDiscover(out, nd.fabric, &topo.WriteOptions{NameMap: nd.names, Grouping: nd.o.Grouping, Full: nd.o.Full})
+	wo := &topo.WriteOptions{NameMap: nd.names, Grouping: nd.o.Grouping, Full: nd.o.Full}
+	if nd.Scan != nil {
+		wo.Scan = &topo.ScanReport{MaxHops: nd.Scan.MaxHops, MADs: nd.Scan.MADs}
+	}
+	return topo.WriteIBNetDiscover(out, nd.fabric, wo)
 }

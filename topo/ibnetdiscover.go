@@ -29,6 +29,15 @@ type WriteOptions struct {
 	// gives them (a switch port's speed 0 when the switch's port 0 is
 	// unknown, as ibnetdiscover prints it).
 	Full bool
+	// Scan is ibnetdiscover -m: the two lines after the "Topology file"
+	// header, libibnetdisc's longest route and its SMP count.
+	Scan *ScanReport
+}
+
+// ScanReport is what ibnetdiscover -m reports of libibnetdisc's scan.
+type ScanReport struct {
+	MaxHops int // maxhops_discovered
+	MADs    int // total_mads_used
 }
 
 // WriteIBNetDiscover writes f in ibnetdiscover's default topology format,
@@ -48,6 +57,9 @@ func WriteIBNetDiscover(w io.Writer, f *Fabric, opts *WriteOptions) error {
 	bw := bufio.NewWriter(w)
 	// ctime(3) format, which ends in a newline.
 	fmt.Fprintf(bw, "#\n# Topology file: generated on %s\n#\n", t.Format("Mon Jan _2 15:04:05 2006"))
+	if r := opts.Scan; r != nil {
+		fmt.Fprintf(bw, "# Reported max hops discovered: %d\n# Total MADs used: %d\n", r.MaxHops, r.MADs)
+	}
 	if o := f.Origin; o != nil {
 		fmt.Fprintf(bw, "# Initiated from node %016x port %016x\n", o.Node.GUID, o.GUID)
 	}

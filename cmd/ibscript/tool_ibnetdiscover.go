@@ -30,20 +30,20 @@ func init() {
 			{Long: "diff", Arg: "<file>", Help: "filename of ibnetdiscover cache to diff" + refused},
 			{Long: "diffcheck", Arg: "<key(s)>", Help: "specify checks to execute for --diff" + refused},
 			{Short: 'p', Long: "ports", Help: "obtain a ports report"},
-			{Short: 'm', Long: "max_hops", Help: "report max hops discovered by the library" + refused},
+			{Short: 'm', Long: "max_hops", Help: "report max hops discovered by the library"},
 			{Short: 'o', Long: "outstanding_smps", Arg: "<val>", Help: "specify the number of outstanding SMP's which should be issued during the scan\n(taken and ignored: the engine's per-node window schedules the SMPs)"},
 		},
 		// ibdiag_process_opts(..., "DGKLs", ...).
 		Exclude: "D,G,L,s",
 		Schema:  "ibnetdiscover",
-		Example: []string{"-l"},
+		Example: []string{"-m"},
 		Run:     runNetDiscover,
 	})
 }
 
 func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	var o diag.NetDiscoverOptions
-	for _, k := range []string{"show", "cache", "load-cache", "diff", "diffcheck", "max_hops"} {
+	for _, k := range []string{"show", "cache", "load-cache", "diff", "diffcheck"} {
 		if inv.Has(k) {
 			return inv.Fail(fmt.Errorf("%s is not supported yet (docs/diag.md)", inv.spelling(k)))
 		}
@@ -68,6 +68,7 @@ func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	o.Ports = inv.Has("ports")
 	o.Grouping = inv.Has("grouping")
 	o.Full = inv.Has("full")
+	o.MaxHops = inv.Has("max_hops")
 	env, err := inv.Env(ctx)
 	if err != nil {
 		return inv.Fail(err)

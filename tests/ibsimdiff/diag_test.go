@@ -478,7 +478,7 @@ func TestNetDiscoverMatchesIBNetDiscover(t *testing.T) {
 				diffTool(t, s, dt.host, "ibnetdiscover", args...)
 			}
 			for _, args := range [][]string{nil, {"--node-name-map", nmFile}, {"-g"}, {"-g", "--node-name-map", nmFile},
-				{"-f"}, {"-f", "-g"}} {
+				{"-f"}, {"-f", "-g"}, {"-m"}, {"-m", "-f", "-g"}} {
 				want := cTool(t, s, dt.host, "ibnetdiscover", args...)
 				got := ibscriptTool(t, s, dt.host, "ibnetdiscover", args...)
 				if w, g := normDate(string(want.stdout)), normDate(string(got.stdout)); w != g || got.code != want.code {
@@ -495,6 +495,51 @@ func TestNetDiscoverMatchesIBNetDiscover(t *testing.T) {
 			g, err := os.ReadFile(gotFile)
 			if err != nil || len(w) == 0 || !bytes.Equal(w, g) {
 				t.Errorf("ibnetdiscover -S FILE wrote %q (%v), the C tool %q", g, err, w)
+			}
+		})
+	}
+}
+
+// TestNetDiscoverMaxHopsEveryTopology: ibnetdiscover -m's two figures,
+// libibnetdisc's longest route and the SMPs it sent, which ibscript works
+// out by replaying libibnetdisc's query order over its own discovery, are
+// the C tool's on every net.* topology (net.mlx-epi adds libibnetdisc's
+// MlnxExtPortInfo queries), from the first CA and the first switch of
+// each.
+func TestNetDiscoverMaxHopsEveryTopology(t *testing.T) {
+	paths, err := filepath.Glob("../topologies/net*")
+	if err != nil || len(paths) < 10 {
+		t.Fatalf("topologies: %v %v", paths, err)
+	}
+	// A node header line of an ibsim topology: its type and its id.
+	header := regexp.MustCompile(`(?m)^(Hca|Switch)\s+\d+\s+"([^"]+)"`)
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			s := diagSim(t, path)
+			text, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hosts := map[string]string{}
+			for _, m := range header.FindAllStringSubmatch(string(text), -1) {
+				if _, ok := hosts[m[1]]; !ok {
+					hosts[m[1]] = m[2]
+				}
+			}
+			if len(hosts) != 2 {
+				t.Fatalf("no CA or no switch in ibnetdiscover -l: %v", hosts)
+			}
+			for _, host := range hosts {
+				want := cTool(t, s, host, "ibnetdiscover", "-m")
+				got := ibscriptTool(t, s, host, "ibnetdiscover", "-m")
+				if w, g := normDate(string(want.stdout)), normDate(string(got.stdout)); w != g || got.code != want.code || !strings.Contains(w, "# Total MADs used: ") {
+					t.Errorf("ibnetdiscover -m from %q: exit %d, the C tool's %d:\n%s", host, got.code, want.code, lineDiff(w, g))
+				}
+				if strings.HasSuffix(path, "net.mlx-epi") {
+					// libibnetdisc meets the nodes in another order there.
+					diffTool(t, s, host, "iblinkinfo")
+					diffTool(t, s, host, "ibnetdiscover", "-p")
+				}
 			}
 		})
 	}
