@@ -65,8 +65,11 @@ var ErrInconsistent = errors.New("inconsistent answer")
 // missed it is over, as ibdiagnet goes back for what it missed.
 const sweepPasses = 4
 
-// nodeInfoReads bounds the NodeInfo reads of one route: a route's
-// NodeInfo becomes topology only when two reads in a row agree.
+// nodeInfoReads bounds the NodeInfo reads of one route where answers may
+// arrive damaged (fabric.Caps.Intact): a route's NodeInfo becomes
+// topology only when two reads in a row agree. Where they arrive intact
+// (the kernel's ports, whose HCA drops a packet failing its CRCs; ibsim)
+// one read is what the SMA answered, as libibnetdisc and OpenSM take it.
 const nodeInfoReads = 4
 
 // Discovery is the result of a sweep.
@@ -149,9 +152,12 @@ func (s *Session) resolve(ctx context.Context, t Target) (Target, error) {
 // queries are pipelined: many routes in flight (the Session's Window), one
 // SMP per node at a time once its GUID is known.
 //
-// Answers are checked before they become topology: a route's NodeInfo is
-// read until two reads agree and must agree with what the sweep knows
-// (ErrInconsistent otherwise); a PortInfo with values no port gives is
+// Answers are checked before they become topology: a route's NodeInfo
+// must agree with what the sweep knows, and where the transport does not
+// say its answers arrive intact (fabric.Caps.Intact: the simulator
+// injecting corruption, a Transport that does not tell) it is read until
+// two reads agree (ErrInconsistent otherwise); a PortInfo with values no
+// port gives is
 // asked again; the two ends of every link must agree on the active width
 // and speed (both ends are read again once, then an inconsistency).
 //
@@ -184,6 +190,7 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 		s:        s,
 		c:        c,
 		maxHops:  o.MaxHops,
+		reread:   s.intact == nil || !s.intact(),
 		done:     make(chan struct{}),
 		f:        &topo.Fabric{},
 		paths:    new(intmap.Map[[]uint8]),
@@ -271,9 +278,13 @@ type sweep struct {
 	s       *Session
 	c       callOpts
 	maxHops int
-	done    chan struct{} // closed by the handler when no query is left
-	start   time.Time
-	p       pipe
+	// reread: answers may arrive damaged (the transport's Caps().Intact
+	// is nil or false), so a route's NodeInfo is read until two reads
+	// agree.
+	reread bool
+	done   chan struct{} // closed by the handler when no query is left
+	start  time.Time
+	p      pipe
 	// progress is DiscoverOptions.Progress, onSwitch SwitchRead.
 	progress func(nodes, pending int)
 	onSwitch func(n *topo.Node, path []uint8)
@@ -607,9 +618,12 @@ func (sw *sweep) handleLocked(q *query, o *op) {
 			sw.fail(q, err)
 			return
 		}
-		// A route's NodeInfo is read until two reads in a row agree:
-		// one corrupted answer never becomes a node or a link.
+		// Where answers may be damaged on their way, a route's NodeInfo
+		// is read until two reads in a row agree: one corrupted answer
+		// never becomes a node or a link.
 		switch {
+		case !sw.reread:
+			sw.nodeInfo(q, &ni)
 		case q.reads == 0 || ni != q.prev && q.reads < nodeInfoReads:
 			q.reads++
 			q.prev = ni

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/internal/fattree"
 	"github.com/ibscript/ibscript/sim"
 	"github.com/ibscript/ibscript/topo"
@@ -244,4 +245,65 @@ func TestDiscoverSwitchRead(t *testing.T) {
 	if len(d.Errors) == 0 || len(calls) != 11 {
 		t.Errorf("dead leaf003: %d errors, %d calls, want some and 11", len(d.Errors), len(calls))
 	}
+}
+
+// TestDiscoverRereadsWhereAnswersMayBeDamaged: a route's NodeInfo is read
+// twice only where the transport does not say its answers arrive intact
+// (fabric.Caps.Intact): the simulator while it corrupts answers, or a
+// transport that does not tell. A clean simulator, like the kernel's ports
+// and ibsim, is read once per route, as libibnetdisc reads it: exactly one
+// NodeInfo per route fewer.
+func TestDiscoverRereadsWhereAnswersMayBeDamaged(t *testing.T) {
+	path := sweepTree(t)
+	once, _ := faultyDiscover(t, path, sim.Faults{})
+	// Corrupting nothing, but corrupting: the sweep cannot know.
+	twice, _ := faultyDiscover(t, path, sim.Faults{Seed: 1, Corrupt: 1e-300})
+	untold := func() *engine.Discovery {
+		f, err := sim.Load(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		tr, err := f.Open(t.Context(), "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := engine.New(noIntact{tr}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		d, err := s.Discover(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}()
+	// One NodeInfo per route probed: the local port, then one per link
+	// (128 between switches and hosts, each found from one end).
+	links := 0
+	for _, n := range once.Fabric.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.Remote != nil {
+				links++
+			}
+		}
+	}
+	probes := links/2 + 1
+	if len(once.Errors) != 0 || len(twice.Errors) != 0 || len(untold.Errors) != 0 {
+		t.Fatalf("errors: %v / %v / %v", once.Errors, twice.Errors, untold.Errors)
+	}
+	if twice.MADs-once.MADs != probes || untold.MADs != twice.MADs {
+		t.Errorf("SMPs: %d intact, %d corrupting, %d untold; want the last two %d more than the first (one NodeInfo per route)",
+			once.MADs, twice.MADs, untold.MADs, probes)
+	}
+}
+
+// noIntact hides a transport's Caps().Intact.
+type noIntact struct{ fabric.Transport }
+
+func (n noIntact) Caps() fabric.Caps {
+	c := n.Transport.Caps()
+	c.Intact = nil
+	return c
 }

@@ -134,6 +134,7 @@ type Session struct {
 	pool     sync.Pool // *op; per Session, so ops never cross synctest bubbles
 
 	production, allowSet bool                   // safety gate (safety.go)
+	intact               func() bool            // the transport's Caps().Intact
 	audit                func(AuditEntry) error // nil: no audit
 	auditUser            string
 	maxMADs              uint64
@@ -214,7 +215,7 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 		log:        o.Logger,
 		defaults:   callOpts{timeout: o.Timeout, retries: o.Retries, mkey: o.MKey, smkey: o.SMKey, cckey: o.CCKey},
 		window:     o.Window,
-		production: production, allowSet: o.AllowSet, audit: o.Audit, auditUser: o.AuditUser, maxMADs: o.MaxMADs,
+		production: production, intact: caps.Intact, allowSet: o.AllowSet, audit: o.Audit, auditUser: o.AuditUser, maxMADs: o.MaxMADs,
 		agents: map[uint16]fabric.AgentID{},
 	}
 	s.pool.New = func() any { return &op{s: s, done: make(chan struct{}, 1)} }

@@ -611,18 +611,43 @@ func TestGathererMatchesRegistry(t *testing.T) {
 }
 
 // sendLog is a transport that logs the class and attribute of each MAD
-// sent.
+// sent. With holdAt > 0 it holds the directed-route SMP of that number,
+// and every later one, until a PMA query is sent (at most 5 s): the
+// embedded simulator answers inside Send, so a small discovery could
+// otherwise run to its end before a goroutine it started is scheduled at
+// all, as a real fabric's latency never lets it.
 type sendLog struct {
 	fabric.Transport
-	mu   sync.Mutex
-	sent []uint32 // class<<16 | attribute ID
+	holdAt int
+	mu     sync.Mutex
+	sent   []uint32 // class<<16 | attribute ID
+	smps   int
+	pma    chan struct{} // closed at the first PMA query
 }
 
 func (l *sendLog) Send(ctx context.Context, p *fabric.Packet) error {
 	if len(p.Data) >= 24 {
 		l.mu.Lock()
 		l.sent = append(l.sent, uint32(p.Data[1])<<16|uint32(p.Data[16])<<8|uint32(p.Data[17]))
+		hold := false
+		switch p.Data[1] {
+		case mad.ClassSubnDR:
+			l.smps++
+			hold = l.holdAt > 0 && l.smps >= l.holdAt
+		case mad.ClassPerf:
+			if l.pma != nil {
+				close(l.pma)
+				l.pma = nil
+			}
+		}
+		pma := l.pma
 		l.mu.Unlock()
+		if hold && pma != nil {
+			select {
+			case <-pma:
+			case <-time.After(5 * time.Second):
+			}
+		}
 	}
 	return l.Transport.Send(ctx, p)
 }
@@ -638,7 +663,9 @@ func TestDiscoverySweepOverlaps(t *testing.T) {
 	}
 	var log *sendLog
 	e, f := simExporterWith(t, path, nil, nil, func(tr fabric.Transport) fabric.Transport {
-		log = &sendLog{Transport: tr}
+		// Held from the 200th SMP of the discovery's ~480: by then the
+		// first switches' ports are all read.
+		log = &sendLog{Transport: tr, holdAt: 200, pma: make(chan struct{})}
 		return log
 	})
 	if err := f.SetCounter("leaf003", 2, "SymbolErrorCounter", 17); err != nil {

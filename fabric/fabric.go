@@ -264,7 +264,18 @@ type Caps struct {
 	// calls Recv, so this is how the consumer learns it.
 	Failed  <-chan struct{}
 	FailErr func() error
+	// Intact, when not nil, reports whether every answer arrives as its
+	// sender built it: true on the kernel's ports (the HCA drops a packet
+	// whose ICRC or VCRC fails, so no damaged MAD reaches umad), on ibsim,
+	// and on the simulator while it injects no corruption. nil, or false:
+	// an answer may be damaged on its way, and discovery reads each
+	// route's NodeInfo until two reads agree before it becomes topology.
+	Intact func() bool
 }
+
+// Always is an Intact (and any other func() bool capability) that is
+// always true.
+func Always() bool { return true }
 
 // Fabric opens ports of one backend: the kernel's devices, an ibsim daemon,
 // or the embedded simulator. It is what umad_get_port and umad_open_port

@@ -142,6 +142,7 @@ func (f *Fabric) SetFaults(fl Faults) error {
 	} else {
 		f.inj = in
 	}
+	f.corrupts.Store(fl.Corrupt > 0)
 	f.mu.Unlock()
 	for i := range held {
 		held[i].to.Deliver(&held[i].out)
@@ -397,3 +398,7 @@ func (f *Fabric) SetLFT(node string, lid uint16, out uint8) error {
 	n.sw.lft[lid] = out
 	return nil
 }
+
+// intact is the transports' fabric.Caps.Intact: no answer is damaged
+// while the faults corrupt none.
+func (f *Fabric) intact() bool { return !f.corrupts.Load() }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
@@ -60,6 +61,7 @@ type Fabric struct {
 	sa        saServer                   // the SM's subnet administrator (sa.go)
 	extraSMs  map[*port]smp.SMInfo       // SMs beside the fabric's own (faults.go AddSM)
 	inj       *injector                  // injected faults (inject.go); nil: none, the fast path
+	corrupts  atomic.Bool                // inj corrupts answers: fabric.Caps.Intact is false
 	late      map[*lateMAD]bool          // MADs Faults.Delay holds back (inject.go)
 	linkSaved map[*port][2]uint8         // state and phys of ports SetLink took down
 	traffic   *trafficState              // the background load (traffic.go); nil: none
@@ -385,7 +387,7 @@ func (f *Fabric) Attach(node string, port int) (fabric.Transport, error) {
 		p.att = &attachments{reg: mux.NewPort()}
 	}
 	w := &wire{f: f, p: p}
-	w.m = mux.New(w, f.portAttr(p), &mux.Options{Port: p.att.reg, AnswerUnowned: true, Logger: f.log})
+	w.m = mux.New(w, f.portAttr(p), &mux.Options{Port: p.att.reg, AnswerUnowned: true, Logger: f.log, Intact: f.intact})
 	w.rx = w.m
 	p.att.wires = append(p.att.wires, w)
 	f.open = append(f.open, w)

@@ -308,7 +308,7 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	c.mux = mux.New(c, attr, &mux.Options{Port: mux.NewPortTagged(uint16(c.slot)), QueueLimit: o.QueueLimit, Logger: c.log})
+	c.mux = mux.New(c, attr, &mux.Options{Port: mux.NewPortTagged(uint16(c.slot)), QueueLimit: o.QueueLimit, Logger: c.log, Intact: fabric.Always})
 	c.wake, c.readDone = make(chan struct{}, 1), make(chan struct{})
 	c.wg.Go(c.read)
 	c.wg.Go(c.deliver)

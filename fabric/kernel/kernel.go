@@ -196,7 +196,10 @@ func NewTransport(p *umad.Port, attr fabric.PortAttr) *Transport {
 // rmpp_version 1 and the kernel segments and reassembles) and Production
 // (a real fabric: the engine refuses Sets unless the run allows them).
 // The kernel retries out of sight, so retransmissions are not counted.
-func (t *Transport) Caps() fabric.Caps { return fabric.Caps{RMPP: true, Production: true} }
+func (t *Transport) Caps() fabric.Caps {
+	// The HCA drops a packet whose CRCs fail: what umad reads is intact.
+	return fabric.Caps{RMPP: true, Production: true, Intact: fabric.Always}
+}
 
 // Port implements fabric.Transport.
 func (t *Transport) Port() fabric.PortAttr { return t.attr }

@@ -90,6 +90,9 @@ type Options struct {
 	// Logger gets a debug line for every malformed MAD the wire delivers
 	// (see Stats.Malformed); nil discards them.
 	Logger *slog.Logger
+	// Intact is the wire's fabric.Caps.Intact: whether its answers
+	// arrive undamaged. nil: not known.
+	Intact func() bool
 }
 
 // Stats counts what a Mux dropped or did on its own. Counters only grow.
@@ -240,6 +243,7 @@ type Mux struct {
 	answer     bool
 	queueLimit int
 	log        *slog.Logger
+	intact     func() bool   // Caps().Intact
 	ready      chan struct{} // cap 1: "the queue may be non-empty"; never closed
 	done       chan struct{} // closed by Close
 	failc      chan struct{} // closed by Fail
@@ -293,6 +297,7 @@ func New(w Wire, port fabric.PortAttr, opts *Options) *Mux {
 		answer:     o.AnswerUnowned,
 		queueLimit: o.QueueLimit,
 		log:        o.Logger,
+		intact:     o.Intact,
 		ready:      make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		failc:      make(chan struct{}),
@@ -307,7 +312,7 @@ func (m *Mux) Port() fabric.PortAttr { return m.attr }
 // peer is gone (Fail); RMPP is left to the engine, and the window is the
 // wire's business (a Transport built on a Mux adds MaxWindow).
 func (m *Mux) Caps() fabric.Caps {
-	return fabric.Caps{Retransmits: m.Retransmits, SetHandler: m.SetHandler, Failed: m.failc, FailErr: m.FailErr}
+	return fabric.Caps{Retransmits: m.Retransmits, SetHandler: m.SetHandler, Failed: m.failc, FailErr: m.FailErr, Intact: m.intact}
 }
 
 // SetHandler makes the Mux hand everything Recv would return (responses,

@@ -64,6 +64,10 @@ type Header struct {
 	Start   time.Time       `json:"start"`
 	Port    fabric.PortAttr `json:"port"`
 	RMPP    bool            `json:"rmpp"` // the transport did RMPP itself
+	// Intact: the transport said its answers arrive undamaged
+	// (fabric.Caps.Intact), so discovery read each NodeInfo once; the
+	// replay says the same, and asks what was recorded.
+	Intact bool `json:"intact,omitempty"`
 	// Keys is "masked": key fields were zeroed before writing (every
 	// recording this package writes).
 	Keys string `json:"keys,omitempty"`
@@ -93,9 +97,10 @@ type Event struct {
 	// Tr is the transport of the event: 0 the header's, n > 0 the n-th
 	// opened through the recording Fabric (version 2).
 	Tr int `json:"tr,omitempty"`
-	// Port and RMPP describe transport Tr on its open line.
-	Port *fabric.PortAttr `json:"port,omitempty"`
-	RMPP bool             `json:"rmpp,omitempty"`
+	// Port, RMPP and Intact describe transport Tr on its open line.
+	Port   *fabric.PortAttr `json:"port,omitempty"`
+	RMPP   bool             `json:"rmpp,omitempty"`
+	Intact bool             `json:"intact,omitempty"`
 }
 
 // Ops of Event.
@@ -199,7 +204,7 @@ func NewRecorder(tr fabric.Transport, w io.Writer) (*Recorder, error) {
 	}
 	s.enc = json.NewEncoder(s.w)
 	h := Header{Format: Format, Version: Version, Start: s.start.UTC(), Port: tr.Port(), Keys: KeysMasked}
-	h.RMPP = tr.Caps().RMPP
+	h.RMPP, h.Intact = tr.Caps().RMPP, isIntact(tr.Caps())
 	if err := s.enc.Encode(h); err != nil {
 		return nil, fmt.Errorf("record: header: %w", err)
 	}
@@ -307,3 +312,6 @@ func (r *Recorder) Close() error {
 	})
 	return err
 }
+
+// isIntact is c.Intact's answer, false when the transport does not tell.
+func isIntact(c fabric.Caps) bool { return c.Intact != nil && c.Intact() }

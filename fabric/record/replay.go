@@ -353,9 +353,16 @@ func (r *Replay) Recv(ctx context.Context, p *fabric.Packet) error {
 // Port is the recorded port.
 func (r *Replay) Port() fabric.PortAttr { return r.hdr.Port }
 
-// Caps: RMPP as the recorded Transport did it; nothing else (a replay
+// Caps: RMPP and Intact as the recorded Transport had them, so a replayed
+// discovery asks what the recorded one asked; nothing else (a replay
 // counts no retransmissions and is no production fabric).
-func (r *Replay) Caps() fabric.Caps { return fabric.Caps{RMPP: r.hdr.RMPP} }
+func (r *Replay) Caps() fabric.Caps {
+	c := fabric.Caps{RMPP: r.hdr.RMPP}
+	if r.hdr.Intact {
+		c.Intact = fabric.Always
+	}
+	return c
+}
 
 // Close ends the replay; a blocked Recv returns net.ErrClosed.
 func (r *Replay) Close() error {
@@ -393,7 +400,7 @@ func NewReplayFabric(rec *Recording) *ReplayFabric {
 	for _, e := range rec.Events {
 		if e.Op == OpOpen && e.Port != nil {
 			h := rec.Header
-			h.Port, h.RMPP = *e.Port, e.RMPP
+			h.Port, h.RMPP, h.Intact = *e.Port, e.RMPP, e.Intact
 			f.ports = append(f.ports, replayPort{hdr: h, n: e.Tr})
 		}
 	}
