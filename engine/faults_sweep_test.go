@@ -258,27 +258,11 @@ func TestDiscoverRereadsWhereAnswersMayBeDamaged(t *testing.T) {
 	once, _ := faultyDiscover(t, path, sim.Faults{})
 	// Corrupting nothing, but corrupting: the sweep cannot know.
 	twice, _ := faultyDiscover(t, path, sim.Faults{Seed: 1, Corrupt: 1e-300})
-	untold := func() *engine.Discovery {
-		f, err := sim.Load(path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		tr, err := f.Open(t.Context(), "", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := engine.New(noIntact{tr}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		d, err := s.Discover(t.Context(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}()
+	s, _ := simSessionWrap(t, path, "", 0, nil, func(tr fabric.Transport) fabric.Transport { return noIntact{tr} })
+	untold, err := s.Discover(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// One NodeInfo per route probed: the local port, then one per link
 	// (128 between switches and hosts, each found from one end).
 	links := 0

@@ -24,6 +24,13 @@ func simSession(tb testing.TB, path, node string, port int) (*engine.Session, *s
 // simSessionOpts is simSession with Session options.
 func simSessionOpts(tb testing.TB, path, node string, port int, opts *engine.Options) (*engine.Session, *sim.Fabric) {
 	tb.Helper()
+	return simSessionWrap(tb, path, node, port, opts, nil)
+}
+
+// simSessionWrap is simSessionOpts with the transport wrapped by wrap
+// (nil: not wrapped).
+func simSessionWrap(tb testing.TB, path, node string, port int, opts *engine.Options, wrap func(fabric.Transport) fabric.Transport) (*engine.Session, *sim.Fabric) {
+	tb.Helper()
 	f, err := sim.Load(path, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -37,6 +44,9 @@ func simSessionOpts(tb testing.TB, path, node string, port int, opts *engine.Opt
 	if err != nil {
 		f.Close()
 		tb.Fatal(err)
+	}
+	if wrap != nil {
+		tr = wrap(tr)
 	}
 	s, err := engine.New(tr, opts)
 	if err != nil {

@@ -325,7 +325,7 @@ func collectNode(em emitter, k *kindDescs, n *topo.Node) {
 		if p.State < smp.PortStateInit {
 			continue // a down port's active width and speed mean nothing
 		}
-		if l := lanes(p.WidthActive); l != 0 {
+		if l := smp.WidthLanes(p.WidthActive); l != 0 {
 			em.emit(k.width, float64(l), guid, port)
 		}
 		if sp := speedText(p); sp != "" {

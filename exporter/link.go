@@ -5,24 +5,6 @@ import (
 	"github.com/ibscript/ibscript/topo"
 )
 
-// lanes is the number of lanes of an active link width (PortInfo
-// LinkWidthActive: 1 1x, 2 4x, 4 8x, 8 12x, 16 2x), 0 when unknown.
-func lanes(w uint8) int {
-	switch w {
-	case 1:
-		return 1
-	case 2:
-		return 4
-	case 4:
-		return 8
-	case 8:
-		return 12
-	case 16:
-		return 2
-	}
-	return 0
-}
-
 // laneDataRate is the data rate of one lane of the port's active speed in
 // bits per second (smp.LaneDataRate), 0 when unknown.
 func laneDataRate(p *topo.Port) float64 {
@@ -33,7 +15,7 @@ func laneDataRate(p *topo.Port) float64 {
 // lane data rate, over 8), as treydock/infiniband_exporter's
 // rate_bytes_per_second; 0 when unknown.
 func rateBytes(p *topo.Port) float64 {
-	return float64(lanes(p.WidthActive)) * laneDataRate(p) / 8
+	return float64(smp.WidthLanes(p.WidthActive)) * laneDataRate(p) / 8
 }
 
 // symbolTime is the time one byte takes on one lane of the port, in

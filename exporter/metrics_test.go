@@ -70,7 +70,7 @@ func TestPortStateSeries(t *testing.T) {
 			if p.State != smp.PortStateActive || p.PhysState != smp.PhysStateLinkUp {
 				t.Errorf("%s port %d linked: state %d phys %d", n.Desc, p.Num, p.State, p.PhysState)
 			}
-			l := lanes(p.WidthActive)
+			l := smp.WidthLanes(p.WidthActive)
 			r := float64(l) * laneDataRate(p) / 8
 			if l == 0 || width[k] == nil || value(width[k]) != float64(l) || rate[k] == nil || value(rate[k]) != r {
 				t.Errorf("%s port %d: width %v rate %v, want %d lanes, %v B/s", n.Desc, p.Num, width[k], rate[k], l, r)
@@ -122,8 +122,8 @@ func TestLaneRates(t *testing.T) {
 		t.Errorf("SDR symbol time %v, want 4 ns", st)
 	}
 	for w, l := range map[uint8]int{1: 1, 2: 4, 4: 8, 8: 12, 16: 2, 0: 0, 3: 0} {
-		if lanes(w) != l {
-			t.Errorf("lanes(%d) = %d, want %d", w, lanes(w), l)
+		if smp.WidthLanes(w) != l {
+			t.Errorf("smp.WidthLanes(%d) = %d, want %d", w, smp.WidthLanes(w), l)
 		}
 	}
 }

@@ -98,19 +98,7 @@ func linkRate(p *port) float64 {
 	if r == nil || p.state != smp.PortStateActive || r.state != smp.PortStateActive {
 		return 0
 	}
-	lanes := 0
-	switch p.get(piWidthActive) {
-	case 1:
-		lanes = 1
-	case 2:
-		lanes = 4
-	case 4:
-		lanes = 8
-	case 8:
-		lanes = 12
-	case 16:
-		lanes = 2
-	}
+	lanes := smp.WidthLanes(uint8(p.get(piWidthActive)))
 	return float64(lanes) * smp.LaneDataRate(uint8(p.get(piSpeedActive)), uint8(p.get(piSpeedExtActive))) / 8
 }
 

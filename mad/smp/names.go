@@ -514,19 +514,7 @@ func LaneDataRate(speed, extSpeed uint8) float64 {
 // 25 (EDR), 50 (HDR), 100 (NDR). The extended speed wins when not 0, as in
 // LinkSpeedText; 0 for a width it cannot name.
 func SysfsRate(width, speed, extSpeed uint8) int {
-	var lanes int
-	switch width {
-	case 1:
-		lanes = 1
-	case 2:
-		lanes = 4
-	case 4:
-		lanes = 8
-	case 8:
-		lanes = 12
-	case 16:
-		lanes = 2
-	}
+	lanes := WidthLanes(width)
 	switch extSpeed {
 	case 1:
 		return lanes * 14
@@ -544,4 +532,23 @@ func SysfsRate(width, speed, extSpeed uint8) int {
 		return lanes * 10
 	}
 	return lanes * 5 / 2
+}
+
+// WidthLanes is the number of lanes of a link width (PortInfo
+// LinkWidthActive: 1 1x, 2 4x, 4 8x, 8 12x, 16 2x), 0 for a value that is
+// no single width.
+func WidthLanes(width uint8) int {
+	switch width {
+	case 1:
+		return 1
+	case 2:
+		return 4
+	case 4:
+		return 8
+	case 8:
+		return 12
+	case 16:
+		return 2
+	}
+	return 0
 }
