@@ -100,6 +100,8 @@ func TestErrorTexts(t *testing.T) {
 		{`local r = mad.new("PortInfo"); mad.send(r)`, `^chunk:1: mad.send: request.target: string expected`},
 		{`local r = mad.new("PortInfo", {target = "lid:1", method = "Frob"}); mad.send(r)`, `^chunk:1: mad.send: request.method: "Frob" is not Get or Set$`},
 		{`mad.decode("zz")`, `^chunk:1: mad.decode: argument #1 is neither a 256-byte MAD nor hex`},
+		{`diag.linkinfo{hops = "x"}`, `^chunk:1: diag.linkinfo: hops: want a number, got string$`},
+		{`diag.queryerrors{suppress = 5}`, `^chunk:1: diag.queryerrors: suppress: want a string or a list of strings, got number$`},
 		{`os.execute("true")`, `attempt to call a non-function object`},
 	} {
 		L, _, _ := newTestState(t)

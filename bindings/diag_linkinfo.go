@@ -24,12 +24,7 @@ func init() {
 			}
 			o.Path = tg.Path
 		}
-		if v, ok := t.RawGetString("hops").(lua.LNumber); ok {
-			if v < 0 || v > 62 || v != lua.LNumber(int(v)) {
-				raise(L, fn, "hops %v: want 0..62", v)
-			}
-			o.Hops = int(v)
-		}
+		o.Hops = int(diagNum(L, fn, t, "hops", 0, 62))
 		o.DownOnly = lua.LVAsBool(t.RawGetString("down"))
 		o.Additional = true
 		switch only := t.RawGetString("only"); only.String() {

@@ -24,9 +24,7 @@ func init() {
 				raise(L, fn, "thresholds: %v", err)
 			}
 		}
-		if s, ok := t.RawGetString("suppress").(*lua.LTable); ok {
-			s.ForEach(func(_, v lua.LValue) { o.Suppress = append(o.Suppress, v.String()) })
-		}
+		o.Suppress = diagStrings(L, fn, t, "suppress")
 		o.Data = lua.LVAsBool(t.RawGetString("data"))
 		q, err := diag.QueryErrorsOf(L.Context(), e.diagEnv(), o)
 		return e.diagResult(L, fn, q, err)
