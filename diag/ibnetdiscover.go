@@ -110,17 +110,32 @@ func NetDiscoverOf(ctx context.Context, e *Env, o NetDiscoverOptions) (*NetDisco
 	if err != nil {
 		return nil, err
 	}
-	nd := &NetDiscover{Nodes: []NDNode{}, fabric: d.Fabric, names: e.NodeNames, o: o}
-	// libibnetdisc's order: the newest found first.
-	for i := len(d.Fabric.Nodes) - 1; i >= 0; i-- {
-		nd.Nodes = append(nd.Nodes, ndNode(d.Fabric.Nodes[i], e.NodeNames))
-	}
+	nd := NetDiscoverFrom(d.Fabric, e.NodeNames, o)
 	if o.MaxHops {
 		r := replayIBND(d.Fabric, nil, 0)
 		nd.Scan = &NDScan{MaxHops: r.MaxHops, MADs: r.SMPs}
 	}
 	return nd, partial(d)
 }
+
+// NetDiscoverFrom is ibnetdiscover's data of a fabric discovered or
+// loaded before (ibnetdiscover --load-cache), names the node-name-map.
+func NetDiscoverFrom(f *topo.Fabric, names map[uint64]string, o NetDiscoverOptions) *NetDiscover {
+	nd := &NetDiscover{Nodes: []NDNode{}, fabric: f, names: names, o: o}
+	// libibnetdisc's order: the newest found first.
+	for i := len(f.Nodes) - 1; i >= 0; i-- {
+		nd.Nodes = append(nd.Nodes, ndNode(f.Nodes[i], names))
+	}
+	return nd
+}
+
+// IBNDMaxHops is libibnetdisc's maxhops_discovered for a fabric
+// discovered from its Origin: ibnetdiscover -m's figure, which its cache
+// file's header records.
+func IBNDMaxHops(f *topo.Fabric) int { return replayIBND(f, nil, 0).MaxHops }
+
+// Fabric is the fabric nd describes (to cache it: ibnetdiscover --cache).
+func (nd *NetDiscover) Fabric() *topo.Fabric { return nd.fabric }
 
 // ndLID is the LID ibnetdiscover prints for a port: a switch's, else the
 // port's own.

@@ -25,8 +25,8 @@ func init() {
 			{Short: 'H', Long: "Hca_list", Help: "list of connected CAs"},
 			{Short: 'S', Long: "Switch_list", Help: "list of connected switches"},
 			{Short: 'R', Long: "Router_list", Help: "list of connected routers"},
-			{Long: "cache", Arg: "<file>", Help: "filename to cache ibnetdiscover data to" + refused},
-			{Long: "load-cache", Arg: "<file>", Help: "filename of ibnetdiscover cache to load" + refused},
+			{Long: "cache", Arg: "<file>", Help: "filename to cache ibnetdiscover data to"},
+			{Long: "load-cache", Arg: "<file>", Help: "filename of ibnetdiscover cache to load"},
 			{Long: "diff", Arg: "<file>", Help: "filename of ibnetdiscover cache to diff" + refused},
 			{Long: "diffcheck", Arg: "<key(s)>", Help: "specify checks to execute for --diff" + refused},
 			{Short: 'p', Long: "ports", Help: "obtain a ports report"},
@@ -43,7 +43,7 @@ func init() {
 
 func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	var o diag.NetDiscoverOptions
-	for _, k := range []string{"show", "cache", "load-cache", "diff", "diffcheck"} {
+	for _, k := range []string{"show", "diff", "diffcheck"} {
 		if inv.Has(k) {
 			return inv.Fail(fmt.Errorf("%s is not supported yet (docs/diag.md)", inv.spelling(k)))
 		}
@@ -69,14 +69,30 @@ func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	o.Grouping = inv.Has("grouping")
 	o.Full = inv.Has("full")
 	o.MaxHops = inv.Has("max_hops")
-	env, err := inv.Env(ctx)
-	if err != nil {
-		return inv.Fail(err)
-	}
-	nd, err := diag.NetDiscoverOf(ctx, env, o)
+	var nd *diag.NetDiscover
 	var missed diag.DiscoveryErrors
-	if err != nil && !errors.As(err, &missed) {
-		return inv.Fail(err)
+	cacheHops := -1 // a loaded cache's max hops, re-cached as they are
+	if inv.Has("load-cache") {
+		cf, f, err := loadCacheFile(inv.Value("load-cache"))
+		if err != nil {
+			return cacheExit(inv, "loading cached fabric failed\n", err)
+		}
+		nd = diag.NetDiscoverFrom(f, inv.c.names, o)
+		cacheHops = int(cf.MaxHops)
+		if o.MaxHops {
+			// The hops the cache's scan discovered; a loaded fabric
+			// counts no MADs.
+			nd.Scan = &diag.NDScan{MaxHops: int(cf.MaxHops)}
+		}
+	} else {
+		env, err := inv.Env(ctx)
+		if err != nil {
+			return inv.Fail(err)
+		}
+		nd, err = diag.NetDiscoverOf(ctx, env, o)
+		if err != nil && !errors.As(err, &missed) {
+			return inv.Fail(err)
+		}
 	}
 	if inv.clearProgress != nil {
 		inv.clearProgress()
@@ -85,17 +101,28 @@ func runNetDiscover(ctx context.Context, inv *Invocation) int {
 		return inv.Fail(fmt.Errorf("-g: grouping by chassis is not supported yet (docs/diag.md): node %s has vendor 0x%x, one libibnetdisc looks for chassis among", n.GUID, n.VendorID))
 	}
 	text := func(w io.Writer) error { return diag.WriteNetDiscover(w, inv.Stdout, nd) }
+	var code int
 	if len(inv.Args) == 0 {
-		return inv.OutputTo(inv.Stdout, nd, text, missed, false)
+		code = inv.OutputTo(inv.Stdout, nd, text, missed, false)
+	} else {
+		// ibnetdiscover writes the topology (or lists) to the file.
+		f, err := os.Create(inv.Args[0])
+		if err != nil {
+			return inv.Fail(fmt.Errorf("can't open file %s for writing: %w", inv.Args[0], err))
+		}
+		code = inv.OutputTo(f, nd, text, missed, false)
+		if err := f.Close(); err != nil && code != exitError {
+			return inv.Fail(fmt.Errorf("%s: %w", inv.Args[0], err))
+		}
 	}
-	// ibnetdiscover writes the topology (or lists) to the file.
-	f, err := os.Create(inv.Args[0])
-	if err != nil {
-		return inv.Fail(fmt.Errorf("can't open file %s for writing: %w", inv.Args[0], err))
-	}
-	code := inv.OutputTo(f, nd, text, missed, false)
-	if err := f.Close(); err != nil && code != exitError {
-		return inv.Fail(fmt.Errorf("%s: %w", inv.Args[0], err))
+	// The cache is written after the output, as ibnetdiscover writes it.
+	if inv.Has("cache") && code != exitError {
+		if cacheHops < 0 {
+			cacheHops = diag.IBNDMaxHops(nd.Fabric())
+		}
+		if err := writeCache(inv.Value("cache"), nd.Fabric(), cacheHops); err != nil {
+			return cacheExit(inv, "caching ibnetdiscover data failed\n", err)
+		}
 	}
 	return code
 }

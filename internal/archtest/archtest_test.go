@@ -38,6 +38,8 @@ var rules = []rule{
 	// The in-memory model of the rdma_cm device implements native/rdmacm's Dev.
 	{pkg: "native/rdmacm/rdmacmtest", allow: []string{"native/rdmacm"}},
 	{pkg: "topo", allow: []string{"mad/..."}},
+	// libibnetdisc's cache file, to and from the topology model.
+	{pkg: "topo/ibndcache", allow: []string{"topo", "mad/..."}},
 	{pkg: "fabric/mux", allow: []string{"fabric", "mad/...", "internal/intmap"}},
 	{pkg: "fabric/kernel", allow: []string{"fabric", "fabric/mux", "native/...", "mad/..."}, third: []string{"golang.org/x/sys"}},
 	// sendmmsg and the raw sockaddrs for it come from x/sys/unix.

@@ -1,0 +1,331 @@
+package ibndcache
+
+import (
+	"fmt"
+
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// Fabric rebuilds the fabric the file holds, as ibnd_load_fabric does:
+// the nodes in discovery order (the file holds libibnetdisc's node list,
+// the newest found first), each node's ports from its port keys, the
+// links from the port records. name names the file in errors.
+//
+// Unlike libibnetdisc it refuses what it cannot trust: two node records
+// with one GUID, two port records with one key, a node type other than
+// CA, switch or router, a port key beyond the node's NumPorts (or port 0
+// of a CA or router), a key with no port record, a port record claimed by
+// two nodes or naming another node than the one claiming it, a link to a
+// port the file does not hold, and a link whose far end does not link
+// back. Port records no node claims are left out, as libibnetdisc leaves
+// them. The Origin is the from node's port its NodeInfo.LocalPortNum
+// names (else its lowest-numbered port in the file).
+func (f *File) Fabric(name string) (*topo.Fabric, error) {
+	nodeAt := func(i int, format string, args ...any) error {
+		return fmt.Errorf("%s: offset %d: %w: node record %d (GUID 0x%016x): %s",
+			name, f.NodeOffset(i), ErrFormat, i, f.Nodes[i].GUID, fmt.Sprintf(format, args...))
+	}
+	portAt := func(i int, format string, args ...any) error {
+		return fmt.Errorf("%s: offset %d: %w: port record %d (GUID 0x%016x port %d): %s",
+			name, f.PortOffset(i), ErrFormat, i, f.Ports[i].GUID, f.Ports[i].Num, fmt.Sprintf(format, args...))
+	}
+	nodeIdx := make(map[uint64]int, len(f.Nodes))
+	for i, n := range f.Nodes {
+		if j, ok := nodeIdx[n.GUID]; ok {
+			return nil, nodeAt(i, "the GUID of node record %d again", j)
+		}
+		nodeIdx[n.GUID] = i
+	}
+	from, ok := nodeIdx[f.FromNode]
+	if !ok {
+		return nil, fmt.Errorf("%s: offset 16: %w: the from node 0x%016x has no node record", name, ErrFormat, f.FromNode)
+	}
+	portIdx := make(map[PortKey]int, len(f.Ports))
+	for i, p := range f.Ports {
+		k := PortKey{p.GUID, p.Num}
+		if j, ok := portIdx[k]; ok {
+			return nil, portAt(i, "the key of port record %d again", j)
+		}
+		portIdx[k] = i
+	}
+
+	fab := &topo.Fabric{Nodes: make([]*topo.Node, len(f.Nodes))}
+	ports := make([]*topo.Port, len(f.Ports)) // port record -> its port, once claimed
+	owner := make([]int, len(f.Ports))
+	for i := range f.Nodes {
+		r := &f.Nodes[i]
+		t := topo.NodeType(r.Type)
+		if t != topo.CA && t != topo.Switch && t != topo.Router {
+			return nil, nodeAt(i, "node type %d", r.Type)
+		}
+		var ni smp.NodeInfo
+		var nd smp.NodeDescription
+		if err := ni.UnmarshalBinary(r.Info[:]); err != nil {
+			return nil, nodeAt(i, "NodeInfo: %v", err)
+		}
+		if err := nd.UnmarshalBinary(r.Desc[:]); err != nil {
+			return nil, nodeAt(i, "NodeDescription: %v", err)
+		}
+		n := &topo.Node{
+			ID: topo.NodeIDFor(t, r.GUID), Desc: nd.NodeString, Type: t, NumPorts: int(r.NumPorts),
+			GUID: r.GUID, SysGUID: ni.SystemImageGUID, VendorID: ni.VendorID, DeviceID: ni.DeviceID,
+			Revision: ni.Revision, Ports: make([]*topo.Port, int(r.NumPorts)+1), EnhancedPort0: r.SMAEnhSP0 != 0,
+		}
+		for _, k := range r.Ports {
+			if int(k.Num) > n.NumPorts || k.Num == 0 && t != topo.Switch {
+				return nil, nodeAt(i, "port key 0x%016x port %d: a %s with %d ports has no port %d", k.GUID, k.Num, t, n.NumPorts, k.Num)
+			}
+			j, ok := portIdx[k]
+			if !ok {
+				return nil, nodeAt(i, "port key 0x%016x port %d: no port record", k.GUID, k.Num)
+			}
+			if ports[j] != nil {
+				return nil, nodeAt(i, "port key 0x%016x port %d: the port record at offset %d is claimed by node record %d too", k.GUID, k.Num, f.PortOffset(j), owner[j])
+			}
+			pr := &f.Ports[j]
+			if pr.NodeGUID != r.GUID {
+				return nil, portAt(j, "names node 0x%016x, claimed by node 0x%016x", pr.NodeGUID, r.GUID)
+			}
+			if n.Ports[k.Num] != nil {
+				return nil, nodeAt(i, "port %d keyed twice", k.Num)
+			}
+			var pi smp.PortInfo
+			if err := pi.UnmarshalBinary(pr.Info[:]); err != nil {
+				return nil, portAt(j, "PortInfo: %v", err)
+			}
+			p := &topo.Port{
+				Node: n, Num: int(k.Num), GUID: pr.GUID,
+				WidthEnabled: pi.LinkWidthEnabled, WidthActive: pi.LinkWidthActive,
+				SpeedEnabled: pi.LinkSpeedEnabled, SpeedActive: pi.LinkSpeedActive,
+				SpeedExtEnabled: pi.LinkSpeedExtEnabled, SpeedExtActive: pi.LinkSpeedExtActive,
+				CapMask: pi.CapabilityMask, WidthSupported: pi.LinkWidthSupported,
+				SpeedSupported: pi.LinkSpeedSupported, SpeedExtSupported: pi.LinkSpeedExtSupported,
+				HOQLife: pi.HOQLife, VLStallCount: pi.VLStallCount,
+				State: pi.PortState, PhysState: pi.PortPhysicalState,
+			}
+			// Discovery gives a switch's LID to its port 0 alone.
+			if t != topo.Switch || k.Num == 0 {
+				p.LID, p.LMC = pr.BaseLID, pr.LMC
+			}
+			n.Ports[k.Num] = p
+			ports[j], owner[j] = p, i
+		}
+		// The file holds the newest found first.
+		fab.Nodes[len(f.Nodes)-1-i] = n
+	}
+	for j, p := range ports {
+		pr := &f.Ports[j]
+		if p == nil || !pr.HasRemote {
+			continue
+		}
+		rj, ok := portIdx[pr.Remote]
+		if !ok || ports[rj] == nil {
+			return nil, portAt(j, "links to 0x%016x port %d, which the file does not hold", pr.Remote.GUID, pr.Remote.Num)
+		}
+		p.Remote = ports[rj]
+	}
+	for j, p := range ports {
+		if p != nil && p.Remote != nil && p.Remote.Remote != p {
+			return nil, portAt(j, "links to 0x%016x port %d, which does not link back", p.Remote.GUID, p.Remote.Num)
+		}
+	}
+	// As discovery: extended speeds only where the node advertises them.
+	for _, n := range fab.Nodes {
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			capPort := p
+			if n.Type == topo.Switch && n.Ports[0] != nil {
+				capPort = n.Ports[0]
+			}
+			if capPort.CapMask&smp.CapIsExtendedSpeedsSupported == 0 {
+				p.SpeedExtActive = 0
+			}
+		}
+	}
+	// The from node's NodeInfo names the port discovery left from.
+	fn := fab.Nodes[len(f.Nodes)-1-from]
+	var fni smp.NodeInfo
+	_ = fni.UnmarshalBinary(f.Nodes[from].Info[:]) // decoded above
+	if lp := int(fni.LocalPortNum); lp < len(fn.Ports) && fn.Ports[lp] != nil {
+		fab.Origin = fn.Ports[lp]
+	}
+	for _, p := range fn.Ports {
+		if fab.Origin == nil && p != nil {
+			fab.Origin = p
+		}
+	}
+	return fab, nil
+}
+
+// hashGUID is libibnetdisc's HASHGUID modulo its table size HTSZ (137):
+// the cache lists ports bucket by bucket.
+func hashGUID(guid uint64) int {
+	return int((uint32(guid)*101 ^ uint32(guid>>32)*103) % 137)
+}
+
+// FromFabric makes the cache file of a discovered fabric, records in the
+// order libibnetdisc writes them for the same discovery: nodes the newest
+// found first, ports by libibnetdisc's port GUID hash bucket, the newest
+// found first within a bucket.
+//
+// The model keeps the fields the tools print, not the attributes' bytes,
+// so the NodeInfo, SwitchInfo and PortInfo blocks are rebuilt from them:
+// NodeInfo's versions are 1 and its PartitionCap 0, SwitchInfo holds only
+// EnhancedPort0, and PortInfo holds the LID and LMC (port 0's alone on a
+// switch), CapabilityMask, LocalPortNum (the port the node was reached
+// through), the link
+// widths and speeds (enabled, supported, active), the port and physical
+// states, HOQLife and VLStallCount; its other fields are 0. Extended
+// speeds active are 0 where the node does not advertise them (discovery
+// clears them so). Every tool reading the cache reads only those fields.
+//
+// MaxHops is the longest route of a breadth-first walk from the Origin
+// through switches; libibnetdisc's own figure depends on its query order
+// (diag.IBNDMaxHops replays it), which a caller that knows it sets.
+func FromFabric(f *topo.Fabric) (*File, error) {
+	if len(f.Nodes) == 0 {
+		return nil, fmt.Errorf("ibndcache: the fabric has no nodes")
+	}
+	origin := f.Nodes[0]
+	if f.Origin != nil {
+		origin = f.Origin.Node
+	}
+	arrival, hops := reach(f, origin)
+	out := &File{FromNode: origin.GUID, MaxHops: uint32(hops), Nodes: make([]Node, 0, len(f.Nodes))}
+	buckets := make([][]Port, 137)
+	for i := len(f.Nodes) - 1; i >= 0; i-- {
+		n := f.Nodes[i]
+		r := Node{GUID: n.GUID, Type: uint8(n.Type), NumPorts: uint8(n.NumPorts)}
+		var smaLMC uint8
+		if n.Type == topo.Switch && len(n.Ports) > 0 && n.Ports[0] != nil {
+			r.SMALID, r.SMALMC = n.Ports[0].LID, n.Ports[0].LMC
+			smaLMC = r.SMALMC
+		}
+		if n.EnhancedPort0 {
+			r.SMAEnhSP0 = 1
+		}
+		if n.Type == topo.Switch {
+			si := smp.SwitchInfo{EnhancedPort0: n.EnhancedPort0}
+			if err := marshalInto(&r.SwitchInfo, &si); err != nil {
+				return nil, fmt.Errorf("ibndcache: %s: SwitchInfo: %w", n, err)
+			}
+		}
+		lp := arrival[n]
+		ni := smp.NodeInfo{BaseVersion: 1, ClassVersion: 1, NodeType: uint8(n.Type), NumPorts: uint8(n.NumPorts),
+			SystemImageGUID: n.SysGUID, NodeGUID: n.GUID, DeviceID: n.DeviceID, Revision: n.Revision,
+			LocalPortNum: uint8(lp), VendorID: n.VendorID}
+		if lp < len(n.Ports) && n.Ports[lp] != nil {
+			ni.PortGUID = n.Ports[lp].GUID
+		}
+		if err := marshalInto(&r.Info, &ni); err != nil {
+			return nil, fmt.Errorf("ibndcache: %s: NodeInfo: %w", n, err)
+		}
+		if len(n.Desc) > 64 {
+			return nil, fmt.Errorf("ibndcache: %s: the description is %d bytes, NodeDescription holds 64", n, len(n.Desc))
+		}
+		copy(r.Desc[:], n.Desc)
+		for num, p := range n.Ports {
+			if p == nil || num > n.NumPorts {
+				continue
+			}
+			r.Ports = append(r.Ports, PortKey{p.GUID, uint8(num)})
+			pr := Port{GUID: p.GUID, Num: uint8(num), BaseLID: p.LID, LMC: p.LMC, NodeGUID: n.GUID}
+			if n.Type == topo.Switch {
+				pr.BaseLID, pr.LMC = r.SMALID, smaLMC
+			}
+			pi := smp.PortInfo{LID: pr.BaseLID, LMC: pr.LMC, CapabilityMask: p.CapMask,
+				LinkWidthEnabled: p.WidthEnabled, LinkWidthSupported: p.WidthSupported, LinkWidthActive: p.WidthActive,
+				LinkSpeedEnabled: p.SpeedEnabled, LinkSpeedSupported: p.SpeedSupported, LinkSpeedActive: p.SpeedActive,
+				LinkSpeedExtEnabled: p.SpeedExtEnabled, LinkSpeedExtSupported: p.SpeedExtSupported, LinkSpeedExtActive: p.SpeedExtActive,
+				PortState: p.State, PortPhysicalState: p.PhysState, HOQLife: p.HOQLife, VLStallCount: p.VLStallCount}
+			pi.LocalPortNum = uint8(lp)
+			if n.Type == topo.Switch && num > 0 {
+				pi.LID, pi.LMC = 0, 0 // a switch's LID is its port 0's
+			}
+			if err := marshalInto(&pr.Info, &pi); err != nil {
+				return nil, fmt.Errorf("ibndcache: %s port %d: PortInfo: %w", n, num, err)
+			}
+			if p.Remote != nil {
+				pr.HasRemote, pr.Remote = true, PortKey{p.Remote.GUID, uint8(p.Remote.Num)}
+			}
+			h := hashGUID(p.GUID)
+			buckets[h] = append(buckets[h], pr)
+		}
+		out.Nodes = append(out.Nodes, r)
+	}
+	// Nodes were walked newest first, so each bucket already holds the
+	// newest node's ports first; within a node libibnetdisc adds port 0
+	// first, so its highest port heads the bucket.
+	for _, b := range buckets {
+		for s := 0; s < len(b); {
+			e := s + 1
+			for e < len(b) && b[e].NodeGUID == b[s].NodeGUID {
+				e++
+			}
+			for i, j := s, e-1; i < j; i, j = i+1, j-1 {
+				b[i], b[j] = b[j], b[i]
+			}
+			s = e
+		}
+		out.Ports = append(out.Ports, b...)
+	}
+	return out, nil
+}
+
+type appender interface {
+	AppendBinary([]byte) ([]byte, error)
+}
+
+func marshalInto(dst *[64]byte, a appender) error {
+	b, err := a.AppendBinary(nil)
+	if err != nil {
+		return err
+	}
+	copy(dst[:], b)
+	return nil
+}
+
+// reach walks the fabric as libibnetdisc does (breadth first from the
+// origin, through switches only) and returns the port each node was
+// first reached through (the origin: its own port) and the longest
+// directed route libibnetdisc extends to, its maxhops_discovered.
+func reach(f *topo.Fabric, origin *topo.Node) (map[*topo.Node]int, int) {
+	arrival := map[*topo.Node]int{origin: 0}
+	if f.Origin != nil {
+		arrival[origin] = f.Origin.Num
+	}
+	depth := map[*topo.Node]int{origin: 0}
+	order := []*topo.Node{origin}
+	hops := 0
+	for i := 0; i < len(order); i++ {
+		n := order[i]
+		if n.Type != topo.Switch && n != origin {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p == nil || p.Remote == nil {
+				continue
+			}
+			if n.Type != topo.Switch && p.Num != arrival[n] {
+				continue
+			}
+			// A switch probes every linked port but the one it was
+			// reached through; the origin probes its own port.
+			if n.Type == topo.Switch && n != origin && p.Num == arrival[n] {
+				continue
+			}
+			hops = max(hops, depth[n]+1)
+			r := p.Remote.Node
+			if _, seen := depth[r]; seen {
+				continue
+			}
+			depth[r] = depth[n] + 1
+			arrival[r] = p.Remote.Num
+			order = append(order, r)
+		}
+	}
+	return arrival, hops
+}

@@ -1,0 +1,247 @@
+package ibndcache
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibscript/ibscript/topo"
+)
+
+// testdata/mixed-router.cache was written by infiniband-diags 44's
+// `ibnetdiscover --cache` (libibnetdisc 44.0) on ibsim running
+// tests/topologies/net.mixed-router with OpenSM, from HcaX port 1.
+const cFile = "testdata/mixed-router.cache"
+
+func readC(t testing.TB) []byte {
+	t.Helper()
+	b, err := os.ReadFile(cFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDecodeEncodeC: libibnetdisc's file decodes and encodes back to the
+// same bytes, with the counts, GUIDs and links it holds.
+func TestDecodeEncodeC(t *testing.T) {
+	b := readC(t)
+	f, err := Decode(cFile, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.FromNode != 0x100000 || f.MaxHops != 3 || len(f.Nodes) != 6 || len(f.Ports) != 25 {
+		t.Fatalf("from 0x%x, %d hops, %d nodes, %d ports; want 0x100000, 3, 6, 25", f.FromNode, f.MaxHops, len(f.Nodes), len(f.Ports))
+	}
+	back, err := f.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back, b) {
+		t.Fatalf("re-encoded file differs from libibnetdisc's")
+	}
+	fab, err := f.Fabric(cFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The newest found first in the file: HcaX, where discovery started,
+	// is the last node record and the first node.
+	if fab.Nodes[0].GUID != 0x100000 || fab.Origin == nil || fab.Origin.Node != fab.Nodes[0] || fab.Origin.Num != 1 {
+		t.Fatalf("first node %v, origin %v: want HcaX port 1", fab.Nodes[0], fab.Origin)
+	}
+	var sw *topo.Node
+	for _, n := range fab.Nodes {
+		if n.Desc == "SwA" {
+			sw = n
+		}
+	}
+	if sw == nil || sw.Type != topo.Switch || sw.NumPorts != 8 || sw.Ports[0].LID != 1 || sw.Ports[5].LID != 0 ||
+		sw.Ports[5].Remote == nil || sw.Ports[5].Remote.Node.Desc != "SwB" || sw.Ports[5].WidthActive != 8 || sw.Ports[4].Remote != nil {
+		t.Fatalf("SwA read as %+v", sw)
+	}
+	for _, l := range fab.Links() {
+		if l.A.Remote != l.B || l.B.Remote != l.A {
+			t.Fatalf("asymmetric link %v - %v", l.A, l.B)
+		}
+	}
+}
+
+// TestFromFabricC: the file made of the fabric libibnetdisc's file holds
+// has its header, its records in its order, their keys, LIDs and links,
+// byte for byte; the attribute blocks hold the fields the model keeps
+// (FromFabric's doc), which decode to the same fabric.
+func TestFromFabricC(t *testing.T) {
+	b := readC(t)
+	c, err := Decode(cFile, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab, err := c.Fabric(cFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := FromFabric(fab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob, err := ours.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ob) != len(b) {
+		t.Fatalf("%d bytes, libibnetdisc's %d", len(ob), len(b))
+	}
+	if !bytes.Equal(ob[:HeaderLen], b[:HeaderLen]) {
+		t.Errorf("header %x, libibnetdisc's %x", ob[:HeaderLen], b[:HeaderLen])
+	}
+	for i := range c.Nodes {
+		cn, on := c.Nodes[i], ours.Nodes[i]
+		cn.Info, cn.SwitchInfo, on.Info, on.SwitchInfo = [64]byte{}, [64]byte{}, [64]byte{}, [64]byte{}
+		if !equalNode(cn, on) {
+			t.Errorf("node record %d: %+v, libibnetdisc's %+v", i, on, cn)
+		}
+	}
+	for i := range c.Ports {
+		cp, op := c.Ports[i], ours.Ports[i]
+		cp.Info, op.Info = [64]byte{}, [64]byte{}
+		if cp != op {
+			t.Errorf("port record %d: %+v, libibnetdisc's %+v", i, op, cp)
+		}
+	}
+	again, err := Decode("ours", ob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab2, err := again.Fabric("ours")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := topo.Diff(fab, fab2); len(d) != 0 {
+		t.Errorf("the fabric of our file differs: %v", d)
+	}
+}
+
+func equalNode(a, b Node) bool {
+	if len(a.Ports) != len(b.Ports) {
+		return false
+	}
+	for i := range a.Ports {
+		if a.Ports[i] != b.Ports[i] {
+			return false
+		}
+	}
+	a.Ports, b.Ports = nil, nil
+	return a.SMALID == b.SMALID && a.SMALMC == b.SMALMC && a.SMAEnhSP0 == b.SMAEnhSP0 && a.SwitchInfo == b.SwitchInfo &&
+		a.GUID == b.GUID && a.Type == b.Type && a.NumPorts == b.NumPorts && a.Info == b.Info && a.Desc == b.Desc
+}
+
+// TestTruncated: every prefix of the file is an error naming the file and
+// an offset, never a panic.
+func TestTruncated(t *testing.T) {
+	b := readC(t)
+	for n := range len(b) {
+		_, err := Decode("f.cache", b[:n])
+		if err == nil || !errors.Is(err, ErrFormat) || !strings.HasPrefix(err.Error(), "f.cache: offset ") {
+			t.Fatalf("%d of %d bytes: %v", n, len(b), err)
+		}
+	}
+	if _, err := Decode("f.cache", append(bytes.Clone(b), 0)); err == nil || !strings.Contains(err.Error(), "offset 3870: invalid ibnetdiscover cache: 1 bytes after the last port record") {
+		t.Fatalf("a byte too many: %v", err)
+	}
+}
+
+// Offsets in the C file (6 nodes, the first a CA with one port key).
+const (
+	node0    = HeaderLen
+	node1    = node0 + NodeLen + PortKeyLen
+	portKey0 = node0 + NodeLen // node 0's first port key
+)
+
+// TestHostile: what a corrupt or hostile file says, each the file and the
+// offset of the record at fault.
+func TestHostile(t *testing.T) {
+	b := readC(t)
+	c, err := Decode(cFile, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	ports := c.PortOffset(0)
+	// The port record of node 0's port key.
+	var keyed int
+	for i, p := range c.Ports {
+		if p.GUID == c.Nodes[0].Ports[0].GUID && p.Num == c.Nodes[0].Ports[0].Num {
+			keyed = c.PortOffset(i)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(b []byte) []byte
+		want string
+	}{
+		{"magic", func(b []byte) []byte { le.PutUint32(b, 0x12345678); return b }, "offset 0: invalid ibnetdiscover cache: magic 0x12345678, want 0x8fe7832b"},
+		{"version", func(b []byte) []byte { le.PutUint32(b[4:], 2); return b }, "offset 4: invalid ibnetdiscover cache: version 2, want 1"},
+		{"node count", func(b []byte) []byte { le.PutUint32(b[8:], 0xffffffff); return b }, "offset 8: invalid ibnetdiscover cache: 4294967295 nodes and 25 ports need"},
+		{"port count", func(b []byte) []byte { le.PutUint32(b[12:], 0x7fffffff); return b }, "offset 8: invalid ibnetdiscover cache: 6 nodes and 2147483647 ports need"},
+		{"fewer ports", func(b []byte) []byte { le.PutUint32(b[12:], 24); return b }, "bytes after the last port record"},
+		{"port keys", func(b []byte) []byte { b[node0+NodeLen-1] = 255; return b }, "truncated"},
+		{"from node", func(b []byte) []byte { le.PutUint64(b[16:], 0xdead); return b }, "offset 16: invalid ibnetdiscover cache: the from node 0x000000000000dead has no node record"},
+		{"duplicate node", func(b []byte) []byte { copy(b[node1+4+64:node1+4+72], b[node0+4+64:node0+4+72]); return b },
+			"offset 244: invalid ibnetdiscover cache: node record 1 (GUID 0x0000000000100006): the GUID of node record 0 again"},
+		{"node type", func(b []byte) []byte { b[node0+4+72] = 9; return b }, "offset 28: invalid ibnetdiscover cache: node record 0 (GUID 0x0000000000100006): node type 9"},
+		{"port beyond NumPorts", func(b []byte) []byte { b[portKey0+8] = 7; return b }, "offset 28: invalid ibnetdiscover cache: node record 0 (GUID 0x0000000000100006): port key 0x0000000000100007 port 7: a CA with 1 ports has no port 7"},
+		{"key without record", func(b []byte) []byte { le.PutUint64(b[portKey0:], 0xbeef); return b }, "node record 0 (GUID 0x0000000000100006): port key 0x000000000000beef port 1: no port record"},
+		{"link to a missing port", func(b []byte) []byte { le.PutUint64(b[keyed+86:], 0xbeef); return b }, "links to 0x000000000000beef port"},
+		{"link not back", func(b []byte) []byte { b[keyed+94] = 8; return b }, "which does not link back"},
+		{"record of another node", func(b []byte) []byte { le.PutUint64(b[keyed+77:], 0x200000); return b }, "names node 0x0000000000200000, claimed by node 0x0000000000100006"},
+		{"duplicate port record", func(b []byte) []byte { copy(b[ports:ports+9], b[ports+PortLen:ports+PortLen+9]); return b }, "port record 1 (GUID 0x0000000000200001 port 8): the key of port record 0 again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := tc.edit(bytes.Clone(b))
+			f, err := Decode("bad.cache", bad)
+			if err == nil {
+				_, err = f.Fabric("bad.cache")
+			}
+			if err == nil || !errors.Is(err, ErrFormat) || !strings.HasPrefix(err.Error(), "bad.cache: offset ") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v\nwant %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestWriteRead: Write replaces a file (mode 0644) and Read reads it
+// back; Read refuses what is not a regular file.
+func TestWriteRead(t *testing.T) {
+	c, err := Decode(cFile, readC(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "x.cache")
+	if err := os.WriteFile(p, []byte("old and longer than nothing"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(p); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(p)
+	if err != nil || st.Mode().Perm()&^0o022 != 0o644&^0o022 {
+		t.Fatalf("stat %v, %v", st, err)
+	}
+	back, err := Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.FromNode != c.FromNode || len(back.Ports) != len(c.Ports) {
+		t.Fatal("read back differs")
+	}
+	if _, err := Read(filepath.Dir(p)); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("a directory: %v", err)
+	}
+	if _, err := Read(filepath.Join(t.TempDir(), "none")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a missing file: %v", err)
+	}
+}
