@@ -25,6 +25,11 @@ type Env struct {
 	// Progress, when set, receives the progress of long sweeps (nodes
 	// found, queries outstanding), for a progress line on a terminal.
 	Progress func(nodes, pending int)
+	// Loaded, when set, is the topology the tools take instead of
+	// discovering one (--load-cache: a fabric read from libibnetdisc's
+	// cache file); no SMP is sent for it. The tools that query ports
+	// (ibqueryerrors' counters) still need Session.
+	Loaded *topo.Fabric
 }
 
 // Discover sweeps the fabric from the local port with the engine's
@@ -33,6 +38,9 @@ type Env struct {
 // could not be read is an error naming its route, unless partial is set
 // (the tools that print what they found and say what they missed).
 func (e *Env) Discover(ctx context.Context) (*engine.Discovery, error) {
+	if e != nil && e.Loaded != nil {
+		return &engine.Discovery{Fabric: e.Loaded}, nil
+	}
 	if e == nil || e.Session == nil {
 		return nil, fmt.Errorf("diag: no session (the tool needs a fabric)")
 	}

@@ -130,7 +130,13 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 			li.NotFound = what
 			return li, partial(d)
 		}
-		if ln, ok := linkNode(scannedFrom(n, port, d.Fabric, o.Path), e.NodeNames, o); ok {
+		if e.Loaded == nil {
+			// A partial scan from the port's node (a loaded fabric is
+			// whole: iblinkinfo --load-cache -S prints the node as
+			// the cache holds it).
+			n = scannedFrom(n, port, d.Fabric, o.Path)
+		}
+		if ln, ok := linkNode(n, e.NodeNames, o); ok {
 			li.Nodes = append(li.Nodes, ln)
 		}
 		return li, partial(d)
@@ -161,7 +167,7 @@ func partial(d *engine.Discovery) error {
 
 // discoverHops is Discover limited to routes of hops hops (0: no limit).
 func (e *Env) discoverHops(ctx context.Context, hops int) (*engine.Discovery, error) {
-	if hops <= 0 {
+	if hops <= 0 || e != nil && e.Loaded != nil {
 		return e.Discover(ctx)
 	}
 	if e == nil || e.Session == nil {

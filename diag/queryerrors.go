@@ -151,7 +151,10 @@ func QueryErrorsOf(ctx context.Context, e *Env, o QueryErrorsOptions) (*QueryErr
 		if n == nil {
 			q.NotFound = what
 		} else {
-			nodes = []*topo.Node{scannedFrom(n, port, d.Fabric, o.Path)}
+			if e.Loaded == nil {
+				n = scannedFrom(n, port, d.Fabric, o.Path)
+			}
+			nodes = []*topo.Node{n}
 		}
 	} else {
 		for i := len(d.Fabric.Nodes) - 1; i >= 0; i-- {

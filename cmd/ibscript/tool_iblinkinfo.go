@@ -24,7 +24,7 @@ func init() {
 			{Short: 'd', Long: "down", Help: "print only down links"},
 			{Short: 'l', Long: "line", Help: "(line mode) print all information for each link on a single line"},
 			{Short: 'p', Long: "additional", Help: "print additional port settings (PktLifeTime, HoqLife, VLStallCount)"},
-			{Long: "load-cache", Arg: "<file>", Help: "filename of ibnetdiscover cache to load (not supported: refused)"},
+			{Long: "load-cache", Arg: "<file>", Help: "filename of ibnetdiscover cache to load"},
 			{Long: "diff", Arg: "<file>", Help: "filename of ibnetdiscover cache to diff (not supported: refused)"},
 			{Long: "diffcheck", Arg: "<key(s)>", Help: "specify checks to execute for --diff (not supported: refused)"},
 			{Long: "filterdownports", Arg: "<file>", Help: "filename of ibnetdiscover cache to filter downports (not supported: refused)"},
@@ -46,8 +46,21 @@ func runLinkinfo(ctx context.Context, inv *Invocation) int {
 	if err != nil {
 		return inv.Fail(err)
 	}
-	env, err := inv.Env(ctx)
-	if err != nil {
+	var env *diag.Env
+	if inv.Has("load-cache") {
+		// Printed from the cache alone: no port is opened.
+		if o.Path != nil {
+			inv.Errorf("Cannot specify cache and direct route path")
+			return exitFailed
+		}
+		f, err := loadCache(inv.Value("load-cache"))
+		if err != nil {
+			fmt.Fprintln(inv.Stderr, "loading cached fabric failed")
+			inv.Errorf("%v", err)
+			return exitFailed
+		}
+		env = &diag.Env{NodeNames: inv.c.names, Loaded: f}
+	} else if env, err = inv.Env(ctx); err != nil {
 		return inv.Fail(err)
 	}
 	li, err := diag.LinkinfoOf(ctx, env, o)
@@ -60,7 +73,7 @@ func runLinkinfo(ctx context.Context, inv *Invocation) int {
 func linkinfoOptions(inv *Invocation) (diag.LinkinfoOptions, error) {
 	var o diag.LinkinfoOptions
 	inv.ignoreArgs(0)
-	for _, k := range []string{"all", "load-cache", "diff", "diffcheck", "filterdownports"} {
+	for _, k := range []string{"all", "diff", "diffcheck", "filterdownports"} {
 		if inv.Has(k) {
 			return o, fmt.Errorf("%s is not supported yet (docs/diag.md)", inv.spelling(k))
 		}

@@ -40,7 +40,7 @@ func init() {
 			{Long: "counters", Help: "print data counters only"},
 			{Short: 'k', Long: "clear-errors", Help: "Clear error counters after read (Sets: --allow-set on the kernel backend)"},
 			{Short: 'K', Long: "clear-counts", Help: "Clear data counters after read (Sets: --allow-set on the kernel backend)"},
-			{Long: "load-cache", Arg: "<file>", Help: "filename of ibnetdiscover cache to load (not supported: refused)"},
+			{Long: "load-cache", Arg: "<file>", Help: "filename of ibnetdiscover cache to load"},
 			{Short: 'o', Long: "outstanding_smps", Arg: "<val>", Help: "specify the number of outstanding SMP's which should be issued during the scan\n(taken and ignored: the engine's per-node window schedules the SMPs)"},
 		},
 		// ibdiag_process_opts(..., "cDGKLnRrSs", ...).
@@ -56,10 +56,24 @@ func runQueryErrors(ctx context.Context, inv *Invocation) int {
 	if err != nil {
 		return inv.Fail(err)
 	}
+	var loaded *topo.Fabric
+	if inv.Has("load-cache") {
+		if o.Path != nil {
+			inv.Errorf("Cannot specify cache and direct route path")
+			return exitIBExit
+		}
+		// The topology from the cache, the counters from the fabric.
+		if loaded, err = loadCache(inv.Value("load-cache")); err != nil {
+			fmt.Fprintln(inv.Stderr, "loading cached fabric failed")
+			inv.Errorf("%v", err)
+			return exitIBExit
+		}
+	}
 	env, err := inv.Env(ctx)
 	if err != nil {
 		return inv.Fail(err)
 	}
+	env.Loaded = loaded
 	q, err := diag.QueryErrorsOf(ctx, env, o)
 	bad := q != nil && q.Summary.BadPorts > 0
 	return inv.Output(q, err, func(w io.Writer) error { return diag.WriteQueryErrors(w, inv.Stderr, q) }, bad)
@@ -69,9 +83,6 @@ func runQueryErrors(ctx context.Context, inv *Invocation) int {
 func queryErrorsOptions(inv *Invocation) (diag.QueryErrorsOptions, error) {
 	var o diag.QueryErrorsOptions
 	inv.ignoreArgs(0)
-	if inv.Has("load-cache") {
-		return o, errors.New("--load-cache is not supported yet (docs/diag.md)")
-	}
 	known := perf.LayoutByID(perf.AttrPortCounters)
 	// -s and -c add to one list, in the order given.
 	for _, ov := range inv.Order() {

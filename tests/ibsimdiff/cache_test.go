@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/topo/ibndcache"
 )
 
@@ -25,17 +28,115 @@ var cacheTopology = diagTopologies[0]
 // cacheOutputs are the ibnetdiscover outputs compared from a cache.
 var cacheOutputs = [][]string{{"-l"}, {"-H"}, {"-S"}, {"-R"}, {"-p"}, {"-g", "-l"}, {"-g", "-p"}}
 
+// makeCaches writes the cache of the live fabric with the C ibnetdiscover
+// and with ibscript's, from cacheTopology's host.
+func makeCaches(t *testing.T, s *ibsimtest.Sim) (cCache, ourCache string) {
+	t.Helper()
+	dir := t.TempDir()
+	cCache, ourCache = filepath.Join(dir, "c.cache"), filepath.Join(dir, "ibscript.cache")
+	if r := cTool(t, s, cacheTopology.host, "ibnetdiscover", "--cache", cCache); r.code != 0 {
+		t.Fatalf("ibnetdiscover --cache: status %d: %s", r.code, r.stderr)
+	}
+	if r := ibscriptTool(t, s, cacheTopology.host, "ibnetdiscover", "--cache", ourCache); r.code != 0 {
+		t.Fatalf("ibscript ibnetdiscover --cache: status %d: %s", r.code, r.stderr)
+	}
+	return cCache, ourCache
+}
+
+// diffFromCache compares the C tool and ibscript's on each cache with
+// each set of arguments (after --load-cache FILE), and the C tool's
+// output from the cache with its live output (args without the cache),
+// except for -S, -G and -n: live, those scan part of the fabric, and a
+// CA's node then holds only the port scanned from; from a cache, the
+// whole node is printed and -n is ignored.
+func diffFromCache(t *testing.T, s *ibsimtest.Sim, tool string, caches []string, argSets [][]string) {
+	t.Helper()
+	host := cacheTopology.host
+	for _, args := range argSets {
+		partial := slices.ContainsFunc(args, func(a string) bool { return a == "-S" || a == "-G" || a == "-n" })
+		var live toolResult
+		if !partial {
+			live = cTool(t, s, host, tool, args...)
+		}
+		for _, cache := range caches {
+			what := tool + " --load-cache " + filepath.Base(cache) + " " + strings.Join(args, " ")
+			full := append([]string{"--load-cache", cache}, args...)
+			want := cTool(t, s, host, tool, full...)
+			if !partial && (string(live.stdout) != string(want.stdout) || live.code != want.code) {
+				t.Errorf("%s: the C tool prints from the cache (status %d) what it does not print live (status %d):\n%s", what, want.code, live.code, lineDiff(string(live.stdout), string(want.stdout)))
+			}
+			if len(want.stdout) == 0 && !partial {
+				t.Errorf("%s: the C tool printed nothing: nothing compared", what)
+			}
+			got := ibscriptTool(t, s, host, tool, full...)
+			if string(want.stdout) != string(got.stdout) || want.code != got.code {
+				t.Errorf("%s: exit %d, the C tool's %d (stderr %s):\n%s", what, got.code, want.code, got.stderr, lineDiff(string(want.stdout), string(got.stdout)))
+			}
+		}
+	}
+}
+
+// TestCacheMatchesIBLinkInfo: iblinkinfo --load-cache, on the C tool's
+// cache and on ibscript's.
+func TestCacheMatchesIBLinkInfo(t *testing.T) {
+	s := diagSim(t, cacheTopology.path)
+	cCache, ourCache := makeCaches(t, s)
+	// The host's port GUID and another CA's, for -S/-G.
+	ibnd := string(cTool(t, s, cacheTopology.host, "ibnetdiscover").stdout)
+	from := initiatedFrom.FindStringSubmatch(ibnd)
+	var ca string
+	for _, m := range caPortLine.FindAllStringSubmatch(ibnd, -1) {
+		if from != nil && m[2] != from[2] && ca == "" {
+			ca = "0x" + m[2]
+		}
+	}
+	if from == nil || ca == "" {
+		t.Fatalf("no local port or other CA in ibnetdiscover's output:\n%s", ibnd)
+	}
+	diffFromCache(t, s, "iblinkinfo", []string{cCache, ourCache}, [][]string{
+		nil, {"-l"}, {"-p"}, {"-d"}, {"-l", "-p"}, {"--switches-only"}, {"--cas-only", "-l"},
+		{"-S", ca}, {"-G", "0x" + from[2], "-l"}, {"-G", ca, "--switches-only"}, {"-n", "1"},
+	})
+	// No fabric is needed: ibscript reads the cache alone.
+	argv := []string{"iblinkinfo", "--load-cache", ourCache, "--fabric", "ibsim:" + filepath.Join(t.TempDir(), "nosock")}
+	r := runCmd(t, exec.CommandContext(t.Context(), ibscriptBinary(t), argv...))
+	if want := cTool(t, s, cacheTopology.host, "iblinkinfo"); r.code != 0 || string(r.stdout) != string(want.stdout) {
+		t.Errorf("iblinkinfo --load-cache without a fabric: exit %d (stderr %s):\n%s", r.code, r.stderr, lineDiff(string(want.stdout), string(r.stdout)))
+	}
+	for _, args := range [][]string{{"--load-cache", ourCache, "-D", "0"}, {"--load-cache", filepath.Join(t.TempDir(), "none")}} {
+		want, got := cTool(t, s, cacheTopology.host, "iblinkinfo", args...), ibscriptTool(t, s, cacheTopology.host, "iblinkinfo", args...)
+		if want.code != 1 || got.code != want.code || len(got.stdout) != 0 || len(want.stdout) != 0 {
+			t.Errorf("iblinkinfo %s: exit %d, stdout %q; the C tool's %d, %q", strings.Join(args, " "), got.code, got.stdout, want.code, want.stdout)
+		}
+	}
+}
+
+// TestCacheMatchesIBQueryErrors: ibqueryerrors --load-cache takes the
+// topology from the cache and reads the counters from the fabric.
+func TestCacheMatchesIBQueryErrors(t *testing.T) {
+	s := diagSim(t, cacheTopology.path)
+	cCache, ourCache := makeCaches(t, s)
+	ibnd := string(cTool(t, s, cacheTopology.host, "ibnetdiscover").stdout)
+	from := initiatedFrom.FindStringSubmatch(ibnd)
+	if from == nil {
+		t.Fatalf("no local port in ibnetdiscover's output:\n%s", ibnd)
+	}
+	diffFromCache(t, s, "ibqueryerrors", []string{cCache, ourCache}, [][]string{
+		// Not --data or --counters: the data counters move between runs.
+		nil, {"-r"}, {"--switch"}, {"--ca", "-r"}, {"--router"}, {"-G", "0x" + from[2]},
+	})
+	for _, args := range [][]string{{"--load-cache", ourCache, "-D", "0"}, {"--load-cache", filepath.Join(t.TempDir(), "none")}} {
+		want, got := cTool(t, s, cacheTopology.host, "ibqueryerrors", args...), ibscriptTool(t, s, cacheTopology.host, "ibqueryerrors", args...)
+		if want.code != 255 || got.code != want.code || len(got.stdout) != 0 || len(want.stdout) != 0 {
+			t.Errorf("ibqueryerrors %s: exit %d, stdout %q; the C tool's %d, %q", strings.Join(args, " "), got.code, got.stdout, want.code, want.stdout)
+		}
+	}
+}
+
 func TestCacheMatchesIBNetDiscover(t *testing.T) {
 	dt := cacheTopology
 	s := diagSim(t, dt.path)
-	dir := t.TempDir()
-	cCache, ourCache := filepath.Join(dir, "c.cache"), filepath.Join(dir, "ibscript.cache")
-	if r := cTool(t, s, dt.host, "ibnetdiscover", "--cache", cCache); r.code != 0 {
-		t.Fatalf("ibnetdiscover --cache: status %d: %s", r.code, r.stderr)
-	}
-	if r := ibscriptTool(t, s, dt.host, "ibnetdiscover", "--cache", ourCache); r.code != 0 {
-		t.Fatalf("ibscript ibnetdiscover --cache: status %d: %s", r.code, r.stderr)
-	}
+	cCache, ourCache := makeCaches(t, s)
 	live := map[string]toolResult{}
 	for _, args := range cacheOutputs {
 		live[strings.Join(args, " ")] = cTool(t, s, dt.host, "ibnetdiscover", args...)
