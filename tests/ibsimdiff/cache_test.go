@@ -141,7 +141,12 @@ func TestCacheMatchesIBNetDiscover(t *testing.T) {
 	for _, args := range cacheOutputs {
 		live[strings.Join(args, " ")] = cTool(t, s, dt.host, "ibnetdiscover", args...)
 	}
-	liveTopo := cTool(t, s, dt.host, "ibnetdiscover")
+	// The topology (its "generated on" date aside), also with -f and -g.
+	topoArgs := [][]string{nil, {"-f"}, {"-g"}}
+	liveTopo := map[int]toolResult{}
+	for i, args := range topoArgs {
+		liveTopo[i] = cTool(t, s, dt.host, "ibnetdiscover", args...)
+	}
 	for _, cache := range []string{cCache, ourCache} {
 		for _, args := range cacheOutputs {
 			what := "ibnetdiscover --load-cache " + filepath.Base(cache) + " " + strings.Join(args, " ")
@@ -155,13 +160,17 @@ func TestCacheMatchesIBNetDiscover(t *testing.T) {
 				t.Errorf("%s: exit %d, the C tool's %d (stderr %s):\n%s", what, got.code, want.code, got.stderr, lineDiff(string(want.stdout), string(got.stdout)))
 			}
 		}
-		want := cTool(t, s, dt.host, "ibnetdiscover", "--load-cache", cache)
-		if w, l := normDate(string(want.stdout)), normDate(string(liveTopo.stdout)); w != l {
-			t.Errorf("ibnetdiscover --load-cache %s: the C tool prints from the cache what it does not print live:\n%s", filepath.Base(cache), lineDiff(l, w))
-		}
-		got := ibscriptTool(t, s, dt.host, "ibnetdiscover", "--load-cache", cache)
-		if w, g := normDate(string(want.stdout)), normDate(string(got.stdout)); w != g || want.code != got.code {
-			t.Errorf("ibnetdiscover --load-cache %s: exit %d, the C tool's %d (stderr %s):\n%s", filepath.Base(cache), got.code, want.code, got.stderr, lineDiff(w, g))
+		for i, args := range topoArgs {
+			what := "ibnetdiscover --load-cache " + filepath.Base(cache) + " " + strings.Join(args, " ")
+			args = append([]string{"--load-cache", cache}, args...)
+			want := cTool(t, s, dt.host, "ibnetdiscover", args...)
+			if w, l := normDate(string(want.stdout)), normDate(string(liveTopo[i].stdout)); w != l {
+				t.Errorf("%s: the C tool prints from the cache what it does not print live:\n%s", what, lineDiff(l, w))
+			}
+			got := ibscriptTool(t, s, dt.host, "ibnetdiscover", args...)
+			if w, g := normDate(string(want.stdout)), normDate(string(got.stdout)); w != g || want.code != got.code {
+				t.Errorf("%s: exit %d, the C tool's %d (stderr %s):\n%s", what, got.code, want.code, got.stderr, lineDiff(w, g))
+			}
 		}
 	}
 	// The two files hold the same records in the same order (libibnetdisc's

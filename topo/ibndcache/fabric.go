@@ -101,7 +101,7 @@ func (f *File) Fabric(name string) (*topo.Fabric, error) {
 				SpeedExtEnabled: pi.LinkSpeedExtEnabled, SpeedExtActive: pi.LinkSpeedExtActive,
 				CapMask: pi.CapabilityMask, WidthSupported: pi.LinkWidthSupported,
 				SpeedSupported: pi.LinkSpeedSupported, SpeedExtSupported: pi.LinkSpeedExtSupported,
-				HOQLife: pi.HOQLife, VLStallCount: pi.VLStallCount,
+				HOQLife: pi.HOQLife, VLStallCount: pi.VLStallCount, VLCap: pi.VLCap,
 				State: pi.PortState, PhysState: pi.PortPhysicalState,
 			}
 			// Discovery gives a switch's LID to its port 0 alone.
@@ -178,7 +178,7 @@ func hashGUID(guid uint64) int {
 // switch), CapabilityMask, LocalPortNum (the port the node was reached
 // through), the link
 // widths and speeds (enabled, supported, active), the port and physical
-// states, HOQLife and VLStallCount; its other fields are 0. Extended
+// states, HOQLife, VLStallCount and VLCap; its other fields are 0. Extended
 // speeds active are 0 where the node does not advertise them (discovery
 // clears them so). Every tool reading the cache reads only those fields.
 //
@@ -240,7 +240,7 @@ func FromFabric(f *topo.Fabric) (*File, error) {
 				LinkWidthEnabled: p.WidthEnabled, LinkWidthSupported: p.WidthSupported, LinkWidthActive: p.WidthActive,
 				LinkSpeedEnabled: p.SpeedEnabled, LinkSpeedSupported: p.SpeedSupported, LinkSpeedActive: p.SpeedActive,
 				LinkSpeedExtEnabled: p.SpeedExtEnabled, LinkSpeedExtSupported: p.SpeedExtSupported, LinkSpeedExtActive: p.SpeedExtActive,
-				PortState: p.State, PortPhysicalState: p.PhysState, HOQLife: p.HOQLife, VLStallCount: p.VLStallCount}
+				PortState: p.State, PortPhysicalState: p.PhysState, HOQLife: p.HOQLife, VLStallCount: p.VLStallCount, VLCap: p.VLCap}
 			pi.LocalPortNum = uint8(lp)
 			if n.Type == topo.Switch && num > 0 {
 				pi.LID, pi.LMC = 0, 0 // a switch's LID is its port 0's
