@@ -29,8 +29,9 @@ const (
 // IBPingOptions are ibping's client options.
 type IBPingOptions struct {
 	Target engine.Target
-	// Count is -c: stop after Count pings (0: until ctx ends, as
-	// ibping's default ~0).
+	// Count is -c: stop after Count pings; 0 sends none and gives the
+	// statistics alone, as ibping -c 0 does (ibping's default is its
+	// unsigned ~0, 1<<32 - 1: until ctx ends, in practice).
 	Count uint64
 	// Flood is -f: no pause between pings and no line per pong.
 	Flood bool
@@ -96,7 +97,7 @@ func IBPingRun(ctx context.Context, env *Env, o IBPingOptions) (*IBPing, error) 
 	start := time.Now()
 	var total time.Duration
 	r.RTTMin = -1
-	for n := uint64(0); o.Count == 0 || n < o.Count; n++ {
+	for n := uint64(0); n < o.Count; n++ {
 		if ctx.Err() != nil {
 			break
 		}

@@ -48,12 +48,11 @@ func runIBPing(ctx context.Context, inv *Invocation) int {
 	if err != nil {
 		return queryDone(inv, nil, nil, err)
 	}
-	o := diag.IBPingOptions{Target: t, Flood: inv.Has("flood"), OUI: oui}
+	// ibping's count is an unsigned int, ~0 unless -c sets it (strtoul,
+	// cut to 32 bits: -c 0 sends nothing, -c -5 is 1<<32 - 5).
+	o := diag.IBPingOptions{Target: t, Flood: inv.Has("flood"), OUI: oui, Count: 1<<32 - 1}
 	if inv.Has("count") {
-		o.Count = diag.ParseMask(inv.Value("count"))
-		if o.Count == 0 {
-			o.Count = 1 << 32 // ibping's unsigned count of 0 wraps to ~0
-		}
+		o.Count = uint64(uint32(diag.ParseMask(inv.Value("count"))))
 	}
 	if !inv.JSON {
 		o.Pong = func(line string) { fmt.Fprintln(inv.Stdout, line) }

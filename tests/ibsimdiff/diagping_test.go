@@ -98,6 +98,7 @@ func TestIBPingClientMatchesC(t *testing.T) {
 		o    diag.IBPingOptions
 	}{
 		{[]string{"-c", "2", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 2}},
+		{[]string{"-c", "0", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 0}}, // the statistics alone
 		{[]string{"-f", "-c", "4", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 4, Flood: true}},
 		{[]string{"-f", "-c", "2", "-t", "100", "999"}, diag.IBPingOptions{Target: engine.LID(999), Count: 2, Flood: true}},
 	} {
@@ -106,7 +107,7 @@ func TestIBPingClientMatchesC(t *testing.T) {
 		var cCode int
 		for deadline := time.Now().Add(20 * time.Second); ; {
 			cOut, cCode = cRun(t, ibsimTest, "Hca2", "ibping", c.args...)
-			if c.args[len(c.args)-1] == "999" || bytes.Contains(cOut, []byte(" 0% packet loss")) || time.Now().After(deadline) {
+			if c.args[len(c.args)-1] == "999" || c.o.Count == 0 || bytes.Contains(cOut, []byte(" 0% packet loss")) || time.Now().After(deadline) {
 				break
 			}
 		}
