@@ -230,10 +230,11 @@ func runSize(ctx context.Context, dir, bin string, spec fattree.Spec, runs int) 
 			return err
 		}
 	}
-	steps := []struct {
+	type step struct {
 		name string
 		f    func() error
-	}{
+	}
+	steps := []step{
 		{"ibqueryerrors", ok1(cTool("ibqueryerrors"))},
 		{"ibscript exporter --once (process)", proc(bin, "exporter", "--fabric", uri, "--once", "--output", prom)},
 		{"exporter steady sweep (in process)", expSweep},
@@ -247,6 +248,13 @@ func runSize(ctx context.Context, dir, bin string, spec fattree.Spec, runs int) 
 		{"ibscript engine sweep (in process)", engineSweep},
 		{"smpquery nodeinfo " + ls, cTool("smpquery", "nodeinfo", ls)},
 		{"ibscript -e smp.nodeinfo(" + ls + ")", proc(bin, "--fabric", uri, "-e", "smp.nodeinfo("+ls+")")},
+	}
+	// Issue 19's one-shot tools, each beside the C tool it replaces.
+	oneShots := [][]string{{"smpquery", "nodeinfo", ls}, {"perfquery", ls, "1"}, {"saquery", "NR", ls}}
+	for _, a := range oneShots {
+		name := strings.Join(a, " ")
+		steps = append(steps, step{name + " (C)", cTool(a[0], a[1:]...)},
+			step{"ibscript " + name, proc(bin, append([]string{a[0], "--fabric", uri}, a[1:]...)...)})
 	}
 	res := map[string]*result{}
 	var order []string
@@ -319,6 +327,13 @@ func runSize(ctx context.Context, dir, bin string, spec fattree.Spec, runs int) 
 	}
 	r = oneShot.Seconds() / smpq.Seconds()
 	check("ibscript -e nodeinfo / smpquery nodeinfo", r, -1, r <= 1)
+	// Issue 19: one-shot smpquery, perfquery and saquery no slower than
+	// the C tool's process.
+	for _, a := range oneShots {
+		name := strings.Join(a, " ")
+		r := res["ibscript "+name].median().Seconds() / res[name+" (C)"].median().Seconds()
+		check("ibscript "+name+" / "+name, r, -1, r <= 1)
+	}
 	// Issue 19: iblinkinfo and ibqueryerrors, >= 4x the C tools with
 	// their defaults, within 1.5x of ibsim's CPU serving ibscript's MADs.
 	for _, tool := range []string{"iblinkinfo", "ibqueryerrors"} {
