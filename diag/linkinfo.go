@@ -149,6 +149,7 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 			}
 		}
 	}
+	li.Nodes = make([]LinkNode, 0, len(nodes))
 	for _, n := range nodes {
 		if ln, ok := linkNode(n, e.NodeNames, o); ok {
 			li.Nodes = append(li.Nodes, ln)
@@ -223,7 +224,7 @@ func pathString(path []uint8) string {
 
 // linkNode gathers n's printed ports; ok is false when none is (-d).
 func linkNode(n *topo.Node, names map[uint64]string, o LinkinfoOptions) (LinkNode, bool) {
-	ln := LinkNode{Type: nodeType(n.Type), GUID: GUID(n.GUID), Name: topo.MappedName(n, names), Ports: []LinkPort{}}
+	ln := LinkNode{Type: nodeType(n.Type), GUID: GUID(n.GUID), Name: topo.MappedName(n, names), Ports: make([]LinkPort, 0, n.NumPorts)}
 	var p0 *topo.Port
 	if n.Type == topo.Switch && len(n.Ports) > 0 {
 		p0 = n.Ports[0]
@@ -231,14 +232,27 @@ func linkNode(n *topo.Node, names map[uint64]string, o LinkinfoOptions) (LinkNod
 	if p0 != nil {
 		ln.PortGUID, ln.LID = GUID(p0.GUID), p0.LID
 	}
+	// The node's remotes and -p values in one block each, not one
+	// allocation a port (a 2,000-node fabric has ~6,000 ports).
+	var s linkSlab
 	for i := 1; i <= n.NumPorts && i < len(n.Ports); i++ {
 		p := n.Ports[i]
 		if p == nil || (o.DownOnly && p.State != smp.PortStateDown) {
 			continue
 		}
-		ln.Ports = append(ln.Ports, linkPort(p, p0, names, o))
+		if s.remotes == nil {
+			s.remotes, s.extra = make([]LinkRemote, 0, n.NumPorts), make([]uint8, 0, 2*n.NumPorts)
+		}
+		ln.Ports = append(ln.Ports, linkPort(p, p0, names, o, &s))
 	}
 	return ln, len(ln.Ports) > 0
+}
+
+// linkSlab holds a node's LinkRemotes and -p values, with room for all
+// its ports.
+type linkSlab struct {
+	remotes []LinkRemote
+	extra   []uint8
 }
 
 // capMask is the capability mask that applies to p: port 0's on a
@@ -265,7 +279,7 @@ func endLID(p *topo.Port) uint16 {
 	return 0
 }
 
-func linkPort(p, p0 *topo.Port, names map[uint64]string, o LinkinfoOptions) LinkPort {
+func linkPort(p, p0 *topo.Port, names map[uint64]string, o LinkinfoOptions, s *linkSlab) LinkPort {
 	lp := LinkPort{Port: p.Num, GUID: GUID(p.GUID), LID: p.LID,
 		State: smp.PortStateName(p.State), PhysState: smp.PhysStateName(p.PhysState)}
 	if p0 != nil {
@@ -283,13 +297,14 @@ func linkPort(p, p0 *topo.Port, names map[uint64]string, o LinkinfoOptions) Link
 			lp.Speed = smp.SpeedName(p.SpeedActive)
 		}
 		if o.Additional {
-			hoq, stall := p.HOQLife, p.VLStallCount
-			lp.HOQLife, lp.VLStallCount = &hoq, &stall
+			s.extra = append(s.extra, p.HOQLife, p.VLStallCount)
+			lp.HOQLife, lp.VLStallCount = &s.extra[len(s.extra)-2], &s.extra[len(s.extra)-1]
 		}
 	}
 	if r := p.Remote; r != nil {
-		lp.Remote = &LinkRemote{GUID: GUID(r.GUID), NodeGUID: GUID(r.Node.GUID), LID: endLID(r), Port: r.Num,
-			Name: topo.MappedName(r.Node, names)}
+		s.remotes = append(s.remotes, LinkRemote{GUID: GUID(r.GUID), NodeGUID: GUID(r.Node.GUID), LID: endLID(r), Port: r.Num,
+			Name: topo.MappedName(r.Node, names)})
+		lp.Remote = &s.remotes[len(s.remotes)-1]
 		lp.Remote.CouldBeWidth, lp.Remote.CouldBeSpeed = couldBe(p, r)
 	}
 	return lp

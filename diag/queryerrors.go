@@ -412,7 +412,7 @@ func (r *qeRun) link(n *topo.Node, p int) *LinkPort {
 	if n.Type == topo.Switch {
 		p0 = n.Ports[0]
 	}
-	lp := linkPort(n.Ports[p], p0, r.names, LinkinfoOptions{})
+	lp := linkPort(n.Ports[p], p0, r.names, LinkinfoOptions{}, &linkSlab{})
 	return &lp
 }
 
