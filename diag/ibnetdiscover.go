@@ -161,7 +161,7 @@ func ndNode(n *topo.Node, names map[uint64]string) NDNode {
 		if p == nil {
 			continue
 		}
-		np := NDPort{Port: i, GUID: GUID(p.GUID), LID: ndLID(p), Width: widthCompat(p.WidthActive), Speed: speedCompat(p)}
+		np := NDPort{Port: i, GUID: GUID(p.GUID), LID: ndLID(p), Width: smp.WidthShortName(p.WidthActive), Speed: speedCompat(p)}
 		if r := p.Remote; r != nil {
 			np.Remote = &NDRemote{Type: nodeType(r.Node.Type), NodeGUID: GUID(r.Node.GUID), GUID: GUID(r.GUID), Port: r.Num,
 				LID: ndLID(r), Name: topo.MappedName(r.Node, names)}
@@ -171,26 +171,9 @@ func ndNode(n *topo.Node, names map[uint64]string) NDNode {
 	return nn
 }
 
-// widthCompat is ibnetdiscover's dump_linkwidth_compat.
-func widthCompat(w uint8) string {
-	switch w {
-	case 1:
-		return "1x"
-	case 2:
-		return "4x"
-	case 4:
-		return "8x"
-	case 8:
-		return "12x"
-	case 16:
-		return "2x"
-	}
-	return "??"
-}
-
 // speedCompat is the ports report's speed: the extended speed where the
-// node advertises it (its port 0's capability on a switch), else SDR,
-// DDR, QDR.
+// node advertises it (its port 0's capability on a switch), else FDR10
+// where MlnxExtPortInfo has it active, else SDR, DDR, QDR.
 func speedCompat(p *topo.Port) string {
 	ext := uint8(0)
 	if capMask(p)&capExtSpeeds != 0 {
@@ -199,6 +182,9 @@ func speedCompat(p *topo.Port) string {
 	name := smp.ExtSpeedShortName(ext)
 	if ext == 0 {
 		name = smp.SpeedShortName(p.SpeedActive)
+		if p.MlnxSpeedActive&smp.MlnxSpeedFDR10 != 0 {
+			name = "FDR10"
+		}
 	}
 	if strings.HasPrefix(name, "undefined") {
 		return "???"

@@ -236,23 +236,9 @@ func portStateInfo(ctx context.Context, s *engine.Session, t engine.Target, port
 	return pi, bits(p0, 160, 32)&(1<<14) != 0, nil
 }
 
-// mlnxExtPortInfoSupported is is_mlnx_ext_port_info_supported (with the
-// MLX_EPI default on): Mellanox device IDs that have MlnxExtPortInfo.
+// mlnxExtPortInfoSupported is smp.MlnxExtPortInfoSupported of a NodeInfo.
 func mlnxExtPortInfoSupported(ni []byte) bool {
-	vendor, dev := bits(ni, 296, 24), bits(ni, 240, 16)
-	switch {
-	case dev >= 0xc738 && dev <= 0xc73b, dev == 0xc839, dev == 0xcb20, dev == 0xcf08, dev == 0xcf09, dev == 0xd2f0:
-		return true
-	case dev >= 0x1003 && dev <= 0x101b, dev == 0xa2d2:
-		return true
-	case vendor == 0x119f:
-		switch dev {
-		case 0x1b02, 0x1b50, 0x1ba0, 0x1bf0, 0x1b33, 0x1b73, 0x1b40, 0x1b41, 0x1b60, 0x1b61, 0x1b83, 0x1b93, 0x1b94, 0x1bb4, 0x1bb5:
-			return true
-		}
-		return (dev >= 0x1bd0 && dev <= 0x1bd5) || (dev >= 0x1bc4 && dev <= 0x1bc6)
-	}
-	return false
+	return smp.MlnxExtPortInfoSupported(uint32(bits(ni, 296, 24)), uint16(bits(ni, 240, 16)))
 }
 
 func (r *IBPortState) show(heading, pid string, port int, pi []byte, espeed, isSwitch bool) {

@@ -291,9 +291,12 @@ func linkPort(p, p0 *topo.Port, names map[uint64]string, o LinkinfoOptions, s *l
 		if capMask(p)&capExtSpeeds != 0 {
 			ext = p.SpeedExtActive
 		}
-		if ext != 0 {
+		switch {
+		case ext != 0:
 			lp.Speed = smp.ExtSpeedName(ext)
-		} else {
+		case p.MlnxSpeedActive&smp.MlnxSpeedFDR10 != 0:
+			lp.Speed = "10.0 Gbps (FDR10)"
+		default:
 			lp.Speed = smp.SpeedName(p.SpeedActive)
 		}
 		if o.Additional {
@@ -311,7 +314,8 @@ func linkPort(p, p0 *topo.Port, names map[uint64]string, o LinkinfoOptions, s *l
 }
 
 // couldBe is get_max_msg: the widest width and fastest speed both ends
-// support, when the link runs below them.
+// support, when the link runs below them; FDR10 where both ends'
+// MlnxExtPortInfo supports it and the link runs without.
 func couldBe(p, r *topo.Port) (width, speed string) {
 	if w := maxWidth(p.WidthSupported & r.WidthSupported); w&p.WidthActive == 0 {
 		width = "Could be " + smp.WidthName(w)
@@ -319,6 +323,16 @@ func couldBe(p, r *topo.Port) (width, speed string) {
 	if capMask(p)&capExtSpeeds != 0 && capMask(r)&capExtSpeeds != 0 && p.SpeedExtSupported != 0 && r.SpeedExtSupported != 0 {
 		if s := maxBit(p.SpeedExtSupported & r.SpeedExtSupported); s&p.SpeedExtActive == 0 {
 			speed = "Could be " + smp.ExtSpeedName(s)
+		}
+		return width, speed
+	}
+	if p.MlnxSpeedSupported&r.MlnxSpeedSupported&smp.MlnxSpeedFDR10 != 0 {
+		switch {
+		case p.MlnxSpeedActive&smp.MlnxSpeedFDR10 != 0:
+		case p.SpeedActive == 4:
+			speed = "Could be FDR10 (Found link at QDR but expected speed is FDR10)"
+		default:
+			speed = "Could be FDR10"
 		}
 		return width, speed
 	}

@@ -604,7 +604,11 @@ func (sw *sweep) handleLocked(q *query, o *op) {
 		err = o.madStatus()
 	}
 	if err != nil {
-		sw.fail(q, err)
+		// A node that does not answer MlnxExtPortInfo after all is
+		// one without FDR10, as libibnetdisc takes it: no error.
+		if o.attrID != smp.AttrMlnxExtPortInfo {
+			sw.fail(q, err)
+		}
 		return
 	}
 	if q.pass > 0 && q.reads == 0 {
@@ -642,6 +646,13 @@ func (sw *sweep) handleLocked(q *query, o *op) {
 		var si smp.SwitchInfo
 		if si.UnmarshalBinary(data) == nil {
 			q.node.n.EnhancedPort0 = si.EnhancedPort0
+		}
+	case smp.AttrMlnxExtPortInfo:
+		var m smp.MlnxExtPortInfo
+		if m.UnmarshalBinary(data) == nil {
+			if p := q.node.n.Ports[q.port]; p != nil {
+				p.MlnxSpeedSupported, p.MlnxSpeedActive = m.LinkSpeedSupported, m.LinkSpeedActive
+			}
 		}
 	case smp.AttrPortInfo:
 		var pi smp.PortInfo
@@ -879,6 +890,9 @@ func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
 	port.CapMask = pi.CapabilityMask
 	port.WidthSupported, port.SpeedSupported, port.SpeedExtSupported = pi.LinkWidthSupported, pi.LinkSpeedSupported, pi.LinkSpeedExtSupported
 	port.HOQLife, port.VLStallCount, port.VLCap = pi.HOQLife, pi.VLStallCount, pi.VLCap
+	if !sw.linksChecked && mlnxEPIWanted(n, pi.PortPhysicalState, pi.LinkSpeedActive) {
+		sw.queueOp(sw.nodeQuery(q.node, q.path, q.port), smp.AttrMlnxExtPortInfo, uint32(q.port), q.node.key)
+	}
 	if d := q.node; n.Type == topo.Switch && d.answered[q.port/64]&(1<<(q.port%64)) == 0 {
 		d.answered[q.port/64] |= 1 << (q.port % 64)
 		if d.left--; d.left == 0 && sw.onSwitch != nil {
@@ -899,16 +913,32 @@ func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
 	sw.probeNode(sw.extend(q.node.path, q.port), q.node, q.port)
 }
 
+// mlnxEPIWanted reports whether libibnetdisc reads a port's
+// MlnxExtPortInfo after its PortInfo: a device ID that has the attribute,
+// the port LinkUp at QDR. (libibnetdisc also wants no extended speed
+// active; finish drops what was read where one is.)
+func mlnxEPIWanted(n *topo.Node, phys, speed uint8) bool {
+	return phys == smp.PhysStateLinkUp && speed == 4 && smp.MlnxExtPortInfoSupported(n.VendorID, n.DeviceID)
+}
+
 // finish puts a completed sweep in the form ibnetdiscover gives it: nodes
-// in the order libibnetdisc finds them (breadth first from the local node,
-// each node's ports in ascending order, through switches only), the local
-// port as Origin, and extended speeds cleared where the node does not
-// advertise them (PortInfo.CapabilityMask bit 14, read from port 0 on a
-// switch), as ibnetdiscover ignores those bits then. The directed route
-// of each node and port found that way replaces in paths the one the
-// concurrent sweep reached it through first: the route libibnetdisc
-// reaches it by (the shortest, the lowest port numbers first among
-// those), which dump_fts prints and every later query by GUID follows.
+// in the order libibnetdisc finds them, the local port as Origin, and
+// extended speeds cleared where the node does not advertise them
+// (PortInfo.CapabilityMask bit 14, read from port 0 on a switch), as
+// ibnetdiscover ignores those bits then.
+//
+// libibnetdisc finds nodes through one queue of SMPs answered in turn
+// (ibsim answers in order): a node's NodeInfo queues its PortInfos (a
+// switch's port 0 first, which queues the others), and each PortInfo of a
+// port with a link queues the NodeInfo behind it, through switches only
+// and the local port. Where it reads MlnxExtPortInfo first (mlnxEPIWanted,
+// no extended speed), that answer queues the NodeInfo instead, one turn
+// later: a neighbour behind such a port is found after those behind the
+// node's other ports. finish replays that queue on the finished sweep.
+// The directed route of each node and port found that way replaces in
+// paths the one the concurrent sweep reached it through first: the route
+// libibnetdisc reaches it by, which dump_fts prints and every later query
+// by GUID follows.
 func finish(f *topo.Fabric, originPort int, paths *intmap.Map[[]uint8]) {
 	origin := f.Nodes[0]
 	if p := origin.EndPort(originPort); p != nil {
@@ -916,10 +946,27 @@ func finish(f *topo.Fabric, originPort int, paths *intmap.Map[[]uint8]) {
 	} else if originPort < len(origin.Ports) {
 		f.Origin = origin.Ports[originPort]
 	}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			capPort := p
+			if n.Type == topo.Switch && n.Ports[0] != nil {
+				capPort = n.Ports[0]
+			}
+			if capPort.CapMask&smp.CapIsExtendedSpeedsSupported == 0 {
+				p.SpeedExtActive = 0
+			}
+			if p.SpeedExtActive != 0 || !mlnxEPIWanted(n, p.PhysState, p.SpeedActive) {
+				p.MlnxSpeedSupported, p.MlnxSpeedActive = 0, 0
+			}
+		}
+	}
 	seen := make(map[*topo.Node]bool, len(f.Nodes))
 	order := make([]*topo.Node, 0, len(f.Nodes))
 	// route[i] is order[i]'s directed route; routes share one buffer.
-	route := make([][]uint8, 0, len(f.Nodes))
+	route := make(map[*topo.Node][]uint8, len(f.Nodes))
 	buf := make([]uint8, 0, 8*len(f.Nodes))
 	newRoute := func(parent []uint8, port int) []uint8 {
 		if cap(buf)-len(buf) < len(parent)+1 {
@@ -935,29 +982,52 @@ func finish(f *topo.Fabric, originPort int, paths *intmap.Map[[]uint8]) {
 	ported := make(map[uint64]bool, len(f.Nodes))
 	seen[origin] = true
 	order = append(order, origin)
-	route = append(route, newRoute([]uint8{0}, -1))
-	paths.Set(origin.GUID, route[0])
+	route[origin] = newRoute([]uint8{0}, -1)
+	paths.Set(origin.GUID, route[origin])
 	if f.Origin != nil {
 		ported[f.Origin.GUID] = true
-		paths.Set(f.Origin.GUID, route[0])
+		paths.Set(f.Origin.GUID, route[origin])
 	}
-	for i := 0; i < len(order); i++ {
-		n := order[i]
-		if n.Type != topo.Switch && n != origin {
+	// The queue holds the SMPs that lead somewhere (a NodeDescription
+	// or SwitchInfo queues nothing): the NodeInfo behind port of n
+	// (turnNI), a switch's port 0 PortInfo (turnPI0: it queues the
+	// others), a port's PortInfo (turnPI) and MlnxExtPortInfo (turnMEPI).
+	const (
+		turnNI = iota
+		turnPI0
+		turnPI
+		turnMEPI
+	)
+	type turn struct {
+		kind int
+		n    *topo.Node
+		port int
+	}
+	queue := []turn{{kind: turnPI, n: origin, port: originPort}}
+	if origin.Type == topo.Switch {
+		queue[0] = turn{kind: turnPI0, n: origin}
+	}
+	for len(queue) > 0 {
+		t := queue[0]
+		queue = queue[1:]
+		n := t.n
+		if t.kind == turnPI0 {
+			for i := 1; i < len(n.Ports); i++ {
+				queue = append(queue, turn{kind: turnPI, n: n, port: i})
+			}
 			continue
 		}
-		for _, p := range n.Ports {
-			if p == nil || p.Remote == nil {
-				continue
-			}
-			if n == origin && n.Type != topo.Switch && p.Num != originPort {
-				continue
-			}
+		if t.port >= len(n.Ports) || n.Ports[t.port] == nil || n.Ports[t.port].Remote == nil {
+			continue
+		}
+		p := n.Ports[t.port]
+		switch {
+		case t.kind == turnNI:
 			r := p.Remote
 			if seen[r.Node] && ported[r.GUID] {
 				continue
 			}
-			rt := newRoute(route[i], p.Num)
+			rt := newRoute(route[n], p.Num)
 			if !ported[r.GUID] {
 				ported[r.GUID] = true
 				paths.Set(r.GUID, rt)
@@ -967,8 +1037,15 @@ func finish(f *topo.Fabric, originPort int, paths *intmap.Map[[]uint8]) {
 			}
 			seen[r.Node] = true
 			order = append(order, r.Node)
-			route = append(route, rt)
+			route[r.Node] = rt
 			paths.Set(r.Node.GUID, rt)
+			if r.Node.Type == topo.Switch {
+				queue = append(queue, turn{kind: turnPI0, n: r.Node})
+			}
+		case t.kind == turnPI && p.SpeedExtActive == 0 && mlnxEPIWanted(n, p.PhysState, p.SpeedActive):
+			queue = append(queue, turn{kind: turnMEPI, n: n, port: t.port})
+		case n.Type == topo.Switch || n == origin && p.Num == originPort:
+			queue = append(queue, turn{kind: turnNI, n: n, port: t.port})
 		}
 	}
 	for _, n := range f.Nodes {
@@ -977,19 +1054,4 @@ func finish(f *topo.Fabric, originPort int, paths *intmap.Map[[]uint8]) {
 		}
 	}
 	f.Nodes = order
-
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if p == nil {
-				continue
-			}
-			capPort := p
-			if n.Type == topo.Switch && n.Ports[0] != nil {
-				capPort = n.Ports[0]
-			}
-			if capPort.CapMask&smp.CapIsExtendedSpeedsSupported == 0 {
-				p.SpeedExtActive = 0
-			}
-		}
-	}
 }

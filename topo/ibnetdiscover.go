@@ -300,7 +300,12 @@ func (n *Node) port(i int) *Port {
 	return &Port{Node: n, Num: i}
 }
 
-// linkText is ibnetdiscover's "4xQDR" text for a port's active link.
+// linkText is ibnetdiscover's "4xQDR" text for a port's active link
+// ("4xFDR10" where MlnxExtPortInfo has FDR10 active and no extended
+// speed is).
 func linkText(p *Port) string {
+	if p.SpeedExtActive == 0 && p.MlnxSpeedActive&smp.MlnxSpeedFDR10 != 0 {
+		return smp.WidthShortName(p.WidthActive) + "FDR10"
+	}
 	return smp.LinkText(p.WidthActive, p.SpeedActive, p.SpeedExtActive)
 }

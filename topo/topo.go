@@ -91,10 +91,16 @@ type Port struct {
 	// PortInfo.HOQLife and VLStallCount (iblinkinfo -p), 0 where unknown.
 	HOQLife, VLStallCount uint8
 	// VLCap is PortInfo.VLCap (ibnetdiscover -f), 0 where unknown.
-	VLCap     uint8
-	State     uint8 // PortInfo.PortState, 0 when unknown
-	PhysState uint8 // PortInfo.PortPhysicalState, 0 when unknown
-	Remote    *Port // the port at the other end of the cable
+	VLCap uint8
+	// MlnxSpeedSupported and MlnxSpeedActive are Mellanox's
+	// MlnxExtPortInfo LinkSpeedSupported and LinkSpeedActive (bit 0:
+	// FDR10), read by discovery where libibnetdisc reads them (a device
+	// ID that has the attribute, a port up at QDR without an extended
+	// speed); 0 elsewhere.
+	MlnxSpeedSupported, MlnxSpeedActive uint8
+	State                               uint8 // PortInfo.PortState, 0 when unknown
+	PhysState                           uint8 // PortInfo.PortPhysicalState, 0 when unknown
+	Remote                              *Port // the port at the other end of the cable
 }
 
 // Node returns the node with the given GUID, or nil.

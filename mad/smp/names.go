@@ -233,23 +233,27 @@ func ExtSpeedShortName(s uint8) string {
 }
 
 // LinkText is ibnetdiscover's text for an active link, e.g. "4xSDR" or
-// "12xEDR": the width ("1x", "4x", "8x", "12x", "2x"; "??" otherwise)
-// followed by LinkSpeedText.
+// "12xEDR": WidthShortName followed by LinkSpeedText.
 func LinkText(width, speed, extSpeed uint8) string {
-	w := "??"
+	return WidthShortName(width) + LinkSpeedText(speed, extSpeed)
+}
+
+// WidthShortName is the width part of ibnetdiscover's link text
+// (dump_linkwidth_compat): "1x", "4x", "8x", "12x", "2x"; "??" otherwise.
+func WidthShortName(width uint8) string {
 	switch width {
 	case 1:
-		w = "1x"
+		return "1x"
 	case 2:
-		w = "4x"
+		return "4x"
 	case 4:
-		w = "8x"
+		return "8x"
 	case 8:
-		w = "12x"
+		return "12x"
 	case 16:
-		w = "2x"
+		return "2x"
 	}
-	return w + LinkSpeedText(speed, extSpeed)
+	return "??"
 }
 
 // LinkSpeedText is the speed part of ibnetdiscover's link text: the
