@@ -256,7 +256,11 @@ func portAttrTable(L *lua.LState, p fabric.PortAttr) *lua.LTable {
 	t.RawSetString("gid_prefix", Hex64(p.GIDPrefix))
 	t.RawSetString("port_guid", Hex64(p.PortGUID))
 	t.RawSetString("node_guid", Hex64(p.NodeGUID))
-	t.RawSetString("link_layer", lua.LString("InfiniBand")) // every backend opens IB ports only
+	ll := p.LinkLayer
+	if ll == "" {
+		ll = "InfiniBand"
+	}
+	t.RawSetString("link_layer", lua.LString(ll))
 	pk := L.CreateTable(len(p.PKeys), 0)
 	for _, k := range p.PKeys {
 		pk.Append(lua.LNumber(k))

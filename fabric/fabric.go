@@ -204,6 +204,18 @@ type PortAttr struct {
 	// pkeys (pkeys_size is its length): sysfs pkeys/<i> on the kernel,
 	// the SMA's table on the simulator, ibsim's GET_PKEYS (32 entries).
 	PKeys []uint16
+	// LinkLayer is umad_port_t's link_layer: "InfiniBand", or "Ethernet"
+	// for a RoCE port on the kernel; "" is InfiniBand.
+	LinkLayer string `json:",omitempty"`
+	// The port's CA, as umad_get_ca gives it (ibstat prints them):
+	// hca_type, fw_ver, hw_rev, sys_image_guid and the highest port
+	// number. On ibsim they are what umad2sim writes: "simulator", 1, the
+	// NodeInfo revision in hex, one port (the client's).
+	CAType     string `json:",omitempty"`
+	FWVer      string `json:",omitempty"`
+	HWVer      string `json:",omitempty"`
+	SysGUID    uint64 `json:",omitempty"`
+	CANumPorts int    `json:",omitempty"`
 }
 
 // Transport is an open local port with umad semantics; see the package doc.

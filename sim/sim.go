@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -508,6 +509,8 @@ func (f *Fabric) Close() error {
 func (f *Fabric) portAttr(p *port) fabric.PortAttr {
 	pi := p.info()
 	n := p.node
+	var ni smp.NodeInfo
+	_ = ni.UnmarshalBinary(n.ni[:])
 	return fabric.PortAttr{
 		CAName:    n.id,
 		PortNum:   p.num,
@@ -524,6 +527,10 @@ func (f *Fabric) portAttr(p *port) fabric.PortAttr {
 		Rate:      smp.SysfsRate(pi.LinkWidthActive, pi.LinkSpeedActive, pi.LinkSpeedExtActive),
 		CapMask:   pi.CapabilityMask,
 		PKeys:     p.pkeyTable(),
+		// As the ibsim backend gives them (umad2sim's sysfs), with the
+		// node's ports.
+		CAType: "simulator", FWVer: "1", HWVer: strconv.FormatUint(uint64(ni.Revision), 16),
+		SysGUID: ni.SystemImageGUID, CANumPorts: n.numPorts,
 	}
 }
 

@@ -156,7 +156,8 @@ func TestOpenAndPorts(t *testing.T) {
 	got := tr.Port()
 	want := fabric.PortAttr{CAName: "node001", PortNum: 1, NodeType: 1, NodeGUID: 0x0002c90300a00000,
 		PortGUID: 0x0002c90300a00001, GIDPrefix: 0xfe80000000000000, LID: 1, SMLID: 1,
-		State: 4, PhysState: 5, Rate: 40, CapMask: 0x50c04a, PKeys: make([]uint16, 64)}
+		State: 4, PhysState: 5, Rate: 40, CapMask: 0x50c04a, PKeys: make([]uint16, 64),
+		CAType: "simulator", FWVer: "1", HWVer: "a1", SysGUID: 0x0002c90300a00000, CANumPorts: 1}
 	want.PKeys[0] = 0xffff // the default partition; PartitionCap 64
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Open(\"\", 0) port (-want +got):\n%s", diff)

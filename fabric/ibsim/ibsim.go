@@ -516,6 +516,9 @@ func (c *client) portAttr() (fabric.PortAttr, error) {
 		State:     int(pi.PortState),
 		PhysState: int(pi.PortPhysicalState),
 		CapMask:   pi.CapabilityMask,
+		// umad2sim's sysfs: one port directory, the client's.
+		CAType: "simulator", FWVer: "1", HWVer: strconv.FormatUint(uint64(ni.Revision), 16),
+		SysGUID: ni.SystemImageGUID, CANumPorts: int(pi.LocalPortNum),
 	}
 	// umad2sim's rate file: the extended speed only where the port
 	// says it supports extended speeds.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/ibscript/ibscript/fabric/ibsim"
 )
 
@@ -84,5 +85,40 @@ func TestGetPortMatchesIBStat(t *testing.T) {
 	}
 	if len(rates) < 3 {
 		t.Errorf("rates seen %v: the test needs ports of several rates", rates)
+	}
+}
+
+// TestIBStatMatchesC: ibscript ibstat prints what C ibstat prints under
+// umad2sim, attached to CAs of one and four ports, a switch (its port 0)
+// and a router, with -l, -s, -p, a CA name, a port number, and the two
+// failures (an unknown CA, a port the CA does not have: ibpanic, 255).
+// Two deliberate differences: the link layer, which umad2sim leaves out
+// (libibumad then says "IB") and ibscript gives as the kernel does, and
+// the rate of an HDR port (TestGetPortMatchesIBStat).
+func TestIBStatMatchesC(t *testing.T) {
+	for _, c := range []struct {
+		path   string
+		nodes  []string
+		kernel map[string]string // the rate line ibscript prints where umad2sim's differs
+	}{
+		{"../topologies/net.mixed-router", []string{"HcaZ", "SwB"}, nil},
+		{"../topologies/net.chain36", []string{"Multi", "Rtr2", "Host-B"}, map[string]string{"Multi": "Rate: 200\n"}},
+	} {
+		s := diagSim(t, c.path)
+		for _, node := range c.nodes {
+			for _, args := range [][]string{{}, {"-l"}, {"-s"}, {"-p"}, {"ibsim0"}, {"ibsim0", "1"}, {"-s", "ibsim0", "0x1"},
+				{"-p", "ibsim0"}, {"ibsim0", "9"}, {"nosuch"}, {"-l", "nosuch"}} {
+				what := fmt.Sprintf("%s: ibstat %s", node, strings.Join(args, " "))
+				cr := cTool(t, s, node, "ibstat", args...)
+				or := ibscriptTool(t, s, node, "ibstat", args...)
+				got := strings.ReplaceAll(string(or.stdout), "Link layer: InfiniBand\n", "Link layer: IB\n")
+				if r, ok := c.kernel[node]; ok {
+					got = strings.ReplaceAll(got, r, "Rate: 104\n") // 4x HDR: umad2sim's 26 a lane
+				}
+				if got != string(cr.stdout) || or.code != cr.code {
+					t.Errorf("%s: exit %d, C %d; stdout (-C +ibscript):\n%s", what, or.code, cr.code, cmp.Diff(string(cr.stdout), got))
+				}
+			}
+		}
 	}
 }

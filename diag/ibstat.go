@@ -1,0 +1,203 @@
+package diag
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad/smp"
+)
+
+// IBStat is ibstat's data: the local CAs (umad_get_ca) and their ports
+// (umad_get_port), sorted by name as ibstat sorts them.
+type IBStat struct {
+	CAs []StatCA `json:"cas"`
+
+	o IBStatOptions
+}
+
+// StatCA is one CA as ibstat prints it.
+type StatCA struct {
+	Name     string     `json:"name"`
+	Type     string     `json:"type"` // "CA", "Switch", "Router"
+	CAType   string     `json:"ca_type"`
+	NumPorts int        `json:"num_ports"`
+	FWVer    string     `json:"firmware_version"`
+	HWVer    string     `json:"hardware_version"`
+	NodeGUID GUID       `json:"node_guid"`
+	SysGUID  GUID       `json:"system_image_guid"`
+	Ports    []StatPort `json:"ports"`
+}
+
+// StatPort is one port as ibstat prints it.
+type StatPort struct {
+	Port      int    `json:"port"`
+	State     string `json:"state"`
+	PhysState string `json:"physical_state"`
+	// Rate is umad_port_t's rate in Gb/s (2 for 2.5, which ibstat prints
+	// as "2.5").
+	Rate      int    `json:"rate"`
+	LID       uint16 `json:"base_lid"`
+	LMC       uint8  `json:"lmc"`
+	SMLID     uint16 `json:"sm_lid"`
+	CapMask   uint32 `json:"capability_mask"`
+	PortGUID  GUID   `json:"port_guid"`
+	LinkLayer string `json:"link_layer"`
+}
+
+// IBStatOptions are ibstat's command line.
+type IBStatOptions struct {
+	// CA is the <ca_name> argument ("" for every CA); Port its [portnum]
+	// (-1 for none): that port alone.
+	CA   string
+	Port int
+	// List is -l (names only), Short -s (no ports), PortList -p (the
+	// port GUIDs).
+	List, Short, PortList bool
+}
+
+// ErrNoCA is ibstat's IBPANIC for a <ca_name> that is not there.
+type ErrNoCA string
+
+func (e ErrNoCA) Error() string { return fmt.Sprintf("'%s' IB device can't be found", string(e)) }
+
+// ErrNoPort is a [portnum] the CA does not have: ibstat's ibwarn line
+// (Warning) and then its IBPANIC (Error).
+type ErrNoPort struct {
+	Type, CA  string
+	Port, Max int
+}
+
+// Warning is the ibwarn line's text ("function: text").
+func (e *ErrNoPort) Warning() string {
+	return fmt.Sprintf("ca_stat: %s: '%s' has no port number %d - max (%d)", e.Type, e.CA, e.Port, e.Max)
+}
+
+func (e *ErrNoPort) Error() string { return fmt.Sprintf("stat of IB device '%s' failed", e.CA) }
+
+// IBStatOf groups ports, the local ports as fabric.Fabric.Ports lists
+// them, into ibstat's CAs; with o.CA only that CA (ErrNoCA when there is
+// none of that name).
+func IBStatOf(ports []fabric.PortAttr, o IBStatOptions) (*IBStat, error) {
+	r := &IBStat{o: o}
+	for _, p := range ports {
+		i := slices.IndexFunc(r.CAs, func(c StatCA) bool { return c.Name == p.CAName })
+		if i < 0 {
+			r.CAs = append(r.CAs, StatCA{Name: p.CAName, Type: statNodeType(p.NodeType), CAType: p.CAType,
+				NumPorts: p.CANumPorts, FWVer: p.FWVer, HWVer: p.HWVer, NodeGUID: GUID(p.NodeGUID), SysGUID: GUID(p.SysGUID)})
+			i = len(r.CAs) - 1
+		}
+		ll := p.LinkLayer
+		if ll == "" {
+			ll = "InfiniBand"
+		}
+		r.CAs[i].Ports = append(r.CAs[i].Ports, StatPort{Port: p.PortNum, State: statState(p.State),
+			PhysState: statPhys(p.PhysState), Rate: p.Rate, LID: p.LID, LMC: p.LMC, SMLID: p.SMLID,
+			CapMask: p.CapMask, PortGUID: GUID(p.PortGUID), LinkLayer: ll})
+	}
+	// umad_sort_ca_device_list: by name, strcmp.
+	slices.SortStableFunc(r.CAs, func(a, b StatCA) int { return strings.Compare(a.Name, b.Name) })
+	for i := range r.CAs {
+		c := &r.CAs[i]
+		slices.SortStableFunc(c.Ports, func(a, b StatPort) int { return a.Port - b.Port })
+		if n := c.Ports[len(c.Ports)-1].Port; c.NumPorts < n {
+			c.NumPorts = n
+		}
+	}
+	if o.CA != "" {
+		i := slices.IndexFunc(r.CAs, func(c StatCA) bool { return c.Name == o.CA })
+		if i < 0 {
+			return nil, ErrNoCA(o.CA)
+		}
+		r.CAs = r.CAs[i : i+1]
+	}
+	if o.Port >= 0 && !o.List && !o.PortList && !o.Short {
+		for i := range r.CAs {
+			c := &r.CAs[i]
+			j := slices.IndexFunc(c.Ports, func(p StatPort) bool { return p.Port == o.Port })
+			if j < 0 {
+				return nil, &ErrNoPort{Type: c.Type, CA: c.Name, Port: o.Port, Max: c.NumPorts}
+			}
+			c.Ports = c.Ports[j : j+1]
+		}
+	}
+	return r, nil
+}
+
+func statNodeType(t int) string {
+	switch uint8(t) {
+	case smp.NodeTypeCA:
+		return "CA"
+	case smp.NodeTypeSwitch:
+		return "Switch"
+	case smp.NodeTypeRouter:
+		return "Router"
+	case 4:
+		return "iWARP RNIC"
+	}
+	return "???"
+}
+
+func statState(s int) string {
+	if s >= 0 && s < len(statStates) {
+		return statStates[s]
+	}
+	return "???"
+}
+
+func statPhys(s int) string {
+	if s >= 0 && s < len(statPhysStates) {
+		return statPhysStates[s]
+	}
+	return "???"
+}
+
+var (
+	statStates     = [...]string{"???", "Down", "Initializing", "Armed", "Active"}
+	statPhysStates = [...]string{"No state change", "Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkUp", "LinkErrorRecovery", "PhyTest"}
+)
+
+// WriteIBStat prints r as ibstat does: with -l the CA names, with -p the
+// port GUIDs, with a port number that port alone under "CA: 'name'",
+// else each CA's header and (without -s) its ports.
+func WriteIBStat(w io.Writer, r *IBStat) error {
+	var b strings.Builder
+	o := r.o
+	for _, c := range r.CAs {
+		switch {
+		case o.PortList:
+			for _, p := range c.Ports {
+				if p.PortGUID != 0 {
+					fmt.Fprintf(&b, "0x%016x\n", uint64(p.PortGUID))
+				}
+			}
+		case o.List:
+			fmt.Fprintf(&b, "%s\n", c.Name)
+		case o.Port >= 0 && !o.Short:
+			fmt.Fprintf(&b, "%s: '%s'\n", c.Type, c.Name)
+			writeStatPort(&b, c.Ports[0], "", "")
+		default:
+			fmt.Fprintf(&b, "%s '%s'\n\t%s type: %s\n\tNumber of ports: %d\n\tFirmware version: %s\n\tHardware version: %s\n\tNode GUID: 0x%016x\n\tSystem image GUID: 0x%016x\n",
+				c.Type, c.Name, c.Type, c.CAType, c.NumPorts, c.FWVer, c.HWVer, uint64(c.NodeGUID), uint64(c.SysGUID))
+			if !o.Short {
+				for _, p := range c.Ports {
+					writeStatPort(&b, p, "\t", "\t\t")
+				}
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeStatPort(b *strings.Builder, p StatPort, hdr, pre string) {
+	rate := fmt.Sprint(p.Rate)
+	if p.Rate == 2 { // 1x SDR
+		rate = "2.5"
+	}
+	fmt.Fprintf(b, "%sPort %d:\n%sState: %s\n%sPhysical state: %s\n%sRate: %s\n%sBase lid: %d\n%sLMC: %d\n%sSM lid: %d\n%sCapability mask: 0x%08x\n%sPort GUID: 0x%016x\n%sLink layer: %s\n",
+		hdr, p.Port, pre, p.State, pre, p.PhysState, pre, rate, pre, p.LID, pre, p.LMC, pre, p.SMLID,
+		pre, p.CapMask, pre, uint64(p.PortGUID), pre, p.LinkLayer)
+}

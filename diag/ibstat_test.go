@@ -1,0 +1,97 @@
+package diag_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/fabric"
+)
+
+// TestIBStatKernelCAs: two kernel devices listed out of order (ibstat
+// sorts them by name), a RoCE port, a 1x SDR rate (2, printed 2.5), -l,
+// -p, a port alone, and the two ibpanics.
+func TestIBStatKernelCAs(t *testing.T) {
+	ca := func(name string, guid uint64) fabric.PortAttr {
+		return fabric.PortAttr{CAName: name, NodeType: 1, NodeGUID: guid, CAType: "MT4123", FWVer: "20.31.1014",
+			HWVer: "0x0", SysGUID: guid, CANumPorts: 1, State: 4, PhysState: 5, LID: 7, SMLID: 1, CapMask: 0x2659e848}
+	}
+	b := ca("mlx5_1", 0xb8cef60300123456)
+	b.PortNum, b.PortGUID, b.Rate, b.LinkLayer, b.State, b.PhysState, b.LID, b.SMLID = 1, 0xbacef6fffe123456, 25, "Ethernet", 1, 3, 0, 0
+	a := ca("mlx5_0", 0x0002c90300001234)
+	a.PortNum, a.PortGUID, a.Rate = 1, 0x0002c90300001235, 2
+	ports := []fabric.PortAttr{b, a}
+	text := func(o diag.IBStatOptions) string {
+		r, err := diag.IBStatOf(ports, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s strings.Builder
+		if err := diag.WriteIBStat(&s, r); err != nil {
+			t.Fatal(err)
+		}
+		return s.String()
+	}
+	want := `CA 'mlx5_0'
+	CA type: MT4123
+	Number of ports: 1
+	Firmware version: 20.31.1014
+	Hardware version: 0x0
+	Node GUID: 0x0002c90300001234
+	System image GUID: 0x0002c90300001234
+	Port 1:
+		State: Active
+		Physical state: LinkUp
+		Rate: 2.5
+		Base lid: 7
+		LMC: 0
+		SM lid: 1
+		Capability mask: 0x2659e848
+		Port GUID: 0x0002c90300001235
+		Link layer: InfiniBand
+CA 'mlx5_1'
+	CA type: MT4123
+	Number of ports: 1
+	Firmware version: 20.31.1014
+	Hardware version: 0x0
+	Node GUID: 0xb8cef60300123456
+	System image GUID: 0xb8cef60300123456
+	Port 1:
+		State: Down
+		Physical state: Disabled
+		Rate: 25
+		Base lid: 0
+		LMC: 0
+		SM lid: 0
+		Capability mask: 0x2659e848
+		Port GUID: 0xbacef6fffe123456
+		Link layer: Ethernet
+`
+	if d := cmp.Diff(want, text(diag.IBStatOptions{Port: -1})); d != "" {
+		t.Errorf("ibstat (-want +got):\n%s", d)
+	}
+	for _, c := range []struct {
+		o    diag.IBStatOptions
+		want string
+	}{
+		{diag.IBStatOptions{Port: -1, List: true}, "mlx5_0\nmlx5_1\n"},
+		{diag.IBStatOptions{Port: -1, PortList: true}, "0x0002c90300001235\n0xbacef6fffe123456\n"},
+		{diag.IBStatOptions{CA: "mlx5_1", Port: -1, PortList: true}, "0xbacef6fffe123456\n"},
+		{diag.IBStatOptions{CA: "mlx5_0", Port: 1}, "CA: 'mlx5_0'\nPort 1:\nState: Active\nPhysical state: LinkUp\nRate: 2.5\nBase lid: 7\nLMC: 0\nSM lid: 1\nCapability mask: 0x2659e848\nPort GUID: 0x0002c90300001235\nLink layer: InfiniBand\n"},
+	} {
+		if got := text(c.o); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.o, got, c.want)
+		}
+	}
+	var noCA diag.ErrNoCA
+	if _, err := diag.IBStatOf(ports, diag.IBStatOptions{CA: "mlx4_0", Port: -1}); !errors.As(err, &noCA) || err.Error() != "'mlx4_0' IB device can't be found" {
+		t.Errorf("unknown CA: %v", err)
+	}
+	var noPort *diag.ErrNoPort
+	_, err := diag.IBStatOf(ports, diag.IBStatOptions{CA: "mlx5_0", Port: 2})
+	if !errors.As(err, &noPort) || noPort.Warning() != "ca_stat: CA: 'mlx5_0' has no port number 2 - max (1)" || err.Error() != "stat of IB device 'mlx5_0' failed" {
+		t.Errorf("port 2: %v", err)
+	}
+}
