@@ -65,7 +65,7 @@ func ibndOrder(f *topo.Fabric) {
 	if f == nil || f.Origin == nil || !slices.ContainsFunc(f.Nodes, mlnxExtPortInfo) {
 		return
 	}
-	r := replayIBND(f, nil, 0)
+	r := replayIBND(f, ibndStart{}, 0)
 	pos := make(map[uint64]int, len(r.Fabric.Nodes))
 	for i, n := range r.Fabric.Nodes {
 		pos[n.GUID] = i

@@ -76,9 +76,21 @@ type ibndScan struct {
 	Unknown int
 }
 
+// ibndStart is where a scan starts: the local port (the zero value), a
+// directed route from it (-D), or a port addressed by its LID (-S/-G,
+// as infiniband-diags 44 resolves them through the SA).
+type ibndStart struct {
+	// Path is the route's hops after the initial 0.
+	Path []uint8
+	// LID is the port a LID-routed start reaches; from it, routes are
+	// extended through switches only.
+	LID *topo.Port
+}
+
 type ibndReplay struct {
 	f        *topo.Fabric
 	origin   *topo.Port
+	lid      bool
 	maxHops  int
 	initial  int
 	epi      bool
@@ -89,14 +101,20 @@ type ibndReplay struct {
 	res      *ibndScan
 }
 
-// replayIBND replays libibnetdisc's scan of f from its Origin along the
-// route start (hops after the initial 0; nil for the local node), with
+// replayIBND replays libibnetdisc's scan of f from start, with
 // libibnetdisc's max_hops (0: no limit) and IBND_CONFIG_MLX_EPI set, as
 // infiniband-diags sets it by default.
-func replayIBND(f *topo.Fabric, start []uint8, maxHops int) *ibndScan {
-	r := &ibndReplay{f: f, origin: f.Origin, maxHops: maxHops, initial: len(start), epi: true,
+func replayIBND(f *topo.Fabric, start ibndStart, maxHops int) *ibndScan {
+	r := &ibndReplay{f: f, origin: f.Origin, maxHops: maxHops, initial: len(start.Path), epi: true,
 		byGUID: map[uint64]*ibndNode{}, res: &ibndScan{Fabric: &topo.Fabric{}}}
-	r.queue = append(r.queue, &ibndSMP{attr: smp.AttrNodeInfo, path: append([]uint8(nil), start...)})
+	if start.LID != nil {
+		r.origin, r.lid = start.LID, true
+		if start.LID.Node.Type == topo.Switch {
+			// A LID-routed SMP reaches a switch's management port.
+			r.origin = start.LID.Node.Ports[0]
+		}
+	}
+	r.queue = append(r.queue, &ibndSMP{attr: smp.AttrNodeInfo, path: append([]uint8(nil), start.Path...)})
 	for i := 0; i < len(r.queue); i++ {
 		r.res.SMPs++
 		r.answer(r.queue[i])
@@ -112,7 +130,7 @@ func replayIBND(f *topo.Fabric, start []uint8, maxHops int) *ibndScan {
 // at and the port it entered that node by; ok false when the route leads
 // nowhere.
 func (r *ibndReplay) walk(path []uint8) (n *topo.Node, entry int, ok bool) {
-	if r.origin == nil {
+	if r.origin == nil || r.origin.Node == nil {
 		return nil, 0, false
 	}
 	n, entry = r.origin.Node, r.origin.Num
@@ -258,6 +276,10 @@ func (r *ibndReplay) probe(s *ibndSMP, entry int) {
 		return
 	}
 	var path []uint8
+	if d.n.Type != topo.Switch && r.lid {
+		// No directed route goes on through a CA reached by LID.
+		return
+	}
 	if d.n.Type != topo.Switch && d == r.fromNode && len(s.path) > 1 {
 		// retract_dpath: back from a CA to what it is cabled to.
 		r.res.MaxHops++

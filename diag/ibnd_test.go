@@ -66,7 +66,7 @@ func TestReplayIBND(t *testing.T) {
 		{"max hops 1", 0, 1, 19, 2, []uint64{0x100, 0x200, 0x210}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := replayIBND(ibndFabric(c.swDev), nil, c.maxHops)
+			r := replayIBND(ibndFabric(c.swDev), ibndStart{}, c.maxHops)
 			if r.SMPs != c.smps || r.MaxHops != c.hops || r.Unknown != 0 {
 				t.Errorf("SMPs %d, max hops %d, unknown %d; want %d, %d, 0", r.SMPs, r.MaxHops, r.Unknown, c.smps, c.hops)
 			}

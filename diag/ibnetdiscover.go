@@ -112,7 +112,7 @@ func NetDiscoverOf(ctx context.Context, e *Env, o NetDiscoverOptions) (*NetDisco
 	}
 	nd := NetDiscoverFrom(d.Fabric, e.NodeNames, o)
 	if o.MaxHops {
-		r := replayIBND(d.Fabric, nil, 0)
+		r := replayIBND(d.Fabric, ibndStart{}, 0)
 		nd.Scan = &NDScan{MaxHops: r.MaxHops, MADs: r.SMPs}
 	}
 	return nd, partial(d)
@@ -132,7 +132,7 @@ func NetDiscoverFrom(f *topo.Fabric, names map[uint64]string, o NetDiscoverOptio
 // IBNDMaxHops is libibnetdisc's maxhops_discovered for a fabric
 // discovered from its Origin: ibnetdiscover -m's figure, which its cache
 // file's header records.
-func IBNDMaxHops(f *topo.Fabric) int { return replayIBND(f, nil, 0).MaxHops }
+func IBNDMaxHops(f *topo.Fabric) int { return replayIBND(f, ibndStart{}, 0).MaxHops }
 
 // Fabric is the fabric nd describes (to cache it: ibnetdiscover --cache).
 func (nd *NetDiscover) Fabric() *topo.Fabric { return nd.fabric }

@@ -27,12 +27,14 @@ type LinkinfoOptions struct {
 	// Path (-D) prints only the node at this directed route from the
 	// local port (smpquery -D convention, Path[0] == 0); nil: every node.
 	Path []uint8
-	// Hops (-n) limits discovery: every node within Hops+1 hops of the
-	// local port is found (libibnetdisc counts from the local node's
-	// neighbour, and stops extending every route once one has passed Hops
-	// hops, so what it finds depends on the order of its answers); 0: no
-	// limit.
+	// Hops (-n) is libibnetdisc's max_hops: it probes in its own order
+	// (replayIBND) and, once one route has gone past Hops hops, extends
+	// none; what it holds then is printed. Discovery goes Hops+1 hops for
+	// the replay. 0: no limit.
 	Hops int
+	// All (-a) prints every node the partial scan of -S/-G/-D holds, not
+	// only the one holding the port.
+	All bool
 	// DownOnly (-d) prints only ports whose state is Down.
 	DownOnly bool
 	// Line (-l) prints each port on one line with its node's name.
@@ -107,7 +109,8 @@ const capExtSpeeds = 1 << 14
 // DiscoveryErrors.
 func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, error) {
 	hops := 0
-	if o.Hops > 0 {
+	partialScan := o.PortGUID != 0 || o.Path != nil
+	if o.Hops > 0 && !partialScan {
 		hops = o.Hops + 1
 	}
 	d, err := e.discoverHops(ctx, hops)
@@ -115,12 +118,24 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 		return nil, err
 	}
 	li := &Linkinfo{Nodes: []LinkNode{}, line: o.Line, additional: o.Additional}
-	nodes := d.Fabric.Nodes
-	if o.Unresolved != "" {
+	fab := d.Fabric
+	switch {
+	case e.Loaded != nil:
+		// A cache holds what it holds: -n and -a select nothing more.
+	case o.All && partialScan:
+		// Every node libibnetdisc's partial scan holds (-n hops from the
+		// start, 1 when not given).
+		fab = allOfPartialScan(d.Fabric, o)
+	case o.Hops > 0 && !partialScan && (o.All || o.Unresolved == ""):
+		// What libibnetdisc holds when its hop limit stops it.
+		fab = replayIBND(fab, ibndStart{}, o.Hops).Fabric
+	}
+	nodes := fab.Nodes
+	if o.Unresolved != "" && !o.All {
 		li.NotFound = o.Unresolved
 		return li, partial(d)
 	}
-	if o.PortGUID != 0 || o.Path != nil {
+	if partialScan && !o.All {
 		n, port, what, rerr := findPortNode(ctx, e, d, o)
 		if rerr != nil {
 			li.NotFound, li.routeErr = what, rerr
@@ -142,9 +157,9 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 		return li, partial(d)
 	} else {
 		// libibnetdisc lists the nodes it found newest first.
-		nodes = make([]*topo.Node, 0, len(d.Fabric.Nodes))
-		for i := len(d.Fabric.Nodes) - 1; i >= 0; i-- {
-			if n := d.Fabric.Nodes[i]; o.Only == 0 || n.Type == o.Only {
+		nodes = make([]*topo.Node, 0, len(fab.Nodes))
+		for i := len(fab.Nodes) - 1; i >= 0; i-- {
+			if n := fab.Nodes[i]; o.Only == 0 || n.Type == o.Only {
 				nodes = append(nodes, n)
 			}
 		}
@@ -156,6 +171,29 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 		}
 	}
 	return li, partial(d)
+}
+
+// allOfPartialScan is what libibnetdisc holds after iblinkinfo -a's
+// partial scan from -D's route or -S/-G's port (reached by its LID, as
+// infiniband-diags 44 resolves it), -n hops deep (1 when not given). A
+// port GUID the fabric lacks is a full scan, as iblinkinfo falls back to
+// one when the SA cannot resolve it.
+func allOfPartialScan(f *topo.Fabric, o LinkinfoOptions) *topo.Fabric {
+	maxHops := o.Hops
+	if maxHops == 0 {
+		maxHops = 1
+	}
+	if o.Path != nil {
+		return replayIBND(f, ibndStart{Path: o.Path[1:]}, maxHops).Fabric
+	}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.GUID == o.PortGUID {
+				return replayIBND(f, ibndStart{LID: p}, maxHops).Fabric
+			}
+		}
+	}
+	return replayIBND(f, ibndStart{}, o.Hops).Fabric
 }
 
 // partial is d's errors as a DiscoveryErrors, nil when it has none.

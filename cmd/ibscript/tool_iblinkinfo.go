@@ -19,7 +19,7 @@ func init() {
 			{Short: 'S', Long: "switch", Arg: "<port_guid>", Help: "start partial scan at the port specified by <port_guid> (hex format)"},
 			{Short: 'G', Long: "port-guid", Arg: "<port_guid>", Help: "(same as -S)"},
 			{Short: 'D', Long: "Direct", Arg: "<dr_path>", Help: "start partial scan at the port specified by <dr_path>"},
-			{Short: 'a', Long: "all", Help: "print all nodes found in a partial fabric scan (not supported: refused)"},
+			{Short: 'a', Long: "all", Help: "print all nodes found in a partial fabric scan"},
 			{Short: 'n', Long: "hops", Arg: "<hops>", Help: "Number of hops to include away from specified node"},
 			{Short: 'd', Long: "down", Help: "print only down links"},
 			{Short: 'l', Long: "line", Help: "(line mode) print all information for each link on a single line"},
@@ -73,7 +73,7 @@ func runLinkinfo(ctx context.Context, inv *Invocation) int {
 func linkinfoOptions(inv *Invocation) (diag.LinkinfoOptions, error) {
 	var o diag.LinkinfoOptions
 	inv.ignoreArgs(0)
-	for _, k := range []string{"all", "diff", "diffcheck", "filterdownports"} {
+	for _, k := range []string{"diff", "diffcheck", "filterdownports"} {
 		if inv.Has(k) {
 			return o, fmt.Errorf("%s is not supported yet (docs/diag.md)", inv.spelling(k))
 		}
@@ -100,7 +100,8 @@ func linkinfoOptions(inv *Invocation) (diag.LinkinfoOptions, error) {
 	if hops < 0 || hops > 63 {
 		return o, fmt.Errorf("-n %d: want 0..63 hops", hops)
 	}
-	if hops > 0 && o.PortGUID == 0 && o.Path == nil {
+	o.All = inv.Has("all")
+	if hops > 0 && (o.All || o.PortGUID == 0 && o.Path == nil) {
 		o.Hops = int(hops)
 	}
 	if _, err := inv.Int("outstanding_smps", 0); err != nil {
