@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/ibscript/ibscript/engine"
@@ -51,38 +50,7 @@ func (e *Env) Discover(ctx context.Context) (*engine.Discovery, error) {
 		}
 		return nil, err
 	}
-	ibndOrder(d.Fabric)
 	return d, nil
-}
-
-// ibndOrder puts f's nodes in the order libibnetdisc finds them where
-// that is not the engine's breadth-first order: on a fabric with a
-// device libibnetdisc asks MlnxExtPortInfo of, it goes on from such a
-// device's QDR ports only once that SMP is answered, after the other
-// ports of the same round (replayIBND). Nodes the replay does not reach
-// keep their place at the end.
-func ibndOrder(f *topo.Fabric) {
-	if f == nil || f.Origin == nil || !slices.ContainsFunc(f.Nodes, mlnxExtPortInfo) {
-		return
-	}
-	r := replayIBND(f, ibndStart{}, 0)
-	pos := make(map[uint64]int, len(r.Fabric.Nodes))
-	for i, n := range r.Fabric.Nodes {
-		pos[n.GUID] = i
-	}
-	slices.SortStableFunc(f.Nodes, func(a, b *topo.Node) int {
-		pa, oka := pos[a.GUID]
-		pb, okb := pos[b.GUID]
-		switch {
-		case oka && okb:
-			return pa - pb
-		case oka:
-			return -1
-		case okb:
-			return 1
-		}
-		return 0
-	})
 }
 
 // DiscoveryErrors is the error of a discovery that missed part of the

@@ -244,7 +244,7 @@ func (r *ibndReplay) portInfo(s *ibndSMP, src *topo.Node, entry int) {
 		*port = *sp
 		port.Node, port.Remote = d.n, remote
 		d.info[s.port] = true
-		if r.epi && mlnxExtPortInfo(d.n) && sp.PhysState == smp.PhysStateLinkUp && sp.SpeedActive == 4 && sp.SpeedExtActive == 0 {
+		if r.epi && smp.MlnxExtPortInfoSupported(d.n.VendorID, d.n.DeviceID) && sp.PhysState == smp.PhysStateLinkUp && sp.SpeedActive == 4 && sp.SpeedExtActive == 0 {
 			r.push(&ibndSMP{attr: attrMlnxExtPortInfo, path: s.path, node: d, port: s.port})
 		} else {
 			r.probe(s, entry)
@@ -293,22 +293,4 @@ func (r *ibndReplay) probe(s *ibndSMP, entry int) {
 		}
 	}
 	r.push(&ibndSMP{attr: smp.AttrNodeInfo, path: path, from: d, fromPort: s.port})
-}
-
-// mlnxExtPortInfo is is_mlnx_ext_port_info_supported: the device IDs
-// libibnetdisc asks MlnxExtPortInfo of.
-func mlnxExtPortInfo(n *topo.Node) bool {
-	dev, bull := n.DeviceID, n.VendorID == 0x119f
-	switch {
-	case dev >= 0xc738 && dev <= 0xc73b, dev == 0xc839, dev == 0xcb20, dev == 0xcf08, dev == 0xcf09, dev == 0xd2f0:
-		return true
-	case bull && (dev == 0x1b02 || dev == 0x1b50 || dev == 0x1ba0 || dev >= 0x1bd0 && dev <= 0x1bd5 || dev == 0x1bf0):
-		return true
-	case dev >= 0x1003 && dev <= 0x101b, dev == 0xa2d2:
-		return true
-	case bull && (dev == 0x1b33 || dev == 0x1b73 || dev == 0x1b40 || dev == 0x1b41 || dev == 0x1b60 || dev == 0x1b61 ||
-		dev == 0x1b83 || dev == 0x1b93 || dev == 0x1b94 || dev == 0x1bb4 || dev == 0x1bb5 || dev >= 0x1bc4 && dev <= 0x1bc6):
-		return true
-	}
-	return false
 }
