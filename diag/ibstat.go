@@ -77,6 +77,27 @@ func (e *ErrNoPort) Warning() string {
 
 func (e *ErrNoPort) Error() string { return fmt.Sprintf("stat of IB device '%s' failed", e.CA) }
 
+// LocalPorts picks, of all the ports a fabric.Fabric lists, those
+// umad_get_ca would show on the host of self (the session's port): every
+// one on a real fabric (the kernel's devices); elsewhere those of self's
+// node (the simulator lists every CA of its fabric), or self alone (a
+// switch's port 0, which no list holds).
+func LocalPorts(all []fabric.PortAttr, self fabric.PortAttr, production bool) []fabric.PortAttr {
+	if production {
+		return all
+	}
+	var out []fabric.PortAttr
+	for _, p := range all {
+		if p.NodeGUID == self.NodeGUID {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, self)
+	}
+	return out
+}
+
 // IBStatOf groups ports, the local ports as fabric.Fabric.Ports lists
 // them, into ibstat's CAs; with o.CA only that CA (ErrNoCA when there is
 // none of that name).

@@ -292,6 +292,10 @@ func (s *Session) runDispatch(p *fabric.Packet) {
 // Port describes the local port.
 func (s *Session) Port() fabric.PortAttr { return s.tr.Port() }
 
+// Production reports whether the session's port is on a real fabric (the
+// transport's fabric.Caps.Production: the kernel's umad devices).
+func (s *Session) Production() bool { return s.production }
+
 // Close closes the transport, waits for the reader goroutine and fails the
 // calls still pending with an error wrapping net.ErrClosed. It is
 // idempotent.

@@ -55,30 +55,15 @@ func runIBStat(ctx context.Context, inv *Invocation) int {
 }
 
 // LocalPorts opens the backend and lists its local ports as
-// umad_get_ca/umad_get_port see them: every CA port on the kernel's
-// devices; elsewhere those of the node the session is attached to (the
-// simulator lists every CA of its fabric), or the session's own port (a
-// switch's port 0).
+// umad_get_ca/umad_get_port see them (diag.LocalPorts).
 func (inv *Invocation) LocalPorts(ctx context.Context) ([]fabric.PortAttr, error) {
-	if _, err := inv.Env(ctx); err != nil {
+	env, err := inv.Env(ctx)
+	if err != nil {
 		return nil, err
 	}
 	all, err := inv.b.fab.Ports(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if inv.b.tr.Caps().Production {
-		return all, nil
-	}
-	me := inv.b.tr.Port()
-	var out []fabric.PortAttr
-	for _, p := range all {
-		if p.NodeGUID == me.NodeGUID {
-			out = append(out, p)
-		}
-	}
-	if len(out) == 0 {
-		out = append(out, me)
-	}
-	return out, nil
+	return diag.LocalPorts(all, env.Session.Port(), env.Session.Production()), nil
 }
