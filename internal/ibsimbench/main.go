@@ -377,10 +377,20 @@ func childPID(comm string) string {
 	return ""
 }
 
-// cpuTime returns the user+system CPU time of pid (clock ticks of 10ms).
+// cpuTime returns the CPU time pid has run (schedstat, nanoseconds; else
+// stat's user and system ticks of 10 ms).
 func cpuTime(pid string) time.Duration {
 	if pid == "" {
 		return 0
+	}
+	// schedstat's first field is the time on a CPU in nanoseconds; stat's
+	// utime and stime count 10 ms ticks, too coarse for a 50 ms sweep.
+	if b, err := os.ReadFile("/proc/" + pid + "/schedstat"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+				return time.Duration(ns)
+			}
+		}
 	}
 	b, _ := os.ReadFile("/proc/" + pid + "/stat")
 	f := strings.Fields(string(b))
