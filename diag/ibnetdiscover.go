@@ -31,6 +31,12 @@ type NetDiscoverOptions struct {
 	// MaxHops (-m) reports libibnetdisc's longest route and its SMP count
 	// for this fabric (NetDiscover.Scan).
 	MaxHops bool
+	// Diff (--diff), when set, is the fabric of a cache the text compares
+	// this one with (topo.WriteIBNetDiscoverDiff), checking DiffCheck
+	// (--diffcheck; ibnetdiscover checks topo.DiffDefault without it). -p
+	// and the lists take precedence, as in ibnetdiscover.
+	Diff      *topo.Fabric
+	DiffCheck topo.DiffCheck
 }
 
 // chassisVendors are the vendor IDs libibnetdisc looks for chassis
@@ -236,6 +242,9 @@ func WriteNetDiscover(out, stdout io.Writer, nd *NetDiscover) error {
 		return w.Flush()
 	}
 	wo := &topo.WriteOptions{NameMap: nd.names, Grouping: nd.o.Grouping, Full: nd.o.Full}
+	if nd.o.Diff != nil {
+		return topo.WriteIBNetDiscoverDiff(out, nd.o.Diff, nd.fabric, nd.o.DiffCheck, wo)
+	}
 	if nd.Scan != nil {
 		wo.Scan = &topo.ScanReport{MaxHops: nd.Scan.MaxHops, MADs: nd.Scan.MADs}
 	}

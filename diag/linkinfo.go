@@ -44,6 +44,39 @@ type LinkinfoOptions struct {
 	// Only (--switches-only, --cas-only) prints only nodes of this type;
 	// 0 prints every type.
 	Only topo.NodeType
+	// FilterDown (--filterdownports) is a fabric (from a cache): a port
+	// Down now is not printed where FilterDown has that node's port Down
+	// too (its node's header still is, as iblinkinfo prints it).
+	FilterDown *topo.Fabric
+	// Diff (--diff) is a fabric (from a cache) to print the differences
+	// from instead of the links, as iblinkinfo --diff prints them,
+	// checking DiffCheck (--diffcheck; LinkDiffDefault without it).
+	Diff      *topo.Fabric
+	DiffCheck LinkDiffCheck
+
+	filter map[uint64]*topo.Node // FilterDown's nodes by GUID
+}
+
+// LinkDiffCheck is iblinkinfo --diffcheck's set of checks.
+type LinkDiffCheck uint8
+
+// The checks, by their --diffcheck keys.
+const (
+	LinkDiffPort     LinkDiffCheck = 1 << iota // "port": port connections
+	LinkDiffState                              // "state": port states
+	LinkDiffLID                                // "lid": LIDs
+	LinkDiffNodeDesc                           // "nodedesc": node descriptions
+)
+
+// LinkDiffDefault is what iblinkinfo --diff checks without --diffcheck.
+const LinkDiffDefault = LinkDiffPort | LinkDiffState
+
+// ParseLinkDiffCheck reads iblinkinfo's --diffcheck keys: port, state,
+// lid, nodedesc, comma-separated, any case (empty keys skipped). An
+// unknown key is an error naming it.
+func ParseLinkDiffCheck(s string) (LinkDiffCheck, error) {
+	return topo.ParseCheckKeys(s, []string{"port", "state", "lid", "nodedesc"},
+		[]LinkDiffCheck{LinkDiffPort, LinkDiffState, LinkDiffLID, LinkDiffNodeDesc})
 }
 
 // Linkinfo is iblinkinfo's data: docs/diag/linkinfo.schema.json.
@@ -57,6 +90,8 @@ type Linkinfo struct {
 	// scan: nothing printed, status 1).
 	routeErr         error
 	line, additional bool
+	// diff is --diff's text, printed instead of the nodes.
+	diff []byte
 }
 
 // LinkNode is one node with its printed ports.
@@ -118,6 +153,12 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 		return nil, err
 	}
 	li := &Linkinfo{Nodes: []LinkNode{}, line: o.Line, additional: o.Additional}
+	if o.FilterDown != nil {
+		o.filter = make(map[uint64]*topo.Node, len(o.FilterDown.Nodes))
+		for _, n := range o.FilterDown.Nodes {
+			o.filter[n.GUID] = n
+		}
+	}
 	fab := d.Fabric
 	switch {
 	case e.Loaded != nil:
@@ -151,6 +192,10 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 			// the cache holds it).
 			n = scannedFrom(n, port, d.Fabric, o.Path)
 		}
+		if o.Diff != nil {
+			li.diff = linkDiff(o.Diff, fab, []*topo.Node{n}, e.NodeNames, o)
+			return li, partial(d)
+		}
 		if ln, ok := linkNode(n, e.NodeNames, o); ok {
 			li.Nodes = append(li.Nodes, ln)
 		}
@@ -163,6 +208,10 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 				nodes = append(nodes, n)
 			}
 		}
+	}
+	if o.Diff != nil {
+		li.diff = linkDiff(o.Diff, fab, nil, e.NodeNames, o)
+		return li, partial(d)
 	}
 	li.Nodes = make([]LinkNode, 0, len(nodes))
 	for _, n := range nodes {
@@ -262,20 +311,22 @@ func pathString(path []uint8) string {
 
 // linkNode gathers n's printed ports; ok is false when none is (-d).
 func linkNode(n *topo.Node, names map[uint64]string, o LinkinfoOptions) (LinkNode, bool) {
-	ln := LinkNode{Type: nodeType(n.Type), GUID: GUID(n.GUID), Name: topo.MappedName(n, names), Ports: make([]LinkPort, 0, n.NumPorts)}
-	var p0 *topo.Port
-	if n.Type == topo.Switch && len(n.Ports) > 0 {
-		p0 = n.Ports[0]
-	}
-	if p0 != nil {
-		ln.PortGUID, ln.LID = GUID(p0.GUID), p0.LID
-	}
+	ln := linkHead(n, names)
+	ln.Ports = make([]LinkPort, 0, n.NumPorts)
+	p0 := switchPort0(n)
 	// The node's remotes and -p values in one block each, not one
 	// allocation a port (a 2,000-node fabric has ~6,000 ports).
 	var s linkSlab
+	headed := false
 	for i := 1; i <= n.NumPorts && i < len(n.Ports); i++ {
 		p := n.Ports[i]
 		if p == nil || (o.DownOnly && p.State != smp.PortStateDown) {
+			continue
+		}
+		// iblinkinfo prints the node's header before it filters the
+		// port out.
+		headed = true
+		if o.filteredDown(p) {
 			continue
 		}
 		if s.remotes == nil {
@@ -283,7 +334,37 @@ func linkNode(n *topo.Node, names map[uint64]string, o LinkinfoOptions) (LinkNod
 		}
 		ln.Ports = append(ln.Ports, linkPort(p, p0, names, o, &s))
 	}
-	return ln, len(ln.Ports) > 0
+	return ln, headed
+}
+
+// linkHead is a node without its ports: what its header line says.
+func linkHead(n *topo.Node, names map[uint64]string) LinkNode {
+	ln := LinkNode{Type: nodeType(n.Type), GUID: GUID(n.GUID), Name: topo.MappedName(n, names), Ports: []LinkPort{}}
+	if p0 := switchPort0(n); p0 != nil {
+		ln.PortGUID, ln.LID = GUID(p0.GUID), p0.LID
+	}
+	return ln
+}
+
+// switchPort0 is a switch's port 0, nil for other nodes or when unknown.
+func switchPort0(n *topo.Node) *topo.Port {
+	if n.Type == topo.Switch && len(n.Ports) > 0 {
+		return n.Ports[0]
+	}
+	return nil
+}
+
+// filteredDown is --filterdownports' check (filterdownport_check): p is
+// Down and the filter fabric's node of that GUID has that port Down.
+func (o *LinkinfoOptions) filteredDown(p *topo.Port) bool {
+	if o.filter == nil || p.State != smp.PortStateDown {
+		return false
+	}
+	fn := o.filter[p.Node.GUID]
+	if fn == nil || p.Num > fn.NumPorts || p.Num >= len(fn.Ports) || fn.Ports[p.Num] == nil {
+		return false
+	}
+	return fn.Ports[p.Num].State == smp.PortStateDown
 }
 
 // linkSlab holds a node's LinkRemotes and -p values, with room for all
@@ -412,28 +493,38 @@ func WriteLinkinfo(stdout, stderr io.Writer, li *Linkinfo) error {
 		fmt.Fprintf(stderr, "Failed to find port: %s\n", li.NotFound)
 		return nil
 	}
+	if li.diff != nil {
+		_, err := stdout.Write(li.diff)
+		return err
+	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	var b []byte
 	for i := range li.Nodes {
 		n := &li.Nodes[i]
 		b = b[:0]
 		if !li.line {
-			// "%s: 0x%016x %s:\n" for a switch, "%s: %s:\n" else
-			b = append(append(b, n.Type...), ": "...)
-			if n.Type == "Switch" {
-				b = append(appendHex16(b, uint64(n.PortGUID)), ' ')
-			}
-			b = append(append(b, n.Name...), ":\n"...)
+			b = appendLinkHeader(b, n, "")
 		}
 		for j := range n.Ports {
-			b = appendLinkPort(b, n, &n.Ports[j], li.line, li.additional)
+			b = appendLinkPort(b, n, &n.Ports[j], "", li.line, li.additional)
 		}
 		w.Write(b)
 	}
 	return w.Flush()
 }
 
-func appendLinkPort(b []byte, n *LinkNode, p *LinkPort, line, additional bool) []byte {
+// appendLinkHeader appends a node's header line after prefix: "%s%s:
+// 0x%016x %s:\n" for a switch, "%s%s: %s:\n" else.
+func appendLinkHeader(b []byte, n *LinkNode, prefix string) []byte {
+	b = append(append(append(b, prefix...), n.Type...), ": "...)
+	if n.Type == "Switch" {
+		b = append(appendHex16(b, uint64(n.PortGUID)), ' ')
+	}
+	return append(append(b, n.Name...), ":\n"...)
+}
+
+func appendLinkPort(b []byte, n *LinkNode, p *LinkPort, prefix string, line, additional bool) []byte {
+	b = append(b, prefix...)
 	if line {
 		// "0x%016x \"%30s\" "
 		b = append(appendHex16(b, uint64(p.GUID)), " \""...)

@@ -195,100 +195,128 @@ func cleanName(s string) string {
 }
 
 func (wr *ibndWriter) node(n *Node) {
-	w := wr.w
-	fmt.Fprintf(w, "\nvendid=0x%x\ndevid=0x%x\n", n.VendorID, n.DeviceID)
-	if n.SysGUID != 0 {
-		fmt.Fprintf(w, "sysimgguid=0x%x\n", n.SysGUID)
-	}
-	id := NodeIDFor(n.Type, n.GUID)
-	switch n.Type {
-	case Switch:
-		p0 := n.port(0)
-		fmt.Fprintf(w, "switchguid=0x%x(%x)", n.GUID, p0.GUID)
-		if wr.grouping {
-			w.WriteString("\t# ")
-		}
-		w.WriteByte('\n')
-		mode := "base"
-		if n.EnhancedPort0 {
-			mode = "enhanced"
-		}
-		fmt.Fprintf(w, "Switch\t%d %q\t\t# \"%s\" %s port 0 lid %d lmc %d\n",
-			n.NumPorts, id, HeaderName(n, wr.names), mode, p0.LID, p0.LMC)
-	default:
-		kind, idKind := "Ca", "ca"
-		if n.Type == Router {
-			kind, idKind = "Rt", "rt"
-		}
-		fmt.Fprintf(w, "%sguid=0x%x\n", idKind, n.GUID)
-		fmt.Fprintf(w, "%s\t%d %q\t\t# \"%s\"\n", kind, n.NumPorts, id, HeaderName(n, wr.names))
-	}
+	wr.header(n, "", "")
 	// The link lines are most of the output: formatted by hand into a
 	// scratch buffer (as fmt would: %d, %x, and ids quoted, which are
 	// "S-"/"H-"/"R-" and hex digits, so quoting adds only the quotes).
 	b := wr.buf[:0]
 	for p := 1; p <= n.NumPorts && p < len(n.Ports); p++ {
-		port := n.Ports[p]
-		if port == nil || port.Remote == nil {
-			continue
+		b = wr.link(b, n.Ports[p], "")
+	}
+	wr.w.Write(b)
+	wr.buf = b
+}
+
+// header prints a node's id lines (vendid, devid, sysimgguid and the
+// switchguid, caguid or rtguid line), each after idPre, and its detail
+// line after detailPre: ibnetdiscover's out_switch and out_ca.
+func (wr *ibndWriter) header(n *Node, idPre, detailPre string) {
+	w := wr.w
+	fmt.Fprintf(w, "\n%svendid=0x%x\n%sdevid=0x%x\n", idPre, n.VendorID, idPre, n.DeviceID)
+	if n.SysGUID != 0 {
+		fmt.Fprintf(w, "%ssysimgguid=0x%x\n", idPre, n.SysGUID)
+	}
+	switch n.Type {
+	case Switch:
+		fmt.Fprintf(w, "%sswitchguid=0x%x(%x)", idPre, n.GUID, n.port(0).GUID)
+		if wr.grouping {
+			w.WriteString("\t# ")
 		}
-		r := port.Remote
-		rid := NodeIDFor(r.Node.Type, r.Node.GUID)
-		rlid := r.LID
-		if r.Node.Type == Switch {
-			rlid = r.Node.port(0).LID
+		w.WriteByte('\n')
+	default:
+		idKind := "ca"
+		if n.Type == Router {
+			idKind = "rt"
 		}
-		b = append(b, '[')
-		b = strconv.AppendInt(b, int64(p), 10)
-		b = append(b, ']')
+		fmt.Fprintf(w, "%s%sguid=0x%x\n", idPre, idKind, n.GUID)
+	}
+	wr.detail(n, detailPre)
+	w.WriteByte('\n')
+}
+
+// detail prints a node's own line, after pre, without its newline:
+// ibnetdiscover's out_switch_detail and out_ca_detail.
+func (wr *ibndWriter) detail(n *Node, pre string) {
+	id := NodeIDFor(n.Type, n.GUID)
+	if n.Type == Switch {
+		p0 := n.port(0)
+		mode := "base"
+		if n.EnhancedPort0 {
+			mode = "enhanced"
+		}
+		fmt.Fprintf(wr.w, "%sSwitch\t%d %q\t\t# \"%s\" %s port 0 lid %d lmc %d",
+			pre, n.NumPorts, id, HeaderName(n, wr.names), mode, p0.LID, p0.LMC)
+		return
+	}
+	kind := "Ca"
+	if n.Type == Router {
+		kind = "Rt"
+	}
+	fmt.Fprintf(wr.w, "%s%s\t%d %q\t\t# \"%s\"", pre, kind, n.NumPorts, id, HeaderName(n, wr.names))
+}
+
+// link appends port's link line, after pre, to b: ibnetdiscover's
+// out_switch_port and out_ca_port. A port without a link prints nothing.
+func (wr *ibndWriter) link(b []byte, port *Port, pre string) []byte {
+	if port == nil || port.Remote == nil {
+		return b
+	}
+	n, p := port.Node, port.Num
+	r := port.Remote
+	rid := NodeIDFor(r.Node.Type, r.Node.GUID)
+	rlid := r.LID
+	if r.Node.Type == Switch {
+		rlid = r.Node.port(0).LID
+	}
+	b = append(b, pre...)
+	b = append(b, '[')
+	b = strconv.AppendInt(b, int64(p), 10)
+	b = append(b, ']')
+	if n.Type != Switch {
+		b = append(b, '(')
+		b = strconv.AppendUint(b, port.GUID, 16)
+		b = append(b, ") "...)
+	}
+	b = append(b, "\t\""...)
+	b = append(b, rid...)
+	b = append(b, "\"["...)
+	b = strconv.AppendInt(b, int64(r.Num), 10)
+	b = append(b, ']')
+	if r.Node.Type != Switch {
 		if n.Type != Switch {
-			b = append(b, '(')
-			b = strconv.AppendUint(b, port.GUID, 16)
-			b = append(b, ") "...)
-		}
-		b = append(b, "\t\""...)
-		b = append(b, rid...)
-		b = append(b, "\"["...)
-		b = strconv.AppendInt(b, int64(r.Num), 10)
-		b = append(b, ']')
-		if r.Node.Type != Switch {
-			if n.Type != Switch {
-				b = append(b, ' ')
-			}
-			b = append(b, '(')
-			b = strconv.AppendUint(b, r.GUID, 16)
-			b = append(b, ") "...)
-		}
-		b = append(b, "\t\t# "...)
-		if n.Type != Switch {
-			b = append(b, "lid "...)
-			b = strconv.AppendUint(b, uint64(port.LID), 10)
-			b = append(b, " lmc "...)
-			b = strconv.AppendUint(b, uint64(port.LMC), 10)
 			b = append(b, ' ')
 		}
-		b = append(b, '"')
-		b = append(b, wr.name(r.Node)...)
-		b = append(b, "\" lid "...)
-		b = strconv.AppendUint(b, uint64(rlid), 10)
-		b = append(b, ' ')
-		b = append(b, linkText(port)...)
-		if wr.full {
-			speed := port.SpeedActive
-			if n.Type == Switch && (len(n.Ports) == 0 || n.Ports[0] == nil) {
-				speed = 0
-			}
-			b = append(b, " s="...)
-			b = strconv.AppendUint(b, uint64(speed), 10)
-			b = append(b, " w="...)
-			b = strconv.AppendUint(b, uint64(port.WidthActive), 10)
-			b = append(b, " v="...)
-			b = strconv.AppendUint(b, uint64(port.VLCap), 10)
-		}
-		b = append(b, '\n')
+		b = append(b, '(')
+		b = strconv.AppendUint(b, r.GUID, 16)
+		b = append(b, ") "...)
 	}
-	w.Write(b)
-	wr.buf = b
+	b = append(b, "\t\t# "...)
+	if n.Type != Switch {
+		b = append(b, "lid "...)
+		b = strconv.AppendUint(b, uint64(port.LID), 10)
+		b = append(b, " lmc "...)
+		b = strconv.AppendUint(b, uint64(port.LMC), 10)
+		b = append(b, ' ')
+	}
+	b = append(b, '"')
+	b = append(b, wr.name(r.Node)...)
+	b = append(b, "\" lid "...)
+	b = strconv.AppendUint(b, uint64(rlid), 10)
+	b = append(b, ' ')
+	b = append(b, linkText(port)...)
+	if wr.full {
+		speed := port.SpeedActive
+		if n.Type == Switch && (len(n.Ports) == 0 || n.Ports[0] == nil) {
+			speed = 0
+		}
+		b = append(b, " s="...)
+		b = strconv.AppendUint(b, uint64(speed), 10)
+		b = append(b, " w="...)
+		b = strconv.AppendUint(b, uint64(port.WidthActive), 10)
+		b = append(b, " v="...)
+		b = strconv.AppendUint(b, uint64(port.VLCap), 10)
+	}
+	return append(b, '\n')
 }
 
 // port returns port i, or an empty port so that a partly discovered node

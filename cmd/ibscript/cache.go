@@ -50,3 +50,9 @@ func cacheExit(inv *Invocation, msg string, err error) int {
 	inv.Errorf("%v", err)
 	return code
 }
+
+// usageErr is a command-line error the C tool answers with its usage
+// (status 2): usageError prints it.
+type usageErr struct{ err error }
+
+func (e *usageErr) Error() string { return e.err.Error() }

@@ -25,9 +25,9 @@ func init() {
 			{Short: 'l', Long: "line", Help: "(line mode) print all information for each link on a single line"},
 			{Short: 'p', Long: "additional", Help: "print additional port settings (PktLifeTime, HoqLife, VLStallCount)"},
 			{Long: "load-cache", Arg: "<file>", Help: "filename of ibnetdiscover cache to load"},
-			{Long: "diff", Arg: "<file>", Help: "filename of ibnetdiscover cache to diff (not supported: refused)"},
-			{Long: "diffcheck", Arg: "<key(s)>", Help: "specify checks to execute for --diff (not supported: refused)"},
-			{Long: "filterdownports", Arg: "<file>", Help: "filename of ibnetdiscover cache to filter downports (not supported: refused)"},
+			{Long: "diff", Arg: "<file>", Help: "filename of ibnetdiscover cache to diff"},
+			{Long: "diffcheck", Arg: "<key(s)>", Help: "specify checks to execute for --diff\n(port, state, lid, nodedesc; default port,state)"},
+			{Long: "filterdownports", Arg: "<file>", Help: "filename of ibnetdiscover cache to filter downports"},
 			{Short: 'o', Long: "outstanding_smps", Arg: "<val>", Help: "specify the number of outstanding SMP's which should be issued during the scan\n(taken and ignored: the engine's per-node window schedules the SMPs)"},
 			{Long: "switches-only", Help: "Output only switches"},
 			{Long: "cas-only", Help: "Output only CAs"},
@@ -43,8 +43,28 @@ func init() {
 
 func runLinkinfo(ctx context.Context, inv *Invocation) int {
 	o, err := linkinfoOptions(inv)
+	if ue := (*usageErr)(nil); errors.As(err, &ue) {
+		return usageError(inv, "%v", ue.err)
+	}
 	if err != nil {
 		return inv.Fail(err)
+	}
+	if inv.Has("diff") {
+		if inv.JSON {
+			return inv.Fail(errors.New("--diff prints iblinkinfo's text only: no --format json"))
+		}
+		f, err := loadCache(inv.Value("diff"))
+		if err != nil {
+			return cacheExit(inv, "loading cached fabric for diff failed\n", err)
+		}
+		o.Diff = f
+	}
+	if inv.Has("filterdownports") {
+		f, err := loadCache(inv.Value("filterdownports"))
+		if err != nil {
+			return cacheExit(inv, "loading cached fabric for filterdownports failed\n", err)
+		}
+		o.FilterDown = f
 	}
 	var env *diag.Env
 	if inv.Has("load-cache") {
@@ -73,11 +93,6 @@ func runLinkinfo(ctx context.Context, inv *Invocation) int {
 func linkinfoOptions(inv *Invocation) (diag.LinkinfoOptions, error) {
 	var o diag.LinkinfoOptions
 	inv.ignoreArgs(0)
-	for _, k := range []string{"diff", "diffcheck", "filterdownports"} {
-		if inv.Has(k) {
-			return o, fmt.Errorf("%s is not supported yet (docs/diag.md)", inv.spelling(k))
-		}
-	}
 	for _, k := range []string{"switch", "port-guid"} {
 		if inv.Has(k) {
 			o.PortGUID, o.Unresolved = portGUIDArg(inv, k)
@@ -108,6 +123,14 @@ func linkinfoOptions(inv *Invocation) (diag.LinkinfoOptions, error) {
 		return o, err
 	}
 	o.DownOnly, o.Line, o.Additional = inv.Has("down"), inv.Has("line"), inv.Has("additional")
+	o.DiffCheck = diag.LinkDiffDefault
+	if inv.Has("diffcheck") {
+		c, err := diag.ParseLinkDiffCheck(inv.Value("diffcheck"))
+		if err != nil {
+			return o, &usageErr{fmt.Errorf("--diffcheck: %w", err)}
+		}
+		o.DiffCheck = c
+	}
 	switch {
 	case inv.Has("switches-only") && inv.Has("cas-only"):
 		// The last one given wins in iblinkinfo; both given is a

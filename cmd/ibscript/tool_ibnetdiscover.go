@@ -27,8 +27,8 @@ func init() {
 			{Short: 'R', Long: "Router_list", Help: "list of connected routers"},
 			{Long: "cache", Arg: "<file>", Help: "filename to cache ibnetdiscover data to"},
 			{Long: "load-cache", Arg: "<file>", Help: "filename of ibnetdiscover cache to load"},
-			{Long: "diff", Arg: "<file>", Help: "filename of ibnetdiscover cache to diff" + refused},
-			{Long: "diffcheck", Arg: "<key(s)>", Help: "specify checks to execute for --diff" + refused},
+			{Long: "diff", Arg: "<file>", Help: "filename of ibnetdiscover cache to diff"},
+			{Long: "diffcheck", Arg: "<key(s)>", Help: "specify checks to execute for --diff\n(sw, ca, router, port, lid, nodedesc; default sw,ca,router,port)"},
 			{Short: 'p', Long: "ports", Help: "obtain a ports report"},
 			{Short: 'm', Long: "max_hops", Help: "report max hops discovered by the library"},
 			{Short: 'o', Long: "outstanding_smps", Arg: "<val>", Help: "specify the number of outstanding SMP's which should be issued during the scan\n(taken and ignored: the engine's per-node window schedules the SMPs)"},
@@ -43,7 +43,7 @@ func init() {
 
 func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	var o diag.NetDiscoverOptions
-	for _, k := range []string{"show", "diff", "diffcheck"} {
+	for _, k := range []string{"show"} {
 		if inv.Has(k) {
 			return inv.Fail(fmt.Errorf("%s is not supported yet (docs/diag.md)", inv.spelling(k)))
 		}
@@ -69,6 +69,24 @@ func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	o.Grouping = inv.Has("grouping")
 	o.Full = inv.Has("full")
 	o.MaxHops = inv.Has("max_hops")
+	o.DiffCheck = topo.DiffDefault
+	if inv.Has("diffcheck") {
+		c, err := topo.ParseDiffCheck(inv.Value("diffcheck"))
+		if err != nil {
+			return usageError(inv, "--diffcheck: %v", err)
+		}
+		o.DiffCheck = c
+	}
+	if inv.Has("diff") {
+		if inv.JSON {
+			return inv.Fail(errors.New("--diff prints ibnetdiscover's text only: no --format json"))
+		}
+		f, err := loadCache(inv.Value("diff"))
+		if err != nil {
+			return cacheExit(inv, "loading cached fabric for diff failed\n", err)
+		}
+		o.Diff = f
+	}
 	var nd *diag.NetDiscover
 	var missed diag.DiscoveryErrors
 	cacheHops := -1 // a loaded cache's max hops, re-cached as they are
@@ -97,7 +115,7 @@ func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	if inv.clearProgress != nil {
 		inv.clearProgress()
 	}
-	if n := nd.ChassisVendor(); o.Grouping && n != nil && o.List == nil && !o.Ports {
+	if n := nd.ChassisVendor(); o.Grouping && n != nil && o.List == nil && !o.Ports && o.Diff == nil {
 		return inv.Fail(fmt.Errorf("-g: grouping by chassis is not supported yet (docs/diag.md): node %s has vendor 0x%x, one libibnetdisc looks for chassis among", n.GUID, n.VendorID))
 	}
 	text := func(w io.Writer) error { return diag.WriteNetDiscover(w, inv.Stdout, nd) }

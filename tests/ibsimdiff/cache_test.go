@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/topo/ibndcache"
@@ -253,5 +254,151 @@ func TestCacheBadFile(t *testing.T) {
 				t.Errorf("%s: stderr %q does not say %q", strings.Join(args, " "), got.stderr, tc.want)
 			}
 		}
+	}
+}
+
+// TestCacheDiffMatchesC: --diff, --diffcheck and --filterdownports of
+// ibnetdiscover and iblinkinfo against the C tools, on a private fabric
+// changed through ibsim's console after a cache of it was written: a
+// switch-to-switch link and a CA's second link taken down, and a CA's
+// node GUID changed (a node gone, another come). Compared between two
+// caches (before and after, both tools' caches), and live against the
+// cache of before once the fabric is settled.
+func TestCacheDiffMatchesC(t *testing.T) {
+	ibsimtest.Require(t)
+	s, dir := privateSim(t, cacheTopology.path)
+	host := cacheTopology.host
+	cBefore, ourBefore := filepath.Join(dir, "c-before.cache"), filepath.Join(dir, "ibscript-before.cache")
+	if r := cTool(t, s, host, "ibnetdiscover", "--cache", cBefore); r.code != 0 {
+		t.Fatalf("ibnetdiscover --cache: status %d: %s", r.code, r.stderr)
+	}
+	if r := ibscriptTool(t, s, host, "ibnetdiscover", "--cache", ourBefore); r.code != 0 {
+		t.Fatalf("ibscript ibnetdiscover --cache: status %d: %s", r.code, r.stderr)
+	}
+	for _, c := range []string{`Unlink "SwB"[6]`, `Unlink "HcaY"[2]`, `Guid "HcaZ" 0x123456`} {
+		if _, err := s.Console(t.Context(), c); err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+	}
+	// Settled: two C ibnetdiscover runs in a row print the same.
+	var cAfter, ourAfter string
+	deadline := time.Now().Add(30 * time.Second)
+	for prev := ""; ; {
+		out := normDate(string(cTool(t, s, host, "ibnetdiscover", "-f").stdout))
+		if out == prev && !strings.Contains(out, "SwB\" lid 1 4xQDR s=4 w=2 v=4\n[6]") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fabric did not settle after the console changes:\n%s", out)
+		}
+		prev = out
+	}
+	cAfter, ourAfter = filepath.Join(dir, "c-after.cache"), filepath.Join(dir, "ibscript-after.cache")
+	if r := cTool(t, s, host, "ibnetdiscover", "--cache", cAfter); r.code != 0 {
+		t.Fatalf("ibnetdiscover --cache: status %d: %s", r.code, r.stderr)
+	}
+	if r := ibscriptTool(t, s, host, "ibnetdiscover", "--cache", ourAfter); r.code != 0 {
+		t.Fatalf("ibscript ibnetdiscover --cache: status %d: %s", r.code, r.stderr)
+	}
+	cmp := func(tool string, args ...string) string {
+		t.Helper()
+		return string(diffTool(t, s, host, tool, args...).stdout)
+	}
+	// What the changes must show, so that the comparisons compare
+	// something: the new GUID's node, HcaZ's old one, and the two links.
+	for _, args := range [][]string{{"ibnetdiscover", "--load-cache", cAfter, "--diff", cBefore}, {"iblinkinfo", "--load-cache", cAfter, "--diff", cBefore}, {"ibnetdiscover", "--diff", cBefore}} {
+		out := cmp(args[0], args[1:]...)
+		for _, want := range []string{"> ", "< ", "12345", "HcaZ", "\"SwA\"", "\"HcaY\""} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: the C tool's output has no %q:\n%s", strings.Join(args, " "), want, out)
+			}
+		}
+	}
+	if out := cmp("iblinkinfo", "--load-cache", cAfter, "--filterdownports", cBefore); !strings.Contains(out, "Down/ Polling") || strings.Count(out, "Down/") >= strings.Count(cmp("iblinkinfo", "--load-cache", cAfter), "Down/") {
+		t.Errorf("iblinkinfo --filterdownports filters nothing, or every Down port:\n%s", out)
+	}
+	for _, pair := range [][2]string{{cBefore, cAfter}, {ourBefore, ourAfter}, {cBefore, ourAfter}} {
+		before, after := pair[0], pair[1]
+		for _, check := range []string{"", "sw,ca,router,port,lid,nodedesc", "sw,port", "ca,lid", "router,port,nodedesc", "port"} {
+			args := []string{"--load-cache", after, "--diff", before}
+			if check != "" {
+				args = append(args, "--diffcheck", check)
+			}
+			cmp("ibnetdiscover", args...)
+		}
+		cmp("ibnetdiscover", "--load-cache", after, "--diff", before, "-f")
+		cmp("ibnetdiscover", "--load-cache", before, "--diff", after)
+		for _, extra := range [][]string{nil, {"--diffcheck", "port"}, {"--diffcheck", "state"}, {"--diffcheck", "port,lid,nodedesc,state"}, {"-l"}, {"-d"}, {"--switches-only"}, {"--cas-only", "-p"}} {
+			cmp("iblinkinfo", append([]string{"--load-cache", after, "--diff", before}, extra...)...)
+		}
+		cmp("iblinkinfo", "--load-cache", before, "--diff", after, "-l")
+		for _, extra := range [][]string{nil, {"-d"}, {"-l", "--switches-only"}} {
+			cmp("iblinkinfo", append([]string{"--load-cache", after, "--filterdownports", before}, extra...)...)
+		}
+	}
+	// ibsim cannot change a description or (for long: OpenSM puts it
+	// back) a LID: a cache of after with SwA renamed and HcaX's port 1
+	// given another LID, through ibndcache, shows those checks. (Not a
+	// switch's LID: ibnetdiscover --diffcheck lid then prints its
+	// unlinked ports, dereferencing their missing link, and crashes.)
+	edited := filepath.Join(dir, "edited.cache")
+	b, err := os.ReadFile(cAfter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := ibndcache.Decode(cAfter, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ef.Nodes {
+		n := &ef.Nodes[i]
+		switch string(bytes.TrimRight(n.Desc[:], "\x00")) {
+		case "SwA":
+			copy(n.Desc[:], "SwA-renamed")
+		case "HcaX":
+			for j := range ef.Ports {
+				if ef.Ports[j].NodeGUID == n.GUID && ef.Ports[j].Num == 1 {
+					ef.Ports[j].BaseLID = 99
+				}
+			}
+		}
+	}
+	if err := ef.Write(edited); err != nil {
+		t.Fatal(err)
+	}
+	for _, check := range []string{"sw,ca,router,port,lid,nodedesc", "sw,nodedesc", "ca,lid", "sw,ca,port,lid", "sw,ca,port,nodedesc"} {
+		out := cmp("ibnetdiscover", "--load-cache", edited, "--diff", cAfter, "--diffcheck", check)
+		if check == "sw,ca,router,port,lid,nodedesc" && (!strings.Contains(out, "SwA-renamed") || !strings.Contains(out, "lid 99")) {
+			t.Errorf("ibnetdiscover --diff of the edited cache shows no new name or LIDs:\n%s", out)
+		}
+	}
+	// iblinkinfo prints a node's two headers only in line mode (it
+	// crashes otherwise: linkDiff's doc).
+	for _, check := range []string{"port,state,lid,nodedesc", "port,nodedesc", "lid", "port,lid"} {
+		cmp("iblinkinfo", "--load-cache", edited, "--diff", cAfter, "--diffcheck", check, "-l")
+	}
+
+	// Live, against the caches of before.
+	for _, before := range []string{cBefore, ourBefore} {
+		cmp("ibnetdiscover", "--diff", before)
+		cmp("ibnetdiscover", "--diff", before, "--diffcheck", "sw,ca,router,port,lid,nodedesc")
+		cmp("iblinkinfo", "--diff", before)
+		cmp("iblinkinfo", "--diff", before, "-l", "--diffcheck", "port,state,lid")
+		cmp("iblinkinfo", "--filterdownports", before)
+		cmp("iblinkinfo", "--filterdownports", before, "-d")
+	}
+	// Bad keys and bad files, as the C tools end.
+	cmp("ibnetdiscover", "--diff", cBefore, "--diffcheck", "sw,bogus")
+	cmp("iblinkinfo", "--diff", cBefore, "--diffcheck", "sw")
+	for _, tool := range []string{"ibnetdiscover", "iblinkinfo"} {
+		bad := filepath.Join(dir, "none.cache")
+		want, got := cTool(t, s, host, tool, "--diff", bad), ibscriptTool(t, s, host, tool, "--diff", bad)
+		if w := sbinIBError.ReplaceAllString(string(want.stdout), "$1: iberror: "); want.code != 255 || got.code != 255 || string(got.stdout) != w {
+			t.Errorf("%s --diff %s: exit %d, stdout %q; the C tool's %d, %q", tool, bad, got.code, got.stdout, want.code, w)
+		}
+	}
+	want, got := cTool(t, s, host, "iblinkinfo", "--filterdownports", filepath.Join(dir, "none")), ibscriptTool(t, s, host, "iblinkinfo", "--filterdownports", filepath.Join(dir, "none"))
+	if w := sbinIBError.ReplaceAllString(string(want.stdout), "$1: iberror: "); want.code != 255 || got.code != 255 || string(got.stdout) != w {
+		t.Errorf("iblinkinfo --filterdownports: exit %d, stdout %q; the C tool's %d, %q", got.code, got.stdout, want.code, w)
 	}
 }

@@ -375,20 +375,7 @@ func TestQueryErrorsMatchesIBQueryErrors(t *testing.T) {
 	ibsimtest.Require(t)
 	for _, dt := range diagTopologies {
 		t.Run(filepath.Base(dt.path), func(t *testing.T) {
-			src, err := os.ReadFile(dt.path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			tp := filepath.Join(dir, filepath.Base(dt.path)) // a private ibsim: its counters change
-			if err := os.WriteFile(tp, src, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			s, err := ibsimtest.Start(t.Context(), dir, tp, &ibsimtest.Options{InitPorts: initPorts(tp)})
-			t.Cleanup(s.Stop)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, dir := privateSim(t, dt.path) // its counters change
 			for _, c := range qeErrors[filepath.Base(dt.path)] {
 				if out, err := s.Console(t.Context(), "PerformanceSet "+c); err != nil || !strings.Contains(out, "has been set") {
 					t.Fatalf("PerformanceSet %s: %q %v", c, out, err)
@@ -542,6 +529,28 @@ func TestNetDiscoverMaxHopsEveryTopology(t *testing.T) {
 			}
 		})
 	}
+}
+
+// privateSim starts an ibsim (with OpenSM) of its own on a copy of the
+// topology in a temporary directory, for a test that changes the fabric;
+// it returns the Sim and the directory.
+func privateSim(t *testing.T, topology string) (*ibsimtest.Sim, string) {
+	t.Helper()
+	src, err := os.ReadFile(topology)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tp := filepath.Join(dir, filepath.Base(topology))
+	if err := os.WriteFile(tp, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ibsimtest.Start(t.Context(), dir, tp, &ibsimtest.Options{InitPorts: initPorts(tp)})
+	t.Cleanup(s.Stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, dir
 }
 
 // nodeLine is the offset in ibnetdiscover's text of the node header line
