@@ -426,34 +426,34 @@ func WriteTracert(w io.Writer, t *Trace) error {
 	return bw.Flush()
 }
 
-// LIDOfGUID is the LID of the port whose port or node GUID is guid, as
-// the C tools' -G resolves it: the DLID of the SA's PathRecord from the
-// port's GID to itself (one query); when the SA has none, the port or
-// node with that GUID in a discovery (a CA's node GUID too, which the C
-// tools cannot resolve). A switch's GUID gives its port 0's LID.
+// LIDOfGUID is the LID of the port whose port GUID is guid, as the C
+// tools' -G resolves it: the DLID of the SA's PathRecord from the port's
+// GID to itself, one query, and nothing else. A switch's GUID (its port
+// 0's) gives its port 0's LID. What has no PathRecord is not resolved, as
+// the C tools resolve nothing else: a CA's node GUID (no port's), a GUID
+// nobody has, any GUID where no SA answers (ibsim: a tool on the SM's own
+// port, or OpenSM on a switch).
 func LIDOfGUID(ctx context.Context, e *Env, guid uint64) (uint16, error) {
+	if e == nil || e.Session == nil {
+		return 0, fmt.Errorf("diag: no session (resolving GUID 0x%016x needs the SA)", guid)
+	}
+	return lidOfGUID(ctx, e.Session, guid)
+}
+
+// lidOfGUID is LIDOfGUID on s.
+func lidOfGUID(ctx context.Context, s *engine.Session, guid uint64) (uint16, error) {
 	tmpl := make([]byte, 64)
-	binary.BigEndian.PutUint64(tmpl[8:], e.Session.Port().GIDPrefix) // DGID
+	binary.BigEndian.PutUint64(tmpl[8:], s.Port().GIDPrefix) // DGID
 	binary.BigEndian.PutUint64(tmpl[16:], guid)
 	copy(tmpl[24:40], tmpl[8:24]) // SGID
-	if recs, err := e.Session.SAGetTable(ctx, sa.PathRecord(), 1<<2|1<<3, tmpl); err == nil && len(recs) > 0 && len(recs[0]) >= 42 {
+	recs, err := s.SAGetTable(ctx, sa.PathRecord(), 1<<2|1<<3, tmpl)
+	if err != nil {
+		return 0, fmt.Errorf("SA PathRecord to port GUID 0x%016x: %w", guid, err)
+	}
+	if len(recs) > 0 && len(recs[0]) >= 42 {
 		if lid := binary.BigEndian.Uint16(recs[0][40:42]); lid != 0 {
 			return lid, nil
 		}
 	}
-	d := e.Session.LastDiscovery()
-	if d == nil {
-		var err error
-		if d, err = e.Discover(ctx); err != nil {
-			return 0, err
-		}
-	}
-	for _, n := range d.Fabric.Nodes {
-		for _, p := range n.Ports {
-			if p != nil && p.LID != 0 && (p.GUID == guid || n.GUID == guid) {
-				return p.LID, nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("no port with GUID 0x%016x and a LID in the fabric", guid)
+	return 0, fmt.Errorf("the SA has no PathRecord to port GUID 0x%016x (no port has it, or no LID)", guid)
 }

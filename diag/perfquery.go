@@ -453,16 +453,17 @@ func rsfecActive(ctx context.Context, s *engine.Session, t engine.Target, port i
 
 // resolveGUID returns a GUID target as the LID of its port, as the C
 // tools' ib_resolve_portid_str does before any query (so their headers
-// say "Lid N"); other targets are returned as they are.
+// say "Lid N"): LIDOfGUID, a port GUID only; other targets are returned
+// as they are.
 func resolveGUID(ctx context.Context, s *engine.Session, t engine.Target) (engine.Target, error) {
 	if t.Kind != engine.ByGUID {
 		return t, nil
 	}
-	lt, err := s.LIDOf(ctx, t)
+	lid, err := lidOfGUID(ctx, s, t.GUID)
 	if err != nil {
 		return t, &ToolError{Msg: "can't resolve destination port " + targetArg(t), Err: err}
 	}
-	return lt, nil
+	return engine.LID(lid), nil
 }
 
 // targetArg is how the C tools name a target they could not resolve.

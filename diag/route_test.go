@@ -198,8 +198,8 @@ func TestSAQueryIsSMOnSimulator(t *testing.T) {
 }
 
 // TestLIDOfGUID: -G resolves a port GUID with one SA PathRecord query, as
-// the C tools do (no discovery), and a CA's node GUID, which has no
-// PathRecord, through a discovery.
+// the C tools do (no discovery); a CA's node GUID, which has no
+// PathRecord, is no port's: not found, as the C tools do not find it.
 func TestLIDOfGUID(t *testing.T) {
 	env, _ := simEnv(t)
 	ctx := t.Context()
@@ -210,9 +210,17 @@ func TestLIDOfGUID(t *testing.T) {
 	if env.Session.LastDiscovery() != nil {
 		t.Error("a port GUID was resolved by discovery, not by the SA")
 	}
-	lid, err = diag.LIDOfGUID(ctx, env, 0x0002c90300a00012) // node010's node GUID
+	defer func() {
+		if env.Session.LastDiscovery() != nil {
+			t.Error("a GUID was looked for by discovery")
+		}
+	}()
+	if lid, err := diag.LIDOfGUID(ctx, env, 0x0002c90300a00012); err == nil { // node010's node GUID
+		t.Errorf("node010's node GUID resolved to LID %d", lid)
+	}
+	lid, err = diag.LIDOfGUID(ctx, env, 0x0002c90300a00013) // its port 1
 	if err != nil || lid != 16 {
-		t.Fatalf("node010's node GUID: LID %d, %v; want 16", lid, err)
+		t.Fatalf("node010's port 1: LID %d, %v; want 16", lid, err)
 	}
 	if _, err := diag.LIDOfGUID(ctx, env, 0x1234); err == nil {
 		t.Error("an unknown GUID resolved")

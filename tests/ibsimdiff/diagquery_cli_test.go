@@ -57,6 +57,10 @@ func TestQueryToolsCommandLine(t *testing.T) {
 			}
 			sl, cl := strconv.Itoa(int(sw.lid)), strconv.Itoa(int(ca.lid))
 			cp := strconv.Itoa(ca.ports[len(ca.ports)-1])
+			// -G takes a port GUID (the SA's PathRecord); a CA's node
+			// GUID is no port's: every C tool fails to resolve it.
+			caNodeGUID := fmt.Sprintf("%#x", ca.node.GUID)
+			caPortGUID := fmt.Sprintf("%#x", ca.node.Ports[ca.ports[len(ca.ports)-1]].GUID)
 			nameMap := filepath.Join(t.TempDir(), "names")
 			if err := os.WriteFile(nameMap, []byte("# a map\n"+fmt.Sprintf("0x%016x", sw.node.GUID)+" \"mapped switch name\"\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -79,6 +83,10 @@ func TestQueryToolsCommandLine(t *testing.T) {
 				// Addresses read as strtol and str2drpath read them.
 				{"smpquery", "nodedesc", sl + "abc"}, {"smpquery", "-D", "nodedesc", "0,257"}, {"smpquery", "nodedesc", "zz"},
 				{"smpquery", "-G", "nodedesc", "zz"}, {"perfquery", sl + "x", "1"}, {"ibaddr", cl + "x"},
+				{"smpquery", "-G", "nodeinfo", caNodeGUID}, {"smpquery", "-G", "nodeinfo", caPortGUID},
+				{"perfquery", "-G", caNodeGUID, cp}, {"ibaddr", "-G", caNodeGUID}, {"ibaddr", "-G", caPortGUID},
+				{"ibportstate", "-G", caNodeGUID, cp}, {"ibroute", "-G", caNodeGUID},
+				{"ibtracert", "-G", caNodeGUID, caPortGUID}, {"ibccquery", "-G", "CongestionInfo", caNodeGUID},
 			} {
 				what := strings.Join(c, " ")
 				want := cTool(t, s, tp.host, c[0], c[1:]...)
