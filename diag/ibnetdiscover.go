@@ -37,6 +37,9 @@ type NetDiscoverOptions struct {
 	// and the lists take precedence, as in ibnetdiscover.
 	Diff      *topo.Fabric
 	DiffCheck topo.DiffCheck
+	// Show (-s) prints libibnetdisc's progress lines (one per NodeInfo
+	// answer, in its order) on stdout before the rest.
+	Show bool
 }
 
 // chassisVendors are the vendor IDs libibnetdisc looks for chassis
@@ -64,6 +67,10 @@ type NetDiscover struct {
 	// replaying its query order over the discovered fabric (ibscript's
 	// own sweep sends a different set).
 	Scan *NDScan `json:"scan,omitempty"`
+	// Progress (-s) is libibnetdisc's progress lines, in its order: each
+	// route it probed, "new" or "known", and the node at its end as it
+	// knew the node then.
+	Progress []string `json:"progress,omitempty"`
 
 	fabric *topo.Fabric
 	names  map[uint64]string
@@ -117,11 +124,38 @@ func NetDiscoverOf(ctx context.Context, e *Env, o NetDiscoverOptions) (*NetDisco
 		return nil, err
 	}
 	nd := NetDiscoverFrom(d.Fabric, e.NodeNames, o)
-	if o.MaxHops {
+	if o.MaxHops || o.Show {
 		r := replayIBND(d.Fabric, ibndStart{}, 0)
-		nd.Scan = &NDScan{MaxHops: r.MaxHops, MADs: r.SMPs}
+		if o.MaxHops {
+			nd.Scan = &NDScan{MaxHops: r.MaxHops, MADs: r.SMPs}
+		}
+		if o.Show {
+			nd.Progress = progressLines(r.Events)
+		}
 	}
 	return nd, partial(d)
+}
+
+// progressLines are libibnetdisc's show_progress lines (dump_endnode):
+// the route, "new" or "known", the node's type and GUID, the port the
+// route entered it by (0 on a switch), that port's LID range as far as
+// it was read then (0-0 before its PortInfo) and the description as far
+// as it was read (empty before its NodeDescription), as it prints it.
+func progressLines(evs []ibndEvent) []string {
+	lines := make([]string, 0, len(evs))
+	for _, ev := range evs {
+		prompt, port := "known", ev.Port
+		if ev.New {
+			prompt = "new"
+		}
+		if ev.Node.Type == topo.Switch {
+			port = 0
+		}
+		lines = append(lines, fmt.Sprintf("%s -> %s %s {%016x} portnum %d lid %d-%d \"%s\"",
+			DRAddress(append([]uint8{0}, ev.Path...), 0, 0), prompt, nodeTypeName(uint8(ev.Node.Type)), ev.Node.GUID,
+			port, ev.LID, int(ev.LID)+(1<<ev.LMC)-1, ev.Desc))
+	}
+	return lines
 }
 
 // NetDiscoverFrom is ibnetdiscover's data of a fabric discovered or
@@ -215,6 +249,12 @@ func ndTypeCompat(t string) string {
 // node lists) on out, the ports report on stdout (ibnetdiscover writes it
 // there even with an output file).
 func WriteNetDiscover(out, stdout io.Writer, nd *NetDiscover) error {
+	if len(nd.Progress) > 0 {
+		// Printed as libibnetdisc discovers, before any output.
+		if _, err := io.WriteString(stdout, strings.Join(nd.Progress, "\n")+"\n"); err != nil {
+			return err
+		}
+	}
 	switch {
 	case nd.o.Ports:
 		w := bufio.NewWriter(stdout)

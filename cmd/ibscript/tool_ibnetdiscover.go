@@ -12,14 +12,13 @@ import (
 )
 
 func init() {
-	refused := " (not supported: refused)"
 	registerTool(&Tool{
 		Name:    "ibnetdiscover",
 		Summary: "discover the fabric and print its topology (ibnetdiscover's format), its node lists or its ports report",
 		Args:    "[topology-file]",
 		Options: []Option{
 			{Short: 'f', Long: "full", Help: "show full information (ports' speed and width, vlcap)"},
-			{Short: 's', Long: "show", Help: "show more information" + refused},
+			{Short: 's', Long: "show", Help: "show more information"},
 			{Short: 'l', Long: "list", Help: "list of connected nodes"},
 			{Short: 'g', Long: "grouping", Help: "show grouping (a fabric without chassis only: refused where a node is of a chassis vendor)"},
 			{Short: 'H', Long: "Hca_list", Help: "list of connected CAs"},
@@ -36,18 +35,13 @@ func init() {
 		// ibdiag_process_opts(..., "DGKLs", ...).
 		Exclude: "D,G,L,s",
 		Schema:  "ibnetdiscover",
-		Example: []string{"-m"},
+		Example: []string{"-m", "-s"},
 		Run:     runNetDiscover,
 	})
 }
 
 func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	var o diag.NetDiscoverOptions
-	for _, k := range []string{"show"} {
-		if inv.Has(k) {
-			return inv.Fail(fmt.Errorf("%s is not supported yet (docs/diag.md)", inv.spelling(k)))
-		}
-	}
 	inv.ignoreArgs(1)
 	if _, err := inv.Int("outstanding_smps", 0); err != nil {
 		return inv.Fail(err)
@@ -87,6 +81,7 @@ func runNetDiscover(ctx context.Context, inv *Invocation) int {
 		}
 		o.Diff = f
 	}
+	o.Show = inv.Has("show")
 	var nd *diag.NetDiscover
 	var missed diag.DiscoveryErrors
 	cacheHops := -1 // a loaded cache's max hops, re-cached as they are

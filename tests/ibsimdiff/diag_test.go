@@ -460,7 +460,7 @@ func TestNetDiscoverMatchesIBNetDiscover(t *testing.T) {
 				diffTool(t, s, dt.host, "ibnetdiscover", args...)
 			}
 			for _, args := range [][]string{nil, {"--node-name-map", nmFile}, {"-g"}, {"-g", "--node-name-map", nmFile},
-				{"-f"}, {"-f", "-g"}, {"-m"}, {"-m", "-f", "-g"}} {
+				{"-f"}, {"-f", "-g"}, {"-m"}, {"-m", "-f", "-g"}, {"-s"}, {"-s", "-l"}, {"-s", "-p"}} {
 				want := cTool(t, s, dt.host, "ibnetdiscover", args...)
 				got := ibscriptTool(t, s, dt.host, "ibnetdiscover", args...)
 				if w, g := normDate(string(want.stdout)), normDate(string(got.stdout)); w != g || got.code != want.code {
@@ -483,9 +483,9 @@ func TestNetDiscoverMatchesIBNetDiscover(t *testing.T) {
 }
 
 // TestNetDiscoverMaxHopsEveryTopology: ibnetdiscover -m's two figures,
-// libibnetdisc's longest route and the SMPs it sent, which ibscript works
-// out by replaying libibnetdisc's query order over its own discovery, are
-// the C tool's on every net.* topology (net.mlx-epi adds libibnetdisc's
+// libibnetdisc's longest route and the SMPs it sent, and -s's progress
+// lines, which ibscript works out by replaying libibnetdisc's query order
+// over its own discovery, are the C tool's on every net.* topology (net.mlx-epi adds libibnetdisc's
 // MlnxExtPortInfo queries), from the first CA and the first switch of
 // each; so is what iblinkinfo -n 1 and -n 2 print (the same replay,
 // stopped by the hop limit).
@@ -513,10 +513,10 @@ func TestNetDiscoverMaxHopsEveryTopology(t *testing.T) {
 				t.Fatalf("no CA or no switch in ibnetdiscover -l: %v", hosts)
 			}
 			for _, host := range hosts {
-				want := cTool(t, s, host, "ibnetdiscover", "-m")
-				got := ibscriptTool(t, s, host, "ibnetdiscover", "-m")
+				want := cTool(t, s, host, "ibnetdiscover", "-m", "-s")
+				got := ibscriptTool(t, s, host, "ibnetdiscover", "-m", "-s")
 				if w, g := normDate(string(want.stdout)), normDate(string(got.stdout)); w != g || got.code != want.code || !strings.Contains(w, "# Total MADs used: ") {
-					t.Errorf("ibnetdiscover -m from %q: exit %d, the C tool's %d:\n%s", host, got.code, want.code, lineDiff(w, g))
+					t.Errorf("ibnetdiscover -m -s from %q: exit %d, the C tool's %d:\n%s", host, got.code, want.code, lineDiff(w, g))
 				}
 				// Where libibnetdisc's hop limit stops it.
 				diffTool(t, s, host, "iblinkinfo", "-n", "1")
