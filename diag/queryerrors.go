@@ -240,6 +240,10 @@ func pmaLID(n *topo.Node, p int) uint16 {
 //   - -D 0 (the local node by the empty route): its true peer;
 //   - -S/-G: nothing ("Port not available"): the node is addressed by the
 //     LID the SA gave, and a route cannot go on through a CA;
+//   - -D to a CA one hop away (a switch's neighbour from the switch, a
+//     CA cabled to the local CA): nothing, as -S/-G: libibnetdisc looks
+//     for the peer one hop further, through the CA, which forwards no
+//     directed route;
 //   - -D to a CA further away: libibnetdisc walks the route first and
 //     links the CA's port to the node of the route's last hop but one, at
 //     the port the route entered that node by (not the port the CA is
@@ -258,7 +262,7 @@ func scannedFrom(n *topo.Node, port int, f *topo.Fabric, path []uint8) *topo.Nod
 		p.Node = &c
 		switch {
 		case len(path) == 1 && f.Origin != nil && f.Origin.Node == n:
-		case len(path) > 1:
+		case len(path) > 2:
 			p.Remote = routeEntry(f, path[:len(path)-1])
 		default:
 			p.Remote = nil

@@ -34,4 +34,18 @@ func TestMellanoxFabricMatchesCTools(t *testing.T) {
 			}
 		}
 	}
+	// -D to a CA or router one hop from a switch: libibnetdisc looks for
+	// its peer through it ("Port not available"); two hops away, the
+	// route's last hop but one.
+	for _, c := range []struct {
+		host string
+		args []string
+	}{
+		{"SX", []string{"iblinkinfo", "-D", "0,1"}},
+		{"SX", []string{"iblinkinfo", "-D", "0,4", "-l"}},
+		{"SX", []string{"ibqueryerrors", "-D", "0,2", "--details"}},
+		{"CX3", []string{"iblinkinfo", "-D", "0,1,4"}},
+	} {
+		diffTool(t, s, c.host, c.args[0], c.args[1:]...)
+	}
 }
