@@ -107,7 +107,11 @@ func runLuaOnIbsim(t *testing.T, sock, src, name string, opts *ibsim.Options) er
 	if err != nil {
 		return err
 	}
-	sess, err := engine.New(tr, nil)
+	// A generous timeout, as TestSMKeyRulesMatchOpenSM's: a
+	// Set(InformInfo) OpenSM answers late (a loaded CI machine, -race) is
+	// resent, and the copy processed after the unsubscription subscribes
+	// again, which the later suites and tests of this fabric then see.
+	sess, err := engine.New(tr, &engine.Options{Timeout: time.Second})
 	if err != nil {
 		return err
 	}
