@@ -387,7 +387,13 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			c.names, err = topo.ParseNameMap(f, c.nameMap)
 			f.Close()
 		}
-		if err != nil {
+		switch {
+		case err != nil && c.cmd == "tool":
+			// The C tools warn and go on without names when the map
+			// cannot be opened or read (open_node_name_map).
+			c.names = nil
+			fmt.Fprintf(stderr, "ibscript %s: warning: --node-name-map: %v; going on without it, as %s does\n", c.tool.Name, err, c.tool.Name)
+		case err != nil:
 			fmt.Fprintf(stderr, "ibscript: --node-name-map: %v\n", err)
 			return exitError
 		}

@@ -87,6 +87,9 @@ func TestQueryToolsCommandLine(t *testing.T) {
 				{"perfquery", "-G", caNodeGUID, cp}, {"ibaddr", "-G", caNodeGUID}, {"ibaddr", "-G", caPortGUID},
 				{"ibportstate", "-G", caNodeGUID, cp}, {"ibroute", "-G", caNodeGUID},
 				{"ibtracert", "-G", caNodeGUID, caPortGUID}, {"ibccquery", "-G", "CongestionInfo", caNodeGUID},
+				// A map that cannot be read: the C tools warn and go on.
+				{"smpquery", "--node-name-map", "/nonexistent/map", "nodedesc", sl},
+				{"saquery", "--node-name-map", t.TempDir(), "-N", cl},
 			} {
 				what := strings.Join(c, " ")
 				want := cTool(t, s, tp.host, c[0], c[1:]...)

@@ -55,6 +55,8 @@ func TestMellanoxFabricMatchesCTools(t *testing.T) {
 		{"SX", []string{"iblinkinfo", "-D", "0,4", "-l"}},
 		{"SX", []string{"ibqueryerrors", "-D", "0,2", "--details"}},
 		{"CX3", []string{"iblinkinfo", "-D", "0,1,4"}},
+		// A map that cannot be read: iblinkinfo warns and goes on.
+		{"CX3", []string{"iblinkinfo", "--node-name-map", "/nonexistent/map", "-l"}},
 	} {
 		diffTool(t, s, c.host, c.args[0], c.args[1:]...)
 	}
