@@ -231,6 +231,24 @@ func TestCacheBadFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A cache loaded and cached again reads as the first; a cache that
+	// cannot be written ends as the C tool ends, after the output.
+	again := filepath.Join(dir, "again.cache")
+	if r := ibscriptTool(t, s, dt.host, "ibnetdiscover", "--load-cache", good, "--cache", again, "-l"); r.code != 0 {
+		t.Fatalf("ibnetdiscover --load-cache --cache: status %d: %s", r.code, r.stderr)
+	}
+	if w, g := cTool(t, s, dt.host, "ibnetdiscover", "--load-cache", good, "-p"), cTool(t, s, dt.host, "ibnetdiscover", "--load-cache", again, "-p"); string(w.stdout) != string(g.stdout) || len(w.stdout) == 0 {
+		t.Errorf("a cache cached again prints otherwise:\n%s", lineDiff(string(w.stdout), string(g.stdout)))
+	}
+	unwritable := filepath.Join(dir, "no-such-dir", "x.cache")
+	for _, args := range [][]string{{"--cache", unwritable, "-l"}, {"--load-cache", good, "--cache", unwritable}} {
+		want := cTool(t, s, dt.host, "ibnetdiscover", args...)
+		got := ibscriptTool(t, s, dt.host, "ibnetdiscover", args...)
+		w := sbinIBError.ReplaceAllString(string(want.stdout), "$1: iberror: ")
+		if want.code != 255 || got.code != 255 || normDate(string(got.stdout)) != normDate(w) || !strings.Contains(string(got.stderr), "no-such-dir") {
+			t.Errorf("ibnetdiscover %s: exit %d, stdout %q, stderr %q; the C tool's %d, %q", strings.Join(args, " "), got.code, got.stdout, got.stderr, want.code, w)
+		}
+	}
 	for _, tc := range []struct{ name, want string }{
 		{"missing", "no such file or directory"},
 		{"truncated", "truncated.cache: offset "},
