@@ -181,6 +181,8 @@ func hashGUID(guid uint64) int {
 // states, HOQLife, VLStallCount and VLCap; its other fields are 0. Extended
 // speeds active are 0 where the node does not advertise them (discovery
 // clears them so). Every tool reading the cache reads only those fields.
+// The description is written as the node gave it (ibnetdiscover's own
+// cache holds it cleaned, a side effect of printing it first).
 //
 // MaxHops is the longest route of a breadth-first walk from the Origin
 // through switches; libibnetdisc's own figure depends on its query order
