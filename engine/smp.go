@@ -76,7 +76,7 @@ func (s *Session) smpOp(ctx context.Context, t Target, method uint8, attrID uint
 	case ByLID:
 		addr.LID = t.LID
 	case ByDR:
-		if len(t.Path) == 0 || t.Path[0] != 0 || len(t.Path)-1 > maxHops {
+		if len(t.Path) == 0 || len(t.Path)-1 > maxHops {
 			return nil, fmt.Errorf("engine: target %s: %w", t, ErrBadTarget)
 		}
 		path = t.Path

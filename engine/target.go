@@ -25,9 +25,11 @@ const maxHops = 63
 type Target struct {
 	Kind TargetKind
 	LID  uint16
-	// Path is a directed route in the smpquery -D convention: Path[0] is
-	// 0 and stands for the local port, Path[i] is the egress port at hop
-	// i. {0} is the local port's own node.
+	// Path is a directed route in the smpquery -D convention: Path[0]
+	// stands for the local port, Path[i] is the egress port at hop i. {0}
+	// is the local port's own node. Path[0] is 0 as ParseTarget reads it;
+	// another value (the C tools' -D 5,1) goes out as the SMP's
+	// InitialPath[0], which SMAs skip, as libibmad sends it.
 	Path []uint8
 	GUID uint64
 }

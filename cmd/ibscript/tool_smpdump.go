@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/engine"
 )
 
 func init() {
@@ -24,9 +27,26 @@ func runSMPDump(ctx context.Context, inv *Invocation) int {
 	if len(inv.Args) < 2 {
 		return usageError(inv, "want <dlid|dr_path> and <attr>")
 	}
-	t, err := inv.Target("destination", inv.Args[0])
-	if err != nil {
-		return usageError(inv, "%v", err)
+	var t engine.Target
+	if inv.Has(optDirect) {
+		var err error
+		if t, err = inv.Target("destination", inv.Args[0]); err != nil {
+			return usageError(inv, "%v", err)
+		}
+	} else {
+		// smpdump reads a LID with strtoul and sends to it whatever it
+		// is (0, a multicast LID, the permissive LID): no SA, no
+		// check; an int cut to the 16 bits of the DLID.
+		v, neg, _ := cStrtoull(inv.Args[0])
+		if neg {
+			v = -v
+		}
+		t = engine.Target{Kind: engine.ByLID, LID: uint16(v)}
+		if c := strconv.Itoa(int(t.LID)); c != strings.TrimSpace(inv.Args[0]) {
+			if strict, err := strconv.ParseUint(strings.TrimSpace(inv.Args[0]), 0, 16); err != nil || strict != uint64(t.LID) {
+				inv.Errorf("warning: destination %q read as lid %s, as smpdump reads it", inv.Args[0], c)
+			}
+		}
 	}
 	o := diag.SMPDumpOptions{Target: t, Attr: uint16(diag.ParseMask(inv.Args[1])), String: inv.Has("string")}
 	if len(inv.Args) > 2 {

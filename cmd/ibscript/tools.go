@@ -308,13 +308,30 @@ func (inv *Invocation) Target(what, s string) (engine.Target, error) {
 	case inv.Has(optGUID):
 		kind = "guid"
 	}
+	// str2drpath keeps a route's first element too, whatever it says:
+	// libibmad sends it as the SMP's InitialPath[0] (which SMAs skip)
+	// and prints it in the route ("DR path ...; 5,1").
+	first := uint8(0)
+	if kind == "dr" {
+		f, _, _ := strings.Cut(s, ",")
+		first = uint8(cAtoi(f))
+	}
+	withFirst := func(t engine.Target) engine.Target {
+		if kind == "dr" && len(t.Path) > 0 {
+			t.Path = slices.Clone(t.Path)
+			t.Path[0] = first
+		}
+		return t
+	}
 	t, err := engine.ParseTarget(kind + ":" + s)
 	if c := cAddress(kind, s); c != strings.TrimSpace(s) {
 		// Not a clean number or route: read as the C tool reads it,
 		// when that reads otherwise (caddr.go), and said.
 		if ct, cerr := engine.ParseTarget(kind + ":" + c); err != nil || !sameTarget(t, ct) {
-			inv.Errorf("warning: %s %q read as %s %s, as the C tools read it", what, s, kind, c)
-			t, err = ct, cerr
+			t, err = withFirst(ct), cerr
+			if shown := strings.TrimPrefix(t.String(), "dr:"); err != nil || shown != strings.TrimSpace(s) {
+				inv.Errorf("warning: %s %q read as %s %s, as the C tools read it", what, s, kind, strings.TrimPrefix(shown, kind+":"))
+			}
 		}
 	}
 	if err != nil {

@@ -104,9 +104,11 @@ func TestToolTargets(t *testing.T) {
 		{[]string{"-D"}, "0", "dr:0", ""},
 		{nil, "0", "", `<lid>: target "lid:0"`},
 		// As str2drpath reads them: the first element stands for the
-		// local port, each is a byte (said on stderr).
-		{[]string{"-D"}, "1,3", "dr:0,3", ""},
+		// local port and is kept as typed (libibmad sends and prints
+		// it), each is a byte (said on stderr where not as typed).
+		{[]string{"-D"}, "1,3", "dr:1,3", ""},
 		{[]string{"-D"}, "0,259", "dr:0,3", ""},
+		{[]string{"-D"}, "7,259", "dr:7,3", ""},
 		{nil, "5x", "lid:5", ""},
 		{[]string{"-D"}, "0,x", "", "<dr_path>"},
 		{[]string{"-D", "-G"}, "1", "", "-D and -G"},

@@ -312,7 +312,10 @@ func NewRequest(buf []byte, method uint8, tid uint64, attr uint16, mod uint32, p
 		drHopCount.Put(b, uint64(len(path)-1))
 		drSLID.Put(b, uint64(PermissiveLID))
 		drDLID.Put(b, uint64(PermissiveLID))
-		copy(drInitialPath.Slice(b)[1:], path[1:])
+		// InitialPath[0] is the local port's place, which SMAs skip;
+		// it goes as given, as libibmad sends str2drpath's first
+		// element.
+		copy(drInitialPath.Slice(b), path)
 	}
 	return b, nil
 }

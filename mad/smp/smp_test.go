@@ -125,6 +125,19 @@ func TestNewGetDirected(t *testing.T) {
 	}
 }
 
+// TestNewGetFirstPathElement: a route's first element goes out as
+// InitialPath[0], as libibmad sends str2drpath's first element (smpquery
+// -D 5,1 sends 5 there; the SMA skips it).
+func TestNewGetFirstPathElement(t *testing.T) {
+	b, err := smp.NewGet(make([]byte, mad.Size), 1, smp.AttrNodeInfo, 0, []uint8{5, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ip := smp.InitialPath(b); ip[0] != 5 || ip[1] != 1 || smp.HopCount(b) != 1 {
+		t.Errorf("InitialPath % x, hop count %d; want 05 01, 1", ip[:2], smp.HopCount(b))
+	}
+}
+
 func TestNewGetLocalAndLID(t *testing.T) {
 	b, err := smp.NewGet(make([]byte, mad.Size), 1, smp.AttrPortInfo, 1, []uint8{0})
 	if err != nil {

@@ -90,6 +90,12 @@ func TestQueryToolsCommandLine(t *testing.T) {
 				// A map that cannot be read: the C tools warn and go on.
 				{"smpquery", "--node-name-map", "/nonexistent/map", "nodedesc", sl},
 				{"saquery", "--node-name-map", t.TempDir(), "-N", cl},
+				// A route's first element as typed (sent as InitialPath[0],
+				// which the SMA skips; printed in the header); smpdump's
+				// LID read by strtoul and sent whatever it is: 0 for text,
+				// the permissive LID, a multicast LID.
+				{"smpquery", "-D", "nodeinfo", "5,1"}, {"smpquery", "-D", "nodedesc", "7"}, {"smpdump", "-D", "9,1", "0x11"},
+				{"smpdump", "abc", "0x11"}, {"smpdump", "0", "0x11"}, {"smpdump", "0xffff", "0x11"}, {"smpdump", "0xc001", "0x11"},
 			} {
 				what := strings.Join(c, " ")
 				want := cTool(t, s, tp.host, c[0], c[1:]...)
