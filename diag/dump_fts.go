@@ -85,12 +85,19 @@ func WriteDumpFTs(w io.Writer, fts []*ForwardingTable, script string) error {
 			return err
 		}
 	}
-	var err error
+	_, err := io.WriteString(w, DumpFTsNotice(script))
+	return err
+}
+
+// DumpFTsNotice is the deprecation notice the dump_lfts and dump_mfts
+// scripts print on stdout after dump_fts, however it ended; "" for
+// dump_fts.
+func DumpFTsNotice(script string) string {
 	switch script {
 	case "dump_lfts":
-		_, err = io.WriteString(w, "\n*** WARNING ***: this command has been replaced by dump_fts\n\n\n")
+		return "\n*** WARNING ***: this command has been replaced by dump_fts\n\n\n"
 	case "dump_mfts":
-		_, err = io.WriteString(w, "\n*** WARNING ***: this command has been replaced by dump_fts -M\n\n\n")
+		return "\n*** WARNING ***: this command has been replaced by dump_fts -M\n\n\n"
 	}
-	return err
+	return ""
 }

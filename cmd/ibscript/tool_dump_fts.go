@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
+	"io"
 
 	"github.com/ibscript/ibscript/diag"
 )
@@ -29,22 +29,34 @@ func init() {
 			Schema:  "dump_fts",
 			Example: []string{},
 			Run:     func(ctx context.Context, inv *Invocation) int { return runDumpFTs(ctx, inv, script) },
+			Notice:  diag.DumpFTsNotice(script),
 		})
 	}
 }
 
+// runDumpFTs runs dump_fts; as dump_lfts or dump_mfts (script) in text,
+// the script's notice follows whatever dump_fts printed and the status is
+// the script's, 0.
 func runDumpFTs(ctx context.Context, inv *Invocation, script string) int {
-	if len(inv.Args) > 2 {
-		return inv.Fail(errors.New("at most a start and an end LID"))
+	if script == "" || inv.JSON {
+		return dumpFTs(ctx, inv, script)
 	}
+	dumpFTs(ctx, inv, script)
+	if _, err := io.WriteString(inv.Stdout, inv.Tool.Notice); err != nil {
+		return inv.Fail(err)
+	}
+	return exitOK
+}
+
+// dumpFTs is dump_fts (-M for dump_mfts); the notice is runDumpFTs's to
+// print, in text.
+func dumpFTs(ctx context.Context, inv *Invocation, script string) int {
+	inv.ignoreArgs(2)
 	o := routeOpts(inv)
 	if script == "dump_mfts" {
 		o.Multicast = true
 	}
-	var err error
-	if o.StartLID, o.EndLID, err = routeRange(inv.Args); err != nil {
-		return inv.Fail(err)
-	}
+	o.StartLID, o.EndLID = inv.routeRange(inv.Args)
 	env, err := inv.Env(ctx)
 	if err != nil {
 		return inv.Fail(err)
@@ -67,7 +79,7 @@ func runDumpFTs(ctx context.Context, inv *Invocation, script string) int {
 	if inv.JSON {
 		err = diag.WriteJSON(inv.Stdout, map[string]any{"switches": fts})
 	} else {
-		err = diag.WriteDumpFTs(inv.Stdout, fts, script)
+		err = diag.WriteDumpFTs(inv.Stdout, fts, "")
 	}
 	if err != nil {
 		return inv.Fail(err)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/ibscript/ibscript/diag"
@@ -34,13 +33,18 @@ func init() {
 	})
 }
 
-// routeRange reads the start and end LID arguments as strtoul(s, 0, 0)
-// does: a number in C notation.
-func routeRange(args []string) (start, end uint32, err error) {
+// routeRange reads the start and end LIDs as ibroute and dump_fts read
+// them, strtoul(s, NULL, 0): the number at the front, 0 when there is
+// none ("a" is 0: from the first LID, to the top), saying on stderr when
+// an argument is not a clean number.
+func (inv *Invocation) routeRange(args []string) (start, end uint32) {
 	for i, a := range args {
-		v, perr := strconv.ParseUint(a, 0, 32)
-		if perr != nil {
-			return 0, 0, fmt.Errorf("LID %q: want a number (decimal or 0x hex)", a)
+		v, neg, _ := cStrtoull(a)
+		if neg {
+			v = -v
+		}
+		if clean, err := strconv.ParseUint(a, 0, 32); err != nil || clean != v {
+			inv.Errorf("warning: LID %q read as %d, as strtoul reads it", a, uint32(v))
 		}
 		if i == 0 {
 			start = uint32(v)
@@ -48,7 +52,7 @@ func routeRange(args []string) (start, end uint32, err error) {
 			end = uint32(v)
 		}
 	}
-	return start, end, nil
+	return start, end
 }
 
 func routeOpts(inv *Invocation) diag.RouteOptions {
@@ -68,9 +72,7 @@ func runIBRoute(ctx context.Context, inv *Invocation) int {
 		return ibExit(inv, "can't resolve destination port "+inv.Args[0])
 	}
 	o := routeOpts(inv)
-	if o.StartLID, o.EndLID, err = routeRange(inv.Args[1:]); err != nil {
-		return inv.Fail(err)
-	}
+	o.StartLID, o.EndLID = inv.routeRange(inv.Args[1:])
 	env, err := inv.Env(ctx)
 	if err != nil {
 		return inv.Fail(err)

@@ -55,6 +55,11 @@ type Tool struct {
 	// itself (inv.Errorf); the backend is opened on first inv.Env and
 	// closed after Run.
 	Run func(ctx context.Context, inv *Invocation) int
+	// Notice, when not "", is what a wrapper script prints on stdout
+	// after the C tool whatever its end, exiting 0 (dump_lfts and
+	// dump_mfts after dump_fts): printed after a usage error, --help and
+	// -V too, which then exit 0 as the script does.
+	Notice string
 }
 
 // Option is one getopt_long option.
@@ -621,6 +626,12 @@ func prepareTool(c *config, stdout, stderr io.Writer) (inv *Invocation, code int
 		prog = t.Name
 	}
 	inv = &Invocation{Tool: t, Prog: prog, Stdout: stdout, Stderr: stderr, c: c}
+	defer func() {
+		if done && t.Notice != "" {
+			fmt.Fprint(stdout, t.Notice)
+			code = exitOK
+		}
+	}()
 	vals, args, order, err := parseToolArgsOrdered(t, c.args)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n(%s --help lists the options)\n", prog, err, prog)

@@ -531,6 +531,11 @@ func TestRouteToolsCommandLine(t *testing.T) {
 				{"ibroute", "-G", hex(sw.GUID)}, {"ibroute", "-D", drArg(swPath)}, {"ibroute", caLID}, {"ibroute", "--all", "--no_dests", swLID}, {"ibroute", "-t", "200", "999"}, {"ibroute", "abc"}, {"ibroute", swLID + "x"}, {"ibroute", swLID, "1", "3", "extra"},
 				{"ibtracert", caLID, ca2LID, "extra"},
 				{"dump_fts"}, {"dump_fts", "-a", "1", "3"}, {"dump_lfts"}, {"dump_lfts", "-n"}, {"dump_mfts"}, {"dump_fts", "-M", "-n"},
+				// LIDs as strtoul reads them, extra arguments ignored; the
+				// scripts print their notice and exit 0 whatever dump_fts
+				// did (a bad option too).
+				{"dump_fts", "a", "b"}, {"dump_fts", "1", "2", "3"}, {"ibroute", swLID, "a", "b"}, {"ibroute", swLID, "2abc"},
+				{"dump_lfts", "1", "2", "3"}, {"dump_lfts", "-D", "0"}, {"dump_mfts", "-x"}, {"dump_mfts", "-n", "0xc000", "zz"},
 				{"ibtracert", caLID, ca2LID}, {"ibtracert", "-n", ca2LID, swLID}, {"ibtracert", "-G", hex(ca.Ports[1].GUID), hex(ca2.Ports[1].GUID)},
 				{"ibtracert", caLID, "999"}, {"ibtracert", "--force", caLID, ca2LID}, {"ibtracert", "-v", ca2LID, swLID}, {"ibroute", "-v", "-M", swLID}, {"dump_mfts", "-v"},
 				{"saquery"}, {"saquery", "-c"}, {"saquery", "NR", caLID}, {"saquery", "-p", "--src-to-dst", caLID + ":" + ca2LID},
