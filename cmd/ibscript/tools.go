@@ -488,7 +488,24 @@ func parseToolArgsOrdered(t *Tool, argv []string) (vals map[string][]string, arg
 		a := argv[i]
 		switch {
 		case a == "--":
-			return vals, append(args, argv[i+1:]...), order, nil
+			// ibscript's own --fabric is taken after "--" too (the C
+			// tool has no such option, and no argument of one is
+			// "--fabric"): `TOOL -- ARGS --fabric URI` runs on URI, not
+			// on the default fabric with two more arguments ignored.
+			rest := argv[i+1:]
+			fab, _ := matchLong(opts, optFabric)
+			for j := 0; j < len(rest); j++ {
+				switch v, ok := strings.CutPrefix(rest[j], "--"+optFabric+"="); {
+				case fab != nil && ok:
+					set(fab, v)
+				case fab != nil && rest[j] == "--"+optFabric && j+1 < len(rest):
+					j++
+					set(fab, rest[j])
+				default:
+					args = append(args, rest[j])
+				}
+			}
+			return vals, args, order, nil
 		case strings.HasPrefix(a, "--"):
 			name, val, hasVal := strings.Cut(a[2:], "=")
 			o, err := matchLong(opts, name)

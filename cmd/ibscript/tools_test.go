@@ -63,6 +63,9 @@ func TestToolOptionParser(t *testing.T) {
 		{argv: []string{"-s", "1"}, err: "invalid option -- 's'"},       // excluded
 		{argv: []string{"--errors"}, err: "unrecognized option '--errors'"},
 		{argv: []string{"--node-name-map", "f", "--fabric=sim:", "--format", "json"}, vals: map[string][]string{"node-name-map": {"f"}, "fabric": {"sim:"}, "format": {"json"}}},
+		// ibscript's --fabric after "--" is still ibscript's; nothing else.
+		{argv: []string{"-x", "--", "-a", "--fabric", "ibsim:s", "b", "--fabric=sim:", "--format", "json"}, vals: map[string][]string{"extended": {""}, "fabric": {"ibsim:s", "sim:"}}, args: []string{"-a", "b", "--format", "json"}},
+		{argv: []string{"--", "a", "--fabric"}, args: []string{"a", "--fabric"}},
 	} {
 		vals, args, err := parseToolArgs(parserTool, tc.argv)
 		if tc.err != "" {

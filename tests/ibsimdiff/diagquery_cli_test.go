@@ -87,6 +87,9 @@ func TestQueryToolsCommandLine(t *testing.T) {
 				{"perfquery", "-G", caNodeGUID, cp}, {"ibaddr", "-G", caNodeGUID}, {"ibaddr", "-G", caPortGUID},
 				{"ibportstate", "-G", caNodeGUID, cp}, {"ibroute", "-G", caNodeGUID},
 				{"ibtracert", "-G", caNodeGUID, caPortGUID}, {"ibccquery", "-G", "CongestionInfo", caNodeGUID},
+				// "--" ends the options (the harness's --fabric after it
+				// is still ibscript's).
+				{"smpquery", "--", "nodeinfo", sl}, {"perfquery", "-x", "--", cl, cp},
 				// A map that cannot be read: the C tools warn and go on.
 				{"smpquery", "--node-name-map", "/nonexistent/map", "nodedesc", sl},
 				{"saquery", "--node-name-map", t.TempDir(), "-N", cl},
