@@ -23,7 +23,8 @@ type NetDiscoverOptions struct {
 	// Ports (-p) prints the ports report instead.
 	Ports bool
 	// Grouping (-g) prints the topology grouped by chassis; only a
-	// fabric without chassis is supported (ChassisVendor).
+	// fabric where libibnetdisc forms no chassis is supported
+	// (ChassisNode).
 	Grouping bool
 	// Full (-f) ends each link line of the topology in the port's
 	// " s=%d w=%d v=%d" (speed, width, VLCap).
@@ -42,22 +43,39 @@ type NetDiscoverOptions struct {
 	Show bool
 }
 
-// chassisVendors are the vendor IDs libibnetdisc looks for chassis
-// among (Voltaire, Topspin, SilverStorm, Xsigo, Mellanox).
-var chassisVendors = [...]uint32{0x08f1, 0x05ad, 0x066a, 0x1397, 0x02c9}
+// Vendor IDs libibnetdisc's chassis.c knows.
+const (
+	vendorVoltaire   = 0x08f1
+	vendorMellanox   = 0x02c9
+	vendorXsigo      = 0x1397
+	devIDMellanoxIS4 = 0xbd36
+)
 
-// ChassisVendor returns a node of a vendor libibnetdisc groups into
-// chassis (ibnetdiscover -g), nil when the fabric has none.
-func (nd *NetDiscover) ChassisVendor() *NDNode {
+// ChassisNode returns a node libibnetdisc's group_nodes treats by a rule
+// ibscript's -g does not write yet, and why; nil when -g prints the
+// fabric as ibnetdiscover does (topo.ChassisGroups: chassis of nodes
+// sharing a system image GUID, the rest under "Non-Chassis Nodes"). The
+// rules not written: a Voltaire switch's (chassis records from its
+// device ID, spines, external port maps); a Mellanox IS4 switch's (device
+// 0xbd36: line and spine boards from its description); Xsigo's (chassis
+// GUIDs of their own, "slot" and "(scp)" marks).
+func (nd *NetDiscover) ChassisNode() (*NDNode, string) {
 	for i := range nd.Nodes {
-		for _, v := range chassisVendors {
-			if nd.Nodes[i].VendorID == v {
-				return &nd.Nodes[i]
-			}
+		n := &nd.Nodes[i]
+		switch {
+		case n.VendorID == vendorVoltaire && n.Type == "Switch":
+			return n, fmt.Sprintf("a Voltaire switch (vendor 0x%x)", n.VendorID)
+		case n.VendorID == vendorMellanox && n.DeviceID == devIDMellanoxIS4 && n.Type == "Switch":
+			return n, fmt.Sprintf("a Mellanox IS4 switch (device 0x%x)", n.DeviceID)
+		case n.VendorID == vendorXsigo || xsigoGUID(uint64(n.SysGUID)) || xsigoGUID(uint64(n.GUID)):
+			return n, "a Xsigo node"
 		}
 	}
-	return nil
+	return nil, ""
 }
+
+// xsigoGUID is ibnd_is_xsigo_guid.
+func xsigoGUID(g uint64) bool { return g&0xffffff0000000000 == 0x0013970000000000 }
 
 // NetDiscover is ibnetdiscover's data: docs/diag/ibnetdiscover.schema.json.
 type NetDiscover struct {

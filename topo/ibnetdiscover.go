@@ -19,10 +19,12 @@ type WriteOptions struct {
 	// NameMap maps node GUIDs to names shown instead of the node
 	// description, as ibnetdiscover's --node-name-map does.
 	NameMap map[uint64]string
-	// Grouping is ibnetdiscover -g on a fabric without chassis (no node
-	// of a chassis vendor: callers check): the nodes under a
-	// "Non-Chassis Nodes" title, each switchguid line ending in a tab and
-	// "# ", where a chassis switch would name its chassis.
+	// Grouping is ibnetdiscover -g: the chassis group_nodes forms from
+	// shared system image GUIDs (ChassisGroups) in their sections, then
+	// the other nodes under a "Non-Chassis Nodes" title; each switchguid
+	// line ends in a tab and "# ". Voltaire switches, Mellanox IS4 boards
+	// and Xsigo nodes, which chassis.c treats by rules of their own, are
+	// not modelled: callers refuse them.
 	Grouping bool
 	// Full is ibnetdiscover -f: each link line ends in " s=%d w=%d v=%d",
 	// the port's LinkSpeedActive, LinkWidthActive and VLCap as PortInfo
@@ -63,13 +65,34 @@ func WriteIBNetDiscover(w io.Writer, f *Fabric, opts *WriteOptions) error {
 	if o := f.Origin; o != nil {
 		fmt.Fprintf(bw, "# Initiated from node %016x port %016x\n", o.Node.GUID, o.GUID)
 	}
+	wr := &ibndWriter{w: bw, names: opts.NameMap, grouping: opts.Grouping, full: opts.Full}
 	if opts.Grouping {
+		var groups []Chassis
+		groups, wr.chassis = ChassisGroups(f)
+		for _, ch := range groups {
+			fmt.Fprintf(bw, "\nChassis %d (guid 0x%x)\n", ch.Num, ch.GUID)
+			// Spine and line boards are Voltaire's and Mellanox IS4's
+			// (not written here: callers refuse them).
+			bw.WriteString("\n# Spine Nodes\n# Line Nodes\n# Chassis Switches")
+			for _, n := range ch.Nodes {
+				if n.Type == Switch {
+					wr.node(n)
+				}
+			}
+			bw.WriteString("\n# Chassis CAs")
+			for _, n := range ch.Nodes {
+				if n.Type == CA {
+					wr.node(n)
+				}
+			}
+		}
 		bw.WriteString("\nNon-Chassis Nodes\n")
 	}
-	wr := &ibndWriter{w: bw, names: opts.NameMap, grouping: opts.Grouping, full: opts.Full}
 	for _, typ := range []NodeType{Switch, CA, Router} {
 		for i := len(f.Nodes) - 1; i >= 0; i-- {
-			if n := f.Nodes[i]; n.Type == typ {
+			// With -g a chassis's nodes were written in its section;
+			// its routers are written nowhere, as by ibnetdiscover.
+			if n := f.Nodes[i]; n.Type == typ && wr.chassis[n] == 0 {
 				wr.node(n)
 			}
 		}
@@ -83,6 +106,66 @@ type ibndWriter struct {
 	buf   []byte // a node's link lines
 	// grouping, full: WriteOptions.Grouping, Full.
 	grouping, full bool
+	// chassis is each chassis node's chassis number (-g).
+	chassis map[*Node]int
+}
+
+// Chassis is a chassis libibnetdisc's group_nodes forms from nodes that
+// share a chassis GUID: their system image GUID (Topspin's and
+// SilverStorm's without its slot byte), for nodes of other vendors than
+// Voltaire. (Voltaire's chassis, Mellanox IS4 boards and Xsigo's rules
+// are not modelled: callers refuse fabrics that have them.)
+type Chassis struct {
+	Num   int    // chassisnum, from 1
+	GUID  uint64 // the chassis GUID
+	Nodes []*Node
+}
+
+// Vendor IDs of chassis.c's rules.
+const (
+	vendorVoltaire    = 0x08f1
+	vendorTopspin     = 0x05ad
+	vendorSilverStorm = 0x066a
+)
+
+// ChassisGroups returns the chassis group_nodes forms in f (nodes in
+// discovery order: f.Nodes's is libibnetdisc's), numbered as
+// libibnetdisc numbers them (newest node first), and each chassis node's
+// number.
+func ChassisGroups(f *Fabric) ([]Chassis, map[*Node]int) {
+	key := func(n *Node) uint64 {
+		if n.VendorID == vendorTopspin || n.VendorID == vendorSilverStorm {
+			return n.SysGUID & 0xffffffff00ffffff
+		}
+		return n.SysGUID
+	}
+	count := map[uint64]int{}
+	for _, n := range f.Nodes {
+		if n.VendorID != vendorVoltaire && n.SysGUID != 0 {
+			count[key(n)]++
+		}
+	}
+	var groups []Chassis
+	idx := map[uint64]int{}
+	num := map[*Node]int{}
+	// libibnetdisc walks its node list, newest first, numbering chassis
+	// as it meets them and prepending each node to its chassis's list.
+	for i := len(f.Nodes) - 1; i >= 0; i-- {
+		n := f.Nodes[i]
+		if n.VendorID == vendorVoltaire || n.SysGUID == 0 || count[key(n)] < 2 {
+			continue
+		}
+		k := key(n)
+		j, ok := idx[k]
+		if !ok {
+			j = len(groups)
+			idx[k] = j
+			groups = append(groups, Chassis{Num: j + 1, GUID: k})
+		}
+		groups[j].Nodes = append([]*Node{n}, groups[j].Nodes...)
+		num[n] = groups[j].Num
+	}
+	return groups, num
 }
 
 // name is remap_node_name: the mapped name, else the cleaned description.
@@ -214,7 +297,13 @@ func (wr *ibndWriter) header(n *Node, idPre, detailPre string) {
 	w := wr.w
 	fmt.Fprintf(w, "\n%svendid=0x%x\n%sdevid=0x%x\n", idPre, n.VendorID, idPre, n.DeviceID)
 	if n.SysGUID != 0 {
-		fmt.Fprintf(w, "%ssysimgguid=0x%x\n", idPre, n.SysGUID)
+		fmt.Fprintf(w, "%ssysimgguid=0x%x", idPre, n.SysGUID)
+	}
+	if c := wr.chassis[n]; c != 0 {
+		fmt.Fprintf(w, "\t\t# Chassis %d", c)
+	}
+	if n.SysGUID != 0 || wr.chassis[n] != 0 {
+		w.WriteByte('\n')
 	}
 	switch n.Type {
 	case Switch:

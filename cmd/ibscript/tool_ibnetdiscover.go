@@ -20,7 +20,7 @@ func init() {
 			{Short: 'f', Long: "full", Help: "show full information (ports' speed and width, vlcap)"},
 			{Short: 's', Long: "show", Help: "show more information"},
 			{Short: 'l', Long: "list", Help: "list of connected nodes"},
-			{Short: 'g', Long: "grouping", Help: "show grouping (a fabric without chassis only: refused where a node is of a chassis vendor)"},
+			{Short: 'g', Long: "grouping", Help: "show grouping (a fabric without chassis only: refused where libibnetdisc would form one)"},
 			{Short: 'H', Long: "Hca_list", Help: "list of connected CAs"},
 			{Short: 'S', Long: "Switch_list", Help: "list of connected switches"},
 			{Short: 'R', Long: "Router_list", Help: "list of connected routers"},
@@ -110,8 +110,8 @@ func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	if inv.clearProgress != nil {
 		inv.clearProgress()
 	}
-	if n := nd.ChassisVendor(); o.Grouping && n != nil && o.List == nil && !o.Ports && o.Diff == nil {
-		return inv.Fail(fmt.Errorf("-g: grouping by chassis is not supported yet (docs/diag.md): node %s has vendor 0x%x, one libibnetdisc looks for chassis among", n.GUID, n.VendorID))
+	if n, why := nd.ChassisNode(); o.Grouping && n != nil && o.List == nil && !o.Ports && o.Diff == nil {
+		return inv.Fail(fmt.Errorf("-g: grouping by chassis is not supported yet (docs/diag.md): node %s (%q) makes libibnetdisc form a chassis: %s", n.GUID, n.Name, why))
 	}
 	text := func(w io.Writer) error { return diag.WriteNetDiscover(w, inv.Stdout, nd) }
 	var code int

@@ -33,6 +33,9 @@ func initPorts(path string) int {
 	if strings.Contains(path, "net.mixed-") || strings.Contains(path, "net.chain36") {
 		return 4
 	}
+	if strings.Contains(path, "net.chassis") {
+		return 2 // the router's link: OpenSM leaves it in Init
+	}
 	return 0
 }
 
