@@ -393,6 +393,8 @@ func acceptsGzip(r *http.Request) bool {
 // --output in the Prometheus text format, atomically (a temporary file in
 // the same directory, renamed), for node_exporter's textfile collector.
 func exporterOnce(ctx context.Context, c *config, stderr io.Writer) (code int) {
+	// One sweep, its text written, then exit: as the one-shot tools.
+	oneShotGC(c)
 	b, err := openBackend(ctx, c, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
