@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -74,6 +76,9 @@ func runQueryErrors(ctx context.Context, inv *Invocation) int {
 		return inv.Fail(err)
 	}
 	env.Loaded = loaded
+	if !inv.Has("skip-sl") && o.PortGUID == 0 && !slPathRecords(ctx, inv, env, o.Path) {
+		return exitOK
+	}
 	q, err := diag.QueryErrorsOf(ctx, env, o)
 	bad := q != nil && q.Summary.BadPorts > 0
 	return inv.Output(q, err, func(w io.Writer) error { return diag.WriteQueryErrors(w, inv.Stderr, q) }, bad)
@@ -152,4 +157,35 @@ func queryErrorsOptions(inv *Invocation) (diag.QueryErrorsOptions, error) {
 	o.Data, o.Details, o.CountersOnly, o.ReportPort = inv.Has("data"), inv.Has("details"), inv.Has("counters"), inv.Has("report-port")
 	o.ClearErrors, o.ClearCounts = inv.Has("clear-errors"), inv.Has("clear-counts")
 	return o, nil
+}
+
+// slPathRecords is ibqueryerrors' path_record_query, which it runs
+// before it reads a counter unless --skip-sl or -G/-S: one PathRecord
+// GetTable from the local port's GID (to -D's port), reversible, one path
+// each, for the SLs. Where the SA does not answer (the port knows no SM,
+// the query fails or has an error status) ibqueryerrors says so and ends,
+// printing nothing, status 0: so does ibscript (false). The SLs
+// themselves are not used: ibscript's PMA queries go on SL 0.
+func slPathRecords(ctx context.Context, inv *Invocation, env *diag.Env, path []uint8) bool {
+	s := env.Session
+	port := s.Port()
+	tmpl := make([]byte, 64)
+	binary.BigEndian.PutUint64(tmpl[24:], port.GIDPrefix) // SGID
+	binary.BigEndian.PutUint64(tmpl[32:], port.PortGUID)
+	tmpl[49] = 1<<7 | 1 // reversible, one path
+	mask := uint64(1<<3 | 1<<11 | 1<<12)
+	if path != nil {
+		ni, err := s.NodeInfo(ctx, engine.Target{Kind: engine.ByDR, Path: path})
+		if err != nil {
+			return true // ibqueryerrors fails on its own NodeInfo next
+		}
+		binary.BigEndian.PutUint64(tmpl[8:], port.GIDPrefix) // DGID
+		binary.BigEndian.PutUint64(tmpl[16:], ni.PortGUID)
+		mask |= 1 << 2
+	}
+	if _, err := s.SAGetTable(ctx, sa.PathRecord(), mask, tmpl); err != nil && !errors.Is(err, engine.ErrTruncated) {
+		inv.Errorf("Query SA failed; sa call path_query failed: %v (as ibqueryerrors, nothing is read; --skip-sl reads the counters without the SA)", err)
+		return false
+	}
+	return true
 }

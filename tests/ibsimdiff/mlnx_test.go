@@ -55,6 +55,11 @@ func TestMellanoxFabricMatchesCTools(t *testing.T) {
 		{"SX", []string{"iblinkinfo", "-D", "0,4", "-l"}},
 		{"SX", []string{"ibqueryerrors", "-D", "0,2", "--details"}},
 		{"CX3", []string{"iblinkinfo", "-D", "0,1,4"}},
+		// From the router (no LID, no SM known): ibqueryerrors' SA
+		// PathRecord query has nowhere to go, so it prints nothing.
+		{"Rt1", []string{"iblinkinfo"}},
+		{"Rt1", []string{"ibqueryerrors"}},
+		{"Rt1", []string{"ibqueryerrors", "-D", "0,1", "-r"}},
 		// A map that cannot be read: iblinkinfo warns and goes on.
 		{"CX3", []string{"iblinkinfo", "--node-name-map", "/nonexistent/map", "-l"}},
 	} {
