@@ -517,7 +517,7 @@ func parseToolArgsOrdered(t *Tool, argv []string) (vals map[string][]string, arg
 				return nil, nil, nil, fmt.Errorf("option '--%s' doesn't allow an argument", o.Long)
 			case o.Arg == "" || o.Optional || hasVal:
 				set(o, val)
-			case i+1 < len(argv):
+			case i+1 < len(argv) && !fabricWord(o, argv[i+1]):
 				i++
 				set(o, argv[i])
 			default:
@@ -539,7 +539,7 @@ func parseToolArgsOrdered(t *Tool, argv []string) (vals map[string][]string, arg
 					set(o, a[j+1:])
 				case o.Optional:
 					set(o, "")
-				case i+1 < len(argv):
+				case i+1 < len(argv) && !fabricWord(o, argv[i+1]):
 					i++
 					set(o, argv[i])
 				default:
@@ -552,6 +552,14 @@ func parseToolArgsOrdered(t *Tool, argv []string) (vals map[string][]string, arg
 		}
 	}
 	return vals, args, order, nil
+}
+
+// fabricWord reports whether w, the word after option o that wants a
+// value, is ibscript's own --fabric instead: `TOOL -S --fabric URI` is
+// -S without its value, as the C tool's `TOOL -S` is, not -S "--fabric"
+// on the default fabric (no value of a C tool's option is "--fabric").
+func fabricWord(o *Option, w string) bool {
+	return o.Long != optFabric && (w == "--"+optFabric || strings.HasPrefix(w, "--"+optFabric+"="))
 }
 
 func matchShort(opts []Option, c byte) *Option {

@@ -66,6 +66,10 @@ func TestToolOptionParser(t *testing.T) {
 		// ibscript's --fabric after "--" is still ibscript's; nothing else.
 		{argv: []string{"-x", "--", "-a", "--fabric", "ibsim:s", "b", "--fabric=sim:", "--format", "json"}, vals: map[string][]string{"extended": {""}, "fabric": {"ibsim:s", "sim:"}}, args: []string{"-a", "b", "--format", "json"}},
 		{argv: []string{"--", "a", "--fabric"}, args: []string{"a", "--fabric"}},
+		// An option's missing value is missing, not ibscript's --fabric.
+		{argv: []string{"-n", "--fabric", "sim:"}, err: "option requires an argument -- 'n' <hops>"},
+		{argv: []string{"--hops", "--fabric=sim:"}, err: "option '--hops' requires an argument <hops>"},
+		{argv: []string{"-n", "--fab"}, vals: map[string][]string{"hops": {"--fab"}}},
 	} {
 		vals, args, err := parseToolArgs(parserTool, tc.argv)
 		if tc.err != "" {

@@ -90,6 +90,9 @@ func TestQueryToolsCommandLine(t *testing.T) {
 				// "--" ends the options (the harness's --fabric after it
 				// is still ibscript's).
 				{"smpquery", "--", "nodeinfo", sl}, {"perfquery", "-x", "--", cl, cp},
+				// An option without its value (the harness's --fabric
+				// follows): a usage error as the C tool's.
+				{"perfquery", cl, "-t"}, {"smpquery", "nodeinfo", sl, "--timeout"}, {"saquery", "-N", "--node-name-map"},
 				// A map that cannot be read: the C tools warn and go on.
 				{"smpquery", "--node-name-map", "/nonexistent/map", "nodedesc", sl},
 				{"saquery", "--node-name-map", t.TempDir(), "-N", cl},
