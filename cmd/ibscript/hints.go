@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
@@ -24,4 +25,14 @@ func flagHint(err error) string {
 		return " (a run may use the script's directory and arguments, --arg values and the working directory; --allow-path DIR or --allow-files widen it)"
 	}
 	return ""
+}
+
+// hinted is err's message with its flagHint, added once: an error the
+// command line already wrapped with its hint (opening --fabric) keeps one.
+func hinted(err error) string {
+	msg, h := err.Error(), flagHint(err)
+	if strings.HasSuffix(msg, h) {
+		return msg
+	}
+	return msg + h
 }

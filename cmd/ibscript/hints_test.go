@@ -28,6 +28,12 @@ func TestFlagHint(t *testing.T) {
 			t.Errorf("engine error %q names a flag", tc.err)
 		}
 		h := flagHint(tc.err)
+		if wrapped := fmt.Errorf("--fabric x: %w%s", tc.err, h); hinted(wrapped) != wrapped.Error() {
+			t.Errorf("hinted(%q) = %q, adds the hint twice", wrapped, hinted(wrapped))
+		}
+		if got := hinted(tc.err); got != tc.err.Error()+h {
+			t.Errorf("hinted(%q) = %q, want the hint once", tc.err, got)
+		}
 		if (tc.flag == "") != (h == "") || !strings.Contains(h, tc.flag) {
 			t.Errorf("flagHint(%q) = %q, want it to name %q", tc.err, h, tc.flag)
 		}

@@ -375,7 +375,7 @@ func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		if ctx.Err() != nil {
 			err = context.Cause(ctx)
 		}
-		fmt.Fprintf(stderr, "ibscript discover: %v%s\n", err, flagHint(err))
+		fmt.Fprintf(stderr, "ibscript discover: %s\n", hinted(err))
 		return exitError
 	}
 	d.Fabric.Rename(c.names)

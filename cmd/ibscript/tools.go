@@ -426,7 +426,7 @@ func (inv *Invocation) Fail(err error) int {
 	if inv.clearProgress != nil {
 		inv.clearProgress()
 	}
-	inv.Errorf("%v%s", err, flagHint(err))
+	inv.Errorf("%s", hinted(err))
 	return exitError
 }
 
