@@ -80,20 +80,22 @@ func openIbsim(ctx context.Context, c *config, rest string, stderr io.Writer) (*
 }
 
 // leaveACore lowers GOMAXPROCS to one below the number of CPUs (at least
-// one) unless $GOMAXPROCS says otherwise. On a unix socket ibsim runs on
+// one) and keeps the process's threads off one CPU (keepOffACPU) unless
+// $GOMAXPROCS says otherwise; it returns keepOffACPU's undo. On a unix socket ibsim runs on
 // this host and answers one MAD at a time on one core, so its speed is
 // the sweep's; with a P per CPU the Go scheduler's spinning threads
 // between our goroutines' hand-offs took cores from it. Measured on 2
 // CPUs: iblinkinfo of a 2,000-node fat tree took 0.10 s (median of 8)
 // with GOMAXPROCS=1 and 0.13 s with 2; an in-process discovery 62-78 ms
 // against 76-95 ms, for the same ibsim CPU time.
-func leaveACore() {
+func leaveACore() (undo func()) {
 	if os.Getenv("GOMAXPROCS") != "" {
-		return
+		return nil
 	}
 	if n := runtime.NumCPU() - 1; n < runtime.GOMAXPROCS(0) {
 		runtime.GOMAXPROCS(max(1, n))
 	}
+	return keepOffACPU()
 }
 
 // unixQueueLen reads net.unix.max_dgram_qlen, which bounds the window on an

@@ -303,13 +303,18 @@ func TestLeaveACore(t *testing.T) {
 	runtime.GOMAXPROCS(runtime.NumCPU())
 	t.Setenv("GOMAXPROCS", "")
 	os.Unsetenv("GOMAXPROCS")
-	leaveACore()
+	if undo := leaveACore(); undo != nil {
+		undo()
+	}
 	if got, want := runtime.GOMAXPROCS(0), max(1, runtime.NumCPU()-1); got != want {
 		t.Errorf("GOMAXPROCS %d, want %d", got, want)
 	}
 	runtime.GOMAXPROCS(runtime.NumCPU())
 	t.Setenv("GOMAXPROCS", strconv.Itoa(runtime.NumCPU()))
-	leaveACore()
+	if undo := leaveACore(); undo != nil {
+		undo()
+		t.Error("with $GOMAXPROCS set: leaveACore narrowed the CPUs")
+	}
 	if got := runtime.GOMAXPROCS(0); got != runtime.NumCPU() {
 		t.Errorf("with $GOMAXPROCS set: GOMAXPROCS %d, want %d", got, runtime.NumCPU())
 	}
