@@ -50,6 +50,7 @@ var linkedTool bool
 // config is what the command line says, whatever the order of its flags.
 type config struct {
 	fabricURI string
+	portSel   *portSel // -C/-P of a tool, checked against the port the backend opens
 	chunk     string
 	hasChunk  bool
 	format    string

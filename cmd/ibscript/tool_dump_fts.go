@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/ibscript/ibscript/diag"
@@ -29,7 +30,11 @@ func init() {
 			Schema:  "dump_fts",
 			Example: []string{},
 			Run:     func(ctx context.Context, inv *Invocation) int { return runDumpFTs(ctx, inv, script) },
-			Notice:  diag.DumpFTsNotice(script),
+			OpenFail: func(inv *Invocation, _ portSel) int {
+				fmt.Fprintln(inv.Stderr, "Failed to discover fabric")
+				return exitIBExit
+			},
+			Notice: diag.DumpFTsNotice(script),
 		})
 	}
 }

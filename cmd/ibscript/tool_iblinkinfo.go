@@ -38,6 +38,10 @@ func init() {
 		Schema:  "linkinfo",
 		Example: []string{"--switches-only"},
 		Run:     runLinkinfo,
+		OpenFail: func(inv *Invocation, s portSel) int {
+			fmt.Fprintf(inv.Stderr, "Failed to open %s port %d\n", s.caName(), s.port)
+			return exitFailed
+		},
 	})
 }
 

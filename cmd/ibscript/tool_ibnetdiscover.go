@@ -37,6 +37,8 @@ func init() {
 		Schema:  "ibnetdiscover",
 		Example: []string{"-m", "-s"},
 		Run:     runNetDiscover,
+		// ibnd_discover_fabric fails: IBEXIT("discover failed\n").
+		OpenFail: func(inv *Invocation, _ portSel) int { return ibExit(inv, "discover failed\n") },
 	})
 }
 

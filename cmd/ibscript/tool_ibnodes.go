@@ -24,16 +24,24 @@ func init() {
 		{"ibnodes", "list the fabric's CAs, then its switches (ibhosts, then ibswitches)", []topo.NodeType{topo.CA, topo.Switch}},
 	} {
 		o := diag.NodesOptions{Types: l.types}
+		runs := 1 // ibnetdiscover runs the script makes (ibnodes: ibhosts, then ibswitches)
+		script := nodesScriptUsage(l.name)
+		if l.name == "ibnodes" {
+			runs = 2
+			script = nodesScriptUsage("ibhosts") + nodesScriptUsage("ibswitches")
+		}
 		registerTool(&Tool{
 			Name:    l.name,
 			Summary: l.summary,
 			Args:    "[<topology-file>]",
 			// The scripts take -h, -y, -C, -P and -t and nothing else of
 			// the common options.
-			Exclude: "G,D,L,s,e,v",
-			Schema:  "nodes",
-			Example: []string{},
-			Run:     func(ctx context.Context, inv *Invocation) int { return runNodes(ctx, inv, o) },
+			Exclude:  "G,D,L,s,e,v",
+			Schema:   "nodes",
+			Script:   script,
+			Example:  []string{},
+			Run:      func(ctx context.Context, inv *Invocation) int { return runNodes(ctx, inv, o) },
+			OpenFail: func(inv *Invocation, _ portSel) int { return scriptDiscoverFailed(inv, runs) },
 		})
 	}
 }
@@ -44,7 +52,7 @@ func runNodes(ctx context.Context, inv *Invocation, o diag.NodesOptions) int {
 	case 1:
 		return nodesFromFile(inv, inv.Args[0], o)
 	default:
-		return inv.Fail(fmt.Errorf("one topology file at most, got %d arguments", len(inv.Args)))
+		return scriptUsage(inv, fmt.Sprintf("one topology file at most, got %d arguments", len(inv.Args)))
 	}
 	env, err := inv.Env(ctx)
 	if err != nil {
@@ -78,4 +86,23 @@ func nodesFromFile(inv *Invocation, path string, o diag.NodesOptions) int {
 		return inv.Fail(err)
 	}
 	return exitOK
+}
+
+// scriptDiscoverFailed is a node-list script whose ibnetdiscover could not
+// open its port: the awk filter passes ibnetdiscover's iberror line, naming
+// it by $IBPATH (/usr/sbin by default), once per ibnetdiscover run; the
+// status is ibnetdiscover's.
+func scriptDiscoverFailed(inv *Invocation, runs int) int {
+	ibpath := os.Getenv("IBPATH")
+	if ibpath == "" {
+		ibpath = "/usr/sbin"
+	}
+	for range runs {
+		if inv.JSON {
+			_ = diag.WriteJSON(inv.Stdout, map[string]string{"error": "discover failed"})
+			break
+		}
+		_ = diag.WriteIBExit(inv.Stdout, ibpath+"/ibnetdiscover", "discover failed")
+	}
+	return exitIBExit
 }

@@ -50,6 +50,9 @@ func init() {
 		Schema:  "queryerrors",
 		Example: []string{"--data"},
 		Run:     runQueryErrors,
+		OpenFail: func(inv *Invocation, s portSel) int {
+			return ibExit(inv, fmt.Sprintf("Failed to open port; %s:%d\n", s.caName(), s.port))
+		},
 	})
 }
 

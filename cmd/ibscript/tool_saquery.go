@@ -70,6 +70,11 @@ func init() {
 		Schema:  "saquery",
 		Example: []string{},
 		Run:     runSAQuery,
+		// sa_get_handle finds no port: IBPANIC, nothing on stdout.
+		OpenFail: func(inv *Invocation, _ portSel) int {
+			fmt.Fprintln(inv.Stderr, "ibpanic: main: Failed to bind to the SA")
+			return exitIBExit
+		},
 	})
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -20,6 +21,10 @@ func init() {
 		Exclude: "G",
 		Example: []string{"1", "0x11"},
 		Run:     runSMPDump,
+		OpenFail: func(inv *Invocation, s portSel) int {
+			fmt.Fprintf(inv.Stderr, "ibpanic: main: can't open UMAD port (%s:%d)\n", s.caName(), s.port)
+			return exitIBExit
+		},
 	})
 }
 

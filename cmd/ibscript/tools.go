@@ -55,6 +55,15 @@ type Tool struct {
 	// itself (inv.Errorf); the backend is opened on first inv.Env and
 	// closed after Run.
 	Run func(ctx context.Context, inv *Invocation) int
+	// Script, when not "", is the usage line(s) of the infiniband-diags
+	// shell script the tool is (ibhosts, ibswitches, ...): the script's
+	// own option loop decides first (scriptArgs), and a usage error or
+	// -h prints these lines on stdout, status 255, as the script does.
+	Script string
+	// OpenFail, when not nil, ends the tool as the C tool ends when its
+	// local port cannot be opened (-C/-P naming none): nil is IBEXIT's
+	// "PROG: iberror: failed: Failed to open 'CA' port 'N'", status 255.
+	OpenFail func(inv *Invocation, s portSel) int
 	// Notice, when not "", is what a wrapper script prints on stdout
 	// after the C tool whatever its end, exiting 0 (dump_lfts and
 	// dump_mfts after dump_fts): printed after a usage error, --help and
@@ -149,7 +158,7 @@ const (
 // commonOptions are the infiniband-diags common options (ibdiag_common),
 // then ibscript's own, as every tool's --help lists them after its own.
 var commonOptions = []Option{
-	{Short: 'C', Long: optCA, Arg: "<ca>", Help: "Ca name to use (the umad backend: --fabric umad:CA/PORT)"},
+	{Short: 'C', Long: optCA, Arg: "<ca>", Help: "Ca name to use (the umad backend: --fabric umad:CA/PORT;\nelsewhere it must name the CA the backend opened)"},
 	{Short: 'P', Long: optPort, Arg: "<port>", Help: "Ca port number to use"},
 	{Short: 'G', Long: optGUID, Help: "use GUID address argument"},
 	{Short: 'D', Long: optDirect, Help: "use Direct address argument (\"0,1,3\")"},
@@ -391,9 +400,21 @@ func (inv *Invocation) Env(ctx context.Context) (*diag.Env, error) {
 	if inv.diagE != nil {
 		return inv.diagE, nil
 	}
-	b, err := openBackend(ctx, inv.c, inv.Stderr)
+	c := inv.c
+	if s := c.portSel; s != nil && strings.HasPrefix(c.fabricURI, "umad:") {
+		if _, ok := s.uri(); !ok {
+			return nil, &portOpenError{sel: *s, err: fmt.Errorf("-P %d: no umad port has that number (0..254)", s.port)}
+		}
+	}
+	b, err := openBackend(ctx, c, inv.Stderr)
 	if err != nil {
-		return nil, err
+		return nil, openEnvError(c, err)
+	}
+	if !strings.HasPrefix(c.fabricURI, "umad:") {
+		if err := checkPortSel(c.portSel, b.sess.Port(), c.fabricURI); err != nil {
+			b.Close()
+			return nil, err
+		}
 	}
 	inv.b = b
 	inv.diagE = &diag.Env{Session: b.sess, NodeNames: inv.c.names}
@@ -425,6 +446,9 @@ func (inv *Invocation) Errorf(format string, args ...any) {
 func (inv *Invocation) Fail(err error) int {
 	if inv.clearProgress != nil {
 		inv.clearProgress()
+	}
+	if pe := (*portOpenError)(nil); errors.As(err, &pe) {
+		return inv.openFailed(pe)
 	}
 	inv.Errorf("%s", hinted(err))
 	return exitError
@@ -657,6 +681,11 @@ func prepareTool(c *config, stdout, stderr io.Writer) (inv *Invocation, code int
 			code = exitOK
 		}
 	}()
+	if t.Script != "" {
+		if msg := scriptArgs(c.args); msg != "" {
+			return nil, scriptUsage(inv, msg), true
+		}
+	}
 	vals, args, order, err := parseToolArgsOrdered(t, c.args)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n(%s --help lists the options)\n", prog, err, prog)
@@ -664,8 +693,10 @@ func prepareTool(c *config, stdout, stderr io.Writer) (inv *Invocation, code int
 	}
 	inv.vals, inv.Args, inv.order = vals, args, order
 	if inv.Has(optHelp) {
-		fmt.Fprint(stdout, toolUsage(t))
-		return nil, exitOK, true
+		// As ibdiag_show_usage: on stderr, status 2 (`ibscript help
+		// TOOL` prints it on stdout).
+		fmt.Fprint(stderr, toolUsage(t))
+		return nil, exitError, true
 	}
 	if inv.Has(optVersion) {
 		fmt.Fprintf(stdout, "%s (ibscript %s)\n", t.Name, version)
@@ -691,26 +722,21 @@ func (inv *Invocation) configure(c *config) error {
 		return fmt.Errorf("--format %q: want text or json", f)
 	}
 	if inv.Has(optCA) || inv.Has(optPort) {
-		scheme, _, _ := strings.Cut(c.fabricURI, ":")
-		if scheme != "auto" && scheme != "" && !(scheme == "umad" && !strings.Contains(c.fabricURI, "/")) {
-			return fmt.Errorf("-C/-P name a local HCA port of the kernel's umad backend, and --fabric is %s", c.fabricURI)
+		sel := parsePortSel(inv.Value(optCA), inv.Value(optPort), inv.Has(optPort))
+		scheme, rest, _ := strings.Cut(c.fabricURI, ":")
+		if scheme == "umad" && !strings.Contains(rest, "/") && !inv.Has(optCA) {
+			sel.ca = rest // --fabric umad:CA -P N
 		}
-		ca := inv.Value(optCA)
-		if ca == "" && scheme == "umad" {
-			ca = strings.TrimPrefix(c.fabricURI, "umad:")
-		}
-		uri := "umad:" + ca
-		if inv.Has(optPort) {
-			p, err := strconv.ParseUint(inv.Value(optPort), 0, 8)
-			if err != nil || p == 0 {
-				return fmt.Errorf("-P %q: want a port number 1..255", inv.Value(optPort))
+		c.portSel = &sel
+		if scheme == "auto" || scheme == "" || (scheme == "umad" && !strings.Contains(rest, "/")) {
+			// The kernel's ports: -C/-P are the port to open (one no
+			// umad port can be fails as it opens, in Env).
+			if uri, ok := sel.uri(); ok {
+				c.fabricURI = uri
+			} else {
+				c.fabricURI = "umad:" + sel.ca
 			}
-			if ca == "" {
-				return fmt.Errorf("-P %d without -C: name the CA too", p)
-			}
-			uri += "/" + strconv.FormatUint(p, 10)
 		}
-		c.fabricURI = uri
 	}
 	if inv.Has(optTimeout) {
 		d, err := parseTimeout(inv.Value(optTimeout))

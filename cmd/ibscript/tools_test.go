@@ -180,16 +180,34 @@ func TestToolCommandLine(t *testing.T) {
 		{[]string{"tools"}, exitOK, "ibswitches", ""},
 		{[]string{"help", "tools"}, exitOK, "ibhosts", ""},
 		{[]string{"help", "ibswitches"}, exitOK, "Usage: ibswitches [options] [<topology-file>]", ""},
-		{[]string{"ibswitches", "--help"}, exitOK, "--timeout, -t <ms>", ""},
-		{[]string{"ibswitches", "-V"}, exitOK, "ibswitches (ibscript ", ""},
+		{[]string{"ibswitches", "--help"}, exitIBExit, "Usage: ibswitches [-h] [<topology-file> | -y mkey -C ca_name -P ca_port -t timeout_ms]\n", "--timeout, -t <ms>"},
+		{[]string{"ibnodes", "-h"}, exitIBExit, "Usage: ibhosts [-h] [<topology-file> | -y mkey -C ca_name -P ca_port -t timeout_ms]\nUsage: ibswitches [-h]", "--timeout, -t <ms>"},
+		{[]string{"smpquery", "--help"}, exitError, "", "Usage: smpquery [options] <op> <dest dr_path|lid|guid> [op params]"},
+		{[]string{"help", "smpquery"}, exitOK, "Usage: smpquery [options]", ""},
+		{[]string{"ibswitches", "-V"}, exitIBExit, "Usage: ibswitches [-h]", `option "-V" is not the script's`},
+		{[]string{"smpquery", "-V"}, exitOK, "smpquery (ibscript ", ""},
 		{[]string{"--help"}, exitOK, "TOOL [OPTIONS]", ""},
-		{[]string{"ibswitches", "-x"}, exitError, "", "ibscript ibswitches: invalid option -- 'x'"},
-		{[]string{"ibswitches", "-G"}, exitError, "", "invalid option -- 'G'"},
+		{[]string{"ibswitches", "-x"}, exitIBExit, "Usage: ibswitches [-h]", `option "-x" is not the script's`},
+		{[]string{"ibswitches", "-G"}, exitIBExit, "Usage: ibswitches [-h]", `option "-G" is not the script's`},
+		{[]string{"ibswitches", "-Cmlx5_0"}, exitIBExit, "Usage: ibswitches [-h]", `option "-Cmlx5_0" is not the script's`},
+		{[]string{"ibswitches", "-y", "-1"}, exitIBExit, "Usage: ibswitches [-h]", "option -y wants a value"},
+		{[]string{"ibswitches", "--format=json", "--fabric", fab, "-t", "100"}, exitOK, `"nodes"`, ""},
 		{[]string{"ibswitches", "--format", "xml"}, exitError, "", `--format "xml": want text or json`},
-		{[]string{"ibswitches", "-t", "-5"}, exitError, "", "-t:"},
-		{[]string{"ibswitches", "-C", "mlx5_0", "--fabric", fab}, exitError, "", "-C/-P name a local HCA port"},
-		{[]string{"ibswitches", "-P", "1", "--fabric", "umad:"}, exitError, "", "-P 1 without -C"},
-		{[]string{"ibswitches", "a", "b", "--fabric", fab}, exitError, "", "one topology file at most"},
+		{[]string{"ibswitches", "-t", "-5"}, exitIBExit, "Usage: ibswitches [-h]", "option -t wants a value"},
+		{[]string{"ibswitches", "-C", "mlx5_0", "--fabric", fab}, exitIBExit, "/usr/sbin/ibnetdiscover: iberror: failed: discover failed\n", `--fabric ` + fab + ` opened SwA port 0`},
+		{[]string{"ibswitches", "-P", "300", "--fabric", "umad:"}, exitIBExit, "/usr/sbin/ibnetdiscover: iberror: failed: discover failed\n", "-P 300: no umad port"},
+		{[]string{"ibswitches", "a", "b", "--fabric", fab}, exitIBExit, "Usage: ibswitches [-h]", "a second topology file"},
+		// -C/-P name the port the backend opened, as libibumad decides.
+		{[]string{"smpquery", "-C", "SwA", "-P", "0", "nodedesc", "1", "--fabric", fab}, exitOK, "Node Description:", ""},
+		{[]string{"smpquery", "-P", "7", "nodedesc", "1", "--fabric", fab}, exitOK, "Node Description:", ""},
+		{[]string{"smpquery", "-C", "SwA", "-P", "1", "nodedesc", "1", "--fabric", fab}, exitIBExit, "smpquery: iberror: failed: Failed to open 'SwA' port '1'\n", ""},
+		{[]string{"smpquery", "-C", "foo", "nodedesc", "1", "--fabric", fab}, exitIBExit, "smpquery: iberror: failed: Failed to open 'foo' port '0'\n", ""},
+		{[]string{"perfquery", "-P", "-1", "-C", "foo", "--fabric", fab}, exitIBExit, "perfquery: iberror: failed: Failed to open 'foo' port '-1'\n", ""},
+		{[]string{"iblinkinfo", "-C", "foo", "--fabric", fab}, exitFailed, "", "Failed to open foo port 0\n"},
+		{[]string{"ibnetdiscover", "-C", "foo", "--fabric", fab}, exitIBExit, "ibnetdiscover: iberror: failed: discover failed\n\n", ""},
+		{[]string{"ibqueryerrors", "-C", "foo", "--fabric", fab}, exitIBExit, "ibqueryerrors: iberror: failed: Failed to open port; foo:0\n\n", ""},
+		{[]string{"saquery", "-P", "300", "--fabric", "umad:"}, exitIBExit, "", "ibpanic: main: Failed to bind to the SA"},
+		{[]string{"dump_fts", "-C", "foo", "--fabric", fab}, exitIBExit, "", "Failed to discover fabric"},
 		{[]string{"ibswitches", "/nonexistent/topo", "--fabric", fab}, exitFailed, "", "/nonexistent/topo"}, // the script's cat fails: 1
 		{[]string{"ibswitches", "--fabric", "sim:/nonexistent/topo"}, exitError, "", "/nonexistent/topo"},
 	} {
@@ -242,8 +260,12 @@ func TestToolGUIDDestination(t *testing.T) {
 func TestToolLinkNames(t *testing.T) {
 	linkedTool = true
 	defer func() { linkedTool = false }()
-	code, _, errOut := ibscript(t, "ibhosts", "-x")
-	if code != exitError || !strings.HasPrefix(errOut, "ibhosts: invalid option -- 'x'") {
+	code, _, errOut := ibscript(t, "smpquery", "-j")
+	if code != exitError || !strings.HasPrefix(errOut, "smpquery: invalid option -- 'j'") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = ibscript(t, "ibhosts", "-x")
+	if code != exitIBExit || !strings.HasPrefix(errOut, `ibhosts: option "-x" is not the script's`) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }

@@ -185,6 +185,12 @@ func TestNodeListsMatchScripts(t *testing.T) {
 				diffTool(t, s, dt.host, tool, topoFile)
 				diffTool(t, s, dt.host, tool, abs)
 				diffTool(t, s, dt.host, tool, "/nonexistent/topology")
+				// The script's own option loop: usage on stdout, 255;
+				// a port that does not open: ibnetdiscover's iberror.
+				for _, args := range [][]string{{"-h"}, {"-x"}, {"-t"}, {"-y", "-1"}, {"-Cibsim0"}, {"--"}, {topoFile, abs},
+					{"-C", "ibsim0", "-P", "0"}, {"-C", "nosuch"}, {"-P", "9"}} {
+					diffTool(t, s, dt.host, tool, args...)
+				}
 			}
 		})
 	}

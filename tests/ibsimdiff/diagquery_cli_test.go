@@ -102,6 +102,17 @@ func TestQueryToolsCommandLine(t *testing.T) {
 				// the permissive LID, a multicast LID.
 				{"smpquery", "-D", "nodeinfo", "5,1"}, {"smpquery", "-D", "nodedesc", "7"}, {"smpdump", "-D", "9,1", "0x11"},
 				{"smpdump", "abc", "0x11"}, {"smpdump", "0", "0x11"}, {"smpdump", "0xffff", "0x11"}, {"smpdump", "0xc001", "0x11"},
+				// -C/-P name the port umad2sim shows (CA ibsim0), as
+				// libibumad decides; one that does not open is each
+				// tool's mad_rpc_open_port failure.
+				{"smpquery", "-C", "ibsim0", "-P", "1", "nodedesc", sl}, {"smpquery", "-P", "0", "nodedesc", sl},
+				{"smpquery", "-P", "-1", "nodedesc", sl}, {"smpquery", "-P", "x", "nodedesc", sl},
+				{"smpquery", "-C", "nosuch", "nodedesc", sl}, {"smpquery", "-C", "ibsim0", "-P", "9", "nodedesc", sl},
+				{"perfquery", "-P", "300"}, {"sminfo", "-C", "nosuch"}, {"ibaddr", "-C", "nosuch"},
+				{"smpdump", "-C", "nosuch", sl, "0x11"}, {"ibportstate", "-C", "nosuch", cl, cp},
+				{"iblinkinfo", "-C", "nosuch"}, {"ibnetdiscover", "-P", "9"}, {"ibqueryerrors", "-C", "nosuch"},
+				{"saquery", "-C", "nosuch"}, {"dump_fts", "-C", "nosuch"}, {"dump_lfts", "-C", "nosuch"},
+				{"ibtracert", "-C", "nosuch", sl, cl}, {"ibroute", "-C", "nosuch", sl},
 			} {
 				what := strings.Join(c, " ")
 				want := cTool(t, s, tp.host, c[0], c[1:]...)
