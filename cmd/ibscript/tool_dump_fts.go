@@ -16,9 +16,9 @@ func init() {
 		{"dump_lfts", "dump every switch's unicast forwarding table (dump_fts, with its notice)"},
 		{"dump_mfts", "dump every switch's multicast forwarding table (dump_fts -M, with its notice)"},
 	} {
-		script := d.name
+		script, wraps := d.name, "dump_fts"
 		if script == "dump_fts" {
-			script = ""
+			script, wraps = "", ""
 		}
 		registerTool(&Tool{
 			Name:    d.name,
@@ -35,6 +35,7 @@ func init() {
 				return exitIBExit
 			},
 			Notice: diag.DumpFTsNotice(script),
+			Wraps:  wraps,
 		})
 	}
 }

@@ -36,12 +36,14 @@ func init() {
 			Args:    "[<topology-file>]",
 			// The scripts take -h, -y, -C, -P and -t and nothing else of
 			// the common options.
-			Exclude:  "G,D,L,s,e,v",
-			Schema:   "nodes",
-			Script:   script,
-			Example:  []string{},
-			Run:      func(ctx context.Context, inv *Invocation) int { return runNodes(ctx, inv, o) },
-			OpenFail: func(inv *Invocation, _ portSel) int { return scriptDiscoverFailed(inv, runs) },
+			Exclude:   "G,D,L,s,e,v",
+			Schema:    "nodes",
+			Script:    script,
+			Example:   []string{},
+			Run:       func(ctx context.Context, inv *Invocation) int { return runNodes(ctx, inv, o) },
+			Wraps:     "ibnetdiscover",
+			WrapsRuns: runs,
+			OpenFail:  func(inv *Invocation, _ portSel) int { return ibExitAs(inv, "discover failed") },
 		})
 	}
 }
@@ -86,23 +88,4 @@ func nodesFromFile(inv *Invocation, path string, o diag.NodesOptions) int {
 		return inv.Fail(err)
 	}
 	return exitOK
-}
-
-// scriptDiscoverFailed is a node-list script whose ibnetdiscover could not
-// open its port: the awk filter passes ibnetdiscover's iberror line, naming
-// it by $IBPATH (/usr/sbin by default), once per ibnetdiscover run; the
-// status is ibnetdiscover's.
-func scriptDiscoverFailed(inv *Invocation, runs int) int {
-	ibpath := os.Getenv("IBPATH")
-	if ibpath == "" {
-		ibpath = "/usr/sbin"
-	}
-	for range runs {
-		if inv.JSON {
-			_ = diag.WriteJSON(inv.Stdout, map[string]string{"error": "discover failed"})
-			break
-		}
-		_ = diag.WriteIBExit(inv.Stdout, ibpath+"/ibnetdiscover", "discover failed")
-	}
-	return exitIBExit
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ibscript/ibscript/diag"
 )
@@ -196,11 +197,9 @@ func saqueryOpts(inv *Invocation) (*diag.SAQueryOptions, error) {
 		*g.dst = a.As16()
 	}
 	if inv.Has(optTimeout) {
-		d, perr := parseTimeout(inv.Value(optTimeout))
-		if perr != nil {
-			return nil, fmt.Errorf("-t: %v", perr)
-		}
-		o.Timeout = d
+		// configure refused a value the C tools refuse.
+		ms, _ := cTimeout(inv.Value(optTimeout))
+		o.Timeout = time.Duration(ms) * time.Millisecond
 	}
 	return o, err
 }

@@ -60,6 +60,12 @@ type Tool struct {
 	// own option loop decides first (scriptArgs), and a usage error or
 	// -h prints these lines on stdout, status 255, as the script does.
 	Script string
+	// Wraps, when not "", is the C program the tool's script runs
+	// (ibnetdiscover for the node lists, dump_fts for dump_lfts): the
+	// script passes that program's IBEXIT lines on (ibExitAs), WrapsRuns
+	// times (ibnodes runs two scripts; 0 is once).
+	Wraps     string
+	WrapsRuns int
 	// OpenFail, when not nil, ends the tool as the C tool ends when its
 	// local port cannot be opened (-C/-P naming none): nil is IBEXIT's
 	// "PROG: iberror: failed: Failed to open 'CA' port 'N'", status 255.
@@ -301,12 +307,7 @@ func (inv *Invocation) SMLID() (uint16, error) {
 	if !inv.Has(optSMPort) {
 		return 0, nil
 	}
-	s := inv.Value(optSMPort)
-	v, err := strconv.ParseUint(s, 0, 16)
-	if err != nil || v == 0 || v > 0xbfff {
-		return 0, fmt.Errorf("-s %q: want the SM's unicast LID (1..0xbfff)", s)
-	}
-	return uint16(v), nil
+	return cSMLID(inv.Value(optSMPort))
 }
 
 // Target reads a destination argument as the C tools' -L (default), -G
@@ -699,10 +700,14 @@ func prepareTool(c *config, stdout, stderr io.Writer) (inv *Invocation, code int
 		return nil, exitError, true
 	}
 	if inv.Has(optVersion) {
-		fmt.Fprintf(stdout, "%s (ibscript %s)\n", t.Name, version)
+		// As process_opt: on stderr, status 0.
+		fmt.Fprintf(stderr, "%s (ibscript %s)\n", t.Name, version)
 		return nil, exitOK, true
 	}
 	if err := inv.configure(c); err != nil {
+		if ce := (*commonOptError)(nil); errors.As(err, &ce) {
+			return nil, ibExitAs(inv, ce.msg), true
+		}
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return nil, exitError, true
 	}
@@ -739,11 +744,16 @@ func (inv *Invocation) configure(c *config) error {
 		}
 	}
 	if inv.Has(optTimeout) {
-		d, err := parseTimeout(inv.Value(optTimeout))
+		ms, err := cTimeout(inv.Value(optTimeout))
 		if err != nil {
-			return fmt.Errorf("-t: %v", err)
+			return err
 		}
-		c.timeout = d
+		c.timeout = time.Duration(ms) * time.Millisecond
+	}
+	if inv.Has(optSMPort) {
+		if _, err := cSMLID(inv.Value(optSMPort)); err != nil {
+			return err
+		}
 	}
 	if inv.Has("retries") {
 		n, err := strconv.Atoi(inv.Value("retries"))
@@ -753,7 +763,11 @@ func (inv *Invocation) configure(c *config) error {
 		c.retries = n
 	}
 	if inv.Has(optMKey) {
-		c.mkey = inv.Value(optMKey)
+		k, err := cMKey(inv.Value(optMKey))
+		if err != nil {
+			return err
+		}
+		c.mkey = strconv.FormatUint(k, 10)
 	}
 	if inv.Has(optNameMap) {
 		c.nameMap = inv.Value(optNameMap)

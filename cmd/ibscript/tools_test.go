@@ -185,7 +185,15 @@ func TestToolCommandLine(t *testing.T) {
 		{[]string{"smpquery", "--help"}, exitError, "", "Usage: smpquery [options] <op> <dest dr_path|lid|guid> [op params]"},
 		{[]string{"help", "smpquery"}, exitOK, "Usage: smpquery [options]", ""},
 		{[]string{"ibswitches", "-V"}, exitIBExit, "Usage: ibswitches [-h]", `option "-V" is not the script's`},
-		{[]string{"smpquery", "-V"}, exitOK, "smpquery (ibscript ", ""},
+		{[]string{"smpquery", "-V"}, exitOK, "", "smpquery (ibscript "},
+		// Common options' values read as process_opt reads them: a bad
+		// one is IBEXIT while reading the options.
+		{[]string{"smpquery", "-t", "2s", "nodedesc", "1"}, exitIBExit, "smpquery: iberror: failed: Invalid timeout \"2s\".  Timeout requires a positive integer value < 2147483647.\n", ""},
+		{[]string{"perfquery", "-t", "0"}, exitIBExit, "perfquery: iberror: failed: Invalid timeout \"0\"", ""},
+		{[]string{"smpquery", "-y", "12z", "nodedesc", "1"}, exitIBExit, "smpquery: iberror: failed: Bad M_Key\n", ""},
+		{[]string{"smpquery", "-s", "0", "nodedesc", "1"}, exitIBExit, "smpquery: iberror: failed: cannot resolve SM destination port 0\n", ""},
+		{[]string{"ibnodes", "-t", "x"}, exitIBExit, "/usr/sbin/ibnetdiscover: iberror: failed: Invalid timeout \"x\".  Timeout requires a positive integer value < 2147483647.\n/usr/sbin/ibnetdiscover: iberror:", ""},
+		{[]string{"dump_lfts", "-t", "x"}, exitOK, "/usr/sbin/dump_fts: iberror: failed: Invalid timeout \"x\"", ""},
 		{[]string{"--help"}, exitOK, "TOOL [OPTIONS]", ""},
 		{[]string{"ibswitches", "-x"}, exitIBExit, "Usage: ibswitches [-h]", `option "-x" is not the script's`},
 		{[]string{"ibswitches", "-G"}, exitIBExit, "Usage: ibswitches [-h]", `option "-G" is not the script's`},

@@ -188,7 +188,7 @@ func TestNodeListsMatchScripts(t *testing.T) {
 				// The script's own option loop: usage on stdout, 255;
 				// a port that does not open: ibnetdiscover's iberror.
 				for _, args := range [][]string{{"-h"}, {"-x"}, {"-t"}, {"-y", "-1"}, {"-Cibsim0"}, {"--"}, {topoFile, abs},
-					{"-C", "ibsim0", "-P", "0"}, {"-C", "nosuch"}, {"-P", "9"}} {
+					{"-C", "ibsim0", "-P", "0"}, {"-C", "nosuch"}, {"-P", "9"}, {"-t", "x"}, {"-y", "zz"}} {
 					diffTool(t, s, dt.host, tool, args...)
 				}
 			}

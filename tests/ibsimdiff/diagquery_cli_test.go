@@ -113,6 +113,11 @@ func TestQueryToolsCommandLine(t *testing.T) {
 				{"iblinkinfo", "-C", "nosuch"}, {"ibnetdiscover", "-P", "9"}, {"ibqueryerrors", "-C", "nosuch"},
 				{"saquery", "-C", "nosuch"}, {"dump_fts", "-C", "nosuch"}, {"dump_lfts", "-C", "nosuch"},
 				{"ibtracert", "-C", "nosuch", sl, cl}, {"ibroute", "-C", "nosuch", sl},
+				// Common options' values as process_opt reads them.
+				{"smpquery", "-t", "abc", "nodedesc", sl}, {"perfquery", "-t", "0"}, {"smpquery", "-t", "0x20", "nodedesc", sl},
+				{"ibaddr", "-y", "zz"}, {"smpquery", "-y", "-1", "nodedesc", sl}, {"smpquery", "-s", "0", "nodedesc", sl},
+				{"ibtracert", "-s", "x", sl, cl}, {"iblinkinfo", "-t", "1x"}, {"ibnetdiscover", "-y", "0x1g"},
+				{"saquery", "-t", "2s"}, {"sminfo", "-V"}, {"ibqueryerrors", "-t", "99999999999"},
 			} {
 				what := strings.Join(c, " ")
 				want := cTool(t, s, tp.host, c[0], c[1:]...)

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/ibscript/ibscript/diag"
+)
+
+// How ibdiag_common's process_opt reads the common options' values, and
+// what it does when one is bad: IBEXIT while the options are read, before
+// the tool does anything (commonOptError).
+
+// commonOptError is a common option's value the C tools refuse with
+// IBEXIT(msg) while reading their options.
+type commonOptError struct{ msg string }
+
+func (e *commonOptError) Error() string { return e.msg }
+
+// cStrtoFull is strtoull(s, &end, 0) (strtol for a '-' sign) that must
+// consume all of s: ok is false when a character is left over, no digit
+// was read ("" reads as 0 with nothing left, as C's *end == '\0' sees it)
+// or the value overflows (errno ERANGE).
+func cStrtoFull(s string) (v uint64, neg, ok bool) {
+	t := strings.TrimLeft(s, " \t\n\v\f\r")
+	if t != "" && (t[0] == '+' || t[0] == '-') {
+		neg = t[0] == '-'
+		t = t[1:]
+	}
+	if t == "" {
+		// Nothing to convert: end is s itself; only "" ends there.
+		return 0, false, s == ""
+	}
+	base := uint64(10)
+	switch {
+	case len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') && hexDigit(t[2]) >= 0:
+		base, t = 16, t[2:]
+	case t[0] == '0':
+		base = 8
+	}
+	for i := 0; i < len(t); i++ {
+		d := hexDigit(t[i])
+		if d < 0 || uint64(d) >= base {
+			return 0, false, false
+		}
+		if v > (math.MaxUint64-uint64(d))/base {
+			return 0, false, false // ERANGE
+		}
+		v = v*base + uint64(d)
+	}
+	return v, neg, true
+}
+
+// cTimeout is -t as process_opt reads it: strtol of the whole value,
+// 1..INT_MAX milliseconds.
+func cTimeout(s string) (int64, error) {
+	v, neg, ok := cStrtoFull(s)
+	if !ok || neg || v == 0 || v > math.MaxInt32 {
+		return 0, &commonOptError{fmt.Sprintf("Invalid timeout \"%s\".  Timeout requires a positive integer value < %d.", s, math.MaxInt32)}
+	}
+	return int64(v), nil
+}
+
+// cMKey is -y as process_opt reads it: strtoull of the whole value ("-1"
+// is all ones). Where C then asks for the key on the terminal (getpass),
+// ibscript does not prompt: the value is refused as C refuses a bad
+// answer.
+func cMKey(s string) (uint64, error) {
+	v, neg, ok := cStrtoFull(s)
+	if !ok {
+		return 0, &commonOptError{"Bad M_Key"}
+	}
+	if neg {
+		v = -v
+	}
+	return v, nil
+}
+
+// cSMLID is -s as process_opt reads it (resolve_portid_str with
+// IB_DEST_LID): strtol of the value's front, a unicast LID.
+func cSMLID(s string) (uint16, error) {
+	v, neg, _ := cStrtoull(s)
+	if neg || v < 1 || v > 0xbfff {
+		return 0, &commonOptError{"cannot resolve SM destination port " + s}
+	}
+	return uint16(v), nil
+}
+
+// ibExitAs ends a tool with IBEXIT(msg) as the C program that fails
+// prints it: the tool itself (ibExit), or for a script the program it runs
+// (Tool.Wraps, named by $IBPATH as the script runs it, once per run),
+// status 255.
+func ibExitAs(inv *Invocation, msg string) int {
+	t := inv.Tool
+	if t.Wraps == "" || inv.JSON {
+		return ibExit(inv, msg)
+	}
+	ibpath := os.Getenv("IBPATH")
+	if ibpath == "" {
+		ibpath = "/usr/sbin"
+	}
+	for range max(1, t.WrapsRuns) {
+		_ = diag.WriteIBExit(inv.Stdout, ibpath+"/"+t.Wraps, msg)
+	}
+	return exitIBExit
+}
