@@ -446,12 +446,15 @@ func lidOfGUID(ctx context.Context, s *engine.Session, guid uint64) (uint16, err
 	binary.BigEndian.PutUint64(tmpl[8:], s.Port().GIDPrefix) // DGID
 	binary.BigEndian.PutUint64(tmpl[16:], guid)
 	copy(tmpl[24:40], tmpl[8:24]) // SGID
-	recs, err := s.SAGetTable(ctx, sa.PathRecord(), 1<<2|1<<3, tmpl)
+	// A Get, as libibmad's ib_path_query_via: the SA answers one record
+	// (OpenSM: the base LIDs' path) where a GetTable would list every
+	// pair of LIDs of an LMC > 0 port, more than one MAD holds.
+	rec, err := s.SAGet(ctx, sa.PathRecord(), 1<<2|1<<3, tmpl)
 	if err != nil {
 		return 0, fmt.Errorf("SA PathRecord to port GUID 0x%016x: %w", guid, err)
 	}
-	if len(recs) > 0 && len(recs[0]) >= 42 {
-		if lid := binary.BigEndian.Uint16(recs[0][40:42]); lid != 0 {
+	if len(rec) >= 42 {
+		if lid := binary.BigEndian.Uint16(rec[40:42]); lid != 0 {
 			return lid, nil
 		}
 	}

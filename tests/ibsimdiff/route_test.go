@@ -691,7 +691,7 @@ func TestRouteToolsWithLMC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var swLIDs, caLIDs []string
+	var swLIDs, caLIDs, caGUIDs []string
 	for _, n := range d.Fabric.Nodes {
 		for _, p := range n.Ports {
 			switch {
@@ -703,6 +703,7 @@ func TestRouteToolsWithLMC(t *testing.T) {
 					t.Fatalf("%s port %d: LMC %d, want 1 (OpenSM --lmc 1)", n.Desc, p.Num, p.LMC)
 				}
 				caLIDs = append(caLIDs, itoa(p.LID), itoa(p.LID+1))
+				caGUIDs = append(caGUIDs, fmt.Sprintf("0x%x", p.GUID))
 			}
 		}
 	}
@@ -714,6 +715,11 @@ func TestRouteToolsWithLMC(t *testing.T) {
 		{"ibroute", "-a", swLIDs[1]}, {"dump_lfts"}, {"dump_fts", "-a", "1", "0x10"},
 		{"ibtracert", caLIDs[0], caLIDs[len(caLIDs)-1]}, {"ibtracert", caLIDs[1], swLIDs[2]}, {"ibtracert", "-n", caLIDs[3], caLIDs[4]},
 		{"saquery", "NR", caLIDs[0]}, {"saquery", "-p", "--src-to-dst", caLIDs[1] + ":" + caLIDs[len(caLIDs)-2]},
+		// -G: the SA's one PathRecord (a Get) from the port to itself,
+		// where a GetTable lists every pair of the two LMC ranges (four
+		// records: more than one MAD holds under ibsim).
+		{"ibtracert", "-G", caGUIDs[0], caGUIDs[len(caGUIDs)-1]}, {"smpquery", "-G", "nodeinfo", caGUIDs[1]},
+		{"perfquery", "-G", caGUIDs[2]}, {"ibaddr", "-G", caGUIDs[3]}, {"iblinkinfo", "-G", caGUIDs[0]},
 	} {
 		diffToolIBExit(t, s, host, c[0], c[1:]...)
 	}
