@@ -177,7 +177,7 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 		return li, partial(d)
 	}
 	if partialScan && !o.All {
-		n, port, what, rerr := findPortNode(ctx, e, d, o)
+		n, port, entry, what, rerr := findPortNode(ctx, e, d, o)
 		if rerr != nil {
 			li.NotFound, li.routeErr = what, rerr
 			return li, partial(d)
@@ -190,7 +190,7 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 			// A partial scan from the port's node (a loaded fabric is
 			// whole: iblinkinfo --load-cache -S prints the node as
 			// the cache holds it).
-			n = scannedFrom(n, port, d.Fabric, o.Path)
+			n = scannedFrom(n, port, d.Fabric, o.Path, entry)
 		}
 		if o.Diff != nil {
 			li.diff = linkDiff(o.Diff, fab, []*topo.Node{n}, e.NodeNames, o)
@@ -271,26 +271,52 @@ func (e *Env) discoverHops(ctx context.Context, hops int) (*engine.Discovery, er
 // findPortNode finds the node of -S/-G's port GUID or -D's route and the
 // port the route enters it by; what names the port as iblinkinfo's
 // "Failed to find port" does. routeErr is -D's NodeInfo failing (the C
-// tools cannot start their scan there).
-func findPortNode(ctx context.Context, e *Env, d *engine.Discovery, o LinkinfoOptions) (n *topo.Node, port int, what string, routeErr error) {
+// tools cannot start their scan there). entry is, for a route of two
+// hops or more to a CA or router, the port of the route's last node but
+// one that the route entered it by, as that node's NodeInfo answers it
+// (LocalPortNum): what libibnetdisc links the CA's port to (scannedFrom).
+// It is asked of the fabric, not walked in the discovered topology: a
+// route may go where discovery's links do not say (an egress port 0,
+// which a fabric answers as it does), and the C tools print what the
+// fabric answered.
+func findPortNode(ctx context.Context, e *Env, d *engine.Discovery, o LinkinfoOptions) (n *topo.Node, port int, entry *topo.Port, what string, routeErr error) {
 	guid := o.PortGUID
 	what = fmt.Sprintf("0x%x", o.PortGUID)
 	if o.Path != nil {
 		what = pathString(o.Path)
 		ni, err := engine.Get[smp.NodeInfo](ctx, e.Session, engine.Target{Kind: engine.ByDR, Path: o.Path}, 0)
 		if err != nil {
-			return nil, 0, what, err
+			return nil, 0, nil, what, err
 		}
 		guid = ni.PortGUID
+		if len(o.Path) > 2 && ni.NodeType != smp.NodeTypeSwitch {
+			prev := engine.Target{Kind: engine.ByDR, Path: o.Path[:len(o.Path)-1]}
+			if pi, err := engine.Get[smp.NodeInfo](ctx, e.Session, prev, 0); err == nil {
+				entry = nodePort(d.Fabric, pi.NodeGUID, int(pi.LocalPortNum))
+			}
+		}
 	}
 	for _, n := range d.Fabric.Nodes {
 		for _, p := range n.Ports {
 			if p != nil && p.GUID == guid {
-				return n, p.Num, what, nil
+				return n, p.Num, entry, what, nil
 			}
 		}
 	}
-	return nil, 0, what, nil
+	return nil, 0, nil, what, nil
+}
+
+// nodePort is port num of f's node of GUID guid, nil when f has none.
+func nodePort(f *topo.Fabric, guid uint64, num int) *topo.Port {
+	for _, n := range f.Nodes {
+		if n.GUID == guid {
+			if num < len(n.Ports) {
+				return n.Ports[num]
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // RouteFailed is -D's route not answering: iblinkinfo prints nothing on

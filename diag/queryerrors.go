@@ -143,7 +143,7 @@ func QueryErrorsOf(ctx context.Context, e *Env, o QueryErrorsOptions) (*QueryErr
 	if o.Unresolved != "" {
 		q.NotFound = o.Unresolved
 	} else if o.PortGUID != 0 || o.Path != nil {
-		n, port, what, rerr := findPortNode(ctx, e, d, LinkinfoOptions{PortGUID: o.PortGUID, Path: o.Path})
+		n, port, entry, what, rerr := findPortNode(ctx, e, d, LinkinfoOptions{PortGUID: o.PortGUID, Path: o.Path})
 		if rerr != nil {
 			q.NotFound, q.routeErr = what, rerr
 			return q, partial(d)
@@ -152,7 +152,7 @@ func QueryErrorsOf(ctx context.Context, e *Env, o QueryErrorsOptions) (*QueryErr
 			q.NotFound = what
 		} else {
 			if e.Loaded == nil {
-				n = scannedFrom(n, port, d.Fabric, o.Path)
+				n = scannedFrom(n, port, d.Fabric, o.Path, entry)
 			}
 			nodes = []*topo.Node{n}
 		}
@@ -248,10 +248,11 @@ func pmaLID(n *topo.Node, p int) uint16 {
 //     links the CA's port to the node of the route's last hop but one, at
 //     the port the route entered that node by (not the port the CA is
 //     cabled to): iblinkinfo -D 0,1,5 prints port 2 of the switch the
-//     route entered at 2, and so does ibscript.
+//     route entered at 2, and so does ibscript. entry is that port, as
+//     the fabric answered it (findPortNode).
 //
 // path is -D's route, nil for -S/-G.
-func scannedFrom(n *topo.Node, port int, f *topo.Fabric, path []uint8) *topo.Node {
+func scannedFrom(n *topo.Node, port int, f *topo.Fabric, path []uint8, entry *topo.Port) *topo.Node {
 	if n.Type == topo.Switch {
 		return n
 	}
@@ -263,32 +264,13 @@ func scannedFrom(n *topo.Node, port int, f *topo.Fabric, path []uint8) *topo.Nod
 		switch {
 		case len(path) == 1 && f.Origin != nil && f.Origin.Node == n:
 		case len(path) > 2:
-			p.Remote = routeEntry(f, path[:len(path)-1])
+			p.Remote = entry
 		default:
 			p.Remote = nil
 		}
 		c.Ports[port] = &p
 	}
 	return &c
-}
-
-// routeEntry walks a directed route (path[0] == 0) from f's local port
-// and returns the port of the last node it reaches by which the route
-// entered it (the local port for the empty route), nil when the route
-// leaves what f holds.
-func routeEntry(f *topo.Fabric, path []uint8) *topo.Port {
-	at := f.Origin
-	for _, hop := range path[1:] {
-		if at == nil {
-			return nil
-		}
-		n := at.Node
-		if int(hop) >= len(n.Ports) || n.Ports[hop] == nil || n.Ports[hop].Remote == nil {
-			return nil
-		}
-		at = n.Ports[hop].Remote
-	}
-	return at
 }
 
 // node is ibqueryerrors' print_node.

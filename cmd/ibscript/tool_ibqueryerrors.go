@@ -137,11 +137,11 @@ func queryErrorsOptions(inv *Invocation) (diag.QueryErrorsOptions, error) {
 		}
 	}
 	if inv.Has(optDirect) {
-		t, err := engine.ParseTarget("dr:" + inv.Value(optDirect))
+		path, err := inv.Route()
 		if err != nil {
-			return o, fmt.Errorf("-D: %w", err)
+			return o, err
 		}
-		o.Path = t.Path
+		o.Path = path
 	}
 	if o.Path != nil && o.PortGUID != 0 {
 		return o, errors.New("-D and -G/-S: give one port")

@@ -26,6 +26,7 @@ import (
 
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad/smp"
 )
 
 // Tool is one infiniband-diags tool.
@@ -323,34 +324,65 @@ func (inv *Invocation) Target(what, s string) (engine.Target, error) {
 	case inv.Has(optGUID):
 		kind = "guid"
 	}
-	// str2drpath keeps a route's first element too, whatever it says:
-	// libibmad sends it as the SMP's InitialPath[0] (which SMAs skip)
-	// and prints it in the route ("DR path ...; 5,1").
-	first := uint8(0)
+	return inv.address(what, kind, s)
+}
+
+// Route reads -D's value as the C tools' own -D readers (iblinkinfo's
+// and ibqueryerrors' resolve_portid_str) do: libibmad's str2drpath, as
+// Target reads a -D destination argument.
+func (inv *Invocation) Route() ([]uint8, error) {
+	t, err := inv.address("-D", "dr", inv.Value(optDirect))
+	return t.Path, err
+}
+
+// address reads s as an address of kind "lid", "guid" or "dr", as the C
+// tools read it (caddr.go), warning on stderr where that is not what
+// engine.ParseTarget alone reads.
+func (inv *Invocation) address(what, kind, s string) (engine.Target, error) {
 	if kind == "dr" {
-		f, _, _ := strings.Cut(s, ",")
-		first = uint8(cAtoi(f))
-	}
-	withFirst := func(t engine.Target) engine.Target {
-		if kind == "dr" && len(t.Path) > 0 {
-			t.Path = slices.Clone(t.Path)
-			t.Path[0] = first
-		}
-		return t
+		return inv.route(what, s)
 	}
 	t, err := engine.ParseTarget(kind + ":" + s)
 	if c := cAddress(kind, s); c != strings.TrimSpace(s) {
 		// Not a clean number or route: read as the C tool reads it,
 		// when that reads otherwise (caddr.go), and said.
 		if ct, cerr := engine.ParseTarget(kind + ":" + c); err != nil || !sameTarget(t, ct) {
-			t, err = withFirst(ct), cerr
-			if shown := strings.TrimPrefix(t.String(), "dr:"); err != nil || shown != strings.TrimSpace(s) {
-				inv.Errorf("warning: %s %q read as %s %s, as the C tools read it", what, s, kind, strings.TrimPrefix(shown, kind+":"))
+			t, err = ct, cerr
+			if err == nil {
+				inv.Errorf("warning: %s %q read as %s %s, as the C tools read it", what, s, kind, strings.TrimPrefix(t.String(), kind+":"))
 			}
 		}
 	}
 	if err != nil {
 		return engine.Target{}, fmt.Errorf("%s: %w", what, err)
+	}
+	return t, nil
+}
+
+// route reads s as libibmad's str2drpath does (cAddress), the first
+// element kept as typed: libibmad sends it as the SMP's InitialPath[0],
+// which SMAs skip, and prints it in the route ("DR path ...; 5,1"). An
+// egress port 0 is sent as typed too: what it reaches is the fabric's
+// answer, as for the C tools. A route is refused only where the C tool
+// cannot send one: no element, or more hops than a directed route has.
+func (inv *Invocation) route(what, s string) (engine.Target, error) {
+	first, _, _ := strings.Cut(s, ",")
+	elems := strings.Split(cAddress("dr", s), ",")
+	switch {
+	case strings.TrimSpace(s) == "":
+		return engine.Target{}, fmt.Errorf("%s: empty directed route", what)
+	case len(elems)-1 > smp.MaxHops:
+		return engine.Target{}, fmt.Errorf("%s %q: %d hops, a directed route has at most %d", what, s, len(elems)-1, smp.MaxHops)
+	}
+	path := make([]uint8, len(elems))
+	path[0] = uint8(cAtoi(first))
+	for i, e := range elems[1:] {
+		v, _ := strconv.ParseUint(e, 10, 8)
+		path[i+1] = uint8(v)
+	}
+	t := engine.Target{Kind: engine.ByDR, Path: path}
+	if shown := strings.TrimPrefix(t.String(), "dr:"); shown != strings.TrimSpace(s) {
+		inv.Errorf("warning: %s %q read as route %s, as the C tools read it", what, s, shown)
 	}
 	return t, nil
 }

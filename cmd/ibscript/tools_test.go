@@ -117,7 +117,11 @@ func TestToolTargets(t *testing.T) {
 		{[]string{"-D"}, "0,259", "dr:0,3", ""},
 		{[]string{"-D"}, "7,259", "dr:7,3", ""},
 		{nil, "5x", "lid:5", ""},
-		{[]string{"-D"}, "0,x", "", "<dr_path>"},
+		{[]string{"-D"}, "0,x", "dr:0,0", ""},
+		{[]string{"-D"}, "0,1,", "dr:0,1", ""},
+		{[]string{"-D"}, "0,1,,5", "dr:0,1,0,5", ""},
+		{[]string{"-D"}, "", "", "<dr_path>: empty"},
+		{[]string{"-D"}, strings.Repeat("0,", 64) + "1", "", "64 hops"},
 		{[]string{"-D", "-G"}, "1", "", "-D and -G"},
 	} {
 		plain := &Tool{Name: "plain"}

@@ -1,0 +1,76 @@
+package ibsimdiff
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDirectedRoutesMatchCTools: iblinkinfo's and ibqueryerrors' -D with
+// routes of several hops, as libibmad's str2drpath reads them: the first
+// element stands for the local port whatever it says (5,1 is 0,1), each
+// element is atoi'd into a byte (257 is 1), a trailing comma ends the
+// route; to a switch two hops away, a CA and a router behind it, the
+// local CA again, out of an unused switch port and a port past the
+// switch's (the route leaves the fabric), with an egress port 0 (sent as
+// typed: ibsim takes it as the port the SMP is on, or the switch itself),
+// with the options that change what the partial scan prints.
+func TestDirectedRoutesMatchCTools(t *testing.T) {
+	s := diagSim(t, "../topologies/net.mixed-router")
+	const host = "HcaX" // its port 1 is cabled to SwA[1]
+	routes := []string{
+		"5,1", "9", "0,1,5", "7,1,5", "0,1,5,7", "0,1,2", "0,1,3", "3,1,3",
+		"0,1,5,1", "0,257", "0,1,", "0,1,4", "0,1,9", "0,1,5,9", "0,2,5",
+		",1", "x", "0,0", "0,1,0", "0,1,,5", "0,1,0,2", "0,0,2", "0,1,0,5,7",
+	}
+	for _, tool := range []string{"iblinkinfo", "ibqueryerrors"} {
+		for _, r := range routes {
+			diffTool(t, s, host, tool, "-D", r)
+		}
+		for _, args := range [][]string{
+			{"-D", "5,1", "-a"}, {"-D", "0,1,5", "-a"}, {"-D", "4,1,5,7", "-a", "-n", "1"},
+			{"-D", "0,1,9", "-a"}, {"-D", "0,1,3", "-a"},
+		} {
+			if tool == "ibqueryerrors" && args[2] == "-a" {
+				continue // ibqueryerrors has no -a
+			}
+			diffTool(t, s, host, tool, args...)
+		}
+	}
+	for _, args := range [][]string{
+		{"-D", "5,1", "-p"}, {"-D", "0,1,5", "-l", "-p"}, {"-D", "6,1,5", "--switches-only"},
+		{"-D", "0,1,5,7", "--switches-only"}, {"-D", "2,1,2", "--cas-only", "-l"}, {"-D", "0,1,5", "-d"},
+	} {
+		diffTool(t, s, host, "iblinkinfo", args...)
+	}
+	for _, args := range [][]string{
+		{"-D", "5,1", "-r"}, {"-D", "0,1,5", "--details"}, {"-D", "6,1,5", "--switch", "-r"},
+		{"-D", "0,1,3", "--router"}, {"-D", "0,1,5,7", "-c"}, {"-D", "1,1,5", "--skip-sl"},
+	} {
+		diffTool(t, s, host, "ibqueryerrors", args...)
+	}
+	// Refused, where the C tools go on: an empty route (str2drpath reads
+	// no element; iblinkinfo then fails its NodeInfo, status 1), and -a
+	// through an egress port 0 (libibnetdisc's scan through it is the
+	// fabric's own forwarding of port 0, not worked out).
+	for _, args := range [][]string{
+		{"iblinkinfo", "-D", ""}, {"ibqueryerrors", "-D", ""},
+		{"iblinkinfo", "-a", "-D", "0,0"}, {"iblinkinfo", "-a", "-D", "0,1,0,5"},
+	} {
+		r := ibscriptTool(t, s, host, args[0], args[1:]...)
+		if r.code != 2 || len(r.stdout) != 0 || !strings.Contains(string(r.stderr), "-D") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want status 2 and -D named on stderr", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+	// The tools that address one port by -D read it with the same parser.
+	for _, args := range [][]string{
+		{"smpquery", "-D", "nodedesc", "7,1,5"}, {"smpquery", "-D", "nodeinfo", "0,1,5,7"},
+		{"smpquery", "-D", "portinfo", "3,1,5", "5"}, {"smpdump", "-D", "2,1,5", "0x11"},
+		{"ibaddr", "-D", "4,1,5"}, {"ibportstate", "-D", "8,1", "3"}, {"ibroute", "-D", "9,1,0,5"},
+		{"smpquery", "-D", "nodedesc", "0,1,"}, {"smpquery", "-D", "nodedesc", "0,0"}, {"smpquery", "-D", "nodedesc", "0,1,0"},
+		{"smpquery", "-D", "nodedesc", "0,1,0,5"}, {"smpdump", "-D", "0,1,0", "0x11"},
+	} {
+		if r := diffTool(t, s, host, args[0], args[1:]...); r.code == 0 && len(strings.TrimSpace(string(r.stdout))) == 0 {
+			t.Errorf("%s: the C tool printed nothing: nothing was compared", strings.Join(args, " "))
+		}
+	}
+}
