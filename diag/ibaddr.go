@@ -53,8 +53,13 @@ func IBAddrRun(ctx context.Context, env *Env, o IBAddrOptions) (*IBAddr, error) 
 	if o.Target != nil {
 		t = *o.Target
 	} else {
+		// ibaddr's resolve_self: the port's own LID, or where it has
+		// none (no SM reached it) the directed route to itself.
 		pa := s.Port()
 		t, port = engine.LID(pa.LID), pa.PortNum
+		if pa.LID == 0 {
+			t = engine.DR()
+		}
 	}
 	ni, err := s.SMP(ctx, t, mad.MethodGet, smp.AttrNodeInfo, 0, nil)
 	if err != nil {

@@ -359,6 +359,11 @@ func (q *saQuerier) run(ctx context.Context) error {
 	case o.NodePrint == SANodeNameOfLID && requestedLID == 0:
 		return &SAError{Exit: 2, Msg: "ERROR: lid invalid"}
 	}
+	// saquery's sa_get_handle: a port that knows no SM (MasterSMLID 0:
+	// no SM reached it) is a panic before any query, status 255.
+	if pa := q.s.Port(); pa.SMLID == 0 {
+		return &SAError{Exit: 255, Msg: fmt.Sprintf("No SM/SA found on port %d (its MasterSMLID is 0): Failed to bind to the SA", pa.PortNum)}
+	}
 	slid, dlid := o.SLID, o.DLID
 	if srcName != "" {
 		l, err := q.getLID(ctx, srcName)

@@ -33,6 +33,9 @@ func initPorts(path string) int {
 	if strings.Contains(path, "net.mixed-") || strings.Contains(path, "net.chain36") {
 		return 4
 	}
+	if strings.Contains(path, "net.island") {
+		return 4 // the links no SM reaches: Island-I1, P1-P2
+	}
 	if strings.Contains(path, "net.chassis") {
 		return 2 // the router's link: OpenSM leaves it in Init
 	}

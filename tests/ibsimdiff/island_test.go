@@ -1,0 +1,34 @@
+package ibsimdiff
+
+import (
+	"testing"
+)
+
+// TestToolsWhereNoSMReaches: on net.island (OpenSM on a switch's port 0,
+// an island of a switch and a CA and a back-to-back pair of CAs no SM
+// reaches), the tools print what the C tools print and exit as they do,
+// run from the island (the port has LID 0 and MasterSMLID 0), from the
+// back-to-back pair, from a two-port CA and from the SM's own switch.
+func TestToolsWhereNoSMReaches(t *testing.T) {
+	const path = "../topologies/net.island"
+	s := diagSim(t, path)
+	for _, host := range []string{"I1", "P1", "B", "S1"} {
+		t.Run(host, func(t *testing.T) {
+			for _, c := range [][]string{
+				// ibaddr asks its own port by directed route where it has
+				// no LID (resolve_self), and prints LID 0.
+				{"ibaddr"}, {"ibaddr", "-l"}, {"ibaddr", "-L"}, {"ibaddr", "-g"},
+				{"ibaddr", "-D", "0"}, {"ibaddr", "1"},
+				// saquery with no SM known: sa_get_handle's panic, 255.
+				{"saquery"}, {"saquery", "LR"}, {"saquery", "-s"}, {"saquery", "SMIR"},
+				{"saquery", "--src-to-dst", "1:2"},
+				{"ibnetdiscover", "-p"}, {"iblinkinfo"}, {"ibqueryerrors"}, {"ibswitches"}, {"ibhosts"},
+				{"perfquery"}, {"smpquery", "-D", "portinfo", "0"}, {"smpquery", "nodeinfo", "1"},
+				{"ibtracert", "1", "2"}, {"ibroute", "-D", "0,1"}, {"dump_lfts"},
+				{"ibportstate", "-D", "0", "1"}, {"smpdump", "-D", "0", "0x15"},
+			} {
+				diffToolIBExit(t, s, host, c[0], c[1:]...)
+			}
+		})
+	}
+}
