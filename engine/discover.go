@@ -147,7 +147,7 @@ func (s *Session) resolve(ctx context.Context, t Target) (Target, error) {
 // ibnetdiscover does: NodeInfo on every new route, then NodeDescription,
 // SwitchInfo and the PortInfo of every port of each new switch (of the
 // port reached on a CA or router), following every linked switch port
-// (PortState Init or above, or PhysState LinkUp) to its neighbour. Nodes
+// (PhysState LinkUp, as libibnetdisc follows it) to its neighbour. Nodes
 // are deduplicated by node GUID; links are recorded at both ends. The
 // queries are pipelined: many routes in flight (the Session's Window), one
 // SMP per node at a time once its GUID is known.
@@ -900,7 +900,9 @@ func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
 		}
 	}
 
-	linked := pi.PortState >= smp.PortStateInit || pi.PortPhysicalState == smp.PhysStateLinkUp
+	// Linked as libibnetdisc reads it: PhysState LinkUp, whatever
+	// PortState says (ibsim keeps a disabled port's PortState Active).
+	linked := pi.PortPhysicalState == smp.PhysStateLinkUp
 	if !linked || port.Remote != nil || len(q.path)-1 >= sw.maxHops {
 		return
 	}

@@ -1,6 +1,7 @@
 package ibsimdiff
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -30,5 +31,30 @@ func TestToolsWhereNoSMReaches(t *testing.T) {
 				diffToolIBExit(t, s, host, c[0], c[1:]...)
 			}
 		})
+	}
+}
+
+// TestToolsAroundDisabledPort: a switch port disabled after OpenSM came
+// up (ibportstate disable, on a private net.island) keeps, under ibsim,
+// PortState Active with PhysState Disabled; libibnetdisc follows only
+// ports whose PhysState is LinkUp, so the discovering tools print the
+// fabric without what lies behind it and exit 0, as ibscript must.
+func TestToolsAroundDisabledPort(t *testing.T) {
+	s, _ := privateSim(t, "../topologies/net.island")
+	// From A: out of its port to S1, S1's port 4 to S2; S2's port 1 is C's.
+	if r := cTool(t, s, "A", "ibportstate", "-D", "0,1,4", "1", "disable"); r.code != 0 {
+		t.Fatalf("ibportstate -D 0,1,4 1 disable: status %d: %s", r.code, r.stderr)
+	}
+	if r := cTool(t, s, "A", "smpquery", "-D", "portinfo", "0,1,4", "1"); !strings.Contains(string(r.stdout), "PhysLinkState:...................Disabled") {
+		t.Fatalf("S2 port 1 not disabled:\n%s", r.stdout)
+	}
+	for _, host := range []string{"A", "B"} {
+		for _, c := range [][]string{
+			{"ibnetdiscover", "-p"}, {"ibnetdiscover", "-l"}, {"ibnetdiscover", "-m", "-s"},
+			{"iblinkinfo"}, {"iblinkinfo", "-n", "2"}, {"ibhosts"}, {"dump_lfts"},
+			{"ibqueryerrors", "-c"},
+		} {
+			diffToolIBExit(t, s, host, c[0], c[1:]...)
+		}
 	}
 }
