@@ -181,7 +181,7 @@ var commonOptions = []Option{
 	{Long: optNameMap, Arg: "<file>", Help: "node name map file"},
 	{Long: optFabric, Arg: "<uri>", Help: "ibscript's backend: auto, sim:PATH, umad:CA/PORT, ibsim:SOCK, replay:FILE"},
 	{Long: optFormat, Arg: "<fmt>", Help: "text (the C tool's, default) or json (docs/diag/TOOL.schema.json)"},
-	{Long: "retries", Arg: "<n>", Help: "MAD retries after the first try (default 3)"},
+	{Long: "retries", Arg: "<n>", Help: "MAD retries after the first try (default 3; with -t, 2: libibmad's 3 tries)"},
 	{Long: "record", Arg: "<file>", Help: "record every MAD sent and received (ibscript --record)"},
 	{Long: "allow-set", Help: "let Sets out on the kernel backend (audited)"},
 	{Long: "audit", Arg: "<file>", Help: "append an audit line for every Set sent"},
@@ -746,6 +746,11 @@ func prepareTool(c *config, stdout, stderr io.Writer) (inv *Invocation, code int
 	return inv, 0, false
 }
 
+// libibmadTries is how many times libibmad sends a MAD before it gives up
+// (MAD_DEF_RETRIES, a count of tries): a tool's -t is a timeout per try
+// of these.
+const libibmadTries = 3
+
 // configure moves the common options into the run's config.
 func (inv *Invocation) configure(c *config) error {
 	if inv.Has(optFabric) {
@@ -793,6 +798,11 @@ func (inv *Invocation) configure(c *config) error {
 			return fmt.Errorf("--retries %q: want a number", inv.Value("retries"))
 		}
 		c.retries = n
+	} else if inv.Has(optTimeout) && c.retries == engine.DefaultRetries {
+		// -t as the C tool's: libibmad's tries of it (MAD_DEF_RETRIES
+		// counts tries, the first included), so a MAD nothing answers
+		// costs no longer than in the C tool.
+		c.retries = libibmadTries - 1
 	}
 	if inv.Has(optMKey) {
 		k, err := cMKey(inv.Value(optMKey))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/internal/jsonschema"
 )
@@ -398,4 +399,29 @@ func FuzzToolOptionParser(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestToolTimeoutTries: a tool's -t is a per-try timeout of libibmad's 3
+// tries (2 retries), so an unanswered MAD costs what it costs the C tool;
+// without -t the engine's default retries stay, and --retries wins over
+// both.
+func TestToolTimeoutTries(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"-t", "1000", "1"}, 2},
+		{[]string{"1"}, engine.DefaultRetries},
+		{[]string{"-t", "1000", "--retries", "5", "1"}, 5},
+		{[]string{"--retries", "0", "1"}, 0},
+	} {
+		c := &config{tool: tools["perfquery"], args: tc.args, retries: engine.DefaultRetries, timeout: engine.DefaultTimeout}
+		var out, errb strings.Builder
+		if _, code, done := prepareTool(c, &out, &errb); done {
+			t.Fatalf("perfquery %v: ended with %d: %s", tc.args, code, errb.String())
+		}
+		if c.retries != tc.want {
+			t.Errorf("perfquery %v: %d retries, want %d", tc.args, c.retries, tc.want)
+		}
+	}
 }
