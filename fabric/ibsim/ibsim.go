@@ -11,10 +11,12 @@
 // slot as its TID tag (mux.NewPortTagged), so the TIDs the Mux keeps, the
 // peer sees and the response carries are the same.
 //
-// A packet ibsim cannot route or deliver comes back as the sender's own
-// packet with status 110; the Transport drops it (Stats.Dropped) and the
-// Mux's timer completes the request, so retries behave as on a real
-// fabric that lost the MAD.
+// A packet ibsim cannot route or deliver comes back at once as the
+// sender's own packet with status 110; the Transport counts it
+// (Stats.Dropped) and ends that try of the request now (mux.Mux.Lost): the
+// next try goes out at once, and the request times out when none is left,
+// as umad2sim hands the bounce to libibmad as an immediate ETIMEDOUT. The
+// retries are those of a fabric that lost the MAD, without the waits.
 //
 // ibsim has 10 client slots fabric-wide: Close DISCONNECTs, so no slot
 // leaks on any exit path that runs Close.
@@ -645,6 +647,9 @@ type inPacket struct {
 	addr fabric.Addr
 	mad  [mad.Size]byte
 	n    int // valid bytes of mad
+	// bounced: our own request, which ibsim could not route or deliver
+	// (status 110).
+	bounced bool
 }
 
 // read drains the data socket into the inbox until the socket closes. It
@@ -698,7 +703,8 @@ func (c *client) read() {
 }
 
 // take puts the datagram b in the inbox and reports whether it did (a
-// malformed datagram or a bounced one of ours is dropped and counted).
+// malformed datagram is dropped and counted; a bounced one of ours is
+// counted and goes to the Mux's Lost).
 func (c *client) take(b []byte) bool {
 	var r simRequest
 	if r.Get(b) != nil {
@@ -707,9 +713,8 @@ func (c *client) take(b []byte) bool {
 		return false
 	}
 	if r.Status != 0 {
-		// Our own packet, bounced: leave it to the Mux's timer.
+		// Our own packet, bounced: its try is lost now (Mux.Lost).
 		c.dropped.Add(1)
-		return false
 	}
 	c.inMu.Lock()
 	var ip *inPacket
@@ -724,6 +729,7 @@ func (c *client) take(b []byte) bool {
 	}
 	ip.mad = r.MAD
 	ip.n = validLength(r.Length, &r.MAD)
+	ip.bounced = r.Status != 0
 	c.inbox = append(c.inbox, ip)
 	c.inMu.Unlock()
 	return true
@@ -783,6 +789,10 @@ func (c *client) deliverBatch(batch []*inPacket) {
 	}
 	for _, ip := range batch {
 		p := fabric.Packet{Addr: ip.addr, Data: ip.mad[:ip.n]}
+		if ip.bounced {
+			c.mux.Lost(&p)
+			continue
+		}
 		c.mux.Deliver(&p)
 	}
 	if cork {

@@ -200,8 +200,11 @@ type request struct {
 	seq      atomic.Uint64 // which use of this request this is (bumped by freeReq); see Send
 	deadline time.Time
 	hidx     int // index in the deadline heap, -1 when not in it
-	n        int
-	buf      [mad.Size]byte
+	// lost: the fabric bounced the first try before Send put the request
+	// in the heap (Lost); Send starts it expired.
+	lost bool
+	n    int
+	buf  [mad.Size]byte
 }
 
 // record is one entry of the receive queue.
@@ -584,6 +587,10 @@ func (m *Mux) Send(ctx context.Context, p *fabric.Packet) error {
 				m.freeReq(sent)
 			case timeout > 0:
 				sent.deadline = time.Now().Add(timeout)
+				if sent.lost {
+					// Bounced already (Lost): this try is over.
+					sent.deadline, sent.lost = time.Now(), false
+				}
 				m.heapPush(sent)
 				m.armLocked()
 			}
@@ -609,6 +616,7 @@ func (m *Mux) newReq() *request {
 func (m *Mux) freeReq(r *request) {
 	r.agent = nil
 	r.hidx = -1
+	r.lost = false
 	r.seq.Add(1)
 	m.reqFree = append(m.reqFree, r)
 }
@@ -789,6 +797,44 @@ func (m *Mux) Deliver(p *fabric.Packet) {
 		m.answered.Add(1)
 	}
 	putTx(tx)
+}
+
+// Lost ends, now, the try of the outstanding request that p is a copy of
+// (a request the fabric bounced back as undeliverable: ibsim's status-110
+// echo), as if its timeout had passed: the next try is sent at once, or,
+// when none is left, the request completes with a timeout record. This is
+// what umad2sim does with the bounce (libibmad sees an ETIMEDOUT receive
+// at once and tries again), so a MAD the fabric says it cannot deliver
+// costs no wait; the retries are kept. It reports whether p matched an
+// outstanding request. Lost does not keep p or p.Data.
+func (m *Mux) Lost(p *fabric.Packet) bool {
+	b := p.Data
+	if len(b) < mad.HeaderSize || mad.IsResponse(b) {
+		return false
+	}
+	tid := mad.TIDOf(b)
+	a := m.port.routes.Load().byHi[uint32(tid>>32)]
+	if a == nil {
+		return false
+	}
+	am := a.mux
+	key := tid | uint64(mad.MgmtClassOf(b))<<56
+	am.mu.Lock()
+	defer am.mu.Unlock()
+	r, _ := am.out.Get(key)
+	if am.closed || r == nil || r.agent != a {
+		return false
+	}
+	if r.hidx < 0 {
+		// Bounced before Send put it in the heap: Send starts it
+		// expired.
+		r.lost = true
+		return true
+	}
+	r.deadline = time.Now()
+	am.heapFix(r)
+	am.armLocked()
+	return true
 }
 
 // complete matches a response to an outstanding request of agent a.

@@ -443,3 +443,77 @@ func TestFail(t *testing.T) {
 		}
 	})
 }
+
+// bounceWire gives every request back as lost (Mux.Lost), as ibsim's
+// status-110 echo of a MAD it cannot deliver: inside Transmit (before
+// Send has started the try's timer) or, with async, from another
+// goroutine after it.
+type bounceWire struct {
+	m     *mux.Mux
+	async bool
+	mu    sync.Mutex
+	sent  int
+	wg    sync.WaitGroup
+}
+
+func (w *bounceWire) Transmit(p *fabric.Packet) error {
+	w.mu.Lock()
+	w.sent++
+	w.mu.Unlock()
+	b := append([]byte(nil), p.Data...)
+	if !w.async {
+		w.m.Lost(&fabric.Packet{Data: b})
+		return nil
+	}
+	w.wg.Go(func() { w.m.Lost(&fabric.Packet{Data: b}) })
+	return nil
+}
+
+func (w *bounceWire) Close() error { return nil }
+
+// TestLostEndsTheTryNow: a request the fabric bounces is tried again at
+// once and times out after its retries without waiting for its timeout
+// (an hour here: the bubble's clock does not move), whether the bounce
+// comes inside Transmit or after Send returned; a bounce that matches no
+// outstanding request (a response, an unknown TID) is refused.
+func TestLostEndsTheTryNow(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := &bounceWire{async: async}
+				w.m = mux.New(w, fabric.PortAttr{LID: 1}, nil)
+				defer w.m.Close()
+				ctx := t.Context()
+				id, err := w.m.Register(ctx, fabric.Agent{Class: fabrictest.TestClass, Version: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				req := gmp(fabrictest.TestClass, mad.MethodGet, 0x77)
+				if err := w.m.Send(ctx, &fabric.Packet{Agent: id, Timeout: time.Hour, Retries: 3, Data: req}); err != nil {
+					t.Fatal(err)
+				}
+				var p fabric.Packet
+				if err := w.m.Recv(ctx, &p); err != nil {
+					t.Fatal(err)
+				}
+				w.wg.Wait()
+				if p.Status != fabric.StatusTimeout {
+					t.Errorf("status %d, want the timeout record", p.Status)
+				}
+				if d := time.Since(start); d != 0 {
+					t.Errorf("the request took %v of the bubble's clock, want none", d)
+				}
+				if w.sent != 4 {
+					t.Errorf("%d tries, want 4 (the first and 3 retries)", w.sent)
+				}
+				if s := w.m.Stats(); s.Retransmits != 3 || s.Timeouts != 1 {
+					t.Errorf("retransmits %d timeouts %d, want 3 and 1", s.Retransmits, s.Timeouts)
+				}
+				if w.m.Lost(&fabric.Packet{Data: fabrictest.GetResp(req, 0)}) || w.m.Lost(&fabric.Packet{Data: gmp(fabrictest.TestClass, mad.MethodGet, 0x99)}) {
+					t.Error("Lost took a response or a request that is not outstanding")
+				}
+			})
+		})
+	}
+}

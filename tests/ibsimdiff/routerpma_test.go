@@ -1,0 +1,37 @@
+package ibsimdiff
+
+import (
+	"bytes"
+	"testing"
+)
+
+// TestRouterPMAMatchesCTools: ibqueryerrors on fabrics with a router whose
+// ports have no LID (OpenSM leaves a router's links in Init): both tools
+// send its ClassPortInfo and PortCounters queries to LID 0, which ibsim
+// bounces at once; the C tool (umad2sim hands the bounce to libibmad as
+// an immediate ETIMEDOUT) tries again and gives up at once, and so does
+// ibscript's ibsim client, whatever -t says: with -t 30000 a try left to
+// time out would outlast the run's minute. Same text ("3 PMA query
+// failures") and status. Before ibsim's bounce ended the try, each query
+// waited its -t (4 tries of 30 s here) and the run was killed.
+func TestRouterPMAMatchesCTools(t *testing.T) {
+	for _, c := range []struct{ topo, host string }{
+		{"../topologies/net.mixed-router", "HcaX"},
+		{topoMlnx, "CX3"},
+	} {
+		// Its own ibsim and OpenSM: with -t 30000 any query left
+		// unanswered ends the run, and the shared fabric's OpenSM was
+		// seen not to answer ibscript's PathRecord GetTable after
+		// TestPerfQueryMatchesC (a fault of its own, not yet understood).
+		s, _ := privateSim(t, c.topo)
+		for _, args := range [][]string{
+			{"-t", "30000"}, {"-t", "30000", "--router"}, {"-t", "30000", "--router", "-r", "--details"},
+			{"-t", "30000", "--skip-sl", "--router"},
+		} {
+			r := diffTool(t, s, c.host, "ibqueryerrors", args...)
+			if !bytes.Contains(r.stdout, []byte("PMA query failures")) {
+				t.Errorf("ibqueryerrors %v on %s: the C tool reports no PMA query failure: the router was not compared\n%s", args, c.topo, r.stdout)
+			}
+		}
+	}
+}
