@@ -152,7 +152,7 @@ func makeKind(kind, title string) *kindDescs {
 	k.state = newFamily(pre+"port_state", "Infiniband "+title+" port PortState from the last discovery: 1 Down, 2 Init, 3 Armed, 4 Active", prometheus.GaugeValue, portLabels...)
 	k.phys = newFamily(pre+"port_physical_state", "Infiniband "+title+" port PortPhysicalState from the last discovery: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest", prometheus.GaugeValue, portLabels...)
 	k.width = newFamily(pre+"port_link_width_lanes", "Infiniband "+title+" port active link width in lanes (1, 2, 4, 8, 12) from the last discovery", prometheus.GaugeValue, portLabels...)
-	k.speed = newFamily(pre+"port_link_speed_info", "Infiniband "+title+" port active link speed (SDR, DDR, QDR, FDR, EDR, HDR, NDR) from the last discovery (value 1)", prometheus.GaugeValue, append(portLabels[:2:2], "speed")...)
+	k.speed = newFamily(pre+"port_link_speed_info", "Infiniband "+title+" port active link speed (SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, as ibnetdiscover -p names it) from the last discovery (value 1)", prometheus.GaugeValue, append(portLabels[:2:2], "speed")...)
 	k.waitRatio = newFamily(pre+"port_transmit_wait_ratio", "Infiniband "+title+" port fraction of the time since the previous sweep it had data to send and sent none: PortXmitWait growth x tick / seconds, the tick being --xmit-wait-tick symbol times (8 / lane data rate: 4 ns at SDR)", prometheus.GaugeValue, portLabels...)
 	k.saturated = newFamily(pre+"port_counter_saturated", "Infiniband "+title+" port counter at the top of its width, counting no more until reset (value 1; one series per saturated counter)", prometheus.GaugeValue, append(portLabels[:2:2], "counter")...)
 	return k

@@ -5,9 +5,18 @@ import (
 	"github.com/ibscript/ibscript/topo"
 )
 
+// fdr10LaneRate is FDR10's data rate on one lane in bits per second:
+// 10.3125 Gb/s signalling, 64/66 coded (treydock/infiniband_exporter's
+// 10 Gb/s effective).
+const fdr10LaneRate = 10.3125e9 * 64 / 66
+
 // laneDataRate is the data rate of one lane of the port's active speed in
-// bits per second (smp.LaneDataRate), 0 when unknown.
+// bits per second (smp.LaneDataRate; FDR10's where MlnxExtPortInfo has it
+// active), 0 when unknown.
 func laneDataRate(p *topo.Port) float64 {
+	if p.FDR10Active() {
+		return fdr10LaneRate
+	}
 	return smp.LaneDataRate(p.SpeedActive, p.SpeedExtActive)
 }
 
@@ -28,11 +37,15 @@ func symbolTime(p *topo.Port) float64 {
 	return 8 / r
 }
 
-// speedText names the port's active speed as ibnetdiscover does ("SDR" ..
-// "NDR"); "" when unknown.
+// speedText names the port's active speed as ibnetdiscover -p does ("SDR"
+// .. "NDR", "FDR10"), the text treydock/infiniband_exporter reads; ""
+// when unknown.
 func speedText(p *topo.Port) string {
-	if laneDataRate(p) == 0 {
+	switch {
+	case laneDataRate(p) == 0:
 		return ""
+	case p.FDR10Active():
+		return "FDR10"
 	}
 	return smp.LinkSpeedText(p.SpeedActive, p.SpeedExtActive)
 }

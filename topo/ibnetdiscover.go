@@ -421,7 +421,7 @@ func (n *Node) port(i int) *Port {
 // ("4xFDR10" where MlnxExtPortInfo has FDR10 active and no extended
 // speed is).
 func linkText(p *Port) string {
-	if p.SpeedExtActive == 0 && p.MlnxSpeedActive&smp.MlnxSpeedFDR10 != 0 {
+	if p.FDR10Active() {
 		return smp.WidthShortName(p.WidthActive) + "FDR10"
 	}
 	return smp.LinkText(p.WidthActive, p.SpeedActive, p.SpeedExtActive)

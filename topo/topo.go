@@ -11,7 +11,11 @@
 // goroutine while it is built or changed.
 package topo
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ibscript/ibscript/mad/smp"
+)
 
 // NodeType is NodeInfo.NodeType.
 type NodeType uint8
@@ -185,4 +189,11 @@ func (n *Node) String() string {
 
 func (p *Port) String() string {
 	return fmt.Sprintf("%q port %d", p.Node.Desc, p.Num)
+}
+
+// FDR10Active reports whether the port's link runs at Mellanox's FDR10:
+// MlnxExtPortInfo has it active and no extended speed is (PortInfo then
+// says QDR), as libibnetdisc and ibnetdiscover read it ("4xFDR10").
+func (p *Port) FDR10Active() bool {
+	return p.SpeedExtActive == 0 && p.MlnxSpeedActive&smp.MlnxSpeedFDR10 != 0
 }
