@@ -99,6 +99,12 @@ type NetDiscover struct {
 type NDScan struct {
 	MaxHops int `json:"max_hops_discovered"`
 	MADs    int `json:"mads_used"`
+	// Unmodelled counts the SMPs of libibnetdisc's scan that the replay
+	// could not work out, each asking a port discovery did not read (a
+	// discovery that missed part of the fabric): MaxHops and MADs are
+	// then those of the part found. ibnetdiscover reports no such
+	// count; ibscript says it on stderr.
+	Unmodelled int `json:"unmodelled_smps,omitempty"`
 }
 
 // NDNode is one node: what ibnetdiscover's node lines and lists say.
@@ -142,16 +148,23 @@ func NetDiscoverOf(ctx context.Context, e *Env, o NetDiscoverOptions) (*NetDisco
 		return nil, err
 	}
 	nd := NetDiscoverFrom(d.Fabric, e.NodeNames, o)
-	if o.MaxHops || o.Show {
-		r := replayIBND(d.Fabric, ibndStart{}, 0)
-		if o.MaxHops {
-			nd.Scan = &NDScan{MaxHops: r.MaxHops, MADs: r.SMPs}
-		}
-		if o.Show {
-			nd.Progress = progressLines(r.Events)
-		}
-	}
+	nd.replay(d.Fabric, o)
 	return nd, partial(d)
+}
+
+// replay fills -m's Scan and -s's Progress from a replay of libibnetdisc's
+// scan over f.
+func (nd *NetDiscover) replay(f *topo.Fabric, o NetDiscoverOptions) {
+	if !o.MaxHops && !o.Show {
+		return
+	}
+	r := replayIBND(f, ibndStart{}, 0)
+	if o.MaxHops {
+		nd.Scan = &NDScan{MaxHops: r.MaxHops, MADs: r.SMPs, Unmodelled: r.Unknown}
+	}
+	if o.Show {
+		nd.Progress = progressLines(r.Events)
+	}
 }
 
 // progressLines are libibnetdisc's show_progress lines (dump_endnode):

@@ -108,6 +108,11 @@ func runNetDiscover(ctx context.Context, inv *Invocation) int {
 		if err != nil && !errors.As(err, &missed) {
 			return inv.Fail(err)
 		}
+		if nd.Scan != nil && nd.Scan.Unmodelled > 0 {
+			// ibnetdiscover has no such count: said where it cannot
+			// disturb a parser of its text.
+			inv.Errorf("warning: -m: %d SMPs of libibnetdisc's scan ask ports this discovery could not read: the figures are those of the part of the fabric found", nd.Scan.Unmodelled)
+		}
 	}
 	if inv.clearProgress != nil {
 		inv.clearProgress()
