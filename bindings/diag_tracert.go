@@ -36,7 +36,7 @@ func init() {
 		opts := diagOptions(L, fn, "no_info", "force", "mlid")
 		o := diag.TracertOptions{NoInfo: optBool(L, fn, opts, "no_info"), Force: optBool(L, fn, opts, "force")}
 		if opts.RawGetString("mlid") != lua.LNil {
-			o.Multicast, o.MLID = true, uint16(optField(L, fn, opts, "mlid", 0xffff))
+			o.Multicast, o.MLID = true, int(optField(L, fn, opts, "mlid", 0xffff))
 		}
 		tr, err := diag.Tracert(L.Context(), env, lids[0], lids[1], &o)
 		if errors.Is(err, diag.ErrNoRoute) {

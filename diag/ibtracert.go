@@ -22,7 +22,10 @@ type TracertOptions struct {
 	// Multicast (-m) traces MLID's multicast tree from the source to the
 	// destination instead of the unicast route.
 	Multicast bool
-	MLID      uint16
+	// MLID is an int as ibtracert's (strtoul's value in an int): one
+	// below 0xc000 is refused as the C tool refuses it, one past 0xffff
+	// is past every switch's multicast table.
+	MLID int
 	// Verbose is -v: the hops of the walk from the local port to the
 	// source are printed too (Trace.Approach), as ibtracert -v prints them.
 	Verbose bool
@@ -36,7 +39,7 @@ type Trace struct {
 	SrcLID    uint16 `json:"src_lid"`
 	DstLID    uint16 `json:"dst_lid"`
 	Multicast bool   `json:"multicast,omitempty"`
-	MLID      uint16 `json:"mlid,omitempty"`
+	MLID      int    `json:"mlid,omitempty"`
 	Brief     bool   `json:"brief"`
 	// From is the source port, Hops each link the route crosses (the
 	// egress port, then the port it arrives at), To the destination;

@@ -42,14 +42,14 @@ func (tr *tracer) getPort(ctx context.Context, num int, path *drpath) (*mcPort, 
 
 // mcLookup is switch_mclookup: the ports of the switch's MFT entry for
 // mlid, as a map by port number.
-func (tr *tracer) mcLookup(ctx context.Context, n *mcNode, path *drpath, mlid uint16) ([]bool, error) {
+func (tr *tracer) mcLookup(ctx context.Context, n *mcNode, path *drpath, mlid int) ([]bool, error) {
 	m := make([]bool, 256)
 	t := path.target()
 	si, err := tr.s.SwitchInfo(ctx, t, tr.co...)
 	if err != nil {
 		return m, err
 	}
-	off := int(mlid) - 0xc000
+	off := mlid - 0xc000
 	if off >= int(si.MulticastFDBCap) || off < 0 {
 		return m, fmt.Errorf("MLID 0x%x past the switch's MulticastFDBCap %d", mlid, si.MulticastFDBCap)
 	}
@@ -72,7 +72,7 @@ func (tr *tracer) mcLookup(ctx context.Context, n *mcNode, path *drpath, mlid ui
 
 // findMCPath is find_mcpath from the port at from; it records the path
 // to the target port in the trace and reports whether it found one.
-func (tr *tracer) findMCPath(ctx context.Context, from *drpath, mlid uint16, target uint64) bool {
+func (tr *tracer) findMCPath(ctx context.Context, from *drpath, mlid int, target uint64) bool {
 	const maxHops = 63
 	known := map[uint64]bool{}
 	var byDist [maxHops + 1][]*mcNode // each level most recent first, as ibtracert prepends

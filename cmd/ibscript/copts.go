@@ -106,3 +106,27 @@ func ibExitAs(inv *Invocation, msg string) int {
 	}
 	return exitIBExit
 }
+
+// cNumber reads a tool option's value as the C tool's strtoul(s, NULL, 0)
+// does (a '-' sign negates, modulo 2^64; "abc" is 0, "2x" is 2) and says on
+// stderr when the value is not a clean number, naming the option and what
+// it was read as.
+func cNumber(inv *Invocation, opt, s string) uint64 {
+	v, neg, _ := cStrtoull(s)
+	if neg {
+		v = -v
+	}
+	if _, _, ok := cStrtoFull(s); !ok || s == "" {
+		inv.Errorf("warning: %s %q read as %d, as strtoul reads it", opt, s, v)
+	}
+	return v
+}
+
+// outstandingSMPs takes -o as the discovering tools read it (strtoul,
+// never refused) and ignores it: the engine's per-node window schedules
+// the SMPs.
+func (inv *Invocation) outstandingSMPs() {
+	if inv.Has("outstanding_smps") {
+		cNumber(inv, "-o", inv.Value("outstanding_smps"))
+	}
+}

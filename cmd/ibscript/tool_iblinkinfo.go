@@ -112,12 +112,15 @@ func linkinfoOptions(inv *Invocation) (diag.LinkinfoOptions, error) {
 	if o.Path != nil && o.PortGUID != 0 {
 		return o, errors.New("-D and -S/-G: give one start port")
 	}
-	hops, err := inv.Int("hops", 0)
-	if err != nil {
-		return o, err
+	// -n as iblinkinfo reads it, strtoul into libibnetdisc's unsigned
+	// max_hops: 0 ("abc" too) is no limit, and so is anything past the
+	// 63 hops a directed route has ("-1" among them).
+	var hops uint64
+	if inv.Has("hops") {
+		hops = uint64(uint32(cNumber(inv, "-n", inv.Value("hops"))))
 	}
-	if hops < 0 || hops > 63 {
-		return o, fmt.Errorf("-n %d: want 0..63 hops", hops)
+	if hops > 63 {
+		hops = 0
 	}
 	o.All = inv.Has("all")
 	if o.All && o.Path != nil && slices.Contains(o.Path[1:], 0) {
@@ -129,9 +132,7 @@ func linkinfoOptions(inv *Invocation) (diag.LinkinfoOptions, error) {
 	if hops > 0 && (o.All || o.PortGUID == 0 && o.Path == nil) {
 		o.Hops = int(hops)
 	}
-	if _, err := inv.Int("outstanding_smps", 0); err != nil {
-		return o, err
-	}
+	inv.outstandingSMPs()
 	o.DownOnly, o.Line, o.Additional = inv.Has("down"), inv.Has("line"), inv.Has("additional")
 	o.DiffCheck = diag.LinkDiffDefault
 	if inv.Has("diffcheck") {

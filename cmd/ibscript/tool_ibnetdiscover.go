@@ -45,9 +45,7 @@ func init() {
 func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	var o diag.NetDiscoverOptions
 	inv.ignoreArgs(1)
-	if _, err := inv.Int("outstanding_smps", 0); err != nil {
-		return inv.Fail(err)
-	}
+	inv.outstandingSMPs()
 	// The last of -l, -H, -S, -R wins, as in ibnetdiscover.
 	for _, ov := range inv.Order() {
 		switch ov.Key {

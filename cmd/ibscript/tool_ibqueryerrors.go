@@ -146,9 +146,7 @@ func queryErrorsOptions(inv *Invocation) (diag.QueryErrorsOptions, error) {
 	if o.Path != nil && o.PortGUID != 0 {
 		return o, errors.New("-D and -G/-S: give one port")
 	}
-	if _, err := inv.Int("outstanding_smps", 0); err != nil {
-		return o, err
-	}
+	inv.outstandingSMPs()
 	for _, t := range []struct {
 		opt string
 		typ topo.NodeType

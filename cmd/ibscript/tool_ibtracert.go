@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/ibscript/ibscript/diag"
@@ -37,11 +36,9 @@ func init() {
 func runIBTracert(ctx context.Context, inv *Invocation) int {
 	o := diag.TracertOptions{NoInfo: inv.Has("no_info"), Force: inv.Has("force"), Verbose: inv.Verbosity() > 0}
 	if inv.Has("mlid") {
-		v, err := strconv.ParseUint(inv.Value("mlid"), 0, 16)
-		if err != nil {
-			return inv.Fail(fmt.Errorf("-m %q: want a multicast LID", inv.Value("mlid")))
-		}
-		o.Multicast, o.MLID = true, uint16(v)
+		// strtoul into ibtracert's int mlid: "abc" is 0, refused as
+		// below 0xc000 where the route is sought, as the C tool does.
+		o.Multicast, o.MLID = true, int(int32(cNumber(inv, "-m", inv.Value("mlid"))))
 	}
 	portsFile := inv.Value("ports-file")
 	if portsFile == "" {

@@ -336,6 +336,9 @@ func TestLinkinfoMatchesIBLinkInfo(t *testing.T) {
 				{"-a", "-D", "0,1"}, {"-a", "-D", "0,1", "-n", "2"}, {"-a", "-D", "0"}, {"-a", "-D", "0", "-n", "1", "-l"},
 				{"-a", "-D", caRoute}, {"-a", "-D", caRoute, "-n", "2"}, {"-a", "-D", "0,9"},
 				{"-a", "-S", caGUID}, {"-a", "-G", "0x1234", "-n", "1"},
+				// -n and -o as strtoul reads them, never refused: "abc"
+				// and "-1" are no hop limit, "1x" is 1.
+				{"-n", "abc"}, {"-n", "1x", "-l"}, {"-n", "-1", "--switches-only"}, {"-o", "x"},
 			} {
 				diffTool(t, s, dt.host, "iblinkinfo", args...)
 			}
@@ -423,6 +426,7 @@ func TestQueryErrorsMatchesIBQueryErrors(t *testing.T) {
 				{"-S", "zz"},
 				{"-r", "extra"},
 				{"-t", "500", "-R", "--skip-sl"},
+				{"-o", "2x", "-r"},
 			} {
 				r := diffTool(t, s, dt.host, "ibqueryerrors", args...)
 				if len(args) == 0 && (r.code != 1 || !bytes.Contains(r.stdout, []byte("Errors for"))) {
@@ -463,7 +467,7 @@ func TestNetDiscoverMatchesIBNetDiscover(t *testing.T) {
 			for _, args := range [][]string{
 				{"-l"}, {"-H"}, {"-S"}, {"-R"}, {"-p"}, {"-l", "-S"}, {"-g", "-l"}, {"-g", "-p"},
 				{"-l", "--node-name-map", nmFile}, {"-p", "--node-name-map", nmFile},
-				{"-t", "500", "-o", "16", "-S"},
+				{"-t", "500", "-o", "16", "-S"}, {"-o", "abc", "-p"},
 			} {
 				diffTool(t, s, dt.host, "ibnetdiscover", args...)
 			}

@@ -647,7 +647,7 @@ func TestTracertMulticastMatchesCTool(t *testing.T) {
 						args = append([]string{"-n"}, args...)
 					}
 					want, _, code := runExit(t, s, host, "ibtracert", args...)
-					tr, err := diag.Tracert(ctx, env, src, dst, &diag.TracertOptions{NoInfo: brief, Multicast: true, MLID: mlid})
+					tr, err := diag.Tracert(ctx, env, src, dst, &diag.TracertOptions{NoInfo: brief, Multicast: true, MLID: int(mlid)})
 					var got bytes.Buffer
 					if werr := diag.WriteTracert(&got, tr); werr != nil {
 						t.Fatal(werr)
@@ -672,6 +672,11 @@ func TestTracertMulticastMatchesCTool(t *testing.T) {
 	// The command line's -m.
 	diffToolIBExit(t, s, host, "ibtracert", "-m", "0xc001", itoa(cas[0]), itoa(cas[len(cas)-1]))
 	diffToolIBExit(t, s, host, "ibtracert", "-n", "--mlid", "0xc002", itoa(cas[0]), itoa(cas[1]))
+	// -m as strtoul reads it into ibtracert's int: "abc" is 0 (below
+	// 0xc000), "0xc001x" is 0xc001, 0x1c001 is past every switch's table.
+	diffToolIBExit(t, s, host, "ibtracert", "-m", "abc", itoa(cas[0]), itoa(cas[len(cas)-1]))
+	diffToolIBExit(t, s, host, "ibtracert", "-m", "0xc001x", itoa(cas[0]), itoa(cas[len(cas)-1]))
+	diffToolIBExit(t, s, host, "ibtracert", "-m", "0x1c001", itoa(cas[0]), itoa(cas[len(cas)-1]))
 }
 
 // TestRouteToolsWithLMC: with OpenSM giving every port two LIDs (--lmc
