@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
@@ -160,6 +161,10 @@ func queryErrorsOptions(inv *Invocation) (diag.QueryErrorsOptions, error) {
 	return o, nil
 }
 
+// halfWorldPRTimeout is ibqueryerrors' DEFAULT_HALF_WORLD_PR_TIMEOUT:
+// the timeout of its PathRecord query, whatever -t says.
+const halfWorldPRTimeout = 3 * time.Second
+
 // slPathRecords is ibqueryerrors' path_record_query, which it runs
 // before it reads a counter unless --skip-sl or -G/-S: one PathRecord
 // GetTable from the local port's GID (to -D's port), reversible, one path
@@ -184,7 +189,11 @@ func slPathRecords(ctx context.Context, inv *Invocation, env *diag.Env, path []u
 		binary.BigEndian.PutUint64(tmpl[16:], ni.PortGUID)
 		mask |= 1 << 2
 	}
-	if _, err := s.SAGetTable(ctx, sa.PathRecord(), mask, tmpl); err != nil && !errors.Is(err, engine.ErrTruncated) {
+	// One try of 3 s whatever -t says, as path_record_query sets
+	// ibd_timeout to DEFAULT_HALF_WORLD_PR_TIMEOUT and sa_query sends
+	// once.
+	co := []engine.CallOption{engine.Timeout(halfWorldPRTimeout), engine.Retries(0)}
+	if _, err := s.SAGetTable(ctx, sa.PathRecord(), mask, tmpl, co...); err != nil && !errors.Is(err, engine.ErrTruncated) {
 		inv.Errorf("Query SA failed; sa call path_query failed: %v (as ibqueryerrors, nothing is read; --skip-sl reads the counters without the SA)", err)
 		return false
 	}

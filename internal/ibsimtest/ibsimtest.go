@@ -503,6 +503,22 @@ func (s *Sim) Run(ctx context.Context, node, tool string, args ...string) ([]byt
 // would then send that client SMInfo, which umad2sim tools crash on.
 func (s *Sim) StopSM() { s.osm.stop(syscall.SIGTERM, 10*time.Second) }
 
+// PauseSM stops OpenSM's process where it is (SIGSTOP): ibsim still
+// hands it the SA's requests and nothing answers them, as an SM too busy
+// to answer leaves them. The function returned lets it go on (SIGCONT);
+// Stop works either way.
+func (s *Sim) PauseSM() (resume func()) {
+	if s.osm == nil || !s.osm.alive() {
+		return func() {}
+	}
+	_ = s.osm.cmd.Process.Signal(syscall.SIGSTOP)
+	return func() {
+		if s.osm.alive() {
+			_ = s.osm.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}
+}
+
 // Alive reports whether ibsim is still running.
 func (s *Sim) Alive() bool { return s.ibsim != nil && s.ibsim.alive() }
 
@@ -519,6 +535,9 @@ func (s *Sim) Kill() {
 func (s *Sim) Stop() {
 	if s == nil {
 		return
+	}
+	if s.osm != nil && s.osm.alive() {
+		_ = s.osm.cmd.Process.Signal(syscall.SIGCONT) // paused (PauseSM): let SIGTERM in
 	}
 	s.osm.stop(syscall.SIGTERM, 10*time.Second)
 	if s.ibsim != nil && s.ibsim.alive() {

@@ -35,3 +35,20 @@ func TestRouterPMAMatchesCTools(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryErrorsSilentSAMatchesC: where the SA does not answer (OpenSM
+// paused), ibqueryerrors' PathRecord query waits its own 3 s once,
+// whatever -t says (path_record_query sets DEFAULT_HALF_WORLD_PR_TIMEOUT
+// and sa_query sends once), then prints nothing, status 0; so does
+// ibscript. Before, ibscript waited -t per try for each of its tries: with
+// -t 30000, past the run's minute.
+func TestQueryErrorsSilentSAMatchesC(t *testing.T) {
+	s, _ := privateSim(t, "../topologies/net.mixed-router")
+	t.Cleanup(s.PauseSM())
+	for _, args := range [][]string{{"-t", "30000"}, {"-t", "100", "-r"}} {
+		r := diffTool(t, s, "HcaX", "ibqueryerrors", args...)
+		if !bytes.Contains(r.stderr, []byte("path_query failed")) {
+			t.Errorf("ibqueryerrors %v: the C tool's PathRecord query did not fail: the silent SA was not compared (stderr %q)", args, r.stderr)
+		}
+	}
+}
