@@ -315,16 +315,25 @@ func (inv *Invocation) SMLID() (uint16, error) {
 // or -D say: a LID (decimal or 0x hex), a GUID, or a directed route
 // "0,1,3" from the local port. what names the argument in errors.
 func (inv *Invocation) Target(what, s string) (engine.Target, error) {
+	return inv.address(what, inv.destKind(), s)
+}
+
+// destKind is how a destination argument is read: "lid", "guid" or "dr",
+// the last of -L, -G and -D given, as ibdiag_common's ibd_dest_type
+// (-G -D reads a route, -D -L a LID).
+func (inv *Invocation) destKind() string {
 	kind := "lid"
-	switch {
-	case inv.Has(optDirect) && inv.Has(optGUID):
-		return engine.Target{}, errors.New("-D and -G: give one address kind")
-	case inv.Has(optDirect):
-		kind = "dr"
-	case inv.Has(optGUID):
-		kind = "guid"
+	for _, ov := range inv.order {
+		switch ov.Key {
+		case optLID:
+			kind = "lid"
+		case optGUID:
+			kind = "guid"
+		case optDirect:
+			kind = "dr"
+		}
 	}
-	return inv.address(what, kind, s)
+	return kind
 }
 
 // Route reads -D's value as the C tools' own -D readers (iblinkinfo's

@@ -123,19 +123,22 @@ func TestToolTargets(t *testing.T) {
 		{[]string{"-D"}, "0,1,,5", "dr:0,1,0,5", ""},
 		{[]string{"-D"}, "", "", "<dr_path>: empty"},
 		{[]string{"-D"}, strings.Repeat("0,", 64) + "1", "", "64 hops"},
-		{[]string{"-D", "-G"}, "1", "", "-D and -G"},
+		// The last of -L, -G, -D wins, as ibd_dest_type.
+		{[]string{"-D", "-G"}, "0x10", "guid:0x0000000000000010", ""},
+		{[]string{"-G", "-D"}, "0,1", "dr:0,1", ""},
+		{[]string{"-D", "-L"}, "7", "lid:7", ""},
 	} {
 		plain := &Tool{Name: "plain"}
-		vals, _, err := parseToolArgs(plain, tc.flags)
+		vals, _, order, err := parseToolArgsOrdered(plain, tc.flags)
 		if err != nil {
 			t.Fatal(err)
 		}
 		what := "<lid>"
-		if slices.Contains(tc.flags, "-D") {
+		if tc.flags != nil && tc.flags[len(tc.flags)-1] == "-D" {
 			what = "<dr_path>"
 		}
 		var stderr strings.Builder
-		inv := &Invocation{Tool: plain, Prog: "plain", vals: vals, Stderr: &stderr}
+		inv := &Invocation{Tool: plain, Prog: "plain", vals: vals, order: order, Stderr: &stderr}
 		got, err := inv.Target(what, tc.arg)
 		switch {
 		case tc.err != "":

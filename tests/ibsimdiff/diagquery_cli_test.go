@@ -118,6 +118,12 @@ func TestQueryToolsCommandLine(t *testing.T) {
 				{"ibaddr", "-y", "zz"}, {"smpquery", "-y", "-1", "nodedesc", sl}, {"smpquery", "-s", "0", "nodedesc", sl},
 				{"ibtracert", "-s", "x", sl, cl}, {"iblinkinfo", "-t", "1x"}, {"ibnetdiscover", "-y", "0x1g"},
 				{"saquery", "-t", "2s"}, {"sminfo", "-V"}, {"ibqueryerrors", "-t", "99999999999"},
+				// The last of -L, -G, -D says how the destination is read
+				// (ibd_dest_type).
+				{"smpquery", "-GD", "nodeinfo", "0"}, {"smpquery", "-D", "-G", "nodeinfo", caPortGUID},
+				{"smpquery", "-D", "-L", "nodedesc", sl}, {"perfquery", "-G", "-L", cl, cp},
+				{"ibaddr", "-G", "-D", "0,1"}, {"smpdump", "-D", "-L", sl, "0x11"}, {"smpdump", "-L", "-D", "0,1", "0x11"},
+				{"ibroute", "-G", "-D", "0,1"}, {"ibtracert", "-G", "-L", sl, cl},
 			} {
 				what := strings.Join(c, " ")
 				want := cTool(t, s, tp.host, c[0], c[1:]...)
