@@ -431,12 +431,21 @@ func (r *router) unicast(ctx context.Context, sw *routeSwitch, resolve func(cont
 				}
 				e.Dest = &RouteDest{Type: nodeTypeName(d.typ), PortGUID: GUID(d.portGUID), Name: remapName(r.names, d.nodeGUID, d.desc)}
 				e.Info = fmt.Sprintf(": (%s portguid %s: '%s')", e.Dest.Type, e.Dest.PortGUID, e.Dest.Name)
+				if len(e.Info) > lftInfoMax {
+					// ibroute's and dump_fts' str[200]: a long mapped
+					// name is cut there, as snprintf cuts it.
+					e.Info = e.Info[:lftInfoMax]
+				}
 			}
 		}
 		ft.LIDs = append(ft.LIDs, e)
 	}
 	return ft
 }
+
+// lftInfoMax is the most of an LFT entry's destination text ibroute and
+// dump_fts print: what fits their 200-byte buffer.
+const lftInfoMax = 199
 
 func (sw *routeSwitch) warn(s string) { sw.warnings = append(sw.warnings, s) }
 

@@ -549,6 +549,10 @@ func appendLinkHeader(b []byte, n *LinkNode, prefix string) []byte {
 	return append(append(b, n.Name...), ":\n"...)
 }
 
+// remoteStrMax is the most of a port's remote text iblinkinfo prints:
+// what fits its 256-byte remote_str.
+const remoteStrMax = 255
+
 func appendLinkPort(b []byte, n *LinkNode, p *LinkPort, prefix string, line, additional bool) []byte {
 	b = append(b, prefix...)
 	if line {
@@ -590,7 +594,10 @@ func appendLinkPort(b []byte, n *LinkNode, p *LinkPort, prefix string, line, add
 	switch r := p.Remote; {
 	case r != nil:
 		// "%s%6d %4d[%2s] \"%s\" (%s %s)\n", the remote port GUID first
-		// ("0x%016x ") in line mode
+		// ("0x%016x ") in line mode, into iblinkinfo's remote_str[256]:
+		// with a long mapped name the text is cut at 255 bytes, its
+		// newline with it, as snprintf cuts it.
+		start := len(b)
 		if line {
 			b = append(appendHex16(b, uint64(r.GUID)), ' ')
 		}
@@ -604,6 +611,9 @@ func appendLinkPort(b []byte, n *LinkNode, p *LinkPort, prefix string, line, add
 		b = append(b, ' ')
 		b = append(b, r.CouldBeSpeed...)
 		b = append(b, ")\n"...)
+		if len(b)-start > remoteStrMax {
+			b = b[:start+remoteStrMax]
+		}
 	case down:
 		b = append(b, "           [  ] \"\" ( )\n"...)
 	default:

@@ -1,7 +1,6 @@
 package topo_test
 
 import (
-	"bufio"
 	"fmt"
 	"maps"
 	"os"
@@ -40,11 +39,12 @@ func TestParseNameMapFile(t *testing.T) {
 // wrong with it.
 func TestParseNameMapErrors(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
-		{"no name", "0x10\n", `map:1: want GUID "name"`},
-		{"bad GUID", "# c\nzz \"x\"\n", `map:2: GUID: not a 64-bit number`},
-		{"GUID too big", "0x1ffffffffffffffff a\n", `map:1: GUID: not a 64-bit number`},
-		{"unterminated", "0x1 \"a b\n", `map:1: unterminated name`},
-		{"line too long", "0x1 " + strings.Repeat("a", bufio.MaxScanTokenSize) + "\n", `map:1: line longer than 65536 bytes`},
+		{"bad GUID", "# c\nzz \"x\"\n", `map:2: GUID: not a number`},
+		{"GUID then a letter", "0x10g \"x\"\n", `map:1: GUID: not a number`},
+		{"0x without digits", "\n\n0xzz \"x\"\n", `map:3: GUID: not a number`},
+		// fgets' 256-byte buffer: the rest of a long line is a line of
+		// its own, which starts with no GUID.
+		{"line past 255 bytes", "0x1 \"" + strings.Repeat("a", 300) + "\"\n", `map:1: GUID: not a number`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := topo.ParseNameMap(strings.NewReader(tc.in), "map")
@@ -52,6 +52,30 @@ func TestParseNameMapErrors(t *testing.T) {
 				t.Errorf("err %v, want it to start with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestParseNameMapAsRdmaCore: lines as rdma-core's node_name_map.c reads
+// them (checked against ibnetdiscover --node-name-map under ibsim): a
+// GUID alone or with "" names nothing, the first of two lines with one
+// GUID counts, an unterminated quote runs to the end of the line, a name
+// stops at '"' or '#', unquoted names keep their trailing blanks, a GUID
+// is strtoull's (a sign, saturation), and a line of 255 bytes still fits.
+func TestParseNameMapAsRdmaCore(t *testing.T) {
+	long := strings.Repeat("b", 255-len("0x7 \"\"\n")+1)
+	in := "0x1\n0x2 \"\"\n0x3 \"first\"\n0x3 \"second\"\n0x4 \"open quote\n" +
+		"0x5 a \"b\" c\n0x6 \"x\" # c\n  \t0x8#\"hash\"\n0x9 trailing  \r\n-1 minus\n" +
+		"0x1ffffffffffffffff big\n0x7 \"" + long + "\n017 octal\n"
+	got, err := topo.ParseNameMap(strings.NewReader(in), "map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]string{
+		0x3: "first", 0x4: "open quote", 0x5: "a ", 0x6: "x", 0x8: "hash", 0x9: "trailing  \r",
+		^uint64(0): "minus", 0x7: long, 15: "octal",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 
@@ -77,11 +101,14 @@ func FuzzParseNameMap(f *testing.F) {
 		}
 		var b strings.Builder
 		for guid, name := range m {
-			if strings.Contains(name, `"`) {
-				fmt.Fprintf(&b, "%#x %s\n", guid, name)
-			} else {
-				fmt.Fprintf(&b, "%#x \"%s\"\n", guid, name)
+			if strings.ContainsAny(name, "\"#") || name == "" {
+				t.Fatalf("%q: name %q: a name never holds '\"' or '#' and is never empty", in, name)
 			}
+			l := fmt.Sprintf("%#x \"%s\"\n", guid, name)
+			if len(l) > 255 {
+				return // past fgets' buffer, it would read back as two lines
+			}
+			b.WriteString(l)
 		}
 		back, err := topo.ParseNameMap(strings.NewReader(b.String()), "again")
 		if err != nil {

@@ -3,7 +3,6 @@ package topo
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -257,48 +256,139 @@ func fileKind(m fs.FileMode) string {
 	return "of mode " + m.Type().String()
 }
 
-// ParseNameMap reads a node name map as ibnetdiscover's --node-name-map
-// reads it (libibnetdisc/ibdiag nodenamemap): one node per line, its GUID
-// (0x hex, or any strtoull base-0 number) then its name in double quotes
-// (or the rest of the line); '#' starts a comment line; blank lines are
-// skipped. name is for errors.
+// nameMapBufLen is rdma-core's PARSE_NODE_MAP_BUFLEN: the C tools read
+// a node name map with fgets into a buffer of this many bytes, so a
+// longer line is read as several, each parsed as a line of its own.
+const nameMapBufLen = 256
+
+// ParseNameMap reads a node name map as the infiniband-diags tools read
+// their --node-name-map (rdma-core's util/node_name_map.c): line by line
+// (in pieces of at most 255 bytes, as fgets reads them), leading blanks
+// skipped, blank lines and lines starting with '#' skipped; then the GUID
+// as strtoull reads it (base 0: 0x hex, 0 octal, decimal; a sign is
+// taken), which must be followed by a blank, '#' or the end of the line;
+// then the name: what follows the blanks after the GUID, past any leading
+// '"' and '#', up to the next '"' or '#' (so a quoted name, or the rest of
+// the line, its trailing blanks included). A line with no name (a GUID
+// alone, "") names nothing; of two lines with the same GUID the first
+// counts. A line whose GUID does not read so is an error, and the C tools
+// then use no map at all. name is for errors.
 //
 // Errors name the file and line but never quote it: a map given by
 // mistake (or on purpose, to a command run with more rights) may be a
 // file such as /etc/shadow, whose lines are secrets.
 func ParseNameMap(r io.Reader, name string) (map[uint64]string, error) {
 	out := map[uint64]string{}
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || strings.HasPrefix(s, "#") {
+	br := bufio.NewReader(r)
+	line := 1
+	for {
+		piece, err := readNameMapPiece(br)
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		if piece == "" {
+			break
+		}
+		at := line
+		if strings.HasSuffix(piece, "\n") {
+			line++
+		}
+		if i := strings.IndexByte(piece, 0); i >= 0 {
+			piece = piece[:i] // a C string ends at its first NUL
+		}
+		p := strings.TrimLeft(piece, cSpace)
+		if p == "" || p[0] == '#' {
 			continue
 		}
-		i := strings.IndexAny(s, " \t")
-		if i < 0 {
-			return nil, fmt.Errorf("%s:%d: want GUID \"name\" (no name after the first word)", name, line)
+		guid, rest, ok := strtoull0(p)
+		if !ok || rest != "" && !strings.ContainsRune(cSpace+"#", rune(rest[0])) {
+			return nil, fmt.Errorf("%s:%d: GUID: not a number (0x hex, decimal or 0 octal) followed by a blank or '#'", name, at)
 		}
-		guid, err := strconv.ParseUint(s[:i], 0, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: GUID: not a 64-bit number (0x hex, decimal or 0 octal)", name, line)
+		rest = strings.TrimLeft(rest, cSpace)
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			rest = rest[:i]
 		}
-		rest := strings.TrimSpace(s[i:])
-		if strings.HasPrefix(rest, "\"") {
-			end := strings.IndexByte(rest[1:], '"')
-			if end < 0 {
-				return nil, fmt.Errorf("%s:%d: unterminated name (no closing '\"')", name, line)
-			}
-			rest = rest[1 : end+1]
+		rest = strings.TrimLeft(rest, "\"#")
+		if i := strings.IndexAny(rest, "\"#"); i >= 0 {
+			rest = rest[:i]
 		}
-		out[guid] = rest
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%s:%d: line longer than %d bytes", name, line+1, bufio.MaxScanTokenSize)
+		if _, dup := out[guid]; rest != "" && !dup {
+			out[guid] = rest
 		}
-		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
+		if err == io.EOF {
+			break
+		}
 	}
 	return out, nil
+}
+
+// cSpace are the bytes C's isspace accepts.
+const cSpace = " \t\n\v\f\r"
+
+// readNameMapPiece reads what one fgets into a nameMapBufLen buffer reads:
+// up to and including a newline, at most nameMapBufLen-1 bytes.
+func readNameMapPiece(br *bufio.Reader) (string, error) {
+	var b []byte
+	for len(b) < nameMapBufLen-1 {
+		c, err := br.ReadByte()
+		if err != nil {
+			return string(b), err
+		}
+		b = append(b, c)
+		if c == '\n' {
+			break
+		}
+	}
+	return string(b), nil
+}
+
+// strtoull0 is strtoull(s, &end, 0): an optional sign (a '-' negates,
+// modulo 2^64), then 0x hex, 0 octal or decimal digits, as many as there
+// are, saturating at the top of uint64; rest is what follows them, ok
+// false when no digit was read.
+func strtoull0(s string) (v uint64, rest string, ok bool) {
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	base := uint64(10)
+	switch {
+	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && hexVal(s[2]) >= 0:
+		base, s = 16, s[2:]
+	case s != "" && s[0] == '0':
+		base = 8
+	}
+	i := 0
+	for ; i < len(s); i++ {
+		d := hexVal(s[i])
+		if d < 0 || uint64(d) >= base {
+			break
+		}
+		if v > (^uint64(0)-uint64(d))/base {
+			v = ^uint64(0)
+			continue
+		}
+		v = v*base + uint64(d)
+	}
+	if i == 0 {
+		return 0, s, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, s[i:], true
+}
+
+// hexVal is c's value as a hex digit, -1 when it is none.
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }

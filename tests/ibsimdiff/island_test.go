@@ -1,6 +1,8 @@
 package ibsimdiff
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -55,6 +57,46 @@ func TestToolsAroundDisabledPort(t *testing.T) {
 			{"ibqueryerrors", "-c"},
 		} {
 			diffToolIBExit(t, s, host, c[0], c[1:]...)
+		}
+	}
+}
+
+// TestNameMapOddLines: a node-name-map read as rdma-core's
+// node_name_map.c reads it, compared through the tools that print names:
+// comments, blank lines, a GUID alone and with "" (no name), one GUID
+// twice (the first counts), an unquoted name with its trailing blanks, an
+// unterminated quote, '#' right after the GUID, a '%', UTF-8, a line of
+// 255 bytes (one fgets buffer).
+func TestNameMapOddLines(t *testing.T) {
+	const host = "A"
+	s := diagSim(t, "../topologies/net.island")
+	ibnd := cTool(t, s, host, "ibnetdiscover")
+	var guids []string
+	for _, m := range nodeGUIDLine.FindAllStringSubmatch(string(ibnd.stdout), -1) {
+		guids = append(guids, "0x"+m[1])
+	}
+	if len(guids) < 5 {
+		t.Fatalf("%d nodes in ibnetdiscover's output:\n%s", len(guids), ibnd.stdout)
+	}
+	long := guids[4] + " \"" + strings.Repeat("c", 251-len(guids[4])) + "\"\n"
+	text := "# odd map\n\n   \t\n" + guids[0] + "\n" + guids[0] + " \"\"\n" +
+		guids[0] + " \"first %s name\"\n" + guids[0] + " \"second\"\n" +
+		guids[1] + " unquoted  name  \n" + guids[2] + " \"open quote\n" +
+		"  " + guids[3] + "\t\"caf\xc3\xa9\"  # comment\n" + long + "0x1#\"hash\"\n"
+	if n := len(long); n != 255 {
+		t.Fatalf("the long line is %d bytes, want 255", n)
+	}
+	nm := filepath.Join(t.TempDir(), "odd.map")
+	if err := os.WriteFile(nm, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][]string{
+		{"ibnetdiscover", "-p"}, {"iblinkinfo"}, {"iblinkinfo", "-l"}, {"ibqueryerrors", "-r"}, {"dump_lfts"},
+		{"ibtracert", "-D", "0", "0,1,4,1"}, {"saquery", "SWIR"}, {"smpquery", "-D", "nodedesc", "0,1"},
+	} {
+		r := diffToolIBExit(t, s, host, c[0], append(c[1:], "--node-name-map", nm)...)
+		if c[0] == "iblinkinfo" && !strings.Contains(string(r.stdout), "first %s name") {
+			t.Errorf("iblinkinfo did not name %s by the map:\n%s", guids[0], r.stdout)
 		}
 	}
 }
