@@ -144,7 +144,8 @@ const capExtSpeeds = 1 << 14
 // DiscoveryErrors.
 func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, error) {
 	hops := 0
-	partialScan := o.PortGUID != 0 || o.Path != nil
+	fullScan := e.guidUnresolvedBySA(ctx, o.PortGUID, o.Path, o.Unresolved)
+	partialScan := (o.PortGUID != 0 || o.Path != nil) && !fullScan
 	if o.Hops > 0 && !partialScan {
 		hops = o.Hops + 1
 	}
@@ -174,6 +175,24 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 	nodes := fab.Nodes
 	if o.Unresolved != "" && !o.All {
 		li.NotFound = o.Unresolved
+		return li, partial(d)
+	}
+	if fullScan && !o.All {
+		// The C tools' fallback where the SA does not resolve the GUID:
+		// a full scan (-n hops deep), then the node that holds the port,
+		// as that scan found it.
+		n := nodeOfPort(fab, o.PortGUID)
+		if n == nil || (o.Only != 0 && n.Type != o.Only) {
+			li.NotFound = fmt.Sprintf("0x%x", o.PortGUID)
+			return li, partial(d)
+		}
+		if o.Diff != nil {
+			li.diff = linkDiff(o.Diff, fab, []*topo.Node{n}, e.NodeNames, o)
+			return li, partial(d)
+		}
+		if ln, ok := linkNode(n, e.NodeNames, o); ok {
+			li.Nodes = append(li.Nodes, ln)
+		}
 		return li, partial(d)
 	}
 	if partialScan && !o.All {
@@ -243,6 +262,33 @@ func allOfPartialScan(f *topo.Fabric, o LinkinfoOptions) *topo.Fabric {
 		}
 	}
 	return replayIBND(f, ibndStart{}, o.Hops).Fabric
+}
+
+// guidUnresolvedBySA reports whether the C tools' -S/-G would fail to
+// resolve guid through the SA (LIDOfGUID: no SM known, no SA answer, a
+// GUID the SA has no PathRecord for): iblinkinfo and ibqueryerrors then
+// say "Failed to resolve ...; attempting full scan" and scan the whole
+// fabric. False for -D, for a GUID that reads as 0 (Unresolved) and on a
+// loaded fabric.
+func (e *Env) guidUnresolvedBySA(ctx context.Context, guid uint64, path []uint8, unresolved string) bool {
+	if guid == 0 || path != nil || unresolved != "" || e == nil || e.Loaded != nil || e.Session == nil {
+		return false
+	}
+	_, err := lidOfGUID(ctx, e.Session, guid)
+	return err != nil
+}
+
+// nodeOfPort is f's node that holds a port of GUID guid, nil when none
+// does (ibnd_find_port_guid).
+func nodeOfPort(f *topo.Fabric, guid uint64) *topo.Node {
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.GUID == guid {
+				return n
+			}
+		}
+	}
+	return nil
 }
 
 // partial is d's errors as a DiscoveryErrors, nil when it has none.

@@ -142,6 +142,14 @@ func QueryErrorsOf(ctx context.Context, e *Env, o QueryErrorsOptions) (*QueryErr
 	var nodes []*topo.Node
 	if o.Unresolved != "" {
 		q.NotFound = o.Unresolved
+	} else if e.guidUnresolvedBySA(ctx, o.PortGUID, o.Path, o.Unresolved) {
+		// The fallback full scan, then the node of the port as it found
+		// it (see LinkinfoOf).
+		if n := nodeOfPort(d.Fabric, o.PortGUID); n != nil {
+			nodes = []*topo.Node{n}
+		} else {
+			q.NotFound = fmt.Sprintf("0x%x", o.PortGUID)
+		}
 	} else if o.PortGUID != 0 || o.Path != nil {
 		n, port, entry, what, rerr := findPortNode(ctx, e, d, LinkinfoOptions{PortGUID: o.PortGUID, Path: o.Path})
 		if rerr != nil {
