@@ -177,39 +177,37 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 		li.NotFound = o.Unresolved
 		return li, partial(d)
 	}
-	if fullScan && !o.All {
-		// The C tools' fallback where the SA does not resolve the GUID:
-		// a full scan (-n hops deep), then the node that holds the port,
-		// as that scan found it.
-		n := nodeOfPort(fab, o.PortGUID)
-		if n == nil || (o.Only != 0 && n.Type != o.Only) {
-			li.NotFound = fmt.Sprintf("0x%x", o.PortGUID)
-			return li, partial(d)
-		}
-		if o.Diff != nil {
-			li.diff = linkDiff(o.Diff, fab, []*topo.Node{n}, e.NodeNames, o)
-			return li, partial(d)
-		}
-		if ln, ok := linkNode(n, e.NodeNames, o); ok {
-			li.Nodes = append(li.Nodes, ln)
-		}
-		return li, partial(d)
-	}
-	if partialScan && !o.All {
-		n, port, entry, what, rerr := findPortNode(ctx, e, d, o)
-		if rerr != nil {
-			li.NotFound, li.routeErr = what, rerr
-			return li, partial(d)
-		}
-		if n == nil || (o.Only != 0 && n.Type != o.Only) {
-			li.NotFound = what
-			return li, partial(d)
-		}
-		if e.Loaded == nil {
-			// A partial scan from the port's node (a loaded fabric is
-			// whole: iblinkinfo --load-cache -S prints the node as
-			// the cache holds it).
-			n = scannedFrom(n, port, d.Fabric, o.Path, entry)
+	if (partialScan || fullScan) && !o.All {
+		var n *topo.Node
+		if fullScan {
+			// The C tools' fallback where the SA does not resolve the
+			// GUID: a full scan (-n hops deep), then the node that holds
+			// the port, as that scan found it.
+			n = nodeOfPort(fab, o.PortGUID)
+			if n == nil || (o.Only != 0 && n.Type != o.Only) {
+				li.NotFound = fmt.Sprintf("0x%x", o.PortGUID)
+				return li, partial(d)
+			}
+		} else {
+			var port int
+			var entry *topo.Port
+			var what string
+			var rerr error
+			n, port, entry, what, rerr = findPortNode(ctx, e, d, o)
+			if rerr != nil {
+				li.NotFound, li.routeErr = what, rerr
+				return li, partial(d)
+			}
+			if n == nil || (o.Only != 0 && n.Type != o.Only) {
+				li.NotFound = what
+				return li, partial(d)
+			}
+			if e.Loaded == nil {
+				// A partial scan from the port's node (a loaded fabric
+				// is whole: iblinkinfo --load-cache -S prints the node
+				// as the cache holds it).
+				n = scannedFrom(n, port, d.Fabric, o.Path, entry)
+			}
 		}
 		if o.Diff != nil {
 			li.diff = linkDiff(o.Diff, fab, []*topo.Node{n}, e.NodeNames, o)

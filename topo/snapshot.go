@@ -300,7 +300,10 @@ func ParseNameMap(r io.Reader, name string) (map[uint64]string, error) {
 		if p == "" || p[0] == '#' {
 			continue
 		}
-		guid, rest, ok := strtoull0(p)
+		guid, neg, rest, ok := Strtoull(p)
+		if neg {
+			guid = -guid
+		}
 		if !ok || rest != "" && !strings.ContainsRune(cSpace+"#", rune(rest[0])) {
 			return nil, fmt.Errorf("%s:%d: GUID: not a number (0x hex, decimal or 0 octal) followed by a blank or '#'", name, at)
 		}
@@ -342,46 +345,41 @@ func readNameMapPiece(br *bufio.Reader) (string, error) {
 	return string(b), nil
 }
 
-// strtoull0 is strtoull(s, &end, 0): an optional sign (a '-' negates,
-// modulo 2^64), then 0x hex, 0 octal or decimal digits, as many as there
-// are, saturating at the top of uint64; rest is what follows them, ok
-// false when no digit was read.
-func strtoull0(s string) (v uint64, rest string, ok bool) {
-	neg := false
+// Strtoull is C's strtoull(s, &end, 0) in parts: leading blanks
+// skipped, an optional sign (neg for '-'), then 0x hex, 0 octal or
+// decimal digits, as many as there are, the magnitude saturating at the
+// top of uint64; rest is what follows the digits, ok false when no digit
+// was read (C returns 0 with end at s). C's value is -mag when neg.
+func Strtoull(s string) (mag uint64, neg bool, rest string, ok bool) {
+	s = strings.TrimLeft(s, cSpace)
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		neg = s[0] == '-'
 		s = s[1:]
 	}
 	base := uint64(10)
 	switch {
-	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && hexVal(s[2]) >= 0:
+	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && HexDigit(s[2]) >= 0:
 		base, s = 16, s[2:]
 	case s != "" && s[0] == '0':
 		base = 8
 	}
 	i := 0
 	for ; i < len(s); i++ {
-		d := hexVal(s[i])
+		d := HexDigit(s[i])
 		if d < 0 || uint64(d) >= base {
 			break
 		}
-		if v > (^uint64(0)-uint64(d))/base {
-			v = ^uint64(0)
+		if mag > (^uint64(0)-uint64(d))/base {
+			mag = ^uint64(0)
 			continue
 		}
-		v = v*base + uint64(d)
+		mag = mag*base + uint64(d)
 	}
-	if i == 0 {
-		return 0, s, false
-	}
-	if neg {
-		v = -v
-	}
-	return v, s[i:], true
+	return mag, neg, s[i:], i > 0
 }
 
-// hexVal is c's value as a hex digit, -1 when it is none.
-func hexVal(c byte) int {
+// HexDigit is c's value as a hex digit, -1 when it is none.
+func HexDigit(c byte) int {
 	switch {
 	case c >= '0' && c <= '9':
 		return int(c - '0')

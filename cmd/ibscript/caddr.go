@@ -3,6 +3,8 @@ package main
 import (
 	"strconv"
 	"strings"
+
+	"github.com/ibscript/ibscript/topo"
 )
 
 // How the infiniband-diags tools read a destination argument that is not
@@ -20,45 +22,12 @@ import (
 // are; ok is false when no digit was read (the C function returns 0).
 // The value saturates at the top of uint64.
 func cStrtoull(s string) (v uint64, neg, ok bool) {
-	s = strings.TrimLeft(s, " \t\n\v\f\r")
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	base := uint64(10)
-	switch {
-	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && hexDigit(s[2]) >= 0:
-		base, s = 16, s[2:]
-	case len(s) > 0 && s[0] == '0':
-		base = 8
-	}
-	for i := 0; i < len(s); i++ {
-		d := hexDigit(s[i])
-		if d < 0 || uint64(d) >= base {
-			break
-		}
-		ok = true
-		if v > (^uint64(0)-uint64(d))/base {
-			v = ^uint64(0)
-			continue
-		}
-		v = v*base + uint64(d)
-	}
+	v, neg, _, ok = topo.Strtoull(s)
 	return v, neg, ok
 }
 
 // hexDigit is c's value as a hex digit, -1 if it is none.
-func hexDigit(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
-}
+func hexDigit(c byte) int { return topo.HexDigit(c) }
 
 // cAtoi is glibc's atoi(s), (int)strtol(s, NULL, 10): blanks, a sign,
 // decimal digits, 0 when none; past the range of a long it saturates
