@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -26,8 +27,29 @@ func cStrtoull(s string) (v uint64, neg, ok bool) {
 	return v, neg, ok
 }
 
-// hexDigit is c's value as a hex digit, -1 if it is none.
-func hexDigit(c byte) int { return topo.HexDigit(c) }
+// cStrtoul is strtoul(s, &end, 0) as the C tools read an option's value
+// or an argument: the value, a '-' sign negating it modulo 2^64 ("-1" is
+// all ones, "2x" is 2, "zz" 0), and whole, whether C would find nothing
+// left (*end == '\0') and no ERANGE: s is all number, or "" (which C reads
+// as 0 with nothing left).
+func cStrtoul(s string) (v uint64, whole bool) {
+	mag, neg, rest, ok := topo.Strtoull(s)
+	v = mag
+	if neg {
+		v = -mag
+	}
+	switch {
+	case !ok:
+		return 0, s == ""
+	case rest != "":
+		return v, false
+	case mag == math.MaxUint64:
+		// Saturated, or exactly the top: ERANGE only for the first.
+		_, err := strconv.ParseUint(strings.TrimLeft(strings.TrimSpace(s), "+-"), 0, 64)
+		return v, err == nil
+	}
+	return v, true
+}
 
 // cAtoi is glibc's atoi(s), (int)strtol(s, NULL, 10): blanks, a sign,
 // decimal digits, 0 when none; past the range of a long it saturates
@@ -98,10 +120,7 @@ func cAddress(kind, s string) string {
 // returned as unresolved: the C tools find no such port.
 func portGUIDArg(inv *Invocation, k string) (guid uint64, unresolved string) {
 	s := inv.Value(k)
-	v, neg, _ := cStrtoull(s)
-	if neg {
-		v = -v
-	}
+	v, _ := cStrtoul(s)
 	if strict, err := strconv.ParseUint(strings.TrimSpace(s), 0, 64); err != nil || strict != v {
 		inv.Errorf("warning: %s %q read as GUID %#x, as the C tools read it", inv.spelling(k), s, v)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strings"
 
 	"github.com/ibscript/ibscript/diag"
 )
@@ -19,45 +18,11 @@ type commonOptError struct{ msg string }
 
 func (e *commonOptError) Error() string { return e.msg }
 
-// cStrtoFull is strtoull(s, &end, 0) (strtol for a '-' sign) that must
-// consume all of s: ok is false when a character is left over, no digit
-// was read ("" reads as 0 with nothing left, as C's *end == '\0' sees it)
-// or the value overflows (errno ERANGE).
-func cStrtoFull(s string) (v uint64, neg, ok bool) {
-	t := strings.TrimLeft(s, " \t\n\v\f\r")
-	if t != "" && (t[0] == '+' || t[0] == '-') {
-		neg = t[0] == '-'
-		t = t[1:]
-	}
-	if t == "" {
-		// Nothing to convert: end is s itself; only "" ends there.
-		return 0, false, s == ""
-	}
-	base := uint64(10)
-	switch {
-	case len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') && hexDigit(t[2]) >= 0:
-		base, t = 16, t[2:]
-	case t[0] == '0':
-		base = 8
-	}
-	for i := 0; i < len(t); i++ {
-		d := hexDigit(t[i])
-		if d < 0 || uint64(d) >= base {
-			return 0, false, false
-		}
-		if v > (math.MaxUint64-uint64(d))/base {
-			return 0, false, false // ERANGE
-		}
-		v = v*base + uint64(d)
-	}
-	return v, neg, true
-}
-
 // cTimeout is -t as process_opt reads it: strtol of the whole value,
 // 1..INT_MAX milliseconds.
 func cTimeout(s string) (int64, error) {
-	v, neg, ok := cStrtoFull(s)
-	if !ok || neg || v == 0 || v > math.MaxInt32 {
+	v, whole := cStrtoul(s) // "-5" is past INT_MAX
+	if !whole || v == 0 || v > math.MaxInt32 {
 		return 0, &commonOptError{fmt.Sprintf("Invalid timeout \"%s\".  Timeout requires a positive integer value < %d.", s, math.MaxInt32)}
 	}
 	return int64(v), nil
@@ -68,12 +33,9 @@ func cTimeout(s string) (int64, error) {
 // ibscript does not prompt: the value is refused as C refuses a bad
 // answer.
 func cMKey(s string) (uint64, error) {
-	v, neg, ok := cStrtoFull(s)
-	if !ok {
+	v, whole := cStrtoul(s)
+	if !whole {
 		return 0, &commonOptError{"Bad M_Key"}
-	}
-	if neg {
-		v = -v
 	}
 	return v, nil
 }
@@ -81,8 +43,8 @@ func cMKey(s string) (uint64, error) {
 // cSMLID is -s as process_opt reads it (resolve_portid_str with
 // IB_DEST_LID): strtol of the value's front, a unicast LID.
 func cSMLID(s string) (uint16, error) {
-	v, neg, _ := cStrtoull(s)
-	if neg || v < 1 || v > 0xbfff {
+	v, _ := cStrtoul(s) // a negative LID is past 0xbfff
+	if v < 1 || v > 0xbfff {
 		return 0, &commonOptError{"cannot resolve SM destination port " + s}
 	}
 	return uint16(v), nil
@@ -112,11 +74,8 @@ func ibExitAs(inv *Invocation, msg string) int {
 // stderr when the value is not a clean number, naming the option and what
 // it was read as.
 func cNumber(inv *Invocation, opt, s string) uint64 {
-	v, neg, _ := cStrtoull(s)
-	if neg {
-		v = -v
-	}
-	if _, _, ok := cStrtoFull(s); !ok || s == "" {
+	v, whole := cStrtoul(s)
+	if !whole || s == "" {
 		inv.Errorf("warning: %s %q read as %d, as strtoul reads it", opt, s, v)
 	}
 	return v

@@ -33,10 +33,7 @@ func (s portSel) caName() string {
 func parsePortSel(ca, port string, hasPort bool) portSel {
 	s := portSel{ca: ca}
 	if hasPort {
-		v, neg, _ := cStrtoull(port)
-		if neg {
-			v = -v
-		}
+		v, _ := cStrtoul(port)
 		s.port = int(int32(uint32(v)))
 	}
 	return s
@@ -90,8 +87,15 @@ func checkPortSel(s *portSel, a fabric.PortAttr, uri string) error {
 	if s == nil || s.matches(a) {
 		return nil
 	}
-	return &portOpenError{sel: *s, err: fmt.Errorf("-C %q -P %d: --fabric %s opened %s port %d (of %d); -C/-P name that CA and 0 or one of its ports",
-		s.ca, s.port, uri, a.CAName, a.PortNum, a.CANumPorts)}
+	var given []string // a mismatch has -C or a -P above 0
+	if s.ca != "" {
+		given = append(given, fmt.Sprintf("-C %q", s.ca))
+	}
+	if s.port > 0 {
+		given = append(given, fmt.Sprintf("-P %d", s.port))
+	}
+	return &portOpenError{sel: *s, err: fmt.Errorf("%s: --fabric %s opened %s port %d (of %d); -C/-P name that CA and 0 or one of its ports",
+		strings.Join(given, " "), uri, a.CAName, a.PortNum, a.CANumPorts)}
 }
 
 // umadSel is the port --fabric umad:REST selects, for its open error.

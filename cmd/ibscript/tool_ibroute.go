@@ -39,10 +39,7 @@ func init() {
 // an argument is not a clean number.
 func (inv *Invocation) routeRange(args []string) (start, end uint32) {
 	for i, a := range args {
-		v, neg, _ := cStrtoull(a)
-		if neg {
-			v = -v
-		}
+		v, _ := cStrtoul(a)
 		if clean, err := strconv.ParseUint(a, 0, 32); err != nil || clean != v {
 			inv.Errorf("warning: LID %q read as %d, as strtoul reads it", a, uint32(v))
 		}

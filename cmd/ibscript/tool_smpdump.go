@@ -42,10 +42,7 @@ func runSMPDump(ctx context.Context, inv *Invocation) int {
 		// smpdump reads a LID with strtoul and sends to it whatever it
 		// is (0, a multicast LID, the permissive LID): no SA, no
 		// check; an int cut to the 16 bits of the DLID.
-		v, neg, _ := cStrtoull(inv.Args[0])
-		if neg {
-			v = -v
-		}
+		v, _ := cStrtoul(inv.Args[0])
 		t = engine.Target{Kind: engine.ByLID, LID: uint16(v)}
 		if c := strconv.Itoa(int(t.LID)); c != strings.TrimSpace(inv.Args[0]) {
 			if strict, err := strconv.ParseUint(strings.TrimSpace(inv.Args[0]), 0, 16); err != nil || strict != uint64(t.LID) {
