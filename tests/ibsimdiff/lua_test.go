@@ -111,7 +111,10 @@ func runLuaOnIbsim(t *testing.T, sock, src, name string, opts *ibsim.Options) er
 	// Set(InformInfo) OpenSM answers late (a loaded CI machine, -race) is
 	// resent, and the copy processed after the unsubscription subscribes
 	// again, which the later suites and tests of this fabric then see.
-	sess, err := engine.New(tr, &engine.Options{Timeout: time.Second})
+	// OpenSM's SA threads may take either copy first. 1 s was not enough
+	// in a CI run (sa_test's "every" subscription came back after
+	// :close()); the suites expect no timeout, so this costs nothing.
+	sess, err := engine.New(tr, &engine.Options{Timeout: 5 * time.Second})
 	if err != nil {
 		return err
 	}

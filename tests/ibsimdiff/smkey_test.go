@@ -99,8 +99,10 @@ func smKeyFacts(t *testing.T, sess *engine.Session) map[string]string {
 func TestSMKeyRulesMatchOpenSM(t *testing.T) {
 	s := shared.Get(t, topo2sw, nil)
 	// A generous timeout: a Set(InformInfo) OpenSM answers late is
-	// resent, and its second copy may be processed after the next Set.
-	live, _ := session(t, s, "Hca1", nil, &engine.Options{Timeout: time.Second, Retries: 1})
+	// resent, and its second copy may be processed after the next Set
+	// (1 s was not enough under CI's load; the two requests OpenSM drops
+	// cost 2 x 5 s here).
+	live, _ := session(t, s, "Hca1", nil, &engine.Options{Timeout: 5 * time.Second, Retries: 1})
 	want := smKeyFacts(t, live)
 
 	f, err := sim.Load(topo2sw, nil)
