@@ -18,14 +18,6 @@ import (
 // The REPL is tested as a person uses it: the test binary re-executes
 // itself as ibscript on a pseudo-terminal, types, and reads the screen.
 
-const replChildEnv = "IBSCRIPT_TEST_REPL_CHILD"
-
-func init() {
-	if os.Getenv(replChildEnv) == "1" {
-		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
-}
-
 // term is the master side of a pseudo-terminal running ibscript.
 type term struct {
 	t    *testing.T
