@@ -360,6 +360,11 @@ func (m *matcher) matchCapture(s int, l byte) int {
 	if i < 0 || i >= m.level || m.capture[i].len == capUnfinished {
 		m.fail("invalid capture index")
 	}
+	if m.capture[i].len == capPosition {
+		// Lua 5.1 compares the capture's length, (size_t)CAP_POSITION, with
+		// what is left of the subject: a position capture never matches.
+		return -1
+	}
 	c := m.src[m.capture[i].init : m.capture[i].init+m.capture[i].len]
 	if strings.HasPrefix(m.src[s:], c) {
 		return s + len(c)

@@ -82,4 +82,8 @@ do -- gsub
   fails("invalid capture index", ".", string.gsub, "abc", "b", "%2")
   fails("bad replacement type", ".", string.gsub, "abc", "b", true)
 end
+do -- a back reference to a position capture never matches (5.1 compares its length, CAP_POSITION)
+  same("find ()%1", {n = 1, nil}, string.find("abc", "()%1"))
+  same("gsub ()%1", {"abc", 0}, string.gsub("abc", "()%1", "x"))
+end
 return finish()
