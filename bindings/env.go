@@ -173,17 +173,22 @@ func (e *Env) moduleTable(m Module) *lua.LTable {
 	return t
 }
 
-// print is Lua's print writing to the Env's stdout, with tostring applied
-// (so decoded attributes print as tables of fields).
+// print is Lua 5.1's print writing to the Env's stdout: each value goes
+// through the global tostring (so decoded attributes print as tables of
+// fields, and a script's own tostring is honoured), and the line is
+// written once.
 func (e *Env) print(L *lua.LState) int {
 	n := L.GetTop()
+	tostring := L.GetGlobal("tostring")
+	var b strings.Builder
 	for i := 1; i <= n; i++ {
 		if i > 1 {
-			io.WriteString(e.stdout, "\t")
+			b.WriteByte('\t')
 		}
-		io.WriteString(e.stdout, L.ToStringMeta(L.Get(i)).String())
+		b.WriteString(tostringOf(L, tostring, L.Get(i)))
 	}
-	io.WriteString(e.stdout, "\n")
+	b.WriteByte('\n')
+	io.WriteString(e.stdout, b.String())
 	return 0
 }
 

@@ -49,11 +49,12 @@ func Load(L *lua.LState, r io.Reader, name string) (*lua.LFunction, error) {
 	if err != nil {
 		return nil, syntaxError(err)
 	}
-	chunk = rewriteBlock(chunk)
+	chunk = rewriteOps(rewriteBlock(chunk))
 	proto, err := lua.Compile(chunk, name)
 	if err != nil {
 		return nil, syntaxError(err)
 	}
+	linkOps(L, proto, map[string]*lua.LFunction{})
 	return L.NewFunctionFromProto(proto), nil
 }
 

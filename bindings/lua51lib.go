@@ -34,6 +34,7 @@ func installLibFixes(L *lua.LState) {
 	}
 	L.SetGlobal("tonumber", L.NewFunction(baseToNumber))
 	installCompat(L)
+	installStd51(L)
 	if set, ok := L.GetGlobal("setmetatable").(*lua.LFunction); ok {
 		L.SetGlobal("setmetatable", L.NewFunction(func(L *lua.LState) int {
 			// gopher-lua accepts any value and then sets the metatable of
@@ -62,8 +63,9 @@ func installLibFixes(L *lua.LState) {
 // (decimal and hexadecimal, exponents, surrounding white space); other
 // bases, 2 to 36, read an unsigned integer.
 func baseToNumber(L *lua.LState) int {
-	v := L.CheckAny(1)
-	if L.Get(2) == lua.LNil || (L.Get(2).Type() == lua.LTNumber && L.CheckInt(2) == 10) {
+	base := optInt(L, 2, 10)
+	if base == 10 {
+		v := L.CheckAny(1)
 		switch v := v.(type) {
 		case lua.LNumber:
 			L.Push(v)
@@ -78,11 +80,11 @@ func baseToNumber(L *lua.LState) int {
 		}
 		return 1
 	}
-	base := L.CheckInt(2)
+	s := argString(L, 1)
 	if base < 2 || base > 36 {
 		L.ArgError(2, "base out of range")
 	}
-	s := strings.TrimSpace(lua.LVAsString(L.CheckAny(1)))
+	s = strings.TrimSpace(s)
 	if s == "" || strings.ContainsAny(s, " \t\n\v\f\r") {
 		L.Push(lua.LNil)
 		return 1
@@ -141,32 +143,29 @@ func str2number(s string) (float64, bool) {
 
 // strByte is string.byte(s [, i [, j]]): j defaults to i.
 func strByte(L *lua.LState) int {
-	s := L.CheckString(1)
-	i := L.OptInt(2, 1)
-	j := L.OptInt(3, i)
+	s := argString(L, 1)
 	l := len(s)
-	if i < 0 {
-		i = l + i + 1
-	}
-	if j < 0 {
-		j = l + j + 1
-	}
+	i := posrelat(optInteger(L, 2, 1), l)
+	j := posrelat(optInteger(L, 3, i), l)
 	i = max(i, 1)
-	j = min(j, l)
+	j = min(j, int64(l))
 	if i > j {
 		return 0
+	}
+	if j-i+1 > maxCStack-int64(L.GetTop()) {
+		L.RaiseError("string slice too long")
 	}
 	for k := i; k <= j; k++ {
 		L.Push(lua.LNumber(s[k-1]))
 	}
-	return j - i + 1
+	return int(j - i + 1)
 }
 
 // strChar is string.char: every argument a byte value.
 func strChar(L *lua.LState) int {
 	b := make([]byte, L.GetTop())
 	for i := range b {
-		c := L.CheckInt(i + 1)
+		c := argInt(L, i+1)
 		if c < 0 || c > 255 {
 			L.ArgError(i+1, "invalid value")
 		}
@@ -179,7 +178,7 @@ func strChar(L *lua.LState) int {
 // strMapASCII is string.upper and string.lower in the C locale: bytes, not
 // Unicode letters.
 func strMapASCII(L *lua.LState, lo, hi byte, delta int) int {
-	s := []byte(L.CheckString(1))
+	s := []byte(argString(L, 1))
 	for i, c := range s {
 		if lo <= c && c <= hi {
 			s[i] = byte(int(c) + delta)
@@ -193,7 +192,7 @@ func strMapASCII(L *lua.LState, lo, hi byte, delta int) int {
 // X e E f g G q s %), flags "-+ #0", width and precision of at most two
 // digits each, every argument checked.
 func strFormat(L *lua.LState) int {
-	format := L.CheckString(1)
+	format := argString(L, 1)
 	arg := 1
 	var b strings.Builder
 	for i := 0; i < len(format); i++ {
@@ -275,7 +274,7 @@ func strFormat(L *lua.LState) int {
 			}
 			b.WriteString(sprintf(spec+string(conv), n))
 		case 'q':
-			s := L.CheckString(arg)
+			s := argString(L, arg)
 			b.WriteByte('"')
 			for j := 0; j < len(s); j++ {
 				switch ch := s[j]; ch {
@@ -292,11 +291,7 @@ func strFormat(L *lua.LState) int {
 			}
 			b.WriteByte('"')
 		case 's':
-			v := L.CheckAny(arg)
-			if v.Type() != lua.LTString && v.Type() != lua.LTNumber {
-				L.ArgError(arg, "string expected, got "+v.Type().String())
-			}
-			s := lua.LVAsString(v)
+			s := argString(L, arg)
 			if hasPrec {
 				p, _ := strconv.Atoi(prec)
 				if p < len(s) {
@@ -367,13 +362,13 @@ func installCompat(L *lua.LState) {
 		return 1
 	}))
 	tab.RawSetString("getn", L.NewFunction(func(L *lua.LState) int {
-		L.Push(lua.LNumber(L.ObjLen(L.CheckTable(1))))
+		L.Push(lua.LNumber(tabLen(argTable(L, 1))))
 		return 1
 	}))
 	tab.RawSetString("foreachi", L.NewFunction(func(L *lua.LState) int {
 		t := L.CheckTable(1)
 		fn := L.CheckFunction(2)
-		for i := 1; i <= L.ObjLen(t); i++ {
+		for i := 1; i <= tabLen(t); i++ {
 			L.Push(fn)
 			L.Push(lua.LNumber(i))
 			L.Push(t.RawGetInt(i))
@@ -407,10 +402,10 @@ func installCompat(L *lua.LState) {
 // %a a literal "mon", %c another layout, and %j, %U, %W and yday were
 // missing.
 func osDate(L *lua.LState) int {
-	format := L.OptString(1, "%c")
+	format := optString(L, 1, "%c")
 	t := time.Now()
-	if L.Get(2) != lua.LNil {
-		t = time.Unix(int64(L.CheckNumber(2)), 0)
+	if !absent(L, 2) {
+		t = time.Unix(toInteger(argNumber(L, 2)), 0)
 	}
 	if strings.HasPrefix(format, "!") {
 		format, t = format[1:], t.UTC()

@@ -427,17 +427,13 @@ func patternCall(L *lua.LState, name string, fn func() int) (n int) {
 // startIndex is Lua 5.1's init argument: 1-based, negative from the end,
 // clamped to [0, len] as a 0-based index.
 func startIndex(L *lua.LState, arg, n int) int {
-	init := L.OptInt(arg, 1)
-	if init < 0 {
-		init = n + init + 1
-	}
-	init--
-	return max(0, min(init, n))
+	init := posrelat(optInteger(L, arg, 1), n) - 1
+	return int(max(0, min(init, int64(n))))
 }
 
 func strFindAux(L *lua.LState, find bool) int {
-	src := L.CheckString(1)
-	pat := L.CheckString(2)
+	src := argString(L, 1)
+	pat := argString(L, 2)
 	init := startIndex(L, 3, len(src))
 	name := "string.match"
 	if find {
@@ -478,8 +474,8 @@ func strFindAux(L *lua.LState, find bool) int {
 }
 
 func strGmatch(L *lua.LState) int {
-	src := L.CheckString(1)
-	pat := L.CheckString(2)
+	src := argString(L, 1)
+	pat := argString(L, 2)
 	pos := 0
 	L.Push(L.NewFunction(func(L *lua.LState) int {
 		return patternCall(L, "string.gmatch", func() int {
@@ -502,15 +498,15 @@ func strGmatch(L *lua.LState) int {
 }
 
 func strGsub(L *lua.LState) int {
-	src := L.CheckString(1)
-	pat := L.CheckString(2)
+	src := argString(L, 1)
+	pat := argString(L, 2)
 	repl := L.Get(3)
 	switch repl.Type() {
 	case lua.LTNumber, lua.LTString, lua.LTTable, lua.LTFunction:
 	default:
 		L.ArgError(3, "string/function/table expected, got "+repl.Type().String())
 	}
-	maxN := L.OptInt(4, len(src)+1)
+	maxN := optInt(L, 4, len(src)+1)
 	return patternCall(L, "string.gsub", func() int {
 		m := &matcher{src: src, pat: pat, ctx: L.Context()}
 		p, anchor := 0, strings.HasPrefix(pat, "^")
@@ -552,7 +548,7 @@ func (m *matcher) addValue(L *lua.LState, b *strings.Builder, s, e int, repl lua
 	var v lua.LValue
 	switch r := repl.(type) {
 	case lua.LString, lua.LNumber:
-		news := lua.LVAsString(r)
+		news, _ := valueText(r)
 		for i := 0; i < len(news); i++ {
 			c := news[i]
 			if c != '%' || i+1 == len(news) {
@@ -564,7 +560,8 @@ func (m *matcher) addValue(L *lua.LState, b *strings.Builder, s, e int, repl lua
 			case d == '0':
 				b.WriteString(m.src[s:e])
 			case '1' <= d && d <= '9':
-				b.WriteString(lua.LVAsString(m.captureValue(int(d-'1'), s, e)))
+				c, _ := valueText(m.captureValue(int(d-'1'), s, e))
+				b.WriteString(c)
 			default:
 				b.WriteByte(d)
 			}
@@ -590,7 +587,8 @@ func (m *matcher) addValue(L *lua.LState, b *strings.Builder, s, e int, repl lua
 		}
 		m.fail("invalid replacement value (a boolean)")
 	case lua.LTString, lua.LTNumber:
-		b.WriteString(lua.LVAsString(v))
+		t, _ := valueText(v)
+		b.WriteString(t)
 	default:
 		m.fail("invalid replacement value (a " + v.Type().String() + ")")
 	}

@@ -163,9 +163,8 @@ func (p *threads) where(L *lua.LState, level int) string {
 func installErrorFn(L *lua.LState, p *threads) {
 	p.errorFn = L.NewFunction(func(L *lua.LState) int {
 		obj := L.Get(1)
-		level := L.OptInt(2, 1)
-		if (obj.Type() == lua.LTString || obj.Type() == lua.LTNumber) && level > 0 {
-			msg := lua.LVAsString(obj)
+		level := optInt(L, 2, 1)
+		if msg, ok := valueText(obj); ok && level > 0 {
 			if w := p.where(L, level); w != "" {
 				msg = w + " " + msg
 			}

@@ -362,13 +362,14 @@ func recordNext(L *lua.LState) int {
 	return 2
 }
 
-// installPairs makes the global pairs honour a __pairs metamethod (Lua
-// 5.2's rule; Lua 5.1 has none) and next walk records, so both work on
-// records as on tables. Other values go to the functions they replace.
+// installPairs makes the global pairs and next walk records, so both work
+// on records as on tables. pairs honours no __pairs of other values (Lua
+// 5.2's rule; Lua 5.1 has none). Other values go to the functions they
+// replace.
 func installPairs(L *lua.LState) {
 	if pairs, ok := L.GetGlobal("pairs").(*lua.LFunction); ok {
 		L.SetGlobal("pairs", L.NewFunction(func(L *lua.LState) int {
-			if mm := L.GetMetaField(L.Get(1), "__pairs"); mm != lua.LNil {
+			if mm := L.GetMetaField(L.Get(1), "__pairs"); mm != lua.LNil && asView(L.Get(1)) != nil {
 				L.Push(mm)
 				L.Push(L.Get(1))
 				L.Call(1, 3)

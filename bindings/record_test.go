@@ -110,16 +110,16 @@ func TestRecordKeysMasked(t *testing.T) {
 	}
 }
 
-// TestPairsMetamethod: the global pairs honours __pairs on any value and
-// leaves tables without one as they were.
+// TestPairsMetamethod: the global pairs ignores __pairs on tables, as Lua
+// 5.1 does (records are walked by next; TestRecord* covers them).
 func TestPairsMetamethod(t *testing.T) {
 	L := lua.NewState()
 	defer L.Close()
 	installPairs(L)
 	err := DoString(L, `
-		local t = setmetatable({}, {__pairs = function(self) return function(_, k) if k == nil then return "only", 1 end end, self, nil end})
+		local t = setmetatable({x = 1}, {__pairs = function(self) return function(_, k) if k == nil then return "only", 1 end end, self, nil end})
 		local n = 0
-		for k, v in pairs(t) do assert(k == "only" and v == 1); n = n + 1 end
+		for k, v in pairs(t) do assert(k == "x" and v == 1); n = n + 1 end
 		assert(n == 1)
 		local plain, seen = {a = 1, 2}, 0
 		for k, v in pairs(plain) do seen = seen + 1 end

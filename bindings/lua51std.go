@@ -1,0 +1,559 @@
+package bindings
+
+import (
+	"math"
+	"runtime"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Lua 5.1's string, table, math and base functions, each as lstrlib.c,
+// ltablib.c, lmathlib.c and lbaselib.c of Lua 5.1.5 define it, where
+// gopher-lua v1.1.2's differ (docs/lua.md, "Corrections"): arguments are
+// converted as luaL_checkinteger, luaL_optinteger, luaL_checknumber and
+// luaL_checklstring convert them (lua51args.go), numbers become text as
+// "%.14g", and the table functions move elements exactly as 5.1 does.
+
+// installStd51 replaces those functions in L's libraries.
+func installStd51(L *lua.LState) {
+	set := func(lib string, fns map[string]lua.LGFunction) {
+		t, ok := L.GetGlobal(lib).(*lua.LTable)
+		if !ok {
+			return
+		}
+		for name, fn := range fns {
+			t.RawSetString(name, L.NewFunction(fn))
+		}
+	}
+	set("string", map[string]lua.LGFunction{
+		"len":     strLen,
+		"sub":     strSub,
+		"rep":     strRep,
+		"reverse": strReverse,
+	})
+	set("table", map[string]lua.LGFunction{
+		"concat": tabConcat,
+		"insert": tabInsert,
+		"remove": tabRemove,
+		"sort":   tabSort,
+		"setn":   func(L *lua.LState) int { L.RaiseError("'setn' is obsolete"); return 0 },
+	})
+	if m, ok := L.GetGlobal("math").(*lua.LTable); ok {
+		installMath51(L, m)
+	}
+	gc := &gcState{pause: 200, stepmul: 200}
+	for name, fn := range map[string]lua.LGFunction{
+		"tostring":       baseToString,
+		"select":         baseSelect,
+		"unpack":         baseUnpack,
+		"assert":         baseAssert,
+		"collectgarbage": gc.collectgarbage,
+		"gcinfo":         baseGcinfo,
+		"newproxy":       baseNewproxy,
+	} {
+		L.SetGlobal(name, L.NewFunction(fn))
+	}
+	if t, ok := L.GetGlobal("table").(*lua.LTable); ok {
+		t.RawSetString("unpack", lua.LNil) // 5.2's name; 5.1 has only the global
+	}
+	installStringArith(L)
+}
+
+func strLen(L *lua.LState) int {
+	L.Push(lua.LNumber(len(argString(L, 1))))
+	return 1
+}
+
+func strSub(L *lua.LState) int {
+	s := argString(L, 1)
+	l := len(s)
+	start := posrelat(argInteger(L, 2), l)
+	end := posrelat(optInteger(L, 3, -1), l)
+	start = max(start, 1)
+	end = min(end, int64(l))
+	if start <= end {
+		L.Push(lua.LString(s[start-1 : end]))
+	} else {
+		L.Push(lua.LString(""))
+	}
+	return 1
+}
+
+func strRep(L *lua.LState) int {
+	s := argString(L, 1)
+	n := argInt(L, 2)
+	if n <= 0 || s == "" {
+		L.Push(lua.LString(""))
+		return 1
+	}
+	L.Push(lua.LString(strings.Repeat(s, n)))
+	return 1
+}
+
+func strReverse(L *lua.LState) int {
+	s := []byte(argString(L, 1))
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
+	L.Push(lua.LString(s))
+	return 1
+}
+
+// geti is lua_rawgeti (gopher-lua's RawGetInt sees only the array part:
+// t[0] and t[-1] read nil).
+func geti(t *lua.LTable, i int) lua.LValue { return t.RawGet(lua.LNumber(i)) }
+
+// seti is lua_rawseti.
+func seti(t *lua.LTable, i int, v lua.LValue) { t.RawSet(lua.LNumber(i), v) }
+
+// tabLen is luaL_getn: the table's length without __len.
+func tabLen(t *lua.LTable) int { return t.Len() }
+
+func tabConcat(L *lua.LState) int {
+	sep := optString(L, 2, "")
+	t := argTable(L, 1)
+	i := optInt(L, 3, 1)
+	last := 0
+	if absent(L, 4) {
+		last = tabLen(t)
+	} else {
+		last = argInt(L, 4)
+	}
+	var b strings.Builder
+	field := func(i int) {
+		s, ok := valueText(geti(t, i))
+		if !ok {
+			L.RaiseError("invalid value (at index %d) in table for 'concat'", i)
+		}
+		b.WriteString(s)
+	}
+	for ; i < last; i++ {
+		field(i)
+		b.WriteString(sep)
+	}
+	if i == last {
+		field(i)
+	}
+	L.Push(lua.LString(b.String()))
+	return 1
+}
+
+func tabInsert(L *lua.LState) int {
+	t := argTable(L, 1)
+	e := tabLen(t) + 1
+	var pos int
+	switch L.GetTop() {
+	case 2:
+		pos = e
+	case 3:
+		pos = argInt(L, 2)
+		e = max(e, pos)
+		for i := e; i > pos; i-- {
+			seti(t, i, geti(t, i-1))
+		}
+	default:
+		L.RaiseError("wrong number of arguments to 'insert'")
+	}
+	seti(t, pos, L.Get(L.GetTop()))
+	return 0
+}
+
+func tabRemove(L *lua.LState) int {
+	t := argTable(L, 1)
+	e := tabLen(t)
+	pos := optInt(L, 2, e)
+	if pos < 1 || pos > e {
+		return 0
+	}
+	v := geti(t, pos)
+	for ; pos < e; pos++ {
+		seti(t, pos, geti(t, pos+1))
+	}
+	seti(t, e, lua.LNil)
+	L.Push(v)
+	return 1
+}
+
+// tabSort is ltablib's auxsort, step for step, so that a comparison
+// function sees the same pairs and equal elements end in the same order
+// as in Lua 5.1.
+func tabSort(L *lua.LState) int {
+	t := argTable(L, 1)
+	n := tabLen(t)
+	var cmp lua.LValue
+	if !absent(L, 2) {
+		if L.Get(2).Type() != lua.LTFunction {
+			L.TypeError(2, lua.LTFunction)
+		}
+		cmp = L.Get(2)
+	}
+	less := func(a, b lua.LValue) bool {
+		if cmp == nil {
+			return L.LessThan(a, b)
+		}
+		L.Push(cmp)
+		L.Push(a)
+		L.Push(b)
+		L.Call(2, 1)
+		r := L.Get(-1)
+		L.Pop(1)
+		return lua.LVAsBool(r)
+	}
+	get := func(i int) lua.LValue { return geti(t, i) }
+	set := func(i int, v lua.LValue) { seti(t, i, v) }
+	var auxsort func(l, u int)
+	auxsort = func(l, u int) {
+		for l < u {
+			if a, b := get(l), get(u); less(b, a) {
+				set(l, b)
+				set(u, a)
+			}
+			if u-l == 1 {
+				break
+			}
+			i := (l + u) / 2
+			if a, b := get(i), get(l); less(a, b) {
+				set(i, b)
+				set(l, a)
+			} else if c := get(u); less(c, a) {
+				set(i, c)
+				set(u, a)
+			}
+			if u-l == 2 {
+				break
+			}
+			p := get(i)
+			set(i, get(u-1))
+			set(u-1, p)
+			i, j := l, u-1
+			for {
+				for i++; less(get(i), p); i++ {
+					if i > u {
+						L.RaiseError("invalid order function for sorting")
+					}
+				}
+				for j--; less(p, get(j)); j-- {
+					if j < l {
+						L.RaiseError("invalid order function for sorting")
+					}
+				}
+				if j < i {
+					break
+				}
+				a, b := get(i), get(j)
+				set(i, b)
+				set(j, a)
+			}
+			a, b := get(u-1), get(i)
+			set(u-1, b)
+			set(i, a)
+			if i-l < u-i {
+				j, i, l = l, i-1, i+1
+			} else {
+				j, i, u = i+1, u, i-1
+			}
+			auxsort(j, i)
+		}
+	}
+	auxsort(1, n)
+	return 0
+}
+
+// baseToString is Lua 5.1's tostring: __tostring, else numbers as
+// "%.14g" and other values as gopher-lua names them.
+func baseToString(L *lua.LState) int {
+	v := L.CheckAny(1)
+	if mm := L.GetMetaField(v, "__tostring"); mm != lua.LNil {
+		L.Push(mm)
+		L.Push(v)
+		L.Call(1, 1)
+		return 1
+	}
+	L.Push(lua.LString(toStringBasic(v)))
+	return 1
+}
+
+// toStringBasic is tostring without __tostring.
+func toStringBasic(v lua.LValue) string {
+	if n, ok := v.(lua.LNumber); ok {
+		return NumberText(float64(n))
+	}
+	return v.String()
+}
+
+// tostringOf calls the global tostring on v, as Lua 5.1's print does,
+// and wants a string back.
+func tostringOf(L *lua.LState, tostring, v lua.LValue) string {
+	L.Push(tostring)
+	L.Push(v)
+	L.Call(1, 1)
+	r := L.Get(-1)
+	L.Pop(1)
+	s, ok := r.(lua.LString)
+	if !ok {
+		if n, isNum := r.(lua.LNumber); isNum {
+			return NumberText(float64(n))
+		}
+		L.RaiseError("'tostring' must return a string to 'print'")
+	}
+	return string(s)
+}
+
+func baseSelect(L *lua.LState) int {
+	n := L.GetTop()
+	if s, ok := L.Get(1).(lua.LString); ok && strings.HasPrefix(string(s), "#") {
+		L.Push(lua.LNumber(n - 1))
+		return 1
+	}
+	i := argInt(L, 1)
+	if i < 0 {
+		i = n + i
+	} else if i > n {
+		i = n
+	}
+	if i < 1 {
+		L.ArgError(1, "index out of range")
+	}
+	return n - i
+}
+
+// maxCStack is LUAI_MAXCSTACK, the most values a C function may push.
+const maxCStack = 8000
+
+func baseUnpack(L *lua.LState) int {
+	t := argTable(L, 1)
+	i := optInt(L, 2, 1)
+	e := 0
+	if absent(L, 3) {
+		e = tabLen(t)
+	} else {
+		e = argInt(L, 3)
+	}
+	if i > e {
+		return 0
+	}
+	n := int64(e) - int64(i) + 1
+	if n <= 0 || n > int64(maxCStack-L.GetTop()) {
+		L.RaiseError("too many results to unpack")
+	}
+	for k := int64(i); k <= int64(e); k++ {
+		L.Push(geti(t, int(k)))
+	}
+	return int(n)
+}
+
+// baseAssert: the message is a string (a number becomes one), with the
+// caller's position, as luaL_error writes it.
+func baseAssert(L *lua.LState) int {
+	L.CheckAny(1)
+	if !lua.LVAsBool(L.Get(1)) {
+		L.RaiseError("%s", optString(L, 2, "assertion failed!"))
+	}
+	return L.GetTop()
+}
+
+// gcState is what collectgarbage keeps: the pause and step multiplier
+// settings (Go's collector has no such knobs, so they are only kept and
+// given back, as 5.1 gives back the previous value).
+type gcState struct{ pause, stepmul int }
+
+func (g *gcState) collectgarbage(L *lua.LState) int {
+	opts := []string{"stop", "restart", "collect", "count", "step", "setpause", "setstepmul"}
+	opt := optString(L, 1, "collect")
+	ex := optInt(L, 2, 0)
+	switch opt {
+	case "stop", "restart":
+		L.Push(lua.LNumber(0))
+	case "collect":
+		runtime.GC()
+		L.Push(lua.LNumber(0))
+	case "count":
+		L.Push(lua.LNumber(float64(HeapInUse()) / 1024))
+	case "step":
+		// Lua 5.1 runs one step and says whether it finished a cycle; a
+		// step of Go's collector is a whole cycle.
+		runtime.GC()
+		L.Push(lua.LTrue)
+	case "setpause":
+		L.Push(lua.LNumber(g.pause))
+		g.pause = ex
+	case "setstepmul":
+		L.Push(lua.LNumber(g.stepmul))
+		g.stepmul = ex
+	default:
+		_ = opts
+		L.ArgError(1, "invalid option '"+opt+"'")
+	}
+	return 1
+}
+
+func baseGcinfo(L *lua.LState) int {
+	L.Push(lua.LNumber(HeapInUse() / 1024))
+	return 1
+}
+
+// baseNewproxy is 5.1's undocumented newproxy: a userdata, with a new
+// metatable when the argument is true, or another proxy's metatable.
+func baseNewproxy(L *lua.LState) int {
+	ud := L.NewUserData()
+	switch v := L.Get(1).(type) {
+	case lua.LBool:
+		if v {
+			L.SetMetatable(ud, L.NewTable())
+		}
+	case *lua.LNilType:
+	case *lua.LUserData:
+		L.SetMetatable(ud, L.GetMetatable(v))
+	default:
+		L.ArgError(1, "boolean or proxy expected")
+	}
+	L.Push(ud)
+	return 1
+}
+
+// installMath51 replaces the math library: every argument converted as
+// luaL_checknumber does, C's results (math.modf of an infinity), and
+// math.random as glibc's rand() under 5.1's formula, so that a seed gives
+// the numbers it gives under lua5.1.
+func installMath51(L *lua.LState, m *lua.LTable) {
+	f1 := func(fn func(float64) float64) lua.LGFunction {
+		return func(L *lua.LState) int {
+			L.Push(lua.LNumber(fn(argNumber(L, 1))))
+			return 1
+		}
+	}
+	f2 := func(fn func(a, b float64) float64) lua.LGFunction {
+		return func(L *lua.LState) int {
+			L.Push(lua.LNumber(fn(argNumber(L, 1), argNumber(L, 2))))
+			return 1
+		}
+	}
+	rng := newGlibcRand(1)
+	for name, fn := range map[string]lua.LGFunction{
+		"abs": f1(math.Abs), "acos": f1(math.Acos), "asin": f1(math.Asin), "atan": f1(math.Atan),
+		"ceil": f1(math.Ceil), "cos": f1(math.Cos), "cosh": f1(math.Cosh), "exp": f1(math.Exp),
+		"floor": f1(math.Floor), "log": f1(math.Log), "log10": f1(math.Log10), "sin": f1(math.Sin),
+		"sinh": f1(math.Sinh), "sqrt": f1(math.Sqrt), "tan": f1(math.Tan), "tanh": f1(math.Tanh),
+		"deg": f1(func(x float64) float64 { return x / (math.Pi / 180) }),
+		"rad": f1(func(x float64) float64 { return x * (math.Pi / 180) }),
+		"atan2": f2(math.Atan2), "fmod": f2(math.Mod), "mod": f2(math.Mod), "pow": f2(math.Pow),
+		"modf": func(L *lua.LState) int {
+			x := argNumber(L, 1)
+			ip := math.Trunc(x)
+			fp := x - ip
+			if math.IsInf(x, 0) {
+				fp = math.Copysign(0, x)
+			}
+			L.Push(lua.LNumber(ip))
+			L.Push(lua.LNumber(fp))
+			return 2
+		},
+		"frexp": func(L *lua.LState) int {
+			f, e := math.Frexp(argNumber(L, 1))
+			L.Push(lua.LNumber(f))
+			L.Push(lua.LNumber(e))
+			return 2
+		},
+		"ldexp": func(L *lua.LState) int {
+			L.Push(lua.LNumber(math.Ldexp(argNumber(L, 1), argInt(L, 2))))
+			return 1
+		},
+		"max": func(L *lua.LState) int {
+			d := argNumber(L, 1)
+			for i := 2; i <= L.GetTop(); i++ {
+				if v := argNumber(L, i); v > d {
+					d = v
+				}
+			}
+			L.Push(lua.LNumber(d))
+			return 1
+		},
+		"min": func(L *lua.LState) int {
+			d := argNumber(L, 1)
+			for i := 2; i <= L.GetTop(); i++ {
+				if v := argNumber(L, i); v < d {
+					d = v
+				}
+			}
+			L.Push(lua.LNumber(d))
+			return 1
+		},
+		"random": func(L *lua.LState) int {
+			r := float64(rng.next()%2147483647) / 2147483647
+			switch L.GetTop() {
+			case 0:
+				L.Push(lua.LNumber(r))
+			case 1:
+				u := argInt(L, 1)
+				if u < 1 {
+					L.ArgError(1, "interval is empty")
+				}
+				L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
+			case 2:
+				l, u := argInt(L, 1), argInt(L, 2)
+				if l > u {
+					L.ArgError(2, "interval is empty")
+				}
+				L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
+			default:
+				L.RaiseError("wrong number of arguments")
+			}
+			return 1
+		},
+		"randomseed": func(L *lua.LState) int {
+			rng = newGlibcRand(uint32(argInt(L, 1)))
+			return 0
+		},
+	} {
+		m.RawSetString(name, L.NewFunction(fn))
+	}
+	m.RawSetString("pi", lua.LNumber(math.Pi))
+	m.RawSetString("huge", lua.LNumber(math.Inf(1)))
+}
+
+// glibcRand is glibc's rand(): the TYPE_3 additive feedback generator
+// random_r uses, seeded as srand seeds it.
+type glibcRand struct {
+	r    [34]int32
+	f, b int
+}
+
+func newGlibcRand(seed uint32) *glibcRand {
+	if seed == 0 {
+		seed = 1
+	}
+	g := &glibcRand{}
+	var r [344]int32
+	r[0] = int32(seed)
+	for i := 1; i < 31; i++ {
+		// 16807 * r[i-1] % 2147483647 by Schrage's method, as glibc
+		hi, lo := r[i-1]/127773, r[i-1]%127773
+		w := 16807*lo - 2836*hi
+		if w < 0 {
+			w += 2147483647
+		}
+		r[i] = w
+	}
+	for i := 31; i < 34; i++ {
+		r[i] = r[i-31]
+	}
+	for i := 34; i < 344; i++ {
+		r[i] = int32(uint32(r[i-31]) + uint32(r[i-3]))
+	}
+	// keep the last 34 values as a ring
+	copy(g.r[:], r[344-34:])
+	return g
+}
+
+// next returns the next value of rand(), 0 to 2^31-1.
+func (g *glibcRand) next() int32 {
+	// o = r[k-31] + r[k-3], over a ring of the last 34 values
+	n := len(g.r)
+	a := g.r[(g.f+n-31+34)%n]
+	b := g.r[(g.f+n-3+34)%n]
+	v := int32(uint32(a) + uint32(b))
+	g.r[g.f] = v
+	g.f = (g.f + 1) % n
+	return int32(uint32(v) >> 1)
+}
