@@ -435,8 +435,8 @@ func installMath51(L *lua.LState, m *lua.LTable) {
 		"ceil": f1(math.Ceil), "cos": f1(math.Cos), "cosh": f1(math.Cosh), "exp": f1(math.Exp),
 		"floor": f1(math.Floor), "log": f1(math.Log), "log10": f1(math.Log10), "sin": f1(math.Sin),
 		"sinh": f1(math.Sinh), "sqrt": f1(math.Sqrt), "tan": f1(math.Tan), "tanh": f1(math.Tanh),
-		"deg": f1(func(x float64) float64 { return x / (math.Pi / 180) }),
-		"rad": f1(func(x float64) float64 { return x * (math.Pi / 180) }),
+		"deg":   f1(func(x float64) float64 { return x / (math.Pi / 180) }),
+		"rad":   f1(func(x float64) float64 { return x * (math.Pi / 180) }),
 		"atan2": f2(math.Atan2), "fmod": f2(math.Mod), "mod": f2(math.Mod), "pow": f2(math.Pow),
 		"modf": func(L *lua.LState) int {
 			x := argNumber(L, 1)
