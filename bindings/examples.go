@@ -5,6 +5,7 @@ package bindings
 // the bundled simulated fabric (LID 1 is the SM's HCA node001, LID 2 the
 // switch leaf01), so an example that stops working fails the build.
 var examples = map[string]string{
+	"umad.get_cas_names": `for _, ca in ipairs(umad.get_cas_names()) do print(ca) end`,
 	"umad.get_port": `local p = umad.get_port()
 print(p.ca_name, p.base_lid, p.sm_lid)
 umad.release_port(p)`,

@@ -245,6 +245,7 @@ func portAttrTable(L *lua.LState, p fabric.PortAttr) *lua.LTable {
 	t := L.CreateTable(0, 15)
 	t.RawSetString("ca_name", lua.LString(p.CAName))
 	t.RawSetString("portnum", lua.LNumber(p.PortNum))
+	t.RawSetString("node_type", lua.LNumber(p.NodeType))
 	t.RawSetString("base_lid", lua.LNumber(p.LID))
 	t.RawSetString("lmc", lua.LNumber(p.LMC))
 	t.RawSetString("sm_lid", lua.LNumber(p.SMLID))
@@ -267,6 +268,16 @@ func portAttrTable(L *lua.LState, p fabric.PortAttr) *lua.LTable {
 	}
 	t.RawSetString("pkeys", pk)
 	t.RawSetString("pkeys_size", lua.LNumber(len(p.PKeys)))
+	// gids: the port's GID table keyed by GID index (from 0, as
+	// gid_index counts), as IPv6 text; unused entries are absent.
+	n := max(len(p.GIDs), 1)
+	gt := L.CreateTable(0, n)
+	for i := range n {
+		if g, ok := p.GID(i); ok {
+			gt.RawSetInt(i, lua.LString(FormatGID(g)))
+		}
+	}
+	t.RawSetString("gids", gt)
 	return t
 }
 

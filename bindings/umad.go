@@ -3,6 +3,8 @@ package bindings
 import (
 	"errors"
 	"fmt"
+	"net/netip"
+	"slices"
 	"syscall"
 
 	lua "github.com/yuin/gopher-lua"
@@ -21,14 +23,15 @@ func umadModule() Module {
 		Name:    "umad",
 		Summary: "libibumad's calls (umad_get_port, umad_open_port, umad_register, umad_send, umad_recv, umad_poll)",
 		Funcs: []Func{
-			{"get_port", umadGetPort, "get_port([ca [, portnum]]) -> table: the port's attributes as umad_port_t (base_lid, sm_lid, state, port_guid, ..., pkeys: the P_Key table by index from 1, pkeys_size); an unknown CA or port raises ENODEV"},
+			{"get_cas_names", umadGetCANames, "get_cas_names() -> array: the names of the CAs with ports to open (umad_get_cas_names), alphabetical"},
+			{"get_port", umadGetPort, "get_port([ca [, portnum]]) -> table: the port's attributes as umad_port_t (base_lid, sm_lid, state, port_guid, ..., pkeys: the P_Key table by index from 1, pkeys_size, link_layer, gids: the GID table keyed by GID index from 0, as IPv6 text); an unknown CA or port raises ENODEV"},
 			{"release_port", umadReleasePort, "release_port(port_table) -> nil: releases what get_port returned (nothing to free in Lua)"},
 			{"open_port", umadOpenPort, "open_port([ca [, portnum]]) -> umad.port: opens a port; \"\" and 0 pick the default port; an unknown CA or port raises ENODEV, any call on a closed port EINVAL"},
 			{"close_port", umadClosePort, "close_port(port) -> nil: closes a port (also port:close())"},
 			{"register_agent", umadRegister, "register_agent(port, mgmt_class, mgmt_version [, rmpp_version [, methods]]) -> agent id: registers an agent for a management class (umad_register); the port then receives the responses to what the agent sends, and unsolicited requests of the methods listed (an array of method numbers); rmpp_version is umad_register's (0 none, 1 RMPP)"},
 			{"unregister_agent", umadUnregister, "unregister_agent(port, agent) -> nil: unregisters an agent of the port (umad_unregister): nothing more is sent or received for it"},
-			{"send", umadSend, "send(port, agent, mad, timeout_ms, retries [, addr]) -> nil: mad is a binary string; addr {lid=, qpn=, qkey=, sl=, pkey_index=} (qpn defaults from the class)"},
-			{"recv", umadRecv, "recv(port, timeout_ms [, length]) -> mad, agent, status, addr | nil on timeout: timeout_ms 0 does not wait, negative waits until a MAD comes; status 110 (ETIMEDOUT) marks a request that got no response (the request, or on the kernel backend its 24-byte header); length (default 1 MiB) below 256 raises EINVAL, a longer message than length raises ENOSPC naming the length needed, and the message stays queued"},
+			{"send", umadSend, "send(port, agent, mad, timeout_ms, retries [, addr]) -> nil: mad is a binary string; addr {lid=, qpn=, qkey=, sl=, pkey_index=, gid=, gid_index=, hop_limit=, traffic_class=, flow_label=} (qpn defaults from the class; a gid such as \"fd00::2\" sends with a GRH, as umad_set_grh: gid_index defaults to the local GID of the destination's kind, hop_limit to 64; a RoCE port needs one on every MAD, ibsim refuses one)"},
+			{"recv", umadRecv, "recv(port, timeout_ms [, length]) -> mad, agent, status, addr | nil on timeout: addr {lid, qpn, qkey, sl, pkey_index, grh} and with a GRH the sender's gid, gid_index (the local GID it was sent to), hop_limit, traffic_class, flow_label; timeout_ms 0 does not wait, negative waits until a MAD comes; status 110 (ETIMEDOUT) marks a request that got no response (the request, or on the kernel backend its 24-byte header); length (default 1 MiB) below 256 raises EINVAL, a longer message than length raises ENOSPC naming the length needed, and the message stays queued"},
 			{"poll", umadPoll, "poll(port, timeout_ms) -> boolean: true when a MAD is ready (the next recv gets it), false when the timeout passed; timeout_ms 0 does not wait, negative waits until a MAD comes"},
 			{"size", umadSize, "size() -> 64: the umad header size (ibscript always uses the P_Key-index header)"},
 		},
@@ -108,6 +111,26 @@ func (e *Env) needFabric(L *lua.LState, fn string) fabric.Fabric {
 		raise(L, fn, "no fabric to open ports on")
 	}
 	return e.fab
+}
+
+func umadGetCANames(e *Env, L *lua.LState) int {
+	ports, err := e.needFabric(L, "umad.get_cas_names").Ports(L.Context())
+	if err != nil {
+		raiseErrno(L, "umad.get_cas_names", err)
+	}
+	var names []string
+	for _, p := range ports {
+		if !slices.Contains(names, p.CAName) {
+			names = append(names, p.CAName)
+		}
+	}
+	slices.Sort(names)
+	t := L.CreateTable(len(names), 0)
+	for _, n := range names {
+		t.Append(lua.LString(n))
+	}
+	L.Push(t)
+	return 1
 }
 
 func umadGetPort(e *Env, L *lua.LState) int {
@@ -203,7 +226,8 @@ func umadSend(_ *Env, L *lua.LState) int {
 		addr.QPN, addr.QKey = 1, 0x80010000
 	}
 	if t := L.OptTable(6, nil); t != nil {
-		checkOptions(L, "umad.send", t, map[string]bool{"lid": true, "qpn": true, "qkey": true, "sl": true, "pkey_index": true})
+		checkOptions(L, "umad.send", t, map[string]bool{"lid": true, "qpn": true, "qkey": true, "sl": true, "pkey_index": true,
+			"gid": true, "gid_index": true, "hop_limit": true, "traffic_class": true, "flow_label": true})
 		num := func(k string, limit float64, dst func(float64)) {
 			switch v := t.RawGetString(k).(type) {
 			case lua.LNumber:
@@ -221,6 +245,32 @@ func umadSend(_ *Env, L *lua.LState) int {
 		num("qkey", 0xffffffff, func(v float64) { addr.QKey = uint32(v) })
 		num("sl", 15, func(v float64) { addr.SL = uint8(v) })
 		num("pkey_index", 0xffff, func(v float64) { addr.PKeyIndex = uint16(v) })
+		switch v := t.RawGetString("gid").(type) {
+		case lua.LString:
+			g, err := ParseGID(string(v))
+			if err != nil {
+				raise(L, "umad.send", "addr.gid: %v", err)
+			}
+			// umad_set_grh: a GID turns the GRH on. The source GID index
+			// defaults to the local GID matching the destination's kind
+			// (fabric.PortAttr.SourceGIDIndex: 0 on InfiniBand), the hop
+			// limit to 64, IPv6's default, which the kernel's RoCE routes
+			// give.
+			addr.GRH, addr.GID, addr.HopLimit = true, g, 64
+			addr.GIDIndex = uint8(u.p.Port().SourceGIDIndex(g))
+		case *lua.LNilType:
+			for _, k := range []string{"gid_index", "hop_limit", "traffic_class", "flow_label"} {
+				if t.RawGetString(k) != lua.LNil {
+					raise(L, "umad.send", "addr.%s without addr.gid: the GRH needs a destination GID", k)
+				}
+			}
+		default:
+			raise(L, "umad.send", "addr.gid: string expected (\"fd00::2\", \"fe80::2:c903:a0:1\"), got %s", v.Type())
+		}
+		num("gid_index", 0xff, func(v float64) { addr.GIDIndex = uint8(v) })
+		num("hop_limit", 0xff, func(v float64) { addr.HopLimit = uint8(v) })
+		num("traffic_class", 0xff, func(v float64) { addr.TClass = uint8(v) })
+		num("flow_label", 0xfffff, func(v float64) { addr.FlowLabel = uint32(v) })
 	}
 	if err := u.p.Send(L.Context(), agent, data, addr, timeout, retries); err != nil {
 		raiseErrno(L, "umad.send", err)
@@ -244,14 +294,45 @@ func umadRecv(_ *Env, L *lua.LState) int {
 	L.Push(lua.LString(pkt.Data))
 	L.Push(lua.LNumber(pkt.Agent))
 	L.Push(lua.LNumber(pkt.Status))
-	at := L.CreateTable(0, 5)
-	at.RawSetString("lid", lua.LNumber(pkt.Addr.LID))
-	at.RawSetString("qpn", lua.LNumber(pkt.Addr.QPN))
-	at.RawSetString("sl", lua.LNumber(pkt.Addr.SL))
-	at.RawSetString("pkey_index", lua.LNumber(pkt.Addr.PKeyIndex))
-	L.Push(at)
+	L.Push(madAddrTable(L, pkt.Addr))
 	return 4
 }
+
+// madAddrTable is a received MAD's address as umad.recv returns it: the
+// sender's LID, QP, Q_Key, SL and P_Key index, and grh; with a GRH the
+// sender's gid, the gid_index of the local GID it was sent to, hop_limit,
+// traffic_class and flow_label.
+func madAddrTable(L *lua.LState, a fabric.Addr) *lua.LTable {
+	at := L.CreateTable(0, 12)
+	at.RawSetString("lid", lua.LNumber(a.LID))
+	at.RawSetString("qpn", lua.LNumber(a.QPN))
+	at.RawSetString("qkey", lua.LNumber(a.QKey))
+	at.RawSetString("sl", lua.LNumber(a.SL))
+	at.RawSetString("pkey_index", lua.LNumber(a.PKeyIndex))
+	at.RawSetString("grh", lua.LBool(a.GRH))
+	if a.GRH {
+		at.RawSetString("gid", lua.LString(FormatGID(a.GID)))
+		at.RawSetString("gid_index", lua.LNumber(a.GIDIndex))
+		at.RawSetString("hop_limit", lua.LNumber(a.HopLimit))
+		at.RawSetString("traffic_class", lua.LNumber(a.TClass))
+		at.RawSetString("flow_label", lua.LNumber(a.FlowLabel))
+	}
+	return at
+}
+
+// ParseGID reads a GID as IPv6 text ("fd00::2", "fe80::2:c903:a0:1",
+// "::ffff:10.0.0.2"); an IPv4 address stands for its IPv4-mapped GID, as
+// RoCE v2 builds one from it.
+func ParseGID(s string) ([16]byte, error) {
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return [16]byte{}, fmt.Errorf("%q is not a GID (IPv6 text such as \"fd00::2\" or \"fe80::2:c903:a0:1\")", s)
+	}
+	return a.As16(), nil
+}
+
+// FormatGID writes a GID as IPv6 text, as ParseGID reads it.
+func FormatGID(g [16]byte) string { return netip.AddrFrom16(g).String() }
 
 func umadPoll(_ *Env, L *lua.LState) int {
 	u := checkPort(L, 1, "poll")

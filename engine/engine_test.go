@@ -84,6 +84,10 @@ func TestParseTarget(t *testing.T) {
 		{name: "dr empty", in: "dr:", err: "empty path"},
 		{name: "dr long", in: "dr:0" + strings.Repeat(",1", 64), err: "64 hops"},
 		{name: "guid junk", in: "guid:xyz", err: `GUID "xyz"`},
+		{name: "gid", in: "gid:fd00::2", want: engine.GID([16]byte{0: 0xfd, 15: 2})},
+		{name: "gid ib", in: "gid:fe80::2:c903:a0:1", want: engine.GID([16]byte{0: 0xfe, 1: 0x80, 9: 2, 10: 0xc9, 11: 3, 13: 0xa0, 15: 1})},
+		{name: "gid junk", in: "gid:fd00::zz", err: `GID "fd00::zz" is not IPv6 text`},
+		{name: "gid zero", in: "gid:::", err: "GID ::"},
 		{name: "kind", in: "port:1", err: `unknown kind "port"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,7 +101,7 @@ func TestParseTarget(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseTarget(%q): %v", tc.in, err)
 			}
-			if got.Kind != tc.want.Kind || got.LID != tc.want.LID || got.GUID != tc.want.GUID || !slices.Equal(got.Path, tc.want.Path) {
+			if got.Kind != tc.want.Kind || got.LID != tc.want.LID || got.GUID != tc.want.GUID || got.GID != tc.want.GID || !slices.Equal(got.Path, tc.want.Path) {
 				t.Fatalf("ParseTarget(%q) = %+v, want %+v", tc.in, got, tc.want)
 			}
 			if again, err := engine.ParseTarget(got.String()); err != nil || again.String() != got.String() {

@@ -71,9 +71,29 @@ func (s *Session) gmpCall(ctx context.Context, t Target, class, version uint8, a
 		return nil, err
 	}
 	o.n = len(b)
-	o.pkt.Addr = fabric.Addr{LID: lt.LID, QPN: 1, QKey: qp1QKey}
+	o.pkt.Addr = s.gmpAddr(lt)
 	o.setup(agent, c, t, false)
 	return s.finish(ctx, o, t, attrID, mod)
+}
+
+// gmpAddr is the address of a GMP to t, a target lidOf returned: by LID,
+// with a GRH to a GID target (from the local GID of the destination's
+// kind, hop limit 64).
+func (s *Session) gmpAddr(t Target) fabric.Addr {
+	a := fabric.Addr{LID: t.LID, QPN: 1, QKey: qp1QKey}
+	if t.Kind == ByGID {
+		a.GRH, a.GID, a.HopLimit = true, t.GID, 64
+		a.GIDIndex = uint8(s.Port().SourceGIDIndex(t.GID))
+	}
+	return a
+}
+
+// roceErr is the error for a target a RoCE port cannot reach: it has no
+// LIDs and no QP0, and every MAD needs a GRH.
+func (s *Session) roceErr(t Target) error {
+	p := s.Port()
+	return fmt.Errorf("engine: %s: %s port %d is RoCE (link layer Ethernet): no LIDs and no SMPs there; name a port by its GID (gid:fd00::2): %w",
+		t, p.CAName, p.PortNum, ErrBadTarget)
 }
 
 // LIDOf returns a LID-routed target for t: t itself when LID-routed,
@@ -85,7 +105,21 @@ func (s *Session) LIDOf(ctx context.Context, t Target) (Target, error) { return 
 // lidOf returns a LID target for t: as is, from the last discovery
 // (GUID), or by asking the node its LID (DR).
 func (s *Session) lidOf(ctx context.Context, t Target) (Target, error) {
+	if s.Port().RoCE() && t.Kind != ByGID {
+		return t, s.roceErr(t)
+	}
 	switch t.Kind {
+	case ByGID:
+		// On InfiniBand the packet is LID-routed: to the port whose GUID
+		// is the GID's interface ID, by the last discovery.
+		if !s.Port().RoCE() {
+			lt, err := s.lidOf(ctx, GUID(mad.GID(t.GID).GUID()))
+			if err != nil {
+				return t, fmt.Errorf("engine: %s: %w", t, err)
+			}
+			t.LID = lt.LID
+		}
+		return t, nil
 	case ByLID:
 		return t, nil
 	case ByGUID:

@@ -407,6 +407,9 @@ func (s *Session) Do(ctx context.Context, req *fabric.Packet, opts ...CallOption
 	if len(req.Data) < mad.HeaderSize || len(req.Data) > mad.Size {
 		return nil, fmt.Errorf("engine: do: %d-byte MAD: %w", len(req.Data), fabric.ErrInvalid)
 	}
+	if s.Port().RoCE() && !req.Addr.GRH {
+		return nil, fmt.Errorf("engine: do: %w (give the MAD a GRH: fabric.Addr.GRH and GID)", s.roceErr(Target{Kind: ByLID, LID: req.Addr.LID}))
+	}
 	c := s.callOpts(opts)
 	if req.Timeout != 0 {
 		c.timeout = req.Timeout

@@ -72,6 +72,9 @@ func (s *Session) smpOp(ctx context.Context, t Target, method uint8, attrID uint
 		path []uint8
 		addr = fabric.Addr{QPN: 0}
 	)
+	if s.Port().RoCE() {
+		return nil, s.roceErr(t)
+	}
 	switch t.Kind {
 	case ByLID:
 		addr.LID = t.LID
@@ -81,6 +84,8 @@ func (s *Session) smpOp(ctx context.Context, t Target, method uint8, attrID uint
 		}
 		path = t.Path
 		addr.LID = fabric.PermissiveLID
+	case ByGID:
+		return nil, fmt.Errorf("engine: target %s: SMPs go by LID or directed route, never with a GRH: %w", t, ErrBadTarget)
 	default:
 		return nil, fmt.Errorf("engine: target %s: %w", t, ErrBadTarget)
 	}

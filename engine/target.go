@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -15,6 +16,7 @@ const (
 	ByLID  TargetKind = iota + 1 // LID-routed
 	ByDR                         // directed route from the local port
 	ByGUID                       // node or port GUID, resolved through discovery
+	ByGID                        // port GID: GMPs with a GRH (RoCE ports, IB global routing)
 )
 
 // maxHops is the longest directed route (IBA: HopCount 0..63).
@@ -32,6 +34,11 @@ type Target struct {
 	// InitialPath[0], which SMAs skip, as libibmad sends it.
 	Path []uint8
 	GUID uint64
+	// GID is a ByGID target's port GID. GMPs to it carry a GRH; on
+	// InfiniBand they are LID-routed to the port whose GUID is the GID's
+	// interface ID (LID is filled in by the Session), on RoCE the GID is
+	// the whole address.
+	GID [16]byte
 }
 
 // LID returns a LID-routed target.
@@ -45,6 +52,9 @@ func DR(ports ...uint8) Target {
 
 // GUID returns a target named by node or port GUID.
 func GUID(guid uint64) Target { return Target{Kind: ByGUID, GUID: guid} }
+
+// GID returns a target named by port GID ("gid:fd00::2").
+func GID(gid [16]byte) Target { return Target{Kind: ByGID, GID: gid} }
 
 // String formats t as ParseTarget reads it: "lid:5", "dr:0,1,3",
 // "guid:0x0002c90300001234".
@@ -64,6 +74,8 @@ func (t Target) String() string {
 		return sb.String()
 	case ByGUID:
 		return fmt.Sprintf("guid:0x%016x", t.GUID)
+	case ByGID:
+		return "gid:" + netip.AddrFrom16(t.GID).String()
 	}
 	return "invalid target"
 }
@@ -78,6 +90,8 @@ var ErrBadTarget = errors.New("bad target")
 //	                         0 (the local port), then one egress port per
 //	                         hop; "dr:0" is the local port's node
 //	guid:0x0002c90300001234  node or port GUID, resolved by discovery
+//	gid:fd00::2              port GID (IPv6 text): GMPs go with a GRH,
+//	                         as RoCE ports need; not for SMPs
 //
 // Errors wrap ErrBadTarget and quote the input.
 func ParseTarget(s string) (Target, error) {
@@ -130,8 +144,17 @@ func ParseTarget(s string) (Target, error) {
 			return bad("GUID 0")
 		}
 		return GUID(v), nil
+	case "gid":
+		a, err := netip.ParseAddr(rest)
+		if err != nil || a.Zone() != "" {
+			return bad("GID %q is not IPv6 text (fd00::2, fe80::2:c903:a0:1)", rest)
+		}
+		if a.IsUnspecified() {
+			return bad("GID ::")
+		}
+		return GID(a.As16()), nil
 	}
-	return bad("unknown kind %q (want lid:, dr: or guid:)", kind)
+	return bad("unknown kind %q (want lid:, dr:, guid: or gid:)", kind)
 }
 
 // destKey names a destination node for the scheduler without allocating:
@@ -152,6 +175,13 @@ func (t Target) key() destKey {
 			h *= 1099511628211
 		}
 		return destKey(uint64(ByDR)<<56 | h&(1<<56-1))
+	case ByGID:
+		h := uint64(14695981039346656037)
+		for _, b := range t.GID {
+			h ^= uint64(b)
+			h *= 1099511628211
+		}
+		return destKey(uint64(ByGID)<<56 | h&(1<<56-1))
 	}
 	return guidKey(t.GUID)
 }

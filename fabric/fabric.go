@@ -43,6 +43,7 @@ package fabric
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -118,7 +119,20 @@ func (e *errnoError) Error() string   { return e.msg }
 func (e *errnoError) Unwrap() []error { return e.also }
 
 // Addr is the address part of a MAD: where a sent MAD goes, or where a
-// received one came from. It mirrors struct ib_user_mad_hdr.
+// received one came from. It mirrors struct ib_user_mad_hdr, whose GRH
+// fields are libibumad's struct ib_mad_addr as umad_set_grh fills them.
+//
+// With GRH set a MAD carries a Global Route Header: on send GID is the
+// destination GID and GIDIndex the index of the source GID in the local
+// port's GID table (PortAttr.GIDs), HopLimit, TClass and FlowLabel go in
+// the header; on receive GID is the sender's GID and GIDIndex the index
+// of the local GID the MAD was addressed to, with the header's traffic
+// class and flow label, and the hop limit of the reply's route (255 on
+// InfiniBand, as the kernel's ib_init_ah_attr_from_wc sets it). RoCE
+// ports (PortAttr.LinkLayer "Ethernet") need a GRH on every MAD (the
+// kernel's write() fails EINVAL without one) and ignore LID; InfiniBand
+// ports route by LID and use the GRH for global routing. ibsim's
+// protocol has no GRH fields: its Transport refuses a MAD with GRH set.
 type Addr struct {
 	LID       uint16 // destination LID on send, source LID on receive; 0xFFFF permissive
 	QPN       uint32 // remote QP: 0 for SMPs, 1 for GMPs
@@ -130,7 +144,7 @@ type Addr struct {
 	GIDIndex  uint8
 	HopLimit  uint8
 	TClass    uint8
-	FlowLabel uint32
+	FlowLabel uint32   // 20 bits
 	GID       [16]byte // remote GID when GRH is set
 }
 
@@ -207,6 +221,10 @@ type PortAttr struct {
 	// LinkLayer is umad_port_t's link_layer: "InfiniBand", or "Ethernet"
 	// for a RoCE port on the kernel; "" is InfiniBand.
 	LinkLayer string `json:",omitempty"`
+	// GIDs is the port's GID table by index, where it has more than the
+	// GID of GIDPrefix and PortGUID (index 0): a RoCE port's (sysfs
+	// gids/<i>; zero entries are unused). nil: index 0 only.
+	GIDs [][16]byte `json:",omitempty"`
 	// The port's CA, as umad_get_ca gives it (ibstat prints them):
 	// hca_type, fw_ver, hw_rev, sys_image_guid and the highest port
 	// number. On ibsim they are what umad2sim writes: "simulator", 1, the
@@ -302,4 +320,64 @@ type Fabric interface {
 	Open(ctx context.Context, ca string, port int) (Transport, error)
 	// Close releases the fabric; ports opened from it are closed too.
 	Close() error
+}
+
+// RoCE reports whether the port is RoCE (link layer Ethernet): every MAD
+// needs a GRH there, and LIDs mean nothing.
+func (a PortAttr) RoCE() bool { return a.LinkLayer == "Ethernet" }
+
+// GID returns the port's GID at index i: GIDs[i], or for index 0 of a port
+// without a table the GID of GIDPrefix and PortGUID; false when the index
+// holds none.
+func (a PortAttr) GID(i int) ([16]byte, bool) {
+	var g [16]byte
+	if a.GIDs != nil {
+		if i < 0 || i >= len(a.GIDs) || a.GIDs[i] == g {
+			return g, false
+		}
+		return a.GIDs[i], true
+	}
+	if i != 0 {
+		return g, false
+	}
+	binary.BigEndian.PutUint64(g[:8], a.GIDPrefix)
+	binary.BigEndian.PutUint64(g[8:], a.PortGUID)
+	return g, true
+}
+
+// GIDIndex returns the index of gid in the port's GID table, false when
+// the port has no such GID.
+func (a PortAttr) GIDIndex(gid [16]byte) (int, bool) {
+	n := max(len(a.GIDs), 1)
+	for i := range n {
+		if g, ok := a.GID(i); ok && g == gid {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// SourceGIDIndex picks the local GID a MAD to dgid goes from, as the
+// kernel's RDMA CM picks a RoCE source address: a GID of the same kind
+// (IPv4-mapped ::ffff:a.b.c.d for an IPv4-mapped destination, else an
+// IPv6 one) sharing the destination's 64-bit prefix, else the first GID of
+// that kind, else index 0. InfiniBand ports without a table use index 0.
+func (a PortAttr) SourceGIDIndex(dgid [16]byte) int {
+	mapped := func(g [16]byte) bool {
+		return g[10] == 0xff && g[11] == 0xff && [10]byte(g[:10]) == [10]byte{}
+	}
+	first := -1
+	for i := range a.GIDs {
+		g, ok := a.GID(i)
+		if !ok || mapped(g) != mapped(dgid) {
+			continue
+		}
+		if mapped(g) || [8]byte(g[:8]) == [8]byte(dgid[:8]) {
+			return i
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	return max(first, 0)
 }

@@ -43,6 +43,12 @@ type txn struct {
 	slid uint16 // source LID (permissive for directed route)
 	sl   uint8
 	qp   uint32 // source QP: 0 for SMPs, 1 for GMPs
+	// The GRH, when the sender gave one (GMPs only): source and
+	// destination GID, traffic class, flow label.
+	grh        bool
+	sgid, dgid mad.GID
+	tclass     uint8
+	flow       uint32
 
 	to  receiver      // where to deliver out, set under f.mu
 	out fabric.Packet // what to deliver
@@ -60,8 +66,17 @@ func (w *wire) Transmit(p *fabric.Packet) error {
 		return fmt.Errorf("sim: transmit %d bytes: %w", len(p.Data), fabric.ErrInvalid)
 	}
 	f := w.f
+	if p.Addr.GRH {
+		if c := mad.MgmtClassOf(p.Data); c == mad.ClassSubnLID || c == mad.ClassSubnDR {
+			return fmt.Errorf("sim: SMP (class 0x%02x) with a GRH: QP0 sends no GRH: %w", c, fabric.ErrInvalid)
+		}
+		if p.Addr.GIDIndex != 0 {
+			return fmt.Errorf("sim: GRH source gid_index %d: the port's GID table has index 0 only: %w", p.Addr.GIDIndex, fabric.ErrInvalid)
+		}
+	}
 	t := txnPool.Get().(*txn)
 	clear(t.buf[copy(t.buf[:], p.Data):])
+	t.grh = false
 	f.mu.Lock()
 	if w.closed || f.closed {
 		f.mu.Unlock()
@@ -117,6 +132,10 @@ func (f *Fabric) send(src *port, a *fabric.Addr, t *txn) {
 		f.lidRoute(src, a.LID, t)
 	default:
 		t.slid, t.qp = srcLID(src, a.PathBits), 1
+		if a.GRH {
+			t.grh, t.dgid, t.tclass, t.flow = true, a.GID, a.TClass, a.FlowLabel&0xfffff
+			t.sgid = mad.NewGID(src.get(piGIDPrefix), src.guid)
+		}
 		f.lidRoute(src, a.LID, t)
 	}
 }
@@ -396,6 +415,9 @@ func (n *node) egress(lid uint16) *port {
 // arrive handles a LID-routed MAD at its destination endport dst.
 func (f *Fabric) arrive(dst *port, t *txn) {
 	b := t.buf[:]
+	if t.grh && t.dgid != mad.NewGID(dst.get(piGIDPrefix), dst.guid) {
+		return // the HCA drops a packet whose GRH names another port's GID
+	}
 	if mad.IsResponse(b) {
 		if dst == f.smPort && b[1] == mad.ClassSubnAdm && b[3] == mad.MethodReportResp && f.saReportResp(t) {
 			return // answers one of the SA's Reports (inform.go)
@@ -436,6 +458,11 @@ func (f *Fabric) arrive(dst *port, t *txn) {
 func (f *Fabric) lidRespond(dst *port, t *txn) {
 	to := t.slid
 	t.slid = dst.lid
+	if t.grh {
+		// The answer to a request with a GRH carries one back, as the
+		// kernel's agents answer (an address handle from the request).
+		t.sgid, t.dgid = t.dgid, t.sgid
+	}
 	f.lidRoute(dst, to, t)
 }
 
@@ -450,6 +477,14 @@ func (f *Fabric) deliver(dst *port, t *txn) bool {
 	t.out = fabric.Packet{Addr: fabric.Addr{LID: t.slid, QPN: t.qp, SL: t.sl}, Data: t.buf[:]}
 	if t.qp == 1 {
 		t.out.Addr.QKey = qp1QKey
+	}
+	if t.grh {
+		// As ib_umad reports a GRH: the sender's GID, the index of the
+		// local GID it was sent to (the port's only one), the header's
+		// traffic class and flow label, and hop limit 255 (what
+		// ib_init_ah_attr_from_wc gives a reply on InfiniBand).
+		a := &t.out.Addr
+		a.GRH, a.GID, a.GIDIndex, a.HopLimit, a.TClass, a.FlowLabel = true, t.sgid, 0, 0xff, t.tclass, t.flow
 	}
 	return true
 }

@@ -272,7 +272,7 @@ func (f *Fabric) saTimer(key saKey) {
 func (f *Fabric) saRoute(dlid uint16, sl uint8, b []byte) {
 	t := txnPool.Get().(*txn)
 	copy(t.buf[:], b)
-	t.slid, t.qp, t.sl = f.smPort.lid, 1, sl
+	t.slid, t.qp, t.sl, t.grh = f.smPort.lid, 1, sl, false
 	f.lidRoute(f.smPort, dlid, t)
 	if t.to == nil {
 		txnPool.Put(t)

@@ -547,3 +547,104 @@ func TestDefaultFabric(t *testing.T) {
 		t.Error("DefaultTopologyText")
 	}
 }
+
+// TestGRH: a GMP sent with a GRH reaches the port whose LID and GID it
+// names and arrives with a GRH (the sender's GID, gid_index 0, hop limit
+// 255, the traffic class and flow label sent); the PMA's answer to such a
+// request carries one back; a GRH naming another port's GID is dropped;
+// gid_index past the port's one GID and a GRH on an SMP are refused.
+func TestGRH(t *testing.T) {
+	f := mustLoad(t, "net.2sw2path4hca", nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	a, err := f.Attach("Hca1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := f.Attach("Hca4", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	pa, pb := a.Port(), b.Port()
+	ga, _ := pa.GID(0)
+	gb, _ := pb.GID(0)
+	const class = 0x09
+	aa, err := a.Register(ctx, fabric.Agent{Class: class, Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab, err := b.Register(ctx, fabric.Agent{Class: class, Version: 1}.WithMethods(mad.MethodGet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := make([]byte, mad.Size)
+	(&mad.Header{BaseVersion: 1, MgmtClass: class, ClassVersion: 1, Method: mad.MethodGet, TID: 7, AttrID: 0xff00}).Put(req)
+	grh := fabric.Addr{LID: pb.LID, QPN: 1, QKey: qp1QKey, GRH: true, GID: gb, HopLimit: 64, TClass: 3, FlowLabel: 0x12345}
+	if err := a.Send(ctx, &fabric.Packet{Agent: aa, Timeout: time.Second, Addr: grh, Data: req}); err != nil {
+		t.Fatal(err)
+	}
+	var in fabric.Packet
+	if err := b.Recv(ctx, &in); err != nil {
+		t.Fatal(err)
+	}
+	want := fabric.Addr{LID: pa.LID, QPN: 1, QKey: qp1QKey, GRH: true, GID: ga, HopLimit: 255, TClass: 3, FlowLabel: 0x12345}
+	if in.Agent != ab || in.Addr != want {
+		t.Fatalf("request at agent %d from %+v, want agent %d from %+v", in.Agent, in.Addr, ab, want)
+	}
+	resp := append([]byte(nil), in.Data...)
+	resp[3] = mad.MethodGetResp
+	if err := b.Send(ctx, &fabric.Packet{Agent: ab, Addr: in.Addr, Data: resp}); err != nil {
+		t.Fatal(err)
+	}
+	var out fabric.Packet
+	if err := a.Recv(ctx, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != 0 || !out.Addr.GRH || out.Addr.GID != gb {
+		t.Fatalf("answer status %d addr %+v, want a GRH from %x", out.Status, out.Addr, gb)
+	}
+
+	// The PMA answers a request with a GRH with one.
+	pm, err := a.Register(ctx, fabric.Agent{Class: mad.ClassPerf, Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	preq := perfReq(t, mad.MethodGet, 0x0012, 1)
+	if err := a.Send(ctx, &fabric.Packet{Agent: pm, Timeout: time.Second, Addr: grh, Data: preq}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Recv(ctx, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != 0 || !out.Addr.GRH || out.Addr.GID != gb || mad.MethodOf(out.Data) != mad.MethodGetResp {
+		t.Fatalf("PMA answer status %d method %#x addr %+v", out.Status, mad.MethodOf(out.Data), out.Addr)
+	}
+
+	// Another port's GID at b's LID: the HCA drops it, the request times out.
+	wrong := grh
+	wrong.GID = ga
+	mad.SetTID(req, 8)
+	if err := a.Send(ctx, &fabric.Packet{Agent: aa, Timeout: 20 * time.Millisecond, Addr: wrong, Data: req}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Recv(ctx, &out); err != nil || out.Status != fabric.StatusTimeout {
+		t.Fatalf("GRH to the wrong GID: status %d, %v; want a timeout", out.Status, err)
+	}
+
+	bad := grh
+	bad.GIDIndex = 1
+	if err := a.Send(ctx, &fabric.Packet{Agent: aa, Addr: bad, Data: req}); !errors.Is(err, fabric.ErrInvalid) {
+		t.Errorf("gid_index 1: %v, want ErrInvalid", err)
+	}
+	sa, err := a.Register(ctx, fabric.Agent{Class: mad.ClassSubnLID, Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smpReq := make([]byte, mad.Size)
+	(&mad.Header{BaseVersion: 1, MgmtClass: mad.ClassSubnLID, ClassVersion: 1, Method: mad.MethodGet, TID: 9, AttrID: 0x11}).Put(smpReq)
+	if err := a.Send(ctx, &fabric.Packet{Agent: sa, Addr: fabric.Addr{LID: pb.LID, GRH: true, GID: gb}, Data: smpReq}); !errors.Is(err, fabric.ErrInvalid) {
+		t.Errorf("SMP with a GRH: %v, want ErrInvalid", err)
+	}
+}

@@ -196,6 +196,13 @@ func TestProtocolAgainstFake(t *testing.T) {
 	if tid := mad.TIDOf(p.Data); tid>>48 != 3 || uint32(tid) != 0x42 {
 		t.Errorf("response TID %#016x, want slot 3 in bits 48..63 and 0x42 below", tid)
 	}
+	// struct sim_request cannot carry a GRH: refused, nothing sent.
+	grh := fabric.Addr{LID: 5, QPN: 1, GRH: true, GID: [16]byte{0xfe, 0x80, 15: 5}}
+	mad.SetTID(req, 0x43)
+	if err := tr.Send(ctx, &fabric.Packet{Agent: id, Addr: grh, Data: req}); !errors.Is(err, fabric.ErrInvalid) ||
+		!strings.Contains(err.Error(), "no Global Route Header") {
+		t.Errorf("send with a GRH: %v, want ErrInvalid naming the missing GRH", err)
+	}
 	// A bounced packet (status 110) is not delivered: the request times out.
 	req[1] = 0x0a
 	id2, err := tr.Register(ctx, fabric.Agent{Class: 0x0a, Version: 1})

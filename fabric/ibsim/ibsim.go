@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -579,6 +580,12 @@ var bufPool = sync.Pool{New: func() any { return new([requestSize]byte) }}
 func (c *client) Transmit(p *fabric.Packet) error {
 	if c.closing.Load() {
 		return fmt.Errorf("%s: transmit: %w", c.where, net.ErrClosed)
+	}
+	if p.Addr.GRH {
+		// struct sim_request is LIDs, QPs and the MAD: no field holds a
+		// GRH, and umad2sim drops one silently. Refused, not dropped.
+		return fmt.Errorf("%s: send with a GRH (GID %v): ibsim's protocol carries no Global Route Header (struct sim_request has only LIDs and QPs): %w",
+			c.where, netip.AddrFrom16(p.Addr.GID), fabric.ErrInvalid)
 	}
 	var r simRequest
 	copy(r.MAD[:], p.Data)

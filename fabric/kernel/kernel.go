@@ -77,7 +77,7 @@ func attrOf(ca *umad.CA, p *umad.PortInfo) fabric.PortAttr {
 		CAName: ca.Name, PortNum: p.PortNum, NodeType: ca.NodeType, NodeGUID: ca.NodeGUID,
 		PortGUID: p.PortGUID, GIDPrefix: p.GIDPrefix, LID: p.BaseLID, LMC: p.LMC,
 		SMLID: p.SMLID, SMSL: p.SMSL, State: p.State, PhysState: p.PhysState, Rate: p.Rate,
-		CapMask: p.CapMask, PKeys: p.PKeys, LinkLayer: p.LinkLayer,
+		CapMask: p.CapMask, PKeys: p.PKeys, LinkLayer: p.LinkLayer, GIDs: p.GIDs,
 		CAType: ca.CAType, FWVer: ca.FWVer, HWVer: ca.HWVer, SysGUID: ca.SystemGUID, CANumPorts: ca.NumPorts,
 	}
 }
@@ -340,6 +340,9 @@ func (t *Transport) Send(ctx context.Context, p *fabric.Packet) error {
 		return nil
 	case errors.Is(err, os.ErrClosed):
 		return t.errClosed("send")
+	case errors.Is(err, syscall.EINVAL) && !a.GRH && t.Port().RoCE():
+		return fmt.Errorf("kernel: %w (%w): %s port %d is RoCE (link layer Ethernet), where every MAD needs a GRH: give the destination GID",
+			err, fabric.ErrInvalid, t.Port().CAName, t.Port().PortNum)
 	case errors.Is(err, syscall.EINVAL):
 		return fmt.Errorf("kernel: %w (%w)", err, fabric.ErrInvalid)
 	}

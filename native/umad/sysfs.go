@@ -1,6 +1,7 @@
 package umad
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,11 @@ type PortInfo struct {
 	PortGUID  uint64
 	PKeys     []uint16 // indexed by P_Key table index
 	LinkLayer string   // "InfiniBand", "Ethernet"; "IB" when the file is missing
+	// GIDs is the whole GID table (gids/<i>, by index; unreadable or
+	// absent entries zero), read only for Ethernet (RoCE) ports, where
+	// the source GID of a MAD's GRH is picked from it. libibumad reads
+	// gids/0 alone.
+	GIDs [][16]byte
 }
 
 // strtoul is C's strtoul(s, NULL, base) for base 0 or 16: leading white
@@ -200,6 +206,33 @@ func readGID(fsys fs.FS, name string) (prefix, guid uint64, err error) {
 	return prefix, guid, nil
 }
 
+// readGIDTable reads every gids/<i> entry of a port into a table by
+// index; entries that do not read as a GID stay zero.
+func readGIDTable(fsys fs.FS, dir string) [][16]byte {
+	ents, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil
+	}
+	var t [][16]byte
+	for _, e := range ents {
+		n := e.Name()
+		if n == "" || strings.Trim(n, "0123456789") != "" || len(n) > 4 {
+			continue
+		}
+		i := int(strtoul(n, 10))
+		prefix, guid, err := readGID(fsys, dir+"/"+n)
+		if err != nil || prefix == 0 && guid == 0 {
+			continue
+		}
+		for len(t) <= i {
+			t = append(t, [16]byte{})
+		}
+		binary.BigEndian.PutUint64(t[i][:8], prefix)
+		binary.BigEndian.PutUint64(t[i][8:], guid)
+	}
+	return t
+}
+
 // readDirUnsorted lists a directory in the order the FS gives (readdir
 // order for os.DirFS), unlike fs.ReadDir, which sorts.
 func readDirUnsorted(fsys fs.FS, name string) ([]fs.DirEntry, error) {
@@ -302,6 +335,9 @@ func readPort(fsys fs.FS, ca string, num int) (*PortInfo, error) {
 	}
 	if p.GIDPrefix, p.PortGUID, err = readGID(fsys, dir+"/gids/0"); err != nil {
 		return nil, wrap(err)
+	}
+	if p.LinkLayer == "Ethernet" {
+		p.GIDs = readGIDTable(fsys, dir+"/gids")
 	}
 	ents, err := fs.ReadDir(fsys, dir+"/pkeys")
 	if err != nil {

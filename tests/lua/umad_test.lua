@@ -100,3 +100,26 @@ function test_agent_limits(t)
   expect_error("umad.register_agent: ENOMEM", umad.register_agent, port, 0, 0)
   port:close()
 end
+
+-- A GMP with a GRH (umad_set_grh): a gid turns it on; the answer of the
+-- PMA carries one back, with the target's GID; bad GRH options raise.
+function test_grh(t)
+  local port = umad.open_port()
+  local agent = umad.register_agent(port, 0x04, 1)
+  local target = umad.get_port("Hca2", 1)
+  if not target.gids[0] or target.gids[1] then t:fatal("Hca2's GID table: one entry at index 0 expected") end
+  local pc = string.char(1, 0x04, 1, 0x01) .. string.rep("\0", 4) .. u32be(0) .. u32be(0x99)
+    .. string.char(0x00, 0x12, 0, 0) .. u32be(0) .. string.rep("\0", 40) .. string.char(0, 1) .. string.rep("\0", 256 - 66)
+  umad.send(port, agent, pc, 200, 2, { lid = target.base_lid, gid = target.gids[0], traffic_class = 4, flow_label = 0x12 })
+  local mad, _, status, addr = umad.recv(port, 2000)
+  if not mad or status ~= 0 then t:fatal("no PortCounters answer") end
+  if not addr.grh or addr.gid ~= target.gids[0] or addr.hop_limit ~= 255 or addr.traffic_class ~= 4 or addr.flow_label ~= 0x12 then
+    t:fatal(string.format("answer grh %s gid %s hop %s tc %s fl %s", tostring(addr.grh), tostring(addr.gid),
+      tostring(addr.hop_limit), tostring(addr.traffic_class), tostring(addr.flow_label)))
+  end
+  expect_error("addr.gid: \"fd00::zz\" is not a GID", umad.send, port, agent, pc, 0, 0, { gid = "fd00::zz" })
+  expect_error("addr.hop_limit without addr.gid", umad.send, port, agent, pc, 0, 0, { hop_limit = 3 })
+  expect_error("addr.flow_label 1048576 out of range", umad.send, port, agent, pc, 0, 0, { gid = "fe80::1", flow_label = 0x100000 })
+  expect_error("umad.send: EINVAL: .*gid_index 3", umad.send, port, agent, pc, 0, 0, { lid = 2, gid = "fe80::1", gid_index = 3 })
+  port:close()
+end

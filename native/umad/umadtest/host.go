@@ -1,8 +1,10 @@
 package umadtest
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io/fs"
+	"strings"
 	"sync"
 	"syscall"
 	"testing/fstest"
@@ -39,7 +41,10 @@ type HostPort struct {
 	LID       uint16
 	State     int    // 4 Active ...
 	PhysState int    // 5 LinkUp, 3 Disabled ...
-	LinkLayer string // "" means InfiniBand
+	LinkLayer string // "" means InfiniBand; "Ethernet" is a RoCE port (LID 0, no SM)
+	// GIDs are the port's GID table entries after index 0 (fe80::GUID):
+	// index 1, 2, ... (a RoCE port's IPv4-mapped and IPv6 GIDs).
+	GIDs [][16]byte
 }
 
 var stateNames = map[int]string{0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
@@ -78,7 +83,19 @@ func (h *Host) AddCA(name string, nodeType int, guid uint64, ports ...HostPort) 
 		put(pd+"/rate", "100 Gb/sec (4X EDR)")
 		put(pd+"/cap_mask", "0x2659e848")
 		put(pd+"/link_layer", ll)
-		put(pd+"/gids/0", "fe80:0000:0000:0000:"+guidText(guid+uint64(p.Num)))
+		gid0 := [16]byte{0: 0xfe, 1: 0x80}
+		binary.BigEndian.PutUint64(gid0[8:], guid+uint64(p.Num))
+		table := append([][16]byte{gid0}, p.GIDs...)
+		for i, g := range table {
+			var t []string
+			for j := 0; j < 16; j += 2 {
+				t = append(t, fmt.Sprintf("%04x", binary.BigEndian.Uint16(g[j:])))
+			}
+			put(fmt.Sprintf("%s/gids/%d", pd, i), strings.Join(t, ":"))
+		}
+		if ll == "Ethernet" {
+			put(pd+"/sm_lid", "0x0")
+		}
 		put(pd+"/pkeys/0", "0xffff")
 		put(pd+"/pkeys/1", "0x0000")
 		n := h.nextN
@@ -88,6 +105,7 @@ func (h *Host) AddCA(name string, nodeType int, guid uint64, ports ...HostPort) 
 		put(md+"/port", fmt.Sprint(p.Num))
 		put(md+"/dev", fmt.Sprintf("231:%d", n))
 		kp := h.K.AddPort(p.LID)
+		kp.SetGIDs(ll == "Ethernet", table...)
 		h.devs[fmt.Sprintf("%s/umad%d", umad.DevDir, n)] = kp
 		h.issm[fmt.Sprintf("%s/issm%d", umad.DevDir, n)] = kp
 		md = fmt.Sprintf("%s/issm%d", umad.SysInfinibandMAD, n)

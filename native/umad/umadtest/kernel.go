@@ -101,6 +101,35 @@ type Port struct {
 	fds  []*FD
 	dead bool
 	isSM bool
+	roce bool       // link layer Ethernet: no QP0, a GRH on every MAD, routed by GID
+	gids [][16]byte // the GID table by index
+}
+
+// SetGIDs gives the port its GID table (by index) and says whether it is a
+// RoCE port (link layer Ethernet): there the kernel has no QP0
+// (registering for class 0x01 or 0x81 fails EPROTONOSUPPORT), a MAD
+// without a GRH fails write() with EINVAL, and MADs go to the port
+// holding the GRH's destination GID. On an InfiniBand port a MAD with a
+// GRH is routed by LID and dropped when the destination port lacks the
+// GID.
+func (p *Port) SetGIDs(roce bool, gids ...[16]byte) {
+	p.k.mu.Lock()
+	defer p.k.mu.Unlock()
+	p.roce, p.gids = roce, append([][16]byte(nil), gids...)
+}
+
+func (p *Port) gidIndex(g [16]byte) (int, bool) {
+	for i, x := range p.gids {
+		if x == g && x != ([16]byte{}) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// ipv4Mapped reports whether g is an IPv4-mapped GID (::ffff:a.b.c.d).
+func ipv4Mapped(g [16]byte) bool {
+	return g[10] == 0xff && g[11] == 0xff && [10]byte(g[:10]) == [10]byte{}
 }
 
 // AddPort adds a port with the given LID; MADs sent to that LID reach it.
@@ -328,6 +357,9 @@ func (f *FD) register(a *agent, qpn uint32, beforeSlot, afterSlot func() error) 
 	if qpn > 1 {
 		return 0, f.errno("ioctl", syscall.EINVAL)
 	}
+	if qpn == 0 && f.port.roce {
+		return 0, f.errno("ioctl", syscall.EPROTONOSUPPORT) // no QP0 on RoCE
+	}
 	a.qpn = uint8(qpn)
 	if beforeSlot != nil {
 		if err := beforeSlot(); err != nil {
@@ -420,6 +452,14 @@ func (f *FD) Write(b []byte) (int, error) {
 	if a == nil || f.port.dead {
 		return 0, f.errno("write", syscall.EIO)
 	}
+	// The address handle (ib_create_ah): RoCE needs a GRH, and a GRH
+	// needs a source GID at gid_index.
+	if f.port.roce && !h.GRHPresent {
+		return 0, f.errno("write", syscall.EINVAL)
+	}
+	if h.GRHPresent && (int(h.GIDIndex) >= len(f.port.gids) || f.port.gids[h.GIDIndex] == [16]byte{}) {
+		return 0, f.errno("write", syscall.EINVAL)
+	}
 	m := append([]byte(nil), b[f.hdr:]...)
 	if len(m) < classHeaderLen(m[1]) {
 		return 0, f.errno("write", syscall.EINVAL)
@@ -449,7 +489,7 @@ func (f *FD) Write(b []byte) (int, error) {
 		}
 	}
 	f.Writes++
-	src := Addr{LID: f.port.lid, QPN: uint32(a.qpn), SL: h.SL, PKeyIndex: h.PKeyIndex}
+	src := f.port.srcAddr(uint32(a.qpn), &h)
 	if expect {
 		s := &send{fd: f, agent: a, tid: tid, class: m[1], dst: h.LID, hdr: h, mad: m,
 			timeout: time.Duration(h.TimeoutMS) * time.Millisecond, forever: int32(h.TimeoutMS) < 0,
@@ -459,6 +499,18 @@ func (f *FD) Write(b []byte) (int, error) {
 	}
 	k.route(h.LID, src, m)
 	return len(b), nil
+}
+
+// srcAddr is where a MAD written with header h comes from: the port's
+// LID, the agent's QP, and with a GRH the source GID at h.GIDIndex and
+// the destination GID the network routes by.
+func (p *Port) srcAddr(qpn uint32, h *umad.Header) Addr {
+	a := Addr{LID: p.lid, QPN: qpn, SL: h.SL, PKeyIndex: h.PKeyIndex}
+	if h.GRHPresent {
+		a.GRH, a.SGID, a.DGID = true, p.gids[h.GIDIndex], h.GID
+		a.TClass, a.FlowLabel = h.TrafficClass, h.FlowLabel&0xfffff
+	}
+	return a
 }
 
 func (k *Kernel) arm(s *send) {
@@ -484,7 +536,7 @@ func (k *Kernel) expire(s *send) {
 	if s.retries > 0 {
 		s.retries--
 		k.arm(s)
-		k.route(s.dst, Addr{LID: f.port.lid, QPN: uint32(s.agent.qpn), SL: s.hdr.SL, PKeyIndex: s.hdr.PKeyIndex}, s.mad)
+		k.route(s.dst, f.port.srcAddr(uint32(s.agent.qpn), &s.hdr), s.mad)
 		return
 	}
 	f.sends = append(f.sends[:i], f.sends[i+1:]...)
@@ -494,19 +546,38 @@ func (k *Kernel) expire(s *send) {
 	f.wake()
 }
 
-// Addr is where a MAD came from.
+// Addr is where a MAD came from, and with a GRH the GIDs it carried.
 type Addr struct {
 	LID       uint16
 	QPN       uint32
 	SL        uint8
 	PKeyIndex uint16
+	GRH       bool
+	SGID      [16]byte // the sender's GID
+	DGID      [16]byte // the GID it was sent to
+	TClass    uint8
+	FlowLabel uint32
 }
 
-// route delivers m to the port with LID dst (nowhere if none).
+// route delivers m to the port with LID dst (nowhere if none); with a GRH
+// to the RoCE port holding the destination GID, or on InfiniBand to the
+// LID's port when it holds that GID (the HCA drops it otherwise).
 func (k *Kernel) route(dst uint16, src Addr, m []byte) {
 	for _, p := range k.ports {
-		if p.lid == dst && !p.dead {
-			p.deliver(src, m)
+		if p.dead {
+			continue
+		}
+		_, hasGID := p.gidIndex(src.DGID)
+		switch {
+		case p.roce:
+			if src.GRH && hasGID {
+				p.deliver(src, m)
+				return
+			}
+		case p.lid == dst:
+			if !src.GRH || hasGID {
+				p.deliver(src, m)
+			}
 			return
 		}
 	}
@@ -515,6 +586,12 @@ func (k *Kernel) route(dst uint16, src Addr, m []byte) {
 func (p *Port) deliver(src Addr, m []byte) {
 	m = append([]byte(nil), m...)
 	if isResponse(m) {
+		if p.roce && src.GRH && ipv4Mapped(src.SGID) {
+			// Linux 6.1 with rdma_rxe: an answer sent from an IPv4-mapped
+			// GID arrives but the MAD layer matches it to no request, which
+			// times out (specs/soft-roce-vm.md); over IPv6 GIDs it matches.
+			return
+		}
 		tid := binary.BigEndian.Uint64(m[8:])
 		hi := uint32(tid >> 32)
 		for _, f := range p.fds {
@@ -550,7 +627,11 @@ func (p *Port) deliver(src Addr, m []byte) {
 		r := append([]byte(nil), m...)
 		r[3] = 0x81
 		binary.BigEndian.PutUint16(r[4:], 0x000c)
-		p.k.route(src.LID, Addr{LID: p.lid, QPN: 1}, r)
+		back := Addr{LID: p.lid, QPN: 1}
+		if src.GRH {
+			back.GRH, back.SGID, back.DGID, back.TClass, back.FlowLabel = true, src.DGID, src.SGID, src.TClass, src.FlowLabel
+		}
+		p.k.route(src.LID, back, r)
 	}
 }
 
@@ -562,6 +643,19 @@ func (f *FD) queueMAD(a *agent, src Addr, m []byte) {
 	h := umad.Header{Agent: uint32(a.id), Length: uint32(f.hdr + len(m)), QPN: src.QPN, LID: src.LID, SL: src.SL, PKeyIndex: src.PKeyIndex}
 	if src.QPN == 1 {
 		h.QKey = 0x80010000
+	}
+	if src.GRH {
+		// ib_umad's recv_handler: the reply's address handle from the
+		// work completion (ib_init_ah_attr_from_wc): the sender's GID, the
+		// index of the local GID it was sent to, the GRH's traffic class
+		// and flow label; the hop limit 255 on InfiniBand, the route's (64)
+		// on RoCE.
+		idx, _ := f.port.gidIndex(src.DGID)
+		h.GRHPresent, h.GID, h.GIDIndex = true, src.SGID, uint8(idx)
+		h.TrafficClass, h.FlowLabel, h.HopLimit = src.TClass, src.FlowLabel, 0xff
+		if f.port.roce {
+			h.HopLimit, h.LID = 64, 0 // RoCE has no LIDs: the work completion's slid is 0
+		}
 	}
 	f.queue = append(f.queue, record{hdr: h, data: m})
 	f.wake()

@@ -525,3 +525,71 @@ func TestRMPPHeaderBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestRoCEPort: a RoCE port (link layer Ethernet) has no QP0
+// (EPROTONOSUPPORT), refuses a MAD without a GRH or with a source GID
+// index it lacks (EINVAL), delivers by destination GID with the GRH the
+// kernel reports (the sender's GID, the local index sent to, hop limit
+// 64, no LID), and drops an answer sent from an IPv4-mapped GID, whose
+// request then times out, as Linux 6.1 with rdma_rxe does.
+func TestRoCEPort(t *testing.T) {
+	ck := &clock{}
+	k := New(&Options{AfterFunc: ck.AfterFunc})
+	g := func(last byte, mapped bool) [16]byte {
+		if mapped {
+			return [16]byte{10: 0xff, 11: 0xff, 12: 10, 15: last}
+		}
+		return [16]byte{0: 0xfd, 15: last}
+	}
+	a, b := k.AddPort(0), k.AddPort(0)
+	a.SetGIDs(true, [16]byte{0xfe, 0x80, 15: 1}, g(1, true), g(1, false))
+	b.SetGIDs(true, [16]byte{0xfe, 0x80, 15: 2}, g(2, true), g(2, false))
+	fa, fb := open(t, a), open(t, b)
+	if _, err := reg2(fa, 0x81, 1); !errors.Is(err, syscall.EPROTONOSUPPORT) {
+		t.Errorf("SMP agent on RoCE: %v, want EPROTONOSUPPORT", err)
+	}
+	ida, err := reg2(fa, 0x09, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idb, err := reg2(fb, 0x09, 1, 0x01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := umad.Header{Agent: uint32(ida), QPN: 1, QKey: 0x80010000, TimeoutMS: 10}
+	errnoIs(t, "no GRH", write(fa, umad.HeaderSize, h, newMAD(0x09, 0x01, 1)), syscall.EINVAL)
+	h.GRHPresent, h.GID, h.GIDIndex = true, g(2, false), 7
+	errnoIs(t, "gid_index 7", write(fa, umad.HeaderSize, h, newMAD(0x09, 0x01, 1)), syscall.EINVAL)
+	for _, mapped := range []bool{false, true} {
+		h.GIDIndex, h.GID, h.TrafficClass, h.FlowLabel, h.HopLimit = 2, g(2, false), 5, 0x777, 64
+		if mapped {
+			h.GIDIndex, h.GID = 1, g(2, true)
+		}
+		if err := write(fa, umad.HeaderSize, h, newMAD(0x09, 0x01, 2)); err != nil {
+			t.Fatal(err)
+		}
+		rh, req := read(t, fb, umad.HeaderSize+umad.MADSize)
+		want := umad.Header{Agent: uint32(idb), Length: umad.HeaderSize + umad.MADSize, QPN: 1, QKey: 0x80010000,
+			GRHPresent: true, GIDIndex: h.GIDIndex, HopLimit: 64, TrafficClass: 5, FlowLabel: 0x777, GID: g(1, mapped)}
+		if rh != want {
+			t.Fatalf("mapped %v: request header %+v, want %+v", mapped, rh, want)
+		}
+		req[3] = 0x81
+		back := umad.Header{Agent: uint32(idb), QPN: 1, GRHPresent: true, GIDIndex: rh.GIDIndex, GID: rh.GID, HopLimit: 64}
+		if err := write(fb, umad.HeaderSize, back, req); err != nil {
+			t.Fatal(err)
+		}
+		if mapped {
+			ck.fire()
+			rh, _ := read(t, fa, umad.HeaderSize+umad.MADSize)
+			if rh.Status != umad.StatusTimedOut {
+				t.Errorf("answer from an IPv4-mapped GID: status %d, want the request timed out", rh.Status)
+			}
+			continue
+		}
+		rh, _ = read(t, fa, umad.HeaderSize+umad.MADSize)
+		if rh.Status != 0 || !rh.GRHPresent || rh.GID != g(2, false) || rh.GIDIndex != 2 {
+			t.Errorf("answer header %+v", rh)
+		}
+	}
+}

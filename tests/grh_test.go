@@ -1,0 +1,155 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ibscript/ibscript/bindings"
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/kernel"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/native/umad/umadtest"
+)
+
+// runScriptPlan runs a script of scripts/ as a plan on f (its session on the
+// default port) and returns the report's summary, failing on a run error
+// or a resource left open.
+func runScriptPlan(t *testing.T, f fabric.Fabric, script string, args map[string]string) (passed, failed int) {
+	t.Helper()
+	src, err := os.ReadFile("../scripts/" + script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), perTestTimeout)
+	defer cancel()
+	tr, err := f.Open(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := engine.New(tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	var out strings.Builder
+	L, env, err := bindings.NewState(ctx, &bindings.Options{Session: sess, Fabric: f, Stdout: &out,
+		PlanName: strings.TrimSuffix(script, ".lua"), PlanArgs: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer L.Close()
+	defer env.Close()
+	runErr := bindings.DoString(L, string(src))
+	rep := env.PlanReport(runErr)
+	if rep == nil || runErr != nil {
+		t.Fatalf("run: %v\n%s", runErr, out.String())
+	}
+	for _, ch := range rep.Checks {
+		for _, r := range ch.Results {
+			t.Logf("%s: %s %s", ch.Name, r.Status, r.Message)
+		}
+	}
+	if n := env.OpenResources(); n != 0 {
+		t.Errorf("%d resources left open", n)
+	}
+	return rep.Summary.Passed, rep.Summary.Failed
+}
+
+func gid(s string) [16]byte { return netip.MustParseAddr(s).As16() }
+
+// roceHost is the CI guest's pair of Soft-RoCE devices on the kernel
+// model: rxe0 and rxe1, link layer Ethernet, LID 0, GID index 1 the
+// IPv4-mapped GID of 10.0.0.N and index 2 fd00::N.
+func roceHost() *umadtest.Host {
+	h := umadtest.NewHost(umadtest.New(nil))
+	for i, n := range []string{"rxe0", "rxe1"} {
+		ip := []string{"1", "2"}[i]
+		h.AddCA(n, 1, 0x5054_00ff_fe12_3400+uint64(i)<<8, umadtest.HostPort{Num: 1, State: 4, PhysState: 5,
+			LinkLayer: "Ethernet", GIDs: [][16]byte{gid("::ffff:10.0.0." + ip), gid("fd00::" + ip)}})
+	}
+	return h
+}
+
+// TestUMADGRHPlan runs scripts/umad_grh.lua, a request with a GRH to an
+// agent on another port and its answer, on the simulator (InfiniBand:
+// global routing by LID and GID) and unchanged on the kernel backend over
+// the kernel model's RoCE ports (rxe0 to rxe1 at fd00::2) and IB ports.
+func TestUMADGRHPlan(t *testing.T) {
+	t.Run("sim", func(t *testing.T) {
+		f, err := openFabric("net.ipoib")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if p, fl := runScriptPlan(t, f, "umad_grh.lua", nil); p != 2 || fl != 0 {
+			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
+		}
+	})
+	t.Run("kernel-roce", func(t *testing.T) {
+		h := roceHost()
+		f := kernel.New(&kernel.Options{FS: h.FS, Open: h.Open, CMPath: "/nonexistent"})
+		defer f.Close()
+		if p, fl := runScriptPlan(t, f, "umad_grh.lua", map[string]string{"from": "rxe0", "to": "rxe1"}); p != 2 || fl != 0 {
+			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
+		}
+	})
+	t.Run("kernel-roce-ipv4-mapped", func(t *testing.T) {
+		// The kernel matches no answer from an IPv4-mapped GID to its
+		// request: the request times out, and the check says so.
+		h := roceHost()
+		f := kernel.New(&kernel.Options{FS: h.FS, Open: h.Open, CMPath: "/nonexistent"})
+		defer f.Close()
+		if p, fl := runScriptPlan(t, f, "umad_grh.lua", map[string]string{"gid": "::ffff:10.0.0.2", "timeout": "50"}); p != 1 || fl != 1 {
+			t.Errorf("%d passed, %d failed; want 1 passed, 1 failed", p, fl)
+		}
+	})
+	t.Run("kernel-ib", func(t *testing.T) {
+		h := umadtest.NewHost(umadtest.New(nil))
+		h.AddCA("mlx5_0", 1, 0x0002c90300001000, umadtest.HostPort{Num: 1, LID: 1, State: 4, PhysState: 5})
+		h.AddCA("mlx5_1", 1, 0x0002c90300002000, umadtest.HostPort{Num: 1, LID: 2, State: 4, PhysState: 5})
+		f := kernel.New(&kernel.Options{FS: h.FS, Open: h.Open, CMPath: "/nonexistent"})
+		defer f.Close()
+		if p, fl := runScriptPlan(t, f, "umad_grh.lua", nil); p != 2 || fl != 0 {
+			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
+		}
+	})
+}
+
+// TestEngineOnRoCE: on a RoCE port the engine's own GMPs carry a GRH:
+// PerfMgt to gid:fd00::2 reaches rxe1, where no PMA answers and the
+// kernel's MAD layer does (status 0x000C); a LID or directed-route target
+// is refused naming the reason, before anything is sent.
+func TestEngineOnRoCE(t *testing.T) {
+	h := roceHost()
+	f := kernel.New(&kernel.Options{FS: h.FS, Open: h.Open, CMPath: "/nonexistent"})
+	defer f.Close()
+	ctx := t.Context()
+	tr, err := f.Open(ctx, "rxe0", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := engine.New(tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Perf(ctx, engine.GID(gid("fd00::2")), mad.MethodGet, perf.AttrPortCounters, 1, nil)
+	var st *engine.StatusError
+	if !errors.As(err, &st) || st.Status != mad.StatusMethodAttrUnsup {
+		t.Errorf("PortCounters to gid:fd00::2: %v, want status 0x000C from rxe1's MAD layer", err)
+	}
+	for _, tg := range []engine.Target{engine.LID(2), engine.DR()} {
+		if _, err := s.NodeInfo(ctx, tg); !errors.Is(err, engine.ErrBadTarget) || !strings.Contains(err.Error(), "is RoCE") {
+			t.Errorf("NodeInfo(%s) on RoCE: %v", tg, err)
+		}
+	}
+	if _, err := s.Perf(ctx, engine.LID(2), mad.MethodGet, perf.AttrPortCounters, 1, nil); !errors.Is(err, engine.ErrBadTarget) {
+		t.Errorf("PortCounters to lid:2 on RoCE: %v", err)
+	}
+}
