@@ -1,5 +1,7 @@
 package bindings
 
+import "maps"
+
 // examples holds a runnable example for every Lua function, keyed
 // "module.fn". The API reference shows them, and a test runs each one on
 // the bundled simulated fabric (LID 1 is the SM's HCA node001, LID 2 the
@@ -357,3 +359,8 @@ local s = sim.stats()
 print(s.requests, s.duplicated)   -- 1 1
 sim.faults{}`,
 }
+
+// Examples returns a copy of every function's example, keyed
+// "module.fn": tests outside the package run them (cmd/ibscript's key
+// hunt runs each one with keys planted in the fabric).
+func Examples() map[string]string { return maps.Clone(examples) }

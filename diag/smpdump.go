@@ -60,6 +60,9 @@ func SMPDumpRun(ctx context.Context, env *Env, o SMPDumpOptions) (*SMPDump, erro
 	if len(d) < mad.SMPDataLen {
 		d = append(d, make([]byte, mad.SMPDataLen-len(d))...)
 	}
+	// No key leaves ibscript (docs/security.md): SMInfo's SM_Key and
+	// PortInfo's M_Key read as zeros here, where C smpdump prints them.
+	mad.MaskAttrKeys(mad.ClassSubnLID, o.Attr, d)
 	r.raw, r.Data = d, fmt.Sprintf("%x", d)
 	return r, nil
 }

@@ -54,6 +54,48 @@ const (
 	recordBase = 4 // PortInfo / SMInfo in their SA records
 )
 
+// MaskAttrKeys zeroes the keys in the data of attribute attr of
+// management class class, in place, and reports whether it changed a
+// byte: the M_Key of PortInfo and the SM_Key of SMInfo in an SMP's 64
+// bytes of data (either SMP class), the CC_Key of CongestionKeyInfo in a
+// CC MAD's data. data is the attribute alone (smpdump's bytes, a
+// reassembled SMP's data), not a whole MAD: MaskKeys is for those, and
+// masks the data through this same rule. Short data is masked as far as
+// it goes.
+func MaskAttrKeys(class uint8, attr uint16, data []byte) bool {
+	off := -1
+	switch class {
+	case ClassSubnLID, ClassSubnDR:
+		switch attr {
+		case attrPortInfo:
+			off = piMKeyOff
+		case attrSMInfo:
+			off = smiKeyOff
+		}
+	case ClassCC:
+		if attr == ccAttrKeyInfo {
+			off = 0
+		}
+	}
+	return zeroKey(data, off)
+}
+
+// zeroKey zeroes the key at b[off:off+8] (as much of it as b holds) and
+// reports whether a byte changed; off < 0 is no key.
+func zeroKey(b []byte, off int) bool {
+	changed := false
+	if off < 0 {
+		return false
+	}
+	for i := off; i < min(off+keyLen, len(b)); i++ {
+		if b[i] != 0 {
+			b[i] = 0
+			changed = true
+		}
+	}
+	return changed
+}
+
 // MaskKeys zeroes every key b carries, in place, and reports whether it
 // changed a byte: the M_Key of an SMP and of the PortInfo it carries,
 // the SM_Key of SMInfo, the SM_Key of an SA header and of the PortInfo
@@ -66,32 +108,29 @@ func MaskKeys(b []byte) bool {
 	}
 	changed := false
 	zero := func(off int) {
-		if off < 0 || off >= len(b) {
-			return
+		if zeroKey(b, off) {
+			changed = true
 		}
-		for i := off; i < min(off+keyLen, len(b)); i++ {
-			if b[i] != 0 {
-				b[i] = 0
-				changed = true
-			}
+	}
+	data := func(off int) []byte {
+		if off >= len(b) {
+			return nil
 		}
+		return b[off:]
 	}
 	attr := binary.BigEndian.Uint16(b[16:18])
 	switch b[1] {
 	case ClassSubnLID, ClassSubnDR:
 		zero(smpMKeyOff)
-		switch attr {
-		case attrPortInfo:
-			zero(SMPDataOff + piMKeyOff)
-		case attrSMInfo:
-			zero(SMPDataOff + smiKeyOff)
+		if MaskAttrKeys(b[1], attr, data(SMPDataOff)) {
+			changed = true
 		}
 	case ClassBM:
 		zero(bmBKeyOff)
 	case ClassCC:
 		zero(ccCCKeyOff)
-		if attr == ccAttrKeyInfo {
-			zero(ccDataOff)
+		if MaskAttrKeys(b[1], attr, data(ccDataOff)) {
+			changed = true
 		}
 	case ClassSubnAdm:
 		zero(saSMKeyOff)

@@ -47,7 +47,7 @@ func (f *Fabric) ccOf(p *port) *ccState {
 	}
 	s := f.ccAgents[p]
 	if s == nil {
-		s = &ccState{}
+		s = &ccState{key: f.ccKey}
 		f.ccAgents[p] = s
 	}
 	return s
@@ -71,6 +71,9 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 	}
 	set := method == mad.MethodSet
 	st := f.ccAgents[in] // nil: reset values
+	if st == nil && f.ccKey != 0 {
+		st = f.ccOf(in) // the agent's CC_Key counts from the first MAD
+	}
 	keyOK := st == nil || st.key == 0 || cc.Key(b) == st.key
 	if !keyOK && (set || st.protect) {
 		// A wrong CC_Key: dropped, counted (IBA A10.4.1.1, as M_Key).

@@ -26,6 +26,7 @@ var (
 	fAttrID   byteField
 	fAttrMod  byteField
 	fSMPData  byteField
+	fSMPMKey  byteField
 )
 
 // byteField is a byte-aligned field of whole bytes: bytes off..off+n.
@@ -36,6 +37,7 @@ func (f byteField) set8(b []byte, v uint8)   { b[f.off] = v }
 func (f byteField) u16(b []byte) uint16      { return binary.BigEndian.Uint16(b[f.off:]) }
 func (f byteField) set16(b []byte, v uint16) { binary.BigEndian.PutUint16(b[f.off:], v) }
 func (f byteField) u32(b []byte) uint32      { return binary.BigEndian.Uint32(b[f.off:]) }
+func (f byteField) u64(b []byte) uint64      { return binary.BigEndian.Uint64(b[f.off:]) }
 func (f byteField) bytes(b []byte) []byte    { return b[f.off : f.off+f.n : f.off+f.n] }
 
 // bitField is a one-bit field.
@@ -63,6 +65,7 @@ func init() {
 	fAttrID = byteAligned(mad.HeaderLayout(), "AttributeID", 2)
 	fAttrMod = byteAligned(mad.HeaderLayout(), "AttributeModifier", 4)
 	fSMPData = byteAligned(smp.SMPLayout(), "Data", 64)
+	fSMPMKey = byteAligned(smp.SMPLayout(), "M_Key", 8)
 	fHopPtr = byteAligned(smp.DRSMPLayout(), "HopPointer", 1)
 	fHopCnt = byteAligned(smp.DRSMPLayout(), "HopCount", 1)
 	fDrSLID = byteAligned(smp.DRSMPLayout(), "DrSLID", 2)

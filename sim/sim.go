@@ -37,6 +37,15 @@ type Options struct {
 	// SAKey is the SM_Key of the SM's SA (OpenSM's sa_key); 0 means
 	// DefaultSAKey. Requests carrying another non-zero key are dropped.
 	SAKey uint64
+	// MKey is the M_Key the SM gave every port (PortInfo.M_Key, protect
+	// bits 0: every Get reads it, as IBA 14.2.4.1 allows at that level);
+	// an SMP carrying it is authenticated, and the SM's SMInfo then
+	// carries the SA's SM_Key (mad-formats.md: "zero unless
+	// authenticated"). 0, the default, is no M_Key.
+	MKey uint64
+	// CCKey is every Congestion Control agent's CC_Key at start (a Set of
+	// CongestionKeyInfo changes it); 0, the default, is none.
+	CCKey uint64
 	// Logger receives notes (bring-up summary, ignored topology lines,
 	// preset LIDs that could not be kept) and, at debug level, the
 	// malformed MADs the transports' muxes drop; nil discards them.
@@ -54,6 +63,8 @@ type Fabric struct {
 	smLID  uint16 // the SM's LID; 0 when bare
 	hasSM  bool   // an SM answers SMInfo at smPort
 	saKey  uint64 // the SA's SM_Key (Options.SAKey)
+	mKey   uint64 // every port's M_Key (Options.MKey)
+	ccKey  uint64 // every CC agent's CC_Key at start (Options.CCKey)
 
 	mu        sync.Mutex // guards the state of every node and port, and the fields below
 	closed    bool
@@ -125,7 +136,7 @@ func New(t *topo.Fabric, opts *Options) (*Fabric, error) {
 	if opts != nil {
 		o = *opts
 	}
-	f := &Fabric{log: logger(&o), saKey: o.SAKey}
+	f := &Fabric{log: logger(&o), saKey: o.SAKey, mKey: o.MKey, ccKey: o.CCKey}
 	if f.saKey == 0 {
 		f.saKey = DefaultSAKey
 	}

@@ -86,6 +86,9 @@ func (f *Fabric) sma(n *node, in *port, b []byte) (uint16, action) {
 			return 0, actDeliver
 		}
 		si := smp.SMInfo{GUID: f.smPort.guid, ActCount: f.actCount, SMState: smp.SMStateMaster}
+		if f.mKey != 0 && fSMPMKey.u64(b) == f.mKey {
+			si.SMKey = f.saKey // "zero unless authenticated": by the M_Key
+		}
 		f.actCount++
 		clear(d)
 		_, _ = si.AppendBinary(d[:0])
@@ -112,6 +115,7 @@ func (f *Fabric) portInfo(n *node, in *port, mod uint32, set bool, d []byte) uin
 	}
 	copy(d, p.pi[:])
 	piLocalPortNum.Put(d, uint64(in.num))
+	piMKey.Put(d, f.mKey)
 	return st
 }
 

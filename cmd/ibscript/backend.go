@@ -268,6 +268,15 @@ func openSim(ctx context.Context, c *config, path string, q url.Values) (*backen
 		// (OpenSM's sa_key), so a run with a key is trusted.
 		opts.SAKey = k
 	}
+	// Likewise its ports carry the run's M_Key and its CC agents the
+	// run's CC_Key, as a fabric whose SM set them: the keys are then in
+	// the answers, where no output may show them (docs/security.md).
+	if k, err := c.mKey(); err == nil {
+		opts.MKey = k
+	}
+	if k, err := c.ccKey(); err == nil {
+		opts.CCKey = k
+	}
 	node, port := q.Get("node"), 0
 	for k := range q {
 		switch k {

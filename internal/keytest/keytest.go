@@ -26,12 +26,16 @@ func Encodings(key uint64) map[string][]byte {
 		}
 		return strings.Join(parts, sep)
 	}
+	hexPairs := func() string {
+		return fmt.Sprintf("%04x %04x %04x %04x", key>>48, key>>32&0xffff, key>>16&0xffff, key&0xffff)
+	}
 	return map[string][]byte{
 		"hex":             fmt.Appendf(nil, "%x", key),
 		"HEX":             fmt.Appendf(nil, "%X", key),
 		"hex padded":      fmt.Appendf(nil, "%016x", key),
 		"hex spaced":      []byte(hexSep(" ")),
 		"hex colons":      []byte(hexSep(":")),
+		"hex pairs":       []byte(hexPairs()), // libibmad's xdump, smpdump's output
 		"decimal":         strconv.AppendUint(nil, key, 10),
 		"float":           []byte(strconv.FormatFloat(float64(key), 'g', -1, 64)),
 		"raw big-endian":  be[:],
