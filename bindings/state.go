@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	goos "os"
 	"path/filepath"
 	"strings"
@@ -148,6 +149,11 @@ func restrictOS(L *lua.LState) {
 				code = 1
 			}
 		case lua.LNumber:
+			// A status is a byte: the kernel keeps the low 8 bits, so
+			// os.exit(256) would exit 0, a wrong "passed".
+			if v != lua.LNumber(math.Trunc(float64(v))) || v < 0 || v > 255 {
+				L.ArgError(1, fmt.Sprintf("exit status %v is not an integer in 0..255", v))
+			}
 			code = int(v)
 		case *lua.LNilType:
 		default:

@@ -183,7 +183,8 @@ var commandHelp = map[string]string{
 
 Runs the Lua script FILE against the fabric. The script sees its arguments
 in the global table 'arg' (arg[0] is FILE) and the modules MODULES
-(docs/lua-api.md). os.exit(n) ends the run with status n; an error in the script
+(docs/lua-api.md). os.exit(n) ends the run with status n (0..255; a plan's
+report is still written and a worse status of its own wins); an error in the script
 ends it with status 2 and a traceback. require finds modules next to FILE
 and in its checks/ directory.
 

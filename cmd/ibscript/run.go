@@ -237,8 +237,14 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 	if prog != nil {
 		prog.clear()
 	}
-	if _, isExit := bindings.AsExit(err); isExit {
-		return scriptStatus(err, stderr) // os.exit: the script decided
+	if exit, isExit := bindings.AsExit(err); isExit {
+		if !env.HasPlan() {
+			return exit // os.exit: the script decided
+		}
+		// A plan's status is its report's: os.exit ends the script, the
+		// report is written and the worse status wins, so os.exit(0)
+		// after a failed check still exits 1 (docs/security.md).
+		return writeRunReport(c, format, b, env.PlanReport(nil), exit, stdout, stderr)
 	}
 	var runErr error
 	if err != nil {
@@ -332,7 +338,20 @@ func runChunk(ctx context.Context, c *config, stdout, stderr io.Writer) (code in
 			return exitError
 		}
 	}
-	return scriptStatus(err, stderr)
+	code = scriptStatus(err, stderr)
+	if env.HasPlan() {
+		// A chunk that checks gets its report and its status, as a run.
+		var runErr error
+		if _, isExit := bindings.AsExit(err); err != nil && !isExit {
+			runErr = errors.New(errorMessage(err))
+		}
+		format := c.format
+		if format == "" {
+			format = "text"
+		}
+		return writeRunReport(c, format, b, env.PlanReport(runErr), code, stdout, stderr)
+	}
+	return code
 }
 
 // discoverMemoryLimit is the heap size at which discover collects
