@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -20,8 +21,15 @@ import (
 // search, fabric.load (and the files a topology includes), fabric.save
 // and its node_name_map, plan.thresholds.
 type Files struct {
-	all   bool
-	roots []string // absolute, symlinks resolved
+	all       bool
+	roots     []string // absolute, symlinks resolved
+	protected []protectedFile
+}
+
+// protectedFile is one of the run's own files (Files.Protect).
+type protectedFile struct {
+	what, path string      // "--audit", its path resolved
+	fi         os.FileInfo // nil when it did not exist yet
 }
 
 // ErrFileNotAllowed is wrapped by the error of a file access outside the
@@ -46,24 +54,105 @@ func NewFiles(all bool, roots ...string) (*Files, error) {
 	return f, nil
 }
 
-// resolve makes path absolute and resolves the symbolic links of the
-// longest part of it that exists, so that a link under an allowed
-// directory cannot lead out of it.
+// Protect names the run's own files (its --audit, --record and report
+// files, a cache), which a script may neither write nor replace, even
+// where their directory is allowed and even with --allow-files: a plan
+// cannot erase the audit trail of its Sets or break the recording. what
+// names the flag in the refusal. A file that does not exist yet is
+// protected by its path, one that does by its path and its identity
+// (a hard link to it is refused too).
+func (f *Files) Protect(what, path string) error {
+	if path == "" {
+		return nil
+	}
+	real, err := resolve(path)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", what, path, err)
+	}
+	fi, _ := os.Stat(real)
+	f.protected = append(f.protected, protectedFile{what: what, path: real, fi: fi})
+	return nil
+}
+
+// ProtectFile protects a file by its identity alone (the file stdout
+// writes the report to).
+func (f *Files) ProtectFile(what string, fi os.FileInfo) {
+	f.protected = append(f.protected, protectedFile{what: what, fi: fi})
+}
+
+// protects returns the run's file that real (resolved) or fi is, if any.
+func (f *Files) protects(real string, fi os.FileInfo) *protectedFile {
+	if f == nil {
+		return nil
+	}
+	for i, p := range f.protected {
+		if p.path != "" && p.path == real {
+			return &f.protected[i]
+		}
+		if fi == nil {
+			continue
+		}
+		if p.fi != nil && os.SameFile(p.fi, fi) {
+			return &f.protected[i]
+		}
+		if p.path != "" {
+			if cur, err := os.Stat(p.path); err == nil && os.SameFile(cur, fi) {
+				return &f.protected[i]
+			}
+		}
+	}
+	return nil
+}
+
+// maxLinks is how many symbolic links a path may go through, as Linux's
+// MAXSYMLINKS (ELOOP past it).
+const maxLinks = 40
+
+// resolve makes path absolute and follows every symbolic link in it, a
+// dangling one too (its target is where a file created through it would
+// go), so that no link under an allowed directory leads out of it.
+// Components past the first that does not exist are taken as written.
 func resolve(path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
 	}
-	rest := ""
-	for p := abs; ; p = filepath.Dir(p) {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(real, rest), nil
+	sep := string(filepath.Separator)
+	comps := strings.Split(strings.TrimPrefix(abs, sep), sep)
+	cur, links := sep, 0
+	for len(comps) > 0 {
+		c := comps[0]
+		comps = comps[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
 		}
-		if p == filepath.Dir(p) {
-			return abs, nil
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// Nothing exists past here: the rest names what would be made.
+			return filepath.Join(append([]string{next}, comps...)...), nil
 		}
-		rest = filepath.Join(filepath.Base(p), rest)
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", fmt.Errorf("%s: %w", path, syscall.ELOOP)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			cur = sep
+		}
+		comps = append(strings.Split(target, sep), comps...)
 	}
+	return cur, nil
 }
 
 // Check returns nil when path may be read or written, else an error that
@@ -100,13 +189,66 @@ func (f *Files) ReadFile(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// WriteFile writes path when it may be written.
+// WriteFile writes path when it may be written: never one of the run's
+// own files (Protect), never through a symbolic link (O_NOFOLLOW; a new
+// file is made with O_CREAT|O_EXCL, so a link planted between the check
+// and the open is refused, not followed), never anything but a regular
+// file.
 func (f *Files) WriteFile(path string, b []byte, perm os.FileMode) error {
 	if err := f.Check(path); err != nil {
 		return err
 	}
-	return os.WriteFile(path, b, perm)
+	real, err := resolve(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if p := f.protects(real, nil); p != nil {
+		return fmt.Errorf("%s: %w (it is the run's %s file)", path, ErrRunFile, p.what)
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s: %w", path, ErrSymlink)
+	}
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm)
+	if errors.Is(err, os.ErrExist) {
+		// An existing file is replaced in place, as os.WriteFile does,
+		// once it is known to be a regular file that is not the run's.
+		out, err = os.OpenFile(path, os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			if errors.Is(err, syscall.ELOOP) {
+				return fmt.Errorf("%s: %w", path, ErrSymlink)
+			}
+			return err
+		}
+		fi, err := out.Stat()
+		if err == nil && !fi.Mode().IsRegular() {
+			err = fmt.Errorf("%s: not a regular file", path)
+		} else if p := f.protects(real, fi); err == nil && p != nil {
+			err = fmt.Errorf("%s: %w (it is the run's %s file)", path, ErrRunFile, p.what)
+		}
+		if err == nil {
+			err = out.Truncate(0)
+		}
+		if err != nil {
+			out.Close()
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	_, err = out.Write(b)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
+
+// ErrRunFile is wrapped by the refusal to write one of the run's own
+// files (Files.Protect); ErrSymlink by the refusal to write through a
+// symbolic link.
+var (
+	ErrRunFile = errors.New("a script may not write the run's own files")
+	ErrSymlink = errors.New("a script may not write through a symbolic link")
+)
 
 // filesKey is the registry field holding a state's Files (LoadFile and
 // require find it there).

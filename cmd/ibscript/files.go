@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -12,7 +14,7 @@ import (
 // command line (the working directory, the script's directory, the
 // script's arguments, --arg values, --allow-path), or any with
 // --allow-files.
-func (c *config) files() (*bindings.Files, error) {
+func (c *config) files(stdout, stderr io.Writer) (*bindings.Files, error) {
 	roots := append([]string{"."}, c.allowPath...)
 	args := c.args
 	if c.cmd == "run" && len(args) > 0 {
@@ -25,5 +27,27 @@ func (c *config) files() (*bindings.Files, error) {
 			roots = append(roots, v)
 		}
 	}
-	return bindings.NewFiles(c.allowFiles, roots...)
+	f, err := bindings.NewFiles(c.allowFiles, roots...)
+	if err != nil {
+		return nil, err
+	}
+	// The run's own files stay out of its script's reach: the audit
+	// trail, the recording, and the report and log where stdout and
+	// stderr are files (ibscript run plan.lua > report.json).
+	for _, p := range []struct{ what, path string }{{"--audit", c.audit}, {"--record", c.record}} {
+		if err := f.Protect(p.what, p.path); err != nil {
+			return nil, err
+		}
+	}
+	for _, w := range []struct {
+		what string
+		w    io.Writer
+	}{{"report (stdout)", stdout}, {"stderr", stderr}} {
+		if o, ok := w.w.(*os.File); ok {
+			if fi, err := o.Stat(); err == nil && fi.Mode().IsRegular() {
+				f.ProtectFile(w.what, fi)
+			}
+		}
+	}
+	return f, nil
 }

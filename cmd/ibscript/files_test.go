@@ -112,3 +112,86 @@ func leaked(output string) bool {
 	}
 	return false
 }
+
+// TestRunFilesOutOfReach: a plan cannot overwrite the run's --audit and
+// --record files (fabric.save(f, "audit.log") erased the audit trail and
+// broke the recording), nor the report stdout is redirected to, not even
+// through a hard link or with --allow-files; a dangling symbolic link in
+// an allowed directory does not lead out of it (it created a file
+// outside every allowed path), and no file is written through a link.
+func TestRunFilesOutOfReach(t *testing.T) {
+	work, outside := t.TempDir(), t.TempDir()
+	t.Chdir(work)
+	audit, rec := filepath.Join(work, "audit.log"), filepath.Join(work, "run.jsonl")
+	if err := os.WriteFile(audit, []byte("ibscript: audit: an earlier Set\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	escape := filepath.Join(outside, "escaped")
+	if err := os.Symlink(escape, filepath.Join(work, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(work, "dangling"), filepath.Join(work, "chain")); err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(work, "mine.topo")
+	if err := os.WriteFile(mine, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(mine, filepath.Join(work, "tomine")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(audit, filepath.Join(work, "hardlink")); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"--fabric", "sim:", "--audit", audit, "--record", rec}
+	for _, c := range []struct {
+		name, path string
+		extra      []string
+		want       string
+	}{
+		{"audit", "audit.log", nil, "the run's --audit file"},
+		{"audit absolute", audit, nil, "the run's --audit file"},
+		{"audit with --allow-files", audit, []string{"--allow-files"}, "the run's --audit file"},
+		{"audit through ..", "../" + filepath.Base(work) + "/audit.log", nil, "the run's --audit file"},
+		{"hard link to the audit", "hardlink", nil, "the run's --audit file"},
+		{"record", "run.jsonl", nil, "the run's --record file"},
+		{"dangling link", "dangling", nil, "outside the paths this run may use"},
+		{"chain to a dangling link", "chain", nil, "outside the paths this run may use"},
+		{"link to an allowed file", "tomine", nil, "through a symbolic link"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append(append(append([]string{}, common...), c.extra...), "-e", `fabric.save(fabric.discover(), "`+c.path+`")`)
+			code, _, errOut := ibscript(t, args...)
+			if code != exitError || !strings.Contains(errOut, c.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errOut, c.want)
+			}
+		})
+	}
+	if b, err := os.ReadFile(audit); err != nil || !strings.HasPrefix(string(b), "ibscript: audit: an earlier Set\n") {
+		t.Errorf("the audit file changed: %q, %v", b, err)
+	}
+	if _, err := os.Lstat(escape); err == nil {
+		t.Errorf("a file was created outside the allowed paths through a dangling link")
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "x" {
+		t.Errorf("a file was written through a symbolic link")
+	}
+	// The report's file (stdout redirected to it) is the run's too.
+	report := filepath.Join(work, "report.txt")
+	f, err := os.Create(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	code := run([]string{"--fabric", "sim:", "-e", `plan.check("x", function(r) r:pass("ok") end) fabric.save(fabric.discover(), "report.txt")`}, strings.NewReader(""), f, &stderr)
+	f.Close()
+	if code != exitError || !strings.Contains(stderr.String(), "the run's report (stdout) file") {
+		t.Errorf("writing the report's own file: exit %d, stderr %q", code, stderr.String())
+	}
+	// What a plan may write, it still may: a new file, then over it.
+	for range 2 {
+		if code, _, errOut := ibscript(t, "--fabric", "sim:", "-e", `fabric.save(fabric.discover(), "new.topo")`); code != 0 {
+			t.Errorf("save a new file: exit %d, %s", code, errOut)
+		}
+	}
+}

@@ -46,7 +46,7 @@ func newLuaOpts(ctx context.Context, c *config, stdout, stderr io.Writer, o bind
 			c.cancel(errMemoryLimit{limit: c.memLimit.v, mem: me})
 		}
 	}
-	if o.Files, err = c.files(); err != nil {
+	if o.Files, err = c.files(stdout, stderr); err != nil {
 		b.Close()
 		return nil, nil, nil, err
 	}

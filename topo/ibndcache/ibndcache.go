@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // The format's constants (ibnetdisc_cache.c).
@@ -300,6 +301,11 @@ func (f *File) Write(name string) error {
 	b, err := f.Encode()
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
+	}
+	// ibnd_cache_fabric unlink(2)s the old file: a directory is refused
+	// (EISDIR), never removed, where os.Remove would rmdir an empty one.
+	if fi, err := os.Lstat(name); err == nil && fi.IsDir() {
+		return fmt.Errorf("error removing '%s': %w", name, syscall.EISDIR)
 	}
 	if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("error removing '%s': %w", name, err)

@@ -245,3 +245,23 @@ func TestWriteRead(t *testing.T) {
 		t.Fatalf("a missing file: %v", err)
 	}
 }
+
+// TestWriteNeverRemovesADirectory: ibnd_cache_fabric unlink(2)s the old
+// file, which a directory refuses (EISDIR); os.Remove rmdir'd an empty
+// directory and wrote the cache in its place.
+func TestWriteNeverRemovesADirectory(t *testing.T) {
+	c, err := Decode(cFile, readC(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "empty")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(dir); err == nil || !strings.Contains(err.Error(), "error removing") || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("Write(an empty directory): %v, want error removing ...: is a directory", err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Errorf("the directory is gone: %v, %v", fi, err)
+	}
+}
