@@ -126,6 +126,16 @@ func (c *Parser) Parse(name string, r io.Reader) (*Fabric, error) {
 	if err := p.file(name, r, 0); err != nil {
 		return nil, err
 	}
+	if len(p.f.Nodes) == 0 {
+		// FooBar=1 or /etc/passwd: not a topology, never an empty fabric
+		// (the line is not quoted: the file may be a secret one).
+		e := &ParseError{File: name, Msg: "not a topology: no node record (a Switch, Hca, Ca or Rt line of an ibsim or ibnetdiscover topology)"}
+		if p.ignored.file != "" {
+			e.File, e.Line = p.ignored.file, p.ignored.line
+			e.Msg = "not a topology line, and the file has no node record (a Switch, Hca, Ca or Rt line of an ibsim or ibnetdiscover topology)"
+		}
+		return nil, e
+	}
 	if err := p.connect(); err != nil {
 		return nil, err
 	}
@@ -203,6 +213,7 @@ type parser struct {
 	speed    uint8
 	extSpeed uint8
 	prefix   string
+	ignored  pos // the first line that was not a topology line
 }
 
 // lineReader yields the lines of one file with their numbers.
@@ -332,6 +343,9 @@ func (p *parser) topLine(lr *lineReader, line string, depth int) error {
 		return nil
 	case has("[") || has("@"):
 		return lr.errorf("port line outside a node record (more port lines than the header's port count?)")
+	}
+	if t := strings.TrimLeft(line, " \t\r\v\f"); t != "" && t[0] != '#' && p.ignored.file == "" {
+		p.ignored = lr.pos() // named if the file turns out to hold no node
 	}
 	return nil // anything else is ignored, as by ibsim
 }

@@ -545,3 +545,27 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseRefusesNonTopology: a file with no node record is not a
+// topology (FooBar=1 and /etc/passwd loaded as empty fabrics, so a
+// reference made every node "extra"); the error names the first line
+// that is not a topology line, without quoting it.
+func TestParseRefusesNonTopology(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"FooBar", "FooBar=1\n", "net.x:1: not a topology line, and the file has no node record"},
+		{"passwd", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/:/sbin/nologin\n", "net.x:1: not a topology line"},
+		{"after comments", "# a comment\n\nFooBar=1\n", "net.x:3: not a topology line"},
+		{"empty", "", "net.x:0: not a topology: no node record"},
+		{"settings only", "# header\nswitchguid=0x10\n", "net.x:0: not a topology: no node record"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := parseString(t, "net.x", c.text, nil)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("fabric %v, error %v; want %q", f, err, c.want)
+			}
+			if strings.Contains(err.Error(), "root") || strings.Contains(err.Error(), "FooBar") {
+				t.Errorf("the error quotes the file: %v", err)
+			}
+		})
+	}
+}

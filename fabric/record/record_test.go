@@ -106,7 +106,10 @@ func TestReadErrors(t *testing.T) {
 	hdr := `{"format":"ibscript-record","version":1}` + "\n"
 	for _, tc := range []struct{ name, in, want string }{
 		{"empty", "", "empty recording"},
-		{"not json", "hello\n", "line 1: header"},
+		{"not json", "hello\n", "line 1: not a recording: want the JSON header line"},
+		{"passwd", "root:x:0:0:root:/root:/bin/bash\n", "line 1: not a recording"},
+		{"json, not a header", `{"op":"close","tr":1}`, "line 1: not a recording"},
+		{"blank line before an event", "\n" + `{"op":"close","tr":1}`, "line 2: not a recording"},
 		{"other format", `{"format":"pcap","version":1}`, `format "pcap"`},
 		{"version", `{"format":"ibscript-record","version":3}`, "version 3"},
 		{"open without port", hdr + `{"op":"open","tr":1}`, "line 2: open without port"},

@@ -35,23 +35,26 @@ func Read(r io.Reader) (*Recording, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	rec := &Recording{}
-	line := 0
+	line, header := 0, false
 	for sc.Scan() {
 		line++
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
 		}
-		if line == 1 {
-			if err := json.Unmarshal(b, &rec.Header); err != nil {
-				return nil, fmt.Errorf("record: line 1: header: %w", err)
+		if !header {
+			// The first line that is not blank is the header; what is
+			// not one is not a recording (its text is not quoted).
+			if err := json.Unmarshal(b, &rec.Header); err != nil || rec.Header.Format == "" {
+				return nil, fmt.Errorf("record: line %d: not a recording: want the JSON header line of ibscript --record ({\"format\":%q,...})", line, Format)
 			}
 			if rec.Header.Format != Format {
-				return nil, fmt.Errorf("record: line 1: format %q, want %q", rec.Header.Format, Format)
+				return nil, fmt.Errorf("record: line %d: format %q, want %q", line, rec.Header.Format, Format)
 			}
 			if rec.Header.Version < 1 || rec.Header.Version > Version {
-				return nil, fmt.Errorf("record: line 1: version %d, want 1 to %d", rec.Header.Version, Version)
+				return nil, fmt.Errorf("record: line %d: version %d, want 1 to %d", line, rec.Header.Version, Version)
 			}
+			header = true
 			continue
 		}
 		var e Event
@@ -86,8 +89,8 @@ func Read(r io.Reader) (*Recording, error) {
 		}
 		return nil, fmt.Errorf("record: line %d: %w", line+1, err)
 	}
-	if line == 0 {
-		return nil, errors.New("record: empty recording")
+	if !header {
+		return nil, errors.New("record: empty recording: want the JSON header line of ibscript --record")
 	}
 	return rec, nil
 }
