@@ -52,7 +52,7 @@ func TestArgErrorOfCallback(t *testing.T) {
 	L.SetGlobal("cb", mod)
 	for _, c := range []struct{ script, want string }{
 		{`cb.call(function() bit.band({}) end)`, `bad argument #1 to bit\.band \(`},
-		{`cb.call(function() string.rep() end)`, `bad argument #1 to rep \(`},
+		{`cb.call(function() string.rep() end)`, `bad argument #1 to 'rep' \(string expected, got no value\)`},
 		{`cb.call(1)`, `bad argument #1 to cb\.call \(fn: function expected, got number\)`},
 	} {
 		err := DoString(L, c.script)

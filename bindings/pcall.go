@@ -38,6 +38,9 @@ type threads struct {
 	errorFn *lua.LFunction
 	// depth counts the protected calls running inside one another.
 	depth int
+	// handler is the error function of every protected call (lua51err.go),
+	// nil before the first.
+	handler *lua.LFunction
 }
 
 // maxFreeThreads bounds the pool: protected calls nest only so deep.
@@ -95,7 +98,7 @@ func (p *threads) call(L *lua.LState, fn lua.LValue, nret int, args []lua.LValue
 	for _, a := range args {
 		co.Push(a)
 	}
-	if err := co.PCall(len(args), nret, nil); err != nil {
+	if err := co.PCall(len(args), nret, p.errorHandler(L)); err != nil {
 		delete(p.parent, co) // the thread is dropped: it may hold frames' leftovers
 		return nil, p.directGoError(fn, err)
 	}
@@ -109,6 +112,39 @@ func (p *threads) call(L *lua.LState, fn lua.LValue, nret int, args []lua.LValue
 	}
 	p.put(co)
 	return rets, nil
+}
+
+// errorHandler is the error function of protected calls: gopher-lua calls
+// it where the error was raised, before the frames unwind, which is where
+// Lua 5.1's wording of a runtime error can be found (lua51err.go).
+func (p *threads) errorHandler(L *lua.LState) *lua.LFunction {
+	if p.handler == nil {
+		p.handler = L.NewFunction(func(L *lua.LState) int {
+			obj := L.Get(1)
+			if s, ok := obj.(lua.LString); ok {
+				obj = lua.LString(safeLua51Message(L, string(s)))
+			}
+			// Raised again rather than returned: gopher-lua leaves the
+			// thread's upvalues open while an error function runs, and
+			// closes them, and takes the traceback, for an error raised
+			// in it. Closures the failed call made keep their values.
+			L.Error(obj, 0)
+			return 0
+		})
+	}
+	return p.handler
+}
+
+// safeLua51Message is lua51ErrorMessage, which reads the failing frame
+// through the debug API; should it fail on a frame it did not foresee, the
+// message stays gopher-lua's rather than the error being lost.
+func safeLua51Message(L *lua.LState, msg string) (out string) {
+	defer func() {
+		if recover() != nil {
+			out = msg
+		}
+	}()
+	return lua51ErrorMessage(L, msg)
 }
 
 // directGoError corrects the message of an error raised by a Go function

@@ -343,7 +343,7 @@ func TestCLIFirstHour(t *testing.T) {
 	if code, out, _ := ibscript(t, "--timeout", "50", "-e", `print(smp.nodeinfo("lid:1").node_type)`); code != exitOK || out != "1\n" {
 		t.Errorf("--timeout 50: exit %d %q", code, out)
 	}
-	if code, _, errOut := ibscript(t, "--fabric", "sim:", "-e", `smp.nodeinf(1)`); code != exitError || !strings.Contains(errOut, "smp.nodeinf is not a function (nil); did you mean smp.nodeinfo?") {
+	if code, _, errOut := ibscript(t, "--fabric", "sim:", "-e", `smp.nodeinf(1)`); code != exitError || !strings.Contains(errOut, "attempt to call field 'nodeinf' (a nil value); did you mean smp.nodeinfo?") {
 		t.Errorf("-e with a missing function: exit %d %q", code, errOut)
 	}
 	// An unknown discover format is refused before the backend opens.
@@ -383,7 +383,7 @@ func TestCompletionsFollowIndexes(t *testing.T) {
 func TestREPLPiped(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"--fabric", "sim:"}, strings.NewReader("x = 1 + 1\nfunction f()\n  return x * 21\nend\nf()\nsmp.nodeinf('lid:1')\nprint('never')\n"), &stdout, &stderr)
-	if code != exitError || stdout.String() != "42\n" || !strings.Contains(stderr.String(), "smp.nodeinf is not a function") || strings.Contains(stderr.String(), "traceback") {
+	if code != exitError || stdout.String() != "42\n" || !strings.Contains(stderr.String(), "attempt to call field 'nodeinf' (a nil value); did you mean smp.nodeinfo?") || strings.Contains(stderr.String(), "traceback") {
 		t.Errorf("exit %d\nstdout %q\nstderr %q", code, stdout.String(), stderr.String())
 	}
 	stdout.Reset()

@@ -223,7 +223,7 @@ func TestREPLFirstHour(t *testing.T) {
 	pos = tm.expect(pos, "\nSwitch1\n", nil)
 	step("f.links[1]", ` port `, ` <-> "`)
 	step(`smp.nodeinfo("foo")`, "smp.nodeinfo: bad argument #1 (target): LID \"foo\" is not a number")
-	step(`smp.nodeinf("lid:1")`, "smp.nodeinf is not a function (nil); did you mean smp.nodeinfo?\n")
+	step(`smp.nodeinf("lid:1")`, "attempt to call field 'nodeinf' (a nil value); did you mean smp.nodeinfo?\n")
 	step(`smp.nodeinfo("guid:0x1234")`, "smp.nodeinfo: guid:0x0000000000001234: no such node or port GUID in the fabric\n")
 	step(`sim.faults{dead={"leaf005"}}`, "sim.faults: dead node \"leaf005\": no such node")
 	tm.typ("\x04")

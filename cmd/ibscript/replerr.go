@@ -19,17 +19,29 @@ var callee = regexp.MustCompile(`([A-Za-z_]\w*(?:\s*[.:]\s*[A-Za-z_]\w*)*)\s*[({
 // an error.
 var chunkLine = regexp.MustCompile(`^([^:\n]+):(\d+): `)
 
-// explainCall turns gopher-lua's "attempt to call a non-function object"
-// into what a reader needs: which name is not a function, what it is, and
-// the nearest name that is ("smp.nodeinf is not a function (nil); did
-// you mean smp.nodeinfo?"). It looks names up with RawGet only, so
-// nothing runs; other messages, and calls it cannot name (locals,
+// lua51Call matches Lua 5.1's message for a call of a value that is not a
+// function, as ibscript gives it (bindings/lua51err.go).
+// Only a global, a field or a method can be looked up from the globals.
+var lua51Call = regexp.MustCompile(`attempt to call (?:(?:global|field|method) '([^'\n]*)' \()?a \w+ value\)?`)
+
+// explainCall adds to a failed call's message what a reader needs next:
+// the nearest name that is a function ("attempt to call field 'nodeinf'
+// (a nil value); did you mean smp.nodeinfo?"). Where the message is
+// still gopher-lua's "attempt to call a non-function object" (the call's
+// value could not be told, lua51err.go), it says which name is not a
+// function and what it is instead. It looks names up with RawGet only,
+// so nothing runs; other messages, and calls it cannot name (locals,
 // results of calls), are returned unchanged.
 func explainCall(L *lua.LState, src, msg string) string {
 	const what = "attempt to call a non-function object"
 	i := strings.Index(msg, what)
+	lua51, called := false, ""
 	if i < 0 {
-		return msg
+		m := lua51Call.FindStringSubmatchIndex(msg)
+		if m == nil || m[2] < 0 {
+			return msg // a value without a name: nothing to look up
+		}
+		i, lua51, called = m[0], true, msg[m[2]:m[3]]
 	}
 	lines := strings.Split(src, "\n")
 	line := src
@@ -41,6 +53,9 @@ func explainCall(L *lua.LState, src, msg string) string {
 	for _, m := range callee.FindAllStringSubmatch(line, -1) {
 		name := strings.Join(strings.Fields(m[1]), "")
 		parts := strings.FieldsFunc(name, func(r rune) bool { return r == '.' || r == ':' })
+		if lua51 && parts[len(parts)-1] != called {
+			continue // another call on the line
+		}
 		var v lua.LValue = L.G.Global
 		var parent *lua.LTable
 		for _, p := range parts {
@@ -60,11 +75,18 @@ func explainCall(L *lua.LState, src, msg string) string {
 		if mt, ok := L.GetMetatable(v).(*lua.LTable); ok && mt.RawGetString("__call") != lua.LNil {
 			continue
 		}
-		out := msg[:i] + fmt.Sprintf("%s is not a function (%s)", name, v.Type())
+		hint := ""
 		if s := nearest(parent, parts[len(parts)-1]); s != "" {
-			out += fmt.Sprintf("; did you mean %s?", name[:len(name)-len(parts[len(parts)-1])]+s)
+			hint = fmt.Sprintf("; did you mean %s?", name[:len(name)-len(parts[len(parts)-1])]+s)
 		}
-		return out + msg[i+len(what):]
+		if lua51 {
+			end := strings.IndexByte(msg[i:], '\n')
+			if end < 0 {
+				return msg + hint
+			}
+			return msg[:i+end] + hint + msg[i+end:]
+		}
+		return msg[:i] + fmt.Sprintf("%s is not a function (%s)", name, v.Type()) + hint + msg[i+len(what):]
 	}
 	return msg
 }
