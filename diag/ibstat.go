@@ -38,7 +38,10 @@ type StatPort struct {
 	PhysState string `json:"physical_state"`
 	// Rate is umad_port_t's rate in Gb/s (2 for 2.5, which ibstat prints
 	// as "2.5").
-	Rate      int    `json:"rate"`
+	Rate int `json:"rate"`
+	// FDR10: ibstat prints "Rate: 10 (FDR10)" where the kernel's rate
+	// text names FDR10 (is_fdr10; fabric.PortAttr.FDR10).
+	FDR10     bool   `json:"fdr10,omitempty"`
 	LID       uint16 `json:"base_lid"`
 	LMC       uint8  `json:"lmc"`
 	SMLID     uint16 `json:"sm_lid"`
@@ -115,7 +118,7 @@ func IBStatOf(ports []fabric.PortAttr, o IBStatOptions) (*IBStat, error) {
 			ll = "InfiniBand"
 		}
 		r.CAs[i].Ports = append(r.CAs[i].Ports, StatPort{Port: p.PortNum, State: statState(p.State),
-			PhysState: statPhys(p.PhysState), Rate: p.Rate, LID: p.LID, LMC: p.LMC, SMLID: p.SMLID,
+			PhysState: statPhys(p.PhysState), Rate: p.Rate, FDR10: p.FDR10, LID: p.LID, LMC: p.LMC, SMLID: p.SMLID,
 			CapMask: p.CapMask, PortGUID: GUID(p.PortGUID), LinkLayer: ll})
 	}
 	// umad_sort_ca_device_list: by name, strcmp.
@@ -215,7 +218,10 @@ func WriteIBStat(w io.Writer, r *IBStat) error {
 
 func writeStatPort(b *strings.Builder, p StatPort, hdr, pre string) {
 	rate := fmt.Sprint(p.Rate)
-	if p.Rate == 2 { // 1x SDR
+	switch {
+	case p.FDR10:
+		rate += " (FDR10)"
+	case p.Rate == 2: // 1x SDR
 		rate = "2.5"
 	}
 	fmt.Fprintf(b, "%sPort %d:\n%sState: %s\n%sPhysical state: %s\n%sRate: %s\n%sBase lid: %d\n%sLMC: %d\n%sSM lid: %d\n%sCapability mask: 0x%08x\n%sPort GUID: 0x%016x\n%sLink layer: %s\n",

@@ -95,3 +95,21 @@ CA 'mlx5_1'
 		t.Errorf("port 2: %v", err)
 	}
 }
+
+// TestIBStatFDR10: a port whose kernel rate text names FDR10 (Soft-RoCE
+// on a 10 Gb/s veth: "10 Gb/sec (1X FDR10)") prints as C ibstat prints
+// it there.
+func TestIBStatFDR10(t *testing.T) {
+	p := fabric.PortAttr{CAName: "rxe0", PortNum: 1, NodeType: 1, State: 4, PhysState: 5, Rate: 10, FDR10: true, LinkLayer: "Ethernet", CANumPorts: 1}
+	r, err := diag.IBStatOf([]fabric.PortAttr{p}, diag.IBStatOptions{CA: "rxe0", Port: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s strings.Builder
+	if err := diag.WriteIBStat(&s, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s.String(), "\nRate: 10 (FDR10)\n") {
+		t.Errorf("ibstat rxe0 1:\n%s", s.String())
+	}
+}

@@ -213,7 +213,10 @@ type PortAttr struct {
 	State     int // 1 Down .. 4 Active
 	PhysState int
 	Rate      int // Gb/s
-	CapMask   uint32
+	// FDR10 says the kernel's rate text names FDR10, which ibstat prints
+	// after the rate (umad.PortInfo.FDR10); only the kernel backend sets it.
+	FDR10   bool `json:",omitempty"`
+	CapMask uint32
 	// PKeys is the port's P_Key table, by index, as umad_get_port fills
 	// pkeys (pkeys_size is its length): sysfs pkeys/<i> on the kernel,
 	// the SMA's table on the simulator, ibsim's GET_PKEYS (32 entries).

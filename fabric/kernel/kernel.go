@@ -76,7 +76,7 @@ func attrOf(ca *umad.CA, p *umad.PortInfo) fabric.PortAttr {
 	return fabric.PortAttr{
 		CAName: ca.Name, PortNum: p.PortNum, NodeType: ca.NodeType, NodeGUID: ca.NodeGUID,
 		PortGUID: p.PortGUID, GIDPrefix: p.GIDPrefix, LID: p.BaseLID, LMC: p.LMC,
-		SMLID: p.SMLID, SMSL: p.SMSL, State: p.State, PhysState: p.PhysState, Rate: p.Rate,
+		SMLID: p.SMLID, SMSL: p.SMSL, State: p.State, PhysState: p.PhysState, Rate: p.Rate, FDR10: p.FDR10,
 		CapMask: p.CapMask, PKeys: p.PKeys, LinkLayer: p.LinkLayer, GIDs: p.GIDs,
 		CAType: ca.CAType, FWVer: ca.FWVer, HWVer: ca.HWVer, SysGUID: ca.SystemGUID, CANumPorts: ca.NumPorts,
 	}

@@ -64,6 +64,11 @@ type PortInfo struct {
 	// the source GID of a MAD's GRH is picked from it. libibumad reads
 	// gids/0 alone.
 	GIDs [][16]byte
+	// FDR10 is ibstat's is_fdr10: the rate file (its first 31 bytes)
+	// has "FDR10", in any case, just before its first ')'. Mellanox FDR10
+	// links say so, and so does Soft-RoCE on a 10 Gb/s netdev ("10
+	// Gb/sec (1X FDR10)"). libibumad itself does not read it.
+	FDR10 bool
 }
 
 // strtoul is C's strtoul(s, NULL, base) for base 0 or 16: leading white
@@ -325,6 +330,11 @@ func readPort(fsys fs.FS, ca string, num int) (*PortInfo, error) {
 	}
 	p.LMC, p.SMLID, p.SMSL, p.BaseLID = uint8(v[0]), uint16(v[1]), uint8(v[2]), uint16(v[3])
 	p.State, p.PhysState, p.Rate = int(uint32(v[4])), int(uint32(v[5])), int(uint32(v[6]))
+	if s, err := readString(fsys, dir+"/rate", 32); err == nil {
+		if i := strings.IndexByte(s, ')'); i >= 5 && strings.EqualFold(s[i-5:i], "fdr10") {
+			p.FDR10 = true
+		}
+	}
 	cm, err := readUint(fsys, dir+"/cap_mask")
 	if err != nil {
 		return nil, wrap(err)

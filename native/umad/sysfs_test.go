@@ -406,3 +406,33 @@ func FuzzSysfsParsing(f *testing.F) {
 		}
 	})
 }
+
+// TestRateFDR10: PortInfo.FDR10 is ibstat's is_fdr10 on the rate file:
+// "FDR10" in any case just before the first ')', within 31 bytes.
+func TestRateFDR10(t *testing.T) {
+	for _, c := range []struct {
+		rate string
+		want bool
+	}{
+		{"10 Gb/sec (1X FDR10)\n", true}, // Soft-RoCE on a 10 Gb/s netdev
+		{"40 Gb/sec (4X FDR10)\n", true},
+		{"40 Gb/sec (4X fdr10)\n", true},
+		{"40 Gb/sec (4X QDR)\n", false},
+		{"56 Gb/sec (4X FDR)\n", false},
+		{"FDR10)\n", true},
+		{"DR10)\n", false},                            // ')' too close to the start
+		{"100000000 Gb/sec (4X xxxxx FDR10)\n", false}, // the ')' is past C's rate[32]
+	} {
+		m := fstest.MapFS{}
+		addCA(m, "rxe0", "1: CA", 0x10, map[int]portSpec{1: {state: "4: ACTIVE", phys: "5: LinkUp",
+			gid: "fe80:0:0:0:2:c903:45:11", lid: "0x0", capMask: "0x00010000", pkeys: []string{"0xffff"}}})
+		m[SysInfiniband+"/rxe0/ports/1/rate"] = &fstest.MapFile{Data: []byte(c.rate)}
+		ca, err := GetCA(m, "rxe0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ca.Ports[1].FDR10; got != c.want {
+			t.Errorf("rate %q: FDR10 %v, want %v", c.rate, got, c.want)
+		}
+	}
+}
