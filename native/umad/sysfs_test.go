@@ -420,7 +420,7 @@ func TestRateFDR10(t *testing.T) {
 		{"40 Gb/sec (4X QDR)\n", false},
 		{"56 Gb/sec (4X FDR)\n", false},
 		{"FDR10)\n", true},
-		{"DR10)\n", false},                            // ')' too close to the start
+		{"DR10)\n", false},                             // ')' too close to the start
 		{"100000000 Gb/sec (4X xxxxx FDR10)\n", false}, // the ')' is past C's rate[32]
 	} {
 		m := fstest.MapFS{}
