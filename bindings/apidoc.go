@@ -28,7 +28,8 @@ func WriteAPIReference(w io.Writer) error {
 	p("names the function and the parameter, however the function was called (directly, through\n")
 	p("`pcall` or an alias): `bad argument #2 to umad.poll (timeout_ms: number expected, got nil)`.\n\n")
 	p("Targets are strings: `\"lid:5\"` (or the number 5), `\"dr:0,1,3\"` (a directed route as\n")
-	p("`smpquery -D` writes it), `\"guid:0x0002c90300001234\"`. Decoded attributes are records with\n")
+	p("`smpquery -D` writes it), `\"guid:0x0002c90300001234\"`, `\"gid:fd00::2\"` (a port GID: GMPs go with a\n")
+	p("GRH, as RoCE needs; not SMPs). Decoded attributes are records with\n")
 	p("snake_case keys in wire order; 64-bit GUIDs are hex strings, counters are numbers. A record\n")
 	p("reads and takes fields as a table does (`pi.lid`, `pi.lid = 5`, `pi.note = \"x\"`); `pairs`\n")
 	p("and `next` give its fields in wire order, then the keys a script added; `tostring` prints\n")
@@ -48,6 +49,7 @@ func WriteAPIReference(w io.Writer) error {
 	p("([security](security.md)), and reports through `plan`, so what it\n")
 	p("does is what its report says. Why, and how ibscript corrects gopher-lua where it differs from Lua\n")
 	p("5.1, is in [Lua in ibscript](lua.md).\n\n")
+	p("%s\n", FabricSupport)
 	// The sim module comes last: it exists only on sim backends.
 	mods := append(Modules(), SimModule())
 	p("| module | what |\n| --- | --- |\n")
@@ -227,3 +229,18 @@ func upperFirst(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// FabricSupport is the table of what each kind of fabric supports, which
+// docs/lua-api.md and the README show.
+const FabricSupport = `What each fabric supports (` + "`--fabric`" + `: ` + "`umad:`" + ` on an InfiniBand or a RoCE port, ` + "`sim:`" + `, ` + "`ibsim:`" + `):
+
+| | InfiniBand (kernel) | RoCE (kernel; Soft-RoCE too) | embedded simulator | ibsim |
+| --- | --- | --- | --- | --- |
+| SMPs (` + "`smp`" + `, discovery, the diag tools) | yes | no: no QP0 (refused naming RoCE; the kernel's EPROTONOSUPPORT) | yes | yes |
+| GMPs by LID (` + "`perf`" + `, ` + "`cc`" + `, ` + "`umad.send{lid=}`" + `) | yes | no: no LIDs (use ` + "`gid:`" + `) | yes | yes |
+| GRH (` + "`umad.send{gid=}`" + `, ` + "`gid:`" + ` targets, ` + "`grh`" + ` in ` + "`umad.recv`" + `) | yes: global routing, LID-routed | needed on every MAD (EINVAL without) | yes | no: its protocol has no GRH; refused (EINVAL) |
+| SA (` + "`sa`" + `, PathRecords, traps) | yes (the SM's) | no: no SM | yes (built in) | yes (OpenSM's) |
+| RDMA CM by ` + "`{lid=}`" + `/` + "`{gid=}`" + ` (AF_IB) | yes (kernel rdma_cm) | no: bind fails ENODEV | yes (user-space IB CM) | yes (user-space IB CM) |
+| RDMA CM by ` + "`{ip=}`" + ` (AF_INET, AF_INET6) | yes: IPoIB netdevs | yes: the NIC's addresses | yes: topology ` + "`# ipoib`" + ` lines, ` + "`sim.ipoib`" + ` | Go only: ` + "`rdmacm.Options.IPoIB`" + ` |
+| IB CM (class 0x07) | the kernel's ib_cm | the kernel's ib_cm | ibscript's (rdmacm/ibcm) | ibscript's (rdmacm/ibcm) |
+`

@@ -81,3 +81,15 @@ func TestExamples(t *testing.T) {
 		})
 	}
 }
+
+// TestReadmeFabricSupport: the README shows the table of what each fabric
+// supports as docs/lua-api.md does (FabricSupport).
+func TestReadmeFabricSupport(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), FabricSupport) {
+		t.Errorf("README.md lacks bindings.FabricSupport's table (or has another version of it):\n%s", FabricSupport)
+	}
+}

@@ -167,6 +167,8 @@ rdmacm.ack_cm_event(ev) rdmacm.destroy_id(id) ch:close() return copy end)()`, Fi
 		{Key: "srq", Type: "number", Desc: "conn_param"},
 		{Key: "qp_num", Type: "number", Desc: "the peer's QP number"},
 		{Key: "qkey", Type: "number", Desc: "the Q_Key (UD ids)"},
+		{Key: "src_addr", Type: "table", Desc: "the event's id's own address as the CM reports it (librdmacm's `event->id->route.addr.src_addr`): `{ip, port}` for IP addresses, `{lid, gid, port}` for AF_IB; a CONNECT_REQUEST's new id's is the listener's address and port the request named"},
+		{Key: "dst_addr", Type: "table", Desc: "the event's id's peer address, as `src_addr`; a CONNECT_REQUEST's is the requester's address and port"},
 	}},
 }
 

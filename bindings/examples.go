@@ -346,6 +346,15 @@ ch:close()`,
 print(smp.nodeinfo("lid:2").num_ports)   -- retries cover a loss
 print(sim.stats().delayed > 0)           -- true
 sim.faults{}                             -- off again`,
+	"sim.ipoib": `sim.ipoib("node002", 1, "10.0.0.2", "fd00::2")   -- node002's ib0
+local ch = rdmacm.create_event_channel()
+local id = rdmacm.create_id(ch)
+rdmacm.resolve_addr(id, nil, {ip = "10.0.0.2", port = 7471}, 2000)
+local ev = rdmacm.get_cm_event(ch)
+print(ev.event, id:peer_addr().ip)   -- RDMA_CM_EVENT_ADDR_RESOLVED	10.0.0.2
+rdmacm.ack_cm_event(ev)
+rdmacm.destroy_id(id)
+ch:close()`,
 	"sim.link": `sim.link("node002", 1, false)      -- unplug node002's cable
 print(#fabric.discover().nodes)    -- 21
 sim.link("node002", 1, true)`,

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"syscall"
 	"time"
@@ -17,31 +18,32 @@ import (
 
 // The rdmacm module is librdmacm at the level of its man pages: the same
 // names and argument order, events as tables whose event field is
-// librdmacm's name ("RDMA_CM_EVENT_ESTABLISHED"). Addresses are IB
-// addresses, tables {lid = N} or {gid = "fe80:...:..."}, with port the
-// RDMA CM port number. Errors raise with the errno name in the message
+// librdmacm's name ("RDMA_CM_EVENT_ESTABLISHED"). Addresses are tables
+// as librdmacm takes a struct sockaddr: {ip = "10.0.0.1"} or
+// {ip = "fd00::1"} (AF_INET, AF_INET6), or IB addresses {lid = N} or
+// {gid = "fe80:...:..."} (AF_IB), with port the RDMA CM port number. Errors raise with the errno name in the message
 // ("rdmacm.migrate_id: ETIMEDOUT: ..."); get_cm_event returns nil when its
 // timeout passes with nothing received. A script can run both sides of a
 // connection: ids bind to whichever CA port their address names.
 func rdmacmModule() Module {
 	return Module{
 		Name:    "rdmacm",
-		Summary: "librdmacm's calls (event channels, ids, resolve, connect/accept, events with ack, rdma_migrate_id) over the kernel's rdma_cm (umad backend) or a user-space one speaking the IB CM (sim, ibsim); AF_IB private data everywhere: a CONNECT_REQUEST carries 92 bytes, a UD one 216",
+		Summary: "librdmacm's calls (event channels, ids, resolve, connect/accept, events with ack, rdma_migrate_id) over the kernel's rdma_cm (umad backend) or a user-space one speaking the IB CM (sim, ibsim); addresses are IP ({ip = \"10.0.0.1\", port = 7471}, {ip = \"fd00::1\", ...}: RDMA CM's IP header then takes 36 bytes of the REQ, so connect takes 56 bytes of private data and a CONNECT_REQUEST carries 56, 180 for UD) or AF_IB ({lid = N} or {gid = ...}: 92 bytes, 216 for UD)",
 		Funcs: []Func{
 			{"create_event_channel", rdmacmCreateChannel, "create_event_channel() -> rdmacm.channel: a channel the ids created on it report their events to (rdma_create_event_channel); ch:close() destroys it"},
 			{"destroy_event_channel", rdmacmDestroyChannel, "destroy_event_channel(channel) -> nil: EBUSY while ids use it (also channel:close())"},
 			{"create_id", rdmacmCreateID, "create_id(channel | nil [, ps]) -> rdmacm.id: ps \"RDMA_PS_TCP\" (default), \"RDMA_PS_UDP\", \"RDMA_PS_IB\" or \"RDMA_PS_IPOIB\"; a nil channel makes a synchronous id"},
 			{"destroy_id", rdmacmDestroyID, "destroy_id(id [, timeout_ms]) -> nil: tears the connection down, drops the id's unread events, waits (default 30 s, ETIMEDOUT after) for the acks of its fetched events"},
-			{"bind_addr", rdmacmBindAddr, "bind_addr(id, addr) -> nil: addr {lid = N | gid = \"...\", port = N}; lid and gid absent: the default port; port 0: an ephemeral one"},
-			{"resolve_addr", rdmacmResolveAddr, "resolve_addr(id, src_addr | nil, dst_addr [, timeout_ms]) -> nil: RDMA_CM_EVENT_ADDR_RESOLVED follows"},
+			{"bind_addr", rdmacmBindAddr, "bind_addr(id, addr) -> nil: addr {ip = \"10.0.0.1\" | \"fd00::1\" | \"0.0.0.0\" | \"::\", port = N} (an IP address of a local IPoIB or RoCE netdev; the simulator's CAs have theirs from the topology or sim.ipoib) or {lid = N | gid = \"...\", port = N}; lid and gid absent: the default port; port 0: an ephemeral one; an address no local netdev has raises EADDRNOTAVAIL"},
+			{"resolve_addr", rdmacmResolveAddr, "resolve_addr(id, src_addr | nil, dst_addr [, timeout_ms]) -> nil: RDMA_CM_EVENT_ADDR_RESOLVED follows (RDMA_CM_EVENT_ADDR_ERROR, status -110, when no host answers for an IP address); then id:local_addr() and id:peer_addr() are the addresses the CM reports"},
 			{"resolve_route", rdmacmResolveRoute, "resolve_route(id [, timeout_ms]) -> nil: a PathRecord from the SA; RDMA_CM_EVENT_ROUTE_RESOLVED follows"},
 			{"listen", rdmacmListen, "listen(id [, backlog]) -> nil: starts listening for connection requests on the id's bound address (rdma_listen); each request is a CONNECT_REQUEST event carrying a new id; backlog 0 means the default"},
-			{"connect", rdmacmConnect, "connect(id [, param]) -> nil: param {private_data, responder_resources, initiator_depth, flow_control, retry_count, rnr_retry_count, srq, qp_num, cm_response_timeout, max_cm_retries} (private_data up to 92 bytes, 216 for UD; cm_response_timeout and max_cm_retries only on the user-space CM)"},
+			{"connect", rdmacmConnect, "connect(id [, param]) -> nil: param {private_data, responder_resources, initiator_depth, flow_control, retry_count, rnr_retry_count, srq, qp_num, cm_response_timeout, max_cm_retries} (private_data up to 92 bytes, 216 for UD; with IP addresses 56 and 180; cm_response_timeout and max_cm_retries only on the user-space CM)"},
 			{"accept", rdmacmAccept, "accept(id [, param]) -> nil: on the id of a CONNECT_REQUEST; param as connect (private_data up to 196 bytes, 136 for UD); a synchronous id returns once ESTABLISHED, which needs the peer's RTU, sent when the peer fetches its response"},
 			{"reject", rdmacmReject, "reject(id [, private_data]) -> nil: REJ with reason 28 (consumer defined)"},
 			{"disconnect", rdmacmDisconnect, "disconnect(id) -> nil: DREQ, or DREP after the peer's DREQ"},
 			{"get_request", rdmacmGetRequest, "get_request(listen_id [, timeout_ms]) -> rdmacm.id: the next connection request of a synchronous listener (its new id is synchronous too)"},
-			{"get_cm_event", rdmacmGetEvent, "get_cm_event(channel [, timeout_ms]) -> event | nil on timeout: {event, status, id, listen_id, private_data, responder_resources, initiator_depth, qp_num, qkey, ...}"},
+			{"get_cm_event", rdmacmGetEvent, "get_cm_event(channel [, timeout_ms]) -> event | nil on timeout: {event, status, id, listen_id, private_data, responder_resources, initiator_depth, qp_num, qkey, src_addr, dst_addr (the event's id's addresses), ...}"},
 			{"ack_cm_event", rdmacmAckEvent, "ack_cm_event(event) -> nil: EINVAL when acked twice"},
 			{"migrate_id", rdmacmMigrateID, "migrate_id(id, channel | nil [, timeout_ms]) -> nil: moves the id and its unread events; waits (default 30 s, ETIMEDOUT after) while its fetched events are unacked; nil: synchronous mode"},
 			{"poll", rdmacmPoll, "poll(channel, timeout_ms [, count]) -> boolean: true when count (default 1) events are ready to fetch"},
@@ -228,8 +230,15 @@ func registerRdmacmTypes(L *lua.LState) {
 	}))
 }
 
+// addrTable is an id's address as Lua sees it: {ip, port} for an IP
+// address (AF_INET, AF_INET6), {lid, gid, port} for an IB one.
 func addrTable(L *lua.LState, a rdmacm.Addr) *lua.LTable {
 	t := L.CreateTable(0, 3)
+	if a.IP.IsValid() {
+		t.RawSetString("ip", lua.LString(a.IP.String()))
+		t.RawSetString("port", lua.LNumber(a.Port))
+		return t
+	}
 	t.RawSetString("lid", lua.LNumber(a.LID))
 	t.RawSetString("gid", lua.LString(a.GID.String()))
 	t.RawSetString("port", lua.LNumber(a.Port))
@@ -406,11 +415,25 @@ func rdmacmDestroyID(e *Env, L *lua.LState) int {
 	return 0
 }
 
-// checkAddr reads an address table {lid =, gid =, port =}.
+// checkAddr reads an address table {ip =, port =} or {lid =, gid =, port =}.
 func checkAddr(L *lua.LState, n int, fn string) rdmacm.Addr {
 	t := L.CheckTable(n)
-	checkOptions(L, fn, t, map[string]bool{"lid": true, "gid": true, "port": true})
+	checkOptions(L, fn, t, map[string]bool{"lid": true, "gid": true, "port": true, "ip": true})
 	var a rdmacm.Addr
+	switch v := t.RawGetString("ip").(type) {
+	case lua.LString:
+		ip, err := netip.ParseAddr(string(v))
+		if err != nil || ip.Zone() != "" {
+			raise(L, fn, "EINVAL: ip %q is not an IPv4 or IPv6 address", string(v))
+		}
+		if t.RawGetString("lid") != lua.LNil || t.RawGetString("gid") != lua.LNil {
+			raise(L, fn, "EINVAL: an address is an ip or a lid/gid, not both")
+		}
+		a.IP = ip.Unmap()
+	case *lua.LNilType:
+	default:
+		raise(L, fn, "EINVAL: ip: string expected (\"10.0.0.1\", \"fd00::1\"), got %s", v.Type())
+	}
 	if v, ok := t.RawGetString("lid").(lua.LNumber); ok {
 		if v < 0 || v > 0xffff || v != lua.LNumber(int(v)) {
 			raise(L, fn, "EINVAL: lid %v out of range", v)
@@ -589,6 +612,11 @@ func rdmacmGetEvent(e *Env, L *lua.LState) int {
 	}
 	t.RawSetString("qp_num", lua.LNumber(p.QPNum))
 	t.RawSetString("qkey", lua.LNumber(p.QKey))
+	// The event's id's addresses as the CM reports them (librdmacm's
+	// event->id->route.addr): a CONNECT_REQUEST's new id's are the
+	// request's.
+	t.RawSetString("src_addr", addrTable(L, ev.ID.LocalAddr()))
+	t.RawSetString("dst_addr", addrTable(L, ev.ID.PeerAddr()))
 	st.events[t] = ev
 	L.Push(t)
 	return 1

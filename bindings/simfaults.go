@@ -3,6 +3,7 @@ package bindings
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +20,8 @@ type Simulator interface {
 	SetCounter(node string, port int, name string, v uint64) error
 	SetLFT(node string, lid uint16, port uint8) error
 	FaultStats() map[string]uint64
+	// SetIPoIB gives a CA port its IPoIB addresses (sim.Fabric.SetIPoIB).
+	SetIPoIB(node string, port int, ips ...netip.Addr) error
 }
 
 // SimFaults are the faults sim.faults{...} asks for; see sim.Faults.
@@ -86,6 +89,22 @@ func simModule(s Simulator) Module {
 			L.Push(t)
 			return 1
 		}, "stats() -> table: counts of the faults injected since the last sim.faults (requests, lost_requests, lost_responses, duplicated, reordered, corrupted, delayed, dead_drops)"},
+		{"ipoib", func(e *Env, L *lua.LState) int {
+			node, port := L.CheckString(1), int(checkUint(L, 2, 254))
+			var ips []netip.Addr
+			for n := 3; n <= L.GetTop(); n++ {
+				v := L.CheckString(n)
+				ip, err := netip.ParseAddr(v)
+				if err != nil {
+					L.ArgError(n, fmt.Sprintf("%q is not an IPv4 or IPv6 address", v))
+				}
+				ips = append(ips, ip)
+			}
+			if err := s.SetIPoIB(node, port, ips...); err != nil {
+				raiseSim(L, "sim.ipoib", err)
+			}
+			return 0
+		}, "ipoib(node, port, ip...) -> nil: gives a CA port the IP addresses of its IPoIB interface (replacing those it had, which the topology's `# ipoib \"node\"[port] 10.0.0.1 fd00::1` lines set; none removes them): the RDMA CM resolves them to that port, as IPoIB would"},
 	}}
 }
 

@@ -6,6 +6,8 @@ package fabric
 
 import (
 	"context"
+	"fmt"
+	"net/netip"
 	"time"
 )
 
@@ -27,12 +29,29 @@ type CMDevice interface {
 	Close() error
 }
 
-// CMAddr is an AF_IB address (struct sockaddr_ib). A zero GID is the
-// wildcard address; a zero ServiceID asks Bind for an ephemeral port.
+// CMAddr is a struct sockaddr as rdma_cm takes it: AF_IB (struct
+// sockaddr_ib: GID, PKey, ServiceID) when IP is the zero netip.Addr, else
+// AF_INET (an IPv4 address) or AF_INET6 with Port. A zero GID, and the
+// IP addresses 0.0.0.0 and ::, are the wildcard address; a zero
+// ServiceID or Port asks Bind for an ephemeral port.
 type CMAddr struct {
 	GID       [16]byte
 	PKey      uint16
 	ServiceID uint64
+	IP        netip.Addr
+	Port      uint16
+}
+
+// IsIP reports whether a is an AF_INET or AF_INET6 address.
+func (a CMAddr) IsIP() bool { return a.IP.IsValid() }
+
+// String formats a as "10.0.0.1:7471", "[fd00::1]:7471" or
+// "fe80:...:0001 sid 0x...".
+func (a CMAddr) String() string {
+	if a.IsIP() {
+		return netip.AddrPortFrom(a.IP, a.Port).String()
+	}
+	return fmt.Sprintf("%v sid %#x", netip.AddrFrom16(a.GID), a.ServiceID)
 }
 
 // CMConnParam is struct rdma_ucm_conn_param (Valid is set by Connect and
@@ -115,8 +134,13 @@ type CMAddrInfo struct {
 //     returns events_reported; closing a channel destroys its ids;
 //   - addresses are AF_IB (struct sockaddr_ib): a GID, a P_Key and a
 //     service ID, (port space << 16) + port for RDMA CM's port spaces;
-//     the platform resolves addresses and routes itself (the kernel asks
-//     the SA) and reports the outcome as events.
+//     or AF_INET and AF_INET6: an IP address of a local netdev (IPoIB,
+//     a RoCE NIC) and a port. The platform resolves addresses (ARP/ND or
+//     its IPoIB table for IP) and routes itself (the kernel asks the SA on
+//     InfiniBand) and reports the outcome as events. With IP addresses the
+//     REQ's (SIDR_REQ's) private data starts with RDMA CM's 36-byte IP
+//     header, which the platform adds and strips: the caller's data is
+//     at most 56 (180) bytes, and a CONNECT_REQUEST reports 56 (180).
 //
 // Errors wrap the syscall.Errno the platform returns (EINVAL, ENOENT,
 // ENOSPC ...), so callers use errors.Is, and name the command and id.
@@ -164,4 +188,22 @@ type CMChannel interface {
 	Wait(ctx context.Context) error
 	// Close closes the channel; the platform destroys the ids it owns.
 	Close() error
+}
+
+// IPoIBAddr is an IP address of a local CA port's IPoIB interface (ib0 of
+// the port): what an RDMA CM resolves an AF_INET or AF_INET6 address to.
+type IPoIBAddr struct {
+	IP      netip.Addr
+	CAName  string
+	PortNum int
+}
+
+// IPoIB is implemented by a Fabric whose CA ports have IPoIB addresses
+// (the embedded simulator's, from its topology file or set by a script):
+// the user-space RDMA CM (rdmacm/ibcm) resolves IP addresses through
+// them, as the kernel's rdma_cm resolves them through the IPoIB netdevs
+// (ARP and neighbour discovery).
+type IPoIB interface {
+	// IPoIBAddrs lists the fabric's IPoIB addresses.
+	IPoIBAddrs() []IPoIBAddr
 }

@@ -25,6 +25,9 @@ func resolveTimeout(ctx context.Context) time.Duration {
 // local turns a local address into AF_IB: a LID names one of the fabric's
 // ports, a GID goes as it is, neither is the wildcard.
 func (c *CM) local(ctx context.Context, op string, ps PortSpace, a Addr) (fabric.CMAddr, error) {
+	if a.IP.IsValid() {
+		return ipAddr(op, a)
+	}
 	out := fabric.CMAddr{GID: a.GID, PKey: defaultPKey}
 	if a.Port != 0 {
 		out.ServiceID = uint64(ps)<<16 | uint64(a.Port)
@@ -49,6 +52,9 @@ func (c *CM) local(ctx context.Context, op string, ps PortSpace, a Addr) (fabric
 // port by its GID, another LID by the DGID of a PathRecord from the SA
 // (from slid, or the SA session's port).
 func (c *CM) remote(ctx context.Context, op string, ps PortSpace, slid uint16, a Addr) (fabric.CMAddr, error) {
+	if a.IP.IsValid() {
+		return ipAddr(op, a)
+	}
 	out := fabric.CMAddr{GID: a.GID, PKey: defaultPKey, ServiceID: uint64(ps)<<16 | uint64(a.Port)}
 	if a.GID != (mad.GID{}) {
 		return out, nil
@@ -71,6 +77,18 @@ func (c *CM) remote(ctx context.Context, op string, ps PortSpace, slid uint16, a
 	return out, nil
 }
 
+// ipAddr is an IP address for the device: AF_INET or AF_INET6 with its
+// port; a LID or GID beside it is an error.
+func ipAddr(op string, a Addr) (fabric.CMAddr, error) {
+	if a.LID != 0 || a.GID != (mad.GID{}) {
+		return fabric.CMAddr{}, errno(op, syscall.EINVAL, "address %v names an IP address and a LID or GID", a)
+	}
+	if a.IP.Zone() != "" {
+		return fabric.CMAddr{}, errno(op, syscall.EINVAL, "address %v: scoped IPv6 addresses are not supported", a)
+	}
+	return fabric.CMAddr{IP: a.IP.Unmap(), Port: a.Port}, nil
+}
+
 // addrsLocked asks the device for id's addresses (librdmacm's
 // ucma_query_addr) and records them, with the LIDs of local ports.
 func (c *CM) addrsLocked(ctx context.Context, id *ID) {
@@ -81,6 +99,9 @@ func (c *CM) addrsLocked(ctx context.Context, id *ID) {
 	}
 	ports, _ := c.fab.Ports(ctx)
 	conv := func(a fabric.CMAddr, old Addr) Addr {
+		if a.IsIP() {
+			return Addr{IP: a.IP, Port: a.Port}
+		}
 		out := Addr{GID: a.GID, Port: uint16(a.ServiceID)}
 		for _, pa := range ports {
 			if mad.NewGID(pa.GIDPrefix, pa.PortGUID) == out.GID {
@@ -162,7 +183,7 @@ func (c *CM) ResolveAddr(ctx context.Context, id *ID, src *Addr, dst Addr) error
 		c.mu.Unlock()
 		return devErr(op, id, err, "")
 	}
-	id.dst = Addr{LID: dst.LID, GID: kdst.GID, Port: dst.Port}
+	id.dst = Addr{LID: dst.LID, GID: kdst.GID, IP: kdst.IP, Port: dst.Port}
 	c.mu.Unlock()
 	return c.complete(ctx, op, id)
 }
@@ -234,10 +255,15 @@ func (c *CM) param(p ConnParam) *fabric.CMConnParam {
 // Connect is rdma_connect: REQ (SIDR_REQ for UD ids) to the resolved peer;
 // ESTABLISHED (the CONNECT_RESPONSE answered with the RTU as it is
 // fetched), REJECTED or UNREACHABLE follow. Private data is at most
-// MaxConnectPrivateData bytes (MaxUDPrivateData for UD).
+// MaxConnectPrivateData bytes (MaxUDPrivateData for UD), or with IP
+// addresses MaxConnectPrivateDataIP (MaxUDPrivateDataIP).
 func (c *CM) Connect(ctx context.Context, id *ID, p ConnParam) error {
 	const op = "connect"
-	if err := checkPD(op, len(p.PrivateData), id, MaxConnectPrivateData, MaxUDPrivateData); err != nil {
+	max, maxUD := MaxConnectPrivateData, MaxUDPrivateData
+	if id.isIP() {
+		max, maxUD = MaxConnectPrivateDataIP, MaxUDPrivateDataIP // RDMA CM's IP header goes first
+	}
+	if err := checkPD(op, len(p.PrivateData), id, max, maxUD); err != nil {
 		return err
 	}
 	err := c.call(op, id, "not route resolved", func(k fabric.CMChannel) error {
@@ -329,6 +355,13 @@ func (c *CM) Disconnect(ctx context.Context, id *ID) error {
 		return err
 	}
 	return c.complete(ctx, op, id)
+}
+
+// isIP reports whether id has IP addresses (AF_INET, AF_INET6).
+func (id *ID) isIP() bool {
+	id.cm.mu.Lock()
+	defer id.cm.mu.Unlock()
+	return id.src.IP.IsValid() || id.dst.IP.IsValid()
 }
 
 // checkPD refuses private data longer than the message carries (max for

@@ -22,6 +22,11 @@ type Options struct {
 	// (ibcm.Options); the kernel's rdma_cm has its own.
 	ResponseTimeout uint8
 	MaxRetries      uint8
+	// IPoIB are IPoIB addresses of the fabric's ports for the user-space
+	// IB CM, beside those the fabric gives (fabric.IPoIB: the simulator's
+	// topology); how IP addresses resolve on ibsim. The kernel's rdma_cm
+	// uses the host's netdevs.
+	IPoIB []fabric.IPoIBAddr
 	// AckWait bounds DestroyID's and MigrateID's wait for acks when the
 	// call's ctx has no earlier deadline; 0 means DefaultAckWait.
 	AckWait time.Duration
@@ -120,11 +125,13 @@ func (id *ID) State() string { id.cm.mu.Lock(); defer id.cm.mu.Unlock(); return 
 // events_completed), synchronous ids on private channels, migrate_id and
 // destroy waiting for acks, and the CONNECT_RESPONSE answered with the
 // RTU when it is fetched (reported as ESTABLISHED, or CONNECT_ERROR when
-// that fails), as librdmacm does for an id with a QP. Addresses are AF_IB:
-// the CM turns LIDs into GIDs through the fabric's ports, or the SA for
-// remote LIDs, and the device resolves addresses and routes; private data
-// has no RDMA CM header in front (a CONNECT_REQUEST reports the REQ's 92
-// bytes, a UD one the SIDR_REQ's 216), whatever the device.
+// that fails), as librdmacm does for an id with a QP. Addresses are IP
+// (AF_INET, AF_INET6) or AF_IB, as the package doc says: the CM turns
+// LIDs into GIDs through the fabric's ports, or the SA for remote LIDs,
+// and the device resolves addresses and routes; private data has RDMA
+// CM's IP header in front with IP addresses only (a CONNECT_REQUEST
+// reports 56 bytes, a UD one 180; with AF_IB the REQ's 92 and the
+// SIDR_REQ's 216), whatever the device.
 //
 // The device is the fabric's own (fabric.CMProvider: the kernel's rdma_cm)
 // when it has one, else the user-space IB CM over class 0x07 (package
@@ -176,7 +183,8 @@ func New(fab fabric.Fabric, sa *engine.Session, opts *Options) (*CM, error) {
 			return nil, fmt.Errorf("rdmacm: %w", err)
 		}
 	}
-	d := ibcm.New(fab, sa, &ibcm.Options{ResponseTimeout: o.ResponseTimeout, MaxRetries: o.MaxRetries, Logger: o.Logger})
+	d := ibcm.New(fab, sa, &ibcm.Options{ResponseTimeout: o.ResponseTimeout, MaxRetries: o.MaxRetries, Logger: o.Logger,
+		IPoIB: o.IPoIB})
 	return newCM(fab, sa, d, false, o), nil
 }
 

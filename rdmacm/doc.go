@@ -11,12 +11,19 @@
 //     ports the CM opens through the fabric (the embedded simulator,
 //     ibsim, a host without rdma_cm).
 //
-// Addresses are AF_IB on both: callers name ports by LID or GID (Addr),
-// and the CM turns LIDs into GIDs through the fabric's ports, or a
-// PathRecord from the engine's SA for remote LIDs. So private data has no
-// RDMA CM header in front: a CONNECT_REQUEST reports the REQ's whole 92
-// bytes (a UD one the SIDR_REQ's 216), and Connect takes up to
-// MaxConnectPrivateData bytes. As librdmacm does for an id with a QP, the
+// Addresses are what librdmacm takes (Addr): IP addresses, AF_INET and
+// AF_INET6, which the device resolves (the kernel through its netdevs,
+// IPoIB or RoCE; ibcm through the IPoIB addresses of the fabric's ports,
+// fabric.IPoIB and Options.IPoIB), or AF_IB: ports named by LID or GID,
+// the CM turning LIDs into GIDs through the fabric's ports, or a
+// PathRecord from the engine's SA for remote LIDs. With AF_IB private
+// data has no RDMA CM header in front: a CONNECT_REQUEST reports the
+// REQ's whole 92 bytes (a UD one the SIDR_REQ's 216), and Connect takes
+// up to MaxConnectPrivateData bytes. With IP addresses the device puts
+// RDMA CM's 36-byte IP header first and strips it on the passive side:
+// Connect takes up to MaxConnectPrivateDataIP (56; UD 180) bytes and a
+// CONNECT_REQUEST reports 56 (180), on the kernel and in ibcm alike. As
+// librdmacm does for an id with a QP, the
 // active side answers the CONNECT_RESPONSE with the RTU when it fetches
 // it, and reports ESTABLISHED (CONNECT_ERROR when the RTU fails): a
 // synchronous Accept returns once the peer has fetched its response.

@@ -2,6 +2,7 @@ package rdmacm
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/ibscript/ibscript/mad"
@@ -30,6 +31,16 @@ const (
 	MaxAcceptPrivateData  = 196 // REP
 	MaxUDAcceptData       = 136 // SIDR_REP
 	MaxRejectPrivateData  = 148 // REJ
+)
+
+// Private data limits of connect with IP addresses (AF_INET, AF_INET6):
+// RDMA CM's 36-byte IP header takes the front of the REQ's (SIDR_REQ's)
+// private data (the kernel's cma_user_data_offset), and a CONNECT_REQUEST
+// reports what follows it. Accept and reject keep the AF_IB limits.
+const (
+	IPHeaderSize            = 36
+	MaxConnectPrivateDataIP = MaxConnectPrivateData - IPHeaderSize // 56
+	MaxUDPrivateDataIP      = MaxUDPrivateData - IPHeaderSize      // 180
 )
 
 // EventType is an RDMA CM event type (rdmacm-abi.md section 9).
@@ -91,17 +102,27 @@ const (
 	DefaultResolveTimeout = 2 * time.Second
 )
 
-// Addr is an IB address as the caller names it: a port by LID or by GID,
-// and the RDMA CM port number within the port space. A zero LID and GID is
-// the wildcard address. The CM turns it into AF_IB's sockaddr_ib (a GID
-// and a service ID) for the device.
+// Addr is an address as the caller names it, as librdmacm takes a struct
+// sockaddr: an IP address (IP valid: AF_INET for an IPv4 address,
+// AF_INET6 otherwise; 0.0.0.0 and :: are the wildcard), or an IB port by
+// LID or by GID (AF_IB; a zero LID and GID is the wildcard), and the RDMA
+// CM port number within the port space. The CM gives the device IP
+// addresses as they are (sockaddr_in, sockaddr_in6) and IB ones as
+// sockaddr_ib (a GID and a service ID).
 type Addr struct {
+	IP   netip.Addr
 	LID  uint16
 	GID  mad.GID
 	Port uint16
 }
 
+// IPAddr returns the IP address ip ("10.0.0.1", "fd00::1") with port.
+func IPAddr(ip netip.Addr, port uint16) Addr { return Addr{IP: ip.Unmap(), Port: port} }
+
 func (a Addr) String() string {
+	if a.IP.IsValid() {
+		return netip.AddrPortFrom(a.IP, a.Port).String()
+	}
 	if a.LID == 0 && a.GID == (mad.GID{}) {
 		return fmt.Sprintf("*:%d", a.Port)
 	}

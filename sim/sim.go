@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -206,7 +208,7 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 			if tp == nil || tp.Num != num || tp.Node != tn {
 				return fmt.Errorf("sim: node %q: port %d missing or inconsistent", n.id, num)
 			}
-			slab = append(slab, port{node: n, num: num, guid: tp.GUID})
+			slab = append(slab, port{node: n, num: num, guid: tp.GUID, ipoib: slices.Clone(tp.IPoIB)})
 			n.ports[num] = &slab[len(slab)-1]
 		}
 	}
@@ -406,6 +408,60 @@ func (f *Fabric) Attach(node string, port int) (fabric.Transport, error) {
 	return w.m, nil
 }
 
+var _ fabric.IPoIB = (*Fabric)(nil)
+
+// IPoIBAddrs lists the IPoIB addresses of the fabric's CA ports, as the
+// topology file's "# ipoib" lines and SetIPoIB gave them.
+func (f *Fabric) IPoIBAddrs() []fabric.IPoIBAddr {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []fabric.IPoIBAddr
+	for _, n := range f.nodes {
+		for _, p := range n.ports {
+			for _, ip := range p.ipoibOf() {
+				out = append(out, fabric.IPoIBAddr{IP: ip, CAName: n.id, PortNum: p.num})
+			}
+		}
+	}
+	return out
+}
+
+func (p *port) ipoibOf() []netip.Addr {
+	if p == nil {
+		return nil
+	}
+	return p.ipoib
+}
+
+// SetIPoIB gives a CA or router port the IP addresses of its IPoIB
+// interface (replacing those it had; none removes them), as configuring
+// ib0 on a host does: the user-space RDMA CM then resolves them to that
+// port. An address another port holds, or one that is not a unicast IPv4
+// or IPv6 address, is refused.
+func (f *Fabric) SetIPoIB(node string, num int, ips ...netip.Addr) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, ok := f.byID[node]
+	if !ok || n.typ == typeSwitch || num < 1 || num >= len(n.ports) || n.ports[num] == nil {
+		return fmt.Errorf("sim: ipoib: no CA or router port %q[%d]", node, num)
+	}
+	p := n.ports[num]
+	for _, ip := range ips {
+		if !ip.IsValid() || ip.IsUnspecified() || ip.IsMulticast() || ip.Zone() != "" || ip.Is4In6() {
+			return fmt.Errorf("sim: ipoib %q[%d]: %v is not a unicast IPv4 or IPv6 address", node, num, ip)
+		}
+		for _, m := range f.nodes {
+			for _, q := range m.ports {
+				if q != nil && q != p && slices.Contains(q.ipoib, ip) {
+					return fmt.Errorf("sim: ipoib %q[%d]: %v is already %q[%d]'s", node, num, ip, m.id, q.num)
+				}
+			}
+		}
+	}
+	p.ipoib = slices.Clone(ips)
+	return nil
+}
+
 // Ports lists the CA ports in topology order, as umad_get_ca/port would.
 func (f *Fabric) Ports(ctx context.Context) ([]fabric.PortAttr, error) {
 	if err := ctx.Err(); err != nil {
@@ -583,6 +639,7 @@ func (f *Fabric) Topology() *topo.Fabric {
 				WidthEnabled: pi.LinkWidthEnabled, SpeedEnabled: pi.LinkSpeedEnabled,
 				SpeedExtEnabled: pi.LinkSpeedExtEnabled,
 				State:           pi.PortState, PhysState: pi.PortPhysicalState,
+				IPoIB: slices.Clone(p.ipoib),
 			}
 			if p.remote != nil && p.phys == smp.PhysStateLinkUp {
 				tp.WidthActive, tp.SpeedActive, tp.SpeedExtActive =

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/ibscript/ibscript/mad"
@@ -94,6 +95,7 @@ type port struct {
 	pkeys  []uint16 // P_Key table; nil means the default (0xFFFF at index 0)
 	pc     counters
 	att    *attachments // transports open on this port; nil when none
+	ipoib  []netip.Addr // the port's IPoIB addresses (SetIPoIB)
 	// accrued is how far into the background load (Traffic) pc holds
 	// what the load moved.
 	accrued time.Duration

@@ -3,7 +3,9 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 	"syscall"
 	"testing"
@@ -646,5 +648,37 @@ func TestGRH(t *testing.T) {
 	(&mad.Header{BaseVersion: 1, MgmtClass: mad.ClassSubnLID, ClassVersion: 1, Method: mad.MethodGet, TID: 9, AttrID: 0x11}).Put(smpReq)
 	if err := a.Send(ctx, &fabric.Packet{Agent: sa, Addr: fabric.Addr{LID: pb.LID, GRH: true, GID: gb}, Data: smpReq}); !errors.Is(err, fabric.ErrInvalid) {
 		t.Errorf("SMP with a GRH: %v, want ErrInvalid", err)
+	}
+}
+
+// TestIPoIB: the topology's "# ipoib" lines and SetIPoIB give CA ports
+// IPoIB addresses; an address another port holds, a switch port and a
+// non-unicast address are refused, naming them.
+func TestIPoIB(t *testing.T) {
+	f := mustLoad(t, "net.ipoib", nil)
+	got := fmt.Sprint(f.IPoIBAddrs())
+	if want := "[{10.0.0.1 host1 1} {fd00::1 host1 1} {10.0.0.2 host2 1} {fd00::2 host2 1}]"; got != want {
+		t.Errorf("IPoIBAddrs %s, want %s", got, want)
+	}
+	for _, c := range []struct {
+		node string
+		port int
+		ip   string
+		err  string
+	}{
+		{"host1", 1, "10.0.0.2", `10.0.0.2 is already "host2"[1]'s`},
+		{"sw1", 1, "10.0.0.9", `no CA or router port "sw1"[1]`},
+		{"host1", 2, "10.0.0.9", `no CA or router port "host1"[2]`},
+		{"host1", 1, "224.0.0.1", "224.0.0.1 is not a unicast IPv4 or IPv6 address"},
+	} {
+		if err := f.SetIPoIB(c.node, c.port, netip.MustParseAddr(c.ip)); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("SetIPoIB(%s, %d, %s): %v, want %q", c.node, c.port, c.ip, err, c.err)
+		}
+	}
+	if err := f.SetIPoIB("host2", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetIPoIB("host1", 1, netip.MustParseAddr("10.0.0.2")); err != nil {
+		t.Errorf("an address freed by its port: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"github.com/ibscript/ibscript/fabric/kernel"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/native/rdmacm"
+	"github.com/ibscript/ibscript/native/rdmacm/rdmacmtest"
 	"github.com/ibscript/ibscript/native/umad/umadtest"
 )
 
@@ -152,4 +155,44 @@ func TestEngineOnRoCE(t *testing.T) {
 	if _, err := s.Perf(ctx, engine.LID(2), mad.MethodGet, perf.AttrPortCounters, 1, nil); !errors.Is(err, engine.ErrBadTarget) {
 		t.Errorf("PortCounters to lid:2 on RoCE: %v", err)
 	}
+}
+
+// TestRdmacmIPPlan runs scripts/rdmacm_ip.lua, RDMA CM connections by
+// IPv4 and IPv6 address with migrate_id and disconnect, on the simulator
+// (net.ipoib's IPoIB addresses) and unchanged on the kernel backend over
+// the kernel's rdma_cm model with the same addresses on its netdevs.
+func TestRdmacmIPPlan(t *testing.T) {
+	t.Run("sim", func(t *testing.T) {
+		f, err := openFabric("net.ipoib")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if p, fl := runScriptPlan(t, f, "rdmacm_ip.lua", nil); p != 2 || fl != 0 {
+			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
+		}
+	})
+	t.Run("kernel-model", func(t *testing.T) {
+		h := umadtest.NewHost(umadtest.New(nil))
+		for i := range 2 {
+			h.AddCA(fmt.Sprintf("mlx5_%d", i), 1, 0x0002c90300001000+uint64(i)<<8,
+				umadtest.HostPort{Num: 1, LID: uint16(i + 1), State: 4, PhysState: 5})
+		}
+		k := rdmacmtest.New()
+		f := kernel.New(&kernel.Options{FS: h.FS, Open: h.Open, OpenCM: func() (rdmacm.Dev, error) { return k.Open(), nil }})
+		defer f.Close()
+		ports, err := f.Ports(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range ports {
+			g := mad.NewGID(p.GIDPrefix, p.PortGUID)
+			k.AddGID(g)
+			k.AddIP(netip.MustParseAddr(fmt.Sprintf("10.0.0.%d", i+1)), g)
+			k.AddIP(netip.MustParseAddr(fmt.Sprintf("fd00::%d", i+1)), g)
+		}
+		if p, fl := runScriptPlan(t, f, "rdmacm_ip.lua", nil); p != 2 || fl != 0 {
+			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
+		}
+	})
 }

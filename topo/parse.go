@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
@@ -139,7 +140,53 @@ func (c *Parser) Parse(name string, r io.Reader) (*Fabric, error) {
 	if err := p.connect(); err != nil {
 		return nil, err
 	}
+	for _, l := range p.ipoib {
+		n, ok := p.ids[l.node]
+		if !ok || n.Type == Switch || l.port < 1 || l.port >= len(n.Ports) || n.Ports[l.port] == nil {
+			return nil, &ParseError{File: l.at.file, Line: l.at.line,
+				Msg: fmt.Sprintf("ipoib: no CA or router port %q[%d]", l.node, l.port)}
+		}
+		n.Ports[l.port].IPoIB = append(n.Ports[l.port].IPoIB, l.ips...)
+	}
 	return p.f, nil
+}
+
+// ipoibDirective reads `# ipoib "NODE"[PORT] IP...`: the IPoIB addresses of
+// a CA or router port (ibscript's; a comment to ibsim).
+func (p *parser) ipoibDirective(lr *lineReader, line string) error {
+	rest := strings.TrimSpace(strings.TrimPrefix(line, "# ipoib "))
+	bad := func(why string) error {
+		return lr.errorf("ipoib %q: %s (want: # ipoib \"node\"[port] 10.0.0.1 fd00::1)", rest, why)
+	}
+	if !strings.HasPrefix(rest, "\"") {
+		return bad("no quoted node id")
+	}
+	end := strings.IndexByte(rest[1:], '"')
+	if end < 0 {
+		return bad("unterminated node id")
+	}
+	node, rest := rest[1:1+end], rest[2+end:]
+	if !strings.HasPrefix(rest, "[") || !strings.Contains(rest, "]") {
+		return bad("no [port]")
+	}
+	j := strings.IndexByte(rest, ']')
+	port, err := strconv.Atoi(rest[1:j])
+	if err != nil {
+		return bad("port is not a number")
+	}
+	l := ipoibLine{at: lr.pos(), node: node, port: port}
+	for _, f := range strings.Fields(rest[j+1:]) {
+		ip, err := netip.ParseAddr(f)
+		if err != nil || ip.Zone() != "" || ip.IsUnspecified() || ip.Is4In6() {
+			return bad(fmt.Sprintf("%q is not an IPv4 or IPv6 address", f))
+		}
+		l.ips = append(l.ips, ip)
+	}
+	if len(l.ips) == 0 {
+		return bad("no address")
+	}
+	p.ipoib = append(p.ipoib, l)
+	return nil
 }
 
 func (c *Parser) open(name string) (io.ReadCloser, error) {
@@ -214,6 +261,15 @@ type parser struct {
 	extSpeed uint8
 	prefix   string
 	ignored  pos // the first line that was not a topology line
+	ipoib    []ipoibLine
+}
+
+// ipoibLine is a "# ipoib" line, applied once every node is known.
+type ipoibLine struct {
+	at   pos
+	node string
+	port int
+	ips  []netip.Addr
 }
 
 // lineReader yields the lines of one file with their numbers.
@@ -283,6 +339,8 @@ func (p *parser) file(name string, r io.Reader, depth int) error {
 func (p *parser) topLine(lr *lineReader, line string, depth int) error {
 	has := func(prefix string) bool { return strings.HasPrefix(line, prefix) }
 	switch {
+	case has("# ipoib "):
+		return p.ipoibDirective(lr, line)
 	case has("Switch"):
 		return p.node(lr, line, Switch, len("Switch"))
 	case has("Hca"):

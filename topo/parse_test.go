@@ -569,3 +569,37 @@ func TestParseRefusesNonTopology(t *testing.T) {
 		})
 	}
 }
+
+// TestParseIPoIB: "# ipoib" lines give CA ports their IPoIB addresses,
+// wherever they stand in the file; bad ones are errors naming the line.
+func TestParseIPoIB(t *testing.T) {
+	f, err := ParseFile(filepath.Join("..", "tests", "topologies", "net.ipoib"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && len(p.IPoIB) > 0 {
+				got[n.ID] = fmt.Sprint(p.IPoIB)
+			}
+		}
+	}
+	if want := map[string]string{"host1": "[10.0.0.1 fd00::1]", "host2": "[10.0.0.2 fd00::2]"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("IPoIB %v, want %v", got, want)
+	}
+	base := "Hca 1 \"h\"\n[1] \"s\"[1]\n\nSwitch 2 \"s\"\n[1] \"h\"[1]\n\n"
+	for _, c := range []struct{ line, err string }{
+		{`# ipoib "x"[1] 10.0.0.1`, `t.net:7: ipoib: no CA or router port "x"[1]`},
+		{`# ipoib "s"[1] 10.0.0.1`, `no CA or router port "s"[1]`},
+		{`# ipoib "h"[1] 10.0.0.300`, `"10.0.0.300" is not an IPv4 or IPv6 address`},
+		{`# ipoib "h"[1]`, "no address"},
+		{`# ipoib h[1] 10.0.0.1`, "no quoted node id"},
+		{`# ipoib "h" 10.0.0.1`, "no [port]"},
+	} {
+		_, err := Parse("t.net", strings.NewReader(base+c.line+"\n"))
+		if err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s: %v, want an error with %q", c.line, err, c.err)
+		}
+	}
+}

@@ -13,6 +13,7 @@ package topo
 
 import (
 	"fmt"
+	"net/netip"
 
 	"github.com/ibscript/ibscript/mad/smp"
 )
@@ -96,6 +97,9 @@ type Port struct {
 	HOQLife, VLStallCount uint8
 	// VLCap is PortInfo.VLCap (ibnetdiscover -f), 0 where unknown.
 	VLCap uint8
+	// IPoIB are the IP addresses of the port's IPoIB interface, from a
+	// topology file's "# ipoib" lines (ibscript's; comments to ibsim).
+	IPoIB []netip.Addr
 	// MlnxSpeedSupported and MlnxSpeedActive are Mellanox's
 	// MlnxExtPortInfo LinkSpeedSupported and LinkSpeedActive (bit 0:
 	// FDR10), read by discovery where libibnetdisc reads them (a device

@@ -6,6 +6,8 @@
 package simmod
 
 import (
+	"net/netip"
+
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/sim"
 )
@@ -28,6 +30,10 @@ func (c control) SetCounter(node string, port int, name string, v uint64) error 
 
 func (c control) SetLFT(node string, lid uint16, port uint8) error {
 	return c.f.SetLFT(node, lid, port)
+}
+
+func (c control) SetIPoIB(node string, port int, ips ...netip.Addr) error {
+	return c.f.SetIPoIB(node, port, ips...)
 }
 
 func (c control) FaultStats() map[string]uint64 {

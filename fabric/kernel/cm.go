@@ -96,9 +96,19 @@ type cmChannel struct {
 	err  error
 }
 
-func sockaddr(a fabric.CMAddr) []byte { return rdmacm.SockaddrIB(a.GID, a.PKey, a.ServiceID) }
+// sockaddr encodes a as the kernel takes it: sockaddr_in, sockaddr_in6
+// or sockaddr_ib.
+func sockaddr(a fabric.CMAddr) []byte {
+	if a.IsIP() {
+		return rdmacm.SockaddrIP(a.IP, a.Port)
+	}
+	return rdmacm.SockaddrIB(a.GID, a.PKey, a.ServiceID)
+}
 
 func fromSockaddr(b []byte) (fabric.CMAddr, bool) {
+	if ip, port, ok := rdmacm.ParseSockaddrIP(b); ok {
+		return fabric.CMAddr{IP: ip, Port: port}, true
+	}
 	gid, pkey, sid, ok := rdmacm.ParseSockaddrIB(b)
 	return fabric.CMAddr{GID: gid, PKey: pkey, ServiceID: sid}, ok
 }

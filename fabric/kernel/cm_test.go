@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 	"syscall"
 	"testing"
@@ -39,11 +40,20 @@ func CMHosts(t testing.TB) (*kernel.Fabric, *rdmacmtest.Kernel) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range ports {
-		k.AddGID(mad.NewGID(p.GIDPrefix, p.PortGUID))
+	for i, p := range ports {
+		g := mad.NewGID(p.GIDPrefix, p.PortGUID)
+		k.AddGID(g)
+		// Hca<N>'s IPoIB netdev: 10.0.0.N and fd00::N.
+		k.AddIP(cmIPv4[i], g)
+		k.AddIP(cmIPv6[i], g)
 	}
 	return f, k
 }
+
+var (
+	cmIPv4 = []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.3"), netip.MustParseAddr("10.0.0.4")}
+	cmIPv6 = []netip.Addr{netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2"), netip.MustParseAddr("fd00::3"), netip.MustParseAddr("fd00::4")}
+)
 
 // cmOn is an engine CM on cmf whose SA session runs on the default port of
 // f with sopts; both are closed when the test ends.
@@ -69,7 +79,7 @@ func cmOn(t *testing.T, f, cmf fabric.Fabric, sopts *engine.Options, opts *cma.O
 // TestConformanceKernelModel runs the CM conformance suite on the kernel
 // backend's rdma_cm device, played by rdmacmtest's model of the kernel.
 func TestConformanceKernelModel(t *testing.T) {
-	cmtest.Run(t, cmtest.Hosts{LIDs: [4]uint16{1, 2, 3, 4}, New: func(t *testing.T, o *cma.Options) *cma.CM {
+	cmtest.Run(t, cmtest.Hosts{LIDs: [4]uint16{1, 2, 3, 4}, IPv4: cmIPv4, IPv6: cmIPv6, New: func(t *testing.T, o *cma.Options) *cma.CM {
 		f, _ := CMHosts(t)
 		c := cmOn(t, f, f, nil, o)
 		if !c.Platform() {

@@ -3,6 +3,7 @@ package rdmacm
 import (
 	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"syscall"
 )
 
@@ -74,8 +75,90 @@ const (
 	QPTypeUD uint8 = 4 // IB_QPT_UD
 )
 
-// AF_IB is the address family of struct sockaddr_ib.
-const AF_IB = 27
+// Address families of the sockaddrs rdma_cm takes (linux/socket.h).
+const (
+	AF_INET  = 2
+	AF_INET6 = 10
+	AF_IB    = 27
+)
+
+// Sizes of struct sockaddr_in and struct sockaddr_in6.
+const (
+	SockaddrInSize  = 16
+	SockaddrIn6Size = 28
+)
+
+// sockaddrInLayout is struct sockaddr_in (netinet/in.h):
+//
+//	struct sockaddr_in {
+//		sa_family_t    sin_family;  /* host order */
+//		__be16         sin_port;
+//		struct in_addr sin_addr;    /* __be32 */
+//		unsigned char  sin_zero[8];
+//	};
+var sockaddrInLayout = []abiField{{"sin_family", 0, 2}, {"sin_port", 2, 2}, {"sin_addr", 4, 4}, {"sin_zero", 8, 8}}
+
+// sockaddrIn6Layout is struct sockaddr_in6 (linux/in6.h):
+//
+//	struct sockaddr_in6 {
+//		unsigned short  sin6_family;   /* host order */
+//		__be16          sin6_port;
+//		__be32          sin6_flowinfo;
+//		struct in6_addr sin6_addr;
+//		__u32           sin6_scope_id; /* host order */
+//	};
+var sockaddrIn6Layout = []abiField{{"sin6_family", 0, 2}, {"sin6_port", 2, 2}, {"sin6_flowinfo", 4, 4},
+	{"sin6_addr", 8, 16}, {"sin6_scope_id", 24, 4}}
+
+// SockaddrIP encodes an IP address and port as struct sockaddr_in (an
+// IPv4 address, or an IPv4-mapped one) or struct sockaddr_in6, as
+// librdmacm's callers pass them; the family is host order, the port and
+// address network order.
+func SockaddrIP(ip netip.Addr, port uint16) []byte {
+	if ip.Is4() || ip.Is4In6() {
+		b := make([]byte, SockaddrInSize)
+		ne.PutUint16(b[0:], AF_INET)
+		binary.BigEndian.PutUint16(b[2:], port)
+		a := ip.Unmap().As4()
+		copy(b[4:8], a[:])
+		return b
+	}
+	b := make([]byte, SockaddrIn6Size)
+	ne.PutUint16(b[0:], AF_INET6)
+	binary.BigEndian.PutUint16(b[2:], port)
+	a := ip.As16()
+	copy(b[8:24], a[:])
+	return b
+}
+
+// ParseSockaddrIP decodes struct sockaddr_in or sockaddr_in6: false when
+// b is shorter than its family's struct or of another family.
+func ParseSockaddrIP(b []byte) (ip netip.Addr, port uint16, ok bool) {
+	if len(b) < 2 {
+		return ip, 0, false
+	}
+	switch ne.Uint16(b[0:]) {
+	case AF_INET:
+		if len(b) < SockaddrInSize {
+			return ip, 0, false
+		}
+		return netip.AddrFrom4([4]byte(b[4:8])), binary.BigEndian.Uint16(b[2:]), true
+	case AF_INET6:
+		if len(b) < SockaddrIn6Size {
+			return ip, 0, false
+		}
+		return netip.AddrFrom16([16]byte(b[8:24])), binary.BigEndian.Uint16(b[2:]), true
+	}
+	return ip, 0, false
+}
+
+// SockaddrFamily is the family of an encoded sockaddr (0 when too short).
+func SockaddrFamily(b []byte) int {
+	if len(b) < 2 {
+		return 0
+	}
+	return int(ne.Uint16(b))
+}
 
 // abiField is one row of a kernel struct's layout table. Every ABI field is
 // host order.

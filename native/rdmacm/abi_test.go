@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -47,6 +49,8 @@ func TestLayouts(t *testing.T) {
 		{"rdma_ucm_bind", bindLayout, 136},
 		{"rdma_ucm_resolve_addr", resolveAddrLayout, 272},
 		{"sockaddr_ib", sockaddrIBLayout, 48},
+		{"sockaddr_in", sockaddrInLayout, 16},
+		{"sockaddr_in6", sockaddrIn6Layout, 28},
 		{"rdma_ucm_query", queryLayout, 16},
 		{"rdma_ucm_query_addr_resp", queryAddrRespLayout, 280},
 	} {
@@ -178,4 +182,58 @@ func TestQueryAddrAndUDRoundTrip(t *testing.T) {
 	if err != nil || got.UD.QPNum != 0x4242 || got.UD.QKey != 0x01234567 || string(got.UD.PrivateData) != "ud" {
 		t.Errorf("ud param %+v %v", got.UD, err)
 	}
+}
+
+// TestSockaddrIPGolden: struct sockaddr_in for 10.0.0.1:7471 and struct
+// sockaddr_in6 for [fd00::1]:7471 as a C caller of rdma_bind_addr fills
+// them (family host order, port and address network order), and BIND
+// framing them with their own sizes.
+func TestSockaddrIPGolden(t *testing.T) {
+	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+		t.Skip("golden bytes are for little-endian hosts")
+	}
+	v4 := SockaddrIP(netip.MustParseAddr("10.0.0.1"), 7471)
+	if want := unhexRDMA(t, "0200 1d2f 0a000001 0000000000000000"); !bytes.Equal(v4, want) {
+		t.Errorf("sockaddr_in:\n%s\nwant:\n%s", hex.Dump(v4), hex.Dump(want))
+	}
+	v6 := SockaddrIP(netip.MustParseAddr("fd00::1"), 7471)
+	if want := unhexRDMA(t, "0a00 1d2f 00000000 fd000000000000000000000000000001 00000000"); !bytes.Equal(v6, want) {
+		t.Errorf("sockaddr_in6:\n%s\nwant:\n%s", hex.Dump(v6), hex.Dump(want))
+	}
+	if m := SockaddrIP(netip.MustParseAddr("::ffff:10.0.0.1"), 7471); !bytes.Equal(m, v4) {
+		t.Errorf("an IPv4-mapped address is not sockaddr_in: % x", m)
+	}
+	for _, c := range []struct {
+		b    []byte
+		ip   string
+		port uint16
+	}{{v4, "10.0.0.1", 7471}, {v6, "fd00::1", 7471}} {
+		ip, port, ok := ParseSockaddrIP(c.b)
+		if !ok || ip.String() != c.ip || port != c.port {
+			t.Errorf("parse % x = %v %d %v", c.b, ip, port, ok)
+		}
+	}
+	if _, _, ok := ParseSockaddrIP(v6[:20]); ok {
+		t.Error("short sockaddr_in6 parsed")
+	}
+	if _, _, ok := ParseSockaddrIP(SockaddrIB([16]byte{}, 0xffff, 0)); ok {
+		t.Error("sockaddr_ib parsed as IP")
+	}
+	c := BindCmd(5, v6)
+	b := c.Body()
+	if got := binary.NativeEndian.Uint16(b[field(bindLayout, "addr_size").Offset:]); got != SockaddrIn6Size {
+		t.Errorf("BIND addr_size %d, want 28", got)
+	}
+	if !bytes.Equal(b[field(bindLayout, "addr").Offset:][:SockaddrIn6Size], v6) {
+		t.Error("BIND does not carry the sockaddr_in6")
+	}
+}
+
+func unhexRDMA(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -10,9 +10,11 @@
 package cmtest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
+	"net/netip"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,6 +31,11 @@ type Hosts struct {
 	New func(t *testing.T, opts *rdmacm.Options) *rdmacm.CM
 	// LIDs are four CA ports the CM can bind to and connect between.
 	LIDs [4]uint16
+	// IPv4 and IPv6 are IP addresses of two or more of those ports (their
+	// IPoIB or RoCE netdevs), which New's CM resolves: the IP cases run
+	// between IPv4[0] and IPv4[1] (IPv6[0] and IPv6[1]), and skip naming
+	// the reason when they are not given.
+	IPv4, IPv6 []netip.Addr
 }
 
 // wait is how long the suite waits for an event that must come.
@@ -53,6 +60,11 @@ func Run(t *testing.T, h Hosts) {
 		{"Errors", errorCases},
 		{"RouteError", routeError},
 		{"WildcardListener", wildcardListener},
+		{"IPv4", func(t *testing.T, s *suite) { ipConnect(t, s, s.ip(false)) }},
+		{"IPv6", func(t *testing.T, s *suite) { ipConnect(t, s, s.ip(true)) }},
+		{"IPListeners", ipListeners},
+		{"IPUD", ipUD},
+		{"IPErrors", ipErrors},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newSuite(t, h, &rdmacm.Options{AckWait: time.Hour})) })
 	}
@@ -60,15 +72,30 @@ func Run(t *testing.T, h Hosts) {
 
 // suite is one case's CM and helpers.
 type suite struct {
-	t    *testing.T
-	c    *rdmacm.CM
-	lids [4]uint16
+	t          *testing.T
+	c          *rdmacm.CM
+	lids       [4]uint16
+	ipv4, ipv6 []netip.Addr
 }
 
 func newSuite(t *testing.T, h Hosts, opts *rdmacm.Options) *suite {
 	c := h.New(t, opts)
 	t.Cleanup(func() { c.Close() })
-	return &suite{t: t, c: c, lids: h.LIDs}
+	return &suite{t: t, c: c, lids: h.LIDs, ipv4: h.IPv4, ipv6: h.IPv6}
+}
+
+// ip returns two IP addresses of the family, skipping the case when the
+// implementation gave fewer.
+func (s *suite) ip(v6 bool) [2]netip.Addr {
+	s.t.Helper()
+	ips, fam := s.ipv4, "IPv4"
+	if v6 {
+		ips, fam = s.ipv6, "IPv6"
+	}
+	if len(ips) < 2 {
+		s.t.Skipf("the hosts under test have fewer than two %s addresses (Hosts.%s)", fam, fam)
+	}
+	return [2]netip.Addr{ips[0], ips[1]}
 }
 
 func (s *suite) channel() *rdmacm.EventChannel {
@@ -787,4 +814,230 @@ func wildcardListener(t *testing.T, s *suite) {
 	if err := c.BindAddr(t.Context(), o, rdmacm.Addr{LID: s.lids[0], Port: 31}); !errors.Is(err, syscall.EADDRINUSE) {
 		t.Errorf("bind a port the wildcard listener has: %v", err)
 	}
+}
+
+// listenIP listens on ip:port (the wildcard when ip is 0.0.0.0 or ::).
+func (s *suite) listenIP(ip netip.Addr, port uint16, ps rdmacm.PortSpace) (*rdmacm.EventChannel, *rdmacm.ID) {
+	s.t.Helper()
+	ch := s.channel()
+	id, err := s.c.CreateID(ch, ps, false)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.c.BindAddr(s.t.Context(), id, rdmacm.IPAddr(ip, port)); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.c.Listen(s.t.Context(), id, 0); err != nil {
+		s.t.Fatal(err)
+	}
+	return ch, id
+}
+
+// routeIP makes an id on ch from src (invalid: the CM picks) to dst:port
+// with its route resolved.
+func (s *suite) routeIP(ch *rdmacm.EventChannel, src, dst netip.Addr, port uint16, ps rdmacm.PortSpace) *rdmacm.ID {
+	s.t.Helper()
+	id, err := s.c.CreateID(ch, ps, false)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var sa *rdmacm.Addr
+	if src.IsValid() {
+		a := rdmacm.IPAddr(src, 0)
+		sa = &a
+	}
+	if err := s.c.ResolveAddr(s.t.Context(), id, sa, rdmacm.IPAddr(dst, port)); err != nil {
+		s.t.Fatal(err)
+	}
+	s.ack(s.event(ch, rdmacm.EventAddrResolved))
+	if err := s.c.ResolveRoute(s.t.Context(), id); err != nil {
+		s.t.Fatal(err)
+	}
+	s.ack(s.event(ch, rdmacm.EventRouteResolved))
+	return id
+}
+
+// ipConnect: a connection between two IP addresses as librdmacm's callers
+// make one: the active id's addresses after ADDR_RESOLVED, the REQ's
+// private data limit with RDMA CM's IP header in front (56 bytes), the
+// CONNECT_REQUEST reporting the 56 bytes after the header and its new
+// id's addresses from the header (the listener's address and port, the
+// peer's address and port), both ids migrated to new channels with their
+// events, and the disconnect.
+func ipConnect(t *testing.T, s *suite, ip [2]netip.Addr) {
+	c := s.c
+	lch, l := s.listenIP(ip[0], 7471, rdmacm.PSTCP)
+	if a := l.LocalAddr(); a.IP != ip[0] || a.Port != 7471 {
+		t.Errorf("listener address %v, want %v", a, netip.AddrPortFrom(ip[0], 7471))
+	}
+	ach := s.channel()
+	a := s.routeIP(ach, ip[1], ip[0], 7471, rdmacm.PSTCP)
+	src, dst := a.LocalAddr(), a.PeerAddr()
+	if src.IP != ip[1] || src.Port == 0 || dst.IP != ip[0] || dst.Port != 7471 {
+		t.Errorf("active addresses %v -> %v, want %v:* -> %v:7471", src, dst, ip[1], ip[0])
+	}
+	if err := c.Connect(t.Context(), a, rdmacm.ConnParam{PrivateData: make([]byte, rdmacm.MaxConnectPrivateDataIP+1)}); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("%d bytes of private data with IP addresses: %v, want EINVAL", rdmacm.MaxConnectPrivateDataIP+1, err)
+	}
+	pd := bytes.Repeat([]byte("ip"), rdmacm.MaxConnectPrivateDataIP/2)
+	s.connect(a, rdmacm.ConnParam{PrivateData: pd, InitiatorDepth: 1, ResponderResources: 1})
+	req := s.event(lch, rdmacm.EventConnectRequest)
+	if req.ListenID != l || !bytes.Equal(req.Param.PrivateData, pd) {
+		t.Fatalf("CONNECT_REQUEST private data %d bytes %q, want the %d sent (RDMA CM's IP header stripped)", len(req.Param.PrivateData), req.Param.PrivateData, len(pd))
+	}
+	p := req.ID
+	if la, pa := p.LocalAddr(), p.PeerAddr(); la.IP != ip[0] || la.Port != 7471 || pa.IP != ip[1] || pa.Port != src.Port {
+		t.Errorf("new id's addresses %v <- %v, want %v:7471 <- %v", la, pa, ip[0], netip.AddrPortFrom(ip[1], src.Port))
+	}
+	s.ack(req)
+	s.accept(p, rdmacm.ConnParam{PrivateData: []byte("welcome")})
+	est := s.event(ach, rdmacm.EventEstablished)
+	if est.ID != a || string(est.Param.PrivateData[:7]) != "welcome" || len(est.Param.PrivateData) != rdmacm.MaxAcceptPrivateData {
+		t.Errorf("ESTABLISHED private data %d bytes %q", len(est.Param.PrivateData), est.Param.PrivateData)
+	}
+	s.ack(est)
+	s.ack(s.event(lch, rdmacm.EventEstablished))
+	// Both ids to new channels; the DISCONNECTED events come there.
+	ach2, pch2 := s.channel(), s.channel()
+	if err := c.MigrateID(t.Context(), a, ach2); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.MigrateID(t.Context(), p, pch2); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Disconnect(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	if ev := s.event(pch2, rdmacm.EventDisconnected); ev.ID != p {
+		t.Errorf("DISCONNECTED of id %d on the passive id's new channel", ev.ID.Handle())
+	} else {
+		s.ack(ev)
+	}
+	if err := c.Disconnect(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	s.ack(s.event(ach2, rdmacm.EventDisconnected))
+	s.none(lch)
+	s.none(ach)
+	s.destroy(a, p, l)
+}
+
+// ipListeners: listeners of one port number on the IPv4 and IPv6
+// addresses of one port at once (AF_INET and AF_INET6 ids never clash),
+// each taking requests to its own address; a wildcard AF_INET listener
+// takes IPv4 requests only, and a request for an address nobody listens
+// on is REJECTED 28 (cma finds no id, ib_cm rejects as consumer defined).
+func ipListeners(t *testing.T, s *suite) {
+	v4, v6 := s.ip(false), s.ip(true)
+	c := s.c
+	l4ch, l4 := s.listenIP(v4[0], 7000, rdmacm.PSTCP)
+	l6ch, l6 := s.listenIP(v6[0], 7000, rdmacm.PSTCP)
+	ach := s.channel()
+	for _, x := range []struct {
+		src, dst netip.Addr
+		ch       *rdmacm.EventChannel
+		l        *rdmacm.ID
+	}{{v4[1], v4[0], l4ch, l4}, {v6[1], v6[0], l6ch, l6}} {
+		a := s.routeIP(ach, x.src, x.dst, 7000, rdmacm.PSTCP)
+		s.connect(a, rdmacm.ConnParam{PrivateData: []byte(x.dst.String())})
+		req := s.event(x.ch, rdmacm.EventConnectRequest)
+		if req.ListenID != x.l || string(req.Param.PrivateData[:len(x.dst.String())]) != x.dst.String() {
+			t.Errorf("request to %v reached the wrong listener", x.dst)
+		}
+		if err := c.Reject(t.Context(), req.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		s.ack(req)
+		s.ack(s.event(ach, rdmacm.EventRejected))
+		s.destroy(a, req.ID)
+	}
+	s.destroy(l4, l6)
+
+	// The AF_INET wildcard on port 7001: IPv4 in, IPv6 REJECTED 28.
+	wch, w := s.listenIP(netip.IPv4Unspecified(), 7001, rdmacm.PSTCP)
+	a := s.routeIP(ach, v4[1], v4[0], 7001, rdmacm.PSTCP)
+	s.connect(a, rdmacm.ConnParam{})
+	req := s.event(wch, rdmacm.EventConnectRequest)
+	if la := req.ID.LocalAddr(); la.IP != v4[0] || la.Port != 7001 {
+		t.Errorf("wildcard listener's new id bound to %v, want %v:7001", la, v4[0])
+	}
+	s.ack(req)
+	s.destroy(req.ID)
+	s.ack(s.event(ach, rdmacm.EventRejected))
+	b := s.routeIP(ach, v6[1], v6[0], 7001, rdmacm.PSTCP)
+	s.connect(b, rdmacm.ConnParam{})
+	if ev := s.event(ach, rdmacm.EventRejected); ev.ID != b || ev.Status != 28 {
+		t.Errorf("IPv6 request to an AF_INET wildcard listener: status %d, want 28", ev.Status)
+	} else {
+		s.ack(ev)
+	}
+	s.none(wch)
+	s.destroy(a, b, w)
+}
+
+// ipUD: a UD exchange between IP addresses: SIDR_REQ with RDMA CM's IP
+// header, 180 bytes of private data at most and reported, the Q_Key of
+// the UDP port space.
+func ipUD(t *testing.T, s *suite) {
+	ip := s.ip(false)
+	c := s.c
+	lch, l := s.listenIP(ip[0], 9000, rdmacm.PSUDP)
+	ach := s.channel()
+	a := s.routeIP(ach, ip[1], ip[0], 9000, rdmacm.PSUDP)
+	if err := c.Connect(t.Context(), a, rdmacm.ConnParam{PrivateData: make([]byte, rdmacm.MaxUDPrivateDataIP+1)}); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("%d bytes of UD private data with IP addresses: %v, want EINVAL", rdmacm.MaxUDPrivateDataIP+1, err)
+	}
+	pd := bytes.Repeat([]byte{0xa5}, rdmacm.MaxUDPrivateDataIP)
+	s.connect(a, rdmacm.ConnParam{PrivateData: pd})
+	req := s.event(lch, rdmacm.EventConnectRequest)
+	if req.ListenID != l || !bytes.Equal(req.Param.PrivateData, pd) {
+		t.Errorf("UD CONNECT_REQUEST private data %d bytes, want the %d sent", len(req.Param.PrivateData), len(pd))
+	}
+	if pa := req.ID.PeerAddr(); pa.IP != ip[1] {
+		t.Errorf("UD new id's peer %v, want %v", pa, ip[1])
+	}
+	s.ack(req)
+	s.accept(req.ID, rdmacm.ConnParam{QPNum: 0x77})
+	est := s.event(ach, rdmacm.EventEstablished)
+	if est.Param.QPNum != 0x77 || est.Param.QKey != rdmacm.UDPQKey {
+		t.Errorf("UD ESTABLISHED qpn %#x qkey %#x", est.Param.QPNum, est.Param.QKey)
+	}
+	s.ack(est)
+	s.destroy(a, req.ID, l)
+}
+
+// ipErrors: an address no local interface has (EADDRNOTAVAIL), the same
+// address and port twice (EADDRINUSE), families mixed (EINVAL), and an IP
+// address with a LID beside it.
+func ipErrors(t *testing.T, s *suite) {
+	ip := s.ip(false)
+	c := s.c
+	ch := s.channel()
+	id, err := c.CreateID(ch, rdmacm.PSTCP, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nowhere := netip.MustParseAddr("192.0.2.77") // TEST-NET-1: no host has it
+	if err := c.BindAddr(t.Context(), id, rdmacm.IPAddr(nowhere, 1)); !errors.Is(err, syscall.EADDRNOTAVAIL) {
+		t.Errorf("bind to %v: %v, want EADDRNOTAVAIL", nowhere, err)
+	}
+	if err := c.BindAddr(t.Context(), id, rdmacm.Addr{IP: ip[0], LID: 1, Port: 1}); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("bind to an IP and a LID: %v, want EINVAL", err)
+	}
+	if err := c.BindAddr(t.Context(), id, rdmacm.IPAddr(ip[0], 7100)); err != nil {
+		t.Fatal(err)
+	}
+	o, err := c.CreateID(ch, rdmacm.PSTCP, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.BindAddr(t.Context(), o, rdmacm.IPAddr(ip[0], 7100)); !errors.Is(err, syscall.EADDRINUSE) {
+		t.Errorf("the same address and port twice: %v, want EADDRINUSE", err)
+	}
+	if len(s.ipv6) > 0 {
+		if err := c.ResolveAddr(t.Context(), id, nil, rdmacm.IPAddr(s.ipv6[0], 1)); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("an IPv4-bound id resolving an IPv6 address: %v, want EINVAL", err)
+		}
+	}
+	s.destroy(id, o)
 }

@@ -187,42 +187,96 @@ func (d *Device) bindLocked(op string, i *kid, a fabric.CMAddr) error {
 	if i.state != stIdle {
 		return devErr(op, i.handle, syscall.EINVAL, "not idle")
 	}
-	if a.ServiceID != 0 && a.ServiceID>>16 != uint64(i.ps) {
+	gid, num := a.GID, uint16(a.ServiceID)
+	if a.IsIP() {
+		// An IP address names the port whose IPoIB interface has it.
+		a.IP = a.IP.Unmap()
+		gid, num = mad.GID{}, a.Port
+		if !a.IP.IsUnspecified() {
+			pa, ok := d.portOfIP(context.Background(), a.IP)
+			if !ok {
+				return devErr(op, i.handle, syscall.EADDRNOTAVAIL, "no IPoIB interface has address %v", a.IP)
+			}
+			gid = gidOf(pa)
+		}
+	} else if a.ServiceID != 0 && a.ServiceID>>16 != uint64(i.ps) {
 		return devErr(op, i.handle, syscall.EPROTONOSUPPORT, "service ID 0x%x is not of port space 0x%04x", a.ServiceID, i.ps)
 	}
 	// A wildcard address takes the default port as its source, and a
 	// listener on it answers on every port (listenerFor).
-	wild := a.GID == (mad.GID{})
-	p, err := d.portLocked(context.Background(), a.GID, 0)
+	wild := gid == (mad.GID{})
+	p, err := d.portLocked(context.Background(), gid, 0)
 	if err != nil {
 		return fmt.Errorf("ibcm: %s: id %d: %w", op, i.handle, err)
 	}
-	num := uint16(a.ServiceID)
 	if num == 0 {
 		num = uint16(ephemeralLow + rand.IntN(ephemeralN))
 	}
+	was := *i
+	i.port, i.wild, i.srcPort, i.ip, i.srcIP, i.afonly = p, wild, num, a.IsIP(), a.IP, a.IsIP() && a.IP.Is4()
 	for _, o := range d.ids {
-		if o != i && (o.port == p || o.wild || wild) && o.ps == i.ps && o.srcPort == num && o.listener == nil && o.state != stIdle {
-			return devErr(op, i.handle, syscall.EADDRINUSE, "port %d of port space 0x%04x on lid %d", num, i.ps, p.attr.LID)
+		if o != i && o.ps == i.ps && o.srcPort == num && o.listener == nil && o.state != stIdle {
+			if e := bindConflict(i, o); e != 0 {
+				*i = was
+				return devErr(op, i.handle, e, "port %d of port space 0x%04x on lid %d", num, i.ps, p.attr.LID)
+			}
 		}
 	}
-	i.port, i.wild, i.srcPort, i.pkey, i.state = p, wild, num, a.PKey, stBound
+	i.pkey, i.state = a.PKey, stBound
 	if i.pkey == 0 {
 		i.pkey = 0xffff
 	}
 	return nil
 }
 
+// bindConflict is why i and o, bound to the same port number of one port
+// space, cannot both be (0: they can). Between IP ids it is
+// cma_check_port's rule: AF_INET and AF_INET6 ids that are both
+// family-only never clash, a wildcard clashes with everything
+// (EADDRNOTAVAIL), the same address is EADDRINUSE. AF_IB ids clash on the
+// same port or with a wildcard (EADDRINUSE); an IP and an AF_IB id only
+// when one is a wildcard.
+func bindConflict(i, o *kid) syscall.Errno {
+	switch {
+	case i.ip && o.ip:
+		if i.afonly && o.afonly && i.srcIP.Is4() != o.srcIP.Is4() {
+			return 0
+		}
+		if i.srcIP.IsUnspecified() || o.srcIP.IsUnspecified() {
+			return syscall.EADDRNOTAVAIL
+		}
+		if i.srcIP == o.srcIP {
+			return syscall.EADDRINUSE
+		}
+		return 0
+	case i.ip != o.ip:
+		if i.wild || o.wild {
+			return syscall.EADDRNOTAVAIL
+		}
+		return 0
+	}
+	if o.port == i.port || o.wild || i.wild {
+		return syscall.EADDRINUSE
+	}
+	return 0
+}
+
 // ResolveAddr is RESOLVE_ADDR: ADDR_RESOLVED follows at once (an AF_IB
 // destination needs no lookup; its LID is found by the route).
-func (ch *Channel) ResolveAddr(id uint32, src *fabric.CMAddr, dst fabric.CMAddr, _ time.Duration) error {
+func (ch *Channel) ResolveAddr(id uint32, src *fabric.CMAddr, dst fabric.CMAddr, timeout time.Duration) error {
 	const op = "resolve_addr"
 	d := ch.d
 	return ch.do(op, id, func(i *kid) error {
 		if i.state == stIdle {
 			var a fabric.CMAddr
-			if src != nil {
+			switch {
+			case src != nil:
 				a = *src
+			case dst.IsIP():
+				a = fabric.CMAddr{IP: ipFamilyAny(dst.IP.Unmap().Is4())}
+			}
+			if a.IsIP() != dst.IsIP() {
+				return devErr(op, id, syscall.EINVAL, "source %v and destination %v are of different families", a, dst)
 			}
 			if err := d.bindLocked(op, i, a); err != nil {
 				return err
@@ -230,6 +284,12 @@ func (ch *Channel) ResolveAddr(id uint32, src *fabric.CMAddr, dst fabric.CMAddr,
 		}
 		if i.state != stBound {
 			return devErr(op, id, syscall.EINVAL, "not bound")
+		}
+		if i.ip != dst.IsIP() {
+			return devErr(op, id, syscall.EINVAL, "bound to an address of another family than %v", dst)
+		}
+		if dst.IsIP() {
+			return d.resolveIPLocked(i, dst, timeout)
 		}
 		if dst.GID == (mad.GID{}) {
 			return devErr(op, id, syscall.EINVAL, "no destination GID")
@@ -240,6 +300,59 @@ func (ch *Channel) ResolveAddr(id uint32, src *fabric.CMAddr, dst fabric.CMAddr,
 		d.queueLocked(i, evAddrResolved, 0, nil)
 		return nil
 	})
+}
+
+// resolveIPLocked resolves an IP destination as IPoIB's neighbour
+// discovery would: to the port whose IPoIB interface has the address,
+// from a local port with an address of the same family (the bound one,
+// else the id's port's, else any port's). ADDR_RESOLVED follows at once;
+// an address no port has is ADDR_ERROR -ETIMEDOUT after timeout, no
+// local address of the family ADDR_ERROR -ENETUNREACH at once (no route).
+func (d *Device) resolveIPLocked(i *kid, dst fabric.CMAddr, timeout time.Duration) error {
+	ctx := context.Background()
+	dip := dst.IP.Unmap()
+	if !i.srcIP.IsUnspecified() && i.srcIP.Is4() != dip.Is4() {
+		return devErr("resolve_addr", i.handle, syscall.EINVAL, "source %v and destination %v are of different families", i.srcIP, dip)
+	}
+	src, port := i.srcIP, i.port
+	if src.IsUnspecified() {
+		ok := false
+		if src, ok = d.ipOfPort(port.attr, dip.Is4()); !ok {
+			for _, a := range d.ipoibAddrs() {
+				if a.IP.Is4() != dip.Is4() {
+					continue
+				}
+				if pa, found := d.portOfIP(ctx, a.IP); found {
+					p, err := d.portLocked(ctx, gidOf(pa), 0)
+					if err == nil {
+						src, port, ok = a.IP, p, true
+						break
+					}
+				}
+			}
+		}
+		if !ok {
+			d.queueLocked(i, evAddrError, -int(syscall.ENETUNREACH), nil)
+			return nil
+		}
+	}
+	pa, ok := d.portOfIP(ctx, dip)
+	if !ok {
+		gen := i.gen
+		time.AfterFunc(timeout, func() {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			if i.gen == gen && i.state == stBound && !d.closed {
+				d.queueLocked(i, evAddrError, -int(syscall.ETIMEDOUT), nil)
+			}
+		})
+		return nil
+	}
+	i.port, i.wild, i.srcIP = port, false, src
+	i.dstIP, i.dport, i.dgid, i.dlid = dip, dst.Port, gidOf(pa), pa.LID
+	i.state = stAddrResolved
+	d.queueLocked(i, evAddrResolved, 0, nil)
+	return nil
 }
 
 // ResolveRoute is RESOLVE_ROUTE: a PathRecord query to the SA, in the
@@ -294,7 +407,7 @@ func (ch *Channel) Listen(id uint32, backlog int) error {
 			return devErr("listen", id, syscall.EINVAL, "not bound")
 		}
 		for _, o := range d.ids {
-			if o != i && o.state == stListen && (o.port == i.port || o.wild || i.wild) && o.ps == i.ps && o.srcPort == i.srcPort {
+			if o != i && o.state == stListen && o.ps == i.ps && o.srcPort == i.srcPort && bindConflict(i, o) != 0 {
 				return devErr("listen", id, syscall.EADDRINUSE, "port %d already has a listener", i.srcPort)
 			}
 		}
@@ -319,6 +432,16 @@ func (ch *Channel) Connect(id uint32, p *fabric.CMConnParam) error {
 		if i.ud {
 			max = cm.SIDRReqPrivateData
 		}
+		pd := p.PrivateData
+		if i.ip {
+			// RDMA CM's IP header goes first (cma_format_hdr).
+			max -= ipHdrSize
+			if len(pd) <= max {
+				pd = make([]byte, ipHdrSize+len(p.PrivateData))
+				putIPHdr(pd, i.srcIP, i.dstIP, i.srcPort)
+				copy(pd[ipHdrSize:], p.PrivateData)
+			}
+		}
 		if len(p.PrivateData) > max {
 			return devErr(op, id, syscall.EINVAL, "%d bytes of private data > %d", len(p.PrivateData), max)
 		}
@@ -339,7 +462,7 @@ func (ch *Channel) Connect(id uint32, p *fabric.CMConnParam) error {
 		sid := uint64(i.ps)<<16 | uint64(i.dport)
 		if i.ud {
 			r := cm.SIDRReq{RequestID: i.localComm, PKey: i.pkey, ServiceID: sid}
-			copy(r.PrivateData[:], p.PrivateData)
+			copy(r.PrivateData[:], pd)
 			b, body := cm.NewMAD(cm.AttrSIDRReq, i.tid)
 			_, _ = r.AppendBinary(body[:0])
 			i.state = stSIDRReqSent
@@ -357,7 +480,7 @@ func (ch *Channel) Connect(id uint32, p *fabric.CMConnParam) error {
 			PrimaryHopLimit: pr.HopLimit, PrimarySL: pr.SL, PrimarySubnetLocal: 1,
 			PrimaryLocalACKTimeout: min(plt+1, 31)}
 		r.PrimaryLocalGID, r.PrimaryRemoteGID = sgid, i.dgid
-		copy(r.PrivateData[:], p.PrivateData)
+		copy(r.PrivateData[:], pd)
 		b, body := cm.NewMAD(cm.AttrREQ, i.tid)
 		if _, err := r.AppendBinary(body[:0]); err != nil {
 			return fmt.Errorf("ibcm: %s: id %d: %w", op, id, err)
@@ -474,6 +597,17 @@ func (ch *Channel) QueryAddr(id uint32) (fabric.CMAddrInfo, error) {
 		return fabric.CMAddrInfo{}, err
 	}
 	info := fabric.CMAddrInfo{PKey: i.pkey}
+	if i.ip {
+		if i.port != nil {
+			a := i.port.attr
+			info.HasSrc, info.NodeGUID, info.PortNum = true, a.NodeGUID, uint8(a.PortNum)
+			info.Src = fabric.CMAddr{IP: i.srcIP, Port: i.srcPort}
+		}
+		if i.dstIP.IsValid() {
+			info.HasDst, info.Dst = true, fabric.CMAddr{IP: i.dstIP, Port: i.dport}
+		}
+		return info, nil
+	}
 	if i.port != nil {
 		a := i.port.attr
 		info.HasSrc, info.NodeGUID, info.PortNum = true, a.NodeGUID, uint8(a.PortNum)

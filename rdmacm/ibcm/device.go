@@ -8,7 +8,19 @@
 // Addresses are AF_IB (fabric.CMAddr: a GID, a P_Key, a service ID), so
 // private data has no RDMA CM header in front, as the kernel does for
 // AF_IB: a REQ carries up to 92 bytes of the caller's data, a SIDR_REQ
-// 216, and events report the message's whole private data field.
+// 216, and events report the message's whole private data field. Or they
+// are IP addresses (AF_INET, AF_INET6), which resolve as IPoIB's would:
+// to the port whose IPoIB interface has the address (fabric.IPoIB, the
+// simulator's topology "# ipoib" lines, and Options.IPoIB); an address no
+// port has is ADDR_ERROR -ETIMEDOUT once the resolve timeout passes (the
+// neighbour never answered). Then the REQ's (SIDR_REQ's) private data
+// starts with RDMA CM's 36-byte IP header (iphdr.go), as the kernel's cma
+// writes it: the caller's data is at most 56 (180) bytes, a listener with
+// an IP address takes requests whose header names its address (any, for
+// a wildcard AF_INET6 one; IPv4 only for a wildcard AF_INET one), reports
+// the 56 (180) bytes after the header and gives the new id the header's
+// addresses; a request no such listener takes is REJected 28 (consumer
+// defined), as Linux does when cma finds no id for it.
 //
 // The device follows Linux (drivers/infiniband/core/cm.c with rdma_cm's
 // choices): a REQ for a service nobody listens to gets REJ 8 (invalid
@@ -70,6 +82,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"slices"
 	"sync"
 	"syscall"
@@ -104,6 +117,10 @@ type Options struct {
 	MaxRetries uint8
 	// Logger gets debug records of dropped CM MADs. nil discards.
 	Logger *slog.Logger
+	// IPoIB are IPoIB addresses of the fabric's ports in addition to
+	// those the fabric itself gives (fabric.IPoIB: the simulator's): how
+	// IP addresses resolve on a fabric that has none of its own (ibsim).
+	IPoIB []fabric.IPoIBAddr
 }
 
 // Device is the user-space RDMA CM on one fabric: a fabric.CMDevice.
@@ -253,6 +270,13 @@ type kid struct {
 	listener   *kid
 	backlog    int
 	route      *sa.PathRec
+	// IP addresses (AF_INET, AF_INET6): ip says the id has them; srcIP
+	// is the bound address (unspecified: the wildcard) or, once resolved
+	// or accepted, the one in use; dstIP and dport the peer's. afonly: an
+	// AF_INET id (IPv4 only), as cma_bind_addr sets it.
+	ip           bool
+	afonly       bool
+	srcIP, dstIP netip.Addr
 }
 
 func (i *kid) sid() uint64 { return uint64(i.ps)<<16 | uint64(i.srcPort) }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"net/netip"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,15 +70,32 @@ func newRig(tb testing.TB, opts *rdmacm.Options) *rig {
 	if len(r.lids) < 4 {
 		tb.Fatalf("only %d CA ports with LIDs", len(r.lids))
 	}
+	// IPoIB addresses of the first four: 10.0.0.N and fd00::N.
+	i := 0
+	for _, p := range ports {
+		if p.LID == 0 || i == 4 {
+			continue
+		}
+		if err := f.SetIPoIB(p.CAName, p.PortNum, testIPv4[i], testIPv6[i]); err != nil {
+			tb.Fatal(err)
+		}
+		i++
+	}
 	return r
 }
+
+var (
+	testIPv4 = []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.3"), netip.MustParseAddr("10.0.0.4")}
+	testIPv6 = []netip.Addr{netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2"), netip.MustParseAddr("fd00::3"), netip.MustParseAddr("fd00::4")}
+)
 
 // TestConformanceSim runs the CM conformance suite on the user-space IB CM
 // over the embedded simulator.
 func TestConformanceSim(t *testing.T) {
 	var lids [4]uint16
 	copy(lids[:], newRig(t, nil).lids)
-	cmtest.Run(t, cmtest.Hosts{LIDs: lids, New: func(t *testing.T, o *rdmacm.Options) *rdmacm.CM { return newRig(t, o).cm }})
+	cmtest.Run(t, cmtest.Hosts{LIDs: lids, IPv4: testIPv4, IPv6: testIPv6,
+		New: func(t *testing.T, o *rdmacm.Options) *rdmacm.CM { return newRig(t, o).cm }})
 }
 
 func (r *rig) listen(tb testing.TB, lid, port uint16, ps rdmacm.PortSpace) (*rdmacm.EventChannel, *rdmacm.ID) {

@@ -16,6 +16,7 @@ import (
 // Event types of rdma_cma.h the device reports.
 const (
 	evAddrResolved    = 0
+	evAddrError       = 1
 	evRouteResolved   = 2
 	evRouteError      = 3
 	evConnectRequest  = 4
@@ -323,13 +324,33 @@ func (d *Device) handleLocked(p *port, pk *fabric.Packet) {
 	}
 }
 
-func (d *Device) listenerFor(p *port, sid uint64, ud bool) *kid {
-	for _, l := range d.ids {
-		if l.state == stListen && (l.port == p || l.wild) && l.ud == ud && l.sid() == sid {
-			return l
+// listenerFor finds the listener of a request to service ID sid that came
+// in on port p with private data pd: an AF_IB listener takes it as it is;
+// one with an IP address only when pd starts with RDMA CM's IP header
+// naming an address it takes (matchIPListener). any reports whether some
+// listener had the service ID at all.
+func (d *Device) listenerFor(p *port, sid uint64, ud bool, pd []byte) (l *kid, any bool) {
+	_, dst, _, hdrOK := parseIPHdr(pd)
+	for _, o := range d.ids {
+		if o.state != stListen || !(o.port == p || o.wild) || o.ud != ud || o.sid() != sid {
+			continue
+		}
+		any = true
+		if !o.ip || hdrOK && matchIPListener(o, dst) {
+			return o, true
 		}
 	}
-	return nil
+	return nil, any
+}
+
+// takeIPHdrLocked gives the new id i of an IP listener the addresses of
+// the request's IP header (cma_save_ip_info: its source is the header's
+// destination with the listener's port, its peer the header's source
+// and port) and returns the caller's private data after the header.
+func takeIPHdrLocked(i *kid, pd []byte) []byte {
+	src, dst, port, _ := parseIPHdr(pd)
+	i.ip, i.srcIP, i.dstIP, i.dport = true, dst, src, port
+	return pd[ipHdrSize:]
 }
 
 // newChildLocked makes the new id of a request to listener l that came in
@@ -365,10 +386,17 @@ func (d *Device) onREQ(p *port, pk *fabric.Packet, tid uint64, r *cm.REQ) {
 			return
 		}
 	}
-	l := d.listenerFor(p, r.ServiceID, false)
+	l, any := d.listenerFor(p, r.ServiceID, false, r.PrivateData[:])
 	if l == nil {
+		// No listener on the service ID: ib_cm's REJ 8. One whose IP
+		// address the request does not name: cma finds no id, and ib_cm
+		// rejects as its handler failed (REJ 28, consumer defined).
+		reason := uint16(cm.RejInvalidServiceID)
+		if any {
+			reason = cm.RejConsumerDefined
+		}
 		b, body := cm.NewMAD(cm.AttrREJ, tid)
-		rej := cm.REJ{RemoteCommID: r.LocalCommID, MessageRejected: cm.MsgREQ, Reason: cm.RejInvalidServiceID}
+		rej := cm.REJ{RemoteCommID: r.LocalCommID, MessageRejected: cm.MsgREQ, Reason: reason}
 		_, _ = rej.AppendBinary(body[:0])
 		d.sendTo(p, pk.Addr.LID, pk.Addr.SL, b)
 		return
@@ -392,11 +420,15 @@ func (d *Device) onREQ(p *port, pk *fabric.Packet, tid uint64, r *cm.REQ) {
 	i.timeout = cm.Duration(r.LocalCMResponseTimeout)
 	i.maxTries = int(r.MaxCMRetries)
 	i.state = stReqRcvd
+	pd := r.PrivateData[:]
+	if l.ip {
+		pd = takeIPHdrLocked(i, pd)
+	}
 	d.sendLocked(i, d.mraLocked(i))
 	d.queueRequestLocked(l, i, func(ev *fabric.CMRawEvent) {
 		// The REQ carries the initiator's resources, which the passive
 		// side sees crossed over.
-		ev.Conn = fabric.CMConnParam{PrivateData: copyPD(r.PrivateData[:]),
+		ev.Conn = fabric.CMConnParam{PrivateData: copyPD(pd),
 			ResponderResources: r.InitiatorDepth, InitiatorDepth: r.ResponderResources,
 			FlowControl: r.EndToEndFlowControl, RetryCount: r.RetryCount, RNRRetryCount: r.RNRRetryCount,
 			SRQ: r.SRQ, QPNum: r.LocalQPN}
@@ -409,7 +441,7 @@ func (d *Device) onSIDRReq(p *port, pk *fabric.Packet, tid uint64, r *cm.SIDRReq
 			return // duplicate; the user has not answered yet
 		}
 	}
-	l := d.listenerFor(p, r.ServiceID, true)
+	l, _ := d.listenerFor(p, r.ServiceID, true, r.PrivateData[:])
 	if l == nil || l.backlog <= 0 {
 		b, body := cm.NewMAD(cm.AttrSIDRRep, tid)
 		rep := cm.SIDRRep{RequestID: r.RequestID, Status: cm.SIDRUnsupportedSID, ServiceID: r.ServiceID}
@@ -427,8 +459,12 @@ func (d *Device) onSIDRReq(p *port, pk *fabric.Packet, tid uint64, r *cm.SIDRReq
 	if l.ps == psUDP || l.ps == psIPoIB {
 		qkey = udpQKey
 	}
+	pd := r.PrivateData[:]
+	if l.ip {
+		pd = takeIPHdrLocked(i, pd)
+	}
 	d.queueRequestLocked(l, i, func(ev *fabric.CMRawEvent) {
-		ev.UD = fabric.CMUDParam{QKey: qkey, PrivateData: copyPD(r.PrivateData[:])}
+		ev.UD = fabric.CMUDParam{QKey: qkey, PrivateData: copyPD(pd)}
 	})
 }
 

@@ -2,6 +2,7 @@ package ibsimdiff
 
 import (
 	"context"
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/ibsim"
 	"github.com/ibscript/ibscript/internal/luatest"
 	"github.com/ibscript/ibscript/rdmacm"
@@ -135,7 +137,25 @@ func TestConformanceIbsim(t *testing.T) {
 	c.Close()
 	sess.Close()
 	f.Close()
-	cmtest.Run(t, cmtest.Hosts{LIDs: lids, New: func(t *testing.T, o *rdmacm.Options) *rdmacm.CM {
+	// ibsim's topology has no IPoIB addresses: the CM is given them
+	// (rdmacm.Options.IPoIB), 10.0.0.N and fd00::N for the Nth host.
+	var v4, v6 []netip.Addr
+	var ipoib []fabric.IPoIBAddr
+	for i, name := range hostsISSM.Nodes[:4] {
+		a4, a6 := netip.AddrFrom4([4]byte{10, 0, 0, byte(i + 1)}), netip.AddrFrom16([16]byte{0: 0xfd, 15: byte(i + 1)})
+		v4, v6 = append(v4, a4), append(v6, a6)
+		for _, p := range ports {
+			if p.CAName == name {
+				ipoib = append(ipoib, fabric.IPoIBAddr{IP: a4, CAName: name, PortNum: p.PortNum},
+					fabric.IPoIBAddr{IP: a6, CAName: name, PortNum: p.PortNum})
+			}
+		}
+	}
+	cmtest.Run(t, cmtest.Hosts{LIDs: lids, IPv4: v4, IPv6: v6, New: func(t *testing.T, o *rdmacm.Options) *rdmacm.CM {
+		if o == nil {
+			o = &rdmacm.Options{}
+		}
+		o.IPoIB = ipoib
 		_, _, c := open(t, o)
 		return c
 	}})

@@ -3,7 +3,7 @@
 // without hardware: a global id table, one event FIFO per fd, the
 // events_reported counters, DESTROY_ID's purge, MIGRATE_ID's move, and the
 // errno of every rule. The model also plays the kernel's CM between the
-// ids of one Kernel over AF_IB addresses (cm.go): BIND, RESOLVE_ADDR,
+// ids of one Kernel over AF_IB and IP addresses (cm.go): BIND, RESOLVE_ADDR,
 // RESOLVE_ROUTE, LISTEN, CONNECT, ACCEPT, REJECT, DISCONNECT, QUERY
 // (addresses) and the teardown of DESTROY_ID and close. Events can also be
 // injected with Kernel.Inject and Kernel.Request, as the kernel's CM would
@@ -29,6 +29,7 @@ type Kernel struct {
 	ids    map[uint32]*kid
 	fds    map[int]*FD
 	gids   [][16]byte // the ports' GIDs (AddGID)
+	ips    []hostIP   // the netdevs' IP addresses (AddIP), in order
 	// nextPort numbers ephemeral ports.
 	nextPort int
 	// waiters counts the goroutines blocked in an fd's Wait.
@@ -46,6 +47,8 @@ type kid struct {
 	st       state
 	src, dst ibAddr
 	peer     uint32 // the other end of the connection (0: none)
+	// afonly: an AF_INET id (IPv4 only), as cma_bind_addr sets it.
+	afonly bool
 }
 
 // FD is one open rdma_cm fd; it implements rdmacm.Dev.
