@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
 	"os"
 	"strings"
@@ -13,11 +14,13 @@ import (
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/kernel"
+	"github.com/ibscript/ibscript/internal/rocetest"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/native/rdmacm"
 	"github.com/ibscript/ibscript/native/rdmacm/rdmacmtest"
 	"github.com/ibscript/ibscript/native/umad/umadtest"
+	"github.com/ibscript/ibscript/scripts"
 )
 
 // runScriptPlan runs a script of scripts/ as a plan on f (its session on the
@@ -29,6 +32,12 @@ func runScriptPlan(t *testing.T, f fabric.Fabric, script string, args map[string
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runScriptSource(t, f, script, string(src), args)
+}
+
+// runScriptSource is runScriptPlan with the script's text.
+func runScriptSource(t *testing.T, f fabric.Fabric, script, src string, args map[string]string) (passed, failed int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), perTestTimeout)
 	defer cancel()
 	tr, err := f.Open(ctx, "", 0)
@@ -48,7 +57,7 @@ func runScriptPlan(t *testing.T, f fabric.Fabric, script string, args map[string
 	}
 	defer L.Close()
 	defer env.Close()
-	runErr := bindings.DoString(L, string(src))
+	runErr := bindings.DoString(L, src)
 	rep := env.PlanReport(runErr)
 	if rep == nil || runErr != nil {
 		t.Fatalf("run: %v\n%s", runErr, out.String())
@@ -192,6 +201,62 @@ func TestRdmacmIPPlan(t *testing.T) {
 			k.AddIP(netip.MustParseAddr(fmt.Sprintf("fd00::%d", i+1)), g)
 		}
 		if p, fl := runScriptPlan(t, f, "rdmacm_ip.lua", nil); p != 2 || fl != 0 {
+			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
+		}
+	})
+}
+
+// TestRoCEScripts runs scripts/umad_grh.lua and scripts/rdmacm_ip.lua on
+// the host's kernel, between the two Soft-RoCE ports the real-kernel
+// stage names ($IBSCRIPT_TEST_ROCE; skipped without): a MAD with a GRH
+// from the first to an agent on the second over their fd00:: GIDs, and
+// RDMA CM connections by the ports' IPv4 and IPv6 addresses (read from
+// their RoCE GIDs) with migrate_id and disconnect. The scripts are the
+// repository's, embedded (package scripts), unchanged from the simulator
+// runs above.
+func TestRoCEScripts(t *testing.T) {
+	pair := rocetest.Pair(t)
+	f := kernel.New(nil)
+	defer f.Close()
+	ports, err := f.Ports(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ips := map[string][2]netip.Addr{} // CA: IPv4, IPv6
+	for _, p := range ports {
+		var a [2]netip.Addr
+		for _, g := range p.GIDs {
+			ip := netip.AddrFrom16(g)
+			switch {
+			case g == [16]byte{} || ip.IsLinkLocalUnicast():
+			case ip.Is4In6():
+				a[0] = ip.Unmap()
+			default:
+				a[1] = ip
+			}
+		}
+		ips[p.CAName] = a
+	}
+	server, client := ips[pair[0].CA], ips[pair[1].CA]
+	if !server[0].IsValid() || !server[1].IsValid() || !client[0].IsValid() || !client[1].IsValid() {
+		t.Fatalf("the pair's IPv4 and IPv6 addresses, from their GIDs: %v %v", server, client)
+	}
+	run := func(script string, args map[string]string) (int, int) {
+		src, err := fs.ReadFile(scripts.FS, script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return runScriptSource(t, f, script, string(src), args)
+	}
+	t.Run("umad_grh", func(t *testing.T) {
+		if p, fl := run("umad_grh.lua", map[string]string{"from": pair[0].CA, "to": pair[1].CA}); p != 2 || fl != 0 {
+			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
+		}
+	})
+	t.Run("rdmacm_ip", func(t *testing.T) {
+		args := map[string]string{"server4": server[0].String(), "client4": client[0].String(),
+			"server6": server[1].String(), "client6": client[1].String()}
+		if p, fl := run("rdmacm_ip.lua", args); p != 2 || fl != 0 {
 			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
 		}
 	})
