@@ -3,6 +3,8 @@ package kernel_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/ibscript/ibscript/fabric/kernel"
 	"github.com/ibscript/ibscript/internal/rocetest"
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/native/umad/umadtest"
 )
 
 // The TestRoCE* tests run on the real kernel's Soft-RoCE pair that
@@ -22,11 +25,26 @@ func roceAddr(gidIndex uint8, e rocetest.End) fabric.Addr {
 	return fabric.Addr{QPN: 1, QKey: 0x80010000, GRH: true, GIDIndex: gidIndex, HopLimit: 64, GID: e.GID}
 }
 
-// openRoCE opens both ports of the pair on the real kernel.
-func openRoCE(t *testing.T) (a, b fabric.Transport, ends [2]rocetest.End) {
+// roceModel is umadtest's model of the kernel with the stage's pair:
+// rxe0 and rxe1, GID 1 ::ffff:10.0.0.N and GID 2 fd00::N.
+func roceModel() (*kernel.Options, [2]rocetest.End) {
+	h := umadtest.NewHost(umadtest.New(nil))
+	var ends [2]rocetest.End
+	for i, n := range []string{"rxe0", "rxe1"} {
+		v4 := netip.MustParseAddr(fmt.Sprintf("::ffff:10.0.0.%d", i+1)).As16()
+		ip := netip.MustParseAddr(fmt.Sprintf("fd00::%d", i+1))
+		h.AddCA(n, 1, 0x5054_00ff_fe12_3400+uint64(i)<<8, umadtest.HostPort{Num: 1, State: 4, PhysState: 5,
+			LinkLayer: "Ethernet", GIDs: [][16]byte{v4, ip.As16()}})
+		ends[i] = rocetest.End{CA: n, Port: 1, IP: ip, GID: ip.As16(), GIDIndex: 2}
+	}
+	return &kernel.Options{FS: h.FS, Open: h.Open, CMPath: "/nonexistent"}, ends
+}
+
+// openRoCE opens both ports of the pair on the real kernel (o nil) or
+// on the model.
+func openRoCE(t *testing.T, o *kernel.Options, ends [2]rocetest.End) (a, b fabric.Transport) {
 	t.Helper()
-	ends = rocetest.Pair(t)
-	f := kernel.New(nil)
+	f := kernel.New(o)
 	t.Cleanup(func() { f.Close() })
 	var trs [2]fabric.Transport
 	for i, e := range ends {
@@ -39,23 +57,35 @@ func openRoCE(t *testing.T) (a, b fabric.Transport, ends [2]rocetest.End) {
 		}
 		trs[i] = tr
 	}
-	return trs[0], trs[1], ends
+	return trs[0], trs[1]
 }
 
 // TestRoCETransportConformance runs the fabric.Transport suite on the
 // kernel's umad device of rxe0, its peer an agent on rxe1's, every MAD
 // with a GRH between their IPv6 GIDs.
 func TestRoCETransportConformance(t *testing.T) {
-	rocetest.Pair(t)
+	roceConformance(t, nil, rocetest.Pair(t), 200*time.Millisecond)
+}
+
+// TestModelRoCETransportConformance runs it on the model's RoCE pair.
+func TestModelRoCETransportConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-time suite in -short mode")
+	}
+	o, e := roceModel()
+	roceConformance(t, o, e, 50*time.Millisecond)
+}
+
+func roceConformance(t *testing.T, o *kernel.Options, e [2]rocetest.End, timeout time.Duration) {
 	fabrictest.TestTransportOpts(t, func(t *testing.T) (fabric.Transport, fabrictest.Peer) {
-		tr, ptr, e := openRoCE(t)
+		tr, ptr := openRoCE(t, o, e)
 		peer, err := fabrictest.NewTransportPeer(t.Context(), ptr, roceAddr(e[0].GIDIndex, e[1]), roceAddr(e[1].GIDIndex, e[0]))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { peer.Close() })
 		return tr, peer
-	}, &fabrictest.SuiteOptions{RealTime: true, Timeout: 200 * time.Millisecond})
+	}, &fabrictest.SuiteOptions{RealTime: true, Timeout: timeout})
 }
 
 // TestRoCEKernelRMPP: an SA GetTable from a send-only agent on rxe0 to an
@@ -63,7 +93,16 @@ func TestRoCETransportConformance(t *testing.T) {
 // kernels of both ends do the RMPP (segments, ACKs, reassembly) and the
 // requester reads the whole message in one Recv.
 func TestRoCEKernelRMPP(t *testing.T) {
-	a, b, e := openRoCE(t)
+	roceRMPP(t, nil, rocetest.Pair(t))
+}
+
+func TestModelRoCEKernelRMPP(t *testing.T) {
+	o, e := roceModel()
+	roceRMPP(t, o, e)
+}
+
+func roceRMPP(t *testing.T, o *kernel.Options, e [2]rocetest.End) {
+	a, b := openRoCE(t, o, e)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	req, err := a.Register(ctx, fabric.Agent{})

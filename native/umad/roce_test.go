@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"io/fs"
+	"net/netip"
 	"os"
 	"syscall"
 	"testing"
@@ -11,16 +14,62 @@ import (
 
 	"github.com/ibscript/ibscript/internal/rocetest"
 	"github.com/ibscript/ibscript/native/umad"
+	"github.com/ibscript/ibscript/native/umad/umadtest"
 )
 
-// The TestRoCE* tests run libibumad's semantics (umad-abi.md) on the real
-// kernel's Soft-RoCE pair that tests/kernelvm sets up
-// ($IBSCRIPT_TEST_ROCE); elsewhere they skip. RoCE has no QP0, no LIDs
+// The roce* checks run libibumad's semantics (umad-abi.md) on a pair of
+// RoCE ports: TestRoCE on the real kernel's Soft-RoCE pair that
+// tests/kernelvm sets up ($IBSCRIPT_TEST_ROCE; elsewhere it skips), and
+// TestModelRoCE on umadtest's model of the kernel with the same two ports,
+// so the model is held to what the kernel does. RoCE has no QP0, no LIDs
 // and no SM: every MAD carries a GRH between the two ends' IPv6 GIDs.
 
-func openReal(t *testing.T, e rocetest.End) *umad.Port {
+// roceEnv is where the checks run: sysfs, how devices open, the pair.
+type roceEnv struct {
+	fsys fs.FS
+	o    *umad.Options // nil: the real system
+	ends [2]rocetest.End
+}
+
+func TestRoCE(t *testing.T) {
+	env := &roceEnv{fsys: os.DirFS("/"), ends: rocetest.Pair(t)}
+	runRoCE(t, env)
+}
+
+// TestModelRoCE runs the same checks on the model: rxe0 and rxe1 with
+// the GID tables Soft-RoCE gives them in the stage (fe80::, then
+// ::ffff:10.0.0.N and fd00::N).
+func TestModelRoCE(t *testing.T) {
+	h := umadtest.NewHost(umadtest.New(nil))
+	var ends [2]rocetest.End
+	for i, n := range []string{"rxe0", "rxe1"} {
+		v4 := netip.MustParseAddr(fmt.Sprintf("::ffff:10.0.0.%d", i+1)).As16()
+		ip := netip.MustParseAddr(fmt.Sprintf("fd00::%d", i+1))
+		h.AddCA(n, 1, 0x5054_00ff_fe12_3400+uint64(i)<<8, umadtest.HostPort{Num: 1, State: 4, PhysState: 5,
+			LinkLayer: "Ethernet", GIDs: [][16]byte{v4, ip.As16()}})
+		ends[i] = rocetest.End{CA: n, Port: 1, IP: ip, GID: ip.As16(), GIDIndex: 2}
+	}
+	runRoCE(t, &roceEnv{fsys: h.FS, o: &umad.Options{FS: h.FS, Open: h.Open}, ends: ends})
+}
+
+func runRoCE(t *testing.T, env *roceEnv) {
+	for _, c := range []struct {
+		name string
+		fn   func(*testing.T, *roceEnv)
+	}{
+		{"GetPort", roceGetPort},
+		{"Registration", roceRegistration},
+		{"SendRecv", roceSendRecv},
+		{"Timeout", roceTimeout},
+		{"RMPPNoSpace", roceRMPPNoSpace},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, env) })
+	}
+}
+
+func (env *roceEnv) open(t *testing.T, e rocetest.End) *umad.Port {
 	t.Helper()
-	p, err := umad.OpenPort(e.CA, e.Port, nil)
+	p, err := umad.OpenPort(e.CA, e.Port, env.o)
 	if err != nil {
 		t.Fatalf("open %v: %v", e, err)
 	}
@@ -67,12 +116,11 @@ func expectNothing(t *testing.T, p *umad.Port, d time.Duration, why string) {
 
 const mClass, mMethodGet, mGetResp = 0x09, 0x01, 0x81
 
-// TestRoCEGetPort: umad_get_port/umad_release_port on a RoCE port read
+// roceGetPort: umad_get_port/umad_release_port on a RoCE port read
 // what sysfs holds there: link layer Ethernet, LID 0, no SM, Active,
 // GID 0 as prefix and GUID, a P_Key table.
-func TestRoCEGetPort(t *testing.T) {
-	ends := rocetest.Pair(t)
-	fsys := os.DirFS("/")
+func roceGetPort(t *testing.T, env *roceEnv) {
+	ends, fsys := env.ends, env.fsys
 	for _, e := range ends {
 		p, err := umad.GetPort(fsys, e.CA, e.Port)
 		if err != nil {
@@ -81,7 +129,7 @@ func TestRoCEGetPort(t *testing.T) {
 		if p.LinkLayer != "Ethernet" || p.BaseLID != 0 || p.SMLID != 0 || p.State != 4 || p.PhysState != 5 || len(p.PKeys) == 0 || p.PKeys[0] != 0xffff {
 			t.Errorf("%v: link layer %q LID %d SM LID %d state %d phys %d pkeys %v", e, p.LinkLayer, p.BaseLID, p.SMLID, p.State, p.PhysState, p.PKeys)
 		}
-		raw, err := os.ReadFile("/sys/class/infiniband/" + e.CA + "/ports/1/gids/0")
+		raw, err := fs.ReadFile(fsys, "sys/class/infiniband/"+e.CA+"/ports/1/gids/0")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,11 +167,11 @@ func hex4(v uint16) string {
 	return string([]byte{d[v>>12], d[v>>8&15], d[v>>4&15], d[v&15]})
 }
 
-// TestRoCERegistration: the agent registration errors of the kernel, and
+// roceRegistration: the agent registration errors of the kernel, and
 // the classes RoCE refuses.
-func TestRoCERegistration(t *testing.T) {
-	e := rocetest.Pair(t)
-	p := openReal(t, e[0])
+func roceRegistration(t *testing.T, env *roceEnv) {
+	e := env.ends
+	p := env.open(t, e[0])
 	// No QP0 on RoCE: the SMI classes do not register.
 	for _, c := range []uint8{0x01, 0x81} {
 		_, err := p.Register2(umad.Agent{Class: c, Version: 1})
@@ -155,7 +203,7 @@ func TestRoCERegistration(t *testing.T) {
 	if err != nil || id != 0 {
 		t.Fatalf("register class 0x09 Get: id %d %v, want 0 (lowest free slot)", id, err)
 	}
-	q := openReal(t, e[0])
+	q := env.open(t, e[0])
 	_, err = q.Register2(umad.Agent{Class: mClass, Version: 1, Methods: [2]uint64{1 << mMethodGet}})
 	errnoIs(t, "the same method from another fd", err, syscall.EINVAL)
 	// 32 agents an fd, the 33rd ENOMEM; ids are per fd, lowest free.
@@ -176,13 +224,13 @@ func TestRoCERegistration(t *testing.T) {
 	errnoIs(t, "unregister an unknown id", p.Unregister(5), syscall.EINVAL)
 }
 
-// TestRoCESendRecv: a Get with a GRH from rxe0 reaches the agent owning
+// roceSendRecv: a Get with a GRH from rxe0 reaches the agent owning
 // it on rxe1 with the kernel's tag in the TID's upper 32 bits and the
 // sender's GID; the response comes back matched to the request; without
 // a GRH the write fails; the write checks of umad-abi.md section 8.
-func TestRoCESendRecv(t *testing.T) {
-	e := rocetest.Pair(t)
-	a, b := openReal(t, e[0]), openReal(t, e[1])
+func roceSendRecv(t *testing.T, env *roceEnv) {
+	e := env.ends
+	a, b := env.open(t, e[0]), env.open(t, e[1])
 	sa, err := a.Register2(umad.Agent{})
 	if err != nil {
 		t.Fatal(err)
@@ -247,12 +295,12 @@ func TestRoCESendRecv(t *testing.T) {
 	expectNothing(t, b, 300*time.Millisecond, "a Trap no agent owns")
 }
 
-// TestRoCETimeout: a Get nobody answers comes back after 1+retries
+// roceTimeout: a Get nobody answers comes back after 1+retries
 // attempts, each seen by the peer with the same TID, as a status-110
 // record holding the 24-byte MAD header with the TID as transmitted.
-func TestRoCETimeout(t *testing.T) {
-	e := rocetest.Pair(t)
-	a, b := openReal(t, e[0]), openReal(t, e[1])
+func roceTimeout(t *testing.T, env *roceEnv) {
+	e := env.ends
+	a, b := env.open(t, e[0]), env.open(t, e[1])
 	sa, _ := a.Register2(umad.Agent{})
 	if _, err := b.Register2(umad.Agent{Class: mClass, Version: 1, Methods: [2]uint64{1 << mMethodGet}}); err != nil {
 		t.Fatal(err)
@@ -282,13 +330,13 @@ func TestRoCETimeout(t *testing.T) {
 	expectNothing(t, b, 200*time.Millisecond, "a fourth attempt")
 }
 
-// TestRoCERMPPNoSpace: a 5-segment SA GetTableResp reassembled by the
+// roceRMPPNoSpace: a 5-segment SA GetTableResp reassembled by the
 // requester's kernel does not fit one MAD: read gives ENOSPC with the
 // length needed and keeps it queued; Recv grows its buffer and reads it.
 // Poll says nothing is there before it comes, and something after.
-func TestRoCERMPPNoSpace(t *testing.T) {
-	e := rocetest.Pair(t)
-	a, b := openReal(t, e[0]), openReal(t, e[1])
+func roceRMPPNoSpace(t *testing.T, env *roceEnv) {
+	e := env.ends
+	a, b := env.open(t, e[0]), env.open(t, e[1])
 	sa, _ := a.Register2(umad.Agent{RMPPVersion: 1})
 	sb, err := b.Register2(umad.Agent{Class: 0x03, Version: 2, RMPPVersion: 1, Methods: [2]uint64{1 << 0x12}})
 	if err != nil {

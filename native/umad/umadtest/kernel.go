@@ -11,7 +11,8 @@
 //     version, vendor OUI, rmpp_version and RMPP classes, USER_RMPP on a
 //     send-only agent, unknown REGISTER_AGENT2 flags with the supported
 //     mask written back) and method ownership exclusive across every fd
-//     of a port (EINVAL);
+//     of a port and the kernel's own ib_cm agent, which owns CM Send
+//     (EINVAL; Options.NoIBCM leaves it out);
 //   - ENABLE_PKEY only before the first registration; a first
 //     REGISTER_AGENT2 also switches the fd to the 64-byte header, a first
 //     REGISTER_AGENT freezes the 56-byte one;
@@ -68,12 +69,19 @@ type Options struct {
 	// NoPKey makes ENABLE_PKEY and REGISTER_AGENT2 fail with ENOTTY, as
 	// kernels before 2.6.33 do.
 	NoPKey bool
+	// NoIBCM models a kernel without ib_cm loaded. By default ib_cm is
+	// there (rdma_cm needs it), and, as on the real kernel, its agent
+	// owns the CM class's Send (class 0x07, version 2, method 0x03) on
+	// every port: a user agent asking for it gets EINVAL (dmesg "Method 3
+	// already in use"), which the Soft-RoCE stage found (TestRoCE).
+	NoIBCM bool
 }
 
 // Kernel is a set of local ports connected by one network.
 type Kernel struct {
 	afterFunc func(time.Duration, func()) func() bool
 	noPKey    bool
+	noIBCM    bool
 
 	mu      sync.Mutex // guards everything below and all Port and FD state
 	ports   []*Port
@@ -90,6 +98,7 @@ func New(o *Options) *Kernel {
 			k.afterFunc = o.AfterFunc
 		}
 		k.noPKey = o.NoPKey
+		k.noIBCM = o.NoIBCM
 	}
 	return k
 }
@@ -392,6 +401,9 @@ func (f *FD) register(a *agent, qpn uint32, beforeSlot, afterSlot func() error) 
 			a.rmpp != 0 && !rmppClass(a.class),
 			(a.class == 0x01 || a.class == 0x81) != (a.qpn == 0):
 			return 0, f.errno("ioctl", syscall.EINVAL)
+		}
+		if !k.noIBCM && a.class == 0x07 && a.version == 2 && a.methods[0]&(1<<0x03) != 0 {
+			return 0, f.errno("ioctl", syscall.EINVAL) // ib_cm's agent owns CM Send
 		}
 		for _, g := range f.port.fds {
 			for _, o := range g.agents {

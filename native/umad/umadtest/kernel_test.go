@@ -593,3 +593,23 @@ func TestRoCEPort(t *testing.T) {
 		}
 	}
 }
+
+// TestIBCMOwnsCMSend: the kernel's ib_cm owns the CM class's Send on
+// every port (the real kernel says EINVAL to a user agent asking for it,
+// on Soft-RoCE as on InfiniBand); its other methods and another class
+// version stay free; without ib_cm (NoIBCM) Send is free too.
+func TestIBCMOwnsCMSend(t *testing.T) {
+	a := open(t, New(nil).AddPort(1))
+	_, err := reg2(a, 0x07, 2, 0x03)
+	errnoIs(t, "CM Send with ib_cm loaded", err, syscall.EINVAL)
+	if _, err := reg2(a, 0x07, 2, 0x01); err != nil {
+		t.Errorf("CM Get: %v", err)
+	}
+	if _, err := reg2(a, 0x07, 1, 0x03); err != nil {
+		t.Errorf("CM Send of class version 1: %v", err)
+	}
+	b := open(t, New(&Options{NoIBCM: true}).AddPort(1))
+	if _, err := reg2(b, 0x07, 2, 0x03); err != nil {
+		t.Errorf("CM Send without ib_cm: %v", err)
+	}
+}
