@@ -21,6 +21,7 @@ local a = plan.define {
     server6 = { default = "fd00::1", help = "IPv6 address the server listens on" },
     client6 = { default = "fd00::2", help = "IPv6 address the client connects from" },
     port = { default = 7471, help = "RDMA CM port (RDMA_PS_TCP)" },
+    families = { default = "4,6", help = "the address families to connect by: 4, 6 or 4,6" },
     timeout = { default = 5000, help = "ms to wait for each event" },
   },
 }
@@ -90,5 +91,10 @@ local function connection(r, family, server, client)
   r:pass(string.format("%s: connected from port %d, migrated, disconnected", what, src.port))
 end
 
-plan.check("IPv4", "rdmacm", function(r) connection(r, "IPv4", a.server4, a.client4) end)
-plan.check("IPv6", "rdmacm", function(r) connection(r, "IPv6", a.server6, a.client6) end)
+local fams = {}
+for f in tostring(a.families):gmatch("[^,%s]+") do
+  if f ~= "4" and f ~= "6" then error("rdmacm_ip.lua: families: " .. f .. " is neither 4 nor 6") end
+  fams[f] = true
+end
+if fams["4"] then plan.check("IPv4", "rdmacm", function(r) connection(r, "IPv4", a.server4, a.client4) end) end
+if fams["6"] then plan.check("IPv6", "rdmacm", function(r) connection(r, "IPv6", a.server6, a.client6) end) end

@@ -206,14 +206,13 @@ func TestRdmacmIPPlan(t *testing.T) {
 	})
 }
 
-// TestRoCEScripts runs scripts/umad_grh.lua and scripts/rdmacm_ip.lua on
-// the host's kernel, between the two Soft-RoCE ports the real-kernel
-// stage names ($IBSCRIPT_TEST_ROCE; skipped without): a MAD with a GRH
-// from the first to an agent on the second over their fd00:: GIDs, and
-// RDMA CM connections by the ports' IPv4 and IPv6 addresses (read from
-// their RoCE GIDs) with migrate_id and disconnect. The scripts are the
-// repository's, embedded (package scripts), unchanged from the simulator
-// runs above.
+// TestRoCEScripts runs scripts/rdmacm_ip.lua on the host's kernel,
+// between the two Soft-RoCE ports the real-kernel stage names
+// ($IBSCRIPT_TEST_ROCE; skipped without): RDMA CM connections by the
+// ports' IPv4 and IPv6 addresses (read from their RoCE GIDs) with
+// migrate_id and disconnect. The script is the repository's, embedded
+// (package scripts), unchanged from the simulator run above. (The stage
+// runs scripts/umad_grh.lua through the ibscript command.)
 func TestRoCEScripts(t *testing.T) {
 	pair := rocetest.Pair(t)
 	f := kernel.New(nil)
@@ -248,16 +247,19 @@ func TestRoCEScripts(t *testing.T) {
 		}
 		return runScriptSource(t, f, script, string(src), args)
 	}
-	t.Run("umad_grh", func(t *testing.T) {
-		if p, fl := run("umad_grh.lua", map[string]string{"from": pair[0].CA, "to": pair[1].CA}); p != 2 || fl != 0 {
-			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
-		}
-	})
 	t.Run("rdmacm_ip", func(t *testing.T) {
 		args := map[string]string{"server4": server[0].String(), "client4": client[0].String(),
 			"server6": server[1].String(), "client6": client[1].String()}
-		if p, fl := run("rdmacm_ip.lua", args); p != 2 || fl != 0 {
-			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
+		want := 2
+		// Where the kernel refuses IPv6 RDMA CM connections to librdmacm
+		// itself (the stage's two ports on one host), IPv4 alone, and the
+		// IPv6 half skips naming what librdmacm met.
+		if why := rocetest.LibrdmacmConnects(t, client[1], server[1], 7458); why != "" {
+			args["families"], want = "4", 1
+			t.Run("IPv6", func(t *testing.T) { t.Skip(why) })
+		}
+		if p, fl := run("rdmacm_ip.lua", args); p != want || fl != 0 {
+			t.Errorf("%d passed, %d failed; want %d passed", p, fl, want)
 		}
 	})
 }

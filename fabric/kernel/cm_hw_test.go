@@ -13,6 +13,7 @@ import (
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/kernel"
+	"github.com/ibscript/ibscript/internal/rocetest"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/native/rdmacm"
 	cma "github.com/ibscript/ibscript/rdmacm"
@@ -167,7 +168,12 @@ func TestHardwareConformance(t *testing.T) {
 	for i := n; i < len(lids) && n > 0; i++ {
 		lids[i] = lids[i%n]
 	}
-	cmtest.Run(t, cmtest.Hosts{LIDs: lids, IPv4: v4, IPv6: v6, New: func(t *testing.T, o *cma.Options) *cma.CM {
+	var noIPv6 string
+	if len(v6) >= 2 {
+		// The suite connects from the second address to the first.
+		noIPv6 = rocetest.LibrdmacmConnects(t, v6[1], v6[0], 7459)
+	}
+	cmtest.Run(t, cmtest.Hosts{LIDs: lids, IPv4: v4, IPv6: v6, NoIPv6: noIPv6, New: func(t *testing.T, o *cma.Options) *cma.CM {
 		hf := kernel.New(nil)
 		t.Cleanup(func() { hf.Close() })
 		c := cmOn(t, hf, hf, nil, o)

@@ -6,12 +6,17 @@
 package rocetest
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // Env is the variable naming the pair.
@@ -92,4 +97,57 @@ func gidIndex(ca string, port int, gid [16]byte) (uint8, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s has no GID %s", dir, want)
+}
+
+// LibrdmacmConnects asks librdmacm itself whether this kernel connects
+// from client to server by IP address: tests/kernelvm/cpeer.c (cpeer on
+// $PATH in the guest) as server on server:port and as client from
+// client. It returns "" when they connected, else why not, with what
+// both printed (a test then skips what the kernel refuses to C programs
+// too); without cpeer it returns "" and the test runs as elsewhere.
+func LibrdmacmConnects(t testing.TB, client, server netip.Addr, port uint16) string {
+	t.Helper()
+	cpeer, err := exec.LookPath("cpeer")
+	if err != nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := exec.CommandContext(ctx, cpeer, "server", server.String(), fmt.Sprint(port), "accept")
+	var so syncBuffer
+	srv.Stdout = &so
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200 && !strings.Contains(so.String(), "listening"); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	co, cerr := exec.CommandContext(ctx, cpeer, "client", client.String(), server.String(), fmt.Sprint(port)).Output()
+	if cerr != nil || !strings.Contains(string(co), "CONNECT_RESPONSE") {
+		srv.Process.Kill()
+		srv.Wait()
+		return fmt.Sprintf("librdmacm cannot connect from %v to %v on this kernel either (client: %v):\n%s\nserver:\n%s", client, server, cerr, co, so.String())
+	}
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("librdmacm from %v to %v: server %v:\n%s\nclient:\n%s", client, server, err, so.String(), co)
+	}
+	return ""
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
