@@ -36,6 +36,11 @@ type Options struct {
 	// PlanArgs are the command line's --arg key=value pairs, which
 	// plan.define checks against the arguments the plan declares.
 	PlanArgs map[string]string
+	// PlanHelp, when set, receives what plan.define declares, and
+	// plan.define then ends the script as os.exit(0) does: the host's
+	// "run PLAN --help", which lists a plan's arguments without running
+	// it.
+	PlanHelp func(PlanSpec)
 	// Progress, when set, receives plan.progress calls and the progress of
 	// long sweeps (fabric.discover, with total 0: no total known;
 	// fabric.sweep; plan.sleep's seconds). The host decides whether and
@@ -88,6 +93,7 @@ type Env struct {
 
 	planName string
 	planArgs map[string]string
+	planHelp func(PlanSpec)
 	progress func(done, total int, what string)
 	names    map[uint64]string // Options.NodeNames
 	hasSim   bool              // the sim module is open
@@ -131,7 +137,7 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 		return nil, errors.New("bindings: Options.Session is required")
 	}
 	e := &Env{L: L, sess: opts.Session, fab: opts.Fabric, stdout: opts.Stdout, docs: map[*lua.LFunction]string{},
-		planName: opts.PlanName, planArgs: opts.PlanArgs, progress: opts.Progress, names: opts.NodeNames,
+		planName: opts.PlanName, planArgs: opts.PlanArgs, planHelp: opts.PlanHelp, progress: opts.Progress, names: opts.NodeNames,
 		memLimit: opts.MemoryLimit, onMemLimit: opts.OnMemoryLimit}
 	if e.stdout == nil {
 		e.stdout = os.Stdout

@@ -20,8 +20,8 @@ func planModule() Module {
 		Name:    "plan",
 		Summary: "validation plans: arguments, named checks recording pass / fail / skip, progress",
 		Funcs: []Func{
-			{"define", planDefine, "define({description=, categories={...}, args={key={default=, help=}}}) -> table: declares the plan once and returns its arguments, defaults overridden by the command line's --arg key=value (converted to the default's type); an unknown --arg raises an error naming it"},
-			{"check", planCheck, "check(name, [category,] fn) -> string: runs fn(r) and returns its status (\"pass\", \"fail\", \"skip\"); r:pass(msg [, obj]), r:fail(msg [, obj]), r:skip(msg) record results; an error inside fn is a failed result and never stops the plan; a check that records nothing passes"},
+			{"define", planDefine, "define({description=, categories={...}, args={key={default=, help=, choices=, min=, max=, integer=, file=}}}) -> table: declares the plan once and returns its arguments, defaults overridden by the command line's --arg key=value (converted to the default's type, then checked: one of choices, within min..max, whole when integer, file=\"read\" an existing regular file, file=\"write\" one whose directory exists); an unknown or refused --arg ends the run (status 2) before any check; ibscript run PLAN --help lists the arguments"},
+			{"check", planCheck, "check(name, [category,] fn) -> string: runs fn(r) and returns its status (\"pass\", \"fail\", \"skip\"); r:pass(msg [, obj]), r:fail(msg [, obj]), r:skip(msg) record results; an error inside fn is a failed result and never stops the plan; a check that records nothing is skipped (\"no result recorded\")"},
 			{"progress", planProgress, "progress(done, total [, what]) -> nil: reports progress of a long sweep (shown on stderr when it is a terminal, rate-limited by the host)"},
 			{"thresholds", planThresholds, "thresholds([path]) -> table: error-counter thresholds by counter key (symbol_error_counter=10, ...) from an ibqueryerrors threshold file (Name=value lines, # comments); every error counter is present, 0 unless the file says otherwise; no path means all 0"},
 			{"sleep", planSleep, "sleep(seconds) -> nil: waits, e.g. between two counter sweeps; interrupted when the run is"},
@@ -131,7 +131,7 @@ func planDefine(e *Env, L *lua.LState) int {
 		raise(L, "plan.define", "categories: table expected, got %s", v.Type())
 	}
 	out := L.NewTable()
-	decl := map[string]lua.LValue{}
+	decl := map[string]*PlanArg{}
 	switch v := t.RawGetString("args").(type) {
 	case *lua.LTable:
 		v.ForEach(func(k, spec lua.LValue) {
@@ -143,8 +143,8 @@ func planDefine(e *Env, L *lua.LState) int {
 			if !ok {
 				raise(L, "plan.define", "args.%s: table {default=, help=} expected, got %s", name, spec.Type())
 			}
-			checkOptions(L, "plan.define", st, map[string]bool{"default": true, "help": true})
-			decl[string(name)] = st.RawGetString("default")
+			a := readPlanArg(L, string(name), st)
+			decl[string(name)] = &a
 		})
 	case *lua.LNilType:
 	default:
@@ -155,6 +155,18 @@ func planDefine(e *Env, L *lua.LState) int {
 		known = append(known, k)
 	}
 	sort.Strings(known)
+	if e.planHelp != nil {
+		// ibscript run PLAN --help: the plan says what it takes, and
+		// ends there.
+		spec := PlanSpec{Name: r.Plan.Name, Description: r.Plan.Description}
+		for _, k := range known {
+			spec.Args = append(spec.Args, *decl[k])
+		}
+		e.planHelp(spec)
+		ud := L.NewUserData()
+		ud.Value = &ExitError{Code: 0}
+		L.Error(ud, 0)
+	}
 	given := make([]string, 0, len(e.planArgs))
 	for k := range e.planArgs {
 		given = append(given, k)
@@ -162,20 +174,24 @@ func planDefine(e *Env, L *lua.LState) int {
 	sort.Strings(given)
 	for _, k := range given {
 		if _, ok := decl[k]; !ok {
-			if len(known) == 0 {
-				raise(L, "plan.define", "unknown argument %q: the plan takes no arguments", k)
+			msg := "the plan takes no arguments"
+			if len(known) > 0 {
+				msg = "unknown argument (known: " + strings.Join(known, ", ") + ")"
+				if sug := Suggest(k, known); len(sug) > 0 {
+					msg = fmt.Sprintf("unknown argument; did you mean %s? (known: %s)", strings.Join(sug, " or "), strings.Join(known, ", "))
+				}
 			}
-			raise(L, "plan.define", "unknown argument %q (known: %s)", k, strings.Join(known, ", "))
+			raiseArgError(L, &ArgError{Key: k, Value: e.planArgs[k], Msg: msg})
 		}
 	}
 	r.Plan.Args = map[string]string{}
 	for _, k := range known {
-		def := decl[k]
-		val := def
+		a := decl[k]
+		val := a.Default
 		if s, ok := e.planArgs[k]; ok {
 			var err error
-			if val, err = convertArg(def, s); err != nil {
-				raise(L, "plan.define", "argument %s=%q: %v", k, s, err)
+			if val, err = a.check(s); err != nil {
+				raiseArgError(L, &ArgError{Key: k, Value: s, Msg: err.Error()})
 			}
 		}
 		if val != lua.LNil {
@@ -357,22 +373,19 @@ func planCheck(e *Env, L *lua.LState) int {
 	return 1
 }
 
+// checkStatus is a check's status so far, by plan.CheckStatus's rule.
 func checkStatus(c *plan.Check) plan.Status {
-	pass, skip := c.Bare, 0
+	pass, fail := c.Bare, 0
 	for _, r := range c.Results {
 		switch r.Status {
 		case plan.Fail:
-			return plan.Fail
+			fail++
 		case plan.Skip:
-			skip++
 		default:
 			pass++
 		}
 	}
-	if skip > 0 && pass == 0 {
-		return plan.Skip
-	}
-	return plan.Pass
+	return plan.CheckStatus(pass, fail)
 }
 
 func planProgress(e *Env, L *lua.LState) int {

@@ -2,6 +2,7 @@ package bindings
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -52,14 +53,14 @@ func TestPlanChecks(t *testing.T) {
 		assert(plan.check("fails", "links", function(r) r:pass() r:fail("bad", f.nodes[2]) end) == "fail")
 		assert(plan.check("raises", "sm", function(r) r:pass() error("boom") end) == "fail")
 		assert(plan.check("skips", "sm", function(r) r:skip("no SM") end) == "skip")
-		assert(plan.check("empty", function(r) end) == "pass")
+		assert(plan.check("empty", function(r) end) == "skip") -- nothing recorded: nothing checked
 		plan.check("object", "sm", function(r) r:fail("x", {guid = "0x1", desc = "n", port = 2, lid = 3}) end)
 		assert(plan.report().failed == 3)`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := env.PlanReport(nil)
-	if r.Summary != (plan.Summary{Checks: 6, Passed: 2, Failed: 3, Skipped: 1}) || r.ExitCode() != plan.ExitFailed {
+	if r.Summary != (plan.Summary{Checks: 6, Passed: 1, Failed: 3, Skipped: 2}) || r.ExitCode() != plan.ExitFailed {
 		t.Errorf("summary %+v", r.Summary)
 	}
 	if r.Fabric.Nodes == 0 || r.Plan.Args["width"] != "1X" || r.Plan.Description != "d" || r.Plan.Name != "t" {
@@ -110,9 +111,16 @@ func TestPlanErrors(t *testing.T) {
 		chunk string
 		want  string
 	}{
-		{"unknown arg", map[string]string{"widht": "4X"}, `plan.define{args = {width = {default = "4X"}, speed = {}}}`, `plan.define: unknown argument "widht" \(known: speed, width\)`},
-		{"no args", map[string]string{"x": "1"}, `plan.define{}`, `unknown argument "x": the plan takes no arguments`},
-		{"number", map[string]string{"n": "many"}, `plan.define{args = {n = {default = 1}}}`, `argument n="many": number expected`},
+		{"unknown arg", map[string]string{"widht": "4X"}, `plan.define{args = {width = {default = "4X"}, speed = {}}}`, `^plan.define: --arg widht=4X: unknown argument; did you mean width\? \(known: speed, width\)$`},
+		{"no args", map[string]string{"x": "1"}, `plan.define{}`, `^plan.define: --arg x=1: the plan takes no arguments$`},
+		{"number", map[string]string{"n": "many"}, `plan.define{args = {n = {default = 1}}}`, `^plan.define: --arg n=many: number expected`},
+		{"choices", map[string]string{"w": "5X"}, `plan.define{args = {w = {default = "", choices = {"1X", "4X"}}}}`, `^plan.define: --arg w=5X: want one of 1X, 4X$`},
+		{"range", map[string]string{"n": "65"}, `plan.define{args = {n = {default = 0, integer = true, min = 0, max = 64}}}`, `^plan.define: --arg n=65: want an integer, 0 to 64$`},
+		{"not whole", map[string]string{"n": "1.5"}, `plan.define{args = {n = {default = 0, integer = true}}}`, `^plan.define: --arg n=1.5: want an integer$`},
+		{"not a file", map[string]string{"f": "/"}, `plan.define{args = {f = {default = "", file = "read"}}}`, `^plan.define: --arg f=/: want a readable file, not a directory$`},
+		{"through pcall", map[string]string{"n": "x"}, `print(pcall(plan.define, {args = {n = {default = 1}}})) error("pcall caught it")`, `^plan.define: --arg n=x: number expected`},
+		{"bad spec", nil, `plan.define{args = {n = {default = 1, min = "0"}}}`, `args.n.min: number expected, got string`},
+		{"bad file spec", nil, `plan.define{args = {n = {default = "", file = "rw"}}}`, `args.n.file: "read" or "write" expected, got "rw"`},
 		{"unknown option", nil, `plan.define{descripton = "x"}`, `plan.define: unknown option "descripton"`},
 		{"twice", nil, `plan.define{} plan.define{}`, `already defined`},
 		{"category", nil, `plan.define{categories = {"links"}} plan.check("x", "link", function() end)`, `category "link" is not declared`},
@@ -121,8 +129,15 @@ func TestPlanErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			L, _ := newPlanState(t, c.args)
 			err := DoString(L, c.chunk)
-			if err == nil || !regexp.MustCompile(c.want).MatchString(err.Error()) {
-				t.Errorf("error %v, want %s", err, c.want)
+			msg := fmt.Sprint(err)
+			if re, ok := AsRunError(err); ok {
+				msg = re.Error() // a refused --arg ends the run: a RunError
+				if _, ok := AsArgError(err); !ok {
+					t.Errorf("a RunError that is no ArgError: %v", re)
+				}
+			}
+			if err == nil || !regexp.MustCompile(c.want).MatchString(msg) {
+				t.Errorf("error %s, want %s", msg, c.want)
 			}
 		})
 	}

@@ -162,6 +162,20 @@ func (r *Report) check(name, category string) *Check {
 	return c
 }
 
+// CheckStatus is the one rule for a check's status from its counts: fail
+// when a result failed, else skip when none passed (only skips, or no
+// result at all: a check that recorded nothing checked nothing, and the
+// text report says NoResult), else pass.
+func CheckStatus(passed, failed int) Status {
+	switch {
+	case failed > 0:
+		return Fail
+	case passed == 0:
+		return Skip
+	}
+	return Pass
+}
+
 // Finish computes every check's status and counts and the summary.
 func (r *Report) Finish() {
 	r.Summary = Summary{}
@@ -180,15 +194,13 @@ func (r *Report) Finish() {
 				c.Passed++
 			}
 		}
-		switch {
-		case c.Failed > 0:
-			c.Status = Fail
+		c.Status = CheckStatus(c.Passed, c.Failed)
+		switch c.Status {
+		case Fail:
 			r.Summary.Failed++
-		case c.Skipped > 0 && c.Passed == 0:
-			c.Status = Skip
+		case Skip:
 			r.Summary.Skipped++
 		default:
-			c.Status = Pass
 			r.Summary.Passed++
 		}
 	}

@@ -28,7 +28,8 @@ func sample() *Report {
 
 func TestFinishAndExitCode(t *testing.T) {
 	r := sample()
-	if got := r.Summary; got != (Summary{Checks: 4, Passed: 2, Failed: 1, Skipped: 1}) {
+	// "empty" recorded nothing: skipped (NoResult), never passed.
+	if got := r.Summary; got != (Summary{Checks: 4, Passed: 1, Failed: 1, Skipped: 2}) {
 		t.Errorf("summary %+v", got)
 	}
 	if r.ExitCode() != ExitFailed {
@@ -58,7 +59,7 @@ func TestText(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"validate: fabric checks", "[links]", "  PASS  links ACTIVE", "  FAIL  link width", `"sw1" port 3 (0x0002c90300000001): 1X, want 4X`, "  SKIP  one MASTER", "2 checks passed, 1 failed, 1 skipped"} {
+	for _, want := range []string{"validate: fabric checks", "[links]", "  PASS  links ACTIVE", "  FAIL  link width", `"sw1" port 3 (0x0002c90300000001): 1X, want 4X`, "  SKIP  one MASTER", "  SKIP  empty                            no result recorded\n", "1 checks passed, 1 failed, 2 skipped"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
 		}
@@ -104,7 +105,7 @@ func TestJSONMatchesSchemaAndRoundTrips(t *testing.T) {
 		`{"schema":"ibscript.plan.v2"}`,
 		strings.Replace(jsonOf(t, sample()), `"status": "fail"`, `"status": "broken"`, 1),
 		strings.Replace(jsonOf(t, sample()), `"node_guid": "0x0002c90300000001"`, `"node_guid": "12"`, 1),
-		strings.Replace(jsonOf(t, sample()), `"passed": 2`, `"passed": 2.5`, 1),
+		strings.Replace(jsonOf(t, sample()), `"passed": 1`, `"passed": 1.5`, 1),
 		strings.Replace(jsonOf(t, sample()), `"plan": {`, `"plan": {"extra": 1,`, 1),
 	} {
 		if errs := s.Validate([]byte(bad)); len(errs) == 0 {
@@ -125,7 +126,7 @@ func TestTAP(t *testing.T) {
 	var b bytes.Buffer
 	WriteTAP(&b, sample())
 	out := b.String()
-	for _, want := range []string{"TAP version 13\n1..4\n", "ok 1 - links: links ACTIVE\n", "not ok 2 - links: link width\n  ---\n", `    - message: "1X, want 4X # degraded"`, "      port: 3\n", "  ...\n", "ok 3 - sm: one MASTER # SKIP no SM\n", "ok 4 - sm: empty\n"} {
+	for _, want := range []string{"TAP version 13\n1..4\n", "ok 1 - links: links ACTIVE\n", "not ok 2 - links: link width\n  ---\n", `    - message: "1X, want 4X # degraded"`, "      port: 3\n", "  ...\n", "ok 3 - sm: one MASTER # SKIP no SM\n", "ok 4 - sm: empty # SKIP no result recorded\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("TAP lacks %q:\n%s", want, out)
 		}
@@ -141,7 +142,7 @@ func TestJUnit(t *testing.T) {
 	if err := xml.Unmarshal(b.Bytes(), &got); err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
-	if got.Tests != 4 || got.Failures != 1 || got.Skipped != 1 || len(got.Suites) != 2 {
+	if got.Tests != 4 || got.Failures != 1 || got.Skipped != 2 || len(got.Suites) != 2 {
 		t.Fatalf("counts %d/%d/%d suites %d\n%s", got.Tests, got.Failures, got.Skipped, len(got.Suites), b.String())
 	}
 	f := got.Suites[0].Cases[1].Failure

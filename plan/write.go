@@ -61,7 +61,7 @@ func WriteText(w io.Writer, r *Report, color bool) error {
 			case Fail:
 				fmt.Fprintf(bw, "  %s  %-32s %d ok, %d failed\n", paint(ansiRed, "FAIL"), c.Name, c.Passed, c.Failed)
 			case Skip:
-				fmt.Fprintf(bw, "  %s  %-32s %s\n", paint(ansiYellow, "SKIP"), c.Name, firstMessage(c, Skip))
+				fmt.Fprintf(bw, "  %s  %-32s %s\n", paint(ansiYellow, "SKIP"), c.Name, skipMessage(c))
 			default:
 				fmt.Fprintf(bw, "  %s  %-32s %d ok", paint(ansiGreen, "PASS"), c.Name, c.Passed)
 				if c.Skipped > 0 {
@@ -87,6 +87,18 @@ func WriteText(w io.Writer, r *Report, color bool) error {
 	}
 	fmt.Fprintf(bw, "%d checks passed, %d failed, %d skipped (%.2fs)\n", r.Summary.Passed, r.Summary.Failed, r.Summary.Skipped, r.Duration)
 	return bw.Flush()
+}
+
+// NoResult is what a check that recorded no result says: it is skipped,
+// never passed (it checked nothing).
+const NoResult = "no result recorded"
+
+// skipMessage is why a skipped check was skipped.
+func skipMessage(c *Check) string {
+	if c.Skipped == 0 {
+		return NoResult
+	}
+	return firstMessage(c, Skip)
 }
 
 func firstMessage(c *Check, s Status) string {
@@ -175,7 +187,7 @@ func WriteTAP(w io.Writer, r *Report) error {
 			}
 			fmt.Fprintln(bw, "  ...")
 		case Skip:
-			fmt.Fprintf(bw, "ok %d - %s # SKIP %s\n", i+1, name, tapEscape(firstMessage(c, Skip)))
+			fmt.Fprintf(bw, "ok %d - %s # SKIP %s\n", i+1, name, tapEscape(skipMessage(c)))
 		default:
 			fmt.Fprintf(bw, "ok %d - %s\n", i+1, name)
 		}
@@ -276,7 +288,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 				}
 				s.Failures++
 			case Skip:
-				tc.Skipped = &junitMessage{Message: firstMessage(c, Skip)}
+				tc.Skipped = &junitMessage{Message: skipMessage(c)}
 				s.Skipped++
 			}
 			s.Tests++

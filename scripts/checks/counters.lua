@@ -14,8 +14,10 @@ local M = {
   description = "error counters: thresholds and deltas",
   categories = { "counters" },
   args = {
-    thresholds = { default = "", help = "ibqueryerrors threshold file (Name=value per line); empty: every threshold 0" },
-    interval = { default = 0, help = "seconds between two sweeps for the counter deltas check; 0: not checked" },
+    thresholds = { default = "", help = "ibqueryerrors threshold file (Name=value per line); empty: every threshold 0",
+      file = "read" },
+    interval = { default = 0, help = "seconds between two sweeps for the counter deltas check; 0: not checked",
+      min = 0, max = 86400 },
   },
 }
 

@@ -10,8 +10,10 @@ local M = {
   description = "links: state, negotiated width and speed, partners' enabled sets",
   categories = { "links" },
   args = {
-    width = { default = "", help = "expected active width of every link (1X, 4X, 8X, 12X); empty: not checked" },
-    speed = { default = "", help = "expected active speed of every link (SDR, DDR, QDR, FDR, EDR, HDR, NDR); empty: not checked" },
+    width = { default = "", help = "expected active width of every link; empty: not checked",
+      choices = { "1X", "2X", "4X", "8X", "12X" } },
+    speed = { default = "", help = "expected active speed of every link; empty: not checked",
+      choices = { "SDR", "DDR", "QDR", "FDR", "EDR", "HDR", "NDR" } },
   },
 }
 

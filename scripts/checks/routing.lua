@@ -9,7 +9,8 @@ local M = {
   description = "routing: LFTs reach every LID, no loops, hop counts",
   categories = { "routing" },
   args = {
-    max_hops = { default = 0, help = "fail when a host-to-host route needs more links than this; 0: not checked" },
+    max_hops = { default = 0, help = "fail when a host-to-host route needs more links than this; 0: not checked",
+      integer = true, min = 0, max = 64 },
   },
 }
 

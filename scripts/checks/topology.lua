@@ -12,8 +12,9 @@ local M = {
   description = "topology: differences from a reference",
   categories = { "topology" },
   args = {
-    reference = { default = "", help = "reference topology: ibnetdiscover file or JSON snapshot; empty: not checked" },
-    save = { default = "", help = "also save the discovered fabric as a JSON snapshot to this file" },
+    reference = { default = "", help = "reference topology: ibnetdiscover file or JSON snapshot; empty: not checked",
+      file = "read" },
+    save = { default = "", help = "also save the discovered fabric as a JSON snapshot to this file", file = "write" },
   },
 }
 
