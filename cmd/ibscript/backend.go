@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,7 +109,9 @@ func pickBackend(ctx context.Context, c *config, stderr io.Writer) (*backend, er
 			}
 			return b, nil
 		}
-		fmt.Fprintf(stderr, "ibscript: no InfiniBand ports on this host; using the embedded simulated fabric (bundled topology %s). --fabric selects another.\n", sim.DefaultTopology)
+		if !c.quiet {
+			fmt.Fprintf(stderr, "ibscript: no InfiniBand ports on this host; using the embedded simulated fabric (bundled topology %s). --fabric selects another (--quiet hides this notice).\n", sim.DefaultTopology)
+		}
 		return openSim(ctx, c, "", url.Values{})
 	case "sim":
 		path, query, _ := strings.Cut(rest, "?")
@@ -303,6 +307,11 @@ func openSim(ctx context.Context, c *config, path string, q url.Values) (*backen
 		f   *sim.Fabric
 		err error
 	)
+	if path != "" {
+		if err := topologyExists(path); err != nil {
+			return nil, fmt.Errorf("--fabric %s: %w", c.fabricURI, err)
+		}
+	}
 	if path == "" {
 		f, err = sim.Default(opts)
 	} else {
@@ -323,4 +332,27 @@ func openSim(ctx context.Context, c *config, path string, q url.Values) (*backen
 		return nil, err
 	}
 	return b, nil
+}
+
+// topologyExists says what is wrong with a topology path before the
+// parser opens it: which file, and where a relative path was looked for.
+func topologyExists(path string) error {
+	fi, err := os.Stat(path)
+	where := path
+	if !filepath.IsAbs(path) {
+		if wd, werr := os.Getwd(); werr == nil {
+			where = fmt.Sprintf("%s (in %s)", path, wd)
+		}
+	}
+	switch {
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("no topology file %s: %w", where, err)
+	case fi.IsDir():
+		return fmt.Errorf("no topology file %s: it is a directory", where)
+	}
+	return nil
 }

@@ -18,6 +18,9 @@ func (c *config) checkNumbers() error {
 	if c.retries < 0 || c.retries > maxRetries {
 		return fmt.Errorf("--retries %d: want 0 to %d", c.retries, maxRetries)
 	}
+	if c.timeout <= 0 {
+		return fmt.Errorf("--timeout %v: want a positive duration per MAD try (a bare number is milliseconds)", c.timeout)
+	}
 	if c.timeout > maxTimeout {
 		return fmt.Errorf("--timeout %v: want at most %v per MAD try (--time-limit bounds the whole run)", c.timeout, maxTimeout)
 	}

@@ -96,12 +96,47 @@ const exporterShutdown = time.Second
 // errExporterStopped ends the exporter from a test, as a signal does.
 var errExporterStopped = errors.New("exporter stopped")
 
+// The shortest --interval and --discover-interval: below them a sweep
+// would start before the last one could end on any fabric, and --interval
+// 1ns was taken.
+const (
+	minInterval         = 10 * time.Millisecond
+	minDiscoverInterval = time.Second
+)
+
+// checkListenAddress refuses a --web.listen-address net.Listen would take
+// as something else: "" listened on every interface at a random port.
+// Port 0, written out, is the caller's choice of a random port.
+func checkListenAddress(addr string) error {
+	shown := addr
+	if addr == "" {
+		shown = "''"
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return fmt.Errorf("--web.listen-address %s: want HOST:PORT or :PORT (default :9315)", shown)
+	}
+	if n, err := strconv.Atoi(port); err == nil && (n < 0 || n > 65535) {
+		return fmt.Errorf("--web.listen-address %s: want a port number 0..65535", shown)
+	}
+	return nil
+}
+
 func (f *exporterFlags) check() error {
 	if f.interval <= 0 {
 		return fmt.Errorf("--interval %v: want a positive duration (10s, 1s)", f.interval)
 	}
+	if f.interval < minInterval {
+		return fmt.Errorf("--interval %v: want at least %v between sweeps (a bare number is milliseconds: 10s is 10000)", f.interval, minInterval)
+	}
 	if f.discoverInterval <= 0 {
 		return fmt.Errorf("--discover-interval %v: want a positive duration (5m)", f.discoverInterval)
+	}
+	if f.discoverInterval < minDiscoverInterval {
+		return fmt.Errorf("--discover-interval %v: want at least %v between discoveries (a bare number is milliseconds: 5m is 300000)", f.discoverInterval, minDiscoverInterval)
+	}
+	if err := checkListenAddress(f.listen); err != nil {
+		return err
 	}
 	if f.simTraffic < 0 || f.simTraffic > 1 || f.simTraffic != f.simTraffic {
 		return fmt.Errorf("--sim-traffic %v: want a fraction of link capacity, 0..1 (0: none)", f.simTraffic)

@@ -11,11 +11,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -33,7 +31,10 @@ const (
 	exitError  = 2 // the run itself failed: bad script, bad flags, unreachable fabric
 )
 
-var version = "0.1.0-dev"
+// version is ibscript's release (CHANGELOG.md); a release build may set
+// it with -ldflags "-X main.version=...". --version adds the commit and
+// the Go version the binary was built from (versionLine).
+var version = "0.1.0"
 
 func main() {
 	argv := toolArgv(os.Args)
@@ -67,6 +68,7 @@ type config struct {
 	timeLimit time.Duration   // --time-limit DUR: wall clock of the whole run
 	memLimit  memoryLimitFlag // --memory-limit SIZE: heap of the whole run
 	debug     bool            // --debug
+	quiet     bool            // --quiet or $IBSCRIPT_QUIET: no notices on stderr
 	nameMap   string          // --node-name-map FILE
 	exporter  exporterFlags   // the exporter command's --web.*, --interval, --discover-interval
 	names     map[uint64]string
@@ -104,7 +106,9 @@ Commands:
                       the C tool's options and text, or --format json; a
                       link named TOOL to ibscript runs it too
   tools               list the tools ("help TOOL" shows a tool's options)
+  completion SHELL    print the completion script of bash, zsh or fish
   help [COMMAND]      show help; "help man" prints the manual page (roff)
+  run FILE --help     the arguments a plan takes (--arg), with their help
 
 Flags (before or after the command):
   --fabric URI    backend: auto (default), sim:PATH, sim: (bundled topology),
@@ -121,10 +125,7 @@ Flags (before or after the command):
   --format FMT    run: plan report as text (default), json, tap or junit;
                   discover: ibnetdiscover (default) or list
   --arg KEY=VAL   a plan argument (plan.define); repeatable
-  --timeout MS|DUR
-                  per-try MAD timeout: milliseconds, as infiniband-diags'
-                  -t takes them (--timeout 500), or a duration (2s)
-                  (default 200ms, as OpenSM)
+  --timeout DUR   per-try MAD timeout (default 200ms, as OpenSM)
   --retries N     MAD retries after the first try (default 3)
   --record FILE   write every MAD sent and received, with timestamps, to FILE,
                   on every port the run opens (the session's, umad.open_port's,
@@ -164,8 +165,14 @@ Flags (before or after the command):
   --debug         log what the layers below the script do on stderr (slog
                   text at debug level: dropped and malformed MADs, the
                   simulator's notes)
-  --version       print the version
+  --quiet         no notices on stderr (that auto mode uses the embedded
+                  simulated fabric); IBSCRIPT_QUIET=1 does the same
+  --version       print the version, the commit and the Go version
   -h, --help      show help
+
+Durations (--timeout, --time-limit, --interval, --discover-interval): a
+bare number is milliseconds, as infiniband-diags' -t takes them (--timeout
+500); anything else is a Go duration (500ms, 10s, 5m, 1h30m).
 
 Exit status: 0 all passed, 1 a check failed, 2 the run failed.
 `
@@ -264,7 +271,7 @@ Opens the interactive REPL. Expressions print their value; a chunk that is
 not complete continues on the next line. Tab completes module, function and
 field names; Ctrl-C cancels the running call; Ctrl-D exits. History is kept
 in $XDG_CONFIG_HOME/ibscript/history; lines starting with a space, and
-lines that mention a key (m_key, mkey, sm_key), are not recorded.
+lines that mention a key (m_key, mkey, sm_key, cc_key), are not recorded.
 `,
 }
 
@@ -278,11 +285,7 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.format, "format", "", "")
 	fs.Func("arg", "", func(s string) error { c.planArgs = append(c.planArgs, s); return nil })
 	c.timeout = engine.DefaultTimeout
-	fs.Func("timeout", "", func(s string) error {
-		d, err := parseTimeout(s)
-		c.timeout = d
-		return err
-	})
+	fs.Var(durationFlag{&c.timeout}, "timeout", "")
 	fs.IntVar(&c.retries, "retries", engine.DefaultRetries, "")
 	fs.StringVar(&c.record, "record", "", "")
 	fs.BoolVar(&c.allowSet, "allow-set", false, "")
@@ -291,14 +294,16 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.smkey, "smkey", "", "")
 	fs.StringVar(&c.cckey, "cckey", "", "")
 	fs.Uint64Var(&c.maxMADs, "max-mads", 0, "")
-	fs.DurationVar(&c.timeLimit, "time-limit", 0, "")
+	fs.Var(durationFlag{&c.timeLimit}, "time-limit", "")
 	fs.Var(&c.memLimit, "memory-limit", "")
 	fs.BoolVar(&c.debug, "debug", false, "")
+	fs.BoolVar(&c.quiet, "quiet", quietFromEnv(), "")
 	fs.StringVar(&c.nameMap, "node-name-map", "", "")
 	fs.StringVar(&c.exporter.listen, "web.listen-address", ":9315", "")
 	fs.StringVar(&c.exporter.telemetryPath, "web.telemetry-path", "/metrics", "")
-	fs.DurationVar(&c.exporter.interval, "interval", exporter.DefaultInterval, "")
-	fs.DurationVar(&c.exporter.discoverInterval, "discover-interval", exporter.DefaultDiscoverInterval, "")
+	c.exporter.interval, c.exporter.discoverInterval = exporter.DefaultInterval, exporter.DefaultDiscoverInterval
+	fs.Var(durationFlag{&c.exporter.interval}, "interval", "")
+	fs.Var(durationFlag{&c.exporter.discoverInterval}, "discover-interval", "")
 	fs.BoolVar(&c.exporter.once, "once", false, "")
 	fs.StringVar(&c.exporter.output, "output", "", "")
 	fs.BoolVar(&c.exporter.hca, "collector.hca", false, "")
@@ -326,7 +331,10 @@ func parseArgs(argv []string, stderr io.Writer) (*config, error) {
 	rest := argv
 	for {
 		if err := fs.Parse(rest); err != nil {
-			return nil, err
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, flagError(err)
 		}
 		rest = fs.Args()
 		if len(rest) == 0 {
@@ -335,6 +343,9 @@ func parseArgs(argv []string, stderr io.Writer) (*config, error) {
 		if rest[0] == "--" {
 			pos = append(pos, rest[1:]...)
 			break
+		}
+		if c.hasChunk && len(pos) == 0 && !slices.Contains(commandNames(), rest[0]) {
+			return nil, fmt.Errorf("unexpected arguments %s after -e CHUNK", strings.Join(rest, " "))
 		}
 		if len(pos) == 0 && tools[rest[0]] != nil {
 			// A tool takes the rest of the command line, parsed as
@@ -349,12 +360,10 @@ func parseArgs(argv []string, stderr io.Writer) (*config, error) {
 		// and ibscript run f.lua --fabric X both work).
 	}
 	if len(pos) > 0 {
-		switch pos[0] {
-		case "run", "discover", "exporter", "repl", "help", "report", "tools":
-			c.cmd, pos = pos[0], pos[1:]
-		default:
-			return nil, fmt.Errorf("unknown command %q (want run, discover, exporter, report, tools, a tool (ibscript tools lists them) or help)", pos[0])
+		if !slices.Contains(commandNames(), pos[0]) {
+			return nil, unknownCommand(pos[0])
 		}
+		c.cmd, pos = pos[0], pos[1:]
 	}
 	c.args = pos
 	return c, nil
@@ -380,8 +389,12 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if c.version {
-		fmt.Fprintf(stdout, "ibscript %s\n", version)
+		fmt.Fprintln(stdout, versionLine())
 		return exitOK
+	}
+	if err := c.checkArgCount(); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", strings.TrimSpace("ibscript "+c.cmd), err)
+		return exitError
 	}
 	if c.nameMap != "" {
 		f, err := os.Open(c.nameMap)
@@ -402,6 +415,9 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if c.debug {
 		c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	if c.cmd == "run" && c.help && len(c.args) > 0 {
+		return runPlanHelp(c, stdin, stdout, stderr)
 	}
 	if c.cmd == "help" || c.help {
 		topic := c.cmd
@@ -485,6 +501,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case c.cmd == "tools":
 		fmt.Fprint(stdout, toolsList())
 		return exitOK
+	case c.cmd == "completion":
+		return runCompletion(c, stdout, stderr)
 	case c.cmd == "tool":
 		return runTool(ctx, inv)
 	case c.hasChunk:
@@ -506,23 +524,4 @@ func helpTopics() []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// parseTimeout reads --timeout: a bare number is milliseconds, as
-// infiniband-diags' -t reads it; anything else is a Go duration (500ms,
-// 2s). Zero and negative timeouts are refused.
-func parseTimeout(s string) (time.Duration, error) {
-	var d time.Duration
-	if ms, err := strconv.ParseFloat(s, 64); err == nil {
-		if ms > float64(math.MaxInt64/int64(time.Millisecond)) {
-			return 0, fmt.Errorf("%s ms is too long", s)
-		}
-		d = time.Duration(ms * float64(time.Millisecond))
-	} else if d, err = time.ParseDuration(s); err != nil {
-		return 0, fmt.Errorf("%q: want milliseconds (500) or a duration (500ms, 2s)", s)
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("%q: want a positive timeout", s)
-	}
-	return d, nil
 }

@@ -16,9 +16,33 @@ func writeMan(w io.Writer) error {
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	p(".TH IBSCRIPT 1 \"\" \"ibscript %s\" \"User Commands\"\n", version)
 	p(".SH NAME\nibscript \\- Lua-scriptable host for InfiniBand management datagrams\n")
+	// The synopsis is the command table's (cli.go), as the help and
+	// the completions are.
 	p(".SH SYNOPSIS\n")
-	p(".B ibscript\n[\\fIflags\\fR] [\\fBrun\\fR \\fIFILE\\fR|\\fB-\\fR [\\fIARGS\\fR...] | \\fBdiscover\\fR | \\fBreport merge\\fR \\fIREPORT.json\\fR... | \\fBtools\\fR | \\fBhelp\\fR [\\fICOMMAND\\fR]]\n")
-	p(".br\n.B ibscript\n\\fITOOL\\fR [\\fIthe C tool's options\\fR] [\\fB--fabric\\fR \\fIURI\\fR] [\\fB--format json\\fR]\n")
+	p(".B ibscript\n[\\fIflags\\fR] [\\fB\\-e\\fR \\fICHUNK\\fR]\n")
+	for _, c := range commandTable {
+		p(".br\n.B ibscript\n[\\fIflags\\fR] \\fB%s\\fR", c.name)
+		if c.args != "" {
+			p(" %s", synopsisArgs(c.args))
+		}
+		p("\n")
+	}
+	p(".br\n.B ibscript\n\\fITOOL\\fR [\\fIthe C tool's options\\fR] [\\fB\\-\\-fabric\\fR \\fIURI\\fR] [\\fB\\-\\-format json\\fR]\n")
+	p(".PP\n\\fIflags\\fR:\n")
+	for i, f := range flagTable {
+		if f.name == "h" {
+			continue // -h is --help's
+		}
+		if i > 0 {
+			p(" ")
+		}
+		p("[\\fB%s\\fR", strings.ReplaceAll(dash(f.name), "-", "\\-"))
+		if f.arg != "" {
+			p(" \\fI%s\\fR", f.arg)
+		}
+		p("]")
+	}
+	p("\n")
 	p(".SH DESCRIPTION\n")
 	p("ibscript sends, receives and decodes InfiniBand MADs from Lua: libibumad's calls (module \\fBumad\\fR),\n")
 	p("typed SMP and PerfMgt queries (\\fBsmp\\fR, \\fBperf\\fR), fabric discovery (\\fBfabric\\fR) and validation plans.\n")
@@ -109,4 +133,32 @@ var manExamples = [][2]string{
 	{"ibscript --fabric sim: -e 'sim.faults{loss=0.05} print(#fabric.discover().nodes)'", "discovery with 5% of the MADs lost, on the simulator."},
 	{"ibscript ibswitches --fabric sim:tests/topologies/net.mixed-router", "list the switches as ibswitches does (here on a simulated fabric; on a host with HCAs, -C and -P pick the port)."},
 	{"ibscript exporter --interval 1s --node-name-map /etc/opensm/ib-node-name-map", "serve every linked switch port's counters to Prometheus on :9315/metrics, swept every second (curl localhost:9315/metrics)."},
+}
+
+// synopsisArgs renders a command's arguments for the synopsis: words in
+// capitals (FILE, ARGS) are placeholders, in italics; the others (merge,
+// bash, -) are typed as they are, in bold.
+func synopsisArgs(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == '-' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			j := i + 1
+			for j < len(s) && (s[j] == '_' || 'a' <= s[j] && s[j] <= 'z' || 'A' <= s[j] && s[j] <= 'Z' || '0' <= s[j] && s[j] <= '9' ||
+				s[j] == '.' && j+1 < len(s) && s[j+1] != '.') {
+				j++
+			}
+			w := s[i:j]
+			font := "B"
+			if 'A' <= c && c <= 'Z' {
+				font = "I"
+			}
+			fmt.Fprintf(&b, "\\f%s%s\\fR", font, strings.ReplaceAll(w, "-", "\\-"))
+			i = j
+			continue
+		}
+		b.WriteByte(c)
+		i++
+	}
+	return b.String()
 }

@@ -251,3 +251,35 @@ func TestChunkProgressOnATerminal(t *testing.T) {
 		t.Fatalf("%v\n%s", err, tm.screen())
 	}
 }
+
+// TestREPLFirstHourAgain (issue 36 items 1-2): help typed without its
+// parentheses says how to call it, as Python's does, where it printed
+// "function: 0x..."; a second Tab lists the candidates, as bash does,
+// where Tab cycled through them one at a time without showing the list.
+func TestREPLFirstHourAgain(t *testing.T) {
+	tm := startREPL(t, t.TempDir(), "--quiet", "--fabric=sim:"+topologies+"net.2sw2path4hca")
+	pos := tm.expect(0, "> ", nil)
+	tm.typ("help\r")
+	pos = tm.expect(pos, "help\n", nil)
+	pos = tm.expect(pos, "help is a function: help() lists the modules", nil)
+	tm.typ("exit\r")
+	pos = tm.expect(pos, "exit\n", nil)
+	pos = tm.expect(pos, "Ctrl-D exits", nil)
+
+	// smp.p: five candidates sharing "smp.p"; the first Tab adds
+	// nothing, the second lists them all.
+	tm.typ("smp.p\t\t")
+	for _, c := range []string{"smp.pkey_table", "smp.pkeys", "smp.phys_state_name", "smp.portinfo", "smp.portinfo_ext"} {
+		tm.expect(pos, c, nil)
+	}
+	// The line is still being edited: complete it and run it.
+	tm.typ("keys == nil\r")
+	tm.expect(pos, "smp.pkeys == nil\nfalse\n", nil)
+	tm.typ("\x04")
+	if err := waitExit(tm.cmd, 10*time.Second); err != nil {
+		t.Fatalf("ibscript after Ctrl-D: %v\n%s", err, tm.screen())
+	}
+	if s := tm.screen(); strings.Contains(s, "function: 0x") {
+		t.Errorf("the screen shows a function's address:\n%s", s)
+	}
+}

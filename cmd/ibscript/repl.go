@@ -38,6 +38,9 @@ type evaluator struct {
 // A chunk that ends before its syntax does returns errIncomplete.
 func (ev *evaluator) Eval(ctx context.Context, chunk string) (string, error) {
 	L := ev.L
+	if h := bareHelperHint(L, chunk); h != "" {
+		return h, nil
+	}
 	fn, err := bindings.LoadString(L, "return "+chunk, "stdin")
 	if err != nil {
 		fn, err = bindings.LoadString(L, chunk, "stdin")
@@ -66,6 +69,39 @@ func (ev *evaluator) Eval(ctx context.Context, chunk string) (string, error) {
 	}
 	L.SetTop(top)
 	return strings.Join(vals, "\t"), nil
+}
+
+// bareHints are what the REPL says when a helper is typed without its
+// parentheses (Python's help and exit do the same): its value would print
+// as "function: 0x...", which helps nobody.
+var bareHints = map[string]string{
+	"help": "help is a function: help() lists the modules and helpers, help(smp) a module's functions, help(smp.portinfo) one function",
+	"ls":   `ls is a function: ls() lists every attribute and SA record, ls("PortInfo") one's fields`,
+	"show": "show is a function: show(v, ...) prints values as the REPL does",
+	"exit": "Ctrl-D exits (or os.exit())",
+	"quit": "Ctrl-D exits (or os.exit())",
+}
+
+// bareHelperHint is the hint for a chunk that is only a helper's name,
+// while that name still holds the helper (help, ls, show: the Go
+// function; exit, quit: nothing); "" otherwise.
+func bareHelperHint(L *lua.LState, chunk string) string {
+	name := strings.TrimSuffix(strings.TrimSpace(chunk), ";")
+	h, ok := bareHints[name]
+	if !ok {
+		return ""
+	}
+	switch v := L.GetGlobal(name).(type) {
+	case *lua.LFunction:
+		if v.IsG && name != "exit" && name != "quit" {
+			return h
+		}
+	case *lua.LNilType:
+		if name == "exit" || name == "quit" {
+			return h
+		}
+	}
+	return ""
 }
 
 // incomplete reports whether a parse error is the chunk ending early.
@@ -235,6 +271,9 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 	ln.SetCtrlCAborts(true)
 	ln.SetMultiLineMode(true)
 	ln.SetCompleter(func(line string) []string { return completions(L, line) })
+	// The first Tab completes what all candidates share, the second
+	// lists them (as bash does), rather than cycling through them.
+	ln.SetTabCompletionStyle(liner.TabPrints)
 	hist := historyPath()
 	if f, err := os.Open(hist); err == nil {
 		ln.ReadHistory(f)

@@ -103,31 +103,11 @@ func nearest(t *lua.LTable, name string) string {
 		if !ok || bindings.HiddenKey(k) || v.Type() != lua.LTFunction {
 			return
 		}
-		if d := editDistance(name, string(ks)); d < bestD || d == bestD && string(ks) < best {
+		if d := bindings.EditDistance(name, string(ks)); d < bestD || d == bestD && string(ks) < best {
 			best, bestD = string(ks), d
 		}
 	})
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // replError is how the REPL shows an error: its message, without the

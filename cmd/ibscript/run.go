@@ -246,6 +246,10 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 		// after a failed check still exits 1 (docs/security.md).
 		return writeRunReport(c, format, b, env.PlanReport(nil), exit, stdout, stderr)
 	}
+	if ae, ok := bindings.AsArgError(err); ok {
+		// A usage error: the command line, not the fabric or the plan.
+		return failed(b, fmt.Errorf("%v (ibscript run %s --help lists the plan's arguments)", ae, file))
+	}
 	var runErr error
 	if err != nil {
 		runErr = errors.New(errorMessage(err))
@@ -461,4 +465,85 @@ func oneShotGC(c *config) {
 		}
 		debug.SetMemoryLimit(int64(lim))
 	}
+}
+
+// runPlanHelp is "ibscript run PLAN --help": the plan's description and
+// the arguments plan.define declares, with their help, types, bounds and
+// defaults. The plan runs up to its plan.define on the embedded simulator
+// with its output discarded, whatever --fabric says, so asking for help
+// never touches a fabric.
+func runPlanHelp(c *config, stdin io.Reader, stdout, stderr io.Writer) int {
+	file := c.args[0]
+	var src []byte
+	var err error
+	if file == "-" {
+		src, err = io.ReadAll(stdin)
+	} else {
+		src, err = os.ReadFile(file)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript run: %v\n", err)
+		return exitError
+	}
+	hc := *c
+	hc.fabricURI, hc.quiet, hc.record, hc.audit, hc.planArgs = "sim:", true, "", "", nil
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var spec *bindings.PlanSpec
+	opts := bindings.Options{PlanName: planName(file), ScriptDir: filepath.Dir(file),
+		PlanHelp: func(s bindings.PlanSpec) { spec = &s }}
+	b, L, env, err := newLuaOpts(ctx, &hc, io.Discard, stderr, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript run: %v\n", err)
+		return exitError
+	}
+	defer closeLua(b, L, env, exitOK, stderr)
+	argt := L.NewTable()
+	argt.RawSetInt(0, lua.LString(file))
+	L.SetGlobal("arg", argt)
+	fn, err := bindings.LoadString(L, stripShebang(string(src)), chunkName(file))
+	if err == nil {
+		err = runMain(ctx, L, fn)
+	}
+	if spec == nil {
+		if _, isExit := bindings.AsExit(err); err != nil && !isExit {
+			fmt.Fprintf(stderr, "ibscript run: %s: the plan failed before plan.define: %s\n", file, errorMessage(err))
+			return exitError
+		}
+		fmt.Fprintf(stdout, "usage: ibscript run [flags] %s [ARGS...]\n\n%s defines no plan (plan.define): it takes no --arg; ARGS are in its global 'arg' table.\nibscript help run lists the flags of every run.\n", file, file)
+		return exitOK
+	}
+	fmt.Fprint(stdout, planUsage(file, spec))
+	return exitOK
+}
+
+// planUsage is the help of one plan.
+func planUsage(file string, spec *bindings.PlanSpec) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "usage: ibscript run [flags] %s", file)
+	if len(spec.Args) > 0 {
+		sb.WriteString(" [--arg KEY=VALUE]...")
+	}
+	sb.WriteString("\n")
+	if spec.Description != "" {
+		fmt.Fprintf(&sb, "\n%s\n", spec.Description)
+	}
+	if len(spec.Args) == 0 {
+		sb.WriteString("\nThe plan takes no arguments.\n")
+	} else {
+		sb.WriteString("\nArguments (--arg KEY=VALUE):\n")
+		for _, a := range spec.Args {
+			fmt.Fprintf(&sb, "  %s\n", a.Name)
+			if a.Help != "" {
+				fmt.Fprintf(&sb, "      %s\n", a.Help)
+			}
+			want := a.Want()
+			if want == "" {
+				want = "a " + a.Type()
+			}
+			fmt.Fprintf(&sb, "      %s; default %s\n", want, a.DefaultText())
+		}
+	}
+	sb.WriteString("\nibscript help run lists the flags of every run.\n")
+	return sb.String()
 }
