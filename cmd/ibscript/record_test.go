@@ -14,11 +14,14 @@ import (
 // (--record) and replays it (--fabric replay:FILE): the same report.
 func TestRecordReplayValidate(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "run.jsonl")
-	code, want, errOut := ibscript(t, "run", "--fabric", "sim:", "--record", rec, "--format", "tap", "../../scripts/validate.lua")
+	// --timeout 2000: a replayed answer comes after its recorded latency,
+	// plus the replay's own scheduling; at the default 200ms a loaded
+	// machine (-race, other builds) timed NodeInfo out in the replay.
+	code, want, errOut := ibscript(t, "run", "--timeout", "2000", "--fabric", "sim:", "--record", rec, "--format", "tap", "../../scripts/validate.lua")
 	if code != 0 {
 		t.Fatalf("recorded run: exit %d: %s", code, errOut)
 	}
-	code, got, errOut := ibscript(t, "run", "--fabric", "replay:"+rec, "--format", "tap", "../../scripts/validate.lua")
+	code, got, errOut := ibscript(t, "run", "--timeout", "2000", "--fabric", "replay:"+rec, "--format", "tap", "../../scripts/validate.lua")
 	if code != 0 {
 		t.Fatalf("replay: exit %d: %s\n%s", code, errOut, lineDiff(want, got))
 	}
