@@ -127,6 +127,7 @@ var docSkips = []struct {
 	{regexp.MustCompile(`^go test\b`), "the tests themselves"},
 	{regexp.MustCompile(`^go build \./cmd/ibscript$`), "the test provides ./ibscript"},
 	{regexp.MustCompile(`^(pdsh|clush|srun)\b`), "needs a cluster"},
+	{regexp.MustCompile(`^release/build|^PATH=/usr/lib/ibscript/bin`), "installs a package on the host (root): .ci/run builds, installs and runs the .deb"},
 	{regexp.MustCompile(`^source <\(`), "bash's process substitution loads a completion into the interactive shell: TestCompletions runs it in bash"},
 	{regexp.MustCompile(`/shared/reports/|SLURM_SUBMIT_DIR`), "reports of a cluster run"},
 	{regexp.MustCompile(`ft16k\.net`), "a 16,050-node run: minutes of CPU on a shared machine; BenchmarkValidate16k measures it"},
