@@ -285,7 +285,12 @@ func HideSource(path string, err error) error {
 		return err
 	}
 	line := "?"
-	if m := syntaxLine.FindStringSubmatch(errorMessage(err)); m != nil {
+	text := errorMessage(err)
+	if rest, ok := strings.CutPrefix(text, path+":"); ok {
+		if n, _, ok := strings.Cut(rest, ":"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			line = n // Lua 5.1's "path:N: message"
+		}
+	} else if m := syntaxLine.FindStringSubmatch(text); m != nil {
 		line = m[1]
 	}
 	msg := fmt.Sprintf("%s:%s: not Lua source (the parser's message is shown only for files named *.lua)", path, line)

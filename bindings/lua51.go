@@ -45,9 +45,25 @@ import (
 // environment. Errors are *lua.ApiError values of type ApiErrorSyntax whose
 // message names the chunk and line, as gopher-lua's own Load gives them.
 func Load(L *lua.LState, r io.Reader, name string) (*lua.LFunction, error) {
-	chunk, err := parse.Parse(r, name)
+	src, err := io.ReadAll(r)
+	if err != nil {
+		return nil, &lua.ApiError{Type: lua.ApiErrorFile, Object: lua.LString(err.Error()), Cause: err}
+	}
+	// Lua 5.1's syntax and its messages first (lua51syntax.go).
+	gotos, err := check51(string(src), name)
 	if err != nil {
 		return nil, syntaxError(err)
+	}
+	text, placeholder := string(src), ""
+	if len(gotos) > 0 {
+		text, placeholder = renameGotos(text, gotos)
+	}
+	chunk, err := parse.Parse(strings.NewReader(text), name)
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	if placeholder != "" {
+		renameName(chunk, placeholder, "goto")
 	}
 	chunk = rewriteOps(rewriteBlock(chunk))
 	proto, err := lua.Compile(chunk, name)
@@ -224,6 +240,69 @@ func errorMessage(err error) string {
 		return ae.Object.String()
 	}
 	return err.Error()
+}
+
+// renameName renames every name from to to in stmts: variables, fields,
+// methods, parameters, loop variables. Load uses it to give back the
+// name "goto", which gopher-lua's parser reserves, after parsing the
+// chunk with a placeholder in its place.
+func renameName(stmts []ast.Stmt, from, to string) {
+	fix := func(s *string) {
+		if *s == from {
+			*s = to
+		}
+	}
+	var expr func(e ast.Expr)
+	var block func(stmts []ast.Stmt)
+	expr = func(e ast.Expr) {
+		switch e := e.(type) {
+		case *ast.IdentExpr:
+			fix(&e.Value)
+		case *ast.StringExpr:
+			fix(&e.Value) // a.goto, {goto = 1}: the placeholder is in no string of the source
+		case *ast.FuncCallExpr:
+			fix(&e.Method)
+		case *ast.FunctionExpr:
+			if e.ParList != nil {
+				for i := range e.ParList.Names {
+					fix(&e.ParList.Names[i])
+				}
+			}
+			block(e.Stmts)
+			return
+		}
+		exprParts(e, expr)
+	}
+	block = func(stmts []ast.Stmt) {
+		for _, s := range stmts {
+			switch s := s.(type) {
+			case *ast.LocalAssignStmt:
+				for i := range s.Names {
+					fix(&s.Names[i])
+				}
+			case *ast.NumberForStmt:
+				fix(&s.Name)
+			case *ast.GenericForStmt:
+				for i := range s.Names {
+					fix(&s.Names[i])
+				}
+			case *ast.FuncDefStmt:
+				if s.Name != nil {
+					fix(&s.Name.Method)
+				}
+			}
+			exprs, blocks := stmtParts(s)
+			for _, e := range exprs {
+				if e != nil {
+					expr(e)
+				}
+			}
+			for _, b := range blocks {
+				block(*b)
+			}
+		}
+	}
+	block(stmts)
 }
 
 // rewriteBlock applies the corrections to every statement of a block and

@@ -135,3 +135,35 @@ func FuzzStringPatterns(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheck51 feeds random chunks to the Lua 5.1 syntax check: it accepts
+// or returns a message that names the chunk and a line, and never panics
+// or recurses without bound. Seeds in testdata/fuzz/FuzzCheck51.
+func FuzzCheck51(f *testing.F) {
+	for _, seed := range []string{
+		"print((1 + 2\n  * 3)", "local a = 1;;", "goto done", "::top::", `local s = "\300"`,
+		"return 1e", "f\n(g)", "local goto = 1 return goto", "--[==[ x ]==] a = [[\n]]",
+		"for i = 1, 2 do break end", "function t.a.b:c(...) return ... end", "x = {[1]=2; y=3, 4}",
+		"a = '\\", "a = [=[", "return -#not 1 .. 2 ^ 3", "(a) = 1", "a, f() = 1",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		if len(src) > 4096 {
+			return
+		}
+		gotos, err := check51(src, "c")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "c:") {
+				t.Fatalf("%q: %v: no chunk name", src, err)
+			}
+			return
+		}
+		if len(gotos) > 0 {
+			renamed, name := renameGotos(src, gotos)
+			if strings.Count(renamed, name) != len(gotos) {
+				t.Fatalf("%q: %d gotos, %d renamed", src, len(gotos), strings.Count(renamed, name))
+			}
+		}
+	})
+}

@@ -399,6 +399,12 @@ func (f *errFrame) blames(e vmError, pc int, i uint32) (blame, bool) {
 		if ok && callable(f.L, v) {
 			return blame{}, false
 		}
+		// A call that already ran holds its result there: what the
+		// instruction that loaded the function would load now tells it
+		// apart (a=math.sin(3)+bbbb(3) fails in bbbb, not in sin).
+		if w, known := f.recompute(pc, instA(i), 0); known && callable(f.L, w) {
+			return blame{}, false
+		}
 		b := blame{}
 		if ok {
 			b.typ = v.Type().String()
@@ -478,6 +484,86 @@ func (f *errFrame) metaArithBlame(e vmError, pc int, i uint32) (blame, bool) {
 		b.name = objName(f.fn.Proto, pc, x)
 	}
 	return b, true
+}
+
+// recompute is the value the instruction that last set register r
+// before pc would give it now, where that needs no call and no
+// metamethod but a table __index: a local's value, a global, an upvalue,
+// a field of such a value, a constant.
+func (f *errFrame) recompute(pc, r, depth int) (lua.LValue, bool) {
+	p := f.fn.Proto
+	if depth > 8 {
+		return nil, false
+	}
+	if localName(p, r, pc) != "" {
+		return f.reg(r)
+	}
+	spc := setter(p, pc, r)
+	if spc < 0 {
+		return nil, false
+	}
+	i := p.Code[spc]
+	switch instOp(i) {
+	case lua.OP_GETGLOBAL:
+		if f.fn.Env == nil {
+			return nil, false
+		}
+		return rawIndex(f.L, f.fn.Env, p.Constants[instBx(i)])
+	case lua.OP_GETUPVAL:
+		_, v := f.L.GetUpvalue(f.fn, instB(i)+1)
+		return v, true
+	case lua.OP_MOVE:
+		return f.recompute(spc, instB(i), depth+1)
+	case lua.OP_LOADK:
+		return p.Constants[instBx(i)], true
+	case lua.OP_LOADNIL:
+		return lua.LNil, true
+	case lua.OP_GETTABLE, lua.OP_GETTABLEKS, lua.OP_SELF:
+		if instOp(i) == lua.OP_SELF && r == instA(i)+1 {
+			return f.recompute(spc, instB(i), depth+1)
+		}
+		c := instC(i)
+		if c&rkBit == 0 {
+			return nil, false
+		}
+		obj, ok := f.recompute(spc, instB(i), depth+1)
+		if !ok {
+			return nil, false
+		}
+		return rawIndex(f.L, obj, p.Constants[c&^rkBit])
+	}
+	return nil, false
+}
+
+// rawIndex is obj[key] where it takes no function: a table's own field,
+// else its metatable's __index table's, as far as they go.
+func rawIndex(L *lua.LState, obj, key lua.LValue) (lua.LValue, bool) {
+	for range 16 {
+		if t, ok := obj.(*lua.LTable); ok {
+			if v := t.RawGet(key); v != lua.LNil {
+				return v, true
+			}
+		}
+		mt, ok := L.GetMetatable(obj).(*lua.LTable)
+		if !ok {
+			if _, isTable := obj.(*lua.LTable); isTable {
+				return lua.LNil, true
+			}
+			return nil, false
+		}
+		switch idx := mt.RawGetString("__index").(type) {
+		case *lua.LNilType:
+			if _, isTable := obj.(*lua.LTable); isTable {
+				return lua.LNil, true
+			}
+			return nil, false
+		case *lua.LTable:
+			obj = idx
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
 }
 
 // concatBlame finds the operand of R(first) .. ... .. R(last) that Lua 5.1

@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/internal/lua51ref"
 )
 
@@ -42,8 +44,13 @@ func TestLua51ErrorMessagesCommands(t *testing.T) {
 	path := filepath.Join(dir, lua51ref.FileName)
 	firstLine := func(s string) string {
 		for _, l := range strings.Split(s, "\n") {
-			if strings.HasPrefix(l, "ibscript: ") && !strings.Contains(l, "embedded simulated fabric") {
-				return strings.TrimPrefix(l, "ibscript: ")
+			if strings.Contains(l, "embedded simulated fabric") {
+				continue
+			}
+			for _, prefix := range []string{"ibscript: ", "ibscript run: "} {
+				if rest, ok := strings.CutPrefix(l, prefix); ok {
+					return rest
+				}
 			}
 		}
 		return ""
@@ -67,12 +74,24 @@ func TestLua51ErrorMessagesCommands(t *testing.T) {
 		if got, want := firstLine(errOut), lua51ref.Rename(c.Want, "(command line)"); got != want {
 			t.Errorf("%s: ibscript -e: %q\nwant %q (Lua 5.1)\n%s", c.Name, got, want, errOut)
 		}
+		if _, err := bindings.LoadString(L, "return "+c.Prog, "stdin"); err == nil {
+			continue // the REPL tries "return " first: ";" is "return ;"
+		}
 		_, err := ev.Eval(t.Context(), c.Prog)
 		got := "<no error>"
 		if err != nil {
 			got = errorMessage(err)
 		}
-		if want := lua51ref.Rename(c.Want, "stdin"); got != want {
+		want := lua51ref.Rename(c.Want, "stdin")
+		if strings.HasSuffix(want, "'<eof>'") {
+			// As lua.c, the REPL reads more lines for a chunk that ends
+			// before its syntax does.
+			if !errors.Is(err, errIncomplete) {
+				t.Errorf("%s: REPL: %q, want it incomplete (5.1: %q)", c.Name, got, want)
+			}
+			continue
+		}
+		if got != want {
 			t.Errorf("%s: REPL: %q\nwant %q (Lua 5.1)", c.Name, got, want)
 		}
 	}

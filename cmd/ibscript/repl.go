@@ -107,7 +107,9 @@ func bareHelperHint(L *lua.LState, chunk string) string {
 // incomplete reports whether a parse error is the chunk ending early.
 func incomplete(err error) bool {
 	s := err.Error()
-	return strings.Contains(s, "near 'EOF'") || strings.Contains(s, "at EOF") || strings.Contains(s, "unexpected EOF")
+	// Lua 5.1's message ends "near '<eof>'" (lua.c's incomplete does the
+	// same test); the others are gopher-lua's parser's.
+	return strings.HasSuffix(s, "'<eof>'") || strings.Contains(s, "near 'EOF'") || strings.Contains(s, "at EOF") || strings.Contains(s, "unexpected EOF")
 }
 
 // completions returns the completions of the expression that ends line:
