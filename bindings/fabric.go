@@ -45,7 +45,7 @@ func fabricDiscover(e *Env, L *lua.LState) int {
 		switch v := t.RawGetString("reference").(type) {
 		case *lua.LNilType:
 		case lua.LString:
-			f, err := filesOf(L).LoadTopology(string(v))
+			f, err := filesOf(L).LoadTopology(L.Context(), string(v))
 			if err != nil {
 				raise(L, "fabric.discover", "reference: %v", err)
 			}

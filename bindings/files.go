@@ -1,6 +1,7 @@
 package bindings
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -178,7 +179,7 @@ func (f *Files) Open(path string) (io.ReadCloser, error) {
 	if err := f.Check(path); err != nil {
 		return nil, err
 	}
-	return os.Open(path)
+	return topo.OpenFile(path)
 }
 
 // ReadFile reads path when it may be read.
@@ -186,8 +187,20 @@ func (f *Files) ReadFile(path string) ([]byte, error) {
 	if err := f.Check(path); err != nil {
 		return nil, err
 	}
-	return os.ReadFile(path)
+	in, err := topo.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	b, err := io.ReadAll(io.LimitReader(in, MaxScriptSize+1))
+	if err == nil && len(b) > MaxScriptSize {
+		err = fmt.Errorf("%s: more than %d bytes, more than a script holds", path, MaxScriptSize)
+	}
+	return b, err
 }
+
+// MaxScriptSize is the largest file ReadFile (dofile, loadfile) reads.
+const MaxScriptSize = 64 << 20
 
 // WriteFile writes path when it may be written: never one of the run's
 // own files (Protect), never through a symbolic link (O_NOFOLLOW; a new
@@ -299,9 +312,9 @@ func HideSource(path string, err error) error {
 
 // LoadTopology is topo.Load of a file the Files allow, the files its
 // include directives name checked too.
-func (f *Files) LoadTopology(path string) (*topo.Fabric, error) {
+func (f *Files) LoadTopology(ctx context.Context, path string) (*topo.Fabric, error) {
 	if err := f.Check(path); err != nil {
 		return nil, err
 	}
-	return (&topo.Parser{Open: f.Open}).Load(path)
+	return (&topo.Parser{Open: f.Open, Context: ctx}).Load(path)
 }

@@ -35,7 +35,7 @@ func fabricLoad(e *Env, L *lua.LState) int {
 		// times its size while it loads.
 		e.checkAlloc(L, "fabric.load", mulSize(uint64(st.Size()), 3))
 	}
-	f, err := filesOf(L).LoadTopology(path)
+	f, err := filesOf(L).LoadTopology(L.Context(), path)
 	if err != nil {
 		raise(L, "fabric.load", "%v", err)
 	}

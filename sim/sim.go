@@ -114,7 +114,13 @@ func DefaultTopologyText() []byte { return bytes.Clone(defaultNet) }
 // Load reads a topology file (ibsim "net" format or ibnetdiscover output;
 // see topo.Parse) and returns the simulator on it.
 func Load(path string, opts *Options) (*Fabric, error) {
-	t, err := (&topo.Parser{Logger: logger(opts)}).ParseFile(path)
+	return LoadContext(context.Background(), path, opts)
+}
+
+// LoadContext is Load, its parse ended when ctx is done (Ctrl-C,
+// SIGTERM, --time-limit).
+func LoadContext(ctx context.Context, path string, opts *Options) (*Fabric, error) {
+	t, err := (&topo.Parser{Logger: logger(opts), Context: ctx}).ParseFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}

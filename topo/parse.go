@@ -3,13 +3,13 @@ package topo
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
 	"net/netip"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -27,6 +27,23 @@ const (
 	maxPrefixLen    = 20 // ibsim NODEPREFIX
 	maxDescLen      = 64 // NodeDescription
 	maxUnicastLID   = 0xbfff
+)
+
+// Bounds on what one topology may describe, beyond ibsim's: a file costs
+// memory and time in proportion to what it describes, and an absurd one
+// is an error at the line that passes a bound, before it is built.
+const (
+	// MaxNodePorts is the most ports a node may have: IBA numbers a
+	// switch's external ports 1..254 (255 is reserved), beside port 0.
+	MaxNodePorts = 254
+	// MaxNodes is the most nodes a topology may hold: a subnet has
+	// 0xBFFF unicast LIDs, and every switch and CA needs one.
+	MaxNodes = maxUnicastLID
+	// MaxPorts is the most ports (every node's, port 0 included) a
+	// topology may declare: 4.6 times a 16k-node fat tree's (57k); at
+	// the bound, unlinked 254-port switches cost about 100 MB in the
+	// simulator and 800 MB as fabric.load's Lua tables.
+	MaxPorts = 1 << 18
 )
 
 // Default GUID bases and link masks of ibsim.
@@ -99,6 +116,9 @@ type Parser struct {
 	// Logger receives notes about lines that are accepted but have no
 	// effect here, such as ibsim console commands ("do ..."). nil discards.
 	Logger *slog.Logger
+	// Context, when set, ends the parse when it is done (Ctrl-C, SIGTERM,
+	// --time-limit): the error wraps its cause. nil never ends it.
+	Context context.Context
 }
 
 // ParseFile reads the topology file at name; see Parse.
@@ -196,7 +216,7 @@ func (c *Parser) open(name string) (io.ReadCloser, error) {
 	if c.Open != nil {
 		return c.Open(name)
 	}
-	return os.Open(name)
+	return OpenFile(name)
 }
 
 // includePath resolves an include directive's file name against the file
@@ -262,6 +282,7 @@ type parser struct {
 	prefix   string
 	ignored  pos // the first line that was not a topology line
 	ipoib    []ipoibLine
+	nports   int // ports declared so far (MaxPorts)
 }
 
 // ipoibLine is a "# ipoib" line, applied once every node is known.
@@ -278,6 +299,7 @@ type lineReader struct {
 	file string
 	line int
 	err  error
+	ctx  context.Context // nil, or ends the read (looked at every 1024 lines)
 }
 
 func newLineReader(file string, r io.Reader) *lineReader {
@@ -289,6 +311,12 @@ func newLineReader(file string, r io.Reader) *lineReader {
 func (lr *lineReader) next() (line string, ok bool) {
 	if lr.err != nil {
 		return "", false
+	}
+	if lr.ctx != nil && lr.line%1024 == 1023 {
+		if err := context.Cause(lr.ctx); err != nil {
+			lr.err = &ParseError{File: lr.file, Line: lr.line + 1, Msg: "parse stopped", Err: err}
+			return "", false
+		}
 	}
 	b, err := lr.r.ReadSlice('\n')
 	switch {
@@ -323,6 +351,7 @@ func (lr *lineReader) pos() pos { return pos{lr.file, lr.line} }
 // file parses one file (the top one or an include).
 func (p *parser) file(name string, r io.Reader, depth int) error {
 	lr := newLineReader(name, r)
+	lr.ctx = p.cfg.Context
 	for {
 		line, ok := lr.next()
 		if !ok {
@@ -550,8 +579,14 @@ func (p *parser) node(lr *lineReader, line string, t NodeType, kwLen int) error 
 	if err != nil {
 		return lr.errorf("bad port count %q", rest[:end])
 	}
-	if n < 1 || n > 255 {
-		return lr.errorf("port count %d out of range (1-255)", n)
+	if n < 1 || n > MaxNodePorts {
+		return lr.errorf("port count %d out of range (1-%d: IBA numbers ports up to 254, 255 is reserved)", n, MaxNodePorts)
+	}
+	if len(p.f.Nodes) >= MaxNodes {
+		return lr.errorf("more than %d nodes (a subnet has %d unicast LIDs)", MaxNodes, maxUnicastLID)
+	}
+	if p.nports += int(n) + 1; p.nports > MaxPorts {
+		return lr.errorf("more than %d ports in all (topo.MaxPorts; %d nodes so far)", MaxPorts, len(p.f.Nodes))
 	}
 	rest = rest[end:]
 	if s := strings.TrimLeft(rest, " \t"); s == "" || s[0] != '"' {

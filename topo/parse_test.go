@@ -1,11 +1,13 @@
 package topo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -320,7 +322,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad number", "caguid=0xzz\n", `net.bad:1: bad number "0xzz" for caguid`},
 		{"bad relative number", "caguid+12q\n", `net.bad:1: bad number "12q" for caguid`},
 		{"bad port count", "Switch x \"S\"\n", `net.bad:1: bad port count "x"`},
-		{"port count range", "Hca 300 \"H\"\n", `net.bad:1: port count 300 out of range (1-255)`},
+		{"port count range", "Hca 300 \"H\"\n", `net.bad:1: port count 300 out of range (1-254: IBA numbers ports up to 254, 255 is reserved)`},
 		{"bad lid", "Switch 1 \"S\" # \"d\" lid 0xq\n", `net.bad:1: bad number "0xq" after "lid"`},
 		{"lid range", "Switch 1 \"S\" # \"d\" lid 49152\n", `net.bad:1: lid 49152 out of the unicast range (1-0xbfff)`},
 		{"bad width", "width=0\n", `net.bad:1: bad width 0 (want 1..31)`},
@@ -601,5 +603,64 @@ func TestParseIPoIB(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%s: %v, want an error with %q", c.line, err, c.err)
 		}
+	}
+}
+
+// TestParseHostileBounds: the issue's 0.35 MB topology of 20,000
+// unlinked 255-port switches took 1.9 GB and 8 s to load; now a port
+// count past IBA's 254 is refused at its line, and 254-port switches are
+// refused when they pass MaxPorts, before the fabric is built: the parse
+// allocates far less than 100 MB either way. A done context ends a parse.
+func TestParseHostileBounds(t *testing.T) {
+	dir := t.TempDir()
+	gen := func(name string, ports, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "Switch %d \"S%d\"\n\n", ports, i)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name       string
+		ports, n   int
+		want       string
+		wantLoaded bool
+	}{
+		{"255 ports", 255, 20000, "h255:1: port count 255 out of range (1-254", false},
+		{"254 ports", 254, 20000, fmt.Sprintf("more than %d ports in all", MaxPorts), false},
+		{"at the bound", 254, MaxPorts / 255, "", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := gen(map[int]string{255: "h255", 254: "h254"}[c.ports], c.ports, c.n)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			f, err := ParseFile(p)
+			runtime.ReadMemStats(&after)
+			if c.wantLoaded {
+				if err != nil || len(f.Nodes) != c.n {
+					t.Fatalf("%v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 100<<20 {
+				t.Errorf("the refused parse allocated %d MB", alloc>>20)
+			}
+		})
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("interrupted by SIGTERM"))
+	_, err := (&Parser{Context: ctx}).ParseFile(gen("h254", 4, 2000))
+	if err == nil || !strings.Contains(err.Error(), "parse stopped: interrupted by SIGTERM") {
+		t.Errorf("a parse under a done context: %v", err)
+	}
+	if _, err := ParseFile(gen("nodes", 1, MaxNodes+1)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d nodes", MaxNodes)) {
+		t.Errorf("more nodes than LIDs: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // SnapshotSchema names the JSON layout of WriteSnapshot.
@@ -119,7 +120,17 @@ func ReadSnapshot(r io.Reader, name string) (*Fabric, error) {
 	}
 	f := &Fabric{}
 	types := map[string]NodeType{"CA": CA, "Switch": Switch, "Router": Router}
+	if len(s.Nodes) > MaxNodes {
+		return nil, fmt.Errorf("%s: %d nodes, more than %d (a subnet has %d unicast LIDs)", name, len(s.Nodes), MaxNodes, maxUnicastLID)
+	}
+	if len(s.Nodes) == 0 {
+		return nil, fmt.Errorf("%s: not a topology: no nodes", name)
+	}
+	ports := 0
 	for i, sn := range s.Nodes {
+		if ports += sn.NumPorts + 1; ports > MaxPorts {
+			return nil, fmt.Errorf("%s: nodes[%d]: more than %d ports in all (topo.MaxPorts)", name, i, MaxPorts)
+		}
 		t, ok := types[sn.Type]
 		if !ok {
 			return nil, fmt.Errorf("%s: nodes[%d]: type %q", name, i, sn.Type)
@@ -132,7 +143,7 @@ func ReadSnapshot(r io.Reader, name string) (*Fabric, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: nodes[%d]: sys_guid %q", name, i, sn.SysGUID)
 		}
-		if sn.NumPorts < 0 || sn.NumPorts > 254 {
+		if sn.NumPorts < 0 || sn.NumPorts > MaxNodePorts {
 			return nil, fmt.Errorf("%s: nodes[%d]: num_ports %d", name, i, sn.NumPorts)
 		}
 		n := &Node{ID: sn.ID, Desc: sn.Desc, Type: t, NumPorts: sn.NumPorts, GUID: guid, SysGUID: sys,
@@ -196,7 +207,7 @@ func Load(path string) (*Fabric, error) { return new(Parser).Load(path) }
 
 // Load is the package's Load with c's way of opening included files.
 func (c *Parser) Load(path string) (*Fabric, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO: refused below, never waited on
 	if err != nil {
 		return nil, err
 	}

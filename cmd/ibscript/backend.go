@@ -315,7 +315,7 @@ func openSim(ctx context.Context, c *config, path string, q url.Values) (*backen
 	if path == "" {
 		f, err = sim.Default(opts)
 	} else {
-		f, err = sim.Load(path, opts)
+		f, err = sim.LoadContext(ctx, path, opts)
 	}
 	if err != nil {
 		return nil, err

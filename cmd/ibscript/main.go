@@ -397,7 +397,7 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if c.nameMap != "" {
-		f, err := os.Open(c.nameMap)
+		f, err := topo.OpenFile(c.nameMap) // a FIFO never hangs the open; /dev/zero is refused
 		if err == nil {
 			c.names, err = topo.ParseNameMap(f, c.nameMap)
 			f.Close()

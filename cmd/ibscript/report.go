@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/plan"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // isTerminal reports whether w (a reader or writer) is a character device (a terminal) and
@@ -110,7 +111,7 @@ func runReport(c *config, stdout, stderr io.Writer) int {
 	}
 	var reports []*plan.Report
 	for _, path := range c.args[1:] {
-		f, err := os.Open(path)
+		f, err := topo.OpenFile(path) // a FIFO never hangs the open; /dev/zero is refused
 		if err != nil {
 			fmt.Fprintf(stderr, "ibscript report merge: %v\n", err)
 			return exitError

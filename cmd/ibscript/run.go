@@ -191,7 +191,7 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 		// name is "stdin", require looks in the working directory.
 		src, err = io.ReadAll(stdin)
 	} else {
-		src, err = os.ReadFile(file)
+		src, err = readScript(file)
 	}
 	if err != nil {
 		return failed(nil, err)
@@ -479,7 +479,7 @@ func runPlanHelp(c *config, stdin io.Reader, stdout, stderr io.Writer) int {
 	if file == "-" {
 		src, err = io.ReadAll(stdin)
 	} else {
-		src, err = os.ReadFile(file)
+		src, err = readScript(file)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ibscript run: %v\n", err)
@@ -546,4 +546,20 @@ func planUsage(file string, spec *bindings.PlanSpec) string {
 	}
 	sb.WriteString("\nibscript help run lists the flags of every run.\n")
 	return sb.String()
+}
+
+// readScript reads a script file: a regular file or a FIFO, opened
+// without blocking, at most bindings.MaxScriptSize bytes (ibscript run
+// /dev/zero read forever).
+func readScript(path string) ([]byte, error) {
+	f, err := topo.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, bindings.MaxScriptSize+1))
+	if err == nil && len(b) > bindings.MaxScriptSize {
+		err = fmt.Errorf("%s: more than %d bytes, more than a script holds", path, bindings.MaxScriptSize)
+	}
+	return b, err
 }

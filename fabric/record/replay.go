@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
@@ -96,12 +97,21 @@ func Read(r io.Reader) (*Recording, error) {
 }
 
 // ReadFile decodes the recording in a file.
+//
+// It opens path without blocking (a FIFO with no writer reads as empty)
+// and refuses a device, a directory or a socket (/dev/zero would be read
+// forever), as topo.OpenFile does for every other loader.
 func ReadFile(path string) (*Recording, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	} else if m := st.Mode(); !m.IsRegular() && m&os.ModeNamedPipe == 0 {
+		return nil, fmt.Errorf("record: %s: not a regular file (mode %v)", path, m.Type())
+	}
 	rec, err := Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err) // FILE: record: line N: ...

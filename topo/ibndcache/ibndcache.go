@@ -32,6 +32,8 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/ibscript/ibscript/topo"
 )
 
 // The format's constants (ibnetdisc_cache.c).
@@ -97,7 +99,7 @@ type Port struct {
 
 // Read reads and decodes the cache file name.
 func Read(name string) (*File, error) {
-	f, err := os.Open(name)
+	f, err := topo.OpenFile(name)
 	if err != nil {
 		return nil, err
 	}

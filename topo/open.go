@@ -1,0 +1,30 @@
+package topo
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// OpenFile opens path for reading as ibscript's loaders do (topologies,
+// snapshots, node-name maps, threshold files, caches, scripts, reports):
+// without blocking (O_NONBLOCK: a FIFO with no writer does not hang the
+// open, and reads as empty), and only when it is a regular file or a FIFO
+// (a shell's <(...)); a device (/dev/zero, which never ends), a
+// directory or a socket is an error naming what it is.
+func OpenFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if m := st.Mode(); !m.IsRegular() && m&os.ModeNamedPipe == 0 {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a regular file but %s", path, fileKind(m))
+	}
+	return f, nil
+}
