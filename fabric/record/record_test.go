@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
@@ -384,5 +385,35 @@ func TestReadLongLine(t *testing.T) {
 	_, err := record.ReadFile(path)
 	if err == nil || !strings.Contains(err.Error(), path+": record: line 2: longer than") || strings.Contains(err.Error(), "token too long") {
 		t.Errorf("error %v, want %s: record: line 2: longer than ...", err, path)
+	}
+}
+
+// TestReplayShortAnswer: a recorded answer of 16-23 bytes (a TID, no
+// whole header) made replay: wait forever at 0% CPU: every reader drops
+// it, and no timeout was queued since an answer was. Read refuses such a
+// recording, and a Replay built from one in Go times the request out.
+func TestReplayShortAnswer(t *testing.T) {
+	hdr := `{"format":"ibscript-record","version":1}` + "\n"
+	addr := `"addr":{"LID":1}`
+	send := `{"op":"send","timeout":1000000,` + addr + `,"data":"` + strings.Repeat("01", 24) + `"}` + "\n"
+	recv := `{"op":"recv",` + addr + `,"data":"` + strings.Repeat("01", 20) + `"}` + "\n"
+	if _, err := record.Read(strings.NewReader(hdr + send + recv)); err == nil || !strings.Contains(err.Error(), "line 3: recv of 20 bytes, shorter than the 24-byte MAD header") {
+		t.Errorf("Read: %v", err)
+	}
+	req := bytes.Repeat([]byte{1}, 24)
+	rec := &record.Recording{Events: []record.Event{
+		{Op: record.OpSend, Timeout: 1e6, Addr: &fabric.Addr{LID: 1}, Data: req},
+		{Op: record.OpRecv, Addr: &fabric.Addr{LID: 1}, Data: bytes.Repeat([]byte{1}, 20)},
+	}}
+	r := record.NewReplay(rec)
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := r.Send(ctx, &fabric.Packet{Timeout: time.Millisecond, Addr: fabric.Addr{LID: 1}, Data: req}); err != nil {
+		t.Fatal(err)
+	}
+	var p fabric.Packet
+	if err := r.Recv(ctx, &p); err != nil || p.Status != fabric.StatusTimeout {
+		t.Errorf("Recv: %v, status %d; want a timeout completion", err, p.Status)
 	}
 }
