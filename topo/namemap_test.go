@@ -43,8 +43,11 @@ func TestParseNameMapErrors(t *testing.T) {
 		{"GUID then a letter", "0x10g \"x\"\n", `map:1: GUID: not a number`},
 		{"0x without digits", "\n\n0xzz \"x\"\n", `map:3: GUID: not a number`},
 		// fgets' 256-byte buffer: the rest of a long line is a line of
-		// its own, which starts with no GUID.
-		{"line past 255 bytes", "0x1 \"" + strings.Repeat("a", 300) + "\"\n", `map:1: GUID: not a number`},
+		// its own, which starts with no GUID: the map fails as in C, and
+		// the error says the line is too long (it said "GUID: not a
+		// number").
+		{"line past 255 bytes", "0x1 \"" + strings.Repeat("a", 300) + "\"\n", `map:1: line longer than 255 bytes (rdma-core's parser reads it in 255-byte pieces`},
+		{"line past 255 bytes, later", "# x\n0x1 \"" + strings.Repeat("a", 300) + "\"\n", `map:2: line longer than 255 bytes`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := topo.ParseNameMap(strings.NewReader(tc.in), "map")

@@ -291,7 +291,7 @@ const nameMapBufLen = 256
 func ParseNameMap(r io.Reader, name string) (map[uint64]string, error) {
 	out := map[uint64]string{}
 	br := bufio.NewReader(r)
-	line := 1
+	line, cont := 1, false
 	for {
 		piece, err := readNameMapPiece(br)
 		if err != nil && err != io.EOF {
@@ -300,8 +300,9 @@ func ParseNameMap(r io.Reader, name string) (map[uint64]string, error) {
 		if piece == "" {
 			break
 		}
-		at := line
-		if strings.HasSuffix(piece, "\n") {
+		at, isCont := line, cont // isCont: the rest of a line longer than a piece
+		cont = !strings.HasSuffix(piece, "\n")
+		if !cont {
 			line++
 		}
 		if i := strings.IndexByte(piece, 0); i >= 0 {
@@ -316,6 +317,11 @@ func ParseNameMap(r io.Reader, name string) (map[uint64]string, error) {
 			guid = -guid
 		}
 		if !ok || rest != "" && !strings.ContainsRune(cSpace+"#", rune(rest[0])) {
+			if isCont {
+				// rdma-core reads the line in pieces too, and fails on
+				// the same piece: say why.
+				return nil, fmt.Errorf("%s:%d: line longer than %d bytes (rdma-core's parser reads it in %d-byte pieces, and the rest is not a GUID and a name)", name, at, nameMapBufLen-1, nameMapBufLen-1)
+			}
 			return nil, fmt.Errorf("%s:%d: GUID: not a number (0x hex, decimal or 0 octal) followed by a blank or '#'", name, at)
 		}
 		rest = strings.TrimLeft(rest, cSpace)

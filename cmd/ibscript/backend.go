@@ -92,6 +92,13 @@ func openBackend(ctx context.Context, c *config, stderr io.Writer) (*backend, er
 	if err == nil {
 		c.guard.onForce(b.Close)
 	}
+	if err != nil && ctx.Err() != nil {
+		// The run ended while the backend opened: say why (the flag or
+		// the signal), not "context deadline exceeded".
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+			return nil, cause
+		}
+	}
 	return b, err
 }
 
