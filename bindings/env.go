@@ -152,6 +152,7 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 		L.SetField(L.Get(lua.RegistryIndex), errorHintKey, ud)
 	}
 	e.checkAllocs(L)
+	setAllocCheck(L, e)
 	for _, m := range Modules() {
 		mod := e.moduleTable(m)
 		L.PreloadModule(m.Name, func(L *lua.LState) int {

@@ -108,6 +108,29 @@ func addSize(a, b uint64) uint64 {
 	return s
 }
 
+// allocCheckKey is the registry field holding the Env whose limit '..'
+// checks (concat51 has the LState only).
+const allocCheckKey = "ibscript.alloccheck"
+
+func setAllocCheck(L *lua.LState, e *Env) {
+	ud := L.NewUserData()
+	ud.Value = e
+	L.SetField(L.Get(lua.RegistryIndex), allocCheckKey, ud)
+}
+
+// checkAllocOf checks an allocation of size bytes by fn against the
+// limit of L's Env, if it has one (see checkAlloc).
+func checkAllocOf(L *lua.LState, fn string, size uint64) {
+	if size < checkAllocMin {
+		return
+	}
+	if ud, ok := L.GetField(L.Get(lua.RegistryIndex), allocCheckKey).(*lua.LUserData); ok {
+		if e, ok := ud.Value.(*Env); ok {
+			e.checkAlloc(L, fn, size)
+		}
+	}
+}
+
 // checkAllocs replaces string.rep, table.concat and string.format (when
 // their libraries are open) by versions that check the size of their
 // result first, then call the originals.

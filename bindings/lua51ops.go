@@ -402,6 +402,10 @@ func concat51(L *lua.LState, names []string) int {
 		}
 	}
 	if simple {
+		// s = s .. s doubles until Go's fatal "out of memory", which
+		// skips every cleanup: a result past the limit is refused first,
+		// as string.rep's is.
+		checkAllocOf(L, "'..'", uint64(size))
 		if n == 2 {
 			if a, ok := L.Get(1).(lua.LString); ok {
 				if b, ok := L.Get(2).(lua.LString); ok {

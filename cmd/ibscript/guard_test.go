@@ -279,6 +279,10 @@ func TestAllocationChecks(t *testing.T) {
 		{`local s = string.rep("x", 2^20); local t = {}; for i = 1, 600 do t[i] = s end; table.concat(t)`, "table.concat would allocate 600 MiB"},
 		{`local t = {}; for i = 1, 600 do t[i] = 1 end; string.format(string.rep("%999999d", 600), unpack(t))`, "string.format would allocate 572.2 MiB"},
 		{`pcall(string.rep, "x", 2^40); print("went on")`, "string.rep would allocate 1 TiB"},
+		// '..' doubling a string ended in Go's fatal "out of memory"
+		// under an address-space limit, and passed the limit 1.8 times.
+		{`local s = "x" while true do s = s .. s end`, "'..' would allocate 256 MiB"},
+		{`local s = "x" while true do pcall(function() s = s .. s .. "" end) end`, "'..' would allocate"},
 	} {
 		code, out, errOut := ibscript(t, "--fabric", "sim:", "--memory-limit", "256MiB", "-e", tc.chunk)
 		if code != exitError || !strings.Contains(errOut, "memory limit reached (--memory-limit 256 MiB)") || !strings.Contains(errOut, tc.want) || out != "" {
