@@ -236,3 +236,15 @@ func TestCMDeviceAdapter(t *testing.T) {
 		t.Errorf("OpenCM of a closed fabric: %v", err)
 	}
 }
+
+// TestConformanceKernelModelRoCELike runs the suite as on the real-kernel
+// stage's Soft-RoCE pair: no LIDs (the LID cases skip, naming why) and
+// IPv4 only, IPv6 refused to librdmacm there (NoIPv6): the IP cases keep
+// what needs IPv4 alone.
+func TestConformanceKernelModelRoCELike(t *testing.T) {
+	cmtest.Run(t, cmtest.Hosts{IPv4: cmIPv4, IPv6: cmIPv6, NoIPv6: "as in the stage: librdmacm is refused IPv6 there",
+		New: func(t *testing.T, o *cma.Options) *cma.CM {
+			f, _ := CMHosts(t)
+			return cmOn(t, f, f, nil, o)
+		}})
+}

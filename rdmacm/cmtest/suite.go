@@ -936,57 +936,73 @@ func ipConnect(t *testing.T, s *suite, ip [2]netip.Addr) {
 	s.destroy(a, p, l)
 }
 
-// ipListeners: listeners of one port number on the IPv4 and IPv6
-// addresses of one port at once (AF_INET and AF_INET6 ids never clash),
-// each taking requests to its own address; a wildcard AF_INET listener
-// takes IPv4 requests only, and a request for an address nobody listens
-// on is REJECTED 28 (cma finds no id, ib_cm rejects as consumer defined).
+// ipListeners: a wildcard AF_INET listener takes IPv4 requests and gives
+// each new id the address the request named; with IPv6 addresses too,
+// listeners of one port number on a port's IPv4 and IPv6 addresses at
+// once (AF_INET and AF_INET6 ids never clash), each taking requests to
+// its own address, and an IPv6 request to the AF_INET wildcard REJECTED
+// 28 (cma finds no id, ib_cm rejects as consumer defined).
 func ipListeners(t *testing.T, s *suite) {
-	v4, v6 := s.ip(false), s.ip(true)
-	c := s.c
-	l4ch, l4 := s.listenIP(v4[0], 7000, rdmacm.PSTCP)
-	l6ch, l6 := s.listenIP(v6[0], 7000, rdmacm.PSTCP)
-	ach := s.channel()
-	for _, x := range []struct {
-		src, dst netip.Addr
-		ch       *rdmacm.EventChannel
-		l        *rdmacm.ID
-	}{{v4[1], v4[0], l4ch, l4}, {v6[1], v6[0], l6ch, l6}} {
-		a := s.routeIP(ach, x.src, x.dst, 7000, rdmacm.PSTCP)
-		s.connect(a, rdmacm.ConnParam{PrivateData: []byte(x.dst.String())})
-		req := s.event(x.ch, rdmacm.EventConnectRequest)
-		if req.ListenID != x.l || string(req.Param.PrivateData[:len(x.dst.String())]) != x.dst.String() {
-			t.Errorf("request to %v reached the wrong listener", x.dst)
-		}
-		if err := c.Reject(t.Context(), req.ID, nil); err != nil {
-			t.Fatal(err)
-		}
-		s.ack(req)
-		s.ack(s.event(ach, rdmacm.EventRejected))
-		s.destroy(a, req.ID)
+	v4 := s.ip(false)
+	var v6 [2]netip.Addr
+	haveV6 := len(s.ipv6) >= 2 && s.noIPv6 == ""
+	if haveV6 {
+		v6 = [2]netip.Addr{s.ipv6[0], s.ipv6[1]}
 	}
-	s.destroy(l4, l6)
+	c := s.c
+	ach := s.channel()
+	if haveV6 {
+		l4ch, l4 := s.listenIP(v4[0], 7000, rdmacm.PSTCP)
+		l6ch, l6 := s.listenIP(v6[0], 7000, rdmacm.PSTCP)
+		for _, x := range []struct {
+			src, dst netip.Addr
+			ch       *rdmacm.EventChannel
+			l        *rdmacm.ID
+		}{{v4[1], v4[0], l4ch, l4}, {v6[1], v6[0], l6ch, l6}} {
+			a := s.routeIP(ach, x.src, x.dst, 7000, rdmacm.PSTCP)
+			s.connect(a, rdmacm.ConnParam{PrivateData: []byte(x.dst.String())})
+			req := s.event(x.ch, rdmacm.EventConnectRequest)
+			if req.ListenID != x.l || string(req.Param.PrivateData[:len(x.dst.String())]) != x.dst.String() {
+				t.Errorf("request to %v reached the wrong listener", x.dst)
+			}
+			if err := c.Reject(t.Context(), req.ID, nil); err != nil {
+				t.Fatal(err)
+			}
+			s.ack(req)
+			s.ack(s.event(ach, rdmacm.EventRejected))
+			s.destroy(a, req.ID)
+		}
+		s.destroy(l4, l6)
+	}
 
 	// The AF_INET wildcard on port 7001: IPv4 in, IPv6 REJECTED 28.
 	wch, w := s.listenIP(netip.IPv4Unspecified(), 7001, rdmacm.PSTCP)
 	a := s.routeIP(ach, v4[1], v4[0], 7001, rdmacm.PSTCP)
 	s.connect(a, rdmacm.ConnParam{})
 	req := s.event(wch, rdmacm.EventConnectRequest)
-	if la := req.ID.LocalAddr(); la.IP != v4[0] || la.Port != 7001 {
-		t.Errorf("wildcard listener's new id bound to %v, want %v:7001", la, v4[0])
+	if la, pa := req.ID.LocalAddr(), req.ID.PeerAddr(); la.IP != v4[0] || la.Port != 7001 || pa.IP != v4[1] {
+		t.Errorf("wildcard listener's new id %v <- %v, want %v:7001 <- %v", la, pa, v4[0], v4[1])
 	}
 	s.ack(req)
 	s.destroy(req.ID)
-	s.ack(s.event(ach, rdmacm.EventRejected))
-	b := s.routeIP(ach, v6[1], v6[0], 7001, rdmacm.PSTCP)
-	s.connect(b, rdmacm.ConnParam{})
-	if ev := s.event(ach, rdmacm.EventRejected); ev.ID != b || ev.Status != 28 {
-		t.Errorf("IPv6 request to an AF_INET wildcard listener: status %d, want 28", ev.Status)
+	if ev := s.event(ach, rdmacm.EventRejected); ev.ID != a || ev.Status != 28 {
+		t.Errorf("destroying the new id: REJECTED status %d, want 28", ev.Status)
 	} else {
 		s.ack(ev)
 	}
+	ids := []*rdmacm.ID{a, w}
+	if haveV6 {
+		b := s.routeIP(ach, v6[1], v6[0], 7001, rdmacm.PSTCP)
+		s.connect(b, rdmacm.ConnParam{})
+		if ev := s.event(ach, rdmacm.EventRejected); ev.ID != b || ev.Status != 28 {
+			t.Errorf("IPv6 request to an AF_INET wildcard listener: status %d, want 28", ev.Status)
+		} else {
+			s.ack(ev)
+		}
+		ids = append(ids, b)
+	}
 	s.none(wch)
-	s.destroy(a, b, w)
+	s.destroy(ids...)
 }
 
 // ipUD: a UD exchange between IP addresses: SIDR_REQ with RDMA CM's IP
