@@ -105,14 +105,14 @@ func (s *Session) LIDOf(ctx context.Context, t Target) (Target, error) { return 
 // lidOf returns a LID target for t: as is, from the last discovery
 // (GUID), or by asking the node its LID (DR).
 func (s *Session) lidOf(ctx context.Context, t Target) (Target, error) {
-	if s.Port().RoCE() && t.Kind != ByGID {
+	if s.roce && t.Kind != ByGID {
 		return t, s.roceErr(t)
 	}
 	switch t.Kind {
 	case ByGID:
 		// On InfiniBand the packet is LID-routed: to the port whose GUID
 		// is the GID's interface ID, by the last discovery.
-		if !s.Port().RoCE() {
+		if !s.roce {
 			lt, err := s.lidOf(ctx, GUID(mad.GID(t.GID).GUID()))
 			if err != nil {
 				return t, fmt.Errorf("engine: %s: %w", t, err)

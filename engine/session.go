@@ -134,6 +134,7 @@ type Session struct {
 	pool     sync.Pool // *op; per Session, so ops never cross synctest bubbles
 
 	production, allowSet bool                   // safety gate (safety.go)
+	roce                 bool                   // the port is RoCE (link layer Ethernet): no LIDs, no QP0, a GRH on every MAD
 	intact               func() bool            // the transport's Caps().Intact
 	audit                func(AuditEntry) error // nil: no audit
 	auditUser            string
@@ -215,7 +216,7 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 		log:        o.Logger,
 		defaults:   callOpts{timeout: o.Timeout, retries: o.Retries, mkey: o.MKey, smkey: o.SMKey, cckey: o.CCKey},
 		window:     o.Window,
-		production: production, intact: caps.Intact, allowSet: o.AllowSet, audit: o.Audit, auditUser: o.AuditUser, maxMADs: o.MaxMADs,
+		production: production, roce: tr.Port().RoCE(), intact: caps.Intact, allowSet: o.AllowSet, audit: o.Audit, auditUser: o.AuditUser, maxMADs: o.MaxMADs,
 		agents: map[uint16]fabric.AgentID{},
 	}
 	s.pool.New = func() any { return &op{s: s, done: make(chan struct{}, 1)} }
@@ -407,7 +408,7 @@ func (s *Session) Do(ctx context.Context, req *fabric.Packet, opts ...CallOption
 	if len(req.Data) < mad.HeaderSize || len(req.Data) > mad.Size {
 		return nil, fmt.Errorf("engine: do: %d-byte MAD: %w", len(req.Data), fabric.ErrInvalid)
 	}
-	if s.Port().RoCE() && !req.Addr.GRH {
+	if s.roce && !req.Addr.GRH {
 		return nil, fmt.Errorf("engine: do: %w (give the MAD a GRH: fabric.Addr.GRH and GID)", s.roceErr(Target{Kind: ByLID, LID: req.Addr.LID}))
 	}
 	c := s.callOpts(opts)

@@ -72,7 +72,7 @@ func (s *Session) smpOp(ctx context.Context, t Target, method uint8, attrID uint
 		path []uint8
 		addr = fabric.Addr{QPN: 0}
 	)
-	if s.Port().RoCE() {
+	if s.roce {
 		return nil, s.roceErr(t)
 	}
 	switch t.Kind {
