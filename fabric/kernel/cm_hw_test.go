@@ -23,8 +23,8 @@ import (
 // TestHardwareCM runs package rdmacm's CM through fabric/kernel on the host's
 // /dev/infiniband/rdma_cm: channels, ids, migrate to another channel and
 // to synchronous mode and back, an empty channel's poll and get_event
-// timing out, bind to the default port's GID (an ephemeral port), listen,
-// destroy. It skips without the rdma_cm device or an umad port (the
+// timing out, bind to the default port's GID (an ephemeral port; on a
+// RoCE port its IP address), listen, destroy. It skips without the rdma_cm device or an umad port (the
 // engine's session needs one); IBSCRIPT_TEST_HW=1 makes that a failure.
 func TestHardwareCM(t *testing.T) {
 	if _, err := os.Stat(rdmacm.DevicePath); err != nil {
@@ -92,14 +92,26 @@ func cmSmoke(t *testing.T, f *kernel.Fabric, tr fabric.Transport) {
 	}
 	attr := tr.Port()
 	if roce(attr) {
-		t.Skipf("port %s/%d is RoCE: an AF_IB address does not bind there (the kernel says ENODEV); bind, listen and destroy need an IP address", attr.CAName, attr.PortNum)
-	}
-	gid := mad.NewGID(attr.GIDPrefix, attr.PortGUID)
-	if err := c.BindAddr(ctx, id, cma.Addr{GID: gid}); err != nil {
-		t.Fatalf("bind to %v: %v", gid, err)
-	}
-	if la := id.LocalAddr(); la.GID != gid || la.Port == 0 || la.LID != attr.LID {
-		t.Errorf("bound address %v, want %v with an ephemeral port and lid %d", la, gid, attr.LID)
+		// An AF_IB address does not bind on RoCE (ENODEV): the port's
+		// IP address does, as its RoCE v2 GIDs show it.
+		ip := portIP(attr)
+		if !ip.IsValid() {
+			t.Skipf("port %s/%d is RoCE with no IP address in its GID table: nothing to bind", attr.CAName, attr.PortNum)
+		}
+		if err := c.BindAddr(ctx, id, cma.IPAddr(ip, 0)); err != nil {
+			t.Fatalf("bind to %v: %v", ip, err)
+		}
+		if la := id.LocalAddr(); la.IP != ip || la.Port == 0 {
+			t.Errorf("bound address %v, want %v with an ephemeral port", la, ip)
+		}
+	} else {
+		gid := mad.NewGID(attr.GIDPrefix, attr.PortGUID)
+		if err := c.BindAddr(ctx, id, cma.Addr{GID: gid}); err != nil {
+			t.Fatalf("bind to %v: %v", gid, err)
+		}
+		if la := id.LocalAddr(); la.GID != gid || la.Port == 0 || la.LID != attr.LID {
+			t.Errorf("bound address %v, want %v with an ephemeral port and lid %d", la, gid, attr.LID)
+		}
 	}
 	if err := c.Listen(ctx, id, 0); err != nil {
 		t.Fatal(err)
@@ -182,4 +194,17 @@ func TestHardwareConformance(t *testing.T) {
 		}
 		return c
 	}})
+}
+
+// portIP is a RoCE port's IP address as its RoCE v2 GIDs show it: the
+// first GID that is neither zero nor link-local, IPv4-mapped ones as
+// IPv4. The zero Addr when there is none.
+func portIP(a fabric.PortAttr) netip.Addr {
+	for _, g := range a.GIDs {
+		ip := netip.AddrFrom16(g)
+		if g != ([16]byte{}) && !ip.IsLinkLocalUnicast() {
+			return ip.Unmap()
+		}
+	}
+	return netip.Addr{}
 }

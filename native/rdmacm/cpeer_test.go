@@ -1,16 +1,11 @@
 package rdmacm_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"net/netip"
-	"os"
-	"os/exec"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,13 +22,7 @@ import (
 // the ones it prints. Elsewhere it skips (rocetest.Pair).
 func TestRoCECPeer(t *testing.T) {
 	ends := rocetest.Pair(t)
-	cpeer, err := exec.LookPath("cpeer")
-	if err != nil {
-		if os.Getenv("IBSCRIPT_TEST_HW") == "1" {
-			t.Fatalf("IBSCRIPT_TEST_HW=1: no librdmacm peer: %v", err)
-		}
-		t.Skipf("no librdmacm peer (tests/kernelvm/cpeer.c): %v", err)
-	}
+	cpeer := rocetest.CPeerPath(t)
 	ip4 := [2]netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")}
 	port := uint16(7470)
 	for _, fam := range []struct {
@@ -41,7 +30,7 @@ func TestRoCECPeer(t *testing.T) {
 		ip   [2]netip.Addr // ibscript's side (rxe0), librdmacm's (rxe1)
 	}{{"IPv4", ip4}, {"IPv6", [2]netip.Addr{ends[0].IP, ends[1].IP}}} {
 		port++
-		if why := cToC(t, cpeer, fam.ip, port); why != "" {
+		if why := rocetest.LibrdmacmConnects(t, fam.ip[0], fam.ip[1], port); why != "" {
 			t.Run(fam.name, func(t *testing.T) { t.Skip(why) })
 			continue
 		}
@@ -108,99 +97,6 @@ func line(e rdmacm.Event) string {
 	return fmt.Sprintf("event %s status %d pd %s", name, e.Status, s)
 }
 
-// peer is a running cpeer and the lines it printed.
-type peer struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	lines chan string
-	mu    sync.Mutex
-	all   []string
-	done  chan error
-}
-
-func startPeer(t *testing.T, path string, args ...string) *peer {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	cmd := exec.CommandContext(ctx, path, args...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start cpeer: %v", err)
-	}
-	p := &peer{t: t, cmd: cmd, lines: make(chan string, 64), done: make(chan error, 1)}
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			l := strings.TrimPrefix(sc.Text(), "cpeer: ")
-			// pdlen is librdmacm's private_data_len: the whole buffer
-			// the kernel hands over (56 in a REQ after the IP CM
-			// header, 196 in a REP, 148 in a REJ); kept in the log,
-			// compared without.
-			if i := strings.Index(l, " pdlen "); i >= 0 {
-				rest := l[i+len(" pdlen "):]
-				if j := strings.IndexByte(rest, ' '); j >= 0 {
-					l = l[:i] + rest[j:]
-				}
-			}
-			p.mu.Lock()
-			p.all = append(p.all, sc.Text())
-			p.mu.Unlock()
-			p.lines <- l
-		}
-		close(p.lines)
-		p.done <- cmd.Wait()
-		cancel()
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-p.done
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		t.Logf("librdmacm (cpeer %s):\n  %s", strings.Join(args, " "), strings.Join(p.all, "\n  "))
-	})
-	return p
-}
-
-// expect reads cpeer's next lines and fails unless they are want.
-func (p *peer) expect(want ...string) {
-	p.t.Helper()
-	for _, w := range want {
-		select {
-		case l, ok := <-p.lines:
-			if !ok {
-				p.t.Fatalf("librdmacm ended; want %q", w)
-			}
-			if l != w {
-				p.t.Fatalf("librdmacm: %q, want %q", l, w)
-			}
-		case <-time.After(30 * time.Second):
-			p.t.Fatalf("librdmacm: nothing within 30 s; want %q", w)
-		}
-	}
-}
-
-// exit waits for cpeer's end, which must be status 0 after "done".
-func (p *peer) exit() {
-	p.t.Helper()
-	p.expect("done")
-	for l := range p.lines {
-		p.t.Errorf("librdmacm after done: %q", l)
-	}
-	select {
-	case err := <-p.done:
-		p.done <- err
-		if err != nil {
-			p.t.Fatalf("cpeer: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		p.t.Fatal("cpeer did not exit")
-	}
-}
-
 func openCh(t *testing.T) *rdmacm.Channel {
 	t.Helper()
 	ch, err := rdmacm.Open("")
@@ -237,8 +133,8 @@ func goConnects(t *testing.T, cpeer string, ip [2]netip.Addr, port uint16, accep
 	if accept {
 		how = "accept"
 	}
-	c := startPeer(t, cpeer, "server", ip[1].String(), fmt.Sprint(port), how)
-	c.expect("listening")
+	c := rocetest.StartCPeer(t, cpeer, "server", ip[1].String(), fmt.Sprint(port), how)
+	c.Expect("listening")
 	a := openCh(t)
 	const uid = 11
 	id, err := a.CreateID(uid, rdmacm.PSTCP, rdmacm.QPTypeRC)
@@ -256,11 +152,11 @@ func goConnects(t *testing.T, cpeer string, ip [2]netip.Addr, port uint16, accep
 	if err := a.Connect(id, connParam("go-connect")); err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	c.expect("event RDMA_CM_EVENT_CONNECT_REQUEST status 0 pd go-connect")
+	c.Expect("event RDMA_CM_EVENT_CONNECT_REQUEST status 0 pd go-connect")
 	if !accept {
 		event(t, a, "event RDMA_CM_EVENT_REJECTED status 28 pd c-reject")
-		c.expect("rejected")
-		c.exit()
+		c.Expect("rejected")
+		c.Exit()
 		return
 	}
 	event(t, a, "event RDMA_CM_EVENT_CONNECT_RESPONSE status 0 pd c-accept")
@@ -268,7 +164,7 @@ func goConnects(t *testing.T, cpeer string, ip [2]netip.Addr, port uint16, accep
 	if err := a.Accept(id, uid, &rdmacm.ConnParam{}); err != nil {
 		t.Fatalf("accept (RTU): %v", err)
 	}
-	c.expect("event RDMA_CM_EVENT_ESTABLISHED status 0 pd -", "migrated")
+	c.Expect("event RDMA_CM_EVENT_ESTABLISHED status 0 pd -", "migrated")
 	b := openCh(t)
 	if n, err := b.MigrateID(id, a); err != nil || n != 3 {
 		t.Fatalf("migrate_id: events reported %d, %v; want 3", n, err)
@@ -276,9 +172,9 @@ func goConnects(t *testing.T, cpeer string, ip [2]netip.Addr, port uint16, accep
 	if err := b.Disconnect(id); err != nil {
 		t.Fatalf("disconnect: %v", err)
 	}
-	c.expect("event RDMA_CM_EVENT_DISCONNECTED status 0 pd -", "disconnect")
+	c.Expect("event RDMA_CM_EVENT_DISCONNECTED status 0 pd -", "disconnect")
 	event(t, b, "event RDMA_CM_EVENT_DISCONNECTED status 0 pd -")
-	c.exit()
+	c.Exit()
 	if _, err := b.DestroyID(id); err != nil {
 		t.Fatal(err)
 	}
@@ -298,8 +194,8 @@ func cConnects(t *testing.T, cpeer string, ip [2]netip.Addr, port uint16, accept
 	if err := a.Listen(lid, 1); err != nil {
 		t.Fatal(err)
 	}
-	c := startPeer(t, cpeer, "client", ip[1].String(), ip[0].String(), fmt.Sprint(port))
-	c.expect("event RDMA_CM_EVENT_ADDR_RESOLVED status 0 pd -", "event RDMA_CM_EVENT_ROUTE_RESOLVED status 0 pd -")
+	c := rocetest.StartCPeer(t, cpeer, "client", ip[1].String(), ip[0].String(), fmt.Sprint(port))
+	c.Expect("event RDMA_CM_EVENT_ADDR_RESOLVED status 0 pd -", "event RDMA_CM_EVENT_ROUTE_RESOLVED status 0 pd -")
 	e := event(t, a, "event RDMA_CM_EVENT_CONNECT_REQUEST status 0 pd c-connect")
 	if e.UID != luid || e.ID == lid {
 		t.Fatalf("CONNECT_REQUEST uid %d id %d: want the listener's uid %d and a new id", e.UID, e.ID, luid)
@@ -309,14 +205,14 @@ func cConnects(t *testing.T, cpeer string, ip [2]netip.Addr, port uint16, accept
 		if err := a.Reject(id, append([]byte("go-reject"), 0)); err != nil {
 			t.Fatal(err)
 		}
-		c.expect("event RDMA_CM_EVENT_REJECTED status 28 pd go-reject")
-		c.exit()
+		c.Expect("event RDMA_CM_EVENT_REJECTED status 28 pd go-reject")
+		c.Exit()
 		return
 	}
 	if err := a.Accept(id, cuid, connParam("go-accept")); err != nil {
 		t.Fatalf("accept: %v", err)
 	}
-	c.expect("event RDMA_CM_EVENT_CONNECT_RESPONSE status 0 pd go-accept", "established", "migrated", "disconnect")
+	c.Expect("event RDMA_CM_EVENT_CONNECT_RESPONSE status 0 pd go-accept", "established", "migrated", "disconnect")
 	if e := event(t, a, "event RDMA_CM_EVENT_ESTABLISHED status 0 pd -"); e.UID != cuid || e.ID != id {
 		t.Errorf("ESTABLISHED uid %d id %d, want %d %d", e.UID, e.ID, cuid, id)
 	}
@@ -328,8 +224,8 @@ func cConnects(t *testing.T, cpeer string, ip [2]netip.Addr, port uint16, accept
 	if err := b.Disconnect(id); err != nil {
 		t.Fatalf("disconnect (DREP): %v", err)
 	}
-	c.expect("event RDMA_CM_EVENT_DISCONNECTED status 0 pd -")
-	c.exit()
+	c.Expect("event RDMA_CM_EVENT_DISCONNECTED status 0 pd -")
+	c.Exit()
 	for _, x := range []struct {
 		ch *rdmacm.Channel
 		id uint32
@@ -340,30 +236,3 @@ func cConnects(t *testing.T, cpeer string, ip [2]netip.Addr, port uint16, accept
 	}
 }
 
-// cToC connects librdmacm to itself across the pair (rxe0 to rxe1) and
-// returns why not when the kernel refuses it: then ibscript cannot be
-// expected to do better there, and the family's cases skip with that.
-func cToC(t *testing.T, cpeer string, ip [2]netip.Addr, port uint16) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	srv := exec.CommandContext(ctx, cpeer, "server", ip[1].String(), fmt.Sprint(port), "accept")
-	var so bytes.Buffer
-	srv.Stdout = &so
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 100 && !strings.Contains(so.String(), "listening"); i++ {
-		time.Sleep(50 * time.Millisecond)
-	}
-	co, cerr := exec.CommandContext(ctx, cpeer, "client", ip[0].String(), ip[1].String(), fmt.Sprint(port)).Output()
-	if cerr != nil || !strings.Contains(string(co), "CONNECT_RESPONSE") {
-		srv.Process.Kill()
-		srv.Wait()
-		return fmt.Sprintf("librdmacm cannot connect to itself from %v to %v on this kernel either (client %v):\n%s\nserver:\n%s", ip[0], ip[1], cerr, co, so.String())
-	}
-	if err := srv.Wait(); err != nil {
-		t.Fatalf("librdmacm to itself from %v to %v: server %v:\n%s\nclient:\n%s", ip[0], ip[1], err, so.String(), co)
-	}
-	return ""
-}
