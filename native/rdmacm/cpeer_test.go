@@ -235,4 +235,3 @@ func cConnects(t *testing.T, cpeer string, ip [2]netip.Addr, port uint16, accept
 		}
 	}
 }
-
