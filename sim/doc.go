@@ -18,7 +18,16 @@
 // transports may be open on one port, each an independent umad "file";
 // unsolicited MADs go to whichever owns the method, and MADs that no SMA,
 // PMA or agent handles are answered as the Linux kernel does (Get and Set
-// with status 0x000C).
+// with status 0x000C). A GMP sent with a GRH (fabric.Addr.GRH) is
+// LID-routed as any other, dropped at a port whose GID it does not name,
+// and arrives with the GRH ib_umad reports (the sender's GID, gid_index 0,
+// hop limit 255, the traffic class and flow label); the SMA's, PMA's and
+// SA's answers to it carry one back. Each port's GID table holds index 0
+// only (GIDPrefix and PortGUID); SMPs take no GRH.
+//
+// CA ports may have IPoIB addresses (fabric.IPoIB): from a topology file's
+// `# ipoib "node"[port] 10.0.0.1 fd00::1` lines (comments to ibsim), or
+// SetIPoIB. The user-space RDMA CM resolves IP addresses through them.
 //
 // Node and port attributes mirror ibsim 0.10's defaults (NodeInfo,
 // PortInfo, SwitchInfo), so smpquery-style answers match a real ibsim +

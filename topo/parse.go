@@ -83,7 +83,9 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // GUIDs each, from 0x100000 and 0 (port p's GUID = node GUID + p), unless
 // switchguid=, caguid=/hcaguids= or rtguid= lines move the counters.
 // ibnetdiscover's "(portguid)" annotations are accepted and ignored, as
-// ibsim does.
+// ibsim does. A comment line `# ipoib "node"[port] IP...` gives that CA or
+// router port the IP addresses of its IPoIB interface (Port.IPoIB), which
+// the simulator's RDMA CM resolves; ibsim sees a comment.
 //
 // Unlike ibsim, every inconsistency is an error naming file:line: links not
 // written the same way at both ends, duplicate node ids or GUIDs, port
