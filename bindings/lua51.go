@@ -70,6 +70,7 @@ func Load(L *lua.LState, r io.Reader, name string) (*lua.LFunction, error) {
 	if err != nil {
 		return nil, syntaxError(err)
 	}
+	fixScopes(proto, &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: true}, Stmts: chunk}, false, true)
 	linkOps(L, proto, map[string]*lua.LFunction{})
 	return L.NewFunctionFromProto(proto), nil
 }

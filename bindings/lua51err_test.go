@@ -1,10 +1,13 @@
 package bindings
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
 )
 
@@ -68,6 +71,61 @@ func TestLua51ErrorMessageLeftAlone(t *testing.T) {
 		want := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(src, `error("`), ""), `", 0)`)
 		if err == nil || errorMessage(err) != want {
 			t.Errorf("%s: %v, want %q", src, err, want)
+		}
+	}
+}
+
+// TestFixScopesLinesUp compiles every Lua file of the repository as Load
+// does and checks that fixScopes lines each function's locals up with the
+// tree (else it leaves gopher-lua's wrong scopes).
+func TestFixScopesLinesUp(t *testing.T) {
+	var files []string
+	for _, g := range []string{"../scripts/*.lua", "../scripts/checks/*.lua", "../tests/lua/*.lua", "../tests/lua51/*.lua"} {
+		m, _ := filepath.Glob(g)
+		files = append(files, m...)
+	}
+	if len(files) < 20 {
+		t.Fatalf("%d Lua files found", len(files))
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotos, err := check51(string(src), f)
+		if err != nil {
+			t.Logf("%s: %v", f, err)
+			continue
+		}
+		text, _ := renameGotos(string(src), gotos)
+		chunk, err := parse.Parse(strings.NewReader(text), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunk = rewriteOps(rewriteBlock(chunk))
+		p, err := lua.Compile(chunk, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fixScopes(p, &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: true}, Stmts: chunk}, false, true) {
+			t.Errorf("%s: the locals do not line up with the tree", f)
+		}
+	}
+}
+
+// TestFixScopes: a local declared after a block that ended holds the
+// register its locals held, and names it (gopher-lua's own EndPc left the
+// block's local in scope: "attempt to call local 'y'").
+func TestFixScopes(t *testing.T) {
+	src := "local x = 1\ndo local y = 2 end\nlocal z\nz()"
+	chunk, _ := parse.Parse(strings.NewReader(src), "t")
+	p, _ := lua.Compile(chunk, "t")
+	fixScopes(p, &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: true}, Stmts: chunk}, false, true)
+	for pc, i := range p.Code {
+		if instOp(i) == lua.OP_CALL {
+			if got := objName(p, pc, instA(i)); got != "local 'z'" {
+				t.Errorf("call names %q, want local 'z'", got)
+			}
 		}
 	}
 }
