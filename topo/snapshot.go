@@ -127,6 +127,7 @@ func ReadSnapshot(r io.Reader, name string) (*Fabric, error) {
 		return nil, fmt.Errorf("%s: not a topology: no nodes", name)
 	}
 	ports := 0
+	byGUID := make(map[uint64]int, len(s.Nodes))
 	for i, sn := range s.Nodes {
 		if ports += sn.NumPorts + 1; ports > MaxPorts {
 			return nil, fmt.Errorf("%s: nodes[%d]: more than %d ports in all (topo.MaxPorts)", name, i, MaxPorts)
@@ -139,6 +140,12 @@ func ReadSnapshot(r io.Reader, name string) (*Fabric, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: nodes[%d]: guid %q", name, i, sn.GUID)
 		}
+		if j, dup := byGUID[guid]; dup {
+			// Nodes are known by GUID (discovery, Diff): two with one
+			// GUID cannot come from a fabric.save.
+			return nil, fmt.Errorf("%s: nodes[%d]: guid 0x%016x is nodes[%d]'s too", name, i, guid, j)
+		}
+		byGUID[guid] = i
 		sys, err := parseHex64(sn.SysGUID)
 		if err != nil {
 			return nil, fmt.Errorf("%s: nodes[%d]: sys_guid %q", name, i, sn.SysGUID)

@@ -130,16 +130,20 @@ func TestReadErrors(t *testing.T) {
 }
 
 // FuzzRead decodes arbitrary recordings and replays what decodes: no
-// panic, and every send is answered or times out.
+// panic, and every send is answered or times out. Its seeds are small
+// (one exchange of 24-byte MADs): the 8 KB recording of a discovery it
+// had as a seed ran about 100 inputs a second, most of its time spent
+// minimizing long inputs.
 func FuzzRead(f *testing.F) {
-	seed, err := os.ReadFile("testdata/discover-2sw2path4hca.jsonl")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(seed)
+	req := "0101010100000000000000000000000700110000" + "00000000"  // Get(NodeInfo), TID 7
+	resp := "0101018100000000000000000000000700110000" + "00000000" // its GetResp
+	f.Add([]byte(`{"format":"ibscript-record","version":1}` + "\n" +
+		`{"op":"register","agent":0,"reg":{"Class":1,"Version":1}}` + "\n" +
+		`{"t":1,"op":"send","agent":0,"timeout":1000,"retries":1,"addr":{"LID":1},"data":"` + req + `"}` + "\n" +
+		`{"t":2,"op":"recv","agent":0,"addr":{"LID":1},"data":"` + resp + `"}`))
 	f.Add([]byte(`{"format":"ibscript-record","version":1}` + "\n" + `{"op":"send","agent":0,"addr":{},"data":"0181"}`))
 	f.Add([]byte(`{"format":"ibscript-record","version":2}` + "\n" + `{"op":"open","tr":1,"port":{"CAName":"x"}}` + "\n" +
-		`{"op":"send","tr":1,"agent":0,"addr":{},"data":"0181"}` + "\n" + `{"op":"close","tr":1}`))
+		`{"op":"send","tr":1,"agent":0,"addr":{},"data":"` + req + `"}` + "\n" + `{"op":"close","tr":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := record.Read(bytes.NewReader(b))
 		if err != nil {
