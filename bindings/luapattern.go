@@ -515,6 +515,7 @@ func strGsub(L *lua.LState) int {
 		}
 		var b strings.Builder
 		s, n := 0, 0
+		grown := 0 // b's capacity when its next growth was last checked
 	loop:
 		for n < maxN {
 			m.level = 0
@@ -522,6 +523,14 @@ func strGsub(L *lua.LState) int {
 			if e != -1 {
 				n++
 				m.addValue(L, &b, s, e, repl)
+				if c := b.Cap(); c > grown {
+					// The result doubles as it grows: the next doubling
+					// is checked against --memory-limit before it is
+					// made, as '..' and string.rep are (a gsub building
+					// a huge result passed the limit 1.4 times).
+					grown = c
+					checkAllocOf(L, "string.gsub", 2*uint64(c))
+				}
 			}
 			switch {
 			case e != -1 && e > s:

@@ -132,17 +132,17 @@ func pickBackend(ctx context.Context, c *config, stderr io.Writer) (*backend, er
 	case "ibsim":
 		return openIbsim(ctx, c, rest, stderr)
 	case "replay":
-		return openReplay(c, rest)
+		return openReplay(ctx, c, rest)
 	}
 	return nil, fmt.Errorf("--fabric %s: unknown backend %q (want auto, sim:, umad:, ibsim: or replay:)", uri, scheme)
 }
 
 // openReplay plays a recording (--record) back as the fabric.
-func openReplay(c *config, path string) (*backend, error) {
+func openReplay(ctx context.Context, c *config, path string) (*backend, error) {
 	if path == "" {
 		return nil, fmt.Errorf("--fabric %s: want replay:FILE", c.fabricURI)
 	}
-	rec, err := record.ReadFile(path)
+	rec, err := record.ReadFileContext(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("--fabric %s: %w", c.fabricURI, err)
 	}

@@ -421,3 +421,21 @@ func TestReplayShortAnswer(t *testing.T) {
 		t.Errorf("Recv: %v, status %d; want a timeout completion", err, p.Status)
 	}
 }
+
+// TestReadStops: a long recording's read ends when the run's context
+// does (Ctrl-C, SIGTERM, --time-limit), naming the cause.
+func TestReadStops(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"format":"ibscript-record","version":1}` + "\n")
+	for range 5000 {
+		b.WriteString(`{"op":"close"}` + "\n")
+	}
+	if _, err := record.Read(strings.NewReader(b.String())); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(errors.New("interrupted by SIGTERM"))
+	if _, err := record.ReadContext(ctx, strings.NewReader(b.String())); err == nil || !strings.Contains(err.Error(), "read stopped: interrupted by SIGTERM") {
+		t.Errorf("ReadContext under a done context: %v", err)
+	}
+}

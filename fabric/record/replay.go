@@ -33,12 +33,24 @@ type Recording struct {
 // Read decodes a recording. It checks the header's format and version
 // and each event's op; it never panics on what r holds.
 func Read(r io.Reader) (*Recording, error) {
+	return ReadContext(context.Background(), r)
+}
+
+// ReadContext is Read, ended when ctx is done (Ctrl-C, SIGTERM,
+// --time-limit): it looks every 1,024 lines, and the error wraps the
+// cause.
+func ReadContext(ctx context.Context, r io.Reader) (*Recording, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	rec := &Recording{}
 	line, header := 0, false
 	for sc.Scan() {
 		line++
+		if line%1024 == 0 {
+			if err := context.Cause(ctx); err != nil {
+				return nil, fmt.Errorf("record: line %d: read stopped: %w", line, err)
+			}
+		}
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
@@ -106,6 +118,11 @@ func Read(r io.Reader) (*Recording, error) {
 // and refuses a device, a directory or a socket (/dev/zero would be read
 // forever), as topo.OpenFile does for every other loader.
 func ReadFile(path string) (*Recording, error) {
+	return ReadFileContext(context.Background(), path)
+}
+
+// ReadFileContext is ReadFile, ended when ctx is done (ReadContext).
+func ReadFileContext(ctx context.Context, path string) (*Recording, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
@@ -116,7 +133,7 @@ func ReadFile(path string) (*Recording, error) {
 	} else if m := st.Mode(); !m.IsRegular() && m&os.ModeNamedPipe == 0 {
 		return nil, fmt.Errorf("record: %s: not a regular file (mode %v)", path, m.Type())
 	}
-	rec, err := Read(f)
+	rec, err := ReadContext(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err) // FILE: record: line N: ...
 	}
