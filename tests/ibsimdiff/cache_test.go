@@ -420,3 +420,38 @@ func TestCacheDiffMatchesC(t *testing.T) {
 		t.Errorf("iblinkinfo --filterdownports: exit %d, stdout %q; the C tool's %d, %q", got.code, got.stdout, want.code, w)
 	}
 }
+
+// TestCacheIntoDirectory: ibnetdiscover --cache DIR on an empty directory
+// fails as the C tool's unlink(2) makes it fail (EISDIR: the directory
+// stays, no cache is written, the same status and stdout); ibscript
+// removed the directory and wrote the cache in its place.
+func TestCacheIntoDirectory(t *testing.T) {
+	s := diagSim(t, cacheTopology.path)
+	for _, run := range []func(dir string) toolResult{
+		func(dir string) toolResult { return cTool(t, s, cacheTopology.host, "ibnetdiscover", "--cache", dir) },
+		func(dir string) toolResult { return ibscriptTool(t, s, cacheTopology.host, "ibnetdiscover", "--cache", dir) },
+	} {
+		dir := filepath.Join(t.TempDir(), "empty")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		r := run(dir)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			t.Errorf("the directory was replaced: %v, %v (status %d, stderr %s)", fi, err, r.code, r.stderr)
+		}
+		t.Logf("status %d, stderr %s", r.code, r.stderr)
+	}
+	dirC, dirOurs := filepath.Join(t.TempDir(), "c"), filepath.Join(t.TempDir(), "ours")
+	for _, d := range []string{dirC, dirOurs} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := cTool(t, s, cacheTopology.host, "ibnetdiscover", "--cache", dirC)
+	got := ibscriptTool(t, s, cacheTopology.host, "ibnetdiscover", "--cache", dirOurs)
+	// libibmad's IBEXIT names the program as it was run (/usr/sbin/...).
+	want.stdout = []byte(sbinIBError.ReplaceAllString(string(want.stdout), "$1: iberror: "))
+	if want.code != got.code || string(want.stdout) != string(got.stdout) {
+		t.Errorf("exit %d, the C tool's %d (stderr %s; C's %s):\n%s", got.code, want.code, got.stderr, want.stderr, lineDiff(string(want.stdout), string(got.stdout)))
+	}
+}
