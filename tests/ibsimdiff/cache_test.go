@@ -429,7 +429,9 @@ func TestCacheIntoDirectory(t *testing.T) {
 	s := diagSim(t, cacheTopology.path)
 	for _, run := range []func(dir string) toolResult{
 		func(dir string) toolResult { return cTool(t, s, cacheTopology.host, "ibnetdiscover", "--cache", dir) },
-		func(dir string) toolResult { return ibscriptTool(t, s, cacheTopology.host, "ibnetdiscover", "--cache", dir) },
+		func(dir string) toolResult {
+			return ibscriptTool(t, s, cacheTopology.host, "ibnetdiscover", "--cache", dir)
+		},
 	} {
 		dir := filepath.Join(t.TempDir(), "empty")
 		if err := os.Mkdir(dir, 0o755); err != nil {
