@@ -56,7 +56,8 @@ func DumpFTs(ctx context.Context, e *Env, d *engine.Discovery, o *RouteOptions) 
 	for i, sw := range sws {
 		reqs[i] = engine.SweepReq{Target: sw.target, Method: mad.MethodGet, AttrID: smp.AttrSwitchInfo}
 	}
-	infos := s.Sweep(ctx, reqs, nil, r.co...)
+	// One pass, as libibnetdisc asks (engine.Passes(1)).
+	infos := s.Sweep(ctx, reqs, nil, append(r.co[:len(r.co):len(r.co)], engine.Passes(1))...)
 	resolve := resolveInFabric(f)
 	var out []*ForwardingTable
 	for i, sw := range sws {

@@ -249,7 +249,8 @@ func (r *router) blocks(ctx context.Context, t engine.Target, attr uint16, mods 
 	for i, m := range mods {
 		reqs[i] = engine.SweepReq{Target: t, Method: mad.MethodGet, AttrID: attr, AttrMod: m}
 	}
-	return r.s.Sweep(ctx, reqs, nil, r.co...)
+	// One pass over the blocks, as ibroute asks them (engine.Passes(1)).
+	return r.s.Sweep(ctx, reqs, nil, append(r.co[:len(r.co):len(r.co)], engine.Passes(1))...)
 }
 
 func blockError(mod uint32, err error) BlockError {
@@ -282,7 +283,7 @@ func (r *router) resolveByLID(ctx context.Context, lids []uint16) []resolved {
 			reqs = append(reqs, engine.SweepReq{Target: engine.LID(l), Method: mad.MethodGet, AttrID: a})
 		}
 	}
-	co := []engine.CallOption{engine.Timeout(100 * time.Millisecond)}
+	co := []engine.CallOption{engine.Timeout(100 * time.Millisecond), engine.Passes(1)}
 	res := r.s.Sweep(ctx, reqs, nil, co...)
 	out := make([]resolved, len(lids))
 	for i := range lids {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -64,13 +65,6 @@ var ErrInconsistent = errors.New("inconsistent answer")
 // failed (after its own retries) is asked again once the pass that
 // missed it is over, as ibdiagnet goes back for what it missed.
 const sweepPasses = 4
-
-// nodeInfoReads bounds the NodeInfo reads of one route where answers may
-// arrive damaged (fabric.Caps.Intact): a route's NodeInfo becomes
-// topology only when two reads in a row agree. Where they arrive intact
-// (the kernel's ports, whose HCA drops a packet failing its CRCs; ibsim)
-// one read is what the SMA answered, as libibnetdisc and OpenSM take it.
-const nodeInfoReads = 4
 
 // Discovery is the result of a sweep.
 type Discovery struct {
@@ -155,10 +149,11 @@ func (s *Session) resolve(ctx context.Context, t Target) (Target, error) {
 // Answers are checked before they become topology: a route's NodeInfo
 // must agree with what the sweep knows, and where the transport does not
 // say its answers arrive intact (fabric.Caps.Intact: the simulator
-// injecting corruption, a Transport that does not tell) it is read until
-// two reads agree (ErrInconsistent otherwise); a PortInfo with values no
-// port gives is
-// asked again; the two ends of every link must agree on the active width
+// injecting corruption, a Transport that does not tell) every answer
+// (NodeInfo, NodeDescription, SwitchInfo, PortInfo, MlnxExtPortInfo) is
+// read until two reads in a row agree (verifyReads at most, then an
+// *UnverifiedError, asked again in the next pass); a PortInfo with
+// values no port gives is asked again; the two ends of every link must agree on the active width
 // and speed (both ends are read again once, then an inconsistency).
 //
 // A failed query is asked again once the pass that missed it is over (up
@@ -279,7 +274,7 @@ type sweep struct {
 	c       callOpts
 	maxHops int
 	// reread: answers may arrive damaged (the transport's Caps().Intact
-	// is nil or false), so a route's NodeInfo is read until two reads
+	// is nil or false), so every answer is read until two reads in a row
 	// agree.
 	reread bool
 	done   chan struct{} // closed by the handler when no query is left
@@ -473,9 +468,11 @@ type query struct {
 	mod  uint32
 	key  destKey
 	pass uint8 // 0 on the sweep's first pass
-	// NodeInfo probe: reads of the route so far, and the last one
-	reads uint8
-	prev  smp.NodeInfo
+	// where answers may be damaged (sweep.reread): reads of the query
+	// so far, and the last answer's status and attribute data
+	reads      uint8
+	prevStatus uint16
+	prev       [mad.SMPDataLen]byte
 }
 
 // repass asks again for every query the pass that just ended missed.
@@ -600,6 +597,29 @@ func (sw *sweep) handleLocked(q *query, o *op) {
 	if err == nil && o.rn < mad.Size {
 		err = fmt.Errorf("response: %w", mad.ErrTruncated)
 	}
+	if err == nil && sw.reread {
+		// Where answers may be damaged on their way, every answer is
+		// read until two in a row agree (its status and its data): one
+		// damaged answer never becomes a node, a link, a LID or a
+		// description.
+		st := mad.StatusOf(o.resp[:o.rn])
+		data := smp.Data(o.resp[:])
+		same := q.reads > 0 && st == q.prevStatus && bytes.Equal(data, q.prev[:])
+		switch {
+		case same:
+		case q.reads+1 < verifyReads:
+			q.reads++
+			q.prevStatus = st
+			copy(q.prev[:], data)
+			sw.again(q)
+			return
+		default:
+			if o.attrID != smp.AttrMlnxExtPortInfo {
+				sw.fail(q, &UnverifiedError{Class: o.class, AttrID: o.attrID, AttrMod: o.attrMod, Target: Target{Kind: ByDR, Path: q.path}, Reads: int(q.reads) + 1})
+			}
+			return
+		}
+	}
 	if err == nil {
 		err = o.madStatus()
 	}
@@ -611,7 +631,7 @@ func (sw *sweep) handleLocked(q *query, o *op) {
 		}
 		return
 	}
-	if q.pass > 0 && q.reads == 0 {
+	if q.pass > 0 {
 		sw.recovered++
 	}
 	data := smp.Data(o.resp[:])
@@ -622,21 +642,7 @@ func (sw *sweep) handleLocked(q *query, o *op) {
 			sw.fail(q, err)
 			return
 		}
-		// Where answers may be damaged on their way, a route's NodeInfo
-		// is read until two reads in a row agree: one corrupted answer
-		// never becomes a node or a link.
-		switch {
-		case !sw.reread:
-			sw.nodeInfo(q, &ni)
-		case q.reads == 0 || ni != q.prev && q.reads < nodeInfoReads:
-			q.reads++
-			q.prev = ni
-			sw.again(q)
-		case ni != q.prev:
-			sw.inconsistent(q, "NodeInfo: %d reads of the route, no two in a row alike", q.reads+1)
-		default:
-			sw.nodeInfo(q, &ni)
-		}
+		sw.nodeInfo(q, &ni)
 	case smp.AttrNodeDescription:
 		var nd smp.NodeDescription
 		if nd.UnmarshalBinary(data) == nil {

@@ -88,6 +88,7 @@ type callOpts struct {
 	smkey   uint64
 	cckey   uint64
 	saMod   uint32
+	passes  int // Sweep: passes over the queries that could not be read; 0: defaultSweepPasses
 }
 
 // Timeout sets the per-try timeout of one call (negative: forever).
@@ -109,6 +110,12 @@ func CCKey(key uint64) CallOption { return func(c *callOpts) { c.cckey = key } }
 // default). OpenSM reads bit 31 of a PortInfoRecord query's as "match any
 // of the template's CapabilityMask bits", as saquery -s asks.
 func SAAttrMod(mod uint32) CallOption { return func(c *callOpts) { c.saMod = mod } }
+
+// Passes sets how many passes Session.Sweep makes over queries that
+// could not be read (Unreadable: timed out after every try, or never
+// verified): 1 asks each query once, as the C tools do; the default is
+// 2, a second pass once the first is over.
+func Passes(n int) CallOption { return func(c *callOpts) { c.passes = max(n, 1) } }
 
 func (s *Session) callOpts(opts []CallOption) callOpts {
 	if len(opts) == 0 {

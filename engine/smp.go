@@ -50,7 +50,19 @@ func (s *Session) smpCall(ctx context.Context, t Target, method uint8, attrID ui
 // finish runs the transaction of o and returns it with a whole
 // response, which the caller releases; or an error, timeouts included
 // (o released).
+//
+// Where answers may arrive damaged (Session.Verifies), a Get is read
+// again until its answers agree (verified): one damaged answer is never
+// returned.
 func (s *Session) finish(ctx context.Context, o *op, t Target, attrID uint16, attrMod uint32) (*op, error) {
+	if o.method != mad.MethodGet || !s.Verifies() {
+		return s.finishOne(ctx, o, t, attrID, attrMod)
+	}
+	return s.verified(ctx, o, t, attrID, attrMod)
+}
+
+// finishOne runs one transaction of finish.
+func (s *Session) finishOne(ctx context.Context, o *op, t Target, attrID uint16, attrMod uint32) (*op, error) {
 	if err := s.call(ctx, o); err != nil {
 		return nil, err
 	}

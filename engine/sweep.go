@@ -42,7 +42,44 @@ type SweepResult struct {
 // nil, is called with the number of queries done so far, from the
 // sweep's goroutines (it must be safe for concurrent use). When ctx ends,
 // the queries not yet answered fail with ctx.Err().
+//
+// A query that could not be read (Unreadable: no answer after every try,
+// or answers that never agreed where they may be damaged) is asked again
+// in a second pass once the first is over, and in further ones up to
+// Passes (default 2); a loss that hit one query in a burst rarely hits
+// it again seconds later. progress counts the first pass only.
 func (s *Session) Sweep(ctx context.Context, reqs []SweepReq, progress func(done, total int), opts ...CallOption) []SweepResult {
+	out := s.sweepPass(ctx, reqs, progress, opts)
+	passes := s.callOpts(opts).passes
+	if passes == 0 {
+		passes = defaultSweepPasses
+	}
+	for pass := 1; pass < passes && ctx.Err() == nil; pass++ {
+		var again []SweepReq
+		var at []int
+		for i, r := range out {
+			if Unreadable(r.Err) {
+				again = append(again, reqs[i])
+				at = append(at, i)
+			}
+		}
+		if len(again) == 0 {
+			break
+		}
+		for k, r := range s.sweepPass(ctx, again, nil, opts) {
+			if r.Err == nil || ctx.Err() == nil {
+				out[at[k]] = r
+			}
+		}
+	}
+	return out
+}
+
+// defaultSweepPasses is Sweep's passes unless Passes says otherwise.
+const defaultSweepPasses = 2
+
+// sweepPass is one pass of Sweep over reqs.
+func (s *Session) sweepPass(ctx context.Context, reqs []SweepReq, progress func(done, total int), opts []CallOption) []SweepResult {
 	out := make([]SweepResult, len(reqs))
 	order := interleave(reqs)
 	workers := min(max(s.window, 1), len(reqs))
@@ -141,7 +178,7 @@ func (s *Session) LFTs(ctx context.Context, d *Discovery, progress func(done, to
 	for i, t := range targets {
 		reqs[i] = SweepReq{Target: t, Method: mad.MethodGet, AttrID: smp.AttrSwitchInfo}
 	}
-	infos := s.Sweep(ctx, reqs, nil)
+	infos := s.Sweep(ctx, reqs, nil, Passes(sweepPasses))
 	type blk struct{ sw, block int }
 	var breqs []SweepReq
 	var where []blk
@@ -164,7 +201,7 @@ func (s *Session) LFTs(ctx context.Context, d *Discovery, progress func(done, to
 			where = append(where, blk{i, b})
 		}
 	}
-	blocks := s.Sweep(ctx, breqs, progress)
+	blocks := s.Sweep(ctx, breqs, progress, Passes(sweepPasses))
 	ports := make([][]uint8, len(sws))
 	for i := range sws {
 		if tops[i] >= 0 {

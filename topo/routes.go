@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+
+	"github.com/ibscript/ibscript/mad/smp"
 )
 
 // RouteProblem is a LID route that does not reach its destination, named
@@ -14,7 +16,7 @@ type RouteProblem struct {
 	Switch *Node
 	LID    uint16
 	Port   uint8  // the egress port the switch's LFT gives for LID
-	Kind   string // "drop", "uncabled", "wrong-port", "no-lft", "loop", "port0"
+	Kind   string // "drop", "uncabled", "wrong-port", "loop", "port0"
 	Detail string
 }
 
@@ -35,6 +37,11 @@ type RouteAnalysis struct {
 	Count     int
 	Loops     int
 	Inherited int
+	// Unknown counts the routes whose outcome is not known: they reach a
+	// switch whose forwarding table was not read (not in the
+	// ForwardingTables), so whether they arrive cannot be told. They are
+	// neither problems nor inherited.
+	Unknown int
 	// Hops is the histogram of host-to-host path lengths in links, over
 	// every ordered pair of CA ports with LIDs: Hops[h] pairs need h
 	// links (pairs whose route fails are not counted).
@@ -61,7 +68,10 @@ type hop struct {
 // AnalyzeRoutes follows the route of every LID of f from every switch of
 // l, through the forwarding tables only (no MADs), and reports the routes
 // that do not reach the LID's port: dropped, sent to an uncabled port or
-// the wrong node, or caught in a loop. It also counts host-to-host hops.
+// the wrong node, or caught in a loop. A route that reaches a switch whose
+// table l lacks (it could not be read), or leaves by a port that is
+// linked (PhysState LinkUp) to what discovery did not reach, is counted in
+// Unknown, never as a problem. It also counts host-to-host hops.
 // The LIDs are split among GOMAXPROCS goroutines.
 func AnalyzeRoutes(f *Fabric, l *ForwardingTables) *RouteAnalysis {
 	S := len(l.Switches)
@@ -74,13 +84,19 @@ func AnalyzeRoutes(f *Fabric, l *ForwardingTables) *RouteAnalysis {
 		next[i] = make([]hop, len(n.Ports))
 		for pn, p := range n.Ports {
 			h := hop{sw: -1}
-			if p != nil && p.Remote != nil {
+			switch {
+			case p != nil && p.Remote != nil:
 				h.port = p.Remote
 				if j, ok := swIdx[p.Remote.Node]; ok {
 					h.sw = int32(j)
 				} else if p.Remote.Node.Type == Switch {
 					h.sw = -2 // a switch whose table was not read
 				}
+			case p != nil && pn > 0 && p.PhysState == smp.PhysStateLinkUp:
+				// Linked, but discovery did not learn what is
+				// behind it (the route there could not be read):
+				// where a route goes through it is unknown.
+				h.sw = -2
 			}
 			next[i][pn] = h
 		}
@@ -116,9 +132,9 @@ func AnalyzeRoutes(f *Fabric, l *ForwardingTables) *RouteAnalysis {
 	}
 
 	type result struct {
-		problems             []RouteProblem
-		count, loops, inh, n int
-		hist                 []int
+		problems                      []RouteProblem
+		count, loops, inh, unknown, n int
+		hist                          []int
 	}
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(dests)/64+1))
 	results := make([]result, workers)
@@ -131,6 +147,7 @@ func AnalyzeRoutes(f *Fabric, l *ForwardingTables) *RouteAnalysis {
 				visiting = 1
 				ok       = 2
 				bad      = 3
+				unread   = 4 // reaches a switch whose table was not read
 			)
 			state := make([]uint8, S)
 			hops := make([]int32, S)
@@ -154,10 +171,10 @@ func AnalyzeRoutes(f *Fabric, l *ForwardingTables) *RouteAnalysis {
 					// outcome is known, then unwind.
 					stack = stack[:0]
 					i := int32(start)
-					outcome := false
+					outcome := uint8(bad)
 					for {
-						if st := state[i]; st == ok || st == bad {
-							outcome = st == ok
+						if st := state[i]; st == ok || st == bad || st == unread {
+							outcome = st
 							break
 						} else if st == visiting {
 							r.loops++
@@ -172,7 +189,7 @@ func AnalyzeRoutes(f *Fabric, l *ForwardingTables) *RouteAnalysis {
 									break
 								}
 							}
-							outcome = false
+							outcome = bad
 							break
 						}
 						state[i] = visiting
@@ -193,19 +210,24 @@ func AnalyzeRoutes(f *Fabric, l *ForwardingTables) *RouteAnalysis {
 							break
 						}
 						h := next[i][port]
-						if h.port == nil {
+						if h.port == nil && h.sw != -2 {
 							fail("uncabled", fmt.Sprintf("LID %d leaves by port %d, which is not cabled", d.lid, port))
 							break
 						}
 						if h.sw == -2 {
-							fail("no-lft", fmt.Sprintf("LID %d goes to %q, whose forwarding table was not read", d.lid, h.port.Node.Desc))
+							// The next switch's table was not read:
+							// where the route goes from there is
+							// unknown.
+							state[i] = unread
+							stack = stack[:len(stack)-1]
+							outcome = unread
 							break
 						}
 						if h.sw < 0 {
 							if h.port == d.port {
 								state[i], hops[i] = ok, 1
 								stack = stack[:len(stack)-1]
-								outcome = true
+								outcome = ok
 							} else {
 								fail("wrong-port", fmt.Sprintf("LID %d (%q port %d) is sent to %q port %d", d.lid, d.port.Node.Desc, d.port.Num, h.port.Node.Desc, h.port.Num))
 							}
@@ -216,15 +238,21 @@ func AnalyzeRoutes(f *Fabric, l *ForwardingTables) *RouteAnalysis {
 					// Unwind: each switch on the stack forwards to the next.
 					for k := len(stack) - 1; k >= 0; k-- {
 						s := stack[k]
-						if outcome {
+						switch outcome {
+						case ok:
 							nx := next[s][portOf(l.Ports[s], d.lid)].sw
 							state[s], hops[s] = ok, hops[nx]+1
-						} else {
+						case unread:
+							state[s] = unread
+						default:
 							state[s] = bad
 							r.inh++
 						}
 					}
-					if outcome && casOn[start] > 0 && d.port.Node.Type != Switch {
+					if outcome == unread {
+						r.unknown++
+					}
+					if outcome == ok && casOn[start] > 0 && d.port.Node.Type != Switch {
 						// Host-to-host: one link to the source's switch,
 						// then the switch's route; a CA port and itself
 						// are not a pair.
@@ -249,6 +277,7 @@ func AnalyzeRoutes(f *Fabric, l *ForwardingTables) *RouteAnalysis {
 		ra.Count += r.count
 		ra.Loops += r.loops
 		ra.Inherited += r.inh
+		ra.Unknown += r.unknown
 		for _, p := range r.problems {
 			if len(ra.Problems) < MaxProblems {
 				ra.Problems = append(ra.Problems, p)

@@ -126,6 +126,11 @@ func NewPipe(opts *PipeOptions) *Pipe {
 		dropLeft:  o.DropFirst,
 	}
 	p.mopts.Port = p.reg
+	if p.mopts.Intact == nil {
+		// What the Responder builds arrives as built: nothing on
+		// the way damages it (fabric.Caps.Intact).
+		p.mopts.Intact = fabric.Always
+	}
 	p.first = p.Open()
 	return p
 }
