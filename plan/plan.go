@@ -23,13 +23,17 @@ const (
 	Pass Status = "pass"
 	Fail Status = "fail"
 	Skip Status = "skip"
+	// Error is what could not be read: a query that got no answer after
+	// every try, or answers that could not be verified. It is never the
+	// fabric's fault, and never a failure: the check could not complete.
+	Error Status = "error"
 )
 
 // Exit codes of a plan run.
 const (
 	ExitOK     = 0 // every check passed (skips allowed)
-	ExitFailed = 1 // a check failed
-	ExitError  = 2 // the run itself failed
+	ExitFailed = 1 // a check failed, and every check could read what it needed
+	ExitError  = 2 // the run itself failed, or a check could not read what it needed
 )
 
 // Object is what a result concerns: a node, a port of it, or nothing.
@@ -58,7 +62,7 @@ func (o *Object) String() string {
 	return s
 }
 
-// Result is one pass, fail or skip recorded by a check.
+// Result is one pass, fail, skip or error recorded by a check.
 type Result struct {
 	Status  Status  `json:"status"`
 	Message string  `json:"message,omitempty"`
@@ -66,15 +70,18 @@ type Result struct {
 }
 
 // Check is a named check of a plan and what it recorded. A check that
-// recorded nothing passed; one with a failed result failed; one whose
-// results are all skips was skipped.
+// recorded nothing passed; one with a failed result failed; otherwise one
+// with an error result (something it could not read) is an error; one
+// whose results are all skips was skipped.
 type Check struct {
-	Name     string   `json:"name"`
-	Category string   `json:"category"`
-	Status   Status   `json:"status"`
-	Passed   int      `json:"passed"`
-	Failed   int      `json:"failed"`
-	Skipped  int      `json:"skipped"`
+	Name     string `json:"name"`
+	Category string `json:"category"`
+	Status   Status `json:"status"`
+	Passed   int    `json:"passed"`
+	Failed   int    `json:"failed"`
+	Skipped  int    `json:"skipped"`
+	// Errors counts the error results: what the check could not read.
+	Errors   int      `json:"errors,omitempty"`
 	Results  []Result `json:"results"`
 	Duration float64  `json:"duration_seconds"`
 	// Bare counts passes recorded without a message or object (AddPass):
@@ -110,6 +117,9 @@ type Summary struct {
 	Passed  int `json:"passed"`
 	Failed  int `json:"failed"`
 	Skipped int `json:"skipped"`
+	// Errors counts the checks whose status is error (they could not
+	// read what they needed, and found nothing wrong in what they read).
+	Errors int `json:"errors,omitempty"`
 }
 
 // Report is the result of one plan run.
@@ -204,7 +214,7 @@ func CheckStatus(passed, failed int) Status {
 func (r *Report) Finish() {
 	r.Summary = Summary{}
 	for _, c := range r.Checks {
-		c.Passed, c.Failed, c.Skipped = c.Bare, 0, 0
+		c.Passed, c.Failed, c.Skipped, c.Errors = c.Bare, 0, 0, 0
 		if c.Results == nil {
 			c.Results = []Result{}
 		}
@@ -214,14 +224,18 @@ func (r *Report) Finish() {
 				c.Failed++
 			case Skip:
 				c.Skipped++
+			case Error:
+				c.Errors++
 			default:
 				c.Passed++
 			}
 		}
-		c.Status = CheckStatus(c.Passed, c.Failed)
+		c.Status = c.status()
 		switch c.Status {
 		case Fail:
 			r.Summary.Failed++
+		case Error:
+			r.Summary.Errors++
 		case Skip:
 			r.Summary.Skipped++
 		default:
@@ -231,11 +245,45 @@ func (r *Report) Finish() {
 	r.Summary.Checks = len(r.Checks)
 }
 
+// status is the status the check's counts make: CheckStatus, but error
+// when no result failed and something could not be read (what was read is
+// wrong beats what could not be read; what could not be read beats a
+// skip or a pass).
+func (c *Check) status() Status {
+	if c.Failed == 0 && c.Errors > 0 {
+		return Error
+	}
+	return CheckStatus(c.Passed, c.Failed)
+}
+
+// StatusOf returns the status a check's results make (its Bare passes
+// counted): as Finish sets it, without changing the check.
+func StatusOf(c *Check) Status {
+	cc := Check{Passed: c.Bare}
+	for _, res := range c.Results {
+		switch res.Status {
+		case Fail:
+			cc.Failed++
+		case Skip:
+			cc.Skipped++
+		case Error:
+			cc.Errors++
+		default:
+			cc.Passed++
+		}
+	}
+	return cc.status()
+}
+
 // ExitCode is the exit status the report calls for: 2 when the run
-// failed, 1 when a check failed, else 0.
+// failed or a check could not read what it needed (an error result, even
+// in a check that also failed: the report cannot vouch for the whole
+// fabric), 1 when a check failed, else 0.
 func (r *Report) ExitCode() int {
 	switch {
 	case r.Error != "":
+		return ExitError
+	case r.unreadable():
 		return ExitError
 	case r.Summary.Failed > 0:
 		return ExitFailed
@@ -288,4 +336,17 @@ func Write(w io.Writer, format string, r *Report, color bool) error {
 		return WriteJUnit(w, r)
 	}
 	return fmt.Errorf("plan: unknown report format %q (want text, json, tap or junit)", format)
+}
+
+// unreadable reports whether a check recorded an error result.
+func (r *Report) unreadable() bool {
+	if r.Summary.Errors > 0 {
+		return true
+	}
+	for _, c := range r.Checks {
+		if c.Errors > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -197,3 +197,100 @@ func TestCheckLookupLinear(t *testing.T) {
 		t.Errorf("an appended check was not found")
 	}
 }
+
+// unreadableSample is sample with a check that could not read a port and
+// one that failed and could not read another.
+func unreadableSample() *Report {
+	r := sample()
+	o := &Object{NodeGUID: "0x0002c90300000009", NodeDesc: "leaf9", Port: 4, LID: 9}
+	r.Add("P_Keys match", "links", Result{Status: Pass})
+	r.Add("P_Keys match", "links", Result{Status: Error, Message: "lid:9 P_KeyTable block 0: timeout after 4 tries", Object: o})
+	r.Add("link width", "links", Result{Status: Error, Message: "lid:9 PortInfo port 4: 6 reads, no two in a row alike"})
+	r.Finish()
+	return r
+}
+
+// TestUnreadable: a check that could not read something has status
+// error, counted apart from failures; the run exits 2 (even with a failed
+// check beside it); every format says it; JSON round-trips and matches
+// the schema; ReadJSON and Merge keep it.
+func TestUnreadable(t *testing.T) {
+	r := unreadableSample()
+	if got := r.Summary; got != (Summary{Checks: 5, Passed: 1, Failed: 1, Skipped: 2, Errors: 1}) {
+		t.Errorf("summary %+v", got)
+	}
+	var pk, lw *Check
+	for _, c := range r.Checks {
+		switch c.Name {
+		case "P_Keys match":
+			pk = c
+		case "link width":
+			lw = c
+		}
+	}
+	if pk.Status != Error || pk.Errors != 1 || pk.Passed != 1 || lw.Status != Fail || lw.Errors != 1 {
+		t.Errorf("P_Keys %+v, link width %+v", pk, lw)
+	}
+	if r.ExitCode() != ExitError {
+		t.Errorf("exit %d, want 2", r.ExitCode())
+	}
+	// A failed check that could not read everything still exits 2.
+	only := New("x")
+	only.Add("a", "c", Result{Status: Fail, Message: "wrong"})
+	only.Add("a", "c", Result{Status: Error, Message: "no answer"})
+	only.Finish()
+	if only.ExitCode() != ExitError || only.Summary.Errors != 0 || only.Summary.Failed != 1 {
+		t.Errorf("fail with an error result: exit %d, summary %+v", only.ExitCode(), only.Summary)
+	}
+	want := map[string][]string{
+		"text": {"  ERROR P_Keys match", "1 ok, 1 could not be read", "could not read: \"leaf9\" port 4 (0x0002c90300000009): lid:9 P_KeyTable block 0: timeout",
+			"1 failed, 1 could not be read", "1 checks passed, 1 failed, 2 skipped, 1 could not complete"},
+		"json": {`"status": "error"`, `"errors": 1`},
+		"tap":  {"not ok 5 - links: P_Keys match\n  ---\n  status: error", "  errors: 1\n  unreadable:\n    - message: \"lid:9 P_KeyTable"},
+		"junit": {`errors="1"`, `<error message="1 could not be read: &#34;leaf9&#34; port 4`, `type="unreadable"`,
+			"could not read: lid:9 PortInfo port 4"},
+	}
+	for _, format := range Formats() {
+		var b bytes.Buffer
+		if err := Write(&b, format, r, false); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want[format] {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: no %q in\n%s", format, w, b.String())
+			}
+		}
+	}
+	raw, err := os.ReadFile("../docs/plan-report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := jsonschema.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := jsonOf(t, r)
+	if errs := s.Validate([]byte(j)); len(errs) > 0 {
+		t.Errorf("schema: %s", strings.Join(errs, "\n"))
+	}
+	back, err := ReadJSON(strings.NewReader(j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Summary != r.Summary || back.ExitCode() != ExitError {
+		t.Errorf("round trip: %+v exit %d", back.Summary, back.ExitCode())
+	}
+	m := Merge(back, sample())
+	if m.Summary.Errors != 1 || m.ExitCode() != ExitError {
+		t.Errorf("merged: %+v exit %d", m.Summary, m.ExitCode())
+	}
+	// Reports that contradict themselves about errors are refused.
+	for _, bad := range []string{
+		strings.Replace(j, `"errors": 1,`, `"errors": 0,`, 1),
+		strings.Replace(j, `"status": "error",`, `"status": "pass",`, 1),
+	} {
+		if _, err := ReadJSON(strings.NewReader(bad)); err == nil {
+			t.Errorf("ReadJSON accepted %s", bad)
+		}
+	}
+}

@@ -15,16 +15,19 @@ import (
 const maxTextResults = 20
 
 const (
-	ansiRed    = "\x1b[31m"
-	ansiGreen  = "\x1b[32m"
-	ansiYellow = "\x1b[33m"
-	ansiBold   = "\x1b[1m"
-	ansiReset  = "\x1b[0m"
+	ansiRed     = "\x1b[31m"
+	ansiGreen   = "\x1b[32m"
+	ansiYellow  = "\x1b[33m"
+	ansiMagenta = "\x1b[35m"
+	ansiBold    = "\x1b[1m"
+	ansiReset   = "\x1b[0m"
 )
 
 // WriteText writes the report for people: checks grouped by category,
-// each with its counts and its failures (at most 20 each), then a summary
-// line "N checks passed, M failed, K skipped". color adds ANSI colours.
+// each with its counts, its failures and what it could not read (at most
+// 20 of each), then a summary line "N checks passed, M failed, K skipped"
+// (", E could not complete" when checks could not read what they
+// needed). color adds ANSI colours.
 func WriteText(w io.Writer, r *Report, color bool) error {
 	bw := bufio.NewWriter(w)
 	paint := func(code, s string) string {
@@ -59,7 +62,13 @@ func WriteText(w io.Writer, r *Report, color bool) error {
 			}
 			switch c.Status {
 			case Fail:
-				fmt.Fprintf(bw, "  %s  %-32s %d ok, %d failed\n", paint(ansiRed, "FAIL"), c.Name, c.Passed, c.Failed)
+				fmt.Fprintf(bw, "  %s  %-32s %d ok, %d failed", paint(ansiRed, "FAIL"), c.Name, c.Passed, c.Failed)
+				if c.Errors > 0 {
+					fmt.Fprintf(bw, ", %d could not be read", c.Errors)
+				}
+				fmt.Fprintln(bw)
+			case Error:
+				fmt.Fprintf(bw, "  %s %-32s %d ok, %d could not be read\n", paint(ansiMagenta, "ERROR"), c.Name, c.Passed, c.Errors)
 			case Skip:
 				fmt.Fprintf(bw, "  %s  %-32s %s\n", paint(ansiYellow, "SKIP"), c.Name, skipMessage(c))
 			default:
@@ -80,12 +89,27 @@ func WriteText(w io.Writer, r *Report, color bool) error {
 				}
 				fmt.Fprintf(bw, "          %s\n", resultText(res))
 			}
+			n = 0
+			for _, res := range c.Results {
+				if res.Status != Error {
+					continue
+				}
+				if n++; n > maxTextResults {
+					fmt.Fprintf(bw, "          ... %d more could not be read\n", c.Errors-maxTextResults)
+					break
+				}
+				fmt.Fprintf(bw, "          could not read: %s\n", resultText(res))
+			}
 		}
 	}
 	if r.Error != "" {
 		fmt.Fprintf(bw, "%s %s\n", paint(ansiRed, "run failed:"), r.Error)
 	}
-	fmt.Fprintf(bw, "%d checks passed, %d failed, %d skipped (%.2fs)\n", r.Summary.Passed, r.Summary.Failed, r.Summary.Skipped, r.Duration)
+	fmt.Fprintf(bw, "%d checks passed, %d failed, %d skipped", r.Summary.Passed, r.Summary.Failed, r.Summary.Skipped)
+	if r.Summary.Errors > 0 {
+		fmt.Fprintf(bw, ", %d could not complete", r.Summary.Errors)
+	}
+	fmt.Fprintf(bw, " (%.2fs)\n", r.Duration)
 	return bw.Flush()
 }
 
@@ -150,8 +174,9 @@ func ReadJSON(rd io.Reader) (*Report, error) {
 }
 
 // WriteTAP writes the report as TAP version 13: one test point per check,
-// with a YAML block listing the failures (and the skip reason in the
-// directive).
+// with a YAML block listing the failures and what could not be read
+// (status: error; a check that could not complete is "not ok"), and the
+// skip reason in the directive.
 func WriteTAP(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "TAP version 13")
@@ -159,29 +184,42 @@ func WriteTAP(w io.Writer, r *Report) error {
 	for i, c := range r.Checks {
 		name := tapEscape(c.Category + ": " + c.Name)
 		switch c.Status {
-		case Fail:
+		case Fail, Error:
 			fmt.Fprintf(bw, "not ok %d - %s\n", i+1, name)
 			fmt.Fprintln(bw, "  ---")
+			fmt.Fprintf(bw, "  status: %s\n", c.Status)
 			fmt.Fprintf(bw, "  category: %s\n", yamlString(c.Category))
 			fmt.Fprintf(bw, "  passed: %d\n  failed: %d\n", c.Passed, c.Failed)
-			fmt.Fprintln(bw, "  failures:")
-			for _, res := range c.Results {
-				if res.Status != Fail {
+			if c.Errors > 0 {
+				fmt.Fprintf(bw, "  errors: %d\n", c.Errors)
+			}
+			for _, list := range []struct {
+				key string
+				st  Status
+				n   int
+			}{{"failures", Fail, c.Failed}, {"unreadable", Error, c.Errors}} {
+				if list.n == 0 {
 					continue
 				}
-				fmt.Fprintf(bw, "    - message: %s\n", yamlString(res.Message))
-				if o := res.Object; o != nil {
-					if o.NodeGUID != "" {
-						fmt.Fprintf(bw, "      node_guid: %s\n", yamlString(o.NodeGUID))
+				fmt.Fprintf(bw, "  %s:\n", list.key)
+				for _, res := range c.Results {
+					if res.Status != list.st {
+						continue
 					}
-					if o.NodeDesc != "" {
-						fmt.Fprintf(bw, "      node_desc: %s\n", yamlString(o.NodeDesc))
-					}
-					if o.Port != 0 {
-						fmt.Fprintf(bw, "      port: %d\n", o.Port)
-					}
-					if o.LID != 0 {
-						fmt.Fprintf(bw, "      lid: %d\n", o.LID)
+					fmt.Fprintf(bw, "    - message: %s\n", yamlString(res.Message))
+					if o := res.Object; o != nil {
+						if o.NodeGUID != "" {
+							fmt.Fprintf(bw, "      node_guid: %s\n", yamlString(o.NodeGUID))
+						}
+						if o.NodeDesc != "" {
+							fmt.Fprintf(bw, "      node_desc: %s\n", yamlString(o.NodeDesc))
+						}
+						if o.Port != 0 {
+							fmt.Fprintf(bw, "      port: %d\n", o.Port)
+						}
+						if o.LID != 0 {
+							fmt.Fprintf(bw, "      lid: %d\n", o.LID)
+						}
 					}
 				}
 			}
@@ -263,7 +301,9 @@ type junitMessage struct {
 
 // WriteJUnit writes the report as JUnit XML: a testsuite per category, a
 // testcase per check, a failure element whose text lists every failed
-// result.
+// result (and then what could not be read), or for a check that could not
+// complete an error element (type "unreadable") listing what it could not
+// read.
 func WriteJUnit(w io.Writer, r *Report) error {
 	out := junitSuites{Name: r.Plan.Name, Time: junitTime(r.Duration)}
 	for _, cat := range r.Categories() {
@@ -281,12 +321,30 @@ func WriteJUnit(w io.Writer, r *Report) error {
 						lines = append(lines, resultText(res))
 					}
 				}
+				for _, res := range c.Results {
+					if res.Status == Error {
+						lines = append(lines, "could not read: "+resultText(res))
+					}
+				}
 				tc.Failure = &junitMessage{
 					Message: fmt.Sprintf("%d failed: %s", c.Failed, lines[0]),
 					Type:    "fail",
 					Text:    strings.Join(lines, "\n"),
 				}
 				s.Failures++
+			case Error:
+				var lines []string
+				for _, res := range c.Results {
+					if res.Status == Error {
+						lines = append(lines, resultText(res))
+					}
+				}
+				tc.Error = &junitMessage{
+					Message: fmt.Sprintf("%d could not be read: %s", c.Errors, lines[0]),
+					Type:    "unreadable",
+					Text:    strings.Join(lines, "\n"),
+				}
+				s.Errors++
 			case Skip:
 				tc.Skipped = &junitMessage{Message: skipMessage(c)}
 				s.Skipped++
@@ -296,6 +354,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			s.Cases = append(s.Cases, tc)
 		}
 		out.Tests += s.Tests
+		out.Errors += s.Errors
 		out.Failures += s.Failures
 		out.Skipped += s.Skipped
 		out.Suites = append(out.Suites, s)
