@@ -71,6 +71,7 @@ var dataModel = []tableDoc{
 		{Key: "path", Type: "string", Desc: "the directed route that failed, `\"dr:0,1,3\"`"},
 		{Key: "err", Type: "string", Desc: "what failed (`... NodeInfo: timeout after 4 tries`), followed by `where` when known"},
 		{Key: "where", Type: "string", Desc: "what the route leads to, when the sweep knows: the node it asked, or the port it leaves from and what the last discovery or the reference had cabled there", Optional: true},
+		{Key: "unreadable", Type: "boolean", Desc: "true when the query could not be done (no answer after every try and pass, or answers that could not be verified), which says nothing of the fabric; given to `r:fail` in a plan check, `err` is then recorded as could-not-be-read", Optional: true},
 	}},
 	{Name: "local port", From: "`fabric.port()`, `umad.get_port([ca [, port]])`", Sample: "fabric.port()", Fields: []fieldDoc{
 		{Key: "ca_name", Type: "string", Desc: "the CA's name (`mlx5_0`, `sim0`)"},
@@ -95,7 +96,8 @@ var dataModel = []tableDoc{
 	{Name: "sweep result", From: "`fabric.sweep(what, ports)[i]`", Sample: `fabric.sweep("portcounters", {fabric.discover().nodes[1].ports[1]})[1]`, Fields: []fieldDoc{
 		{Key: "port", Type: "port", Desc: "the port asked, as given (results are in the order of `ports`)"},
 		{Key: "value", Type: "record or table", Desc: "the decoded attribute (a table of only the `fields` asked; with `nonzero`, only the counters that are not 0), or for `\"pkeys\"` the array of P_Keys; absent on error", Optional: true},
-		{Key: "err", Type: "string", Desc: "why this port failed; the sweep went on", Optional: true},
+		{Key: "err", Type: "string", Desc: "why this port failed (a query that timed out or could not be verified was asked again in later passes first); the sweep went on. Given to `r:fail` in a plan check, such an err is recorded as could-not-be-read (status error), not a failure", Optional: true},
+		{Key: "unreadable", Type: "boolean", Desc: "true when `err` is a read that could not be done (timed out after every try and pass, or answers that could not be verified), not an answer of the port", Optional: true},
 	}},
 	{Name: "routes", From: "`fabric.routes(f)`", Sample: "fabric.routes(fabric.discover())", Fields: []fieldDoc{
 		{Key: "switches", Type: "number", Desc: "switches whose forwarding tables were read"},
@@ -104,6 +106,7 @@ var dataModel = []tableDoc{
 		{Key: "count", Type: "number", Desc: "root causes found: forwarding-table entries that lose a route (`problems` lists the first ones)"},
 		{Key: "loops", Type: "number", Desc: "routes caught in a forwarding loop"},
 		{Key: "inherited", Type: "number", Desc: "routes that fail only because they pass through a problem (not listed)"},
+		{Key: "unknown", Type: "number", Desc: "routes whose outcome is not known: they reach a switch whose forwarding table could not be read (`errors`); neither problems nor inherited"},
 		{Key: "problems", Type: "array of routing problem", Desc: "root causes, in LID order"},
 		{Key: "hops", Type: "table", Desc: "histogram of host-to-host path lengths: `hops[n]` is how many host pairs are n links apart"},
 		{Key: "errors", Type: "array of error", Desc: "forwarding tables that could not be read"},
@@ -112,7 +115,7 @@ var dataModel = []tableDoc{
 		{Key: "switch", Type: "node", Desc: "the switch where the route goes wrong"},
 		{Key: "lid", Type: "number", Desc: "the destination LID"},
 		{Key: "port", Type: "number", Desc: "the egress port the table gives (255: dropped)"},
-		{Key: "kind", Type: "string", Desc: "`\"drop\"` (port 255 or beyond the table), `\"uncabled\"`, `\"wrong-port\"`, `\"no-lft\"`, `\"loop\"`, `\"port0\"`"},
+		{Key: "kind", Type: "string", Desc: "`\"drop\"` (port 255 or beyond the table), `\"uncabled\"`, `\"wrong-port\"`, `\"loop\"`, `\"port0\"`"},
 		{Key: "msg", Type: "string", Desc: "the route, hop by hop, in words"},
 	}},
 	{Name: "change", From: "`fabric.diff(reference, f)[i]`", Sample: `fabric.diff(fabric.load("tests/topologies/net.2sw2path4hca"), fabric.discover())[1]`, Fields: []fieldDoc{
@@ -126,14 +129,16 @@ var dataModel = []tableDoc{
 		{Key: "passed", Type: "number", Desc: "checks that passed"},
 		{Key: "failed", Type: "number", Desc: "checks that failed"},
 		{Key: "skipped", Type: "number", Desc: "checks skipped"},
+		{Key: "errors", Type: "number", Desc: "checks that could not read what they needed (status `\"error\"`)"},
 	}},
 	{Name: "check summary", From: "`plan.report().checks[i]`", Sample: `(function() plan.check("c", function(r) r:pass() end) return plan.report().checks[1] end)()`, Fields: []fieldDoc{
 		{Key: "name", Type: "string", Desc: "the check's name"},
 		{Key: "category", Type: "string", Desc: "its category (`general` when none)"},
-		{Key: "status", Type: "string", Desc: "`\"pass\"`, `\"fail\"` or `\"skip\"`"},
+		{Key: "status", Type: "string", Desc: "`\"pass\"`, `\"fail\"`, `\"skip\"` or `\"error\"` (something could not be read, nothing read was wrong)"},
 		{Key: "passed", Type: "number", Desc: "results that passed"},
 		{Key: "failed", Type: "number", Desc: "results that failed"},
 		{Key: "skipped", Type: "number", Desc: "results skipped"},
+		{Key: "errors", Type: "number", Desc: "results that could not be read"},
 	}},
 	{Name: "receive address", From: "the 4th result of `umad.recv`", Sample: `(function() local p = umad.open_port() local a = umad.register_agent(p, 0x01, 1)
 local get = string.char(1, 1, 1, 1) .. string.rep("\0", 11) .. string.char(7, 0, 0x11) .. string.rep("\0", 256 - 18)

@@ -94,6 +94,13 @@ func (e *Env) diagResult(L *lua.LState, fn string, v any, err error) int {
 	}
 	L.Push(jsonToLua(L, val))
 	if partial != nil {
+		all := true
+		for _, te := range partial {
+			all = all && e.unreadable(te.Err)
+		}
+		if all {
+			noteUnread(L, partial.Error()) // routes that could not be read: nothing about the fabric
+		}
 		L.Push(lua.LString(partial.Error()))
 		return 2
 	}

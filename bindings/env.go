@@ -242,14 +242,23 @@ func (e *Env) Close() error {
 // raised as a RunError instead, which no pcall or plan.check catches.
 // Errors among args read as one statement of what failed where
 // (ErrorText).
+//
+// A read that could not be done among args (engine.Unreadable) makes the
+// message one plan.check records as "could not be read" (unreadable.go).
 func raise(L *lua.LState, fn string, format string, args ...any) {
+	unread := false
 	for i, a := range args {
 		if err, ok := a.(error); ok {
 			raiseRunError(L, fn, err)
+			unread = unread || engine.Unreadable(err)
 			args[i] = ErrorText(err) + errorHint(L, err)
 		}
 	}
-	L.RaiseError("%s: %s", fn, fmt.Sprintf(format, args...))
+	msg := fn + ": " + fmt.Sprintf(format, args...)
+	if unread {
+		noteUnread(L, msg)
+	}
+	L.RaiseError("%s", msg)
 }
 
 // errorHintKey is the registry key of Options.ErrorHint.

@@ -179,6 +179,10 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 	for _, te := range d.Errors {
 		et := L.CreateTable(0, 3)
 		et.RawSetString("path", lua.LString(te.Path))
+		if e.unreadable(te.Err) {
+			noteUnread(L, te.Detail())
+			et.RawSetString("unreadable", lua.LTrue)
+		}
 		et.RawSetString("err", lua.LString(te.Detail()))
 		if te.Where != "" {
 			et.RawSetString("where", lua.LString(te.Where))

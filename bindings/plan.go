@@ -21,11 +21,11 @@ func planModule() Module {
 		Summary: "validation plans: arguments, named checks recording pass / fail / skip, progress",
 		Funcs: []Func{
 			{"define", planDefine, "define({description=, categories={...}, args={key={default=, help=, choices=, min=, max=, integer=, file=}}}) -> table: declares the plan once and returns its arguments, defaults overridden by the command line's --arg key=value (converted to the default's type, then checked: one of choices, within min..max, whole when integer, file=\"read\" an existing regular file, file=\"write\" one whose directory exists); an unknown or refused --arg ends the run (status 2) before any check; ibscript run PLAN --help lists the arguments"},
-			{"check", planCheck, "check(name, [category,] fn) -> string: runs fn(r) and returns its status (\"pass\", \"fail\", \"skip\"); r:pass(msg [, obj]), r:fail(msg [, obj]), r:skip(msg) record results; an error inside fn is a failed result and never stops the plan; a check that records nothing is skipped (\"no result recorded\")"},
+			{"check", planCheck, "check(name, [category,] fn) -> string: runs fn(r) and returns its status (\"pass\", \"fail\", \"skip\", \"error\"); r:pass(msg [, obj]), r:fail(msg [, obj]), r:skip(msg), r:unreadable(msg [, obj]) record results; what could not be read (a query that timed out after every try, or whose answers could not be verified) is an error result, never a failure: raised inside fn, or given to r:fail as the err of a sweep, a discovery or a route; any other error inside fn is a failed result; neither stops the plan; a check that records nothing is skipped (\"no result recorded\")"},
 			{"progress", planProgress, "progress(done, total [, what]) -> nil: reports progress of a long sweep (shown on stderr when it is a terminal, rate-limited by the host)"},
 			{"thresholds", planThresholds, "thresholds([path]) -> table: error-counter thresholds by counter key (symbol_error_counter=10, ...) from an ibqueryerrors threshold file (Name=value lines, # comments); every error counter is present, 0 unless the file says otherwise; no path means all 0"},
 			{"sleep", planSleep, "sleep(seconds) -> nil: waits, e.g. between two counter sweeps; interrupted when the run is"},
-			{"report", planReportFn, "report() -> table: the results so far: {checks={{name, category, status, passed, failed, skipped}}, passed, failed, skipped}"},
+			{"report", planReportFn, "report() -> table: the results so far: {checks={{name, category, status, passed, failed, skipped, errors}}, passed, failed, skipped, errors}"},
 		},
 	}
 }
@@ -251,6 +251,11 @@ func (e *Env) recorderMeta() *lua.LTable {
 				return 0
 			}
 			res := plan.Result{Status: st, Message: L.OptString(2, "")}
+			if st == plan.Fail && res.Message != "" && isUnread(L, res.Message) {
+				// the err of a read that could not be done: not the
+				// fabric's fault
+				res.Status = plan.Error
+			}
 			if withObj && L.GetTop() >= 3 && L.Get(3) != lua.LNil {
 				if s, ok := L.Get(3).(lua.LString); ok {
 					res.Object = &plan.Object{NodeDesc: string(s)} // an object named in words
@@ -265,6 +270,7 @@ func (e *Env) recorderMeta() *lua.LTable {
 	add("pass", plan.Pass, true)
 	add("fail", plan.Fail, true)
 	add("skip", plan.Skip, true)
+	add("unreadable", plan.Error, true)
 	mt.RawSetString("__index", methods)
 	ps.recMeta = mt
 	return mt
@@ -367,26 +373,17 @@ func planCheck(e *Env, L *lua.LState) int {
 		if ae, ok := err.(*lua.ApiError); ok {
 			msg = ae.Object.String()
 		}
-		c.Results = append(c.Results, plan.Result{Status: plan.Fail, Message: "error: " + msg})
+		st := plan.Fail
+		if isUnread(L, msg) {
+			st = plan.Error // a read raised it: the check could not complete
+		}
+		c.Results = append(c.Results, plan.Result{Status: st, Message: "error: " + msg})
 	}
 	L.Push(lua.LString(checkStatus(c)))
 	return 1
 }
 
-// checkStatus is a check's status so far, by plan.CheckStatus's rule.
-func checkStatus(c *plan.Check) plan.Status {
-	pass, fail := c.Bare, 0
-	for _, r := range c.Results {
-		switch r.Status {
-		case plan.Fail:
-			fail++
-		case plan.Skip:
-		default:
-			pass++
-		}
-	}
-	return plan.CheckStatus(pass, fail)
-}
+func checkStatus(c *plan.Check) plan.Status { return plan.StatusOf(c) }
 
 func planProgress(e *Env, L *lua.LState) int {
 	done := L.CheckInt(1)
@@ -402,20 +399,22 @@ func planReportFn(e *Env, L *lua.LState) int {
 	ps := e.planState()
 	t := L.NewTable()
 	checks := L.NewTable()
-	var p, f, s int
+	var p, f, s, x int
 	for _, c := range ps.report.Checks {
 		st := checkStatus(c)
-		ct := L.CreateTable(0, 6)
+		ct := L.CreateTable(0, 7)
 		ct.RawSetString("name", lua.LString(c.Name))
 		ct.RawSetString("category", lua.LString(c.Category))
 		ct.RawSetString("status", lua.LString(st))
-		np, nf, ns := c.Bare, 0, 0
+		np, nf, ns, nx := c.Bare, 0, 0, 0
 		for _, r := range c.Results {
 			switch r.Status {
 			case plan.Fail:
 				nf++
 			case plan.Skip:
 				ns++
+			case plan.Error:
+				nx++
 			default:
 				np++
 			}
@@ -423,12 +422,15 @@ func planReportFn(e *Env, L *lua.LState) int {
 		ct.RawSetString("passed", lua.LNumber(np))
 		ct.RawSetString("failed", lua.LNumber(nf))
 		ct.RawSetString("skipped", lua.LNumber(ns))
+		ct.RawSetString("errors", lua.LNumber(nx))
 		checks.Append(ct)
 		switch st {
 		case plan.Fail:
 			f++
 		case plan.Skip:
 			s++
+		case plan.Error:
+			x++
 		default:
 			p++
 		}
@@ -437,6 +439,7 @@ func planReportFn(e *Env, L *lua.LState) int {
 	t.RawSetString("passed", lua.LNumber(p))
 	t.RawSetString("failed", lua.LNumber(f))
 	t.RawSetString("skipped", lua.LNumber(s))
+	t.RawSetString("errors", lua.LNumber(x))
 	L.Push(t)
 	return 1
 }

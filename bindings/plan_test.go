@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -156,5 +157,92 @@ func TestPlanRunErrorAndExit(t *testing.T) {
 	err = DoString(L2, `plan.check("a", function(r) os.exit(3) end)`)
 	if code, ok := AsExit(err); !ok || code != 3 {
 		t.Errorf("os.exit inside a check: %v", err)
+	}
+}
+
+// TestPlanUnreadable: what could not be read is an error result (status
+// "error", exit 2), never a failure: a read raised inside a check, the
+// err of a sweep, a discovery or a route given to r:fail, and
+// r:unreadable. An answer that refuses (a MAD status) and any other error
+// still fail. Before, every one of these was a failure (exit 1): a node
+// that did not answer was reported as the fabric's fault.
+func TestPlanUnreadable(t *testing.T) {
+	f, err := sim.Default(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tr, err := f.Open(context.Background(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := engine.New(tr, &engine.Options{Timeout: 5 * time.Millisecond, Retries: engine.NoRetries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	L, env, err := NewState(t.Context(), &Options{Session: sess, Stdout: &discard{}, PlanName: "t", Fabric: f, Sim: SimulatorOf(f)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Close(); L.Close() })
+	err = DoString(L, `
+		plan.define{categories = {"x"}}
+		local f = fabric.discover()
+		local leaf
+		for _, n in ipairs(f.nodes) do if n.desc == "leaf02" then leaf = n end end
+		assert(leaf, "no leaf02")
+		sim.faults{dead = {"leaf02"}}
+		assert(plan.check("raised", "x", function(r) r:pass() smp.nodedesc("lid:" .. leaf.lid) end) == "error")
+		assert(plan.check("pcall and fail", "x", function(r)
+			local ok, e = pcall(smp.nodedesc, "lid:" .. leaf.lid)
+			assert(not ok)
+			r:fail(e)
+		end) == "error")
+		assert(plan.check("sweep err", "x", function(r)
+			local res = fabric.sweep("portinfo", {leaf.ports[0]})
+			assert(res[1].err and res[1].unreadable, "want an unreadable sweep result")
+			r:fail(res[1].err, res[1].port)
+		end) == "error")
+		assert(plan.check("with context", "x", function(r)
+			local res = fabric.sweep("portinfo", {leaf.ports[0]})
+			r:fail("leaf02: " .. res[1].err)
+		end) == "error")
+		local g = fabric.discover()
+		assert(#g.errors > 0 and g.errors[1].unreadable)
+		assert(plan.check("discovery errors", "x", function(r)
+			for _, e in ipairs(g.errors) do r:fail(e.path .. ": " .. e.err) end
+		end) == "error")
+		assert(plan.check("explicit", "x", function(r) r:unreadable("no answer", leaf) end) == "error")
+		sim.faults{}
+		-- a refusal (MAD status) is an answer: it fails
+		assert(plan.check("refused", "x", function(r)
+			local ok, e = pcall(smp.portinfo, "lid:" .. leaf.lid, 250)
+			assert(not ok)
+			r:fail(e)
+		end) == "fail")
+		assert(plan.check("other error", "x", function(r) error("boom") end) == "fail")
+		assert(plan.check("fail beats error", "x", function(r) r:unreadable("x") r:fail("wrong") end) == "fail")
+		local rep = plan.report()
+		assert(rep.errors == 6 and rep.failed == 3, rep.errors .. " errors, " .. rep.failed .. " failed")`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := env.PlanReport(nil)
+	if r.Summary.Errors != 6 || r.Summary.Failed != 3 || r.ExitCode() != plan.ExitError {
+		t.Errorf("summary %+v, exit %d: want 6 errors, 3 failed, exit 2", r.Summary, r.ExitCode())
+	}
+	for _, c := range r.Checks {
+		if c.Status != plan.Error {
+			continue
+		}
+		for _, res := range c.Results {
+			if res.Status == plan.Fail {
+				t.Errorf("check %q: a failed result %q", c.Name, res.Message)
+			}
+		}
+	}
+	if err := r.Validate(); err != nil {
+		t.Error(err)
 	}
 }

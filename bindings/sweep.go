@@ -80,6 +80,10 @@ func (e *Env) portTarget(L *lua.LState, fn string, i int, pt *lua.LTable) (t eng
 	return engine.GUID(guid), num, isSwitch
 }
 
+// sweepPasses is how many passes fabric.sweep makes over the queries that
+// could not be read: as many as discovery makes.
+const sweepPasses = 4
+
 func fabricSweep(e *Env, L *lua.LState) int {
 	what := L.CheckString(1)
 	k, ok := sweepKinds[what]
@@ -125,7 +129,9 @@ func fabricSweep(e *Env, L *lua.LState) int {
 	if e.progress != nil {
 		progress = func(done, total int) { e.progress(done, total, what) }
 	}
-	res := e.sess.Sweep(L.Context(), reqs, progress)
+	// Queries that could not be read are asked again once each pass is
+	// over, as discovery goes back for what it missed.
+	res := e.sess.Sweep(L.Context(), reqs, progress, engine.Passes(sweepPasses))
 	if err := L.Context().Err(); err != nil {
 		raise(L, "fabric.sweep", "%v", err)
 	}
@@ -135,6 +141,10 @@ func fabricSweep(e *Env, L *lua.LState) int {
 		rt.RawSetString("port", list.RawGetInt(i+1))
 		if r.Err != nil {
 			raiseRunError(L, "fabric.sweep", r.Err)
+			if e.unreadable(r.Err) {
+				noteUnread(L, r.Err.Error())
+				rt.RawSetString("unreadable", lua.LTrue)
+			}
 			rt.RawSetString("err", lua.LString(r.Err.Error()))
 		} else if k.layout != nil && (only != nil || nonzero) {
 			if only == nil {
@@ -194,6 +204,7 @@ func fabricRoutes(e *Env, L *lua.LState) int {
 	out.RawSetString("count", lua.LNumber(ra.Count))
 	out.RawSetString("loops", lua.LNumber(ra.Loops))
 	out.RawSetString("inherited", lua.LNumber(ra.Inherited))
+	out.RawSetString("unknown", lua.LNumber(ra.Unknown))
 	probs := L.CreateTable(len(ra.Problems), 0)
 	for _, p := range ra.Problems {
 		pt := L.CreateTable(0, 5)
@@ -215,6 +226,10 @@ func fabricRoutes(e *Env, L *lua.LState) int {
 		raiseRunError(L, "fabric.routes", te.Err)
 		et := L.CreateTable(0, 2)
 		et.RawSetString("path", lua.LString(te.Path))
+		if e.unreadable(te.Err) {
+			noteUnread(L, te.Err.Error())
+			et.RawSetString("unreadable", lua.LTrue)
+		}
 		et.RawSetString("err", lua.LString(te.Err.Error()))
 		errs.Append(et)
 	}

@@ -44,6 +44,12 @@ type QueryErrorsOptions struct {
 	ThresholdsMissing bool
 	// Data (--data) adds the data counters to ports with errors.
 	Data bool
+	// Passes, when above 1, asks a PMA query that could not be read
+	// (engine.Unreadable: no answer after every try, answers that could
+	// not be verified) again, up to Passes times in all, before it is a
+	// warning: a validation plan's reading. 0 or 1: once, as
+	// ibqueryerrors asks.
+	Passes int
 	// Details (--details) adds PortXmitDiscardDetails and
 	// PortRcvErrorDetails where those counters exceed their thresholds.
 	Details bool
@@ -80,6 +86,11 @@ type QueryErrors struct {
 	// Warnings are ibqueryerrors' IBWARN lines (a PMA query that failed),
 	// for stderr.
 	Warnings []string `json:"warnings"`
+	// Unreadable are the Warnings whose query got no answer after every
+	// try or could not be verified (engine.Unreadable), not an answer
+	// refusing it: what could not be read, which says nothing of the
+	// fabric.
+	Unreadable []string `json:"-"`
 
 	countersOnly bool
 }
@@ -205,6 +216,7 @@ func QueryErrorsOf(ctx context.Context, e *Env, o QueryErrorsOptions) (*QueryErr
 		}
 		q.Nodes = append(q.Nodes, r.q.Nodes...)
 		q.Warnings = append(q.Warnings, r.q.Warnings...)
+		q.Unreadable = append(q.Unreadable, r.q.Unreadable...)
 		s, rs := &q.Summary, &r.q.Summary
 		s.NodesChecked += rs.NodesChecked
 		s.BadNodes += rs.BadNodes
@@ -305,13 +317,17 @@ func (r *qeRun) node(ctx context.Context, n *topo.Node) error {
 	}
 	var cpi mad.ClassPortInfo
 	cpiOK := false
-	if data, err := r.e.Session.Perf(ctx, engine.LID(pmaLID(n, cp)), mad.MethodGet, perf.AttrClassPortInfo, uint8(cp), nil); err == nil && cpi.UnmarshalBinary(data) == nil {
+	data, cpiErr := r.get(ctx, engine.LID(pmaLID(n, cp)), perf.AttrClassPortInfo, uint8(cp), nil)
+	if cpiErr == nil {
+		cpiErr = cpi.UnmarshalBinary(data)
+	}
+	if cpiErr == nil {
 		cpiOK = true
 	} else {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		r.warn("classportinfo query failed on %s, Lid %d port %d", name, pmaLID(n, cp), cp)
+		r.warnQuery(cpiErr, "classportinfo query failed on %s, Lid %d port %d", name, pmaLID(n, cp), cp)
 		r.q.Summary.PMAQueryFailures++
 	}
 	allPorts := cpiOK && cpi.CapabilityMask&perf.CapAllPortSelect != 0
@@ -401,6 +417,26 @@ func (r *qeRun) warn(format string, args ...any) {
 	r.q.Warnings = append(r.q.Warnings, fmt.Sprintf(format, args...))
 }
 
+// get is a PerfMgt Get of attr of port at t, asked again while it could
+// not be read, up to QueryErrorsOptions.Passes times in all.
+func (r *qeRun) get(ctx context.Context, t engine.Target, attr uint16, port uint8, data []byte) ([]byte, error) {
+	for pass := 1; ; pass++ {
+		d, err := r.e.Session.Perf(ctx, t, mad.MethodGet, attr, port, data)
+		if err == nil || !engine.Unreadable(err) || pass >= r.o.Passes || ctx.Err() != nil {
+			return d, err
+		}
+	}
+}
+
+// warnQuery is warn for a query that failed with err: also in
+// Unreadable when err is engine.Unreadable.
+func (r *qeRun) warnQuery(err error, format string, args ...any) {
+	r.warn(format, args...)
+	if engine.Unreadable(err) {
+		r.q.Unreadable = append(r.q.Unreadable, r.q.Warnings[len(r.q.Warnings)-1])
+	}
+}
+
 func (r *qeRun) link(n *topo.Node, p int) *LinkPort {
 	var p0 *topo.Port
 	if n.Type == topo.Switch {
@@ -429,12 +465,12 @@ func (r *qeRun) suppressed(name string) bool { return slices.Contains(r.o.Suppre
 func (r *qeRun) errors(ctx context.Context, n *topo.Node, p int, cpi *mad.ClassPortInfo, name string) (QEPort, bool, error) {
 	qp := QEPort{Port: p, GUID: GUID(portGUID(n, p)), Counters: []QECounter{}}
 	lid := pmaLID(n, p)
-	pc, err := r.e.Session.Perf(ctx, engine.LID(lid), mad.MethodGet, perf.AttrPortCounters, uint8(p), nil)
+	pc, err := r.get(ctx, engine.LID(lid), perf.AttrPortCounters, uint8(p), nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return qp, false, context.Cause(ctx)
 		}
-		r.warn("IB_GSI_PORT_COUNTERS query failed on %s, Lid %d port %d", name, lid, p)
+		r.warnQuery(err, "IB_GSI_PORT_COUNTERS query failed on %s, Lid %d port %d", name, lid, p)
 		r.q.Summary.PMAQueryFailures++
 		return qp, false, nil
 	}
@@ -442,11 +478,11 @@ func (r *qeRun) errors(ctx context.Context, n *topo.Node, p int, cpi *mad.ClassP
 	var pce []byte
 	pcel := perf.LayoutByID(perf.AttrPortCountersExtended)
 	if cpi.CapabilityMask&(perf.CapExtendedWidth|perf.CapExtendedWidthNoIETF) != 0 {
-		if pce, err = r.e.Session.Perf(ctx, engine.LID(lid), mad.MethodGet, perf.AttrPortCountersExtended, uint8(p), nil); err != nil {
+		if pce, err = r.get(ctx, engine.LID(lid), perf.AttrPortCountersExtended, uint8(p), nil); err != nil {
 			if ctx.Err() != nil {
 				return qp, false, context.Cause(ctx)
 			}
-			r.warn("IB_GSI_PORT_COUNTERS_EXT query failed on %s, Lid %d port %d", name, lid, p)
+			r.warnQuery(err, "IB_GSI_PORT_COUNTERS_EXT query failed on %s, Lid %d port %d", name, lid, p)
 			r.q.Summary.PMAQueryFailures++
 			return qp, false, nil
 		}
@@ -518,9 +554,9 @@ func isData(c string) bool { return c == "PortXmitData" || c == "PortRcvData" }
 // details is query_and_dump: attr read, its non-zero fields printed
 // through the layout of fields (ibqueryerrors' ranges).
 func (r *qeRun) details(ctx context.Context, qp *QEPort, lid uint16, p int, name, attrName string, attr, fields uint16) {
-	data, err := r.e.Session.Perf(ctx, engine.LID(lid), mad.MethodGet, attr, uint8(p), nil)
+	data, err := r.get(ctx, engine.LID(lid), attr, uint8(p), nil)
 	if err != nil {
-		r.warn("%s query failed on %s, Lid %d port %d", attrName, name, lid, p)
+		r.warnQuery(err, "%s query failed on %s, Lid %d port %d", attrName, name, lid, p)
 		r.q.Summary.PMAQueryFailures++
 		return
 	}
@@ -547,12 +583,12 @@ func (r *qeRun) dataCounters(ctx context.Context, n *topo.Node, p int, capMask u
 			names = append(names, "PortUnicastXmitPkts", "PortUnicastRcvPkts", "PortMulticastXmitPkts", "PortMulticastRcvPkts")
 		}
 	}
-	data, err := r.e.Session.Perf(ctx, engine.LID(lid), mad.MethodGet, attr, uint8(p), nil)
+	data, err := r.get(ctx, engine.LID(lid), attr, uint8(p), nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return qp, false, context.Cause(ctx)
 		}
-		r.warn("%s query failed on %s, Lid %d port %d", attrName, name, lid, p)
+		r.warnQuery(err, "%s query failed on %s, Lid %d port %d", attrName, name, lid, p)
 		r.q.Summary.PMAQueryFailures++
 		return qp, false, nil
 	}

@@ -13,7 +13,9 @@
 -- routing (LFTs reach every LID, no loops, hop counts), partitions, and
 -- the topology against --arg reference=FILE when given. The report goes
 -- to stdout (--format text|json|tap|junit); exit status 0 all passed, 1 a
--- check failed, 2 the run failed.
+-- check failed, 2 the run failed or a check could not read what it needed
+-- (no answer after every try, answers that could not be verified: never
+-- reported as the fabric's fault, docs/faults.md).
 
 local modules = {}
 for _, name in ipairs({ "links", "ids", "sm", "counters", "routing", "partitions", "topology" }) do

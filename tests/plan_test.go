@@ -316,8 +316,11 @@ func BenchmarkValidate16k(b *testing.B) {
 }
 
 // TestDeadSwitchNamedInReport: with a switch dead and a reference
-// topology, the discovery check's failures name the port each failed
-// route leaves from and the switch the reference had behind it.
+// topology, the discovery check's results name the port each failed
+// route leaves from and the switch the reference had behind it. A switch
+// that never answers cannot be told from one whose answers were all lost:
+// what it hides is "could not be read" (status error, exit 2), and no
+// check fails for it (routes into it, counters and cables behind it).
 func TestDeadSwitchNamedInReport(t *testing.T) {
 	const clean = "topologies/net.2sw2path4hca"
 	f := loadSim(t, clean)
@@ -331,8 +334,13 @@ func TestDeadSwitchNamedInReport(t *testing.T) {
 			disc = c
 		}
 	}
-	if disc == nil || disc.Status != plan.Fail || len(disc.Results) == 0 {
-		t.Fatalf("discovery check %+v: want failures for the dead switch", disc)
+	if disc == nil || disc.Status != plan.Error || len(disc.Results) == 0 {
+		t.Fatalf("discovery check %+v: want could-not-read results for the dead switch", disc)
+	}
+	if got := failedChecks(r); len(got) > 0 || r.ExitCode() != plan.ExitError {
+		var b bytes.Buffer
+		plan.WriteText(&b, r, false)
+		t.Errorf("failed checks %q, exit %d: want none failed and exit 2\n%s", got, r.ExitCode(), b.String())
 	}
 	named := 0
 	for _, res := range disc.Results {

@@ -174,7 +174,8 @@ Durations (--timeout, --time-limit, --interval, --discover-interval): a
 bare number is milliseconds, as infiniband-diags' -t takes them (--timeout
 500); anything else is a Go duration (500ms, 10s, 5m, 1h30m).
 
-Exit status: 0 all passed, 1 a check failed, 2 the run failed.
+Exit status: 0 all passed, 1 a check failed, 2 the run failed or a check could
+not read what it needed.
 `
 
 func init() {

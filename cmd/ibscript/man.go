@@ -68,7 +68,7 @@ func writeMan(w io.Writer) error {
 		p(".TP\n.B %s\n%s\n", n, roffEscape(tools[n].Summary))
 	}
 	p(".SH OPTIONS\n.nf\n%s.fi\n", roffEscape(section(usage, "Flags")))
-	p(".SH EXIT STATUS\n0 all passed, 1 a check failed, 2 the run itself failed (bad script, bad flags, unreachable fabric).\n")
+	p(".SH EXIT STATUS\n0 all passed, 1 a check failed, 2 the run itself failed (bad script, bad flags, unreachable fabric) or a check could not read what it needed (no answer after every try, answers that could not be verified).\n")
 	p(".SH EXAMPLES\n")
 	for _, ex := range manExamples {
 		p(".TP\n.B %s\n%s\n", roffEscape(ex[0]), roffEscape(ex[1]))

@@ -79,10 +79,16 @@ function M.run(ctx)
     -- ibqueryerrors' own reading (diag.queryerrors, the same code as
     -- `ibscript ibqueryerrors`): its ports, its AllPortSelect sums, its
     -- thresholds; a port it reports fails, every other port it read passes
-    local q = diag.queryerrors(args.thresholds ~= "" and { thresholds = args.thresholds } or nil)
+    -- passes: a query that got no answer is asked again (up to 4 times
+    -- in all, as discovery goes back for what it missed)
+    local q, missed = diag.queryerrors({ thresholds = args.thresholds ~= "" and args.thresholds or nil, passes = 4 })
     local nodes = {}
     for _, n in ipairs(ctx.f.nodes) do nodes[n.guid] = n end
+    -- a query that got no answer is recorded as could not be read, one
+    -- the PMA refused as a failure (r:fail tells them apart)
     for _, w in ipairs(q.warnings) do r:fail(w) end
+    -- the ports behind routes its discovery missed were not read at all
+    if missed then r:unreadable("ports not read: " .. missed) end
     for _, qn in ipairs(q.nodes) do
       local n = nodes[qn.guid]
       -- a switch's "port ALL" (the AllPortSelect sum) is no port: the
@@ -113,7 +119,9 @@ function M.run(ctx)
     for i, res in ipairs(second) do
       local before = first[i].value
       if res.err then
-        r:fail(res.err, res.port)
+        r:fail(res.err, res.port) -- could not be read, or refused
+      elseif first[i].err then
+        r:fail(first[i].err, res.port)
       elseif before then
         local grew = {}
         for c, v in pairs(res.value) do

@@ -28,6 +28,9 @@ function M.run(ctx)
     if rt.inherited > 0 then
       r:fail(string.format("%d more switch-to-LID routes fail because they pass through these entries", rt.inherited))
     end
+    if rt.unknown > 0 then
+      r:unreadable(string.format("%d switch-to-LID routes reach switches or links that could not be read", rt.unknown))
+    end
     r:pass(string.format("%d switches, %d LIDs, %d routes followed", rt.switches, rt.lids, rt.routes))
   end)
 
@@ -35,6 +38,9 @@ function M.run(ctx)
     if not rt then error("the forwarding tables could not be read") end
     for _, p in ipairs(rt.problems) do
       if p.kind == "loop" then r:fail(p.msg, p.switch) end
+    end
+    if rt.unknown > 0 then
+      r:unreadable(string.format("%d switch-to-LID routes reach switches or links that could not be read", rt.unknown))
     end
     if rt.loops == 0 then r:pass() end
   end)
@@ -49,6 +55,8 @@ function M.run(ctx)
     local limit = tonumber(ctx.args.max_hops) or 0
     if limit > 0 and #hs > 0 and hs[#hs] > limit then
       r:fail(string.format("routes of up to %d links, limit %d (links:host pairs %s)", hs[#hs], limit, table.concat(parts, " ")))
+    elseif limit > 0 and rt.unknown > 0 then
+      r:unreadable(string.format("%d switch-to-LID routes reach switches or links that could not be read", rt.unknown))
     else
       r:pass("links:host pairs " .. table.concat(parts, " "))
     end

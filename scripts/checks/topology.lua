@@ -42,8 +42,21 @@ function M.run(ctx)
       return
     end
     local d = fabric.diff(M.ref, ctx.f)
+    -- What discovery could not read looks missing: a node behind a route
+    -- that never answered, a cable whose far end was never reached (its
+    -- port is LinkUp, with nothing known behind it). Those are recorded
+    -- as could not be read; a cable whose ports are down is missing.
+    local unread = false
+    for _, e in ipairs(ctx.f.errors) do unread = unread or e.unreadable end
+    local function unexplored(x)
+      if x.kind == "missing-node" then return unread end
+      if x.kind ~= "missing-cable" and x.kind ~= "moved-cable" then return false end
+      local o = x.object
+      return o ~= nil and o.num ~= nil and o.phys_state == 5 and o.remote == nil
+    end
     for _, x in ipairs(d) do
-      r:fail(string.format("[%s] %s: %s", x.severity, x.kind, x.msg), x.object)
+      local msg = string.format("[%s] %s: %s", x.severity, x.kind, x.msg)
+      if unexplored(x) then r:unreadable(msg, x.object) else r:fail(msg, x.object) end
     end
     if #d == 0 then r:pass(string.format("%s: identical", args.reference)) end
   end)
