@@ -74,6 +74,17 @@ func TestOneDurationRule(t *testing.T) {
 	}
 }
 
+// TestToolDurationRule: a tool's --time-limit follows the same rule
+// (it was a Go duration only).
+func TestToolDurationRule(t *testing.T) {
+	if code, out, errOut := ibscript(t, "ibswitches", "--fabric", "sim:", "--time-limit", "60000"); code != 0 || !strings.Contains(out, "Switch") {
+		t.Errorf("ibswitches --time-limit 60000: exit %d, %q, %q", code, out, errOut)
+	}
+	if code, _, errOut := ibscript(t, "ibswitches", "--fabric", "sim:", "--time-limit", "soon"); code != exitError || !strings.Contains(errOut, `--time-limit "soon": want a positive duration`) {
+		t.Errorf("ibswitches --time-limit soon: exit %d, %q", code, errOut)
+	}
+}
+
 // TestFlagEdges (issue 31 item 7, the command line's share): every flag
 // value is checked before anything runs, exit status 2 naming the flag.
 func TestFlagEdges(t *testing.T) {

@@ -119,6 +119,7 @@ var environment = [][2]string{
 	{"SIM_HOST", "the ibsim node to attach to when --fabric ibsim: names none, as umad2sim reads it."},
 	{"IBSIM_SERVER_NAME, IBSIM_SERVER_PORT", "ibsim's UDP mode: the host (and port) of a remote ibsim, as umad2sim reads them."},
 	{"NO_COLOR", "when set, the text report has no colours even on a terminal."},
+	{"IBSCRIPT_QUIET", "when set (and not 0 or false), as --quiet: no notice that auto mode uses the embedded simulated fabric."},
 	{"GOGC, GOMEMLIMIT", "when set, they replace the collector settings run and discover choose for themselves."},
 }
 

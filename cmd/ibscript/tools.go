@@ -837,9 +837,9 @@ func (inv *Invocation) configure(c *config) error {
 		c.maxMADs = n
 	}
 	if inv.Has("time-limit") {
-		d, err := time.ParseDuration(inv.Value("time-limit"))
+		d, err := parseDuration(inv.Value("time-limit"))
 		if err != nil || d <= 0 {
-			return fmt.Errorf("--time-limit %q: want a positive duration (30s, 2m)", inv.Value("time-limit"))
+			return fmt.Errorf("--time-limit %q: want a positive duration (30s, 2m; a bare number is milliseconds)", inv.Value("time-limit"))
 		}
 		c.timeLimit = d
 	}
