@@ -78,15 +78,20 @@ type Options struct {
 	// besides DiscoverInterval. A subscription the SA refuses (or one on
 	// a fabric without SA) is logged; Run goes on without it.
 	Traps bool
+	// Settles is how many times, after a trap, Run discovers again while
+	// cabled ports are Init or Armed, after 1 s, doubling (DefaultSettles
+	// when 0: 1, 2, 4, 8 and 16 s, 31 s in all). A slow SM (one sharing a
+	// loaded machine with its fabric's simulator) needs more.
+	Settles int
 }
+
+// DefaultSettles is Options.Settles's default.
+const DefaultSettles = 5
 
 // After a trap, while the new discovery finds cabled ports in Init or
 // Armed (the SM has not made them Active yet), Run discovers again after
-// settleDelay, doubling it, at most maxSettles times.
-const (
-	settleDelay = time.Second
-	maxSettles  = 5
-)
+// settleDelay, doubling it, at most Options.Settles times.
+const settleDelay = time.Second
 
 // transitional reports whether a cabled port of f is between Down and
 // Active (Init, Armed).
@@ -339,7 +344,7 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 			// A link a trap reported up is Init until the SM's sweep makes
 			// it Active, and no trap says when: look again, a few times,
 			// backing off.
-			if s.TrapDiscovery && transitional(d.Fabric) && e.settles < maxSettles {
+			if s.TrapDiscovery && transitional(d.Fabric) && e.settles < e.maxSettles() {
 				e.settleAt = start.Add(settleDelay << e.settles)
 				e.settles++
 			}
@@ -810,4 +815,12 @@ func (e *Exporter) xmitWaitRatios(prev, s *Snapshot) {
 		ps.XmitWaitRatio = float64(cur-was) * float64(e.opts.XmitWaitTick) * st / dt
 		ps.XmitWaitOK = true
 	}
+}
+
+// maxSettles is Options.Settles, or its default.
+func (e *Exporter) maxSettles() int {
+	if e.opts.Settles > 0 {
+		return e.opts.Settles
+	}
+	return DefaultSettles
 }
