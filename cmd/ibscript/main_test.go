@@ -340,8 +340,10 @@ func TestCLIFirstHour(t *testing.T) {
 			t.Errorf("--timeout %s: exit %d %q", bad, code, errOut)
 		}
 	}
-	if code, out, _ := ibscript(t, "--timeout", "50", "-e", `print(smp.nodeinfo("lid:1").node_type)`); code != exitOK || out != "1\n" {
-		t.Errorf("--timeout 50: exit %d %q", code, out)
+	// A bare number is milliseconds (500, not 50: four 50 ms tries could
+	// all miss on a loaded machine).
+	if code, out, _ := ibscript(t, "--timeout", "500", "-e", `print(smp.nodeinfo("lid:1").node_type)`); code != exitOK || out != "1\n" {
+		t.Errorf("--timeout 500: exit %d %q", code, out)
 	}
 	if code, _, errOut := ibscript(t, "--fabric", "sim:", "-e", `smp.nodeinf(1)`); code != exitError || !strings.Contains(errOut, "attempt to call field 'nodeinf' (a nil value); did you mean smp.nodeinfo?") {
 		t.Errorf("-e with a missing function: exit %d %q", code, errOut)

@@ -48,7 +48,10 @@ func TestSimModulePresent(t *testing.T) {
 // option. (The exact retransmission count is pinned on a fake clock in
 // engine's TestDiscoverDelayed.)
 func TestSimFaultsDelay(t *testing.T) {
-	code, out, errOut := ibscript(t, "--fabric", "sim:", "--timeout", "10ms", "--retries", "5", "-e", `
+	// --retries 30: the late answers complete the SMPs whenever they
+	// come; with 5 (60 ms in all) one that a loaded machine delayed past
+	// the last try was a discovery error.
+	code, out, errOut := ibscript(t, "--fabric", "sim:", "--timeout", "10ms", "--retries", "30", "-e", `
 		sim.faults{seed=2, delay=0.001}
 		fabric.discover()
 		local once = sim.stats().requests
