@@ -301,8 +301,9 @@ type Caps struct {
 	// sender built it: true on the kernel's ports (the HCA drops a packet
 	// whose ICRC or VCRC fails, so no damaged MAD reaches umad), on ibsim,
 	// and on the simulator while it injects no corruption. nil, or false:
-	// an answer may be damaged on its way, and discovery reads each
-	// route's NodeInfo until two reads agree before it becomes topology.
+	// an answer may be damaged on its way, and the engine reads every Get
+	// (discovery's answers, SMPs, PerfMgt) until its answers agree
+	// (docs/faults.md).
 	Intact func() bool
 }
 
