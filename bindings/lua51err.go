@@ -251,6 +251,9 @@ func parseVMError(msg string) (vmError, bool) {
 // anything else (error() values, ibscript's own messages) is returned
 // as it is.
 func lua51ErrorMessage(L *lua.LState, msg string) string {
+	if msg == "lua callstack overflow" {
+		return stackOverflow(L)
+	}
 	dbg, ok := L.GetStack(1)
 	if !ok {
 		return msg
@@ -286,6 +289,22 @@ func lua51ErrorMessage(L *lua.LState, msg string) string {
 		return prefix + text
 	}
 	return msg
+}
+
+// stackOverflow is Lua 5.1's message for calls nested past the limit,
+// "file.lua:1: stack overflow", positioned at the innermost Lua function,
+// where gopher-lua gives its Go panic's text, "lua callstack overflow".
+func stackOverflow(L *lua.LState) string {
+	for level := 1; level < 8; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.CurrentLine > 0 {
+			return fmt.Sprintf("%s:%d: stack overflow", dbg.Source, dbg.CurrentLine)
+		}
+	}
+	return "stack overflow"
 }
 
 // blame is one instruction that can have raised the error: the name of

@@ -3,6 +3,7 @@ package bindings
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -126,6 +127,22 @@ func TestFixScopes(t *testing.T) {
 			if got := objName(p, pc, instA(i)); got != "local 'z'" {
 				t.Errorf("call names %q, want local 'z'", got)
 			}
+		}
+	}
+}
+
+// TestStackOverflowMessage: calls nested past the limit end with Lua 5.1's
+// "stack overflow" (with the position when the error function still had a
+// frame to run in), never gopher-lua's "lua callstack overflow".
+func TestStackOverflowMessage(t *testing.T) {
+	L, _, _ := newTestState(t)
+	for _, src := range []string{
+		"local function f() return 1 + f() end f()",
+		"local function f() return 1 + f() end local ok, e = pcall(f) error(e, 0)",
+	} {
+		err := DoString(L, src)
+		if err == nil || !regexp.MustCompile(`^(<string>:1: )?stack overflow$`).MatchString(errorMessage(err)) {
+			t.Errorf("%s: %v", src, err)
 		}
 	}
 }

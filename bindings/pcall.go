@@ -100,6 +100,12 @@ func (p *threads) call(L *lua.LState, fn lua.LValue, nret int, args []lua.LValue
 	}
 	if err := co.PCall(len(args), nret, p.errorHandler(L)); err != nil {
 		delete(p.parent, co) // the thread is dropped: it may hold frames' leftovers
+		var ae *lua.ApiError
+		if errors.As(err, &ae) && ae.Object == lua.LString("lua callstack overflow") {
+			// The error function found no frame left to run in (the
+			// overflow's own "file:line: stack overflow" is lost with it).
+			ae.Object = lua.LString("stack overflow")
+		}
 		return nil, p.directGoError(fn, err)
 	}
 	n := co.GetTop()
