@@ -41,7 +41,9 @@ func installLibFixes(L *lua.LState) {
 			// every value of its type: setmetatable("", {}) would take the
 			// string methods from every script in the state.
 			L.CheckTable(1)
-			L.CheckTypes(2, lua.LTNil, lua.LTTable)
+			if t := L.Get(2).Type(); t != lua.LTNil && t != lua.LTTable {
+				L.ArgError(2, "nil or table expected")
+			}
 			t, mt := L.Get(1), L.Get(2)
 			L.SetTop(0)
 			L.Push(set)
@@ -205,6 +207,9 @@ func strFormat(L *lua.LState) int {
 		if i < len(format) && format[i] == '%' {
 			b.WriteByte('%')
 			continue
+		}
+		if arg+1 > L.GetTop() {
+			L.ArgError(arg+1, "no value") // 5.1's str_format checks this first
 		}
 		start := i
 		for i < len(format) && strings.IndexByte("-+ #0", format[i]) >= 0 {

@@ -504,7 +504,7 @@ func strGsub(L *lua.LState) int {
 	switch repl.Type() {
 	case lua.LTNumber, lua.LTString, lua.LTTable, lua.LTFunction:
 	default:
-		L.ArgError(3, "string/function/table expected, got "+repl.Type().String())
+		L.ArgError(3, "string/function/table expected")
 	}
 	maxN := optInt(L, 4, len(src)+1)
 	return patternCall(L, "string.gsub", func() int {

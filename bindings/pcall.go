@@ -274,8 +274,8 @@ func installPcall(L *lua.LState, p *threads) {
 		return len(rets) + 1
 	}))
 	L.SetGlobal("xpcall", L.NewFunction(func(L *lua.LState) int {
-		fn := L.CheckAny(1)
-		handler := L.Get(2)
+		handler := L.CheckAny(2) // 5.1's luaB_xpcall checks the handler first
+		fn := L.Get(1)
 		rets, err := p.call(L, fn, lua.MultRet, nil)
 		if err == nil {
 			L.Push(lua.LTrue)

@@ -375,6 +375,7 @@ func installPairs(L *lua.LState) {
 				L.Call(1, 3)
 				return 3
 			}
+			L.CheckTable(1) // raised here, the error names pairs as its caller called it
 			return callWith(L, pairs)
 		}))
 	}
@@ -383,6 +384,7 @@ func installPairs(L *lua.LState) {
 			if asView(L.Get(1)) != nil {
 				return recordNext(L)
 			}
+			L.CheckTable(1)
 			return callWith(L, next)
 		}))
 	}
