@@ -51,7 +51,8 @@ var keyTools = [][]string{
 // SM configured: --mkey and $IBSCRIPT_MKEY, --smkey, --cckey), so every
 // answer that can carry one does, then runs every tool (its registered
 // example and the runs above, as text and as JSON), every Lua function's
-// example, the REPL on lines that echo keyed values, and validate.lua, all
+// example, the REPL on lines that echo keyed values, the exporter's
+// metrics and validate.lua, all
 // recording, auditing and at debug level, and looks for each key in
 // every encoding (internal/keytest: hex in both cases with or without 0x,
 // byte-spaced and in smpdump's pairs, decimal, float, raw, base64) in
@@ -170,6 +171,17 @@ print("hunt done")
 	check("REPL stdout", stdout.Bytes())
 	check("REPL stderr", stderr.Bytes())
 	files("REPL")
+
+	// The exporter's metrics.
+	metrics := filepath.Join(work, "metrics.prom")
+	_, out, errOut = ibscript(t, "exporter", "--fabric", "sim:", "--once", "--output", metrics, "--collector.hca")
+	check("exporter stdout", []byte(out))
+	check("exporter stderr", []byte(errOut))
+	if b, err := os.ReadFile(metrics); err != nil || len(b) == 0 {
+		t.Errorf("exporter --once wrote no metrics: %v", err)
+	} else {
+		check("exporter metrics", b)
+	}
 
 	// A plan's report, as JSON.
 	_, out, errOut = ibscript(t, append(append([]string{"run"}, common...), "--format", "json", filepath.Join(scripts, "validate.lua"))...)
