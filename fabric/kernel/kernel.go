@@ -127,7 +127,7 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 	if ca != "" && port != 0 {
 		// libibumad takes a named CA and port unchecked and fails later
 		// (-EIO, -EINVAL); every backend says ENODEV instead.
-		if cad, err := umad.GetCA(f.fsys, ca); err != nil || port >= len(cad.Ports) || port < 0 || cad.Ports[port] == nil {
+		if cad, err := umad.GetCAWithoutGIDTables(f.fsys, ca); err != nil || port >= len(cad.Ports) || port < 0 || cad.Ports[port] == nil {
 			return nil, fabric.NoDevice("kernel: no InfiniBand port %s/%d in %s", ca, port, umad.SysInfiniband)
 		}
 	}

@@ -381,3 +381,29 @@ func roceRMPPNoSpace(t *testing.T, env *roceEnv) {
 		t.Fatalf("after ENOSPC: status %d %d bytes (data equal %v), want %d", ah.Status, len(got), len(got) == len(resp) && bytes.Equal(got[56:], resp[56:]), len(resp))
 	}
 }
+
+// TestGIDTablesOnlyWhereAsked: GetCA reads a RoCE port's GID table,
+// GetCAWithoutGIDTables and the default-port resolution (which reads
+// every CA) do not: 1024 sysfs files a port on Soft-RoCE.
+func TestGIDTablesOnlyWhereAsked(t *testing.T) {
+	h := umadtest.NewHost(umadtest.New(nil))
+	ip := netip.MustParseAddr("fd00::1").As16()
+	h.AddCA("rxe0", 1, 0x5054_00ff_fe12_3400, umadtest.HostPort{Num: 1, State: 4, PhysState: 5, LinkLayer: "Ethernet", GIDs: [][16]byte{{}, ip}})
+	ca, err := umad.GetCA(h.FS, "rxe0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := ca.Ports[1].GIDs; len(g) != 3 || g[2] != ip {
+		t.Errorf("GetCA: GID table %x, want fd00::1 at index 2", g)
+	}
+	light, err := umad.GetCAWithoutGIDTables(h.FS, "rxe0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if light.Ports[1].GIDs != nil || light.Ports[1].PortGUID != ca.Ports[1].PortGUID || light.Ports[1].State != 4 {
+		t.Errorf("GetCAWithoutGIDTables: port %+v", light.Ports[1])
+	}
+	if p, err := umad.GetPort(h.FS, "rxe0", 1); err != nil || len(p.GIDs) != 3 {
+		t.Errorf("GetPort: %v GIDs %x", err, p.GIDs)
+	}
+}

@@ -274,7 +274,15 @@ var ErrIO = syscall.EIO
 // sys_image_guid and the ports/ directory are required, every port
 // directory name must be 0..9 and every port readable, else the error
 // wraps syscall.EIO (a missing ports/ directory: ENOENT).
-func GetCA(fsys fs.FS, name string) (*CA, error) {
+func GetCA(fsys fs.FS, name string) (*CA, error) { return getCA(fsys, name, true) }
+
+// GetCAWithoutGIDTables is GetCA without the GID tables of RoCE ports
+// (PortInfo.GIDs stays nil): what libibumad reads, gids/0 only. A RoCE
+// port's table is long (1024 entries on Soft-RoCE, 255 on mlx5), one
+// sysfs file each: resolving a port reads every CA, so it uses this.
+func GetCAWithoutGIDTables(fsys fs.FS, name string) (*CA, error) { return getCA(fsys, name, false) }
+
+func getCA(fsys fs.FS, name string, gids bool) (*CA, error) {
 	dir := path.Join(SysInfiniband, name)
 	ca := &CA{Name: name}
 	nt, err := readUint(fsys, dir+"/node_type")
@@ -304,7 +312,7 @@ func GetCA(fsys fs.FS, name string) (*CA, error) {
 				return nil, fmt.Errorf("umad: CA %s: port directory %q is not 0..%d: %w", name, n, CAMaxPorts-1, syscall.EIO)
 			}
 		}
-		p, err := readPort(fsys, name, num)
+		p, err := readPort(fsys, name, num, gids)
 		if err != nil {
 			return nil, fmt.Errorf("%w (%w)", err, syscall.EIO)
 		}
@@ -315,8 +323,8 @@ func GetCA(fsys fs.FS, name string) (*CA, error) {
 }
 
 // readPort is libibumad's get_port: every attribute but link_layer is
-// required, and at least one P_Key.
-func readPort(fsys fs.FS, ca string, num int) (*PortInfo, error) {
+// required, and at least one P_Key. gids reads a RoCE port's GID table.
+func readPort(fsys fs.FS, ca string, num int, gids bool) (*PortInfo, error) {
 	dir := fmt.Sprintf("%s/%s/ports/%d", SysInfiniband, ca, num)
 	p := &PortInfo{CAName: ca, PortNum: num}
 	wrap := func(err error) error { return fmt.Errorf("umad: %s port %d: %w", ca, num, err) }
@@ -346,7 +354,7 @@ func readPort(fsys fs.FS, ca string, num int) (*PortInfo, error) {
 	if p.GIDPrefix, p.PortGUID, err = readGID(fsys, dir+"/gids/0"); err != nil {
 		return nil, wrap(err)
 	}
-	if p.LinkLayer == "Ethernet" {
+	if gids && p.LinkLayer == "Ethernet" {
 		p.GIDs = readGIDTable(fsys, dir+"/gids")
 	}
 	ents, err := fs.ReadDir(fsys, dir+"/pkeys")
@@ -424,7 +432,7 @@ func isIB(p *PortInfo) bool { return p.LinkLayer == "InfiniBand" || p.LinkLayer 
 
 // pick is libibumad's port picker for one CA: 1 active, 0 usable, -1 fail.
 func pick(fsys fs.FS, name string, port *int, enforceSMI bool) int {
-	ca, err := GetCA(fsys, name)
+	ca, err := GetCAWithoutGIDTables(fsys, name)
 	if err != nil {
 		return -1
 	}
@@ -540,7 +548,7 @@ func GetPort(fsys fs.FS, ca string, port int) (*PortInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := readPort(fsys, name, num)
+	p, err := readPort(fsys, name, num, true)
 	if err != nil {
 		return nil, fmt.Errorf("%w (%w)", err, syscall.EIO)
 	}
