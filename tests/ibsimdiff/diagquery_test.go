@@ -93,6 +93,7 @@ func lidTargets(t *testing.T, sess *engine.Session) []lidTarget {
 func TestSMPQueryMatchesC(t *testing.T) {
 	for _, tp := range queryTopologies {
 		t.Run(tp.path[strings.LastIndex(tp.path, "/")+1:], func(t *testing.T) {
+			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
 			s := shared.Get(t, tp.path, &ibsimtest.Options{InitPorts: initPorts(tp.path)})
 			sess, _ := session(t, s, tp.host, nil, nil)
 			env := &diag.Env{Session: sess}
@@ -161,6 +162,7 @@ var activity = regexp.MustCompile(`activity count (\d+)`)
 func TestSMInfoIBAddrMatchC(t *testing.T) {
 	for _, tp := range queryTopologies {
 		t.Run(tp.path[strings.LastIndex(tp.path, "/")+1:], func(t *testing.T) {
+			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
 			s := shared.Get(t, tp.path, &ibsimtest.Options{InitPorts: initPorts(tp.path)})
 			sess, _ := session(t, s, tp.host, nil, nil)
 			env := &diag.Env{Session: sess}
@@ -278,6 +280,7 @@ func TestPerfQueryMatchesC(t *testing.T) {
 	groupName := map[string]string{"-X": "xmtsl", "-S": "rcvsl", "-D": "xmtdisc", "-E": "rcverr", "-T": "extended_speeds", "-c": "smplctl"}
 	for _, tp := range queryTopologies {
 		t.Run(tp.path[strings.LastIndex(tp.path, "/")+1:], func(t *testing.T) {
+			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
 			s := shared.Get(t, tp.path, &ibsimtest.Options{InitPorts: initPorts(tp.path)})
 			sess, _ := session(t, s, tp.host, nil, nil)
 			env := &diag.Env{Session: sess}
@@ -362,6 +365,7 @@ func TestPerfQueryMatchesC(t *testing.T) {
 func TestSMPDumpIBPortStateMatchC(t *testing.T) {
 	for _, tp := range queryTopologies {
 		t.Run(tp.path[strings.LastIndex(tp.path, "/")+1:], func(t *testing.T) {
+			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
 			s := shared.Get(t, tp.path, &ibsimtest.Options{InitPorts: initPorts(tp.path)})
 			sess, _ := session(t, s, tp.host, nil, nil)
 			env := &diag.Env{Session: sess}

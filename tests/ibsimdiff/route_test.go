@@ -95,6 +95,7 @@ func itoa(n uint16) string { return strconv.Itoa(int(n)) }
 func TestIBRouteMatchesCTool(t *testing.T) {
 	for _, rt := range routeTopologies {
 		t.Run(topoName(rt.path), func(t *testing.T) {
+			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
 			s, sess := routeSim(t, rt.path, rt.host)
 			ctx := t.Context()
 			d, err := sess.Discover(ctx, nil)
@@ -181,6 +182,7 @@ func TestIBRouteMatchesCTool(t *testing.T) {
 func TestDumpFTsMatchesCTool(t *testing.T) {
 	for _, rt := range routeTopologies {
 		t.Run(topoName(rt.path), func(t *testing.T) {
+			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
 			s, sess := routeSim(t, rt.path, rt.host)
 			ctx := t.Context()
 			cases := []struct {
@@ -258,6 +260,7 @@ func endLIDs(t *testing.T, sess *engine.Session) []uint16 {
 func TestTracertMatchesCTool(t *testing.T) {
 	for _, rt := range routeTopologies {
 		t.Run(topoName(rt.path), func(t *testing.T) {
+			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
 			s, sess := routeSim(t, rt.path, rt.host)
 			ctx := t.Context()
 			lids := endLIDs(t, sess)
@@ -319,6 +322,7 @@ func TestTracertMatchesCTool(t *testing.T) {
 func TestSAQueryMatchesCTool(t *testing.T) {
 	for _, rt := range routeTopologies {
 		t.Run(topoName(rt.path), func(t *testing.T) {
+			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
 			s, sess := routeSimOwn(t, rt.path, rt.host)
 			ctx := t.Context()
 			d, err := sess.Discover(ctx, nil)
@@ -505,6 +509,7 @@ func diffToolIBExit(t *testing.T, s *ibsimtest.Sim, host, tool string, args ...s
 func TestRouteToolsCommandLine(t *testing.T) {
 	for _, rt := range routeTopologies {
 		t.Run(topoName(rt.path), func(t *testing.T) {
+			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
 			s, sess := routeSimOwn(t, rt.path, rt.host)
 			d, err := sess.Discover(t.Context(), nil)
 			if err != nil {

@@ -110,6 +110,7 @@ func TestSchemaAttributesMatchCTools(t *testing.T) {
 	ibsimtest.Require(t)
 	for _, mt := range mixedTopologies {
 		t.Run(filepath.Base(mt.path), func(t *testing.T) {
+			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
 			src, err := os.ReadFile(mt.path)
 			if err != nil {
 				t.Fatal(err)
