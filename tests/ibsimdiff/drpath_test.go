@@ -22,9 +22,18 @@ func TestDirectedRoutesMatchCTools(t *testing.T) {
 		"0,1,5,1", "0,257", "0,1,", "0,1,4", "0,1,9", "0,1,5,9", "0,2,5",
 		",1", "x", "0,0", "0,1,0", "0,1,,5", "0,1,0,2", "0,0,2", "0,1,0,5,7",
 	}
+	// Each command line is a parallel subtest: they only read the
+	// fabric, and most of their time is the C tools waiting out the
+	// SMPs of routes that leave it (93 s one after another).
+	diff := func(tool string, args ...string) {
+		t.Run(tool+" "+strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			diffTool(t, s, host, tool, args...)
+		})
+	}
 	for _, tool := range []string{"iblinkinfo", "ibqueryerrors"} {
 		for _, r := range routes {
-			diffTool(t, s, host, tool, "-D", r)
+			diff(tool, "-D", r)
 		}
 		for _, args := range [][]string{
 			{"-D", "5,1", "-a"}, {"-D", "0,1,5", "-a"}, {"-D", "4,1,5,7", "-a", "-n", "1"},
@@ -33,20 +42,20 @@ func TestDirectedRoutesMatchCTools(t *testing.T) {
 			if tool == "ibqueryerrors" && args[2] == "-a" {
 				continue // ibqueryerrors has no -a
 			}
-			diffTool(t, s, host, tool, args...)
+			diff(tool, args...)
 		}
 	}
 	for _, args := range [][]string{
 		{"-D", "5,1", "-p"}, {"-D", "0,1,5", "-l", "-p"}, {"-D", "6,1,5", "--switches-only"},
 		{"-D", "0,1,5,7", "--switches-only"}, {"-D", "2,1,2", "--cas-only", "-l"}, {"-D", "0,1,5", "-d"},
 	} {
-		diffTool(t, s, host, "iblinkinfo", args...)
+		diff("iblinkinfo", args...)
 	}
 	for _, args := range [][]string{
 		{"-D", "5,1", "-r"}, {"-D", "0,1,5", "--details"}, {"-D", "6,1,5", "--switch", "-r"},
 		{"-D", "0,1,3", "--router"}, {"-D", "0,1,5,7", "-c"}, {"-D", "1,1,5", "--skip-sl"},
 	} {
-		diffTool(t, s, host, "ibqueryerrors", args...)
+		diff("ibqueryerrors", args...)
 	}
 	// Refused, where the C tools go on: an empty route (str2drpath reads
 	// no element; iblinkinfo then fails its NodeInfo, status 1), and -a
@@ -69,8 +78,11 @@ func TestDirectedRoutesMatchCTools(t *testing.T) {
 		{"smpquery", "-D", "nodedesc", "0,1,"}, {"smpquery", "-D", "nodedesc", "0,0"}, {"smpquery", "-D", "nodedesc", "0,1,0"},
 		{"smpquery", "-D", "nodedesc", "0,1,0,5"}, {"smpdump", "-D", "0,1,0", "0x11"},
 	} {
-		if r := diffTool(t, s, host, args[0], args[1:]...); r.code == 0 && len(strings.TrimSpace(string(r.stdout))) == 0 {
-			t.Errorf("%s: the C tool printed nothing: nothing was compared", strings.Join(args, " "))
-		}
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			if r := diffTool(t, s, host, args[0], args[1:]...); r.code == 0 && len(strings.TrimSpace(string(r.stdout))) == 0 {
+				t.Errorf("%s: the C tool printed nothing: nothing was compared", strings.Join(args, " "))
+			}
+		})
 	}
 }
