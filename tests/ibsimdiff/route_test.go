@@ -126,22 +126,34 @@ func TestIBRouteMatchesCTool(t *testing.T) {
 					{[]string{"-D", dr}, diag.RouteOptions{}, true},
 				}
 				for _, c := range cases {
-					want, _, code := runExit(t, s, rt.host, "ibroute", c.args...)
-					if code != 0 || !bytes.Contains(want, []byte("ids dumped \n")) {
-						t.Fatalf("ibroute %v: exit %d", c.args, code)
-					}
-					tg, addr := engine.LID(lid), diag.LIDAddress(lid)
-					if c.dr {
-						tg, addr = engine.Target{Kind: engine.ByDR, Path: path}, diag.DRAddress(path, 0xffff, 0xffff)
-					}
-					o := c.o
-					ft, err := diag.IBRoute(ctx, &diag.Env{Session: sess}, tg, addr, &o)
-					if err != nil {
-						t.Fatalf("ibroute %v: %v", c.args, err)
-					}
+					var want []byte
 					var got bytes.Buffer
-					if err := diag.WriteIBRoute(&got, ft); err != nil {
-						t.Fatal(err)
+					for try := 1; ; try++ {
+						var code int
+						want, _, code = runExit(t, s, rt.host, "ibroute", c.args...)
+						if code != 0 || !bytes.Contains(want, []byte("ids dumped \n")) {
+							t.Fatalf("ibroute %v: exit %d", c.args, code)
+						}
+						tg, addr := engine.LID(lid), diag.LIDAddress(lid)
+						if c.dr {
+							tg, addr = engine.Target{Kind: engine.ByDR, Path: path}, diag.DRAddress(path, 0xffff, 0xffff)
+						}
+						o := c.o
+						ft, err := diag.IBRoute(ctx, &diag.Env{Session: sess}, tg, addr, &o)
+						if err != nil {
+							t.Fatalf("ibroute %v: %v", c.args, err)
+						}
+						got.Reset()
+						if err := diag.WriteIBRoute(&got, ft); err != nil {
+							t.Fatal(err)
+						}
+						// ibroute names each LID's node with a NodeInfo
+						// query: one that timed out on the loaded machine
+						// prints "(unknown node and type)". Asked again.
+						if got.String() == string(want) || try == loadTries {
+							break
+						}
+						t.Logf("ibroute %v: differs; a query may have timed out on the loaded machine: both run again", c.args)
 					}
 					if got.String() != string(want) {
 						t.Errorf("ibroute %v on %q:\n%s", c.args, n.Desc, lineDiff(string(want), got.String()))
@@ -373,19 +385,35 @@ func TestSAQueryMatchesCTool(t *testing.T) {
 				{"NR", "no-such-node"}, {"NR", "0x10000"}, {"-L", caName}, {"-l", caName}, {"-G", caName}, {"-D"},
 			}
 			for _, args := range cases {
-				want, stderr, code := runExit(t, s, rt.host, "saquery", args...)
-				o, perr := saqueryOptions(args)
-				if perr != nil {
-					t.Fatalf("saquery %q: %v", args, perr)
-				}
-				res, err := diag.SAQuery(ctx, &diag.Env{Session: sess}, o)
-				var got bytes.Buffer
-				if werr := diag.WriteSAQuery(&got, res); werr != nil {
-					t.Fatal(werr)
-				}
-				gotCode := res.Exit
-				if err != nil && gotCode == 0 {
-					t.Fatalf("saquery %q: error %v with exit 0", args, err)
+				var (
+					want, stderr  []byte
+					code, gotCode int
+					got           bytes.Buffer
+					err           error
+					res           *diag.SAResult
+				)
+				for try := 1; ; try++ {
+					want, stderr, code = runExit(t, s, rt.host, "saquery", args...)
+					o, perr := saqueryOptions(args)
+					if perr != nil {
+						t.Fatalf("saquery %q: %v", args, perr)
+					}
+					res, err = diag.SAQuery(ctx, &diag.Env{Session: sess}, o)
+					got.Reset()
+					if werr := diag.WriteSAQuery(&got, res); werr != nil {
+						t.Fatal(werr)
+					}
+					gotCode = res.Exit
+					if err != nil && gotCode == 0 {
+						t.Fatalf("saquery %q: error %v with exit 0", args, err)
+					}
+					// saquery's one try of 1 s (exit 110, "Connection
+					// timed out") can miss OpenSM on the loaded machine
+					// where the engine's retries did not: asked again.
+					if (code == gotCode && got.String() == string(want)) || try == loadTries || (code == 0 && gotCode == 0) {
+						break
+					}
+					t.Logf("saquery %q: exit %d, diag %d: one side may have timed out on the loaded machine: both run again", args, code, gotCode)
 				}
 				t.Logf("saquery %q: exit %d, %d bytes, %d warnings", args, code, len(want), len(res.Warnings))
 				if code != gotCode || got.String() != string(want) {
