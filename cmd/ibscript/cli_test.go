@@ -207,6 +207,9 @@ func TestCompletions(t *testing.T) {
 		}
 		scripts[sh] = out
 	}
+	if code, out, _ := ibscript(t, "help", "completion"); code != 0 || !strings.HasPrefix(out, "usage: ibscript completion bash|zsh|fish") {
+		t.Errorf("help completion: exit %d, %q", code, out)
+	}
 	dir := t.TempDir()
 	for sh, s := range scripts {
 		p := filepath.Join(dir, sh)

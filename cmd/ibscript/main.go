@@ -260,6 +260,17 @@ until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
                              could not be swept), for node_exporter's
                              textfile collector on very large fabrics
 `,
+	"completion": `usage: ibscript completion bash|zsh|fish
+
+Prints the shell's completion script for ibscript: its commands, the
+infiniband-diags tools, its flags and their values (--fabric, --format),
+files where a flag takes one. Made from the same command table as the
+manual page's synopsis. The packages install all three; by hand:
+  source <(ibscript completion bash)                  # this shell
+  ibscript completion bash > ~/.local/share/bash-completion/completions/ibscript
+  ibscript completion zsh > "${fpath[1]}/_ibscript"
+  ibscript completion fish > ~/.config/fish/completions/ibscript.fish
+`,
 	"discover": `usage: ibscript discover [flags]
 
 Discovers the fabric by directed route from the local port and prints it.
