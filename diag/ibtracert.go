@@ -395,15 +395,18 @@ func Tracert(ctx context.Context, e *Env, src, dst uint16, o *TracertOptions) (*
 // trace prints what ibtracert printed before it failed).
 func WriteTracert(w io.Writer, t *Trace) error {
 	bw := bufio.NewWriter(w)
+	// -v's walk to the source comes first, unicast or multicast: ibtracert
+	// prints it as get_route's first find_route walks, before find_mcpath
+	// reports a circle.
+	for _, h := range t.Approach {
+		fmt.Fprintf(bw, "[%d] -> %s port {%s}[%d] lid %d-%d \"%s\"\n", h.OutPort, h.Type, h.GUID, h.PortNum, h.LID, h.LIDEnd, h.Name)
+	}
 	for _, c := range t.Circles {
 		fmt.Fprintf(bw, "ERR: circle discovered at %s {%s} portnum %d lid %d-%d \"%s\"\n", c.Type, c.GUID, c.PortNum, c.LID, c.LIDEnd, c.Name)
 	}
 	if t.Multicast {
 		writeMCPath(bw, t)
 		return bw.Flush()
-	}
-	for _, h := range t.Approach {
-		fmt.Fprintf(bw, "[%d] -> %s port {%s}[%d] lid %d-%d \"%s\"\n", h.OutPort, h.Type, h.GUID, h.PortNum, h.LID, h.LIDEnd, h.Name)
 	}
 	if f := t.From; f != nil {
 		if t.Brief {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -705,11 +706,55 @@ func TestTracertMulticastMatchesCTool(t *testing.T) {
 	// The command line's -m.
 	diffToolIBExit(t, s, host, "ibtracert", "-m", "0xc001", itoa(cas[0]), itoa(cas[len(cas)-1]))
 	diffToolIBExit(t, s, host, "ibtracert", "-n", "--mlid", "0xc002", itoa(cas[0]), itoa(cas[1]))
+	// -v prints the walk from the local port to the source first, as
+	// unicast -v does (the source the farthest CA, so the walk has hops).
+	for _, src := range []uint16{cas[len(cas)-1], firstSw.Ports[0].LID} {
+		for _, brief := range []bool{false, true} {
+			args := []string{"-v", "-m", "0xc001", itoa(src), itoa(cas[0])}
+			if brief {
+				args = append([]string{"-n"}, args...)
+			}
+			want, _, code := runExit(t, s, host, "ibtracert", args...)
+			want = withoutTracertDebug(want)
+			tr, err := diag.Tracert(ctx, env, src, cas[0], &diag.TracertOptions{NoInfo: brief, Multicast: true, MLID: 0xc001, Verbose: true})
+			var got bytes.Buffer
+			if werr := diag.WriteTracert(&got, tr); werr != nil {
+				t.Fatal(werr)
+			}
+			gotCode := 0
+			if err != nil {
+				diag.WriteIBExit(&got, ibtracertPath, err.Error())
+				gotCode = 255
+			}
+			if len(tr.Approach) == 0 {
+				t.Errorf("ibtracert %v: no walk to the source recorded", args)
+			}
+			if code != gotCode || got.String() != string(want) {
+				t.Errorf("ibtracert %v: exit %d, diag %d (%v, %q):\n%s", args, code, gotCode, err, tr.Warnings, lineDiff(string(want), got.String()))
+			}
+		}
+	}
 	// -m as strtoul reads it into ibtracert's int: "abc" is 0 (below
 	// 0xc000), "0xc001x" is 0xc001, 0x1c001 is past every switch's table.
 	diffToolIBExit(t, s, host, "ibtracert", "-m", "abc", itoa(cas[0]), itoa(cas[len(cas)-1]))
 	diffToolIBExit(t, s, host, "ibtracert", "-m", "0xc001x", itoa(cas[0]), itoa(cas[len(cas)-1]))
 	diffToolIBExit(t, s, host, "ibtracert", "-m", "0x1c001", itoa(cas[0]), itoa(cas[len(cas)-1]))
+}
+
+// tracertDebug are the lines ibtracert -v prints on stdout as
+// find_mcpath walks (libibmad's DEBUG with the tool's pid and its heap
+// addresses, and its "processing", "new remote" and "found target"
+// notes): not output anyone can compare, ibscript does not print them.
+var tracertDebug = regexp.MustCompile(`^(\[[0-9]+\] [a-z_]+: |processing \{|new remote \{|found target \{)`)
+
+func withoutTracertDebug(out []byte) []byte {
+	var b bytes.Buffer
+	for _, l := range strings.SplitAfter(string(out), "\n") {
+		if !tracertDebug.MatchString(l) {
+			b.WriteString(l)
+		}
+	}
+	return b.Bytes()
 }
 
 // TestRouteToolsWithLMC: with OpenSM giving every port two LIDs (--lmc
