@@ -81,3 +81,21 @@ func TestSimFaultsErrors(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestSimIPoIBErrors pins sim.ipoib's errors, and that addresses it sets
+// resolve in the RDMA CM (a second port may not take them).
+func TestSimIPoIBErrors(t *testing.T) {
+	L, _, _ := newSimTestState(t)
+	for _, tc := range []struct{ script, want string }{
+		{`sim.ipoib("node002", 1, "10.0.0.300")`, `bad argument #3 to sim\.ipoib \("10\.0\.0\.300" is not an IPv4 or IPv6 address\)`},
+		{`sim.ipoib("leaf01", 1, "10.0.0.9")`, `sim\.ipoib: ipoib: no CA or router port "leaf01"\[1\]`},
+		{`sim.ipoib("node002", 1, "224.0.0.1")`, `224\.0\.0\.1 is not a unicast IPv4 or IPv6 address`},
+		{`sim.ipoib("node002", 1, "10.0.0.2"); sim.ipoib("node003", 1, "10.0.0.2")`, `10\.0\.0\.2 is already "node002"\[1\]'s`},
+		{`sim.ipoib()`, `bad argument #1 to sim\.ipoib`},
+	} {
+		err := DoString(L, tc.script)
+		if err == nil || !regexp.MustCompile(tc.want).MatchString(err.Error()) {
+			t.Errorf("%s: err %v, want %s", tc.script, err, tc.want)
+		}
+	}
+}
