@@ -182,8 +182,8 @@ func (e *Env) moduleTable(m Module) *lua.LTable {
 
 // print is Lua 5.1's print writing to the Env's stdout: each value goes
 // through the global tostring (so decoded attributes print as tables of
-// fields, and a script's own tostring is honoured), and the line is
-// written once.
+// fields, and a script's own tostring is honoured) and is written up to
+// its first NUL byte, as C's fputs writes it; the line is written once.
 func (e *Env) print(L *lua.LState) int {
 	n := L.GetTop()
 	tostring := L.GetGlobal("tostring")
@@ -192,7 +192,11 @@ func (e *Env) print(L *lua.LState) int {
 		if i > 1 {
 			b.WriteByte('\t')
 		}
-		b.WriteString(tostringOf(L, tostring, L.Get(i)))
+		s := tostringOf(L, tostring, L.Get(i))
+		if z := strings.IndexByte(s, 0); z >= 0 {
+			s = s[:z] // Lua 5.1 writes each value with fputs
+		}
+		b.WriteString(s)
 	}
 	b.WriteByte('\n')
 	io.WriteString(e.stdout, b.String())

@@ -157,13 +157,10 @@ func (e *Env) checkAllocs(L *lua.LState) {
 
 // repSize is the length of string.rep(s, n).
 func repSize(L *lua.LState) uint64 {
-	s := L.CheckString(1)
-	n := L.CheckNumber(2)
+	s := argString(L, 1)
+	n := argInt(L, 2)
 	if n < 1 {
 		return 0
-	}
-	if float64(n) >= math.MaxUint64 {
-		return math.MaxUint64
 	}
 	return mulSize(uint64(len(s)), uint64(n))
 }
@@ -172,10 +169,10 @@ func repSize(L *lua.LState) uint64 {
 // number as 32 bytes at most; what is not a string or number is left to
 // the original's error.
 func concatSize(L *lua.LState) uint64 {
-	t := L.CheckTable(1)
-	sep := uint64(len(L.OptString(2, "")))
+	sep := uint64(len(optString(L, 2, "")))
+	t := argTable(L, 1)
 	n := t.Len()
-	i, j := L.OptInt(3, 1), L.OptInt(4, n)
+	i, j := optInt(L, 3, 1), optInt(L, 4, n)
 	i, j = max(i, 1), min(j, n)
 	var size uint64
 	for k := i; k <= j; k++ {
@@ -202,7 +199,7 @@ const maxFmtWidth = 1e7 + 9
 // byte as \xNN at worst, "% x" as three characters) and 32 bytes for
 // every other argument.
 func fmtSize(L *lua.LState) uint64 {
-	size := fmtVerbsSize(L.CheckString(1))
+	size := fmtVerbsSize(argString(L, 1))
 	for k := 2; k <= L.GetTop(); k++ {
 		if s, ok := L.Get(k).(lua.LString); ok {
 			size = addSize(size, mulSize(uint64(len(s)), 4)+2)

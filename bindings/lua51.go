@@ -65,7 +65,7 @@ func Load(L *lua.LState, r io.Reader, name string) (*lua.LFunction, error) {
 	if placeholder != "" {
 		renameName(chunk, placeholder, "goto")
 	}
-	chunk = rewriteOps(rewriteBlock(chunk))
+	chunk = rewriteOps(rewriteBlock(chunk), exactArithmetic(L))
 	proto, err := lua.Compile(chunk, name)
 	if err != nil {
 		return nil, syntaxError(err)

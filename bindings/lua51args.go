@@ -91,6 +91,25 @@ func toInteger(f float64) int64 {
 	return int64(f)
 }
 
+// toInt32 is C's (int) cast of a double on x86-64: toward zero, and
+// INT_MIN for NaN and what does not fit.
+func toInt32(f float64) int32 {
+	if math.IsNaN(f) || f >= 1<<31 || f < -(1<<31) {
+		return math.MinInt32
+	}
+	return int32(f)
+}
+
+// toUnsigned is C's (unsigned long) cast of a double as gcc compiles it
+// on x86-64: from 2^63 up with 2^63 taken off and put back, anything
+// else (NaN too) through the signed conversion.
+func toUnsigned(f float64) uint64 {
+	if f >= 1<<63 {
+		return uint64(toInteger(f-(1<<63))) ^ (1 << 63)
+	}
+	return uint64(toInteger(f))
+}
+
 // argInteger is luaL_checkinteger.
 func argInteger(L *lua.LState, n int) int64 {
 	return toInteger(argNumber(L, n))

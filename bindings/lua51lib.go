@@ -86,6 +86,9 @@ func baseToNumber(L *lua.LState) int {
 	if base < 2 || base > 36 {
 		L.ArgError(2, "base out of range")
 	}
+	if z := strings.IndexByte(s, 0); z >= 0 {
+		s = s[:z] // strtoul reads a C string
+	}
 	s = strings.TrimSpace(s)
 	if s == "" || strings.ContainsAny(s, " \t\n\v\f\r") {
 		L.Push(lua.LNil)
@@ -120,6 +123,9 @@ func baseToNumber(L *lua.LState) int {
 // str2number reads a number as Lua 5.1's lua_str2number (strtod) does,
 // with white space around it.
 func str2number(s string) (float64, bool) {
+	if z := strings.IndexByte(s, 0); z >= 0 {
+		s = s[:z] // strtod reads a C string: it ends at the first NUL
+	}
 	s = strings.Trim(s, " \t\n\v\f\r")
 	if s == "" || strings.ContainsAny(s, "_ \t\n\v\f\r") {
 		return 0, false
@@ -127,6 +133,18 @@ func str2number(s string) (float64, bool) {
 	body := strings.TrimLeft(s, "+-")
 	if len(s)-len(body) > 1 {
 		return 0, false
+	}
+	if len(body) >= 3 && strings.EqualFold(body[:3], "nan") {
+		// glibc reads "nan" and "nan(chars)" in any case, with a sign
+		if rest := body[3:]; rest != "" && !(rest[0] == '(' && strings.IndexByte(rest, ')') == len(rest)-1 && !strings.ContainsFunc(rest[1:len(rest)-1], func(r rune) bool {
+			return !(r == '_' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z')
+		})) {
+			return 0, false
+		}
+		if s[0] == '-' {
+			return negNaN, true
+		}
+		return math.Float64frombits(0x7ff8000000000000), true
 	}
 	if len(body) > 1 && body[0] == '0' && body[1]|0x20 == 'x' {
 		if len(body) == 2 {
@@ -247,26 +265,35 @@ func strFormat(L *lua.LState) int {
 		}
 		switch conv {
 		case 'c':
-			b.WriteString(pad(string([]byte{byte(int64(fmtNumber(L, arg)))}), flags, width))
+			// C's sprintf writes the byte, and 5.1 keeps what strlen
+			// counts: nothing from a NUL on
+			c := pad(string([]byte{byte(toInt32(fmtNumber(L, arg)))}), flags, width)
+			if z := strings.IndexByte(c, 0); z >= 0 {
+				c = c[:z]
+			}
+			b.WriteString(c)
 		case 'd', 'i':
-			b.WriteString(sprintf(spec+"d", int64(fmtNumber(L, arg))))
+			b.WriteString(sprintf(spec+"d", toInteger(fmtNumber(L, arg))))
 		case 'o', 'u', 'x', 'X':
 			verb := conv
 			if conv == 'u' {
 				verb = 'd'
 			}
-			b.WriteString(sprintf(spec+string(verb), uint64(int64(fmtNumber(L, arg)))))
+			b.WriteString(sprintf(spec+string(verb), toUnsigned(fmtNumber(L, arg))))
 		case 'e', 'E', 'f', 'g', 'G':
 			n := fmtNumber(L, arg)
 			if math.IsInf(n, 0) || math.IsNaN(n) {
-				s := "nan"
-				if math.IsInf(n, 1) {
-					s = "inf"
-					if strings.ContainsRune(flags, '+') {
-						s = "+inf"
-					}
-				} else if math.IsInf(n, -1) {
-					s = "-inf"
+				s := "inf"
+				if math.IsNaN(n) {
+					s = "nan"
+				}
+				switch {
+				case math.Signbit(n):
+					s = "-" + s
+				case strings.ContainsRune(flags, '+'):
+					s = "+" + s
+				case strings.ContainsRune(flags, ' '):
+					s = " " + s
 				}
 				if conv == 'E' || conv == 'G' {
 					s = strings.ToUpper(s)
@@ -297,6 +324,14 @@ func strFormat(L *lua.LState) int {
 			b.WriteByte('"')
 		case 's':
 			s := argString(L, arg)
+			if hasPrec || len(s) < 100 {
+				// through sprintf's %s, which stops at a NUL (5.1 keeps a
+				// string of 100 bytes or more whole when there is no
+				// precision)
+				if z := strings.IndexByte(s, 0); z >= 0 {
+					s = s[:z]
+				}
+			}
 			if hasPrec {
 				p, _ := strconv.Atoi(prec)
 				if p < len(s) {

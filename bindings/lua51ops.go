@@ -19,6 +19,8 @@ import (
 //     5.1 writes them with "%.14g" (1234567.5, inf, -0);
 //   - "%" is Go's math.Mod corrected for the sign (1 % 0.1 is
 //     0.0999...); Lua 5.1 computes a - floor(a/b)*b (0);
+//   - "^" is Go's math.Pow, whose NaNs have another sign than glibc's
+//     pow's (pow51);
 //   - a numeric for's bounds must be numbers; Lua 5.1 converts numeric
 //     strings.
 //
@@ -49,11 +51,53 @@ const (
 	opForInit = 'i'
 	opForLim  = 'l'
 	opForStep = 's'
+	// with SetExactArithmetic only
+	opAdd = '+'
+	opSub = '-'
+	opMul = '*'
+	opDiv = '/'
+	opPow = '^'
+	opUnm = 'u'
 )
+
+// arithFns are the events and functions of the arithmetic operators.
+var arithFns = map[byte]struct {
+	event string
+	fn    func(a, b float64) float64
+}{
+	opAdd: {"__add", func(a, b float64) float64 { return a + b }},
+	opSub: {"__sub", func(a, b float64) float64 { return a - b }},
+	opMul: {"__mul", func(a, b float64) float64 { return a * b }},
+	opDiv: {"__div", func(a, b float64) float64 { return a / b }},
+	opMod: {"__mod", mod51},
+	opPow: {"__pow", pow51},
+	opUnm: {"__unm", func(a, _ float64) float64 { return -a }},
+}
+
+// exactKey is the registry field SetExactArithmetic sets.
+const exactKey = "ibscript.exactarith"
+
+// SetExactArithmetic makes the chunks Load compiles from now on in L
+// compute every arithmetic operator (+ - * / ^ and unary minus, besides
+// the % and .. always corrected) through a Go function, as Lua 5.1's
+// virtual machine does: a zero result keeps its sign (gopher-lua's
+// instructions store -0 as 0) and so does a NaN from ^, and an error
+// names the operand as 5.1 does. It costs a function call per operator,
+// several times gopher-lua's instruction, so plans do not get it; the
+// differential tests use it to tell the difference that remains in
+// gopher-lua's instructions from any other (docs/lua.md).
+func SetExactArithmetic(L *lua.LState, on bool) {
+	L.SetField(L.Get(lua.RegistryIndex), exactKey, lua.LBool(on))
+}
+
+func exactArithmetic(L *lua.LState) bool {
+	return lua.LVAsBool(L.GetField(L.Get(lua.RegistryIndex), exactKey))
+}
 
 // opsRewriter walks a chunk keeping the scopes, to name operands.
 type opsRewriter struct {
 	funcs []*opsFunc
+	exact bool // every arithmetic operator (SetExactArithmetic)
 }
 
 type opsFunc struct {
@@ -120,8 +164,8 @@ func (o *opsRewriter) describe(e ast.Expr) string {
 }
 
 // rewriteOps rewrites a chunk's operators (see above).
-func rewriteOps(chunk []ast.Stmt) []ast.Stmt {
-	o := &opsRewriter{}
+func rewriteOps(chunk []ast.Stmt, exact bool) []ast.Stmt {
+	o := &opsRewriter{exact: exact}
 	o.enterFunc()
 	o.block(chunk)
 	return chunk
@@ -229,13 +273,20 @@ func (o *opsRewriter) expr(e ast.Expr) ast.Expr {
 	case *ast.RelationalOpExpr:
 		x.Lhs, x.Rhs = o.expr(x.Lhs), o.expr(x.Rhs)
 	case *ast.ArithmeticOpExpr:
-		if x.Operator == "%" {
-			return o.mod(x)
+		if x.Operator == "%" || x.Operator == "^" {
+			return o.arith(x)
+		}
+		if o.exact {
+			names := []string{o.describe(x.Lhs), o.describe(x.Rhs)}
+			return opCall(x.Operator[0], names, []ast.Expr{o.expr(x.Lhs), o.expr(x.Rhs)}, x)
 		}
 		x.Lhs, x.Rhs = o.expr(x.Lhs), o.expr(x.Rhs)
 	case *ast.StringConcatOpExpr:
 		return o.concat(x)
 	case *ast.UnaryMinusOpExpr:
+		if _, isConst := constNumber(x); o.exact && !isConst {
+			return opCall(opUnm, []string{o.describe(x.Expr)}, []ast.Expr{o.expr(x.Expr)}, x)
+		}
 		x.Expr = o.expr(x.Expr)
 	case *ast.UnaryNotOpExpr:
 		x.Expr = o.expr(x.Expr)
@@ -247,8 +298,18 @@ func (o *opsRewriter) expr(e ast.Expr) ast.Expr {
 	return e
 }
 
-// call makes the call of operator function kind with args.
+// call makes the call of operator function kind with args, each an
+// operand that gives one value (a call or "..." last in an argument list
+// would give all of theirs).
 func opCall(kind byte, names []string, args []ast.Expr, at ast.PositionHolder) ast.Expr {
+	for _, a := range args {
+		switch a := a.(type) {
+		case *ast.FuncCallExpr:
+			a.AdjustRet = true
+		case *ast.Comma3Expr:
+			a.AdjustRet = true
+		}
+	}
 	fn := &ast.StringExpr{Value: opMarker + string(kind) + strings.Join(names, "\x01")}
 	fn.SetLine(at.Line())
 	fn.SetLastLine(at.LastLine())
@@ -290,20 +351,25 @@ func (o *opsRewriter) concat(x *ast.StringConcatOpExpr) ast.Expr {
 	return opCall(opConcat, names, ops, x)
 }
 
-func (o *opsRewriter) mod(x *ast.ArithmeticOpExpr) ast.Expr {
+// arith rewrites % and ^ (x.Operator), folding constant operands.
+func (o *opsRewriter) arith(x *ast.ArithmeticOpExpr) ast.Expr {
+	kind := x.Operator[0]
+	if kind == '%' {
+		kind = opMod
+	}
 	names := []string{o.describe(x.Lhs), o.describe(x.Rhs)}
 	lhs, rhs := o.expr(x.Lhs), o.expr(x.Rhs)
 	a, aok := constNumber(lhs)
 	b, bok := constNumber(rhs)
 	if aok && bok {
-		if v := mod51(a, b); !math.IsNaN(v) && !math.IsInf(v, 0) && !(v == 0 && math.Signbit(v)) {
+		if v := arithFns[kind].fn(a, b); !math.IsNaN(v) && !math.IsInf(v, 0) && !(v == 0 && math.Signbit(v)) {
 			n := &ast.NumberExpr{Value: strconv.FormatFloat(v, 'g', -1, 64)}
 			n.SetLine(x.Line())
 			n.SetLastLine(x.LastLine())
 			return n
 		}
 	}
-	return opCall(opMod, names, []ast.Expr{lhs, rhs}, x)
+	return opCall(kind, names, []ast.Expr{lhs, rhs}, x)
 }
 
 // constNumber is the value of a number constant, negated or not.
@@ -359,8 +425,15 @@ func opFunction(spec string) lua.LGFunction {
 	switch kind {
 	case opConcat:
 		return func(L *lua.LState) int { return concat51(L, names) }
-	case opMod:
-		return func(L *lua.LState) int { return arith51(L, "__mod", mod51, names) }
+	case opUnm:
+		return func(L *lua.LState) int {
+			L.SetTop(1)
+			L.Push(L.Get(1)) // 5.1 passes the operand twice
+			return arith51(L, "__unm", arithFns[opUnm].fn, names)
+		}
+	}
+	if op, ok := arithFns[kind]; ok {
+		return func(L *lua.LState) int { return arith51(L, op.event, op.fn, names) }
 	}
 	what := map[byte]string{opForInit: "initial value", opForLim: "limit", opForStep: "step"}[kind]
 	return func(L *lua.LState) int {
@@ -518,15 +591,8 @@ func installStringArith(L *lua.LState) {
 	if !ok {
 		return
 	}
-	for event, op := range map[string]func(a, b float64) float64{
-		"__add": func(a, b float64) float64 { return a + b },
-		"__sub": func(a, b float64) float64 { return a - b },
-		"__mul": func(a, b float64) float64 { return a * b },
-		"__div": func(a, b float64) float64 { return a / b },
-		"__mod": mod51,
-		"__pow": math.Pow,
-		"__unm": func(a, _ float64) float64 { return -a },
-	} {
+	for _, a := range arithFns {
+		event, op := a.event, a.fn
 		mt.RawSetString(event, L.NewFunction(func(L *lua.LState) int {
 			if event == "__unm" {
 				L.SetTop(1)

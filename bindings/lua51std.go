@@ -122,9 +122,11 @@ func tabConcat(L *lua.LState) int {
 	}
 	var b strings.Builder
 	field := func(i int) {
-		s, ok := valueText(geti(t, i))
+		v := geti(t, i)
+		s, ok := valueText(v)
 		if !ok {
-			L.RaiseError("invalid value (at index %d) in table for 'concat'", i)
+			// Debian's lua5.1 (5.1.5) names the value's type
+			L.RaiseError("invalid value (%s) at index %d in table for 'concat'", v.Type().String(), i)
 		}
 		b.WriteString(s)
 	}
@@ -149,14 +151,41 @@ func tabInsert(L *lua.LState) int {
 	case 3:
 		pos = argInt(L, 2)
 		e = max(e, pos)
-		for i := e; i > pos; i-- {
-			seti(t, i, geti(t, i-1))
-		}
+		shiftUp(t, pos, e)
 	default:
 		L.RaiseError("wrong number of arguments to 'insert'")
 	}
 	seti(t, pos, L.Get(L.GetTop()))
 	return 0
+}
+
+// shiftUp is ltablib's "for (i = e; i > pos; i--) t[i] = t[i-1]": every
+// key from pos to e-1 moves up by one. A range far longer than the table
+// (table.insert(t, -2^31, v) walks two billion keys in Lua 5.1) moves
+// only the keys the table has, to the same result.
+func shiftUp(t *lua.LTable, pos, e int) {
+	if e-pos <= 4096 || e-pos <= 4*t.Len() {
+		for i := e; i > pos; i-- {
+			seti(t, i, geti(t, i-1))
+		}
+		return
+	}
+	type kv struct {
+		k int
+		v lua.LValue
+	}
+	var moved []kv
+	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+		if n, ok := k.(lua.LNumber); ok && float64(n) == math.Trunc(float64(n)) && int(n) >= pos && int(n) < e {
+			moved = append(moved, kv{int(n), v})
+		}
+	}
+	for _, m := range moved {
+		seti(t, m.k, lua.LNil)
+	}
+	for _, m := range moved {
+		seti(t, m.k+1, m.v)
+	}
 }
 
 func tabRemove(L *lua.LState) int {
@@ -190,7 +219,7 @@ func tabSort(L *lua.LState) int {
 	}
 	less := func(a, b lua.LValue) bool {
 		if cmp == nil {
-			return L.LessThan(a, b)
+			return lessThan51(L, a, b)
 		}
 		L.Push(cmp)
 		L.Push(a)
@@ -258,6 +287,38 @@ func tabSort(L *lua.LState) int {
 	}
 	auxsort(1, n)
 	return 0
+}
+
+// lessThan51 is lua_lessthan called from a C function: an error has no
+// position (luaG_ordererror adds one only in a Lua function).
+func lessThan51(L *lua.LState, a, b lua.LValue) bool {
+	switch x := a.(type) {
+	case lua.LNumber:
+		if y, ok := b.(lua.LNumber); ok {
+			return x < y
+		}
+	case lua.LString:
+		if y, ok := b.(lua.LString); ok {
+			return x < y
+		}
+	}
+	if a.Type() == b.Type() {
+		if tm := L.GetMetaField(a, "__lt"); tm != lua.LNil && tm == L.GetMetaField(b, "__lt") {
+			L.Push(tm)
+			L.Push(a)
+			L.Push(b)
+			L.Call(2, 1)
+			r := L.Get(-1)
+			L.Pop(1)
+			return lua.LVAsBool(r)
+		}
+	}
+	t1, t2 := a.Type().String(), b.Type().String()
+	if t1 == t2 {
+		L.Error(lua.LString("attempt to compare two "+t1+" values"), 0)
+	}
+	L.Error(lua.LString("attempt to compare "+t1+" with "+t2), 0)
+	return false
 }
 
 // baseToString is Lua 5.1's tostring: __tostring, else numbers as
@@ -425,23 +486,61 @@ func installMath51(L *lua.LState, m *lua.LTable) {
 	}
 	f2 := func(fn func(a, b float64) float64) lua.LGFunction {
 		return func(L *lua.LState) int {
-			L.Push(lua.LNumber(fn(argNumber(L, 1), argNumber(L, 2))))
+			// gcc evaluates fmod(luaL_checknumber(L, 1),
+			// luaL_checknumber(L, 2))'s arguments right to left: a bad
+			// second argument is the one reported
+			b := argNumber(L, 2)
+			L.Push(lua.LNumber(fn(argNumber(L, 1), b)))
 			return 1
 		}
 	}
+	// glibc's NaNs: a NaN argument comes back as it is (sign included),
+	// and an invalid operation gives the x86 default NaN, -nan
+	nanIn := func(fn func(float64) float64) func(float64) float64 {
+		return func(x float64) float64 {
+			if math.IsNaN(x) {
+				return x
+			}
+			return fn(x)
+		}
+	}
+	trig := func(fn func(float64) float64) func(float64) float64 {
+		return nanIn(func(x float64) float64 {
+			if math.IsInf(x, 0) {
+				return negNaN
+			}
+			return fn(x)
+		})
+	}
 	rng := newGlibcRand(1)
 	for name, fn := range map[string]lua.LGFunction{
-		"abs": f1(math.Abs), "acos": f1(math.Acos), "asin": f1(math.Asin), "atan": f1(math.Atan),
-		"ceil": f1(math.Ceil), "cos": f1(math.Cos), "cosh": f1(math.Cosh), "exp": f1(math.Exp),
-		"floor": f1(math.Floor), "log": f1(math.Log), "log10": f1(math.Log10), "sin": f1(math.Sin),
-		"sinh": f1(math.Sinh), "sqrt": f1(math.Sqrt), "tan": f1(math.Tan), "tanh": f1(math.Tanh),
-		"deg":   f1(func(x float64) float64 { return x / (math.Pi / 180) }),
-		"rad":   f1(func(x float64) float64 { return x * (math.Pi / 180) }),
-		"atan2": f2(math.Atan2), "fmod": f2(math.Mod), "mod": f2(math.Mod), "pow": f2(math.Pow),
+		"abs": f1(math.Abs), "acos": f1(nanIn(math.Acos)), "asin": f1(nanIn(math.Asin)), "atan": f1(nanIn(math.Atan)),
+		"ceil": f1(math.Ceil), "cos": f1(trig(math.Cos)), "cosh": f1(nanIn(math.Cosh)), "exp": f1(nanIn(math.Exp)),
+		"floor": f1(math.Floor), "sin": f1(trig(math.Sin)),
+		"log": f1(nanIn(func(x float64) float64 {
+			if x < 0 {
+				return negNaN
+			}
+			return log51(x)
+		})),
+		"log10": f1(nanIn(func(x float64) float64 { return log51(x) * (1 / math.Ln10) })),
+		"sinh":  f1(nanIn(math.Sinh)), "sqrt": f1(math.Sqrt), "tan": f1(trig(math.Tan)), "tanh": f1(nanIn(math.Tanh)),
+		"deg": f1(func(x float64) float64 { return x / (math.Pi / 180) }),
+		"rad": f1(func(x float64) float64 { return x * (math.Pi / 180) }),
+		"atan2": f2(func(y, x float64) float64 {
+			if math.IsNaN(x) {
+				return x // glibc's x + y: the first NaN operand
+			}
+			if math.IsNaN(y) {
+				return y
+			}
+			return math.Atan2(y, x)
+		}),
+		"fmod": f2(fmod51), "mod": f2(fmod51), "pow": f2(pow51),
 		"modf": func(L *lua.LState) int {
 			x := argNumber(L, 1)
 			ip := math.Trunc(x)
-			fp := x - ip
+			fp := math.Copysign(x-ip, x)
 			if math.IsInf(x, 0) {
 				fp = math.Copysign(0, x)
 			}
@@ -456,7 +555,8 @@ func installMath51(L *lua.LState, m *lua.LTable) {
 			return 2
 		},
 		"ldexp": func(L *lua.LState) int {
-			L.Push(lua.LNumber(math.Ldexp(argNumber(L, 1), argInt(L, 2))))
+			e := argInt(L, 2) // right to left, as gcc evaluates them
+			L.Push(lua.LNumber(math.Ldexp(argNumber(L, 1), e)))
 			return 1
 		},
 		"max": func(L *lua.LState) int {
@@ -510,6 +610,55 @@ func installMath51(L *lua.LState, m *lua.LTable) {
 	}
 	m.RawSetString("pi", lua.LNumber(math.Pi))
 	m.RawSetString("huge", lua.LNumber(math.Inf(1)))
+}
+
+// negNaN is the x86 default NaN, what an invalid operation gives: C
+// prints it as -nan.
+var negNaN = math.Float64frombits(0xfff8000000000000)
+
+// log51 is the natural logarithm, subnormal numbers included: Go's
+// assembly math.Log on amd64 gives -709.09 for 5e-324 (C: -744.44).
+func log51(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		f, e := math.Frexp(x)
+		return math.Log(f) + float64(e)*math.Ln2
+	}
+	return math.Log(x)
+}
+
+// fmod51 is glibc's fmod.
+func fmod51(a, b float64) float64 {
+	switch {
+	case math.IsNaN(a):
+		return a
+	case math.IsNaN(b):
+		return b
+	case math.IsInf(a, 0) || b == 0:
+		return negNaN
+	}
+	return math.Mod(a, b)
+}
+
+// pow51 is glibc's pow.
+func pow51(x, y float64) float64 {
+	switch {
+	case y == 0 || x == 1:
+		return 1
+	case math.IsNaN(y):
+		if math.IsNaN(x) {
+			return x // glibc's x + y: the first NaN operand
+		}
+		return y
+	case math.IsNaN(x):
+		// glibc squares x, and negates it for a negative x and an odd y
+		if math.Signbit(x) && !math.IsInf(y, 0) && y == math.Trunc(y) && math.Mod(y, 2) != 0 {
+			return -x
+		}
+		return x
+	case x < 0 && !math.IsInf(x, 0) && !math.IsInf(y, 0) && y != math.Trunc(y):
+		return negNaN
+	}
+	return math.Pow(x, y)
 }
 
 // glibcRand is glibc's rand(): the TYPE_3 additive feedback generator
