@@ -411,7 +411,7 @@ func patternCall(L *lua.LState, name string, fn func() int) (n int) {
 		switch r := recover().(type) {
 		case nil:
 		case patternError:
-			L.RaiseError("%s: %s", name, string(r))
+			L.RaiseError("%s", string(r)) // as 5.1's luaL_error: no function name
 		case error:
 			if L.Context() != nil && L.Context().Err() != nil {
 				L.RaiseError("%s: %v", name, r)

@@ -253,7 +253,7 @@ local s = string.rep("x", 2^20)
 s:gsub(".", string.rep("y", 4096))
 `, "memory limit reached (--memory-limit 64 MiB): string.gsub would allocate"},
 		{"string.rep", `print('ready')
-print(pcall(string.rep, "x", 2^40))
+print(pcall(string.rep, ("x"):rep(2^20), 2^20))
 print("still running")
 `, "memory limit reached (--memory-limit 64 MiB): string.rep would allocate 1 TiB"},
 	} {
@@ -274,11 +274,12 @@ print("still running")
 // ends even when the script catches the error.
 func TestAllocationChecks(t *testing.T) {
 	for _, tc := range []struct{ chunk, want string }{
-		{`string.rep("x", 2^40)`, "string.rep would allocate 1 TiB"},
-		{`("x"):rep(2^62)`, "string.rep would allocate 4 EiB"},
+		// the count is a C int, as Lua 5.1's luaL_checkint reads it
+		{`string.rep(("x"):rep(2^20), 2^20)`, "string.rep would allocate 1 TiB"},
+		{`("x"):rep(2^31 - 1):rep(2^31 - 1)`, "string.rep would allocate 2 GiB"},
 		{`local s = string.rep("x", 2^20); local t = {}; for i = 1, 600 do t[i] = s end; table.concat(t)`, "table.concat would allocate 600 MiB"},
 		{`local t = {}; for i = 1, 600 do t[i] = 1 end; string.format(string.rep("%999999d", 600), unpack(t))`, "string.format would allocate 572.2 MiB"},
-		{`pcall(string.rep, "x", 2^40); print("went on")`, "string.rep would allocate 1 TiB"},
+		{`pcall(string.rep, ("x"):rep(2^20), 2^20); print("went on")`, "string.rep would allocate 1 TiB"},
 		// '..' doubling a string ended in Go's fatal "out of memory"
 		// under an address-space limit, and passed the limit 1.8 times.
 		{`local s = "x" while true do s = s .. s end`, "'..' would allocate 256 MiB"},
@@ -342,7 +343,7 @@ func TestREPLAllocationRefused(t *testing.T) {
 	}
 	defer closeLua(b, L, env, 0, io.Discard)
 	ev := &evaluator{L: L}
-	_, err = ev.Eval(t.Context(), `string.rep("x", 2^40)`)
+	_, err = ev.Eval(t.Context(), `string.rep(("x"):rep(2^20), 2^20)`)
 	if err == nil || !strings.Contains(shortTrace(err), "string.rep: would allocate 1 TiB") {
 		t.Errorf("refused allocation: %v", err)
 	}
