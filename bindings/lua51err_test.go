@@ -103,7 +103,7 @@ func TestFixScopesLinesUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		chunk = rewriteOps(rewriteBlock(chunk))
+		chunk = rewriteOps(rewriteBlock(chunk), false)
 		p, err := lua.Compile(chunk, f)
 		if err != nil {
 			t.Fatal(err)
