@@ -247,6 +247,28 @@ func TestRoCEScripts(t *testing.T) {
 		}
 		return runScriptSource(t, f, script, string(src), args)
 	}
+	t.Run("engine_gid", func(t *testing.T) {
+		// The engine's own GMP to a gid: target from the first port: it
+		// goes with a GRH, rxe1 has no PMA, and its MAD layer answers
+		// status 0x000C, as on the model (TestEngineOnRoCE).
+		tr, err := f.Open(t.Context(), pair[0].CA, pair[0].Port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := engine.New(tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		_, err = s.Perf(t.Context(), engine.GID(pair[1].GID), mad.MethodGet, perf.AttrPortCounters, 1, nil)
+		var st *engine.StatusError
+		if !errors.As(err, &st) || st.Status != mad.StatusMethodAttrUnsup {
+			t.Errorf("PortCounters to gid:%v: %v, want status 0x000C from the peer's MAD layer", netip.AddrFrom16(pair[1].GID), err)
+		}
+		if _, err := s.NodeInfo(t.Context(), engine.DR()); !errors.Is(err, engine.ErrBadTarget) {
+			t.Errorf("NodeInfo(dr:0) on RoCE: %v, want the RoCE refusal", err)
+		}
+	})
 	t.Run("rdmacm_ip", func(t *testing.T) {
 		args := map[string]string{"server4": server[0].String(), "client4": client[0].String(),
 			"server6": server[1].String(), "client6": client[1].String()}
