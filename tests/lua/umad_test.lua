@@ -106,10 +106,19 @@ end
 function test_grh(t)
   local port = umad.open_port()
   local agent = umad.register_agent(port, 0x04, 1)
-  local target = umad.get_port("Hca2", 1)
-  if not target.gids[0] or target.gids[1] then t:fatal("Hca2's GID table: one entry at index 0 expected") end
   local pc = string.char(1, 0x04, 1, 0x01) .. string.rep("\0", 4) .. u32be(0) .. u32be(0x99)
     .. string.char(0x00, 0x12, 0, 0) .. u32be(0) .. string.rep("\0", 40) .. string.char(0, 1) .. string.rep("\0", 256 - 66)
+  local ok, target = pcall(umad.get_port, "Hca2", 1)
+  if not ok and tostring(target):find("an ibsim attachment", 1, true) then
+    -- ibsim attaches to one node, and its protocol has no field for a GRH:
+    -- a GRH send is refused there, never sent without its header.
+    expect_error("umad.send: EINVAL: .*carries no Global Route Header", umad.send, port, agent, pc, 0, 0,
+      { lid = 2, gid = "fe80::1" })
+    port:close()
+    return
+  end
+  if not ok then t:fatal(tostring(target)) end
+  if not target.gids[0] or target.gids[1] then t:fatal("Hca2's GID table: one entry at index 0 expected") end
   umad.send(port, agent, pc, 200, 2, { lid = target.base_lid, gid = target.gids[0], traffic_class = 4, flow_label = 0x12 })
   local mad, _, status, addr = umad.recv(port, 2000)
   if not mad or status ~= 0 then t:fatal("no PortCounters answer") end
