@@ -175,6 +175,7 @@ var (
 	resetErrs   = newFamily("infiniband_exporter_saturated_reset_errors", "Number of those resets that failed (refused without --allow-set on the kernel backend, timed out, ...)", prometheus.GaugeValue, []string{"collector"}...)
 	subDesc     = newFamily("infiniband_exporter_trap_subscribed", "1 when the exporter holds a subscription to the SM's traps 64, 65 and 128 (each starts a rediscovery), 0 when it rediscovers on --discover-interval only", prometheus.GaugeValue)
 	trapsDesc   = newFamily("infiniband_exporter_traps_received_total", "Traps 64, 65 and 128 the SM forwarded to the exporter, up to the sweep the scrape is served from", prometheus.CounterValue)
+	lastExec    = newFamily("infiniband_exporter_last_execution", "Last execution time of exporter (Unix seconds; with --exporter.runonce, as treydock/infiniband_exporter serves it)", prometheus.GaugeValue, []string{"collector"}...)
 	discDesc    = newFamily("infiniband_exporter_discovery_timestamp_seconds", "Unix time the topology of the sweep the scrape is served from was discovered (port state, width, speed and the info series come from it)", prometheus.GaugeValue)
 )
 
@@ -202,21 +203,46 @@ func kindOf(n *topo.Node) *kindDescs {
 	return hcaKind
 }
 
+// base reports whether the base series of k's ports are served
+// (Options.NoSwitch, NoSwitchBase, NoHCABase).
+func (e *Exporter) base(k *kindDescs) bool {
+	if k == switchKind {
+		return !e.opts.NoSwitch && !e.opts.NoSwitchBase
+	}
+	return !e.opts.NoHCABase
+}
+
+// label is k's collector label: "switch", or "switch-runonce" with
+// Options.RunOnce.
+func (e *Exporter) label(k *kindDescs) string {
+	if e.opts.RunOnce {
+		return k.collector + "-runonce"
+	}
+	return k.collector
+}
+
 func (e *Exporter) collect(s *Snapshot, em emitter) {
 	var errs, timeouts [2]int // switch, hca
 	for i := range s.Ports {
 		ps := &s.Ports[i]
 		k := kindOf(ps.Port.Node)
+		if k == switchKind && e.opts.NoSwitch {
+			continue
+		}
+		base := e.base(k)
 		guid, port := hexGUID(ps.Port.Node.GUID), strconv.Itoa(ps.Port.Num)
 		for j := range portCounters {
 			c := &portCounters[j]
-			if !c.served(ps) {
+			if !c.served(ps) || !base && (c.from == fromExt || c.from == fromPC) {
 				continue
 			}
 			em.emit(k.counters[j], float64(c.get(ps)), guid, port)
 			if c.saturated(ps) {
 				em.emit(k.saturated, 1, guid, port, c.field)
 			}
+		}
+		if !base {
+			continue
 		}
 		if ps.XmitWaitOK {
 			em.emit(k.waitRatio, ps.XmitWaitRatio, guid, port)
@@ -241,24 +267,32 @@ func (e *Exporter) collect(s *Snapshot, em emitter) {
 		em.emit(nodeErrors, float64(ns.Errors), guid, ns.Node.Desc, typ)
 		em.emit(nodeTimeout, float64(ns.Timeouts), guid, ns.Node.Desc, typ)
 	}
-	for _, n := range s.Switches {
-		collectNode(em, switchKind, n)
+	if !e.opts.NoSwitch {
+		for _, n := range s.Switches {
+			collectNode(em, switchKind, n, e.base(switchKind))
+		}
 	}
 	for _, n := range s.HCAs {
-		collectNode(em, hcaKind, n)
+		collectNode(em, hcaKind, n, e.base(hcaKind))
 	}
 	collectLinks(em, s)
 	// The queries discovery could not answer are no node's: the switch
 	// collector's.
 	other := s.Errors - errs[0] - errs[1]
 	otherT := s.Timeouts - timeouts[0] - timeouts[1]
-	em.emit(durationDsc, s.Duration.Seconds(), switchKind.collector)
-	em.emit(errorsDesc, float64(errs[0]+other), switchKind.collector)
-	em.emit(timeoutDesc, float64(timeouts[0]+otherT), switchKind.collector)
+	em.emit(durationDsc, s.Duration.Seconds(), e.label(switchKind))
+	em.emit(errorsDesc, float64(errs[0]+other), e.label(switchKind))
+	em.emit(timeoutDesc, float64(timeouts[0]+otherT), e.label(switchKind))
 	if e.opts.HCA {
-		em.emit(durationDsc, s.Duration.Seconds(), hcaKind.collector)
-		em.emit(errorsDesc, float64(errs[1]), hcaKind.collector)
-		em.emit(timeoutDesc, float64(timeouts[1]), hcaKind.collector)
+		em.emit(durationDsc, s.Duration.Seconds(), e.label(hcaKind))
+		em.emit(errorsDesc, float64(errs[1]), e.label(hcaKind))
+		em.emit(timeoutDesc, float64(timeouts[1]), e.label(hcaKind))
+	}
+	if e.opts.RunOnce {
+		em.emit(lastExec, float64(s.Time.Unix()), e.label(switchKind))
+		if e.opts.HCA {
+			em.emit(lastExec, float64(s.Time.Unix()), e.label(hcaKind))
+		}
 	}
 	if e.opts.ResetSaturated {
 		var n, bad [2]int
@@ -276,8 +310,8 @@ func (e *Exporter) collect(s *Snapshot, em emitter) {
 			if k == 1 && !e.opts.HCA {
 				break
 			}
-			em.emit(resetsDesc, float64(n[k]), kd.collector)
-			em.emit(resetErrs, float64(bad[k]), kd.collector)
+			em.emit(resetsDesc, float64(n[k]), e.label(kd))
+			em.emit(resetErrs, float64(bad[k]), e.label(kd))
 		}
 	}
 	em.emit(ageFamily, e.now().Sub(s.Time).Seconds())
@@ -295,8 +329,9 @@ func (e *Exporter) collect(s *Snapshot, em emitter) {
 }
 
 // collectNode serves a node's info and rate, and the state, width, speed
-// and rate of each of its ports (linked or not) as discovery read them.
-func collectNode(em emitter, k *kindDescs, n *topo.Node) {
+// and rate of each of its ports (linked or not) as discovery read them;
+// without base, not the info and rate (treydock's base metrics).
+func collectNode(em emitter, k *kindDescs, n *topo.Node, base bool) {
 	guid := hexGUID(n.GUID)
 	lid := 0
 	if ep := n.EndPort(1); n.Type == topo.Switch && ep != nil {
@@ -309,7 +344,9 @@ func collectNode(em emitter, k *kindDescs, n *topo.Node) {
 			}
 		}
 	}
-	em.emit(k.info, 1, guid, n.Desc, strconv.Itoa(lid))
+	if base {
+		em.emit(k.info, 1, guid, n.Desc, strconv.Itoa(lid))
+	}
 	best := 0.0
 	for _, p := range n.Ports[1:] {
 		if p == nil {
@@ -336,7 +373,7 @@ func collectNode(em emitter, k *kindDescs, n *topo.Node) {
 			best = max(best, r)
 		}
 	}
-	if best != 0 {
+	if best != 0 && base {
 		em.emit(k.rate, best, guid)
 	}
 }

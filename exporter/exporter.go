@@ -78,6 +78,22 @@ type Options struct {
 	// besides DiscoverInterval. A subscription the SA refuses (or one on
 	// a fabric without SA) is logged; Run goes on without it.
 	Traps bool
+	// NoSwitch serves no infiniband_switch_* series (treydock's
+	// --no-collector.switch); the switches are still discovered and swept,
+	// their errors still counted in the collector="switch" gauges.
+	NoSwitch bool
+	// NoSwitchBase and NoHCABase leave out the base series of switch (CA)
+	// ports: the PortCountersExtended and PortCounters counters, the
+	// transmit wait ratio, and the info, rate and uplink_info series
+	// (treydock's --no-collector.switch.base-metrics and
+	// --no-collector.hca.base-metrics, used with the rcv-err-details
+	// flags to serve only the detail counters). Port state, width, speed
+	// and rate from the discovery are still served.
+	NoSwitchBase, NoHCABase bool
+	// RunOnce labels the collector gauges as treydock's --exporter.runonce
+	// does ("switch-runonce", "hca-runonce") and adds
+	// infiniband_exporter_last_execution, for a textfile written once.
+	RunOnce bool
 	// Settles is how many times, after a trap, Run discovers again while
 	// cabled ports are Init or Armed, after 1 s, doubling (DefaultSettles
 	// when 0: 1, 2, 4, 8 and 16 s, 31 s in all). A slow SM (one sharing a

@@ -18,10 +18,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coreos/go-systemd/v22/activation"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/promslog"
+	"github.com/prometheus/exporter-toolkit/web"
+	"go.yaml.in/yaml/v2"
 
 	"github.com/ibscript/ibscript/exporter"
 	"github.com/ibscript/ibscript/sim"
@@ -30,7 +34,19 @@ import (
 // exporterFlags are the exporter command's flags, named as
 // node_exporter's (--web.*).
 type exporterFlags struct {
-	listen           string
+	listen           string   // the first --web.listen-address (tests, messages)
+	listens          []string // every --web.listen-address, in order (default :9315)
+	webConfig        string   // --web.config.file: exporter-toolkit's TLS and basic auth
+	systemdSocket    bool     // --web.systemd-socket: systemd's listeners instead
+	noExporterStats  bool     // --web.disable-exporter-metrics: no go_*, process_*
+	switchOn         bool     // --collector.switch (default on; --no-collector.switch)
+	switchBase       bool     // --collector.switch.base-metrics (default on)
+	hcaBase          bool     // --collector.hca.base-metrics (default on)
+	runonce          bool     // --exporter.runonce: --once as treydock's (collector="switch-runonce")
+	lockfile         string   // --exporter.lockfile: held during a --exporter.runonce sweep
+	logLevel         *promslog.Level
+	logFormat        *promslog.Format
+	noop             noopFlags // treydock's flags for its external tools: accepted, unused
 	telemetryPath    string
 	interval         time.Duration
 	discoverInterval time.Duration
@@ -44,6 +60,19 @@ type exporterFlags struct {
 	resetSaturated   bool    // --reset-saturated: clear saturated PortCounters counters
 	simTraffic       float64 // --sim-traffic: the embedded simulator's background load
 	traps            bool    // --traps: rediscover on the SM's traps 64, 65, 128 (default on)
+}
+
+// noopFlags are treydock/infiniband_exporter's flags that name the
+// external programs it runs (ibnetdiscover, perfquery, ibswinfo, sudo):
+// ibscript sends the MADs itself, so they are accepted with treydock's
+// defaults and change nothing. --collector.ibswinfo (a vendor register
+// read through mstflint's ibswinfo script) is logged as not collected.
+type noopFlags struct {
+	ibswinfo                                 bool
+	ibswinfoPath, ibnetdiscoverPath, pqPath  string
+	ibswinfoTimeout, ibnetTimeout, pqTimeout time.Duration
+	ibswinfoMax, pqMax                       int
+	sudo                                     bool
 }
 
 // startSimTraffic gives the embedded simulator (sim:) the background load
@@ -65,6 +94,10 @@ func (f *exporterFlags) options(c *config) *exporter.Options {
 		DiscoverInterval: f.discoverInterval,
 		Names:            c.names,
 		HCA:              f.hca,
+		NoSwitch:         !f.switchOn,
+		NoSwitchBase:     !f.switchBase,
+		NoHCABase:        !f.hcaBase,
+		RunOnce:          f.runonce,
 		Details:          f.details || f.switchDetails,
 		HCADetails:       f.details || f.hcaDetails,
 		XmitWaitTick:     f.xmitWaitTick,
@@ -107,10 +140,14 @@ const (
 // checkListenAddress refuses a --web.listen-address net.Listen would take
 // as something else: "" listened on every interface at a random port.
 // Port 0, written out, is the caller's choice of a random port.
+// exporter-toolkit's vsock:// addresses are refused by name.
 func checkListenAddress(addr string) error {
 	shown := addr
 	if addr == "" {
 		shown = "''"
+	}
+	if strings.HasPrefix(addr, "vsock://") {
+		return fmt.Errorf("--web.listen-address %s: vsock listeners are not supported; want HOST:PORT or :PORT", shown)
 	}
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil || port == "" {
@@ -120,6 +157,14 @@ func checkListenAddress(addr string) error {
 		return fmt.Errorf("--web.listen-address %s: want a port number 0..65535", shown)
 	}
 	return nil
+}
+
+// addresses are the --web.listen-address values, :9315 when none.
+func (f *exporterFlags) addresses() []string {
+	if len(f.listens) == 0 {
+		return []string{f.listen}
+	}
+	return f.listens
 }
 
 func (f *exporterFlags) check() error {
@@ -135,8 +180,13 @@ func (f *exporterFlags) check() error {
 	if f.discoverInterval < minDiscoverInterval {
 		return fmt.Errorf("--discover-interval %v: want at least %v between discoveries (a bare number is milliseconds: 5m is 300000)", f.discoverInterval, minDiscoverInterval)
 	}
-	if err := checkListenAddress(f.listen); err != nil {
-		return err
+	for _, a := range f.addresses() {
+		if err := checkListenAddress(a); err != nil {
+			return err
+		}
+	}
+	if f.systemdSocket && len(f.listens) > 0 {
+		return errors.New("--web.systemd-socket takes systemd's listeners: no --web.listen-address with it")
 	}
 	if f.simTraffic < 0 || f.simTraffic > 1 || f.simTraffic != f.simTraffic {
 		return fmt.Errorf("--sim-traffic %v: want a fraction of link capacity, 0..1 (0: none)", f.simTraffic)
@@ -144,8 +194,11 @@ func (f *exporterFlags) check() error {
 	if f.xmitWaitTick < 1 || f.xmitWaitTick > 256 {
 		return fmt.Errorf("--xmit-wait-tick %d: want 1..256 symbol times (PortSamplesControl.Tick plus one)", f.xmitWaitTick)
 	}
+	if f.runonce {
+		f.once = true
+	}
 	if f.once != (f.output != "") {
-		return errors.New("--once and --output FILE go together: one sweep written to FILE (node_exporter's textfile collector)")
+		return errors.New("--once and --output FILE go together (--exporter.runonce and --exporter.output too): one sweep written to FILE, or to stdout with -, for node_exporter's textfile collector")
 	}
 	if !strings.HasPrefix(f.telemetryPath, "/") || f.telemetryPath == "/healthz" || f.telemetryPath == "/" {
 		return fmt.Errorf("--web.telemetry-path %q: want a path starting with / other than / and /healthz", f.telemetryPath)
@@ -165,16 +218,30 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
 		return exitError
 	}
-	if c.exporter.once {
-		return exporterOnce(ctx, c, stderr)
+	logger := exporterLogger(c, stderr)
+	if c.exporter.noop.ibswinfo {
+		logger.Warn("--collector.ibswinfo is accepted but collects nothing: ibswinfo reads switch vendor registers through mstflint, which ibscript does not do")
 	}
-	// Listen first: a busy port is said before the fabric is opened.
-	ln, err := net.Listen("tcp", c.exporter.listen)
-	if err != nil {
-		fmt.Fprintf(stderr, "ibscript exporter: --web.listen-address %s: %v\n", c.exporter.listen, err)
+	if c.exporter.once {
+		return exporterOnce(ctx, c, logger, stdout, stderr)
+	}
+	// The web configuration (TLS, basic auth) is checked before anything
+	// listens: a bad file ends the start, as in every exporter.
+	if err := web.Validate(c.exporter.webConfig); err != nil {
+		fmt.Fprintf(stderr, "ibscript exporter: --web.config.file %s: %v\n", c.exporter.webConfig, err)
 		return exitError
 	}
-	defer ln.Close()
+	// Listen first: a busy port is said before the fabric is opened.
+	lns, err := exporterListeners(&c.exporter)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
+		return exitError
+	}
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
 	b, err := openBackend(ctx, c, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
@@ -190,10 +257,6 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		return exitError
 	}
 
-	logger := c.logger
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
 	opts := c.exporter.options(c)
 	opts.Logger = logger
 	exp := exporter.New(b.sess, opts)
@@ -201,7 +264,9 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 	// (exporter.Text), the Go and process collectors gathered each time;
 	// OpenMetrics and protobuf through a registry (exporter.Gatherer).
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if !c.exporter.noExporterStats {
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
 	mux := http.NewServeMux()
 	errLog := slog.NewLogLogger(logger.Handler(), slog.LevelError)
 	mux.Handle(c.exporter.telemetryPath, metricsHandler(exp, reg, promhttp.HandlerFor(exp.Gatherer(reg), promhttp.HandlerOpts{
@@ -227,24 +292,42 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, "<html><head><title>ibscript exporter</title></head><body><h1>ibscript exporter</h1><p><a href=%q>Metrics</a> <a href=\"/healthz\">Health</a></p></body></html>\n", c.exporter.telemetryPath)
 	})
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+	// One server per listener: exporter-toolkit's web.Serve wraps the
+	// server's handler (basic auth) and sets its TLS configuration, so
+	// servers are not shared between listeners.
+	webFlags := &web.FlagConfig{WebConfigFile: &c.exporter.webConfig}
+	scheme := "http"
+	if tlsOn, err := webTLS(c.exporter.webConfig); err != nil {
+		fmt.Fprintf(stderr, "ibscript exporter: --web.config.file %s: %v\n", c.exporter.webConfig, err)
+		return exitError
+	} else if tlsOn {
+		scheme = "https"
 	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	var srvs []*http.Server
+	serveErr := make(chan error, len(lns))
+	for _, ln := range lns {
+		srv := &http.Server{
+			Handler:           mux,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      60 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			ErrorLog:          errLog,
+		}
+		srvs = append(srvs, srv)
+		go func() { serveErr <- web.Serve(ln, srv, webFlags, logger) }()
+	}
 	runCtx, stopRun := context.WithCancel(ctx)
 	runDone := make(chan struct{})
 	go func() {
 		defer close(runDone)
 		exp.Run(runCtx) // returns runCtx's error
 	}()
-	fmt.Fprintf(stderr, "ibscript exporter: serving %s on http://%s (sweeps every %v)\n", c.exporter.telemetryPath, ln.Addr(), c.exporter.interval)
+	for _, ln := range lns {
+		fmt.Fprintf(stderr, "ibscript exporter: serving %s on %s://%s (sweeps every %v)\n", c.exporter.telemetryPath, scheme, ln.Addr(), c.exporter.interval)
+	}
 	if hook := testExporterStarted; hook != nil {
-		hook(ln.Addr().String(), func() { c.cancel(errExporterStopped) })
+		hook(lns[0].Addr().String(), func() { c.cancel(errExporterStopped) })
 	}
 
 	var err2 error
@@ -255,7 +338,9 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 	stopRun()
 	sctx, cancel := context.WithTimeout(context.Background(), exporterShutdown)
 	defer cancel()
-	srv.Shutdown(sctx)
+	for _, srv := range srvs {
+		srv.Shutdown(sctx)
+	}
 	<-runDone
 	if err2 != nil && !errors.Is(err2, http.ErrServerClosed) {
 		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err2)
@@ -332,7 +417,14 @@ func metricsHandler(exp *exporter.Exporter, extra prometheus.Gatherer, other htt
 // writeTextfile writes the exporter's last sweep in the text format to
 // path atomically, as node_exporter's textfile collector wants: a
 // temporary file in the same directory, 0644, renamed over path.
-func writeTextfile(path string, exp *exporter.Exporter) (err error) {
+func writeTextfile(path string, exp *exporter.Exporter, stdout io.Writer) (err error) {
+	if path == "-" {
+		bw := bufio.NewWriterSize(stdout, 1<<16)
+		if err := exp.WriteText(bw, time.Now()); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
@@ -426,8 +518,19 @@ func acceptsGzip(r *http.Request) bool {
 
 // exporterOnce runs one sweep (with its discovery) and writes it to
 // --output in the Prometheus text format, atomically (a temporary file in
-// the same directory, renamed), for node_exporter's textfile collector.
-func exporterOnce(ctx context.Context, c *config, stderr io.Writer) (code int) {
+// the same directory, renamed), for node_exporter's textfile collector;
+// --output - writes it to stdout. With --exporter.runonce it holds
+// --exporter.lockfile meanwhile, as treydock/infiniband_exporter does, so
+// that two cron runs never sweep at once.
+func exporterOnce(ctx context.Context, c *config, logger *slog.Logger, stdout, stderr io.Writer) (code int) {
+	if c.exporter.runonce {
+		unlock, err := lockFile(c.exporter.lockfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "ibscript exporter: --exporter.lockfile %s: %v\n", c.exporter.lockfile, err)
+			return exitError
+		}
+		defer unlock()
+	}
 	// One sweep, its text written, then exit: as the one-shot tools.
 	oneShotGC(c)
 	b, err := openBackend(ctx, c, stderr)
@@ -441,7 +544,7 @@ func exporterOnce(ctx context.Context, c *config, stderr io.Writer) (code int) {
 		return exitError
 	}
 	opts := c.exporter.options(c)
-	opts.Logger = c.logger
+	opts.Logger = logger
 	exp := exporter.New(b.sess, opts)
 	if _, err := exp.Sweep(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -450,9 +553,75 @@ func exporterOnce(ctx context.Context, c *config, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
 		return exitError
 	}
-	if err := writeTextfile(c.exporter.output, exp); err != nil {
+	if err := writeTextfile(c.exporter.output, exp, stdout); err != nil {
 		fmt.Fprintf(stderr, "ibscript exporter: --output %s: %v\n", c.exporter.output, err)
 		return exitError
 	}
 	return exitOK
+}
+
+// exporterLogger is the exporter's log: promslog's (prometheus/common), as
+// every Prometheus exporter logs, at --log.level (info; debug with
+// --debug) in --log.format (logfmt or json), to stderr.
+func exporterLogger(c *config, stderr io.Writer) *slog.Logger {
+	lvl, format := c.exporter.logLevel, c.exporter.logFormat
+	if lvl == nil {
+		lvl = promslog.NewLevel()
+	}
+	if c.debug {
+		lvl.Set("debug")
+	}
+	return promslog.New(&promslog.Config{Level: lvl, Format: format, Writer: stderr})
+}
+
+// exporterListeners opens the --web.listen-address listeners, or takes
+// systemd's with --web.systemd-socket.
+func exporterListeners(f *exporterFlags) ([]net.Listener, error) {
+	if f.systemdSocket {
+		lns, err := activation.Listeners()
+		if err != nil {
+			return nil, fmt.Errorf("--web.systemd-socket: %v", err)
+		}
+		var out []net.Listener
+		for _, ln := range lns {
+			if ln != nil {
+				out = append(out, ln)
+			}
+		}
+		if len(out) == 0 {
+			return nil, errors.New("--web.systemd-socket: systemd passed no listening socket (LISTEN_FDS)")
+		}
+		return out, nil
+	}
+	var lns []net.Listener
+	for _, a := range f.addresses() {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, fmt.Errorf("--web.listen-address %s: %v", a, err)
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
+}
+
+// webTLS reports whether the web configuration file turns TLS on (its
+// tls_server_config names a certificate), for the messages; the file was
+// validated by web.Validate.
+func webTLS(path string) (bool, error) {
+	if path == "" {
+		return false, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false, err
+	}
+	var cfg web.Config
+	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		return false, err
+	}
+	t := cfg.TLSConfig
+	return t.TLSCertPath != "" || t.TLSCert != "", nil
 }

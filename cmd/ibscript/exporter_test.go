@@ -28,6 +28,13 @@ import (
 // status, and its stderr.
 func startExporter(t *testing.T, args ...string) (addr string, stop func() int, stderr *lockedBuffer) {
 	t.Helper()
+	return startExporterArgv(t, append([]string{"exporter", "--web.listen-address", "127.0.0.1:0"}, args...))
+}
+
+// startExporterArgv is startExporter with the whole command line (its
+// --web.listen-address too).
+func startExporterArgv(t *testing.T, argv []string) (addr string, stop func() int, stderr *lockedBuffer) {
+	t.Helper()
 	started := make(chan struct{})
 	var stopFn func()
 	testExporterStarted = func(a string, s func()) { addr, stopFn = a, s; close(started) }
@@ -35,7 +42,7 @@ func startExporter(t *testing.T, args ...string) (addr string, stop func() int, 
 	stderr = &lockedBuffer{}
 	codec := make(chan int, 1)
 	go func() {
-		codec <- run(append([]string{"exporter", "--web.listen-address", "127.0.0.1:0"}, args...), strings.NewReader(""), io.Discard, stderr)
+		codec <- run(argv, strings.NewReader(""), io.Discard, stderr)
 	}()
 	select {
 	case <-started:

@@ -22,6 +22,7 @@ import (
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/exporter"
 	"github.com/ibscript/ibscript/topo"
+	"github.com/prometheus/common/promslog"
 )
 
 // Exit codes (DESIGN.md "Output").
@@ -233,7 +234,15 @@ is the fraction of time a port waited to send (..._transmit_wait_ratio).
 It never resets a counter unless --reset-saturated. It runs
 until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
   --web.listen-address ADDR  where to listen (default :9315, as
-                             infiniband_exporter)
+                             infiniband_exporter): HOST:PORT, :PORT,
+                             [IPv6]:PORT; repeatable; '' is an error
+  --web.config.file FILE     exporter-toolkit's web configuration (TLS,
+                             basic auth, headers), as every Prometheus
+                             exporter reads it
+  --web.systemd-socket       serve on the sockets systemd passes instead
+  --web.disable-exporter-metrics  no go_* and process_* series
+  --log.level LEVEL          debug, info (default), warn, error
+  --log.format FORMAT        logfmt (default) or json (promslog's)
   --web.telemetry-path PATH  the metrics path (default /metrics)
   --interval DUR             time between counter sweeps (default 10s)
   --discover-interval DUR    time between discoveries (default 5m)
@@ -258,7 +267,26 @@ until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
   --once --output FILE       one sweep (with discovery) written to FILE
                              atomically, then exit (0, or 2 when the fabric
                              could not be swept), for node_exporter's
-                             textfile collector on very large fabrics
+                             textfile collector on very large fabrics;
+                             --output - writes it to stdout
+treydock/infiniband_exporter's flags are taken with its defaults, and a
+boolean flag's --no-NAME as kingpin takes it:
+  --collector.switch         switch series (default on)
+  --collector.switch.base-metrics, --collector.hca.base-metrics
+                             base counters, info, rate and uplink_info
+                             (default on; off: the detail counters only)
+  --exporter.runonce --exporter.output FILE  --once --output FILE, the
+                             collector label "switch-runonce" and
+                             infiniband_exporter_last_execution, holding
+  --exporter.lockfile FILE   (default /tmp/infiniband_exporter.lock)
+  --ibnetdiscover.node-name-map FILE  --node-name-map
+  --collector.ibswinfo, --ibswinfo.path, --ibswinfo.timeout,
+  --ibswinfo.max-concurrent, --ibnetdiscover.path, --ibnetdiscover.timeout,
+  --perfquery.path, --perfquery.timeout, --perfquery.max-concurrent, --sudo
+                             accepted, change nothing: ibscript runs no
+                             external program (ibswinfo's switch registers
+                             are not read; --timeout and --retries bound
+                             each MAD)
 `,
 	"completion": `usage: ibscript completion bash|zsh|fish
 
@@ -311,7 +339,40 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.debug, "debug", false, "")
 	fs.BoolVar(&c.quiet, "quiet", quietFromEnv(), "")
 	fs.StringVar(&c.nameMap, "node-name-map", "", "")
-	fs.StringVar(&c.exporter.listen, "web.listen-address", ":9315", "")
+	fs.Func("web.listen-address", "", func(s string) error {
+		if len(c.exporter.listens) == 0 {
+			c.exporter.listen = s
+		}
+		c.exporter.listens = append(c.exporter.listens, s)
+		return nil
+	})
+	c.exporter.listen = ":9315"
+	fs.StringVar(&c.exporter.webConfig, "web.config.file", "", "")
+	fs.BoolVar(&c.exporter.systemdSocket, "web.systemd-socket", false, "")
+	fs.BoolVar(&c.exporter.noExporterStats, "web.disable-exporter-metrics", false, "")
+	fs.BoolVar(&c.exporter.switchOn, "collector.switch", true, "")
+	fs.BoolVar(&c.exporter.switchBase, "collector.switch.base-metrics", true, "")
+	fs.BoolVar(&c.exporter.hcaBase, "collector.hca.base-metrics", true, "")
+	fs.BoolVar(&c.exporter.runonce, "exporter.runonce", false, "")
+	fs.StringVar(&c.exporter.output, "exporter.output", "", "")
+	fs.StringVar(&c.exporter.lockfile, "exporter.lockfile", "/tmp/infiniband_exporter.lock", "")
+	fs.StringVar(&c.nameMap, "ibnetdiscover.node-name-map", "", "")
+	c.exporter.logLevel, c.exporter.logFormat = promslog.NewLevel(), promslog.NewFormat()
+	c.exporter.logFormat.Set("logfmt")
+	fs.Var(levelFlag{c.exporter.logLevel}, "log.level", "")
+	fs.Var(formatFlag{c.exporter.logFormat}, "log.format", "")
+	no := &c.exporter.noop
+	fs.BoolVar(&no.ibswinfo, "collector.ibswinfo", false, "")
+	fs.StringVar(&no.ibswinfoPath, "ibswinfo.path", "ibswinfo", "")
+	no.ibswinfoTimeout, no.ibnetTimeout, no.pqTimeout = 10*time.Second, 20*time.Second, 5*time.Second
+	fs.Var(durationFlag{&no.ibswinfoTimeout}, "ibswinfo.timeout", "")
+	fs.IntVar(&no.ibswinfoMax, "ibswinfo.max-concurrent", 1, "")
+	fs.StringVar(&no.ibnetdiscoverPath, "ibnetdiscover.path", "ibnetdiscover", "")
+	fs.Var(durationFlag{&no.ibnetTimeout}, "ibnetdiscover.timeout", "")
+	fs.StringVar(&no.pqPath, "perfquery.path", "perfquery", "")
+	fs.Var(durationFlag{&no.pqTimeout}, "perfquery.timeout", "")
+	fs.IntVar(&no.pqMax, "perfquery.max-concurrent", 1, "")
+	fs.BoolVar(&no.sudo, "sudo", false, "")
 	fs.StringVar(&c.exporter.telemetryPath, "web.telemetry-path", "/metrics", "")
 	c.exporter.interval, c.exporter.discoverInterval = exporter.DefaultInterval, exporter.DefaultDiscoverInterval
 	fs.Var(durationFlag{&c.exporter.interval}, "interval", "")
@@ -334,6 +395,80 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// levelFlag and formatFlag are --log.level and --log.format, promslog's
+// (prometheus/common, as every Prometheus exporter reads them).
+type levelFlag struct{ l *promslog.Level }
+
+func (f levelFlag) String() string {
+	if f.l == nil {
+		return ""
+	}
+	return f.l.String()
+}
+
+func (f levelFlag) Set(s string) error {
+	if err := f.l.Set(s); err != nil {
+		return errors.New("want debug, info, warn or error")
+	}
+	return nil
+}
+
+type formatFlag struct{ f *promslog.Format }
+
+func (f formatFlag) String() string {
+	if f.f == nil {
+		return ""
+	}
+	return f.f.String()
+}
+
+func (f formatFlag) Set(s string) error {
+	if err := f.f.Set(s); err != nil {
+		return errors.New("want logfmt or json")
+	}
+	return nil
+}
+
+// negations rewrites the flags at the head of args (up to the first
+// argument that is not a flag, or --) as kingpin, the flag parser of
+// treydock/infiniband_exporter and every Prometheus exporter, takes
+// them: --no-NAME for a boolean flag NAME is --NAME=false
+// (--no-collector.switch, --no-collector.switch.base-metrics). The value
+// of a flag that takes one is left alone.
+func negations(fs *flag.FlagSet, args []string) []string {
+	out := args
+	copied := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || len(a) < 2 || a[0] != '-' {
+			break
+		}
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+				i++ // its value follows
+			}
+			continue
+		}
+		pos, ok := strings.CutPrefix(name, "no-")
+		if !ok {
+			continue
+		}
+		if f := fs.Lookup(pos); f != nil {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				if !copied {
+					out, copied = slices.Clone(args), true
+				}
+				out[i] = "--" + pos + "=false"
+			}
+		}
+	}
+	return out
+}
+
 // parseArgs accepts flags anywhere before a "--": positional arguments are
 // collected in order, the first naming the command.
 func parseArgs(argv []string, stderr io.Writer) (*config, error) {
@@ -342,6 +477,7 @@ func parseArgs(argv []string, stderr io.Writer) (*config, error) {
 	var pos []string
 	rest := argv
 	for {
+		rest = negations(fs, rest)
 		if err := fs.Parse(rest); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
