@@ -99,6 +99,6 @@ func ExampleEnv_PlanReport() {
 	}
 	fmt.Println("exit status", rep.ExitCode())
 	// Output:
-	// links partners enable the same 2
+	// ids no zero GUIDs 1
 	// exit status 1
 }

@@ -113,7 +113,7 @@ func TestPlantedFaults(t *testing.T) {
 		{name: "clean", topology: clean, args: map[string]string{"width": "4X", "thresholds": thresholds}},
 		{name: "degraded link", topology: "topologies/net.2sw2path4hca-degraded", args: map[string]string{"width": "4X"},
 			want: []string{"expected width and speed"}},
-		{name: "partners differ", topology: "topologies/net.2sw2path4hca-faulty", want: []string{"partners enable the same"}},
+		{name: "zero router GUID, partners enabling different sets", topology: "topologies/net.2sw2path4hca-faulty", want: []string{"no zero GUIDs"}},
 		{name: "duplicate GUID", topology: clean, plant: func(t *testing.T, f *sim.Fabric) {
 			hca1 := findNode(t, session(t, f), "Hca1")
 			if err := f.SetPortGUID("Hca2", 1, hca1.Ports[1].GUID); err != nil {

@@ -198,9 +198,9 @@ func docWorkdir(t *testing.T, root string) string {
 		}
 	}
 	// The README merges host*.json: two hosts' reports.
-	for i, fab := range []string{"net.2sw2path4hca", "net.2sw2path4hca-faulty"} {
+	for i, fab := range []string{"net.2sw2path4hca", "net.2sw2path4hca-degraded"} {
 		var stdout bytes.Buffer
-		run([]string{"run", "--fabric", "sim:" + root + "/tests/topologies/" + fab, "--format", "json", root + "/scripts/checks/links.lua"}, strings.NewReader(""), &stdout, &bytes.Buffer{})
+		run([]string{"run", "--fabric", "sim:" + root + "/tests/topologies/" + fab, "--format", "json", root + "/scripts/checks/links.lua", "--arg", "width=4X"}, strings.NewReader(""), &stdout, &bytes.Buffer{})
 		rep := strings.Replace(stdout.String(), `"host": "`, fmt.Sprintf(`"host": "host%d-`, i+1), 1)
 		if err := os.WriteFile(filepath.Join(work, fmt.Sprintf("host%d.json", i+1)), []byte(rep), 0o644); err != nil {
 			t.Fatal(err)

@@ -34,10 +34,10 @@ func TestValidateFormats(t *testing.T) {
 		format string
 		want   []string
 	}{
-		{"text", []string{`(?m)^  FAIL  partners enable the same`, `(?m)^\d+ checks passed, 1 failed`}},
-		{"json", []string{`"name": "partners enable the same",\s+"category": "links",\s+"status": "fail"`, `"failed": 1,`}},
-		{"tap", []string{`(?m)^TAP version 13$`, `(?m)^not ok \d+ - links: partners enable the same$`, `node_desc: "Switch1"`}},
-		{"junit", []string{`<testsuite name="links" tests="4" failures="1"`, `<testcase name="partners enable the same"[^>]*>\s*<failure message="2 failed: `}},
+		{"text", []string{`(?m)^  FAIL  no zero GUIDs`, `(?m)^\d+ checks passed, 1 failed`}},
+		{"json", []string{`"name": "no zero GUIDs",\s+"category": "ids",\s+"status": "fail"`, `"failed": 1,`}},
+		{"tap", []string{`(?m)^TAP version 13$`, `(?m)^not ok \d+ - ids: no zero GUIDs$`, `node_desc: "Rtr"`}},
+		{"junit", []string{`<testsuite name="ids" tests="3" failures="1"`, `<testcase name="no zero GUIDs"[^>]*>\s*<failure message="1 failed: `}},
 	} {
 		t.Run(c.format, func(t *testing.T) {
 			code, out, errOut := ibscript(t, "run", "--fabric", fab, "--format", c.format, "../../scripts/validate.lua")
@@ -64,7 +64,7 @@ func TestValidateFormats(t *testing.T) {
 						failed = append(failed, ch.Name)
 					}
 				}
-				if len(failed) != 1 || failed[0] != "partners enable the same" {
+				if len(failed) != 1 || failed[0] != "no zero GUIDs" {
 					t.Errorf("failed checks %v", failed)
 				}
 			case "junit":
@@ -111,8 +111,8 @@ func TestRunArgs(t *testing.T) {
 func TestReportMerge(t *testing.T) {
 	dir := t.TempDir()
 	var files []string
-	for i, fab := range []string{"net.2sw2path4hca", "net.2sw2path4hca-faulty"} {
-		_, out, _ := ibscript(t, "run", "--fabric", "sim:"+topologies+fab, "--format", "json", "../../scripts/checks/links.lua")
+	for i, fab := range []string{"net.2sw2path4hca", "net.2sw2path4hca-degraded"} {
+		_, out, _ := ibscript(t, "run", "--fabric", "sim:"+topologies+fab, "--format", "json", "../../scripts/checks/links.lua", "--arg", "width=4X")
 		f := filepath.Join(dir, fab+".json")
 		// Two hosts of one cluster run.
 		out = strings.Replace(out, `"host": "`, `"host": "host`+string(rune('1'+i)), 1)
@@ -130,7 +130,7 @@ func TestReportMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Summary.Checks != 10 || r.Summary.Failed != 1 {
+	if r.Summary.Checks != 8 || r.Summary.Failed != 1 {
 		t.Errorf("merged summary %+v", r.Summary)
 	}
 	if code, _, _ := ibscript(t, "report", "merge", "/nonexistent.json"); code != exitError {
@@ -289,12 +289,12 @@ func TestNodeNameMap(t *testing.T) {
 	dir := t.TempDir()
 	m := filepath.Join(dir, "names")
 	os.WriteFile(m, []byte("# spine\n0x0000000000200000 \"spine-a\"\n"), 0o644)
-	fab := "sim:" + topologies + "net.2sw2path4hca-faulty"
+	fab := "sim:" + topologies + "net.2sw2path4hca-degraded"
 	code, out, errOut := ibscript(t, "discover", "--fabric", fab, "--node-name-map", m)
 	if code != exitOK || !strings.Contains(out, `# "spine-a" base port 0 lid 1`) || strings.Contains(out, `"Switch1"`) {
 		t.Errorf("discover: exit %d %s\n%s", code, errOut, out)
 	}
-	code, out, _ = ibscript(t, "run", "--fabric", fab, "--node-name-map", m, "--format", "json", "../../scripts/checks/links.lua")
+	code, out, _ = ibscript(t, "run", "--fabric", fab, "--node-name-map", m, "--format", "json", "../../scripts/checks/links.lua", "--arg", "width=4X")
 	r, err := plan.ReadJSON(strings.NewReader(out))
 	if code != exitFailed || err != nil {
 		t.Fatalf("run: exit %d %v\n%s", code, err, out)
