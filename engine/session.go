@@ -300,6 +300,12 @@ func (s *Session) runDispatch(p *fabric.Packet) {
 // Port describes the local port.
 func (s *Session) Port() fabric.PortAttr { return s.tr.Port() }
 
+// ReceivesRequests reports whether requests other ports send to this
+// port's QP1 reach the Session: an SA's Reports of the traps Subscribe
+// asked for. False on ibsim without issm (fabric.Caps.NoRequests), where
+// the SA accepts a subscription whose Reports never arrive.
+func (s *Session) ReceivesRequests() bool { return !s.tr.Caps().NoRequests }
+
 // Production reports whether the session's port is on a real fabric (the
 // transport's fabric.Caps.Production: the kernel's umad devices).
 func (s *Session) Production() bool { return s.production }

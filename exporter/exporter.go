@@ -462,6 +462,16 @@ func (e *Exporter) subscribe(ctx context.Context) func() {
 		}
 		return func() {}
 	}
+	if !e.sess.ReceivesRequests() {
+		// The SA took the subscription, but its Reports cannot reach this
+		// port (ibsim without issm): holding it would read "subscribed"
+		// while no trap ever arrives, and the SM would fail each Report.
+		sub.Close()
+		if e.opts.Logger != nil {
+			e.opts.Logger.Warn("exporter: traps cannot arrive: the SA accepted the subscription, but this port does not receive the SA's Reports (on ibsim, attach with issm=1); unsubscribed, the topology is rediscovered every --discover-interval only", "traps", RediscoverTraps())
+		}
+		return func() {}
+	}
 	e.subscribed.Store(true)
 	done := make(chan struct{})
 	go func() {

@@ -305,6 +305,12 @@ type Caps struct {
 	// (discovery's answers, SMPs, PerfMgt) until its answers agree
 	// (docs/faults.md).
 	Intact func() bool
+	// NoRequests: requests other ports send to this port's QP0 or QP1 never
+	// reach the Transport (ibsim hands them only to a client attached
+	// issm; Options.ISSM), so an SA's Reports of the traps it subscribed
+	// to, and any other unsolicited request, never arrive. Responses to
+	// its own requests still do.
+	NoRequests bool
 }
 
 // Always is an Intact (and any other func() bool capability) that is

@@ -188,6 +188,7 @@ type client struct {
 	slot   uint32
 	nodeID string
 	issm   bool // SET_ISSM(1) sent
+	served bool // CONNECTed issm: QP0/QP1 requests to the port come here
 	udp    bool // attached over UDP (Options.Server), not a unix socket
 	paired bool // our input socket is connected back to ibsim's (Open)
 	qlen   int  // Options.UnixQueueLen
@@ -261,6 +262,7 @@ func Open(ctx context.Context, sock string, opts *Options) (*Transport, error) {
 	ci := clientInfo{ID: id, QP: o.QP, NodeID: o.Node}
 	if o.ISSM || o.SetISSM {
 		ci.ISSM = 1
+		c.served = true
 	}
 	if err := ci.Put(req.Data[:]); err != nil {
 		return fail(err)
@@ -894,5 +896,8 @@ func (c *client) Close() error {
 func (t *Transport) Caps() fabric.Caps {
 	c := t.m.Caps()
 	c.MaxWindow = t.maxWindow()
+	// ibsim forwards QP0/QP1 requests (an SA's Reports) to issm clients
+	// only (docs: the ibsim protocol's request routing).
+	c.NoRequests = !t.c.served
 	return c
 }

@@ -1,14 +1,19 @@
 package ibsimdiff
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ibscript/ibscript/exporter"
 	"github.com/ibscript/ibscript/fabric/ibsim"
@@ -139,7 +144,28 @@ func TestExporterTrapRediscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop) // after the session's cleanup
-	sess, _ := session(t, s, "Hca3", &ibsim.Options{ISSM: true}, nil)
+	sess, tr := session(t, s, "Hca3", &ibsim.Options{ISSM: true}, nil)
+	if tr.Caps().NoRequests {
+		t.Fatal("an issm client's transport says requests never reach it")
+	}
+	// Beside it, an exporter on a plain (not issm) client of Hca1: the SA
+	// takes its subscription, but ibsim hands the SA's Reports to issm
+	// clients only, so traps cannot arrive there. It says so (a warning,
+	// trap_subscribed 0), holds no subscription, and sees no trap while
+	// the other one does.
+	plain, ptr := session(t, s, "Hca1", nil, nil)
+	if !ptr.Caps().NoRequests {
+		t.Fatal("a plain ibsim client's transport says requests reach it")
+	}
+	var plog lockedLog
+	pe := exporter.New(plain, &exporter.Options{Traps: true, Interval: time.Hour, DiscoverInterval: time.Hour, Logger: slog.New(slog.NewTextHandler(&plog, nil))})
+	pctx, pcancel := context.WithCancel(t.Context())
+	perrc := make(chan error, 1)
+	go func() { perrc <- pe.Run(pctx) }()
+	defer func() {
+		pcancel()
+		<-perrc
+	}()
 	// Settles 8: rediscoveries after 1, 2, ... 128 s while the relinked
 	// ports are Init, where the default stops after 31 s: OpenSM on this
 	// machine, loaded by other builds, took longer to make them Active
@@ -176,6 +202,33 @@ func TestExporterTrapRediscovery(t *testing.T) {
 		return 0
 	}
 	s1 := await("the first sweep, subscribed", 0, func(snap *exporter.Snapshot) bool { return snap.Subscribed })
+	for deadline := time.Now().Add(5 * time.Minute); pe.Snapshot() == nil || !strings.Contains(plog.String(), "traps cannot arrive"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the plain client's exporter: no sweep or no warning within 5 minutes: %q", plog.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling, not synchronisation
+	}
+	if ps := pe.Snapshot(); ps.Subscribed {
+		t.Error("the plain client's exporter reads subscribed where traps cannot arrive")
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(pe)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotSub := false
+	for _, mf := range mfs {
+		if mf.GetName() == "infiniband_exporter_trap_subscribed" {
+			gotSub = true
+			if v := mf.GetMetric()[0].GetGauge().GetValue(); v != 0 {
+				t.Errorf("plain client: trap_subscribed %v, want 0", v)
+			}
+		}
+	}
+	if !gotSub {
+		t.Error("plain client: no infiniband_exporter_trap_subscribed")
+	}
 	if s1.Errors != 0 || len(s1.Ports) != 8 || state(s1, "Switch1", 3) != smp.PortStateActive {
 		t.Fatalf("first sweep: %d errors, %d ports, Switch1 port 3 state %d", s1.Errors, len(s1.Ports), state(s1, "Switch1", 3))
 	}
@@ -198,5 +251,27 @@ func TestExporterTrapRediscovery(t *testing.T) {
 		if !snap.TrapDiscovery || snap.Traps == 0 || len(snap.Ports) != c.ports {
 			t.Errorf("%s: sweep %d TrapDiscovery %v, %d traps, %d linked switch ports (want %d)", c.cmd, snap.Seq, snap.TrapDiscovery, snap.Traps, len(snap.Ports), c.ports)
 		}
+		if ps := pe.Snapshot(); ps.Traps != 0 {
+			t.Errorf("%s: the plain client's exporter counts %d traps", c.cmd, ps.Traps)
+		}
 	}
+}
+
+// lockedLog is a log destination the exporter's goroutines write to while
+// the test reads it.
+type lockedLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
