@@ -26,7 +26,7 @@ func WriteAPIReference(w io.Writer) error {
 	p("return absence as data: `umad.recv` returns nil when its timeout passes, `umad.poll` false,\n")
 	p("and `fabric.discover` lists per-node failures in `errors`. A wrong argument type or count\n")
 	p("names the function and the parameter, however the function was called (directly, through\n")
-	p("`pcall` or an alias): `bad argument #2 to umad.poll (timeout_ms: number expected, got nil)`.\n\n")
+	p("`pcall` or an alias): `bad argument #2 to umad.poll (timeout_ms: number expected, got no value)`.\n\n")
 	p("Targets are strings: `\"lid:5\"` (or the number 5), `\"dr:0,1,3\"` (a directed route as\n")
 	p("`smpquery -D` writes it), `\"guid:0x0002c90300001234\"`, `\"gid:fd00::2\"` (a port GID: GMPs go with a\n")
 	p("GRH, as RoCE needs; not SMPs). Decoded attributes are records with\n")

@@ -12,7 +12,7 @@ import (
 // but "main chunk" or "(anonymous)" when pcall, a local alias or a table
 // of functions made the call. Every module function therefore rewrites
 // them to name itself in full and, from its doc line, the parameter:
-// "bad argument #2 to umad.poll (timeout_ms: number expected, got nil)".
+// "bad argument #2 to umad.poll (timeout_ms: number expected, got no value)".
 
 // argErrorRE finds gopher-lua's "bad argument #N to NAME (" after the
 // "file:line: " prefix (or " " on a protected call's own thread); NAME may itself hold parentheses ("(anonymous)").

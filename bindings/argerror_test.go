@@ -14,15 +14,15 @@ import (
 // calls a script makes most (umad, rdmacm).
 func TestArgErrorNamesFunction(t *testing.T) {
 	for _, c := range []struct{ script, want string }{
-		{`umad.poll(umad.open_port())`, `^<string>:1: bad argument #2 to umad\.poll \(timeout_ms: number expected, got nil\)$`},
+		{`umad.poll(umad.open_port())`, `^<string>:1: bad argument #2 to umad\.poll \(timeout_ms: number expected, got no value\)$`},
 		{`error(select(2, pcall(umad.poll, umad.open_port(), "x")), 0)`, `^bad argument #2 to umad\.poll \(timeout_ms: number expected, got string\)$`},
 		{`error(select(2, pcall(umad.poll, 5, 1)), 0)`, `^bad argument #1 to umad\.poll \(port: umad\.port expected, got number\)$`},
 		{`local r = umad.recv; r(umad.open_port(), {})`, `^<string>:1: bad argument #2 to umad\.recv \(timeout_ms: number expected, got table\)$`},
 		{`local t = {umad.send}; t[1](umad.open_port())`, `^<string>:1: bad argument #2 to umad\.send \(agent: integer expected, got no value\)$`},
 		{`local function f() return umad.get_port({}) end f()`, `^<string>:1: bad argument #1 to umad\.get_port \(ca: string expected, got table\)$`},
-		{`umad.release_port()`, `^<string>:1: bad argument #1 to umad\.release_port \(port_table: table expected, got nil\)$`},
+		{`umad.release_port()`, `^<string>:1: bad argument #1 to umad\.release_port \(port_table: table expected, got no value\)$`},
 		{`umad.send(umad.open_port(), 0, {}, 0, 0)`, `^<string>:1: bad argument #3 to umad\.send \(mad: string expected, got table\)$`},
-		{`error(select(2, pcall(rdmacm.migrate_id)), 0)`, `^bad argument #1 to rdmacm\.migrate_id \(id: rdmacm\.id expected, got nil\)$`},
+		{`error(select(2, pcall(rdmacm.migrate_id)), 0)`, `^bad argument #1 to rdmacm\.migrate_id \(id: rdmacm\.id expected, got no value\)$`},
 		{`error(select(2, pcall(help, 5)), 0)`, `^bad argument #1 to help \(x: function, module or name expected, got number\)$`},
 		{`rdmacm.migrate_id(rdmacm.create_id(rdmacm.create_event_channel()), 5)`, `^<string>:1: bad argument #2 to rdmacm\.migrate_id \(channel: `},
 	} {

@@ -372,6 +372,12 @@ func rewriteStmt(s ast.Stmt) ast.Stmt {
 				s.Exprs = append(s.Exprs, nilExpr)
 			}
 		}
+		// Lua 5.1 puts the iterator's call on the line its expression
+		// list starts on (lparser.c's forlist), gopher-lua on the for's:
+		// an error there names the line 5.1 names.
+		if l := s.Exprs[0].Line(); l > s.Line() {
+			s.SetLine(l)
+		}
 	}
 	return s
 }

@@ -20,13 +20,13 @@ import (
 //	__len undefined, __unm undefined                        5.1: attempt to get length of local 't' (a number value)
 //	bad argument #2 to rep (number expected, got nil)       5.1: bad argument #1 to 'rep' (number expected, got no value)
 //
-// Every protected call (threads.call) therefore runs with an error
-// function, which gopher-lua calls where the error was raised, before the
-// frames unwind. There, through the debug API, it finds the failing frame
-// (L.GetStack), its line, and the values of its registers (L.GetLocal
-// reads every register below the top, as lua_getlocal's "(*temporary)"
-// does). gopher-lua keeps no public program counter, so the error
-// function takes every instruction of the failing kind on that line whose
+// Every protected call's thread (threads.call) therefore has its Panic
+// function set, which gopher-lua calls where the error is raised, before
+// any frame unwinds. There, through the debug API, it finds the failing
+// frame (L.GetStack), its line, and the values of its registers
+// (L.GetLocal reads every register below the top, as lua_getlocal's
+// "(*temporary)" does). gopher-lua keeps no public program counter, so it
+// takes every instruction of the failing kind on that line whose
 // operands hold values that fail that way (the key and the type the
 // message gives, a value that cannot be called, the operand of an
 // arithmetic or concatenation that Lua 5.1 blames), and names the operand
@@ -78,26 +78,43 @@ func (f *errFrame) rk(x int) (lua.LValue, bool) {
 }
 
 // localName is the name of the local held in register r at pc, "" for
-// none. A local's scope in gopher-lua's debug information runs from
-// StartPc to EndPc, both included. The assignment rewrite's own locals
-// (lua51.go: their names hold a space) are not the script's: their
-// values are named by the instruction that loaded them, as the
-// temporaries they stand for are in Lua 5.1.
+// none. A local's scope runs from StartPc to EndPc, both included (Load
+// corrects gopher-lua's EndPc, lua51scope.go). Where a block ends on the
+// line the next statement starts on, the scope can reach past the block:
+// a register last written, after the local's start, by an instruction
+// that only writes temporaries is not the local's. With Load's rewrite,
+// an assignment writes a local only by a move, a constant, a global, an
+// upvalue or '...', and a loop its variables by FORPREP, FORLOOP and
+// TFORLOOP. The assignment rewrite's own locals (lua51.go: their names
+// hold a space) are not the script's: their values are named by the
+// instruction that loaded them, as the temporaries they stand for are in
+// Lua 5.1.
 func localName(p *lua.FunctionProto, r, pc int) string {
 	n := r
 	for _, l := range p.DbgLocals {
 		if l.StartPc > pc {
 			break
 		}
-		if pc <= l.EndPc {
-			if n == 0 {
-				if strings.Contains(l.Name, " ") && !strings.HasPrefix(l.Name, "(for ") {
-					return ""
-				}
-				return l.Name
-			}
-			n--
+		if pc > l.EndPc {
+			continue
 		}
+		if n > 0 {
+			n--
+			continue
+		}
+		if strings.Contains(l.Name, " ") && !strings.HasPrefix(l.Name, "(for ") {
+			return ""
+		}
+		if spc := setter(p, pc, r); spc > l.StartPc {
+			switch instOp(p.Code[spc]) {
+			case lua.OP_MOVE, lua.OP_MOVEN, lua.OP_LOADK, lua.OP_LOADBOOL, lua.OP_LOADNIL,
+				lua.OP_GETGLOBAL, lua.OP_GETUPVAL, lua.OP_VARARG,
+				lua.OP_FORPREP, lua.OP_FORLOOP, lua.OP_TFORLOOP:
+			default:
+				return ""
+			}
+		}
+		return l.Name
 	}
 	return ""
 }
@@ -245,16 +262,13 @@ func parseVMError(msg string) (vmError, bool) {
 	return vmError{}, false
 }
 
-// lua51ErrorMessage rewrites msg, an error raised in L and caught by a
-// protected call's error function (level 0 of L), into Lua 5.1's words
+// lua51ErrorMessage rewrites msg, an error being raised in L (from the
+// function at level 0, whose frame is still there), into Lua 5.1's words
 // where it is one of gopher-lua's runtime or argument error texts;
 // anything else (error() values, ibscript's own messages) is returned
 // as it is.
 func lua51ErrorMessage(L *lua.LState, msg string) string {
-	if msg == "lua callstack overflow" {
-		return stackOverflow(L)
-	}
-	dbg, ok := L.GetStack(1)
+	dbg, ok := L.GetStack(0)
 	if !ok {
 		return msg
 	}
@@ -289,22 +303,6 @@ func lua51ErrorMessage(L *lua.LState, msg string) string {
 		return prefix + text
 	}
 	return msg
-}
-
-// stackOverflow is Lua 5.1's message for calls nested past the limit,
-// "file.lua:1: stack overflow", positioned at the innermost Lua function,
-// where gopher-lua gives its Go panic's text, "lua callstack overflow".
-func stackOverflow(L *lua.LState) string {
-	for level := 1; level < 8; level++ {
-		dbg, ok := L.GetStack(level)
-		if !ok {
-			break
-		}
-		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.CurrentLine > 0 {
-			return fmt.Sprintf("%s:%d: stack overflow", dbg.Source, dbg.CurrentLine)
-		}
-	}
-	return "stack overflow"
 }
 
 // blame is one instruction that can have raised the error: the name of
@@ -638,14 +636,14 @@ func isNumeric(v lua.LValue) bool {
 var metaArithErrorRE = regexp.MustCompile(`^(.*?: )attempt to perform arithmetic on a (\w+) value$`)
 
 // lua51MetaArithError names the operand of an arithmetic error raised by
-// a metamethod (level 1 of L, a Go function) that the arithmetic
-// instruction of the Lua function below it (level 2) called.
+// a metamethod (level 0 of L, a Go function) that the arithmetic
+// instruction of the Lua function below it (level 1) called.
 func lua51MetaArithError(L *lua.LState, msg string) string {
 	m := metaArithErrorRE.FindStringSubmatch(msg)
 	if m == nil {
 		return msg
 	}
-	dbg, ok := L.GetStack(2)
+	dbg, ok := L.GetStack(1)
 	if !ok {
 		return msg
 	}
@@ -666,7 +664,7 @@ func lua51MetaArithError(L *lua.LState, msg string) string {
 var goArgErrorRE = regexp.MustCompile(`^(.*?)bad argument #(\d+) to (.+?) \((.*)\)$`)
 
 // lua51ArgError rewrites gopher-lua's argument error raised by the Go
-// function fn (level 1 of L) as luaL_argerror words it: the function
+// function at level 0 of L as luaL_argerror words it: the function
 // named as the calling line called it, quoted, "?" when no Lua code called
 // it (pcall(string.rep)); a method call's arguments counted from after
 // self ("calling 'm' on bad self" for self itself); "got no value" for an
@@ -694,7 +692,7 @@ func lua51ArgError(L *lua.LState, dbg *lua.Debug, msg string) string {
 		detail = rest + "got no value"
 	}
 	name, kind := "?", ""
-	if caller, ok := L.GetStack(2); ok {
+	if caller, ok := L.GetStack(1); ok {
 		name, kind = callName(L, caller, dbg.Name)
 	}
 	if kind == "method" {

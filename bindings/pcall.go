@@ -38,9 +38,9 @@ type threads struct {
 	errorFn *lua.LFunction
 	// depth counts the protected calls running inside one another.
 	depth int
-	// handler is the error function of every protected call (lua51err.go),
-	// nil before the first.
-	handler *lua.LFunction
+	// entry is the Go function at the bottom of every protected call's
+	// thread (lua51err.go), nil before the first.
+	entry *lua.LFunction
 }
 
 // maxFreeThreads bounds the pool: protected calls nest only so deep.
@@ -94,16 +94,17 @@ func (p *threads) call(L *lua.LState, fn lua.LValue, nret int, args []lua.LValue
 	p.depth++
 	defer func() { p.depth-- }()
 	co := p.get(L)
+	co.Push(p.entryFn(L))
 	co.Push(fn)
 	for _, a := range args {
 		co.Push(a)
 	}
-	if err := co.PCall(len(args), nret, p.errorHandler(L)); err != nil {
+	if err := co.PCall(len(args)+1, nret, nil); err != nil {
 		delete(p.parent, co) // the thread is dropped: it may hold frames' leftovers
 		var ae *lua.ApiError
 		if errors.As(err, &ae) && ae.Object == lua.LString("lua callstack overflow") {
-			// The error function found no frame left to run in (the
-			// overflow's own "file:line: stack overflow" is lost with it).
+			// gopher-lua's Go panic when a Go function's call finds the
+			// call stack full; 5.1 says "stack overflow".
 			ae.Object = lua.LString("stack overflow")
 		}
 		return nil, p.directGoError(fn, err)
@@ -120,25 +121,60 @@ func (p *threads) call(L *lua.LState, fn lua.LValue, nret int, args []lua.LValue
 	return rets, nil
 }
 
-// errorHandler is the error function of protected calls: gopher-lua calls
-// it where the error was raised, before the frames unwind, which is where
-// Lua 5.1's wording of a runtime error can be found (lua51err.go).
-func (p *threads) errorHandler(L *lua.LState) *lua.LFunction {
-	if p.handler == nil {
-		p.handler = L.NewFunction(func(L *lua.LState) int {
-			obj := L.Get(1)
-			if s, ok := obj.(lua.LString); ok {
-				obj = lua.LString(safeLua51Message(L, string(s)))
-			}
-			// Raised again rather than returned: gopher-lua leaves the
-			// thread's upvalues open while an error function runs, and
-			// closes them, and takes the traceback, for an error raised
-			// in it. Closures the failed call made keep their values.
-			L.Error(obj, 0)
-			return 0
+// entryFn is the function every protected call's thread starts with: it
+// sets the thread's Panic, which gopher-lua calls where an error is
+// raised, before any frame unwinds and without a frame of its own (where
+// Lua 5.1's wording of a runtime error can be found, lua51err.go), then
+// calls the callee with the arguments. It stands, at the bottom of the
+// thread, where Lua 5.1 has pcall (a C function) itself.
+func (p *threads) entryFn(L *lua.LState) *lua.LFunction {
+	if p.entry == nil {
+		p.entry = L.NewFunction(func(L *lua.LState) int {
+			L.Panic = raiseLua51
+			defer positionOverflow(L)
+			L.Call(L.GetTop()-1, lua.MultRet)
+			return L.GetTop()
 		})
 	}
-	return p.handler
+	return p.entry
+}
+
+// positionOverflow turns gopher-lua's Go panic for a full call stack,
+// "lua callstack overflow", into Lua 5.1's error, "file.lua:1: stack
+// overflow" at the innermost Lua function, raised as errors are (the
+// thread's frames are still there while the panic passes the entry
+// function). Other panics go on.
+func positionOverflow(L *lua.LState) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if s, ok := r.(string); !ok || s != "lua callstack overflow" {
+		panic(r)
+	}
+	msg := "stack overflow"
+	for level := 0; level < 8; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.CurrentLine > 0 {
+			msg = fmt.Sprintf("%s:%d: %s", dbg.Source, dbg.CurrentLine, msg)
+			break
+		}
+	}
+	L.Error(lua.LString(msg), 0)
+}
+
+// raiseLua51 is the Panic of protected calls' threads: gopher-lua's own
+// (it panics with the value on top of L as an ApiError), with a message
+// string first given Lua 5.1's words (lua51ErrorMessage).
+func raiseLua51(L *lua.LState) {
+	obj := L.Get(-1)
+	if s, ok := obj.(lua.LString); ok {
+		obj = lua.LString(safeLua51Message(L, string(s)))
+	}
+	panic(&lua.ApiError{Type: lua.ApiErrorRun, Object: obj})
 }
 
 // safeLua51Message is lua51ErrorMessage, which reads the failing frame
@@ -193,7 +229,9 @@ func (p *threads) where(L *lua.LState, level int) string {
 			}
 			n++
 		}
-		level -= n
+		// The thread's bottom frame, its entry function, was the level of
+		// the protected call; the parent's level 0 is that call again.
+		level -= n - 1
 		L = p.parent[L]
 	}
 	return ""

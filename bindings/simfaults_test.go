@@ -66,7 +66,7 @@ func TestSimFaultsErrors(t *testing.T) {
 		{`sim.faults{dead = {1}}`, `sim\.faults: dead: node names expected, got number`},
 		{`sim.faults{dead = {"nosuch"}}`, `sim\.faults: dead node "nosuch": no such node`},
 		{`sim.faults{lose = 0.1}`, `sim\.faults: unknown option "lose"`},
-		{`sim.faults()`, `bad argument #1 to sim.faults \(table expected, got nil\)`},
+		{`sim.faults()`, `bad argument #1 to sim.faults \(table expected, got no value\)`},
 	} {
 		err := DoString(L, tc.script)
 		if err == nil || !regexp.MustCompile(tc.want).MatchString(err.Error()) {

@@ -77,7 +77,7 @@ function test_umad_poll_invalid_port_handle(t)
   expect_error("umad.poll: EINVAL: invalid port handle", umad.poll, port, 0)
   expect_error("bad argument #1 to umad.poll \\(port: umad.port expected, got number\\)", umad.poll, 3, 0)
   local open = umad.open_port()
-  expect_error("bad argument #2 to umad.poll \\(timeout_ms: number expected, got nil\\)", umad.poll, open)
+  expect_error("bad argument #2 to umad.poll \\(timeout_ms: number expected, got no value\\)", umad.poll, open)
   open:close()
 end
 
@@ -206,7 +206,7 @@ function test_umad_release_port(t)
   local p = umad.get_port()
   if umad.release_port(p) ~= nil then t:fatal("release_port returned something") end
   umad.release_port({})
-  expect_error("bad argument #1 to umad.release_port \\(port_table: table expected, got nil\\)", umad.release_port)
+  expect_error("bad argument #1 to umad.release_port \\(port_table: table expected, got no value\\)", umad.release_port)
 end
 
 -- umad_send(3): "If reply is not received within the specified value, the
