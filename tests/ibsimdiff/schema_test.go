@@ -36,8 +36,8 @@ func initPorts(path string) int {
 	if strings.Contains(path, "net.island") {
 		return 4 // the links no SM reaches: Island-I1, P1-P2
 	}
-	if strings.Contains(path, "net.chassis") {
-		return 2 // the router's link: OpenSM leaves it in Init
+	if strings.Contains(path, "net.chassis") || strings.Contains(path, "net.2sw2path4hca-faulty") {
+		return 2 // the router's link: OpenSM leaves it in Init (its node GUID is 0)
 	}
 	return 0
 }
