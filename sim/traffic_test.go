@@ -69,8 +69,8 @@ func TestTraffic(t *testing.T) {
 	if u, m := ext("Switch1", 3, "PortUnicastXmitPkts"), ext("Switch1", 3, "PortMulticastXmitPkts"); m != mc || u+m != pkts {
 		t.Errorf("unicast %d multicast %d, want %d and %d", u, m, pkts-mc, mc)
 	}
-	// XmitWait: load²/4 of 10 s in 4 ns ticks.
-	if v, want := get("Switch1", 3, "PortXmitWait"), uint64(math.Floor(l3*l3/4*2e9/8*10)); v != want {
+	// XmitWait: load^16 of 10 s in 4 ns ticks.
+	if v, want := get("Switch1", 3, "PortXmitWait"), uint64(math.Floor(math.Pow(l3, 16)*2e9/8*10)); v != want {
 		t.Errorf("PortXmitWait %d, want %d", v, want)
 	}
 	// The 32-bit PortCounters data counter: the same words (below 2^32).
