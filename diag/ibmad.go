@@ -42,6 +42,13 @@ const (
 	dPortCapMask                    // 0x.. and one line per capability
 	dPortCapMask2                   // the same for CapabilityMask2
 	dNodeType                       // Channel Adapter, Switch, Router
+	// dQP1Dropped is PortCounters' QP1Dropped as perfquery prints it:
+	// libibmad's field table gives IB_PC_QP1_DROP_F no offset of its own
+	// and mad_dump_perfcounters shows the 16 bits at VL15Dropped's (bit
+	// 176), so the C tool prints VL15Dropped's value there (seen through
+	// ibsim: VL15Dropped 5, QP1Dropped 0 prints 5 on both lines). The
+	// value (JSON, Lua) stays the IBA's field at bit 160.
+	dQP1Dropped
 )
 
 // ibField is one field as libibmad names, places and shows it.
@@ -61,6 +68,9 @@ func (f ibField) get(b []byte) uint64 {
 
 // text is the field's value as libibmad's dumper shows it.
 func (f ibField) text(b []byte) string {
+	if f.dump == dQP1Dropped {
+		return dumpValue(dUint, 16, ibField{bit: pcVL15DroppedBit, width: 16}.get(b))
+	}
 	return dumpValue(f.dump, f.width, f.get(b))
 }
 

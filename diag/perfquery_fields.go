@@ -24,6 +24,10 @@ func concat(parts ...[]ibField) []ibField {
 	return out
 }
 
+// pcVL15DroppedBit is where PortCounters' VL15Dropped is, and where
+// perfquery's QP1Dropped line reads (dQP1Dropped).
+const pcVL15DroppedBit = 176
+
 var (
 	// pcFields is PortCounters in mad_dump_perfcounters' order
 	// (QP1Dropped before VL15Dropped).
@@ -34,7 +38,7 @@ var (
 		{"PortXmitDiscards", 112, 16, dUint}, {"PortXmitConstraintErrors", 128, 8, dUint},
 		{"PortRcvConstraintErrors", 136, 8, dUint}, {"CounterSelect2", 144, 8, dHex},
 		{"LocalLinkIntegrityErrors", 152, 4, dUint}, {"ExcessiveBufferOverrunErrors", 156, 4, dUint},
-		{"QP1Dropped", 160, 16, dUint}, {"VL15Dropped", 176, 16, dUint}, {"PortXmitData", 192, 32, dUint},
+		{"QP1Dropped", 160, 16, dQP1Dropped}, {"VL15Dropped", pcVL15DroppedBit, 16, dUint}, {"PortXmitData", 192, 32, dUint},
 		{"PortRcvData", 224, 32, dUint}, {"PortXmitPkts", 256, 32, dUint}, {"PortRcvPkts", 288, 32, dUint},
 		{"PortXmitWait", 320, 32, dUint},
 	}
