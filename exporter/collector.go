@@ -174,6 +174,7 @@ var (
 	resetsDesc  = newFamily("infiniband_exporter_saturated_resets", "Number of ports whose saturated counters --reset-saturated cleared after the sweep the scrape is served from", prometheus.GaugeValue, []string{"collector"}...)
 	resetErrs   = newFamily("infiniband_exporter_saturated_reset_errors", "Number of those resets that failed (refused without --allow-set on the kernel backend, timed out, ...)", prometheus.GaugeValue, []string{"collector"}...)
 	subDesc     = newFamily("infiniband_exporter_trap_subscribed", "1 when the exporter holds a subscription to the SM's traps 64, 65 and 128 (each starts a rediscovery), 0 when it rediscovers on --discover-interval only: the SA refused it, or its Reports cannot reach this port (ibsim without issm)", prometheus.GaugeValue)
+	unannDesc   = newFamily("infiniband_exporter_unannounced_changes_total", "Discoveries on --discover-interval, while subscribed to traps, that found switch ports whose state changed with no trap received since the discovery before: traps that did not arrive", prometheus.CounterValue)
 	trapsDesc   = newFamily("infiniband_exporter_traps_received_total", "Traps 64, 65 and 128 the SM forwarded to the exporter, up to the sweep the scrape is served from", prometheus.CounterValue)
 	lastExec    = newFamily("infiniband_exporter_last_execution", "Last execution time of exporter (Unix seconds; with --exporter.runonce, as treydock/infiniband_exporter serves it)", prometheus.GaugeValue, []string{"collector"}...)
 	discDesc    = newFamily("infiniband_exporter_discovery_timestamp_seconds", "Unix time the topology of the sweep the scrape is served from was discovered (port state, width, speed and the info series come from it)", prometheus.GaugeValue)
@@ -324,6 +325,7 @@ func (e *Exporter) collect(s *Snapshot, em emitter) {
 		}
 		em.emit(subDesc, sub)
 		em.emit(trapsDesc, float64(s.Traps))
+		em.emit(unannDesc, float64(s.Unannounced))
 	}
 	em.emit(discDesc, float64(s.DiscoveryTime.UnixNano())/1e9)
 }

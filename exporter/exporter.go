@@ -122,6 +122,36 @@ func transitional(f *topo.Fabric) bool {
 	return false
 }
 
+// changedPorts counts the ports of switches in both a and b whose
+// PortState differs, and the switches in one only (each a change a trap
+// 128, 64 or 65 announces).
+func changedPorts(a, b *topo.Fabric) int {
+	old := map[uint64]*topo.Node{}
+	for _, n := range a.Nodes {
+		if n.Type == topo.Switch {
+			old[n.GUID] = n
+		}
+	}
+	changed := 0
+	for _, n := range b.Nodes {
+		if n.Type != topo.Switch {
+			continue
+		}
+		o := old[n.GUID]
+		if o == nil {
+			changed++
+			continue
+		}
+		delete(old, n.GUID)
+		for i := 1; i < len(n.Ports) && i < len(o.Ports); i++ {
+			if p, q := n.Ports[i], o.Ports[i]; p != nil && q != nil && p.State != q.State {
+				changed++
+			}
+		}
+	}
+	return changed + len(old)
+}
+
 // RediscoverTraps returns the traps Options.Traps subscribes to.
 func RediscoverTraps() []uint16 {
 	return []uint16{smp.TrapGIDInService, smp.TrapGIDOutOfService, smp.TrapLinkStateChange}
@@ -219,6 +249,12 @@ type Snapshot struct {
 	Subscribed    bool
 	Traps         uint64
 	TrapDiscovery bool
+	// Unannounced counts, up to this sweep, the discoveries made on
+	// DiscoverInterval while subscribed that found ports whose state had
+	// changed with no trap received since the discovery before: traps
+	// that should have come and did not (the SM forwards none, or its
+	// Reports are lost on the way).
+	Unannounced uint64
 	// Errors counts the queries that failed (timeouts included) and the
 	// targets discovery could not reach; Timeouts those that timed out.
 	Errors   int
@@ -239,10 +275,12 @@ type Exporter struct {
 	snap atomic.Pointer[Snapshot]
 	now  func() time.Time // time.Now; tests may replace it
 
-	subscribed atomic.Bool   // Run holds a trap subscription
-	traps      atomic.Uint64 // traps received
-	trapped    atomic.Bool   // a trap arrived since the last discovery
-	wake       chan struct{} // a trap: sweep now (buffer 1)
+	subscribed  atomic.Bool   // Run holds a trap subscription
+	traps       atomic.Uint64 // traps received
+	trapped     atomic.Bool   // a trap arrived since the last discovery
+	discTraps   uint64        // traps received at the last discovery (mu)
+	unannounced uint64        // see Snapshot.Unannounced (mu)
+	wake        chan struct{} // a trap: sweep now (buffer 1)
 
 	plan     *sweepPlan // of disc; rebuilt after each discovery
 	settleAt time.Time  // when a trap's links should have settled: rediscover then (zero: none)
@@ -356,6 +394,15 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 			}
 		} else {
 			d.Fabric.Rename(e.opts.Names)
+			if e.disc != nil && !trapped && s.Subscribed && s.Traps == e.discTraps {
+				if n := changedPorts(e.disc.Fabric, d.Fabric); n > 0 {
+					e.unannounced++
+					if e.opts.Logger != nil {
+						e.opts.Logger.Warn("exporter: traps may not be arriving: the discovery found ports whose state changed, and no trap came since the last discovery; changes are seen every --discover-interval only", "ports", n, "traps", s.Traps)
+					}
+				}
+			}
+			e.discTraps = s.Traps
 			e.disc, e.lastDisc = d, start
 			// A link a trap reported up is Init until the SM's sweep makes
 			// it Active, and no trap says when: look again, a few times,
@@ -447,6 +494,7 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	s.Time = e.now()
 	s.Duration = s.Time.Sub(start)
 	e.xmitWaitRatios(prev, s)
+	s.Unannounced = e.unannounced
 	e.snap.Store(s)
 	return s, nil
 }

@@ -2,11 +2,15 @@ package exporter
 
 import (
 	"context"
+	"log/slog"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/sim"
 )
@@ -60,8 +64,8 @@ func TestTrapRediscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2 := await("a rediscovery after the link went down", s1.Seq, func(s *Snapshot) bool { return s.Discovered })
-	if !s2.TrapDiscovery || s2.Traps == 0 {
-		t.Errorf("sweep %d: TrapDiscovery %v, %d traps", s2.Seq, s2.TrapDiscovery, s2.Traps)
+	if !s2.TrapDiscovery || s2.Traps == 0 || s2.Unannounced != 0 {
+		t.Errorf("sweep %d: TrapDiscovery %v, %d traps, %d unannounced changes", s2.Seq, s2.TrapDiscovery, s2.Traps, s2.Unannounced)
 	}
 	if st := state(s2, "Switch1", 3); st != smp.PortStateDown || len(s2.Ports) != 6 {
 		t.Errorf("after the link went down: Switch1 port 3 state %d, %d linked ports (want Down, 6)", st, len(s2.Ports))
@@ -154,4 +158,94 @@ func TestSettleBackoff(t *testing.T) {
 	if !slices.Equal(at, want) {
 		t.Errorf("discoveries at %v after the trap, want %v", at, want)
 	}
+}
+
+// dropReports is a Transport that loses every SA Report (class 0x03,
+// method 0x06) on its way in: a subscription the SA holds whose traps
+// never arrive.
+type dropReports struct{ fabric.Transport }
+
+func (d dropReports) Caps() fabric.Caps {
+	c := d.Transport.Caps()
+	c.SetHandler = nil // every MAD through Recv, where the Reports are dropped
+	return c
+}
+
+func (d dropReports) Recv(ctx context.Context, p *fabric.Packet) error {
+	for {
+		if err := d.Transport.Recv(ctx, p); err != nil {
+			return err
+		}
+		if len(p.Data) < 4 || p.Data[1] != 0x03 || p.Data[3] != 0x06 {
+			return nil
+		}
+	}
+}
+
+// TestUnannouncedChanges (issue 35): subscribed, but the SA's Reports are
+// lost on the way: a link that goes down is seen at the next discovery on
+// DiscoverInterval, which says that no trap announced it (a warning,
+// infiniband_exporter_unannounced_changes_total 1); with the Reports
+// arriving (TestTrapRediscovery) the count stays 0.
+func TestUnannouncedChanges(t *testing.T) {
+	var log lockedBuf
+	e, f := simExporterWith(t, net2sw, &Options{Traps: true, Interval: 20 * time.Millisecond, DiscoverInterval: time.Second,
+		Logger: slog.New(slog.NewTextHandler(&log, nil))}, nil, func(tr fabric.Transport) fabric.Transport { return dropReports{tr} })
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- e.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-errc
+	}()
+	await := func(what string, seq uint64, ok func(*Snapshot) bool) *Snapshot {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) {
+			if s := e.Snapshot(); s != nil && s.Seq > seq && ok(s) {
+				return s
+			}
+			time.Sleep(5 * time.Millisecond) // polling, not synchronisation
+		}
+		t.Fatalf("%s: not within 2 minutes (last snapshot %+v)", what, e.Snapshot())
+		return nil
+	}
+	s1 := await("subscribed", 0, func(s *Snapshot) bool { return s.Subscribed })
+	// A discovery with nothing changed counts nothing.
+	s1 = await("a rediscovery with nothing changed", s1.Seq, func(s *Snapshot) bool { return s.Discovered })
+	if s1.Unannounced != 0 || s1.TrapDiscovery {
+		t.Fatalf("unchanged fabric: Unannounced %d, TrapDiscovery %v", s1.Unannounced, s1.TrapDiscovery)
+	}
+	if err := f.SetLink("Switch1", 3, false); err != nil {
+		t.Fatal(err)
+	}
+	s2 := await("the next discovery", s1.Seq, func(s *Snapshot) bool { return s.Discovered && len(s.Ports) == 6 })
+	if s2.TrapDiscovery || s2.Traps != 0 || s2.Unannounced != 1 {
+		t.Errorf("sweep %d: TrapDiscovery %v, %d traps, Unannounced %d; want false, 0, 1", s2.Seq, s2.TrapDiscovery, s2.Traps, s2.Unannounced)
+	}
+	if !strings.Contains(log.String(), "traps may not be arriving") {
+		t.Errorf("no warning: %q", log.String())
+	}
+	mfs := gather(t, e)
+	if m := mfs["infiniband_exporter_unannounced_changes_total"]; m == nil || value(m.GetMetric()[0]) != 1 {
+		t.Errorf("unannounced_changes_total %v, want 1", m)
+	}
+}
+
+// lockedBuf is a log the exporter writes while the test reads it.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
