@@ -384,6 +384,14 @@ func (f *errFrame) blames(e vmError, pc int, i uint32) (blame, bool) {
 		if ok && t != "" && v.Type().String() != t {
 			return blame{}, false
 		}
+		// The register may hold what a later instruction wrote there
+		// (t.g.h.f.g reuses one register): what this instruction's
+		// operand would be now tells it apart.
+		if w, known := f.recompute(pc, x, 0); x&rkBit == 0 && known {
+			if t != "" && w.Type().String() != t || ok && w.Type() != v.Type() {
+				return blame{}, false
+			}
+		}
 		b := blame{}
 		if ok {
 			b.typ = v.Type().String()
@@ -419,7 +427,8 @@ func (f *errFrame) blames(e vmError, pc int, i uint32) (blame, bool) {
 		// A call that already ran holds its result there: what the
 		// instruction that loaded the function would load now tells it
 		// apart (a=math.sin(3)+bbbb(3) fails in bbbb, not in sin).
-		if w, known := f.recompute(pc, instA(i), 0); known && callable(f.L, w) {
+		w, known := f.recompute(pc, instA(i), 0)
+		if known && (callable(f.L, w) || ok && w.Type() != v.Type()) {
 			return blame{}, false
 		}
 		b := blame{}
