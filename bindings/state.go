@@ -13,7 +13,7 @@ import (
 )
 
 // NewState makes the LState ibscript runs scripts in: the base, package,
-// table, string and math libraries, a safe subset of os (time, clock,
+// table, string, math and coroutine libraries, a safe subset of os (time, clock,
 // date, getenv, exit), and every ibscript module. Scripts cannot load
 // native code. Chunks compile through Load and protected calls run through
 // PCall's threads, which correct gopher-lua's wrong answers (docs/lua.md).
@@ -39,6 +39,7 @@ func NewState(ctx context.Context, opts *Options) (*lua.LState, *Env, error) {
 	installLoaders(L)
 	installPcall(L, poolOf(L))
 	installErrorFn(L, poolOf(L))
+	installCoroutines(L, poolOf(L))
 	installLibFixes(L)
 	L.SetContext(ctx)
 	e, err := Open(L, opts)

@@ -138,8 +138,8 @@ func runUnderLua51(t *testing.T, lua51, path string) luaRun {
 }
 
 // lua51Pending lists the wordings of gopher-lua's own error messages that
-// issue 30's item 2 replaces with Lua 5.1's (docs/lua.md, "Differences
-// kept", error messages). Each rewrites a message into a form where the
+// ibscript keeps (docs/lua.md, "Differences kept": error messages, and
+// inside coroutines). Each rewrites a message into a form where the
 // part item 2 owns is blanked; two messages equal after it differ only
 // there.
 var lua51Pending = []struct {
