@@ -71,7 +71,7 @@ func Load(L *lua.LState, r io.Reader, name string) (*lua.LFunction, error) {
 		return nil, syntaxError(err)
 	}
 	fixScopes(proto, &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: true}, Stmts: chunk}, false, true)
-	linkOps(L, proto, map[string]*lua.LFunction{})
+	linkOps(L, proto)
 	return L.NewFunctionFromProto(proto), nil
 }
 

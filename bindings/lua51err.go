@@ -277,6 +277,9 @@ func lua51ErrorMessage(L *lua.LState, msg string) string {
 	if err != nil || fn == nil {
 		return msg
 	}
+	if fn.IsG && isOpFunction(L, fn) {
+		return msg // lua51ops.go's operators name their operands themselves
+	}
 	if fn.IsG {
 		if out := lua51ArgError(L, dbg, msg); out != msg {
 			return out

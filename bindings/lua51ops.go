@@ -397,22 +397,41 @@ func mod51(a, b float64) float64 { return a - math.Floor(a/b)*b }
 
 // linkOps replaces the operator constants of proto and its nested
 // prototypes by their functions.
-func linkOps(L *lua.LState, proto *lua.FunctionProto, made map[string]*lua.LFunction) {
+func linkOps(L *lua.LState, proto *lua.FunctionProto) {
+	p := poolOf(L)
+	if p.ops == nil {
+		p.ops = map[string]*lua.LFunction{}
+		p.opFns = map[*lua.LFunction]bool{}
+	}
+	linkProto(L, p, proto)
+}
+
+func linkProto(L *lua.LState, p *threads, proto *lua.FunctionProto) {
 	for i, c := range proto.Constants {
 		s, ok := c.(lua.LString)
 		if !ok || !strings.HasPrefix(string(s), opMarker) {
 			continue
 		}
-		fn := made[string(s)]
+		// one function for each operator and operand names, for every
+		// chunk of the state
+		fn := p.ops[string(s)]
 		if fn == nil {
 			fn = L.NewFunction(opFunction(string(s[len(opMarker):])))
-			made[string(s)] = fn
+			p.ops[string(s)] = fn
+			p.opFns[fn] = true
 		}
 		proto.Constants[i] = fn
 	}
-	for _, p := range proto.FunctionPrototypes {
-		linkOps(L, p, made)
+	for _, sub := range proto.FunctionPrototypes {
+		linkProto(L, p, sub)
 	}
+}
+
+// isOpFunction reports whether fn is one of the operator functions of
+// L's chunks, whose errors already name their operands as Lua 5.1 does
+// (lua51err.go leaves them alone).
+func isOpFunction(L *lua.LState, fn *lua.LFunction) bool {
+	return poolOf(L).opFns[fn]
 }
 
 // opFunction is the function of an operator constant (after opMarker).

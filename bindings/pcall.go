@@ -41,6 +41,10 @@ type threads struct {
 	// entry is the Go function at the bottom of every protected call's
 	// thread (lua51err.go), nil before the first.
 	entry *lua.LFunction
+	// ops are the operator functions of the state's chunks by their
+	// constant (lua51ops.go), opFns the same functions as a set.
+	ops   map[string]*lua.LFunction
+	opFns map[*lua.LFunction]bool
 }
 
 // maxFreeThreads bounds the pool: protected calls nest only so deep.
