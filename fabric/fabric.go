@@ -311,6 +311,15 @@ type Caps struct {
 	// to, and any other unsolicited request, never arrive. Responses to
 	// its own requests still do.
 	NoRequests bool
+	// SetLost, when not nil, makes the Transport call h (nil: no one) with
+	// a request of agent p.Agent that the fabric handed back at once as
+	// undeliverable (ibsim's status-110 bounce) when the Transport itself
+	// keeps no timer for it (sent with Timeout 0: a layer above keeps the
+	// tries, as the engine's RMPP driver does for the SA's). h may end
+	// that try now, as a Transport ends one it keeps (umad2sim hands the
+	// bounce to libibmad as an immediate ETIMEDOUT). p and p.Data are
+	// valid during the call only; h must not block.
+	SetLost func(h func(p *Packet))
 }
 
 // Always is an Intact (and any other func() bool capability) that is

@@ -255,6 +255,7 @@ type Mux struct {
 	closeOnce sync.Once
 
 	handler atomic.Pointer[func(*fabric.Packet)]
+	lost    atomic.Pointer[func(*fabric.Packet)] // SetLost's h
 
 	unmatched, unowned, answered, queueDrops atomic.Uint64
 	malformed, retransmits, timeouts         atomic.Uint64
@@ -315,7 +316,18 @@ func (m *Mux) Port() fabric.PortAttr { return m.attr }
 // peer is gone (Fail); RMPP is left to the engine, and the window is the
 // wire's business (a Transport built on a Mux adds MaxWindow).
 func (m *Mux) Caps() fabric.Caps {
-	return fabric.Caps{Retransmits: m.Retransmits, SetHandler: m.SetHandler, Failed: m.failc, FailErr: m.FailErr, Intact: m.intact}
+	return fabric.Caps{Retransmits: m.Retransmits, SetHandler: m.SetHandler, Failed: m.failc, FailErr: m.FailErr, Intact: m.intact, SetLost: m.SetLost}
+}
+
+// SetLost sets who hears of a bounced request Lost finds no try of (one
+// sent with Timeout 0, whose tries a layer above keeps): fabric.Caps'
+// SetLost. nil h: no one.
+func (m *Mux) SetLost(h func(p *fabric.Packet)) {
+	if h == nil {
+		m.lost.Store(nil)
+		return
+	}
+	m.lost.Store(&h)
 }
 
 // SetHandler makes the Mux hand everything Recv would return (responses,
@@ -806,7 +818,10 @@ func (m *Mux) Deliver(p *fabric.Packet) {
 // what umad2sim does with the bounce (libibmad sees an ETIMEDOUT receive
 // at once and tries again), so a MAD the fabric says it cannot deliver
 // costs no wait; the retries are kept. It reports whether p matched an
-// outstanding request. Lost does not keep p or p.Data.
+// outstanding request. A request of one of this Mux's agents that it keeps
+// no try of (sent with Timeout 0) goes to SetLost's handler, with its
+// agent, and counts as matched when there is one. Lost does not keep p or
+// p.Data.
 func (m *Mux) Lost(p *fabric.Packet) bool {
 	b := p.Data
 	if len(b) < mad.HeaderSize || mad.IsResponse(b) {
@@ -820,20 +835,30 @@ func (m *Mux) Lost(p *fabric.Packet) bool {
 	am := a.mux
 	key := tid | uint64(mad.MgmtClassOf(b))<<56
 	am.mu.Lock()
-	defer am.mu.Unlock()
 	r, _ := am.out.Get(key)
-	if am.closed || r == nil || r.agent != a {
+	switch {
+	case am.closed:
+		am.mu.Unlock()
 		return false
-	}
-	if r.hidx < 0 {
+	case r == nil || r.agent != a:
+		am.mu.Unlock()
+		h := m.lost.Load()
+		if h == nil || am != m {
+			return false
+		}
+		q := fabric.Packet{Agent: a.id, Addr: p.Addr, Data: b}
+		(*h)(&q)
+		return true
+	case r.hidx < 0:
 		// Bounced before Send put it in the heap: Send starts it
 		// expired.
 		r.lost = true
-		return true
+	default:
+		r.deadline = time.Now()
+		am.heapFix(r)
+		am.armLocked()
 	}
-	r.deadline = time.Now()
-	am.heapFix(r)
-	am.armLocked()
+	am.mu.Unlock()
 	return true
 }
 

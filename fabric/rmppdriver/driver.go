@@ -253,6 +253,9 @@ func New(tr fabric.Transport, o *Options) *Driver {
 	}
 	c := tr.Caps()
 	w.native = c.RMPP
+	if c.SetLost != nil {
+		c.SetLost(w.lost)
+	}
 	if c.SetHandler != nil {
 		c.SetHandler(w.handle)
 		if c.Failed != nil {
@@ -293,6 +296,7 @@ func (w *Driver) Caps() fabric.Caps {
 	c := w.tr.Caps()
 	c.RMPP = true
 	c.SetHandler = w.SetHandler
+	c.SetLost = nil // the driver's own (lost)
 	if inner := c.Retransmits; inner != nil {
 		c.Retransmits = func() uint64 { return inner() + w.retx.Load() }
 	}
@@ -783,6 +787,30 @@ func (w *Driver) armLocked() {
 	} else {
 		w.timer.Reset(d)
 	}
+}
+
+// lost ends now the try of the request p, which the wrapped transport's
+// fabric handed back as undeliverable (fabric.Caps.SetLost: ibsim's
+// bounce of an SA query, whose tries the driver keeps): tick resends it
+// at once, or completes it with a timeout record when no try is left, as
+// umad2sim hands the bounce to libibmad as an immediate ETIMEDOUT. A
+// request whose answer is arriving, or whose RMPP send runs, is left to
+// its timers.
+func (w *Driver) lost(p *fabric.Packet) {
+	if len(p.Data) < mad.HeaderSize || mad.IsResponse(p.Data) || rmpp.IsActive(p.Data) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	r := w.reqs[xferKey{p.Agent, uint32(mad.TIDOf(p.Data))}]
+	if r == nil || r.recvOn || r.deadline.IsZero() {
+		return
+	}
+	r.deadline = time.Now()
+	w.armLocked()
 }
 
 // tick runs the timers that are due.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/fabrictest"
+	"github.com/ibscript/ibscript/fabric/mux"
 	"github.com/ibscript/ibscript/fabric/rmppdriver"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/rmpp"
@@ -566,6 +567,56 @@ func TestRMPPStaleReceiveState(t *testing.T) {
 			if want == 0 && len(pkt.Data) != sa.HeaderSize+2*200 {
 				t.Errorf("try %d: %d bytes, want the two-segment answer", i+1, len(pkt.Data))
 			}
+		}
+	})
+}
+
+// bounceWire hands every MAD back at once as undeliverable, as ibsim
+// echoes one it cannot deliver with status 110 (mux.Mux.Lost).
+type bounceWire struct {
+	m    *mux.Mux
+	mu   sync.Mutex
+	sent int
+}
+
+func (w *bounceWire) Transmit(p *fabric.Packet) error {
+	w.mu.Lock()
+	w.sent++
+	w.mu.Unlock()
+	w.m.Lost(&fabric.Packet{Data: append([]byte(nil), p.Data...)})
+	return nil
+}
+
+func (w *bounceWire) Close() error { return nil }
+
+// TestCallBouncedEndsTheTryNow: an SA query (Call, whose tries the driver
+// keeps: the Mux has none to end) that the fabric bounces is tried again
+// at once and times out after its retries without waiting its timeout (an
+// hour here: the bubble's clock does not move), as umad2sim ends the try
+// of a bounced MAD; through ibsim, saquery to a gone SM waited -t (1 s by
+// default) where the C tool returns at once.
+func TestCallBouncedEndsTheTryNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &bounceWire{}
+		w.m = mux.New(w, fabric.PortAttr{LID: 1, SMLID: 2}, nil)
+		d := rmppdriver.New(w.m, nil)
+		defer d.Close()
+		req, _ := sa.NewRequest(mad.MethodGetTable, sa.AttrNodeRecord, 0, 0, nil)
+		start := time.Now()
+		resp, err := d.Call(t.Context(), mad.ClassSubnAdm, sa.ClassVersion, req, fabric.Addr{LID: 2, QPN: 1, QKey: 0x80010000}, time.Hour, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status != fabric.StatusTimeout {
+			t.Errorf("status %d, want the timeout record", resp.Status)
+		}
+		if el := time.Since(start); el != 0 {
+			t.Errorf("the call took %v of the bubble's clock, want none", el)
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.sent != 3 {
+			t.Errorf("%d tries, want 3 (the first and 2 retries)", w.sent)
 		}
 	})
 }

@@ -52,3 +52,22 @@ func TestQueryErrorsSilentSAMatchesC(t *testing.T) {
 		}
 	}
 }
+
+// TestSAQueryGoneSMMatchesC: with OpenSM stopped, its client is gone from
+// ibsim, which bounces the SA queries sent to its LID at once; the C tool
+// (umad2sim: an immediate ETIMEDOUT) fails in milliseconds, and so does
+// ibscript, whose RMPP driver keeps the SA query's tries and ends the
+// bounced one at once (fabric.Caps.SetLost): same stdout and status
+// ("Query SA failed", 110). With -t 100000 a try left to time out would
+// outlast the run's minute; before, ibscript waited -t per try (1 s by
+// default).
+func TestSAQueryGoneSMMatchesC(t *testing.T) {
+	s, _ := privateSim(t, "../topologies/net.mixed-router")
+	s.StopSM()
+	for _, args := range [][]string{{"-t", "100000"}, {"-t", "100000", "-p"}, {"-t", "100000", "NR", "1"}, {"-t", "100000", "-g"}} {
+		r := diffTool(t, s, "HcaX", "saquery", args...)
+		if r.code != 110 {
+			t.Errorf("saquery %v: the C tool's status %d, want 110 (Query SA failed): the bounce was not compared (stderr %q)", args, r.code, r.stderr)
+		}
+	}
+}
