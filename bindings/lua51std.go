@@ -3,6 +3,7 @@ package bindings
 import (
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -229,6 +230,9 @@ func tabSort(L *lua.LState) int {
 		L.Pop(1)
 		return lua.LVAsBool(r)
 	}
+	if cmp == nil && sortDistinct(t, n) {
+		return 0
+	}
 	get := func(i int) lua.LValue { return geti(t, i) }
 	set := func(i int, v lua.LValue) { seti(t, i, v) }
 	var auxsort func(l, u int)
@@ -287,6 +291,48 @@ func tabSort(L *lua.LState) int {
 	}
 	auxsort(1, n)
 	return 0
+}
+
+// sortDistinct sorts t[1..n] with Go's sort when every element is a
+// number (no NaN, no -0) or every one a string: then equal elements cannot
+// be told apart, any sort gives auxsort's result, and no comparison can
+// fail. It reports whether it did.
+func sortDistinct(t *lua.LTable, n int) bool {
+	if n < 2 {
+		return false
+	}
+	switch geti(t, 1).(type) {
+	case lua.LNumber:
+		nums := make([]float64, n)
+		for i := range nums {
+			v, ok := geti(t, i+1).(lua.LNumber)
+			f := float64(v)
+			if !ok || math.IsNaN(f) || (f == 0 && math.Signbit(f)) {
+				return false
+			}
+			nums[i] = f
+		}
+		slices.Sort(nums)
+		for i, f := range nums {
+			seti(t, i+1, lua.LNumber(f))
+		}
+		return true
+	case lua.LString:
+		strs := make([]string, n)
+		for i := range strs {
+			v, ok := geti(t, i+1).(lua.LString)
+			if !ok {
+				return false
+			}
+			strs[i] = string(v)
+		}
+		slices.Sort(strs)
+		for i, s := range strs {
+			seti(t, i+1, lua.LString(s))
+		}
+		return true
+	}
+	return false
 }
 
 // lessThan51 is lua_lessthan called from a C function: an error has no

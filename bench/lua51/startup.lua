@@ -1,0 +1,1 @@
+-- start-up: an empty plan
