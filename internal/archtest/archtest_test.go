@@ -74,7 +74,10 @@ var rules = []rule{
 	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan", "diag", "rdmacm"}, third: []string{"github.com/yuin/gopher-lua"}, denyStd: []string{"unsafe"}},
 	// The Lua sim module over the embedded simulator (bindings.Options.Sim).
 	{pkg: "bindings/simmod", allow: []string{"bindings", "sim"}, denyStd: []string{"unsafe"}},
-	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys", "github.com/prometheus/client_golang", "github.com/prometheus/common"}},
+	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys", "github.com/prometheus/client_golang", "github.com/prometheus/common",
+		// The exporter's --web.config.file (TLS, basic auth) and systemd
+		// socket activation, as exporter-toolkit serves them.
+		"github.com/prometheus/exporter-toolkit", "github.com/coreos/go-systemd/v22", "go.yaml.in/yaml/v2"}},
 	{pkg: "internal/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua"}},
 	// The example plans, embedded for tests that run away from the
 	// repository (the real-kernel stage's guest).
@@ -90,7 +93,8 @@ var testOnly = []string{"sim", "internal/rocetest", "internal/keytest", "fabric/
 // use a package as its callers do, and its examples show a whole session.
 var xtestOnly = []string{"engine", "rdmacm", "bindings/simmod"}
 
-var testThird = []string{"github.com/google/go-cmp", "go.uber.org/goleak", "github.com/yuin/gopher-lua", "github.com/prometheus/client_golang", "github.com/prometheus/client_model", "github.com/prometheus/common"}
+var testThird = []string{"github.com/google/go-cmp", "go.uber.org/goleak", "github.com/yuin/gopher-lua", "github.com/prometheus/client_golang", "github.com/prometheus/client_model", "github.com/prometheus/common",
+	"golang.org/x/crypto/bcrypt"} // the exporter's basic-auth tests hash their passwords
 
 type pkgInfo struct {
 	ImportPath   string
