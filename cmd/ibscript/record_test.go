@@ -14,9 +14,14 @@ import (
 // (--record) and replays it (--fabric replay:FILE): the same report.
 func TestRecordReplayValidate(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "run.jsonl")
-	// --timeout 2000: a replayed answer comes after its recorded latency,
-	// plus the replay's own scheduling; at the default 200ms a loaded
-	// machine (-race, other builds) timed NodeInfo out in the replay.
+	// --timeout 2000: no try of the recording times out on a loaded
+	// machine, so the recording holds one answer per request. (This test
+	// still failed once in four go test ./... runs on the loaded machine,
+	// in 0.19 s: the replay's discovery sent a NodeInfo "behind leaf02
+	// port 34" that the recording has no answer for, and replay: times
+	// such a request out at once. The discovery's route to a node seems
+	// to depend on the order answers arrive; not reproduced in 23 runs
+	// alone, with and without -race.)
 	code, want, errOut := ibscript(t, "run", "--timeout", "2000", "--fabric", "sim:", "--record", rec, "--format", "tap", "../../scripts/validate.lua")
 	if code != 0 {
 		t.Fatalf("recorded run: exit %d: %s", code, errOut)
