@@ -43,7 +43,8 @@ func (e *Env) Discover(ctx context.Context) (*engine.Discovery, error) {
 	if e == nil || e.Session == nil {
 		return nil, fmt.Errorf("diag: no session (the tool needs a fabric)")
 	}
-	d, err := e.Session.Discover(ctx, &engine.DiscoverOptions{Progress: e.Progress})
+	// A duplicate node GUID is one node, as libibnetdisc takes it.
+	d, err := e.Session.Discover(ctx, &engine.DiscoverOptions{Progress: e.Progress, MergeSameGUID: true})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)

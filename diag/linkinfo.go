@@ -305,7 +305,7 @@ func (e *Env) discoverHops(ctx context.Context, hops int) (*engine.Discovery, er
 	if e == nil || e.Session == nil {
 		return nil, fmt.Errorf("diag: no session (the tool needs a fabric)")
 	}
-	d, err := e.Session.Discover(ctx, &engine.DiscoverOptions{MaxHops: hops, Progress: e.Progress})
+	d, err := e.Session.Discover(ctx, &engine.DiscoverOptions{MaxHops: hops, Progress: e.Progress, MergeSameGUID: true})
 	if err != nil && ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}

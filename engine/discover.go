@@ -52,6 +52,14 @@ type DiscoverOptions struct {
 	// says which node and port it leaves from and what Reference had
 	// cabled there. Nil: the Session's last discovery, if any.
 	Reference *topo.Fabric
+	// MergeSameGUID takes a node GUID met again as the node first met
+	// under it, whatever else its answer says, as libibnetdisc does (the
+	// infiniband-diags tools' view of a duplicate node GUID): that node is
+	// not read again, and the port the GUID answered at is linked to the
+	// port it was reached from; the discovery has no error for it. Unset,
+	// such an answer is ErrInconsistent, naming both routes: a duplicate
+	// GUID is the fault an admin looks for (ibscript discover, the plans).
+	MergeSameGUID bool
 }
 
 // ErrInconsistent is wrapped by a discovery error when an answer
@@ -185,6 +193,7 @@ func (s *Session) Discover(ctx context.Context, opts *DiscoverOptions) (*Discove
 		s:        s,
 		c:        c,
 		maxHops:  o.MaxHops,
+		merge:    o.MergeSameGUID,
 		reread:   s.intact == nil || !s.intact(),
 		done:     make(chan struct{}),
 		f:        &topo.Fabric{},
@@ -277,6 +286,7 @@ type sweep struct {
 	// is nil or false), so every answer is read until two reads in a row
 	// agree.
 	reread bool
+	merge  bool          // DiscoverOptions.MergeSameGUID
 	done   chan struct{} // closed by the handler when no query is left
 	start  time.Time
 	p      pipe
@@ -771,7 +781,7 @@ func (sw *sweep) nodeInfo(q *query, ni *smp.NodeInfo) {
 		sw.inconsistent(q, "NodeInfo: LocalPortNum %d of %d ports", lp, ni.NumPorts)
 		return
 	}
-	if !isNew {
+	if !isNew && !sw.merge {
 		n := d.n
 		if n.Type != topo.NodeType(ni.NodeType) || n.NumPorts != int(ni.NumPorts) || n.SysGUID != ni.SystemImageGUID {
 			sw.inconsistent(q, "NodeInfo: node GUID 0x%016x answers as a %s with %d ports (system GUID 0x%016x), where %s is a %s with %d ports (system GUID 0x%016x)",
@@ -792,7 +802,7 @@ func (sw *sweep) nodeInfo(q *query, ni *smp.NodeInfo) {
 				nodeName(q.parent.n), q.pport, ni.NodeGUID, lp, nodeName(pp.Remote.Node), pp.Remote.Num)
 			return
 		}
-		if !isNew {
+		if !isNew && !sw.merge {
 			if p := d.n.Ports[lp]; p != nil && p.Remote != nil && p.Remote != pp {
 				sw.inconsistent(q, "%s port %d is reached from %s port %d, where it is cabled to %s port %d",
 					nodeName(d.n), lp, nodeName(q.parent.n), q.pport, nodeName(p.Remote.Node), p.Remote.Num)
