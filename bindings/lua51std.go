@@ -58,6 +58,12 @@ func installStd51(L *lua.LState) {
 	if t, ok := L.GetGlobal("table").(*lua.LTable); ok {
 		t.RawSetString("unpack", lua.LNil) // 5.2's name; 5.1 has only the global
 	}
+	if os, ok := L.GetGlobal("os").(*lua.LTable); ok && os.RawGetString("difftime") != lua.LNil {
+		os.RawSetString("difftime", L.NewFunction(func(L *lua.LState) int {
+			L.Push(lua.LNumber(argNumber(L, 1) - optNumber(L, 2, 0)))
+			return 1
+		}))
+	}
 	installStringArith(L)
 }
 
