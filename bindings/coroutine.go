@@ -39,7 +39,10 @@ type coroutines struct {
 	// "running" or "normal" (resuming another)
 	status map[*lua.LState]string
 	create lua.LGFunction // gopher-lua's coroutine.create
-	resume lua.LGFunction // gopher-lua's coroutine.resume
+	// wrapper makes a coroutine's function (withLua51Errors), nil
+	// before the first.
+	wrapper *lua.LFunction
+	resume  lua.LGFunction // gopher-lua's coroutine.resume
 }
 
 // installCoroutines opens the coroutine library in L with the functions
@@ -91,11 +94,47 @@ func (c *coroutines) luaCreate(L *lua.LState) int {
 	if !ok || fn.IsG {
 		L.ArgError(1, "Lua function expected")
 	}
-	L.SetTop(1)
+	L.SetTop(0)
+	L.Push(c.withLua51Errors(L, fn))
 	c.create(L)
 	co := L.Get(-1).(*lua.LState)
 	c.status[co] = "suspended"
 	return 1
+}
+
+// withLua51Errors is fn run so that the coroutine's errors read as Lua
+// 5.1's (lua51err.go): gopher-lua's resume sets a new coroutine's Panic
+// itself, so a Go function the coroutine calls first sets it to
+// raiseLua51, and fn follows as a tail call (no Go frame stays under
+// fn, which a yield could not cross).
+func (c *coroutines) withLua51Errors(L *lua.LState, fn *lua.LFunction) *lua.LFunction {
+	if c.wrapper == nil {
+		f, err := LoadString(L, "local hook = ...\nreturn function(f) return function(...) hook() return f(...) end end", "=coroutine")
+		if err != nil {
+			return fn
+		}
+		L.Push(f)
+		L.Push(L.NewFunction(func(L *lua.LState) int {
+			L.Panic = raiseLua51
+			return 0
+		}))
+		L.Call(1, 1)
+		mk, ok := L.Get(-1).(*lua.LFunction)
+		L.Pop(1)
+		if !ok {
+			return fn
+		}
+		c.wrapper = mk
+	}
+	L.Push(c.wrapper)
+	L.Push(fn)
+	L.Call(1, 1)
+	w, ok := L.Get(-1).(*lua.LFunction)
+	L.Pop(1)
+	if !ok {
+		return fn
+	}
+	return w
 }
 
 // statusOf is coroutine.status's answer for co, seen from L.
