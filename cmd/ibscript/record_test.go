@@ -15,13 +15,11 @@ import (
 func TestRecordReplayValidate(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "run.jsonl")
 	// --timeout 2000: no try of the recording times out on a loaded
-	// machine, so the recording holds one answer per request. (This test
-	// still failed once in four go test ./... runs on the loaded machine,
-	// in 0.19 s: the replay's discovery sent a NodeInfo "behind leaf02
-	// port 34" that the recording has no answer for, and replay: times
-	// such a request out at once. The discovery's route to a node seems
-	// to depend on the order answers arrive; not reproduced in 23 runs
-	// alone, with and without -race.)
+	// machine, so the recording holds one answer per request. Which end
+	// of a link the sweep probes follows the order answers come in; a
+	// replay answers a probe from the end the recording did not take
+	// (fabric/record's TestReplayReordered: this test failed once in four
+	// loaded go test ./... runs on "NodeInfo behind leaf02 port 34").
 	code, want, errOut := ibscript(t, "run", "--timeout", "2000", "--fabric", "sim:", "--record", rec, "--format", "tap", "../../scripts/validate.lua")
 	if code != 0 {
 		t.Fatalf("recorded run: exit %d: %s", code, errOut)

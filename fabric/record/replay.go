@@ -305,6 +305,14 @@ func (r *Replay) Send(ctx context.Context, p *fabric.Packet) error {
 				break
 			}
 		}
+		if !found {
+			// A NodeInfo probe across a link the recorded sweep probed
+			// from its other end only: the switch's NodeInfo, arriving
+			// at the port the graph says.
+			if a, ok := r.g.switchNodeInfo(req); ok {
+				ans, found = []answer{a}, true
+			}
+		}
 	}
 	// An answer shorter than a MAD header is dropped by every reader: the
 	// request would wait for it forever. It times out instead.
