@@ -487,9 +487,17 @@ func (g *lua51Gen) call(d int) string {
 	case 13:
 		return "select(" + g.pick("1", "2", `"2"`, "-1", `"#"`, "3", "-2", "z") + ", " + e() + ", " + e() + ", " + e() + ")"
 	case 14:
-		return "unpack({" + e() + ", " + e() + ", " + e() + "}, " + g.small() + ", " + g.small() + ")"
+		return "unpack({" + g.elems(d) + "}, " + g.small() + ", " + g.small() + ")"
 	}
-	return "table.concat({" + e() + ", " + e() + ", " + e() + "}, " + g.pick(`","`, `""`, "1", "nil", `" - "`) + ", " + g.small() + ", " + g.small() + ")"
+	return "table.concat({" + g.elems(d) + "}, " + g.pick(`","`, `""`, "1", "nil", `" - "`) + ", " + g.small() + ", " + g.small() + ")"
+}
+
+// elems is three table elements, none nil: the length of a table with a
+// hole is any of its borders (the manual lets Lua 5.1 and gopher-lua
+// pick differently), and unpack and table.concat default to it.
+func (g *lua51Gen) elems(d int) string {
+	e := func() string { return "(" + g.expr(d) + " or z)" }
+	return e() + ", " + e() + ", " + e()
 }
 
 // libmExpr is a call of a function whose result can differ from glibc's
