@@ -183,6 +183,9 @@ func render(L *lua.LState, v lua.LValue, depth int) string {
 		if s, ok := v.(lua.LString); ok && depth > 0 {
 			return fmt.Sprintf("%q", string(s))
 		}
+		if n, ok := v.(lua.LNumber); ok {
+			return NumberText(float64(n)) // as tostring writes it
+		}
 		return L.ToStringMeta(v).String()
 	}
 	if mt, ok := L.GetMetatable(t).(*lua.LTable); ok && mt.RawGetString("__tostring") != lua.LNil {
@@ -218,7 +221,7 @@ func render(L *lua.LState, v lua.LValue, depth int) string {
 		if hiddenKey(k) {
 			return
 		}
-		ks := k.String()
+		ks := toStringBasic(k)
 		if _, ok := k.(lua.LString); !ok {
 			ks = "[" + ks + "]"
 		}
