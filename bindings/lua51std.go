@@ -586,7 +586,13 @@ func installMath51(L *lua.LState, m *lua.LTable) {
 			if math.IsNaN(y) {
 				return y
 			}
-			return math.Atan2(y, x)
+			r := math.Atan2(y, x)
+			if x < 0 && y != 0 && math.Signbit(r) != math.Signbit(y) {
+				// Go computes atan(y/x) first: for y/x underflowing to
+				// +0 it gives pi where C gives -pi (y = -5e-324, x = -2^63)
+				r = -r
+			}
+			return r
 		}),
 		"fmod": f2(fmod51), "mod": f2(fmod51), "pow": f2(pow51),
 		"modf": func(L *lua.LState) int {
