@@ -567,7 +567,7 @@ func installMath51(L *lua.LState, m *lua.LTable) {
 	rng := newGlibcRand(1)
 	for name, fn := range map[string]lua.LGFunction{
 		"abs": f1(math.Abs), "acos": f1(nanIn(math.Acos)), "asin": f1(nanIn(math.Asin)), "atan": f1(nanIn(math.Atan)),
-		"ceil": f1(math.Ceil), "cos": f1(trig(math.Cos)), "cosh": f1(nanIn(math.Cosh)), "exp": f1(nanIn(math.Exp)),
+		"ceil": f1(math.Ceil), "cos": f1(trig(math.Cos)), "cosh": f1(nanIn(func(x float64) float64 { return hyperbolic(math.Cosh, x, false) })), "exp": f1(nanIn(exp51)),
 		"floor": f1(math.Floor), "sin": f1(trig(math.Sin)),
 		"log": f1(nanIn(func(x float64) float64 {
 			if x < 0 {
@@ -576,7 +576,7 @@ func installMath51(L *lua.LState, m *lua.LTable) {
 			return log51(x)
 		})),
 		"log10": f1(nanIn(func(x float64) float64 { return log51(x) * (1 / math.Ln10) })),
-		"sinh":  f1(nanIn(math.Sinh)), "sqrt": f1(math.Sqrt), "tan": f1(trig(math.Tan)), "tanh": f1(nanIn(math.Tanh)),
+		"sinh":  f1(nanIn(func(x float64) float64 { return hyperbolic(math.Sinh, x, true) })), "sqrt": f1(math.Sqrt), "tan": f1(trig(math.Tan)), "tanh": f1(nanIn(math.Tanh)),
 		"deg": f1(func(x float64) float64 { return x / (math.Pi / 180) }),
 		"rad": f1(func(x float64) float64 { return x * (math.Pi / 180) }),
 		"atan2": f2(func(y, x float64) float64 {
@@ -673,6 +673,30 @@ func installMath51(L *lua.LState, m *lua.LTable) {
 // negNaN is the x86 default NaN, what an invalid operation gives: C
 // prints it as -nan.
 var negNaN = math.Float64frombits(0xfff8000000000000)
+
+// exp51 is e^x to C's overflow point: Go's amd64 math.Exp gives +Inf
+// from about 709.09 on (math.Exp(709.5)), where C's exp is finite to
+// 709.78 (1.3549863193146e+308 for 709.5).
+func exp51(x float64) float64 {
+	if x > 709 && x < 710 {
+		return math.Exp(x-1) * math.E
+	}
+	return math.Exp(x)
+}
+
+// hyperbolic is sinh (odd) or cosh past Go's range: Go computes
+// exp(x)/2, which overflows from 709.78 on, where C's sinh(710) is
+// 1.1169973830809e+308; exp(|x| - ln 2) stays finite to 710.47.
+func hyperbolic(fn func(float64) float64, x float64, odd bool) float64 {
+	if a := math.Abs(x); a > 709 && !math.IsInf(a, 0) {
+		r := exp51(a - math.Ln2)
+		if odd && x < 0 {
+			r = -r
+		}
+		return r
+	}
+	return fn(x)
+}
 
 // log51 is the natural logarithm, subnormal numbers included: Go's
 // assembly math.Log on amd64 gives -709.09 for 5e-324 (C: -744.44).
