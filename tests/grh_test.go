@@ -40,23 +40,10 @@ func runScriptSource(t *testing.T, f fabric.Fabric, script, src string, args map
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), perTestTimeout)
 	defer cancel()
-	tr, err := f.Open(ctx, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
 	var out strings.Builder
-	L, env, err := bindings.NewState(ctx, &bindings.Options{Session: sess, Fabric: f, Stdout: &out,
+	L, env, done := planState(t, ctx, f, nil, bindings.Options{Stdout: &out,
 		PlanName: strings.TrimSuffix(script, ".lua"), PlanArgs: args})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer L.Close()
-	defer env.Close()
+	defer done()
 	runErr := bindings.DoString(L, src)
 	rep := env.PlanReport(runErr)
 	if rep == nil || runErr != nil {

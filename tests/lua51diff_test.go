@@ -19,7 +19,6 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/bindings"
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/sim"
 )
 
@@ -72,24 +71,11 @@ func runUnderIbscript(t *testing.T, f *sim.Fabric, path string, exact bool) luaR
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), diffTimeout)
 	defer cancel()
-	tr, err := f.Open(ctx, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
 	var out bytes.Buffer
-	L, env, err := bindings.NewState(ctx, &bindings.Options{Session: sess, Fabric: f, Stdout: &out, PlanName: "lua51diff"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer L.Close()
-	defer env.Close()
+	L, _, done := planState(t, ctx, f, nil, bindings.Options{Stdout: &out, PlanName: "lua51diff"})
+	defer done()
 	bindings.SetExactArithmetic(L, exact)
-	err = bindings.DoFile(L, path)
+	err := bindings.DoFile(L, path)
 	r := luaRun{stdout: out.String()}
 	if err != nil {
 		if code, ok := bindings.AsExit(err); ok {

@@ -16,7 +16,6 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/bindings"
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/internal/luatest"
 	"github.com/ibscript/ibscript/sim"
 )
@@ -93,22 +92,9 @@ func withState(t *testing.T, topology string, fn func(*lua.LState, *bindings.Env
 	defer f.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), perTestTimeout)
 	defer cancel()
-	tr, err := f.Open(ctx, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
 	var out strings.Builder
-	L, env, err := bindings.NewState(ctx, &bindings.Options{Session: sess, Fabric: f, Stdout: &out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer L.Close()
-	defer env.Close()
+	L, env, done := planState(t, ctx, f, nil, bindings.Options{Stdout: &out})
+	defer done()
 	luatest.Install(L)
 	fn(L, env)
 	if out.Len() > 0 {

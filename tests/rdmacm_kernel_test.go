@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ibscript/ibscript/bindings"
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric/kernel"
 	"github.com/ibscript/ibscript/internal/luatest"
 	"github.com/ibscript/ibscript/mad"
@@ -90,22 +89,9 @@ func runOnKernel(t *testing.T, file, src, name string) {
 	for _, p := range ports {
 		k.AddGID(mad.NewGID(p.GIDPrefix, p.PortGUID))
 	}
-	tr, err := f.Open(ctx, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
 	var out strings.Builder
-	L, env, err := bindings.NewState(ctx, &bindings.Options{Session: sess, Fabric: f, Stdout: &out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer L.Close()
-	defer env.Close()
+	L, env, done := planState(t, ctx, f, nil, bindings.Options{Stdout: &out})
+	defer done()
 	luatest.Install(L)
 	fn, err := bindings.LoadString(L, src, filepath.Base(file))
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/ibscript/ibscript/bindings"
-	"github.com/ibscript/ibscript/engine"
 )
 
 // TestRdmacmMigratePlan runs scripts/rdmacm_migrate.lua on the simulated
@@ -30,23 +29,10 @@ func TestRdmacmMigratePlan(t *testing.T) {
 			defer f.Close()
 			ctx, cancel := context.WithTimeout(t.Context(), perTestTimeout)
 			defer cancel()
-			tr, err := f.Open(ctx, "", 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sess, err := engine.New(tr, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sess.Close()
 			var out strings.Builder
-			L, env, err := bindings.NewState(ctx, &bindings.Options{Session: sess, Fabric: f, Stdout: &out,
+			L, env, done := planState(t, ctx, f, nil, bindings.Options{Stdout: &out,
 				PlanName: "rdmacm_migrate", PlanArgs: map[string]string{"connections": c.n}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer L.Close()
-			defer env.Close()
+			defer done()
 			runErr := bindings.DoString(L, string(src))
 			rep := env.PlanReport(runErr)
 			if rep == nil || runErr != nil {
