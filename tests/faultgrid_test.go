@@ -12,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
-
-	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/internal/fattree"
 	"github.com/ibscript/ibscript/mad"
@@ -40,33 +37,7 @@ const gridTimeout = 15 * time.Millisecond
 // grid's timeout and returns its report.
 func gridRun(tb testing.TB, f *sim.Fabric, script string, args map[string]string) *plan.Report {
 	tb.Helper()
-	ctx := context.Background()
-	tr, err := f.Open(ctx, "", 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	sess, err := engine.New(tr, &engine.Options{Timeout: gridTimeout})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer sess.Close()
-	var out bytes.Buffer
-	L, env, err := bindings.NewState(ctx, &bindings.Options{Session: sess, Fabric: f, Stdout: &out,
-		PlanName: strings.TrimSuffix(filepath.Base(script), ".lua"), PlanArgs: args})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer L.Close()
-	defer env.Close()
-	dir := filepath.Dir(script)
-	pkg := L.GetGlobal("package").(*lua.LTable)
-	pkg.RawSetString("path", lua.LString(filepath.Join(dir, "?.lua")+";"+filepath.Join(dir, "checks", "?.lua")))
-	err = bindings.DoFile(L, script)
-	r := env.PlanReport(err)
-	if r == nil {
-		tb.Fatalf("%s made no report (err %v)", script, err)
-	}
-	return r
+	return runPlanWith(tb, f, &engine.Options{Timeout: gridTimeout}, script, args)
 }
 
 // gridFabric is one fabric of the grid: a topology file, arguments for

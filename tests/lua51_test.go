@@ -12,7 +12,6 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/bindings"
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/plan"
 	"github.com/ibscript/ibscript/sim"
 )
@@ -53,23 +52,10 @@ func lua51State(t *testing.T) *lua.LState {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	tr, err := f.Open(t.Context(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sess.Close() })
 	var out strings.Builder
-	L, env, err := bindings.NewState(t.Context(), &bindings.Options{Session: sess, Fabric: f, Stdout: &out, PlanName: "lua51"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	L, _, done := planState(t, t.Context(), f, nil, bindings.Options{Stdout: &out, PlanName: "lua51"})
 	t.Cleanup(func() {
-		env.Close()
-		L.Close()
+		done()
 		if out.Len() > 0 {
 			t.Logf("output:\n%s", out.String())
 		}

@@ -9,7 +9,6 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/bindings"
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/internal/lua51ref"
 	"github.com/ibscript/ibscript/sim"
 )
@@ -115,23 +114,8 @@ func lua51ErrState(t *testing.T) (*lua.LState, *bindings.Env) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	tr, err := f.Open(t.Context(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sess.Close() })
 	var out strings.Builder
-	L, env, err := bindings.NewState(t.Context(), &bindings.Options{Session: sess, Fabric: f, Stdout: &out, PlanName: "lua51err"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		env.Close()
-		L.Close()
-	})
+	L, env, done := planState(t, t.Context(), f, nil, bindings.Options{Stdout: &out, PlanName: "lua51err"})
+	t.Cleanup(done)
 	return L, env
 }

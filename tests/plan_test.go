@@ -28,28 +28,20 @@ import (
 // its report.
 func runPlan(tb testing.TB, f *sim.Fabric, script string, args map[string]string) *plan.Report {
 	tb.Helper()
-	ctx := context.Background()
-	tr, err := f.Open(ctx, "", 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer sess.Close()
+	return runPlanWith(tb, f, nil, script, args)
+}
+
+// runPlanWith is runPlan on a session made with eopts.
+func runPlanWith(tb testing.TB, f *sim.Fabric, eopts *engine.Options, script string, args map[string]string) *plan.Report {
+	tb.Helper()
 	var out bytes.Buffer
-	L, env, err := bindings.NewState(ctx, &bindings.Options{Session: sess, Fabric: f, Stdout: &out,
+	L, env, done := planState(tb, context.Background(), f, eopts, bindings.Options{Stdout: &out,
 		PlanName: strings.TrimSuffix(filepath.Base(script), ".lua"), PlanArgs: args})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer L.Close()
-	defer env.Close()
+	defer done()
 	dir := filepath.Dir(script)
 	pkg := L.GetGlobal("package").(*lua.LTable)
 	pkg.RawSetString("path", lua.LString(filepath.Join(dir, "?.lua")+";"+filepath.Join(dir, "checks", "?.lua")))
-	err = bindings.DoFile(L, script)
+	err := bindings.DoFile(L, script)
 	r := env.PlanReport(err)
 	if r == nil {
 		tb.Fatalf("%s made no report (err %v)", script, err)

@@ -15,7 +15,7 @@ import (
 // them) and the Lua state a plan gets there; opts gets the session and the
 // fabric. done closes the state's Env, the state and the session, in that
 // order.
-func planState(t *testing.T, ctx context.Context, f fabric.Fabric, eopts *engine.Options, opts bindings.Options) (L *lua.LState, env *bindings.Env, done func()) {
+func planState(t testing.TB, ctx context.Context, f fabric.Fabric, eopts *engine.Options, opts bindings.Options) (L *lua.LState, env *bindings.Env, done func()) {
 	t.Helper()
 	tr, err := f.Open(ctx, "", 0)
 	if err != nil {
