@@ -250,6 +250,7 @@ func (k informKey) String() string {
 func (s *Session) releaseInforms(ctx context.Context, keys []informKey, opts []CallOption) error {
 	st := &s.subs
 	var errs []error
+	var gone []informKey
 	for _, k := range keys {
 		if st.informs[k] > 1 {
 			st.informs[k]--
@@ -266,9 +267,67 @@ func (s *Session) releaseInforms(ctx context.Context, keys []informKey, opts []C
 		}
 		if err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		gone = append(gone, k)
 	}
+	s.confirmGone(ctx, gone, opts)
 	return errors.Join(errs...)
+}
+
+// confirmGone reads the SA's InformInfoRecords of this port and
+// unsubscribes again from those of keys still there, twice at most. A
+// Set(InformInfo) subscribing that the SA took late — a try the engine
+// gave up on and retried, queued at an SA that serves requests from
+// several threads (OpenSM) — can be carried out after the unsubscription
+// and leave a subscription nobody holds. An SA that does not answer the
+// query leaves keys as they are: the unsubscriptions were confirmed.
+func (s *Session) confirmGone(ctx context.Context, keys []informKey, opts []CallOption) {
+	attr := sa.InformInfoRecord()
+	gidF, _, _ := attr.Field("SubscriberGID")
+	p := s.tr.Port()
+	tmpl := make([]byte, attr.Layout.Size)
+	gid := gidF.Slice(tmpl)
+	for i := range 8 {
+		gid[i] = byte(p.GIDPrefix >> (56 - 8*i))
+		gid[8+i] = byte(p.PortGUID >> (56 - 8*i))
+	}
+	for range 2 {
+		if len(keys) == 0 {
+			return
+		}
+		rows, err := s.SAGetTable(ctx, attr, 1<<0, tmpl, opts...) // component 0: SubscriberGID
+		if err != nil {
+			s.log.Debug("engine: unsubscribe: InformInfoRecords not read", "err", err)
+			return
+		}
+		held := map[informKey]bool{}
+		for _, row := range rows {
+			r := sa.Record{Attr: attr}
+			if r.UnmarshalBinary(row) != nil {
+				continue
+			}
+			trap, _ := r.Get("TrapNumber")
+			lo, _ := r.Get("LIDRangeBegin")
+			hi, _ := r.Get("LIDRangeEnd")
+			k := informKey{trap: uint16(trap), lidBegin: uint16(lo)}
+			if k.lidBegin != 0xFFFF {
+				k.lidEnd = uint16(hi)
+			}
+			held[k] = true
+		}
+		left := keys[:0:0]
+		for _, k := range keys {
+			if !held[k] {
+				continue
+			}
+			s.log.Debug("engine: unsubscribe: the SA still holds it; again", "inform", k.String())
+			if err := s.inform(ctx, k, false, opts); err == nil {
+				left = append(left, k)
+			}
+		}
+		keys = left
+	}
 }
 
 // C returns the channel Reports arrive on; it is closed by Close.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/sim"
@@ -222,5 +224,60 @@ func TestSubscribeRefused(t *testing.T) {
 		if _, err := s.Subscribe(ctx, o); err == nil {
 			t.Errorf("%+v: no error", o)
 		}
+	}
+}
+
+// lateSubscribe is a Transport that, after the first unsubscription it
+// sends, sends the subscription that came before it once more with a TID
+// of its own: a try the engine gave up on that the SA carries out late.
+type lateSubscribe struct {
+	fabric.Transport
+	sub []byte // the last Set(InformInfo) subscribing
+	did bool
+}
+
+func (l *lateSubscribe) Send(ctx context.Context, p *fabric.Packet) error {
+	b := p.Data
+	isInform := mad.MgmtClassOf(b) == mad.ClassSubnAdm && mad.MethodOf(b) == mad.MethodSet && mad.AttrIDOf(b) == sa.AttrInformInfo
+	var ii sa.Inform
+	if !isInform || ii.UnmarshalBinary(b[sa.HeaderSize:]) != nil {
+		return l.Transport.Send(ctx, p)
+	}
+	if ii.Subscribe == 1 {
+		l.sub = slices.Clone(b)
+		return l.Transport.Send(ctx, p)
+	}
+	if err := l.Transport.Send(ctx, p); err != nil || l.did || l.sub == nil {
+		return err
+	}
+	l.did = true
+	late := *p
+	late.Data = l.sub
+	mad.SetTID(late.Data, mad.TIDOf(b)^0xABCD0000)
+	return l.Transport.Send(ctx, &late)
+}
+
+// TestUnsubscribeLateSubscription: a subscription the SA carries out
+// after the unsubscription (OpenSM serves SA requests from several
+// threads; a retried Set's first try can come last) is found in the SA's
+// InformInfoRecords when Close checks them and unsubscribed again.
+func TestUnsubscribeLateSubscription(t *testing.T) {
+	var late *lateSubscribe
+	s, f := simSessionWrap(t, net2sw, "Hca3", 1, nil, func(tr fabric.Transport) fabric.Transport {
+		late = &lateSubscribe{Transport: tr}
+		return late
+	})
+	sub, err := s.Subscribe(t.Context(), engine.SubscribeOptions{Traps: []uint16{smp.TrapGIDInService}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !late.did {
+		t.Fatal("the late subscription was not sent")
+	}
+	if st := f.ReportStats(); st.Subs != 0 {
+		t.Errorf("%d subscriptions left at the SA after Close", st.Subs)
 	}
 }
