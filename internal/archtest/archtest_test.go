@@ -73,6 +73,10 @@ var rules = []rule{
 	// The Prometheus exporter: sweeps with the engine, serves through
 	// client_golang; no Lua.
 	{pkg: "exporter", allow: []string{"engine", "fabric", "mad/...", "topo"}, third: []string{"github.com/prometheus/client_golang", "github.com/prometheus/client_model"}},
+	// Opening a fabric by URI: the one place a backend is picked, between
+	// the backends and the engine below and cmd and Go programs above. No
+	// Lua. Its tests drive the fake kernel and a real ibsim.
+	{pkg: "host", allow: []string{"engine", "fabric", "fabric/kernel", "fabric/ibsim", "fabric/record", "sim"}, testAllow: []string{"internal/ibsimtest", "mad/...", "native/umad", "plan"}},
 	// No unsafe: the bindings use gopher-lua's exported API only, never
 	// its unexported fields (embedders choose their gopher-lua version).
 	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan", "diag", "rdmacm"}, third: []string{"github.com/yuin/gopher-lua"}, denyStd: []string{"unsafe"}},
