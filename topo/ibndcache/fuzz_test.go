@@ -1,11 +1,11 @@
 package ibndcache
 
 import (
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/ibscript/ibscript/internal/topotest"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -87,45 +87,8 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("our own file does not read back: %v", err)
 		}
-		if d := sameByGUID(fab, fab2); d != "" {
+		if d := topotest.SameByGUID(fab, fab2); d != "" {
 			t.Fatalf("round trip differs: %s", d)
 		}
 	})
-}
-
-// sameByGUID reports how b differs from a, nodes matched by GUID (unique
-// in both: the loaders refuse two nodes with one GUID): type, description,
-// port count, and each port's GUID and peer. Diff matches nodes whose
-// GUID is 0 by description instead, which need not be unique, so it
-// cannot judge a round trip of such fabrics.
-func sameByGUID(a, b *topo.Fabric) string {
-	if len(a.Nodes) != len(b.Nodes) {
-		return fmt.Sprintf("%d nodes, then %d", len(a.Nodes), len(b.Nodes))
-	}
-	idx := make(map[uint64]*topo.Node, len(b.Nodes))
-	for _, n := range b.Nodes {
-		idx[n.GUID] = n
-	}
-	for _, n := range a.Nodes {
-		m := idx[n.GUID]
-		if m == nil || m.Type != n.Type || m.Desc != n.Desc || m.NumPorts != n.NumPorts || len(m.Ports) != len(n.Ports) {
-			return fmt.Sprintf("node 0x%x %q differs", n.GUID, n.Desc)
-		}
-		for i, p := range n.Ports {
-			q := m.Ports[i]
-			if (p == nil) != (q == nil) {
-				return fmt.Sprintf("node 0x%x port %d: present in one only", n.GUID, i)
-			}
-			if p == nil {
-				continue
-			}
-			if p.GUID != q.GUID || (p.Remote == nil) != (q.Remote == nil) {
-				return fmt.Sprintf("node 0x%x port %d differs", n.GUID, i)
-			}
-			if p.Remote != nil && (p.Remote.Node.GUID != q.Remote.Node.GUID || p.Remote.Num != q.Remote.Num) {
-				return fmt.Sprintf("node 0x%x port %d: another peer", n.GUID, i)
-			}
-		}
-	}
-	return ""
 }
