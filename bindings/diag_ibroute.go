@@ -6,7 +6,6 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/diag"
-	"github.com/ibscript/ibscript/engine"
 )
 
 // diag.ibroute and diag.dump_fts: forwarding tables as ibroute and
@@ -18,18 +17,9 @@ func init() {
 		L.Remove(1) // the option table is argument 1 for diagOptions
 		o := routeOptions(L, fn)
 		env := e.diagEnv()
-		addr := ""
-		switch t.Kind {
-		case engine.ByLID:
-			addr = diag.LIDAddress(t.LID)
-		case engine.ByDR:
-			addr = diag.DRAddress(t.Path, 0xffff, 0xffff)
-		case engine.ByGUID:
-			lid, err := diag.LIDOfGUID(L.Context(), env, t.GUID)
-			if err != nil {
-				raise(L, fn, "%v", err)
-			}
-			t, addr = engine.LID(lid), diag.LIDAddress(lid)
+		t, addr, err := env.RouteAddress(L.Context(), t)
+		if err != nil {
+			raise(L, fn, "%v", err)
 		}
 		ft, err := diag.IBRoute(L.Context(), env, t, addr, &o)
 		return e.diagResult(L, fn, ft, err)

@@ -24,31 +24,22 @@ func init() {
 for _, f in ipairs(pi.fields) do if f.name == "LinkState" then print(f.text) end end`)
 }
 
-// diagTarget reads option target: a LID (number), or a target string
-// ("lid:3", "dr:0,1", "guid:0x..."). Without one it raises when required,
-// else returns the zero Target.
+// diagTarget reads option target as checkTarget reads a target
+// argument (luaTarget: a LID as a number, or a target string); required
+// makes a missing one an error.
 func diagTarget(L *lua.LState, fn string, o *lua.LTable, required bool) engine.Target {
-	switch v := o.RawGetString("target").(type) {
-	case lua.LNumber:
-		if v < 1 || v > 0xbfff || v != lua.LNumber(int(v)) {
-			raise(L, fn, "target %v: want a unicast LID 1..0xbfff", v)
-		}
-		return engine.LID(uint16(v))
-	case lua.LString:
-		t, err := engine.ParseTarget(string(v))
-		if err != nil {
-			raise(L, fn, "target: %v", err)
-		}
-		return t
-	case *lua.LNilType:
+	v := o.RawGetString("target")
+	if v == lua.LNil {
 		if required {
 			raise(L, fn, "target is required (a LID, \"lid:N\", \"dr:0,1\" or \"guid:0x...\")")
 		}
 		return engine.Target{}
-	default:
-		raise(L, fn, "target: want a LID or a target string, got %s", v.Type())
 	}
-	return engine.Target{}
+	t, _, err := luaTarget(v)
+	if err != nil {
+		raise(L, fn, "target: %v", err)
+	}
+	return t
 }
 
 // diagTargetPtr is diagTarget for the tools whose target is optional

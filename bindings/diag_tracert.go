@@ -18,15 +18,15 @@ func init() {
 		var lids [2]uint16
 		for i := range lids {
 			t := checkTarget(L, fn, i+1)
+			if t.Kind == engine.ByGUID {
+				var err error
+				if t, err = env.ResolveTarget(L.Context(), t); err != nil {
+					raise(L, fn, "%v", err)
+				}
+			}
 			switch t.Kind {
 			case engine.ByLID:
 				lids[i] = t.LID
-			case engine.ByGUID:
-				lid, err := diag.LIDOfGUID(L.Context(), env, t.GUID)
-				if err != nil {
-					raise(L, fn, "%v", err)
-				}
-				lids[i] = lid
 			default:
 				raise(L, fn, "bad argument #%d: a LID or \"guid:0x...\" (ibtracert takes no directed route)", i+1)
 			}

@@ -6,6 +6,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/smp"
@@ -40,19 +41,16 @@ func smpModule() Module {
 	}
 }
 
-// checkTarget reads a target argument ("lid:5", "dr:0,1", "guid:0x...").
+// checkTarget reads a target argument ("lid:5", "dr:0,1", "guid:0x...",
+// or a LID as a number) as luaTarget reads it.
 func checkTarget(L *lua.LState, fn string, n int) engine.Target {
 	v := L.Get(n)
-	var s string
-	switch v := v.(type) {
-	case lua.LString:
-		s = string(v)
-	case lua.LNumber:
-		s = fmt.Sprintf("lid:%d", int(v))
+	switch v.(type) {
+	case lua.LString, lua.LNumber:
 	default:
 		L.ArgError(n, fmt.Sprintf("target expected (\"lid:N\", \"dr:0,1,...\" or \"guid:0x...\"), got %s", v.Type()))
 	}
-	t, err := engine.ParseTarget(s)
+	t, s, err := luaTarget(v)
 	if err != nil {
 		// "target "foo": LID "foo" is not a number...: bad target" says
 		// the argument twice; the argument's number and role say it once.
@@ -63,6 +61,28 @@ func checkTarget(L *lua.LState, fn string, n int) engine.Target {
 		raise(L, fn, "bad argument #%d (target %q): %s", n, s, why)
 	}
 	return t
+}
+
+// luaTarget reads a Lua target value, the one way every function takes
+// one: a number is a LID, an integer 1..0xbfff; a string is the target
+// text diag.ParseAddress reads as diag.AddrTarget ("lid:5", "5",
+// "dr:0,1", "guid:0x...", "gid:fd00::2"). s is the value as text, as
+// errors quote it.
+func luaTarget(v lua.LValue) (t engine.Target, s string, err error) {
+	switch v := v.(type) {
+	case lua.LNumber:
+		if v != lua.LNumber(int64(v)) {
+			s = v.String()
+			return t, s, fmt.Errorf("target %q: LID %v is not an integer: %w", s, v, engine.ErrBadTarget)
+		}
+		s = fmt.Sprintf("lid:%d", int64(v))
+	case lua.LString:
+		s = string(v)
+	default:
+		return t, "", fmt.Errorf("want a LID or a target string, got %s", v.Type())
+	}
+	a, err := diag.ParseAddress(diag.AddrTarget, s)
+	return a.Target, s, err
 }
 
 // optUint reads an optional non-negative integer argument.

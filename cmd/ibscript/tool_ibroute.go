@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/ibscript/ibscript/diag"
-	"github.com/ibscript/ibscript/engine"
 )
 
 // exitIBExit is the status of an infiniband-diags tool's IBEXIT (exit(-1)).
@@ -74,23 +73,14 @@ func runIBRoute(ctx context.Context, inv *Invocation) int {
 	if err != nil {
 		return inv.Fail(err)
 	}
-	var addr string
-	switch t.Kind {
-	case engine.ByLID:
-		addr = diag.LIDAddress(t.LID)
-	case engine.ByDR:
-		addr = diag.DRAddress(t.Path, 0xffff, 0xffff)
-	case engine.ByGUID:
-		// ibroute asks the SA for the GUID's LID and addresses the
-		// switch by it.
-		lid, err := diag.LIDOfGUID(ctx, env, t.GUID)
-		if err != nil {
-			if inv.Verbosity() > 0 {
-				inv.Errorf("%v", err)
-			}
-			return ibExit(inv, "can't resolve destination port "+inv.Args[0])
+	// ibroute asks the SA for a GUID's LID and addresses the switch by
+	// it.
+	t, addr, err := env.RouteAddress(ctx, t)
+	if err != nil {
+		if inv.Verbosity() > 0 {
+			inv.Errorf("%v", err)
 		}
-		t, addr = engine.LID(lid), diag.LIDAddress(lid)
+		return ibExit(inv, "can't resolve destination port "+inv.Args[0])
 	}
 	ft, err := diag.IBRoute(ctx, env, t, addr, &o)
 	if err != nil {

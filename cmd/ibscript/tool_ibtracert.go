@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/ibscript/ibscript/diag"
-	"github.com/ibscript/ibscript/engine"
 )
 
 // ibtracert: the route between two ports, hop by hop, as the switches'
@@ -120,8 +119,8 @@ func tracePair(ctx context.Context, inv *Invocation, env *diag.Env, src, dst str
 	for i, a := range []string{src, dst} {
 		what := [...]string{"source", "destination"}[i]
 		t, err := inv.Target(what, a)
-		if err == nil && t.Kind == engine.ByGUID {
-			t.LID, err = diag.LIDOfGUID(ctx, env, t.GUID)
+		if err == nil {
+			t, err = env.ResolveTarget(ctx, t)
 		}
 		if err != nil {
 			fmt.Fprintf(inv.Stderr, "ibwarn: get_route: can't resolve %s port %s: %v\n", what, a, err)

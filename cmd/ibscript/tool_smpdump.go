@@ -33,7 +33,7 @@ func runSMPDump(ctx context.Context, inv *Invocation) int {
 		return usageError(inv, "want <dlid|dr_path> and <attr>")
 	}
 	var t engine.Target
-	if inv.destKind() == "dr" {
+	if inv.destKind() == diag.AddrDR {
 		var err error
 		if t, err = inv.Target("destination", inv.Args[0]); err != nil {
 			return usageError(inv, "%v", err)

@@ -26,7 +26,6 @@ import (
 
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
-	"github.com/ibscript/ibscript/mad/smp"
 )
 
 // Tool is one infiniband-diags tool.
@@ -312,25 +311,26 @@ func (inv *Invocation) SMLID() (uint16, error) {
 }
 
 // Target reads a destination argument as the C tools' -L (default), -G
-// or -D say: a LID (decimal or 0x hex), a GUID, or a directed route
-// "0,1,3" from the local port. what names the argument in errors.
+// or -D say (diag.ParseAddress): a LID (decimal or 0x hex), a GUID, or a
+// directed route "0,1,3" from the local port. what names the argument in
+// errors.
 func (inv *Invocation) Target(what, s string) (engine.Target, error) {
 	return inv.address(what, inv.destKind(), s)
 }
 
-// destKind is how a destination argument is read: "lid", "guid" or "dr",
-// the last of -L, -G and -D given, as ibdiag_common's ibd_dest_type
-// (-G -D reads a route, -D -L a LID).
-func (inv *Invocation) destKind() string {
-	kind := "lid"
+// destKind is how a destination argument is read, the last of -L, -G
+// and -D given, as ibdiag_common's ibd_dest_type (-G -D reads a route,
+// -D -L a LID).
+func (inv *Invocation) destKind() diag.AddrKind {
+	kind := diag.AddrLID
 	for _, ov := range inv.order {
 		switch ov.Key {
 		case optLID:
-			kind = "lid"
+			kind = diag.AddrLID
 		case optGUID:
-			kind = "guid"
+			kind = diag.AddrGUID
 		case optDirect:
-			kind = "dr"
+			kind = diag.AddrDR
 		}
 	}
 	return kind
@@ -340,60 +340,22 @@ func (inv *Invocation) destKind() string {
 // and ibqueryerrors' resolve_portid_str) do: libibmad's str2drpath, as
 // Target reads a -D destination argument.
 func (inv *Invocation) Route() ([]uint8, error) {
-	t, err := inv.address("-D", "dr", inv.Value(optDirect))
+	t, err := inv.address("-D", diag.AddrDR, inv.Value(optDirect))
 	return t.Path, err
 }
 
-// address reads s as an address of kind "lid", "guid" or "dr", as the C
-// tools read it (caddr.go), warning on stderr where that is not what
-// engine.ParseTarget alone reads.
-func (inv *Invocation) address(what, kind, s string) (engine.Target, error) {
-	if kind == "dr" {
-		return inv.route(what, s)
-	}
-	t, err := engine.ParseTarget(kind + ":" + s)
-	if c := cAddress(kind, s); c != strings.TrimSpace(s) {
-		// Not a clean number or route: read as the C tool reads it,
-		// when that reads otherwise (caddr.go), and said.
-		if ct, cerr := engine.ParseTarget(kind + ":" + c); err != nil || !sameTarget(t, ct) {
-			t, err = ct, cerr
-			if err == nil {
-				inv.Errorf("warning: %s %q read as %s %s, as the C tools read it", what, s, kind, strings.TrimPrefix(t.String(), kind+":"))
-			}
-		}
-	}
+// address reads s as an address of kind as the C tools read it
+// (diag.ParseAddress), warning on stderr where that is not what was
+// typed.
+func (inv *Invocation) address(what string, kind diag.AddrKind, s string) (engine.Target, error) {
+	a, err := diag.ParseAddress(kind, s)
 	if err != nil {
 		return engine.Target{}, fmt.Errorf("%s: %w", what, err)
 	}
-	return t, nil
-}
-
-// route reads s as libibmad's str2drpath does (cAddress), the first
-// element kept as typed: libibmad sends it as the SMP's InitialPath[0],
-// which SMAs skip, and prints it in the route ("DR path ...; 5,1"). An
-// egress port 0 is sent as typed too: what it reaches is the fabric's
-// answer, as for the C tools. A route is refused only where the C tool
-// cannot send one: no element, or more hops than a directed route has.
-func (inv *Invocation) route(what, s string) (engine.Target, error) {
-	first, _, _ := strings.Cut(s, ",")
-	elems := strings.Split(cAddress("dr", s), ",")
-	switch {
-	case strings.TrimSpace(s) == "":
-		return engine.Target{}, fmt.Errorf("%s: empty directed route", what)
-	case len(elems)-1 > smp.MaxHops:
-		return engine.Target{}, fmt.Errorf("%s %q: %d hops, a directed route has at most %d", what, s, len(elems)-1, smp.MaxHops)
+	if a.ReadAs != "" {
+		inv.Errorf("warning: %s %q read as %s, as the C tools read it", what, s, a.ReadAs)
 	}
-	path := make([]uint8, len(elems))
-	path[0] = uint8(cAtoi(first))
-	for i, e := range elems[1:] {
-		v, _ := strconv.ParseUint(e, 10, 8)
-		path[i+1] = uint8(v)
-	}
-	t := engine.Target{Kind: engine.ByDR, Path: path}
-	if shown := strings.TrimPrefix(t.String(), "dr:"); shown != strings.TrimSpace(s) {
-		inv.Errorf("warning: %s %q read as route %s, as the C tools read it", what, s, shown)
-	}
-	return t, nil
+	return a.Target, nil
 }
 
 // ignoreArgs drops the arguments past the first n, as the C tools
@@ -404,11 +366,6 @@ func (inv *Invocation) ignoreArgs(n int) {
 	}
 	inv.Errorf("warning: argument %q and any after it ignored (%s reads %d at most; the C tool ignores the rest)", inv.Args[n], inv.Tool.Name, n)
 	inv.Args = inv.Args[:n]
-}
-
-// sameTarget: a and b address the same port.
-func sameTarget(a, b engine.Target) bool {
-	return a.Kind == b.Kind && a.LID == b.LID && a.GUID == b.GUID && slices.Equal(a.Path, b.Path)
 }
 
 // Dest reads the destination argument arg as Target does and, for a
@@ -429,11 +386,10 @@ func (inv *Invocation) Dest(ctx context.Context, arg, phrase string) (engine.Tar
 	if err != nil {
 		return t, err
 	}
-	lid, err := diag.LIDOfGUID(ctx, env, t.GUID)
-	if err != nil {
+	if t, err = env.ResolveTarget(ctx, t); err != nil {
 		return t, &diag.ToolError{Msg: phrase + " " + arg, Err: err}
 	}
-	return engine.LID(lid), nil
+	return t, nil
 }
 
 // Env opens the backend (--fabric, or -C/-P on the kernel's umad ports)
