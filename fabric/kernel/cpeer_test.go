@@ -21,33 +21,7 @@ import (
 // are compared with what they must be, librdmacm's as it prints them. A
 // family librdmacm cannot connect by itself in the guest skips, naming
 // what it met (rocetest.LibrdmacmConnects). Elsewhere it skips.
-func TestRoCECPeerCM(t *testing.T) {
-	ends := rocetest.Pair(t)
-	cpeer := rocetest.CPeerPath(t)
-	ip4 := [2]netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")}
-	port := uint16(7570)
-	for _, fam := range []struct {
-		name string
-		ip   [2]netip.Addr // ibscript's side (rxe0), librdmacm's (rxe1)
-	}{{"IPv4", ip4}, {"IPv6", [2]netip.Addr{ends[0].IP, ends[1].IP}}} {
-		port++
-		if why := rocetest.LibrdmacmConnects(t, fam.ip[0], fam.ip[1], port); why != "" {
-			t.Run(fam.name, func(t *testing.T) { t.Skip(why) })
-			continue
-		}
-		for _, c := range []struct {
-			name   string
-			fn     func(*testing.T, string, [2]netip.Addr, uint16, bool)
-			accept bool
-		}{
-			{"GoConnects", cmGoConnects, true}, {"GoConnectsCRejects", cmGoConnects, false},
-			{"CConnects", cmCConnects, true}, {"CConnectsGoRejects", cmCConnects, false},
-		} {
-			port++
-			t.Run(fam.name+"/"+c.name, func(t *testing.T) { c.fn(t, cpeer, fam.ip, port, c.accept) })
-		}
-	}
-}
+func TestRoCECPeerCM(t *testing.T) { rocetest.EachCPeer(t, 7570, cmGoConnects, cmCConnects) }
 
 func cmReal(t *testing.T) *cma.CM {
 	f := kernel.New(nil)

@@ -151,3 +151,42 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// CPeerCase connects one side of a test with librdmacm (tests/kernelvm/
+// cpeer.c at cpeer): ip is the test's address (rxe0) and librdmacm's
+// (rxe1), port the RDMA CM port, accept whether the passive side accepts.
+type CPeerCase func(t *testing.T, cpeer string, ip [2]netip.Addr, port uint16, accept bool)
+
+// EachCPeer runs the four librdmacm cases — the test's side connects and
+// librdmacm accepts or rejects, then librdmacm connects and the test's side
+// accepts or rejects — over IPv4 and IPv6 between the Soft-RoCE pair, on
+// ports from base+1. A family librdmacm cannot connect by itself in the
+// guest skips, naming what it met (LibrdmacmConnects). Elsewhere it skips
+// (Pair).
+func EachCPeer(t *testing.T, base uint16, connects, cConnects CPeerCase) {
+	ends := Pair(t)
+	cpeer := CPeerPath(t)
+	ip4 := [2]netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")}
+	port := base
+	for _, fam := range []struct {
+		name string
+		ip   [2]netip.Addr
+	}{{"IPv4", ip4}, {"IPv6", [2]netip.Addr{ends[0].IP, ends[1].IP}}} {
+		port++
+		if why := LibrdmacmConnects(t, fam.ip[0], fam.ip[1], port); why != "" {
+			t.Run(fam.name, func(t *testing.T) { t.Skip(why) })
+			continue
+		}
+		for _, c := range []struct {
+			name   string
+			fn     CPeerCase
+			accept bool
+		}{
+			{"GoConnects", connects, true}, {"GoConnectsCRejects", connects, false},
+			{"CConnects", cConnects, true}, {"CConnectsGoRejects", cConnects, false},
+		} {
+			port++
+			t.Run(fam.name+"/"+c.name, func(t *testing.T) { c.fn(t, cpeer, fam.ip, port, c.accept) })
+		}
+	}
+}

@@ -20,38 +20,7 @@ import (
 // rdma_migrate_id on both sides once connected, disconnect. The events
 // each side sees are compared with what they must be; librdmacm's are
 // the ones it prints. Elsewhere it skips (rocetest.Pair).
-func TestRoCECPeer(t *testing.T) {
-	ends := rocetest.Pair(t)
-	cpeer := rocetest.CPeerPath(t)
-	ip4 := [2]netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")}
-	port := uint16(7470)
-	for _, fam := range []struct {
-		name string
-		ip   [2]netip.Addr // ibscript's side (rxe0), librdmacm's (rxe1)
-	}{{"IPv4", ip4}, {"IPv6", [2]netip.Addr{ends[0].IP, ends[1].IP}}} {
-		port++
-		if why := rocetest.LibrdmacmConnects(t, fam.ip[0], fam.ip[1], port); why != "" {
-			t.Run(fam.name, func(t *testing.T) { t.Skip(why) })
-			continue
-		}
-		t.Run(fam.name+"/GoConnects", func(t *testing.T) {
-			port++
-			goConnects(t, cpeer, fam.ip, port, true)
-		})
-		t.Run(fam.name+"/GoConnectsCRejects", func(t *testing.T) {
-			port++
-			goConnects(t, cpeer, fam.ip, port, false)
-		})
-		t.Run(fam.name+"/CConnects", func(t *testing.T) {
-			port++
-			cConnects(t, cpeer, fam.ip, port, true)
-		})
-		t.Run(fam.name+"/CConnectsGoRejects", func(t *testing.T) {
-			port++
-			cConnects(t, cpeer, fam.ip, port, false)
-		})
-	}
-}
+func TestRoCECPeer(t *testing.T) { rocetest.EachCPeer(t, 7470, goConnects, cConnects) }
 
 // sockaddr is struct sockaddr_in or sockaddr_in6 of ip and port.
 func sockaddr(ip netip.Addr, port uint16) []byte {
