@@ -160,38 +160,13 @@ type LFTs struct {
 // switch has one (else by the directed route of discovery d).
 func (s *Session) LFTs(ctx context.Context, d *Discovery, progress func(done, total int)) *LFTs {
 	res := &LFTs{}
-	var sws []*topo.Node
-	var targets []Target
-	for _, n := range d.Fabric.Nodes {
-		if n.Type != topo.Switch {
-			continue
-		}
-		t, ok := switchTarget(d, n)
-		if !ok {
-			continue
-		}
-		sws = append(sws, n)
-		targets = append(targets, t)
-	}
-	// SwitchInfo of every switch for its LinearFDBTop.
-	reqs := make([]SweepReq, len(sws))
-	for i, t := range targets {
-		reqs[i] = SweepReq{Target: t, Method: mad.MethodGet, AttrID: smp.AttrSwitchInfo}
-	}
-	infos := s.Sweep(ctx, reqs, nil, Passes(sweepPasses))
+	sws, targets, infos := s.switchInfos(ctx, d, &res.Errors)
 	type blk struct{ sw, block int }
 	var breqs []SweepReq
 	var where []blk
 	tops := make([]int, len(sws))
-	for i, r := range infos {
-		if r.Err != nil {
-			res.Errors = append(res.Errors, TargetError{Path: targets[i].String(), Err: r.Err})
-			tops[i] = -1
-			continue
-		}
-		var si smp.SwitchInfo
-		if err := si.UnmarshalBinary(r.Data); err != nil {
-			res.Errors = append(res.Errors, TargetError{Path: targets[i].String(), Err: err})
+	for i, si := range infos {
+		if si == nil {
 			tops[i] = -1
 			continue
 		}

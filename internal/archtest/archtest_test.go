@@ -42,6 +42,8 @@ var rules = []rule{
 	{pkg: "topo", allow: []string{"mad/..."}},
 	// libibnetdisc's cache file, to and from the topology model.
 	{pkg: "topo/ibndcache", allow: []string{"topo", "mad/..."}},
+	// Routing analytics over the topology and its tables: no I/O, no Lua.
+	{pkg: "topo/analyze", allow: []string{"topo", "mad/..."}},
 	{pkg: "fabric/mux", allow: []string{"fabric", "mad/...", "internal/intmap"}},
 	{pkg: "fabric/kernel", allow: []string{"fabric", "fabric/mux", "native/...", "mad/..."}, third: []string{"golang.org/x/sys"}},
 	// sendmmsg and the raw sockaddrs for it come from x/sys/unix.
