@@ -71,23 +71,7 @@ func TestRecordReplay(t *testing.T) {
 			if err := f.SetFaults(tc.faults); err != nil {
 				t.Fatal(err)
 			}
-			tr, err := f.Open(t.Context(), "", 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var buf bytes.Buffer
-			rec, err := record.NewRecorder(tr, &buf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := summary(discover(t, rec))
-			if err := rec.Close(); err != nil {
-				t.Fatal(err)
-			}
-			r, err := record.Read(bytes.NewReader(buf.Bytes()))
-			if err != nil {
-				t.Fatal(err)
-			}
+			want, r, size := recordDiscovery(t, f)
 			got := summary(discover(t, record.NewReplay(r)))
 			if tc.faults.Loss > 0 {
 				// The sweep's order follows the order answers come in;
@@ -99,9 +83,33 @@ func TestRecordReplay(t *testing.T) {
 			if !slices.Equal(want, got) {
 				t.Errorf("replay differs:\nwant %q\ngot  %q", want, got)
 			}
-			t.Logf("%d events, %d bytes, %d lines of summary", len(r.Events), buf.Len(), len(want))
+			t.Logf("%d events, %d bytes, %d lines of summary", len(r.Events), size, len(want))
 		})
 	}
+}
+
+// recordDiscovery records a discovery from f's SM port and reads the
+// recording back: the discovery's summary, the recording, its size.
+func recordDiscovery(t *testing.T, f *sim.Fabric) ([]string, *record.Recording, int) {
+	t.Helper()
+	tr, err := f.Open(t.Context(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	rec, err := record.NewRecorder(tr, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := summary(discover(t, rec))
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := record.Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want, r, buf.Len()
 }
 
 func TestReadErrors(t *testing.T) {
@@ -478,23 +486,7 @@ func TestReplayReordered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tr, err := f.Open(t.Context(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	rec, err := record.NewRecorder(tr, &buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := summary(discover(t, rec))
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := record.Read(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, r, _ := recordDiscovery(t, f)
 	dt := &delayingTransport{Replay: record.NewReplay(r), via: 34, delay: 300 * time.Millisecond}
 	d := discover(t, dt)
 	dt.wg.Wait()
