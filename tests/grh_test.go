@@ -35,6 +35,27 @@ func runScriptPlan(t *testing.T, f fabric.Fabric, script string, args map[string
 	return runScriptSource(t, f, script, string(src), args)
 }
 
+// expectPlan runs a script of scripts/ as a plan on f and fails t unless
+// its checks passed and failed as many times as wanted.
+func expectPlan(t *testing.T, f fabric.Fabric, script string, args map[string]string, pass, fail int) {
+	t.Helper()
+	if p, fl := runScriptPlan(t, f, script, args); p != pass || fl != fail {
+		t.Errorf("%s: %d passed, %d failed; want %d passed, %d failed", script, p, fl, pass, fail)
+	}
+}
+
+// simPlan runs a script of scripts/ on net.ipoib in the simulator and
+// wants its two checks passed.
+func simPlan(t *testing.T, script string) {
+	t.Helper()
+	f, err := openFabric("net.ipoib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	expectPlan(t, f, script, nil, 2, 0)
+}
+
 // runScriptSource is runScriptPlan with the script's text.
 func runScriptSource(t *testing.T, f fabric.Fabric, script, src string, args map[string]string) (passed, failed int) {
 	t.Helper()
@@ -80,23 +101,12 @@ func roceHost() *umadtest.Host {
 // global routing by LID and GID) and unchanged on the kernel backend over
 // the kernel model's RoCE ports (rxe0 to rxe1 at fd00::2) and IB ports.
 func TestUMADGRHPlan(t *testing.T) {
-	t.Run("sim", func(t *testing.T) {
-		f, err := openFabric("net.ipoib")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if p, fl := runScriptPlan(t, f, "umad_grh.lua", nil); p != 2 || fl != 0 {
-			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
-		}
-	})
+	t.Run("sim", func(t *testing.T) { simPlan(t, "umad_grh.lua") })
 	t.Run("kernel-roce", func(t *testing.T) {
 		h := roceHost()
 		f := kernel.New(&kernel.Options{FS: h.FS, Open: h.Open, CMPath: "/nonexistent"})
 		defer f.Close()
-		if p, fl := runScriptPlan(t, f, "umad_grh.lua", map[string]string{"from": "rxe0", "to": "rxe1"}); p != 2 || fl != 0 {
-			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
-		}
+		expectPlan(t, f, "umad_grh.lua", map[string]string{"from": "rxe0", "to": "rxe1"}, 2, 0)
 	})
 	t.Run("kernel-roce-ipv4-mapped", func(t *testing.T) {
 		// The kernel matches no answer from an IPv4-mapped GID to its
@@ -104,9 +114,7 @@ func TestUMADGRHPlan(t *testing.T) {
 		h := roceHost()
 		f := kernel.New(&kernel.Options{FS: h.FS, Open: h.Open, CMPath: "/nonexistent"})
 		defer f.Close()
-		if p, fl := runScriptPlan(t, f, "umad_grh.lua", map[string]string{"gid": "::ffff:10.0.0.2", "timeout": "50"}); p != 1 || fl != 1 {
-			t.Errorf("%d passed, %d failed; want 1 passed, 1 failed", p, fl)
-		}
+		expectPlan(t, f, "umad_grh.lua", map[string]string{"gid": "::ffff:10.0.0.2", "timeout": "50"}, 1, 1)
 	})
 	t.Run("kernel-ib", func(t *testing.T) {
 		h := umadtest.NewHost(umadtest.New(nil))
@@ -114,9 +122,7 @@ func TestUMADGRHPlan(t *testing.T) {
 		h.AddCA("mlx5_1", 1, 0x0002c90300002000, umadtest.HostPort{Num: 1, LID: 2, State: 4, PhysState: 5})
 		f := kernel.New(&kernel.Options{FS: h.FS, Open: h.Open, CMPath: "/nonexistent"})
 		defer f.Close()
-		if p, fl := runScriptPlan(t, f, "umad_grh.lua", nil); p != 2 || fl != 0 {
-			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
-		}
+		expectPlan(t, f, "umad_grh.lua", nil, 2, 0)
 	})
 }
 
@@ -158,16 +164,7 @@ func TestEngineOnRoCE(t *testing.T) {
 // (net.ipoib's IPoIB addresses) and unchanged on the kernel backend over
 // the kernel's rdma_cm model with the same addresses on its netdevs.
 func TestRdmacmIPPlan(t *testing.T) {
-	t.Run("sim", func(t *testing.T) {
-		f, err := openFabric("net.ipoib")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if p, fl := runScriptPlan(t, f, "rdmacm_ip.lua", nil); p != 2 || fl != 0 {
-			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
-		}
-	})
+	t.Run("sim", func(t *testing.T) { simPlan(t, "rdmacm_ip.lua") })
 	t.Run("kernel-model", func(t *testing.T) {
 		h := umadtest.NewHost(umadtest.New(nil))
 		for i := range 2 {
@@ -187,9 +184,7 @@ func TestRdmacmIPPlan(t *testing.T) {
 			k.AddIP(netip.MustParseAddr(fmt.Sprintf("10.0.0.%d", i+1)), g)
 			k.AddIP(netip.MustParseAddr(fmt.Sprintf("fd00::%d", i+1)), g)
 		}
-		if p, fl := runScriptPlan(t, f, "rdmacm_ip.lua", nil); p != 2 || fl != 0 {
-			t.Errorf("%d passed, %d failed; want 2 passed", p, fl)
-		}
+		expectPlan(t, f, "rdmacm_ip.lua", nil, 2, 0)
 	})
 }
 
