@@ -31,6 +31,7 @@ type command struct {
 var commandTable = []command{
 	{"run", "FILE|- [ARGS...]", "run a Lua script or validation plan (FILE --help lists a plan's --arg)"},
 	{"discover", "", "discover the fabric and print it"},
+	{"analyze", "[CHECK...]", "routing analytics: credit loops, routes, multicast, balance, fat tree"},
 	{"exporter", "", "serve the fabric's port counters to Prometheus"},
 	{"report", "merge REPORT.json...", "merge JSON plan reports of several hosts into one"},
 	{"tools", "", "list the infiniband-diags tools ibscript runs"},
@@ -62,7 +63,7 @@ type flagSpec struct {
 var flagTable = []flagSpec{
 	{name: "fabric", arg: "URI", values: []string{"auto", "sim:", "umad:", "ibsim:", "replay:"}, help: "backend: auto, sim:PATH, umad:CA/PORT, ibsim:SOCK, replay:FILE"},
 	{name: "e", arg: "CHUNK", help: "run the Lua chunk and exit"},
-	{name: "format", arg: "FMT", values: []string{"text", "json", "tap", "junit", "ibnetdiscover", "list"}, cmds: []string{"run", "discover", "report"}, help: "report or output format"},
+	{name: "format", arg: "FMT", values: []string{"text", "json", "tap", "junit", "ibnetdiscover", "list"}, cmds: []string{"run", "discover", "analyze", "report"}, help: "report or output format"},
 	{name: "arg", arg: "KEY=VAL", cmds: []string{"run"}, help: "a plan argument (run FILE --help lists them)"},
 	{name: "timeout", arg: "DUR", help: "per-try MAD timeout (bare number: milliseconds)"},
 	{name: "retries", arg: "N", help: "MAD retries after the first try"},
@@ -78,6 +79,7 @@ var flagTable = []flagSpec{
 	{name: "debug", help: "log what the layers below the script do on stderr"},
 	{name: "quiet", help: "no notices on stderr (the simulated fabric's); also $IBSCRIPT_QUIET=1"},
 	{name: "node-name-map", arg: "FILE", complete: "file", help: "name nodes as ibnetdiscover's --node-name-map"},
+	{name: "load", arg: "FILE", complete: "file", cmds: []string{"analyze"}, help: "analyze a saved fabric: snapshot, topology file or cache"},
 	{name: "web.listen-address", arg: "ADDR", cmds: []string{"exporter"}, help: "where the exporter listens (default :9315)"},
 	{name: "web.config.file", arg: "FILE", complete: "file", cmds: []string{"exporter"}, help: "exporter-toolkit web configuration: TLS, basic auth"},
 	{name: "web.systemd-socket", cmds: []string{"exporter"}, help: "serve on systemd's socket-activated listeners"},

@@ -71,11 +71,12 @@ type config struct {
 	debug     bool            // --debug
 	quiet     bool            // --quiet or $IBSCRIPT_QUIET: no notices on stderr
 	nameMap   string          // --node-name-map FILE
+	load      string          // analyze --load FILE: a saved fabric
 	exporter  exporterFlags   // the exporter command's --web.*, --interval, --discover-interval
 	names     map[uint64]string
 	help      bool
 	version   bool
-	cmd       string   // "", "run", "discover", "repl", "help", "tools", "tool"
+	cmd       string   // "", "run", "discover", "analyze", "repl", "help", "tools", "tool"
 	args      []string // positional arguments after the subcommand; a tool's whole command line
 	tool      *Tool    // cmd "tool": the infiniband-diags tool to run (tools.go)
 	viaLink   bool     // the tool runs through a link named like it
@@ -100,6 +101,8 @@ Commands:
   run FILE [ARGS...]  run a Lua script or validation plan; ARGS are in the
                       script's global 'arg' table; FILE - reads it from stdin
   discover            discover the fabric and print it
+  analyze [CHECK...]  routing analytics: credit loops, routes, multicast,
+                      balance, fat tree (live, or --load a saved fabric)
   exporter            serve the fabric's port counters to Prometheus
   report merge F...   merge JSON plan reports of several hosts into one
   TOOL [OPTIONS]      an infiniband-diags tool (iblinkinfo, ibqueryerrors,
@@ -305,6 +308,23 @@ Discovers the fabric by directed route from the local port and prints it.
   --format ibnetdiscover   ibnetdiscover's topology format (default)
   --format list            one line per node
 `,
+	"analyze": `usage: ibscript analyze [flags] [CHECK...]
+
+Analyses the fabric's routing from its tables: the live fabric's (discovered,
+its LFTs, MFTs and SLtoVL tables read) or --load FILE's (a snapshot, an
+ibnetdiscover topology file or an ibnetdiscover --cache file, which have no
+forwarding tables: the checks that follow routes say so and fail).
+CHECKs (default all):
+  credit-loops   cycles of the channel dependency graph per SL (deadlocks)
+  routes         every LID reached from every switch and source port, no
+                 loops, hop counts, asymmetric pairs
+  multicast      every MLID's tree reaches every member once, no loops
+  balance        destination LIDs per switch egress port (check_lft_balance)
+  fat-tree       levels, up/down links, uniformity, oversubscription
+  --format text|json   json: docs/diag/analyze.schema.json
+Exit status 0 when every check passed, 1 when one found a fault or could not
+run, 2 when the run failed.
+`,
 	"repl": `usage: ibscript [flags]
 
 Opens the interactive REPL. Expressions print their value; a chunk that is
@@ -339,6 +359,7 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.debug, "debug", false, "")
 	fs.BoolVar(&c.quiet, "quiet", quietFromEnv(), "")
 	fs.StringVar(&c.nameMap, "node-name-map", "", "")
+	fs.StringVar(&c.load, "load", "", "")
 	fs.Func("web.listen-address", "", func(s string) error {
 		if len(c.exporter.listens) == 0 {
 			c.exporter.listen = s
@@ -644,6 +665,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runReport(c, stdout, stderr)
 	case c.cmd == "discover":
 		return runDiscover(ctx, c, stdout, stderr)
+	case c.cmd == "analyze":
+		return runAnalyze(ctx, c, stdout, stderr)
 	case c.cmd == "exporter":
 		return runExporter(ctx, c, stdout, stderr)
 	case c.cmd == "tools":

@@ -71,7 +71,7 @@ var rules = []rule{
 	{pkg: "plan", allow: nil},
 	// The infiniband-diags tools' data and text (iblinkinfo, perfquery,
 	// saquery, ...): built on the engine's queries and sweeps, no Lua.
-	{pkg: "diag", allow: []string{"engine", "fabric", "mad/...", "topo", "internal/intmap"}},
+	{pkg: "diag", allow: []string{"engine", "fabric", "mad/...", "topo", "topo/analyze", "topo/ibndcache", "internal/intmap"}},
 	// The Prometheus exporter: sweeps with the engine, serves through
 	// client_golang; no Lua.
 	{pkg: "exporter", allow: []string{"engine", "fabric", "mad/...", "topo"}, third: []string{"github.com/prometheus/client_golang", "github.com/prometheus/client_model"}},

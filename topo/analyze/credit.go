@@ -86,7 +86,7 @@ func FindCreditLoops(f *topo.Fabric, t Tables) (*CreditLoops, error) {
 	}
 	x := newIndex(f, t.LFT)
 	vm := newVLMap(x, t.SL2VL)
-	res := &CreditLoops{SL2VL: "tables", Unicast: t.LFT != nil, Multicast: t.MFT != nil}
+	res := &CreditLoops{Loops: []CreditLoop{}, SL2VL: "tables", Unicast: t.LFT != nil, Multicast: t.MFT != nil}
 	if vm.none {
 		res.SL2VL = "none (every SL on VL 0)"
 	}

@@ -67,7 +67,7 @@ func CheckFatTree(f *topo.Fabric) *FatTreeReport {
 	r := &FatTreeReport{Levels: []LevelShape{}, Switches: []SwitchShape{}, Problems: []string{}}
 	byLevel := map[int]*LevelShape{}
 	for s, n := range x.sw {
-		sh := SwitchShape{Switch: ref(n), Level: level[s], CAs: len(x.cas[s])}
+		sh := SwitchShape{Switch: ref(n), Level: level[s], CAs: caCount(n)}
 		ls := byLevel[level[s]]
 		if ls == nil {
 			ls = &LevelShape{Level: level[s], NonUniform: []NodeRef{}}
@@ -141,12 +141,24 @@ func (r *FatTreeReport) levelShapes(byLevel map[int]*LevelShape) {
 	}
 }
 
+// caCount counts the CA and router ports cabled to switch n (with a LID
+// or not: a topology file has none).
+func caCount(n *topo.Node) int {
+	c := 0
+	for pn, p := range n.Ports {
+		if pn > 0 && p != nil && p.Remote != nil && p.Remote.Node.Type != topo.Switch {
+			c++
+		}
+	}
+	return c
+}
+
 // levels ranks the switches breadth first from those with a CA (1).
 func levels(x *index) []int {
 	level := make([]int, len(x.sw))
 	var queue []int
-	for s := range x.sw {
-		if len(x.cas[s]) > 0 {
+	for s, n := range x.sw {
+		if caCount(n) > 0 {
 			level[s] = 1
 			queue = append(queue, s)
 		}
