@@ -69,9 +69,9 @@ func IBAddrRun(ctx context.Context, env *Env, o IBAddrOptions) (*IBAddr, error) 
 	if err != nil {
 		return nil, &ToolError{Msg: "can't resolve requested address", Err: err}
 	}
-	lid, lmc := uint16(bits(pi, 128, 16)), bits(pi, 277, 3)
-	r.LIDStart, r.LIDEnd = lid, lid+uint16(1)<<lmc-1
-	r.GID = GIDString(bits(pi, 64, 64), bits(ni, 160, 64))
+	info := decode[smp.PortInfo](pi)
+	r.LIDStart, r.LIDEnd = info.LID, info.LID+uint16(1)<<info.LMC-1
+	r.GID = GIDString(info.GIDPrefix, decode[smp.NodeInfo](ni).PortGUID)
 	return r, nil
 }
 

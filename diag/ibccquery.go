@@ -84,19 +84,18 @@ type CCBlock struct {
 // ccField is a row ibccquery prints: libibmad's name, where it sits
 // (relative to the dumped address) and how it is shown.
 type ccField struct {
-	name       string
-	bit, width int
-	kind       mad.Kind
+	name string
+	f    mad.Field // the layout's row, its Bit relative to the dumped address
 }
 
 func (f ccField) field(d []byte) Field {
-	if f.width > 64 {
-		end := min(len(d), (f.bit+f.width)/8)
-		return Field{Name: f.name, Text: hex.EncodeToString(d[min(end, f.bit/8):end])}
+	if f.f.Width > 64 {
+		end := min(len(d), f.f.End()/8)
+		return Field{Name: f.name, Text: hex.EncodeToString(d[min(end, f.f.Bit/8):end])}
 	}
-	ib := ibField{name: f.name, bit: f.bit, width: f.width, dump: dUint}
-	if f.kind == mad.Hex {
-		ib.dump = dHex
+	ib := ibField{name: f.name, f: f.f, dump: mad.DumpUint}
+	if f.f.Kind == mad.Hex {
+		ib.dump = mad.DumpHex
 	}
 	v := ib.get(d)
 	out := Field{Name: f.name, Value: v, Text: ib.text(d)}
@@ -130,7 +129,8 @@ func ccRows(l *mad.Layout, from, to, base int) []ccField {
 				name = base
 			}
 		}
-		out = append(out, ccField{name, f.Bit - base, f.Width, f.Kind})
+		f.Bit -= base
+		out = append(out, ccField{name, f})
 	}
 	return out
 }
@@ -143,12 +143,12 @@ var ccCPI = func() []ccField {
 	hexed := map[string]bool{"RedirectTC": true, "TrapTC": true}
 	var out []ccField
 	for _, f := range mad.ClassPortInfoLayout().Fields {
-		c := ccField{f.Name, f.Bit, f.Width, f.Kind}
+		c := ccField{f.Name, f}
 		if n, ok := names[f.Name]; ok {
 			c.name = n
 		}
 		if hexed[f.Name] {
-			c.kind = mad.Hex
+			c.f.Kind = mad.Hex
 		}
 		out = append(out, c)
 	}
@@ -260,7 +260,7 @@ func CCQueryRun(ctx context.Context, env *Env, o CCQueryOptions) (*CCQuery, erro
 	case cc.AttrCongestionControlTable:
 		l := cc.CongestionControlTableLayout()
 		add("", 0, true, ccRows(l, 0, 32, 0), d)
-		limit := int(bits(d, 0, 16))
+		limit := int(decode[cc.CongestionControlTable](d).CCTILimit)
 		printed := 0
 		for blk := 0; limit > 0 && blk <= limit/64; blk++ {
 			if blk > 0 {

@@ -12,85 +12,63 @@ import (
 
 // The text the point-query tools (smpquery, perfquery, sminfo, ...) print
 // is libibmad's field dump: one "Name:.....value" line per field, the
-// value shown by the field's dumper. The tables below give, for each
-// attribute, the fields in the order libibmad prints them, with the names
-// libibmad gives them (not always the IBA's), their place in the
-// attribute (IBA bit offset from the most significant bit of byte 0, and
-// width) and how the value is shown.
+// value shown by the field's dumper. The schema (mad/internal/madgen)
+// tags each row libibmad dumps with libibmad's name of it (not always the
+// IBA's) and its dumper (mad.Dump); the generated DumpRows of mad/smp and
+// mad/perf give them in libibmad's order, and the tables below take them
+// from there. dumpValue renders each dumper.
 
-// dumper is how libibmad shows one field's value.
-type dumper uint8
-
-const (
-	dUint             dumper = iota // decimal
-	dHex                            // 0x and (width+7)/8*2 hex digits
-	dLinkWidth                      // 1X, 4X, ... (one width)
-	dLinkWidthSup                   // "1X or 4X" and " (IBA extension)"
-	dLinkWidthEn                    // "1X or 4X"
-	dLinkSpeed                      // 2.5 Gbps, ...
-	dLinkSpeedSup                   // "2.5 Gbps or 5.0 Gbps"
-	dLinkSpeedEn                    // as dLinkSpeedSup
-	dLinkSpeedExt                   // 14.0625 Gbps, ...
-	dLinkSpeedExtSup                // "14.0625 Gbps or ..." or 0
-	dLinkSpeedExtEn                 // as dLinkSpeedExtSup, 30 is "disabled"
-	dPortState                      // Down, Initialize, Armed, Active
-	dPhysPortState                  // Sleep, Polling, ... LinkUp
-	dLinkDownDefState               // Sleep, Polling
-	dMTU                            // 256 ... 4096
-	dVLCap                          // VL0-7
-	dOperVLs                        // VL0-7, "No change"
-	dPortCapMask                    // 0x.. and one line per capability
-	dPortCapMask2                   // the same for CapabilityMask2
-	dNodeType                       // Channel Adapter, Switch, Router
-	// dQP1Dropped is PortCounters' QP1Dropped as perfquery prints it:
-	// libibmad's field table gives IB_PC_QP1_DROP_F no offset of its own
-	// and mad_dump_perfcounters shows the 16 bits at VL15Dropped's (bit
-	// 176), so the C tool prints VL15Dropped's value there (seen through
-	// ibsim: VL15Dropped 5, QP1Dropped 0 prints 5 on both lines). The
-	// value (JSON, Lua) stays the IBA's field at bit 160.
-	dQP1Dropped
-)
-
-// ibField is one field as libibmad names, places and shows it.
+// ibField is one field as libibmad names, places and shows it: a row of
+// a generated layout with libibmad's name and dumper (mad.DumpRow, from
+// the schema's IB and Dump tags in mad/internal/madgen).
 type ibField struct {
-	name  string
-	bit   int
-	width int
-	dump  dumper
+	name string
+	f    mad.Field
+	dump mad.Dump
 }
 
+// ibRows returns the dump rows of a generated layout as ibFields.
+func ibRows(rows []mad.DumpRow) []ibField {
+	out := make([]ibField, len(rows))
+	for i, r := range rows {
+		out[i] = ibField{r.IB, r.Field, r.Dump}
+	}
+	return out
+}
+
+// get is the field's value in b, 0 when b is too short to hold it.
 func (f ibField) get(b []byte) uint64 {
-	if (f.bit+f.width+7)/8 > len(b) {
+	if (f.f.End()+7)/8 > len(b) {
 		return 0
 	}
-	return mad.Field{Bit: f.bit, Width: f.width}.Get(b)
+	return f.f.Get(b)
 }
 
 // text is the field's value as libibmad's dumper shows it.
 func (f ibField) text(b []byte) string {
-	if f.dump == dQP1Dropped {
-		return dumpValue(dUint, 16, ibField{bit: pcVL15DroppedBit, width: 16}.get(b))
+	if f.dump == mad.DumpQP1Dropped {
+		return dumpValue(mad.DumpUint, 16, pcVL15Dropped.get(b))
 	}
-	return dumpValue(f.dump, f.width, f.get(b))
+	return dumpValue(f.dump, f.f.Width, f.get(b))
 }
 
 // dumpValue shows v as dumper d shows a field of width bits.
-func dumpValue(d dumper, width int, v uint64) string {
+func dumpValue(d mad.Dump, width int, v uint64) string {
 	switch d {
-	case dHex:
+	case mad.DumpHex:
 		n := (width + 7) / 8
 		if n > 8 {
 			n = 8
 		}
 		return fmt.Sprintf("0x%0*x", 2*n, v)
-	case dLinkWidth:
+	case mad.DumpLinkWidth:
 		return smp.WidthName(uint8(v)) // "undefined (N)" past the names, as libibmad
-	case dLinkWidthSup, dLinkWidthEn:
+	case mad.DumpLinkWidthSup, mad.DumpLinkWidthEn:
 		s := orList(v, 5, smp.WidthName)
 		if v == 0 || v>>5 != 0 {
 			s += fmt.Sprintf("undefined (%d)", v)
 		}
-		if d == dLinkWidthSup && v>>5 == 0 {
+		if d == mad.DumpLinkWidthSup && v>>5 == 0 {
 			switch v {
 			case 1, 3, 7, 11, 15, 17, 19, 23, 27, 31:
 			default:
@@ -98,12 +76,12 @@ func dumpValue(d dumper, width int, v uint64) string {
 			}
 		}
 		return s
-	case dLinkSpeed:
+	case mad.DumpLinkSpeed:
 		if v == 0 {
 			return "Extended speed"
 		}
 		return smp.SpeedName(uint8(v))
-	case dLinkSpeedSup, dLinkSpeedEn:
+	case mad.DumpLinkSpeedSup, mad.DumpLinkSpeedEn:
 		s := orList(v, 3, smp.SpeedName)
 		if v == 0 || v>>3 != 0 {
 			s += fmt.Sprintf("undefined (%d)", v)
@@ -116,10 +94,10 @@ func dumpValue(d dumper, width int, v uint64) string {
 			}
 		}
 		return s
-	case dLinkSpeedExt:
+	case mad.DumpLinkSpeedExt:
 		return smp.ExtSpeedName(uint8(v))
-	case dLinkSpeedExtSup, dLinkSpeedExtEn:
-		if d == dLinkSpeedExtEn && v == 30 {
+	case mad.DumpLinkSpeedExtSup, mad.DumpLinkSpeedExtEn:
+		if d == mad.DumpLinkSpeedExtEn && v == 30 {
 			return "Extended link speeds disabled"
 		}
 		if v == 0 {
@@ -130,39 +108,39 @@ func dumpValue(d dumper, width int, v uint64) string {
 			s += fmt.Sprintf("undefined (%d)", v)
 		}
 		return s
-	case dPortState:
+	case mad.DumpPortState:
 		if s, ok := pick(v, "NoChange", "Down", "Initialize", "Armed", "Active"); ok {
 			return s
 		}
 		return fmt.Sprintf("?(%d)", v)
-	case dPhysPortState:
+	case mad.DumpPhysPortState:
 		if s, ok := pick(v, "NoChange", "Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkUp", "LinkErrorRecovery", "PhyTest"); ok {
 			return s
 		}
 		return fmt.Sprintf("?(%d)", v)
-	case dLinkDownDefState:
+	case mad.DumpLinkDownDefState:
 		if s, ok := pick(v, "NoChange", "Sleep", "Polling"); ok {
 			return s
 		}
 		return fmt.Sprintf("?(%d)", v)
-	case dMTU:
+	case mad.DumpMTU:
 		if s, ok := pick(v, "", "256", "512", "1024", "2048", "4096"); ok && s != "" {
 			return s
 		}
 		return fmt.Sprintf("?(%d)", v)
-	case dVLCap, dOperVLs:
+	case mad.DumpVLCap, mad.DumpOperVLs:
 		switch {
-		case v == 0 && d == dOperVLs:
+		case v == 0 && d == mad.DumpOperVLs:
 			return "No change"
 		case v >= 1 && v <= 5:
 			return smp.VLCapName(uint8(v))
 		}
 		return fmt.Sprintf("?(%d)", v)
-	case dPortCapMask:
+	case mad.DumpPortCapMask:
 		return capList(v, portCapNames)
-	case dPortCapMask2:
+	case mad.DumpPortCapMask2:
 		return capList(v, portCap2Names)
-	case dNodeType:
+	case mad.DumpNodeType:
 		if v >= 1 && v <= 3 {
 			return smp.NodeTypeName(uint8(v))
 		}
@@ -292,61 +270,11 @@ func PortID(t engine.Target) string {
 
 // The attributes' field tables, in libibmad's order.
 var (
-	nodeInfoFields = []ibField{
-		{"BaseVers", 0, 8, dUint}, {"ClassVers", 8, 8, dUint}, {"NodeType", 16, 8, dNodeType},
-		{"NumPorts", 24, 8, dUint}, {"SystemGuid", 32, 64, dHex}, {"Guid", 96, 64, dHex},
-		{"PortGuid", 160, 64, dHex}, {"PartCap", 224, 16, dUint}, {"DevId", 240, 16, dHex},
-		{"Revision", 256, 32, dHex}, {"LocalPort", 288, 8, dUint}, {"VendorId", 296, 24, dHex},
-	}
+	nodeInfoFields = ibRows(smp.DumpRows(smp.NodeInfoLayout()))
 	// portInfoFields are PortInfo's fields after M_Key (which the tools
 	// print as "<not displayed>").
-	portInfoFields = []ibField{
-		{"GidPrefix", 64, 64, dHex}, {"Lid", 128, 16, dUint}, {"SMLid", 144, 16, dUint},
-		{"CapMask", 160, 32, dPortCapMask}, {"DiagCode", 192, 16, dHex}, {"MkeyLeasePeriod", 208, 16, dUint},
-		{"LocalPort", 224, 8, dUint}, {"LinkWidthEnabled", 232, 8, dLinkWidthEn},
-		{"LinkWidthSupported", 240, 8, dLinkWidthSup}, {"LinkWidthActive", 248, 8, dLinkWidth},
-		{"LinkSpeedSupported", 256, 4, dLinkSpeedSup}, {"LinkState", 260, 4, dPortState},
-		{"PhysLinkState", 264, 4, dPhysPortState}, {"LinkDownDefState", 268, 4, dLinkDownDefState},
-		{"ProtectBits", 272, 2, dUint}, {"LMC", 277, 3, dUint}, {"LinkSpeedActive", 280, 4, dLinkSpeed},
-		{"LinkSpeedEnabled", 284, 4, dLinkSpeedEn}, {"NeighborMTU", 288, 4, dMTU}, {"SMSL", 292, 4, dUint},
-		{"VLCap", 296, 4, dVLCap}, {"InitType", 300, 4, dHex}, {"VLHighLimit", 304, 8, dUint},
-		{"VLArbHighCap", 312, 8, dUint}, {"VLArbLowCap", 320, 8, dUint}, {"InitReply", 328, 4, dHex},
-		{"MtuCap", 332, 4, dMTU}, {"VLStallCount", 336, 3, dUint}, {"HoqLife", 339, 5, dUint},
-		{"OperVLs", 344, 4, dOperVLs}, {"PartEnforceInb", 348, 1, dUint}, {"PartEnforceOutb", 349, 1, dUint},
-		{"FilterRawInb", 350, 1, dUint}, {"FilterRawOutb", 351, 1, dUint}, {"MkeyViolations", 352, 16, dUint},
-		{"PkeyViolations", 368, 16, dUint}, {"QkeyViolations", 384, 16, dUint}, {"GuidCap", 400, 8, dUint},
-		{"ClientReregister", 408, 1, dUint}, {"McastPkeyTrapSuppressionEnabled", 409, 2, dUint},
-		{"SubnetTimeout", 411, 5, dUint}, {"RespTimeVal", 419, 5, dUint}, {"LocalPhysErr", 424, 4, dUint},
-		{"OverrunErr", 428, 4, dUint}, {"MaxCreditHint", 432, 16, dUint}, {"RoundTrip", 456, 24, dUint},
-		{"CapabilityMask2", 480, 16, dPortCapMask2}, {"LinkSpeedExtActive", 496, 4, dLinkSpeedExt},
-		{"LinkSpeedExtSupported", 500, 4, dLinkSpeedExtSup}, {"LinkSpeedExtEnabled", 507, 5, dLinkSpeedExtEn},
-	}
-	switchInfoFields = []ibField{
-		{"LinearFdbCap", 0, 16, dUint}, {"RandomFdbCap", 16, 16, dUint}, {"McastFdbCap", 32, 16, dUint},
-		{"LinearFdbTop", 48, 16, dUint}, {"DefPort", 64, 8, dUint}, {"DefMcastPrimPort", 72, 8, dUint},
-		{"DefMcastNotPrimPort", 80, 8, dUint}, {"LifeTime", 88, 5, dUint}, {"StateChange", 93, 1, dUint},
-		{"OptSLtoVLMapping", 94, 2, dUint}, {"LidsPerPort", 96, 16, dUint}, {"PartEnforceCap", 112, 16, dUint},
-		{"InboundPartEnf", 128, 1, dUint}, {"OutboundPartEnf", 129, 1, dUint}, {"FilterRawInbound", 130, 1, dUint},
-		{"FilterRawOutbound", 131, 1, dUint}, {"EnhancedPort0", 132, 1, dUint}, {"MulticastFDBTop", 144, 16, dHex},
-	}
-	// portInfoExtFields are PortInfoExtended's, HDR and NDR FEC modes
-	// included.
-	portInfoExtFields = []ibField{
-		{"CapMask", 0, 32, dHex}, {"FECModeActive", 32, 16, dUint}, {"FDRFECModeSupported", 48, 16, dHex},
-		{"FDRFECModeEnabled", 64, 16, dHex}, {"EDRFECModeSupported", 80, 16, dHex}, {"EDRFECModeEnabled", 96, 16, dHex},
-		{"HDRFECModeSupported", 112, 16, dHex}, {"HDRFECModeEnabled", 128, 16, dHex},
-		{"NDRFECModeSupported", 144, 16, dHex}, {"NDRFECModeEnabled", 160, 16, dHex},
-	}
-	mlnxExtPortInfoFields = []ibField{
-		{"StateChangeEnable", 24, 8, dHex}, {"LinkSpeedSupported", 56, 8, dHex},
-		{"LinkSpeedEnabled", 88, 8, dHex}, {"LinkSpeedActive", 120, 8, dHex},
-	}
-	smInfoFields = []ibField{
-		{"SmInfoGuid", 0, 64, dHex}, {"SmInfoKey", 64, 64, dHex}, {"SmActivity", 128, 32, dUint},
-		{"SmPriority", 160, 4, dUint}, {"SmState", 164, 4, dUint},
-	}
+	portInfoFields        = ibRows(smp.DumpRows(smp.PortInfoLayout()))
+	switchInfoFields      = ibRows(smp.DumpRows(smp.SwitchInfoLayout()))
+	portInfoExtFields     = ibRows(smp.DumpRows(smp.PortInfoExtendedLayout())) // HDR and NDR FEC modes included
+	mlnxExtPortInfoFields = ibRows(smp.DumpRows(smp.MlnxExtPortInfoLayout()))
 )
-
-// bits reads the field of width bits at IBA bit offset bit of b (0 when
-// b is too short).
-func bits(b []byte, bit, width int) uint64 { return ibField{bit: bit, width: width}.get(b) }

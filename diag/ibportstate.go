@@ -67,14 +67,7 @@ var (
 	psMKey     = []ibField{portInfoField("MkeyLeasePeriod"), portInfoField("ProtectBits")}
 )
 
-func portInfoField(name string) ibField {
-	for _, f := range portInfoFields {
-		if f.name == name {
-			return f
-		}
-	}
-	panic("diag: no PortInfo field " + name)
-}
+func portInfoField(name string) ibField { return ibNamed(portInfoFields, name) }
 
 // IBPortStateRun runs ibportstate.
 func IBPortStateRun(ctx context.Context, env *Env, o IBPortStateOptions) (*IBPortState, error) {
@@ -121,7 +114,7 @@ func IBPortStateRun(ctx context.Context, env *Env, o IBPortStateOptions) (*IBPor
 	if err != nil {
 		return r, &ToolError{Msg: "smp query nodeinfo failed", Err: err}
 	}
-	isSwitch := bits(ni, 16, 8) == uint64(smp.NodeTypeSwitch)
+	isSwitch := decode[smp.NodeInfo](ni).NodeType == smp.NodeTypeSwitch
 	_, mk := set["mkey"]
 	_, ml := set["mkeylease"]
 	_, mp := set["mkeyprot"]
@@ -156,7 +149,7 @@ func IBPortStateRun(ctx context.Context, env *Env, o IBPortStateOptions) (*IBPor
 	if changing {
 		return r, r.setPortState(ctx, s, t, o.Port, op, set, pi, mepi, espeed, isSwitch)
 	}
-	if !isSwitch || o.Port == 0 || bits(pi, 260, 4) != 4 {
+	if !isSwitch || o.Port == 0 || decode[smp.PortInfo](pi).PortState != smp.PortStateActive {
 		return r, nil
 	}
 	return r, r.checkPeer(ctx, s, t, o.Port, pi, espeed)
@@ -233,12 +226,13 @@ func portStateInfo(ctx context.Context, s *engine.Session, t engine.Target, port
 	if p0 == nil {
 		p0 = pi
 	}
-	return pi, bits(p0, 160, 32)&(1<<14) != 0, nil
+	return pi, decode[smp.PortInfo](p0).CapabilityMask&smp.CapIsExtendedSpeedsSupported != 0, nil
 }
 
 // mlnxExtPortInfoSupported is smp.MlnxExtPortInfoSupported of a NodeInfo.
 func mlnxExtPortInfoSupported(ni []byte) bool {
-	return smp.MlnxExtPortInfoSupported(uint32(bits(ni, 296, 24)), uint16(bits(ni, 240, 16)))
+	n := decode[smp.NodeInfo](ni)
+	return smp.MlnxExtPortInfoSupported(n.VendorID, n.DeviceID)
 }
 
 func (r *IBPortState) show(heading, pid string, port int, pi []byte, espeed, isSwitch bool) {
@@ -286,17 +280,17 @@ func (r *IBPortState) note(s string) {
 func (r *IBPortState) setPortState(ctx context.Context, s *engine.Session, t engine.Target, port int, op string, set map[string]uint64, pi, mepi []byte, espeed, isSwitch bool) error {
 	d := append([]byte(nil), pi...)
 	put := func(name string, v uint64) {
-		f := portInfoField(name)
-		mad.Field{Bit: f.bit, Width: f.width}.Put(d, v)
+		portInfoField(name).f.Put(d, v)
 	}
-	phys := bits(pi, 264, 4)
+	info := decode[smp.PortInfo](pi)
+	phys := info.PortPhysicalState
 	if _, ok := set["lid"]; !ok {
-		if v := bits(d, 128, 16); v == 0 || v == 0xffff {
+		if v := info.LID; v == 0 || v == 0xffff {
 			put("Lid", 0x1234)
 		}
 	}
 	if _, ok := set["smlid"]; !ok {
-		if v := bits(d, 144, 16); v == 0 || v == 0xffff {
+		if v := info.MasterSMLID; v == 0 || v == 0xffff {
 			put("SMLid", 0x1234)
 		}
 	}
@@ -333,8 +327,8 @@ func (r *IBPortState) setPortState(ctx context.Context, s *engine.Session, t eng
 	if v, ok := set["fdr10"]; ok {
 		m := make([]byte, mad.SMPDataLen)
 		copy(m, mepi)
-		mad.Field{Bit: 24, Width: 8}.Put(m, 1)
-		mad.Field{Bit: 88, Width: 8}.Put(m, v)
+		ibNamed(mlnxExtPortInfoFields, "StateChangeEnable").f.Put(m, 1)
+		ibNamed(mlnxExtPortInfoFields, "LinkSpeedEnabled").f.Put(m, v)
 		resp, err := s.SMP(ctx, t, mad.MethodSet, smp.AttrMlnxExtPortInfo, uint32(port), m)
 		if err != nil {
 			return &ToolError{Msg: "smp set MLNX ext portinfo failed", Err: err}
@@ -343,7 +337,8 @@ func (r *IBPortState) setPortState(ctx context.Context, s *engine.Session, t eng
 		r.showMlnx(pid, port, resp)
 	}
 	if v, ok := set["mkey"]; ok {
-		mad.Field{Bit: 0, Width: 64}.Put(d, v)
+		mkey, _ := smp.PortInfoLayout().Field("M_Key")
+		mkey.Put(d, v)
 	}
 	mod := uint32(port)
 	if espeed {
@@ -391,8 +386,9 @@ func (r *IBPortState) checkPeer(ctx context.Context, s *engine.Session, t engine
 	if err != nil {
 		return &ToolError{Msg: "smp query nodeinfo failed", Err: err}
 	}
-	peerSwitch := bits(ni, 16, 8) == uint64(smp.NodeTypeSwitch)
-	peerPort := int(bits(ni, 288, 8))
+	node := decode[smp.NodeInfo](ni)
+	peerSwitch := node.NodeType == smp.NodeTypeSwitch
+	peerPort := int(node.LocalPortNum)
 	r.text.WriteString("Peer PortInfo:\n")
 	ppi, pespeed, err := portStateInfo(ctx, s, peer, peerPort, peerSwitch)
 	if err != nil {
@@ -409,17 +405,18 @@ func (r *IBPortState) checkPeer(ctx context.Context, s *engine.Session, t engine
 	if pm != nil {
 		r.showMlnx(pid, peerPort, pm)
 	}
-	pick := func(en, sup, all uint64) uint64 {
+	pick := func(en, sup, all uint8) uint8 {
 		if en == all {
 			return sup
 		}
 		return en
 	}
-	width := pick(bits(pi, 232, 8), bits(pi, 240, 8), 255)
-	peerWidth := pick(bits(ppi, 232, 8), bits(ppi, 240, 8), 255)
-	lwa := bits(pi, 248, 8)
+	info, peerInfo := decode[smp.PortInfo](pi), decode[smp.PortInfo](ppi)
+	width := pick(info.LinkWidthEnabled, info.LinkWidthSupported, 255)
+	peerWidth := pick(peerInfo.LinkWidthEnabled, peerInfo.LinkWidthSupported, 255)
+	lwa := info.LinkWidthActive
 	for _, w := range []struct {
-		bit  uint64
+		bit  uint8
 		name string
 	}{{8, "8 (12x)"}, {4, "4 (8x)"}, {2, "2 (4x)"}, {16, "16 (2x)"}, {1, "1 (1x)"}} {
 		if width&peerWidth&w.bit != 0 {
@@ -429,11 +426,11 @@ func (r *IBPortState) checkPeer(ctx context.Context, s *engine.Session, t engine
 			break
 		}
 	}
-	speed := pick(bits(pi, 284, 4), bits(pi, 256, 4), 15)
-	peerSpeed := pick(bits(ppi, 284, 4), bits(ppi, 256, 4), 15)
-	lsa := bits(pi, 280, 4)
+	speed := pick(info.LinkSpeedEnabled, info.LinkSpeedSupported, 15)
+	peerSpeed := pick(peerInfo.LinkSpeedEnabled, peerInfo.LinkSpeedSupported, 15)
+	lsa := info.LinkSpeedActive
 	for _, sp := range []struct {
-		bit  uint64
+		bit  uint8
 		name string
 	}{{4, "4 (10.0 Gbps)"}, {2, "2 (5.0 Gbps)"}, {1, "1 (2.5 Gbps)"}} {
 		if speed&peerSpeed&sp.bit != 0 {
@@ -444,11 +441,11 @@ func (r *IBPortState) checkPeer(ctx context.Context, s *engine.Session, t engine
 		}
 	}
 	if espeed && pespeed {
-		es := pick(bits(pi, 507, 5), bits(pi, 500, 4), 31)
-		pes := pick(bits(ppi, 507, 5), bits(ppi, 500, 4), 31)
-		lsea := bits(pi, 496, 4)
+		es := pick(info.LinkSpeedExtEnabled, info.LinkSpeedExtSupported, 31)
+		pes := pick(peerInfo.LinkSpeedExtEnabled, peerInfo.LinkSpeedExtSupported, 31)
+		lsea := info.LinkSpeedExtActive
 		for _, sp := range []struct {
-			bit  uint64
+			bit  uint8
 			name string
 		}{{8, "8 (106.25 Gbps)"}, {4, "4 (53.125 Gbps)"}, {2, "2 (25.78125 Gbps)"}, {1, "1 (14.0625 Gbps)"}} {
 			if es&pes&sp.bit != 0 {

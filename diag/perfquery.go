@@ -178,8 +178,8 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 	if err != nil {
 		return nil, &ToolError{Msg: "classportinfo query", Err: err}
 	}
-	capMask := uint16(bits(cpi, 16, 16))
-	capMask2 := uint32(bits(cpi, 32, 32)) >> 5
+	info := decode[mad.ClassPortInfo](cpi)
+	capMask, capMask2 := info.CapabilityMask, info.CapabilityMask2
 	q.CapMask, q.CapMask2 = capMask, capMask2
 
 	allLoop := false
@@ -193,23 +193,25 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 	get := func(attr uint16, p int) ([]byte, error) {
 		return s.Perf(ctx, t, mad.MethodGet, attr, uint8(p), nil)
 	}
-	set := func(attr uint16, data []byte) error {
-		_, err := s.Perf(ctx, t, mad.MethodSet, attr, data[1], data)
+	// set sends data (or fails with err, encode's) as a Set of attr to
+	// port p.
+	set := func(attr uint16, p int, data []byte, err error) error {
+		if err == nil {
+			_, err = s.Perf(ctx, t, mad.MethodSet, attr, uint8(p), data)
+		}
 		return err
 	}
-	resetData := func(p int, m uint64, ext bool) []byte {
-		d := make([]byte, pmaDataLen)
+	// resetData is a PortCounters (ext: PortCountersExtended) resetting
+	// the counters of mask m (0: all) of port p; the group attributes take
+	// PortCounters' PortSelect, CounterSelect and CounterSelect2 too.
+	resetData := func(p int, m uint64, ext bool) ([]byte, error) {
 		if m == 0 {
 			m = 0xffffffff
 		}
-		d[1] = uint8(p)
-		mad.Field{Bit: 16, Width: 16}.Put(d, m&0xffff)
 		if ext {
-			mad.Field{Bit: 32, Width: 32}.Put(d, m>>16&0xffff)
-		} else {
-			mad.Field{Bit: 144, Width: 8}.Put(d, m>>16&0xff)
+			return encode(perf.PortCountersExtended{PortSelect: uint8(p), CounterSelect: uint16(m), CounterSelect2: uint32(m >> 16 & 0xffff)}, pmaDataLen)
 		}
-		return d
+		return encode(perf.PortCounters{PortSelect: uint8(p), CounterSelect: uint16(m), CounterSelect2: uint8(m >> 16)}, pmaDataLen)
 	}
 
 	group := ""
@@ -246,14 +248,12 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 			q.add(fmt.Sprintf("# %s counters: %s port %d", name, q.PortID, port), name, port, d, fs)
 		}
 		if o.ResetOnly || o.Reset {
-			d := make([]byte, pmaDataLen)
-			d[1] = uint8(port)
 			m := extMask
 			if m == 0 {
 				m = ^uint64(0)
 			}
-			mad.Field{Bit: 64, Width: 64}.Put(d, m)
-			if err := set(perf.AttrPortExtendedSpeedsCounters, d); err != nil {
+			d, err := encode(perf.PortExtendedSpeedsCounters{PortSelect: uint8(port), CounterSelect: m}, pmaDataLen)
+			if err := set(perf.AttrPortExtendedSpeedsCounters, port, d, err); err != nil {
 				return q, &ToolError{Msg: "cannot reset PortExtendedSpeedsCounters", Err: err}
 			}
 			q.Reset = append(q.Reset, port)
@@ -266,10 +266,11 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 			if err != nil {
 				return q, &ToolError{Msg: "cannot query " + g.Name, Err: err}
 			}
-			q.add(fmt.Sprintf("# %s counters: %s port %d", g.Name, q.PortID, port), g.Name, port, d, concat(selectFields, g.Fields))
+			q.add(fmt.Sprintf("# %s counters: %s port %d", g.Name, q.PortID, port), g.Name, port, d, g.Fields)
 		}
 		if o.ResetOnly || o.Reset {
-			if err := set(g.Attr, resetData(port, mask&0xffffffff, false)); err != nil {
+			d, err := resetData(port, mask&0xffffffff, false)
+			if err := set(g.Attr, port, d, err); err != nil {
 				return q, &ToolError{Msg: "cannot reset " + g.Name, Err: err}
 			}
 			q.Reset = append(q.Reset, port)
@@ -284,15 +285,16 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 		if err != nil {
 			return q, &ToolError{Msg: "smp query nodeinfo failed", Err: err}
 		}
-		if nports = int(bits(ni, 24, 8)); nports == 0 {
+		node := decode[smp.NodeInfo](ni)
+		if nports = int(node.NumPorts); nports == 0 {
 			return q, &ToolError{Msg: "smp query nodeinfo: num ports invalid"}
 		}
-		if bits(ni, 16, 8) == uint64(smp.NodeTypeSwitch) {
+		if node.NodeType == smp.NodeTypeSwitch {
 			si, err := s.SMP(ctx, t, mad.MethodGet, smp.AttrSwitchInfo, 0, nil)
 			if err != nil {
 				return q, &ToolError{Msg: "smp query nodeinfo failed", Err: err}
 			}
-			if bits(si, 132, 1) != 0 {
+			if decode[smp.SwitchInfo](si).EnhancedPort0 {
 				start = 0
 			}
 		}
@@ -345,7 +347,7 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 				return q, &ToolError{Msg: msg, Err: err}
 			}
 			if !o.Extended && capMask&pmCapXmitWait == 0 {
-				mad.Field{Bit: 320, Width: 32}.Put(d, 0)
+				ibNamed(pcFields, "PortXmitWait").f.Put(d, 0)
 			}
 			if !aggregate {
 				q.add(q.countersTitle(o.Extended, p), name, p, d, fs)
@@ -359,10 +361,7 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 				case "PortSelect", "CounterSelect", "CounterSelect2":
 					sum[i] = f.get(d)
 				default:
-					max := uint64(1)<<f.width - 1
-					if f.width == 64 {
-						max = ^uint64(0)
-					}
+					max := f.f.Max()
 					v := f.get(d)
 					if sum[i]+v < sum[i] || sum[i]+v > max {
 						sum[i] = max
@@ -379,7 +378,7 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 				if f.name == "PortSelect" {
 					v = allPorts
 				}
-				mad.Field{Bit: f.bit, Width: f.width}.Put(last, v)
+				f.f.Put(last, v)
 			}
 			q.add(q.countersTitle(o.Extended, allPorts), name, allPorts, last, fs)
 		}
@@ -410,7 +409,8 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 		attr, msg = perf.AttrPortCountersExtended, "perf ext reset"
 	}
 	for _, p := range loopPorts {
-		if err := set(attr, resetData(p, mask&0xffffffff, o.Extended)); err != nil {
+		d, err := resetData(p, mask&0xffffffff, o.Extended)
+		if err := set(attr, p, d, err); err != nil {
 			return q, &ToolError{Msg: msg, Err: err}
 		}
 		q.Reset = append(q.Reset, p)
@@ -447,8 +447,8 @@ func rsfecActive(ctx context.Context, s *engine.Session, t engine.Target, port i
 	if err != nil {
 		return false, &ToolError{Msg: "smp query portinfo extended failed", Err: err}
 	}
-	fecActive := bits(d, 32, 16)
-	return bits(d, 0, 32)&1 != 0 && (fecActive == 2 || fecActive == 4), nil
+	ext := decode[smp.PortInfoExtended](d)
+	return ext.CapabilityMask&1 != 0 && (ext.FECModeActive == 2 || ext.FECModeActive == 4), nil
 }
 
 // resolveGUID returns a GUID target as the LID of its port, as the C

@@ -55,20 +55,21 @@ func SMInfoRun(ctx context.Context, env *Env, o SMInfoOptions) (*SMInfo, error) 
 	var d []byte
 	var err error
 	if o.Modifier != 0 {
-		req := make([]byte, mad.SMPDataLen)
-		put := func(bit, width int, v uint64) { mad.Field{Bit: bit, Width: width}.Put(req, v) }
-		put(128, 32, uint64(o.Activity))
-		put(160, 4, uint64(o.Priority))
-		put(164, 4, uint64(o.State))
-		d, err = s.SMP(ctx, t, mad.MethodSet, smp.AttrSMInfo, o.Modifier, req)
+		// Priority and State are 4 bits wide: sminfo's mad_set_field
+		// keeps their low bits.
+		var req []byte
+		req, err = encode(smp.SMInfo{ActCount: o.Activity, Priority: o.Priority & 0xf, SMState: o.State & 0xf}, mad.SMPDataLen)
+		if err == nil {
+			d, err = s.SMP(ctx, t, mad.MethodSet, smp.AttrSMInfo, o.Modifier, req)
+		}
 	} else {
 		d, err = s.SMP(ctx, t, mad.MethodGet, smp.AttrSMInfo, 0, nil)
 	}
 	if err != nil {
 		return nil, &ToolError{Msg: "query", Err: err}
 	}
-	r := &SMInfo{GUID: GUID(bits(d, 0, 64)), Activity: uint32(bits(d, 128, 32)),
-		Priority: uint8(bits(d, 160, 4)), State: uint8(bits(d, 164, 4))}
+	info := decode[smp.SMInfo](d)
+	r := &SMInfo{GUID: GUID(info.GUID), Activity: info.ActCount, Priority: info.Priority, State: info.SMState}
 	if t.Kind == engine.ByLID {
 		r.LID = t.LID
 	}

@@ -183,7 +183,7 @@ func SMPQueryRun(ctx context.Context, env *Env, o SMPQueryOptions) (*SMPQuery, e
 		if err != nil {
 			return fail(err)
 		}
-		guid := bits(ni, 96, 64)
+		guid := decode[smp.NodeInfo](ni).NodeGUID
 		names := o.NodeNames
 		if names == nil {
 			names = env.NodeNames
@@ -253,14 +253,15 @@ func portInfoExtSupported(ctx context.Context, s *engine.Session, t engine.Targe
 	if err != nil {
 		return err
 	}
-	if bits(ni, 16, 8) == uint64(smp.NodeTypeSwitch) {
+	if decode[smp.NodeInfo](ni).NodeType == smp.NodeTypeSwitch {
 		port = 0
 	}
 	pi, err := smpGet(ctx, s, t, smp.AttrPortInfo, uint32(port), "port info query failed")
 	if err != nil {
 		return err
 	}
-	if bits(pi, 160, 32)&(1<<15) == 0 || bits(pi, 480, 16)&(1<<1) == 0 {
+	if info := decode[smp.PortInfo](pi); info.CapabilityMask&smp.CapIsCapabilityMask2Supported == 0 ||
+		info.CapabilityMask2&smp.Cap2IsPortInfoExtendedSupported == 0 {
 		return &ToolError{Msg: "port info extended not supported"}
 	}
 	return nil
@@ -287,19 +288,19 @@ func pkeyTable(ctx context.Context, s *engine.Session, t engine.Target, port int
 	if err != nil {
 		return err
 	}
-	typ, nports := bits(ni, 16, 8), int(bits(ni, 24, 8))
-	if port > nports {
+	node := decode[smp.NodeInfo](ni)
+	if port > int(node.NumPorts) {
 		return &ToolError{Msg: "invalid port number"}
 	}
 	var n int
-	if typ == uint64(smp.NodeTypeSwitch) && port != 0 {
+	if node.NodeType == smp.NodeTypeSwitch && port != 0 {
 		si, err := smpGet(ctx, s, t, smp.AttrSwitchInfo, 0, "switch info failed")
 		if err != nil {
 			return err
 		}
-		n = int(bits(si, 112, 16))
+		n = int(decode[smp.SwitchInfo](si).PartitionEnforcementCap)
 	} else {
-		n = int(bits(ni, 224, 16))
+		n = int(node.PartitionCap)
 	}
 	blocks := (n + 31) / 32
 	for i := 0; i < blocks; i++ {
@@ -311,9 +312,8 @@ func pkeyTable(ctx context.Context, s *engine.Session, t engine.Target, port int
 		if i+1 == blocks {
 			k = ((n + 7 - i*32) / 8) * 8
 		}
-		for j := 0; j < k && 2*j+1 < len(d); j++ {
-			q.PKeys = append(q.PKeys, uint16(d[2*j])<<8|uint16(d[2*j+1]))
-		}
+		tbl := decode[smp.PKeyTable](d)
+		q.PKeys = append(q.PKeys, tbl.PKeys[:k]...)
 	}
 	q.PKeyCap = &n
 	return nil
@@ -324,7 +324,8 @@ func sl2vlTable(ctx context.Context, s *engine.Session, t engine.Target, port in
 	if err != nil {
 		return err
 	}
-	typ, nports := bits(ni, 16, 8), int(bits(ni, 24, 8))
+	node := decode[smp.NodeInfo](ni)
+	nports := int(node.NumPorts)
 	if port > nports {
 		return &ToolError{Msg: "invalid port number"}
 	}
@@ -333,18 +334,11 @@ func sl2vlTable(ctx context.Context, s *engine.Session, t engine.Target, port in
 		if err != nil {
 			return err
 		}
-		r := SL2VLRow{In: in, Out: out}
-		for sl := 0; sl < 16; sl++ {
-			b := d[sl/2]
-			if sl%2 == 0 {
-				b >>= 4
-			}
-			r.VL[sl] = b & 0xf
-		}
+		r := SL2VLRow{In: in, Out: out, VL: decode[smp.SLtoVLMappingTable](d).VL}
 		q.SL2VL = append(q.SL2VL, r)
 		return nil
 	}
-	if typ != uint64(smp.NodeTypeSwitch) {
+	if node.NodeType != smp.NodeTypeSwitch {
 		return entry(0, 0)
 	}
 	for i := 0; i <= nports; i++ {
@@ -363,12 +357,12 @@ func vlarbTable(ctx context.Context, s *engine.Session, t engine.Target, port in
 		if err != nil {
 			return err
 		}
-		if bits(ni, 16, 8) == uint64(smp.NodeTypeSwitch) {
+		if decode[smp.NodeInfo](ni).NodeType == smp.NodeTypeSwitch {
 			si, err := smpGet(ctx, s, t, smp.AttrSwitchInfo, 0, "switch info query failed")
 			if err != nil {
 				return err
 			}
-			if bits(si, 132, 1) == 0 {
+			if !decode[smp.SwitchInfo](si).EnhancedPort0 {
 				va.NoTables = true
 				return nil
 			}
@@ -378,7 +372,8 @@ func vlarbTable(ctx context.Context, s *engine.Session, t engine.Target, port in
 	if err != nil {
 		return err
 	}
-	va.LowCap, va.HighCap = int(bits(pi, 320, 8)), int(bits(pi, 312, 8))
+	info := decode[smp.PortInfo](pi)
+	va.LowCap, va.HighCap = int(info.VLArbitrationLowCap), int(info.VLArbitrationHighCap)
 	table := func(offset, cap int) ([]VLArbElem, error) {
 		var out []VLArbElem
 		for blk := 0; cap > 0; blk++ {
@@ -387,8 +382,9 @@ func vlarbTable(ctx context.Context, s *engine.Session, t engine.Target, port in
 				return out, err
 			}
 			n := min(cap, 32)
+			tbl := decode[smp.VLArbitrationTable](d)
 			for i := 0; i < n; i++ {
-				out = append(out, VLArbElem{VL: d[2*i] & 0xf, Weight: d[2*i+1]})
+				out = append(out, VLArbElem{VL: tbl.VL[i], Weight: tbl.Weight[i]})
 			}
 			cap -= n
 		}
@@ -412,7 +408,7 @@ func guidInfo(ctx context.Context, s *engine.Session, t engine.Target, q *SMPQue
 	if err != nil {
 		return err
 	}
-	n := int(bits(pi, 400, 8))
+	n := int(decode[smp.PortInfo](pi).GUIDCap)
 	blocks := (n + 7) / 8
 	for i := 0; i < blocks; i++ {
 		d, err := smpGet(ctx, s, t, smp.AttrGUIDInfo, uint32(i), "guid info query failed")
@@ -423,8 +419,9 @@ func guidInfo(ctx context.Context, s *engine.Session, t engine.Target, q *SMPQue
 		if i+1 == blocks {
 			k = ((n + 1 - i*8) / 2) * 2
 		}
+		g := decode[smp.GUIDInfo](d)
 		for j := 0; j < k; j++ {
-			q.GUIDs = append(q.GUIDs, GUID(bits(d, 64*j, 64)))
+			q.GUIDs = append(q.GUIDs, GUID(g.GUIDs[j]))
 		}
 	}
 	q.GUIDCap = &n

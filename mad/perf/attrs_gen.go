@@ -99,6 +99,41 @@ var layoutPortSamplesControl = mad.Layout{
 	},
 }
 
+// dumpPortSamplesControl is what libibmad's field dump shows of PortSamplesControl: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortSamplesControl = []mad.DumpRow{
+	{IB: "OpCode", Dump: mad.DumpHex, Field: pscOpCode},
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: pscPortSelect},
+	{IB: "Tick", Dump: mad.DumpHex, Field: pscTick},
+	{IB: "CounterWidth", Dump: mad.DumpUint, Field: pscCounterWidth},
+	{IB: "CounterMask0", Dump: mad.DumpHex, Field: pscCounterMask0},
+	{IB: "CounterMasks1to9", Dump: mad.DumpHex, Field: pscCounterMasks1to9},
+	{IB: "CounterMasks10to14", Dump: mad.DumpHex, Field: pscCounterMasks10to14},
+	{IB: "SampleMechanisms", Dump: mad.DumpUint, Field: pscSampleMechanisms},
+	{IB: "SampleStatus", Dump: mad.DumpUint, Field: pscSampleStatus},
+	{IB: "OptionMask", Dump: mad.DumpHex, Field: pscOptionMask},
+	{IB: "VendorMask", Dump: mad.DumpHex, Field: pscVendorMask},
+	{IB: "SampleStart", Dump: mad.DumpUint, Field: pscSampleStart},
+	{IB: "SampleInterval", Dump: mad.DumpUint, Field: pscSampleInterval},
+	{IB: "Tag", Dump: mad.DumpHex, Field: pscTag},
+	{IB: "CounterSelect0", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect0", LuaKey: "counter_select0", Bit: 304, Width: 16, Kind: mad.Hex}},
+	{IB: "CounterSelect1", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect1", LuaKey: "counter_select1", Bit: 320, Width: 16, Kind: mad.Hex}},
+	{IB: "CounterSelect2", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect2", LuaKey: "counter_select2", Bit: 336, Width: 16, Kind: mad.Hex}},
+	{IB: "CounterSelect3", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect3", LuaKey: "counter_select3", Bit: 352, Width: 16, Kind: mad.Hex}},
+	{IB: "CounterSelect4", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect4", LuaKey: "counter_select4", Bit: 368, Width: 16, Kind: mad.Hex}},
+	{IB: "CounterSelect5", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect5", LuaKey: "counter_select5", Bit: 384, Width: 16, Kind: mad.Hex}},
+	{IB: "CounterSelect6", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect6", LuaKey: "counter_select6", Bit: 400, Width: 16, Kind: mad.Hex}},
+	{IB: "CounterSelect7", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect7", LuaKey: "counter_select7", Bit: 416, Width: 16, Kind: mad.Hex}},
+	{IB: "CounterSelect8", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect8", LuaKey: "counter_select8", Bit: 432, Width: 16, Kind: mad.Hex}},
+	{IB: "CounterSelect9", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect9", LuaKey: "counter_select9", Bit: 448, Width: 16, Kind: mad.Hex}},
+	{IB: "CounterSelect10", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect10", LuaKey: "counter_select10", Bit: 464, Width: 16, Kind: mad.Hex}},
+	{IB: "CounterSelect11", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect11", LuaKey: "counter_select11", Bit: 480, Width: 16, Kind: mad.Hex}},
+	{IB: "CounterSelect12", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect12", LuaKey: "counter_select12", Bit: 496, Width: 16, Kind: mad.Hex}},
+	{IB: "CounterSelect13", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect13", LuaKey: "counter_select13", Bit: 512, Width: 16, Kind: mad.Hex}},
+	{IB: "CounterSelect14", Dump: mad.DumpHex, Field: mad.Field{Name: "CounterSelect14", LuaKey: "counter_select14", Bit: 528, Width: 16, Kind: mad.Hex}},
+	{IB: "SamplesOnlyOptionMask", Dump: mad.DumpHex, Field: pscSamplesOnlyOptionMask},
+}
+
 // PortSamplesControl is the PortSamplesControl attribute: the PMA's
 // sampling engine, which counts up to 15 selected counters over an
 // interval.
@@ -418,6 +453,32 @@ var layoutPortCounters = mad.Layout{
 	},
 }
 
+// dumpPortCounters is what libibmad's field dump shows of PortCounters: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortCounters = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: pcPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: pcCounterSelect},
+	{IB: "SymbolErrorCounter", Dump: mad.DumpUint, Field: pcSymbolErrorCounter},
+	{IB: "LinkErrorRecoveryCounter", Dump: mad.DumpUint, Field: pcLinkErrorRecoveryCounter},
+	{IB: "LinkDownedCounter", Dump: mad.DumpUint, Field: pcLinkDownedCounter},
+	{IB: "PortRcvErrors", Dump: mad.DumpUint, Field: pcPortRcvErrors},
+	{IB: "PortRcvRemotePhysicalErrors", Dump: mad.DumpUint, Field: pcPortRcvRemotePhysicalErrors},
+	{IB: "PortRcvSwitchRelayErrors", Dump: mad.DumpUint, Field: pcPortRcvSwitchRelayErrors},
+	{IB: "PortXmitDiscards", Dump: mad.DumpUint, Field: pcPortXmitDiscards},
+	{IB: "PortXmitConstraintErrors", Dump: mad.DumpUint, Field: pcPortXmitConstraintErrors},
+	{IB: "PortRcvConstraintErrors", Dump: mad.DumpUint, Field: pcPortRcvConstraintErrors},
+	{IB: "CounterSelect2", Dump: mad.DumpHex, Field: pcCounterSelect2},
+	{IB: "LocalLinkIntegrityErrors", Dump: mad.DumpUint, Field: pcLocalLinkIntegrityErrors},
+	{IB: "ExcessiveBufferOverrunErrors", Dump: mad.DumpUint, Field: pcExcessiveBufferOverrunErrors},
+	{IB: "QP1Dropped", Dump: mad.DumpQP1Dropped, Field: pcQP1Dropped},
+	{IB: "VL15Dropped", Dump: mad.DumpUint, Field: pcVL15Dropped},
+	{IB: "PortXmitData", Dump: mad.DumpUint, Field: pcPortXmitData},
+	{IB: "PortRcvData", Dump: mad.DumpUint, Field: pcPortRcvData},
+	{IB: "PortXmitPkts", Dump: mad.DumpUint, Field: pcPortXmitPkts},
+	{IB: "PortRcvPkts", Dump: mad.DumpUint, Field: pcPortRcvPkts},
+	{IB: "PortXmitWait", Dump: mad.DumpUint, Field: pcPortXmitWait},
+}
+
 // PortCounters is the PortCounters attribute: the error and traffic
 // counters of one port (PortSelect), 16 and 32 bits wide, saturating.
 // PortXmitData and PortRcvData count 4-byte words.
@@ -562,6 +623,19 @@ var layoutPortRcvErrorDetails = mad.Layout{
 	},
 }
 
+// dumpPortRcvErrorDetails is what libibmad's field dump shows of PortRcvErrorDetails: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortRcvErrorDetails = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: predPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: predCounterSelect},
+	{IB: "PortLocalPhysicalErrors", Dump: mad.DumpUint, Field: predPortLocalPhysicalErrors},
+	{IB: "PortMalformedPktErrors", Dump: mad.DumpUint, Field: predPortMalformedPacketErrors},
+	{IB: "PortBufferOverrunErrors", Dump: mad.DumpUint, Field: predPortBufferOverrunErrors},
+	{IB: "PortDLIDMappingErrors", Dump: mad.DumpUint, Field: predPortDLIDMappingErrors},
+	{IB: "PortVLMappingErrors", Dump: mad.DumpUint, Field: predPortVLMappingErrors},
+	{IB: "PortLoopingErrors", Dump: mad.DumpUint, Field: predPortLoopingErrors},
+}
+
 // PortRcvErrorDetails is the PortRcvErrorDetails attribute: what the
 // PortRcvErrors of a port were (perfquery -E).
 type PortRcvErrorDetails struct {
@@ -656,6 +730,17 @@ var layoutPortXmitDiscardDetails = mad.Layout{
 	},
 }
 
+// dumpPortXmitDiscardDetails is what libibmad's field dump shows of PortXmitDiscardDetails: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortXmitDiscardDetails = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: pxddPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: pxddCounterSelect},
+	{IB: "PortInactiveDiscards", Dump: mad.DumpUint, Field: pxddPortInactiveDiscards},
+	{IB: "PortNeighborMTUDiscards", Dump: mad.DumpUint, Field: pxddPortNeighborMTUDiscards},
+	{IB: "PortSwLifetimeLimitDiscards", Dump: mad.DumpUint, Field: pxddPortSwLifetimeLimitDiscards},
+	{IB: "PortSwHOQLifetimeLimitDiscards", Dump: mad.DumpUint, Field: pxddPortSwHOQLifetimeLimitDiscards},
+}
+
 // PortXmitDiscardDetails is the PortXmitDiscardDetails attribute: why a
 // port discarded packets it was to send (perfquery -D).
 type PortXmitDiscardDetails struct {
@@ -742,6 +827,15 @@ var layoutPortOpRcvCounters = mad.Layout{
 	},
 }
 
+// dumpPortOpRcvCounters is what libibmad's field dump shows of PortOpRcvCounters: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortOpRcvCounters = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: porcPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: porcCounterSelect},
+	{IB: "PortOpRcvPkts", Dump: mad.DumpUint, Field: porcPortOpRcvPkts},
+	{IB: "PortOpRcvData", Dump: mad.DumpUint, Field: porcPortOpRcvData},
+}
+
 // PortOpRcvCounters is the PortOpRcvCounters attribute: packets and data
 // words a port received with one opcode (perfquery --oprcvcounters).
 type PortOpRcvCounters struct {
@@ -821,6 +915,15 @@ var layoutPortFlowCtlCounters = mad.Layout{
 		pfcPortXmitFlowPkts,
 		pfcPortRcvFlowPkts,
 	},
+}
+
+// dumpPortFlowCtlCounters is what libibmad's field dump shows of PortFlowCtlCounters: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortFlowCtlCounters = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: pfcPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: pfcCounterSelect},
+	{IB: "PortXmitFlowPkts", Dump: mad.DumpUint, Field: pfcPortXmitFlowPkts},
+	{IB: "PortRcvFlowPkts", Dump: mad.DumpUint, Field: pfcPortRcvFlowPkts},
 }
 
 // PortFlowCtlCounters is the PortFlowCtlCounters attribute: flow control
@@ -911,6 +1014,29 @@ var layoutPortVLOpPackets = mad.Layout{
 		mad.Field{Name: "PortVLOpPackets14", LuaKey: "port_vl_op_packets14", Bit: 256, Width: 16, Doc: "VL i"},
 		mad.Field{Name: "PortVLOpPackets15", LuaKey: "port_vl_op_packets15", Bit: 272, Width: 16, Doc: "VL i"},
 	},
+}
+
+// dumpPortVLOpPackets is what libibmad's field dump shows of PortVLOpPackets: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortVLOpPackets = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: pvopPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: pvopCounterSelect},
+	{IB: "PortVLOpPackets0", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets0", LuaKey: "port_vl_op_packets0", Bit: 32, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets1", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets1", LuaKey: "port_vl_op_packets1", Bit: 48, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets2", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets2", LuaKey: "port_vl_op_packets2", Bit: 64, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets3", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets3", LuaKey: "port_vl_op_packets3", Bit: 80, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets4", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets4", LuaKey: "port_vl_op_packets4", Bit: 96, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets5", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets5", LuaKey: "port_vl_op_packets5", Bit: 112, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets6", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets6", LuaKey: "port_vl_op_packets6", Bit: 128, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets7", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets7", LuaKey: "port_vl_op_packets7", Bit: 144, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets8", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets8", LuaKey: "port_vl_op_packets8", Bit: 160, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets9", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets9", LuaKey: "port_vl_op_packets9", Bit: 176, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets10", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets10", LuaKey: "port_vl_op_packets10", Bit: 192, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets11", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets11", LuaKey: "port_vl_op_packets11", Bit: 208, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets12", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets12", LuaKey: "port_vl_op_packets12", Bit: 224, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets13", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets13", LuaKey: "port_vl_op_packets13", Bit: 240, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets14", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets14", LuaKey: "port_vl_op_packets14", Bit: 256, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLOpPackets15", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpPackets15", LuaKey: "port_vl_op_packets15", Bit: 272, Width: 16, Doc: "VL i"}},
 }
 
 // PortVLOpPackets is the PortVLOpPackets attribute: packets received per VL
@@ -1030,6 +1156,29 @@ var layoutPortVLOpData = mad.Layout{
 	},
 }
 
+// dumpPortVLOpData is what libibmad's field dump shows of PortVLOpData: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortVLOpData = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: pvodPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: pvodCounterSelect},
+	{IB: "PortVLOpData0", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData0", LuaKey: "port_vl_op_data0", Bit: 32, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData1", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData1", LuaKey: "port_vl_op_data1", Bit: 64, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData2", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData2", LuaKey: "port_vl_op_data2", Bit: 96, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData3", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData3", LuaKey: "port_vl_op_data3", Bit: 128, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData4", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData4", LuaKey: "port_vl_op_data4", Bit: 160, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData5", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData5", LuaKey: "port_vl_op_data5", Bit: 192, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData6", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData6", LuaKey: "port_vl_op_data6", Bit: 224, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData7", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData7", LuaKey: "port_vl_op_data7", Bit: 256, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData8", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData8", LuaKey: "port_vl_op_data8", Bit: 288, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData9", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData9", LuaKey: "port_vl_op_data9", Bit: 320, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData10", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData10", LuaKey: "port_vl_op_data10", Bit: 352, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData11", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData11", LuaKey: "port_vl_op_data11", Bit: 384, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData12", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData12", LuaKey: "port_vl_op_data12", Bit: 416, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData13", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData13", LuaKey: "port_vl_op_data13", Bit: 448, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData14", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData14", LuaKey: "port_vl_op_data14", Bit: 480, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLOpData15", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLOpData15", LuaKey: "port_vl_op_data15", Bit: 512, Width: 32, Doc: "VL i"}},
+}
+
 // PortVLOpData is the PortVLOpData attribute: data words received per VL
 // (perfquery --vlopdata).
 type PortVLOpData struct {
@@ -1145,6 +1294,29 @@ var layoutPortVLXmitFlowCtlUpdateErrors = mad.Layout{
 		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors14", LuaKey: "port_vl_xmit_flow_ctl_update_errors14", Bit: 60, Width: 2, Doc: "VL i, 2 bits"},
 		mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors15", LuaKey: "port_vl_xmit_flow_ctl_update_errors15", Bit: 62, Width: 2, Doc: "VL i, 2 bits"},
 	},
+}
+
+// dumpPortVLXmitFlowCtlUpdateErrors is what libibmad's field dump shows of PortVLXmitFlowCtlUpdateErrors: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortVLXmitFlowCtlUpdateErrors = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: pvfePortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: pvfeCounterSelect},
+	{IB: "PortVLXmitFlowCtlUpdateErrors0", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors0", LuaKey: "port_vl_xmit_flow_ctl_update_errors0", Bit: 32, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors1", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors1", LuaKey: "port_vl_xmit_flow_ctl_update_errors1", Bit: 34, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors2", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors2", LuaKey: "port_vl_xmit_flow_ctl_update_errors2", Bit: 36, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors3", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors3", LuaKey: "port_vl_xmit_flow_ctl_update_errors3", Bit: 38, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors4", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors4", LuaKey: "port_vl_xmit_flow_ctl_update_errors4", Bit: 40, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors5", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors5", LuaKey: "port_vl_xmit_flow_ctl_update_errors5", Bit: 42, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors6", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors6", LuaKey: "port_vl_xmit_flow_ctl_update_errors6", Bit: 44, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors7", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors7", LuaKey: "port_vl_xmit_flow_ctl_update_errors7", Bit: 46, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors8", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors8", LuaKey: "port_vl_xmit_flow_ctl_update_errors8", Bit: 48, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors9", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors9", LuaKey: "port_vl_xmit_flow_ctl_update_errors9", Bit: 50, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors10", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors10", LuaKey: "port_vl_xmit_flow_ctl_update_errors10", Bit: 52, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors11", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors11", LuaKey: "port_vl_xmit_flow_ctl_update_errors11", Bit: 54, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors12", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors12", LuaKey: "port_vl_xmit_flow_ctl_update_errors12", Bit: 56, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors13", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors13", LuaKey: "port_vl_xmit_flow_ctl_update_errors13", Bit: 58, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors14", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors14", LuaKey: "port_vl_xmit_flow_ctl_update_errors14", Bit: 60, Width: 2, Doc: "VL i, 2 bits"}},
+	{IB: "PortVLXmitFlowCtlUpdateErrors15", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitFlowCtlUpdateErrors15", LuaKey: "port_vl_xmit_flow_ctl_update_errors15", Bit: 62, Width: 2, Doc: "VL i, 2 bits"}},
 }
 
 // PortVLXmitFlowCtlUpdateErrors is the PortVLXmitFlowCtlUpdateErrors
@@ -1315,6 +1487,29 @@ var layoutPortVLXmitWaitCounters = mad.Layout{
 	},
 }
 
+// dumpPortVLXmitWaitCounters is what libibmad's field dump shows of PortVLXmitWaitCounters: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortVLXmitWaitCounters = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: pvxwPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: pvxwCounterSelect},
+	{IB: "PortVLXmitWait0", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait0", LuaKey: "port_vl_xmit_wait0", Bit: 32, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait1", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait1", LuaKey: "port_vl_xmit_wait1", Bit: 48, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait2", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait2", LuaKey: "port_vl_xmit_wait2", Bit: 64, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait3", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait3", LuaKey: "port_vl_xmit_wait3", Bit: 80, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait4", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait4", LuaKey: "port_vl_xmit_wait4", Bit: 96, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait5", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait5", LuaKey: "port_vl_xmit_wait5", Bit: 112, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait6", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait6", LuaKey: "port_vl_xmit_wait6", Bit: 128, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait7", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait7", LuaKey: "port_vl_xmit_wait7", Bit: 144, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait8", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait8", LuaKey: "port_vl_xmit_wait8", Bit: 160, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait9", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait9", LuaKey: "port_vl_xmit_wait9", Bit: 176, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait10", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait10", LuaKey: "port_vl_xmit_wait10", Bit: 192, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait11", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait11", LuaKey: "port_vl_xmit_wait11", Bit: 208, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait12", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait12", LuaKey: "port_vl_xmit_wait12", Bit: 224, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait13", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait13", LuaKey: "port_vl_xmit_wait13", Bit: 240, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait14", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait14", LuaKey: "port_vl_xmit_wait14", Bit: 256, Width: 16, Doc: "VL i"}},
+	{IB: "PortVLXmitWait15", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitWait15", LuaKey: "port_vl_xmit_wait15", Bit: 272, Width: 16, Doc: "VL i"}},
+}
+
 // PortVLXmitWaitCounters is the PortVLXmitWaitCounters attribute: ticks a
 // port had data to send but no credit, per VL (perfquery --vlxmitcounters).
 type PortVLXmitWaitCounters struct {
@@ -1460,6 +1655,36 @@ var layoutPortCountersExtended = mad.Layout{
 		pcePortXmitWait,
 		pceQP1Dropped,
 	},
+}
+
+// dumpPortCountersExtended is what libibmad's field dump shows of PortCountersExtended: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortCountersExtended = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: pcePortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: pceCounterSelect},
+	{IB: "CounterSelect2", Dump: mad.DumpHex, Field: pceCounterSelect2},
+	{IB: "PortXmitData", Dump: mad.DumpUint, Field: pcePortXmitData},
+	{IB: "PortRcvData", Dump: mad.DumpUint, Field: pcePortRcvData},
+	{IB: "PortXmitPkts", Dump: mad.DumpUint, Field: pcePortXmitPkts},
+	{IB: "PortRcvPkts", Dump: mad.DumpUint, Field: pcePortRcvPkts},
+	{IB: "PortUnicastXmitPkts", Dump: mad.DumpUint, Field: pcePortUnicastXmitPkts},
+	{IB: "PortUnicastRcvPkts", Dump: mad.DumpUint, Field: pcePortUnicastRcvPkts},
+	{IB: "PortMulticastXmitPkts", Dump: mad.DumpUint, Field: pcePortMulticastXmitPkts},
+	{IB: "PortMulticastRcvPkts", Dump: mad.DumpUint, Field: pcePortMulticastRcvPkts},
+	{IB: "SymbolErrorCounter", Dump: mad.DumpUint, Field: pceSymbolErrorCounter},
+	{IB: "LinkErrorRecoveryCounter", Dump: mad.DumpUint, Field: pceLinkErrorRecoveryCounter},
+	{IB: "LinkDownedCounter", Dump: mad.DumpUint, Field: pceLinkDownedCounter},
+	{IB: "PortRcvErrors", Dump: mad.DumpUint, Field: pcePortRcvErrors},
+	{IB: "PortRcvRemotePhysicalErrors", Dump: mad.DumpUint, Field: pcePortRcvRemotePhysicalErrors},
+	{IB: "PortRcvSwitchRelayErrors", Dump: mad.DumpUint, Field: pcePortRcvSwitchRelayErrors},
+	{IB: "PortXmitDiscards", Dump: mad.DumpUint, Field: pcePortXmitDiscards},
+	{IB: "PortXmitConstraintErrors", Dump: mad.DumpUint, Field: pcePortXmitConstraintErrors},
+	{IB: "PortRcvConstraintErrors", Dump: mad.DumpUint, Field: pcePortRcvConstraintErrors},
+	{IB: "LocalLinkIntegrityErrors", Dump: mad.DumpUint, Field: pceLocalLinkIntegrityErrors},
+	{IB: "ExcessiveBufferOverrunErrors", Dump: mad.DumpUint, Field: pceExcessiveBufferOverrunErrors},
+	{IB: "VL15Dropped", Dump: mad.DumpUint, Field: pceVL15Dropped},
+	{IB: "PortXmitWait", Dump: mad.DumpUint, Field: pcePortXmitWait},
+	{IB: "QP1Dropped", Dump: mad.DumpUint, Field: pceQP1Dropped},
 }
 
 // PortCountersExtended is the PortCountersExtended attribute: the 64-bit
@@ -1642,6 +1867,51 @@ var layoutPortExtendedSpeedsCounters = mad.Layout{
 	},
 }
 
+// dumpPortExtendedSpeedsCounters is what libibmad's field dump shows of PortExtendedSpeedsCounters: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortExtendedSpeedsCounters = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: pescPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: pescCounterSelect},
+	{IB: "SyncHeaderErrorCounter", Dump: mad.DumpUint, Field: pescSyncHeaderErrorCounter},
+	{IB: "UnknownBlockCounter", Dump: mad.DumpUint, Field: pescUnknownBlockCounter},
+	{IB: "ErrorDetectionCounterLane0", Dump: mad.DumpUint, Field: mad.Field{Name: "ErrorDetectionCounterLane0", LuaKey: "error_detection_counter_lane0", Bit: 160, Width: 16, Doc: "lane i"}},
+	{IB: "ErrorDetectionCounterLane1", Dump: mad.DumpUint, Field: mad.Field{Name: "ErrorDetectionCounterLane1", LuaKey: "error_detection_counter_lane1", Bit: 176, Width: 16, Doc: "lane i"}},
+	{IB: "ErrorDetectionCounterLane2", Dump: mad.DumpUint, Field: mad.Field{Name: "ErrorDetectionCounterLane2", LuaKey: "error_detection_counter_lane2", Bit: 192, Width: 16, Doc: "lane i"}},
+	{IB: "ErrorDetectionCounterLane3", Dump: mad.DumpUint, Field: mad.Field{Name: "ErrorDetectionCounterLane3", LuaKey: "error_detection_counter_lane3", Bit: 208, Width: 16, Doc: "lane i"}},
+	{IB: "ErrorDetectionCounterLane4", Dump: mad.DumpUint, Field: mad.Field{Name: "ErrorDetectionCounterLane4", LuaKey: "error_detection_counter_lane4", Bit: 224, Width: 16, Doc: "lane i"}},
+	{IB: "ErrorDetectionCounterLane5", Dump: mad.DumpUint, Field: mad.Field{Name: "ErrorDetectionCounterLane5", LuaKey: "error_detection_counter_lane5", Bit: 240, Width: 16, Doc: "lane i"}},
+	{IB: "ErrorDetectionCounterLane6", Dump: mad.DumpUint, Field: mad.Field{Name: "ErrorDetectionCounterLane6", LuaKey: "error_detection_counter_lane6", Bit: 256, Width: 16, Doc: "lane i"}},
+	{IB: "ErrorDetectionCounterLane7", Dump: mad.DumpUint, Field: mad.Field{Name: "ErrorDetectionCounterLane7", LuaKey: "error_detection_counter_lane7", Bit: 272, Width: 16, Doc: "lane i"}},
+	{IB: "ErrorDetectionCounterLane8", Dump: mad.DumpUint, Field: mad.Field{Name: "ErrorDetectionCounterLane8", LuaKey: "error_detection_counter_lane8", Bit: 288, Width: 16, Doc: "lane i"}},
+	{IB: "ErrorDetectionCounterLane9", Dump: mad.DumpUint, Field: mad.Field{Name: "ErrorDetectionCounterLane9", LuaKey: "error_detection_counter_lane9", Bit: 304, Width: 16, Doc: "lane i"}},
+	{IB: "ErrorDetectionCounterLane10", Dump: mad.DumpUint, Field: mad.Field{Name: "ErrorDetectionCounterLane10", LuaKey: "error_detection_counter_lane10", Bit: 320, Width: 16, Doc: "lane i"}},
+	{IB: "ErrorDetectionCounterLane11", Dump: mad.DumpUint, Field: mad.Field{Name: "ErrorDetectionCounterLane11", LuaKey: "error_detection_counter_lane11", Bit: 336, Width: 16, Doc: "lane i"}},
+	{IB: "FECCorrectableBlockCtrLane0", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableBlockCounterLane0", LuaKey: "fec_correctable_block_counter_lane0", Bit: 352, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableBlockCtrLane1", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableBlockCounterLane1", LuaKey: "fec_correctable_block_counter_lane1", Bit: 384, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableBlockCtrLane2", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableBlockCounterLane2", LuaKey: "fec_correctable_block_counter_lane2", Bit: 416, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableBlockCtrLane3", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableBlockCounterLane3", LuaKey: "fec_correctable_block_counter_lane3", Bit: 448, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableBlockCtrLane4", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableBlockCounterLane4", LuaKey: "fec_correctable_block_counter_lane4", Bit: 480, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableBlockCtrLane5", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableBlockCounterLane5", LuaKey: "fec_correctable_block_counter_lane5", Bit: 512, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableBlockCtrLane6", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableBlockCounterLane6", LuaKey: "fec_correctable_block_counter_lane6", Bit: 544, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableBlockCtrLane7", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableBlockCounterLane7", LuaKey: "fec_correctable_block_counter_lane7", Bit: 576, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableBlockCtrLane8", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableBlockCounterLane8", LuaKey: "fec_correctable_block_counter_lane8", Bit: 608, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableBlockCtrLane9", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableBlockCounterLane9", LuaKey: "fec_correctable_block_counter_lane9", Bit: 640, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableBlockCtrLane10", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableBlockCounterLane10", LuaKey: "fec_correctable_block_counter_lane10", Bit: 672, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableBlockCtrLane11", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableBlockCounterLane11", LuaKey: "fec_correctable_block_counter_lane11", Bit: 704, Width: 32, Doc: "lane i"}},
+	{IB: "FECUncorrectableBlockCtrLane0", Dump: mad.DumpUint, Field: mad.Field{Name: "FECUncorrectableBlockCounterLane0", LuaKey: "fec_uncorrectable_block_counter_lane0", Bit: 736, Width: 32, Doc: "lane i"}},
+	{IB: "FECUncorrectableBlockCtrLane1", Dump: mad.DumpUint, Field: mad.Field{Name: "FECUncorrectableBlockCounterLane1", LuaKey: "fec_uncorrectable_block_counter_lane1", Bit: 768, Width: 32, Doc: "lane i"}},
+	{IB: "FECUncorrectableBlockCtrLane2", Dump: mad.DumpUint, Field: mad.Field{Name: "FECUncorrectableBlockCounterLane2", LuaKey: "fec_uncorrectable_block_counter_lane2", Bit: 800, Width: 32, Doc: "lane i"}},
+	{IB: "FECUncorrectableBlockCtrLane3", Dump: mad.DumpUint, Field: mad.Field{Name: "FECUncorrectableBlockCounterLane3", LuaKey: "fec_uncorrectable_block_counter_lane3", Bit: 832, Width: 32, Doc: "lane i"}},
+	{IB: "FECUncorrectableBlockCtrLane4", Dump: mad.DumpUint, Field: mad.Field{Name: "FECUncorrectableBlockCounterLane4", LuaKey: "fec_uncorrectable_block_counter_lane4", Bit: 864, Width: 32, Doc: "lane i"}},
+	{IB: "FECUncorrectableBlockCtrLane5", Dump: mad.DumpUint, Field: mad.Field{Name: "FECUncorrectableBlockCounterLane5", LuaKey: "fec_uncorrectable_block_counter_lane5", Bit: 896, Width: 32, Doc: "lane i"}},
+	{IB: "FECUncorrectableBlockCtrLane6", Dump: mad.DumpUint, Field: mad.Field{Name: "FECUncorrectableBlockCounterLane6", LuaKey: "fec_uncorrectable_block_counter_lane6", Bit: 928, Width: 32, Doc: "lane i"}},
+	{IB: "FECUncorrectableBlockCtrLane7", Dump: mad.DumpUint, Field: mad.Field{Name: "FECUncorrectableBlockCounterLane7", LuaKey: "fec_uncorrectable_block_counter_lane7", Bit: 960, Width: 32, Doc: "lane i"}},
+	{IB: "FECUncorrectableBlockCtrLane8", Dump: mad.DumpUint, Field: mad.Field{Name: "FECUncorrectableBlockCounterLane8", LuaKey: "fec_uncorrectable_block_counter_lane8", Bit: 992, Width: 32, Doc: "lane i"}},
+	{IB: "FECUncorrectableBlockCtrLane9", Dump: mad.DumpUint, Field: mad.Field{Name: "FECUncorrectableBlockCounterLane9", LuaKey: "fec_uncorrectable_block_counter_lane9", Bit: 1024, Width: 32, Doc: "lane i"}},
+	{IB: "FECUncorrectableBlockCtrLane10", Dump: mad.DumpUint, Field: mad.Field{Name: "FECUncorrectableBlockCounterLane10", LuaKey: "fec_uncorrectable_block_counter_lane10", Bit: 1056, Width: 32, Doc: "lane i"}},
+	{IB: "FECUncorrectableBlockCtrLane11", Dump: mad.DumpUint, Field: mad.Field{Name: "FECUncorrectableBlockCounterLane11", LuaKey: "fec_uncorrectable_block_counter_lane11", Bit: 1088, Width: 32, Doc: "lane i"}},
+}
+
 // PortExtendedSpeedsCounters is the PortExtendedSpeedsCounters attribute,
 // in the layout without RS-FEC: per-lane error detection and FEC block
 // counters of an FDR or faster link (perfquery -X).
@@ -1816,6 +2086,30 @@ var layoutPortExtendedSpeedsCountersRSFEC = mad.Layout{
 	},
 }
 
+// dumpPortExtendedSpeedsCountersRSFEC is what libibmad's field dump shows of PortExtendedSpeedsCountersRSFEC: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortExtendedSpeedsCountersRSFEC = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: pescrsPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: pescrsCounterSelect},
+	{IB: "SyncHeaderErrorCounter", Dump: mad.DumpUint, Field: pescrsSyncHeaderErrorCounter},
+	{IB: "UnknownBlockCounter", Dump: mad.DumpUint, Field: pescrsUnknownBlockCounter},
+	{IB: "FECCorrectableSymbolCtrLane0", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableSymbolCounterLane0", LuaKey: "fec_correctable_symbol_counter_lane0", Bit: 352, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableSymbolCtrLane1", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableSymbolCounterLane1", LuaKey: "fec_correctable_symbol_counter_lane1", Bit: 384, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableSymbolCtrLane2", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableSymbolCounterLane2", LuaKey: "fec_correctable_symbol_counter_lane2", Bit: 416, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableSymbolCtrLane3", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableSymbolCounterLane3", LuaKey: "fec_correctable_symbol_counter_lane3", Bit: 448, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableSymbolCtrLane4", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableSymbolCounterLane4", LuaKey: "fec_correctable_symbol_counter_lane4", Bit: 480, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableSymbolCtrLane5", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableSymbolCounterLane5", LuaKey: "fec_correctable_symbol_counter_lane5", Bit: 512, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableSymbolCtrLane6", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableSymbolCounterLane6", LuaKey: "fec_correctable_symbol_counter_lane6", Bit: 544, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableSymbolCtrLane7", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableSymbolCounterLane7", LuaKey: "fec_correctable_symbol_counter_lane7", Bit: 576, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableSymbolCtrLane8", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableSymbolCounterLane8", LuaKey: "fec_correctable_symbol_counter_lane8", Bit: 608, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableSymbolCtrLane9", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableSymbolCounterLane9", LuaKey: "fec_correctable_symbol_counter_lane9", Bit: 640, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableSymbolCtrLane10", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableSymbolCounterLane10", LuaKey: "fec_correctable_symbol_counter_lane10", Bit: 672, Width: 32, Doc: "lane i"}},
+	{IB: "FECCorrectableSymbolCtrLane11", Dump: mad.DumpUint, Field: mad.Field{Name: "FECCorrectableSymbolCounterLane11", LuaKey: "fec_correctable_symbol_counter_lane11", Bit: 704, Width: 32, Doc: "lane i"}},
+	{IB: "PortFECCorrectableBlockCtr", Dump: mad.DumpUint, Field: pescrsPortFECCorrectableBlockCounter},
+	{IB: "PortFECUncorrectableBlockCtr", Dump: mad.DumpUint, Field: pescrsPortFECUncorrectableBlockCounter},
+	{IB: "PortFECCorrectedSymbolCtr", Dump: mad.DumpUint, Field: pescrsPortFECCorrectedSymbolCounter},
+}
+
 // PortExtendedSpeedsCountersRSFEC is the PortExtendedSpeedsCounters
 // attribute in its layout for a port with RS-FEC active (libibmad's
 // IB_PESC_RSFEC fields): corrected symbols per lane and the port's FEC
@@ -1947,6 +2241,29 @@ var layoutSwPortVLCongestion = mad.Layout{
 	},
 }
 
+// dumpSwPortVLCongestion is what libibmad's field dump shows of SwPortVLCongestion: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpSwPortVLCongestion = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: svcPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: svcCounterSelect},
+	{IB: "SWPortVLCongestion0", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion0", LuaKey: "sw_port_vl_congestion0", Bit: 32, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion1", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion1", LuaKey: "sw_port_vl_congestion1", Bit: 48, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion2", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion2", LuaKey: "sw_port_vl_congestion2", Bit: 64, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion3", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion3", LuaKey: "sw_port_vl_congestion3", Bit: 80, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion4", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion4", LuaKey: "sw_port_vl_congestion4", Bit: 96, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion5", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion5", LuaKey: "sw_port_vl_congestion5", Bit: 112, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion6", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion6", LuaKey: "sw_port_vl_congestion6", Bit: 128, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion7", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion7", LuaKey: "sw_port_vl_congestion7", Bit: 144, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion8", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion8", LuaKey: "sw_port_vl_congestion8", Bit: 160, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion9", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion9", LuaKey: "sw_port_vl_congestion9", Bit: 176, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion10", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion10", LuaKey: "sw_port_vl_congestion10", Bit: 192, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion11", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion11", LuaKey: "sw_port_vl_congestion11", Bit: 208, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion12", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion12", LuaKey: "sw_port_vl_congestion12", Bit: 224, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion13", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion13", LuaKey: "sw_port_vl_congestion13", Bit: 240, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion14", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion14", LuaKey: "sw_port_vl_congestion14", Bit: 256, Width: 16, Doc: "VL i"}},
+	{IB: "SWPortVLCongestion15", Dump: mad.DumpUint, Field: mad.Field{Name: "SWPortVLCongestion15", LuaKey: "sw_port_vl_congestion15", Bit: 272, Width: 16, Doc: "VL i"}},
+}
+
 // SwPortVLCongestion is the SwPortVLCongestion attribute of a switch port:
 // congestion marks per VL (perfquery --swportvlcong).
 type SwPortVLCongestion struct {
@@ -2052,6 +2369,15 @@ var layoutPortRcvConCtrl = mad.Layout{
 	},
 }
 
+// dumpPortRcvConCtrl is what libibmad's field dump shows of PortRcvConCtrl: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortRcvConCtrl = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: prccPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: prccCounterSelect},
+	{IB: "PortPktRcvFECN", Dump: mad.DumpUint, Field: prccPortPktRcvFECN},
+	{IB: "PortPktRcvBECN", Dump: mad.DumpUint, Field: prccPortPktRcvBECN},
+}
+
 // PortRcvConCtrl is the PortRcvConCtrl attribute: packets a port received
 // marked FECN and BECN (perfquery --rcvcc).
 type PortRcvConCtrl struct {
@@ -2140,6 +2466,29 @@ var layoutPortSLRcvFECN = mad.Layout{
 		mad.Field{Name: "PortSLRcvFECN14", LuaKey: "port_sl_rcv_fecn14", Bit: 480, Width: 32, Doc: "SL i"},
 		mad.Field{Name: "PortSLRcvFECN15", LuaKey: "port_sl_rcv_fecn15", Bit: 512, Width: 32, Doc: "SL i"},
 	},
+}
+
+// dumpPortSLRcvFECN is what libibmad's field dump shows of PortSLRcvFECN: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortSLRcvFECN = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: psfecnPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: psfecnCounterSelect},
+	{IB: "PortSLRcvFECN0", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN0", LuaKey: "port_sl_rcv_fecn0", Bit: 32, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN1", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN1", LuaKey: "port_sl_rcv_fecn1", Bit: 64, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN2", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN2", LuaKey: "port_sl_rcv_fecn2", Bit: 96, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN3", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN3", LuaKey: "port_sl_rcv_fecn3", Bit: 128, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN4", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN4", LuaKey: "port_sl_rcv_fecn4", Bit: 160, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN5", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN5", LuaKey: "port_sl_rcv_fecn5", Bit: 192, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN6", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN6", LuaKey: "port_sl_rcv_fecn6", Bit: 224, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN7", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN7", LuaKey: "port_sl_rcv_fecn7", Bit: 256, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN8", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN8", LuaKey: "port_sl_rcv_fecn8", Bit: 288, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN9", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN9", LuaKey: "port_sl_rcv_fecn9", Bit: 320, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN10", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN10", LuaKey: "port_sl_rcv_fecn10", Bit: 352, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN11", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN11", LuaKey: "port_sl_rcv_fecn11", Bit: 384, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN12", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN12", LuaKey: "port_sl_rcv_fecn12", Bit: 416, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN13", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN13", LuaKey: "port_sl_rcv_fecn13", Bit: 448, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN14", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN14", LuaKey: "port_sl_rcv_fecn14", Bit: 480, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvFECN15", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvFECN15", LuaKey: "port_sl_rcv_fecn15", Bit: 512, Width: 32, Doc: "SL i"}},
 }
 
 // PortSLRcvFECN is the PortSLRcvFECN attribute: FECN-marked packets
@@ -2259,6 +2608,29 @@ var layoutPortSLRcvBECN = mad.Layout{
 	},
 }
 
+// dumpPortSLRcvBECN is what libibmad's field dump shows of PortSLRcvBECN: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortSLRcvBECN = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: psbecnPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: psbecnCounterSelect},
+	{IB: "PortSLRcvBECN0", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN0", LuaKey: "port_sl_rcv_becn0", Bit: 32, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN1", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN1", LuaKey: "port_sl_rcv_becn1", Bit: 64, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN2", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN2", LuaKey: "port_sl_rcv_becn2", Bit: 96, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN3", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN3", LuaKey: "port_sl_rcv_becn3", Bit: 128, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN4", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN4", LuaKey: "port_sl_rcv_becn4", Bit: 160, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN5", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN5", LuaKey: "port_sl_rcv_becn5", Bit: 192, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN6", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN6", LuaKey: "port_sl_rcv_becn6", Bit: 224, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN7", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN7", LuaKey: "port_sl_rcv_becn7", Bit: 256, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN8", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN8", LuaKey: "port_sl_rcv_becn8", Bit: 288, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN9", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN9", LuaKey: "port_sl_rcv_becn9", Bit: 320, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN10", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN10", LuaKey: "port_sl_rcv_becn10", Bit: 352, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN11", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN11", LuaKey: "port_sl_rcv_becn11", Bit: 384, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN12", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN12", LuaKey: "port_sl_rcv_becn12", Bit: 416, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN13", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN13", LuaKey: "port_sl_rcv_becn13", Bit: 448, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN14", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN14", LuaKey: "port_sl_rcv_becn14", Bit: 480, Width: 32, Doc: "SL i"}},
+	{IB: "PortSLRcvBECN15", Dump: mad.DumpUint, Field: mad.Field{Name: "PortSLRcvBECN15", LuaKey: "port_sl_rcv_becn15", Bit: 512, Width: 32, Doc: "SL i"}},
+}
+
 // PortSLRcvBECN is the PortSLRcvBECN attribute: BECN-marked packets
 // received per SL (perfquery --slrcvbecn).
 type PortSLRcvBECN struct {
@@ -2362,6 +2734,14 @@ var layoutPortXmitConCtrl = mad.Layout{
 	},
 }
 
+// dumpPortXmitConCtrl is what libibmad's field dump shows of PortXmitConCtrl: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortXmitConCtrl = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: pxccPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: pxccCounterSelect},
+	{IB: "PortXmitTimeCong", Dump: mad.DumpUint, Field: pxccPortXmitTimeCong},
+}
+
 // PortXmitConCtrl is the PortXmitConCtrl attribute: the time a port spent
 // in congestion (perfquery --xmitcc).
 type PortXmitConCtrl struct {
@@ -2446,6 +2826,28 @@ var layoutPortVLXmitTimeCong = mad.Layout{
 		mad.Field{Name: "PortVLXmitTimeCong13", LuaKey: "port_vl_xmit_time_cong13", Bit: 448, Width: 32, Doc: "VL i"},
 		mad.Field{Name: "PortVLXmitTimeCong14", LuaKey: "port_vl_xmit_time_cong14", Bit: 480, Width: 32, Doc: "VL i"},
 	},
+}
+
+// dumpPortVLXmitTimeCong is what libibmad's field dump shows of PortVLXmitTimeCong: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortVLXmitTimeCong = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: pvtcPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: pvtcCounterSelect},
+	{IB: "PortVLXmitTimeCong0", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong0", LuaKey: "port_vl_xmit_time_cong0", Bit: 32, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLXmitTimeCong1", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong1", LuaKey: "port_vl_xmit_time_cong1", Bit: 64, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLXmitTimeCong2", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong2", LuaKey: "port_vl_xmit_time_cong2", Bit: 96, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLXmitTimeCong3", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong3", LuaKey: "port_vl_xmit_time_cong3", Bit: 128, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLXmitTimeCong4", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong4", LuaKey: "port_vl_xmit_time_cong4", Bit: 160, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLXmitTimeCong5", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong5", LuaKey: "port_vl_xmit_time_cong5", Bit: 192, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLXmitTimeCong6", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong6", LuaKey: "port_vl_xmit_time_cong6", Bit: 224, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLXmitTimeCong7", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong7", LuaKey: "port_vl_xmit_time_cong7", Bit: 256, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLXmitTimeCong8", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong8", LuaKey: "port_vl_xmit_time_cong8", Bit: 288, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLXmitTimeCong9", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong9", LuaKey: "port_vl_xmit_time_cong9", Bit: 320, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLXmitTimeCong10", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong10", LuaKey: "port_vl_xmit_time_cong10", Bit: 352, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLXmitTimeCong11", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong11", LuaKey: "port_vl_xmit_time_cong11", Bit: 384, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLXmitTimeCong12", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong12", LuaKey: "port_vl_xmit_time_cong12", Bit: 416, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLXmitTimeCong13", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong13", LuaKey: "port_vl_xmit_time_cong13", Bit: 448, Width: 32, Doc: "VL i"}},
+	{IB: "PortVLXmitTimeCong14", Dump: mad.DumpUint, Field: mad.Field{Name: "PortVLXmitTimeCong14", LuaKey: "port_vl_xmit_time_cong14", Bit: 480, Width: 32, Doc: "VL i"}},
 }
 
 // PortVLXmitTimeCong is the PortVLXmitTimeCong attribute: the time a port
@@ -2563,6 +2965,29 @@ var layoutPortXmitDataSL = mad.Layout{
 	},
 }
 
+// dumpPortXmitDataSL is what libibmad's field dump shows of PortXmitDataSL: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortXmitDataSL = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: pxdsPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: pxdsCounterSelect},
+	{IB: "XmtDataSL0", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL0", LuaKey: "port_xmit_data_sl0", Bit: 32, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL1", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL1", LuaKey: "port_xmit_data_sl1", Bit: 64, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL2", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL2", LuaKey: "port_xmit_data_sl2", Bit: 96, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL3", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL3", LuaKey: "port_xmit_data_sl3", Bit: 128, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL4", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL4", LuaKey: "port_xmit_data_sl4", Bit: 160, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL5", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL5", LuaKey: "port_xmit_data_sl5", Bit: 192, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL6", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL6", LuaKey: "port_xmit_data_sl6", Bit: 224, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL7", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL7", LuaKey: "port_xmit_data_sl7", Bit: 256, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL8", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL8", LuaKey: "port_xmit_data_sl8", Bit: 288, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL9", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL9", LuaKey: "port_xmit_data_sl9", Bit: 320, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL10", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL10", LuaKey: "port_xmit_data_sl10", Bit: 352, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL11", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL11", LuaKey: "port_xmit_data_sl11", Bit: 384, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL12", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL12", LuaKey: "port_xmit_data_sl12", Bit: 416, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL13", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL13", LuaKey: "port_xmit_data_sl13", Bit: 448, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL14", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL14", LuaKey: "port_xmit_data_sl14", Bit: 480, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "XmtDataSL15", Dump: mad.DumpUint, Field: mad.Field{Name: "PortXmitDataSL15", LuaKey: "port_xmit_data_sl15", Bit: 512, Width: 32, Doc: "SL i, 4-byte words"}},
+}
+
 // PortXmitDataSL is the PortXmitDataSL attribute: data words sent per SL
 // (perfquery --xmtsl).
 type PortXmitDataSL struct {
@@ -2678,6 +3103,29 @@ var layoutPortRcvDataSL = mad.Layout{
 		mad.Field{Name: "PortRcvDataSL14", LuaKey: "port_rcv_data_sl14", Bit: 480, Width: 32, Doc: "SL i, 4-byte words"},
 		mad.Field{Name: "PortRcvDataSL15", LuaKey: "port_rcv_data_sl15", Bit: 512, Width: 32, Doc: "SL i, 4-byte words"},
 	},
+}
+
+// dumpPortRcvDataSL is what libibmad's field dump shows of PortRcvDataSL: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortRcvDataSL = []mad.DumpRow{
+	{IB: "PortSelect", Dump: mad.DumpUint, Field: prdsPortSelect},
+	{IB: "CounterSelect", Dump: mad.DumpHex, Field: prdsCounterSelect},
+	{IB: "RcvDataSL0", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL0", LuaKey: "port_rcv_data_sl0", Bit: 32, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL1", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL1", LuaKey: "port_rcv_data_sl1", Bit: 64, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL2", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL2", LuaKey: "port_rcv_data_sl2", Bit: 96, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL3", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL3", LuaKey: "port_rcv_data_sl3", Bit: 128, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL4", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL4", LuaKey: "port_rcv_data_sl4", Bit: 160, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL5", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL5", LuaKey: "port_rcv_data_sl5", Bit: 192, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL6", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL6", LuaKey: "port_rcv_data_sl6", Bit: 224, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL7", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL7", LuaKey: "port_rcv_data_sl7", Bit: 256, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL8", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL8", LuaKey: "port_rcv_data_sl8", Bit: 288, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL9", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL9", LuaKey: "port_rcv_data_sl9", Bit: 320, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL10", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL10", LuaKey: "port_rcv_data_sl10", Bit: 352, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL11", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL11", LuaKey: "port_rcv_data_sl11", Bit: 384, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL12", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL12", LuaKey: "port_rcv_data_sl12", Bit: 416, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL13", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL13", LuaKey: "port_rcv_data_sl13", Bit: 448, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL14", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL14", LuaKey: "port_rcv_data_sl14", Bit: 480, Width: 32, Doc: "SL i, 4-byte words"}},
+	{IB: "RcvDataSL15", Dump: mad.DumpUint, Field: mad.Field{Name: "PortRcvDataSL15", LuaKey: "port_rcv_data_sl15", Bit: 512, Width: 32, Doc: "SL i, 4-byte words"}},
 }
 
 // PortRcvDataSL is the PortRcvDataSL attribute: data words received per SL
@@ -2980,6 +3428,58 @@ func LayoutByName(name string) *mad.Layout {
 		}
 	}
 	switch strings.ToLower(name) {
+	}
+	return nil
+}
+
+// DumpRows returns the rows of layout l (one of Layouts) that libibmad's
+// field dump (smpquery, perfquery, sminfo, ibportstate) shows, in its order,
+// with its names and dumpers; nil for a layout it does not dump. The slice
+// is shared and must not be modified.
+func DumpRows(l *mad.Layout) []mad.DumpRow {
+	switch l {
+	case &layoutPortSamplesControl:
+		return dumpPortSamplesControl
+	case &layoutPortCounters:
+		return dumpPortCounters
+	case &layoutPortRcvErrorDetails:
+		return dumpPortRcvErrorDetails
+	case &layoutPortXmitDiscardDetails:
+		return dumpPortXmitDiscardDetails
+	case &layoutPortOpRcvCounters:
+		return dumpPortOpRcvCounters
+	case &layoutPortFlowCtlCounters:
+		return dumpPortFlowCtlCounters
+	case &layoutPortVLOpPackets:
+		return dumpPortVLOpPackets
+	case &layoutPortVLOpData:
+		return dumpPortVLOpData
+	case &layoutPortVLXmitFlowCtlUpdateErrors:
+		return dumpPortVLXmitFlowCtlUpdateErrors
+	case &layoutPortVLXmitWaitCounters:
+		return dumpPortVLXmitWaitCounters
+	case &layoutPortCountersExtended:
+		return dumpPortCountersExtended
+	case &layoutPortExtendedSpeedsCounters:
+		return dumpPortExtendedSpeedsCounters
+	case &layoutPortExtendedSpeedsCountersRSFEC:
+		return dumpPortExtendedSpeedsCountersRSFEC
+	case &layoutSwPortVLCongestion:
+		return dumpSwPortVLCongestion
+	case &layoutPortRcvConCtrl:
+		return dumpPortRcvConCtrl
+	case &layoutPortSLRcvFECN:
+		return dumpPortSLRcvFECN
+	case &layoutPortSLRcvBECN:
+		return dumpPortSLRcvBECN
+	case &layoutPortXmitConCtrl:
+		return dumpPortXmitConCtrl
+	case &layoutPortVLXmitTimeCong:
+		return dumpPortVLXmitTimeCong
+	case &layoutPortXmitDataSL:
+		return dumpPortXmitDataSL
+	case &layoutPortRcvDataSL:
+		return dumpPortRcvDataSL
 	}
 	return nil
 }

@@ -265,6 +265,23 @@ var layoutNodeInfo = mad.Layout{
 	},
 }
 
+// dumpNodeInfo is what libibmad's field dump shows of NodeInfo: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpNodeInfo = []mad.DumpRow{
+	{IB: "BaseVers", Dump: mad.DumpUint, Field: niBaseVersion},
+	{IB: "ClassVers", Dump: mad.DumpUint, Field: niClassVersion},
+	{IB: "NodeType", Dump: mad.DumpNodeType, Field: niNodeType},
+	{IB: "NumPorts", Dump: mad.DumpUint, Field: niNumPorts},
+	{IB: "SystemGuid", Dump: mad.DumpHex, Field: niSystemImageGUID},
+	{IB: "Guid", Dump: mad.DumpHex, Field: niNodeGUID},
+	{IB: "PortGuid", Dump: mad.DumpHex, Field: niPortGUID},
+	{IB: "PartCap", Dump: mad.DumpUint, Field: niPartitionCap},
+	{IB: "DevId", Dump: mad.DumpHex, Field: niDeviceID},
+	{IB: "Revision", Dump: mad.DumpHex, Field: niRevision},
+	{IB: "LocalPort", Dump: mad.DumpUint, Field: niLocalPortNum},
+	{IB: "VendorId", Dump: mad.DumpHex, Field: niVendorID},
+}
+
 // NodeInfo is the NodeInfo attribute: what a node is and which port the SMP
 // arrived on.
 type NodeInfo struct {
@@ -401,6 +418,29 @@ var layoutSwitchInfo = mad.Layout{
 		siEnhancedPort0,
 		siMulticastFDBTop,
 	},
+}
+
+// dumpSwitchInfo is what libibmad's field dump shows of SwitchInfo: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpSwitchInfo = []mad.DumpRow{
+	{IB: "LinearFdbCap", Dump: mad.DumpUint, Field: siLinearFDBCap},
+	{IB: "RandomFdbCap", Dump: mad.DumpUint, Field: siRandomFDBCap},
+	{IB: "McastFdbCap", Dump: mad.DumpUint, Field: siMulticastFDBCap},
+	{IB: "LinearFdbTop", Dump: mad.DumpUint, Field: siLinearFDBTop},
+	{IB: "DefPort", Dump: mad.DumpUint, Field: siDefaultPort},
+	{IB: "DefMcastPrimPort", Dump: mad.DumpUint, Field: siDefaultMulticastPrimaryPort},
+	{IB: "DefMcastNotPrimPort", Dump: mad.DumpUint, Field: siDefaultMulticastNotPrimaryPort},
+	{IB: "LifeTime", Dump: mad.DumpUint, Field: siLifeTimeValue},
+	{IB: "StateChange", Dump: mad.DumpUint, Field: siPortStateChange},
+	{IB: "OptSLtoVLMapping", Dump: mad.DumpUint, Field: siOptimizedSLtoVLMappingProgramming},
+	{IB: "LidsPerPort", Dump: mad.DumpUint, Field: siLIDsPerPort},
+	{IB: "PartEnforceCap", Dump: mad.DumpUint, Field: siPartitionEnforcementCap},
+	{IB: "InboundPartEnf", Dump: mad.DumpUint, Field: siInboundEnforcementCap},
+	{IB: "OutboundPartEnf", Dump: mad.DumpUint, Field: siOutboundEnforcementCap},
+	{IB: "FilterRawInbound", Dump: mad.DumpUint, Field: siFilterRawInboundCap},
+	{IB: "FilterRawOutbound", Dump: mad.DumpUint, Field: siFilterRawOutboundCap},
+	{IB: "EnhancedPort0", Dump: mad.DumpUint, Field: siEnhancedPort0},
+	{IB: "MulticastFDBTop", Dump: mad.DumpHex, Field: siMulticastFDBTop},
 }
 
 // SwitchInfo is the SwitchInfo attribute of a switch: forwarding table
@@ -718,6 +758,61 @@ var layoutPortInfo = mad.Layout{
 		piLinkSpeedExtSupported,
 		piLinkSpeedExtEnabled,
 	},
+}
+
+// dumpPortInfo is what libibmad's field dump shows of PortInfo: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortInfo = []mad.DumpRow{
+	{IB: "GidPrefix", Dump: mad.DumpHex, Field: piGIDPrefix},
+	{IB: "Lid", Dump: mad.DumpUint, Field: piLID},
+	{IB: "SMLid", Dump: mad.DumpUint, Field: piMasterSMLID},
+	{IB: "CapMask", Dump: mad.DumpPortCapMask, Field: piCapabilityMask},
+	{IB: "DiagCode", Dump: mad.DumpHex, Field: piDiagCode},
+	{IB: "MkeyLeasePeriod", Dump: mad.DumpUint, Field: piMKeyLeasePeriod},
+	{IB: "LocalPort", Dump: mad.DumpUint, Field: piLocalPortNum},
+	{IB: "LinkWidthEnabled", Dump: mad.DumpLinkWidthEn, Field: piLinkWidthEnabled},
+	{IB: "LinkWidthSupported", Dump: mad.DumpLinkWidthSup, Field: piLinkWidthSupported},
+	{IB: "LinkWidthActive", Dump: mad.DumpLinkWidth, Field: piLinkWidthActive},
+	{IB: "LinkSpeedSupported", Dump: mad.DumpLinkSpeedSup, Field: piLinkSpeedSupported},
+	{IB: "LinkState", Dump: mad.DumpPortState, Field: piPortState},
+	{IB: "PhysLinkState", Dump: mad.DumpPhysPortState, Field: piPortPhysicalState},
+	{IB: "LinkDownDefState", Dump: mad.DumpLinkDownDefState, Field: piLinkDownDefaultState},
+	{IB: "ProtectBits", Dump: mad.DumpUint, Field: piMKeyProtectBits},
+	{IB: "LMC", Dump: mad.DumpUint, Field: piLMC},
+	{IB: "LinkSpeedActive", Dump: mad.DumpLinkSpeed, Field: piLinkSpeedActive},
+	{IB: "LinkSpeedEnabled", Dump: mad.DumpLinkSpeedEn, Field: piLinkSpeedEnabled},
+	{IB: "NeighborMTU", Dump: mad.DumpMTU, Field: piNeighborMTU},
+	{IB: "SMSL", Dump: mad.DumpUint, Field: piMasterSMSL},
+	{IB: "VLCap", Dump: mad.DumpVLCap, Field: piVLCap},
+	{IB: "InitType", Dump: mad.DumpHex, Field: piInitType},
+	{IB: "VLHighLimit", Dump: mad.DumpUint, Field: piVLHighLimit},
+	{IB: "VLArbHighCap", Dump: mad.DumpUint, Field: piVLArbitrationHighCap},
+	{IB: "VLArbLowCap", Dump: mad.DumpUint, Field: piVLArbitrationLowCap},
+	{IB: "InitReply", Dump: mad.DumpHex, Field: piInitTypeReply},
+	{IB: "MtuCap", Dump: mad.DumpMTU, Field: piMTUCap},
+	{IB: "VLStallCount", Dump: mad.DumpUint, Field: piVLStallCount},
+	{IB: "HoqLife", Dump: mad.DumpUint, Field: piHOQLife},
+	{IB: "OperVLs", Dump: mad.DumpOperVLs, Field: piOperationalVLs},
+	{IB: "PartEnforceInb", Dump: mad.DumpUint, Field: piPartitionEnforcementInbound},
+	{IB: "PartEnforceOutb", Dump: mad.DumpUint, Field: piPartitionEnforcementOutbound},
+	{IB: "FilterRawInb", Dump: mad.DumpUint, Field: piFilterRawInbound},
+	{IB: "FilterRawOutb", Dump: mad.DumpUint, Field: piFilterRawOutbound},
+	{IB: "MkeyViolations", Dump: mad.DumpUint, Field: piMKeyViolations},
+	{IB: "PkeyViolations", Dump: mad.DumpUint, Field: piPKeyViolations},
+	{IB: "QkeyViolations", Dump: mad.DumpUint, Field: piQKeyViolations},
+	{IB: "GuidCap", Dump: mad.DumpUint, Field: piGUIDCap},
+	{IB: "ClientReregister", Dump: mad.DumpUint, Field: piClientReregister},
+	{IB: "McastPkeyTrapSuppressionEnabled", Dump: mad.DumpUint, Field: piMulticastPKeyTrapSuppressionEnabled},
+	{IB: "SubnetTimeout", Dump: mad.DumpUint, Field: piSubnetTimeOut},
+	{IB: "RespTimeVal", Dump: mad.DumpUint, Field: piRespTimeValue},
+	{IB: "LocalPhysErr", Dump: mad.DumpUint, Field: piLocalPhyErrors},
+	{IB: "OverrunErr", Dump: mad.DumpUint, Field: piOverrunErrors},
+	{IB: "MaxCreditHint", Dump: mad.DumpUint, Field: piMaxCreditHint},
+	{IB: "RoundTrip", Dump: mad.DumpUint, Field: piLinkRoundTripLatency},
+	{IB: "CapabilityMask2", Dump: mad.DumpPortCapMask2, Field: piCapabilityMask2},
+	{IB: "LinkSpeedExtActive", Dump: mad.DumpLinkSpeedExt, Field: piLinkSpeedExtActive},
+	{IB: "LinkSpeedExtSupported", Dump: mad.DumpLinkSpeedExtSup, Field: piLinkSpeedExtSupported},
+	{IB: "LinkSpeedExtEnabled", Dump: mad.DumpLinkSpeedExtEn, Field: piLinkSpeedExtEnabled},
 }
 
 // PortInfo is the PortInfo attribute of one port. Width fields are masks (1
@@ -2134,6 +2229,16 @@ var layoutSMInfo = mad.Layout{
 	},
 }
 
+// dumpSMInfo is what libibmad's field dump shows of SMInfo: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpSMInfo = []mad.DumpRow{
+	{IB: "SmInfoGuid", Dump: mad.DumpHex, Field: smGUID},
+	{IB: "SmInfoKey", Dump: mad.DumpHex, Field: smSMKey},
+	{IB: "SmActivity", Dump: mad.DumpUint, Field: smActCount},
+	{IB: "SmPriority", Dump: mad.DumpUint, Field: smPriority},
+	{IB: "SmState", Dump: mad.DumpUint, Field: smSMState},
+}
+
 // SMInfo is the SMInfo attribute of a subnet manager.
 type SMInfo struct {
 	GUID     uint64
@@ -2296,6 +2401,21 @@ var layoutPortInfoExtended = mad.Layout{
 	},
 }
 
+// dumpPortInfoExtended is what libibmad's field dump shows of PortInfoExtended: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpPortInfoExtended = []mad.DumpRow{
+	{IB: "CapMask", Dump: mad.DumpHex, Field: pieCapabilityMask},
+	{IB: "FECModeActive", Dump: mad.DumpUint, Field: pieFECModeActive},
+	{IB: "FDRFECModeSupported", Dump: mad.DumpHex, Field: pieFDRFECModeSupported},
+	{IB: "FDRFECModeEnabled", Dump: mad.DumpHex, Field: pieFDRFECModeEnabled},
+	{IB: "EDRFECModeSupported", Dump: mad.DumpHex, Field: pieEDRFECModeSupported},
+	{IB: "EDRFECModeEnabled", Dump: mad.DumpHex, Field: pieEDRFECModeEnabled},
+	{IB: "HDRFECModeSupported", Dump: mad.DumpHex, Field: pieHDRFECModeSupported},
+	{IB: "HDRFECModeEnabled", Dump: mad.DumpHex, Field: pieHDRFECModeEnabled},
+	{IB: "NDRFECModeSupported", Dump: mad.DumpHex, Field: pieNDRFECModeSupported},
+	{IB: "NDRFECModeEnabled", Dump: mad.DumpHex, Field: pieNDRFECModeEnabled},
+}
+
 // PortInfoExtended is the PortInfoExtended attribute of a port: its FEC
 // modes (smpquery portinfoext).
 type PortInfoExtended struct {
@@ -2390,6 +2510,15 @@ var layoutMlnxExtPortInfo = mad.Layout{
 		mepiLinkSpeedEnabled,
 		mepiLinkSpeedActive,
 	},
+}
+
+// dumpMlnxExtPortInfo is what libibmad's field dump shows of MlnxExtPortInfo: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpMlnxExtPortInfo = []mad.DumpRow{
+	{IB: "StateChangeEnable", Dump: mad.DumpHex, Field: mepiStateChangeEnable},
+	{IB: "LinkSpeedSupported", Dump: mad.DumpHex, Field: mepiLinkSpeedSupported},
+	{IB: "LinkSpeedEnabled", Dump: mad.DumpHex, Field: mepiLinkSpeedEnabled},
+	{IB: "LinkSpeedActive", Dump: mad.DumpHex, Field: mepiLinkSpeedActive},
 }
 
 // MlnxExtPortInfo is Mellanox's vendor ExtendedPortInfo attribute (0xFF90):
@@ -2598,6 +2727,28 @@ func LayoutByName(name string) *mad.Layout {
 		return &layoutMulticastForwardingTable
 	case "mlnxextendedportinfo":
 		return &layoutMlnxExtPortInfo
+	}
+	return nil
+}
+
+// DumpRows returns the rows of layout l (one of Layouts) that libibmad's
+// field dump (smpquery, perfquery, sminfo, ibportstate) shows, in its order,
+// with its names and dumpers; nil for a layout it does not dump. The slice
+// is shared and must not be modified.
+func DumpRows(l *mad.Layout) []mad.DumpRow {
+	switch l {
+	case &layoutNodeInfo:
+		return dumpNodeInfo
+	case &layoutSwitchInfo:
+		return dumpSwitchInfo
+	case &layoutPortInfo:
+		return dumpPortInfo
+	case &layoutSMInfo:
+		return dumpSMInfo
+	case &layoutPortInfoExtended:
+		return dumpPortInfoExtended
+	case &layoutMlnxExtPortInfo:
+		return dumpMlnxExtPortInfo
 	}
 	return nil
 }

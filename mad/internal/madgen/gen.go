@@ -324,6 +324,7 @@ func generate(pkg string) ([]byte, error) {
 		genAttr(&w, q, a)
 	}
 	genIndex(&w, pkg, q, attrs)
+	genDumpIndex(&w, q, attrs)
 	src, err := format.Source(w.Bytes())
 	if err != nil {
 		return w.Bytes(), fmt.Errorf("%s: %v", pkg, err)
@@ -387,6 +388,7 @@ func genAttr(w *bytes.Buffer, q string, a *Attr) {
 	if a.Type == "" {
 		return
 	}
+	genDumpRows(w, q, a, rs)
 	genStruct(w, q, a)
 	genDecode(w, q, a, lname, rs)
 	genEncode(w, q, a, lname, rs)
@@ -797,6 +799,55 @@ func genCodecOf(w *bytes.Buffer, attrs []*Attr) {
 			l = t.Pkg + "." + t.layoutName() + "()"
 		}
 		fmt.Fprintf(w, "case %s:\nreturn new(%s)\n", l, typ)
+	}
+	w.WriteString("}\nreturn nil\n}\n\n")
+}
+
+// dumpRows are the rows of a that libibmad's field dump shows (not those
+// of an embedded attribute: an SA record's PortInfo is not dumped).
+func dumpRows(a *Attr, rs []row) []row {
+	var out []row
+	for _, r := range rs {
+		if !r.emb && r.src.Dump != mad.DumpNone {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// genDumpRows writes the attribute's libibmad dump table.
+func genDumpRows(w *bytes.Buffer, q string, a *Attr, rs []row) {
+	ds := dumpRows(a, rs)
+	if len(ds) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "// %s is what libibmad's field dump shows of %s: its rows in libibmad's\n// order, with libibmad's names and dumpers.\nvar %s = []%sDumpRow{\n", dumpVar(a), a.Name, dumpVar(a), q)
+	for _, r := range ds {
+		f := r.name
+		if f == "" {
+			f = fieldLit(q, r.f)
+		}
+		fmt.Fprintf(w, "{IB: %q, Dump: %s%s, Field: %s},\n", r.src.ibName(r.idx), q, r.src.Dump, f)
+	}
+	w.WriteString("}\n\n")
+}
+
+func dumpVar(a *Attr) string { return "dump" + strings.TrimSuffix(a.layoutName(), "Layout") }
+
+// genDumpIndex writes DumpRows, the package's index of its dump tables.
+func genDumpIndex(w *bytes.Buffer, q string, attrs []*Attr) {
+	var with []*Attr
+	for _, a := range attrs {
+		if a.Ref == "" && a.Type != "" && len(dumpRows(a, rows(a))) > 0 {
+			with = append(with, a)
+		}
+	}
+	if len(with) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "// DumpRows returns the rows of layout l (one of Layouts) that libibmad's\n// field dump (smpquery, perfquery, sminfo, ibportstate) shows, in its order,\n// with its names and dumpers; nil for a layout it does not dump. The slice\n// is shared and must not be modified.\nfunc DumpRows(l *%sLayout) []%sDumpRow {\nswitch l {\n", q, q)
+	for _, a := range with {
+		fmt.Fprintf(w, "case &%s:\nreturn %s\n", a.layoutVar(), dumpVar(a))
 	}
 	w.WriteString("}\nreturn nil\n}\n\n")
 }

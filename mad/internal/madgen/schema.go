@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ibscript/ibscript/mad"
@@ -19,6 +20,14 @@ type Field struct {
 	// Enum names the values of the row (smpquery's texts where it prints
 	// them); packages smp and perf export them through EnumName.
 	Enum map[uint64]string
+
+	// Dump is how libibmad's field dump (smpquery, perfquery, sminfo,
+	// ibportstate) shows the row, and IB libibmad's name of it (default
+	// Name; a table's entries add their index: "XmtDataSL0"); a row
+	// without Dump is not in libibmad's dump. Package diag prints from
+	// them.
+	Dump mad.Dump
+	IB   string
 
 	// Go is the Go struct field's name; default Name without underscores.
 	Go string
@@ -89,6 +98,21 @@ type Attr struct {
 	// Ref lists the attribute of another package this name names in this
 	// package's index (perf's ClassPortInfo is mad's).
 	Ref string
+}
+
+// ibName is libibmad's name of the row (entry i of a table, or -1).
+func (f *Field) ibName(i int) string {
+	if f.Dump == mad.DumpNone {
+		return ""
+	}
+	n := f.IB
+	if n == "" {
+		n = f.Name
+	}
+	if i >= 0 {
+		n += strconv.Itoa(i)
+	}
+	return n
 }
 
 func goName(s string) string { return strings.ReplaceAll(s, "_", "") }
