@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ibscript/ibscript/engine"
@@ -279,4 +280,37 @@ func writeFatTree(w io.Writer, t *analyze.FatTreeReport) {
 	for _, p := range t.Problems {
 		fmt.Fprintf(w, "  %s\n", p)
 	}
+}
+
+// NodesUsingOptions name a switch port: the switch by GUID ("0x...") or
+// node description (node-name-map names included).
+type NodesUsingOptions struct {
+	Switch string `lua:"switch"`
+	Port   int    `lua:"port"`
+}
+
+// NodesUsing discovers the fabric, reads its LFTs and reports which
+// nodes use the link at the switch port (analyze.NodesUsing): the LIDs
+// routed out of it and the sources whose routes cross it, both ways.
+func NodesUsing(ctx context.Context, e *Env, o NodesUsingOptions) (*analyze.LinkUse, error) {
+	d, err := e.Discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var sw *topo.Node
+	guid, gerr := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(o.Switch), "0x"), 16, 64)
+	for _, n := range d.Fabric.Nodes {
+		if n.Type == topo.Switch && ((gerr == nil && n.GUID == guid) || n.Desc == o.Switch) {
+			sw = n
+			break
+		}
+	}
+	if sw == nil {
+		return nil, fmt.Errorf("no switch %q in the fabric", o.Switch)
+	}
+	l := e.Session.LFTs(ctx, d, nil)
+	if len(l.Errors) > 0 {
+		return nil, fmt.Errorf("LinearForwardingTable: %s", l.Errors[0])
+	}
+	return analyze.NodesUsing(d.Fabric, analyze.Tables{LFT: &l.ForwardingTables}, sw, o.Port)
 }

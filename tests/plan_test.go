@@ -129,6 +129,31 @@ func TestPlantedFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, want: []string{"LFTs reach every LID"}},
+		// The ring routed one way round (every switch sends what is not
+		// its own to the next clockwise): every route arrives, but the
+		// four inter-switch channels wait on each other.
+		{name: "credit loop", topology: "topologies/net.route-ring", args: map[string]string{"credit_loops": "true", "multicast": "true"},
+			plant: func(t *testing.T, f *sim.Fabric) {
+				s := session(t, f)
+				next := map[string]uint8{"ring sw-A 'top'": 3, "ring-B": 4, "ring-C": 5, "ring-D": 4}
+				at := map[string]string{"h2": "", "h3 with  two spaces": "ring-C", "h4": "ring-D", "host no.1 (one)": "ring sw-A 'top'"}
+				for host, local := range at {
+					for _, p := range findNode(t, s, host).Ports {
+						if p == nil || p.LID == 0 {
+							continue
+						}
+						for sw, out := range next {
+							if sw == local || (host == "h2" && (sw == "ring sw-A 'top'" || sw == "ring-B")) {
+								continue
+							}
+							if err := f.SetLFT(sw, p.LID, out); err != nil {
+								t.Fatal(err)
+							}
+						}
+					}
+				}
+			}, want: []string{"no credit loops"}},
+		{name: "ring routed by the SM, analytics asked", topology: "topologies/net.route-ring", args: map[string]string{"credit_loops": "true", "multicast": "true"}},
 		{name: "two master SMs", topology: clean, plant: func(t *testing.T, f *sim.Fabric) {
 			if err := f.AddSM("Hca4", 1, smp.SMStateMaster, 1); err != nil {
 				t.Fatal(err)

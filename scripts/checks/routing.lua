@@ -1,7 +1,11 @@
 -- routing.lua: every switch's linear forwarding table reaches every LID,
--- no LID route loops, and the host-to-host hop-count histogram.
+-- no LID route loops, and the host-to-host hop-count histogram; with
+-- --arg credit_loops=true no credit loop (deadlock) in the channel
+-- dependency graph of the LFTs, MFTs and SL2VL tables, with --arg
+-- multicast=true every MLID's tree reaching each member once (both read
+-- more tables: ibscript analyze has them all).
 --
---   ibscript run scripts/checks/routing.lua
+--   ibscript run scripts/checks/routing.lua --arg credit_loops=true
 
 local common = require "common"
 
@@ -11,6 +15,8 @@ local M = {
   args = {
     max_hops = { default = 0, help = "fail when a host-to-host route needs more links than this; 0: not checked",
       integer = true, min = 0, max = 64 },
+    credit_loops = { default = false, help = "search the LFTs, MFTs and every switch's SL2VL tables for credit loops (deadlocks)" },
+    multicast = { default = false, help = "check that every MLID's MFT tree reaches each member once, without loops" },
   },
 }
 
@@ -60,6 +66,39 @@ function M.run(ctx)
     else
       r:pass("links:host pairs " .. table.concat(parts, " "))
     end
+  end)
+
+  plan.check("no credit loops", "routing", function(r)
+    if not ctx.args.credit_loops then return r:skip("not asked (--arg credit_loops=true)") end
+    local a = diag.analyze{checks = "credit-loops"}
+    for _, e in ipairs(a.errors) do r:unreadable(e) end
+    local c = a.credit_loops
+    if not c then return end
+    for _, l in ipairs(c.loops) do
+      local hops = {}
+      for _, ch in ipairs(l.channels) do
+        hops[#hops + 1] = string.format("%s/%d VL%d", ch.node.desc, ch.port, ch.vl)
+      end
+      r:fail(string.format("SL %s: %s -> back", table.concat(l.sls, ","), table.concat(hops, " -> ")))
+    end
+    if c.count > #c.loops then r:fail(string.format("... %d more credit loops", c.count - #c.loops)) end
+    if c.count == 0 then
+      r:pass(string.format("%d channels, %d dependencies, SL2VL %s", c.channels, c.dependencies, c.sl2vl))
+    end
+  end)
+
+  plan.check("multicast trees reach every member", "routing", function(r)
+    if not ctx.args.multicast then return r:skip("not asked (--arg multicast=true)") end
+    local a = diag.analyze{checks = "multicast"}
+    for _, e in ipairs(a.errors) do r:unreadable(e) end
+    local m = a.multicast
+    if not m then return end
+    for _, p in ipairs(m.problems) do
+      local where = p.member and (p.member.node.desc .. " port " .. p.member.port) or (p.switch and p.switch.desc) or ""
+      r:fail(string.format("MLID 0x%04x: %s from %s port %d %s", p.mlid, p.kind, p.source.node.desc, p.source.port, where))
+    end
+    if m.count > #m.problems then r:fail(string.format("... %d more", m.count - #m.problems)) end
+    if m.count == 0 then r:pass(string.format("%d MLIDs, %d members", m.mlids, m.members)) end
   end)
 end
 
