@@ -102,6 +102,11 @@ func TestErrorTexts(t *testing.T) {
 		{`mad.decode("zz")`, `^chunk:1: mad.decode: argument #1 is neither a 256-byte MAD nor hex`},
 		{`diag.linkinfo{hops = "x"}`, `^chunk:1: diag.linkinfo: hops: want a number, got string$`},
 		{`diag.queryerrors{suppress = 5}`, `^chunk:1: diag.queryerrors: suppress: want a string or a list of strings, got number$`},
+		{`diag.sminfo{sate = 1}`, `^chunk:1: diag.sminfo: unknown option "sate" \(known: activity, modifier, priority, state, target\)$`},
+		{`diag.sminfo{state = 16}`, `^chunk:1: diag.sminfo: state 16: want an integer 0..15$`},
+		{`diag.sminfo{target = 1.5}`, `^chunk:1: diag.sminfo: target: target "1.5": LID 1.5 is not an integer`},
+		{`diag.ibaddr{target = "guid:0x1234"}`, `^chunk:1: diag.ibaddr: target: SA PathRecord to port GUID 0x0000000000001234: .*ERR_NO_RECORDS`},
+		{`diag.ibaddr{gid_show = 1}`, `^chunk:1: diag.ibaddr: option gid_show: boolean expected, got number$`},
 		{`os.execute("true")`, `attempt to call a non-function object`},
 	} {
 		L, _, _ := newTestState(t)

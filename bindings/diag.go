@@ -49,6 +49,9 @@ func diagModule() Module {
 // node-name-map.
 func (e *Env) diagEnv() *diag.Env {
 	env := &diag.Env{Session: e.sess, NodeNames: e.names}
+	if e.fab != nil {
+		env.Ports = e.fab.Ports
+	}
 	if e.progress != nil {
 		env.Progress = func(nodes, _ int) { e.progress(nodes, 0, "diag: nodes found") }
 	}

@@ -1,6 +1,7 @@
 package bindings
 
 import (
+	"slices"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -86,6 +87,7 @@ func checkOptions(L *lua.LState, fn string, t *lua.LTable, known map[string]bool
 			for n := range known {
 				names = append(names, n)
 			}
+			slices.Sort(names)
 			raise(L, fn, "unknown option %q (known: %s)", k.String(), strings.Join(names, ", "))
 		}
 	})

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -29,6 +31,14 @@ type Env struct {
 	// cache file); no SMP is sent for it. The tools that query ports
 	// (ibqueryerrors' counters) still need Session.
 	Loaded *topo.Fabric
+	// Ports, when set, lists the local ports of the backend the session
+	// was opened on (fabric.Fabric.Ports): the tools that show the host's
+	// CAs (ibstatus) read them.
+	Ports func(ctx context.Context) ([]fabric.PortAttr, error)
+	// SysFS, when set, is the kernel's /sys/class/infiniband the tools
+	// that read sysfs (ibstatus) read; nil is the host's on the kernel
+	// backend, the simulated local port's elsewhere.
+	SysFS fs.FS
 }
 
 // Discover sweeps the fabric from the local port with the engine's

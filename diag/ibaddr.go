@@ -14,12 +14,25 @@ import (
 // ShowGID is -g, ShowLID -l (hex), ShowLIDDec -L; none of them shows
 // both GID and the hex LID range, as ibaddr does.
 type IBAddrOptions struct {
-	Target     *engine.Target
-	Port       int // the [port] argument
-	ShowGID    bool
-	ShowLID    bool
-	ShowLIDDec bool
+	Target     *engine.Target `pos:"0" lua:"target"`
+	Port       int            `pos:"1" lua:"port" max:"255"` // the [port] argument
+	ShowGID    bool           `flag:"g,gid_show" help:"show gid address only" lua:"gid_show"`
+	ShowLID    bool           `flag:"l,lid_show" help:"show lid range only" lua:"lid_show"`
+	ShowLIDDec bool           `flag:"L,Lid_show" help:"show lid range (in decimal) only" lua:"lid_show_decimal"`
 }
+
+// IBAddrTool is ibaddr.
+var IBAddrTool = NewTool(Tool{
+	Name:    "ibaddr",
+	Lua:     "ibaddr",
+	Summary: "a port's GID and LID range",
+	Args:    "[<lid|dr_path|guid>] [<port>]",
+	Example: []string{"1"},
+	LuaDoc: `ibaddr({target = nil | LID | "dr:0,1", port = 0, gid_show, lid_show, lid_show_decimal}) -> {gid, lid_start, lid_end}: ` +
+		`a port's GID and LID range (the local port's without target)`,
+	LuaExample: `local a = diag.ibaddr{target = 1}
+print(a.gid, a.lid_start, a.lid_end)`,
+}, IBAddrOptions{}, IBAddrRun, BuilderText(WriteIBAddr))
 
 // IBAddr is a port's addresses: its GID and its LID range.
 type IBAddr struct {

@@ -17,12 +17,26 @@ import (
 // the engine refuses it on a production fabric without AllowSet and
 // audits it.
 type SMInfoOptions struct {
-	Target   *engine.Target
-	Modifier uint32
-	State    uint8  // -s (default 2, SMINFO_STANDBY, as sminfo's)
-	Priority uint8  // -p
-	Activity uint32 // -a
+	Target   *engine.Target `pos:"0" lua:"target"`
+	Modifier uint32         `pos:"1" lua:"modifier"`
+	// State is -s (default 2, SMINFO_STANDBY, as sminfo's).
+	State    uint8  `flag:"s,state" arg:"<0-3>" help:"set SM state" lua:"state" max:"0xf"`
+	Priority uint8  `flag:"p,priority" arg:"<0-15>" help:"set SM priority" lua:"priority" max:"0xf"`
+	Activity uint32 `flag:"a,activity" arg:"<n>" help:"set activity count" lua:"activity"`
 }
+
+// SMInfoTool is sminfo.
+var SMInfoTool = NewTool(Tool{
+	Name:    "sminfo",
+	Lua:     "sminfo",
+	Summary: "query the SM's SMInfo (with a modifier: set it, a Set)",
+	Args:    "<sm_lid|sm_dr_path> [modifier]",
+	Example: []string{},
+	LuaDoc: `sminfo({target = nil | LID | "dr:0", modifier, state, priority, activity}) -> {lid, guid, activity, priority, state, state_name}: ` +
+		`the SMInfo of the SM the local port names, or of target; a modifier (1 handover .. 5 discover) makes it a Set carrying state, priority and activity, as sminfo's`,
+	LuaExample: `local sm = diag.sminfo()
+print(sm.lid, sm.state_name)`,
+}, SMInfoOptions{State: 2}, SMInfoRun, BuilderText(WriteSMInfo))
 
 // SMInfo is what sminfo prints.
 type SMInfo struct {

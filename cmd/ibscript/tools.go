@@ -60,6 +60,9 @@ type Tool struct {
 	// own option loop decides first (scriptArgs), and a usage error or
 	// -h prints these lines on stdout, status 255, as the script does.
 	Script string
+	// ScriptArgs, when set, is the script's own option loop in place of
+	// the node-list scripts' (scriptArgs).
+	ScriptArgs func(args []string) string
 	// Wraps, when not "", is the C program the tool's script runs
 	// (ibnetdiscover for the node lists, dump_fts for dump_lfts): the
 	// script passes that program's IBEXIT lines on (ibExitAs), WrapsRuns
@@ -415,7 +418,7 @@ func (inv *Invocation) Env(ctx context.Context) (*diag.Env, error) {
 		}
 	}
 	inv.b = b
-	inv.diagE = &diag.Env{Session: b.sess, NodeNames: inv.c.names}
+	inv.diagE = &diag.Env{Session: b.sess, NodeNames: inv.c.names, Ports: b.fab.Ports}
 	if isTerminal(inv.Stderr) {
 		prog := &progressLine{w: inv.Stderr}
 		inv.diagE.Progress = func(nodes, _ int) { prog.update(nodes, 0, inv.Tool.Name+": nodes found") }
@@ -680,7 +683,11 @@ func prepareTool(c *config, stdout, stderr io.Writer) (inv *Invocation, code int
 		}
 	}()
 	if t.Script != "" {
-		if msg := scriptArgs(c.args); msg != "" {
+		check := scriptArgs
+		if t.ScriptArgs != nil {
+			check = t.ScriptArgs
+		}
+		if msg := check(c.args); msg != "" {
 			return nil, scriptUsage(inv, msg), true
 		}
 	}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ibscript/ibscript/diag"
+)
+
+// The tools written as one diag.Tool value each (diag.Tools): one
+// adapter makes each a command. Its options come from the options
+// struct's tags (diag.OptionSpec), read as getopt_long reads them like
+// every tool's; option values as the C tools read numbers (strtoull,
+// cut to the field's mask), arguments as strtol, address arguments as
+// -L, -G and -D say (Invocation.Dest, diag.Env.Resolve); the data is
+// printed as the C tool's text or --format json, its failure as the C
+// tool's IBEXIT (queryDone).
+func init() {
+	for _, dt := range diag.Tools() {
+		t := &Tool{Name: dt.Name, Summary: dt.Summary, Args: dt.Args, Exclude: dt.Exclude, Example: dt.Example,
+			Run: func(ctx context.Context, inv *Invocation) int { return runDiagTool(ctx, inv, dt) }}
+		if dt.Script != "" {
+			// A script's own loop: -h first is its usage, the rest its
+			// arguments (ibstatus).
+			t.Script = dt.Script
+			t.ScriptArgs = func(args []string) string {
+				if len(args) > 0 && args[0] == "-h" {
+					return "help"
+				}
+				return ""
+			}
+		}
+		for _, s := range dt.Options() {
+			if s.Pos < 0 {
+				t.Options = append(t.Options, Option{Short: s.Short, Long: s.Long, Arg: s.Arg, Help: s.Help})
+			}
+		}
+		registerTool(t)
+	}
+}
+
+// runDiagTool runs dt with the invocation's options and arguments.
+func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
+	o := dt.NewOptions()
+	specs := dt.Options()
+	for i := range specs {
+		s := &specs[i]
+		if s.Pos >= 0 || !inv.Has(s.Key()) {
+			continue
+		}
+		switch s.Kind {
+		case diag.OptFlag:
+			s.SetBool(o, true)
+		case diag.OptNumber:
+			s.SetNumber(o, s.ReadOption(inv.Value(s.Key())))
+		case diag.OptString:
+			s.SetString(o, inv.Value(s.Key()))
+		}
+	}
+	// The arguments: numbers and strings first, then addresses, which
+	// may ask the SA (a GUID's LID) and so open the fabric.
+	for _, resolve := range []bool{false, true} {
+		for i := range specs {
+			s := &specs[i]
+			if s.Pos < 0 || (s.Kind == diag.OptTarget) != resolve {
+				continue
+			}
+			if s.Pos == diag.PosRest {
+				if from := diag.NumberedArgs(specs); from < len(inv.Args) {
+					s.SetStrings(o, inv.Args[from:])
+				}
+				continue
+			}
+			if s.Pos >= len(inv.Args) {
+				continue
+			}
+			arg := inv.Args[s.Pos]
+			switch s.Kind {
+			case diag.OptTarget:
+				t, err := inv.Dest(ctx, arg, "can't resolve destination port")
+				if err != nil {
+					return queryDone(inv, nil, nil, err)
+				}
+				s.SetTarget(o, t)
+			case diag.OptNumber:
+				s.SetNumber(o, s.ReadArg(arg))
+			case diag.OptString:
+				s.SetString(o, arg)
+			}
+		}
+	}
+	env, err := inv.Env(ctx)
+	if err != nil {
+		return inv.Fail(err)
+	}
+	r, err := dt.Run(ctx, env, o)
+	var fatal *diag.ScriptFatal
+	if errors.As(err, &fatal) {
+		// A script's fatal(): what it printed, then its line on stdout
+		// (stderr with --format json), status 255.
+		out := inv.Stdout
+		if r != nil && inv.OutputTo(inv.Stdout, r, func(w io.Writer) error { return dt.WriteText(w, r) }, nil, false) != exitOK {
+			return exitError
+		}
+		if inv.JSON {
+			out = inv.Stderr
+		}
+		fmt.Fprintln(out, fatal)
+		return exitIBExit
+	}
+	if r == nil {
+		return queryDone(inv, nil, nil, err)
+	}
+	return queryDone(inv, r, func(b *strings.Builder) { _ = dt.WriteText(b, r) }, err)
+}
