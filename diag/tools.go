@@ -8,5 +8,6 @@ func Tools() []*Tool {
 	return []*Tool{
 		SMInfoTool,
 		IBAddrTool,
+		IBStatusTool,
 	}
 }
