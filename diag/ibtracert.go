@@ -3,7 +3,6 @@ package diag
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -446,23 +445,27 @@ func LIDOfGUID(ctx context.Context, e *Env, guid uint64) (uint16, error) {
 	return lidOfGUID(ctx, e.Session, guid)
 }
 
+// pathToGUIDTemplate is ib_path_query_via's PathRecord: from the GID of
+// the port GUID guid (under prefix) to itself.
+func pathToGUIDTemplate(prefix, guid uint64) (uint64, []byte) {
+	gid := mad.NewGID(prefix, guid)
+	t := sa.NewPathRecordTemplate().SetDGID(gid).SetSGID(gid)
+	return t.ComponentMask(), t.Bytes()
+}
+
 // lidOfGUID is LIDOfGUID on s.
 func lidOfGUID(ctx context.Context, s *engine.Session, guid uint64) (uint16, error) {
-	tmpl := make([]byte, 64)
-	binary.BigEndian.PutUint64(tmpl[8:], s.Port().GIDPrefix) // DGID
-	binary.BigEndian.PutUint64(tmpl[16:], guid)
-	copy(tmpl[24:40], tmpl[8:24]) // SGID
+	mask, tmpl := pathToGUIDTemplate(s.Port().GIDPrefix, guid)
 	// A Get, as libibmad's ib_path_query_via: the SA answers one record
 	// (OpenSM: the base LIDs' path) where a GetTable would list every
 	// pair of LIDs of an LMC > 0 port, more than one MAD holds.
-	rec, err := s.SAGet(ctx, sa.PathRecord(), 1<<2|1<<3, tmpl)
+	rec, err := s.SAGet(ctx, sa.PathRecord(), mask, tmpl)
 	if err != nil {
 		return 0, fmt.Errorf("SA PathRecord to port GUID 0x%016x: %w", guid, err)
 	}
-	if len(rec) >= 42 {
-		if lid := binary.BigEndian.Uint16(rec[40:42]); lid != 0 {
-			return lid, nil
-		}
+	var pr sa.PathRec
+	if pr.UnmarshalBinary(rec) == nil && pr.DLID != 0 {
+		return pr.DLID, nil
 	}
 	return 0, fmt.Errorf("the SA has no PathRecord to port GUID 0x%016x (no port has it, or no LID)", guid)
 }

@@ -403,9 +403,8 @@ func (q *saQuerier) run(ctx context.Context) error {
 			title string
 			cap   uint32
 		}{{"IsSM ports", 0x2}, {"\nIsSMdisabled ports", 0x400}} {
-			tmpl := make([]byte, 68)
-			binary.BigEndian.PutUint32(tmpl[4+20:], c.cap)
-			recs, err := q.getTable(ctx, sa.PortInfoRecord(), 1<<7, tmpl, 1<<31)
+			mask, tmpl := isSMTemplate(c.cap)
+			recs, err := q.getTable(ctx, sa.PortInfoRecord(), mask, tmpl, 1<<31)
 			if err != nil {
 				return err
 			}
@@ -435,6 +434,15 @@ func (q *saQuerier) run(ctx context.Context) error {
 	}
 	p := saParams{o: o, slid: slid, dlid: dlid, numbPath: numbPath, sgid: sgid, dgid: dgid}
 	return q.query(ctx, qt, args, &p, cpi)
+}
+
+// isSMTemplate is saquery -s's PortInfoRecord: the ports whose
+// CapabilityMask has the bits of cap (with attribute modifier 1<<31,
+// OpenSM's enhanced component mask).
+func isSMTemplate(cap uint32) (uint64, []byte) {
+	t := sa.NewPortInfoRecordTemplate()
+	_ = t.Set("CapabilityMask", uint64(cap))
+	return t.ComponentMask(), t.Bytes()
 }
 
 type saParams struct {
@@ -646,228 +654,276 @@ func (q *saQuerier) nodeRecords(ctx context.Context, name string, lid uint16, gu
 // for an 8-bit field.
 func given(v int, width int) bool { return uint64(uint32(v))&(1<<width-1) != 1<<width-1 }
 
-// saSel is where a record keeps one of the numbers of a "lid/a/b"
-// selector: its offset, size in bytes (0: none) and component bit.
-type saSel struct{ off, size, bit int }
+// saSelectors are the rows of the numbers after the LID of a "lid/a/b"
+// selector, as saquery's query handlers set them (MFTRecord's position
+// and block: see selectorTemplate).
+var saSelectors = map[string][2]string{
+	"PortInfoRecord":           {"PortNum", "Options"},
+	"SL2VLTableRecord":         {"InputPortNum", "OutputPortNum"},
+	"VLArbitrationTableRecord": {"OutputPortNum", "BlockNum"},
+	"PKeyTableRecord":          {"PortNum", "BlockNum"},
+	"LFTRecord":                {"BlockNum"},
+	"GUIDInfoRecord":           {"BlockNum"},
+	"LinkRecord":               {"FromPort"},
+}
 
-// saSelectors are the records' fields for the numbers after the LID, as
-// saquery's query handlers set them (MFTRecord's are packed: see query).
-var saSelectors = map[string][2]saSel{
-	"PortInfoRecord":           {{2, 1, 1}, {3, 1, 2}}, // port, options
-	"SL2VLTableRecord":         {{2, 1, 1}, {3, 1, 2}}, // in port, out port
-	"VLArbitrationTableRecord": {{2, 1, 1}, {3, 1, 2}}, // port, block
-	"PKeyTableRecord":          {{4, 1, 2}, {2, 2, 1}}, // port, block
-	"LFTRecord":                {{2, 2, 1}},            // block
-	"GUIDInfoRecord":           {{2, 1, 1}},            // block
-	"LinkRecord":               {{2, 1, 1}},            // from port
+// saArgs is what a record query's positional arguments select, resolved:
+// "lid/a/b" (p1, p2 -1 when absent), LinkRecord's second "to_lid/to_port",
+// InformInfoRecord's SubscriberGID.
+type saArgs struct {
+	lid    uint16
+	p1, p2 int
+	toLID  uint16
+	toPort int
+	to     bool
+	gid    [16]byte
+	hasGID bool
 }
 
 // query runs one record query with its selectors, as saquery's query_*
 // handlers build them.
 func (q *saQuerier) query(ctx context.Context, qt string, args []string, p *saParams, cpi []byte) error {
-	o := p.o
-	attr := saAttrs[qt]
-	var mask uint64
-	tmpl := make([]byte, attr.Layout.Size)
-	set := func(bit int) { mask |= 1 << bit }
-	arg := func(i int) (string, bool) {
-		if i < len(args) {
-			return args[i], true
-		}
-		return "", false
-	}
-	put16 := func(off int, v uint16) { binary.BigEndian.PutUint16(tmpl[off:], v) }
-	switch qt {
-	case "ClassPortInfo":
+	if qt == "ClassPortInfo" {
 		q.section("", "ClassPortInfo", [][]byte{cpi})
 		return nil
+	}
+	a := saArgs{p1: -1, p2: -1, toPort: -1}
+	switch qt {
 	case "ServiceRecord", "PathRecord", "MCMemberRecord":
 		// no positional selector
+	case "InformInfoRecord":
+		if len(args) > 0 {
+			g, err := parseGID(args[0])
+			if err != nil {
+				return &SAError{Exit: errnoEINVAL, Msg: fmt.Sprintf("Invalid SubscriberGID specified: \"%s\"", args[0])}
+			}
+			a.gid, a.hasGID = g, true
+		}
 	default:
-		a, ok := arg(0)
-		var lid uint16
-		p1, p2 := -1, -1
-		if ok && qt != "InformInfoRecord" {
+		if len(args) > 0 {
 			var err error
-			if lid, p1, p2, err = q.lidAndPorts(ctx, a); err != nil {
+			if a.lid, a.p1, a.p2, err = q.lidAndPorts(ctx, args[0]); err != nil {
 				return err
 			}
 		}
-		if qt != "InformInfoRecord" && lid != 0 {
-			put16(0, lid) // every record with a selector starts with its LID
-			set(0)
-		}
-		// The two numbers after the LID ("lid/port/block"), where the
-		// query's record has them: unset (-1 at the field's width, as
-		// saquery's CHECK_AND_SET_VAL compares) leaves them out.
-		for k, sel := range saSelectors[qt] {
-			v := [2]int{p1, p2}[k]
-			if sel.size == 0 || !given(v, 8*sel.size) {
-				continue
+		if qt == "LinkRecord" && len(args) > 1 {
+			tl, tp, _, err := q.lidAndPorts(ctx, args[1])
+			if err != nil {
+				return err
 			}
-			if sel.size == 1 {
-				tmpl[sel.off] = byte(v)
-			} else {
-				put16(sel.off, uint16(v))
-			}
-			set(sel.bit)
-		}
-		switch qt {
-		case "MFTRecord":
-			var pbn uint16
-			if int16(p2) != -1 {
-				pbn = uint16(p2)
-				set(3)
-			}
-			pbn &= 0x01ff
-			if int8(p1) != -1 {
-				pbn |= uint16(uint8(p1)) << 12
-				set(1)
-			}
-			put16(2, pbn)
-		case "LinkRecord":
-			if b, ok := arg(1); ok {
-				tl, tp, _, err := q.lidAndPorts(ctx, b)
-				if err != nil {
-					return err
-				}
-				if tl != 0 {
-					put16(4, tl)
-					set(3)
-				}
-				if int8(tp) != -1 {
-					tmpl[3] = byte(tp)
-					set(2)
-				}
-			}
-		case "InformInfoRecord":
-			if ok {
-				g, err := parseGID(a)
-				if err != nil {
-					return &SAError{Exit: errnoEINVAL, Msg: fmt.Sprintf("Invalid SubscriberGID specified: \"%s\"", a)}
-				}
-				copy(tmpl[0:16], g[:])
-				set(0)
-			}
+			a.toLID, a.toPort, a.to = tl, tp, true
 		}
 	}
-	// The PathRecord and MCMemberRecord selectors, as saquery's
-	// CHECK_AND_SET macros set them: a value given (non-zero) goes into
-	// the template with its component bits (MTU, rate and packet
-	// lifetime carry their selector bit too).
-	sets := func(bits ...int) {
-		for _, b := range bits {
-			set(b)
-		}
-	}
-	u8 := func(off int, v uint8, bits ...int) {
-		if v != 0 {
-			tmpl[off] = v
-			sets(bits...)
-		}
-	}
-	u16 := func(off int, v uint16, bits ...int) {
-		if v != 0 {
-			put16(off, v)
-			sets(bits...)
-		}
-	}
-	gid := func(off int, v [16]byte, bit int) {
-		if v != ([16]byte{}) {
-			copy(tmpl[off:off+16], v[:])
-			set(bit)
-		}
-	}
-	switch qt {
-	case "PathRecord":
-		if o.ServiceID != 0 {
-			binary.BigEndian.PutUint64(tmpl[0:], o.ServiceID)
-			sets(0, 1)
-		}
-		gid(24, p.sgid, 3)
-		gid(8, p.dgid, 2)
-		u16(42, p.slid, 5)
-		u16(40, p.dlid, 4)
-		var hfr, flow uint32
-		if given(o.HopLimit, 32) {
-			hfr = uint32(o.HopLimit)
-			set(9)
-		}
-		if uint8(o.FlowLabel) != 0 {
-			flow = uint32(uint8(o.FlowLabel))
-			set(8)
-		}
-		binary.BigEndian.PutUint32(tmpl[44:], hfr|flow<<8)
-		u8(48, o.TClass, 10)
-		var rev uint8
-		if given(o.Reversible, 8) {
-			rev = uint8(o.Reversible)
-			set(11)
-		}
-		if given(p.numbPath, 8) {
-			tmpl[49] = uint8(p.numbPath)
-			set(12)
-		}
-		tmpl[49] |= rev << 7
-		u16(50, o.PKey, 13)
-		var qsl uint16
-		if given(o.SL, 16) {
-			qsl = uint16(o.SL)
-			set(15)
-		}
-		qos := 0
-		if o.QoSClass != -1 {
-			qos = o.QoSClass
-			set(14)
-		}
-		put16(52, qsl&0xf|uint16(qos)<<4)
-		u8(54, o.MTU, 16, 17)
-		u8(55, o.Rate, 18, 19)
-		u8(56, o.PktLife, 20, 21)
-	case "MCMemberRecord":
-		gid(0, o.MGID, 0)
-		gid(16, o.GID, 1)
-		u16(36, o.MLID, 3)
-		if o.QKey != 0 {
-			binary.BigEndian.PutUint32(tmpl[32:], o.QKey)
-			set(2)
-		}
-		u8(38, o.MTU, 4, 5)
-		u8(42, o.Rate, 8, 9)
-		u8(43, o.PktLife, 10, 11)
-		u8(39, o.TClass, 6)
-		u16(40, o.PKey, 7)
-		var sl, hop uint8
-		var flow uint32
-		if given(o.SL, 8) {
-			sl = uint8(o.SL)
-			set(12)
-		}
-		if uint8(o.FlowLabel) != 0 {
-			flow = uint32(uint8(o.FlowLabel))
-			set(13)
-		}
-		if given(o.HopLimit, 8) {
-			hop = uint8(o.HopLimit)
-			set(14)
-		}
-		binary.BigEndian.PutUint32(tmpl[44:], uint32(sl)<<28|(flow&0xfffff)<<8|uint32(hop))
-		u8(48, o.JoinState, 16)
-		if o.Scope != 0 {
-			tmpl[48] |= o.Scope << 4
-			set(15)
-		}
-		if given(o.ProxyJoin, 8) {
-			tmpl[49] = uint8(o.ProxyJoin) & 1 // saquery sets the byte's low bit (a C bit-field)
-			set(17)
-		}
-	}
-	recs, err := q.getTable(ctx, attr, mask, tmpl, 0)
+	mask, tmpl := saTemplate(qt, &a, p)
+	recs, err := q.getTable(ctx, saAttrs[qt], mask, tmpl, 0)
 	if err != nil {
 		return err
 	}
 	q.section("", qt, recs)
 	return nil
+}
+
+// saTemplate is the template and component mask of a record query, as
+// saquery's query_* handlers build them.
+func saTemplate(qt string, a *saArgs, p *saParams) (uint64, []byte) {
+	var t *sa.Template
+	switch qt {
+	case "PathRecord":
+		t = &pathRecordTemplate(p).Template
+	case "MCMemberRecord":
+		t = &mcMemberTemplate(p.o).Template
+	default:
+		t = selectorTemplate(qt, a)
+	}
+	return t.ComponentMask(), t.Bytes()
+}
+
+// selectorTemplate is the template of a query with positional selectors:
+// "lid/a/b" (every such record starts with its LID), LinkRecord's
+// "to_lid/to_port", InformInfoRecord's GID.
+func selectorTemplate(qt string, a *saArgs) *sa.Template {
+	t := sa.NewTemplate(saAttrs[qt])
+	switch qt {
+	case "ServiceRecord":
+		return t // no positional selector
+	case "InformInfoRecord":
+		if a.hasGID {
+			_ = t.SetBytes("SubscriberGID", a.gid[:])
+		}
+		return t
+	}
+	if a.lid != 0 {
+		_ = t.Set(t.Attr().Layout.Fields[0].Name, uint64(a.lid))
+	}
+	// The two numbers after the LID ("lid/port/block"), where the
+	// query's record has them: unset (-1 at the field's width, as
+	// saquery's CHECK_AND_SET_VAL compares) leaves them out.
+	for k, row := range saSelectors[qt] {
+		if row == "" {
+			continue
+		}
+		if f, _, _ := t.Attr().Field(row); given([2]int{a.p1, a.p2}[k], f.Width) {
+			_ = t.Set(row, uint64([2]int{a.p1, a.p2}[k]))
+		}
+	}
+	switch qt {
+	case "MFTRecord":
+		// Position and block: saquery packs them in one 16-bit word,
+		// the block cut to its 9 bits.
+		if int16(a.p2) != -1 {
+			_ = t.Set("BlockNum", uint64(uint16(a.p2)&0x01ff))
+		}
+		if int8(a.p1) != -1 {
+			_ = t.Set("Position", uint64(uint8(a.p1)))
+		}
+	case "LinkRecord":
+		if a.to && a.toLID != 0 {
+			_ = t.Set("ToLID", uint64(a.toLID))
+		}
+		if a.to && int8(a.toPort) != -1 {
+			_ = t.Set("ToPort", uint64(uint8(a.toPort)))
+		}
+	}
+	return t
+}
+
+// cWord is a member of saquery's C struct of a record that starts at the
+// row named: saquery writes some whole (a PathRecord's hop_flow_raw,
+// num_path_revers, an MCMemberRecord's scope_state), so a value wider
+// than its row spills into the next rows as it does, and selects their
+// components apart.
+func cWord(attr *sa.Attr, row string, width int) mad.Field {
+	f, _, _ := attr.Field(row)
+	return mad.Field{Name: row, Bit: f.Bit, Width: width}
+}
+
+// pathRecordTemplate is query_path_records' template: the PathRecord
+// selectors, as saquery's CHECK_AND_SET macros set them: a value given
+// (non-zero) with its component bits (MTU, rate and packet lifetime
+// carry their selector bit too).
+func pathRecordTemplate(p *saParams) *sa.PathRecordTemplate {
+	o := p.o
+	t := sa.NewPathRecordTemplate()
+	attr := t.Attr()
+	if o.ServiceID != 0 {
+		t.SetServiceID(o.ServiceID)
+		t.SelectComponent(1) // ServiceID's second half
+	}
+	if p.sgid != ([16]byte{}) {
+		t.SetSGID(p.sgid)
+	}
+	if p.dgid != ([16]byte{}) {
+		t.SetDGID(p.dgid)
+	}
+	if p.slid != 0 {
+		t.SetSLID(p.slid)
+	}
+	if p.dlid != 0 {
+		t.SetDLID(p.dlid)
+	}
+	// hop_flow_raw: the hop limit's 32 bits, the flow label's low 8
+	// above them.
+	var hfr uint32
+	if given(o.HopLimit, 32) {
+		hfr = uint32(o.HopLimit)
+		_ = t.Select("HopLimit")
+	}
+	if uint8(o.FlowLabel) != 0 {
+		hfr |= uint32(uint8(o.FlowLabel)) << 8
+		_ = t.Select("FlowLabel")
+	}
+	_ = t.Put(cWord(attr, "RawTraffic", 32), uint64(hfr))
+	if o.TClass != 0 {
+		t.SetTClass(o.TClass)
+	}
+	// num_path_revers: the number of paths' 8 bits, reversible on top.
+	var npr uint8
+	if given(p.numbPath, 8) {
+		npr = uint8(p.numbPath)
+		_ = t.Select("NumbPath")
+	}
+	if given(o.Reversible, 8) {
+		npr |= uint8(o.Reversible) << 7
+		_ = t.Select("Reversible")
+	}
+	_ = t.Put(cWord(attr, "Reversible", 8), uint64(npr))
+	if o.PKey != 0 {
+		t.SetPKey(o.PKey)
+	}
+	if given(o.SL, 16) {
+		t.SetSL(uint8(o.SL))
+	}
+	if o.QoSClass != -1 {
+		t.SetQoSClass(uint16(o.QoSClass))
+	}
+	// MTU, rate and packet lifetime: a byte each, the selector its top
+	// two bits.
+	if o.MTU != 0 {
+		t.SetMTUSelector(o.MTU >> 6).SetMTU(o.MTU)
+	}
+	if o.Rate != 0 {
+		t.SetRateSelector(o.Rate >> 6).SetRate(o.Rate)
+	}
+	if o.PktLife != 0 {
+		t.SetPacketLifeTimeSelector(o.PktLife >> 6).SetPacketLifeTime(o.PktLife)
+	}
+	return t
+}
+
+// mcMemberTemplate is query_mcmember_records' template, as saquery's
+// CHECK_AND_SET macros set it.
+func mcMemberTemplate(o *SAQueryOptions) *sa.MCMemberRecordTemplate {
+	t := sa.NewMCMemberRecordTemplate()
+	if o.MGID != ([16]byte{}) {
+		t.SetMGID(o.MGID)
+	}
+	if o.GID != ([16]byte{}) {
+		t.SetPortGID(o.GID)
+	}
+	if o.MLID != 0 {
+		t.SetMLID(o.MLID)
+	}
+	if o.QKey != 0 {
+		t.SetQKey(o.QKey)
+	}
+	if o.MTU != 0 {
+		t.SetMTUSelector(o.MTU >> 6).SetMTU(o.MTU)
+	}
+	if o.Rate != 0 {
+		t.SetRateSelector(o.Rate >> 6).SetRate(o.Rate)
+	}
+	if o.PktLife != 0 {
+		t.SetPacketLifeTimeSelector(o.PktLife >> 6).SetPacketLifeTime(o.PktLife)
+	}
+	if o.TClass != 0 {
+		t.SetTClass(o.TClass)
+	}
+	if o.PKey != 0 {
+		t.SetPKey(o.PKey)
+	}
+	if given(o.SL, 8) {
+		t.SetSL(uint8(o.SL))
+	}
+	if uint8(o.FlowLabel) != 0 {
+		t.SetFlowLabel(uint32(uint8(o.FlowLabel)))
+	}
+	if given(o.HopLimit, 8) {
+		t.SetHopLimit(uint8(o.HopLimit))
+	}
+	// scope_state: the join state's 8 bits, the scope above them.
+	if o.JoinState != 0 {
+		_ = t.Select("JoinState")
+	}
+	if o.Scope != 0 {
+		_ = t.Select("Scope")
+	}
+	_ = t.Put(cWord(t.Attr(), "Scope", 8), uint64(o.JoinState|o.Scope<<4))
+	if given(o.ProxyJoin, 8) {
+		// saquery sets the byte's low bit (a C bit-field), not the row's.
+		_ = t.Put(cWord(t.Attr(), "ProxyJoin", 8), uint64(uint8(o.ProxyJoin)&1))
+		_ = t.Select("ProxyJoin")
+	}
+	return t
 }
 
 // inetNtop6 is glibc's inet_ntop(AF_INET6) of a 16-byte GID (GIDString).

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/topo"
@@ -165,6 +165,16 @@ func queryErrorsOptions(inv *Invocation) (diag.QueryErrorsOptions, error) {
 // the timeout of its PathRecord query, whatever -t says.
 const halfWorldPRTimeout = 3 * time.Second
 
+// slPathTemplate is path_record_query's PathRecord: from the local port's
+// GID, to the GID of dguid when toD, reversible, one path.
+func slPathTemplate(prefix, guid, dguid uint64, toD bool) (uint64, []byte) {
+	t := sa.NewPathRecordTemplate().SetSGID(mad.NewGID(prefix, guid)).SetReversible(true).SetNumbPath(1)
+	if toD {
+		t.SetDGID(mad.NewGID(prefix, dguid))
+	}
+	return t.ComponentMask(), t.Bytes()
+}
+
 // slPathRecords is ibqueryerrors' path_record_query, which it runs
 // before it reads a counter unless --skip-sl or -G/-S: one PathRecord
 // GetTable from the local port's GID (to -D's port), reversible, one path
@@ -175,20 +185,15 @@ const halfWorldPRTimeout = 3 * time.Second
 func slPathRecords(ctx context.Context, inv *Invocation, env *diag.Env, path []uint8) bool {
 	s := env.Session
 	port := s.Port()
-	tmpl := make([]byte, 64)
-	binary.BigEndian.PutUint64(tmpl[24:], port.GIDPrefix) // SGID
-	binary.BigEndian.PutUint64(tmpl[32:], port.PortGUID)
-	tmpl[49] = 1<<7 | 1 // reversible, one path
-	mask := uint64(1<<3 | 1<<11 | 1<<12)
+	var dguid uint64
 	if path != nil {
 		ni, err := s.NodeInfo(ctx, engine.Target{Kind: engine.ByDR, Path: path})
 		if err != nil {
 			return true // ibqueryerrors fails on its own NodeInfo next
 		}
-		binary.BigEndian.PutUint64(tmpl[8:], port.GIDPrefix) // DGID
-		binary.BigEndian.PutUint64(tmpl[16:], ni.PortGUID)
-		mask |= 1 << 2
+		dguid = ni.PortGUID
 	}
+	mask, tmpl := slPathTemplate(port.GIDPrefix, port.PortGUID, dguid, path != nil)
 	// One try of 3 s whatever -t says, as path_record_query sets
 	// ibd_timeout to DEFAULT_HALF_WORLD_PR_TIMEOUT and sa_query sends
 	// once.

@@ -18,6 +18,7 @@ var outputs = []struct{ pkg, path string }{
 	{"smp", "mad/smp/attrs_gen.go"},
 	{"perf", "mad/perf/attrs_gen.go"},
 	{"sa", "mad/sa/attrs_gen.go"},
+	{saTemplatesPkg, "mad/sa/templates_gen.go"},
 	{"cc", "mad/cc/attrs_gen.go"},
 	{"cm", "mad/cm/attrs_gen.go"},
 }
@@ -282,6 +283,9 @@ func fieldLit(q string, f mad.Field) string {
 
 // generate returns the formatted source of pkg's generated file.
 func generate(pkg string) ([]byte, error) {
+	if pkg == saTemplatesPkg {
+		return generateSATemplates()
+	}
 	var attrs []*Attr
 	for _, a := range all() {
 		if a.Pkg == pkg {
