@@ -8,7 +8,6 @@ import (
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/rmpp"
 	"github.com/ibscript/ibscript/mad/sa"
-	"github.com/ibscript/ibscript/mad/smp"
 )
 
 // The subnet administrator of the simulated SM. It answers SA requests
@@ -393,6 +392,24 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 		// requester.
 		return single(sa.StatusReqInvalid, nil, 0)
 	}
+	msg := f.saTable(req, attr, from)
+	n := (len(msg) - sa.HeaderSize) / (attr.Stride * 8)
+	if method == mad.MethodGet {
+		switch {
+		case n == 0:
+			return single(sa.StatusNoRecords, nil, attr.Stride)
+		case n > 1:
+			return single(sa.StatusTooManyRecords, nil, attr.Stride)
+		}
+		return single(0, msg[sa.HeaderSize:], attr.Stride)
+	}
+	return saTableResponse(msg, method, attr.Stride)
+}
+
+// saTable is the request's header followed by the records of attr that
+// match its template and component mask, with OpenSM's rules for
+// PortInfoRecords. f.mu is held.
+func (f *Fabric) saTable(req []byte, attr *sa.Attr, from uint16) []byte {
 	stride := attr.Stride * 8
 	tmpl := make([]byte, stride)
 	copy(tmpl, req[sa.HeaderSize:])
@@ -426,28 +443,25 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 		msg = kept
 	}
 	sa.SetSMKey(msg, 0)
-	n := (len(msg) - sa.HeaderSize) / stride
 	if attr == sa.PortInfoRecord() && sa.SMKeyOf(req) == 0 {
 		// OpenSM: the M_Key returned is zero but for a trusted request.
 		for r := msg[sa.HeaderSize:]; len(r) >= stride; r = r[stride:] {
 			piMKey.Put(r[pirPortInfo:], 0)
 		}
 	}
-	if method == mad.MethodGet {
-		switch {
-		case n == 0:
-			return single(sa.StatusNoRecords, nil, attr.Stride)
-		case n > 1:
-			return single(sa.StatusTooManyRecords, nil, attr.Stride)
-		}
-		return single(0, msg[sa.HeaderSize:], attr.Stride)
-	}
+	return msg
+}
+
+// saTableResponse makes msg (the request's header and the records) the
+// response to a table method: an RMPP message, Active, AttributeOffset
+// the stride (8-byte units).
+func saTableResponse(msg []byte, method uint8, stride int) []byte {
 	msg[3] = method | mad.MethodResp
 	binary.BigEndian.PutUint16(msg[4:], 0)
 	clear(msg[rmpp.HeaderOff:rmpp.HeaderEnd])
 	h := rmpp.Header{Version: rmpp.Version, Flags: rmpp.FlagActive}
 	h.Put(msg)
-	sa.SetAttributeOffset(msg, uint16(attr.Stride))
+	sa.SetAttributeOffset(msg, uint16(stride))
 	return msg
 }
 
@@ -473,259 +487,20 @@ func (f *Fabric) saMultiPath(req []byte, from uint16, single func(uint16, []byte
 			msg = f.saRecords(msg, sa.PathRecord(), tmpl, 1<<cs|1<<cd, from)
 		}
 	}
-	msg[3] = mad.MethodGetMultiRes
-	binary.BigEndian.PutUint16(msg[4:], 0)
-	clear(msg[rmpp.HeaderOff:rmpp.HeaderEnd])
-	h := rmpp.Header{Version: rmpp.Version, Flags: rmpp.FlagActive}
-	h.Put(msg)
-	sa.SetAttributeOffset(msg, uint16(sa.PathRecord().Stride))
-	return msg
+	return saTableResponse(msg, mad.MethodGetMulti, sa.PathRecord().Stride)
 }
 
 // saRecords appends to msg, at the attribute's stride, every record of attr
-// that matches tmpl in the components of mask. f.mu is held.
+// that matches tmpl in the components of mask (saRecordFills). f.mu is
+// held.
 func (f *Fabric) saRecords(msg []byte, attr *sa.Attr, tmpl []byte, mask uint64, from uint16) []byte {
-	stride := attr.Stride * 8
-	// addMask appends a zero record, filled by fill, that stays if it
-	// matches the template in the components of m; add compares those of
-	// the request's mask.
-	addMask := func(m uint64, fill func(r []byte)) {
-		n := len(msg)
-		msg = append(msg, make([]byte, stride)...)
-		r := msg[n:]
-		fill(r)
-		if !attr.Matches(r, tmpl, m) {
-			msg = msg[:n]
-		}
+	fill := saRecordFills[attr.Layout.ID]
+	if fill == nil {
+		return msg
 	}
-	add := func(fill func(r []byte)) { addMask(mask, fill) }
-	field := func(name string) mad.Field { fl, _, _ := attr.Field(name); return fl }
-	comp := func(name string) uint64 { _, c, _ := attr.Field(name); return 1 << c }
-	switch attr {
-	case sa.NodeRecord():
-		lid, desc := field("LID"), field("NodeDescription")
-		for _, n := range f.nodes {
-			for _, p := range f.endports(n) {
-				add(func(r []byte) {
-					lid.Put(r, uint64(p.lid))
-					ni := r[4:44]
-					copy(ni, n.ni[:40])
-					niPortGUID.Put(ni, p.guid)
-					niLocalPortNum.Put(ni, uint64(p.num))
-					copy(desc.Slice(r), n.nd[:])
-				})
-			}
-		}
-	case sa.PortInfoRecord():
-		elid, pnum := field("EndportLID"), field("PortNum")
-		for _, n := range f.nodes {
-			for _, ep := range f.endports(n) {
-				for _, p := range n.ports {
-					if p == nil || (n.typ != typeSwitch && p != ep) {
-						continue
-					}
-					add(func(r []byte) {
-						elid.Put(r, uint64(ep.lid))
-						pnum.Put(r, uint64(p.num))
-						copy(r[4:68], p.pi[:])
-						piLocalPortNum.Put(r[4:], uint64(f.smIngress(n, p)))
-					})
-				}
-			}
-		}
-	case sa.LinkRecord():
-		fl, fp, tp, tl := field("FromLID"), field("FromPort"), field("ToPort"), field("ToLID")
-		for _, n := range f.nodes {
-			for _, p := range n.ports {
-				if p == nil || p.remote == nil || p.num == 0 || !p.up(false) {
-					continue
-				}
-				from, to := f.lidOf(p), f.lidOf(p.remote)
-				if from == 0 || to == 0 {
-					continue
-				}
-				add(func(r []byte) {
-					fl.Put(r, uint64(from))
-					fp.Put(r, uint64(p.num))
-					tp.Put(r, uint64(p.remote.num))
-					tl.Put(r, uint64(to))
-				})
-			}
-		}
-	case sa.SwitchInfoRecord():
-		lid := field("LID")
-		for _, n := range f.nodes {
-			if n.sw != nil && n.ports[0].lid != 0 {
-				add(func(r []byte) {
-					lid.Put(r, uint64(n.ports[0].lid))
-					copy(r[4:24], n.sw.si[:20])
-				})
-			}
-		}
-	case sa.LinearForwardingTableRecord():
-		lid, blk := field("LID"), field("BlockNum")
-		for _, n := range f.nodes {
-			if n.sw == nil || n.ports[0].lid == 0 {
-				continue
-			}
-			for b := 0; b*64 <= int(n.sw.top); b++ {
-				add(func(r []byte) {
-					lid.Put(r, uint64(n.ports[0].lid))
-					blk.Put(r, uint64(b))
-					for i := range 64 {
-						l := b*64 + i
-						v := byte(0xff)
-						if l < len(n.sw.lft) && l <= int(n.sw.top) {
-							v = n.sw.lft[l]
-						}
-						r[8+i] = v
-					}
-				})
-			}
-		}
-	case sa.GUIDInfoRecord():
-		lid, g0 := field("LID"), field("GUID0")
-		for _, n := range f.nodes {
-			for _, p := range f.endports(n) {
-				add(func(r []byte) {
-					lid.Put(r, uint64(p.lid))
-					g0.Put(r, p.guid)
-				})
-			}
-		}
-	case sa.PKeyTableRecord():
-		lid, pn, k0 := field("LID"), field("PortNum"), field("P_Key0")
-		for _, n := range f.nodes {
-			for _, ep := range f.endports(n) {
-				for _, p := range n.ports {
-					if p == nil || (n.typ != typeSwitch && p != ep) {
-						continue
-					}
-					add(func(r []byte) {
-						lid.Put(r, uint64(ep.lid))
-						pn.Put(r, uint64(p.num))
-						for i := 0; i < 32 && i < p.pkeyCap(); i++ {
-							fk := k0
-							fk.Bit += 16 * i
-							fk.Put(r, uint64(p.pkey(i)))
-						}
-					})
-				}
-			}
-		}
-	case sa.SMInfoRecord():
-		// OpenSM's: its own SMInfo (SM_Key blank: the requester gave none)
-		// and those of the other SMs it polls.
-		lid := field("LID")
-		if f.hasSM && f.smPort.lid != 0 {
-			add(func(r []byte) {
-				lid.Put(r, uint64(f.smPort.lid))
-				si := smp.SMInfo{GUID: f.smPort.guid, ActCount: f.actCount, SMState: smp.SMStateMaster}
-				_, _ = si.AppendBinary(r[4:4])
-			})
-		}
-		for p, si := range f.extraSMs {
-			if p.lid == 0 {
-				continue
-			}
-			add(func(r []byte) {
-				lid.Put(r, uint64(p.lid))
-				si.SMKey = 0
-				_, _ = si.AppendBinary(r[4:4])
-			})
-		}
-	case sa.SLtoVLMappingTableRecord():
-		// OpenSM's: a switch has one record per output and input port
-		// pair, port 0 included; a CA port one with both port numbers 0,
-		// whatever ports the request names. The tables are the SM's
-		// copies, all zero: with QoS off OpenSM neither reads nor programs
-		// them, and neither does the simulated SM.
-		lid, in, out := field("LID"), field("InputPortNum"), field("OutputPortNum")
-		caMask := mask &^ (comp("InputPortNum") | comp("OutputPortNum"))
-		for _, n := range f.nodes {
-			for _, ep := range f.endports(n) {
-				if n.typ != typeSwitch {
-					addMask(caMask, func(r []byte) { lid.Put(r, uint64(ep.lid)) })
-					continue
-				}
-				for o := 0; o <= n.numPorts; o++ {
-					for i := 0; i <= n.numPorts; i++ {
-						if n.ports[o] == nil || n.ports[i] == nil {
-							continue
-						}
-						add(func(r []byte) {
-							lid.Put(r, uint64(ep.lid))
-							in.Put(r, uint64(i))
-							out.Put(r, uint64(o))
-						})
-					}
-				}
-			}
-		}
-	case sa.VLArbitrationTableRecord():
-		// OpenSM's: blocks 1 to 4 of each port of a switch (port 0
-		// included), of a CA's own port whatever port the request names;
-		// the tables are all zero as for SLtoVL.
-		lid, pn, blk := field("LID"), field("OutputPortNum"), field("BlockNum")
-		caMask := mask &^ comp("OutputPortNum")
-		for _, n := range f.nodes {
-			for _, ep := range f.endports(n) {
-				ports, m := n.ports, mask
-				if n.typ != typeSwitch {
-					ports, m = []*port{ep}, caMask
-				}
-				for _, p := range ports {
-					if p == nil {
-						continue
-					}
-					for b := 1; b <= 4; b++ {
-						addMask(m, func(r []byte) {
-							lid.Put(r, uint64(ep.lid))
-							pn.Put(r, uint64(p.num))
-							blk.Put(r, uint64(b))
-						})
-					}
-				}
-			}
-		}
-	case sa.MulticastForwardingTableRecord():
-		// OpenSM's rules: each switch lists its blocks up to the last one
-		// holding a port, every position (16 ports) of each. OpenSM lists
-		// the tables it programmed (none on ibsim: its groups have no
-		// members); the simulator lists the switches' tables, empty until
-		// a Set.
-		lid, pos, blk := field("LID"), field("Position"), field("BlockNum")
-		for _, n := range f.nodes {
-			if n.sw == nil || n.ports[0].lid == 0 {
-				continue
-			}
-			last := -1
-			for k, v := range f.mfts[n] {
-				if k>>4 > last && v != ([64]byte{}) {
-					last = k >> 4
-				}
-			}
-			for b := 0; b <= last; b++ {
-				for ps := 0; ps < (n.numPorts+16)/16; ps++ {
-					add(func(r []byte) {
-						lid.Put(r, uint64(n.ports[0].lid))
-						pos.Put(r, uint64(ps))
-						blk.Put(r, uint64(b))
-						v := f.mfts[n][b<<4|ps]
-						copy(r[8:], v[:])
-					})
-				}
-			}
-		}
-	case sa.InformInfoRecord():
-		f.informRecords(add, sa.SMKeyOf(msg))
-	case sa.PathRecord():
-		// NumbPath and the selectors are not compared (saPaths applies them).
-		tmplMask := mask
-		mask &^= prSelectorComps
-		f.saPaths(tmpl, tmplMask, from, add)
-	}
-	return msg
+	q := &saQuery{attr: attr, tmpl: tmpl, mask: mask, from: from, msg: msg}
+	fill(f, q)
+	return q.msg
 }
 
 // endports returns the ports of n that hold a LID: a switch's port 0, a
