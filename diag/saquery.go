@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,30 +93,17 @@ func NewSAQueryOptions() *SAQueryOptions {
 type SAQueryName struct{ Name, Alias, Usage string }
 
 // SAQueryNames returns saquery's query names and aliases, in its order.
-func SAQueryNames() []SAQueryName { return slices.Clone(saQueryNames) }
-
-var saQueryNames = []SAQueryName{
-	{"ClassPortInfo", "CPI", ""},
-	{"NodeRecord", "NR", "[lid]"},
-	{"PortInfoRecord", "PIR", "[[lid]/[port]/[options]]"},
-	{"SL2VLTableRecord", "SL2VL", "[[lid]/[in_port]/[out_port]]"},
-	{"PKeyTableRecord", "PKTR", "[[lid]/[port]/[block]]"},
-	{"VLArbitrationTableRecord", "VLAR", "[[lid]/[port]/[block]]"},
-	{"InformInfoRecord", "IIR", "[subscriber_gid]"},
-	{"LinkRecord", "LR", "[[from_lid]/[from_port]] [[to_lid]/[to_port]]"},
-	{"ServiceRecord", "SR", ""},
-	{"PathRecord", "PR", ""},
-	{"MCMemberRecord", "MCMR", ""},
-	{"LFTRecord", "LFTR", "[[lid]/[block]]"},
-	{"MFTRecord", "MFTR", "[[mlid]/[position]/[block]]"},
-	{"GUIDInfoRecord", "GIR", "[[lid]/[block]]"},
-	{"SwitchInfoRecord", "SWIR", "[lid]"},
-	{"SMInfoRecord", "SMIR", "[lid]"},
+func SAQueryNames() []SAQueryName {
+	out := make([]SAQueryName, len(saKinds))
+	for i, k := range saKinds {
+		out[i] = k.SAQueryName
+	}
+	return out
 }
 
 // findSAQuery is saquery's find_query: a name or alias, any case.
 func findSAQuery(name string) (string, bool) {
-	for _, q := range saQueryNames {
+	for _, q := range saKinds {
 		if strings.EqualFold(name, q.Name) || strings.EqualFold(name, q.Alias) {
 			return q.Name, true
 		}
@@ -181,17 +167,6 @@ type saQuerier struct {
 	o   *SAQueryOptions
 	co  []engine.CallOption
 	res *SAResult
-}
-
-// saAttrs are the attributes of the record types by query name.
-var saAttrs = map[string]*sa.Attr{
-	"ClassPortInfo": sa.ClassPortInfo(), "NodeRecord": sa.NodeRecord(), "PortInfoRecord": sa.PortInfoRecord(),
-	"SL2VLTableRecord": sa.SLtoVLMappingTableRecord(), "PKeyTableRecord": sa.PKeyTableRecord(),
-	"VLArbitrationTableRecord": sa.VLArbitrationTableRecord(), "InformInfoRecord": sa.InformInfoRecord(),
-	"LinkRecord": sa.LinkRecord(), "ServiceRecord": sa.ServiceRecord(), "PathRecord": sa.PathRecord(),
-	"MCMemberRecord": sa.MCMemberRecord(), "LFTRecord": sa.LinearForwardingTableRecord(),
-	"MFTRecord": sa.MulticastForwardingTableRecord(), "GUIDInfoRecord": sa.GUIDInfoRecord(),
-	"SwitchInfoRecord": sa.SwitchInfoRecord(), "SMInfoRecord": sa.SMInfoRecord(),
 }
 
 // getTable is get_any_records: a GetTable of attr with the template and
@@ -294,32 +269,69 @@ func SAQuery(ctx context.Context, e *Env, o *SAQueryOptions) (*SAResult, error) 
 
 func (q *saQuerier) run(ctx context.Context) error {
 	o := q.o
+	qt, args, p, err := q.parse()
+	if err != nil {
+		return err
+	}
+	sel, err := q.requested(args)
+	if err != nil {
+		return err
+	}
+	// saquery's sa_get_handle: a port that knows no SM (MasterSMLID 0:
+	// no SM reached it) is a panic before any query, status 255.
+	if pa := q.s.Port(); pa.SMLID == 0 {
+		return &SAError{Exit: 255, Msg: fmt.Sprintf("No SM/SA found on port %d (its MasterSMLID is 0): Failed to bind to the SA", pa.PortNum)}
+	}
+	if p.srcName != "" {
+		if p.slid, err = q.getLID(ctx, p.srcName); err != nil {
+			return err
+		}
+	}
+	if p.dstName != "" {
+		if p.dlid, err = q.getLID(ctx, p.dstName); err != nil {
+			return err
+		}
+	}
+	var cpi []byte
+	if o.Command == SAClassPortInfo || qt == "ClassPortInfo" || qt == "SwitchInfoRecord" {
+		if cpi, err = q.classPortInfo(ctx); err != nil {
+			return err
+		}
+	}
+	if o.Command == SAQueryRecords {
+		return q.query(ctx, qt, args, p, cpi)
+	}
+	return q.command(ctx, sel, cpi)
+}
+
+// parse reads the query type, its arguments and the PathRecord
+// parameters from the options, as saquery's main does.
+func (q *saQuerier) parse() (string, []string, *saParams, error) {
+	o := q.o
 	args := o.Args
 	qt := o.QueryType
-	numbPath := o.NumbPath
-	sgid, dgid := o.SGID, o.DGID
-	var srcName, dstName string
+	p := &saParams{o: o, slid: o.SLID, dlid: o.DLID, numbPath: o.NumbPath, sgid: o.SGID, dgid: o.DGID}
 	if o.SrcToDst != "" {
 		var ok bool
-		srcName, dstName, ok = strings.Cut(o.SrcToDst, ":")
+		p.srcName, p.dstName, ok = strings.Cut(o.SrcToDst, ":")
 		if !ok {
-			return &SAError{Exit: 2, Msg: fmt.Sprintf("--src-to-dst %q: want src:dst", o.SrcToDst)}
+			return "", nil, nil, &SAError{Exit: 2, Msg: fmt.Sprintf("--src-to-dst %q: want src:dst", o.SrcToDst)}
 		}
-		numbPath, qt = 0x7f, "PathRecord"
+		p.numbPath, qt = 0x7f, "PathRecord"
 	}
 	if o.SGIDToDGID != "" {
 		a, b, ok := strings.Cut(o.SGIDToDGID, "-")
 		ga, ea := parseGID(a)
 		gb, eb := parseGID(b)
 		if !ok || ea != nil || eb != nil {
-			return &SAError{Exit: 2, Msg: fmt.Sprintf("--sgid-to-dgid %q: want sgid-dgid, two IPv6-format GIDs", o.SGIDToDGID)}
+			return "", nil, nil, &SAError{Exit: 2, Msg: fmt.Sprintf("--sgid-to-dgid %q: want sgid-dgid, two IPv6-format GIDs", o.SGIDToDGID)}
 		}
-		sgid, dgid, numbPath, qt = ga, gb, 0x7f, "PathRecord"
+		p.sgid, p.dgid, p.numbPath, qt = ga, gb, 0x7f, "PathRecord"
 	}
 	if qt != "" {
 		name, ok := findSAQuery(qt)
 		if !ok {
-			return &SAError{Exit: errnoEINVAL, Msg: fmt.Sprintf("Unknown query type %s", qt)}
+			return "", nil, nil, &SAError{Exit: errnoEINVAL, Msg: fmt.Sprintf("Unknown query type %s", qt)}
 		}
 		qt = name
 	}
@@ -333,73 +345,75 @@ func (q *saQuerier) run(ctx context.Context) error {
 			qt = "NodeRecord"
 		}
 	}
-	var requestedLID uint16
-	var requestedGUID uint64
-	requestedName, haveLID, haveGUID := "", false, false
+	return qt, args, p, nil
+}
+
+// saNodeSel is the node saquery's -L, -l, -G, -O, -U ask about.
+type saNodeSel struct {
+	name string
+	lid  uint16
+	guid uint64
+}
+
+// requested reads the node the node options ask about from the first
+// argument, with saquery's errors when it is missing.
+func (q *saQuerier) requested(args []string) (saNodeSel, error) {
+	o := q.o
+	var sel saNodeSel
+	haveLID, haveGUID := false, false
 	if len(args) > 0 {
 		switch o.NodePrint {
 		case SANodeNameOfLID:
 			v, _ := parseCULong(args[0])
-			requestedLID, haveLID = uint16(v), true
+			sel.lid, haveLID = uint16(v), true
 		case SANodeNameOfGUID:
-			requestedGUID, _ = parseCULong(args[0])
+			sel.guid, _ = parseCULong(args[0])
 			haveGUID = true
 		default:
-			requestedName = args[0]
+			sel.name = args[0]
 		}
 	}
-	q.res.requested = requestedName
+	q.res.requested = sel.name
 	switch {
-	case (o.NodePrint == SANodeLIDOnly || o.NodePrint == SANodeUniqueLID || o.NodePrint == SANodeGUIDOnly) && requestedName == "":
-		return &SAError{Exit: 2, Msg: "ERROR: name not specified"}
+	case (o.NodePrint == SANodeLIDOnly || o.NodePrint == SANodeUniqueLID || o.NodePrint == SANodeGUIDOnly) && sel.name == "":
+		return sel, &SAError{Exit: 2, Msg: "ERROR: name not specified"}
 	case o.NodePrint == SANodeNameOfLID && !haveLID:
-		return &SAError{Exit: 2, Msg: "ERROR: lid not specified"}
+		return sel, &SAError{Exit: 2, Msg: "ERROR: lid not specified"}
 	case o.NodePrint == SANodeNameOfGUID && !haveGUID:
-		return &SAError{Exit: 2, Msg: "ERROR: guid not specified"}
-	case o.NodePrint == SANodeNameOfLID && requestedLID == 0:
-		return &SAError{Exit: 2, Msg: "ERROR: lid invalid"}
+		return sel, &SAError{Exit: 2, Msg: "ERROR: guid not specified"}
+	case o.NodePrint == SANodeNameOfLID && sel.lid == 0:
+		return sel, &SAError{Exit: 2, Msg: "ERROR: lid invalid"}
 	}
-	// saquery's sa_get_handle: a port that knows no SM (MasterSMLID 0:
-	// no SM reached it) is a panic before any query, status 255.
-	if pa := q.s.Port(); pa.SMLID == 0 {
-		return &SAError{Exit: 255, Msg: fmt.Sprintf("No SM/SA found on port %d (its MasterSMLID is 0): Failed to bind to the SA", pa.PortNum)}
+	return sel, nil
+}
+
+// classPortInfo is the SA's ClassPortInfo (a Get); its CapabilityMask2
+// decides what SwitchInfoRecords print.
+func (q *saQuerier) classPortInfo(ctx context.Context) ([]byte, error) {
+	r, err := q.s.SAQuery(ctx, mad.MethodGet, sa.ClassPortInfo(), 0, nil, q.co...)
+	if err != nil {
+		f := saFailure(err).(*SAError)
+		f.Msg += "\nFailed to query SA:ClassPortInfo"
+		return nil, f
 	}
-	slid, dlid := o.SLID, o.DLID
-	if srcName != "" {
-		l, err := q.getLID(ctx, srcName)
-		if err != nil {
-			return err
-		}
-		slid = l
-	}
-	if dstName != "" {
-		l, err := q.getLID(ctx, dstName)
-		if err != nil {
-			return err
-		}
-		dlid = l
-	}
-	var cpi []byte
-	if o.Command == SAClassPortInfo || qt == "ClassPortInfo" || qt == "SwitchInfoRecord" {
-		r, err := q.s.SAQuery(ctx, mad.MethodGet, sa.ClassPortInfo(), 0, nil, q.co...)
-		if err != nil {
-			f := saFailure(err).(*SAError)
-			f.Msg += "\nFailed to query SA:ClassPortInfo"
-			return f
-		}
-		// A Get's answer is the attribute itself, whatever its
-		// AttributeOffset says.
-		cpi = r.Message[sa.HeaderSize:]
-		q.res.capMask2 = binary.BigEndian.Uint32(cpi[4:8]) >> 5
-	}
-	switch o.Command {
+	// A Get's answer is the attribute itself, whatever its
+	// AttributeOffset says.
+	cpi := r.Message[sa.HeaderSize:]
+	q.res.capMask2 = binary.BigEndian.Uint32(cpi[4:8]) >> 5
+	return cpi, nil
+}
+
+// command runs saquery's commands other than a record query: -N and
+// its node print forms, -c, -s, -g, -m.
+func (q *saQuerier) command(ctx context.Context, sel saNodeSel, cpi []byte) error {
+	switch q.o.Command {
 	case SANodeRecords:
-		return q.nodeRecords(ctx, requestedName, requestedLID, requestedGUID)
+		return q.nodeRecords(ctx, sel.name, sel.lid, sel.guid)
 	case SAClassPortInfo:
 		q.section("", "ClassPortInfo", [][]byte{cpi})
 		return nil
 	case SAIsSM:
-		for i, c := range []struct {
+		for _, c := range []struct {
 			title string
 			cap   uint32
 		}{{"IsSM ports", 0x2}, {"\nIsSMdisabled ports", 0x400}} {
@@ -409,31 +423,25 @@ func (q *saQuerier) run(ctx context.Context) error {
 				return err
 			}
 			q.section(c.title, "IsSMPort", recs)
-			_ = i
 		}
-		return nil
-	case SAMCGroups:
-		recs, err := q.getTable(ctx, sa.MCMemberRecord(), 0, nil, 0)
-		if err != nil {
-			return err
-		}
-		q.section("", "MCGroup", recs)
-		return nil
-	case SAMCMembers:
-		recs, err := q.getTable(ctx, sa.MCMemberRecord(), 0, nil, 0)
-		if err != nil {
-			return err
-		}
-		nrs, err := q.getTable(ctx, sa.NodeRecord(), 0, nil, 0)
-		if err != nil {
-			return err
-		}
-		q.res.nodeRecs = nrs
-		q.section("", "MCMember", recs)
 		return nil
 	}
-	p := saParams{o: o, slid: slid, dlid: dlid, numbPath: numbPath, sgid: sgid, dgid: dgid}
-	return q.query(ctx, qt, args, &p, cpi)
+	// -g, -m: the multicast groups (-m: and their members' nodes).
+	recs, err := q.getTable(ctx, sa.MCMemberRecord(), 0, nil, 0)
+	if err != nil {
+		return err
+	}
+	if q.o.Command == SAMCGroups {
+		q.section("", "MCGroup", recs)
+		return nil
+	}
+	nrs, err := q.getTable(ctx, sa.NodeRecord(), 0, nil, 0)
+	if err != nil {
+		return err
+	}
+	q.res.nodeRecs = nrs
+	q.section("", "MCMember", recs)
+	return nil
 }
 
 // isSMTemplate is saquery -s's PortInfoRecord: the ports whose
@@ -445,26 +453,24 @@ func isSMTemplate(cap uint32) (uint64, []byte) {
 	return t.ComponentMask(), t.Bytes()
 }
 
+// saParams are a query's options with what --src-to-dst and
+// --sgid-to-dgid give the PathRecord.
 type saParams struct {
-	o          *SAQueryOptions
-	slid, dlid uint16
-	numbPath   int
-	sgid, dgid [16]byte
+	o                *SAQueryOptions
+	slid, dlid       uint16
+	numbPath         int
+	sgid, dgid       [16]byte
+	srcName, dstName string // --src-to-dst's names, resolved into slid, dlid
 }
 
 func (q *saQuerier) section(title, typ string, recs [][]byte) {
 	sec := SASection{Title: title, Type: typ, Records: []SARecord{}}
-	attrType := typ
-	switch typ {
-	case "NodeLID", "NodeGUID", "NodeName", "NodeDesc":
-		attrType = "NodeRecord"
-	case "MCGroup", "MCMember":
-		attrType = "MCMemberRecord"
-	case "IsSMPort":
-		attrType = "PortInfoRecord"
+	var attr *sa.Attr
+	if k, _ := saKindOf(typ); k != nil {
+		attr = k.attr()
 	}
 	for _, r := range recs {
-		sec.Records = append(sec.Records, SARecord{Fields: saFields(saAttrs[attrType], r), raw: r})
+		sec.Records = append(sec.Records, SARecord{Fields: saFields(attr, r), raw: r})
 	}
 	q.res.Sections = append(q.res.Sections, sec)
 }
@@ -654,19 +660,6 @@ func (q *saQuerier) nodeRecords(ctx context.Context, name string, lid uint16, gu
 // for an 8-bit field.
 func given(v int, width int) bool { return uint64(uint32(v))&(1<<width-1) != 1<<width-1 }
 
-// saSelectors are the rows of the numbers after the LID of a "lid/a/b"
-// selector, as saquery's query handlers set them (MFTRecord's position
-// and block: see selectorTemplate).
-var saSelectors = map[string][2]string{
-	"PortInfoRecord":           {"PortNum", "Options"},
-	"SL2VLTableRecord":         {"InputPortNum", "OutputPortNum"},
-	"VLArbitrationTableRecord": {"OutputPortNum", "BlockNum"},
-	"PKeyTableRecord":          {"PortNum", "BlockNum"},
-	"LFTRecord":                {"BlockNum"},
-	"GUIDInfoRecord":           {"BlockNum"},
-	"LinkRecord":               {"FromPort"},
-}
-
 // saArgs is what a record query's positional arguments select, resolved:
 // "lid/a/b" (p1, p2 -1 when absent), LinkRecord's second "to_lid/to_port",
 // InformInfoRecord's SubscriberGID.
@@ -683,30 +676,27 @@ type saArgs struct {
 // query runs one record query with its selectors, as saquery's query_*
 // handlers build them.
 func (q *saQuerier) query(ctx context.Context, qt string, args []string, p *saParams, cpi []byte) error {
-	if qt == "ClassPortInfo" {
-		q.section("", "ClassPortInfo", [][]byte{cpi})
+	k, _ := saKindOf(qt)
+	if k.sel == selCPI {
+		q.section("", qt, [][]byte{cpi})
 		return nil
 	}
 	a := saArgs{p1: -1, p2: -1, toPort: -1}
-	switch qt {
-	case "ServiceRecord", "PathRecord", "MCMemberRecord":
-		// no positional selector
-	case "InformInfoRecord":
-		if len(args) > 0 {
-			g, err := parseGID(args[0])
-			if err != nil {
-				return &SAError{Exit: errnoEINVAL, Msg: fmt.Sprintf("Invalid SubscriberGID specified: \"%s\"", args[0])}
-			}
-			a.gid, a.hasGID = g, true
+	switch {
+	case k.sel == selGID && len(args) > 0:
+		g, err := parseGID(args[0])
+		if err != nil {
+			return &SAError{Exit: errnoEINVAL, Msg: fmt.Sprintf("Invalid SubscriberGID specified: \"%s\"", args[0])}
 		}
-	default:
+		a.gid, a.hasGID = g, true
+	case k.sel == selLID || k.sel == selLink:
 		if len(args) > 0 {
 			var err error
 			if a.lid, a.p1, a.p2, err = q.lidAndPorts(ctx, args[0]); err != nil {
 				return err
 			}
 		}
-		if qt == "LinkRecord" && len(args) > 1 {
+		if k.sel == selLink && len(args) > 1 {
 			tl, tp, _, err := q.lidAndPorts(ctx, args[1])
 			if err != nil {
 				return err
@@ -714,8 +704,8 @@ func (q *saQuerier) query(ctx context.Context, qt string, args []string, p *saPa
 			a.toLID, a.toPort, a.to = tl, tp, true
 		}
 	}
-	mask, tmpl := saTemplate(qt, &a, p)
-	recs, err := q.getTable(ctx, saAttrs[qt], mask, tmpl, 0)
+	t := k.templateOf(&a, p)
+	recs, err := q.getTable(ctx, t.Attr(), t.ComponentMask(), t.Bytes(), 0)
 	if err != nil {
 		return err
 	}
@@ -723,32 +713,33 @@ func (q *saQuerier) query(ctx context.Context, qt string, args []string, p *saPa
 	return nil
 }
 
-// saTemplate is the template and component mask of a record query, as
+// saTemplate is the template and component mask of query qt, as
 // saquery's query_* handlers build them.
 func saTemplate(qt string, a *saArgs, p *saParams) (uint64, []byte) {
-	var t *sa.Template
-	switch qt {
-	case "PathRecord":
-		t = &pathRecordTemplate(p).Template
-	case "MCMemberRecord":
-		t = &mcMemberTemplate(p.o).Template
-	default:
-		t = selectorTemplate(qt, a)
-	}
+	k, _ := saKindOf(qt)
+	t := k.templateOf(a, p)
 	return t.ComponentMask(), t.Bytes()
+}
+
+// templateOf is the kind's template for the selectors a and options p.
+func (k *saKind) templateOf(a *saArgs, p *saParams) *sa.Template {
+	if k.template != nil {
+		return k.template(k, a, p)
+	}
+	return selectorTemplate(k, a, p)
 }
 
 // selectorTemplate is the template of a query with positional selectors:
 // "lid/a/b" (every such record starts with its LID), LinkRecord's
 // "to_lid/to_port", InformInfoRecord's GID.
-func selectorTemplate(qt string, a *saArgs) *sa.Template {
-	t := sa.NewTemplate(saAttrs[qt])
-	switch qt {
-	case "ServiceRecord":
-		return t // no positional selector
-	case "InformInfoRecord":
+func selectorTemplate(k *saKind, a *saArgs, _ *saParams) *sa.Template {
+	t := sa.NewTemplate(k.attr())
+	switch k.sel {
+	case selNone, selCPI:
+		return t
+	case selGID:
 		if a.hasGID {
-			_ = t.SetBytes("SubscriberGID", a.gid[:])
+			_ = t.SetBytes(t.Attr().Layout.Fields[0].Name, a.gid[:])
 		}
 		return t
 	}
@@ -758,31 +749,33 @@ func selectorTemplate(qt string, a *saArgs) *sa.Template {
 	// The two numbers after the LID ("lid/port/block"), where the
 	// query's record has them: unset (-1 at the field's width, as
 	// saquery's CHECK_AND_SET_VAL compares) leaves them out.
-	for k, row := range saSelectors[qt] {
-		if row == "" {
-			continue
-		}
-		if f, _, _ := t.Attr().Field(row); given([2]int{a.p1, a.p2}[k], f.Width) {
-			_ = t.Set(row, uint64([2]int{a.p1, a.p2}[k]))
+	for i, row := range k.rows {
+		v := [2]int{a.p1, a.p2}[i]
+		if f, _, ok := t.Attr().Field(row); ok && given(v, f.Width) {
+			_ = t.Set(row, uint64(v))
 		}
 	}
-	switch qt {
-	case "MFTRecord":
-		// Position and block: saquery packs them in one 16-bit word,
-		// the block cut to its 9 bits.
-		if int16(a.p2) != -1 {
-			_ = t.Set("BlockNum", uint64(uint16(a.p2)&0x01ff))
-		}
-		if int8(a.p1) != -1 {
-			_ = t.Set("Position", uint64(uint8(a.p1)))
-		}
-	case "LinkRecord":
-		if a.to && a.toLID != 0 {
+	if k.sel == selLink && a.to {
+		if a.toLID != 0 {
 			_ = t.Set("ToLID", uint64(a.toLID))
 		}
-		if a.to && int8(a.toPort) != -1 {
+		if int8(a.toPort) != -1 {
 			_ = t.Set("ToPort", uint64(uint8(a.toPort)))
 		}
+	}
+	return t
+}
+
+// mftTemplate is query_mft_records': the LID, then the position and
+// block, which saquery packs in one 16-bit word, the block cut to its 9
+// bits.
+func mftTemplate(k *saKind, a *saArgs, p *saParams) *sa.Template {
+	t := selectorTemplate(k, a, p)
+	if int16(a.p2) != -1 {
+		_ = t.Set("BlockNum", uint64(uint16(a.p2)&0x01ff))
+	}
+	if int8(a.p1) != -1 {
+		_ = t.Set("Position", uint64(uint8(a.p1)))
 	}
 	return t
 }
@@ -801,7 +794,7 @@ func cWord(attr *sa.Attr, row string, width int) mad.Field {
 // selectors, as saquery's CHECK_AND_SET macros set them: a value given
 // (non-zero) with its component bits (MTU, rate and packet lifetime
 // carry their selector bit too).
-func pathRecordTemplate(p *saParams) *sa.PathRecordTemplate {
+func pathRecordTemplate(_ *saKind, _ *saArgs, p *saParams) *sa.Template {
 	o := p.o
 	t := sa.NewPathRecordTemplate()
 	attr := t.Attr()
@@ -867,12 +860,13 @@ func pathRecordTemplate(p *saParams) *sa.PathRecordTemplate {
 	if o.PktLife != 0 {
 		t.SetPacketLifeTimeSelector(o.PktLife >> 6).SetPacketLifeTime(o.PktLife)
 	}
-	return t
+	return &t.Template
 }
 
 // mcMemberTemplate is query_mcmember_records' template, as saquery's
 // CHECK_AND_SET macros set it.
-func mcMemberTemplate(o *SAQueryOptions) *sa.MCMemberRecordTemplate {
+func mcMemberTemplate(_ *saKind, _ *saArgs, p *saParams) *sa.Template {
+	o := p.o
 	t := sa.NewMCMemberRecordTemplate()
 	if o.MGID != ([16]byte{}) {
 		t.SetMGID(o.MGID)
@@ -923,7 +917,7 @@ func mcMemberTemplate(o *SAQueryOptions) *sa.MCMemberRecordTemplate {
 		_ = t.Put(cWord(t.Attr(), "ProxyJoin", 8), uint64(uint8(o.ProxyJoin)&1))
 		_ = t.Select("ProxyJoin")
 	}
-	return t
+	return &t.Template
 }
 
 // inetNtop6 is glibc's inet_ntop(AF_INET6) of a 16-byte GID (GIDString).
@@ -954,368 +948,3 @@ var saNodeTypes = [...]string{"UNKNOWN", "Channel Adapter", "Switch", "Router"}
 func (r *SAResult) name(guid uint64, desc []byte) string {
 	return remapName(r.names, guid, cString(desc))
 }
-
-func (r *SAResult) writeRecord(w *bufio.Writer, typ string, b []byte) {
-	pad := func(n int) []byte { // records shorter than their C struct read as zeros
-		if len(b) < n {
-			b = append(append([]byte(nil), b...), make([]byte, n-len(b))...)
-		}
-		return b
-	}
-	switch typ {
-	case "NodeRecord", "NodeLID", "NodeGUID", "NodeName", "NodeDesc":
-		b = pad(108)
-		ni := b[4:44]
-		name := r.name(be64(ni[12:20]), b[44:108])
-		switch typ {
-		case "NodeLID":
-			fmt.Fprintf(w, "%d\n", be16(b[0:2]))
-			return
-		case "NodeGUID":
-			fmt.Fprintf(w, "0x%016x\n", be64(ni[20:28]))
-			return
-		case "NodeName":
-			fmt.Fprintf(w, "%s\n", name)
-			return
-		case "NodeDesc":
-			fmt.Fprintf(w, "%6d  \"%s\"\n", be16(b[0:2]), name)
-			return
-		}
-		nt := ni[2]
-		if nt > 3 {
-			nt = 0
-		}
-		fmt.Fprintf(w, "NodeRecord dump:\n"+
-			"\t\tlid.....................%d\n"+
-			"\t\treserved................0x%X\n"+
-			"\t\tbase_version............0x%X\n"+
-			"\t\tclass_version...........0x%X\n"+
-			"\t\tnode_type...............%s\n"+
-			"\t\tnum_ports...............%d\n"+
-			"\t\tsys_guid................0x%016x\n"+
-			"\t\tnode_guid...............0x%016x\n"+
-			"\t\tport_guid...............0x%016x\n"+
-			"\t\tpartition_cap...........0x%X\n"+
-			"\t\tdevice_id...............0x%X\n"+
-			"\t\trevision................0x%X\n"+
-			"\t\tport_num................%d\n"+
-			"\t\tvendor_id...............0x%X\n"+
-			"\t\tNodeDescription.........%s\n",
-			be16(b[0:2]), be16(b[2:4]), ni[0], ni[1], saNodeTypes[nt], ni[3],
-			be64(ni[4:12]), be64(ni[12:20]), be64(ni[20:28]), be16(ni[28:30]), be16(ni[30:32]), be32(ni[32:36]),
-			ni[36], be32(ni[36:40])&0xffffff, name)
-	case "PathRecord":
-		b = pad(64)
-		fmt.Fprintf(w, "PathRecord dump:\n"+
-			"\t\tservice_id..............0x%016x\n"+
-			"\t\tdgid....................%s\n"+
-			"\t\tsgid....................%s\n"+
-			"\t\tdlid....................%d\n"+
-			"\t\tslid....................%d\n"+
-			"\t\thop_flow_raw............0x%X\n"+
-			"\t\ttclass..................0x%X\n"+
-			"\t\tnum_path_revers.........0x%X\n"+
-			"\t\tpkey....................0x%X\n"+
-			"\t\tqos_class...............0x%X\n"+
-			"\t\tsl......................0x%X\n"+
-			"\t\tmtu.....................0x%X\n"+
-			"\t\trate....................0x%X\n"+
-			"\t\tpkt_life................0x%X\n"+
-			"\t\tpreference..............0x%X\n"+
-			"\t\tresv2...................0x%02X%02X%02X%02X%02X%02X\n",
-			be64(b[0:8]), inetNtop6(b[8:24]), inetNtop6(b[24:40]), be16(b[40:42]), be16(b[42:44]),
-			be32(b[44:48]), b[48], b[49], be16(b[50:52]), be16(b[52:54])>>4, be16(b[52:54])&0xf,
-			b[54], b[55], b[56], b[57], b[58], b[59], b[60], b[61], b[62], b[63])
-	case "ClassPortInfo":
-		b = pad(72)
-		fmt.Fprintf(w, "SA ClassPortInfo:\n"+
-			"\t\tBase version.............%d\n"+
-			"\t\tClass version............%d\n"+
-			"\t\tCapability mask..........0x%04X\n"+
-			"\t\tCapability mask 2........0x%08X\n"+
-			"\t\tResponse time value......0x%02X\n"+
-			"\t\tRedirect GID.............%s\n"+
-			"\t\tRedirect TC/SL/FL........0x%08X\n"+
-			"\t\tRedirect LID.............%d\n"+
-			"\t\tRedirect PKey............0x%04X\n"+
-			"\t\tRedirect QP..............0x%08X\n"+
-			"\t\tRedirect QKey............0x%08X\n"+
-			"\t\tTrap GID.................%s\n"+
-			"\t\tTrap TC/SL/FL............0x%08X\n"+
-			"\t\tTrap LID.................%d\n"+
-			"\t\tTrap PKey................0x%04X\n"+
-			"\t\tTrap HL/QP...............0x%08X\n"+
-			"\t\tTrap QKey................0x%08X\n",
-			b[0], b[1], be16(b[2:4]), be32(b[4:8])>>5, be32(b[4:8])&0x1f, inetNtop6(b[8:24]),
-			be32(b[24:28]), be16(b[28:30]), be16(b[30:32]), be32(b[32:36]), be32(b[36:40]),
-			inetNtop6(b[40:56]), be32(b[56:60]), be16(b[60:62]), be16(b[62:64]), be32(b[64:68]), be32(b[68:72]))
-	case "IsSMPort":
-		b = pad(68)
-		pi := b[4:]
-		fmt.Fprintf(w, "PortInfoRecord dump:\n"+
-			"\t\tEndPortLid..............%d\n"+
-			"\t\tPortNum.................%d\n"+
-			"\t\tbase_lid................%d\n"+
-			"\t\tmaster_sm_base_lid......%d\n"+
-			"\t\tcapability_mask.........0x%X\n",
-			be16(b[0:2]), b[2], be16(pi[16:18]), be16(pi[18:20]), be32(pi[20:24]))
-	case "PortInfoRecord":
-		b = pad(68)
-		fmt.Fprintf(w, "PortInfoRecord dump:\n"+
-			"\tRID\n"+
-			"\t\tEndPortLid..............%d\n"+
-			"\t\tPortNum.................%d\n"+
-			"\t\tOptions.................0x%x\n"+
-			"\tPortInfo dump:\n",
-			be16(b[0:2]), b[2], b[3])
-		// dump_portinfo(pi, 2): smpquery portinfo's fields, each after
-		// two tabs (a value's own continuation lines get none), M_Key
-		// not displayed.
-		var fb strings.Builder
-		dotLine(&fb, "Mkey", notDisplayed)
-		w.WriteString("\t\t" + fb.String())
-		for _, f := range portInfoFields {
-			fb.Reset()
-			dotLine(&fb, f.name, f.text(b[4:68]))
-			w.WriteString("\t\t" + fb.String())
-		}
-	case "MCMemberRecord":
-		b = pad(52)
-		sfh := be32(b[44:48])
-		fmt.Fprintf(w, "MCMember Record dump:\n"+
-			"\t\tMGID....................%s\n"+
-			"\t\tPortGid.................%s\n"+
-			"\t\tqkey....................0x%x\n"+
-			"\t\tmlid....................0x%x\n"+
-			"\t\tmtu.....................0x%x\n"+
-			"\t\tTClass..................0x%x\n"+
-			"\t\tpkey....................0x%x\n"+
-			"\t\trate....................0x%x\n"+
-			"\t\tpkt_life................0x%x\n"+
-			"\t\tSL......................0x%x\n"+
-			"\t\tFlowLabel...............0x%x\n"+
-			"\t\tHopLimit................0x%x\n"+
-			"\t\tScope...................0x%x\n"+
-			"\t\tJoinState...............0x%x\n"+
-			"\t\tProxyJoin...............0x%x\n",
-			inetNtop6(b[0:16]), inetNtop6(b[16:32]), be32(b[32:36]), be16(b[36:38]), b[38], b[39],
-			be16(b[40:42]), b[42], b[43], sfh>>28&0xf, sfh>>8&0xfffff, sfh&0xff, b[48]>>4, b[48]&0xf, b[49]&1)
-	case "MCGroup":
-		b = pad(52)
-		fmt.Fprintf(w, "MCMemberRecord group dump:\n"+
-			"\t\tMGID....................%s\n"+
-			"\t\tMlid....................0x%X\n"+
-			"\t\tMtu.....................0x%X\n"+
-			"\t\tpkey....................0x%X\n"+
-			"\t\tRate....................0x%X\n"+
-			"\t\tSL......................0x%X\n",
-			inetNtop6(b[0:16]), be16(b[36:38]), b[38], be16(b[40:42]), b[42], be32(b[44:48])>>28&0xf)
-	case "MCMember":
-		b = pad(52)
-		node := "<unknown>"
-		for _, nr := range r.nodeRecs {
-			if len(nr) >= 108 && be64(nr[4+20:4+28]) == be64(b[24:32]) {
-				node = r.name(be64(nr[4+12:4+20]), nr[44:108])
-				break
-			}
-		}
-		if r.requested != "" {
-			// strtol(name) == mlid: the whole value, not its low bits.
-			if v, _ := parseCULong(r.requested); v == uint64(be16(b[36:38])) {
-				fmt.Fprintf(w, "\t\tPortGid.................%s (%s)\n", inetNtop6(b[16:32]), node)
-			}
-			return
-		}
-		fmt.Fprintf(w, "MCMemberRecord member dump:\n"+
-			"\t\tMGID....................%s\n"+
-			"\t\tMlid....................0x%X\n"+
-			"\t\tPortGid.................%s\n"+
-			"\t\tScopeState..............0x%X\n"+
-			"\t\tProxyJoin...............0x%X\n"+
-			"\t\tNodeDescription.........%s\n",
-			inetNtop6(b[0:16]), be16(b[36:38]), inetNtop6(b[16:32]), b[48], b[49]&1, node)
-	case "ServiceRecord":
-		b = pad(176)
-		key := notDisplayed // saquery without -K; ibscript never shows a key
-		fmt.Fprintf(w, "ServiceRecord dump:\n"+
-			"\t\tServiceID...............0x%016x\n"+
-			"\t\tServiceGID..............%s\n"+
-			"\t\tServiceP_Key............0x%X\n"+
-			"\t\tServiceLease............0x%X\n"+
-			"\t\tServiceKey..............%s\n"+
-			"\t\tServiceName.............%s\n",
-			be64(b[0:8]), inetNtop6(b[8:24]), be16(b[24:26]), be32(b[28:32]), key, cString(b[48:112]))
-		for i := range 16 {
-			fmt.Fprintf(w, "\t\tServiceData8.%d%s0x%X\n", i+1, dots(24-len("ServiceData8.")-len(strconv.Itoa(i+1))), b[112+i])
-		}
-		for i := range 8 {
-			fmt.Fprintf(w, "\t\tServiceData16.%d.........0x%X\n", i+1, be16(b[128+2*i:]))
-		}
-		for i := range 4 {
-			fmt.Fprintf(w, "\t\tServiceData32.%d.........0x%X\n", i+1, be32(b[144+4*i:]))
-		}
-		for i := range 2 {
-			fmt.Fprintf(w, "\t\tServiceData64.%d.........0x%016x\n", i+1, be64(b[160+8*i:]))
-		}
-	case "SMInfoRecord":
-		b = pad(25)
-		// saquery prints the SM_Key the SA returns (0 unless the request
-		// carried the right one); ibscript never prints a key.
-		smkey := fmt.Sprintf("0x%016x", be64(b[12:20]))
-		if be64(b[12:20]) != 0 {
-			smkey = notDisplayed
-		}
-		fmt.Fprintf(w, "SMInfoRecord dump:\n"+
-			"\t\tRID\n"+
-			"\t\tLID...................%d\n"+
-			"\t\tSMInfo dump:\n"+
-			"\t\tGUID..................0x%016x\n"+
-			"\t\tSM_Key................%s\n"+
-			"\t\tActCount..............%d\n"+
-			"\t\tPriority..............%d\n"+
-			"\t\tSMState...............%d\n",
-			be16(b[0:2]), be64(b[4:12]), smkey, be32(b[20:24]), b[24]>>4, b[24]&0xf)
-	case "SwitchInfoRecord":
-		b = pad(24)
-		fmt.Fprintf(w, "SwitchInfoRecord dump:\n"+
-			"\t\tRID\n"+
-			"\t\tLID.....................................%d\n"+
-			"\t\tSwitchInfo dump:\n"+
-			"\t\tLinearFDBCap............................0x%X\n"+
-			"\t\tRandomFDBCap............................0x%X\n"+
-			"\t\tMulticastFDBCap.........................0x%X\n"+
-			"\t\tLinearFDBTop............................0x%X\n"+
-			"\t\tDefaultPort.............................%d\n"+
-			"\t\tDefaultMulticastPrimaryPort.............%d\n"+
-			"\t\tDefaultMulticastNotPrimaryPort..........%d\n"+
-			"\t\tLifeTimeValue/PortStateChange/OpSL2VL...0x%X\n"+
-			"\t\tLIDsPerPort.............................0x%X\n"+
-			"\t\tPartitionEnforcementCap.................0x%X\n"+
-			"\t\tflags...................................0x%X\n",
-			be16(b[0:2]), be16(b[4:6]), be16(b[6:8]), be16(b[8:10]), be16(b[10:12]), b[12], b[13], b[14], b[15],
-			be16(b[16:18]), be16(b[18:20]), b[20])
-		if r.capMask2&(1<<3) != 0 {
-			fmt.Fprintf(w, "\t\tMulticastFDBTop.........................0x%X\n", be16(b[22:24]))
-		}
-	case "InformInfoRecord":
-		b = pad(60)
-		ii := b[24:60]
-		qr := be32(ii[28:32])
-		fmt.Fprintf(w, "InformInfoRecord dump:\n"+
-			"\t\tRID\n"+
-			"\t\tSubscriberGID...........%s\n"+
-			"\t\tSubscriberEnum..........0x%X\n"+
-			"\t\tInformInfo dump:\n"+
-			"\t\tgid.....................%s\n"+
-			"\t\tlid_range_begin.........%d\n"+
-			"\t\tlid_range_end...........%d\n"+
-			"\t\tis_generic..............0x%X\n"+
-			"\t\tsubscribe...............0x%X\n"+
-			"\t\ttrap_type...............0x%X\n",
-			inetNtop6(b[0:16]), be16(b[16:18]), inetNtop6(ii[0:16]), be16(ii[16:18]), be16(ii[18:20]), ii[22], ii[23], be16(ii[24:26]))
-		if ii[22] != 0 {
-			fmt.Fprintf(w, "\t\ttrap_num................%d\n", be16(ii[26:28]))
-		} else {
-			fmt.Fprintf(w, "\t\tdev_id..................0x%X\n", be16(ii[26:28]))
-		}
-		// saquery shows the QPN only with -K.
-		w.WriteString("\t\tqpn....................." + notDisplayed + "\n")
-		prod := uint32(ii[33])<<16 | uint32(be16(ii[34:36]))
-		if ii[22] != 0 {
-			fmt.Fprintf(w, "\t\tresp_time_val...........0x%X\n\t\tnode_type...............0x%06X\n", qr&0x1f, prod)
-		} else {
-			fmt.Fprintf(w, "\t\tresp_time_val...........0x%X\n\t\tvendor_id...............0x%06X\n", qr&0x1f, prod)
-		}
-	case "LinkRecord":
-		b = pad(6)
-		fmt.Fprintf(w, "LinkRecord dump:\n"+
-			"\t\tFromLID....................%d\n"+
-			"\t\tFromPort...................%d\n"+
-			"\t\tToPort.....................%d\n"+
-			"\t\tToLID......................%d\n",
-			be16(b[0:2]), b[2], b[3], be16(b[4:6]))
-	case "SL2VLTableRecord":
-		b = pad(16)
-		fmt.Fprintf(w, "SL2VLTableRecord dump:\n"+
-			"\t\tLID........................%d\n"+
-			"\t\tInPort.....................%d\n"+
-			"\t\tOutPort....................%d\n"+
-			"\t\tSL: 0| 1| 2| 3| 4| 5| 6| 7| 8| 9|10|11|12|13|14|15|\n"+
-			"\t\tVL:", be16(b[0:2]), b[2], b[3])
-		for sl := range 16 {
-			fmt.Fprintf(w, "%2d|", b[8+sl/2]>>(4*(1-sl%2))&0xf)
-		}
-		w.WriteString("\n")
-	case "VLArbitrationTableRecord":
-		b = pad(72)
-		fmt.Fprintf(w, "VLArbTableRecord dump:\n"+
-			"\t\tLID........................%d\n"+
-			"\t\tPort.......................%d\n"+
-			"\t\tBlock......................%d\n", be16(b[0:2]), b[2], b[3])
-		for i := 0; i < 32; i += 16 {
-			w.WriteString("\t\tVL    :")
-			for k := range 16 {
-				fmt.Fprintf(w, "%2d|", b[8+2*(i+k)]&0xf)
-			}
-			w.WriteString("\n\t\tWeight:")
-			for k := range 16 {
-				fmt.Fprintf(w, "%2d|", b[8+2*(i+k)+1])
-			}
-			w.WriteString("\n")
-		}
-	case "PKeyTableRecord":
-		b = pad(72)
-		// saquery prints the block number without converting it from
-		// network order.
-		fmt.Fprintf(w, "PKeyTableRecord dump:\n"+
-			"\t\tLID........................%d\n"+
-			"\t\tPort.......................%d\n"+
-			"\t\tBlock......................%d\n"+
-			"\t\tPKey Table:\n", be16(b[0:2]), b[4], binary.LittleEndian.Uint16(b[2:4]))
-		for i := 0; i < 32; i += 8 {
-			w.WriteString("\t\t")
-			for k := range 8 {
-				if k > 0 {
-					w.WriteByte(' ')
-				}
-				fmt.Fprintf(w, "0x%04x", be16(b[8+2*(i+k):]))
-			}
-			w.WriteString("\n")
-		}
-		w.WriteString("\n")
-	case "LFTRecord":
-		b = pad(72)
-		block := int(be16(b[2:4]))
-		fmt.Fprintf(w, "LFT Record dump:\n"+
-			"\t\tLID........................%d\n"+
-			"\t\tBlock......................%d\n"+
-			"\t\tLFT:\n\t\tLID\tPort Number\n", be16(b[0:2]), block)
-		for i := range 64 {
-			fmt.Fprintf(w, "\t\t%d\t%d\n", block*64+i, b[8+i])
-		}
-		w.WriteString("\n")
-	case "GUIDInfoRecord":
-		b = pad(72)
-		fmt.Fprintf(w, "GUIDInfo Record dump:\n"+
-			"\t\tLID........................%d\n"+
-			"\t\tBlock......................%d\n", be16(b[0:2]), b[2])
-		for i := range 8 {
-			fmt.Fprintf(w, "\t\tGUID %d.....................0x%016x\n", i, be64(b[8+8*i:]))
-		}
-	case "MFTRecord":
-		b = pad(72)
-		pbn := be16(b[2:4])
-		block := int(pbn & 0x01ff)
-		fmt.Fprintf(w, "MFT Record dump:\n"+
-			"\t\tLID........................%d\n"+
-			"\t\tPosition...................%d\n"+
-			"\t\tBlock......................%d\n"+
-			"\t\tMFT:\n\t\tMLID\tPort Mask\n", be16(b[0:2]), pbn>>12, block)
-		for i := range 32 {
-			fmt.Fprintf(w, "\t\t0x%04x\t0x%04x\n", 0xc000+block*32+i, be16(b[8+2*i:]))
-		}
-		w.WriteString("\n")
-	}
-}
-
-func dots(n int) string { return strings.Repeat(".", max(n, 0)) }

@@ -83,39 +83,7 @@ func init() {
 func saqueryOpts(inv *Invocation) (*diag.SAQueryOptions, error) {
 	o := diag.NewSAQueryOptions()
 	o.Args = inv.Args
-	// Each of these flags picks a command or query; saquery keeps the
-	// last one given of each kind, in command-line order, which the
-	// parsed options no longer carry: they are applied in its table's
-	// order, which differs only when two of them are combined.
-	for _, f := range []struct {
-		key  string
-		cmd  diag.SACommand
-		prt  diag.SANodePrint
-		qt   string
-		node bool
-	}{
-		{"p", 0, 0, "PathRecord", false}, {"D", 0, 0, "", false},
-		{"c", diag.SAClassPortInfo, 0, "", false}, {"S", 0, 0, "ServiceRecord", false}, {"I", 0, 0, "InformInfoRecord", false},
-		{"N", diag.SANodeRecords, diag.SANodeAll, "", false}, {"L", diag.SANodeRecords, diag.SANodeLIDOnly, "", true},
-		{"l", diag.SANodeRecords, diag.SANodeUniqueLID, "", true}, {"G", diag.SANodeRecords, diag.SANodeGUIDOnly, "", true},
-		{"O", diag.SANodeRecords, diag.SANodeNameOfLID, "", true}, {"U", diag.SANodeRecords, diag.SANodeNameOfGUID, "", true},
-		{"list", diag.SANodeRecords, diag.SANodeAllDesc, "", true},
-		{"s", diag.SAIsSM, 0, "", false}, {"g", diag.SAMCGroups, 0, "", false}, {"m", diag.SAMCMembers, 0, "", false},
-		{"x", 0, 0, "LinkRecord", false},
-	} {
-		if !inv.Has(f.key) {
-			continue
-		}
-		if f.qt != "" {
-			o.QueryType = f.qt
-		}
-		if f.cmd != 0 {
-			o.Command = f.cmd
-		}
-		if f.node {
-			o.NodePrint = f.prt
-		}
-	}
+	saqueryCommand(inv, o)
 	o.SrcToDst, o.SGIDToDGID = inv.Value("src-to-dst"), inv.Value("sgid-to-dgid")
 	if o.SrcToDst != "" && !strings.Contains(o.SrcToDst, ":") {
 		return nil, fmt.Errorf("--src-to-dst %q: want <src:dst>", o.SrcToDst)
@@ -168,21 +136,33 @@ func saqueryOpts(inv *Invocation) (*diag.SAQueryOptions, error) {
 	setInt("sl", &o.SL)
 	setInt("hop_limit", &o.HopLimit)
 	setInt("proxy_join", &o.ProxyJoin)
-	if v, ok, e := num("qkey", 32); e != nil {
-		err = e
-	} else if ok {
-		o.QKey = uint32(v)
+	set32 := func(key string, dst *uint32) {
+		if v, ok, e := num(key, 32); e != nil {
+			err = e
+		} else if ok {
+			*dst = uint32(v)
+		}
 	}
-	if v, ok, e := num("flow_label", 32); e != nil {
-		err = e
-	} else if ok {
-		o.FlowLabel = uint32(v)
-	}
+	set32("qkey", &o.QKey)
+	set32("flow_label", &o.FlowLabel)
 	if v, ok, e := num("service_id", 64); e != nil {
 		err = e
 	} else if ok {
 		o.ServiceID = v
 	}
+	if gerr := saqueryGIDs(inv, o); gerr != nil {
+		return nil, gerr
+	}
+	if inv.Has(optTimeout) {
+		// configure refused a value the C tools refuse.
+		ms, _ := cTimeout(inv.Value(optTimeout))
+		o.Timeout = time.Duration(ms) * time.Millisecond
+	}
+	return o, err
+}
+
+// saqueryGIDs reads the GID options (--sgid, --dgid, --gid, --mgid).
+func saqueryGIDs(inv *Invocation, o *diag.SAQueryOptions) error {
 	for _, g := range []struct {
 		key string
 		dst *[16]byte
@@ -192,16 +172,48 @@ func saqueryOpts(inv *Invocation) (*diag.SAQueryOptions, error) {
 		}
 		a, perr := netip.ParseAddr(inv.Value(g.key))
 		if perr != nil || !a.Is6() {
-			return nil, fmt.Errorf("--%s %q: want a GID in IPv6 format", g.key, inv.Value(g.key))
+			return fmt.Errorf("--%s %q: want a GID in IPv6 format", g.key, inv.Value(g.key))
 		}
 		*g.dst = a.As16()
 	}
-	if inv.Has(optTimeout) {
-		// configure refused a value the C tools refuse.
-		ms, _ := cTimeout(inv.Value(optTimeout))
-		o.Timeout = time.Duration(ms) * time.Millisecond
+	return nil
+}
+
+// saqueryCommand sets the command, node print form and query type the
+// flags pick. Each of these flags picks a command or query; saquery
+// keeps the last one given of each kind, in command-line order, which
+// the parsed options no longer carry: they are applied in its table's
+// order, which differs only when two of them are combined.
+func saqueryCommand(inv *Invocation, o *diag.SAQueryOptions) {
+	for _, f := range []struct {
+		key  string
+		cmd  diag.SACommand
+		prt  diag.SANodePrint
+		qt   string
+		node bool
+	}{
+		{"p", 0, 0, "PathRecord", false}, {"D", 0, 0, "", false},
+		{"c", diag.SAClassPortInfo, 0, "", false}, {"S", 0, 0, "ServiceRecord", false}, {"I", 0, 0, "InformInfoRecord", false},
+		{"N", diag.SANodeRecords, diag.SANodeAll, "", false}, {"L", diag.SANodeRecords, diag.SANodeLIDOnly, "", true},
+		{"l", diag.SANodeRecords, diag.SANodeUniqueLID, "", true}, {"G", diag.SANodeRecords, diag.SANodeGUIDOnly, "", true},
+		{"O", diag.SANodeRecords, diag.SANodeNameOfLID, "", true}, {"U", diag.SANodeRecords, diag.SANodeNameOfGUID, "", true},
+		{"list", diag.SANodeRecords, diag.SANodeAllDesc, "", true},
+		{"s", diag.SAIsSM, 0, "", false}, {"g", diag.SAMCGroups, 0, "", false}, {"m", diag.SAMCMembers, 0, "", false},
+		{"x", 0, 0, "LinkRecord", false},
+	} {
+		if !inv.Has(f.key) {
+			continue
+		}
+		if f.qt != "" {
+			o.QueryType = f.qt
+		}
+		if f.cmd != 0 {
+			o.Command = f.cmd
+		}
+		if f.node {
+			o.NodePrint = f.prt
+		}
 	}
-	return o, err
 }
 
 func runSAQuery(ctx context.Context, inv *Invocation) int {
