@@ -802,18 +802,8 @@ func pathRecordTemplate(_ *saKind, _ *saArgs, p *saParams) *sa.Template {
 		t.SetServiceID(o.ServiceID)
 		t.SelectComponent(1) // ServiceID's second half
 	}
-	if p.sgid != ([16]byte{}) {
-		t.SetSGID(p.sgid)
-	}
-	if p.dgid != ([16]byte{}) {
-		t.SetDGID(p.dgid)
-	}
-	if p.slid != 0 {
-		t.SetSLID(p.slid)
-	}
-	if p.dlid != 0 {
-		t.SetDLID(p.dlid)
-	}
+	setGiven(&t.Template, []saGiven{{"SGID", 0, p.sgid}, {"DGID", 0, p.dgid}, {"SLID", uint64(p.slid), zeroGID},
+		{"DLID", uint64(p.dlid), zeroGID}, {"TClass", uint64(o.TClass), zeroGID}, {"P_Key", uint64(o.PKey), zeroGID}})
 	// hop_flow_raw: the hop limit's 32 bits, the flow label's low 8
 	// above them.
 	var hfr uint32
@@ -826,9 +816,6 @@ func pathRecordTemplate(_ *saKind, _ *saArgs, p *saParams) *sa.Template {
 		_ = t.Select("FlowLabel")
 	}
 	_ = t.Put(cWord(attr, "RawTraffic", 32), uint64(hfr))
-	if o.TClass != 0 {
-		t.SetTClass(o.TClass)
-	}
 	// num_path_revers: the number of paths' 8 bits, reversible on top.
 	var npr uint8
 	if given(p.numbPath, 8) {
@@ -840,27 +827,50 @@ func pathRecordTemplate(_ *saKind, _ *saArgs, p *saParams) *sa.Template {
 		_ = t.Select("Reversible")
 	}
 	_ = t.Put(cWord(attr, "Reversible", 8), uint64(npr))
-	if o.PKey != 0 {
-		t.SetPKey(o.PKey)
-	}
 	if given(o.SL, 16) {
 		t.SetSL(uint8(o.SL))
 	}
 	if o.QoSClass != -1 {
 		t.SetQoSClass(uint16(o.QoSClass))
 	}
-	// MTU, rate and packet lifetime: a byte each, the selector its top
-	// two bits.
-	if o.MTU != 0 {
-		t.SetMTUSelector(o.MTU >> 6).SetMTU(o.MTU)
-	}
-	if o.Rate != 0 {
-		t.SetRateSelector(o.Rate >> 6).SetRate(o.Rate)
-	}
-	if o.PktLife != 0 {
-		t.SetPacketLifeTimeSelector(o.PktLife >> 6).SetPacketLifeTime(o.PktLife)
-	}
+	selectorBytes(&t.Template, o)
 	return &t.Template
+}
+
+// saGiven is a row saquery sets when its value is given (non-zero): a
+// number, or a GID.
+type saGiven struct {
+	row string
+	v   uint64
+	gid [16]byte
+}
+
+var zeroGID [16]byte
+
+// setGiven sets the rows given, as saquery's CHECK_AND_SET.
+func setGiven(t *sa.Template, rows []saGiven) {
+	for _, r := range rows {
+		if r.gid != zeroGID {
+			_ = t.SetBytes(r.row, r.gid[:])
+		} else if r.v != 0 {
+			_ = t.Set(r.row, r.v)
+		}
+	}
+}
+
+// selectorBytes sets the MTU, rate and packet lifetime of a PathRecord or
+// MCMemberRecord as saquery does: a byte each, given when non-zero, the
+// selector its top two bits; both rows' components selected.
+func selectorBytes(t *sa.Template, o *SAQueryOptions) {
+	for _, b := range []struct {
+		row string
+		v   uint8
+	}{{"MTU", o.MTU}, {"Rate", o.Rate}, {"PacketLifeTime", o.PktLife}} {
+		if b.v != 0 {
+			_ = t.Set(b.row+"Selector", uint64(b.v>>6))
+			_ = t.Set(b.row, uint64(b.v))
+		}
+	}
 }
 
 // mcMemberTemplate is query_mcmember_records' template, as saquery's
@@ -868,33 +878,9 @@ func pathRecordTemplate(_ *saKind, _ *saArgs, p *saParams) *sa.Template {
 func mcMemberTemplate(_ *saKind, _ *saArgs, p *saParams) *sa.Template {
 	o := p.o
 	t := sa.NewMCMemberRecordTemplate()
-	if o.MGID != ([16]byte{}) {
-		t.SetMGID(o.MGID)
-	}
-	if o.GID != ([16]byte{}) {
-		t.SetPortGID(o.GID)
-	}
-	if o.MLID != 0 {
-		t.SetMLID(o.MLID)
-	}
-	if o.QKey != 0 {
-		t.SetQKey(o.QKey)
-	}
-	if o.MTU != 0 {
-		t.SetMTUSelector(o.MTU >> 6).SetMTU(o.MTU)
-	}
-	if o.Rate != 0 {
-		t.SetRateSelector(o.Rate >> 6).SetRate(o.Rate)
-	}
-	if o.PktLife != 0 {
-		t.SetPacketLifeTimeSelector(o.PktLife >> 6).SetPacketLifeTime(o.PktLife)
-	}
-	if o.TClass != 0 {
-		t.SetTClass(o.TClass)
-	}
-	if o.PKey != 0 {
-		t.SetPKey(o.PKey)
-	}
+	setGiven(&t.Template, []saGiven{{"MGID", 0, o.MGID}, {"PortGID", 0, o.GID}, {"MLID", uint64(o.MLID), zeroGID},
+		{"Q_Key", uint64(o.QKey), zeroGID}, {"TClass", uint64(o.TClass), zeroGID}, {"P_Key", uint64(o.PKey), zeroGID}})
+	selectorBytes(&t.Template, o)
 	if given(o.SL, 8) {
 		t.SetSL(uint8(o.SL))
 	}

@@ -79,18 +79,26 @@ func (f *Fabric) saNodeRecords(q *saQuery) {
 // saPortInfoRecords lists the PortInfoRecords. f.mu is held.
 func (f *Fabric) saPortInfoRecords(q *saQuery) {
 	elid, pnum := q.field("EndportLID"), q.field("PortNum")
+	f.eachRecordPort(func(n *node, ep, p *port) {
+		q.add(func(r []byte) {
+			elid.Put(r, uint64(ep.lid))
+			pnum.Put(r, uint64(p.num))
+			copy(r[4:68], p.pi[:])
+			piLocalPortNum.Put(r[4:], uint64(f.smIngress(n, p)))
+		})
+	})
+}
+
+// eachRecordPort calls fn with each port that has per-port records
+// (PortInfo, P_KeyTable) and the endport whose LID they carry: every
+// port of a switch (with its port 0), a CA's ports with a LID.
+func (f *Fabric) eachRecordPort(fn func(n *node, ep, p *port)) {
 	for _, n := range f.nodes {
 		for _, ep := range f.endports(n) {
 			for _, p := range n.ports {
-				if p == nil || (n.typ != typeSwitch && p != ep) {
-					continue
+				if p != nil && (n.typ == typeSwitch || p == ep) {
+					fn(n, ep, p)
 				}
-				q.add(func(r []byte) {
-					elid.Put(r, uint64(ep.lid))
-					pnum.Put(r, uint64(p.num))
-					copy(r[4:68], p.pi[:])
-					piLocalPortNum.Put(r[4:], uint64(f.smIngress(n, p)))
-				})
 			}
 		}
 	}
@@ -171,24 +179,17 @@ func (f *Fabric) saGUIDInfoRecords(q *saQuery) {
 // saPKeyTableRecords lists the PKeyTableRecords. f.mu is held.
 func (f *Fabric) saPKeyTableRecords(q *saQuery) {
 	lid, pn, k0 := q.field("LID"), q.field("PortNum"), q.field("P_Key0")
-	for _, n := range f.nodes {
-		for _, ep := range f.endports(n) {
-			for _, p := range n.ports {
-				if p == nil || (n.typ != typeSwitch && p != ep) {
-					continue
-				}
-				q.add(func(r []byte) {
-					lid.Put(r, uint64(ep.lid))
-					pn.Put(r, uint64(p.num))
-					for i := 0; i < 32 && i < p.pkeyCap(); i++ {
-						fk := k0
-						fk.Bit += 16 * i
-						fk.Put(r, uint64(p.pkey(i)))
-					}
-				})
+	f.eachRecordPort(func(_ *node, ep, p *port) {
+		q.add(func(r []byte) {
+			lid.Put(r, uint64(ep.lid))
+			pn.Put(r, uint64(p.num))
+			for i := 0; i < 32 && i < p.pkeyCap(); i++ {
+				fk := k0
+				fk.Bit += 16 * i
+				fk.Put(r, uint64(p.pkey(i)))
 			}
-		}
-	}
+		})
+	})
 }
 
 // saSMInfoRecords lists the SMInfoRecords. f.mu is held.

@@ -99,57 +99,34 @@ func saqueryOpts(inv *Invocation) (*diag.SAQueryOptions, error) {
 		return v, true, nil
 	}
 	var err error
-	set16 := func(key string, dst *uint16) {
-		if v, ok, e := num(key, 16); e != nil {
+	set := func(key string, bits int, put func(uint64)) {
+		if v, ok, e := num(key, bits); e != nil {
 			err = e
 		} else if ok {
-			*dst = uint16(v)
+			put(v)
 		}
 	}
-	set8 := func(key string, dst *uint8) {
-		if v, ok, e := num(key, 8); e != nil {
-			err = e
-		} else if ok {
-			*dst = uint8(v)
-		}
+	for _, f := range []struct {
+		key string
+		dst *uint16
+	}{{"slid", &o.SLID}, {"dlid", &o.DLID}, {"mlid", &o.MLID}, {"pkey", &o.PKey}} {
+		set(f.key, 16, func(v uint64) { *f.dst = uint16(v) })
 	}
-	setInt := func(key string, dst *int) {
-		if v, ok, e := num(key, 32); e != nil {
-			err = e
-		} else if ok {
-			*dst = int(v)
-		}
+	for _, f := range []struct {
+		key string
+		dst *uint8
+	}{{"mtu", &o.MTU}, {"rate", &o.Rate}, {"pkt_lifetime", &o.PktLife}, {"tclass", &o.TClass}, {"scope", &o.Scope}, {"join_state", &o.JoinState}} {
+		set(f.key, 8, func(v uint64) { *f.dst = uint8(v) })
 	}
-	set16("slid", &o.SLID)
-	set16("dlid", &o.DLID)
-	set16("mlid", &o.MLID)
-	set16("pkey", &o.PKey)
-	set8("mtu", &o.MTU)
-	set8("rate", &o.Rate)
-	set8("pkt_lifetime", &o.PktLife)
-	set8("tclass", &o.TClass)
-	set8("scope", &o.Scope)
-	set8("join_state", &o.JoinState)
-	setInt("reversible", &o.Reversible)
-	setInt("numb_path", &o.NumbPath)
-	setInt("qos_class", &o.QoSClass)
-	setInt("sl", &o.SL)
-	setInt("hop_limit", &o.HopLimit)
-	setInt("proxy_join", &o.ProxyJoin)
-	set32 := func(key string, dst *uint32) {
-		if v, ok, e := num(key, 32); e != nil {
-			err = e
-		} else if ok {
-			*dst = uint32(v)
-		}
+	for _, f := range []struct {
+		key string
+		dst *int
+	}{{"reversible", &o.Reversible}, {"numb_path", &o.NumbPath}, {"qos_class", &o.QoSClass}, {"sl", &o.SL}, {"hop_limit", &o.HopLimit}, {"proxy_join", &o.ProxyJoin}} {
+		set(f.key, 32, func(v uint64) { *f.dst = int(v) })
 	}
-	set32("qkey", &o.QKey)
-	set32("flow_label", &o.FlowLabel)
-	if v, ok, e := num("service_id", 64); e != nil {
-		err = e
-	} else if ok {
-		o.ServiceID = v
-	}
+	set("qkey", 32, func(v uint64) { o.QKey = uint32(v) })
+	set("flow_label", 32, func(v uint64) { o.FlowLabel = uint32(v) })
+	set("service_id", 64, func(v uint64) { o.ServiceID = v })
 	if gerr := saqueryGIDs(inv, o); gerr != nil {
 		return nil, gerr
 	}
