@@ -9,6 +9,7 @@ import (
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/topo"
+	"github.com/ibscript/ibscript/topo/export"
 )
 
 func fabricModule() Module {
@@ -23,7 +24,7 @@ func fabricModule() Module {
 			{"load", fabricLoad, "load(path) -> table: a saved topology (JSON snapshot of fabric.save, ibnetdiscover or ibsim file) as the tables fabric.discover returns, for offline checks and fabric.diff"},
 			{"save", fabricSave, "save(f, path [, {format=\"json\"|\"ibnetdiscover\", node_name_map=path}]) -> nil: writes a fabric as a JSON snapshot (default) or in ibnetdiscover's format, node names from an ibnetdiscover node-name-map file"},
 			{"diff", fabricDiff, "diff(reference, f) -> array: differences most severe first, each {severity=\"critical\"|\"major\"|\"minor\"|\"info\", kind, msg, object}: missing-node, extra-node, node-replaced, missing-cable, moved-cable, extra-cable, degraded-link, field-changed"},
-			{"format", fabricFormat, "format(f [, \"ibnetdiscover\"]) -> string: a discovered fabric in ibnetdiscover's topology format"},
+			{"format", fabricFormat, "format(f [, format [, {node_name_map=path}]]) -> string: a fabric in ibnetdiscover's topology format (default), or as ibscript topology writes it: \"slurm-conf\" (Slurm's topology.conf), \"slurm-yaml\" (topology.yaml), \"dot\" (Graphviz), \"json\" (a graph; docs/topology.md)"},
 		},
 	}
 }
@@ -229,11 +230,20 @@ func fabricFormat(e *Env, L *lua.LState) int {
 		L.ArgError(1, "a fabric from fabric.discover expected")
 	}
 	format := L.OptString(2, "ibnetdiscover")
-	if format != "ibnetdiscover" {
-		L.ArgError(2, "format \"ibnetdiscover\" expected, got \""+format+"\"")
-	}
+	opts := L.OptTable(3, L.NewTable())
+	checkOptions(L, "fabric.format", opts, map[string]bool{"node_name_map": true})
+	names := nameMapOption(L, "fabric.format", opts)
 	var b strings.Builder
-	if err := topo.WriteIBNetDiscover(&b, f, nil); err != nil {
+	var err error
+	switch format {
+	case "ibnetdiscover":
+		err = topo.WriteIBNetDiscover(&b, f, &topo.WriteOptions{NameMap: names})
+	case "slurm-conf", "slurm-yaml", "dot", "json":
+		err = export.Write(&b, f, format, &export.Options{Names: names})
+	default:
+		L.ArgError(2, "\"ibnetdiscover\", \"slurm-conf\", \"slurm-yaml\", \"dot\" or \"json\" expected, got \""+format+"\"")
+	}
+	if err != nil {
 		raise(L, "fabric.format", "%v", err)
 	}
 	L.Push(lua.LString(b.String()))

@@ -59,18 +59,7 @@ func fabricSave(e *Env, L *lua.LState) int {
 			raise(L, "fabric.save", "%s: %v", path, err)
 		}
 	case "ibnetdiscover":
-		wo := &topo.WriteOptions{}
-		if v, ok := opts.RawGetString("node_name_map").(lua.LString); ok {
-			mf, err := filesOf(L).Open(string(v))
-			if err != nil {
-				raise(L, "fabric.save", "%v", err)
-			}
-			wo.NameMap, err = topo.ParseNameMap(mf, string(v))
-			mf.Close()
-			if err != nil {
-				raise(L, "fabric.save", "%v", err)
-			}
-		}
+		wo := &topo.WriteOptions{NameMap: nameMapOption(L, "fabric.save", opts)}
 		if err := topo.WriteIBNetDiscover(&b, f, wo); err != nil {
 			raise(L, "fabric.save", "%s: %v", path, err)
 		}
@@ -81,6 +70,25 @@ func fabricSave(e *Env, L *lua.LState) int {
 		raise(L, "fabric.save", "%v", err)
 	}
 	return 0
+}
+
+// nameMapOption reads the node-name-map file an option table names
+// (node_name_map=path), nil without one.
+func nameMapOption(L *lua.LState, fn string, opts *lua.LTable) map[uint64]string {
+	v, ok := opts.RawGetString("node_name_map").(lua.LString)
+	if !ok {
+		return nil
+	}
+	mf, err := filesOf(L).Open(string(v))
+	if err != nil {
+		raise(L, fn, "%v", err)
+	}
+	defer mf.Close()
+	names, err := topo.ParseNameMap(mf, string(v))
+	if err != nil {
+		raise(L, fn, "%v", err)
+	}
+	return names
 }
 
 func fabricDiff(e *Env, L *lua.LState) int {

@@ -32,6 +32,7 @@ var commandTable = []command{
 	{"run", "FILE|- [ARGS...]", "run a Lua script or validation plan (FILE --help lists a plan's --arg)"},
 	{"discover", "", "discover the fabric and print it"},
 	{"analyze", "[CHECK...]", "routing analytics: credit loops, routes, multicast, balance, fat tree"},
+	{"topology", "--format slurm-conf|slurm-yaml|dot|json", "write the fabric's topology for Slurm, Graphviz or JSON readers"},
 	{"exporter", "", "serve the fabric's port counters to Prometheus"},
 	{"report", "merge REPORT.json...", "merge JSON plan reports of several hosts into one"},
 	{"tools", "", "list the infiniband-diags tools ibscript runs"},
@@ -63,7 +64,7 @@ type flagSpec struct {
 var flagTable = []flagSpec{
 	{name: "fabric", arg: "URI", values: []string{"auto", "sim:", "umad:", "ibsim:", "replay:"}, help: "backend: auto, sim:PATH, umad:CA/PORT, ibsim:SOCK, replay:FILE"},
 	{name: "e", arg: "CHUNK", help: "run the Lua chunk and exit"},
-	{name: "format", arg: "FMT", values: []string{"text", "json", "tap", "junit", "ibnetdiscover", "list"}, cmds: []string{"run", "discover", "analyze", "report"}, help: "report or output format"},
+	{name: "format", arg: "FMT", values: []string{"text", "json", "tap", "junit", "ibnetdiscover", "list", "slurm-conf", "slurm-yaml", "dot"}, cmds: []string{"run", "discover", "analyze", "topology", "report"}, help: "report or output format"},
 	{name: "arg", arg: "KEY=VAL", cmds: []string{"run"}, help: "a plan argument (run FILE --help lists them)"},
 	{name: "timeout", arg: "DUR", help: "per-try MAD timeout (bare number: milliseconds)"},
 	{name: "retries", arg: "N", help: "MAD retries after the first try"},
@@ -79,7 +80,7 @@ var flagTable = []flagSpec{
 	{name: "debug", help: "log what the layers below the script do on stderr"},
 	{name: "quiet", help: "no notices on stderr (the simulated fabric's); also $IBSCRIPT_QUIET=1"},
 	{name: "node-name-map", arg: "FILE", complete: "file", help: "name nodes as ibnetdiscover's --node-name-map"},
-	{name: "load", arg: "FILE", complete: "file", cmds: []string{"analyze"}, help: "analyze a saved fabric: snapshot, topology file or cache"},
+	{name: "load", arg: "FILE", complete: "file", cmds: []string{"analyze", "topology"}, help: "a saved fabric: snapshot, topology file or cache"},
 	{name: "web.listen-address", arg: "ADDR", cmds: []string{"exporter"}, help: "where the exporter listens (default :9315)"},
 	{name: "web.config.file", arg: "FILE", complete: "file", cmds: []string{"exporter"}, help: "exporter-toolkit web configuration: TLS, basic auth"},
 	{name: "web.systemd-socket", cmds: []string{"exporter"}, help: "serve on systemd's socket-activated listeners"},
@@ -204,7 +205,7 @@ func unknownCommand(word string) error {
 	case strings.HasSuffix(word, ".lua"):
 		s += fmt.Sprintf(" (did you mean ibscript run %s?)", word)
 	default:
-		s += " (want run, discover, exporter, report, tools, completion, a tool (ibscript tools lists them) or help)"
+		s += " (want run, discover, topology, exporter, report, tools, completion, a tool (ibscript tools lists them) or help)"
 	}
 	return errors.New(s)
 }
@@ -270,7 +271,7 @@ func (c *config) checkArgCount() error {
 		return fmt.Errorf("unexpected arguments %s (%s %s; ibscript help %s)", strings.Join(c.args[from:], " "), cmdWord(c.cmd), what, topic)
 	}
 	switch c.cmd {
-	case "discover", "exporter", "tools", "repl":
+	case "discover", "topology", "exporter", "tools", "repl":
 		if n > 0 {
 			return extra(0)
 		}

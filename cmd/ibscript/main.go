@@ -71,7 +71,7 @@ type config struct {
 	debug     bool            // --debug
 	quiet     bool            // --quiet or $IBSCRIPT_QUIET: no notices on stderr
 	nameMap   string          // --node-name-map FILE
-	load      string          // analyze --load FILE: a saved fabric
+	load      string          // --load FILE: analyze's and topology's saved fabric
 	exporter  exporterFlags   // the exporter command's --web.*, --interval, --discover-interval
 	names     map[uint64]string
 	help      bool
@@ -103,6 +103,9 @@ Commands:
   discover            discover the fabric and print it
   analyze [CHECK...]  routing analytics: credit loops, routes, multicast,
                       balance, fat tree (live, or --load a saved fabric)
+  topology --format F the fabric (or --load FILE, a saved one) as Slurm's
+                      topology.conf (slurm-conf) or topology.yaml
+                      (slurm-yaml), a Graphviz graph (dot) or JSON (json)
   exporter            serve the fabric's port counters to Prometheus
   report merge F...   merge JSON plan reports of several hosts into one
   TOOL [OPTIONS]      an infiniband-diags tool (iblinkinfo, ibqueryerrors,
@@ -127,7 +130,8 @@ Flags (before or after the command):
                   $IBSIM_SOCKNAME, then "sim"
   -e CHUNK        run the Lua chunk and exit
   --format FMT    run: plan report as text (default), json, tap or junit;
-                  discover: ibnetdiscover (default) or list
+                  discover: ibnetdiscover (default) or list;
+                  topology: slurm-conf, slurm-yaml, dot or json
   --arg KEY=VAL   a plan argument (plan.define); repeatable
   --timeout DUR   per-try MAD timeout (default 200ms, as OpenSM)
   --retries N     MAD retries after the first try (default 3)
@@ -324,6 +328,23 @@ CHECKs (default all):
   --format text|json   json: docs/diag/analyze.schema.json
 Exit status 0 when every check passed, 1 when one found a fault or could not
 run, 2 when the run failed.
+`,
+	"topology": `usage: ibscript topology --format slurm-conf|slurm-yaml|dot|json [--load FILE] [flags]
+
+Writes the fabric's topology for other programs, from a discovery from the
+local port or, with --load FILE, from a saved fabric: a JSON snapshot
+(fabric.save), an ibnetdiscover or ibsim topology file, or libibnetdisc's
+cache file (ibnetdiscover --cache). --node-name-map names the nodes.
+  --format slurm-conf   Slurm's topology.conf (topology/tree)
+  --format slurm-yaml   Slurm's topology.yaml (Slurm 24.11+): a tree
+                        topology and a block topology of the leaves
+  --format dot          a Graphviz graph: dot -Tsvg draws it
+  --format json         nodes and links (docs/diag/topology.schema.json)
+Leaves are the switches with CAs attached; a host is named by the first
+word of its name (the node-name-map's, else the NodeDescription); what the
+Slurm files leave out is said in their comments (docs/topology.md).
+Exit status: 0, 1 when the discovery could not read every node, 2 when it
+or the file failed.
 `,
 	"repl": `usage: ibscript [flags]
 
@@ -667,6 +688,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runDiscover(ctx, c, stdout, stderr)
 	case c.cmd == "analyze":
 		return runAnalyze(ctx, c, stdout, stderr)
+	case c.cmd == "topology":
+		return runTopology(ctx, c, stdout, stderr)
 	case c.cmd == "exporter":
 		return runExporter(ctx, c, stdout, stderr)
 	case c.cmd == "tools":

@@ -133,6 +133,7 @@ var manExamples = [][2]string{
 	{"ibscript -e 'print(smp.nodeinfo(\"lid:1\").node_guid)'", "one query, as smpquery nodeinfo 1 would make it."},
 	{"ibscript --fabric sim: -e 'sim.faults{loss=0.05} print(#fabric.discover().nodes)'", "discovery with 5% of the MADs lost, on the simulator."},
 	{"ibscript ibswitches --fabric sim:tests/topologies/net.mixed-router", "list the switches as ibswitches does (here on a simulated fabric; on a host with HCAs, -C and -P pick the port)."},
+	{"ibscript topology --fabric sim:tests/topologies/fattree-50.net --format slurm-conf", "write Slurm's topology.conf from the fabric (--node-name-map names the hosts; --load FILE reads a saved fabric) (docs/topology.md says which switches are leaves and how hosts are named); --format dot | dot -Tsvg draws it."},
 	{"ibscript exporter --interval 1s --node-name-map /etc/opensm/ib-node-name-map", "serve every linked switch port's counters to Prometheus on :9315/metrics, swept every second (curl localhost:9315/metrics)."},
 }
 

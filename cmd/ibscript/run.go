@@ -374,6 +374,29 @@ func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		fmt.Fprintf(stderr, "ibscript discover: unknown --format %q (want ibnetdiscover or list)\n", c.format)
 		return exitError
 	}
+	return sweepAndWrite(ctx, c, stderr, "discover", func(f *topo.Fabric) (err error) {
+		f.Rename(c.names)
+		if c.format == "list" {
+			for _, n := range f.Nodes {
+				lid := 0
+				if p := firstLID(n); p != nil {
+					lid = int(p.LID)
+				}
+				if _, err = fmt.Fprintf(stdout, "%-6s 0x%016x ports %3d lid %5d %q\n", n.Type, n.GUID, n.NumPorts, lid, n.Desc); err != nil {
+					break
+				}
+			}
+			return err
+		}
+		return topo.WriteIBNetDiscover(stdout, f, nil)
+	})
+}
+
+// sweepAndWrite discovers the fabric from the local port (the discover
+// and topology commands), hands it to write, then reports the sweep's
+// failed queries and retransmits on stderr: exit 0, 1 when a query
+// failed, 2 when the sweep or write did.
+func sweepAndWrite(ctx context.Context, c *config, stderr io.Writer, cmd string, write func(*topo.Fabric) error) (code int) {
 	oneShotGC(c)
 	b, err := openBackend(ctx, c, stderr)
 	if err != nil {
@@ -398,37 +421,18 @@ func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		if ctx.Err() != nil {
 			err = context.Cause(ctx)
 		}
-		fmt.Fprintf(stderr, "ibscript discover: %s\n", hinted(err))
+		fmt.Fprintf(stderr, "ibscript %s: %s\n", cmd, hinted(err))
 		return exitError
 	}
-	d.Fabric.Rename(c.names)
-	switch c.format {
-	case "ibnetdiscover", "":
-		err = topo.WriteIBNetDiscover(stdout, d.Fabric, nil)
-	case "list":
-		for _, n := range d.Fabric.Nodes {
-			lid := 0
-			if p := firstLID(n); p != nil {
-				lid = int(p.LID)
-			}
-			_, err = fmt.Fprintf(stdout, "%-6s 0x%016x ports %3d lid %5d %q\n", n.Type, n.GUID, n.NumPorts, lid, n.Desc)
-			if err != nil {
-				break
-			}
-		}
-	default:
-		fmt.Fprintf(stderr, "ibscript discover: unknown --format %q (want ibnetdiscover or list)\n", c.format)
-		return exitError
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "ibscript discover: %v\n", err)
+	if err := write(d.Fabric); err != nil {
+		fmt.Fprintf(stderr, "ibscript %s: %v\n", cmd, err)
 		return exitError
 	}
 	for _, te := range d.Errors {
-		fmt.Fprintf(stderr, "ibscript discover: %s\n", te)
+		fmt.Fprintf(stderr, "ibscript %s: %s\n", cmd, te)
 	}
 	if d.Retransmits > 0 {
-		fmt.Fprintf(stderr, "ibscript discover: %d SMPs, %d retransmitted after a timeout\n", d.MADs, d.Retransmits)
+		fmt.Fprintf(stderr, "ibscript %s: %d SMPs, %d retransmitted after a timeout\n", cmd, d.MADs, d.Retransmits)
 	}
 	if len(d.Errors) > 0 {
 		return exitFailed

@@ -44,6 +44,9 @@ var rules = []rule{
 	{pkg: "topo/ibndcache", allow: []string{"topo", "mad/..."}},
 	// Routing analytics over the topology and its tables: no I/O, no Lua.
 	{pkg: "topo/analyze", allow: []string{"topo", "mad/..."}},
+	// The topology exports (Slurm, Graphviz, JSON graph): no Lua, no I/O
+	// but the writer given.
+	{pkg: "topo/export", allow: []string{"topo", "mad/..."}},
 	{pkg: "fabric/mux", allow: []string{"fabric", "mad/...", "internal/intmap"}},
 	{pkg: "fabric/kernel", allow: []string{"fabric", "fabric/mux", "native/...", "mad/..."}, third: []string{"golang.org/x/sys"}},
 	// sendmmsg and the raw sockaddrs for it come from x/sys/unix.
@@ -81,7 +84,7 @@ var rules = []rule{
 	{pkg: "host", allow: []string{"engine", "fabric", "fabric/kernel", "fabric/ibsim", "fabric/record", "sim"}, testAllow: []string{"internal/ibsimtest", "mad/...", "native/umad", "plan"}},
 	// No unsafe: the bindings use gopher-lua's exported API only, never
 	// its unexported fields (embedders choose their gopher-lua version).
-	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "plan", "diag", "rdmacm"}, third: []string{"github.com/yuin/gopher-lua"}, denyStd: []string{"unsafe"}},
+	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "topo/export", "plan", "diag", "rdmacm"}, third: []string{"github.com/yuin/gopher-lua"}, denyStd: []string{"unsafe"}},
 	// The Lua sim module over the embedded simulator (bindings.Options.Sim).
 	{pkg: "bindings/simmod", allow: []string{"bindings", "sim"}, denyStd: []string{"unsafe"}},
 	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys", "github.com/prometheus/client_golang", "github.com/prometheus/common",

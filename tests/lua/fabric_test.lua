@@ -33,6 +33,20 @@ function test_format_ibnetdiscover(t)
   if not text:find('Switch\t8 "S%-0000000000200000"') then t:fatal(text) end
 end
 
+function test_format_topology_exports(t)
+  local f = fabric.discover()
+  local conf = fabric.format(f, "slurm-conf")
+  if not conf:find("SwitchName=Switch1 Nodes=Hca%[1,3%]\n") or not conf:find("SwitchName=ibtop1 Switches=Switch%[1%-2%]\n") then t:fatal(conf) end
+  local yaml = fabric.format(f, "slurm-yaml")
+  if not yaml:find("%- topology: infiniband\n  cluster_default: true\n  tree:") then t:fatal(yaml) end
+  local dot = fabric.format(f, "dot")
+  if not dot:find('^graph "infiniband" {') or not dot:find('"S%-0000000000200000" %-%- "S%-0000000000200001" %[taillabel="3", headlabel="3", label="4X SDR"%]') then t:fatal(dot) end
+  local json = fabric.format(f, "json")
+  if not json:find('"schema": "ibscript.topology.graph.v1"', 1, true) then t:fatal(json) end
+  expect_error('bad argument #2 to fabric.format \\(format: "ibnetdiscover", "slurm-conf", "slurm-yaml", "dot" or "json" expected, got "svg"\\)', fabric.format, f, "svg")
+  expect_error('fabric.format: unknown option "names"', fabric.format, f, "dot", { names = "x" })
+end
+
 function test_unknown_option(t)
   expect_error('fabric.discover: unknown option "max_hop"', fabric.discover, { max_hop = 3 })
 end
