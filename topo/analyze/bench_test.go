@@ -117,19 +117,40 @@ func TestFatTreeMinHopClean(t *testing.T) {
 	}
 }
 
-// BenchmarkAnalyze16k runs the credit-loop search and the route
-// validation on a 16,412-node fat tree (BENCHMARKS.md).
+// BenchmarkAnalyze16k runs each analysis on a 16,412-node fat tree with
+// min-hop LFTs (BENCHMARKS.md); All is what ibscript analyze runs.
 func BenchmarkAnalyze16k(b *testing.B) {
 	f, tabs := minHop(b, spec16k)
-	b.ResetTimer()
-	for b.Loop() {
-		cl, err := analyze.FindCreditLoops(f, tabs)
-		if err != nil || cl.Count != 0 {
-			b.Fatal(cl, err)
-		}
-		rr, err := analyze.ValidateRoutes(f, tabs)
-		if err != nil || rr.Count != 0 {
-			b.Fatal(err)
-		}
+	run := map[string]func() error{
+		"CreditLoops": func() error {
+			cl, err := analyze.FindCreditLoops(f, tabs)
+			if err == nil && cl.Count != 0 {
+				b.Fatal(cl.Loops)
+			}
+			return err
+		},
+		"Routes": func() error {
+			rr, err := analyze.ValidateRoutes(f, tabs)
+			if err == nil && (rr.Count != 0 || rr.Asymmetric != 0) {
+				b.Fatal(rr.Problems)
+			}
+			return err
+		},
+		"Balance": func() error { _, err := analyze.Balance(f, tabs); return err },
+		"FatTree": func() error { analyze.CheckFatTree(f); return nil },
+	}
+	for _, name := range []string{"CreditLoops", "Routes", "Balance", "FatTree", "All"} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				for n, fn := range run {
+					if name != "All" && n != name {
+						continue
+					}
+					if err := fn(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }

@@ -192,15 +192,39 @@ func (r *RouteReport) pairs(x *index, h [][]int8) {
 		}
 	}
 	r.histogram(hist)
-	for i, a := range srcs {
-		for _, b := range srcs[i+1:] {
-			ab, ba := int(h[b.base][a.sw]), int(h[a.base][b.sw])
-			if ab < 0 || ba < 0 || ab == ba {
-				continue
+	// The pairs split among goroutines by first port; the examples kept
+	// in that port's order.
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(srcs)/256+1))
+	type part struct {
+		n     int
+		pairs []AsymmetricPair
+	}
+	parts := make([]part, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			p := &parts[w]
+			for i := w * len(srcs) / workers; i < (w+1)*len(srcs)/workers; i++ {
+				a := srcs[i]
+				for _, b := range srcs[i+1:] {
+					ab, ba := int(h[b.base][a.sw]), int(h[a.base][b.sw])
+					if ab < 0 || ba < 0 || ab == ba {
+						continue
+					}
+					p.n++
+					if len(p.pairs) < MaxProblems {
+						p.pairs = append(p.pairs, AsymmetricPair{A: *portRef(a.port), B: *portRef(b.port), HopsAB: ab + 1, HopsBA: ba + 1})
+					}
+				}
 			}
-			r.Asymmetric++
+		})
+	}
+	wg.Wait()
+	for _, p := range parts {
+		r.Asymmetric += p.n
+		for _, ap := range p.pairs {
 			if len(r.AsymmetricPairs) < MaxProblems {
-				r.AsymmetricPairs = append(r.AsymmetricPairs, AsymmetricPair{A: *portRef(a.port), B: *portRef(b.port), HopsAB: ab + 1, HopsBA: ba + 1})
+				r.AsymmetricPairs = append(r.AsymmetricPairs, ap)
 			}
 		}
 	}
