@@ -190,10 +190,7 @@ func (s *Session) LFTs(ctx context.Context, d *Discovery, progress func(done, to
 	for k, r := range blocks {
 		w := where[k]
 		if r.Err != nil {
-			if !failed[w.sw] {
-				res.Errors = append(res.Errors, TargetError{Path: targets[w.sw].String(), Err: r.Err})
-				failed[w.sw] = true
-			}
+			failOnce(&res.Errors, failed, w.sw, targets[w.sw], r.Err)
 			continue
 		}
 		base := w.block * 64

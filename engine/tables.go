@@ -52,10 +52,7 @@ func (s *Session) MFTs(ctx context.Context, d *Discovery, progress func(done, to
 	for k, r := range blocks {
 		w := where[k]
 		if r.Err != nil {
-			if !failed[w.sw] {
-				res.Errors = append(res.Errors, TargetError{Path: targets[w.sw].String(), Err: r.Err})
-				failed[w.sw] = true
-			}
+			failOnce(&res.Errors, failed, w.sw, targets[w.sw], r.Err)
 			continue
 		}
 		if groups[w.sw] == nil {
@@ -73,6 +70,15 @@ func (s *Session) MFTs(ctx context.Context, d *Discovery, progress func(done, to
 		}
 	}
 	return res
+}
+
+// failOnce records the first block of switch sw that did not answer:
+// the switch's table is then not used.
+func failOnce(errs *[]TargetError, failed []bool, sw int, t Target, err error) {
+	if !failed[sw] {
+		*errs = append(*errs, TargetError{Path: t.String(), Err: err})
+		failed[sw] = true
+	}
 }
 
 // addMFTBlock adds one MFT block's port masks (32 big-endian 16-bit

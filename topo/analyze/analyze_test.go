@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/sim"
 	"github.com/ibscript/ibscript/topo"
 	"github.com/ibscript/ibscript/topo/analyze"
@@ -213,5 +215,41 @@ func TestNoCreditLoopFatTree(t *testing.T) {
 	}
 	if res.Count != 0 || len(res.Loops) != 0 || res.Dependencies == 0 || res.Sources != 44 || res.Destinations != 50 {
 		t.Errorf("%+v", res)
+	}
+}
+
+// TestTablesReadBack: MFT blocks and SL2VL tables set through SMPs come
+// back from engine.Session.MFTs and SL2VLs as set: the MLID's ports from
+// the mask's bits (IBA 14.2.5.12, big-endian 16-port masks), SL 0's VL
+// in the high nibble of the first byte (14.2.5.8).
+func TestTablesReadBack(t *testing.T) {
+	l := newLive(t, ring4, "")
+	f, _ := l.read(t)
+	s0 := node(t, f, "S0")
+	target := engine.LID(s0.Ports[0].LID)
+	mft := make([]byte, 64)
+	mft[2], mft[3] = 0x00, 0x0a // MLID 0xc001: ports 1 and 3
+	if _, err := l.sess.SMP(t.Context(), target, mad.MethodSet, smp.AttrMulticastForwardingTable, 0, mft); err != nil {
+		t.Fatal(err)
+	}
+	sl2vl := make([]byte, 64)
+	copy(sl2vl, []byte{0x12, 0x34, 0x56, 0x70, 0, 0, 0, 0x0f})
+	if _, err := l.sess.SMP(t.Context(), target, mad.MethodSet, smp.AttrSLtoVLMappingTable, 2<<8|1, sl2vl); err != nil {
+		t.Fatal(err)
+	}
+	f, tabs := l.read(t)
+	s0 = node(t, f, "S0")
+	for i, n := range tabs.MFT.Switches {
+		m, ok := tabs.MFT.Groups[i][0xc001]
+		switch {
+		case n == s0 && (!ok || !m.Has(1) || m.Has(2) || !m.Has(3) || len(tabs.MFT.Groups[i]) != 1):
+			t.Errorf("S0's MFT %v, want MLID 0xc001 on ports 1 and 3", tabs.MFT.Groups[i])
+		case n != s0 && len(tabs.MFT.Groups[i]) != 0:
+			t.Errorf("%s's MFT %v, want none", n.Desc, tabs.MFT.Groups[i])
+		}
+	}
+	got := tabs.SL2VL.Tables[topo.SL2VLKey{Node: s0, In: 2, Out: 1}]
+	if want := [16]uint8{1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0, 15}; got != want {
+		t.Errorf("S0 2->1 SL2VL %v, want %v", got, want)
 	}
 }

@@ -124,7 +124,8 @@ func FindCreditLoops(f *topo.Fabric, t Tables) (*CreditLoops, error) {
 }
 
 // missingSL2VL counts the switch port pairs that carry routes from a
-// cabled port to a switch link whose table was not read, when some were.
+// cabled port to a switch link, and the CA and router ports, whose table
+// was not read, when some were.
 func missingSL2VL(x *index, vm *vlMap) int {
 	if vm.none {
 		return 0
@@ -137,6 +138,11 @@ func missingSL2VL(x *index, vm *vlMap) int {
 					n++
 				}
 			}
+		}
+	}
+	for _, p := range caPorts(x) {
+		if _, ok := vm.ca[p]; !ok {
+			n++
 		}
 	}
 	return n

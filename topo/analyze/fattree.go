@@ -176,29 +176,31 @@ func levels(x *index) []int {
 	return level
 }
 
+// laneGbps are the lane rates of the active speeds, fastest first: the
+// PortInfo field's mask bit and the rate in Gb/s.
+var laneGbps = []struct {
+	speed func(*topo.Port) uint8
+	bit   uint8
+	gbps  float64
+}{
+	{extSpeed, 8, 106.25}, {extSpeed, 4, 53.125}, {extSpeed, 2, 25.78125}, {extSpeed, 1, 14.0625},
+	{fdr10Speed, smp.MlnxSpeedFDR10, 10.3125},
+	{speed, 4, 10}, {speed, 2, 5}, {speed, 1, 2.5},
+}
+
+func extSpeed(p *topo.Port) uint8   { return p.SpeedExtActive }
+func fdr10Speed(p *topo.Port) uint8 { return p.MlnxSpeedActive }
+func speed(p *topo.Port) uint8      { return p.SpeedActive }
+
 // linkGbps is a port's active signalling rate: lanes times the lane rate
 // (SDR 2.5, DDR 5, QDR 10, FDR10 10.3125, FDR 14.0625, EDR 25.78125, HDR
 // 53.125, NDR 106.25 Gb/s); known false when the width or speed is.
 func linkGbps(p *topo.Port) (float64, bool) {
 	lanes := map[uint8]float64{1: 1, 2: 4, 4: 8, 8: 12, 16: 2}[p.WidthActive]
-	var lane float64
-	switch {
-	case p.SpeedExtActive&8 != 0:
-		lane = 106.25
-	case p.SpeedExtActive&4 != 0:
-		lane = 53.125
-	case p.SpeedExtActive&2 != 0:
-		lane = 25.78125
-	case p.SpeedExtActive&1 != 0:
-		lane = 14.0625
-	case p.MlnxSpeedActive&smp.MlnxSpeedFDR10 != 0:
-		lane = 10.3125
-	case p.SpeedActive&4 != 0:
-		lane = 10
-	case p.SpeedActive&2 != 0:
-		lane = 5
-	case p.SpeedActive&1 != 0:
-		lane = 2.5
+	for _, l := range laneGbps {
+		if l.speed(p)&l.bit != 0 {
+			return lanes * l.gbps, lanes > 0
+		}
 	}
-	return lanes * lane, lanes > 0 && lane > 0
+	return 0, false
 }
