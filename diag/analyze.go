@@ -53,14 +53,21 @@ type Analysis struct {
 	// Errors name the checks that could not run (a saved fabric has no
 	// LFTs) and the tables that could not be read.
 	Errors []string `json:"errors"`
+
+	named []string // the checks the options named
 }
 
-// Failed reports whether a check found a fault or could not run.
+// Failed reports whether a check found a fault or could not run. Balance
+// and the fat-tree shape describe the fabric (a ring is no fat tree, and
+// its switches' loads differ by design): they count only when named in
+// AnalyzeOptions.Checks.
 func (a *Analysis) Failed() bool {
+	named := func(c string) bool { return slices.Contains(a.named, c) }
 	return len(a.Errors) > 0 || (a.CreditLoops != nil && a.CreditLoops.Count > 0) ||
 		(a.Routes != nil && (a.Routes.Count > 0 || a.Routes.Loops > 0)) ||
-		(a.Multicast != nil && a.Multicast.Count > 0) || (a.Balance != nil && a.Balance.Unbalanced > 0) ||
-		(a.FatTree != nil && len(a.FatTree.Problems) > 0)
+		(a.Multicast != nil && a.Multicast.Count > 0) ||
+		(named("balance") && a.Balance != nil && a.Balance.Unbalanced > 0) ||
+		(named("fat-tree") && a.FatTree != nil && len(a.FatTree.Problems) > 0)
 }
 
 // LoadSaved reads a saved fabric: libibnetdisc's cache (by its magic),
@@ -95,7 +102,7 @@ func Analyze(ctx context.Context, e *Env, o AnalyzeOptions) (*Analysis, error) {
 			return nil, fmt.Errorf("unknown check %q (want %s)", c, strings.Join(analyzeChecks, ", "))
 		}
 	}
-	a := &Analysis{Schema: AnalyzeSchema, Source: "live", Errors: []string{}}
+	a := &Analysis{Schema: AnalyzeSchema, Source: "live", Errors: []string{}, named: o.Checks}
 	var f *topo.Fabric
 	var t analyze.Tables
 	if o.Load != "" {

@@ -327,7 +327,8 @@ CHECKs (default all):
   fat-tree       levels, up/down links, uniformity, oversubscription
   --format text|json   json: docs/diag/analyze.schema.json
 Exit status 0 when every check passed, 1 when one found a fault or could not
-run, 2 when the run failed.
+run, 2 when the run failed; balance and fat-tree describe the fabric and set
+the status only when named.
 `,
 	"topology": `usage: ibscript topology --format slurm-conf|slurm-yaml|dot|json [--load FILE] [flags]
 

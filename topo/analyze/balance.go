@@ -21,9 +21,11 @@ type PortLoad struct {
 type SwitchBalance struct {
 	Switch NodeRef    `json:"switch"`
 	Ports  []PortLoad `json:"ports"`
-	// Unbalanced is check_lft_balance's verdict over the ports to other
-	// switches in one direction (up, or down): the most CA LIDs one
-	// carries exceeds the fewest by more than one.
+	// Unbalanced is check_lft_balance's verdict over the switch's up
+	// links (to switches a fat-tree level higher, where routing picks
+	// among equal paths): the most CA LIDs one carries exceeds the fewest
+	// by more than one. Down and lateral links carry what lies behind
+	// them and are not compared.
 	Unbalanced bool `json:"unbalanced"`
 }
 
@@ -36,9 +38,10 @@ type BalanceReport struct {
 // Balance counts, for every egress port of every switch with an LFT, the
 // destination LIDs its LFT sends there (by CA, switch and router), as
 // rdma-core's check_lft_balance counts the CA LIDs of dump_lfts; a switch
-// is unbalanced when its inter-switch ports of one direction carry CA
-// LIDs unevenly (max > min + 1). Ports to CAs are not compared: they
-// carry their CA's LIDs.
+// is unbalanced when its up links carry CA LIDs unevenly (max > min + 1).
+// check_lft_balance compares every port but those to the CA whose LIDs
+// they carry, which flags every switch whose subtrees differ in size (a
+// chain, a ring); the up links are where the routing chooses.
 func Balance(f *topo.Fabric, t Tables) (*BalanceReport, error) {
 	if t.LFT == nil {
 		return nil, ErrNoLFT
@@ -74,7 +77,7 @@ func Balance(f *topo.Fabric, t Tables) (*BalanceReport, error) {
 			pl.Port, pl.Remote, pl.Direction = pn, portRef(h.port), direction(all, level, ls, h.port)
 			b.Ports = append(b.Ports, pl)
 		}
-		b.Unbalanced = unbalanced(b.Ports, "up") || unbalanced(b.Ports, "down")
+		b.Unbalanced = unbalanced(b.Ports, "up")
 		if b.Unbalanced {
 			r.Unbalanced++
 		}
