@@ -506,11 +506,7 @@ func (r *router) multicast(ctx context.Context, sw *routeSwitch) *ForwardingTabl
 					return ft
 				}
 			} else {
-				for m := range 32 {
-					if 2*m+1 < len(res[k].Data) {
-						mft[j][m] = uint16(res[k].Data[2*m])<<8 | uint16(res[k].Data[2*m+1])
-					}
-				}
+				mft[j] = decode[smp.MulticastForwardingTable](res[k].Data).PortMask
 			}
 			k++
 		}

@@ -59,8 +59,7 @@ func (tr *tracer) mcLookup(ctx context.Context, n *mcNode, path *drpath, mlid in
 		if err != nil {
 			return m, err
 		}
-		e := 2 * (off % 32)
-		mask := uint16(data[e])<<8 | uint16(data[e+1])
+		mask := decode[smp.MulticastForwardingTable](data).PortMask[off%32]
 		for i := range 16 {
 			if mask&(1<<i) != 0 {
 				m[i+set*16] = true

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -114,7 +113,7 @@ func (s *Session) SAQuery(ctx context.Context, method uint8, attr *sa.Attr, comp
 	}
 	c := s.callOpts(opts)
 	sa.SetSMKey(req, c.smkey)
-	binary.BigEndian.PutUint32(req[20:24], c.saMod) // the MAD header's AttributeModifier
+	mad.SetAttrMod(req, c.saMod)
 	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL}
 	resp, err := s.saCall(ctx, req, addr, c)
 	if err != nil {
@@ -230,7 +229,7 @@ func (s *Session) MultiPathRecords(ctx context.Context, sgids, dgids []mad.GID, 
 	h.Put(req)
 	c := s.callOpts(opts)
 	sa.SetSMKey(req, c.smkey)
-	binary.BigEndian.PutUint32(req[20:24], c.saMod) // the MAD header's AttributeModifier
+	mad.SetAttrMod(req, c.saMod)
 	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL}
 	resp, err := s.saCall(ctx, req, addr, c)
 	if err != nil {

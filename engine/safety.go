@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -79,7 +78,7 @@ func (s *Session) auditSet(target string, req []byte) error {
 	}
 	req = append([]byte(nil), req...)
 	mad.MaskKeys(req) // M_Key (PortInfo), SM_Key (SMInfo, SA records) and the class keys
-	class, attrID, attrMod := mad.MgmtClassOf(req), mad.AttrIDOf(req), binary.BigEndian.Uint32(req[20:24])
+	class, attrID, attrMod := mad.MgmtClassOf(req), mad.AttrIDOf(req), mad.AttrModOf(req)
 	var data []byte
 	if class == mad.ClassSubnLID || class == mad.ClassSubnDR {
 		data = smp.Data(req)

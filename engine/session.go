@@ -435,7 +435,7 @@ func (s *Session) Do(ctx context.Context, req *fabric.Packet, opts ...CallOption
 	var id fabric.AgentID
 	var err error
 	if isVendorRange2(class) && len(req.Data) >= 40 {
-		id, err = s.vendorAgent(ctx, class, req.Data[2], uint32(req.Data[37])<<16|uint32(req.Data[38])<<8|uint32(req.Data[39]))
+		id, err = s.vendorAgent(ctx, class, req.Data[2], mad.VendorOUIOf(req.Data))
 	} else {
 		id, err = s.agent(ctx, class, req.Data[2])
 	}

@@ -84,11 +84,12 @@ func failOnce(errs *[]TargetError, failed []bool, sw int, t Target, err error) {
 // addMFTBlock adds one MFT block's port masks (32 big-endian 16-bit
 // masks, IBA 14.2.5.12) at its position to g.
 func addMFTBlock(g map[uint16]topo.PortMask, block, pos int, data []byte) {
-	for m := range 32 {
-		if 2*m+1 >= len(data) {
-			break
-		}
-		bits := uint16(data[2*m])<<8 | uint16(data[2*m+1])
+	// A short answer's missing entries read as zero, as no ports.
+	full := make([]byte, smp.MulticastForwardingTableLayout().Size)
+	copy(full, data)
+	var t smp.MulticastForwardingTable
+	_ = t.UnmarshalBinary(full) // full holds the whole attribute
+	for m, bits := range t.PortMask {
 		if bits == 0 {
 			continue
 		}

@@ -202,11 +202,26 @@ func SetTID(b []byte, tid uint64) { hdrTID.Put(b, tid) }
 // StatusOf returns the status field of the MAD in b.
 func StatusOf(b []byte) uint16 { return uint16(hdrStatus.Get(b)) }
 
+// SetStatus stores the status field of the MAD in b.
+func SetStatus(b []byte, status uint16) { hdrStatus.Put(b, uint64(status)) }
+
 // AttrIDOf returns the attribute ID of the MAD in b.
 func AttrIDOf(b []byte) uint16 { return uint16(hdrAttrID.Get(b)) }
 
 // AttrModOf returns the attribute modifier of the MAD in b.
 func AttrModOf(b []byte) uint32 { return uint32(hdrAttrMod.Get(b)) }
+
+// SetAttrMod stores the attribute modifier of the MAD in b.
+func SetAttrMod(b []byte, mod uint32) { hdrAttrMod.Put(b, uint64(mod)) }
+
+// vendorOUI is the OUI of a MAD of the vendor classes with one
+// (ClassVendorLo to ClassVendorHi): bytes 37-39, after the RMPP header and
+// a reserved byte (IBA 13.4.12's vendor MAD header).
+var vendorOUI = Field{Name: "OUI", LuaKey: "oui", Bit: 296, Width: 24, Kind: Hex}
+
+// VendorOUIOf returns the OUI of the vendor class MAD in b, which must
+// hold at least 40 bytes.
+func VendorOUIOf(b []byte) uint32 { return uint32(vendorOUI.Get(b)) }
 
 // IsResponse applies the rule Linux uses to route a MAD as a response:
 // the R bit is set, or the method is TrapRepress, or the class is BM and

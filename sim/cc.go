@@ -1,12 +1,14 @@
 package sim
 
 import (
-	"encoding/binary"
 	"time"
 
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/cc"
 )
+
+// cctLimitRow is CongestionControlTable's CCTI_Limit row.
+var cctLimitRow, _ = cc.CongestionControlTableLayout().Field("CCTI_Limit")
 
 // The Congestion Control agent (class 0x21) of every switch and CA. ibsim
 // has none: its dispatcher keys handlers on the class's low four bits, so
@@ -83,7 +85,7 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 		return 0, actDrop
 	}
 	attr := mad.AttrIDOf(b)
-	mod := binary.BigEndian.Uint32(b[20:24])
+	mod := mad.AttrModOf(b)
 	d := cc.Data(b)
 	in2 := [224]byte{}
 	copy(in2[:], d) // the Set's attribute
@@ -185,11 +187,11 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 			if s.cct == nil {
 				s.cct = make(map[uint32][128]byte)
 			}
-			s.cctLimit = binary.BigEndian.Uint16(in2[:])
+			s.cctLimit = uint16(cctLimitRow.Get(in2[:]))
 			s.cct[mod] = [128]byte(in2[4:132])
 		}
 		if st := f.ccAgents[in]; st != nil {
-			binary.BigEndian.PutUint16(d, st.cctLimit)
+			cctLimitRow.Put(d, uint64(st.cctLimit))
 			v := st.cct[mod]
 			copy(d[4:], v[:])
 		}

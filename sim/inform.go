@@ -2,7 +2,6 @@ package sim
 
 import (
 	"cmp"
-	"encoding/binary"
 	"slices"
 	"time"
 
@@ -96,7 +95,7 @@ func (f *Fabric) saInformInfo(req []byte, from uint16, qp uint32, sl uint8) []by
 	sa.SetSMKey(resp, 0)
 	resp[3] = mad.MethodGetResp
 	fail := func(st uint16) []byte {
-		binary.BigEndian.PutUint16(resp[4:], st)
+		mad.SetStatus(resp, st)
 		return resp
 	}
 	if mad.MethodOf(req) != mad.MethodSet {

@@ -780,7 +780,7 @@ func (m *Mux) Deliver(p *fabric.Packet) {
 			m.dropMalformed(p)
 			return
 		}
-		oui = uint32(b[37])<<16 | uint32(b[38])<<8 | uint32(b[39])
+		oui = mad.VendorOUIOf(b)
 	}
 	if a := rt.owners[ownerKey(class, b[2], mad.MethodOf(b), oui)]; a != nil {
 		a.mux.unsolicited(a, p)
