@@ -107,6 +107,10 @@ func TestErrorTexts(t *testing.T) {
 		{`diag.sminfo{target = 1.5}`, `^chunk:1: diag.sminfo: target: target "1.5": LID 1.5 is not an integer`},
 		{`diag.ibaddr{target = "guid:0x1234"}`, `^chunk:1: diag.ibaddr: target: SA PathRecord to port GUID 0x0000000000001234: .*ERR_NO_RECORDS`},
 		{`diag.ibaddr{gid_show = 1}`, `^chunk:1: diag.ibaddr: option gid_show: boolean expected, got number$`},
+		{`diag.queryerrors{suppress = "PortXmitWait,Nope"}`, `^chunk:1: diag.queryerrors: suppress: no PortCounters counter "Nope" \(known: PortSelect, `},
+		{`diag.queryerrors{port_guid = 5}`, `^chunk:1: diag.queryerrors: port_guid: want a GUID string "0x...", got 5$`},
+		{`diag.queryerrors{direct = "0,1", port_guid = "0x2"}`, `^chunk:1: diag.queryerrors: port_guid and direct: give one port$`},
+		{`diag.queryerrors{skip_sl = true}`, `^chunk:1: diag.queryerrors: unknown option "skip_sl" \(known: ca, clear_counts, `},
 		{`os.execute("true")`, `attempt to call a non-function object`},
 	} {
 		L, _, _ := newTestState(t)

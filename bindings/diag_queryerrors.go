@@ -1,41 +1,20 @@
 package bindings
 
 import (
+	"io"
+
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // diag.queryerrors: ibqueryerrors' data (diag/queryerrors.go).
 func init() {
 	const fn = "diag.queryerrors"
 	registerDiag(Func{"queryerrors", func(e *Env, L *lua.LState) int {
-		t := diagOptions(L, fn, "thresholds", "suppress", "data", "passes")
-		var o diag.QueryErrorsOptions
-		if v := t.RawGetString("thresholds"); v != lua.LNil {
-			path := v.String()
-			f, err := filesOf(L).Open(path)
-			if err != nil {
-				raise(L, fn, "thresholds: %v", err)
-			}
-			o.Thresholds, err = diag.ReadThresholds(f, path)
-			f.Close()
-			if err != nil {
-				raise(L, fn, "thresholds: %v", err)
-			}
-		}
-		o.Suppress = diagStrings(L, fn, t, "suppress")
-		o.Data = lua.LVAsBool(t.RawGetString("data"))
-		switch v := t.RawGetString("passes").(type) {
-		case *lua.LNilType:
-		case lua.LNumber:
-			if v < 1 || v > 16 || v != lua.LNumber(int(v)) {
-				raise(L, fn, "passes: a whole number from 1 to 16 expected, got %v", v)
-			}
-			o.Passes = int(v)
-		default:
-			raise(L, fn, "passes: number expected, got %s", v.Type())
-		}
+		t := diagOptions(L, fn, queryErrorsKeys...)
+		o := queryErrorsOptions(L, fn, t)
 		q, err := diag.QueryErrorsOf(L.Context(), e.diagEnv(), o)
 		if q != nil {
 			for _, w := range q.Unreadable {
@@ -43,10 +22,85 @@ func init() {
 			}
 		}
 		return e.diagResult(L, fn, q, err)
-	}, "queryerrors([{thresholds=FILE, suppress={\"PortXmitWait\", ...}, data=true, passes=N}]) -> {nodes = {{name, guid, ports = {{port, guid, counters = {{name, value}}}}}}, summary = {bad_ports, ...}, warnings} [, missed]: the ports whose error counters exceed their thresholds (ibqueryerrors' threshold file), as ibqueryerrors reads them; passes=N asks a PMA query that got no answer (or whose answers could not be verified) again, up to N times in all, before it is a warning (plan checks: such warnings are could-not-be-read)"},
+	}, "queryerrors([{thresholds=FILE, suppress={\"PortXmitWait\", ...}, suppress_common, data, details, counters, report_port, switch, ca, router, port_guid=\"0x...\", direct=\"0,1\", path_records, clear_errors, clear_counts, passes=N}]) -> {nodes = {{name, guid, ports = {{port, guid, counters = {{name, value}}}}}}, summary = {bad_ports, ...}, warnings} [, missed]: the ports whose error counters exceed their thresholds (ibqueryerrors' threshold file), as ibqueryerrors reads them; passes=N asks a PMA query that got no answer (or whose answers could not be verified) again, up to N times in all, before it is a warning (plan checks: such warnings are could-not-be-read); the other keys are ibqueryerrors' options (-c, --data, --details, --counters, -r, --switch, --ca, --router, -G, -D, -k, -K; path_records: its PathRecord query for the SLs first, unless --skip-sl: an error where the SA does not answer)"},
 		`local q = diag.queryerrors()
 print(q.summary.ports_checked, q.summary.bad_ports)
 for _, n in ipairs(q.nodes) do
   for _, p in ipairs(n.ports) do print(n.name, p.port, p.counters[1].name, p.counters[1].value) end
 end`)
+}
+
+// queryErrorsKeys are diag.queryerrors' options: ibqueryerrors' own,
+// by their long names (--threshold-file is thresholds, -G port_guid,
+// -D direct, -c suppress_common, -k/-K clear_errors/clear_counts), and
+// passes. Not taken: --load-cache (a plan discovers), --skip-sl
+// (path_records is its opposite, off by default), -R and -o (no-ops).
+var queryErrorsKeys = []string{"thresholds", "suppress", "suppress_common", "data", "details", "counters", "report_port",
+	"switch", "ca", "router", "port_guid", "direct", "path_records", "clear_errors", "clear_counts", "passes"}
+
+// queryErrorsOptions reads diag.queryerrors' option table as
+// ibqueryerrors reads its command line (diag's SuppressNames,
+// LoadThresholds), files through the script's file access.
+func queryErrorsOptions(L *lua.LState, fn string, t *lua.LTable) diag.QueryErrorsOptions {
+	var o diag.QueryErrorsOptions
+	if v := t.RawGetString("thresholds"); v != lua.LNil {
+		var err error
+		o.Thresholds, _, err = diag.LoadThresholds(func(name string) (io.ReadCloser, error) { return filesOf(L).Open(name) }, v.String(), true)
+		if err != nil {
+			raise(L, fn, "thresholds: %v", err)
+		}
+	}
+	for _, list := range diagStrings(L, fn, t, "suppress") {
+		names, unknown := diag.SuppressNames(list)
+		if len(unknown) > 0 {
+			raise(L, fn, "suppress: no PortCounters counter %q (known: %s)", unknown[0], diag.PortCountersNames())
+		}
+		o.Suppress = append(o.Suppress, names...)
+	}
+	if optBool(L, fn, t, "suppress_common") {
+		o.Suppress = append(o.Suppress, diag.CommonSuppressed)
+	}
+	for _, f := range []struct {
+		key string
+		v   *bool
+	}{{"data", &o.Data}, {"details", &o.Details}, {"counters", &o.CountersOnly}, {"report_port", &o.ReportPort},
+		{"path_records", &o.PathRecords}, {"clear_errors", &o.ClearErrors}, {"clear_counts", &o.ClearCounts}} {
+		*f.v = optBool(L, fn, t, f.key)
+	}
+	for _, k := range []struct {
+		key string
+		typ topo.NodeType
+	}{{"switch", topo.Switch}, {"ca", topo.CA}, {"router", topo.Router}} {
+		if optBool(L, fn, t, k.key) {
+			o.Types = append(o.Types, k.typ)
+		}
+	}
+	if v := t.RawGetString("port_guid"); v != lua.LNil {
+		a, err := diag.ParseAddress(diag.AddrTarget, "guid:"+lua.LVAsString(v))
+		if err != nil || v.Type() != lua.LTString {
+			raise(L, fn, "port_guid: want a GUID string \"0x...\", got %s", v)
+		}
+		o.PortGUID = a.Target.GUID
+	}
+	if v := t.RawGetString("direct"); v != lua.LNil {
+		a, err := diag.ParseAddress(diag.AddrTarget, "dr:"+lua.LVAsString(v))
+		if err != nil || v.Type() != lua.LTString {
+			raise(L, fn, "direct: want a directed route \"0,1,...\", got %s", v)
+		}
+		o.Path = a.Target.Path
+	}
+	if o.Path != nil && o.PortGUID != 0 {
+		raise(L, fn, "port_guid and direct: give one port")
+	}
+	switch v := t.RawGetString("passes").(type) {
+	case *lua.LNilType:
+	case lua.LNumber:
+		if v < 1 || v > 16 || v != lua.LNumber(int(v)) {
+			raise(L, fn, "passes: a whole number from 1 to 16 expected, got %v", v)
+		}
+		o.Passes = int(v)
+	default:
+		raise(L, fn, "passes: number expected, got %s", v.Type())
+	}
+	return o
 }

@@ -72,6 +72,11 @@ type QueryErrorsOptions struct {
 	// counters after reading them (Sets: refused on the kernel backend
 	// without --allow-set).
 	ClearErrors, ClearCounts bool
+	// PathRecords asks the SA's PathRecords for the SLs first, as
+	// ibqueryerrors does unless --skip-sl or -G/-S: where the SA does not
+	// answer, QueryErrorsOf returns a *PathRecordsError and reads
+	// nothing, as ibqueryerrors ends there.
+	PathRecords bool
 }
 
 // QueryErrors is ibqueryerrors' data: docs/diag/queryerrors.schema.json.
@@ -140,6 +145,14 @@ type QECounter struct {
 // ibqueryerrors does. A discovery that missed routes returns what it
 // found and a DiscoveryErrors.
 func QueryErrorsOf(ctx context.Context, e *Env, o QueryErrorsOptions) (*QueryErrors, error) {
+	if o.PathRecords && o.PortGUID == 0 {
+		if e == nil || e.Session == nil {
+			return nil, fmt.Errorf("diag: no session (ibqueryerrors' PathRecords need the SA)")
+		}
+		if err := e.pathRecordSLs(ctx, o.Path); err != nil {
+			return nil, err
+		}
+	}
 	d, err := e.Discover(ctx)
 	if err != nil {
 		return nil, err
