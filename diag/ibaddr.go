@@ -21,8 +21,8 @@ type IBAddrOptions struct {
 	ShowLIDDec bool           `flag:"L,Lid_show" help:"show lid range (in decimal) only" lua:"lid_show_decimal"`
 }
 
-// IBAddrTool is ibaddr.
-var IBAddrTool = NewTool(Tool{
+// ibAddrTool is ibaddr.
+var ibAddrTool = NewTool(Tool{
 	Name:    "ibaddr",
 	Lua:     "ibaddr",
 	Summary: "a port's GID and LID range",

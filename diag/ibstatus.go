@@ -54,8 +54,8 @@ type StatusPort struct {
 // SysClassInfiniband is where the kernel lists its RDMA devices.
 const SysClassInfiniband = "/sys/class/infiniband"
 
-// IBStatusTool is ibstatus.
-var IBStatusTool = NewTool(Tool{
+// ibStatusTool is ibstatus.
+var ibStatusTool = NewTool(Tool{
 	Name:    "ibstatus",
 	Lua:     "status",
 	Summary: "the local ports' sysfs state: GID, LIDs, state, physical state, rate, link layer",

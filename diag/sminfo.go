@@ -25,8 +25,8 @@ type SMInfoOptions struct {
 	Activity uint32 `flag:"a,activity" arg:"<n>" help:"set activity count" lua:"activity"`
 }
 
-// SMInfoTool is sminfo.
-var SMInfoTool = NewTool(Tool{
+// smInfoTool is sminfo.
+var smInfoTool = NewTool(Tool{
 	Name:    "sminfo",
 	Lua:     "sminfo",
 	Summary: "query the SM's SMInfo (with a modifier: set it, a Set)",

@@ -47,11 +47,17 @@ func TestToolContracts(t *testing.T) {
 // (sminfo's -s is SMINFO_STANDBY), and the options' setters reach the
 // struct's fields.
 func TestToolOptionsDefaults(t *testing.T) {
-	o := diag.SMInfoTool.NewOptions().(*diag.SMInfoOptions)
+	var sminfo *diag.Tool
+	for _, dt := range diag.Tools() {
+		if dt.Name == "sminfo" {
+			sminfo = dt
+		}
+	}
+	o := sminfo.NewOptions().(*diag.SMInfoOptions)
 	if o.State != 2 {
 		t.Errorf("sminfo's state: %d, want 2 (SMINFO_STANDBY)", o.State)
 	}
-	for _, s := range diag.SMInfoTool.Options() {
+	for _, s := range sminfo.Options() {
 		switch s.Lua {
 		case "priority":
 			if s.Max != 15 || s.ReadOption("0x1f") != 15 {

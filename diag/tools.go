@@ -6,8 +6,8 @@ package diag
 // cmd/ibscript and bindings adapt every one.
 func Tools() []*Tool {
 	return []*Tool{
-		SMInfoTool,
-		IBAddrTool,
-		IBStatusTool,
+		smInfoTool,
+		ibAddrTool,
+		ibStatusTool,
 	}
 }
