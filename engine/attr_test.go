@@ -117,9 +117,12 @@ func TestGetSLtoVLAndVLArb(t *testing.T) {
 		t.Errorf("Set of position 1 on an 8-port switch: %v %v, want it ignored", got.PortMask, err)
 	}
 
-	// ibsim does not answer PortInfoExtended: no SMA status, the kernel's.
-	_, err = engine.Get[smp.PortInfoExtended](ctx, s, ca, 1)
-	wantStatus(t, err, mad.StatusMethodAttrUnsup)
+	// ibsim does not answer PortInfoExtended; the simulator does, as a
+	// current HCA: FEC fields valid, no FEC on an SDR link.
+	pie, err := engine.Get[smp.PortInfoExtended](ctx, s, ca, 1)
+	if err != nil || pie.CapabilityMask != smp.PIECapFECModeSupported || pie.FECModeActive != 0 || pie.EDRFECModeSupported == 0 {
+		t.Errorf("PortInfoExtended: %+v %v", pie, err)
+	}
 }
 
 // TestGetPerfDetails reads the detail counter groups ibsim's PMA answers

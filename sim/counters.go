@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/ibscript/ibscript/mad"
@@ -61,10 +62,36 @@ const (
 // (set with pcFields).
 var pcMax [numPC]uint32
 
-// counters are one port's performance counters.
+// numSL is the number of service levels: PortXmitDataSL and PortRcvDataSL
+// count per SL.
+const numSL = 16
+
+// counters are one port's performance counters: PortCounters,
+// PortCountersExtended, and the data words sent and received per SL
+// (PortXmitDataSL, PortRcvDataSL), which grow with PortXmitData and
+// PortRcvData: a MAD on its SL, the background load on SL 0. The per-SL
+// counters are allocated when the port first counts data, so an idle
+// fabric does not carry them.
 type counters struct {
 	pc  [numPC]uint32
 	pce [numPCE]uint64
+	sl  *slCounters
+}
+
+// slCounters are a port's data words sent and received per SL.
+type slCounters struct{ xmit, rcv [numSL]uint32 }
+
+// perSL returns c's per-SL counters, allocated on first use.
+func (c *counters) perSL() *slCounters {
+	if c.sl == nil {
+		c.sl = new(slCounters)
+	}
+	return c.sl
+}
+
+// addSL adds d to the per-SL counter c, saturating at 32 bits.
+func addSL(c *uint32, d uint64) {
+	*c = uint32(min(uint64(*c)+d, math.MaxUint32))
 }
 
 func (c *counters) add(i int, d uint32) {
@@ -83,19 +110,21 @@ func (c *counters) addExt(i int, d uint64) {
 	}
 }
 
-// sent and received count one MAD leaving or entering the port.
-func (c *counters) sent() {
+// sent and received count one MAD on SL sl leaving or entering the port.
+func (c *counters) sent(sl uint8) {
 	c.add(pcXmitPkts, 1)
 	c.add(pcXmitData, madWords)
 	c.addExt(pceXmitPkts, 1)
 	c.addExt(pceXmitData, madWords)
+	addSL(&c.perSL().xmit[sl%numSL], madWords)
 }
 
-func (c *counters) received() {
+func (c *counters) received(sl uint8) {
 	c.add(pcRcvPkts, 1)
 	c.add(pcRcvData, madWords)
 	c.addExt(pceRcvPkts, 1)
 	c.addExt(pceRcvData, madWords)
+	addSL(&c.perSL().rcv[sl%numSL], madWords)
 }
 
 // clear clears the PortCounters selected by CounterSelect (and
@@ -126,6 +155,12 @@ func (c *counters) sum(o *counters) {
 	}
 	for i := range c.pce {
 		c.addExt(i, o.pce[i])
+	}
+	if o.sl != nil {
+		for i := range numSL {
+			addSL(&c.perSL().xmit[i], uint64(o.sl.xmit[i]))
+			addSL(&c.perSL().rcv[i], uint64(o.sl.rcv[i]))
+		}
 	}
 }
 
@@ -222,7 +257,10 @@ func (f *Fabric) Counter(node string, port int, name string) (uint64, error) {
 }
 
 // PMA ClassPortInfo values of ibsim: PortCountersExtended and PortXmitWait
-// on every node, AllPortSelect on switches; RespTimeValue 18.
+// on every node, AllPortSelect on switches; RespTimeValue 18. Beyond
+// ibsim (not under Options.IbsimStrict), IsRSFECCountersSupported: the
+// PortExtendedSpeedsCounters of a port running RS-FEC have their RS-FEC
+// layout.
 const (
 	pmaCapCA      = perf.CapExtendedWidth | perf.CapPortXmitWait
 	pmaCapSwitch  = pmaCapCA | perf.CapAllPortSelect
@@ -242,19 +280,7 @@ func (f *Fabric) pma(n *node, in *port, b []byte) (uint16, action) {
 	d := perf.Data(b)
 	switch mad.AttrIDOf(b) {
 	case perf.AttrClassPortInfo:
-		cpi := mad.ClassPortInfo{BaseVersion: pmaBaseVer, ClassVersion: pmaClassVer,
-			CapabilityMask: pmaCapCA, RespTimeValue: pmaRespTime}
-		if n.typ == typeSwitch {
-			cpi.CapabilityMask = pmaCapSwitch
-		}
-		clear(d)
-		if _, err := cpi.AppendBinary(d[:0]); err != nil {
-			return mad.StatusInvalidField, actRespond
-		}
-		if method != mad.MethodGet {
-			return mad.StatusMethodAttrUnsup, actRespond
-		}
-		return 0, actRespond
+		return f.pmaClassPortInfo(n, method, d), actRespond
 	case perf.AttrPortCounters:
 		ps := uint8(pcPortSelect.Get(d))
 		sel, sel2 := uint16(pcCounterSelect.Get(d)), uint8(pcCounterSelect2.Get(d))
@@ -309,7 +335,30 @@ func (f *Fabric) pma(n *node, in *port, b []byte) (uint16, action) {
 		}
 		return 0, actRespond
 	}
+	if st, ok := f.pmaExtended(n, in, b); ok {
+		return st, actRespond
+	}
 	return 0, actDeliver
+}
+
+// pmaClassPortInfo answers the PMA's ClassPortInfo (Get only).
+func (f *Fabric) pmaClassPortInfo(n *node, method uint8, d []byte) uint16 {
+	cpi := mad.ClassPortInfo{BaseVersion: pmaBaseVer, ClassVersion: pmaClassVer,
+		CapabilityMask: pmaCapCA, RespTimeValue: pmaRespTime}
+	if n.typ == typeSwitch {
+		cpi.CapabilityMask = pmaCapSwitch
+	}
+	if !f.strict {
+		cpi.CapabilityMask |= perf.CapRSFECCounters
+	}
+	clear(d)
+	if _, err := cpi.AppendBinary(d[:0]); err != nil {
+		return mad.StatusInvalidField
+	}
+	if method != mad.MethodGet {
+		return mad.StatusMethodAttrUnsup
+	}
+	return 0
 }
 
 // pmaPorts calls fn for the ports PortSelect ps selects, as ibsim does: on

@@ -60,6 +60,31 @@
 // SetTraffic gives the links a deterministic background load (traffic.go)
 // so that counters move as on a busy fabric; it is off unless asked.
 //
+// Beyond ibsim, the SMA and PMA also answer what a current HCA or switch
+// does (portext.go, pmaext.go), so that every attribute of mad/smp,
+// mad/perf and mad/cc answers on the node kinds that carry it: LedInfo
+// (settable; off) and PortInfoExtended (the FEC modes: each port supports
+// no FEC and FireCode at FDR, those and RS-FEC and low-latency RS-FEC at
+// EDR, RS-FEC (544,514) and low-latency RS-FEC at HDR and NDR, all
+// enabled until a Set; a link runs the most preferred mode both ends
+// enable: RS-FEC on EDR, RS-FEC (544,514) on HDR and NDR, none below
+// FDR), announced in PortInfo (IsLEDInfoSupported,
+// IsPortInfoExtendedSupported); PortXmitDataSL and PortRcvDataSL (the
+// data words per SL, growing with PortXmitData and PortRcvData: each MAD
+// on its SL, the background load on SL 0; a Set clears the SLs
+// CounterSelect selects; SetCounter does not reach them);
+// PortExtendedSpeedsCounters (zero: no lane errors are simulated; its
+// RS-FEC layout on ports running RS-FEC, as the PMA's
+// IsRSFECCountersSupported says); the congestion counters of IBA Annex
+// A10, zero as nothing congests: SwPortVLCongestion, PortXmitConCtrl and
+// PortVLXmitTimeCong on switches, PortRcvConCtrl, PortSLRcvFECN and
+// PortSLRcvBECN on CAs (the other kind answers 0x000C); and the sampling
+// engine, PortSamplesControl/PortSamplesResult (one per PMA: IBA's five
+// mandatory counter selects on up to 15 counters of 32 bits over
+// SampleInterval ticks of one symbol time after SampleStart, on the
+// background load's clock). Options.IbsimStrict turns all of this off,
+// for the tests that compare the simulator with ibsim.
+//
 // The SM's port also hosts the SA (class 0x03, sa.go): Get of
 // ClassPortInfo; Get and GetTable of NodeRecord, PortInfoRecord,
 // PathRecord, LinkRecord, SwitchInfoRecord, LinearForwardingTableRecord,

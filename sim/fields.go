@@ -22,6 +22,7 @@ var (
 	// PortInfo fields the SM's configuration writes.
 	piLID, piLMC, piMasterSMLID, piGIDPrefix, piPortState mad.Field
 	piPortPhysicalState, piHOQLife, piCapabilityMask      mad.Field
+	piCapabilityMask2                                     mad.Field
 	ndNodeString                                          mad.Field
 
 	pcPortSelect, pcCounterSelect, pcCounterSelect2    mad.Field
@@ -56,6 +57,7 @@ func init() {
 	piPortPhysicalState = get(smp.PortInfoLayout(), "PortPhysicalState")
 	piHOQLife = get(smp.PortInfoLayout(), "HOQLife")
 	piCapabilityMask = get(smp.PortInfoLayout(), "CapabilityMask")
+	piCapabilityMask2 = get(smp.PortInfoLayout(), "CapabilityMask2")
 	ndNodeString = get(smp.NodeDescriptionLayout(), "NodeString")
 
 	pcPortSelect = get(perf.PortCountersLayout(), "PortSelect")

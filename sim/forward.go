@@ -147,10 +147,10 @@ func srcLID(p *port, pathBits uint8) uint16 {
 	return p.lid + uint16(pathBits)&(1<<p.lmc-1)
 }
 
-// cross moves a MAD over the cable at port e and returns the port it
-// arrives on, or nil when the cable cannot carry it (counted as a
-// PortXmitDiscard at e).
-func (f *Fabric) cross(e *port, isSMP bool) *port {
+// cross moves a MAD sent on SL sl over the cable at port e and returns
+// the port it arrives on, or nil when the cable cannot carry it (counted
+// as a PortXmitDiscard at e).
+func (f *Fabric) cross(e *port, isSMP bool, sl uint8) *port {
 	if !e.up(isSMP) {
 		e.pc.add(pcXmitDiscards, 1)
 		return nil
@@ -159,8 +159,12 @@ func (f *Fabric) cross(e *port, isSMP bool) *port {
 	if f.inj != nil && f.deadDrop(r.node) {
 		return nil
 	}
-	e.pc.sent()
-	r.pc.received()
+	if f.samplers != nil {
+		f.samplesAt(e)
+		f.samplesAt(r)
+	}
+	e.pc.sent(sl)
+	r.pc.received(sl)
 	return r
 }
 
@@ -196,7 +200,7 @@ func (f *Fabric) sendDR(src *port, lrhDLID uint16, t *txn) {
 		}
 		fHopPtr.set8(b, 1)
 		f.traceHop(n, hp, b, e, "forward")
-		if r := f.cross(n.ports[e], true); r != nil {
+		if r := f.cross(n.ports[e], true, t.sl); r != nil {
 			f.drRecv(r.node, r, t)
 		}
 	case hp == hc:
@@ -298,7 +302,7 @@ func (f *Fabric) drRecv(m *node, in *port, t *txn) {
 			}
 		}
 		f.traceHop(m, hpIn, b, out.num, "forward")
-		r := f.cross(out, true)
+		r := f.cross(out, true, t.sl)
 		if r == nil {
 			return
 		}
@@ -334,7 +338,7 @@ func (f *Fabric) drRespond(m *node, in *port, t *txn) {
 		}
 		fHopPtr.set8(b, hc)
 		f.traceHop(m, hp, b, e, "forward")
-		if r := f.cross(m.ports[e], true); r != nil {
+		if r := f.cross(m.ports[e], true, t.sl); r != nil {
 			f.drRecv(r.node, r, t)
 		}
 	case hp == 1: // hop count 0: the requester is local
@@ -378,7 +382,7 @@ func (f *Fabric) lidRoute(from *port, dlid uint16, t *txn) {
 		if out == nil {
 			return
 		}
-		r := f.cross(out, isSMP)
+		r := f.cross(out, isSMP, t.sl)
 		if r == nil {
 			return
 		}

@@ -19,10 +19,11 @@ import (
 )
 
 // refFabric is net.2sw2path4hca with the SM on Switch1 and a client on
-// Switch1's port 0, as in the reference run.
+// Switch1's port 0, as in the reference run, answering only what ibsim
+// answers (Options.IbsimStrict).
 func refFabric(t *testing.T) (*Fabric, *raw) {
 	t.Helper()
-	f := mustLoad(t, "net.2sw2path4hca", &Options{SMNode: "Switch1"})
+	f := mustLoad(t, "net.2sw2path4hca", &Options{SMNode: "Switch1", IbsimStrict: true})
 	return f, attachRaw(t, f, "Switch1", 0)
 }
 

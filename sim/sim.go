@@ -48,6 +48,16 @@ type Options struct {
 	// CCKey is every Congestion Control agent's CC_Key at start (a Set of
 	// CongestionKeyInfo changes it); 0, the default, is none.
 	CCKey uint64
+	// IbsimStrict answers only what ibsim 0.10 answers, for tests that
+	// compare the simulator with ibsim: the SMA refuses LedInfo and
+	// PortInfoExtended (the port's MAD layer answers 0x000C), PortInfo
+	// announces neither (no IsLEDInfoSupported, no
+	// IsPortInfoExtendedSupported), and the PMA refuses
+	// PortSamplesControl/Result, PortExtendedSpeedsCounters, the
+	// per-SL data and congestion counters, with ibsim's ClassPortInfo
+	// (no IsRSFECCountersSupported). Off, the default, the simulator
+	// answers them as a current HCA or switch does (see the package doc).
+	IbsimStrict bool
 	// Logger receives notes (bring-up summary, ignored topology lines,
 	// preset LIDs that could not be kept) and, at debug level, the
 	// malformed MADs the transports' muxes drop; nil discards them.
@@ -67,6 +77,7 @@ type Fabric struct {
 	saKey  uint64 // the SA's SM_Key (Options.SAKey)
 	mKey   uint64 // every port's M_Key (Options.MKey)
 	ccKey  uint64 // every CC agent's CC_Key at start (Options.CCKey)
+	strict bool   // Options.IbsimStrict
 
 	mu        sync.Mutex // guards the state of every node and port, and the fields below
 	closed    bool
@@ -83,6 +94,7 @@ type Fabric struct {
 	mfts      map[*node]map[int][64]byte // multicast forwarding blocks a Set wrote, by block<<4|position
 	ccAgents  map[*port]*ccState         // CC agent state a Set changed, by endport (cc.go)
 	ccEpoch   time.Time                  // the CC agents' Timestamp 0 (cc.go)
+	samplers  map[*port]*sampler         // the PMAs' sampling engines, by agent port (pmaext.go)
 
 	trace      func(hop) // tests: called for each step of a directed-route SMP
 	rrSwitches int       // tests: switches routed by the round-robin fast path
@@ -144,7 +156,7 @@ func New(t *topo.Fabric, opts *Options) (*Fabric, error) {
 	if opts != nil {
 		o = *opts
 	}
-	f := &Fabric{log: logger(&o), saKey: o.SAKey, mKey: o.MKey, ccKey: o.CCKey}
+	f := &Fabric{log: logger(&o), saKey: o.SAKey, mKey: o.MKey, ccKey: o.CCKey, strict: o.IbsimStrict}
 	if f.saKey == 0 {
 		f.saKey = DefaultSAKey
 	}
@@ -261,6 +273,7 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 				tmpl[key] = b
 			}
 			p.pi = b
+			f.announceExtras(p)
 			if n.typ != typeSwitch {
 				p.put(piLocalPortNum, uint64(num))
 			}

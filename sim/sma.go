@@ -93,7 +93,7 @@ func (f *Fabric) sma(n *node, in *port, b []byte) (uint16, action) {
 		clear(d)
 		_, _ = si.AppendBinary(d[:0])
 	default:
-		return 0, actDeliver
+		return f.smaExtended(n, in, fAttrID.u16(b), mod, set, d)
 	}
 	return st, actRespond
 }

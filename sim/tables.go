@@ -30,6 +30,8 @@ type portTables struct {
 	vlarbHigh *[64 * 2]byte
 	vlarbLow  *[64 * 2]byte
 	mlnxExtPI *[64]byte
+	fecEn     *[4]uint16 // PortInfoExtended's FEC Enabled masks (portext.go)
+	led       bool       // LedInfo.LedMask (portext.go)
 }
 
 func (f *Fabric) tables(p *port) *portTables {

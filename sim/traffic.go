@@ -130,11 +130,19 @@ func linkRate(p *port) float64 {
 // the interval), so no fraction is lost or counted twice however often
 // the counters are read.
 func (f *Fabric) accrueLocked(p *port) {
+	if ts := f.traffic; ts != nil {
+		f.accrueTo(p, ts.Now())
+	}
+}
+
+// accrueTo is accrueLocked up to the time until of the load's clock
+// (nothing when p is already past it).
+func (f *Fabric) accrueTo(p *port, until time.Time) {
 	ts := f.traffic
 	if ts == nil || p == nil || p.remote == nil {
 		return
 	}
-	now := ts.Now().Sub(ts.start)
+	now := until.Sub(ts.start)
 	if now <= p.accrued {
 		return
 	}
@@ -154,9 +162,10 @@ func (f *Fabric) accrueLocked(p *port) {
 		data, pkts int
 		ext        [3]int // data, packets, unicast packets
 		mcast      int
+		sl0        *uint32 // the load's SL: 0
 	}{
-		{out, pcXmitData, pcXmitPkts, [3]int{pceXmitData, pceXmitPkts, pceUnicastXmitPkts}, pceMulticastXmitPkts},
-		{in, pcRcvData, pcRcvPkts, [3]int{pceRcvData, pceRcvPkts, pceUnicastRcvPkts}, pceMulticastRcvPkts},
+		{out, pcXmitData, pcXmitPkts, [3]int{pceXmitData, pceXmitPkts, pceUnicastXmitPkts}, pceMulticastXmitPkts, &p.pc.perSL().xmit[0]},
+		{in, pcRcvData, pcRcvPkts, [3]int{pceRcvData, pceRcvPkts, pceUnicastRcvPkts}, pceMulticastRcvPkts, &p.pc.perSL().rcv[0]},
 	} {
 		words, pkts, mcast := units(d.bps/4), units(d.bps/trafficPacketBytes), units(d.bps/trafficPacketBytes/64)
 		p.pc.add(d.data, uint32(min(words, math.MaxUint32)))
@@ -165,6 +174,7 @@ func (f *Fabric) accrueLocked(p *port) {
 		p.pc.addExt(d.ext[1], pkts)
 		p.pc.addExt(d.ext[2], pkts-min(mcast, pkts))
 		p.pc.addExt(d.mcast, mcast)
+		addSL(d.sl0, words)
 	}
 	// Waiting: WaitFraction of the time, in ticks of one symbol time
 	// (8/lane data rate; rate is per link, the tick per lane).

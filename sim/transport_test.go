@@ -158,7 +158,8 @@ func TestOpenAndPorts(t *testing.T) {
 	got := tr.Port()
 	want := fabric.PortAttr{CAName: "node001", PortNum: 1, NodeType: 1, NodeGUID: 0x0002c90300a00000,
 		PortGUID: 0x0002c90300a00001, GIDPrefix: 0xfe80000000000000, LID: 1, SMLID: 1,
-		State: 4, PhysState: 5, Rate: 40, CapMask: 0x50c04a, PKeys: make([]uint16, 64),
+		State: 4, PhysState: 5, Rate: 40, CapMask: 0x50c24a, // ibsim's 0x50c04a and IsLEDInfoSupported
+		PKeys:  make([]uint16, 64),
 		CAType: "simulator", FWVer: "1", HWVer: "a1", SysGUID: 0x0002c90300a00000, CANumPorts: 1}
 	want.PKeys[0] = 0xffff // the default partition; PartitionCap 64
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -209,7 +210,7 @@ func TestTransportClosedWire(t *testing.T) {
 // TestKernelAnswers checks MADs no SMA, PMA or agent handles are answered
 // as the kernel does.
 func TestKernelAnswers(t *testing.T) {
-	f := mustLoad(t, "net.2sw2path4hca", nil)
+	f := mustLoad(t, "net.2sw2path4hca", &Options{IbsimStrict: true}) // PortInfoExtended and LedInfo unmodeled
 	c := attachRaw(t, f, "Hca1", 1)
 	hca2 := lidOf(t, f, "Hca2", 1)
 	gmp := func(method uint8) []byte {

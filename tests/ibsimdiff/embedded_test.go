@@ -171,10 +171,11 @@ func countEntries(m map[uint64]map[uint16]uint8) int {
 }
 
 // embeddedSession opens an engine session on the embedded simulator
-// loaded from path (on its SM's port), closed when the test ends.
+// loaded from path (on its SM's port) in its ibsim-strict mode (it
+// answers only what ibsim answers), closed when the test ends.
 func embeddedSession(t *testing.T, path string) *engine.Session {
 	t.Helper()
-	f, err := sim.Load(path, nil)
+	f, err := sim.Load(path, &sim.Options{IbsimStrict: true})
 	if err != nil {
 		t.Fatal(err)
 	}

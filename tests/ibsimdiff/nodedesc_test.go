@@ -26,7 +26,7 @@ func TestNodeDescMatchesIBNetDiscover(t *testing.T) {
 		t.Errorf("engine on ibsim differs from ibnetdiscover:\n%s", lineDiff(want, normDate(got)))
 	}
 
-	f, err := sim.Load(tp, nil)
+	f, err := sim.Load(tp, &sim.Options{IbsimStrict: true})
 	if err != nil {
 		t.Fatal(err)
 	}

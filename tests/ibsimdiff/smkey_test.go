@@ -105,7 +105,7 @@ func TestSMKeyRulesMatchOpenSM(t *testing.T) {
 	live, _ := session(t, s, "Hca1", nil, &engine.Options{Timeout: 5 * time.Second, Retries: 1})
 	want := smKeyFacts(t, live)
 
-	f, err := sim.Load(topo2sw, nil)
+	f, err := sim.Load(topo2sw, &sim.Options{IbsimStrict: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,7 @@ func TestTrapsMatchOpenSM(t *testing.T) {
 		t.Error(err)
 	}
 
-	f, err := sim.Load(tp, nil)
+	f, err := sim.Load(tp, &sim.Options{IbsimStrict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
