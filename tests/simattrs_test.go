@@ -1,0 +1,247 @@
+package tests
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/cc"
+	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/sa"
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// kind is a node kind the schema table test asks.
+type kind string
+
+const (
+	kindCA     kind = "CA"
+	kindSwitch kind = "switch"
+	kindSM     kind = "SM" // the CA port the SM (and its SA) runs on
+)
+
+// notCarried lists the attributes a node kind does not carry, with the
+// status its agent answers (0x000C, as a real SMA or PMA, or the kernel
+// for a MAD no agent takes). Every other attribute of mad/smp, mad/perf
+// and mad/cc answers with status 0 on both kinds; the SA's at the SM.
+var notCarried = map[string]uint16{
+	"SMP Notice CA":                       mad.StatusMethodAttrUnsup, // sent in Trap and Report, never read with Get
+	"SMP Notice switch":                   mad.StatusMethodAttrUnsup,
+	"SMP SwitchInfo CA":                   mad.StatusMethodAttrUnsup,
+	"SMP LinearForwardingTable CA":        mad.StatusMethodAttrUnsup,
+	"SMP MulticastForwardingTable CA":     mad.StatusMethodAttrUnsup,
+	"SMP SMInfo CA":                       mad.StatusMethodAttrUnsup, // no SM on that port (kindSM has one)
+	"SMP SMInfo switch":                   mad.StatusMethodAttrUnsup,
+	"PerfMgt SwPortVLCongestion CA":       mad.StatusMethodAttrUnsup, // IBA A10: switch ports mark
+	"PerfMgt PortXmitConCtrl CA":          mad.StatusMethodAttrUnsup,
+	"PerfMgt PortVLXmitTimeCong CA":       mad.StatusMethodAttrUnsup,
+	"PerfMgt PortRcvConCtrl switch":       mad.StatusMethodAttrUnsup, // IBA A10: CAs receive FECN/BECN
+	"PerfMgt PortSLRcvFECN switch":        mad.StatusMethodAttrUnsup,
+	"PerfMgt PortSLRcvBECN switch":        mad.StatusMethodAttrUnsup,
+	"CC SwitchCongestionSetting CA":       mad.StatusMethodAttrUnsup,
+	"CC SwitchPortCongestionSetting CA":   mad.StatusMethodAttrUnsup,
+	"CC CACongestionSetting switch":       mad.StatusMethodAttrUnsup,
+	"CC CongestionControlTable switch":    mad.StatusMethodAttrUnsup,
+	"SA InformInfo SM":                    mad.StatusMethodAttrUnsup, // Set only (subscribing)
+	"SA MultiPathRecord SM":               mad.StatusMethodAttrUnsup, // GetMulti only
+	"SA P_KeyTableRecord SM (no SM_Key)":  sa.StatusReqInvalid,       // OpenSM: trusted requesters only
+	"SA ServiceRecord SM (no records)":    0,
+	"SA MCMemberRecord SM (no records)":   0,
+	"SA InformInfoRecord SM (no records)": 0,
+}
+
+// mayBeZero are the attributes whose answer may be all zero on the
+// default fabric: state that is off or empty until something sets it.
+var mayBeZero = map[string]bool{
+	"SMP LedInfo":                    true, // the LED is off
+	"SMP MlnxExtPortInfo":            true, // no FDR10
+	"SMP MulticastForwardingTable":   true, // no multicast group
+	"PerfMgt PortSamplesResult":      true, // no sample taken
+	"CC SwitchCongestionSetting":     true, // congestion control off (IBA reset values)
+	"CC SwitchPortCongestionSetting": true,
+	"CC CACongestionSetting":         true,
+	"CC CongestionControlTable":      true,
+	"CC CongestionKeyInfo":           true, // no CC_Key
+	"CC CongestionInfo":              true, // a switch's: no CCT
+	"CC Timestamp":                   true, // the clock may read 0 at first
+}
+
+// TestSimAnswersSchema asks the embedded simulator, on the default
+// fabric, every SMP, PerfMgt and CC attribute the schema names on a CA
+// and a switch, and every SA attribute at the SM: each answers with
+// status 0 and contents that are not all zero, or with the status
+// notCarried documents.
+func TestSimAnswersSchema(t *testing.T) {
+	f, s := defaultSession(t)
+	ctx := t.Context()
+	lids := map[kind]uint16{}
+	for _, n := range f.Topology().Nodes {
+		switch {
+		case n.ID == "node001":
+			lids[kindSM] = n.EndPort(1).LID
+		case n.Type == topo.CA && lids[kindCA] == 0:
+			lids[kindCA] = n.EndPort(1).LID
+		case n.Type == topo.Switch && lids[kindSwitch] == 0:
+			lids[kindSwitch] = n.EndPort(0).LID
+		}
+	}
+	check := func(name string, k kind, data []byte, err error, zeroOK bool) {
+		t.Helper()
+		key := fmt.Sprintf("%s %s", name, k)
+		want, documented := notCarried[key]
+		var se *engine.StatusError
+		switch {
+		case err == nil && want == 0:
+			if !zeroOK && allZero(data) {
+				t.Errorf("%s: answered all zero", key)
+			}
+		case errors.As(err, &se) && documented && se.Status == want:
+		default:
+			t.Errorf("%s: %v, want status %#04x", key, err, want)
+		}
+	}
+	seen := map[string]bool{}
+	once := func(class string, id uint16) bool {
+		k := fmt.Sprintf("%s %#x", class, id)
+		if seen[k] {
+			return false // an alternative layout of an attribute asked
+		}
+		seen[k] = true
+		return true
+	}
+	n := 0
+	for _, l := range smp.Layouts() {
+		if !once("SMP", l.ID) {
+			continue
+		}
+		for _, k := range []kind{kindCA, kindSwitch, kindSM} {
+			if k == kindSM && l.ID != smp.AttrSMInfo {
+				continue
+			}
+			d, err := s.SMP(ctx, engine.LID(lids[k]), mad.MethodGet, l.ID, smpMod(l.ID, k), nil)
+			check("SMP "+l.Name, k, d, err, mayBeZero["SMP "+l.Name])
+			n++
+		}
+	}
+	// The GMP classes: PortSelect (PerfMgt) or the modifier (CC) 1 or 0.
+	gmps := []struct {
+		class   string
+		layouts []*mad.Layout
+		get     func(lid, id uint16) ([]byte, error)
+	}{
+		{"PerfMgt", perf.Layouts(), func(lid, id uint16) ([]byte, error) {
+			return s.Perf(ctx, engine.LID(lid), mad.MethodGet, id, 1, nil)
+		}},
+		{"CC", cc.Layouts(), func(lid, id uint16) ([]byte, error) {
+			return s.CC(ctx, engine.LID(lid), mad.MethodGet, id, 0, nil)
+		}},
+	}
+	for _, g := range gmps {
+		for _, l := range g.layouts {
+			if !once(g.class, l.ID) {
+				continue
+			}
+			name := g.class + " " + l.Name
+			for _, k := range []kind{kindCA, kindSwitch} {
+				d, err := g.get(lids[k], l.ID)
+				check(name, k, d, err, mayBeZero[name])
+				if ps, ok := l.Field("PortSelect"); ok && err == nil && ps.Get(d) != 1 {
+					t.Errorf("%s %s: PortSelect %d, want 1", name, k, ps.Get(d))
+				}
+				n++
+			}
+		}
+	}
+	for _, a := range sa.Attrs() {
+		name := "SA " + a.Name()
+		method := mad.MethodGetTable
+		if a == sa.ClassPortInfo() {
+			method = mad.MethodGet
+		}
+		r, err := s.SAQuery(ctx, method, a, 0, nil)
+		var recs [][]byte
+		if err == nil {
+			recs = r.Records
+		}
+		switch {
+		case a == sa.PKeyTableRecord():
+			check(name, kindSM+" (no SM_Key)", nil, err, false)
+			r, err = s.SAQuery(ctx, method, a, 0, nil, engine.SMKey(sim.DefaultSAKey))
+			if err == nil {
+				recs = r.Records
+			}
+		case a == sa.ClassPortInfo():
+			recs = [][]byte{r.Message[sa.HeaderSize:]}
+		}
+		if _, empty := notCarried[name+" SM (no records)"]; empty {
+			if err != nil || len(recs) != 0 {
+				t.Errorf("%s: %d records (%v), want none", name, len(recs), err)
+			}
+			n++
+			continue
+		}
+		data := []byte(nil)
+		if len(recs) > 0 {
+			data = recs[0]
+		}
+		if err == nil && len(recs) == 0 && a != sa.MulticastForwardingTableRecord() {
+			t.Errorf("%s: no records", name)
+		}
+		check(name, kindSM, data, err, a == sa.MulticastForwardingTableRecord())
+		n++
+	}
+	t.Logf("%d attribute and node kind pairs asked", n)
+}
+
+// defaultSession is the simulator on the default fabric and a session on
+// its SM's port, both closed when the test ends.
+func defaultSession(t *testing.T) (*sim.Fabric, *engine.Session) {
+	t.Helper()
+	f, err := sim.Default(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	var s *engine.Session
+	tr, err := f.Open(t.Context(), "", 0)
+	if err == nil {
+		s, err = engine.New(tr, nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return f, s
+}
+
+// smpMod is the attribute modifier the table test sends: port 1, block 1
+// or position 0 as the attribute reads it.
+func smpMod(id uint16, k kind) uint32 {
+	switch id {
+	case smp.AttrPortInfo, smp.AttrPortInfoExtended, smp.AttrMlnxExtPortInfo:
+		return 1
+	case smp.AttrVLArbitrationTable:
+		if k == kindSwitch {
+			return 1<<16 | 1
+		}
+		return 1 << 16
+	case smp.AttrSLtoVLMappingTable:
+		if k == kindSwitch {
+			return 1<<8 | 2
+		}
+	}
+	return 0
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
