@@ -2,6 +2,7 @@ package diag
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -277,4 +278,22 @@ var (
 	switchInfoFields      = ibRows(smp.DumpRows(smp.SwitchInfoLayout()))
 	portInfoExtFields     = ibRows(smp.DumpRows(smp.PortInfoExtendedLayout())) // HDR and NDR FEC modes included
 	mlnxExtPortInfoFields = ibRows(smp.DumpRows(smp.MlnxExtPortInfoLayout()))
+	portInfoExt44Fields   = libibmad44PIE(portInfoExtFields)
 )
+
+// libibmad44PIE returns the PortInfoExtended fields as smpquery 44 prints
+// them: libibmad 44's table gives the HDR and NDR FEC fields without
+// BITSOFFS, so its word-swizzled reader takes each from another halfword
+// than IBA's (HDRFECModeSupported from bit 96, EDRFECModeEnabled's),
+// found by feeding its mad_dump_portinfo_ext distinct halfwords. The text
+// follows 44; the JSON fields (portInfoExtFields) are IBA's.
+func libibmad44PIE(fs []ibField) []ibField {
+	at := map[string]int{"HDRFECModeSupported": 96, "HDRFECModeEnabled": 144, "NDRFECModeSupported": 128, "NDRFECModeEnabled": 176}
+	out := slices.Clone(fs)
+	for i := range out {
+		if bit, ok := at[out[i].name]; ok {
+			out[i].f.Bit = bit
+		}
+	}
+	return out
+}

@@ -447,7 +447,7 @@ func WriteSMPQuery(b *strings.Builder, q *SMPQuery) {
 		dumpFields(b, q.raw, portInfoFields)
 	case "PortInfoExtended":
 		fmt.Fprintf(b, "# Port info Extended: %s port %d\n", q.PortID, q.Port)
-		dumpFields(b, q.raw, portInfoExtFields)
+		dumpFields(b, q.raw, portInfoExt44Fields)
 	case "MlnxExtPortInfo":
 		fmt.Fprintf(b, "# MLNX ext Port info: %s port %d\n", q.PortID, q.Port)
 		dumpFields(b, q.raw, mlnxExtPortInfoFields)
