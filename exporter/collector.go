@@ -137,6 +137,8 @@ type kindDescs struct {
 	speed     *family
 	waitRatio *family
 	saturated *family
+	downSince *family
+	flaps     *family
 }
 
 func makeKind(kind, title string) *kindDescs {
@@ -154,6 +156,8 @@ func makeKind(kind, title string) *kindDescs {
 	k.width = newFamily(pre+"port_link_width_lanes", "Infiniband "+title+" port active link width in lanes (1, 2, 4, 8, 12) from the last discovery", prometheus.GaugeValue, portLabels...)
 	k.speed = newFamily(pre+"port_link_speed_info", "Infiniband "+title+" port active link speed (SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, as ibnetdiscover -p names it) from the last discovery (value 1)", prometheus.GaugeValue, append(portLabels[:2:2], "speed")...)
 	k.waitRatio = newFamily(pre+"port_transmit_wait_ratio", "Infiniband "+title+" port fraction of the time since the previous sweep it had data to send and sent none: PortXmitWait growth x tick / seconds, the tick being --xmit-wait-tick symbol times (8 / lane data rate: 4 ns at SDR)", prometheus.GaugeValue, portLabels...)
+	k.downSince = newFamily(pre+"port_down_since_timestamp_seconds", "Infiniband "+title+" port: Unix time the exporter saw it go down (a trap's re-read of its PortInfo, or a discovery finding Down a port that was up), while it stays down; kept until it comes back or a discovery no longer finds its node", prometheus.GaugeValue, portLabels...)
+	k.flaps = newFamily(pre+"port_link_flaps_total", "Infiniband "+title+" port link flaps since the exporter started: LinkDownedCounter's growth between two reads, or the times the exporter saw the port go down (traps, discoveries) when more", prometheus.CounterValue, portLabels...)
 	k.saturated = newFamily(pre+"port_counter_saturated", "Infiniband "+title+" port counter at the top of its width, counting no more until reset (value 1; one series per saturated counter)", prometheus.GaugeValue, append(portLabels[:2:2], "counter")...)
 	return k
 }
@@ -177,6 +181,11 @@ var (
 	unannDesc   = newFamily("infiniband_exporter_unannounced_changes_total", "Discoveries on --discover-interval, while subscribed to traps, that found switch ports whose state changed with no trap received since the discovery before: traps that did not arrive", prometheus.CounterValue)
 	trapsDesc   = newFamily("infiniband_exporter_traps_received_total", "Traps 64, 65 and 128 the SM forwarded to the exporter, up to the sweep the scrape is served from", prometheus.CounterValue)
 	lastExec    = newFamily("infiniband_exporter_last_execution", "Last execution time of exporter (Unix seconds; with --exporter.runonce, as treydock/infiniband_exporter serves it)", prometheus.GaugeValue, []string{"collector"}...)
+	topoMissN   = newFamily("infiniband_topology_missing_nodes", "Number of nodes of the reference topology (--topology-reference, else the exporter's first discovery) the last discovery did not find", prometheus.GaugeValue)
+	topoExtraN  = newFamily("infiniband_topology_extra_nodes", "Number of nodes the last discovery found that the reference topology does not hold", prometheus.GaugeValue)
+	topoMissL   = newFamily("infiniband_topology_missing_links", "Number of links (both ends' GUIDs and ports) of the reference topology the last discovery did not find", prometheus.GaugeValue)
+	topoExtraL  = newFamily("infiniband_topology_extra_links", "Number of links the last discovery found that the reference topology does not hold", prometheus.GaugeValue)
+	refreshDesc = newFamily("infiniband_exporter_trap_refreshes_total", "Snapshots published after traps, each re-reading just the ports the traps named (their PortInfo, and counters), up to the snapshot the scrape is served from", prometheus.CounterValue)
 	discDesc    = newFamily("infiniband_exporter_discovery_timestamp_seconds", "Unix time the topology of the sweep the scrape is served from was discovered (port state, width, speed and the info series come from it)", prometheus.GaugeValue)
 )
 
@@ -242,6 +251,7 @@ func (e *Exporter) collect(s *Snapshot, em emitter) {
 				em.emit(k.saturated, 1, guid, port, c.field)
 			}
 		}
+		em.emit(k.flaps, float64(s.Flaps[keyOf(ps.Port)]), guid, port)
 		if !base {
 			continue
 		}
@@ -270,12 +280,13 @@ func (e *Exporter) collect(s *Snapshot, em emitter) {
 	}
 	if !e.opts.NoSwitch {
 		for _, n := range s.Switches {
-			collectNode(em, switchKind, n, e.base(switchKind))
+			collectNode(em, s, switchKind, n, e.base(switchKind))
 		}
 	}
 	for _, n := range s.HCAs {
-		collectNode(em, hcaKind, n, e.base(hcaKind))
+		collectNode(em, s, hcaKind, n, e.base(hcaKind))
 	}
+	e.collectHistory(em, s)
 	collectLinks(em, s)
 	// The queries discovery could not answer are no node's: the switch
 	// collector's.
@@ -331,9 +342,10 @@ func (e *Exporter) collect(s *Snapshot, em emitter) {
 }
 
 // collectNode serves a node's info and rate, and the state, width, speed
-// and rate of each of its ports (linked or not) as discovery read them;
-// without base, not the info and rate (treydock's base metrics).
-func collectNode(em emitter, k *kindDescs, n *topo.Node, base bool) {
+// and rate of each of its ports (linked or not) as discovery read them
+// (the state as a trap's re-read found it, Snapshot.PortState); without
+// base, not the info and rate (treydock's base metrics).
+func collectNode(em emitter, s *Snapshot, k *kindDescs, n *topo.Node, base bool) {
 	guid := hexGUID(n.GUID)
 	lid := 0
 	if ep := n.EndPort(1); n.Type == topo.Switch && ep != nil {
@@ -355,13 +367,17 @@ func collectNode(em emitter, k *kindDescs, n *topo.Node, base bool) {
 			continue
 		}
 		port := strconv.Itoa(p.Num)
-		if p.State != 0 {
-			em.emit(k.state, float64(p.State), guid, port)
+		state, phys := s.PortState(p)
+		if state != 0 {
+			em.emit(k.state, float64(state), guid, port)
 		}
-		if p.PhysState != 0 {
-			em.emit(k.phys, float64(p.PhysState), guid, port)
+		if phys != 0 {
+			em.emit(k.phys, float64(phys), guid, port)
 		}
-		if p.State < smp.PortStateInit {
+		if at, ok := s.DownSince[keyOf(p)]; ok {
+			em.emit(k.downSince, float64(at.UnixNano())/1e9, guid, port)
+		}
+		if state < smp.PortStateInit {
 			continue // a down port's active width and speed mean nothing
 		}
 		if l := smp.WidthLanes(p.WidthActive); l != 0 {
@@ -377,6 +393,39 @@ func collectNode(em emitter, k *kindDescs, n *topo.Node, base bool) {
 	}
 	if best != 0 && base {
 		em.emit(k.rate, best, guid)
+	}
+}
+
+// collectHistory serves the flaps of ports not swept (those of s.Ports
+// are served with their counters), the topology's changes since the
+// reference and the trap refreshes.
+func (e *Exporter) collectHistory(em emitter, s *Snapshot) {
+	if len(s.Flaps) > 0 {
+		swept := make(map[PortKey]bool, len(s.Ports))
+		for i := range s.Ports {
+			swept[keyOf(s.Ports[i].Port)] = true
+		}
+		served := map[uint64]*topo.Node{}
+		for _, n := range s.Switches {
+			if !e.opts.NoSwitch {
+				served[n.GUID] = n
+			}
+		}
+		for _, n := range s.HCAs {
+			served[n.GUID] = n
+		}
+		for k, v := range s.Flaps {
+			if n := served[k.GUID]; n != nil && !swept[k] {
+				em.emit(kindOf(n).flaps, float64(v), hexGUID(k.GUID), strconv.Itoa(k.Port))
+			}
+		}
+	}
+	em.emit(topoMissN, float64(s.Topology.MissingNodes))
+	em.emit(topoExtraN, float64(s.Topology.ExtraNodes))
+	em.emit(topoMissL, float64(s.Topology.MissingLinks))
+	em.emit(topoExtraL, float64(s.Topology.ExtraLinks))
+	if e.opts.Traps {
+		em.emit(refreshDesc, float64(s.Refreshes))
 	}
 }
 

@@ -72,12 +72,21 @@ type Options struct {
 	// reset. Off by default: the exporter never resets a counter unless
 	// asked.
 	ResetSaturated bool
-	// Traps makes Run subscribe to the SM's traps 64 and 65 (an endport
-	// came or went) and 128 (a switch port's link state changed) through
-	// InformInfo, and sweep with a new discovery as soon as one arrives,
-	// besides DiscoverInterval. A subscription the SA refuses (or one on
-	// a fabric without SA) is logged; Run goes on without it.
+	// Traps makes Run subscribe to the SM's traps (TrapNumbers) through
+	// InformInfo and act on each at once, besides DiscoverInterval: it
+	// re-reads just the ports a trap names (a switch's ports for 128, the
+	// port for 129-131 and 144, the switch port facing an endport out of
+	// service for 65: their PortInfo, and the counters of those it
+	// sweeps) and publishes a snapshot with them; a trap naming something
+	// the topology does not hold, an endport in service (64) or a port
+	// that came up makes a sweep with a new discovery instead. A
+	// subscription the SA refuses (or one on a fabric without SA) is
+	// logged; Run goes on without it.
 	Traps bool
+	// Reference is the topology the Snapshot's Topology compares each
+	// discovery with (infiniband_topology_* series); nil: the first
+	// discovery.
+	Reference *topo.Fabric
 	// NoSwitch serves no infiniband_switch_* series (treydock's
 	// --no-collector.switch); the switches are still discovered and swept,
 	// their errors still counted in the collector="switch" gauges.
@@ -152,11 +161,6 @@ func changedPorts(a, b *topo.Fabric) int {
 	return changed + len(old)
 }
 
-// RediscoverTraps returns the traps Options.Traps subscribes to.
-func RediscoverTraps() []uint16 {
-	return []uint16{smp.TrapGIDInService, smp.TrapGIDOutOfService, smp.TrapLinkStateChange}
-}
-
 // PortSample is what one sweep read of one port (a switch port, or a CA
 // port with Options.HCA).
 type PortSample struct {
@@ -196,6 +200,9 @@ type PortSample struct {
 	// saturated, or the speed is unknown.
 	XmitWaitRatio float64
 	XmitWaitOK    bool
+	// ReadAt is when the counters were read, when not the Snapshot's
+	// Time (a port re-read after a trap).
+	ReadAt time.Time
 }
 
 // sweepAttrs are the attributes a sweep reads of each port, in the order
@@ -259,6 +266,27 @@ type Snapshot struct {
 	// targets discovery could not reach; Timeouts those that timed out.
 	Errors   int
 	Timeouts int
+	// Refreshed is, for a snapshot published after traps (Options.Traps),
+	// how many ports were re-read for it (the rest is the snapshot
+	// before's); 0 for a sweep. Refreshes counts those snapshots.
+	Refreshed int
+	Refreshes uint64
+	// Status holds the PortState and PortPhysicalState traps made the
+	// exporter re-read since the discovery (see PortState); nil when none.
+	Status map[*topo.Port]PortStatus
+	// DownSince is when the exporter saw each port go down (a trap's
+	// re-read, or a discovery finding Down a port that was up), for the
+	// ports still down: kept across discoveries until the port comes
+	// back or a discovery no longer finds its node.
+	DownSince map[PortKey]time.Time
+	// Flaps counts each port's links going down since the exporter
+	// started: LinkDownedCounter's growth between two reads, or the
+	// transitions to Down the exporter saw itself, when more. Dropped
+	// when a discovery no longer finds the node.
+	Flaps map[PortKey]uint64
+	// Topology compares Fabric with Options.Reference (else the first
+	// discovery).
+	Topology TopologyDiff
 }
 
 // Exporter runs the sweeps and serves their snapshots.
@@ -288,6 +316,20 @@ type Exporter struct {
 
 	text      textCache   // the last snapshot rendered (Text)
 	serveText atomic.Bool // Text was called: Run renders each sweep
+
+	evMu    sync.Mutex
+	pending []trapEvent // what the Reports named, for Run (evMu)
+
+	// The port history (mu), shared with the snapshots (cowMap).
+	status    cowMap[*topo.Port, PortStatus]
+	downSince cowMap[PortKey, time.Time]
+	flaps     cowMap[PortKey, uint64]
+	credited  map[PortKey]uint64 // flaps seen since the port's last read
+	refreshes uint64
+	ref       *topo.Fabric // Options.Reference, or the first discovery's
+	refNodes  map[uint64]*topo.Node
+	refLinks  map[linkKey]bool
+	topoDiff  TopologyDiff
 }
 
 // New returns an Exporter sweeping through sess. It sends nothing until
@@ -316,8 +358,8 @@ func (e *Exporter) Snapshot() *Snapshot { return e.snap.Load() }
 // that takes longer than Interval is followed by the next at once. It
 // returns ctx's error. A failed sweep keeps the previous snapshot.
 //
-// With Options.Traps it first subscribes to RediscoverTraps, and a trap
-// starts a sweep with a new discovery at once.
+// With Options.Traps it first subscribes to TrapNumbers, and acts on each
+// trap at once (see Options.Traps).
 func (e *Exporter) Run(ctx context.Context) error {
 	if e.opts.Traps {
 		stop := e.subscribe(ctx)
@@ -331,6 +373,12 @@ func (e *Exporter) Run(ctx context.Context) error {
 			return ctx.Err()
 		case <-t.C:
 		case <-e.wake:
+			if !e.onTraps(ctx) {
+				if e.serveText.Load() {
+					e.Text()
+				}
+				continue // the ports re-read; the sweeps keep their pace
+			}
 			if !t.Stop() {
 				select {
 				case <-t.C:
@@ -394,6 +442,7 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 			}
 		} else {
 			d.Fabric.Rename(e.opts.Names)
+			e.afterDiscovery(prev, d.Fabric, start)
 			if e.disc != nil && !trapped && s.Subscribed && s.Traps == e.discTraps {
 				if n := changedPorts(e.disc.Fabric, d.Fabric); n > 0 {
 					e.unannounced++
@@ -493,17 +542,18 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	s.Seq = e.seq
 	s.Time = e.now()
 	s.Duration = s.Time.Sub(start)
-	e.xmitWaitRatios(prev, s)
+	e.deltas(prev, s)
 	s.Unannounced = e.unannounced
+	e.publishState(s)
 	e.snap.Store(s)
 	return s, nil
 }
 
-// subscribe subscribes to RediscoverTraps and reads the Reports until ctx
-// ends: each marks the topology stale and wakes Run. It returns the
+// subscribe subscribes to TrapNumbers and reads the Reports until ctx
+// ends: each queues what it names and wakes Run. It returns the
 // function that unsubscribes (and waits for the reader).
 func (e *Exporter) subscribe(ctx context.Context) func() {
-	sub, err := e.sess.Subscribe(ctx, engine.SubscribeOptions{Traps: RediscoverTraps()})
+	sub, err := e.sess.Subscribe(ctx, engine.SubscribeOptions{Traps: TrapNumbers()})
 	if err != nil {
 		if e.opts.Logger != nil && ctx.Err() == nil {
 			e.opts.Logger.Warn("exporter: no trap subscription, the topology is rediscovered every --discover-interval only", "err", err)
@@ -516,7 +566,7 @@ func (e *Exporter) subscribe(ctx context.Context) func() {
 		// while no trap ever arrives, and the SM would fail each Report.
 		sub.Close()
 		if e.opts.Logger != nil {
-			e.opts.Logger.Warn("exporter: traps cannot arrive: the SA accepted the subscription, but this port does not receive the SA's Reports (on ibsim, attach with issm=1); unsubscribed, the topology is rediscovered every --discover-interval only", "traps", RediscoverTraps())
+			e.opts.Logger.Warn("exporter: traps cannot arrive: the SA accepted the subscription, but this port does not receive the SA's Reports (on ibsim, attach with issm=1); unsubscribed, the topology is rediscovered every --discover-interval only", "traps", TrapNumbers())
 		}
 		return func() {}
 	}
@@ -530,9 +580,9 @@ func (e *Exporter) subscribe(ctx context.Context) func() {
 				return
 			}
 			e.traps.Add(1)
-			e.trapped.Store(true)
+			e.queue(eventOf(&r.Notice))
 			if e.opts.Logger != nil {
-				e.opts.Logger.Info("exporter: trap, rediscovering", "trap", r.Notice.TrapNumber, "issuer_lid", r.Notice.IssuerLID)
+				e.opts.Logger.Info("exporter: trap", "trap", r.Notice.TrapNumber, "issuer_lid", r.Notice.IssuerLID)
 			}
 			select {
 			case e.wake <- struct{}{}:
@@ -746,6 +796,7 @@ type sweepPlan struct {
 	base                []PortSample      // a sweep's samples before the answers
 	reqs                []engine.SweepReq // the queries of every port with a target
 	at                  []int             // per sample, its first request; -1: none
+	idx                 *portIndex        // built at the first trap (mu)
 }
 
 // per is how many queries a port of n gets: 2, or 4 with its detail
@@ -851,23 +902,18 @@ func (e *Exporter) resetSaturated(ctx context.Context, d *engine.Discovery, s *S
 	}
 }
 
-// xmitWaitRatios fills s's XmitWaitRatio from the PortXmitWait growth
-// since prev (see PortSample.XmitWaitRatio).
-func (e *Exporter) xmitWaitRatios(prev, s *Snapshot) {
+// deltas fills s's XmitWaitRatio and counts flaps from the growth of
+// PortXmitWait and LinkDownedCounter since prev.
+func (e *Exporter) deltas(prev, s *Snapshot) {
 	if prev == nil || !s.Time.After(prev.Time) {
 		return
 	}
-	dt := s.Time.Sub(prev.Time).Seconds()
-	type key struct {
-		guid uint64
-		port int
-	}
-	var old map[key]*PortSample
+	var old map[PortKey]*PortSample
 	if prev.Fabric != s.Fabric || len(prev.Ports) != len(s.Ports) {
-		old = make(map[key]*PortSample, len(prev.Ports))
+		old = make(map[PortKey]*PortSample, len(prev.Ports))
 		for i := range prev.Ports {
 			p := &prev.Ports[i]
-			old[key{p.Port.Node.GUID, p.Port.Num}] = p
+			old[keyOf(p.Port)] = p
 		}
 	}
 	for i := range s.Ports {
@@ -875,20 +921,30 @@ func (e *Exporter) xmitWaitRatios(prev, s *Snapshot) {
 		var pp *PortSample
 		if old == nil {
 			pp = &prev.Ports[i] // the same topology: the same order
-		} else if pp = old[key{ps.Port.Node.GUID, ps.Port.Num}]; pp == nil {
+		} else if pp = old[keyOf(ps.Port)]; pp == nil {
 			continue
 		}
-		if ps.PCErr != nil || pp.PCErr != nil || ps.CapsErr != nil || ps.Caps&perf.CapPortXmitWait == 0 {
-			continue
-		}
-		cur, was := ps.PC.PortXmitWait, pp.PC.PortXmitWait
-		st := symbolTime(ps.Port)
-		if cur < was || cur == ^uint32(0) || st == 0 {
-			continue
-		}
-		ps.XmitWaitRatio = float64(cur-was) * float64(e.opts.XmitWaitTick) * st / dt
-		ps.XmitWaitOK = true
+		e.portDeltas(pp, ps, prev.readAt(pp), s.Time)
 	}
+}
+
+// portDeltas fills ps's XmitWaitRatio (see PortSample.XmitWaitRatio) and
+// counts its flaps from its growth since pp, read at was (ps at now).
+func (e *Exporter) portDeltas(pp, ps *PortSample, was, now time.Time) {
+	if ps.PCErr != nil || pp.PCErr != nil || !now.After(was) {
+		return
+	}
+	e.linkDowned(keyOf(ps.Port), pp.PC.LinkDownedCounter, ps.PC.LinkDownedCounter)
+	if ps.CapsErr != nil || ps.Caps&perf.CapPortXmitWait == 0 {
+		return
+	}
+	cur, prev := ps.PC.PortXmitWait, pp.PC.PortXmitWait
+	st := symbolTime(ps.Port)
+	if cur < prev || cur == ^uint32(0) || st == 0 {
+		return
+	}
+	ps.XmitWaitRatio = float64(cur-prev) * float64(e.opts.XmitWaitTick) * st / now.Sub(was).Seconds()
+	ps.XmitWaitOK = true
 }
 
 // maxSettles is Options.Settles, or its default.

@@ -16,10 +16,15 @@ import (
 )
 
 // TestTrapRediscovery: with Traps, Run subscribes to the SM's traps; a
-// link taken down on the simulator (which raises trap 128 as ibsim and
-// OpenSM do) makes the next snapshot a new discovery showing the port
-// Down, without waiting for the hour-long intervals; the link back up
-// shows it Active again. Without Traps nothing is rediscovered.
+// link taken down on the simulator (which raises trap 128 from each
+// switch, as ibsim and OpenSM do) makes the exporter re-read just those
+// switches' ports, without waiting for the hour-long intervals and
+// without a discovery: the port reads Down, stays served (its counters
+// too, until a discovery says the link is gone), with when it went down
+// and one flap (LinkDownedCounter rose by one, and the exporter saw it go
+// down: counted once). The link back up needs a discovery (a cable that
+// comes up may lead anywhere): it shows Active again. Without Traps
+// nothing is re-read.
 func TestTrapRediscovery(t *testing.T) {
 	// Settles 8 (up to 128 s of rediscoveries while the port is Init):
 	// under -race on a loaded machine the simulated SM made the port
@@ -50,7 +55,8 @@ func TestTrapRediscovery(t *testing.T) {
 	state := func(s *Snapshot, node string, port int) uint8 {
 		for _, n := range s.Switches {
 			if n.Desc == node {
-				return n.Ports[port].State
+				st, _ := s.PortState(n.Ports[port])
+				return st
 			}
 		}
 		t.Fatalf("no %s", node)
@@ -63,20 +69,34 @@ func TestTrapRediscovery(t *testing.T) {
 	if err := f.SetLink("Switch1", 3, false); err != nil {
 		t.Fatal(err)
 	}
-	s2 := await("a rediscovery after the link went down", s1.Seq, func(s *Snapshot) bool { return s.Discovered })
-	if !s2.TrapDiscovery || s2.Traps == 0 || s2.Unannounced != 0 {
-		t.Errorf("sweep %d: TrapDiscovery %v, %d traps, %d unannounced changes", s2.Seq, s2.TrapDiscovery, s2.Traps, s2.Unannounced)
+	s2 := await("the ports re-read after the link went down", s1.Seq, func(s *Snapshot) bool { return state(s, "Switch1", 3) == smp.PortStateDown })
+	if s2.Discovered || s2.TrapDiscovery || s2.Refreshed == 0 || s2.Refreshes == 0 || s2.Traps == 0 || s2.Unannounced != 0 {
+		t.Errorf("sweep %d: Discovered %v, TrapDiscovery %v, %d ports re-read, %d refreshes, %d traps, %d unannounced changes; want a refresh, no discovery",
+			s2.Seq, s2.Discovered, s2.TrapDiscovery, s2.Refreshed, s2.Refreshes, s2.Traps, s2.Unannounced)
 	}
-	if st := state(s2, "Switch1", 3); st != smp.PortStateDown || len(s2.Ports) != 6 {
-		t.Errorf("after the link went down: Switch1 port 3 state %d, %d linked ports (want Down, 6)", st, len(s2.Ports))
+	if s2.Fabric != s1.Fabric || len(s2.Ports) != 8 {
+		t.Errorf("after the link went down: a new topology, or %d ports (want the discovery's 8)", len(s2.Ports))
+	}
+	sw1 := hexGUID(s2.Switches[0].GUID)
+	k := PortKey{s2.Switches[0].GUID, 3}
+	if _, ok := s2.DownSince[k]; !ok || s2.Flaps[k] != 1 {
+		t.Errorf("Switch1 port 3: DownSince %v, %d flaps; want a time, 1", s2.DownSince, s2.Flaps[k])
 	}
 	mfs := gather(t, e)
-	sw1 := hexGUID(s2.Switches[0].GUID)
 	if m := series(mfs["infiniband_switch_port_state"])[sw1+":3"]; m == nil || value(m) != 1 {
 		t.Errorf("scrape: port_state of Switch1 port 3 %v, want 1 (Down)", m)
 	}
-	if m := series(mfs["infiniband_switch_port_transmit_data_bytes_total"])[sw1+":3"]; m != nil {
-		t.Error("scrape: counters of the down port")
+	if m := series(mfs["infiniband_switch_port_physical_state"])[sw1+":3"]; m == nil || value(m) != float64(smp.PhysStateDisabled) {
+		t.Errorf("scrape: physical_state of Switch1 port 3 %v, want 3 (Disabled)", m)
+	}
+	if m := series(mfs["infiniband_switch_port_down_since_timestamp_seconds"])[sw1+":3"]; m == nil || value(m) < float64(s1.Time.Unix()) {
+		t.Errorf("scrape: down_since of Switch1 port 3 %v, want a time after the first sweep", m)
+	}
+	if m := series(mfs["infiniband_switch_port_link_flaps_total"])[sw1+":3"]; m == nil || value(m) != 1 {
+		t.Errorf("scrape: link_flaps_total of Switch1 port 3 %v, want 1", m)
+	}
+	if m := series(mfs["infiniband_switch_port_link_downed_total"])[sw1+":3"]; m == nil || value(m) != 1 {
+		t.Errorf("scrape: the down port's link_downed_total %v, want it served, 1", m)
 	}
 	if m := mfs["infiniband_exporter_trap_subscribed"]; m == nil || value(m.GetMetric()[0]) != 1 {
 		t.Errorf("trap_subscribed %v", m)
@@ -84,9 +104,12 @@ func TestTrapRediscovery(t *testing.T) {
 	if err := f.SetLink("Switch1", 3, true); err != nil {
 		t.Fatal(err)
 	}
-	await("a rediscovery after the link came back", s2.Seq, func(s *Snapshot) bool {
+	s3 := await("a rediscovery after the link came back", s2.Seq, func(s *Snapshot) bool {
 		return s.Discovered && state(s, "Switch1", 3) == smp.PortStateActive && len(s.Ports) == 8
 	})
+	if _, ok := s3.DownSince[k]; ok || s3.Flaps[k] != 1 || !s3.TrapDiscovery {
+		t.Errorf("after the link came back: DownSince %v, %d flaps, TrapDiscovery %v; want none, 1, true", s3.DownSince, s3.Flaps[k], s3.TrapDiscovery)
+	}
 }
 
 // TestNoTrapsNoRediscovery: without Traps a link change is seen only at

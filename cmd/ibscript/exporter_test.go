@@ -198,10 +198,10 @@ func TestExporterCommand(t *testing.T) {
 			t.Errorf("%s: %d series, want %d", name, len(got), len(want))
 		}
 	}
-	// treydock's 22 and the 10 of PortRcvErrorDetails and
-	// PortXmitDiscardDetails.
-	if families != 32 {
-		t.Errorf("%d infiniband_switch_port_*_total families, want 32", families)
+	// treydock's 22, the 10 of PortRcvErrorDetails and
+	// PortXmitDiscardDetails, and link_flaps_total.
+	if families != 33 {
+		t.Errorf("%d infiniband_switch_port_*_total families, want 33", families)
 	}
 	// The simulator's SA took the exporter's InformInfos (--traps).
 	if ms := mfs["infiniband_exporter_trap_subscribed"].GetMetric(); len(ms) != 1 || ms[0].GetGauge().GetValue() != 1 {
