@@ -22,7 +22,7 @@ import (
 // a NULL flag pointer) unless in line mode.
 func linkDiff(orig, cur *topo.Fabric, only []*topo.Node, names map[uint64]string, o LinkinfoOptions) []byte {
 	ld := &linkDiffer{names: names, o: o, out: []byte{}}
-	origIdx, curIdx := nodesByGUID(orig), nodesByGUID(cur)
+	origIdx, curIdx := orig.NodesByGUID(), cur.NodesByGUID()
 	if only != nil {
 		for _, n := range only {
 			ld.node(n, curIdx[n.GUID], o.DiffCheck, "< ", "> ")
@@ -41,14 +41,6 @@ func linkDiff(orig, cur *topo.Fabric, only []*topo.Node, names map[uint64]string
 		ld.pass(cur, origIdx, rest, "> ", "< ")
 	}
 	return ld.out
-}
-
-func nodesByGUID(f *topo.Fabric) map[uint64]*topo.Node {
-	m := make(map[uint64]*topo.Node, len(f.Nodes))
-	for _, n := range f.Nodes {
-		m[n.GUID] = n
-	}
-	return m
 }
 
 type linkDiffer struct {

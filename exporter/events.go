@@ -2,15 +2,12 @@ package exporter
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ibscript/ibscript/engine"
-	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/topo"
@@ -92,11 +89,10 @@ func (e *Exporter) queue(ev trapEvent) {
 }
 
 // takeEvents returns the queued events and empties the queue.
-func (e *Exporter) takeEvents() []trapEvent {
+func (e *Exporter) takeEvents() (evs []trapEvent) {
 	e.evMu.Lock()
-	defer e.evMu.Unlock()
-	evs := e.pending
-	e.pending = nil
+	evs, e.pending = e.pending, nil
+	e.evMu.Unlock()
 	return evs
 }
 
@@ -207,19 +203,17 @@ func (e *Exporter) onTraps(ctx context.Context) (discover bool) {
 	// ends of the ports found down are re-read next.
 	read := map[*topo.Port]bool{}
 	for round := 0; round < 2 && len(named) > 0; round++ {
-		var mu sync.Mutex
+		var mu sync.Mutex // guards far and cameUp
 		var far []*topo.Port
-		var cameUp atomic.Bool
+		var cameUp bool
 		var wg sync.WaitGroup
 		for _, g := range groupByNode(pl, named, read) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				up, down := e.refresh(ctx, pl, g)
-				if up {
-					cameUp.Store(true)
-				}
 				mu.Lock()
+				cameUp = cameUp || up
 				for _, p := range down {
 					if p.Remote != nil {
 						far = append(far, p.Remote)
@@ -229,7 +223,7 @@ func (e *Exporter) onTraps(ctx context.Context) (discover bool) {
 			}()
 		}
 		wg.Wait()
-		if cameUp.Load() {
+		if cameUp {
 			e.trapped.Store(true)
 			return true
 		}
@@ -302,10 +296,7 @@ func (e *Exporter) refresh(ctx context.Context, pl *sweepPlan, ports []*topo.Por
 	s.Refreshed, s.Discovered, s.TrapDiscovery = len(ports), false, false
 	for j, p := range ports {
 		if pi := pis[j]; pi == nil {
-			s.Errors++
-			if errors.Is(res[at[j]].Err, fabric.ErrTimeout) {
-				s.Timeouts++
-			}
+			s.countErr(res[at[j]].Err)
 		} else {
 			if was, _ := prev.PortState(p); up(was) && !up(pi.PortState) {
 				e.wentDown(keyOf(p), now) // before the counters: LinkDownedCounter's growth counts it
@@ -389,9 +380,9 @@ func (e *Exporter) linkDowned(k PortKey, was, cur uint8) {
 // topology with the reference.
 func (e *Exporter) afterDiscovery(prev *Snapshot, f *topo.Fabric, now time.Time) {
 	e.status = cowMap[*topo.Port, PortStatus]{} // the discovery read every port again
-	nodes := byGUID(f)
+	nodes := f.NodesByGUID()
 	if prev != nil {
-		old := byGUID(prev.Fabric)
+		old := prev.Fabric.NodesByGUID()
 		for _, n := range f.Nodes {
 			o := old[n.GUID]
 			for _, p := range n.Ports[min(1, len(n.Ports)):] {
@@ -428,7 +419,7 @@ func (e *Exporter) afterDiscovery(prev *Snapshot, f *topo.Fabric, now time.Time)
 		if e.ref == nil {
 			e.ref = f
 		}
-		e.refNodes, e.refLinks = byGUID(e.ref), links(e.ref)
+		e.refNodes, e.refLinks = e.ref.NodesByGUID(), links(e.ref)
 	}
 	e.topoDiff = diffTopology(e.refNodes, e.refLinks, nodes, f)
 }
@@ -475,15 +466,6 @@ func (c *cowMap[K, V]) del(k K) {
 func (c *cowMap[K, V]) publish() map[K]V {
 	c.owned = false
 	return c.m
-}
-
-// byGUID indexes f's nodes by GUID.
-func byGUID(f *topo.Fabric) map[uint64]*topo.Node {
-	out := make(map[uint64]*topo.Node, len(f.Nodes))
-	for _, n := range f.Nodes {
-		out[n.GUID] = n
-	}
-	return out
 }
 
 // linkKey is one cable: its two ends, the lower first.

@@ -436,10 +436,7 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 				return nil, fmt.Errorf("exporter: discovery: %w", err)
 			}
 			// Keep sweeping the last topology; count the failure.
-			s.Errors++
-			if errors.Is(err, fabric.ErrTimeout) {
-				s.Timeouts++
-			}
+			s.countErr(err)
 		} else {
 			d.Fabric.Rename(e.opts.Names)
 			e.afterDiscovery(prev, d.Fabric, start)
@@ -466,18 +463,12 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 			}
 			for _, c := range e.caps {
 				if c.err != nil {
-					s.Errors++
-					if errors.Is(c.err, fabric.ErrTimeout) {
-						s.Timeouts++
-					}
+					s.countErr(c.err)
 				}
 			}
 			s.Discovered = true
 			for _, te := range d.Errors {
-				s.Errors++
-				if errors.Is(te.Err, fabric.ErrTimeout) {
-					s.Timeouts++
-				}
+				s.countErr(te.Err)
 			}
 		}
 	}
@@ -945,6 +936,15 @@ func (e *Exporter) portDeltas(pp, ps *PortSample, was, now time.Time) {
 	}
 	ps.XmitWaitRatio = float64(cur-prev) * float64(e.opts.XmitWaitTick) * st / now.Sub(was).Seconds()
 	ps.XmitWaitOK = true
+}
+
+// countErr counts a failed query in s's Errors, and in its Timeouts when
+// it timed out.
+func (s *Snapshot) countErr(err error) {
+	s.Errors++
+	if errors.Is(err, fabric.ErrTimeout) {
+		s.Timeouts++
+	}
 }
 
 // maxSettles is Options.Settles, or its default.

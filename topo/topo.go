@@ -121,6 +121,15 @@ func (f *Fabric) Node(guid uint64) *Node {
 	return nil
 }
 
+// NodesByGUID indexes the nodes by GUID (Node's lookup without the walk).
+func (f *Fabric) NodesByGUID() map[uint64]*Node {
+	m := make(map[uint64]*Node, len(f.Nodes))
+	for _, n := range f.Nodes {
+		m[n.GUID] = n
+	}
+	return m
+}
+
 // NodeByID returns the node with the given topology id, or nil.
 func (f *Fabric) NodeByID(id string) *Node {
 	for _, n := range f.Nodes {
