@@ -171,9 +171,10 @@ func (ix *portIndex) named(ev trapEvent) (ports []*topo.Port, ok bool) {
 // its answers are in (a node a link change cut off times out without
 // holding back the others). It reports whether a sweep with a new
 // discovery is needed instead: no topology yet, an event naming something
-// the topology does not hold, an endport in service, or a port that came
-// up (its cable may lead anywhere; the SM has yet to make it Active,
-// which the discovery's settling follows).
+// the topology does not hold, an endport in service, a port that came up
+// (its cable may lead anywhere; the SM has yet to make it Active, which
+// the discovery's settling follows) or one that did not answer. The far
+// ends of the ports found down are re-read next.
 func (e *Exporter) onTraps(ctx context.Context) (discover bool) {
 	evs := e.takeEvents()
 	if len(evs) == 0 {
@@ -203,18 +204,18 @@ func (e *Exporter) onTraps(ctx context.Context) (discover bool) {
 	// ends of the ports found down are re-read next.
 	read := map[*topo.Port]bool{}
 	for round := 0; round < 2 && len(named) > 0; round++ {
-		var mu sync.Mutex // guards far and cameUp
+		var mu sync.Mutex // guards far and again
 		var far []*topo.Port
-		var cameUp bool
+		var again bool
 		var wg sync.WaitGroup
 		for _, g := range groupByNode(pl, named, read) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				up, down := e.refresh(ctx, pl, g)
+				r := e.refresh(ctx, pl, g)
 				mu.Lock()
-				cameUp = cameUp || up
-				for _, p := range down {
+				again = again || r.discover
+				for _, p := range r.down {
 					if p.Remote != nil {
 						far = append(far, p.Remote)
 					}
@@ -223,7 +224,7 @@ func (e *Exporter) onTraps(ctx context.Context) (discover bool) {
 			}()
 		}
 		wg.Wait()
-		if cameUp {
+		if again {
 			e.trapped.Store(true)
 			return true
 		}
@@ -251,12 +252,19 @@ func groupByNode(pl *sweepPlan, ports []*topo.Port, read map[*topo.Port]bool) []
 	return groups
 }
 
+// refreshed is what refresh found: ports that went down, and whether a
+// discovery is wanted (a port came up; or one could not be read: a link
+// gone down may cut the LID route to it until the SM reroutes, where a
+// discovery's directed routes go around).
+type refreshed struct {
+	down     []*topo.Port
+	discover bool
+}
+
 // refresh re-reads ports of plan pl's topology (their PortInfo; the
 // counters of those pl samples) and publishes the last snapshot with
-// them, unless a discovery came meanwhile. It reports whether one came
-// up, which wants a discovery (nothing published then), and returns
-// those that went down.
-func (e *Exporter) refresh(ctx context.Context, pl *sweepPlan, ports []*topo.Port) (cameUp bool, down []*topo.Port) {
+// them, unless a discovery came meanwhile or a port came up.
+func (e *Exporter) refresh(ctx context.Context, pl *sweepPlan, ports []*topo.Port) (r refreshed) {
 	start := e.now()
 	ix := pl.index()
 	reqs := make([]engine.SweepReq, 0, len(ports)*5)
@@ -271,13 +279,13 @@ func (e *Exporter) refresh(ctx context.Context, pl *sweepPlan, ports []*topo.Por
 	}
 	res := e.sess.Sweep(ctx, reqs, nil)
 	if ctx.Err() != nil {
-		return false, nil
+		return r
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	prev := e.snap.Load()
 	if e.plan != pl || prev.Fabric != pl.disc.Fabric {
-		return false, nil // a discovery came meanwhile: it read them too
+		return r // a discovery came meanwhile: it read them too
 	}
 	pis := make([]*smp.PortInfo, len(ports))
 	for j, p := range ports {
@@ -287,7 +295,7 @@ func (e *Exporter) refresh(ctx context.Context, pl *sweepPlan, ports []*topo.Por
 		}
 		pis[j] = &pi
 		if was, _ := prev.PortState(p); !up(was) && up(pi.PortState) && p.Num != 0 {
-			return true, nil
+			return refreshed{discover: true}
 		}
 	}
 	now := e.now()
@@ -297,10 +305,11 @@ func (e *Exporter) refresh(ctx context.Context, pl *sweepPlan, ports []*topo.Por
 	for j, p := range ports {
 		if pi := pis[j]; pi == nil {
 			s.countErr(res[at[j]].Err)
+			r.discover = true
 		} else {
 			if was, _ := prev.PortState(p); up(was) && !up(pi.PortState) {
 				e.wentDown(keyOf(p), now) // before the counters: LinkDownedCounter's growth counts it
-				down = append(down, p)
+				r.down = append(r.down, p)
 			}
 			e.status.set(p, PortStatus{State: pi.PortState, PhysState: pi.PortPhysicalState, At: now})
 		}
@@ -315,9 +324,9 @@ func (e *Exporter) refresh(ctx context.Context, pl *sweepPlan, ports []*topo.Por
 	e.publishState(&s)
 	e.snap.Store(&s)
 	if e.opts.Logger != nil {
-		e.opts.Logger.Debug("exporter: trap, ports re-read", "node", ports[0].Node.Desc, "ports", len(ports), "down", len(down), "seq", s.Seq)
+		e.opts.Logger.Debug("exporter: trap, ports re-read", "node", ports[0].Node.Desc, "ports", len(ports), "down", len(r.down), "seq", s.Seq)
 	}
-	return false, down
+	return r
 }
 
 // reread fills sample i of s from the answers r (the sample's queries, in
