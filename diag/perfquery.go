@@ -357,17 +357,16 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 				sum = make([]uint64, len(fs))
 			}
 			for i, f := range fs {
-				switch f.name {
-				case "PortSelect", "CounterSelect", "CounterSelect2":
+				if !portCounterRows[f.f] { // PortSelect, CounterSelect, CounterSelect2
 					sum[i] = f.get(d)
-				default:
-					max := f.f.Max()
-					v := f.get(d)
-					if sum[i]+v < sum[i] || sum[i]+v > max {
-						sum[i] = max
-					} else {
-						sum[i] += v
-					}
+					continue
+				}
+				max := f.f.Max()
+				v := f.get(d)
+				if sum[i]+v < sum[i] || sum[i]+v > max {
+					sum[i] = max
+				} else {
+					sum[i] += v
 				}
 			}
 			last = d

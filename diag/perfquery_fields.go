@@ -69,6 +69,17 @@ var (
 	extSpeedsRSFECFields     = ibRows(perf.DumpRows(perf.PortExtendedSpeedsCountersRSFECLayout()))
 )
 
+// portCounterRows are the rows of perf.Counters (the table perfquery
+// and the exporter share): perfquery's aggregation (-a) sums them,
+// saturating at their width, and keeps the other rows as read.
+var portCounterRows = func() map[mad.Field]bool {
+	m := map[mad.Field]bool{}
+	for _, c := range perf.Counters() {
+		m[c.Field] = true
+	}
+	return m
+}()
+
 // perfGroup is one of perfquery's per-attribute options: the title of
 // its dump ("# NAME counters: ..."), the attribute and its fields
 // (PortSelect and CounterSelect first).

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -47,43 +48,65 @@ type portCounter struct {
 	sel uint8
 }
 
-// portCounters are the per-port series, named as
-// treydock/infiniband_exporter names them (data in bytes: the wire counts
-// 4-byte words).
+// portCounters are the per-port series: each a counter of perf.Counters
+// (the schema's: its series name, as treydock/infiniband_exporter names
+// it, its width, CounterSelect bit and capability) and how a sample holds
+// it (data in bytes: the wire counts 4-byte words).
 var portCounters = []portCounter{
-	{"transmit_data_bytes_total", "PortXmitData", fromExt, func(s *PortSample) uint64 { return s.Ext.PortXmitData * 4 }, 0, 0, 0},
-	{"receive_data_bytes_total", "PortRcvData", fromExt, func(s *PortSample) uint64 { return s.Ext.PortRcvData * 4 }, 0, 0, 0},
-	{"transmit_packets_total", "PortXmitPkts", fromExt, func(s *PortSample) uint64 { return s.Ext.PortXmitPkts }, 0, 0, 0},
-	{"receive_packets_total", "PortRcvPkts", fromExt, func(s *PortSample) uint64 { return s.Ext.PortRcvPkts }, 0, 0, 0},
-	{"unicast_transmit_packets_total", "PortUnicastXmitPkts", fromExt, func(s *PortSample) uint64 { return s.Ext.PortUnicastXmitPkts }, perf.CapExtendedWidth, 0, 0},
-	{"unicast_receive_packets_total", "PortUnicastRcvPkts", fromExt, func(s *PortSample) uint64 { return s.Ext.PortUnicastRcvPkts }, perf.CapExtendedWidth, 0, 0},
-	{"multicast_transmit_packets_total", "PortMulticastXmitPkts", fromExt, func(s *PortSample) uint64 { return s.Ext.PortMulticastXmitPkts }, perf.CapExtendedWidth, 0, 0},
-	{"multicast_receive_packets_total", "PortMulticastRcvPkts", fromExt, func(s *PortSample) uint64 { return s.Ext.PortMulticastRcvPkts }, perf.CapExtendedWidth, 0, 0},
-	{"symbol_error_total", "SymbolErrorCounter", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.SymbolErrorCounter) }, 0, 16, 1 + 0},
-	{"link_error_recovery_total", "LinkErrorRecoveryCounter", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.LinkErrorRecoveryCounter) }, 0, 8, 1 + 1},
-	{"link_downed_total", "LinkDownedCounter", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.LinkDownedCounter) }, 0, 8, 1 + 2},
-	{"receive_errors_total", "PortRcvErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvErrors) }, 0, 16, 1 + 3},
-	{"receive_remote_physical_errors_total", "PortRcvRemotePhysicalErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvRemotePhysicalErrors) }, 0, 16, 1 + 4},
-	{"receive_switch_relay_errors_total", "PortRcvSwitchRelayErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvSwitchRelayErrors) }, 0, 16, 1 + 5},
-	{"transmit_discards_total", "PortXmitDiscards", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitDiscards) }, 0, 16, 1 + 6},
-	{"transmit_constraint_errors_total", "PortXmitConstraintErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitConstraintErrors) }, 0, 8, 1 + 7},
-	{"receive_constraint_errors_total", "PortRcvConstraintErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortRcvConstraintErrors) }, 0, 8, 1 + 8},
-	{"local_link_integrity_errors_total", "LocalLinkIntegrityErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.LocalLinkIntegrityErrors) }, 0, 4, 1 + 9},
-	{"excessive_buffer_overrun_errors_total", "ExcessiveBufferOverrunErrors", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.ExcessiveBufferOverrunErrors) }, 0, 4, 1 + 10},
-	{"vl15_dropped_total", "VL15Dropped", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.VL15Dropped) }, 0, 16, 1 + 11},
-	{"qp1_dropped_total", "QP1Dropped", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.QP1Dropped) }, 0, 16, 0},
-	{"transmit_wait_total", "PortXmitWait", fromPC, func(s *PortSample) uint64 { return uint64(s.PC.PortXmitWait) }, perf.CapPortXmitWait, 32, 1 + 16},
-	{"local_physical_errors_total", "PortLocalPhysicalErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortLocalPhysicalErrors) }, 0, 16, 0},
-	{"malformed_packet_errors_total", "PortMalformedPacketErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortMalformedPacketErrors) }, 0, 16, 0},
-	{"buffer_overrun_errors_total", "PortBufferOverrunErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortBufferOverrunErrors) }, 0, 16, 0},
+	perfCounter(fromExt, "PortXmitData", func(s *PortSample) uint64 { return s.Ext.PortXmitData * 4 }),
+	perfCounter(fromExt, "PortRcvData", func(s *PortSample) uint64 { return s.Ext.PortRcvData * 4 }),
+	perfCounter(fromExt, "PortXmitPkts", func(s *PortSample) uint64 { return s.Ext.PortXmitPkts }),
+	perfCounter(fromExt, "PortRcvPkts", func(s *PortSample) uint64 { return s.Ext.PortRcvPkts }),
+	perfCounter(fromExt, "PortUnicastXmitPkts", func(s *PortSample) uint64 { return s.Ext.PortUnicastXmitPkts }),
+	perfCounter(fromExt, "PortUnicastRcvPkts", func(s *PortSample) uint64 { return s.Ext.PortUnicastRcvPkts }),
+	perfCounter(fromExt, "PortMulticastXmitPkts", func(s *PortSample) uint64 { return s.Ext.PortMulticastXmitPkts }),
+	perfCounter(fromExt, "PortMulticastRcvPkts", func(s *PortSample) uint64 { return s.Ext.PortMulticastRcvPkts }),
+	perfCounter(fromPC, "SymbolErrorCounter", func(s *PortSample) uint64 { return uint64(s.PC.SymbolErrorCounter) }),
+	perfCounter(fromPC, "LinkErrorRecoveryCounter", func(s *PortSample) uint64 { return uint64(s.PC.LinkErrorRecoveryCounter) }),
+	perfCounter(fromPC, "LinkDownedCounter", func(s *PortSample) uint64 { return uint64(s.PC.LinkDownedCounter) }),
+	perfCounter(fromPC, "PortRcvErrors", func(s *PortSample) uint64 { return uint64(s.PC.PortRcvErrors) }),
+	perfCounter(fromPC, "PortRcvRemotePhysicalErrors", func(s *PortSample) uint64 { return uint64(s.PC.PortRcvRemotePhysicalErrors) }),
+	perfCounter(fromPC, "PortRcvSwitchRelayErrors", func(s *PortSample) uint64 { return uint64(s.PC.PortRcvSwitchRelayErrors) }),
+	perfCounter(fromPC, "PortXmitDiscards", func(s *PortSample) uint64 { return uint64(s.PC.PortXmitDiscards) }),
+	perfCounter(fromPC, "PortXmitConstraintErrors", func(s *PortSample) uint64 { return uint64(s.PC.PortXmitConstraintErrors) }),
+	perfCounter(fromPC, "PortRcvConstraintErrors", func(s *PortSample) uint64 { return uint64(s.PC.PortRcvConstraintErrors) }),
+	perfCounter(fromPC, "LocalLinkIntegrityErrors", func(s *PortSample) uint64 { return uint64(s.PC.LocalLinkIntegrityErrors) }),
+	perfCounter(fromPC, "ExcessiveBufferOverrunErrors", func(s *PortSample) uint64 { return uint64(s.PC.ExcessiveBufferOverrunErrors) }),
+	perfCounter(fromPC, "VL15Dropped", func(s *PortSample) uint64 { return uint64(s.PC.VL15Dropped) }),
+	perfCounter(fromPC, "QP1Dropped", func(s *PortSample) uint64 { return uint64(s.PC.QP1Dropped) }),
+	perfCounter(fromPC, "PortXmitWait", func(s *PortSample) uint64 { return uint64(s.PC.PortXmitWait) }),
+	perfCounter(fromRcvErr, "PortLocalPhysicalErrors", func(s *PortSample) uint64 { return uint64(s.RcvErr.PortLocalPhysicalErrors) }),
+	perfCounter(fromRcvErr, "PortMalformedPacketErrors", func(s *PortSample) uint64 { return uint64(s.RcvErr.PortMalformedPacketErrors) }),
+	perfCounter(fromRcvErr, "PortBufferOverrunErrors", func(s *PortSample) uint64 { return uint64(s.RcvErr.PortBufferOverrunErrors) }),
 	// "dli" as treydock/infiniband_exporter spells it.
-	{"dli_mapping_errors_total", "PortDLIDMappingErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortDLIDMappingErrors) }, 0, 16, 0},
-	{"vl_mapping_errors_total", "PortVLMappingErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortVLMappingErrors) }, 0, 16, 0},
-	{"looping_errors_total", "PortLoopingErrors", fromRcvErr, func(s *PortSample) uint64 { return uint64(s.RcvErr.PortLoopingErrors) }, 0, 16, 0},
-	{"inactive_discards_total", "PortInactiveDiscards", fromDiscard, func(s *PortSample) uint64 { return uint64(s.Discard.PortInactiveDiscards) }, 0, 16, 0},
-	{"neighbor_mtu_discards_total", "PortNeighborMTUDiscards", fromDiscard, func(s *PortSample) uint64 { return uint64(s.Discard.PortNeighborMTUDiscards) }, 0, 16, 0},
-	{"sw_lifetime_limit_discards_total", "PortSwLifetimeLimitDiscards", fromDiscard, func(s *PortSample) uint64 { return uint64(s.Discard.PortSwLifetimeLimitDiscards) }, 0, 16, 0},
-	{"sw_hoq_lifetime_limit_discards_total", "PortSwHOQLifetimeLimitDiscards", fromDiscard, func(s *PortSample) uint64 { return uint64(s.Discard.PortSwHOQLifetimeLimitDiscards) }, 0, 16, 0},
+	perfCounter(fromRcvErr, "PortDLIDMappingErrors", func(s *PortSample) uint64 { return uint64(s.RcvErr.PortDLIDMappingErrors) }),
+	perfCounter(fromRcvErr, "PortVLMappingErrors", func(s *PortSample) uint64 { return uint64(s.RcvErr.PortVLMappingErrors) }),
+	perfCounter(fromRcvErr, "PortLoopingErrors", func(s *PortSample) uint64 { return uint64(s.RcvErr.PortLoopingErrors) }),
+	perfCounter(fromDiscard, "PortInactiveDiscards", func(s *PortSample) uint64 { return uint64(s.Discard.PortInactiveDiscards) }),
+	perfCounter(fromDiscard, "PortNeighborMTUDiscards", func(s *PortSample) uint64 { return uint64(s.Discard.PortNeighborMTUDiscards) }),
+	perfCounter(fromDiscard, "PortSwLifetimeLimitDiscards", func(s *PortSample) uint64 { return uint64(s.Discard.PortSwLifetimeLimitDiscards) }),
+	perfCounter(fromDiscard, "PortSwHOQLifetimeLimitDiscards", func(s *PortSample) uint64 { return uint64(s.Discard.PortSwHOQLifetimeLimitDiscards) }),
+}
+
+// counterAttrs are the attributes of the from* sources.
+var counterAttrs = [...]uint16{fromExt: perf.AttrPortCountersExtended, fromPC: perf.AttrPortCounters,
+	fromRcvErr: perf.AttrPortRcvErrorDetails, fromDiscard: perf.AttrPortXmitDiscardDetails}
+
+// perfCounter is the series of perf.Counters' counter field of the attribute
+// of from, read from a sample by get. A counter the table does not hold,
+// or gives no series name, is a mistake of the code (a panic at start-up).
+func perfCounter(from int, field string, get func(*PortSample) uint64) portCounter {
+	cs := perf.Counters()
+	i := slices.IndexFunc(cs, func(c perf.Counter) bool { return c.Attr == counterAttrs[from] && c.Field.Name == field })
+	if i < 0 || cs[i].Prom == "" {
+		panic("exporter: perf.Counters has no series for " + field)
+	}
+	c := cs[i]
+	width := c.Field.Width
+	if width >= 64 {
+		width = 0 // the 64-bit counters do not saturate
+	}
+	return portCounter{name: c.Prom, field: field, from: from, get: get, needs: c.Cap, width: width, sel: c.Select}
 }
 
 // served reports whether the sweep read c for ps (its attribute answered,

@@ -3483,3 +3483,62 @@ func DumpRows(l *mad.Layout) []mad.DumpRow {
 	}
 	return nil
 }
+
+// counters are the port counters of the schema, attribute by attribute.
+var counters = []Counter{
+	{Attr: AttrPortCounters, Field: pcSymbolErrorCounter, IB: "SymbolErrorCounter", Prom: "symbol_error_total", Select: 1},
+	{Attr: AttrPortCounters, Field: pcLinkErrorRecoveryCounter, IB: "LinkErrorRecoveryCounter", Prom: "link_error_recovery_total", Select: 2},
+	{Attr: AttrPortCounters, Field: pcLinkDownedCounter, IB: "LinkDownedCounter", Prom: "link_downed_total", Select: 3},
+	{Attr: AttrPortCounters, Field: pcPortRcvErrors, IB: "PortRcvErrors", Prom: "receive_errors_total", Select: 4},
+	{Attr: AttrPortCounters, Field: pcPortRcvRemotePhysicalErrors, IB: "PortRcvRemotePhysicalErrors", Prom: "receive_remote_physical_errors_total", Select: 5},
+	{Attr: AttrPortCounters, Field: pcPortRcvSwitchRelayErrors, IB: "PortRcvSwitchRelayErrors", Prom: "receive_switch_relay_errors_total", Select: 6},
+	{Attr: AttrPortCounters, Field: pcPortXmitDiscards, IB: "PortXmitDiscards", Prom: "transmit_discards_total", Select: 7},
+	{Attr: AttrPortCounters, Field: pcPortXmitConstraintErrors, IB: "PortXmitConstraintErrors", Prom: "transmit_constraint_errors_total", Select: 8},
+	{Attr: AttrPortCounters, Field: pcPortRcvConstraintErrors, IB: "PortRcvConstraintErrors", Prom: "receive_constraint_errors_total", Select: 9},
+	{Attr: AttrPortCounters, Field: pcLocalLinkIntegrityErrors, IB: "LocalLinkIntegrityErrors", Prom: "local_link_integrity_errors_total", Select: 10},
+	{Attr: AttrPortCounters, Field: pcExcessiveBufferOverrunErrors, IB: "ExcessiveBufferOverrunErrors", Prom: "excessive_buffer_overrun_errors_total", Select: 11},
+	{Attr: AttrPortCounters, Field: pcQP1Dropped, IB: "QP1Dropped", Prom: "qp1_dropped_total"},
+	{Attr: AttrPortCounters, Field: pcVL15Dropped, IB: "VL15Dropped", Prom: "vl15_dropped_total", Select: 12},
+	{Attr: AttrPortCounters, Field: pcPortXmitData, IB: "PortXmitData", Select: 13},
+	{Attr: AttrPortCounters, Field: pcPortRcvData, IB: "PortRcvData", Select: 14},
+	{Attr: AttrPortCounters, Field: pcPortXmitPkts, IB: "PortXmitPkts", Select: 15},
+	{Attr: AttrPortCounters, Field: pcPortRcvPkts, IB: "PortRcvPkts", Select: 16},
+	{Attr: AttrPortCounters, Field: pcPortXmitWait, IB: "PortXmitWait", Prom: "transmit_wait_total", Select: 17, Cap: CapPortXmitWait},
+	{Attr: AttrPortCountersExtended, Field: pcePortXmitData, IB: "PortXmitData", Prom: "transmit_data_bytes_total"},
+	{Attr: AttrPortCountersExtended, Field: pcePortRcvData, IB: "PortRcvData", Prom: "receive_data_bytes_total"},
+	{Attr: AttrPortCountersExtended, Field: pcePortXmitPkts, IB: "PortXmitPkts", Prom: "transmit_packets_total"},
+	{Attr: AttrPortCountersExtended, Field: pcePortRcvPkts, IB: "PortRcvPkts", Prom: "receive_packets_total"},
+	{Attr: AttrPortCountersExtended, Field: pcePortUnicastXmitPkts, IB: "PortUnicastXmitPkts", Prom: "unicast_transmit_packets_total", Cap: CapExtendedWidth},
+	{Attr: AttrPortCountersExtended, Field: pcePortUnicastRcvPkts, IB: "PortUnicastRcvPkts", Prom: "unicast_receive_packets_total", Cap: CapExtendedWidth},
+	{Attr: AttrPortCountersExtended, Field: pcePortMulticastXmitPkts, IB: "PortMulticastXmitPkts", Prom: "multicast_transmit_packets_total", Cap: CapExtendedWidth},
+	{Attr: AttrPortCountersExtended, Field: pcePortMulticastRcvPkts, IB: "PortMulticastRcvPkts", Prom: "multicast_receive_packets_total", Cap: CapExtendedWidth},
+	{Attr: AttrPortCountersExtended, Field: pceSymbolErrorCounter, IB: "SymbolErrorCounter"},
+	{Attr: AttrPortCountersExtended, Field: pceLinkErrorRecoveryCounter, IB: "LinkErrorRecoveryCounter"},
+	{Attr: AttrPortCountersExtended, Field: pceLinkDownedCounter, IB: "LinkDownedCounter"},
+	{Attr: AttrPortCountersExtended, Field: pcePortRcvErrors, IB: "PortRcvErrors"},
+	{Attr: AttrPortCountersExtended, Field: pcePortRcvRemotePhysicalErrors, IB: "PortRcvRemotePhysicalErrors"},
+	{Attr: AttrPortCountersExtended, Field: pcePortRcvSwitchRelayErrors, IB: "PortRcvSwitchRelayErrors"},
+	{Attr: AttrPortCountersExtended, Field: pcePortXmitDiscards, IB: "PortXmitDiscards"},
+	{Attr: AttrPortCountersExtended, Field: pcePortXmitConstraintErrors, IB: "PortXmitConstraintErrors"},
+	{Attr: AttrPortCountersExtended, Field: pcePortRcvConstraintErrors, IB: "PortRcvConstraintErrors"},
+	{Attr: AttrPortCountersExtended, Field: pceLocalLinkIntegrityErrors, IB: "LocalLinkIntegrityErrors"},
+	{Attr: AttrPortCountersExtended, Field: pceExcessiveBufferOverrunErrors, IB: "ExcessiveBufferOverrunErrors"},
+	{Attr: AttrPortCountersExtended, Field: pceVL15Dropped, IB: "VL15Dropped"},
+	{Attr: AttrPortCountersExtended, Field: pcePortXmitWait, IB: "PortXmitWait"},
+	{Attr: AttrPortCountersExtended, Field: pceQP1Dropped, IB: "QP1Dropped"},
+	{Attr: AttrPortRcvErrorDetails, Field: predPortLocalPhysicalErrors, IB: "PortLocalPhysicalErrors", Prom: "local_physical_errors_total"},
+	{Attr: AttrPortRcvErrorDetails, Field: predPortMalformedPacketErrors, IB: "PortMalformedPktErrors", Prom: "malformed_packet_errors_total"},
+	{Attr: AttrPortRcvErrorDetails, Field: predPortBufferOverrunErrors, IB: "PortBufferOverrunErrors", Prom: "buffer_overrun_errors_total"},
+	{Attr: AttrPortRcvErrorDetails, Field: predPortDLIDMappingErrors, IB: "PortDLIDMappingErrors", Prom: "dli_mapping_errors_total"},
+	{Attr: AttrPortRcvErrorDetails, Field: predPortVLMappingErrors, IB: "PortVLMappingErrors", Prom: "vl_mapping_errors_total"},
+	{Attr: AttrPortRcvErrorDetails, Field: predPortLoopingErrors, IB: "PortLoopingErrors", Prom: "looping_errors_total"},
+	{Attr: AttrPortXmitDiscardDetails, Field: pxddPortInactiveDiscards, IB: "PortInactiveDiscards", Prom: "inactive_discards_total"},
+	{Attr: AttrPortXmitDiscardDetails, Field: pxddPortNeighborMTUDiscards, IB: "PortNeighborMTUDiscards", Prom: "neighbor_mtu_discards_total"},
+	{Attr: AttrPortXmitDiscardDetails, Field: pxddPortSwLifetimeLimitDiscards, IB: "PortSwLifetimeLimitDiscards", Prom: "sw_lifetime_limit_discards_total"},
+	{Attr: AttrPortXmitDiscardDetails, Field: pxddPortSwHOQLifetimeLimitDiscards, IB: "PortSwHOQLifetimeLimitDiscards", Prom: "sw_hoq_lifetime_limit_discards_total"},
+}
+
+// Counters returns the port counters of PortCounters, PortCountersExtended,
+// PortRcvErrorDetails and PortXmitDiscardDetails: perfquery's and the
+// exporter's table. The slice is shared and must not be modified.
+func Counters() []Counter { return counters }

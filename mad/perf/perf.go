@@ -126,3 +126,20 @@ func NewRequest(buf []byte, method uint8, tid uint64, attr uint16, port uint8) (
 func NewGet(buf []byte, tid uint64, attr uint16, port uint8) ([]byte, error) {
 	return NewRequest(buf, mad.MethodGet, tid, attr, port)
 }
+
+// Counter is one port counter of a PerfMgt attribute, as the schema
+// (mad/internal/madgen) describes it for perfquery and the exporter: the
+// attribute holding it, its row (the IBA name and the width it saturates
+// at), libibmad's name of it (perfquery's, "" when libibmad does not
+// print it), the exporter's series name (treydock/infiniband_exporter's,
+// after infiniband_{switch,hca}_port_; "" for none), its CounterSelect bit
+// plus one (bits 16 on are CounterSelect2's; 0: none) and the
+// ClassPortInfo capability it needs (0: none).
+type Counter struct {
+	Attr   uint16
+	Field  mad.Field
+	IB     string
+	Prom   string
+	Select uint8
+	Cap    uint16
+}

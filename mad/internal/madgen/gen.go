@@ -329,6 +329,7 @@ func generate(pkg string) ([]byte, error) {
 	}
 	genIndex(&w, pkg, q, attrs)
 	genDumpIndex(&w, q, attrs)
+	genCounters(&w, attrs)
 	src, err := format.Source(w.Bytes())
 	if err != nil {
 		return w.Bytes(), fmt.Errorf("%s: %v", pkg, err)
@@ -854,4 +855,46 @@ func genDumpIndex(w *bytes.Buffer, q string, attrs []*Attr) {
 		fmt.Fprintf(w, "case &%s:\nreturn %s\n", a.layoutVar(), dumpVar(a))
 	}
 	w.WriteString("}\nreturn nil\n}\n\n")
+}
+
+// genCounters writes the package's counters table (the rows marked
+// Counter, attribute by attribute in schema order) and Counters.
+func genCounters(w *bytes.Buffer, attrs []*Attr) {
+	var rs []row
+	var of []*Attr
+	for _, a := range all() { // schema order, not attribute ID order
+		if a.Ref != "" || !slices.Contains(attrs, a) {
+			continue
+		}
+		for _, r := range rows(a) {
+			if !r.emb && r.src.Counter {
+				rs, of = append(rs, r), append(of, a)
+			}
+		}
+	}
+	if len(rs) == 0 {
+		return
+	}
+	w.WriteString("// counters are the port counters of the schema, attribute by attribute.\nvar counters = []Counter{\n")
+	for i, r := range rs {
+		f := r.name
+		if f == "" {
+			f = fieldLit("mad.", r.f)
+		}
+		fmt.Fprintf(w, "{Attr: %s, Field: %s", idExpr(of[i]), f)
+		if r.src.Dump != mad.DumpNone {
+			fmt.Fprintf(w, ", IB: %q", r.src.ibName(r.idx))
+		}
+		if r.src.Prom != "" {
+			fmt.Fprintf(w, ", Prom: %q", r.src.Prom)
+		}
+		if r.src.Select != 0 {
+			fmt.Fprintf(w, ", Select: %d", r.src.Select)
+		}
+		if r.src.Cap != "" {
+			fmt.Fprintf(w, ", Cap: %s", r.src.Cap)
+		}
+		w.WriteString("},\n")
+	}
+	w.WriteString("}\n\n// Counters returns the port counters of PortCounters, PortCountersExtended,\n// PortRcvErrorDetails and PortXmitDiscardDetails: perfquery's and the\n// exporter's table. The slice is shared and must not be modified.\nfunc Counters() []Counter { return counters }\n\n")
 }

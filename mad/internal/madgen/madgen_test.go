@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ibscript/ibscript/mad"
 )
 
 // TestFresh fails when a generated file differs from what the schema
@@ -70,5 +72,38 @@ func TestSchema(t *testing.T) {
 		if a.Pkg == "sa" && len(comps(a)) != len(rows(a)) {
 			t.Errorf("%s: %d component numbers for %d rows", a.Name, len(comps(a)), len(rows(a)))
 		}
+	}
+}
+
+// TestDumpAndCounterTags checks the libibmad and counter tags: a dumped
+// or counted row is a number of at most 64 bits, the exporter's series
+// names are unique, and only counters carry Prom, Select and Cap.
+func TestDumpAndCounterTags(t *testing.T) {
+	prom := map[string]string{}
+	for _, a := range all() {
+		for _, f := range a.Fields {
+			where := a.Name + "." + f.Name
+			if (f.Dump != 0 || f.Counter) && (f.Width > 64 || f.Kind == mad.String || f.Kind == mad.Bytes) {
+				t.Errorf("%s: dumped or counted but not a number of at most 64 bits", where)
+			}
+			if f.IB != "" && f.Dump == 0 {
+				t.Errorf("%s: a libibmad name without a Dump", where)
+			}
+			if !f.Counter && (f.Prom != "" || f.Select != 0 || f.Cap != "") {
+				t.Errorf("%s: Prom, Select or Cap on a row that is no Counter", where)
+			}
+			if f.Select < 0 || f.Select > 24 {
+				t.Errorf("%s: Select %d is no CounterSelect bit", where, f.Select)
+			}
+			if f.Prom != "" {
+				if other, dup := prom[f.Prom]; dup {
+					t.Errorf("%s: series %s is %s's too", where, f.Prom, other)
+				}
+				prom[f.Prom] = where
+			}
+		}
+	}
+	if len(prom) == 0 {
+		t.Error("no counter has a series name")
 	}
 }

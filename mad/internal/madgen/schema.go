@@ -29,6 +29,17 @@ type Field struct {
 	Dump mad.Dump
 	IB   string
 
+	// Counter marks a counter of a port (PortCounters and friends):
+	// perf.Counters lists it, for perfquery and the exporter. Prom is the
+	// exporter's series name of it (treydock/infiniband_exporter's, after
+	// infiniband_{switch,hca}_port_; "" for none), Select its CounterSelect
+	// bit plus one (bits 16 on: CounterSelect2; 0 for none) and Cap the
+	// PMA capability (a perf constant) it needs, "" for none.
+	Counter bool
+	Prom    string
+	Select  int
+	Cap     string
+
 	// Go is the Go struct field's name; default Name without underscores.
 	Go string
 	// Type overrides the Go type (default: bool for one bit, the smallest
