@@ -6,6 +6,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // diag.analyze{checks=, load=, no_sl2vl=}: ibscript analyze
@@ -28,6 +29,12 @@ func init() {
 			if st, err := os.Stat(ao.Load); err == nil && st.Mode().IsRegular() {
 				e.checkAlloc(L, fn, mulSize(uint64(st.Size()), 3))
 			}
+			// A topology's included files go through the same rules.
+			f, err := diag.LoadSavedWith(ao.Load, func(path string) (*topo.Fabric, error) { return filesOf(L).LoadTopology(L.Context(), path) })
+			if err != nil {
+				raise(L, fn, "%v", err)
+			}
+			ao.Fabric = f
 		}
 		r, err := diag.Analyze(L.Context(), e.diagEnv(), ao)
 		return e.diagResult(L, fn, r, err)

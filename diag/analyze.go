@@ -34,9 +34,13 @@ type AnalyzeOptions struct {
 	// has forwarding tables: the checks that follow routes fail on it,
 	// saying so.
 	Load string `lua:"load"`
-	// SL2VL reads the SLtoVLMappingTables of the live fabric for the
-	// credit-loop search (default true; false takes every SL on VL 0).
+	// NoSL2VL leaves the live fabric's SLtoVLMappingTables unread: the
+	// credit-loop search takes every SL on VL 0.
 	NoSL2VL bool `lua:"no_sl2vl"`
+	// Fabric, when set, is the saved fabric already read (Load names it):
+	// a caller with its own rules for opening files (the Lua bindings'
+	// allowed paths, a topology's included files) reads it itself.
+	Fabric *topo.Fabric
 }
 
 // Analysis is what Analyze found: one entry per check, and the checks
@@ -72,7 +76,11 @@ func (a *Analysis) Failed() bool {
 
 // LoadSaved reads a saved fabric: libibnetdisc's cache (by its magic),
 // else a snapshot or an ibnetdiscover / ibsim topology file (topo.Load).
-func LoadSaved(path string) (*topo.Fabric, error) {
+func LoadSaved(path string) (*topo.Fabric, error) { return LoadSavedWith(path, topo.Load) }
+
+// LoadSavedWith is LoadSaved reading topology files and snapshots with
+// load.
+func LoadSavedWith(path string, load func(string) (*topo.Fabric, error)) (*topo.Fabric, error) {
 	f, err := topo.OpenFile(path)
 	if err != nil {
 		return nil, err
@@ -87,7 +95,7 @@ func LoadSaved(path string) (*topo.Fabric, error) {
 		}
 		return cf.Fabric(path)
 	}
-	return topo.Load(path)
+	return load(path)
 }
 
 // Analyze runs the routing analyses on the live fabric (discovered, its
@@ -105,10 +113,13 @@ func Analyze(ctx context.Context, e *Env, o AnalyzeOptions) (*Analysis, error) {
 	a := &Analysis{Schema: AnalyzeSchema, Source: "live", Errors: []string{}, named: o.Checks}
 	var f *topo.Fabric
 	var t analyze.Tables
-	if o.Load != "" {
-		var err error
-		if f, err = LoadSaved(o.Load); err != nil {
-			return nil, err
+	if o.Fabric != nil || o.Load != "" {
+		f = o.Fabric
+		if f == nil {
+			var err error
+			if f, err = LoadSaved(o.Load); err != nil {
+				return nil, err
+			}
 		}
 		f.Rename(e.names())
 		a.Source = o.Load

@@ -35,3 +35,11 @@ function test_analyze_load_has_no_tables(t)
   local ok, err = pcall(diag.analyze, {load = "no/such/file"})
   if ok then t:fatal("loading a missing file succeeded") end
 end
+
+function test_analyze_load_topology_file(t)
+  local a = diag.analyze{load = "topologies/fattree-50.net", checks = {"fat-tree", "routes"}}
+  if #a.fat_tree.levels ~= 2 then t:fatal("levels " .. #a.fat_tree.levels) end
+  if #a.errors ~= 1 or not a.errors[1]:find("no linear forwarding tables", 1, true) then
+    t:fatal("errors: " .. table.concat(a.errors, "; "))
+  end
+end
