@@ -415,7 +415,7 @@ func (p *parser) topLine(lr *lineReader, line string, depth int) error {
 	case has("extspeed"):
 		v, err := p.assignment(lr, line, 8)
 		if err == nil {
-			err = checkMask(lr, "extspeed", v, 0, 15)
+			err = checkMask(lr, "extspeed", v, 0, 0x2f) // 32: XDR (see Port)
 		}
 		p.extSpeed = uint8(v)
 		return err
@@ -913,7 +913,7 @@ func portOptions(lr *lineReader, rest string, pt *Port) error {
 		case 's':
 			lo, hi, dst = 1, 7, &pt.SpeedEnabled
 		case 'e':
-			lo, hi, dst = 0, 15, &pt.SpeedExtEnabled
+			lo, hi, dst = 0, 0x2f, &pt.SpeedExtEnabled
 		default:
 			continue
 		}
@@ -1022,6 +1022,8 @@ func (p *parser) connectionData(lr *lineReader, rest string, pt *Port) error {
 		pt.SpeedEnabled, pt.SpeedExtEnabled = 7, 1|2|4
 	case "NDR":
 		pt.SpeedEnabled, pt.SpeedExtEnabled = 7, 1|2|4|8
+	case "XDR":
+		pt.SpeedEnabled, pt.SpeedExtEnabled = 7, 1|2|4|8|32
 	default:
 		p.note(lr, "unknown link speed", f[1])
 	}

@@ -230,6 +230,38 @@ Ca 1 "H2"
 	}
 }
 
+// TestParseXDR: XDR is extended speed bit 32, as libibnetdisc aggregates
+// PortInfo's LinkSpeedExt*2 fields: extspeed= and e= take it, and
+// ibnetdiscover's "4xXDR" enables every speed up to it; a bit past it is
+// refused.
+func TestParseXDR(t *testing.T) {
+	f := mustParse(t, "net.xdr", `
+extspeed=0x2f
+Switch 2 "S1"
+[1] "H1"[1]	# "H1" lid 2 4xXDR
+[2] "H2"[1] e=8
+
+Hca 1 "H1"
+[1] "S1"[1]
+
+Hca 1 "H2"
+[1] "S1"[2]
+`)
+	s1 := f.NodeByID("S1")
+	if e := s1.Ports[1].SpeedExtEnabled; e != 1|2|4|8|32 {
+		t.Errorf("4xXDR: SpeedExtEnabled %#x", e)
+	}
+	if e := s1.Ports[2].SpeedExtEnabled; e != 8 {
+		t.Errorf("e=8: SpeedExtEnabled %#x", e)
+	}
+	if e := f.NodeByID("H2").Ports[1].SpeedExtEnabled; e != 0x2f {
+		t.Errorf("extspeed=0x2f: SpeedExtEnabled %#x", e)
+	}
+	if _, err := Parse("net.bad", strings.NewReader("extspeed=0x40\nHca 1 \"H\"\n")); err == nil {
+		t.Error("extspeed=0x40 accepted")
+	}
+}
+
 func TestParseRecordEnd(t *testing.T) {
 	// A record ends after its port count or at a blank line; comment lines
 	// inside do not end it.

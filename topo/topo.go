@@ -77,7 +77,10 @@ type Port struct {
 	// Link parameters, as PortInfo masks (mad-formats.md section 7):
 	// WidthEnabled/WidthActive use 1=1x 2=4x 4=8x 8=12x 16=2x,
 	// SpeedEnabled/SpeedActive 1=SDR 2=DDR 4=QDR, and
-	// SpeedExtEnabled/SpeedExtActive 1=FDR 2=EDR 4=HDR 8=NDR. Active values
+	// SpeedExtEnabled/SpeedExtActive 1=FDR 2=EDR 4=HDR 8=NDR, and 32=XDR
+	// as libibnetdisc aggregates PortInfo's LinkSpeedExt*2 fields above
+	// them (ibnd_get_agg_linkspeedext; a topology file's extspeed= or e=
+	// takes it, ibnetdiscover's text says "XDR"). Active values
 	// are 0 where unknown (files) or the port is down. Discovery leaves
 	// SpeedExtActive 0 unless the node advertises extended speeds
 	// (PortInfo.CapabilityMask bit 14, read from port 0 on switches), as
