@@ -85,6 +85,19 @@
 // background load's clock). Options.IbsimStrict turns all of this off,
 // for the tests that compare the simulator with ibsim.
 //
+// XDR: a topology's extended speed bit 32 (extspeed=0x2f, a port's e=,
+// ibnetdiscover's "4xXDR"; libibnetdisc's aggregation of PortInfo's
+// LinkSpeedExt*2 fields above LinkSpeedExt's) makes a port that can run
+// XDR: LinkSpeedExtSupported2 and LinkSpeedExtEnabled2 1,
+// IsExtendedSpeeds2Supported in CapabilityMask2 (CA ports, switch port
+// 0), and on a link both ends of which can, LinkSpeedExtActive2 1 with
+// LinkSpeedExtActive 0 (so tools that predate XDR, infiniband-diags 44
+// among them, see the link's LinkSpeedActive: QDR), RS-FEC (544,514)
+// in PortInfoExtended, and the background load at 200 Gb/s a lane.
+// PortInfo Sets keep a port's XDR ability (LinkSpeedExtEnabled2 is not
+// settable), and the SA's PathRecord rate of an XDR path is its QDR
+// one.
+//
 // The SM's port also hosts the SA (class 0x03, sa.go): Get of
 // ClassPortInfo; Get and GetTable of NodeRecord, PortInfoRecord,
 // PathRecord, LinkRecord, SwitchInfoRecord, LinearForwardingTableRecord,

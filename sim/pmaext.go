@@ -148,7 +148,7 @@ func (f *Fabric) clock() time.Time {
 // ticks is the time n symbol times of p's link take (SDR's when it has
 // none).
 func ticks(p *port, n uint32) time.Duration {
-	rate := smp.LaneDataRate(uint8(p.get(piSpeedActive)), uint8(p.get(piSpeedExtActive)))
+	rate := smp.LaneDataRate(uint8(p.get(piSpeedActive)), p.aggExtActive())
 	if linkRate(p) == 0 || rate <= 0 {
 		rate = smp.LaneDataRate(1, 0)
 	}

@@ -74,14 +74,17 @@ func (f *Fabric) fecEnabled(p *port) [4]uint16 {
 }
 
 // fecActive is the FEC mode p's link runs: none below FDR or without a
-// link; else the most preferred mode of the active speed both ends
-// enable (none when they have none in common).
+// link; RS-FEC (544,514) at XDR; else the most preferred mode of the
+// active speed both ends enable (none when they have none in common).
 func (f *Fabric) fecActive(p *port) uint16 {
 	r := p.remote
 	if r == nil || p.phys != smp.PhysStateLinkUp {
 		return fecNone
 	}
-	ext := uint8(p.get(piSpeedExtActive))
+	ext := p.aggExtActive()
+	if ext == extXDR {
+		return fecRS544 // PortInfoExtended has no XDR fields: XDR runs RS-FEC (544,514)
+	}
 	for i, s := range fecSpeeds {
 		if s.ext != ext {
 			continue

@@ -20,24 +20,29 @@ func (r *raw) perf(lid uint16, method uint8, attr uint16, port uint8, data []byt
 	return r.one(lid, b)
 }
 
-// TestPortInfoExtended: announced in PortInfo.CapabilityMask2 of CA
-// ports and switch port 0 (not under IbsimStrict); the FEC mode a link
-// runs is the most preferred one both ends enable at its speed (RS-FEC on
-// EDR, none on SDR); a Set of the Enabled masks changes it, a mode not
-// supported is refused; port 0 of a switch has no FEC fields.
-func TestPortInfoExtended(t *testing.T) {
-	f := mustNew(t, `
-extspeed=2
+// twoHosts is a switch S1 with hosts H1 and H2 on its ports 1 and 2, the
+// global line first and opt on S1's port 2.
+func twoHosts(global, opt string) string {
+	return global + `
 Switch 4 "S1"
 [1] "H1"[1]
-[2] "H2"[1]
+[2] "H2"[1] ` + opt + `
 
 Hca 1 "H1"
 [1] "S1"[1]
 
 Hca 1 "H2"
 [1] "S1"[2]
-`, nil)
+`
+}
+
+// TestPortInfoExtended: announced in PortInfo.CapabilityMask2 of CA
+// ports and switch port 0 (not under IbsimStrict); the FEC mode a link
+// runs is the most preferred one both ends enable at its speed (RS-FEC on
+// EDR, none on SDR); a Set of the Enabled masks changes it, a mode not
+// supported is refused; port 0 of a switch has no FEC fields.
+func TestPortInfoExtended(t *testing.T) {
+	f := mustNew(t, twoHosts("extspeed=2", ""), nil)
 	c := attachRaw(t, f, "H1", 1)
 	s1, h2 := lidOf(t, f, "S1", 0), lidOf(t, f, "H2", 1)
 	for _, lid := range []uint16{s1, h2} {
@@ -202,5 +207,55 @@ func TestSamples(t *testing.T) {
 	want := load * 1e9 / 4 * 4 // words in 4 s at 4xSDR (1e9 bytes/s)
 	if res.SampleStatus != sampleDone || res.Tag != 0x77 || float64(res.Counter[0]) < want-1 || float64(res.Counter[0]) > want+1 || res.Counter[1] == 0 {
 		t.Errorf("result %+v, want XmitData about %.0f", res, want)
+	}
+}
+
+// TestXDR: a topology's extspeed bit 32 (libibnetdisc's aggregated XDR)
+// makes ports that can run XDR: IsExtendedSpeeds2Supported in the
+// CapabilityMask2 of CA ports and switch port 0,
+// LinkSpeedExtSupported2/Enabled2 1, and LinkSpeedExtActive2 1 on a
+// link both ends of which can (LinkSpeedExtActive 0), else the best
+// common extended speed (NDR where one end enables up to NDR); the load
+// runs at
+// XDR's 200 Gb/s a lane; the snapshot says XDR (32).
+func TestXDR(t *testing.T) {
+	f := mustNew(t, twoHosts("extspeed=0x2f", "e=15"), nil)
+	c := attachRaw(t, f, "H1", 1)
+	s1, h1 := lidOf(t, f, "S1", 0), lidOf(t, f, "H1", 1)
+	for _, tc := range []struct {
+		lid            uint16
+		mod            uint32
+		cap2, xdr, act bool
+		ext            uint8
+	}{
+		{s1, 0, true, true, false, 0},   // port 0: no link
+		{s1, 1, false, true, true, 0},   // to H1: XDR
+		{s1, 2, false, false, false, 8}, // e=15: up to NDR
+		{h1, 1, true, true, true, 0},    // H1: XDR
+	} {
+		pi := portInfo(t, ok(t, c.lid(tc.lid, smp.AttrPortInfo, tc.mod)))
+		if got := pi.CapabilityMask2&cap2ExtSpeeds2 != 0; got != tc.cap2 {
+			t.Errorf("lid %d port %d: CapabilityMask2 %#x", tc.lid, tc.mod, pi.CapabilityMask2)
+		}
+		if (pi.LinkSpeedExtSupported2 == 1) != tc.xdr || pi.LinkSpeedExtEnabled2 != pi.LinkSpeedExtSupported2 || (pi.LinkSpeedExtActive2 == 1) != tc.act || pi.LinkSpeedExtActive != tc.ext {
+			t.Errorf("lid %d port %d: ExtActive %d ExtActive2 %d Supported2 %d Enabled2 %d", tc.lid, tc.mod,
+				pi.LinkSpeedExtActive, pi.LinkSpeedExtActive2, pi.LinkSpeedExtSupported2, pi.LinkSpeedExtEnabled2)
+		}
+	}
+	var pie smp.PortInfoExtended
+	_ = pie.UnmarshalBinary(ok(t, c.lid(h1, smp.AttrPortInfoExtended, 1)))
+	if pie.FECModeActive != fecRS544 {
+		t.Errorf("H1 FECModeActive %d, want RS-FEC (544,514)", pie.FECModeActive)
+	}
+	f.mu.Lock()
+	rate := linkRate(f.byID["H1"].ports[1])
+	f.mu.Unlock()
+	if rate != 4*200e9/8 {
+		t.Errorf("4X XDR link rate %v bytes/s", rate)
+	}
+	for _, n := range f.Topology().Nodes {
+		if n.ID == "H1" && n.Ports[1].SpeedExtActive != extXDR {
+			t.Errorf("snapshot: H1 SpeedExtActive %d", n.Ports[1].SpeedExtActive)
+		}
 	}
 }

@@ -656,13 +656,13 @@ func (f *Fabric) Topology() *topo.Fabric {
 			tp := &topo.Port{
 				Node: tn, Num: num, GUID: p.guid, LID: pi.LID, LMC: pi.LMC,
 				WidthEnabled: pi.LinkWidthEnabled, SpeedEnabled: pi.LinkSpeedEnabled,
-				SpeedExtEnabled: pi.LinkSpeedExtEnabled,
+				SpeedExtEnabled: pi.LinkSpeedExtEnabled | pi.LinkSpeedExtEnabled2&1<<5,
 				State:           pi.PortState, PhysState: pi.PortPhysicalState,
 				IPoIB: slices.Clone(p.ipoib),
 			}
 			if p.remote != nil && p.phys == smp.PhysStateLinkUp {
 				tp.WidthActive, tp.SpeedActive, tp.SpeedExtActive =
-					pi.LinkWidthActive, pi.LinkSpeedActive, pi.LinkSpeedExtActive
+					pi.LinkWidthActive, pi.LinkSpeedActive, pi.LinkSpeedExtActive|pi.LinkSpeedExtActive2&1<<5
 			}
 			tn.Ports[num] = tp
 			of[p] = tp

@@ -193,11 +193,11 @@ func (f *Fabric) setPortInfo(n *node, in *port, p *port, d []byte) uint16 {
 	switch e := req.LinkSpeedExtEnabled; e {
 	case 0:
 	case 30:
-		p.extEn, relink = 0, true
+		p.extEn, relink = p.extEn&extXDR, true
 	case 31:
-		p.extEn, relink = extSpeedSupported, true
+		p.extEn, relink = extSpeedSupported|p.extEn&extXDR, true
 	default:
-		p.extEn, relink = e, true
+		p.extEn, relink = e|p.extEn&extXDR, true
 	}
 	switch req.PortState {
 	case smp.PortStateDown:
@@ -262,12 +262,7 @@ func (p *port) relink() {
 	for _, x := range [...]*port{p, r} {
 		x.update(func(pi *smp.PortInfo) {
 			pi.LinkWidthActive, pi.LinkSpeedActive = act.width, act.speed
-			pi.LinkSpeedExtEnabled, pi.LinkSpeedExtSupported, pi.LinkSpeedExtActive = 0, 0, 0
-			if act.ext != 0 {
-				pi.LinkSpeedExtEnabled = x.extEn
-				pi.LinkSpeedExtSupported = extSpeedSupported | x.extEn
-				pi.LinkSpeedExtActive = act.ext
-			}
+			setExtSpeeds(pi, x.extEn, act.ext, x.node.typ != typeSwitch)
 		})
 	}
 }

@@ -36,6 +36,16 @@ const (
 	defaultWidth      = 2                  // 4x
 	defaultSpeed      = 1                  // SDR
 
+	// extXDR is XDR in an aggregated extended speed mask (a topology's
+	// extspeed, linkMasks.ext): libibnetdisc's ibnd_get_agg_linkspeedext
+	// puts LinkSpeedExtActive2/Supported2/Enabled2 (XDR their bit 0)
+	// above LinkSpeedExt's four bits, shifted by 5.
+	extXDR = 1 << 5
+	// cap2ExtSpeeds2 is PortInfo.CapabilityMask2's
+	// IsExtendedSpeeds2Supported (rdma-core's
+	// IB_PORT_CAP2_IS_EXT_SPEEDS_2_SUPPORTED): the ...2 fields are valid.
+	cap2ExtSpeeds2 = 1 << 11
+
 	// PortInfo.CapabilityMask2 of CA ports and switch port 0:
 	// IsLinkWidth2xSupported and IsLinkSpeedHDRSupported.
 	capMask2 = 1<<4 | 1<<5
@@ -208,16 +218,12 @@ func defaultPortInfo(n *node, num int, cabled bool, en, act linkMasks) smp.PortI
 	if cabled {
 		pi.PortState, pi.PortPhysicalState = smp.PortStateInit, smp.PhysStateLinkUp
 	}
-	if act.ext != 0 {
-		pi.LinkSpeedExtEnabled = en.ext
-		pi.LinkSpeedExtSupported = extSpeedSupported | en.ext
-		pi.LinkSpeedExtActive = act.ext
-	}
+	setExtSpeeds(&pi, en.ext, act.ext, n.typ != typeSwitch || num == 0)
 	switch {
 	case n.typ == typeSwitch && num == 0:
 		pi.LocalPortNum = 0
 		pi.CapabilityMask = capSwitchPort0
-		pi.CapabilityMask2 = capMask2
+		pi.CapabilityMask2 |= capMask2
 		pi.MKeyLeasePeriod = mkeyLeasePeriod
 		pi.NeighborMTU, pi.MTUCap = 1, 3 // 256, 1024
 		pi.VLStallCount = 0
@@ -235,12 +241,47 @@ func defaultPortInfo(n *node, num int, cabled bool, en, act linkMasks) smp.PortI
 		if cabled {
 			pi.CapabilityMask = capCA
 		}
-		pi.CapabilityMask2 = capMask2
+		pi.CapabilityMask2 |= capMask2
 		pi.MKeyLeasePeriod = mkeyLeasePeriod
 		pi.GUIDCap = 32
 		pi.SubnetTimeOut = 31
 	}
 	return pi
+}
+
+// setExtSpeeds sets pi's extended speed fields from a port's enabled and
+// its link's active aggregated masks (extXDR above LinkSpeedExt's bits):
+// LinkSpeedExt* as ibsim shows them, only while an extended speed is
+// active; and on a port that can run XDR, IsExtendedSpeeds2Supported
+// (hasCap2: a CA port or switch port 0, whose CapabilityMask2 speaks for
+// the node) with LinkSpeedExtSupported2/Enabled2 (XDR) and LinkSpeedExtActive2
+// while the link runs XDR (LinkSpeedExtActive then 0).
+func setExtSpeeds(pi *smp.PortInfo, en, act uint8, hasCap2 bool) {
+	pi.LinkSpeedExtEnabled, pi.LinkSpeedExtSupported, pi.LinkSpeedExtActive = 0, 0, 0
+	pi.LinkSpeedExtEnabled2, pi.LinkSpeedExtSupported2, pi.LinkSpeedExtActive2 = 0, 0, 0
+	if act != 0 {
+		pi.LinkSpeedExtEnabled = en &^ extXDR
+		pi.LinkSpeedExtSupported = extSpeedSupported | en&0xf
+		pi.LinkSpeedExtActive = act &^ extXDR
+	}
+	if en&extXDR != 0 {
+		if hasCap2 {
+			pi.CapabilityMask2 |= cap2ExtSpeeds2
+		}
+		pi.LinkSpeedExtSupported2, pi.LinkSpeedExtEnabled2 = 1, 1
+		if act&extXDR != 0 {
+			pi.LinkSpeedExtActive2 = 1
+		}
+	}
+}
+
+// aggExtActive is p's active extended speed as an aggregated mask: XDR
+// (extXDR) while LinkSpeedExtActive2 says so, else LinkSpeedExtActive.
+func (p *port) aggExtActive() uint8 {
+	if p.get(piSpeedExtActive2)&1 != 0 {
+		return extXDR
+	}
+	return uint8(p.get(piSpeedExtActive))
 }
 
 // enabled returns a topo port's enabled link masks, with ibsim's defaults

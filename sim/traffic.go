@@ -120,7 +120,7 @@ func linkRate(p *port) float64 {
 		return 0
 	}
 	lanes := smp.WidthLanes(uint8(p.get(piWidthActive)))
-	return float64(lanes) * smp.LaneDataRate(uint8(p.get(piSpeedActive)), uint8(p.get(piSpeedExtActive))) / 8
+	return float64(lanes) * smp.LaneDataRate(uint8(p.get(piSpeedActive)), p.aggExtActive()) / 8
 }
 
 // accrueLocked adds to p's counters what the load moved through it since
@@ -179,7 +179,7 @@ func (f *Fabric) accrueTo(p *port, until time.Time) {
 	// Waiting: WaitFraction of the time, in ticks of one symbol time
 	// (8/lane data rate; rate is per link, the tick per lane).
 	if l := ts.load(p); l > 0 {
-		lane := smp.LaneDataRate(uint8(p.get(piSpeedActive)), uint8(p.get(piSpeedExtActive)))
+		lane := smp.LaneDataRate(uint8(p.get(piSpeedActive)), p.aggExtActive())
 		ticks := units(WaitFraction(l) * lane / 8)
 		p.pc.add(pcXmitWait, uint32(min(ticks, math.MaxUint32)))
 	}

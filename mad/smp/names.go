@@ -497,6 +497,8 @@ func LaneDataRate(speed, extSpeed uint8) float64 {
 		return 50e9
 	case 8:
 		return 100e9
+	case 32: // XDR, libibnetdisc's aggregated value (LinkSpeedExtActive2 bit 0)
+		return 200e9
 	default:
 		return 0
 	}
