@@ -68,8 +68,9 @@ type Pong struct {
 
 func pingMAD(oui uint32) []byte {
 	b := make([]byte, mad.Size)
-	b[0], b[1], b[2], b[3] = 1, PingClass, PingVersion, mad.MethodGet
-	b[37], b[38], b[39] = byte(oui>>16), byte(oui>>8), byte(oui)
+	h := mad.Header{BaseVersion: 1, MgmtClass: PingClass, ClassVersion: PingVersion, Method: mad.MethodGet}
+	h.Put(b)
+	mad.SetVendorOUI(b, oui)
 	return b
 }
 
@@ -203,8 +204,8 @@ func IBPingServe(ctx context.Context, env *Env, oui uint32, name string) (uint64
 		}
 		resp := make([]byte, mad.Size)
 		copy(resp, req.Data)
-		resp[3] = mad.MethodGetResp
-		resp[4], resp[5] = 0, 0
+		mad.SetMethod(resp, mad.MethodGetResp)
+		mad.SetStatus(resp, 0)
 		copy(resp[pingData:], data[:])
 		select {
 		case served <- struct{}{}:

@@ -193,6 +193,9 @@ func MgmtClassOf(b []byte) uint8 { return b[1] }
 // MethodOf returns the method byte (R bit included) of the MAD in b.
 func MethodOf(b []byte) uint8 { return b[3] }
 
+// SetMethod stores the method byte (R bit included) of the MAD in b.
+func SetMethod(b []byte, method uint8) { b[3] = method }
+
 // TIDOf returns the transaction ID of the MAD in b.
 func TIDOf(b []byte) uint64 { return hdrTID.Get(b) }
 
@@ -222,6 +225,10 @@ var vendorOUI = Field{Name: "OUI", LuaKey: "oui", Bit: 296, Width: 24, Kind: Hex
 // VendorOUIOf returns the OUI of the vendor class MAD in b, which must
 // hold at least 40 bytes.
 func VendorOUIOf(b []byte) uint32 { return uint32(vendorOUI.Get(b)) }
+
+// SetVendorOUI stores the OUI of the vendor class MAD in b, which must
+// hold at least 40 bytes.
+func SetVendorOUI(b []byte, oui uint32) { vendorOUI.Put(b, uint64(oui)) }
 
 // IsResponse applies the rule Linux uses to route a MAD as a response:
 // the R bit is set, or the method is TrapRepress, or the class is BM and

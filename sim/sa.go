@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/binary"
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
@@ -357,8 +356,8 @@ func (f *Fabric) saAnswer(req []byte, from uint16) []byte {
 		copy(r, req[:sa.HeaderSize])
 		sa.SetSMKey(r, 0)
 		clear(r[rmpp.HeaderOff:rmpp.HeaderEnd])
-		r[3] = method | mad.MethodResp
-		binary.BigEndian.PutUint16(r[4:], st)
+		mad.SetMethod(r, method|mad.MethodResp)
+		mad.SetStatus(r, st)
 		sa.SetAttributeOffset(r, uint16(stride))
 		copy(r[sa.HeaderSize:], data)
 		return r
@@ -425,7 +424,7 @@ func (f *Fabric) saTable(req []byte, attr *sa.Attr, from uint16) []byte {
 	// CapabilityMask bit of the template (saquery -s), not that mask
 	// exactly.
 	capMask, capComp := mad.Field{}, uint64(0)
-	if attr == sa.PortInfoRecord() && binary.BigEndian.Uint32(req[20:24]) == 1<<31 {
+	if attr == sa.PortInfoRecord() && mad.AttrModOf(req) == 1<<31 {
 		fl, c, _ := attr.Field("CapabilityMask")
 		if mask&(1<<c) != 0 {
 			capMask, capComp = fl, 1<<c
@@ -456,8 +455,8 @@ func (f *Fabric) saTable(req []byte, attr *sa.Attr, from uint16) []byte {
 // response to a table method: an RMPP message, Active, AttributeOffset
 // the stride (8-byte units).
 func saTableResponse(msg []byte, method uint8, stride int) []byte {
-	msg[3] = method | mad.MethodResp
-	binary.BigEndian.PutUint16(msg[4:], 0)
+	mad.SetMethod(msg, method|mad.MethodResp)
+	mad.SetStatus(msg, 0)
 	clear(msg[rmpp.HeaderOff:rmpp.HeaderEnd])
 	h := rmpp.Header{Version: rmpp.Version, Flags: rmpp.FlagActive}
 	h.Put(msg)
