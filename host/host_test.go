@@ -48,15 +48,15 @@ func TestParseUMAD(t *testing.T) {
 		{"mlx5_0?node=a", "", 0, "bad CA name"},
 	}
 	for _, tt := range tests {
-		ca, port, err := parseUMAD(tt.in)
+		ca, port, err := ParseUMAD(tt.in)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("parseUMAD(%q) error %v, want %q", tt.in, err, tt.err)
+				t.Errorf("ParseUMAD(%q) error %v, want %q", tt.in, err, tt.err)
 			}
 			continue
 		}
 		if err != nil || ca != tt.ca || port != tt.port {
-			t.Errorf("parseUMAD(%q) = %q, %d, %v; want %q, %d", tt.in, ca, port, err, tt.ca, tt.port)
+			t.Errorf("ParseUMAD(%q) = %q, %d, %v; want %q, %d", tt.in, ca, port, err, tt.ca, tt.port)
 		}
 	}
 }

@@ -223,7 +223,7 @@ func unixQueueLen() int {
 // Opening needs read-write access to the device node: root, or a member
 // of the group the udev rules give it (rdma).
 func openUMAD(ctx context.Context, uri, rest string, o *Options) (*Host, error) {
-	ca, port, err := parseUMAD(rest)
+	ca, port, err := ParseUMAD(rest)
 	if err != nil {
 		return nil, &URIError{URI: uri, Err: err}
 	}
@@ -234,8 +234,9 @@ func openUMAD(ctx context.Context, uri, rest string, o *Options) (*Host, error) 
 	return start(ctx, kernel.New(o.Kernel), o, ca, port, uri, opened)
 }
 
-// parseUMAD splits "CA/PORT", "CA" or "" into a CA name and port number.
-func parseUMAD(rest string) (string, int, error) {
+// ParseUMAD splits what follows "umad:" in a URI, "CA/PORT", "CA" or "",
+// into a CA name and port number.
+func ParseUMAD(rest string) (string, int, error) {
 	ca, p, hasPort := strings.Cut(rest, "/")
 	if strings.ContainsAny(ca, "?&=") {
 		return "", 0, fmt.Errorf("bad CA name %q (want umad:CA/PORT, umad:CA or umad:)", ca)

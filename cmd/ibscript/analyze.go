@@ -26,8 +26,8 @@ func runAnalyze(ctx context.Context, c *config, stdout, stderr io.Writer) (code 
 			fmt.Fprintf(stderr, "ibscript: %v\n", err)
 			return exitError
 		}
-		defer func() { code = b.finish(code, stderr) }()
-		env.Session = b.sess
+		defer func() { code = finish(b, code, stderr) }()
+		env.Session = b.Session()
 	}
 	a, err := diag.Analyze(ctx, env, o)
 	if err != nil {

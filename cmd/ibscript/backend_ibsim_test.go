@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"regexp"
 	"runtime"
@@ -10,11 +9,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ibscript/ibscript/fabric/ibsim"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
-	"github.com/ibscript/ibscript/topo"
 )
 
 var ibndDate = regexp.MustCompile(`(?m)^# Topology file: generated on .*$`)
@@ -46,70 +43,8 @@ func attached(t *testing.T, s *ibsimtest.Sim) []string {
 	return l
 }
 
-// TestOpenIbsim: the ibsim: backend attaches where SIM_HOST or ?node= says,
-// on the socket IBSIM_SOCKNAME or the URI names, discovers what
-// ibnetdiscover lists from the same node, and gives its slot back on Close.
-func TestOpenIbsim(t *testing.T) {
-	s := startIbsim(t)
-	base := len(attached(t, s)) // OpenSM
-	ref, err := s.Run(t.Context(), "Hca3", "ibnetdiscover")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("IBSIM_SOCKNAME", s.Sock)
-	t.Setenv("SIM_HOST", "Hca1")
-	for _, rest := range []string{"?node=Hca3", s.Sock + "?node=Hca3"} {
-		c := &config{fabricURI: "ibsim:" + rest, timeout: 200 * time.Millisecond, retries: 3}
-		b, err := openIbsim(t.Context(), c, rest, &bytes.Buffer{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n := len(attached(t, s)); n != base+1 {
-			t.Errorf("%s: %d clients attached, want %d", rest, n, base+1)
-		}
-		d, err := b.sess.Discover(t.Context(), nil)
-		if err != nil || len(d.Errors) > 0 {
-			t.Fatalf("%s: discover: %v %v", rest, err, d.Errors)
-		}
-		var got bytes.Buffer
-		topo.WriteIBNetDiscover(&got, d.Fabric, nil)
-		if w, g := ibndDate.ReplaceAllString(string(ref), ""), ibndDate.ReplaceAllString(got.String(), ""); w != g {
-			t.Errorf("%s: discover differs from ibnetdiscover:\n%s", rest, lineDiff(w, g))
-		}
-		if err := b.Close(); err != nil {
-			t.Errorf("%s: close: %v", rest, err)
-		}
-		if n := len(attached(t, s)); n != base {
-			t.Errorf("%s: after Close %d clients attached, want %d (a slot leaked)", rest, n, base)
-		}
-	}
-	// SIM_HOST is the default node.
-	b, err := openIbsim(t.Context(), &config{fabricURI: "ibsim:"}, "", &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g := b.tr.Port().PortGUID; g != 0x100001 {
-		t.Errorf("SIM_HOST=Hca1: attached to port GUID %#x, want 0x100001", g)
-	}
-	b.Close()
-	for _, c := range []struct{ rest, want string }{
-		{"?node=NoSuchNode", `connect to node "NoSuchNode" refused`},
-		{"?nod=x", `unknown option "nod"`},
-		{"?issm=maybe", "bad issm value"},
-		{"no-such-ibsim-sock", `ibsim "no-such-ibsim-sock": control socket: connect: connection refused: no ibsim listens on that socket name (is ibsim running with that IBSIM_SOCKNAME?`},
-	} {
-		_, err := openIbsim(t.Context(), &config{fabricURI: "ibsim:" + c.rest}, c.rest, &bytes.Buffer{})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: error %v, want it to contain %q", c.rest, err, c.want)
-		}
-	}
-	if n := len(attached(t, s)); n != base {
-		t.Errorf("after the failed opens %d clients attached, want %d", n, base)
-	}
-}
-
 // TestDiscoverIbsimCLI runs `ibscript discover --fabric ibsim:SOCK?node=Hca1`
-// end to end, once the ibsim scheme is routed to openIbsim.
+// end to end, once the ibsim scheme is routed to host's ibsim:.
 func TestDiscoverIbsimCLI(t *testing.T) {
 	s := startIbsim(t)
 	ref, err := s.Run(t.Context(), "Hca1", "ibnetdiscover")

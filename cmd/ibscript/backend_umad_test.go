@@ -2,47 +2,19 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"io/fs"
+	"context"
+	"io"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric/kernel"
+	"github.com/ibscript/ibscript/host"
 	"github.com/ibscript/ibscript/native/umad"
 	"github.com/ibscript/ibscript/native/umad/umadtest"
 )
 
-func TestParseUMAD(t *testing.T) {
-	tests := []struct {
-		in   string
-		ca   string
-		port int
-		err  string
-	}{
-		{"", "", 0, ""},
-		{"mlx5_0", "mlx5_0", 0, ""},
-		{"mlx5_0/2", "mlx5_0", 2, ""},
-		{"/2", "", 2, ""},
-		{"mlx5_0/x", "", 0, `bad port "x"`},
-		{"mlx5_0/300", "", 0, `bad port "300"`},
-		{"mlx5_0?node=a", "", 0, "bad CA name"},
-	}
-	for _, tt := range tests {
-		ca, port, err := parseUMAD(tt.in)
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("parseUMAD(%q) error %v, want %q", tt.in, err, tt.err)
-			}
-			continue
-		}
-		if err != nil || ca != tt.ca || port != tt.port {
-			t.Errorf("parseUMAD(%q) = %q, %d, %v; want %q, %d", tt.in, ca, port, err, tt.ca, tt.port)
-		}
-	}
-}
-
+// umadHost is a fake kernel with one CA: port 1 Active, port 2 down.
 func umadHost() *umadtest.Host {
 	h := umadtest.NewHost(umadtest.New(nil))
 	h.AddCA("mlx5_0", 1, 0x0002c90300001000, umadtest.HostPort{Num: 1, LID: 1, State: 4, PhysState: 5},
@@ -50,51 +22,54 @@ func umadHost() *umadtest.Host {
 	return h
 }
 
-func TestOpenUMAD(t *testing.T) {
-	h := umadHost()
-	o := &kernel.Options{FS: h.FS, Open: h.Open}
-	var stderr bytes.Buffer
-	c := &config{fabricURI: "umad:", timeout: engine.DefaultTimeout, retries: 1}
-	b, err := openUMADWith(t.Context(), c, "", &stderr, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a := b.tr.Port(); a.CAName != "mlx5_0" || a.PortNum != 1 {
-		t.Errorf("default port %s/%d", a.CAName, a.PortNum)
-	}
-	if !strings.Contains(stderr.String(), "using mlx5_0 port 1") {
-		t.Errorf("stderr %q", stderr.String())
-	}
-	if err := b.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	c.fabricURI = "umad:mlx5_0/2"
-	b, err = openUMADWith(t.Context(), c, "mlx5_0/2", &stderr, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a := b.tr.Port(); a.PortNum != 2 {
-		t.Errorf("port %d, want 2", a.PortNum)
-	}
-	b.Close()
+// openFake is openBackend on the fake kernel h.
+func openFake(ctx context.Context, c *config, stderr io.Writer, h *umadtest.Host) (*host.Host, error) {
+	c.testHost = func(o *host.Options) { o.Kernel = &kernel.Options{FS: h.FS, Open: h.Open} }
+	return openBackend(ctx, c, stderr)
 }
 
-func TestOpenUMADErrors(t *testing.T) {
-	ctx := t.Context()
-	c := &config{fabricURI: "umad:", timeout: engine.DefaultTimeout}
-	none := umadtest.NewHost(umadtest.New(nil))
-	_, err := openUMADWith(ctx, c, "", &bytes.Buffer{}, &kernel.Options{FS: none.FS, Open: none.Open})
-	if err == nil || !strings.Contains(err.Error(), "kernel: no InfiniBand devices: /sys/class/infiniband_mad has no umad ports") {
-		t.Errorf("no devices: %v", err)
+// TestOpenUMADMessages: what the command line says opening umad: (the
+// library's cases are host's tests): the default port on stderr, errors
+// naming --fabric, auto's pointing at sim:.
+func TestOpenUMADMessages(t *testing.T) {
+	var stderr bytes.Buffer
+	c := &config{fabricURI: "umad:", timeout: engine.DefaultTimeout, retries: 1}
+	b, err := openFake(t.Context(), c, &stderr, umadHost())
+	if err != nil {
+		t.Fatal(err)
 	}
-	h := umadHost()
-	h.Deny(umad.DevDir + "/umad0")
-	_, err = openUMADWith(ctx, c, "", &bytes.Buffer{}, &kernel.Options{FS: h.FS, Open: h.Open})
-	if !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), "/dev/infiniband/umad0") || !strings.Contains(err.Error(), "root or as a member of the rdma group") {
-		t.Errorf("permission: %v", err)
+	b.Close()
+	if got, want := stderr.String(), "ibscript: using mlx5_0 port 1 (LID 0x1)\n"; got != want {
+		t.Errorf("stderr %q, want %q", got, want)
 	}
-	_, err = openUMADWith(ctx, c, "mlx9", &bytes.Buffer{}, &kernel.Options{FS: umadHost().FS, Open: umadHost().Open})
-	if !errors.Is(err, syscall.ENODEV) {
-		t.Errorf("unknown CA: %v", err)
+	stderr.Reset()
+	c.fabricURI = "umad:mlx5_0/2"
+	b, err = openFake(t.Context(), c, &stderr, umadHost())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if stderr.Len() != 0 {
+		t.Errorf("umad:mlx5_0/2: stderr %q, want nothing", stderr.String())
+	}
+	denied := umadHost()
+	denied.Deny(umad.DevDir + "/umad0")
+	for _, tc := range []struct {
+		uri  string
+		h    *umadtest.Host
+		want string
+	}{
+		{"umad:mlx5_0/x", umadHost(), `--fabric umad:mlx5_0/x: bad port "x" (want 0..254)`},
+		{"umad:", umadtest.NewHost(umadtest.New(nil)), "--fabric umad:: kernel: no InfiniBand devices: /sys/class/infiniband_mad has no umad ports"},
+		{"auto", denied, "--fabric auto: kernel: umad: open /dev/infiniband/umad0 (mlx5_0 port 1): permission denied"},
+	} {
+		c.fabricURI = tc.uri
+		_, err := openFake(t.Context(), c, io.Discard, tc.h)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.uri, err, tc.want)
+		}
+		if tc.uri == "auto" && (err == nil || !strings.HasSuffix(err.Error(), " (--fabric sim: uses the simulator)")) {
+			t.Errorf("auto: %v, want it to point at sim:", err)
+		}
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"go.yaml.in/yaml/v2"
 
 	"github.com/ibscript/ibscript/exporter"
+	"github.com/ibscript/ibscript/host"
 	"github.com/ibscript/ibscript/sim"
 )
 
@@ -78,9 +79,9 @@ type noopFlags struct {
 // startSimTraffic gives the embedded simulator (sim:) the background load
 // of --sim-traffic, so that the exporter's graphs are not flat; other
 // backends carry their own traffic.
-func startSimTraffic(c *config, b *backend) error {
-	sf, ok := b.raw.(*sim.Fabric)
-	if !ok || c.exporter.simTraffic == 0 {
+func startSimTraffic(c *config, h *host.Host) error {
+	sf := h.Sim()
+	if sf == nil || c.exporter.simTraffic == 0 {
 		return nil
 	}
 	// A few ports with symbol errors, a few a minute each.
@@ -109,8 +110,8 @@ func (f *exporterFlags) options(c *config) *exporter.Options {
 // resetGate refuses --reset-saturated at start on a production fabric
 // (the kernel backend) without --allow-set: its Sets would be refused at
 // every sweep.
-func resetGate(c *config, b *backend) error {
-	if c.exporter.resetSaturated && !c.allowSet && b.tr.Caps().Production {
+func resetGate(c *config, h *host.Host) error {
+	if c.exporter.resetSaturated && !c.allowSet && h.Transport().Caps().Production {
 		return errors.New("--reset-saturated sends PortCounters Sets, refused on a production fabric without --allow-set (each is audited: --audit FILE)")
 	}
 	return nil
@@ -247,7 +248,7 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
 	}
-	defer func() { code = b.finish(code, stderr) }()
+	defer func() { code = finish(b, code, stderr) }()
 	if err := resetGate(c, b); err != nil {
 		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
 		return exitError
@@ -259,7 +260,7 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 
 	opts := c.exporter.options(c)
 	opts.Logger = logger
-	exp := exporter.New(b.sess, opts)
+	exp := exporter.New(b.Session(), opts)
 	// A scrape in the text format is served from the sweep rendered once
 	// (exporter.Text), the Go and process collectors gathered each time;
 	// OpenMetrics and protobuf through a registry (exporter.Gatherer).
@@ -538,14 +539,14 @@ func exporterOnce(ctx context.Context, c *config, logger *slog.Logger, stdout, s
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
 	}
-	defer func() { code = b.finish(code, stderr) }()
+	defer func() { code = finish(b, code, stderr) }()
 	if err := resetGate(c, b); err != nil {
 		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
 		return exitError
 	}
 	opts := c.exporter.options(c)
 	opts.Logger = logger
-	exp := exporter.New(b.sess, opts)
+	exp := exporter.New(b.Session(), opts)
 	if _, err := exp.Sweep(ctx); err != nil {
 		if ctx.Err() != nil {
 			err = context.Cause(ctx)

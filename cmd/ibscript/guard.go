@@ -83,7 +83,7 @@ func (e errMemoryLimit) Error() string {
 // guard ends a run that does not end by itself (see above). Cleanup
 // functions are registered as the run opens what needs closing; each must
 // be safe to call concurrently with the run's own use of it and more than
-// once (backend.Close is).
+// once (host.Host.Close is).
 type guard struct {
 	stderr io.Writer
 	grace  time.Duration

@@ -6,7 +6,7 @@ import (
 
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
-	"github.com/ibscript/ibscript/fabric/ibsim"
+	"github.com/ibscript/ibscript/host"
 )
 
 // flagHint is what follows the message of an error whose cause a flag (or
@@ -19,7 +19,7 @@ func flagHint(err error) string {
 		return " (--max-mads)"
 	case errors.Is(err, engine.ErrSetRefused):
 		return " (--allow-set lets Sets out, audited)"
-	case errors.Is(err, ibsim.ErrNoServer):
+	case errors.Is(err, host.ErrIbsimNotRunning):
 		return " (is ibsim running with that IBSIM_SOCKNAME? --fabric ibsim:SOCK names another socket)"
 	case errors.Is(err, bindings.ErrFileNotAllowed):
 		return " (a run may use the script's directory and arguments, --arg values and the working directory; --allow-path DIR or --allow-files widen it)"

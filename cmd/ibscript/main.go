@@ -21,6 +21,7 @@ import (
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/exporter"
+	"github.com/ibscript/ibscript/host"
 	"github.com/ibscript/ibscript/topo"
 	"github.com/prometheus/common/promslog"
 )
@@ -92,6 +93,9 @@ type config struct {
 	// cancel ends the run with a cause (the memory limit, from the Lua
 	// bindings); nil in tests that open backends directly.
 	cancel context.CancelCauseFunc
+	// testHost, set by tests only, changes the host.Options a run opens
+	// its fabric with (the fake kernel of umadtest).
+	testHost func(*host.Options)
 }
 
 const usage = `usage: ibscript [flags] [command] [args]

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/host"
 )
 
 // portSel is the local port -C and -P select, as the C tools read them
@@ -101,7 +102,7 @@ func checkPortSel(s *portSel, a fabric.PortAttr, uri string) error {
 // umadSel is the port --fabric umad:REST selects, for its open error.
 func umadSel(uri string) portSel {
 	rest, _ := strings.CutPrefix(uri, "umad:")
-	ca, port, err := parseUMAD(rest)
+	ca, port, err := host.ParseUMAD(rest)
 	if err != nil {
 		ca, _, _ = strings.Cut(rest, "/")
 	}

@@ -321,7 +321,7 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 		}
 	}()
 
-	fmt.Fprintf(stdout, "ibscript %s on %s. Ctrl-D exits, Tab completes.\n", version, b.tr.Port().CAName)
+	fmt.Fprintf(stdout, "ibscript %s on %s. Ctrl-D exits, Tab completes.\n", version, b.Transport().Port().CAName)
 	ev := &evaluator{L: L}
 	var chunk strings.Builder
 	for {

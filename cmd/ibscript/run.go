@@ -16,23 +16,24 @@ import (
 
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/host"
 	"github.com/ibscript/ibscript/plan"
 	"github.com/ibscript/ibscript/topo"
 )
 
 // newLua opens the backend and a Lua state on it.
-func newLua(ctx context.Context, c *config, stdout, stderr io.Writer) (*backend, *lua.LState, *bindings.Env, error) {
+func newLua(ctx context.Context, c *config, stdout, stderr io.Writer) (*host.Host, *lua.LState, *bindings.Env, error) {
 	return newLuaOpts(ctx, c, stdout, stderr, bindings.Options{})
 }
 
 // newLuaOpts is newLua with the plan options of a run.
-func newLuaOpts(ctx context.Context, c *config, stdout, stderr io.Writer, o bindings.Options) (*backend, *lua.LState, *bindings.Env, error) {
+func newLuaOpts(ctx context.Context, c *config, stdout, stderr io.Writer, o bindings.Options) (*host.Host, *lua.LState, *bindings.Env, error) {
 	b, err := openBackend(ctx, c, stderr)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	o.Session, o.Fabric, o.Stdout = b.sess, b.fab, stdout
-	o.Sim = simulatorOf(b.raw)
+	o.Session, o.Fabric, o.Stdout = b.Session(), b.Fabric(), stdout
+	o.Sim = simulatorOf(b.Raw())
 	o.ErrorHint = flagHint
 	o.NodeNames = c.names
 	o.MemoryLimit = c.memLimit.v
@@ -67,11 +68,11 @@ var testHookLua func(L *lua.LState)
 
 // closeLua closes what a run opened, the backend last, and returns the
 // run's exit status: code, or 2 when the backend could not keep what the
-// run must not lose (backend.finish).
-func closeLua(b *backend, L *lua.LState, env *bindings.Env, code int, stderr io.Writer) int {
+// run must not lose (finish).
+func closeLua(b *host.Host, L *lua.LState, env *bindings.Env, code int, stderr io.Writer) int {
 	env.Close()
 	L.Close()
-	return b.finish(code, stderr)
+	return finish(b, code, stderr)
 }
 
 // scriptStatus turns the outcome of a script into an exit status, printing
@@ -174,7 +175,7 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 	// failed ends a run that failed before its script could: the error on
 	// stderr and, when a report format was asked for, a report carrying it,
 	// so CI's test reporter always has something to read.
-	failed := func(b *backend, err error) int {
+	failed := func(b *host.Host, err error) int {
 		fmt.Fprintf(stderr, "ibscript run: %v\n", err)
 		if c.format == "" {
 			return exitError
@@ -272,14 +273,14 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 // writeRunReport completes a run's report with where it ran (b is nil
 // when the backend never opened) and writes it: the exit status is the
 // worse of code and the report's.
-func writeRunReport(c *config, format string, b *backend, rep *plan.Report, code int, stdout, stderr io.Writer) int {
+func writeRunReport(c *config, format string, b *host.Host, rep *plan.Report, code int, stdout, stderr io.Writer) int {
 	rep.Fabric.Backend = c.fabricURI
 	rep.Fabric.Host, _ = os.Hostname()
 	if b != nil {
-		if s, ok := b.fab.(fmt.Stringer); ok {
+		if s, ok := b.Fabric().(fmt.Stringer); ok {
 			rep.Fabric.Backend = s.String()
 		}
-		pa := b.sess.Port()
+		pa := b.Session().Port()
 		rep.Fabric.CA, rep.Fabric.Port = pa.CAName, int(pa.PortNum)
 	}
 	if err := plan.Write(stdout, format, rep, colorOK(stdout)); err != nil {
@@ -403,7 +404,7 @@ func sweepAndWrite(ctx context.Context, c *config, stderr io.Writer, cmd string,
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
 	}
-	defer func() { code = b.finish(code, stderr) }()
+	defer func() { code = finish(b, code, stderr) }()
 	var opts engine.DiscoverOptions
 	var prog *progressLine
 	if isTerminal(stderr) {
@@ -413,7 +414,7 @@ func sweepAndWrite(ctx context.Context, c *config, stderr io.Writer, cmd string,
 	if hook := testDiscoverProgress; hook != nil {
 		opts.Progress = func(nodes, _ int) { hook(nodes) }
 	}
-	d, err := b.sess.Discover(ctx, &opts)
+	d, err := b.Session().Discover(ctx, &opts)
 	if prog != nil {
 		prog.clear()
 	}

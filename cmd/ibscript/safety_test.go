@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/engine"
-	"github.com/ibscript/ibscript/fabric/kernel"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
 )
@@ -78,24 +77,23 @@ func TestAuditFile(t *testing.T) {
 func TestUMADSetGate(t *testing.T) {
 	dir := t.TempDir()
 	h := umadHost()
-	o := &kernel.Options{FS: h.FS, Open: h.Open}
 	var stderr bytes.Buffer
 	c := &config{fabricURI: "umad:", timeout: 10 * time.Millisecond, retries: -1, record: filepath.Join(dir, "rec.jsonl")}
-	b, err := openUMADWith(t.Context(), c, "", &stderr, o)
+	b, err := openFake(t.Context(), c, &stderr, h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.sess.Perf(t.Context(), engine.LID(1), mad.MethodSet, perf.AttrPortCounters, 1, []byte{0, 1, 0xff, 0xff})
+	_, err = b.Session().Perf(t.Context(), engine.LID(1), mad.MethodSet, perf.AttrPortCounters, 1, []byte{0, 1, 0xff, 0xff})
 	b.Close()
 	if !errors.Is(err, engine.ErrSetRefused) {
 		t.Errorf("Set without --allow-set: %v", err)
 	}
 	c.allowSet, c.audit, c.record = true, filepath.Join(dir, "audit.log"), ""
-	b, err = openUMADWith(t.Context(), c, "", &stderr, o)
+	b, err = openFake(t.Context(), c, &stderr, h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.sess.Perf(t.Context(), engine.LID(1), mad.MethodSet, perf.AttrPortCounters, 1, []byte{0, 1, 0xff, 0xff})
+	_, err = b.Session().Perf(t.Context(), engine.LID(1), mad.MethodSet, perf.AttrPortCounters, 1, []byte{0, 1, 0xff, 0xff})
 	b.Close()
 	if errors.Is(err, engine.ErrSetRefused) {
 		t.Errorf("Set with --allow-set refused: %v", err)
@@ -147,7 +145,6 @@ func TestMaxMADsFlag(t *testing.T) {
 // and on the simulators; without the flag nothing is refused.
 func TestExporterResetGate(t *testing.T) {
 	h := umadHost()
-	o := &kernel.Options{FS: h.FS, Open: h.Open}
 	for _, tc := range []struct {
 		reset, allow bool
 		refused      bool
@@ -155,7 +152,7 @@ func TestExporterResetGate(t *testing.T) {
 		var stderr bytes.Buffer
 		c := &config{fabricURI: "umad:", timeout: 10 * time.Millisecond, retries: -1, allowSet: tc.allow}
 		c.exporter.resetSaturated = tc.reset
-		b, err := openUMADWith(t.Context(), c, "", &stderr, o)
+		b, err := openFake(t.Context(), c, &stderr, h)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -61,7 +61,7 @@ func (inv *Invocation) LocalPorts(ctx context.Context) ([]fabric.PortAttr, error
 	if err != nil {
 		return nil, err
 	}
-	all, err := inv.b.fab.Ports(ctx)
+	all, err := inv.b.Fabric().Ports(ctx)
 	if err != nil {
 		return nil, err
 	}

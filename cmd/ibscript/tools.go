@@ -26,6 +26,7 @@ import (
 
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/host"
 )
 
 // Tool is one infiniband-diags tool.
@@ -241,7 +242,7 @@ type Invocation struct {
 	vals          map[string][]string // option key -> each value given ("" for flags), in order
 	order         []OptionValue       // every option given, in command-line order
 	c             *config
-	b             *backend
+	b             *host.Host
 	diagE         *diag.Env
 	clearProgress func() // clears the progress line, when one is shown
 }
@@ -412,13 +413,13 @@ func (inv *Invocation) Env(ctx context.Context) (*diag.Env, error) {
 		return nil, openEnvError(c, err)
 	}
 	if !strings.HasPrefix(c.fabricURI, "umad:") {
-		if err := checkPortSel(c.portSel, b.sess.Port(), c.fabricURI); err != nil {
+		if err := checkPortSel(c.portSel, b.Session().Port(), c.fabricURI); err != nil {
 			b.Close()
 			return nil, err
 		}
 	}
 	inv.b = b
-	inv.diagE = &diag.Env{Session: b.sess, NodeNames: inv.c.names, Ports: b.fab.Ports}
+	inv.diagE = &diag.Env{Session: b.Session(), NodeNames: inv.c.names, Ports: b.Fabric().Ports}
 	if isTerminal(inv.Stderr) {
 		prog := &progressLine{w: inv.Stderr}
 		inv.diagE.Progress = func(nodes, _ int) { prog.update(nodes, 0, inv.Tool.Name+": nodes found") }
@@ -818,7 +819,7 @@ func runTool(ctx context.Context, inv *Invocation) (code int) {
 			inv.clearProgress()
 		}
 		if inv.b != nil {
-			code = inv.b.finish(code, inv.Stderr)
+			code = finish(inv.b, code, inv.Stderr)
 		}
 	}()
 	return inv.Tool.Run(ctx, inv)

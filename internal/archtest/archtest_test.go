@@ -29,6 +29,9 @@ type rule struct {
 	denyStd []string
 	// testAllow lists what its tests may import beyond allow and testOnly.
 	testAllow []string
+	// deny lists packages of this module its code may not import even
+	// when allow matches them (its tests may).
+	deny []string
 }
 
 var rules = []rule{
@@ -87,7 +90,8 @@ var rules = []rule{
 	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "topo/export", "plan", "diag", "rdmacm"}, third: []string{"github.com/yuin/gopher-lua"}, denyStd: []string{"unsafe"}},
 	// The Lua sim module over the embedded simulator (bindings.Options.Sim).
 	{pkg: "bindings/simmod", allow: []string{"bindings", "sim"}, denyStd: []string{"unsafe"}},
-	{pkg: "cmd/...", allow: []string{"..."}, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys", "github.com/prometheus/client_golang", "github.com/prometheus/common",
+	// cmd picks no backend itself: it opens fabrics through host.
+	{pkg: "cmd/...", allow: []string{"..."}, deny: backends, third: []string{"github.com/yuin/gopher-lua", "github.com/peterh/liner", "golang.org/x/sys", "github.com/prometheus/client_golang", "github.com/prometheus/common",
 		// The exporter's --web.config.file (TLS, basic auth) and systemd
 		// socket activation, as exporter-toolkit serves them.
 		"github.com/prometheus/exporter-toolkit", "github.com/coreos/go-systemd/v22", "go.yaml.in/yaml/v2"}},
@@ -97,7 +101,12 @@ var rules = []rule{
 	{pkg: "scripts", allow: nil},
 	{pkg: "tests", allow: []string{"..."}},
 	{pkg: "tests/ibsimdiff", allow: []string{"..."}},
+	// A program outside the module, built and run against host.Open.
+	{pkg: "tests/extmod", allow: []string{"..."}},
 }
+
+// backends are the fabric.Fabric implementations host picks from by URI.
+var backends = []string{"fabric/kernel", "fabric/ibsim", "fabric/record"}
 
 // testOnly may be imported by any package's tests.
 var testOnly = []string{"sim", "internal/rocetest", "internal/keytest", "fabric/fabrictest", "mad/madtest", "topo", "internal/fattree", "internal/topotest", "native/umad/umadtest", "native/rdmacm/rdmacmtest", "internal/jsonschema", "rdmacm/cmtest"}
@@ -165,6 +174,11 @@ func allowedFrom(r *rule, imp string, test bool, extra []string) bool {
 				if match(p, rel) {
 					return true
 				}
+			}
+		}
+		for _, p := range r.deny {
+			if !test && match(p, rel) {
+				return false
 			}
 		}
 		for _, p := range r.allow {
@@ -249,6 +263,10 @@ func TestRulesReject(t *testing.T) {
 		{"engine", module + "/rdmacm"},
 		{"rdmacm", "github.com/yuin/gopher-lua"},
 		{"rdmacm/ibcm", module + "/rdmacm"},
+		{"cmd/ibscript", module + "/fabric/kernel"},
+		{"cmd/ibscript", module + "/fabric/ibsim"},
+		{"host", module + "/bindings"},
+		{"host", "github.com/yuin/gopher-lua"},
 	} {
 		r := ruleFor(c.pkg)
 		if r == nil || allowed(r, c.imp, false) {
