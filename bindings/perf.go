@@ -16,7 +16,7 @@ func perfModule() Module {
 			{"portcounters", perfGetter("perf.portcounters", perf.AttrPortCounters), "portcounters(target [, port]) -> table: PortCounters; counters are numbers; port 255 sums the ports where the PMA lacks AllPortSelect (see perf.counters)"},
 			{"portcounters_ext", perfGetter("perf.portcounters_ext", perf.AttrPortCountersExtended), "portcounters_ext(target [, port]) -> table: PortCountersExtended (64-bit counters as numbers, exact below 2^53); port 255 sums the ports where the PMA lacks AllPortSelect (see perf.counters)"},
 			{"counters", perfCounters, "counters(target [, port [, extended]]) -> table, info: PortCounters (PortCountersExtended when extended is true) as perfquery reads them: the fields the PMA's ClassPortInfo capabilities say it does not give are nil (PortXmitWait without PortXmitWait support; the extended unicast/multicast counters without IsExtendedWidthSupported; CounterSelect2 and the additional counters without IsAdditionalPortCountersExtendedSupported); port 255 on a PMA without AllPortSelect sums ports 1..NumPorts (0.. on a switch with enhanced port 0) as perfquery -a does, each counter stopping at its largest value. info has capability_mask, capability_mask2 and summed (the ports added up, or nil)"},
-			{"get", perfGet, "get(target, port, attribute) -> table: any PerfMgt attribute by IBA name (\"PortRcvErrorDetails\", \"PortVLXmitWaitCounters\") or ID, for port (PortSelect; 255 all ports where the PMA supports it); PortCounters and PortCountersExtended are read as perf.counters reads them (the fields the PMA's ClassPortInfo capabilities leave out nil, port 255 summed where the PMA lacks AllPortSelect), PortExtendedSpeedsCounters in the layout perfquery -X chooses (\"PortExtendedSpeedsCountersRSFEC\", the RS-FEC layout, when the PMA has IsRSFECCountersSupported and the port's PortInfoExtended says RS-FEC is active; that name asks for it whatever they say)"},
+			{"get", perfGet, "get(target, port, attribute) -> table: any PerfMgt attribute by IBA name (\"PortRcvErrorDetails\", \"PortVLXmitWaitCounters\") or ID, for port (PortSelect; 255 all ports where the PMA supports it); PortCounters and PortCountersExtended are read as perf.counters reads them (the fields the PMA's ClassPortInfo capabilities leave out nil, port 255 summed where the PMA lacks AllPortSelect), PortExtendedSpeedsCounters in the layout perfquery -T chooses (\"PortExtendedSpeedsCountersRSFEC\", the RS-FEC layout, when the PMA has IsRSFECCountersSupported and the port's PortInfoExtended says RS-FEC is active; that name asks for it whatever they say)"},
 			{"reset", perfReset, "reset(target [, port]) -> nil: clears every PortCounters counter of the port (a Set with CounterSelect 0xffff)"},
 		},
 	}
@@ -95,7 +95,7 @@ func perfGet(e *Env, L *lua.LState) int {
 		L.ArgError(3, "attribute name or ID expected, got "+v.Type().String())
 	}
 	if l == perf.PortExtendedSpeedsCountersLayout() {
-		// The layout perfquery -X prints: RS-FEC's when the PMA and the
+		// The layout perfquery -T prints: RS-FEC's when the PMA and the
 		// port say it is active (ask "PortExtendedSpeedsCountersRSFEC"
 		// for that layout whatever they say).
 		c, err := e.sess.ExtendedSpeedsCounters(L.Context(), t, port)

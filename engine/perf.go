@@ -340,7 +340,7 @@ func (s *Session) pmaPorts(ctx context.Context, t Target, opts []CallOption) ([]
 }
 
 // ExtendedSpeedsCounters reads PortExtendedSpeedsCounters of port of t's
-// PMA in the layout perfquery -X chooses: the RS-FEC layout
+// PMA in the layout perfquery -T chooses: the RS-FEC layout
 // (perf.PortExtendedSpeedsCountersRSFECLayout()) when the PMA's
 // ClassPortInfo has CapRSFECCounters, the node's PortInfo (port 0 of a
 // switch) says in CapabilityMask2 that it answers PortInfoExtended, and

@@ -229,7 +229,7 @@ func TestWholeTables(t *testing.T) {
 }
 
 // TestExtendedSpeedsCountersLayout: the RS-FEC layout of
-// PortExtendedSpeedsCounters exactly when perfquery -X prints it: the
+// PortExtendedSpeedsCounters exactly when perfquery -T prints it: the
 // PMA's IsRSFECCountersSupported, PortInfoExtended announced in port 0's
 // CapabilityMask2 (a switch) and the port's PortInfoExtended saying FEC
 // modes are valid with RS-FEC (2) or RS-FEC2 (4) active.

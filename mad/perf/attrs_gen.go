@@ -1822,7 +1822,7 @@ var layoutPortExtendedSpeedsCounters = mad.Layout{
 	ID:   AttrPortExtendedSpeedsCounters,
 	Size: 140,
 	Mod:  "none (0); the port is PortSelect",
-	Doc:  "PortExtendedSpeedsCounters is the PortExtendedSpeedsCounters attribute, in the layout without RS-FEC: per-lane error detection and FEC block counters of an FDR or faster link (perfquery -X).",
+	Doc:  "PortExtendedSpeedsCounters is the PortExtendedSpeedsCounters attribute, in the layout without RS-FEC: per-lane error detection and FEC block counters of an FDR or faster link (perfquery -T).",
 	Fields: []mad.Field{
 		pescPortSelect,
 		pescCounterSelect,
@@ -1914,7 +1914,7 @@ var dumpPortExtendedSpeedsCounters = []mad.DumpRow{
 
 // PortExtendedSpeedsCounters is the PortExtendedSpeedsCounters attribute,
 // in the layout without RS-FEC: per-lane error detection and FEC block
-// counters of an FDR or faster link (perfquery -X).
+// counters of an FDR or faster link (perfquery -T).
 type PortExtendedSpeedsCounters struct {
 	PortSelect                       uint8
 	CounterSelect                    uint64
@@ -2062,7 +2062,7 @@ var layoutPortExtendedSpeedsCountersRSFEC = mad.Layout{
 	ID:   AttrPortExtendedSpeedsCounters,
 	Size: 152,
 	Mod:  "none (0); the port is PortSelect",
-	Doc:  "PortExtendedSpeedsCountersRSFEC is the PortExtendedSpeedsCounters attribute in its layout for a port with RS-FEC active (libibmad's IB_PESC_RSFEC fields): corrected symbols per lane and the port's FEC block and symbol counters (perfquery -X prints it when the PMA's ClassPortInfo has IsRSFECCountersSupported and the port's PortInfoExtended says RS-FEC is active; engine.Session.ExtendedSpeedsCounters chooses the same way).",
+	Doc:  "PortExtendedSpeedsCountersRSFEC is the PortExtendedSpeedsCounters attribute in its layout for a port with RS-FEC active (libibmad's IB_PESC_RSFEC fields): corrected symbols per lane and the port's FEC block and symbol counters (perfquery -T prints it when the PMA's ClassPortInfo has IsRSFECCountersSupported and the port's PortInfoExtended says RS-FEC is active; engine.Session.ExtendedSpeedsCounters chooses the same way).",
 	Fields: []mad.Field{
 		pescrsPortSelect,
 		pescrsCounterSelect,
@@ -2113,7 +2113,7 @@ var dumpPortExtendedSpeedsCountersRSFEC = []mad.DumpRow{
 // PortExtendedSpeedsCountersRSFEC is the PortExtendedSpeedsCounters
 // attribute in its layout for a port with RS-FEC active (libibmad's
 // IB_PESC_RSFEC fields): corrected symbols per lane and the port's FEC
-// block and symbol counters (perfquery -X prints it when the PMA's
+// block and symbol counters (perfquery -T prints it when the PMA's
 // ClassPortInfo has IsRSFECCountersSupported and the port's
 // PortInfoExtended says RS-FEC is active;
 // engine.Session.ExtendedSpeedsCounters chooses the same way).

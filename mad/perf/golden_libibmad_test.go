@@ -12,7 +12,7 @@ import (
 
 // TestGoldenLibibmad decodes the bytes i*37+11 as both layouts of
 // PortExtendedSpeedsCounters with their generated codecs, re-encodes them
-// and prints each row as perfquery -X would; testdata/libibmad.golden is
+// and prints each row as perfquery -T would; testdata/libibmad.golden is
 // what libibmad itself printed for the same bytes
 // (testdata/libibmad_golden.py), row for row: the same fields at the same
 // places, libibmad's "Ctr" spelled "Counter" here.

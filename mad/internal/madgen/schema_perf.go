@@ -194,7 +194,7 @@ func perfAttrs() []*Attr {
 		{
 			Pkg: "perf", Name: "PortExtendedSpeedsCounters", ID: 0x001F, Size: 140, Prefix: "pesc", Type: "PortExtendedSpeedsCounters",
 			Mod: "none (0); the port is PortSelect",
-			Doc: "PortExtendedSpeedsCounters is the PortExtendedSpeedsCounters attribute, in the layout without RS-FEC: per-lane error detection and FEC block counters of an FDR or faster link (perfquery -X).",
+			Doc: "PortExtendedSpeedsCounters is the PortExtendedSpeedsCounters attribute, in the layout without RS-FEC: per-lane error detection and FEC block counters of an FDR or faster link (perfquery -T).",
 			Fields: []Field{
 				{Name: "PortSelect", Bit: 8, Width: 8, Dump: mad.DumpUint},
 				{Name: "CounterSelect", Bit: 64, Width: 64, Dump: mad.DumpHex, Kind: mad.Hex},
@@ -208,7 +208,7 @@ func perfAttrs() []*Attr {
 		{
 			Pkg: "perf", Name: "PortExtendedSpeedsCountersRSFEC", ID: 0x001F, Alt: true, Const: "AttrPortExtendedSpeedsCounters", Size: 152, Prefix: "pescrs", Type: "PortExtendedSpeedsCountersRSFEC",
 			Mod: "none (0); the port is PortSelect",
-			Doc: "PortExtendedSpeedsCountersRSFEC is the PortExtendedSpeedsCounters attribute in its layout for a port with RS-FEC active (libibmad's IB_PESC_RSFEC fields): corrected symbols per lane and the port's FEC block and symbol counters (perfquery -X prints it when the PMA's ClassPortInfo has IsRSFECCountersSupported and the port's PortInfoExtended says RS-FEC is active; engine.Session.ExtendedSpeedsCounters chooses the same way).",
+			Doc: "PortExtendedSpeedsCountersRSFEC is the PortExtendedSpeedsCounters attribute in its layout for a port with RS-FEC active (libibmad's IB_PESC_RSFEC fields): corrected symbols per lane and the port's FEC block and symbol counters (perfquery -T prints it when the PMA's ClassPortInfo has IsRSFECCountersSupported and the port's PortInfoExtended says RS-FEC is active; engine.Session.ExtendedSpeedsCounters chooses the same way).",
 			Fields: []Field{
 				{Name: "PortSelect", Bit: 8, Width: 8, Dump: mad.DumpUint},
 				{Name: "CounterSelect", Bit: 64, Width: 64, Dump: mad.DumpHex, Kind: mad.Hex},

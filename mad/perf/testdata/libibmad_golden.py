@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes libibmad.golden: what rdma-core's libibmad (the field tables
 perfquery prints with) shows for PortExtendedSpeedsCounters in both its
-layouts, the one perfquery -X prints by default and the one it prints with
+layouts, the one perfquery -T prints by default and the one it prints with
 RS-FEC active. Run from mad/perf/testdata on a host with libibmad.so.5
 (Debian libibmad5). The input is byte i = i*37+11 (mod 256), as
 golden_test.go builds it: python3 libibmad_golden.py > libibmad.golden
