@@ -37,6 +37,9 @@ func (e *Env) runDiagTool(L *lua.LState, dt *diag.Tool) int {
 	env := e.diagEnv()
 	for i := range specs {
 		s := &specs[i]
+		if s.Lua != "" && s.Pos >= 0 && s.Pos < dt.MinArgs && t.RawGetString(s.Lua) == lua.LNil {
+			raise(L, fn, "%s is required (%s)", s.Lua, dt.Want)
+		}
 		if s.Lua == "" || t.RawGetString(s.Lua) == lua.LNil {
 			continue
 		}

@@ -20,10 +20,30 @@ import (
 // the engine refuses it on a production fabric without AllowSet, and
 // audits it.
 type IBPortStateOptions struct {
-	Target engine.Target
-	Port   int
-	Ops    []string
+	Target engine.Target `pos:"0" lua:"target"`
+	Port   int           `pos:"1" lua:"port" max:"255"`
+	Ops    []string      `pos:"*" lua:"ops"`
 }
+
+// ibPortStateTool is ibportstate.
+var ibPortStateTool = NewTool(Tool{
+	Name:    "ibportstate",
+	Lua:     "portstate",
+	Summary: "a port's state, width and speed (and its peer's); enable, disable, reset, speed, width... are Sets",
+	Args: "<dest dr_path|lid|guid> <portnum> [<op>]\n\nSupported ops: enable, disable, on, off, reset, speed, espeed, fdr10,\n" +
+		"\twidth, query, down, arm, active, vls, mtu, lid, smlid, lmc,\n\tmkey, mkeylease, mkeyprot\n" +
+		"Every op but query is a Set: on the kernel backend it needs --allow-set, and is audited.",
+	MinArgs: 2,
+	Want:    "want <dest> and <portnum>",
+	Example: []string{"1", "1"},
+	LuaDoc: `portstate({target = LID | "dr:0", port = 1, ops = {"query"} | {"speed", "1"} | "disable"}) -> {blocks = {{heading, portid, port, attribute, fields}, ...}, notes, warnings}: ` +
+		`ibportstate; ops other than query are PortInfo Sets`,
+	LuaExample: `local ps = diag.portstate{target = 1, port = 1}
+for _, f in ipairs(ps.blocks[1].fields) do print(f.name, f.text) end`,
+}, IBPortStateOptions{}, IBPortStateRun, BuilderText(WriteIBPortState))
+
+// ToolWarnings are the warnings the command line prints on stderr.
+func (r *IBPortState) ToolWarnings() []string { return r.Warnings }
 
 // PortStateBlock is one PortInfo as ibportstate shows it.
 type PortStateBlock struct {

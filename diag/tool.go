@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,7 +37,7 @@ import (
 // (an option's value read as strtoull(s, NULL, 0) reads it, the front
 // number; an argument's as strtol; a Lua number), string, []string (pos
 // "*"; a Lua string or list of strings), *engine.Target (an address
-// argument, read and resolved as Env.Resolve does with -L, -G or -D; a
+// argument (or engine.Target), read and resolved as Env.Resolve does with -L, -G or -D; a
 // Lua LID or target string).
 type Tool struct {
 	// Name is the C tool's name: the command word and the link name.
@@ -50,6 +51,11 @@ type Tool struct {
 	// Exclude lists the infiniband-diags common options (short letters or
 	// long names, separated by commas) the C tool does not take.
 	Exclude string
+	// MinArgs is how many arguments the tool needs; Want says which, in
+	// the usage error a shorter command line gets (Lua: the keys of
+	// those places are required).
+	MinArgs int
+	Want    string
 	// Script, when not "", is the usage a shell-script tool (ibstatus)
 	// prints on stdout, exit status 255, for -h as its first argument.
 	Script string
@@ -193,7 +199,18 @@ func (s *OptionSpec) SetString(opts any, v string) { s.field(opts).SetString(v) 
 func (s *OptionSpec) SetStrings(opts any, v []string) { s.field(opts).Set(reflect.ValueOf(v)) }
 
 // SetTarget sets an address field.
-func (s *OptionSpec) SetTarget(opts any, t engine.Target) { s.field(opts).Set(reflect.ValueOf(&t)) }
+func (s *OptionSpec) SetTarget(opts any, t engine.Target) {
+	f := s.field(opts)
+	if f.Kind() == reflect.Pointer {
+		f.Set(reflect.ValueOf(&t))
+		return
+	}
+	f.Set(reflect.ValueOf(t))
+}
+
+// Warner is a tool's data that carries warnings the command line prints
+// on stderr before the data (ibportstate's).
+type Warner interface{ ToolWarnings() []string }
 
 // SetNumber sets an integer field to v, which the caller has checked
 // against Max (a negative value of a signed field is its two's
@@ -226,7 +243,7 @@ func (s *OptionSpec) field(opts any) reflect.Value {
 	return reflect.ValueOf(opts).Elem().Field(s.index)
 }
 
-var targetType = reflect.TypeFor[*engine.Target]()
+var targetTypes = []reflect.Type{reflect.TypeFor[*engine.Target](), reflect.TypeFor[engine.Target]()}
 
 // optionSpecs reads the tags of an options struct.
 func optionSpecs(t reflect.Type) ([]OptionSpec, error) {
@@ -264,7 +281,7 @@ func optionSpecs(t reflect.Type) ([]OptionSpec, error) {
 			s.Pos = n
 		}
 		switch k := f.Type.Kind(); {
-		case f.Type == targetType:
+		case slices.Contains(targetTypes, f.Type):
 			s.Kind = OptTarget
 		case k == reflect.Bool:
 			s.Kind = OptFlag

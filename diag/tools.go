@@ -9,5 +9,6 @@ func Tools() []*Tool {
 		smInfoTool,
 		ibAddrTool,
 		ibStatusTool,
+		ibPortStateTool,
 	}
 }

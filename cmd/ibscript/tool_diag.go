@@ -44,6 +44,9 @@ func init() {
 
 // runDiagTool runs dt with the invocation's options and arguments.
 func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
+	if len(inv.Args) < dt.MinArgs {
+		return usageError(inv, "%s", dt.Want)
+	}
 	o := dt.NewOptions()
 	specs := dt.Options()
 	for i := range specs {
@@ -113,6 +116,11 @@ func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
 	}
 	if r == nil {
 		return queryDone(inv, nil, nil, err)
+	}
+	if w, ok := r.(diag.Warner); ok {
+		for _, s := range w.ToolWarnings() {
+			inv.Errorf("%s", s)
+		}
 	}
 	return queryDone(inv, r, func(b *strings.Builder) { _ = dt.WriteText(b, r) }, err)
 }
