@@ -564,7 +564,7 @@ func installMath51(L *lua.LState, m *lua.LTable) {
 			return fn(x)
 		})
 	}
-	rng := newGlibcRand(1)
+	rng := &math51Rand{newGlibcRand(1)}
 	for name, fn := range map[string]lua.LGFunction{
 		"abs": f1(math.Abs), "acos": f1(nanIn(math.Acos)), "asin": f1(nanIn(math.Asin)), "atan": f1(nanIn(math.Atan)),
 		"ceil": f1(math.Ceil), "cos": f1(trig(math.Cos)), "cosh": f1(nanIn(func(x float64) float64 { return hyperbolic(math.Cosh, x, false) })), "exp": f1(nanIn(exp51)),
@@ -595,79 +595,91 @@ func installMath51(L *lua.LState, m *lua.LTable) {
 			return r
 		}),
 		"fmod": f2(fmod51), "mod": f2(fmod51), "pow": f2(pow51),
-		"modf": func(L *lua.LState) int {
-			x := argNumber(L, 1)
-			ip := math.Trunc(x)
-			fp := math.Copysign(x-ip, x)
-			if math.IsInf(x, 0) {
-				fp = math.Copysign(0, x)
-			}
-			L.Push(lua.LNumber(ip))
-			L.Push(lua.LNumber(fp))
-			return 2
-		},
-		"frexp": func(L *lua.LState) int {
-			f, e := math.Frexp(argNumber(L, 1))
-			L.Push(lua.LNumber(f))
-			L.Push(lua.LNumber(e))
-			return 2
-		},
-		"ldexp": func(L *lua.LState) int {
-			e := argInt(L, 2) // right to left, as gcc evaluates them
-			L.Push(lua.LNumber(math.Ldexp(argNumber(L, 1), e)))
-			return 1
-		},
-		"max": func(L *lua.LState) int {
-			d := argNumber(L, 1)
-			for i := 2; i <= L.GetTop(); i++ {
-				if v := argNumber(L, i); v > d {
-					d = v
-				}
-			}
-			L.Push(lua.LNumber(d))
-			return 1
-		},
-		"min": func(L *lua.LState) int {
-			d := argNumber(L, 1)
-			for i := 2; i <= L.GetTop(); i++ {
-				if v := argNumber(L, i); v < d {
-					d = v
-				}
-			}
-			L.Push(lua.LNumber(d))
-			return 1
-		},
-		"random": func(L *lua.LState) int {
-			r := float64(rng.next()%2147483647) / 2147483647
-			switch L.GetTop() {
-			case 0:
-				L.Push(lua.LNumber(r))
-			case 1:
-				u := argInt(L, 1)
-				if u < 1 {
-					L.ArgError(1, "interval is empty")
-				}
-				L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
-			case 2:
-				l, u := argInt(L, 1), argInt(L, 2)
-				if l > u {
-					L.ArgError(2, "interval is empty")
-				}
-				L.Push(lua.LNumber(math.Floor(r*float64(u-l+1)) + float64(l)))
-			default:
-				L.RaiseError("wrong number of arguments")
-			}
-			return 1
-		},
-		"randomseed": func(L *lua.LState) int {
-			rng = newGlibcRand(uint32(argInt(L, 1)))
-			return 0
-		},
+		"modf": math51Modf, "frexp": math51Frexp, "ldexp": math51Ldexp,
+		"max":    math51Extreme(func(v, d float64) bool { return v > d }),
+		"min":    math51Extreme(func(v, d float64) bool { return v < d }),
+		"random": rng.random, "randomseed": rng.randomseed,
 	} {
 		m.RawSetString(name, L.NewFunction(fn))
 	}
 	m.RawSetString("pi", lua.LNumber(math.Pi))
 	m.RawSetString("huge", lua.LNumber(math.Inf(1)))
+}
+
+// math51Modf is math.modf: the integral part and the fractional part with
+// x's sign (+-0 for an infinity), as C's modf.
+func math51Modf(L *lua.LState) int {
+	x := argNumber(L, 1)
+	ip := math.Trunc(x)
+	fp := math.Copysign(x-ip, x)
+	if math.IsInf(x, 0) {
+		fp = math.Copysign(0, x)
+	}
+	L.Push(lua.LNumber(ip))
+	L.Push(lua.LNumber(fp))
+	return 2
+}
+
+// math51Frexp is math.frexp.
+func math51Frexp(L *lua.LState) int {
+	f, e := math.Frexp(argNumber(L, 1))
+	L.Push(lua.LNumber(f))
+	L.Push(lua.LNumber(e))
+	return 2
+}
+
+// math51Ldexp is math.ldexp.
+func math51Ldexp(L *lua.LState) int {
+	e := argInt(L, 2) // right to left, as gcc evaluates them
+	L.Push(lua.LNumber(math.Ldexp(argNumber(L, 1), e)))
+	return 1
+}
+
+// math51Extreme is math.max (better: v > d) or math.min (v < d): every
+// argument checked, the first kept on ties and NaNs, as lmathlib's loop.
+func math51Extreme(better func(v, d float64) bool) lua.LGFunction {
+	return func(L *lua.LState) int {
+		d := argNumber(L, 1)
+		for i := 2; i <= L.GetTop(); i++ {
+			if v := argNumber(L, i); better(v, d) {
+				d = v
+			}
+		}
+		L.Push(lua.LNumber(d))
+		return 1
+	}
+}
+
+// math51Rand is one Lua state's math.random and math.randomseed: glibc's
+// rand() as lua5.1 on Linux calls it.
+type math51Rand struct{ rng *glibcRand }
+
+func (r *math51Rand) random(L *lua.LState) int {
+	x := float64(r.rng.next()%2147483647) / 2147483647
+	switch L.GetTop() {
+	case 0:
+		L.Push(lua.LNumber(x))
+	case 1:
+		u := argInt(L, 1)
+		if u < 1 {
+			L.ArgError(1, "interval is empty")
+		}
+		L.Push(lua.LNumber(math.Floor(x*float64(u)) + 1))
+	case 2:
+		l, u := argInt(L, 1), argInt(L, 2)
+		if l > u {
+			L.ArgError(2, "interval is empty")
+		}
+		L.Push(lua.LNumber(math.Floor(x*float64(u-l+1)) + float64(l)))
+	default:
+		L.RaiseError("wrong number of arguments")
+	}
+	return 1
+}
+
+func (r *math51Rand) randomseed(L *lua.LState) int {
+	r.rng = newGlibcRand(uint32(argInt(L, 1)))
+	return 0
 }
 
 // negNaN is the x86 default NaN, what an invalid operation gives: C
