@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"path/filepath"
 	"runtime"
@@ -117,6 +118,59 @@ func BenchmarkSweep16k(b *testing.B) {
 			b.ReportMetric(float64(len(s.Ports)), "ports")
 		})
 	}
+}
+
+// BenchmarkRun16kInterval1s is `ibscript exporter --interval 1s` on the
+// 16,050-node fat tree (40,750 switch ports) of the embedded simulator,
+// as it runs serving scrapes: Run sweeping every second, each sweep also
+// rendered in the text format in the background (Text, as once /metrics
+// was scraped), for b.N sweeps after the discovery. sweep-ms is a sweep's
+// mean wall time (Snapshot.Duration), overruns the sweeps that took
+// longer than the interval (the next then starts at once), period-ms the
+// mean time from one sweep's end to the next's (1000 when the interval
+// holds), cpu-ms/sweep and cores the process's CPU time (simulator and
+// renderings included) per sweep and over the run's wall time.
+func BenchmarkRun16kInterval1s(b *testing.B) {
+	e, _ := simExporter(b, fatTree16k(b), &Options{Interval: time.Second, DiscoverInterval: time.Hour})
+	s, err := e.Sweep(b.Context()) // the discovery
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.Text() // a scrape came: Run renders each sweep from now on
+	ctx, cancel := context.WithCancel(b.Context())
+	done := make(chan error, 1)
+	cpu0, start, first := cpuTime(), time.Now(), s.Seq
+	b.ResetTimer()
+	go func() { done <- e.Run(ctx) }()
+	var sweep time.Duration
+	overruns, last, t0, t1 := 0, s.Seq, time.Time{}, time.Time{}
+	for e.Snapshot().Seq < first+uint64(b.N)+1 { // Run's first sweep is at once
+		time.Sleep(10 * time.Millisecond) // polling, not synchronisation
+		if s := e.Snapshot(); s.Seq != last {
+			last = s.Seq
+			sweep += s.Duration
+			if t0.IsZero() {
+				t0 = s.Time
+			}
+			t1 = s.Time
+			if s.Duration > time.Second {
+				overruns++
+			}
+			if s.Errors != 0 || s.Discovered {
+				b.Fatalf("sweep %d: %d errors, discovered %v", s.Seq, s.Errors, s.Discovered)
+			}
+		}
+	}
+	cancel()
+	<-done
+	wall, cpu := time.Since(start), cpuTime()-cpu0
+	b.StopTimer()
+	n := float64(last - first)
+	b.ReportMetric(sweep.Seconds()*1000/n, "sweep-ms")
+	b.ReportMetric(cpu.Seconds()*1000/n, "cpu-ms/sweep")
+	b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cores")
+	b.ReportMetric(float64(overruns), "overruns")
+	b.ReportMetric(t1.Sub(t0).Seconds()*1000/max(n-1, 1), "period-ms")
 }
 
 // cpuTime is the process's user and system CPU time so far.

@@ -365,6 +365,8 @@ func (e *Exporter) Run(ctx context.Context) error {
 		stop := e.subscribe(ctx)
 		defer stop()
 	}
+	render := e.renderer(ctx)
+	defer render(false)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -374,9 +376,7 @@ func (e *Exporter) Run(ctx context.Context) error {
 		case <-t.C:
 		case <-e.wake:
 			if !e.onTraps(ctx) {
-				if e.serveText.Load() {
-					e.Text()
-				}
+				render(true)
 				continue // the ports re-read; the sweeps keep their pace
 			}
 			if !t.Stop() {
@@ -389,8 +389,8 @@ func (e *Exporter) Run(ctx context.Context) error {
 		start := e.now()
 		if _, err := e.Sweep(ctx); err != nil && ctx.Err() == nil && e.opts.Logger != nil {
 			e.opts.Logger.Warn("exporter: sweep failed", "err", err)
-		} else if err == nil && e.serveText.Load() {
-			e.Text() // rendered now, not by the next scrape
+		} else if err == nil {
+			render(true)
 		}
 		wait := e.opts.Interval - e.now().Sub(start)
 		e.mu.Lock()
@@ -399,6 +399,41 @@ func (e *Exporter) Run(ctx context.Context) error {
 		}
 		e.mu.Unlock()
 		t.Reset(max(wait, 0))
+	}
+}
+
+// renderer starts Run's renderer: once Text has been called (scrapes
+// come), each snapshot Run publishes is rendered in the background, not
+// by the next scrape, and beside the next sweep, which it does not delay
+// (on the 16,050-node fat tree a rendering takes longer than a sweep).
+// render(true) asks for the last snapshot to be rendered (a rendering
+// under way is followed by one more; no more queue up); render(false)
+// waits for the renderer to end, after ctx.
+func (e *Exporter) renderer(ctx context.Context) (render func(bool)) {
+	kick := make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-kick:
+				e.Text()
+			}
+		}
+	}()
+	return func(more bool) {
+		if !more {
+			<-done
+			return
+		}
+		if e.serveText.Load() {
+			select {
+			case kick <- struct{}{}:
+			default:
+			}
+		}
 	}
 }
 

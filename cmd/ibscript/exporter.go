@@ -2,13 +2,10 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,8 +18,6 @@ import (
 	"github.com/coreos/go-systemd/v22/activation"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/promslog"
 	"github.com/prometheus/exporter-toolkit/web"
 	"go.yaml.in/yaml/v2"
@@ -270,11 +265,7 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 	}
 	mux := http.NewServeMux()
 	errLog := slog.NewLogLogger(logger.Handler(), slog.LevelError)
-	mux.Handle(c.exporter.telemetryPath, metricsHandler(exp, reg, promhttp.HandlerFor(exp.Gatherer(reg), promhttp.HandlerOpts{
-		EnableOpenMetrics: true,
-		Timeout:           30 * time.Second,
-		ErrorLog:          errLog,
-	}), errLog))
+	mux.Handle(c.exporter.telemetryPath, exporter.Handler(exp, &exporter.HandlerOptions{Extra: reg, ErrorLog: errLog}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		s := exp.Snapshot()
@@ -357,64 +348,6 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 	return exitError
 }
 
-// metricsHandler serves a scrape that accepts the Prometheus text format
-// (Prometheus offers it beside OpenMetrics, which it prefers; the text is
-// what the exporter renders once per sweep) from exp.Text: the rendered sweep's gzip member as it is when the
-// scraper accepts gzip (Prometheus does), decompressed otherwise, then the
-// sweep age and extra's families; other formats go to other.
-func metricsHandler(exp *exporter.Exporter, extra prometheus.Gatherer, other http.Handler, errLog *log.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !acceptsText(r) {
-			other.ServeHTTP(w, r)
-			return
-		}
-		var dyn bytes.Buffer
-		rd := exp.Text()
-		if rd != nil {
-			dyn.Write(exp.AppendAge(nil, rd, time.Now()))
-		}
-		mfs, err := extra.Gather()
-		if err != nil {
-			errLog.Printf("ibscript exporter: gathering the Go and process collectors: %v", err)
-		}
-		for _, mf := range mfs {
-			if _, err := expfmt.MetricFamilyToText(&dyn, mf); err != nil {
-				errLog.Printf("ibscript exporter: %s: %v", mf.GetName(), err)
-			}
-		}
-		h := w.Header()
-		h.Set("Content-Type", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
-		h.Add("Vary", "Accept-Encoding")
-		if acceptsGzip(r) {
-			h.Set("Content-Encoding", "gzip")
-			if rd != nil {
-				w.Write(rd.Gzip)
-			}
-			zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
-			zw.Write(dyn.Bytes())
-			zw.Close()
-			return
-		}
-		if rd != nil {
-			zr, err := gzip.NewReader(bytes.NewReader(rd.Gzip))
-			if err != nil {
-				errLog.Printf("ibscript exporter: the rendered sweep: %v", err)
-				return
-			}
-			// A write error is the scraper gone (curl | head): nothing to
-			// log, as for the gzip path's writes; a read error is ours.
-			ww := &writeErr{w: w}
-			if _, err := io.Copy(ww, zr); err != nil {
-				if ww.err == nil {
-					errLog.Printf("ibscript exporter: the rendered sweep: %v", err)
-				}
-				return
-			}
-		}
-		w.Write(dyn.Bytes())
-	})
-}
-
 // writeTextfile writes the exporter's last sweep in the text format to
 // path atomically, as node_exporter's textfile collector wants: a
 // temporary file in the same directory, 0644, renamed over path.
@@ -450,71 +383,6 @@ func writeTextfile(path string, exp *exporter.Exporter, stdout io.Writer) (err e
 		return err
 	}
 	return os.Rename(f.Name(), path)
-}
-
-// writeErr remembers its writer's error.
-type writeErr struct {
-	w   io.Writer
-	err error
-}
-
-func (e *writeErr) Write(b []byte) (int, error) {
-	n, err := e.w.Write(b)
-	if err != nil {
-		e.err = err
-	}
-	return n, err
-}
-
-// acceptsText reports whether the request accepts the Prometheus text
-// format: no Accept header, or text/plain (version 0.0.4 or none), text/*
-// or */* with a non-zero quality. Prometheus' own scrapes do, at a lower
-// quality than OpenMetrics; a client that asks for OpenMetrics or
-// protobuf alone gets it through the registry.
-func acceptsText(r *http.Request) bool {
-	accept := r.Header.Values("Accept")
-	if len(accept) == 0 {
-		return true
-	}
-	for _, h := range accept {
-		for _, part := range strings.Split(h, ",") {
-			params := strings.Split(part, ";")
-			typ := strings.ToLower(strings.TrimSpace(params[0]))
-			if typ != "text/plain" && typ != "text/*" && typ != "*/*" {
-				continue
-			}
-			ok := true
-			for _, p := range params[1:] {
-				k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
-				switch strings.ToLower(strings.TrimSpace(k)) {
-				case "q":
-					if q, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil || q <= 0 {
-						ok = false
-					}
-				case "version":
-					if typ == "text/plain" && strings.TrimSpace(v) != "0.0.4" {
-						ok = false
-					}
-				}
-			}
-			if ok {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// acceptsGzip reports whether the request's Accept-Encoding names gzip
-// (with a non-zero quality).
-func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.TrimSpace(enc) == "gzip" && strings.ReplaceAll(strings.TrimSpace(q), " ", "") != "q=0" {
-			return true
-		}
-	}
-	return false
 }
 
 // exporterOnce runs one sweep (with its discovery) and writes it to

@@ -80,7 +80,8 @@ var rules = []rule{
 	{pkg: "diag", allow: []string{"engine", "fabric", "mad/...", "topo", "topo/analyze", "topo/ibndcache", "internal/intmap"}},
 	// The Prometheus exporter: sweeps with the engine, serves through
 	// client_golang; no Lua.
-	{pkg: "exporter", allow: []string{"engine", "fabric", "mad/...", "topo"}, third: []string{"github.com/prometheus/client_golang", "github.com/prometheus/client_model"}},
+	{pkg: "exporter", allow: []string{"engine", "fabric", "mad/...", "topo"}, third: []string{"github.com/prometheus/client_golang", "github.com/prometheus/client_model",
+		"github.com/prometheus/common"}}, // expfmt: Handler writes the other collectors' families in the text format
 	// Opening a fabric by URI: the one place a backend is picked, between
 	// the backends and the engine below and cmd and Go programs above. No
 	// Lua. Its tests drive the fake kernel and a real ibsim.
