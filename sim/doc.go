@@ -98,18 +98,20 @@
 // settable), and the SA's PathRecord rate of an XDR path is its QDR
 // one.
 //
-// The SM's port also hosts the SA (class 0x03, sa.go): Get of
-// ClassPortInfo; Get and GetTable of NodeRecord, PortInfoRecord,
-// PathRecord, LinkRecord, SwitchInfoRecord, LinearForwardingTableRecord,
-// GUIDInfoRecord, P_KeyTableRecord, SMInfoRecord,
-// SLtoVLMappingTableRecord, VLArbitrationTableRecord and
-// MulticastForwardingTableRecord with OpenSM's rules (a switch's SLtoVL
-// records for every input/output pair, port 0 included, a CA port's one
-// with both port numbers 0; VL arbitration blocks 1 to 4 of every switch
-// port and of a CA's own port whatever port is asked; MFT blocks up to the
-// last holding a port, every position of each); GetMulti of
-// MultiPathRecord and PathRecord; ServiceRecord and MCMemberRecord have
-// no records (no service or multicast group is ever registered).
+// The SM's port also hosts the SA (class 0x03, sa.go, its records one
+// fill per kind in sarecords.go): Get of ClassPortInfo; Get and GetTable
+// of NodeRecord, PortInfoRecord, PathRecord, LinkRecord,
+// SwitchInfoRecord, LinearForwardingTableRecord, GUIDInfoRecord,
+// P_KeyTableRecord, SMInfoRecord, SLtoVLMappingTableRecord,
+// VLArbitrationTableRecord, MulticastForwardingTableRecord and
+// MCMemberRecord with OpenSM's rules (a switch's SLtoVL records for every
+// input/output pair, port 0 included, a CA port's one with both port
+// numbers 0; VL arbitration blocks 1 to 4 of every switch port and of a
+// CA's own port whatever port is asked; MFT blocks up to the last holding
+// a port, every position of each; the IPoIB broadcast group of the
+// default partition, which OpenSM creates, without members); GetMulti of
+// MultiPathRecord and PathRecord; ServiceRecord has no records (no
+// service is ever registered).
 // Set(InformInfo) subscribes to traps with OpenSM's rules (inform.go:
 // security traps 256-259 only with an SM_Key, unsubscribing nothing is
 // ERR_REQ_INVALID, InformInfoRecords list the subscriptions, their QPN

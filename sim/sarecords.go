@@ -8,8 +8,7 @@ import (
 
 // The SA's records, one fill per record kind: saRecordFills maps an
 // attribute ID to the method that lists its records. A kind without an
-// entry has no records (ServiceRecord, MCMemberRecord: nothing registers
-// a service or joins a group). A new record kind is its entry and its
+// entry has no records (ServiceRecord: nothing registers a service). A new record kind is its entry and its
 // method, here.
 var saRecordFills = map[uint16]func(*Fabric, *saQuery){
 	sa.AttrNodeRecord:                     (*Fabric).saNodeRecords,
@@ -25,6 +24,7 @@ var saRecordFills = map[uint16]func(*Fabric, *saQuery){
 	sa.AttrMulticastForwardingTableRecord: (*Fabric).saMFTRecords,
 	sa.AttrInformInfoRecord:               (*Fabric).saInformInfoRecords,
 	sa.AttrPathRecord:                     (*Fabric).saPathRecords,
+	sa.AttrMCMemberRecord:                 (*Fabric).saMCMemberRecords,
 }
 
 // saQuery collects the records of one query: those that match the
@@ -319,4 +319,42 @@ func (f *Fabric) saPathRecords(q *saQuery) {
 	tmplMask := q.mask
 	q.mask &^= prSelectorComps
 	f.saPaths(q.tmpl, tmplMask, q.from, q.add)
+}
+
+// The IPoIB broadcast group OpenSM creates for its default partition
+// (P_Key 0xffff) when it starts, with its defaults: MTU 2048 (4) and
+// rate 10 Gb/s (3), "exactly" (selector 2), packet lifetime 18, Q_Key
+// 0x0b1b, link-local scope; no member joins it on the simulator (nor on
+// ibsim, whose hosts run no IPoIB).
+var ipoibBroadcastMGID = [16]byte{0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 12: 0xff, 0xff, 0xff, 0xff}
+
+// saMCMemberRecords lists the MCMemberRecords: the groups without
+// members are listed once, with a zero PortGID, as OpenSM lists them;
+// one group, of P_Key 0xffff.
+// f.mu is held.
+func (f *Fabric) saMCMemberRecords(q *saQuery) {
+	if !f.hasSM || f.smPort.lid == 0 {
+		return
+	}
+	rows := []struct {
+		row string
+		v   uint64
+	}{{"Q_Key", 0x0b1b}, {"MLID", 0xc000}, {"MTUSelector", 2}, {"MTU", 4}, {"P_Key", 0xffff},
+		{"RateSelector", 2}, {"Rate", 3}, {"PacketLifeTimeSelector", 2}, {"PacketLifeTime", 18}, {"Scope", 2}}
+	// OpenSM compares a P_Key's base, not its membership bit: --pkey
+	// 0x7fff finds the group of 0xffff (through ibsim), 0x7ffe nothing.
+	mask, pkey := q.mask, q.field("P_Key")
+	if pc := q.comp("P_Key"); mask&pc != 0 {
+		if pkey.Get(q.tmpl)&0x7fff != 0x7fff {
+			return
+		}
+		mask &^= pc
+	}
+	mgid := q.field("MGID")
+	q.addMask(mask, func(r []byte) {
+		copy(mgid.Slice(r), ipoibBroadcastMGID[:])
+		for _, x := range rows {
+			q.field(x.row).Put(r, x.v)
+		}
+	})
 }

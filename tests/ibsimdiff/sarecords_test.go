@@ -1,6 +1,7 @@
 package ibsimdiff
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/mad/sa"
@@ -180,4 +182,67 @@ func TestSATableRecordsMatchSAQuery(t *testing.T) {
 func saqueryRun(t *testing.T, s *ibsimtest.Sim, host string, args []string) []byte {
 	t.Helper()
 	return run(t, s, host, "saquery", args...)
+}
+
+// TestSAMCMemberRecordsMatchOpenSM: the embedded simulator's SA lists the
+// multicast group OpenSM creates (the default partition's IPoIB
+// broadcast group, no member), the same bytes as OpenSM through ibsim,
+// and ibscript's saquery on the simulator prints what C saquery prints
+// against OpenSM for the group options (-g, -m, -m MLID), the record
+// query and its selectors (a matching MLID, scope; an SL no group has).
+func TestSAMCMemberRecordsMatchOpenSM(t *testing.T) {
+	ibsimtest.Require(t)
+	for _, mt := range mixedTopologies {
+		t.Run(filepath.Base(mt.path), func(t *testing.T) {
+			s, err := ibsimtest.Start(t.Context(), t.TempDir(), mt.path, &ibsimtest.Options{InitPorts: initPorts(mt.path)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(s.Stop)
+			isess, _ := session(t, s, mt.host, nil, &engine.Options{Timeout: time.Second, Retries: 3})
+			esess := embeddedSession(t, mt.path)
+			ctx := t.Context()
+			irecs, ierr := isess.SAGetTable(ctx, sa.MCMemberRecord(), 0, nil)
+			erecs, eerr := esess.SAGetTable(ctx, sa.MCMemberRecord(), 0, nil)
+			if ierr != nil || eerr != nil || len(irecs) != 1 || fmt.Sprintf("%x", erecs) != fmt.Sprintf("%x", irecs) {
+				t.Fatalf("MCMemberRecords: OpenSM %x (%v), embedded %x (%v)", irecs, ierr, erecs, eerr)
+			}
+			for _, c := range []struct {
+				args []string
+				set  func(*diag.SAQueryOptions)
+			}{
+				{[]string{"-g"}, nil}, {[]string{"-m"}, nil}, {[]string{"-m", "0xc000"}, nil}, {[]string{"-m", "0xc001"}, nil},
+				{[]string{"MCMR"}, nil}, {[]string{"MCMemberRecord"}, nil},
+				{[]string{"MCMR", "--mlid", "0xc000"}, func(o *diag.SAQueryOptions) { o.MLID = 0xc000 }},
+				{[]string{"MCMR", "--scope", "2"}, func(o *diag.SAQueryOptions) { o.Scope = 2 }},
+				{[]string{"MCMR", "--sl", "1"}, func(o *diag.SAQueryOptions) { o.SL = 1 }},
+				{[]string{"MCMR", "--pkey", "0x7fff"}, func(o *diag.SAQueryOptions) { o.PKey = 0x7fff }},
+				{[]string{"MCMR", "--pkey", "0xffff"}, func(o *diag.SAQueryOptions) { o.PKey = 0xffff }},
+				{[]string{"MCMR", "--pkey", "0x7ffe"}, func(o *diag.SAQueryOptions) { o.PKey = 0x7ffe }},
+				{[]string{"MCMR", "--pkey", "0x8001"}, func(o *diag.SAQueryOptions) { o.PKey = 0x8001 }},
+			} {
+				want, stderr, code := runExit(t, s, mt.host, "saquery", c.args...)
+				pos := c.args
+				if c.set != nil {
+					pos = c.args[:1]
+				}
+				o, err := saqueryOptions(pos)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.set != nil {
+					c.set(o)
+				}
+				res, err := diag.SAQuery(ctx, &diag.Env{Session: esess}, o)
+				var got bytes.Buffer
+				if werr := diag.WriteSAQuery(&got, res); werr != nil {
+					t.Fatal(werr)
+				}
+				if code != res.Exit || got.String() != string(want) {
+					t.Errorf("saquery %q: exit %d (stderr %q), ibscript on the simulator %d (%v):\n%s", c.args, code, stderr, res.Exit, err, lineDiff(string(want), got.String()))
+				}
+				t.Logf("saquery %q: exit %d, %d bytes", c.args, code, len(want))
+			}
+		})
+	}
 }
