@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ibscript/ibscript/mad"
 )
 
 var updateSAPrints = flag.Bool("update-sa-prints", false, "rewrite testdata/sa_prints.golden")
@@ -53,7 +55,7 @@ func TestSAPrintsGolden(t *testing.T) {
 					capMask2  uint32
 					requested string
 					names     map[uint64]string
-				}{{0, "", nil}, {1 << 3, "0x" + fmt.Sprintf("%x", be16(pad36(rec)[36:38])), map[uint64]string{be64(pad36(rec)[16:24]): "mapped"}}} {
+				}{{0, "", nil}, {1 << 3, "0x" + fmt.Sprintf("%x", uint16(pad36(rec)[36])<<8|uint16(pad36(rec)[37])), map[uint64]string{mad.GID(pad36(rec)[8:24]).GUID(): "mapped"}}} {
 					r := &SAResult{capMask2: v.capMask2, requested: v.requested, names: v.names, nodeRecs: nodeRecs}
 					var out strings.Builder
 					w := bufio.NewWriter(&out)

@@ -3,7 +3,6 @@ package diag
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -399,7 +398,7 @@ func (q *saQuerier) classPortInfo(ctx context.Context) ([]byte, error) {
 	// A Get's answer is the attribute itself, whatever its
 	// AttributeOffset says.
 	cpi := r.Message[sa.HeaderSize:]
-	q.res.capMask2 = binary.BigEndian.Uint32(cpi[4:8]) >> 5
+	q.res.capMask2 = uint32(saRec{sa.ClassPortInfo(), cpi}.u("CapabilityMask2"))
 	return cpi, nil
 }
 
@@ -513,8 +512,8 @@ func (q *saQuerier) getLID(ctx context.Context, name string) (uint16, error) {
 			return 0, err
 		}
 		for _, r := range recs {
-			if len(r) >= 108 && strncmp64(name, r[44:108]) {
-				return binary.BigEndian.Uint16(r[0:2]), nil
+			if nr := (saRec{sa.NodeRecord(), r}); len(r) >= nr.a.Layout.Size && strncmp64(name, nr.bytes("NodeDescription")) {
+				return uint16(nr.u("LID")), nil
 			}
 		}
 		return 0, &SAError{Exit: errnoENONET, Msg: fmt.Sprintf("Failed to find lid for \"%s\": Machine is not on the network", name)}
@@ -618,25 +617,26 @@ func (q *saQuerier) nodeRecords(ctx context.Context, name string, lid uint16, gu
 	}
 	var out [][]byte
 	for _, r := range recs {
-		if len(r) < 108 {
+		nr := saRec{sa.NodeRecord(), r}
+		if len(r) < nr.a.Layout.Size {
 			continue
 		}
 		switch o.NodePrint {
 		case SANodeAllDesc:
-			if r[4+2] == 1 { // CAs only
+			if nr.u("NodeType") == 1 { // CAs only
 				out = append(out, r)
 			}
 		case SANodeNameOfLID:
-			if binary.BigEndian.Uint16(r[0:2]) == lid {
+			if nr.u("LID") == uint64(lid) {
 				out = append(out, r)
 			}
 		case SANodeNameOfGUID:
-			if binary.BigEndian.Uint64(r[4+20:4+28]) == guid {
+			if nr.u("PortGUID") == guid {
 				out = append(out, r)
 			}
 		default:
-			desc := r[44:108]
-			mapped := remapName(q.res.names, binary.BigEndian.Uint64(r[4+12:4+20]), cString(desc))
+			desc := nr.bytes("NodeDescription")
+			mapped := nr.name(q.res)
 			if name == "" || strncmp64(name, desc) || strncmp64(name, []byte(mapped)) {
 				out = append(out, r)
 				if o.NodePrint == SANodeUniqueLID {
@@ -907,7 +907,6 @@ func mcMemberTemplate(_ *saKind, _ *saArgs, p *saParams) *sa.Template {
 }
 
 // inetNtop6 is glibc's inet_ntop(AF_INET6) of a 16-byte GID (GIDString).
-func inetNtop6(b []byte) string { return GIDString(be64(b[0:8]), be64(b[8:16])) }
 
 const notDisplayed = "<not displayed>"
 
@@ -924,10 +923,6 @@ func WriteSAQuery(w io.Writer, r *SAResult) error {
 	}
 	return bw.Flush()
 }
-
-func be16(b []byte) uint16 { return binary.BigEndian.Uint16(b) }
-func be32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }
-func be64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
 
 var saNodeTypes = [...]string{"UNKNOWN", "Channel Adapter", "Switch", "Router"}
 

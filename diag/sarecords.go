@@ -2,11 +2,11 @@ package diag
 
 import (
 	"bufio"
-	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/sa"
 )
 
@@ -34,7 +34,7 @@ type saKind struct {
 }
 
 // saPrinter prints one record (padded to its kind's size) as saquery.
-type saPrinter func(r *SAResult, w *bufio.Writer, b []byte)
+type saPrinter func(res *SAResult, w *bufio.Writer, r saRec)
 
 // saSelForm is how a query's positional arguments select records.
 type saSelForm int
@@ -95,30 +95,70 @@ func (r *SAResult) writeRecord(w *bufio.Writer, typ string, b []byte) {
 	if p == nil {
 		return
 	}
-	if len(b) < k.size { // records shorter than their C struct read as zeros
-		b = append(append([]byte(nil), b...), make([]byte, k.size-len(b))...)
+	// Records shorter than their C struct (or layout) read as zeros.
+	if n := max(k.size, k.attr().Layout.Size); len(b) < n {
+		b = append(append([]byte(nil), b...), make([]byte, n-len(b))...)
 	}
-	p(r, w, b)
+	p(r, w, saRec{k.attr(), b})
 }
 
-func saPrintNodeLID(_ *SAResult, w *bufio.Writer, b []byte) { fmt.Fprintf(w, "%d\n", be16(b[0:2])) }
-
-func saPrintNodeGUID(_ *SAResult, w *bufio.Writer, b []byte) {
-	fmt.Fprintf(w, "0x%016x\n", be64(b[4+20:4+28]))
+// saRec is one record read through its attribute's layout: rows by their
+// IBA names (a table's entries as the name and index, "Port3"), and the
+// C struct members saquery prints whole by the row they start on (cWord).
+// A name the layout lacks reads as zero (TestSAPrintsGolden holds what
+// each printer prints).
+type saRec struct {
+	a *sa.Attr
+	b []byte
 }
 
-func saPrintNodeName(r *SAResult, w *bufio.Writer, b []byte) {
-	fmt.Fprintf(w, "%s\n", r.name(be64(b[4+12:4+20]), b[44:108]))
+// u is the numeric row name.
+func (r saRec) u(name string) uint64 {
+	f, _, _ := r.a.Field(name)
+	return f.Get(r.b)
 }
 
-func saPrintNodeDesc(r *SAResult, w *bufio.Writer, b []byte) {
-	fmt.Fprintf(w, "%6d  \"%s\"\n", be16(b[0:2]), r.name(be64(b[4+12:4+20]), b[44:108]))
+// at is entry i of the table row name.
+func (r saRec) at(name string, i int) uint64 { return r.u(name + strconv.Itoa(i)) }
+
+// word is the width-bit member of saquery's C struct that starts at row.
+func (r saRec) word(row string, width int) uint64 { return cWord(r.a, row, width).Get(r.b) }
+
+// bytes is the byte row name.
+func (r saRec) bytes(name string) []byte {
+	f, _, ok := r.a.Field(name)
+	if !ok {
+		return nil
+	}
+	return f.Slice(r.b)
 }
 
-func saPrintNodeRecord(r *SAResult, w *bufio.Writer, b []byte) {
-	ni := b[4:44]
-	name := r.name(be64(ni[12:20]), b[44:108])
-	nt := ni[2]
+// gid is the GID row name as inet_ntop writes it.
+func (r saRec) gid(name string) string {
+	var g mad.GID
+	copy(g[:], r.bytes(name))
+	return GIDString(g.Prefix(), g.GUID())
+}
+
+// name is a NodeRecord's description, or its name in the node name map.
+func (r saRec) name(res *SAResult) string {
+	return res.name(r.u("NodeGUID"), r.bytes("NodeDescription"))
+}
+
+func saPrintNodeLID(_ *SAResult, w *bufio.Writer, r saRec) { fmt.Fprintf(w, "%d\n", r.u("LID")) }
+
+func saPrintNodeGUID(_ *SAResult, w *bufio.Writer, r saRec) {
+	fmt.Fprintf(w, "0x%016x\n", r.u("PortGUID"))
+}
+
+func saPrintNodeName(res *SAResult, w *bufio.Writer, r saRec) { fmt.Fprintf(w, "%s\n", r.name(res)) }
+
+func saPrintNodeDesc(res *SAResult, w *bufio.Writer, r saRec) {
+	fmt.Fprintf(w, "%6d  \"%s\"\n", r.u("LID"), r.name(res))
+}
+
+func saPrintNodeRecord(res *SAResult, w *bufio.Writer, r saRec) {
+	nt := r.u("NodeType")
 	if nt > 3 {
 		nt = 0
 	}
@@ -138,12 +178,12 @@ func saPrintNodeRecord(r *SAResult, w *bufio.Writer, b []byte) {
 		"\t\tport_num................%d\n"+
 		"\t\tvendor_id...............0x%X\n"+
 		"\t\tNodeDescription.........%s\n",
-		be16(b[0:2]), be16(b[2:4]), ni[0], ni[1], saNodeTypes[nt], ni[3],
-		be64(ni[4:12]), be64(ni[12:20]), be64(ni[20:28]), be16(ni[28:30]), be16(ni[30:32]), be32(ni[32:36]),
-		ni[36], be32(ni[36:40])&0xffffff, name)
+		r.u("LID"), r.word("LID", 32)&0xffff, r.u("BaseVersion"), r.u("ClassVersion"), saNodeTypes[nt], r.u("NumPorts"),
+		r.u("SystemImageGUID"), r.u("NodeGUID"), r.u("PortGUID"), r.u("PartitionCap"), r.u("DeviceID"), r.u("Revision"),
+		r.u("LocalPortNum"), r.u("VendorID"), r.name(res))
 }
 
-func saPrintPathRecord(r *SAResult, w *bufio.Writer, b []byte) {
+func saPrintPathRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 	fmt.Fprintf(w, "PathRecord dump:\n"+
 		"\t\tservice_id..............0x%016x\n"+
 		"\t\tdgid....................%s\n"+
@@ -160,13 +200,14 @@ func saPrintPathRecord(r *SAResult, w *bufio.Writer, b []byte) {
 		"\t\trate....................0x%X\n"+
 		"\t\tpkt_life................0x%X\n"+
 		"\t\tpreference..............0x%X\n"+
-		"\t\tresv2...................0x%02X%02X%02X%02X%02X%02X\n",
-		be64(b[0:8]), inetNtop6(b[8:24]), inetNtop6(b[24:40]), be16(b[40:42]), be16(b[42:44]),
-		be32(b[44:48]), b[48], b[49], be16(b[50:52]), be16(b[52:54])>>4, be16(b[52:54])&0xf,
-		b[54], b[55], b[56], b[57], b[58], b[59], b[60], b[61], b[62], b[63])
+		"\t\tresv2...................0x%012X\n",
+		r.u("ServiceID"), r.gid("DGID"), r.gid("SGID"), r.u("DLID"), r.u("SLID"),
+		r.word("RawTraffic", 32), r.u("TClass"), r.word("Reversible", 8), r.u("P_Key"), r.u("QOSClass"), r.u("SL"),
+		r.word("MTUSelector", 8), r.word("RateSelector", 8), r.word("PacketLifeTimeSelector", 8), r.u("Preference"),
+		cWord(r.a, "Preference", 56).Get(r.b)&(1<<48-1))
 }
 
-func saPrintClassPortInfo(r *SAResult, w *bufio.Writer, b []byte) {
+func saPrintClassPortInfo(_ *SAResult, w *bufio.Writer, r saRec) {
 	fmt.Fprintf(w, "SA ClassPortInfo:\n"+
 		"\t\tBase version.............%d\n"+
 		"\t\tClass version............%d\n"+
@@ -185,45 +226,45 @@ func saPrintClassPortInfo(r *SAResult, w *bufio.Writer, b []byte) {
 		"\t\tTrap PKey................0x%04X\n"+
 		"\t\tTrap HL/QP...............0x%08X\n"+
 		"\t\tTrap QKey................0x%08X\n",
-		b[0], b[1], be16(b[2:4]), be32(b[4:8])>>5, be32(b[4:8])&0x1f, inetNtop6(b[8:24]),
-		be32(b[24:28]), be16(b[28:30]), be16(b[30:32]), be32(b[32:36]), be32(b[36:40]),
-		inetNtop6(b[40:56]), be32(b[56:60]), be16(b[60:62]), be16(b[62:64]), be32(b[64:68]), be32(b[68:72]))
+		r.u("BaseVersion"), r.u("ClassVersion"), r.u("CapabilityMask"), r.u("CapabilityMask2"), r.u("RespTimeValue"),
+		r.gid("RedirectGID"), r.word("RedirectTC", 32), r.u("RedirectLID"), r.u("RedirectP_Key"),
+		r.word("RedirectP_Key", 48)&(1<<32-1), r.u("RedirectQ_Key"), r.gid("TrapGID"), r.word("TrapTC", 32),
+		r.u("TrapLID"), r.u("TrapP_Key"), r.word("TrapHL", 32), r.u("TrapQ_Key"))
 }
 
-func saPrintIsSMPort(r *SAResult, w *bufio.Writer, b []byte) {
-	pi := b[4:]
+func saPrintIsSMPort(_ *SAResult, w *bufio.Writer, r saRec) {
 	fmt.Fprintf(w, "PortInfoRecord dump:\n"+
 		"\t\tEndPortLid..............%d\n"+
 		"\t\tPortNum.................%d\n"+
 		"\t\tbase_lid................%d\n"+
 		"\t\tmaster_sm_base_lid......%d\n"+
 		"\t\tcapability_mask.........0x%X\n",
-		be16(b[0:2]), b[2], be16(pi[16:18]), be16(pi[18:20]), be32(pi[20:24]))
+		r.u("EndportLID"), r.u("PortNum"), r.u("LID"), r.u("MasterSMLID"), r.u("CapabilityMask"))
 }
 
-func saPrintPortInfoRecord(r *SAResult, w *bufio.Writer, b []byte) {
+func saPrintPortInfoRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 	fmt.Fprintf(w, "PortInfoRecord dump:\n"+
 		"\tRID\n"+
 		"\t\tEndPortLid..............%d\n"+
 		"\t\tPortNum.................%d\n"+
 		"\t\tOptions.................0x%x\n"+
 		"\tPortInfo dump:\n",
-		be16(b[0:2]), b[2], b[3])
+		r.u("EndportLID"), r.u("PortNum"), r.u("Options"))
 	// dump_portinfo(pi, 2): smpquery portinfo's fields, each after
 	// two tabs (a value's own continuation lines get none), M_Key
 	// not displayed.
 	var fb strings.Builder
 	dotLine(&fb, "Mkey", notDisplayed)
 	w.WriteString("\t\t" + fb.String())
+	pi := r.b[cWord(r.a, "M_Key", 8).Bit/8:]
 	for _, f := range portInfoFields {
 		fb.Reset()
-		dotLine(&fb, f.name, f.text(b[4:68]))
+		dotLine(&fb, f.name, f.text(pi[:64]))
 		w.WriteString("\t\t" + fb.String())
 	}
 }
 
-func saPrintMCMemberRecord(r *SAResult, w *bufio.Writer, b []byte) {
-	sfh := be32(b[44:48])
+func saPrintMCMemberRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 	fmt.Fprintf(w, "MCMember Record dump:\n"+
 		"\t\tMGID....................%s\n"+
 		"\t\tPortGid.................%s\n"+
@@ -240,11 +281,12 @@ func saPrintMCMemberRecord(r *SAResult, w *bufio.Writer, b []byte) {
 		"\t\tScope...................0x%x\n"+
 		"\t\tJoinState...............0x%x\n"+
 		"\t\tProxyJoin...............0x%x\n",
-		inetNtop6(b[0:16]), inetNtop6(b[16:32]), be32(b[32:36]), be16(b[36:38]), b[38], b[39],
-		be16(b[40:42]), b[42], b[43], sfh>>28&0xf, sfh>>8&0xfffff, sfh&0xff, b[48]>>4, b[48]&0xf, b[49]&1)
+		r.gid("MGID"), r.gid("PortGID"), r.u("Q_Key"), r.u("MLID"), r.word("MTUSelector", 8), r.u("TClass"),
+		r.u("P_Key"), r.word("RateSelector", 8), r.word("PacketLifeTimeSelector", 8), r.u("SL"), r.u("FlowLabel"),
+		r.u("HopLimit"), r.u("Scope"), r.u("JoinState"), r.word("ProxyJoin", 8)&1)
 }
 
-func saPrintMCGroup(r *SAResult, w *bufio.Writer, b []byte) {
+func saPrintMCGroup(_ *SAResult, w *bufio.Writer, r saRec) {
 	fmt.Fprintf(w, "MCMemberRecord group dump:\n"+
 		"\t\tMGID....................%s\n"+
 		"\t\tMlid....................0x%X\n"+
@@ -252,21 +294,22 @@ func saPrintMCGroup(r *SAResult, w *bufio.Writer, b []byte) {
 		"\t\tpkey....................0x%X\n"+
 		"\t\tRate....................0x%X\n"+
 		"\t\tSL......................0x%X\n",
-		inetNtop6(b[0:16]), be16(b[36:38]), b[38], be16(b[40:42]), b[42], be32(b[44:48])>>28&0xf)
+		r.gid("MGID"), r.u("MLID"), r.word("MTUSelector", 8), r.u("P_Key"), r.word("RateSelector", 8), r.u("SL"))
 }
 
-func saPrintMCMember(r *SAResult, w *bufio.Writer, b []byte) {
+func saPrintMCMember(res *SAResult, w *bufio.Writer, r saRec) {
 	node := "<unknown>"
-	for _, nr := range r.nodeRecs {
-		if len(nr) >= 108 && be64(nr[4+20:4+28]) == be64(b[24:32]) {
-			node = r.name(be64(nr[4+12:4+20]), nr[44:108])
+	for _, b := range res.nodeRecs {
+		nr := saRec{sa.NodeRecord(), b}
+		if len(b) >= nr.a.Layout.Size && nr.u("PortGUID") == mad.GID(r.bytes("PortGID")).GUID() {
+			node = nr.name(res)
 			break
 		}
 	}
-	if r.requested != "" {
+	if res.requested != "" {
 		// strtol(name) == mlid: the whole value, not its low bits.
-		if v, _ := parseCULong(r.requested); v == uint64(be16(b[36:38])) {
-			fmt.Fprintf(w, "\t\tPortGid.................%s (%s)\n", inetNtop6(b[16:32]), node)
+		if v, _ := parseCULong(res.requested); v == r.u("MLID") {
+			fmt.Fprintf(w, "\t\tPortGid.................%s (%s)\n", r.gid("PortGID"), node)
 		}
 		return
 	}
@@ -277,10 +320,10 @@ func saPrintMCMember(r *SAResult, w *bufio.Writer, b []byte) {
 		"\t\tScopeState..............0x%X\n"+
 		"\t\tProxyJoin...............0x%X\n"+
 		"\t\tNodeDescription.........%s\n",
-		inetNtop6(b[0:16]), be16(b[36:38]), inetNtop6(b[16:32]), b[48], b[49]&1, node)
+		r.gid("MGID"), r.u("MLID"), r.gid("PortGID"), r.word("Scope", 8), r.word("ProxyJoin", 8)&1, node)
 }
 
-func saPrintServiceRecord(r *SAResult, w *bufio.Writer, b []byte) {
+func saPrintServiceRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 	key := notDisplayed // saquery without -K; ibscript never shows a key
 	fmt.Fprintf(w, "ServiceRecord dump:\n"+
 		"\t\tServiceID...............0x%016x\n"+
@@ -289,26 +332,24 @@ func saPrintServiceRecord(r *SAResult, w *bufio.Writer, b []byte) {
 		"\t\tServiceLease............0x%X\n"+
 		"\t\tServiceKey..............%s\n"+
 		"\t\tServiceName.............%s\n",
-		be64(b[0:8]), inetNtop6(b[8:24]), be16(b[24:26]), be32(b[28:32]), key, cString(b[48:112]))
-	for i := range 16 {
-		fmt.Fprintf(w, "\t\tServiceData8.%d%s0x%X\n", i+1, dots(24-len("ServiceData8.")-len(strconv.Itoa(i+1))), b[112+i])
-	}
-	for i := range 8 {
-		fmt.Fprintf(w, "\t\tServiceData16.%d.........0x%X\n", i+1, be16(b[128+2*i:]))
-	}
-	for i := range 4 {
-		fmt.Fprintf(w, "\t\tServiceData32.%d.........0x%X\n", i+1, be32(b[144+4*i:]))
-	}
-	for i := range 2 {
-		fmt.Fprintf(w, "\t\tServiceData64.%d.........0x%016x\n", i+1, be64(b[160+8*i:]))
+		r.u("ServiceID"), r.gid("ServiceGID"), r.u("ServiceP_Key"), r.u("ServiceLease"), key, cString(r.bytes("ServiceName")))
+	for _, d := range []struct {
+		row    string
+		n      int
+		format string
+	}{{"ServiceData8_", 16, "0x%X"}, {"ServiceData16_", 8, "0x%X"}, {"ServiceData32_", 4, "0x%X"}, {"ServiceData64_", 2, "0x%016x"}} {
+		name := "ServiceData" + strings.TrimPrefix(strings.TrimSuffix(d.row, "_"), "ServiceData") + "."
+		for i := range d.n {
+			fmt.Fprintf(w, "\t\t%s%d%s"+d.format+"\n", name, i+1, dots(24-len(name)-len(strconv.Itoa(i+1))), r.at(d.row, i))
+		}
 	}
 }
 
-func saPrintSMInfoRecord(r *SAResult, w *bufio.Writer, b []byte) {
+func saPrintSMInfoRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 	// saquery prints the SM_Key the SA returns (0 unless the request
 	// carried the right one); ibscript never prints a key.
-	smkey := fmt.Sprintf("0x%016x", be64(b[12:20]))
-	if be64(b[12:20]) != 0 {
+	smkey := fmt.Sprintf("0x%016x", r.u("SM_Key"))
+	if r.u("SM_Key") != 0 {
 		smkey = notDisplayed
 	}
 	fmt.Fprintf(w, "SMInfoRecord dump:\n"+
@@ -320,10 +361,10 @@ func saPrintSMInfoRecord(r *SAResult, w *bufio.Writer, b []byte) {
 		"\t\tActCount..............%d\n"+
 		"\t\tPriority..............%d\n"+
 		"\t\tSMState...............%d\n",
-		be16(b[0:2]), be64(b[4:12]), smkey, be32(b[20:24]), b[24]>>4, b[24]&0xf)
+		r.u("LID"), r.u("GUID"), smkey, r.u("ActCount"), r.u("Priority"), r.u("SMState"))
 }
 
-func saPrintSwitchInfoRecord(r *SAResult, w *bufio.Writer, b []byte) {
+func saPrintSwitchInfoRecord(res *SAResult, w *bufio.Writer, r saRec) {
 	fmt.Fprintf(w, "SwitchInfoRecord dump:\n"+
 		"\t\tRID\n"+
 		"\t\tLID.....................................%d\n"+
@@ -339,16 +380,15 @@ func saPrintSwitchInfoRecord(r *SAResult, w *bufio.Writer, b []byte) {
 		"\t\tLIDsPerPort.............................0x%X\n"+
 		"\t\tPartitionEnforcementCap.................0x%X\n"+
 		"\t\tflags...................................0x%X\n",
-		be16(b[0:2]), be16(b[4:6]), be16(b[6:8]), be16(b[8:10]), be16(b[10:12]), b[12], b[13], b[14], b[15],
-		be16(b[16:18]), be16(b[18:20]), b[20])
-	if r.capMask2&(1<<3) != 0 {
-		fmt.Fprintf(w, "\t\tMulticastFDBTop.........................0x%X\n", be16(b[22:24]))
+		r.u("LID"), r.u("LinearFDBCap"), r.u("RandomFDBCap"), r.u("MulticastFDBCap"), r.u("LinearFDBTop"),
+		r.u("DefaultPort"), r.u("DefaultMulticastPrimaryPort"), r.u("DefaultMulticastNotPrimaryPort"),
+		r.word("LifeTimeValue", 8), r.u("LIDsPerPort"), r.u("PartitionEnforcementCap"), r.word("InboundEnforcementCap", 8))
+	if res.capMask2&(1<<3) != 0 {
+		fmt.Fprintf(w, "\t\tMulticastFDBTop.........................0x%X\n", r.u("MulticastFDBTop"))
 	}
 }
 
-func saPrintInformInfoRecord(r *SAResult, w *bufio.Writer, b []byte) {
-	ii := b[24:60]
-	qr := be32(ii[28:32])
+func saPrintInformInfoRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 	fmt.Fprintf(w, "InformInfoRecord dump:\n"+
 		"\t\tRID\n"+
 		"\t\tSubscriberGID...........%s\n"+
@@ -360,114 +400,115 @@ func saPrintInformInfoRecord(r *SAResult, w *bufio.Writer, b []byte) {
 		"\t\tis_generic..............0x%X\n"+
 		"\t\tsubscribe...............0x%X\n"+
 		"\t\ttrap_type...............0x%X\n",
-		inetNtop6(b[0:16]), be16(b[16:18]), inetNtop6(ii[0:16]), be16(ii[16:18]), be16(ii[18:20]), ii[22], ii[23], be16(ii[24:26]))
-	if ii[22] != 0 {
-		fmt.Fprintf(w, "\t\ttrap_num................%d\n", be16(ii[26:28]))
+		r.gid("SubscriberGID"), r.u("Enum"), r.gid("GID"), r.u("LIDRangeBegin"), r.u("LIDRangeEnd"),
+		r.u("IsGeneric"), r.u("Subscribe"), r.u("Type"))
+	generic := r.u("IsGeneric") != 0
+	if generic {
+		fmt.Fprintf(w, "\t\ttrap_num................%d\n", r.u("TrapNumber"))
 	} else {
-		fmt.Fprintf(w, "\t\tdev_id..................0x%X\n", be16(ii[26:28]))
+		fmt.Fprintf(w, "\t\tdev_id..................0x%X\n", r.u("TrapNumber"))
 	}
 	// saquery shows the QPN only with -K.
 	w.WriteString("\t\tqpn....................." + notDisplayed + "\n")
-	prod := uint32(ii[33])<<16 | uint32(be16(ii[34:36]))
-	if ii[22] != 0 {
-		fmt.Fprintf(w, "\t\tresp_time_val...........0x%X\n\t\tnode_type...............0x%06X\n", qr&0x1f, prod)
+	if generic {
+		fmt.Fprintf(w, "\t\tresp_time_val...........0x%X\n\t\tnode_type...............0x%06X\n", r.u("RespTimeValue"), r.u("ProducerType"))
 	} else {
-		fmt.Fprintf(w, "\t\tresp_time_val...........0x%X\n\t\tvendor_id...............0x%06X\n", qr&0x1f, prod)
+		fmt.Fprintf(w, "\t\tresp_time_val...........0x%X\n\t\tvendor_id...............0x%06X\n", r.u("RespTimeValue"), r.u("ProducerType"))
 	}
 }
 
-func saPrintLinkRecord(r *SAResult, w *bufio.Writer, b []byte) {
+func saPrintLinkRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 	fmt.Fprintf(w, "LinkRecord dump:\n"+
 		"\t\tFromLID....................%d\n"+
 		"\t\tFromPort...................%d\n"+
 		"\t\tToPort.....................%d\n"+
 		"\t\tToLID......................%d\n",
-		be16(b[0:2]), b[2], b[3], be16(b[4:6]))
+		r.u("FromLID"), r.u("FromPort"), r.u("ToPort"), r.u("ToLID"))
 }
 
-func saPrintSL2VLTableRecord(r *SAResult, w *bufio.Writer, b []byte) {
+func saPrintSL2VLTableRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 	fmt.Fprintf(w, "SL2VLTableRecord dump:\n"+
 		"\t\tLID........................%d\n"+
 		"\t\tInPort.....................%d\n"+
 		"\t\tOutPort....................%d\n"+
 		"\t\tSL: 0| 1| 2| 3| 4| 5| 6| 7| 8| 9|10|11|12|13|14|15|\n"+
-		"\t\tVL:", be16(b[0:2]), b[2], b[3])
+		"\t\tVL:", r.u("LID"), r.u("InputPortNum"), r.u("OutputPortNum"))
 	for sl := range 16 {
-		fmt.Fprintf(w, "%2d|", b[8+sl/2]>>(4*(1-sl%2))&0xf)
+		fmt.Fprintf(w, "%2d|", r.at("SLtoVL", sl))
 	}
 	w.WriteString("\n")
 }
 
-func saPrintVLArbitrationTableRecord(r *SAResult, w *bufio.Writer, b []byte) {
+func saPrintVLArbitrationTableRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 	fmt.Fprintf(w, "VLArbTableRecord dump:\n"+
 		"\t\tLID........................%d\n"+
 		"\t\tPort.......................%d\n"+
-		"\t\tBlock......................%d\n", be16(b[0:2]), b[2], b[3])
+		"\t\tBlock......................%d\n", r.u("LID"), r.u("OutputPortNum"), r.u("BlockNum"))
 	for i := 0; i < 32; i += 16 {
-		w.WriteString("\t\tVL    :")
-		for k := range 16 {
-			fmt.Fprintf(w, "%2d|", b[8+2*(i+k)]&0xf)
+		for _, row := range []string{"VL", "Weight"} {
+			w.WriteString("\t\t" + (row + "      ")[:6] + ":")
+			for k := range 16 {
+				fmt.Fprintf(w, "%2d|", r.at(row, i+k))
+			}
+			w.WriteString("\n")
 		}
-		w.WriteString("\n\t\tWeight:")
-		for k := range 16 {
-			fmt.Fprintf(w, "%2d|", b[8+2*(i+k)+1])
-		}
-		w.WriteString("\n")
 	}
 }
 
-func saPrintPKeyTableRecord(r *SAResult, w *bufio.Writer, b []byte) {
+func saPrintPKeyTableRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 	// saquery prints the block number without converting it from
 	// network order.
+	blk := r.u("BlockNum")
 	fmt.Fprintf(w, "PKeyTableRecord dump:\n"+
 		"\t\tLID........................%d\n"+
 		"\t\tPort.......................%d\n"+
 		"\t\tBlock......................%d\n"+
-		"\t\tPKey Table:\n", be16(b[0:2]), b[4], binary.LittleEndian.Uint16(b[2:4]))
+		"\t\tPKey Table:\n", r.u("LID"), r.u("PortNum"), blk>>8|blk&0xff<<8)
 	for i := 0; i < 32; i += 8 {
 		w.WriteString("\t\t")
 		for k := range 8 {
 			if k > 0 {
 				w.WriteByte(' ')
 			}
-			fmt.Fprintf(w, "0x%04x", be16(b[8+2*(i+k):]))
+			fmt.Fprintf(w, "0x%04x", r.at("P_Key", i+k))
 		}
 		w.WriteString("\n")
 	}
 	w.WriteString("\n")
 }
 
-func saPrintLFTRecord(r *SAResult, w *bufio.Writer, b []byte) {
-	block := int(be16(b[2:4]))
+func saPrintLFTRecord(_ *SAResult, w *bufio.Writer, r saRec) {
+	block := int(r.u("BlockNum"))
 	fmt.Fprintf(w, "LFT Record dump:\n"+
 		"\t\tLID........................%d\n"+
 		"\t\tBlock......................%d\n"+
-		"\t\tLFT:\n\t\tLID\tPort Number\n", be16(b[0:2]), block)
+		"\t\tLFT:\n\t\tLID\tPort Number\n", r.u("LID"), block)
 	for i := range 64 {
-		fmt.Fprintf(w, "\t\t%d\t%d\n", block*64+i, b[8+i])
+		fmt.Fprintf(w, "\t\t%d\t%d\n", block*64+i, r.at("Port", i))
 	}
 	w.WriteString("\n")
 }
 
-func saPrintGUIDInfoRecord(r *SAResult, w *bufio.Writer, b []byte) {
+func saPrintGUIDInfoRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 	fmt.Fprintf(w, "GUIDInfo Record dump:\n"+
 		"\t\tLID........................%d\n"+
-		"\t\tBlock......................%d\n", be16(b[0:2]), b[2])
+		"\t\tBlock......................%d\n", r.u("LID"), r.u("BlockNum"))
 	for i := range 8 {
-		fmt.Fprintf(w, "\t\tGUID %d.....................0x%016x\n", i, be64(b[8+8*i:]))
+		fmt.Fprintf(w, "\t\tGUID %d.....................0x%016x\n", i, r.at("GUID", i))
 	}
 }
 
-func saPrintMFTRecord(r *SAResult, w *bufio.Writer, b []byte) {
-	pbn := be16(b[2:4])
-	block := int(pbn & 0x01ff)
+func saPrintMFTRecord(_ *SAResult, w *bufio.Writer, r saRec) {
+	// saquery prints the block of the position/block word, and its top
+	// 4 bits as the position.
+	block := int(r.u("BlockNum"))
 	fmt.Fprintf(w, "MFT Record dump:\n"+
 		"\t\tLID........................%d\n"+
 		"\t\tPosition...................%d\n"+
 		"\t\tBlock......................%d\n"+
-		"\t\tMFT:\n\t\tMLID\tPort Mask\n", be16(b[0:2]), pbn>>12, block)
+		"\t\tMFT:\n\t\tMLID\tPort Mask\n", r.u("LID"), r.u("Position"), block)
 	for i := range 32 {
-		fmt.Fprintf(w, "\t\t0x%04x\t0x%04x\n", 0xc000+block*32+i, be16(b[8+2*i:]))
+		fmt.Fprintf(w, "\t\t0x%04x\t0x%04x\n", 0xc000+block*32+i, r.at("PortMask", i))
 	}
 	w.WriteString("\n")
 }
