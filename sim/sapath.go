@@ -103,39 +103,7 @@ func (f *Fabric) walk(src *port, dlid uint16) (pathInfo, bool) {
 // reachable pairs give a record. NumbPath and the MTU, rate and packet
 // lifetime selectors are applied as selectors, not compared. f.mu is held.
 func (f *Fabric) saPaths(tmpl []byte, mask uint64, from uint16, add func(func([]byte))) {
-	byLID := map[uint16]*port{}
-	byGUID := map[uint64]*port{}
-	var all []*port
-	for _, n := range f.nodes {
-		for _, p := range f.endports(n) {
-			byLID[p.lid] = p
-			byGUID[p.guid] = p
-			all = append(all, p)
-		}
-	}
-	pick := func(lidComp, gidComp int, lidF, gidF mad.Field, def *port) []*port {
-		switch {
-		case mask&(1<<lidComp) != 0:
-			l := uint16(lidF.Get(tmpl))
-			for _, p := range all {
-				if p.owns(l) {
-					return []*port{p}
-				}
-			}
-			return nil
-		case mask&(1<<gidComp) != 0:
-			g := mad.GID(gidF.Slice(tmpl))
-			if p := byGUID[g.GUID()]; p != nil {
-				return []*port{p}
-			}
-			return nil
-		case def != nil:
-			return []*port{def}
-		}
-		return all
-	}
-	srcs := pick(5, 3, prSLID, prSGID, byLID[from])
-	dsts := pick(4, 2, prDLID, prDGID, nil)
+	srcs, dsts := f.pathEnds(tmpl, mask, from)
 	for _, s := range srcs {
 		for _, d := range dsts {
 			slid, dlid := s.lid, d.lid
@@ -182,6 +150,44 @@ func (f *Fabric) saPaths(tmpl []byte, mask uint64, from uint16, add func(func([]
 			})
 		}
 	}
+}
+
+// pathEnds are the source and destination ports of a PathRecord query:
+// the one its SLID or SGID (DLID or DGID) names, else the requester's
+// port as the source and every endport as the destination. f.mu is held.
+func (f *Fabric) pathEnds(tmpl []byte, mask uint64, from uint16) (srcs, dsts []*port) {
+	byLID := map[uint16]*port{}
+	byGUID := map[uint64]*port{}
+	var all []*port
+	for _, n := range f.nodes {
+		for _, p := range f.endports(n) {
+			byLID[p.lid] = p
+			byGUID[p.guid] = p
+			all = append(all, p)
+		}
+	}
+	pick := func(lidComp, gidComp int, lidF, gidF mad.Field, def *port) []*port {
+		switch {
+		case mask&(1<<lidComp) != 0:
+			l := uint16(lidF.Get(tmpl))
+			for _, p := range all {
+				if p.owns(l) {
+					return []*port{p}
+				}
+			}
+			return nil
+		case mask&(1<<gidComp) != 0:
+			g := mad.GID(gidF.Slice(tmpl))
+			if p := byGUID[g.GUID()]; p != nil {
+				return []*port{p}
+			}
+			return nil
+		case def != nil:
+			return []*port{def}
+		}
+		return all
+	}
+	return pick(5, 3, prSLID, prSGID, byLID[from]), pick(4, 2, prDLID, prDGID, nil)
 }
 
 // selects applies a PathRecord selector (0 greater than, 1 less than, 2
