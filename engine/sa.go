@@ -188,14 +188,8 @@ func (s *Session) NodeRecords(ctx context.Context, opts ...CallOption) ([]sa.Nod
 
 // PathRecord returns the SA's PathRecord from slid to dlid.
 func (s *Session) PathRecord(ctx context.Context, slid, dlid uint16, opts ...CallOption) (*sa.PathRec, error) {
-	tmpl := make([]byte, sa.PathRecordLayout().Size)
-	sl, cs, _ := sa.PathRecord().Field("SLID")
-	dl, cd, _ := sa.PathRecord().Field("DLID")
-	np, cn, _ := sa.PathRecord().Field("NumbPath")
-	sl.Put(tmpl, uint64(slid))
-	dl.Put(tmpl, uint64(dlid))
-	np.Put(tmpl, 1)
-	rec, err := s.SAGet(ctx, sa.PathRecord(), 1<<cs|1<<cd|1<<cn, tmpl, opts...)
+	t := sa.NewPathRecordTemplate().SetSLID(slid).SetDLID(dlid).SetNumbPath(1)
+	rec, err := s.SAGet(ctx, t.Attr(), t.ComponentMask(), t.Bytes(), opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -382,14 +382,8 @@ func (d *Device) pathTo(ctx context.Context, slid, dlid uint16, sgid, dgid mad.G
 	if dlid != 0 {
 		return d.sa.PathRecord(ctx, slid, dlid)
 	}
-	tmpl := make([]byte, sa.PathRecordLayout().Size)
-	sg, cs, _ := sa.PathRecord().Field("SGID")
-	dg, cd, _ := sa.PathRecord().Field("DGID")
-	np, cn, _ := sa.PathRecord().Field("NumbPath")
-	copy(sg.Slice(tmpl), sgid[:])
-	copy(dg.Slice(tmpl), dgid[:])
-	np.Put(tmpl, 1)
-	rec, err := d.sa.SAGet(ctx, sa.PathRecord(), 1<<cs|1<<cd|1<<cn, tmpl)
+	t := sa.NewPathRecordTemplate().SetSGID(sgid).SetDGID(dgid).SetNumbPath(1)
+	rec, err := d.sa.SAGet(ctx, t.Attr(), t.ComponentMask(), t.Bytes())
 	if err != nil {
 		return nil, err
 	}
