@@ -86,6 +86,7 @@ type CCBlock struct {
 type ccField struct {
 	name string
 	f    mad.Field // the layout's row, its Bit relative to the dumped address
+	dump mad.Dump  // DumpHex or DumpUint
 }
 
 func (f ccField) field(d []byte) Field {
@@ -93,10 +94,7 @@ func (f ccField) field(d []byte) Field {
 		end := min(len(d), f.f.End()/8)
 		return Field{Name: f.name, Text: hex.EncodeToString(d[min(end, f.f.Bit/8):end])}
 	}
-	ib := ibField{name: f.name, f: f.f, dump: mad.DumpUint}
-	if f.f.Kind == mad.Hex {
-		ib.dump = mad.DumpHex
-	}
+	ib := ibField{name: f.name, f: f.f, dump: f.dump}
 	v := ib.get(d)
 	out := Field{Name: f.name, Value: v, Text: ib.text(d)}
 	if mad.IsKeyField(f.name) {
@@ -130,25 +128,28 @@ func ccRows(l *mad.Layout, from, to, base int) []ccField {
 			}
 		}
 		f.Bit -= base
-		out = append(out, ccField{name, f})
+		d := mad.DumpUint
+		if f.Kind == mad.Hex {
+			d = mad.DumpHex
+		}
+		out = append(out, ccField{name, f, d})
 	}
 	return out
 }
 
-// ccCPI is libibmad's ClassPortInfo dump (mad_dump_classportinfo): its
-// own names and dumpers for mad.ClassPortInfo's rows.
+// ccCPI is libibmad's ClassPortInfo dump (mad_dump_classportinfo): the
+// rows of mad.ClassPortInfo with the names and dumpers the schema gives
+// them (mad.DumpRows); the GIDs, dumped as bytes, keep the IBA's names.
 var ccCPI = func() []ccField {
-	names := map[string]string{"RespTimeValue": "RespTimeVal", "RedirectP_Key": "RedirectPKey", "RedirectQ_Key": "RedirectQKey",
-		"TrapP_Key": "TrapPKey", "TrapQ_Key": "TrapQKey"}
-	hexed := map[string]bool{"RedirectTC": true, "TrapTC": true}
+	dumped := map[mad.Field]mad.DumpRow{}
+	for _, r := range mad.DumpRows(mad.ClassPortInfoLayout()) {
+		dumped[r.Field] = r
+	}
 	var out []ccField
 	for _, f := range mad.ClassPortInfoLayout().Fields {
-		c := ccField{f.Name, f}
-		if n, ok := names[f.Name]; ok {
-			c.name = n
-		}
-		if hexed[f.Name] {
-			c.f.Kind = mad.Hex
+		c := ccField{f.Name, f, mad.DumpUint}
+		if r, ok := dumped[f]; ok {
+			c.name, c.dump = r.IB, r.Dump
 		}
 		out = append(out, c)
 	}

@@ -75,6 +75,31 @@ var layoutClassPortInfo = Layout{
 	},
 }
 
+// dumpClassPortInfo is what libibmad's field dump shows of ClassPortInfo: its rows in libibmad's
+// order, with libibmad's names and dumpers.
+var dumpClassPortInfo = []DumpRow{
+	{IB: "BaseVersion", Dump: DumpUint, Field: cpiBaseVersion},
+	{IB: "ClassVersion", Dump: DumpUint, Field: cpiClassVersion},
+	{IB: "CapabilityMask", Dump: DumpHex, Field: cpiCapabilityMask},
+	{IB: "CapabilityMask2", Dump: DumpHex, Field: cpiCapabilityMask2},
+	{IB: "RespTimeVal", Dump: DumpUint, Field: cpiRespTimeValue},
+	{IB: "RedirectTC", Dump: DumpHex, Field: cpiRedirectTC},
+	{IB: "RedirectSL", Dump: DumpUint, Field: cpiRedirectSL},
+	{IB: "RedirectFL", Dump: DumpHex, Field: cpiRedirectFL},
+	{IB: "RedirectLID", Dump: DumpUint, Field: cpiRedirectLID},
+	{IB: "RedirectPKey", Dump: DumpHex, Field: cpiRedirectPKey},
+	{IB: "RedirectQP", Dump: DumpHex, Field: cpiRedirectQP},
+	{IB: "RedirectQKey", Dump: DumpHex, Field: cpiRedirectQKey},
+	{IB: "TrapTC", Dump: DumpHex, Field: cpiTrapTC},
+	{IB: "TrapSL", Dump: DumpUint, Field: cpiTrapSL},
+	{IB: "TrapFL", Dump: DumpHex, Field: cpiTrapFL},
+	{IB: "TrapLID", Dump: DumpUint, Field: cpiTrapLID},
+	{IB: "TrapPKey", Dump: DumpHex, Field: cpiTrapPKey},
+	{IB: "TrapHL", Dump: DumpUint, Field: cpiTrapHL},
+	{IB: "TrapQP", Dump: DumpHex, Field: cpiTrapQP},
+	{IB: "TrapQKey", Dump: DumpHex, Field: cpiTrapQKey},
+}
+
 // ClassPortInfo is the ClassPortInfo attribute of a GS class: its versions
 // and capabilities, where to redirect requests and where traps go (IBA vol.
 // 1 table "ClassPortInfo", mad-formats.md section 7); the same 72 bytes in
@@ -231,4 +256,16 @@ func (c *ClassPortInfo) String() string {
 		return "ClassPortInfo" + ": " + err.Error()
 	}
 	return layoutClassPortInfo.Text(b)
+}
+
+// DumpRows returns the rows of layout l (one of Layouts) that libibmad's
+// field dump (smpquery, perfquery, sminfo, ibportstate) shows, in its order,
+// with its names and dumpers; nil for a layout it does not dump. The slice
+// is shared and must not be modified.
+func DumpRows(l *Layout) []DumpRow {
+	switch l {
+	case &layoutClassPortInfo:
+		return dumpClassPortInfo
+	}
+	return nil
 }
