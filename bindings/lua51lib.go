@@ -229,45 +229,18 @@ func strFormat(L *lua.LState) int {
 		if arg+1 > L.GetTop() {
 			L.ArgError(arg+1, "no value") // 5.1's str_format checks this first
 		}
-		start := i
-		for i < len(format) && strings.IndexByte("-+ #0", format[i]) >= 0 {
-			i++
-		}
-		if i-start > 5 {
-			L.RaiseError("invalid format (repeated flags)")
-		}
-		flags := format[start:i]
-		w := i
-		for i < len(format) && i-w < 3 && '0' <= format[i] && format[i] <= '9' {
-			i++
-		}
-		width := format[w:i]
-		prec, hasPrec := "", false
-		if i < len(format) && format[i] == '.' {
-			i++
-			p := i
-			for i < len(format) && i-p < 3 && '0' <= format[i] && format[i] <= '9' {
-				i++
-			}
-			prec, hasPrec = format[p:i], true
-		}
-		if len(width) > 2 || len(prec) > 2 {
-			L.RaiseError("invalid format (width or precision too long)")
-		}
-		if i >= len(format) {
-			L.RaiseError("invalid option '%%' to 'format'")
-		}
-		conv := format[i]
+		var f fmtSpec
+		f, i = scanFmtSpec(L, format, i)
 		arg++
-		spec := "%" + flags + width
-		if hasPrec {
-			spec += "." + prec
+		spec := "%" + f.flags + f.width
+		if f.hasPrec {
+			spec += "." + f.prec
 		}
-		switch conv {
+		switch f.conv {
 		case 'c':
 			// C's sprintf writes the byte, and 5.1 keeps what strlen
 			// counts: nothing from a NUL on
-			c := pad(string([]byte{byte(toInt32(fmtNumber(L, arg)))}), flags, width)
+			c := pad(string([]byte{byte(toInt32(fmtNumber(L, arg)))}), f.flags, f.width)
 			if z := strings.IndexByte(c, 0); z >= 0 {
 				c = c[:z]
 			}
@@ -275,76 +248,133 @@ func strFormat(L *lua.LState) int {
 		case 'd', 'i':
 			b.WriteString(sprintf(spec+"d", toInteger(fmtNumber(L, arg))))
 		case 'o', 'u', 'x', 'X':
-			verb := conv
-			if conv == 'u' {
+			verb := f.conv
+			if f.conv == 'u' {
 				verb = 'd'
 			}
 			b.WriteString(sprintf(spec+string(verb), toUnsigned(fmtNumber(L, arg))))
 		case 'e', 'E', 'f', 'g', 'G':
-			n := fmtNumber(L, arg)
-			if math.IsInf(n, 0) || math.IsNaN(n) {
-				s := "inf"
-				if math.IsNaN(n) {
-					s = "nan"
-				}
-				switch {
-				case math.Signbit(n):
-					s = "-" + s
-				case strings.ContainsRune(flags, '+'):
-					s = "+" + s
-				case strings.ContainsRune(flags, ' '):
-					s = " " + s
-				}
-				if conv == 'E' || conv == 'G' {
-					s = strings.ToUpper(s)
-				}
-				b.WriteString(pad(s, strings.ReplaceAll(flags, "0", ""), width))
-				continue
-			}
-			if !hasPrec {
-				spec += ".6" // C's default; Go's %g would print the shortest form
-			}
-			b.WriteString(sprintf(spec+string(conv), n))
+			b.WriteString(fmtFloat(f, spec, fmtNumber(L, arg)))
 		case 'q':
-			s := argString(L, arg)
-			b.WriteByte('"')
-			for j := 0; j < len(s); j++ {
-				switch ch := s[j]; ch {
-				case '"', '\\', '\n':
-					b.WriteByte('\\')
-					b.WriteByte(ch)
-				case '\r':
-					b.WriteString(`\r`)
-				case 0:
-					b.WriteString(`\000`)
-				default:
-					b.WriteByte(ch)
-				}
-			}
-			b.WriteByte('"')
+			fmtQuoted(&b, argString(L, arg))
 		case 's':
-			s := argString(L, arg)
-			if hasPrec || len(s) < 100 {
-				// through sprintf's %s, which stops at a NUL (5.1 keeps a
-				// string of 100 bytes or more whole when there is no
-				// precision)
-				if z := strings.IndexByte(s, 0); z >= 0 {
-					s = s[:z]
-				}
-			}
-			if hasPrec {
-				p, _ := strconv.Atoi(prec)
-				if p < len(s) {
-					s = s[:p] // bytes, as C counts them
-				}
-			}
-			b.WriteString(pad(s, flags, width))
+			b.WriteString(fmtString(f, argString(L, arg)))
 		default:
-			L.RaiseError("invalid option '%%%c' to 'format'", conv)
+			L.RaiseError("invalid option '%%%c' to 'format'", f.conv)
 		}
 	}
 	L.Push(lua.LString(b.String()))
 	return 1
+}
+
+// fmtSpec is one conversion of a string.format format: its flags, width,
+// precision (when hasPrec) and conversion letter.
+type fmtSpec struct {
+	flags, width, prec string
+	hasPrec            bool
+	conv               byte
+}
+
+// scanFmtSpec reads the conversion that starts at format[i] (after the
+// '%') with 5.1's limits (five flags, two digits of width and precision)
+// and returns it and the index of its conversion letter.
+func scanFmtSpec(L *lua.LState, format string, i int) (fmtSpec, int) {
+	var f fmtSpec
+	start := i
+	for i < len(format) && strings.IndexByte("-+ #0", format[i]) >= 0 {
+		i++
+	}
+	if i-start > 5 {
+		L.RaiseError("invalid format (repeated flags)")
+	}
+	f.flags = format[start:i]
+	w := i
+	for i < len(format) && i-w < 3 && '0' <= format[i] && format[i] <= '9' {
+		i++
+	}
+	f.width = format[w:i]
+	if i < len(format) && format[i] == '.' {
+		i++
+		p := i
+		for i < len(format) && i-p < 3 && '0' <= format[i] && format[i] <= '9' {
+			i++
+		}
+		f.prec, f.hasPrec = format[p:i], true
+	}
+	if len(f.width) > 2 || len(f.prec) > 2 {
+		L.RaiseError("invalid format (width or precision too long)")
+	}
+	if i >= len(format) {
+		L.RaiseError("invalid option '%%' to 'format'")
+	}
+	f.conv = format[i]
+	return f, i
+}
+
+// fmtFloat is %e, %E, %f, %g or %G of n as glibc prints it: inf and nan
+// with their sign, flags and width (never zero-padded), C's default
+// precision of 6.
+func fmtFloat(f fmtSpec, spec string, n float64) string {
+	if math.IsInf(n, 0) || math.IsNaN(n) {
+		s := "inf"
+		if math.IsNaN(n) {
+			s = "nan"
+		}
+		switch {
+		case math.Signbit(n):
+			s = "-" + s
+		case strings.ContainsRune(f.flags, '+'):
+			s = "+" + s
+		case strings.ContainsRune(f.flags, ' '):
+			s = " " + s
+		}
+		if f.conv == 'E' || f.conv == 'G' {
+			s = strings.ToUpper(s)
+		}
+		return pad(s, strings.ReplaceAll(f.flags, "0", ""), f.width)
+	}
+	if !f.hasPrec {
+		spec += ".6" // C's default; Go's %g would print the shortest form
+	}
+	return sprintf(spec+string(f.conv), n)
+}
+
+// fmtQuoted is %q: s between double quotes, with '"', '\\' and newline
+// escaped by a backslash, '\r' as \r and NUL as \000, as 5.1's addquoted.
+func fmtQuoted(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for j := 0; j < len(s); j++ {
+		switch ch := s[j]; ch {
+		case '"', '\\', '\n':
+			b.WriteByte('\\')
+			b.WriteByte(ch)
+		case '\r':
+			b.WriteString(`\r`)
+		case 0:
+			b.WriteString(`\000`)
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	b.WriteByte('"')
+}
+
+// fmtString is %s of s: cut at a NUL as sprintf's %s cuts it (5.1 keeps
+// a string of 100 bytes or more whole when there is no precision), cut to
+// the precision in bytes, padded to the width.
+func fmtString(f fmtSpec, s string) string {
+	if f.hasPrec || len(s) < 100 {
+		if z := strings.IndexByte(s, 0); z >= 0 {
+			s = s[:z]
+		}
+	}
+	if f.hasPrec {
+		p, _ := strconv.Atoi(f.prec)
+		if p < len(s) {
+			s = s[:p] // bytes, as C counts them
+		}
+	}
+	return pad(s, f.flags, f.width)
 }
 
 // fmtNumber is argument n of string.format as a number (a numeric string
