@@ -39,6 +39,18 @@ type Env struct {
 	// that read sysfs (ibstatus) read; nil is the host's on the kernel
 	// backend, the simulated local port's elsewhere.
 	SysFS fs.FS
+	// CheckFile, when set, says whether a tool may read or write a file
+	// it is named (ibcacheedit's): the Lua bindings' file rules
+	// (docs/security.md); nil allows every file.
+	CheckFile func(path string) error
+}
+
+// checkFile applies CheckFile.
+func (e *Env) checkFile(path string) error {
+	if e == nil || e.CheckFile == nil {
+		return nil
+	}
+	return e.CheckFile(path)
 }
 
 // Discover sweeps the fabric from the local port with the engine's

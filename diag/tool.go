@@ -59,6 +59,10 @@ type Tool struct {
 	// Script, when not "", is the usage a shell-script tool (ibstatus)
 	// prints on stdout, exit status 255, for -h as its first argument.
 	Script string
+	// Offline marks a tool that reads and writes files only
+	// (ibcacheedit): no fabric is opened for it, and its Env has no
+	// Session.
+	Offline bool
 	// Example are arguments of a run on the bundled simulated fabric,
 	// validated against its JSON schema (docs/diag/NAME.schema.json) by
 	// cmd/ibscript's TestToolSchemas; nil: none.

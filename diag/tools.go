@@ -10,5 +10,6 @@ func Tools() []*Tool {
 		ibAddrTool,
 		ibStatusTool,
 		ibPortStateTool,
+		ibCacheEditTool,
 	}
 }

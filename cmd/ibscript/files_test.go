@@ -40,6 +40,8 @@ func TestFilesOutsideNamedPaths(t *testing.T) {
 		{"fabric.save", `fabric.save(fabric.discover(), %q .. ".new")`, nil},
 		{"node_name_map", `fabric.save(fabric.discover(), "/dev/null", {format = "ibnetdiscover", node_name_map = %q})`, nil},
 		{"plan.thresholds", `plan.thresholds(%q)`, nil},
+		{"ibcacheedit orig", `diag.ibcacheedit{orig = %q, new = "new.cache"}`, nil},
+		{"ibcacheedit new", `diag.ibcacheedit{orig = "../../topo/ibndcache/testdata/mixed-router.cache", new = %q .. ".cache"}`, nil},
 		{"symlink", `dofile(%q)`, []string{"--allow-path", allowed}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -95,11 +95,20 @@ func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
 			}
 		}
 	}
-	env, err := inv.Env(ctx)
-	if err != nil {
-		return inv.Fail(err)
+	env := &diag.Env{NodeNames: inv.c.names}
+	if !dt.Offline {
+		var err error
+		if env, err = inv.Env(ctx); err != nil {
+			return inv.Fail(err)
+		}
 	}
 	r, err := dt.Run(ctx, env, o)
+	var usage *diag.UsageError
+	if errors.As(err, &usage) {
+		// A value the C tool's option handler refuses: its usage, 2.
+		fmt.Fprintf(inv.Stderr, "%s: %s\n(%s --help lists the options)\n", inv.Prog, usage.Msg, inv.Prog)
+		return exitError
+	}
 	var fatal *diag.ScriptFatal
 	if errors.As(err, &fatal) {
 		// A script's fatal(): what it printed, then its line on stdout

@@ -308,7 +308,14 @@ func TestToolSchemas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			argv := append([]string{name, "--fabric", "sim:", "--format", "json"}, tool.Example...)
+			argv := []string{name, "--fabric", "sim:", "--format", "json"}
+			tmp := ""
+			for _, a := range tool.Example {
+				if strings.Contains(a, "$TMP") && tmp == "" {
+					tmp = t.TempDir() // a tool that writes a file (ibcacheedit)
+				}
+				argv = append(argv, strings.ReplaceAll(a, "$TMP", tmp))
+			}
 			code, out, errOut := ibscript(t, argv...)
 			if code != exitOK {
 				t.Fatalf("%q: exit %d: %s", argv, code, errOut)
