@@ -68,7 +68,7 @@ func simModule(s Simulator) Module {
 				raiseSim(L, "sim.counter", err)
 			}
 			return 0
-		}, "counter(node, port, name, value) -> nil: sets a PortCounters or PortCountersExtended counter of a port, named as in IBA (\"SymbolErrorCounter\") or as its snake_case key; values saturate at the counter's width"},
+		}, "counter(node, port, name, value) -> nil: sets a PortCounters or PortCountersExtended counter of a port, named as in IBA (\"SymbolErrorCounter\") or as its snake_case key, or one of PortXmitDataSL/PortRcvDataSL (\"PortXmitDataSL3\"), PortExtendedSpeedsCounters (\"PortFECCorrectableBlockCounter\") or the congestion counters (\"PortXmitTimeCong\"); values saturate at the counter's width"},
 		{"lft", func(e *Env, L *lua.LState) int {
 			if err := s.SetLFT(L.CheckString(1), uint16(checkUint(L, 2, 0xbfff)), uint8(checkUint(L, 3, 255))); err != nil {
 				raiseSim(L, "sim.lft", err)

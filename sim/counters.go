@@ -178,12 +178,25 @@ func (c *counters) putPCE(d []byte) {
 }
 
 // CounterNames lists the counter names SetCounter and Counter accept: the
-// PortCounters field names, then the PortCountersExtended-only ones.
+// PortCounters field names, then the PortCountersExtended-only ones,
+// then those of the groups the PMA answers beyond ibsim (see SetCounter).
 func CounterNames() []string {
 	names := append([]string(nil), pcNames[:]...)
 	for _, n := range pceNames {
 		if counterIndex(pcNames[:], n) < 0 {
 			names = append(names, n)
+		}
+	}
+	seen := map[string]bool{}
+	for _, l := range append(perf.Layouts(), perf.PortExtendedSpeedsCountersRSFECLayout()) {
+		if _, group := pmaGroupKinds[l.ID]; !group {
+			continue
+		}
+		for _, fl := range l.Fields[2:] {
+			if !seen[fl.Name] {
+				seen[fl.Name] = true
+				names = append(names, fl.Name)
+			}
 		}
 	}
 	return names
@@ -214,8 +227,14 @@ func counterIndex(names []string, name string) int {
 // errors or traffic. name is a PortCounters or PortCountersExtended field
 // name as in mad/perf ("SymbolErrorCounter", "PortXmitData", or its
 // snake_case form); a counter in both attributes (the data and packet
-// counters) is set in both. Values saturate at the counter's width. node
-// is a node id or description; port 0 is a switch's management port.
+// counters) is set in both. It may also name a counter of
+// PortXmitDataSL/PortRcvDataSL ("PortXmitDataSL3"),
+// PortExtendedSpeedsCounters (either layout: "SyncHeaderErrorCounter",
+// "PortFECCorrectableBlockCounter") or the congestion groups
+// ("PortXmitTimeCong", "PortSLRcvFECN2"), which the PMA answers beyond
+// ibsim (not under Options.IbsimStrict). Values saturate at the
+// counter's width. node is a node id or description; port 0 is a
+// switch's management port.
 func (f *Fabric) SetCounter(node string, port int, name string, v uint64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -226,6 +245,9 @@ func (f *Fabric) SetCounter(node string, port int, name string, v uint64) error 
 	f.accrueLocked(p)
 	i, j := counterIndex(pcNames[:], name), counterIndex(pceNames[:], name)
 	if i < 0 && j < 0 {
+		if f.setGroupCounter(p, name, v) {
+			return nil
+		}
 		return fmt.Errorf("sim: set counter %q of %q port %d: unknown counter", name, p.node.id, port)
 	}
 	if i >= 0 {
@@ -252,6 +274,9 @@ func (f *Fabric) Counter(node string, port int, name string) (uint64, error) {
 	}
 	if j := counterIndex(pceNames[:], name); j >= 0 {
 		return p.pc.pce[j], nil
+	}
+	if attr, i, canon, ok := groupField(name); ok {
+		return f.groupCounter(p, attr, i, canon, false), nil
 	}
 	return 0, fmt.Errorf("sim: counter %q of %q port %d: unknown counter", name, p.node.id, port)
 }

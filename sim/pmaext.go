@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	"github.com/ibscript/ibscript/mad"
@@ -52,52 +53,111 @@ func (f *Fabric) pmaExtended(n *node, in *port, b []byte) (st uint16, ok bool) {
 }
 
 // pmaGroup answers one counter group for the ports PortSelect selects
-// (summed, saturating, for a switch's 0xFF), with PortSelect and
-// CounterSelect echoed. PortXmitDataSL and PortRcvDataSL are the ports'
-// per-SL data counters, and a Set clears the SLs CounterSelect selects;
-// the extended speeds (no symbol errors on a simulated lane) and
-// congestion counters (no congestion is simulated; with Congestion
-// Control configured nothing is marked either) read zero.
+// (summed, saturating at each field's width, for a switch's 0xFF), with
+// PortSelect and CounterSelect echoed. PortXmitDataSL and PortRcvDataSL
+// are the ports' per-SL data counters; the extended speeds counters (no
+// symbol errors on a simulated lane; the RS-FEC layout on a port running
+// RS-FEC) and the congestion counters (nothing congests) are zero but
+// for what SetCounter planted. A Set clears the counters CounterSelect
+// selects: bit i the group's i-th counter (its SL or VL for the arrays).
 func (f *Fabric) pmaGroup(n *node, in *port, set bool, attr uint16, d []byte) uint16 {
 	l := perf.LayoutByID(attr)
 	selField := l.Fields[1] // CounterSelect
 	ps, sel := uint8(pcPortSelect.Get(d)), selField.Get(d)
-	var sum [numSL]uint32
+	var sum []uint64
 	ok := f.pmaPorts(n, in, ps, func(p *port) {
-		var c *[numSL]uint32
-		switch {
-		case p.pc.sl == nil:
-			return // nothing counted yet
-		case attr == perf.AttrPortXmitDataSL:
-			c = &p.pc.sl.xmit
-		case attr == perf.AttrPortRcvDataSL:
-			c = &p.pc.sl.rcv
-		default:
-			return
-		}
-		for i := range c {
-			if set && sel&(1<<i) != 0 {
-				c[i] = 0
+		if sum == nil {
+			if attr == perf.AttrPortExtendedSpeedsCounters && !f.strict {
+				if m := f.fecActive(p); m == fecRS || m == fecRS544 {
+					l = perf.PortExtendedSpeedsCountersRSFECLayout()
+				}
 			}
-			addSL(&sum[i], uint64(c[i]))
+			sum = make([]uint64, len(l.Fields)-2)
+		}
+		for i, fl := range l.Fields[2:] {
+			c := f.groupCounter(p, attr, i, fl.Name, set && i < 64 && sel&(1<<i) != 0)
+			sum[i] = min(sum[i]+min(c, fl.Max()), fl.Max())
 		}
 	})
 	if !ok {
 		return stInvalid
 	}
-	size := l.Size
-	if attr == perf.AttrPortExtendedSpeedsCounters {
-		size = max(size, perf.PortExtendedSpeedsCountersRSFECLayout().Size)
-	}
-	clear(d[:size])
+	clear(d[:max(l.Size, perf.PortExtendedSpeedsCountersRSFECLayout().Size)])
 	pcPortSelect.Put(d, uint64(ps))
 	selField.Put(d, sel)
-	if attr == perf.AttrPortXmitDataSL || attr == perf.AttrPortRcvDataSL {
-		for i, fl := range l.Fields[2:] {
-			fl.Put(d, uint64(sum[i]))
-		}
+	for i, fl := range l.Fields[2:] {
+		fl.Put(d, sum[i])
 	}
 	return 0
+}
+
+// plantedCounters are the counters of the groups above SetCounter set
+// (but the per-SL data counters), by port and field name.
+type plantedCounters map[*port]map[string]uint64
+
+// groupCounter reads counter i (field name) of group attr at p, and
+// clears it first when clr is set.
+func (f *Fabric) groupCounter(p *port, attr uint16, i int, name string, clr bool) uint64 {
+	var sl *[numSL]uint32
+	switch {
+	case attr == perf.AttrPortXmitDataSL && p.pc.sl != nil:
+		sl = &p.pc.sl.xmit
+	case attr == perf.AttrPortRcvDataSL && p.pc.sl != nil:
+		sl = &p.pc.sl.rcv
+	case attr == perf.AttrPortXmitDataSL || attr == perf.AttrPortRcvDataSL:
+		return 0 // nothing counted yet
+	}
+	if sl != nil {
+		if clr {
+			sl[i] = 0
+		}
+		return uint64(sl[i])
+	}
+	if clr {
+		delete(f.planted[p], name)
+	}
+	return f.planted[p][name]
+}
+
+// groupField finds a counter of the groups above by its IBA name or Lua
+// key: its group and index there (in the group's first layout that has
+// it) and its canonical name.
+func groupField(name string) (attr uint16, i int, canon string, ok bool) {
+	for _, l := range append(perf.Layouts(), perf.PortExtendedSpeedsCountersRSFECLayout()) {
+		if _, group := pmaGroupKinds[l.ID]; !group {
+			continue
+		}
+		for i, fl := range l.Fields[2:] {
+			if strings.EqualFold(fl.Name, name) || (name != "" && fl.Key() == name) {
+				return l.ID, i, fl.Name, true
+			}
+		}
+	}
+	return 0, 0, "", false
+}
+
+// setGroupCounter is SetCounter for a counter of the groups above: the
+// per-SL data counters set in place, the others planted.
+func (f *Fabric) setGroupCounter(p *port, name string, v uint64) bool {
+	attr, i, canon, ok := groupField(name)
+	if !ok {
+		return false
+	}
+	switch attr {
+	case perf.AttrPortXmitDataSL:
+		p.pc.perSL().xmit[i] = uint32(min(v, math.MaxUint32))
+	case perf.AttrPortRcvDataSL:
+		p.pc.perSL().rcv[i] = uint32(min(v, math.MaxUint32))
+	default:
+		if f.planted == nil {
+			f.planted = make(plantedCounters)
+		}
+		if f.planted[p] == nil {
+			f.planted[p] = make(map[string]uint64)
+		}
+		f.planted[p][canon] = v
+	}
+	return true
 }
 
 // Sampling. Each PMA (a CA port's, a switch's) has one engine sampling

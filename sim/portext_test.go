@@ -259,3 +259,56 @@ func TestXDR(t *testing.T) {
 		}
 	}
 }
+
+// TestPlantedGroupCounters: SetCounter plants the counters of the groups
+// the PMA answers beyond ibsim, which read back through the PMA (the
+// RS-FEC layout on an EDR port), sum over a switch's ports for
+// PortSelect 0xFF, and clear by CounterSelect.
+func TestPlantedGroupCounters(t *testing.T) {
+	f := mustNew(t, twoHosts("extspeed=2", ""), nil)
+	c := attachRaw(t, f, "H1", 1)
+	s1 := lidOf(t, f, "S1", 0)
+	for _, pl := range []struct {
+		port int
+		name string
+		v    uint64
+	}{
+		{1, "PortFECCorrectableBlockCounter", 7}, {2, "port_fec_correctable_block_counter", 5},
+		{1, "SyncHeaderErrorCounter", 70000}, // saturates at 16 bits
+		{1, "PortXmitTimeCong", 9}, {2, "PortXmitDataSL3", 11},
+	} {
+		if err := f.SetCounter("S1", pl.port, pl.name, pl.v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rs perf.PortExtendedSpeedsCountersRSFEC
+	if err := rs.UnmarshalBinary(ok(t, c.perf(s1, mad.MethodGet, perf.AttrPortExtendedSpeedsCounters, 1, nil))); err != nil {
+		t.Fatal(err)
+	}
+	if rs.PortFECCorrectableBlockCounter != 7 || rs.SyncHeaderErrorCounter != 0xffff {
+		t.Errorf("port 1: %+v", rs)
+	}
+	// 0xFF starts at port 0, which has no link: the layout without
+	// RS-FEC, the counters both layouts have summed.
+	var plain perf.PortExtendedSpeedsCounters
+	_ = plain.UnmarshalBinary(ok(t, c.perf(s1, mad.MethodGet, perf.AttrPortExtendedSpeedsCounters, perf.AllPorts, nil)))
+	if plain.SyncHeaderErrorCounter != 0xffff || plain.PortSelect != perf.AllPorts {
+		t.Errorf("all ports: %+v", plain)
+	}
+	var xc perf.PortXmitConCtrl
+	_ = xc.UnmarshalBinary(ok(t, c.perf(s1, mad.MethodGet, perf.AttrPortXmitConCtrl, 1, nil)))
+	if xc.PortXmitTimeCong != 9 {
+		t.Errorf("PortXmitTimeCong %d", xc.PortXmitTimeCong)
+	}
+	clr, _ := (&perf.PortXmitConCtrl{PortSelect: 1, CounterSelect: 1}).MarshalBinary()
+	ok(t, c.perf(s1, mad.MethodSet, perf.AttrPortXmitConCtrl, 1, clr))
+	if v, err := f.Counter("S1", 1, "PortXmitTimeCong"); err != nil || v != 0 {
+		t.Errorf("after the clear: %d %v", v, err)
+	}
+	if v, err := f.Counter("S1", 2, "port_xmit_data_sl3"); err != nil || v != 11 {
+		t.Errorf("PortXmitDataSL3: %d %v", v, err)
+	}
+	if err := f.SetCounter("S1", 1, "NoSuchCounter", 1); err == nil {
+		t.Error("an unknown counter was set")
+	}
+}

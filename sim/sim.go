@@ -95,6 +95,7 @@ type Fabric struct {
 	ccAgents  map[*port]*ccState         // CC agent state a Set changed, by endport (cc.go)
 	ccEpoch   time.Time                  // the CC agents' Timestamp 0 (cc.go)
 	samplers  map[*port]*sampler         // the PMAs' sampling engines, by agent port (pmaext.go)
+	planted   plantedCounters            // counters of the PMA groups beyond ibsim's SetCounter set (pmaext.go)
 
 	trace      func(hop) // tests: called for each step of a directed-route SMP
 	rrSwitches int       // tests: switches routed by the round-robin fast path
