@@ -39,9 +39,32 @@ func TestFindNodesUsingMatchesPerl(t *testing.T) {
 	if _, err := os.Stat("/usr/sbin/ibfindnodesusing"); err != nil {
 		t.Skip("infiniband-diags' ibfindnodesusing is not installed")
 	}
+	type fabricCase struct {
+		path, host string
+		lmc        bool // OpenSM --lmc 1: ibroute names a CA's second LID "(path #2 out of 2: ...", which the script's pattern skips
+	}
+	cases := []fabricCase{{path: "../topologies/net.route-ring", host: "h2", lmc: true}}
 	for _, rt := range routeTopologies[:3] {
-		t.Run(topoName(rt.path), func(t *testing.T) {
-			s, sess := routeSim(t, rt.path, rt.host)
+		cases = append(cases, fabricCase{path: rt.path, host: rt.host})
+	}
+	for _, rt := range cases {
+		name := topoName(rt.path)
+		if rt.lmc {
+			name += "-lmc1"
+		}
+		t.Run(name, func(t *testing.T) {
+			var s *ibsimtest.Sim
+			if rt.lmc {
+				ibsimtest.Require(t)
+				var err error
+				if s, err = ibsimtest.Start(t.Context(), t.TempDir(), rt.path, &ibsimtest.Options{OSMArgs: []string{"--lmc", "1"}}); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(s.Stop)
+			} else {
+				s, _ = routeSim(t, rt.path, rt.host)
+			}
+			sess, _ := session(t, s, rt.host, nil, nil)
 			d, err := sess.Discover(t.Context(), nil)
 			if err != nil {
 				t.Fatal(err)
