@@ -367,7 +367,7 @@ func (r *router) unicast(ctx context.Context, sw *routeSwitch, resolve func(cont
 				break
 			}
 		} else {
-			copy(lft[:], res[k].Data)
+			lft = decode[smp.LinearForwardingTable](res[k].Data).Ports
 		}
 		i, e := int(b)*64, int(b)*64+64
 		i, e = max(i, start), min(e, end+1)
