@@ -60,6 +60,9 @@ func (m *vlMap) vl(s int32, in, out, sl int) uint8 {
 		return 0
 	}
 	np := m.np[s]
+	if in < 0 || out < 0 || in >= np || out >= np {
+		return 0 // a port the switch does not have (an LFT entry past it)
+	}
 	if v := m.sw[s][(in*np+out)*16+sl]; v != 0xff {
 		return v & 0xf
 	}
@@ -72,7 +75,7 @@ func (m *vlMap) has(s int32, in, out int) bool {
 		return false
 	}
 	np := m.np[s]
-	return m.sw[s][(in*np+out)*16] != 0xff
+	return in < np && out < np && m.sw[s][(in*np+out)*16] != 0xff
 }
 
 // caVL is the VL of sl on a CA port's own channel.
