@@ -211,7 +211,6 @@ func (f *FD) Exec(c rdmacm.Command, resp []byte) error {
 		return syscall.EINVAL
 	}
 	cmd, out, body := c.Cmd(), c.Out(), c.Body()
-	ne := nativeEndian
 	if n, ok := cmdSizes[cmd]; ok && len(body) < n {
 		// The kernel copies sizeof(cmd) from the write buffer; the model
 		// refuses a write too short to hold it rather than read past it.
@@ -219,129 +218,17 @@ func (f *FD) Exec(c rdmacm.Command, resp []byte) error {
 	}
 	switch cmd {
 	case rdmacm.CmdCreateID:
-		if out < rdmacm.RespIDSize {
-			return syscall.ENOSPC
-		}
-		ps := ne.Uint16(body[16:])
-		switch ps {
-		case rdmacm.PSIPoIB, rdmacm.PSTCP, rdmacm.PSUDP, rdmacm.PSIB:
-		default:
-			return syscall.EINVAL
-		}
-		qp := body[18]
-		if ps == rdmacm.PSUDP || ps == rdmacm.PSIPoIB {
-			qp = rdmacm.QPTypeUD // ucma_get_qp_type
-		} else if ps == rdmacm.PSTCP {
-			qp = rdmacm.QPTypeRC
-		}
-		k.nextID++
-		k.ids[k.nextID] = &kid{owner: f, uid: ne.Uint64(body[0:]), ps: ps, qpType: qp}
-		ne.PutUint32(resp, k.nextID)
+		return k.createID(f, out, body, resp)
 	case rdmacm.CmdDestroyID:
-		if out < rdmacm.RespIDSize {
-			return syscall.ENOSPC
-		}
-		i, err := k.lookup(f, ne.Uint32(body[8:]))
-		if err != nil {
-			return err
-		}
-		id := ne.Uint32(body[8:])
-		k.teardownLocked(i)
-		delete(k.ids, id)
-		var keep []queued
-		for _, q := range f.q {
-			switch {
-			case q.ctx == id && q.child != 0:
-				// An unread request's new id goes too, rejecting its peer.
-				if c, ok := k.ids[q.child]; ok {
-					k.teardownLocked(c)
-				}
-				delete(k.ids, q.child)
-			case q.ctx == id:
-			default:
-				keep = append(keep, q)
-			}
-		}
-		f.q = keep
-		ne.PutUint32(resp, i.reported)
+		return k.destroyID(f, out, body, resp)
 	case rdmacm.CmdGetEvent:
-		if out < rdmacm.EventRespMinSize {
-			return syscall.ENOSPC
-		}
-		if len(f.q) == 0 {
-			return syscall.EAGAIN // the model's fds are non-blocking
-		}
-		q := f.q[0]
-		f.q = f.q[1:]
-		if i, ok := k.ids[q.ctx]; ok {
-			i.reported++
-			if q.child != 0 {
-				i.backlog++ // the credit comes back
-			}
-		}
-		full := make([]byte, rdmacm.EventRespSize)
-		rdmacm.PutEvent(full, &q.ev)
-		copy(resp, full[:min(out, rdmacm.EventRespSize)])
+		return k.getEvent(f, out, resp)
 	case rdmacm.CmdMigrateID:
-		from, ok := k.fds[int(ne.Uint32(body[12:]))]
-		if !ok {
-			return syscall.ENOENT
-		}
-		id := ne.Uint32(body[8:])
-		i, err := k.lookup(from, id)
-		if err != nil {
-			return err
-		}
-		var keep, moved []queued
-		for _, q := range from.q {
-			if q.ctx == id {
-				moved = append(moved, q)
-				if c, ok := k.ids[q.child]; ok {
-					c.owner = f // a request's new id moves with it
-				}
-			} else {
-				keep = append(keep, q)
-			}
-		}
-		from.q = keep
-		i.owner = f
-		for _, q := range moved {
-			f.pushq(q)
-		}
-		if len(resp) >= rdmacm.RespIDSize {
-			ne.PutUint32(resp, i.reported) // no out check: always 4 bytes
-		}
+		return k.migrateID(f, body, resp)
 	case rdmacm.CmdListen:
-		i, err := k.lookup(f, ne.Uint32(body[0:]))
-		if err != nil {
-			return err
-		}
-		b := int(int32(ne.Uint32(body[4:])))
-		if b <= 0 || b > 1024 {
-			b = 1024
-		}
-		if i.st == sIdle {
-			// rdma_listen binds an idle id to the wildcard address first
-			// (the kernel's is AF_INET; the model's is AF_IB).
-			if err := k.bindLocked(ne.Uint32(body[0:]), i, rdmacm.SockaddrIB([16]byte{}, 0xffff, 0)); err != nil {
-				return err
-			}
-		}
-		if i.st != sBound && i.st != sListen {
-			return syscall.EINVAL
-		}
-		i.st, i.backlog = sListen, b
+		return k.listen(f, body)
 	case rdmacm.CmdBind:
-		id := ne.Uint32(body[0:])
-		i, err := k.lookup(f, id)
-		if err != nil {
-			return err
-		}
-		n := int(ne.Uint16(body[4:]))
-		if n > rdmacm.SockaddrStoreSize {
-			return syscall.EINVAL
-		}
-		return k.bindLocked(id, i, body[8:8+n])
+		return k.bind(f, body)
 	case rdmacm.CmdResolveAddr:
 		return k.resolveAddr(f, body)
 	case rdmacm.CmdResolveRoute:
@@ -364,7 +251,165 @@ func (f *FD) Exec(c rdmacm.Command, resp []byte) error {
 		}
 		return syscall.ENOSYS // defined, not modelled
 	}
+}
+
+// createID is RDMA_USER_CM_CMD_CREATE_ID: a new id of the port space and
+// QP type asked (UD for UDP and IPoIB, RC for TCP, as ucma_get_qp_type), its
+// number in resp.
+func (k *Kernel) createID(f *FD, out int, body, resp []byte) error {
+	ne := nativeEndian
+	if out < rdmacm.RespIDSize {
+		return syscall.ENOSPC
+	}
+	ps := ne.Uint16(body[16:])
+	switch ps {
+	case rdmacm.PSIPoIB, rdmacm.PSTCP, rdmacm.PSUDP, rdmacm.PSIB:
+	default:
+		return syscall.EINVAL
+	}
+	qp := body[18]
+	if ps == rdmacm.PSUDP || ps == rdmacm.PSIPoIB {
+		qp = rdmacm.QPTypeUD // ucma_get_qp_type
+	} else if ps == rdmacm.PSTCP {
+		qp = rdmacm.QPTypeRC
+	}
+	k.nextID++
+	k.ids[k.nextID] = &kid{owner: f, uid: ne.Uint64(body[0:]), ps: ps, qpType: qp}
+	ne.PutUint32(resp, k.nextID)
 	return nil
+}
+
+// destroyID is RDMA_USER_CM_CMD_DESTROY_ID: the id is torn down with its
+// unread events (and the new ids of unread requests, rejecting their
+// peers); resp gets the number of events reported.
+func (k *Kernel) destroyID(f *FD, out int, body, resp []byte) error {
+	ne := nativeEndian
+	if out < rdmacm.RespIDSize {
+		return syscall.ENOSPC
+	}
+	i, err := k.lookup(f, ne.Uint32(body[8:]))
+	if err != nil {
+		return err
+	}
+	id := ne.Uint32(body[8:])
+	k.teardownLocked(i)
+	delete(k.ids, id)
+	var keep []queued
+	for _, q := range f.q {
+		switch {
+		case q.ctx == id && q.child != 0:
+			// An unread request's new id goes too, rejecting its peer.
+			if c, ok := k.ids[q.child]; ok {
+				k.teardownLocked(c)
+			}
+			delete(k.ids, q.child)
+		case q.ctx == id:
+		default:
+			keep = append(keep, q)
+		}
+	}
+	f.q = keep
+	ne.PutUint32(resp, i.reported)
+	return nil
+}
+
+// getEvent is RDMA_USER_CM_CMD_GET_EVENT: the fd's oldest event, EAGAIN
+// when none (the model's fds are non-blocking).
+func (k *Kernel) getEvent(f *FD, out int, resp []byte) error {
+	if out < rdmacm.EventRespMinSize {
+		return syscall.ENOSPC
+	}
+	if len(f.q) == 0 {
+		return syscall.EAGAIN // the model's fds are non-blocking
+	}
+	q := f.q[0]
+	f.q = f.q[1:]
+	if i, ok := k.ids[q.ctx]; ok {
+		i.reported++
+		if q.child != 0 {
+			i.backlog++ // the credit comes back
+		}
+	}
+	full := make([]byte, rdmacm.EventRespSize)
+	rdmacm.PutEvent(full, &q.ev)
+	copy(resp, full[:min(out, rdmacm.EventRespSize)])
+	return nil
+}
+
+// migrateID is RDMA_USER_CM_CMD_MIGRATE_ID: the id and its unread events
+// (with their requests' new ids) move from the fd named to f.
+func (k *Kernel) migrateID(f *FD, body, resp []byte) error {
+	ne := nativeEndian
+	from, ok := k.fds[int(ne.Uint32(body[12:]))]
+	if !ok {
+		return syscall.ENOENT
+	}
+	id := ne.Uint32(body[8:])
+	i, err := k.lookup(from, id)
+	if err != nil {
+		return err
+	}
+	var keep, moved []queued
+	for _, q := range from.q {
+		if q.ctx == id {
+			moved = append(moved, q)
+			if c, ok := k.ids[q.child]; ok {
+				c.owner = f // a request's new id moves with it
+			}
+		} else {
+			keep = append(keep, q)
+		}
+	}
+	from.q = keep
+	i.owner = f
+	for _, q := range moved {
+		f.pushq(q)
+	}
+	if len(resp) >= rdmacm.RespIDSize {
+		ne.PutUint32(resp, i.reported) // no out check: always 4 bytes
+	}
+	return nil
+}
+
+// listen is RDMA_USER_CM_CMD_LISTEN: an idle id is bound to the wildcard
+// first; the backlog is capped at 1024 as the kernel does.
+func (k *Kernel) listen(f *FD, body []byte) error {
+	ne := nativeEndian
+	i, err := k.lookup(f, ne.Uint32(body[0:]))
+	if err != nil {
+		return err
+	}
+	b := int(int32(ne.Uint32(body[4:])))
+	if b <= 0 || b > 1024 {
+		b = 1024
+	}
+	if i.st == sIdle {
+		// rdma_listen binds an idle id to the wildcard address first
+		// (the kernel's is AF_INET; the model's is AF_IB).
+		if err := k.bindLocked(ne.Uint32(body[0:]), i, rdmacm.SockaddrIB([16]byte{}, 0xffff, 0)); err != nil {
+			return err
+		}
+	}
+	if i.st != sBound && i.st != sListen {
+		return syscall.EINVAL
+	}
+	i.st, i.backlog = sListen, b
+	return nil
+}
+
+// bind is RDMA_USER_CM_CMD_BIND.
+func (k *Kernel) bind(f *FD, body []byte) error {
+	ne := nativeEndian
+	id := ne.Uint32(body[0:])
+	i, err := k.lookup(f, id)
+	if err != nil {
+		return err
+	}
+	n := int(ne.Uint16(body[4:]))
+	if n > rdmacm.SockaddrStoreSize {
+		return syscall.EINVAL
+	}
+	return k.bindLocked(id, i, body[8:8+n])
 }
 
 // lookup applies the ownership rule: unknown ENOENT, another fd's EINVAL.
