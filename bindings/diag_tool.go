@@ -27,7 +27,7 @@ func (e *Env) runDiagTool(L *lua.LState, dt *diag.Tool) int {
 	specs := dt.Options()
 	var keys []string
 	for _, s := range specs {
-		if s.Lua != "" {
+		if s.Lua != "" && s.Lua != "-" {
 			keys = append(keys, s.Lua)
 		}
 	}
@@ -41,7 +41,7 @@ func (e *Env) runDiagTool(L *lua.LState, dt *diag.Tool) int {
 		if s.Lua != "" && s.Pos >= 0 && s.Pos < dt.MinArgs && t.RawGetString(s.Lua) == lua.LNil {
 			raise(L, fn, "%s is required (%s)", s.Lua, dt.Want)
 		}
-		if s.Lua == "" || t.RawGetString(s.Lua) == lua.LNil {
+		if s.Lua == "" || s.Lua == "-" || t.RawGetString(s.Lua) == lua.LNil {
 			continue
 		}
 		switch s.Kind {

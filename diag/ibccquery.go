@@ -56,10 +56,42 @@ const ccPortsBlock = 48
 // insensitive), the target, SwitchPortCongestionSetting's port (0: every
 // port) and the CC_Key (ibccquery -c; the session's when 0).
 type CCQueryOptions struct {
-	Op     string
-	Target engine.Target
-	Port   int
-	CCKey  uint64
+	Op     string        `pos:"0" lua:"op"`
+	Target engine.Target `pos:"1" lua:"target"`
+	Port   int           `pos:"2" lua:"port" max:"255"`
+	CCKey  uint64        `flag:"c,cckey" arg:"<key>" help:"CC key (better: $IBSCRIPT_CCKEY or ibscript's --cckey); never printed" lua:"-" strict:"true"`
+}
+
+// ibCCQueryTool is ibccquery.
+var ibCCQueryTool = NewTool(Tool{
+	Name:    "ibccquery",
+	Lua:     "ccquery",
+	Summary: "query a node's Congestion Control attributes (class 0x21)",
+	Args:    ccQueryArgs(),
+	// Congestion Control is LID-routed: no directed routes.
+	Exclude:    "D",
+	MinArgs:    2,
+	Want:       "an operation and a destination are needed",
+	Unresolved: "can't resolve destination",
+	Example:    []string{"CongestionInfo", "1"},
+	LuaDoc: `ccquery({op = "CongestionInfo", target = "lid:1" | 1, port = nil}) -> {op, target, portid, blocks = {{entry, index, fields = {{name, value, text}, ...}}, ...}}: ` +
+		`one ibccquery op (ClassPortInfo, CongestionInfo, CongestionKeyInfo, CongestionLog, SwitchCongestionSetting, SwitchPortCongestionSetting with an optional port, ` +
+		`CACongestionSetting, CongestionControlTable, Timestamp, or their aliases CP CI CK CL SS SP CS CT TI), blocks and fields as ibccquery prints them; the CC_Key reads "<not displayed>"`,
+	LuaExample: `local q = diag.ccquery{op = "CI", target = 1}
+for _, f in ipairs(q.blocks[1].fields) do print(f.name, f.text) end`,
+}, CCQueryOptions{}, CCQueryRun, BuilderText(WriteCCQuery))
+
+// ccQueryArgs is ibccquery's usage synopsis with its ops.
+func ccQueryArgs() string {
+	var b strings.Builder
+	b.WriteString("[-c key] <op> <lid|guid> [<portnum>]\n\nSupported ops (and aliases, case insensitive):")
+	for _, o := range CCOps() {
+		fmt.Fprintf(&b, "\n  %s (%s) <lid|guid>", o[0], o[1])
+		if o[0] == "SwitchPortCongestionSetting" {
+			b.WriteString(" [<portnum>]")
+		}
+	}
+	return b.String()
 }
 
 // CCQuery is what ibccquery prints: blocks of fields, each dumped by one

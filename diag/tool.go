@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/bits"
 	"reflect"
 	"slices"
 	"strconv"
@@ -28,7 +29,11 @@ import (
 //	                ("*": the arguments from there on, a []string)
 //	arg:"<0-3>"     the option's argument in --help (none: a flag)
 //	help:"..."      the option's --help line
-//	lua:"state"     the key of the Lua function's option table
+//	lua:"state"     the key of the Lua function's option table ("-": not
+//	                offered to Lua, as a key's value never is)
+//	strict:"true"   a number option's value must be a whole number the
+//	                field holds (the C tool's strtoull with an end check);
+//	                otherwise it is read as strtoull reads it
 //	max:"15"        the largest value a number keeps (the C tool's
 //	                mask: larger values are cut to it on the command
 //	                line, refused in Lua); default the field type's
@@ -56,6 +61,10 @@ type Tool struct {
 	// those places are required).
 	MinArgs int
 	Want    string
+	// Unresolved is the C tool's IBEXIT phrase for an address argument it
+	// cannot read or resolve, followed by the argument; "" is "can't
+	// resolve destination port".
+	Unresolved string
 	// Script, when not "", is the usage a shell-script tool (ibstatus)
 	// prints on stdout, exit status 255, for -h as its first argument.
 	Script string
@@ -180,6 +189,8 @@ type OptionSpec struct {
 	Max  uint64 // a number's largest value
 	// Signed is an integer field of a signed type.
 	Signed bool
+	// Strict: the option's value must be a whole number (strict tag).
+	Strict bool
 
 	index int
 }
@@ -233,6 +244,17 @@ func (s *OptionSpec) SetNumber(opts any, v uint64) {
 // cut to Max as the C tool's mask cuts it.
 func (s *OptionSpec) ReadOption(text string) uint64 { return ParseMask(text) & s.Max }
 
+// ReadStrict reads a strict option's value: a whole number (0x hex, 0
+// octal or decimal) of at most Max, else an error naming the option as
+// the command line spells it (opt) and its width.
+func (s *OptionSpec) ReadStrict(opt, text string) (uint64, error) {
+	v, err := strconv.ParseUint(text, 0, 64)
+	if err != nil || v > s.Max {
+		return 0, fmt.Errorf("%s: not a %d-bit number", opt, bits.Len64(s.Max))
+	}
+	return v, nil
+}
+
 // ReadArg reads an argument as the C tools read a number argument
 // (strtol(s, NULL, 0)), cut to Max.
 func (s *OptionSpec) ReadArg(text string) uint64 {
@@ -262,7 +284,8 @@ func optionSpecs(t reflect.Type) ([]OptionSpec, error) {
 		if !isFlag && !isPos {
 			continue // not an option (ibaddr's derived fields)
 		}
-		s := OptionSpec{Arg: f.Tag.Get("arg"), Help: f.Tag.Get("help"), Lua: f.Tag.Get("lua"), Pos: -1, index: i}
+		s := OptionSpec{Arg: f.Tag.Get("arg"), Help: f.Tag.Get("help"), Lua: f.Tag.Get("lua"), Pos: -1, index: i,
+			Strict: f.Tag.Get("strict") == "true"}
 		switch {
 		case isFlag && isPos:
 			return nil, fmt.Errorf("field %s: both flag and pos", f.Name)

@@ -1,6 +1,7 @@
 package diag_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ibscript/ibscript/diag"
@@ -25,6 +26,10 @@ func TestToolContracts(t *testing.T) {
 			switch {
 			case s.Lua == "":
 				t.Errorf("%s: option %s has no Lua key", dt.Name, s.Key())
+			case s.Lua == "-":
+				if s.Kind != diag.OptNumber || !strings.Contains(s.Help, "never printed") {
+					t.Errorf("%s: option %s is not offered to Lua: only a key is kept from scripts", dt.Name, s.Key())
+				}
 			case keys[s.Lua]:
 				t.Errorf("%s: Lua key %q twice", dt.Name, s.Lua)
 			case s.Short != 0 && shorts[s.Short], s.Long != "" && longs[s.Long], s.Pos >= 0 && pos[s.Pos]:

@@ -11,5 +11,6 @@ func Tools() []*Tool {
 		ibStatusTool,
 		ibPortStateTool,
 		ibCacheEditTool,
+		ibCCQueryTool,
 	}
 }

@@ -58,7 +58,15 @@ func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
 		case diag.OptFlag:
 			s.SetBool(o, true)
 		case diag.OptNumber:
-			s.SetNumber(o, s.ReadOption(inv.Value(s.Key())))
+			if !s.Strict {
+				s.SetNumber(o, s.ReadOption(inv.Value(s.Key())))
+				break
+			}
+			v, err := s.ReadStrict(inv.spelling(s.Key()), inv.Value(s.Key()))
+			if err != nil {
+				return inv.Fail(err)
+			}
+			s.SetNumber(o, v)
 		case diag.OptString:
 			s.SetString(o, inv.Value(s.Key()))
 		}
@@ -83,7 +91,11 @@ func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
 			arg := inv.Args[s.Pos]
 			switch s.Kind {
 			case diag.OptTarget:
-				t, err := inv.Dest(ctx, arg, "can't resolve destination port")
+				phrase := dt.Unresolved
+				if phrase == "" {
+					phrase = "can't resolve destination port"
+				}
+				t, err := inv.Dest(ctx, arg, phrase)
 				if err != nil {
 					return queryDone(inv, nil, nil, err)
 				}
