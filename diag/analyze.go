@@ -128,6 +128,11 @@ func Analyze(ctx context.Context, e *Env, o AnalyzeOptions) (*Analysis, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Routes through what discovery missed are unknown, never
+		// guessed: the analyses count them; the run says why.
+		for _, te := range d.Errors {
+			a.Errors = append(a.Errors, fmt.Sprintf("discovery: %s", te))
+		}
 		f = d.Fabric
 		t = e.routingTables(ctx, d, checks, !o.NoSL2VL, a)
 	}
