@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
+	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
+	"github.com/ibscript/ibscript/internal/jsonschema"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/topo"
@@ -43,6 +46,7 @@ func TestAnalyzeOpenSMFabrics(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, ibscriptBinary(t), "analyze", "--format", "json", "--fabric", "ibsim:"+s.Sock+"?"+url.Values{"node": {host}}.Encode())
 			r := runCmd(t, cmd)
+			validAnalysis(t, r.stdout)
 			var a diag.Analysis
 			if err := json.Unmarshal(r.stdout, &a); err != nil {
 				t.Fatalf("exit %d: %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
@@ -115,6 +119,7 @@ func TestAnalyzeFindsPlantedCreditLoop(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, ibscriptBinary(t), "analyze", "credit-loops", "routes", "--format", "json", "--fabric", "ibsim:"+s.Sock+"?"+url.Values{"node": {host}}.Encode())
 	r := runCmd(t, cmd)
+	validAnalysis(t, r.stdout)
 	var a diag.Analysis
 	if err := json.Unmarshal(r.stdout, &a); err != nil {
 		t.Fatalf("exit %d: %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
@@ -130,5 +135,21 @@ func TestAnalyzeFindsPlantedCreditLoop(t *testing.T) {
 		if nx := l.Channels[(i+1)%len(l.Channels)]; ch.RemoteNode.GUID != nx.Node.GUID || next[ch.Node.Desc] != ch.Port {
 			t.Errorf("channel %d %v: not the clockwise hop into the next channel's switch", i, ch)
 		}
+	}
+}
+
+// validAnalysis checks ibscript analyze's JSON against its schema.
+func validAnalysis(t *testing.T, out []byte) {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/diag/analyze.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := jsonschema.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := s.Validate(out); len(errs) > 0 {
+		t.Errorf("not valid against docs/diag/analyze.schema.json:\n%s", strings.Join(errs, "\n"))
 	}
 }
