@@ -12,6 +12,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/exporter"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
 )
@@ -102,6 +103,8 @@ type Env struct {
 	onMemLimit func(error) // Options.OnMemoryLimit
 
 	plan *planState // nil until the script calls plan.*
+
+	exporters map[snapshotOpts]*exporter.Exporter // perf.snapshot's, by options
 
 	mu        sync.Mutex
 	resources []Closer // closed in reverse order by Close

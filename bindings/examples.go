@@ -93,6 +93,10 @@ print(#keys, string.format("0x%04x", keys[1]))`,
 	"smp.guid_table": `local guids = smp.guid_table("lid:2") -- smpquery GUIDInfo 2
 print(#guids, guids[1])`,
 	"perf.reset": `perf.reset("lid:2", 1)`,
+	"perf.snapshot": `local s = perf.snapshot()          -- what ibscript exporter serves, as tables
+for _, sr in ipairs(s.infiniband_switch_port_symbol_error_total.series) do
+  if sr.value > 0 then print(sr.labels.guid, sr.labels.port, sr.value) end
+end`,
 	"perf.counters": `local all, info = perf.counters("lid:2", 255, true) -- perfquery -x -a
 print(all.port_xmit_data, info.summed and #info.summed or "AllPortSelect")`,
 	"cc.get": `local ci = cc.get("lid:1", "CongestionInfo")   -- ibccquery CongestionInfo 1

@@ -88,7 +88,7 @@ var rules = []rule{
 	{pkg: "host", allow: []string{"engine", "fabric", "fabric/kernel", "fabric/ibsim", "fabric/record", "sim"}, testAllow: []string{"internal/ibsimtest", "mad/...", "native/umad", "plan"}},
 	// No unsafe: the bindings use gopher-lua's exported API only, never
 	// its unexported fields (embedders choose their gopher-lua version).
-	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "topo/export", "plan", "diag", "rdmacm"}, third: []string{"github.com/yuin/gopher-lua"}, denyStd: []string{"unsafe"}},
+	{pkg: "bindings", allow: []string{"engine", "fabric", "mad/...", "topo", "topo/export", "plan", "diag", "rdmacm", "exporter"}, third: []string{"github.com/yuin/gopher-lua"}, denyStd: []string{"unsafe"}},
 	// The Lua sim module over the embedded simulator (bindings.Options.Sim).
 	{pkg: "bindings/simmod", allow: []string{"bindings", "sim"}, denyStd: []string{"unsafe"}},
 	// cmd picks no backend itself: it opens fabrics through host.
