@@ -19,8 +19,8 @@ func perfSnapshot(e *Env, L *lua.LState) int {
 	var o snapshotOpts
 	if t := L.OptTable(1, nil); t != nil {
 		checkOptions(L, "perf.snapshot", t, map[string]bool{"hca": true, "details": true})
-		o.hca = optBoolField(L, "perf.snapshot", t, "hca")
-		o.details = optBoolField(L, "perf.snapshot", t, "details")
+		o.hca = optBool(L, "perf.snapshot", t, "hca")
+		o.details = optBool(L, "perf.snapshot", t, "details")
 	}
 	exp := e.exporters[o]
 	if exp == nil {
@@ -61,17 +61,4 @@ func perfSnapshot(e *Env, L *lua.LState) int {
 	}
 	L.Push(out)
 	return 1
-}
-
-// optBoolField is t[key] as a boolean, false when nil.
-func optBoolField(L *lua.LState, fn string, t *lua.LTable, key string) bool {
-	switch v := t.RawGetString(key).(type) {
-	case *lua.LNilType:
-		return false
-	case lua.LBool:
-		return bool(v)
-	default:
-		raise(L, fn, "%s: boolean expected, got %s", key, v.Type())
-		return false
-	}
 }

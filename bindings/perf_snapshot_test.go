@@ -39,7 +39,7 @@ func TestPerfSnapshot(t *testing.T) {
 	}
 	for code, msg := range map[string]string{
 		`perf.snapshot{hcaa = true}`: `perf.snapshot: unknown option "hcaa" (known: details, hca)`,
-		`perf.snapshot{hca = 1}`:     `perf.snapshot: hca: boolean expected, got number`,
+		`perf.snapshot{hca = 1}`:     `perf.snapshot: option hca: boolean expected, got number`,
 	} {
 		if err := L.DoString(code); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: %v, want %q", code, err, msg)
