@@ -211,57 +211,15 @@ func (d *Device) handleLocked(p *port, pk *fabric.Packet) {
 	case cm.AttrMRA:
 		var r cm.MRA
 		_ = r.UnmarshalBinary(body)
-		i := d.byComm(r.RemoteCommID)
-		switch {
-		case i == nil:
-		case i.state == stReqSent && r.MessageMRAed == cm.MsgREQ:
-			i.state = stMRARcvd
-			d.armLocked(i, cm.Duration(r.ServiceTimeout)+i.timeout)
-		case i.state == stRepSent && r.MessageMRAed == cm.MsgREP:
-			// The active side needs time for the REP: its service
-			// time is added to this try, as the kernel's ib_modify_mad.
-			d.armLocked(i, cm.Duration(r.ServiceTimeout)+i.timeout)
-		}
+		d.onMRA(&r)
 	case cm.AttrREJ:
 		var r cm.REJ
 		_ = r.UnmarshalBinary(body)
-		i := d.byComm(r.RemoteCommID)
-		if i == nil {
-			return
-		}
-		switch i.state {
-		case stReqSent, stMRARcvd:
-			d.idleLocked(i, stRouteResolved)
-		case stRepSent, stRepRcvd, stEstablished, stDreqSent:
-			// As cm_rej_handler: an established or disconnecting id
-			// enters timewait and reports the REJ too.
-			d.idleLocked(i, stTimewait)
-		default:
-			return
-		}
-		d.queueLocked(i, evRejected, int(r.Reason), func(ev *fabric.CMRawEvent) {
-			ev.Conn.PrivateData = copyPD(r.PrivateData[:])
-		})
+		d.onREJ(&r)
 	case cm.AttrREP:
 		var r cm.REP
 		_ = r.UnmarshalBinary(body)
-		i := d.byComm(r.RemoteCommID)
-		if i == nil {
-			return
-		}
-		switch i.state {
-		case stReqSent, stMRARcvd:
-			d.stopTimerLocked(i)
-			i.remoteComm, i.remoteQPN, i.remoteGUID = r.LocalCommID, r.LocalQPN, r.LocalCAGUID
-			i.state = stRepRcvd
-			d.queueLocked(i, evConnectResponse, 0, func(ev *fabric.CMRawEvent) {
-				ev.Conn = fabric.CMConnParam{PrivateData: copyPD(r.PrivateData[:]),
-					ResponderResources: r.InitiatorDepth, InitiatorDepth: r.ResponderResources,
-					FlowControl: r.EndToEndFlowControl, RNRRetryCount: r.RNRRetryCount, SRQ: r.SRQ, QPNum: r.LocalQPN}
-			})
-		case stEstablished:
-			d.sendLocked(i, d.simpleLocked(i, cm.AttrRTU)) // duplicate REP: RTU again
-		}
+		d.onREP(&r)
 	case cm.AttrRTU:
 		var r cm.RTU
 		_ = r.UnmarshalBinary(body)
@@ -273,23 +231,7 @@ func (d *Device) handleLocked(p *port, pk *fabric.Packet) {
 	case cm.AttrDREQ:
 		var r cm.DREQ
 		_ = r.UnmarshalBinary(body)
-		i := d.byComm(r.RemoteCommID)
-		if i == nil || i.state == stTimewait {
-			// Unknown or gone: answer so the peer's DREQ does not time out.
-			b, b2 := cm.NewMAD(cm.AttrDREP, tid)
-			rep := cm.DREP{LocalCommID: r.RemoteCommID, RemoteCommID: r.LocalCommID}
-			_, _ = rep.AppendBinary(b2[:0])
-			d.sendTo(p, pk.Addr.LID, pk.Addr.SL, b)
-			return
-		}
-		switch i.state {
-		case stEstablished, stRepSent:
-			d.stopTimerLocked(i)
-			i.state = stDreqRcvd
-			d.queueLocked(i, evDisconnected, 0, nil)
-		case stDreqSent:
-			d.sendLocked(i, d.simpleLocked(i, cm.AttrDREP)) // crossing DREQs
-		}
+		d.onDREQ(p, pk, tid, &r)
 	case cm.AttrDREP:
 		var r cm.DREP
 		_ = r.UnmarshalBinary(body)
@@ -304,24 +246,111 @@ func (d *Device) handleLocked(p *port, pk *fabric.Packet) {
 	case cm.AttrSIDRRep:
 		var r cm.SIDRRep
 		_ = r.UnmarshalBinary(body)
-		i := d.byComm(r.RequestID)
-		if i == nil || i.state != stSIDRReqSent {
-			return
-		}
-		if r.Status != cm.SIDRValid {
-			d.idleLocked(i, stRouteResolved)
-			d.queueLocked(i, evUnreachable, int(r.Status), nil)
-			return
-		}
-		d.stopTimerLocked(i)
-		i.state = stEstablished
-		i.remoteQPN = r.QPN
-		d.queueLocked(i, evEstablished, 0, func(ev *fabric.CMRawEvent) {
-			ev.UD = fabric.CMUDParam{QPNum: r.QPN, QKey: r.QKey, PrivateData: copyPD(r.PrivateData[:])}
-		})
+		d.onSIDRRep(&r)
 	default:
 		d.log.Debug("ibcm: dropped", "attr", fmt.Sprintf("0x%04x", attr), "slid", pk.Addr.LID)
 	}
+}
+
+// onMRA takes an MRA: the REQ or REP it names waits longer.
+func (d *Device) onMRA(r *cm.MRA) {
+	i := d.byComm(r.RemoteCommID)
+	switch {
+	case i == nil:
+	case i.state == stReqSent && r.MessageMRAed == cm.MsgREQ:
+		i.state = stMRARcvd
+		d.armLocked(i, cm.Duration(r.ServiceTimeout)+i.timeout)
+	case i.state == stRepSent && r.MessageMRAed == cm.MsgREP:
+		// The active side needs time for the REP: its service
+		// time is added to this try, as the kernel's ib_modify_mad.
+		d.armLocked(i, cm.Duration(r.ServiceTimeout)+i.timeout)
+	}
+}
+
+// onREJ takes a REJ: the id goes idle (or to timewait once a REP went
+// either way) and reports it with its private data.
+func (d *Device) onREJ(r *cm.REJ) {
+	i := d.byComm(r.RemoteCommID)
+	if i == nil {
+		return
+	}
+	switch i.state {
+	case stReqSent, stMRARcvd:
+		d.idleLocked(i, stRouteResolved)
+	case stRepSent, stRepRcvd, stEstablished, stDreqSent:
+		// As cm_rej_handler: an established or disconnecting id
+		// enters timewait and reports the REJ too.
+		d.idleLocked(i, stTimewait)
+	default:
+		return
+	}
+	d.queueLocked(i, evRejected, int(r.Reason), func(ev *fabric.CMRawEvent) {
+		ev.Conn.PrivateData = copyPD(r.PrivateData[:])
+	})
+}
+
+// onREP takes a REP: a connecting id reports the connect response; an
+// established one answers a duplicate REP with the RTU again.
+func (d *Device) onREP(r *cm.REP) {
+	i := d.byComm(r.RemoteCommID)
+	if i == nil {
+		return
+	}
+	switch i.state {
+	case stReqSent, stMRARcvd:
+		d.stopTimerLocked(i)
+		i.remoteComm, i.remoteQPN, i.remoteGUID = r.LocalCommID, r.LocalQPN, r.LocalCAGUID
+		i.state = stRepRcvd
+		d.queueLocked(i, evConnectResponse, 0, func(ev *fabric.CMRawEvent) {
+			ev.Conn = fabric.CMConnParam{PrivateData: copyPD(r.PrivateData[:]),
+				ResponderResources: r.InitiatorDepth, InitiatorDepth: r.ResponderResources,
+				FlowControl: r.EndToEndFlowControl, RNRRetryCount: r.RNRRetryCount, SRQ: r.SRQ, QPNum: r.LocalQPN}
+		})
+	case stEstablished:
+		d.sendLocked(i, d.simpleLocked(i, cm.AttrRTU)) // duplicate REP: RTU again
+	}
+}
+
+// onDREQ takes a DREQ: a DREP for an unknown or timewait id, the
+// disconnect reported for an established one, a DREP for crossing DREQs.
+func (d *Device) onDREQ(p *port, pk *fabric.Packet, tid uint64, r *cm.DREQ) {
+	i := d.byComm(r.RemoteCommID)
+	if i == nil || i.state == stTimewait {
+		// Unknown or gone: answer so the peer's DREQ does not time out.
+		b, b2 := cm.NewMAD(cm.AttrDREP, tid)
+		rep := cm.DREP{LocalCommID: r.RemoteCommID, RemoteCommID: r.LocalCommID}
+		_, _ = rep.AppendBinary(b2[:0])
+		d.sendTo(p, pk.Addr.LID, pk.Addr.SL, b)
+		return
+	}
+	switch i.state {
+	case stEstablished, stRepSent:
+		d.stopTimerLocked(i)
+		i.state = stDreqRcvd
+		d.queueLocked(i, evDisconnected, 0, nil)
+	case stDreqSent:
+		d.sendLocked(i, d.simpleLocked(i, cm.AttrDREP)) // crossing DREQs
+	}
+}
+
+// onSIDRRep takes a SIDR REP: the id is established with the remote QP
+// and Q_Key, or unreachable with the status.
+func (d *Device) onSIDRRep(r *cm.SIDRRep) {
+	i := d.byComm(r.RequestID)
+	if i == nil || i.state != stSIDRReqSent {
+		return
+	}
+	if r.Status != cm.SIDRValid {
+		d.idleLocked(i, stRouteResolved)
+		d.queueLocked(i, evUnreachable, int(r.Status), nil)
+		return
+	}
+	d.stopTimerLocked(i)
+	i.state = stEstablished
+	i.remoteQPN = r.QPN
+	d.queueLocked(i, evEstablished, 0, func(ev *fabric.CMRawEvent) {
+		ev.UD = fabric.CMUDParam{QPNum: r.QPN, QKey: r.QKey, PrivateData: copyPD(r.PrivateData[:])}
+	})
 }
 
 // listenerFor finds the listener of a request to service ID sid that came
