@@ -1,12 +1,21 @@
 package main
 
-import "github.com/ibscript/ibscript/mad"
+import (
+	"slices"
+
+	"github.com/ibscript/ibscript/mad"
+)
 
 // Subnet administration records (class 0x03): mad-formats.md section 8,
 // IBA vol. 1 chapter 15.2.5, OpenSM's ib_types.h for the layouts IBA
 // leaves to tables. Comp gives each row's component number (the bit of
 // the ComponentMask that selects it).
 func saAttrs() []*Attr {
+	return slices.Concat(saNodeAttrs(), saLinkAttrs(), saPathAttrs(), saMulticastAttrs(), saTableAttrs())
+}
+
+// saNodeAttrs are the records of nodes, ports and switches.
+func saNodeAttrs() []*Attr {
 	return []*Attr{
 		{Pkg: "sa", Name: "ClassPortInfo", Ref: "ClassPortInfo", SAVar: "ClassPortInfo", Stride: 9},
 		{
@@ -63,6 +72,12 @@ func saAttrs() []*Attr {
 				{Name: "Port", Bit: 64, Width: 8, Count: 64, Stride: 8},
 			},
 		},
+	}
+}
+
+// saLinkAttrs are the records of links, GUIDs, services and P_Keys.
+func saLinkAttrs() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "sa", Name: "LinkRecord", ID: 0x0020, Size: 8, Prefix: "lr", SAVar: "LinkRecord", Stride: 1,
 			Doc: "LinkRecord is one link: from a port to a port (the last 2 bytes reserved).",
@@ -109,6 +124,12 @@ func saAttrs() []*Attr {
 				{Name: "P_Key", Bit: 64, Width: 16, Kind: mad.Hex, Count: 32, Stride: 16},
 			},
 		},
+	}
+}
+
+// saPathAttrs is the PathRecord.
+func saPathAttrs() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "sa", Name: "PathRecord", ID: 0x0035, Size: 64, Prefix: "pr", Type: "PathRec", SAVar: "PathRecord", Stride: 8,
 			Doc: "PathRec is a PathRecord (mad-formats.md section 8). ServiceID takes components 0 and 1 (it was two reserved halves); selecting either compares the whole ID.",
@@ -136,6 +157,12 @@ func saAttrs() []*Attr {
 				{Name: "Preference", Bit: 456, Width: 8, Comp: c(22)},
 			},
 		},
+	}
+}
+
+// saMulticastAttrs are the multicast and multipath records.
+func saMulticastAttrs() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "sa", Name: "MCMemberRecord", ID: 0x0038, Size: 52, Prefix: "mcr", SAVar: "MCMemberRecord", Stride: 7,
 			Doc: "MCMemberRecord is a multicast group member.",
@@ -187,6 +214,13 @@ func saAttrs() []*Attr {
 				{Name: "ServiceID56LSB", Bit: 136, Width: 56, Kind: mad.Hex},
 			},
 		},
+	}
+}
+
+// saTableAttrs are the records of the ports' and switches' tables, SMs
+// and subscriptions.
+func saTableAttrs() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "sa", Name: "SLtoVLMappingTableRecord", ID: 0x0013, Size: 16, Prefix: "slvlr", SAVar: "SLtoVLMappingTableRecord", Stride: 2,
 			Aliases: []string{"SL2VLTableRecord", "SLVLTableRecord"},
