@@ -786,8 +786,8 @@ func mftTemplate(k *saKind, a *saArgs, p *saParams) *sa.Template {
 // than its row spills into the next rows as it does, and selects their
 // components apart.
 func cWord(attr *sa.Attr, row string, width int) mad.Field {
-	f, _, _ := attr.Field(row)
-	return mad.Field{Name: row, Bit: f.Bit, Width: width}
+	f, _ := attr.Span(row, width)
+	return f
 }
 
 // pathRecordTemplate is query_path_records' template: the PathRecord

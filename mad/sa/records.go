@@ -38,6 +38,20 @@ func (a *Attr) Field(name string) (mad.Field, int, bool) {
 	return mad.Field{}, -1, false
 }
 
+// Span returns the width bits from the start of the row name: a member
+// of a C struct that covers several rows, which the C tools read and
+// write whole (saquery's hop_flow_raw of a PathRecord: raw traffic, flow
+// label and hop limit in one 32-bit word). It is false when the row is
+// unknown or the bits end past the record.
+func (a *Attr) Span(name string, width int) (mad.Field, bool) {
+	f, _, ok := a.Field(name)
+	if !ok || width <= 0 || width > 64 || f.Bit+width > 8*a.Layout.Size {
+		return mad.Field{}, false
+	}
+	f.Width, f.Kind = width, mad.Hex
+	return f, true
+}
+
 // Matches reports whether rec (a record of this attribute) equals the
 // template tmpl in every component selected by mask. Components without a
 // row (reserved) are ignored.

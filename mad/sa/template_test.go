@@ -119,3 +119,21 @@ func TestTemplateErrors(t *testing.T) {
 		t.Errorf("Put/Select: % x mask %#x", b[44:48], tm.ComponentMask())
 	}
 }
+
+// TestSpan: a C word from a row's start reads the rows it covers; an
+// unknown row, a width past the record or over 64 bits is refused.
+func TestSpan(t *testing.T) {
+	b := NewPathRecordTemplate().SetFlowLabel(0x12345).SetHopLimit(0x40).SetRawTraffic(true).Bytes()
+	f, ok := PathRecord().Span("RawTraffic", 32)
+	if !ok || f.Get(b) != 0x80000000|0x12345<<8|0x40 {
+		t.Errorf("hop_flow_raw %#x (%v)", f.Get(b), ok)
+	}
+	for _, c := range []struct {
+		row   string
+		width int
+	}{{"NoSuchRow", 8}, {"Preference", 57}, {"ServiceID", 65}, {"DLID", 0}} {
+		if _, ok := PathRecord().Span(c.row, c.width); ok {
+			t.Errorf("Span(%q, %d) accepted", c.row, c.width)
+		}
+	}
+}
