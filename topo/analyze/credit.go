@@ -80,6 +80,11 @@ type CreditLoops struct {
 // without tables every SL is on VL 0. SLs every table maps alike are
 // analysed once. Tarjan's algorithm finds the strongly connected
 // components; one shortest cycle of each is reported.
+//
+// Every route is taken on every SL: right for SMs that give all pairs one
+// SL (min-hop, up/down, fat-tree), an over-approximation where the SM
+// spreads pairs over SLs to break cycles (DFSSSP, LASH), whose per-pair
+// SLs this does not know.
 func FindCreditLoops(f *topo.Fabric, t Tables) (*CreditLoops, error) {
 	if t.LFT == nil && t.MFT == nil {
 		return nil, ErrNoLFT
