@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/ibscript/ibscript/diag"
 )
 
 // Shell completions, made from the command table (cli.go) and the tool
@@ -99,6 +101,7 @@ func writeBashCompletion(w io.Writer) error {
 	p("\treport) if ((i + 1 == COMP_CWORD)); then COMPREPLY=($(compgen -W merge -- \"$cur\")); else COMPREPLY=($(compgen -f -- \"$cur\")); fi ;;\n")
 	p("\thelp) COMPREPLY=($(compgen -W \"$words man\" -- \"$cur\")) ;;\n")
 	p("\tcompletion) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", strings.Join(completionShells, " "))
+	p("\tanalyze) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", strings.Join(diag.AnalyzeChecks(), " "))
 	p("\tesac\n")
 	p("}\n")
 	// ':' is in COMP_WORDBREAKS: --fabric sim: must not be completed
@@ -169,6 +172,7 @@ func writeZshCompletion(w io.Writer) error {
 	p("\t\treport) if (( CURRENT == 2 )); then compadd merge; else _files; fi ;;\n")
 	p("\t\thelp) _describe -t commands 'topic' commands; compadd man ;;\n")
 	p("\t\tcompletion) compadd %s ;;\n", strings.Join(completionShells, " "))
+	p("\t\tanalyze) compadd %s ;;\n", strings.Join(diag.AnalyzeChecks(), " "))
 	p("\t\tesac ;;\n")
 	p("\tesac\n")
 	p("}\n")
@@ -215,6 +219,7 @@ func writeFishCompletion(w io.Writer) error {
 	p("complete -c ibscript -n '__fish_seen_subcommand_from run' -F\n")
 	p("complete -c ibscript -n '__fish_seen_subcommand_from report' -a merge -F\n")
 	p("complete -c ibscript -n '__fish_seen_subcommand_from completion' -a %s\n", fishQuote(strings.Join(completionShells, " ")))
+	p("complete -c ibscript -n '__fish_seen_subcommand_from analyze' -a %s\n", fishQuote(strings.Join(diag.AnalyzeChecks(), " ")))
 	p("complete -c ibscript -n '__fish_seen_subcommand_from help' -a %s\n", fishQuote(strings.Join(append(words, "man"), " ")))
 	return bw.Flush()
 }
