@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -66,25 +65,7 @@ func TestSAPrintsGolden(t *testing.T) {
 			}
 		}
 	}
-	golden := filepath.Join("testdata", "sa_prints.golden")
-	if *updateSAPrints {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := b.String(); got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("saquery's printing changed at line %d:\ngot  %q\nwant %q", i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("saquery's printing changed: %d lines, want %d", len(gl), len(wl))
-	}
+	checkGolden(t, filepath.Join("testdata", "sa_prints.golden"), b.String(), *updateSAPrints)
 }
 
 // pad36 is the record with at least 38 bytes (the MLID of an

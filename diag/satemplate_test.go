@@ -103,9 +103,15 @@ func TestSATemplatesGolden(t *testing.T) {
 		mask, tmpl := isSMTemplate(c)
 		fmt.Fprintf(&b, "saquery -s %#x: mask %#x %x\n", c, mask, tmpl)
 	}
-	golden := filepath.Join("testdata", "sa_templates.golden")
-	if *updateSATemplates {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+	checkGolden(t, filepath.Join("testdata", "sa_templates.golden"), b.String(), *updateSATemplates)
+}
+
+// checkGolden compares got with the golden file (rewritten first with
+// update) and names the first line that differs.
+func checkGolden(t *testing.T, golden, got string, update bool) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -113,15 +119,14 @@ func TestSATemplatesGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := b.String(); got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Errorf("line %d:\ngot  %s\nwant %s", i+1, gl[i], wl[i])
-			}
-		}
-		if len(gl) != len(wl) {
-			t.Errorf("%d lines, want %d", len(gl), len(wl))
+	if got == string(want) {
+		return
+	}
+	gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+	for i := range min(len(gl), len(wl)) {
+		if gl[i] != wl[i] {
+			t.Fatalf("%s: line %d:\ngot  %q\nwant %q", golden, i+1, gl[i], wl[i])
 		}
 	}
+	t.Fatalf("%s: %d lines, want %d", golden, len(gl), len(wl))
 }

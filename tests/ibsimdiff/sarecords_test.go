@@ -61,18 +61,8 @@ func TestSATableRecordsMatchSAQuery(t *testing.T) {
 	ibsimtest.Require(t)
 	for _, mt := range mixedTopologies {
 		t.Run(filepath.Base(mt.path), func(t *testing.T) {
-			// An ibsim and OpenSM of its own: in a full run, an earlier
-			// test leaves the shared net.mixed-router's OpenSM answering
-			// no SA query (as the CC tests did, b25fdee; this one's cause
-			// is not found yet), which failed this test alone there.
-			s, err := ibsimtest.Start(t.Context(), t.TempDir(), mt.path, &ibsimtest.Options{InitPorts: initPorts(mt.path)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(s.Stop)
-			isess, _ := session(t, s, mt.host, nil, &engine.Options{Timeout: time.Second, Retries: 3})
+			s, isess, esess := saFabrics(t, mt.path, mt.host)
 			ctx := t.Context()
-			esess := embeddedSession(t, mt.path)
 			type key struct {
 				guid uint64
 				num  int
@@ -179,6 +169,23 @@ func TestSATableRecordsMatchSAQuery(t *testing.T) {
 	}
 }
 
+// saFabrics starts an ibsim and OpenSM of the test's own on the topology
+// path and returns them with a session on host there and one on the
+// embedded simulator of the same file. Of its own: in a full run, an
+// earlier test leaves the shared net.mixed-router's OpenSM answering no SA
+// query (as the CC tests did, b25fdee; this one's cause is not found
+// yet), which failed TestSATableRecordsMatchSAQuery alone there.
+func saFabrics(t *testing.T, path, host string) (*ibsimtest.Sim, *engine.Session, *engine.Session) {
+	t.Helper()
+	s, err := ibsimtest.Start(t.Context(), t.TempDir(), path, &ibsimtest.Options{InitPorts: initPorts(path)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	isess, _ := session(t, s, host, nil, &engine.Options{Timeout: time.Second, Retries: 3})
+	return s, isess, embeddedSession(t, path)
+}
+
 func saqueryRun(t *testing.T, s *ibsimtest.Sim, host string, args []string) []byte {
 	t.Helper()
 	return run(t, s, host, "saquery", args...)
@@ -194,13 +201,7 @@ func TestSAMCMemberRecordsMatchOpenSM(t *testing.T) {
 	ibsimtest.Require(t)
 	for _, mt := range mixedTopologies {
 		t.Run(filepath.Base(mt.path), func(t *testing.T) {
-			s, err := ibsimtest.Start(t.Context(), t.TempDir(), mt.path, &ibsimtest.Options{InitPorts: initPorts(mt.path)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(s.Stop)
-			isess, _ := session(t, s, mt.host, nil, &engine.Options{Timeout: time.Second, Retries: 3})
-			esess := embeddedSession(t, mt.path)
+			s, isess, esess := saFabrics(t, mt.path, mt.host)
 			ctx := t.Context()
 			irecs, ierr := isess.SAGetTable(ctx, sa.MCMemberRecord(), 0, nil)
 			erecs, eerr := esess.SAGetTable(ctx, sa.MCMemberRecord(), 0, nil)
