@@ -3,6 +3,7 @@ package tests
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/ibscript/ibscript/engine"
@@ -21,7 +22,8 @@ type kind string
 const (
 	kindCA     kind = "CA"
 	kindSwitch kind = "switch"
-	kindSM     kind = "SM" // the CA port the SM (and its SA) runs on
+	kindSM     kind = "SM"     // the CA port the SM (and its SA) runs on
+	kindRouter kind = "router" // net.mixed-router's Rt1
 )
 
 // notCarried lists the attributes a node kind does not carry, with the
@@ -29,29 +31,45 @@ const (
 // for a MAD no agent takes). Every other attribute of mad/smp, mad/perf
 // and mad/cc answers with status 0 on both kinds; the SA's at the SM.
 var notCarried = map[string]uint16{
-	"SMP Notice CA":                       mad.StatusMethodAttrUnsup, // sent in Trap and Report, never read with Get
-	"SMP Notice switch":                   mad.StatusMethodAttrUnsup,
-	"SMP SwitchInfo CA":                   mad.StatusMethodAttrUnsup,
-	"SMP LinearForwardingTable CA":        mad.StatusMethodAttrUnsup,
-	"SMP MulticastForwardingTable CA":     mad.StatusMethodAttrUnsup,
-	"SMP SMInfo CA":                       mad.StatusMethodAttrUnsup, // no SM on that port (kindSM has one)
-	"SMP SMInfo switch":                   mad.StatusMethodAttrUnsup,
-	"PerfMgt SwPortVLCongestion CA":       mad.StatusMethodAttrUnsup, // IBA A10: switch ports mark
-	"PerfMgt PortXmitConCtrl CA":          mad.StatusMethodAttrUnsup,
-	"PerfMgt PortVLXmitTimeCong CA":       mad.StatusMethodAttrUnsup,
-	"PerfMgt PortRcvConCtrl switch":       mad.StatusMethodAttrUnsup, // IBA A10: CAs receive FECN/BECN
-	"PerfMgt PortSLRcvFECN switch":        mad.StatusMethodAttrUnsup,
-	"PerfMgt PortSLRcvBECN switch":        mad.StatusMethodAttrUnsup,
-	"CC SwitchCongestionSetting CA":       mad.StatusMethodAttrUnsup,
-	"CC SwitchPortCongestionSetting CA":   mad.StatusMethodAttrUnsup,
-	"CC CACongestionSetting switch":       mad.StatusMethodAttrUnsup,
-	"CC CongestionControlTable switch":    mad.StatusMethodAttrUnsup,
-	"SA InformInfo SM":                    mad.StatusMethodAttrUnsup, // Set only (subscribing)
-	"SA MultiPathRecord SM":               mad.StatusMethodAttrUnsup, // GetMulti only
-	"SA P_KeyTableRecord SM (no SM_Key)":  sa.StatusReqInvalid,       // OpenSM: trusted requesters only
-	"SA ServiceRecord SM (no records)":    0,
-	"SA MCMemberRecord SM (no records)":   0,
-	"SA InformInfoRecord SM (no records)": 0,
+	"SMP Notice CA":                         mad.StatusMethodAttrUnsup, // sent in Trap and Report, never read with Get
+	"SMP Notice switch":                     mad.StatusMethodAttrUnsup,
+	"SMP SwitchInfo CA":                     mad.StatusMethodAttrUnsup,
+	"SMP LinearForwardingTable CA":          mad.StatusMethodAttrUnsup,
+	"SMP MulticastForwardingTable CA":       mad.StatusMethodAttrUnsup,
+	"SMP SMInfo CA":                         mad.StatusMethodAttrUnsup, // no SM on that port (kindSM has one)
+	"SMP SMInfo switch":                     mad.StatusMethodAttrUnsup,
+	"PerfMgt SwPortVLCongestion CA":         mad.StatusMethodAttrUnsup, // IBA A10: switch ports mark
+	"PerfMgt PortXmitConCtrl CA":            mad.StatusMethodAttrUnsup,
+	"PerfMgt PortVLXmitTimeCong CA":         mad.StatusMethodAttrUnsup,
+	"PerfMgt PortRcvConCtrl switch":         mad.StatusMethodAttrUnsup, // IBA A10: CAs receive FECN/BECN
+	"PerfMgt PortSLRcvFECN switch":          mad.StatusMethodAttrUnsup,
+	"PerfMgt PortSLRcvBECN switch":          mad.StatusMethodAttrUnsup,
+	"CC SwitchCongestionSetting CA":         mad.StatusMethodAttrUnsup,
+	"CC SwitchPortCongestionSetting CA":     mad.StatusMethodAttrUnsup,
+	"CC CACongestionSetting switch":         mad.StatusMethodAttrUnsup,
+	"CC CongestionControlTable switch":      mad.StatusMethodAttrUnsup,
+	"SMP Notice router":                     mad.StatusMethodAttrUnsup,
+	"SMP SwitchInfo router":                 mad.StatusMethodAttrUnsup,
+	"SMP LinearForwardingTable router":      mad.StatusMethodAttrUnsup,
+	"SMP MulticastForwardingTable router":   mad.StatusMethodAttrUnsup,
+	"SMP SMInfo router":                     mad.StatusMethodAttrUnsup,
+	"PerfMgt SwPortVLCongestion router":     mad.StatusMethodAttrUnsup, // a router's ports are not a switch's
+	"PerfMgt PortXmitConCtrl router":        mad.StatusMethodAttrUnsup,
+	"PerfMgt PortVLXmitTimeCong router":     mad.StatusMethodAttrUnsup,
+	"CC ClassPortInfo router":               mad.StatusMethodAttrUnsup, // IBA A10: CC agents are on switches and CAs
+	"CC CongestionInfo router":              mad.StatusMethodAttrUnsup,
+	"CC CongestionKeyInfo router":           mad.StatusMethodAttrUnsup,
+	"CC CongestionLog router":               mad.StatusMethodAttrUnsup,
+	"CC SwitchCongestionSetting router":     mad.StatusMethodAttrUnsup,
+	"CC SwitchPortCongestionSetting router": mad.StatusMethodAttrUnsup,
+	"CC CACongestionSetting router":         mad.StatusMethodAttrUnsup,
+	"CC CongestionControlTable router":      mad.StatusMethodAttrUnsup,
+	"CC Timestamp router":                   mad.StatusMethodAttrUnsup,
+	"SA InformInfo SM":                      mad.StatusMethodAttrUnsup, // Set only (subscribing)
+	"SA MultiPathRecord SM":                 mad.StatusMethodAttrUnsup, // GetMulti only
+	"SA P_KeyTableRecord SM (no SM_Key)":    sa.StatusReqInvalid,       // OpenSM: trusted requesters only
+	"SA ServiceRecord SM (no records)":      0,
+	"SA InformInfoRecord SM (no records)":   0,
 }
 
 // mayBeZero are the attributes whose answer may be all zero on the
@@ -72,11 +90,12 @@ var mayBeZero = map[string]bool{
 
 // TestSimAnswersSchema asks the embedded simulator, on the default
 // fabric, every SMP, PerfMgt and CC attribute the schema names on a CA
-// and a switch, and every SA attribute at the SM: each answers with
-// status 0 and contents that are not all zero, or with the status
-// notCarried documents.
+// and a switch (and on net.mixed-router's router), and every SA
+// attribute at the SM: each answers with status 0 and contents that are
+// not all zero, or with the status notCarried documents.
 func TestSimAnswersSchema(t *testing.T) {
-	f, s := defaultSession(t)
+	f, s := simSession(t, "")
+	rf, rs := simSession(t, filepath.Join("topologies", "net.mixed-router"))
 	ctx := t.Context()
 	lids := map[kind]uint16{}
 	for _, n := range f.Topology().Nodes {
@@ -89,6 +108,13 @@ func TestSimAnswersSchema(t *testing.T) {
 			lids[kindSwitch] = n.EndPort(0).LID
 		}
 	}
+	for _, n := range rf.Topology().Nodes {
+		if n.Type == topo.Router {
+			lids[kindRouter] = n.EndPort(1).LID
+		}
+	}
+	sess := map[kind]*engine.Session{kindCA: s, kindSwitch: s, kindSM: s, kindRouter: rs}
+	gmpKinds := []kind{kindCA, kindSwitch, kindRouter}
 	check := func(name string, k kind, data []byte, err error, zeroOK bool) {
 		t.Helper()
 		key := fmt.Sprintf("%s %s", name, k)
@@ -118,11 +144,11 @@ func TestSimAnswersSchema(t *testing.T) {
 		if !once("SMP", l.ID) {
 			continue
 		}
-		for _, k := range []kind{kindCA, kindSwitch, kindSM} {
+		for _, k := range []kind{kindCA, kindSwitch, kindSM, kindRouter} {
 			if k == kindSM && l.ID != smp.AttrSMInfo {
 				continue
 			}
-			d, err := s.SMP(ctx, engine.LID(lids[k]), mad.MethodGet, l.ID, smpMod(l.ID, k), nil)
+			d, err := sess[k].SMP(ctx, engine.LID(lids[k]), mad.MethodGet, l.ID, smpMod(l.ID, k), nil)
 			check("SMP "+l.Name, k, d, err, mayBeZero["SMP "+l.Name])
 			n++
 		}
@@ -131,12 +157,12 @@ func TestSimAnswersSchema(t *testing.T) {
 	gmps := []struct {
 		class   string
 		layouts []*mad.Layout
-		get     func(lid, id uint16) ([]byte, error)
+		get     func(s *engine.Session, lid, id uint16) ([]byte, error)
 	}{
-		{"PerfMgt", perf.Layouts(), func(lid, id uint16) ([]byte, error) {
+		{"PerfMgt", perf.Layouts(), func(s *engine.Session, lid, id uint16) ([]byte, error) {
 			return s.Perf(ctx, engine.LID(lid), mad.MethodGet, id, 1, nil)
 		}},
-		{"CC", cc.Layouts(), func(lid, id uint16) ([]byte, error) {
+		{"CC", cc.Layouts(), func(s *engine.Session, lid, id uint16) ([]byte, error) {
 			return s.CC(ctx, engine.LID(lid), mad.MethodGet, id, 0, nil)
 		}},
 	}
@@ -146,8 +172,8 @@ func TestSimAnswersSchema(t *testing.T) {
 				continue
 			}
 			name := g.class + " " + l.Name
-			for _, k := range []kind{kindCA, kindSwitch} {
-				d, err := g.get(lids[k], l.ID)
+			for _, k := range gmpKinds {
+				d, err := g.get(sess[k], lids[k], l.ID)
 				check(name, k, d, err, mayBeZero[name])
 				if ps, ok := l.Field("PortSelect"); ok && err == nil && ps.Get(d) != 1 {
 					t.Errorf("%s %s: PortSelect %d, want 1", name, k, ps.Get(d))
@@ -197,11 +223,18 @@ func TestSimAnswersSchema(t *testing.T) {
 	t.Logf("%d attribute and node kind pairs asked", n)
 }
 
-// defaultSession is the simulator on the default fabric and a session on
-// its SM's port, both closed when the test ends.
-func defaultSession(t *testing.T) (*sim.Fabric, *engine.Session) {
+// simSession is the simulator on the topology file path (the default
+// fabric when "") and a session on its SM's port, both closed when the
+// test ends.
+func simSession(t *testing.T, path string) (*sim.Fabric, *engine.Session) {
 	t.Helper()
-	f, err := sim.Default(nil)
+	var f *sim.Fabric
+	var err error
+	if path == "" {
+		f, err = sim.Default(nil)
+	} else {
+		f, err = sim.Load(path, nil)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
