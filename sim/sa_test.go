@@ -23,6 +23,12 @@ func saReq(t testing.TB, method uint8, attr uint16, mask uint64, tmpl []byte) []
 	return b
 }
 
+// mcmrByPKey is a Get of the MCMemberRecord of P_Key pkey.
+func mcmrByPKey(t testing.TB, pkey uint16) []byte {
+	tm := sa.NewMCMemberRecordTemplate().SetPKey(pkey)
+	return saReq(t, mad.MethodGet, sa.AttrMCMemberRecord, tm.ComponentMask(), tm.Bytes())
+}
+
 func TestSASingleMADAnswers(t *testing.T) {
 	f := mustLoad(t, "net.2sw2path4hca", nil)
 	r := attachRaw(t, f, "Hca3", 1)
@@ -49,6 +55,9 @@ func TestSASingleMADAnswers(t *testing.T) {
 		{"InformInfo Set unsubscribing nothing", saReq(t, mad.MethodSet, sa.AttrInformInfo, 0, nil), sa.StatusReqInvalid},
 		{"Set", saReq(t, mad.MethodSet, sa.AttrNodeRecord, 0, nil), mad.StatusMethodAttrUnsup},
 		{"class version 1", badVersion, mad.StatusBadVersion},
+		{"the IPoIB broadcast group", saReq(t, mad.MethodGet, sa.AttrMCMemberRecord, 0, nil), 0},
+		{"the group by its P_Key's base", mcmrByPKey(t, 0x7fff), 0},
+		{"no group of another P_Key", mcmrByPKey(t, 0x7ffe), sa.StatusNoRecords},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			resp := r.one(sm, c.req)
