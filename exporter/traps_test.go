@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -11,8 +12,10 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // TestTrapRediscovery: with Traps, Run subscribes to the SM's traps; a
@@ -271,4 +274,79 @@ func (l *lockedBuf) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestTrapNames: what each trap makes the exporter re-read, on the
+// discovered net2sw: 128 every port of the switch its LID names; 129-131
+// the port of the switch the LID and port number name, or the CA port
+// the LID names; 144 the port the LID names (a switch's port 0); 65 the
+// switch port facing the endport gone, by its port GUID; a LID or a
+// port the topology does not hold, 64 and a vendor notice want a
+// discovery.
+func TestTrapNames(t *testing.T) {
+	e, _ := simExporter(t, net2sw, nil)
+	s, err := e.Sweep(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := e.plan.index()
+	var sw1, hca1 *topo.Node
+	for _, n := range s.Fabric.Nodes {
+		switch n.Desc {
+		case "Switch1":
+			sw1 = n
+		case "Hca1":
+			hca1 = n
+		}
+	}
+	if sw1 == nil || hca1 == nil {
+		t.Fatal("no Switch1 or Hca1")
+	}
+	swLID, hcaPort := sw1.Ports[0].LID, hca1.Ports[1]
+	names := func(ps []*topo.Port) string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, fmt.Sprintf("%s/%d", p.Node.Desc, p.Num))
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		ev   trapEvent
+		want string // "" with ok false: a discovery
+		ok   bool
+	}{
+		{trapEvent{trap: smp.TrapLinkStateChange, lid: swLID, port: -1}, "Switch1/1 Switch1/2 Switch1/3 Switch1/4 Switch1/5 Switch1/6 Switch1/7 Switch1/8", true},
+		{trapEvent{trap: smp.TrapLinkIntegrity, lid: swLID, port: 5}, "Switch1/5", true},
+		{trapEvent{trap: smp.TrapBufferOverrun, lid: hcaPort.LID, port: 1}, "Hca1/1", true},
+		{trapEvent{trap: smp.TrapWatchdog, lid: swLID, port: 9}, "", false},
+		{trapEvent{trap: smp.TrapLocalChanges, lid: hcaPort.LID, port: -1}, "Hca1/1", true},
+		{trapEvent{trap: smp.TrapLocalChanges, lid: swLID, port: -1}, "Switch1/0", true},
+		{trapEvent{trap: smp.TrapGIDOutOfService, gid: hcaPort.GUID, port: -1}, "Switch1/1", true},
+		{trapEvent{trap: smp.TrapGIDOutOfService, gid: 0x1234, port: -1}, "", true},
+		{trapEvent{trap: smp.TrapGIDInService, gid: hcaPort.GUID, port: -1}, "", false},
+		{trapEvent{trap: smp.TrapLinkStateChange, lid: 999, port: -1}, "", false},
+		{trapEvent{trap: smp.TrapLinkStateChange, lid: hcaPort.LID, port: -1}, "", false},
+		{trapEvent{trap: 0, port: -1}, "", false},
+	} {
+		ps, ok := ix.named(c.ev)
+		if got := names(ps); got != c.want || ok != c.ok {
+			t.Errorf("%+v: %q %v, want %q %v", c.ev, got, ok, c.want, c.ok)
+		}
+	}
+	// eventOf reads them from the Notices as smp.Notice carries them.
+	n := smp.Notice{IsGeneric: true, TrapNumber: smp.TrapLinkIntegrity, IssuerLID: hcaPort.LID}
+	n.SetDetailsLID(swLID)
+	n.DataDetails[4] = 5 // the port, after the LID
+	if ev := eventOf(&n); ev != (trapEvent{trap: smp.TrapLinkIntegrity, lid: swLID, port: 5}) {
+		t.Errorf("trap 129: %+v", ev)
+	}
+	n = smp.Notice{IsGeneric: true, TrapNumber: smp.TrapGIDOutOfService}
+	n.SetDetailsGID(mad.NewGID(0xfe80000000000000, hcaPort.GUID))
+	if ev := eventOf(&n); ev != (trapEvent{trap: smp.TrapGIDOutOfService, gid: hcaPort.GUID, port: -1}) {
+		t.Errorf("trap 65: %+v", ev)
+	}
+	n = smp.Notice{IsGeneric: true, TrapNumber: smp.TrapLinkStateChange, IssuerLID: swLID}
+	if ev := eventOf(&n); ev != (trapEvent{trap: smp.TrapLinkStateChange, lid: swLID, port: -1}) {
+		t.Errorf("trap 128 without its details: %+v", ev)
+	}
 }
