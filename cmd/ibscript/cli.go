@@ -107,6 +107,7 @@ var flagTable = []flagSpec{
 	{name: "web.telemetry-path", arg: "PATH", cmds: []string{"exporter"}, help: "the metrics path (default /metrics)"},
 	{name: "interval", arg: "DUR", cmds: []string{"exporter"}, help: "time between counter sweeps (default 10s)"},
 	{name: "discover-interval", arg: "DUR", cmds: []string{"exporter"}, help: "time between discoveries (default 5m)"},
+	{name: "topology-reference", arg: "FILE", complete: "file", cmds: []string{"exporter"}, help: "the topology the infiniband_topology_* series compare each discovery with (default: the first discovery)"},
 	{name: "once", cmds: []string{"exporter"}, help: "one sweep written to --output, then exit"},
 	{name: "output", arg: "FILE", complete: "file", cmds: []string{"exporter"}, help: "where --once writes"},
 	{name: "collector.hca", cmds: []string{"exporter"}, help: "CA ports too"},

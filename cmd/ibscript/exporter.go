@@ -25,6 +25,7 @@ import (
 	"github.com/ibscript/ibscript/exporter"
 	"github.com/ibscript/ibscript/host"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // exporterFlags are the exporter command's flags, named as
@@ -46,16 +47,18 @@ type exporterFlags struct {
 	telemetryPath    string
 	interval         time.Duration
 	discoverInterval time.Duration
-	once             bool    // --once: one sweep, written to --output, then exit
-	output           string  // --output FILE: where --once writes (atomically)
-	hca              bool    // --collector.hca: CA ports too
-	details          bool    // --details: PortRcvErrorDetails and PortXmitDiscardDetails of every swept port
-	switchDetails    bool    // --collector.switch.rcv-err-details: the same, of switch ports (treydock's spelling)
-	hcaDetails       bool    // --collector.hca.rcv-err-details: the same, of CA ports (treydock's spelling)
-	xmitWaitTick     int     // --xmit-wait-tick: a PortXmitWait tick in symbol times
-	resetSaturated   bool    // --reset-saturated: clear saturated PortCounters counters
-	simTraffic       float64 // --sim-traffic: the embedded simulator's background load
-	traps            bool    // --traps: rediscover on the SM's traps 64, 65, 128 (default on)
+	reference        string       // --topology-reference FILE: what infiniband_topology_* compare with
+	ref              *topo.Fabric // its topology, read by check
+	once             bool         // --once: one sweep, written to --output, then exit
+	output           string       // --output FILE: where --once writes (atomically)
+	hca              bool         // --collector.hca: CA ports too
+	details          bool         // --details: PortRcvErrorDetails and PortXmitDiscardDetails of every swept port
+	switchDetails    bool         // --collector.switch.rcv-err-details: the same, of switch ports (treydock's spelling)
+	hcaDetails       bool         // --collector.hca.rcv-err-details: the same, of CA ports (treydock's spelling)
+	xmitWaitTick     int          // --xmit-wait-tick: a PortXmitWait tick in symbol times
+	resetSaturated   bool         // --reset-saturated: clear saturated PortCounters counters
+	simTraffic       float64      // --sim-traffic: the embedded simulator's background load
+	traps            bool         // --traps: rediscover on the SM's traps 64, 65, 128 (default on)
 }
 
 // noopFlags are treydock/infiniband_exporter's flags that name the
@@ -97,6 +100,7 @@ func (f *exporterFlags) options(c *config) *exporter.Options {
 		Details:          f.details || f.switchDetails,
 		HCADetails:       f.details || f.hcaDetails,
 		XmitWaitTick:     f.xmitWaitTick,
+		Reference:        f.ref,
 		ResetSaturated:   f.resetSaturated,
 		Traps:            f.traps,
 	}
@@ -198,6 +202,13 @@ func (f *exporterFlags) check() error {
 	}
 	if !strings.HasPrefix(f.telemetryPath, "/") || f.telemetryPath == "/healthz" || f.telemetryPath == "/" {
 		return fmt.Errorf("--web.telemetry-path %q: want a path starting with / other than / and /healthz", f.telemetryPath)
+	}
+	if f.reference != "" {
+		ref, err := topo.Load(f.reference)
+		if err != nil {
+			return fmt.Errorf("--topology-reference %s: %v", f.reference, err)
+		}
+		f.ref = ref
 	}
 	return nil
 }

@@ -362,6 +362,7 @@ func TestExporterBadFlags(t *testing.T) {
 		{[]string{"--sim-traffic", "1.5"}, "--sim-traffic 1.5: want a fraction of link capacity, 0..1"},
 		{[]string{"--xmit-wait-tick", "257"}, "--xmit-wait-tick 257: want 1..256"},
 		{[]string{"--once", "--output", "/nonexistent-dir/x.prom"}, "--output /nonexistent-dir/x.prom: open /nonexistent-dir/"},
+		{[]string{"--topology-reference", "/nonexistent.topo"}, "--topology-reference /nonexistent.topo: "},
 	} {
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"exporter", "--fabric", "sim:", "--web.listen-address", "127.0.0.1:0"}, tc.args...)
@@ -501,5 +502,49 @@ func TestSystemdUnit(t *testing.T) {
 	out, err := osexec.Command(sa, "verify", unit).CombinedOutput()
 	if err != nil || strings.Contains(string(out), "Unknown") || strings.Contains(string(out), "nvalid") {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+// TestExporterTopologyReference: --topology-reference names the topology
+// the infiniband_topology_* series compare the discovery with: net2sw
+// against itself without Hca4 (and its cable) is one extra node and one
+// extra link, nothing missing; without the flag the first discovery is
+// the reference (all 0).
+func TestExporterTopologyReference(t *testing.T) {
+	src, err := os.ReadFile("../../tests/topologies/net.2sw2path4hca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string // the lines, but Hca4's record and Switch2's cable to it
+	skip := false
+	for _, line := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(line, "Hca") || strings.HasPrefix(line, "Switch") {
+			skip = strings.Contains(line, `"Hca4"`)
+		}
+		if !skip && !strings.Contains(line, `"Hca4"`) {
+			kept = append(kept, line)
+		}
+	}
+	ref := filepath.Join(t.TempDir(), "ref.topo")
+	if err := os.WriteFile(ref, []byte(strings.Join(kept, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want map[string]string
+	}{
+		{[]string{"--topology-reference", ref}, map[string]string{"missing_nodes": "0", "extra_nodes": "1", "missing_links": "0", "extra_links": "1"}},
+		{nil, map[string]string{"missing_nodes": "0", "extra_nodes": "0", "missing_links": "0", "extra_links": "0"}},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"exporter", "--fabric", "sim:../../tests/topologies/net.2sw2path4hca", "--once", "--output", "-"}, c.args...)
+		if code := run(args, strings.NewReader(""), &stdout, &stderr); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr.String())
+		}
+		for k, v := range c.want {
+			if line := "infiniband_topology_" + k + " " + v + "\n"; !strings.Contains(stdout.String(), line) {
+				t.Errorf("%v: no %q", c.args, line)
+			}
+		}
 	}
 }

@@ -257,8 +257,13 @@ until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
   --web.telemetry-path PATH  the metrics path (default /metrics)
   --interval DUR             time between counter sweeps (default 10s)
   --discover-interval DUR    time between discoveries (default 5m)
-  --traps=false              no subscription to the SM's traps 64, 65 and
-                             128 (by default each starts a rediscovery)
+  --topology-reference FILE  the topology (ibnetdiscover, ibsim or JSON
+                             snapshot) the infiniband_topology_* series
+                             compare each discovery with (default: the
+                             first discovery)
+  --traps=false              no subscription to the SM's traps 64, 65,
+                             128-131 and 144 (by default each re-reads the
+                             ports it names at once, or rediscovers)
   --node-name-map FILE       switch and uplink names as in ibnetdiscover
   --collector.hca            CA ports too (infiniband_hca_* series)
   --details                  PortRcvErrorDetails and PortXmitDiscardDetails
@@ -424,6 +429,7 @@ func newFlagSet(c *config, stderr io.Writer) *flag.FlagSet {
 	c.exporter.interval, c.exporter.discoverInterval = exporter.DefaultInterval, exporter.DefaultDiscoverInterval
 	fs.Var(durationFlag{&c.exporter.interval}, "interval", "")
 	fs.Var(durationFlag{&c.exporter.discoverInterval}, "discover-interval", "")
+	fs.StringVar(&c.exporter.reference, "topology-reference", "", "")
 	fs.BoolVar(&c.exporter.once, "once", false, "")
 	fs.StringVar(&c.exporter.output, "output", "", "")
 	fs.BoolVar(&c.exporter.hca, "collector.hca", false, "")
