@@ -3,26 +3,11 @@ package bindings
 import (
 	lua "github.com/yuin/gopher-lua"
 
-	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
 )
 
-// diag.smpquery{op=, target=, port=, extended=}: smpquery's op
-// (diag/smpquery.go). The helpers below serve the other point-query
-// tools' functions too (diag_perfquery.go, diag_sminfo.go, ...).
-func init() {
-	registerDiag(Func{"smpquery", func(e *Env, L *lua.LState) int {
-		const fn = "diag.smpquery"
-		o := diagOptions(L, fn, "op", "target", "port", "extended")
-		q, err := diag.SMPQueryRun(L.Context(), e.diagEnv(), diag.SMPQueryOptions{
-			Op: lua.LVAsString(o.RawGetString("op")), Target: diagTarget(L, fn, o, true),
-			Port: int(diagNum(L, fn, o, "port", 0, 255)), Extended: lua.LVAsBool(o.RawGetString("extended")),
-		})
-		return e.diagResult(L, fn, q, err)
-	}, `smpquery({op = "portinfo", target = "lid:1" | 1 | "dr:0,1", port = 1, extended = false}) -> {op, target, portid, port, fields = {{name, value, text}, ...} | node_desc | pkeys, pkey_cap | sl2vl | vlarb | guids, guid_cap}: one smpquery op (NodeInfo, NodeDesc, PortInfo, PortInfoExtended, SwitchInfo, PKeyTable, SL2VLTable, VLArbitration, GUIDInfo, MlnxExtPortInfo, or their aliases), fields named as smpquery prints them`},
-		`local pi = diag.smpquery{op = "portinfo", target = 1, port = 1}
-for _, f in ipairs(pi.fields) do if f.name == "LinkState" then print(f.text) end end`)
-}
+// Helpers of the point-query tools' functions (diag_perfquery.go, ...);
+// diag.smpquery itself is a diag.Tool (diag_tool.go).
 
 // diagTarget reads option target as checkTarget reads a target
 // argument (luaTarget: a LID as a number, or a target string); required

@@ -68,6 +68,11 @@ func (e *Env) runDiagTool(L *lua.LState, dt *diag.Tool) int {
 			s.SetTarget(o, tg)
 		}
 	}
+	if dt.Check != nil {
+		if err := dt.Check(o); err != nil {
+			raise(L, fn, "%v", err)
+		}
+	}
 	r, err := dt.Run(L.Context(), env, o)
 	return e.diagResult(L, fn, r, err)
 }

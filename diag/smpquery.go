@@ -34,16 +34,44 @@ func (e *ToolError) Unwrap() error { return e.Err }
 type SMPQueryOptions struct {
 	// Op is the operation as typed: its name or alias, any case
 	// ("portinfo", "PI", "NodeDesc").
-	Op     string
-	Target engine.Target
+	Op     string        `pos:"0" lua:"op"`
+	Target engine.Target `pos:"1" lua:"target"`
 	// Port is the op's [<portnum>] argument (0 when not given).
-	Port int
+	Port int `pos:"2" lua:"port" max:"255"`
+	// Combined is -c, which ibscript refuses (it routes by LID or DR).
+	Combined bool `flag:"c,combined" help:"use Combined route address argument (not supported: ibscript routes LID or DR)" lua:"combined"`
 	// Extended is -x: PortInfo asked with attribute modifier bit 31 set
 	// (extended speeds).
-	Extended bool
-	// NodeNames is --node-name-map (NodeDesc prints the mapped name).
+	Extended bool `flag:"x,extended" help:"use extended speeds" lua:"extended"`
+	// NodeNames is --node-name-map (NodeDesc prints the mapped name);
+	// nil: the Env's.
 	NodeNames map[uint64]string
 }
+
+// smpQueryTool is smpquery.
+var smpQueryTool = NewTool(Tool{
+	Name:    "smpquery",
+	Lua:     "smpquery",
+	Summary: "query one SMA attribute of a node or port (nodeinfo, portinfo, switchinfo, pkeys, sl2vl, vlarb, guids, ...)",
+	Args:    "<op> <dest dr_path|lid|guid> [op params]\n\nSupported ops (and aliases, case insensitive):\n" + strings.TrimRight(SMPQueryUsage(), "\n"),
+	MinArgs: 2,
+	Want:    "want <op> and <dest>",
+	Example: []string{"nodeinfo", "1"},
+	Check: func(opts any) error {
+		o := opts.(*SMPQueryOptions)
+		if o.Combined {
+			return &UsageError{"-c (combined routes) is not supported: give a LID or (-D) a directed route"}
+		}
+		if SMPQueryOp(o.Op) == "" {
+			return &ToolError{Msg: "operation '" + o.Op + "' not supported"}
+		}
+		return nil
+	},
+	LuaDoc: `smpquery({op = "portinfo", target = "lid:1" | 1 | "dr:0,1", port = 1, extended = false}) -> {op, target, portid, port, fields = {{name, value, text}, ...} | node_desc | pkeys, pkey_cap | sl2vl | vlarb | guids, guid_cap}: ` +
+		`one smpquery op (NodeInfo, NodeDesc, PortInfo, PortInfoExtended, SwitchInfo, PKeyTable, SL2VLTable, VLArbitration, GUIDInfo, MlnxExtPortInfo, or their aliases), fields named as smpquery prints them`,
+	LuaExample: `local pi = diag.smpquery{op = "portinfo", target = 1, port = 1}
+for _, f in ipairs(pi.fields) do if f.name == "LinkState" then print(f.text) end end`,
+}, SMPQueryOptions{}, SMPQueryRun, BuilderText(WriteSMPQuery))
 
 // smpOps are smpquery's operations: name, alias, and whether they take a
 // port number.

@@ -65,6 +65,12 @@ type Tool struct {
 	// cannot read or resolve, followed by the argument; "" is "can't
 	// resolve destination port".
 	Unresolved string
+	// Check, when set, looks at the options (from NewOptions) once the
+	// options and the arguments but addresses are read, before an
+	// address is resolved: what the C tool refuses before it sends
+	// anything. A *UsageError is the command line's usage error (status
+	// 2), anything else ends the tool as Run's errors do.
+	Check func(opts any) error
 	// Script, when not "", is the usage a shell-script tool (ibstatus)
 	// prints on stdout, exit status 255, for -h as its first argument.
 	Script string

@@ -12,5 +12,6 @@ func Tools() []*Tool {
 		ibPortStateTool,
 		ibCacheEditTool,
 		ibCCQueryTool,
+		smpQueryTool,
 	}
 }

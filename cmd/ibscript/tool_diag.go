@@ -74,6 +74,14 @@ func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
 	// The arguments: numbers and strings first, then addresses, which
 	// may ask the SA (a GUID's LID) and so open the fabric.
 	for _, resolve := range []bool{false, true} {
+		if resolve && dt.Check != nil {
+			if err := dt.Check(o); err != nil {
+				if ue := (*diag.UsageError)(nil); errors.As(err, &ue) {
+					return usageError(inv, "%s", ue.Msg)
+				}
+				return queryDone(inv, nil, nil, err)
+			}
+		}
 		for i := range specs {
 			s := &specs[i]
 			if s.Pos < 0 || (s.Kind == diag.OptTarget) != resolve {
