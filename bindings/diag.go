@@ -82,6 +82,10 @@ func diagOptions(L *lua.LState, fn string, known ...string) *lua.LTable {
 // error's text as second value; any other error is raised.
 func (e *Env) diagResult(L *lua.LState, fn string, v any, err error) int {
 	var partial diag.DiscoveryErrors
+	var failed *diag.CheckFailed
+	if errors.As(err, &failed) {
+		err = nil // the fault found is in the data (ibidsverify's problems)
+	}
 	if err != nil && !errors.As(err, &partial) {
 		raise(L, fn, "%v", err)
 	}

@@ -74,6 +74,13 @@ type Tool struct {
 	// Script, when not "", is the usage a shell-script tool (ibstatus)
 	// prints on stdout, exit status 255, for -h as its first argument.
 	Script string
+	// ScriptStatus is the exit status of the script's usage (0: 255, the
+	// shell scripts'; ibidsverify.pl's usage_and_exit: 2).
+	ScriptStatus int
+	// Getopts, when not "", is a Perl script's getopts() spec
+	// ("hRC:P:"): its leading options are read as Getopt::Std reads them,
+	// and -h, an unknown option or a missing value print Script.
+	Getopts string
 	// Offline marks a tool that reads and writes files only
 	// (ibcacheedit): no fabric is opened for it, and its Env has no
 	// Session.

@@ -13,5 +13,6 @@ func Tools() []*Tool {
 		ibCacheEditTool,
 		ibCCQueryTool,
 		smpQueryTool,
+		ibIDsVerifyTool,
 	}
 }

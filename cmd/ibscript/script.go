@@ -70,6 +70,9 @@ func scriptUsage(inv *Invocation, why string) int {
 	} else {
 		inv.Errorf("%s: the script prints its usage (%s --help lists ibscript's options)", why, inv.Prog)
 	}
+	if inv.Tool.ScriptStatus != 0 {
+		return inv.Tool.ScriptStatus
+	}
 	return exitIBExit
 }
 

@@ -24,13 +24,17 @@ func init() {
 			Run: func(ctx context.Context, inv *Invocation) int { return runDiagTool(ctx, inv, dt) }}
 		if dt.Script != "" {
 			// A script's own loop: -h first is its usage, the rest its
-			// arguments (ibstatus).
-			t.Script = dt.Script
+			// arguments (ibstatus); a Perl script's getopts.
+			t.Script, t.ScriptStatus = dt.Script, dt.ScriptStatus
 			t.ScriptArgs = func(args []string) string {
 				if len(args) > 0 && args[0] == "-h" {
 					return "help"
 				}
 				return ""
+			}
+			if dt.Getopts != "" {
+				spec := dt.Getopts
+				t.ScriptArgs = func(args []string) string { return perlGetopts(spec, args) }
 			}
 		}
 		for _, s := range dt.Options() {
@@ -143,6 +147,14 @@ func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
 		fmt.Fprintln(out, fatal)
 		return exitIBExit
 	}
+	var failed *diag.CheckFailed
+	if errors.As(err, &failed) {
+		// The data say the fabric failed the check: printed, status 1.
+		if code := queryDone(inv, r, func(b *strings.Builder) { _ = dt.WriteText(b, r) }, nil); code != exitOK {
+			return code
+		}
+		return exitFailed
+	}
 	if r == nil {
 		return queryDone(inv, nil, nil, err)
 	}
@@ -152,4 +164,57 @@ func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
 		}
 	}
 	return queryDone(inv, r, func(b *strings.Builder) { _ = dt.WriteText(b, r) }, err)
+}
+
+// perlGetopts reads args as Perl's Getopt::Std getopts(spec) does: the
+// leading arguments that start with '-' and a character ("--" ends
+// them), bundled letters, a value attached or the next argument. It
+// returns "help" for -h, a reason for an unknown option or a missing
+// value (the script then prints its usage), "" otherwise. ibscript's own
+// long options (--fabric, --format, ...) are not the script's: they are
+// taken out first.
+func perlGetopts(spec string, all []string) string {
+	var args []string
+	for i := 0; i < len(all); i++ {
+		if o := ownLongOption(all[i]); o != nil {
+			if o.Arg != "" && !strings.Contains(all[i], "=") {
+				i++
+			}
+			continue
+		}
+		args = append(args, all[i])
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if len(a) < 2 || a[0] != '-' {
+			return ""
+		}
+		if a == "--" {
+			return ""
+		}
+		if a == "--help" || a == "--version" {
+			// Getopt::Std prints its own help or version on stderr and
+			// goes on; ibscript's parse answers them.
+			continue
+		}
+		for j := 1; j < len(a); j++ {
+			c := a[j]
+			k := strings.IndexByte(spec, c)
+			switch {
+			case c == ':' || k < 0:
+				return fmt.Sprintf("unknown option: %c", c)
+			case c == 'h':
+				return "help"
+			case k+1 < len(spec) && spec[k+1] == ':':
+				if j+1 == len(a) {
+					if i+1 >= len(args) {
+						return fmt.Sprintf("option %c wants a value", c)
+					}
+					i++
+				}
+				j = len(a)
+			}
+		}
+	}
+	return ""
 }

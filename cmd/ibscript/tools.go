@@ -64,6 +64,8 @@ type Tool struct {
 	// ScriptArgs, when set, is the script's own option loop in place of
 	// the node-list scripts' (scriptArgs).
 	ScriptArgs func(args []string) string
+	// ScriptStatus is the exit status of the script's usage; 0 is 255.
+	ScriptStatus int
 	// Wraps, when not "", is the C program the tool's script runs
 	// (ibnetdiscover for the node lists, dump_fts for dump_lfts): the
 	// script passes that program's IBEXIT lines on (ibExitAs), WrapsRuns
