@@ -142,10 +142,13 @@ func TestCreditLoopRing(t *testing.T) {
 	if res.Count == 0 || len(res.Loops) == 0 {
 		t.Fatalf("no credit loop found: %+v", res)
 	}
-	// ibsim's SL2VL: SL i on VL i (15 on 7) on every port, so every SL
-	// makes the same graph on its own VL: one class, one loop.
-	if len(res.SLClasses) != 1 || len(res.SLClasses[0]) != 16 || res.Count != 1 || res.SL2VL != "tables" || res.MissingSL2VL != 0 {
-		t.Errorf("classes %v, count %d, sl2vl %q missing %d", res.SLClasses, res.Count, res.SL2VL, res.MissingSL2VL)
+	// ibsim's SL2VL: SL i on VL i (15 on 7) on every port: 15 classes
+	// (7 and 15 one), each the ring's loop on its own VL.
+	if len(res.SLClasses) != 15 || res.Count != 15 || res.SL2VL != "tables" || res.MissingSL2VL != 0 {
+		t.Fatalf("classes %v, count %d, sl2vl %q missing %d", res.SLClasses, res.Count, res.SL2VL, res.MissingSL2VL)
+	}
+	if l := res.Loops[7]; fmt.Sprint(l.SLs) != "[7 15]" || l.Channels[0].VL != 7 || fmt.Sprint(res.Loops[0].SLs) != "[0]" {
+		t.Errorf("loop 7 SLs %v on VL %d, loop 0 SLs %v", l.SLs, l.Channels[0].VL, res.Loops[0].SLs)
 	}
 	var got []string
 	for _, c := range res.Loops[0].Channels {
@@ -251,5 +254,57 @@ func TestTablesReadBack(t *testing.T) {
 	got := tabs.SL2VL.Tables[topo.SL2VLKey{Node: s0, In: 2, Out: 1}]
 	if want := [16]uint8{1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0, 15}; got != want {
 		t.Errorf("S0 2->1 SL2VL %v, want %v", got, want)
+	}
+}
+
+// TestCreditLoopAcrossSLs: SL 0 with its dateline at S0 (what came from
+// S3 moves to VL 1) and SL 1 with the opposite one (VL 1, moving to VL 0)
+// have no cycle each, but share the VLs' buffers: together they close one
+// through all eight channels, which a search per SL would miss.
+func TestCreditLoopAcrossSLs(t *testing.T) {
+	l := newLive(t, ring4, "")
+	f, _ := l.read(t)
+	l.clockwise(t, f)
+	f, tabs := l.read(t)
+	for k := range tabs.SL2VL.Tables {
+		var v [16]uint8
+		v[1] = 1
+		if k.Node.Desc == "S0" && k.In == 2 && k.Out == 1 {
+			for sl := range v {
+				v[sl] = 1
+			}
+			v[1] = 0
+		}
+		tabs.SL2VL.Tables[k] = v
+	}
+	res, err := analyze.FindCreditLoops(f, tabs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.SLClasses) != 2 || res.Count != 1 || len(res.Loops[0].Channels) != 8 || len(res.Loops[0].SLs) != 16 {
+		t.Fatalf("classes %v, %d loops: %+v", res.SLClasses, res.Count, res.Loops)
+	}
+	var got []string
+	for _, c := range res.Loops[0].Channels {
+		got = append(got, fmt.Sprintf("%s:%d/VL%d", c.Node.Desc, c.Port, c.VL))
+	}
+	if want := "S0:1/VL0 S1:1/VL0 S2:1/VL0 S3:1/VL0 S0:1/VL1 S1:1/VL1 S2:1/VL1 S3:1/VL1"; strings.Join(got, " ") != want {
+		t.Errorf("loop %v, want %s", got, want)
+	}
+	// Each SL alone: no loop.
+	for _, sl := range []int{0, 1} {
+		one := &topo.SL2VLTables{Tables: map[topo.SL2VLKey][16]uint8{}}
+		for k, v := range tabs.SL2VL.Tables {
+			var w [16]uint8
+			for i := range w {
+				w[i] = v[sl]
+			}
+			one.Tables[k] = w
+		}
+		t2 := tabs
+		t2.SL2VL = one
+		if r, _ := analyze.FindCreditLoops(f, t2); r.Count != 0 {
+			t.Errorf("SL %d alone: %d loops", sl, r.Count)
+		}
 	}
 }

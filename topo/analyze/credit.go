@@ -26,9 +26,8 @@ func (c Channel) String() string {
 // CreditLoop is one cycle of the channel dependency graph: each channel's
 // packets wait for buffers of the next, and the last's for the first's.
 type CreditLoop struct {
-	// SLs are the SLs whose routes make the cycle; Channels name the VLs
-	// of the first of them (the others' VLs are the same channels' under
-	// their SL2VL entries).
+	// SLs are the SLs whose routes add a dependency of the cycle; the
+	// Channels' VLs are those the SL2VL tables give them.
 	SLs       []int     `json:"sls"`
 	Multicast bool      `json:"multicast"` // found on multicast routes
 	Channels  []Channel `json:"channels"`
@@ -42,15 +41,16 @@ const MaxLoops = 100
 
 // CreditLoops is what FindCreditLoops found.
 type CreditLoops struct {
-	// Loops are one cycle per strongly connected component of each SL
-	// class's dependency graph, at most MaxLoops; Count counts them all.
+	// Loops are one cycle per strongly connected component of the
+	// dependency graph of every SL, at most MaxLoops; Count counts them
+	// all.
 	Loops []CreditLoop `json:"loops"`
 	Count int          `json:"count"`
-	// Channels and Dependencies size the graphs (summed over SL classes).
+	// Channels and Dependencies size the graph.
 	Channels     int `json:"channels"`
 	Dependencies int `json:"dependencies"`
-	// SLClasses are the groups of SLs analysed together (SLs every table
-	// maps alike).
+	// SLClasses are the groups of SLs every table maps to the same VL:
+	// each group's routes are followed once.
 	SLClasses [][]int `json:"sl_classes"`
 	// SL2VL says where the VLs came from: "tables", or "none (every SL
 	// on VL 0)" when no SLtoVLMappingTable was read; MissingSL2VL counts
@@ -77,9 +77,10 @@ type CreditLoops struct {
 // routes of every MLID of the MFTs, and reports its cycles: credit loops,
 // which can deadlock the fabric. The VL of each hop is the SL2VL entry of
 // the switch's input and output ports (a CA's own table on its link);
-// without tables every SL is on VL 0. SLs every table maps alike are
-// analysed once. Tarjan's algorithm finds the strongly connected
-// components; one shortest cycle of each is reported.
+// without tables every SL is on VL 0. The graph is one over every SL
+// (SLs sharing a VL share its buffers); SLs every table maps to the same
+// VL add their dependencies once. Tarjan's algorithm finds the strongly
+// connected components; one shortest cycle of each is reported.
 //
 // Every route is taken on every SL: right for SMs that give all pairs one
 // SL (min-hop, up/down, fat-tree), an over-approximation where the SM
@@ -103,25 +104,35 @@ func FindCreditLoops(f *topo.Fabric, t Tables) (*CreditLoops, error) {
 		res.Destinations = len(x.dests)
 	}
 	cg := newChanGraph(x)
-	for _, sls := range res.SLClasses {
-		var uni, edges []uint64
+	// One graph over every SL: SLs sharing a VL share its buffers, so a
+	// cycle may run through the dependencies of several.
+	perClass := make([][]uint64, len(res.SLClasses))
+	var all, uni []uint64
+	for i, sls := range res.SLClasses {
+		var u, edges []uint64
 		if t.LFT != nil {
-			uni = unicastDeps(x, vm, cg, sls[0])
+			u = unicastDeps(x, vm, cg, sls[0])
 		}
-		edges = uni
+		edges = u
 		if t.MFT != nil {
 			var mc []uint64
 			mc, res.MLIDs = multicastDeps(x, vm, cg, t.MFT, sls[0])
-			edges = sortEdges(append(slices.Clip(uni), mc...))
+			edges = sortEdges(append(slices.Clip(u), mc...))
 		}
-		res.Dependencies += len(edges)
-		res.Channels += cg.used(edges)
-		for _, c := range cg.cycles(edges) {
-			res.Count++
-			if len(res.Loops) < MaxLoops {
-				res.Loops = append(res.Loops, CreditLoop{SLs: sls, Component: c.size, Channels: cg.channels(c.cycle),
-					Multicast: !allIn(c.cycle, uni)})
-			}
+		perClass[i] = edges
+		all = append(all, edges...)
+		uni = append(uni, u...)
+	}
+	if len(res.SLClasses) > 1 {
+		all, uni = sortEdges(all), sortEdges(uni)
+	}
+	res.Dependencies = len(all)
+	res.Channels = cg.used(all)
+	for _, c := range cg.cycles(all) {
+		res.Count++
+		if len(res.Loops) < MaxLoops {
+			res.Loops = append(res.Loops, CreditLoop{SLs: cycleSLs(c.cycle, res.SLClasses, perClass), Component: c.size,
+				Channels: cg.channels(c.cycle), Multicast: !allIn(c.cycle, uni)})
 		}
 	}
 	res.MissingSL2VL = missingSL2VL(x, vm)
@@ -195,6 +206,22 @@ func (g *chanGraph) channels(ids []uint32) []Channel {
 		cs[i] = g.channel(id)
 	}
 	return cs
+}
+
+// cycleSLs are the SLs of the classes that add a dependency of the cycle.
+func cycleSLs(cycle []uint32, classes [][]int, perClass [][]uint64) []int {
+	var sls []int
+	for i, es := range perClass {
+		for k, c := range cycle {
+			e := uint64(c)<<32 | uint64(cycle[(k+1)%len(cycle)])
+			if _, ok := slices.BinarySearch(es, e); ok {
+				sls = append(sls, classes[i]...)
+				break
+			}
+		}
+	}
+	slices.Sort(sls)
+	return sls
 }
 
 // allIn reports whether every dependency of the cycle is in the sorted

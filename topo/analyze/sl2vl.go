@@ -86,9 +86,8 @@ func (m *vlMap) caVL(p *topo.Port, sl int) uint8 {
 	return m.ca[p][sl] & 0xf
 }
 
-// classes groups the SLs whose routes give the same channel dependency
-// graph up to the names of the VLs: SLs that every table maps alike (after
-// renaming VLs in order of first use). Without tables, one class of all
+// classes groups the SLs whose routes give the same dependencies: SLs
+// that every table maps to the same VL. Without tables, one class of all
 // 16 SLs.
 func (m *vlMap) classes(x *index) [][]int {
 	if m.none {
@@ -96,19 +95,7 @@ func (m *vlMap) classes(x *index) [][]int {
 	}
 	vec := func(sl int) []uint8 {
 		var v []uint8
-		rename := [16]uint8{}
-		for i := range rename {
-			rename[i] = 0xff
-		}
-		next := uint8(0)
-		add := func(vl uint8) {
-			k := int(vl & 0xf)
-			if rename[k] == 0xff {
-				rename[k] = next
-				next++
-			}
-			v = append(v, rename[k])
-		}
+		add := func(vl uint8) { v = append(v, vl) }
 		// The entries routes into other switches use: a missing one is
 		// VL 0, as vl takes it.
 		for s := range m.sw {
