@@ -208,6 +208,38 @@ func TestSamples(t *testing.T) {
 	if res.SampleStatus != sampleDone || res.Tag != 0x77 || float64(res.Counter[0]) < want-1 || float64(res.Counter[0]) > want+1 || res.Counter[1] == 0 {
 		t.Errorf("result %+v, want XmitData about %.0f", res, want)
 	}
+
+	// SampleStart 1 s ahead: Started, then Running; a Set meanwhile is
+	// ignored (the sample in progress stays); a select past IBA's five
+	// and a CA's PortSelect other than the arrival port are refused.
+	ctl.SampleStart, ctl.SampleInterval, ctl.Tag = 250_000_000, 250_000_000, 0x78
+	d, _ = ctl.MarshalBinary()
+	_ = got.UnmarshalBinary(ok(t, c.perf(sw, mad.MethodSet, perf.AttrPortSamplesControl, 3, d)))
+	if got.SampleStatus != sampleStarted || got.Tag != 0x78 {
+		t.Errorf("SampleStart ahead: %+v", got)
+	}
+	other := ctl
+	other.Tag = 0x79
+	d2, _ := other.MarshalBinary()
+	_ = got.UnmarshalBinary(ok(t, c.perf(sw, mad.MethodSet, perf.AttrPortSamplesControl, 3, d2)))
+	if got.Tag != 0x78 {
+		t.Errorf("a Set while a sample is in progress took effect: %+v", got)
+	}
+	*clock = clock.Add(1500 * time.Millisecond)
+	_ = got.UnmarshalBinary(ok(t, c.perf(sw, mad.MethodGet, perf.AttrPortSamplesControl, 3, nil)))
+	if got.SampleStatus != sampleRunning {
+		t.Errorf("1.5 s later: status %d, want Running", got.SampleStatus)
+	}
+	bad := perf.PortSamplesControl{PortSelect: 1}
+	bad.CounterSelect[0] = 6
+	d3, _ := bad.MarshalBinary()
+	hca2 := lidOf(t, f, "Hca2", 1)
+	if st := status(t, c.perf(hca2, mad.MethodSet, perf.AttrPortSamplesControl, 1, d3)); st != mad.StatusInvalidField {
+		t.Errorf("counter select 6: status %#x", st)
+	}
+	if st := status(t, c.perf(hca2, mad.MethodGet, perf.AttrPortSamplesControl, 2, nil)); st != mad.StatusInvalidField {
+		t.Errorf("CA PortSelect 2: status %#x", st)
+	}
 }
 
 // TestXDR: a topology's extspeed bit 32 (libibnetdisc's aggregated XDR)
@@ -216,8 +248,7 @@ func TestSamples(t *testing.T) {
 // LinkSpeedExtSupported2/Enabled2 1, and LinkSpeedExtActive2 1 on a
 // link both ends of which can (LinkSpeedExtActive 0), else the best
 // common extended speed (NDR where one end enables up to NDR); the load
-// runs at
-// XDR's 200 Gb/s a lane; the snapshot says XDR (32).
+// runs at XDR's 200 Gb/s a lane; the snapshot says XDR (32).
 func TestXDR(t *testing.T) {
 	f := mustNew(t, twoHosts("extspeed=0x2f", "e=15"), nil)
 	c := attachRaw(t, f, "H1", 1)
