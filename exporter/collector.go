@@ -118,6 +118,9 @@ func (c *portCounter) served(ps *PortSample) bool {
 		err = ps.ExtErr
 	case fromPC:
 		err = ps.PCErr
+		if c.extended(ps) {
+			err = nil
+		}
 	case fromRcvErr:
 		err = ps.RcvErrErr
 	default:
@@ -126,10 +129,50 @@ func (c *portCounter) served(ps *PortSample) bool {
 	return err == nil && (c.needs == 0 || (ps.CapsErr == nil && ps.Caps&c.needs == c.needs))
 }
 
+// additional are the PortCounters fields PortCountersExtended also
+// carries at 64 bits where the PMA has Cap2AdditionalPortCounters.
+var additional = map[string]func(*perf.PortCountersExtended) uint64{
+	"SymbolErrorCounter":           func(x *perf.PortCountersExtended) uint64 { return x.SymbolErrorCounter },
+	"LinkErrorRecoveryCounter":     func(x *perf.PortCountersExtended) uint64 { return x.LinkErrorRecoveryCounter },
+	"LinkDownedCounter":            func(x *perf.PortCountersExtended) uint64 { return x.LinkDownedCounter },
+	"PortRcvErrors":                func(x *perf.PortCountersExtended) uint64 { return x.PortRcvErrors },
+	"PortRcvRemotePhysicalErrors":  func(x *perf.PortCountersExtended) uint64 { return x.PortRcvRemotePhysicalErrors },
+	"PortRcvSwitchRelayErrors":     func(x *perf.PortCountersExtended) uint64 { return x.PortRcvSwitchRelayErrors },
+	"PortXmitDiscards":             func(x *perf.PortCountersExtended) uint64 { return x.PortXmitDiscards },
+	"PortXmitConstraintErrors":     func(x *perf.PortCountersExtended) uint64 { return x.PortXmitConstraintErrors },
+	"PortRcvConstraintErrors":      func(x *perf.PortCountersExtended) uint64 { return x.PortRcvConstraintErrors },
+	"LocalLinkIntegrityErrors":     func(x *perf.PortCountersExtended) uint64 { return x.LocalLinkIntegrityErrors },
+	"ExcessiveBufferOverrunErrors": func(x *perf.PortCountersExtended) uint64 { return x.ExcessiveBufferOverrunErrors },
+	"VL15Dropped":                  func(x *perf.PortCountersExtended) uint64 { return x.VL15Dropped },
+	"PortXmitWait":                 func(x *perf.PortCountersExtended) uint64 { return x.PortXmitWait },
+	"QP1Dropped":                   func(x *perf.PortCountersExtended) uint64 { return x.QP1Dropped },
+}
+
+// hasAdditional reports whether ps's PortCountersExtended answer carries
+// the additional counters (its PMA has Cap2AdditionalPortCounters).
+func (ps *PortSample) hasAdditional() bool {
+	return ps.ExtErr == nil && ps.CapsErr == nil && ps.Caps2&perf.Cap2AdditionalPortCounters != 0
+}
+
+// extended reports whether c is read for ps from its 64-bit additional
+// PortCountersExtended field, which does not saturate.
+func (c *portCounter) extended(ps *PortSample) bool {
+	return c.from == fromPC && additional[c.field] != nil && ps.hasAdditional()
+}
+
+// value is c's value for ps: the 64-bit additional counter where the PMA
+// has it, else the PortCounters (or detail) field.
+func (c *portCounter) value(ps *PortSample) uint64 {
+	if c.extended(ps) {
+		return additional[c.field](&ps.Ext)
+	}
+	return c.get(ps)
+}
+
 // saturated reports whether c, served for ps, sits at the top of its
 // width: it counts no more until reset.
 func (c *portCounter) saturated(ps *PortSample) bool {
-	return c.width > 0 && c.get(ps) == 1<<c.width-1
+	return c.width > 0 && !c.extended(ps) && c.get(ps) == 1<<c.width-1
 }
 
 // Saturated lists the counters of ps that are saturated (by IBA field
@@ -269,7 +312,7 @@ func (e *Exporter) collect(s *Snapshot, em emitter) {
 			if !c.served(ps) || !base && (c.from == fromExt || c.from == fromPC) {
 				continue
 			}
-			em.emit(k.counters[j], float64(c.get(ps)), guid, port)
+			em.emit(k.counters[j], float64(c.value(ps)), guid, port)
 			if c.saturated(ps) {
 				em.emit(k.saturated, 1, guid, port, c.field)
 			}

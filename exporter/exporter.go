@@ -179,6 +179,11 @@ type PortSample struct {
 	// series are left out.
 	Caps    uint16
 	CapsErr error
+	// Caps2 is the same ClassPortInfo's CapabilityMask2: with
+	// Cap2AdditionalPortCounters, the error counters, PortXmitWait and
+	// QP1Dropped are served from PortCountersExtended's 64-bit copies,
+	// which do not saturate, as perfquery -x reads them.
+	Caps2 uint32
 	// RcvErr and Discard are the port's PortRcvErrorDetails and
 	// PortXmitDiscardDetails when RcvErrErr and DiscardErr are nil (both
 	// are errNotAsked without Options.Details or HCADetails).
@@ -625,8 +630,9 @@ func (e *Exporter) subscribe(ctx context.Context) func() {
 
 // capsResult is one switch PMA's CapabilityMask, or why it is unknown.
 type capsResult struct {
-	mask uint16
-	err  error
+	mask  uint16
+	mask2 uint32
+	err   error
 }
 
 // readCaps reads the PMA ClassPortInfo of every switch of d (and every
@@ -665,7 +671,7 @@ func capsOf(r engine.SweepResult) capsResult {
 	if err != nil {
 		err = fmt.Errorf("PMA ClassPortInfo: %w", err)
 	}
-	return capsResult{mask: cpi.CapabilityMask, err: err}
+	return capsResult{mask: cpi.CapabilityMask, mask2: cpi.CapabilityMask2, err: err}
 }
 
 // prefetch is what a discovery's sweep read of each switch as soon as
@@ -871,7 +877,7 @@ func (e *Exporter) makePlan(d *engine.Discovery) *sweepPlan {
 				pl.at = append(pl.at, -1)
 				continue
 			}
-			pl.base = append(pl.base, PortSample{Port: p, Caps: c.mask, CapsErr: c.err})
+			pl.base = append(pl.base, PortSample{Port: p, Caps: c.mask, Caps2: c.mask2, CapsErr: c.err})
 			pl.at = append(pl.at, len(pl.reqs))
 			for _, id := range sweepAttrs[:pl.per(n)] {
 				pl.reqs = append(pl.reqs, engine.SweepReq{Target: t, Class: engine.SweepPerf, Method: mad.MethodGet, AttrID: id, AttrMod: uint32(num)})
@@ -964,9 +970,13 @@ func (e *Exporter) portDeltas(pp, ps *PortSample, was, now time.Time) {
 	if ps.CapsErr != nil || ps.Caps&perf.CapPortXmitWait == 0 {
 		return
 	}
-	cur, prev := ps.PC.PortXmitWait, pp.PC.PortXmitWait
+	cur, prev := uint64(ps.PC.PortXmitWait), uint64(pp.PC.PortXmitWait)
+	full := cur == 1<<32-1 // saturated: it says nothing of the time since
+	if ps.hasAdditional() && pp.hasAdditional() {
+		cur, prev, full = ps.Ext.PortXmitWait, pp.Ext.PortXmitWait, false
+	}
 	st := symbolTime(ps.Port)
-	if cur < prev || cur == ^uint32(0) || st == 0 {
+	if cur < prev || full || st == 0 {
 		return
 	}
 	ps.XmitWaitRatio = float64(cur-prev) * float64(e.opts.XmitWaitTick) * st / now.Sub(was).Seconds()

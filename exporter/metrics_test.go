@@ -9,6 +9,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/sim"
@@ -508,5 +509,76 @@ func TestDemoDay(t *testing.T) {
 		if wait == 0 || sym == 0 {
 			t.Errorf("load %v after 24 h: PortXmitWait %d, SymbolErrorCounter %d in all; want both above 0", c.load, wait, sym)
 		}
+	}
+}
+
+// TestAdditionalCounters (issue 35): where the PMA's ClassPortInfo has
+// Cap2AdditionalPortCounters (the simulator with AdditionalPortCounters,
+// as current HCAs and switches), the error counters, PortXmitWait and
+// QP1Dropped are served from PortCountersExtended's 64-bit copies: at
+// full load for 24 simulated hours the congested links' PortXmitWait
+// fills its 32 bits in PortCounters, and the exporter serves it past
+// them, reports nothing saturated, and still has a transmit wait ratio.
+func TestAdditionalCounters(t *testing.T) {
+	f, err := sim.Load("../sim/default.net", &sim.Options{AdditionalPortCounters: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := f.Open(t.Context(), "", 0)
+	if err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	sess, err := engine.New(tr, nil)
+	if err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close(); f.Close() })
+	e := New(sess, &Options{HCA: true})
+	clock := time.Unix(1_700_000_000, 0)
+	now := func() time.Time { return clock }
+	e.now = now
+	if err := f.SetTraffic(&sim.Traffic{Load: 1, ErrorRate: 0.05, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	var s *Snapshot
+	for i := 0; i <= 24*6; i++ {
+		if s, err = e.Sweep(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for j := range s.Ports {
+			if sat := s.Ports[j].Saturated(); len(sat) > 0 {
+				t.Fatalf("after %v: %s port %d saturated %v", time.Duration(i)*10*time.Minute, s.Ports[j].Port.Node.Desc, s.Ports[j].Port.Num, sat)
+			}
+		}
+		clock = clock.Add(10 * time.Minute)
+	}
+	past, ratios := 0, 0
+	for j := range s.Ports {
+		ps := &s.Ports[j]
+		if !ps.hasAdditional() {
+			t.Fatalf("%s port %d: Caps2 %#x, ExtErr %v: no additional counters", ps.Port.Node.Desc, ps.Port.Num, ps.Caps2, ps.ExtErr)
+		}
+		if ps.Ext.PortXmitWait > 1<<32-1 && ps.PC.PortXmitWait == 1<<32-1 {
+			past++
+		}
+		if ps.XmitWaitOK && ps.XmitWaitRatio > 0 {
+			ratios++
+		}
+	}
+	if past == 0 || ratios == 0 {
+		t.Errorf("%d ports with PortXmitWait past 32 bits, %d with a wait ratio; want some of each", past, ratios)
+	}
+	mfs := gather(t, e)
+	if mf := mfs["infiniband_switch_port_counter_saturated"]; mf != nil {
+		t.Errorf("saturated served: %v", mf)
+	}
+	max := 0.0
+	for _, m := range mfs["infiniband_switch_port_transmit_wait_total"].GetMetric() {
+		max = math.Max(max, value(m))
+	}
+	if max <= 1<<32-1 {
+		t.Errorf("transmit_wait_total at most %v, want past 2^32-1", max)
 	}
 }

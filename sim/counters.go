@@ -76,6 +76,10 @@ type counters struct {
 	pc  [numPC]uint32
 	pce [numPCE]uint64
 	sl  *slCounters
+	// pcx are the PortCounters counters at 64 bits, never saturating:
+	// the additional PortCountersExtended counters
+	// (Options.AdditionalPortCounters; nil without).
+	pcx *[numPC]uint64
 }
 
 // slCounters are a port's data words sent and received per SL.
@@ -95,6 +99,9 @@ func addSL(c *uint32, d uint64) {
 }
 
 func (c *counters) add(i int, d uint32) {
+	if c.pcx != nil {
+		c.pcx[i] += uint64(d)
+	}
 	v := c.pc[i] + d
 	if v < c.pc[i] || v > pcMax[i] {
 		v = pcMax[i]
@@ -150,8 +157,19 @@ func (c *counters) clearExt(sel uint16) {
 
 // sum adds o's PortCounters into c (PortSelect 0xFF), saturating.
 func (c *counters) sum(o *counters) {
+	x := c.pcx
+	c.pcx = nil // o's 64-bit counters are added below, not its saturated ones
 	for i := range c.pc {
 		c.add(i, o.pc[i])
+	}
+	c.pcx = x
+	if o.pcx != nil {
+		if c.pcx == nil {
+			c.pcx = new([numPC]uint64)
+		}
+		for i := range c.pcx {
+			c.pcx[i] += o.pcx[i]
+		}
 	}
 	for i := range c.pce {
 		c.addExt(i, o.pce[i])
@@ -174,6 +192,13 @@ func (c *counters) putPC(d []byte) {
 func (c *counters) putPCE(d []byte) {
 	for i, f := range pceFields {
 		f.Put(d, c.pce[i])
+	}
+	if c.pcx != nil {
+		for i, f := range pcxFields {
+			if f.Width != 0 {
+				f.Put(d, c.pcx[i])
+			}
+		}
 	}
 }
 
@@ -252,6 +277,9 @@ func (f *Fabric) SetCounter(node string, port int, name string, v uint64) error 
 	}
 	if i >= 0 {
 		p.pc.pc[i] = uint32(min(v, uint64(pcMax[i])))
+		if p.pc.pcx != nil {
+			p.pc.pcx[i] = v
+		}
 	}
 	if j >= 0 {
 		p.pc.pce[j] = v
@@ -375,6 +403,9 @@ func (f *Fabric) pmaClassPortInfo(n *node, method uint8, d []byte) uint16 {
 	}
 	if !f.strict {
 		cpi.CapabilityMask |= perf.CapRSFECCounters
+	}
+	if f.additional {
+		cpi.CapabilityMask2 |= perf.Cap2AdditionalPortCounters
 	}
 	clear(d)
 	if _, err := cpi.AppendBinary(d[:0]); err != nil {

@@ -32,6 +32,9 @@ var (
 	// counter i of its PortCountersExtended (see counters.go).
 	pcFields  [numPC]mad.Field
 	pceFields [numPCE]mad.Field
+	// pcxFields[i] is counter i's additional PortCountersExtended field
+	// (Width 0: none, the data and packet counters).
+	pcxFields [numPC]mad.Field
 
 	layoutErr error
 )
@@ -74,6 +77,11 @@ func init() {
 	}
 	for i, name := range pceNames {
 		pceFields[i] = get(perf.PortCountersExtendedLayout(), name)
+	}
+	for i, name := range pcNames {
+		if i < pcXmitData || i > pcRcvPkts { // the data and packet counters are pceFields
+			pcxFields[i] = get(perf.PortCountersExtendedLayout(), name)
+		}
 	}
 	layoutErr = joinErr(layoutErr, errs)
 }

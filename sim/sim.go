@@ -58,6 +58,14 @@ type Options struct {
 	// (no IsRSFECCountersSupported). Off, the default, the simulator
 	// answers them as a current HCA or switch does (see the package doc).
 	IbsimStrict bool
+	// AdditionalPortCounters gives every PMA the additional
+	// PortCountersExtended counters (ClassPortInfo.CapabilityMask2
+	// IsAdditionalPortCountersExtendedSupported, as current HCAs and
+	// switches have): 64-bit copies of the PortCounters error counters,
+	// PortXmitWait and QP1Dropped, counting as they do but never
+	// saturating (a Set does not clear them). Off by default, as ibsim
+	// and the tools' expected outputs have them.
+	AdditionalPortCounters bool
 	// Logger receives notes (bring-up summary, ignored topology lines,
 	// preset LIDs that could not be kept) and, at debug level, the
 	// malformed MADs the transports' muxes drop; nil discards them.
@@ -78,6 +86,9 @@ type Fabric struct {
 	mKey   uint64 // every port's M_Key (Options.MKey)
 	ccKey  uint64 // every CC agent's CC_Key at start (Options.CCKey)
 	strict bool   // Options.IbsimStrict
+	// additional is Options.AdditionalPortCounters: every port's
+	// counters keep pcx.
+	additional bool
 
 	mu        sync.Mutex // guards the state of every node and port, and the fields below
 	closed    bool
@@ -169,6 +180,16 @@ func New(t *topo.Fabric, opts *Options) (*Fabric, error) {
 	}
 	if !o.Bare {
 		f.configure()
+	}
+	if o.AdditionalPortCounters {
+		f.additional = true
+		for _, n := range f.nodes {
+			for _, p := range n.ports {
+				if p != nil {
+					p.pc.pcx = new([numPC]uint64)
+				}
+			}
+		}
 	}
 	f.log.Info("sim: fabric up", "nodes", len(f.nodes), "bare", o.Bare,
 		"sm", f.smPort.String(), "sm_lid", f.smLID)
