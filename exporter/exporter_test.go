@@ -39,7 +39,13 @@ func simExporter(t testing.TB, path string, opts *Options) (*Exporter, *sim.Fabr
 // wrapped by wrap when not nil.
 func simExporterWith(t testing.TB, path string, opts *Options, eo *engine.Options, wrap func(fabric.Transport) fabric.Transport) (*Exporter, *sim.Fabric) {
 	t.Helper()
-	f, err := sim.Load(path, nil)
+	return simExporterOn(t, path, nil, opts, eo, wrap)
+}
+
+// simExporterOn is simExporterWith on a simulator with options so.
+func simExporterOn(t testing.TB, path string, so *sim.Options, opts *Options, eo *engine.Options, wrap func(fabric.Transport) fabric.Transport) (*Exporter, *sim.Fabric) {
+	t.Helper()
+	f, err := sim.Load(path, so)
 	if err != nil {
 		t.Fatal(err)
 	}

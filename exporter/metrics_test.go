@@ -9,7 +9,6 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/sim"
@@ -520,22 +519,7 @@ func TestDemoDay(t *testing.T) {
 // fills its 32 bits in PortCounters, and the exporter serves it past
 // them, reports nothing saturated, and still has a transmit wait ratio.
 func TestAdditionalCounters(t *testing.T) {
-	f, err := sim.Load("../sim/default.net", &sim.Options{AdditionalPortCounters: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := f.Open(t.Context(), "", 0)
-	if err != nil {
-		f.Close()
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		f.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sess.Close(); f.Close() })
-	e := New(sess, &Options{HCA: true})
+	e, f := simExporterOn(t, "../sim/default.net", &sim.Options{AdditionalPortCounters: true}, &Options{HCA: true}, nil, nil)
 	clock := time.Unix(1_700_000_000, 0)
 	now := func() time.Time { return clock }
 	e.now = now
@@ -544,6 +528,7 @@ func TestAdditionalCounters(t *testing.T) {
 	}
 	var s *Snapshot
 	for i := 0; i <= 24*6; i++ {
+		var err error
 		if s, err = e.Sweep(t.Context()); err != nil {
 			t.Fatal(err)
 		}

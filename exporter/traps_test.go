@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/smp"
@@ -142,22 +141,7 @@ func TestNoTrapsNoRediscovery(t *testing.T) {
 // Init (a fabric no SM activates: the simulator bare) is repeated after
 // 1 s, 2 s, 4 s, 8 s and 16 s, then no more until DiscoverInterval.
 func TestSettleBackoff(t *testing.T) {
-	f, err := sim.Load(net2sw, &sim.Options{Bare: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := f.Open(t.Context(), "", 0)
-	if err != nil {
-		f.Close()
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		f.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sess.Close(); f.Close() })
-	e := New(sess, &Options{Interval: time.Second, DiscoverInterval: time.Hour})
+	e, _ := simExporterOn(t, net2sw, &sim.Options{Bare: true}, &Options{Interval: time.Second, DiscoverInterval: time.Hour}, nil, nil)
 	clock := time.Unix(1_700_000_000, 0)
 	e.now = func() time.Time { return clock }
 	s, err := e.Sweep(t.Context())
