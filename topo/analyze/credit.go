@@ -256,11 +256,7 @@ func unicastDeps(x *index, vm *vlMap, cg *chanGraph, sl int) []uint64 {
 		})
 	}
 	wg.Wait()
-	var all []uint64
-	for _, p := range parts {
-		all = append(all, p...)
-	}
-	return sortEdges(all)
+	return mergeEdges(parts)
 }
 
 // unicastWalk is one goroutine's state for unicastDeps.
@@ -376,6 +372,38 @@ func bitIndex(m uint16) int {
 		}
 	}
 	return -1
+}
+
+// mergeEdges merges sorted, distinct edge lists into one (a sort of their
+// concatenation would redo what each goroutine did).
+func mergeEdges(parts [][]uint64) []uint64 {
+	for len(parts) > 1 {
+		var next [][]uint64
+		for i := 0; i < len(parts); i += 2 {
+			if i+1 == len(parts) {
+				next = append(next, parts[i])
+				continue
+			}
+			a, b := parts[i], parts[i+1]
+			m := make([]uint64, 0, len(a)+len(b))
+			for len(a) > 0 && len(b) > 0 {
+				switch {
+				case a[0] < b[0]:
+					m, a = append(m, a[0]), a[1:]
+				case b[0] < a[0]:
+					m, b = append(m, b[0]), b[1:]
+				default:
+					m, a, b = append(m, a[0]), a[1:], b[1:]
+				}
+			}
+			next = append(next, append(append(m, a...), b...))
+		}
+		parts = next
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return parts[0]
 }
 
 func sortEdges(e []uint64) []uint64 {
