@@ -4,8 +4,8 @@
 // paths) on unicast and multicast routes, route balance per switch port,
 // the nodes whose routes use a link (ibfindnodesusing), and fat-tree
 // shape checks. It reads a topo.Fabric and the Tables read from the
-// fabric (engine.Session.RoutingTables) or a saved one; it knows nothing
-// of Lua, sessions or files.
+// fabric (engine.Session.LFTs, MFTs and SL2VLs) or a saved one; it knows
+// nothing of Lua, sessions or files.
 //
 // # Concurrency
 //
