@@ -119,19 +119,31 @@ func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
 			}
 		}
 	}
-	env := &diag.Env{NodeNames: inv.c.names}
-	if !dt.Offline {
-		var err error
-		if env, err = inv.Env(ctx); err != nil {
-			return inv.Fail(err)
-		}
+	env, err := toolEnv(ctx, inv, dt)
+	if err != nil {
+		return inv.Fail(err)
 	}
 	r, err := dt.Run(ctx, env, o)
+	return diagToolDone(inv, dt, r, err)
+}
+
+// toolEnv is the Env a tool runs in: the opened fabric's, or for an
+// Offline tool (ibcacheedit) one without a fabric.
+func toolEnv(ctx context.Context, inv *Invocation, dt *diag.Tool) (*diag.Env, error) {
+	if dt.Offline {
+		return &diag.Env{NodeNames: inv.c.names}, nil
+	}
+	return inv.Env(ctx)
+}
+
+// diagToolDone ends a tool as the C tool ends: its data printed (text or
+// --format json), a refused value's usage (2), a script's fatal() (255),
+// a failed check (1), an IBEXIT (255).
+func diagToolDone(inv *Invocation, dt *diag.Tool, r any, err error) int {
 	var usage *diag.UsageError
 	if errors.As(err, &usage) {
 		// A value the C tool's option handler refuses: its usage, 2.
-		fmt.Fprintf(inv.Stderr, "%s: %s\n(%s --help lists the options)\n", inv.Prog, usage.Msg, inv.Prog)
-		return exitError
+		return usageError(inv, "%s", usage.Msg)
 	}
 	var fatal *diag.ScriptFatal
 	if errors.As(err, &fatal) {
