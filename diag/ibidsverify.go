@@ -121,43 +121,38 @@ func (v *idsVerifier) zeroGUID(lid, guid, nodeType string) bool {
 	return false
 }
 
+// insert is the script's insert_lid, insert_nodeguid and
+// insert_portguid: a zero value (already said) fails; a key met before
+// is said with dup (the key and what it was recorded with); else the
+// key is recorded with val.
+func (v *idsVerifier) insert(m map[string]string, key, val string, zero bool, dup string) bool {
+	if zero {
+		v.code = 1
+		return false
+	}
+	if old, ok := m[key]; ok {
+		v.say(dup, key, old)
+		v.code = 1
+		return false
+	}
+	m[key] = val
+	return true
+}
+
 func (v *idsVerifier) insertLID(lid, nodeGUID, nodeType string) {
-	if v.zeroLID(lid, nodeGUID, nodeType) {
-		v.code = 1
-		return
-	}
-	if g, ok := v.lids[lid]; ok {
-		v.say("LID %s already defined for NodeGUID %s", lid, g)
-		v.code = 1
-		return
-	}
-	v.lids[lid] = nodeGUID
+	v.insert(v.lids, lid, nodeGUID, v.zeroLID(lid, nodeGUID, nodeType), "LID %s already defined for NodeGUID %s")
 }
 
 func (v *idsVerifier) insertNodeGUID(lid, nodeGUID, nodeType string) {
-	if v.zeroGUID(lid, nodeGUID, nodeType) {
-		v.code = 1
-		return
-	}
-	if l, ok := v.nodeGUIDs[nodeGUID]; ok {
-		v.say("NodeGUID %s already defined for LID %s", nodeGUID, l)
-		v.code = 1
-		return
-	}
-	v.nodeGUIDs[nodeGUID] = lid
+	v.insert(v.nodeGUIDs, nodeGUID, lid, v.zeroGUID(lid, nodeGUID, nodeType), "NodeGUID %s already defined for LID %s")
 }
 
+// insertPortGUID is insert_portguid, then validate_portguid: a port GUID
+// that is another node's GUID.
 func (v *idsVerifier) insertPortGUID(lid, portGUID, nodeType, nodeGUID string) {
-	if v.zeroGUID(lid, portGUID, nodeType) {
-		v.code = 1
+	if !v.insert(v.portGUIDs, portGUID, lid, v.zeroGUID(lid, portGUID, nodeType), "PortGUID %s already defined for LID %s") {
 		return
 	}
-	if l, ok := v.portGUIDs[portGUID]; ok {
-		v.say("PortGUID %s already defined for LID %s", portGUID, l)
-		v.code = 1
-		return
-	}
-	v.portGUIDs[portGUID] = lid
 	if _, ok := v.nodeGUIDs[portGUID]; nodeGUID != portGUID && ok {
 		v.say("PortGUID %s is an invalid duplicate of a NodeGUID", portGUID)
 		v.code = 1

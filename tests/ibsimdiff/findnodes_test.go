@@ -1,12 +1,10 @@
 package ibsimdiff
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/topo"
@@ -19,15 +17,7 @@ import (
 // runs, on the test's fabric.
 func findNodesUsingPerl(t *testing.T, s *ibsimtest.Sim, host, dir string, args ...string) toolResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	prog := fmt.Sprintf(`use IBswcountlimits; $IBswcountlimits::cache_dir = %q; $0 = "/usr/sbin/ibfindnodesusing"; do $0; die $@ if $@;`, dir)
-	cmd, err := s.Command(ctx, host, "perl", append([]string{"-e", prog}, args...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Env = append(cmd.Env, "PATH=/usr/sbin:/usr/bin:/sbin:/bin")
-	return runCmd(t, cmd)
+	return ibdiagPerl(t, s, host, dir, "/usr/sbin/ibfindnodesusing", args...)
 }
 
 // TestFindNodesUsingMatchesPerl: `ibscript ibfindnodesusing` prints what

@@ -11,15 +11,17 @@ import (
 	"github.com/ibscript/ibscript/internal/ibsimtest"
 )
 
-// idsVerifyPerl runs infiniband-diags' ibidsverify.pl under umad2sim with
-// its cache directory (IBswcountlimits' cache_dir, where the script keeps
-// ibnetdiscover -g's output) moved to dir.
-func idsVerifyPerl(t *testing.T, s *ibsimtest.Sim, host, dir string, args ...string) toolResult {
+// ibdiagPerl runs one of infiniband-diags' Perl scripts (script, its
+// path) under umad2sim with its cache directory (IBswcountlimits'
+// cache_dir, /var/cache/infiniband-diags, where the scripts keep
+// ibnetdiscover -g's output) moved to dir; "--" keeps its options from
+// perl.
+func ibdiagPerl(t *testing.T, s *ibsimtest.Sim, host, dir, script string, args ...string) toolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	prog := fmt.Sprintf(`use IBswcountlimits; $IBswcountlimits::cache_dir = %q; $0 = "/usr/sbin/ibidsverify"; do $0; die $@ if $@;`, dir)
-	cmd, err := s.Command(ctx, host, "perl", append([]string{"-e", prog, "--"}, args...)...) // -- : the script's options are not perl's
+	prog := fmt.Sprintf(`use IBswcountlimits; $IBswcountlimits::cache_dir = %q; $0 = %q; do $0; die $@ if $@;`, dir, script)
+	cmd, err := s.Command(ctx, host, "perl", append([]string{"-e", prog, "--"}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +34,7 @@ func idsVerifyPerl(t *testing.T, s *ibsimtest.Sim, host, dir string, args ...str
 // directory), as ibscript always discovers.
 func diffIDsVerify(t *testing.T, s *ibsimtest.Sim, host string, args ...string) toolResult {
 	t.Helper()
-	want := idsVerifyPerl(t, s, host, t.TempDir(), args...)
+	want := ibdiagPerl(t, s, host, t.TempDir(), "/usr/sbin/ibidsverify", args...)
 	got := ibscriptTool(t, s, host, "ibidsverify", args...)
 	if string(want.stdout) != string(got.stdout) || want.code != got.code {
 		t.Errorf("ibidsverify %s: exit %d, the script's %d (stderr %s):\n%s", strings.Join(args, " "), got.code, want.code, got.stderr, lineDiff(string(want.stdout), string(got.stdout)))
