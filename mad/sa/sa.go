@@ -13,6 +13,14 @@
 // so the numbers stay here, next to the layouts, and a test checks the
 // two tables agree.
 //
+// # Query templates
+//
+// A query's template and component mask are built together: Template
+// (any record, rows by name) and the typed templates generated from the
+// schema (NewPathRecordTemplate().SetSGID(g).SetNumbPath(1), ...) select
+// a row's component as the row is set, so the two cannot disagree.
+// Attr.Span reads the C tools' words that span several rows.
+//
 // # Concurrency
 //
 // Layouts and Attrs are read-only; values are owned by their user.
