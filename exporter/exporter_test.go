@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -64,6 +66,47 @@ func simExporterOn(t testing.TB, path string, so *sim.Options, opts *Options, eo
 	}
 	t.Cleanup(func() { s.Close(); f.Close() })
 	return New(s, opts), f
+}
+
+// running runs e.Run until the test ends (Run must then return
+// context.Canceled), and returns a function that polls for a snapshot
+// after seq that satisfies ok, failing the test after 5 minutes.
+func running(t *testing.T, e *Exporter) (await func(what string, seq uint64, ok func(*Snapshot) bool) *Snapshot) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- e.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; err != context.Canceled {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return func(what string, seq uint64, ok func(*Snapshot) bool) *Snapshot {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); {
+			if s := e.Snapshot(); s != nil && s.Seq > seq && ok(s) {
+				return s
+			}
+			time.Sleep(5 * time.Millisecond) // polling, not synchronisation
+		}
+		t.Fatalf("%s: not within 5 minutes (last snapshot %+v)", what, e.Snapshot())
+		return nil
+	}
+}
+
+// promtool returns promtool's path, skipping the test without it (an
+// error under CI).
+func promtool(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") == "true" || os.Getenv("IBSCRIPT_TEST_PROMETHEUS") == "1" {
+			t.Fatal("promtool is not installed (apt-get install prometheus): CI must run this test")
+		}
+		t.Skip("promtool is not installed (apt-get install prometheus)")
+	}
+	return path
 }
 
 // gather scrapes e through a registry, as /metrics does.

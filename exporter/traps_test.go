@@ -32,28 +32,7 @@ func TestTrapRediscovery(t *testing.T) {
 	// under -race on a loaded machine the simulated SM made the port
 	// Active after the default's 31 s ("not within 30s").
 	e, f := simExporter(t, net2sw, &Options{Traps: true, Interval: time.Hour, DiscoverInterval: time.Hour, Settles: 8})
-	ctx, cancel := context.WithCancel(t.Context())
-	errc := make(chan error, 1)
-	go func() { errc <- e.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-errc; err != context.Canceled {
-			t.Errorf("Run: %v", err)
-		}
-	}()
-	// await polls for a snapshot after seq that satisfies ok.
-	await := func(what string, seq uint64, ok func(*Snapshot) bool) *Snapshot {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Minute)
-		for time.Now().Before(deadline) {
-			if s := e.Snapshot(); s != nil && s.Seq > seq && ok(s) {
-				return s
-			}
-			time.Sleep(5 * time.Millisecond) // polling, not synchronisation
-		}
-		t.Fatalf("%s: not within 5 minutes (last snapshot %+v)", what, e.Snapshot())
-		return nil
-	}
+	await := running(t, e)
 	state := func(s *Snapshot, node string, port int) uint8 {
 		for _, n := range s.Switches {
 			if n.Desc == node {
@@ -201,25 +180,7 @@ func TestUnannouncedChanges(t *testing.T) {
 	var log lockedBuf
 	e, f := simExporterWith(t, net2sw, &Options{Traps: true, Interval: 20 * time.Millisecond, DiscoverInterval: time.Second,
 		Logger: slog.New(slog.NewTextHandler(&log, nil))}, nil, func(tr fabric.Transport) fabric.Transport { return dropReports{tr} })
-	ctx, cancel := context.WithCancel(t.Context())
-	errc := make(chan error, 1)
-	go func() { errc <- e.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-errc
-	}()
-	await := func(what string, seq uint64, ok func(*Snapshot) bool) *Snapshot {
-		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute)
-		for time.Now().Before(deadline) {
-			if s := e.Snapshot(); s != nil && s.Seq > seq && ok(s) {
-				return s
-			}
-			time.Sleep(5 * time.Millisecond) // polling, not synchronisation
-		}
-		t.Fatalf("%s: not within 2 minutes (last snapshot %+v)", what, e.Snapshot())
-		return nil
-	}
+	await := running(t, e)
 	s1 := await("subscribed", 0, func(s *Snapshot) bool { return s.Subscribed })
 	// A discovery with nothing changed counts nothing.
 	s1 = await("a rediscovery with nothing changed", s1.Seq, func(s *Snapshot) bool { return s.Discovered })
