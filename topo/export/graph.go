@@ -142,9 +142,9 @@ func WriteJSON(w io.Writer, g *Graph) error {
 
 // dotQuote quotes s as a DOT string: '"' and '\' escaped (a backslash
 // would otherwise start one of Graphviz's label escapes).
-func dotQuote(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", " ", "\r", " ").Replace(s) + `"`
-}
+func dotQuote(s string) string { return `"` + dotEscaper.Replace(s) + `"` }
+
+var dotEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", " ", "\r", " ")
 
 // dotLabel quotes lines as one label, Graphviz's \n between them.
 func dotLabel(lines ...string) string {
