@@ -2,6 +2,7 @@ package diag
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -139,10 +140,33 @@ func Analyze(ctx context.Context, e *Env, o AnalyzeOptions) (*Analysis, error) {
 	a.Nodes = len(f.Nodes)
 	for _, c := range checks {
 		if err := a.run(c, f, t); err != nil {
+			if a.Source != "live" {
+				err = fmt.Errorf("%w; %s is %s", err, a.Source, savedKind(a.Source))
+			}
 			a.Errors = append(a.Errors, fmt.Sprintf("%s: %v", c, err))
 		}
 	}
 	return a, nil
+}
+
+// savedKind names what a saved fabric file is, for the errors of the
+// checks it has no tables for.
+func savedKind(path string) string {
+	f, err := topo.OpenFile(path)
+	if err != nil {
+		return "a saved fabric"
+	}
+	defer f.Close()
+	var head [64]byte
+	n, _ := io.ReadFull(f, head[:])
+	b := bytes.TrimSpace(head[:n])
+	switch {
+	case n >= 4 && binary.LittleEndian.Uint32(head[:4]) == ibndcache.Magic:
+		return "an ibnetdiscover --cache file (nodes, ports and links)"
+	case len(b) > 0 && b[0] == '{':
+		return "a snapshot (nodes, ports and links)"
+	}
+	return "a topology file (nodes and links)"
 }
 
 func (e *Env) names() map[uint64]string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,6 +41,15 @@ func TestAnalyzeCommand(t *testing.T) {
 	code, out, _ = ibscript(t, "analyze", "--load", "../../tests/topologies/fattree-50.net", "fat-tree", "--format", "json")
 	if code != exitOK || len(s.Validate([]byte(out))) > 0 {
 		t.Errorf("--load fat-tree: exit %d\n%s", code, out)
+	}
+	// A cache file: its routing checks say what it is.
+	cache := filepath.Join(t.TempDir(), "fabric.cache")
+	if code, _, errOut := ibscript(t, "ibnetdiscover", "--fabric", "sim:../../tests/topologies/fattree-50.net", "--cache", cache); code != exitOK {
+		t.Fatalf("ibnetdiscover --cache: exit %d: %s", code, errOut)
+	}
+	code, out, _ = ibscript(t, "analyze", "--load", cache, "routes", "fat-tree")
+	if code != exitFailed || !strings.Contains(out, "is an ibnetdiscover --cache file") || !strings.Contains(out, "Fat tree: 2 levels") {
+		t.Errorf("--load cache: exit %d\n%s", code, out)
 	}
 	if code, _, errOut := ibscript(t, "analyze", "--load", "../../tests/topologies/fattree-50.net", "loops"); code != exitError || !strings.Contains(errOut, `unknown check "loops"`) {
 		t.Errorf("unknown check: exit %d: %s", code, errOut)
