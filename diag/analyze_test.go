@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/topo/analyze"
 )
 
 // TestAnalyzeDeadSwitch: a spine that stops answering after the fabric
@@ -50,5 +51,30 @@ func TestAnalyzeDeadSwitch(t *testing.T) {
 	}
 	if a.Routes == nil || a.Routes.Count != 0 || a.Routes.Unknown == 0 || a.CreditLoops == nil || a.CreditLoops.Count != 0 {
 		t.Errorf("routes %+v, credit loops %+v", a.Routes, a.CreditLoops)
+	}
+}
+
+// TestWriteAnalysisLoop: a credit loop prints its SLs and one line per
+// channel, leaving switch and port, VL, and where it arrives.
+func TestWriteAnalysisLoop(t *testing.T) {
+	sw := func(d, g string) analyze.NodeRef { return analyze.NodeRef{Desc: d, GUID: g, Type: "Switch"} }
+	a := &Analysis{Source: "live", Nodes: 8, Errors: []string{}, CreditLoops: &analyze.CreditLoops{Count: 1, SL2VL: "tables", Channels: 2, Dependencies: 2,
+		Loops: []analyze.CreditLoop{{SLs: []int{0, 3}, Component: 2, Channels: []analyze.Channel{
+			{Node: sw("A", "0x0000000000000001"), Port: 1, RemoteNode: sw("B", "0x0000000000000002"), RemotePort: 2, VL: 0},
+			{Node: sw("B", "0x0000000000000002"), Port: 2, RemoteNode: sw("A", "0x0000000000000001"), RemotePort: 1, VL: 1},
+		}}}}}
+	var b strings.Builder
+	if err := WriteAnalysis(&b, a); err != nil {
+		t.Fatal(err)
+	}
+	want := `Analysis of live (8 nodes)
+
+Credit loops: 1 (SL2VL tables; 2 channels, 2 dependencies; 0 sources, 0 destinations, 0 MLIDs)
+  loop 1: SLs [0 3], unicast, 2 channels (component of 2)
+    "A" (0x0000000000000001) port 1 VL 0 -> "B" (0x0000000000000002) port 2
+    "B" (0x0000000000000002) port 2 VL 1 -> "A" (0x0000000000000001) port 1
+`
+	if b.String() != want || !a.Failed() {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
