@@ -1,6 +1,8 @@
 package diag
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -54,11 +56,64 @@ type StatPort struct {
 type IBStatOptions struct {
 	// CA is the <ca_name> argument ("" for every CA); Port its [portnum]
 	// (-1 for none): that port alone.
-	CA   string
-	Port int
+	CA   string `pos:"0" lua:"ca"`
+	Port int    `pos:"1" lua:"port" max:"254"`
 	// List is -l (names only), Short -s (no ports), PortList -p (the
 	// port GUIDs).
-	List, Short, PortList bool
+	List     bool `flag:"l,list_of_cas" help:"list all IB devices" lua:"list"`
+	Short    bool `flag:"s,short" help:"short output" lua:"short"`
+	PortList bool `flag:"p,port_list" help:"show port list" lua:"port_list"`
+}
+
+// ibStatTool is ibstat.
+var ibStatTool = NewTool(Tool{
+	Name:    "ibstat",
+	Lua:     "stat",
+	Summary: "the local CAs and their ports: state, rate, LIDs, GUIDs (umad_get_ca, umad_get_port)",
+	Args:    "<ca_name> [portnum]",
+	// ibdiag_process_opts(..., "CDeGKLPsty", ...): the common options
+	// it does not take.
+	Exclude: "C,D,e,G,K,L,P,s,t,y",
+	MaxArgs: 2,
+	Example: []string{},
+	LuaDoc: `stat({ca = NAME, port = N, list, short, port_list}) -> {cas = {{name, type, ca_type, num_ports, firmware_version, hardware_version, node_guid, system_image_guid, ` +
+		`ports = {{port, state, physical_state, rate, base_lid, lmc, sm_lid, capability_mask, port_guid, link_layer}, ...}}, ...}}: ` +
+		`the local CAs and their ports, as ibstat shows them (ca: that CA only; port: that port only)`,
+	LuaExample: `local s = diag.stat()
+print(s.cas[1].name, s.cas[1].ports[1].state)`,
+}, IBStatOptions{Port: -1}, IBStatRun, WriteIBStat)
+
+// IBPanic is a C tool's IBPANIC: "ibpanic: main: MSG" on stderr, after
+// Warning's "ibwarn: ..." line when there is one, exit status 255.
+type IBPanic struct {
+	Warning string
+	Err     error
+}
+
+func (e *IBPanic) Error() string { return e.Err.Error() }
+func (e *IBPanic) Unwrap() error { return e.Err }
+
+// IBStatRun lists the local ports (Env.Ports: those umad_get_ca would
+// show on the session's host, LocalPorts) as ibstat does; a CA or port
+// that is not there is its IBPANIC.
+func IBStatRun(ctx context.Context, env *Env, o IBStatOptions) (*IBStat, error) {
+	if env == nil || env.Session == nil || env.Ports == nil {
+		return nil, errors.New("diag: ibstat: no session and list of the local ports (Env.Ports)")
+	}
+	all, err := env.Ports(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := IBStatOf(LocalPorts(all, env.Session.Port(), env.Session.Production()), o)
+	var noPort *ErrNoPort
+	var noCA ErrNoCA
+	switch {
+	case errors.As(err, &noPort):
+		return nil, &IBPanic{Warning: noPort.Warning(), Err: err}
+	case errors.As(err, &noCA):
+		return nil, &IBPanic{Err: err}
+	}
+	return r, err
 }
 
 // ErrNoCA is ibstat's IBPANIC for a <ca_name> that is not there.

@@ -61,6 +61,10 @@ type Tool struct {
 	// those places are required).
 	MinArgs int
 	Want    string
+	// MaxArgs, when not 0, is how many arguments the tool reads: the
+	// command line warns of the rest and drops them, as the C tool
+	// ignores them.
+	MaxArgs int
 	// Unresolved is the C tool's IBEXIT phrase for an address argument it
 	// cannot read or resolve, followed by the argument; "" is "can't
 	// resolve destination port".

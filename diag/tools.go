@@ -14,5 +14,6 @@ func Tools() []*Tool {
 		ibCCQueryTool,
 		smpQueryTool,
 		ibIDsVerifyTool,
+		ibStatTool,
 	}
 }

@@ -48,6 +48,9 @@ func init() {
 
 // runDiagTool runs dt with the invocation's options and arguments.
 func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
+	if dt.MaxArgs > 0 {
+		inv.ignoreArgs(dt.MaxArgs)
+	}
 	if len(inv.Args) < dt.MinArgs {
 		return usageError(inv, "%s", dt.Want)
 	}
@@ -144,6 +147,14 @@ func diagToolDone(inv *Invocation, dt *diag.Tool, r any, err error) int {
 	if errors.As(err, &usage) {
 		// A value the C tool's option handler refuses: its usage, 2.
 		return usageError(inv, "%s", usage.Msg)
+	}
+	var panicked *diag.IBPanic
+	if errors.As(err, &panicked) {
+		if panicked.Warning != "" {
+			fmt.Fprintf(inv.Stderr, "ibwarn: %s\n", panicked.Warning)
+		}
+		fmt.Fprintf(inv.Stderr, "ibpanic: main: %v\n", panicked)
+		return exitIBExit
 	}
 	var fatal *diag.ScriptFatal
 	if errors.As(err, &fatal) {
