@@ -239,10 +239,15 @@ PortCounters (error counters, PortXmitWait) of every linked switch port
 every --interval (with --details, PortRcvErrorDetails and
 PortXmitDiscardDetails too), all concurrently; a scrape is answered from the last complete sweep, never a
 mix of two, and says its age (infiniband_exporter_sweep_age_seconds). Port
-state, physical state, width, speed and rate come from the discovery;
-counters at the top of their width are shown (..._counter_saturated), as
-is the fraction of time a port waited to send (..._transmit_wait_ratio).
-It never resets a counter unless --reset-saturated. It runs
+state, physical state, width, speed and rate come from the discovery, and
+from a trap's re-read of the ports it names (at once, no discovery); a
+port seen going down says when (..._port_down_since_timestamp_seconds),
+link flaps are counted (..._port_link_flaps_total), and the topology is
+compared with --topology-reference (infiniband_topology_*). Counters at
+the top of their width are shown (..._counter_saturated; where the PMA has
+the additional PortCountersExtended counters, their 64-bit copies are
+served and never saturate), as is the fraction of time a port waited to
+send (..._transmit_wait_ratio). It never resets a counter unless --reset-saturated. It runs
 until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
   --web.listen-address ADDR  where to listen (default :9315, as
                              infiniband_exporter): HOST:PORT, :PORT,
