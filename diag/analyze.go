@@ -322,7 +322,11 @@ func writeFatTree(w io.Writer, t *analyze.FatTreeReport) {
 	}
 	fmt.Fprintln(w)
 	for _, l := range t.Levels {
-		fmt.Fprintf(w, "  level %d: %d switches, %d up %d down, %g Gb/s up %g down, oversubscription %.2f\n", l.Level, l.Switches, l.Up, l.Down, l.UpGbps, l.DownGbps, l.Oversubscription)
+		over := fmt.Sprintf("oversubscription %.2f", l.Oversubscription)
+		if l.UpGbps == 0 {
+			over = "the top (no up links)"
+		}
+		fmt.Fprintf(w, "  level %d: %d switches, %d up %d down, %g Gb/s up %g down, %s\n", l.Level, l.Switches, l.Up, l.Down, l.UpGbps, l.DownGbps, over)
 	}
 	for _, p := range t.Problems {
 		fmt.Fprintf(w, "  %s\n", p)
