@@ -240,19 +240,32 @@ func Start(ctx context.Context, dir, topology string, opts *Options) (s *Sim, er
 			s.Stop()
 		}
 	}()
+	if err := s.startIbsim(ctx, &o); err != nil {
+		return s, err
+	}
+	if o.NoSM {
+		return s, nil
+	}
+	return s, s.startOpenSM(ctx, o)
+}
+
+// startIbsim starts ibsim on s.Topology in s.Dir and waits until it listens
+// (on its socket, or on o.UDPPort, which also sets o.NoSM).
+func (s *Sim) startIbsim(ctx context.Context, o *Options) error {
+	rd, sock, topo := s.Dir, s.Sock, s.Topology
 	for _, d := range []string{"osm", "scratch"} {
 		if err := os.MkdirAll(filepath.Join(rd, d), 0o755); err != nil {
-			return s, err
+			return err
 		}
 	}
 	logf, err := os.Create(s.logPath)
 	if err != nil {
-		return s, err
+		return err
 	}
 	defer logf.Close()
 	errf, err := os.Create(s.errPath)
 	if err != nil {
-		return s, err
+		return err
 	}
 	defer errf.Close()
 	ibsimPath, _ := exec.LookPath(ibsimBin)
@@ -268,13 +281,13 @@ func Start(ctx context.Context, dir, topology string, opts *Options) (s *Sim, er
 	cmd.Stdout, cmd.Stderr = logf, errf
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return s, err
+		return err
 	}
 	s.console = stdin
 	if s.ibsim, err = startProc(cmd); err != nil {
-		return s, fmt.Errorf("ibsimtest: start ibsim: %w", err)
+		return fmt.Errorf("ibsimtest: start ibsim: %w", err)
 	}
-	if err := s.poll(ctx, "ibsim ready", func() (bool, error) {
+	return s.poll(ctx, "ibsim ready", func() (bool, error) {
 		if !s.ibsim.alive() {
 			return false, fmt.Errorf("ibsim exited during start-up: %v; %s", s.ibsim.err, s.tail(s.errPath))
 		}
@@ -283,18 +296,19 @@ func Start(ctx context.Context, dir, topology string, opts *Options) (s *Sim, er
 			return ready && udpListed(s.UDPPort), nil
 		}
 		return ready && sockListed(sock), nil
-	}); err != nil {
-		return s, err
-	}
-	if o.NoSM {
-		return s, nil
-	}
+	})
+}
+
+// startOpenSM starts OpenSM through umad2sim on s's ibsim and waits until the
+// subnet is up: no port Armed, at most o.InitPorts in Init.
+func (s *Sim) startOpenSM(ctx context.Context, o Options) error {
+	rd, sock, u := s.Dir, s.Sock, s.Umad2sim
 	osmBin, _ := lookSbin(opensmBin)
 	od := filepath.Join(rd, "osm")
 	s.osmLog = filepath.Join(od, "opensm.log")
 	out, err := os.Create(filepath.Join(od, "opensm.out"))
 	if err != nil {
-		return s, err
+		return err
 	}
 	defer out.Close()
 	osm := exec.Command(osmBin, append([]string{"-d2", "-f", s.osmLog, "-s", "0"}, o.OSMArgs...)...)
@@ -303,7 +317,7 @@ func Start(ctx context.Context, dir, topology string, opts *Options) (s *Sim, er
 		"SIM_HOST="+o.SMNode, "OSM_CACHE_DIR="+od, "OSM_TMP_DIR="+od)
 	osm.Stdout, osm.Stderr = out, out
 	if s.osm, err = startProc(osm); err != nil {
-		return s, fmt.Errorf("ibsimtest: start opensm: %w", err)
+		return fmt.Errorf("ibsimtest: start opensm: %w", err)
 	}
 	var last string
 	err = s.poll(ctx, "fabric up", func() (bool, error) {
@@ -326,7 +340,7 @@ func Start(ctx context.Context, dir, topology string, opts *Options) (s *Sim, er
 	if err != nil && last != "" {
 		err = fmt.Errorf("%w (ports %s)", err, last)
 	}
-	return s, err
+	return err
 }
 
 func readFile(p string) []byte {
