@@ -233,63 +233,9 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 	for i, s := range switches {
 		s.swIdx = int32(i)
 	}
-	// Hop distances between switches, over active switch-to-switch links.
-	const inf = ^uint16(0)
-	dist := make([]uint16, ns*ns)
-	for i := range dist {
-		dist[i] = inf
-	}
-	queue := make([]int, 0, ns)
-	adj := make([][]int32, ns) // neighbour switches over active links
-	for u, s := range switches {
-		for _, p := range s.ports[1:] {
-			if p.remote != nil && p.state == smp.PortStateActive && p.remote.node.swIdx >= 0 {
-				adj[u] = append(adj[u], p.remote.node.swIdx)
-			}
-		}
-	}
-	for src := range switches {
-		d := dist[src*ns : (src+1)*ns]
-		d[src] = 0
-		queue = append(queue[:0], src)
-		for len(queue) > 0 {
-			u := queue[0]
-			queue = queue[1:]
-			for _, v := range adj[u] {
-				if d[v] == inf {
-					d[v] = d[u] + 1
-					queue = append(queue, int(v))
-				}
-			}
-		}
-	}
-
-	// Destinations by LID: the switch a LID's port hangs off and, for a
-	// CA port, the switch port it is cabled to.
-	maxLID := 0
-	for _, e := range eps {
-		if e.lid != 0 {
-			maxLID = max(maxLID, int(e.lid)+(1<<e.lmc)-1)
-		}
-	}
-	dests := make([]dest, maxLID+1)
-	for i := range dests {
-		dests[i] = dest{sw: -1}
-	}
-	for _, e := range eps {
-		if e.lid == 0 {
-			continue
-		}
-		d := dest{sw: -1, port: -1}
-		if e.node.typ == typeSwitch {
-			d.sw = e.node.swIdx
-		} else if r := e.remote; r != nil && r.node.swIdx >= 0 && e.state == smp.PortStateActive {
-			d = dest{sw: r.node.swIdx, port: int16(r.num)}
-		}
-		for l := int(e.lid); l < int(e.lid)+(1<<e.lmc); l++ {
-			dests[l] = d
-		}
-	}
+	const inf = noHops
+	dist := switchDistances(switches)
+	dests, maxLID := lidDests(eps)
 
 	order := routingOrder(switches, eps)
 
@@ -355,6 +301,74 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 		}
 		s.sw.lft = lft
 	}
+}
+
+// noHops is the distance between switches that do not reach each other.
+const noHops = ^uint16(0)
+
+// switchDistances returns the hop counts between the switches (by swIdx),
+// over active switch-to-switch links: row src of the ns×ns matrix is a
+// breadth-first search from switch src.
+func switchDistances(switches []*node) []uint16 {
+	ns := len(switches)
+	dist := make([]uint16, ns*ns)
+	for i := range dist {
+		dist[i] = noHops
+	}
+	queue := make([]int, 0, ns)
+	adj := make([][]int32, ns) // neighbour switches over active links
+	for u, s := range switches {
+		for _, p := range s.ports[1:] {
+			if p.remote != nil && p.state == smp.PortStateActive && p.remote.node.swIdx >= 0 {
+				adj[u] = append(adj[u], p.remote.node.swIdx)
+			}
+		}
+	}
+	for src := range switches {
+		d := dist[src*ns : (src+1)*ns]
+		d[src] = 0
+		queue = append(queue[:0], src)
+		for len(queue) > 0 {
+			u := queue[0]
+			queue = queue[1:]
+			for _, v := range adj[u] {
+				if d[v] == noHops {
+					d[v] = d[u] + 1
+					queue = append(queue, int(v))
+				}
+			}
+		}
+	}
+	return dist
+}
+
+// lidDests returns, by LID, the switch a LID's port hangs off and, for a
+// CA port, the switch port it is cabled to; and the highest LID.
+func lidDests(eps []*port) (dests []dest, maxLID int) {
+	for _, e := range eps {
+		if e.lid != 0 {
+			maxLID = max(maxLID, int(e.lid)+(1<<e.lmc)-1)
+		}
+	}
+	dests = make([]dest, maxLID+1)
+	for i := range dests {
+		dests[i] = dest{sw: -1}
+	}
+	for _, e := range eps {
+		if e.lid == 0 {
+			continue
+		}
+		d := dest{sw: -1, port: -1}
+		if e.node.typ == typeSwitch {
+			d.sw = e.node.swIdx
+		} else if r := e.remote; r != nil && r.node.swIdx >= 0 && e.state == smp.PortStateActive {
+			d = dest{sw: r.node.swIdx, port: int16(r.num)}
+		}
+		for l := int(e.lid); l < int(e.lid)+(1<<e.lmc); l++ {
+			dests[l] = d
+		}
+	}
+	return dests, maxLID
 }
 
 // naiveRouting makes routeSwitches always use minHopNaive (tests).
