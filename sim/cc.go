@@ -91,35 +91,32 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 	copy(in2[:], d) // the Set's attribute
 	clear(d)
 	sw := n.typ == typeSwitch
+	if status, ok := f.ccReadOnly(attr, sw, set, d); ok {
+		return status, actRespond
+	}
+	if attr == cc.AttrCongestionKeyInfo {
+		f.ccKeyInfo(in, st, set, keyOK, &in2, d)
+		return 0, actRespond
+	}
+	return f.ccSetting(n, in, attr, mod, set, &in2, d), actRespond
+}
+
+// ccReadOnly answers the CC attributes that hold no state (ClassPortInfo,
+// CongestionInfo, CongestionLog, Timestamp) into d; ok is false for the
+// others.
+func (f *Fabric) ccReadOnly(attr uint16, sw, set bool, d []byte) (status uint16, ok bool) {
 	switch attr {
 	case cc.AttrClassPortInfo:
 		cpi := mad.ClassPortInfo{BaseVersion: 1, ClassVersion: cc.Version, RespTimeValue: ccRespTime}
 		_, _ = cpi.AppendBinary(d[:0])
-		return readOnly(set), actRespond
+		return readOnly(set), true
 	case cc.AttrCongestionInfo:
 		ci := cc.CongestionInfo{}
 		if !sw {
 			ci.ControlTableCap = ccCATableCap
 		}
 		_, _ = ci.AppendBinary(d[:0])
-		return readOnly(set), actRespond
-	case cc.AttrCongestionKeyInfo:
-		if set {
-			var ki cc.CongestionKeyInfo
-			_ = ki.UnmarshalBinary(in2[:])
-			st = f.ccOf(in)
-			st.key, st.protect, st.lease, st.violations = ki.CCKey, ki.CCKeyProtectBit, ki.CCKeyLeasePeriod, ki.CCKeyViolations
-			keyOK = true
-		}
-		var ki cc.CongestionKeyInfo
-		if st != nil {
-			ki = cc.CongestionKeyInfo{CCKey: st.key, CCKeyProtectBit: st.protect, CCKeyLeasePeriod: st.lease, CCKeyViolations: st.violations}
-		}
-		if !keyOK {
-			ki.CCKey = 0 // unprotected: readable, but not the key itself
-		}
-		_, _ = ki.AppendBinary(d[:0])
-		return 0, actRespond
+		return readOnly(set), true
 	case cc.AttrCongestionLog:
 		t := f.ccTime()
 		if sw {
@@ -129,14 +126,44 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 			l := cc.CongestionLogCA{LogType: cc.LogTypeCA, CurrentTimeStamp: t}
 			_, _ = l.AppendBinary(d[:0])
 		}
-		return readOnly(set), actRespond
+		return readOnly(set), true
 	case cc.AttrTimestamp:
 		ts := cc.Timestamp{Time: f.ccTime()}
 		_, _ = ts.AppendBinary(d[:0])
-		return readOnly(set), actRespond
+		return readOnly(set), true
+	}
+	return 0, false
+}
+
+// ccKeyInfo answers CongestionKeyInfo into d, a Set storing in2's key,
+// protect bit, lease and violations first; st is the port's state (nil:
+// reset values) and keyOK whether the MAD carried the key.
+func (f *Fabric) ccKeyInfo(in *port, st *ccState, set, keyOK bool, in2 *[224]byte, d []byte) {
+	if set {
+		var ki cc.CongestionKeyInfo
+		_ = ki.UnmarshalBinary(in2[:])
+		st = f.ccOf(in)
+		st.key, st.protect, st.lease, st.violations = ki.CCKey, ki.CCKeyProtectBit, ki.CCKeyLeasePeriod, ki.CCKeyViolations
+		keyOK = true
+	}
+	var ki cc.CongestionKeyInfo
+	if st != nil {
+		ki = cc.CongestionKeyInfo{CCKey: st.key, CCKeyProtectBit: st.protect, CCKeyLeasePeriod: st.lease, CCKeyViolations: st.violations}
+	}
+	if !keyOK {
+		ki.CCKey = 0 // unprotected: readable, but not the key itself
+	}
+	_, _ = ki.AppendBinary(d[:0])
+}
+
+// ccSetting answers the stored CC settings and tables at node n's port in
+// (the Set's attribute is in2) into d, and returns the MAD status.
+func (f *Fabric) ccSetting(n *node, in *port, attr uint16, mod uint32, set bool, in2 *[224]byte, d []byte) uint16 {
+	sw := n.typ == typeSwitch
+	switch attr {
 	case cc.AttrSwitchCongestionSetting:
 		if !sw {
-			return stUnsupported, actRespond
+			return stUnsupported
 		}
 		if set {
 			f.ccOf(in).swSetting = [76]byte(in2[:76])
@@ -144,13 +171,13 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 		if st := f.ccAgents[in]; st != nil {
 			copy(d, st.swSetting[:])
 		}
-		return 0, actRespond
+		return 0
 	case cc.AttrSwitchPortCongestionSetting:
 		if !sw {
-			return stUnsupported, actRespond
+			return stUnsupported
 		}
 		if int(mod) > n.numPorts/ccSwPortsBlock {
-			return stInvalid, actRespond
+			return stInvalid
 		}
 		if set {
 			s := f.ccOf(in)
@@ -163,10 +190,10 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 			v := st.swPorts[mod]
 			copy(d, v[:])
 		}
-		return 0, actRespond
+		return 0
 	case cc.AttrCACongestionSetting:
 		if sw {
-			return stUnsupported, actRespond
+			return stUnsupported
 		}
 		if set {
 			f.ccOf(in).caSetting = [132]byte(in2[:132])
@@ -174,13 +201,13 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 		if st := f.ccAgents[in]; st != nil {
 			copy(d, st.caSetting[:])
 		}
-		return 0, actRespond
+		return 0
 	case cc.AttrCongestionControlTable:
 		if sw {
-			return stUnsupported, actRespond
+			return stUnsupported
 		}
 		if mod >= ccCATableCap {
-			return stInvalid, actRespond
+			return stInvalid
 		}
 		if set {
 			s := f.ccOf(in)
@@ -195,9 +222,9 @@ func (f *Fabric) ccAgent(n *node, in *port, b []byte) (uint16, action) {
 			v := st.cct[mod]
 			copy(d[4:], v[:])
 		}
-		return 0, actRespond
+		return 0
 	}
-	return stUnsupported, actRespond
+	return stUnsupported
 }
 
 // readOnly is the status of a method on a read-only attribute: a Set is
