@@ -22,113 +22,22 @@ import (
 // them. The Origin is the from node's port its NodeInfo.LocalPortNum
 // names (else its lowest-numbered port in the file).
 func (f *File) Fabric(name string) (*topo.Fabric, error) {
-	nodeAt := func(i int, format string, args ...any) error {
-		return fmt.Errorf("%s: offset %d: %w: node record %d (GUID 0x%016x): %s",
-			name, f.NodeOffset(i), ErrFormat, i, f.Nodes[i].GUID, fmt.Sprintf(format, args...))
+	l := &loader{f: f, name: name, ports: make([]*topo.Port, len(f.Ports)), owner: make([]int, len(f.Ports))}
+	from, err := l.index()
+	if err != nil {
+		return nil, err
 	}
-	portAt := func(i int, format string, args ...any) error {
-		return fmt.Errorf("%s: offset %d: %w: port record %d (GUID 0x%016x port %d): %s",
-			name, f.PortOffset(i), ErrFormat, i, f.Ports[i].GUID, f.Ports[i].Num, fmt.Sprintf(format, args...))
-	}
-	nodeIdx := make(map[uint64]int, len(f.Nodes))
-	for i, n := range f.Nodes {
-		if j, ok := nodeIdx[n.GUID]; ok {
-			return nil, nodeAt(i, "the GUID of node record %d again", j)
-		}
-		nodeIdx[n.GUID] = i
-	}
-	from, ok := nodeIdx[f.FromNode]
-	if !ok {
-		return nil, fmt.Errorf("%s: offset 16: %w: the from node 0x%016x has no node record", name, ErrFormat, f.FromNode)
-	}
-	portIdx := make(map[PortKey]int, len(f.Ports))
-	for i, p := range f.Ports {
-		k := PortKey{p.GUID, p.Num}
-		if j, ok := portIdx[k]; ok {
-			return nil, portAt(i, "the key of port record %d again", j)
-		}
-		portIdx[k] = i
-	}
-
 	fab := &topo.Fabric{Nodes: make([]*topo.Node, len(f.Nodes))}
-	ports := make([]*topo.Port, len(f.Ports)) // port record -> its port, once claimed
-	owner := make([]int, len(f.Ports))
 	for i := range f.Nodes {
-		r := &f.Nodes[i]
-		t := topo.NodeType(r.Type)
-		if t != topo.CA && t != topo.Switch && t != topo.Router {
-			return nil, nodeAt(i, "node type %d", r.Type)
-		}
-		var ni smp.NodeInfo
-		var nd smp.NodeDescription
-		if err := ni.UnmarshalBinary(r.Info[:]); err != nil {
-			return nil, nodeAt(i, "NodeInfo: %v", err)
-		}
-		if err := nd.UnmarshalBinary(r.Desc[:]); err != nil {
-			return nil, nodeAt(i, "NodeDescription: %v", err)
-		}
-		n := &topo.Node{
-			ID: topo.NodeIDFor(t, r.GUID), Desc: nd.NodeString, Type: t, NumPorts: int(r.NumPorts),
-			GUID: r.GUID, SysGUID: ni.SystemImageGUID, VendorID: ni.VendorID, DeviceID: ni.DeviceID,
-			Revision: ni.Revision, Ports: make([]*topo.Port, int(r.NumPorts)+1), EnhancedPort0: r.SMAEnhSP0 != 0,
-		}
-		for _, k := range r.Ports {
-			if int(k.Num) > n.NumPorts || k.Num == 0 && t != topo.Switch {
-				return nil, nodeAt(i, "port key 0x%016x port %d: a %s with %d ports has no port %d", k.GUID, k.Num, t, n.NumPorts, k.Num)
-			}
-			j, ok := portIdx[k]
-			if !ok {
-				return nil, nodeAt(i, "port key 0x%016x port %d: no port record", k.GUID, k.Num)
-			}
-			if ports[j] != nil {
-				return nil, nodeAt(i, "port key 0x%016x port %d: the port record at offset %d is claimed by node record %d too", k.GUID, k.Num, f.PortOffset(j), owner[j])
-			}
-			pr := &f.Ports[j]
-			if pr.NodeGUID != r.GUID {
-				return nil, portAt(j, "names node 0x%016x, claimed by node 0x%016x", pr.NodeGUID, r.GUID)
-			}
-			if n.Ports[k.Num] != nil {
-				return nil, nodeAt(i, "port %d keyed twice", k.Num)
-			}
-			var pi smp.PortInfo
-			if err := pi.UnmarshalBinary(pr.Info[:]); err != nil {
-				return nil, portAt(j, "PortInfo: %v", err)
-			}
-			p := &topo.Port{
-				Node: n, Num: int(k.Num), GUID: pr.GUID,
-				WidthEnabled: pi.LinkWidthEnabled, WidthActive: pi.LinkWidthActive,
-				SpeedEnabled: pi.LinkSpeedEnabled, SpeedActive: pi.LinkSpeedActive,
-				SpeedExtEnabled: pi.LinkSpeedExtEnabled, SpeedExtActive: pi.LinkSpeedExtActive,
-				CapMask: pi.CapabilityMask, WidthSupported: pi.LinkWidthSupported,
-				SpeedSupported: pi.LinkSpeedSupported, SpeedExtSupported: pi.LinkSpeedExtSupported,
-				HOQLife: pi.HOQLife, VLStallCount: pi.VLStallCount, VLCap: pi.VLCap,
-				State: pi.PortState, PhysState: pi.PortPhysicalState,
-			}
-			// Discovery gives a switch's LID to its port 0 alone.
-			if t != topo.Switch || k.Num == 0 {
-				p.LID, p.LMC = pr.BaseLID, pr.LMC
-			}
-			n.Ports[k.Num] = p
-			ports[j], owner[j] = p, i
+		n, err := l.node(i)
+		if err != nil {
+			return nil, err
 		}
 		// The file holds the newest found first.
 		fab.Nodes[len(f.Nodes)-1-i] = n
 	}
-	for j, p := range ports {
-		pr := &f.Ports[j]
-		if p == nil || !pr.HasRemote {
-			continue
-		}
-		rj, ok := portIdx[pr.Remote]
-		if !ok || ports[rj] == nil {
-			return nil, portAt(j, "links to 0x%016x port %d, which the file does not hold", pr.Remote.GUID, pr.Remote.Num)
-		}
-		p.Remote = ports[rj]
-	}
-	for j, p := range ports {
-		if p != nil && p.Remote != nil && p.Remote.Remote != p {
-			return nil, portAt(j, "links to 0x%016x port %d, which does not link back", p.Remote.GUID, p.Remote.Num)
-		}
+	if err := l.link(); err != nil {
+		return nil, err
 	}
 	// As discovery: extended speeds only where the node advertises them.
 	for _, n := range fab.Nodes {
@@ -158,6 +67,137 @@ func (f *File) Fabric(name string) (*topo.Fabric, error) {
 		}
 	}
 	return fab, nil
+}
+
+// loader holds what Fabric has read of a File: the records by GUID and by
+// port key, and each port record's port and claiming node once claimed.
+type loader struct {
+	f       *File
+	name    string // the file, in errors
+	nodeIdx map[uint64]int
+	portIdx map[PortKey]int
+	ports   []*topo.Port // port record -> its port, once claimed
+	owner   []int        // port record -> the node record claiming it
+}
+
+func (l *loader) nodeAt(i int, format string, args ...any) error {
+	return fmt.Errorf("%s: offset %d: %w: node record %d (GUID 0x%016x): %s",
+		l.name, l.f.NodeOffset(i), ErrFormat, i, l.f.Nodes[i].GUID, fmt.Sprintf(format, args...))
+}
+
+func (l *loader) portAt(i int, format string, args ...any) error {
+	return fmt.Errorf("%s: offset %d: %w: port record %d (GUID 0x%016x port %d): %s",
+		l.name, l.f.PortOffset(i), ErrFormat, i, l.f.Ports[i].GUID, l.f.Ports[i].Num, fmt.Sprintf(format, args...))
+}
+
+// index maps node GUIDs and port keys to their records, refusing either
+// twice, and returns the from node's record.
+func (l *loader) index() (from int, err error) {
+	f := l.f
+	l.nodeIdx = make(map[uint64]int, len(f.Nodes))
+	for i, n := range f.Nodes {
+		if j, ok := l.nodeIdx[n.GUID]; ok {
+			return 0, l.nodeAt(i, "the GUID of node record %d again", j)
+		}
+		l.nodeIdx[n.GUID] = i
+	}
+	from, ok := l.nodeIdx[f.FromNode]
+	if !ok {
+		return 0, fmt.Errorf("%s: offset 16: %w: the from node 0x%016x has no node record", l.name, ErrFormat, f.FromNode)
+	}
+	l.portIdx = make(map[PortKey]int, len(f.Ports))
+	for i, p := range f.Ports {
+		k := PortKey{p.GUID, p.Num}
+		if j, ok := l.portIdx[k]; ok {
+			return 0, l.portAt(i, "the key of port record %d again", j)
+		}
+		l.portIdx[k] = i
+	}
+	return from, nil
+}
+
+// node builds node record i with the ports its keys claim.
+func (l *loader) node(i int) (*topo.Node, error) {
+	r := &l.f.Nodes[i]
+	t := topo.NodeType(r.Type)
+	if t != topo.CA && t != topo.Switch && t != topo.Router {
+		return nil, l.nodeAt(i, "node type %d", r.Type)
+	}
+	var ni smp.NodeInfo
+	var nd smp.NodeDescription
+	if err := ni.UnmarshalBinary(r.Info[:]); err != nil {
+		return nil, l.nodeAt(i, "NodeInfo: %v", err)
+	}
+	if err := nd.UnmarshalBinary(r.Desc[:]); err != nil {
+		return nil, l.nodeAt(i, "NodeDescription: %v", err)
+	}
+	n := &topo.Node{
+		ID: topo.NodeIDFor(t, r.GUID), Desc: nd.NodeString, Type: t, NumPorts: int(r.NumPorts),
+		GUID: r.GUID, SysGUID: ni.SystemImageGUID, VendorID: ni.VendorID, DeviceID: ni.DeviceID,
+		Revision: ni.Revision, Ports: make([]*topo.Port, int(r.NumPorts)+1), EnhancedPort0: r.SMAEnhSP0 != 0,
+	}
+	for _, k := range r.Ports {
+		if int(k.Num) > n.NumPorts || k.Num == 0 && t != topo.Switch {
+			return nil, l.nodeAt(i, "port key 0x%016x port %d: a %s with %d ports has no port %d", k.GUID, k.Num, t, n.NumPorts, k.Num)
+		}
+		j, ok := l.portIdx[k]
+		if !ok {
+			return nil, l.nodeAt(i, "port key 0x%016x port %d: no port record", k.GUID, k.Num)
+		}
+		if l.ports[j] != nil {
+			return nil, l.nodeAt(i, "port key 0x%016x port %d: the port record at offset %d is claimed by node record %d too", k.GUID, k.Num, l.f.PortOffset(j), l.owner[j])
+		}
+		pr := &l.f.Ports[j]
+		if pr.NodeGUID != r.GUID {
+			return nil, l.portAt(j, "names node 0x%016x, claimed by node 0x%016x", pr.NodeGUID, r.GUID)
+		}
+		if n.Ports[k.Num] != nil {
+			return nil, l.nodeAt(i, "port %d keyed twice", k.Num)
+		}
+		var pi smp.PortInfo
+		if err := pi.UnmarshalBinary(pr.Info[:]); err != nil {
+			return nil, l.portAt(j, "PortInfo: %v", err)
+		}
+		p := &topo.Port{
+			Node: n, Num: int(k.Num), GUID: pr.GUID,
+			WidthEnabled: pi.LinkWidthEnabled, WidthActive: pi.LinkWidthActive,
+			SpeedEnabled: pi.LinkSpeedEnabled, SpeedActive: pi.LinkSpeedActive,
+			SpeedExtEnabled: pi.LinkSpeedExtEnabled, SpeedExtActive: pi.LinkSpeedExtActive,
+			CapMask: pi.CapabilityMask, WidthSupported: pi.LinkWidthSupported,
+			SpeedSupported: pi.LinkSpeedSupported, SpeedExtSupported: pi.LinkSpeedExtSupported,
+			HOQLife: pi.HOQLife, VLStallCount: pi.VLStallCount, VLCap: pi.VLCap,
+			State: pi.PortState, PhysState: pi.PortPhysicalState,
+		}
+		// Discovery gives a switch's LID to its port 0 alone.
+		if t != topo.Switch || k.Num == 0 {
+			p.LID, p.LMC = pr.BaseLID, pr.LMC
+		}
+		n.Ports[k.Num] = p
+		l.ports[j], l.owner[j] = p, i
+	}
+	return n, nil
+}
+
+// link connects the claimed ports as their records say, refusing a link
+// to a port the file does not hold or one that does not link back.
+func (l *loader) link() error {
+	for j, p := range l.ports {
+		pr := &l.f.Ports[j]
+		if p == nil || !pr.HasRemote {
+			continue
+		}
+		rj, ok := l.portIdx[pr.Remote]
+		if !ok || l.ports[rj] == nil {
+			return l.portAt(j, "links to 0x%016x port %d, which the file does not hold", pr.Remote.GUID, pr.Remote.Num)
+		}
+		p.Remote = l.ports[rj]
+	}
+	for j, p := range l.ports {
+		if p != nil && p.Remote != nil && p.Remote.Remote != p {
+			return l.portAt(j, "links to 0x%016x port %d, which does not link back", p.Remote.GUID, p.Remote.Num)
+		}
+	}
+	return nil
 }
 
 // hashGUID is libibnetdisc's HASHGUID modulo its table size HTSZ (137):
