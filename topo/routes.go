@@ -79,194 +79,18 @@ func AnalyzeRoutes(f *Fabric, l *ForwardingTables) *RouteAnalysis {
 	for i, n := range l.Switches {
 		swIdx[n] = i
 	}
-	next := make([][]hop, S) // by switch, by port
-	for i, n := range l.Switches {
-		next[i] = make([]hop, len(n.Ports))
-		for pn, p := range n.Ports {
-			h := hop{sw: -1}
-			switch {
-			case p != nil && p.Remote != nil:
-				h.port = p.Remote
-				if j, ok := swIdx[p.Remote.Node]; ok {
-					h.sw = int32(j)
-				} else if p.Remote.Node.Type == Switch {
-					h.sw = -2 // a switch whose table was not read
-				}
-			case p != nil && pn > 0 && p.PhysState == smp.PhysStateLinkUp:
-				// Linked, but discovery did not learn what is
-				// behind it (the route there could not be read):
-				// where a route goes through it is unknown.
-				h.sw = -2
-			}
-			next[i][pn] = h
-		}
-	}
-	type dest struct {
-		port *Port
-		lid  uint16
-		sw   int32 // the destination switch (its port 0), else -1
-		src  int32 // for a CA port's base LID: the switch it is cabled to, else -1
-	}
-	var dests []dest
-	casOn := make([]int, S) // CA ports with LIDs cabled to each switch
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if p == nil || p.LID == 0 || (n.Type == Switch && p.Num != 0) {
-				continue
-			}
-			for k := 0; k < 1<<p.LMC; k++ {
-				d := dest{port: p, lid: p.LID + uint16(k), sw: -1, src: -1}
-				if n.Type == Switch {
-					if i, ok := swIdx[n]; ok {
-						d.sw = int32(i)
-					}
-				} else if k == 0 && p.Remote != nil {
-					if i, ok := swIdx[p.Remote.Node]; ok {
-						d.src = int32(i)
-						casOn[i]++
-					}
-				}
-				dests = append(dests, d)
-			}
-		}
-	}
-
-	type result struct {
-		problems                      []RouteProblem
-		count, loops, inh, unknown, n int
-		hist                          []int
-	}
+	next := routeHops(l, swIdx)
+	dests, casOn := routeDests(f, swIdx, S)
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(dests)/64+1))
-	results := make([]result, workers)
+	results := make([]routeWalker, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			r := &results[w]
-			const (
-				unknown  = 0
-				visiting = 1
-				ok       = 2
-				bad      = 3
-				unread   = 4 // reaches a switch whose table was not read
-			)
-			state := make([]uint8, S)
-			hops := make([]int32, S)
-			stack := make([]int32, 0, 16)
-			r.hist = make([]int, 1)
-			problem := func(i int32, d *dest, port uint8, kind, detail string) {
-				r.count++
-				if len(r.problems) < MaxProblems {
-					r.problems = append(r.problems, RouteProblem{Switch: l.Switches[i], LID: d.lid, Port: port, Kind: kind, Detail: detail})
-				}
-			}
+			*r = routeWalker{l: l, next: next, casOn: casOn,
+				state: make([]uint8, S), hops: make([]int32, S), stack: make([]int32, 0, 16), hist: make([]int, 1)}
 			for di := w; di < len(dests); di += workers {
-				d := &dests[di]
-				clear(state)
-				if d.sw >= 0 {
-					state[d.sw], hops[d.sw] = ok, 0
-				}
-				for start := range S {
-					r.n++
-					// Follow the route from start until a switch whose
-					// outcome is known, then unwind.
-					stack = stack[:0]
-					i := int32(start)
-					outcome := uint8(bad)
-					for {
-						if st := state[i]; st == ok || st == bad || st == unread {
-							outcome = st
-							break
-						} else if st == visiting {
-							r.loops++
-							problem(i, d, portOf(l.Ports[i], d.lid), "loop", fmt.Sprintf("forwarding loop through %q for LID %d", l.Switches[i].Desc, d.lid))
-							// Every switch on the stack from i on is in
-							// the loop; mark them bad without counting them
-							// as inherited.
-							for k := len(stack) - 1; k >= 0; k-- {
-								state[stack[k]] = bad
-								if stack[k] == i {
-									stack = stack[:k]
-									break
-								}
-							}
-							outcome = bad
-							break
-						}
-						state[i] = visiting
-						stack = append(stack, i)
-						port := portOf(l.Ports[i], d.lid)
-						sw := l.Switches[i]
-						fail := func(kind, detail string) {
-							problem(i, d, port, kind, detail)
-							state[i] = bad
-							stack = stack[:len(stack)-1]
-						}
-						if port == 255 || int(port) > sw.NumPorts {
-							fail("drop", fmt.Sprintf("LID %d is dropped (LFT entry %d)", d.lid, port))
-							break
-						}
-						if port == 0 {
-							fail("port0", fmt.Sprintf("LID %d is sent to port 0 but is not the switch's", d.lid))
-							break
-						}
-						h := next[i][port]
-						if h.port == nil && h.sw != -2 {
-							fail("uncabled", fmt.Sprintf("LID %d leaves by port %d, which is not cabled", d.lid, port))
-							break
-						}
-						if h.sw == -2 {
-							// The next switch's table was not read:
-							// where the route goes from there is
-							// unknown.
-							state[i] = unread
-							stack = stack[:len(stack)-1]
-							outcome = unread
-							break
-						}
-						if h.sw < 0 {
-							if h.port == d.port {
-								state[i], hops[i] = ok, 1
-								stack = stack[:len(stack)-1]
-								outcome = ok
-							} else {
-								fail("wrong-port", fmt.Sprintf("LID %d (%q port %d) is sent to %q port %d", d.lid, d.port.Node.Desc, d.port.Num, h.port.Node.Desc, h.port.Num))
-							}
-							break
-						}
-						i = h.sw
-					}
-					// Unwind: each switch on the stack forwards to the next.
-					for k := len(stack) - 1; k >= 0; k-- {
-						s := stack[k]
-						switch outcome {
-						case ok:
-							nx := next[s][portOf(l.Ports[s], d.lid)].sw
-							state[s], hops[s] = ok, hops[nx]+1
-						case unread:
-							state[s] = unread
-						default:
-							state[s] = bad
-							r.inh++
-						}
-					}
-					if outcome == unread {
-						r.unknown++
-					}
-					if outcome == ok && casOn[start] > 0 && d.port.Node.Type != Switch {
-						// Host-to-host: one link to the source's switch,
-						// then the switch's route; a CA port and itself
-						// are not a pair.
-						h := int(hops[start]) + 1
-						n := casOn[start]
-						if d.src == int32(start) {
-							n--
-						}
-						for len(r.hist) <= h {
-							r.hist = append(r.hist, 0)
-						}
-						r.hist[h] += n
-					}
-				}
+				r.walk(&dests[di])
 			}
 		})
 	}
@@ -291,6 +115,209 @@ func AnalyzeRoutes(f *Fabric, l *ForwardingTables) *RouteAnalysis {
 	}
 	sortProblems(ra.Problems)
 	return ra
+}
+
+// routeHops returns where each port of each switch of l leads, by switch
+// index and port number.
+func routeHops(l *ForwardingTables, swIdx map[*Node]int) [][]hop {
+	next := make([][]hop, len(l.Switches)) // by switch, by port
+	for i, n := range l.Switches {
+		next[i] = make([]hop, len(n.Ports))
+		for pn, p := range n.Ports {
+			h := hop{sw: -1}
+			switch {
+			case p != nil && p.Remote != nil:
+				h.port = p.Remote
+				if j, ok := swIdx[p.Remote.Node]; ok {
+					h.sw = int32(j)
+				} else if p.Remote.Node.Type == Switch {
+					h.sw = -2 // a switch whose table was not read
+				}
+			case p != nil && pn > 0 && p.PhysState == smp.PhysStateLinkUp:
+				// Linked, but discovery did not learn what is
+				// behind it (the route there could not be read):
+				// where a route goes through it is unknown.
+				h.sw = -2
+			}
+			next[i][pn] = h
+		}
+	}
+	return next
+}
+
+// routeDest is a LID routes are followed to.
+type routeDest struct {
+	port *Port
+	lid  uint16
+	sw   int32 // the destination switch (its port 0), else -1
+	src  int32 // for a CA port's base LID: the switch it is cabled to, else -1
+}
+
+// routeDests lists every LID of f's ports, and counts the CA ports with
+// LIDs cabled to each of the S switches.
+func routeDests(f *Fabric, swIdx map[*Node]int, S int) (dests []routeDest, casOn []int) {
+	casOn = make([]int, S)
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.LID == 0 || (n.Type == Switch && p.Num != 0) {
+				continue
+			}
+			for k := 0; k < 1<<p.LMC; k++ {
+				d := routeDest{port: p, lid: p.LID + uint16(k), sw: -1, src: -1}
+				if n.Type == Switch {
+					if i, ok := swIdx[n]; ok {
+						d.sw = int32(i)
+					}
+				} else if k == 0 && p.Remote != nil {
+					if i, ok := swIdx[p.Remote.Node]; ok {
+						d.src = int32(i)
+						casOn[i]++
+					}
+				}
+				dests = append(dests, d)
+			}
+		}
+	}
+	return dests, casOn
+}
+
+// What a route walk knows of a switch, for one destination.
+const (
+	walkUnknown  = 0
+	walkVisiting = 1
+	walkOK       = 2
+	walkBad      = 3
+	walkUnread   = 4 // reaches a switch whose table was not read
+)
+
+// routeWalker follows routes for one goroutine of AnalyzeRoutes and
+// counts what it finds.
+type routeWalker struct {
+	l     *ForwardingTables
+	next  [][]hop
+	casOn []int
+	state []uint8 // by switch, for the current destination
+	hops  []int32 // by switch: hops to the destination, once walkOK
+	stack []int32
+
+	problems                      []RouteProblem
+	count, loops, inh, unknown, n int
+	hist                          []int
+}
+
+func (r *routeWalker) problem(i int32, d *routeDest, port uint8, kind, detail string) {
+	r.count++
+	if len(r.problems) < MaxProblems {
+		r.problems = append(r.problems, RouteProblem{Switch: r.l.Switches[i], LID: d.lid, Port: port, Kind: kind, Detail: detail})
+	}
+}
+
+// walk follows the route to d from every switch.
+func (r *routeWalker) walk(d *routeDest) {
+	l, state, hops, next := r.l, r.state, r.hops, r.next
+	clear(state)
+	if d.sw >= 0 {
+		state[d.sw], hops[d.sw] = walkOK, 0
+	}
+	for start := range len(state) {
+		r.n++
+		outcome := r.follow(d, int32(start))
+		// Unwind: each switch on the stack forwards to the next.
+		for k := len(r.stack) - 1; k >= 0; k-- {
+			s := r.stack[k]
+			switch outcome {
+			case walkOK:
+				nx := next[s][portOf(l.Ports[s], d.lid)].sw
+				state[s], hops[s] = walkOK, hops[nx]+1
+			case walkUnread:
+				state[s] = walkUnread
+			default:
+				state[s] = walkBad
+				r.inh++
+			}
+		}
+		if outcome == walkUnread {
+			r.unknown++
+		}
+		if outcome == walkOK && r.casOn[start] > 0 && d.port.Node.Type != Switch {
+			// Host-to-host: one link to the source's switch,
+			// then the switch's route; a CA port and itself
+			// are not a pair.
+			h := int(hops[start]) + 1
+			n := r.casOn[start]
+			if d.src == int32(start) {
+				n--
+			}
+			for len(r.hist) <= h {
+				r.hist = append(r.hist, 0)
+			}
+			r.hist[h] += n
+		}
+	}
+}
+
+// follow follows the route to d from switch i until a switch whose
+// outcome is known, leaving on r.stack the switches to unwind, and returns
+// the outcome.
+func (r *routeWalker) follow(d *routeDest, i int32) uint8 {
+	l, state := r.l, r.state
+	r.stack = r.stack[:0]
+	for {
+		if st := state[i]; st == walkOK || st == walkBad || st == walkUnread {
+			return st
+		} else if st == walkVisiting {
+			r.loops++
+			r.problem(i, d, portOf(l.Ports[i], d.lid), "loop", fmt.Sprintf("forwarding loop through %q for LID %d", l.Switches[i].Desc, d.lid))
+			// Every switch on the stack from i on is in
+			// the loop; mark them bad without counting them
+			// as inherited.
+			for k := len(r.stack) - 1; k >= 0; k-- {
+				state[r.stack[k]] = walkBad
+				if r.stack[k] == i {
+					r.stack = r.stack[:k]
+					break
+				}
+			}
+			return walkBad
+		}
+		state[i] = walkVisiting
+		r.stack = append(r.stack, i)
+		port := portOf(l.Ports[i], d.lid)
+		sw := l.Switches[i]
+		fail := func(kind, detail string) uint8 {
+			r.problem(i, d, port, kind, detail)
+			state[i] = walkBad
+			r.stack = r.stack[:len(r.stack)-1]
+			return walkBad
+		}
+		if port == 255 || int(port) > sw.NumPorts {
+			return fail("drop", fmt.Sprintf("LID %d is dropped (LFT entry %d)", d.lid, port))
+		}
+		if port == 0 {
+			return fail("port0", fmt.Sprintf("LID %d is sent to port 0 but is not the switch's", d.lid))
+		}
+		h := r.next[i][port]
+		if h.port == nil && h.sw != -2 {
+			return fail("uncabled", fmt.Sprintf("LID %d leaves by port %d, which is not cabled", d.lid, port))
+		}
+		if h.sw == -2 {
+			// The next switch's table was not read:
+			// where the route goes from there is
+			// unknown.
+			state[i] = walkUnread
+			r.stack = r.stack[:len(r.stack)-1]
+			return walkUnread
+		}
+		if h.sw < 0 {
+			if h.port == d.port {
+				state[i], r.hops[i] = walkOK, 1
+				r.stack = r.stack[:len(r.stack)-1]
+				return walkOK
+			}
+			return fail("wrong-port", fmt.Sprintf("LID %d (%q port %d) is sent to %q port %d", d.lid, d.port.Node.Desc, d.port.Num, h.port.Node.Desc, h.port.Num))
+		}
+		i = h.sw
+	}
 }
 
 func sortProblems(ps []RouteProblem) {
