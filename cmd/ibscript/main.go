@@ -602,22 +602,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", strings.TrimSpace("ibscript "+c.cmd), err)
 		return exitError
 	}
-	if c.nameMap != "" {
-		f, err := topo.OpenFile(c.nameMap) // a FIFO never hangs the open; /dev/zero is refused
-		if err == nil {
-			c.names, err = topo.ParseNameMap(f, c.nameMap)
-			f.Close()
-		}
-		switch {
-		case err != nil && c.cmd == "tool":
-			// The C tools warn and go on without names when the map
-			// cannot be opened or read (open_node_name_map).
-			c.names = nil
-			fmt.Fprintf(stderr, "ibscript %s: warning: --node-name-map: %v; going on without it, as %s does\n", c.tool.Name, err, c.tool.Name)
-		case err != nil:
-			fmt.Fprintf(stderr, "ibscript: --node-name-map: %v\n", err)
-			return exitError
-		}
+	if !c.loadNameMap(stderr) {
+		return exitError
 	}
 	if c.debug {
 		c.logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -626,34 +612,7 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runPlanHelp(c, stdin, stdout, stderr)
 	}
 	if c.cmd == "help" || c.help {
-		topic := c.cmd
-		if c.cmd == "help" && len(c.args) > 0 {
-			topic = c.args[0]
-		}
-		if t := tools[topic]; t != nil {
-			fmt.Fprint(stdout, toolUsage(t))
-			return exitOK
-		}
-		if topic == "tools" {
-			fmt.Fprint(stdout, toolsList())
-			return exitOK
-		}
-		if topic == "man" {
-			if err := writeMan(stdout); err != nil {
-				fmt.Fprintf(stderr, "ibscript: %v\n", err)
-				return exitError
-			}
-			return exitOK
-		}
-		if h, ok := commandHelp[topic]; ok {
-			fmt.Fprint(stdout, h)
-		} else if c.cmd == "help" && topic != "" && topic != "help" {
-			fmt.Fprintf(stderr, "ibscript help: no help on %q (topics: %s, man, tools, or a tool's name)\n", topic, strings.Join(helpTopics(), ", "))
-			return exitError
-		} else {
-			fmt.Fprint(stdout, usage)
-		}
-		return exitOK
+		return runHelp(c, stdout, stderr)
 	}
 
 	if err := c.checkNumbers(); err != nil {
@@ -691,6 +650,69 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c.cancel = cancel
 	g.watch(ctx)
 
+	return dispatch(ctx, c, inv, stdin, stdout, stderr)
+}
+
+// loadNameMap reads --node-name-map into c.names; false when it cannot
+// be read, which ends the run except for a diags tool (its C tool warns
+// and goes on without names).
+func (c *config) loadNameMap(stderr io.Writer) bool {
+	if c.nameMap == "" {
+		return true
+	}
+	f, err := topo.OpenFile(c.nameMap) // a FIFO never hangs the open; /dev/zero is refused
+	if err == nil {
+		c.names, err = topo.ParseNameMap(f, c.nameMap)
+		f.Close()
+	}
+	switch {
+	case err != nil && c.cmd == "tool":
+		// The C tools warn and go on without names when the map
+		// cannot be opened or read (open_node_name_map).
+		c.names = nil
+		fmt.Fprintf(stderr, "ibscript %s: warning: --node-name-map: %v; going on without it, as %s does\n", c.tool.Name, err, c.tool.Name)
+	case err != nil:
+		fmt.Fprintf(stderr, "ibscript: --node-name-map: %v\n", err)
+		return false
+	}
+	return true
+}
+
+// runHelp prints the help for c's command or for the topic of "ibscript
+// help TOPIC".
+func runHelp(c *config, stdout, stderr io.Writer) int {
+	topic := c.cmd
+	if c.cmd == "help" && len(c.args) > 0 {
+		topic = c.args[0]
+	}
+	if t := tools[topic]; t != nil {
+		fmt.Fprint(stdout, toolUsage(t))
+		return exitOK
+	}
+	if topic == "tools" {
+		fmt.Fprint(stdout, toolsList())
+		return exitOK
+	}
+	if topic == "man" {
+		if err := writeMan(stdout); err != nil {
+			fmt.Fprintf(stderr, "ibscript: %v\n", err)
+			return exitError
+		}
+		return exitOK
+	}
+	if h, ok := commandHelp[topic]; ok {
+		fmt.Fprint(stdout, h)
+	} else if c.cmd == "help" && topic != "" && topic != "help" {
+		fmt.Fprintf(stderr, "ibscript help: no help on %q (topics: %s, man, tools, or a tool's name)\n", topic, strings.Join(helpTopics(), ", "))
+		return exitError
+	} else {
+		fmt.Fprint(stdout, usage)
+	}
+	return exitOK
+}
+
+// dispatch runs c's command.
+func dispatch(ctx context.Context, c *config, inv *Invocation, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case c.cmd == "run":
 		if len(c.args) == 0 {
