@@ -266,60 +266,10 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 		return pipedREPL(ctx, L, stdin, stdout, stderr)
 	}
 
-	ln := liner.NewLiner()
+	ln, hist := newLiner(c, L)
 	defer ln.Close()
-	// A forced end (guard.go) gives the terminal its mode back too.
-	c.guard.onForce(ln.Close)
-	ln.SetCtrlCAborts(true)
-	ln.SetMultiLineMode(true)
-	ln.SetCompleter(func(line string) []string { return completions(L, line) })
-	// The first Tab completes what all candidates share, the second
-	// lists them (as bash does), rather than cycling through them.
-	ln.SetTabCompletionStyle(liner.TabPrints)
-	hist := historyPath()
-	if f, err := os.Open(hist); err == nil {
-		ln.ReadHistory(f)
-		f.Close()
-	}
-
-	// One process-wide signal goroutine cancels the running evaluation.
-	// A call that does not stop (a Lua pattern match backtracking, a Go
-	// call that ignores its context) cannot be taken back from the
-	// session's Lua state: after the grace period the guard ends the
-	// session as it ends a stuck run (ports closed, exit status 2).
-	var (
-		mu     sync.Mutex
-		cancel context.CancelFunc
-		disarm func()
-	)
-	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, os.Interrupt)
-	defer signal.Stop(sigc)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			select {
-			case <-sigc:
-				mu.Lock()
-				if cancel != nil {
-					cancel()
-					switch {
-					case c.guard == nil:
-					case disarm == nil:
-						disarm = c.guard.arm(errCtrlC)
-					default:
-						// Ctrl-C again while the call is still not
-						// stopping: do not make the user wait.
-						go c.guard.forceExit(errCtrlC, "a second Ctrl-C arrived while the call was not stopping")
-					}
-				}
-				mu.Unlock()
-			case <-done:
-				return
-			}
-		}
-	}()
+	intr := &replInterrupts{guard: c.guard}
+	defer intr.watch()()
 
 	fmt.Fprintf(stdout, "ibscript %s on %s. Ctrl-D exits, Tab completes.\n", version, b.Transport().Port().CAName)
 	ev := &evaluator{L: L}
@@ -352,22 +302,11 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 			chunk.Reset()
 			continue
 		}
-		evalCtx, cancelEval := context.WithCancel(ctx)
-		mu.Lock()
-		cancel = cancelEval
-		mu.Unlock()
-		out, err := ev.Eval(evalCtx, src)
+		out, err := ev.Eval(intr.begin(ctx), src)
 		if prog != nil {
 			prog.clear()
 		}
-		mu.Lock()
-		cancel = nil
-		if disarm != nil {
-			disarm()
-			disarm = nil
-		}
-		mu.Unlock()
-		cancelEval()
+		intr.end()
 		if errors.Is(err, errIncomplete) {
 			continue
 		}
@@ -381,18 +320,121 @@ func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.
 			// ends.
 			return scriptStatus(context.Cause(ctx), stderr)
 		}
-		switch {
-		case errors.Is(err, context.Canceled):
-			fmt.Fprintln(stderr, "interrupted")
-		case err != nil:
-			if code, ok := bindings.AsExit(err); ok {
-				return code
-			}
-			fmt.Fprintln(stderr, replError(L, src, err))
-		case out != "":
-			fmt.Fprintln(stdout, out)
+		if code, exit := replPrint(L, src, out, err, stdout, stderr); exit {
+			return code
 		}
 	}
+}
+
+// replPrint prints what evaluating src gave: its value, or its error, or
+// that Ctrl-C interrupted it; exit is true when it called os.exit.
+func replPrint(L *lua.LState, src, out string, err error, stdout, stderr io.Writer) (code int, exit bool) {
+	switch {
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "interrupted")
+	case err != nil:
+		if code, ok := bindings.AsExit(err); ok {
+			return code, true
+		}
+		fmt.Fprintln(stderr, replError(L, src, err))
+	case out != "":
+		fmt.Fprintln(stdout, out)
+	}
+	return 0, false
+}
+
+// newLiner makes the REPL's line editor, with completion on L and the
+// history read from its file (returned).
+func newLiner(c *config, L *lua.LState) (*liner.State, string) {
+	ln := liner.NewLiner()
+	// A forced end (guard.go) gives the terminal its mode back too.
+	c.guard.onForce(ln.Close)
+	ln.SetCtrlCAborts(true)
+	ln.SetMultiLineMode(true)
+	ln.SetCompleter(func(line string) []string { return completions(L, line) })
+	// The first Tab completes what all candidates share, the second
+	// lists them (as bash does), rather than cycling through them.
+	ln.SetTabCompletionStyle(liner.TabPrints)
+	hist := historyPath()
+	if f, err := os.Open(hist); err == nil {
+		ln.ReadHistory(f)
+		f.Close()
+	}
+	return ln, hist
+}
+
+// replInterrupts is the REPL's one process-wide signal goroutine: Ctrl-C
+// cancels the running evaluation. A call that does not stop (a Lua
+// pattern match backtracking, a Go call that ignores its context) cannot
+// be taken back from the session's Lua state: after the grace period the
+// guard ends the session as it ends a stuck run (ports closed, exit
+// status 2).
+type replInterrupts struct {
+	guard  *guard // nil: none
+	mu     sync.Mutex
+	cancel context.CancelFunc // the running evaluation's, nil between
+	disarm func()
+}
+
+// watch starts the signal goroutine and returns what stops it.
+func (r *replInterrupts) watch() (stop func()) {
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-sigc:
+				r.interrupt()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		signal.Stop(sigc)
+	}
+}
+
+func (r *replInterrupts) interrupt() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	switch {
+	case r.guard == nil:
+	case r.disarm == nil:
+		r.disarm = r.guard.arm(errCtrlC)
+	default:
+		// Ctrl-C again while the call is still not
+		// stopping: do not make the user wait.
+		go r.guard.forceExit(errCtrlC, "a second Ctrl-C arrived while the call was not stopping")
+	}
+}
+
+// begin returns the context of an evaluation that Ctrl-C cancels.
+func (r *replInterrupts) begin(ctx context.Context) context.Context {
+	evalCtx, cancel := context.WithCancel(ctx)
+	r.mu.Lock()
+	r.cancel = cancel
+	r.mu.Unlock()
+	return evalCtx
+}
+
+// end ends the evaluation begin started, and the guard's grace period.
+func (r *replInterrupts) end() {
+	r.mu.Lock()
+	cancel := r.cancel
+	r.cancel = nil
+	if r.disarm != nil {
+		r.disarm()
+		r.disarm = nil
+	}
+	r.mu.Unlock()
+	cancel()
 }
 
 // pipedREPL reads chunks from stdin that is not a terminal (echo ... |
