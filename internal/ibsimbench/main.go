@@ -34,6 +34,7 @@ import (
 	"github.com/ibscript/ibscript/fabric/ibsim"
 	"github.com/ibscript/ibscript/internal/fattree"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // The node every client attaches to: the first host, so ibnetdiscover and
@@ -130,18 +131,6 @@ func runSize(ctx context.Context, dir, bin string, spec fattree.Spec, runs int) 
 	fmt.Printf("ibsim + OpenSM up in %v\n", time.Since(start).Round(time.Millisecond))
 
 	uri := "ibsim:" + s.Sock + "?node=" + node
-	proc := func(name string, args ...string) func() error {
-		return func() error {
-			cmd := exec.CommandContext(ctx, name, args...)
-			cmd.Stdout = io.Discard
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Run(); err != nil {
-				return fmt.Errorf("%s %s: %w: %s", filepath.Base(name), strings.Join(args, " "), err, stderr.String())
-			}
-			return nil
-		}
-	}
 	cTool := func(tool string, args ...string) func() error {
 		return func() error {
 			_, err := s.Run(ctx, node, tool, args...)
@@ -150,45 +139,25 @@ func runSize(ctx context.Context, dir, bin string, spec fattree.Spec, runs int) 
 	}
 	// The engine in this process, on one transport: a sweep without the
 	// process start, and the flood measuring ibsim's service rate.
-	tr, err := ibsim.Open(ctx, s.Sock, &ibsim.Options{Node: node})
+	sess, disc, err := engineSession(ctx, s, n)
 	if err != nil {
-		return err
-	}
-	sess, err := engine.New(tr, &engine.Options{Timeout: time.Second})
-	if err != nil {
-		tr.Close()
 		return err
 	}
 	defer sess.Close()
-	disc, err := sess.Discover(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if len(disc.Errors) > 0 || len(disc.Fabric.Nodes) != n {
-		return fmt.Errorf("ibscript sweep: %d nodes of %d, %d errors (first %v)", len(disc.Fabric.Nodes), n, len(disc.Errors), disc.Errors)
-	}
-	sweepMADs := disc.MADs
-	// A switch LID for the one-shot NodeInfo.
-	var lid uint16
-	for _, nd := range disc.Fabric.Nodes {
-		if nd.Type == 2 && nd.Ports[0] != nil && nd.Ports[0].LID != 0 {
-			lid = nd.Ports[0].LID
-			break
-		}
-	}
+	lid := switchLID(disc.Fabric)
 	if lid == 0 {
 		return fmt.Errorf("no switch with a LID")
 	}
-	ls := strconv.Itoa(int(lid))
-	ibsimPID := childPID("ibsim")
-	var ibsimCPU []time.Duration // ibsim's CPU time during each engine sweep
+	b := &sizeRun{n: n, ls: strconv.Itoa(int(lid)), sweepMADs: disc.MADs, ibsimPID: childPID("ibsim"),
+		toolCPU: map[string][]time.Duration{}, res: map[string]*result{}}
+	ls := b.ls
 	engineSweep := func() error {
-		c0 := cpuTime(ibsimPID)
+		c0 := cpuTime(b.ibsimPID)
 		d, err := sess.Discover(ctx, nil)
 		if err == nil && len(d.Errors) > 0 {
 			err = fmt.Errorf("%d errors, first %v", len(d.Errors), d.Errors[0])
 		}
-		ibsimCPU = append(ibsimCPU, cpuTime(ibsimPID)-c0)
+		b.ibsimCPU = append(b.ibsimCPU, cpuTime(b.ibsimPID)-c0)
 		return err
 	}
 
@@ -207,61 +176,132 @@ func runSize(ctx context.Context, dir, bin string, spec fattree.Spec, runs int) 
 		return err
 	}
 	prom := filepath.Join(dir, "ib.prom")
-
-	// ok1 lets a tool exit 1 (ibqueryerrors: errors beyond a threshold,
-	// which the fabric's own traffic may cause).
-	ok1 := func(f func() error) func() error {
-		return func() error {
-			var ee *exec.ExitError
-			if err := f(); err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
-				return err
-			}
-			return nil
-		}
-	}
-	// withCPU records ibsim's CPU time during each run of f (the floor of
-	// that tool's MADs).
-	toolCPU := map[string][]time.Duration{}
-	withCPU := func(name string, f func() error) func() error {
-		return func() error {
-			c0 := cpuTime(ibsimPID)
-			err := f()
-			toolCPU[name] = append(toolCPU[name], cpuTime(ibsimPID)-c0)
-			return err
-		}
-	}
-	type step struct {
-		name string
-		f    func() error
-	}
+	proc := func(args ...string) func() error { return runProc(ctx, bin, args...) }
 	steps := []step{
 		{"ibqueryerrors", ok1(cTool("ibqueryerrors"))},
-		{"ibscript exporter --once (process)", proc(bin, "exporter", "--fabric", uri, "--once", "--output", prom)},
+		{"ibscript exporter --once (process)", proc("exporter", "--fabric", uri, "--once", "--output", prom)},
 		{"exporter steady sweep (in process)", expSweep},
 		{"iblinkinfo", cTool("iblinkinfo")},
-		{"ibscript iblinkinfo (process)", withCPU("iblinkinfo", proc(bin, "iblinkinfo", "--fabric", uri))},
-		{"ibscript ibqueryerrors (process)", withCPU("ibqueryerrors", ok1(proc(bin, "ibqueryerrors", "--fabric", uri)))},
+		{"ibscript iblinkinfo (process)", b.withCPU("iblinkinfo", proc("iblinkinfo", "--fabric", uri))},
+		{"ibscript ibqueryerrors (process)", b.withCPU("ibqueryerrors", ok1(proc("ibqueryerrors", "--fabric", uri)))},
 		{"ibnetdiscover", cTool("ibnetdiscover")},
 		{"ibnetdiscover -o 32", cTool("ibnetdiscover", "-o", "32")},
 		{"ibnetdiscover -o 64", cTool("ibnetdiscover", "-o", "64")},
-		{"ibscript discover (process)", proc(bin, "discover", "--fabric", uri)},
+		{"ibscript discover (process)", proc("discover", "--fabric", uri)},
 		{"ibscript engine sweep (in process)", engineSweep},
 		{"smpquery nodeinfo " + ls, cTool("smpquery", "nodeinfo", ls)},
-		{"ibscript -e smp.nodeinfo(" + ls + ")", proc(bin, "--fabric", uri, "-e", "smp.nodeinfo("+ls+")")},
+		{"ibscript -e smp.nodeinfo(" + ls + ")", proc("--fabric", uri, "-e", "smp.nodeinfo("+ls+")")},
 	}
 	// Issue 19's one-shot tools, each beside the C tool it replaces.
-	oneShots := [][]string{{"smpquery", "nodeinfo", ls}, {"perfquery", ls, "1"}, {"saquery", "NR", ls}}
-	for _, a := range oneShots {
+	b.oneShots = [][]string{{"smpquery", "nodeinfo", ls}, {"perfquery", ls, "1"}, {"saquery", "NR", ls}}
+	for _, a := range b.oneShots {
 		name := strings.Join(a, " ")
 		steps = append(steps, step{name + " (C)", cTool(a[0], a[1:]...)},
-			step{"ibscript " + name, proc(bin, append([]string{a[0], "--fabric", uri}, a[1:]...)...)})
+			step{"ibscript " + name, proc(append([]string{a[0], "--fabric", uri}, a[1:]...)...)})
 	}
-	res := map[string]*result{}
-	var order []string
+	if err := b.measure(steps, runs); err != nil {
+		return err
+	}
+	b.report()
+	return nil
+}
+
+// engineSession opens the engine on ibsim s's node and checks that its
+// discovery finds all n nodes without errors.
+func engineSession(ctx context.Context, s *ibsimtest.Sim, n int) (*engine.Session, *engine.Discovery, error) {
+	tr, err := ibsim.Open(ctx, s.Sock, &ibsim.Options{Node: node})
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := engine.New(tr, &engine.Options{Timeout: time.Second})
+	if err != nil {
+		tr.Close()
+		return nil, nil, err
+	}
+	disc, err := sess.Discover(ctx, nil)
+	if err == nil && (len(disc.Errors) > 0 || len(disc.Fabric.Nodes) != n) {
+		err = fmt.Errorf("ibscript sweep: %d nodes of %d, %d errors (first %v)", len(disc.Fabric.Nodes), n, len(disc.Errors), disc.Errors)
+	}
+	if err != nil {
+		sess.Close()
+		return nil, nil, err
+	}
+	return sess, disc, nil
+}
+
+// switchLID is a switch LID for the one-shot NodeInfo, 0 if none.
+func switchLID(f *topo.Fabric) uint16 {
+	for _, nd := range f.Nodes {
+		if nd.Type == 2 && nd.Ports[0] != nil && nd.Ports[0].LID != 0 {
+			return nd.Ports[0].LID
+		}
+	}
+	return 0
+}
+
+// runProc runs name with args, its output discarded, its standard error
+// in the error.
+func runProc(ctx context.Context, name string, args ...string) func() error {
+	return func() error {
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Stdout = io.Discard
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s %s: %w: %s", filepath.Base(name), strings.Join(args, " "), err, stderr.String())
+		}
+		return nil
+	}
+}
+
+// ok1 lets a tool exit 1 (ibqueryerrors: errors beyond a threshold,
+// which the fabric's own traffic may cause).
+func ok1(f func() error) func() error {
+	return func() error {
+		var ee *exec.ExitError
+		if err := f(); err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+			return err
+		}
+		return nil
+	}
+}
+
+// step is one measurement of a size.
+type step struct {
+	name string
+	f    func() error
+}
+
+// sizeRun is what runSize measures on one fabric size.
+type sizeRun struct {
+	n         int
+	ls        string // a switch LID, for the one-shot tools
+	sweepMADs int    // SMPs of one engine sweep
+	ibsimPID  string
+	ibsimCPU  []time.Duration            // ibsim's CPU time during each engine sweep
+	toolCPU   map[string][]time.Duration // ibsim's CPU time during each run of a tool
+	oneShots  [][]string
+	res       map[string]*result
+	order     []string
+}
+
+// withCPU records ibsim's CPU time during each run of f (the floor of
+// that tool's MADs).
+func (b *sizeRun) withCPU(name string, f func() error) func() error {
+	return func() error {
+		c0 := cpuTime(b.ibsimPID)
+		err := f()
+		b.toolCPU[name] = append(b.toolCPU[name], cpuTime(b.ibsimPID)-c0)
+		return err
+	}
+}
+
+// measure runs every step once to warm up, then runs times, interleaved.
+func (b *sizeRun) measure(steps []step, runs int) error {
 	for _, st := range steps {
 		r := &result{name: st.name}
-		res[st.name] = r
-		order = append(order, st.name)
+		b.res[st.name] = r
+		b.order = append(b.order, st.name)
 		if err := st.f(); err != nil { // warm-up: page cache, ibsim's state
 			return err
 		}
@@ -273,10 +313,17 @@ func runSize(ctx context.Context, dir, bin string, spec fattree.Spec, runs int) 
 			if err := st.f(); err != nil {
 				return err
 			}
-			res[st.name].times = append(res[st.name].times, time.Since(t0))
+			b.res[st.name].times = append(b.res[st.name].times, time.Since(t0))
 		}
 	}
-	cpu := &result{times: ibsimCPU[1:]} // without the warm-up
+	return nil
+}
+
+// report prints the medians and minimums, and the targets with their
+// verdicts.
+func (b *sizeRun) report() {
+	res, order, n, ls, oneShots, toolCPU, sweepMADs := b.res, b.order, b.n, b.ls, b.oneShots, b.toolCPU, b.sweepMADs
+	cpu := &result{times: b.ibsimCPU[1:]} // without the warm-up
 	floor := cpu.median()
 	nominal := time.Duration(float64(sweepMADs) / nominalRate * float64(time.Second))
 
@@ -345,7 +392,6 @@ func runSize(ctx context.Context, dir, bin string, spec fattree.Spec, runs int) 
 		check(fmt.Sprintf("ibscript %s / ibsim CPU serving it (%s)", tool, ms(fl)), r, -1.5, r <= 1.5)
 	}
 	fmt.Println()
-	return nil
 }
 
 func fmtWant(w float64) string {
