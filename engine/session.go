@@ -435,9 +435,9 @@ func (s *Session) Do(ctx context.Context, req *fabric.Packet, opts ...CallOption
 	var id fabric.AgentID
 	var err error
 	if isVendorRange2(class) && len(req.Data) >= 40 {
-		id, err = s.vendorAgent(ctx, class, req.Data[2], mad.VendorOUIOf(req.Data))
+		id, err = s.vendorAgent(ctx, class, mad.ClassVersionOf(req.Data), mad.VendorOUIOf(req.Data))
 	} else {
-		id, err = s.agent(ctx, class, req.Data[2])
+		id, err = s.agent(ctx, class, mad.ClassVersionOf(req.Data))
 	}
 	if err != nil {
 		return nil, err

@@ -431,8 +431,8 @@ func (s *Session) unsolicited(p *fabric.Packet) {
 	st.mu.Unlock()
 	resp := make([]byte, len(b))
 	copy(resp, b)
-	resp[3] = mad.MethodReportResp
-	resp[4], resp[5] = 0, 0 // status
+	mad.SetMethod(resp, mad.MethodReportResp)
+	mad.SetStatus(resp, 0)
 	to := p.Addr
 	if to.QPN == 0 {
 		to.QPN = 1

@@ -187,6 +187,12 @@ func (h *Header) MarshalBinary() ([]byte, error) { return h.AppendBinary(nil) }
 // Accessors for the header of a raw MAD, for hot paths that route packets
 // without decoding the whole header. b must hold at least 24 bytes.
 
+// BaseVersionOf returns the base version of the MAD in b (1 for IB's).
+func BaseVersionOf(b []byte) uint8 { return b[0] }
+
+// ClassVersionOf returns the class version of the MAD in b.
+func ClassVersionOf(b []byte) uint8 { return b[2] }
+
 // MgmtClassOf returns the management class of the MAD in b.
 func MgmtClassOf(b []byte) uint8 { return b[1] }
 

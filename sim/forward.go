@@ -119,7 +119,7 @@ func (w *wire) Close() error {
 // send starts a MAD on its way from port src. f.mu is held.
 func (f *Fabric) send(src *port, a *fabric.Addr, t *txn) {
 	b := t.buf[:]
-	if b[0] != 1 {
+	if mad.BaseVersionOf(b) != 1 {
 		return // BaseVersion other than IB's
 	}
 	t.sl = a.SL
@@ -423,7 +423,7 @@ func (f *Fabric) arrive(dst *port, t *txn) {
 		return // the HCA drops a packet whose GRH names another port's GID
 	}
 	if mad.IsResponse(b) {
-		if dst == f.smPort && b[1] == mad.ClassSubnAdm && b[3] == mad.MethodReportResp && f.saReportResp(t) {
+		if dst == f.smPort && mad.MgmtClassOf(b) == mad.ClassSubnAdm && mad.MethodOf(b) == mad.MethodReportResp && f.saReportResp(t) {
 			return // answers one of the SA's Reports (inform.go)
 		}
 		f.deliver(dst, t)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/rmpp"
 	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/mad/smp"
 )
@@ -91,9 +92,9 @@ type pendingReport struct {
 func (f *Fabric) saInformInfo(req []byte, from uint16, qp uint32, sl uint8) []byte {
 	resp := make([]byte, mad.Size)
 	copy(resp, req[:sa.HeaderSize])
-	clear(resp[24:36]) // RMPP header
+	clear(resp[rmpp.HeaderOff:rmpp.HeaderEnd])
 	sa.SetSMKey(resp, 0)
-	resp[3] = mad.MethodGetResp
+	mad.SetMethod(resp, mad.MethodGetResp)
 	fail := func(st uint16) []byte {
 		mad.SetStatus(resp, st)
 		return resp

@@ -87,7 +87,7 @@ func (f *Fabric) saArrive(dst *port, t *txn) bool {
 	if !f.hasSM || dst != f.smPort || mad.MgmtClassOf(b) != mad.ClassSubnAdm || t.qp != 1 {
 		return false
 	}
-	if b[2] != sa.ClassVersion {
+	if mad.ClassVersionOf(b) != sa.ClassVersion {
 		makeResp(b, mad.StatusBadVersion)
 		f.lidRespond(dst, t)
 		return true
