@@ -15,7 +15,14 @@
 // out (TestLuaKeys checks every layout's keys against the rule). Generic
 // code (pretty printers, Lua tables) walks the same rows with
 // [Layout.Each], [Field.Format] and [Field.Key]. Offsets live in the
-// tables and nowhere else.
+// tables and nowhere else (internal/archtest's TestNoHandOffsets fails on a
+// hand-written one outside the wire layers).
+//
+// The schema also says what the C tools print: each row libibmad's field
+// dump shows carries libibmad's name of it and its dumper ([Dump]), and
+// the generated DumpRows of mad, mad/smp and mad/perf list them in
+// libibmad's order ([DumpRow]); package diag prints from them. The port
+// counters (perf.Counters) carry the exporter's series names too.
 //
 // Conventions, as in IBA: bit 0 is the most significant bit of byte 0,
 // every field is big-endian, reserved fields are not listed and are written
