@@ -901,10 +901,15 @@ func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
 	}
 	port.WidthEnabled, port.WidthActive = pi.LinkWidthEnabled, pi.LinkWidthActive
 	port.SpeedEnabled, port.SpeedActive = pi.LinkSpeedEnabled, pi.LinkSpeedActive
-	port.SpeedExtEnabled, port.SpeedExtActive = pi.LinkSpeedExtEnabled, pi.LinkSpeedExtActive
+	// The LinkSpeedExt*2 fields go above LinkSpeedExt's four bits (XDR 32)
+	// until finish aggregates them with the capability masks of the node
+	// (topo.AggExtSpeeds).
+	port.SpeedExtEnabled = pi.LinkSpeedExtEnabled | pi.LinkSpeedExtEnabled2<<5
+	port.SpeedExtActive = pi.LinkSpeedExtActive | pi.LinkSpeedExtActive2<<5
 	port.State, port.PhysState = pi.PortState, pi.PortPhysicalState
-	port.CapMask = pi.CapabilityMask
-	port.WidthSupported, port.SpeedSupported, port.SpeedExtSupported = pi.LinkWidthSupported, pi.LinkSpeedSupported, pi.LinkSpeedExtSupported
+	port.CapMask, port.CapMask2 = pi.CapabilityMask, pi.CapabilityMask2
+	port.WidthSupported, port.SpeedSupported = pi.LinkWidthSupported, pi.LinkSpeedSupported
+	port.SpeedExtSupported = pi.LinkSpeedExtSupported | pi.LinkSpeedExtSupported2<<5
 	port.HOQLife, port.VLStallCount, port.VLCap = pi.HOQLife, pi.VLStallCount, pi.VLCap
 	if !sw.linksChecked && mlnxEPIWanted(n, pi.PortPhysicalState, pi.LinkSpeedActive) {
 		sw.queueOp(sw.nodeQuery(q.node, q.path, q.port), smp.AttrMlnxExtPortInfo, uint32(q.port), q.node.key)
@@ -941,9 +946,10 @@ func mlnxEPIWanted(n *topo.Node, phys, speed uint8) bool {
 
 // finish puts a completed sweep in the form ibnetdiscover gives it: nodes
 // in the order libibnetdisc finds them, the local port as Origin, and
-// extended speeds cleared where the node does not advertise them
-// (PortInfo.CapabilityMask bit 14, read from port 0 on a switch), as
-// ibnetdiscover ignores those bits then.
+// extended speeds aggregated as libibnetdisc's ibnd_get_agg_linkspeedext
+// does with the capability masks of the port (port 0 on a switch):
+// cleared where the node does not advertise extended speeds, XDR where it
+// advertises IsExtendedSpeeds2Supported (topo.Port.AggExtSpeeds).
 //
 // libibnetdisc finds nodes through one queue of SMPs answered in turn
 // (ibsim answers in order): a node's NodeInfo queues its PortInfos (a
@@ -973,9 +979,7 @@ func finish(f *topo.Fabric, originPort int, paths *intmap.Map[[]uint8]) {
 			if n.Type == topo.Switch && n.Ports[0] != nil {
 				capPort = n.Ports[0]
 			}
-			if capPort.CapMask&smp.CapIsExtendedSpeedsSupported == 0 {
-				p.SpeedExtActive = 0
-			}
+			p.AggExtSpeeds(capPort)
 			if p.SpeedExtActive != 0 || !mlnxEPIWanted(n, p.PhysState, p.SpeedActive) {
 				p.MlnxSpeedSupported, p.MlnxSpeedActive = 0, 0
 			}

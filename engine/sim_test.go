@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -213,4 +215,60 @@ func BenchmarkSMPRoundTripParallel(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
+// TestDiscoverXDR: discovery aggregates PortInfo's LinkSpeedExt*2 fields
+// as libibnetdisc's ibnd_get_agg_linkspeedext* do (XDR 32 above the
+// LinkSpeedExt bits, where CapabilityMask2 has
+// IsExtendedSpeeds2Supported, a switch's from port 0): an XDR link is
+// active 32 at both ends and enables and supports 32; a port enabled up to
+// NDR on the same switch runs NDR and has no XDR bit.
+func TestDiscoverXDR(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "xdr.net")
+	const net = `extspeed=0x2f
+Switch 4 "S1"
+[1] "H1"[1]
+[2] "H2"[1] e=15
+
+Hca 1 "H1"
+[1] "S1"[1]
+
+Hca 1 "H2"
+[1] "S1"[2]
+`
+	if err := os.WriteFile(path, []byte(net), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := simSession(t, path, "H1", 1)
+	disc, err := s.Discover(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byDesc := map[string]*topo.Node{}
+	for _, n := range disc.Fabric.Nodes {
+		byDesc[n.Desc] = n
+	}
+	for _, tc := range []struct {
+		node          string
+		port          int
+		act, en, supp uint8
+	}{
+		{"S1", 1, 32, 0xf | 32, 0xf | 32},
+		{"H1", 1, 32, 0xf | 32, 0xf | 32},
+		{"S1", 2, 8, 0xf, 0xf},            // e=15
+		{"H2", 1, 8, 0xf | 32, 0xf | 32}, // able to run XDR, its peer is not
+	} {
+		n := byDesc[tc.node]
+		if n == nil || n.Ports[tc.port] == nil {
+			t.Fatalf("%s port %d not discovered", tc.node, tc.port)
+		}
+		p := n.Ports[tc.port]
+		if p.SpeedExtActive != tc.act || p.SpeedExtEnabled != tc.en || p.SpeedExtSupported != tc.supp {
+			t.Errorf("%v: ext active %#x enabled %#x supported %#x, want %#x %#x %#x", p,
+				p.SpeedExtActive, p.SpeedExtEnabled, p.SpeedExtSupported, tc.act, tc.en, tc.supp)
+		}
+	}
+	if got := smp.LinkText(2, byDesc["H1"].Ports[1].SpeedActive, byDesc["H1"].Ports[1].SpeedExtActive); got != "4xXDR" {
+		t.Errorf("H1's link %q, want 4xXDR", got)
+	}
 }

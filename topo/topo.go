@@ -92,8 +92,10 @@ type Port struct {
 	SpeedExtEnabled uint8
 	SpeedExtActive  uint8
 	CapMask         uint32 // PortInfo.CapabilityMask, 0 when unknown
+	CapMask2        uint16 // PortInfo.CapabilityMask2, 0 when unknown
 	// Supported link widths and speeds (PortInfo.LinkWidthSupported,
-	// LinkSpeedSupported, LinkSpeedExtSupported; masks as above), 0 where
+	// LinkSpeedSupported, LinkSpeedExtSupported with
+	// LinkSpeedExtSupported2 as XDR 32; masks as above), 0 where
 	// unknown: what iblinkinfo's "Could be" compares with the active ones.
 	WidthSupported, SpeedSupported, SpeedExtSupported uint8
 	// PortInfo.HOQLife and VLStallCount (iblinkinfo -p), 0 where unknown.
@@ -205,6 +207,34 @@ func (n *Node) String() string {
 
 func (p *Port) String() string {
 	return fmt.Sprintf("%q port %d", p.Node.Desc, p.Num)
+}
+
+// AggExtSpeeds turns p's extended speed masks as discovery reads them
+// (LinkSpeedExt* with the LinkSpeedExt*2 fields shifted by 5 above them)
+// into libibnetdisc's aggregated ones (ibnd_get_agg_linkspeedext,
+// ibnd_get_agg_linkspeedexten, ibnd_get_agg_linkspeedextsup), cap being
+// the port whose capability masks count (port 0 on a switch): without
+// CapabilityMask's IsExtendedSpeedsSupported no extended speed is active;
+// the ...2 bits count only where CapabilityMask has
+// IsCapabilityMask2Supported and CapabilityMask2 IsExtendedSpeeds2Supported;
+// an active ...2 speed replaces LinkSpeedExtActive (XDR is 32). The
+// enabled and supported LinkSpeedExt bits are kept as read, as before XDR
+// (iblinkinfo's "Could be" checks the capability itself).
+func (p *Port) AggExtSpeeds(cap *Port) {
+	has2 := cap.CapMask&smp.CapIsExtendedSpeedsSupported != 0 &&
+		cap.CapMask&smp.CapIsCapabilityMask2Supported != 0 &&
+		cap.CapMask2&smp.Cap2IsExtendedSpeeds2Supported != 0
+	if !has2 {
+		p.SpeedExtEnabled &= 0xf
+		p.SpeedExtSupported &= 0xf
+		p.SpeedExtActive &= 0xf
+	}
+	switch {
+	case cap.CapMask&smp.CapIsExtendedSpeedsSupported == 0:
+		p.SpeedExtActive = 0
+	case p.SpeedExtActive>>5 != 0:
+		p.SpeedExtActive &^= 0xf
+	}
 }
 
 // FDR10Active reports whether the port's link runs at Mellanox's FDR10:

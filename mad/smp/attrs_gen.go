@@ -1124,33 +1124,37 @@ func (p *PortInfo) String() string {
 // UnmarshalLink decodes only the fields that place a port and describe its
 // link: LID, LMC, CapabilityMask, PortState, PortPhysicalState, the
 // supported, enabled and active link widths and speeds (extended speeds
-// too), HOQLife and VLStallCount (iblinkinfo prints them) and VLCap
-// (ibnetdiscover -f). The other fields are left zero. A discovery sweep
-// reads one PortInfo per port and needs no more; it is a quarter of the
-// work of UnmarshalBinary.
+// too, with CapabilityMask2 and the LinkSpeedExt*2 fields of XDR), HOQLife
+// and VLStallCount (iblinkinfo prints them) and VLCap (ibnetdiscover -f).
+// The other fields are left zero. A discovery sweep reads one PortInfo per
+// port and needs no more; it is a quarter of the work of UnmarshalBinary.
 func (p *PortInfo) UnmarshalLink(b []byte) error {
 	if err := layoutPortInfo.Check(b); err != nil {
 		return err
 	}
 	_ = b[63]
 	*p = PortInfo{
-		LID:                   binary.BigEndian.Uint16(b[16:]),
-		LMC:                   uint8(uint64(b[34]) & 0x7),
-		CapabilityMask:        binary.BigEndian.Uint32(b[20:]),
-		PortState:             uint8(uint64(b[32]) & 0xf),
-		PortPhysicalState:     uint8(uint64(b[33]) >> 4),
-		LinkWidthEnabled:      b[29],
-		LinkWidthActive:       b[31],
-		LinkSpeedEnabled:      uint8(uint64(b[35]) & 0xf),
-		LinkSpeedActive:       uint8(uint64(b[35]) >> 4),
-		LinkSpeedExtEnabled:   uint8(uint64(b[63]) & 0x1f),
-		LinkSpeedExtActive:    uint8(uint64(b[62]) >> 4),
-		LinkWidthSupported:    b[30],
-		LinkSpeedSupported:    uint8(uint64(b[32]) >> 4),
-		LinkSpeedExtSupported: uint8(uint64(b[62]) & 0xf),
-		HOQLife:               uint8(uint64(b[42]) & 0x1f),
-		VLStallCount:          uint8(uint64(b[42]) >> 5),
-		VLCap:                 uint8(uint64(b[37]) >> 4),
+		LID:                    binary.BigEndian.Uint16(b[16:]),
+		LMC:                    uint8(uint64(b[34]) & 0x7),
+		CapabilityMask:         binary.BigEndian.Uint32(b[20:]),
+		PortState:              uint8(uint64(b[32]) & 0xf),
+		PortPhysicalState:      uint8(uint64(b[33]) >> 4),
+		LinkWidthEnabled:       b[29],
+		LinkWidthActive:        b[31],
+		LinkSpeedEnabled:       uint8(uint64(b[35]) & 0xf),
+		LinkSpeedActive:        uint8(uint64(b[35]) >> 4),
+		LinkSpeedExtEnabled:    uint8(uint64(b[63]) & 0x1f),
+		LinkSpeedExtActive:     uint8(uint64(b[62]) >> 4),
+		LinkWidthSupported:     b[30],
+		LinkSpeedSupported:     uint8(uint64(b[32]) >> 4),
+		LinkSpeedExtSupported:  uint8(uint64(b[62]) & 0xf),
+		HOQLife:                uint8(uint64(b[42]) & 0x1f),
+		VLStallCount:           uint8(uint64(b[42]) >> 5),
+		VLCap:                  uint8(uint64(b[37]) >> 4),
+		CapabilityMask2:        binary.BigEndian.Uint16(b[60:]),
+		LinkSpeedExtActive2:    uint8((uint64(b[56]) >> 5) & 0x3),
+		LinkSpeedExtSupported2: uint8((uint64(b[56]) >> 3) & 0x3),
+		LinkSpeedExtEnabled2:   uint8(uint64(b[56]) & 0x7),
 	}
 	return nil
 }

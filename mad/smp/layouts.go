@@ -36,6 +36,18 @@ const NoticeSMPSize = 64
 // IB_PORT_CAP2_IS_PORT_INFO_EXT_SUPPORTED).
 const Cap2IsPortInfoExtendedSupported uint16 = 1 << 1
 
+// Cap2IsExtendedSpeeds2Supported is the PortInfo.CapabilityMask2 bit of a
+// port whose LinkSpeedExtSupported2, LinkSpeedExtEnabled2 and
+// LinkSpeedExtActive2 (XDR) are valid (libibmad's
+// IB_PORT_CAP2_IS_EXT_SPEEDS_2_SUPPORTED, which libibnetdisc's
+// ibnd_get_agg_linkspeedext_field checks).
+const Cap2IsExtendedSpeeds2Supported uint16 = 1 << 11
+
+// ExtSpeedXDR is XDR in an aggregated extended speed mask: libibnetdisc's
+// ibnd_get_agg_linkspeedext* put the LinkSpeedExt*2 fields (XDR their bit
+// 0) above LinkSpeedExt's four bits, shifted by 5.
+const ExtSpeedXDR uint8 = 1 << 5
+
 // PIECapFECModeSupported is the PortInfoExtended.CapabilityMask bit saying
 // its FEC mode fields are valid.
 const PIECapFECModeSupported uint32 = 1 << 0

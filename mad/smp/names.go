@@ -199,9 +199,12 @@ func SpeedShortName(s uint8) string {
 
 // ExtSpeedName names one LinkSpeedExt bit as smpquery does: 0 "No Extended
 // Speed", 1 "14.0625 Gbps", 2 "25.78125 Gbps", 4 "53.125 Gbps",
-// 8 "106.25 Gbps".
+// 8 "106.25 Gbps"; and XDR, libibnetdisc's aggregated 32 (ExtSpeedXDR),
+// "212.5 Gbps" as ibnd_dump_agg_linkspeedext names it.
 func ExtSpeedName(s uint8) string {
 	switch s {
+	case ExtSpeedXDR:
+		return "212.5 Gbps"
 	case 0:
 		return "No Extended Speed"
 	case 1:
@@ -216,10 +219,13 @@ func ExtSpeedName(s uint8) string {
 	return undefined(s)
 }
 
-// ExtSpeedShortName names one LinkSpeedExt bit by its data rate: "FDR",
-// "EDR", "HDR", "NDR".
+// ExtSpeedShortName names one bit of an aggregated extended speed mask
+// by its data rate: "FDR", "EDR", "HDR", "NDR", and "XDR" for 32
+// (ExtSpeedXDR, as ibnetdiscover's dump_linkspeedext_compat).
 func ExtSpeedShortName(s uint8) string {
 	switch s {
+	case ExtSpeedXDR:
+		return "XDR"
 	case 1:
 		return "FDR"
 	case 2:
@@ -257,14 +263,15 @@ func WidthShortName(width uint8) string {
 }
 
 // LinkSpeedText is the speed part of ibnetdiscover's link text: the
-// extended speed when extSpeed is non-zero ("FDR", "EDR", "HDR", "NDR"),
+// extended speed when extSpeed is non-zero ("FDR", "EDR", "HDR", "NDR",
+// "XDR" for libibnetdisc's aggregated 32),
 // else the base speed ("SDR", "DDR", "QDR"); "???" for a value it cannot
 // name.
 func LinkSpeedText(speed, extSpeed uint8) string {
 	switch {
 	case extSpeed != 0:
 		switch extSpeed {
-		case 1, 2, 4, 8:
+		case 1, 2, 4, 8, ExtSpeedXDR:
 			return ExtSpeedShortName(extSpeed)
 		}
 	default:
@@ -517,7 +524,8 @@ func LaneDataRate(speed, extSpeed uint8) float64 {
 // begins ("10 Gb/sec (4X)", "2.5 Gb/sec (1X)"), and so as libibumad's
 // umad_port_t.rate gives it, which keeps the integer part: active lanes
 // times the lane's signalling rate, 2.5 (SDR), 5 (DDR), 10 (QDR), 14 (FDR),
-// 25 (EDR), 50 (HDR), 100 (NDR). The extended speed wins when not 0, as in
+// 25 (EDR), 50 (HDR), 100 (NDR), 200 (XDR: the aggregated 32, as the
+// kernel's ib_rate for IB_SPEED_XDR). The extended speed wins when not 0, as in
 // LinkSpeedText; 0 for a width it cannot name.
 func SysfsRate(width, speed, extSpeed uint8) int {
 	lanes := WidthLanes(width)
@@ -530,6 +538,8 @@ func SysfsRate(width, speed, extSpeed uint8) int {
 		return lanes * 50
 	case 8:
 		return lanes * 100
+	case ExtSpeedXDR:
+		return lanes * 200
 	}
 	switch speed {
 	case 2:

@@ -32,7 +32,8 @@ func TestUnmarshalLink(t *testing.T) {
 			LinkSpeedExtEnabled: full.LinkSpeedExtEnabled, LinkSpeedExtActive: full.LinkSpeedExtActive,
 			LinkWidthSupported: full.LinkWidthSupported, LinkSpeedSupported: full.LinkSpeedSupported,
 			LinkSpeedExtSupported: full.LinkSpeedExtSupported, HOQLife: full.HOQLife, VLStallCount: full.VLStallCount,
-			VLCap: full.VLCap,
+			VLCap: full.VLCap, CapabilityMask2: full.CapabilityMask2, LinkSpeedExtActive2: full.LinkSpeedExtActive2,
+			LinkSpeedExtSupported2: full.LinkSpeedExtSupported2, LinkSpeedExtEnabled2: full.LinkSpeedExtEnabled2,
 		}
 		if d := cmp.Diff(want, link); d != "" {
 			t.Errorf("%s: UnmarshalLink (-want +got):\n%s", name, d)

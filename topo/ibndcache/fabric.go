@@ -49,9 +49,7 @@ func (f *File) Fabric(name string) (*topo.Fabric, error) {
 			if n.Type == topo.Switch && n.Ports[0] != nil {
 				capPort = n.Ports[0]
 			}
-			if capPort.CapMask&smp.CapIsExtendedSpeedsSupported == 0 {
-				p.SpeedExtActive = 0
-			}
+			p.AggExtSpeeds(capPort)
 		}
 	}
 	// The from node's NodeInfo names the port discovery left from.
@@ -162,9 +160,10 @@ func (l *loader) node(i int) (*topo.Node, error) {
 			Node: n, Num: int(k.Num), GUID: pr.GUID,
 			WidthEnabled: pi.LinkWidthEnabled, WidthActive: pi.LinkWidthActive,
 			SpeedEnabled: pi.LinkSpeedEnabled, SpeedActive: pi.LinkSpeedActive,
-			SpeedExtEnabled: pi.LinkSpeedExtEnabled, SpeedExtActive: pi.LinkSpeedExtActive,
-			CapMask: pi.CapabilityMask, WidthSupported: pi.LinkWidthSupported,
-			SpeedSupported: pi.LinkSpeedSupported, SpeedExtSupported: pi.LinkSpeedExtSupported,
+			SpeedExtEnabled: pi.LinkSpeedExtEnabled | pi.LinkSpeedExtEnabled2<<5,
+			SpeedExtActive:  pi.LinkSpeedExtActive | pi.LinkSpeedExtActive2<<5,
+			CapMask:         pi.CapabilityMask, CapMask2: pi.CapabilityMask2, WidthSupported: pi.LinkWidthSupported,
+			SpeedSupported: pi.LinkSpeedSupported, SpeedExtSupported: pi.LinkSpeedExtSupported | pi.LinkSpeedExtSupported2<<5,
 			HOQLife: pi.HOQLife, VLStallCount: pi.VLStallCount, VLCap: pi.VLCap,
 			State: pi.PortState, PhysState: pi.PortPhysicalState,
 		}
@@ -281,7 +280,9 @@ func FromFabric(f *topo.Fabric) (*File, error) {
 			pi := smp.PortInfo{LID: pr.BaseLID, LMC: pr.LMC, CapabilityMask: p.CapMask,
 				LinkWidthEnabled: p.WidthEnabled, LinkWidthSupported: p.WidthSupported, LinkWidthActive: p.WidthActive,
 				LinkSpeedEnabled: p.SpeedEnabled, LinkSpeedSupported: p.SpeedSupported, LinkSpeedActive: p.SpeedActive,
-				LinkSpeedExtEnabled: p.SpeedExtEnabled, LinkSpeedExtSupported: p.SpeedExtSupported, LinkSpeedExtActive: p.SpeedExtActive,
+				LinkSpeedExtEnabled: p.SpeedExtEnabled & 0x1f, LinkSpeedExtSupported: p.SpeedExtSupported & 0xf, LinkSpeedExtActive: p.SpeedExtActive & 0xf,
+				CapabilityMask2: p.CapMask2, LinkSpeedExtEnabled2: p.SpeedExtEnabled >> 5,
+				LinkSpeedExtSupported2: p.SpeedExtSupported >> 5, LinkSpeedExtActive2: p.SpeedExtActive >> 5,
 				PortState: p.State, PortPhysicalState: p.PhysState, HOQLife: p.HOQLife, VLStallCount: p.VLStallCount, VLCap: p.VLCap}
 			pi.LocalPortNum = uint8(lp)
 			if n.Type == topo.Switch && num > 0 {

@@ -157,10 +157,11 @@ func smpAttrs() []*Attr {
 			},
 			Partial: []Partial{{
 				Method: "UnmarshalLink",
-				Doc:    "UnmarshalLink decodes only the fields that place a port and describe its link: LID, LMC, CapabilityMask, PortState, PortPhysicalState, the supported, enabled and active link widths and speeds (extended speeds too), HOQLife and VLStallCount (iblinkinfo prints them) and VLCap (ibnetdiscover -f). The other fields are left zero. A discovery sweep reads one PortInfo per port and needs no more; it is a quarter of the work of UnmarshalBinary.",
+				Doc:    "UnmarshalLink decodes only the fields that place a port and describe its link: LID, LMC, CapabilityMask, PortState, PortPhysicalState, the supported, enabled and active link widths and speeds (extended speeds too, with CapabilityMask2 and the LinkSpeedExt*2 fields of XDR), HOQLife and VLStallCount (iblinkinfo prints them) and VLCap (ibnetdiscover -f). The other fields are left zero. A discovery sweep reads one PortInfo per port and needs no more; it is a quarter of the work of UnmarshalBinary.",
 				Fields: []string{"LID", "LMC", "CapabilityMask", "PortState", "PortPhysicalState", "LinkWidthEnabled",
 					"LinkWidthActive", "LinkSpeedEnabled", "LinkSpeedActive", "LinkSpeedExtEnabled", "LinkSpeedExtActive",
-					"LinkWidthSupported", "LinkSpeedSupported", "LinkSpeedExtSupported", "HOQLife", "VLStallCount", "VLCap"},
+					"LinkWidthSupported", "LinkSpeedSupported", "LinkSpeedExtSupported", "HOQLife", "VLStallCount", "VLCap",
+					"CapabilityMask2", "LinkSpeedExtActive2", "LinkSpeedExtSupported2", "LinkSpeedExtEnabled2"},
 			}},
 		},
 		{
