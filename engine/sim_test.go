@@ -255,7 +255,7 @@ Hca 1 "H2"
 	}{
 		{"S1", 1, 32, 0xf | 32, 0xf | 32},
 		{"H1", 1, 32, 0xf | 32, 0xf | 32},
-		{"S1", 2, 8, 0xf, 0xf},            // e=15
+		{"S1", 2, 8, 0xf, 0xf},           // e=15
 		{"H2", 1, 8, 0xf | 32, 0xf | 32}, // able to run XDR, its peer is not
 	} {
 		n := byDesc[tc.node]
