@@ -39,7 +39,8 @@ func (f *File) Fabric(name string) (*topo.Fabric, error) {
 	if err := l.link(); err != nil {
 		return nil, err
 	}
-	// As discovery: extended speeds only where the node advertises them.
+	// As discovery: extended speeds only where the node advertises them,
+	// XDR where CapabilityMask2 does (ibnd_get_agg_linkspeedext).
 	for _, n := range fab.Nodes {
 		for _, p := range n.Ports {
 			if p == nil {
