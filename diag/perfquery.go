@@ -139,81 +139,35 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 	if env == nil || env.Session == nil {
 		return nil, fmt.Errorf("diag: perfquery: no session")
 	}
-	s := env.Session
-	port := 0
+	r := &perfRun{ctx: ctx, s: env.Session, o: o, mask: 0xffff, extMask: ^uint64(0), q: &PerfQuery{}}
 	if o.AllPorts {
-		port = allPorts
+		r.port = allPorts
 	}
 	if len(o.Ports) > 0 {
-		port = o.Ports[0]
+		r.port = o.Ports[0]
 	}
-	ports := o.Ports
-	if len(ports) < 2 {
-		ports = nil
-	}
-	mask, extMask := uint64(0xffff), ^uint64(0)
 	if o.Mask != nil {
-		extMask, mask = *o.Mask, uint64(uint32(*o.Mask))
+		r.extMask, r.mask = *o.Mask, uint64(uint32(*o.Mask))
 	}
-	var t engine.Target
-	if o.Target != nil {
-		t = *o.Target
-	} else {
-		pa := s.Port()
-		t, port = engine.LID(pa.LID), pa.PortNum
+	if err := r.target(); err != nil {
+		return nil, err
 	}
-	q := &PerfQuery{}
-	if t.Kind == engine.ByLID {
-		q.LID = t.LID
-	} else {
-		lt, err := s.LIDOf(ctx, t)
-		if err != nil {
-			return nil, &ToolError{Msg: "can't resolve destination port " + targetArg(t), Err: err}
-		}
-		t, q.LID = lt, lt.LID
-	}
-	q.PortID = PortID(t)
-
-	cpi, err := s.Perf(ctx, t, mad.MethodGet, perf.AttrClassPortInfo, uint8(port), nil)
+	q := r.q
+	cpi, err := r.s.Perf(ctx, r.t, mad.MethodGet, perf.AttrClassPortInfo, uint8(r.port), nil)
 	if err != nil {
 		return nil, &ToolError{Msg: "classportinfo query", Err: err}
 	}
 	info := decode[mad.ClassPortInfo](cpi)
-	capMask, capMask2 := info.CapabilityMask, info.CapabilityMask2
-	q.CapMask, q.CapMask2 = capMask, capMask2
+	r.capMask, r.capMask2 = info.CapabilityMask, info.CapabilityMask2
+	q.CapMask, q.CapMask2 = r.capMask, r.capMask2
 
 	allLoop := false
-	if capMask&pmCapAllPortSelect == 0 {
-		if !o.AllPorts && port == allPorts {
+	if r.capMask&pmCapAllPortSelect == 0 {
+		if !o.AllPorts && r.port == allPorts {
 			return q, &ToolError{Msg: "AllPortSelect not supported"}
 		}
-		allLoop = o.AllPorts && port == allPorts
+		allLoop = o.AllPorts && r.port == allPorts
 	}
-
-	get := func(attr uint16, p int) ([]byte, error) {
-		return s.Perf(ctx, t, mad.MethodGet, attr, uint8(p), nil)
-	}
-	// set sends data (or fails with err, encode's) as a Set of attr to
-	// port p.
-	set := func(attr uint16, p int, data []byte, err error) error {
-		if err == nil {
-			_, err = s.Perf(ctx, t, mad.MethodSet, attr, uint8(p), data)
-		}
-		return err
-	}
-	// resetData is a PortCounters (ext: PortCountersExtended) resetting
-	// the counters of mask m (0: all) of port p; the group attributes take
-	// PortCounters' PortSelect, CounterSelect and CounterSelect2 too.
-	resetData := func(p int, m uint64, ext bool) ([]byte, error) {
-		if m == 0 {
-			m = 0xffffffff
-		}
-		if ext {
-			return encode(perf.PortCountersExtended{PortSelect: uint8(p), CounterSelect: uint16(m), CounterSelect2: uint32(m >> 16 & 0xffff)}, pmaDataLen)
-		}
-		return encode(perf.PortCounters{PortSelect: uint8(p), CounterSelect: uint16(m), CounterSelect2: uint8(m >> 16)}, pmaDataLen)
-	}
-
 	group := ""
 	for _, g := range perfGroupOrder {
 		for _, og := range o.Groups {
@@ -222,170 +176,262 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 			}
 		}
 	}
-	switch group {
-	case "":
-	case "smplctl":
-		d, err := get(perf.AttrPortSamplesControl, port)
+	if group != "" {
+		return q, r.group(group)
+	}
+	loopPorts, aggregate, err := r.loopPorts(allLoop)
+	if err != nil {
+		return q, err
+	}
+	if !o.ResetOnly {
+		if err := r.counters(loopPorts, aggregate); err != nil || !o.Reset {
+			return q, err
+		}
+	}
+	return q, r.reset(loopPorts)
+}
+
+// perfRun is one perfquery run: its options, target and the PMA's
+// capabilities, and what it has printed (q).
+type perfRun struct {
+	ctx           context.Context
+	s             *engine.Session
+	o             PerfQueryOptions
+	t             engine.Target
+	port          int
+	mask, extMask uint64
+	capMask       uint16
+	capMask2      uint32
+	q             *PerfQuery
+}
+
+// target resolves the destination (the local port without one) to a LID,
+// as perfquery does before any query.
+func (r *perfRun) target() error {
+	if r.o.Target != nil {
+		r.t = *r.o.Target
+	} else {
+		pa := r.s.Port()
+		r.t, r.port = engine.LID(pa.LID), pa.PortNum
+	}
+	if r.t.Kind == engine.ByLID {
+		r.q.LID = r.t.LID
+	} else {
+		lt, err := r.s.LIDOf(r.ctx, r.t)
 		if err != nil {
-			return q, &ToolError{Msg: "sampctlquery", Err: err}
+			return &ToolError{Msg: "can't resolve destination port " + targetArg(r.t), Err: err}
+		}
+		r.t, r.q.LID = lt, lt.LID
+	}
+	r.q.PortID = PortID(r.t)
+	return nil
+}
+
+func (r *perfRun) get(attr uint16, p int) ([]byte, error) {
+	return r.s.Perf(r.ctx, r.t, mad.MethodGet, attr, uint8(p), nil)
+}
+
+// set sends data (or fails with err, encode's) as a Set of attr to port
+// p.
+func (r *perfRun) set(attr uint16, p int, data []byte, err error) error {
+	if err == nil {
+		_, err = r.s.Perf(r.ctx, r.t, mad.MethodSet, attr, uint8(p), data)
+	}
+	return err
+}
+
+// resetData is a PortCounters (ext: PortCountersExtended) resetting the
+// counters of mask m (0: all) of port p; the group attributes take
+// PortCounters' PortSelect, CounterSelect and CounterSelect2 too.
+func resetData(p int, m uint64, ext bool) ([]byte, error) {
+	if m == 0 {
+		m = 0xffffffff
+	}
+	if ext {
+		return encode(perf.PortCountersExtended{PortSelect: uint8(p), CounterSelect: uint16(m), CounterSelect2: uint32(m >> 16 & 0xffff)}, pmaDataLen)
+	}
+	return encode(perf.PortCounters{PortSelect: uint8(p), CounterSelect: uint16(m), CounterSelect2: uint8(m >> 16)}, pmaDataLen)
+}
+
+// group runs one of perfquery's per-attribute options on r.port.
+func (r *perfRun) group(group string) error {
+	q, port, o := r.q, r.port, r.o
+	switch group {
+	case "smplctl":
+		d, err := r.get(perf.AttrPortSamplesControl, port)
+		if err != nil {
+			return &ToolError{Msg: "sampctlquery", Err: err}
 		}
 		q.add(fmt.Sprintf("# PortSamplesControl: %s port %d", q.PortID, port), "PortSamplesControl", port, d, portSamplesControlFields)
-		return q, nil
+		return nil
 	case "extended_speeds":
 		if !o.ResetOnly {
 			name, fs := "PortExtendedSpeedsCounters", extSpeedsFields
-			rs, err := rsfecActive(ctx, s, t, port, capMask)
+			rs, err := rsfecActive(r.ctx, r.s, r.t, port, r.capMask)
 			if err != nil {
-				return q, err
+				return err
 			}
 			if rs {
 				name, fs = "PortExtendedSpeedsCounters with RS-FEC Active", extSpeedsRSFECFields
 			}
-			d, err := get(perf.AttrPortExtendedSpeedsCounters, port)
+			d, err := r.get(perf.AttrPortExtendedSpeedsCounters, port)
 			if err != nil {
-				return q, &ToolError{Msg: "cannot query " + name, Err: err}
+				return &ToolError{Msg: "cannot query " + name, Err: err}
 			}
 			q.add(fmt.Sprintf("# %s counters: %s port %d", name, q.PortID, port), name, port, d, fs)
 		}
 		if o.ResetOnly || o.Reset {
-			m := extMask
+			m := r.extMask
 			if m == 0 {
 				m = ^uint64(0)
 			}
 			d, err := encode(perf.PortExtendedSpeedsCounters{PortSelect: uint8(port), CounterSelect: m}, pmaDataLen)
-			if err := set(perf.AttrPortExtendedSpeedsCounters, port, d, err); err != nil {
-				return q, &ToolError{Msg: "cannot reset PortExtendedSpeedsCounters", Err: err}
+			if err := r.set(perf.AttrPortExtendedSpeedsCounters, port, d, err); err != nil {
+				return &ToolError{Msg: "cannot reset PortExtendedSpeedsCounters", Err: err}
 			}
 			q.Reset = append(q.Reset, port)
 		}
-		return q, nil
-	default:
-		g := perfGroups[group]
-		if !o.ResetOnly {
-			d, err := get(g.Attr, port)
-			if err != nil {
-				return q, &ToolError{Msg: "cannot query " + g.Name, Err: err}
-			}
-			q.add(fmt.Sprintf("# %s counters: %s port %d", g.Name, q.PortID, port), g.Name, port, d, g.Fields)
-		}
-		if o.ResetOnly || o.Reset {
-			d, err := resetData(port, mask&0xffffffff, false)
-			if err := set(g.Attr, port, d, err); err != nil {
-				return q, &ToolError{Msg: "cannot reset " + g.Name, Err: err}
-			}
-			q.Reset = append(q.Reset, port)
-		}
-		return q, nil
+		return nil
 	}
+	g := perfGroups[group]
+	if !o.ResetOnly {
+		d, err := r.get(g.Attr, port)
+		if err != nil {
+			return &ToolError{Msg: "cannot query " + g.Name, Err: err}
+		}
+		q.add(fmt.Sprintf("# %s counters: %s port %d", g.Name, q.PortID, port), g.Name, port, d, g.Fields)
+	}
+	if o.ResetOnly || o.Reset {
+		d, err := resetData(port, r.mask&0xffffffff, false)
+		if err := r.set(g.Attr, port, d, err); err != nil {
+			return &ToolError{Msg: "cannot reset " + g.Name, Err: err}
+		}
+		q.Reset = append(q.Reset, port)
+	}
+	return nil
+}
 
+// loopPorts returns the ports perfquery reads and resets, and whether it
+// sums them into one (AllPortSelect emulated, or -a with a port list).
+func (r *perfRun) loopPorts(allLoop bool) ([]int, bool, error) {
+	o, port := r.o, r.port
 	loop := allLoop || (o.Loop && (o.AllPorts || port == allPorts))
 	start, nports := 1, 0
 	if loop {
-		ni, err := s.SMP(ctx, t, mad.MethodGet, smp.AttrNodeInfo, 0, nil)
+		ni, err := r.s.SMP(r.ctx, r.t, mad.MethodGet, smp.AttrNodeInfo, 0, nil)
 		if err != nil {
-			return q, &ToolError{Msg: "smp query nodeinfo failed", Err: err}
+			return nil, false, &ToolError{Msg: "smp query nodeinfo failed", Err: err}
 		}
 		node := decode[smp.NodeInfo](ni)
 		if nports = int(node.NumPorts); nports == 0 {
-			return q, &ToolError{Msg: "smp query nodeinfo: num ports invalid"}
+			return nil, false, &ToolError{Msg: "smp query nodeinfo: num ports invalid"}
 		}
 		if node.NodeType == smp.NodeTypeSwitch {
-			si, err := s.SMP(ctx, t, mad.MethodGet, smp.AttrSwitchInfo, 0, nil)
+			si, err := r.s.SMP(r.ctx, r.t, mad.MethodGet, smp.AttrSwitchInfo, 0, nil)
 			if err != nil {
-				return q, &ToolError{Msg: "smp query nodeinfo failed", Err: err}
+				return nil, false, &ToolError{Msg: "smp query nodeinfo failed", Err: err}
 			}
 			if decode[smp.SwitchInfo](si).EnhancedPort0 {
 				start = 0
 			}
 		}
 		if allLoop && !o.Loop {
-			q.Warnings = append(q.Warnings, "Emulating AllPortSelect by iterating through all ports")
+			r.q.Warnings = append(r.q.Warnings, "Emulating AllPortSelect by iterating through all ports")
 		}
 	}
-	var loopPorts []int
-	aggregate := false
 	switch {
 	case loop:
+		var ps []int
 		for p := start; p <= nports; p++ {
-			loopPorts = append(loopPorts, p)
+			ps = append(ps, p)
 		}
-		aggregate = allLoop && !o.Loop
-	case len(ports) > 1:
-		loopPorts = ports
-		aggregate = o.AllPorts && !o.Loop
-	default:
-		loopPorts = []int{port}
+		return ps, allLoop && !o.Loop, nil
+	case len(o.Ports) > 1:
+		return o.Ports, o.AllPorts && !o.Loop, nil
 	}
+	return []int{port}, false, nil
+}
 
-	if !o.ResetOnly {
-		if o.Extended && capMask&(pmCapExtWidth|pmCapExtWidthNoIET) == 0 {
-			q.Warnings = append(q.Warnings, fmt.Sprintf("PerfMgt ClassPortInfo CapMask 0x%02X; No extended counter support indicated", capMask))
+// counters reads PortCounters (-x: PortCountersExtended) of each port,
+// printing each or, aggregating, their sum.
+func (r *perfRun) counters(loopPorts []int, aggregate bool) error {
+	o, q, capMask := r.o, r.q, r.capMask
+	if o.Extended && capMask&(pmCapExtWidth|pmCapExtWidthNoIET) == 0 {
+		q.Warnings = append(q.Warnings, fmt.Sprintf("PerfMgt ClassPortInfo CapMask 0x%02X; No extended counter support indicated", capMask))
+	}
+	var fs []ibField
+	attr, name := perf.AttrPortCounters, "PortCounters"
+	if o.Extended {
+		attr, name = perf.AttrPortCountersExtended, "PortCountersExtended"
+		fs = pcExtFields
+		if capMask&pmCapExtWidth != 0 {
+			fs = concat(fs, pcExtWidthFields)
 		}
-		var fs []ibField
-		attr, name := perf.AttrPortCounters, "PortCounters"
-		if o.Extended {
-			attr, name = perf.AttrPortCountersExtended, "PortCountersExtended"
-			fs = pcExtFields
-			if capMask&pmCapExtWidth != 0 {
-				fs = concat(fs, pcExtWidthFields)
+		if r.capMask2&pmCap2AddlCounters != 0 {
+			fs = concat(fs, pcExtErrFields)
+		}
+	} else {
+		fs = pcFields
+	}
+	var sum []uint64
+	var last []byte
+	for _, p := range loopPorts {
+		d, err := r.get(attr, p)
+		if err != nil {
+			msg := "perfquery"
+			if o.Extended {
+				msg = "perfextquery"
 			}
-			if capMask2&pmCap2AddlCounters != 0 {
-				fs = concat(fs, pcExtErrFields)
+			return &ToolError{Msg: msg, Err: err}
+		}
+		if !o.Extended && capMask&pmCapXmitWait == 0 {
+			ibNamed(pcFields, "PortXmitWait").f.Put(d, 0)
+		}
+		if !aggregate {
+			q.add(q.countersTitle(o.Extended, p), name, p, d, fs)
+			continue
+		}
+		if sum == nil {
+			sum = make([]uint64, len(fs))
+		}
+		addCounters(sum, fs, d)
+		last = d
+	}
+	if aggregate && last != nil {
+		for i, f := range fs {
+			v := sum[i]
+			if f.name == "PortSelect" {
+				v = allPorts
 			}
+			f.f.Put(last, v)
+		}
+		q.add(q.countersTitle(o.Extended, allPorts), name, allPorts, last, fs)
+	}
+	return nil
+}
+
+// addCounters adds the counters of fs in d to sum, saturating at each
+// one's width; the other rows (PortSelect, CounterSelect, CounterSelect2)
+// take d's value.
+func addCounters(sum []uint64, fs []ibField, d []byte) {
+	for i, f := range fs {
+		if !portCounterRows[f.f] {
+			sum[i] = f.get(d)
+			continue
+		}
+		max := f.f.Max()
+		v := f.get(d)
+		if sum[i]+v < sum[i] || sum[i]+v > max {
+			sum[i] = max
 		} else {
-			fs = pcFields
-		}
-		var sum []uint64
-		var last []byte
-		for _, p := range loopPorts {
-			d, err := get(attr, p)
-			if err != nil {
-				msg := "perfquery"
-				if o.Extended {
-					msg = "perfextquery"
-				}
-				return q, &ToolError{Msg: msg, Err: err}
-			}
-			if !o.Extended && capMask&pmCapXmitWait == 0 {
-				ibNamed(pcFields, "PortXmitWait").f.Put(d, 0)
-			}
-			if !aggregate {
-				q.add(q.countersTitle(o.Extended, p), name, p, d, fs)
-				continue
-			}
-			if sum == nil {
-				sum = make([]uint64, len(fs))
-			}
-			for i, f := range fs {
-				if !portCounterRows[f.f] { // PortSelect, CounterSelect, CounterSelect2
-					sum[i] = f.get(d)
-					continue
-				}
-				max := f.f.Max()
-				v := f.get(d)
-				if sum[i]+v < sum[i] || sum[i]+v > max {
-					sum[i] = max
-				} else {
-					sum[i] += v
-				}
-			}
-			last = d
-		}
-		if aggregate && last != nil {
-			for i, f := range fs {
-				v := sum[i]
-				if f.name == "PortSelect" {
-					v = allPorts
-				}
-				f.f.Put(last, v)
-			}
-			q.add(q.countersTitle(o.Extended, allPorts), name, allPorts, last, fs)
-		}
-		if !o.Reset {
-			return q, nil
+			sum[i] += v
 		}
 	}
+}
 
+// reset clears the counters of each port, as perfquery -r and -R do.
+func (r *perfRun) reset(loopPorts []int) error {
+	o, capMask, mask := r.o, r.capMask, r.mask
 	if o.Mask == nil && !o.Extended {
 		if capMask&pmCapXmitWait != 0 {
 			mask |= 1 << 16
@@ -409,12 +455,12 @@ func PerfQueryRun(ctx context.Context, env *Env, o PerfQueryOptions) (*PerfQuery
 	}
 	for _, p := range loopPorts {
 		d, err := resetData(p, mask&0xffffffff, o.Extended)
-		if err := set(attr, p, d, err); err != nil {
-			return q, &ToolError{Msg: msg, Err: err}
+		if err := r.set(attr, p, d, err); err != nil {
+			return &ToolError{Msg: msg, Err: err}
 		}
-		q.Reset = append(q.Reset, p)
+		r.q.Reset = append(r.q.Reset, p)
 	}
-	return q, nil
+	return nil
 }
 
 func (q *PerfQuery) countersTitle(ext bool, port int) string {
