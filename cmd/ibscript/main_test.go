@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibscript/ibscript/mad/madtest"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -230,26 +230,8 @@ func TestDiscoverMatchesIBNetDiscover(t *testing.T) {
 	}
 }
 
-// lineDiff shows the first lines where two texts differ.
-func lineDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	shown := 0
-	for i := 0; i < max(len(wl), len(gl)) && shown < 12; i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			fmt.Fprintf(&b, "line %d:\n  ibnetdiscover: %q\n  ibscript:      %q\n", i+1, w, g)
-			shown++
-		}
-	}
-	return b.String()
-}
+// lineDiff shows where two texts differ, (-want +got) with context.
+var lineDiff = madtest.TextDiff
 
 var updateMan = flag.Bool("update", false, "rewrite docs/ibscript.1")
 

@@ -3,7 +3,6 @@ package ibsimdiff
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric/ibsim"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
+	"github.com/ibscript/ibscript/mad/madtest"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -49,26 +49,8 @@ func normDate(s string) string {
 	return dateLine.ReplaceAllString(s, "# Topology file: generated on DATE")
 }
 
-// lineDiff shows the first lines where two texts differ.
-func lineDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	shown := 0
-	for i := 0; i < max(len(wl), len(gl)) && shown < 12; i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			fmt.Fprintf(&b, "line %d:\n  ibnetdiscover: %q\n  ibscript:      %q\n", i+1, w, g)
-			shown++
-		}
-	}
-	return b.String()
-}
+// lineDiff shows where two texts differ, (-want +got) with context.
+var lineDiff = madtest.TextDiff
 
 // discoverText runs Discover on node and formats it as ibnetdiscover does.
 func discoverText(t *testing.T, s *ibsimtest.Sim, node string) (string, *engine.Discovery) {
