@@ -9,8 +9,8 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 // newTestState returns a Lua state on the bundled simulated fabric.
@@ -23,20 +23,8 @@ func newTestState(tb testing.TB) (*lua.LState, *Env, *strings.Builder) {
 // Stdout are filled in.
 func newTestStateOpts(tb testing.TB, o *Options) (*lua.LState, *Env, *strings.Builder) {
 	tb.Helper()
-	f, err := sim.Default(nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { f.Close() })
-	tr, err := f.Open(context.Background(), "", 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { sess.Close() })
+	f := simtest.Default(tb, nil)
+	sess := simtest.Session(tb, f, nil)
 	var out strings.Builder
 	o.Session, o.Fabric, o.Stdout = sess, f, &out
 	L, env, err := NewState(context.Background(), o)
@@ -207,15 +195,7 @@ func BenchmarkLuaFabricTable(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { f.Close() })
-	tr, err := f.Open(context.Background(), "", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { sess.Close() })
+	sess := simtest.Session(b, f, nil)
 	L, env, err := NewState(context.Background(), &Options{Session: sess, Fabric: f, Stdout: io.Discard})
 	if err != nil {
 		b.Fatal(err)

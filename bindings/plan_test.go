@@ -1,7 +1,6 @@
 package bindings
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -12,25 +11,13 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/plan"
-	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 func newPlanState(t *testing.T, args map[string]string) (*lua.LState, *Env) {
 	t.Helper()
-	f, err := sim.Default(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	tr, err := f.Open(context.Background(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sess.Close() })
+	f := simtest.Default(t, nil)
+	sess := simtest.Session(t, f, nil)
 	L, env, err := NewState(t.Context(), &Options{Session: sess, Stdout: &discard{}, PlanName: "t", PlanArgs: args})
 	if err != nil {
 		t.Fatal(err)
@@ -167,20 +154,8 @@ func TestPlanRunErrorAndExit(t *testing.T) {
 // still fail. Before, every one of these was a failure (exit 1): a node
 // that did not answer was reported as the fabric's fault.
 func TestPlanUnreadable(t *testing.T) {
-	f, err := sim.Default(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	tr, err := f.Open(context.Background(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, &engine.Options{Timeout: 5 * time.Millisecond, Retries: engine.NoRetries})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sess.Close() })
+	f := simtest.Default(t, nil)
+	sess := simtest.Session(t, f, &engine.Options{Timeout: 5 * time.Millisecond, Retries: engine.NoRetries})
 	L, env, err := NewState(t.Context(), &Options{Session: sess, Stdout: &discard{}, PlanName: "t", Fabric: f, Sim: SimulatorOf(f)})
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 // SimulatorOf is simmod.Of, set by simmod_test.go (package bindings_test:
@@ -19,20 +19,8 @@ var SimulatorOf func(*sim.Fabric) Simulator
 // newSimTestState is newTestState with the sim module (Options.Sim).
 func newSimTestState(tb testing.TB) (*lua.LState, *Env, *strings.Builder) {
 	tb.Helper()
-	f, err := sim.Default(nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { f.Close() })
-	tr, err := f.Open(context.Background(), "", 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { sess.Close() })
+	f := simtest.Default(tb, nil)
+	sess := simtest.Session(tb, f, nil)
 	var out strings.Builder
 	L, env, err := NewState(context.Background(), &Options{Session: sess, Fabric: f, Stdout: &out, Sim: SimulatorOf(f)})
 	if err != nil {

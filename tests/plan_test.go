@@ -20,6 +20,7 @@ import (
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/plan"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -75,16 +76,7 @@ func loadSim(tb testing.TB, topology string) *sim.Fabric {
 // session opens a second session on f, for planting faults by SMP.
 func session(tb testing.TB, f *sim.Fabric) *engine.Session {
 	tb.Helper()
-	tr, err := f.Open(context.Background(), "", 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s, err := engine.New(tr, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	return s
+	return simtest.Session(tb, f, nil)
 }
 
 // TestPlantedFaults runs scripts/validate.lua on fabrics with one planted

@@ -61,6 +61,8 @@ var rules = []rule{
 	// ibsim does (mux.Mux.Lost), beside fabrictest's pipes.
 	{pkg: "fabric/rmppdriver", allow: []string{"fabric", "mad/..."}, testAllow: []string{"fabric/mux"}},
 	{pkg: "sim", allow: []string{"fabric", "fabric/mux", "mad/...", "topo"}},
+	// Test scaffolding: the bundled fabric and an engine session on it.
+	{pkg: "sim/simtest", allow: []string{"sim", "engine", "fabric"}},
 	{pkg: "engine", allow: []string{"fabric", "fabric/rmppdriver", "mad/...", "topo", "internal/intmap"}},
 	// RDMA CM: librdmacm's layer over a fabric.CMDevice (the kernel's
 	// rdma_cm, or the user-space IB CM of rdmacm/ibcm); routes and remote
@@ -110,7 +112,7 @@ var rules = []rule{
 var backends = []string{"fabric/kernel", "fabric/ibsim", "fabric/record"}
 
 // testOnly may be imported by any package's tests.
-var testOnly = []string{"sim", "internal/rocetest", "internal/keytest", "fabric/fabrictest", "mad/madtest", "topo", "internal/fattree", "internal/topotest", "native/umad/umadtest", "native/rdmacm/rdmacmtest", "internal/jsonschema", "rdmacm/cmtest"}
+var testOnly = []string{"sim", "sim/simtest", "internal/rocetest", "internal/keytest", "fabric/fabrictest", "mad/madtest", "topo", "internal/fattree", "internal/topotest", "native/umad/umadtest", "native/rdmacm/rdmacmtest", "internal/jsonschema", "rdmacm/cmtest"}
 
 // xtestOnly may also be imported by external (package x_test) tests: they
 // use a package as its callers do, and its examples show a whole session.

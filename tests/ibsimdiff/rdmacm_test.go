@@ -15,6 +15,7 @@ import (
 	"github.com/ibscript/ibscript/internal/luatest"
 	"github.com/ibscript/ibscript/rdmacm"
 	"github.com/ibscript/ibscript/rdmacm/cmtest"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 // TestRdmacmOnIbsim runs tests/lua/rdmacm_test.lua on ibsim (with OpenSM)
@@ -102,15 +103,7 @@ func TestConformanceIbsim(t *testing.T) {
 	open := func(t *testing.T, o *rdmacm.Options) (*ibsim.Fabric, *engine.Session, *rdmacm.CM) {
 		f := ibsim.NewFabric(s.Sock, hostsISSM)
 		t.Cleanup(func() { f.Close() })
-		tr, err := f.Open(t.Context(), "", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sess, err := engine.New(tr, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { sess.Close() })
+		sess := simtest.Session(t, f, nil)
 		c, err := rdmacm.New(f, sess, o)
 		if err != nil {
 			t.Fatal(err)
