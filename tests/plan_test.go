@@ -363,3 +363,56 @@ func TestDeadSwitchNamedInReport(t *testing.T) {
 		t.Errorf("no failure names Switch2:\n%s", b.String())
 	}
 }
+
+// TestValidateXDR runs validate.lua on the bundled XDR fat tree
+// (genfattree -xdr, 4x XDR links): everything passes, --arg speed=XDR
+// too, every link reads 4X XDR (discovery aggregates LinkSpeedExtActive2
+// as libibnetdisc does); with one leaf port enabling no more than NDR
+// (its ibnetdiscover comment 4xNDR), that link runs NDR, the best both
+// ends enable, and the expected speed check fails on it alone.
+func TestValidateXDR(t *testing.T) {
+	const file = "topologies/fattree-xdr-50.net"
+	var want bytes.Buffer
+	if err := (fattree.Spec{Leaves: 4, Spines: 2, Hosts: 11, LinksPerSpine: 1, XDR: true}).Write(&want); err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(text, want.Bytes()) {
+		t.Errorf("%s is not genfattree -leaves 4 -spines 2 -hosts 11 -xdr", file)
+	}
+	args := map[string]string{"width": "4X", "speed": "XDR"}
+	r := runPlan(t, loadSim(t, file), "../scripts/validate.lua", args)
+	if got := failedChecks(r); len(got) > 0 || r.Error != "" || r.Fabric.Nodes != 50 {
+		t.Fatalf("failed %q, error %q, %d nodes", got, r.Error, r.Fabric.Nodes)
+	}
+
+	const port = "[1]\t\"h000-00\"[1]\t# lid 0 4x"
+	if !bytes.Contains(text, []byte(port+"XDR")) {
+		t.Fatalf("%s has no %q", file, port)
+	}
+	degraded := filepath.Join(t.TempDir(), "xdr-ndr.net")
+	if err := os.WriteFile(degraded, bytes.Replace(text, []byte(port+"XDR"), []byte(port+"NDR"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runPlan(t, loadSim(t, degraded), "../scripts/validate.lua", args)
+	if got := failedChecks(r); !slices.Equal(got, []string{"expected width and speed"}) {
+		t.Fatalf("failed %q, want the expected speed check", got)
+	}
+	for _, c := range r.Checks {
+		if c.Status != plan.Fail {
+			continue
+		}
+		var msgs []string
+		for _, res := range c.Results {
+			if res.Status == plan.Fail {
+				msgs = append(msgs, res.Message)
+			}
+		}
+		if len(msgs) != 1 || !strings.Contains(msgs[0], "h000-00 port 1") || !strings.Contains(msgs[0], "NDR") {
+			t.Errorf("%s: failures %q, want h000-00's link at NDR", c.Name, msgs)
+		}
+	}
+}

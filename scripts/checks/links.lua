@@ -13,7 +13,7 @@ local M = {
     width = { default = "", help = "expected active width of every link; empty: not checked",
       choices = { "1X", "2X", "4X", "8X", "12X" } },
     speed = { default = "", help = "expected active speed of every link; empty: not checked",
-      choices = { "SDR", "DDR", "QDR", "FDR", "EDR", "HDR", "NDR" } },
+      choices = { "SDR", "DDR", "QDR", "FDR", "EDR", "HDR", "NDR", "XDR" } },
   },
 }
 

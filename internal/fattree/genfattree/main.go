@@ -4,6 +4,7 @@
 //
 //	go run ./internal/fattree/genfattree -leaves 250 -spines 50 -hosts 63 > ft16k.net
 //	go run ./internal/fattree/genfattree -preset 2000 > ft2000.net
+//	go run ./internal/fattree/genfattree -preset 2000 -xdr > ft2000-xdr.net
 package main
 
 import (
@@ -23,6 +24,7 @@ func main() {
 	fs.IntVar(&s.Spines, "spines", 0, "spine switches")
 	fs.IntVar(&s.Hosts, "hosts", 0, "hosts per leaf")
 	fs.IntVar(&s.LinksPerSpine, "links-per-spine", 1, "parallel links from each leaf to each spine")
+	fs.BoolVar(&s.XDR, "xdr", false, "4x XDR links (extspeed=0x2f; the embedded simulator, not ibsim)")
 	preset := fs.String("preset", "", "2000 or 7968: the rig's fat trees")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
@@ -30,9 +32,9 @@ func main() {
 	switch *preset {
 	case "":
 	case "2000":
-		s = fattree.Nodes2000
+		s = fattree.Spec{Leaves: 64, Spines: 16, Hosts: 30, LinksPerSpine: 1, XDR: s.XDR}
 	case "7968":
-		s = fattree.Nodes7968
+		s = fattree.Spec{Leaves: 248, Spines: 32, Hosts: 31, LinksPerSpine: 1, XDR: s.XDR}
 	default:
 		fmt.Fprintf(os.Stderr, "genfattree: -preset %q: want 2000 or 7968\n", *preset)
 		os.Exit(2)
