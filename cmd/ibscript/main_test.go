@@ -233,7 +233,13 @@ func TestDiscoverMatchesIBNetDiscover(t *testing.T) {
 // lineDiff shows where two texts differ, (-want +got) with context.
 var lineDiff = madtest.TextDiff
 
-var updateMan = flag.Bool("update", false, "rewrite docs/ibscript.1")
+// updateMan reports -update, which also rewrites docs/ibscript.1; the
+// flag is mad/madtest's (this package's tests import it, and a second
+// flag of the name panics at init).
+func updateMan() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // TestManPage keeps docs/ibscript.1 what 'ibscript help man' prints.
 func TestManPage(t *testing.T) {
@@ -242,7 +248,7 @@ func TestManPage(t *testing.T) {
 		t.Fatalf("help man: exit %d\n%s", code, out)
 	}
 	const path = "../../docs/ibscript.1"
-	if *updateMan {
+	if updateMan() {
 		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
