@@ -206,6 +206,22 @@ func (tr *tracer) end(p *tport) *TraceEnd {
 		LIDEnd: p.lid + 1<<p.lmc - 1, Name: remapName(tr.names, p.nodeGUID, p.desc)}
 }
 
+// hop records the hop to cur out of outport: in the trace when record,
+// else in its approach when verbose (ibtracert -v prints the route from
+// the local port to the source too).
+func (tr *tracer) hop(cur *tport, outport int, record bool) {
+	if !record && !tr.o.Verbose {
+		return
+	}
+	hops := &tr.trace.Hops
+	if !record {
+		hops = &tr.trace.Approach
+	}
+	*hops = append(*hops, TraceHop{OutPort: outport, Type: traceType(cur.typ), GUID: GUID(cur.portGUID),
+		PortNum: cur.portnum, LID: cur.lid, LIDEnd: cur.lid + 1<<cur.lmc - 1,
+		Name: remapName(tr.names, cur.nodeGUID, cur.desc)})
+}
+
 // findRoute is ibtracert's find_route: it walks from the port at from
 // towards the LID to, by directed routes, reading each switch's LFT
 // entry for it; from ends as the route to the last port reached. With
@@ -316,15 +332,7 @@ walk:
 		}
 		cur, atNext = &next, true
 		portnum = cur.portnum
-		if record || tr.o.Verbose {
-			hops := &tr.trace.Hops
-			if !record {
-				hops = &tr.trace.Approach
-			}
-			*hops = append(*hops, TraceHop{OutPort: outport, Type: traceType(cur.typ), GUID: GUID(cur.portGUID),
-				PortNum: cur.portnum, LID: cur.lid, LIDEnd: cur.lid + 1<<cur.lmc - 1,
-				Name: remapName(tr.names, cur.nodeGUID, cur.desc)})
-		}
+		tr.hop(cur, outport, record)
 	}
 	if maxhops <= 0 {
 		tr.warn("find_route", "no route found after %d hops", maxHopsTrace)
