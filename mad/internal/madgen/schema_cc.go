@@ -1,6 +1,10 @@
 package main
 
-import "github.com/ibscript/ibscript/mad"
+import (
+	"slices"
+
+	"github.com/ibscript/ibscript/mad"
+)
 
 // Congestion Control attributes (class 0x21, class version 2): IBA vol. 1
 // Annex A10 (A10.4.3), rdma-core libibmad's field table (the IB_CC_*
@@ -8,6 +12,11 @@ import "github.com/ibscript/ibscript/mad"
 // keep. CongestionLog sits in the MAD's log data (from byte 32), every
 // other attribute in its management data (from byte 64).
 func ccAttrs() []*Attr {
+	return slices.Concat(ccFromClassPortInfo(), ccFromSwitchCongestionSetting())
+}
+
+// ccFromClassPortInfo is the cc schema from ClassPortInfo on (part of ccAttrs).
+func ccFromClassPortInfo() []*Attr {
 	return []*Attr{
 		{Pkg: "cc", Name: "ClassPortInfo", Ref: "ClassPortInfo", Aliases: []string{"CP"}},
 		{
@@ -68,6 +77,12 @@ func ccAttrs() []*Attr {
 				{Name: "Timestamp_CN_Entry", Bit: 192, Width: 32, Count: 13, Stride: 128},
 			},
 		},
+	}
+}
+
+// ccFromSwitchCongestionSetting is the cc schema from SwitchCongestionSetting on (part of ccAttrs).
+func ccFromSwitchCongestionSetting() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "cc", Name: "SwitchCongestionSetting", ID: 0x0014, Size: 76, Prefix: "scs", Type: "SwitchCongestionSetting",
 			Aliases: []string{"SS"},

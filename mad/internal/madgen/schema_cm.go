@@ -1,6 +1,10 @@
 package main
 
-import "github.com/ibscript/ibscript/mad"
+import (
+	"slices"
+
+	"github.com/ibscript/ibscript/mad"
+)
 
 // Communication Management messages (class 0x07, version 2):
 // rdmacm-abi.md section 10.2, IBA vol. 1 chapter 12. Each is the 232 bytes
@@ -8,6 +12,11 @@ import "github.com/ibscript/ibscript/mad"
 // uint8 and GIDs [16]byte, as the hand-written codecs these replaced had
 // them.
 func cmAttrs() []*Attr {
+	return slices.Concat(cmFromREQ(), cmFromREJ(), cmFromSIDRREQ())
+}
+
+// cmFromREQ is the cm schema from REQ on (part of cmAttrs).
+func cmFromREQ() []*Attr {
 	return []*Attr{
 		{
 			Pkg: "cm", Name: "REQ", ID: 0x0010, Size: 232, Prefix: "req", Type: "REQ",
@@ -75,6 +84,12 @@ func cmAttrs() []*Attr {
 				{Name: "PrivateData", Bit: 80, Width: 1776, Kind: mad.Bytes},
 			},
 		},
+	}
+}
+
+// cmFromREJ is the cm schema from REJ on (part of cmAttrs).
+func cmFromREJ() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "cm", Name: "REJ", ID: 0x0012, Size: 232, Prefix: "rej", Type: "REJ",
 			Mod: "none (0)",
@@ -142,6 +157,12 @@ func cmAttrs() []*Attr {
 				{Name: "PrivateData", Bit: 64, Width: 1792, Kind: mad.Bytes},
 			},
 		},
+	}
+}
+
+// cmFromSIDRREQ is the cm schema from SIDRREQ on (part of cmAttrs).
+func cmFromSIDRREQ() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "cm", Name: "SIDR_REQ", ID: 0x0017, Size: 232, Prefix: "sidrreq", Type: "SIDRReq", Const: "AttrSIDRReq", Layout: "SIDRReqLayout",
 			Mod: "none (0)",

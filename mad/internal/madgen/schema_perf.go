@@ -1,10 +1,19 @@
 package main
 
-import "github.com/ibscript/ibscript/mad"
+import (
+	"slices"
+
+	"github.com/ibscript/ibscript/mad"
+)
 
 // PerfMgt attributes (class 0x04): mad-formats.md section 9, IBA vol. 1
 // chapter 16.1, rdma-core libibmad's field table.
 func perfAttrs() []*Attr {
+	return slices.Concat(perfFromClassPortInfo(), perfFromPortSamplesControl(), perfFromPortOpRcvCounters(), perfFromPortExtendedSpeedsCounters(), perfFromPortXmitConCtrl())
+}
+
+// perfFromClassPortInfo is the perf schema from ClassPortInfo on (part of perfAttrs).
+func perfFromClassPortInfo() []*Attr {
 	return []*Attr{
 		{Pkg: "perf", Name: "ClassPortInfo", Ref: "ClassPortInfo"},
 		{
@@ -67,6 +76,12 @@ func perfAttrs() []*Attr {
 				{Name: "QP1Dropped", Bit: 1408, Width: 64, Counter: true, Dump: mad.DumpUint},
 			},
 		},
+	}
+}
+
+// perfFromPortSamplesControl is the perf schema from PortSamplesControl on (part of perfAttrs).
+func perfFromPortSamplesControl() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "perf", Name: "PortSamplesControl", ID: 0x0010, Size: 80, Prefix: "psc", Type: "PortSamplesControl",
 			Mod: "none (0)",
@@ -128,6 +143,12 @@ func perfAttrs() []*Attr {
 				{Name: "PortSwHOQLifetimeLimitDiscards", Bit: 80, Width: 16, Counter: true, Prom: "sw_hoq_lifetime_limit_discards_total", Dump: mad.DumpUint},
 			},
 		},
+	}
+}
+
+// perfFromPortOpRcvCounters is the perf schema from PortOpRcvCounters on (part of perfAttrs).
+func perfFromPortOpRcvCounters() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "perf", Name: "PortOpRcvCounters", ID: 0x0017, Size: 12, Prefix: "porc", Type: "PortOpRcvCounters",
 			Mod: "none (0); the port is PortSelect",
@@ -191,6 +212,12 @@ func perfAttrs() []*Attr {
 				{Name: "PortVLXmitWait", Bit: 32, Width: 16, Dump: mad.DumpUint, Count: 16, Stride: 16, Doc: "VL i"},
 			},
 		},
+	}
+}
+
+// perfFromPortExtendedSpeedsCounters is the perf schema from PortExtendedSpeedsCounters on (part of perfAttrs).
+func perfFromPortExtendedSpeedsCounters() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "perf", Name: "PortExtendedSpeedsCounters", ID: 0x001F, Size: 140, Prefix: "pesc", Type: "PortExtendedSpeedsCounters",
 			Mod: "none (0); the port is PortSelect",
@@ -261,6 +288,12 @@ func perfAttrs() []*Attr {
 				{Name: "PortSLRcvBECN", Bit: 32, Width: 32, Dump: mad.DumpUint, Count: 16, Stride: 32, Doc: "SL i"},
 			},
 		},
+	}
+}
+
+// perfFromPortXmitConCtrl is the perf schema from PortXmitConCtrl on (part of perfAttrs).
+func perfFromPortXmitConCtrl() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "perf", Name: "PortXmitConCtrl", ID: 0x0034, Size: 8, Prefix: "pxcc", Type: "PortXmitConCtrl",
 			Mod: "none (0); the port is PortSelect",

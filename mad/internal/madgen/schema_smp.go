@@ -1,6 +1,10 @@
 package main
 
-import "github.com/ibscript/ibscript/mad"
+import (
+	"slices"
+
+	"github.com/ibscript/ibscript/mad"
+)
 
 // Value names of the SMP rows, as smpquery prints them.
 var (
@@ -18,6 +22,11 @@ var (
 // mad-formats.md section 7, IBA vol. 1 chapter 14.2.5, rdma-core
 // libibmad's field table.
 func smpAttrs() []*Attr {
+	return slices.Concat(smpFromNotice(), smpFromGUIDInfo(), smpFromPortInfo(), smpFromPKeyTable(), smpFromPortInfoExtended())
+}
+
+// smpFromNotice is the smp schema from Notice on (part of smpAttrs).
+func smpFromNotice() []*Attr {
 	return []*Attr{
 		{
 			Pkg: "smp", Name: "Notice", ID: 0x0002, Size: 80, MinSize: 64, Prefix: "ntc", Type: "Notice",
@@ -87,6 +96,12 @@ func smpAttrs() []*Attr {
 				{Name: "MulticastFDBTop", Bit: 144, Width: 16, Dump: mad.DumpHex, Kind: mad.Hex},
 			},
 		},
+	}
+}
+
+// smpFromGUIDInfo is the smp schema from GUIDInfo on (part of smpAttrs).
+func smpFromGUIDInfo() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "smp", Name: "GUIDInfo", ID: 0x0014, Size: 64, Prefix: "gi", Type: "GUIDInfo",
 			Mod: "block number (8 GUIDs a block)",
@@ -95,6 +110,12 @@ func smpAttrs() []*Attr {
 				{Name: "GUID", Go: "GUIDs", Bit: 0, Width: 64, Kind: mad.Hex, Count: 8, Stride: 64},
 			},
 		},
+	}
+}
+
+// smpFromPortInfo is the smp schema from PortInfo on (part of smpAttrs).
+func smpFromPortInfo() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "smp", Name: "PortInfo", ID: 0x0015, Size: 64, Prefix: "pi", Type: "PortInfo",
 			Mod: "port number (a switch's port 0, or a CA's own port with 0)",
@@ -164,6 +185,12 @@ func smpAttrs() []*Attr {
 					"CapabilityMask2", "LinkSpeedExtActive2", "LinkSpeedExtSupported2", "LinkSpeedExtEnabled2"},
 			}},
 		},
+	}
+}
+
+// smpFromPKeyTable is the smp schema from PKeyTable on (part of smpAttrs).
+func smpFromPKeyTable() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "smp", Name: "P_KeyTable", ID: 0x0016, Const: "AttrPKeyTable", Size: 64, Prefix: "pk", Type: "PKeyTable",
 			Mod: "bits 15..0 the block (32 P_Keys a block); on a switch bits 31..16 the port",
@@ -228,6 +255,12 @@ func smpAttrs() []*Attr {
 				{Name: "LedMask", Bit: 0, Width: 1, Doc: "the LED blinks"},
 			},
 		},
+	}
+}
+
+// smpFromPortInfoExtended is the smp schema from PortInfoExtended on (part of smpAttrs).
+func smpFromPortInfoExtended() []*Attr {
+	return []*Attr{
 		{
 			Pkg: "smp", Name: "PortInfoExtended", ID: 0x0033, Size: 64, Prefix: "pie", Type: "PortInfoExtended",
 			Mod: "port number",
