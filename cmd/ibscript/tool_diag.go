@@ -55,6 +55,35 @@ func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
 		return usageError(inv, "%s", dt.Want)
 	}
 	o := dt.NewOptions()
+	if err := setToolOptions(inv, dt, o); err != nil {
+		return inv.Fail(err)
+	}
+	// The arguments: numbers and strings first, then what the C tool
+	// refuses before it sends anything, then addresses, which may ask
+	// the SA (a GUID's LID) and so open the fabric.
+	setToolArgs(inv, dt, o)
+	if dt.Check != nil {
+		if err := dt.Check(o); err != nil {
+			if ue := (*diag.UsageError)(nil); errors.As(err, &ue) {
+				return usageError(inv, "%s", ue.Msg)
+			}
+			return queryDone(inv, nil, nil, err)
+		}
+	}
+	if err := resolveToolArgs(ctx, inv, dt, o); err != nil {
+		return queryDone(inv, nil, nil, err)
+	}
+	env, err := toolEnv(ctx, inv, dt)
+	if err != nil {
+		return inv.Fail(err)
+	}
+	r, err := dt.Run(ctx, env, o)
+	return diagToolDone(inv, dt, r, err)
+}
+
+// setToolOptions sets o's options the command line gave, read as the C
+// tool reads them.
+func setToolOptions(inv *Invocation, dt *diag.Tool, o any) error {
 	specs := dt.Options()
 	for i := range specs {
 		s := &specs[i]
@@ -71,63 +100,57 @@ func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
 			}
 			v, err := s.ReadStrict(inv.spelling(s.Key()), inv.Value(s.Key()))
 			if err != nil {
-				return inv.Fail(err)
+				return err
 			}
 			s.SetNumber(o, v)
 		case diag.OptString:
 			s.SetString(o, inv.Value(s.Key()))
 		}
 	}
-	// The arguments: numbers and strings first, then addresses, which
-	// may ask the SA (a GUID's LID) and so open the fabric.
-	for _, resolve := range []bool{false, true} {
-		if resolve && dt.Check != nil {
-			if err := dt.Check(o); err != nil {
-				if ue := (*diag.UsageError)(nil); errors.As(err, &ue) {
-					return usageError(inv, "%s", ue.Msg)
-				}
-				return queryDone(inv, nil, nil, err)
+	return nil
+}
+
+// setToolArgs sets o's arguments but addresses: numbers as strtol reads
+// them, strings, the rest.
+func setToolArgs(inv *Invocation, dt *diag.Tool, o any) {
+	specs := dt.Options()
+	for i := range specs {
+		s := &specs[i]
+		switch {
+		case s.Pos < 0 || s.Kind == diag.OptTarget:
+		case s.Pos == diag.PosRest:
+			if from := diag.NumberedArgs(specs); from < len(inv.Args) {
+				s.SetStrings(o, inv.Args[from:])
 			}
-		}
-		for i := range specs {
-			s := &specs[i]
-			if s.Pos < 0 || (s.Kind == diag.OptTarget) != resolve {
-				continue
-			}
-			if s.Pos == diag.PosRest {
-				if from := diag.NumberedArgs(specs); from < len(inv.Args) {
-					s.SetStrings(o, inv.Args[from:])
-				}
-				continue
-			}
-			if s.Pos >= len(inv.Args) {
-				continue
-			}
-			arg := inv.Args[s.Pos]
-			switch s.Kind {
-			case diag.OptTarget:
-				phrase := dt.Unresolved
-				if phrase == "" {
-					phrase = "can't resolve destination port"
-				}
-				t, err := inv.Dest(ctx, arg, phrase)
-				if err != nil {
-					return queryDone(inv, nil, nil, err)
-				}
-				s.SetTarget(o, t)
-			case diag.OptNumber:
-				s.SetNumber(o, s.ReadArg(arg))
-			case diag.OptString:
-				s.SetString(o, arg)
-			}
+		case s.Pos >= len(inv.Args):
+		case s.Kind == diag.OptNumber:
+			s.SetNumber(o, s.ReadArg(inv.Args[s.Pos]))
+		case s.Kind == diag.OptString:
+			s.SetString(o, inv.Args[s.Pos])
 		}
 	}
-	env, err := toolEnv(ctx, inv, dt)
-	if err != nil {
-		return inv.Fail(err)
+}
+
+// resolveToolArgs sets o's address arguments, read as -L, -G and -D say
+// and resolved (Invocation.Dest); an error is the C tool's IBEXIT.
+func resolveToolArgs(ctx context.Context, inv *Invocation, dt *diag.Tool, o any) error {
+	phrase := dt.Unresolved
+	if phrase == "" {
+		phrase = "can't resolve destination port"
 	}
-	r, err := dt.Run(ctx, env, o)
-	return diagToolDone(inv, dt, r, err)
+	specs := dt.Options()
+	for i := range specs {
+		s := &specs[i]
+		if s.Pos < 0 || s.Kind != diag.OptTarget || s.Pos >= len(inv.Args) {
+			continue
+		}
+		t, err := inv.Dest(ctx, inv.Args[s.Pos], phrase)
+		if err != nil {
+			return err
+		}
+		s.SetTarget(o, t)
+	}
+	return nil
 }
 
 // toolEnv is the Env a tool runs in: the opened fabric's, or for an
