@@ -64,7 +64,7 @@ func TestRegistrationTables(t *testing.T) {
 // TestErrorTexts pins the messages scripts see: they name the function,
 // the argument or target, and the script's file:line.
 func TestErrorTexts(t *testing.T) {
-	for _, c := range []struct{ chunk, want string }{
+	checkChunkErrors(t, []chunkError{
 		{`smp.nodeinfo()`, `^chunk:1: bad argument #1 to smp.nodeinfo \(target: target expected .*got nil\)$`},
 		{`smp.nodeinfo("lid:x")`, `^chunk:1: smp.nodeinfo: .*"lid:x"`},
 		{`smp.portinfo("lid:1", 300)`, `^chunk:1: bad argument #2 to smp.portinfo \(port: integer 0..255 expected, got 300\)$`},
@@ -102,23 +102,7 @@ func TestErrorTexts(t *testing.T) {
 		{`diag.portstate{target = 1}`, `^chunk:1: diag.portstate: port is required \(want <dest> and <portnum>\)$`},
 		{`diag.portstate{target = 1, port = 1, opps = "query"}`, `^chunk:1: diag.portstate: unknown option "opps" \(known: ops, port, target\)$`},
 		{`os.execute("true")`, `attempt to call a non-function object`},
-	} {
-		L, _, _ := newTestState(t)
-		fn, err := L.Load(strings.NewReader(c.chunk), "chunk")
-		if err != nil {
-			t.Fatalf("%s: %v", c.chunk, err)
-		}
-		L.Push(fn)
-		err = L.PCall(0, 0, nil)
-		if err == nil {
-			t.Errorf("%s: no error, want %s", c.chunk, c.want)
-			continue
-		}
-		msg := err.(*lua.ApiError).Object.String()
-		if !regexp.MustCompile(c.want).MatchString(msg) {
-			t.Errorf("%s:\n got %q\nwant %s", c.chunk, msg, c.want)
-		}
-	}
+	})
 }
 
 func TestForgottenPortsAreClosed(t *testing.T) {
@@ -240,6 +224,32 @@ func TestDiscoverErrorsNameWhatWasThere(t *testing.T) {
 	for _, c := range []string{`fabric.discover{reference = 3}`, `fabric.discover{reference = "/nonexistent.topo"}`, `fabric.discover{reference = {}}`} {
 		if err := L.DoString(c); err == nil || !strings.Contains(err.Error(), "fabric.discover: reference") {
 			t.Errorf("%s: %v, want an error naming the reference option", c, err)
+		}
+	}
+}
+
+// chunkError is a Lua chunk and the pattern its error must match.
+type chunkError struct{ chunk, want string }
+
+// checkChunkErrors runs each chunk (named "chunk") on a fresh test state
+// and checks that it fails with an error matching its pattern.
+func checkChunkErrors(t *testing.T, cases []chunkError) {
+	t.Helper()
+	for _, c := range cases {
+		L, _, _ := newTestState(t)
+		fn, err := L.Load(strings.NewReader(c.chunk), "chunk")
+		if err != nil {
+			t.Fatalf("%s: %v", c.chunk, err)
+		}
+		L.Push(fn)
+		err = L.PCall(0, 0, nil)
+		if err == nil {
+			t.Errorf("%s: no error, want %s", c.chunk, c.want)
+			continue
+		}
+		msg := err.(*lua.ApiError).Object.String()
+		if !regexp.MustCompile(c.want).MatchString(msg) {
+			t.Errorf("%s:\n got %q\nwant %s", c.chunk, msg, c.want)
 		}
 	}
 }

@@ -2,15 +2,12 @@ package bindings
 
 import (
 	"regexp"
-	"strings"
 	"testing"
-
-	lua "github.com/yuin/gopher-lua"
 )
 
 // TestSAErrorTexts pins the sa module's messages.
 func TestSAErrorTexts(t *testing.T) {
-	for _, c := range []struct{ chunk, want string }{
+	checkChunkErrors(t, []chunkError{
 		{`sa.get_table("NodeRecords")`, `^chunk:1: sa.get_table: unknown SA record "NodeRecords" \(sa.records\(\) lists them\)$`},
 		{`sa.get_table("NodeRecord", {nod_type = 2})`, `^chunk:1: sa.get_table: NodeRecord has no field "nod_type"$`},
 		{`sa.get_table("NodeRecord", {node_type = 300})`, `^chunk:1: sa.get_table: NodeRecord field "node_type": value 300 out of range \(max 255\)$`},
@@ -20,23 +17,7 @@ func TestSAErrorTexts(t *testing.T) {
 		{`sa.get("NodeRecord")`, `^chunk:1: bad argument #2 to sa.get \(fields: table expected, got nil\)$`},
 		{`sa.path("dr:0,1", 1)`, `^chunk:1: sa.path: argument #1: a LID is needed, got `},
 		{`sa.path(1, 4000)`, `^chunk:1: sa.path: lid 1 -> lid 4000: .*no records`},
-	} {
-		L, _, _ := newTestState(t)
-		fn, err := L.Load(strings.NewReader(c.chunk), "chunk")
-		if err != nil {
-			t.Fatalf("%s: %v", c.chunk, err)
-		}
-		L.Push(fn)
-		err = L.PCall(0, 0, nil)
-		if err == nil {
-			t.Errorf("%s: no error, want %s", c.chunk, c.want)
-			continue
-		}
-		msg := err.(*lua.ApiError).Object.String()
-		if !regexp.MustCompile(c.want).MatchString(msg) {
-			t.Errorf("%s:\n got %q\nwant %s", c.chunk, msg, c.want)
-		}
-	}
+	})
 }
 
 // TestSAResults: get_table answers arrays of decoded tables, one per
