@@ -63,19 +63,8 @@ func runSuite(t *testing.T, file string) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			withState(t, topology, func(L *lua.LState, env *bindings.Env) {
-				fn, err := bindings.LoadString(L, string(src), filepath.Base(file))
-				if err != nil {
+				if err := luatest.Run(t, L, env, string(src), filepath.Base(file), name); err != nil {
 					t.Fatal(err)
-				}
-				L.Push(fn)
-				if err := bindings.PCall(L, 0, 0); err != nil {
-					t.Fatal(err)
-				}
-				if err := luatest.Call(t, L, L.GetGlobal(name)); err != nil {
-					t.Fatal(err)
-				}
-				if n := env.OpenResources(); n > 0 {
-					t.Errorf("%s left %d resources open (close what you open)", name, n)
 				}
 			})
 		})

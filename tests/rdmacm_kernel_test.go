@@ -93,19 +93,8 @@ func runOnKernel(t *testing.T, file, src, name string) {
 	L, env, done := planState(t, ctx, f, nil, bindings.Options{Stdout: &out})
 	defer done()
 	luatest.Install(L)
-	fn, err := bindings.LoadString(L, src, filepath.Base(file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	L.Push(fn)
-	if err := bindings.PCall(L, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := luatest.Call(t, L, L.GetGlobal(name)); err != nil {
-		t.Fatal(err)
-	}
-	if n := env.OpenResources(); n > 0 {
-		t.Errorf("%s left %d resources open", name, n)
+	if err := luatest.Run(t, L, env, src, filepath.Base(file), name); err != nil {
+		t.Error(err)
 	}
 	if out.Len() > 0 {
 		t.Logf("output:\n%s", out.String())

@@ -93,6 +93,28 @@ func Call(t *testing.T, L *lua.LState, fn lua.LValue) error {
 	return err
 }
 
+// Run loads the suite src (chunkname in its messages) into L and calls
+// its test function name with a t object (Call); the error is the load's,
+// the call's, or the resources of env the test left open.
+func Run(t *testing.T, L *lua.LState, env *bindings.Env, src, chunkname, name string) error {
+	t.Helper()
+	fn, err := bindings.LoadString(L, src, chunkname)
+	if err != nil {
+		return err
+	}
+	L.Push(fn)
+	if err := bindings.PCall(L, 0, 0); err != nil {
+		return err
+	}
+	if err := Call(t, L, L.GetGlobal(name)); err != nil {
+		return err
+	}
+	if n := env.OpenResources(); n > 0 {
+		return fmt.Errorf("%s left %d resources open (close what you open)", name, n)
+	}
+	return nil
+}
+
 // NewT makes the Lua view of t: t:log, t:skip, t:fatal (it raises; no
 // Goexit inside the VM) and t:run(name, fn) for subtests.
 func NewT(L *lua.LState, t *testing.T) *lua.LUserData {

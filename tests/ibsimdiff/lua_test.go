@@ -2,7 +2,6 @@ package ibsimdiff
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,14 +126,5 @@ func runLuaOnIbsim(t *testing.T, sock, src, name string, opts *ibsim.Options) er
 	defer L.Close()
 	defer env.Close()
 	luatest.Install(L)
-	if err := bindings.DoString(L, src); err != nil {
-		return err
-	}
-	if err := luatest.Call(t, L, L.GetGlobal(name)); err != nil {
-		return err
-	}
-	if env.OpenResources() > 0 {
-		return errors.New("left resources open")
-	}
-	return nil
+	return luatest.Run(t, L, env, src, "<string>", name)
 }
