@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/ibscript/ibscript/internal/fattree"
 	"github.com/ibscript/ibscript/sim"
 )
 
@@ -15,7 +16,7 @@ import (
 // hosts, 50 spines), generated at benchmark time, through the Session and
 // the simulator. Target: under 100 ms per sweep.
 func BenchmarkDiscover16k(b *testing.B) {
-	s, f := simSession(b, fatTree(b, 250, 50, 63), "", 0)
+	s, f := simSession(b, fattree.TempFile(b, 250, 50, 63), "", 0)
 	nodes := len(f.Topology().Nodes)
 	ctx := context.Background()
 	mads := 0
@@ -40,7 +41,7 @@ func BenchmarkDiscover16k(b *testing.B) {
 // keeps (topology, nodes, ports, SMA and PMA state, routing tables), per
 // node. Target: under 2 KB per node.
 func BenchmarkSimMemory16k(b *testing.B) {
-	path := fatTree(b, 250, 50, 63)
+	path := fattree.TempFile(b, 250, 50, 63)
 	var perNode float64
 	for b.Loop() {
 		var before, after runtime.MemStats

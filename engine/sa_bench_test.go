@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,24 +9,12 @@ import (
 	"github.com/ibscript/ibscript/mad/sa"
 )
 
-// fatTree writes a two-level fat tree (every leaf linked once to every
-// spine) as gen-fattree.py does, and returns its path.
-func fatTree(tb testing.TB, leaves, spines, hosts int) string {
-	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "fattree.net")
-	spec := fattree.Spec{Leaves: leaves, Spines: spines, Hosts: hosts, LinksPerSpine: 1}
-	if err := spec.WriteFile(path); err != nil {
-		tb.Fatal(err)
-	}
-	return path
-}
-
 // BenchmarkSAGetTable16k is a GetTable of every NodeRecord of a 16,050-node
 // fat tree (250 leaves x 63 hosts, 50 spines): about 9,000 RMPP segments
 // through the simulated SA and the engine's RMPP driver. B/op is the
 // memory one query allocates, sim and engine together.
 func BenchmarkSAGetTable16k(b *testing.B) {
-	s, f := simSession(b, fatTree(b, 250, 50, 63), "", 0)
+	s, f := simSession(b, fattree.TempFile(b, 250, 50, 63), "", 0)
 	nodes := len(f.Topology().Nodes)
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -263,18 +263,6 @@ func findNode(t *testing.T, s *engine.Session, desc string) *topo.Node {
 	return nil
 }
 
-// fatTree writes a two-level fat tree (every leaf linked once to every
-// spine) as gen-fattree.py does, and returns its path.
-func fatTree(tb testing.TB, leaves, spines, hosts int) string {
-	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "fattree.net")
-	spec := fattree.Spec{Leaves: leaves, Spines: spines, Hosts: hosts, LinksPerSpine: 1}
-	if err := spec.WriteFile(path); err != nil {
-		tb.Fatal(err)
-	}
-	return path
-}
-
 // TestValidateFatTree2000 runs validate.lua on the bundled 2,000-node fat
 // tree: everything passes and the JSON report matches the schema.
 func TestValidateFatTree2000(t *testing.T) {
@@ -292,7 +280,7 @@ func TestValidateFatTree2000(t *testing.T) {
 // BenchmarkValidate16k runs validate.lua on a 16,050-node fat tree (250
 // leaves x 63 hosts, 50 spines): discovery, every check, the report.
 func BenchmarkValidate16k(b *testing.B) {
-	path := fatTree(b, 250, 50, 63)
+	path := fattree.TempFile(b, 250, 50, 63)
 	f, err := sim.Load(path, nil)
 	if err != nil {
 		b.Fatal(err)

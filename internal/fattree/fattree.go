@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // Spec is a fat tree: Leaves leaf switches with Hosts hosts each, and
@@ -128,4 +130,17 @@ func (s Spec) WriteFile(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// TempFile writes a two-level fat tree (every leaf linked once to every
+// spine) into tb's temporary directory and returns its path: the fixture
+// of tests and benchmarks that load a fat tree.
+func TempFile(tb testing.TB, leaves, spines, hosts int) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "fattree.net")
+	spec := Spec{Leaves: leaves, Spines: spines, Hosts: hosts, LinksPerSpine: 1}
+	if err := spec.WriteFile(path); err != nil {
+		tb.Fatal(err)
+	}
+	return path
 }
