@@ -68,8 +68,14 @@ type informKey struct {
 
 // subState is the Session's side of its subscriptions.
 type subState struct {
-	setMu   sync.Mutex        // serializes InformInfo Sets; guards informs
+	setMu   sync.Mutex        // serializes InformInfo Sets; guards informs and retried
 	informs map[informKey]int // subscriptions using each InformInfo
+	// retried holds the InformInfos whose subscribing Set may have gone
+	// out more than once (the transport retransmitted while it ran): a
+	// try the SA carries out late can subscribe again after the
+	// unsubscription (confirmGone). A transport that does not count its
+	// retransmits (the kernel's) is not waited for.
+	retried map[informKey]bool
 
 	mu      sync.Mutex // guards the fields below
 	agent   fabric.AgentID
@@ -158,9 +164,16 @@ func (s *Session) Subscribe(ctx context.Context, o SubscribeOptions, opts ...Cal
 	}
 	for i, k := range sub.keys {
 		if st.informs[k] == 0 {
+			rt0, _ := s.Retransmits()
 			if err := s.inform(ctx, k, true, opts); err != nil {
 				s.releaseInforms(ctx, sub.keys[:i], opts)
 				return nil, err
+			}
+			if rt1, ok := s.Retransmits(); ok && rt1 != rt0 {
+				if st.retried == nil {
+					st.retried = map[informKey]bool{}
+				}
+				st.retried[k] = true
 			}
 		}
 		if st.informs == nil {
@@ -283,6 +296,25 @@ func (s *Session) releaseInforms(ctx context.Context, keys []informKey, opts []C
 // and leave a subscription nobody holds. An SA that does not answer the
 // query leaves keys as they are: the unsubscriptions were confirmed.
 func (s *Session) confirmGone(ctx context.Context, keys []informKey, opts []CallOption) {
+	settle := false
+	for _, k := range keys {
+		if s.subs.retried[k] {
+			settle = true
+			delete(s.subs.retried, k)
+		}
+	}
+	if settle {
+		// A subscribing Set went out more than once: give a late try
+		// the time one call's tries take before reading what the SA
+		// holds.
+		t := time.NewTimer(s.tryBudget())
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
 	attr := sa.InformInfoRecord()
 	gidF, _, _ := attr.Field("SubscriberGID")
 	p := s.tr.Port()
@@ -353,8 +385,11 @@ func (sub *Subscription) Dropped() uint64 { return sub.dropped.Load() }
 
 // Close unsubscribes (Set(InformInfo) with Subscribe 0 for each InformInfo
 // no other subscription of the Session uses) and closes C. It waits at
-// most the Session's timeout and retries for each Set; the error names
-// the InformInfos the SA did not confirm. It is idempotent; Session.Close
+// most the Session's timeout and retries for each Set, then reads the
+// SA's InformInfoRecords of the port and unsubscribes again from what is
+// still there (after waiting one call's tries when a subscribing Set was
+// retransmitted: a late try subscribes again); the error names the
+// InformInfos the SA did not confirm. It is idempotent; Session.Close
 // closes the subscriptions still open.
 func (sub *Subscription) Close() error {
 	sub.once.Do(func() {
@@ -368,7 +403,9 @@ func (sub *Subscription) Close() error {
 		st.mu.Unlock()
 		st.setMu.Lock()
 		defer st.setMu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), s.callBudget())
+		// Each unsubscription, the settle after a retried subscription
+		// and the check of what the SA holds (confirmGone).
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(len(sub.keys)+2)*s.callBudget()+s.tryBudget())
 		defer cancel()
 		if err := s.openErr(); err != nil {
 			// Nothing can be sent: the SA drops the subscription when
@@ -383,6 +420,15 @@ func (sub *Subscription) Close() error {
 		sub.err = s.releaseInforms(ctx, sub.keys, sub.opts)
 	})
 	return sub.err
+}
+
+// tryBudget is how long one call's tries with the default options take
+// (a second for sessions that wait forever).
+func (s *Session) tryBudget() time.Duration {
+	if s.defaults.timeout <= 0 {
+		return time.Second
+	}
+	return s.defaults.timeout * time.Duration(s.defaults.retries+1)
 }
 
 // callBudget is the longest one call with the default options may take:
