@@ -14,9 +14,11 @@ import (
 )
 
 // The diag module: the infiniband-diags tools as functions returning
-// tables (diag.linkinfo{...}, diag.queryerrors{...}, ...). Each tool's
-// function lives in its own file, bindings/diag_NAME.go, and registers
-// itself with registerDiag from an init(); the data comes from the diag
+// tables (diag.linkinfo{...}, diag.queryerrors{...}, ...). A tool
+// written as one diag.Tool value gets its function from diag_tool.go's
+// adapter; the others' functions live in their own file,
+// bindings/diag_NAME.go, and register themselves with registerDiag from
+// an init(); the data comes from the diag
 // package, the same the command line prints. A tool's table is its
 // --format json value (docs/diag/NAME.schema.json) as Lua: objects are
 // tables with the same keys, arrays are sequences, GUIDs "0x..." strings.

@@ -1,8 +1,10 @@
 package main
 
 // The infiniband-diags tools (issue 19): `ibscript TOOL [options]`, or a
-// link named TOOL to the ibscript binary. Each tool registers itself from
-// its own file, tool_NAME.go, in an init(): registerTool(&Tool{...}). The
+// link named TOOL to the ibscript binary. A tool written as one diag.Tool
+// value is registered by tool_diag.go's adapter (docs/DESIGN.md); the
+// others register themselves from their own file, tool_NAME.go, in an
+// init(): registerTool(&Tool{...}). The
 // options are parsed as getopt_long parses them for the C tools (combined
 // short flags -xa, attached values -t100, --opt=v, --opt v, unambiguous
 // prefixes of long options, --, arguments and options in any order), the
