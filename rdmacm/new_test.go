@@ -1,16 +1,15 @@
 package rdmacm_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"testing"
 
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/rdmacm"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 // provider is the simulator with a platform RDMA CM whose OpenCM fails
@@ -31,15 +30,7 @@ func TestNewPicksTheDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tr, err := f.Open(context.Background(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := simtest.Session(t, f, nil)
 	if _, err := rdmacm.New(nil, s, nil); err == nil {
 		t.Error("New with a nil fabric")
 	}

@@ -5,10 +5,10 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad/cm"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 // FuzzHandle feeds arbitrary CM messages (attribute, Comm IDs aimed at the
@@ -22,15 +22,7 @@ func FuzzHandle(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer fab.Close()
-	tr, err := fab.Open(context.Background(), "", 0)
-	if err != nil {
-		f.Fatal(err)
-	}
-	s, err := engine.New(tr, nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer s.Close()
+	s := simtest.Session(f, fab, nil)
 	d := New(fab, s, nil)
 	defer d.Close()
 	c, _ := d.OpenChannel()

@@ -17,10 +17,10 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/bindings"
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric/ibsim"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/plan"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 // TestCountersCheckMatchesIBQueryErrors: with error counters set by
@@ -106,15 +106,7 @@ func runCountersCheck(t *testing.T, sock string) (*plan.Report, map[string]strin
 	defer cancel()
 	f := ibsim.NewFabric(sock, nil)
 	defer f.Close()
-	tr, err := f.Open(ctx, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := simtest.Session(t, f, nil)
 	d, err := sess.Discover(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -31,16 +31,7 @@ func TestNodeDescMatchesIBNetDiscover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tr, err := f.Open(t.Context(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		tr.Close()
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := simtest.Session(t, f, nil)
 	d, err := sess.Discover(t.Context(), nil)
 	if err != nil || len(d.Errors) > 0 {
 		t.Fatalf("discover: %v %v", err, d.Errors)

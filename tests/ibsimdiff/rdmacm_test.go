@@ -59,15 +59,7 @@ func TestRdmacmPlanOnIbsim(t *testing.T) {
 	defer cancel()
 	f := ibsim.NewFabric(s.Sock, hostsISSM)
 	defer f.Close()
-	tr, err := f.Open(ctx, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := simtest.Session(t, f, nil)
 	var out strings.Builder
 	L, env, err := bindings.NewState(ctx, &bindings.Options{Session: sess, Fabric: f, Stdout: &out,
 		PlanName: "rdmacm_migrate", PlanArgs: map[string]string{"connections": "12"}})
