@@ -457,59 +457,9 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	s.Subscribed, s.Traps = e.subscribed.Load(), e.traps.Load()
 	settling := !e.settleAt.IsZero() && !start.Before(e.settleAt)
 	if e.disc == nil || start.Sub(e.lastDisc) >= e.opts.DiscoverInterval || trapped || settling {
-		s.TrapDiscovery = (trapped || settling) && e.disc != nil
-		if trapped {
-			e.settles = 0
-		}
-		e.settleAt = time.Time{}
-		// Each switch's counters are read as soon as the discovery has
-		// read its ports, while it goes on with the rest of the fabric.
-		pf = &prefetch{e: e, ctx: ctx, sw: map[*topo.Node]*prefetched{}}
-		d, err := e.sess.Discover(ctx, &engine.DiscoverOptions{SwitchRead: pf.switchRead})
-		pf.wg.Wait()
-		if err != nil {
-			pf = nil
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if e.disc == nil {
-				return nil, fmt.Errorf("exporter: discovery: %w", err)
-			}
-			// Keep sweeping the last topology; count the failure.
-			s.countErr(err)
-		} else {
-			d.Fabric.Rename(e.opts.Names)
-			e.afterDiscovery(prev, d.Fabric, start)
-			if e.disc != nil && !trapped && s.Subscribed && s.Traps == e.discTraps {
-				if n := changedPorts(e.disc.Fabric, d.Fabric); n > 0 {
-					e.unannounced++
-					if e.opts.Logger != nil {
-						e.opts.Logger.Warn("exporter: traps may not be arriving: the discovery found ports whose state changed, and no trap came since the last discovery; changes are seen every --discover-interval only", "ports", n, "traps", s.Traps)
-					}
-				}
-			}
-			e.discTraps = s.Traps
-			e.disc, e.lastDisc = d, start
-			// A link a trap reported up is Init until the SM's sweep makes
-			// it Active, and no trap says when: look again, a few times,
-			// backing off.
-			if s.TrapDiscovery && transitional(d.Fabric) && e.settles < e.maxSettles() {
-				e.settleAt = start.Add(settleDelay << e.settles)
-				e.settles++
-			}
-			e.caps = e.readCaps(ctx, d, pf)
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			for _, c := range e.caps {
-				if c.err != nil {
-					s.countErr(c.err)
-				}
-			}
-			s.Discovered = true
-			for _, te := range d.Errors {
-				s.countErr(te.Err)
-			}
+		var err error
+		if pf, err = e.sweepDiscover(ctx, s, prev, start, trapped, settling); err != nil {
+			return nil, err
 		}
 	}
 	d := e.disc
@@ -521,11 +471,94 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 	pl := e.plan
 	s.Switches, s.HCAs = pl.switches, pl.hcas
 	s.Ports = slices.Clone(pl.base)
-	at := pl.at
 	res := e.sweepResults(ctx, pl, pf)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	fillPorts(s, pl, res)
+	if e.opts.ResetSaturated {
+		e.resetSaturated(ctx, d, s)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	e.seq++
+	s.Seq = e.seq
+	s.Time = e.now()
+	s.Duration = s.Time.Sub(start)
+	e.deltas(prev, s)
+	s.Unannounced = e.unannounced
+	e.publishState(s)
+	e.snap.Store(s)
+	return s, nil
+}
+
+// sweepDiscover is a Sweep's discovery, with each switch's counters
+// read as soon as the discovery has read its ports (the prefetch it
+// returns; nil when the discovery failed and the last topology is kept).
+// trapped and settling say why it runs (a trap; a look again at links a
+// trap reported up).
+func (e *Exporter) sweepDiscover(ctx context.Context, s *Snapshot, prev *Snapshot, start time.Time, trapped, settling bool) (*prefetch, error) {
+	s.TrapDiscovery = (trapped || settling) && e.disc != nil
+	if trapped {
+		e.settles = 0
+	}
+	e.settleAt = time.Time{}
+	// Each switch's counters are read as soon as the discovery has
+	// read its ports, while it goes on with the rest of the fabric.
+	pf := &prefetch{e: e, ctx: ctx, sw: map[*topo.Node]*prefetched{}}
+	d, err := e.sess.Discover(ctx, &engine.DiscoverOptions{SwitchRead: pf.switchRead})
+	pf.wg.Wait()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if e.disc == nil {
+			return nil, fmt.Errorf("exporter: discovery: %w", err)
+		}
+		// Keep sweeping the last topology; count the failure.
+		s.countErr(err)
+		return nil, nil
+	}
+	d.Fabric.Rename(e.opts.Names)
+	e.afterDiscovery(prev, d.Fabric, start)
+	if e.disc != nil && !trapped && s.Subscribed && s.Traps == e.discTraps {
+		if n := changedPorts(e.disc.Fabric, d.Fabric); n > 0 {
+			e.unannounced++
+			if e.opts.Logger != nil {
+				e.opts.Logger.Warn("exporter: traps may not be arriving: the discovery found ports whose state changed, and no trap came since the last discovery; changes are seen every --discover-interval only", "ports", n, "traps", s.Traps)
+			}
+		}
+	}
+	e.discTraps = s.Traps
+	e.disc, e.lastDisc = d, start
+	// A link a trap reported up is Init until the SM's sweep makes
+	// it Active, and no trap says when: look again, a few times,
+	// backing off.
+	if s.TrapDiscovery && transitional(d.Fabric) && e.settles < e.maxSettles() {
+		e.settleAt = start.Add(settleDelay << e.settles)
+		e.settles++
+	}
+	e.caps = e.readCaps(ctx, d, pf)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, c := range e.caps {
+		if c.err != nil {
+			s.countErr(c.err)
+		}
+	}
+	s.Discovered = true
+	for _, te := range d.Errors {
+		s.countErr(te.Err)
+	}
+	return pf, nil
+}
+
+// fillPorts decodes a sweep's answers (res, in pl's order) into s's
+// ports and counts the errors and timeouts per node and in all.
+func fillPorts(s *Snapshot, pl *sweepPlan, res []engine.SweepResult) {
+	at := pl.at
 	nodeStat := map[*topo.Node]*NodeStat{}
 	s.Nodes = make([]NodeStat, 0, len(s.Switches)+len(s.HCAs))
 	for _, n := range append(s.Switches[:len(s.Switches):len(s.Switches)], s.HCAs...) {
@@ -563,21 +596,6 @@ func (e *Exporter) Sweep(ctx context.Context) (*Snapshot, error) {
 			}
 		}
 	}
-	if e.opts.ResetSaturated {
-		e.resetSaturated(ctx, d, s)
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
-	e.seq++
-	s.Seq = e.seq
-	s.Time = e.now()
-	s.Duration = s.Time.Sub(start)
-	e.deltas(prev, s)
-	s.Unannounced = e.unannounced
-	e.publishState(s)
-	e.snap.Store(s)
-	return s, nil
 }
 
 // subscribe subscribes to TrapNumbers and reads the Reports until ctx
