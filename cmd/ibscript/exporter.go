@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -274,8 +275,15 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 	if !c.exporter.noExporterStats {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	mux := http.NewServeMux()
 	errLog := slog.NewLogLogger(logger.Handler(), slog.LevelError)
+	mux := exporterMux(c, exp, reg, errLog)
+	return serveExporter(ctx, c, exp, lns, mux, logger, errLog, stderr)
+}
+
+// exporterMux serves the metrics at --web.telemetry-path (the fast path,
+// with reg's collectors beside it), /healthz and an index page.
+func exporterMux(c *config, exp *exporter.Exporter, reg *prometheus.Registry, errLog *log.Logger) *http.ServeMux {
+	mux := http.NewServeMux()
 	mux.Handle(c.exporter.telemetryPath, exporter.Handler(exp, &exporter.HandlerOptions{Extra: reg, ErrorLog: errLog}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -295,6 +303,14 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, "<html><head><title>ibscript exporter</title></head><body><h1>ibscript exporter</h1><p><a href=%q>Metrics</a> <a href=\"/healthz\">Health</a></p></body></html>\n", c.exporter.telemetryPath)
 	})
+	return mux
+}
+
+// serveExporter serves mux on each listener (TLS and basic auth from
+// --web.config.file) while exp sweeps, until ctx ends or a server fails,
+// then shuts them down and returns the exit status: 0 when a signal (or
+// a test) stopped it.
+func serveExporter(ctx context.Context, c *config, exp *exporter.Exporter, lns []net.Listener, mux *http.ServeMux, logger *slog.Logger, errLog *log.Logger, stderr io.Writer) int {
 	// One server per listener: exporter-toolkit's web.Serve wraps the
 	// server's handler (basic auth) and sets its TLS configuration, so
 	// servers are not shared between listeners.
