@@ -71,7 +71,7 @@ func madSend(e *Env, L *lua.LState) int {
 	if !ok {
 		raise(L, "mad.send", "request.target: string expected (\"lid:N\", \"dr:0,1\", ...)")
 	}
-	t, err := engine.ParseTarget(string(tv))
+	t, _, err := luaTarget(tv)
 	if err != nil {
 		raise(L, "mad.send", "request.target: %v", err)
 	}

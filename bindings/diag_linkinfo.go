@@ -4,7 +4,6 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/diag"
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -18,11 +17,11 @@ func init() {
 			o.PortGUID = optGUID(L, fn, "port_guid", v)
 		}
 		if v := t.RawGetString("path"); v != lua.LNil {
-			tg, err := engine.ParseTarget("dr:" + v.String())
+			a, err := diag.ParseAddress(diag.AddrTarget, "dr:"+v.String())
 			if err != nil {
 				raise(L, fn, "path: %v", err)
 			}
-			o.Path = tg.Path
+			o.Path = a.Target.Path
 		}
 		o.Hops = int(diagNum(L, fn, t, "hops", 0, 62))
 		o.All = lua.LVAsBool(t.RawGetString("all"))
@@ -49,9 +48,9 @@ end`)
 
 // optGUID reads a GUID option: a "0x..." string or a number.
 func optGUID(L *lua.LState, fn, key string, v lua.LValue) uint64 {
-	tg, err := engine.ParseTarget("guid:" + v.String())
+	a, err := diag.ParseAddress(diag.AddrTarget, "guid:"+v.String())
 	if err != nil {
 		raise(L, fn, "%s: %v", key, err)
 	}
-	return tg.GUID
+	return a.Target.GUID
 }
