@@ -35,7 +35,7 @@ func (e *Env) runDiagTool(L *lua.LState, dt *diag.Tool) int {
 	t := diagOptions(L, fn, keys...)
 	o := dt.NewOptions()
 	env := e.diagEnv()
-	env.CheckFile = filesOf(L).Check
+	env.CheckFile, env.WriteFile = filesOf(L).Check, filesOf(L).WriteFile
 	for i := range specs {
 		s := &specs[i]
 		if s.Lua != "" && s.Pos >= 0 && s.Pos < dt.MinArgs && t.RawGetString(s.Lua) == lua.LNil {

@@ -43,6 +43,10 @@ type Env struct {
 	// it is named (ibcacheedit's): the Lua bindings' file rules
 	// (docs/security.md); nil allows every file.
 	CheckFile func(path string) error
+	// WriteFile, when set, is how a tool writes a file: the Lua
+	// bindings' (never the run's own --audit, --record or report file,
+	// never through a symbolic link); nil writes as the C tool does.
+	WriteFile func(path string, b []byte, perm fs.FileMode) error
 }
 
 // checkFile applies CheckFile.

@@ -275,7 +275,7 @@ func IBCacheEditRun(ctx context.Context, env *Env, o IBCacheEditOptions) (*IBCac
 		r.Edits = append(r.Edits, ce)
 	}
 	g.sync()
-	if err := cf.Write(o.New); err != nil {
+	if err := env.writeCache(cf, o.New); err != nil {
 		return nil, &ToolError{Msg: "caching new cache data failed", Err: err}
 	}
 	return r, nil
@@ -347,4 +347,17 @@ func (g *cacheGraph) apply(name string, guids []uint64) (CacheEdit, error) {
 		return ce, &ToolError{Msg: fmt.Sprintf("%s = %x not found", name, before)}
 	}
 	return ce, nil
+}
+
+// writeCache writes cf to name: as ibnd_cache_fabric (the old file
+// unlinked, a new one made) or through Env.WriteFile.
+func (e *Env) writeCache(cf *ibndcache.File, name string) error {
+	if e == nil || e.WriteFile == nil {
+		return cf.Write(name)
+	}
+	b, err := cf.Encode()
+	if err != nil {
+		return err
+	}
+	return e.WriteFile(name, b, 0o644)
 }

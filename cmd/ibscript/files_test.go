@@ -122,8 +122,15 @@ func leaked(output string) bool {
 // an allowed directory does not lead out of it (it created a file
 // outside every allowed path), and no file is written through a link.
 func TestRunFilesOutOfReach(t *testing.T) {
+	cache, err := os.ReadFile("../../topo/ibndcache/testdata/mixed-router.cache")
+	if err != nil {
+		t.Fatal(err)
+	}
 	work, outside := t.TempDir(), t.TempDir()
 	t.Chdir(work)
+	if err := os.WriteFile("orig.cache", cache, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	audit, rec := filepath.Join(work, "audit.log"), filepath.Join(work, "run.jsonl")
 	if err := os.WriteFile(audit, []byte("ibscript: audit: an earlier Set\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -162,10 +169,13 @@ func TestRunFilesOutOfReach(t *testing.T) {
 		{"link to an allowed file", "tomine", nil, "through a symbolic link"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			args := append(append(append([]string{}, common...), c.extra...), "-e", `fabric.save(fabric.discover(), "`+c.path+`")`)
-			code, _, errOut := ibscript(t, args...)
-			if code != exitError || !strings.Contains(errOut, c.want) {
-				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errOut, c.want)
+			// fabric.save, and diag.ibcacheedit's new cache file.
+			for _, chunk := range []string{`fabric.save(fabric.discover(), "` + c.path + `")`, `diag.ibcacheedit{orig = "orig.cache", new = "` + c.path + `"}`} {
+				args := append(append(append([]string{}, common...), c.extra...), "-e", chunk)
+				code, _, errOut := ibscript(t, args...)
+				if code != exitError || !strings.Contains(errOut, c.want) {
+					t.Errorf("%s: exit %d, stderr %q; want 2 and %q", chunk, code, errOut, c.want)
+				}
 			}
 		})
 	}
