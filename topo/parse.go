@@ -568,48 +568,13 @@ func (p *parser) fullID(id string) string {
 // node parses a node record: the header line and its port lines.
 func (p *parser) node(lr *lineReader, line string, t NodeType, kwLen int) error {
 	at := lr.pos()
-	rest := line[kwLen:]
-	if rest == "" || !isSpace(rest[0]) {
-		return lr.errorf("bad node header %q", line)
-	}
-	rest = strings.TrimLeft(rest, " \t")
-	end := strings.IndexAny(rest, " \t\"")
-	if end < 0 {
-		end = len(rest)
-	}
-	n, err := parseNum(rest[:end], 16)
+	n, rest, err := p.nodePorts(lr, line, kwLen)
 	if err != nil {
-		return lr.errorf("bad port count %q", rest[:end])
+		return err
 	}
-	if n < 1 || n > MaxNodePorts {
-		return lr.errorf("port count %d out of range (1-%d: IBA numbers ports up to 254, 255 is reserved)", n, MaxNodePorts)
-	}
-	if len(p.f.Nodes) >= MaxNodes {
-		return lr.errorf("more than %d nodes (a subnet has %d unicast LIDs)", MaxNodes, maxUnicastLID)
-	}
-	if p.nports += int(n) + 1; p.nports > MaxPorts {
-		return lr.errorf("more than %d ports in all (topo.MaxPorts; %d nodes so far)", MaxPorts, len(p.f.Nodes))
-	}
-	rest = rest[end:]
-	if s := strings.TrimLeft(rest, " \t"); s == "" || s[0] != '"' {
-		return lr.errorf("missing quoted node id")
-	}
-	id, tail, ok := quoted(rest)
-	if !ok {
-		return lr.errorf("missing closing quote of node id")
-	}
-	if id == "" {
-		return lr.errorf("empty node id")
-	}
-	if strings.ContainsAny(id, "#@") {
-		return lr.errorf("bad node id %q: '#' and '@' are reserved", id)
-	}
-	id = p.fullID(id)
-	if len(id) > maxNodeIDLen {
-		return lr.errorf("node id %q too long (max %d)", id, maxNodeIDLen)
-	}
-	if old, dup := p.ids[id]; dup {
-		return lr.errorf("duplicate node id %q (first at %s)", id, p.nodePos[p.indexOf(old)])
+	id, tail, err := p.nodeID(lr, rest)
+	if err != nil {
+		return err
 	}
 	desc, attrs := nodeDesc(tail)
 	if desc == "" {
@@ -626,6 +591,84 @@ func (p *parser) node(lr *lineReader, line string, t NodeType, kwLen int) error 
 	if g := p.guidNext[t]; p.guidWrap[t] || g+span < g {
 		return lr.errorf("%q: GUIDs from 0x%x for %d ports wrap past 0xffffffffffffffff (set a lower base with %s)", id, g, n, guidKeyword[t])
 	}
+	nd := p.newNode(t, id, desc, n, span)
+	if err := p.claimGUIDs(lr, nd); err != nil {
+		return err
+	}
+	if t == Switch && attrs != "" {
+		if strings.Contains(attrs, "enhanced port 0") {
+			nd.EnhancedPort0 = true
+		}
+		if err := lidLMC(lr, attrs, nd.Ports[0]); err != nil {
+			return err
+		}
+	}
+	p.ids[id] = nd
+	p.f.Nodes = append(p.f.Nodes, nd)
+	p.nodePos = append(p.nodePos, at)
+	return p.ports(lr, nd)
+}
+
+// nodePorts reads the port count of a node header (after its keyword of
+// kwLen bytes), counting it against the fabric's limits, and returns the
+// rest of the line.
+func (p *parser) nodePorts(lr *lineReader, line string, kwLen int) (uint64, string, error) {
+	rest := line[kwLen:]
+	if rest == "" || !isSpace(rest[0]) {
+		return 0, "", lr.errorf("bad node header %q", line)
+	}
+	rest = strings.TrimLeft(rest, " \t")
+	end := strings.IndexAny(rest, " \t\"")
+	if end < 0 {
+		end = len(rest)
+	}
+	n, err := parseNum(rest[:end], 16)
+	if err != nil {
+		return 0, "", lr.errorf("bad port count %q", rest[:end])
+	}
+	if n < 1 || n > MaxNodePorts {
+		return 0, "", lr.errorf("port count %d out of range (1-%d: IBA numbers ports up to 254, 255 is reserved)", n, MaxNodePorts)
+	}
+	if len(p.f.Nodes) >= MaxNodes {
+		return 0, "", lr.errorf("more than %d nodes (a subnet has %d unicast LIDs)", MaxNodes, maxUnicastLID)
+	}
+	if p.nports += int(n) + 1; p.nports > MaxPorts {
+		return 0, "", lr.errorf("more than %d ports in all (topo.MaxPorts; %d nodes so far)", MaxPorts, len(p.f.Nodes))
+	}
+	return n, rest[end:], nil
+}
+
+// nodeID reads the quoted node id that follows the port count, refusing
+// an empty, reserved, too long or duplicate one, and returns the rest of
+// the line.
+func (p *parser) nodeID(lr *lineReader, rest string) (id, tail string, err error) {
+	if s := strings.TrimLeft(rest, " \t"); s == "" || s[0] != '"' {
+		return "", "", lr.errorf("missing quoted node id")
+	}
+	id, tail, ok := quoted(rest)
+	if !ok {
+		return "", "", lr.errorf("missing closing quote of node id")
+	}
+	if id == "" {
+		return "", "", lr.errorf("empty node id")
+	}
+	if strings.ContainsAny(id, "#@") {
+		return "", "", lr.errorf("bad node id %q: '#' and '@' are reserved", id)
+	}
+	id = p.fullID(id)
+	if len(id) > maxNodeIDLen {
+		return "", "", lr.errorf("node id %q too long (max %d)", id, maxNodeIDLen)
+	}
+	if old, dup := p.ids[id]; dup {
+		return "", "", lr.errorf("duplicate node id %q (first at %s)", id, p.nodePos[p.indexOf(old)])
+	}
+	return id, tail, nil
+}
+
+// newNode makes node id of type t with n ports, its GUIDs the next of
+// its type (span more for a CA's or router's port GUIDs), and clears the
+// per-node keywords.
+func (p *parser) newNode(t NodeType, id, desc string, n, span uint64) *Node {
 	nd := &Node{
 		ID:       id,
 		Desc:     desc,
@@ -658,21 +701,7 @@ func (p *parser) node(lr *lineReader, line string, t NodeType, kwLen int) error 
 		}
 		nd.Ports[i] = pt
 	}
-	if err := p.claimGUIDs(lr, nd); err != nil {
-		return err
-	}
-	if t == Switch && attrs != "" {
-		if strings.Contains(attrs, "enhanced port 0") {
-			nd.EnhancedPort0 = true
-		}
-		if err := lidLMC(lr, attrs, nd.Ports[0]); err != nil {
-			return err
-		}
-	}
-	p.ids[id] = nd
-	p.f.Nodes = append(p.f.Nodes, nd)
-	p.nodePos = append(p.nodePos, at)
-	return p.ports(lr, nd)
+	return nd
 }
 
 func (p *parser) indexOf(n *Node) int {
