@@ -169,39 +169,51 @@ func (r *Receiver) Handle(seg []byte, now time.Time) Output {
 	case rComplete:
 		return Output{Ack: true, Timer: r.deadline}
 	case rIdle:
-		if k == 1 != first {
-			return r.reject(StatusBadSeg, fmt.Sprintf("segment %d with First %v", k, first))
-		}
-		if k != 1 {
-			r.state = rDone
-			return Output{Done: true}
-		}
-		r.g = Geometry{H: r.cfg.H}
-		if r.g.H == 0 {
-			r.g.H = DataOffset(mad.MgmtClassOf(seg))
-		}
-		// The First segment's PayloadLength (D + N*C) is a claim of the
-		// peer's: it reserves at most firstReserve bytes, and the buffer
-		// grows with the segments that really arrive.
-		hint := mad.Size
-		if h.Flags&FlagLast == 0 {
-			r.claim = r.g.H + int(h.Data2)
-			if r.cfg.MaxLength > 0 {
-				r.claim = min(r.claim, r.cfg.MaxLength)
-			}
-			hint = max(min(r.claim, firstReserve), mad.Size)
-		}
-		r.msg = append(make([]byte, 0, hint), seg[:mad.Size]...)
-		r.classHdr = r.msg[HeaderEnd:r.g.H]
-		r.state = rActive
-		r.segNum, r.newWin = 1, 1
-		r.deadline = now.Add(r.cfg.TotalTimeout)
-		if h.Flags&FlagLast != 0 {
-			r.n, r.lastPL = 1, h.Data2
-		}
-		return r.advance(now)
+		return r.firstSegment(seg, h, k, first, now)
 	}
-	// rActive
+	return r.nextSegment(seg, h, k, first, now)
+}
+
+// firstSegment handles DATA segment k in rIdle: segment 1 (First) starts
+// the message, sized by what its PayloadLength claims.
+func (r *Receiver) firstSegment(seg []byte, h Header, k int, first bool, now time.Time) Output {
+	if k == 1 != first {
+		return r.reject(StatusBadSeg, fmt.Sprintf("segment %d with First %v", k, first))
+	}
+	if k != 1 {
+		r.state = rDone
+		return Output{Done: true}
+	}
+	r.g = Geometry{H: r.cfg.H}
+	if r.g.H == 0 {
+		r.g.H = DataOffset(mad.MgmtClassOf(seg))
+	}
+	// The First segment's PayloadLength (D + N*C) is a claim of the
+	// peer's: it reserves at most firstReserve bytes, and the buffer
+	// grows with the segments that really arrive.
+	hint := mad.Size
+	if h.Flags&FlagLast == 0 {
+		r.claim = r.g.H + int(h.Data2)
+		if r.cfg.MaxLength > 0 {
+			r.claim = min(r.claim, r.cfg.MaxLength)
+		}
+		hint = max(min(r.claim, firstReserve), mad.Size)
+	}
+	r.msg = append(make([]byte, 0, hint), seg[:mad.Size]...)
+	r.classHdr = r.msg[HeaderEnd:r.g.H]
+	r.state = rActive
+	r.segNum, r.newWin = 1, 1
+	r.deadline = now.Add(r.cfg.TotalTimeout)
+	if h.Flags&FlagLast != 0 {
+		r.n, r.lastPL = 1, h.Data2
+	}
+	return r.advance(now)
+}
+
+// nextSegment handles DATA segment k in rActive: in order it is appended
+// (with the segments held for it), ahead within the window it is held,
+// behind it is acknowledged again.
+func (r *Receiver) nextSegment(seg []byte, h Header, k int, first bool, now time.Time) Output {
 	if first && k != 1 {
 		return r.reject(StatusBadSeg, fmt.Sprintf("segment %d with First", k))
 	}
