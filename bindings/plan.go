@@ -115,41 +115,9 @@ func planDefine(e *Env, L *lua.LState) int {
 	default:
 		raise(L, "plan.define", "description: string expected, got %s", v.Type())
 	}
-	switch v := t.RawGetString("categories").(type) {
-	case *lua.LTable:
-		ps.cats = map[string]bool{}
-		for i := 1; i <= v.Len(); i++ {
-			s, ok := v.RawGetInt(i).(lua.LString)
-			if !ok {
-				raise(L, "plan.define", "categories[%d]: string expected, got %s", i, v.RawGetInt(i).Type())
-			}
-			r.Plan.Categories = append(r.Plan.Categories, string(s))
-			ps.cats[string(s)] = true
-		}
-	case *lua.LNilType:
-	default:
-		raise(L, "plan.define", "categories: table expected, got %s", v.Type())
-	}
+	planCategories(L, ps, t.RawGetString("categories"))
 	out := L.NewTable()
-	decl := map[string]*PlanArg{}
-	switch v := t.RawGetString("args").(type) {
-	case *lua.LTable:
-		v.ForEach(func(k, spec lua.LValue) {
-			name, ok := k.(lua.LString)
-			if !ok {
-				raise(L, "plan.define", "args: keys must be names, got %s", k.Type())
-			}
-			st, ok := spec.(*lua.LTable)
-			if !ok {
-				raise(L, "plan.define", "args.%s: table {default=, help=} expected, got %s", name, spec.Type())
-			}
-			a := readPlanArg(L, string(name), st)
-			decl[string(name)] = &a
-		})
-	case *lua.LNilType:
-	default:
-		raise(L, "plan.define", "args: table expected, got %s", v.Type())
-	}
+	decl := planArgDecls(L, t.RawGetString("args"))
 	known := make([]string, 0, len(decl))
 	for k := range decl {
 		known = append(known, k)
@@ -167,23 +135,7 @@ func planDefine(e *Env, L *lua.LState) int {
 		ud.Value = &ExitError{Code: 0}
 		L.Error(ud, 0)
 	}
-	given := make([]string, 0, len(e.planArgs))
-	for k := range e.planArgs {
-		given = append(given, k)
-	}
-	sort.Strings(given)
-	for _, k := range given {
-		if _, ok := decl[k]; !ok {
-			msg := "the plan takes no arguments"
-			if len(known) > 0 {
-				msg = "unknown argument (known: " + strings.Join(known, ", ") + ")"
-				if sug := Suggest(k, known); len(sug) > 0 {
-					msg = fmt.Sprintf("unknown argument; did you mean %s? (known: %s)", strings.Join(sug, " or "), strings.Join(known, ", "))
-				}
-			}
-			raiseArgError(L, &ArgError{Key: k, Value: e.planArgs[k], Msg: msg})
-		}
-	}
+	e.refuseUnknownPlanArgs(L, decl, known)
 	r.Plan.Args = map[string]string{}
 	for _, k := range known {
 		a := decl[k]
@@ -201,6 +153,75 @@ func planDefine(e *Env, L *lua.LState) int {
 	}
 	L.Push(out)
 	return 1
+}
+
+// planCategories reads plan.define's categories (a list of names, or nil)
+// into the report and ps.cats.
+func planCategories(L *lua.LState, ps *planState, v lua.LValue) {
+	r := ps.report
+	switch v := v.(type) {
+	case *lua.LTable:
+		ps.cats = map[string]bool{}
+		for i := 1; i <= v.Len(); i++ {
+			s, ok := v.RawGetInt(i).(lua.LString)
+			if !ok {
+				raise(L, "plan.define", "categories[%d]: string expected, got %s", i, v.RawGetInt(i).Type())
+			}
+			r.Plan.Categories = append(r.Plan.Categories, string(s))
+			ps.cats[string(s)] = true
+		}
+	case *lua.LNilType:
+	default:
+		raise(L, "plan.define", "categories: table expected, got %s", v.Type())
+	}
+}
+
+// planArgDecls reads plan.define's args ({name = {default=, help=}}, or
+// nil) by name.
+func planArgDecls(L *lua.LState, v lua.LValue) map[string]*PlanArg {
+	decl := map[string]*PlanArg{}
+	switch v := v.(type) {
+	case *lua.LTable:
+		v.ForEach(func(k, spec lua.LValue) {
+			name, ok := k.(lua.LString)
+			if !ok {
+				raise(L, "plan.define", "args: keys must be names, got %s", k.Type())
+			}
+			st, ok := spec.(*lua.LTable)
+			if !ok {
+				raise(L, "plan.define", "args.%s: table {default=, help=} expected, got %s", name, spec.Type())
+			}
+			a := readPlanArg(L, string(name), st)
+			decl[string(name)] = &a
+		})
+	case *lua.LNilType:
+	default:
+		raise(L, "plan.define", "args: table expected, got %s", v.Type())
+	}
+	return decl
+}
+
+// refuseUnknownPlanArgs raises an argument error for the first argument
+// given (in name order) that the plan does not declare; known are the
+// declared names, sorted.
+func (e *Env) refuseUnknownPlanArgs(L *lua.LState, decl map[string]*PlanArg, known []string) {
+	given := make([]string, 0, len(e.planArgs))
+	for k := range e.planArgs {
+		given = append(given, k)
+	}
+	sort.Strings(given)
+	for _, k := range given {
+		if _, ok := decl[k]; !ok {
+			msg := "the plan takes no arguments"
+			if len(known) > 0 {
+				msg = "unknown argument (known: " + strings.Join(known, ", ") + ")"
+				if sug := Suggest(k, known); len(sug) > 0 {
+					msg = fmt.Sprintf("unknown argument; did you mean %s? (known: %s)", strings.Join(sug, " or "), strings.Join(known, ", "))
+				}
+			}
+			raiseArgError(L, &ArgError{Key: k, Value: e.planArgs[k], Msg: msg})
+		}
+	}
 }
 
 // convertArg turns a command-line value into the type of the default.
