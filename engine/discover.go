@@ -970,45 +970,22 @@ func finish(f *topo.Fabric, originPort int, paths *intmap.Map[[]uint8]) {
 	} else if originPort < len(origin.Ports) {
 		f.Origin = origin.Ports[originPort]
 	}
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if p == nil {
-				continue
-			}
-			capPort := p
-			if n.Type == topo.Switch && n.Ports[0] != nil {
-				capPort = n.Ports[0]
-			}
-			p.AggExtSpeeds(capPort)
-			if p.SpeedExtActive != 0 || !mlnxEPIWanted(n, p.PhysState, p.SpeedActive) {
-				p.MlnxSpeedSupported, p.MlnxSpeedActive = 0, 0
-			}
-		}
+	finishSpeeds(f)
+	o := &replayOrder{
+		seen:   make(map[*topo.Node]bool, len(f.Nodes)),
+		order:  make([]*topo.Node, 0, len(f.Nodes)),
+		route:  make(map[*topo.Node][]uint8, len(f.Nodes)),
+		ported: make(map[uint64]bool, len(f.Nodes)),
+		buf:    make([]uint8, 0, 8*len(f.Nodes)),
+		paths:  paths,
 	}
-	seen := make(map[*topo.Node]bool, len(f.Nodes))
-	order := make([]*topo.Node, 0, len(f.Nodes))
-	// route[i] is order[i]'s directed route; routes share one buffer.
-	route := make(map[*topo.Node][]uint8, len(f.Nodes))
-	buf := make([]uint8, 0, 8*len(f.Nodes))
-	newRoute := func(parent []uint8, port int) []uint8 {
-		if cap(buf)-len(buf) < len(parent)+1 {
-			buf = make([]uint8, 0, max(4096, 2*(len(parent)+1)))
-		}
-		start := len(buf)
-		buf = append(buf, parent...)
-		if port >= 0 {
-			buf = append(buf, uint8(port))
-		}
-		return buf[start:len(buf):len(buf)]
-	}
-	ported := make(map[uint64]bool, len(f.Nodes))
-	seen[origin] = true
-	order = append(order, origin)
-	route[origin] = newRoute([]uint8{0}, -1)
-	paths.Set(origin.GUID, route[origin])
+	o.seen[origin] = true
+	o.order = append(o.order, origin)
+	o.route[origin] = o.newRoute([]uint8{0}, -1)
+	paths.Set(origin.GUID, o.route[origin])
 	if f.Origin != nil {
-		ported[f.Origin.GUID] = true
-		paths.Set(f.Origin.GUID, route[origin])
+		o.ported[f.Origin.GUID] = true
+		paths.Set(f.Origin.GUID, o.route[origin])
 	}
 	// The queue holds the SMPs that lead somewhere (a NodeDescription
 	// or SwitchInfo queues nothing): the NodeInfo behind port of n
@@ -1045,24 +1022,8 @@ func finish(f *topo.Fabric, originPort int, paths *intmap.Map[[]uint8]) {
 		p := n.Ports[t.port]
 		switch {
 		case t.kind == turnNI:
-			r := p.Remote
-			if seen[r.Node] && ported[r.GUID] {
-				continue
-			}
-			rt := newRoute(route[n], p.Num)
-			if !ported[r.GUID] {
-				ported[r.GUID] = true
-				paths.Set(r.GUID, rt)
-			}
-			if seen[r.Node] {
-				continue
-			}
-			seen[r.Node] = true
-			order = append(order, r.Node)
-			route[r.Node] = rt
-			paths.Set(r.Node.GUID, rt)
-			if r.Node.Type == topo.Switch {
-				queue = append(queue, turn{kind: turnPI0, n: r.Node})
+			if r := o.reach(n, p); r != nil && r.Type == topo.Switch {
+				queue = append(queue, turn{kind: turnPI0, n: r})
 			}
 		case t.kind == turnPI && p.SpeedExtActive == 0 && mlnxEPIWanted(n, p.PhysState, p.SpeedActive):
 			queue = append(queue, turn{kind: turnMEPI, n: n, port: t.port})
@@ -1071,9 +1032,78 @@ func finish(f *topo.Fabric, originPort int, paths *intmap.Map[[]uint8]) {
 		}
 	}
 	for _, n := range f.Nodes {
-		if !seen[n] {
-			order = append(order, n)
+		if !o.seen[n] {
+			o.order = append(o.order, n)
 		}
 	}
-	f.Nodes = order
+	f.Nodes = o.order
+}
+
+// finishSpeeds keeps extended speeds only where the node advertises them
+// (a switch in its port 0's CapabilityMask), and Mellanox's extended
+// speeds only where they were read.
+func finishSpeeds(f *topo.Fabric) {
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			capPort := p
+			if n.Type == topo.Switch && n.Ports[0] != nil {
+				capPort = n.Ports[0]
+			}
+			p.AggExtSpeeds(capPort)
+			if p.SpeedExtActive != 0 || !mlnxEPIWanted(n, p.PhysState, p.SpeedActive) {
+				p.MlnxSpeedSupported, p.MlnxSpeedActive = 0, 0
+			}
+		}
+	}
+}
+
+// replayOrder is what finish's replay of the sequential sweep builds: the
+// nodes in the order it finds them, the directed route of each node and
+// port (also set in paths), routes sharing one buffer.
+type replayOrder struct {
+	seen   map[*topo.Node]bool
+	order  []*topo.Node
+	route  map[*topo.Node][]uint8 // by node of order
+	ported map[uint64]bool        // port GUIDs given their route
+	buf    []uint8
+	paths  *intmap.Map[[]uint8]
+}
+
+// newRoute is parent extended by port (none if port < 0), in o's buffer.
+func (o *replayOrder) newRoute(parent []uint8, port int) []uint8 {
+	if cap(o.buf)-len(o.buf) < len(parent)+1 {
+		o.buf = make([]uint8, 0, max(4096, 2*(len(parent)+1)))
+	}
+	start := len(o.buf)
+	o.buf = append(o.buf, parent...)
+	if port >= 0 {
+		o.buf = append(o.buf, uint8(port))
+	}
+	return o.buf[start:len(o.buf):len(o.buf)]
+}
+
+// reach is the NodeInfo read behind port p of n: the remote port and its
+// node get their route if they have none, and the node, if new, is
+// returned (nil if seen before).
+func (o *replayOrder) reach(n *topo.Node, p *topo.Port) *topo.Node {
+	r := p.Remote
+	if o.seen[r.Node] && o.ported[r.GUID] {
+		return nil
+	}
+	rt := o.newRoute(o.route[n], p.Num)
+	if !o.ported[r.GUID] {
+		o.ported[r.GUID] = true
+		o.paths.Set(r.GUID, rt)
+	}
+	if o.seen[r.Node] {
+		return nil
+	}
+	o.seen[r.Node] = true
+	o.order = append(o.order, r.Node)
+	o.route[r.Node] = rt
+	o.paths.Set(r.Node.GUID, rt)
+	return r.Node
 }
