@@ -97,6 +97,22 @@ func dumpValue(d mad.Dump, width int, v uint64) string {
 		return s
 	case mad.DumpLinkSpeedExt:
 		return smp.ExtSpeedName(uint8(v))
+	case mad.DumpLinkSpeedExt2:
+		switch v {
+		case 0:
+			return "No Extended Speed 2"
+		case 1:
+			return smp.ExtSpeedName(smp.ExtSpeedXDR)
+		}
+		return fmt.Sprintf("undefined (%d)", v)
+	case mad.DumpLinkSpeedExtSup2:
+		switch {
+		case v == 0:
+			return "0"
+		case v>>1 != 0:
+			return fmt.Sprintf(" undefined (%d)", v)
+		}
+		return smp.ExtSpeedName(smp.ExtSpeedXDR)
 	case mad.DumpLinkSpeedExtSup, mad.DumpLinkSpeedExtEn:
 		if d == mad.DumpLinkSpeedExtEn && v == 30 {
 			return "Extended link speeds disabled"
@@ -279,7 +295,42 @@ var (
 	portInfoExtFields     = ibRows(smp.DumpRows(smp.PortInfoExtendedLayout())) // HDR and NDR FEC modes included
 	mlnxExtPortInfoFields = ibRows(smp.DumpRows(smp.MlnxExtPortInfoLayout()))
 	portInfoExt44Fields   = libibmad44PIE(portInfoExtFields)
+	// portInfoXDRFields are the rows current rdma-core's dump_portinfo
+	// prints after libibmad 44's (rdma-core #1497, libibmad's "More
+	// PortInfo fields (XDR)"): see portInfoRows.
+	portInfoXDRFields = []ibField{
+		xdrRow("LinkSpeedExtActive2", mad.DumpLinkSpeedExt2),
+		xdrRow("LinkSpeedExtSupported2", mad.DumpLinkSpeedExtSup2),
+		xdrRow("LinkSpeedExtEnabled2", mad.DumpLinkSpeedExtSup2),
+	}
+	portInfoWithXDRFields = concat(portInfoFields, portInfoXDRFields)
 )
+
+func xdrRow(name string, d mad.Dump) ibField {
+	f, ok := smp.PortInfoLayout().Field(name)
+	if !ok {
+		panic("diag: PortInfo has no field " + name)
+	}
+	return ibField{name, f, d}
+}
+
+// portInfoRows are the PortInfo rows smpquery prints of pi: libibmad 44's,
+// and where the port speaks XDR (CapabilityMask2's
+// IsExtendedSpeeds2Supported, or any LinkSpeedExt*2 field not zero: a
+// switch's external ports carry the fields without the capability) the
+// three LinkSpeedExt*2 rows current rdma-core prints after them. A port
+// without XDR prints as infiniband-diags 44 (current rdma-core prints the
+// rows there too, all zero).
+func portInfoRows(pi []byte) []ibField {
+	if len(pi) >= 64 {
+		p := decode[smp.PortInfo](pi)
+		if p.CapabilityMask2&smp.Cap2IsExtendedSpeeds2Supported != 0 ||
+			p.LinkSpeedExtActive2|p.LinkSpeedExtSupported2|p.LinkSpeedExtEnabled2 != 0 {
+			return portInfoWithXDRFields
+		}
+	}
+	return portInfoFields
+}
 
 // libibmad44PIE returns the PortInfoExtended fields as smpquery 44 prints
 // them: libibmad 44's table gives the HDR and NDR FEC fields without

@@ -36,6 +36,14 @@ func TestDumpValueEdges(t *testing.T) {
 		{mad.DumpLinkSpeedExtEn, 5, 17, "14.0625 Gbps or undefined (17)"},
 		{mad.DumpLinkSpeedExtEn, 5, 30, "Extended link speeds disabled"},
 		{mad.DumpLinkSpeedExt, 4, 0, "No Extended Speed"},
+		// current libibmad's XDR dumpers (rdma-core #1497): mad_dump_linkspeedext2,
+		// and dump_linkspeedext2, whose " undefined" overwrites what it wrote
+		{mad.DumpLinkSpeedExt2, 2, 0, "No Extended Speed 2"},
+		{mad.DumpLinkSpeedExt2, 2, 1, "212.5 Gbps"},
+		{mad.DumpLinkSpeedExt2, 2, 2, "undefined (2)"},
+		{mad.DumpLinkSpeedExtSup2, 3, 0, "0"},
+		{mad.DumpLinkSpeedExtSup2, 3, 1, "212.5 Gbps"},
+		{mad.DumpLinkSpeedExtSup2, 3, 3, " undefined (3)"},
 		{mad.DumpPortState, 4, 7, "?(7)"},
 		{mad.DumpPhysPortState, 4, 5, "LinkUp"},
 		{mad.DumpOperVLs, 4, 0, "No change"},
@@ -52,6 +60,32 @@ func TestDumpValueEdges(t *testing.T) {
 	} {
 		if got := dumpValue(c.d, c.width, c.v); got != c.want {
 			t.Errorf("dumper %d, %d bits, value %d: %q, want %q", c.d, c.width, c.v, got, c.want)
+		}
+	}
+}
+
+// TestWarnExtSpeed: ibportstate's validate_extended_speed with
+// get_link_speed_ext's choice: XDR both ends enable but NDR active warns
+// "rather than 32 (212.5 Gbps)"; all enabled (31) reads the supported
+// ones; the best common speed active warns nothing.
+func TestWarnExtSpeed(t *testing.T) {
+	for _, tc := range []struct {
+		en, sup, pen, psup, act uint8
+		want                    string
+	}{
+		{47, 47, 47, 47, 8, "Peer ports operating at active extended speed 8 rather than 32 (212.5 Gbps)"},
+		{47, 47, 15, 15, 8, ""},
+		{31, 7, 15, 15, 2, "Peer ports operating at active extended speed 2 rather than 4 (53.125 Gbps)"},
+		{47, 47, 47, 47, 32, ""},
+	} {
+		var r IBPortState
+		r.warnExtSpeed(linkSpeedExt(tc.en, tc.sup), linkSpeedExt(tc.pen, tc.psup), tc.act)
+		got := ""
+		if len(r.Warnings) > 0 {
+			got = r.Warnings[0]
+		}
+		if got != tc.want || len(r.Warnings) > 1 {
+			t.Errorf("%+v: %q", tc, r.Warnings)
 		}
 	}
 }

@@ -85,6 +85,20 @@ var (
 	psLink     = []ibField{portInfoField("LinkWidthSupported"), portInfoField("LinkWidthEnabled"), portInfoField("LinkWidthActive"), portInfoField("LinkSpeedSupported"), portInfoField("LinkSpeedEnabled"), portInfoField("LinkSpeedActive")}
 	psExtSpeed = []ibField{portInfoField("LinkSpeedExtSupported"), portInfoField("LinkSpeedExtEnabled"), portInfoField("LinkSpeedExtActive")}
 	psMKey     = []ibField{portInfoField("MkeyLeasePeriod"), portInfoField("ProtectBits")}
+	// psExtSpeed2 are the XDR rows current rdma-core's show_port_info
+	// prints after the extended speeds where get_port_info's espeed_cap
+	// has IsExtendedSpeeds2Supported (psXDR), in its order.
+	psExtSpeed2 = []ibField{portInfoXDRFields[1], portInfoXDRFields[2], portInfoXDRFields[0]}
+)
+
+// psCaps is get_port_info's espeed_cap: psExt where the node has extended
+// speeds, psXDR where its CapabilityMask2 has IsExtendedSpeeds2Supported
+// (current rdma-core; infiniband-diags 44 knows only the first).
+type psCaps uint8
+
+const (
+	psExt psCaps = 1 << iota
+	psXDR
 )
 
 func portInfoField(name string) ibField { return ibNamed(portInfoFields, name) }
@@ -152,11 +166,11 @@ func IBPortStateRun(ctx context.Context, env *Env, o IBPortStateOptions) (*IBPor
 	}
 	pid := PortID(t)
 	r.text.WriteString(heading + "\n")
-	pi, espeed, err := portStateInfo(ctx, s, t, o.Port, isSwitch)
+	pi, caps, err := portStateInfo(ctx, s, t, o.Port, isSwitch)
 	if err != nil {
 		return r, err
 	}
-	r.show("", pid, o.Port, pi, espeed, isSwitch)
+	r.show("", pid, o.Port, pi, caps, isSwitch)
 	r.Blocks[len(r.Blocks)-1].Heading = heading
 	mlnx := mlnxExtPortInfoSupported(ni)
 	var mepi []byte
@@ -167,12 +181,12 @@ func IBPortStateRun(ctx context.Context, env *Env, o IBPortStateOptions) (*IBPor
 		r.showMlnx(pid, o.Port, mepi)
 	}
 	if changing {
-		return r, r.setPortState(ctx, s, t, o.Port, op, set, pi, mepi, espeed, isSwitch)
+		return r, r.setPortState(ctx, s, t, o.Port, op, set, pi, mepi, caps, isSwitch)
 	}
 	if !isSwitch || o.Port == 0 || decode[smp.PortInfo](pi).PortState != smp.PortStateActive {
 		return r, nil
 	}
-	return r, r.checkPeer(ctx, s, t, o.Port, pi, espeed)
+	return r, r.checkPeer(ctx, s, t, o.Port, pi, caps)
 }
 
 func checkPortSetting(name string, v uint64, arg string) error {
@@ -230,23 +244,31 @@ func checkPortSetting(name string, v uint64, arg string) error {
 }
 
 // portStateInfo is get_port_info: the port's PortInfo, and whether the
-// node has extended speeds (port 0's CapabilityMask on a switch).
-func portStateInfo(ctx context.Context, s *engine.Session, t engine.Target, port int, isSwitch bool) ([]byte, bool, error) {
+// node has extended speeds and XDR (port 0's capability masks on a switch).
+func portStateInfo(ctx context.Context, s *engine.Session, t engine.Target, port int, isSwitch bool) ([]byte, psCaps, error) {
 	var p0 []byte
 	if isSwitch {
 		var err error
 		if p0, err = s.SMP(ctx, t, mad.MethodGet, smp.AttrPortInfo, 0, nil); err != nil {
-			return nil, false, &ToolError{Msg: "smp query port 0 portinfo failed", Err: err}
+			return nil, 0, &ToolError{Msg: "smp query port 0 portinfo failed", Err: err}
 		}
 	}
 	pi, err := s.SMP(ctx, t, mad.MethodGet, smp.AttrPortInfo, uint32(port), nil)
 	if err != nil {
-		return nil, false, &ToolError{Msg: "smp query portinfo failed", Err: err}
+		return nil, 0, &ToolError{Msg: "smp query portinfo failed", Err: err}
 	}
 	if p0 == nil {
 		p0 = pi
 	}
-	return pi, decode[smp.PortInfo](p0).CapabilityMask&smp.CapIsExtendedSpeedsSupported != 0, nil
+	var caps psCaps
+	c := decode[smp.PortInfo](p0)
+	if c.CapabilityMask&smp.CapIsExtendedSpeedsSupported != 0 {
+		caps |= psExt
+	}
+	if c.CapabilityMask&smp.CapIsCapabilityMask2Supported != 0 && c.CapabilityMask2&smp.Cap2IsExtendedSpeeds2Supported != 0 {
+		caps |= psXDR
+	}
+	return pi, caps, nil
 }
 
 // mlnxExtPortInfoSupported is smp.MlnxExtPortInfoSupported of a NodeInfo.
@@ -255,11 +277,15 @@ func mlnxExtPortInfoSupported(ni []byte) bool {
 	return smp.MlnxExtPortInfoSupported(n.VendorID, n.DeviceID)
 }
 
-func (r *IBPortState) show(heading, pid string, port int, pi []byte, espeed, isSwitch bool) {
+func (r *IBPortState) show(heading, pid string, port int, pi []byte, caps psCaps, isSwitch bool) {
 	fs := concat(psStates, psAddrs, psLink)
-	if espeed {
+	if caps&psExt != 0 {
 		fs = concat(fs, psExtSpeed)
 	}
+	if caps&psXDR != 0 {
+		fs = concat(fs, psExtSpeed2)
+	}
+	n := len(fs)
 	b := PortStateBlock{Heading: heading, PortID: pid, Port: port, Attr: "PortInfo", raw: pi, fs: fs}
 	if !isSwitch || port == 0 {
 		b.mkey = true
@@ -273,10 +299,6 @@ func (r *IBPortState) show(heading, pid string, port int, pi []byte, espeed, isS
 		t.WriteByte('\n')
 	}
 	fmt.Fprintf(t, "# Port info: %s port %d\n", pid, port)
-	n := len(psStates) + len(psAddrs) + len(psLink)
-	if espeed {
-		n += len(psExtSpeed)
-	}
 	dumpFields(t, pi, b.fs[:n])
 	if b.mkey {
 		dotLine(t, "Mkey", "<not displayed>")
@@ -297,7 +319,7 @@ func (r *IBPortState) note(s string) {
 }
 
 // setPortState builds and sends the PortInfo Set as ibportstate does.
-func (r *IBPortState) setPortState(ctx context.Context, s *engine.Session, t engine.Target, port int, op string, set map[string]uint64, pi, mepi []byte, espeed, isSwitch bool) error {
+func (r *IBPortState) setPortState(ctx context.Context, s *engine.Session, t engine.Target, port int, op string, set map[string]uint64, pi, mepi []byte, caps psCaps, isSwitch bool) error {
 	d := append([]byte(nil), pi...)
 	put := func(name string, v uint64) {
 		portInfoField(name).f.Put(d, v)
@@ -361,7 +383,7 @@ func (r *IBPortState) setPortState(ctx context.Context, s *engine.Session, t eng
 		mkey.Put(d, v)
 	}
 	mod := uint32(port)
-	if espeed {
+	if caps&psExt != 0 {
 		mod |= 1 << 31
 	}
 	resp, err := s.SMP(ctx, t, mad.MethodSet, smp.AttrPortInfo, mod, d)
@@ -369,14 +391,14 @@ func (r *IBPortState) setPortState(ctx context.Context, s *engine.Session, t eng
 		return &ToolError{Msg: "smp set portinfo failed", Err: err}
 	}
 	r.text.WriteString("\n")
-	r.show("After PortInfo set:", pid, port, resp, espeed, isSwitch)
+	r.show("After PortInfo set:", pid, port, resp, caps, isSwitch)
 	return nil
 }
 
 // checkPeer is ibportstate's query of an active switch port: the peer
 // port's PortInfo one hop out of it, and warnings when the link runs
 // below what both ends enable.
-func (r *IBPortState) checkPeer(ctx context.Context, s *engine.Session, t engine.Target, port int, pi []byte, espeed bool) error {
+func (r *IBPortState) checkPeer(ctx context.Context, s *engine.Session, t engine.Target, port int, pi []byte, caps psCaps) error {
 	var peer engine.Target
 	var pid string
 	switch t.Kind {
@@ -410,7 +432,7 @@ func (r *IBPortState) checkPeer(ctx context.Context, s *engine.Session, t engine
 	peerSwitch := node.NodeType == smp.NodeTypeSwitch
 	peerPort := int(node.LocalPortNum)
 	r.text.WriteString("Peer PortInfo:\n")
-	ppi, pespeed, err := portStateInfo(ctx, s, peer, peerPort, peerSwitch)
+	ppi, pcaps, err := portStateInfo(ctx, s, peer, peerPort, peerSwitch)
 	if err != nil {
 		return err
 	}
@@ -420,7 +442,7 @@ func (r *IBPortState) checkPeer(ctx context.Context, s *engine.Session, t engine
 			return &ToolError{Msg: "smp query ext portinfo failed", Err: err}
 		}
 	}
-	r.show("", pid, peerPort, ppi, pespeed, peerSwitch)
+	r.show("", pid, peerPort, ppi, pcaps, peerSwitch)
 	r.Blocks[len(r.Blocks)-1].Heading = "Peer PortInfo:"
 	if pm != nil {
 		r.showMlnx(pid, peerPort, pm)
@@ -460,23 +482,46 @@ func (r *IBPortState) checkPeer(ctx context.Context, s *engine.Session, t engine
 			break
 		}
 	}
-	if espeed && pespeed {
-		es := pick(info.LinkSpeedExtEnabled, info.LinkSpeedExtSupported, 31)
-		pes := pick(peerInfo.LinkSpeedExtEnabled, peerInfo.LinkSpeedExtSupported, 31)
-		lsea := info.LinkSpeedExtActive
-		for _, sp := range []struct {
-			bit  uint8
-			name string
-		}{{8, "8 (106.25 Gbps)"}, {4, "4 (53.125 Gbps)"}, {2, "2 (25.78125 Gbps)"}, {1, "1 (14.0625 Gbps)"}} {
-			if es&pes&sp.bit != 0 {
-				if lsea != sp.bit {
-					r.Warnings = append(r.Warnings, fmt.Sprintf("Peer ports operating at active extended speed %d rather than %s", lsea, sp.name))
-				}
-				break
-			}
-		}
+	switch {
+	case caps == 0 || pcaps == 0:
+	case (caps|pcaps)&psXDR != 0:
+		// Current rdma-core reads the speeds aggregated, each port's own
+		// capability masks counting (ibnd_get_agg_linkspeedext*(data,
+		// data)); 44, which predates XDR, reads the fields as they are.
+		lsea, lsee, lses := smp.AggExtSpeeds(&info, &info)
+		_, plsee, plses := smp.AggExtSpeeds(&peerInfo, &peerInfo)
+		r.warnExtSpeed(linkSpeedExt(lsee, lses), linkSpeedExt(plsee, plses), lsea)
+	default:
+		r.warnExtSpeed(linkSpeedExt(info.LinkSpeedExtEnabled, info.LinkSpeedExtSupported),
+			linkSpeedExt(peerInfo.LinkSpeedExtEnabled, peerInfo.LinkSpeedExtSupported), info.LinkSpeedExtActive)
 	}
 	return nil
+}
+
+// linkSpeedExt is ibportstate's get_link_speed_ext: the enabled extended
+// speeds, the supported ones where all are enabled (31), the enabled ones
+// where XDR (32, aggregated) is among them.
+func linkSpeedExt(enabled, supported uint8) uint8 {
+	if enabled&smp.ExtSpeedXDR == 0 && enabled == 31 {
+		return supported
+	}
+	return enabled
+}
+
+// warnExtSpeed is validate_extended_speed: a warning when the link runs
+// below the best extended speed both ends enable.
+func (r *IBPortState) warnExtSpeed(es, pes, lsea uint8) {
+	for _, sp := range []struct {
+		bit  uint8
+		name string
+	}{{32, "32 (212.5 Gbps)"}, {8, "8 (106.25 Gbps)"}, {4, "4 (53.125 Gbps)"}, {2, "2 (25.78125 Gbps)"}, {1, "1 (14.0625 Gbps)"}} {
+		if es&pes&sp.bit != 0 {
+			if lsea != sp.bit {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("Peer ports operating at active extended speed %d rather than %s", lsea, sp.name))
+			}
+			return
+		}
+	}
 }
 
 // drPathTo follows the LID route from the local port to lid through the

@@ -227,7 +227,7 @@ func SMPQueryRun(ctx context.Context, env *Env, o SMPQueryOptions) (*SMPQuery, e
 		if err != nil {
 			return fail(err)
 		}
-		q.raw, q.Fields = d, fieldsOf(d, portInfoFields)
+		q.raw, q.Fields = d, fieldsOf(d, portInfoRows(d))
 	case "SwitchInfo":
 		d, err := smpGet(ctx, s, t, smp.AttrSwitchInfo, 0, "switch info query failed")
 		if err != nil {
@@ -472,7 +472,7 @@ func WriteSMPQuery(b *strings.Builder, q *SMPQuery) {
 	case "PortInfo":
 		fmt.Fprintf(b, "# Port info: %s port %d\n", q.PortID, q.Port)
 		dotLine(b, "Mkey", "<not displayed>")
-		dumpFields(b, q.raw, portInfoFields)
+		dumpFields(b, q.raw, portInfoRows(q.raw))
 	case "PortInfoExtended":
 		fmt.Fprintf(b, "# Port info Extended: %s port %d\n", q.PortID, q.Port)
 		dumpFields(b, q.raw, portInfoExt44Fields)

@@ -37,13 +37,23 @@ const (
 	// VL15Dropped 5, QP1Dropped 0 prints 5 on both lines). The row's value
 	// stays the IBA's field.
 	DumpQP1Dropped
+	// DumpLinkSpeedExt2 is PortInfo's LinkSpeedExtActive2 as current
+	// libibmad shows it (mad_dump_linkspeedext2, rdma-core #1497): 0 "No
+	// Extended Speed 2", 1 "212.5 Gbps" (XDR). libibmad 44 has no such row.
+	DumpLinkSpeedExt2
+	// DumpLinkSpeedExtSup2 is LinkSpeedExtSupported2 and
+	// LinkSpeedExtEnabled2 as current libibmad shows them
+	// (mad_dump_linkspeedextsup2, mad_dump_linkspeedexten2): "0", "212.5
+	// Gbps" for bit 0, and for higher bits " undefined (N)" written over
+	// it (dump_linkspeedext2 writes both at the buffer's start).
+	DumpLinkSpeedExtSup2
 )
 
 var dumpNames = [...]string{"DumpNone", "DumpUint", "DumpHex", "DumpLinkWidth", "DumpLinkWidthSup",
 	"DumpLinkWidthEn", "DumpLinkSpeed", "DumpLinkSpeedSup", "DumpLinkSpeedEn", "DumpLinkSpeedExt",
 	"DumpLinkSpeedExtSup", "DumpLinkSpeedExtEn", "DumpPortState", "DumpPhysPortState",
 	"DumpLinkDownDefState", "DumpMTU", "DumpVLCap", "DumpOperVLs", "DumpPortCapMask", "DumpPortCapMask2",
-	"DumpNodeType", "DumpQP1Dropped"}
+	"DumpNodeType", "DumpQP1Dropped", "DumpLinkSpeedExt2", "DumpLinkSpeedExtSup2"}
 
 // String is the constant's name ("DumpHex"), as the generator writes it.
 func (d Dump) String() string {

@@ -48,6 +48,33 @@ const Cap2IsExtendedSpeeds2Supported uint16 = 1 << 11
 // 0) above LinkSpeedExt's four bits, shifted by 5.
 const ExtSpeedXDR uint8 = 1 << 5
 
+// AggExtSpeeds returns info's extended speeds aggregated as libibnetdisc's
+// ibnd_get_agg_linkspeedext, ibnd_get_agg_linkspeedexten and
+// ibnd_get_agg_linkspeedextsup do, cap being the PortInfo whose
+// capability masks count (port 0's on a switch; ibportstate passes the
+// port's own): nothing without IsExtendedSpeedsSupported; LinkSpeedExt*
+// (an enabled 30 read as 0) with the LinkSpeedExt*2 fields shifted by 5
+// above them where CapabilityMask has IsCapabilityMask2Supported and
+// CapabilityMask2 IsExtendedSpeeds2Supported; an active ...2 speed
+// replaces LinkSpeedExtActive.
+func AggExtSpeeds(cap, info *PortInfo) (active, enabled, supported uint8) {
+	if cap.CapabilityMask&CapIsExtendedSpeedsSupported == 0 {
+		return 0, 0, 0
+	}
+	active, enabled, supported = info.LinkSpeedExtActive, info.LinkSpeedExtEnabled, info.LinkSpeedExtSupported
+	if enabled == 30 {
+		enabled = 0
+	}
+	if cap.CapabilityMask&CapIsCapabilityMask2Supported != 0 && cap.CapabilityMask2&Cap2IsExtendedSpeeds2Supported != 0 {
+		if a2 := info.LinkSpeedExtActive2 << 5; a2 != 0 {
+			active = a2
+		}
+		enabled |= info.LinkSpeedExtEnabled2 << 5
+		supported |= info.LinkSpeedExtSupported2 << 5
+	}
+	return active, enabled, supported
+}
+
 // PIECapFECModeSupported is the PortInfoExtended.CapabilityMask bit saying
 // its FEC mode fields are valid.
 const PIECapFECModeSupported uint32 = 1 << 0

@@ -68,6 +68,7 @@ func TestLinkText(t *testing.T) {
 		{2, 1, 2, "4xEDR"}, // the extended speed wins whenever it is non-zero
 		{8, 4, 4, "12xHDR"},
 		{2, 4, 8, "4xNDR"},
+		{2, 4, 32, "4xXDR"}, // libibnetdisc's aggregated XDR (dump_linkspeedext_compat)
 		{3, 1, 0, "??SDR"},
 		{2, 3, 0, "4x???"},
 		{2, 1, 3, "4x???"},
@@ -211,6 +212,37 @@ func TestSysfsRate(t *testing.T) {
 	} {
 		if got := smp.SysfsRate(c.width, c.speed, c.ext); got != c.want {
 			t.Errorf("SysfsRate(%d, %d, %d) = %d, want %d", c.width, c.speed, c.ext, got, c.want)
+		}
+	}
+}
+
+// TestAggExtSpeeds: libibnetdisc's ibnd_get_agg_linkspeedext_field on
+// the capability masks and fields: nothing without extended speeds, the
+// ...2 fields shifted by 5 only with IsCapabilityMask2Supported and
+// IsExtendedSpeeds2Supported, an active ...2 speed replacing
+// LinkSpeedExtActive, an enabled 30 read as 0.
+func TestAggExtSpeeds(t *testing.T) {
+	const ext, cm2 = smp.CapIsExtendedSpeedsSupported, smp.CapIsCapabilityMask2Supported
+	xdr := smp.PortInfo{LinkSpeedExtActive: 8, LinkSpeedExtEnabled: 15, LinkSpeedExtSupported: 15,
+		LinkSpeedExtActive2: 1, LinkSpeedExtEnabled2: 1, LinkSpeedExtSupported2: 1}
+	for _, tc := range []struct {
+		name          string
+		capMask       uint32
+		capMask2      uint16
+		info          smp.PortInfo
+		act, en, supp uint8
+	}{
+		{"no extended speeds", cm2, smp.Cap2IsExtendedSpeeds2Supported, xdr, 0, 0, 0},
+		{"no CapabilityMask2", ext, smp.Cap2IsExtendedSpeeds2Supported, xdr, 8, 15, 15},
+		{"no IsExtendedSpeeds2Supported", ext | cm2, 0, xdr, 8, 15, 15},
+		{"XDR", ext | cm2, smp.Cap2IsExtendedSpeeds2Supported, xdr, 32, 47, 47},
+		{"NDR on an XDR port", ext | cm2, smp.Cap2IsExtendedSpeeds2Supported,
+			smp.PortInfo{LinkSpeedExtActive: 8, LinkSpeedExtEnabled: 30, LinkSpeedExtEnabled2: 1}, 8, 32, 0},
+	} {
+		c := smp.PortInfo{CapabilityMask: tc.capMask, CapabilityMask2: tc.capMask2}
+		act, en, supp := smp.AggExtSpeeds(&c, &tc.info)
+		if act != tc.act || en != tc.en || supp != tc.supp {
+			t.Errorf("%s: %d %d %d, want %d %d %d", tc.name, act, en, supp, tc.act, tc.en, tc.supp)
 		}
 	}
 }
