@@ -567,3 +567,41 @@ func TestAdditionalCounters(t *testing.T) {
 		t.Errorf("transmit_wait_total at most %v, want past 2^32-1", max)
 	}
 }
+
+// TestXDRSeries: on the bundled XDR fat tree every active switch port's
+// speed label is "XDR" (discovery's LinkSpeedExtActive2 aggregation, as
+// ibnetdiscover -p names it) and its rate 4 lanes x 200 Gb/s = 100 GB/s;
+// the switch rate is its best port's.
+func TestXDRSeries(t *testing.T) {
+	e, _ := simExporter(t, "../tests/topologies/fattree-xdr-50.net", nil)
+	s, err := e.Sweep(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfs := gather(t, e)
+	rate := series(mfs["infiniband_switch_port_rate_bytes_per_second"])
+	speed := series(mfs["infiniband_switch_port_link_speed_info"], "guid", "port", "speed")
+	nrate := series(mfs["infiniband_switch_rate_bytes_per_second"], "guid")
+	ports := 0
+	for _, n := range s.Switches {
+		for _, p := range n.Ports[1:] {
+			if p.Remote == nil {
+				continue
+			}
+			ports++
+			k := hexGUID(n.GUID) + ":" + itoa(p.Num)
+			if m := rate[k]; m == nil || value(m) != 100e9 {
+				t.Errorf("%s port %d: rate %v, want 1e11 B/s", n.Desc, p.Num, m)
+			}
+			if speed[k+":XDR"] == nil {
+				t.Errorf("%s port %d: no speed=\"XDR\" series", n.Desc, p.Num)
+			}
+		}
+		if m := nrate[hexGUID(n.GUID)]; m == nil || value(m) != 100e9 {
+			t.Errorf("%s: switch rate %v", n.Desc, m)
+		}
+	}
+	if ports != 44+2*8 { // a host link's switch end, both ends of a leaf-spine link
+		t.Errorf("%d active switch ports, want 60", ports)
+	}
+}

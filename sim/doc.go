@@ -95,8 +95,9 @@
 // among them, see the link's LinkSpeedActive: QDR), RS-FEC (544,514)
 // in PortInfoExtended, and the background load at 200 Gb/s a lane.
 // PortInfo Sets keep a port's XDR ability (LinkSpeedExtEnabled2 is not
-// settable), and the SA's PathRecord rate of an XDR path is its QDR
-// one.
+// settable). The SA's PathRecord rate of a 4x XDR path is 23 (800
+// Gb/s), 1x and 2x XDR 17 and 21; 8x and 12x XDR, which have no rate
+// code, give the fastest, 24 (1200 Gb/s).
 //
 // The SM's port also hosts the SA (class 0x03, sa.go, its records one
 // fill per kind in sarecords.go): Get of ClassPortInfo; Get and GetTable

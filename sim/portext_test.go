@@ -6,6 +6,7 @@ import (
 
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/mad/smp"
 )
 
@@ -341,5 +342,41 @@ func TestPlantedGroupCounters(t *testing.T) {
 	}
 	if err := f.SetCounter("S1", 1, "NoSuchCounter", 1); err == nil {
 		t.Error("an unknown counter was set")
+	}
+}
+
+// TestXDRPathRate: the SA's PathRecord Rate of a path through XDR links is
+// the code of its slowest link (libibmad's IB_PATH_RECORD_RATE_*): 4x XDR
+// 23 (800 Gb/s), to a host behind a 4x NDR link 21 (400 Gb/s); 12x XDR,
+// 2400 Gb/s, which has no code, the fastest, 24 (1200 Gb/s). The umad
+// port's rate (sysfs') of a 4x XDR port is 800.
+func TestXDRPathRate(t *testing.T) {
+	for _, tc := range []struct {
+		global     string
+		toS1, toH2 uint64
+		umad       int
+	}{
+		{"extspeed=0x2f", 23, 21, 800},
+		{"width=8\nextspeed=0x2f", 24, 24, 2400}, // 12x NDR is 1200 too
+	} {
+		f := mustNew(t, twoHosts(tc.global, "e=15"), nil)
+		h1, s1, h2 := lidOf(t, f, "H1", 1), lidOf(t, f, "S1", 0), lidOf(t, f, "H2", 1)
+		for _, c := range []struct {
+			dlid uint16
+			want uint64
+		}{{s1, tc.toS1}, {h2, tc.toH2}} {
+			st, recs := saTable(t, f, mad.MethodGetTable, sa.PathRecord(), 1<<4|1<<5,
+				map[string]uint64{"SLID": uint64(h1), "DLID": uint64(c.dlid)})
+			if st != 0 || len(recs) != 1 {
+				t.Fatalf("%q: H1 to lid %d: status %#x, %d records", tc.global, c.dlid, st, len(recs))
+			}
+			if got := recVal(t, sa.PathRecord(), recs[0], "Rate"); got != c.want {
+				t.Errorf("%q: H1 to lid %d: Rate %d, want %d", tc.global, c.dlid, got, c.want)
+			}
+		}
+		ports, err := f.Ports(t.Context())
+		if err != nil || len(ports) != 2 || ports[0].Rate != tc.umad {
+			t.Errorf("%q: umad ports %+v (%v), want H1's rate %d", tc.global, ports, err, tc.umad)
+		}
 	}
 }

@@ -28,8 +28,11 @@ var (
 	prHopLimit, _, _     = sa.PathRecord().Field("HopLimit")
 	prNumbPath, _, _     = sa.PathRecord().Field("NumbPath")
 	prSelectorComps      = uint64(1<<12 | 1<<16 | 1<<17 | 1<<18 | 1<<19 | 1<<20 | 1<<21)
-	rateEnum             = map[int]uint8{2: 2, 10: 3, 30: 4, 5: 5, 20: 6, 40: 7, 60: 8, 80: 9, 120: 10, 14: 11, 56: 12, 112: 13, 168: 14, 25: 15, 100: 16, 200: 17, 300: 18, 28: 19, 50: 20, 400: 21, 600: 22}
-	rateGbps             = map[uint8]int{2: 2, 3: 10, 4: 30, 5: 5, 6: 20, 7: 40, 8: 60, 9: 80, 10: 120, 11: 14, 12: 56, 13: 112, 14: 168, 15: 25, 16: 100, 17: 200, 18: 300, 19: 28, 20: 50, 21: 400, 22: 600}
+	// rateEnum and rateGbps are PathRecord's Rate codes (libibmad's
+	// IB_PATH_RECORD_RATE_*, libibverbs' ibv_rate: 23 800 Gb/s, 24 1200
+	// Gb/s, 4x XDR and 12x NDR).
+	rateEnum = map[int]uint8{2: 2, 10: 3, 30: 4, 5: 5, 20: 6, 40: 7, 60: 8, 80: 9, 120: 10, 14: 11, 56: 12, 112: 13, 168: 14, 25: 15, 100: 16, 200: 17, 300: 18, 28: 19, 50: 20, 400: 21, 600: 22, 800: 23, 1200: 24}
+	rateGbps = map[uint8]int{2: 2, 3: 10, 4: 30, 5: 5, 6: 20, 7: 40, 8: 60, 9: 80, 10: 120, 11: 14, 12: 56, 13: 112, 14: 168, 15: 25, 16: 100, 17: 200, 18: 300, 19: 28, 20: 50, 21: 400, 22: 600, 23: 800, 24: 1200}
 )
 
 // saPacketLifeTime is the PathRecord PacketLifeTime of a path between two
@@ -43,13 +46,26 @@ type pathInfo struct {
 	hops int   // links crossed
 }
 
+// pathRate is the PathRecord Rate code of a path's rate in Gb/s: its
+// own, or past 1200 (8x and 12x XDR, which IBA gives no code) 1200's,
+// the fastest there is; 10 Gb/s's for a rate that is no code's.
+func pathRate(gbps int) uint8 {
+	if r, ok := rateEnum[gbps]; ok {
+		return r
+	}
+	if gbps > 1200 {
+		return rateEnum[1200]
+	}
+	return rateEnum[10]
+}
+
 // walk follows the forwarding tables from endport src to dlid as lidRoute
 // does, without sending anything. f.mu is held.
 func (f *Fabric) walk(src *port, dlid uint16) (pathInfo, bool) {
 	pi := pathInfo{mtu: 5, rate: 1 << 30}
 	link := func(p *port) {
 		pi.mtu = min(pi.mtu, uint8(p.get(piNeighborMTU)), uint8(p.get(piMTUCap)))
-		pi.rate = min(pi.rate, smp.SysfsRate(uint8(p.get(piWidthActive)), uint8(p.get(piSpeedActive)), uint8(p.get(piSpeedExtActive))))
+		pi.rate = min(pi.rate, smp.SysfsRate(uint8(p.get(piWidthActive)), uint8(p.get(piSpeedActive)), p.aggExtActive()))
 		pi.hops++
 	}
 	// A switch's port 0 limits the paths that end there by its MTUCap
@@ -120,10 +136,7 @@ func (f *Fabric) saPaths(tmpl []byte, mask uint64, from uint16, add func(func([]
 			if _, back := f.walk(d, slid); !back {
 				continue
 			}
-			r, ok := rateEnum[info.rate]
-			if !ok {
-				r = 3
-			}
+			r := pathRate(info.rate)
 			if !selects(mask, 16, 17, prMTUSel, prMTU, tmpl, info.mtu, false) ||
 				!selects(mask, 18, 19, prRateSel, prRate, tmpl, r, true) {
 				continue

@@ -632,7 +632,7 @@ func (f *Fabric) portAttr(p *port) fabric.PortAttr {
 		SMSL:      pi.MasterSMSL,
 		State:     int(pi.PortState),
 		PhysState: int(pi.PortPhysicalState),
-		Rate:      smp.SysfsRate(pi.LinkWidthActive, pi.LinkSpeedActive, pi.LinkSpeedExtActive),
+		Rate:      smp.SysfsRate(pi.LinkWidthActive, pi.LinkSpeedActive, pi.LinkSpeedExtActive|pi.LinkSpeedExtActive2&1<<5),
 		CapMask:   pi.CapabilityMask,
 		PKeys:     p.pkeyTable(),
 		// As the ibsim backend gives them (umad2sim's sysfs), with the
