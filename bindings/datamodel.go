@@ -59,8 +59,8 @@ var dataModel = []tableDoc{
 		{Key: "width_active", Type: "number", Desc: "LinkWidthActive: 1 1X, 2 4X, 4 8X, 8 12X, 16 2X"},
 		{Key: "speed_enabled", Type: "number", Desc: "LinkSpeedEnabled mask"},
 		{Key: "speed_active", Type: "number", Desc: "LinkSpeedActive (`smp.speed_name(speed_active, speed_ext_active)`)"},
-		{Key: "speed_ext_enabled", Type: "number", Desc: "LinkSpeedExtEnabled"},
-		{Key: "speed_ext_active", Type: "number", Desc: "LinkSpeedExtActive (0 when the port has no extended speeds)"},
+		{Key: "speed_ext_enabled", Type: "number", Desc: "LinkSpeedExtEnabled, with 32 for XDR (LinkSpeedExtEnabled2, as libibnetdisc aggregates it)"},
+		{Key: "speed_ext_active", Type: "number", Desc: "LinkSpeedExtActive: 1 FDR, 2 EDR, 4 HDR, 8 NDR, 32 XDR (LinkSpeedExtActive2, as libibnetdisc's ibnd_get_agg_linkspeedext aggregates it); 0 when the port has no extended speeds"},
 		{Key: "remote", Type: "port", Desc: "the port at the other end of the cable; absent when none", Optional: true},
 	}},
 	{Name: "link", From: "`f.links[i]`", Sample: "fabric.discover().links[1]", Fields: []fieldDoc{
