@@ -123,6 +123,39 @@ func parseRoute(s string) (Address, error) {
 	return a, nil
 }
 
+// ParseCombined reads s, smpquery -c's "<lid> <route>" (its two
+// arguments joined by a space, as smpquery joins them), as
+// resolve_portid_str reads an IB_DEST_DRSLID address: the LID by
+// strtol(s, &end, 0), which must be unicast, then the route from the
+// character after the next (str2drpath, as -D reads it).
+func ParseCombined(s string) (Address, error) {
+	mag, neg, rest, ok := topo.Strtoull(s)
+	if !ok || neg || mag == 0 || mag > 0xbfff {
+		return Address{}, fmt.Errorf("combined route %q: the LID is not unicast (1..0xbfff)", s)
+	}
+	if rest != "" {
+		rest = rest[1:] // the separator, whatever it is
+	}
+	r, err := parseRoute(rest)
+	if err != nil {
+		return Address{}, fmt.Errorf("combined route %q: %w", s, err)
+	}
+	return Address{Target: engine.Combined(uint16(mag), r.Target.Path...)}, nil
+}
+
+// CombinedPortID is portid2str of a combined route sent from a port of
+// LID self: "Lid 6 DR path slid 2; dlid 65535; 0,12", "Lid 6" for the
+// LID's node itself (a route of no hop).
+func CombinedPortID(t engine.Target, self uint16) string {
+	if len(t.Path) <= 1 {
+		return LIDAddress(t.LID)
+	}
+	if self == 0 {
+		self = 0xffff
+	}
+	return LIDAddress(t.LID) + " " + DRAddress(t.Path, self, 0xffff)
+}
+
 // Resolve reads s as ParseAddress does and resolves a GUID to its
 // port's LID through the SA's PathRecord, as resolve_portid_str does
 // before the tool sends anything (the tools then print "Lid N"). Other

@@ -38,8 +38,11 @@ type SMPQueryOptions struct {
 	Target engine.Target `pos:"1" lua:"target"`
 	// Port is the op's [<portnum>] argument (0 when not given).
 	Port int `pos:"2" lua:"port" max:"255"`
-	// Combined is -c, which ibscript refuses (it routes by LID or DR).
-	Combined bool `flag:"c,combined" help:"use Combined route address argument (not supported: ibscript routes LID or DR)" lua:"combined"`
+	// Combined is -c: the destination is a combined route, two
+	// arguments on the command line ("6 0,12": LID-routed to LID 6, then
+	// directed out of its port 12), the op's port the one after; in Lua
+	// the target says it ("lid:6+dr:0,12") and this key is not needed.
+	Combined bool `flag:"c,combined" help:"use Combined route address argument" lua:"combined"`
 	// Extended is -x: PortInfo asked with attribute modifier bit 31 set
 	// (extended speeds).
 	Extended bool `flag:"x,extended" help:"use extended speeds" lua:"extended"`
@@ -50,24 +53,22 @@ type SMPQueryOptions struct {
 
 // smpQueryTool is smpquery.
 var smpQueryTool = NewTool(Tool{
-	Name:    "smpquery",
-	Lua:     "smpquery",
-	Summary: "query one SMA attribute of a node or port (nodeinfo, portinfo, switchinfo, pkeys, sl2vl, vlarb, guids, ...)",
-	Args:    "<op> <dest dr_path|lid|guid> [op params]\n\nSupported ops (and aliases, case insensitive):\n" + strings.TrimRight(SMPQueryUsage(), "\n"),
-	MinArgs: 2,
-	Want:    "want <op> and <dest>",
-	Example: []string{"nodeinfo", "1"},
+	Name:     "smpquery",
+	Lua:      "smpquery",
+	Summary:  "query one SMA attribute of a node or port (nodeinfo, portinfo, switchinfo, pkeys, sl2vl, vlarb, guids, ...)",
+	Args:     "<op> <dest dr_path|lid|guid> [op params]\n\nSupported ops (and aliases, case insensitive):\n" + strings.TrimRight(SMPQueryUsage(), "\n"),
+	MinArgs:  2,
+	Want:     "want <op> and <dest>",
+	Example:  []string{"nodeinfo", "1"},
+	Combined: "combined",
 	Check: func(opts any) error {
 		o := opts.(*SMPQueryOptions)
-		if o.Combined {
-			return &UsageError{"-c (combined routes) is not supported: give a LID or (-D) a directed route"}
-		}
 		if SMPQueryOp(o.Op) == "" {
 			return &ToolError{Msg: "operation '" + o.Op + "' not supported"}
 		}
 		return nil
 	},
-	LuaDoc: `smpquery({op = "portinfo", target = "lid:1" | 1 | "dr:0,1", port = 1, extended = false}) -> {op, target, portid, port, fields = {{name, value, text}, ...} | node_desc | pkeys, pkey_cap | sl2vl | vlarb | guids, guid_cap}: ` +
+	LuaDoc: `smpquery({op = "portinfo", target = "lid:1" | 1 | "dr:0,1" | "lid:1+dr:0,5", port = 1, extended = false}) -> {op, target, portid, port, fields = {{name, value, text}, ...} | node_desc | pkeys, pkey_cap | sl2vl | vlarb | guids, guid_cap}: ` +
 		`one smpquery op (NodeInfo, NodeDesc, PortInfo, PortInfoExtended, SwitchInfo, PKeyTable, SL2VLTable, VLArbitration, GUIDInfo, MlnxExtPortInfo, or their aliases), fields named as smpquery prints them`,
 	LuaExample: `local pi = diag.smpquery{op = "portinfo", target = 1, port = 1}
 for _, f in ipairs(pi.fields) do if f.name == "LinkState" then print(f.text) end end`,
@@ -188,6 +189,9 @@ func SMPQueryRun(ctx context.Context, env *Env, o SMPQueryOptions) (*SMPQuery, e
 		return nil, err
 	}
 	q := &SMPQuery{Op: op, Target: o.Target.String(), PortID: PortID(t), Port: o.Port}
+	if t.Kind == engine.ByDR && t.LID != 0 {
+		q.PortID = CombinedPortID(t, s.Port().LID)
+	}
 	fail := func(err error) (*SMPQuery, error) {
 		var te *ToolError
 		if errors.As(err, &te) {

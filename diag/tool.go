@@ -75,6 +75,13 @@ type Tool struct {
 	// anything. A *UsageError is the command line's usage error (status
 	// 2), anything else ends the tool as Run's errors do.
 	Check func(opts any) error
+	// Combined, when not "", is the long name of the flag that makes the
+	// address argument a combined route (smpquery -c) when it comes after
+	// -L, -G and -D (the C tools' ibd_dest_type is the last given): that
+	// argument and the one after it, joined by a space ("(null)" when
+	// there is none, as glibc prints the C tool's NULL), cut to 63 bytes
+	// and read by ParseCombined; the later arguments move one place on.
+	Combined string
 	// Script, when not "", is the usage a shell-script tool (ibstatus)
 	// prints on stdout, exit status 255, for -h as its first argument.
 	Script string

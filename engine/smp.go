@@ -81,8 +81,9 @@ func (s *Session) finishOne(ctx context.Context, o *op, t Target, attrID uint16,
 // destination.
 func (s *Session) smpOp(ctx context.Context, t Target, method uint8, attrID uint16, attrMod uint32, data []byte, c callOpts) (*op, error) {
 	var (
-		path []uint8
-		addr = fabric.Addr{QPN: 0}
+		path   []uint8
+		addr   = fabric.Addr{QPN: 0}
+		drSLID = uint16(smp.PermissiveLID)
 	)
 	if s.roce {
 		return nil, s.roceErr(t)
@@ -96,6 +97,14 @@ func (s *Session) smpOp(ctx context.Context, t Target, method uint8, attrID uint
 		}
 		path = t.Path
 		addr.LID = fabric.PermissiveLID
+		// A combined route: LID-routed to t.LID with DrSLID the local
+		// LID, as libibmad sends it; without a local LID, libibmad's
+		// DrSLID is permissive and the SMP goes directed from here.
+		if t.LID != 0 {
+			if self := s.tr.Port().LID; self != 0 {
+				addr.LID, drSLID = t.LID, self
+			}
+		}
 	case ByGID:
 		return nil, fmt.Errorf("engine: target %s: SMPs go by LID or directed route, never with a GRH: %w", t, ErrBadTarget)
 	default:
@@ -116,6 +125,9 @@ func (s *Session) smpOp(ctx context.Context, t Target, method uint8, attrID uint
 		return nil, fmt.Errorf("engine: smp to %s: %w", t, err)
 	}
 	smp.SetMKey(b, c.mkey)
+	if path != nil {
+		smp.SetDrSLID(b, drSLID)
+	}
 	copy(smp.Data(b), data)
 	o.n = len(b)
 	o.pkt.Addr = addr

@@ -14,7 +14,7 @@ type TargetKind uint8
 // Target kinds.
 const (
 	ByLID  TargetKind = iota + 1 // LID-routed
-	ByDR                         // directed route from the local port
+	ByDR                         // directed route from the local port (or, with a LID, from that LID's node)
 	ByGUID                       // node or port GUID, resolved through discovery
 	ByGID                        // port GID: GMPs with a GRH (RoCE ports, IB global routing)
 )
@@ -33,6 +33,10 @@ type Target struct {
 	// another value (the C tools' -D 5,1) goes out as the SMP's
 	// InitialPath[0], which SMAs skip, as libibmad sends it.
 	Path []uint8
+	// LID of a ByDR target, when not 0, makes it libibmad's combined
+	// route (smpquery -c): the SMP is LID-routed to LID, then directed
+	// along Path from there, with DrSLID the local port's LID (the
+	// responder LID-routes its answer back to it) and DrDLID permissive.
 	GUID uint64
 	// GID is a ByGID target's port GID. GMPs to it carry a GRH; on
 	// InfiniBand they are LID-routed to the port whose GUID is the GID's
@@ -50,6 +54,13 @@ func DR(ports ...uint8) Target {
 	return Target{Kind: ByDR, Path: append([]uint8{0}, ports...)}
 }
 
+// Combined returns a combined route: LID-routed to lid, then directed
+// through path (smpquery -c's "6 0,12": path[0] is 0, the LID's port's
+// place). Combined(lid, 0) is the LID's node, by a DR SMP.
+func Combined(lid uint16, path ...uint8) Target {
+	return Target{Kind: ByDR, LID: lid, Path: path}
+}
+
 // GUID returns a target named by node or port GUID.
 func GUID(guid uint64) Target { return Target{Kind: ByGUID, GUID: guid} }
 
@@ -57,13 +68,16 @@ func GUID(guid uint64) Target { return Target{Kind: ByGUID, GUID: guid} }
 func GID(gid [16]byte) Target { return Target{Kind: ByGID, GID: gid} }
 
 // String formats t as ParseTarget reads it: "lid:5", "dr:0,1,3",
-// "guid:0x0002c90300001234".
+// "lid:5+dr:0,3" (combined), "guid:0x0002c90300001234".
 func (t Target) String() string {
 	switch t.Kind {
 	case ByLID:
 		return "lid:" + strconv.Itoa(int(t.LID))
 	case ByDR:
 		var sb strings.Builder
+		if t.LID != 0 {
+			sb.WriteString("lid:" + strconv.Itoa(int(t.LID)) + "+")
+		}
 		sb.WriteString("dr:")
 		for i, p := range t.Path {
 			if i > 0 {
@@ -92,11 +106,24 @@ var ErrBadTarget = errors.New("bad target")
 //	guid:0x0002c90300001234  node or port GUID, resolved by discovery
 //	gid:fd00::2              port GID (IPv6 text): GMPs go with a GRH,
 //	                         as RoCE ports need; not for SMPs
+//	lid:6+dr:0,12            combined route (smpquery -c): LID-routed to
+//	                         LID 6, then directed from there; SMPs only
 //
 // Errors wrap ErrBadTarget and quote the input.
 func ParseTarget(s string) (Target, error) {
 	bad := func(why string, args ...any) (Target, error) {
 		return Target{}, fmt.Errorf("target %q: %s: %w", s, fmt.Sprintf(why, args...), ErrBadTarget)
+	}
+	if l, r, ok := strings.Cut(strings.TrimSpace(s), "+"); ok {
+		lt, err := ParseTarget(l)
+		if err != nil || lt.Kind != ByLID {
+			return bad("a combined route is lid:N+dr:PATH")
+		}
+		rt, err := ParseTarget(r)
+		if err != nil || rt.Kind != ByDR || rt.LID != 0 {
+			return bad("a combined route is lid:N+dr:PATH")
+		}
+		return Combined(lt.LID, rt.Path...), nil
 	}
 	kind, rest, found := strings.Cut(strings.TrimSpace(s), ":")
 	if !found {
@@ -169,7 +196,7 @@ func (t Target) key() destKey {
 		return destKey(uint64(ByLID)<<56 | uint64(t.LID))
 	case ByDR:
 		// FNV-1a over the route, with the kind in the top byte.
-		h := uint64(14695981039346656037)
+		h := uint64(14695981039346656037) ^ uint64(t.LID)
 		for _, b := range t.Path {
 			h ^= uint64(b)
 			h *= 1099511628211

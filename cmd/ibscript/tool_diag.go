@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/engine"
 )
 
 // The tools written as one diag.Tool value each (diag.Tools): one
@@ -61,7 +63,8 @@ func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
 	// The arguments: numbers and strings first, then what the C tool
 	// refuses before it sends anything, then addresses, which may ask
 	// the SA (a GUID's LID) and so open the fabric.
-	setToolArgs(inv, dt, o)
+	args, combined := diagArgs(inv, dt)
+	setToolArgs(args, dt, o)
 	if dt.Check != nil {
 		if err := dt.Check(o); err != nil {
 			if ue := (*diag.UsageError)(nil); errors.As(err, &ue) {
@@ -70,7 +73,7 @@ func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
 			return queryDone(inv, nil, nil, err)
 		}
 	}
-	if err := resolveToolArgs(ctx, inv, dt, o); err != nil {
+	if err := resolveToolArgs(ctx, inv, dt, o, args, combined); err != nil {
 		return queryDone(inv, nil, nil, err)
 	}
 	env, err := toolEnv(ctx, inv, dt)
@@ -112,28 +115,28 @@ func setToolOptions(inv *Invocation, dt *diag.Tool, o any) error {
 
 // setToolArgs sets o's arguments but addresses: numbers as strtol reads
 // them, strings, the rest.
-func setToolArgs(inv *Invocation, dt *diag.Tool, o any) {
+func setToolArgs(args []string, dt *diag.Tool, o any) {
 	specs := dt.Options()
 	for i := range specs {
 		s := &specs[i]
 		switch {
 		case s.Pos < 0 || s.Kind == diag.OptTarget:
 		case s.Pos == diag.PosRest:
-			if from := diag.NumberedArgs(specs); from < len(inv.Args) {
-				s.SetStrings(o, inv.Args[from:])
+			if from := diag.NumberedArgs(specs); from < len(args) {
+				s.SetStrings(o, args[from:])
 			}
-		case s.Pos >= len(inv.Args):
+		case s.Pos >= len(args):
 		case s.Kind == diag.OptNumber:
-			s.SetNumber(o, s.ReadArg(inv.Args[s.Pos]))
+			s.SetNumber(o, s.ReadArg(args[s.Pos]))
 		case s.Kind == diag.OptString:
-			s.SetString(o, inv.Args[s.Pos])
+			s.SetString(o, args[s.Pos])
 		}
 	}
 }
 
-// resolveToolArgs sets o's address arguments, read as -L, -G and -D say
-// and resolved (Invocation.Dest); an error is the C tool's IBEXIT.
-func resolveToolArgs(ctx context.Context, inv *Invocation, dt *diag.Tool, o any) error {
+// resolveToolArgs sets o's address arguments (args, from diagArgs), read
+// by destArg; an error is the C tool's IBEXIT.
+func resolveToolArgs(ctx context.Context, inv *Invocation, dt *diag.Tool, o any, args []string, combined bool) error {
 	phrase := dt.Unresolved
 	if phrase == "" {
 		phrase = "can't resolve destination port"
@@ -141,10 +144,10 @@ func resolveToolArgs(ctx context.Context, inv *Invocation, dt *diag.Tool, o any)
 	specs := dt.Options()
 	for i := range specs {
 		s := &specs[i]
-		if s.Pos < 0 || s.Kind != diag.OptTarget || s.Pos >= len(inv.Args) {
+		if s.Pos < 0 || s.Kind != diag.OptTarget || s.Pos >= len(args) {
 			continue
 		}
-		t, err := inv.Dest(ctx, inv.Args[s.Pos], phrase)
+		t, err := destArg(ctx, inv, combined, args[s.Pos], phrase)
 		if err != nil {
 			return err
 		}
@@ -263,4 +266,58 @@ func perlGetopts(spec string, all []string) string {
 		}
 	}
 	return ""
+}
+
+// diagArgs are the tool's positional arguments: the command line's, or,
+// when dt's Combined flag is the last of -L, -G, -D and it, with the
+// address argument and the one after it joined as smpquery joins a
+// combined route's ("%s %s" into 64 bytes); combined says which.
+func diagArgs(inv *Invocation, dt *diag.Tool) ([]string, bool) {
+	if dt.Combined == "" {
+		return inv.Args, false
+	}
+	last := ""
+	for _, ov := range inv.order {
+		switch ov.Key {
+		case optLID, optGUID, optDirect, dt.Combined:
+			last = ov.Key
+		}
+	}
+	if last != dt.Combined {
+		return inv.Args, false
+	}
+	for _, s := range dt.Options() {
+		if s.Kind != diag.OptTarget || s.Pos < 0 || s.Pos >= len(inv.Args) {
+			continue
+		}
+		next := "(null)"
+		if s.Pos+1 < len(inv.Args) {
+			next = inv.Args[s.Pos+1]
+		}
+		joined := inv.Args[s.Pos] + " " + next
+		if len(joined) > 63 {
+			joined = joined[:63]
+		}
+		args := append(slices.Clone(inv.Args[:s.Pos]), joined)
+		if s.Pos+2 < len(inv.Args) {
+			args = append(args, inv.Args[s.Pos+2:]...)
+		}
+		return args, true
+	}
+	return inv.Args, true
+}
+
+// destArg reads an address argument: inv.Dest's, or a combined route's
+// joined arguments (diag.ParseCombined; the engine sends it with the
+// local LID as DrSLID). An error is the C tool's IBEXIT phrase followed
+// by the argument.
+func destArg(ctx context.Context, inv *Invocation, combined bool, arg, phrase string) (engine.Target, error) {
+	if !combined {
+		return inv.Dest(ctx, arg, phrase)
+	}
+	a, err := diag.ParseCombined(arg)
+	if err != nil {
+		return engine.Target{}, &diag.ToolError{Msg: phrase + " " + arg, Err: err}
+	}
+	return a.Target, nil
 }
