@@ -64,7 +64,7 @@ func TestDumpValueEdges(t *testing.T) {
 	}
 }
 
-// TestWarnExtSpeed: ibportstate's validate_extended_speed with
+// TestWarnExtSpeed: ibportstate's validate_extended_speed (warnBelow) with
 // get_link_speed_ext's choice: XDR both ends enable but NDR active warns
 // "rather than 32 (212.5 Gbps)"; all enabled (31) reads the supported
 // ones; the best common speed active warns nothing.
@@ -79,7 +79,7 @@ func TestWarnExtSpeed(t *testing.T) {
 		{47, 47, 47, 47, 32, ""},
 	} {
 		var r IBPortState
-		r.warnExtSpeed(linkSpeedExt(tc.en, tc.sup), linkSpeedExt(tc.pen, tc.psup), tc.act)
+		r.warnBelow("extended speed", linkSpeedExt(tc.en, tc.sup), linkSpeedExt(tc.pen, tc.psup), tc.act, psExtSpeeds)
 		got := ""
 		if len(r.Warnings) > 0 {
 			got = r.Warnings[0]

@@ -454,34 +454,10 @@ func (r *IBPortState) checkPeer(ctx context.Context, s *engine.Session, t engine
 		return en
 	}
 	info, peerInfo := decode[smp.PortInfo](pi), decode[smp.PortInfo](ppi)
-	width := pick(info.LinkWidthEnabled, info.LinkWidthSupported, 255)
-	peerWidth := pick(peerInfo.LinkWidthEnabled, peerInfo.LinkWidthSupported, 255)
-	lwa := info.LinkWidthActive
-	for _, w := range []struct {
-		bit  uint8
-		name string
-	}{{8, "8 (12x)"}, {4, "4 (8x)"}, {2, "2 (4x)"}, {16, "16 (2x)"}, {1, "1 (1x)"}} {
-		if width&peerWidth&w.bit != 0 {
-			if lwa != w.bit {
-				r.Warnings = append(r.Warnings, fmt.Sprintf("Peer ports operating at active width %d rather than %s", lwa, w.name))
-			}
-			break
-		}
-	}
-	speed := pick(info.LinkSpeedEnabled, info.LinkSpeedSupported, 15)
-	peerSpeed := pick(peerInfo.LinkSpeedEnabled, peerInfo.LinkSpeedSupported, 15)
-	lsa := info.LinkSpeedActive
-	for _, sp := range []struct {
-		bit  uint8
-		name string
-	}{{4, "4 (10.0 Gbps)"}, {2, "2 (5.0 Gbps)"}, {1, "1 (2.5 Gbps)"}} {
-		if speed&peerSpeed&sp.bit != 0 {
-			if lsa != sp.bit {
-				r.Warnings = append(r.Warnings, fmt.Sprintf("Peer ports operating at active speed %d rather than %s", lsa, sp.name))
-			}
-			break
-		}
-	}
+	r.warnBelow("width", pick(info.LinkWidthEnabled, info.LinkWidthSupported, 255),
+		pick(peerInfo.LinkWidthEnabled, peerInfo.LinkWidthSupported, 255), info.LinkWidthActive, psWidths)
+	r.warnBelow("speed", pick(info.LinkSpeedEnabled, info.LinkSpeedSupported, 15),
+		pick(peerInfo.LinkSpeedEnabled, peerInfo.LinkSpeedSupported, 15), info.LinkSpeedActive, psSpeeds)
 	switch {
 	case caps == 0 || pcaps == 0:
 	case (caps|pcaps)&psXDR != 0:
@@ -490,10 +466,10 @@ func (r *IBPortState) checkPeer(ctx context.Context, s *engine.Session, t engine
 		// data)); 44, which predates XDR, reads the fields as they are.
 		lsea, lsee, lses := smp.AggExtSpeeds(&info, &info)
 		_, plsee, plses := smp.AggExtSpeeds(&peerInfo, &peerInfo)
-		r.warnExtSpeed(linkSpeedExt(lsee, lses), linkSpeedExt(plsee, plses), lsea)
+		r.warnBelow("extended speed", linkSpeedExt(lsee, lses), linkSpeedExt(plsee, plses), lsea, psExtSpeeds)
 	default:
-		r.warnExtSpeed(linkSpeedExt(info.LinkSpeedExtEnabled, info.LinkSpeedExtSupported),
-			linkSpeedExt(peerInfo.LinkSpeedExtEnabled, peerInfo.LinkSpeedExtSupported), info.LinkSpeedExtActive)
+		r.warnBelow("extended speed", linkSpeedExt(info.LinkSpeedExtEnabled, info.LinkSpeedExtSupported),
+			linkSpeedExt(peerInfo.LinkSpeedExtEnabled, peerInfo.LinkSpeedExtSupported), info.LinkSpeedExtActive, psExtSpeeds)
 	}
 	return nil
 }
@@ -508,16 +484,27 @@ func linkSpeedExt(enabled, supported uint8) uint8 {
 	return enabled
 }
 
-// warnExtSpeed is validate_extended_speed: a warning when the link runs
-// below the best extended speed both ends enable.
-func (r *IBPortState) warnExtSpeed(es, pes, lsea uint8) {
-	for _, sp := range []struct {
-		bit  uint8
-		name string
-	}{{32, "32 (212.5 Gbps)"}, {8, "8 (106.25 Gbps)"}, {4, "4 (53.125 Gbps)"}, {2, "2 (25.78125 Gbps)"}, {1, "1 (14.0625 Gbps)"}} {
-		if es&pes&sp.bit != 0 {
-			if lsea != sp.bit {
-				r.Warnings = append(r.Warnings, fmt.Sprintf("Peer ports operating at active extended speed %d rather than %s", lsea, sp.name))
+// psRank is one width or speed of ibportstate's validate_width,
+// validate_speed and validate_extended_speed, best first.
+type psRank struct {
+	bit  uint8
+	name string
+}
+
+var (
+	psWidths    = []psRank{{8, "8 (12x)"}, {4, "4 (8x)"}, {2, "2 (4x)"}, {16, "16 (2x)"}, {1, "1 (1x)"}}
+	psSpeeds    = []psRank{{4, "4 (10.0 Gbps)"}, {2, "2 (5.0 Gbps)"}, {1, "1 (2.5 Gbps)"}}
+	psExtSpeeds = []psRank{{32, "32 (212.5 Gbps)"}, {8, "8 (106.25 Gbps)"}, {4, "4 (53.125 Gbps)"}, {2, "2 (25.78125 Gbps)"}, {1, "1 (14.0625 Gbps)"}}
+)
+
+// warnBelow is validate_width, validate_speed and
+// validate_extended_speed: a warning when the link runs (active) below
+// the best of ranks both ends enable (mine, peer's).
+func (r *IBPortState) warnBelow(what string, mine, peer, active uint8, ranks []psRank) {
+	for _, x := range ranks {
+		if mine&peer&x.bit != 0 {
+			if active != x.bit {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("Peer ports operating at active %s %d rather than %s", what, active, x.name))
 			}
 			return
 		}

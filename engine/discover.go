@@ -1039,21 +1039,15 @@ func finish(f *topo.Fabric, originPort int, paths *intmap.Map[[]uint8]) {
 	f.Nodes = o.order
 }
 
-// finishSpeeds keeps extended speeds only where the node advertises them
-// (a switch in its port 0's CapabilityMask), and Mellanox's extended
-// speeds only where they were read.
+// finishSpeeds aggregates the extended speeds as libibnetdisc does
+// (topo.Fabric.AggExtSpeeds: none where the node does not advertise them,
+// XDR where it does), and keeps Mellanox's extended speeds only where they
+// were read.
 func finishSpeeds(f *topo.Fabric) {
+	f.AggExtSpeeds()
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if p == nil {
-				continue
-			}
-			capPort := p
-			if n.Type == topo.Switch && n.Ports[0] != nil {
-				capPort = n.Ports[0]
-			}
-			p.AggExtSpeeds(capPort)
-			if p.SpeedExtActive != 0 || !mlnxEPIWanted(n, p.PhysState, p.SpeedActive) {
+			if p != nil && (p.SpeedExtActive != 0 || !mlnxEPIWanted(n, p.PhysState, p.SpeedActive)) {
 				p.MlnxSpeedSupported, p.MlnxSpeedActive = 0, 0
 			}
 		}

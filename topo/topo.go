@@ -212,28 +212,46 @@ func (p *Port) String() string {
 // AggExtSpeeds turns p's extended speed masks as discovery reads them
 // (LinkSpeedExt* with the LinkSpeedExt*2 fields shifted by 5 above them)
 // into libibnetdisc's aggregated ones (ibnd_get_agg_linkspeedext,
-// ibnd_get_agg_linkspeedexten, ibnd_get_agg_linkspeedextsup), cap being
-// the port whose capability masks count (port 0 on a switch): without
+// ibnd_get_agg_linkspeedexten, ibnd_get_agg_linkspeedextsup), capPort
+// being the port whose capability masks count (port 0 on a switch): without
 // CapabilityMask's IsExtendedSpeedsSupported no extended speed is active;
 // the ...2 bits count only where CapabilityMask has
 // IsCapabilityMask2Supported and CapabilityMask2 IsExtendedSpeeds2Supported;
 // an active ...2 speed replaces LinkSpeedExtActive (XDR is 32). The
 // enabled and supported LinkSpeedExt bits are kept as read, as before XDR
 // (iblinkinfo's "Could be" checks the capability itself).
-func (p *Port) AggExtSpeeds(cap *Port) {
-	has2 := cap.CapMask&smp.CapIsExtendedSpeedsSupported != 0 &&
-		cap.CapMask&smp.CapIsCapabilityMask2Supported != 0 &&
-		cap.CapMask2&smp.Cap2IsExtendedSpeeds2Supported != 0
+func (p *Port) AggExtSpeeds(capPort *Port) {
+	has2 := capPort.CapMask&smp.CapIsExtendedSpeedsSupported != 0 &&
+		capPort.CapMask&smp.CapIsCapabilityMask2Supported != 0 &&
+		capPort.CapMask2&smp.Cap2IsExtendedSpeeds2Supported != 0
 	if !has2 {
 		p.SpeedExtEnabled &= 0xf
 		p.SpeedExtSupported &= 0xf
 		p.SpeedExtActive &= 0xf
 	}
 	switch {
-	case cap.CapMask&smp.CapIsExtendedSpeedsSupported == 0:
+	case capPort.CapMask&smp.CapIsExtendedSpeedsSupported == 0:
 		p.SpeedExtActive = 0
 	case p.SpeedExtActive>>5 != 0:
 		p.SpeedExtActive &^= 0xf
+	}
+}
+
+// AggExtSpeeds aggregates the extended speeds of every port of f as
+// discovery reads them (Port.AggExtSpeeds), each with its node's
+// capability masks: port 0's on a switch where it is known, else its own.
+func (f *Fabric) AggExtSpeeds() {
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			capPort := p
+			if n.Type == Switch && n.Ports[0] != nil {
+				capPort = n.Ports[0]
+			}
+			p.AggExtSpeeds(capPort)
+		}
 	}
 }
 

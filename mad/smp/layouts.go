@@ -50,22 +50,22 @@ const ExtSpeedXDR uint8 = 1 << 5
 
 // AggExtSpeeds returns info's extended speeds aggregated as libibnetdisc's
 // ibnd_get_agg_linkspeedext, ibnd_get_agg_linkspeedexten and
-// ibnd_get_agg_linkspeedextsup do, cap being the PortInfo whose
+// ibnd_get_agg_linkspeedextsup do, capInfo being the PortInfo whose
 // capability masks count (port 0's on a switch; ibportstate passes the
 // port's own): nothing without IsExtendedSpeedsSupported; LinkSpeedExt*
 // (an enabled 30 read as 0) with the LinkSpeedExt*2 fields shifted by 5
 // above them where CapabilityMask has IsCapabilityMask2Supported and
 // CapabilityMask2 IsExtendedSpeeds2Supported; an active ...2 speed
 // replaces LinkSpeedExtActive.
-func AggExtSpeeds(cap, info *PortInfo) (active, enabled, supported uint8) {
-	if cap.CapabilityMask&CapIsExtendedSpeedsSupported == 0 {
+func AggExtSpeeds(capInfo, info *PortInfo) (active, enabled, supported uint8) {
+	if capInfo.CapabilityMask&CapIsExtendedSpeedsSupported == 0 {
 		return 0, 0, 0
 	}
 	active, enabled, supported = info.LinkSpeedExtActive, info.LinkSpeedExtEnabled, info.LinkSpeedExtSupported
 	if enabled == 30 {
 		enabled = 0
 	}
-	if cap.CapabilityMask&CapIsCapabilityMask2Supported != 0 && cap.CapabilityMask2&Cap2IsExtendedSpeeds2Supported != 0 {
+	if capInfo.CapabilityMask&CapIsCapabilityMask2Supported != 0 && capInfo.CapabilityMask2&Cap2IsExtendedSpeeds2Supported != 0 {
 		if a2 := info.LinkSpeedExtActive2 << 5; a2 != 0 {
 			active = a2
 		}

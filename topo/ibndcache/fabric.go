@@ -41,18 +41,7 @@ func (f *File) Fabric(name string) (*topo.Fabric, error) {
 	}
 	// As discovery: extended speeds only where the node advertises them,
 	// XDR where CapabilityMask2 does (ibnd_get_agg_linkspeedext).
-	for _, n := range fab.Nodes {
-		for _, p := range n.Ports {
-			if p == nil {
-				continue
-			}
-			capPort := p
-			if n.Type == topo.Switch && n.Ports[0] != nil {
-				capPort = n.Ports[0]
-			}
-			p.AggExtSpeeds(capPort)
-		}
-	}
+	fab.AggExtSpeeds()
 	// The from node's NodeInfo names the port discovery left from.
 	fn := fab.Nodes[len(f.Nodes)-1-from]
 	var fni smp.NodeInfo
