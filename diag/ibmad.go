@@ -53,6 +53,23 @@ func (f ibField) text(b []byte) string {
 	return dumpValue(f.dump, f.f.Width, f.get(b))
 }
 
+// dumpExtSpeed2 is current libibmad's mad_dump_linkspeedext2 (0 "No
+// Extended Speed 2", 1 "212.5 Gbps") and dump_linkspeedext2 (0 "0", 1
+// "212.5 Gbps", higher bits " undefined (N)" written over it).
+func dumpExtSpeed2(d mad.Dump, v uint64) string {
+	switch {
+	case v == 0 && d == mad.DumpLinkSpeedExt2:
+		return "No Extended Speed 2"
+	case v == 0:
+		return "0"
+	case v == 1:
+		return smp.ExtSpeedName(smp.ExtSpeedXDR)
+	case d == mad.DumpLinkSpeedExt2:
+		return fmt.Sprintf("undefined (%d)", v)
+	}
+	return fmt.Sprintf(" undefined (%d)", v)
+}
+
 // dumpValue shows v as dumper d shows a field of width bits.
 func dumpValue(d mad.Dump, width int, v uint64) string {
 	switch d {
@@ -97,22 +114,8 @@ func dumpValue(d mad.Dump, width int, v uint64) string {
 		return s
 	case mad.DumpLinkSpeedExt:
 		return smp.ExtSpeedName(uint8(v))
-	case mad.DumpLinkSpeedExt2:
-		switch v {
-		case 0:
-			return "No Extended Speed 2"
-		case 1:
-			return smp.ExtSpeedName(smp.ExtSpeedXDR)
-		}
-		return fmt.Sprintf("undefined (%d)", v)
-	case mad.DumpLinkSpeedExtSup2:
-		switch {
-		case v == 0:
-			return "0"
-		case v>>1 != 0:
-			return fmt.Sprintf(" undefined (%d)", v)
-		}
-		return smp.ExtSpeedName(smp.ExtSpeedXDR)
+	case mad.DumpLinkSpeedExt2, mad.DumpLinkSpeedExtSup2:
+		return dumpExtSpeed2(d, v)
 	case mad.DumpLinkSpeedExtSup, mad.DumpLinkSpeedExtEn:
 		if d == mad.DumpLinkSpeedExtEn && v == 30 {
 			return "Extended link speeds disabled"
