@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // TestWriteLinkinfoFormats: the hand-appended lines are iblinkinfo's
@@ -53,5 +56,33 @@ func TestWriteLinkinfoFormats(t *testing.T) {
 	}
 	if got.String() != want {
 		t.Errorf("-l -p (-want +got):\n%s", cmp.Diff(strings.Split(want, "\n"), strings.Split(got.String(), "\n")))
+	}
+}
+
+// TestCouldBeXDR: get_max_msg on aggregated extended speeds
+// (ibnd_get_agg_linkspeedextsup of both ends, ibnd_dump_agg_linkspeedext):
+// a link both ends of which support XDR but that runs NDR could be
+// "212.5 Gbps"; at XDR, or with one end without XDR, nothing is said.
+func TestCouldBeXDR(t *testing.T) {
+	const ext = smp.CapIsExtendedSpeedsSupported
+	end := func(supp, act uint8) *topo.Port {
+		n := &topo.Node{Type: topo.CA}
+		p := &topo.Port{Node: n, Num: 1, CapMask: ext, WidthSupported: 2, WidthActive: 2,
+			SpeedSupported: 7, SpeedActive: 4, SpeedExtSupported: supp, SpeedExtActive: act}
+		n.Ports = []*topo.Port{nil, p}
+		return p
+	}
+	for _, tc := range []struct {
+		supp, rsupp, act uint8
+		want             string
+	}{
+		{0x2f, 0x2f, 8, "Could be 212.5 Gbps"},
+		{0x2f, 0x2f, 32, ""},
+		{0x2f, 0x0f, 8, ""},
+		{0x2f, 0x0f, 4, "Could be 106.25 Gbps"},
+	} {
+		if _, got := couldBe(end(tc.supp, tc.act), end(tc.rsupp, tc.act)); got != tc.want {
+			t.Errorf("supported %#x and %#x, active %d: %q, want %q", tc.supp, tc.rsupp, tc.act, got, tc.want)
+		}
 	}
 }
