@@ -378,32 +378,7 @@ func (f *errFrame) explain(e vmError) string {
 // blames tells whether instruction i at pc, if it were the one running,
 // raises e with the registers as they are; and what it blames.
 func (f *errFrame) blames(e vmError, pc int, i uint32) (blame, bool) {
-	p := f.fn.Proto
 	op := instOp(i)
-	// operand checks that the register r (or RK x) holds a value of the
-	// type t ("" for any): an unreadable register is taken as a match.
-	operand := func(x int, t string) (blame, bool) {
-		v, ok := f.rk(x)
-		if ok && t != "" && v.Type().String() != t {
-			return blame{}, false
-		}
-		// The register may hold what a later instruction wrote there
-		// (t.g.h.f.g reuses one register): what this instruction's
-		// operand would be now tells it apart.
-		if w, known := f.recompute(pc, x, 0); x&rkBit == 0 && known {
-			if t != "" && w.Type().String() != t || ok && w.Type() != v.Type() {
-				return blame{}, false
-			}
-		}
-		b := blame{}
-		if ok {
-			b.typ = v.Type().String()
-		}
-		if x&rkBit == 0 {
-			b.name = objName(p, pc, x)
-		}
-		return b, true
-	}
 	switch e.kind {
 	case "index":
 		var obj, key int
@@ -418,30 +393,9 @@ func (f *errFrame) blames(e vmError, pc int, i uint32) (blame, bool) {
 		if k, ok := f.rk(key); ok && k.String() != e.key {
 			return blame{}, false
 		}
-		return operand(obj, e.t1)
+		return f.operand(pc, obj, e.t1)
 	case "call":
-		if op != lua.OP_CALL && op != lua.OP_TAILCALL && op != lua.OP_TFORLOOP {
-			return blame{}, false
-		}
-		v, ok := f.reg(instA(i))
-		if ok && callable(f.L, v) {
-			return blame{}, false
-		}
-		// A call that already ran holds its result there: what the
-		// instruction that loaded the function would load now tells it
-		// apart (a=math.sin(3)+bbbb(3) fails in bbbb, not in sin).
-		w, known := f.recompute(pc, instA(i), 0)
-		if known && (callable(f.L, w) || ok && w.Type() != v.Type()) {
-			return blame{}, false
-		}
-		b := blame{}
-		if ok {
-			b.typ = v.Type().String()
-		}
-		if op != lua.OP_TFORLOOP { // 5.1 calls a copy of the generator, a temporary
-			b.name = objName(p, pc, instA(i))
-		}
-		return b, true
+		return f.callBlame(pc, i, op)
 	case "arith":
 		if e.op < 0 {
 			return f.metaArithBlame(e, pc, i)
@@ -453,9 +407,9 @@ func (f *errFrame) blames(e vmError, pc int, i uint32) (blame, bool) {
 		// string that converts), then the second; gopher-lua's message
 		// gives both types after that conversion.
 		if e.t1 != "number" {
-			return operand(instB(i), e.t1)
+			return f.operand(pc, instB(i), e.t1)
 		}
-		return operand(instC(i), e.t2)
+		return f.operand(pc, instC(i), e.t2)
 	case "unm":
 		if op != lua.OP_UNM {
 			return blame{}, false
@@ -464,7 +418,7 @@ func (f *errFrame) blames(e vmError, pc int, i uint32) (blame, bool) {
 		if ok && (v.Type() == lua.LTNumber || v.Type() == lua.LTString && isNumeric(v)) {
 			return blame{}, false
 		}
-		return operand(instB(i), "")
+		return f.operand(pc, instB(i), "")
 	case "len":
 		if op != lua.OP_LEN {
 			return blame{}, false
@@ -473,7 +427,7 @@ func (f *errFrame) blames(e vmError, pc int, i uint32) (blame, bool) {
 		if ok && (v.Type() == lua.LTString || v.Type() == lua.LTTable) {
 			return blame{}, false
 		}
-		return operand(instB(i), "")
+		return f.operand(pc, instB(i), "")
 	case "concat":
 		if op != lua.OP_CONCAT {
 			return blame{}, false
@@ -481,6 +435,59 @@ func (f *errFrame) blames(e vmError, pc int, i uint32) (blame, bool) {
 		return f.concatBlame(e, pc, instB(i), instC(i))
 	}
 	return blame{}, false
+}
+
+// operand checks that the register (or RK) x holds a value of the type t
+// ("" for any) at pc: an unreadable register is taken as a match.
+func (f *errFrame) operand(pc, x int, t string) (blame, bool) {
+	p := f.fn.Proto
+	v, ok := f.rk(x)
+	if ok && t != "" && v.Type().String() != t {
+		return blame{}, false
+	}
+	// The register may hold what a later instruction wrote there
+	// (t.g.h.f.g reuses one register): what this instruction's
+	// operand would be now tells it apart.
+	if w, known := f.recompute(pc, x, 0); x&rkBit == 0 && known {
+		if t != "" && w.Type().String() != t || ok && w.Type() != v.Type() {
+			return blame{}, false
+		}
+	}
+	b := blame{}
+	if ok {
+		b.typ = v.Type().String()
+	}
+	if x&rkBit == 0 {
+		b.name = objName(p, pc, x)
+	}
+	return b, true
+}
+
+// callBlame is blames for a call of a value that cannot be called.
+func (f *errFrame) callBlame(pc int, i uint32, op int) (blame, bool) {
+	p := f.fn.Proto
+	if op != lua.OP_CALL && op != lua.OP_TAILCALL && op != lua.OP_TFORLOOP {
+		return blame{}, false
+	}
+	v, ok := f.reg(instA(i))
+	if ok && callable(f.L, v) {
+		return blame{}, false
+	}
+	// A call that already ran holds its result there: what the
+	// instruction that loaded the function would load now tells it
+	// apart (a=math.sin(3)+bbbb(3) fails in bbbb, not in sin).
+	w, known := f.recompute(pc, instA(i), 0)
+	if known && (callable(f.L, w) || ok && w.Type() != v.Type()) {
+		return blame{}, false
+	}
+	b := blame{}
+	if ok {
+		b.typ = v.Type().String()
+	}
+	if op != lua.OP_TFORLOOP { // 5.1 calls a copy of the generator, a temporary
+		b.name = objName(p, pc, instA(i))
+	}
+	return b, true
 }
 
 // metaArithBlame is blames for an arithmetic error a metamethod raised,
