@@ -172,28 +172,8 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "ibscript run: unknown --format %q (want text, json, tap or junit)\n", format)
 		return exitError
 	}
-	// failed ends a run that failed before its script could: the error on
-	// stderr and, when a report format was asked for, a report carrying it,
-	// so CI's test reporter always has something to read.
-	failed := func(b *host.Host, err error) int {
-		fmt.Fprintf(stderr, "ibscript run: %v\n", err)
-		if c.format == "" {
-			return exitError
-		}
-		rep := plan.New(planName(file))
-		rep.Error = err.Error()
-		rep.Finish()
-		return writeRunReport(c, format, b, rep, exitError, stdout, stderr)
-	}
-	var src []byte
-	var err error
-	if file == "-" {
-		// The plan on stdin (ssh host ibscript run - < plan.lua): its
-		// name is "stdin", require looks in the working directory.
-		src, err = io.ReadAll(stdin)
-	} else {
-		src, err = readScript(file)
-	}
+	failed := func(b *host.Host, err error) int { return runFailed(c, format, b, err, stdout, stderr) }
+	src, err := readRunSource(file, stdin)
 	if err != nil {
 		return failed(nil, err)
 	}
@@ -219,12 +199,7 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 		return failed(nil, err)
 	}
 	defer func() { code = closeLua(b, L, env, code, stderr) }()
-	argt := L.NewTable()
-	argt.RawSetInt(0, lua.LString(file))
-	for i, a := range c.args[1:] {
-		argt.RawSetInt(i+1, lua.LString(a))
-	}
-	L.SetGlobal("arg", argt)
+	setArg(L, c.args)
 	fn, err := bindings.LoadString(L, stripShebang(string(src)), chunkName(file))
 	if err != nil {
 		// ibscript run /etc/shadow (under sudo) must not print its
@@ -238,6 +213,49 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 	if prog != nil {
 		prog.clear()
 	}
+	return runOutcome(c, format, b, env, err, len(pargs) > 0, stdout, stderr)
+}
+
+// runFailed ends a run that failed before its script could: the error on
+// stderr and, when a report format was asked for, a report carrying it,
+// so CI's test reporter always has something to read.
+func runFailed(c *config, format string, b *host.Host, err error, stdout, stderr io.Writer) int {
+	fmt.Fprintf(stderr, "ibscript run: %v\n", err)
+	if c.format == "" {
+		return exitError
+	}
+	rep := plan.New(planName(c.args[0]))
+	rep.Error = err.Error()
+	rep.Finish()
+	return writeRunReport(c, format, b, rep, exitError, stdout, stderr)
+}
+
+// readRunSource reads the script file, or stdin for "-" (ssh host
+// ibscript run - < plan.lua: its name is "stdin", require looks in the
+// working directory).
+func readRunSource(file string, stdin io.Reader) ([]byte, error) {
+	if file == "-" {
+		return io.ReadAll(stdin)
+	}
+	return readScript(file)
+}
+
+// setArg sets Lua's global arg as lua(1) does: the script at 0, its
+// arguments from 1.
+func setArg(L *lua.LState, args []string) {
+	argt := L.NewTable()
+	argt.RawSetInt(0, lua.LString(args[0]))
+	for i, a := range args[1:] {
+		argt.RawSetInt(i+1, lua.LString(a))
+	}
+	L.SetGlobal("arg", argt)
+}
+
+// runOutcome is the status of a script or plan that ran and ended with err
+// (nil: it returned), and its report written where one is due; hasArgs
+// says --arg was given.
+func runOutcome(c *config, format string, b *host.Host, env *bindings.Env, err error, hasArgs bool, stdout, stderr io.Writer) int {
+	file := c.args[0]
 	if exit, isExit := bindings.AsExit(err); isExit {
 		if !env.HasPlan() {
 			return exit // os.exit: the script decided
@@ -249,7 +267,7 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 	}
 	if ae, ok := bindings.AsArgError(err); ok {
 		// A usage error: the command line, not the fabric or the plan.
-		return failed(b, fmt.Errorf("%v (ibscript run %s --help lists the plan's arguments)", ae, file))
+		return runFailed(c, format, b, fmt.Errorf("%v (ibscript run %s --help lists the plan's arguments)", ae, file), stdout, stderr)
 	}
 	var runErr error
 	if err != nil {
@@ -259,13 +277,13 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 		// A plain script prints only what it prints; one that failed
 		// gets a report when a format was asked for (it may have failed
 		// before its plan.define).
-		if len(pargs) > 0 && err == nil {
+		if hasArgs && err == nil {
 			fmt.Fprintf(stderr, "ibscript run: --arg given but %s defines no plan (plan.define)\n", file)
 			return exitError
 		}
 		return scriptStatus(err, stderr)
 	}
-	code = scriptStatus(err, stderr) // the traceback, if any, on stderr
+	code := scriptStatus(err, stderr) // the traceback, if any, on stderr
 	rep := env.PlanReport(runErr)
 	return writeRunReport(c, format, b, rep, code, stdout, stderr)
 }
