@@ -151,28 +151,12 @@ func runSize(ctx context.Context, dir, bin string, spec fattree.Spec, runs int) 
 	b := &sizeRun{n: n, ls: strconv.Itoa(int(lid)), sweepMADs: disc.MADs, ibsimPID: childPID("ibsim"),
 		toolCPU: map[string][]time.Duration{}, res: map[string]*result{}}
 	ls := b.ls
-	engineSweep := func() error {
-		c0 := cpuTime(b.ibsimPID)
-		d, err := sess.Discover(ctx, nil)
-		if err == nil && len(d.Errors) > 0 {
-			err = fmt.Errorf("%d errors, first %v", len(d.Errors), d.Errors[0])
-		}
-		b.ibsimCPU = append(b.ibsimCPU, cpuTime(b.ibsimPID)-c0)
-		return err
-	}
-
+	engineSweep := b.engineSweep(ctx, sess)
 	// The exporter (issue 20): a steady-state sweep in this process (the
 	// topology known), and the first sweep with its discovery as a
 	// process (ibscript exporter --once), against one ibqueryerrors run.
-	exp := exporter.New(sess, nil)
-	if _, err := exp.Sweep(ctx); err != nil {
-		return fmt.Errorf("exporter: %w", err)
-	}
-	expSweep := func() error {
-		snap, err := exp.Sweep(ctx)
-		if err == nil && (snap.Errors > 0 || snap.Discovered) {
-			err = fmt.Errorf("exporter sweep: %d errors, discovered %v", snap.Errors, snap.Discovered)
-		}
+	expSweep, err := exporterSweep(ctx, sess)
+	if err != nil {
 		return err
 	}
 	prom := filepath.Join(dir, "ib.prom")
@@ -227,6 +211,36 @@ func engineSession(ctx context.Context, s *ibsimtest.Sim, n int) (*engine.Sessio
 		return nil, nil, err
 	}
 	return sess, disc, nil
+}
+
+// engineSweep is one discovery by the engine in this process, recording
+// ibsim's CPU time serving it.
+func (b *sizeRun) engineSweep(ctx context.Context, sess *engine.Session) func() error {
+	return func() error {
+		c0 := cpuTime(b.ibsimPID)
+		d, err := sess.Discover(ctx, nil)
+		if err == nil && len(d.Errors) > 0 {
+			err = fmt.Errorf("%d errors, first %v", len(d.Errors), d.Errors[0])
+		}
+		b.ibsimCPU = append(b.ibsimCPU, cpuTime(b.ibsimPID)-c0)
+		return err
+	}
+}
+
+// exporterSweep makes an exporter on sess, sweeps once (its discovery),
+// and returns its steady-state sweep.
+func exporterSweep(ctx context.Context, sess *engine.Session) (func() error, error) {
+	exp := exporter.New(sess, nil)
+	if _, err := exp.Sweep(ctx); err != nil {
+		return nil, fmt.Errorf("exporter: %w", err)
+	}
+	return func() error {
+		snap, err := exp.Sweep(ctx)
+		if err == nil && (snap.Errors > 0 || snap.Discovered) {
+			err = fmt.Errorf("exporter sweep: %d errors, discovered %v", snap.Errors, snap.Discovered)
+		}
+		return err
+	}, nil
 }
 
 // switchLID is a switch LID for the one-shot NodeInfo, 0 if none.
