@@ -42,17 +42,7 @@ func WriteText(w io.Writer, r *Report, color bool) error {
 	}
 	fmt.Fprintln(bw, paint(ansiBold, title))
 	if f := r.Fabric; f.Nodes > 0 || f.Backend != "" {
-		var parts []string
-		if f.Nodes > 0 {
-			parts = append(parts, fmt.Sprintf("%d nodes, %d links", f.Nodes, f.Links))
-		}
-		if f.Backend != "" {
-			parts = append(parts, "on "+f.Backend)
-		}
-		if f.CA != "" {
-			parts = append(parts, fmt.Sprintf("from %s port %d", f.CA, f.Port))
-		}
-		fmt.Fprintf(bw, "fabric: %s\n", strings.Join(parts, ", "))
+		fmt.Fprintf(bw, "fabric: %s\n", fabricLine(f))
 	}
 	for _, cat := range r.Categories() {
 		fmt.Fprintf(bw, "%s\n", paint(ansiBold, "["+cat+"]"))
@@ -78,28 +68,8 @@ func WriteText(w io.Writer, r *Report, color bool) error {
 				}
 				fmt.Fprintln(bw)
 			}
-			n := 0
-			for _, res := range c.Results {
-				if res.Status != Fail {
-					continue
-				}
-				if n++; n > maxTextResults {
-					fmt.Fprintf(bw, "          ... %d more\n", c.Failed-maxTextResults)
-					break
-				}
-				fmt.Fprintf(bw, "          %s\n", resultText(res))
-			}
-			n = 0
-			for _, res := range c.Results {
-				if res.Status != Error {
-					continue
-				}
-				if n++; n > maxTextResults {
-					fmt.Fprintf(bw, "          ... %d more could not be read\n", c.Errors-maxTextResults)
-					break
-				}
-				fmt.Fprintf(bw, "          could not read: %s\n", resultText(res))
-			}
+			writeResults(bw, c, Fail, "", "", c.Failed)
+			writeResults(bw, c, Error, "could not read: ", " could not be read", c.Errors)
 		}
 	}
 	if r.Error != "" {
@@ -111,6 +81,39 @@ func WriteText(w io.Writer, r *Report, color bool) error {
 	}
 	fmt.Fprintf(bw, " (%.2fs)\n", r.Duration)
 	return bw.Flush()
+}
+
+// fabricLine is what the text report says of the fabric: its size, the
+// backend and the local port, those known.
+func fabricLine(f FabricInfo) string {
+	var parts []string
+	if f.Nodes > 0 {
+		parts = append(parts, fmt.Sprintf("%d nodes, %d links", f.Nodes, f.Links))
+	}
+	if f.Backend != "" {
+		parts = append(parts, "on "+f.Backend)
+	}
+	if f.CA != "" {
+		parts = append(parts, fmt.Sprintf("from %s port %d", f.CA, f.Port))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeResults writes the results of c with status st, each after prefix,
+// at most maxTextResults of them, then how many more there are of total
+// (with suffix).
+func writeResults(bw *bufio.Writer, c *Check, st Status, prefix, suffix string, total int) {
+	n := 0
+	for _, res := range c.Results {
+		if res.Status != st {
+			continue
+		}
+		if n++; n > maxTextResults {
+			fmt.Fprintf(bw, "          ... %d more%s\n", total-maxTextResults, suffix)
+			break
+		}
+		fmt.Fprintf(bw, "          %s%s\n", prefix, resultText(res))
+	}
 }
 
 // NoResult is what a check that recorded no result says: it is skipped,
