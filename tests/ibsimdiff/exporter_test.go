@@ -246,6 +246,7 @@ func TestExporterTrapRediscovery(t *testing.T) {
 		{`ReLink "Switch1"[3]`, smp.PortStateActive, true},
 	} {
 		last := e.Snapshot().Seq
+		sent := time.Now()
 		out, err := s.Console(t.Context(), c.cmd)
 		if err != nil || strings.Contains(out, "#") {
 			t.Fatalf("%s: %q %v", c.cmd, out, err)
@@ -259,6 +260,9 @@ func TestExporterTrapRediscovery(t *testing.T) {
 			// before the poll sees it: then Switch1's port went down
 			// (was seen Down) before that discovery began.
 			snap := await("Switch1's ports re-read after "+c.cmd, last, func(snap *exporter.Snapshot) bool { return state(snap, "Switch1", 3) == c.state })
+			// Reported, not judged (timing is the machine's): how long
+			// from the console's command to the snapshot showing it.
+			t.Logf("%s: Switch1 port 3 %s in the metrics %v after the command (sweep interval 1 h)", c.cmd, smp.PortStateName(c.state), snap.Time.Sub(sent).Round(time.Millisecond))
 			at, ok := snap.DownSince[exporter.PortKey{GUID: snap.Switches[0].GUID, Port: 3}]
 			if !ok || snap.Refreshes == 0 || snap.Traps == 0 || snap.Discovered && !at.Before(snap.DiscoveryTime) {
 				t.Errorf("%s: sweep %d Discovered %v (at %v), %d refreshes, %d traps, Switch1 port 3 down since %v: want it re-read before any discovery",
