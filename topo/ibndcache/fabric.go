@@ -263,26 +263,9 @@ func FromFabric(f *topo.Fabric) (*File, error) {
 				continue
 			}
 			r.Ports = append(r.Ports, PortKey{p.GUID, uint8(num)})
-			pr := Port{GUID: p.GUID, Num: uint8(num), BaseLID: p.LID, LMC: p.LMC, NodeGUID: n.GUID}
-			if n.Type == topo.Switch {
-				pr.BaseLID, pr.LMC = r.SMALID, smaLMC
-			}
-			pi := smp.PortInfo{LID: pr.BaseLID, LMC: pr.LMC, CapabilityMask: p.CapMask,
-				LinkWidthEnabled: p.WidthEnabled, LinkWidthSupported: p.WidthSupported, LinkWidthActive: p.WidthActive,
-				LinkSpeedEnabled: p.SpeedEnabled, LinkSpeedSupported: p.SpeedSupported, LinkSpeedActive: p.SpeedActive,
-				LinkSpeedExtEnabled: p.SpeedExtEnabled & 0x1f, LinkSpeedExtSupported: p.SpeedExtSupported & 0xf, LinkSpeedExtActive: p.SpeedExtActive & 0xf,
-				CapabilityMask2: p.CapMask2, LinkSpeedExtEnabled2: p.SpeedExtEnabled >> 5,
-				LinkSpeedExtSupported2: p.SpeedExtSupported >> 5, LinkSpeedExtActive2: p.SpeedExtActive >> 5,
-				PortState: p.State, PortPhysicalState: p.PhysState, HOQLife: p.HOQLife, VLStallCount: p.VLStallCount, VLCap: p.VLCap}
-			pi.LocalPortNum = uint8(lp)
-			if n.Type == topo.Switch && num > 0 {
-				pi.LID, pi.LMC = 0, 0 // a switch's LID is its port 0's
-			}
-			if err := marshalInto(&pr.Info, &pi); err != nil {
-				return nil, fmt.Errorf("ibndcache: %s port %d: PortInfo: %w", n, num, err)
-			}
-			if p.Remote != nil {
-				pr.HasRemote, pr.Remote = true, PortKey{p.Remote.GUID, uint8(p.Remote.Num)}
+			pr, err := portRecord(n, p, num, r.SMALID, smaLMC, lp)
+			if err != nil {
+				return nil, err
 			}
 			h := hashGUID(p.GUID)
 			buckets[h] = append(buckets[h], pr)
@@ -306,6 +289,34 @@ func FromFabric(f *topo.Fabric) (*File, error) {
 		out.Ports = append(out.Ports, b...)
 	}
 	return out, nil
+}
+
+// portRecord is the cache's record of port num of n (p), its PortInfo as
+// discovery read it from local port lp; a switch's ports carry its port
+// 0's LID and LMC (smaLID, smaLMC) in the record, none in PortInfo.
+func portRecord(n *topo.Node, p *topo.Port, num int, smaLID uint16, smaLMC uint8, lp int) (Port, error) {
+	pr := Port{GUID: p.GUID, Num: uint8(num), BaseLID: p.LID, LMC: p.LMC, NodeGUID: n.GUID}
+	if n.Type == topo.Switch {
+		pr.BaseLID, pr.LMC = smaLID, smaLMC
+	}
+	pi := smp.PortInfo{LID: pr.BaseLID, LMC: pr.LMC, CapabilityMask: p.CapMask,
+		LinkWidthEnabled: p.WidthEnabled, LinkWidthSupported: p.WidthSupported, LinkWidthActive: p.WidthActive,
+		LinkSpeedEnabled: p.SpeedEnabled, LinkSpeedSupported: p.SpeedSupported, LinkSpeedActive: p.SpeedActive,
+		LinkSpeedExtEnabled: p.SpeedExtEnabled & 0x1f, LinkSpeedExtSupported: p.SpeedExtSupported & 0xf, LinkSpeedExtActive: p.SpeedExtActive & 0xf,
+		CapabilityMask2: p.CapMask2, LinkSpeedExtEnabled2: p.SpeedExtEnabled >> 5,
+		LinkSpeedExtSupported2: p.SpeedExtSupported >> 5, LinkSpeedExtActive2: p.SpeedExtActive >> 5,
+		PortState: p.State, PortPhysicalState: p.PhysState, HOQLife: p.HOQLife, VLStallCount: p.VLStallCount, VLCap: p.VLCap}
+	pi.LocalPortNum = uint8(lp)
+	if n.Type == topo.Switch && num > 0 {
+		pi.LID, pi.LMC = 0, 0 // a switch's LID is its port 0's
+	}
+	if err := marshalInto(&pr.Info, &pi); err != nil {
+		return Port{}, fmt.Errorf("ibndcache: %s port %d: PortInfo: %w", n, num, err)
+	}
+	if p.Remote != nil {
+		pr.HasRemote, pr.Remote = true, PortKey{p.Remote.GUID, uint8(p.Remote.Num)}
+	}
+	return pr, nil
 }
 
 type appender interface {
