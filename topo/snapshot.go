@@ -156,21 +156,8 @@ func ReadSnapshot(r io.Reader, name string) (*Fabric, error) {
 		n := &Node{ID: sn.ID, Desc: sn.Desc, Type: t, NumPorts: sn.NumPorts, GUID: guid, SysGUID: sys,
 			VendorID: sn.VendorID, DeviceID: sn.DeviceID, Revision: sn.Revision, EnhancedPort0: sn.EnhancedPort0,
 			Ports: make([]*Port, sn.NumPorts+1)}
-		for _, sp := range sn.Ports {
-			if sp.Num < 0 || sp.Num > sn.NumPorts {
-				return nil, fmt.Errorf("%s: nodes[%d] %q: port %d out of range", name, i, sn.Desc, sp.Num)
-			}
-			if n.Ports[sp.Num] != nil {
-				return nil, fmt.Errorf("%s: nodes[%d] %q: port %d listed twice", name, i, sn.Desc, sp.Num)
-			}
-			pg, err := parseHex64(sp.GUID)
-			if err != nil {
-				return nil, fmt.Errorf("%s: nodes[%d] port %d: guid %q", name, i, sp.Num, sp.GUID)
-			}
-			n.Ports[sp.Num] = &Port{Node: n, Num: sp.Num, GUID: pg, LID: sp.LID, LMC: sp.LMC,
-				WidthEnabled: sp.WidthEnabled, WidthActive: sp.WidthActive, SpeedEnabled: sp.SpeedEnabled,
-				SpeedActive: sp.SpeedActive, SpeedExtEnabled: sp.SpeedExtEnabled, SpeedExtActive: sp.SpeedExtActive,
-				CapMask: sp.CapMask, State: sp.State, PhysState: sp.PhysState}
+		if err := snapshotPorts(name, i, &sn, n); err != nil {
+			return nil, err
 		}
 		f.Nodes = append(f.Nodes, n)
 	}
@@ -200,6 +187,28 @@ func ReadSnapshot(r io.Reader, name string) (*Fabric, error) {
 		}
 	}
 	return f, nil
+}
+
+// snapshotPorts makes n's ports from the snapshot's nodes[i] (sn), name
+// naming the file in errors.
+func snapshotPorts(name string, i int, sn *snapNode, n *Node) error {
+	for _, sp := range sn.Ports {
+		if sp.Num < 0 || sp.Num > sn.NumPorts {
+			return fmt.Errorf("%s: nodes[%d] %q: port %d out of range", name, i, sn.Desc, sp.Num)
+		}
+		if n.Ports[sp.Num] != nil {
+			return fmt.Errorf("%s: nodes[%d] %q: port %d listed twice", name, i, sn.Desc, sp.Num)
+		}
+		pg, err := parseHex64(sp.GUID)
+		if err != nil {
+			return fmt.Errorf("%s: nodes[%d] port %d: guid %q", name, i, sp.Num, sp.GUID)
+		}
+		n.Ports[sp.Num] = &Port{Node: n, Num: sp.Num, GUID: pg, LID: sp.LID, LMC: sp.LMC,
+			WidthEnabled: sp.WidthEnabled, WidthActive: sp.WidthActive, SpeedEnabled: sp.SpeedEnabled,
+			SpeedActive: sp.SpeedActive, SpeedExtEnabled: sp.SpeedExtEnabled, SpeedExtActive: sp.SpeedExtActive,
+			CapMask: sp.CapMask, State: sp.State, PhysState: sp.PhysState}
+	}
+	return nil
 }
 
 // MaxLoadSize is the largest file Load reads: 64 times the
