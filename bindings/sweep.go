@@ -98,22 +98,7 @@ func fabricSweep(e *Env, L *lua.LState) int {
 		checkOptions(L, "fabric.sweep", opts, map[string]bool{"fields": true, "nonzero": true})
 		nonzero = lua.LVAsBool(opts.RawGetString("nonzero"))
 		if ft, ok := opts.RawGetString("fields").(*lua.LTable); ok {
-			if k.layout == nil {
-				raise(L, "fabric.sweep", "%s has no fields to choose", what)
-			}
-			for i := 1; i <= ft.Len(); i++ {
-				name := ft.RawGetInt(i).String()
-				idx := -1
-				for j, f := range k.layout.Fields {
-					if f.Key() == name {
-						idx = j
-					}
-				}
-				if idx < 0 {
-					raise(L, "fabric.sweep", "%s has no field %q", k.layout.Name, name)
-				}
-				only = append(only, idx)
-			}
+			only = sweepFields(L, k, what, ft)
 		}
 	}
 	reqs := make([]engine.SweepReq, n)
@@ -156,24 +141,53 @@ func fabricSweep(e *Env, L *lua.LState) int {
 			rt.RawSetString("value", e.someFields(k.layout, r.Data, only, nonzero))
 		} else if k.layout != nil {
 			rt.RawSetString("value", e.layoutTable(k.layout, r.Data))
+		} else if v, err := pkeyList(L, r.Data); err != nil {
+			rt.RawSetString("err", lua.LString(err.Error()))
 		} else {
-			var pk smp.PKeyTable
-			if err := pk.UnmarshalBinary(r.Data); err != nil {
-				rt.RawSetString("err", lua.LString(err.Error()))
-			} else {
-				arr := L.CreateTable(1, 0)
-				for _, key := range pk.PKeys {
-					if key != 0 {
-						arr.Append(lua.LNumber(key))
-					}
-				}
-				rt.RawSetString("value", arr)
-			}
+			rt.RawSetString("value", v)
 		}
 		out.Append(rt)
 	}
 	L.Push(out)
 	return 1
+}
+
+// sweepFields is the indexes in k's layout of the fields listed in ft
+// (fabric.sweep's fields option); what names the sweep in errors.
+func sweepFields(L *lua.LState, k sweepKind, what string, ft *lua.LTable) []int {
+	if k.layout == nil {
+		raise(L, "fabric.sweep", "%s has no fields to choose", what)
+	}
+	var only []int
+	for i := 1; i <= ft.Len(); i++ {
+		name := ft.RawGetInt(i).String()
+		idx := -1
+		for j, f := range k.layout.Fields {
+			if f.Key() == name {
+				idx = j
+			}
+		}
+		if idx < 0 {
+			raise(L, "fabric.sweep", "%s has no field %q", k.layout.Name, name)
+		}
+		only = append(only, idx)
+	}
+	return only
+}
+
+// pkeyList is a P_KeyTable block as a list of its non-zero P_Keys.
+func pkeyList(L *lua.LState, data []byte) (*lua.LTable, error) {
+	var pk smp.PKeyTable
+	if err := pk.UnmarshalBinary(data); err != nil {
+		return nil, err
+	}
+	arr := L.CreateTable(1, 0)
+	for _, key := range pk.PKeys {
+		if key != 0 {
+			arr.Append(lua.LNumber(key))
+		}
+	}
+	return arr, nil
 }
 
 func fabricRoutes(e *Env, L *lua.LState) int {
