@@ -282,23 +282,7 @@ func (s *Session) PerfCounters(ctx context.Context, t Target, port uint8, extend
 			c.Data = d
 			continue
 		}
-		for _, f := range c.Layout.Fields {
-			if perfCountersSelects[f.Name] {
-				f.Put(c.Data, f.Get(d))
-				continue
-			}
-			max := uint64(1)<<f.Width - 1
-			if f.Width >= 64 {
-				max = ^uint64(0)
-			}
-			sum, a := f.Get(c.Data), f.Get(d)
-			if sum > max-a {
-				sum = max
-			} else {
-				sum += a
-			}
-			f.Put(c.Data, sum)
-		}
+		addCounters(c.Layout, c.Data, d)
 	}
 	if c.Summed != nil {
 		ps, _ := c.Layout.Field("PortSelect")
@@ -310,6 +294,29 @@ func (s *Session) PerfCounters(ctx context.Context, t Target, port uint8, extend
 		}
 	}
 	return c, nil
+}
+
+// addCounters adds the counters of d into sum, each saturating at its
+// width as the PMA's do (AllPortSelect emulated); the select fields are
+// d's.
+func addCounters(l *mad.Layout, sum, d []byte) {
+	for _, f := range l.Fields {
+		if perfCountersSelects[f.Name] {
+			f.Put(sum, f.Get(d))
+			continue
+		}
+		max := uint64(1)<<f.Width - 1
+		if f.Width >= 64 {
+			max = ^uint64(0)
+		}
+		v, a := f.Get(sum), f.Get(d)
+		if v > max-a {
+			v = max
+		} else {
+			v += a
+		}
+		f.Put(sum, v)
+	}
 }
 
 // pmaPorts are the ports perfquery -a reads one by one: 1 to NumPorts, 0
