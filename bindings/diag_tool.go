@@ -36,6 +36,7 @@ func (e *Env) runDiagTool(L *lua.LState, dt *diag.Tool) int {
 	o := dt.NewOptions()
 	env := e.diagEnv()
 	env.CheckFile, env.WriteFile = filesOf(L).Check, filesOf(L).WriteFile
+	env.Script = true
 	for i := range specs {
 		s := &specs[i]
 		if s.Lua != "" && s.Pos >= 0 && s.Pos < dt.MinArgs && t.RawGetString(s.Lua) == lua.LNil {

@@ -47,6 +47,10 @@ type Env struct {
 	// bindings' (never the run's own --audit, --record or report file,
 	// never through a symbolic link); nil writes as the C tool does.
 	WriteFile func(path string, b []byte, perm fs.FileMode) error
+	// Script marks a run from a Lua script: a tool refuses what scripts
+	// never handle (ibccconfig's CongestionKeyInfo, which carries the
+	// CC_Key; as cc.set refuses it).
+	Script bool
 }
 
 // checkFile applies CheckFile.

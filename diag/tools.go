@@ -12,6 +12,7 @@ func Tools() []*Tool {
 		ibPortStateTool,
 		ibCacheEditTool,
 		ibCCQueryTool,
+		ibCCConfigTool,
 		smpQueryTool,
 		ibIDsVerifyTool,
 		ibStatTool,
