@@ -12,6 +12,7 @@ import (
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/cc"
 	"github.com/ibscript/ibscript/mad/smp"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // ibccconfig: Sets of the Congestion Control attributes (class 0x21), as
@@ -334,14 +335,14 @@ func cStrtoul(s string) (v uint64, rest string, erange bool) {
 	}
 	base := uint64(10)
 	switch {
-	case i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && hexDigit(s[i+2]) >= 0:
+	case i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && topo.HexDigit(s[i+2]) >= 0:
 		base, i = 16, i+2
 	case i < len(s) && s[i] == '0':
 		base = 8
 	}
 	start := i
 	for ; i < len(s); i++ {
-		d := hexDigit(s[i])
+		d := topo.HexDigit(s[i])
 		if d < 0 || uint64(d) >= base {
 			break
 		}
@@ -360,19 +361,6 @@ func cStrtoul(s string) (v uint64, rest string, erange bool) {
 		v = -v
 	}
 	return v, s[i:], false
-}
-
-// hexDigit is c's value as a hex digit, -1 when it is none.
-func hexDigit(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
 }
 
 func (r *ccArgs) u64(s string) uint64 { return r.num(s) }
