@@ -2,6 +2,7 @@ package diag
 
 import (
 	"encoding/hex"
+	"fmt"
 	"testing"
 
 	"github.com/ibscript/ibscript/mad/cc"
@@ -11,19 +12,16 @@ import (
 // parselonglongint, parse256 and parsecct read them, and the payloads
 // laid out at libibmad's field offsets.
 func TestCCConfigArgs(t *testing.T) {
-	for _, c := range []struct {
-		s    string
-		v    uint64
-		rest string
-		rng  bool
-	}{
-		{"0x1F", 0x1f, "", false}, {"010", 8, "", false}, {"", 0, "", false}, {" 7", 7, "", false},
-		{"-1", ^uint64(0), "", false}, {"12x", 12, "x", false}, {"x", 0, "x", false}, {"0x", 0, "x", false},
-		{"18446744073709551615", ^uint64(0), "", false}, {"18446744073709551616", ^uint64(0), "", true},
-	} {
-		v, rest, rng := cStrtoul(c.s)
-		if v != c.v || rest != c.rest || rng != c.rng {
-			t.Errorf("cStrtoul(%q) = %d, %q, %v; want %d, %q, %v", c.s, v, rest, rng, c.v, c.rest, c.rng)
+	// cStrtoul's text -> "value|rest|erange".
+	top := fmt.Sprint(^uint64(0))
+	strtoul := map[string]string{
+		"0x1F": "31||false", "010": "8||false", "": "0||false", " 7": "7||false", "-1": top + "||false",
+		"12x": "12|x|false", "x": "0|x|false", "0x": "0|x|false", top: top + "||false", "18446744073709551616": top + "||true",
+	}
+	for in, want := range strtoul {
+		v, rest, rng := cStrtoul(in)
+		if got := fmt.Sprintf("%d|%s|%v", v, rest, rng); got != want {
+			t.Errorf("cStrtoul(%q) = %s, want %s", in, got, want)
 		}
 	}
 	var r ccArgs
