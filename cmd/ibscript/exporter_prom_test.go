@@ -102,30 +102,7 @@ func TestExporterPrometheus(t *testing.T) {
 
 	dir := t.TempDir()
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: ibscript\n    static_configs:\n      - targets: [%q]\n", addr)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	prom := freePort(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	var log bytes.Buffer
-	cmd := exec.CommandContext(ctx, promBin,
-		"--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+prom,
-		"--log.level=warn")
-	cmd.Stdout, cmd.Stderr = &log, &log
-	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", log.String())
-		}
-	}()
+	prom := startPrometheus(t, promBin, dir, cfg)
 
 	// Poll the API (Prometheus starts, then scrapes every second) until
 	// what is asked holds or a generous deadline passes.
@@ -192,4 +169,38 @@ func TestExporterPrometheus(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// startPrometheus runs the prometheus server promBin with the
+// configuration cfg (written to dir/prometheus.yml, its data in dir/data)
+// on a free port until the test ends, and returns its address; its log
+// is shown when the test failed.
+func startPrometheus(t *testing.T, promBin, dir, cfg string) string {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prom := freePort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	var log bytes.Buffer
+	cmd := exec.CommandContext(ctx, promBin,
+		"--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+prom,
+		"--log.level=warn")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		cancel()
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", log.String())
+		}
+	})
+	return prom
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -16,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -200,30 +198,7 @@ func TestExporterPrometheusTLS(t *testing.T) {
 			name, filepath.Join(dir, "ca.pem"), filepath.Join(dir, pw+".pw"), addr)
 	}
 	promCfg := "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n" + job("secure", "s3cret") + job("badpass", "wrong")
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(promCfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	prom := freePort(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	var log bytes.Buffer
-	cmd := exec.CommandContext(ctx, promBin,
-		"--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+prom,
-		"--log.level=warn")
-	cmd.Stdout, cmd.Stderr = &log, &log
-	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", log.String())
-		}
-	}()
+	prom := startPrometheus(t, promBin, dir, promCfg)
 	await := func(what, q string, ok func(float64) bool) {
 		t.Helper()
 		deadline := time.Now().Add(90 * time.Second)
