@@ -23,17 +23,7 @@ import (
 // queued; a big enough buffer gets the whole message with the first
 // segment's header (rmpp.md section 8).
 func TestUMADPortCoalesced(t *testing.T) {
-	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := f.Attach("Hca3", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := engine.NewUMADPort(tr)
-	defer p.Close()
+	p := hca3UMADPort(t)
 	ctx := t.Context()
 	agent, err := p.Register(ctx, mad.ClassSubnAdm, sa.ClassVersion, 1, [2]uint64{})
 	if err != nil {
@@ -81,17 +71,7 @@ func TestRMPPSendSilentPeer(t *testing.T) {
 	}{{0, 0, 2 * time.Second}, {0, 1, 4 * time.Second}, {500, 3, 2 * time.Second}, {5000, 1, 4 * time.Second}} {
 		t.Run(fmt.Sprintf("timeout %d retries %d", c.timeoutMS, c.retries), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				tr, err := f.Attach("Hca3", 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				p := engine.NewUMADPort(tr)
-				defer p.Close()
+				p := hca3UMADPort(t)
 				ctx := t.Context()
 				agent, err := p.Register(ctx, mad.ClassSubnAdm, sa.ClassVersion, 1, [2]uint64{})
 				if err != nil {
@@ -121,17 +101,7 @@ func TestRMPPSendSilentPeer(t *testing.T) {
 // TestUMADPortRMPPEdges: rmpp.md section 9 cases 28-30 through UMADPort.
 func TestUMADPortRMPPEdges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		tr, err := f.Attach("Hca3", 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := engine.NewUMADPort(tr)
-		defer p.Close()
+		p := hca3UMADPort(t)
 		ctx := t.Context()
 		sm := fabric.Addr{LID: p.Port().SMLID, QPN: 1, QKey: 0x80010000}
 		// 30: rmpp_version 1 on a class without RMPP.
@@ -244,4 +214,22 @@ func TestSATruncatedAnswers(t *testing.T) {
 		}
 		t.Logf("%v", err)
 	})
+}
+
+// hca3UMADPort is a UMADPort on Hca3 port 1 of net.2sw2path4hca in the
+// simulator, closed with the simulator when the test ends.
+func hca3UMADPort(t *testing.T) *engine.UMADPort {
+	t.Helper()
+	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tr, err := f.Attach("Hca3", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := engine.NewUMADPort(tr)
+	t.Cleanup(func() { p.Close() })
+	return p
 }
