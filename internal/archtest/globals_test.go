@@ -47,6 +47,22 @@ func libraryDir(rel string) bool {
 // TestNoExportedMutableVars: no library package exports a package-level
 // variable other than a sentinel error.
 func TestNoExportedMutableVars(t *testing.T) {
+	files := eachSourceFile(t, libraryDir, func(fset *token.FileSet, _ string, f *ast.File) {
+		for _, v := range exportedVars(fset, f) {
+			t.Errorf("%s: an exported mutable package-level variable (make it a function or unexport it)", v)
+		}
+	})
+	if files < 50 {
+		t.Fatalf("read only %d library files", files)
+	}
+}
+
+// eachSourceFile parses every non-test Go file of the repository in the
+// directories keep accepts (nil: all; .git and testdata never) and calls
+// fn with it and its slash-separated path from the repository's root. It
+// returns how many files it read.
+func eachSourceFile(t *testing.T, keep func(rel string) bool, fn func(fset *token.FileSet, rel string, f *ast.File)) int {
+	t.Helper()
 	fset := token.NewFileSet()
 	root := "../.."
 	files := 0
@@ -57,7 +73,7 @@ func TestNoExportedMutableVars(t *testing.T) {
 		rel, _ := filepath.Rel(root, path)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if d.Name() == ".git" || d.Name() == "testdata" || rel != "." && !libraryDir(rel) {
+			if d.Name() == ".git" || d.Name() == "testdata" || rel != "." && keep != nil && !keep(rel) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -70,17 +86,13 @@ func TestNoExportedMutableVars(t *testing.T) {
 			return err
 		}
 		files++
-		for _, v := range exportedVars(fset, f) {
-			t.Errorf("%s: an exported mutable package-level variable (make it a function or unexport it)", v)
-		}
+		fn(fset, rel, f)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if files < 50 {
-		t.Fatalf("read only %d library files", files)
-	}
+	return files
 }
 
 // TestExportedVarsCatches makes sure the check would see one.

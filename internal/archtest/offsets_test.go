@@ -4,8 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -167,43 +165,17 @@ func byteShift(e *ast.BinaryExpr) bool {
 // reads or writes MAD bytes at hand-written offsets; the schema's types
 // and layouts do (issue 32 item 3). Tests may build raw bytes.
 func TestNoHandOffsets(t *testing.T) {
-	fset := token.NewFileSet()
-	root := "../.."
-	files := 0
 	used := map[string]bool{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if d.Name() == ".git" || d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		files++
+	files := eachSourceFile(t, nil, func(fset *token.FileSet, rel string, f *ast.File) {
 		found := handOffsets(fset, f)
 		if p, ok := offsetAllowed(rel); ok {
 			used[p] = used[p] || len(found) > 0
-			return nil
+			return
 		}
 		for _, s := range found {
 			t.Errorf("%s: a hand-written offset: read and write MADs through the schema's types and layouts (mad/internal/madgen), or list the file in offsetsAllowed with its reason if it is a wire layer", s)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if files < 100 {
 		t.Fatalf("read only %d files", files)
 	}
