@@ -275,7 +275,6 @@ func TestTracertMatchesCTool(t *testing.T) {
 		t.Run(topoName(rt.path), func(t *testing.T) {
 			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
 			s, sess := routeSim(t, rt.path, rt.host)
-			ctx := t.Context()
 			lids := endLIDs(t, sess)
 			maxLID := uint16(0)
 			for _, l := range lids {
@@ -299,24 +298,10 @@ func TestTracertMatchesCTool(t *testing.T) {
 					if brief {
 						args = append([]string{"-n"}, args...)
 					}
-					want, _, code := runExit(t, s, rt.host, "ibtracert", args...)
-					tr, err := diag.Tracert(ctx, &diag.Env{Session: sess}, p.src, p.dst, &diag.TracertOptions{NoInfo: brief})
-					gotCode := 0
-					if err != nil {
-						gotCode = 255
+					if _, err := diffTracert(t, s, rt.host, args, &diag.Env{Session: sess}, p.src, p.dst, &diag.TracertOptions{NoInfo: brief}, nil); err != nil {
 						failed++
 					} else {
 						ok++
-					}
-					var got bytes.Buffer
-					if err := diag.WriteTracert(&got, tr); err != nil {
-						t.Fatal(err)
-					}
-					if err != nil {
-						diag.WriteIBExit(&got, ibtracertPath, err.Error())
-					}
-					if code != gotCode || got.String() != string(want) {
-						t.Errorf("ibtracert %v: exit %d, diag %d (%v, %q):\n%s", args, code, gotCode, err, tr.Warnings, lineDiff(string(want), got.String()))
 					}
 				}
 			}
@@ -681,21 +666,8 @@ func TestTracertMulticastMatchesCTool(t *testing.T) {
 					if brief {
 						args = append([]string{"-n"}, args...)
 					}
-					want, _, code := runExit(t, s, host, "ibtracert", args...)
-					tr, err := diag.Tracert(ctx, env, src, dst, &diag.TracertOptions{NoInfo: brief, Multicast: true, MLID: int(mlid)})
-					var got bytes.Buffer
-					if werr := diag.WriteTracert(&got, tr); werr != nil {
-						t.Fatal(werr)
-					}
-					gotCode := 0
-					if err != nil {
-						diag.WriteIBExit(&got, ibtracertPath, err.Error())
-						gotCode = 255
-					} else {
+					if _, err := diffTracert(t, s, host, args, env, src, dst, &diag.TracertOptions{NoInfo: brief, Multicast: true, MLID: int(mlid)}, nil); err == nil {
 						found++
-					}
-					if code != gotCode || got.String() != string(want) {
-						t.Errorf("ibtracert %v: exit %d, diag %d (%v, %q):\n%s", args, code, gotCode, err, tr.Warnings, lineDiff(string(want), got.String()))
 					}
 				}
 			}
@@ -715,23 +687,9 @@ func TestTracertMulticastMatchesCTool(t *testing.T) {
 			if brief {
 				args = append([]string{"-n"}, args...)
 			}
-			want, _, code := runExit(t, s, host, "ibtracert", args...)
-			want = withoutTracertDebug(want)
-			tr, err := diag.Tracert(ctx, env, src, cas[0], &diag.TracertOptions{NoInfo: brief, Multicast: true, MLID: 0xc001, Verbose: true})
-			var got bytes.Buffer
-			if werr := diag.WriteTracert(&got, tr); werr != nil {
-				t.Fatal(werr)
-			}
-			gotCode := 0
-			if err != nil {
-				diag.WriteIBExit(&got, ibtracertPath, err.Error())
-				gotCode = 255
-			}
+			tr, _ := diffTracert(t, s, host, args, env, src, cas[0], &diag.TracertOptions{NoInfo: brief, Multicast: true, MLID: 0xc001, Verbose: true}, withoutTracertDebug)
 			if len(tr.Approach) == 0 {
 				t.Errorf("ibtracert %v: no walk to the source recorded", args)
-			}
-			if code != gotCode || got.String() != string(want) {
-				t.Errorf("ibtracert %v: exit %d, diag %d (%v, %q):\n%s", args, code, gotCode, err, tr.Warnings, lineDiff(string(want), got.String()))
 			}
 		}
 	}
@@ -857,20 +815,8 @@ func TestTracertFaultsMatchCTool(t *testing.T) {
 	for _, src := range lids {
 		for _, dst := range lids {
 			args := []string{itoa(src), itoa(dst)}
-			want, _, code := runExit(t, s, host, "ibtracert", args...)
-			tr, err := diag.Tracert(ctx, env, src, dst, nil)
-			var got bytes.Buffer
-			if werr := diag.WriteTracert(&got, tr); werr != nil {
-				t.Fatal(werr)
-			}
-			gotCode := 0
-			if err != nil {
-				diag.WriteIBExit(&got, ibtracertPath, err.Error())
-				gotCode = 255
+			if _, err := diffTracert(t, s, host, args, env, src, dst, nil, nil); err != nil {
 				failed++
-			}
-			if code != gotCode || got.String() != string(want) {
-				t.Errorf("ibtracert %v: exit %d, diag %d (%v, %q):\n%s", args, code, gotCode, err, tr.Warnings, lineDiff(string(want), got.String()))
 			}
 		}
 	}
@@ -881,4 +827,30 @@ func TestTracertFaultsMatchCTool(t *testing.T) {
 	for _, c := range [][]string{{"ibroute", "-a", itoa(lidOf("ring-C", 0))}, {"ibroute", itoa(lidOf("ring-D", 0))}, {"dump_lfts"}} {
 		diffToolIBExit(t, s, host, c[0], c[1:]...)
 	}
+}
+
+// diffTracert runs the C ibtracert with args on host and diag.Tracert
+// from src to dst with o, and fails t unless diag's text (its IBEXIT line
+// after a failure, status 255) is the C tool's stdout (through filter,
+// when not nil) with its exit status. It returns diag's trace and error.
+func diffTracert(t *testing.T, s *ibsimtest.Sim, host string, args []string, env *diag.Env, src, dst uint16, o *diag.TracertOptions, filter func([]byte) []byte) (*diag.Trace, error) {
+	t.Helper()
+	want, _, code := runExit(t, s, host, "ibtracert", args...)
+	if filter != nil {
+		want = filter(want)
+	}
+	tr, err := diag.Tracert(t.Context(), env, src, dst, o)
+	var got bytes.Buffer
+	if werr := diag.WriteTracert(&got, tr); werr != nil {
+		t.Fatal(werr)
+	}
+	gotCode := 0
+	if err != nil {
+		diag.WriteIBExit(&got, ibtracertPath, err.Error())
+		gotCode = 255
+	}
+	if code != gotCode || got.String() != string(want) {
+		t.Errorf("ibtracert %v: exit %d, diag %d (%v, %q):\n%s", args, code, gotCode, err, tr.Warnings, lineDiff(string(want), got.String()))
+	}
+	return tr, err
 }
