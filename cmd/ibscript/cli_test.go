@@ -122,6 +122,12 @@ func TestQuietNotice(t *testing.T) {
 	if code, out, errOut := ibscript(t, "--quiet", "-e", "print(1)"); code != 0 || errOut != "" || out != "1\n" {
 		t.Errorf("--quiet: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// The notice names --quiet; the diags tools take it too.
+	for _, tool := range [][]string{{"iblinkinfo"}, {"ibstatus"}, {"sminfo"}, {"perfquery"}} {
+		if code, _, errOut := ibscript(t, append(tool, "--quiet")...); code != 0 || errOut != "" {
+			t.Errorf("%s --quiet: exit %d, stderr %q", tool[0], code, errOut)
+		}
+	}
 	t.Setenv("IBSCRIPT_QUIET", "1")
 	if code, _, errOut := ibscript(t, "-e", "print(1)"); code != 0 || errOut != "" {
 		t.Errorf("IBSCRIPT_QUIET=1: exit %d, stderr %q", code, errOut)

@@ -194,6 +194,7 @@ var commonOptions = []Option{
 	{Long: "audit", Arg: "<file>", Help: "append an audit line for every Set sent"},
 	{Long: "max-mads", Arg: "<n>", Help: "send at most N MADs"},
 	{Long: "time-limit", Arg: "<dur>", Help: "end the tool after DUR of wall-clock time (exit status 2)"},
+	{Long: "quiet", Help: "no notice that auto mode uses the embedded simulated fabric (also $IBSCRIPT_QUIET=1)"},
 }
 
 // options returns the tool's option table: its own options, then the
@@ -797,6 +798,9 @@ func (inv *Invocation) configure(c *config) error {
 	c.record = inv.Value("record")
 	c.audit = inv.Value("audit")
 	c.allowSet = inv.Has("allow-set")
+	if inv.Has("quiet") {
+		c.quiet = true
+	}
 	if inv.Has("max-mads") {
 		n, err := strconv.ParseUint(inv.Value("max-mads"), 10, 64)
 		if err != nil {
