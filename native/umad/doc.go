@@ -17,6 +17,17 @@
 //     libibumad's parsing (strtoul base detection, GUID/GID groups,
 //     truncation at the buffer size, cut at the last newline) and its
 //     default-port rules (Resolve, GetPort).
+//   - pairs.go: SMI/GSI pairs (umad_get_smi_gsi_pairs as SMIGSIPairs,
+//     umad_get_smi_gsi_pair_by_ca_name as PairByCAName, struct
+//     umad_ca_pair as CAPair): a planarized HCA is two or more devices
+//     whose ports share one port GUID, the one with IsSMDisabled in its
+//     CapabilityMask the GSI side, the other the SMI side; a normal port
+//     is its own SMI and GSI. Zero GUIDs and Ethernet ports take no part
+//     (rdma-core 01650abb7, #1794); a port named with its device is
+//     taken in any state, one picked automatically must be above Down
+//     (#1664); MaxDevices (128) and MaxUMADPorts (192) bound the tables
+//     as UMAD_MAX_DEVICES and UMAD_MAX_PORTS do (#1672, #1750).
+//     Options.SMI is umad_open_smi_port.
 //   - port.go: Port, the open fd: OpenPort, Register, Register2,
 //     Unregister, Send, Read/Recv, Poll. Device I/O goes through Dev;
 //     dev_linux.go opens nodes with os.OpenFile, so the runtime poller
@@ -74,6 +85,10 @@
 //   - CANames and CADeviceList return an empty list when
 //     /sys/class/infiniband is missing; umad_get_cas_names invents
 //     "mthca0".
+//   - SMIGSIPairs leaves the preferred ports 0, as the C function does
+//     (its man page says they are the first active ports); PairByCAName
+//     returns ENODEV where C finds no pairs at all and returns 0 with an
+//     empty pair, and EINVAL for a port outside C's uint8_t.
 //   - Port directories are only indexed 0..9; a P_Key index file beyond
 //     the number of P_Key files is skipped where libibumad would write
 //     past its array.

@@ -381,9 +381,11 @@ func readPort(fsys fs.FS, ca string, num int, gids bool) (*PortInfo, error) {
 	return p, nil
 }
 
-// CANames lists the devices as umad_get_cas_names: alphabetical, names
-// shorter than CANameLen. A missing /sys/class/infiniband gives an empty
-// list (libibumad invents "mthca0"; ibscript does not).
+// CANames lists the devices as umad_get_cas_names(cas, MaxDevices):
+// alphabetical, names shorter than CANameLen, node types 1..3 (is_ib_type:
+// an RNIC is left out), the first MaxDevices of them. A missing
+// /sys/class/infiniband gives an empty list (libibumad invents "mthca0";
+// ibscript does not).
 func CANames(fsys fs.FS) ([]string, error) {
 	ents, err := fs.ReadDir(fsys, SysInfiniband)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -394,7 +396,11 @@ func CANames(fsys fs.FS) ([]string, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		if n := e.Name(); len(n) < CANameLen {
+		n := e.Name()
+		if len(n) >= CANameLen || len(names) >= MaxDevices {
+			continue
+		}
+		if nt, err := readUint(fsys, path.Join(SysInfiniband, n, "node_type")); err == nil && nt >= 1 && nt <= 3 {
 			names = append(names, n)
 		}
 	}

@@ -45,7 +45,21 @@ type HostPort struct {
 	// GIDs are the port's GID table entries after index 0 (fe80::GUID):
 	// index 1, 2, ... (a RoCE port's IPv4-mapped and IPv6 GIDs).
 	GIDs [][16]byte
+	// CapMask is the port's cap_mask; 0 means 0x2659e848 (an mlx5
+	// HCA port's). IsSMDisabled (0x400) marks the GSI side of a
+	// planarized HCA.
+	CapMask uint32
+	// GUID is the port GUID in gids/0; 0 means the CA's GUID plus the
+	// port number. Planes of one HCA share it.
+	GUID uint64
+	// ZeroGUID writes a zero port GUID (a broken interface, which
+	// libibumad's pairing skips).
+	ZeroGUID bool
 }
+
+// IsSMDisabled is CapabilityMask bit 10: the port has no SMA (the GSI
+// side of a planarized HCA).
+const IsSMDisabled = 0x400
 
 var stateNames = map[int]string{0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
 var physNames = map[int]string{1: "Sleep", 2: "Polling", 3: "Disabled", 4: "PortConfigurationTraining", 5: "LinkUp", 6: "LinkErrorRecovery", 7: "Phy Test"}
@@ -81,10 +95,21 @@ func (h *Host) AddCA(name string, nodeType int, guid uint64, ports ...HostPort) 
 		put(pd+"/state", fmt.Sprintf("%d: %s", p.State, stateNames[p.State]))
 		put(pd+"/phys_state", fmt.Sprintf("%d: %s", p.PhysState, physNames[p.PhysState]))
 		put(pd+"/rate", "100 Gb/sec (4X EDR)")
-		put(pd+"/cap_mask", "0x2659e848")
+		cm := p.CapMask
+		if cm == 0 {
+			cm = 0x2659e848
+		}
+		put(pd+"/cap_mask", fmt.Sprintf("0x%08x", cm))
 		put(pd+"/link_layer", ll)
 		gid0 := [16]byte{0: 0xfe, 1: 0x80}
-		binary.BigEndian.PutUint64(gid0[8:], guid+uint64(p.Num))
+		pg := guid + uint64(p.Num)
+		switch {
+		case p.ZeroGUID:
+			pg = 0
+		case p.GUID != 0:
+			pg = p.GUID
+		}
+		binary.BigEndian.PutUint64(gid0[8:], pg)
 		table := append([][16]byte{gid0}, p.GIDs...)
 		for i, g := range table {
 			var t []string
