@@ -65,6 +65,15 @@ func WriteIBNetDiscover(w io.Writer, f *Fabric, opts *WriteOptions) error {
 	if o := f.Origin; o != nil {
 		fmt.Fprintf(bw, "# Initiated from node %016x port %016x\n", o.Node.GUID, o.GUID)
 	}
+	// Planarized CAs (ibscript's; comments to ibnetdiscover's and ibsim's
+	// parsers), by the ids written below, so the text loads back with its
+	// planes.
+	for _, n := range f.Nodes {
+		if l := PlanarizedLine(n, NodeIDFor(n.Type, n.GUID)); l != "" {
+			bw.WriteString(l)
+			bw.WriteByte('\n')
+		}
+	}
 	wr := &ibndWriter{w: bw, names: opts.NameMap, grouping: opts.Grouping, full: opts.Full}
 	if opts.Grouping {
 		var groups []Chassis

@@ -85,7 +85,10 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // ibnetdiscover's "(portguid)" annotations are accepted and ignored, as
 // ibsim does. A comment line `# ipoib "node"[port] IP...` gives that CA or
 // router port the IP addresses of its IPoIB interface (Port.IPoIB), which
-// the simulator's RDMA CM resolves; ibsim sees a comment.
+// the simulator's RDMA CM resolves; ibsim sees a comment. A comment line
+// `# planarized "node" 1 2 3 4` makes that CA planarized, its port p on
+// the p-th plane listed (Node.Planarized, Port.Plane; planes.go); ibsim
+// sees a comment and loads the CA as an ordinary multi-port one.
 //
 // Unlike ibsim, every inconsistency is an error naming file:line: links not
 // written the same way at both ends, duplicate node ids or GUIDs, port
@@ -160,6 +163,9 @@ func (c *Parser) Parse(name string, r io.Reader) (*Fabric, error) {
 		return nil, e
 	}
 	if err := p.connect(); err != nil {
+		return nil, err
+	}
+	if err := p.applyPlanes(); err != nil {
 		return nil, err
 	}
 	for _, l := range p.ipoib {
@@ -284,7 +290,9 @@ type parser struct {
 	prefix   string
 	ignored  pos // the first line that was not a topology line
 	ipoib    []ipoibLine
-	nports   int // ports declared so far (MaxPorts)
+	// planarized are the "# planarized" lines (planes.go).
+	planarized []planarizedLine
+	nports     int // ports declared so far (MaxPorts)
 }
 
 // ipoibLine is a "# ipoib" line, applied once every node is known.
@@ -372,6 +380,8 @@ func (p *parser) topLine(lr *lineReader, line string, depth int) error {
 	switch {
 	case has("# ipoib "):
 		return p.ipoibDirective(lr, line)
+	case has("# planarized "):
+		return p.planarizedDirective(lr, line)
 	case has("Switch"):
 		return p.node(lr, line, Switch, len("Switch"))
 	case has("Hca"):

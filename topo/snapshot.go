@@ -31,6 +31,7 @@ type snapNode struct {
 	DeviceID      uint16     `json:"device_id,omitempty"`
 	Revision      uint32     `json:"revision,omitempty"`
 	EnhancedPort0 bool       `json:"enhanced_port0,omitempty"`
+	Planarized    bool       `json:"planarized,omitempty"`
 	Ports         []snapPort `json:"ports"`
 }
 
@@ -48,6 +49,7 @@ type snapPort struct {
 	CapMask         uint32    `json:"cap_mask,omitempty"`
 	State           uint8     `json:"state,omitempty"`
 	PhysState       uint8     `json:"phys_state,omitempty"`
+	Plane           uint8     `json:"plane,omitempty"`
 	Remote          *snapLink `json:"remote,omitempty"`
 }
 
@@ -77,7 +79,7 @@ func WriteSnapshot(w io.Writer, f *Fabric) error {
 	s := snapshot{Schema: SnapshotSchema, Nodes: make([]snapNode, 0, len(f.Nodes))}
 	for _, n := range f.Nodes {
 		sn := snapNode{ID: n.ID, Desc: n.Desc, Type: n.Type.String(), NumPorts: n.NumPorts, GUID: hex64(n.GUID),
-			VendorID: n.VendorID, DeviceID: n.DeviceID, Revision: n.Revision, EnhancedPort0: n.EnhancedPort0, Ports: []snapPort{}}
+			VendorID: n.VendorID, DeviceID: n.DeviceID, Revision: n.Revision, EnhancedPort0: n.EnhancedPort0, Planarized: n.Planarized, Ports: []snapPort{}}
 		if n.SysGUID != 0 {
 			sn.SysGUID = hex64(n.SysGUID)
 		}
@@ -87,7 +89,7 @@ func WriteSnapshot(w io.Writer, f *Fabric) error {
 			}
 			sp := snapPort{Num: p.Num, LID: p.LID, LMC: p.LMC, WidthEnabled: p.WidthEnabled, WidthActive: p.WidthActive,
 				SpeedEnabled: p.SpeedEnabled, SpeedActive: p.SpeedActive, SpeedExtEnabled: p.SpeedExtEnabled,
-				SpeedExtActive: p.SpeedExtActive, CapMask: p.CapMask, State: p.State, PhysState: p.PhysState}
+				SpeedExtActive: p.SpeedExtActive, CapMask: p.CapMask, State: p.State, PhysState: p.PhysState, Plane: p.Plane}
 			if p.GUID != 0 {
 				sp.GUID = hex64(p.GUID)
 			}
@@ -155,7 +157,7 @@ func ReadSnapshot(r io.Reader, name string) (*Fabric, error) {
 		}
 		n := &Node{ID: sn.ID, Desc: sn.Desc, Type: t, NumPorts: sn.NumPorts, GUID: guid, SysGUID: sys,
 			VendorID: sn.VendorID, DeviceID: sn.DeviceID, Revision: sn.Revision, EnhancedPort0: sn.EnhancedPort0,
-			Ports: make([]*Port, sn.NumPorts+1)}
+			Planarized: sn.Planarized, Ports: make([]*Port, sn.NumPorts+1)}
 		if err := snapshotPorts(name, i, &sn, n); err != nil {
 			return nil, err
 		}
@@ -203,10 +205,18 @@ func snapshotPorts(name string, i int, sn *snapNode, n *Node) error {
 		if err != nil {
 			return fmt.Errorf("%s: nodes[%d] port %d: guid %q", name, i, sp.Num, sp.GUID)
 		}
+		if sp.Plane > MaxPlanes || sn.Planarized && (sp.Plane == 0 || sp.Num == 0) {
+			return fmt.Errorf("%s: nodes[%d] port %d: plane %d (a planarized CA's ports are on planes 1 to %d, others on 0 to %d)",
+				name, i, sp.Num, sp.Plane, MaxPlanes, MaxPlanes)
+		}
 		n.Ports[sp.Num] = &Port{Node: n, Num: sp.Num, GUID: pg, LID: sp.LID, LMC: sp.LMC,
 			WidthEnabled: sp.WidthEnabled, WidthActive: sp.WidthActive, SpeedEnabled: sp.SpeedEnabled,
 			SpeedActive: sp.SpeedActive, SpeedExtEnabled: sp.SpeedExtEnabled, SpeedExtActive: sp.SpeedExtActive,
-			CapMask: sp.CapMask, State: sp.State, PhysState: sp.PhysState}
+			CapMask: sp.CapMask, State: sp.State, PhysState: sp.PhysState, Plane: sp.Plane}
+	}
+	if sn.Planarized && (n.Type != CA || sn.NumPorts < 2) {
+		return fmt.Errorf("%s: nodes[%d] %q: planarized, but a %s of %d ports (a planarized CA has a port per plane, at least 2)",
+			name, i, sn.Desc, n.Type, sn.NumPorts)
 	}
 	return nil
 }

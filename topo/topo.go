@@ -65,6 +65,11 @@ type Node struct {
 	Ports []*Port
 	// EnhancedPort0 is SwitchInfo.EnhancedPort0 (switches only).
 	EnhancedPort0 bool
+	// Planarized marks a planarized CA: one aggregated port whose
+	// physical ports are its planes, one plane per port (Port.Plane),
+	// all with one port GUID (a topology file's "# planarized" line;
+	// docs/planes.md).
+	Planarized bool
 }
 
 // Port is one port of a node.
@@ -111,9 +116,14 @@ type Port struct {
 	// ID that has the attribute, a port up at QDR without an extended
 	// speed); 0 elsewhere.
 	MlnxSpeedSupported, MlnxSpeedActive uint8
-	State                               uint8 // PortInfo.PortState, 0 when unknown
-	PhysState                           uint8 // PortInfo.PortPhysicalState, 0 when unknown
-	Remote                              *Port // the port at the other end of the cable
+	// Plane is the plane the port is on (1..MaxPlanes): a planarized CA's
+	// port's from its "# planarized" line, a switch's that of the
+	// planarized CA ports its island reaches, another port's that of the
+	// plane switch it is cabled to; 0 for a port on no plane.
+	Plane     uint8
+	State     uint8 // PortInfo.PortState, 0 when unknown
+	PhysState uint8 // PortInfo.PortPhysicalState, 0 when unknown
+	Remote    *Port // the port at the other end of the cable
 }
 
 // Node returns the node with the given GUID, or nil.
