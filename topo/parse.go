@@ -186,14 +186,10 @@ func (p *parser) ipoibDirective(lr *lineReader, line string) error {
 	bad := func(why string) error {
 		return lr.errorf("ipoib %q: %s (want: # ipoib \"node\"[port] 10.0.0.1 fd00::1)", rest, why)
 	}
-	if !strings.HasPrefix(rest, "\"") {
-		return bad("no quoted node id")
+	node, rest, why := directiveNode(rest)
+	if why != "" {
+		return bad(why)
 	}
-	end := strings.IndexByte(rest[1:], '"')
-	if end < 0 {
-		return bad("unterminated node id")
-	}
-	node, rest := rest[1:1+end], rest[2+end:]
 	if !strings.HasPrefix(rest, "[") || !strings.Contains(rest, "]") {
 		return bad("no [port]")
 	}
@@ -215,6 +211,20 @@ func (p *parser) ipoibDirective(lr *lineReader, line string) error {
 	}
 	p.ipoib = append(p.ipoib, l)
 	return nil
+}
+
+// directiveNode reads the quoted node id that starts a directive's text
+// (after "# ipoib ", "# planarized "), returning the text after it, or why
+// there is none.
+func directiveNode(s string) (node, rest, why string) {
+	if !strings.HasPrefix(s, "\"") {
+		return "", "", "no quoted node id"
+	}
+	end := strings.IndexByte(s[1:], '"')
+	if end < 0 {
+		return "", "", "unterminated node id"
+	}
+	return s[1 : 1+end], s[2+end:], ""
 }
 
 func (c *Parser) open(name string) (io.ReadCloser, error) {

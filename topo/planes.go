@@ -26,17 +26,14 @@ func (p *parser) planarizedDirective(lr *lineReader, line string) error {
 	bad := func(why string) error {
 		return lr.errorf("planarized %q: %s (want: # planarized \"node\" 1 2 3 4: the plane of each port, from port 1)", rest, why)
 	}
-	if !strings.HasPrefix(rest, "\"") {
-		return bad("no quoted node id")
+	node, tail, why := directiveNode(rest)
+	if why == "" && node == "" {
+		why = "empty node id"
 	}
-	end := strings.IndexByte(rest[1:], '"')
-	if end < 0 {
-		return bad("unterminated node id")
+	if why != "" {
+		return bad(why)
 	}
-	node, planes := rest[1:1+end], strings.Fields(rest[2+end:])
-	if node == "" {
-		return bad("empty node id")
-	}
+	planes := strings.Fields(tail)
 	if p.prefix != "" && !strings.Contains(node, "#") {
 		node = p.prefix + "#" + node
 	}
