@@ -72,6 +72,7 @@ func (s *Session) gmpCall(ctx context.Context, t Target, class, version uint8, a
 	}
 	o.n = len(b)
 	o.pkt.Addr = s.gmpAddr(lt)
+	o.pkt.Addr.PKeyIndex = c.pkeyIdx
 	o.setup(agent, c, t, false)
 	return s.finish(ctx, o, t, attrID, mod)
 }

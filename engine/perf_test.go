@@ -3,6 +3,7 @@ package engine_test
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/ibscript/ibscript/engine"
@@ -10,6 +11,7 @@ import (
 	"github.com/ibscript/ibscript/fabric/fabrictest"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/mad/smp"
 )
 
@@ -270,5 +272,52 @@ func TestExtendedSpeedsCountersLayout(t *testing.T) {
 				t.Errorf("PortFECCorrectedSymbolCounter %d, want 1872017886 (libibmad's reading of the pattern)", v)
 			}
 		})
+	}
+}
+
+// TestPKeyIndex: Options.PKeyIndex (infiniband-diags' -Y, rdma-core
+// #1759) is the P_Key index of every MAD but an SMP: libibmad's
+// mad_build_pkt hands portid->pkey_idx to umad_set_pkey for every class
+// but the SMPs', which go out on index 0. The call option overrides it,
+// and Do keeps an index its packet names.
+func TestPKeyIndex(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	pipe := fabrictest.NewPipe(&fabrictest.PipeOptions{
+		Port: fabric.PortAttr{LID: 2, SMLID: 1},
+		PacketResponder: func(p *fabric.Packet) ([]byte, bool) {
+			if mad.IsResponse(p.Data) {
+				return nil, false
+			}
+			mu.Lock()
+			seen = append(seen, fmt.Sprintf("class 0x%02x pkey_index %d", mad.MgmtClassOf(p.Data), p.Addr.PKeyIndex))
+			mu.Unlock()
+			return fabrictest.GetResp(p.Data, 0), true
+		}})
+	s, err := engine.New(pipe.Transport(), &engine.Options{PKeyIndex: 5, Retries: engine.NoRetries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(); pipe.Close() })
+	ctx := t.Context()
+	s.SMP(ctx, engine.LID(1), mad.MethodGet, smp.AttrNodeInfo, 0, nil)
+	s.SMP(ctx, engine.DR(0, 1), mad.MethodGet, smp.AttrNodeInfo, 0, nil)
+	s.PortCounters(ctx, engine.LID(1), 1)
+	s.PortCounters(ctx, engine.LID(1), 1, engine.PKeyIndex(7))
+	s.SAGetTable(ctx, sa.PortInfoRecord(), 0, nil)
+	vendor := fabrictest.NewMAD(1, mad.MethodGet, 9)
+	vendor[1] = 0x09 // a vendor class of range 1
+	s.Do(ctx, &fabric.Packet{Addr: fabric.Addr{LID: 1, QPN: 1, QKey: 0x80010000}, Data: vendor})
+	s.Do(ctx, &fabric.Packet{Addr: fabric.Addr{LID: 1, QPN: 1, QKey: 0x80010000, PKeyIndex: 2}, Data: vendor})
+	want := []string{
+		"class 0x01 pkey_index 0", "class 0x81 pkey_index 0", // SMPs: always 0
+		"class 0x04 pkey_index 5", "class 0x04 pkey_index 7", // PerfMgt: the Session's, the call's
+		"class 0x03 pkey_index 5",                            // SA
+		"class 0x09 pkey_index 5", "class 0x09 pkey_index 2", // Do: the Session's, the packet's own
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(seen, want) {
+		t.Errorf("sent:\n%q\nwant:\n%q", seen, want)
 	}
 }

@@ -114,7 +114,7 @@ func (s *Session) SAQuery(ctx context.Context, method uint8, attr *sa.Attr, comp
 	c := s.callOpts(opts)
 	sa.SetSMKey(req, c.smkey)
 	mad.SetAttrMod(req, c.saMod)
-	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL}
+	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL, PKeyIndex: c.pkeyIdx}
 	resp, err := s.saCall(ctx, req, addr, c)
 	if err != nil {
 		if te, ok := err.(*TimeoutError); ok {
@@ -224,7 +224,7 @@ func (s *Session) MultiPathRecords(ctx context.Context, sgids, dgids []mad.GID, 
 	c := s.callOpts(opts)
 	sa.SetSMKey(req, c.smkey)
 	mad.SetAttrMod(req, c.saMod)
-	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL}
+	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL, PKeyIndex: c.pkeyIdx}
 	resp, err := s.saCall(ctx, req, addr, c)
 	if err != nil {
 		if te, ok := err.(*TimeoutError); ok {

@@ -59,6 +59,12 @@ type Options struct {
 	// (ibccquery -c): an agent whose CongestionKeyInfo protects its key
 	// answers only requests carrying it.
 	CCKey uint64
+	// PKeyIndex is the P_Key table index every MAD but an SMP goes out
+	// on (SA, PerfMgt, CC, vendor classes, Do's): infiniband-diags' -Y
+	// (rdma-core #1759; its libibmad sets it for every class but the
+	// SMPs', which always use index 0, as here). 0 is the default
+	// partition's index.
+	PKeyIndex uint16
 	// AllowSet lets Set methods out on a production transport (see
 	// Production); without it they fail with ErrSetRefused. Other
 	// transports (the simulators) always allow them.
@@ -88,7 +94,8 @@ type callOpts struct {
 	smkey   uint64
 	cckey   uint64
 	saMod   uint32
-	passes  int // Sweep: passes over the queries that could not be read; 0: defaultSweepPasses
+	pkeyIdx uint16 // P_Key index of GMPs (Options.PKeyIndex)
+	passes  int    // Sweep: passes over the queries that could not be read; 0: defaultSweepPasses
 }
 
 // Timeout sets the per-try timeout of one call (negative: forever).
@@ -105,6 +112,10 @@ func SMKey(key uint64) CallOption { return func(c *callOpts) { c.smkey = key } }
 
 // CCKey sets the CC_Key of one Congestion Control call.
 func CCKey(key uint64) CallOption { return func(c *callOpts) { c.cckey = key } }
+
+// PKeyIndex sets the P_Key table index one call's MAD (not an SMP) goes
+// out on, as Options.PKeyIndex does for every call.
+func PKeyIndex(idx uint16) CallOption { return func(c *callOpts) { c.pkeyIdx = idx } }
 
 // SAAttrMod sets the attribute modifier of one SA request (0 by
 // default). OpenSM reads bit 31 of a PortInfoRecord query's as "match any
@@ -221,7 +232,7 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 		tr:         tr,
 		rmpp:       d,
 		log:        o.Logger,
-		defaults:   callOpts{timeout: o.Timeout, retries: o.Retries, mkey: o.MKey, smkey: o.SMKey, cckey: o.CCKey},
+		defaults:   callOpts{timeout: o.Timeout, retries: o.Retries, mkey: o.MKey, smkey: o.SMKey, cckey: o.CCKey, pkeyIdx: o.PKeyIndex},
 		window:     o.Window,
 		production: production, roce: tr.Port().RoCE(), intact: caps.Intact, allowSet: o.AllowSet, audit: o.Audit, auditUser: o.AuditUser, maxMADs: o.MaxMADs,
 		agents: map[uint16]fabric.AgentID{},
@@ -415,7 +426,10 @@ func (s *Session) agent(ctx context.Context, class, version uint8) (fabric.Agent
 // are replaced by the Session's. req.Timeout 0 and req.Retries 0 take the
 // Session's defaults (use CallOptions to say otherwise). A response with
 // a non-zero MAD status is returned without error, as umad_recv would;
-// a request with no response returns a *TimeoutError. Do is not
+// a request with no response returns a *TimeoutError. A MAD of a class
+// other than the SMPs' whose Addr.PKeyIndex is 0 goes out on the
+// Session's P_Key index (Options.PKeyIndex, the PKeyIndex call option),
+// as libibmad's portid carries -Y's index. Do is not
 // serialized per destination; SMP and the typed helpers are.
 func (s *Session) Do(ctx context.Context, req *fabric.Packet, opts ...CallOption) (*fabric.Packet, error) {
 	if len(req.Data) < mad.HeaderSize || len(req.Data) > mad.Size {
@@ -445,6 +459,9 @@ func (s *Session) Do(ctx context.Context, req *fabric.Packet, opts ...CallOption
 	o := s.getOp()
 	o.n = copy(o.req[:], req.Data)
 	o.pkt.Addr = req.Addr
+	if o.pkt.Addr.PKeyIndex == 0 && class != mad.ClassSubnLID && class != mad.ClassSubnDR {
+		o.pkt.Addr.PKeyIndex = c.pkeyIdx
+	}
 	o.setup(id, c, Target{Kind: ByLID, LID: req.Addr.LID}, false)
 	if err := s.call(ctx, o); err != nil {
 		return nil, err

@@ -42,7 +42,7 @@ func openBackend(ctx context.Context, c *config, stderr io.Writer) (*host.Host, 
 // ibsim's environment, and the notices said on stderr.
 func (c *config) hostOptions(stderr io.Writer) (*host.Options, error) {
 	o := &host.Options{
-		Session: engine.Options{Timeout: c.timeout, Retries: c.retries, AllowSet: c.allowSet, MaxMADs: c.maxMADs, Logger: c.logger},
+		Session: engine.Options{Timeout: c.timeout, Retries: c.retries, AllowSet: c.allowSet, MaxMADs: c.maxMADs, Logger: c.logger, PKeyIndex: c.pkeyIndex},
 		Record:  c.record,
 		Audit:   c.audit,
 		Ibsim:   host.IbsimDefaults{Sock: os.Getenv("IBSIM_SOCKNAME"), Node: os.Getenv("SIM_HOST"), Server: os.Getenv("IBSIM_SERVER_NAME")},

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // How ibdiag_common's process_opt reads the common options' values, and
@@ -38,6 +39,19 @@ func cMKey(s string) (uint64, error) {
 		return 0, &commonOptError{"Bad M_Key"}
 	}
 	return v, nil
+}
+
+// cPKeyIdx is -Y/--pkey-idx as current rdma-core's process_opt reads it
+// (infiniband-diags/ibdiag_common.c, rdma-core #1759, commit bdf0a8fc4):
+// strtol(optarg, &endp, 0) of the whole value, refused when errno is set,
+// nothing was read, something follows the number, or it is outside
+// 0..UINT16_MAX, with that IBEXIT.
+func cPKeyIdx(s string) (uint16, error) {
+	mag, neg, rest, ok := topo.Strtoull(s)
+	if !ok || rest != "" || (neg && mag != 0) || mag > math.MaxUint16 {
+		return 0, &commonOptError{fmt.Sprintf("Invalid P_Key index \"%s\".  Requires an integer in the range [0, %d].", s, math.MaxUint16)}
+	}
+	return uint16(mag), nil
 }
 
 // cSMLID is -s as process_opt reads it (resolve_portid_str with

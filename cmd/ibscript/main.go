@@ -67,6 +67,7 @@ type config struct {
 	smkey     string          // --smkey KEY; never printed
 	cckey     string          // --cckey KEY; never printed
 	maxMADs   uint64          // --max-mads N
+	pkeyIndex uint16          // a tool's -Y: the P_Key index of every MAD but the SMPs
 	timeLimit time.Duration   // --time-limit DUR: wall clock of the whole run
 	memLimit  memoryLimitFlag // --memory-limit SIZE: heap of the whole run
 	debug     bool            // --debug

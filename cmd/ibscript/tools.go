@@ -161,6 +161,7 @@ const (
 	optSMPort  = "sm_port"
 	optTimeout = "timeout"
 	optMKey    = "m_key"
+	optPKeyIdx = "pkey-idx"
 	optErrors  = "errors"
 	optVerbose = "verbose"
 	optDebug   = "debug"
@@ -180,6 +181,11 @@ var commonOptions = []Option{
 	{Short: 's', Long: optSMPort, Arg: "<lid>", Help: "SM port lid"},
 	{Short: 't', Long: optTimeout, Arg: "<ms>", Help: "timeout in ms"},
 	{Short: 'y', Long: optMKey, Arg: "<key>", Help: "M_Key to use in request (better: $IBSCRIPT_MKEY)"},
+	// -Y is current rdma-core's (#1759; ibdiag_common.c's common_opts:
+	// its help wrapped where ibdiag_show_usage's pretty_print wraps it
+	// at 74 columns, the trailing space included). Debian's 44 has none;
+	// given or not, nothing 44 prints changes.
+	{Short: 'Y', Long: optPKeyIdx, Arg: "<idx>", Help: "P_Key table index for outgoing SA/GMP MADs \n(default 0)"},
 	{Short: 'e', Long: optErrors, Help: "show send and receive errors"},
 	{Short: 'v', Long: optVerbose, Help: "increase verbosity level"},
 	{Short: 'd', Long: optDebug, Help: "raise debug level (ibscript's --debug)"},
@@ -788,6 +794,13 @@ func (inv *Invocation) configure(c *config) error {
 			return err
 		}
 		c.mkey = strconv.FormatUint(k, 10)
+	}
+	if inv.Has(optPKeyIdx) {
+		idx, err := cPKeyIdx(inv.Value(optPKeyIdx))
+		if err != nil {
+			return err
+		}
+		c.pkeyIndex = idx
 	}
 	if inv.Has(optNameMap) {
 		c.nameMap = inv.Value(optNameMap)
