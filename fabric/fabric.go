@@ -237,6 +237,11 @@ type PortAttr struct {
 	HWVer      string `json:",omitempty"`
 	SysGUID    uint64 `json:",omitempty"`
 	CANumPorts int    `json:",omitempty"`
+	// SMIName and SMIPort name the SMI side of a planarized port when the
+	// Transport sends SMPs through another CA's port than this one (this
+	// port is then the GSI side: fabric/pair); "" and 0 otherwise.
+	SMIName string `json:",omitempty"`
+	SMIPort int    `json:",omitempty"`
 }
 
 // Transport is an open local port with umad semantics; see the package doc.

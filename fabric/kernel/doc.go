@@ -10,6 +10,13 @@
 //     is umad_open_port with its default-port rules (umad.Resolve), the
 //     ABI check and ENABLE_PKEY, so every Transport uses the 64-byte
 //     header.
+//   - Planes: Fabric is a fabric.Pairer (umad.SMIGSIPairs and
+//     umad.PairByCAName on sysfs). Open of either side of a planarized
+//     HCA (CAs sharing a port GUID, IsSMDisabled on the GSI side) opens
+//     the other side as libibmad's mad_rpc_open_port2 does and returns a
+//     fabric/pair Transport: SMPs leave through the SMI device's umad fd,
+//     every other class through the GSI device's; Port() is the GSI
+//     side's, with SMIName and SMIPort set. Normal ports are unchanged.
 //   - Register uses REGISTER_AGENT2. RMPP classes (SA, DevMgt, DevAdm,
 //     BIS, vendor range 2) and send-only agents get rmpp_version 1, so
 //     the kernel does RMPP and Caps().RMPP is true; other classes get

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/pair"
 	"github.com/ibscript/ibscript/native/rdmacm"
 	"github.com/ibscript/ibscript/native/umad"
 )
@@ -52,7 +53,10 @@ type Fabric struct {
 	closed bool
 }
 
-var _ fabric.Fabric = (*Fabric)(nil)
+var (
+	_ fabric.Fabric = (*Fabric)(nil)
+	_ fabric.Pairer = (*Fabric)(nil)
+)
 
 // New returns the Fabric of the host's (or o's) umad devices.
 func New(o *Options) *Fabric {
@@ -131,6 +135,15 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 			return nil, fabric.NoDevice("kernel: no InfiniBand port %s/%d in %s", ca, port, umad.SysInfiniband)
 		}
 	}
+	t, err := f.openOne(ca, port)
+	if err != nil {
+		return nil, err
+	}
+	return f.withPlane(t)
+}
+
+// openOne opens one umad port as umad_open_port(ca, port).
+func (f *Fabric) openOne(ca string, port int) (*Transport, error) {
 	p, err := umad.OpenPort(ca, port, &umad.Options{FS: f.fsys, Open: f.open})
 	if err != nil {
 		return nil, fmt.Errorf("kernel: %w", err)
@@ -153,6 +166,78 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 	}
 	f.trs[t] = true
 	return t, nil
+}
+
+// withPlane returns t alone for a normal port, and for a side of a
+// planarized HCA (umad.PairByCAName of its CA and port gives two CAs) a
+// fabric/pair Transport of t and the other side, opened as libibmad's
+// mad_rpc_open_port2 opens it (umad_open_port(name, preferred port)):
+// SMPs then leave through the SMI side, every other class through the
+// GSI side. When the SMI side cannot be opened, t (the GSI side) carries
+// the SMPs too, as libibmad does without enforce_smi; when the GSI side
+// cannot be opened, Open fails.
+func (f *Fabric) withPlane(t *Transport) (fabric.Transport, error) {
+	a := t.Port()
+	pr, err := umad.PairByCAName(f.fsys, a.CAName, a.PortNum, false)
+	if err != nil || !pr.Planarized() {
+		return t, nil
+	}
+	if a.CAName == pr.GSIName {
+		s, err := f.openOne(pr.SMIName, pr.SMIPreferredPort)
+		if err != nil {
+			return t, nil
+		}
+		return newPair(s, t), nil
+	}
+	g, err := f.openOne(pr.GSIName, pr.GSIPreferredPort)
+	if err != nil {
+		t.Close()
+		return nil, fmt.Errorf("kernel: %s port %d is the SMI side of a planarized port; its GSI side: %w", a.CAName, a.PortNum, err)
+	}
+	return newPair(t, g), nil
+}
+
+func portPair(p umad.CAPair) fabric.PortPair {
+	return fabric.PortPair{SMIName: p.SMIName, SMIPort: p.SMIPreferredPort, GSIName: p.GSIName, GSIPort: p.GSIPreferredPort}
+}
+
+func newPair(smi, gsi *Transport) fabric.Transport {
+	a := gsi.Port()
+	a.SMIName, a.SMIPort = smi.Port().CAName, smi.Port().PortNum
+	return pair.New(smi, gsi, a)
+}
+
+// Pairs implements fabric.Pairer: umad_get_smi_gsi_pairs on sysfs
+// (umad.SMIGSIPairs with room for MaxUMADPorts pairs).
+func (f *Fabric) Pairs(ctx context.Context) ([]fabric.PortPair, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ps, err := umad.SMIGSIPairs(f.fsys, umad.MaxUMADPorts)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	out := make([]fabric.PortPair, len(ps))
+	for i, p := range ps {
+		out[i] = portPair(p)
+	}
+	return out, nil
+}
+
+// Pair implements fabric.Pairer: umad_get_smi_gsi_pair_by_ca_name on
+// sysfs (umad.PairByCAName); no match wraps fabric.ErrNoDevice.
+func (f *Fabric) Pair(ctx context.Context, ca string, port int, enforceSMI bool) (fabric.PortPair, error) {
+	if err := ctx.Err(); err != nil {
+		return fabric.PortPair{}, err
+	}
+	p, err := umad.PairByCAName(f.fsys, ca, port, enforceSMI)
+	if errors.Is(err, syscall.ENODEV) {
+		return fabric.PortPair{}, fmt.Errorf("kernel: %w (%w)", err, fabric.ErrNoDevice)
+	}
+	if err != nil {
+		return fabric.PortPair{}, fmt.Errorf("kernel: %w", err)
+	}
+	return portPair(p), nil
 }
 
 // Close closes every Transport opened from f.

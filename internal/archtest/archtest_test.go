@@ -51,7 +51,10 @@ var rules = []rule{
 	// but the writer given.
 	{pkg: "topo/export", allow: []string{"topo", "mad/..."}},
 	{pkg: "fabric/mux", allow: []string{"fabric", "mad/...", "internal/intmap"}},
-	{pkg: "fabric/kernel", allow: []string{"fabric", "fabric/mux", "native/...", "mad/..."}, third: []string{"golang.org/x/sys"}},
+	// A planarized port's SMI and GSI sides as one Transport (SMPs on
+	// the SMI side, the other classes on the GSI side): any backend's.
+	{pkg: "fabric/pair", allow: []string{"fabric"}, testAllow: []string{"mad/..."}},
+	{pkg: "fabric/kernel", allow: []string{"fabric", "fabric/mux", "fabric/pair", "native/...", "mad/..."}, third: []string{"golang.org/x/sys"}},
 	// sendmmsg and the raw sockaddrs for it come from x/sys/unix.
 	{pkg: "fabric/ibsim", allow: []string{"fabric", "fabric/mux", "mad/..."}, third: []string{"golang.org/x/sys"}},
 	{pkg: "fabric/fabrictest", allow: []string{"fabric", "fabric/mux", "mad/..."}},
@@ -60,7 +63,7 @@ var rules = []rule{
 	// Its tests drive a mux.Mux as the wire that bounces a MAD back as
 	// ibsim does (mux.Mux.Lost), beside fabrictest's pipes.
 	{pkg: "fabric/rmppdriver", allow: []string{"fabric", "mad/..."}, testAllow: []string{"fabric/mux"}},
-	{pkg: "sim", allow: []string{"fabric", "fabric/mux", "mad/...", "topo"}},
+	{pkg: "sim", allow: []string{"fabric", "fabric/mux", "fabric/pair", "mad/...", "topo"}},
 	// Test scaffolding: the bundled fabric and an engine session on it.
 	{pkg: "sim/simtest", allow: []string{"sim", "engine", "fabric"}},
 	{pkg: "engine", allow: []string{"fabric", "fabric/rmppdriver", "mad/...", "topo", "internal/intmap"}},

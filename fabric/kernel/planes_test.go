@@ -1,0 +1,189 @@
+package kernel_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/fabrictest"
+	"github.com/ibscript/ibscript/fabric/kernel"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/native/umad/umadtest"
+)
+
+// Model LIDs: the planarized HCA's GSI side (mlx5_0, IsSMDisabled), its
+// SMI side (mlx5_1), and a far port (mlx5_9).
+const (
+	gsiLID  = 1
+	smiLID  = 3
+	farLID  = 2
+	planeID = 0x0002c903000a0001
+)
+
+// planarHost has a planarized HCA, GSI side first in directory order
+// (umad_open_port's default picks it), and a normal far port.
+func planarHost() *umadtest.Host {
+	h := umadtest.NewHost(umadtest.New(nil))
+	h.AddCA("mlx5_0", 1, 0x0002c90300001000, umadtest.HostPort{Num: 1, LID: gsiLID, State: 4, PhysState: 5,
+		GUID: planeID, CapMask: 0x2659e848 | umadtest.IsSMDisabled})
+	h.AddCA("mlx5_1", 1, 0x0002c90300002000, umadtest.HostPort{Num: 1, LID: smiLID, State: 4, PhysState: 5, GUID: planeID})
+	h.AddCA("mlx5_9", 1, 0x0002c90300009000, umadtest.HostPort{Num: 1, LID: farLID, State: 4, PhysState: 5})
+	return h
+}
+
+// mustOpen opens (ca, port) of f; the Fabric's cleanup closes it.
+func mustOpen(t *testing.T, f *kernel.Fabric, ca string, port int) fabric.Transport {
+	t.Helper()
+	tr, err := f.Open(t.Context(), ca, port)
+	if err != nil {
+		t.Fatalf("Open(%q, %d): %v", ca, port, err)
+	}
+	return tr
+}
+
+func TestFabricPairs(t *testing.T) {
+	f := newFabric(t, planarHost())
+	got, err := f.Pairs(t.Context())
+	want := []fabric.PortPair{{SMIName: "mlx5_1", GSIName: "mlx5_0"}, {SMIName: "mlx5_9", GSIName: "mlx5_9"}}
+	if err != nil || !cmp.Equal(got, want) {
+		t.Errorf("Pairs = %+v, %v; want %+v", got, err, want)
+	}
+	if pp, err := fabric.PairsOf(t.Context(), f); err != nil || !cmp.Equal(pp, want) {
+		t.Errorf("PairsOf = %+v, %v; want the Pairer's", pp, err)
+	}
+	p, err := f.Pair(t.Context(), "mlx5_0", 0, false)
+	if w := (fabric.PortPair{SMIName: "mlx5_1", SMIPort: 1, GSIName: "mlx5_0", GSIPort: 1}); err != nil || p != w {
+		t.Errorf("Pair(mlx5_0, 0) = %+v, %v; want %+v", p, err, w)
+	}
+	if _, err := f.Pair(t.Context(), "mlx5_7", 0, false); !errors.Is(err, fabric.ErrNoDevice) || !errors.Is(err, syscall.ENODEV) {
+		t.Errorf("Pair(mlx5_7) = %v; want ErrNoDevice", err)
+	}
+}
+
+// TestPlanarOpen: opening either side of a planarized port gives one
+// Transport of both; its Port is the GSI side's, naming the SMI side.
+func TestPlanarOpen(t *testing.T) {
+	for _, tt := range []struct{ ca string }{{""}, {"mlx5_0"}, {"mlx5_1"}} {
+		tr := mustOpen(t, newFabric(t, planarHost()), tt.ca, 0)
+		a := tr.Port()
+		if a.CAName != "mlx5_0" || a.LID != gsiLID || a.SMIName != "mlx5_1" || a.SMIPort != 1 || a.PortGUID != planeID {
+			t.Errorf("Open(%q).Port() = %s/%d LID %d SMI %s/%d GUID %#x; want GSI mlx5_0/1 LID 1, SMI mlx5_1/1", tt.ca, a.CAName, a.PortNum, a.LID, a.SMIName, a.SMIPort, a.PortGUID)
+		}
+		tr.Close()
+	}
+	tr := mustOpen(t, newFabric(t, planarHost()), "mlx5_9", 0)
+	if _, ok := tr.(*kernel.Transport); !ok || tr.Port().SMIName != "" {
+		t.Errorf("a normal port: %T SMI %q; want the plain *kernel.Transport", tr, tr.Port().SMIName)
+	}
+}
+
+// TestPlanarConformance runs the Transport suite on a planarized port's
+// pair: the suite's GMPs go through the GSI side (LID 1).
+func TestPlanarConformance(t *testing.T) {
+	fabrictest.TestTransport(t, func(t *testing.T) (fabric.Transport, fabrictest.Peer) {
+		f := newFabric(t, planarHost())
+		tr, far := mustOpen(t, f, "mlx5_1", 1), mustOpen(t, f, "mlx5_9", 1)
+		peer, err := fabrictest.NewTransportPeer(t.Context(), far,
+			fabric.Addr{LID: farLID, QPN: 1, QKey: 0x80010000}, fabric.Addr{LID: gsiLID, QPN: 1, QKey: 0x80010000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { peer.Close() })
+		return tr, peer
+	})
+}
+
+// farResponder answers Gets of the SMP, PerfMgt and SA classes on a
+// Transport, recording the source LID of each request by class.
+type farResponder struct {
+	tr     fabric.Transport
+	agents map[uint8]fabric.AgentID
+	wg     sync.WaitGroup
+
+	mu   sync.Mutex // guards from
+	from map[uint8][]uint16
+}
+
+func newFarResponder(t *testing.T, tr fabric.Transport) *farResponder {
+	r := &farResponder{tr: tr, agents: map[uint8]fabric.AgentID{}, from: map[uint8][]uint16{}}
+	for _, c := range []struct{ class, version uint8 }{{mad.ClassSubnLID, 1}, {mad.ClassSubnDR, 1}, {mad.ClassPerf, 1}, {mad.ClassSubnAdm, 2}} {
+		id, err := tr.Register(t.Context(), fabric.Agent{Class: c.class, Version: c.version}.WithMethods(mad.MethodGet))
+		if err != nil {
+			t.Fatalf("far port: register class 0x%02x: %v", c.class, err)
+		}
+		r.agents[c.class] = id
+	}
+	r.wg.Go(r.serve)
+	t.Cleanup(func() { tr.Close(); r.wg.Wait() })
+	return r
+}
+
+// serve answers until the Transport is closed.
+func (r *farResponder) serve() {
+	ctx := context.Background()
+	var p fabric.Packet
+	for err := r.tr.Recv(ctx, &p); !errors.Is(err, fabric.ErrPortClosed); err = r.tr.Recv(ctx, &p) {
+		if err != nil {
+			continue
+		}
+		c := mad.MgmtClassOf(p.Data)
+		r.mu.Lock()
+		r.from[c] = append(r.from[c], p.Addr.LID)
+		r.mu.Unlock()
+		_ = r.tr.Send(ctx, &fabric.Packet{Agent: r.agents[c], Addr: p.Addr, Data: fabrictest.GetResp(p.Data, 0)})
+	}
+}
+
+func (r *farResponder) sources() map[uint8][]uint16 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.from
+}
+
+// TestEngineOnPlanes: an engine Session on a planarized port sends its
+// SMPs through the SMI device (they reach the far port from the SMI
+// side's LID 3) and PerfMgt and SA through the GSI device (LID 1), and
+// gets every answer back on the device it left from.
+func TestEngineOnPlanes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFabric(t, planarHost())
+		r := newFarResponder(t, mustOpen(t, f, "mlx5_9", 1))
+		s, err := engine.New(mustOpen(t, f, "", 0), &engine.Options{Timeout: 100 * time.Millisecond, Retries: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		ctx := t.Context()
+		if _, err := s.NodeInfo(ctx, engine.LID(farLID)); err != nil {
+			t.Errorf("NodeInfo by LID: %v", err)
+		}
+		if _, err := s.Perf(ctx, engine.LID(farLID), mad.MethodGet, perf.AttrPortCounters, 1, nil); err != nil {
+			t.Errorf("PortCounters: %v", err)
+		}
+		sa := make([]byte, mad.Size)
+		sa[0], sa[1], sa[2], sa[3] = 1, mad.ClassSubnAdm, 2, mad.MethodGet
+		sa[16], sa[17] = 0x00, 0x11 // NodeRecord
+		if _, err := s.Do(ctx, &fabric.Packet{Addr: fabric.Addr{LID: farLID, QPN: 1, QKey: 0x80010000}, Data: sa}); err != nil {
+			t.Errorf("SA Get: %v", err)
+		}
+		dr := make([]byte, mad.Size)
+		dr[0], dr[1], dr[2], dr[3] = 1, mad.ClassSubnDR, 1, mad.MethodGet
+		dr[16], dr[17] = 0x00, 0x11
+		if _, err := s.Do(ctx, &fabric.Packet{Addr: fabric.Addr{LID: farLID}, Data: dr}); err != nil {
+			t.Errorf("DR SMP Get: %v", err)
+		}
+		want := map[uint8][]uint16{mad.ClassSubnLID: {smiLID}, mad.ClassSubnDR: {smiLID}, mad.ClassPerf: {gsiLID}, mad.ClassSubnAdm: {gsiLID}}
+		if diff := cmp.Diff(want, r.sources()); diff != "" {
+			t.Errorf("source LIDs of the requests by class (-want +got):\n%s", diff)
+		}
+	})
+}
