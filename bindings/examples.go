@@ -8,6 +8,11 @@ import "maps"
 // switch leaf01), so an example that stops working fails the build.
 var examples = map[string]string{
 	"umad.get_cas_names": `for _, ca in ipairs(umad.get_cas_names()) do print(ca) end`,
+	"umad.get_smi_gsi_pairs": `for _, p in ipairs(umad.get_smi_gsi_pairs()) do
+  print(p.smi_name, p.gsi_name, p.smi_name ~= p.gsi_name and "planarized" or "")
+end`,
+	"umad.get_smi_gsi_pair_by_ca_name": `local p = umad.get_smi_gsi_pair_by_ca_name() -- or ("mlx5_0", 1)
+print("SMPs on " .. p.smi_name .. "/" .. p.smi_preferred_port, "GMPs on " .. p.gsi_name .. "/" .. p.gsi_preferred_port)`,
 	"umad.get_port": `local p = umad.get_port()
 print(p.ca_name, p.base_lid, p.sm_lid)
 umad.release_port(p)`,

@@ -294,6 +294,11 @@ func portAttrTable(L *lua.LState, p fabric.PortAttr) *lua.LTable {
 		}
 	}
 	t.RawSetString("gids", gt)
+	if p.SMIName != "" {
+		// A planarized port's SMI side, where its SMPs go.
+		t.RawSetString("smi_name", lua.LString(p.SMIName))
+		t.RawSetString("smi_portnum", lua.LNumber(p.SMIPort))
+	}
 	return t
 }
 

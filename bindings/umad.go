@@ -24,6 +24,8 @@ func umadModule() Module {
 		Summary: "libibumad's calls (umad_get_port, umad_open_port, umad_register, umad_send, umad_recv, umad_poll)",
 		Funcs: []Func{
 			{"get_cas_names", umadGetCANames, "get_cas_names() -> array: the names of the CAs with ports to open (umad_get_cas_names), alphabetical"},
+			{"get_smi_gsi_pairs", umadGetPairs, "get_smi_gsi_pairs() -> array of {smi_name, smi_preferred_port, gsi_name, gsi_preferred_port}: the local ports as SMI/GSI pairs (umad_get_smi_gsi_pairs): the CAs of a planarized HCA (ports sharing one port GUID) as one pair, SMPs going through smi_name and every other class through gsi_name (the side whose CapabilityMask has IsSMDisabled); a normal CA is its own SMI and GSI; RoCE ports and zero port GUIDs are left out; a name is \"\" where no CA plays that part; preferred ports are 0 (as the C function leaves them)"},
+			{"get_smi_gsi_pair_by_ca_name", umadGetPair, "get_smi_gsi_pair_by_ca_name([ca [, portnum [, enforce_smi]]]) -> {smi_name, smi_preferred_port, gsi_name, gsi_preferred_port}: the pair of a CA (its SMI or its GSI name; nil or \"\" for any) and port (0 for any) with the ports to use (umad_get_smi_gsi_pair_by_ca_name): a port named with its CA is taken in any state, one picked otherwise must be above Down; enforce_smi skips pairs without an SMI; no match raises ENODEV"},
 			{"get_port", umadGetPort, "get_port([ca [, portnum]]) -> table: the port's attributes as umad_port_t (base_lid, sm_lid, state, port_guid, ..., pkeys: the P_Key table by index from 1, pkeys_size, link_layer, gids: the GID table keyed by GID index from 0, as IPv6 text); an unknown CA or port raises ENODEV"},
 			{"release_port", umadReleasePort, "release_port(port_table) -> nil: releases what get_port returned (nothing to free in Lua)"},
 			{"open_port", umadOpenPort, "open_port([ca [, portnum]]) -> umad.port: opens a port; \"\" and 0 pick the default port; an unknown CA or port raises ENODEV, any call on a closed port EINVAL"},
@@ -130,6 +132,42 @@ func umadGetCANames(e *Env, L *lua.LState) int {
 		t.Append(lua.LString(n))
 	}
 	L.Push(t)
+	return 1
+}
+
+func pairTable(L *lua.LState, p fabric.PortPair) *lua.LTable {
+	fields := map[string]lua.LValue{
+		"smi_name": lua.LString(p.SMIName), "smi_preferred_port": lua.LNumber(p.SMIPort),
+		"gsi_name": lua.LString(p.GSIName), "gsi_preferred_port": lua.LNumber(p.GSIPort),
+	}
+	t := L.CreateTable(0, len(fields))
+	for k, v := range fields {
+		t.RawSetString(k, v)
+	}
+	return t
+}
+
+func umadGetPairs(e *Env, L *lua.LState) int {
+	pairs, err := fabric.PairsOf(L.Context(), e.needFabric(L, "umad.get_smi_gsi_pairs"))
+	if err != nil {
+		raiseErrno(L, "umad.get_smi_gsi_pairs", err)
+	}
+	t := L.CreateTable(len(pairs), 0)
+	for _, p := range pairs {
+		t.Append(pairTable(L, p))
+	}
+	L.Push(t)
+	return 1
+}
+
+func umadGetPair(e *Env, L *lua.LState) int {
+	ca, port := optCA(L)
+	enforce := L.OptBool(3, false)
+	p, err := fabric.PairOf(L.Context(), e.needFabric(L, "umad.get_smi_gsi_pair_by_ca_name"), ca, port, enforce)
+	if err != nil {
+		raiseErrno(L, "umad.get_smi_gsi_pair_by_ca_name", err)
+	}
+	L.Push(pairTable(L, p))
 	return 1
 }
 

@@ -132,3 +132,21 @@ function test_grh(t)
   expect_error("umad.send: EINVAL: .*gid_index 3", umad.send, port, agent, pc, 0, 0, { lid = 2, gid = "fe80::1", gid_index = 3 })
   port:close()
 end
+
+-- SMI/GSI pairs (umad_get_smi_gsi_pairs, umad_get_smi_gsi_pair_by_ca_name):
+-- the simulator here has no planes, so every CA is its own SMI and GSI.
+function test_smi_gsi_pairs_without_planes(t)
+  local pairs, names = umad.get_smi_gsi_pairs(), umad.get_cas_names()
+  if #pairs ~= #names then t:fatal(#pairs .. " pairs for " .. #names .. " CAs") end
+  for i, p in ipairs(pairs) do
+    if p.smi_name ~= names[i] or p.gsi_name ~= names[i] or p.smi_preferred_port ~= 0 then
+      t:fatal("pair " .. i .. ": " .. p.smi_name .. "/" .. p.gsi_name .. " for " .. names[i])
+    end
+  end
+  local ca = umad.get_port(names[1])
+  local p = umad.get_smi_gsi_pair_by_ca_name(names[1])
+  if p.smi_name ~= names[1] or p.gsi_name ~= names[1] or p.smi_preferred_port ~= ca.portnum or p.gsi_preferred_port ~= ca.portnum then
+    t:fatal("pair of " .. names[1] .. ": " .. p.smi_name .. "/" .. p.smi_preferred_port .. ", its port " .. ca.portnum)
+  end
+  expect_error("umad.get_smi_gsi_pair_by_ca_name: ENODEV: ", umad.get_smi_gsi_pair_by_ca_name, "NoSuchCA", 1)
+end

@@ -1,0 +1,68 @@
+package bindings
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"testing"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/sim/simtest"
+)
+
+// planarFabric is the default simulated fabric reporting a planarized
+// HCA through fabric.Pairer, as the kernel backend does from sysfs; it
+// records the arguments Pair gets.
+type planarFabric struct {
+	fabric.Fabric
+	args []string
+}
+
+func (f *planarFabric) Pairs(context.Context) ([]fabric.PortPair, error) {
+	return []fabric.PortPair{{SMIName: "mlx5_1", GSIName: "mlx5_0"}, {GSIName: "mlx5_5"}}, nil
+}
+
+func (f *planarFabric) Pair(_ context.Context, ca string, port int, enforceSMI bool) (fabric.PortPair, error) {
+	f.args = append(f.args, fmt.Sprintf("%q %d %v", ca, port, enforceSMI))
+	if ca == "nope" {
+		return fabric.PortPair{}, fmt.Errorf("kernel: umad: no SMI/GSI pair for nope port 0: %w", fabric.ErrNoDevice)
+	}
+	return fabric.PortPair{SMIName: "mlx5_1", SMIPort: 1, GSIName: "mlx5_0", GSIPort: 2}, nil
+}
+
+// TestUMADPairs: umad.get_smi_gsi_pairs and
+// umad.get_smi_gsi_pair_by_ca_name give the Fabric's pairs as tables
+// named after struct umad_ca_pair's fields, pass CA, port and
+// enforce_smi on, and raise ENODEV for no match.
+func TestUMADPairs(t *testing.T) {
+	f := &planarFabric{Fabric: simtest.Default(t, nil)}
+	L, env, err := NewState(context.Background(), &Options{Session: simtest.Session(t, f.Fabric, nil), Fabric: f, Stdout: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { env.Close(); L.Close() }()
+	err = DoString(L, `
+		local ps = umad.get_smi_gsi_pairs()
+		assert(#ps == 2, #ps)
+		assert(ps[1].smi_name == "mlx5_1" and ps[1].gsi_name == "mlx5_0" and ps[1].smi_preferred_port == 0 and ps[1].gsi_preferred_port == 0)
+		assert(ps[2].smi_name == "" and ps[2].gsi_name == "mlx5_5")
+		local p = umad.get_smi_gsi_pair_by_ca_name("mlx5_0", 1, true)
+		assert(p.smi_name == "mlx5_1" and p.smi_preferred_port == 1 and p.gsi_name == "mlx5_0" and p.gsi_preferred_port == 2)
+		umad.get_smi_gsi_pair_by_ca_name()
+	`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{`"mlx5_0" 1 true`, `"" 0 false`}; fmt.Sprint(f.args) != fmt.Sprint(want) {
+		t.Errorf("Pair got %v, want %v", f.args, want)
+	}
+	err = DoString(L, `umad.get_smi_gsi_pair_by_ca_name("nope")`)
+	if err == nil || !regexp.MustCompile(`umad\.get_smi_gsi_pair_by_ca_name: ENODEV: .*no SMI/GSI pair for nope`).MatchString(err.Error()) {
+		t.Errorf("unknown CA: %v", err)
+	}
+	err = DoString(L, `umad.get_smi_gsi_pair_by_ca_name("mlx5_0", 1, "yes")`)
+	if err == nil || !regexp.MustCompile(`bad argument #3 to .*boolean expected, got string`).MatchString(err.Error()) {
+		t.Errorf("enforce_smi not a boolean: %v", err)
+	}
+}
