@@ -419,9 +419,11 @@ func (f *Fabric) pmaClassPortInfo(n *node, method uint8, d []byte) uint16 {
 
 // pmaPorts calls fn for the ports PortSelect ps selects, as ibsim does: on
 // a CA only the port the MAD came in on; on a switch any port or 0xFF for
-// all of them. It reports false for a bad PortSelect.
+// all of them. A planarized CA's PMA, on its GSI device, answers for any
+// plane port and for 0xFF, the aggregated port: the planes' sum
+// (planes.go). It reports false for a bad PortSelect.
 func (f *Fabric) pmaPorts(n *node, in *port, ps uint8, fn func(*port)) bool {
-	if n.typ != typeSwitch {
+	if n.typ != typeSwitch && !n.planarized {
 		if int(ps) != in.num {
 			return false
 		}
@@ -431,12 +433,14 @@ func (f *Fabric) pmaPorts(n *node, in *port, ps uint8, fn func(*port)) bool {
 	}
 	if ps == allPortSelect {
 		for _, p := range n.ports {
-			f.accrueLocked(p)
-			fn(p)
+			if p != nil {
+				f.accrueLocked(p)
+				fn(p)
+			}
 		}
 		return true
 	}
-	if int(ps) > n.numPorts {
+	if int(ps) > n.numPorts || n.ports[ps] == nil {
 		return false
 	}
 	f.accrueLocked(n.ports[ps])

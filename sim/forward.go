@@ -28,7 +28,8 @@ type wire struct {
 	p      *port
 	m      *mux.Mux // the transport; nil for tests' raw wires
 	rx     receiver
-	closed bool // guarded by f.mu
+	kind   wireKind // which device of a planarized CA (planes.go)
+	closed bool     // guarded by f.mu
 }
 
 // receiver takes MADs delivered to a wire: a *mux.Mux.
@@ -83,13 +84,19 @@ func (w *wire) Transmit(p *fabric.Packet) error {
 		txnPool.Put(t)
 		return errClosed("transmit")
 	}
+	src, err := w.source(t.buf[:], p.Addr.LID)
+	if err != nil {
+		f.mu.Unlock()
+		txnPool.Put(t)
+		return err
+	}
 	if f.inj != nil {
-		w.transmitFaulty(p, t) // releases f.mu
+		w.transmitFaulty(src, p, t) // releases f.mu
 		t.to, t.out = nil, fabric.Packet{}
 		txnPool.Put(t)
 		return nil
 	}
-	f.send(w.p, &p.Addr, t)
+	f.send(src, &p.Addr, t)
 	to := t.to
 	more := f.saTake()
 	f.mu.Unlock()

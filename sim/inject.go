@@ -184,7 +184,7 @@ func (in *injector) rng(b []byte) *rand.Rand {
 
 // transmitFaulty is Transmit with faults injected. f.mu is held on entry
 // and released before delivering.
-func (w *wire) transmitFaulty(p *fabric.Packet, t *txn) {
+func (w *wire) transmitFaulty(src *port, p *fabric.Packet, t *txn) {
 	f := w.f
 	in := f.inj
 	in.stats.Requests++
@@ -211,7 +211,7 @@ func (w *wire) transmitFaulty(p *fabric.Packet, t *txn) {
 	if lostReq {
 		in.stats.LostRequests++
 	} else {
-		f.send(w.p, &p.Addr, t)
+		f.send(src, &p.Addr, t)
 	}
 	to := t.to
 	var release []heldMAD

@@ -102,12 +102,24 @@ func (f *Fabric) reachBy(live bool) (eps []*port, switches []*node) {
 	if sm.node.typ == typeSwitch {
 		visit(sm.node)
 	} else {
-		addEP(sm)
-		if r := remote(sm); r != nil {
-			if r.node.typ == typeSwitch {
-				visit(r.node)
-			} else {
-				addEP(r)
+		// An SM on a planarized CA sweeps every plane, each through its
+		// plane port (planes.go).
+		starts := []*port{sm}
+		if sm.node.planarized {
+			for _, p := range sm.node.ports[1:] {
+				if p != sm {
+					starts = append(starts, p)
+				}
+			}
+		}
+		for _, s := range starts {
+			addEP(s)
+			if r := remote(s); r != nil {
+				if r.node.typ == typeSwitch {
+					visit(r.node)
+				} else {
+					addEP(r)
+				}
 			}
 		}
 	}

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
-	"github.com/ibscript/ibscript/fabric/mux"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/topo"
 )
@@ -222,7 +221,8 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 		if tn.NumPorts < 1 || tn.NumPorts > 255 || len(tn.Ports) != tn.NumPorts+1 {
 			return fmt.Errorf("sim: node %q: %d ports with %d port slots", tn.ID, tn.NumPorts, len(tn.Ports))
 		}
-		n := &node{id: tn.ID, desc: tn.Desc, typ: uint8(tn.Type), numPorts: tn.NumPorts, guid: tn.GUID}
+		n := &node{id: tn.ID, desc: tn.Desc, typ: uint8(tn.Type), numPorts: tn.NumPorts, guid: tn.GUID,
+			planarized: tn.Planarized && tn.Type == topo.CA}
 		if n.desc == "" {
 			n.desc = n.id
 		}
@@ -248,7 +248,7 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 			if tp == nil || tp.Num != num || tp.Node != tn {
 				return fmt.Errorf("sim: node %q: port %d missing or inconsistent", n.id, num)
 			}
-			slab = append(slab, port{node: n, num: num, guid: tp.GUID, ipoib: slices.Clone(tp.IPoIB)})
+			slab = append(slab, port{node: n, num: num, guid: tp.GUID, ipoib: slices.Clone(tp.IPoIB), plane: tp.Plane})
 			n.ports[num] = &slab[len(slab)-1]
 		}
 	}
@@ -428,7 +428,16 @@ func errClosed(op string) error { return fmt.Errorf("sim: %s: %w", op, net.ErrCl
 // description. Several transports may be open on one port; each is an
 // independent umad file with its own agents. The transport's PortAttr
 // describes the port as it is now.
+//
+// On a planarized CA the port is a plane's SMI device, which sends SMPs
+// only (planes.go; AttachGSI opens the GSI device, Open the pair).
 func (f *Fabric) Attach(node string, port int) (fabric.Transport, error) {
+	return f.attach(node, port, wireSMI)
+}
+
+// attach is Attach; planar is the kind of wire a planarized CA's port
+// gets.
+func (f *Fabric) attach(node string, port int, planar wireKind) (fabric.Transport, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -438,15 +447,11 @@ func (f *Fabric) Attach(node string, port int) (fabric.Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.att == nil {
-		p.att = &attachments{reg: mux.NewPort()}
+	k := wirePort
+	if p.node.planarized {
+		k = planar
 	}
-	w := &wire{f: f, p: p}
-	w.m = mux.New(w, f.portAttr(p), &mux.Options{Port: p.att.reg, AnswerUnowned: true, Logger: f.log, Intact: f.intact})
-	w.rx = w.m
-	p.att.wires = append(p.att.wires, w)
-	f.open = append(f.open, w)
-	return w.m, nil
+	return f.attachKind(p, k), nil
 }
 
 var _ fabric.IPoIB = (*Fabric)(nil)
@@ -513,6 +518,7 @@ func (f *Fabric) Ports(ctx context.Context) ([]fabric.PortAttr, error) {
 	if f.closed {
 		return nil, errClosed("ports")
 	}
+	// (A planarized CA's GSI device follows its plane ports: planes.go.)
 	var out []fabric.PortAttr
 	for _, n := range f.nodes {
 		if n.typ != typeCA {
@@ -520,6 +526,9 @@ func (f *Fabric) Ports(ctx context.Context) ([]fabric.PortAttr, error) {
 		}
 		for _, p := range n.ports[1:] {
 			out = append(out, f.portAttr(p))
+		}
+		if n.planarized {
+			out = append(out, f.gsiAttr(n, nil))
 		}
 	}
 	return out, nil
@@ -531,17 +540,27 @@ func (f *Fabric) Ports(ctx context.Context) ([]fabric.PortAttr, error) {
 // port Active, else the first with that port not Disabled; a ca with port
 // 0 gives its first Active port, else its first LinkUp one, else its first
 // not Disabled (ENODEV when every port is Disabled); a switch is port 0.
+// A planarized CA's port opens as libibmad's mad_rpc_open_port2 pairs
+// devices: SMPs go out on that plane port (its SMI device), every other
+// class on the CA's GSI device (planes.go).
 func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transport, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
+	if n := f.gsiNode(ca); n != nil {
+		defer f.mu.Unlock()
+		if port > 1 {
+			return nil, fabric.NoDevice("sim: open %q port %d: a GSI device has port 1 only", ca, port)
+		}
+		return f.attachKind(n.smiPort(), wirePair), nil
+	}
 	id, num, err := f.resolveOpen(ca, port)
 	f.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	return f.Attach(id, num)
+	return f.attach(id, num, wirePair)
 }
 
 func (f *Fabric) resolveOpen(ca string, num int) (string, int, error) {
@@ -670,6 +689,7 @@ func (f *Fabric) Topology() *topo.Fabric {
 		if n.sw != nil {
 			tn.EnhancedPort0 = n.sw.info().EnhancedPort0
 		}
+		tn.Planarized = n.planarized
 		for num, p := range n.ports {
 			if p == nil {
 				continue
@@ -680,7 +700,7 @@ func (f *Fabric) Topology() *topo.Fabric {
 				WidthEnabled: pi.LinkWidthEnabled, SpeedEnabled: pi.LinkSpeedEnabled,
 				SpeedExtEnabled: pi.LinkSpeedExtEnabled | pi.LinkSpeedExtEnabled2&1<<5,
 				State:           pi.PortState, PhysState: pi.PortPhysicalState,
-				IPoIB: slices.Clone(p.ipoib),
+				IPoIB: slices.Clone(p.ipoib), Plane: p.plane,
 			}
 			if p.remote != nil && p.phys == smp.PhysStateLinkUp {
 				tp.WidthActive, tp.SpeedActive, tp.SpeedExtActive =

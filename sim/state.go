@@ -79,6 +79,9 @@ type node struct {
 	nd       [64]byte // NodeDescription
 	sw       *swState // switches only
 	swIdx    int32    // index among the routed switches while routing; -1 otherwise
+	// planarized marks a planarized CA (planes.go): its ports are its
+	// planes and share one set of attachments.
+	planarized bool
 }
 
 // swState is the switch part of a node.
@@ -106,6 +109,7 @@ type port struct {
 	pc     counters
 	att    *attachments // transports open on this port; nil when none
 	ipoib  []netip.Addr // the port's IPoIB addresses (SetIPoIB)
+	plane  uint8        // the port's plane (topo.Port.Plane), 0 for none
 	// accrued is how far into the background load (Traffic) pc holds
 	// what the load moved.
 	accrued time.Duration

@@ -1,0 +1,280 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/smp"
+)
+
+const planesTopo = "fattree-xdr-4planes.net"
+
+// attachKindRaw is attachRaw for a planarized CA's devices: a raw wire of
+// kind k on node's port num (the GSI device: port 1).
+func attachKindRaw(t testing.TB, f *Fabric, node string, num int, k wireKind) *raw {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, err := f.portLocked("attach", node, num, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	att := f.attachmentsOf(p)
+	c := &collector{}
+	w := &wire{f: f, p: p, rx: c, kind: k}
+	att.wires = append(att.wires, w)
+	f.open = append(f.open, w)
+	return &raw{t: t, w: w, c: c}
+}
+
+// detach takes a raw wire off its port (a planarized CA's ports share
+// their attachments, and the first wire gets what arrives).
+func (r *raw) detach() {
+	f := r.w.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a := r.w.p.att
+	a.wires = slices.DeleteFunc(a.wires, func(x *wire) bool { return x == r.w })
+}
+
+// TestPlanarizedSweep: the SM on planarized h000-00 sweeps every plane
+// through its plane ports; each plane port of a planarized CA answers
+// SMPs as an ordinary CA port of its plane (NodeInfo's LocalPortNum its
+// number, PortGUID the one port GUID the planes share, a LID of its own,
+// no IsSMdisabled), and the switches of a plane reach only that plane.
+func TestPlanarizedSweep(t *testing.T) {
+	f := mustLoad(t, planesTopo, nil)
+	if planes, ok := f.Planarized("h001-02"); !ok || planes != 4 {
+		t.Fatalf("Planarized(h001-02) = %d, %v", planes, ok)
+	}
+	if _, ok := f.Planarized("p1-leaf000"); ok {
+		t.Error("a switch is planarized")
+	}
+	lids := map[uint16]bool{}
+	for p := 1; p <= 4; p++ {
+		smi := attachKindRaw(t, f, "h000-00", p, wireSMI)
+		defer smi.detach()
+		// h000-00 port p -> pP-leaf000 port 1 -> back out to h000-01's
+		// port p (leaf port 2).
+		ni := nodeInfo(t, ok(t, smi.dr(smp.AttrNodeInfo, 0, 0, uint8(p), 2)))
+		pi := portInfo(t, ok(t, smi.dr(smp.AttrPortInfo, 0, 0, uint8(p), 2)))
+		if ni.NodeType != smp.NodeTypeCA || ni.NumPorts != 4 || int(ni.LocalPortNum) != p || ni.PortGUID != ni.NodeGUID+1 {
+			t.Errorf("plane %d: h000-01's NodeInfo %+v", p, ni)
+		}
+		if pi.CapabilityMask&smp.CapIsSMDisabled != 0 || pi.PortState != smp.PortStateActive || pi.LID == 0 || lids[pi.LID] {
+			t.Errorf("plane %d: h000-01's PortInfo: capmask %#x state %d lid %d (LIDs so far %v)", p, pi.CapabilityMask, pi.PortState, pi.LID, lids)
+		}
+		lids[pi.LID] = true
+		desc := strings.TrimRight(string(ok(t, smi.dr(smp.AttrNodeDescription, 0, 0, uint8(p)))[:16]), "\x00")
+		if want := "p" + string(rune('0'+p)) + "-leaf000"; desc != want {
+			t.Errorf("plane %d: the first hop is %q, want %q", p, desc, want)
+		}
+		smi.detach()
+	}
+	// Plane 1's switches do not route plane 2's LIDs.
+	smi1 := attachKindRaw(t, f, "h000-00", 1, wireSMI)
+	if got := smi1.lid(lidOf(t, f, "h001-00", 2), smp.AttrNodeInfo, 0); got != nil {
+		t.Errorf("an SMP from plane 1 to a plane-2 LID was answered")
+	}
+	if got := smi1.lid(lidOf(t, f, "h001-00", 1), smp.AttrNodeInfo, 0); got == nil {
+		t.Errorf("an SMP from plane 1 to a plane-1 LID was not answered")
+	}
+}
+
+// TestPlanarizedDevices: libibumad's rule, as the simulator's devices
+// show it: the SMI devices (plane ports) and the GSI device share one port
+// GUID, only the GSI device's capability mask has IsSMdisabled; the SMI
+// device sends no GMP and the GSI device no SMP (fabric.ErrInvalid), Open
+// pairs them (SMPs on the plane port, GMPs on the GSI device), and a CA
+// that is not planarized has no GSI device of its own.
+func TestPlanarizedDevices(t *testing.T) {
+	ctx := context.Background()
+	f := mustLoad(t, planesTopo, nil)
+	gsi, err := f.AttachGSI("h001-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gsi.Close()
+	smi, err := f.Attach("h001-01", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer smi.Close()
+	ga, sa := gsi.Port(), smi.Port()
+	if ga.PortGUID != sa.PortGUID || ga.CapMask&smp.CapIsSMDisabled == 0 || sa.CapMask&smp.CapIsSMDisabled != 0 {
+		t.Errorf("GSI %#x capmask %#x, SMI %#x capmask %#x: want one GUID, IsSMdisabled on the GSI side only",
+			ga.PortGUID, ga.CapMask, sa.PortGUID, sa.CapMask)
+	}
+	smpPkt := &fabric.Packet{Addr: fabric.Addr{LID: fabric.PermissiveLID}, Data: drReq(t, mad.MethodGet, smp.AttrNodeInfo, 0, 0, 3)}
+	gmpPkt := &fabric.Packet{Addr: fabric.Addr{LID: 1, QPN: 1, QKey: qp1QKey}, Data: perfReq(t, mad.MethodGet, perf.AttrClassPortInfo, 0)}
+	// Agents of the class each device refuses to send (agent 0).
+	if _, err := gsi.Register(ctx, fabric.Agent{Class: mad.ClassSubnDR, Version: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := smi.Register(ctx, fabric.Agent{Class: mad.ClassPerf, Version: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		tr   fabric.Transport
+		p    *fabric.Packet
+		want string
+	}{
+		{"GSI sends an SMP", gsi, smpPkt, `"h001-01"'s GSI device has IsSMdisabled`},
+		{"SMI sends a GMP", smi, gmpPkt, `"h001-01" port 3 is a plane port (SMI device) of planarized CA "h001-01"`},
+	} {
+		err := c.tr.Send(ctx, c.p)
+		if err == nil || !errors.Is(err, fabric.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want ErrInvalid with %q", c.name, err, c.want)
+		}
+	}
+	if _, err := f.AttachGSI("p1-leaf000"); err == nil || !strings.Contains(err.Error(), "not a planarized CA") {
+		t.Errorf("AttachGSI on a switch: %v", err)
+	}
+	if _, err := f.AttachGSI("nobody"); err == nil || !errors.Is(err, fabric.ErrNoDevice) {
+		t.Errorf("AttachGSI on no node: %v", err)
+	}
+}
+
+// TestPlanarizedGMPs: the GSI device sends each GMP on the plane that
+// routes its destination LID, so the request and its answer move that
+// plane port's counters and no other's; the planarized CA's PMA answers
+// for any plane port and, with AllPortSelect (which its ClassPortInfo
+// does not announce, as a CA's does not), for the aggregated port: the
+// planes' sum.
+func TestPlanarizedGMPs(t *testing.T) {
+	f := mustLoad(t, planesTopo, nil)
+	gsi := attachKindRaw(t, f, "h000-00", 1, wireGSI)
+	xmit := func(node string, port int) uint64 {
+		v, err := f.Counter(node, port, "PortXmitPkts")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	var before [5]uint64
+	for p := 1; p <= 4; p++ {
+		before[p] = xmit("h000-00", p)
+	}
+	// h001-02's PMA, through plane 3's LID, asked for plane 3's port.
+	dst := lidOf(t, f, "h001-02", 3)
+	d := ok(t, gsi.one(dst, perfReq(t, mad.MethodGet, perf.AttrPortCounters, 3)))
+	if ps := pcPortSelect.Get(d); ps != 3 {
+		t.Errorf("PortSelect %d, want 3", ps)
+	}
+	for p := 1; p <= 4; p++ {
+		want := before[p]
+		if p == 3 {
+			want++
+		}
+		if got := xmit("h000-00", p); got != want {
+			t.Errorf("h000-00 port %d PortXmitPkts %d, want %d (the GMP leaves by plane 3)", p, got, want)
+		}
+	}
+	// Any plane port through plane 3's LID; AllPortSelect sums them.
+	for p := 1; p <= 4; p++ {
+		if err := f.SetCounter("h001-02", p, "PortRcvErrors", uint64(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		sel  uint8
+		want uint64
+	}{{1, 1}, {2, 2}, {4, 4}, {perf.AllPorts, 10}} {
+		d := ok(t, gsi.one(dst, perfReq(t, mad.MethodGet, perf.AttrPortCounters, c.sel)))
+		var pc perf.PortCounters
+		if err := pc.UnmarshalBinary(d); err != nil {
+			t.Fatal(err)
+		}
+		if uint64(pc.PortRcvErrors) != c.want {
+			t.Errorf("PortSelect %d: PortRcvErrors %d, want %d", c.sel, pc.PortRcvErrors, c.want)
+		}
+	}
+	if st := status(t, gsi.one(dst, perfReq(t, mad.MethodGet, perf.AttrPortCounters, 5))); st != mad.StatusInvalidField {
+		t.Errorf("PortSelect 5 of a 4-plane CA: status %#x, want invalid field", st)
+	}
+	// Not announced: ibqueryerrors would then ask a CA's LID-less
+	// undiscovered planes for it; perfquery -a sums the planes itself.
+	var cpi mad.ClassPortInfo
+	if err := cpi.UnmarshalBinary(ok(t, gsi.one(dst, perfReq(t, mad.MethodGet, perf.AttrClassPortInfo, 0)))); err != nil {
+		t.Fatal(err)
+	}
+	if cpi.CapabilityMask&perf.CapAllPortSelect != 0 {
+		t.Errorf("ClassPortInfo capmask %#x with AllPortSelect", cpi.CapabilityMask)
+	}
+	// A GMP to a LID no plane routes is dropped.
+	if got := gsi.send(0xbffe, perfReq(t, mad.MethodGet, perf.AttrClassPortInfo, 0)); len(got) != 0 {
+		t.Errorf("a GMP to an unrouted LID was answered: %d MADs", len(got))
+	}
+}
+
+// TestPlanarizedOpen: Open's pair discovers through the plane port and
+// reads counters through the GSI device on one transport, as the tools
+// do with libibmad's port pair.
+func TestPlanarizedOpen(t *testing.T) {
+	ctx := context.Background()
+	f := mustLoad(t, planesTopo, nil)
+	tr, err := f.Open(ctx, "h001-03", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	// The pair's port is its GSI side (the kernel backend's rule), its LID
+	// plane 2's.
+	if p := tr.Port(); p.CAName != "h001-03:gsi" || p.PortNum != 1 || p.CapMask&smp.CapIsSMDisabled == 0 || p.LID != lidOf(t, f, "h001-03", 2) {
+		t.Errorf("Open's port %s/%d capmask %#x lid %d", p.CAName, p.PortNum, p.CapMask, p.LID)
+	}
+	ports, err := f.Ports(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range ports {
+		if strings.HasPrefix(p.CAName, "h001-03") {
+			names = append(names, fmt.Sprintf("%s/%d %#x", p.CAName, p.PortNum, p.PortGUID))
+		}
+	}
+	if got, want := strings.Join(names, ", "), "h001-03/1 0x100024, h001-03/2 0x100024, h001-03/3 0x100024, h001-03/4 0x100024, h001-03:gsi/1 0x100024"; got != want {
+		t.Errorf("Ports: %s\nwant %s", got, want)
+	}
+	if gsi, err := f.Open(ctx, "h001-03:gsi", 0); err != nil || gsi.Port().LID != lidOf(t, f, "h001-03", 1) {
+		t.Errorf("Open of the GSI device: %v", err)
+	} else {
+		gsi.Close()
+	}
+	if _, err := f.Open(ctx, "h001-03:gsi", 2); !errors.Is(err, fabric.ErrNoDevice) {
+		t.Errorf("Open of the GSI device's port 2: %v", err)
+	}
+	for _, c := range []struct {
+		class uint8
+		addr  fabric.Addr
+		req   []byte
+	}{
+		{mad.ClassSubnDR, fabric.Addr{LID: fabric.PermissiveLID}, drReq(t, mad.MethodGet, smp.AttrNodeInfo, 0, 0, 2)},
+		{mad.ClassPerf, fabric.Addr{LID: lidOf(t, f, "h000-00", 2), QPN: 1, QKey: qp1QKey}, perfReq(t, mad.MethodGet, perf.AttrPortCounters, 2)},
+	} {
+		id, err := tr.Register(ctx, fabric.Agent{Class: c.class, Version: mad.ClassVersionOf(c.req)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &fabric.Packet{Agent: id, Addr: c.addr, Data: c.req, Timeout: 10 * time.Second}
+		if err := tr.Send(ctx, p); err != nil {
+			t.Fatalf("class %#x: %v", c.class, err)
+		}
+		var got fabric.Packet
+		if err := tr.Recv(ctx, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != 0 || mad.MethodOf(got.Data) != mad.MethodGetResp || smp.Status(got.Data) != 0 {
+			t.Errorf("class %#x: status %d, method %#x, MAD status %#x", c.class, got.Status, mad.MethodOf(got.Data), smp.Status(got.Data))
+		}
+	}
+}
