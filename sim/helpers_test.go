@@ -78,18 +78,23 @@ type raw struct {
 
 func attachRaw(t testing.TB, f *Fabric, node string, num int) *raw {
 	t.Helper()
+	return attachKindRaw(t, f, node, num, wirePort)
+}
+
+// attachKindRaw is attachRaw with a wire of kind k: for a planarized
+// CA's devices, the GSI device at port 1.
+func attachKindRaw(t testing.TB, f *Fabric, node string, num int, k wireKind) *raw {
+	t.Helper()
 	f.mu.Lock()
 	p, err := f.portLocked("attach", node, num, false)
 	if err != nil {
 		f.mu.Unlock()
 		t.Fatal(err)
 	}
-	if p.att == nil {
-		p.att = &attachments{}
-	}
+	att := f.attachmentsOf(p)
 	c := &collector{}
-	w := &wire{f: f, p: p, rx: c}
-	p.att.wires = append(p.att.wires, w)
+	w := &wire{f: f, p: p, rx: c, kind: k}
+	att.wires = append(att.wires, w)
 	f.open = append(f.open, w)
 	f.mu.Unlock()
 	return &raw{t: t, w: w, c: c}

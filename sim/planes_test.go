@@ -17,24 +17,6 @@ import (
 
 const planesTopo = "fattree-xdr-4planes.net"
 
-// attachKindRaw is attachRaw for a planarized CA's devices: a raw wire of
-// kind k on node's port num (the GSI device: port 1).
-func attachKindRaw(t testing.TB, f *Fabric, node string, num int, k wireKind) *raw {
-	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	p, err := f.portLocked("attach", node, num, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	att := f.attachmentsOf(p)
-	c := &collector{}
-	w := &wire{f: f, p: p, rx: c, kind: k}
-	att.wires = append(att.wires, w)
-	f.open = append(f.open, w)
-	return &raw{t: t, w: w, c: c}
-}
-
 // detach takes a raw wire off its port (a planarized CA's ports share
 // their attachments, and the first wire gets what arrives).
 func (r *raw) detach() {
@@ -98,16 +80,7 @@ func TestPlanarizedSweep(t *testing.T) {
 func TestPlanarizedDevices(t *testing.T) {
 	ctx := context.Background()
 	f := mustLoad(t, planesTopo, nil)
-	gsi, err := f.AttachGSI("h001-01")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gsi.Close()
-	smi, err := f.Attach("h001-01", 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer smi.Close()
+	gsi, smi := opened(t)(f.AttachGSI("h001-01")), opened(t)(f.Attach("h001-01", 3))
 	ga, sa := gsi.Port(), smi.Port()
 	if ga.PortGUID != sa.PortGUID || ga.CapMask&smp.CapIsSMDisabled == 0 || sa.CapMask&smp.CapIsSMDisabled != 0 {
 		t.Errorf("GSI %#x capmask %#x, SMI %#x capmask %#x: want one GUID, IsSMdisabled on the GSI side only",
@@ -141,6 +114,19 @@ func TestPlanarizedDevices(t *testing.T) {
 	}
 	if _, err := f.AttachGSI("nobody"); err == nil || !errors.Is(err, fabric.ErrNoDevice) {
 		t.Errorf("AttachGSI on no node: %v", err)
+	}
+}
+
+// opened returns a function that takes what an attach returned and fails
+// t on its error, else closes the transport when t ends.
+func opened(t *testing.T) func(fabric.Transport, error) fabric.Transport {
+	return func(tr fabric.Transport, err error) fabric.Transport {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tr.Close() })
+		return tr
 	}
 }
 
@@ -222,11 +208,7 @@ func TestPlanarizedGMPs(t *testing.T) {
 func TestPlanarizedOpen(t *testing.T) {
 	ctx := context.Background()
 	f := mustLoad(t, planesTopo, nil)
-	tr, err := f.Open(ctx, "h001-03", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := opened(t)(f.Open(ctx, "h001-03", 2))
 	// The pair's port is its GSI side (the kernel backend's rule), its LID
 	// plane 2's.
 	if p := tr.Port(); p.CAName != "h001-03:gsi" || p.PortNum != 1 || p.CapMask&smp.CapIsSMDisabled == 0 || p.LID != lidOf(t, f, "h001-03", 2) {
