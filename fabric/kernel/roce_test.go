@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"testing"
@@ -157,4 +158,47 @@ func roceRMPP(t *testing.T, o *kernel.Options, e [2]rocetest.End) {
 	if mad.TIDOf(out.Data) != mad.TIDOf(in.Data) {
 		t.Errorf("response TID 0x%016x, want 0x%016x", mad.TIDOf(out.Data), mad.TIDOf(in.Data))
 	}
+}
+
+// TestRoCEPairs: the stage's Soft-RoCE ports take no part in SMI/GSI
+// pairing, as current libibumad has it (rdma-core #1794 skips
+// non-InfiniBand link layers in umad_get_smi_gsi_pairs; before it, and
+// in the Debian 44 the guest would carry, which has no SMI/GSI API at
+// all, nothing says otherwise): Pairs names neither port,
+// umad_get_smi_gsi_pair_by_ca_name of either is ENODEV, and opening one
+// gives the plain port, not a pair.
+func TestRoCEPairs(t *testing.T) { rocePairs(t, nil, rocetest.Pair(t)) }
+
+// TestModelRoCEPairs runs the same checks on the model's pair.
+func TestModelRoCEPairs(t *testing.T) {
+	o, e := roceModel()
+	rocePairs(t, o, e)
+}
+
+func rocePairs(t *testing.T, o *kernel.Options, ends [2]rocetest.End) {
+	f := kernel.New(o)
+	t.Cleanup(func() { f.Close() })
+	pairs, err := f.Pairs(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ends {
+		for _, p := range pairs {
+			if p.SMIName == e.CA || p.GSIName == e.CA {
+				t.Errorf("%v is in pair %+v; Ethernet ports take no part (#1794)", e, p)
+			}
+		}
+		if p, err := f.Pair(t.Context(), e.CA, e.Port, false); !errors.Is(err, fabric.ErrNoDevice) {
+			t.Errorf("Pair(%v) = %+v, %v; want ErrNoDevice", e, p, err)
+		}
+		tr, err := f.Open(t.Context(), e.CA, e.Port)
+		if err != nil {
+			t.Fatalf("open %v: %v", e, err)
+		}
+		if _, ok := tr.(*kernel.Transport); !ok || tr.Port().SMIName != "" || !tr.Port().RoCE() {
+			t.Errorf("open %v: %T, SMI side %q, link layer %q; want the plain RoCE port", e, tr, tr.Port().SMIName, tr.Port().LinkLayer)
+		}
+		tr.Close()
+	}
+	t.Logf("pairs on this host: %+v", pairs)
 }
