@@ -16,5 +16,6 @@ func Tools() []*Tool {
 		smpQueryTool,
 		ibIDsVerifyTool,
 		ibStatTool,
+		ibSysstatTool,
 	}
 }
