@@ -235,16 +235,23 @@ func IBPingServe(ctx context.Context, env *Env, oui uint32, name string) (uint64
 // "." and getdomainname unless that is empty (Linux's is "(none)" when
 // unset, and ibping then says "host.(none)").
 func HostAndDomain() string {
+	h, d := hostDomain()
+	if d != "" {
+		return h + "." + d
+	}
+	return h
+}
+
+// hostDomain is gethostname's and getdomainname's names ("?hostname?"
+// when the first fails; "" for a domain that cannot be read).
+func hostDomain() (host, domain string) {
 	h, err := os.Hostname()
 	if err != nil {
 		h = "?hostname?"
 	}
 	d, err := os.ReadFile("/proc/sys/kernel/domainname")
 	if err != nil {
-		return h
+		return h, ""
 	}
-	if dom := strings.TrimRight(string(d), "\n"); dom != "" {
-		return h + "." + dom
-	}
-	return h
+	return h, strings.TrimRight(string(d), "\n")
 }

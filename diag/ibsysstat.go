@@ -52,9 +52,9 @@ type IBSysstatOptions struct {
 
 // SysstatInfo is what an ibsysstat server answers.
 type SysstatInfo struct {
-	// Host is gethostname's name, "." and getdomainname's (no dot when
-	// that is empty).
-	Host string
+	// Host and Domain are gethostname's and getdomainname's names: the
+	// answer is "host.domain", or "host" when Domain is empty.
+	Host, Domain string
 	// CPUs are the processors /proc/cpuinfo lists (at most 256), each
 	// with its "model name" and "cpu MHz" texts as the file has them
 	// after the colon (a leading space included), "(null)" for one it
@@ -222,17 +222,23 @@ func IBSysstatServe(ctx context.Context, env *Env, oui uint32, info *SysstatInfo
 // a GetResp (status 0, same TID, attribute and modifier) with the RMPP
 // header libibmad's mad_build_pkt writes (version 1, response time 0x1f,
 // Active when the answer takes more than one MAD), req's reserved byte
-// and OUI, and the answer from offset 40, zero-padded to a whole MAD as
-// the kernel pads a short send.
+// and OUI, and the answer from offset 40: as long as ibsysstat's
+// server_respond sends it (40 bytes and mk_reply's count; the kernel pads
+// a shorter send to a whole MAD, ibsim passes its length on).
 func SysstatReply(req []byte, info *SysstatInfo) []byte {
 	var data []byte
 	switch mad.AttrIDOf(req) {
 	case SysstatAttrHost:
+		// mk_reply counts the dot and the domain, not the NUL after
+		// them; without a domain the NUL that replaced the dot.
 		data = append([]byte(info.Host), 0)
+		if info.Domain != "" {
+			data = append(append(data[:len(data)-1], '.'), info.Domain...)
+		}
 	case SysstatAttrCPU:
 		data = sysstatCPUData(info.CPUs)
 	}
-	resp := make([]byte, max(mad.Size, pingData+len(data)))
+	resp := make([]byte, pingData+len(data))
 	// mad_encode rewrites the fields below in the request's buffer; the
 	// rest (class-specific and reserved bytes) stays as received.
 	copy(resp[:pingData], req)
@@ -276,7 +282,8 @@ func sysstatCPUData(cpus []SysstatCPU) []byte {
 // SysstatLocal is what ibsysstat -S answers on this machine: the host
 // name (HostAndDomain) and /proc/cpuinfo's processors.
 func SysstatLocal() *SysstatInfo {
-	info := &SysstatInfo{Host: HostAndDomain()}
+	info := &SysstatInfo{}
+	info.Host, info.Domain = hostDomain()
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		info.CPUs = ParseCPUInfo(f)
 		f.Close()

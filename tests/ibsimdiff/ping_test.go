@@ -154,13 +154,20 @@ func TestPingIBPingServer(t *testing.T) {
 	}
 }
 
-// ibpingServer starts the C `ibping -S` on node (with SIM_SET_ISSM=1,
-// without which ibsim would not forward it requests) and returns once it
-// waits in its receive loop; state says whether it still runs, output is
-// what it printed. It is killed when the test ends.
+// ibpingServer starts the C `ibping -S` on node: cServer's.
 func ibpingServer(t *testing.T, ctx context.Context, s *ibsimtest.Sim, node string) (state, output func() string) {
 	t.Helper()
-	srv, err := s.Command(ctx, node, "ibping", "-S")
+	return cServer(t, ctx, s, node, "ibping", "-S")
+}
+
+// cServer starts a C tool's server (ibping -S, ibsysstat -S) on node
+// (with SIM_SET_ISSM=1, without which ibsim would not forward it
+// requests) and returns once it waits in its receive loop; state says
+// whether it still runs, output is what it printed. It is killed when
+// the test ends.
+func cServer(t *testing.T, ctx context.Context, s *ibsimtest.Sim, node, tool string, args ...string) (state, output func() string) {
+	t.Helper()
+	srv, err := s.Command(ctx, node, tool, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +204,7 @@ func ibpingServer(t *testing.T, ctx context.Context, s *ibsimtest.Sim, node stri
 			return state, output
 		}
 		if state() != "running" || ctx.Err() != nil {
-			t.Fatalf("ibping -S did not reach its receive loop: %s, output %q", state(), output())
+			t.Fatalf("%s %s did not reach its receive loop: %s, output %q", tool, strings.Join(args, " "), state(), output())
 		}
 		select {
 		case <-ctx.Done():
