@@ -1,0 +1,152 @@
+package ibsimdiff
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/ibsim"
+	"github.com/ibscript/ibscript/mad"
+)
+
+// cpuMHz is the frequency in ibsysstat's cpu lines, which /proc/cpuinfo
+// may change between the two servers' reads of it.
+var cpuMHz = regexp.MustCompile(`MHZ +[0-9.]+`)
+
+// TestIBSysstatMatchesC: on one fabric (OpenSM stopped first, as for
+// ibping -S: its SMInfo to the issm server's port crashes umad2sim) the
+// C `ibsysstat -S` serves on Hca3 and diag's server (IBSysstatServe, on
+// a Session attached issm) on Hca2, with this machine's host name and
+// /proc/cpuinfo both. From Hca1 the C ibsysstat and `ibscript
+// ibsysstat` ask each server every op: the same stdout and exit status;
+// the C client prints the same for both servers (the cpu lines' MHz
+// aside); and the two servers' answers to the same requests are the
+// same bytes (the TID's top 16 bits aside, ibsim's). Failures: a port
+// with no server (ibsim bounces: "Connection timed out", 255), a LID
+// nobody has, an unknown op (usage, 2).
+func TestIBSysstatMatchesC(t *testing.T) {
+	s := privateSM(t, topo2sw)
+	s.StopSM()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	state, cOut := cServer(t, ctx, s, "Hca3", "ibsysstat", "-S")
+	srvSess, _ := session(t, s, "Hca2", &ibsim.Options{ISSM: true}, nil)
+	sctx, stop := context.WithCancel(ctx)
+	served := make(chan uint64, 1)
+	go func() {
+		n, err := diag.IBSysstatServe(sctx, &diag.Env{Session: srvSess}, diag.PingOUI, diag.SysstatLocal())
+		if err != nil {
+			t.Error(err)
+		}
+		served <- n
+	}()
+	sess, _ := session(t, s, "Hca1", nil, nil)
+	cLID, goLID := strconv.Itoa(int(portLID(t, sess, "Hca3"))), strconv.Itoa(int(portLID(t, sess, "Hca2")))
+	none := strconv.Itoa(int(portLID(t, sess, "Hca4")))
+	// diag's server registers its agent on its own goroutine: asked
+	// until it answers (its answers before that are not counted).
+	goTarget := engine.LID(portLID(t, sess, "Hca2"))
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		r, _ := diag.IBSysstatRun(ctx, &diag.Env{Session: sess}, diag.IBSysstatOptions{OUI: diag.PingOUI, Target: &goTarget, Op: "host"})
+		if r != nil && r.Text != "" || time.Now().After(deadline) {
+			break
+		}
+	}
+	asked := 0
+	for _, args := range [][]string{
+		{cLID}, {cLID, "ping"}, {cLID, "host"}, {cLID, "cpu"}, {"-o", "0x1405", cLID, "host"}, {cLID, "cpu", "extra"},
+		{goLID}, {goLID, "ping"}, {goLID, "host"}, {goLID, "cpu"}, {"-o", "0x001405", goLID, "host"}, {goLID, "cpu", "extra"},
+		{none, "host"}, {"-t", "100", "999"}, {cLID, "bogus"}, {"-S", cLID, "bogus"},
+	} {
+		what := "ibsysstat " + strings.Join(args, " ")
+		want := cTool(t, s, "Hca1", "ibsysstat", args...)
+		got := ibscriptTool(t, s, "Hca1", "ibsysstat", args...)
+		diffQuery(t, what, want, got)
+		if want.code == 2 && len(want.stdout)+len(got.stdout) != 0 {
+			t.Errorf("%s: a usage error printed on stdout: C %q, ibscript %q", what, want.stdout, got.stdout)
+		}
+	}
+	// The C client prints the same for both servers.
+	for _, op := range []string{"ping", "host", "cpu"} {
+		fromC := cTool(t, s, "Hca1", "ibsysstat", cLID, op)
+		fromGo := cTool(t, s, "Hca1", "ibsysstat", goLID, op)
+		asked++
+		w, g := cpuMHz.ReplaceAllString(string(fromC.stdout), "MHZ F"), cpuMHz.ReplaceAllString(string(fromGo.stdout), "MHZ F")
+		if w != g || fromC.code != 0 || fromGo.code != 0 {
+			t.Errorf("ibsysstat %s: the C server's answer (exit %d):\n%s\ndiag's (exit %d):\n%s", op, fromC.code, fromC.stdout, fromGo.code, fromGo.stdout)
+		}
+	}
+	asked += compareSysstatReplies(t, ctx, s.Sock, cLID, goLID)
+	if state() != "running" {
+		t.Errorf("the C server: %s, output %q", state(), cOut())
+	}
+	stop()
+	if n := <-served; n < uint64(asked) {
+		t.Errorf("diag's server answered %d requests, want at least the %d of the C client and the Transport", n, asked)
+	}
+}
+
+// compareSysstatReplies sends the same requests (every attribute, one
+// it does not know, a Set) to both servers from a Transport on Hca1 and
+// compares their answers byte for byte as the wire carries them (a
+// whole MAD), the top 16 bits of the TID aside (ibsim writes the
+// requester's slot there); the cpu lines' MHz may differ. It returns how many requests diag's server got.
+func compareSysstatReplies(t *testing.T, ctx context.Context, sock, cLID, goLID string) int {
+	t.Helper()
+	tr, err := ibsim.Open(ctx, sock, &ibsim.Options{Node: "Hca1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	id, err := tr.Register(ctx, fabric.Agent{Class: diag.SysstatClass, Version: diag.SysstatVersion, OUI: diag.PingOUI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(lid string, method uint8, attr uint16, tid uint64) []byte {
+		l, _ := strconv.Atoi(lid)
+		req := make([]byte, mad.Size)
+		(&mad.Header{BaseVersion: 1, MgmtClass: diag.SysstatClass, ClassVersion: diag.SysstatVersion, Method: method, TID: tid, AttrID: attr, AttrMod: 7}).Put(req)
+		req[36] = 0x5a // reserved: the servers keep it
+		mad.SetVendorOUI(req, diag.PingOUI)
+		copy(req[40:], "request data")
+		if err := tr.Send(ctx, &fabric.Packet{Agent: id, Timeout: 2 * time.Second, Addr: fabric.Addr{LID: uint16(l), QPN: 1, QKey: 0x80010000}, Data: req}); err != nil {
+			t.Fatal(err)
+		}
+		resp := fabric.Packet{Data: make([]byte, 0, mad.Size)}
+		if err := tr.Recv(ctx, &resp); err != nil || resp.Status != 0 {
+			t.Fatalf("attr %#x method %#x to lid %s: %v, status %d", attr, method, lid, err, resp.Status)
+		}
+		// The C server's answer is as long as its umad_send says, which
+		// umad2sim passes on; the kernel puts a whole MAD on the wire
+		// (zero-padded), as ibscript's ibsim transport sends one.
+		b := make([]byte, mad.Size)
+		copy(b, resp.Data)
+		b[8], b[9] = 0, 0
+		return b
+	}
+	n := 0
+	for i, c := range []struct {
+		method uint8
+		attr   uint16
+	}{{mad.MethodGet, diag.SysstatAttrPing}, {mad.MethodGet, diag.SysstatAttrHost}, {mad.MethodGet, diag.SysstatAttrCPU},
+		{mad.MethodGet, 0x13}, {mad.MethodSet, diag.SysstatAttrHost}} {
+		tid := uint64(0x100 + i)
+		w, g := ask(cLID, c.method, c.attr, tid), ask(goLID, c.method, c.attr, tid)
+		n++
+		if c.attr == diag.SysstatAttrCPU {
+			w, g = cpuMHz.ReplaceAll(w, []byte("MHZ F")), cpuMHz.ReplaceAll(g, []byte("MHZ F"))
+		}
+		if !bytes.Equal(w, g) {
+			t.Errorf("method %#x attr %#x: the servers' answers differ:\nC:\n%s\ndiag:\n%s", c.method, c.attr, hex.Dump(w), hex.Dump(g))
+		}
+	}
+	return n
+}
