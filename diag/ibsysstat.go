@@ -89,7 +89,7 @@ var ibSysstatTool = NewTool(Tool{
 	Check:   checkSysstat,
 	Example: []string{"1", "host"},
 	LuaDoc: `sysstat({target = LID, op = "ping" | "host" | "cpu", oui = 0x001405}) -> {portid, op, text}: ` +
-		`ibsysstat's client: the answer of target's ibsysstat server (text: its host.domain or its cpu lines; none for ping)`,
+		`the answer of target's ibsysstat server to op, as ibsysstat's client gets it (text: its host.domain or its cpu lines; none for ping)`,
 	LuaExample: `local r = diag.sysstat{target = 1, op = "host"}
 print(r.portid, r.op, r.text)`,
 }, IBSysstatOptions{OUI: PingOUI}, IBSysstatRun, WriteIBSysstat)
