@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ibscript/ibscript/engine"
@@ -195,10 +196,8 @@ func IBPingServe(ctx context.Context, env *Env, oui uint32, name string) (uint64
 	}
 	var data [pingDataLen]byte
 	copy(data[:len(data)-1], name)
-	served := make(chan struct{}, 1024)
-	var n uint64
 	a := fabric.Agent{Class: PingClass, Version: PingVersion, OUI: oui}.WithMethods(mad.MethodGet)
-	stop, err := env.Session.Serve(ctx, a, func(req *fabric.Packet) []byte {
+	return serveCounting(ctx, env, a, fmt.Sprintf("can't serve class %d on this port", PingClass), func(req *fabric.Packet) []byte {
 		if len(req.Data) < pingData || mad.MethodOf(req.Data) != mad.MethodGet {
 			return nil
 		}
@@ -207,28 +206,29 @@ func IBPingServe(ctx context.Context, env *Env, oui uint32, name string) (uint64
 		mad.SetMethod(resp, mad.MethodGetResp)
 		mad.SetStatus(resp, 0)
 		copy(resp[pingData:], data[:])
-		select {
-		case served <- struct{}{}:
-		default:
+		return resp
+	})
+}
+
+// serveCounting answers the requests of agent a on env's port with h
+// until ctx ends, and returns how many h answered (h returns nil for
+// those it does not). A refused registration is a *ToolError saying
+// refused.
+func serveCounting(ctx context.Context, env *Env, a fabric.Agent, refused string, h engine.Handler) (uint64, error) {
+	var n atomic.Uint64
+	stop, err := env.Session.Serve(ctx, a, func(req *fabric.Packet) []byte {
+		resp := h(req)
+		if resp != nil {
+			n.Add(1)
 		}
 		return resp
 	})
 	if err != nil {
-		return 0, &ToolError{Msg: fmt.Sprintf("can't serve class %d on this port", PingClass), Err: err}
+		return 0, &ToolError{Msg: refused, Err: err}
 	}
-	defer stop()
-	for {
-		select {
-		case <-served:
-			n++
-		case <-ctx.Done():
-			for len(served) > 0 {
-				<-served
-				n++
-			}
-			return n, nil
-		}
-	}
+	<-ctx.Done()
+	stop()
+	return n.Load(), nil
 }
 
 // HostAndDomain is the name ibping -S answers with: gethostname, then

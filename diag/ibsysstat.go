@@ -2,12 +2,12 @@ package diag
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
@@ -186,36 +186,14 @@ func IBSysstatServe(ctx context.Context, env *Env, oui uint32, info *SysstatInfo
 	if env == nil || env.Session == nil {
 		return 0, fmt.Errorf("diag: ibsysstat: no session")
 	}
-	served := make(chan struct{}, 1024)
 	a := fabric.Agent{Class: SysstatClass, Version: SysstatVersion, OUI: oui & 0xffffff, RMPPVersion: 1,
 		Methods: [2]uint64{^uint64(0), ^uint64(0) >> 1}} // every method the mask holds (0-126)
-	stop, err := env.Session.Serve(ctx, a, func(req *fabric.Packet) []byte {
+	return serveCounting(ctx, env, a, fmt.Sprintf("can't serve class %d", SysstatClass), func(req *fabric.Packet) []byte {
 		if req.Status != 0 || len(req.Data) < pingData || mad.IsResponse(req.Data) {
 			return nil
 		}
-		select {
-		case served <- struct{}{}:
-		default:
-		}
 		return SysstatReply(req.Data, info)
 	})
-	if err != nil {
-		return 0, &ToolError{Msg: fmt.Sprintf("can't serve class %d", SysstatClass), Err: err}
-	}
-	defer stop()
-	var n uint64
-	for {
-		select {
-		case <-served:
-			n++
-		case <-ctx.Done():
-			for len(served) > 0 {
-				<-served
-				n++
-			}
-			return n, nil
-		}
-	}
 }
 
 // SysstatReply is ibsysstat's server's answer to req: req's header made
@@ -306,7 +284,7 @@ func ParseCPUInfo(r io.Reader) []SysstatCPU {
 			break
 		}
 		switch {
-		case bytes.HasPrefix(line, []byte("processor\t")):
+		case strings.HasPrefix(line, "processor\t"):
 			if len(model) == sysstatMaxCPUs {
 				return sysstatCPUs(model, mhz, cpus)
 			}
@@ -315,20 +293,16 @@ func ParseCPUInfo(r io.Reader) []SysstatCPU {
 		case len(model) == 0:
 			continue
 		}
-		colon := bytes.IndexByte(line, ':')
-		if colon < 0 {
+		_, v, ok := strings.Cut(line, ":")
+		if !ok {
 			continue
 		}
-		v := line[colon+1:]
-		if nl := bytes.IndexByte(v, '\n'); nl >= 0 {
-			v = v[:nl]
-		}
-		s := string(v)
+		v, _, _ = strings.Cut(v, "\n")
 		switch {
-		case bytes.HasPrefix(line, []byte("model name\t")):
-			model[len(model)-1] = &s
-		case bytes.HasPrefix(line, []byte("cpu MHz\t")):
-			mhz[len(mhz)-1] = &s
+		case strings.HasPrefix(line, "model name\t"):
+			model[len(model)-1] = &v
+		case strings.HasPrefix(line, "cpu MHz\t"):
+			mhz[len(mhz)-1] = &v
 		}
 	}
 	return sysstatCPUs(model, mhz, cpus)
@@ -349,17 +323,17 @@ func sysstatCPUs(model, mhz []*string, cpus []SysstatCPU) []SysstatCPU {
 
 // readChunk is fgets(buf, max+1, f): a line up to and with its newline,
 // or the first max bytes of a longer one.
-func readChunk(br *bufio.Reader, max int) ([]byte, error) {
+func readChunk(br *bufio.Reader, max int) (string, error) {
 	var line []byte
 	for len(line) < max {
 		c, err := br.ReadByte()
 		if err != nil {
-			return line, err
+			return string(line), err
 		}
 		line = append(line, c)
 		if c == '\n' {
 			break
 		}
 	}
-	return line, nil
+	return string(line), nil
 }

@@ -5,11 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
@@ -28,19 +27,8 @@ func sysstatPair(t *testing.T, info *diag.SysstatInfo) (f *sim.Fabric, client *d
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	sess := func(node string) *engine.Session {
-		tr, err := f.Attach(node, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := engine.New(tr, &engine.Options{Timeout: 200 * time.Millisecond, Retries: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	srv := sess("Hca2")
+	o := &engine.Options{Timeout: 200 * time.Millisecond, Retries: 2}
+	srv := attachSession(t, f, "Hca2", o)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan uint64, 1)
 	go func() {
@@ -60,7 +48,7 @@ func sysstatPair(t *testing.T, info *diag.SysstatInfo) (f *sim.Fabric, client *d
 		return n
 	}
 	t.Cleanup(func() { served() })
-	return f, &diag.Env{Session: sess("Hca1")}, srv.Port().LID, served
+	return f, &diag.Env{Session: attachSession(t, f, "Hca1", o)}, srv.Port().LID, served
 }
 
 func sysstatText(t *testing.T, env *diag.Env, o diag.IBSysstatOptions) (string, error) {
@@ -159,8 +147,8 @@ func TestParseCPUInfo(t *testing.T) {
 		// chunk with no colon.
 		{Model: strings.Repeat("x", 1022-len("model name\t:")), MHz: "(null)"},
 	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("(-want +got):\n%s", d)
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
 	}
 	var many strings.Builder
 	for i := range 300 {

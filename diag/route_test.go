@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/sim"
 )
 
@@ -23,16 +24,29 @@ func simEnv(t *testing.T) (*diag.Env, *sim.Fabric) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	tr, err := f.Open(context.Background(), "", 0)
+	return &diag.Env{Session: attachSession(t, f, "", &engine.Options{Timeout: 50 * time.Millisecond, Retries: 1})}, f
+}
+
+// attachSession is a Session on port 1 of node of f ("": the default
+// port), closed when the test ends.
+func attachSession(t *testing.T, f *sim.Fabric, node string, o *engine.Options) *engine.Session {
+	t.Helper()
+	var tr fabric.Transport
+	var err error
+	if node == "" {
+		tr, err = f.Open(context.Background(), "", 0)
+	} else {
+		tr, err = f.Attach(node, 1)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := engine.New(tr, &engine.Options{Timeout: 50 * time.Millisecond, Retries: 1})
+	sess, err := engine.New(tr, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sess.Close() })
-	return &diag.Env{Session: sess}, f
+	return sess
 }
 
 func traceText(t *testing.T, tr *diag.Trace) string {
