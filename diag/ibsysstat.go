@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/rmpp"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // ibsysstat's protocol (infiniband-diags' ibsysstat.c): a Get of vendor
@@ -92,7 +92,7 @@ var ibSysstatTool = NewTool(Tool{
 		`the answer of target's ibsysstat server to op, as ibsysstat's client gets it (text: its host.domain or its cpu lines; none for ping)`,
 	LuaExample: `local r = diag.sysstat{target = 1, op = "host"}
 print(r.portid, r.op, r.text)`,
-}, IBSysstatOptions{OUI: PingOUI}, IBSysstatRun, WriteIBSysstat)
+}, IBSysstatOptions{OUI: PingOUI}, IBSysstatRun, BuilderText(WriteIBSysstat))
 
 // sysstatOps are the ops ibsysstat's match_attr knows, by name.
 var sysstatOps = map[string]uint16{"ping": SysstatAttrPing, "host": SysstatAttrHost, "cpu": SysstatAttrCPU}
@@ -165,16 +165,14 @@ func IBSysstatRun(ctx context.Context, env *Env, o IBSysstatOptions) (*IBSysstat
 
 // WriteIBSysstat prints r as ibsysstat does: the answer and a newline
 // (puts), or for ping its line; nothing for the server.
-func WriteIBSysstat(w io.Writer, r *IBSysstat) error {
-	var err error
+func WriteIBSysstat(b *strings.Builder, r *IBSysstat) {
 	switch {
 	case r.server:
 	case r.Op == "ping":
-		_, err = io.WriteString(w, "sysstat ping succeeded\n")
+		b.WriteString("sysstat ping succeeded\n")
 	default:
-		_, err = io.WriteString(w, r.Text+"\n")
+		b.WriteString(r.Text + "\n")
 	}
-	return err
 }
 
 // IBSysstatServe is ibsysstat -S: it answers every request of the
@@ -262,9 +260,8 @@ func sysstatCPUData(cpus []SysstatCPU) []byte {
 func SysstatLocal() *SysstatInfo {
 	info := &SysstatInfo{}
 	info.Host, info.Domain = hostDomain()
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		info.CPUs = ParseCPUInfo(f)
-		f.Close()
+	if text, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		info.CPUs = ParseCPUInfo(string(text))
 	}
 	return info
 }
@@ -274,12 +271,12 @@ func SysstatLocal() *SysstatInfo {
 // MHz from the "model name\t" and "cpu MHz\t" lines after it (the text
 // after the first colon, up to the newline; the last one wins), read in
 // fgets chunks of 1022 bytes.
-func ParseCPUInfo(r io.Reader) []SysstatCPU {
+func ParseCPUInfo(text string) []SysstatCPU {
 	var cpus []SysstatCPU
 	var model, mhz []*string
-	br := bufio.NewReader(r)
+	br := bufio.NewReader(strings.NewReader(text))
 	for {
-		line, err := readChunk(br, 1022)
+		line, err := topo.Fgets(br, 1023) // fgets(line, sizeof(line) - 1, f)
 		if len(line) == 0 && err != nil {
 			break
 		}
@@ -319,21 +316,4 @@ func sysstatCPUs(model, mhz []*string, cpus []SysstatCPU) []SysstatCPU {
 		cpus = append(cpus, SysstatCPU{Model: text(model[i]), MHz: text(mhz[i])})
 	}
 	return cpus
-}
-
-// readChunk is fgets(buf, max+1, f): a line up to and with its newline,
-// or the first max bytes of a longer one.
-func readChunk(br *bufio.Reader, max int) (string, error) {
-	var line []byte
-	for len(line) < max {
-		c, err := br.ReadByte()
-		if err != nil {
-			return string(line), err
-		}
-		line = append(line, c)
-		if c == '\n' {
-			break
-		}
-	}
-	return string(line), nil
 }

@@ -319,7 +319,7 @@ func ParseNameMap(r io.Reader, name string) (map[uint64]string, error) {
 	br := bufio.NewReader(r)
 	line, cont := 1, false
 	for {
-		piece, err := readNameMapPiece(br)
+		piece, err := Fgets(br, nameMapBufLen)
 		if err != nil && err != io.EOF {
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
@@ -371,11 +371,12 @@ func ParseNameMap(r io.Reader, name string) (map[uint64]string, error) {
 // cSpace are the bytes C's isspace accepts.
 const cSpace = " \t\n\v\f\r"
 
-// readNameMapPiece reads what one fgets into a nameMapBufLen buffer reads:
-// up to and including a newline, at most nameMapBufLen-1 bytes.
-func readNameMapPiece(br *bufio.Reader) (string, error) {
+// Fgets reads what C's fgets(buf, size, f) reads: up to and including a
+// newline, at most size-1 bytes (rdma-core's parsers and infiniband-diags
+// read their files so, a long line in pieces).
+func Fgets(br *bufio.Reader, size int) (string, error) {
 	var b []byte
-	for len(b) < nameMapBufLen-1 {
+	for len(b) < size-1 {
 		c, err := br.ReadByte()
 		if err != nil {
 			return string(b), err

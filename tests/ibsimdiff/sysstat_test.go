@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/diag"
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/ibsim"
 	"github.com/ibscript/ibscript/mad"
@@ -56,12 +55,11 @@ func TestIBSysstatMatchesC(t *testing.T) {
 	sess, _ := session(t, s, "Hca1", nil, nil)
 	cLID, goLID := strconv.Itoa(int(portLID(t, sess, "Hca3"))), strconv.Itoa(int(portLID(t, sess, "Hca2")))
 	none := strconv.Itoa(int(portLID(t, sess, "Hca4")))
-	// diag's server registers its agent on its own goroutine: asked
-	// until it answers (its answers before that are not counted).
-	goTarget := engine.LID(portLID(t, sess, "Hca2"))
+	// diag's server registers its agent on its own goroutine: until then
+	// its port answers with status 0x000C, which ibsysstat prints as an
+	// empty line. Asked until it answers (those answers not counted).
 	for deadline := time.Now().Add(20 * time.Second); ; {
-		r, _ := diag.IBSysstatRun(ctx, &diag.Env{Session: sess}, diag.IBSysstatOptions{OUI: diag.PingOUI, Target: &goTarget, Op: "host"})
-		if r != nil && r.Text != "" || time.Now().After(deadline) {
+		if r := cTool(t, s, "Hca1", "ibsysstat", goLID, "host"); len(r.stdout) > 1 || time.Now().After(deadline) {
 			break
 		}
 	}
