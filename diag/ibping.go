@@ -242,6 +242,17 @@ func HostAndDomain() string {
 	return h
 }
 
+// SysstatLocal is what ibsysstat -S answers on this machine: the host
+// name (HostAndDomain) and /proc/cpuinfo's processors.
+func SysstatLocal() *SysstatInfo {
+	info := &SysstatInfo{}
+	info.Host, info.Domain = hostDomain()
+	if text, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		info.CPUs = ParseCPUInfo(string(text))
+	}
+	return info
+}
+
 // hostDomain is gethostname's and getdomainname's names ("?hostname?"
 // when the first fails; "" for a domain that cannot be read).
 func hostDomain() (host, domain string) {

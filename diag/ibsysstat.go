@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/ibscript/ibscript/engine"
@@ -255,16 +254,6 @@ func sysstatCPUData(cpus []SysstatCPU) []byte {
 	return b[:n]
 }
 
-// SysstatLocal is what ibsysstat -S answers on this machine: the host
-// name (HostAndDomain) and /proc/cpuinfo's processors.
-func SysstatLocal() *SysstatInfo {
-	info := &SysstatInfo{}
-	info.Host, info.Domain = hostDomain()
-	if text, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		info.CPUs = ParseCPUInfo(string(text))
-	}
-	return info
-}
 
 // ParseCPUInfo reads /proc/cpuinfo's text as ibsysstat's build_cpuinfo
 // does: a processor per "processor\t" line (at most 256), its model and
