@@ -3,7 +3,6 @@ package diag
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -144,13 +143,9 @@ func IBSysstatRun(ctx context.Context, env *Env, o IBSysstatOptions) (*IBSysstat
 	mad.SetVendorOUI(req, o.OUI&0xffffff)
 	resp, err := s.Do(ctx, &fabric.Packet{Addr: fabric.Addr{LID: t.LID, QPN: 1, QKey: qp1QKey}, Data: req})
 	if err != nil {
-		// umad's status of a request nobody answered: ETIMEDOUT, which
+		// umad's status of a request nobody answered is ETIMEDOUT, which
 		// ibsysstat prints with strerror.
-		msg := err.Error()
-		if errors.Is(err, fabric.ErrTimeout) {
-			msg = "Connection timed out"
-		}
-		return nil, &ToolError{Msg: "ibsystat to " + pid + ": " + msg, Err: err}
+		return nil, &ToolError{Msg: "ibsystat to " + pid + ": " + strerror(err), Err: err}
 	}
 	// ibsysstat looks at the umad status only: an answer with a MAD
 	// status (the kernel's "unsupported" where no server runs) is
@@ -253,7 +248,6 @@ func sysstatCPUData(cpus []SysstatCPU) []byte {
 	}
 	return b[:n]
 }
-
 
 // ParseCPUInfo reads /proc/cpuinfo's text as ibsysstat's build_cpuinfo
 // does: a processor per "processor\t" line (at most 256), its model and

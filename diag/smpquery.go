@@ -29,6 +29,16 @@ func (e *ToolError) Error() string {
 
 func (e *ToolError) Unwrap() error { return e.Err }
 
+// strerror is what the C tools' strerror says of a transaction that
+// failed with err: umad's ETIMEDOUT ("Connection timed out") for one
+// nobody answered, else err's text.
+func strerror(err error) string {
+	if te := (*engine.TimeoutError)(nil); errors.As(err, &te) {
+		return "Connection timed out"
+	}
+	return err.Error()
+}
+
 // SMPQueryOptions are smpquery's: the operation, its target and its
 // arguments (a port number for the ops that take one).
 type SMPQueryOptions struct {
