@@ -39,8 +39,10 @@ const (
 type IBSysstatOptions struct {
 	// OUI is -o (default the OpenIB OUI); the MAD carries its low 24
 	// bits.
-	OUI    uint32         `flag:"o,oui" arg:"<val>" help:"use specified OUI number" lua:"oui"`
-	Server bool           `flag:"S,Server" help:"start in server mode (until interrupted)" lua:"-"`
+	OUI uint32 `flag:"o,oui" arg:"<val>" help:"use specified OUI number" lua:"oui"`
+	// Server is -S: answer requests until ctx ends (the command line:
+	// until interrupted; Lua: until the script is, or its time limit).
+	Server bool           `flag:"S,Server" help:"start in server mode (until interrupted)" lua:"server"`
 	Target *engine.Target `pos:"0" lua:"target"`
 	Op     string         `pos:"1" lua:"op"`
 	// Info, when not nil, is what the server answers; nil: this
@@ -86,8 +88,9 @@ var ibSysstatTool = NewTool(Tool{
 	MaxArgs: 2,
 	Check:   checkSysstat,
 	Example: []string{"1", "host"},
-	LuaDoc: `sysstat({target = LID, op = "ping" | "host" | "cpu", oui = 0x001405}) -> {portid, op, text}: ` +
-		`the answer of target's ibsysstat server to op, as ibsysstat's client gets it (text: its host.domain or its cpu lines; none for ping)`,
+	LuaDoc: `sysstat({target = LID, op = "ping" | "host" | "cpu", oui = 0x001405, server = false}) -> {portid, op, text} | {served}: ` +
+		`the answer of target's ibsysstat server to op, as ibsysstat's client gets it (text: its host.domain or its cpu lines; none for ping); ` +
+		`server = true is ibsysstat -S on the script's port until the script is interrupted or its time limit ends (served: the requests answered)`,
 	LuaExample: `local r = diag.sysstat{target = 1, op = "host"}
 print(r.portid, r.op, r.text)`,
 }, IBSysstatOptions{OUI: PingOUI}, IBSysstatRun, BuilderText(WriteIBSysstat))
