@@ -3,7 +3,6 @@ package diag_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -109,8 +108,7 @@ func TestSysstatOnSimulator(t *testing.T) {
 	}
 	nobody := engine.LID(999)
 	_, err = sysstatText(t, env, diag.IBSysstatOptions{OUI: diag.PingOUI, Target: &nobody, Op: "host"})
-	var te *diag.ToolError
-	if !errors.As(err, &te) || te.Msg != "ibsystat to Lid 999: Connection timed out" {
+	if te, ok := err.(*diag.ToolError); !ok || te.Msg != "ibsystat to Lid 999: Connection timed out" {
 		t.Errorf("LID 999: %v", err)
 	}
 	if _, err := sysstatText(t, env, diag.IBSysstatOptions{Target: &tg, Op: "Host"}); !isUsage(err) {
@@ -125,8 +123,8 @@ func TestSysstatOnSimulator(t *testing.T) {
 }
 
 func isUsage(err error) bool {
-	var ue *diag.UsageError
-	return errors.As(err, &ue)
+	_, ok := err.(*diag.UsageError)
+	return ok
 }
 
 // TestParseCPUInfo: /proc/cpuinfo read as build_cpuinfo reads it.
