@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibscript/ibscript/fabric"
@@ -117,6 +119,7 @@ func (f *Fabric) attachKind(p *port, k wireKind) fabric.Transport {
 		attr = f.gsiAttr(p.node, nil)
 	case wirePair:
 		attr = f.gsiAttr(p.node, p)
+		attr.SMIName, attr.SMIPort = p.node.id, p.num
 	}
 	w.m = mux.New(w, attr, &mux.Options{Port: att.reg, AnswerUnowned: true, Logger: f.log, Intact: f.intact})
 	w.rx = w.m
@@ -197,4 +200,83 @@ func (f *Fabric) Planarized(node string) (planes int, ok bool) {
 		return 0, false
 	}
 	return n.numPorts, true
+}
+
+var _ fabric.Pairer = (*Fabric)(nil)
+
+// Pairs lists the CAs' SMI/GSI pairs as umad_get_smi_gsi_pairs does: one
+// per CA, by name; a planarized CA's SMI side is the node (its plane
+// ports), its GSI side the GSI device (GSISuffix); preferred ports 0.
+func (f *Fabric) Pairs(ctx context.Context) ([]fabric.PortPair, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, errClosed("pairs")
+	}
+	var out []fabric.PortPair
+	for _, n := range f.nodes {
+		if n.typ != typeCA {
+			continue
+		}
+		p := fabric.PortPair{SMIName: n.id, GSIName: n.id}
+		if n.planarized {
+			p.GSIName = n.id + GSISuffix
+		}
+		out = append(out, p)
+	}
+	slices.SortStableFunc(out, func(a, b fabric.PortPair) int { return strings.Compare(a.SMIName, b.SMIName) })
+	return out, nil
+}
+
+// Pair finds the pair of (ca, port) as umad_get_smi_gsi_pair_by_ca_name
+// does: ca a CA or GSI device ("" for any), port one of its ports (0 for
+// any); a port named with its CA is taken in any state, else the first
+// above Down, the CAs taken by name. A planarized CA's pair is its plane
+// port (SMI side) and its GSI device (port 1); another CA's port is both
+// sides. enforceSMI skips pairs without an SMI side: every simulated CA
+// has one. No match wraps fabric.ErrNoDevice.
+func (f *Fabric) Pair(ctx context.Context, ca string, port int, enforceSMI bool) (fabric.PortPair, error) {
+	if err := ctx.Err(); err != nil {
+		return fabric.PortPair{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return fabric.PortPair{}, errClosed("pair")
+	}
+	named := ca != "" && port != 0
+	if n := f.gsiNode(ca); n != nil {
+		if port > 1 {
+			return fabric.PortPair{}, fabric.NoDevice("sim: no SMI/GSI pair for CA %q port %d: a GSI device has port 1 only", ca, port)
+		}
+		return n.pairOf(n.smiPort()), nil
+	}
+	cas := slices.DeleteFunc(slices.Clone(f.nodes), func(n *node) bool {
+		return n.typ != typeCA || ca != "" && n.id != ca && n.desc != ca
+	})
+	slices.SortStableFunc(cas, func(a, b *node) int { return strings.Compare(a.id, b.id) })
+	for _, n := range cas {
+		for _, p := range n.ports[1:] {
+			if port != 0 && p.num != port {
+				continue
+			}
+			if named || p.state > smp.PortStateDown {
+				return n.pairOf(p), nil
+			}
+		}
+	}
+	return fabric.PortPair{}, fabric.NoDevice("sim: no SMI/GSI pair for CA %q port %d", ca, port)
+}
+
+// pairOf is the pair of CA port p: p itself, or for a planarized CA p
+// (SMI) and the GSI device's port 1.
+func (n *node) pairOf(p *port) fabric.PortPair {
+	pp := fabric.PortPair{SMIName: n.id, SMIPort: p.num, GSIName: n.id, GSIPort: p.num}
+	if n.planarized {
+		pp.GSIName, pp.GSIPort = n.id+GSISuffix, 1
+	}
+	return pp
 }

@@ -260,3 +260,48 @@ func TestPlanarizedOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanarizedPairs: the simulator's pairs follow libibumad's rule:
+// a planarized CA pairs its plane ports (SMI) with its GSI device, any
+// other CA is its own pair; Pair fills the preferred ports as
+// umad_get_smi_gsi_pair_by_ca_name does, a named port in any state.
+func TestPlanarizedPairs(t *testing.T) {
+	ctx := context.Background()
+	f := mustLoad(t, planesTopo, nil)
+	pairs, err := fabric.PairsOf(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pairs) != 8 || pairs[0] != (fabric.PortPair{SMIName: "h000-00", GSIName: "h000-00:gsi"}) || !pairs[7].Planarized() {
+		t.Errorf("pairs %+v", pairs)
+	}
+	if err := f.SetLink("h001-02", 1, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ca   string
+		port int
+		want fabric.PortPair
+		err  string
+	}{
+		{"", 0, fabric.PortPair{SMIName: "h000-00", SMIPort: 1, GSIName: "h000-00:gsi", GSIPort: 1}, ""},
+		{"h001-02", 0, fabric.PortPair{SMIName: "h001-02", SMIPort: 2, GSIName: "h001-02:gsi", GSIPort: 1}, ""},
+		{"h001-02", 1, fabric.PortPair{SMIName: "h001-02", SMIPort: 1, GSIName: "h001-02:gsi", GSIPort: 1}, ""},
+		{"h001-02:gsi", 0, fabric.PortPair{SMIName: "h001-02", SMIPort: 2, GSIName: "h001-02:gsi", GSIPort: 1}, ""},
+		{"h001-02:gsi", 2, fabric.PortPair{}, "a GSI device has port 1 only"},
+		{"h001-02", 5, fabric.PortPair{}, `no SMI/GSI pair for CA "h001-02" port 5`},
+		{"p1-leaf000", 0, fabric.PortPair{}, `no SMI/GSI pair for CA "p1-leaf000"`},
+	} {
+		got, err := fabric.PairOf(ctx, f, c.ca, c.port, true)
+		switch {
+		case c.err != "" && (err == nil || !errors.Is(err, fabric.ErrNoDevice) || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("Pair(%q, %d) = %+v, %v; want ENODEV %q", c.ca, c.port, got, err, c.err)
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("Pair(%q, %d) = %+v, %v; want %+v", c.ca, c.port, got, err, c.want)
+		}
+	}
+	tr := opened(t)(f.Open(ctx, "h001-02", 0))
+	if a := tr.Port(); a.SMIName != "h001-02" || a.SMIPort != 2 || a.CAName != "h001-02:gsi" {
+		t.Errorf("Open's port: SMI %s/%d, CA %s", a.SMIName, a.SMIPort, a.CAName)
+	}
+}
