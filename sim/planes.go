@@ -208,14 +208,10 @@ var _ fabric.Pairer = (*Fabric)(nil)
 // per CA, by name; a planarized CA's SMI side is the node (its plane
 // ports), its GSI side the GSI device (GSISuffix); preferred ports 0.
 func (f *Fabric) Pairs(ctx context.Context) ([]fabric.PortPair, error) {
-	if err := ctx.Err(); err != nil {
+	if err := f.lockOpen(ctx, "pairs"); err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed {
-		return nil, errClosed("pairs")
-	}
 	var out []fabric.PortPair
 	for _, n := range f.nodes {
 		if n.typ != typeCA {
@@ -239,14 +235,10 @@ func (f *Fabric) Pairs(ctx context.Context) ([]fabric.PortPair, error) {
 // sides. enforceSMI skips pairs without an SMI side: every simulated CA
 // has one. No match wraps fabric.ErrNoDevice.
 func (f *Fabric) Pair(ctx context.Context, ca string, port int, enforceSMI bool) (fabric.PortPair, error) {
-	if err := ctx.Err(); err != nil {
+	if err := f.lockOpen(ctx, "pair"); err != nil {
 		return fabric.PortPair{}, err
 	}
-	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed {
-		return fabric.PortPair{}, errClosed("pair")
-	}
 	named := ca != "" && port != 0
 	if n := f.gsiNode(ca); n != nil {
 		if port > 1 {

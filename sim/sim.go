@@ -508,16 +508,26 @@ func (f *Fabric) SetIPoIB(node string, num int, ips ...netip.Addr) error {
 	return nil
 }
 
-// Ports lists the CA ports in topology order, as umad_get_ca/port would.
-func (f *Fabric) Ports(ctx context.Context) ([]fabric.PortAttr, error) {
+// lockOpen locks f.mu for a call that reads the local ports: an error,
+// with f.mu not held, when ctx is done or f closed.
+func (f *Fabric) lockOpen(ctx context.Context, op string) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.closed {
-		return nil, errClosed("ports")
+		f.mu.Unlock()
+		return errClosed(op)
 	}
+	return nil
+}
+
+// Ports lists the CA ports in topology order, as umad_get_ca/port would.
+func (f *Fabric) Ports(ctx context.Context) ([]fabric.PortAttr, error) {
+	if err := f.lockOpen(ctx, "ports"); err != nil {
+		return nil, err
+	}
+	defer f.mu.Unlock()
 	// (A planarized CA's GSI device follows its plane ports: planes.go.)
 	var out []fabric.PortAttr
 	for _, n := range f.nodes {
