@@ -211,20 +211,23 @@ func (f *Fabric) Pairs(ctx context.Context) ([]fabric.PortPair, error) {
 	if err := f.lockOpen(ctx, "pairs"); err != nil {
 		return nil, err
 	}
-	defer f.mu.Unlock()
-	var out []fabric.PortPair
-	for _, n := range f.nodes {
-		if n.typ != typeCA {
-			continue
-		}
-		p := fabric.PortPair{SMIName: n.id, GSIName: n.id}
-		if n.planarized {
-			p.GSIName = n.id + GSISuffix
-		}
-		out = append(out, p)
+	cas := f.casByName("")
+	f.mu.Unlock()
+	pairs := make([]fabric.PortPair, len(cas))
+	for i, n := range cas {
+		pairs[i] = n.pairOf(nil)
 	}
-	slices.SortStableFunc(out, func(a, b fabric.PortPair) int { return strings.Compare(a.SMIName, b.SMIName) })
-	return out, nil
+	return pairs, nil
+}
+
+// casByName returns the CAs named ca (id or description; "" for every
+// one), sorted by id. f.mu is held.
+func (f *Fabric) casByName(ca string) []*node {
+	cas := slices.DeleteFunc(slices.Clone(f.nodes), func(n *node) bool {
+		return n.typ != typeCA || ca != "" && n.id != ca && n.desc != ca
+	})
+	slices.SortStableFunc(cas, func(a, b *node) int { return strings.Compare(a.id, b.id) })
+	return cas
 }
 
 // Pair finds the pair of (ca, port) as umad_get_smi_gsi_pair_by_ca_name
@@ -246,11 +249,7 @@ func (f *Fabric) Pair(ctx context.Context, ca string, port int, enforceSMI bool)
 		}
 		return n.pairOf(n.smiPort()), nil
 	}
-	cas := slices.DeleteFunc(slices.Clone(f.nodes), func(n *node) bool {
-		return n.typ != typeCA || ca != "" && n.id != ca && n.desc != ca
-	})
-	slices.SortStableFunc(cas, func(a, b *node) int { return strings.Compare(a.id, b.id) })
-	for _, n := range cas {
+	for _, n := range f.casByName(ca) {
 		for _, p := range n.ports[1:] {
 			if port != 0 && p.num != port {
 				continue
@@ -264,11 +263,18 @@ func (f *Fabric) Pair(ctx context.Context, ca string, port int, enforceSMI bool)
 }
 
 // pairOf is the pair of CA port p: p itself, or for a planarized CA p
-// (SMI) and the GSI device's port 1.
+// (SMI) and the GSI device's port 1; with p nil, n's pair without
+// preferred ports (umad_get_smi_gsi_pairs').
 func (n *node) pairOf(p *port) fabric.PortPair {
-	pp := fabric.PortPair{SMIName: n.id, SMIPort: p.num, GSIName: n.id, GSIPort: p.num}
+	pp := fabric.PortPair{SMIName: n.id, GSIName: n.id}
+	if p != nil {
+		pp.SMIPort, pp.GSIPort = p.num, p.num
+	}
 	if n.planarized {
-		pp.GSIName, pp.GSIPort = n.id+GSISuffix, 1
+		pp.GSIName = n.id + GSISuffix
+		if p != nil {
+			pp.GSIPort = 1
+		}
 	}
 	return pp
 }
