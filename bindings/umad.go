@@ -26,9 +26,9 @@ func umadModule() Module {
 			{"get_cas_names", umadGetCANames, "get_cas_names() -> array: the names of the CAs with ports to open (umad_get_cas_names), alphabetical"},
 			{"get_smi_gsi_pairs", umadGetPairs, "get_smi_gsi_pairs() -> array of {smi_name, smi_preferred_port, gsi_name, gsi_preferred_port}: the local ports as SMI/GSI pairs (umad_get_smi_gsi_pairs): the CAs of a planarized HCA (ports sharing one port GUID) as one pair, SMPs going through smi_name and every other class through gsi_name (the side whose CapabilityMask has IsSMDisabled); a normal CA is its own SMI and GSI; RoCE ports and zero port GUIDs are left out; a name is \"\" where no CA plays that part; preferred ports are 0 (as the C function leaves them)"},
 			{"get_smi_gsi_pair_by_ca_name", umadGetPair, "get_smi_gsi_pair_by_ca_name([ca [, portnum [, enforce_smi]]]) -> {smi_name, smi_preferred_port, gsi_name, gsi_preferred_port}: the pair of a CA (its SMI or its GSI name; nil or \"\" for any) and port (0 for any) with the ports to use (umad_get_smi_gsi_pair_by_ca_name): a port named with its CA is taken in any state, one picked otherwise must be above Down; enforce_smi skips pairs without an SMI; no match raises ENODEV"},
-			{"get_port", umadGetPort, "get_port([ca [, portnum]]) -> table: the port's attributes as umad_port_t (base_lid, sm_lid, state, port_guid, ..., pkeys: the P_Key table by index from 1, pkeys_size, link_layer, gids: the GID table keyed by GID index from 0, as IPv6 text); an unknown CA or port raises ENODEV"},
+			{"get_port", umadGetPort, "get_port([ca [, portnum]]) -> table: the port's attributes as umad_port_t (base_lid, sm_lid, state, port_guid, ..., pkeys: the P_Key table by index from 1, pkeys_size, link_layer, gids: the GID table keyed by GID index from 0, as IPv6 text; on a planarized HCA's GSI side smi_name and smi_portnum name its SMI side); an unknown CA or port raises ENODEV"},
 			{"release_port", umadReleasePort, "release_port(port_table) -> nil: releases what get_port returned (nothing to free in Lua)"},
-			{"open_port", umadOpenPort, "open_port([ca [, portnum]]) -> umad.port: opens a port; \"\" and 0 pick the default port; an unknown CA or port raises ENODEV, any call on a closed port EINVAL"},
+			{"open_port", umadOpenPort, "open_port([ca [, portnum]]) -> umad.port: opens a port; \"\" and 0 pick the default port; either side of a planarized HCA opens both (as libibmad's mad_rpc_open_port2): agents of classes 0x01 and 0x81 are registered on the SMI side, the others on the GSI side; an unknown CA or port raises ENODEV, any call on a closed port EINVAL"},
 			{"close_port", umadClosePort, "close_port(port) -> nil: closes a port (also port:close())"},
 			{"register_agent", umadRegister, "register_agent(port, mgmt_class, mgmt_version [, rmpp_version [, methods]]) -> agent id: registers an agent for a management class (umad_register); the port then receives the responses to what the agent sends, and unsolicited requests of the methods listed (an array of method numbers); rmpp_version is umad_register's (0 none, 1 RMPP)"},
 			{"unregister_agent", umadUnregister, "unregister_agent(port, agent) -> nil: unregisters an agent of the port (umad_unregister): nothing more is sent or received for it"},
@@ -182,8 +182,27 @@ func umadGetPort(e *Env, L *lua.LState) int {
 		raiseErrno(L, "umad.get_port", fmt.Errorf("%q port %d: %w", ca, port, err))
 	}
 	defer p.Close()
-	L.Push(portAttrTable(L, p.Port()))
+	L.Push(portAttrTable(L, ownSide(L, e.fab, ca, p.Port())))
 	return 1
+}
+
+// ownSide is the attributes of the port named, as umad_get_port fills
+// them: where ca names the SMI side of a planarized port, whose Transport
+// reports the GSI side, the SMI side's own from the Fabric's Ports.
+func ownSide(L *lua.LState, f fabric.Fabric, ca string, a fabric.PortAttr) fabric.PortAttr {
+	if ca == "" || a.SMIName != ca {
+		return a
+	}
+	ports, err := f.Ports(L.Context())
+	if err != nil {
+		raiseErrno(L, "umad.get_port", err)
+	}
+	for _, q := range ports {
+		if q.CAName == a.SMIName && q.PortNum == a.SMIPort {
+			return q
+		}
+	}
+	return a
 }
 
 func umadReleasePort(_ *Env, L *lua.LState) int {
