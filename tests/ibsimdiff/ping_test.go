@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -157,20 +158,20 @@ func TestPingIBPingServer(t *testing.T) {
 // ibpingServer starts the C `ibping -S` on node: cServer's.
 func ibpingServer(t *testing.T, ctx context.Context, s *ibsimtest.Sim, node string) (state, output func() string) {
 	t.Helper()
-	return cServer(t, ctx, s, node, "ibping", "-S")
-}
-
-// cServer starts a C tool's server (ibping -S, ibsysstat -S) on node
-// (with SIM_SET_ISSM=1, without which ibsim would not forward it
-// requests) and returns once it waits in its receive loop; state says
-// whether it still runs, output is what it printed. It is killed when
-// the test ends.
-func cServer(t *testing.T, ctx context.Context, s *ibsimtest.Sim, node, tool string, args ...string) (state, output func() string) {
-	t.Helper()
-	srv, err := s.Command(ctx, node, tool, args...)
+	srv, err := s.Command(ctx, node, "ibping", "-S")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cServer(t, ctx, srv)
+}
+
+// cServer starts a C tool's server (ibping -S, ibsysstat -S; srv from
+// ibsimtest's Command) with SIM_SET_ISSM=1, without which ibsim would not
+// forward it requests, and returns once it waits in its receive loop;
+// state says whether it still runs, output is what it printed. It is
+// killed when the test ends.
+func cServer(t *testing.T, ctx context.Context, srv *exec.Cmd) (state, output func() string) {
+	t.Helper()
 	srv.Env = append(srv.Env, "SIM_SET_ISSM=1")
 	var mu sync.Mutex
 	var out bytes.Buffer
@@ -204,7 +205,7 @@ func cServer(t *testing.T, ctx context.Context, s *ibsimtest.Sim, node, tool str
 			return state, output
 		}
 		if state() != "running" || ctx.Err() != nil {
-			t.Fatalf("%s %s did not reach its receive loop: %s, output %q", tool, strings.Join(args, " "), state(), output())
+			t.Fatalf("%s did not reach its receive loop: %s, output %q", strings.Join(srv.Args, " "), state(), output())
 		}
 		select {
 		case <-ctx.Done():

@@ -2,6 +2,9 @@ package ibsimdiff
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +13,7 @@ import (
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/ibsim"
+	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/mad"
 )
 
@@ -25,28 +29,76 @@ func withoutMHz(s string) string {
 	return strings.Join(lines, "\n")
 }
 
+// sysstatCPUInfo is the /proc/cpuinfo both servers answer with when
+// the C server can be given it (sysstatCServer): two processors, the
+// second without a model, in a file's words.
+const sysstatCPUInfo = "processor\t: 0\nvendor_id\t: Sim\nmodel name\t: Simulated CPU @ 1.00GHz\ncpu MHz\t\t: 1000.000\n\n" +
+	"processor\t: 1\nvendor_id\t: Sim\ncpu MHz\t\t: 999.999\n\n"
+
+// sysstatCServer starts the C `ibsysstat -S` on node answering with
+// info's host and domain names and the processors of the file cpuinfo:
+// in a user, mount and UTS namespace (unshare -rmu) where it sets the
+// names and binds the file over /proc/cpuinfo, umad2sim preloaded into
+// the server only. Where the namespaces are not to be had it starts the
+// server as it is, and info becomes this machine's (SysstatLocal).
+func sysstatCServer(t *testing.T, ctx context.Context, s *ibsimtest.Sim, node string, info *diag.SysstatInfo, cpuinfo string) (state, output func() string) {
+	t.Helper()
+	srv, err := s.Command(ctx, node, "ibsysstat", "-S")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const script = `echo "$1" > /proc/sys/kernel/hostname && echo "$2" > /proc/sys/kernel/domainname && mount --bind "$0" /proc/cpuinfo && LD_PRELOAD="$3" exec "$4" -S`
+	if out, err := exec.CommandContext(ctx, "unshare", "-rmu", "sh", "-c", strings.Replace(script, `LD_PRELOAD="$3" exec "$4" -S`, "true", 1),
+		cpuinfo, info.Host, info.Domain).CombinedOutput(); err != nil {
+		t.Logf("no user, mount and UTS namespace to give the C server a host name and /proc/cpuinfo (%v: %s): both servers answer with this machine's", err, out)
+		*info = *diag.SysstatLocal()
+		return cServer(t, ctx, srv)
+	}
+	preload := ""
+	env := srv.Env[:0:0]
+	for _, e := range srv.Env {
+		if v, ok := strings.CutPrefix(e, "LD_PRELOAD="); ok {
+			preload = v
+			continue
+		}
+		env = append(env, e)
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Path, srv.Env = unshare, env
+	srv.Args = []string{"unshare", "-rmu", "sh", "-c", script, cpuinfo, info.Host, info.Domain, preload, srv.Args[0]}
+	return cServer(t, ctx, srv)
+}
+
 // TestIBSysstatMatchesC: on one fabric (OpenSM stopped first, as for
 // ibping -S: its SMInfo to the issm server's port crashes umad2sim) the
 // C `ibsysstat -S` serves on Hca3 and diag's server (IBSysstatServe, on
-// a Session attached issm) on Hca2, with this machine's host name and
-// /proc/cpuinfo both. From Hca1 the C ibsysstat and `ibscript
-// ibsysstat` ask each server every op: the same stdout and exit status;
-// the C client prints the same for both servers (the cpu lines' MHz
-// aside); and the two servers' answers to the same requests are the
-// same bytes (the TID's top 16 bits aside, ibsim's). Failures: a port
-// with no server (ibsim bounces: "Connection timed out", 255), a LID
-// nobody has, an unknown op (usage, 2).
+// a Session attached issm) on Hca2, both answering with one host name
+// and /proc/cpuinfo (sysstatCServer's namespaces; else this machine's).
+// From Hca1 the C ibsysstat and `ibscript ibsysstat` ask each server
+// every op: the same stdout and exit status; the C client prints the
+// same for both servers; and the two servers' answers to the same
+// requests are the same bytes (the TID's top 16 bits aside, ibsim's).
+// Failures: a port with no server (ibsim bounces: "Connection timed
+// out", 255), a LID nobody has, an unknown op (usage, 2).
 func TestIBSysstatMatchesC(t *testing.T) {
 	s := privateSM(t, topo2sw)
 	s.StopSM()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	state, cOut := cServer(t, ctx, s, "Hca3", "ibsysstat", "-S")
+	cpuinfo := filepath.Join(t.TempDir(), "cpuinfo")
+	if err := os.WriteFile(cpuinfo, []byte(sysstatCPUInfo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	info := &diag.SysstatInfo{Host: "sysstat-host", Domain: "example.org", CPUs: diag.ParseCPUInfo(sysstatCPUInfo)}
+	state, cOut := sysstatCServer(t, ctx, s, "Hca3", info, cpuinfo)
 	srvSess, _ := session(t, s, "Hca2", &ibsim.Options{ISSM: true}, nil)
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan uint64, 1)
 	go func() {
-		n, err := diag.IBSysstatServe(sctx, &diag.Env{Session: srvSess}, diag.PingOUI, diag.SysstatLocal())
+		n, err := diag.IBSysstatServe(sctx, &diag.Env{Session: srvSess}, diag.PingOUI, info)
 		if err != nil {
 			t.Error(err)
 		}
@@ -83,6 +135,9 @@ func TestIBSysstatMatchesC(t *testing.T) {
 		fromGo := cTool(t, s, "Hca1", "ibsysstat", goLID, op)
 		asked++
 		w, g := withoutMHz(string(fromC.stdout)), withoutMHz(string(fromGo.stdout))
+		if op == "host" && w != info.Host+"."+info.Domain+"\n" && info.Domain != "" {
+			t.Errorf("ibsysstat host: the C server says %q, want %s.%s", w, info.Host, info.Domain)
+		}
 		if w != g || fromC.code != 0 || fromGo.code != 0 {
 			t.Errorf("ibsysstat %s: the C server's answer (exit %d):\n%s\ndiag's (exit %d):\n%s", op, fromC.code, fromC.stdout, fromGo.code, fromGo.stdout)
 		}
