@@ -18,6 +18,19 @@ import (
 // 691953d8d plus #1794): umad_get_smi_gsi_pairs, count_ports_by_guid,
 // get_ca_pair_from_arr_by_guid, umad_get_smi_gsi_pair_by_ca_name,
 // find_preferred_ports, umad_find_active, umad_check_active.
+//
+// They were also checked once against that libibumad itself: umad.c and
+// sysfs.c of rdma-core 691953d8d built with a driver calling
+// umad_get_smi_gsi_pairs (max 192, 2, 0) and 16
+// umad_get_smi_gsi_pair_by_ca_name queries, run on these trees written
+// to a tmpfs over /sys/class in a private mount namespace (2026-11-28):
+// the same pairs, preferred ports and failures on the normal, four-plane,
+// zero-GUID, lone-GSI/switch/RNIC, 130-device and 96-dual-port trees;
+// on the 97-dual-port tree the same -1 (an error wrapping ErrPairGUIDs
+// here, also from PairByCAName, where C returns -1 rather than -ENODEV);
+// on the trees with Ethernet ports the differences #1794 makes, which
+// that commit predates (it pairs rxe0 and lets an Ethernet port sharing
+// the GUID overwrite the SMI name).
 
 const planeGUID = 0x0002c903000a0001
 
