@@ -102,3 +102,85 @@ func TestHardware(t *testing.T) {
 		t.Fatalf("got agent %d status %d method 0x%02x TID 0x%x, want the GetResp", p.Agent, p.Status, mad.MethodOf(p.Data), mad.TIDOf(p.Data))
 	}
 }
+
+// TestHardwarePairs checks the host's SMI/GSI pairs against its sysfs
+// as libibumad's rule says they must be: every name is a CA of Ports; the
+// CAs of a planarized pair have ports sharing one GUID, the GSI side's
+// with IsSMDisabled and the SMI side's without; a normal pair's CA has an
+// InfiniBand port with a GUID no other CA has; and opening the default
+// port of a planarized pair's CA gives a Transport naming its SMI side.
+func TestHardwarePairs(t *testing.T) {
+	if _, err := os.Stat("/sys/class/infiniband"); err != nil {
+		hwSkip(t, "no InfiniBand devices: %v", err)
+	}
+	checkPairs(t, kernel.New(nil))
+}
+
+// TestModelPairs runs TestHardwarePairs' checks on the model's planarized
+// host.
+func TestModelPairs(t *testing.T) {
+	h := planarHost()
+	checkPairs(t, kernel.New(&kernel.Options{FS: h.FS, Open: h.Open}))
+}
+
+func checkPairs(t *testing.T, f *kernel.Fabric) {
+	t.Cleanup(func() { f.Close() })
+	ports, err := f.Ports(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, err := f.Pairs(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byCA := map[string][]fabric.PortAttr{}
+	guidCAs := map[uint64]map[string]bool{}
+	for _, p := range ports {
+		byCA[p.CAName] = append(byCA[p.CAName], p)
+		if p.PortGUID != 0 && !p.RoCE() {
+			if guidCAs[p.PortGUID] == nil {
+				guidCAs[p.PortGUID] = map[string]bool{}
+			}
+			guidCAs[p.PortGUID][p.CAName] = true
+		}
+	}
+	// firstIB is the port libibumad pairs a CA by.
+	firstIB := func(ca string) (fabric.PortAttr, bool) {
+		for _, p := range byCA[ca] {
+			if p.PortGUID != 0 && !p.RoCE() {
+				return p, true
+			}
+		}
+		return fabric.PortAttr{}, false
+	}
+	for _, pr := range pairs {
+		for _, n := range []string{pr.SMIName, pr.GSIName} {
+			if _, ok := firstIB(n); n != "" && !ok {
+				t.Errorf("pair %+v: %s has no InfiniBand port with a GUID", pr, n)
+			}
+		}
+		g, _ := firstIB(pr.GSIName)
+		if !pr.Planarized() {
+			if len(guidCAs[g.PortGUID]) != 1 {
+				t.Errorf("pair %+v: port GUID %#x is shared by %v, yet not planarized", pr, g.PortGUID, guidCAs[g.PortGUID])
+			}
+			continue
+		}
+		s, _ := firstIB(pr.SMIName)
+		if s.PortGUID != g.PortGUID || g.CapMask&fabric.CapIsSMDisabled == 0 || s.CapMask&fabric.CapIsSMDisabled != 0 {
+			t.Errorf("planarized pair %+v: SMI GUID %#x cap %#x, GSI GUID %#x cap %#x", pr, s.PortGUID, s.CapMask, g.PortGUID, g.CapMask)
+		}
+		tr, err := f.Open(t.Context(), pr.GSIName, 0)
+		if errors.Is(err, fs.ErrPermission) {
+			hwSkip(t, "%v", err)
+		}
+		if err != nil {
+			t.Fatalf("open %s: %v", pr.GSIName, err)
+		}
+		if a := tr.Port(); a.SMIName != pr.SMIName {
+			t.Errorf("open %s: SMI side %q, want %q", pr.GSIName, a.SMIName, pr.SMIName)
+		}
+		tr.Close()
+	}
+	t.Logf("%d pairs: %+v", len(pairs), pairs)
+}
