@@ -12,6 +12,7 @@ import (
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/sa"
+	"github.com/ibscript/ibscript/native/umad/umadtest"
 )
 
 // TestSAGetTableKernelRMPP runs an SA GetTable through the kernel
@@ -19,9 +20,15 @@ import (
 // host) answering with a 616-byte RMPP message. The kernel delivers a
 // reassembled message as one record; the adapter grows its buffer on
 // ENOSPC and the engine, seeing Caps().RMPP, hands it over as it is.
-func TestSAGetTableKernelRMPP(t *testing.T) {
+func TestSAGetTableKernelRMPP(t *testing.T) { saGetTableRMPP(t, twoCA) }
+
+// TestSAGetTablePlanesRMPP: the same through a planarized port's pair,
+// the SA answering on the GSI side (its SM LID is itself).
+func TestSAGetTablePlanesRMPP(t *testing.T) { saGetTableRMPP(t, planarHost) }
+
+func saGetTableRMPP(t *testing.T, host func() *umadtest.Host) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFabric(t, twoCA())
+		f := newFabric(t, host())
 		ctx := t.Context()
 		tr, err := f.Open(ctx, "", 0)
 		if err != nil {

@@ -74,8 +74,9 @@ var _ fabric.Transport = (*Transport)(nil)
 // (both open; New owns them). attr is what Port reports: the GSI side's
 // attributes with SMIName and SMIPort naming the SMI side. Caps are the
 // GSI side's (RMPP, Production, MaxWindow, Intact, NoRequests, Failed),
-// with Retransmits summed over both sides when either counts them, and a
-// SetHandler of the pair's own.
+// with Retransmits summed over both sides when either counts them, and,
+// where the GSI side has a SetHandler, one of the pair's own (handing
+// over both sides' completions, from the two readers).
 func New(smiSide, gsiSide fabric.Transport, attr fabric.PortAttr) *Transport {
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &Transport{sides: [2]fabric.Transport{smiSide, gsiSide}, attr: attr,
@@ -103,12 +104,18 @@ func (t *Transport) makeCaps() fabric.Caps {
 			return n
 		}
 	}
-	c.SetHandler = func(h func(*fabric.Packet)) {
-		if h == nil {
-			t.handler.Store(nil)
-			return
+	if c.SetHandler != nil {
+		// Offered only where the GSI side offers one: a consumer that
+		// reads a kernel port through Recv keeps doing so (the engine
+		// queues what a handler gets in 256-byte buffers, and the
+		// kernel hands over whole RMPP messages).
+		c.SetHandler = func(h func(*fabric.Packet)) {
+			if h == nil {
+				t.handler.Store(nil)
+				return
+			}
+			t.handler.Store(&h)
 		}
-		t.handler.Store(&h)
 	}
 	c.SetLost = nil // a side's bounces are the side's own business
 	return c
