@@ -86,9 +86,11 @@
 //     /sys/class/infiniband is missing; umad_get_cas_names invents
 //     "mthca0".
 //   - SMIGSIPairs leaves the preferred ports 0, as the C function does
-//     (its man page says they are the first active ports); PairByCAName
-//     returns ENODEV where C finds no pairs at all and returns 0 with an
-//     empty pair, and EINVAL for a port outside C's uint8_t.
+//     (its man page says they are the first active ports). PairByCAName
+//     fails with ENODEV where no pair matches, as the C code returns
+//     -ENODEV (its man page says 1); where C finds no pairs at all and
+//     returns 0 with an empty pair, PairByCAName fails with ENODEV too;
+//     a port outside C's uint8_t is EINVAL.
 //   - Port directories are only indexed 0..9; a P_Key index file beyond
 //     the number of P_Key files is skipped where libibumad would write
 //     past its array.
