@@ -7,7 +7,6 @@ package tests
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,13 +48,9 @@ func runSuite(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(file)
+	src, names, err := luatest.ReadSuite(file)
 	if err != nil {
 		t.Fatal(err)
-	}
-	names, err := luatest.Tests(string(src))
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
 	}
 	if len(names) == 0 {
 		t.Fatalf("%s defines no test_* functions", file)
@@ -63,7 +58,7 @@ func runSuite(t *testing.T, file string) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			withState(t, topology, func(L *lua.LState, env *bindings.Env) {
-				if err := luatest.Run(t, L, env, string(src), filepath.Base(file), name); err != nil {
+				if err := luatest.Run(t, L, env, src, filepath.Base(file), name); err != nil {
 					t.Fatal(err)
 				}
 			})

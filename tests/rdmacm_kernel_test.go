@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,11 +42,7 @@ func TestLuaSeedsOnKernel(t *testing.T) { runSuiteOnKernel(t, "lua/seeds_test.lu
 // but those skips names (with the reason), and fails when a skip names a
 // case the suite no longer has or nothing ran.
 func runSuiteOnKernel(t *testing.T, file string, skips map[string]string) {
-	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := luatest.Tests(string(src))
+	src, names, err := luatest.ReadSuite(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,11 +53,11 @@ func runSuiteOnKernel(t *testing.T, file string, skips map[string]string) {
 				t.Skip(why)
 			}
 			ran++
-			runOnKernel(t, file, string(src), name)
+			runOnKernel(t, file, src, name)
 		})
 	}
 	for name := range skips {
-		if !strings.Contains(string(src), "function "+name+"(") {
+		if !strings.Contains(src, "function "+name+"(") {
 			t.Errorf("skip list names %s, which the suite no longer has", name)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ibscript/ibscript/bindings"
+	"github.com/ibscript/ibscript/internal/luatest"
 )
 
 // TestRdmacmMigratePlan runs scripts/rdmacm_migrate.lua on the simulated
@@ -33,22 +34,7 @@ func TestRdmacmMigratePlan(t *testing.T) {
 			L, env, done := planState(t, ctx, f, nil, bindings.Options{Stdout: &out,
 				PlanName: "rdmacm_migrate", PlanArgs: map[string]string{"connections": c.n}})
 			defer done()
-			runErr := bindings.DoString(L, string(src))
-			rep := env.PlanReport(runErr)
-			if rep == nil || runErr != nil {
-				t.Fatalf("run: %v", runErr)
-			}
-			if rep.Summary.Failed != 0 || rep.Summary.Passed != 7 {
-				for _, ch := range rep.Checks {
-					for _, r := range ch.Results {
-						t.Logf("%s: %s %s", ch.Name, r.Status, r.Message)
-					}
-				}
-				t.Fatalf("summary %+v, want 7 passed", rep.Summary)
-			}
-			if n := env.OpenResources(); n != 0 {
-				t.Errorf("%d resources left open", n)
-			}
+			luatest.ExpectPlan(t, env, bindings.DoString(L, string(src)), 7)
 		})
 	}
 }

@@ -37,6 +37,41 @@ func Topology(file string) (string, error) {
 	return "", fmt.Errorf("%s:1: first line must be \"--! topology: NAME\"", file)
 }
 
+// ReadSuite reads a suite file and lists its test_* functions (Tests).
+func ReadSuite(file string) (src string, names []string, err error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", nil, err
+	}
+	names, err = Tests(string(b))
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return string(b), names, nil
+}
+
+// ExpectPlan fails t unless a plan run ended without error with a
+// report whose checks all passed, passed of them, and left no resource
+// open; it logs every result of a report that fails.
+func ExpectPlan(t *testing.T, env *bindings.Env, runErr error, passed int) {
+	t.Helper()
+	rep := env.PlanReport(runErr)
+	if rep == nil || runErr != nil {
+		t.Fatalf("run: %v", runErr)
+	}
+	if rep.Summary.Failed != 0 || rep.Summary.Passed != passed {
+		for _, ch := range rep.Checks {
+			for _, r := range ch.Results {
+				t.Logf("%s: %s %s", ch.Name, r.Status, r.Message)
+			}
+		}
+		t.Fatalf("summary %+v, want %d passed", rep.Summary, passed)
+	}
+	if n := env.OpenResources(); n != 0 {
+		t.Errorf("%d resources left open", n)
+	}
+}
+
 // Tests lists the test_* functions a suite defines, sorted by name. It
 // runs the suite's top level in a bare state of its own.
 func Tests(src string) ([]string, error) {

@@ -59,19 +59,9 @@ func TestIBPingServerMatchesC(t *testing.T) {
 				break
 			}
 		}
-		r, err := diag.IBPingRun(t.Context(), env, c.o)
-		var b strings.Builder
-		if r != nil {
-			diag.WriteIBPing(&b, r, false)
-		}
-		if cCode != diagStatus(err) {
-			t.Errorf("%s: exit status C %d, diag %v", what, cCode, err)
-		}
-		if d := cmp.Diff(untimed(string(cOut)), untimed(b.String())); d != "" {
-			t.Errorf("%s: stdout differs, timings aside (-C +diag):\n%s", what, d)
-		}
-		if !strings.Contains(b.String(), "--- diag-pong.example (Lid "+ls+") ibping statistics ---") {
-			t.Errorf("%s: diag's statistics do not name the server:\n%s", what, b.String())
+		out := diffIBPing(t, what, env, c.o, cOut, cCode)
+		if !strings.Contains(out, "--- diag-pong.example (Lid "+ls+") ibping statistics ---") {
+			t.Errorf("%s: diag's statistics do not name the server:\n%s", what, out)
 		}
 	}
 	cancel()
@@ -116,16 +106,25 @@ func TestIBPingClientMatchesC(t *testing.T) {
 			fast, _ := session(t, ibsimTest, "Hca2", nil, &engine.Options{Timeout: 100 * time.Millisecond, Retries: 3})
 			e = &diag.Env{Session: fast}
 		}
-		r, err := diag.IBPingRun(t.Context(), e, c.o)
-		var b strings.Builder
-		if r != nil {
-			diag.WriteIBPing(&b, r, false)
-		}
-		if cCode != diagStatus(err) {
-			t.Errorf("%s: exit status C %d, diag %v", what, cCode, err)
-		}
-		if d := cmp.Diff(untimed(string(cOut)), untimed(b.String())); d != "" {
-			t.Errorf("%s: stdout differs, timings aside (-C +diag):\n%s", what, d)
-		}
+		diffIBPing(t, what, e, c.o, cOut, cCode)
 	}
+}
+
+// diffIBPing runs diag's ibping client with o and compares its exit
+// status and its text, timings aside, with the C client's; it returns
+// diag's text.
+func diffIBPing(t *testing.T, what string, env *diag.Env, o diag.IBPingOptions, cOut []byte, cCode int) string {
+	t.Helper()
+	r, err := diag.IBPingRun(t.Context(), env, o)
+	var b strings.Builder
+	if r != nil {
+		diag.WriteIBPing(&b, r, false)
+	}
+	if cCode != diagStatus(err) {
+		t.Errorf("%s: exit status C %d, diag %v", what, cCode, err)
+	}
+	if d := cmp.Diff(untimed(string(cOut)), untimed(b.String())); d != "" {
+		t.Errorf("%s: stdout differs, timings aside (-C +diag):\n%s", what, d)
+	}
+	return b.String()
 }

@@ -2,7 +2,6 @@ package ibsimdiff
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,18 +57,14 @@ func TestLuaOnIbsim(t *testing.T) {
 				t.Skipf("topology %s: the ibsim differential suite runs the net.2sw2path4hca suites only", topology)
 			}
 			s := shared.Get(t, "../topologies/"+topology, nil)
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			names, err := luatest.Tests(string(src))
+			src, names, err := luatest.ReadSuite(file)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, name := range names {
 				key := filepath.Base(file) + ":" + name
 				t.Run(name, func(t *testing.T) {
-					err := runLuaOnIbsim(t, s.Sock, string(src), name, nil)
+					err := runLuaOnIbsim(t, s.Sock, src, name, nil)
 					why, known := ibsimDifferences[key]
 					switch {
 					case err != nil && known:

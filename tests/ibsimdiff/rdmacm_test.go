@@ -26,17 +26,13 @@ func TestRdmacmOnIbsim(t *testing.T) {
 	const file = "../lua/rdmacm_test.lua"
 	topology := luaTopology(t, file)
 	s := shared.Get(t, "../topologies/"+topology, nil)
-	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := luatest.Tests(string(src))
+	src, names, err := luatest.ReadSuite(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			if err := runLuaOnIbsim(t, s.Sock, string(src), name, hostsISSM); err != nil {
+			if err := runLuaOnIbsim(t, s.Sock, src, name, hostsISSM); err != nil {
 				t.Error(err)
 			}
 		})
@@ -68,22 +64,7 @@ func TestRdmacmPlanOnIbsim(t *testing.T) {
 	}
 	defer L.Close()
 	defer env.Close()
-	runErr := bindings.DoString(L, string(src))
-	rep := env.PlanReport(runErr)
-	if runErr != nil || rep == nil {
-		t.Fatalf("run: %v", runErr)
-	}
-	if rep.Summary.Failed != 0 || rep.Summary.Passed != 7 {
-		for _, ch := range rep.Checks {
-			for _, r := range ch.Results {
-				t.Logf("%s: %s %s", ch.Name, r.Status, r.Message)
-			}
-		}
-		t.Fatalf("summary %+v, want 7 passed", rep.Summary)
-	}
-	if n := env.OpenResources(); n != 0 {
-		t.Errorf("%d resources left open", n)
-	}
+	luatest.ExpectPlan(t, env, bindings.DoString(L, string(src)), 7)
 }
 
 // TestConformanceIbsim runs the CM conformance suite on the user-space IB
