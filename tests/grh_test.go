@@ -21,6 +21,7 @@ import (
 	"github.com/ibscript/ibscript/native/rdmacm/rdmacmtest"
 	"github.com/ibscript/ibscript/native/umad/umadtest"
 	"github.com/ibscript/ibscript/scripts"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 // runScriptPlan runs a script of scripts/ as a plan on f (its session on the
@@ -133,18 +134,10 @@ func TestUMADGRHPlan(t *testing.T) {
 func TestEngineOnRoCE(t *testing.T) {
 	h := roceHost()
 	f := kernel.New(&kernel.Options{FS: h.FS, Open: h.Open, CMPath: "/nonexistent"})
-	defer f.Close()
+	t.Cleanup(func() { f.Close() }) // after the session's
 	ctx := t.Context()
-	tr, err := f.Open(ctx, "rxe0", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	_, err = s.Perf(ctx, engine.GID(gid("fd00::2")), mad.MethodGet, perf.AttrPortCounters, 1, nil)
+	s := simtest.PortSession(t, f, "rxe0", 1, nil)
+	_, err := s.Perf(ctx, engine.GID(gid("fd00::2")), mad.MethodGet, perf.AttrPortCounters, 1, nil)
 	var st *engine.StatusError
 	if !errors.As(err, &st) || st.Status != mad.StatusMethodAttrUnsup {
 		t.Errorf("PortCounters to gid:fd00::2: %v, want status 0x000C from rxe1's MAD layer", err)
@@ -233,15 +226,7 @@ func TestRoCEScripts(t *testing.T) {
 		// The engine's own GMP to a gid: target from the first port: it
 		// goes with a GRH, rxe1 has no PMA, and its MAD layer answers
 		// status 0x000C, as on the model (TestEngineOnRoCE).
-		tr, err := f.Open(t.Context(), pair[0].CA, pair[0].Port)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := engine.New(tr, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := simtest.PortSession(t, f, pair[0].CA, pair[0].Port, nil)
 		_, err = s.Perf(t.Context(), engine.GID(pair[1].GID), mad.MethodGet, perf.AttrPortCounters, 1, nil)
 		var st *engine.StatusError
 		if !errors.As(err, &st) || st.Status != mad.StatusMethodAttrUnsup {

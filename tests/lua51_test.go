@@ -13,7 +13,6 @@ import (
 
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/plan"
-	"github.com/ibscript/ibscript/sim"
 )
 
 // The Lua 5.1 semantics suite: tests/lua51/*.lua, written from the Lua 5.1
@@ -47,13 +46,8 @@ func lua51Files(t *testing.T) []string {
 // lua51State is the state a plan gets, with the suite's prelude loaded.
 func lua51State(t *testing.T) *lua.LState {
 	t.Helper()
-	f, err := sim.Default(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
 	var out strings.Builder
-	L, _, done := planState(t, t.Context(), f, nil, bindings.Options{Stdout: &out, PlanName: "lua51"})
+	L, _, done := defaultPlanState(t, bindings.Options{Stdout: &out, PlanName: "lua51"})
 	t.Cleanup(func() {
 		done()
 		if out.Len() > 0 {

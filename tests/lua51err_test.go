@@ -10,7 +10,6 @@ import (
 
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/internal/lua51ref"
-	"github.com/ibscript/ibscript/sim"
 )
 
 // lua51ErrCases reads the cases of tests/lua51err (runtime.txt, syntax.txt):
@@ -109,13 +108,8 @@ func luaErrorText(err error) string {
 // lua51ErrState is the state a plan gets, and its Env.
 func lua51ErrState(t *testing.T) (*lua.LState, *bindings.Env) {
 	t.Helper()
-	f, err := sim.Default(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
 	var out strings.Builder
-	L, env, done := planState(t, t.Context(), f, nil, bindings.Options{Stdout: &out, PlanName: "lua51err"})
+	L, env, done := defaultPlanState(t, bindings.Options{Stdout: &out, PlanName: "lua51err"})
 	t.Cleanup(done)
 	return L, env
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 // planState opens a port of f, a session on it (eopts as engine.New takes
@@ -36,4 +37,11 @@ func planState(t testing.TB, ctx context.Context, f fabric.Fabric, eopts *engine
 		L.Close()
 		sess.Close()
 	}
+}
+
+// defaultPlanState is planState on sim.Default's fabric, closed when t
+// ends.
+func defaultPlanState(t *testing.T, opts bindings.Options) (L *lua.LState, env *bindings.Env, done func()) {
+	t.Helper()
+	return planState(t, t.Context(), simtest.Default(t, nil), nil, opts)
 }

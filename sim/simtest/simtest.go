@@ -29,7 +29,13 @@ func Default(tb testing.TB, o *sim.Options) *sim.Fabric {
 // SM's), closed when tb ends.
 func Session(tb testing.TB, f fabric.Fabric, o *engine.Options) *engine.Session {
 	tb.Helper()
-	tr, err := f.Open(context.Background(), "", 0)
+	return PortSession(tb, f, "", 0, o)
+}
+
+// PortSession is Session on f's port ca/port.
+func PortSession(tb testing.TB, f fabric.Fabric, ca string, port int, o *engine.Options) *engine.Session {
+	tb.Helper()
+	tr, err := f.Open(context.Background(), ca, port)
 	if err != nil {
 		tb.Fatal(err)
 	}
