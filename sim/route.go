@@ -461,21 +461,8 @@ func routingOrder(switches []*node, eps []*port) []int32 {
 func minHopNaive(lft []byte, dests []dest, order []int32, si int, cands []uint8, candStart []int32) {
 	var count [256]int32 // CA LIDs routed through each port
 	for _, lid := range order {
-		if int(lid) >= len(dests) {
-			continue
-		}
-		d := dests[lid]
-		if d.sw < 0 {
-			continue
-		}
-		t := int(d.sw)
-		if t == si {
-			if d.port < 0 {
-				lft[lid] = 0
-			} else {
-				lft[lid] = uint8(d.port)
-				count[d.port]++
-			}
+		d, t, ok := remoteDest(lft, dests, lid, si, &count)
+		if !ok {
 			continue
 		}
 		c := cands[candStart[t]:candStart[t+1]]
@@ -493,6 +480,31 @@ func minHopNaive(lft []byte, dests []dest, order []int32, si int, cands []uint8,
 			count[pick]++
 		}
 	}
+}
+
+// remoteDest is lid's destination and the index of its switch, ok when
+// that is another switch than si. Otherwise lid has no destination, or
+// si routes it itself and remoteDest fills its entry of lft: port 0 for
+// the switch's own LID, a CA's port for a CA LID (counted in count).
+func remoteDest(lft []byte, dests []dest, lid int32, si int, count *[256]int32) (d dest, t int, ok bool) {
+	if int(lid) >= len(dests) {
+		return dest{}, 0, false
+	}
+	d = dests[lid]
+	if d.sw < 0 {
+		return d, 0, false
+	}
+	t = int(d.sw)
+	if t != si {
+		return d, t, true
+	}
+	if d.port < 0 {
+		lft[lid] = 0
+	} else {
+		lft[lid] = uint8(d.port)
+		count[d.port]++
+	}
+	return d, t, false
 }
 
 // roundRobin is minHopNaive for the common case (fat trees) where the
@@ -551,21 +563,8 @@ func (r *roundRobin) prepare(cands []uint8, candStart []int32, hasCA []bool) boo
 func (r *roundRobin) route(lft []byte, dests []dest, order []int32, si int) {
 	var count [256]int32 // CA LIDs routed through each port
 	for _, lid := range order {
-		if int(lid) >= len(dests) {
-			continue
-		}
-		d := dests[lid]
-		if d.sw < 0 {
-			continue
-		}
-		t := int(d.sw)
-		if t == si {
-			if d.port < 0 {
-				lft[lid] = 0
-			} else {
-				lft[lid] = uint8(d.port)
-				count[d.port]++
-			}
+		d, t, ok := remoteDest(lft, dests, lid, si, &count)
+		if !ok {
 			continue
 		}
 		var pick uint8

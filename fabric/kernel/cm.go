@@ -23,10 +23,7 @@ var _ fabric.CMProvider = (*Fabric)(nil)
 // errors.ErrUnsupported (and fs.ErrNotExist); other errors of stat, such
 // as fs.ErrPermission, are returned as they are.
 func (f *Fabric) OpenCM() (fabric.CMDevice, error) {
-	f.mu.Lock()
-	closed := f.closed
-	f.mu.Unlock()
-	if closed {
+	if f.trs.isClosed() {
 		return nil, fmt.Errorf("kernel: open rdma_cm: %w", net.ErrClosed)
 	}
 	open := f.openCM
@@ -37,8 +34,7 @@ func (f *Fabric) OpenCM() (fabric.CMDevice, error) {
 		} else if err != nil {
 			return nil, fmt.Errorf("kernel: rdma_cm: %w", err)
 		}
-		return &cmDevice{open: func() (*rdmacm.Channel, error) { return rdmacm.Open(path) },
-			chans: map[*cmChannel]bool{}}, nil
+		return &cmDevice{open: func() (*rdmacm.Channel, error) { return rdmacm.Open(path) }}, nil
 	}
 	return &cmDevice{open: func() (*rdmacm.Channel, error) {
 		d, err := open()
@@ -46,23 +42,18 @@ func (f *Fabric) OpenCM() (fabric.CMDevice, error) {
 			return nil, err
 		}
 		return rdmacm.NewChannel(d), nil
-	}, chans: map[*cmChannel]bool{}}, nil
+	}}, nil
 }
 
 // cmDevice is the rdma_cm device as a fabric.CMDevice.
 type cmDevice struct {
-	open func() (*rdmacm.Channel, error)
-
-	mu     sync.Mutex // guards the fields below
-	chans  map[*cmChannel]bool
-	closed bool
+	open  func() (*rdmacm.Channel, error)
+	chans openSet[*cmChannel] // the channels open on the device
 }
 
 // OpenChannel opens one rdma_cm fd.
 func (d *cmDevice) OpenChannel() (fabric.CMChannel, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
+	if d.chans.isClosed() {
 		return nil, fmt.Errorf("kernel: rdma_cm: create_event_channel: %w", net.ErrClosed)
 	}
 	ch, err := d.open()
@@ -70,22 +61,16 @@ func (d *cmDevice) OpenChannel() (fabric.CMChannel, error) {
 		return nil, fmt.Errorf("kernel: rdma_cm: create_event_channel: %w", err)
 	}
 	c := &cmChannel{dev: d, ch: ch}
-	d.chans[c] = true
+	if !d.chans.add(c) {
+		c.close()
+		return nil, fmt.Errorf("kernel: rdma_cm: create_event_channel: %w", net.ErrClosed)
+	}
 	return c, nil
 }
 
 // Close closes every channel of the device.
 func (d *cmDevice) Close() error {
-	d.mu.Lock()
-	d.closed = true
-	chans := d.chans
-	d.chans = map[*cmChannel]bool{}
-	d.mu.Unlock()
-	var errs []error
-	for c := range chans {
-		errs = append(errs, c.close())
-	}
-	return errors.Join(errs...)
+	return d.chans.closeAll((*cmChannel).close)
 }
 
 // cmChannel is one rdma_cm fd as a fabric.CMChannel.
@@ -199,9 +184,7 @@ func (c *cmChannel) Wait(ctx context.Context) error { return c.ch.Wait(ctx) }
 
 // Close closes the fd (the kernel destroys its ids); idempotent.
 func (c *cmChannel) Close() error {
-	c.dev.mu.Lock()
-	delete(c.dev.chans, c)
-	c.dev.mu.Unlock()
+	c.dev.chans.remove(c)
 	return c.close()
 }
 

@@ -48,9 +48,7 @@ type Fabric struct {
 	cmPath string
 	openCM func() (rdmacm.Dev, error)
 
-	mu     sync.Mutex // guards the fields below
-	trs    map[*Transport]bool
-	closed bool
+	trs openSet[*Transport] // the Transports open from f
 }
 
 var (
@@ -60,7 +58,7 @@ var (
 
 // New returns the Fabric of the host's (or o's) umad devices.
 func New(o *Options) *Fabric {
-	f := &Fabric{fsys: os.DirFS("/"), open: umad.OpenDev, trs: map[*Transport]bool{}, cmPath: rdmacm.DevicePath}
+	f := &Fabric{fsys: os.DirFS("/"), open: umad.OpenDev, cmPath: rdmacm.DevicePath}
 	if o != nil {
 		if o.CMPath != "" {
 			f.cmPath = o.CMPath
@@ -119,10 +117,7 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
-	closed := f.closed
-	f.mu.Unlock()
-	if closed {
+	if f.trs.isClosed() {
 		return nil, fmt.Errorf("kernel: open: %w", net.ErrClosed)
 	}
 	if !umad.HasPorts(f.fsys) {
@@ -158,13 +153,10 @@ func (f *Fabric) openOne(ca string, port int) (*Transport, error) {
 	}
 	t := NewTransport(p, attrOf(cad, cad.Ports[p.Num()]))
 	t.fab = f
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
+	if !f.trs.add(t) {
 		t.Close()
 		return nil, fmt.Errorf("kernel: open: %w", net.ErrClosed)
 	}
-	f.trs[t] = true
 	return t, nil
 }
 
@@ -242,16 +234,7 @@ func (f *Fabric) Pair(ctx context.Context, ca string, port int, enforceSMI bool)
 
 // Close closes every Transport opened from f.
 func (f *Fabric) Close() error {
-	f.mu.Lock()
-	f.closed = true
-	trs := f.trs
-	f.trs = map[*Transport]bool{}
-	f.mu.Unlock()
-	var errs []error
-	for t := range trs {
-		errs = append(errs, t.Close())
-	}
-	return errors.Join(errs...)
+	return f.trs.closeAll((*Transport).Close)
 }
 
 // Transport is an open umad port as a fabric.Transport. Register, Send
@@ -516,9 +499,7 @@ func (t *Transport) Close() error {
 	t.closed = true
 	t.mu.Unlock()
 	if t.fab != nil {
-		t.fab.mu.Lock()
-		delete(t.fab.trs, t)
-		t.fab.mu.Unlock()
+		t.fab.trs.remove(t)
 	}
 	if err := t.p.Close(); err != nil {
 		return fmt.Errorf("kernel: close %s: %w", t.p.Path(), err)
