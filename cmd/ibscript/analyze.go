@@ -21,10 +21,9 @@ func runAnalyze(ctx context.Context, c *config, stdout, stderr io.Writer) (code 
 	o := diag.AnalyzeOptions{Checks: c.args, Load: c.load}
 	env := &diag.Env{NodeNames: c.names}
 	if c.load == "" {
-		b, err := openBackend(ctx, c, stderr)
-		if err != nil {
-			fmt.Fprintf(stderr, "ibscript: %v\n", err)
-			return exitError
+		b, status := openCommandBackend(ctx, c, stderr)
+		if b == nil {
+			return status
 		}
 		defer func() { code = finish(b, code, stderr) }()
 		env.Session = b.Session()

@@ -101,6 +101,17 @@ func openError(err error) error {
 	return err
 }
 
+// openCommandBackend is openBackend for a command: a failure is said on
+// stderr and comes back as the command's exit status, with nil.
+func openCommandBackend(ctx context.Context, c *config, stderr io.Writer) (*host.Host, int) {
+	b, err := openBackend(ctx, c, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibscript: %v\n", err)
+		return nil, exitError
+	}
+	return b, exitOK
+}
+
 // finish closes h and turns what a run must not lose into exit status 2:
 // a recording that could not be written in full (--record), an audit file
 // that did not close cleanly. code is the run's status so far.

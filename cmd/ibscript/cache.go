@@ -51,6 +51,23 @@ func cacheExit(inv *Invocation, msg string, err error) int {
 	return code
 }
 
+// loadCacheOption loads --load-cache's cache as iblinkinfo and
+// ibqueryerrors do: refused with -D's route (path), and a cache that does
+// not load said as they say it. false: said, the tool exits.
+func loadCacheOption(inv *Invocation, path []uint8) (*topo.Fabric, bool) {
+	if path != nil {
+		inv.Errorf("Cannot specify cache and direct route path")
+		return nil, false
+	}
+	f, err := loadCache(inv.Value("load-cache"))
+	if err != nil {
+		fmt.Fprintln(inv.Stderr, "loading cached fabric failed")
+		inv.Errorf("%v", err)
+		return nil, false
+	}
+	return f, true
+}
+
 // usageErr is a command-line error the C tool answers with its usage
 // (status 2): usageError prints it.
 type usageErr struct{ err error }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -36,6 +37,26 @@ func cStrtoul(s string) (v uint64, whole bool) {
 		return v, err == nil
 	}
 	return v, true
+}
+
+// portArgs reads the port a tool starts at or reports on: a port GUID
+// under one of keys (the last of them given wins), or -D's directed route; both is the
+// error both.
+func portArgs(inv *Invocation, both string, keys ...string) (guid uint64, unresolved string, path []uint8, err error) {
+	for _, k := range keys {
+		if inv.Has(k) {
+			guid, unresolved = portGUIDArg(inv, k)
+		}
+	}
+	if inv.Has(optDirect) {
+		if path, err = inv.Route(); err != nil {
+			return 0, "", nil, err
+		}
+	}
+	if path != nil && guid != 0 {
+		return 0, "", nil, errors.New(both)
+	}
+	return guid, unresolved, path, nil
 }
 
 // portGUIDArg reads option k's port GUID (iblinkinfo's and

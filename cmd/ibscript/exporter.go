@@ -250,16 +250,11 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 			ln.Close()
 		}
 	}()
-	b, err := openBackend(ctx, c, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "ibscript: %v\n", err)
-		return exitError
+	b, status := openExporterBackend(ctx, c, stderr)
+	if b == nil {
+		return status
 	}
 	defer func() { code = finish(b, code, stderr) }()
-	if err := resetGate(c, b); err != nil {
-		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
-		return exitError
-	}
 	if err := startSimTraffic(c, b); err != nil {
 		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
 		return exitError
@@ -429,16 +424,11 @@ func exporterOnce(ctx context.Context, c *config, logger *slog.Logger, stdout, s
 	}
 	// One sweep, its text written, then exit: as the one-shot tools.
 	oneShotGC(c)
-	b, err := openBackend(ctx, c, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "ibscript: %v\n", err)
-		return exitError
+	b, status := openExporterBackend(ctx, c, stderr)
+	if b == nil {
+		return status
 	}
 	defer func() { code = finish(b, code, stderr) }()
-	if err := resetGate(c, b); err != nil {
-		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
-		return exitError
-	}
 	opts := c.exporter.options(c)
 	opts.Logger = logger
 	exp := exporter.New(b.Session(), opts)
@@ -454,6 +444,21 @@ func exporterOnce(ctx context.Context, c *config, logger *slog.Logger, stdout, s
 		return exitError
 	}
 	return exitOK
+}
+
+// openExporterBackend opens the backend for the exporter and holds it to
+// resetGate; a failure is said on stderr and comes back as the exit
+// status, with nil.
+func openExporterBackend(ctx context.Context, c *config, stderr io.Writer) (*host.Host, int) {
+	b, code := openCommandBackend(ctx, c, stderr)
+	if b == nil {
+		return nil, code
+	}
+	if err := resetGate(c, b); err != nil {
+		fmt.Fprintf(stderr, "ibscript exporter: %v\n", err)
+		return nil, finish(b, exitError, stderr)
+	}
+	return b, exitOK
 }
 
 // exporterLogger is the exporter's log: promslog's (prometheus/common), as

@@ -250,13 +250,7 @@ func appendHistory(path, chunk string) {
 func runREPL(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	// Long sweeps (fabric.discover, fabric.sweep, plan.sleep) show their
 	// progress on a terminal, cleared before the value prints.
-	var prog *progressLine
-	var opts bindings.Options
-	if isTerminal(stderr) {
-		prog = &progressLine{w: stderr}
-		opts.Progress = prog.update
-	}
-	b, L, env, err := newLuaOpts(ctx, c, stdout, stderr, opts)
+	prog, b, L, env, err := newLuaProgress(ctx, c, stdout, stderr, bindings.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError

@@ -26,6 +26,19 @@ func newLua(ctx context.Context, c *config, stdout, stderr io.Writer) (*host.Hos
 	return newLuaOpts(ctx, c, stdout, stderr, bindings.Options{})
 }
 
+// newLuaProgress is newLuaOpts with, on a terminal, a progress line for
+// long sweeps (fabric.discover, fabric.sweep, plan.sleep) in o.Progress,
+// returned first (nil elsewhere).
+func newLuaProgress(ctx context.Context, c *config, stdout, stderr io.Writer, o bindings.Options) (*progressLine, *host.Host, *lua.LState, *bindings.Env, error) {
+	var prog *progressLine
+	if isTerminal(stderr) {
+		prog = &progressLine{w: stderr}
+		o.Progress = prog.update
+	}
+	b, L, env, err := newLuaOpts(ctx, c, stdout, stderr, o)
+	return prog, b, L, env, err
+}
+
 // newLuaOpts is newLua with the plan options of a run.
 func newLuaOpts(ctx context.Context, c *config, stdout, stderr io.Writer, o bindings.Options) (*host.Host, *lua.LState, *bindings.Env, error) {
 	b, err := openBackend(ctx, c, stderr)
@@ -189,12 +202,7 @@ func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr i
 		// memory.
 		debug.SetGCPercent(300)
 	}
-	var prog *progressLine
-	if isTerminal(stderr) {
-		prog = &progressLine{w: stderr}
-		opts.Progress = prog.update
-	}
-	b, L, env, err := newLuaOpts(ctx, c, stdout, stderr, opts)
+	prog, b, L, env, err := newLuaProgress(ctx, c, stdout, stderr, opts)
 	if err != nil {
 		return failed(nil, err)
 	}
@@ -333,13 +341,7 @@ func stripShebang(s string) string {
 }
 
 func runChunk(ctx context.Context, c *config, stdout, stderr io.Writer) (code int) {
-	var prog *progressLine
-	var opts bindings.Options
-	if isTerminal(stderr) {
-		prog = &progressLine{w: stderr}
-		opts.Progress = prog.update
-	}
-	b, L, env, err := newLuaOpts(ctx, c, stdout, stderr, opts)
+	prog, b, L, env, err := newLuaProgress(ctx, c, stdout, stderr, bindings.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "ibscript: %v\n", err)
 		return exitError
@@ -417,10 +419,9 @@ func runDiscover(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 // failed, 2 when the sweep or write did.
 func sweepAndWrite(ctx context.Context, c *config, stderr io.Writer, cmd string, write func(*topo.Fabric) error) (code int) {
 	oneShotGC(c)
-	b, err := openBackend(ctx, c, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "ibscript: %v\n", err)
-		return exitError
+	b, status := openCommandBackend(ctx, c, stderr)
+	if b == nil {
+		return status
 	}
 	defer func() { code = finish(b, code, stderr) }()
 	var opts engine.DiscoverOptions

@@ -73,14 +73,8 @@ func runLinkinfo(ctx context.Context, inv *Invocation) int {
 	var env *diag.Env
 	if inv.Has("load-cache") {
 		// Printed from the cache alone: no port is opened.
-		if o.Path != nil {
-			inv.Errorf("Cannot specify cache and direct route path")
-			return exitFailed
-		}
-		f, err := loadCache(inv.Value("load-cache"))
-		if err != nil {
-			fmt.Fprintln(inv.Stderr, "loading cached fabric failed")
-			inv.Errorf("%v", err)
+		f, ok := loadCacheOption(inv, o.Path)
+		if !ok {
 			return exitFailed
 		}
 		env = &diag.Env{NodeNames: inv.c.names, Loaded: f}
@@ -97,20 +91,9 @@ func runLinkinfo(ctx context.Context, inv *Invocation) int {
 func linkinfoOptions(inv *Invocation) (diag.LinkinfoOptions, error) {
 	var o diag.LinkinfoOptions
 	inv.ignoreArgs(0)
-	for _, k := range []string{"switch", "port-guid"} {
-		if inv.Has(k) {
-			o.PortGUID, o.Unresolved = portGUIDArg(inv, k)
-		}
-	}
-	if inv.Has(optDirect) {
-		path, err := inv.Route()
-		if err != nil {
-			return o, err
-		}
-		o.Path = path
-	}
-	if o.Path != nil && o.PortGUID != 0 {
-		return o, errors.New("-D and -S/-G: give one start port")
+	var err error
+	if o.PortGUID, o.Unresolved, o.Path, err = portArgs(inv, "-D and -S/-G: give one start port", "switch", "port-guid"); err != nil {
+		return o, err
 	}
 	// -n as iblinkinfo reads it, strtoul into libibnetdisc's unsigned
 	// max_hops: 0 ("abc" too) is no limit, and so is anything past the

@@ -55,14 +55,9 @@ func runQueryErrors(ctx context.Context, inv *Invocation) int {
 	}
 	var loaded *topo.Fabric
 	if inv.Has("load-cache") {
-		if o.Path != nil {
-			inv.Errorf("Cannot specify cache and direct route path")
-			return exitIBExit
-		}
 		// The topology from the cache, the counters from the fabric.
-		if loaded, err = loadCache(inv.Value("load-cache")); err != nil {
-			fmt.Fprintln(inv.Stderr, "loading cached fabric failed")
-			inv.Errorf("%v", err)
+		var ok bool
+		if loaded, ok = loadCacheOption(inv, o.Path); !ok {
 			return exitIBExit
 		}
 	}
@@ -108,20 +103,8 @@ func queryErrorsOptions(inv *Invocation) (diag.QueryErrorsOptions, error) {
 	} else if err != nil {
 		return o, err
 	}
-	for _, k := range []string{"port-guid", "S"} {
-		if inv.Has(k) {
-			o.PortGUID, o.Unresolved = portGUIDArg(inv, k)
-		}
-	}
-	if inv.Has(optDirect) {
-		path, err := inv.Route()
-		if err != nil {
-			return o, err
-		}
-		o.Path = path
-	}
-	if o.Path != nil && o.PortGUID != 0 {
-		return o, errors.New("-D and -G/-S: give one port")
+	if o.PortGUID, o.Unresolved, o.Path, err = portArgs(inv, "-D and -G/-S: give one port", "port-guid", "S"); err != nil {
+		return o, err
 	}
 	inv.outstandingSMPs()
 	for _, t := range []struct {
