@@ -95,21 +95,8 @@ func ParsePerfPorts(s string) ([]int, error) {
 
 // ParseMask reads the reset_mask argument as strtoull(s, NULL, 0).
 func ParseMask(s string) uint64 {
-	s = strings.TrimSpace(s)
-	base := 10
-	switch {
-	case strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X"):
-		base, s = 16, s[2:]
-	case strings.HasPrefix(s, "0") && len(s) > 1:
-		base, s = 8, s[1:]
-	}
-	end := 0
-	for end < len(s) {
-		if _, err := strconv.ParseUint(s[end:end+1], base, 8); err != nil {
-			break
-		}
-		end++
-	}
+	base, s := cBase(strings.TrimSpace(s))
+	end := cDigits(s, base)
 	v, err := strconv.ParseUint(s[:end], base, 64)
 	if err != nil && end > 0 {
 		return ^uint64(0) // strtoull saturates

@@ -355,6 +355,20 @@ func (r *qeRun) node(ctx context.Context, n *topo.Node) error {
 			r.q.Summary.BadPorts++
 		}
 	}
+	// portDone adds port p's line when it has one (with its link for
+	// -r), and clears its counters where AllPortSelect does not.
+	portDone := func(qp QEPort, ok bool, p int, counts bool) {
+		if ok {
+			if r.o.ReportPort {
+				qp.Link = r.link(n, p)
+			}
+			addPort(qp, counts)
+		}
+		r.q.Summary.PortsChecked++
+		if !allPorts {
+			r.clear(ctx, n, p, &cpi)
+		}
+	}
 	if r.o.CountersOnly {
 		for p := start; p <= n.NumPorts && p < len(n.Ports); p++ {
 			if n.Ports[p] == nil {
@@ -364,16 +378,7 @@ func (r *qeRun) node(ctx context.Context, n *topo.Node) error {
 			if err != nil {
 				return err
 			}
-			if ok {
-				if r.o.ReportPort {
-					qp.Link = r.link(n, p)
-				}
-				addPort(qp, false)
-			}
-			r.q.Summary.PortsChecked++
-			if !allPorts {
-				r.clear(ctx, n, p, &cpi)
-			}
+			portDone(qp, ok, p, false)
 		}
 	} else {
 		skipPorts := false
@@ -404,16 +409,7 @@ func (r *qeRun) node(ctx context.Context, n *topo.Node) error {
 			if err != nil {
 				return err
 			}
-			if ok {
-				if r.o.ReportPort {
-					qp.Link = r.link(n, p)
-				}
-				addPort(qp, true)
-			}
-			r.q.Summary.PortsChecked++
-			if !allPorts {
-				r.clear(ctx, n, p, &cpi)
-			}
+			portDone(qp, ok, p, true)
 		}
 	}
 	r.q.Summary.NodesChecked++

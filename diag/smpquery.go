@@ -569,17 +569,32 @@ func ParsePortArg(s string) int {
 	} else {
 		s = strings.TrimPrefix(s, "+")
 	}
-	base := 10
+	base, s := cBase(s)
+	v, _ := strconv.ParseInt(s[:cDigits(s, base)], base, 64)
+	if neg {
+		v = -v
+	}
+	return int(v)
+}
+
+// cBase splits off the base prefix strtol(s, NULL, 0) reads: 0x or 0X
+// hexadecimal, a leading 0 octal, else decimal.
+func cBase(s string) (int, string) {
 	switch {
 	case strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X"):
-		base, s = 16, s[2:]
+		return 16, s[2:]
 	case strings.HasPrefix(s, "0") && len(s) > 1:
-		base, s = 8, s[1:]
+		return 8, s[1:]
 	}
-	end := 0
-	for end < len(s) {
+	return 10, s
+}
+
+// cDigits is the length of the run of digits in base at the start of s:
+// what strtol reads of it.
+func cDigits(s string, base int) int {
+	for end := range len(s) {
 		c := s[end]
-		var d int
+		d := 99
 		switch {
 		case c >= '0' && c <= '9':
 			d = int(c - '0')
@@ -587,19 +602,12 @@ func ParsePortArg(s string) int {
 			d = int(c-'a') + 10
 		case c >= 'A' && c <= 'F':
 			d = int(c-'A') + 10
-		default:
-			d = 99
 		}
 		if d >= base {
-			break
+			return end
 		}
-		end++
 	}
-	v, _ := strconv.ParseInt(s[:end], base, 64)
-	if neg {
-		v = -v
-	}
-	return int(v)
+	return len(s)
 }
 
 // WriteIBError prints err as the C tools' IBEXIT does, on stdout (where

@@ -17,20 +17,7 @@ import (
 // Discovery finds the whole fabric and reports the retransmissions.
 func TestDiscoverDelayed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		tr, err := f.Open(t.Context(), "", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := engine.New(tr, &engine.Options{Timeout: 10 * time.Millisecond, Retries: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s, f := simSessionOpts(t, "../tests/topologies/net.2sw2path4hca", "", 0, &engine.Options{Timeout: 10 * time.Millisecond, Retries: 3})
 		ref := f.Topology()
 		if err := f.SetFaults(sim.Faults{Seed: 1, Delay: 15 * time.Millisecond, Jitter: 4 * time.Millisecond}); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -35,15 +36,7 @@ func TestDiscoverFaults2000(t *testing.T) {
 		st := f.FaultStats()
 		t.Logf("%d nodes, %d SMPs, %d retransmits, %d errors in %v; faults %+v",
 			len(disc.Fabric.Nodes), disc.MADs, disc.Retransmits, len(disc.Errors), disc.Elapsed, st)
-		if len(disc.Errors) != 0 {
-			t.Errorf("%d errors, first %v", len(disc.Errors), disc.Errors[0])
-		}
-		if len(disc.Fabric.Nodes) != len(ref.Nodes) {
-			t.Errorf("%d nodes, want %d", len(disc.Fabric.Nodes), len(ref.Nodes))
-		}
-		if w, g := linkSet(ref), linkSet(disc.Fabric); !slices.Equal(w, g) {
-			t.Errorf("%d link ends, want %d", len(g), len(w))
-		}
+		expectWhole(t, disc, ref)
 		if disc.Retransmits == 0 || st.LostRequests == 0 || st.Duplicated == 0 || st.Reordered == 0 {
 			t.Errorf("retransmits %d, faults %+v: want some of each", disc.Retransmits, st)
 		}
@@ -194,20 +187,7 @@ func btoi(b bool) int {
 // ErrMADBudget, and a discovery that runs out of MADs half way fails as a
 // whole with it: no partial fabric whose missing nodes look like faults.
 func TestMaxMADs(t *testing.T) {
-	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := f.Open(t.Context(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := engine.New(tr, &engine.Options{MaxMADs: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, f := simSessionOpts(t, "../tests/topologies/net.2sw2path4hca", "", 0, &engine.Options{MaxMADs: 5})
 	for i := range 5 {
 		if _, err := s.NodeInfo(t.Context(), engine.DR()); err != nil {
 			t.Fatalf("MAD %d: %v", i+1, err)
@@ -220,15 +200,7 @@ func TestMaxMADs(t *testing.T) {
 	if d != nil || !errors.Is(err, engine.ErrMADBudget) {
 		t.Errorf("discovery past the budget: %v, %v; want no discovery and ErrMADBudget", d, err)
 	}
-	tr2, err := f.Open(t.Context(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2, err := engine.New(tr2, &engine.Options{MaxMADs: 12}) // a few nodes' worth
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
+	s2 := simtest.Session(t, f, &engine.Options{MaxMADs: 12}) // a few nodes' worth
 	d, err = s2.Discover(t.Context(), nil)
 	if d != nil || !errors.Is(err, engine.ErrMADBudget) || !strings.Contains(err.Error(), "12 MADs") || strings.Contains(err.Error(), "--") {
 		t.Errorf("discovery running out half way: %v, %v; want no discovery and ErrMADBudget naming the budget of 12 MADs, and no command-line flag", d, err)

@@ -230,11 +230,7 @@ var perfCountersSelects = map[string]bool{"PortSelect": true, "CounterSelect": t
 // counter up, stopping at the counter's largest value; PortSelect reads
 // 255 and the selects are the last port's.
 func (s *Session) PerfCounters(ctx context.Context, t Target, port uint8, extended bool, opts ...CallOption) (*Counters, error) {
-	lt, err := s.lidOf(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	cpi, err := s.pmaClassPortInfo(ctx, lt, t, opts)
+	lt, cpi, err := s.pmaClassPortInfo(ctx, t, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -356,11 +352,7 @@ func (s *Session) pmaPorts(ctx context.Context, t Target, opts []CallOption) ([]
 // FECModeActive RS-FEC (2) or RS-FEC2 (4); else the layout without
 // RS-FEC. The Counters' Layout says which.
 func (s *Session) ExtendedSpeedsCounters(ctx context.Context, t Target, port uint8, opts ...CallOption) (*Counters, error) {
-	lt, err := s.lidOf(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	cpi, err := s.pmaClassPortInfo(ctx, lt, t, opts)
+	lt, cpi, err := s.pmaClassPortInfo(ctx, t, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -408,16 +400,18 @@ func (s *Session) rsFECActive(ctx context.Context, t Target, port uint8, opts []
 		(pie.FECModeActive == smp.FECModeRS || pie.FECModeActive == smp.FECModeRS2), nil
 }
 
-// pmaClassPortInfo reads the ClassPortInfo of the PMA at lt (t as the
-// caller named it, for errors).
-func (s *Session) pmaClassPortInfo(ctx context.Context, lt, t Target, opts []CallOption) (mad.ClassPortInfo, error) {
-	var cpi mad.ClassPortInfo
+// pmaClassPortInfo returns t's LID target (lidOf) and the ClassPortInfo
+// of the PMA there.
+func (s *Session) pmaClassPortInfo(ctx context.Context, t Target, opts []CallOption) (lt Target, cpi mad.ClassPortInfo, err error) {
+	if lt, err = s.lidOf(ctx, t); err != nil {
+		return lt, cpi, err
+	}
 	d, err := s.Perf(ctx, lt, mad.MethodGet, perf.AttrClassPortInfo, 0, nil, opts...)
 	if err == nil {
 		err = cpi.UnmarshalBinary(d)
 	}
 	if err != nil {
-		return cpi, fmt.Errorf("engine: %s PMA ClassPortInfo: %w", t, err)
+		return lt, cpi, fmt.Errorf("engine: %s PMA ClassPortInfo: %w", t, err)
 	}
-	return cpi, nil
+	return lt, cpi, nil
 }

@@ -83,15 +83,22 @@ func saTruncation(msg []byte, stride int) *TruncatedError {
 	return nil
 }
 
-// saCall runs one SA request on the RMPP driver's agent and returns its
-// whole answer; no answer in all tries is a *TimeoutError.
-func (s *Session) saCall(ctx context.Context, req []byte, addr fabric.Addr, c callOpts) (*fabric.Packet, error) {
+// saCall runs one SA request of attribute attrID to the SA at port's
+// SMLID on the RMPP driver's agent, with opts' SM_Key and attribute
+// modifier, and returns its whole answer; no answer in all tries is a
+// *TimeoutError naming the SA's LID.
+func (s *Session) saCall(ctx context.Context, req []byte, port fabric.PortAttr, attrID uint16, opts []CallOption) (*fabric.Packet, error) {
+	c := s.callOpts(opts)
+	sa.SetSMKey(req, c.smkey)
+	mad.SetAttrMod(req, c.saMod)
+	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL, PKeyIndex: c.pkeyIdx}
 	resp, err := s.rmpp.Call(ctx, mad.ClassSubnAdm, sa.ClassVersion, req, addr, c.timeout, c.retries)
 	if err != nil {
 		return nil, err
 	}
 	if resp.Status == fabric.StatusTimeout {
-		return nil, &TimeoutError{TID: mad.TIDOf(resp.Data), Tries: c.retries + 1}
+		return nil, &TimeoutError{TID: mad.TIDOf(resp.Data), Tries: c.retries + 1,
+			Class: mad.ClassSubnAdm, AttrID: attrID, Target: Target{Kind: ByLID, LID: port.SMLID}}
 	}
 	return resp, nil
 }
@@ -111,16 +118,8 @@ func (s *Session) SAQuery(ctx context.Context, method uint8, attr *sa.Attr, comp
 	if port.SMLID == 0 {
 		return nil, fmt.Errorf("engine: sa %s %s: the port knows no SM (SMLID 0)", mad.MethodName(method), attr.Name())
 	}
-	c := s.callOpts(opts)
-	sa.SetSMKey(req, c.smkey)
-	mad.SetAttrMod(req, c.saMod)
-	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL, PKeyIndex: c.pkeyIdx}
-	resp, err := s.saCall(ctx, req, addr, c)
+	resp, err := s.saCall(ctx, req, port, attr.Layout.ID, opts)
 	if err != nil {
-		if te, ok := err.(*TimeoutError); ok {
-			te.Class, te.AttrID = mad.ClassSubnAdm, attr.Layout.ID
-			te.Target = Target{Kind: ByLID, LID: port.SMLID}
-		}
 		return nil, fmt.Errorf("engine: sa %s %s: %w", mad.MethodName(method), attr.Name(), err)
 	}
 	if st := mad.StatusOf(resp.Data); st != 0 {
@@ -221,17 +220,12 @@ func (s *Session) MultiPathRecords(ctx context.Context, sgids, dgids []mad.GID, 
 	}
 	h := rmpp.Header{Version: rmpp.Version, Flags: rmpp.FlagActive}
 	h.Put(req)
-	c := s.callOpts(opts)
-	sa.SetSMKey(req, c.smkey)
-	mad.SetAttrMod(req, c.saMod)
-	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL, PKeyIndex: c.pkeyIdx}
-	resp, err := s.saCall(ctx, req, addr, c)
+	resp, err := s.saCall(ctx, req, port, sa.AttrMultiPathRecord, opts)
 	if err != nil {
 		if te, ok := err.(*TimeoutError); ok {
 			// An RMPP request is sent once (its segments are resent);
 			// the call waited its whole budget for the answer.
-			te.Class, te.AttrID, te.Tries = mad.ClassSubnAdm, sa.AttrMultiPathRecord, 1
-			te.Target = Target{Kind: ByLID, LID: port.SMLID}
+			te.Tries = 1
 		}
 		return nil, fmt.Errorf("engine: sa GetMulti MultiPathRecord: %w", err)
 	}

@@ -106,6 +106,21 @@ func TestDiscoverSim(t *testing.T) {
 	}
 }
 
+// expectWhole fails t unless disc found ref whole: no error, its nodes
+// and its links.
+func expectWhole(t *testing.T, disc *engine.Discovery, ref *topo.Fabric) {
+	t.Helper()
+	if len(disc.Errors) != 0 {
+		t.Errorf("%d errors, first %v", len(disc.Errors), disc.Errors[0])
+	}
+	if len(disc.Fabric.Nodes) != len(ref.Nodes) {
+		t.Errorf("%d nodes, want %d", len(disc.Fabric.Nodes), len(ref.Nodes))
+	}
+	if w, g := linkSet(ref), linkSet(disc.Fabric); !slices.Equal(w, g) {
+		t.Errorf("%d link ends, want %d", len(g), len(w))
+	}
+}
+
 func TestDiscoverSimFattree2000(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2000-node sweep")
@@ -117,15 +132,7 @@ func TestDiscoverSimFattree2000(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(disc.Errors) != 0 {
-		t.Errorf("%d errors, first %v", len(disc.Errors), disc.Errors[0])
-	}
-	if len(disc.Fabric.Nodes) != len(ref.Nodes) {
-		t.Errorf("%d nodes, want %d", len(disc.Fabric.Nodes), len(ref.Nodes))
-	}
-	if w, g := linkSet(ref), linkSet(disc.Fabric); !slices.Equal(w, g) {
-		t.Errorf("%d link ends, want %d", len(g), len(w))
-	}
+	expectWhole(t, disc, ref)
 	if disc.Fabric.Nodes[0].GUID != port.NodeGUID {
 		t.Errorf("first node 0x%x, want the local node 0x%x", disc.Fabric.Nodes[0].GUID, port.NodeGUID)
 	}

@@ -186,18 +186,13 @@ func (s *Session) LFTs(ctx context.Context, d *Discovery, progress func(done, to
 			}
 		}
 	}
-	failed := make([]bool, len(sws))
-	for k, r := range blocks {
+	failed := blockAnswers(blocks, targets, func(k int) int { return where[k].sw }, &res.Errors, func(k int, data []byte) {
 		w := where[k]
-		if r.Err != nil {
-			failOnce(&res.Errors, failed, w.sw, targets[w.sw], r.Err)
-			continue
-		}
 		base := w.block * 64
-		for j := 0; j < 64 && base+j < len(ports[w.sw]) && j < len(r.Data); j++ {
-			ports[w.sw][base+j] = r.Data[j]
+		for j := 0; j < 64 && base+j < len(ports[w.sw]) && j < len(data); j++ {
+			ports[w.sw][base+j] = data[j]
 		}
-	}
+	})
 	for i, n := range sws {
 		if tops[i] >= 0 && !failed[i] {
 			res.Switches = append(res.Switches, n)

@@ -48,18 +48,13 @@ func (s *Session) MFTs(ctx context.Context, d *Discovery, progress func(done, to
 	}
 	blocks := s.Sweep(ctx, reqs, progress, Passes(sweepPasses))
 	groups := make([]map[uint16]topo.PortMask, len(sws))
-	failed := make([]bool, len(sws))
-	for k, r := range blocks {
+	failed := blockAnswers(blocks, targets, func(k int) int { return where[k].sw }, &res.Errors, func(k int, data []byte) {
 		w := where[k]
-		if r.Err != nil {
-			failOnce(&res.Errors, failed, w.sw, targets[w.sw], r.Err)
-			continue
-		}
 		if groups[w.sw] == nil {
 			groups[w.sw] = map[uint16]topo.PortMask{}
 		}
-		addMFTBlock(groups[w.sw], w.block, w.pos, r.Data)
-	}
+		addMFTBlock(groups[w.sw], w.block, w.pos, data)
+	})
 	for i, n := range sws {
 		if infos[i] != nil && !failed[i] {
 			res.Switches = append(res.Switches, n)
@@ -72,13 +67,22 @@ func (s *Session) MFTs(ctx context.Context, d *Discovery, progress func(done, to
 	return res
 }
 
-// failOnce records the first block of switch sw that did not answer:
-// the switch's table is then not used.
-func failOnce(errs *[]TargetError, failed []bool, sw int, t Target, err error) {
-	if !failed[sw] {
-		*errs = append(*errs, TargetError{Path: t.String(), Err: err})
-		failed[sw] = true
+// blockAnswers goes through the answers to a sweep of the switches'
+// (targets') table blocks, block k of switch swOf(k): fn gets each
+// answer's data; the first block of a switch that did not answer goes to
+// errs and marks the switch failed (its table is then not used).
+func blockAnswers(blocks []SweepResult, targets []Target, swOf func(k int) int, errs *[]TargetError, fn func(k int, data []byte)) (failed []bool) {
+	failed = make([]bool, len(targets))
+	for k, r := range blocks {
+		sw := swOf(k)
+		if r.Err == nil {
+			fn(k, r.Data)
+		} else if !failed[sw] {
+			*errs = append(*errs, TargetError{Path: targets[sw].String(), Err: r.Err})
+			failed[sw] = true
+		}
 	}
+	return failed
 }
 
 // addMFTBlock adds one MFT block's port masks (32 big-endian 16-bit
