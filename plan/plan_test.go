@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -76,14 +75,7 @@ func TestText(t *testing.T) {
 }
 
 func TestJSONMatchesSchemaAndRoundTrips(t *testing.T) {
-	raw, err := os.ReadFile("../docs/plan-report.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := jsonschema.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := jsonschema.Load(t, "../docs/plan-report.schema.json")
 	for _, r := range []*Report{sample(), New("empty"), Merge(sample(), sample())} {
 		r.Finish()
 		var b bytes.Buffer
@@ -261,14 +253,7 @@ func TestUnreadable(t *testing.T) {
 			}
 		}
 	}
-	raw, err := os.ReadFile("../docs/plan-report.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := jsonschema.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := jsonschema.Load(t, "../docs/plan-report.schema.json")
 	j := jsonOf(t, r)
 	if errs := s.Validate([]byte(j)); len(errs) > 0 {
 		t.Errorf("schema: %s", strings.Join(errs, "\n"))

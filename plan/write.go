@@ -151,6 +151,24 @@ func resultText(res Result) string {
 	return o + ": " + res.Message
 }
 
+// resultLines is the text of c's results of status st, each after
+// prefix.
+func resultLines(c *Check, st Status, prefix string) []string {
+	var lines []string
+	for _, res := range c.Results {
+		if res.Status == st {
+			lines = append(lines, prefix+resultText(res))
+		}
+	}
+	return lines
+}
+
+// junitLines is a JUnit failure or error of type typ: what it counts and
+// its first line, then all of them.
+func junitLines(typ, count string, lines []string) *junitMessage {
+	return &junitMessage{Message: count + ": " + lines[0], Type: typ, Text: strings.Join(lines, "\n")}
+}
+
 // WriteJSON writes the report as one JSON document (schema Schema).
 func WriteJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
@@ -318,35 +336,11 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			tc := junitCase{Name: c.Name, ClassName: r.Plan.Name + "." + cat, Time: junitTime(c.Duration)}
 			switch c.Status {
 			case Fail:
-				var lines []string
-				for _, res := range c.Results {
-					if res.Status == Fail {
-						lines = append(lines, resultText(res))
-					}
-				}
-				for _, res := range c.Results {
-					if res.Status == Error {
-						lines = append(lines, "could not read: "+resultText(res))
-					}
-				}
-				tc.Failure = &junitMessage{
-					Message: fmt.Sprintf("%d failed: %s", c.Failed, lines[0]),
-					Type:    "fail",
-					Text:    strings.Join(lines, "\n"),
-				}
+				lines := append(resultLines(c, Fail, ""), resultLines(c, Error, "could not read: ")...)
+				tc.Failure = junitLines("fail", fmt.Sprintf("%d failed", c.Failed), lines)
 				s.Failures++
 			case Error:
-				var lines []string
-				for _, res := range c.Results {
-					if res.Status == Error {
-						lines = append(lines, resultText(res))
-					}
-				}
-				tc.Error = &junitMessage{
-					Message: fmt.Sprintf("%d could not be read: %s", c.Errors, lines[0]),
-					Type:    "unreadable",
-					Text:    strings.Join(lines, "\n"),
-				}
+				tc.Error = junitLines("unreadable", fmt.Sprintf("%d could not be read", c.Errors), resultLines(c, Error, ""))
 				s.Errors++
 			case Skip:
 				tc.Skipped = &junitMessage{Message: skipMessage(c)}

@@ -38,7 +38,9 @@ func (r *timedRx) take() ([]time.Time, []uint64) {
 // delays sends n NodeInfo requests, one at a time, on a fresh fabric with
 // faults fl and returns how late each response arrived. Each is checked
 // to arrive after its own delay, not at once.
-func delays(t *testing.T, fl Faults, n int) []time.Duration {
+// timedHca1 is Hca1's port on net.2sw2path4hca (the SM on Switch1), raw,
+// its deliveries timed.
+func timedHca1(t *testing.T) (*Fabric, *raw, *timedRx) {
 	t.Helper()
 	f := mustLoad(t, "net.2sw2path4hca", &Options{SMNode: "Switch1"})
 	r := attachRaw(t, f, "Hca1", 1)
@@ -46,6 +48,12 @@ func delays(t *testing.T, fl Faults, n int) []time.Duration {
 	f.mu.Lock()
 	r.w.rx = rx
 	f.mu.Unlock()
+	return f, r, rx
+}
+
+func delays(t *testing.T, fl Faults, n int) []time.Duration {
+	t.Helper()
+	f, r, rx := timedHca1(t)
 	if err := f.SetFaults(fl); err != nil {
 		t.Fatal(err)
 	}
@@ -110,12 +118,7 @@ func TestDelay(t *testing.T) {
 // a timer or goroutine that outlives the bubble's work).
 func TestDelayClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := mustLoad(t, "net.2sw2path4hca", &Options{SMNode: "Switch1"})
-		r := attachRaw(t, f, "Hca1", 1)
-		rx := &timedRx{}
-		f.mu.Lock()
-		r.w.rx = rx
-		f.mu.Unlock()
+		f, r, rx := timedHca1(t)
 		if err := f.SetFaults(Faults{Delay: time.Second}); err != nil {
 			t.Fatal(err)
 		}

@@ -210,14 +210,7 @@ func TestPlantedFaults(t *testing.T) {
 // failed checks want as failed.
 func checkFormats(t *testing.T, r *plan.Report, want []string) {
 	t.Helper()
-	raw, err := os.ReadFile("../docs/plan-report.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := jsonschema.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := jsonschema.Load(t, "../docs/plan-report.schema.json")
 	for _, format := range plan.Formats() {
 		var b bytes.Buffer
 		if err := plan.Write(&b, format, r, false); err != nil {
@@ -298,14 +291,7 @@ func BenchmarkValidate16k(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	raw, err := os.ReadFile("../docs/plan-report.schema.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	schema, err := jsonschema.Parse(raw)
-	if err != nil {
-		b.Fatal(err)
-	}
+	schema := jsonschema.Load(b, "../docs/plan-report.schema.json")
 	if errs := schema.Validate(last.Bytes()); len(errs) > 0 {
 		b.Fatalf("the 16k report does not match the schema: %s", strings.Join(errs, "\n"))
 	}

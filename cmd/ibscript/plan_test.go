@@ -15,15 +15,7 @@ import (
 
 func schema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	raw, err := os.ReadFile("../../docs/plan-report.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := jsonschema.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return jsonschema.Load(t, "../../docs/plan-report.schema.json")
 }
 
 // TestValidateFormats runs validate.lua on the planted-fault fabric in

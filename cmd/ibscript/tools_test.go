@@ -300,14 +300,7 @@ func TestToolSchemas(t *testing.T) {
 			if schema == "" {
 				schema = name
 			}
-			raw, err := os.ReadFile("../../docs/diag/" + schema + ".schema.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := jsonschema.Parse(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := jsonschema.Load(t, "../../docs/diag/"+schema+".schema.json")
 			argv := []string{name, "--fabric", "sim:", "--format", "json"}
 			tmp := ""
 			for _, a := range tool.Example {

@@ -286,14 +286,7 @@ func TestTopologySources(t *testing.T) {
 	if code, _, errOut := ibscript(t, "--quiet", "--fabric", "sim:"+file, "-e", fmt.Sprintf("fabric.save(fabric.discover(), %q)", snap), "--allow-path", dir); code != exitOK {
 		t.Fatalf("save: exit %d: %s", code, errOut)
 	}
-	raw, err := os.ReadFile("../../docs/diag/topology.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := jsonschema.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := jsonschema.Load(t, "../../docs/diag/topology.schema.json")
 	for _, format := range []string{"slurm-conf", "slurm-yaml", "json"} {
 		var first string
 		for _, src := range [][]string{{"--fabric", "sim:" + file}, {"--load", file}, {"--load", ndFile}, {"--load", snap}, {"--load", cache}} {

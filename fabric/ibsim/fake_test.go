@@ -180,17 +180,8 @@ func TestProtocolAgainstFake(t *testing.T) {
 		t.Errorf("P_Keys %#x, want GET_PKEYS' 32 entries 0xffff, 0x8005, 0...", a.PKeys)
 	}
 	ctx := t.Context()
-	id, err := tr.Register(ctx, fabric.Agent{Class: 0x09, Version: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := make([]byte, mad.Size)
-	(&mad.Header{BaseVersion: 1, MgmtClass: 0x09, ClassVersion: 1, Method: mad.MethodGet, TID: 0x42}).Put(req)
-	if err := tr.Send(ctx, &fabric.Packet{Agent: id, Timeout: time.Second, Addr: fabric.Addr{LID: 5, QPN: 1}, Data: req}); err != nil {
-		t.Fatal(err)
-	}
-	var p fabric.Packet
-	if err := tr.Recv(ctx, &p); err != nil || p.Status != 0 || p.Addr.LID != 5 {
+	id, req, p, err := getLID5(t, tr, time.Second)
+	if err != nil || p.Status != 0 || p.Addr.LID != 5 {
 		t.Fatalf("response: %v status %d from lid %d", err, p.Status, p.Addr.LID)
 	}
 	if tid := mad.TIDOf(p.Data); tid>>48 != 3 || uint32(tid) != 0x42 {

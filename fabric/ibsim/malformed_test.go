@@ -58,18 +58,7 @@ func TestMalformedFromIbsim(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx := t.Context()
-	id, err := tr.Register(ctx, fabric.Agent{Class: 0x09, Version: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := make([]byte, mad.Size)
-	(&mad.Header{BaseVersion: 1, MgmtClass: 0x09, ClassVersion: 1, Method: mad.MethodGet, TID: 0x42}).Put(req)
-	if err := tr.Send(ctx, &fabric.Packet{Agent: id, Timeout: time.Minute, Addr: fabric.Addr{LID: 5, QPN: 1}, Data: req}); err != nil {
-		t.Fatal(err)
-	}
-	var p fabric.Packet
-	if err := tr.Recv(ctx, &p); err != nil || p.Status != 0 || uint32(mad.TIDOf(p.Data)) != 0x42 {
+	if _, _, p, err := getLID5(t, tr, time.Minute); err != nil || p.Status != 0 || uint32(mad.TIDOf(p.Data)) != 0x42 {
 		t.Fatalf("response: %v status %d TID %#x", err, p.Status, mad.TIDOf(p.Data))
 	}
 	if st := tr.Stats(); st.BadPacket != 1 || st.Malformed != 1 {
@@ -84,4 +73,24 @@ func TestMalformedFromIbsim(t *testing.T) {
 			t.Errorf("log lacks %s:\n%s", want, log)
 		}
 	}
+}
+
+// getLID5 registers an agent of class 0x09 on tr and sends LID 5 (QP 1)
+// a Get with TID 0x42 that waits timeout: it returns the agent, the
+// request and what tr receives first.
+func getLID5(t *testing.T, tr fabric.Transport, timeout time.Duration) (fabric.AgentID, []byte, fabric.Packet, error) {
+	t.Helper()
+	ctx := t.Context()
+	id, err := tr.Register(ctx, fabric.Agent{Class: 0x09, Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := make([]byte, mad.Size)
+	(&mad.Header{BaseVersion: 1, MgmtClass: 0x09, ClassVersion: 1, Method: mad.MethodGet, TID: 0x42}).Put(req)
+	if err := tr.Send(ctx, &fabric.Packet{Agent: id, Timeout: timeout, Addr: fabric.Addr{LID: 5, QPN: 1}, Data: req}); err != nil {
+		t.Fatal(err)
+	}
+	var p fabric.Packet
+	err = tr.Recv(ctx, &p)
+	return id, req, p, err
 }

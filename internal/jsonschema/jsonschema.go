@@ -10,10 +10,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"regexp"
 	"sort"
 	"strings"
+	"testing"
 )
 
 // Schema is a parsed schema document.
@@ -35,6 +37,20 @@ func Parse(b []byte) (*Schema, error) {
 		return nil, fmt.Errorf("jsonschema: %w", err)
 	}
 	return &Schema{root: root}, nil
+}
+
+// Load reads and parses the schema file path, failing tb when it cannot.
+func Load(tb testing.TB, path string) *Schema {
+	tb.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := Parse(raw)
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	return s
 }
 
 // Validate checks doc (JSON text) and returns every violation, each

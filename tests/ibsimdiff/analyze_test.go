@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -141,14 +140,7 @@ func TestAnalyzeFindsPlantedCreditLoop(t *testing.T) {
 // validAnalysis checks ibscript analyze's JSON against its schema.
 func validAnalysis(t *testing.T, out []byte) {
 	t.Helper()
-	raw, err := os.ReadFile("../../docs/diag/analyze.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := jsonschema.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := jsonschema.Load(t, "../../docs/diag/analyze.schema.json")
 	if errs := s.Validate(out); len(errs) > 0 {
 		t.Errorf("not valid against docs/diag/analyze.schema.json:\n%s", strings.Join(errs, "\n"))
 	}

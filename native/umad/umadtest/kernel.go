@@ -250,14 +250,26 @@ func (f *FD) HeaderSize() int {
 	return f.hdr
 }
 
-// Ioctl implements umad.Dev.
-func (f *FD) Ioctl(req uint32, arg []byte) error {
+// lockOpen takes the kernel's lock for an op on f and returns the
+// kernel, locked; on an fd closed already it is op's os.ErrClosed, the
+// lock not held.
+func (f *FD) lockOpen(op string) (*Kernel, error) {
 	k := f.port.k
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	if f.closed {
-		return &fs.PathError{Op: "ioctl", Path: f.path, Err: os.ErrClosed}
+		k.mu.Unlock()
+		return nil, &fs.PathError{Op: op, Path: f.path, Err: os.ErrClosed}
 	}
+	return k, nil
+}
+
+// Ioctl implements umad.Dev.
+func (f *FD) Ioctl(req uint32, arg []byte) error {
+	k, err := f.lockOpen("ioctl")
+	if err != nil {
+		return err
+	}
+	defer k.mu.Unlock()
 	switch req {
 	case umad.Req().EnablePKey:
 		if k.noPKey {
@@ -446,12 +458,11 @@ func isResponse(m []byte) bool { return m[3]&0x80 != 0 || m[3] == 0x07 }
 
 // Write implements umad.Dev: one record of header + MAD.
 func (f *FD) Write(b []byte) (int, error) {
-	k := f.port.k
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if f.closed {
-		return 0, &fs.PathError{Op: "write", Path: f.path, Err: os.ErrClosed}
+	k, err := f.lockOpen("write")
+	if err != nil {
+		return 0, err
 	}
+	defer k.mu.Unlock()
 	if len(b) < f.hdr+umad.MinMADWrite {
 		return 0, f.errno("write", syscall.EINVAL)
 	}
@@ -797,12 +808,11 @@ func (f *FD) Poll() (int, error) {
 
 // SetReadDeadline implements umad.Dev.
 func (f *FD) SetReadDeadline(t time.Time) error {
-	k := f.port.k
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if f.closed {
-		return &fs.PathError{Op: "setdeadline", Path: f.path, Err: os.ErrClosed}
+	k, err := f.lockOpen("setdeadline")
+	if err != nil {
+		return err
 	}
+	defer k.mu.Unlock()
 	f.deadline = t
 	close(f.dlChanged)
 	f.dlChanged = make(chan struct{})
@@ -812,12 +822,11 @@ func (f *FD) SetReadDeadline(t time.Time) error {
 // Close implements umad.Dev: agents are unregistered, outstanding sends
 // cancelled silently and queued records dropped.
 func (f *FD) Close() error {
-	k := f.port.k
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if f.closed {
-		return &fs.PathError{Op: "close", Path: f.path, Err: os.ErrClosed}
+	k, err := f.lockOpen("close")
+	if err != nil {
+		return err
 	}
+	defer k.mu.Unlock()
 	f.closed = true
 	close(f.closedCh)
 	for i := range f.agents {
