@@ -139,7 +139,9 @@ print(#fabric.load("fabric.json").nodes)`,
 for _, d in ipairs(fabric.diff(fabric.load("tests/topologies/fattree-50.net"), f)) do
   print(d.severity, d.kind, d.msg) break
 end`,
-	"fabric.port":   `print(fabric.port().port_guid)`,
+	"fabric.port": `print(fabric.port().port_guid)`,
+	"fabric.dr_path": `local route = fabric.dr_path(2)   -- leaf01, by its LFT-built directed route
+print(route, smp.nodeinfo(route).node_guid)`,
 	"fabric.format": `print(fabric.format(fabric.discover()):sub(1, 200))`,
 
 	"plan.define": `local args = plan.define{

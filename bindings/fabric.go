@@ -1,6 +1,8 @@
 package bindings
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -18,6 +20,7 @@ func fabricModule() Module {
 		Summary: "the fabric as a whole: discovery and the local port",
 		Funcs: []Func{
 			{"discover", fabricDiscover, "discover([{max_hops=N, reference=FILE or fabric}]) -> table: {nodes, links, errors} found by directed route from the local port, each route's NodeInfo read until two reads agree where answers can arrive damaged (the simulator injecting corruption; once on the kernel's ports and ibsim, whose answers arrive intact); what failed (after the sweep went back for it, up to 4 passes) or contradicted what the sweep knew is in errors ({path=, err=, where=}: where names the node asked, or the port a route leaves from and what the reference, else the last discovery, had cabled there), never raised"},
+			{"dr_path", fabricDRPath, "dr_path(lid [, from]) -> string: a directed route (\"dr:0,1,3\") to the port of LID lid, built by walking the switches' LFTs with live SMPs from from (a \"dr:...\" route; default the local port), as current rdma-core's build_dr_path_to_lid does (LID-routed SMPs are not guaranteed in XDR fabrics); no route raises rdma-core's reason (\"Bad forwarding table entry found at: ...\", \"can't reach port at ...\")"},
 			{"port", fabricPort, "port() -> table: the local port (ca_name, portnum, base_lid, sm_lid, state, port_guid, ...)"},
 			{"sweep", fabricSweep, "sweep(what, ports [, {fields={names}, nonzero=bool}]) -> array: one query per port table of fabric.discover, all concurrently (fields: decode only those; nonzero: leave out numeric fields that are 0); what is \"portcounters\", \"portcounters_ext\", \"portinfo\", \"sminfo\", \"nodeinfo\" or \"pkeys\" (the non-zero P_Keys of block 0); result i is {port=, value=} or {port=, err=}, never raised"},
 			{"routes", fabricRoutes, "routes(f) -> table: reads every switch's LFT concurrently and follows every LID from every switch: {switches, lids, routes, count, loops, inherited, problems={{switch, lid, port, kind, msg}} (root causes, at most 1000), hops={[links]=host pairs}, errors}"},
@@ -247,6 +250,34 @@ func fabricFormat(e *Env, L *lua.LState) int {
 		raise(L, "fabric.format", "%v", err)
 	}
 	L.Push(lua.LString(b.String()))
+	return 1
+}
+
+// fabricDRPath is fabric.dr_path: engine.Session.DRPathToLID.
+func fabricDRPath(e *Env, L *lua.LState) int {
+	const fn = "fabric.dr_path"
+	lid := L.CheckNumber(1)
+	if lid != lua.LNumber(int64(lid)) || lid < 1 || lid > 0xffff {
+		L.ArgError(1, fmt.Sprintf("1..65535 expected, got %v", lid))
+	}
+	var from []uint8
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		t := checkTarget(L, fn, 2)
+		if t.Kind != engine.ByDR {
+			L.ArgError(2, fmt.Sprintf("a directed route (\"dr:0,1,...\") expected, got %s", t))
+		}
+		from = t.Path
+	}
+	path, err := e.sess.DRPathToLID(L.Context(), from, uint16(lid))
+	if de := (*engine.DRPathError)(nil); errors.As(err, &de) {
+		if de.Err != nil {
+			raise(L, fn, "lid %d: %s: %v", de.LID, de.Msg, de.Err)
+		}
+		raise(L, fn, "lid %d: %s", de.LID, de.Msg)
+	} else if err != nil {
+		raise(L, fn, "lid %d: %v", uint16(lid), err)
+	}
+	L.Push(lua.LString(engine.Target{Kind: engine.ByDR, Path: path}.String()))
 	return 1
 }
 

@@ -47,11 +47,50 @@ type Env struct {
 	// bindings' (never the run's own --audit, --record or report file,
 	// never through a symbolic link); nil writes as the C tool does.
 	WriteFile func(path string, b []byte, perm fs.FileMode) error
+	// Version is which infiniband-diags the tools behave as where
+	// current rdma-core's and Debian's 44 differ (docs/diag.md lists
+	// where): Version44, the default, or VersionCurrent.
+	Version Version
 	// Script marks a run from a Lua script: a tool refuses what scripts
 	// never handle (ibccconfig's CongestionKeyInfo, which carries the
 	// CC_Key; as cc.set refuses it).
 	Script bool
 }
+
+// Version is an infiniband-diags version the tools can behave as.
+type Version int
+
+const (
+	// Version44 is Debian bookworm's infiniband-diags 44 (rdma-core
+	// 44), which the differential tests run: the default.
+	Version44 Version = iota
+	// VersionCurrent is current rdma-core's infiniband-diags (its
+	// 2024-2026 changes: build_dr_path_to_lid in iblinkinfo -S/-G,
+	// ibstat's effective speed, ...).
+	VersionCurrent
+)
+
+// ParseVersion reads a version as the command line and Lua name it:
+// "44" or "current".
+func ParseVersion(s string) (Version, error) {
+	switch s {
+	case "44":
+		return Version44, nil
+	case "current":
+		return VersionCurrent, nil
+	}
+	return 0, fmt.Errorf("diags version %q: want 44 or current", s)
+}
+
+func (v Version) String() string {
+	if v == VersionCurrent {
+		return "current"
+	}
+	return "44"
+}
+
+// current reports whether e asks for current rdma-core's behaviour.
+func (e *Env) current() bool { return e != nil && e.Version == VersionCurrent }
 
 // checkFile applies CheckFile.
 func (e *Env) checkFile(path string) error {

@@ -3,6 +3,7 @@ package diag
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -54,7 +55,24 @@ type LinkinfoOptions struct {
 	Diff      *topo.Fabric
 	DiffCheck LinkDiffCheck
 
+	// PortText is -S/-G as typed, for the warnings that name it ("" is
+	// PortGUID in hex).
+	PortText string
+
 	filter map[uint64]*topo.Node // FilterDown's nodes by GUID
+	// dr is, with current rdma-core's behaviour, the directed route
+	// build_dr_path_to_lid found to -S/-G's port: the partial scan
+	// starts there, as from -D's route (startRoute).
+	dr []uint8
+}
+
+// startRoute is the directed route the partial scan starts from: -D's,
+// or -S/-G's built one; nil for a LID-routed start.
+func (o *LinkinfoOptions) startRoute() []uint8 {
+	if o.Path != nil {
+		return o.Path
+	}
+	return o.dr
 }
 
 // LinkDiffCheck is iblinkinfo --diffcheck's set of checks.
@@ -92,6 +110,8 @@ type Linkinfo struct {
 	line, additional bool
 	// diff is --diff's text, printed instead of the nodes.
 	diff []byte
+	// warnings are current rdma-core's ibwarn lines (ToolWarnings).
+	warnings []string
 }
 
 // LinkNode is one node with its printed ports.
@@ -146,6 +166,10 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 	hops := 0
 	fullScan := e.guidUnresolvedBySA(ctx, o.PortGUID, o.Path, o.Unresolved)
 	partialScan := (o.PortGUID != 0 || o.Path != nil) && !fullScan
+	var warnings []string
+	if partialScan && o.Path == nil && o.Unresolved == "" && e.current() && e.Loaded == nil {
+		o.dr, warnings = e.drStart(ctx, o.PortGUID, o.PortText)
+	}
 	if o.Hops > 0 && !partialScan {
 		hops = o.Hops + 1
 	}
@@ -153,7 +177,7 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 	if err != nil {
 		return nil, err
 	}
-	li := &Linkinfo{Nodes: []LinkNode{}, line: o.Line, additional: o.Additional}
+	li := &Linkinfo{Nodes: []LinkNode{}, line: o.Line, additional: o.Additional, warnings: warnings}
 	if o.FilterDown != nil {
 		o.filter = make(map[uint64]*topo.Node, len(o.FilterDown.Nodes))
 		for _, n := range o.FilterDown.Nodes {
@@ -206,7 +230,7 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 				// A partial scan from the port's node (a loaded fabric
 				// is whole: iblinkinfo --load-cache -S prints the node
 				// as the cache holds it).
-				n = scannedFrom(n, port, d.Fabric, o.Path, entry)
+				n = scannedFrom(n, port, d.Fabric, o.startRoute(), entry)
 			}
 		}
 		if o.Diff != nil {
@@ -249,8 +273,8 @@ func allOfPartialScan(f *topo.Fabric, o LinkinfoOptions) *topo.Fabric {
 	if maxHops == 0 {
 		maxHops = 1
 	}
-	if o.Path != nil {
-		return replayIBND(f, ibndStart{Path: o.Path[1:]}, maxHops).Fabric
+	if r := o.startRoute(); r != nil {
+		return replayIBND(f, ibndStart{Path: r[1:]}, maxHops).Fabric
 	}
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
@@ -326,29 +350,63 @@ func (e *Env) discoverHops(ctx context.Context, hops int) (*engine.Discovery, er
 func findPortNode(ctx context.Context, e *Env, d *engine.Discovery, o LinkinfoOptions) (n *topo.Node, port int, entry *topo.Port, what string, routeErr error) {
 	guid := o.PortGUID
 	what = fmt.Sprintf("0x%x", o.PortGUID)
+	route := o.startRoute()
+	viaCA := false // the route ends at a CA or router
 	if o.Path != nil {
 		what = pathString(o.Path)
 		ni, err := engine.Get[smp.NodeInfo](ctx, e.Session, engine.Target{Kind: engine.ByDR, Path: o.Path}, 0)
 		if err != nil {
 			return nil, 0, nil, what, err
 		}
-		guid = ni.PortGUID
-		if len(o.Path) > 2 && ni.NodeType != smp.NodeTypeSwitch {
-			prev := engine.Target{Kind: engine.ByDR, Path: o.Path[:len(o.Path)-1]}
-			if pi, err := engine.Get[smp.NodeInfo](ctx, e.Session, prev, 0); err == nil {
-				entry = nodePort(d.Fabric, pi.NodeGUID, int(pi.LocalPortNum))
-			}
-		}
+		guid, viaCA = ni.PortGUID, ni.NodeType != smp.NodeTypeSwitch
 	}
 	for _, n := range d.Fabric.Nodes {
 		for _, p := range n.Ports {
-			if p != nil && p.GUID == guid {
-				return n, p.Num, entry, what, nil
+			if p == nil || p.GUID != guid {
+				continue
 			}
+			if o.Path == nil {
+				viaCA = n.Type != topo.Switch
+			}
+			if len(route) > 2 && viaCA {
+				prev := engine.Target{Kind: engine.ByDR, Path: route[:len(route)-1]}
+				if pi, err := engine.Get[smp.NodeInfo](ctx, e.Session, prev, 0); err == nil {
+					entry = nodePort(d.Fabric, pi.NodeGUID, int(pi.LocalPortNum))
+				}
+			}
+			return n, p.Num, entry, what, nil
 		}
 	}
 	return nil, 0, nil, what, nil
 }
+
+// drStart is current rdma-core's iblinkinfo -S/-G (rdma-core #1755): the
+// port, which the SA resolved to a LID, is reached by the directed route
+// build_dr_path_to_lid builds to that LID, and the partial scan starts
+// there. When it finds none, its warnings, and the scan starts from the
+// LID as 44's does (route nil).
+func (e *Env) drStart(ctx context.Context, guid uint64, text string) (route []uint8, warnings []string) {
+	lid, err := lidOfGUID(ctx, e.Session, guid)
+	if err != nil {
+		return nil, nil // guidUnresolvedBySA said it resolves; a second try failing is a full scan's matter
+	}
+	route, err = e.Session.DRPathToLID(ctx, nil, lid)
+	if err == nil {
+		return route, nil
+	}
+	if text == "" {
+		text = fmt.Sprintf("0x%x", guid)
+	}
+	msg := err.Error()
+	if de := (*engine.DRPathError)(nil); errors.As(err, &de) {
+		msg = de.Msg
+	}
+	return nil, []string{"build_dr_path_to_lid: " + msg, fmt.Sprintf("main: DR path to lid %d (%s) failed; using resolved portid", lid, text)}
+}
+
+// ToolWarnings are current rdma-core's ibwarn lines ("function: text")
+// the command line prints on stderr before the output.
+func (li *Linkinfo) ToolWarnings() []string { return li.warnings }
 
 // nodePort is port num of f's node of GUID guid, nil when f has none.
 func nodePort(f *topo.Fabric, guid uint64, num int) *topo.Port {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +13,9 @@ import (
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // simEnv is a diag environment on the embedded simulator's bundled
@@ -238,5 +242,89 @@ func TestLIDOfGUID(t *testing.T) {
 	}
 	if _, err := diag.LIDOfGUID(ctx, env, 0x1234); err == nil {
 		t.Error("an unknown GUID resolved")
+	}
+}
+
+func linkinfoText(t *testing.T, e *diag.Env, o diag.LinkinfoOptions) (string, []string) {
+	t.Helper()
+	li, err := diag.LinkinfoOf(t.Context(), e, o)
+	if missed := (diag.DiscoveryErrors)(nil); err != nil && !errors.As(err, &missed) {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := diag.WriteLinkinfo(&b, &b, li); err != nil {
+		t.Fatal(err)
+	}
+	return b.String(), li.ToolWarnings()
+}
+
+// TestLinkinfoCurrentStart: with current rdma-core's behaviour,
+// iblinkinfo -S/-G starts its partial scan from the directed route
+// build_dr_path_to_lid builds to the port's LID (rdma-core #1755,
+// iblinkinfo.c's main): it prints what -D with that route prints (44's
+// -D, which tests/ibsimdiff compares with the C tool), where 44's -S
+// starts from the LID; when no route is found, rdma-core's two ibwarn
+// lines and 44's LID-routed scan.
+func TestLinkinfoCurrentStart(t *testing.T) {
+	env, f := simEnv(t)
+	cur := *env
+	cur.Version = diag.VersionCurrent
+	ctx := t.Context()
+	d, err := env.Session.Discover(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for _, n := range d.Fabric.Nodes {
+		p := n.Ports[0]
+		if n.Type != topo.Switch {
+			p = n.Ports[1]
+		}
+		route, err := env.Session.DRPathToLID(ctx, nil, p.LID)
+		if err != nil {
+			t.Fatalf("%s: %v", n.Desc, err)
+		}
+		for _, all := range []bool{false, true} {
+			got, warn := linkinfoText(t, &cur, diag.LinkinfoOptions{PortGUID: p.GUID, All: all})
+			want, _ := linkinfoText(t, env, diag.LinkinfoOptions{Path: route, All: all})
+			if got != want || warn != nil {
+				t.Errorf("%s (-a %v): current -S 0x%x (warnings %q):\n%s\nwant -D %v's:\n%s", n.Desc, all, p.GUID, warn, got, route, want)
+			}
+			if old, _ := linkinfoText(t, env, diag.LinkinfoOptions{PortGUID: p.GUID, All: all}); old != got {
+				differ++
+			}
+		}
+	}
+	if differ == 0 {
+		t.Error("no -S prints differently from a directed-route start: the test shows nothing")
+	}
+	// No route: the spine the LFTs take node016's LID through has died
+	// (the SA, which walks the same LFTs, still resolves the GUID).
+	var port *topo.Port
+	for _, n := range d.Fabric.Nodes {
+		if n.Desc == "node016 HCA-1" {
+			port = n.Ports[1]
+		}
+	}
+	route, err := env.Session.DRPathToLID(ctx, nil, port.LID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spine, err := env.Session.SMP(ctx, engine.Target{Kind: engine.ByDR, Path: route[:3]}, 1, smp.AttrNodeDescription, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetFaults(sim.Faults{DeadNodes: []string{strings.TrimRight(string(spine), "\x00")}}); err != nil {
+		t.Fatal(err)
+	}
+	guid := port.GUID
+	got, warn := linkinfoText(t, &cur, diag.LinkinfoOptions{PortGUID: guid, PortText: "node016's"})
+	want, _ := linkinfoText(t, env, diag.LinkinfoOptions{PortGUID: guid})
+	wantWarn := []string{
+		fmt.Sprintf("build_dr_path_to_lid: can't reach port at DR path slid 0; dlid 0; 0,%d,%d", route[1], route[2]),
+		fmt.Sprintf("main: DR path to lid %d (node016's) failed; using resolved portid", port.LID),
+	}
+	if got != want || !slices.Equal(warn, wantWarn) {
+		t.Errorf("no route: warnings %q, want %q; text:\n%s\nwant 44's:\n%s", warn, wantWarn, got, want)
 	}
 }

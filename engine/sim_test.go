@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -277,5 +278,90 @@ Hca 1 "H2"
 	}
 	if got := smp.LinkText(2, byDesc["H1"].Ports[1].SpeedActive, byDesc["H1"].Ports[1].SpeedExtActive); got != "4xXDR" {
 		t.Errorf("H1's link %q, want 4xXDR", got)
+	}
+}
+
+// TestDRPathToLID: current rdma-core's build_dr_path_to_lid (rdma-core
+// #1755) on the embedded simulator: from a CA, from a switch reached by a
+// route and from a switch's own port, the route built through the LFTs to
+// every LID reaches the port of that LID (its NodeInfo's PortGUID).
+func TestDRPathToLID(t *testing.T) {
+	const topology = "../tests/topologies/net.2sw2path4hca"
+	for _, start := range []struct {
+		node string
+		port int
+		from []uint8
+		keep int // how much of from every route starts with
+	}{{"Hca1", 1, nil, 0}, {"Hca3", 1, []uint8{0, 1}, 2}, {"Switch2", 0, nil, 0}, {"Hca4", 1, []uint8{0, 1, 3, 1}, 3}} {
+		s, _ := simSession(t, topology, start.node, start.port)
+		ctx := t.Context()
+		d, err := s.Discover(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reached := 0
+		for _, n := range d.Fabric.Nodes {
+			for _, p := range n.Ports {
+				if p == nil || p.LID == 0 {
+					continue
+				}
+				path, err := s.DRPathToLID(ctx, start.from, p.LID)
+				if err != nil {
+					t.Errorf("from %s %v: lid %d: %v", start.node, start.from, p.LID, err)
+					continue
+				}
+				// A start at a switch stays the route's beginning; from a
+				// CA reached by a route the walk goes back a hop first.
+				if keep := start.keep; !slices.Equal(path[:min(keep, len(path))], start.from[:keep]) {
+					t.Errorf("from %s %v: lid %d: route %v does not start with the start's", start.node, start.from, p.LID, path)
+				}
+				ni, err := s.NodeInfo(ctx, engine.Target{Kind: engine.ByDR, Path: path})
+				if err != nil || ni.PortGUID != p.GUID {
+					t.Errorf("from %s %v: lid %d: route %v reaches port GUID %#x (%v), want %#x", start.node, start.from, p.LID, path, ni.PortGUID, err, p.GUID)
+				}
+				reached++
+			}
+		}
+		if reached != 6 {
+			t.Errorf("from %s: %d LIDs reached, want the fabric's 6", start.node, reached)
+		}
+	}
+}
+
+// TestDRPathToLIDErrors: build_dr_path_to_lid's failures, each with the
+// text rdma-core's IBWARN prints (infiniband-diags/ibdiag_dr.c): its node
+// is the C's node pointer, the start's until the walk has left it.
+func TestDRPathToLIDErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lid   uint16
+		setup func(f *sim.Fabric) error
+		want  string
+	}{
+		{"LID 0", 0, nil, "invalid destination LID 0"},
+		{"past LinearFDBTop", 0xbfff, nil, `Bad forwarding table entry found at: node "Hca1" lid entry 49151 is -1 (top 6)`},
+		{"unassigned LFT entry", 4, func(f *sim.Fabric) error { return f.SetLFT("Switch1", 4, 0xff) },
+			`Bad forwarding table entry found at: node "Hca1" lid entry 4 is 255 (top 6)`},
+		{"uncabled port", 4, func(f *sim.Fabric) error { return f.SetLFT("Switch1", 4, 7) },
+			"can't reach port at DR path slid 0; dlid 0; 0,1,7"},
+		{"entry 0 at the next switch", 4, func(f *sim.Fabric) error { return f.SetLFT("Switch2", 4, 0) },
+			"can't reach port at DR path slid 0; dlid 0; 0,1,3,0"}, // the simulator drops an egress port 0
+		{"loop", 4, func(f *sim.Fabric) error { return errors.Join(f.SetLFT("Switch1", 4, 3), f.SetLFT("Switch2", 4, 3)) },
+			"Direct path too long!"},
+		{"start port down", 4, func(f *sim.Fabric) error { return f.SetLink("Hca1", 1, false) }, `Bad port state found: node "Hca1" port 1 state 1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, f := simSession(t, "../tests/topologies/net.2sw2path4hca", "Hca1", 1)
+			if tc.setup != nil {
+				if err := tc.setup(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path, err := s.DRPathToLID(t.Context(), nil, tc.lid, engine.Retries(0))
+			var de *engine.DRPathError
+			if !errors.As(err, &de) || de.Msg != tc.want || de.LID != tc.lid {
+				t.Fatalf("route %v, error %v; want %q", path, err, tc.want)
+			}
+		})
 	}
 }

@@ -160,7 +160,7 @@ func resolveToolArgs(ctx context.Context, inv *Invocation, dt *diag.Tool, o any,
 // Offline tool (ibcacheedit) one without a fabric.
 func toolEnv(ctx context.Context, inv *Invocation, dt *diag.Tool) (*diag.Env, error) {
 	if dt.Offline {
-		return &diag.Env{NodeNames: inv.c.names}, nil
+		return &diag.Env{NodeNames: inv.c.names, Version: inv.c.diagsVersion}, nil
 	}
 	return inv.Env(ctx)
 }

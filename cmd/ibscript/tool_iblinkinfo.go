@@ -77,11 +77,16 @@ func runLinkinfo(ctx context.Context, inv *Invocation) int {
 		if !ok {
 			return exitFailed
 		}
-		env = &diag.Env{NodeNames: inv.c.names, Loaded: f}
+		env = &diag.Env{NodeNames: inv.c.names, Loaded: f, Version: inv.c.diagsVersion}
 	} else if env, err = inv.Env(ctx); err != nil {
 		return inv.Fail(err)
 	}
 	li, err := diag.LinkinfoOf(ctx, env, o)
+	if li != nil {
+		for _, w := range li.ToolWarnings() {
+			fmt.Fprintf(inv.Stderr, "ibwarn: %s\n", w)
+		}
+	}
 	// -D's route not answering: iblinkinfo cannot start, status 1.
 	bad := li != nil && li.RouteFailed() != nil
 	return inv.Output(li, err, func(w io.Writer) error { return diag.WriteLinkinfo(w, inv.Stderr, li) }, bad)
@@ -94,6 +99,11 @@ func linkinfoOptions(inv *Invocation) (diag.LinkinfoOptions, error) {
 	var err error
 	if o.PortGUID, o.Unresolved, o.Path, err = portArgs(inv, "-D and -S/-G: give one start port", "switch", "port-guid"); err != nil {
 		return o, err
+	}
+	for _, k := range []string{"switch", "port-guid"} {
+		if inv.Has(k) {
+			o.PortText = inv.Value(k) // the one portArgs read
+		}
 	}
 	// -n as iblinkinfo reads it, strtoul into libibnetdisc's unsigned
 	// max_hops: 0 ("abc" too) is no limit, and so is anything past the

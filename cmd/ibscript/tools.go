@@ -168,6 +168,8 @@ const (
 	optHelp    = "help"
 	optVersion = "version"
 	optNameMap = "node-name-map"
+	// optDiagsVersion is ibscript's: which infiniband-diags to behave as.
+	optDiagsVersion = "diags-version"
 )
 
 // commonOptions are the infiniband-diags common options (ibdiag_common),
@@ -200,6 +202,7 @@ var commonOptions = []Option{
 	{Long: "audit", Arg: "<file>", Help: "append an audit line for every Set sent"},
 	{Long: "max-mads", Arg: "<n>", Help: "send at most N MADs"},
 	{Long: "time-limit", Arg: "<dur>", Help: "end the tool after DUR of wall-clock time (exit status 2)"},
+	{Long: optDiagsVersion, Arg: "<44|current>", Help: "behave as Debian's infiniband-diags 44 (default) or current rdma-core where they differ\n(docs/diag.md; also $IBSCRIPT_DIAGS_VERSION)"},
 	{Long: "quiet", Help: "no notice that auto mode uses the embedded simulated fabric (also $IBSCRIPT_QUIET=1)"},
 }
 
@@ -430,7 +433,7 @@ func (inv *Invocation) Env(ctx context.Context) (*diag.Env, error) {
 		}
 	}
 	inv.b = b
-	inv.diagE = &diag.Env{Session: b.Session(), NodeNames: inv.c.names, Ports: b.Fabric().Ports}
+	inv.diagE = &diag.Env{Session: b.Session(), NodeNames: inv.c.names, Ports: b.Fabric().Ports, Version: inv.c.diagsVersion}
 	if isTerminal(inv.Stderr) {
 		prog := &progressLine{w: inv.Stderr}
 		inv.diagE.Progress = func(nodes, _ int) { prog.update(nodes, 0, inv.Tool.Name+": nodes found") }
@@ -802,6 +805,9 @@ func (inv *Invocation) configure(c *config) error {
 		}
 		c.pkeyIndex = idx
 	}
+	if err := c.readDiagsVersion(inv); err != nil {
+		return err
+	}
 	if inv.Has(optNameMap) {
 		c.nameMap = inv.Value(optNameMap)
 	}
@@ -828,6 +834,24 @@ func (inv *Invocation) configure(c *config) error {
 		}
 		c.timeLimit = d
 	}
+	return nil
+}
+
+// readDiagsVersion sets c.diagsVersion from --diags-version, else
+// $IBSCRIPT_DIAGS_VERSION; unset is 44.
+func (c *config) readDiagsVersion(inv *Invocation) error {
+	what, v := "--"+optDiagsVersion, inv.Value(optDiagsVersion)
+	if !inv.Has(optDiagsVersion) {
+		what, v = "$IBSCRIPT_DIAGS_VERSION", os.Getenv("IBSCRIPT_DIAGS_VERSION")
+		if v == "" {
+			return nil
+		}
+	}
+	ver, err := diag.ParseVersion(v)
+	if err != nil {
+		return fmt.Errorf("%s %q: want 44 or current", what, v)
+	}
+	c.diagsVersion = ver
 	return nil
 }
 

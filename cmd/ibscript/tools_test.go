@@ -428,3 +428,54 @@ func TestToolTimeoutTries(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagsVersion: --diags-version (or $IBSCRIPT_DIAGS_VERSION) picks
+// the infiniband-diags the tools behave as; 44, the default, as Debian's
+// infiniband-diags 44 prints; current as current rdma-core: iblinkinfo
+// -S starts its partial scan from build_dr_path_to_lid's route (#1755),
+// so it prints what -D with that route prints (from the SM's switch,
+// Switch1, LID 4 is out of port 3 to Switch2, then port 1 to Hca2).
+func TestDiagsVersion(t *testing.T) {
+	fab := "sim:" + topologies + "net.2sw2path4hca"
+	lk := func(args ...string) (int, string, string) {
+		return ibscript(t, append([]string{"iblinkinfo", "--fabric", fab, "--quiet"}, args...)...)
+	}
+	_, old, _ := lk("-S", "0x100004")
+	_, viaRoute, _ := lk("-D", "0,3,1")
+	if old == viaRoute {
+		t.Fatalf("44's -S prints what -D 0,3,1 prints: the test shows nothing:\n%s", old)
+	}
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"", nil, old},
+		{"", []string{"--diags-version", "44"}, old},
+		{"", []string{"--diags-version=current"}, viaRoute},
+		{"current", nil, viaRoute},
+		{"current", []string{"--diags-version", "44"}, old},
+		{"44", nil, old},
+	} {
+		t.Setenv("IBSCRIPT_DIAGS_VERSION", tc.env)
+		code, stdout, stderr := lk(append(tc.args, "-S", "0x100004")...)
+		if code != 0 || stdout != tc.want {
+			t.Errorf("$IBSCRIPT_DIAGS_VERSION=%q %q: status %d, stdout:\n%s\nwant:\n%s(stderr %s)", tc.env, tc.args, code, stdout, tc.want, stderr)
+		}
+	}
+	t.Setenv("IBSCRIPT_DIAGS_VERSION", "")
+	for _, tc := range []struct{ env, arg, want string }{
+		{"", "--diags-version=45", `ibscript iblinkinfo: --diags-version "45": want 44 or current`},
+		{"Current", "", `ibscript iblinkinfo: $IBSCRIPT_DIAGS_VERSION "Current": want 44 or current`},
+	} {
+		t.Setenv("IBSCRIPT_DIAGS_VERSION", tc.env)
+		args := []string{"-S", "0x100004"}
+		if tc.arg != "" {
+			args = append(args, tc.arg)
+		}
+		code, stdout, stderr := lk(args...)
+		if code != 2 || stdout != "" || !strings.HasPrefix(stderr, tc.want) {
+			t.Errorf("%q %q: status %d, stdout %q, stderr %q; want 2 and %q", tc.env, tc.arg, code, stdout, stderr, tc.want)
+		}
+	}
+}

@@ -1,8 +1,13 @@
 package ibsimdiff
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // TestDirectedRoutesMatchCTools: iblinkinfo's and ibqueryerrors' -D with
@@ -85,4 +90,64 @@ func TestDirectedRoutesMatchCTools(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDRPathToLIDOnIbsim: current rdma-core's build_dr_path_to_lid
+// (#1755), engine.Session.DRPathToLID, on live ibsim: the route it builds
+// through the LFTs OpenSM set reaches the port of every LID (its
+// NodeInfo's PortGUID). And iblinkinfo --diags-version=current -S GUID,
+// which starts its partial scan from that route as current rdma-core's
+// iblinkinfo does, prints what infiniband-diags 44's C iblinkinfo prints
+// for -D with the route (the same libibnetdisc scan from a directed
+// route), with and without -a.
+func TestDRPathToLIDOnIbsim(t *testing.T) {
+	for _, dt := range diagTopologies[:2] {
+		t.Run(filepath.Base(dt.path), func(t *testing.T) {
+			s := diagSim(t, dt.path)
+			sess, _ := session(t, s, dt.host, nil, nil)
+			compared := 0
+			for _, n := range fabricNodes(t, sess) {
+				for num, p := range n.Ports {
+					if p == nil || p.LID == 0 || (n.Type == topo.Switch && num != 0) {
+						continue
+					}
+					route, err := sess.DRPathToLID(t.Context(), nil, p.LID)
+					if err != nil {
+						t.Errorf("%s port %d: lid %d: %v", n.Desc, num, p.LID, err)
+						continue
+					}
+					ni, err := sess.NodeInfo(t.Context(), engine.Target{Kind: engine.ByDR, Path: route})
+					if err != nil || ni.PortGUID != p.GUID {
+						t.Errorf("%s port %d: lid %d: route %v reaches port GUID %#x (%v)", n.Desc, num, p.LID, route, ni.PortGUID, err)
+						continue
+					}
+					// The tools for one port in three (each C run costs
+					// an ibsim attach).
+					if compared++; compared%3 != 1 {
+						continue
+					}
+					for _, extra := range [][]string{nil, {"-a"}} {
+						guid := fmt.Sprintf("0x%x", p.GUID)
+						want := cTool(t, s, dt.host, "iblinkinfo", append([]string{"-D", pathString(route)}, extra...)...)
+						got := ibscriptTool(t, s, dt.host, "iblinkinfo", append([]string{"--diags-version=current", "-S", guid}, extra...)...)
+						if string(want.stdout) != string(got.stdout) || want.code != got.code {
+							t.Errorf("iblinkinfo --diags-version=current -S %s %v (status %d) against C -D %s (status %d):\n%s",
+								guid, extra, got.code, pathString(route), want.code, lineDiff(string(want.stdout), string(got.stdout)))
+						}
+					}
+				}
+			}
+			if compared == 0 {
+				t.Fatal("no LID compared")
+			}
+		})
+	}
+}
+
+func pathString(route []uint8) string {
+	s := make([]string, len(route))
+	for i, p := range route {
+		s[i] = fmt.Sprint(p)
+	}
+	return strings.Join(s, ",")
 }

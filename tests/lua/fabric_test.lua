@@ -54,3 +54,26 @@ end
 function test_bit(t)
   if bit.band(0x7, 0x2) ~= 2 or bit.bor(1, 4) ~= 5 or bit.lshift(1, 4) ~= 16 then t:fatal("bit ops") end
 end
+
+-- fabric.dr_path: current rdma-core's build_dr_path_to_lid; the route it
+-- builds through the LFTs reaches the port of every LID.
+function test_dr_path_reaches_every_lid(t)
+  local reached = 0
+  for _, n in ipairs(fabric.discover().nodes) do
+    for num, p in pairs(n.ports) do
+      if p.lid ~= 0 and (n.type ~= "Switch" or num == 0) then
+        local route = fabric.dr_path(p.lid)
+        if not route:match("^dr:0[,%d]*$") then t:fatal("route " .. route) end
+        local ni = smp.nodeinfo(route)
+        if ni.port_guid ~= p.guid then
+          t:fatal(route .. " reaches " .. ni.port_guid .. ", want " .. p.guid)
+        end
+        reached = reached + 1
+      end
+    end
+  end
+  if reached ~= 6 then t:fatal(reached .. " LIDs reached, want 6") end
+  expect_error('fabric.dr_path: lid 99: Bad forwarding table entry found at: node "Switch1" lid entry 99 is -1 \\(top 6\\)', fabric.dr_path, 99)
+  expect_error('bad argument #1 to fabric.dr_path \\(lid: 1..65535 expected, got 0\\)', fabric.dr_path, 0)
+  expect_error('bad argument #2 to fabric.dr_path \\(from: a directed route', fabric.dr_path, 4, "lid:3")
+end
