@@ -280,7 +280,10 @@ func (s *Session) dispatch(p *fabric.Packet) {
 		q = new(pending)
 	}
 	q.p = *p
-	q.p.Data = q.buf[:copy(q.buf[:], p.Data)]
+	// A completion longer than one MAD (a transport that hands over a
+	// whole reassembled RMPP message) gets its own copy: the buffer is
+	// only kept for the common case.
+	q.p.Data = append(q.buf[:0], p.Data...)
 	s.dq = append(s.dq, q)
 	s.dmu.Unlock()
 }
