@@ -35,6 +35,10 @@ type Env struct {
 	// was opened on (fabric.Fabric.Ports): the tools that show the host's
 	// CAs (ibstatus) read them.
 	Ports func(ctx context.Context) ([]fabric.PortAttr, error)
+	// PortSpeed, when set, is the backend's ibv_query_port_speed: a
+	// local port's effective bandwidth in units of 100 Mb/s (current
+	// ibstat's "Effective speed"); nil where the backend has none.
+	PortSpeed func(ctx context.Context, ca string, port int) (uint64, error)
 	// SysFS, when set, is the kernel's /sys/class/infiniband the tools
 	// that read sysfs (ibstatus) read; nil is the host's on the kernel
 	// backend, the simulated local port's elsewhere.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ibscript/ibscript/fabric"
@@ -43,13 +44,18 @@ type StatPort struct {
 	Rate int `json:"rate"`
 	// FDR10: ibstat prints "Rate: 10 (FDR10)" where the kernel's rate
 	// text names FDR10 (is_fdr10; fabric.PortAttr.FDR10).
-	FDR10     bool   `json:"fdr10,omitempty"`
-	LID       uint16 `json:"base_lid"`
-	LMC       uint8  `json:"lmc"`
-	SMLID     uint16 `json:"sm_lid"`
-	CapMask   uint32 `json:"capability_mask"`
-	PortGUID  GUID   `json:"port_guid"`
-	LinkLayer string `json:"link_layer"`
+	FDR10 bool `json:"fdr10,omitempty"`
+	// EffectiveSpeed is, with current rdma-core's behaviour (Env.Version),
+	// ibv_query_port_speed's effective bandwidth in units of 100 Mb/s
+	// (rdma-core #1769); nil where it cannot be queried, as ibstat
+	// leaves out its line where the provider lacks the verb.
+	EffectiveSpeed *uint64 `json:"effective_speed,omitempty"`
+	LID            uint16  `json:"base_lid"`
+	LMC            uint8   `json:"lmc"`
+	SMLID          uint16  `json:"sm_lid"`
+	CapMask        uint32  `json:"capability_mask"`
+	PortGUID       GUID    `json:"port_guid"`
+	LinkLayer      string  `json:"link_layer"`
 }
 
 // IBStatOptions are ibstat's command line.
@@ -105,6 +111,9 @@ func IBStatRun(ctx context.Context, env *Env, o IBStatOptions) (*IBStat, error) 
 		return nil, err
 	}
 	r, err := IBStatOf(LocalPorts(all, env.Session.Port(), env.Session.Production()), o)
+	if err == nil && env.current() && env.PortSpeed != nil {
+		r.effectiveSpeeds(ctx, env.PortSpeed)
+	}
 	var noPort *ErrNoPort
 	var noCA ErrNoCA
 	switch {
@@ -114,6 +123,20 @@ func IBStatRun(ctx context.Context, env *Env, o IBStatOptions) (*IBStat, error) 
 		return nil, &IBPanic{Err: err}
 	}
 	return r, err
+}
+
+// effectiveSpeeds asks each port's effective bandwidth as current
+// ibstat's port_dump does (ibv_query_port_speed, rdma-core #1769); a port
+// whose query fails keeps none (its line is left out).
+func (r *IBStat) effectiveSpeeds(ctx context.Context, speed func(ctx context.Context, ca string, port int) (uint64, error)) {
+	for i := range r.CAs {
+		c := &r.CAs[i]
+		for j := range c.Ports {
+			if v, err := speed(ctx, c.Name, c.Ports[j].Port); err == nil {
+				c.Ports[j].EffectiveSpeed = &v
+			}
+		}
+	}
 }
 
 // ErrNoCA is ibstat's IBPANIC for a <ca_name> that is not there.
@@ -279,7 +302,12 @@ func writeStatPort(b *strings.Builder, p StatPort, hdr, pre string) {
 	case p.Rate == 2: // 1x SDR
 		rate = "2.5"
 	}
-	fmt.Fprintf(b, "%sPort %d:\n%sState: %s\n%sPhysical state: %s\n%sRate: %s\n%sBase lid: %d\n%sLMC: %d\n%sSM lid: %d\n%sCapability mask: 0x%08x\n%sPort GUID: 0x%016x\n%sLink layer: %s\n",
-		hdr, p.Port, pre, p.State, pre, p.PhysState, pre, rate, pre, p.LID, pre, p.LMC, pre, p.SMLID,
-		pre, p.CapMask, pre, uint64(p.PortGUID), pre, p.LinkLayer)
+	fmt.Fprintf(b, "%sPort %d:\n%sState: %s\n%sPhysical state: %s\n%sRate: %s\n", hdr, p.Port, pre, p.State, pre, p.PhysState, pre, rate)
+	if p.EffectiveSpeed != nil {
+		// Current ibstat's port_dump: printf("%sEffective speed: %g\n",
+		// pre, effective_speed / 10.0), C's %g (6 significant digits).
+		fmt.Fprintf(b, "%sEffective speed: %s\n", pre, strconv.FormatFloat(float64(*p.EffectiveSpeed)/10, 'g', 6, 64))
+	}
+	fmt.Fprintf(b, "%sBase lid: %d\n%sLMC: %d\n%sSM lid: %d\n%sCapability mask: 0x%08x\n%sPort GUID: 0x%016x\n%sLink layer: %s\n",
+		pre, p.LID, pre, p.LMC, pre, p.SMLID, pre, p.CapMask, pre, uint64(p.PortGUID), pre, p.LinkLayer)
 }

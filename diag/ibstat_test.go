@@ -113,3 +113,74 @@ func TestIBStatFDR10(t *testing.T) {
 		t.Errorf("ibstat rxe0 1:\n%s", s.String())
 	}
 }
+
+// TestIBStatEffectiveSpeed: current rdma-core's ibstat (#1769, commit
+// 9a645e432, infiniband-diags/ibstat.c port_dump) prints, after the Rate
+// line, "%sEffective speed: %g\n" of ibv_query_port_speed's value (units
+// of 100 Mb/s, libibverbs/man/ibv_query_port_speed.3.md) divided by 10.0,
+// and nothing where the verb fails; the goldens are that printf's.
+func TestIBStatEffectiveSpeed(t *testing.T) {
+	port := func(num int) fabric.PortAttr {
+		return fabric.PortAttr{CAName: "mlx5_0", NodeType: 1, NodeGUID: 0x10, CANumPorts: 4, PortNum: num, State: 4, PhysState: 5, Rate: 400, PortGUID: 0x11}
+	}
+	speeds := map[int]uint64{1: 4000, 2: 2125, 3: 12345678} // port 4: the verb fails
+	text := func(o diag.IBStatOptions) string {
+		r, err := diag.IBStatOf([]fabric.PortAttr{port(1), port(2), port(3), port(4)}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range r.CAs[0].Ports {
+			if v, ok := speeds[r.CAs[0].Ports[i].Port]; ok {
+				r.CAs[0].Ports[i].EffectiveSpeed = &v
+			}
+		}
+		var s strings.Builder
+		if err := diag.WriteIBStat(&s, r); err != nil {
+			t.Fatal(err)
+		}
+		return s.String()
+	}
+	var got []string
+	for _, l := range strings.Split(text(diag.IBStatOptions{Port: -1}), "\n") {
+		if strings.Contains(l, "Rate") || strings.Contains(l, "Effective") {
+			got = append(got, l)
+		}
+	}
+	want := []string{"\t\tRate: 400", "\t\tEffective speed: 400", "\t\tRate: 400", "\t\tEffective speed: 212.5",
+		"\t\tRate: 400", "\t\tEffective speed: 1.23457e+06", "\t\tRate: 400"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ports (-want +got):\n%s", diff)
+	}
+	if got, want := text(diag.IBStatOptions{Port: 2}), "CA: 'mlx5_0'\nPort 2:\nState: Active\nPhysical state: LinkUp\nRate: 400\nEffective speed: 212.5\nBase lid: 0\n"; !strings.HasPrefix(got, want) {
+		t.Errorf("port 2 alone:\n%s\nwant it to start:\n%s", got, want)
+	}
+}
+
+// TestIBStatEffectiveSpeedSim: on the embedded simulator (sim.Fabric's
+// PortSpeed: a simulated port's effective bandwidth is its link's rate)
+// the line is there with --diags-version current only; with 44's
+// behaviour ibstat prints as infiniband-diags 44 does.
+func TestIBStatEffectiveSpeedSim(t *testing.T) {
+	env, f := simEnv(t)
+	env.Ports, env.PortSpeed = f.Ports, f.PortSpeed
+	old, err := diag.IBStatRun(t.Context(), env, diag.IBStatOptions{Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := *env
+	cur.Version = diag.VersionCurrent
+	r, err := diag.IBStatRun(t.Context(), &cur, diag.IBStatOptions{Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.CAs[0].Ports[0]
+	if p.EffectiveSpeed == nil || *p.EffectiveSpeed != uint64(p.Rate)*10 || old.CAs[0].Ports[0].EffectiveSpeed != nil {
+		t.Errorf("effective speed %v (rate %d), 44's %v; want rate*10, and none for 44", p.EffectiveSpeed, p.Rate, old.CAs[0].Ports[0].EffectiveSpeed)
+	}
+	var a, b strings.Builder
+	diag.WriteIBStat(&a, old)
+	diag.WriteIBStat(&b, r)
+	if want := strings.Replace(a.String(), "\t\tRate: 40\n", "\t\tRate: 40\n\t\tEffective speed: 40\n", 1); b.String() != want {
+		t.Errorf("current:\n%s\nwant 44's with the line:\n%s", b.String(), want)
+	}
+}

@@ -434,12 +434,25 @@ func (inv *Invocation) Env(ctx context.Context) (*diag.Env, error) {
 	}
 	inv.b = b
 	inv.diagE = &diag.Env{Session: b.Session(), NodeNames: inv.c.names, Ports: b.Fabric().Ports, Version: inv.c.diagsVersion}
+	if ps, ok := b.Fabric().(portSpeeder); ok {
+		inv.diagE.PortSpeed = ps.PortSpeed
+	}
 	if isTerminal(inv.Stderr) {
 		prog := &progressLine{w: inv.Stderr}
 		inv.diagE.Progress = func(nodes, _ int) { prog.update(nodes, 0, inv.Tool.Name+": nodes found") }
 		inv.clearProgress = prog.clear
 	}
 	return inv.diagE, nil
+}
+
+// portSpeeder is a backend that answers ibv_query_port_speed (current
+// ibstat's "Effective speed"): the embedded simulator. The kernel's umad
+// backend does not: the verb is a uverbs ioctl on a verbs context, which
+// only the provider's user-space driver (mlx5, efa) opens, so there, as
+// on ibsim, ibstat leaves the line out as it does for a provider without
+// the verb.
+type portSpeeder interface {
+	PortSpeed(ctx context.Context, ca string, port int) (uint64, error)
 }
 
 // argv0 is the name a C tool's IBEXIT line starts with: the tool as

@@ -464,6 +464,13 @@ func TestDiagsVersion(t *testing.T) {
 		}
 	}
 	t.Setenv("IBSCRIPT_DIAGS_VERSION", "")
+	// ibstat: current rdma-core's Effective speed line (#1769) after Rate;
+	// Hca1's port runs 4x SDR (Rate 10).
+	_, cur, _ := ibscript(t, "ibstat", "--fabric", fab+"?node=Hca1&port=1", "--quiet", "--diags-version", "current")
+	_, def, _ := ibscript(t, "ibstat", "--fabric", fab+"?node=Hca1&port=1", "--quiet")
+	if want := strings.Replace(def, "\t\tRate: 10\n", "\t\tRate: 10\n\t\tEffective speed: 10\n", -1); cur != want || cur == def {
+		t.Errorf("ibstat --diags-version current:\n%s\nwant 44's with the line:\n%s", cur, want)
+	}
 	for _, tc := range []struct{ env, arg, want string }{
 		{"", "--diags-version=45", `ibscript iblinkinfo: --diags-version "45": want 44 or current`},
 		{"Current", "", `ibscript iblinkinfo: $IBSCRIPT_DIAGS_VERSION "Current": want 44 or current`},
