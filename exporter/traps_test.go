@@ -6,11 +6,11 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/internal/syncbuf"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/sim"
@@ -177,7 +177,7 @@ func (d dropReports) Recv(ctx context.Context, p *fabric.Packet) error {
 // infiniband_exporter_unannounced_changes_total 1); with the Reports
 // arriving (TestTrapRediscovery) the count stays 0.
 func TestUnannouncedChanges(t *testing.T) {
-	var log lockedBuf
+	var log syncbuf.Buffer
 	e, f := simExporterWith(t, net2sw, &Options{Traps: true, Interval: 20 * time.Millisecond, DiscoverInterval: time.Second,
 		Logger: slog.New(slog.NewTextHandler(&log, nil))}, nil, func(tr fabric.Transport) fabric.Transport { return dropReports{tr} })
 	await := running(t, e)
@@ -201,24 +201,6 @@ func TestUnannouncedChanges(t *testing.T) {
 	if m := mfs["infiniband_exporter_unannounced_changes_total"]; m == nil || value(m.GetMetric()[0]) != 1 {
 		t.Errorf("unannounced_changes_total %v, want 1", m)
 	}
-}
-
-// lockedBuf is a log the exporter writes while the test reads it.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestTrapNames: what each trap makes the exporter re-read, on the

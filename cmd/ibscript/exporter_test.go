@@ -20,26 +20,27 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/ibscript/ibscript/internal/syncbuf"
 	"github.com/ibscript/ibscript/topo"
 )
 
 // startExporter runs `ibscript exporter ARGS` on a loopback port and
 // returns its address, a function that stops it and returns its exit
 // status, and its stderr.
-func startExporter(t *testing.T, args ...string) (addr string, stop func() int, stderr *lockedBuffer) {
+func startExporter(t *testing.T, args ...string) (addr string, stop func() int, stderr *syncbuf.Buffer) {
 	t.Helper()
 	return startExporterArgv(t, append([]string{"exporter", "--web.listen-address", "127.0.0.1:0"}, args...))
 }
 
 // startExporterArgv is startExporter with the whole command line (its
 // --web.listen-address too).
-func startExporterArgv(t *testing.T, argv []string) (addr string, stop func() int, stderr *lockedBuffer) {
+func startExporterArgv(t *testing.T, argv []string) (addr string, stop func() int, stderr *syncbuf.Buffer) {
 	t.Helper()
 	started := make(chan struct{})
 	var stopFn func()
 	testExporterStarted = func(a string, s func()) { addr, stopFn = a, s; close(started) }
 	t.Cleanup(func() { testExporterStarted = nil })
-	stderr = &lockedBuffer{}
+	stderr = &syncbuf.Buffer{}
 	codec := make(chan int, 1)
 	go func() {
 		codec <- run(argv, strings.NewReader(""), io.Discard, stderr)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/fabric/record"
+	"github.com/ibscript/ibscript/internal/syncbuf"
 )
 
 // stuckEnv makes the child ibscript offer stuck_go_call(), a Go function
@@ -51,30 +51,11 @@ const (
 	startLimit = 2 * time.Minute
 )
 
-// lockedBuffer is a bytes.Buffer safe for exec's copying goroutine and
-// the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // child is ibscript (this test binary) running a script that prints
 // "ready" before it gets stuck.
 type child struct {
 	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	waited bool
 }
 
@@ -88,7 +69,7 @@ func startStuck(t *testing.T, env []string, script string, args ...string) *chil
 	}
 	cmd := exec.Command(os.Args[0], append(append([]string{"run"}, args...), file)...)
 	cmd.Env = append(append(os.Environ(), replChildEnv+"=1"), env...)
-	c := &child{cmd: cmd, stderr: &lockedBuffer{}}
+	c := &child{cmd: cmd, stderr: &syncbuf.Buffer{}}
 	cmd.Stderr = c.stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -1,42 +1,22 @@
 package ibsim
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/internal/syncbuf"
 	"github.com/ibscript/ibscript/mad"
 )
-
-// syncBuffer is a bytes.Buffer for a logger written from the client's
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestMalformedFromIbsim: a datagram of the wrong size and a MAD with a
 // bad base version, arriving from ibsim ahead of a valid response, are
 // counted and logged at debug level; the agent still gets its response.
 func TestMalformedFromIbsim(t *testing.T) {
 	f := newFake(t)
-	var logBuf syncBuffer
+	var logBuf syncbuf.Buffer
 	lg := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	tr, err := Open(t.Context(), f.sock, &Options{Node: "Hca9", Logger: lg})
 	if err != nil {

@@ -6,7 +6,6 @@
 package rocetest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/netip"
@@ -14,9 +13,10 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ibscript/ibscript/internal/syncbuf"
 )
 
 // Env is the variable naming the pair.
@@ -114,7 +114,7 @@ func LibrdmacmConnects(t testing.TB, client, server netip.Addr, port uint16) str
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	srv := exec.CommandContext(ctx, cpeer, "server", server.String(), fmt.Sprint(port), "accept")
-	var so syncBuffer
+	var so syncbuf.Buffer
 	srv.Stdout = &so
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -132,24 +132,6 @@ func LibrdmacmConnects(t testing.TB, client, server netip.Addr, port uint16) str
 		t.Fatalf("librdmacm from %v to %v: server %v:\n%s\nclient:\n%s", client, server, err, so.String(), co)
 	}
 	return ""
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // CPeerCase connects one side of a test with librdmacm (tests/kernelvm/

@@ -1,7 +1,6 @@
 package ibsimdiff
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/ibscript/ibscript/exporter"
 	"github.com/ibscript/ibscript/fabric/ibsim"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
+	"github.com/ibscript/ibscript/internal/syncbuf"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
 )
@@ -161,7 +160,7 @@ func TestExporterTrapRediscovery(t *testing.T) {
 	if !ptr.Caps().NoRequests {
 		t.Fatal("a plain ibsim client's transport says requests reach it")
 	}
-	var plog lockedLog
+	var plog syncbuf.Buffer
 	pe := exporter.New(plain, &exporter.Options{Traps: true, Interval: time.Hour, DiscoverInterval: time.Hour, Logger: slog.New(slog.NewTextHandler(&plog, nil))})
 	pctx, pcancel := context.WithCancel(t.Context())
 	perrc := make(chan error, 1)
@@ -285,23 +284,4 @@ func TestExporterTrapRediscovery(t *testing.T) {
 			t.Errorf("%s: the plain client's exporter counts %d traps", c.cmd, ps.Traps)
 		}
 	}
-}
-
-// lockedLog is a log destination the exporter's goroutines write to while
-// the test reads it.
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
