@@ -88,12 +88,7 @@ func gid(s string) [16]byte { return netip.MustParseAddr(s).As16() }
 // model: rxe0 and rxe1, link layer Ethernet, LID 0, GID index 1 the
 // IPv4-mapped GID of 10.0.0.N and index 2 fd00::N.
 func roceHost() *umadtest.Host {
-	h := umadtest.NewHost(umadtest.New(nil))
-	for i, n := range []string{"rxe0", "rxe1"} {
-		ip := []string{"1", "2"}[i]
-		h.AddCA(n, 1, 0x5054_00ff_fe12_3400+uint64(i)<<8, umadtest.HostPort{Num: 1, State: 4, PhysState: 5,
-			LinkLayer: "Ethernet", GIDs: [][16]byte{gid("::ffff:10.0.0." + ip), gid("fd00::" + ip)}})
-	}
+	h, _ := rocetest.ModelHost()
 	return h
 }
 

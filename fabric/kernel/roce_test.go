@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"net/netip"
 	"testing"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 	"github.com/ibscript/ibscript/fabric/kernel"
 	"github.com/ibscript/ibscript/internal/rocetest"
 	"github.com/ibscript/ibscript/mad"
-	"github.com/ibscript/ibscript/native/umad/umadtest"
 )
 
 // The TestRoCE* tests run on the real kernel's Soft-RoCE pair that
@@ -29,15 +26,7 @@ func roceAddr(gidIndex uint8, e rocetest.End) fabric.Addr {
 // roceModel is umadtest's model of the kernel with the stage's pair:
 // rxe0 and rxe1, GID 1 ::ffff:10.0.0.N and GID 2 fd00::N.
 func roceModel() (*kernel.Options, [2]rocetest.End) {
-	h := umadtest.NewHost(umadtest.New(nil))
-	var ends [2]rocetest.End
-	for i, n := range []string{"rxe0", "rxe1"} {
-		v4 := netip.MustParseAddr(fmt.Sprintf("::ffff:10.0.0.%d", i+1)).As16()
-		ip := netip.MustParseAddr(fmt.Sprintf("fd00::%d", i+1))
-		h.AddCA(n, 1, 0x5054_00ff_fe12_3400+uint64(i)<<8, umadtest.HostPort{Num: 1, State: 4, PhysState: 5,
-			LinkLayer: "Ethernet", GIDs: [][16]byte{v4, ip.As16()}})
-		ends[i] = rocetest.End{CA: n, Port: 1, IP: ip, GID: ip.As16(), GIDIndex: 2}
-	}
+	h, ends := rocetest.ModelHost()
 	return &kernel.Options{FS: h.FS, Open: h.Open, CMPath: "/nonexistent"}, ends
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/internal/syncbuf"
+	"github.com/ibscript/ibscript/native/umad/umadtest"
 )
 
 // Env is the variable naming the pair.
@@ -33,6 +34,22 @@ type End struct {
 
 func (e End) String() string {
 	return fmt.Sprintf("%s/%d %s (GID index %d)", e.CA, e.Port, e.IP, e.GIDIndex)
+}
+
+// ModelHost is the stage's pair on the kernel model: rxe0 and rxe1, link
+// layer Ethernet, LID 0, GID index 1 the IPv4-mapped GID of 10.0.0.N and
+// index 2 fd00::N; the Ends name them by their fd00:: addresses.
+func ModelHost() (*umadtest.Host, [2]End) {
+	h := umadtest.NewHost(umadtest.New(nil))
+	var ends [2]End
+	for i, n := range []string{"rxe0", "rxe1"} {
+		v4 := netip.MustParseAddr(fmt.Sprintf("::ffff:10.0.0.%d", i+1)).As16()
+		ip := netip.MustParseAddr(fmt.Sprintf("fd00::%d", i+1))
+		h.AddCA(n, 1, 0x5054_00ff_fe12_3400+uint64(i)<<8, umadtest.HostPort{Num: 1, State: 4, PhysState: 5,
+			LinkLayer: "Ethernet", GIDs: [][16]byte{v4, ip.As16()}})
+		ends[i] = End{CA: n, Port: 1, IP: ip, GID: ip.As16(), GIDIndex: 2}
+	}
+	return h, ends
 }
 
 // Pair returns the two ports $IBSCRIPT_TEST_ROCE names, or skips the

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io/fs"
 	"net/netip"
 	"os"
@@ -40,15 +39,7 @@ func TestRoCE(t *testing.T) {
 // the GID tables Soft-RoCE gives them in the stage (fe80::, then
 // ::ffff:10.0.0.N and fd00::N).
 func TestModelRoCE(t *testing.T) {
-	h := umadtest.NewHost(umadtest.New(nil))
-	var ends [2]rocetest.End
-	for i, n := range []string{"rxe0", "rxe1"} {
-		v4 := netip.MustParseAddr(fmt.Sprintf("::ffff:10.0.0.%d", i+1)).As16()
-		ip := netip.MustParseAddr(fmt.Sprintf("fd00::%d", i+1))
-		h.AddCA(n, 1, 0x5054_00ff_fe12_3400+uint64(i)<<8, umadtest.HostPort{Num: 1, State: 4, PhysState: 5,
-			LinkLayer: "Ethernet", GIDs: [][16]byte{v4, ip.As16()}})
-		ends[i] = rocetest.End{CA: n, Port: 1, IP: ip, GID: ip.As16(), GIDIndex: 2}
-	}
+	h, ends := rocetest.ModelHost()
 	runRoCE(t, &roceEnv{fsys: h.FS, o: &umad.Options{FS: h.FS, Open: h.Open}, ends: ends})
 }
 
