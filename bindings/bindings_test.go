@@ -136,8 +136,13 @@ func TestOSExit(t *testing.T) {
 // (NodeInfo of the SM's own switch... the node at LID 1) on the embedded
 // simulator: the Lua boundary, target parsing, the engine and the sim.
 func BenchmarkLuaSMPRoundTrip(b *testing.B) {
+	benchLoop(b, `function loop(n) for i = 1, n do smp.nodeinfo("lid:1") end end`)
+}
+
+// benchLoop runs src's loop(n) for b.N SMPs and reports their rate.
+func benchLoop(b *testing.B, src string) {
 	L, _, _ := newTestState(b)
-	if err := DoString(L, `function loop(n) for i = 1, n do smp.nodeinfo("lid:1") end end`); err != nil {
+	if err := DoString(L, src); err != nil {
 		b.Fatal(err)
 	}
 	loop := L.GetGlobal("loop")
@@ -152,22 +157,12 @@ func BenchmarkLuaSMPRoundTrip(b *testing.B) {
 // BenchmarkLuaSMPRoundTripFields is BenchmarkLuaSMPRoundTrip reading
 // three fields of each answer (records decode fields when read).
 func BenchmarkLuaSMPRoundTripFields(b *testing.B) {
-	L, _, _ := newTestState(b)
-	if err := DoString(L, `function loop(n)
+	benchLoop(b, `function loop(n)
 		for i = 1, n do
 			local ni = smp.nodeinfo("lid:1")
 			local g, t, p = ni.node_guid, ni.node_type, ni.num_ports
 		end
-	end`); err != nil {
-		b.Fatal(err)
-	}
-	loop := L.GetGlobal("loop")
-	b.ReportAllocs()
-	b.ResetTimer()
-	if err := L.CallByParam(lua.P{Fn: loop, NRet: 0, Protect: true}, lua.LNumber(b.N)); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "SMPs/s")
+	end`)
 }
 
 // BenchmarkLuaFabricTable is fabric.discover's conversion of a discovery

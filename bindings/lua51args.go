@@ -64,22 +64,30 @@ func absent(L *lua.LState, n int) bool {
 	return L.Get(n) == lua.LNil
 }
 
-// argNumber is luaL_checknumber.
-func argNumber(L *lua.LState, n int) float64 {
-	f, ok := valueNumber(L.Get(n))
-	if !ok {
-		L.TypeError(n, lua.LTNumber)
-	}
-	return f
-}
-
-// optNumber is luaL_optnumber.
-func optNumber(L *lua.LState, n int, def float64) float64 {
+// opt is luaL_opt: def when argument n is none or nil, else check's
+// reading of it.
+func opt[T any](L *lua.LState, n int, def T, check func(*lua.LState, int) T) T {
 	if absent(L, n) {
 		return def
 	}
-	return argNumber(L, n)
+	return check(L, n)
 }
+
+// checkArg is argument n as conv reads it, or luaL_typerror's error
+// naming want.
+func checkArg[T any](L *lua.LState, n int, conv func(lua.LValue) (T, bool), want lua.LValueType) T {
+	v, ok := conv(L.Get(n))
+	if !ok {
+		L.TypeError(n, want)
+	}
+	return v
+}
+
+// argNumber is luaL_checknumber.
+func argNumber(L *lua.LState, n int) float64 { return checkArg(L, n, valueNumber, lua.LTNumber) }
+
+// optNumber is luaL_optnumber.
+func optNumber(L *lua.LState, n int, def float64) float64 { return opt(L, n, def, argNumber) }
 
 // toInteger is C's (lua_Integer) cast of a double on x86-64 (cvttsd2si):
 // toward zero, and the "integer indefinite" value for NaN and what does
@@ -116,12 +124,7 @@ func argInteger(L *lua.LState, n int) int64 {
 }
 
 // optInteger is luaL_optinteger.
-func optInteger(L *lua.LState, n int, def int64) int64 {
-	if absent(L, n) {
-		return def
-	}
-	return argInteger(L, n)
-}
+func optInteger(L *lua.LState, n int, def int64) int64 { return opt(L, n, def, argInteger) }
 
 // argInt is luaL_checkint: luaL_checkinteger cut to C's 32-bit int.
 func argInt(L *lua.LState, n int) int {
@@ -129,29 +132,13 @@ func argInt(L *lua.LState, n int) int {
 }
 
 // optInt is luaL_optint.
-func optInt(L *lua.LState, n int, def int) int {
-	if absent(L, n) {
-		return def
-	}
-	return argInt(L, n)
-}
+func optInt(L *lua.LState, n int, def int) int { return opt(L, n, def, argInt) }
 
 // argString is luaL_checklstring: a string, or a number as text.
-func argString(L *lua.LState, n int) string {
-	s, ok := valueText(L.Get(n))
-	if !ok {
-		L.TypeError(n, lua.LTString)
-	}
-	return s
-}
+func argString(L *lua.LState, n int) string { return checkArg(L, n, valueText, lua.LTString) }
 
 // optString is luaL_optlstring.
-func optString(L *lua.LState, n int, def string) string {
-	if absent(L, n) {
-		return def
-	}
-	return argString(L, n)
-}
+func optString(L *lua.LState, n int, def string) string { return opt(L, n, def, argString) }
 
 // argTable is luaL_checktype(L, n, LUA_TTABLE).
 func argTable(L *lua.LState, n int) *lua.LTable {

@@ -117,16 +117,15 @@ func seti(t *lua.LTable, i int, v lua.LValue) { t.RawSet(lua.LNumber(i), v) }
 // tabLen is luaL_getn: the table's length without __len.
 func tabLen(t *lua.LTable) int { return t.Len() }
 
+// optEnd is table.concat's and unpack's last-index argument n:
+// luaL_opt(L, luaL_checkint, n, luaL_getn(L, 1)).
+func optEnd(L *lua.LState, n int, t *lua.LTable) int { return opt(L, n, tabLen(t), argInt) }
+
 func tabConcat(L *lua.LState) int {
 	sep := optString(L, 2, "")
 	t := argTable(L, 1)
 	i := optInt(L, 3, 1)
-	last := 0
-	if absent(L, 4) {
-		last = tabLen(t)
-	} else {
-		last = argInt(L, 4)
-	}
+	last := optEnd(L, 4, t)
 	var b strings.Builder
 	field := func(i int) {
 		v := geti(t, i)
@@ -437,12 +436,7 @@ const maxCStack = 8000
 func baseUnpack(L *lua.LState) int {
 	t := argTable(L, 1)
 	i := optInt(L, 2, 1)
-	e := 0
-	if absent(L, 3) {
-		e = tabLen(t)
-	} else {
-		e = argInt(L, 3)
-	}
+	e := optEnd(L, 3, t)
 	if i > e {
 		return 0
 	}
