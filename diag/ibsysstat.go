@@ -144,7 +144,9 @@ func IBSysstatRun(ctx context.Context, env *Env, o IBSysstatOptions) (*IBSysstat
 	req := make([]byte, mad.Size)
 	(&mad.Header{BaseVersion: 1, MgmtClass: SysstatClass, ClassVersion: SysstatVersion, Method: mad.MethodGet, AttrID: sysstatOps[op]}).Put(req)
 	mad.SetVendorOUI(req, o.OUI&0xffffff)
-	resp, err := s.Do(ctx, &fabric.Packet{Addr: fabric.Addr{LID: t.LID, QPN: 1, QKey: qp1QKey}, Data: req})
+	// ibsysstat's agent is registered with RMPP: an answer longer than
+	// a MAD (a big machine's cpu lines) comes whole.
+	resp, err := s.DoRMPP(ctx, &fabric.Packet{Addr: fabric.Addr{LID: t.LID, QPN: 1, QKey: qp1QKey}, Data: req})
 	if err != nil {
 		// umad's status of a request nobody answered is ETIMEDOUT, which
 		// ibsysstat prints with strerror.

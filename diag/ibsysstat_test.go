@@ -197,3 +197,36 @@ func TestSysstatReplyLayout(t *testing.T) {
 		t.Errorf("8 cpus (%d bytes):\n% x", len(text)+1, got)
 	}
 }
+
+// TestSysstatRMPPOnSimulator: a cpu answer longer than a MAD goes from
+// diag's server to diag's client as an RMPP transfer (both agents
+// registered with RMPP, as ibsysstat's; the engine's RMPP driver on both
+// ends of the simulated fabric) and is printed whole.
+func TestSysstatRMPPOnSimulator(t *testing.T) {
+	info := &diag.SysstatInfo{Host: "big", Domain: "example.org"}
+	var want strings.Builder
+	for i := range 20 {
+		info.CPUs = append(info.CPUs, diag.SysstatCPU{Model: fmt.Sprintf(" Simulated processor model %d", i), MHz: " 3000.000"})
+		fmt.Fprintf(&want, "cpu %d: model  Simulated processor model %d MHZ  3000.000\n", i, i)
+	}
+	want.WriteString("\n")
+	_, env, lid, served := sysstatPair(t, info)
+	tg := engine.LID(lid)
+	var got string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var err error
+		got, err = sysstatText(t, env, diag.IBSysstatOptions{OUI: diag.PingOUI, Target: &tg, Op: "cpu"})
+		if got == want.String() || time.Now().After(deadline) {
+			if err != nil {
+				t.Error(err)
+			}
+			break
+		}
+	}
+	if got != want.String() || len(got) < 4*256 {
+		t.Errorf("cpu: %d bytes %q\nwant %d bytes %q", len(got), got, want.Len(), want.String())
+	}
+	if served() == 0 {
+		t.Error("the server answered nothing")
+	}
+}

@@ -92,15 +92,49 @@ func (s *Session) saCall(ctx context.Context, req []byte, port fabric.PortAttr, 
 	sa.SetSMKey(req, c.smkey)
 	mad.SetAttrMod(req, c.saMod)
 	addr := fabric.Addr{LID: port.SMLID, QPN: 1, QKey: saQKey, SL: port.SMSL, PKeyIndex: c.pkeyIdx}
-	resp, err := s.rmpp.Call(ctx, mad.ClassSubnAdm, sa.ClassVersion, req, addr, c.timeout, c.retries)
+	resp, err := s.rmppCall(ctx, req, addr, c)
+	if te, ok := err.(*TimeoutError); ok {
+		te.Class, te.AttrID = mad.ClassSubnAdm, attrID
+	}
+	return resp, err
+}
+
+// rmppCall runs one request on the RMPP driver's agent for its class,
+// version and (vendor classes) OUI and returns its whole answer; no
+// answer in all tries is a *TimeoutError naming the class, attribute and
+// LID.
+func (s *Session) rmppCall(ctx context.Context, req []byte, addr fabric.Addr, c callOpts) (*fabric.Packet, error) {
+	resp, err := s.rmpp.Call(ctx, mad.MgmtClassOf(req), mad.ClassVersionOf(req), req, addr, c.timeout, c.retries)
 	if err != nil {
 		return nil, err
 	}
 	if resp.Status == fabric.StatusTimeout {
 		return nil, &TimeoutError{TID: mad.TIDOf(resp.Data), Tries: c.retries + 1,
-			Class: mad.ClassSubnAdm, AttrID: attrID, Target: Target{Kind: ByLID, LID: port.SMLID}}
+			Class: mad.MgmtClassOf(req), AttrID: mad.AttrIDOf(req), Target: Target{Kind: ByLID, LID: addr.LID}}
 	}
 	return resp, nil
+}
+
+// DoRMPP is Do on an agent registered for RMPP (the RMPP driver's own,
+// for req's class, version and, a vendor class's, OUI), as a libibumad
+// caller registered with rmpp_version 1 sends: the answer may be an RMPP
+// message of many MADs, returned whole (ibsysstat's client). Timeouts,
+// retries and errors as Do's.
+func (s *Session) DoRMPP(ctx context.Context, req *fabric.Packet, opts ...CallOption) (*fabric.Packet, error) {
+	if len(req.Data) < mad.HeaderSize || len(req.Data) > mad.Size {
+		return nil, fmt.Errorf("engine: do rmpp: %d-byte MAD: %w", len(req.Data), fabric.ErrInvalid)
+	}
+	if s.roce && !req.Addr.GRH {
+		return nil, fmt.Errorf("engine: do rmpp: %w (give the MAD a GRH: fabric.Addr.GRH and GID)", s.roceErr(Target{Kind: ByLID, LID: req.Addr.LID}))
+	}
+	c := s.callOpts(opts)
+	if req.Timeout != 0 {
+		c.timeout = req.Timeout
+	}
+	if req.Retries != 0 {
+		c.retries = req.Retries
+	}
+	return s.rmppCall(ctx, req.Data, req.Addr, c)
 }
 
 // SAQuery runs one SA request (Get, GetTable, GetMulti ...) of attribute

@@ -2,11 +2,13 @@ package ibsimdiff
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,54 +74,82 @@ func sysstatCServer(t *testing.T, ctx context.Context, s *ibsimtest.Sim, node st
 	return cServer(t, ctx, srv)
 }
 
-// TestIBSysstatMatchesC: on one fabric (OpenSM stopped first, as for
-// ibping -S: its SMInfo to the issm server's port crashes umad2sim) the
-// C `ibsysstat -S` serves on Hca3 and diag's server (IBSysstatServe, on
-// a Session attached issm) on Hca2, both answering with one host name
-// and /proc/cpuinfo (sysstatCServer's namespaces; else this machine's).
-// From Hca1 the C ibsysstat and `ibscript ibsysstat` ask each server
-// every op: the same stdout and exit status; the C client prints the
-// same for both servers; and the two servers' answers to the same
-// requests are the same bytes (the TID's top 16 bits aside, ibsim's).
-// Failures: a port with no server (ibsim bounces: "Connection timed
-// out", 255), a LID nobody has, an unknown op (usage, 2).
-func TestIBSysstatMatchesC(t *testing.T) {
-	s := privateSM(t, topo2sw)
-	s.StopSM()
+// sysstatFabric is a private ibsim fabric (OpenSM stopped first, as
+// for ibping -S: its SMInfo to the issm server's port crashes umad2sim)
+// where the C `ibsysstat -S` serves on Hca3 (cLID) and diag's server
+// (IBSysstatServe, on a Session attached issm) on Hca2 (goLID), both
+// answering with info: host names and the processors of a cpuinfo text
+// (sysstatCServer's namespaces; else this machine's, and injected is
+// false). Hca4 (none) runs no server.
+type sysstatFabric struct {
+	s                 *ibsimtest.Sim
+	ctx               context.Context
+	cLID, goLID, none string
+	info              *diag.SysstatInfo
+	injected          bool
+	cState, cOut      func() string
+	// stopGo stops diag's server and says how many requests it answered.
+	stopGo func() uint64
+}
+
+func newSysstatFabric(t *testing.T, cpuinfoText string) *sysstatFabric {
+	t.Helper()
+	f := &sysstatFabric{s: privateSM(t, topo2sw)}
+	f.s.StopSM()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
+	f.ctx = ctx
 	cpuinfo := filepath.Join(t.TempDir(), "cpuinfo")
-	if err := os.WriteFile(cpuinfo, []byte(sysstatCPUInfo), 0o644); err != nil {
+	if err := os.WriteFile(cpuinfo, []byte(cpuinfoText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	info := &diag.SysstatInfo{Host: "sysstat-host", Domain: "example.org", CPUs: diag.ParseCPUInfo(sysstatCPUInfo)}
-	state, cOut := sysstatCServer(t, ctx, s, "Hca3", info, cpuinfo)
-	srvSess, _ := session(t, s, "Hca2", &ibsim.Options{ISSM: true}, nil)
+	f.info = &diag.SysstatInfo{Host: "sysstat-host", Domain: "example.org", CPUs: diag.ParseCPUInfo(cpuinfoText)}
+	f.cState, f.cOut = sysstatCServer(t, ctx, f.s, "Hca3", f.info, cpuinfo)
+	f.injected = f.info.Host == "sysstat-host"
+	srvSess, _ := session(t, f.s, "Hca2", &ibsim.Options{ISSM: true}, nil)
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan uint64, 1)
 	go func() {
-		n, err := diag.IBSysstatServe(sctx, &diag.Env{Session: srvSess}, diag.PingOUI, info)
+		n, err := diag.IBSysstatServe(sctx, &diag.Env{Session: srvSess}, diag.PingOUI, f.info)
 		if err != nil {
 			t.Error(err)
 		}
 		served <- n
 	}()
-	sess, _ := session(t, s, "Hca1", nil, nil)
-	cLID, goLID := strconv.Itoa(int(portLID(t, sess, "Hca3"))), strconv.Itoa(int(portLID(t, sess, "Hca2")))
-	none := strconv.Itoa(int(portLID(t, sess, "Hca4")))
+	var once sync.Once
+	var n uint64
+	f.stopGo = func() uint64 { once.Do(func() { stop(); n = <-served }); return n }
+	t.Cleanup(func() { f.stopGo() })
+	sess, _ := session(t, f.s, "Hca1", nil, nil)
+	f.cLID, f.goLID = strconv.Itoa(int(portLID(t, sess, "Hca3"))), strconv.Itoa(int(portLID(t, sess, "Hca2")))
+	f.none = strconv.Itoa(int(portLID(t, sess, "Hca4")))
 	// diag's server registers its agent on its own goroutine: until then
 	// its port answers with status 0x000C, which ibsysstat prints as an
-	// empty line. Asked until it answers (those answers not counted).
+	// empty line. Asked until it answers.
 	for deadline := time.Now().Add(20 * time.Second); ; {
-		if r := cTool(t, s, "Hca1", "ibsysstat", goLID, "host"); len(r.stdout) > 1 || time.Now().After(deadline) {
+		if r := cTool(t, f.s, "Hca1", "ibsysstat", f.goLID, "host"); len(r.stdout) > 1 || time.Now().After(deadline) {
 			break
 		}
 	}
+	return f
+}
+
+// TestIBSysstatMatchesC: on a sysstatFabric whose servers answer with a
+// two-processor /proc/cpuinfo, the C ibsysstat and `ibscript ibsysstat`
+// on Hca1 ask each server every op: the same stdout and exit status; the
+// C client prints the same for both servers; and the two servers'
+// answers to the same requests are the same bytes (the TID's top 16 bits
+// aside, ibsim's). Failures: a port with no server (ibsim bounces:
+// "Connection timed out", 255), a LID nobody has, an unknown op (usage,
+// 2).
+func TestIBSysstatMatchesC(t *testing.T) {
+	f := newSysstatFabric(t, sysstatCPUInfo)
+	s, cLID, goLID := f.s, f.cLID, f.goLID
 	asked := 0
 	for _, args := range [][]string{
 		{cLID}, {cLID, "ping"}, {cLID, "host"}, {cLID, "cpu"}, {"-o", "0x1405", cLID, "host"}, {cLID, "cpu", "extra"},
 		{goLID}, {goLID, "ping"}, {goLID, "host"}, {goLID, "cpu"}, {"-o", "0x001405", goLID, "host"}, {goLID, "cpu", "extra"},
-		{none, "host"}, {"-t", "100", "999"}, {cLID, "bogus"}, {"-S", cLID, "bogus"},
+		{f.none, "host"}, {"-t", "100", "999"}, {cLID, "bogus"}, {"-S", cLID, "bogus"},
 	} {
 		what := "ibsysstat " + strings.Join(args, " ")
 		want := cTool(t, s, "Hca1", "ibsysstat", args...)
@@ -135,20 +165,53 @@ func TestIBSysstatMatchesC(t *testing.T) {
 		fromGo := cTool(t, s, "Hca1", "ibsysstat", goLID, op)
 		asked++
 		w, g := withoutMHz(string(fromC.stdout)), withoutMHz(string(fromGo.stdout))
-		if op == "host" && w != info.Host+"."+info.Domain+"\n" && info.Domain != "" {
-			t.Errorf("ibsysstat host: the C server says %q, want %s.%s", w, info.Host, info.Domain)
+		if op == "host" && f.injected && w != "sysstat-host.example.org\n" {
+			t.Errorf("ibsysstat host: the C server says %q, want sysstat-host.example.org", w)
 		}
 		if w != g || fromC.code != 0 || fromGo.code != 0 {
 			t.Errorf("ibsysstat %s: the C server's answer (exit %d):\n%s\ndiag's (exit %d):\n%s", op, fromC.code, fromC.stdout, fromGo.code, fromGo.stdout)
 		}
 	}
-	asked += compareSysstatReplies(t, ctx, s.Sock, cLID, goLID)
-	if state() != "running" {
-		t.Errorf("the C server: %s, output %q", state(), cOut())
+	asked += compareSysstatReplies(t, f.ctx, s.Sock, cLID, goLID)
+	if f.cState() != "running" {
+		t.Errorf("the C server: %s, output %q", f.cState(), f.cOut())
 	}
-	stop()
-	if n := <-served; n < uint64(asked) {
+	if n := f.stopGo(); n < uint64(asked) {
 		t.Errorf("diag's server answered %d requests, want at least the %d of the C client and the Transport", n, asked)
+	}
+}
+
+// TestIBSysstatLongAnswer: with eight processors the cpu answer (537
+// bytes) takes three MADs. diag's server sends it as RMPP segments and
+// `ibscript ibsysstat` gets it whole from there (its agent does RMPP, as
+// ibsysstat's with a kernel); from the C server, which umad2sim cuts to
+// one MAD (RMPP Active, type 0), it prints that MAD's 216 bytes. The C
+// client, to whom umad2sim hands 224 bytes of each MAD, prints 184 bytes
+// from either server.
+func TestIBSysstatLongAnswer(t *testing.T) {
+	var text, full strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&text, "processor\t: %d\nmodel name\t: Fake CPU model number %d of a long name\ncpu MHz\t\t: %d.500\n\n", i, i, 1000+i)
+		fmt.Fprintf(&full, "cpu %d: model  Fake CPU model number %d of a long name MHZ  %d.500\n", i, i, 1000+i)
+	}
+	f := newSysstatFabric(t, text.String())
+	if !f.injected {
+		t.Skip("no namespaces to give the C server a long /proc/cpuinfo")
+	}
+	all := full.String()
+	for _, c := range []struct {
+		what string
+		got  toolResult
+		want string
+	}{
+		{"ibscript from diag's server", ibscriptTool(t, f.s, "Hca1", "ibsysstat", f.goLID, "cpu"), all + "\n"},
+		{"ibscript from the C server", ibscriptTool(t, f.s, "Hca1", "ibsysstat", f.cLID, "cpu"), all[:216] + "\n"},
+		{"C from diag's server", cTool(t, f.s, "Hca1", "ibsysstat", f.goLID, "cpu"), all[:184] + "\n"},
+		{"C from the C server", cTool(t, f.s, "Hca1", "ibsysstat", f.cLID, "cpu"), all[:184] + "\n"},
+	} {
+		if string(c.got.stdout) != c.want || c.got.code != 0 {
+			t.Errorf("%s: exit %d, %d bytes:\n%s\nwant %d bytes:\n%s", c.what, c.got.code, len(c.got.stdout), c.got.stdout, len(c.want), c.want)
+		}
 	}
 }
 
