@@ -309,11 +309,17 @@ func TestPKeyIndex(t *testing.T) {
 	vendor[1] = 0x09 // a vendor class of range 1
 	s.Do(ctx, &fabric.Packet{Addr: fabric.Addr{LID: 1, QPN: 1, QKey: 0x80010000}, Data: vendor})
 	s.Do(ctx, &fabric.Packet{Addr: fabric.Addr{LID: 1, QPN: 1, QKey: 0x80010000, PKeyIndex: 2}, Data: vendor})
+	sysstat := fabrictest.NewMAD(1, mad.MethodGet, 0x11)
+	sysstat[1] = 0x33 // a vendor class of range 2, with an OUI
+	mad.SetVendorOUI(sysstat, 0x001405)
+	s.DoRMPP(ctx, &fabric.Packet{Addr: fabric.Addr{LID: 1, QPN: 1, QKey: 0x80010000}, Data: sysstat})
+	s.DoRMPP(ctx, &fabric.Packet{Addr: fabric.Addr{LID: 1, QPN: 1, QKey: 0x80010000, PKeyIndex: 3}, Data: sysstat})
 	want := []string{
 		"class 0x01 pkey_index 0", "class 0x81 pkey_index 0", // SMPs: always 0
 		"class 0x04 pkey_index 5", "class 0x04 pkey_index 7", // PerfMgt: the Session's, the call's
 		"class 0x03 pkey_index 5",                            // SA
 		"class 0x09 pkey_index 5", "class 0x09 pkey_index 2", // Do: the Session's, the packet's own
+		"class 0x33 pkey_index 5", "class 0x33 pkey_index 3", // DoRMPP: the same
 	}
 	mu.Lock()
 	defer mu.Unlock()

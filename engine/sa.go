@@ -119,22 +119,17 @@ func (s *Session) rmppCall(ctx context.Context, req []byte, addr fabric.Addr, c 
 // for req's class, version and, a vendor class's, OUI), as a libibumad
 // caller registered with rmpp_version 1 sends: the answer may be an RMPP
 // message of many MADs, returned whole (ibsysstat's client). Timeouts,
-// retries and errors as Do's.
+// retries, P_Key index and errors as Do's.
 func (s *Session) DoRMPP(ctx context.Context, req *fabric.Packet, opts ...CallOption) (*fabric.Packet, error) {
-	if len(req.Data) < mad.HeaderSize || len(req.Data) > mad.Size {
-		return nil, fmt.Errorf("engine: do rmpp: %d-byte MAD: %w", len(req.Data), fabric.ErrInvalid)
+	c, err := s.doOpts("do rmpp", req, opts)
+	if err != nil {
+		return nil, err
 	}
-	if s.roce && !req.Addr.GRH {
-		return nil, fmt.Errorf("engine: do rmpp: %w (give the MAD a GRH: fabric.Addr.GRH and GID)", s.roceErr(Target{Kind: ByLID, LID: req.Addr.LID}))
+	addr := req.Addr
+	if addr.PKeyIndex == 0 {
+		addr.PKeyIndex = c.pkeyIdx // as Do's, for a class that is no SMP's
 	}
-	c := s.callOpts(opts)
-	if req.Timeout != 0 {
-		c.timeout = req.Timeout
-	}
-	if req.Retries != 0 {
-		c.retries = req.Retries
-	}
-	return s.rmppCall(ctx, req.Data, req.Addr, c)
+	return s.rmppCall(ctx, req.Data, addr, c)
 }
 
 // SAQuery runs one SA request (Get, GetTable, GetMulti ...) of attribute

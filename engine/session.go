@@ -423,6 +423,25 @@ func (s *Session) agent(ctx context.Context, class, version uint8) (fabric.Agent
 	return id, nil
 }
 
+// doOpts checks a request of Do or DoRMPP (what) and returns its call
+// options: the Session's, opts, then req's Timeout and Retries when set.
+func (s *Session) doOpts(what string, req *fabric.Packet, opts []CallOption) (callOpts, error) {
+	if len(req.Data) < mad.HeaderSize || len(req.Data) > mad.Size {
+		return callOpts{}, fmt.Errorf("engine: %s: %d-byte MAD: %w", what, len(req.Data), fabric.ErrInvalid)
+	}
+	if s.roce && !req.Addr.GRH {
+		return callOpts{}, fmt.Errorf("engine: %s: %w (give the MAD a GRH: fabric.Addr.GRH and GID)", what, s.roceErr(Target{Kind: ByLID, LID: req.Addr.LID}))
+	}
+	c := s.callOpts(opts)
+	if req.Timeout != 0 {
+		c.timeout = req.Timeout
+	}
+	if req.Retries != 0 {
+		c.retries = req.Retries
+	}
+	return c, nil
+}
+
 // Do runs one transaction: it sends req.Data (a whole MAD, which Do does
 // not keep) to req.Addr from a Session agent for its class and version,
 // and returns the response. req.Agent is ignored; req.TID's low 32 bits
@@ -435,22 +454,12 @@ func (s *Session) agent(ctx context.Context, class, version uint8) (fabric.Agent
 // as libibmad's portid carries -Y's index. Do is not
 // serialized per destination; SMP and the typed helpers are.
 func (s *Session) Do(ctx context.Context, req *fabric.Packet, opts ...CallOption) (*fabric.Packet, error) {
-	if len(req.Data) < mad.HeaderSize || len(req.Data) > mad.Size {
-		return nil, fmt.Errorf("engine: do: %d-byte MAD: %w", len(req.Data), fabric.ErrInvalid)
-	}
-	if s.roce && !req.Addr.GRH {
-		return nil, fmt.Errorf("engine: do: %w (give the MAD a GRH: fabric.Addr.GRH and GID)", s.roceErr(Target{Kind: ByLID, LID: req.Addr.LID}))
-	}
-	c := s.callOpts(opts)
-	if req.Timeout != 0 {
-		c.timeout = req.Timeout
-	}
-	if req.Retries != 0 {
-		c.retries = req.Retries
+	c, err := s.doOpts("do", req, opts)
+	if err != nil {
+		return nil, err
 	}
 	class := mad.MgmtClassOf(req.Data)
 	var id fabric.AgentID
-	var err error
 	if isVendorRange2(class) && len(req.Data) >= 40 {
 		id, err = s.vendorAgent(ctx, class, mad.ClassVersionOf(req.Data), mad.VendorOUIOf(req.Data))
 	} else {
