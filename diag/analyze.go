@@ -316,7 +316,7 @@ func writeFatTree(w io.Writer, t *analyze.FatTreeReport) {
 	if t == nil {
 		return
 	}
-	fmt.Fprintf(w, "\nFat tree: %d levels, bisection %g Gb/s", len(t.Levels), t.BisectionGbps)
+	fmt.Fprintf(w, "\nFat tree: %s, bisection %g Gb/s", analyze.Count(len(t.Levels), "level", "levels"), t.BisectionGbps)
 	if t.UnknownRates > 0 {
 		fmt.Fprintf(w, " (%d switch ports without an active rate)", t.UnknownRates)
 	}
@@ -326,7 +326,7 @@ func writeFatTree(w io.Writer, t *analyze.FatTreeReport) {
 		if l.UpGbps == 0 {
 			over = "the top (no up links)"
 		}
-		fmt.Fprintf(w, "  level %d: %d switches, %d up %d down, %g Gb/s up %g down, %s\n", l.Level, l.Switches, l.Up, l.Down, l.UpGbps, l.DownGbps, over)
+		fmt.Fprintf(w, "  level %d: %s, %d up %d down, %g Gb/s up %g down, %s\n", l.Level, analyze.Count(l.Switches, "switch", "switches"), l.Up, l.Down, l.UpGbps, l.DownGbps, over)
 	}
 	for _, p := range t.Problems {
 		fmt.Fprintf(w, "  %s\n", p)

@@ -78,3 +78,38 @@ Credit loops: 1 (SL2VL tables; 2 channels, 2 dependencies; 0 sources, 0 destinat
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// TestWriteFatTreeCounts: the fat tree's counts read as English: "1
+// level", "1 switch", "1 link", and plurals otherwise (it said "1
+// levels" and "link(s)").
+func TestWriteFatTreeCounts(t *testing.T) {
+	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	tr, err := f.Open(context.Background(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := engine.New(tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	a, err := Analyze(t.Context(), &Env{Session: s}, AnalyzeOptions{Checks: []string{"fat-tree"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	writeFatTree(&b, a.FatTree)
+	writeFatTree(&b, &analyze.FatTreeReport{Levels: []analyze.LevelShape{{Level: 1, Switches: 1}, {Level: 2, Switches: 3}}})
+	for _, want := range []string{"Fat tree: 1 level, ", "level 1: 2 switches,", "): 2 links within level 1", "Fat tree: 2 levels, ", "level 1: 1 switch,", "level 2: 3 switches,"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "(s)") || strings.Contains(b.String(), " 1 levels") {
+		t.Errorf("a count's noun is not its number's:\n%s", b.String())
+	}
+}

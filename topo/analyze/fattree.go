@@ -94,7 +94,7 @@ func CheckFatTree(f *topo.Fabric) *FatTreeReport {
 			}
 		}
 		if sh.Lateral > 0 {
-			r.Problems = append(r.Problems, fmt.Sprintf("%q (%s): %d link(s) within level %d", n.Desc, sh.Switch.GUID, sh.Lateral, sh.Level))
+			r.Problems = append(r.Problems, fmt.Sprintf("%q (%s): %s within level %d", n.Desc, sh.Switch.GUID, Count(sh.Lateral, "link", "links"), sh.Level))
 		}
 		if sh.Level == 0 {
 			r.Problems = append(r.Problems, fmt.Sprintf("%q (%s): no CA below it", n.Desc, sh.Switch.GUID))
@@ -203,4 +203,13 @@ func linkGbps(p *topo.Port) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// Count is n followed by one when n is 1, else by many: "1 level",
+// "2 levels", "0 switches".
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
