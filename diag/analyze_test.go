@@ -10,12 +10,12 @@ import (
 	"github.com/ibscript/ibscript/topo/analyze"
 )
 
-// TestAnalyzeDeadSwitch: a spine that stops answering after the fabric
-// came up is missed by discovery; Analyze still runs every check on what
-// it found, names the missed route in Errors (the run fails) and counts
-// the routes through the dead switch as unknown, not as faults.
-func TestAnalyzeDeadSwitch(t *testing.T) {
-	f, err := sim.Load("../tests/topologies/fattree-50.net", nil)
+// simAnalyzed is a Session with o on the default port of the topology
+// at path in the embedded simulator, and the fabric; both closed when
+// the test ends.
+func simAnalyzed(t *testing.T, path string, o *engine.Options) (*engine.Session, *sim.Fabric) {
+	t.Helper()
+	f, err := sim.Load(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,11 +24,20 @@ func TestAnalyzeDeadSwitch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := engine.New(tr, &engine.Options{Timeout: 20e6, Retries: 1})
+	s, err := engine.New(tr, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	return s, f
+}
+
+// TestAnalyzeDeadSwitch: a spine that stops answering after the fabric
+// came up is missed by discovery; Analyze still runs every check on what
+// it found, names the missed route in Errors (the run fails) and counts
+// the routes through the dead switch as unknown, not as faults.
+func TestAnalyzeDeadSwitch(t *testing.T) {
+	s, f := simAnalyzed(t, "../tests/topologies/fattree-50.net", &engine.Options{Timeout: 20e6, Retries: 1})
 	spine := ""
 	for _, n := range f.Topology().Nodes {
 		if strings.HasPrefix(n.Desc, "spine") || strings.Contains(n.Desc, "spine") {
@@ -83,20 +92,7 @@ Credit loops: 1 (SL2VL tables; 2 channels, 2 dependencies; 0 sources, 0 destinat
 // level", "1 switch", "1 link", and plurals otherwise (it said "1
 // levels" and "link(s)").
 func TestWriteFatTreeCounts(t *testing.T) {
-	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	tr, err := f.Open(context.Background(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, _ := simAnalyzed(t, "../tests/topologies/net.2sw2path4hca", nil)
 	a, err := Analyze(t.Context(), &Env{Session: s}, AnalyzeOptions{Checks: []string{"fat-tree"}})
 	if err != nil {
 		t.Fatal(err)
