@@ -52,9 +52,21 @@ type Faults struct {
 	// every MAD that reaches one is dropped, so a dead switch forwards
 	// nothing either.
 	DeadNodes []string
+	// MutePortInfo are ports whose SMA does not answer a PortInfo Get
+	// for them, while their node answers everything else: discovery
+	// reads the node but never the port, as when a port's PortInfo times
+	// out (libibnetdisc keeps such a port as a shell, out of its port
+	// table; rdma-core #1767).
+	MutePortInfo []PortRef
 	// Climb makes performance counters grow by Step with every MAD sent
 	// into the fabric.
 	Climb []Climb
+}
+
+// PortRef names a port: its node (id or description) and number.
+type PortRef struct {
+	Node string
+	Port int
 }
 
 // Climb is a counter that grows during a run; see Faults.Climb. Counter
@@ -70,6 +82,7 @@ type Climb struct {
 type injector struct {
 	Faults
 	dead  map[*node]bool
+	mute  map[*port]bool // MutePortInfo
 	climb []climbAt
 	seen  map[uint64]uint32 // request key -> times sent
 	held  []heldMAD         // responses held back (Reorder)
@@ -110,7 +123,7 @@ func (f *Fabric) SetFaults(fl Faults) error {
 		return fmt.Errorf("sim: set faults: delay %v jitter %v: negative", fl.Delay, fl.Jitter)
 	}
 	f.mu.Lock()
-	in := &injector{Faults: fl, dead: map[*node]bool{}, seen: map[uint64]uint32{}}
+	in := &injector{Faults: fl, dead: map[*node]bool{}, mute: map[*port]bool{}, seen: map[uint64]uint32{}}
 	for _, id := range fl.DeadNodes {
 		n := f.lookup(id)
 		if n == nil {
@@ -118,6 +131,14 @@ func (f *Fabric) SetFaults(fl Faults) error {
 			return fmt.Errorf("sim: set faults: dead node %q: no such node", id)
 		}
 		in.dead[n] = true
+	}
+	for _, m := range fl.MutePortInfo {
+		p, err := f.portLocked("set faults: mute PortInfo", m.Node, m.Port, true)
+		if err != nil {
+			f.mu.Unlock()
+			return err
+		}
+		in.mute[p] = true
 	}
 	for _, c := range fl.Climb {
 		p, err := f.portLocked("set faults: climb", c.Node, c.Port, true)
@@ -137,7 +158,7 @@ func (f *Fabric) SetFaults(fl Faults) error {
 		held = f.inj.held
 	}
 	if fl.Loss == 0 && fl.Duplicate == 0 && fl.Reorder == 0 && fl.Corrupt == 0 &&
-		fl.Delay == 0 && fl.Jitter == 0 && len(in.dead) == 0 && len(in.climb) == 0 {
+		fl.Delay == 0 && fl.Jitter == 0 && len(in.dead) == 0 && len(in.climb) == 0 && len(in.mute) == 0 {
 		f.inj = nil // the fast path again
 	} else {
 		f.inj = in
@@ -168,6 +189,20 @@ func (f *Fabric) deadDrop(n *node) bool {
 		return true
 	}
 	return false
+}
+
+// mutedPortInfo reports whether node n's SMA leaves a PortInfo Get of
+// attribute modifier mod, arriving by port in, unanswered
+// (Faults.MutePortInfo). f.mu is held.
+func (f *Fabric) mutedPortInfo(n *node, in *port, mod uint32) bool {
+	if len(f.inj.mute) == 0 {
+		return false
+	}
+	p := in
+	if int(mod) < len(n.ports) && (mod != 0 || n.typ == typeSwitch) {
+		p = n.ports[mod]
+	}
+	return f.inj.mute[p]
 }
 
 // rng returns the generator for a request: the seed, the request's bytes

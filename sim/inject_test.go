@@ -150,6 +150,8 @@ func TestSetFaultsErrors(t *testing.T) {
 		{"negative delay", Faults{Delay: -time.Millisecond}, "delay -1ms jitter 0s: negative"},
 		{"negative jitter", Faults{Jitter: -1}, "delay 0s jitter -1ns: negative"},
 		{"unknown dead node", Faults{DeadNodes: []string{"nosuch"}}, `dead node "nosuch": no such node`},
+		{"unknown muted node", Faults{MutePortInfo: []PortRef{{Node: "nosuch", Port: 1}}}, `set faults: mute PortInfo "nosuch": no such node`},
+		{"unknown muted port", Faults{MutePortInfo: []PortRef{{Node: "Hca1", Port: 9}}}, `set faults: mute PortInfo`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := f.SetFaults(tc.fl)

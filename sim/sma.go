@@ -33,6 +33,9 @@ func (f *Fabric) sma(n *node, in *port, b []byte) (uint16, action) {
 	set := method == mad.MethodSet
 	d := fSMPData.bytes(b)
 	mod := fAttrMod.u32(b)
+	if f.inj != nil && !set && fAttrID.u16(b) == smp.AttrPortInfo && f.mutedPortInfo(n, in, mod) {
+		return 0, actDrop
+	}
 	var st uint16
 	switch fAttrID.u16(b) {
 	case smp.AttrNodeDescription:

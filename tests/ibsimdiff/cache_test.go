@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/host"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
+	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/topo"
 	"github.com/ibscript/ibscript/topo/ibndcache"
 )
 
@@ -455,5 +459,126 @@ func TestCacheIntoDirectory(t *testing.T) {
 	want.stdout = []byte(sbinIBError.ReplaceAllString(string(want.stdout), "$1: iberror: "))
 	if want.code != got.code || string(want.stdout) != string(got.stdout) {
 		t.Errorf("exit %d, the C tool's %d (stderr %s; C's %s):\n%s", got.code, want.code, got.stderr, want.stderr, lineDiff(string(want.stdout), string(got.stdout)))
+	}
+}
+
+// TestCachePortInfoTimeouts (rdma-core #1767): a discovery in which two
+// ports' PortInfo times out (the embedded simulator's MutePortInfo: Hca2's
+// port, reached and linked through Switch2, and Switch1's port 5, linked
+// from Switch2's) is cached as current libibnetdisc caches it: no record
+// of either port, no key of it in its node, no link to it from its peer.
+// The file loads in ibscript and in infiniband-diags 44's C ibnetdiscover,
+// which print it alike. A cache as libibnetdisc wrote it before #1767
+// (the key and the peer's link left to a port without a record) the C
+// tool of 44 refuses, and ibscript loads as current libibnetdisc does,
+// without the port.
+func TestCachePortInfoTimeouts(t *testing.T) {
+	s := diagSim(t, topo2sw) // the C tools run on ibsim, reading the file only
+	// The simulator's SM port (Switch1), tried twice 20 ms apart.
+	f, err := sim.Load(topo2sw, nil)
+	if err == nil {
+		err = f.SetFaults(sim.Faults{MutePortInfo: []sim.PortRef{{Node: "Hca2", Port: 1}, {Node: "Switch1", Port: 5}}})
+	}
+	var h *host.Host
+	if err == nil {
+		h, err = host.OpenWith(t.Context(), f, &host.Options{Session: engine.Options{Timeout: 20 * time.Millisecond, Retries: 1}})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	d, err := h.Session().Discover(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Errors) != 2 {
+		t.Fatalf("discovery errors %v; want the two muted PortInfos", d.Errors)
+	}
+	cf, err := ibndcache.FromFabric(d.Fabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hca2, sw1 = 0x100004, 0x200000 // Hca2's port GUID, Switch1's
+	muted := func(k ibndcache.PortKey) bool {
+		return k == ibndcache.PortKey{GUID: hca2, Num: 1} || k == ibndcache.PortKey{GUID: sw1, Num: 5}
+	}
+	links := 0
+	for _, p := range cf.Ports {
+		if muted(ibndcache.PortKey{GUID: p.GUID, Num: p.Num}) || p.HasRemote && muted(p.Remote) {
+			t.Errorf("port record 0x%x port %d: a muted port, or a link to one (%v)", p.GUID, p.Num, p.Remote)
+		}
+		if p.HasRemote {
+			links++
+		}
+	}
+	for _, n := range cf.Nodes {
+		for _, k := range n.Ports {
+			if muted(k) {
+				t.Errorf("node 0x%x keys the muted port 0x%x port %d", n.GUID, k.GUID, k.Num)
+			}
+		}
+	}
+	if links != 2*4 { // Hca1, Hca3, Hca4 and the one inter-switch link left, both ends
+		t.Errorf("%d linked port records, want 8", links)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "timeouts.cache")
+	if err := cf.Write(file); err != nil {
+		t.Fatal(err)
+	}
+	// Before #1767: Hca2's key and Switch2 port 1's link kept, Hca2's
+	// port without its record.
+	b, err := cf.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := ibndcache.Decode("old", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range old.Nodes {
+		if old.Nodes[i].GUID == hca2-1 {
+			old.Nodes[i].Ports = append(old.Nodes[i].Ports, ibndcache.PortKey{GUID: hca2, Num: 1})
+		}
+	}
+	for i := range old.Ports {
+		if p := &old.Ports[i]; p.GUID == 0x200001 && p.Num == 1 {
+			p.HasRemote, p.Remote = true, ibndcache.PortKey{GUID: hca2, Num: 1}
+		}
+	}
+	oldFile := filepath.Join(dir, "old.cache")
+	if err := old.Write(oldFile); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{nil, {"-l"}, {"-p"}} {
+		args = append([]string{"--load-cache", file}, args...)
+		want := cTool(t, s, "Hca1", "ibnetdiscover", args...)
+		got := ibscriptTool(t, s, "Hca1", "ibnetdiscover", args...)
+		if w, g := normDate(string(want.stdout)), normDate(string(got.stdout)); w != g || want.code != 0 || got.code != 0 {
+			t.Errorf("ibnetdiscover %v: exit %d, the C tool's %d (stderr %s / %s):\n%s", args, got.code, want.code, got.stderr, want.stderr, lineDiff(w, g))
+		}
+		if !strings.Contains(string(want.stdout), "Hca2") && args[len(args)-1] != "-p" {
+			t.Errorf("ibnetdiscover %v: Hca2's node is not printed:\n%s", args, want.stdout)
+		}
+	}
+	if c := cTool(t, s, "Hca1", "ibnetdiscover", "--load-cache", oldFile); c.code == 0 {
+		t.Errorf("the C ibnetdiscover 44 loads a cache with a dangling port key: %s", c.stdout)
+	}
+	fab, err := func() (*topo.Fabric, error) {
+		c, err := ibndcache.Read(oldFile)
+		if err != nil {
+			return nil, err
+		}
+		return c.Fabric(oldFile)
+	}()
+	if err != nil {
+		t.Fatalf("the pre-#1767 cache does not load: %v", err)
+	}
+	for _, n := range fab.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && (p.GUID == hca2 || p.Remote != nil && p.Remote.GUID == hca2) {
+				t.Errorf("the pre-#1767 cache loads with %v (linked to %v)", p, p.Remote)
+			}
+		}
 	}
 }

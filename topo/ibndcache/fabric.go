@@ -12,15 +12,21 @@ import (
 // the newest found first), each node's ports from its port keys, the
 // links from the port records. name names the file in errors.
 //
+// An incomplete cache loads as current rdma-core's libibnetdisc loads it
+// (rdma-core #1767, commit de83d1c20; infiniband-diags 44's refuses it,
+// "Cache invalid"): a port key with no port record, or beyond the node's
+// NumPorts, is left out, and so is a link to a port the file does not
+// hold (the port is then unlinked), as a cache written by libibnetdisc
+// before that change holds them where a port's PortInfo timed out.
+// Port records no node claims are left out, as libibnetdisc leaves them.
+//
 // Unlike libibnetdisc it refuses what it cannot trust: two node records
 // with one GUID, two port records with one key, a node type other than
-// CA, switch or router, a port key beyond the node's NumPorts (or port 0
-// of a CA or router), a key with no port record, a port record claimed by
-// two nodes or naming another node than the one claiming it, a link to a
-// port the file does not hold, and a link whose far end does not link
-// back. Port records no node claims are left out, as libibnetdisc leaves
-// them. The Origin is the from node's port its NodeInfo.LocalPortNum
-// names (else its lowest-numbered port in the file).
+// CA, switch or router, a port key of port 0 of a CA or router, a port
+// record claimed by two nodes or naming another node than the one
+// claiming it, and a link whose far end does not link back. The Origin is
+// the from node's port its NodeInfo.LocalPortNum names (else its
+// lowest-numbered port in the file).
 func (f *File) Fabric(name string) (*topo.Fabric, error) {
 	l := &loader{f: f, name: name, ports: make([]*topo.Port, len(f.Ports)), owner: make([]int, len(f.Ports))}
 	from, err := l.index()
@@ -125,12 +131,12 @@ func (l *loader) node(i int) (*topo.Node, error) {
 		Revision: ni.Revision, Ports: make([]*topo.Port, int(r.NumPorts)+1), EnhancedPort0: r.SMAEnhSP0 != 0,
 	}
 	for _, k := range r.Ports {
-		if int(k.Num) > n.NumPorts || k.Num == 0 && t != topo.Switch {
-			return nil, l.nodeAt(i, "port key 0x%016x port %d: a %s with %d ports has no port %d", k.GUID, k.Num, t, n.NumPorts, k.Num)
+		if k.Num == 0 && t != topo.Switch {
+			return nil, l.nodeAt(i, "port key 0x%016x port 0: a %s has no port 0", k.GUID, t)
 		}
 		j, ok := l.portIdx[k]
-		if !ok {
-			return nil, l.nodeAt(i, "port key 0x%016x port %d: no port record", k.GUID, k.Num)
+		if !ok || int(k.Num) > n.NumPorts {
+			continue // incomplete: _fill_port skips it (#1767)
 		}
 		if l.ports[j] != nil {
 			return nil, l.nodeAt(i, "port key 0x%016x port %d: the port record at offset %d is claimed by node record %d too", k.GUID, k.Num, l.f.PortOffset(j), l.owner[j])
@@ -167,19 +173,20 @@ func (l *loader) node(i int) (*topo.Node, error) {
 	return n, nil
 }
 
-// link connects the claimed ports as their records say, refusing a link
-// to a port the file does not hold or one that does not link back.
+// link connects the claimed ports as their records say, leaving out a
+// link to a port the file does not hold, refusing one that does not link
+// back.
 func (l *loader) link() error {
 	for j, p := range l.ports {
 		pr := &l.f.Ports[j]
 		if p == nil || !pr.HasRemote {
 			continue
 		}
-		rj, ok := l.portIdx[pr.Remote]
-		if !ok || l.ports[rj] == nil {
-			return l.portAt(j, "links to 0x%016x port %d, which the file does not hold", pr.Remote.GUID, pr.Remote.Num)
+		// A link to a port the file does not hold is left out, as
+		// _rebuild_ports leaves it since #1767.
+		if rj, ok := l.portIdx[pr.Remote]; ok {
+			p.Remote = l.ports[rj]
 		}
-		p.Remote = l.ports[rj]
 	}
 	for j, p := range l.ports {
 		if p != nil && p.Remote != nil && p.Remote.Remote != p {
@@ -211,7 +218,8 @@ func hashGUID(guid uint64) int {
 // speeds active are 0 where the node does not advertise them (discovery
 // clears them so). Every tool reading the cache reads only those fields.
 // The description is written as the node gave it (ibnetdiscover's own
-// cache holds it cleaned, a side effect of printing it first).
+// cache holds it cleaned, a side effect of printing it first). A port
+// whose PortInfo discovery could not read is left out (cacheable).
 //
 // MaxHops is the longest route of a breadth-first walk from the Origin
 // through switches; libibnetdisc's own figure depends on its query order
@@ -259,7 +267,7 @@ func FromFabric(f *topo.Fabric) (*File, error) {
 		}
 		copy(r.Desc[:], n.Desc)
 		for num, p := range n.Ports {
-			if p == nil || num > n.NumPorts {
+			if !cacheable(p) || num > n.NumPorts {
 				continue
 			}
 			r.Ports = append(r.Ports, PortKey{p.GUID, uint8(num)})
@@ -313,11 +321,20 @@ func portRecord(n *topo.Node, p *topo.Port, num int, smaLID uint16, smaLMC uint8
 	if err := marshalInto(&pr.Info, &pi); err != nil {
 		return Port{}, fmt.Errorf("ibndcache: %s port %d: PortInfo: %w", n, num, err)
 	}
-	if p.Remote != nil {
+	if cacheable(p.Remote) {
 		pr.HasRemote, pr.Remote = true, PortKey{p.Remote.GUID, uint8(p.Remote.Num)}
 	}
 	return pr, nil
 }
+
+// cacheable reports whether the cache holds port p: a port whose PortInfo
+// discovery read (a PortInfo never has PortState 0; discovery leaves it 0
+// where the query timed out). libibnetdisc keeps such a port as a shell,
+// out of its port table, and since rdma-core #1767 (commit de83d1c20)
+// writes neither a record of it nor a reference to it, its node's port
+// key and its peer's link (infiniband-diags 44's wrote them, and no
+// loader then took the file: "Cache invalid: cannot find port").
+func cacheable(p *topo.Port) bool { return p != nil && p.State != 0 }
 
 type appender interface {
 	AppendBinary([]byte) ([]byte, error)

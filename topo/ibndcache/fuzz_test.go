@@ -87,6 +87,18 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("our own file does not read back: %v", err)
 		}
+		// A port whose PortState is 0 (its PortInfo unread) is not
+		// cached, nor any link to it.
+		for _, n := range fab.Nodes {
+			for i, p := range n.Ports {
+				if p != nil && p.State == 0 {
+					if p.Remote != nil {
+						p.Remote.Remote = nil
+					}
+					n.Ports[i] = nil
+				}
+			}
+		}
 		if d := topotest.SameByGUID(fab, fab2); d != "" {
 			t.Fatalf("round trip differs: %s", d)
 		}

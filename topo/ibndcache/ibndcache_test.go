@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -193,9 +194,10 @@ func TestHostile(t *testing.T) {
 		{"duplicate node", func(b []byte) []byte { copy(b[node1+4+64:node1+4+72], b[node0+4+64:node0+4+72]); return b },
 			"offset 244: invalid ibnetdiscover cache: node record 1 (GUID 0x0000000000100006): the GUID of node record 0 again"},
 		{"node type", func(b []byte) []byte { b[node0+4+72] = 9; return b }, "offset 28: invalid ibnetdiscover cache: node record 0 (GUID 0x0000000000100006): node type 9"},
-		{"port beyond NumPorts", func(b []byte) []byte { b[portKey0+8] = 7; return b }, "offset 28: invalid ibnetdiscover cache: node record 0 (GUID 0x0000000000100006): port key 0x0000000000100007 port 7: a CA with 1 ports has no port 7"},
-		{"key without record", func(b []byte) []byte { le.PutUint64(b[portKey0:], 0xbeef); return b }, "node record 0 (GUID 0x0000000000100006): port key 0x000000000000beef port 1: no port record"},
-		{"link to a missing port", func(b []byte) []byte { le.PutUint64(b[keyed+86:], 0xbeef); return b }, "links to 0x000000000000beef port"},
+		{"port 0 of a CA", func(b []byte) []byte { b[portKey0+8] = 0; return b }, "offset 28: invalid ibnetdiscover cache: node record 0 (GUID 0x0000000000100006): port key 0x0000000000100007 port 0: a CA has no port 0"},
+		// A link to a port the file lacks is left out (#1767), and the
+		// far end's link is then one-sided.
+		{"link to a missing port", func(b []byte) []byte { le.PutUint64(b[keyed+86:], 0xbeef); return b }, "which does not link back"},
 		{"link not back", func(b []byte) []byte { b[keyed+94] = 8; return b }, "which does not link back"},
 		{"record of another node", func(b []byte) []byte { le.PutUint64(b[keyed+77:], 0x200000); return b }, "names node 0x0000000000200000, claimed by node 0x0000000000100006"},
 		{"duplicate port record", func(b []byte) []byte { copy(b[ports:ports+9], b[ports+PortLen:ports+PortLen+9]); return b }, "port record 1 (GUID 0x0000000000200001 port 8): the key of port record 0 again"},
@@ -263,5 +265,46 @@ func TestWriteNeverRemovesADirectory(t *testing.T) {
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		t.Errorf("the directory is gone: %v, %v", fi, err)
+	}
+}
+
+// TestIncompleteCache: a cache as libibnetdisc wrote it before rdma-core
+// #1767 where a port's PortInfo timed out (its node's key and its peer's
+// link kept, its record not written) loads as current libibnetdisc loads
+// it: without that port, the peer unlinked (ibnetdisc_cache.c's
+// _fill_port and _rebuild_ports skip what they cannot find).
+func TestIncompleteCache(t *testing.T) {
+	c, err := Decode(cFile, readC(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := c.Nodes[0].Ports[0] // a CA's port, linked to a switch
+	c.Ports = slices.DeleteFunc(c.Ports, func(p Port) bool { return p.GUID == k.GUID && p.Num == k.Num })
+	var fab *topo.Fabric
+	b, err := c.Encode()
+	if err == nil {
+		c, err = Decode("incomplete.cache", b)
+	}
+	if err == nil {
+		fab, err = c.Fabric("incomplete.cache")
+	}
+	if err != nil {
+		t.Fatalf("the incomplete cache does not load: %v", err)
+	}
+	for _, n := range fab.Nodes {
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			if p.GUID == k.GUID && p.Num == int(k.Num) {
+				t.Errorf("%v loaded without its record", p)
+			}
+			if p.Remote != nil && p.Remote.GUID == k.GUID {
+				t.Errorf("%v links to the port without a record", p)
+			}
+		}
+	}
+	if len(fab.Nodes) != len(c.Nodes) { // c is the file as decoded again
+		t.Errorf("%d nodes, want the file's %d", len(fab.Nodes), len(c.Nodes))
 	}
 }
