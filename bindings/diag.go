@@ -2,6 +2,7 @@ package bindings
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,9 +51,14 @@ func diagModule() Module {
 // diagEnv is the diag package's environment on the script's session and
 // node-name-map.
 func (e *Env) diagEnv() *diag.Env {
-	env := &diag.Env{Session: e.sess, NodeNames: e.names}
+	env := &diag.Env{Session: e.sess, NodeNames: e.names, Version: e.diagsVer}
 	if e.fab != nil {
 		env.Ports = e.fab.Ports
+		if ps, ok := e.fab.(interface {
+			PortSpeed(ctx context.Context, ca string, port int) (uint64, error)
+		}); ok {
+			env.PortSpeed = ps.PortSpeed // ibstat's effective speed (the simulator's)
+		}
 	}
 	if e.progress != nil {
 		env.Progress = func(nodes, _ int) { e.progress(nodes, 0, "diag: nodes found") }

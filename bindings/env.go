@@ -11,6 +11,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/exporter"
 	"github.com/ibscript/ibscript/fabric"
@@ -61,6 +62,10 @@ type Options struct {
 	// nodes fabric.discover finds: their desc, and so every message and
 	// report object that names them.
 	NodeNames map[uint64]string
+	// DiagsVersion is which infiniband-diags the diag module's tools
+	// behave as where current rdma-core's and 44 differ (the command
+	// line's $IBSCRIPT_DIAGS_VERSION; docs/diag.md): 44 by default.
+	DiagsVersion diag.Version
 	// MemoryLimit, when set, is checked before string.rep, table.concat
 	// and string.format make a large string (limits.go): past it, the
 	// call raises a *MemoryError, as a RunError. 0 means no check.
@@ -97,6 +102,7 @@ type Env struct {
 	planHelp func(PlanSpec)
 	progress func(done, total int, what string)
 	names    map[uint64]string // Options.NodeNames
+	diagsVer diag.Version      // Options.DiagsVersion
 	hasSim   bool              // the sim module is open
 
 	memLimit   uint64      // Options.MemoryLimit
@@ -140,7 +146,7 @@ func Open(L *lua.LState, opts *Options) (*Env, error) {
 		return nil, errors.New("bindings: Options.Session is required")
 	}
 	e := &Env{L: L, sess: opts.Session, fab: opts.Fabric, stdout: opts.Stdout, docs: map[*lua.LFunction]string{},
-		planName: opts.PlanName, planArgs: opts.PlanArgs, planHelp: opts.PlanHelp, progress: opts.Progress, names: opts.NodeNames,
+		planName: opts.PlanName, planArgs: opts.PlanArgs, planHelp: opts.PlanHelp, progress: opts.Progress, names: opts.NodeNames, diagsVer: opts.DiagsVersion,
 		memLimit: opts.MemoryLimit, onMemLimit: opts.OnMemoryLimit}
 	if e.stdout == nil {
 		e.stdout = os.Stdout

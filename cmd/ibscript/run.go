@@ -15,6 +15,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/bindings"
+	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/host"
 	"github.com/ibscript/ibscript/plan"
@@ -41,6 +42,14 @@ func newLuaProgress(ctx context.Context, c *config, stdout, stderr io.Writer, o 
 
 // newLuaOpts is newLua with the plan options of a run.
 func newLuaOpts(ctx context.Context, c *config, stdout, stderr io.Writer, o bindings.Options) (*host.Host, *lua.LState, *bindings.Env, error) {
+	// The diag module behaves as the tools do: $IBSCRIPT_DIAGS_VERSION.
+	if v := os.Getenv("IBSCRIPT_DIAGS_VERSION"); v != "" {
+		ver, err := diag.ParseVersion(v)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("$IBSCRIPT_DIAGS_VERSION %q: want 44 or current", v)
+		}
+		o.DiagsVersion = ver
+	}
 	b, err := openBackend(ctx, c, stderr)
 	if err != nil {
 		return nil, nil, nil, err

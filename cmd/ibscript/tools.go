@@ -434,7 +434,7 @@ func (inv *Invocation) Env(ctx context.Context) (*diag.Env, error) {
 	}
 	inv.b = b
 	inv.diagE = &diag.Env{Session: b.Session(), NodeNames: inv.c.names, Ports: b.Fabric().Ports, Version: inv.c.diagsVersion}
-	if ps, ok := b.Fabric().(portSpeeder); ok {
+	if ps, ok := b.Raw().(portSpeeder); ok {
 		inv.diagE.PortSpeed = ps.PortSpeed
 	}
 	if isTerminal(inv.Stderr) {

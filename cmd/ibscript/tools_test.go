@@ -471,6 +471,15 @@ func TestDiagsVersion(t *testing.T) {
 	if want := strings.Replace(def, "\t\tRate: 10\n", "\t\tRate: 10\n\t\tEffective speed: 10\n", -1); cur != want || cur == def {
 		t.Errorf("ibstat --diags-version current:\n%s\nwant 44's with the line:\n%s", cur, want)
 	}
+	// Lua's diag module follows $IBSCRIPT_DIAGS_VERSION too.
+	for env, want := range map[string]string{"current": "100\n", "": "nil\n"} {
+		t.Setenv("IBSCRIPT_DIAGS_VERSION", env)
+		code, stdout, stderr := ibscript(t, "--fabric", fab+"?node=Hca1&port=1", "--quiet", "-e", "print(diag.stat().cas[1].ports[1].effective_speed)")
+		if code != 0 || stdout != want {
+			t.Errorf("$IBSCRIPT_DIAGS_VERSION=%q: Lua diag.stat's effective_speed: status %d, %q (%s); want %q", env, code, stdout, stderr, want)
+		}
+	}
+	t.Setenv("IBSCRIPT_DIAGS_VERSION", "")
 	for _, tc := range []struct{ env, arg, want string }{
 		{"", "--diags-version=45", `ibscript iblinkinfo: --diags-version "45": want 44 or current`},
 		{"Current", "", `ibscript iblinkinfo: $IBSCRIPT_DIAGS_VERSION "Current": want 44 or current`},
