@@ -166,10 +166,7 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 	hops := 0
 	fullScan := e.guidUnresolvedBySA(ctx, o.PortGUID, o.Path, o.Unresolved)
 	partialScan := (o.PortGUID != 0 || o.Path != nil) && !fullScan
-	var warnings []string
-	if partialScan && o.Path == nil && o.Unresolved == "" && e.current() && e.Loaded == nil {
-		o.dr, warnings = e.drStart(ctx, o.PortGUID, o.PortText)
-	}
+	warnings := e.drStart(ctx, &o, partialScan)
 	if o.Hops > 0 && !partialScan {
 		hops = o.Hops + 1
 	}
@@ -382,17 +379,20 @@ func findPortNode(ctx context.Context, e *Env, d *engine.Discovery, o LinkinfoOp
 
 // drStart is current rdma-core's iblinkinfo -S/-G (rdma-core #1755): the
 // port, which the SA resolved to a LID, is reached by the directed route
-// build_dr_path_to_lid builds to that LID, and the partial scan starts
-// there. When it finds none, its warnings, and the scan starts from the
-// LID as 44's does (route nil).
-func (e *Env) drStart(ctx context.Context, guid uint64, text string) (route []uint8, warnings []string) {
+// build_dr_path_to_lid builds to that LID (o.dr), and the partial scan
+// starts there. When it finds none, its warnings, and the scan starts
+// from the LID as 44's does (o.dr nil).
+func (e *Env) drStart(ctx context.Context, o *LinkinfoOptions, partialScan bool) (warnings []string) {
+	if !partialScan || o.Path != nil || o.Unresolved != "" || !e.current() || e.Loaded != nil {
+		return nil
+	}
+	guid, text := o.PortGUID, o.PortText
 	lid, err := lidOfGUID(ctx, e.Session, guid)
 	if err != nil {
-		return nil, nil // guidUnresolvedBySA said it resolves; a second try failing is a full scan's matter
+		return nil // guidUnresolvedBySA said it resolves; a second try failing is a full scan's matter
 	}
-	route, err = e.Session.DRPathToLID(ctx, nil, lid)
-	if err == nil {
-		return route, nil
+	if o.dr, err = e.Session.DRPathToLID(ctx, nil, lid); err == nil {
+		return nil
 	}
 	if text == "" {
 		text = fmt.Sprintf("0x%x", guid)
@@ -401,7 +401,7 @@ func (e *Env) drStart(ctx context.Context, guid uint64, text string) (route []ui
 	if de := (*engine.DRPathError)(nil); errors.As(err, &de) {
 		msg = de.Msg
 	}
-	return nil, []string{"build_dr_path_to_lid: " + msg, fmt.Sprintf("main: DR path to lid %d (%s) failed; using resolved portid", lid, text)}
+	return []string{"build_dr_path_to_lid: " + msg, fmt.Sprintf("main: DR path to lid %d (%s) failed; using resolved portid", lid, text)}
 }
 
 // ToolWarnings are current rdma-core's ibwarn lines ("function: text")

@@ -247,21 +247,8 @@ walk:
 			if !cur.same(&start) {
 				return w.fail("can't continue: reached CA or router port 0x%x, lid %d", cur.portGUID, cur.lid)
 			}
-			// The start is a CA or router: one hop back, to (with luck)
-			// a switch.
-			fromCA := w.cnt == 0
-			if fromCA {
-				if portnum != 0 && !w.extend(portnum) {
-					return w.fail("Direct path too long!")
-				}
-			} else {
-				w.cnt--
-			}
-			if err := w.get(ctx, &next); err != nil {
-				return &DRPathError{LID: w.lid, Msg: "can't reach port at " + w.route(), Err: err}
-			}
-			if !fromCA {
-				next.portnum = int(w.p[w.cnt+1]) // the port as seen from the CA's side
+			if err := w.leaveCA(ctx, portnum, &next); err != nil {
+				return err
 			}
 		}
 		if next.typ == smp.NodeTypeSwitch {
@@ -276,6 +263,25 @@ walk:
 		cur, portnum = &next, next.portnum
 	}
 	return w.found(hops - 1)
+}
+
+// leaveCA is the walk's step from its start when that is a CA or
+// router (port portnum): one hop back, to (with luck) a switch, whose
+// node it reads into next.
+func (w *drWalk) leaveCA(ctx context.Context, portnum int, next *drPort) error {
+	fromCA := w.cnt == 0
+	if !fromCA {
+		w.cnt--
+	} else if portnum != 0 && !w.extend(portnum) {
+		return w.fail("Direct path too long!")
+	}
+	if err := w.get(ctx, next); err != nil {
+		return &DRPathError{LID: w.lid, Msg: "can't reach port at " + w.route(), Err: err}
+	}
+	if !fromCA {
+		next.portnum = int(w.p[w.cnt+1]) // the port as seen from the CA's side
+	}
+	return nil
 }
 
 // found is the walk's end: the C's maxhops, counted down once more by the

@@ -804,21 +804,7 @@ func (inv *Invocation) configure(c *config) error {
 		// costs no longer than in the C tool.
 		c.retries = libibmadTries - 1
 	}
-	if inv.Has(optMKey) {
-		k, err := cMKey(inv.Value(optMKey))
-		if err != nil {
-			return err
-		}
-		c.mkey = strconv.FormatUint(k, 10)
-	}
-	if inv.Has(optPKeyIdx) {
-		idx, err := cPKeyIdx(inv.Value(optPKeyIdx))
-		if err != nil {
-			return err
-		}
-		c.pkeyIndex = idx
-	}
-	if err := c.readDiagsVersion(inv); err != nil {
+	if err := c.readKeyOpts(inv); err != nil {
 		return err
 	}
 	if inv.Has(optNameMap) {
@@ -850,9 +836,24 @@ func (inv *Invocation) configure(c *config) error {
 	return nil
 }
 
-// readDiagsVersion sets c.diagsVersion from --diags-version, else
-// $IBSCRIPT_DIAGS_VERSION; unset is 44.
-func (c *config) readDiagsVersion(inv *Invocation) error {
+// readKeyOpts reads -y into c.mkey, -Y (current rdma-core's) into
+// c.pkeyIndex, and c.diagsVersion from --diags-version, else
+// $IBSCRIPT_DIAGS_VERSION (unset is 44).
+func (c *config) readKeyOpts(inv *Invocation) error {
+	if inv.Has(optMKey) {
+		k, err := cMKey(inv.Value(optMKey))
+		if err != nil {
+			return err
+		}
+		c.mkey = strconv.FormatUint(k, 10)
+	}
+	if inv.Has(optPKeyIdx) {
+		idx, err := cPKeyIdx(inv.Value(optPKeyIdx))
+		if err != nil {
+			return err
+		}
+		c.pkeyIndex = idx
+	}
 	what, v := "--"+optDiagsVersion, inv.Value(optDiagsVersion)
 	if !inv.Has(optDiagsVersion) {
 		what, v = "$IBSCRIPT_DIAGS_VERSION", os.Getenv("IBSCRIPT_DIAGS_VERSION")
