@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestPlanarizedFabric: on the bundled planarized XDR fat tree (4 planes,
+// every host planarized; docs/planes.md) the embedded simulator is
+// discovered, validated, exported and queried as a site would: discovery
+// from a plane port sees that plane (its switches, every host's port on
+// it); validate.lua passes; `topology --format json` and the exporter
+// list that plane's links; ibstat lists the host's GSI device with
+// IsSMdisabled; perfquery reads any plane's counters through the GSI
+// side, and -a the aggregated port (the planes' sum).
+func TestPlanarizedFabric(t *testing.T) {
+	fab := "sim:" + topologies + "fattree-xdr-4planes.net"
+	run := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := ibscript(t, append([]string{"--quiet"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", args, code, out, errOut)
+		}
+		return out
+	}
+	for plane, uri := range map[string]string{"1": fab, "3": fab + "?node=h000-00&port=3"} {
+		out := run("discover", "--fabric", uri, "--format", "ibnetdiscover")
+		if got := strings.Count(out, "\nCa\t4 "); got != 8 {
+			t.Errorf("plane %s: %d planarized CAs of 4 ports, want 8:\n%s", plane, got, out)
+		}
+		if got, other := strings.Count(out, "\"p"+plane+"-"), regexp.MustCompile(`"p[^`+plane+`]-`).FindString(out); got == 0 || other != "" {
+			t.Errorf("plane %s: %d mentions of its switches, one of another plane %q", plane, got, other)
+		}
+		if !regexp.MustCompile(`\n\[` + plane + `\]\(100024\) \t"S-`).MatchString(out) {
+			t.Errorf("plane %s: h001-03 not reached on its port %s:\n%s", plane, plane, out)
+		}
+	}
+	if out := run("run", "--fabric", fab, "--arg", "speed=XDR", "--arg", "width=4X", "../../scripts/validate.lua"); !strings.Contains(out, " passed, 0 failed") {
+		t.Errorf("validate.lua:\n%s", out)
+	}
+	var g struct {
+		Nodes []struct{ Name string } `json:"nodes"`
+		Links []struct{ Speed string } `json:"links"`
+	}
+	if err := json.Unmarshal([]byte(run("topology", "--fabric", fab, "--format", "json")), &g); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Nodes) != 12 || len(g.Links) != 12 || g.Links[0].Speed != "XDR" {
+		t.Errorf("topology json: %d nodes, %d links (%+v), want plane 1's 12 and 12 XDR", len(g.Nodes), len(g.Links), g.Links)
+	}
+	metrics := run("exporter", "--fabric", fab, "--once", "--output", "-")
+	if got := strings.Count(metrics, "infiniband_link_info{"); got != 12 {
+		t.Errorf("exporter: %d link series, want plane 1's 12", got)
+	}
+	// The host (h000-00, the SM's) has its plane ports and its GSI device,
+	// whose capability mask alone has IsSMdisabled (0x400).
+	_, gsi, ok := strings.Cut(run("ibstat", "--fabric", fab), "CA 'h000-00:gsi'\n")
+	m := regexp.MustCompile(`Capability mask: (0x[0-9a-f]+)`).FindStringSubmatch(gsi)
+	if !ok || m == nil {
+		t.Fatal("ibstat lists no GSI device of h000-00")
+	}
+	if capMask, err := strconv.ParseUint(m[len(m)-1], 0, 32); !ok || err != nil || capMask&0x400 == 0 {
+		t.Errorf("ibstat: h000-00's GSI device, capability mask %q", m)
+	}
+	m = regexp.MustCompile(`"h001-02" lid (\d+) 4xXDR`).FindStringSubmatch(run("ibnetdiscover", "--fabric", fab))
+	if m == nil {
+		t.Fatal("ibnetdiscover: no h001-02")
+	}
+	if out := run("iblinkinfo", "--fabric", fab); !strings.Contains(out, "CA: h001-02:") || !strings.Contains(out, "212.5 Gbps") {
+		t.Errorf("iblinkinfo:\n%s", out)
+	}
+	// Plane 3's counters through plane 1's LID: the GSI side's PMA.
+	if out := run("perfquery", "--fabric", fab, m[1], "3"); !strings.Contains(out, "PortSelect:......................3\n") {
+		t.Errorf("perfquery %s 3:\n%s", m[1], out)
+	}
+	if out := run("perfquery", "--fabric", fab, "-a", m[1]); !strings.Contains(out, "PortSelect:......................255\n") {
+		t.Errorf("perfquery -a %s:\n%s", m[1], out)
+	}
+}
