@@ -250,6 +250,7 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 	dests, maxLID := lidDests(eps)
 
 	order := routingOrder(switches, eps)
+	orderOf := islandOrders(dist, ns, dests, order)
 
 	// Per switch: the min-hop egress ports toward each switch.
 	type uplink struct {
@@ -307,11 +308,42 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 		candStart[ns] = int32(len(cands))
 		if !naiveRouting && rr.prepare(cands, candStart[:ns+1], hasCA) {
 			f.rrSwitches++
-			rr.route(lft, dests, order, si)
+			rr.route(lft, dests, orderOf(si), si)
 		} else {
-			minHopNaive(lft, dests, order, si, cands, candStart)
+			minHopNaive(lft, dests, orderOf(si), si, cands, candStart)
 		}
 		s.sw.lft = lft
+	}
+}
+
+// islandOrders returns, for a switch, the LIDs of order it routes: those
+// on its island (the switches it reaches; a planarized fabric has one per
+// plane), as the others have no egress port and are skipped anyway. With
+// one island that is order itself.
+func islandOrders(dist []uint16, ns int, dests []dest, order []int32) func(si int) []int32 {
+	island := make([]int32, ns) // the lowest switch index a switch reaches
+	one := true
+	for si := range ns {
+		island[si] = int32(slices.IndexFunc(dist[si*ns:(si+1)*ns], func(h uint16) bool { return h != noHops }))
+		one = one && island[si] == 0
+	}
+	if one {
+		return func(int) []int32 { return order }
+	}
+	orders := map[int32][]int32{}
+	return func(si int) []int32 {
+		id := island[si]
+		if o, ok := orders[id]; ok {
+			return o
+		}
+		var o []int32
+		for _, lid := range order {
+			if int(lid) < len(dests) && dests[lid].sw >= 0 && island[dests[lid].sw] == id {
+				o = append(o, lid)
+			}
+		}
+		orders[id] = o
+		return o
 	}
 }
 

@@ -1087,13 +1087,23 @@ func (p *parser) note(lr *lineReader, msg, v string) {
 
 // connect checks that every link is written at both ends, consistently,
 // and links the ports.
+// portRef names a port in connect's errors, `"node"[port]`, formatted only
+// when an error is (two Sprintfs per cable were a tenth of a big file's
+// parse).
+type portRef struct {
+	id  string
+	num int
+}
+
+func (r portRef) String() string { return fmt.Sprintf("%q[%d]", r.id, r.num) }
+
 func (p *parser) connect() error {
 	for _, c := range p.cables {
 		errorf := func(format string, args ...any) error {
 			return &ParseError{File: c.at.file, Line: c.at.line, Msg: fmt.Sprintf(format, args...)}
 		}
 		from := c.from
-		here := fmt.Sprintf("%q[%d]", from.Node.ID, from.Num)
+		here := portRef{from.Node.ID, from.Num}
 		rn := p.ids[c.remoteID]
 		if rn == nil {
 			return errorf("%s: unknown remote node %q", here, c.remoteID)
@@ -1105,7 +1115,7 @@ func (p *parser) connect() error {
 		if rp == from {
 			return errorf("%s is cabled to itself", here)
 		}
-		there := fmt.Sprintf("%q[%d]", rn.ID, rp.Num)
+		there := portRef{rn.ID, rp.Num}
 		j, ok := p.cableOf[rp]
 		if !ok {
 			return errorf("%s is cabled to %s, but %s has no port line for it", here, there, there)
