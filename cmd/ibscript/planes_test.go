@@ -46,7 +46,7 @@ func TestPlanarizedFabric(t *testing.T) {
 		t.Errorf("validate.lua:\n%s", out)
 	}
 	var g struct {
-		Nodes []struct{ Name string } `json:"nodes"`
+		Nodes []struct{ Name string }  `json:"nodes"`
 		Links []struct{ Speed string } `json:"links"`
 	}
 	if err := json.Unmarshal([]byte(run("topology", "--fabric", fab, "--format", "json")), &g); err != nil {
