@@ -243,5 +243,5 @@ const FabricSupport = `What each fabric supports (` + "`--fabric`" + `: ` + "`um
 | RDMA CM by ` + "`{lid=}`" + `/` + "`{gid=}`" + ` (AF_IB) | yes (kernel rdma_cm) | no: bind fails ENODEV | yes (user-space IB CM) | yes (user-space IB CM) |
 | RDMA CM by ` + "`{ip=}`" + ` (AF_INET, AF_INET6) | yes: IPoIB netdevs | yes: the NIC's addresses | yes: topology ` + "`# ipoib`" + ` lines, ` + "`sim.ipoib`" + ` | Go only: ` + "`rdmacm.Options.IPoIB`" + ` |
 | IB CM (class 0x07) | the kernel's ib_cm | the kernel's ib_cm | ibscript's (rdmacm/ibcm) | ibscript's (rdmacm/ibcm) |
-| Planes (` + "`umad.get_smi_gsi_pairs`" + `) | yes: SMI/GSI pairs from sysfs as libibumad finds them; SMPs leave through the SMI device, the rest through the GSI device | no: RoCE ports take no part in pairing | the simulator's planes where it is a ` + "`fabric.Pairer`" + `, else every CA its own pair | every CA its own pair |
+| Planes (` + "`umad.get_smi_gsi_pairs`" + `) | yes: SMI/GSI pairs from sysfs as libibumad finds them; SMPs leave through the SMI device, the rest through the GSI device | no: RoCE ports take no part in pairing | yes: a topology's ` + "`# planarized`" + ` CAs (docs/planes.md) pair NODE (its plane ports: SMPs) with NODE:gsi (the rest); every other CA is its own pair | every CA its own pair |
 `

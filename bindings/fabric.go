@@ -145,6 +145,9 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 				num(int(p.WidthEnabled)), num(int(p.WidthActive)), num(int(p.SpeedEnabled)),
 				num(int(p.SpeedActive)), num(int(p.SpeedExtEnabled)), num(int(p.SpeedExtActive)), nil}
 			pt := fixedTable(L, portKeys, pv[:], portMeta)
+			if p.Plane != 0 {
+				pt.RawSetString("plane", num(int(p.Plane)))
+			}
 			ports.RawSetInt(p.Num, pt)
 			portTabs[p] = pt
 			if lid == 0 && p.LID != 0 && (n.Type != topo.Switch || p.Num == 0) {
@@ -162,6 +165,9 @@ func (e *Env) fabricTable(d *engine.Discovery) *lua.LTable {
 		nt.RawSetString("ports", ports)
 		nt.RawSetString("lid", num(lid))
 		nt.RawSetString("enhanced_port0", lua.LBool(n.EnhancedPort0))
+		if n.Planarized {
+			nt.RawSetString("planarized", lua.LTrue)
+		}
 		nodes.Append(nt)
 	}
 	for p, pt := range portTabs {
