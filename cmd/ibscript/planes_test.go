@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ibscript/ibscript/internal/fattree"
+	"github.com/ibscript/ibscript/internal/jsonschema"
 )
 
 // TestPlanarizedFabric: on the bundled planarized XDR fat tree (4 planes,
@@ -17,7 +19,8 @@ import (
 // discovered, validated, exported and queried as a site would: discovery
 // from a plane port sees that plane (its switches, every host's port on
 // it); validate.lua passes; `topology --format json` and the exporter
-// list that plane's links; ibstat lists the host's GSI device with
+// list that plane's links, and the JSON of the file (--load) every plane's
+// with its plane (both valid against the schema); ibstat lists the host's GSI device with
 // IsSMdisabled; perfquery reads any plane's counters through the GSI
 // side, and -a the aggregated port (the planes' sum).
 func TestPlanarizedFabric(t *testing.T) {
@@ -45,15 +48,54 @@ func TestPlanarizedFabric(t *testing.T) {
 	if out := run("run", "--fabric", fab, "--arg", "speed=XDR", "--arg", "width=4X", "../../scripts/validate.lua"); !strings.Contains(out, " passed, 0 failed") {
 		t.Errorf("validate.lua:\n%s", out)
 	}
-	var g struct {
-		Nodes []struct{ Name string }  `json:"nodes"`
-		Links []struct{ Speed string } `json:"links"`
-	}
-	if err := json.Unmarshal([]byte(run("topology", "--fabric", fab, "--format", "json")), &g); err != nil {
+	// Discovered: plane 1's, at XDR. Loaded from the file: every plane,
+	// each cable and switch with its plane, each host planarized.
+	raw, err := os.ReadFile("../../docs/diag/topology.schema.json")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(g.Nodes) != 12 || len(g.Links) != 12 || g.Links[0].Speed != "XDR" {
+	schema, err := jsonschema.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type graph struct {
+		Nodes []struct {
+			Type       string
+			Planarized bool
+			Plane      int
+		} `json:"nodes"`
+		Links []struct {
+			Speed string
+			Plane int
+		} `json:"links"`
+	}
+	var g, all graph
+	for _, c := range []struct {
+		src []string
+		g   *graph
+	}{{[]string{"--fabric", fab}, &g}, {[]string{"--load", topologies + "fattree-xdr-4planes.net"}, &all}} {
+		out := run(append([]string{"topology", "--format", "json"}, c.src...)...)
+		if errs := schema.Validate([]byte(out)); len(errs) > 0 {
+			t.Errorf("topology %s: not valid against docs/diag/topology.schema.json:\n%s", c.src, strings.Join(errs, "\n"))
+		}
+		if err := json.Unmarshal([]byte(out), c.g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(g.Nodes) != 12 || len(g.Links) != 12 || g.Links[0].Speed != "XDR" || g.Links[0].Plane != 0 {
 		t.Errorf("topology json: %d nodes, %d links (%+v), want plane 1's 12 and 12 XDR", len(g.Nodes), len(g.Links), g.Links)
+	}
+	planes := map[int]int{}
+	for _, l := range all.Links {
+		planes[l.Plane]++
+	}
+	for _, n := range all.Nodes {
+		if n.Planarized != (n.Type == "CA") || (n.Plane != 0) != (n.Type == "Switch") {
+			t.Errorf("topology --load json: node %+v", n)
+		}
+	}
+	if len(all.Nodes) != 24 || len(planes) != 4 || planes[3] != 12 {
+		t.Errorf("topology --load json: %d nodes, links by plane %v; want 24, 12 on each of 4", len(all.Nodes), planes)
 	}
 	metrics := run("exporter", "--fabric", fab, "--once", "--output", "-")
 	if got := strings.Count(metrics, "infiniband_link_info{"); got != 12 {

@@ -38,6 +38,11 @@ type GraphNode struct {
 	// Island numbers the switch's island (from 1); absent on CAs and
 	// routers.
 	Island int `json:"island,omitempty"`
+	// Planarized marks a planarized CA and Plane is a switch's plane,
+	// where the fabric says so (a topology file's "# planarized" lines;
+	// docs/planes.md); absent otherwise.
+	Planarized bool `json:"planarized,omitempty"`
+	Plane      int  `json:"plane,omitempty"`
 }
 
 // GraphLink is one cable, from the end that comes first in node order.
@@ -50,6 +55,9 @@ type GraphLink struct {
 	// unknown (a topology file without them, a port down).
 	Width string `json:"width,omitempty"`
 	Speed string `json:"speed,omitempty"`
+	// Plane is the plane the cable is on in a planarized fabric; absent
+	// otherwise.
+	Plane int `json:"plane,omitempty"`
 }
 
 // linkText is a port's active width and speed: "4X" and "QDR", "EDR",
@@ -124,11 +132,16 @@ func NewGraph(f *topo.Fabric, t *Tree, o *Options) *Graph {
 		if s := slurm[n]; s != nil {
 			gn.Slurm, gn.Level, gn.Island = s.Name, &s.Level, s.Island
 		}
+		gn.Planarized = n.Planarized
+		if n.Type == topo.Switch && n.Ports[0] != nil {
+			gn.Plane = int(n.Ports[0].Plane)
+		}
 		g.Nodes = append(g.Nodes, gn)
 	}
 	for _, l := range f.Links() {
 		w, s := linkText(l.A)
-		g.Links = append(g.Links, GraphLink{Source: ids[l.A.Node], SourcePort: l.A.Num, Target: ids[l.B.Node], TargetPort: l.B.Num, Width: w, Speed: s})
+		g.Links = append(g.Links, GraphLink{Source: ids[l.A.Node], SourcePort: l.A.Num, Target: ids[l.B.Node], TargetPort: l.B.Num, Width: w, Speed: s,
+			Plane: int(max(l.A.Plane, l.B.Plane))})
 	}
 	return g
 }
