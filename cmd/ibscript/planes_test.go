@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -50,14 +49,7 @@ func TestPlanarizedFabric(t *testing.T) {
 	}
 	// Discovered: plane 1's, at XDR. Loaded from the file: every plane,
 	// each cable and switch with its plane, each host planarized.
-	raw, err := os.ReadFile("../../docs/diag/topology.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := jsonschema.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := jsonschema.Load(t, "../../docs/diag/topology.schema.json")
 	type graph struct {
 		Nodes []struct {
 			Type       string
