@@ -134,6 +134,7 @@ var docSkips = []struct {
 	{regexp.MustCompile(`--arg interval=`), "waits for the interval between two counter sweeps"},
 	{regexp.MustCompile(`^(\./)?ibscript exporter\b`), "a server that runs until stopped: TestExporterCommand starts and scrapes it"},
 	{regexp.MustCompile(`^curl\b`), "asks a running exporter"},
+	{regexp.MustCompile(`\bibsysstat -S\b`), "a server that runs until interrupted (backgrounded, it keeps sh's output open and the line never ends): diag's TestSysstatOnSimulator runs one"},
 	{regexp.MustCompile(`\bsudo\b`), "installs the exporter on a host (root, systemd): TestSystemdUnit checks the unit and its command line"},
 }
 
