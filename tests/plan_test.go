@@ -270,6 +270,24 @@ func TestValidateFatTree2000(t *testing.T) {
 	checkFormats(t, r, nil)
 }
 
+// TestValidatePlanarized2000 runs validate.lua on the planarized XDR fat
+// tree of 4 planes, each the 2,000-node tree (genfattree -preset 2000 -xdr
+// -planes 4: 2,240 nodes): from the SM's plane port it sees that plane's
+// 2,000 nodes, and everything passes (docs/planes.md;
+// cmd/ibscript BenchmarkFabric2000 times it against fattree-2000).
+func TestValidatePlanarized2000(t *testing.T) {
+	spec := fattree.Nodes2000
+	spec.XDR, spec.Planes = true, 4
+	path := filepath.Join(t.TempDir(), "planes.net")
+	if err := spec.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	r := runPlan(t, loadSim(t, path), "../scripts/validate.lua", map[string]string{"speed": "XDR"})
+	if got := failedChecks(r); len(got) > 0 || r.Error != "" || r.Fabric.Nodes != 2000 || spec.Nodes() != 2240 {
+		t.Fatalf("failed %q, error %q, %d nodes of %d", got, r.Error, r.Fabric.Nodes, spec.Nodes())
+	}
+}
+
 // BenchmarkValidate16k runs validate.lua on a 16,050-node fat tree (250
 // leaves x 63 hosts, 50 spines): discovery, every check, the report.
 func BenchmarkValidate16k(b *testing.B) {
