@@ -143,7 +143,6 @@ func (c *Parser) Parse(name string, r io.Reader) (*Fabric, error) {
 		f:        &Fabric{},
 		ids:      make(map[string]*Node),
 		guids:    make(map[uint64]guidOwner),
-		portPos:  make(map[*Port]pos),
 		width:    defaultWidth,
 		speed:    defaultSpeed,
 		guidBase: [4]uint64{CA: DefaultCAGUID, Switch: DefaultSwitchGUID, Router: DefaultRouterGUID},
@@ -285,7 +284,6 @@ type parser struct {
 	ids      map[string]*Node
 	nodePos  []pos // per node, its header line
 	guids    map[uint64]guidOwner
-	portPos  map[*Port]pos
 	cables   []cable
 	cableOf  map[*Port]int // index into cables
 	guidBase [4]uint64     // absolute bases by NodeType
@@ -915,7 +913,6 @@ func (p *parser) portLine(lr *lineReader, line string, nd *Node, seen map[int]in
 		return err
 	}
 	at := lr.pos()
-	p.portPos[pt] = at
 	if p.cableOf == nil {
 		p.cableOf = make(map[*Port]int)
 	}
