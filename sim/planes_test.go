@@ -305,3 +305,38 @@ func TestPlanarizedPairs(t *testing.T) {
 		t.Errorf("Open's port: SMI %s/%d, CA %s", a.SMIName, a.SMIPort, a.CAName)
 	}
 }
+
+// TestPlanarizedTraffic: the background load moves each plane port's
+// counters by its own share (its load and link), which the GSI side's PMA
+// reads per plane; AllPortSelect gives the aggregated port's, their sum.
+func TestPlanarizedTraffic(t *testing.T) {
+	f := mustLoad(t, planesTopo, nil)
+	clock := time.Unix(1_700_000_000, 0)
+	if err := f.SetTraffic(&Traffic{Load: 0.5, Now: func() time.Time { return clock }}); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(time.Second)
+	gsi := attachKindRaw(t, f, "h000-00", 1, wireGSI)
+	dst := lidOf(t, f, "h001-01", 2)
+	xmit := func(sel uint8) uint64 {
+		var pce perf.PortCountersExtended
+		if err := pce.UnmarshalBinary(ok(t, gsi.one(dst, perfReq(t, mad.MethodGet, perf.AttrPortCountersExtended, sel)))); err != nil {
+			t.Fatal(err)
+		}
+		return pce.PortXmitData
+	}
+	var sum uint64
+	seen := map[uint64]bool{}
+	for p := uint8(1); p <= 4; p++ {
+		v := xmit(p)
+		if v == 0 || seen[v] {
+			t.Errorf("plane %d: PortXmitData %d (planes so far %v): want its own share of the load", p, v, seen)
+		}
+		seen[v] = true
+		sum += v
+	}
+	// Each read's answer leaves by plane 2 and adds its own words.
+	if all := xmit(perf.AllPorts); all < sum || all > sum+4*mad.Size/4 {
+		t.Errorf("AllPortSelect PortXmitData %d, want the planes' sum %d", all, sum)
+	}
+}
