@@ -3,6 +3,7 @@ package diag
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -237,16 +238,7 @@ func compressHosts(hosts []string) []string {
 		}
 		items = append(items, item{h[:i], h[i:]})
 	}
-	slices.SortStableFunc(items, func(a, b item) int {
-		x, y := perlNum(a.num), perlNum(b.num)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(perlNum(a.num), perlNum(b.num)) })
 	ranges := map[string][][]string{}
 	for _, it := range items {
 		rs := ranges[it.prefix]

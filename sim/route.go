@@ -154,14 +154,7 @@ func (f *Fabric) assignLIDs(eps []*port) map[*port]lidRange {
 	}
 	order := slices.Clone(eps[1:])
 	slices.SortStableFunc(order, func(a, b *port) int {
-		x, y := bits.ReverseBytes64(a.guid), bits.ReverseBytes64(b.guid)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
+		return cmp.Compare(bits.ReverseBytes64(a.guid), bits.ReverseBytes64(b.guid))
 	})
 	order = append([]*port{eps[0]}, order...)
 

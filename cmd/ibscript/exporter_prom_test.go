@@ -59,6 +59,27 @@ func freePort(t *testing.T) string {
 
 // promQuery asks Prometheus' HTTP API for an instant vector and returns
 // its samples' values by their label sets (JSON-encoded).
+// awaitProm polls Prometheus' API at prom (it starts, then scrapes every
+// second) until query q's result holds ok or a generous deadline passes
+// (the test fails, saying what was awaited); it returns the result.
+func awaitProm(t *testing.T, prom, what, q string, ok func(map[string]float64) bool) map[string]float64 {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	var last map[string]float64
+	var lastErr error
+	for time.Now().Before(deadline) {
+		if _, err := net.DialTimeout("tcp", prom, time.Second); err == nil {
+			last, lastErr = promQuery(t, prom, q)
+			if lastErr == nil && ok(last) {
+				return last
+			}
+		}
+		time.Sleep(100 * time.Millisecond) // polling, not synchronisation
+	}
+	t.Fatalf("%s: %s never held within 90s: last %v %v", what, q, last, lastErr)
+	return nil
+}
+
 func promQuery(t *testing.T, prom, q string) (map[string]float64, error) {
 	t.Helper()
 	resp, body := httpGet(t, "http://"+prom+"/api/v1/query?query="+url.QueryEscape(q), "")
@@ -104,24 +125,9 @@ func TestExporterPrometheus(t *testing.T) {
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: ibscript\n    static_configs:\n      - targets: [%q]\n", addr)
 	prom := startPrometheus(t, promBin, dir, cfg)
 
-	// Poll the API (Prometheus starts, then scrapes every second) until
-	// what is asked holds or a generous deadline passes.
 	await := func(what, q string, ok func(map[string]float64) bool) map[string]float64 {
 		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		var last map[string]float64
-		var lastErr error
-		for time.Now().Before(deadline) {
-			if _, err := net.DialTimeout("tcp", prom, time.Second); err == nil {
-				last, lastErr = promQuery(t, prom, q)
-				if lastErr == nil && ok(last) {
-					return last
-				}
-			}
-			time.Sleep(100 * time.Millisecond) // polling, not synchronisation
-		}
-		t.Fatalf("%s: %s never held within 90s: last %v %v", what, q, last, lastErr)
-		return nil
+		return awaitProm(t, prom, what, q, ok)
 	}
 	one := func(want float64) func(map[string]float64) bool {
 		return func(r map[string]float64) bool {

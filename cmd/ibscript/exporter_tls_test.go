@@ -199,25 +199,15 @@ func TestExporterPrometheusTLS(t *testing.T) {
 	}
 	promCfg := "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n" + job("secure", "s3cret") + job("badpass", "wrong")
 	prom := startPrometheus(t, promBin, dir, promCfg)
+	// One series whose value holds ok.
 	await := func(what, q string, ok func(float64) bool) {
 		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		var last map[string]float64
-		var lastErr error
-		for time.Now().Before(deadline) {
-			if _, err := net.DialTimeout("tcp", prom, time.Second); err == nil {
-				last, lastErr = promQuery(t, prom, q)
-				if lastErr == nil && len(last) == 1 {
-					for _, v := range last {
-						if ok(v) {
-							return
-						}
-					}
-				}
+		awaitProm(t, prom, what, q, func(r map[string]float64) bool {
+			for _, v := range r {
+				return len(r) == 1 && ok(v)
 			}
-			time.Sleep(100 * time.Millisecond) // polling, not synchronisation
-		}
-		t.Fatalf("%s: %s never held within 90s: last %v %v", what, q, last, lastErr)
+			return false
+		})
 	}
 	await("the TLS target is up", `up{job="secure"}`, func(v float64) bool { return v == 1 })
 	// net.2sw2path4hca cables ports 1, 2, 3 and 5 of both switches.
