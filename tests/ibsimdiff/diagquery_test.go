@@ -488,13 +488,8 @@ func TestSMPDumpIBPortStateMatchC(t *testing.T) {
 // (read back by perfquery), and -r prints what perfquery -r prints. On a
 // private fabric: the resets change counters.
 func TestPerfQueryResetMatchesC(t *testing.T) {
-	ibsimtest.Require(t)
 	mt := mixedTopologies[0]
-	s, err := ibsimtest.Start(t.Context(), t.TempDir(), mt.path, &ibsimtest.Options{InitPorts: initPorts(mt.path)})
-	t.Cleanup(s.Stop)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := privateInit(t, mt.path)
 	sess, _ := session(t, s, mt.host, nil, nil)
 	env := &diag.Env{Session: sess}
 	var swA, hcaZ uint16
@@ -583,11 +578,7 @@ func TestIBPortStateSetsMatchC(t *testing.T) {
 	ibsimtest.Require(t)
 	mt := mixedTopologies[0]
 	start := func() (*ibsimtest.Sim, *diag.Env) {
-		s, err := ibsimtest.Start(t.Context(), t.TempDir(), mt.path, &ibsimtest.Options{InitPorts: initPorts(mt.path)})
-		t.Cleanup(s.Stop)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := privateInit(t, mt.path)
 		sess, _ := session(t, s, mt.host, nil, nil)
 		return s, &diag.Env{Session: sess}
 	}

@@ -162,6 +162,19 @@ func TestKillIbsimMidDiscovery(t *testing.T) {
 }
 
 // privateSM starts an ibsim with OpenSM of the test's own.
+// privateInit is privateSM with the ports initPorts names brought up,
+// as shared.Get brings them up.
+func privateInit(t *testing.T, topology string) *ibsimtest.Sim {
+	t.Helper()
+	ibsimtest.Require(t)
+	s, err := ibsimtest.Start(t.Context(), t.TempDir(), topology, &ibsimtest.Options{InitPorts: initPorts(topology)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
 func privateSM(t *testing.T, topology string) *ibsimtest.Sim {
 	t.Helper()
 	ibsimtest.Require(t)

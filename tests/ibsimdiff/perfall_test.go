@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/ibscript/ibscript/engine"
-	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/topo"
 )
@@ -26,13 +25,8 @@ var perfTraffic = map[string]bool{"PortXmitData": true, "PortRcvData": true, "Po
 // perfquery does not print. On a two-port CA both fail at port 2 (ibsim's
 // CA PMA answers only the port it is asked through).
 func TestPerfAllPortsMatchesPerfQuery(t *testing.T) {
-	ibsimtest.Require(t)
 	mt := mixedTopologies[0]
-	s, err := ibsimtest.Start(t.Context(), t.TempDir(), mt.path, &ibsimtest.Options{InitPorts: initPorts(mt.path)})
-	t.Cleanup(s.Stop)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := privateInit(t, mt.path)
 	ctx := t.Context()
 	console(t, s,
 		`PerformanceSet "HcaZ"[1] PortCounters.SymbolErrorCounter=42`,

@@ -75,12 +75,7 @@ const (
 // on the mixed fabrics).
 func routeSimOwn(t *testing.T, path, host string) (*ibsimtest.Sim, *engine.Session) {
 	t.Helper()
-	ibsimtest.Require(t)
-	s, err := ibsimtest.Start(t.Context(), t.TempDir(), path, &ibsimtest.Options{InitPorts: initPorts(path)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
+	s := privateInit(t, path)
 	sess, _ := session(t, s, host, nil, nil)
 	return s, sess
 }

@@ -177,11 +177,7 @@ func TestSATableRecordsMatchSAQuery(t *testing.T) {
 // yet), which failed TestSATableRecordsMatchSAQuery alone there.
 func saFabrics(t *testing.T, path, host string) (*ibsimtest.Sim, *engine.Session, *engine.Session) {
 	t.Helper()
-	s, err := ibsimtest.Start(t.Context(), t.TempDir(), path, &ibsimtest.Options{InitPorts: initPorts(path)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
+	s := privateInit(t, path)
 	isess, _ := session(t, s, host, nil, &engine.Options{Timeout: time.Second, Retries: 3})
 	return s, isess, embeddedSession(t, path)
 }
