@@ -9,7 +9,6 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
-	"github.com/ibscript/ibscript/sim"
 	"github.com/ibscript/ibscript/sim/simtest"
 )
 
@@ -169,11 +168,7 @@ func BenchmarkLuaSMPRoundTripFields(b *testing.B) {
 // of tests/topologies/fattree-2000.net (2,000 nodes, ~8,000 ports) into
 // Lua tables, without the sweep.
 func BenchmarkLuaFabricTable(b *testing.B) {
-	f, err := sim.Load("../tests/topologies/fattree-2000.net", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { f.Close() })
+	f := simtest.Load(b, "../tests/topologies/fattree-2000.net", nil)
 	sess := simtest.Session(b, f, nil)
 	L, env, err := NewState(context.Background(), &Options{Session: sess, Fabric: f, Stdout: io.Discard})
 	if err != nil {

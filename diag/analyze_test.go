@@ -1,12 +1,12 @@
 package diag
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 	"github.com/ibscript/ibscript/topo/analyze"
 )
 
@@ -15,21 +15,8 @@ import (
 // the test ends.
 func simAnalyzed(t *testing.T, path string, o *engine.Options) (*engine.Session, *sim.Fabric) {
 	t.Helper()
-	f, err := sim.Load(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	tr, err := f.Open(context.Background(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := engine.New(tr, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, f
+	f := simtest.Load(t, path, nil)
+	return simtest.Session(t, f, o), f
 }
 
 // TestAnalyzeDeadSwitch: a spine that stops answering after the fabric

@@ -11,7 +11,7 @@ import (
 	"github.com/ibscript/ibscript/fabric/fabrictest"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
-	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 type audits struct {
@@ -28,11 +28,7 @@ func (a *audits) add(e engine.AuditEntry) error {
 
 func prodEnv(t *testing.T, allow bool) (*Env, *audits) {
 	t.Helper()
-	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
+	f := simtest.Load(t, "../tests/topologies/net.2sw2path4hca", nil)
 	tr, err := f.Attach("Hca1", 1)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/rmpp"
 	"github.com/ibscript/ibscript/mad/sa"
-	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 // TestUMADPortCoalesced is umad_recv of a multi-segment GetTableResp: a
@@ -220,11 +220,7 @@ func TestSATruncatedAnswers(t *testing.T) {
 // simulator, closed with the simulator when the test ends.
 func hca3UMADPort(t *testing.T) *engine.UMADPort {
 	t.Helper()
-	f, err := sim.Load("../tests/topologies/net.2sw2path4hca", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
+	f := simtest.Load(t, "../tests/topologies/net.2sw2path4hca", nil)
 	tr, err := f.Attach("Hca3", 1)
 	if err != nil {
 		t.Fatal(err)

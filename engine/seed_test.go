@@ -12,6 +12,7 @@ import (
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 // The seed man pages' statements, one test each, on the embedded
@@ -22,11 +23,7 @@ import (
 // seedSim loads a topology of tests/topologies, closed when t ends.
 func seedSim(t *testing.T, topology string) *sim.Fabric {
 	t.Helper()
-	f, err := sim.Load("../tests/topologies/"+topology, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
+	f := simtest.Load(t, "../tests/topologies/"+topology, nil)
 	return f
 }
 

@@ -65,11 +65,7 @@ func failedChecks(r *plan.Report) []string {
 
 func loadSim(tb testing.TB, topology string) *sim.Fabric {
 	tb.Helper()
-	f, err := sim.Load(topology, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { f.Close() })
+	f := simtest.Load(tb, topology, nil)
 	return f
 }
 

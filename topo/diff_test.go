@@ -2,7 +2,6 @@ package topo_test
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -22,20 +21,8 @@ func discover(t *testing.T, path string) *topo.Fabric {
 
 func discoverFrom(t *testing.T, path string, opts *sim.Options) *topo.Fabric {
 	t.Helper()
-	f, err := sim.Load(path, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	tr, err := f.Open(context.Background(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	f := simtest.Load(t, path, opts)
+	s := simtest.Session(t, f, nil)
 	d, err := s.Discover(t.Context(), nil)
 	if err != nil || len(d.Errors) > 0 {
 		t.Fatalf("discover: %v %v", err, d.Errors)

@@ -18,6 +18,7 @@ import (
 	"github.com/ibscript/ibscript/fabric/record"
 	"github.com/ibscript/ibscript/internal/keytest"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 func discover(tb testing.TB, tr fabric.Transport) *engine.Discovery {
@@ -199,11 +200,7 @@ func nodesOnly(s []string) []string {
 // default port writing to the returned buffer.
 func recordSim(t *testing.T) (*sim.Fabric, *record.Recorder, *bytes.Buffer) {
 	t.Helper()
-	f, err := sim.Load("../../tests/topologies/net.2sw2path4hca", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
+	f := simtest.Load(t, "../../tests/topologies/net.2sw2path4hca", nil)
 	tr, err := f.Open(t.Context(), "", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ import (
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/rmpp"
 	"github.com/ibscript/ibscript/mad/sa"
-	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 const fattree2000 = "../../tests/topologies/fattree-2000.net"
@@ -225,11 +225,7 @@ func TestCallSlowTransfer(t *testing.T) {
 // It returns the SA's address.
 func faultyDriver(t *testing.T, ft *faulty) (*rmppdriver.Driver, fabric.Addr) {
 	t.Helper()
-	f, err := sim.Load(fattree2000, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
+	f := simtest.Load(t, fattree2000, nil)
 	tr, err := f.Attach("h010-05", 1)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,18 @@ import (
 	"github.com/ibscript/ibscript/sim"
 )
 
+// Load returns the fabric of the topology file path (sim.Load) with
+// options o (nil: the defaults), closed when tb ends.
+func Load(tb testing.TB, path string, o *sim.Options) *sim.Fabric {
+	tb.Helper()
+	f, err := sim.Load(path, o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	return f
+}
+
 // Default returns the bundled fabric (sim.Default) with options o (nil:
 // the defaults), closed when tb ends.
 func Default(tb testing.TB, o *sim.Options) *sim.Fabric {

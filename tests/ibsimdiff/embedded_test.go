@@ -10,6 +10,7 @@ import (
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -175,20 +176,6 @@ func countEntries(m map[uint64]map[uint16]uint8) int {
 // answers only what ibsim answers), closed when the test ends.
 func embeddedSession(t *testing.T, path string) *engine.Session {
 	t.Helper()
-	f, err := sim.Load(path, &sim.Options{IbsimStrict: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	tr, err := f.Open(t.Context(), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	esess, err := engine.New(tr, nil)
-	if err != nil {
-		tr.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { esess.Close() })
-	return esess
+	f := simtest.Load(t, path, &sim.Options{IbsimStrict: true})
+	return simtest.Session(t, f, nil)
 }
