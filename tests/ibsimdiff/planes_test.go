@@ -18,12 +18,12 @@ import (
 // reads the same file as planarized hosts whose ports share port 1's GUID.
 func TestIbsimLoadsPlanarized(t *testing.T) {
 	ibsimtest.Require(t)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "planes.net")
+	path := filepath.Join(t.TempDir(), "planes.net")
 	if err := (fattree.Spec{Leaves: 2, Spines: 1, Hosts: 2, LinksPerSpine: 1, Planes: 2}).WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
-	s, err := ibsimtest.Start(t.Context(), dir, path, &ibsimtest.Options{NoSM: true})
+	// Alone: an OpenSM bound to one port would leave the other plane Init.
+	s, err := ibsimtest.Start(t.Context(), filepath.Dir(path), path, &ibsimtest.Options{NoSM: true})
 	t.Cleanup(s.Stop)
 	if err != nil {
 		t.Fatal(err)
