@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -126,29 +127,38 @@ func TestQueryToolsCommandLine(t *testing.T) {
 				{"ibaddr", "-G", "-D", "0,1"}, {"smpdump", "-D", "-L", sl, "0x11"}, {"smpdump", "-L", "-D", "0,1", "0x11"},
 				{"ibroute", "-G", "-D", "0,1"}, {"ibtracert", "-G", "-L", sl, cl},
 			} {
-				what := strings.Join(c, " ")
-				var want, got toolResult
-				for try := 1; ; try++ {
-					want = cTool(t, s, tp.host, c[0], c[1:]...)
-					got = ibscriptTool(t, s, tp.host, c[0], c[1:]...)
-					if c[0] == "sminfo" {
-						// The SM's activity count moves between the two.
-						want.stdout = activity.ReplaceAll(want.stdout, []byte("activity count N"))
-						got.stdout = activity.ReplaceAll(got.stdout, []byte("activity count N"))
-					}
-					if c[0] == "perfquery" {
-						got.stdout = []byte(settle(t, what, want.stdout, string(got.stdout)))
-					}
-					w := sbinIBError.ReplaceAllString(string(want.stdout), "$1: iberror: ")
-					if try == loadTries || (w == string(got.stdout) && want.code == got.code) || !failedSide(want, got) {
-						break
-					}
-					t.Logf("%s: the two differ and one failed (exit %d, the C tool's %d): a MAD may have timed out on the loaded machine; both run again", what, got.code, want.code)
-				}
-				diffQuery(t, what, want, got)
+				diffCommandLine(t, s, tp.host, c)
 				n++
 			}
 			t.Logf("%d command lines compared", n)
 		})
 	}
+}
+
+// diffCommandLine compares `ibscript TOOL ARGS` (c) with the C tool on
+// host as diffQuery does, with the SM's activity count and perfquery's
+// moving counters settled, both run again while they differ and one
+// failed (a MAD timed out on a loaded machine), loadTries times in all.
+func diffCommandLine(t *testing.T, s *ibsimtest.Sim, host string, c []string) {
+	t.Helper()
+	what := strings.Join(c, " ")
+	var want, got toolResult
+	for try := 1; ; try++ {
+		want = cTool(t, s, host, c[0], c[1:]...)
+		got = ibscriptTool(t, s, host, c[0], c[1:]...)
+		if c[0] == "sminfo" {
+			// The SM's activity count moves between the two.
+			want.stdout = activity.ReplaceAll(want.stdout, []byte("activity count N"))
+			got.stdout = activity.ReplaceAll(got.stdout, []byte("activity count N"))
+		}
+		if c[0] == "perfquery" {
+			got.stdout = []byte(settle(t, what, want.stdout, string(got.stdout)))
+		}
+		w := sbinIBError.ReplaceAllString(string(want.stdout), "$1: iberror: ")
+		if try == loadTries || (w == string(got.stdout) && want.code == got.code) || !failedSide(want, got) {
+			break
+		}
+		t.Logf("%s: the two differ and one failed (exit %d, the C tool's %d): a MAD may have timed out on the loaded machine; both run again", what, got.code, want.code)
+	}
+	diffQuery(t, what, want, got)
 }

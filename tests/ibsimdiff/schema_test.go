@@ -2,6 +2,7 @@ package ibsimdiff
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,8 +29,13 @@ var mixedTopologies = []struct{ path, host string }{
 }
 
 // initPorts is how many ports OpenSM leaves in Init on a topology: a
-// router's two links, both ends.
+// router's two links, both ends; a generated topology (internal/randtopo)
+// says it in its "# InitPorts: N" line.
 func initPorts(path string) int {
+	if m := initPortsLine.FindSubmatch(readHead(path)); m != nil {
+		n, _ := strconv.Atoi(string(m[1]))
+		return n
+	}
 	if strings.Contains(path, "net.mixed-") || strings.Contains(path, "net.chain36") {
 		return 4
 	}
@@ -40,6 +46,21 @@ func initPorts(path string) int {
 		return 2 // the router's link: OpenSM leaves it in Init (its node GUID is 0)
 	}
 	return 0
+}
+
+// initPortsLine is a generated topology's count of ports left in Init.
+var initPortsLine = regexp.MustCompile(`(?m)^# InitPorts: (\d+)$`)
+
+// readHead is the first KiB of a file (nil when it cannot be read).
+func readHead(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, 1024)
+	n, _ := io.ReadFull(f, b)
+	return b[:n]
 }
 
 var (

@@ -1,0 +1,345 @@
+// Package randtopo makes random but valid ibsim topologies from a seed,
+// for the differential tests that compare ibscript's tools with
+// infiniband-diags on fabrics nobody wrote by hand (tests/ibsimdiff's
+// TestRandomTopologies): switches joined in a tree with extra links
+// (rings, parallel links, chains), CAs of one to four ports cabled to
+// different switches or left with ports unlinked, routers, unused switch
+// ports, links of every width ibsim takes (1x, 2x, 4x, 8x, 12x) at SDR to
+// HDR with ends that enable more than the link runs at, node descriptions
+// with quotes, '#', doubled and trailing spaces, non-ASCII bytes, none at
+// all or past the 63 bytes ibsim keeps, switches with enhanced or base
+// port 0, chassis (shared system image GUIDs). The same seed always
+// gives the same text.
+//
+// What ibsim accepts (its net file parser): a node description follows
+// '#' on the node line, quoted (to the next '"', so no quote inside) or
+// bare (to the end of the line, cut at " lid ", " lmc ", " enhanced port
+// ", " base port "); "enhanced port 0" or "base port 0" after it sets a
+// switch's port 0; a port line's options are w= (enabled width mask: 1
+// 1x, 2 4x, 4 8x, 8 12x, 16 2x), s= (1 SDR, 2 DDR, 4 QDR, or'ed) and e=
+// (extended speeds: 1 FDR, 2 EDR, 4 HDR; NDR's 8 is upstream ibsim 0.12's,
+// Debian's 0.10 refuses it), and a link whose ends
+// enable no common width or speed stops ibsim; node ids may not hold '#'
+// or '@'. ibsim (and umad2sim's SIM_HOST) find a node by an id of at most
+// 31 bytes, so ids stay short.
+package randtopo
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// Fabric is one generated topology.
+type Fabric struct {
+	Seed uint64
+	// Text is the ibsim topology file. Its first node is OpenSM's.
+	Text string
+	// Hosts are the ids of the CAs whose port 1 is cabled (ibsim attaches
+	// a client to port 1 of a CA): where the tools can run.
+	Hosts []string
+	// Switches are the switches' ids.
+	Switches []string
+	// InitPorts is how many ports OpenSM leaves in Init: both ends of
+	// every router link.
+	InitPorts int
+}
+
+type port struct {
+	peer     *node
+	peerPort int
+	opts     string // " w=2 s=4" or ""
+}
+
+type node struct {
+	kind  string // "Switch", "Hca", "Rt"
+	id    string
+	desc  string // the text after '#' on the node line ("" for none)
+	pre   string // lines before the node line (sysimgguid=, vendid=)
+	ports []port // index 0 unused for CAs and routers
+}
+
+func (n *node) free() []int {
+	var f []int
+	for i := 1; i < len(n.ports); i++ {
+		if n.ports[i].peer == nil {
+			f = append(f, i)
+		}
+	}
+	return f
+}
+
+type gen struct {
+	r     *rand.Rand
+	links int // router links
+}
+
+// Generate returns the topology of seed.
+func Generate(seed uint64) *Fabric {
+	g := &gen{r: rand.New(rand.NewPCG(seed, 0x6f6464746f706f))}
+	r := g.r
+	var sws, cas, rts []*node
+	for i := range 3 + r.IntN(6) {
+		sizes := []int{4, 5, 8, 12, 18, 24, 36}
+		sws = append(sws, &node{kind: "Switch", id: fmt.Sprintf("sw%d", i), ports: make([]port, sizes[r.IntN(len(sizes))]+1)})
+	}
+	// A tree (often a chain: each switch on the one before it), then
+	// extra links: rings, parallel links.
+	for i := 1; i < len(sws); i++ {
+		j := i - 1
+		if r.IntN(3) == 0 {
+			j = r.IntN(i)
+		}
+		g.link(sws[i], sws[j])
+	}
+	for range r.IntN(len(sws) + 1) {
+		a, b := sws[r.IntN(len(sws))], sws[r.IntN(len(sws))]
+		if a != b {
+			g.link(a, b)
+		}
+	}
+	for i := range 6 + r.IntN(20) {
+		np := []int{1, 1, 1, 2, 2, 2, 3, 4}[r.IntN(8)]
+		ca := &node{kind: "Hca", id: fmt.Sprintf("ca%d", i), ports: make([]port, np+1)}
+		cas = append(cas, ca)
+		// Port 1 cabled (a host the tools can run on), or, for one CA
+		// in eight, left unlinked (ibsim attaches a client to port 1:
+		// the CA is only a target).
+		bare := np > 1 && r.IntN(8) == 0
+		for p := 1; p <= np; p++ {
+			if (p == 1 && !bare) || r.IntN(10) < 7 {
+				g.linkAny(ca, p, sws)
+			}
+		}
+	}
+	// CAs cabled back to back: a CA whose last port is free to another's.
+	for range r.IntN(3) {
+		a, b := cas[r.IntN(len(cas))], cas[r.IntN(len(cas))]
+		pa, pb := len(a.ports)-1, len(b.ports)-1
+		if a != b && pa > 1 && pb > 1 && a.ports[pa].peer == nil && b.ports[pb].peer == nil {
+			oa, ob := g.linkOpts()
+			a.ports[pa] = port{peer: b, peerPort: pb, opts: oa}
+			b.ports[pb] = port{peer: a, peerPort: pa, opts: ob}
+		}
+	}
+	for i := range r.IntN(3) {
+		np := 1 + r.IntN(2)
+		rt := &node{kind: "Rt", id: fmt.Sprintf("rt%d", i), ports: make([]port, np+1)}
+		rts = append(rts, rt)
+		for p := 1; p <= np; p++ {
+			if g.linkAny(rt, p, sws) {
+				g.links++
+			}
+		}
+	}
+	for _, n := range sws {
+		n.desc = g.switchDesc(n)
+	}
+	for _, n := range append(append([]*node{}, cas...), rts...) {
+		n.desc = g.desc(n)
+	}
+	// A chassis: two or three nodes sharing a system image GUID; a node
+	// of another vendor.
+	all := append(append(append([]*node{}, sws...), cas...), rts...)
+	for _, n := range pick(r, all, 2+r.IntN(2)) {
+		n.pre += "sysimgguid=0x5000\n"
+	}
+	// A Topspin (or SilverStorm) chassis, whose members' system image
+	// GUIDs differ in the slot byte libibnetdisc ignores for them.
+	vend := []string{"0x5ad", "0x66a"}[r.IntN(2)]
+	for i, n := range pick(r, all, r.IntN(4)) {
+		if !strings.Contains(n.pre, "sysimgguid") {
+			n.pre += fmt.Sprintf("vendid=%s\nsysimgguid=0x5ad0001%02x000000\n", vend, i)
+		}
+	}
+	// Nodes of other vendors: an unknown one, Mellanox; Voltaire CAs
+	// (libibnetdisc's chassis rules for Voltaire switches are not
+	// ibscript's: ibnetdiscover -g refuses them).
+	for _, n := range pick(r, all, r.IntN(4)) {
+		if !strings.Contains(n.pre, "vendid") {
+			v := []string{"0x1234", "0x2c9", "0x8f1"}[r.IntN(3)]
+			if v == "0x8f1" && n.kind == "Switch" {
+				v = "0x1234"
+			}
+			n.pre += "vendid=" + v + "\n"
+		}
+	}
+	// OpenSM's node first: a CA or a switch; the rest shuffled.
+	var first *node
+	if r.IntN(2) == 0 || cas[0].ports[1].peer == nil {
+		first = sws[0]
+	} else {
+		first = cas[0]
+	}
+	rest := make([]*node, 0, len(all)-1)
+	for _, n := range all {
+		if n != first {
+			rest = append(rest, n)
+		}
+	}
+	r.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+	f := &Fabric{Seed: seed, InitPorts: 2 * g.links}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Random topology from internal/randtopo, seed %d.\n# InitPorts: %d\n\n", seed, f.InitPorts)
+	for _, n := range append([]*node{first}, rest...) {
+		b.WriteString(n.pre)
+		fmt.Fprintf(&b, "%s\t%d \"%s\"", n.kind, len(n.ports)-1, n.id)
+		if n.desc != "" {
+			b.WriteString(" # " + n.desc)
+		}
+		b.WriteString("\n")
+		for i := 1; i < len(n.ports); i++ {
+			if p := n.ports[i]; p.peer != nil {
+				fmt.Fprintf(&b, "[%d]\t\"%s\"[%d]%s\n", i, p.peer.id, p.peerPort, p.opts)
+			}
+		}
+		b.WriteString("\n")
+		switch n.kind {
+		case "Hca":
+			if n.ports[1].peer != nil {
+				f.Hosts = append(f.Hosts, n.id)
+			}
+		case "Switch":
+			f.Switches = append(f.Switches, n.id)
+		}
+	}
+	f.Text = b.String()
+	return f
+}
+
+// pick returns k distinct elements of ns.
+func pick(r *rand.Rand, ns []*node, k int) []*node {
+	idx := r.Perm(len(ns))
+	var out []*node
+	for _, i := range idx[:min(k, len(ns))] {
+		out = append(out, ns[i])
+	}
+	return out
+}
+
+// link cables a free port of a to a free port of b.
+func (g *gen) link(a, b *node) bool {
+	fa := a.free()
+	if len(fa) == 0 {
+		return false
+	}
+	return g.linkPort(a, fa[g.r.IntN(len(fa))], b)
+}
+
+// linkAny cables port p of a to a free port of a random switch of sws
+// that has one left.
+func (g *gen) linkAny(a *node, p int, sws []*node) bool {
+	for _, i := range g.r.Perm(len(sws)) {
+		if g.linkPort(a, p, sws[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// linkPort cables port p of a to a free port of b; false when b has
+// none left.
+func (g *gen) linkPort(a *node, p int, b *node) bool {
+	fb := b.free()
+	if len(fb) == 0 {
+		return false
+	}
+	q := fb[g.r.IntN(len(fb))]
+	oa, ob := g.linkOpts()
+	a.ports[p] = port{peer: b, peerPort: q, opts: oa}
+	b.ports[q] = port{peer: a, peerPort: p, opts: ob}
+	return true
+}
+
+// Widths and speeds as ibsim's w=, s= and e= masks.
+var (
+	widths = []int{1, 2, 4, 8, 16}
+	speeds = []struct{ s, e int }{{1, 0}, {2, 0}, {4, 0}, {7, 1}, {7, 2}, {7, 4}}
+)
+
+// linkOpts are a link's two ends' options: none (ibsim's defaults), or a
+// width and speed both enable, one end perhaps enabling more.
+func (g *gen) linkOpts() (a, b string) {
+	r := g.r
+	if r.IntN(5) == 0 {
+		return "", ""
+	}
+	w, sp := widths[r.IntN(len(widths))], speeds[r.IntN(len(speeds))]
+	wa, sa, ea := w, sp.s, sp.e
+	wb, sb, eb := w, sp.s, sp.e
+	if r.IntN(3) == 0 { // one end enables more
+		wb |= widths[r.IntN(len(widths))]
+		sb |= 1 << r.IntN(3)
+		if eb != 0 {
+			eb |= 1 << r.IntN(3)
+		}
+	}
+	if r.IntN(2) == 0 {
+		wa, sa, ea, wb, sb, eb = wb, sb, eb, wa, sa, ea
+	}
+	return opts(wa, sa, ea), opts(wb, sb, eb)
+}
+
+func opts(w, s, e int) string {
+	o := fmt.Sprintf("\tw=%d s=%d", w, s)
+	if e != 0 {
+		o += fmt.Sprintf(" e=%d", e)
+	}
+	return o
+}
+
+// descs are bare descriptions (to the end of the line): what the tools'
+// parsers and the scripts' awk trip on.
+var descs = []string{
+	`%s HCA-1`,
+	`%s "quoted" desc`,
+	`%s  doubled  spaces`,
+	`%s trailing   `,
+	`%s #hash # again`,
+	`%s back\slash\t`,
+	`%s ñodo–ÿ 日本`,
+	`%s port 0`,
+	`%s's (paren) a.b`,
+	`MF0;%s:MQM8700/U1`,
+	`%s mlx5_0`,
+}
+
+// desc is a CA's or router's description: one of descs, a number, a long
+// one (ibsim keeps 63 bytes, here cutting a UTF-8 sequence), or none (the
+// node id).
+func (g *gen) desc(n *node) string {
+	switch k := g.r.IntN(len(descs) + 3); {
+	case k < len(descs):
+		return fmt.Sprintf(descs[k], n.id)
+	case k == len(descs):
+		return ""
+	case k == len(descs)+1:
+		return fmt.Sprintf("%d", 10+g.r.IntN(90))
+	default:
+		return n.id + " " + strings.Repeat("long-desc-", 6) + "é€"
+	}
+}
+
+// switchDesc is a switch's description, quoted or bare, then perhaps
+// enhanced or base port 0.
+func (g *gen) switchDesc(n *node) string {
+	r := g.r
+	var d string
+	switch r.IntN(4) {
+	case 0:
+		d = ""
+	case 1:
+		d = fmt.Sprintf(`"%s # sw;%d"`, n.id, r.IntN(100))
+	case 2:
+		d = fmt.Sprintf(`"%s  switch "`, n.id)
+	default:
+		d = fmt.Sprintf(`"MF0;%s:SX6036/U1"`, n.id)
+	}
+	switch r.IntN(3) {
+	case 0:
+		return strings.TrimSpace(d + " enhanced port 0")
+	case 1:
+		return strings.TrimSpace(d + " base port 0")
+	}
+	return d
+}

@@ -1,0 +1,156 @@
+package ibsimdiff
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibscript/ibscript/internal/randtopo"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// randSeedsEnv names the seeds TestRandomTopologies runs instead of its
+// fixed ones: "7", "3,9", "10-20".
+const randSeedsEnv = "IBSCRIPT_RANDTOPO_SEEDS"
+
+// randSeeds are the fixed seeds, or those $IBSCRIPT_RANDTOPO_SEEDS names.
+func randSeeds(t *testing.T) []uint64 {
+	v := os.Getenv(randSeedsEnv)
+	if v == "" {
+		return []uint64{1, 2}
+	}
+	var out []uint64
+	for _, f := range strings.Split(v, ",") {
+		lo, hi, rng := strings.Cut(strings.TrimSpace(f), "-")
+		a, err1 := strconv.ParseUint(lo, 10, 64)
+		b, err2 := a, error(nil)
+		if rng {
+			b, err2 = strconv.ParseUint(hi, 10, 64)
+		}
+		if err1 != nil || err2 != nil || b < a {
+			t.Fatalf("%s=%q: %q is not a seed or a range of seeds", randSeedsEnv, v, f)
+		}
+		for s := a; s <= b; s++ {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestRandomTopologies compares the tools on topologies internal/randtopo
+// makes from seeds (odd cabling, widths, speeds and descriptions nobody
+// wrote by hand), byte for byte and exit status, from one of their CAs:
+// ibnetdiscover and iblinkinfo's main forms, ibqueryerrors with error
+// counters set on random ports, the node lists, ibroute and dump_fts on
+// random switches, ibtracert between random LIDs, smpquery on random
+// targets by LID and directed route, perfquery, saquery, sminfo, ibaddr.
+// `IBSCRIPT_RANDTOPO_SEEDS=3-20 go test ./tests/ibsimdiff -run
+// RandomTopologies` runs more seeds; a seed's topology is
+// `go run ./internal/randtopo/genrandtopo SEED`.
+func TestRandomTopologies(t *testing.T) {
+	for _, seed := range randSeeds(t) {
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
+			f := randtopo.Generate(seed)
+			path := filepath.Join(t.TempDir(), fmt.Sprintf("net.rand-%d", seed))
+			if err := os.WriteFile(path, []byte(f.Text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, _ := privateSim(t, path) // its counters change
+			r := rand.New(rand.NewPCG(seed, 1))
+			host := f.Hosts[r.IntN(len(f.Hosts))]
+			sess, _ := session(t, s, host, nil, nil)
+			d, err := sess.Discover(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Error counters on random ports, for ibqueryerrors.
+			counters := []string{"SymbolErrorCounter=3", "PortRcvErrors=20", "PortXmitDiscards=7", "LinkDownedCounter=2", "PortXmitWait=1500"}
+			for range 3 {
+				n := f.Switches[r.IntN(len(f.Switches))]
+				c := fmt.Sprintf("%q[%d] PortCounters.%s", n, 1+r.IntN(4), counters[r.IntN(len(counters))])
+				if out, err := s.Console(t.Context(), "PerformanceSet "+c); err != nil || !strings.Contains(out, "has been set") {
+					t.Logf("PerformanceSet %s: %q %v", c, out, err)
+				}
+			}
+			for _, args := range [][]string{nil, {"-p"}, {"-g"}, {"-l"}, {"-H"}, {"-S"}, {"-R"}, {"-f"}, {"-m", "-s"}, {"-s", "-p"}} {
+				diffTool(t, s, host, "ibnetdiscover", args...)
+			}
+			// -n: where libibnetdisc's hop limit stops it; -a: what a
+			// partial scan holds.
+			for _, args := range [][]string{nil, {"-l"}, {"-p"}, {"-d"}, {"--switches-only"}, {"--cas-only", "-l"},
+				{"-n", "1"}, {"-n", "2"}, {"-n", "3", "-l"}, {"-a"}, {"-a", "-n", "2"}} {
+				diffTool(t, s, host, "iblinkinfo", args...)
+			}
+			for _, args := range [][]string{nil, {"-r"}, {"--details"}, {"--switch"}, {"--ca", "--router"}} {
+				diffTool(t, s, host, "ibqueryerrors", args...)
+			}
+			for _, tool := range []string{"ibhosts", "ibswitches", "ibrouters", "ibnodes"} {
+				diffTool(t, s, host, tool)
+			}
+			// From a switch (ibsim attaches a client to its port 0).
+			sw := f.Switches[r.IntN(len(f.Switches))]
+			diffTool(t, s, sw, "ibnetdiscover", "-m", "-s")
+			diffTool(t, s, sw, "iblinkinfo", "-l")
+			diffTool(t, s, sw, "iblinkinfo", "-n", "2")
+			for _, c := range randCommands(r, d.Fabric, func(g uint64) string { p, _ := d.Path(g); return drArg(p) }) {
+				diffCommandLine(t, s, host, c)
+			}
+		})
+	}
+}
+
+// randCommands are the point and route queries on random targets of f:
+// ibroute and dump_fts on switches, ibtracert between LIDs, smpquery by
+// LID and by directed route (dr gives a node's), perfquery, saquery,
+// sminfo, ibaddr.
+func randCommands(r *rand.Rand, f *topo.Fabric, dr func(guid uint64) string) [][]string {
+	type target struct {
+		n    *topo.Node
+		lid  string
+		port string
+	}
+	var sws, eps []target
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.LID == 0 {
+				continue
+			}
+			tg := target{n, strconv.Itoa(int(p.LID)), strconv.Itoa(p.Num)}
+			if n.Type == topo.Switch {
+				tg.port = strconv.Itoa(1 + r.IntN(n.NumPorts))
+				sws = append(sws, tg)
+			} else {
+				eps = append(eps, tg)
+			}
+		}
+	}
+	all := append(append([]target{}, sws...), eps...)
+	one := func(ts []target) target { return ts[r.IntN(len(ts))] }
+	// SA tables only of the records one MAD holds: under ibsim (no RMPP)
+	// the C tool gets the first 224 bytes of the one MAD OpenSM's answer
+	// comes in (umad2sim; docs/diag.md) and prints what its buffer holds
+	// past them, ibscript every record the MAD holds (and a warning).
+	cmds := [][]string{{"sminfo"}, {"ibaddr"}, {"saquery"}, {"saquery", "-s"}, {"dump_fts"}, {"dump_fts", "-n"}}
+	for range 2 {
+		sw := one(sws)
+		cmds = append(cmds, []string{"ibroute", sw.lid}, []string{"ibroute", "-M", sw.lid}, []string{"dump_fts", sw.lid},
+			[]string{"smpquery", "switchinfo", sw.lid}, []string{"smpquery", "-D", "switchinfo", dr(sw.n.GUID)},
+			[]string{"smpquery", "portinfo", sw.lid, sw.port}, []string{"perfquery", sw.lid, sw.port},
+			[]string{"perfquery", "-x", sw.lid, sw.port}, []string{"saquery", "SWIR", sw.lid})
+	}
+	for range 3 {
+		a, b := one(all), one(all)
+		ep := one(eps)
+		cmds = append(cmds, []string{"ibtracert", a.lid, b.lid}, []string{"ibtracert", "-m", "0xc000", a.lid, b.lid},
+			[]string{"smpquery", "nodeinfo", a.lid}, []string{"smpquery", "nodedesc", b.lid},
+			[]string{"smpquery", "-D", "nodedesc", dr(b.n.GUID)}, []string{"smpquery", "-D", "portinfo", dr(ep.n.GUID), ep.port},
+			[]string{"smpquery", "portinfo", ep.lid, ep.port}, []string{"perfquery", ep.lid, ep.port},
+			[]string{"saquery", "NR", ep.lid}, []string{"saquery", "-p", "--src-to-dst", a.lid + ":" + b.lid},
+			[]string{"sminfo", a.lid}, []string{"ibaddr", b.lid}, []string{"ibaddr", "-g", ep.lid})
+	}
+	return cmds
+}
