@@ -227,7 +227,7 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 				// A partial scan from the port's node (a loaded fabric
 				// is whole: iblinkinfo --load-cache -S prints the node
 				// as the cache holds it).
-				n = scannedFrom(n, port, d.Fabric, o.startRoute(), entry)
+				n = scannedFrom(n, port, d.Fabric, o.startRoute(), entry, max(o.Hops, 1))
 			}
 		}
 		if o.Diff != nil {

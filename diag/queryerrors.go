@@ -184,7 +184,7 @@ func QueryErrorsOf(ctx context.Context, e *Env, o QueryErrorsOptions) (*QueryErr
 			q.NotFound = what
 		} else {
 			if e.Loaded == nil {
-				n = scannedFrom(n, port, d.Fabric, o.Path, entry)
+				n = scannedFrom(n, port, d.Fabric, o.Path, entry, 1)
 			}
 			nodes = []*topo.Node{n}
 		}
@@ -284,10 +284,14 @@ func pmaLID(n *topo.Node, p int) uint16 {
 //     route entered at 2, and so does ibscript. entry is that port, as
 //     the fabric answered it (findPortNode).
 //
-// path is -D's route, nil for -S/-G.
-func scannedFrom(n *topo.Node, port int, f *topo.Fabric, path []uint8, entry *topo.Port) *topo.Node {
+// path is -D's route, nil for -S/-G; hops the scan's max_hops. A CA's or router's other ports are
+// there when the scan reached them (partialScanNode).
+func scannedFrom(n *topo.Node, port int, f *topo.Fabric, path []uint8, entry *topo.Port, hops int) *topo.Node {
 	if n.Type == topo.Switch {
 		return n
+	}
+	if m := partialScanNode(f, n, port, path, hops); m != nil {
+		return m
 	}
 	c := *n
 	c.Ports = make([]*topo.Port, len(n.Ports))
@@ -304,6 +308,29 @@ func scannedFrom(n *topo.Node, port int, f *topo.Fabric, path []uint8, entry *to
 		c.Ports[port] = &p
 	}
 	return &c
+}
+
+// partialScanNode is n as the replay of libibnetdisc's partial scan
+// (from -D's route, or from the port port of n by its LID for -S/-G),
+// hops deep, holds it: the node the C tools print. A CA's or router's
+// other ports are there when the scan met them from the switches it
+// reached (a CA with several ports on one switch: iblinkinfo -D to it
+// prints them all). nil when the replay did not reach n.
+func partialScanNode(f *topo.Fabric, n *topo.Node, port int, path []uint8, hops int) *topo.Node {
+	start := ibndStart{LID: n.Ports[port]}
+	if path != nil {
+		start = ibndStart{Path: path[1:]}
+	}
+	if start.LID == nil && path == nil || path != nil && slices.Contains(path[1:], 0) {
+		// An egress port 0 goes where the fabric takes it (allOfPartialScan).
+		return nil
+	}
+	for _, m := range replayIBND(f, start, hops).Fabric.Nodes {
+		if m.GUID == n.GUID {
+			return m
+		}
+	}
+	return nil
 }
 
 // node is ibqueryerrors' print_node.

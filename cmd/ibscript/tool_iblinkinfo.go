@@ -122,7 +122,9 @@ func linkinfoOptions(inv *Invocation) (diag.LinkinfoOptions, error) {
 		// (ibsim's answers differ from a switch's): not worked out.
 		return o, &usageErr{fmt.Errorf("-a with -D %s: a route with an egress port 0 is not taken with -a (which nodes libibnetdisc's scan finds through it depends on how the fabric forwards port 0)", inv.Value(optDirect))}
 	}
-	if hops > 0 && (o.All || o.PortGUID == 0 && o.Path == nil) {
+	if hops > 0 {
+		// -S/-G/-D without -a too: how far the partial scan goes says
+		// which of a CA's other ports it meets.
 		o.Hops = int(hops)
 	}
 	inv.outstandingSMPs()

@@ -88,9 +88,22 @@ func TestRandomTopologies(t *testing.T) {
 			for _, args := range [][]string{nil, {"-r"}, {"--details"}, {"--switch"}, {"--ca", "--router"}} {
 				diffTool(t, s, host, "ibqueryerrors", args...)
 			}
+			// The scripts' awk on discovery, on ibnetdiscover's text and on
+			// the ibsim file itself; name maps.
+			ibnd := cTool(t, s, host, "ibnetdiscover")
+			topoFile := filepath.Join(t.TempDir(), "fabric.topo")
+			if err := os.WriteFile(topoFile, ibnd.stdout, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			for _, tool := range []string{"ibhosts", "ibswitches", "ibrouters", "ibnodes"} {
 				diffTool(t, s, host, tool)
+				diffTool(t, s, host, tool, topoFile)
+				diffTool(t, s, host, tool, path)
 			}
+			nm := nameMap(t, ibnd.stdout, int(seed%2))
+			diffTool(t, s, host, "ibnetdiscover", "--node-name-map", nm, "-p")
+			diffTool(t, s, host, "iblinkinfo", "--node-name-map", nm)
+			diffTool(t, s, host, "ibqueryerrors", "--node-name-map", nm, "-r")
 			// From a switch (ibsim attaches a client to its port 0).
 			sw := f.Switches[r.IntN(len(f.Switches))]
 			diffTool(t, s, sw, "ibnetdiscover", "-m", "-s")
@@ -112,6 +125,7 @@ func randCommands(r *rand.Rand, f *topo.Fabric, dr func(guid uint64) string) [][
 		n    *topo.Node
 		lid  string
 		port string
+		guid string // the port's GUID (port 0's on a switch)
 	}
 	var sws, eps []target
 	for _, n := range f.Nodes {
@@ -119,7 +133,7 @@ func randCommands(r *rand.Rand, f *topo.Fabric, dr func(guid uint64) string) [][
 			if p == nil || p.LID == 0 {
 				continue
 			}
-			tg := target{n, strconv.Itoa(int(p.LID)), strconv.Itoa(p.Num)}
+			tg := target{n, strconv.Itoa(int(p.LID)), strconv.Itoa(p.Num), fmt.Sprintf("%#x", p.GUID)}
 			if n.Type == topo.Switch {
 				tg.port = strconv.Itoa(1 + r.IntN(n.NumPorts))
 				sws = append(sws, tg)
@@ -141,6 +155,18 @@ func randCommands(r *rand.Rand, f *topo.Fabric, dr func(guid uint64) string) [][
 			[]string{"smpquery", "switchinfo", sw.lid}, []string{"smpquery", "-D", "switchinfo", dr(sw.n.GUID)},
 			[]string{"smpquery", "portinfo", sw.lid, sw.port}, []string{"perfquery", sw.lid, sw.port},
 			[]string{"perfquery", "-x", sw.lid, sw.port}, []string{"saquery", "SWIR", sw.lid})
+	}
+	for range 2 {
+		sw, ep := one(sws), one(eps)
+		cmds = append(cmds, []string{"ibroute", "-D", dr(sw.n.GUID)}, []string{"smpquery", "sl2vl", sw.lid, sw.port},
+			[]string{"smpquery", "vlarb", sw.lid, sw.port}, []string{"smpquery", "pkeys", ep.lid, ep.port},
+			[]string{"smpquery", "guids", ep.lid}, []string{"smpquery", "-x", "portinfo", sw.lid, sw.port},
+			[]string{"smpquery", "nodeinfo", sw.lid}, []string{"smpquery", "-D", "nodeinfo", dr(ep.n.GUID)},
+			[]string{"perfquery", "-a", sw.lid}, []string{"perfquery", "-l", sw.lid}, []string{"perfquery", "-x", "-a", sw.lid},
+			[]string{"perfquery", "-x", ep.lid, ep.port}, []string{"ibaddr", "-D", dr(ep.n.GUID)},
+			[]string{"iblinkinfo", "-D", dr(ep.n.GUID)}, []string{"iblinkinfo", "-D", dr(sw.n.GUID), "-l"},
+			[]string{"iblinkinfo", "-G", ep.guid}, []string{"ibqueryerrors", "-D", dr(sw.n.GUID)},
+			[]string{"ibtracert", "-G", one(eps).guid, ep.guid}, []string{"ibtracert", "-n", ep.lid, one(all).lid})
 	}
 	for range 3 {
 		a, b := one(all), one(all)
