@@ -305,7 +305,7 @@ var descs = []string{
 }
 
 // desc is a CA's or router's description: one of descs, a number, a long
-// one (ibsim keeps 63 bytes, here cutting a UTF-8 sequence), or none (the
+// one (64 bytes: ibsim keeps 63, here cutting a UTF-8 sequence), or none (the
 // node id).
 func (g *gen) desc(n *node) string {
 	switch k := g.r.IntN(len(descs) + 3); {
@@ -316,7 +316,10 @@ func (g *gen) desc(n *node) string {
 	case k == len(descs)+1:
 		return fmt.Sprintf("%d", 10+g.r.IntN(90))
 	default:
-		return n.id + " " + strings.Repeat("long-desc-", 6) + "é€"
+		// 64 bytes, the most ibscript's parser takes: ibsim keeps 63,
+		// cutting the euro sign's last byte.
+		d := n.id + " long"
+		return d + strings.Repeat("-", 64-len(d)-len("é€")) + "é€"
 	}
 }
 
