@@ -78,13 +78,54 @@ type gen struct {
 func Generate(seed uint64) *Fabric {
 	g := &gen{r: rand.New(rand.NewPCG(seed, 0x6f6464746f706f))}
 	r := g.r
-	var sws, cas, rts []*node
+	sws := g.switches()
+	cas := g.cas(sws)
+	var rts []*node
+	for i := range r.IntN(3) {
+		np := 1 + r.IntN(2)
+		rt := &node{kind: "Rt", id: fmt.Sprintf("rt%d", i), ports: make([]port, np+1)}
+		rts = append(rts, rt)
+		for p := 1; p <= np; p++ {
+			if g.linkAny(rt, p, sws) {
+				g.links++
+			}
+		}
+	}
+	for _, n := range sws {
+		n.desc = g.switchDesc(n)
+	}
+	for _, n := range append(append([]*node{}, cas...), rts...) {
+		n.desc = g.desc(n)
+	}
+	all := append(append(append([]*node{}, sws...), cas...), rts...)
+	g.vendors(all)
+	// OpenSM's node first: a CA or a switch; the rest shuffled.
+	var first *node
+	if r.IntN(2) == 0 || cas[0].ports[1].peer == nil {
+		first = sws[0]
+	} else {
+		first = cas[0]
+	}
+	rest := make([]*node, 0, len(all)-1)
+	for _, n := range all {
+		if n != first {
+			rest = append(rest, n)
+		}
+	}
+	r.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+	return write(seed, 2*g.links, append([]*node{first}, rest...))
+}
+
+// switches are 3 to 8 switches of 4 to 36 ports in a tree (often a
+// chain: each switch on the one before it), then extra links: rings,
+// parallel links.
+func (g *gen) switches() []*node {
+	r := g.r
+	var sws []*node
 	for i := range 3 + r.IntN(6) {
 		sizes := []int{4, 5, 8, 12, 18, 24, 36}
 		sws = append(sws, &node{kind: "Switch", id: fmt.Sprintf("sw%d", i), ports: make([]port, sizes[r.IntN(len(sizes))]+1)})
 	}
-	// A tree (often a chain: each switch on the one before it), then
-	// extra links: rings, parallel links.
 	for i := 1; i < len(sws); i++ {
 		j := i - 1
 		if r.IntN(3) == 0 {
@@ -98,6 +139,14 @@ func Generate(seed uint64) *Fabric {
 			g.link(a, b)
 		}
 	}
+	return sws
+}
+
+// cas are 6 to 25 CAs of 1 to 4 ports on the switches sws, and a few
+// cabled back to back.
+func (g *gen) cas(sws []*node) []*node {
+	r := g.r
+	var cas []*node
 	for i := range 6 + r.IntN(20) {
 		np := []int{1, 1, 1, 2, 2, 2, 3, 4}[r.IntN(8)]
 		ca := &node{kind: "Hca", id: fmt.Sprintf("ca%d", i), ports: make([]port, np+1)}
@@ -122,25 +171,13 @@ func Generate(seed uint64) *Fabric {
 			b.ports[pb] = port{peer: a, peerPort: pa, opts: ob}
 		}
 	}
-	for i := range r.IntN(3) {
-		np := 1 + r.IntN(2)
-		rt := &node{kind: "Rt", id: fmt.Sprintf("rt%d", i), ports: make([]port, np+1)}
-		rts = append(rts, rt)
-		for p := 1; p <= np; p++ {
-			if g.linkAny(rt, p, sws) {
-				g.links++
-			}
-		}
-	}
-	for _, n := range sws {
-		n.desc = g.switchDesc(n)
-	}
-	for _, n := range append(append([]*node{}, cas...), rts...) {
-		n.desc = g.desc(n)
-	}
-	// A chassis: two or three nodes sharing a system image GUID; a node
-	// of another vendor.
-	all := append(append(append([]*node{}, sws...), cas...), rts...)
+	return cas
+}
+
+// vendors gives some of all a chassis (a shared system image GUID), a
+// Topspin or SilverStorm chassis, and other vendors.
+func (g *gen) vendors(all []*node) {
+	r := g.r
 	for _, n := range pick(r, all, 2+r.IntN(2)) {
 		n.pre += "sysimgguid=0x5000\n"
 	}
@@ -164,24 +201,14 @@ func Generate(seed uint64) *Fabric {
 			n.pre += "vendid=" + v + "\n"
 		}
 	}
-	// OpenSM's node first: a CA or a switch; the rest shuffled.
-	var first *node
-	if r.IntN(2) == 0 || cas[0].ports[1].peer == nil {
-		first = sws[0]
-	} else {
-		first = cas[0]
-	}
-	rest := make([]*node, 0, len(all)-1)
-	for _, n := range all {
-		if n != first {
-			rest = append(rest, n)
-		}
-	}
-	r.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
-	f := &Fabric{Seed: seed, InitPorts: 2 * g.links}
+}
+
+// write is the topology of nodes, in that order.
+func write(seed uint64, initPorts int, nodes []*node) *Fabric {
+	f := &Fabric{Seed: seed, InitPorts: initPorts}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Random topology from internal/randtopo, seed %d.\n# InitPorts: %d\n\n", seed, f.InitPorts)
-	for _, n := range append([]*node{first}, rest...) {
+	for _, n := range nodes {
 		b.WriteString(n.pre)
 		fmt.Fprintf(&b, "%s\t%d \"%s\"", n.kind, len(n.ports)-1, n.id)
 		if n.desc != "" {
