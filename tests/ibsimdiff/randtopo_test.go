@@ -59,7 +59,7 @@ func TestRandomTopologies(t *testing.T) {
 			if err := os.WriteFile(path, []byte(f.Text), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			s, _ := privateSim(t, path) // its counters change
+			s := privateInit(t, path) // its counters change
 			r := rand.New(rand.NewPCG(seed, 1))
 			host := f.Hosts[r.IntN(len(f.Hosts))]
 			sess, _ := session(t, s, host, nil, nil)
