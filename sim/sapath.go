@@ -167,15 +167,21 @@ func (f *Fabric) saPaths(tmpl []byte, mask uint64, from uint16, add func(func([]
 
 // pathEnds are the source and destination ports of a PathRecord query:
 // the one its SLID or SGID (DLID or DGID) names, else the requester's
-// port as the source and every endport as the destination. f.mu is held.
+// port as the source and every endport as the destination. The GID of a
+// planarized CA names its aggregated port: every plane port, of which the
+// pairs a plane joins give records (planes.go). f.mu is held.
 func (f *Fabric) pathEnds(tmpl []byte, mask uint64, from uint16) (srcs, dsts []*port) {
 	byLID := map[uint16]*port{}
 	byGUID := map[uint64]*port{}
+	planes := map[uint64][]*port{}
 	var all []*port
 	for _, n := range f.nodes {
 		for _, p := range f.endports(n) {
 			byLID[p.lid] = p
 			byGUID[p.guid] = p
+			if n.planarized {
+				planes[p.guid] = append(planes[p.guid], p)
+			}
 			all = append(all, p)
 		}
 	}
@@ -191,6 +197,9 @@ func (f *Fabric) pathEnds(tmpl []byte, mask uint64, from uint16) (srcs, dsts []*
 			return nil
 		case mask&(1<<gidComp) != 0:
 			g := mad.GID(gidF.Slice(tmpl))
+			if ps := planes[g.GUID()]; ps != nil {
+				return ps
+			}
 			if p := byGUID[g.GUID()]; p != nil {
 				return []*port{p}
 			}
