@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -257,6 +258,15 @@ func TestPlanarizedOpen(t *testing.T) {
 		}
 		if got.Status != 0 || mad.MethodOf(got.Data) != mad.MethodGetResp || smp.Status(got.Data) != 0 {
 			t.Errorf("class %#x: status %d, method %#x, MAD status %#x", c.class, got.Status, mad.MethodOf(got.Data), smp.Status(got.Data))
+		}
+	}
+	f.Close()
+	for _, open := range []func() (fabric.Transport, error){
+		func() (fabric.Transport, error) { return f.Open(ctx, "h001-03:gsi", 1) },
+		func() (fabric.Transport, error) { return f.AttachGSI("h001-03") },
+	} {
+		if _, err := open(); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("GSI device of a closed fabric: %v", err)
 		}
 	}
 }

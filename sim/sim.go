@@ -560,6 +560,9 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 	f.mu.Lock()
 	if n := f.gsiNode(ca); n != nil {
 		defer f.mu.Unlock()
+		if f.closed {
+			return nil, errClosed("open")
+		}
 		if port > 1 {
 			return nil, fabric.NoDevice("sim: open %q port %d: a GSI device has port 1 only", ca, port)
 		}
