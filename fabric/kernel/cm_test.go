@@ -21,6 +21,7 @@ import (
 	"github.com/ibscript/ibscript/native/umad/umadtest"
 	cma "github.com/ibscript/ibscript/rdmacm"
 	"github.com/ibscript/ibscript/rdmacm/cmtest"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 // CMHosts is a host with four single-port CAs (Hca1..Hca4, LIDs 1..4) whose
@@ -59,20 +60,11 @@ var (
 // f with sopts; both are closed when the test ends.
 func cmOn(t *testing.T, f, cmf fabric.Fabric, sopts *engine.Options, opts *cma.Options) *cma.CM {
 	t.Helper()
-	tr, err := f.Open(t.Context(), "", 0)
+	c, err := cma.New(cmf, simtest.Session(t, f, sopts), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := engine.New(tr, sopts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cma.New(cmf, s, opts)
-	if err != nil {
-		s.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close(); s.Close() })
+	t.Cleanup(func() { c.Close() })
 	return c
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 // TestEngineOnKernel runs an engine Session on a kernel Transport over the
@@ -20,17 +21,9 @@ import (
 func TestEngineOnKernel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFabric(t, twoCA())
-		tr, err := f.Open(t.Context(), "", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := engine.New(tr, &engine.Options{Timeout: 100 * time.Millisecond, Retries: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := simtest.Session(t, f, &engine.Options{Timeout: 100 * time.Millisecond, Retries: 2})
 		start := time.Now()
-		_, err = s.NodeInfo(t.Context(), engine.LID(2))
+		_, err := s.NodeInfo(t.Context(), engine.LID(2))
 		var te *engine.TimeoutError
 		if !errors.As(err, &te) || !errors.Is(err, fabric.ErrTimeout) || te.Tries != 3 || time.Since(start) != 300*time.Millisecond {
 			t.Errorf("NodeInfo of a silent LID after %v: %v", time.Since(start), err)

@@ -12,13 +12,13 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/cm"
 	"github.com/ibscript/ibscript/rdmacm"
 	"github.com/ibscript/ibscript/rdmacm/cmtest"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 const topology = "../../tests/topologies/net.2sw2path4hca"
@@ -35,26 +35,15 @@ type rig struct {
 
 func newRig(tb testing.TB, opts *rdmacm.Options) *rig {
 	tb.Helper()
-	f, err := sim.Load(topology, nil)
+	f := simtest.Load(tb, topology, nil)
+	c, err := rdmacm.New(f, simtest.Session(tb, f, nil), opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tr, err := f.Open(context.Background(), "", 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s, err := engine.New(tr, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	c, err := rdmacm.New(f, s, opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	tb.Cleanup(func() { c.Close() })
 	if c.Platform() {
 		tb.Fatal("the simulator has no platform CM")
 	}
-	tb.Cleanup(func() { c.Close(); s.Close(); f.Close() })
 	ports, err := f.Ports(context.Background())
 	if err != nil {
 		tb.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 	"github.com/ibscript/ibscript/topo"
 	"github.com/ibscript/ibscript/topo/analyze"
 )
@@ -65,22 +66,8 @@ func newLive(tb testing.TB, text, path string) *live {
 			tb.Fatal(err)
 		}
 	}
-	f, err := sim.Load(path, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tr, err := f.Open(tb.Context(), "", 0)
-	if err != nil {
-		f.Close()
-		tb.Fatal(err)
-	}
-	s, err := engine.New(tr, nil)
-	if err != nil {
-		f.Close()
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close(); f.Close() })
-	return &live{sim: f, sess: s}
+	f := simtest.Load(tb, path, nil)
+	return &live{sim: f, sess: simtest.Session(tb, f, nil)}
 }
 
 // read discovers the fabric and reads its LFTs, MFTs and SL2VL tables.
