@@ -106,33 +106,25 @@ func (t *textEmitter) empty(f *family) bool { return len(t.chunks[f.idx]) == 0 }
 
 // appendEscaped appends a label value escaped as the text format wants:
 // backslash, double quote and line feed.
-func appendEscaped(b []byte, s string) []byte {
+func appendEscaped(b []byte, s string) []byte { return appendEscapes(b, s, true) }
+
+// appendHelp appends a HELP text escaped as the text format wants:
+// backslash and line feed.
+func appendHelp(b []byte, s string) []byte { return appendEscapes(b, s, false) }
+
+// appendEscapes appends s with backslash and line feed escaped, and
+// double quote when quote.
+func appendEscapes(b []byte, s string, quote bool) []byte {
 	if strings.IndexAny(s, "\\\"\n") < 0 { // the common case: nothing to escape
 		return append(b, s...)
 	}
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\':
+		switch c := s[i]; {
+		case c == '\\':
 			b = append(b, '\\', '\\')
-		case '"':
+		case c == '"' && quote:
 			b = append(b, '\\', '"')
-		case '\n':
-			b = append(b, '\\', 'n')
-		default:
-			b = append(b, c)
-		}
-	}
-	return b
-}
-
-// appendHelp appends a HELP text escaped as the text format wants:
-// backslash and line feed.
-func appendHelp(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\n':
+		case c == '\n':
 			b = append(b, '\\', 'n')
 		default:
 			b = append(b, c)
