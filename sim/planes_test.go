@@ -13,6 +13,7 @@ import (
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/mad/smp"
 )
 
@@ -349,4 +350,48 @@ func TestPlanarizedTraffic(t *testing.T) {
 	if all := xmit(perf.AllPorts); all < sum || all > sum+4*mad.Size/4 {
 		t.Errorf("AllPortSelect PortXmitData %d, want the planes' sum %d", all, sum)
 	}
+}
+
+// FuzzPlanarizedTransmit sends arbitrary MADs into the planarized tree
+// from each device of planarized h000-00 (a plane port's SMI side, its GSI
+// side, Open's pair) and from a plane's switch: nothing panics, a device
+// refuses only the classes it does not carry (and short MADs), and every
+// port keeps its invariants.
+func FuzzPlanarizedTransmit(f *testing.F) {
+	t := f
+	f.Add(uint16(fabric.PermissiveLID), drReq(t, mad.MethodGet, smp.AttrNodeInfo, 0, 0, 2, 5, 1))
+	f.Add(uint16(2), perfReq(t, mad.MethodSet, perf.AttrPortCounters, 0xff))
+	f.Add(uint16(41), perfReq(t, mad.MethodGet, perf.AttrPortCountersExtended, 3))
+	f.Add(uint16(1), saReq(t, mad.MethodGet, sa.AttrNodeRecord, 0, make([]byte, 64)))
+	f.Fuzz(func(t *testing.T, lid uint16, data []byte) {
+		fab, err := Load(topology(planesTopo), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fab.Close()
+		if len(data) > mad.Size {
+			data = data[:mad.Size]
+		}
+		for _, at := range []struct {
+			node string
+			port int
+			kind wireKind
+		}{{"h000-00", 2, wireSMI}, {"h000-00", 1, wireGSI}, {"h000-00", 3, wirePair}, {"p2-leaf001", 0, wirePort}} {
+			r := attachKindRaw(t, fab, at.node, at.port, at.kind)
+			err := r.w.Transmit(&fabric.Packet{Addr: fabric.Addr{LID: lid}, Data: data})
+			short := len(data) < mad.HeaderSize
+			refused := !short && (at.kind == wireSMI && !isSMP(data) || at.kind == wireGSI && isSMP(data))
+			if (short || refused) != (err != nil) || refused && !errors.Is(err, fabric.ErrInvalid) {
+				t.Fatalf("%s/%d kind %d, %d bytes: %v", at.node, at.port, at.kind, len(data), err)
+			}
+			r.detach()
+		}
+		for _, n := range fab.nodes {
+			for _, p := range n.ports {
+				if p != nil && p.lid != uint16(piLID.Get(p.pi[:])) {
+					t.Fatalf("%v: cached LID out of step", p)
+				}
+			}
+		}
+	})
 }
