@@ -411,15 +411,34 @@ func compareFabric(t *testing.T, want, got *topo.Fabric) {
 	}
 }
 
-func TestDiscoverFake(t *testing.T) {
+// ibnd2swRoots are the ports the net.2sw2path4hca discoveries start
+// from: a switch's port 0 and two CAs' ports.
+var ibnd2swRoots = []struct {
+	node string
+	port int
+}{{"Switch1", 0}, {"Hca1", 1}, {"Hca4", 1}}
+
+// discover2sw discovers net.2sw2path4hca from s and compares the fabric
+// with what ibnetdiscover found (ibnd2sw), which it returns too.
+func discover2sw(t *testing.T, s *engine.Session) (*engine.Discovery, *topo.Fabric) {
+	t.Helper()
 	want, err := topo.ParseFile(ibnd2sw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, root := range []struct {
-		node string
-		port int
-	}{{"Hca1", 1}, {"Switch1", 0}, {"Hca4", 1}} {
+	disc, err := s.Discover(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(disc.Errors) != 0 {
+		t.Errorf("errors: %v", disc.Errors)
+	}
+	compareFabric(t, want, disc.Fabric)
+	return disc, want
+}
+
+func TestDiscoverFake(t *testing.T) {
+	for _, root := range ibnd2swRoots {
 		t.Run(root.node, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				fake := loadFake(t, net2sw, root.node, root.port)
@@ -434,14 +453,7 @@ func TestDiscoverFake(t *testing.T) {
 				out := &outstanding{d: d, arrived: map[*topo.Node][]time.Time{},
 					skip: func(req []byte) bool { return mad.AttrIDOf(req) == smp.AttrNodeInfo }}
 				fake.seen = out.seen
-				disc, err := s.Discover(t.Context(), nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(disc.Errors) != 0 {
-					t.Errorf("errors: %v", disc.Errors)
-				}
-				compareFabric(t, want, disc.Fabric)
+				disc, _ := discover2sw(t, s)
 				for _, e := range out.errs {
 					t.Error(e)
 				}

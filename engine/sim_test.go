@@ -63,24 +63,10 @@ func simSessionWrap(tb testing.TB, path, node string, port int, opts *engine.Opt
 // TestDiscoverSim sweeps the simulated 2sw2path4hca fabric and compares the
 // result with ibnetdiscover's output on the same fabric under ibsim.
 func TestDiscoverSim(t *testing.T) {
-	want, err := topo.ParseFile(ibnd2sw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, root := range []struct {
-		node string
-		port int
-	}{{"Switch1", 0}, {"Hca1", 1}, {"Hca4", 1}} {
+	for _, root := range ibnd2swRoots {
 		t.Run(root.node, func(t *testing.T) {
 			s, _ := simSession(t, "../tests/topologies/net.2sw2path4hca", root.node, root.port)
-			disc, err := s.Discover(t.Context(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(disc.Errors) != 0 {
-				t.Errorf("errors: %v", disc.Errors)
-			}
-			compareFabric(t, want, disc.Fabric)
+			disc, want := discover2sw(t, s)
 			// Descriptions, LIDs and link state as ibnetdiscover saw them.
 			for _, w := range want.Nodes {
 				g := disc.Fabric.Node(w.GUID)
