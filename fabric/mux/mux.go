@@ -367,6 +367,24 @@ func (m *Mux) Stats() Stats {
 	}
 }
 
+// lockOpen takes the port's lock, then m's, for op on the agent tables;
+// on a closed Mux it releases both and returns op's error.
+func (m *Mux) lockOpen(op string) error {
+	m.port.mu.Lock()
+	m.mu.Lock()
+	if m.closed {
+		m.unlock()
+		return errClosed(op)
+	}
+	return nil
+}
+
+// unlock releases m's lock, then the port's (lockOpen's).
+func (m *Mux) unlock() {
+	m.mu.Unlock()
+	m.port.mu.Unlock()
+}
+
 func errClosed(op string) error { return fmt.Errorf("mux: %s: %w", op, fabric.ErrPortClosed) }
 
 // Register adds an agent as umad_register2 does: the lowest free id, a
@@ -379,14 +397,11 @@ func (m *Mux) Register(ctx context.Context, a fabric.Agent) (fabric.AgentID, err
 	if err := validAgent(a); err != nil {
 		return -1, fmt.Errorf("mux: register agent %v: %w", a, err)
 	}
-	p := m.port
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return -1, errClosed("register")
+	if err := m.lockOpen("register"); err != nil {
+		return -1, err
 	}
+	defer m.unlock()
+	p := m.port
 	if m.failed != nil {
 		return -1, fmt.Errorf("mux: register: %w", m.failed)
 	}
@@ -467,14 +482,11 @@ func (m *Mux) Unregister(ctx context.Context, id fabric.AgentID) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	p := m.port
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return errClosed("unregister")
+	if err := m.lockOpen("unregister"); err != nil {
+		return err
 	}
+	defer m.unlock()
+	p := m.port
 	if id < 0 || int(id) >= len(m.agents) || m.agents[id] == nil {
 		return fmt.Errorf("mux: unregister agent %d: %w", id, fabric.ErrNoAgent)
 	}
