@@ -387,30 +387,24 @@ func readPort(fsys fs.FS, ca string, num int, gids bool) (*PortInfo, error) {
 // /sys/class/infiniband gives an empty list (libibumad invents "mthca0";
 // ibscript does not).
 func CANames(fsys fs.FS) ([]string, error) {
-	ents, err := fs.ReadDir(fsys, SysInfiniband)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("umad: list CAs: %w", err)
-	}
-	var names []string
-	for _, e := range ents {
-		n := e.Name()
-		if len(n) >= CANameLen || len(names) >= MaxDevices {
-			continue
-		}
-		if nt, err := readUint(fsys, path.Join(SysInfiniband, n, "node_type")); err == nil && nt >= 1 && nt <= 3 {
-			names = append(names, n)
-		}
-	}
-	return names, nil
+	return ibDevices(fsys, fs.ReadDir, func(n string, names []string) bool {
+		return len(n) < CANameLen && len(names) < MaxDevices
+	})
 }
 
 // CADeviceList lists the devices as umad_get_ca_device_list: directory
 // order, node types 1..3 only.
 func CADeviceList(fsys fs.FS) ([]string, error) {
-	ents, err := readDirUnsorted(fsys, SysInfiniband)
+	return ibDevices(fsys, readDirUnsorted, func(n string, _ []string) bool {
+		return n != "." && n != ".." && len(n) < CANameLen
+	})
+}
+
+// ibDevices lists the devices of SysInfiniband in the order read gives
+// them whose node type is 1..3 (is_ib_type) and that take takes (given
+// the names listed so far); a missing directory is an empty list.
+func ibDevices(fsys fs.FS, read func(fs.FS, string) ([]fs.DirEntry, error), take func(n string, names []string) bool) ([]string, error) {
+	ents, err := read(fsys, SysInfiniband)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -420,14 +414,12 @@ func CADeviceList(fsys fs.FS) ([]string, error) {
 	var names []string
 	for _, e := range ents {
 		n := e.Name()
-		if n == "." || n == ".." || len(n) >= CANameLen {
+		if !take(n, names) {
 			continue
 		}
-		nt, err := readUint(fsys, path.Join(SysInfiniband, n, "node_type"))
-		if err != nil || nt < 1 || nt > 3 {
-			continue
+		if nt, err := readUint(fsys, path.Join(SysInfiniband, n, "node_type")); err == nil && nt >= 1 && nt <= 3 {
+			names = append(names, n)
 		}
-		names = append(names, n)
 	}
 	return names, nil
 }
