@@ -60,12 +60,7 @@ func learnDR(events []Event) drGraph {
 	sent := map[lowTID]int64{}
 	paths := map[lowTID][]byte{}
 	at := map[string]nodePort{}
-	for _, e := range events {
-		t, ok := tidOf(e.Data)
-		if !ok {
-			continue
-		}
-		lt := lowTID{e.Agent, t}
+	for lt, e := range byTID(events) {
 		switch e.Op {
 		case OpSend:
 			if isDRReq(e.Data) && binary.BigEndian.Uint16(e.Data[16:]) == attrNI {

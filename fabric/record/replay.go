@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net"
 	"os"
 	"slices"
@@ -172,6 +173,18 @@ func tidOf(d []byte) (uint32, bool) {
 	return uint32(d[12])<<24 | uint32(d[13])<<16 | uint32(d[14])<<8 | uint32(d[15]), true
 }
 
+// byTID yields the events whose MAD carries a TID, each with its agent
+// and the TID's low 32 bits.
+func byTID(events []Event) iter.Seq2[lowTID, Event] {
+	return func(yield func(lowTID, Event) bool) {
+		for _, e := range events {
+			if t, ok := tidOf(e.Data); ok && !yield(lowTID{e.Agent, t}, e) {
+				return
+			}
+		}
+	}
+}
+
 // Replay is a Transport that plays a recording back: a request sent to it
 // is answered with what answered the same request (byte for byte but for
 // the TID) in the recording, in the order they were recorded, carrying
@@ -226,12 +239,7 @@ func newReplay(hdr Header, events []Event) *Replay {
 	}
 	g := learnDR(rec.Events)
 	r.canon, r.g = map[string][]string{}, g
-	for _, e := range rec.Events {
-		t, ok := tidOf(e.Data)
-		if !ok {
-			continue
-		}
-		lt := lowTID{e.Agent, t}
+	for lt, e := range byTID(rec.Events) {
 		switch e.Op {
 		case OpSend:
 			k := key(e.Addr, e.Data)
