@@ -263,7 +263,10 @@ func TestAllocationChecks(t *testing.T) {
 		{`pcall(string.rep, ("x"):rep(2^20), 2^20); print("went on")`, "string.rep would allocate 1 TiB"},
 		// '..' doubling a string ended in Go's fatal "out of memory"
 		// under an address-space limit, and passed the limit 1.8 times.
-		{`local s = "x" while true do s = s .. s end`, "'..' would allocate 256 MiB"},
+		// Which doubling is refused depends on how much the collector
+		// has freed of the earlier ones (128 MiB with 207 MiB in use
+		// under load), so the size is not part of what is checked.
+		{`local s = "x" while true do s = s .. s end`, "'..' would allocate"},
 		{`local s = "x" while true do pcall(function() s = s .. s .. "" end) end`, "'..' would allocate"},
 		// gsub building a huge result passed the limit 1.4 times.
 		{`local s = string.rep("x", 2^20) s:gsub(".", string.rep("y", 4096))`, "string.gsub would allocate"},
