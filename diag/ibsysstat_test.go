@@ -65,7 +65,8 @@ func sysstatText(t *testing.T, env *diag.Env, o diag.IBSysstatOptions) (string, 
 // diag's client on another: ping, host, cpu
 // lines as ibsysstat prints them; a port no server runs on answers as
 // the Linux kernel does (status 0x000C, no data), which ibsysstat, who
-// looks at the umad status only, prints as a success; a LID nobody has
+// looks at the umad status only, prints as a success (as a request with
+// another OUI gets from the server's port); a LID nobody has
 // times out ("Connection timed out").
 func TestSysstatOnSimulator(t *testing.T) {
 	info := &diag.SysstatInfo{Host: "node7", Domain: "example.org",
@@ -104,6 +105,16 @@ func TestSysstatOnSimulator(t *testing.T) {
 	for op, want := range map[string]string{"ping": "sysstat ping succeeded\n", "host": "\n"} {
 		if got, err := sysstatText(t, env, diag.IBSysstatOptions{OUI: diag.PingOUI, Target: &none, Op: op}); got != want || err != nil {
 			t.Errorf("op %s to a port without a server: %q, %v; want %q", op, got, err, want)
+		}
+	}
+	// Another OUI's request (-o 0 too: the client's agent has the OpenIB
+	// OUI whatever the request names, as umad_register gives it) finds no
+	// server on the port, which answers with status 0x000C.
+	for _, oui := range []uint32{0, 0x123456} {
+		for op, want := range map[string]string{"ping": "sysstat ping succeeded\n", "host": "\n"} {
+			if got, err := sysstatText(t, env, diag.IBSysstatOptions{OUI: oui, Target: &tg, Op: op}); got != want || err != nil {
+				t.Errorf("op %s with OUI %#x: %q, %v; want %q", op, oui, got, err, want)
+			}
 		}
 	}
 	nobody := engine.LID(999)

@@ -99,8 +99,8 @@ func (s *Session) saCall(ctx context.Context, req []byte, port fabric.PortAttr, 
 	return resp, err
 }
 
-// rmppCall runs one request on the RMPP driver's agent for its class,
-// version and (vendor classes) OUI and returns its whole answer; no
+// rmppCall runs one request on the RMPP driver's agent for its class and
+// version and returns its whole answer; no
 // answer in all tries is a *TimeoutError naming the class, attribute and
 // LID.
 func (s *Session) rmppCall(ctx context.Context, req []byte, addr fabric.Addr, c callOpts) (*fabric.Packet, error) {
@@ -116,9 +116,11 @@ func (s *Session) rmppCall(ctx context.Context, req []byte, addr fabric.Addr, c 
 }
 
 // DoRMPP is Do on an agent registered for RMPP (the RMPP driver's own,
-// for req's class, version and, a vendor class's, OUI), as a libibumad
-// caller registered with rmpp_version 1 sends: the answer may be an RMPP
-// message of many MADs, returned whole (ibsysstat's client). Timeouts,
+// for req's class and version; a vendor class's with the OpenIB OUI
+// whatever OUI req names, as libibumad's umad_register registers), as a
+// libibumad caller registered with rmpp_version 1 sends: the answer may
+// be an RMPP message of many MADs, returned whole (ibsysstat's client,
+// whose -o names any OUI, 0 too). Timeouts,
 // retries, P_Key index and errors as Do's.
 func (s *Session) DoRMPP(ctx context.Context, req *fabric.Packet, opts ...CallOption) (*fabric.Packet, error) {
 	c, err := s.doOpts("do rmpp", req, opts)

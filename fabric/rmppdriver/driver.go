@@ -79,7 +79,7 @@ type Driver struct {
 	timer     *time.Timer
 	timerAt   time.Time
 	nextTID   uint32
-	ownAgents map[uint64]fabric.AgentID // Call's RMPP agents by class<<32|version<<24|OUI
+	ownAgents map[uint16]fabric.AgentID // Call's RMPP agents by class<<8|version
 
 	limits    Limits
 	recvBytes int               // bytes held by receive transfers
@@ -954,8 +954,10 @@ func clonePacket(p *fabric.Packet) *fabric.Packet {
 }
 
 // Call runs one request on the driver's own RMPP agent for (class,
-// version) and, for a vendor class with an OUI (0x30-0x4f), the request's
-// OUI, registered on first use, and returns its whole response
+// version), registered on first use (a vendor class with an OUI,
+// 0x30-0x4f, with the OpenIB OUI, as libibumad's umad_register registers
+// every agent: answers come back by TID whatever OUI the request names),
+// and returns its whole response
 // message. The request (its TID is the driver's) has timeout per try and
 // retries more tries; a response transferred in many segments keeps it
 // alive. When no answer came in all tries, Call returns the timeout record
@@ -964,11 +966,7 @@ func clonePacket(p *fabric.Packet) *fabric.Packet {
 // with an *rmpp.AbortError, one that stalled with an error wrapping
 // fabric.ErrTimeout.
 func (w *Driver) Call(ctx context.Context, class, version uint8, req []byte, addr fabric.Addr, timeout time.Duration, retries int) (*fabric.Packet, error) {
-	var oui uint32
-	if class >= mad.ClassVendorLo && class <= mad.ClassVendorHi && len(req) >= rmpp.HeaderEnd+4 {
-		oui = mad.VendorOUIOf(req)
-	}
-	id, err := w.ownAgent(ctx, class, version, oui)
+	id, err := w.ownAgent(ctx, class, version)
 	if err != nil {
 		return nil, err
 	}
@@ -1019,23 +1017,30 @@ func (w *Driver) Call(ctx context.Context, class, version uint8, req []byte, add
 	}
 }
 
-// ownAgent returns Call's RMPP agent for (class, version, oui).
-func (w *Driver) ownAgent(ctx context.Context, class, version uint8, oui uint32) (fabric.AgentID, error) {
-	k := uint64(class)<<32 | uint64(version)<<24 | uint64(oui)
+// openIBOUI is the OUI libibumad's umad_register gives every agent.
+const openIBOUI = 0x001405
+
+// ownAgent returns Call's RMPP agent for (class, version).
+func (w *Driver) ownAgent(ctx context.Context, class, version uint8) (fabric.AgentID, error) {
+	k := uint16(class)<<8 | uint16(version)
 	w.mu.Lock()
 	id, ok := w.ownAgents[k]
 	w.mu.Unlock()
 	if ok {
 		return id, nil
 	}
-	id, err := w.Register(ctx, fabric.Agent{Class: class, Version: version, OUI: oui, RMPPVersion: 1})
+	a := fabric.Agent{Class: class, Version: version, RMPPVersion: 1}
+	if class >= mad.ClassVendorLo && class <= mad.ClassVendorHi {
+		a.OUI = openIBOUI
+	}
+	id, err := w.Register(ctx, a)
 	if err != nil {
 		return -1, fmt.Errorf("rmppdriver: register RMPP agent class 0x%02x: %w", class, err)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ownAgents == nil {
-		w.ownAgents = map[uint64]fabric.AgentID{}
+		w.ownAgents = map[uint16]fabric.AgentID{}
 	}
 	if old, ok := w.ownAgents[k]; ok {
 		_ = w.tr.Unregister(ctx, id) // lost a race: keep the first

@@ -150,6 +150,9 @@ func TestIBSysstatMatchesC(t *testing.T) {
 		{cLID}, {cLID, "ping"}, {cLID, "host"}, {cLID, "cpu"}, {"-o", "0x1405", cLID, "host"}, {cLID, "cpu", "extra"},
 		{goLID}, {goLID, "ping"}, {goLID, "host"}, {goLID, "cpu"}, {"-o", "0x001405", goLID, "host"}, {goLID, "cpu", "extra"},
 		{f.none, "host"}, {"-t", "100", "999"}, {cLID, "bogus"}, {"-S", cLID, "bogus"},
+		// umad2sim hands the C server a request of any OUI (the client's
+		// agent has the OpenIB OUI whatever -o says, 0 too).
+		{"-o", "0", cLID, "host"}, {"-o", "0x123456", cLID, "cpu"},
 	} {
 		what := "ibsysstat " + strings.Join(args, " ")
 		want := cTool(t, s, "Hca1", "ibsysstat", args...)
