@@ -422,8 +422,16 @@ func (f *Fabric) pmaClassPortInfo(n *node, method uint8, d []byte) uint16 {
 // all of them. A planarized CA's PMA, on its GSI device, answers for any
 // plane port and for 0xFF, the aggregated port: the planes' sum
 // (planes.go). It reports false for a bad PortSelect.
+//
+// PortSelect 0 on a CA (perfquery LID with no port) is refused by ibsim,
+// but an HCA's PMA answers it for the port the MAD came in on (mlx5's
+// process_pma_cmd reads the counters of the port it arrived on), so the
+// simulator does too unless Options.IbsimStrict.
 func (f *Fabric) pmaPorts(n *node, in *port, ps uint8, fn func(*port)) bool {
 	if n.typ != typeSwitch && !n.planarized {
+		if ps == 0 && !f.strict {
+			ps = uint8(in.num)
+		}
 		if int(ps) != in.num {
 			return false
 		}

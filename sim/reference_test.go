@@ -288,10 +288,13 @@ func TestReferencePMA(t *testing.T) {
 	if got.SymbolErrorCounter != 0 || got.LinkDownedCounter != 3 {
 		t.Errorf("after Set CounterSelect 1: %d %d, want 0 3", got.SymbolErrorCounter, got.LinkDownedCounter)
 	}
-	// A CA's PMA answers only for the port the MAD came in on.
-	b := perfReq(t, mad.MethodGet, perf.AttrPortCounters, 2)
-	if st := status(t, c.one(2, b)); st != mad.StatusInvalidField {
-		t.Errorf("PortSelect 2 at Hca1 port 1: status %#x, want 0x1c", st)
+	// A CA's PMA answers only for the port the MAD came in on; ibsim
+	// refuses PortSelect 0 too (perfquery LID: "iberror: failed").
+	for _, sel := range []uint8{2, 0} {
+		b := perfReq(t, mad.MethodGet, perf.AttrPortCounters, sel)
+		if st := status(t, c.one(2, b)); st != mad.StatusInvalidField {
+			t.Errorf("PortSelect %d at Hca1 port 1: status %#x, want 0x1c", sel, st)
+		}
 	}
 	// A switch sums its ports for PortSelect 0xFF.
 	if err := f.SetCounter("Switch2", 3, "PortRcvErrors", 2); err != nil {
@@ -335,5 +338,26 @@ func TestReferencePMA(t *testing.T) {
 	}
 	if err := f.SetCounter("Hca1", 3, "PortRcvErrors", 1); err == nil {
 		t.Error("SetCounter accepted port 3 of a 2-port CA")
+	}
+}
+
+// TestPMAPortSelectZero: outside IbsimStrict, a CA's PMA answers
+// PortSelect 0 (perfquery LID, no port) for the port the MAD came in on,
+// as an HCA does, and echoes the PortSelect asked; 2 stays refused.
+func TestPMAPortSelectZero(t *testing.T) {
+	f := mustLoad(t, "net.2sw2path4hca", &Options{SMNode: "Switch1"})
+	c := attachRaw(t, f, "Switch1", 0)
+	if err := f.SetCounter("Hca1", 1, "PortRcvErrors", 9); err != nil {
+		t.Fatal(err)
+	}
+	var pc perf.PortCounters
+	if err := pc.UnmarshalBinary(ok(t, c.one(2, perfReq(t, mad.MethodGet, perf.AttrPortCounters, 0)))); err != nil {
+		t.Fatal(err)
+	}
+	if pc.PortSelect != 0 || pc.PortRcvErrors != 9 {
+		t.Errorf("PortSelect 0 at Hca1 port 1: PortSelect %d PortRcvErrors %d, want 0 and port 1's 9", pc.PortSelect, pc.PortRcvErrors)
+	}
+	if st := status(t, c.one(2, perfReq(t, mad.MethodGet, perf.AttrPortCounters, 2))); st != mad.StatusInvalidField {
+		t.Errorf("PortSelect 2 at Hca1 port 1: status %#x, want 0x1c", st)
 	}
 }
