@@ -93,6 +93,10 @@ func TestErrorTexts(t *testing.T) {
 		{`diag.sminfo{state = 16}`, `^chunk:1: diag.sminfo: state 16: want an integer 0..15$`},
 		{`diag.sminfo{target = 1.5}`, `^chunk:1: diag.sminfo: target: target "1.5": LID 1.5 is not an integer`},
 		{`diag.ibaddr{target = "guid:0x1234"}`, `^chunk:1: diag.ibaddr: target: SA PathRecord to port GUID 0x0000000000001234: .*ERR_NO_RECORDS`},
+		// What the tool refuses before it reads an address comes first,
+		// as on the command line.
+		{`diag.sysstat{target = "guid:0x1234", op = "Host"}`, `^chunk:1: diag.sysstat: unknown op "Host": want ping, host or cpu$`},
+		{`diag.sysstat{target = "guid:0x1234", op = "host"}`, `^chunk:1: diag.sysstat: target: SA PathRecord to port GUID 0x0000000000001234: .*ERR_NO_RECORDS`},
 		{`diag.ibaddr{gid_show = 1}`, `^chunk:1: diag.ibaddr: option gid_show: boolean expected, got number$`},
 		{`diag.queryerrors{suppress = "PortXmitWait,Nope"}`, `^chunk:1: diag.queryerrors: suppress: no PortCounters counter "Nope" \(known: PortSelect, `},
 		{`diag.queryerrors{port_guid = 5}`, `^chunk:1: diag.queryerrors: port_guid: want a GUID string "0x...", got 5$`},

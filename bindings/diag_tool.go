@@ -37,6 +37,7 @@ func (e *Env) runDiagTool(L *lua.LState, dt *diag.Tool) int {
 	env := e.diagEnv()
 	env.CheckFile, env.WriteFile = filesOf(L).Check, filesOf(L).WriteFile
 	env.Script = true
+	var targets []*diag.OptionSpec
 	for i := range specs {
 		s := &specs[i]
 		if s.Lua != "" && s.Pos >= 0 && s.Pos < dt.MinArgs && t.RawGetString(s.Lua) == lua.LNil {
@@ -59,20 +60,29 @@ func (e *Env) runDiagTool(L *lua.LState, dt *diag.Tool) int {
 		case diag.OptStrings:
 			s.SetStrings(o, diagStrings(L, fn, t, s.Lua))
 		case diag.OptTarget:
-			tg, _, err := luaTarget(t.RawGetString(s.Lua))
-			if err == nil {
-				tg, err = env.ResolveTarget(L.Context(), tg)
-			}
-			if err != nil {
-				raise(L, fn, "%s: %v", s.Lua, err)
-			}
-			s.SetTarget(o, tg)
+			targets = append(targets, s)
 		}
 	}
+	// What the C tool refuses before it reads an address, then the
+	// addresses (none where the tool reads none: Unaddressed), as the
+	// command line's order.
 	if dt.Check != nil {
 		if err := dt.Check(o); err != nil {
 			raise(L, fn, "%v", err)
 		}
+	}
+	for _, s := range targets {
+		if dt.Unaddressed != nil && dt.Unaddressed(o) {
+			break
+		}
+		tg, _, err := luaTarget(t.RawGetString(s.Lua))
+		if err == nil {
+			tg, err = env.ResolveTarget(L.Context(), tg)
+		}
+		if err != nil {
+			raise(L, fn, "%s: %v", s.Lua, err)
+		}
+		s.SetTarget(o, tg)
 	}
 	r, err := dt.Run(L.Context(), env, o)
 	return e.diagResult(L, fn, r, err)

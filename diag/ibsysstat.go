@@ -87,7 +87,9 @@ var ibSysstatTool = NewTool(Tool{
 	Exclude: "D,y",
 	MaxArgs: 2,
 	Check:   checkSysstat,
-	Example: []string{"1", "host"},
+	// ibsysstat -S never resolves its destination argument.
+	Unaddressed: func(opts any) bool { return opts.(*IBSysstatOptions).Server },
+	Example:     []string{"1", "host"},
 	LuaDoc: `sysstat({target = LID, op = "ping" | "host" | "cpu", oui = 0x001405, server = false}) -> {portid, op, text} | {served}: ` +
 		`the answer of target's ibsysstat server to op, as ibsysstat's client gets it (text: its host.domain or its cpu lines; none for ping); ` +
 		`server = true is ibsysstat -S on the script's port until the script is interrupted or its time limit ends (served: the requests answered)`,

@@ -92,6 +92,11 @@ type Tool struct {
 	// ("hRC:P:"): its leading options are read as Getopt::Std reads them,
 	// and -h, an unknown option or a missing value print Script.
 	Getopts string
+	// Unaddressed, when set, says from the options (once Check passed)
+	// that the address arguments are not read at all, as the C tool
+	// does not resolve them then (ibsysstat -S serves whatever its
+	// arguments say).
+	Unaddressed func(opts any) bool
 	// Offline marks a tool that reads and writes files only
 	// (ibcacheedit): no fabric is opened for it, and its Env has no
 	// Session.

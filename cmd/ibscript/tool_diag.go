@@ -73,8 +73,10 @@ func runDiagTool(ctx context.Context, inv *Invocation, dt *diag.Tool) int {
 			return queryDone(inv, nil, nil, err)
 		}
 	}
-	if err := resolveToolArgs(ctx, inv, dt, o, args, combined); err != nil {
-		return queryDone(inv, nil, nil, err)
+	if dt.Unaddressed == nil || !dt.Unaddressed(o) {
+		if err := resolveToolArgs(ctx, inv, dt, o, args, combined); err != nil {
+			return queryDone(inv, nil, nil, err)
+		}
 	}
 	env, err := toolEnv(ctx, inv, dt)
 	if err != nil {

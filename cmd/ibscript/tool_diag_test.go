@@ -29,3 +29,26 @@ func TestPerlGetopts(t *testing.T) {
 		}
 	}
 }
+
+// TestSysstatServerUnaddressed: ibsysstat -S never resolves its
+// destination (diag.Tool.Unaddressed), as the C tool's server does not:
+// with a GUID no port has it serves until --time-limit, status 0, where
+// the client with the same arguments cannot resolve it (255); an
+// unknown op is still the usage (2).
+func TestSysstatServerUnaddressed(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"-S", "-G", "0xdead"}, exitOK, ""},
+		{[]string{"-G", "0xdead", "host"}, exitIBExit, "ibsysstat: iberror: failed: can't resolve destination port 0xdead\n"},
+		{[]string{"-S", "-G", "0xdead", "bogus"}, exitError, ""},
+	} {
+		argv := append([]string{"ibsysstat", "--fabric", "sim:", "--quiet", "--time-limit", "100ms"}, c.args...)
+		code, out, errOut := ibscript(t, argv...)
+		if code != c.code || out != c.out {
+			t.Errorf("%q: exit %d, stdout %q (stderr %q); want %d, %q", argv, code, out, errOut, c.code, c.out)
+		}
+	}
+}
