@@ -18,7 +18,8 @@
 // switch's port 0; a port line's options are w= (enabled width mask: 1
 // 1x, 2 4x, 4 8x, 8 12x, 16 2x), s= (1 SDR, 2 DDR, 4 QDR, or'ed) and e=
 // (extended speeds: 1 FDR, 2 EDR, 4 HDR; NDR's 8 is upstream ibsim 0.12's,
-// Debian's 0.10 refuses it), and a link whose ends
+// Debian's 0.10 refuses it), or ibnetdiscover's "lid N 4xFDR10" text (the
+// only way to FDR10), and a link whose ends
 // enable no common width or speed stops ibsim; node ids may not hold '#'
 // or '@'. ibsim (and umad2sim's SIM_HOST) find a node by an id of at most
 // 31 bytes, so ids stay short.
@@ -166,7 +167,7 @@ func (g *gen) cas(sws []*node) []*node {
 		a, b := cas[r.IntN(len(cas))], cas[r.IntN(len(cas))]
 		pa, pb := len(a.ports)-1, len(b.ports)-1
 		if a != b && pa > 1 && pb > 1 && a.ports[pa].peer == nil && b.ports[pb].peer == nil {
-			oa, ob := g.linkOpts()
+			oa, ob := g.linkOpts(true)
 			a.ports[pa] = port{peer: b, peerPort: pb, opts: oa}
 			b.ports[pb] = port{peer: a, peerPort: pa, opts: ob}
 		}
@@ -272,7 +273,7 @@ func (g *gen) linkPort(a *node, p int, b *node) bool {
 		return false
 	}
 	q := fb[g.r.IntN(len(fb))]
-	oa, ob := g.linkOpts()
+	oa, ob := g.linkOpts(a.kind != "Rt")
 	a.ports[p] = port{peer: b, peerPort: q, opts: oa}
 	b.ports[q] = port{peer: a, peerPort: p, opts: ob}
 	return true
@@ -284,12 +285,19 @@ var (
 	speeds = []struct{ s, e int }{{1, 0}, {2, 0}, {4, 0}, {7, 1}, {7, 2}, {7, 4}}
 )
 
-// linkOpts are a link's two ends' options: none (ibsim's defaults), or a
-// width and speed both enable, one end perhaps enabling more.
-func (g *gen) linkOpts() (a, b string) {
+// linkOpts are a link's two ends' options: none (ibsim's defaults), FDR10
+// (when fdr10: ibsim reads that text on CA and switch port lines only,
+// not a router's), or a width and speed both enable, one end perhaps
+// enabling more.
+func (g *gen) linkOpts(fdr10 bool) (a, b string) {
 	r := g.r
 	if r.IntN(5) == 0 {
 		return "", ""
+	}
+	if r.IntN(12) == 0 && fdr10 {
+		// FDR10, which ibsim takes only from ibnetdiscover's text.
+		o := fmt.Sprintf("\t# lid 0 %sxFDR10", []string{"1", "4", "12"}[r.IntN(3)])
+		return o, o
 	}
 	w, sp := widths[r.IntN(len(widths))], speeds[r.IntN(len(speeds))]
 	wa, sa, ea := w, sp.s, sp.e

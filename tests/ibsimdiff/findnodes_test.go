@@ -75,13 +75,20 @@ func TestFindNodesUsingMatchesPerl(t *testing.T) {
 			}
 			cases = append(cases, []string{"0x1234", "1"}, []string{"0x1234"}, []string{n0(d.Fabric), "1"})
 			for _, c := range cases {
-				want := findNodesUsingPerl(t, s, rt.host, dir, c...)
-				got := ibscriptTool(t, s, rt.host, "ibfindnodesusing", c...)
-				if string(want.stdout) != string(got.stdout) || want.code != got.code {
-					t.Errorf("ibfindnodesusing %s: exit %d, the script's %d; stdout:\n%s", strings.Join(c, " "), got.code, want.code, lineDiff(string(want.stdout), string(got.stdout)))
-				}
+				diffFindNodesUsing(t, s, rt.host, dir, c...)
 			}
 		})
+	}
+}
+
+// diffFindNodesUsing compares ibfindnodesusing.pl (its cache in dir) and
+// `ibscript ibfindnodesusing` on args: stdout and status.
+func diffFindNodesUsing(t *testing.T, s *ibsimtest.Sim, host, dir string, args ...string) {
+	t.Helper()
+	want := findNodesUsingPerl(t, s, host, dir, args...)
+	got := ibscriptTool(t, s, host, "ibfindnodesusing", args...)
+	if string(want.stdout) != string(got.stdout) || want.code != got.code {
+		t.Errorf("ibfindnodesusing %s: exit %d, the script's %d; stdout:\n%s", strings.Join(args, " "), got.code, want.code, lineDiff(string(want.stdout), string(got.stdout)))
 	}
 }
 

@@ -109,6 +109,17 @@ func TestRandomTopologies(t *testing.T) {
 			diffTool(t, s, sw, "ibnetdiscover", "-m", "-s")
 			diffTool(t, s, sw, "iblinkinfo", "-l")
 			diffTool(t, s, sw, "iblinkinfo", "-n", "2")
+			// The perl scripts: ibidsverify, ibfindnodesusing on random
+			// switch ports.
+			diffIDsVerify(t, s, host)
+			diffIDsVerify(t, s, host, "-R")
+			dir := t.TempDir()
+			for range 3 {
+				sw := d.Fabric.Nodes[r.IntN(len(d.Fabric.Nodes))]
+				if sw.Type == topo.Switch {
+					diffFindNodesUsing(t, s, host, dir, fmt.Sprintf("0x%016x", sw.GUID), strconv.Itoa(1+r.IntN(sw.NumPorts)))
+				}
+			}
 			for _, c := range randCommands(r, d.Fabric, func(g uint64) string { p, _ := d.Path(g); return drArg(p) }) {
 				diffCommandLine(t, s, host, c)
 			}
@@ -148,7 +159,7 @@ func randCommands(r *rand.Rand, f *topo.Fabric, dr func(guid uint64) string) [][
 	// the C tool gets the first 224 bytes of the one MAD OpenSM's answer
 	// comes in (umad2sim; docs/diag.md) and prints what its buffer holds
 	// past them, ibscript every record the MAD holds (and a warning).
-	cmds := [][]string{{"sminfo"}, {"ibaddr"}, {"saquery"}, {"saquery", "-s"}, {"dump_fts"}, {"dump_fts", "-n"}}
+	cmds := [][]string{{"sminfo"}, {"ibaddr"}, {"saquery"}, {"saquery", "-s"}, {"dump_fts"}, {"dump_fts", "-n"}, {"dump_mfts"}, {"dump_lfts", "-a"}}
 	for range 2 {
 		sw := one(sws)
 		cmds = append(cmds, []string{"ibroute", sw.lid}, []string{"ibroute", "-M", sw.lid}, []string{"dump_fts", sw.lid},
@@ -166,7 +177,12 @@ func randCommands(r *rand.Rand, f *topo.Fabric, dr func(guid uint64) string) [][
 			[]string{"perfquery", "-x", ep.lid, ep.port}, []string{"ibaddr", "-D", dr(ep.n.GUID)},
 			[]string{"iblinkinfo", "-D", dr(ep.n.GUID)}, []string{"iblinkinfo", "-D", dr(sw.n.GUID), "-l"},
 			[]string{"iblinkinfo", "-G", ep.guid}, []string{"ibqueryerrors", "-D", dr(sw.n.GUID)},
-			[]string{"ibtracert", "-G", one(eps).guid, ep.guid}, []string{"ibtracert", "-n", ep.lid, one(all).lid})
+			[]string{"ibtracert", "-G", one(eps).guid, ep.guid}, []string{"ibtracert", "-n", ep.lid, one(all).lid},
+			// A switch's port by directed route (by LID, the C tool reads
+			// its peer by a combined route, which ibsim does not answer:
+			// docs/diag.md).
+			[]string{"ibportstate", ep.lid, ep.port}, []string{"ibportstate", "-D", dr(sw.n.GUID), sw.port},
+			[]string{"smpquery", "mlnxextportinfo", sw.lid, sw.port}, []string{"ibroute", "-M", "-D", dr(sw.n.GUID)})
 	}
 	for range 3 {
 		a, b := one(all), one(all)
