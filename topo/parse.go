@@ -759,8 +759,13 @@ func (p *parser) claimGUIDs(lr *lineReader, nd *Node) error {
 
 // nodeDesc splits a header's tail (after the node id) into the description
 // after '#' and the attribute text that follows it ("enhanced port 0 lid 3
-// lmc 0"). The description is either quoted or runs up to the first
-// attribute keyword.
+// lmc 0"), as ibsim's parse_node_desc does: the description is either
+// quoted, or bare and then runs to the end of the line, its trailing
+// spaces kept, or up to the first of " enhanced port ", " base port ",
+// " lid " and " lmc " found, taken in that order (a bare description
+// that starts with one of them, without the space before it, is all
+// description: "# enhanced port 0" names the node so and leaves its port 0
+// base).
 func nodeDesc(tail string) (desc, attrs string) {
 	i := strings.IndexByte(tail, '#')
 	if i < 0 {
@@ -774,17 +779,12 @@ func nodeDesc(tail string) (desc, attrs string) {
 		}
 		return s[1 : 1+j], s[2+j:]
 	}
-	k := len(s)
-	for _, kw := range []string{"enhanced port ", "base port ", "lid ", "lmc "} {
-		if strings.HasPrefix(s, kw) {
-			k = 0
-			break
-		}
-		if j := strings.Index(s, " "+kw); j >= 0 && j < k {
-			k = j
+	for _, kw := range []string{" enhanced port ", " base port ", " lid ", " lmc "} {
+		if j := strings.Index(s, kw); j >= 0 {
+			return s[:j], s[j+1:]
 		}
 	}
-	return strings.TrimRight(s[:k], " \t"), s[k:]
+	return s, ""
 }
 
 // lidLMC reads "lid L" and "lmc M" from s into pt.
