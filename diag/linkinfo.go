@@ -30,8 +30,10 @@ type LinkinfoOptions struct {
 	Path []uint8
 	// Hops (-n) is libibnetdisc's max_hops: it probes in its own order
 	// (replayIBND) and, once one route has gone past Hops hops, extends
-	// none; what it holds then is printed. Discovery goes Hops+1 hops for
-	// the replay. 0: no limit.
+	// none; what it holds then is printed. The replay runs over a whole
+	// discovery: one limited to Hops+1 hops missed links within them (the
+	// engine counts a node's hops by the route its first answer came by,
+	// not always the shortest). 0: no limit.
 	Hops int
 	// All (-a) prints every node the partial scan of -S/-G/-D holds, not
 	// only the one holding the port.
@@ -163,14 +165,10 @@ const capExtSpeeds = 1 << 14
 // discovery that missed routes returns what it found and a
 // DiscoveryErrors.
 func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, error) {
-	hops := 0
 	fullScan := e.guidUnresolvedBySA(ctx, o.PortGUID, o.Path, o.Unresolved)
 	partialScan := (o.PortGUID != 0 || o.Path != nil) && !fullScan
 	warnings := e.drStart(ctx, &o, partialScan)
-	if o.Hops > 0 && !partialScan {
-		hops = o.Hops + 1
-	}
-	d, err := e.discoverHops(ctx, hops)
+	d, err := e.Discover(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -316,21 +314,6 @@ func partial(d *engine.Discovery) error {
 		return DiscoveryErrors(d.Errors)
 	}
 	return nil
-}
-
-// discoverHops is Discover limited to routes of hops hops (0: no limit).
-func (e *Env) discoverHops(ctx context.Context, hops int) (*engine.Discovery, error) {
-	if hops <= 0 || e != nil && e.Loaded != nil {
-		return e.Discover(ctx)
-	}
-	if e == nil || e.Session == nil {
-		return nil, fmt.Errorf("diag: no session (the tool needs a fabric)")
-	}
-	d, err := e.Session.Discover(ctx, &engine.DiscoverOptions{MaxHops: hops, Progress: e.Progress, MergeSameGUID: true})
-	if err != nil && ctx.Err() != nil {
-		return nil, context.Cause(ctx)
-	}
-	return d, err
 }
 
 // findPortNode finds the node of -S/-G's port GUID or -D's route and the

@@ -23,12 +23,17 @@ var oddFindings = []struct {
 		{"iblinkinfo", "-G", "0x100004"}, {"iblinkinfo", "-G", "0x100005", "-n", "2"},
 		{"ibqueryerrors", "-D", "0,1,2"}, {"ibqueryerrors", "-G", "0x100003", "-r"},
 	}},
+	// iblinkinfo -n: the links libibnetdisc makes within the hop limit,
+	// where the engine's discovery limited to it had reached a node by a
+	// longer route first (seed 16).
+	{"../topologies/net.odd-hops", "sw3", [][]string{{"iblinkinfo", "-n", "2"}, {"iblinkinfo", "-n", "1", "-l"}}},
+	{"../topologies/net.odd-hops", "ca5", [][]string{{"iblinkinfo", "-n", "3"}, {"iblinkinfo", "-n", "2", "--switches-only"}}},
 }
 
 // TestOddTopologyFindings runs oddFindings.
 func TestOddTopologyFindings(t *testing.T) {
 	for _, f := range oddFindings {
-		t.Run(filepath.Base(f.path), func(t *testing.T) {
+		t.Run(filepath.Base(f.path)+"/"+f.host, func(t *testing.T) {
 			s := diagSim(t, f.path)
 			for _, c := range f.cmds {
 				diffTool(t, s, f.host, c[0], c[1:]...)
