@@ -164,6 +164,9 @@ func runFakeTool(ctx context.Context, t *testing.T, h *umadtest.Host, registered
 		}
 	}
 	c.testHost = func(o *host.Options) { o.Kernel = &kernel.Options{FS: h.FS, Open: open} }
+	// runTool turns the collector off for its one shot; run puts it back
+	// after (without that, it stays off for the package's later tests).
+	defer keepGCSettings()()
 	inv, code, done := prepareTool(c, &stdout, &stderr)
 	if !done {
 		code = runTool(ctx, inv)
