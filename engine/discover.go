@@ -423,6 +423,9 @@ type dnode struct {
 	// of a switch's are still to come (DiscoverOptions.SwitchRead).
 	answered [4]uint64
 	left     int
+	// held is the ports whose probe the hop limit held back (a bit per
+	// port): probed when a shorter route to the node is found.
+	held [4]uint64
 }
 
 // newQuery returns a zeroed query from the sweep's slab. sw.mu is held.
@@ -838,6 +841,8 @@ func (sw *sweep) nodeInfo(q *query, ni *smp.NodeInfo) {
 		sw.nodes.Set(ni.NodeGUID, d)
 		sw.f.Nodes = append(sw.f.Nodes, n)
 		sw.paths.Set(ni.NodeGUID, q.path)
+	} else {
+		sw.shorten(d, q.path)
 	}
 	port := d.n.Ports[lp]
 	if port == nil {
@@ -924,7 +929,7 @@ func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
 	// Linked as libibnetdisc reads it: PhysState LinkUp, whatever
 	// PortState says (ibsim keeps a disabled port's PortState Active).
 	linked := pi.PortPhysicalState == smp.PhysStateLinkUp
-	if !linked || port.Remote != nil || len(q.path)-1 >= sw.maxHops {
+	if !linked || port.Remote != nil {
 		return
 	}
 	switch {
@@ -933,7 +938,37 @@ func (sw *sweep) portInfo(q *query, pi *smp.PortInfo) {
 	default:
 		return
 	}
+	if len(q.node.path)-1 >= sw.maxHops {
+		// The node's route so far is the first answer's, not always the
+		// shortest: a shorter one found later probes the port (shorten).
+		q.node.held[q.port/64] |= 1 << (q.port % 64)
+		return
+	}
 	sw.probeNode(sw.extend(q.node.path, q.port), q.node, q.port)
+}
+
+// shorten takes path, a shorter route to the known node d than the one
+// the sweep has, where a hop limit may have held back probes out of d's
+// ports (answers come in any order: d was first answered by a longer
+// route), and probes those ports the shorter route now lets it reach.
+// sw.mu is held.
+func (sw *sweep) shorten(d *dnode, path []uint8) {
+	if sw.maxHops >= maxHops || len(path) >= len(d.path) {
+		return
+	}
+	d.path = path
+	if len(path)-1 >= sw.maxHops {
+		return
+	}
+	for p := 0; p < len(d.n.Ports); p++ {
+		if d.held[p/64]&(1<<(p%64)) == 0 {
+			continue
+		}
+		d.held[p/64] &^= 1 << (p % 64)
+		if pt := d.n.Ports[p]; pt != nil && pt.Remote == nil {
+			sw.probeNode(sw.extend(path, uint8(p)), d, uint8(p))
+		}
+	}
 }
 
 // mlnxEPIWanted reports whether libibnetdisc reads a port's

@@ -3,6 +3,9 @@ package ibsimdiff
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // oddFindings are the differences TestRandomTopologies found on random
@@ -40,4 +43,80 @@ func TestOddTopologyFindings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDiscoverMaxHopsOnOddHops: the engine's discovery limited to h hops
+// (Lua fabric.discover{max_hops=h}) holds every node h hops or fewer away
+// and every link out of a switch fewer than h hops away (and the local
+// port's), as a breadth
+// first walk of the whole discovery says, from each of net.odd-hops'
+// hosts where a node's first answer came by a longer route than its
+// shortest (the limit held back its ports' probes).
+func TestDiscoverMaxHopsOnOddHops(t *testing.T) {
+	const path = "../topologies/net.odd-hops"
+	s := diagSim(t, path)
+	for _, host := range []string{"sw3", "ca5"} {
+		sess, _ := session(t, s, host, nil, nil)
+		full, err := sess.Discover(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dist := hopDistances(full.Fabric)
+		for h := 1; h <= 4; h++ {
+			d, err := sess.Discover(t.Context(), &engine.DiscoverOptions{MaxHops: h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[uint64]*topo.Node{}
+			for _, n := range d.Fabric.Nodes {
+				got[n.GUID] = n
+			}
+			for _, n := range full.Fabric.Nodes {
+				k, near := dist[n]
+				if !near || k > h {
+					continue
+				}
+				g := got[n.GUID]
+				if g == nil {
+					t.Errorf("from %s, max %d hops: node %s (%d hops away) not found", host, h, n.Desc, k)
+					continue
+				}
+				if n.Type != topo.Switch && k > 0 || k >= h {
+					continue
+				}
+				for i, p := range n.Ports {
+					if n.Type != topo.Switch && p != full.Fabric.Origin {
+						continue // the local CA's other ports are found from their switches
+					}
+					if i > 0 && p != nil && p.Remote != nil && (g.Ports[i] == nil || g.Ports[i].Remote == nil) {
+						t.Errorf("from %s, max %d hops: %s port %d (%d hops away) has no link", host, h, n.Desc, i, k)
+					}
+				}
+			}
+		}
+	}
+}
+
+// hopDistances is each node's distance in hops from f's origin, through
+// switches only (a directed route goes on through no CA but the origin).
+func hopDistances(f *topo.Fabric) map[*topo.Node]int {
+	dist := map[*topo.Node]int{f.Origin.Node: 0}
+	queue := []*topo.Node{f.Origin.Node}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if n.Type != topo.Switch && n != f.Origin.Node {
+			continue
+		}
+		for i, p := range n.Ports {
+			if i == 0 || p == nil || p.Remote == nil || n.Type != topo.Switch && p != f.Origin {
+				continue
+			}
+			if _, ok := dist[p.Remote.Node]; !ok {
+				dist[p.Remote.Node] = dist[n] + 1
+				queue = append(queue, p.Remote.Node)
+			}
+		}
+	}
+	return dist
 }
