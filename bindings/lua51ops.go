@@ -537,12 +537,7 @@ func concat51(L *lua.LState, names []string) int {
 				}
 				typeError(L, "concatenate", a, names, top-2)
 			}
-			L.Push(tm)
-			L.Push(a)
-			L.Push(b)
-			L.Call(2, 1)
-			vals[top-2] = L.Get(-1)
-			L.Pop(1)
+			vals[top-2] = call2(L, tm, a, b)
 			top--
 			continue
 		}

@@ -117,6 +117,17 @@ func seti(t *lua.LTable, i int, v lua.LValue) { t.RawSet(lua.LNumber(i), v) }
 // tabLen is luaL_getn: the table's length without __len.
 func tabLen(t *lua.LTable) int { return t.Len() }
 
+// call2 calls fn(a, b) unprotected and returns its first result.
+func call2(L *lua.LState, fn, a, b lua.LValue) lua.LValue {
+	L.Push(fn)
+	L.Push(a)
+	L.Push(b)
+	L.Call(2, 1)
+	r := L.Get(-1)
+	L.Pop(1)
+	return r
+}
+
 // optEnd is table.concat's and unpack's last-index argument n:
 // luaL_opt(L, luaL_checkint, n, luaL_getn(L, 1)).
 func optEnd(L *lua.LState, n int, t *lua.LTable) int { return opt(L, n, tabLen(t), argInt) }
@@ -227,13 +238,7 @@ func tabSort(L *lua.LState) int {
 		if cmp == nil {
 			return lessThan51(L, a, b)
 		}
-		L.Push(cmp)
-		L.Push(a)
-		L.Push(b)
-		L.Call(2, 1)
-		r := L.Get(-1)
-		L.Pop(1)
-		return lua.LVAsBool(r)
+		return lua.LVAsBool(call2(L, cmp, a, b))
 	}
 	if cmp == nil && sortDistinct(t, n) {
 		return 0
@@ -355,13 +360,7 @@ func lessThan51(L *lua.LState, a, b lua.LValue) bool {
 	}
 	if a.Type() == b.Type() {
 		if tm := L.GetMetaField(a, "__lt"); tm != lua.LNil && tm == L.GetMetaField(b, "__lt") {
-			L.Push(tm)
-			L.Push(a)
-			L.Push(b)
-			L.Call(2, 1)
-			r := L.Get(-1)
-			L.Pop(1)
-			return lua.LVAsBool(r)
+			return lua.LVAsBool(call2(L, tm, a, b))
 		}
 	}
 	t1, t2 := a.Type().String(), b.Type().String()
