@@ -22,6 +22,7 @@ import (
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/internal/fattree"
+	"github.com/ibscript/ibscript/internal/treydock"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/sim"
@@ -143,66 +144,15 @@ func value(m *dto.Metric) float64 {
 }
 
 // treydockNames are the metric names and label names of
-// treydock/infiniband_exporter's switch collector and its exporter gauges
-// (collectors/switch.go and collectors/collectors.go of that project),
-// which its Grafana dashboards and alert rules use, and of its HCA
-// collector (collectors/hca.go: the same names under infiniband_hca_).
-var treydockNames = map[string][]string{
-	"infiniband_switch_port_local_physical_errors_total":           {"guid", "port"},
-	"infiniband_switch_port_malformed_packet_errors_total":         {"guid", "port"},
-	"infiniband_switch_port_buffer_overrun_errors_total":           {"guid", "port"},
-	"infiniband_switch_port_dli_mapping_errors_total":              {"guid", "port"},
-	"infiniband_switch_port_vl_mapping_errors_total":               {"guid", "port"},
-	"infiniband_switch_port_looping_errors_total":                  {"guid", "port"},
-	"infiniband_switch_rate_bytes_per_second":                      {"guid"},
-	"infiniband_switch_port_transmit_data_bytes_total":             {"guid", "port"},
-	"infiniband_switch_port_receive_data_bytes_total":              {"guid", "port"},
-	"infiniband_switch_port_transmit_packets_total":                {"guid", "port"},
-	"infiniband_switch_port_receive_packets_total":                 {"guid", "port"},
-	"infiniband_switch_port_unicast_transmit_packets_total":        {"guid", "port"},
-	"infiniband_switch_port_unicast_receive_packets_total":         {"guid", "port"},
-	"infiniband_switch_port_multicast_transmit_packets_total":      {"guid", "port"},
-	"infiniband_switch_port_multicast_receive_packets_total":       {"guid", "port"},
-	"infiniband_switch_port_symbol_error_total":                    {"guid", "port"},
-	"infiniband_switch_port_link_error_recovery_total":             {"guid", "port"},
-	"infiniband_switch_port_link_downed_total":                     {"guid", "port"},
-	"infiniband_switch_port_receive_errors_total":                  {"guid", "port"},
-	"infiniband_switch_port_receive_remote_physical_errors_total":  {"guid", "port"},
-	"infiniband_switch_port_receive_switch_relay_errors_total":     {"guid", "port"},
-	"infiniband_switch_port_transmit_discards_total":               {"guid", "port"},
-	"infiniband_switch_port_transmit_constraint_errors_total":      {"guid", "port"},
-	"infiniband_switch_port_receive_constraint_errors_total":       {"guid", "port"},
-	"infiniband_switch_port_local_link_integrity_errors_total":     {"guid", "port"},
-	"infiniband_switch_port_excessive_buffer_overrun_errors_total": {"guid", "port"},
-	"infiniband_switch_port_vl15_dropped_total":                    {"guid", "port"},
-	"infiniband_switch_port_transmit_wait_total":                   {"guid", "port"},
-	"infiniband_switch_port_qp1_dropped_total":                     {"guid", "port"},
-	"infiniband_switch_info":                                       {"guid", "switch", "lid"},
-	"infiniband_switch_uplink_info":                                {"guid", "port", "switch", "uplink", "uplink_guid", "uplink_type", "uplink_port", "uplink_lid"},
-	"infiniband_exporter_collector_duration_seconds":               {"collector"},
-	"infiniband_exporter_collect_errors":                           {"collector"},
-	"infiniband_exporter_collect_timeouts":                         {"collector"},
-}
+// treydock/infiniband_exporter's switch collector and its exporter gauges,
+// which its Grafana dashboards and alert rules use, and treydockHCANames
+// those of its HCA collector (the same names under infiniband_hca_).
+var (
+	treydockNames    = treydock.All()
+	treydockHCANames = treydock.AsHCA(treydock.SwitchDetails)
+)
 
-func init() {
-	// The HCA collector's: the switch_port names under hca_port, its info
-	// and uplink series with an hca label where the switch's has switch.
-	for name, l := range treydockNames {
-		rest, ok := strings.CutPrefix(name, "infiniband_switch_")
-		if !ok {
-			continue
-		}
-		hl := slices.Clone(l)
-		for i := range hl {
-			if hl[i] == "switch" {
-				hl[i] = "hca"
-			}
-		}
-		treydockHCANames["infiniband_hca_"+rest] = hl
-	}
-}
-
-var treydockHCANames = map[string][]string{}
+func init() { maps.Copy(treydockHCANames, treydock.AsHCA(treydock.SwitchBase)) }
 
 // TestTreydockNames scrapes a sweep of the simulated fabric and checks
 // that every name of the other exporter is served with exactly its

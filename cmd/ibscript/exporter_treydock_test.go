@@ -11,6 +11,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/ibscript/ibscript/internal/treydock"
 )
 
 // treydock/infiniband_exporter's documented command lines, copied as they
@@ -31,70 +33,6 @@ const (
 	treydockTools     = `--sudo --ibnetdiscover.path=/usr/sbin/ibnetdiscover --perfquery.path=/usr/sbin/perfquery --collector.ibswinfo --ibswinfo.path=/usr/local/bin/ibswinfo --ibswinfo.max-concurrent=4`
 	treydockHCA       = `--collector.hca --no-collector.switch`
 )
-
-// treydockSwitchBase and treydockSwitchDetails are the series of its
-// switch collector (collectors/switch.go) with their labels: the base
-// metrics (perfquery -x, ibnetdiscover) and --collector.switch.rcv-err-details'
-// (perfquery -E); treydockCollector its collector gauges
-// (collectors/collectors.go).
-var (
-	treydockSwitchBase = map[string][]string{
-		"infiniband_switch_port_transmit_data_bytes_total":             {"guid", "port"},
-		"infiniband_switch_port_receive_data_bytes_total":              {"guid", "port"},
-		"infiniband_switch_port_transmit_packets_total":                {"guid", "port"},
-		"infiniband_switch_port_receive_packets_total":                 {"guid", "port"},
-		"infiniband_switch_port_unicast_transmit_packets_total":        {"guid", "port"},
-		"infiniband_switch_port_unicast_receive_packets_total":         {"guid", "port"},
-		"infiniband_switch_port_multicast_transmit_packets_total":      {"guid", "port"},
-		"infiniband_switch_port_multicast_receive_packets_total":       {"guid", "port"},
-		"infiniband_switch_port_symbol_error_total":                    {"guid", "port"},
-		"infiniband_switch_port_link_error_recovery_total":             {"guid", "port"},
-		"infiniband_switch_port_link_downed_total":                     {"guid", "port"},
-		"infiniband_switch_port_receive_errors_total":                  {"guid", "port"},
-		"infiniband_switch_port_receive_remote_physical_errors_total":  {"guid", "port"},
-		"infiniband_switch_port_receive_switch_relay_errors_total":     {"guid", "port"},
-		"infiniband_switch_port_transmit_discards_total":               {"guid", "port"},
-		"infiniband_switch_port_transmit_constraint_errors_total":      {"guid", "port"},
-		"infiniband_switch_port_receive_constraint_errors_total":       {"guid", "port"},
-		"infiniband_switch_port_local_link_integrity_errors_total":     {"guid", "port"},
-		"infiniband_switch_port_excessive_buffer_overrun_errors_total": {"guid", "port"},
-		"infiniband_switch_port_vl15_dropped_total":                    {"guid", "port"},
-		"infiniband_switch_port_transmit_wait_total":                   {"guid", "port"},
-		"infiniband_switch_port_qp1_dropped_total":                     {"guid", "port"},
-		"infiniband_switch_rate_bytes_per_second":                      {"guid"},
-		"infiniband_switch_info":                                       {"guid", "switch", "lid"},
-		"infiniband_switch_uplink_info":                                {"guid", "port", "switch", "uplink", "uplink_guid", "uplink_type", "uplink_port", "uplink_lid"},
-	}
-	treydockSwitchDetails = map[string][]string{
-		"infiniband_switch_port_local_physical_errors_total":   {"guid", "port"},
-		"infiniband_switch_port_malformed_packet_errors_total": {"guid", "port"},
-		"infiniband_switch_port_buffer_overrun_errors_total":   {"guid", "port"},
-		"infiniband_switch_port_dli_mapping_errors_total":      {"guid", "port"},
-		"infiniband_switch_port_vl_mapping_errors_total":       {"guid", "port"},
-		"infiniband_switch_port_looping_errors_total":          {"guid", "port"},
-	}
-	treydockCollector = map[string][]string{
-		"infiniband_exporter_collector_duration_seconds": {"collector"},
-		"infiniband_exporter_collect_errors":             {"collector"},
-		"infiniband_exporter_collect_timeouts":           {"collector"},
-	}
-)
-
-// asHCA is a switch collector's names as its HCA collector serves them
-// (collectors/hca.go): infiniband_hca_*, an hca label for switch.
-func asHCA(m map[string][]string) map[string][]string {
-	out := map[string][]string{}
-	for name, l := range m {
-		hl := slices.Clone(l)
-		for i := range hl {
-			if hl[i] == "switch" {
-				hl[i] = "hca"
-			}
-		}
-		out[strings.Replace(name, "infiniband_switch_", "infiniband_hca_", 1)] = hl
-	}
-	return out
-}
 
 // treydockArgs splits a documented command line into its flags (after the
 // program, or inside OPTIONS="..."), with the test's substitutions: the
@@ -173,8 +111,8 @@ func TestTreydockCommandLines(t *testing.T) {
 			addr, stop, stderr := startExporterArgv(t, append([]string{"exporter"}, treydockArgs(line, t.TempDir())...))
 			waitHealthy(t, addr)
 			mfs := scrape(t, addr)
-			checkNames(t, line, mfs, treydockSwitchBase, treydockSwitchDetails, asHCA(treydockSwitchBase))
-			checkNames(t, line, mfs, treydockCollector)
+			checkNames(t, line, mfs, treydock.SwitchBase, treydock.SwitchDetails, treydock.AsHCA(treydock.SwitchBase))
+			checkNames(t, line, mfs, treydock.Collector)
 			if got := collectorLabels(mfs, "infiniband_exporter_collect_errors"); !slices.Equal(got, []string{"switch"}) {
 				t.Errorf("%s: collector labels %v, want [switch]", line, got)
 			}
@@ -213,8 +151,8 @@ func TestTreydockCommandLines(t *testing.T) {
 	}
 	t.Run("runonce", func(t *testing.T) {
 		mfs, _ := runonce(t, treydockRunonce)
-		checkNames(t, treydockRunonce, mfs, treydockSwitchBase, treydockSwitchDetails)
-		checkNames(t, treydockRunonce, mfs, treydockCollector)
+		checkNames(t, treydockRunonce, mfs, treydock.SwitchBase, treydock.SwitchDetails)
+		checkNames(t, treydockRunonce, mfs, treydock.Collector)
 		checkNames(t, treydockRunonce, mfs, map[string][]string{"infiniband_exporter_last_execution": {"collector"}})
 		if got := collectorLabels(mfs, "infiniband_exporter_collect_errors"); !slices.Equal(got, []string{"switch-runonce"}) {
 			t.Errorf("collector labels %v, want [switch-runonce]", got)
@@ -222,20 +160,20 @@ func TestTreydockCommandLines(t *testing.T) {
 	})
 	t.Run("rcv-err-details", func(t *testing.T) {
 		mfs, _ := runonce(t, treydockRcvErr)
-		checkNames(t, treydockRcvErr, mfs, treydockSwitchDetails, treydockSwitchBase)
-		checkNames(t, treydockRcvErr, mfs, treydockCollector)
+		checkNames(t, treydockRcvErr, mfs, treydock.SwitchDetails, treydock.SwitchBase)
+		checkNames(t, treydockRcvErr, mfs, treydock.Collector)
 	})
 	t.Run("tools", func(t *testing.T) {
 		// The tool flags change nothing; --collector.ibswinfo says so.
 		mfs, stderr := runonce(t, treydockTools+" --exporter.runonce --exporter.output=-")
-		checkNames(t, treydockTools, mfs, treydockSwitchBase, treydockSwitchDetails)
+		checkNames(t, treydockTools, mfs, treydock.SwitchBase, treydock.SwitchDetails)
 		if !strings.Contains(stderr, "--collector.ibswinfo is accepted but collects nothing") {
 			t.Errorf("stderr %q does not say ibswinfo collects nothing", stderr)
 		}
 	})
 	t.Run("hca", func(t *testing.T) {
 		mfs, _ := runonce(t, treydockHCA+" --exporter.runonce --exporter.output=-")
-		checkNames(t, treydockHCA, mfs, asHCA(treydockSwitchBase), treydockSwitchBase, asHCA(treydockSwitchDetails))
+		checkNames(t, treydockHCA, mfs, treydock.AsHCA(treydock.SwitchBase), treydock.SwitchBase, treydock.AsHCA(treydock.SwitchDetails))
 		if got := collectorLabels(mfs, "infiniband_exporter_collect_errors"); !slices.Equal(got, []string{"hca-runonce", "switch-runonce"}) {
 			t.Errorf("collector labels %v", got)
 		}
