@@ -42,7 +42,7 @@ type Fabric struct {
 	// Switches are the switches' ids.
 	Switches []string
 	// InitPorts is how many ports OpenSM leaves in Init: both ends of
-	// every router link.
+	// every router link and of every link between two CAs.
 	InitPorts int
 }
 
@@ -72,7 +72,7 @@ func (n *node) free() []int {
 
 type gen struct {
 	r     *rand.Rand
-	links int // router links
+	links int // links OpenSM leaves in Init: routers', CAs' back to back
 }
 
 // Generate returns the topology of seed.
@@ -170,6 +170,7 @@ func (g *gen) cas(sws []*node) []*node {
 			oa, ob := g.linkOpts(true)
 			a.ports[pa] = port{peer: b, peerPort: pb, opts: oa}
 			b.ports[pb] = port{peer: a, peerPort: pa, opts: ob}
+			g.links++ // no SM reaches it through a CA: both ends stay in Init
 		}
 	}
 	return cas

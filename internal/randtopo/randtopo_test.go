@@ -10,7 +10,7 @@ import (
 // TestGenerate: a seed always gives the same text; the text is a
 // topology ibscript's parser takes (ibsim's format), with every link
 // written at both ends, the hosts' port 1 cabled, OpenSM's node first and
-// cabled, and the routers' links counted in InitPorts.
+// cabled, and the routers' and CA-CA links counted in InitPorts.
 func TestGenerate(t *testing.T) {
 	for seed := range uint64(200) {
 		f := Generate(seed)
@@ -25,7 +25,7 @@ func TestGenerate(t *testing.T) {
 			t.Fatalf("seed %d: %d hosts, %d switches, %d nodes", seed, len(f.Hosts), len(f.Switches), len(fab.Nodes))
 		}
 		byID := map[string]*topo.Node{}
-		routerLinks := 0
+		initPorts := 0
 		for _, n := range fab.Nodes {
 			byID[n.ID] = n
 			for _, p := range n.Ports {
@@ -35,13 +35,16 @@ func TestGenerate(t *testing.T) {
 				if p.Remote.Remote != p {
 					t.Errorf("seed %d: %s[%d] -> %s[%d], not back", seed, n.ID, p.Num, p.Remote.Node.ID, p.Remote.Num)
 				}
-				if n.Type == topo.Router {
-					routerLinks++
+				switch {
+				case n.Type == topo.Router:
+					initPorts += 2 // both ends
+				case n.Type == topo.CA && p.Remote.Node.Type == topo.CA:
+					initPorts++ // this end; the other counts itself
 				}
 			}
 		}
-		if f.InitPorts != 2*routerLinks {
-			t.Errorf("seed %d: InitPorts %d, %d router links", seed, f.InitPorts, routerLinks)
+		if f.InitPorts != initPorts {
+			t.Errorf("seed %d: InitPorts %d, %d ends of router and CA-CA links", seed, f.InitPorts, initPorts)
 		}
 		for _, h := range f.Hosts {
 			if n := byID[h]; n == nil || n.Type != topo.CA || len(n.Ports) < 2 || n.Ports[1] == nil || n.Ports[1].Remote == nil {
