@@ -177,6 +177,9 @@ func randCommands(r *rand.Rand, f *topo.Fabric, dr func(guid uint64) string) [][
 			[]string{"perfquery", "-x", ep.lid, ep.port}, []string{"ibaddr", "-D", dr(ep.n.GUID)},
 			[]string{"iblinkinfo", "-D", dr(ep.n.GUID)}, []string{"iblinkinfo", "-D", dr(sw.n.GUID), "-l"},
 			[]string{"iblinkinfo", "-G", ep.guid}, []string{"ibqueryerrors", "-D", dr(sw.n.GUID)},
+			[]string{"ibqueryerrors", "-G", ep.guid}, []string{"ibqueryerrors", "-D", dr(ep.n.GUID)},
+			[]string{"iblinkinfo", "-D", dr(ep.n.GUID), "-n", "2"}, []string{"iblinkinfo", "-a", "-D", dr(ep.n.GUID)},
+			[]string{"iblinkinfo", "-a", "-G", ep.guid, "-n", "2"},
 			[]string{"ibtracert", "-G", one(eps).guid, ep.guid}, []string{"ibtracert", "-n", ep.lid, one(all).lid},
 			// A switch's port by directed route (by LID, the C tool reads
 			// its peer by a combined route, which ibsim does not answer:
