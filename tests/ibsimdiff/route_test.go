@@ -82,6 +82,38 @@ func routeSimOwn(t *testing.T, path, host string) (*ibsimtest.Sim, *engine.Sessi
 
 func topoName(p string) string { return filepath.Base(p) }
 
+// eachRouteTopology runs fn on each of routeTopologies, a parallel
+// subtest each (one ibsim per topology: the topologies run side by side,
+// parallelTopologies), on the topology's ibsim (routeSim's; with own, one
+// of the test's own: routeSimOwn) with a session from its host.
+func eachRouteTopology(t *testing.T, own bool, fn func(t *testing.T, host string, s *ibsimtest.Sim, sess *engine.Session)) {
+	open := routeSim
+	if own {
+		open = routeSimOwn
+	}
+	for _, rt := range routeTopologies {
+		t.Run(topoName(rt.path), func(t *testing.T) {
+			t.Parallel()
+			s, sess := open(t, rt.path, rt.host)
+			fn(t, rt.host, s, sess)
+		})
+	}
+}
+
+// privateDiscovered is an ibsim and OpenSM of the test's own on the
+// topology at path (privateSM: the test changes its tables), a session
+// from host, and its discovery.
+func privateDiscovered(t *testing.T, path, host string) (*ibsimtest.Sim, *engine.Session, *engine.Discovery) {
+	t.Helper()
+	s := privateSM(t, path)
+	sess, _ := session(t, s, host, nil, nil)
+	d, err := sess.Discover(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, sess, d
+}
+
 func itoa(n uint16) string { return strconv.Itoa(int(n)) }
 
 // TestIBRouteMatchesCTool: diag.IBRoute prints, for every switch of each
@@ -89,144 +121,136 @@ func itoa(n uint16) string { return strconv.Itoa(int(n)) }
 // multicast with -M, -M -n, -M -a and an MLID range, by LID and by
 // directed route), and refuses a CA with ibroute's error.
 func TestIBRouteMatchesCTool(t *testing.T) {
-	for _, rt := range routeTopologies {
-		t.Run(topoName(rt.path), func(t *testing.T) {
-			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
-			s, sess := routeSim(t, rt.path, rt.host)
-			ctx := t.Context()
-			d, err := sess.Discover(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
+	eachRouteTopology(t, false, func(t *testing.T, host string, s *ibsimtest.Sim, sess *engine.Session) {
+		ctx := t.Context()
+		d, err := sess.Discover(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range d.Fabric.Nodes {
+			if n.Type != topo.Switch {
+				continue
 			}
-			for _, n := range d.Fabric.Nodes {
-				if n.Type != topo.Switch {
-					continue
-				}
-				lid := n.Ports[0].LID
-				path, _ := d.Path(n.GUID)
-				dr := drArg(path)
-				cases := []struct {
-					args []string
-					o    diag.RouteOptions
-					dr   bool
-				}{
-					{[]string{itoa(lid)}, diag.RouteOptions{}, false},
-					{[]string{"-a", itoa(lid)}, diag.RouteOptions{All: true}, false},
-					{[]string{"-n", itoa(lid)}, diag.RouteOptions{NoDests: true}, false},
-					{[]string{itoa(lid), "2", "0x5"}, diag.RouteOptions{StartLID: 2, EndLID: 5}, false},
-					{[]string{"-a", itoa(lid), "3"}, diag.RouteOptions{All: true, StartLID: 3}, false},
-					{[]string{"-M", itoa(lid)}, diag.RouteOptions{Multicast: true}, false},
-					{[]string{"-M", "-n", itoa(lid)}, diag.RouteOptions{Multicast: true, NoDests: true}, false},
-					{[]string{"-M", "-a", itoa(lid), "0xc000", "0xc003"}, diag.RouteOptions{Multicast: true, All: true, StartLID: 0xc000, EndLID: 0xc003}, false},
-					{[]string{"-M", "-a", "-n", itoa(lid), "0xc01e", "0xc021"}, diag.RouteOptions{Multicast: true, All: true, NoDests: true, StartLID: 0xc01e, EndLID: 0xc021}, false},
-					{[]string{"-D", dr}, diag.RouteOptions{}, true},
-				}
-				for _, c := range cases {
-					var want []byte
-					var got bytes.Buffer
-					for try := 1; ; try++ {
-						var code int
-						want, _, code = runExit(t, s, rt.host, "ibroute", c.args...)
-						if code != 0 || !bytes.Contains(want, []byte("ids dumped \n")) {
-							t.Fatalf("ibroute %v: exit %d", c.args, code)
-						}
-						tg, addr := engine.LID(lid), diag.LIDAddress(lid)
-						if c.dr {
-							tg, addr = engine.Target{Kind: engine.ByDR, Path: path}, diag.DRAddress(path, 0xffff, 0xffff)
-						}
-						o := c.o
-						ft, err := diag.IBRoute(ctx, &diag.Env{Session: sess}, tg, addr, &o)
-						if err != nil {
-							t.Fatalf("ibroute %v: %v", c.args, err)
-						}
-						got.Reset()
-						if err := diag.WriteIBRoute(&got, ft); err != nil {
-							t.Fatal(err)
-						}
-						// ibroute names each LID's node with a NodeInfo
-						// query: one that timed out on the loaded machine
-						// prints "(unknown node and type)". Asked again.
-						if got.String() == string(want) || try == loadTries {
-							break
-						}
-						t.Logf("ibroute %v: differs; a query may have timed out on the loaded machine: both run again", c.args)
-					}
-					if got.String() != string(want) {
-						t.Errorf("ibroute %v on %q:\n%s", c.args, n.Desc, lineDiff(string(want), got.String()))
-					}
-				}
+			lid := n.Ports[0].LID
+			path, _ := d.Path(n.GUID)
+			dr := drArg(path)
+			cases := []struct {
+				args []string
+				o    diag.RouteOptions
+				dr   bool
+			}{
+				{[]string{itoa(lid)}, diag.RouteOptions{}, false},
+				{[]string{"-a", itoa(lid)}, diag.RouteOptions{All: true}, false},
+				{[]string{"-n", itoa(lid)}, diag.RouteOptions{NoDests: true}, false},
+				{[]string{itoa(lid), "2", "0x5"}, diag.RouteOptions{StartLID: 2, EndLID: 5}, false},
+				{[]string{"-a", itoa(lid), "3"}, diag.RouteOptions{All: true, StartLID: 3}, false},
+				{[]string{"-M", itoa(lid)}, diag.RouteOptions{Multicast: true}, false},
+				{[]string{"-M", "-n", itoa(lid)}, diag.RouteOptions{Multicast: true, NoDests: true}, false},
+				{[]string{"-M", "-a", itoa(lid), "0xc000", "0xc003"}, diag.RouteOptions{Multicast: true, All: true, StartLID: 0xc000, EndLID: 0xc003}, false},
+				{[]string{"-M", "-a", "-n", itoa(lid), "0xc01e", "0xc021"}, diag.RouteOptions{Multicast: true, All: true, NoDests: true, StartLID: 0xc01e, EndLID: 0xc021}, false},
+				{[]string{"-D", dr}, diag.RouteOptions{}, true},
 			}
-			// A CA is refused, as ibroute refuses it.
-			checkedCA := false
-			for _, n := range d.Fabric.Nodes {
-				if n.Type != topo.CA {
-					continue
-				}
-				p := n.Ports[1]
-				if p == nil || p.LID == 0 {
-					continue
-				}
-				want, _, code := runExit(t, s, rt.host, "ibroute", itoa(p.LID))
-				_, err := diag.IBRoute(ctx, &diag.Env{Session: sess}, engine.LID(p.LID), diag.LIDAddress(p.LID), nil)
+			for _, c := range cases {
+				var want []byte
 				var got bytes.Buffer
-				if err != nil {
-					diag.WriteIBExit(&got, ibroutePath, "dump tables: "+err.Error())
+				for try := 1; ; try++ {
+					var code int
+					want, _, code = runExit(t, s, host, "ibroute", c.args...)
+					if code != 0 || !bytes.Contains(want, []byte("ids dumped \n")) {
+						t.Fatalf("ibroute %v: exit %d", c.args, code)
+					}
+					tg, addr := engine.LID(lid), diag.LIDAddress(lid)
+					if c.dr {
+						tg, addr = engine.Target{Kind: engine.ByDR, Path: path}, diag.DRAddress(path, 0xffff, 0xffff)
+					}
+					o := c.o
+					ft, err := diag.IBRoute(ctx, &diag.Env{Session: sess}, tg, addr, &o)
+					if err != nil {
+						t.Fatalf("ibroute %v: %v", c.args, err)
+					}
+					got.Reset()
+					if err := diag.WriteIBRoute(&got, ft); err != nil {
+						t.Fatal(err)
+					}
+					// ibroute names each LID's node with a NodeInfo
+					// query: one that timed out on the loaded machine
+					// prints "(unknown node and type)". Asked again.
+					if got.String() == string(want) || try == loadTries {
+						break
+					}
+					t.Logf("ibroute %v: differs; a query may have timed out on the loaded machine: both run again", c.args)
 				}
-				if code != 255 || got.String() != string(want) || !errors.Is(err, diag.ErrNotSwitch) {
-					t.Errorf("ibroute on CA LID %d: C exit %d %q; diag %v", p.LID, code, want, err)
+				if got.String() != string(want) {
+					t.Errorf("ibroute %v on %q:\n%s", c.args, n.Desc, lineDiff(string(want), got.String()))
 				}
-				checkedCA = true
-				break
 			}
-			if !checkedCA {
-				t.Error("no CA with a LID to refuse")
+		}
+		// A CA is refused, as ibroute refuses it.
+		checkedCA := false
+		for _, n := range d.Fabric.Nodes {
+			if n.Type != topo.CA {
+				continue
 			}
-		})
-	}
+			p := n.Ports[1]
+			if p == nil || p.LID == 0 {
+				continue
+			}
+			want, _, code := runExit(t, s, host, "ibroute", itoa(p.LID))
+			_, err := diag.IBRoute(ctx, &diag.Env{Session: sess}, engine.LID(p.LID), diag.LIDAddress(p.LID), nil)
+			var got bytes.Buffer
+			if err != nil {
+				diag.WriteIBExit(&got, ibroutePath, "dump tables: "+err.Error())
+			}
+			if code != 255 || got.String() != string(want) || !errors.Is(err, diag.ErrNotSwitch) {
+				t.Errorf("ibroute on CA LID %d: C exit %d %q; diag %v", p.LID, code, want, err)
+			}
+			checkedCA = true
+			break
+		}
+		if !checkedCA {
+			t.Error("no CA with a LID to refuse")
+		}
+	})
 }
 
 // TestDumpFTsMatchesCTool: diag.DumpFTs prints what dump_fts, dump_lfts
 // and dump_mfts print on each routing topology.
 func TestDumpFTsMatchesCTool(t *testing.T) {
-	for _, rt := range routeTopologies {
-		t.Run(topoName(rt.path), func(t *testing.T) {
-			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
-			s, sess := routeSim(t, rt.path, rt.host)
-			ctx := t.Context()
-			cases := []struct {
-				tool, script string
-				args         []string
-				o            diag.RouteOptions
-			}{
-				{"dump_fts", "", nil, diag.RouteOptions{}},
-				{"dump_fts", "", []string{"-a"}, diag.RouteOptions{All: true}},
-				{"dump_fts", "", []string{"-n", "2", "4"}, diag.RouteOptions{NoDests: true, StartLID: 2, EndLID: 4}},
-				{"dump_fts", "", []string{"-M", "-a", "0xc000", "0xc002"}, diag.RouteOptions{Multicast: true, All: true, StartLID: 0xc000, EndLID: 0xc002}},
-				{"dump_lfts", "dump_lfts", nil, diag.RouteOptions{}},
-				{"dump_lfts", "dump_lfts", []string{"-n"}, diag.RouteOptions{NoDests: true}},
-				{"dump_mfts", "dump_mfts", nil, diag.RouteOptions{Multicast: true}},
-				{"dump_mfts", "dump_mfts", []string{"-n"}, diag.RouteOptions{Multicast: true, NoDests: true}},
+	eachRouteTopology(t, false, func(t *testing.T, host string, s *ibsimtest.Sim, sess *engine.Session) {
+		ctx := t.Context()
+		cases := []struct {
+			tool, script string
+			args         []string
+			o            diag.RouteOptions
+		}{
+			{"dump_fts", "", nil, diag.RouteOptions{}},
+			{"dump_fts", "", []string{"-a"}, diag.RouteOptions{All: true}},
+			{"dump_fts", "", []string{"-n", "2", "4"}, diag.RouteOptions{NoDests: true, StartLID: 2, EndLID: 4}},
+			{"dump_fts", "", []string{"-M", "-a", "0xc000", "0xc002"}, diag.RouteOptions{Multicast: true, All: true, StartLID: 0xc000, EndLID: 0xc002}},
+			{"dump_lfts", "dump_lfts", nil, diag.RouteOptions{}},
+			{"dump_lfts", "dump_lfts", []string{"-n"}, diag.RouteOptions{NoDests: true}},
+			{"dump_mfts", "dump_mfts", nil, diag.RouteOptions{Multicast: true}},
+			{"dump_mfts", "dump_mfts", []string{"-n"}, diag.RouteOptions{Multicast: true, NoDests: true}},
+		}
+		for _, c := range cases {
+			want, _, code := runExit(t, s, host, c.tool, c.args...)
+			if code != 0 || bytes.Count(want, []byte("ids dumped \n")) < 2 {
+				t.Fatalf("%s %v: exit %d", c.tool, c.args, code)
 			}
-			for _, c := range cases {
-				want, _, code := runExit(t, s, rt.host, c.tool, c.args...)
-				if code != 0 || bytes.Count(want, []byte("ids dumped \n")) < 2 {
-					t.Fatalf("%s %v: exit %d", c.tool, c.args, code)
-				}
-				o := c.o
-				fts, err := diag.DumpFTs(ctx, &diag.Env{Session: sess}, nil, &o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var got bytes.Buffer
-				if err := diag.WriteDumpFTs(&got, fts, c.script); err != nil {
-					t.Fatal(err)
-				}
-				if got.String() != string(want) {
-					t.Errorf("%s %v:\n%s", c.tool, c.args, lineDiff(string(want), got.String()))
-				}
+			o := c.o
+			fts, err := diag.DumpFTs(ctx, &diag.Env{Session: sess}, nil, &o)
+			if err != nil {
+				t.Fatal(err)
 			}
-		})
-	}
+			var got bytes.Buffer
+			if err := diag.WriteDumpFTs(&got, fts, c.script); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != string(want) {
+				t.Errorf("%s %v:\n%s", c.tool, c.args, lineDiff(string(want), got.String()))
+			}
+		}
+	})
 }
 
 // drArg is a directed route as the C tools' -D takes it.
@@ -266,45 +290,41 @@ func endLIDs(t *testing.T, sess *engine.Session) []uint16 {
 // routers' ports, which OpenSM leaves in Init: a bad port state), in the
 // full and the -n format, plus LIDs no port has.
 func TestTracertMatchesCTool(t *testing.T) {
-	for _, rt := range routeTopologies {
-		t.Run(topoName(rt.path), func(t *testing.T) {
-			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
-			s, sess := routeSim(t, rt.path, rt.host)
-			lids := endLIDs(t, sess)
-			maxLID := uint16(0)
-			for _, l := range lids {
-				maxLID = max(maxLID, l)
+	eachRouteTopology(t, false, func(t *testing.T, host string, s *ibsimtest.Sim, sess *engine.Session) {
+		lids := endLIDs(t, sess)
+		maxLID := uint16(0)
+		for _, l := range lids {
+			maxLID = max(maxLID, l)
+		}
+		type pair struct{ src, dst uint16 }
+		var pairs []pair
+		for _, a := range lids {
+			for _, b := range lids {
+				pairs = append(pairs, pair{a, b})
 			}
-			type pair struct{ src, dst uint16 }
-			var pairs []pair
-			for _, a := range lids {
-				for _, b := range lids {
-					pairs = append(pairs, pair{a, b})
+		}
+		pairs = append(pairs, pair{lids[0], maxLID + 3}, pair{maxLID + 3, lids[0]})
+		failed, ok := 0, 0
+		for i, p := range pairs {
+			for _, brief := range []bool{false, true} {
+				if brief && i%5 != 0 {
+					continue
+				}
+				args := []string{itoa(p.src), itoa(p.dst)}
+				if brief {
+					args = append([]string{"-n"}, args...)
+				}
+				if _, err := diffTracert(t, s, host, args, &diag.Env{Session: sess}, p.src, p.dst, &diag.TracertOptions{NoInfo: brief}, nil); err != nil {
+					failed++
+				} else {
+					ok++
 				}
 			}
-			pairs = append(pairs, pair{lids[0], maxLID + 3}, pair{maxLID + 3, lids[0]})
-			failed, ok := 0, 0
-			for i, p := range pairs {
-				for _, brief := range []bool{false, true} {
-					if brief && i%5 != 0 {
-						continue
-					}
-					args := []string{itoa(p.src), itoa(p.dst)}
-					if brief {
-						args = append([]string{"-n"}, args...)
-					}
-					if _, err := diffTracert(t, s, rt.host, args, &diag.Env{Session: sess}, p.src, p.dst, &diag.TracertOptions{NoInfo: brief}, nil); err != nil {
-						failed++
-					} else {
-						ok++
-					}
-				}
-			}
-			if ok == 0 || failed == 0 {
-				t.Errorf("%d traces found, %d failed: both kinds expected", ok, failed)
-			}
-		})
-	}
+		}
+		if ok == 0 || failed == 0 {
+			t.Errorf("%d traces found, %d failed: both kinds expected", ok, failed)
+		}
+	})
 }
 
 // TestSAQueryMatchesCTool: diag.SAQuery prints what saquery prints, with
@@ -313,96 +333,92 @@ func TestTracertMatchesCTool(t *testing.T) {
 // arrives cut to its first MAD: both sides print the records that fit in
 // it, ibscript warns (Warnings).
 func TestSAQueryMatchesCTool(t *testing.T) {
-	for _, rt := range routeTopologies {
-		t.Run(topoName(rt.path), func(t *testing.T) {
-			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
-			s, sess := routeSimOwn(t, rt.path, rt.host)
-			ctx := t.Context()
-			d, err := sess.Discover(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var swLID, caLID, ca2LID uint16
-			var caName, swName string
-			var caGUID uint64
-			prefix := sess.Port().GIDPrefix
-			var gids []string
-			for _, n := range d.Fabric.Nodes {
-				switch {
-				case n.Type == topo.Switch && swLID == 0:
-					swLID, swName = n.Ports[0].LID, n.Desc
-				case n.Type == topo.CA && n.Ports[1] != nil && n.Ports[1].LID != 0:
-					if caLID == 0 {
-						caLID, caName, caGUID = n.Ports[1].LID, n.Desc, n.Ports[1].GUID
-					} else if ca2LID == 0 {
-						ca2LID = n.Ports[1].LID
-					}
-					gids = append(gids, inetGID(prefix, n.Ports[1].GUID))
+	eachRouteTopology(t, true, func(t *testing.T, host string, s *ibsimtest.Sim, sess *engine.Session) {
+		ctx := t.Context()
+		d, err := sess.Discover(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var swLID, caLID, ca2LID uint16
+		var caName, swName string
+		var caGUID uint64
+		prefix := sess.Port().GIDPrefix
+		var gids []string
+		for _, n := range d.Fabric.Nodes {
+			switch {
+			case n.Type == topo.Switch && swLID == 0:
+				swLID, swName = n.Ports[0].LID, n.Desc
+			case n.Type == topo.CA && n.Ports[1] != nil && n.Ports[1].LID != 0:
+				if caLID == 0 {
+					caLID, caName, caGUID = n.Ports[1].LID, n.Desc, n.Ports[1].GUID
+				} else if ca2LID == 0 {
+					ca2LID = n.Ports[1].LID
 				}
+				gids = append(gids, inetGID(prefix, n.Ports[1].GUID))
 			}
-			// Through ibsim the NodeRecord table holds its first record
-			// only: name lookups find that node's name and no other.
-			first, _ := sess.SAGetTable(ctx, sa.NodeRecord(), 0, nil)
-			if len(first) == 0 {
-				t.Fatal("no NodeRecord")
-			}
-			var nr sa.NodeRec
-			if err := nr.UnmarshalBinary(first[0]); err != nil {
-				t.Fatal(err)
-			}
-			firstName, firstLID := nr.Description(), itoa(nr.LID)
-			cases := [][]string{
-				{firstName}, {"NR", firstName}, {"-L", firstName}, {"-l", firstName}, {"-G", firstName}, {"-N", firstName},
-				{"-O", firstLID}, {"-U", "0x" + strconv.FormatUint(nr.NodeInfo.PortGUID, 16)}, {"--src-to-dst", firstName + ":" + itoa(caLID)},
-				{"NR", itoa(caLID)}, {"NodeRecord", itoa(swLID)}, {itoa(caLID)}, {swName}, {caName},
-				{"-O", itoa(caLID)}, {"-U", strconv.FormatUint(caGUID, 10)}, {"-U", "0x" + strconv.FormatUint(caGUID, 16)},
-				{"-c"}, {"CPI"}, {"-s"}, {"-g"}, {"-m"}, {"-m", "0xc000"}, {"-m", "0x1c000"}, {"MCMR"}, {"-S"}, {"SR"}, {"IIR"}, {"SMIR"}, {"SMIR", itoa(d.Fabric.Origin.Node.Ports[1].LID)},
-				{"SWIR", itoa(swLID)}, {"SWIR"}, {"LFTR", itoa(swLID)}, {"LFTR", itoa(swLID) + "/0"}, {"MFTR", itoa(swLID)}, {"MFTR", itoa(swLID) + "/0/0"},
-				{"GIR", itoa(caLID)}, {"GIR", itoa(caLID) + "/0"}, {"SL2VL", itoa(caLID)}, {"SL2VL", itoa(swLID) + "/1/2"}, {"VLAR", itoa(caLID)}, {"VLAR", itoa(swLID) + "/1/1"},
-				{"PKTR", itoa(caLID)}, {"PKTR", itoa(swLID) + "/1/0"}, {"-x", itoa(caLID)}, {"LR", itoa(swLID) + "/1"}, {"LR", itoa(swLID), itoa(caLID)},
-				{"-p", "--src-to-dst", itoa(caLID) + ":" + itoa(ca2LID)}, {"--src-to-dst", caName + ":" + itoa(swLID)}, {"PR", "--slid", itoa(caLID), "--dlid", itoa(ca2LID)},
-				{"--sgid-to-dgid", gids[0] + "-" + gids[1]}, {"-p", "--sgid", gids[1], "--dgid", gids[0], "--numb_path", "1"},
-				{"PIR", itoa(caLID)}, {"PIR", itoa(swLID) + "/1"}, {"PortInfoRecord", itoa(swLID) + "/0"}, {"PIR", itoa(swLID) + "//0"}, {"PIR"},
-				{"NR", "no-such-node"}, {"NR", "0x10000"}, {"-L", caName}, {"-l", caName}, {"-G", caName}, {"-D"},
-			}
-			for _, args := range cases {
-				var (
-					want, stderr  []byte
-					code, gotCode int
-					got           bytes.Buffer
-					err           error
-					res           *diag.SAResult
-				)
-				for try := 1; ; try++ {
-					want, stderr, code = runExit(t, s, rt.host, "saquery", args...)
-					o, perr := saqueryOptions(args)
-					if perr != nil {
-						t.Fatalf("saquery %q: %v", args, perr)
-					}
-					res, err = diag.SAQuery(ctx, &diag.Env{Session: sess}, o)
-					got.Reset()
-					if werr := diag.WriteSAQuery(&got, res); werr != nil {
-						t.Fatal(werr)
-					}
-					gotCode = res.Exit
-					if err != nil && gotCode == 0 {
-						t.Fatalf("saquery %q: error %v with exit 0", args, err)
-					}
-					// saquery's one try of 1 s (exit 110, "Connection
-					// timed out") can miss OpenSM on the loaded machine
-					// where the engine's retries did not: asked again.
-					if (code == gotCode && got.String() == string(want)) || try == loadTries || (code == 0 && gotCode == 0) {
-						break
-					}
-					t.Logf("saquery %q: exit %d, diag %d: one side may have timed out on the loaded machine: both run again", args, code, gotCode)
+		}
+		// Through ibsim the NodeRecord table holds its first record
+		// only: name lookups find that node's name and no other.
+		first, _ := sess.SAGetTable(ctx, sa.NodeRecord(), 0, nil)
+		if len(first) == 0 {
+			t.Fatal("no NodeRecord")
+		}
+		var nr sa.NodeRec
+		if err := nr.UnmarshalBinary(first[0]); err != nil {
+			t.Fatal(err)
+		}
+		firstName, firstLID := nr.Description(), itoa(nr.LID)
+		cases := [][]string{
+			{firstName}, {"NR", firstName}, {"-L", firstName}, {"-l", firstName}, {"-G", firstName}, {"-N", firstName},
+			{"-O", firstLID}, {"-U", "0x" + strconv.FormatUint(nr.NodeInfo.PortGUID, 16)}, {"--src-to-dst", firstName + ":" + itoa(caLID)},
+			{"NR", itoa(caLID)}, {"NodeRecord", itoa(swLID)}, {itoa(caLID)}, {swName}, {caName},
+			{"-O", itoa(caLID)}, {"-U", strconv.FormatUint(caGUID, 10)}, {"-U", "0x" + strconv.FormatUint(caGUID, 16)},
+			{"-c"}, {"CPI"}, {"-s"}, {"-g"}, {"-m"}, {"-m", "0xc000"}, {"-m", "0x1c000"}, {"MCMR"}, {"-S"}, {"SR"}, {"IIR"}, {"SMIR"}, {"SMIR", itoa(d.Fabric.Origin.Node.Ports[1].LID)},
+			{"SWIR", itoa(swLID)}, {"SWIR"}, {"LFTR", itoa(swLID)}, {"LFTR", itoa(swLID) + "/0"}, {"MFTR", itoa(swLID)}, {"MFTR", itoa(swLID) + "/0/0"},
+			{"GIR", itoa(caLID)}, {"GIR", itoa(caLID) + "/0"}, {"SL2VL", itoa(caLID)}, {"SL2VL", itoa(swLID) + "/1/2"}, {"VLAR", itoa(caLID)}, {"VLAR", itoa(swLID) + "/1/1"},
+			{"PKTR", itoa(caLID)}, {"PKTR", itoa(swLID) + "/1/0"}, {"-x", itoa(caLID)}, {"LR", itoa(swLID) + "/1"}, {"LR", itoa(swLID), itoa(caLID)},
+			{"-p", "--src-to-dst", itoa(caLID) + ":" + itoa(ca2LID)}, {"--src-to-dst", caName + ":" + itoa(swLID)}, {"PR", "--slid", itoa(caLID), "--dlid", itoa(ca2LID)},
+			{"--sgid-to-dgid", gids[0] + "-" + gids[1]}, {"-p", "--sgid", gids[1], "--dgid", gids[0], "--numb_path", "1"},
+			{"PIR", itoa(caLID)}, {"PIR", itoa(swLID) + "/1"}, {"PortInfoRecord", itoa(swLID) + "/0"}, {"PIR", itoa(swLID) + "//0"}, {"PIR"},
+			{"NR", "no-such-node"}, {"NR", "0x10000"}, {"-L", caName}, {"-l", caName}, {"-G", caName}, {"-D"},
+		}
+		for _, args := range cases {
+			var (
+				want, stderr  []byte
+				code, gotCode int
+				got           bytes.Buffer
+				err           error
+				res           *diag.SAResult
+			)
+			for try := 1; ; try++ {
+				want, stderr, code = runExit(t, s, host, "saquery", args...)
+				o, perr := saqueryOptions(args)
+				if perr != nil {
+					t.Fatalf("saquery %q: %v", args, perr)
 				}
-				t.Logf("saquery %q: exit %d, %d bytes, %d warnings", args, code, len(want), len(res.Warnings))
-				if code != gotCode || got.String() != string(want) {
-					t.Errorf("saquery %q: exit %d (stderr %q), diag %d (%v):\n%s", args, code, stderr, gotCode, err, lineDiff(string(want), got.String()))
+				res, err = diag.SAQuery(ctx, &diag.Env{Session: sess}, o)
+				got.Reset()
+				if werr := diag.WriteSAQuery(&got, res); werr != nil {
+					t.Fatal(werr)
 				}
+				gotCode = res.Exit
+				if err != nil && gotCode == 0 {
+					t.Fatalf("saquery %q: error %v with exit 0", args, err)
+				}
+				// saquery's one try of 1 s (exit 110, "Connection
+				// timed out") can miss OpenSM on the loaded machine
+				// where the engine's retries did not: asked again.
+				if (code == gotCode && got.String() == string(want)) || try == loadTries || (code == 0 && gotCode == 0) {
+					break
+				}
+				t.Logf("saquery %q: exit %d, diag %d: one side may have timed out on the loaded machine: both run again", args, code, gotCode)
 			}
-		})
-	}
+			t.Logf("saquery %q: exit %d, %d bytes, %d warnings", args, code, len(want), len(res.Warnings))
+			if code != gotCode || got.String() != string(want) {
+				t.Errorf("saquery %q: exit %d (stderr %q), diag %d (%v):\n%s", args, code, stderr, gotCode, err, lineDiff(string(want), got.String()))
+			}
+		}
+	})
 }
 
 // inetGID is a port GID in IPv6 text.
@@ -517,89 +533,85 @@ func diffToolIBExit(t *testing.T, s *ibsimtest.Sim, host, tool string, args ...s
 // exit as they do, their options parsed by the tools' command line (LID,
 // -G GUID and -D route addresses, ranges, -n/-a/-M, failures).
 func TestRouteToolsCommandLine(t *testing.T) {
-	for _, rt := range routeTopologies {
-		t.Run(topoName(rt.path), func(t *testing.T) {
-			t.Parallel() // one ibsim per topology: the topologies run side by side (parallelTopologies)
-			s, sess := routeSimOwn(t, rt.path, rt.host)
-			d, err := sess.Discover(t.Context(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sw, ca, ca2 *topo.Node
-			for _, n := range d.Fabric.Nodes {
-				switch {
-				case n.Type == topo.Switch && sw == nil:
-					sw = n
-				case n.Type == topo.CA && n.Ports[1] != nil && n.Ports[1].LID != 0:
-					if ca == nil {
-						ca = n
-					} else if ca2 == nil {
-						ca2 = n
-					}
+	eachRouteTopology(t, true, func(t *testing.T, host string, s *ibsimtest.Sim, sess *engine.Session) {
+		d, err := sess.Discover(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sw, ca, ca2 *topo.Node
+		for _, n := range d.Fabric.Nodes {
+			switch {
+			case n.Type == topo.Switch && sw == nil:
+				sw = n
+			case n.Type == topo.CA && n.Ports[1] != nil && n.Ports[1].LID != 0:
+				if ca == nil {
+					ca = n
+				} else if ca2 == nil {
+					ca2 = n
 				}
 			}
-			swLID, caLID, ca2LID := itoa(sw.Ports[0].LID), itoa(ca.Ports[1].LID), itoa(ca2.Ports[1].LID)
-			swPath, _ := d.Path(sw.GUID)
-			hex := func(g uint64) string { return "0x" + strconv.FormatUint(g, 16) }
-			for _, c := range [][]string{
-				{"ibroute", swLID}, {"ibroute", "-a", "-n", swLID, "1", "0x4"}, {"ibroute", "-M", swLID}, {"ibroute", "-Ma", swLID, "0xc000", "0xc001"},
-				{"ibroute", "-G", hex(sw.GUID)}, {"ibroute", "-D", drArg(swPath)}, {"ibroute", caLID}, {"ibroute", "--all", "--no_dests", swLID}, {"ibroute", "-t", "200", "999"}, {"ibroute", "abc"}, {"ibroute", swLID + "x"}, {"ibroute", swLID, "1", "3", "extra"},
-				{"ibtracert", caLID, ca2LID, "extra"},
-				{"dump_fts"}, {"dump_fts", "-a", "1", "3"}, {"dump_lfts"}, {"dump_lfts", "-n"}, {"dump_mfts"}, {"dump_fts", "-M", "-n"},
-				// LIDs as strtoul reads them, extra arguments ignored; the
-				// scripts print their notice and exit 0 whatever dump_fts
-				// did (a bad option too).
-				{"dump_fts", "a", "b"}, {"dump_fts", "1", "2", "3"}, {"ibroute", swLID, "a", "b"}, {"ibroute", swLID, "2abc"},
-				{"dump_lfts", "1", "2", "3"}, {"dump_lfts", "-D", "0"}, {"dump_mfts", "-x"}, {"dump_mfts", "-n", "0xc000", "zz"},
-				{"ibtracert", caLID, ca2LID}, {"ibtracert", "-n", ca2LID, swLID}, {"ibtracert", "-G", hex(ca.Ports[1].GUID), hex(ca2.Ports[1].GUID)},
-				{"ibtracert", caLID, "999"}, {"ibtracert", "--force", caLID, ca2LID}, {"ibtracert", "-v", ca2LID, swLID}, {"ibroute", "-v", "-M", swLID}, {"dump_mfts", "-v"},
-				{"saquery"}, {"saquery", "-c"}, {"saquery", "NR", caLID}, {"saquery", "-p", "--src-to-dst", caLID + ":" + ca2LID},
-				{"saquery", "SWIR", swLID}, {"saquery", "-x", swLID}, {"saquery", "-s"}, {"saquery", "LFTR", swLID + "/0"}, {"saquery", "NR", "nosuchnode"},
-				{"saquery", "MCMR", "--mlid", "0xc000"}, {"saquery", "MCMR", "--mlid", "0xc000", "--pkey", "0xffff", "-J", "1", "--sl", "0"},
-				{"saquery", "-m", "0xc000"}, {"saquery", "-g"}, {"saquery", "-I"},
-				{"saquery", "-p", "--slid", caLID, "--dlid", ca2LID, "--sl", "0", "-r", "1", "--pkey", "0xffff", "-Q", "0"},
-				{"saquery", "PR", "--slid", caLID, "--dlid", ca2LID, "--mtu", "0x84", "--rate", "0x83", "--pkt_lifetime", "0x92", "-T", "0", "-H", "0"},
-				{"saquery", "--smkey", "1", "SMIR"}, {"saquery", "--smkey", "2", "-t", "300", "SMIR"}, // OpenSM ignores a wrong SM_Key: a timeout
-			} {
-				out := diffToolIBExit(t, s, rt.host, c[0], c[1:]...)
-				if len(c) > 2 && c[1] == "--smkey" && c[2] == "2" && out.code != 110 {
-					t.Errorf("saquery with a wrong SM_Key: C status %d, want 110 (ETIMEDOUT)", out.code)
-				}
+		}
+		swLID, caLID, ca2LID := itoa(sw.Ports[0].LID), itoa(ca.Ports[1].LID), itoa(ca2.Ports[1].LID)
+		swPath, _ := d.Path(sw.GUID)
+		hex := func(g uint64) string { return "0x" + strconv.FormatUint(g, 16) }
+		for _, c := range [][]string{
+			{"ibroute", swLID}, {"ibroute", "-a", "-n", swLID, "1", "0x4"}, {"ibroute", "-M", swLID}, {"ibroute", "-Ma", swLID, "0xc000", "0xc001"},
+			{"ibroute", "-G", hex(sw.GUID)}, {"ibroute", "-D", drArg(swPath)}, {"ibroute", caLID}, {"ibroute", "--all", "--no_dests", swLID}, {"ibroute", "-t", "200", "999"}, {"ibroute", "abc"}, {"ibroute", swLID + "x"}, {"ibroute", swLID, "1", "3", "extra"},
+			{"ibtracert", caLID, ca2LID, "extra"},
+			{"dump_fts"}, {"dump_fts", "-a", "1", "3"}, {"dump_lfts"}, {"dump_lfts", "-n"}, {"dump_mfts"}, {"dump_fts", "-M", "-n"},
+			// LIDs as strtoul reads them, extra arguments ignored; the
+			// scripts print their notice and exit 0 whatever dump_fts
+			// did (a bad option too).
+			{"dump_fts", "a", "b"}, {"dump_fts", "1", "2", "3"}, {"ibroute", swLID, "a", "b"}, {"ibroute", swLID, "2abc"},
+			{"dump_lfts", "1", "2", "3"}, {"dump_lfts", "-D", "0"}, {"dump_mfts", "-x"}, {"dump_mfts", "-n", "0xc000", "zz"},
+			{"ibtracert", caLID, ca2LID}, {"ibtracert", "-n", ca2LID, swLID}, {"ibtracert", "-G", hex(ca.Ports[1].GUID), hex(ca2.Ports[1].GUID)},
+			{"ibtracert", caLID, "999"}, {"ibtracert", "--force", caLID, ca2LID}, {"ibtracert", "-v", ca2LID, swLID}, {"ibroute", "-v", "-M", swLID}, {"dump_mfts", "-v"},
+			{"saquery"}, {"saquery", "-c"}, {"saquery", "NR", caLID}, {"saquery", "-p", "--src-to-dst", caLID + ":" + ca2LID},
+			{"saquery", "SWIR", swLID}, {"saquery", "-x", swLID}, {"saquery", "-s"}, {"saquery", "LFTR", swLID + "/0"}, {"saquery", "NR", "nosuchnode"},
+			{"saquery", "MCMR", "--mlid", "0xc000"}, {"saquery", "MCMR", "--mlid", "0xc000", "--pkey", "0xffff", "-J", "1", "--sl", "0"},
+			{"saquery", "-m", "0xc000"}, {"saquery", "-g"}, {"saquery", "-I"},
+			{"saquery", "-p", "--slid", caLID, "--dlid", ca2LID, "--sl", "0", "-r", "1", "--pkey", "0xffff", "-Q", "0"},
+			{"saquery", "PR", "--slid", caLID, "--dlid", ca2LID, "--mtu", "0x84", "--rate", "0x83", "--pkt_lifetime", "0x92", "-T", "0", "-H", "0"},
+			{"saquery", "--smkey", "1", "SMIR"}, {"saquery", "--smkey", "2", "-t", "300", "SMIR"}, // OpenSM ignores a wrong SM_Key: a timeout
+		} {
+			out := diffToolIBExit(t, s, host, c[0], c[1:]...)
+			if len(c) > 2 && c[1] == "--smkey" && c[2] == "2" && out.code != 110 {
+				t.Errorf("saquery with a wrong SM_Key: C status %d, want 110 (ETIMEDOUT)", out.code)
 			}
-			// --ports-file: pairs, comments and blank lines, then a pair
-			// that fails (ibtracert stops there and names the line).
-			ports := filepath.Join(t.TempDir(), "pairs")
-			good := fmt.Sprintf("# pairs\n%s %s\n\n   \n%s\t%s\n", caLID, ca2LID, ca2LID, swLID)
-			if err := os.WriteFile(ports, []byte(good), 0o644); err != nil {
-				t.Fatal(err)
+		}
+		// --ports-file: pairs, comments and blank lines, then a pair
+		// that fails (ibtracert stops there and names the line).
+		ports := filepath.Join(t.TempDir(), "pairs")
+		good := fmt.Sprintf("# pairs\n%s %s\n\n   \n%s\t%s\n", caLID, ca2LID, ca2LID, swLID)
+		if err := os.WriteFile(ports, []byte(good), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out := diffToolIBExit(t, s, host, "ibtracert", "--ports-file", ports); !bytes.Contains(out.stdout, []byte("2 lid/guid pairs processed from")) {
+			t.Errorf("ibtracert --ports-file:\n%s", out.stdout)
+		}
+		if err := os.WriteFile(ports, []byte(good+caLID+" 999\n"+caLID+" "+swLID+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		diffToolIBExit(t, s, host, "ibtracert", "-n", "--ports-file", ports)
+		// A node-name-map renames the switch and the CA everywhere
+		// the tools print a node's name.
+		nameMap := filepath.Join(t.TempDir(), "names")
+		// The CA's name in UTF-8 and with a tab: the C tools print a
+		// map's bytes as they are.
+		text := fmt.Sprintf("# test map\n0x%016x \"sw-renamed\"\n0x%016x \"ca r\u00e9named\twith tab\"\n", sw.GUID, ca.GUID)
+		if err := os.WriteFile(nameMap, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range [][]string{
+			{"ibroute", swLID}, {"dump_lfts"}, {"dump_mfts", "-a", "0xc000", "0xc000"}, {"ibtracert", caLID, swLID}, {"ibtracert", ca2LID, caLID},
+			{"saquery", "NR", caLID}, {"saquery", "-D"}, {"saquery", "-O", caLID},
+		} {
+			out := diffToolIBExit(t, s, host, c[0], append(c[1:], "--node-name-map", nameMap)...)
+			if c[0] == "ibroute" && !bytes.Contains(out.stdout, []byte("(sw-renamed)")) {
+				t.Errorf("ibroute --node-name-map: the switch not renamed:\n%s", out.stdout)
 			}
-			if out := diffToolIBExit(t, s, rt.host, "ibtracert", "--ports-file", ports); !bytes.Contains(out.stdout, []byte("2 lid/guid pairs processed from")) {
-				t.Errorf("ibtracert --ports-file:\n%s", out.stdout)
-			}
-			if err := os.WriteFile(ports, []byte(good+caLID+" 999\n"+caLID+" "+swLID+"\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			diffToolIBExit(t, s, rt.host, "ibtracert", "-n", "--ports-file", ports)
-			// A node-name-map renames the switch and the CA everywhere
-			// the tools print a node's name.
-			nameMap := filepath.Join(t.TempDir(), "names")
-			// The CA's name in UTF-8 and with a tab: the C tools print a
-			// map's bytes as they are.
-			text := fmt.Sprintf("# test map\n0x%016x \"sw-renamed\"\n0x%016x \"ca r\u00e9named\twith tab\"\n", sw.GUID, ca.GUID)
-			if err := os.WriteFile(nameMap, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range [][]string{
-				{"ibroute", swLID}, {"dump_lfts"}, {"dump_mfts", "-a", "0xc000", "0xc000"}, {"ibtracert", caLID, swLID}, {"ibtracert", ca2LID, caLID},
-				{"saquery", "NR", caLID}, {"saquery", "-D"}, {"saquery", "-O", caLID},
-			} {
-				out := diffToolIBExit(t, s, rt.host, c[0], append(c[1:], "--node-name-map", nameMap)...)
-				if c[0] == "ibroute" && !bytes.Contains(out.stdout, []byte("(sw-renamed)")) {
-					t.Errorf("ibroute --node-name-map: the switch not renamed:\n%s", out.stdout)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestTracertMulticastMatchesCTool: ibtracert -m walks an MLID's tree as
@@ -611,13 +623,8 @@ func TestRouteToolsCommandLine(t *testing.T) {
 // switch, in both formats.
 func TestTracertMulticastMatchesCTool(t *testing.T) {
 	const path, host = "../topologies/net.route-ring", "h2"
-	s := privateSM(t, path)
-	sess, _ := session(t, s, host, nil, nil)
+	s, sess, d := privateDiscovered(t, path, host)
 	ctx := t.Context()
-	d, err := sess.Discover(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cas []uint16
 	var firstSw *topo.Node
 	for _, n := range d.Fabric.Nodes {
@@ -770,13 +777,8 @@ func TestRouteToolsWithLMC(t *testing.T) {
 // show the corrupted tables alike.
 func TestTracertFaultsMatchCTool(t *testing.T) {
 	const path, host = "../topologies/net.route-ring", "h2"
-	s := privateSM(t, path)
-	sess, _ := session(t, s, host, nil, nil)
+	s, sess, d := privateDiscovered(t, path, host)
 	ctx := t.Context()
-	d, err := sess.Discover(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	byName := map[string]*topo.Node{}
 	var lids []uint16
 	for _, n := range d.Fabric.Nodes {
