@@ -54,6 +54,7 @@ func randSeeds(t *testing.T) []uint64 {
 func TestRandomTopologies(t *testing.T) {
 	for _, seed := range randSeeds(t) {
 		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
+			t.Parallel() // one ibsim per seed: the seeds run side by side (parallelTopologies)
 			f := randtopo.Generate(seed)
 			path := filepath.Join(t.TempDir(), fmt.Sprintf("net.rand-%d", seed))
 			if err := os.WriteFile(path, []byte(f.Text), 0o644); err != nil {
