@@ -53,73 +53,70 @@ func smpqueryTable(t *testing.T, out []byte) ([]uint64, int) {
 // and the embedded simulator gives the same tables.
 func TestWholeTablesMatchSMPQuery(t *testing.T) {
 	ibsimtest.Require(t)
-	for _, mt := range mixedTopologies {
-		t.Run(mt.path[strings.LastIndex(mt.path, "/")+1:], func(t *testing.T) {
-			s := shared.Get(t, mt.path, &ibsimtest.Options{InitPorts: initPorts(mt.path)})
-			isess, _ := session(t, s, mt.host, nil, nil)
-			esess := embeddedSession(t, mt.path)
-			ctx := t.Context()
-			type key struct {
-				guid uint64
-				num  int
+	eachMixedTopology(t, func(t *testing.T, path, host string, s *ibsimtest.Sim) {
+		isess, _ := session(t, s, host, nil, nil)
+		esess := embeddedSession(t, path)
+		ctx := t.Context()
+		type key struct {
+			guid uint64
+			num  int
+		}
+		elid := map[key]uint16{}
+		for _, mp := range mixedPorts(t, esess) {
+			elid[key{mp.node.GUID, mp.num}] = mp.lid
+		}
+		n := 0
+		for _, mp := range mixedPorts(t, isess) {
+			sw := mp.node.Type == topo.Switch
+			ls := strconv.Itoa(int(mp.lid))
+			port := uint8(0)
+			if sw {
+				port = uint8(mp.num)
 			}
-			elid := map[key]uint16{}
-			for _, mp := range mixedPorts(t, esess) {
-				elid[key{mp.node.GUID, mp.num}] = mp.lid
+			what := fmt.Sprintf("%s port %d (lid %d)", mp.node.Desc, mp.num, mp.lid)
+			el, ok := elid[key{mp.node.GUID, mp.num}]
+			if !ok {
+				t.Fatalf("%s: not in the embedded simulator", what)
 			}
-			n := 0
-			for _, mp := range mixedPorts(t, isess) {
-				sw := mp.node.Type == topo.Switch
-				ls := strconv.Itoa(int(mp.lid))
-				port := uint8(0)
-				if sw {
-					port = uint8(mp.num)
-				}
-				what := fmt.Sprintf("%s port %d (lid %d)", mp.node.Desc, mp.num, mp.lid)
-				el, ok := elid[key{mp.node.GUID, mp.num}]
-				if !ok {
-					t.Fatalf("%s: not in the embedded simulator", what)
-				}
-				keys, err := isess.PKeys(ctx, engine.LID(mp.lid), port)
-				if err != nil {
-					t.Fatalf("%s PKeys: %v", what, err)
-				}
-				tool, capacity := smpqueryTable(t, run(t, s, mt.host, "smpquery", "pkeys", ls, strconv.Itoa(int(port))))
-				got := make([]uint64, len(keys))
-				for i, k := range keys {
-					got[i] = uint64(k)
-				}
-				if len(keys) != capacity || !slices.Equal(got, tool) {
-					t.Errorf("%s pkeys: engine %d %x, smpquery %d %x", what, len(keys), got, capacity, tool)
-				}
-				ekeys, err := esess.PKeys(ctx, engine.LID(el), port)
-				if err != nil || !slices.Equal(ekeys, keys) {
-					t.Errorf("%s pkeys: embedded %x (%v), ibsim %x", what, ekeys, err, keys)
-				}
-				n++
-				if sw && mp.num != 0 {
-					continue // one GUID table a node (PortInfo 0)
-				}
-				guids, err := isess.GUIDs(ctx, engine.LID(mp.lid))
-				if err != nil {
-					t.Fatalf("%s GUIDs: %v", what, err)
-				}
-				tool, capacity = smpqueryTable(t, run(t, s, mt.host, "smpquery", "GUIDInfo", ls))
-				if len(guids) != capacity || !slices.Equal(guids, tool) {
-					t.Errorf("%s guids: engine %d %x, smpquery %d %x", what, len(guids), guids, capacity, tool)
-				}
-				eguids, err := esess.GUIDs(ctx, engine.LID(el))
-				if err != nil || !slices.Equal(eguids, guids) {
-					t.Errorf("%s guids: embedded %x (%v), ibsim %x", what, eguids, err, guids)
-				}
-				n++
+			keys, err := isess.PKeys(ctx, engine.LID(mp.lid), port)
+			if err != nil {
+				t.Fatalf("%s PKeys: %v", what, err)
 			}
-			// A port past the node's: smpquery refuses it, so does the engine.
-			mp := mixedPorts(t, isess)[0]
-			if _, err := isess.PKeys(ctx, engine.LID(mp.lid), uint8(mp.node.NumPorts+1)); err == nil || !strings.Contains(err.Error(), "past the node") {
-				t.Errorf("%s port %d: %v, want an error", mp.node.Desc, mp.node.NumPorts+1, err)
+			tool, capacity := smpqueryTable(t, run(t, s, host, "smpquery", "pkeys", ls, strconv.Itoa(int(port))))
+			got := make([]uint64, len(keys))
+			for i, k := range keys {
+				got[i] = uint64(k)
 			}
-			t.Logf("%d tables compared with smpquery and the embedded simulator", n)
-		})
-	}
+			if len(keys) != capacity || !slices.Equal(got, tool) {
+				t.Errorf("%s pkeys: engine %d %x, smpquery %d %x", what, len(keys), got, capacity, tool)
+			}
+			ekeys, err := esess.PKeys(ctx, engine.LID(el), port)
+			if err != nil || !slices.Equal(ekeys, keys) {
+				t.Errorf("%s pkeys: embedded %x (%v), ibsim %x", what, ekeys, err, keys)
+			}
+			n++
+			if sw && mp.num != 0 {
+				continue // one GUID table a node (PortInfo 0)
+			}
+			guids, err := isess.GUIDs(ctx, engine.LID(mp.lid))
+			if err != nil {
+				t.Fatalf("%s GUIDs: %v", what, err)
+			}
+			tool, capacity = smpqueryTable(t, run(t, s, host, "smpquery", "GUIDInfo", ls))
+			if len(guids) != capacity || !slices.Equal(guids, tool) {
+				t.Errorf("%s guids: engine %d %x, smpquery %d %x", what, len(guids), guids, capacity, tool)
+			}
+			eguids, err := esess.GUIDs(ctx, engine.LID(el))
+			if err != nil || !slices.Equal(eguids, guids) {
+				t.Errorf("%s guids: embedded %x (%v), ibsim %x", what, eguids, err, guids)
+			}
+			n++
+		}
+		// A port past the node's: smpquery refuses it, so does the engine.
+		mp := mixedPorts(t, isess)[0]
+		if _, err := isess.PKeys(ctx, engine.LID(mp.lid), uint8(mp.node.NumPorts+1)); err == nil || !strings.Contains(err.Error(), "past the node") {
+			t.Errorf("%s port %d: %v, want an error", mp.node.Desc, mp.node.NumPorts+1, err)
+		}
+		t.Logf("%d tables compared with smpquery and the embedded simulator", n)
+	})
 }
