@@ -63,17 +63,7 @@ func TestSATableRecordsMatchSAQuery(t *testing.T) {
 		t.Run(filepath.Base(mt.path), func(t *testing.T) {
 			s, isess, esess := saFabrics(t, mt.path, mt.host)
 			ctx := t.Context()
-			type key struct {
-				guid uint64
-				num  int
-			}
-			elid := map[key]uint16{}
-			for _, mp := range mixedPorts(t, esess) {
-				if mp.node.Type == topo.Switch {
-					mp.num = 0
-				}
-				elid[key{mp.node.GUID, mp.num}] = mp.lid
-			}
+			elid := portLIDs(t, esess, true)
 
 			var queries []saRecord
 			for _, mp := range mixedPorts(t, isess) {
@@ -137,7 +127,7 @@ func TestSATableRecordsMatchSAQuery(t *testing.T) {
 
 				// The embedded simulator: the same record, its own LIDs.
 				id := isw[vals["LID"]]
-				el, ok := elid[key{id >> 8, int(id & 0xff)}]
+				el, ok := elid[portKey{id >> 8, int(id & 0xff)}]
 				if !ok {
 					t.Fatalf("%s: LID %d not in the embedded simulator", q.what, vals["LID"])
 				}

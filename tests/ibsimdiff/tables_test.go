@@ -46,6 +46,26 @@ func smpqueryTable(t *testing.T, out []byte) ([]uint64, int) {
 	return vals[:n], n
 }
 
+// portKey is a port by its node's GUID and its number.
+type portKey struct {
+	guid uint64
+	num  int
+}
+
+// portLIDs are the LIDs of sess's fabric's ports (mixedPorts), by port;
+// with switchPort0, a switch's ports under port 0 (their LID).
+func portLIDs(t *testing.T, sess *engine.Session, switchPort0 bool) map[portKey]uint16 {
+	t.Helper()
+	lids := map[portKey]uint16{}
+	for _, mp := range mixedPorts(t, sess) {
+		if switchPort0 && mp.node.Type == topo.Switch {
+			mp.num = 0
+		}
+		lids[portKey{mp.node.GUID, mp.num}] = mp.lid
+	}
+	return lids
+}
+
 // TestWholeTablesMatchSMPQuery: engine.PKeys and engine.GUIDs read the
 // whole tables in one call as smpquery pkeys and GUIDInfo do (every switch
 // port, port 0 included, with its PartitionEnforcementCap; each CA port
@@ -57,14 +77,7 @@ func TestWholeTablesMatchSMPQuery(t *testing.T) {
 		isess, _ := session(t, s, host, nil, nil)
 		esess := embeddedSession(t, path)
 		ctx := t.Context()
-		type key struct {
-			guid uint64
-			num  int
-		}
-		elid := map[key]uint16{}
-		for _, mp := range mixedPorts(t, esess) {
-			elid[key{mp.node.GUID, mp.num}] = mp.lid
-		}
+		elid := portLIDs(t, esess, false)
 		n := 0
 		for _, mp := range mixedPorts(t, isess) {
 			sw := mp.node.Type == topo.Switch
@@ -74,7 +87,7 @@ func TestWholeTablesMatchSMPQuery(t *testing.T) {
 				port = uint8(mp.num)
 			}
 			what := fmt.Sprintf("%s port %d (lid %d)", mp.node.Desc, mp.num, mp.lid)
-			el, ok := elid[key{mp.node.GUID, mp.num}]
+			el, ok := elid[portKey{mp.node.GUID, mp.num}]
 			if !ok {
 				t.Fatalf("%s: not in the embedded simulator", what)
 			}
