@@ -41,6 +41,9 @@ type Fabric struct {
 	Hosts []string
 	// Switches are the switches' ids.
 	Switches []string
+	// LMC is the LMC OpenSM is to give the CAs' ports (its --lmc): 0, 1
+	// or 2, so a CA port has 1, 2 or 4 LIDs.
+	LMC int
 	// InitPorts is how many ports OpenSM leaves in Init: both ends of
 	// every router link and of every link between two CAs.
 	InitPorts int
@@ -114,7 +117,9 @@ func Generate(seed uint64) *Fabric {
 		}
 	}
 	r.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
-	return write(seed, 2*g.links, append([]*node{first}, rest...))
+	f := write(seed, 2*g.links, append([]*node{first}, rest...))
+	f.LMC = []int{0, 0, 1, 2}[r.IntN(4)]
+	return f
 }
 
 // switches are 3 to 8 switches of 4 to 36 ports in a tree (often a

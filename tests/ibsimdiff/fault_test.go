@@ -163,11 +163,11 @@ func TestKillIbsimMidDiscovery(t *testing.T) {
 
 // privateSM starts an ibsim with OpenSM of the test's own.
 // privateInit is privateSM with the ports initPorts names brought up,
-// as shared.Get brings them up.
-func privateInit(t *testing.T, topology string) *ibsimtest.Sim {
+// as shared.Get brings them up; osmArgs are OpenSM's extra options.
+func privateInit(t *testing.T, topology string, osmArgs ...string) *ibsimtest.Sim {
 	t.Helper()
 	ibsimtest.Require(t)
-	s, err := ibsimtest.Start(t.Context(), t.TempDir(), topology, &ibsimtest.Options{InitPorts: initPorts(topology)})
+	s, err := ibsimtest.Start(t.Context(), t.TempDir(), topology, &ibsimtest.Options{InitPorts: initPorts(topology), OSMArgs: osmArgs})
 	if err != nil {
 		t.Fatal(err)
 	}

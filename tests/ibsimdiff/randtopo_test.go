@@ -47,7 +47,8 @@ func randSeeds(t *testing.T) []uint64 {
 // ibnetdiscover and iblinkinfo's main forms, ibqueryerrors with error
 // counters set on random ports, the node lists, ibroute and dump_fts on
 // random switches, ibtracert between random LIDs, smpquery on random
-// targets by LID and directed route, perfquery, saquery, sminfo, ibaddr.
+// targets by LID and directed route, perfquery, saquery, sminfo, ibaddr;
+// OpenSM runs with the LMC the seed gives (0, 1 or 2).
 // `IBSCRIPT_RANDTOPO_SEEDS=3-20 go test ./tests/ibsimdiff -run
 // RandomTopologies` runs more seeds; a seed's topology is
 // `go run ./internal/randtopo/genrandtopo SEED`.
@@ -60,7 +61,11 @@ func TestRandomTopologies(t *testing.T) {
 			if err := os.WriteFile(path, []byte(f.Text), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			s := privateInit(t, path) // its counters change
+			var osm []string
+			if f.LMC > 0 {
+				osm = []string{"--lmc", strconv.Itoa(f.LMC)}
+			}
+			s := privateInit(t, path, osm...) // its counters change
 			r := rand.New(rand.NewPCG(seed, 1))
 			host := f.Hosts[r.IntN(len(f.Hosts))]
 			sess, _ := session(t, s, host, nil, nil)

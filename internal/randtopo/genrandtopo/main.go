@@ -1,7 +1,7 @@
 // Command genrandtopo prints the random ibsim topology of a seed
 // (internal/randtopo): `go run ./internal/randtopo/genrandtopo 7 >
 // net.rand-7`, to start ibsim on a seed TestRandomTopologies found a
-// difference on.
+// difference on (with the LMC it says on stderr).
 package main
 
 import (
@@ -22,5 +22,9 @@ func main() {
 		fmt.Fprintf(os.Stderr, "genrandtopo: seed %q: not an unsigned number\n", os.Args[1])
 		os.Exit(2)
 	}
-	fmt.Print(randtopo.Generate(seed).Text)
+	f := randtopo.Generate(seed)
+	fmt.Print(f.Text)
+	if f.LMC > 0 {
+		fmt.Fprintf(os.Stderr, "genrandtopo: seed %d: OpenSM runs with --lmc %d\n", seed, f.LMC)
+	}
 }
