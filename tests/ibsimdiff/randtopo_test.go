@@ -165,7 +165,8 @@ func randCommands(r *rand.Rand, f *topo.Fabric, dr func(guid uint64) string) [][
 	// the C tool gets the first 224 bytes of the one MAD OpenSM's answer
 	// comes in (umad2sim; docs/diag.md) and prints what its buffer holds
 	// past them, ibscript every record the MAD holds (and a warning).
-	cmds := [][]string{{"sminfo"}, {"ibaddr"}, {"saquery"}, {"saquery", "-s"}, {"dump_fts"}, {"dump_fts", "-n"}, {"dump_mfts"}, {"dump_lfts", "-a"}}
+	cmds := [][]string{{"sminfo"}, {"ibaddr"}, {"saquery"}, {"saquery", "-s"}, {"saquery", "-N"}, {"saquery", "-D"}, {"saquery", "-L"},
+		{"dump_fts"}, {"dump_fts", "-n"}, {"dump_mfts"}, {"dump_lfts", "-a"}}
 	for range 2 {
 		sw := one(sws)
 		cmds = append(cmds, []string{"ibroute", sw.lid}, []string{"ibroute", "-M", sw.lid}, []string{"dump_fts", sw.lid},
@@ -201,6 +202,7 @@ func randCommands(r *rand.Rand, f *topo.Fabric, dr func(guid uint64) string) [][
 			[]string{"smpquery", "-D", "nodedesc", dr(b.n.GUID)}, []string{"smpquery", "-D", "portinfo", dr(ep.n.GUID), ep.port},
 			[]string{"smpquery", "portinfo", ep.lid, ep.port}, []string{"perfquery", ep.lid, ep.port},
 			[]string{"saquery", "NR", ep.lid}, []string{"saquery", "-p", "--src-to-dst", a.lid + ":" + b.lid},
+			[]string{"saquery", "-N", ep.lid}, []string{"saquery", "-O", ep.lid}, []string{"saquery", "-U", ep.lid},
 			[]string{"sminfo", a.lid}, []string{"ibaddr", b.lid}, []string{"ibaddr", "-g", ep.lid})
 	}
 	return cmds
