@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"log/slog"
 	"net/netip"
 	"path"
@@ -285,12 +286,12 @@ type parser struct {
 	nodePos  []pos // per node, its header line
 	guids    map[uint64]guidOwner
 	cables   []cable
-	cableOf  map[*Port]int // index into cables
-	guidBase [4]uint64     // absolute bases by NodeType
-	guidNext [4]uint64     // next GUID by NodeType
-	guidWrap [4]bool       // guidNext wrapped past 2^64-1 (an error when used)
-	vendID   uint32        // next node only
-	sysGUID  uint64        // next node only
+	cableOf  map[*Node][]int32 // per node, by port number: index into cables, -1 none
+	guidBase [4]uint64         // absolute bases by NodeType
+	guidNext [4]uint64         // next GUID by NodeType
+	guidWrap [4]bool           // guidNext wrapped past 2^64-1 (an error when used)
+	vendID   uint32            // next node only
+	sysGUID  uint64            // next node only
 	devID    uint16
 	width    uint8
 	speed    uint8
@@ -831,7 +832,16 @@ func keyword(lr *lineReader, s, kw string) (uint64, bool, error) {
 // nor a comment; ibsim consumes that line, so anything but a blank line or
 // a comment there is reported instead of being silently dropped.
 func (p *parser) ports(lr *lineReader, nd *Node) error {
-	seen := make(map[int]int) // port -> line
+	// One slice a node, not a map entry a port: a tenth of a big file's
+	// parse went to the two maps this replaces.
+	cableOf := make([]int32, nd.NumPorts+1)
+	for i := range cableOf {
+		cableOf[i] = -1
+	}
+	if p.cableOf == nil {
+		p.cableOf = make(map[*Node][]int32)
+	}
+	p.cableOf[nd] = cableOf
 	for left := nd.NumPorts; left > 0; {
 		line, ok := lr.next()
 		if !ok {
@@ -846,7 +856,7 @@ func (p *parser) ports(lr *lineReader, nd *Node) error {
 			}
 			return nil
 		}
-		if err := p.portLine(lr, line, nd, seen); err != nil {
+		if err := p.portLine(lr, line, nd, cableOf); err != nil {
 			return err
 		}
 		left--
@@ -854,8 +864,9 @@ func (p *parser) ports(lr *lineReader, nd *Node) error {
 	return nil
 }
 
-// portLine parses "[p](portguid) "remote"[q](portguid) options # tail".
-func (p *parser) portLine(lr *lineReader, line string, nd *Node, seen map[int]int) error {
+// portLine parses "[p](portguid) "remote"[q](portguid) options # tail",
+// the node's cableOf its cables so far.
+func (p *parser) portLine(lr *lineReader, line string, nd *Node, cableOf []int32) error {
 	if line[0] == '@' {
 		return lr.errorf("port aliases ('@' lines) are not supported")
 	}
@@ -870,10 +881,9 @@ func (p *parser) portLine(lr *lineReader, line string, nd *Node, seen map[int]in
 	if num < 1 || num > nd.NumPorts {
 		return lr.errorf("port %d of %q out of range (%d ports)", num, nd.ID, nd.NumPorts)
 	}
-	if first, dup := seen[num]; dup {
-		return lr.errorf("port %d of %q listed twice (first at line %d)", num, nd.ID, first)
+	if first := cableOf[num]; first >= 0 {
+		return lr.errorf("port %d of %q listed twice (first at line %d)", num, nd.ID, p.cables[first].at.line)
 	}
-	seen[num] = lr.line
 	rest := skipGUIDNote(line[end+1:])
 	if s := strings.TrimLeft(rest, " \t"); s == "" || s[0] != '"' {
 		return lr.errorf("port %d of %q: missing quoted remote node id", num, nd.ID)
@@ -913,10 +923,7 @@ func (p *parser) portLine(lr *lineReader, line string, nd *Node, seen map[int]in
 		return err
 	}
 	at := lr.pos()
-	if p.cableOf == nil {
-		p.cableOf = make(map[*Port]int)
-	}
-	p.cableOf[pt] = len(p.cables)
+	cableOf[num] = int32(len(p.cables))
 	p.cables = append(p.cables, cable{from: pt, remoteID: rid, remotePort: rport, at: at})
 	return nil
 }
@@ -947,7 +954,7 @@ func parseDecimal(s string) (int, error) {
 // port line (outside quoted text). Other name=value words are ignored, as
 // by ibsim.
 func portOptions(lr *lineReader, rest string, pt *Port) error {
-	for _, w := range words(rest) {
+	for w := range words(rest) {
 		if len(w) < 2 || w[1] != '=' {
 			continue
 		}
@@ -975,27 +982,29 @@ func portOptions(lr *lineReader, rest string, pt *Port) error {
 	return nil
 }
 
-// words splits s at blanks, leaving out quoted text.
-func words(s string) []string {
-	var out []string
-	inQuote := false
-	start := -1
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || (!inQuote && isSpace(s[i])) || s[i] == '"' {
-			if start >= 0 && !inQuote {
-				out = append(out, s[start:i])
+// words yields the words of s split at blanks, leaving out quoted text
+// (without a slice a port line: a port line's words were a third of a
+// big file's allocations).
+func words(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		inQuote := false
+		start := -1
+		for i := 0; i <= len(s); i++ {
+			if i == len(s) || (!inQuote && isSpace(s[i])) || s[i] == '"' {
+				if start >= 0 && !inQuote && !yield(s[start:i]) {
+					return
+				}
+				start = -1
+				if i < len(s) && s[i] == '"' {
+					inQuote = !inQuote
+				}
+				continue
 			}
-			start = -1
-			if i < len(s) && s[i] == '"' {
-				inQuote = !inQuote
+			if start < 0 && !inQuote {
+				start = i
 			}
-			continue
-		}
-		if start < 0 && !inQuote {
-			start = i
 		}
 	}
-	return out
 }
 
 // connectionData reads ibnetdiscover's tail on a port line: "lid R WxSPEED"
@@ -1022,8 +1031,15 @@ func (p *parser) connectionData(lr *lineReader, rest string, pt *Port) error {
 	if i < 0 {
 		return nil
 	}
-	f := strings.Fields(after[i+len("lid"):])
-	if len(f) < 2 {
+	var f [2]string // the first two fields, without Fields' slice
+	n := 0
+	for w := range strings.FieldsSeq(after[i+len("lid"):]) {
+		f[n] = w
+		if n++; n == len(f) {
+			break
+		}
+	}
+	if n < 2 {
 		return nil
 	}
 	if _, err := parseDecimal(f[0]); err != nil {
@@ -1113,8 +1129,11 @@ func (p *parser) connect() error {
 			return errorf("%s is cabled to itself", here)
 		}
 		there := portRef{rn.ID, rp.Num}
-		j, ok := p.cableOf[rp]
-		if !ok {
+		j := int32(-1)
+		if of := p.cableOf[rn]; rp.Num < len(of) {
+			j = of[rp.Num]
+		}
+		if j < 0 {
 			return errorf("%s is cabled to %s, but %s has no port line for it", here, there, there)
 		}
 		back := p.cables[j]
