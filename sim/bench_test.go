@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/internal/fattree"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/topo"
@@ -223,5 +225,37 @@ func TestMemoryPerNode(t *testing.T) {
 	t.Logf("%.0f bytes per node", per)
 	if per > 2048 {
 		t.Errorf("%.0f bytes per node, want < 2048", per)
+	}
+}
+
+// BenchmarkLoadFile2000 is what each command on a simulated fabric pays
+// before its first MAD: Load (parse the file, build the simulator,
+// configure LIDs and routes) of today's 2,000-node fat tree, its XDR
+// twin and the planarized XDR tree of four such planes (2,240 nodes,
+// four times the links).
+func BenchmarkLoadFile2000(b *testing.B) {
+	dir := b.TempDir()
+	for _, fb := range []struct {
+		name string
+		spec fattree.Spec
+	}{
+		{"fattree-2000", fattree.Nodes2000},
+		{"fattree-xdr-2000", fattree.Spec{Leaves: 64, Spines: 16, Hosts: 30, LinksPerSpine: 1, XDR: true}},
+		{"planes-xdr-2000x4", fattree.Spec{Leaves: 64, Spines: 16, Hosts: 30, LinksPerSpine: 1, XDR: true, Planes: 4}},
+	} {
+		path := filepath.Join(dir, fb.name+".net")
+		if err := fb.spec.WriteFile(path); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fb.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				f, err := Load(path, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				f.Close()
+			}
+		})
 	}
 }
