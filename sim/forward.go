@@ -413,10 +413,11 @@ func (f *Fabric) lidRoute(from *port, dlid uint16, t *txn) {
 // egress returns the port switch n forwards lid to, or nil.
 func (n *node) egress(lid uint16) *port {
 	s := n.sw
-	if lid > s.top || int(lid) >= len(s.lft) {
+	lft := s.table()
+	if lid > s.top || int(lid) >= len(lft) {
 		return nil
 	}
-	e := int(s.lft[lid])
+	e := int(lft[lid])
 	if e == 0 || e > n.numPorts {
 		return nil
 	}

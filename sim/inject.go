@@ -424,7 +424,7 @@ func (f *Fabric) SetLFT(node string, lid uint16, out uint8) error {
 	if n == nil || n.sw == nil {
 		return fmt.Errorf("sim: set LFT %q: no such switch", node)
 	}
-	if int(lid) >= len(n.sw.lft) || lid > n.sw.top {
+	if int(lid) >= len(n.sw.table()) || lid > n.sw.top {
 		return fmt.Errorf("sim: set LFT %q LID %d: past LinearFDBTop %d", node, lid, n.sw.top)
 	}
 	if out != 0xff && int(out) > n.numPorts {

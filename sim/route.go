@@ -233,6 +233,12 @@ type lidRange struct {
 // routed through each port (switch LIDs are routed but not counted), ties
 // to the lowest port; the switch's own LIDs go to port 0. The tables are
 // then OpenSM's entry for entry (tests/ibsimdiff).
+//
+// What the tables are computed from (the distances, the LIDs' switches,
+// each switch's links) is taken now; the tables of an island of switches
+// (a planarized fabric has one per plane) are filled when one of them is
+// first read or written (swState.table), so a command that uses one
+// plane routes that plane alone. The tables are the same whenever that is.
 func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 	if len(switches) == 0 {
 		return
@@ -244,44 +250,85 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 	for i, s := range switches {
 		s.swIdx = int32(i)
 	}
-	const inf = noHops
-	dist := switchDistances(switches)
-	dests, maxLID := lidDests(eps)
-
-	order := routingOrder(switches, eps)
-	orderOf := islandOrders(dist, ns, dests, order)
-
-	// Per switch: the min-hop egress ports toward each switch.
-	type uplink struct {
-		port uint8
-		rsw  int // index of the switch at the other end
-	}
-	var links []uplink
-	candStart := make([]int32, ns+1)
-	var cands []uint8
-	best := make([]uint16, ns)
-	rr := &roundRobin{}
-	hasCA := make([]bool, ns)
-	for _, d := range dests {
+	rc := &routeContext{f: f, switches: switches, dist: switchDistances(switches), linkStart: make([]int32, ns+1)}
+	var maxLID int
+	rc.dests, maxLID = lidDests(eps)
+	rc.orderOf = islandOrders(rc.dist, ns, rc.dests, routingOrder(switches, eps))
+	rc.hasCA = make([]bool, ns)
+	for _, d := range rc.dests {
 		if d.sw >= 0 && d.port >= 0 {
-			hasCA[d.sw] = true
+			rc.hasCA[d.sw] = true
 		}
 	}
+	// Capacity for whole blocks of 64 LIDs, which the table is padded to
+	// afterwards without growing (a 16k-node fabric has 300 of these
+	// tables).
+	blocks := (maxLID + smp.LIDsPerLFTBlock) / smp.LIDsPerLFTBlock
+	islands := map[int]*islandRoute{}
 	for si, s := range switches {
-		// Capacity for whole blocks of 64 LIDs, which the table is
-		// padded to afterwards without growing (a 16k-node fabric has
-		// 300 of these tables).
-		blocks := (maxLID + smp.LIDsPerLFTBlock) / smp.LIDsPerLFTBlock
+		for _, p := range s.ports[1:] {
+			if p.up(false) && p.remote.node.swIdx >= 0 {
+				rc.links = append(rc.links, uplink{uint8(p.num), int(p.remote.node.swIdx)})
+			}
+		}
+		rc.linkStart[si+1] = int32(len(rc.links))
 		lft := make([]byte, maxLID+1, blocks*smp.LIDsPerLFTBlock)
 		for i := range lft {
 			lft[i] = smp.DropPort
 		}
-		links = links[:0]
-		for _, p := range s.ports[1:] {
-			if p.up(false) && p.remote.node.swIdx >= 0 {
-				links = append(links, uplink{uint8(p.num), int(p.remote.node.swIdx)})
-			}
+		s.sw.lft = lft
+		id := slices.IndexFunc(rc.dist[si*ns:(si+1)*ns], func(h uint16) bool { return h != noHops })
+		r := islands[id]
+		if r == nil {
+			r = &islandRoute{rc: rc}
+			islands[id] = r
 		}
+		r.members = append(r.members, int32(si))
+		s.sw.pending = r
+	}
+}
+
+// uplink is a switch's link to another switch: its port, and the index
+// of the switch at the other end.
+type uplink struct {
+	port uint8
+	rsw  int
+}
+
+// routeContext is what routeSwitches' tables are computed from.
+type routeContext struct {
+	f         *Fabric
+	switches  []*node
+	dist      []uint16 // switchDistances
+	dests     []dest   // lidDests
+	orderOf   func(si int) []int32
+	hasCA     []bool   // per switch: a CA hangs off it
+	links     []uplink // per switch si: links[linkStart[si]:linkStart[si+1]]
+	linkStart []int32
+}
+
+// islandRoute is an island's switches whose tables are still to be
+// filled.
+type islandRoute struct {
+	rc      *routeContext
+	members []int32 // switch indices
+}
+
+// run fills the island's tables. f.mu is held.
+func (r *islandRoute) run() {
+	rc := r.rc
+	switches, dist := rc.switches, rc.dist
+	ns := len(switches)
+	const inf = noHops
+	candStart := make([]int32, ns+1)
+	var cands []uint8
+	best := make([]uint16, ns)
+	rr := &roundRobin{}
+	for _, si32 := range r.members {
+		si := int(si32)
+		s := switches[si]
+		s.sw.pending = nil
+		links := rc.links[rc.linkStart[si]:rc.linkStart[si+1]]
 		for t := range best {
 			best[t] = inf
 		}
@@ -305,13 +352,12 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 			}
 		}
 		candStart[ns] = int32(len(cands))
-		if !naiveRouting && rr.prepare(cands, candStart[:ns+1], hasCA) {
-			f.rrSwitches++
-			rr.route(lft, dests, orderOf(si), si)
+		if !naiveRouting && rr.prepare(cands, candStart[:ns+1], rc.hasCA) {
+			rc.f.rrSwitches++
+			rr.route(s.sw.lft, rc.dests, rc.orderOf(si), si)
 		} else {
-			minHopNaive(lft, dests, orderOf(si), si, cands, candStart)
+			minHopNaive(s.sw.lft, rc.dests, rc.orderOf(si), si, cands, candStart)
 		}
-		s.sw.lft = lft
 	}
 }
 

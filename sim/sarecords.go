@@ -146,6 +146,7 @@ func (f *Fabric) saLFTRecords(q *saQuery) {
 		if n.sw == nil || n.ports[0].lid == 0 {
 			continue
 		}
+		n.sw.table() // filled before the records are
 		for b := 0; b*64 <= int(n.sw.top); b++ {
 			q.add(func(r []byte) {
 				lid.Put(r, uint64(n.ports[0].lid))

@@ -343,6 +343,7 @@ func lftBlock(n *node, mod uint32, set bool, d []byte) uint16 {
 	}
 	fields := smp.LinearForwardingTableLayout().Fields
 	base := int(mod) * smp.LIDsPerLFTBlock
+	s.table() // filled before a Set's entries are written or a Get reads
 	if set {
 		if base >= linearFDBCap {
 			return stInvalid

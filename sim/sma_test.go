@@ -210,13 +210,13 @@ func TestRoundRobinRouting(t *testing.T) {
 		rr := 0
 		lfts := func() map[string][]byte {
 			f := mustLoad(t, name, nil)
-			rr += f.rrSwitches
 			m := map[string][]byte{}
 			for _, n := range f.nodes {
 				if n.sw != nil {
-					m[n.id] = n.sw.lft
+					m[n.id] = n.sw.table()
 				}
 			}
+			rr += f.rrSwitches
 			return m
 		}
 		fast := lfts()

@@ -88,7 +88,19 @@ type node struct {
 type swState struct {
 	si  [64]byte // SwitchInfo
 	top uint16   // LinearFDBTop, as in si
-	lft []byte   // egress port by LID; LIDs at or past len(lft) are dropped
+	lft []byte   // egress port by LID; LIDs at or past len(lft) are dropped; read and written through table
+	// pending, when not nil, is the routing that fills lft on its first
+	// use (routeSwitches).
+	pending *islandRoute
+}
+
+// table returns s's forwarding table, filled first if its routing is
+// pending; its length is final without that. f.mu is held.
+func (s *swState) table() []byte {
+	if r := s.pending; r != nil {
+		r.run()
+	}
+	return s.lft
 }
 
 // port is one port of a node. pi is its PortInfo as an SMA returns it
