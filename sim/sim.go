@@ -297,13 +297,13 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 			p.pi = b
 			f.announceExtras(p)
 			if n.typ != typeSwitch {
-				p.put(piLocalPortNum, uint64(num))
+				piLocalPortNum.Put(p.pi[:], uint64(num))
 			}
 			if !bare && (num == 0 || n.typ != typeSwitch) {
-				p.put(piLID, uint64(tp.LID)) // kept only if consistent; see configure
-				p.put(piLMC, uint64(tp.LMC))
+				piLID.Put(p.pi[:], uint64(tp.LID)) // kept only if consistent; see configure
+				piLMC.Put(p.pi[:], uint64(tp.LMC))
 			}
-			p.sync()
+			p.sync() // once for the fields above
 		}
 		f.initNode(n, tn, anyCabled[n])
 	}
