@@ -190,9 +190,14 @@ func BenchmarkLoadFatTree2000(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchLoad(b, func() (*Fabric, error) { return New(t, nil) })
+}
+
+// benchLoad times load, closing what it returns.
+func benchLoad(b *testing.B, load func() (*Fabric, error)) {
 	b.ReportAllocs()
 	for b.Loop() {
-		f, err := New(t, nil)
+		f, err := load()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -248,14 +253,7 @@ func BenchmarkLoadFile2000(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(fb.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				f, err := Load(path, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				f.Close()
-			}
+			benchLoad(b, func() (*Fabric, error) { return Load(path, nil) })
 		})
 	}
 }
