@@ -39,6 +39,9 @@ type Fabric struct {
 	// Hosts are the ids of the CAs whose port 1 is cabled (ibsim attaches
 	// a client to port 1 of a CA): where the tools can run.
 	Hosts []string
+	// Bare are the CAs whose port 1 is unlinked: a tool run there sits on
+	// a Down port (ibsim attaches to port 1), with no LID and no SM.
+	Bare []string
 	// Switches are the switches' ids.
 	Switches []string
 	// LMC is the LMC OpenSM is to give the CAs' ports (its --lmc): 0, 1
@@ -232,6 +235,8 @@ func write(seed uint64, initPorts int, nodes []*node) *Fabric {
 		case "Hca":
 			if n.ports[1].peer != nil {
 				f.Hosts = append(f.Hosts, n.id)
+			} else {
+				f.Bare = append(f.Bare, n.id)
 			}
 		case "Switch":
 			f.Switches = append(f.Switches, n.id)

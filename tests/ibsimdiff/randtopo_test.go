@@ -115,6 +115,14 @@ func TestRandomTopologies(t *testing.T) {
 			diffTool(t, s, sw, "ibnetdiscover", "-m", "-s")
 			diffTool(t, s, sw, "iblinkinfo", "-l")
 			diffTool(t, s, sw, "iblinkinfo", "-n", "2")
+			// From a CA whose port 1 is unlinked (Down, no LID).
+			for _, b := range f.Bare[:min(1, len(f.Bare))] {
+				diffTool(t, s, b, "ibnetdiscover")
+				for _, c := range [][]string{{"iblinkinfo"}, {"ibqueryerrors"}, {"ibhosts"}, {"perfquery"}, {"sminfo"},
+					{"ibaddr"}, {"saquery"}, {"smpquery", "-D", "nodeinfo", "0"}, {"smpquery", "nodeinfo", "1"}, {"ibtracert", "1", "2"}, {"dump_fts"}} {
+					diffCommandLine(t, s, b, c)
+				}
+			}
 			// The perl scripts: ibidsverify, ibfindnodesusing on random
 			// switch ports.
 			diffIDsVerify(t, s, host)
