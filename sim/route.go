@@ -58,17 +58,13 @@ func (f *Fabric) configure() {
 			p.sync()
 		}
 	}
-	f.routeSwitches(switches, eps)
+	top := f.routeSwitches(switches, eps)
 	for _, s := range switches {
 		si := s.sw.info()
 		si.LifeTimeValue = osmLifeTime
 		si.PortStateChange = false
-		si.LinearFDBTop = uint16(max(len(s.sw.lft)-1, 0))
+		si.LinearFDBTop = uint16(top)
 		s.sw.setInfo(&si)
-		// Whole blocks of 64 LIDs, padded with drops.
-		for len(s.sw.lft)%smp.LIDsPerLFTBlock != 0 {
-			s.sw.lft = append(s.sw.lft, smp.DropPort)
-		}
 	}
 }
 
@@ -239,9 +235,10 @@ type lidRange struct {
 // (a planarized fabric has one per plane) are filled when one of them is
 // first read or written (swState.table), so a command that uses one
 // plane routes that plane alone. The tables are the same whenever that is.
-func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
+// It returns the tables' top, the highest LID.
+func (f *Fabric) routeSwitches(switches []*node, eps []*port) (top int) {
 	if len(switches) == 0 {
-		return
+		return 0
 	}
 	ns := len(switches)
 	for _, n := range f.nodes {
@@ -260,10 +257,8 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 			rc.hasCA[d.sw] = true
 		}
 	}
-	// Capacity for whole blocks of 64 LIDs, which the table is padded to
-	// afterwards without growing (a 16k-node fabric has 300 of these
-	// tables).
-	blocks := (maxLID + smp.LIDsPerLFTBlock) / smp.LIDsPerLFTBlock
+	// Whole blocks of 64 LIDs, the LIDs past maxLID dropped.
+	rc.lftLen = (maxLID + smp.LIDsPerLFTBlock) / smp.LIDsPerLFTBlock * smp.LIDsPerLFTBlock
 	islands := map[int]*islandRoute{}
 	for si, s := range switches {
 		for _, p := range s.ports[1:] {
@@ -272,11 +267,6 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 			}
 		}
 		rc.linkStart[si+1] = int32(len(rc.links))
-		lft := make([]byte, maxLID+1, blocks*smp.LIDsPerLFTBlock)
-		for i := range lft {
-			lft[i] = smp.DropPort
-		}
-		s.sw.lft = lft
 		id := slices.IndexFunc(rc.dist[si*ns:(si+1)*ns], func(h uint16) bool { return h != noHops })
 		r := islands[id]
 		if r == nil {
@@ -286,6 +276,7 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) {
 		r.members = append(r.members, int32(si))
 		s.sw.pending = r
 	}
+	return maxLID
 }
 
 // uplink is a switch's link to another switch: its port, and the index
@@ -305,6 +296,7 @@ type routeContext struct {
 	hasCA     []bool   // per switch: a CA hangs off it
 	links     []uplink // per switch si: links[linkStart[si]:linkStart[si+1]]
 	linkStart []int32
+	lftLen    int // a table's length
 }
 
 // islandRoute is an island's switches whose tables are still to be
@@ -328,6 +320,10 @@ func (r *islandRoute) run() {
 		si := int(si32)
 		s := switches[si]
 		s.sw.pending = nil
+		s.sw.lft = make([]byte, rc.lftLen)
+		for i := range s.sw.lft {
+			s.sw.lft[i] = smp.DropPort
+		}
 		links := rc.links[rc.linkStart[si]:rc.linkStart[si+1]]
 		for t := range best {
 			best[t] = inf

@@ -94,8 +94,8 @@ type swState struct {
 	pending *islandRoute
 }
 
-// table returns s's forwarding table, filled first if its routing is
-// pending; its length is final without that. f.mu is held.
+// table returns s's forwarding table, made and filled first if its
+// routing is pending. f.mu is held.
 func (s *swState) table() []byte {
 	if r := s.pending; r != nil {
 		r.run()
