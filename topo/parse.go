@@ -600,7 +600,11 @@ func (p *parser) node(lr *lineReader, line string, t NodeType, kwLen int) error 
 		desc = id
 	}
 	if len(desc) > maxDescLen {
-		return lr.errorf("description of %q longer than %d bytes", id, maxDescLen)
+		// ibsim keeps the first 64 bytes (new_node's strncpy into its
+		// 65-byte nodedesc), which the node's NodeDescription then
+		// carries: cut as it does, and say so.
+		p.note(lr, fmt.Sprintf("description of %q longer than %d bytes cut to its first %d, as ibsim cuts it", id, maxDescLen, maxDescLen), desc)
+		desc = desc[:maxDescLen]
 	}
 
 	span := n // a CA's or router's port GUIDs follow its node GUID
