@@ -103,6 +103,7 @@ type Host struct {
 	raw  fabric.Fabric // the backend's own Fabric
 	tr   fabric.Transport
 	sess *engine.Session
+	so   engine.Options // the session's options (DiscoverPlanes opens more with them)
 
 	rec     *record.Recorder // Options.Record, or nil
 	recPath string
@@ -273,7 +274,7 @@ func (h *Host) newSession(o *Options) error {
 	if err != nil {
 		return err
 	}
-	h.sess = s
+	h.sess, h.so = s, so
 	return nil
 }
 

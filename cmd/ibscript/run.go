@@ -442,7 +442,7 @@ func sweepAndWrite(ctx context.Context, c *config, stderr io.Writer, cmd string,
 	if hook := testDiscoverProgress; hook != nil {
 		opts.Progress = func(nodes, _ int) { hook(nodes) }
 	}
-	d, err := b.Session().Discover(ctx, &opts)
+	d, err := b.DiscoverPlanes(ctx, &opts)
 	if prog != nil {
 		prog.clear()
 	}
