@@ -1,6 +1,7 @@
 package bindings
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -38,8 +39,16 @@ const fabricKey = "__topo" // hidden userdata holding the *topo.Fabric
 
 func fabricDiscover(e *Env, L *lua.LState) int {
 	var opts engine.DiscoverOptions
+	planes := false
 	if t := L.OptTable(1, nil); t != nil {
-		checkOptions(L, "fabric.discover", t, map[string]bool{"max_hops": true, "reference": true})
+		checkOptions(L, "fabric.discover", t, map[string]bool{"max_hops": true, "reference": true, "planes": true})
+		switch v := t.RawGetString("planes").(type) {
+		case *lua.LNilType:
+		case lua.LBool:
+			planes = bool(v)
+		default:
+			raise(L, "fabric.discover", "planes must be a boolean, got %s", v.Type())
+		}
 		if v := t.RawGetString("max_hops"); v != lua.LNil {
 			n, ok := v.(lua.LNumber)
 			if !ok || n < 1 || n > 63 {
@@ -72,7 +81,13 @@ func fabricDiscover(e *Env, L *lua.LState) int {
 	if e.progress != nil {
 		opts.Progress = func(nodes, pending int) { e.progress(nodes, 0, "fabric.discover: nodes found") }
 	}
-	d, err := e.sess.Discover(L.Context(), &opts)
+	discover := e.sess.Discover
+	if planes {
+		discover = func(ctx context.Context, o *engine.DiscoverOptions) (*engine.Discovery, error) {
+			return e.sess.DiscoverPlanes(ctx, e.fab, o)
+		}
+	}
+	d, err := discover(L.Context(), &opts)
 	if err != nil {
 		raise(L, "fabric.discover", "%v", err)
 	}

@@ -66,3 +66,46 @@ func TestUMADPairs(t *testing.T) {
 		t.Errorf("enforce_smi not a boolean: %v", err)
 	}
 }
+
+// TestDiscoverPlanes: fabric.discover{planes=true} from a planarized
+// host's plane port finds every plane of fattree-xdr-4planes.net (8 hosts,
+// 4 planes of 4 switches), each host planarized with its ports on their
+// planes; without planes it finds the port's plane alone, as before.
+func TestDiscoverPlanes(t *testing.T) {
+	f := simtest.Load(t, "../tests/topologies/fattree-xdr-4planes.net", nil)
+	L, env, err := NewState(context.Background(), &Options{Session: simtest.PortSession(t, f, "h000-01", 2, nil), Fabric: f, Stdout: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { env.Close(); L.Close() }()
+	err = DoString(L, `
+		local one = fabric.discover()
+		assert(#one.nodes == 12, #one.nodes)
+		for _, n in ipairs(one.nodes) do assert(not n.planarized, n.desc) end
+		local f = fabric.discover{planes = true}
+		assert(#f.errors == 0, #f.errors)
+		assert(#f.nodes == 24, #f.nodes)
+		local hosts, planes = 0, {}
+		for _, n in ipairs(f.nodes) do
+			if n.type == "CA" then
+				assert(n.planarized, n.desc)
+				hosts = hosts + 1
+				for num, p in pairs(n.ports) do assert(p.plane == num, n.desc .. " port " .. num .. " plane " .. tostring(p.plane)) end
+			else
+				assert(not n.planarized)
+				local pl = n.desc:match("^p(%d)-")
+				for _, p in pairs(n.ports) do
+					assert(p.plane == tonumber(pl), n.desc .. " plane " .. tostring(p.plane))
+					planes[p.plane] = true
+				end
+			end
+		end
+		assert(hosts == 8, hosts)
+		assert(planes[1] and planes[2] and planes[3] and planes[4])
+		local ok, err = pcall(fabric.discover, {planes = 1})
+		assert(not ok and err:match("planes must be a boolean"), err)
+	`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}

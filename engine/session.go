@@ -144,6 +144,7 @@ func (s *Session) callOpts(opts []CallOption) callOpts {
 // flight with at most one SMP per destination node, and discovery. It is
 // safe for concurrent use; see the package doc.
 type Session struct {
+	opts     Options            // as New was given them (DiscoverPlanes opens more sessions with them)
 	tr       fabric.Transport   // rmpp, as a Transport
 	rmpp     *rmppdriver.Driver // RMPP and the SA calls on every backend
 	log      *slog.Logger
@@ -229,6 +230,7 @@ func New(tr fabric.Transport, opts *Options) (*Session, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Session{
+		opts:       o,
 		tr:         tr,
 		rmpp:       d,
 		log:        o.Logger,

@@ -103,7 +103,6 @@ type Host struct {
 	raw  fabric.Fabric // the backend's own Fabric
 	tr   fabric.Transport
 	sess *engine.Session
-	so   engine.Options // the session's options (DiscoverPlanes opens more with them)
 
 	rec     *record.Recorder // Options.Record, or nil
 	recPath string
@@ -274,7 +273,7 @@ func (h *Host) newSession(o *Options) error {
 	if err != nil {
 		return err
 	}
-	h.sess, h.so = s, so
+	h.sess = s
 	return nil
 }
 

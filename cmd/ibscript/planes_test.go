@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,8 +19,8 @@ import (
 // TestPlanarizedFabric: on the bundled planarized XDR fat tree (4 planes,
 // every host planarized; docs/planes.md) the embedded simulator is
 // discovered, validated, exported and queried as a site would: discovery
-// from a plane port sees that plane (its switches, every host's port on
-// it); validate.lua passes; `topology --format json` and the exporter
+// from a plane port finds every plane (host.DiscoverPlanes), each host
+// planarized; validate.lua passes; `topology --format json` and the exporter
 // list that plane's links, and the JSON of the file (--load) every plane's
 // with its plane (both valid against the schema); ibstat lists the host's GSI device with
 // IsSMdisabled; perfquery reads any plane's counters through the GSI
@@ -39,8 +40,13 @@ func TestPlanarizedFabric(t *testing.T) {
 		if got := strings.Count(out, "\nCa\t4 "); got != 8 {
 			t.Errorf("plane %s: %d planarized CAs of 4 ports, want 8:\n%s", plane, got, out)
 		}
-		if got, other := strings.Count(out, "\"p"+plane+"-"), regexp.MustCompile(`"p[^`+plane+`]-`).FindString(out); got == 0 || other != "" {
-			t.Errorf("plane %s: %d mentions of its switches, one of another plane %q", plane, got, other)
+		if got := strings.Count(out, "\n# planarized \"H-"); got != 8 {
+			t.Errorf("plane %s: %d '# planarized' lines, want 8 (one per host)", plane, got)
+		}
+		for p := 1; p <= 4; p++ {
+			if got := strings.Count(out, fmt.Sprintf("\"p%d-", p)); got == 0 {
+				t.Errorf("plane %s: no switch of plane %d:\n%s", plane, p, out)
+			}
 		}
 		if !regexp.MustCompile(`\n\[` + plane + `\]\(100024\) \t"S-`).MatchString(out) {
 			t.Errorf("plane %s: h001-03 not reached on its port %s:\n%s", plane, plane, out)
@@ -76,20 +82,22 @@ func TestPlanarizedFabric(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(g.Nodes) != 12 || len(g.Links) != 12 || g.Links[0].Speed != "XDR" || g.Links[0].Plane != 0 {
-		t.Errorf("topology json: %d nodes, %d links (%+v), want plane 1's 12 and 12 XDR", len(g.Nodes), len(g.Links), g.Links)
-	}
-	planes := map[int]int{}
-	for _, l := range all.Links {
-		planes[l.Plane]++
-	}
-	for _, n := range all.Nodes {
-		if n.Planarized != (n.Type == "CA") || (n.Plane != 0) != (n.Type == "Switch") {
-			t.Errorf("topology --load json: node %+v", n)
+	for name, g := range map[string]*graph{"discovered": &g, "--load": &all} {
+		planes := map[int]int{}
+		for _, l := range g.Links {
+			planes[l.Plane]++
+			if name == "discovered" && l.Speed != "XDR" {
+				t.Errorf("topology json %s: link %+v", name, l)
+			}
 		}
-	}
-	if len(all.Nodes) != 24 || len(planes) != 4 || planes[3] != 12 {
-		t.Errorf("topology --load json: %d nodes, links by plane %v; want 24, 12 on each of 4", len(all.Nodes), planes)
+		for _, n := range g.Nodes {
+			if n.Planarized != (n.Type == "CA") || (n.Plane != 0) != (n.Type == "Switch") {
+				t.Errorf("topology json %s: node %+v", name, n)
+			}
+		}
+		if len(g.Nodes) != 24 || len(planes) != 4 || planes[3] != 12 {
+			t.Errorf("topology json %s: %d nodes, links by plane %v; want 24, 12 on each of 4", name, len(g.Nodes), planes)
+		}
 	}
 	metrics := run("exporter", "--fabric", fab, "--once", "--output", "-")
 	if got := strings.Count(metrics, "infiniband_link_info{"); got != 12 {
