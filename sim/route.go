@@ -15,7 +15,8 @@ import (
 func (f *Fabric) configure() {
 	f.hasSM = true
 	eps, switches := f.reach()
-	lids := f.assignLIDs(eps)
+	byGUID := sortedByLEGUID(eps) // assignLIDs' and routingOrder's order
+	lids := f.assignLIDs(eps, byGUID)
 	inSubnet := make(map[*node]bool, len(switches)+len(eps))
 	for _, s := range switches {
 		inSubnet[s] = true
@@ -58,7 +59,7 @@ func (f *Fabric) configure() {
 			p.sync()
 		}
 	}
-	top := f.routeSwitches(switches, eps)
+	top := f.routeSwitches(switches, eps, byGUID)
 	for _, s := range switches {
 		si := s.sw.info()
 		si.LifeTimeValue = osmLifeTime
@@ -84,8 +85,18 @@ func (f *Fabric) reachBy(live bool) (eps []*port, switches []*node) {
 		}
 		return r
 	}
-	seen := make(map[*node]bool)
-	seenPort := make(map[*port]bool)
+	nports := 0 // at most this many endports: switch port 0s and CA ports
+	for _, n := range f.nodes {
+		if n.typ == typeSwitch {
+			nports++
+		} else {
+			nports += n.numPorts
+		}
+	}
+	// Sized once: growing them was a twentieth of a planarized 2,000-node
+	// tree's load.
+	seen := make(map[*node]bool, len(f.nodes))
+	seenPort := make(map[*port]bool, nports)
 	addEP := func(p *port) {
 		if !seenPort[p] {
 			seenPort[p] = true
@@ -149,14 +160,22 @@ func (f *Fabric) reachBy(live bool) (eps []*port, switches []*node) {
 // little-endian number (OpenSM's port GUID map compares network-order
 // GUIDs that way), each taking the lowest free LID range. LIDs preset by
 // the topology file are kept where they are valid and unique.
-func (f *Fabric) assignLIDs(eps []*port) map[*port]lidRange {
+//
+// byGUID is eps sorted by sortedByLEGUID.
+func (f *Fabric) assignLIDs(eps, byGUID []*port) map[*port]lidRange {
 	lids := make(map[*port]lidRange, len(eps))
 	if len(eps) == 0 {
 		return lids
 	}
+	// eps[1:] in byGUID's order: the sort is stable and eps[0] first in
+	// eps, so leaving it out of byGUID sorts the rest.
 	order := make([]*port, 0, len(eps))
 	order = append(order, eps[0])
-	order = append(order, sortedByLEGUID(eps[1:])...)
+	for _, p := range byGUID {
+		if p != eps[0] {
+			order = append(order, p)
+		}
+	}
 
 	used := make([]bool, 1<<16) // by LID
 	type want = lidRange
@@ -259,8 +278,9 @@ type lidRange struct {
 // (a planarized fabric has one per plane) are filled when one of them is
 // first read or written (swState.table), so a command that uses one
 // plane routes that plane alone. The tables are the same whenever that is.
-// It returns the tables' top, the highest LID.
-func (f *Fabric) routeSwitches(switches []*node, eps []*port) (top int) {
+// It returns the tables' top, the highest LID. byGUID is eps sorted by
+// sortedByLEGUID.
+func (f *Fabric) routeSwitches(switches []*node, eps, byGUID []*port) (top int) {
 	if len(switches) == 0 {
 		return 0
 	}
@@ -274,7 +294,7 @@ func (f *Fabric) routeSwitches(switches []*node, eps []*port) (top int) {
 	rc := &routeContext{f: f, switches: switches, dist: switchDistances(switches), linkStart: make([]int32, ns+1)}
 	var maxLID int
 	rc.dests, maxLID = lidDests(eps)
-	rc.orderOf = islandOrders(rc.dist, ns, rc.dests, routingOrder(switches, eps))
+	rc.orderOf = islandOrders(rc.dist, ns, rc.dests, routingOrder(switches, eps, byGUID))
 	rc.hasCA = make([]bool, ns)
 	for _, d := range rc.dests {
 		if d.sw >= 0 && d.port >= 0 {
@@ -500,8 +520,8 @@ type dest struct {
 // switch in that order, by switch port; then every other endport (switch
 // port 0s, CA ports cabled to no switch) by port GUID, as its port table
 // holds them. With an LMC, every port's base LIDs come first, then each
-// port's next LID, and so on.
-func routingOrder(switches []*node, eps []*port) []int32 {
+// port's next LID, and so on. byGUID is eps sorted by sortedByLEGUID.
+func routingOrder(switches []*node, eps, byGUID []*port) []int32 {
 	le := func(a, b uint64) int { return cmp.Compare(bits.ReverseBytes64(a), bits.ReverseBytes64(b)) }
 	isEP := make(map[*port]bool, len(eps))
 	for _, e := range eps {
@@ -531,7 +551,7 @@ func routingOrder(switches []*node, eps []*port) []int32 {
 			}
 		}
 	}
-	rest := sortedByLEGUID(eps)
+	rest := byGUID
 	maxLMC := uint8(0)
 	for _, e := range rest {
 		if !added[e] {
