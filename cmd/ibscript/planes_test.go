@@ -135,8 +135,10 @@ func TestPlanarizedFabric(t *testing.T) {
 // ibnetdiscover, iblinkinfo and perfquery, on today's 2,000-node fat tree
 // (fattree-2000, SDR; and the same at XDR) and on the planarized XDR one
 // of 4 planes each that tree (genfattree -preset 2000 -xdr -planes 4:
-// 2,240 nodes, 2,000 of them on each plane, which is what a discovery
-// from a plane port sees). ns/node is per node discovered (2,000 in each).
+// 2,240 nodes, 2,000 of them on each plane, which is what ibnetdiscover,
+// iblinkinfo and the exporter see from a plane port; discover and
+// topology walk all 4 planes, host.DiscoverPlanes). ns/node is per 2,000
+// nodes in each.
 func BenchmarkFabric2000(b *testing.B) {
 	dir := b.TempDir()
 	fabrics := []struct {
