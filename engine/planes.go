@@ -12,9 +12,10 @@ import (
 // DiscoverPlanes discovers the fabric as Discover does; when the session's
 // port is a planarized CA's (its SMPs go through another CA's port,
 // PortAttr.SMIName: libibumad's SMI/GSI pair), it discovers every plane
-// instead, through each plane port of that SMI CA on f (the ports sharing
-// the session's port GUID; the session's own for its plane, a session of
-// the same Options on each other, closed after), and merges the walks by
+// instead, through each plane port on f (each SMI port sharing the
+// session's port GUID: the simulator's plane ports of one CA, or one SMI
+// device per plane; its own for the session's plane, a session of the
+// same Options on each other, closed after), and merges the walks by
 // GUID (topo.MergePlanes): the CAs whose plane ports share one port GUID
 // are planarized, each port has its plane (the number of the local plane
 // port whose walk reached it), and Origin is the session's plane port. On
@@ -35,10 +36,10 @@ func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *Dis
 	merged := &Discovery{}
 	var walks []*topo.Fabric
 	for _, p := range ports {
-		if p.CAName != local.SMIName || p.PortGUID != local.PortGUID || p.RoCE() {
+		if p.PortGUID != local.PortGUID || p.RoCE() || p.CAName == local.CAName || p.CapMask&fabric.CapIsSMDisabled != 0 {
 			continue
 		}
-		d, err := s.discoverPlane(ctx, f, p.PortNum, opts)
+		d, err := s.discoverPlane(ctx, f, p.CAName, p.PortNum, opts)
 		if err != nil {
 			return nil, fmt.Errorf("engine: discover plane %d (%s port %d): %w", p.PortNum, p.CAName, p.PortNum, err)
 		}
@@ -62,14 +63,13 @@ func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *Dis
 	return merged, nil
 }
 
-// discoverPlane discovers through the SMI CA's plane port num: the session
+// discoverPlane discovers through plane port num of SMI CA ca: the session
 // itself on its own plane port, else a session of its own on that port.
-func (s *Session) discoverPlane(ctx context.Context, f fabric.Fabric, num int, opts *DiscoverOptions) (*Discovery, error) {
-	local := s.tr.Port()
-	if num == local.SMIPort {
+func (s *Session) discoverPlane(ctx context.Context, f fabric.Fabric, ca string, num int, opts *DiscoverOptions) (*Discovery, error) {
+	if local := s.tr.Port(); ca == local.SMIName && num == local.SMIPort {
 		return s.Discover(ctx, opts)
 	}
-	tr, err := f.Open(ctx, local.SMIName, num)
+	tr, err := f.Open(ctx, ca, num)
 	if err != nil {
 		return nil, err
 	}
