@@ -364,7 +364,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad port option", "Hca 1 \"H\"\n[1] \"S\"[1] w=40\n", `net.bad:2: bad port option "w=40" (want 1..31)`},
 		{"bad port option number", "Hca 1 \"H\"\n[1] \"S\"[1] s=q\n", `net.bad:2: bad number "q" in port option "s=q"`},
 		{"line too long", "\n" + long + "\n", `net.bad:2: line too long (302 > 255 characters)`},
-		{"very long line", "\n\n" + strings.Repeat("y", 5000), `net.bad:3: line too long (more than 255 characters)`},
+		{"very long line", "\n\n" + strings.Repeat("y", 70000), `net.bad:3: line too long (more than 255 characters)`},
 		{"missing id", "Switch 2\n", `net.bad:1: missing quoted node id`},
 		{"reserved id char", "Switch 2 \"a#b\"\n", `net.bad:1: bad node id "a#b": '#' and '@' are reserved`},
 		{"port listed twice", "Switch 4 \"S\"\n[1] \"H\"[1]\n[1] \"H\"[1]\n", `net.bad:3: port 1 of "S" listed twice (first at line 2)`},
