@@ -36,7 +36,9 @@ type IBPingOptions struct {
 	Count uint64
 	// Flood is -f: no pause between pings and no line per pong.
 	Flood bool
-	// OUI is -o (0: PingOUI).
+	// OUI is -o, the OUI the pings carry: its low 24 bits go out as they
+	// are, 0 too (ibping sends what -o says; callers wanting ibping's
+	// default set PingOUI).
 	OUI uint32
 	// Interval is the pause between pings (0: one second, ibping's).
 	Interval time.Duration
@@ -83,10 +85,7 @@ func IBPingRun(ctx context.Context, env *Env, o IBPingOptions) (*IBPing, error) 
 		return nil, fmt.Errorf("diag: ibping: no session")
 	}
 	s := env.Session
-	oui := o.OUI
-	if oui == 0 {
-		oui = PingOUI
-	}
+	oui := o.OUI & 0xffffff // IB_VEND2_OUI_F's 24 bits
 	interval := o.Interval
 	if interval == 0 {
 		interval = time.Second
@@ -184,16 +183,15 @@ func WriteIBPing(b *strings.Builder, r *IBPing, live bool) {
 	fmt.Fprintf(b, "rtt min/avg/max = %s/%s/%s ms\n", ms(r.RTTMin), ms(r.RTTAvg), ms(r.RTTMax))
 }
 
-// IBPingServe is ibping -S: it answers every ping for oui (0: PingOUI)
-// on env's port with name (HostAndDomain's, as ibping's) until ctx
+// IBPingServe is ibping -S: it answers every ping for oui (its low 24
+// bits, as umad_register_oui takes them; 0 is refused as the kernel
+// refuses a vendor agent without an OUI) on env's port with name (HostAndDomain's, as ibping's) until ctx
 // ends, and returns how many it answered.
 func IBPingServe(ctx context.Context, env *Env, oui uint32, name string) (uint64, error) {
 	if env == nil || env.Session == nil {
 		return 0, fmt.Errorf("diag: ibping: no session")
 	}
-	if oui == 0 {
-		oui = PingOUI
-	}
+	oui &= 0xffffff
 	var data [pingDataLen]byte
 	copy(data[:len(data)-1], name)
 	a := fabric.Agent{Class: PingClass, Version: PingVersion, OUI: oui}.WithMethods(mad.MethodGet)

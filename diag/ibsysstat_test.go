@@ -20,6 +20,17 @@ import (
 // many requests it answered to served.
 func sysstatPair(t *testing.T, info *diag.SysstatInfo) (f *sim.Fabric, client *diag.Env, lid uint16, served func() uint64) {
 	t.Helper()
+	return servedPair(t, func(ctx context.Context, env *diag.Env) (uint64, error) {
+		return diag.IBSysstatServe(ctx, env, diag.PingOUI, info)
+	})
+}
+
+// servedPair runs serve on Hca2 of net.2sw2path4hca and returns the
+// fabric, a client Env on Hca1, the server's LID, and served, which
+// stops the server and returns what serve answered (called when the
+// test ends too).
+func servedPair(t *testing.T, serve func(context.Context, *diag.Env) (uint64, error)) (f *sim.Fabric, client *diag.Env, lid uint16, served func() uint64) {
+	t.Helper()
 	var err error
 	f, err = sim.Load("../tests/topologies/net.2sw2path4hca", nil)
 	if err != nil {
@@ -31,7 +42,7 @@ func sysstatPair(t *testing.T, info *diag.SysstatInfo) (f *sim.Fabric, client *d
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan uint64, 1)
 	go func() {
-		n, err := diag.IBSysstatServe(ctx, &diag.Env{Session: srv}, diag.PingOUI, info)
+		n, err := serve(ctx, &diag.Env{Session: srv})
 		if err != nil {
 			t.Error(err)
 		}

@@ -73,25 +73,30 @@ func (s *Session) serve(p *fabric.Packet) bool {
 }
 
 // vendorAgents are the agents Do registers for vendor range 2 classes
-// (0x30-0x4f), by class, version and OUI: such an agent must name its OUI
-// to get its responses (ibsim, like the kernel, routes them by it).
+// (0x30-0x4f), by class and version. Each carries the OpenIB OUI, as
+// libibumad's umad_register registers every agent, whatever OUI the
+// requests name (0 too, which no agent may carry): answers come back by
+// TID, on the kernel, ibsim and the simulator alike.
 type vendorAgents struct {
 	mu sync.Mutex
 	m  map[uint64]fabric.AgentID
 }
 
-// vendorAgent returns the Session's agent for class, version and oui,
+// openIBOUI is the OUI umad_register gives a vendor class's agent.
+const openIBOUI = 0x001405
+
+// vendorAgent returns the Session's agent for class and version,
 // registering it on first use.
-func (s *Session) vendorAgent(ctx context.Context, class, version uint8, oui uint32) (fabric.AgentID, error) {
-	k := uint64(class)<<40 | uint64(version)<<32 | uint64(oui)
+func (s *Session) vendorAgent(ctx context.Context, class, version uint8) (fabric.AgentID, error) {
+	k := uint64(class)<<8 | uint64(version)
 	s.vend.mu.Lock()
 	defer s.vend.mu.Unlock()
 	if id, ok := s.vend.m[k]; ok {
 		return id, nil
 	}
-	id, err := s.tr.Register(ctx, fabric.Agent{Class: class, Version: version, OUI: oui})
+	id, err := s.tr.Register(ctx, fabric.Agent{Class: class, Version: version, OUI: openIBOUI})
 	if err != nil {
-		return -1, fmt.Errorf("engine: register agent class 0x%02x OUI 0x%06x: %w", class, oui, err)
+		return -1, fmt.Errorf("engine: register agent class 0x%02x OUI 0x%06x: %w", class, openIBOUI, err)
 	}
 	if s.vend.m == nil {
 		s.vend.m = map[uint64]fabric.AgentID{}

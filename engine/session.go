@@ -463,7 +463,7 @@ func (s *Session) Do(ctx context.Context, req *fabric.Packet, opts ...CallOption
 	class := mad.MgmtClassOf(req.Data)
 	var id fabric.AgentID
 	if isVendorRange2(class) && len(req.Data) >= 40 {
-		id, err = s.vendorAgent(ctx, class, mad.ClassVersionOf(req.Data), mad.VendorOUIOf(req.Data))
+		id, err = s.vendorAgent(ctx, class, mad.ClassVersionOf(req.Data))
 	} else {
 		id, err = s.agent(ctx, class, mad.ClassVersionOf(req.Data))
 	}

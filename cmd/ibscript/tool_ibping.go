@@ -26,7 +26,13 @@ func init() {
 }
 
 func runIBPing(ctx context.Context, inv *Invocation) int {
-	oui := uint32(diag.ParseMask(inv.Value("oui")))
+	// -o is strtoul's, into an int (-o 0 sends OUI 0, -o -1 0xffffff's
+	// 24 bits); without it the OpenIB OUI.
+	oui := uint32(diag.PingOUI)
+	if inv.Has("oui") {
+		v, _ := cStrtoul(inv.Value("oui"))
+		oui = uint32(v)
+	}
 	if inv.Has("Server") {
 		env, err := inv.Env(ctx)
 		if err != nil {
@@ -52,7 +58,8 @@ func runIBPing(ctx context.Context, inv *Invocation) int {
 	// cut to 32 bits: -c 0 sends nothing, -c -5 is 1<<32 - 5).
 	o := diag.IBPingOptions{Target: t, Flood: inv.Has("flood"), OUI: oui, Count: 1<<32 - 1}
 	if inv.Has("count") {
-		o.Count = uint64(uint32(diag.ParseMask(inv.Value("count"))))
+		v, _ := cStrtoul(inv.Value("count"))
+		o.Count = uint64(uint32(v))
 	}
 	if !inv.JSON {
 		o.Pong = func(line string) { fmt.Fprintln(inv.Stdout, line) }

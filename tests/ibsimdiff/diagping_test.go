@@ -24,14 +24,16 @@ func untimed(s string) string { return pingTimes.ReplaceAllString(s, "T$1") }
 // TestIBPingServerMatchesC: diag's ibping -S (on a Session attached with
 // issm, as ibsim forwards QP1 requests only to those) answers the C
 // ibping, and diag's client pinging it prints what the C client prints,
-// timings aside: pongs, statistics, -f.
+// timings aside: pongs, statistics, -f; -o 0 sends OUI 0, which the
+// server (the OpenIB OUI's) leaves unanswered for both, and -o 0x1001405
+// the OpenIB OUI (the MAD's OUI is 24 bits).
 func TestIBPingServerMatchesC(t *testing.T) {
 	s := shared.Get(t, topo2sw, nil)
 	srvSess, _ := session(t, s, "Hca3", &ibsim.Options{ISSM: true}, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	served := make(chan uint64, 1)
 	go func() {
-		n, err := diag.IBPingServe(ctx, &diag.Env{Session: srvSess}, 0, "diag-pong.example")
+		n, err := diag.IBPingServe(ctx, &diag.Env{Session: srvSess}, diag.PingOUI, "diag-pong.example")
 		if err != nil {
 			t.Error(err)
 		}
@@ -41,12 +43,15 @@ func TestIBPingServerMatchesC(t *testing.T) {
 	ls := strconv.Itoa(int(lid))
 	sess, _ := session(t, s, "Hca1", nil, nil)
 	env := &diag.Env{Session: sess}
+	fast, _ := session(t, s, "Hca1", nil, &engine.Options{Timeout: 100 * time.Millisecond, Retries: 3})
 	for _, c := range []struct {
 		args []string
 		o    diag.IBPingOptions
 	}{
-		{[]string{"-f", "-c", "3", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 3, Flood: true}},
-		{[]string{"-c", "2", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 2, Interval: time.Second}},
+		{[]string{"-f", "-c", "3", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 3, Flood: true, OUI: diag.PingOUI}},
+		{[]string{"-c", "2", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 2, Interval: time.Second, OUI: diag.PingOUI}},
+		{[]string{"-f", "-c", "2", "-o", "0x1001405", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 2, Flood: true, OUI: 0x1001405}},
+		{[]string{"-f", "-c", "2", "-t", "100", "-o", "0", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 2, Flood: true}},
 	} {
 		what := "ibping " + strings.Join(c.args, " ")
 		var cOut []byte
@@ -55,9 +60,16 @@ func TestIBPingServerMatchesC(t *testing.T) {
 		// until it gets its pongs, with a deadline.
 		for deadline := time.Now().Add(20 * time.Second); ; {
 			cOut, cCode = cRun(t, s, "Hca1", "ibping", c.args...)
-			if bytes.Contains(cOut, []byte(" 0% packet loss")) || time.Now().After(deadline) {
+			if c.o.OUI == 0 || bytes.Contains(cOut, []byte(" 0% packet loss")) || time.Now().After(deadline) {
 				break
 			}
+		}
+		if c.o.OUI == 0 {
+			diffIBPing(t, what, &diag.Env{Session: fast}, c.o, cOut, cCode)
+			if !bytes.Contains(cOut, []byte(" 100% packet loss")) {
+				t.Errorf("%s: the C client got an answer from a server of the OpenIB OUI:\n%s", what, cOut)
+			}
+			continue
 		}
 		out := diffIBPing(t, what, env, c.o, cOut, cCode)
 		if !strings.Contains(out, "--- diag-pong.example (Lid "+ls+") ibping statistics ---") {
@@ -87,10 +99,10 @@ func TestIBPingClientMatchesC(t *testing.T) {
 		args []string
 		o    diag.IBPingOptions
 	}{
-		{[]string{"-c", "2", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 2}},
-		{[]string{"-c", "0", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 0}}, // the statistics alone
-		{[]string{"-f", "-c", "4", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 4, Flood: true}},
-		{[]string{"-f", "-c", "2", "-t", "100", "999"}, diag.IBPingOptions{Target: engine.LID(999), Count: 2, Flood: true}},
+		{[]string{"-c", "2", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 2, OUI: diag.PingOUI}},
+		{[]string{"-c", "0", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 0, OUI: diag.PingOUI}}, // the statistics alone
+		{[]string{"-f", "-c", "4", ls}, diag.IBPingOptions{Target: engine.LID(lid), Count: 4, Flood: true, OUI: diag.PingOUI}},
+		{[]string{"-f", "-c", "2", "-t", "100", "999"}, diag.IBPingOptions{Target: engine.LID(999), Count: 2, Flood: true, OUI: diag.PingOUI}},
 	} {
 		what := "ibping " + strings.Join(c.args, " ")
 		var cOut []byte
