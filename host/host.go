@@ -62,7 +62,32 @@ type Options struct {
 	// Kernel is the sysfs tree and device opener of auto and umad:
 	// (tests use native/umad/umadtest's); nil is the real system's.
 	Kernel *kernel.Options
+	// SMI says how auto and umad: open the kernel's port: SMIAny (the
+	// zero value) as umad_open_port, paired when it is a side of a
+	// planarized HCA; SMIPairs and SMIEnforce as current libibmad's
+	// mad_rpc_open_port2 with enforce_smi 0 and 1, what current
+	// rdma-core's tools do (kernel.Fabric.OpenPort2). The other backends
+	// ignore it: every CA they model has an SMI side.
+	SMI SMIMode
 }
+
+// SMIMode is how Open opens the kernel's port (Options.SMI).
+type SMIMode int
+
+const (
+	// SMIAny opens the port as umad_open_port, and its pair when it is a
+	// side of a planarized HCA; with no SMI side to be had, SMPs go
+	// through the port opened.
+	SMIAny SMIMode = iota
+	// SMIPairs opens the SMI/GSI pair as mad_rpc_open_port2(ca, port,
+	// ..., 0): SMPs go through the GSI side when the SMI side cannot be
+	// opened.
+	SMIPairs
+	// SMIEnforce opens it as mad_rpc_open_port2(ca, port, ..., 1): a port
+	// without an SMI side is never picked, and one named, or an SMI side
+	// that cannot be opened, is an error.
+	SMIEnforce
+)
 
 // IbsimDefaults are an ibsim: URI's defaults: the command line passes
 // $IBSIM_SOCKNAME, $SIM_HOST and $IBSIM_SERVER_NAME[:$IBSIM_SERVER_PORT],
@@ -216,7 +241,7 @@ func OpenWith(ctx context.Context, f fabric.Fabric, o *Options) (*Host, error) {
 // error. On an error everything opened is closed.
 func start(ctx context.Context, f fabric.Fabric, o *Options, ca string, port int, uri string, opened func(fabric.Transport)) (*Host, error) {
 	h := &Host{fab: f}
-	tr, err := f.Open(ctx, ca, port)
+	tr, err := openPort(ctx, f, o.SMI, ca, port)
 	if err != nil {
 		h.Close()
 		if uri != "" {
@@ -233,6 +258,20 @@ func start(ctx context.Context, f fabric.Fabric, o *Options, ca string, port int
 		return nil, err
 	}
 	return h, nil
+}
+
+// port2Opener is a Fabric that opens a port as mad_rpc_open_port2 does
+// (*kernel.Fabric).
+type port2Opener interface {
+	OpenPort2(ctx context.Context, ca string, port int, enforceSMI bool) (fabric.Transport, error)
+}
+
+// openPort opens (ca, port) of f as mode says.
+func openPort(ctx context.Context, f fabric.Fabric, mode SMIMode, ca string, port int) (fabric.Transport, error) {
+	if p, ok := f.(port2Opener); ok && mode != SMIAny {
+		return p.OpenPort2(ctx, ca, port, mode == SMIEnforce)
+	}
+	return f.Open(ctx, ca, port)
 }
 
 // newSession starts the engine on h.tr, recording its traffic first when

@@ -45,6 +45,7 @@ func (c *config) hostOptions(stderr io.Writer) (*host.Options, error) {
 		Session: engine.Options{Timeout: c.timeout, Retries: c.retries, AllowSet: c.allowSet, MaxMADs: c.maxMADs, Logger: c.logger, PKeyIndex: c.pkeyIndex},
 		Record:  c.record,
 		Audit:   c.audit,
+		SMI:     c.smi,
 		Ibsim:   host.IbsimDefaults{Sock: os.Getenv("IBSIM_SOCKNAME"), Node: os.Getenv("SIM_HOST"), Server: os.Getenv("IBSIM_SERVER_NAME")},
 	}
 	if p := os.Getenv("IBSIM_SERVER_PORT"); p != "" && o.Ibsim.Server != "" {

@@ -71,20 +71,23 @@ type config struct {
 	pkeyIndex uint16 // a tool's -Y: the P_Key index of every MAD but the SMPs
 	// diagsVersion is a tool's --diags-version or $IBSCRIPT_DIAGS_VERSION.
 	diagsVersion diag.Version
-	timeLimit    time.Duration   // --time-limit DUR: wall clock of the whole run
-	memLimit     memoryLimitFlag // --memory-limit SIZE: heap of the whole run
-	debug        bool            // --debug
-	quiet        bool            // --quiet or $IBSCRIPT_QUIET: no notices on stderr
-	nameMap      string          // --node-name-map FILE
-	load         string          // --load FILE: analyze's and topology's saved fabric
-	exporter     exporterFlags   // the exporter command's --web.*, --interval, --discover-interval
-	names        map[uint64]string
-	help         bool
-	version      bool
-	cmd          string   // "", "run", "discover", "analyze", "repl", "help", "tools", "tool"
-	args         []string // positional arguments after the subcommand; a tool's whole command line
-	tool         *Tool    // cmd "tool": the infiniband-diags tool to run (tools.go)
-	viaLink      bool     // the tool runs through a link named like it
+	// smi is how a tool opens the kernel's port (smiMode): as current
+	// rdma-core's tool does under --diags-version current.
+	smi       host.SMIMode
+	timeLimit time.Duration   // --time-limit DUR: wall clock of the whole run
+	memLimit  memoryLimitFlag // --memory-limit SIZE: heap of the whole run
+	debug     bool            // --debug
+	quiet     bool            // --quiet or $IBSCRIPT_QUIET: no notices on stderr
+	nameMap   string          // --node-name-map FILE
+	load      string          // --load FILE: analyze's and topology's saved fabric
+	exporter  exporterFlags   // the exporter command's --web.*, --interval, --discover-interval
+	names     map[uint64]string
+	help      bool
+	version   bool
+	cmd       string   // "", "run", "discover", "analyze", "repl", "help", "tools", "tool"
+	args      []string // positional arguments after the subcommand; a tool's whole command line
+	tool      *Tool    // cmd "tool": the infiniband-diags tool to run (tools.go)
+	viaLink   bool     // the tool runs through a link named like it
 
 	// Files a script may use beyond the named paths (docs/security.md).
 	allowPath  []string // --allow-path DIR, repeatable

@@ -133,3 +133,36 @@ func openEnvError(c *config, err error) error {
 	}
 	return &portOpenError{sel: s, err: err}
 }
+
+// smiMode is how current rdma-core's tool opens its port on the kernel's
+// devices (infiniband-diags/*.c at rdma-core 691953d8d):
+//   - SMIEnforce: mad_rpc_open_port2(..., 1) in smpquery, sminfo, ibaddr,
+//     ibportstate, ibroute, ibtracert, iblinkinfo and dump_fts, and in
+//     libibnetdisc's ibnd_discover_fabric, so in ibnetdiscover, the
+//     scripts that run it (ibhosts, ibswitches, ibrouters, ibnodes,
+//     ibidsverify.pl) and ibfindnodesusing.pl (ibnetdiscover, ibroute);
+//   - SMIPairs: mad_rpc_open_port2(..., 0) in perfquery, saquery
+//     (ibdiag_sa.c), ibping, ibsysstat, ibccquery, ibccconfig and
+//     ibqueryerrors (whose discovery, ibnd_discover_fabric, enforces:
+//     queryErrorsNeedSMI);
+//   - SMIAny for the rest: smpdump opens umad_open_port (no pair), ibstat,
+//     ibstatus and ibcacheedit send no MAD.
+func smiMode(tool string) host.SMIMode {
+	switch tool {
+	case "smpquery", "sminfo", "ibaddr", "ibportstate", "ibroute", "ibtracert", "iblinkinfo",
+		"dump_fts", "dump_lfts", "dump_mfts", "ibnetdiscover", "ibhosts", "ibswitches", "ibrouters",
+		"ibnodes", "ibidsverify", "ibfindnodesusing":
+		return host.SMIEnforce
+	case "perfquery", "saquery", "ibping", "ibsysstat", "ibccquery", "ibccconfig", "ibqueryerrors":
+		return host.SMIPairs
+	}
+	return host.SMIAny
+}
+
+// noSMISide says whether a, the port a tool opened, sends its SMPs through
+// a port without an SMA: IsSMDisabled in its capability mask and no SMI
+// device paired with it (a lone GSI side, or one whose SMI side could not
+// be opened), where current libibmad's enforce_smi refuses to run.
+func noSMISide(a fabric.PortAttr) bool {
+	return a.CapMask&fabric.CapIsSMDisabled != 0 && (a.SMIName == "" || a.SMIName == a.CAName)
+}

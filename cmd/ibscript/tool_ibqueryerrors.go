@@ -65,6 +65,14 @@ func runQueryErrors(ctx context.Context, inv *Invocation) int {
 	if err != nil {
 		return inv.Fail(err)
 	}
+	if a := env.Session.Port(); loaded == nil && inv.c.diagsVersion == diag.VersionCurrent && noSMISide(a) {
+		// Current ibqueryerrors opens its port without enforce_smi, then
+		// discovers through ibnd_discover_fabric, which enforces it:
+		// "discover failed", exit(-1).
+		inv.Errorf("%s port %d has no SMI side (IsSMDisabled, no SMI device paired): current ibqueryerrors discovers only through one (enforce_smi)", a.CAName, a.PortNum)
+		fmt.Fprintln(inv.Stderr, "discover failed")
+		return exitIBExit
+	}
 	env.Loaded = loaded
 	o.PathRecords = !inv.Has("skip-sl")
 	q, err := diag.QueryErrorsOf(ctx, env, o)

@@ -422,6 +422,9 @@ func (inv *Invocation) Env(ctx context.Context) (*diag.Env, error) {
 			return nil, &portOpenError{sel: *s, err: fmt.Errorf("-P %d: no umad port has that number (0..254)", s.port)}
 		}
 	}
+	if c.diagsVersion == diag.VersionCurrent {
+		c.smi = smiMode(inv.Tool.Name)
+	}
 	b, err := openBackend(ctx, c, inv.Stderr)
 	if err != nil {
 		return nil, openEnvError(c, err)

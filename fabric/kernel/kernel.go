@@ -189,6 +189,55 @@ func (f *Fabric) withPlane(t *Transport) (fabric.Transport, error) {
 	return newPair(t, g), nil
 }
 
+// OpenPort2 opens a port as current libibmad's mad_rpc_open_port2(ca,
+// port, ..., enforceSMI) does, which every infiniband-diags tool of
+// current rdma-core calls (rdma-core #1541, #1641): it finds the SMI/GSI
+// pair of (ca, port) first (umad.PairByCAName: an empty ca and port 0
+// take the first pair whose device has a port above Down, in pair order;
+// with enforceSMI a pair without an SMI side, a lone IsSMDisabled port,
+// never matches), then opens the SMI side's preferred port and the GSI
+// side's. When the SMI side cannot be opened, enforceSMI fails, and
+// without it the GSI side carries the SMPs too (get_port_for_class). A
+// pair whose sides are one device opens one Transport (libibmad opens the
+// umad port twice, to the same effect); a planarized pair a fabric/pair
+// Transport of both, as Open returns it. No pair wraps fabric.ErrNoDevice.
+func (f *Fabric) OpenPort2(ctx context.Context, ca string, port int, enforceSMI bool) (fabric.Transport, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if f.trs.isClosed() {
+		return nil, fmt.Errorf("kernel: open: %w", net.ErrClosed)
+	}
+	if !umad.HasPorts(f.fsys) {
+		return nil, fmt.Errorf("kernel: %w", ErrNoDevices)
+	}
+	pr, err := f.Pair(ctx, ca, port, enforceSMI)
+	if err != nil {
+		return nil, err
+	}
+	var smi *Transport
+	if pr.SMIName != "" {
+		if smi, err = f.openOne(pr.SMIName, pr.SMIPort); err != nil && enforceSMI {
+			return nil, fmt.Errorf("%w (the SMI side of %s port %d; enforce_smi sends SMPs through it alone)", err, pr.GSIName, pr.GSIPort)
+		}
+	}
+	if smi != nil && pr.SMIName == pr.GSIName && pr.SMIPort == pr.GSIPort {
+		return smi, nil
+	}
+	gsi, err := f.openOne(pr.GSIName, pr.GSIPort)
+	if err != nil {
+		if smi != nil {
+			smi.Close()
+			err = fmt.Errorf("%w (the GSI side of %s port %d)", err, pr.SMIName, pr.SMIPort)
+		}
+		return nil, err
+	}
+	if smi == nil {
+		return gsi, nil
+	}
+	return newPair(smi, gsi), nil
+}
+
 func portPair(p umad.CAPair) fabric.PortPair {
 	return fabric.PortPair{SMIName: p.SMIName, SMIPort: p.SMIPreferredPort, GSIName: p.GSIName, GSIPort: p.GSIPreferredPort}
 }

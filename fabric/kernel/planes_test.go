@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -186,4 +187,78 @@ func TestEngineOnPlanes(t *testing.T) {
 			t.Errorf("source LIDs of the requests by class (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// loneGSIHost has a lone IsSMDisabled port first in directory order
+// (mlx5_0: a GSI side with no SMI device), a planarized HCA (mlx5_1 GSI,
+// mlx5_2 SMI) and a normal port (mlx5_9).
+func loneGSIHost() *umadtest.Host {
+	h := umadtest.NewHost(umadtest.New(nil))
+	h.AddCA("mlx5_0", 1, 0x0002c90300000100, umadtest.HostPort{Num: 1, LID: 5, State: 4, PhysState: 5,
+		CapMask: 0x2659e848 | umadtest.IsSMDisabled})
+	h.AddCA("mlx5_1", 1, 0x0002c90300001000, umadtest.HostPort{Num: 1, LID: gsiLID, State: 4, PhysState: 5,
+		GUID: planeID, CapMask: 0x2659e848 | umadtest.IsSMDisabled})
+	h.AddCA("mlx5_2", 1, 0x0002c90300002000, umadtest.HostPort{Num: 1, LID: smiLID, State: 4, PhysState: 5, GUID: planeID})
+	h.AddCA("mlx5_9", 1, 0x0002c90300009000, umadtest.HostPort{Num: 1, LID: farLID, State: 4, PhysState: 5})
+	return h
+}
+
+// TestOpenPort2: OpenPort2 opens as mad_rpc_open_port2 (libibmad/rpc.c
+// get_smi_gsi_pair, get_port_for_class): the pair first, enforce_smi
+// skipping pairs without an SMI side (the default port moves past the lone
+// GSI port) and refusing one named, or an SMI side that cannot be opened;
+// without it, the GSI side alone carries the SMPs.
+func TestOpenPort2(t *testing.T) {
+	type side struct {
+		ca, smi string
+		lid     uint16
+	}
+	for _, tc := range []struct {
+		name    string
+		ca      string
+		port    int
+		enforce bool
+		deny    string // a device path that cannot be opened
+		want    side   // the Transport's port: its CA, SMI side, LID
+		wantErr string
+	}{
+		{name: "default", want: side{"mlx5_0", "", 5}},
+		{name: "default enforced", enforce: true, want: side{"mlx5_1", "mlx5_2", gsiLID}},
+		{name: "lone GSI", ca: "mlx5_0", port: 1, want: side{"mlx5_0", "", 5}},
+		{name: "lone GSI enforced", ca: "mlx5_0", port: 1, enforce: true, wantErr: "umad: no SMI/GSI pair for mlx5_0 with an SMI port 1"},
+		{name: "GSI named", ca: "mlx5_1", port: 1, enforce: true, want: side{"mlx5_1", "mlx5_2", gsiLID}},
+		{name: "SMI named", ca: "mlx5_2", enforce: true, want: side{"mlx5_1", "mlx5_2", gsiLID}},
+		{name: "normal", ca: "mlx5_9", port: 1, enforce: true, want: side{"mlx5_9", "", farLID}},
+		{name: "SMI denied", ca: "mlx5_1", port: 1, deny: "/dev/infiniband/umad2", want: side{"mlx5_1", "", gsiLID}},
+		{name: "SMI denied enforced", ca: "mlx5_1", port: 1, enforce: true, deny: "/dev/infiniband/umad2",
+			wantErr: "umad2: permission denied (the SMI side of mlx5_1 port 1; enforce_smi sends SMPs through it alone)"},
+		{name: "GSI denied", ca: "mlx5_2", port: 1, deny: "/dev/infiniband/umad1", wantErr: "permission denied (the GSI side of mlx5_2 port 1)"},
+		{name: "no such CA", ca: "mlx5_7", wantErr: "no SMI/GSI pair"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := loneGSIHost()
+			if tc.deny != "" {
+				h.Deny(tc.deny)
+			}
+			f := newFabric(t, h)
+			tr, err := f.OpenPort2(t.Context(), tc.ca, tc.port, tc.enforce)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("OpenPort2 = %v; want an error with %q", err, tc.wantErr)
+				}
+				if strings.HasPrefix(tc.wantErr, "umad: no SMI") && !errors.Is(err, fabric.ErrNoDevice) {
+					t.Errorf("error %v does not wrap fabric.ErrNoDevice", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			a := tr.Port()
+			if got := (side{a.CAName, a.SMIName, a.LID}); got != tc.want {
+				t.Errorf("port %+v; want %+v", got, tc.want)
+			}
+		})
+	}
 }
