@@ -145,13 +145,17 @@ func (p *pkeyPeer) got() []string {
 }
 
 // runFakeTool runs `ibscript TOOL ARGS` on the fake kernel h (the tool's
-// port: umad:mlx5_0/1) until ctx ends, and returns its status and output.
+// port: umad:mlx5_0/1, unless ARGS give --fabric) until ctx ends, and
+// returns its status and output.
 // registered, when not nil, is closed when the tool registers an agent of
 // class 0x32 (ibping's).
 func runFakeTool(ctx context.Context, t *testing.T, h *umadtest.Host, registered chan struct{}, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	c, err := parseArgs(append([]string{"--fabric", "umad:mlx5_0/1"}, args...), &stderr)
+	if !slices.Contains(args, "--fabric") {
+		args = append([]string{"--fabric", "umad:mlx5_0/1"}, args...)
+	}
+	c, err := parseArgs(args, &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/mad"
+	"github.com/ibscript/ibscript/native/umad"
+	"github.com/ibscript/ibscript/native/umad/umadtest"
+)
+
+// noSMIHost is the fake kernel with a port whose SMPs have no SMI device
+// to go through: mlx5_0 port 1 (LID 1) is IsSMDisabled, a lone GSI side
+// (planarized: false, unique GUID), or (planarized: true) the GSI side of
+// a planarized HCA whose SMI device mlx5_2 (LID 3) cannot be opened;
+// mlx5_1 port 1 (LID 2) is the peer (pkeyPeer).
+func noSMIHost(planarized bool) *umadtest.Host {
+	const guid = 0x0002c90300000101
+	h := umadtest.NewHost(umadtest.New(nil))
+	h.AddCA("mlx5_0", 1, 0x0002c90300001000, umadtest.HostPort{Num: 1, LID: 1, State: 4, PhysState: 5, GUID: guid,
+		CapMask: 0x2659e848 | umadtest.IsSMDisabled})
+	h.AddCA("mlx5_1", 1, 0x0002c90300002000, umadtest.HostPort{Num: 1, LID: 2, State: 4, PhysState: 5})
+	if planarized {
+		h.AddCA("mlx5_2", 1, 0x0002c90300003000, umadtest.HostPort{Num: 1, LID: 3, State: 4, PhysState: 5, GUID: guid})
+		h.Deny(umad.DevDir + "/umad2")
+	}
+	return h
+}
+
+// TestEnforceSMI: under --diags-version current each tool opens its port
+// as current rdma-core's does (smiMode): the tools whose
+// mad_rpc_open_port2 (or libibnetdisc's ibnd_discover_fabric) passes
+// enforce_smi 1 end as their source ends when it returns NULL on a port
+// without an SMI side, the others run with SMPs on the GSI side; under 44
+// (mad_rpc_open_port, no pairs) every tool runs. The goldens are from
+// infiniband-diags/*.c at rdma-core 691953d8d: IBEXIT("Failed to open
+// '%s' port '%d'") (smpquery.c, sminfo.c, ibaddr.c, ibroute.c,
+// ibtracert.c, ibportstate.c), iblinkinfo.c's fprintf and exit(1),
+// ibnetdiscover.c's IBEXIT("discover failed\n"), dump_fts.c's "Failed to
+// discover fabric" (rc -1) and ibqueryerrors.c's "discover failed" after
+// its own open (enforce_smi 0) succeeded (rc -1).
+func TestEnforceSMI(t *testing.T) {
+	const failed = "Failed to open 'mlx5_0' port '1'\n"
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout string // the end of stdout under current
+		stderr string // the end of stderr under current
+		runs44 bool   // under 44 it reaches the peer and exits 0
+	}{
+		{args: []string{"smpquery", "nodedesc", "2"}, code: exitIBExit, stdout: "smpquery: iberror: failed: " + failed, runs44: true},
+		{args: []string{"sminfo", "2"}, code: exitIBExit, stdout: "sminfo: iberror: failed: " + failed},
+		{args: []string{"ibaddr", "2"}, code: exitIBExit, stdout: "ibaddr: iberror: failed: " + failed},
+		{args: []string{"ibroute", "2"}, code: exitIBExit, stdout: "ibroute: iberror: failed: " + failed},
+		{args: []string{"ibtracert", "1", "2"}, code: exitIBExit, stdout: "ibtracert: iberror: failed: " + failed},
+		{args: []string{"ibportstate", "2", "1"}, code: exitIBExit, stdout: "ibportstate: iberror: failed: " + failed},
+		{args: []string{"iblinkinfo"}, code: exitFailed, stderr: "Failed to open mlx5_0 port 1\n"},
+		{args: []string{"ibnetdiscover"}, code: exitIBExit, stdout: "ibnetdiscover: iberror: failed: discover failed\n\n"},
+		{args: []string{"ibswitches"}, code: exitIBExit, stdout: "/usr/sbin/ibnetdiscover: iberror: failed: discover failed\n"},
+		{args: []string{"dump_fts"}, code: exitIBExit, stderr: "Failed to discover fabric\n"},
+		{args: []string{"ibqueryerrors", "--skip-sl"}, code: exitIBExit, stderr: "discover failed\n"},
+		{args: []string{"perfquery", "2", "1"}, code: exitOK, runs44: true},
+	} {
+		for _, planarized := range []bool{false, true} {
+			h := noSMIHost(planarized)
+			newPKeyPeer(t, h, fabric.Agent{Class: mad.ClassSubnLID, Version: 1}.WithMethods(mad.MethodGet))
+			newPKeyPeer(t, h, fabric.Agent{Class: mad.ClassPerf, Version: 1}.WithMethods(mad.MethodGet))
+			args := append([]string{tc.args[0], "--fabric", "umad:", "-C", "mlx5_0", "-P", "1"}, tc.args[1:]...)
+			name := strings.Join(tc.args, " ")
+			if planarized {
+				name += " (planarized, SMI device denied)"
+			}
+			code, stdout, stderr := runFakeTool(t.Context(), t, h, nil, append(args, "--diags-version", "current")...)
+			if code != tc.code || !strings.HasSuffix(stdout, tc.stdout) || !strings.HasSuffix(stderr, tc.stderr) {
+				t.Errorf("%s under current: status %d, stdout %q, stderr %q; want %d, stdout ending %q, stderr ending %q",
+					name, code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+			}
+			// Our reason comes first: no SMI side, or the SMI device
+			// that could not be opened.
+			if code != exitOK && !strings.Contains(stderr, "SMI") {
+				t.Errorf("%s under current: stderr %q does not say why (the SMI side)", name, stderr)
+			}
+			if !tc.runs44 {
+				// The port opens; the SMPs then find nobody to
+				// answer them: time out soon.
+				args = append(args, "-t", "20")
+			}
+			code, stdout, stderr = runFakeTool(t.Context(), t, h, nil, args...)
+			if strings.Contains(stderr, "SMI") {
+				t.Errorf("%s under 44: status %d, stdout %q, stderr %q; want the port opened (44 opens the port named)", name, code, stdout, stderr)
+			}
+			if tc.runs44 && code != exitOK {
+				t.Errorf("%s under 44: status %d, stderr %q; want 0", name, code, stderr)
+			}
+		}
+	}
+}
+
+// TestEnforceSMIDefaultPort: with no -C/-P, current rdma-core's tools
+// take the first SMI/GSI pair with a port above Down
+// (umad_get_smi_gsi_pair_by_ca_name(NULL, 0, ..., enforce_smi)), and an
+// enforcing tool passes over the lone GSI port mlx5_0 for mlx5_1; 44
+// opens umad_open_port's default, mlx5_0, for every tool.
+func TestEnforceSMIDefaultPort(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"smpquery", "--diags-version", "current"}, "mlx5_1 port 1 (LID 0x2)"},
+		{[]string{"perfquery", "--diags-version", "current"}, "mlx5_0 port 1 (LID 0x1)"},
+		{[]string{"smpquery"}, "mlx5_0 port 1 (LID 0x1)"},
+		{[]string{"perfquery"}, "mlx5_0 port 1 (LID 0x1)"},
+	} {
+		h := noSMIHost(false)
+		newPKeyPeer(t, h, fabric.Agent{Class: mad.ClassSubnLID, Version: 1}.WithMethods(mad.MethodGet))
+		newPKeyPeer(t, h, fabric.Agent{Class: mad.ClassPerf, Version: 1}.WithMethods(mad.MethodGet))
+		args := append(tc.args, "--fabric", "umad:", "-t", "20")
+		if tc.args[0] == "smpquery" {
+			args = append(args, "nodedesc", "2")
+		} else {
+			args = append(args, "2", "1")
+		}
+		_, _, stderr := runFakeTool(t.Context(), t, h, nil, args...)
+		if want := "ibscript: using " + tc.want + "\n"; !strings.HasPrefix(stderr, want) {
+			t.Errorf("%s: stderr %q; want it to start %q", strings.Join(args, " "), stderr, want)
+		}
+	}
+}
