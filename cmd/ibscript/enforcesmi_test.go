@@ -104,25 +104,24 @@ func TestEnforceSMI(t *testing.T) {
 // opens umad_open_port's default, mlx5_0, for every tool.
 func TestEnforceSMIDefaultPort(t *testing.T) {
 	for _, tc := range []struct {
-		args []string
-		want string
+		tool, args string
+		current    bool
+		opened     string
 	}{
-		{[]string{"smpquery", "--diags-version", "current"}, "mlx5_1 port 1 (LID 0x2)"},
-		{[]string{"perfquery", "--diags-version", "current"}, "mlx5_0 port 1 (LID 0x1)"},
-		{[]string{"smpquery"}, "mlx5_0 port 1 (LID 0x1)"},
-		{[]string{"perfquery"}, "mlx5_0 port 1 (LID 0x1)"},
+		{"smpquery", "nodedesc 2", true, "mlx5_1 port 1 (LID 0x2)"},
+		{"perfquery", "2 1", true, "mlx5_0 port 1 (LID 0x1)"},
+		{"smpquery", "nodedesc 2", false, "mlx5_0 port 1 (LID 0x1)"},
+		{"perfquery", "2 1", false, "mlx5_0 port 1 (LID 0x1)"},
 	} {
 		h := noSMIHost(false)
 		newPKeyPeer(t, h, fabric.Agent{Class: mad.ClassSubnLID, Version: 1}.WithMethods(mad.MethodGet))
 		newPKeyPeer(t, h, fabric.Agent{Class: mad.ClassPerf, Version: 1}.WithMethods(mad.MethodGet))
-		args := append(tc.args, "--fabric", "umad:", "-t", "20")
-		if tc.args[0] == "smpquery" {
-			args = append(args, "nodedesc", "2")
-		} else {
-			args = append(args, "2", "1")
+		args := append([]string{tc.tool, "--fabric", "umad:", "-t", "20"}, strings.Fields(tc.args)...)
+		if tc.current {
+			args = append(args, "--diags-version", "current")
 		}
 		_, _, stderr := runFakeTool(t.Context(), t, h, nil, args...)
-		if want := "ibscript: using " + tc.want + "\n"; !strings.HasPrefix(stderr, want) {
+		if want := "ibscript: using " + tc.opened + "\n"; !strings.HasPrefix(stderr, want) {
 			t.Errorf("%s: stderr %q; want it to start %q", strings.Join(args, " "), stderr, want)
 		}
 	}

@@ -114,14 +114,8 @@ func (f *Fabric) Ports(ctx context.Context) ([]fabric.PortAttr, error) {
 // pick the default port (first active IB port in directory order); one
 // of them given acts as a filter; a switch resolves to port 0.
 func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transport, error) {
-	if err := ctx.Err(); err != nil {
+	if err := f.canOpen(ctx); err != nil {
 		return nil, err
-	}
-	if f.trs.isClosed() {
-		return nil, fmt.Errorf("kernel: open: %w", net.ErrClosed)
-	}
-	if !umad.HasPorts(f.fsys) {
-		return nil, fmt.Errorf("kernel: %w", ErrNoDevices)
 	}
 	if ca != "" && port != 0 {
 		// libibumad takes a named CA and port unchecked and fails later
@@ -135,6 +129,21 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 		return nil, err
 	}
 	return f.withPlane(t)
+}
+
+// canOpen is what Open and OpenPort2 check first: ctx alive, f open, a
+// umad port in sysfs.
+func (f *Fabric) canOpen(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if f.trs.isClosed() {
+		return fmt.Errorf("kernel: open: %w", net.ErrClosed)
+	}
+	if !umad.HasPorts(f.fsys) {
+		return fmt.Errorf("kernel: %w", ErrNoDevices)
+	}
+	return nil
 }
 
 // openOne opens one umad port as umad_open_port(ca, port).
@@ -202,14 +211,8 @@ func (f *Fabric) withPlane(t *Transport) (fabric.Transport, error) {
 // umad port twice, to the same effect); a planarized pair a fabric/pair
 // Transport of both, as Open returns it. No pair wraps fabric.ErrNoDevice.
 func (f *Fabric) OpenPort2(ctx context.Context, ca string, port int, enforceSMI bool) (fabric.Transport, error) {
-	if err := ctx.Err(); err != nil {
+	if err := f.canOpen(ctx); err != nil {
 		return nil, err
-	}
-	if f.trs.isClosed() {
-		return nil, fmt.Errorf("kernel: open: %w", net.ErrClosed)
-	}
-	if !umad.HasPorts(f.fsys) {
-		return nil, fmt.Errorf("kernel: %w", ErrNoDevices)
 	}
 	pr, err := f.Pair(ctx, ca, port, enforceSMI)
 	if err != nil {
