@@ -163,30 +163,42 @@ func TestEngineOnPlanes(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		ctx := t.Context()
-		if _, err := s.NodeInfo(ctx, engine.LID(farLID)); err != nil {
-			t.Errorf("NodeInfo by LID: %v", err)
-		}
-		if _, err := s.Perf(ctx, engine.LID(farLID), mad.MethodGet, perf.AttrPortCounters, 1, nil); err != nil {
-			t.Errorf("PortCounters: %v", err)
-		}
-		sa := make([]byte, mad.Size)
-		sa[0], sa[1], sa[2], sa[3] = 1, mad.ClassSubnAdm, 2, mad.MethodGet
-		sa[16], sa[17] = 0x00, 0x11 // NodeRecord
-		if _, err := s.Do(ctx, &fabric.Packet{Addr: fabric.Addr{LID: farLID, QPN: 1, QKey: 0x80010000}, Data: sa}); err != nil {
-			t.Errorf("SA Get: %v", err)
-		}
-		dr := make([]byte, mad.Size)
-		dr[0], dr[1], dr[2], dr[3] = 1, mad.ClassSubnDR, 1, mad.MethodGet
-		dr[16], dr[17] = 0x00, 0x11
-		if _, err := s.Do(ctx, &fabric.Packet{Addr: fabric.Addr{LID: farLID}, Data: dr}); err != nil {
-			t.Errorf("DR SMP Get: %v", err)
-		}
-		want := map[uint8][]uint16{mad.ClassSubnLID: {smiLID}, mad.ClassSubnDR: {smiLID}, mad.ClassPerf: {gsiLID}, mad.ClassSubnAdm: {gsiLID}}
-		if diff := cmp.Diff(want, r.sources()); diff != "" {
+		askFar(t, s)
+		if diff := cmp.Diff(bySide(smiLID, gsiLID), r.sources()); diff != "" {
 			t.Errorf("source LIDs of the requests by class (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// askFar sends the far port (farLID) a LID-routed SMP, a PerfMgt Get, an
+// SA Get and a DR SMP through s; each must be answered.
+func askFar(t *testing.T, s *engine.Session) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := s.NodeInfo(ctx, engine.LID(farLID)); err != nil {
+		t.Errorf("NodeInfo by LID: %v", err)
+	}
+	if _, err := s.Perf(ctx, engine.LID(farLID), mad.MethodGet, perf.AttrPortCounters, 1, nil); err != nil {
+		t.Errorf("PortCounters: %v", err)
+	}
+	sa := make([]byte, mad.Size)
+	sa[0], sa[1], sa[2], sa[3] = 1, mad.ClassSubnAdm, 2, mad.MethodGet
+	sa[16], sa[17] = 0x00, 0x11 // NodeRecord
+	if _, err := s.Do(ctx, &fabric.Packet{Addr: fabric.Addr{LID: farLID, QPN: 1, QKey: 0x80010000}, Data: sa}); err != nil {
+		t.Errorf("SA Get: %v", err)
+	}
+	dr := make([]byte, mad.Size)
+	dr[0], dr[1], dr[2], dr[3] = 1, mad.ClassSubnDR, 1, mad.MethodGet
+	dr[16], dr[17] = 0x00, 0x11
+	if _, err := s.Do(ctx, &fabric.Packet{Addr: fabric.Addr{LID: farLID}, Data: dr}); err != nil {
+		t.Errorf("DR SMP Get: %v", err)
+	}
+}
+
+// bySide is the source LIDs the far responder sees from askFar when the
+// SMPs leave from LID smi and the rest from LID gsi.
+func bySide(smi, gsi uint16) map[uint8][]uint16 {
+	return map[uint8][]uint16{mad.ClassSubnLID: {smi}, mad.ClassSubnDR: {smi}, mad.ClassPerf: {gsi}, mad.ClassSubnAdm: {gsi}}
 }
 
 // loneGSIHost has a lone IsSMDisabled port first in directory order
@@ -260,5 +272,75 @@ func TestOpenPort2(t *testing.T) {
 				t.Errorf("port %+v; want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// planesHost is a planarized HCA of four planes as libibumad's pairing
+// sees it: its SMI device mlx5_1 has a port per plane (umad1..umad4, LIDs
+// 11..14), its GSI device mlx5_0 one port (umad0, LID 1, IsSMDisabled),
+// all five sharing one port GUID; mlx5_9 is a far port (LID 2).
+func planesHost() *umadtest.Host {
+	h := umadtest.NewHost(umadtest.New(nil))
+	h.AddCA("mlx5_0", 1, 0x0002c90300001000, umadtest.HostPort{Num: 1, LID: gsiLID, State: 4, PhysState: 5,
+		GUID: planeID, CapMask: 0x2659e848 | umadtest.IsSMDisabled})
+	var planes []umadtest.HostPort
+	for p := 1; p <= 4; p++ {
+		planes = append(planes, umadtest.HostPort{Num: p, LID: uint16(10 + p), State: 4, PhysState: 5, GUID: planeID})
+	}
+	h.AddCA("mlx5_1", 1, 0x0002c90300002000, planes...)
+	h.AddCA("mlx5_9", 1, 0x0002c90300009000, umadtest.HostPort{Num: 1, LID: farLID, State: 4, PhysState: 5})
+	return h
+}
+
+// TestEngineOnEveryPlane: on a planarized HCA with an SMI device per
+// plane (one umad device per port of the SMI CA), opening plane P (the
+// SMI side's port P, by Open as 44's tools and by OpenPort2 as current
+// rdma-core's, with or without enforce_smi) gives the pair of plane P's
+// SMI device and the GSI device: an engine Session's LID-routed and DR
+// SMPs reach the far port from plane P's LID (10+P), its PerfMgt and SA
+// from the GSI device's (1). Were the sides swapped, or every plane's
+// SMPs sent through one device, the source LIDs would differ. fabric's
+// PairOf gives the same pair.
+func TestEngineOnEveryPlane(t *testing.T) {
+	opens := map[string]func(f *kernel.Fabric, ctx context.Context, port int) (fabric.Transport, error){
+		"Open": func(f *kernel.Fabric, ctx context.Context, port int) (fabric.Transport, error) {
+			return f.Open(ctx, "mlx5_1", port)
+		},
+		"OpenPort2": func(f *kernel.Fabric, ctx context.Context, port int) (fabric.Transport, error) {
+			return f.OpenPort2(ctx, "mlx5_1", port, false)
+		},
+		"OpenPort2 enforce_smi": func(f *kernel.Fabric, ctx context.Context, port int) (fabric.Transport, error) {
+			return f.OpenPort2(ctx, "mlx5_1", port, true)
+		},
+	}
+	for _, how := range []string{"Open", "OpenPort2", "OpenPort2 enforce_smi"} {
+		for plane := 1; plane <= 4; plane++ {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFabric(t, planesHost())
+				r := newFarResponder(t, mustOpen(t, f, "mlx5_9", 1))
+				pp, err := fabric.PairOf(t.Context(), f, "mlx5_1", plane, true)
+				if want := (fabric.PortPair{SMIName: "mlx5_1", SMIPort: plane, GSIName: "mlx5_0", GSIPort: 1}); err != nil || pp != want {
+					t.Errorf("%s plane %d: PairOf = %+v, %v; want %+v", how, plane, pp, err, want)
+				}
+				tr, err := opens[how](f, t.Context(), plane)
+				if err != nil {
+					t.Fatalf("%s plane %d: %v", how, plane, err)
+				}
+				a := tr.Port()
+				if a.CAName != "mlx5_0" || a.SMIName != "mlx5_1" || a.SMIPort != plane {
+					t.Errorf("%s plane %d: port %s/%d, SMI side %s/%d; want the GSI device mlx5_0/1 with SMI mlx5_1/%d", how, plane, a.CAName, a.PortNum, a.SMIName, a.SMIPort, plane)
+				}
+				s, err := engine.New(tr, &engine.Options{Timeout: 100 * time.Millisecond, Retries: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				askFar(t, s)
+				want := bySide(uint16(10+plane), gsiLID)
+				if diff := cmp.Diff(want, r.sources()); diff != "" {
+					t.Errorf("%s plane %d: source LIDs of the requests by class (-want +got):\n%s", how, plane, diff)
+				}
+			})
+		}
 	}
 }
