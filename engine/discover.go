@@ -96,11 +96,26 @@ type Discovery struct {
 	Recovered int
 
 	paths *intmap.Map[[]uint8] // node and port GUIDs -> directed route; read-only once done
+	// routes, of a merged planarized discovery (DiscoverPlanes), are
+	// every plane's routes; ownCA and own are the session's own plane
+	// port (own -1: none walked).
+	routes *intmap.Map[PlaneRoute]
+	ownCA  string
+	own    int
 }
 
 // Path returns the directed route (smpquery -D convention) through which
-// the sweep reached the node or port with the given GUID.
+// the sweep reached the node or port with the given GUID, from the
+// session's port. A merged planarized discovery answers for the nodes
+// reached from the session's own plane port; Route has the others.
 func (d *Discovery) Path(guid uint64) ([]uint8, bool) {
+	if d.routes != nil {
+		r, ok := d.routes.Get(guid)
+		if !ok || r.PortNum != d.own || r.CAName != d.ownCA {
+			return nil, false
+		}
+		return r.Path, true
+	}
 	if d.paths == nil {
 		return nil, false
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/internal/intmap"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -21,8 +22,13 @@ import (
 // port whose walk reached it), and Origin is the session's plane port. On
 // any other port nothing changes. The merged Discovery has the walks'
 // errors, SMPs, retransmits and recovered queries summed, Elapsed the
-// whole; it has no directed routes (Path and Target answer false) and is
-// not the session's LastDiscovery.
+// whole, and is not the session's LastDiscovery. It keeps every node's
+// and port's directed route from the first walk that reached it, with the
+// plane port that walk started from (Route): a directed route is only good
+// from the port it was found from, so Path and Target answer for the
+// nodes reached from the session's own plane port, and a node of another
+// plane is reached by its Route through that plane's SMI port
+// (Session.OnPort).
 func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *DiscoverOptions) (*Discovery, error) {
 	local := s.tr.Port()
 	if f == nil || local.SMIName == "" || local.SMIName == local.CAName {
@@ -33,7 +39,7 @@ func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *Dis
 		return nil, fmt.Errorf("engine: discover planes: %w", err)
 	}
 	start := time.Now()
-	merged := &Discovery{}
+	merged := &Discovery{routes: new(intmap.Map[PlaneRoute]), own: -1}
 	var walks []*topo.Fabric
 	for _, p := range ports {
 		if p.PortGUID != local.PortGUID || p.RoCE() || p.CAName == local.CAName || p.CapMask&fabric.CapIsSMDisabled != 0 {
@@ -43,6 +49,11 @@ func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *Dis
 		if err != nil {
 			return nil, fmt.Errorf("engine: discover plane %d (%s port %d): %w", p.PortNum, p.CAName, p.PortNum, err)
 		}
+		own := p.CAName == local.SMIName && p.PortNum == local.SMIPort
+		if own {
+			merged.ownCA, merged.own = p.CAName, p.PortNum
+		}
+		merged.keepRoutes(d, p.CAName, p.PortNum, own)
 		walks = append(walks, d.Fabric)
 		merged.Errors = append(merged.Errors, d.Errors...)
 		merged.MADs += d.MADs
@@ -63,11 +74,82 @@ func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *Dis
 	return merged, nil
 }
 
+// PlaneRoute is a directed route of a merged planarized discovery
+// (Session.DiscoverPlanes): Path (smpquery -D convention) starts from
+// port PortNum of CA CAName, the local SMI plane port whose walk found
+// the node, on plane Plane.
+type PlaneRoute struct {
+	Plane   uint8
+	CAName  string
+	PortNum int
+	Path    []uint8
+}
+
+// Target is the directed-route target of r, to be sent from its plane
+// port (a Session on CAName/PortNum).
+func (r PlaneRoute) Target() Target { return Target{Kind: ByDR, Path: r.Path} }
+
+// Route returns the directed route to the node or port with the given
+// GUID and the local plane port it starts from: from a merged planarized
+// discovery (Session.DiscoverPlanes) for every plane; from any other
+// discovery, its Path from the session's port (CAName "").
+func (d *Discovery) Route(guid uint64) (PlaneRoute, bool) {
+	if d.routes != nil {
+		return d.routes.Get(guid)
+	}
+	p, ok := d.Path(guid)
+	return PlaneRoute{Path: p}, ok
+}
+
+// keepRoutes adds the routes of walk w, from plane port num of SMI CA ca,
+// that no earlier walk had (own: every one, the session's own plane port's
+// routes first): the node's and its ports' GUIDs. It runs before
+// topo.MergePlanes takes w's nodes.
+func (d *Discovery) keepRoutes(w *Discovery, ca string, num int, own bool) {
+	for _, n := range w.Fabric.Nodes {
+		for _, g := range append([]uint64{n.GUID}, portGUIDs(n)...) {
+			if _, seen := d.routes.Get(g); seen && !own {
+				continue
+			}
+			if p, ok := w.Path(g); ok {
+				d.routes.Set(g, PlaneRoute{Plane: uint8(num), CAName: ca, PortNum: num, Path: p})
+			}
+		}
+	}
+}
+
+// portGUIDs lists n's ports' GUIDs.
+func portGUIDs(n *topo.Node) []uint64 {
+	var gs []uint64
+	for _, pt := range n.Ports {
+		if pt != nil && pt.GUID != 0 {
+			gs = append(gs, pt.GUID)
+		}
+	}
+	return gs
+}
+
 // discoverPlane discovers through plane port num of SMI CA ca: the session
 // itself on its own plane port, else a session of its own on that port.
 func (s *Session) discoverPlane(ctx context.Context, f fabric.Fabric, ca string, num int, opts *DiscoverOptions) (*Discovery, error) {
-	if local := s.tr.Port(); ca == local.SMIName && num == local.SMIPort {
-		return s.Discover(ctx, opts)
+	ps, err := s.OnPort(ctx, f, ca, num)
+	if err != nil {
+		return nil, err
+	}
+	if ps != s {
+		defer ps.Close()
+	}
+	return ps.Discover(ctx, opts)
+}
+
+// OnPort returns a Session on port num of CA ca of f with s's Options: s
+// itself when that is s's port (or the SMI side of its pair), else a new
+// Session on the port f.Open opens, which the caller closes. It is how a
+// route of a merged planarized discovery (PlaneRoute) is followed from its
+// plane port.
+func (s *Session) OnPort(ctx context.Context, f fabric.Fabric, ca string, num int) (*Session, error) {
+	if local := s.tr.Port(); ca == local.SMIName && num == local.SMIPort || ca == local.CAName && num == local.PortNum {
+		return s, nil
 	}
 	tr, err := f.Open(ctx, ca, num)
 	if err != nil {
@@ -79,6 +161,5 @@ func (s *Session) discoverPlane(ctx context.Context, f fabric.Fabric, ca string,
 		tr.Close()
 		return nil, err
 	}
-	defer ps.Close()
-	return ps.Discover(ctx, opts)
+	return ps, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,84 @@ func TestDiscoverPlanes(t *testing.T) {
 				t.Errorf("an ordinary fabric: %s has a plane", n.Desc)
 			}
 		}
+	}
+}
+
+// TestDiscoverPlanesRoutes: the merged discovery of every plane keeps a
+// directed route to every node and port, each from the plane port whose
+// walk found it (engine.Discovery.Route): followed from that plane's SMI
+// port (Session.OnPort), every route's NodeInfo is the node's, and every
+// switch's route starts from the plane port of the switch's plane in the
+// file. Path (and Target) answer for the nodes reached from the session's
+// own plane port, whose routes it can send; a switch of another plane has
+// none, and the first such route sent from the session's own port reaches another
+// node or none.
+func TestDiscoverPlanesRoutes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const own = 3
+	file := topologies + "fattree-xdr-4planes.net"
+	want, err := topo.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Open(ctx, fmt.Sprintf("sim:%s?node=h000-01&port=%d", file, own), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	d, err := h.DiscoverPlanes(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planeOf := map[uint64]uint8{}
+	for _, n := range want.Nodes {
+		if n.Type == topo.Switch {
+			planeOf[n.GUID] = n.Ports[1].Plane
+		}
+	}
+	sessions := map[int]*engine.Session{}
+	defer func() {
+		for _, s := range sessions {
+			if s != h.Session() {
+				s.Close()
+			}
+		}
+	}()
+	crossed := 0
+	for _, n := range d.Fabric.Nodes {
+		for _, g := range append([]uint64{n.GUID}, n.Ports[len(n.Ports)-1].GUID) {
+			r, ok := d.Route(g)
+			if !ok {
+				t.Errorf("%s: no route to 0x%x", n.Desc, g)
+				continue
+			}
+			if pl, sw := planeOf[n.GUID]; sw && (r.Plane != pl || r.PortNum != int(pl)) {
+				t.Errorf("%s (plane %d): route from plane %d port %d", n.Desc, pl, r.Plane, r.PortNum)
+			}
+			s := sessions[r.PortNum]
+			if s == nil {
+				if s, err = h.Session().OnPort(ctx, h.Fabric(), r.CAName, r.PortNum); err != nil {
+					t.Fatal(err)
+				}
+				sessions[r.PortNum] = s
+			}
+			ni, err := s.NodeInfo(ctx, r.Target())
+			if err != nil || ni.NodeGUID != n.GUID {
+				t.Errorf("%s: NodeInfo by %v from %s port %d: 0x%x, %v", n.Desc, r.Path, r.CAName, r.PortNum, ni.NodeGUID, err)
+			}
+			p, ok := d.Path(g)
+			if ok != (r.PortNum == own) || ok && !slices.Equal(p, r.Path) {
+				t.Errorf("%s: Path = %v, %v; its route is %v from port %d (the session's %d)", n.Desc, p, ok, r.Path, r.PortNum, own)
+			}
+			if r.PortNum != own && g == n.GUID && crossed == 0 {
+				if ni, err := h.Session().NodeInfo(ctx, r.Target()); err != nil || ni.NodeGUID != n.GUID {
+					crossed++
+				}
+			}
+		}
+	}
+	if len(sessions) != 4 || crossed == 0 {
+		t.Errorf("routes from %d plane ports, %d of another plane's not good from the session's own; want 4 and some", len(sessions), crossed)
 	}
 }
