@@ -344,3 +344,37 @@ func TestEngineOnEveryPlane(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaneDevicesPairedAsLibibumad: were each plane its own SMI CA
+// (mlx5_1 and mlx5_2, one port each, sharing the GSI device mlx5_0's port
+// GUID), libibumad's pairing keeps one SMI name per port GUID, the last
+// device's (umad_get_smi_gsi_pairs overwrites smi_name): the pair is
+// (mlx5_2, mlx5_0) and no pair names mlx5_1. OpenPort2 of mlx5_1 then
+// fails as mad_rpc_open_port2 does (ENODEV); Open (umad_open_port) opens
+// it alone, its SMPs and GMPs both through it.
+func TestPlaneDevicesPairedAsLibibumad(t *testing.T) {
+	h := umadtest.NewHost(umadtest.New(nil))
+	h.AddCA("mlx5_0", 1, 0x0002c90300001000, umadtest.HostPort{Num: 1, LID: gsiLID, State: 4, PhysState: 5,
+		GUID: planeID, CapMask: 0x2659e848 | umadtest.IsSMDisabled})
+	h.AddCA("mlx5_1", 1, 0x0002c90300002000, umadtest.HostPort{Num: 1, LID: 11, State: 4, PhysState: 5, GUID: planeID})
+	h.AddCA("mlx5_2", 1, 0x0002c90300003000, umadtest.HostPort{Num: 1, LID: 12, State: 4, PhysState: 5, GUID: planeID})
+	f := newFabric(t, h)
+	pairs, err := f.Pairs(t.Context())
+	if want := []fabric.PortPair{{SMIName: "mlx5_2", GSIName: "mlx5_0"}}; err != nil || !cmp.Equal(pairs, want) {
+		t.Errorf("Pairs = %+v, %v; want %+v", pairs, err, want)
+	}
+	for _, enforce := range []bool{false, true} {
+		if tr, err := f.OpenPort2(t.Context(), "mlx5_1", 1, enforce); !errors.Is(err, fabric.ErrNoDevice) {
+			t.Errorf("OpenPort2(mlx5_1, enforce_smi %v) = %v, %v; want ErrNoDevice", enforce, tr, err)
+		}
+	}
+	tr := mustOpen(t, f, "mlx5_1", 1)
+	if _, ok := tr.(*kernel.Transport); !ok || tr.Port().SMIName != "" || tr.Port().LID != 11 {
+		t.Errorf("Open(mlx5_1) = %T SMI %q LID %d; want mlx5_1 alone", tr, tr.Port().SMIName, tr.Port().LID)
+	}
+	tr = mustOpen(t, f, "mlx5_2", 1)
+	defer tr.Close()
+	if a := tr.Port(); a.CAName != "mlx5_0" || a.SMIName != "mlx5_2" {
+		t.Errorf("Open(mlx5_2) = %s with SMI %q; want the pair (mlx5_2, mlx5_0)", a.CAName, a.SMIName)
+	}
+}
