@@ -93,11 +93,12 @@ func pkeyHost() *umadtest.Host {
 // pkeyPeer is mlx5_1's port through the kernel backend: it answers every
 // request of its agent with the request as a GetResp, sent back to the
 // request's address (its P_Key index included), and keeps the P_Key index
-// each request came in on.
+// each request came in on (seen) and the LID it came from (from).
 type pkeyPeer struct {
 	tr   fabric.Transport
 	mu   sync.Mutex
 	seen []string
+	from []string
 	done chan struct{}
 }
 
@@ -124,6 +125,7 @@ func newPKeyPeer(t *testing.T, h *umadtest.Host, a fabric.Agent) *pkeyPeer {
 			}
 			p.mu.Lock()
 			p.seen = append(p.seen, fmt.Sprintf("class 0x%02x pkey_index %d", mad.MgmtClassOf(pk.Data), pk.Addr.PKeyIndex))
+			p.from = append(p.from, fmt.Sprintf("class 0x%02x from LID %d", mad.MgmtClassOf(pk.Data), pk.Addr.LID))
 			p.mu.Unlock()
 			resp := append([]byte(nil), pk.Data...)
 			mad.SetMethod(resp, mad.MethodGetResp)
@@ -142,6 +144,15 @@ func (p *pkeyPeer) got() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.seen)
+}
+
+// sources returns what from holds, and empties it.
+func (p *pkeyPeer) sources() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f := p.from
+	p.from = nil
+	return f
 }
 
 // runFakeTool runs `ibscript TOOL ARGS` on the fake kernel h (the tool's

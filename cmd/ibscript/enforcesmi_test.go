@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -123,6 +125,57 @@ func TestEnforceSMIDefaultPort(t *testing.T) {
 		_, _, stderr := runFakeTool(t.Context(), t, h, nil, args...)
 		if want := "ibscript: using " + tc.opened + "\n"; !strings.HasPrefix(stderr, want) {
 			t.Errorf("%s: stderr %q; want it to start %q", strings.Join(args, " "), stderr, want)
+		}
+	}
+}
+
+// TestToolsOnPlanes: on the kernel backend, a planarized HCA as
+// libibumad pairs it (umadtest.AddPlanarized: GSI device mlx5_2, LID 1;
+// SMI device mlx5_3 with a umad device per plane, LIDs 11-14), a tool
+// run on plane P (-C mlx5_3 -P P) sends its SMPs through plane P's SMI
+// device and its PerfMgt through the GSI device, under 44 and current
+// alike: the peer (mlx5_1, LID 2) sees smpquery's SMP from LID 10+P and
+// perfquery's GMPs from LID 1. Named by its GSI device (-C mlx5_2), the
+// tool's SMPs take the pair's first SMI port above Down, plane 1.
+func TestToolsOnPlanes(t *testing.T) {
+	h := umadtest.NewHost(umadtest.New(nil))
+	h.AddCA("mlx5_1", 1, 0x0002c90300002000, umadtest.HostPort{Num: 1, LID: 2, State: 4, PhysState: 5})
+	h.AddPlanarized("mlx5_2", "mlx5_3", 0x0002c90300003000, 0x0002c90300003100, 1, 11, 12, 13, 14)
+	smps := newPKeyPeer(t, h, fabric.Agent{Class: mad.ClassSubnLID, Version: 1}.WithMethods(mad.MethodGet))
+	gmps := newPKeyPeer(t, h, fabric.Agent{Class: mad.ClassPerf, Version: 1}.WithMethods(mad.MethodGet))
+	type run struct {
+		ca    string
+		plane int
+	}
+	runs := []run{{"mlx5_2", 1}}
+	for p := 1; p <= 4; p++ {
+		runs = append(runs, run{"mlx5_3", p})
+	}
+	for _, r := range runs {
+		for _, ver := range []string{"44", "current"} {
+			sel := []string{"--fabric", "umad:", "-C", r.ca, "-P", strconv.Itoa(r.plane), "--diags-version", ver}
+			smpquery := append([]string{"smpquery"}, append(sel, "nodedesc", "2")...)
+			perfquery := append([]string{"perfquery"}, append(sel, "2", "1")...)
+			for _, tc := range []struct {
+				cmd  []string
+				peer *pkeyPeer
+				from uint16
+			}{{smpquery, smps, uint16(10 + r.plane)}, {perfquery, gmps, 1}} {
+				code, _, stderr := runFakeTool(t.Context(), t, h, nil, tc.cmd...)
+				if code != exitOK {
+					t.Errorf("%s: status %d: %s", strings.Join(tc.cmd, " "), code, stderr)
+				}
+				got := tc.peer.sources()
+				if len(got) == 0 {
+					t.Errorf("%s: the peer saw nothing", strings.Join(tc.cmd, " "))
+				}
+				for _, s := range got {
+					if !strings.HasSuffix(s, fmt.Sprintf(" from LID %d", tc.from)) {
+						t.Errorf("%s: the peer saw %q; want every request from LID %d", strings.Join(tc.cmd, " "), got, tc.from)
+						break
+					}
+				}
+			}
 		}
 	}
 }

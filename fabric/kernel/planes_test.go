@@ -281,13 +281,7 @@ func TestOpenPort2(t *testing.T) {
 // all five sharing one port GUID; mlx5_9 is a far port (LID 2).
 func planesHost() *umadtest.Host {
 	h := umadtest.NewHost(umadtest.New(nil))
-	h.AddCA("mlx5_0", 1, 0x0002c90300001000, umadtest.HostPort{Num: 1, LID: gsiLID, State: 4, PhysState: 5,
-		GUID: planeID, CapMask: 0x2659e848 | umadtest.IsSMDisabled})
-	var planes []umadtest.HostPort
-	for p := 1; p <= 4; p++ {
-		planes = append(planes, umadtest.HostPort{Num: p, LID: uint16(10 + p), State: 4, PhysState: 5, GUID: planeID})
-	}
-	h.AddCA("mlx5_1", 1, 0x0002c90300002000, planes...)
+	h.AddPlanarized("mlx5_0", "mlx5_1", 0x0002c90300001000, planeID, gsiLID, 11, 12, 13, 14)
 	h.AddCA("mlx5_9", 1, 0x0002c90300009000, umadtest.HostPort{Num: 1, LID: farLID, State: 4, PhysState: 5})
 	return h
 }

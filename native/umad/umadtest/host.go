@@ -61,6 +61,9 @@ type HostPort struct {
 // side of a planarized HCA).
 const IsSMDisabled = 0x400
 
+// mlx5CapMask is an mlx5 HCA port's cap_mask, a HostPort's default.
+const mlx5CapMask = 0x2659e848
+
 var stateNames = map[int]string{0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
 var physNames = map[int]string{1: "Sleep", 2: "Polling", 3: "Disabled", 4: "PortConfigurationTraining", 5: "LinkUp", 6: "LinkErrorRecovery", 7: "Phy Test"}
 
@@ -97,7 +100,7 @@ func (h *Host) AddCA(name string, nodeType int, guid uint64, ports ...HostPort) 
 		put(pd+"/rate", "100 Gb/sec (4X EDR)")
 		cm := p.CapMask
 		if cm == 0 {
-			cm = 0x2659e848
+			cm = mlx5CapMask
 		}
 		put(pd+"/cap_mask", fmt.Sprintf("0x%08x", cm))
 		put(pd+"/link_layer", ll)
@@ -138,6 +141,22 @@ func (h *Host) AddCA(name string, nodeType int, guid uint64, ports ...HostPort) 
 		put(md+"/port", fmt.Sprint(p.Num))
 		put(md+"/dev", fmt.Sprintf("231:%d", 64+n))
 	}
+}
+
+// AddPlanarized adds a planarized HCA as libibumad's SMI/GSI pairing sees
+// it (umad_get_smi_gsi_pairs): its GSI device gsi, one port (port 1, LID
+// gsiLID, IsSMDisabled in its capability mask), and its SMI device smi,
+// one port per plane (port P at planeLIDs[P-1]), every port Active with
+// one port GUID, portGUID; each port is a umad device of its own. The
+// devices' node GUIDs are nodeGUID and nodeGUID+1. Names sort as the
+// caller wants them in directory order.
+func (h *Host) AddPlanarized(gsi, smi string, nodeGUID, portGUID uint64, gsiLID uint16, planeLIDs ...uint16) {
+	h.AddCA(gsi, 1, nodeGUID, HostPort{Num: 1, LID: gsiLID, State: 4, PhysState: 5, GUID: portGUID, CapMask: mlx5CapMask | IsSMDisabled})
+	planes := make([]HostPort, len(planeLIDs))
+	for i, lid := range planeLIDs {
+		planes[i] = HostPort{Num: i + 1, LID: lid, State: 4, PhysState: 5, GUID: portGUID}
+	}
+	h.AddCA(smi, 1, nodeGUID+1, planes...)
 }
 
 // Deny makes opening path fail with EACCES, as for a user outside the
