@@ -136,7 +136,8 @@ func TestEnforceSMIDefaultPort(t *testing.T) {
 // device and its PerfMgt through the GSI device, under 44 and current
 // alike: the peer (mlx5_1, LID 2) sees smpquery's SMP from LID 10+P and
 // perfquery's GMPs from LID 1. Named by its GSI device (-C mlx5_2), the
-// tool's SMPs take the pair's first SMI port above Down, plane 1.
+// tool's SMPs take the pair's first SMI port above Down, plane 1; with
+// -P 3 alone, the first device with a port 3 is the SMI device (plane 3).
 func TestToolsOnPlanes(t *testing.T) {
 	h := umadtest.NewHost(umadtest.New(nil))
 	h.AddCA("mlx5_1", 1, 0x0002c90300002000, umadtest.HostPort{Num: 1, LID: 2, State: 4, PhysState: 5})
@@ -147,13 +148,16 @@ func TestToolsOnPlanes(t *testing.T) {
 		ca    string
 		plane int
 	}
-	runs := []run{{"mlx5_2", 1}}
+	runs := []run{{"mlx5_2", 1}, {"", 3}}
 	for p := 1; p <= 4; p++ {
 		runs = append(runs, run{"mlx5_3", p})
 	}
 	for _, r := range runs {
 		for _, ver := range []string{"44", "current"} {
-			sel := []string{"--fabric", "umad:", "-C", r.ca, "-P", strconv.Itoa(r.plane), "--diags-version", ver}
+			sel := []string{"--fabric", "umad:", "-P", strconv.Itoa(r.plane), "--diags-version", ver}
+			if r.ca != "" {
+				sel = append(sel, "-C", r.ca)
+			}
 			smpquery := append([]string{"smpquery"}, append(sel, "nodedesc", "2")...)
 			perfquery := append([]string{"perfquery"}, append(sel, "2", "1")...)
 			for _, tc := range []struct {
