@@ -127,10 +127,23 @@ func TestIBPingClientMatchesC(t *testing.T) {
 // diag's text.
 func diffIBPing(t *testing.T, what string, env *diag.Env, o diag.IBPingOptions, cOut []byte, cCode int) string {
 	t.Helper()
-	r, err := diag.IBPingRun(t.Context(), env, o)
 	var b strings.Builder
-	if r != nil {
-		diag.WriteIBPing(&b, r, false)
+	var err error
+	for try := 1; ; try++ {
+		r, rerr := diag.IBPingRun(t.Context(), env, o)
+		b.Reset()
+		if r != nil {
+			diag.WriteIBPing(&b, r, false)
+		}
+		err = rerr
+		// The C client was asked until none of its pings was lost; a
+		// ping of diag's lost on a loaded machine (no pong within its
+		// tries) is the load's when diag pings again and loses none.
+		if try == loadTries || !bytes.Contains(cOut, []byte(" 0% packet loss")) ||
+			cCode == diagStatus(err) && untimed(string(cOut)) == untimed(b.String()) {
+			break
+		}
+		t.Logf("%s: diag differs from the C client, which lost no ping: diag pings again (try %d of %d)", what, try+1, loadTries)
 	}
 	if cCode != diagStatus(err) {
 		t.Errorf("%s: exit status C %d, diag %v", what, cCode, err)
