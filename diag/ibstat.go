@@ -89,14 +89,31 @@ var ibStatTool = NewTool(Tool{
 print(s.cas[1].name, s.cas[1].ports[1].state)`,
 }, IBStatOptions{Port: -1}, IBStatRun, WriteIBStat)
 
-// IBPanic is a C tool's IBPANIC: "ibpanic: main: MSG" on stderr, after
-// Warning's "ibwarn: ..." line when there is one, exit status 255.
+// IBPanic is a C tool's IBPANIC: "ibpanic: FUNC: MSG" on stderr (FUNC
+// the C function that panicked, main when empty; the C line's "[pid]"
+// is left out), after Warning's "ibwarn: ..." line when there is one,
+// exit status 255.
 type IBPanic struct {
 	Warning string
+	Func    string
+	Msg     string // the line's MSG; empty: Err's text
 	Err     error
 }
 
-func (e *IBPanic) Error() string { return e.Err.Error() }
+func (e *IBPanic) Error() string {
+	if e.Msg != "" {
+		return e.Msg
+	}
+	return e.Err.Error()
+}
+
+// Where is the C function that panicked: Func, or main.
+func (e *IBPanic) Where() string {
+	if e.Func == "" {
+		return "main"
+	}
+	return e.Func
+}
 func (e *IBPanic) Unwrap() error { return e.Err }
 
 // IBStatRun lists the local ports (Env.Ports: those umad_get_ca would

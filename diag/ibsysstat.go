@@ -3,6 +3,7 @@ package diag
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -147,11 +148,20 @@ func IBSysstatRun(ctx context.Context, env *Env, o IBSysstatOptions) (*IBSysstat
 	(&mad.Header{BaseVersion: 1, MgmtClass: SysstatClass, ClassVersion: SysstatVersion, Method: mad.MethodGet, AttrID: sysstatOps[op]}).Put(req)
 	mad.SetVendorOUI(req, o.OUI&0xffffff)
 	// ibsysstat's agent is registered with RMPP: an answer longer than
-	// a MAD (a big machine's cpu lines) comes whole.
-	resp, err := s.DoRMPP(ctx, &fabric.Packet{Addr: fabric.Addr{LID: t.LID, QPN: 1, QKey: qp1QKey}, Data: req})
+	// a MAD (a big machine's cpu lines) comes whole. It sends once
+	// (umad_send with no retries).
+	resp, err := s.DoRMPP(ctx, &fabric.Packet{Addr: fabric.Addr{LID: t.LID, QPN: 1, QKey: qp1QKey}, Data: req}, engine.Retries(0))
+	var te *engine.TimeoutError
+	if errors.As(err, &te) && !te.Bounced && s.SilentTimeouts() {
+		// Delivered and unanswered where the fabric times nothing out
+		// (ibsim): nothing comes back to ibsysstat, whose umad_recv,
+		// waiting as long as the send, fails: its IBPANIC.
+		return nil, &IBPanic{Func: "ibsystat", Msg: "umad_recv failed.: " + strerror(err), Err: err}
+	}
 	if err != nil {
-		// umad's status of a request nobody answered is ETIMEDOUT, which
-		// ibsysstat prints with strerror.
+		// umad's status of a request nobody answered is ETIMEDOUT (the
+		// kernel's timeout; ibsim's bounce), which ibsysstat prints with
+		// strerror.
 		return nil, &ToolError{Msg: "ibsystat to " + pid + ": " + strerror(err), Err: err}
 	}
 	// ibsysstat looks at the umad status only: an answer with a MAD

@@ -34,6 +34,13 @@ type TimeoutError struct {
 	Class  uint8
 	AttrID uint16
 	Target Target
+	// Bounced: the fabric handed the last try back at once as
+	// undeliverable (ibsim's echo when nobody at the destination takes
+	// the MAD: fabric.Packet.Bounced); false, the try's timeout passed.
+	// Where the fabric times nothing out itself (Session.SilentTimeouts),
+	// only a bounced request is one a libibumad caller there sees
+	// complete: any other never comes back to it.
+	Bounced bool
 }
 
 func (e *TimeoutError) Error() string {

@@ -109,7 +109,7 @@ func (s *Session) rmppCall(ctx context.Context, req []byte, addr fabric.Addr, c 
 		return nil, err
 	}
 	if resp.Status == fabric.StatusTimeout {
-		return nil, &TimeoutError{TID: mad.TIDOf(resp.Data), Tries: c.retries + 1,
+		return nil, &TimeoutError{TID: mad.TIDOf(resp.Data), Tries: c.retries + 1, Bounced: resp.Bounced,
 			Class: mad.MgmtClassOf(req), AttrID: mad.AttrIDOf(req), Target: Target{Kind: ByLID, LID: addr.LID}}
 	}
 	return resp, nil

@@ -50,8 +50,11 @@ type op struct {
 	resp   [mad.Size]byte
 	rn     int
 	status int // transport status: 0 or fabric.StatusTimeout
-	raddr  fabric.Addr
-	err    error
+	// bounced: a timeout whose last try the fabric handed back at once
+	// (fabric.Packet.Bounced).
+	bounced bool
+	raddr   fabric.Addr
+	err     error
 
 	// guarded by s.mu
 	tid       uint32
@@ -118,7 +121,7 @@ func (s *Session) release(o *op) {
 	o.target = Target{}
 	o.err, o.cb, o.ctx = nil, nil, nil
 	o.state, o.abandoned, o.next = stateNew, false, nil
-	o.status, o.rn = 0, 0
+	o.status, o.rn, o.bounced = 0, 0, false
 	o.fin.Store(finPending)
 	s.pool.Put(o)
 }
@@ -147,7 +150,7 @@ func (o *op) result() error {
 		if o.rn >= mad.HeaderSize {
 			tid = mad.TIDOf(o.resp[:o.rn])
 		}
-		return &TimeoutError{TID: tid, Tries: 1 + o.pkt.Retries, Class: o.class, AttrID: o.attrID, Target: o.target}
+		return &TimeoutError{TID: tid, Tries: 1 + o.pkt.Retries, Class: o.class, AttrID: o.attrID, Target: o.target, Bounced: o.bounced}
 	}
 	return nil
 }
@@ -363,7 +366,7 @@ func (s *Session) complete(p *fabric.Packet) {
 	s.ops.Delete(uint64(tid))
 	s.inflight--
 	o.rn = copy(o.resp[:], p.Data)
-	o.status, o.raddr = p.Status, p.Addr
+	o.status, o.raddr, o.bounced = p.Status, p.Addr, p.Bounced
 	o.state = stateDone
 	s.releaseKeyLocked(o)
 	var batch [4]*op

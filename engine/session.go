@@ -322,6 +322,13 @@ func (s *Session) Port() fabric.PortAttr { return s.tr.Port() }
 // the SA accepts a subscription whose Reports never arrive.
 func (s *Session) ReceivesRequests() bool { return !s.tr.Caps().NoRequests }
 
+// SilentTimeouts reports whether the fabric times nothing out itself
+// (fabric.Caps.NoTimeouts: ibsim): there a request delivered and left
+// unanswered reaches a libibumad caller as nothing at all, where the
+// kernel completes it with ETIMEDOUT; the Session's timer ends it with a
+// *TimeoutError whose Bounced is false.
+func (s *Session) SilentTimeouts() bool { return s.tr.Caps().NoTimeouts }
+
 // Production reports whether the session's port is on a real fabric (the
 // transport's fabric.Caps.Production: the kernel's umad devices).
 func (s *Session) Production() bool { return s.production }

@@ -189,6 +189,12 @@ type Packet struct {
 	Retries int           // attempts after the first
 	Addr    Addr
 	Data    []byte // the MAD (256 bytes), or a whole RMPP message
+	// Bounced, on a timeout completion: the fabric handed the last
+	// attempt back at once as undeliverable (ibsim's status-110 echo:
+	// nobody at the destination takes it), where umad2sim gives its
+	// caller an ETIMEDOUT completion; false: the attempt's Timeout
+	// passed. See Caps.NoTimeouts.
+	Bounced bool
 }
 
 // Reset empties p, keeping Data's capacity.
@@ -325,6 +331,15 @@ type Caps struct {
 	// bounce to libibmad as an immediate ETIMEDOUT). p and p.Data are
 	// valid during the call only; h must not block.
 	SetLost func(h func(p *Packet))
+	// NoTimeouts: the fabric itself times nothing out (ibsim: umad2sim
+	// keeps no timers). Only a request it cannot deliver comes back
+	// (Packet.Bounced); one it delivers and nobody answers (a port whose
+	// issm client has no agent for it) comes back to a libibumad caller
+	// as nothing at all, and its umad_recv's own wait ends it. The
+	// Transport's timer still completes such a request with
+	// StatusTimeout, Bounced false, as the contract says; this says that
+	// C tools on the same fabric would have seen no completion.
+	NoTimeouts bool
 }
 
 // Always is an Intact (and any other func() bool capability) that is

@@ -181,7 +181,7 @@ func diagToolDone(inv *Invocation, dt *diag.Tool, r any, err error) int {
 		if panicked.Warning != "" {
 			fmt.Fprintf(inv.Stderr, "ibwarn: %s\n", panicked.Warning)
 		}
-		fmt.Fprintf(inv.Stderr, "ibpanic: main: %v\n", panicked)
+		fmt.Fprintf(inv.Stderr, "ibpanic: %s: %v\n", panicked.Where(), panicked)
 		return exitIBExit
 	}
 	var fatal *diag.ScriptFatal

@@ -899,5 +899,7 @@ func (t *Transport) Caps() fabric.Caps {
 	// ibsim forwards QP0/QP1 requests (an SA's Reports) to issm clients
 	// only (docs: the ibsim protocol's request routing).
 	c.NoRequests = !t.c.served
+	// ibsim keeps no timers; umad2sim neither (the protocol's section 7.4).
+	c.NoTimeouts = true
 	return c
 }

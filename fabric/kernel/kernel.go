@@ -525,6 +525,7 @@ func (t *Transport) Recv(ctx context.Context, p *fabric.Packet) error {
 func (t *Transport) fill(p *fabric.Packet, h *umad.Header, data []byte) {
 	p.Agent = fabric.AgentID(h.Agent)
 	p.Status = int(h.Status)
+	p.Bounced = false // the kernel bounces nothing: its timeouts are its timer's
 	p.Retries = int(h.Retries)
 	switch {
 	case h.TimeoutMS == 0:

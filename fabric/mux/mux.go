@@ -203,14 +203,17 @@ type request struct {
 	// lost: the fabric bounced the first try before Send put the request
 	// in the heap (Lost); Send starts it expired.
 	lost bool
-	n    int
-	buf  [mad.Size]byte
+	// bounced: the current try ended by Lost, not by its deadline.
+	bounced bool
+	n       int
+	buf     [mad.Size]byte
 }
 
 // record is one entry of the receive queue.
 type record struct {
 	agent   fabric.AgentID
 	status  int
+	bounced bool
 	timeout time.Duration
 	retries int
 	addr    fabric.Addr
@@ -349,7 +352,7 @@ func (m *Mux) SetHandler(h func(p *fabric.Packet)) {
 // handle calls the handler with a pooled packet.
 func (m *Mux) handle(h func(*fabric.Packet), r record, data []byte) {
 	tx := txPool.Get().(*txBuf)
-	tx.p = fabric.Packet{Agent: r.agent, Status: r.status, Timeout: r.timeout, Retries: r.retries, Addr: r.addr, Data: data}
+	tx.p = fabric.Packet{Agent: r.agent, Status: r.status, Bounced: r.bounced, Timeout: r.timeout, Retries: r.retries, Addr: r.addr, Data: data}
 	h(&tx.p)
 	putTx(tx)
 }
@@ -640,7 +643,7 @@ func (m *Mux) newReq() *request {
 func (m *Mux) freeReq(r *request) {
 	r.agent = nil
 	r.hidx = -1
-	r.lost = false
+	r.lost, r.bounced = false, false
 	r.seq.Add(1)
 	m.reqFree = append(m.reqFree, r)
 }
@@ -658,6 +661,7 @@ func (m *Mux) Recv(ctx context.Context, p *fabric.Packet) error {
 		if m.qLen > 0 {
 			r := &m.q[m.qHead]
 			p.Agent, p.Status, p.Timeout, p.Retries, p.Addr = r.agent, r.status, r.timeout, r.retries, r.addr
+			p.Bounced = r.bounced
 			p.Data = append(p.Data[:0], r.data...)
 			m.bufFree = append(m.bufFree, r.data[:0])
 			if r.status == 0 {
@@ -864,9 +868,9 @@ func (m *Mux) Lost(p *fabric.Packet) bool {
 	case r.hidx < 0:
 		// Bounced before Send put it in the heap: Send starts it
 		// expired.
-		r.lost = true
+		r.lost, r.bounced = true, true
 	default:
-		r.deadline = time.Now()
+		r.deadline, r.bounced = time.Now(), true
 		am.heapFix(r)
 		am.armLocked()
 	}
@@ -991,7 +995,7 @@ func (m *Mux) fire() {
 		r := m.heap[0]
 		if r.tries <= r.retries {
 			r.tries++
-			r.deadline = now.Add(r.timeout)
+			r.deadline, r.bounced = now.Add(r.timeout), false
 			m.heapFix(r)
 			tx := getTx(r.addr, r.buf[:r.n])
 			tx.p.Agent, tx.p.Timeout, tx.p.Retries = r.agent.id, r.timeout, r.retries
@@ -1003,9 +1007,10 @@ func (m *Mux) fire() {
 		if h != nil {
 			tx := getTx(r.addr, r.buf[:r.n])
 			tx.p.Agent, tx.p.Status, tx.p.Timeout, tx.p.Retries = r.agent.id, fabric.StatusTimeout, r.timeout, r.retries
+			tx.p.Bounced = r.bounced
 			timed = append(timed, tx)
 		} else {
-			m.enqueueLocked(record{agent: r.agent.id, status: fabric.StatusTimeout,
+			m.enqueueLocked(record{agent: r.agent.id, status: fabric.StatusTimeout, bounced: r.bounced,
 				timeout: r.timeout, retries: r.retries, addr: r.addr}, r.buf[:r.n])
 		}
 		m.freeReq(r)

@@ -451,6 +451,7 @@ func TestFail(t *testing.T) {
 type bounceWire struct {
 	m     *mux.Mux
 	async bool
+	first int // bounce only the first this many tries (0: every one)
 	mu    sync.Mutex
 	sent  int
 	wg    sync.WaitGroup
@@ -459,7 +460,11 @@ type bounceWire struct {
 func (w *bounceWire) Transmit(p *fabric.Packet) error {
 	w.mu.Lock()
 	w.sent++
+	n := w.sent
 	w.mu.Unlock()
+	if w.first > 0 && n > w.first {
+		return nil // delivered, and nobody answers
+	}
 	b := append([]byte(nil), p.Data...)
 	if !w.async {
 		w.m.Lost(&fabric.Packet{Data: b})
@@ -498,8 +503,8 @@ func TestLostEndsTheTryNow(t *testing.T) {
 					t.Fatal(err)
 				}
 				w.wg.Wait()
-				if p.Status != fabric.StatusTimeout {
-					t.Errorf("status %d, want the timeout record", p.Status)
+				if p.Status != fabric.StatusTimeout || !p.Bounced {
+					t.Errorf("status %d bounced %v, want the timeout record of a bounced try", p.Status, p.Bounced)
 				}
 				if d := time.Since(start); d != 0 {
 					t.Errorf("the request took %v of the bubble's clock, want none", d)
@@ -516,4 +521,36 @@ func TestLostEndsTheTryNow(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestLostThenTimerNotBounced: a request whose first try the fabric
+// bounces and whose last one it delivers to nobody completes when that
+// try's timeout passes, with Bounced false: only the last try says how
+// it ended (ibsysstat on ibsim prints its IBPANIC then, not the bounced
+// request's ETIMEDOUT).
+func TestLostThenTimerNotBounced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &bounceWire{first: 1}
+		w.m = mux.New(w, fabric.PortAttr{LID: 1}, nil)
+		defer w.m.Close()
+		ctx := t.Context()
+		id, err := w.m.Register(ctx, fabric.Agent{Class: fabrictest.TestClass, Version: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := w.m.Send(ctx, &fabric.Packet{Agent: id, Timeout: time.Second, Retries: 1, Data: gmp(fabrictest.TestClass, mad.MethodGet, 0x78)}); err != nil {
+			t.Fatal(err)
+		}
+		p := fabric.Packet{Bounced: true} // Recv sets it either way
+		if err := w.m.Recv(ctx, &p); err != nil {
+			t.Fatal(err)
+		}
+		w.mu.Lock()
+		sent := w.sent
+		w.mu.Unlock()
+		if p.Status != fabric.StatusTimeout || p.Bounced || sent != 2 || time.Since(start) != time.Second {
+			t.Errorf("status %d bounced %v after %d tries and %v; want the timeout record, not bounced, after 2 tries and 1s", p.Status, p.Bounced, sent, time.Since(start))
+		}
+	})
 }

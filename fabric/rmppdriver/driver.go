@@ -158,6 +158,7 @@ type xReq struct {
 	deadline time.Time // zero while its RMPP send runs
 	forever  bool
 	noResp   bool // an RMPP send with timeout 0: only its ACKs are awaited
+	bounced  bool // the current try ended by lost, not by its deadline
 	// recv is the receive transfer of the answer once its first segment
 	// arrived; for a request of Call the request is then not resent, and
 	// expires when no segment came for budget.
@@ -548,7 +549,7 @@ func (w *Driver) endRecvsLocked(a *action, key xferKey, r *xReq, now time.Time) 
 }
 
 func timeoutRecord(agent fabric.AgentID, r *xReq) *fabric.Packet {
-	return &fabric.Packet{Agent: agent, Status: fabric.StatusTimeout, Timeout: r.timeout, Retries: r.retries, Addr: r.addr, Data: r.data}
+	return &fabric.Packet{Agent: agent, Status: fabric.StatusTimeout, Bounced: r.bounced, Timeout: r.timeout, Retries: r.retries, Addr: r.addr, Data: r.data}
 }
 
 // handle processes a packet from the wrapped transport.
@@ -809,7 +810,7 @@ func (w *Driver) lost(p *fabric.Packet) {
 	if r == nil || r.recvOn || r.deadline.IsZero() {
 		return
 	}
-	r.deadline = time.Now()
+	r.deadline, r.bounced = time.Now(), true
 	w.armLocked()
 }
 
@@ -840,7 +841,7 @@ func (w *Driver) tick() {
 		if r.retries > 0 && !rmpp.IsActive(r.data) && !r.recvOn {
 			r.retries--
 			w.retx.Add(1)
-			r.deadline = now.Add(r.timeout)
+			r.deadline, r.bounced = now.Add(r.timeout), false
 			a.send(k.agent, r.addr, append([]byte(nil), r.data...))
 			continue
 		}

@@ -570,16 +570,20 @@ func TestRMPPStaleReceiveState(t *testing.T) {
 // bounceWire hands every MAD back at once as undeliverable, as ibsim
 // echoes one it cannot deliver with status 110 (mux.Mux.Lost).
 type bounceWire struct {
-	m    *mux.Mux
-	mu   sync.Mutex
-	sent int
+	m     *mux.Mux
+	first int // bounce only the first this many MADs (0: every one)
+	mu    sync.Mutex
+	sent  int
 }
 
 func (w *bounceWire) Transmit(p *fabric.Packet) error {
 	w.mu.Lock()
 	w.sent++
+	n := w.sent
 	w.mu.Unlock()
-	w.m.Lost(&fabric.Packet{Data: append([]byte(nil), p.Data...)})
+	if w.first == 0 || n <= w.first {
+		w.m.Lost(&fabric.Packet{Data: append([]byte(nil), p.Data...)})
+	}
 	return nil
 }
 
@@ -603,8 +607,8 @@ func TestCallBouncedEndsTheTryNow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if resp.Status != fabric.StatusTimeout {
-			t.Errorf("status %d, want the timeout record", resp.Status)
+		if resp.Status != fabric.StatusTimeout || !resp.Bounced {
+			t.Errorf("status %d bounced %v, want the timeout record of a bounced try", resp.Status, resp.Bounced)
 		}
 		if el := time.Since(start); el != 0 {
 			t.Errorf("the call took %v of the bubble's clock, want none", el)
@@ -613,6 +617,27 @@ func TestCallBouncedEndsTheTryNow(t *testing.T) {
 		defer w.mu.Unlock()
 		if w.sent != 3 {
 			t.Errorf("%d tries, want 3 (the first and 2 retries)", w.sent)
+		}
+	})
+}
+
+// TestCallBouncedThenTimer: a Call whose first try is bounced and whose
+// second is delivered to nobody ends when that try's timeout passes,
+// with Bounced false (the last try says how the request ended).
+func TestCallBouncedThenTimer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &bounceWire{first: 1}
+		w.m = mux.New(w, fabric.PortAttr{LID: 1, SMLID: 2}, nil)
+		d := rmppdriver.New(w.m, nil)
+		defer d.Close()
+		req, _ := sa.NewRequest(mad.MethodGet, sa.AttrNodeRecord, 0, 0, nil)
+		start := time.Now()
+		resp, err := d.Call(t.Context(), mad.ClassSubnAdm, sa.ClassVersion, req, fabric.Addr{LID: 2, QPN: 1, QKey: 0x80010000}, time.Second, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status != fabric.StatusTimeout || resp.Bounced || time.Since(start) != time.Second {
+			t.Errorf("status %d bounced %v after %v, want the timeout record, not bounced, after 1s", resp.Status, resp.Bounced, time.Since(start))
 		}
 	})
 }

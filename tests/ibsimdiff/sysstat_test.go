@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -162,6 +163,7 @@ func TestIBSysstatMatchesC(t *testing.T) {
 			t.Errorf("%s: a usage error printed on stdout: C %q, ibscript %q", what, want.stdout, got.stdout)
 		}
 	}
+	compareUnbounced(t, f)
 	// The C client prints the same for both servers.
 	for _, op := range []string{"ping", "host", "cpu"} {
 		fromC := cTool(t, s, "Hca1", "ibsysstat", cLID, op)
@@ -215,6 +217,41 @@ func TestIBSysstatLongAnswer(t *testing.T) {
 		if string(c.got.stdout) != c.want || c.got.code != 0 {
 			t.Errorf("%s: exit %d, %d bytes:\n%s\nwant %d bytes:\n%s", c.what, c.got.code, len(c.got.stdout), c.got.stdout, len(c.want), c.want)
 		}
+	}
+}
+
+// ibpanicPID is the "[pid] " of an IBPANIC line, which ibscript leaves
+// out.
+var ibpanicPID = regexp.MustCompile(`^ibpanic: \[\d+\] `)
+
+// compareUnbounced: a request ibsim delivers and nobody answers (Hca4's
+// issm client, a Transport with no agent, drops it) is not bounced, so
+// nothing comes back to the C client, whose umad_recv fails after its
+// -t: its IBPANIC on stderr, nothing on stdout, 255. ibscript prints
+// the same (its request ends by its timer, not by a bounce); with
+// Hca4's client gone ibsim bounces again and both print the iberror
+// line.
+func compareUnbounced(t *testing.T, f *sysstatFabric) {
+	t.Helper()
+	silent, err := ibsim.Open(f.ctx, f.s.Sock, &ibsim.Options{Node: "Hca4", ISSM: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	args := []string{"-t", "200", f.none, "host"}
+	want := cTool(t, f.s, "Hca1", "ibsysstat", args...)
+	got := ibscriptTool(t, f.s, "Hca1", "ibsysstat", args...)
+	what := "ibsysstat " + strings.Join(args, " ") + " (Hca4's issm client serves nothing)"
+	diffQuery(t, what, want, got)
+	w := ibpanicPID.ReplaceAllString(string(want.stderr), "ibpanic: ")
+	if w != "ibpanic: ibsystat: umad_recv failed.: Connection timed out\n" || string(got.stderr) != w {
+		t.Errorf("%s: stderr C %q, ibscript %q; want both \"ibpanic: [pid] ibsystat: umad_recv failed.: Connection timed out\" (pid aside)", what, want.stderr, got.stderr)
+	}
+	silent.Close()
+	bounced := cTool(t, f.s, "Hca1", "ibsysstat", args...)
+	diffQuery(t, "ibsysstat "+strings.Join(args, " ")+" (Hca4 without a client again)", bounced, ibscriptTool(t, f.s, "Hca1", "ibsysstat", args...))
+	if !strings.Contains(string(bounced.stdout), "Connection timed out") {
+		t.Errorf("with Hca4's client gone the C client printed %q, want its iberror line (ibsim bounces)", bounced.stdout)
 	}
 }
 
