@@ -476,6 +476,19 @@ func (w *bounceWire) Transmit(p *fabric.Packet) error {
 
 func (w *bounceWire) Close() error { return nil }
 
+// open puts a Mux on w, closed when the test ends, with an agent of
+// fabrictest.TestClass.
+func (w *bounceWire) open(t *testing.T) (context.Context, fabric.AgentID) {
+	t.Helper()
+	w.m = mux.New(w, fabric.PortAttr{LID: 1}, nil)
+	t.Cleanup(func() { w.m.Close() })
+	id, err := w.m.Register(t.Context(), fabric.Agent{Class: fabrictest.TestClass, Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return t.Context(), id
+}
+
 // TestLostEndsTheTryNow: a request the fabric bounces is tried again at
 // once and times out after its retries without waiting for its timeout
 // (an hour here: the bubble's clock does not move), whether the bounce
@@ -486,13 +499,7 @@ func TestLostEndsTheTryNow(t *testing.T) {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				w := &bounceWire{async: async}
-				w.m = mux.New(w, fabric.PortAttr{LID: 1}, nil)
-				defer w.m.Close()
-				ctx := t.Context()
-				id, err := w.m.Register(ctx, fabric.Agent{Class: fabrictest.TestClass, Version: 1})
-				if err != nil {
-					t.Fatal(err)
-				}
+				ctx, id := w.open(t)
 				start := time.Now()
 				req := gmp(fabrictest.TestClass, mad.MethodGet, 0x77)
 				if err := w.m.Send(ctx, &fabric.Packet{Agent: id, Timeout: time.Hour, Retries: 3, Data: req}); err != nil {
@@ -531,13 +538,7 @@ func TestLostEndsTheTryNow(t *testing.T) {
 func TestLostThenTimerNotBounced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := &bounceWire{first: 1}
-		w.m = mux.New(w, fabric.PortAttr{LID: 1}, nil)
-		defer w.m.Close()
-		ctx := t.Context()
-		id, err := w.m.Register(ctx, fabric.Agent{Class: fabrictest.TestClass, Version: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ctx, id := w.open(t)
 		start := time.Now()
 		if err := w.m.Send(ctx, &fabric.Packet{Agent: id, Timeout: time.Second, Retries: 1, Data: gmp(fabrictest.TestClass, mad.MethodGet, 0x78)}); err != nil {
 			t.Fatal(err)
