@@ -138,6 +138,15 @@ func (r *ibndReplay) walk(path []uint8) (n *topo.Node, entry int, ok bool) {
 		if i > 0 && n.Type != topo.Switch {
 			return nil, 0, false
 		}
+		switch {
+		case p == 0 && n.Type == topo.Switch:
+			// A switch's port 0 is its own SMA: the route stays there
+			// and goes on from it (ibsim's next_port).
+			entry = 0
+			continue
+		case p == 0:
+			p = 1 // a CA's egress port 0 is its first port (ibsim's next_port)
+		}
 		if int(p) >= len(n.Ports) || n.Ports[p] == nil || n.Ports[p].Remote == nil {
 			return nil, 0, false
 		}

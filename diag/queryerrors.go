@@ -321,8 +321,7 @@ func partialScanNode(f *topo.Fabric, n *topo.Node, port int, path []uint8, hops 
 	if path != nil {
 		start = ibndStart{Path: path[1:]}
 	}
-	if start.LID == nil && path == nil || path != nil && slices.Contains(path[1:], 0) {
-		// An egress port 0 goes where the fabric takes it (allOfPartialScan).
+	if start.LID == nil && path == nil {
 		return nil
 	}
 	for _, m := range replayIBND(f, start, hops).Fabric.Nodes {

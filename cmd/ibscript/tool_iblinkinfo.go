@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/topo"
@@ -116,12 +115,6 @@ func linkinfoOptions(inv *Invocation) (diag.LinkinfoOptions, error) {
 		hops = 0
 	}
 	o.All = inv.Has("all")
-	if o.All && o.Path != nil && slices.Contains(o.Path[1:], 0) {
-		// Where the fabric takes an egress port 0, and so what
-		// libibnetdisc's scan from there finds, is the fabric's own
-		// (ibsim's answers differ from a switch's): not worked out.
-		return o, &usageErr{fmt.Errorf("-a with -D %s: a route with an egress port 0 is not taken with -a (which nodes libibnetdisc's scan finds through it depends on how the fabric forwards port 0)", inv.Value(optDirect))}
-	}
 	if hops > 0 {
 		// -S/-G/-D without -a too: how far the partial scan goes says
 		// which of a CA's other ports it meets.

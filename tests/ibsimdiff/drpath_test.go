@@ -42,7 +42,7 @@ func TestDirectedRoutesMatchCTools(t *testing.T) {
 		}
 		for _, args := range [][]string{
 			{"-D", "5,1", "-a"}, {"-D", "0,1,5", "-a"}, {"-D", "4,1,5,7", "-a", "-n", "1"},
-			{"-D", "0,1,9", "-a"}, {"-D", "0,1,3", "-a"},
+			{"-D", "0,1,9", "-a"}, {"-D", "0,1,3", "-a"}, {"-D", "0,0", "-a"}, {"-D", "0,1,0,5", "-a", "-n", "2"},
 		} {
 			if tool == "ibqueryerrors" && args[2] == "-a" {
 				continue // ibqueryerrors has no -a
@@ -63,12 +63,9 @@ func TestDirectedRoutesMatchCTools(t *testing.T) {
 		diff("ibqueryerrors", args...)
 	}
 	// Refused, where the C tools go on: an empty route (str2drpath reads
-	// no element; iblinkinfo then fails its NodeInfo, status 1), and -a
-	// through an egress port 0 (libibnetdisc's scan through it is the
-	// fabric's own forwarding of port 0, not worked out).
+	// no element; iblinkinfo then fails its NodeInfo, status 1).
 	for _, args := range [][]string{
 		{"iblinkinfo", "-D", ""}, {"ibqueryerrors", "-D", ""},
-		{"iblinkinfo", "-a", "-D", "0,0"}, {"iblinkinfo", "-a", "-D", "0,1,0,5"},
 	} {
 		r := ibscriptTool(t, s, host, args[0], args[1:]...)
 		if r.code != 2 || len(r.stdout) != 0 || !strings.Contains(string(r.stderr), "-D") {

@@ -25,6 +25,13 @@ var oddFindings = []struct {
 		{"iblinkinfo", "-D", "0,1,2", "-n", "3", "--cas-only"}, {"iblinkinfo", "-D", "0,1,4,6"},
 		{"iblinkinfo", "-G", "0x100004"}, {"iblinkinfo", "-G", "0x100005", "-n", "2"},
 		{"ibqueryerrors", "-D", "0,1,2"}, {"ibqueryerrors", "-G", "0x100003", "-r"},
+		// Through an egress port 0, which ibsim takes as the switch
+		// itself (0,1,0,2 is S1's port 2 as 0,1,2 is) and, from a CA,
+		// as port 1 (0,0,3): the same scan, the route one hop longer
+		// (iblinkinfo printed M3's port 1 alone).
+		{"iblinkinfo", "-D", "0,1,0,2"}, {"iblinkinfo", "-D", "0,1,0,2", "-n", "2"}, {"iblinkinfo", "-D", "0,0,3", "-l"},
+		{"iblinkinfo", "-a", "-D", "0,1,0,2"}, {"iblinkinfo", "-a", "-D", "0,1,4,0,6", "-n", "2"},
+		{"ibqueryerrors", "-D", "0,1,0,3"},
 	}},
 	// iblinkinfo -n: the links libibnetdisc makes within the hop limit,
 	// where the engine's discovery limited to it had reached a node by a
