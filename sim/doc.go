@@ -29,6 +29,16 @@
 // `# ipoib "node"[port] 10.0.0.1 fd00::1` lines (comments to ibsim), or
 // SetIPoIB. The user-space RDMA CM resolves IP addresses through them.
 //
+// A link runs at the widest width and the fastest speed both its ends
+// enable, as link training does on hardware, at start and after a
+// PortInfo Set of either end's enabled masks. ibsim does so at start, but
+// its PortInfo Set takes the active width and speed from the mask the
+// Set writes alone and forces them on both ends: once OpenSM writes a
+// switch port's enabled widths back, a link whose switch end enables 1x
+// or 8x and whose CA end 1x only shows 8x under ibsim + OpenSM, 1x here
+// (tests/topologies/net.odd-width; the tools print what the fabric
+// answers, so ibscript's on ibsim: print ibsim's 8X as the C tools do).
+//
 // Node and port attributes mirror ibsim 0.10's defaults (NodeInfo,
 // PortInfo, SwitchInfo), so smpquery-style answers match a real ibsim +
 // OpenSM fabric where the SM's configuration does not enter. So do the

@@ -476,6 +476,44 @@ Switch 4 "S"
 	}
 }
 
+// TestLinkWidthNegotiated: a link whose ends enable different widths
+// (a switch port 1x or 8x, a CA 1x only: tests/topologies/net.odd-width)
+// runs at the widest both enable, as link training does on hardware,
+// and stays so after an SM's PortInfo Set writes the switch port's
+// enabled widths again (OpenSM does). ibsim differs: its Set takes the
+// active width from the written mask alone and forces it on both ends,
+// so under OpenSM it shows this link 8x (sim's package doc).
+func TestLinkWidthNegotiated(t *testing.T) {
+	f := mustNew(t, `
+Switch 4 "S"
+[1] "A"[1]	w=5
+[2] "B"[1]
+
+Hca 1 "A"
+[1] "S"[1]	w=1
+
+Hca 1 "B"
+[1] "S"[2]
+`, nil)
+	c := attachRaw(t, f, "B", 1)
+	width := func(what string, path ...uint8) {
+		t.Helper()
+		if pi := portInfo(t, ok(t, c.dr(smp.AttrPortInfo, 1, path...))); pi.LinkWidthActive != 1 {
+			t.Errorf("%s: LinkWidthActive %d (enabled %d), want 1 (1x)", what, pi.LinkWidthActive, pi.LinkWidthEnabled)
+		}
+	}
+	width("A's port", 0, 1, 1)
+	b := drReq(t, mad.MethodSet, smp.AttrPortInfo, 1, 0, 1)
+	req := smp.PortInfo{LinkWidthEnabled: 5} // 1x or 8x, as OpenSM writes it back
+	if _, err := req.AppendBinary(smp.Data(b)[:0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := portInfo(t, ok(t, c.one(fabric.PermissiveLID, b))); got.LinkWidthActive != 1 {
+		t.Errorf("S port 1 after the Set: LinkWidthActive %d, want 1 (1x)", got.LinkWidthActive)
+	}
+	width("A's port after the Set", 0, 1, 1)
+}
+
 // TestExtendedSpeeds: ext speeds take precedence when both ends enable
 // one; PortInfo shows the ext fields only then.
 func TestExtendedSpeeds(t *testing.T) {

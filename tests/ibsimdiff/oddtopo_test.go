@@ -38,6 +38,12 @@ var oddFindings = []struct {
 	// longer route first (seed 16).
 	{"../topologies/net.odd-hops", "sw3", [][]string{{"iblinkinfo", "-n", "2"}, {"iblinkinfo", "-n", "1", "-l"}}},
 	{"../topologies/net.odd-hops", "ca5", [][]string{{"iblinkinfo", "-n", "3"}, {"iblinkinfo", "-n", "2", "--switches-only"}}},
+	// Ends enabling different widths: ibsim shows the width OpenSM's
+	// PortInfo Set wrote on the switch's end (8X), where hardware and the
+	// embedded simulator negotiate 1X; on ibsim ibscript prints what the
+	// C tools print.
+	{"../topologies/net.odd-width", "B", [][]string{{"iblinkinfo"}, {"iblinkinfo", "-l"}, {"ibnetdiscover", "-p"},
+		{"smpquery", "-D", "portinfo", "0,1", "1"}, {"smpquery", "-D", "portinfo", "0,1,1"}, {"ibportstate", "-D", "0,1", "1"}}},
 }
 
 // TestOddTopologyFindings runs oddFindings.
