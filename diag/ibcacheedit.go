@@ -262,6 +262,9 @@ func IBCacheEditRun(ctx context.Context, env *Env, o IBCacheEditOptions) (*IBCac
 	if err != nil {
 		return nil, &ToolError{Msg: "loading original cached fabric failed", Err: err}
 	}
+	// The C tool writes the ports in the order its load left them in
+	// (their GUIDs' hash buckets from before the edits).
+	order := cf.LoadedPortOrder()
 	g := newCacheGraph(cf)
 	r := &IBCacheEdit{Orig: o.Orig, New: o.New, Edits: []CacheEdit{}}
 	for _, e := range edits {
@@ -275,6 +278,11 @@ func IBCacheEditRun(ctx context.Context, env *Env, o IBCacheEditOptions) (*IBCac
 		r.Edits = append(r.Edits, ce)
 	}
 	g.sync()
+	ports := make([]ibndcache.Port, 0, len(order))
+	for _, i := range order {
+		ports = append(ports, cf.Ports[i])
+	}
+	cf.Ports = ports
 	if err := env.writeCache(cf, o.New); err != nil {
 		return nil, &ToolError{Msg: "caching new cache data failed", Err: err}
 	}

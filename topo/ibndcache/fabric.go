@@ -202,6 +202,43 @@ func hashGUID(guid uint64) int {
 	return int((uint32(guid)*101 ^ uint32(guid>>32)*103) % 137)
 }
 
+// LoadedPortOrder is the order, as indexes into f.Ports, in which
+// libibnetdisc writes the port records again after loading f
+// (ibnd_load_fabric, then ibnd_cache_fabric, as ibcacheedit does): the
+// load walks the nodes from the file's last to its first and each
+// node's port keys in order, putting each port it finds (by GUID and
+// number, the file's last record of a key, within the node's port
+// count, once) at the head of its GUID's hash bucket; the write goes
+// bucket by bucket. A port no node names is not written. The order is
+// the file's own where each bucket's ports were found in file order, as
+// discovery writes them; a CA whose ports were found apart, or a node
+// of GUID 0, may share a bucket out of that order.
+func (f *File) LoadedPortOrder() []int {
+	byKey := make(map[PortKey]int, len(f.Ports))
+	for i, p := range f.Ports {
+		byKey[PortKey{GUID: p.GUID, Num: p.Num}] = i
+	}
+	buckets := make([][]int, 137)
+	stored := make([]bool, len(f.Ports))
+	for i := len(f.Nodes) - 1; i >= 0; i-- {
+		n := &f.Nodes[i]
+		for _, k := range n.Ports {
+			j, ok := byKey[k]
+			if !ok || stored[j] || f.Ports[j].Num > n.NumPorts {
+				continue
+			}
+			stored[j] = true
+			h := hashGUID(f.Ports[j].GUID)
+			buckets[h] = append([]int{j}, buckets[h]...)
+		}
+	}
+	var out []int
+	for _, b := range buckets {
+		out = append(out, b...)
+	}
+	return out
+}
+
 // FromFabric makes the cache file of a discovered fabric, records in the
 // order libibnetdisc writes them for the same discovery: nodes the newest
 // found first, ports by libibnetdisc's port GUID hash bucket, the newest

@@ -308,3 +308,36 @@ func TestIncompleteCache(t *testing.T) {
 		t.Errorf("%d nodes, want the file's %d", len(fab.Nodes), len(c.Nodes))
 	}
 }
+
+// TestLoadedPortOrder: libibnetdisc's file comes back in its own order
+// (every bucket's ports were found in node order); ports of two nodes
+// that share a hash bucket come back node by node whatever the file's
+// order (X's port 1, GUID 0x100011, and Y's 0x10009a: 137 apart), and a
+// port no node names, or one past its node's port count, is dropped.
+func TestLoadedPortOrder(t *testing.T) {
+	f, err := Decode(cFile, readC(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.LoadedPortOrder(); len(got) != len(f.Ports) || !slices.IsSorted(got) {
+		t.Errorf("libibnetdisc's file: order %v, want its own", got)
+	}
+	x, y := PortKey{GUID: 0x100011, Num: 1}, PortKey{GUID: 0x10009a, Num: 1}
+	if hashGUID(x.GUID) != hashGUID(y.GUID) {
+		t.Fatalf("buckets %d and %d", hashGUID(x.GUID), hashGUID(y.GUID))
+	}
+	g := &File{
+		Nodes: []Node{{GUID: 0x100010, Type: 1, NumPorts: 2, Ports: []PortKey{x, {GUID: 0x100012, Num: 2}}},
+			{GUID: 0x100099, Type: 1, NumPorts: 1, Ports: []PortKey{y, {GUID: 0x10009b, Num: 2}}}},
+		Ports: []Port{{GUID: y.GUID, Num: 1}, {GUID: x.GUID, Num: 1}, {GUID: 0x100012, Num: 2}, {GUID: 0x10009b, Num: 2}, {GUID: 0x7, Num: 1}},
+	}
+	// X is the file's first node: the load reaches it last, so its port
+	// heads the bucket; Y's port 2 is past its port count, 0x7 nobody's.
+	got := g.LoadedPortOrder()
+	if len(got) != 3 || !slices.Contains(got, 2) || slices.Contains(got, 3) || slices.Contains(got, 4) {
+		t.Fatalf("order %v: want records 0, 1, 2", got)
+	}
+	if i, j := slices.Index(got, 1), slices.Index(got, 0); i > j {
+		t.Errorf("order %v: X's port 1 (record 1) after Y's (record 0)", got)
+	}
+}
