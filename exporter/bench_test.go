@@ -194,6 +194,12 @@ func BenchmarkScrapeText(b *testing.B) {
 	if _, err := e.Sweep(b.Context()); err != nil {
 		b.Fatal(err)
 	}
+	benchScrape(b, e)
+}
+
+// benchScrape runs BenchmarkScrapeText's "render" and "serve" on e's last
+// snapshot.
+func benchScrape(b *testing.B, e *Exporter) {
 	series := 0
 	t := newTextEmitter()
 	e.collect(e.Snapshot(), t)
@@ -225,6 +231,46 @@ func BenchmarkScrapeText(b *testing.B) {
 		b.ReportMetric(float64(series), "series")
 		b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N), "ms/scrape")
 	})
+}
+
+// BenchmarkPlanes2000 is the exporter on a host's plane port of the
+// planarized 2,240-node XDR fat tree (genfattree -preset 2000 -xdr
+// -planes 4: 4 planes of the 2,000-node tree's switches, 15,872 linked
+// switch ports in all), given the fabric (Options.Fabric), so sweeping
+// every plane: "discover" is the first sweep (each plane walked, the
+// walks merged, every plane's counters read), "sweep" a steady-state one,
+// "render" and "serve" as BenchmarkScrapeText (a scrape of its series).
+// cpu-ms is the process's CPU time (simulator included) per operation.
+func BenchmarkPlanes2000(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "planes.net")
+	if err := (fattree.Spec{Leaves: 64, Spines: 16, Hosts: 30, LinksPerSpine: 1, XDR: true, Planes: 4}).WriteFile(path); err != nil {
+		b.Fatal(err)
+	}
+	f, sess := simSession(b, path, nil, nil, nil)
+	var e *Exporter
+	sweep := func(b *testing.B, discover bool) {
+		cpu0 := cpuTime()
+		for b.Loop() {
+			if discover || e == nil {
+				e = New(sess, &Options{Fabric: f})
+			}
+			s, err := e.Sweep(b.Context())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if s.Errors != 0 || s.Discovered != discover || len(s.Ports) != 4*3968 {
+				b.Fatalf("sweep: %d errors, discovered %v, %d ports", s.Errors, s.Discovered, len(s.Ports))
+			}
+		}
+		b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N), "ms/op")
+		b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
+	}
+	b.Run("discover", func(b *testing.B) { sweep(b, true) })
+	if _, err := e.Sweep(b.Context()); err != nil { // its first after the discovery
+		b.Fatal(err)
+	}
+	b.Run("sweep", func(b *testing.B) { sweep(b, false) })
+	benchScrape(b, e)
 }
 
 // BenchmarkMemoryPerPort is the heap the exporter keeps for the 16,050-node

@@ -211,20 +211,20 @@ func makeKind(kind, title string) *kindDescs {
 	pre := "infiniband_" + kind + "_"
 	k := &kindDescs{collector: kind}
 	for _, c := range portCounters {
-		k.counters = append(k.counters, newFamily(pre+"port_"+c.name, "Infiniband "+title+" port "+c.field, prometheus.CounterValue, portLabels...))
+		k.counters = append(k.counters, newFamily(pre+"port_"+c.name, "Infiniband "+title+" port "+c.field, prometheus.CounterValue, portLabels...).withPlane())
 	}
 	k.info = newFamily(pre+"info", "Infiniband "+title+" information (value 1)", prometheus.GaugeValue, []string{"guid", kind, "lid"}...)
-	k.uplink = newFamily(pre+"uplink_info", "Infiniband "+title+" uplink information: the port at the other end of each linked port (value 1)", prometheus.GaugeValue, []string{"guid", "port", kind, "uplink", "uplink_guid", "uplink_type", "uplink_port", "uplink_lid"}...)
+	k.uplink = newFamily(pre+"uplink_info", "Infiniband "+title+" uplink information: the port at the other end of each linked port (value 1)", prometheus.GaugeValue, []string{"guid", "port", kind, "uplink", "uplink_guid", "uplink_type", "uplink_port", "uplink_lid"}...).withPlane()
 	k.rate = newFamily(pre+"rate_bytes_per_second", "Infiniband "+title+" rate: the highest data rate of its active ports, in bytes per second", prometheus.GaugeValue, []string{"guid"}...)
-	k.portRate = newFamily(pre+"port_rate_bytes_per_second", "Infiniband "+title+" port data rate (active width times lane data rate), in bytes per second, from the last discovery", prometheus.GaugeValue, portLabels...)
-	k.state = newFamily(pre+"port_state", "Infiniband "+title+" port PortState from the last discovery: 1 Down, 2 Init, 3 Armed, 4 Active", prometheus.GaugeValue, portLabels...)
-	k.phys = newFamily(pre+"port_physical_state", "Infiniband "+title+" port PortPhysicalState from the last discovery: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest", prometheus.GaugeValue, portLabels...)
-	k.width = newFamily(pre+"port_link_width_lanes", "Infiniband "+title+" port active link width in lanes (1, 2, 4, 8, 12) from the last discovery", prometheus.GaugeValue, portLabels...)
-	k.speed = newFamily(pre+"port_link_speed_info", "Infiniband "+title+" port active link speed (SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, as ibnetdiscover -p names it) from the last discovery (value 1)", prometheus.GaugeValue, append(portLabels[:2:2], "speed")...)
-	k.waitRatio = newFamily(pre+"port_transmit_wait_ratio", "Infiniband "+title+" port fraction of the time since the previous sweep it had data to send and sent none: PortXmitWait growth x tick / seconds, the tick being --xmit-wait-tick symbol times (8 / lane data rate: 4 ns at SDR)", prometheus.GaugeValue, portLabels...)
-	k.downSince = newFamily(pre+"port_down_since_timestamp_seconds", "Infiniband "+title+" port: Unix time the exporter saw it go down (a trap's re-read of its PortInfo, or a discovery finding Down a port that was up), while it stays down; kept until it comes back or a discovery no longer finds its node", prometheus.GaugeValue, portLabels...)
-	k.flaps = newFamily(pre+"port_link_flaps_total", "Infiniband "+title+" port link flaps since the exporter started: LinkDownedCounter's growth between two reads, or the times the exporter saw the port go down (traps, discoveries) when more", prometheus.CounterValue, portLabels...)
-	k.saturated = newFamily(pre+"port_counter_saturated", "Infiniband "+title+" port counter at the top of its width, counting no more until reset (value 1; one series per saturated counter)", prometheus.GaugeValue, append(portLabels[:2:2], "counter")...)
+	k.portRate = newFamily(pre+"port_rate_bytes_per_second", "Infiniband "+title+" port data rate (active width times lane data rate), in bytes per second, from the last discovery", prometheus.GaugeValue, portLabels...).withPlane()
+	k.state = newFamily(pre+"port_state", "Infiniband "+title+" port PortState from the last discovery: 1 Down, 2 Init, 3 Armed, 4 Active", prometheus.GaugeValue, portLabels...).withPlane()
+	k.phys = newFamily(pre+"port_physical_state", "Infiniband "+title+" port PortPhysicalState from the last discovery: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest", prometheus.GaugeValue, portLabels...).withPlane()
+	k.width = newFamily(pre+"port_link_width_lanes", "Infiniband "+title+" port active link width in lanes (1, 2, 4, 8, 12) from the last discovery", prometheus.GaugeValue, portLabels...).withPlane()
+	k.speed = newFamily(pre+"port_link_speed_info", "Infiniband "+title+" port active link speed (SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR, as ibnetdiscover -p names it) from the last discovery (value 1)", prometheus.GaugeValue, append(portLabels[:2:2], "speed")...).withPlane()
+	k.waitRatio = newFamily(pre+"port_transmit_wait_ratio", "Infiniband "+title+" port fraction of the time since the previous sweep it had data to send and sent none: PortXmitWait growth x tick / seconds, the tick being --xmit-wait-tick symbol times (8 / lane data rate: 4 ns at SDR)", prometheus.GaugeValue, portLabels...).withPlane()
+	k.downSince = newFamily(pre+"port_down_since_timestamp_seconds", "Infiniband "+title+" port: Unix time the exporter saw it go down (a trap's re-read of its PortInfo, or a discovery finding Down a port that was up), while it stays down; kept until it comes back or a discovery no longer finds its node", prometheus.GaugeValue, portLabels...).withPlane()
+	k.flaps = newFamily(pre+"port_link_flaps_total", "Infiniband "+title+" port link flaps since the exporter started: LinkDownedCounter's growth between two reads, or the times the exporter saw the port go down (traps, discoveries) when more", prometheus.CounterValue, portLabels...).withPlane()
+	k.saturated = newFamily(pre+"port_counter_saturated", "Infiniband "+title+" port counter at the top of its width, counting no more until reset (value 1; one series per saturated counter)", prometheus.GaugeValue, append(portLabels[:2:2], "counter")...).withPlane()
 	return k
 }
 
@@ -232,7 +232,7 @@ var (
 	portLabels  = []string{"guid", "port"}
 	switchKind  = makeKind("switch", "switch")
 	hcaKind     = makeKind("hca", "HCA")
-	linkInfo    = newFamily("infiniband_link_info", "Infiniband link: one series per cable, both ends as labels (a switch end first), value 1", prometheus.GaugeValue, []string{"local_guid", "local_name", "local_port", "local_type", "remote_guid", "remote_name", "remote_port", "remote_type"}...)
+	linkInfo    = newFamily("infiniband_link_info", "Infiniband link: one series per cable, both ends as labels (a switch end first), value 1", prometheus.GaugeValue, []string{"local_guid", "local_name", "local_port", "local_type", "remote_guid", "remote_name", "remote_port", "remote_type"}...).withPlane()
 	nodeErrors  = newFamily("infiniband_exporter_node_errors", "Number of queries to the node that failed in the sweep the scrape is served from (timeouts included)", prometheus.GaugeValue, []string{"guid", "name", "type"}...)
 	nodeTimeout = newFamily("infiniband_exporter_node_timeouts", "Number of queries to the node that timed out in the sweep the scrape is served from", prometheus.GaugeValue, []string{"guid", "name", "type"}...)
 	durationDsc = newFamily("infiniband_exporter_collector_duration_seconds", "Duration of the sweep the scrape is served from", prometheus.GaugeValue, []string{"collector"}...)
@@ -258,7 +258,9 @@ var (
 // Describe sends every metric the Exporter serves.
 func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, f := range families {
-		ch <- f.desc
+		if e.serves(f) {
+			ch <- f.desc
+		}
 	}
 }
 
@@ -312,24 +314,24 @@ func (e *Exporter) collect(s *Snapshot, em emitter) {
 			if !c.served(ps) || !base && (c.from == fromExt || c.from == fromPC) {
 				continue
 			}
-			em.emit(k.counters[j], float64(c.value(ps)), guid, port)
+			e.emitPort(em, k.counters[j], ps.Port, float64(c.value(ps)), guid, port)
 			if c.saturated(ps) {
-				em.emit(k.saturated, 1, guid, port, c.field)
+				e.emitPort(em, k.saturated, ps.Port, 1, guid, port, c.field)
 			}
 		}
-		em.emit(k.flaps, float64(s.Flaps[keyOf(ps.Port)]), guid, port)
+		e.emitPort(em, k.flaps, ps.Port, float64(s.Flaps[keyOf(ps.Port)]), guid, port)
 		if !base {
 			continue
 		}
 		if ps.XmitWaitOK {
-			em.emit(k.waitRatio, ps.XmitWaitRatio, guid, port)
+			e.emitPort(em, k.waitRatio, ps.Port, ps.XmitWaitRatio, guid, port)
 		}
 		r := ps.Port.Remote
 		rlid := 0
 		if ep := r.Node.EndPort(r.Num); ep != nil {
 			rlid = int(ep.LID)
 		}
-		em.emit(k.uplink, 1,
+		e.emitPort(em, k.uplink, ps.Port, 1,
 			guid, port, ps.Port.Node.Desc, r.Node.Desc, hexGUID(r.Node.GUID), uplinkType(r.Node.Type),
 			strconv.Itoa(r.Num), strconv.Itoa(rlid))
 	}
@@ -346,14 +348,14 @@ func (e *Exporter) collect(s *Snapshot, em emitter) {
 	}
 	if !e.opts.NoSwitch {
 		for _, n := range s.Switches {
-			collectNode(em, s, switchKind, n, e.base(switchKind))
+			e.collectNode(em, s, switchKind, n, e.base(switchKind))
 		}
 	}
 	for _, n := range s.HCAs {
-		collectNode(em, s, hcaKind, n, e.base(hcaKind))
+		e.collectNode(em, s, hcaKind, n, e.base(hcaKind))
 	}
 	e.collectHistory(em, s)
-	collectLinks(em, s)
+	e.collectLinks(em, s)
 	// The queries discovery could not answer are no node's: the switch
 	// collector's.
 	other := s.Errors - errs[0] - errs[1]
@@ -411,7 +413,7 @@ func (e *Exporter) collect(s *Snapshot, em emitter) {
 // and rate of each of its ports (linked or not) as discovery read them
 // (the state as a trap's re-read found it, Snapshot.PortState); without
 // base, not the info and rate (treydock's base metrics).
-func collectNode(em emitter, s *Snapshot, k *kindDescs, n *topo.Node, base bool) {
+func (e *Exporter) collectNode(em emitter, s *Snapshot, k *kindDescs, n *topo.Node, base bool) {
 	guid := hexGUID(n.GUID)
 	lid := 0
 	if ep := n.EndPort(1); n.Type == topo.Switch && ep != nil {
@@ -435,25 +437,25 @@ func collectNode(em emitter, s *Snapshot, k *kindDescs, n *topo.Node, base bool)
 		port := strconv.Itoa(p.Num)
 		state, phys := s.PortState(p)
 		if state != 0 {
-			em.emit(k.state, float64(state), guid, port)
+			e.emitPort(em, k.state, p, float64(state), guid, port)
 		}
 		if phys != 0 {
-			em.emit(k.phys, float64(phys), guid, port)
+			e.emitPort(em, k.phys, p, float64(phys), guid, port)
 		}
 		if at, ok := s.DownSince[keyOf(p)]; ok {
-			em.emit(k.downSince, float64(at.UnixNano())/1e9, guid, port)
+			e.emitPort(em, k.downSince, p, float64(at.UnixNano())/1e9, guid, port)
 		}
 		if state < smp.PortStateInit {
 			continue // a down port's active width and speed mean nothing
 		}
 		if l := smp.WidthLanes(p.WidthActive); l != 0 {
-			em.emit(k.width, float64(l), guid, port)
+			e.emitPort(em, k.width, p, float64(l), guid, port)
 		}
 		if sp := speedText(p); sp != "" {
-			em.emit(k.speed, 1, guid, port, sp)
+			e.emitPort(em, k.speed, p, 1, guid, port, sp)
 		}
 		if r := rateBytes(p); r != 0 {
-			em.emit(k.portRate, r, guid, port)
+			e.emitPort(em, k.portRate, p, r, guid, port)
 			best = max(best, r)
 		}
 	}
@@ -481,9 +483,18 @@ func (e *Exporter) collectHistory(em emitter, s *Snapshot) {
 			served[n.GUID] = n
 		}
 		for k, v := range s.Flaps {
-			if n := served[k.GUID]; n != nil && !swept[k] {
-				em.emit(kindOf(n).flaps, float64(v), hexGUID(k.GUID), strconv.Itoa(k.Port))
+			n := served[k.GUID]
+			if n == nil || swept[k] {
+				continue
 			}
+			var p *topo.Port
+			if k.Port < len(n.Ports) {
+				p = n.Ports[k.Port]
+			}
+			if p == nil && e.planes {
+				continue // no plane to label it with
+			}
+			e.emitPort(em, kindOf(n).flaps, p, float64(v), hexGUID(k.GUID), strconv.Itoa(k.Port))
 		}
 	}
 	em.emit(topoMissN, float64(s.Topology.MissingNodes))
@@ -497,7 +508,7 @@ func (e *Exporter) collectHistory(em emitter, s *Snapshot) {
 
 // collectLinks serves one infiniband_link_info series per cable of the
 // swept nodes: the switch end local (of two switches, the lower GUID).
-func collectLinks(em emitter, s *Snapshot) {
+func (e *Exporter) collectLinks(em emitter, s *Snapshot) {
 	for _, nodes := range [][]*topo.Node{s.Switches, s.HCAs} {
 		for _, n := range nodes {
 			for _, p := range n.Ports[1:] {
@@ -511,7 +522,7 @@ func collectLinks(em emitter, s *Snapshot) {
 				if n.Type == r.Node.Type && (n.GUID > r.Node.GUID || (n.GUID == r.Node.GUID && p.Num > r.Num)) {
 					continue // served from the other end
 				}
-				em.emit(linkInfo, 1,
+				e.emitPort(em, linkInfo, p, 1,
 					hexGUID(n.GUID), n.Desc, strconv.Itoa(p.Num), uplinkType(n.Type),
 					hexGUID(r.Node.GUID), r.Node.Desc, strconv.Itoa(r.Num), uplinkType(r.Node.Type))
 			}

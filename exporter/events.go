@@ -98,9 +98,9 @@ func (e *Exporter) takeEvents() (evs []trapEvent) {
 
 // portIndex finds the ports of one discovery by LID and by port GUID.
 type portIndex struct {
-	byLID  map[uint16]*topo.Port // a switch's port 0, a CA's ports
-	byGUID map[uint64]*topo.Port // endports by port GUID
-	sample map[*topo.Port]int    // the plan's sample of each linked port
+	byLID  map[uint16]*topo.Port   // a switch's port 0, a CA's ports
+	byGUID map[uint64][]*topo.Port // endports by port GUID (a planarized CA's plane ports share one)
+	sample map[*topo.Port]int      // the plan's sample of each linked port
 }
 
 // index returns pl's port index, built at its first trap.
@@ -108,7 +108,7 @@ func (pl *sweepPlan) index() *portIndex {
 	if pl.idx != nil {
 		return pl.idx
 	}
-	ix := &portIndex{byLID: map[uint16]*topo.Port{}, byGUID: map[uint64]*topo.Port{}, sample: map[*topo.Port]int{}}
+	ix := &portIndex{byLID: map[uint16]*topo.Port{}, byGUID: map[uint64][]*topo.Port{}, sample: map[*topo.Port]int{}}
 	for _, n := range pl.disc.Fabric.Nodes {
 		for _, p := range n.Ports {
 			if p == nil || (n.Type == topo.Switch && p.Num != 0) {
@@ -117,7 +117,7 @@ func (pl *sweepPlan) index() *portIndex {
 			if p.LID != 0 {
 				ix.byLID[p.LID] = p
 			}
-			ix.byGUID[p.GUID] = p
+			ix.byGUID[p.GUID] = append(ix.byGUID[p.GUID], p)
 		}
 	}
 	for i := range pl.base {
@@ -133,11 +133,15 @@ func (pl *sweepPlan) index() *portIndex {
 func (ix *portIndex) named(ev trapEvent) (ports []*topo.Port, ok bool) {
 	switch ev.trap {
 	case smp.TrapGIDOutOfService:
-		// The endport is out of reach: re-read the switch port facing it.
-		if p := ix.byGUID[ev.gid]; p != nil && p.Remote != nil && p.Remote.Node.Type == topo.Switch {
-			return []*topo.Port{p.Remote}, true
+		// The endport is out of reach: re-read the switch port facing it
+		// (each plane port's, of a planarized CA). None: nothing of it is
+		// served.
+		for _, p := range ix.byGUID[ev.gid] {
+			if p.Remote != nil && p.Remote.Node.Type == topo.Switch {
+				ports = append(ports, p.Remote)
+			}
 		}
-		return nil, true // nothing of it is served
+		return ports, true
 	case smp.TrapLinkStateChange:
 		p0 := ix.byLID[ev.lid]
 		if p0 == nil || p0.Node.Type != topo.Switch {
@@ -268,7 +272,8 @@ func (e *Exporter) refresh(ctx context.Context, pl *sweepPlan, ports []*topo.Por
 	start := e.now()
 	ix := pl.index()
 	reqs := make([]engine.SweepReq, 0, len(ports)*5)
-	at := make([]int, len(ports)) // per port: its PortInfo's request
+	planes := make([]int, 0, cap(reqs)) // per request: the plane of its port
+	at := make([]int, len(ports))       // per port: its PortInfo's request
 	for j, p := range ports {
 		t, _ := portTarget(pl.disc, p)
 		at[j] = len(reqs)
@@ -276,8 +281,11 @@ func (e *Exporter) refresh(ctx context.Context, pl *sweepPlan, ports []*topo.Por
 		if i, ok := ix.sample[p]; ok && pl.at[i] >= 0 {
 			reqs = append(reqs, pl.reqs[pl.at[i]:pl.at[i]+pl.per(p.Node)]...)
 		}
+		for len(planes) < len(reqs) {
+			planes = append(planes, int(p.Plane))
+		}
 	}
-	res := e.sess.Sweep(ctx, reqs, nil)
+	res := e.sweepOnPlanes(ctx, pl, reqs, planes)
 	if ctx.Err() != nil {
 		return r
 	}

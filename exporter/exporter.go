@@ -103,6 +103,19 @@ type Options struct {
 	// does ("switch-runonce", "hca-runonce") and adds
 	// infiniband_exporter_last_execution, for a textfile written once.
 	RunOnce bool
+	// Fabric is the fabric the Session's port was opened on
+	// (host.Host.Fabric). When that port is a planarized CA's (its SMPs go
+	// through another CA's port, fabric.PortAttr.SMIName: libibumad's
+	// SMI/GSI pair), every plane is swept: each discovery walks every plane
+	// port and merges the walks (engine.Session.DiscoverPlanes), the
+	// counters of every plane's ports are read (through the GSI side, as
+	// every GMP), a trap's re-read of a port on another plane goes out
+	// through that plane's port (engine.Session.OnPort), and every port
+	// series (and infiniband_link_info) gets a plane label: the port's
+	// plane (topo.Port.Plane). Node series (info, rate, node errors) stay
+	// one per node: a planarized CA is one node. Nil, or on any other
+	// port: one walk, and the series and labels are those without it.
+	Fabric fabric.Fabric
 	// Settles is how many times, after a trap, Run discovers again while
 	// cabled ports are Init or Armed, after 1 s, doubling (DefaultSettles
 	// when 0: 1, 2, 4, 8 and 16 s, 31 s in all). A slow SM (one sharing a
@@ -335,6 +348,14 @@ type Exporter struct {
 	refNodes  map[uint64]*topo.Node
 	refLinks  map[linkKey]bool
 	topoDiff  TopologyDiff
+
+	// planes: the session's port is planarized and Options.Fabric set
+	// (every plane swept, the port series labelled); ownPlane is the
+	// session's plane port's number.
+	planes    bool
+	ownPlane  int
+	planeMu   sync.Mutex
+	planeSess map[planePort]*engine.Session // other planes' ports, for trap re-reads (planeMu)
 }
 
 // New returns an Exporter sweeping through sess. It sends nothing until
@@ -353,8 +374,15 @@ func New(sess *engine.Session, opts *Options) *Exporter {
 	if e.opts.XmitWaitTick <= 0 {
 		e.opts.XmitWaitTick = 1
 	}
+	if p := sess.Port(); e.opts.Fabric != nil && p.SMIName != "" && p.SMIName != p.CAName {
+		e.planes, e.ownPlane = true, p.SMIPort
+	}
 	return e
 }
+
+// Planes reports whether the exporter sweeps every plane of a planarized
+// port, its port series labelled with their plane (Options.Fabric).
+func (e *Exporter) Planes() bool { return e.planes }
 
 // Snapshot returns the last complete sweep, or nil before the first.
 func (e *Exporter) Snapshot() *Snapshot { return e.snap.Load() }
@@ -372,6 +400,7 @@ func (e *Exporter) Run(ctx context.Context) error {
 	}
 	render := e.renderer(ctx)
 	defer render(false)
+	defer e.closePlanes()
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -507,7 +536,14 @@ func (e *Exporter) sweepDiscover(ctx context.Context, s *Snapshot, prev *Snapsho
 	// Each switch's counters are read as soon as the discovery has
 	// read its ports, while it goes on with the rest of the fabric.
 	pf := &prefetch{e: e, ctx: ctx, sw: map[*topo.Node]*prefetched{}}
-	d, err := e.sess.Discover(ctx, &engine.DiscoverOptions{SwitchRead: pf.switchRead})
+	dopts := &engine.DiscoverOptions{SwitchRead: pf.switchRead}
+	var d *engine.Discovery
+	var err error
+	if e.planes {
+		d, err = e.sess.DiscoverPlanes(ctx, e.opts.Fabric, dopts)
+	} else {
+		d, err = e.sess.Discover(ctx, dopts)
+	}
 	pf.wg.Wait()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -717,6 +753,8 @@ func (pf *prefetch) switchRead(n *topo.Node, path []uint8) {
 	t := engine.Target{Kind: engine.ByDR, Path: slices.Clone(path)}
 	if p0 := n.Ports[0]; p0 != nil && p0.LID != 0 {
 		t = engine.LID(p0.LID)
+	} else if pf.e.planes {
+		return // path is from the plane port of n's plane, perhaps not the session's
 	}
 	per := 2
 	if pf.e.opts.Details {
@@ -847,6 +885,9 @@ type sweepPlan struct {
 	reqs                []engine.SweepReq // the queries of every port with a target
 	at                  []int             // per sample, its first request; -1: none
 	idx                 *portIndex        // built at the first trap (mu)
+	// planePorts are the local plane ports of a planarized discovery's
+	// planes, by plane (Options.Fabric).
+	planePorts map[int]planePort
 }
 
 // per is how many queries a port of n gets: 2, or 4 with its detail
@@ -861,6 +902,9 @@ func (pl *sweepPlan) per(n *topo.Node) int {
 // makePlan builds the sweep plan of discovery d (e.caps read for it).
 func (e *Exporter) makePlan(d *engine.Discovery) *sweepPlan {
 	pl := &sweepPlan{disc: d, details: e.opts.Details, hcaDetails: e.opts.HCADetails}
+	if e.planes {
+		pl.planePorts = planePortsOf(d)
+	}
 	nports := 0
 	for _, n := range d.Fabric.Nodes {
 		if n.Type == topo.Switch || e.opts.HCA {

@@ -48,6 +48,15 @@ func simExporterWith(t testing.TB, path string, opts *Options, eo *engine.Option
 // simExporterOn is simExporterWith on a simulator with options so.
 func simExporterOn(t testing.TB, path string, so *sim.Options, opts *Options, eo *engine.Options, wrap func(fabric.Transport) fabric.Transport) (*Exporter, *sim.Fabric) {
 	t.Helper()
+	f, s := simSession(t, path, so, eo, wrap)
+	return New(s, opts), f
+}
+
+// simSession loads the simulator on path with options so and opens a
+// session on its default port (engine options eo, the transport wrapped
+// by wrap when not nil), both closed when the test ends.
+func simSession(t testing.TB, path string, so *sim.Options, eo *engine.Options, wrap func(fabric.Transport) fabric.Transport) (*sim.Fabric, *engine.Session) {
+	t.Helper()
 	f, err := sim.Load(path, so)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +75,7 @@ func simExporterOn(t testing.TB, path string, so *sim.Options, opts *Options, eo
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close(); f.Close() })
-	return New(s, opts), f
+	return f, s
 }
 
 // running runs e.Run until the test ends (Run must then return

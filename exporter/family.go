@@ -19,6 +19,11 @@ type family struct {
 	labels []string
 	desc   *prometheus.Desc
 	idx    int // in families
+	// plane is the family's twin with a plane label (withPlane), served
+	// instead of it when the exporter sweeps every plane; twin marks such
+	// a twin.
+	plane *family
+	twin  bool
 }
 
 // families are every family the exporter serves, in declaration order.

@@ -262,6 +262,7 @@ func runExporter(ctx context.Context, c *config, stdout, stderr io.Writer) (code
 
 	opts := c.exporter.options(c)
 	opts.Logger = logger
+	opts.Fabric = b.Fabric() // a planarized port: every plane swept, the series labelled
 	exp := exporter.New(b.Session(), opts)
 	// A scrape in the text format is served from the sweep rendered once
 	// (exporter.Text), the Go and process collectors gathered each time;
@@ -431,6 +432,7 @@ func exporterOnce(ctx context.Context, c *config, logger *slog.Logger, stdout, s
 	defer func() { code = finish(b, code, stderr) }()
 	opts := c.exporter.options(c)
 	opts.Logger = logger
+	opts.Fabric = b.Fabric() // a planarized port: every plane swept, the series labelled
 	exp := exporter.New(b.Session(), opts)
 	if _, err := exp.Sweep(ctx); err != nil {
 		if ctx.Err() != nil {

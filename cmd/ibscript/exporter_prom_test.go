@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/ibscript/ibscript/internal/fattree"
 )
 
 // needTool returns the path of a Debian tool the Prometheus tests need:
@@ -64,7 +66,13 @@ func freePort(t *testing.T) string {
 // (the test fails, saying what was awaited); it returns the result.
 func awaitProm(t *testing.T, prom, what, q string, ok func(map[string]float64) bool) map[string]float64 {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	return awaitPromWithin(t, prom, what, q, ok, 90*time.Second)
+}
+
+// awaitPromWithin is awaitProm with the deadline d.
+func awaitPromWithin(t *testing.T, prom, what, q string, ok func(map[string]float64) bool, d time.Duration) map[string]float64 {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	var last map[string]float64
 	var lastErr error
 	for time.Now().Before(deadline) {
@@ -76,7 +84,7 @@ func awaitProm(t *testing.T, prom, what, q string, ok func(map[string]float64) b
 		}
 		time.Sleep(100 * time.Millisecond) // polling, not synchronisation
 	}
-	t.Fatalf("%s: %s never held within 90s: last %v %v", what, q, last, lastErr)
+	t.Fatalf("%s: %s never held within %v: last %v %v", what, q, d, last, lastErr)
 	return nil
 }
 
@@ -168,6 +176,10 @@ func TestExporterPrometheus(t *testing.T) {
 		}
 		return false
 	})
+	// An ordinary fabric's series have no plane label.
+	if got, err := promQuery(t, prom, `count({job="ibscript",plane!=""})`); err != nil || len(got) != 0 {
+		t.Errorf("series with a plane label on an ordinary fabric: %v %v", got, err)
+	}
 	// The other exporter's recording rule joins on (guid, port).
 	await("treydock's join", `count(rate(infiniband_switch_port_transmit_data_bytes_total[1m]) * on(guid,port) group_left(switch, uplink, uplink_port) infiniband_switch_uplink_info)`, func(r map[string]float64) bool {
 		for _, v := range r {
@@ -183,11 +195,18 @@ func TestExporterPrometheus(t *testing.T) {
 // is shown when the test failed.
 func startPrometheus(t *testing.T, promBin, dir, cfg string) string {
 	t.Helper()
+	return startPrometheusFor(t, promBin, dir, cfg, 3*time.Minute)
+}
+
+// startPrometheusFor is startPrometheus, the server killed after d at the
+// latest.
+func startPrometheusFor(t *testing.T, promBin, dir, cfg string, d time.Duration) string {
+	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	prom := freePort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	var log bytes.Buffer
 	cmd := exec.CommandContext(ctx, promBin,
 		"--config.file="+filepath.Join(dir, "prometheus.yml"),
@@ -209,4 +228,60 @@ func startPrometheus(t *testing.T, promBin, dir, cfg string) string {
 		}
 	})
 	return prom
+}
+
+// TestExporterPrometheusPlanes runs Debian's Prometheus against the
+// exporter on the planarized 2,240-node XDR fat tree (genfattree -preset
+// 2000 -xdr -planes 4: 4 planes of the 2,000-node tree's 80 switches, 1,920
+// hosts of 4 plane ports), the exporter on a host's plane port: every
+// plane's 3,968 linked switch ports are in Prometheus once, each with the
+// plane of its switch (joined on guid with infiniband_switch_info, whose
+// names say the plane), and guid and port alone still tell them apart;
+// every plane's 2,944 cables once in infiniband_link_info. Prometheus keeps
+// only the families the test reads (metric_relabel_configs): a scrape is
+// 470,000 series.
+func TestExporterPrometheusPlanes(t *testing.T) {
+	promBin := needTool(t, "prometheus")
+	dir := t.TempDir()
+	net := filepath.Join(dir, "planes.net")
+	if err := (fattree.Spec{Leaves: 64, Spines: 16, Hosts: 30, LinksPerSpine: 1, XDR: true, Planes: 4}).WriteFile(net); err != nil {
+		t.Fatal(err)
+	}
+	// One sweep, rendered once: under -race on a loaded machine a
+	// rendering of it takes seconds, and a scrape that waits for one
+	// longer than the scrape timeout fails (the next finds it ready).
+	addr, _, _ := startExporter(t, "--fabric", "sim:"+net+"?node=h010-07&port=2", "--interval", "1h", "--discover-interval", "1h", "--sim-traffic", "0")
+	cfg := fmt.Sprintf(`global:
+  scrape_interval: 10s
+  scrape_timeout: 10s
+scrape_configs:
+  - job_name: ibscript
+    static_configs:
+      - targets: [%q]
+    metric_relabel_configs:
+      - source_labels: [__name__]
+        regex: infiniband_(switch_port_transmit_data_bytes_total|switch_port_state|switch_info|link_info|exporter_sweep_sequence)
+        action: keep
+`, addr)
+	prom := startPrometheusFor(t, promBin, dir, cfg, 6*time.Minute)
+	count := func(want float64) func(map[string]float64) bool {
+		return func(r map[string]float64) bool {
+			for _, v := range r {
+				return len(r) == 1 && v == want
+			}
+			return false
+		}
+	}
+	await := func(what, q string, want float64) {
+		t.Helper()
+		awaitPromWithin(t, prom, what, q, count(want), 5*time.Minute)
+	}
+	await("every plane's switch ports", `count(infiniband_switch_port_transmit_data_bytes_total)`, 4*3968)
+	for p := 1; p <= 4; p++ {
+		await(fmt.Sprintf("plane %d's switch ports, on plane %d's switches", p, p),
+			fmt.Sprintf(`count(infiniband_switch_port_transmit_data_bytes_total{plane="%d"} * on(guid) group_left(switch) infiniband_switch_info{switch=~"p%d-.*"})`, p, p), 3968)
+		await(fmt.Sprintf("plane %d's cables", p), fmt.Sprintf(`count(infiniband_link_info{plane="%d",local_name=~"p%d-.*"})`, p, p), 2944)
+	}
+	await("one series per (guid, port)", `count(count by (guid, port) (infiniband_switch_port_transmit_data_bytes_total))`, 4*3968)
+	await("every switch once", `count(infiniband_switch_info)`, 4*80)
 }

@@ -20,9 +20,9 @@ import (
 // every host planarized; docs/planes.md) the embedded simulator is
 // discovered, validated, exported and queried as a site would: discovery
 // from a plane port finds every plane (host.DiscoverPlanes), each host
-// planarized; validate.lua passes; `topology --format json` and the exporter
-// list that plane's links, and the JSON of the file (--load) every plane's
-// with its plane (both valid against the schema); ibstat lists the host's GSI device with
+// planarized; validate.lua passes; `topology --format json` lists that
+// plane's links, the exporter every plane's (labelled with their plane),
+// and the JSON of the file (--load) every plane's with its plane (both valid against the schema); ibstat lists the host's GSI device with
 // IsSMdisabled; perfquery reads any plane's counters through the GSI
 // side, and -a the aggregated port (the planes' sum).
 func TestPlanarizedFabric(t *testing.T) {
@@ -99,9 +99,14 @@ func TestPlanarizedFabric(t *testing.T) {
 			t.Errorf("topology json %s: %d nodes, links by plane %v; want 24, 12 on each of 4", name, len(g.Nodes), planes)
 		}
 	}
+	// The exporter sweeps every plane, each cable labelled with its plane.
 	metrics := run("exporter", "--fabric", fab, "--once", "--output", "-")
-	if got := strings.Count(metrics, "infiniband_link_info{"); got != 12 {
-		t.Errorf("exporter: %d link series, want plane 1's 12", got)
+	links := map[string]int{}
+	for _, m := range regexp.MustCompile(`\ninfiniband_link_info\{.*,plane="(\d)"\} 1`).FindAllStringSubmatch(metrics, -1) {
+		links[m[1]]++
+	}
+	if len(links) != 4 || links["1"] != 12 || links["3"] != 12 {
+		t.Errorf("exporter: link series by plane %v, want 12 on each of 4", links)
 	}
 	// The host (h000-00, the SM's) has its plane ports and its GSI device,
 	// whose capability mask alone has IsSMdisabled (0x400).
