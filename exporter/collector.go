@@ -88,6 +88,24 @@ var portCounters = []portCounter{
 	perfCounter(fromDiscard, "PortSwHOQLifetimeLimitDiscards", func(s *PortSample) uint64 { return uint64(s.Discard.PortSwHOQLifetimeLimitDiscards) }),
 }
 
+// linkDownedAt and xmitWaitAt are LinkDownedCounter's and
+// PortXmitWait's places in portCounters (a port's flaps and its
+// XmitWaitRatio come from their growth).
+var (
+	linkDownedAt = counterAt("LinkDownedCounter")
+	xmitWaitAt   = counterAt("PortXmitWait")
+)
+
+// counterAt is the place of field's series in portCounters (a panic at
+// start-up when there is none: a mistake of the code).
+func counterAt(field string) int {
+	i := slices.IndexFunc(portCounters, func(c portCounter) bool { return c.field == field })
+	if i < 0 {
+		panic("exporter: no series for " + field)
+	}
+	return i
+}
+
 // counterAttrs are the attributes of the from* sources.
 var counterAttrs = [...]uint16{fromExt: perf.AttrPortCountersExtended, fromPC: perf.AttrPortCounters,
 	fromRcvErr: perf.AttrPortRcvErrorDetails, fromDiscard: perf.AttrPortXmitDiscardDetails}

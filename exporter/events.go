@@ -279,7 +279,7 @@ func (e *Exporter) refresh(ctx context.Context, pl *sweepPlan, ports []*topo.Por
 		at[j] = len(reqs)
 		reqs = append(reqs, engine.SweepReq{Target: t, Class: engine.SweepSMP, Method: mad.MethodGet, AttrID: smp.AttrPortInfo, AttrMod: uint32(p.Num)})
 		if i, ok := ix.sample[p]; ok && pl.at[i] >= 0 {
-			reqs = append(reqs, pl.reqs[pl.at[i]:pl.at[i]+pl.per(p.Node)]...)
+			reqs = append(reqs, pl.reqs[pl.at[i]:pl.at[i]+len(pl.base[i].asked(pl.per(p.Node)))]...)
 		}
 		for len(planes) < len(reqs) {
 			planes = append(planes, int(p.Plane))
@@ -341,13 +341,7 @@ func (e *Exporter) refresh(ctx context.Context, pl *sweepPlan, ports []*topo.Por
 // sweepAttrs order) read at now, computing its deltas against prev's.
 func (e *Exporter) reread(s, prev *Snapshot, i int, r []engine.SweepResult, now time.Time) {
 	ps := &s.Ports[i]
-	per := e.plan.per(ps.Port.Node)
-	ps.ExtErr = decodeInto(r[0], &ps.Ext)
-	ps.PCErr = decodeInto(r[1], &ps.PC)
-	if per == 4 {
-		ps.RcvErrErr = decodeInto(r[2], &ps.RcvErr)
-		ps.DiscardErr = decodeInto(r[3], &ps.Discard)
-	}
+	ps.decode(ps.asked(e.plan.per(ps.Port.Node)), r)
 	ps.ReadAt = now
 	ps.XmitWaitOK = false
 	e.portDeltas(&prev.Ports[i], ps, prev.readAt(&prev.Ports[i]), now)
@@ -377,7 +371,7 @@ func (e *Exporter) wentDown(k PortKey, now time.Time) {
 
 // linkDowned counts the growth of a port's LinkDownedCounter between two
 // reads as flaps, less those the exporter saw itself since (wentDown).
-func (e *Exporter) linkDowned(k PortKey, was, cur uint8) {
+func (e *Exporter) linkDowned(k PortKey, was, cur uint64) {
 	seen := e.credited[k]
 	if seen > 0 {
 		delete(e.credited, k)
@@ -385,7 +379,7 @@ func (e *Exporter) linkDowned(k PortKey, was, cur uint8) {
 	if cur <= was {
 		return // none, or reset
 	}
-	if d := uint64(cur - was); d > seen {
+	if d := cur - was; d > seen {
 		e.flaps.set(k, e.flaps.m[k]+d-seen)
 	}
 }

@@ -225,11 +225,63 @@ type PortSample struct {
 
 // sweepAttrs are the attributes a sweep reads of each port, in the order
 // of its requests: the last two with Options.Details (HCADetails).
-var sweepAttrs = [...]uint16{perf.AttrPortCountersExtended, perf.AttrPortCounters, perf.AttrPortRcvErrorDetails, perf.AttrPortXmitDiscardDetails}
+// PortCounters is left out where the PMA has Cap2AdditionalPortCounters
+// (PortSample.readsPC): sweepAttrsNoPC.
+var (
+	sweepAttrs     = [...]uint16{perf.AttrPortCountersExtended, perf.AttrPortCounters, perf.AttrPortRcvErrorDetails, perf.AttrPortXmitDiscardDetails}
+	sweepAttrsNoPC = [...]uint16{perf.AttrPortCountersExtended, perf.AttrPortRcvErrorDetails, perf.AttrPortXmitDiscardDetails}
+)
 
 // errNotAsked marks the detail counters of a port swept without them
 // (Options.Details, HCADetails).
 var errNotAsked = errors.New("not asked (Details off)")
+
+// errPCNotRead marks the PortCounters of a port whose PMA has
+// Cap2AdditionalPortCounters: its PortCountersExtended carries every
+// counter the sweep would read there, at 64 bits, so the sweep asks for
+// that attribute alone, as perfquery -x and treydock/infiniband_exporter
+// (perfquery -x) read such a port.
+var errPCNotRead = errors.New("not read (served from PortCountersExtended: Cap2AdditionalPortCounters)")
+
+// readsPC reports whether a sweep asks ps's port for PortCounters: not
+// where its PMA's ClassPortInfo has Cap2AdditionalPortCounters.
+func (ps *PortSample) readsPC() bool {
+	return ps.CapsErr != nil || ps.Caps2&perf.Cap2AdditionalPortCounters == 0
+}
+
+// asked is what a sweep asks ps's port (a port of a node given per
+// queries by sweepPlan.per), in the order of its requests.
+func (ps *PortSample) asked(per int) []uint16 {
+	if ps.readsPC() {
+		return sweepAttrs[:per]
+	}
+	return sweepAttrsNoPC[:per-1]
+}
+
+// decode fills ps from r, the answers to asked (in its order), marks
+// what was not asked (errPCNotRead, errNotAsked), and returns the asked
+// queries' errors.
+func (ps *PortSample) decode(asked []uint16, r []engine.SweepResult) []error {
+	ps.PCErr, ps.RcvErrErr, ps.DiscardErr = errPCNotRead, errNotAsked, errNotAsked
+	errs := make([]error, len(asked))
+	for k, id := range asked {
+		switch id {
+		case perf.AttrPortCountersExtended:
+			ps.ExtErr = decodeInto(r[k], &ps.Ext)
+			errs[k] = ps.ExtErr
+		case perf.AttrPortCounters:
+			ps.PCErr = decodeInto(r[k], &ps.PC)
+			errs[k] = ps.PCErr
+		case perf.AttrPortRcvErrorDetails:
+			ps.RcvErrErr = decodeInto(r[k], &ps.RcvErr)
+			errs[k] = ps.RcvErrErr
+		default:
+			ps.DiscardErr = decodeInto(r[k], &ps.Discard)
+			errs[k] = ps.DiscardErr
+		}
+	}
+	return errs
+}
 
 // Reset is one port's saturated counters cleared (Options.ResetSaturated).
 type Reset struct {
@@ -610,18 +662,7 @@ func fillPorts(s *Snapshot, pl *sweepPlan, res []engine.SweepResult) {
 			ns.Errors += per
 			continue
 		}
-		r := res[at[i]:]
-		ps.ExtErr = decodeInto(r[0], &ps.Ext)
-		ps.PCErr = decodeInto(r[1], &ps.PC)
-		errs := []error{ps.ExtErr, ps.PCErr}
-		if per == 4 {
-			ps.RcvErrErr = decodeInto(r[2], &ps.RcvErr)
-			ps.DiscardErr = decodeInto(r[3], &ps.Discard)
-			errs = append(errs, ps.RcvErrErr, ps.DiscardErr)
-		} else {
-			ps.RcvErrErr, ps.DiscardErr = errNotAsked, errNotAsked
-		}
-		for _, err := range errs {
+		for _, err := range ps.decode(ps.asked(per), res[at[i]:]) {
 			if err != nil {
 				s.Errors++
 				ns.Errors++
@@ -811,13 +852,17 @@ func (e *Exporter) sweepResults(ctx context.Context, pl *sweepPlan, pf *prefetch
 		}
 		p := pl.base[i].Port
 		per := pl.per(p.Node)
+		asked := pl.base[i].asked(per)
 		if got := pf.get(p.Node); got != nil {
 			if r, ok := got.ports[p.Num]; ok && len(r) == per {
-				copy(res[pl.at[i]:], r)
+				// The prefetch read sweepAttrs[:per]: this port's share.
+				for k, id := range asked {
+					res[pl.at[i]+k] = r[slices.Index(sweepAttrs[:], id)]
+				}
 				continue
 			}
 		}
-		for k := range per {
+		for k := range asked {
 			need = append(need, pl.reqs[pl.at[i]+k])
 			at = append(at, pl.at[i]+k)
 		}
@@ -941,7 +986,7 @@ func (e *Exporter) makePlan(d *engine.Discovery) *sweepPlan {
 			}
 			pl.base = append(pl.base, PortSample{Port: p, Caps: c.mask, Caps2: c.mask2, CapsErr: c.err})
 			pl.at = append(pl.at, len(pl.reqs))
-			for _, id := range sweepAttrs[:pl.per(n)] {
+			for _, id := range pl.base[len(pl.base)-1].asked(pl.per(n)) {
 				pl.reqs = append(pl.reqs, engine.SweepReq{Target: t, Class: engine.SweepPerf, Method: mad.MethodGet, AttrID: id, AttrMod: uint32(num)})
 			}
 		}
@@ -1025,18 +1070,19 @@ func (e *Exporter) deltas(prev, s *Snapshot) {
 // portDeltas fills ps's XmitWaitRatio (see PortSample.XmitWaitRatio) and
 // counts its flaps from its growth since pp, read at was (ps at now).
 func (e *Exporter) portDeltas(pp, ps *PortSample, was, now time.Time) {
-	if ps.PCErr != nil || pp.PCErr != nil || !now.After(was) {
+	ld, xw := &portCounters[linkDownedAt], &portCounters[xmitWaitAt]
+	// Each read from PortCounters, or where the PMA has
+	// Cap2AdditionalPortCounters from PortCountersExtended's 64-bit copy
+	// (the same counter; only its width differs).
+	if !ld.served(ps) || !ld.served(pp) || ld.extended(ps) != ld.extended(pp) || !now.After(was) {
 		return
 	}
-	e.linkDowned(keyOf(ps.Port), pp.PC.LinkDownedCounter, ps.PC.LinkDownedCounter)
-	if ps.CapsErr != nil || ps.Caps&perf.CapPortXmitWait == 0 {
+	e.linkDowned(keyOf(ps.Port), ld.value(pp), ld.value(ps))
+	if !xw.served(ps) || !xw.served(pp) { // served: the PMA has CapPortXmitWait
 		return
 	}
-	cur, prev := uint64(ps.PC.PortXmitWait), uint64(pp.PC.PortXmitWait)
-	full := cur == 1<<32-1 // saturated: it says nothing of the time since
-	if ps.hasAdditional() && pp.hasAdditional() {
-		cur, prev, full = ps.Ext.PortXmitWait, pp.Ext.PortXmitWait, false
-	}
+	cur, prev := xw.value(ps), xw.value(pp)
+	full := xw.saturated(ps) // it says nothing of the time since
 	st := symbolTime(ps.Port)
 	if cur < prev || full || st == 0 {
 		return

@@ -3,6 +3,7 @@ package exporter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -658,6 +659,75 @@ func (l *sendLog) Send(ctx context.Context, p *fabric.Packet) error {
 		}
 	}
 	return l.Transport.Send(ctx, p)
+}
+
+// TestSweepAsksExtendedAlone: a sweep after the discovery asks each
+// linked switch port for PortCountersExtended and PortCounters, but
+// where the PMA's ClassPortInfo has Cap2AdditionalPortCounters for
+// PortCountersExtended alone (its 64-bit copies carry every counter, as
+// perfquery -x reads such a port): one MAD fewer per port, and the same
+// numbers served (two error counters set on Switch1 port 3, and its
+// link downed count growing by 2 between the sweeps, its flaps).
+func TestSweepAsksExtendedAlone(t *testing.T) {
+	for _, additional := range []bool{false, true} {
+		t.Run(fmt.Sprintf("additional=%v", additional), func(t *testing.T) {
+			var log *sendLog
+			e, f := simExporterOn(t, net2sw, &sim.Options{AdditionalPortCounters: additional}, nil, nil, func(tr fabric.Transport) fabric.Transport {
+				log = &sendLog{Transport: tr}
+				return log
+			})
+			for name, v := range map[string]uint64{"SymbolErrorCounter": 17, "PortRcvErrors": 5, "LinkDownedCounter": 1} {
+				if err := f.SetCounter("Switch1", 3, name, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := e.Sweep(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.SetCounter("Switch1", 3, "LinkDownedCounter", 3); err != nil {
+				t.Fatal(err)
+			}
+			log.mu.Lock()
+			log.sent = nil
+			log.mu.Unlock()
+			s, err := e.Sweep(t.Context())
+			if err != nil || s.Errors != 0 || s.Discovered {
+				t.Fatalf("second sweep: %v, %d errors, discovered %v", err, s.Errors, s.Discovered)
+			}
+			log.mu.Lock()
+			asked := map[uint16]int{}
+			for _, v := range log.sent {
+				if v>>16 == uint32(mad.ClassPerf) {
+					asked[uint16(v)]++
+				}
+			}
+			log.mu.Unlock()
+			wantPC := len(s.Ports)
+			if additional {
+				wantPC = 0
+			}
+			if asked[perf.AttrPortCountersExtended] != len(s.Ports) || asked[perf.AttrPortCounters] != wantPC {
+				t.Errorf("%d linked switch ports asked for PortCountersExtended %d times, PortCounters %d; want %d and %d",
+					len(s.Ports), asked[perf.AttrPortCountersExtended], asked[perf.AttrPortCounters], len(s.Ports), wantPC)
+			}
+			mfs := gather(t, e)
+			sw1 := findGUID(t, s.Fabric, "Switch1")
+			for name, want := range map[string]float64{"symbol_error_total": 17, "receive_errors_total": 5, "link_downed_total": 3} {
+				got := -1.0
+				for _, m := range mfs["infiniband_switch_port_"+name].GetMetric() {
+					if l := labels(m); l["port"] == "3" && l["guid"] == fmt.Sprintf("0x%016x", sw1) {
+						got = value(m)
+					}
+				}
+				if got != want {
+					t.Errorf("%s of Switch1 port 3: %v, want %v", name, got, want)
+				}
+			}
+			if k := (PortKey{GUID: sw1, Port: 3}); e.flaps.m[k] != 2 {
+				t.Errorf("Switch1 port 3: %d flaps, want 2 (LinkDownedCounter 1 -> 3)", e.flaps.m[k])
+			}
+		})
+	}
 }
 
 // TestDiscoverySweepOverlaps: a sweep with a discovery reads each
