@@ -1,15 +1,22 @@
 // Package randtopo makes random but valid ibsim topologies from a seed,
 // for the differential tests that compare ibscript's tools with
 // infiniband-diags on fabrics nobody wrote by hand (tests/ibsimdiff's
-// TestRandomTopologies): switches joined in a tree with extra links
-// (rings, parallel links, chains), CAs of one to four ports cabled to
-// different switches or left with ports unlinked, routers, unused switch
-// ports, links of every width ibsim takes (1x, 2x, 4x, 8x, 12x) at SDR to
-// HDR with ends that enable more than the link runs at, node descriptions
-// with quotes, '#', doubled and trailing spaces, non-ASCII bytes, none at
-// all or past the 63 bytes ibsim keeps, switches with enhanced or base
-// port 0, chassis (shared system image GUIDs). The same seed always
-// gives the same text.
+// TestRandomTopologies): switches of 2 to 64 ports (now and then 128)
+// joined in a tree with extra links (rings, parallel links) or in a long
+// chain (LID-routed paths through up to 15 switches, ibsim's limit is
+// 16), CAs of one to four ports cabled to different switches or left
+// with ports unlinked, routers, unused switch ports, links of every width
+// ibsim takes (1x, 2x, 4x, 8x, 12x) at SDR to HDR with ends that enable
+// more than the link runs at, node descriptions with quotes, '#', tabs,
+// control and invalid UTF-8 bytes, doubled and trailing spaces,
+// keywords inside quotes, none at all, exactly the 63 bytes ibsim keeps
+// or past them, switches with enhanced or base port 0, chassis (shared
+// system image GUIDs); for some seeds an island no SM reaches (its
+// switches and CAs, a dual-rail CA's second port on it, a router between
+// the two parts), LIDs preset in the file (sparse: forwarding tables
+// with holes) and GUIDs at the edges (a last port GUID of
+// 0xffffffffffffffff, the high bit set, ports across it). The same seed
+// always gives the same text.
 //
 // What ibsim accepts (its net file parser): a node description follows
 // '#' on the node line, quoted (to the next '"', so no quote inside) or
@@ -42,8 +49,14 @@ type Fabric struct {
 	// Bare are the CAs whose port 1 is unlinked: a tool run there sits on
 	// a Down port (ibsim attaches to port 1), with no LID and no SM.
 	Bare []string
-	// Switches are the switches' ids.
+	// Switches are the switches' ids (the island's too).
 	Switches []string
+	// Ports is each node's number of ports, by id.
+	Ports map[string]int
+	// Island are the CAs of the island (a part no SM reaches: its
+	// switches, CAs, a dual-rail CA's second port, a router's second
+	// port) whose port 1 is cabled there: a tool run there has LID 0.
+	Island []string
 	// LMC is the LMC OpenSM is to give the CAs' ports (its --lmc): 0, 1
 	// or 2, so a CA port has 1, 2 or 4 LIDs.
 	LMC int
@@ -59,11 +72,13 @@ type port struct {
 }
 
 type node struct {
-	kind  string // "Switch", "Hca", "Rt"
-	id    string
-	desc  string // the text after '#' on the node line ("" for none)
-	pre   string // lines before the node line (sysimgguid=, vendid=)
-	ports []port // index 0 unused for CAs and routers
+	kind   string // "Switch", "Hca", "Rt"
+	id     string
+	desc   string // the text after '#' on the node line ("" for none)
+	pre    string // lines before the node line (sysimgguid=, vendid=)
+	ports  []port // index 0 unused for CAs and routers
+	island bool   // in the part no SM reaches
+	lids   []int  // LIDs the file presets: [0] a switch's, [p] a CA's port p (0 none)
 }
 
 func (n *node) free() []int {
@@ -78,7 +93,7 @@ func (n *node) free() []int {
 
 type gen struct {
 	r     *rand.Rand
-	links int // links OpenSM leaves in Init: routers', CAs' back to back
+	links int // links OpenSM leaves in Init: routers', CAs' back to back, the island's
 }
 
 // Generate returns the topology of seed.
@@ -98,14 +113,22 @@ func Generate(seed uint64) *Fabric {
 			}
 		}
 	}
-	for _, n := range sws {
-		n.desc = g.switchDesc(n)
+	var isl []*node
+	if r.IntN(3) == 0 {
+		isl = g.island(cas, &rts, sws)
 	}
-	for _, n := range append(append([]*node{}, cas...), rts...) {
-		n.desc = g.desc(n)
+	for _, n := range append(append(append(append([]*node{}, sws...), cas...), rts...), isl...) {
+		if n.kind == "Switch" {
+			n.desc = g.switchDesc(n)
+		} else {
+			n.desc = g.desc(n)
+		}
 	}
-	all := append(append(append([]*node{}, sws...), cas...), rts...)
+	all := append(append(append(append([]*node{}, sws...), cas...), rts...), isl...)
 	g.vendors(all)
+	if r.IntN(4) == 0 {
+		g.presetLIDs(all)
+	}
 	// OpenSM's node first: a CA or a switch; the rest shuffled.
 	var first *node
 	if r.IntN(2) == 0 || cas[0].ports[1].peer == nil {
@@ -120,29 +143,151 @@ func Generate(seed uint64) *Fabric {
 		}
 	}
 	r.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
-	f := write(seed, 2*g.links, append([]*node{first}, rest...))
+	var edges map[*node]uint64
+	if r.IntN(3) == 0 {
+		edges = g.edgeGUIDs(all)
+	}
+	f := write(seed, 2*g.links, append([]*node{first}, rest...), edges)
 	f.LMC = []int{0, 0, 1, 2}[r.IntN(4)]
 	return f
 }
 
-// switches are 3 to 8 switches of 4 to 36 ports in a tree (often a
-// chain: each switch on the one before it), then extra links: rings,
+// island is a part of the fabric no SM reaches: one or two switches and
+// a few CAs on them, and perhaps a CA of cas with a second port there
+// (dual rail: another subnet) and a router between the two parts. Every
+// link of it stays in Init.
+func (g *gen) island(cas []*node, rts *[]*node, sws []*node) []*node {
+	r := g.r
+	var isw, out []*node
+	for i := range 1 + r.IntN(2) {
+		n := &node{kind: "Switch", id: fmt.Sprintf("isw%d", i), ports: make([]port, []int{4, 5, 8, 12}[r.IntN(4)]+1), island: true}
+		isw = append(isw, n)
+		if i > 0 && g.link(n, isw[i-1]) {
+			g.links++
+		}
+	}
+	for i := range 1 + r.IntN(3) {
+		np := 1 + r.IntN(2)
+		ca := &node{kind: "Hca", id: fmt.Sprintf("ica%d", i), ports: make([]port, np+1), island: true}
+		out = append(out, ca)
+		for p := 1; p <= np; p++ {
+			if (p == 1 || r.IntN(2) == 0) && g.linkAny(ca, p, isw) {
+				g.links++
+			}
+		}
+	}
+	// Dual rail: a CA's last port on the island (never OpenSM's CA,
+	// cas[0], whose other ports OpenSM would not sweep).
+	for _, ca := range pick(g.r, cas[1:], 1+r.IntN(2)) {
+		if p := len(ca.ports) - 1; p > 1 && ca.ports[p].peer == nil && g.linkAny(ca, p, isw) {
+			g.links++
+		}
+	}
+	// A router between the two parts.
+	if r.IntN(2) == 0 {
+		rt := &node{kind: "Rt", id: fmt.Sprintf("rt%d", len(*rts)), ports: make([]port, 3)}
+		if g.linkAny(rt, 1, sws) {
+			g.links++
+		}
+		if g.linkAny(rt, 2, isw) {
+			g.links++
+		}
+		*rts = append(*rts, rt)
+	}
+	return append(isw, out...)
+}
+
+// presetLIDs gives some switches and CA ports of all LIDs in the file
+// (ibsim's " lid N" on a switch's node line, "# lid N" on a CA's port
+// line), spread up to 0x2fff and aligned for any LMC: OpenSM keeps them,
+// so the forwarding tables have holes between them.
+func (g *gen) presetLIDs(all []*node) {
+	r := g.r
+	used := map[int]bool{}
+	lid := func() int {
+		for {
+			if l := 4 * (1 + r.IntN(0x2fff/4)); !used[l] {
+				used[l] = true
+				return l
+			}
+		}
+	}
+	for _, n := range all {
+		if n.island || n.kind == "Rt" || r.IntN(2) == 0 {
+			continue
+		}
+		n.lids = make([]int, len(n.ports))
+		if n.kind == "Switch" {
+			n.lids[0] = lid()
+			continue
+		}
+		for p := 1; p < len(n.ports); p++ {
+			if pt := n.ports[p]; pt.peer != nil && !strings.Contains(pt.opts, "#") && r.IntN(3) > 0 {
+				n.lids[p] = lid()
+			}
+		}
+	}
+}
+
+// edgeGUIDs picks GUIDs at the edges for a few nodes of all: the last
+// GUID there is (a CA's last port's, a switch's), the high bit set, a
+// CA's ports across the high bit.
+func (g *gen) edgeGUIDs(all []*node) map[*node]uint64 {
+	r := g.r
+	out := map[*node]uint64{}
+	for i, n := range pick(r, all, 2+r.IntN(3)) {
+		np := uint64(len(n.ports) - 1)
+		if n.kind == "Switch" {
+			np = 0
+		}
+		switch i {
+		case 0:
+			out[n] = ^uint64(0) - np // the last port's GUID is 0xffffffffffffffff
+		case 1:
+			out[n] = 1<<63 | 0x1000
+		case 2:
+			out[n] = 1<<63 - 1 - np/2 // its ports on both sides of the high bit
+		default:
+			out[n] = 0xfedcba9876543210
+		}
+	}
+	return out
+}
+
+// switches are 3 to 8 switches of 2 to 64 ports (rarely 128) in a tree
+// (often a chain: each switch on the one before it), or, for one seed in
+// four, a chain of 10 to 15 (LID-routed MADs cross up to 17 links, ibsim
+// forwards them through 16 switches at most), then extra links: rings,
 // parallel links.
 func (g *gen) switches() []*node {
 	r := g.r
 	var sws []*node
-	for i := range 3 + r.IntN(6) {
-		sizes := []int{4, 5, 8, 12, 18, 24, 36}
-		sws = append(sws, &node{kind: "Switch", id: fmt.Sprintf("sw%d", i), ports: make([]port, sizes[r.IntN(len(sizes))]+1)})
+	n, chain := 3+r.IntN(6), r.IntN(4) == 0
+	if chain {
+		n = 10 + r.IntN(6)
+	}
+	for i := range n {
+		sizes := []int{2, 3, 4, 5, 7, 8, 12, 18, 24, 36, 36, 48, 64}
+		size := sizes[r.IntN(len(sizes))]
+		if r.IntN(40) == 0 {
+			size = 128 // a 64-port switch split in two
+		}
+		sws = append(sws, &node{kind: "Switch", id: fmt.Sprintf("sw%d", i), ports: make([]port, size+1)})
 	}
 	for i := 1; i < len(sws); i++ {
 		j := i - 1
-		if r.IntN(3) == 0 {
+		if !chain && r.IntN(3) == 0 {
 			j = r.IntN(i)
 		}
-		g.link(sws[i], sws[j])
+		// On the chosen switch, or the nearest before it with a port
+		// left: the tree holds every switch.
+		for ; j >= 0 && !g.link(sws[i], sws[j]); j-- {
+		}
+		if j < 0 {
+			panic(fmt.Sprintf("randtopo: no switch before %s has a free port", sws[i].id))
+		}
 	}
-	for range r.IntN(len(sws) + 1) {
+	for range r.IntN(len(sws)/2 + 2) {
 		a, b := sws[r.IntN(len(sws))], sws[r.IntN(len(sws))]
 		if a != b {
 			g.link(a, b)
@@ -213,32 +358,63 @@ func (g *gen) vendors(all []*node) {
 	}
 }
 
-// write is the topology of nodes, in that order.
-func write(seed uint64, initPorts int, nodes []*node) *Fabric {
-	f := &Fabric{Seed: seed, InitPorts: initPorts}
+// write is the topology of nodes, in that order; edges are the node
+// GUIDs some of them get from a switchguid=, caguid= or rtguid= line
+// before them, the count ibsim keeps set back after them.
+func write(seed uint64, initPorts int, nodes []*node, edges map[*node]uint64) *Fabric {
+	f := &Fabric{Seed: seed, InitPorts: initPorts, Ports: map[string]int{}}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Random topology from internal/randtopo, seed %d.\n# InitPorts: %d\n\n", seed, f.InitPorts)
+	// ibsim's GUID counts (new_node): a switch takes one GUID, a CA or
+	// router one and one a port.
+	next := map[string]uint64{"Switch": 0x200000, "Hca": 0x100000, "Rt": 0}
+	guidLine := map[string]string{"Switch": "switchguid", "Hca": "caguid", "Rt": "rtguid"}
 	for _, n := range nodes {
 		b.WriteString(n.pre)
+		f.Ports[n.id] = len(n.ports) - 1
+		take := uint64(len(n.ports))
+		if n.kind == "Switch" {
+			take = 1
+		}
+		guid, edge := edges[n]
+		if edge {
+			fmt.Fprintf(&b, "%s=%#x\n", guidLine[n.kind], guid)
+		}
 		fmt.Fprintf(&b, "%s\t%d \"%s\"", n.kind, len(n.ports)-1, n.id)
 		if n.desc != "" {
 			b.WriteString(" # " + n.desc)
 		}
+		if n.kind == "Switch" && n.lids != nil && n.lids[0] != 0 {
+			fmt.Fprintf(&b, " lid %d", n.lids[0])
+		}
 		b.WriteString("\n")
 		for i := 1; i < len(n.ports); i++ {
 			if p := n.ports[i]; p.peer != nil {
-				fmt.Fprintf(&b, "[%d]\t\"%s\"[%d]%s\n", i, p.peer.id, p.peerPort, p.opts)
+				fmt.Fprintf(&b, "[%d]\t\"%s\"[%d]%s", i, p.peer.id, p.peerPort, p.opts)
+				if n.kind == "Hca" && n.lids != nil && n.lids[i] != 0 {
+					fmt.Fprintf(&b, "\t# lid %d", n.lids[i])
+				}
+				b.WriteString("\n")
 			}
 		}
 		b.WriteString("\n")
-		switch n.kind {
-		case "Hca":
+		if edge {
+			fmt.Fprintf(&b, "%s=%#x\n", guidLine[n.kind], next[n.kind])
+		} else {
+			next[n.kind] += take
+		}
+		switch {
+		case n.kind == "Hca" && n.island:
+			if n.ports[1].peer != nil {
+				f.Island = append(f.Island, n.id)
+			}
+		case n.kind == "Hca":
 			if n.ports[1].peer != nil {
 				f.Hosts = append(f.Hosts, n.id)
 			} else {
 				f.Bare = append(f.Bare, n.id)
 			}
-		case "Switch":
+		case n.kind == "Switch":
 			f.Switches = append(f.Switches, n.id)
 		}
 	}
@@ -348,6 +524,12 @@ var descs = []string{
 	`%s's (paren) a.b`,
 	`MF0;%s:MQM8700/U1`,
 	`%s mlx5_0`,
+	"%s\ttab\there",
+	"%s \x01ctl\x7f\x1b[0m",
+	"%s bad\xff\xfeutf8\xc3",
+	`"%s quoted lid 7 lmc 1 # q"`,
+	`"%s"`,
+	`"%s   "`,
 }
 
 // desc is a CA's or router's description: one of descs, a number, a long
@@ -361,6 +543,10 @@ func (g *gen) desc(n *node) string {
 		return ""
 	case k == len(descs)+1:
 		return fmt.Sprintf("%d", 10+g.r.IntN(90))
+	case g.r.IntN(2) == 0:
+		// 63 bytes, all ibsim keeps: whole.
+		d := n.id + " sixty-three "
+		return d + strings.Repeat("x", 63-len(d))
 	default:
 		// 64 bytes, the most ibscript's parser takes: ibsim keeps 63,
 		// cutting the euro sign's last byte.
@@ -374,9 +560,11 @@ func (g *gen) desc(n *node) string {
 func (g *gen) switchDesc(n *node) string {
 	r := g.r
 	var d string
-	switch r.IntN(4) {
+	switch r.IntN(5) {
 	case 0:
 		d = ""
+	case 4:
+		d = n.id + " bare switch" // to " enhanced port " or " base port "
 	case 1:
 		d = fmt.Sprintf(`"%s # sw;%d"`, n.id, r.IntN(100))
 	case 2:

@@ -10,7 +10,8 @@ import (
 // TestGenerate: a seed always gives the same text; the text is a
 // topology ibscript's parser takes (ibsim's format), with every link
 // written at both ends, the hosts' port 1 cabled, OpenSM's node first and
-// cabled, and the routers' and CA-CA links counted in InitPorts.
+// cabled, and the links OpenSM leaves in Init (routers', CA-CA, the
+// island's) counted in InitPorts.
 func TestGenerate(t *testing.T) {
 	for seed := range uint64(200) {
 		f := Generate(seed)
@@ -25,26 +26,16 @@ func TestGenerate(t *testing.T) {
 			t.Fatalf("seed %d: %d hosts, %d switches, %d nodes", seed, len(f.Hosts), len(f.Switches), len(fab.Nodes))
 		}
 		byID := map[string]*topo.Node{}
-		initPorts := 0
 		for _, n := range fab.Nodes {
 			byID[n.ID] = n
-			for _, p := range n.Ports {
-				if p == nil || p.Remote == nil {
-					continue
-				}
-				if p.Remote.Remote != p {
-					t.Errorf("seed %d: %s[%d] -> %s[%d], not back", seed, n.ID, p.Num, p.Remote.Node.ID, p.Remote.Num)
-				}
-				switch {
-				case n.Type == topo.Router:
-					initPorts += 2 // both ends
-				case n.Type == topo.CA && p.Remote.Node.Type == topo.CA:
-					initPorts++ // this end; the other counts itself
-				}
-			}
 		}
-		if f.InitPorts != initPorts {
-			t.Errorf("seed %d: InitPorts %d, %d ends of router and CA-CA links", seed, f.InitPorts, initPorts)
+		if got := initEnds(fab); f.InitPorts != got {
+			t.Errorf("seed %d: InitPorts %d, %d ends of links OpenSM does not bring up", seed, f.InitPorts, got)
+		}
+		for _, id := range f.Island {
+			if n := byID[id]; n == nil || n.Type != topo.CA || n.Ports[1] == nil || n.Ports[1].Remote == nil {
+				t.Errorf("seed %d: island host %s has no cabled port 1", seed, id)
+			}
 		}
 		for _, h := range f.Hosts {
 			if n := byID[h]; n == nil || n.Type != topo.CA || len(n.Ports) < 2 || n.Ports[1] == nil || n.Ports[1].Remote == nil {
@@ -56,4 +47,43 @@ func TestGenerate(t *testing.T) {
 			t.Errorf("seed %d: OpenSM's node %s has no cabled port 1", seed, first.ID)
 		}
 	}
+}
+
+// initEnds is how many link ends of fab OpenSM leaves in Init: it sweeps
+// from the first node's port (port 0 of a switch, port 1 of a CA)
+// through switches, and brings up the links of the switches it reaches
+// (and its own port's) but none to or from a router.
+func initEnds(fab *topo.Fabric) int {
+	first := fab.Nodes[0]
+	seen := map[*topo.Node]bool{first: true}
+	queue := []*topo.Node{first}
+	if first.Type == topo.CA {
+		queue = []*topo.Node{first.Ports[1].Remote.Node}
+		seen[queue[0]] = true
+	}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, p := range n.Ports {
+			if p != nil && p.Remote != nil && p.Remote.Node.Type == topo.Switch && !seen[p.Remote.Node] {
+				seen[p.Remote.Node] = true
+				queue = append(queue, p.Remote.Node)
+			}
+		}
+	}
+	ends := 0
+	for _, n := range fab.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.Remote == nil {
+				continue
+			}
+			a, b := n, p.Remote.Node
+			up := a.Type != topo.Router && b.Type != topo.Router &&
+				(a.Type == topo.Switch && seen[a] || b.Type == topo.Switch && seen[b] || p == first.Ports[1] && first.Type == topo.CA)
+			if !up {
+				ends++
+			}
+		}
+	}
+	return ends
 }

@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/internal/randtopo"
 	"github.com/ibscript/ibscript/topo"
+	"github.com/ibscript/ibscript/topo/ibndcache"
 )
 
 // randSeedsEnv names the seeds TestRandomTopologies runs instead of its
@@ -42,13 +45,18 @@ func randSeeds(t *testing.T) []uint64 {
 }
 
 // TestRandomTopologies compares the tools on topologies internal/randtopo
-// makes from seeds (odd cabling, widths, speeds and descriptions nobody
-// wrote by hand), byte for byte and exit status, from one of their CAs:
-// ibnetdiscover and iblinkinfo's main forms, ibqueryerrors with error
-// counters set on random ports, the node lists, ibroute and dump_fts on
-// random switches, ibtracert between random LIDs, smpquery on random
-// targets by LID and directed route, perfquery, saquery, sminfo, ibaddr;
-// OpenSM runs with the LMC the seed gives (0, 1 or 2).
+// makes from seeds (odd cabling, widths, speeds, descriptions, GUIDs and
+// LIDs nobody wrote by hand, islands, long chains), byte for byte and
+// exit status, from one of their CAs: ibnetdiscover and iblinkinfo's
+// main forms, ibqueryerrors with error counters set on random ports, the
+// node lists, ibroute and dump_fts on random switches, ibtracert between
+// random LIDs, smpquery and smpdump on random targets by LID and directed
+// route, perfquery and its per-attribute groups (not on OpenSM's node),
+// saquery's single-record queries, sminfo, ibaddr; from a switch, from a
+// CA with no link and from a CA on the island; and through the caches
+// of ibnetdiscover --cache (--load-cache, --diff, ibcacheedit). OpenSM
+// runs with the LMC the seed gives (0, 1 or 2). A seed takes 20 to 40 s
+// on an idle 2-core machine.
 // `IBSCRIPT_RANDTOPO_SEEDS=3-20 go test ./tests/ibsimdiff -run
 // RandomTopologies` runs more seeds; a seed's topology is
 // `go run ./internal/randtopo/genrandtopo SEED`.
@@ -77,7 +85,7 @@ func TestRandomTopologies(t *testing.T) {
 			counters := []string{"SymbolErrorCounter=3", "PortRcvErrors=20", "PortXmitDiscards=7", "LinkDownedCounter=2", "PortXmitWait=1500"}
 			for range 3 {
 				n := f.Switches[r.IntN(len(f.Switches))]
-				c := fmt.Sprintf("%q[%d] PortCounters.%s", n, 1+r.IntN(4), counters[r.IntN(len(counters))])
+				c := fmt.Sprintf("%q[%d] PortCounters.%s", n, 1+r.IntN(min(4, f.Ports[n])), counters[r.IntN(len(counters))])
 				if out, err := s.Console(t.Context(), "PerformanceSet "+c); err != nil || !strings.Contains(out, "has been set") {
 					t.Logf("PerformanceSet %s: %q %v", c, out, err)
 				}
@@ -115,11 +123,14 @@ func TestRandomTopologies(t *testing.T) {
 			diffTool(t, s, sw, "ibnetdiscover", "-m", "-s")
 			diffTool(t, s, sw, "iblinkinfo", "-l")
 			diffTool(t, s, sw, "iblinkinfo", "-n", "2")
-			// From a CA whose port 1 is unlinked (Down, no LID).
-			for _, b := range f.Bare[:min(1, len(f.Bare))] {
+			// From a CA whose port 1 is unlinked (Down, no LID), and from
+			// one on the island (LinkUp, Init, no LID, no SM).
+			for _, b := range append(f.Bare[:min(1, len(f.Bare))], f.Island[:min(1, len(f.Island))]...) {
 				diffTool(t, s, b, "ibnetdiscover")
 				for _, c := range [][]string{{"iblinkinfo"}, {"ibqueryerrors"}, {"ibhosts"}, {"perfquery"}, {"sminfo"},
-					{"ibaddr"}, {"saquery"}, {"smpquery", "-D", "nodeinfo", "0"}, {"smpquery", "nodeinfo", "1"}, {"ibtracert", "1", "2"}, {"dump_fts"}} {
+					{"ibaddr"}, {"saquery"}, {"smpquery", "-D", "nodeinfo", "0"}, {"smpquery", "nodeinfo", "1"}, {"ibtracert", "1", "2"}, {"dump_fts"},
+					{"ibnetdiscover", "-p"}, {"iblinkinfo", "-l"}, {"ibswitches"}, {"smpquery", "-D", "portinfo", "0,1", "0"},
+					{"ibroute", "-D", "0,1"}, {"ibqueryerrors", "-D", "0,1"}, {"iblinkinfo", "-D", "0,1", "-n", "1"}} {
 					diffCommandLine(t, s, b, c)
 				}
 			}
@@ -134,10 +145,46 @@ func TestRandomTopologies(t *testing.T) {
 					diffFindNodesUsing(t, s, host, dir, fmt.Sprintf("0x%016x", sw.GUID), strconv.Itoa(1+r.IntN(sw.NumPorts)))
 				}
 			}
-			for _, c := range randCommands(r, d.Fabric, func(g uint64) string { p, _ := d.Path(g); return drArg(p) }) {
+			for _, c := range randCommands(r, d.Fabric, sess.Port().SMLID, func(g uint64) string { p, _ := d.Path(g); return drArg(p) }) {
 				diffCommandLine(t, s, host, c)
 			}
+			diffRandCaches(t, s, host)
 		})
+	}
+}
+
+// diffRandCaches compares, on the caches the C ibnetdiscover and
+// ibscript's write of the fabric from host, what ibnetdiscover,
+// iblinkinfo and ibqueryerrors print from them (--load-cache), --diff
+// against the live fabric, and ibcacheedit's edits of the C tool's.
+func diffRandCaches(t *testing.T, s *ibsimtest.Sim, host string) {
+	t.Helper()
+	dir := t.TempDir()
+	cCache, ourCache := filepath.Join(dir, "c.cache"), filepath.Join(dir, "ibscript.cache")
+	if r := cTool(t, s, host, "ibnetdiscover", "--cache", cCache); r.code != 0 {
+		t.Fatalf("ibnetdiscover --cache: status %d: %s", r.code, r.stderr)
+	}
+	if r := ibscriptTool(t, s, host, "ibnetdiscover", "--cache", ourCache); r.code != 0 {
+		t.Fatalf("ibscript ibnetdiscover --cache: status %d: %s", r.code, r.stderr)
+	}
+	for _, c := range []string{cCache, ourCache} {
+		for _, args := range [][]string{{"ibnetdiscover", "-p"}, {"ibnetdiscover", "-g"}, {"iblinkinfo", "-l"}, {"ibqueryerrors", "-r"}, {"ibnetdiscover", "--diff"}} {
+			if args[1] == "--diff" {
+				diffTool(t, s, host, args[0], "--diff", c)
+				continue
+			}
+			diffTool(t, s, host, args[0], append([]string{"--load-cache", c}, args[1:]...)...)
+		}
+	}
+	if _, err := exec.LookPath("ibcacheedit"); err != nil {
+		return
+	}
+	cf, err := ibndcache.Read(cCache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range cacheEdits(cf, cCache, dir) {
+		diffCacheEdit(t, dir, args)
 	}
 }
 
@@ -145,7 +192,7 @@ func TestRandomTopologies(t *testing.T) {
 // ibroute and dump_fts on switches, ibtracert between LIDs, smpquery by
 // LID and by directed route (dr gives a node's), perfquery, saquery,
 // sminfo, ibaddr.
-func randCommands(r *rand.Rand, f *topo.Fabric, dr func(guid uint64) string) [][]string {
+func randCommands(r *rand.Rand, f *topo.Fabric, smLID uint16, dr func(guid uint64) string) [][]string {
 	type target struct {
 		n    *topo.Node
 		lid  string
@@ -201,6 +248,33 @@ func randCommands(r *rand.Rand, f *topo.Fabric, dr func(guid uint64) string) [][
 			// docs/diag.md).
 			[]string{"ibportstate", ep.lid, ep.port}, []string{"ibportstate", "-D", dr(sw.n.GUID), sw.port},
 			[]string{"smpquery", "mlnxextportinfo", sw.lid, sw.port}, []string{"ibroute", "-M", "-D", dr(sw.n.GUID)})
+	}
+	// perfquery's per-attribute groups and the SA's single-record
+	// queries, on a switch and an endport that are not OpenSM's node.
+	notSM := func(ts []target) []target {
+		var out []target
+		for _, tg := range ts {
+			if !nodeHasLID(tg.n, smLID) {
+				out = append(out, tg)
+			}
+		}
+		return out
+	}
+	if sws, eps := notSM(sws), notSM(eps); len(sws) > 0 && len(eps) > 0 {
+		sw, ep := one(sws), one(eps)
+		for _, o := range []string{"-X", "-S", "-D", "-E", "-T", "-c", "--oprcvcounters", "--flowctlcounters", "--vloppackets",
+			"--vlopdata", "--vlxmitflowctlerrors", "--vlxmitcounters", "--swportvlcong", "--xmitcc", "--vlxmittimecc"} {
+			cmds = append(cmds, []string{"perfquery", o, sw.lid, sw.port})
+		}
+		for _, o := range []string{"-X", "-S", "-E", "--rcvcc", "--slrcvfecn", "--slrcvbecn"} {
+			cmds = append(cmds, []string{"perfquery", o, ep.lid, ep.port})
+		}
+		cmds = append(cmds, []string{"saquery", "-c"}, []string{"saquery", "SMIR"}, []string{"saquery", "-g"}, []string{"saquery", "IIR"},
+			[]string{"saquery", "PIR", ep.lid}, []string{"saquery", "GIR", ep.lid}, []string{"saquery", "SL2VL", ep.lid},
+			[]string{"saquery", "LR", ep.lid}, []string{"saquery", "LFTR", sw.lid + "/0"}, []string{"saquery", "PKTR", ep.lid},
+			[]string{"smpdump", "-D", dr(ep.n.GUID), "0x15"}, []string{"smpdump", sw.lid, "0x11"}, []string{"smpdump", "-s", sw.lid, "0x10"},
+			[]string{"ibroute", sw.lid, "1", "64"}, []string{"ibroute", "-a", sw.lid}, []string{"ibroute", "-n", sw.lid},
+			[]string{"smpquery", "PIE", sw.lid, sw.port}, []string{"smpquery", "GI", sw.lid})
 	}
 	for range 3 {
 		a, b := one(all), one(all)
