@@ -141,8 +141,8 @@ func TestPlanarizedFabric(t *testing.T) {
 // (fattree-2000, SDR; and the same at XDR) and on the planarized XDR one
 // of 4 planes each that tree (genfattree -preset 2000 -xdr -planes 4:
 // 2,240 nodes, 2,000 of them on each plane, which is what ibnetdiscover,
-// iblinkinfo and the exporter see from a plane port; discover and
-// topology walk all 4 planes, host.DiscoverPlanes). ns/node is per 2,000
+// iblinkinfo see from a plane port; discover,
+// topology and the exporter walk all 4 planes, host.DiscoverPlanes). ns/node is per 2,000
 // nodes in each.
 func BenchmarkFabric2000(b *testing.B) {
 	dir := b.TempDir()
