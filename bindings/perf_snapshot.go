@@ -9,7 +9,7 @@ import (
 // snapshotOpts are perf.snapshot's options: one exporter per set, kept
 // by the state, so that a second call's rates and flaps count from the
 // first's sweep.
-type snapshotOpts struct{ hca, details bool }
+type snapshotOpts struct{ hca, details, planes bool }
 
 // perfSnapshot sweeps the fabric's counters as ibscript exporter does and
 // returns its metric families (exporter.Exporter.Families) as tables:
@@ -18,13 +18,18 @@ type snapshotOpts struct{ hca, details bool }
 func perfSnapshot(e *Env, L *lua.LState) int {
 	var o snapshotOpts
 	if t := L.OptTable(1, nil); t != nil {
-		checkOptions(L, "perf.snapshot", t, map[string]bool{"hca": true, "details": true})
+		checkOptions(L, "perf.snapshot", t, map[string]bool{"hca": true, "details": true, "planes": true})
 		o.hca = optBool(L, "perf.snapshot", t, "hca")
 		o.details = optBool(L, "perf.snapshot", t, "details")
+		o.planes = optBool(L, "perf.snapshot", t, "planes")
 	}
 	exp := e.exporters[o]
 	if exp == nil {
-		exp = exporter.New(e.sess, &exporter.Options{Names: e.names, HCA: o.hca, Details: o.details, HCADetails: o.details && o.hca})
+		eo := &exporter.Options{Names: e.names, HCA: o.hca, Details: o.details, HCADetails: o.details && o.hca}
+		if o.planes {
+			eo.Fabric = e.fab // a planarized port: every plane, the series labelled
+		}
+		exp = exporter.New(e.sess, eo)
 		if e.exporters == nil {
 			e.exporters = map[snapshotOpts]*exporter.Exporter{}
 		}

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"testing"
 
+	lua "github.com/yuin/gopher-lua"
+
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/sim/simtest"
 )
@@ -72,13 +74,8 @@ func TestUMADPairs(t *testing.T) {
 // 4 planes of 4 switches), each host planarized with its ports on their
 // planes; without planes it finds the port's plane alone, as before.
 func TestDiscoverPlanes(t *testing.T) {
-	f := simtest.Load(t, "../tests/topologies/fattree-xdr-4planes.net", nil)
-	L, env, err := NewState(context.Background(), &Options{Session: simtest.PortSession(t, f, "h000-01", 2, nil), Fabric: f, Stdout: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { env.Close(); L.Close() }()
-	err = DoString(L, `
+	L := planesState(t)
+	err := DoString(L, `
 		local one = fabric.discover()
 		assert(#one.nodes == 12, #one.nodes)
 		for _, n in ipairs(one.nodes) do assert(not n.planarized, n.desc) end
@@ -104,6 +101,41 @@ func TestDiscoverPlanes(t *testing.T) {
 		assert(planes[1] and planes[2] and planes[3] and planes[4])
 		local ok, err = pcall(fabric.discover, {planes = 1})
 		assert(not ok and err:match("planes must be a boolean"), err)
+	`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// planesState is a Lua state on h000-01's plane-2 port of the bundled
+// planarized XDR fat tree (4 planes; docs/planes.md), given the
+// simulator as its fabric, closed when the test ends.
+func planesState(t *testing.T) *lua.LState {
+	t.Helper()
+	f := simtest.Load(t, "../tests/topologies/fattree-xdr-4planes.net", nil)
+	L, env, err := NewState(context.Background(), &Options{Session: simtest.PortSession(t, f, "h000-01", 2, nil), Fabric: f, Stdout: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Close(); L.Close() })
+	return L
+}
+
+// TestPerfSnapshotPlanes: perf.snapshot{planes = true} on a planarized
+// port sweeps every plane as ibscript exporter does: 64 switch ports, 16
+// on each plane, each series with its plane label (the last label), the
+// switch's; without it, plane 2's 16 ports and no plane label.
+func TestPerfSnapshotPlanes(t *testing.T) {
+	err := DoString(planesState(t), `
+		local one = perf.snapshot().infiniband_switch_port_transmit_data_bytes_total
+		assert(#one.series == 16 and #one.labels == 2, #one.series)
+		local f = perf.snapshot{planes = true}.infiniband_switch_port_transmit_data_bytes_total
+		assert(#f.series == 64 and f.labels[3] == "plane", #f.series)
+		local by = {}
+		for _, sr in ipairs(f.series) do
+			by[sr.labels.plane] = (by[sr.labels.plane] or 0) + 1
+		end
+		for p = 1, 4 do assert(by[tostring(p)] == 16, p) end
 	`)
 	if err != nil {
 		t.Fatal(err)
