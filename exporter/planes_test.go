@@ -44,9 +44,15 @@ func wantPlane(n *topo.Node, num int) string {
 // per plane; each cable once with its plane; speed XDR and 100 GB/s on
 // every port. Counters move per plane: a symbol error count planted on
 // h001-02's plane-3 port is served on that port alone, and the
-// background load moves every plane's data counters.
+// background load moves every plane's data counters. Against the file
+// (Options.Reference) no node or link is missing (one plane's sweep
+// missed three planes).
 func TestPlanesSeries(t *testing.T) {
-	e, f := planesExporter(t, Options{HCA: true})
+	ref, err := topo.ParseFile(planesNet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, f := planesExporter(t, Options{HCA: true, Reference: ref})
 	if !e.Planes() {
 		t.Fatal("Planes() false on a planarized port with the fabric given")
 	}
@@ -62,6 +68,9 @@ func TestPlanesSeries(t *testing.T) {
 	}
 	if s1.Errors != 0 || len(s1.Switches) != 16 || len(s1.HCAs) != 8 || len(s1.Ports) != 96 {
 		t.Fatalf("sweep: %d errors, %d switches, %d HCAs, %d ports; want 0, 16, 8, 96", s1.Errors, len(s1.Switches), len(s1.HCAs), len(s1.Ports))
+	}
+	if s1.Topology != (TopologyDiff{}) {
+		t.Errorf("against the file: %+v, want every node and link found", s1.Topology)
 	}
 	mfs := gather(t, e) // pedantic: no series twice, one label set per name
 	for name, mf := range mfs {
