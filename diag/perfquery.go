@@ -67,7 +67,9 @@ type PerfBlock struct {
 }
 
 // ParsePerfPorts reads perfquery's port(s) argument: "3", "1,4,8" or
-// "1-10" (each number as strtoul(s, NULL, 0) reads it).
+// "1-10" (each number as strtoul(s, NULL, 0) reads it). perfquery keeps
+// them in an array of MaxPerfPorts, which a longer list or range
+// overruns (undefined behaviour in C); ibscript refuses one, naming it.
 func ParsePerfPorts(s string) ([]int, error) {
 	switch {
 	case strings.Contains(s, ","):
@@ -77,12 +79,18 @@ func ParsePerfPorts(s string) ([]int, error) {
 				out = append(out, ParsePortArg(p))
 			}
 		}
+		if len(out) > MaxPerfPorts {
+			return nil, &ToolError{Msg: fmt.Sprintf("port list %q: %d ports, more than perfquery's %d", s, len(out), MaxPerfPorts)}
+		}
 		return out, nil
 	case strings.Contains(s, "-"):
 		lo, hi, _ := strings.Cut(s, "-")
 		a, b := ParsePortArg(lo), ParsePortArg(hi)
 		if a >= b {
 			return nil, &ToolError{Msg: "max port must be greater than min port in range"}
+		}
+		if d := uint64(b) - uint64(a); d >= MaxPerfPorts { // b-a, exact in uint64 as a < b
+			return nil, &ToolError{Msg: fmt.Sprintf("port range %q: more than perfquery's %d ports", s, MaxPerfPorts)}
 		}
 		var out []int
 		for p := a; p <= b; p++ {
@@ -92,6 +100,10 @@ func ParsePerfPorts(s string) ([]int, error) {
 	}
 	return []int{ParsePortArg(s)}, nil
 }
+
+// MaxPerfPorts is how many ports perfquery's port list holds (its
+// MAX_PORTS).
+const MaxPerfPorts = 255
 
 // ParseMask reads the reset_mask argument as strtoull(s, NULL, 0).
 func ParseMask(s string) uint64 {
