@@ -11,15 +11,19 @@ import (
 	"github.com/ibscript/ibscript/engine"
 )
 
+// targetSeeds are the texts FuzzParseTarget starts from: each form, its
+// limits, and what is not one.
+var targetSeeds = []string{"lid:5", "lid:0x5", "5", "0x5", "0xbfff", "0xc000", "0", "-1", "lid:", "dr:0,1,3", "dr:0", "dr:",
+	"dr:0,,1", "dr:0,256", "guid:0x0002c90300001234", "guid:0", "gid:fd00::2", "gid:10.0.0.1", "gid:zz",
+	"lid:6+dr:0,12", "lid:6+dr:", "+dr:0", "lid:99999999999999999999", "\xff\xfe", "", " lid:5"}
+
 // FuzzParseTarget: every text ParseTarget reads gives a target whose
 // String reads back to the same target, and every text it refuses
 // gives an error wrapping ErrBadTarget that quotes the input; it never
 // panics.
 func FuzzParseTarget(f *testing.F) {
-	for _, s := range []string{"lid:5", "lid:0x5", "5", "0x5", "0xbfff", "0xc000", "0", "-1", "lid:", "dr:0,1,3", "dr:0", "dr:",
-		"dr:0,,1", "dr:0,256", "guid:0x0002c90300001234", "guid:0", "gid:fd00::2", "gid:10.0.0.1", "gid:zz",
-		"lid:6+dr:0,12", "lid:6+dr:", "+dr:0", "lid:99999999999999999999", "\xff\xfe", "", " lid:5"} {
-		f.Add(s)
+	for _, seed := range targetSeeds {
+		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		tg, err := engine.ParseTarget(s)
