@@ -1,18 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/ibscript/ibscript/internal/fattree"
 	"github.com/ibscript/ibscript/internal/jsonschema"
 )
 
@@ -132,67 +127,4 @@ func TestPlanarizedFabric(t *testing.T) {
 	if out := run("perfquery", "--fabric", fab, "-a", m[1]); !strings.Contains(out, "PortSelect:......................255\n") {
 		t.Errorf("perfquery -a %s:\n%s", m[1], out)
 	}
-}
-
-// BenchmarkFabric2000 times what a site runs on a fabric, in process as
-// the commands run (each loads the simulator from the file): discover,
-// validate.lua, topology --format json, the exporter's one sweep, and
-// ibnetdiscover, iblinkinfo and perfquery, on today's 2,000-node fat tree
-// (fattree-2000, SDR; and the same at XDR) and on the planarized XDR one
-// of 4 planes each that tree (genfattree -preset 2000 -xdr -planes 4:
-// 2,240 nodes, 2,000 of them on each plane, which is what ibnetdiscover,
-// iblinkinfo see from a plane port; discover,
-// topology and the exporter walk all 4 planes, host.DiscoverPlanes). ns/node is per 2,000
-// nodes in each.
-func BenchmarkFabric2000(b *testing.B) {
-	dir := b.TempDir()
-	fabrics := []struct {
-		name string
-		spec fattree.Spec
-		args []string
-	}{
-		{"fattree-2000", fattree.Nodes2000, nil},
-		{"fattree-xdr-2000", fattree.Spec{Leaves: 64, Spines: 16, Hosts: 30, LinksPerSpine: 1, XDR: true}, []string{"--arg", "speed=XDR"}},
-		{"planes-xdr-2000x4", fattree.Spec{Leaves: 64, Spines: 16, Hosts: 30, LinksPerSpine: 1, XDR: true, Planes: 4}, []string{"--arg", "speed=XDR"}},
-	}
-	for _, fb := range fabrics {
-		path := filepath.Join(dir, fb.name+".net")
-		if err := fb.spec.WriteFile(path); err != nil {
-			b.Fatal(err)
-		}
-		fab := "sim:" + path
-		cmds := [][]string{
-			{"discover", "--fabric", fab},
-			append([]string{"run", "--fabric", fab, "../../scripts/validate.lua"}, fb.args...),
-			{"topology", "--fabric", fab, "--format", "json"},
-			{"exporter", "--fabric", fab, "--once", "--output", filepath.Join(dir, "metrics")},
-			{"ibnetdiscover", "--fabric", fab},
-			{"iblinkinfo", "--fabric", fab},
-			{"perfquery", "--fabric", fab, "-a"},
-		}
-		b.Run(fb.name, func(b *testing.B) {
-			cpu0 := processCPU()
-			for b.Loop() {
-				for _, c := range cmds {
-					var out, errOut bytes.Buffer
-					if code := run(append([]string{"--quiet"}, c...), strings.NewReader(""), &out, &errOut); code != 0 {
-						b.Fatalf("%s: exit %d: %s", c, code, errOut.String())
-					}
-					if c[0] == "run" && !strings.Contains(out.String(), " passed, 0 failed") {
-						b.Fatalf("validate.lua on %s:\n%s", fb.name, out.String())
-					}
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2000, "ns/node")
-			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N)/2000, "cpu-ns/node")
-		})
-	}
-}
-
-// processCPU is the process's user plus system CPU time so far (the
-// machine's other load changes it less than the wall clock).
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru) // zero on error
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
