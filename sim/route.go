@@ -17,32 +17,35 @@ func (f *Fabric) configure() {
 	eps, switches := f.reach()
 	byGUID := sortedByLEGUID(eps) // assignLIDs' and routingOrder's order
 	lids := f.assignLIDs(eps, byGUID)
-	inSubnet := make(map[*node]bool, len(switches)+len(eps))
+	inSubnet := make([]bool, len(f.nodes)) // by node.idx
 	for _, s := range switches {
-		inSubnet[s] = true
+		inSubnet[s.idx] = true
 	}
 	for _, e := range eps {
-		inSubnet[e.node] = true
+		inSubnet[e.node.idx] = true
 	}
 	// The fields are written into PortInfo directly and the port's
-	// mirrored fields synced once (put syncs after every field: a fifth
-	// of a planarized 2,000-node tree's configure).
+	// mirrored fields set to what was written (put syncs after every
+	// field: a fifth of a planarized 2,000-node tree's configure; sync
+	// reading them back, a twentieth).
 	for _, n := range f.nodes {
-		nodeIn := inSubnet[n]
+		nodeIn := inSubnet[n.idx]
 		for _, p := range n.ports {
 			if p == nil {
 				continue
 			}
 			pi := p.pi[:]
-			l, isEP := lids[p]
+			l := lids[p.idx]
 			piLID.Put(pi, uint64(l.lid))
 			piLMC.Put(pi, uint64(l.lmc))
-			if isEP && l.lid != 0 {
+			if l.ep && l.lid != 0 {
 				piGIDPrefix.Put(pi, gidPrefix)
 				piMasterSMLID.Put(pi, uint64(f.smLID))
 			}
-			if nodeIn && p.remote != nil && inSubnet[p.remote.node] {
+			p.lid, p.lmc = l.lid, l.lmc // the LMC is at most 7, its field's 3 bits
+			if nodeIn && p.remote != nil && inSubnet[p.remote.node.idx] {
 				piPortState.Put(pi, uint64(smp.PortStateActive))
+				p.state = smp.PortStateActive
 				// OpenSM's link manager: the leaf HOQ lifetime on
 				// router ports and on switch ports facing a CA or
 				// router, the other one between switches.
@@ -56,7 +59,6 @@ func (f *Fabric) configure() {
 			if p == f.smPort {
 				piCapabilityMask.Put(pi, piCapabilityMask.Get(pi)|uint64(smp.CapIsSM))
 			}
-			p.sync()
 		}
 	}
 	top := f.routeSwitches(switches, eps, byGUID)
@@ -85,28 +87,20 @@ func (f *Fabric) reachBy(live bool) (eps []*port, switches []*node) {
 		}
 		return r
 	}
-	nports := 0 // at most this many endports: switch port 0s and CA ports
-	for _, n := range f.nodes {
-		if n.typ == typeSwitch {
-			nports++
-		} else {
-			nports += n.numPorts
-		}
-	}
-	// Sized once: growing them was a twentieth of a planarized 2,000-node
-	// tree's load.
-	seen := make(map[*node]bool, len(f.nodes))
-	seenPort := make(map[*port]bool, nports)
+	// By node.idx and port.idx (maps were a tenth of a planarized
+	// 2,000-node tree's configure).
+	seen := make([]bool, len(f.nodes))
+	seenPort := make([]bool, f.nports)
 	addEP := func(p *port) {
-		if !seenPort[p] {
-			seenPort[p] = true
+		if !seenPort[p.idx] {
+			seenPort[p.idx] = true
 			eps = append(eps, p)
 		}
 	}
 	var queue []*node
 	visit := func(n *node) {
-		if !seen[n] {
-			seen[n] = true
+		if !seen[n.idx] {
+			seen[n.idx] = true
 			queue = append(queue, n)
 			switches = append(switches, n)
 		}
@@ -161,9 +155,10 @@ func (f *Fabric) reachBy(live bool) (eps []*port, switches []*node) {
 // GUIDs that way), each taking the lowest free LID range. LIDs preset by
 // the topology file are kept where they are valid and unique.
 //
-// byGUID is eps sorted by sortedByLEGUID.
-func (f *Fabric) assignLIDs(eps, byGUID []*port) map[*port]lidRange {
-	lids := make(map[*port]lidRange, len(eps))
+// It returns the LIDs by port.idx, ep set on the endports'. byGUID is
+// eps sorted by sortedByLEGUID.
+func (f *Fabric) assignLIDs(eps, byGUID []*port) []lidRange {
+	lids := make([]lidRange, f.nports)
 	if len(eps) == 0 {
 		return lids
 	}
@@ -226,9 +221,10 @@ func (f *Fabric) assignLIDs(eps, byGUID []*port) map[*port]lidRange {
 				}
 			}
 		}
-		lids[p] = w
+		w.ep = true
+		lids[p.idx] = w
 	}
-	f.smLID = lids[f.smPort].lid
+	f.smLID = lids[f.smPort.idx].lid
 	return lids
 }
 
@@ -258,10 +254,11 @@ func sortedByLEGUID(ps []*port) []*port {
 	return out
 }
 
-// lidRange is a base LID and LMC.
+// lidRange is a base LID and LMC; ep marks an endport's (assignLIDs).
 type lidRange struct {
 	lid uint16
 	lmc uint8
+	ep  bool
 }
 
 // routeSwitches fills the linear forwarding tables of the reachable

@@ -75,7 +75,8 @@ type Options struct {
 // safe for concurrent use; see the package doc for its lock.
 type Fabric struct {
 	log    *slog.Logger
-	nodes  []*node
+	nodes  []*node // node.idx is the index here
+	nports int     // ports in all (port.idx is below it)
 	byID   map[string]*node
 	byDesc map[string]*node
 	smPort *port  // the SM's port (or, bare, the default port of Open)
@@ -226,6 +227,7 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 		if n.desc == "" {
 			n.desc = n.id
 		}
+		n.idx = int32(i)
 		f.byID[n.id] = n
 		if _, dup := f.byDesc[n.desc]; !dup {
 			f.byDesc[n.desc] = n
@@ -248,20 +250,26 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 			if tp == nil || tp.Num != num || tp.Node != tn {
 				return fmt.Errorf("sim: node %q: port %d missing or inconsistent", n.id, num)
 			}
-			slab = append(slab, port{node: n, num: num, guid: tp.GUID, ipoib: slices.Clone(tp.IPoIB), plane: tp.Plane})
+			slab = append(slab, port{node: n, num: num, guid: tp.GUID, ipoib: slices.Clone(tp.IPoIB), plane: tp.Plane, idx: int32(len(slab))})
 			n.ports[num] = &slab[len(slab)-1]
 		}
 	}
+	f.nports = len(slab)
 	// Cables, and each port's ibsim start-up PortInfo.
-	anyCabled := make(map[*node]bool)
 	type piKey struct {
 		typ           uint8
 		port0, cabled bool
 		en, act       linkMasks
 	}
 	tmpl := make(map[piKey][64]byte)
+	var last struct { // the last template used: most ports are like the one before
+		key piKey
+		pi  [64]byte
+		ok  bool
+	}
 	for i, tn := range t.Nodes {
 		n := f.nodes[i]
+		anyCabled := false
 		for num, p := range n.ports {
 			if p == nil {
 				continue
@@ -282,19 +290,22 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 					return fmt.Errorf("sim: cable %s - %q port %d: no common link width or speed", p, r.Node.ID, r.Num)
 				}
 				p.remote = rn.ports[r.Num]
-				anyCabled[n] = true
+				anyCabled = true
 			}
 			p.extEn = en.ext
 			// Ports alike share one encoded PortInfo; LocalPortNum and
 			// LID differ.
 			key := piKey{typ: n.typ, port0: num == 0, cabled: p.remote != nil, en: en, act: act}
-			b, ok := tmpl[key]
-			if !ok {
-				pi := defaultPortInfo(n, min(num, 1), key.cabled, en, act)
-				_, _ = pi.AppendBinary(b[:0])
-				tmpl[key] = b
+			if !last.ok || last.key != key {
+				b, ok := tmpl[key]
+				if !ok {
+					pi := defaultPortInfo(n, min(num, 1), key.cabled, en, act)
+					_, _ = pi.AppendBinary(b[:0])
+					tmpl[key] = b
+				}
+				last.key, last.pi, last.ok = key, b, true
 			}
-			p.pi = b
+			p.pi = last.pi
 			f.announceExtras(p)
 			if n.typ != typeSwitch {
 				piLocalPortNum.Put(p.pi[:], uint64(num))
@@ -305,7 +316,7 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 			}
 			p.sync() // once for the fields above
 		}
-		f.initNode(n, tn, anyCabled[n])
+		f.initNode(n, tn, anyCabled)
 	}
 	return nil
 }

@@ -79,6 +79,7 @@ type node struct {
 	nd       [64]byte // NodeDescription
 	sw       *swState // switches only
 	swIdx    int32    // index among the routed switches while routing; -1 otherwise
+	idx      int32    // index in Fabric.nodes
 	// planarized marks a planarized CA (planes.go): its ports are its
 	// planes and share one set of attachments.
 	planarized bool
@@ -122,6 +123,7 @@ type port struct {
 	att    *attachments // transports open on this port; nil when none
 	ipoib  []netip.Addr // the port's IPoIB addresses (SetIPoIB)
 	plane  uint8        // the port's plane (topo.Port.Plane), 0 for none
+	idx    int32        // the port's index among the fabric's (Fabric.nports), for slices by port
 	// accrued is how far into the background load (Traffic) pc holds
 	// what the load moved.
 	accrued time.Duration
