@@ -105,12 +105,20 @@ func (f Field) Put(b []byte, v uint64) {
 			return
 		}
 	}
-	if hi, lo, ok := f.split(); ok {
+	first, last := f.Bit/8, (f.Bit+f.Width-1)/8
+	if first == last && f.Width < 8 {
+		// Within one byte (a state, a flag): most of PortInfo's fields.
+		shift := uint(8 - f.Bit%8 - f.Width)
+		m := byte(1<<uint(f.Width)-1) << shift
+		b[first] = b[first]&^m | byte(v)<<shift&m
+		return
+	}
+	if last-first >= 8 {
+		hi, lo, _ := f.split()
 		hi.Put(b, v>>uint(lo.Width))
 		lo.Put(b, v)
 		return
 	}
-	first, last := f.Bit/8, (f.Bit+f.Width-1)/8
 	shift := uint(8*(last+1) - (f.Bit + f.Width))
 	m := f.mask() << shift
 	v = (v << shift) & m

@@ -203,8 +203,9 @@ func TestFieldGetEveryPlacement(t *testing.T) {
 				t.Fatalf("Field{Bit: %d, Width: %d}.Put of its own value changed the buffer", off, width)
 			}
 			// Another value changes the field's bits and no others.
+			// The bits above its width are dropped.
 			nv := ^want & f.Max()
-			f.Put(c, nv)
+			f.Put(c, nv|^f.Max())
 			if got := f.Get(c); got != nv {
 				t.Fatalf("Field{Bit: %d, Width: %d}: Put(%#x) then Get = %#x", off, width, nv, got)
 			}
