@@ -178,10 +178,11 @@ func (f *Fabric) ledInfo(n *node, in *port, mod uint32, set bool, d []byte) uint
 
 // announceExtras sets the PortInfo capability bits of the attributes
 // above on a CA port or switch port 0 (not under Options.IbsimStrict).
-func (f *Fabric) announceExtras(p *port) {
-	if f.strict || (p.node.typ == typeSwitch && p.num != 0) {
+// pi is its PortInfo (build's template for the port).
+func (f *Fabric) announceExtras(pi []byte, typ uint8, num int) {
+	if f.strict || (typ == typeSwitch && num != 0) {
 		return
 	}
-	p.put(piCapabilityMask, p.get(piCapabilityMask)|uint64(smp.CapIsLEDInfoSupported))
-	p.put(piCapabilityMask2, p.get(piCapabilityMask2)|uint64(smp.Cap2IsPortInfoExtendedSupported))
+	piCapabilityMask.Put(pi, piCapabilityMask.Get(pi)|uint64(smp.CapIsLEDInfoSupported))
+	piCapabilityMask2.Put(pi, piCapabilityMask2.Get(pi)|uint64(smp.Cap2IsPortInfoExtendedSupported))
 }

@@ -301,12 +301,12 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 				if !ok {
 					pi := defaultPortInfo(n, min(num, 1), key.cabled, en, act)
 					_, _ = pi.AppendBinary(b[:0])
+					f.announceExtras(b[:], n.typ, num) // port0 in the key
 					tmpl[key] = b
 				}
 				last.key, last.pi, last.ok = key, b, true
 			}
 			p.pi = last.pi
-			f.announceExtras(p)
 			if n.typ != typeSwitch {
 				piLocalPortNum.Put(p.pi[:], uint64(num))
 			}
