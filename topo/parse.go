@@ -984,6 +984,9 @@ func parseDecimal(s string) (int, error) {
 // port line (outside quoted text). Other name=value words are ignored, as
 // by ibsim.
 func portOptions(lr *lineReader, rest string, pt *Port) error {
+	if strings.IndexByte(rest, '=') < 0 {
+		return nil // no option (most lines: a twentieth of a planarized tree's load went to looking)
+	}
 	for w := range words(rest) {
 		if len(w) < 2 || w[1] != '=' {
 			continue
