@@ -270,11 +270,12 @@ type lidRange struct {
 // to the lowest port; the switch's own LIDs go to port 0. The tables are
 // then OpenSM's entry for entry (tests/ibsimdiff).
 //
-// What the tables are computed from (the distances, the LIDs' switches,
-// each switch's links) is taken now; the tables of an island of switches
-// (a planarized fabric has one per plane) are filled when one of them is
-// first read or written (swState.table), so a command that uses one
-// plane routes that plane alone. The tables are the same whenever that is.
+// What the tables are computed from (the links between switches, the
+// LIDs' switches) is taken now; the distances within an island of
+// switches (a planarized fabric has one per plane) and its tables are
+// computed when one of its tables is first read or written
+// (swState.table), so a command that uses one plane routes that plane
+// alone. The tables are the same whenever that is.
 // It returns the tables' top, the highest LID. byGUID is eps sorted by
 // sortedByLEGUID.
 func (f *Fabric) routeSwitches(switches []*node, eps, byGUID []*port) (top int) {
@@ -288,10 +289,11 @@ func (f *Fabric) routeSwitches(switches []*node, eps, byGUID []*port) (top int) 
 	for i, s := range switches {
 		s.swIdx = int32(i)
 	}
-	rc := &routeContext{f: f, switches: switches, dist: switchDistances(switches), linkStart: make([]int32, ns+1)}
+	rc := &routeContext{f: f, switches: switches, adj: switchLinks(switches), linkStart: make([]int32, ns+1)}
+	island := islandsOf(rc.adj)
 	var maxLID int
 	rc.dests, maxLID = lidDests(eps)
-	rc.orderOf = islandOrders(rc.dist, ns, rc.dests, routingOrder(switches, eps, byGUID))
+	rc.orderOf = islandOrders(island, rc.dests, routingOrder(switches, eps, byGUID))
 	rc.hasCA = make([]bool, ns)
 	for _, d := range rc.dests {
 		if d.sw >= 0 && d.port >= 0 {
@@ -308,7 +310,7 @@ func (f *Fabric) routeSwitches(switches []*node, eps, byGUID []*port) (top int) 
 			}
 		}
 		rc.linkStart[si+1] = int32(len(rc.links))
-		id := slices.IndexFunc(rc.dist[si*ns:(si+1)*ns], func(h uint16) bool { return h != noHops })
+		id := int(island[si])
 		r := islands[id]
 		if r == nil {
 			r = &islandRoute{rc: rc}
@@ -331,8 +333,8 @@ type uplink struct {
 type routeContext struct {
 	f         *Fabric
 	switches  []*node
-	dist      []uint16 // switchDistances
-	dests     []dest   // lidDests
+	adj       [][]int32 // switchLinks
+	dests     []dest    // lidDests
 	orderOf   func(si int) []int32
 	hasCA     []bool   // per switch: a CA hangs off it
 	links     []uplink // per switch si: links[linkStart[si]:linkStart[si+1]]
@@ -344,18 +346,32 @@ type routeContext struct {
 // filled.
 type islandRoute struct {
 	rc      *routeContext
-	members []int32 // switch indices
+	members []int32 // switch indices, ascending
 }
 
 // run fills the island's tables. f.mu is held.
 func (r *islandRoute) run() {
 	rc := r.rc
-	switches, dist := rc.switches, rc.dist
-	ns := len(switches)
+	switches := rc.switches
+	ns, nm := len(switches), len(r.members)
 	const inf = noHops
+	// The island's switches reach each other and no other (configure
+	// makes both ends of a cable Active or neither): distances between
+	// members, by their position in members, are all a table needs.
+	local := make([]int32, ns) // a member's position in members, -1 for others
+	for t := range local {
+		local[t] = -1
+	}
+	for j, m := range r.members {
+		local[m] = int32(j)
+	}
+	dist := switchDistances(rc.adj, r.members, local)
 	candStart := make([]int32, ns+1)
 	var cands []uint8
-	best := make([]uint16, ns)
+	best := make([]uint16, ns) // by switch index; inf outside the island
+	for t := range best {
+		best[t] = inf
+	}
 	rr := &roundRobin{}
 	for _, si32 := range r.members {
 		si := int(si32)
@@ -366,12 +382,13 @@ func (r *islandRoute) run() {
 			s.sw.lft[i] = smp.DropPort
 		}
 		links := rc.links[rc.linkStart[si]:rc.linkStart[si+1]]
-		for t := range best {
+		for _, t := range r.members {
 			best[t] = inf
 		}
 		for _, l := range links {
-			for t, h := range dist[l.rsw*ns : (l.rsw+1)*ns] {
-				if h != inf && h+1 < best[t] {
+			row := dist[int(local[l.rsw])*nm : int(local[l.rsw]+1)*nm]
+			for j, h := range row {
+				if t := r.members[j]; h != inf && h+1 < best[t] {
 					best[t] = h + 1
 				}
 			}
@@ -383,7 +400,7 @@ func (r *islandRoute) run() {
 				continue
 			}
 			for _, l := range links {
-				if dist[l.rsw*ns+t]+1 == best[t] {
+				if dist[int(local[l.rsw])*nm+int(local[t])]+1 == best[t] {
 					cands = append(cands, l.port)
 				}
 			}
@@ -402,12 +419,11 @@ func (r *islandRoute) run() {
 // on its island (the switches it reaches; a planarized fabric has one per
 // plane), as the others have no egress port and are skipped anyway. With
 // one island that is order itself.
-func islandOrders(dist []uint16, ns int, dests []dest, order []int32) func(si int) []int32 {
-	island := make([]int32, ns) // the lowest switch index a switch reaches
+// island is islandsOf's.
+func islandOrders(island []int32, dests []dest, order []int32) func(si int) []int32 {
 	one := true
-	for si := range ns {
-		island[si] = int32(slices.IndexFunc(dist[si*ns:(si+1)*ns], func(h uint16) bool { return h != noHops }))
-		one = one && island[si] == 0
+	for _, id := range island {
+		one = one && id == 0
 	}
 	if one {
 		return func(int) []int32 { return order }
@@ -432,17 +448,10 @@ func islandOrders(dist []uint16, ns int, dests []dest, order []int32) func(si in
 // noHops is the distance between switches that do not reach each other.
 const noHops = ^uint16(0)
 
-// switchDistances returns the hop counts between the switches (by swIdx),
-// over active switch-to-switch links: row src of the ns×ns matrix is a
-// breadth-first search from switch src.
-func switchDistances(switches []*node) []uint16 {
-	ns := len(switches)
-	dist := make([]uint16, ns*ns)
-	for i := range dist {
-		dist[i] = noHops
-	}
-	queue := make([]int, 0, ns)
-	adj := make([][]int32, ns) // neighbour switches over active links
+// switchLinks returns each switch's neighbour switches (by swIdx) over
+// its active links, in port order.
+func switchLinks(switches []*node) [][]int32 {
+	adj := make([][]int32, len(switches))
 	for u, s := range switches {
 		for _, p := range s.ports[1:] {
 			if p.remote != nil && p.state == smp.PortStateActive && p.remote.node.swIdx >= 0 {
@@ -450,17 +459,60 @@ func switchDistances(switches []*node) []uint16 {
 			}
 		}
 	}
-	for src := range switches {
-		d := dist[src*ns : (src+1)*ns]
-		d[src] = 0
-		queue = append(queue[:0], src)
+	return adj
+}
+
+// islandsOf returns, for each switch, its island's id: the lowest switch
+// index it reaches over adj's links.
+func islandsOf(adj [][]int32) []int32 {
+	island := make([]int32, len(adj))
+	for i := range island {
+		island[i] = -1
+	}
+	var queue []int32
+	for src := range adj {
+		if island[src] >= 0 {
+			continue
+		}
+		island[src] = int32(src)
+		queue = append(queue[:0], int32(src))
 		for len(queue) > 0 {
 			u := queue[0]
 			queue = queue[1:]
 			for _, v := range adj[u] {
-				if d[v] == noHops {
-					d[v] = d[u] + 1
-					queue = append(queue, int(v))
+				if island[v] < 0 {
+					island[v] = int32(src)
+					queue = append(queue, v)
+				}
+			}
+		}
+	}
+	return island
+}
+
+// switchDistances returns the hop counts between an island's switches
+// over adj's links: row i of the len(members)² matrix is a breadth-first
+// search from members[i], column j the distance to members[j]; local is
+// each member's position in members (-1 for another switch).
+func switchDistances(adj [][]int32, members, local []int32) []uint16 {
+	nm := len(members)
+	dist := make([]uint16, nm*nm)
+	for i := range dist {
+		dist[i] = noHops
+	}
+	queue := make([]int32, 0, nm)
+	for src := range members {
+		d := dist[src*nm : (src+1)*nm]
+		d[src] = 0
+		queue = append(queue[:0], members[src])
+		for len(queue) > 0 {
+			u := queue[0]
+			queue = queue[1:]
+			du := d[local[u]]
+			for _, v := range adj[u] {
+				if lv := local[v]; lv >= 0 && d[lv] == noHops {
+					d[lv] = du + 1
+					queue = append(queue, v)
 				}
 			}
 		}
