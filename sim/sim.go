@@ -266,6 +266,7 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 		key piKey
 		pi  [64]byte
 		ok  bool
+		m   port // its mirrored fields (sync)
 	}
 	for i, tn := range t.Nodes {
 		n := f.nodes[i]
@@ -305,16 +306,19 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 					tmpl[key] = b
 				}
 				last.key, last.pi, last.ok = key, b, true
+				last.m.pi = b
+				last.m.sync()
 			}
 			p.pi = last.pi
+			p.lid, p.lmc, p.state, p.phys = last.m.lid, last.m.lmc, last.m.state, last.m.phys
 			if n.typ != typeSwitch {
 				piLocalPortNum.Put(p.pi[:], uint64(num))
 			}
 			if !bare && (num == 0 || n.typ != typeSwitch) {
 				piLID.Put(p.pi[:], uint64(tp.LID)) // kept only if consistent; see configure
 				piLMC.Put(p.pi[:], uint64(tp.LMC))
+				p.lid, p.lmc = uint16(piLID.Get(p.pi[:])), uint8(piLMC.Get(p.pi[:])) // as the fields keep them
 			}
-			p.sync() // once for the fields above
 		}
 		f.initNode(n, tn, anyCabled)
 	}
