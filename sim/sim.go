@@ -256,18 +256,7 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 	}
 	f.nports = len(slab)
 	// Cables, and each port's ibsim start-up PortInfo.
-	type piKey struct {
-		typ           uint8
-		port0, cabled bool
-		en, act       linkMasks
-	}
-	tmpl := make(map[piKey][64]byte)
-	var last struct { // the last template used: most ports are like the one before
-		key piKey
-		pi  [64]byte
-		ok  bool
-		m   port // its mirrored fields (sync)
-	}
+	tmpl := piTemplates{f: f, m: make(map[piKey]*piTemplate)}
 	for i, tn := range t.Nodes {
 		n := f.nodes[i]
 		anyCabled := false
@@ -294,23 +283,9 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 				anyCabled = true
 			}
 			p.extEn = en.ext
-			// Ports alike share one encoded PortInfo; LocalPortNum and
-			// LID differ.
-			key := piKey{typ: n.typ, port0: num == 0, cabled: p.remote != nil, en: en, act: act}
-			if !last.ok || last.key != key {
-				b, ok := tmpl[key]
-				if !ok {
-					pi := defaultPortInfo(n, min(num, 1), key.cabled, en, act)
-					_, _ = pi.AppendBinary(b[:0])
-					f.announceExtras(b[:], n.typ, num) // port0 in the key
-					tmpl[key] = b
-				}
-				last.key, last.pi, last.ok = key, b, true
-				last.m.pi = b
-				last.m.sync()
-			}
-			p.pi = last.pi
-			p.lid, p.lmc, p.state, p.phys = last.m.lid, last.m.lmc, last.m.state, last.m.phys
+			tm := tmpl.of(piKey{typ: n.typ, port0: num == 0, cabled: p.remote != nil, en: en, act: act})
+			p.pi = tm.pi
+			p.lid, p.lmc, p.state, p.phys = tm.lid, tm.lmc, tm.state, tm.phys
 			if n.typ != typeSwitch {
 				piLocalPortNum.Put(p.pi[:], uint64(num))
 			}
@@ -323,6 +298,55 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 		f.initNode(n, tn, anyCabled)
 	}
 	return nil
+}
+
+// piKey is what a port's start-up PortInfo depends on but its number and
+// LID (build).
+type piKey struct {
+	typ           uint8
+	port0, cabled bool
+	en, act       linkMasks
+}
+
+// piTemplate is an encoded start-up PortInfo and the fields port.sync
+// reads from it.
+type piTemplate struct {
+	pi               [64]byte
+	lid              uint16
+	lmc, state, phys uint8
+}
+
+// piTemplates are the start-up PortInfos of build: ports alike share one,
+// LocalPortNum and LID apart.
+type piTemplates struct {
+	f       *Fabric
+	m       map[piKey]*piTemplate
+	last    *piTemplate // of lastKey: most ports are like the one before
+	lastKey piKey
+}
+
+// of returns the template of the ports of key, made on first use.
+func (ts *piTemplates) of(key piKey) *piTemplate {
+	if ts.last != nil && ts.lastKey == key {
+		return ts.last
+	}
+	t := ts.m[key]
+	if t == nil {
+		num := 1
+		if key.port0 {
+			num = 0
+		}
+		pi := defaultPortInfo(&node{typ: key.typ}, num, key.cabled, key.en, key.act)
+		t = new(piTemplate)
+		_, _ = pi.AppendBinary(t.pi[:0])
+		ts.f.announceExtras(t.pi[:], key.typ, num)
+		p := port{pi: t.pi}
+		p.sync()
+		t.lid, t.lmc, t.state, t.phys = p.lid, p.lmc, p.state, p.phys
+		ts.m[key] = t
+	}
+	ts.last, ts.lastKey = t, key
+	return t
 }
 
 // initNode sets a node's NodeInfo, NodeDescription and SwitchInfo as ibsim
