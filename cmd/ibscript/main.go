@@ -254,7 +254,10 @@ compared with --topology-reference (infiniband_topology_*). Counters at
 the top of their width are shown (..._counter_saturated; where the PMA has
 the additional PortCountersExtended counters, their 64-bit copies are
 served and never saturate), as is the fraction of time a port waited to
-send (..._transmit_wait_ratio). It never resets a counter unless --reset-saturated. It runs
+send (..._transmit_wait_ratio). On a planarized port (an XDR HCA's SMI/GSI
+pair) it discovers and sweeps every plane, and each port series (and
+infiniband_link_info) carries the port's plane as a plane label
+(docs/planes.md). It never resets a counter unless --reset-saturated. It runs
 until SIGTERM, SIGINT, SIGHUP or SIGQUIT (exit status 0) or --time-limit (2).
   --web.listen-address ADDR  where to listen (default :9315, as
                              infiniband_exporter): HOST:PORT, :PORT,
