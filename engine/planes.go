@@ -106,27 +106,22 @@ func (d *Discovery) Route(guid uint64) (PlaneRoute, bool) {
 // routes first): the node's and its ports' GUIDs. It runs before
 // topo.MergePlanes takes w's nodes.
 func (d *Discovery) keepRoutes(w *Discovery, ca string, num int, own bool) {
+	keep := func(g uint64) {
+		if _, seen := d.routes.Get(g); seen && !own {
+			return
+		}
+		if p, ok := w.Path(g); ok {
+			d.routes.Set(g, PlaneRoute{Plane: uint8(num), CAName: ca, PortNum: num, Path: p})
+		}
+	}
 	for _, n := range w.Fabric.Nodes {
-		for _, g := range append([]uint64{n.GUID}, portGUIDs(n)...) {
-			if _, seen := d.routes.Get(g); seen && !own {
-				continue
-			}
-			if p, ok := w.Path(g); ok {
-				d.routes.Set(g, PlaneRoute{Plane: uint8(num), CAName: ca, PortNum: num, Path: p})
+		keep(n.GUID)
+		for _, pt := range n.Ports {
+			if pt != nil && pt.GUID != 0 && pt.GUID != n.GUID {
+				keep(pt.GUID)
 			}
 		}
 	}
-}
-
-// portGUIDs lists n's ports' GUIDs.
-func portGUIDs(n *topo.Node) []uint64 {
-	var gs []uint64
-	for _, pt := range n.Ports {
-		if pt != nil && pt.GUID != 0 {
-			gs = append(gs, pt.GUID)
-		}
-	}
-	return gs
 }
 
 // discoverPlane discovers through plane port num of SMI CA ca: the session
