@@ -105,6 +105,11 @@ type Env struct {
 	diagsVer diag.Version      // Options.DiagsVersion
 	hasSim   bool              // the sim module is open
 
+	// planes is the last fabric.discover{planes=true}: fabric.sweep
+	// follows its routes to the nodes of other planes from their plane
+	// ports.
+	planes *engine.Discovery
+
 	memLimit   uint64      // Options.MemoryLimit
 	onMemLimit func(error) // Options.OnMemoryLimit
 

@@ -23,7 +23,7 @@ func fabricModule() Module {
 			{"discover", fabricDiscover, "discover([{max_hops=N, reference=FILE or fabric, planes=BOOL}]) -> table: {nodes, links, errors} found by directed route from the local port, each route's NodeInfo read until two reads agree where answers can arrive damaged (the simulator injecting corruption; once on the kernel's ports and ibsim, whose answers arrive intact); what failed (after the sweep went back for it, up to 4 passes) or contradicted what the sweep knew is in errors ({path=, err=, where=}: where names the node asked, or the port a route leaves from and what the reference, else the last discovery, had cabled there), never raised. planes=true, when the local port is a planarized CA's (its SMI side another CA's port), discovers every plane through each plane port of that CA and merges them by GUID: each CA whose plane ports share one port GUID has planarized=true, every port table its plane (the number of the local plane port whose walk reached it); on any other port it is the plain discovery (docs/planes.md)"},
 			{"dr_path", fabricDRPath, "dr_path(lid [, from]) -> string: a directed route (\"dr:0,1,3\") to the port of LID lid, built by walking the switches' LFTs with live SMPs from from (a \"dr:...\" route; default the local port), as current rdma-core's build_dr_path_to_lid does (LID-routed SMPs are not guaranteed in XDR fabrics); no route raises rdma-core's reason (\"Bad forwarding table entry found at: ...\", \"can't reach port at ...\")"},
 			{"port", fabricPort, "port() -> table: the local port (ca_name, portnum, base_lid, sm_lid, state, port_guid, ...)"},
-			{"sweep", fabricSweep, "sweep(what, ports [, {fields={names}, nonzero=bool}]) -> array: one query per port table of fabric.discover, all concurrently (fields: decode only those; nonzero: leave out numeric fields that are 0); what is \"portcounters\", \"portcounters_ext\", \"portinfo\", \"sminfo\", \"nodeinfo\" or \"pkeys\" (the non-zero P_Keys of block 0); result i is {port=, value=} or {port=, err=}, never raised"},
+			{"sweep", fabricSweep, "sweep(what, ports [, {fields={names}, nonzero=bool}]) -> array: one query per port table of fabric.discover, all concurrently (fields: decode only those; nonzero: leave out numeric fields that are 0); what is \"portcounters\", \"portcounters_ext\", \"portinfo\", \"sminfo\", \"nodeinfo\" or \"pkeys\" (the non-zero P_Keys of block 0); result i is {port=, value=} or {port=, err=}, never raised; the ports of the last fabric.discover{planes=true} of a planarized port are read through their own plane (a node found from another plane port by its directed route from that port, opened for the sweep)"},
 			{"routes", fabricRoutes, "routes(f) -> table: reads every switch's LFT concurrently and follows every LID from every switch: {switches, lids, routes, count, loops, inherited, problems={{switch, lid, port, kind, msg}} (root causes, at most 1000), hops={[links]=host pairs}, errors}"},
 			{"load", fabricLoad, "load(path) -> table: a saved topology (JSON snapshot of fabric.save, ibnetdiscover or ibsim file) as the tables fabric.discover returns, for offline checks and fabric.diff"},
 			{"save", fabricSave, "save(f, path [, {format=\"json\"|\"ibnetdiscover\", node_name_map=path}]) -> nil: writes a fabric as a JSON snapshot (default) or in ibnetdiscover's format, node names from an ibnetdiscover node-name-map file"},
@@ -90,6 +90,9 @@ func fabricDiscover(e *Env, L *lua.LState) int {
 	d, err := discover(L.Context(), &opts)
 	if err != nil {
 		raise(L, "fabric.discover", "%v", err)
+	}
+	if planes {
+		e.planes = d
 	}
 	d.Fabric.Rename(e.names)
 	ft := e.fabricTable(d)

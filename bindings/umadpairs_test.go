@@ -141,3 +141,39 @@ func TestPerfSnapshotPlanes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSweepPlanes: fabric.sweep over every port of fabric.discover{planes
+// = true} reads each through its plane: a switch of another plane by its
+// directed route from that plane's port (its LID is not routed on the
+// session's plane), a planarized host's ports by the route from the
+// session's; every PortInfo is read and is the port's (its LID the one
+// the discovery found). Before the merged discovery kept routes, the
+// other planes' switches timed out.
+func TestSweepPlanes(t *testing.T) {
+	err := DoString(planesState(t), `
+		local f = fabric.discover{planes = true}
+		local ports, planes = {}, {}
+		for _, n in ipairs(f.nodes) do
+			for num, p in pairs(n.ports) do
+				if p.remote then
+					ports[#ports + 1] = p
+					planes[p.plane] = true
+				end
+			end
+		end
+		assert(planes[1] and planes[2] and planes[3] and planes[4])
+		local res = fabric.sweep("portinfo", ports)
+		assert(#res == #ports, #res)
+		for i, r in ipairs(res) do
+			local p = r.port
+			local what = p.node.desc .. " port " .. p.num .. " (plane " .. tostring(p.plane) .. ")"
+			assert(not r.err, what .. ": " .. tostring(r.err))
+			if p.node.type == "CA" then
+				assert(r.value.lid == p.lid, what .. " LID " .. r.value.lid .. ", want " .. p.lid)
+			end
+		end
+	`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
