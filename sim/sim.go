@@ -227,6 +227,9 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 		if n.desc == "" {
 			n.desc = n.id
 		}
+		if len(n.desc) > ibsimDescLen {
+			n.desc = n.desc[:ibsimDescLen]
+		}
 		n.idx = int32(i)
 		f.byID[n.id] = n
 		if _, dup := f.byDesc[n.desc]; !dup {
@@ -348,6 +351,12 @@ func (ts *piTemplates) of(key piKey) *piTemplate {
 	ts.last, ts.lastKey = t, key
 	return t
 }
+
+// ibsimDescLen is how much of a node's description (or, without one, its
+// id) ibsim keeps: new_node copies it into a 64-byte field with strncpy
+// of 63, so the SMA answers at most 63 bytes (a UTF-8 sequence cut where
+// they end). The simulator answers the same of the same file.
+const ibsimDescLen = 63
 
 // initNode sets a node's NodeInfo, NodeDescription and SwitchInfo as ibsim
 // does.

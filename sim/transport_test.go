@@ -721,3 +721,29 @@ func TestIPoIB(t *testing.T) {
 		t.Errorf("an address freed by its port: %v", err)
 	}
 }
+
+// TestDescriptionKeptAsIbsim: the SMA answers at most 63 bytes of a
+// node's description, as ibsim keeps them (a 64-byte one from the file
+// loses its last byte, here the end of a UTF-8 sequence), and attaching
+// by description finds the node by what it keeps.
+func TestDescriptionKeptAsIbsim(t *testing.T) {
+	long := "H long" + strings.Repeat("-", 64-len("H long")-len("é€")) + "é€"
+	exact := strings.Repeat("e", 63)
+	f := mustNew(t, "Hca 1 \"H\" # \""+long+"\"\n[1] \"S\"[1]\n\nHca 1 \"I\" # \""+exact+"\"\n[1] \"S\"[2]\n\nSwitch 4 \"S\"\n[1] \"H\"[1]\n[2] \"I\"[1]\n", &Options{Bare: true})
+	c := attachRaw(t, f, "H", 1)
+	for _, tc := range []struct {
+		path []uint8
+		want string
+	}{{[]uint8{0}, long[:63]}, {[]uint8{0, 1, 2}, exact}} {
+		var nd smp.NodeDescription
+		if err := nd.UnmarshalBinary(ok(t, c.dr(smp.AttrNodeDescription, 0, tc.path...))); err != nil {
+			t.Fatal(err)
+		}
+		if nd.NodeString != tc.want {
+			t.Errorf("route %v: description %q, want %q", tc.path, nd.NodeString, tc.want)
+		}
+	}
+	if _, err := f.Attach(long[:63], 1); err != nil {
+		t.Errorf("attach by the 63 bytes kept: %v", err)
+	}
+}

@@ -627,10 +627,10 @@ func (p *parser) node(lr *lineReader, line string, t NodeType, kwLen int) error 
 		desc = id
 	}
 	if len(desc) > maxDescLen {
-		// ibsim keeps the first 64 bytes (new_node's strncpy into its
-		// 65-byte nodedesc), which the node's NodeDescription then
-		// carries: cut as it does, and say so.
-		p.note(lr, fmt.Sprintf("description of %q longer than %d bytes cut to its first %d, as ibsim cuts it", id, maxDescLen, maxDescLen), desc)
+		// NodeDescription holds 64 bytes: cut to them, and say so.
+		// (ibsim keeps 63, new_node's strncpy into its 64-byte nodedesc
+		// leaving a NUL; the embedded simulator answers 63 as it does.)
+		p.note(lr, fmt.Sprintf("description of %q longer than %d bytes cut to its first %d (ibsim keeps %d)", id, maxDescLen, maxDescLen, maxDescLen-1), desc)
 		desc = desc[:maxDescLen]
 	}
 

@@ -699,10 +699,10 @@ func TestParseHostileBounds(t *testing.T) {
 }
 
 // TestLongDescriptionCut: a description longer than NodeDescription's 64
-// bytes is kept to its first 64, as ibsim keeps it (checked against
-// ibsim 0.10 and C ibnetdiscover: 70 and 100 bytes given, the first 63
-// printed, as for a 64-byte one), with a note naming the line; 64 bytes
-// are kept whole.
+// bytes is kept to its first 64, with a note naming the line; 64 bytes
+// are kept whole. (ibsim 0.10 keeps 63 of either: C ibnetdiscover prints
+// the first 63 of 64, 70 and 100 bytes given; the embedded simulator
+// answers 63 as it does, sim.TestDescriptionKeptAsIbsim.)
 func TestLongDescriptionCut(t *testing.T) {
 	var notes bytes.Buffer
 	p := Parser{Logger: slog.New(slog.NewTextHandler(&notes, nil))}

@@ -6,12 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ibscript/ibscript/internal/ibsimtest"
 	"github.com/ibscript/ibscript/internal/randtopo"
+	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 	"github.com/ibscript/ibscript/topo"
 	"github.com/ibscript/ibscript/topo/ibndcache"
 )
@@ -149,7 +152,63 @@ func TestRandomTopologies(t *testing.T) {
 				diffCommandLine(t, s, host, c)
 			}
 			diffRandCaches(t, s, host)
+			// The embedded simulator on the same file, from the same CA.
+			ef := simtest.Load(t, path, &sim.Options{IbsimStrict: true})
+			ed, err := simtest.PortSession(t, ef, host, 1, nil).Discover(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameFabric(t, d.Fabric, ed.Fabric, f.LMC == 0)
 		})
+	}
+}
+
+// sameFabric compares what discovery found on ibsim (a) and on the
+// embedded simulator (b): the nodes (type, ports, description, system
+// image GUID), each port's GUID and the port at its other end, and its
+// LID when lids (OpenSM's LMC 0: the embedded SM assigns as OpenSM does,
+// LIDs the file presets kept). Widths and speeds are not compared: where
+// a link's ends enable different ones ibsim shows what OpenSM's Set
+// wrote (sim's package doc).
+func sameFabric(t *testing.T, a, b *topo.Fabric, lids bool) {
+	t.Helper()
+	desc := func(f *topo.Fabric) map[string]string {
+		out := map[string]string{}
+		for _, n := range f.Nodes {
+			out[fmt.Sprintf("node %#x", n.GUID)] = fmt.Sprintf("%s ports %d sysimg %#x vendor %#x esp0 %v desc %q", n.Type, n.NumPorts, n.SysGUID, n.VendorID, n.EnhancedPort0, n.Desc)
+			for _, p := range n.Ports {
+				if p == nil {
+					continue
+				}
+				v := fmt.Sprintf("guid %#x", p.GUID)
+				if p.Remote != nil {
+					v += fmt.Sprintf(" to %#x[%d]", p.Remote.Node.GUID, p.Remote.Num)
+				}
+				if lids {
+					v += fmt.Sprintf(" lid %d", p.LID)
+				}
+				out[fmt.Sprintf("node %#x port %d", n.GUID, p.Num)] = v
+			}
+		}
+		return out
+	}
+	da, db := desc(a), desc(b)
+	keys := make([]string, 0, len(da)+len(db))
+	for k := range da {
+		keys = append(keys, k)
+	}
+	for k := range db {
+		if _, ok := da[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	n := 0
+	for _, k := range keys {
+		if da[k] != db[k] && n < 20 {
+			t.Errorf("%s: ibsim %q, the embedded simulator %q", k, da[k], db[k])
+			n++
+		}
 	}
 }
 
