@@ -150,15 +150,14 @@ func ibscriptTool(t *testing.T, s *ibsimtest.Sim, host, tool string, args ...str
 	return runCmd(t, cmd)
 }
 
-// loadTries is how many times a comparison whose two sides differ, one
-// of them having failed, is made in all: a C tool or ibscript whose MAD
-// timed out on a loaded machine (ibsim answers late) fails where the
-// other did not. A difference that stays is a difference; one that goes
-// away was the load's.
+// loadTries is how many times a comparison whose two sides differ is
+// made in all: a C tool or ibscript whose MAD timed out on a loaded
+// machine (ibsim answers late) fails where the other did not, or prints
+// what it could not read as the tools do and exits 0 (ibroute's
+// "unknown node and type" for a LID whose NodeInfo timed out: seed 50 of
+// TestRandomTopologies at load 20, not again by itself). A difference
+// that stays is a difference; one that goes away was the load's.
 const loadTries = 3
-
-// failedSide reports whether either side exited non-zero.
-func failedSide(want, got toolResult) bool { return want.code != 0 || got.code != 0 }
 
 // diffTool compares the C tool and ibscript's on the same arguments:
 // stdout byte for byte, and the exit status. It returns the C tool's.
@@ -180,8 +179,8 @@ func diffTool(t *testing.T, s *ibsimtest.Sim, host, tool string, args ...string)
 	got := ibscriptTool(t, s, host, tool, args...)
 	// ibnetdiscover's topology header says when: the two runs may be a
 	// second apart.
-	for try := 1; try < loadTries && (normDate(string(want.stdout)) != normDate(string(got.stdout)) || want.code != got.code) && failedSide(want, got); try++ {
-		t.Logf("%s: the two differ and one failed (exit %d, the C tool's %d): a MAD may have timed out on the loaded machine; both run again", what, got.code, want.code)
+	for try := 1; try < loadTries && (normDate(string(want.stdout)) != normDate(string(got.stdout)) || want.code != got.code); try++ {
+		t.Logf("%s: the two differ (exit %d, the C tool's %d): a MAD may have timed out on the loaded machine; both run again", what, got.code, want.code)
 		want = cTool(t, s, host, tool, args...)
 		got = ibscriptTool(t, s, host, tool, args...)
 	}
