@@ -2,6 +2,7 @@ package ibsimdiff
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -193,18 +194,10 @@ func sameFabric(t *testing.T, a, b *topo.Fabric, lids bool) {
 		return out
 	}
 	da, db := desc(a), desc(b)
-	keys := make([]string, 0, len(da)+len(db))
-	for k := range da {
-		keys = append(keys, k)
-	}
-	for k := range db {
-		if _, ok := da[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
+	union := maps.Clone(da)
+	maps.Copy(union, db)
 	n := 0
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(union)) {
 		if da[k] != db[k] && n < 20 {
 			t.Errorf("%s: ibsim %q, the embedded simulator %q", k, da[k], db[k])
 			n++
