@@ -4,7 +4,7 @@
 // TestRandomTopologies): switches of 2 to 64 ports (now and then 128)
 // joined in a tree with extra links (rings, parallel links) or in a long
 // chain (LID-routed paths through up to 15 switches, ibsim's limit is
-// 16), CAs of one to four ports cabled to different switches or left
+// 16, or through 17 to 20, past it), CAs of one to four ports cabled to different switches or left
 // with ports unlinked, routers, unused switch ports, links of every width
 // ibsim takes (1x, 2x, 4x, 8x, 12x) at SDR to HDR with ends that enable
 // more than the link runs at, node descriptions with quotes, '#', tabs,
@@ -257,14 +257,18 @@ func (g *gen) edgeGUIDs(all []*node) map[*node]uint64 {
 // switches are 3 to 8 switches of 2 to 64 ports (rarely 128) in a tree
 // (often a chain: each switch on the one before it), or, for one seed in
 // four, a chain of 10 to 15 (LID-routed MADs cross up to 17 links, ibsim
-// forwards them through 16 switches at most), then extra links: rings,
-// parallel links.
+// forwards them through 16 switches at most) or, one chain in four, of 17
+// to 20 (MADs to the far end dropped), then extra links: rings, parallel
+// links.
 func (g *gen) switches() []*node {
 	r := g.r
 	var sws []*node
 	n, chain := 3+r.IntN(6), r.IntN(4) == 0
 	if chain {
 		n = 10 + r.IntN(6)
+		if r.IntN(4) == 0 {
+			n = 17 + r.IntN(4) // past ibsim's 16: the far LIDs unreachable
+		}
 	}
 	for i := range n {
 		sizes := []int{2, 3, 4, 5, 7, 8, 12, 18, 24, 36, 36, 48, 64}
