@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -719,5 +720,32 @@ func TestLongDescriptionCut(t *testing.T) {
 	}
 	if n := strings.Count(notes.String(), "longer than 64 bytes cut"); n != 1 || !strings.Contains(notes.String(), "net.long:1") {
 		t.Errorf("notes %q: want one about net.long:1", notes.String())
+	}
+}
+
+// TestParseHelpersAsStrings: firstTwoFields is the first two of
+// strings.Fields, trimBlanks strings.TrimLeft(s, " \t") and parseDecimal
+// strconv.Atoi on up to 5 digits, on ASCII and Unicode spaces alike.
+func TestParseHelpersAsStrings(t *testing.T) {
+	for _, s := range []string{"", " ", "0 4xXDR", "\t0\t4xXDR  ", " 12 ", "a b c", "a\u00a0b c", "\u0085 x y",
+		"x\xffy z", " \v\f\r\n1 2", "lid 3", "  \t# \"d\" lid 7 4xQDR"} {
+		want := strings.Fields(s)
+		f, n := firstTwoFields(s)
+		if n != min(len(want), 2) || (n > 0 && f[0] != want[0]) || (n > 1 && f[1] != want[1]) {
+			t.Errorf("firstTwoFields(%q) = %q, %d; strings.Fields has %q", s, f, n, want)
+		}
+		if got, want := trimBlanks(s), strings.TrimLeft(s, " \t"); got != want {
+			t.Errorf("trimBlanks(%q) = %q, want %q", s, got, want)
+		}
+	}
+	for _, s := range []string{"0", "7", "00012", "99999", "65535", "100000", "", "1a", "-1", "+1", " 1"} {
+		got, err := parseDecimal(s)
+		want, werr := strconv.Atoi(s)
+		if len(s) > 5 || strings.ContainsAny(s, "+- ") {
+			werr = strconv.ErrSyntax
+		}
+		if (err != nil) != (werr != nil) || (err == nil && got != want) {
+			t.Errorf("parseDecimal(%q) = %d, %v; want %d, %v", s, got, err, want, werr)
+		}
 	}
 }
