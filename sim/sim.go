@@ -271,18 +271,24 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 			en := enabled(tp)
 			act := linkMasks{width: defaultWidth, speed: defaultSpeed}
 			if r := tp.Remote; r != nil {
-				rn := of[r.Node]
-				if rn == nil || r.Remote != tp || r.Num < 1 || r.Num > rn.numPorts || r.Node.Ports[r.Num] != r {
-					return fmt.Errorf("sim: %s: inconsistent cable to %q port %d", p, r.Node.ID, r.Num)
-				}
-				if r == tp || num == 0 {
-					return fmt.Errorf("sim: %s: cannot be cabled to %q port %d", p, r.Node.ID, r.Num)
+				// Each cable is checked and joined at its first end;
+				// its other end finds p.remote set (the checks there
+				// cover this end's too).
+				if p.remote == nil {
+					rn := of[r.Node]
+					if rn == nil || r.Remote != tp || r.Num < 1 || r.Num > rn.numPorts || r.Node.Ports[r.Num] != r {
+						return fmt.Errorf("sim: %s: inconsistent cable to %q port %d", p, r.Node.ID, r.Num)
+					}
+					if r == tp || num == 0 {
+						return fmt.Errorf("sim: %s: cannot be cabled to %q port %d", p, r.Node.ID, r.Num)
+					}
+					p.remote = rn.ports[r.Num]
+					p.remote.remote = p
 				}
 				var ok bool
 				if act, ok = active(en, enabled(r)); !ok {
 					return fmt.Errorf("sim: cable %s - %q port %d: no common link width or speed", p, r.Node.ID, r.Num)
 				}
-				p.remote = rn.ports[r.Num]
 				anyCabled = true
 			}
 			p.extEn = en.ext
