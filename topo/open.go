@@ -9,9 +9,10 @@ import (
 // OpenFile opens path for reading as ibscript's loaders do (topologies,
 // snapshots, node-name maps, threshold files, caches, scripts, reports):
 // without blocking (O_NONBLOCK: a FIFO with no writer does not hang the
-// open, and reads as empty), and only when it is a regular file or a FIFO
-// (a shell's <(...)); a device (/dev/zero, which never ends), a
-// directory or a socket is an error naming what it is.
+// open, and reads as empty), and only when it is a regular file, a FIFO
+// (a shell's <(...)) or the null device (empty, as the C tools read it);
+// another device (/dev/zero, which never ends), a directory or a socket
+// is an error naming what it is.
 func OpenFile(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -22,9 +23,18 @@ func OpenFile(path string) (*os.File, error) {
 		f.Close()
 		return nil, err
 	}
-	if m := st.Mode(); !m.IsRegular() && m&os.ModeNamedPipe == 0 {
+	if m := st.Mode(); !m.IsRegular() && m&os.ModeNamedPipe == 0 && !isDevNull(st) {
 		f.Close()
 		return nil, fmt.Errorf("%s: not a regular file but %s", path, fileKind(m))
 	}
 	return f, nil
+}
+
+// isDevNull reports whether st is the null device's.
+func isDevNull(st os.FileInfo) bool {
+	if st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err == nil && os.SameFile(st, null)
 }

@@ -277,6 +277,11 @@ func (f *Fabric) Rename(names map[uint64]string) {
 }
 
 // fileKind names what a file that is not regular is.
+// FileKind names what a file of mode m is when it is no regular file
+// ("a directory", "a named pipe", "a character device", ...), as the
+// loaders' errors say it.
+func FileKind(m fs.FileMode) string { return fileKind(m) }
+
 func fileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():

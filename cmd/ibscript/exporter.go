@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/activation"
@@ -382,6 +383,12 @@ func writeTextfile(path string, exp *exporter.Exporter, stdout io.Writer) (err e
 		}
 		return bw.Flush()
 	}
+	if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		// A device or a FIFO (/dev/null, a pipe to a collector) is
+		// written as it is, never replaced by a renamed file: as root
+		// the rename would put a regular file in /dev/null's place.
+		return writeTextInto(path, exp)
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
@@ -406,6 +413,28 @@ func writeTextfile(path string, exp *exporter.Exporter, stdout io.Writer) (err e
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// writeTextInto writes the last sweep into the existing file path (a
+// device or a FIFO), opened without blocking: a FIFO nobody reads is
+// an error (ENXIO), not a hang.
+func writeTextInto(path string, exp *exporter.Exporter) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<16)
+	err = exp.WriteText(bw, time.Now())
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // exporterOnce runs one sweep (with its discovery) and writes it to

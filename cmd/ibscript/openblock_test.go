@@ -21,6 +21,11 @@ func TestOpenNeverBlocks(t *testing.T) {
 	if _, err := os.Stat("/dev/zero"); err != nil {
 		t.Skip("no /dev/zero")
 	}
+	defer func() {
+		if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+			t.Errorf("the FIFO was replaced: %v, %v", fi, err)
+		}
+	}()
 	for _, c := range []struct {
 		args []string
 		code int
@@ -36,6 +41,19 @@ func TestOpenNeverBlocks(t *testing.T) {
 		{[]string{"--fabric", "sim:", "--allow-files", "-e", `fabric.load("` + fifo + `")`}, exitError, "not a regular file but a named pipe"},
 		{[]string{"--fabric", "sim:", "run", "/dev/zero"}, exitError, "/dev/zero: not a regular file but a character device"},
 		{[]string{"--fabric", "sim:", "run", fifo}, exitOK, ""},
+		// The tools' own files: ibhosts' topology file, ibqueryerrors'
+		// thresholds and ibtracert's port pairs blocked in open; /dev/null
+		// reads as empty, as the C tools read it.
+		{[]string{"ibhosts", "--fabric", "sim:", fifo}, exitOK, ""},
+		{[]string{"ibhosts", "--fabric", "sim:", "/dev/zero"}, exitFailed, "/dev/zero: not a regular file but a character device"},
+		{[]string{"ibqueryerrors", "--fabric", "sim:", "--threshold-file", fifo}, exitOK, ""},
+		{[]string{"ibqueryerrors", "--fabric", "sim:", "--threshold-file", "/dev/null"}, exitOK, ""},
+		{[]string{"ibtracert", "--fabric", "sim:", "--ports-file", fifo}, exitOK, ""},
+		// Written files: a cache is never put in a FIFO's (a device's)
+		// place, and the exporter's output goes into one as it is (a
+		// FIFO nobody reads: ENXIO, no hang).
+		{[]string{"ibnetdiscover", "--fabric", "sim:", "--cache", fifo}, exitIBExit, "not a regular file but a named pipe"},
+		{[]string{"exporter", "--fabric", "sim:", "--once", "--output", fifo}, exitError, "no such device or address"},
 	} {
 		code, _, errOut := ibscript(t, c.args...)
 		if code != c.code || !strings.Contains(errOut, c.want) {

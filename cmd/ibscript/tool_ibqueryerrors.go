@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 
 	"github.com/ibscript/ibscript/diag"
@@ -105,7 +104,7 @@ func queryErrorsOptions(inv *Invocation) (diag.QueryErrorsOptions, error) {
 		}
 	}
 	var err error
-	o.Thresholds, o.ThresholdsMissing, err = diag.LoadThresholds(func(name string) (io.ReadCloser, error) { return os.Open(name) }, inv.Value("threshold-file"), inv.Has("threshold-file"))
+	o.Thresholds, o.ThresholdsMissing, err = diag.LoadThresholds(func(name string) (io.ReadCloser, error) { return topo.OpenFile(name) }, inv.Value("threshold-file"), inv.Has("threshold-file"))
 	if fe := (*diag.ThresholdFileError)(nil); errors.As(err, &fe) {
 		return o, fmt.Errorf("--threshold-file: %w", fe.Err)
 	} else if err != nil {

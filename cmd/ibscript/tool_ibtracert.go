@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/topo"
 )
 
 // ibtracert: the route between two ports, hop by hop, as the switches'
@@ -77,7 +77,7 @@ func runIBTracert(ctx context.Context, inv *Invocation) int {
 		}
 		return exitOK
 	}
-	f, err := os.Open(portsFile)
+	f, err := topo.OpenFile(portsFile) // a FIFO never hangs the open; /dev/zero is refused
 	if err != nil {
 		return tracertExit(inv, traces, "cannot open ports-file "+portsFile, err)
 	}

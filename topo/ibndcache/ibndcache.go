@@ -306,8 +306,12 @@ func (f *File) Write(name string) error {
 	}
 	// ibnd_cache_fabric unlink(2)s the old file: a directory is refused
 	// (EISDIR), never removed, where os.Remove would rmdir an empty one.
+	// So is a device, a FIFO or a socket, which C would unlink: as root
+	// `--cache /dev/null` put a regular file in /dev/null's place.
 	if fi, err := os.Lstat(name); err == nil && fi.IsDir() {
 		return fmt.Errorf("error removing '%s': %w", name, syscall.EISDIR)
+	} else if err == nil && !fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0 {
+		return fmt.Errorf("error removing '%s': not a regular file but %s (ibscript replaces only a file or a link)", name, topo.FileKind(fi.Mode()))
 	}
 	if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("error removing '%s': %w", name, err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ibscript/ibscript/topo"
@@ -265,6 +266,27 @@ func TestWriteNeverRemovesADirectory(t *testing.T) {
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		t.Errorf("the directory is gone: %v, %v", fi, err)
+	}
+}
+
+// TestWriteNeverRemovesADevice: a FIFO (as a device or a socket) given
+// as the cache is refused, not unlinked and replaced: run as root,
+// `ibnetdiscover --cache /dev/null` put a regular file in /dev/null's
+// place (C's ibnd_cache_fabric would unlink it too).
+func TestWriteNeverRemovesADevice(t *testing.T) {
+	c, err := Decode(cFile, readC(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := c.Write(fifo); err == nil || !strings.Contains(err.Error(), "error removing '"+fifo+"': not a regular file but a named pipe") {
+		t.Errorf("Write(a FIFO): %v, want error removing ...: not a regular file but a named pipe", err)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v, %v", fi, err)
 	}
 }
 
