@@ -585,14 +585,22 @@ func planUsage(file string, spec *bindings.PlanSpec) string {
 // without blocking, at most bindings.MaxScriptSize bytes (ibscript run
 // /dev/zero read forever).
 func readScript(path string) ([]byte, error) {
+	return readLimited(path, bindings.MaxScriptSize, "a script")
+}
+
+// readLimited reads the file at path as the loaders open one
+// (topo.OpenFile: a FIFO never hangs the open, /dev/zero is refused), at
+// most limit bytes of it: more is an error saying what (holds: "a
+// script") holds no more.
+func readLimited(path string, limit int, holds string) ([]byte, error) {
 	f, err := topo.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, bindings.MaxScriptSize+1))
-	if err == nil && len(b) > bindings.MaxScriptSize {
-		err = fmt.Errorf("%s: more than %d bytes, more than a script holds", path, bindings.MaxScriptSize)
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err == nil && len(b) > limit {
+		err = fmt.Errorf("%s: more than %d bytes, more than %s holds", path, limit, holds)
 	}
 	return b, err
 }

@@ -76,7 +76,7 @@ func nodesFromFile(inv *Invocation, path string, o diag.NodesOptions) int {
 		}
 		return exitOK
 	}
-	text, err := readBounded(path)
+	text, err := readLimited(path, topo.MaxLoadSize, "a topology file")
 	if err != nil {
 		// The script's `cat FILE` fails, awk prints nothing, and the
 		// script exits with cat's status, 1.
@@ -87,23 +87,4 @@ func nodesFromFile(inv *Invocation, path string, o diag.NodesOptions) int {
 		return inv.Fail(err)
 	}
 	return exitOK
-}
-
-// readBounded reads the file at path as the loaders open one
-// (topo.OpenFile: a FIFO never hangs the open, /dev/zero is refused), at
-// most topo.MaxLoadSize bytes of it.
-func readBounded(path string) ([]byte, error) {
-	f, err := topo.OpenFile(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, topo.MaxLoadSize+1))
-	if err == nil && len(b) > topo.MaxLoadSize {
-		err = fmt.Errorf("%s: more than %d bytes", path, topo.MaxLoadSize)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return b, nil
 }

@@ -219,10 +219,7 @@ func TestHostile(t *testing.T) {
 // TestWriteRead: Write replaces a file (mode 0644) and Read reads it
 // back; Read refuses what is not a regular file.
 func TestWriteRead(t *testing.T) {
-	c, err := Decode(cFile, readC(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := decodeC(t)
 	p := filepath.Join(t.TempDir(), "x.cache")
 	if err := os.WriteFile(p, []byte("old and longer than nothing"), 0o600); err != nil {
 		t.Fatal(err)
@@ -249,14 +246,21 @@ func TestWriteRead(t *testing.T) {
 	}
 }
 
-// TestWriteNeverRemovesADirectory: ibnd_cache_fabric unlink(2)s the old
-// file, which a directory refuses (EISDIR); os.Remove rmdir'd an empty
-// directory and wrote the cache in its place.
-func TestWriteNeverRemovesADirectory(t *testing.T) {
+// decodeC is the C cache of testdata, decoded.
+func decodeC(t *testing.T) *File {
+	t.Helper()
 	c, err := Decode(cFile, readC(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// TestWriteNeverRemovesADirectory: ibnd_cache_fabric unlink(2)s the old
+// file, which a directory refuses (EISDIR); os.Remove rmdir'd an empty
+// directory and wrote the cache in its place.
+func TestWriteNeverRemovesADirectory(t *testing.T) {
+	c := decodeC(t)
 	dir := filepath.Join(t.TempDir(), "empty")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -274,10 +278,7 @@ func TestWriteNeverRemovesADirectory(t *testing.T) {
 // `ibnetdiscover --cache /dev/null` put a regular file in /dev/null's
 // place (C's ibnd_cache_fabric would unlink it too).
 func TestWriteNeverRemovesADevice(t *testing.T) {
-	c, err := Decode(cFile, readC(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := decodeC(t)
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
@@ -296,10 +297,7 @@ func TestWriteNeverRemovesADevice(t *testing.T) {
 // it: without that port, the peer unlinked (ibnetdisc_cache.c's
 // _fill_port and _rebuild_ports skip what they cannot find).
 func TestIncompleteCache(t *testing.T) {
-	c, err := Decode(cFile, readC(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := decodeC(t)
 	k := c.Nodes[0].Ports[0] // a CA's port, linked to a switch
 	c.Ports = slices.DeleteFunc(c.Ports, func(p Port) bool { return p.GUID == k.GUID && p.Num == k.Num })
 	var fab *topo.Fabric
@@ -337,10 +335,7 @@ func TestIncompleteCache(t *testing.T) {
 // order (X's port 1, GUID 0x100011, and Y's 0x10009a: 137 apart), and a
 // port no node names, or one past its node's port count, is dropped.
 func TestLoadedPortOrder(t *testing.T) {
-	f, err := Decode(cFile, readC(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := decodeC(t)
 	if got := f.LoadedPortOrder(); len(got) != len(f.Ports) || !slices.IsSorted(got) {
 		t.Errorf("libibnetdisc's file: order %v, want its own", got)
 	}
