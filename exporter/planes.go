@@ -110,7 +110,8 @@ func (e *Exporter) closePlanes() {
 // SMP among them through the session on the plane port of planes[i] (the
 // plane of the port it reads) when the exporter sweeps every plane: the
 // session's own SMPs reach its plane only. GMPs go through the session's
-// GSI side, whatever plane they are for.
+// GSI side, whatever plane they are for, and so do SMPs to a port of no
+// known plane (0: a discovery that found no other plane port).
 func (e *Exporter) sweepOnPlanes(ctx context.Context, pl *sweepPlan, reqs []engine.SweepReq, planes []int) []engine.SweepResult {
 	if !e.planes {
 		return e.sess.Sweep(ctx, reqs, nil)
@@ -119,7 +120,7 @@ func (e *Exporter) sweepOnPlanes(ctx context.Context, pl *sweepPlan, reqs []engi
 	var order []int
 	for i, r := range reqs {
 		plane := 0
-		if r.Class == engine.SweepSMP && planes[i] != e.ownPlane {
+		if r.Class == engine.SweepSMP && planes[i] != 0 && planes[i] != e.ownPlane {
 			plane = planes[i]
 		}
 		if by[plane] == nil {
