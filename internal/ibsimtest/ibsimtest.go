@@ -361,9 +361,17 @@ func sockListed(sock string) bool {
 	return bytes.Contains(readFile("/proc/net/unix"), []byte("@"+sock+":ctl@"))
 }
 
-// udpListed reports whether a UDP socket is bound to port.
+// udpListed reports whether UDP sockets are bound to port (ibsim's
+// control port) and the ten data ports after it: ibsim says it is ready
+// before it binds them, and exits when one is taken.
 func udpListed(port int) bool {
-	return bytes.Contains(readFile("/proc/net/udp"), []byte(fmt.Sprintf(":%04X 00000000:0000", port)))
+	table := readFile("/proc/net/udp")
+	for p := port; p <= port+10; p++ {
+		if !bytes.Contains(table, []byte(fmt.Sprintf(":%04X 00000000:0000", p))) {
+			return false
+		}
+	}
+	return true
 }
 
 // poll calls f every 20ms until it reports done, fails, or ctx ends.

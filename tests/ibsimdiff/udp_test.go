@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ibscript/ibscript/engine"
@@ -13,11 +14,15 @@ import (
 	"github.com/ibscript/ibscript/topo"
 )
 
-// freeUDPRange finds a port p with p..p+10 free on UDP (ibsim's remote
-// mode binds the control port and ten data ports after it).
-func freeUDPRange(t *testing.T) int {
+// freeUDPRange finds a port p after the port after (0: anywhere) with
+// p..p+10 free on UDP (ibsim's remote mode binds the control port and ten
+// data ports after it).
+func freeUDPRange(t *testing.T, after int) int {
 	t.Helper()
 	for base := 20000 + os.Getpid()%20000; base < 60000; base += 97 {
+		if base <= after {
+			continue
+		}
 		var held []*net.UDPConn
 		ok := true
 		for p := base; p <= base+10; p++ {
@@ -43,8 +48,20 @@ func freeUDPRange(t *testing.T) int {
 // ibnetdiscover discovers through umad2sim's remote mode.
 func TestUDPMode(t *testing.T) {
 	ibsimtest.Require(t)
-	port := freeUDPRange(t)
-	s, err := ibsimtest.Start(t.Context(), t.TempDir(), topo2sw, &ibsimtest.Options{UDPPort: port})
+	// The ports were free when looked at; another process on the
+	// machine can bind one before ibsim does ("can't bind ...: Address
+	// already in use"): then ibsim is started on the next free range.
+	var s *ibsimtest.Sim
+	var err error
+	port := 0
+	for try := 1; ; try++ {
+		port = freeUDPRange(t, port)
+		s, err = ibsimtest.Start(t.Context(), t.TempDir(), topo2sw, &ibsimtest.Options{UDPPort: port})
+		if err == nil || try == 3 || !strings.Contains(err.Error(), "Address already in use") {
+			break
+		}
+		t.Logf("ibsim -r -l %d: %v; on the next free range (try %d of 3)", port, err, try+1)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
