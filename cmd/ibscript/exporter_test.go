@@ -69,7 +69,7 @@ func startExporterArgv(t *testing.T, argv []string) (addr string, stop func() in
 	return addr, stop, stderr
 }
 
-var httpClient = &http.Client{Timeout: 10 * time.Second}
+var httpClient = &http.Client{Timeout: time.Minute} // a hang bound: -race on a loaded machine is 10-20x slower
 
 func httpGet(t *testing.T, url, accept string) (*http.Response, []byte) {
 	t.Helper()

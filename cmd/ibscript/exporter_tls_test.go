@@ -115,7 +115,12 @@ func TestExporterWebConfig(t *testing.T) {
 	if !strings.Contains(stderr.String(), "serving /metrics on https://"+addr) {
 		t.Errorf("stderr does not say https: %q", stderr.String())
 	}
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	// A hang bound, not a latency: for a user it does not know,
+	// exporter-toolkit compares the password with a fixed cost-10 bcrypt
+	// hash (against timing attacks), 0.11 s natively but 2.0 s under
+	// -race at load 18, and past the 10 s this client had on a loaded CI
+	// machine ("Client.Timeout exceeded while awaiting headers").
+	client := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	get := func(user, pass string) (int, string) {
 		t.Helper()
 		req, err := http.NewRequestWithContext(t.Context(), "GET", "https://"+addr+"/metrics", nil)
