@@ -47,7 +47,7 @@ type CCConfigOptions struct {
 	Target engine.Target `pos:"1" lua:"target"`
 	// Args are the operation's arguments as typed ("0x1F", "0:1").
 	Args  []string `pos:"*" lua:"args"`
-	CCKey uint64   `flag:"c,cckey" arg:"<key>" help:"CC key (better: $IBSCRIPT_CCKEY or ibscript's --cckey); never printed" lua:"-" strict:"true"`
+	CCKey *uint64  `flag:"c,cckey" arg:"<key>" help:"CC key (better: $IBSCRIPT_CCKEY or ibscript's --cckey); never printed" lua:"-" strict:"true"`
 }
 
 // ibCCConfigTool is ibccconfig.
@@ -118,8 +118,8 @@ func CCConfigRun(ctx context.Context, env *Env, o CCConfigOptions) (*CCConfig, e
 		return nil, &ToolError{Msg: "operation " + o.Op + ": " + msg, Err: err}
 	}
 	var opts []engine.CallOption
-	if o.CCKey != 0 {
-		opts = append(opts, engine.CCKey(o.CCKey))
+	if o.CCKey != nil { // -c given, 0 too (ibccquery's cckey), over the session's key
+		opts = append(opts, engine.CCKey(*o.CCKey))
 	}
 	payload := make([]byte, 192)
 	var mod uint32

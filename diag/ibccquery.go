@@ -59,7 +59,7 @@ type CCQueryOptions struct {
 	Op     string        `pos:"0" lua:"op"`
 	Target engine.Target `pos:"1" lua:"target"`
 	Port   int           `pos:"2" lua:"port" max:"255"`
-	CCKey  uint64        `flag:"c,cckey" arg:"<key>" help:"CC key (better: $IBSCRIPT_CCKEY or ibscript's --cckey); never printed" lua:"-" strict:"true"`
+	CCKey  *uint64       `flag:"c,cckey" arg:"<key>" help:"CC key (better: $IBSCRIPT_CCKEY or ibscript's --cckey); never printed" lua:"-" strict:"true"`
 }
 
 // ibCCQueryTool is ibccquery.
@@ -202,8 +202,8 @@ func CCQueryRun(ctx context.Context, env *Env, o CCQueryOptions) (*CCQuery, erro
 	op := ccOps[i]
 	s := env.Session
 	var opts []engine.CallOption
-	if o.CCKey != 0 {
-		opts = append(opts, engine.CCKey(o.CCKey))
+	if o.CCKey != nil { // -c given, 0 too (ibccquery's cckey), over the session's key
+		opts = append(opts, engine.CCKey(*o.CCKey))
 	}
 	t, err := resolveGUID(ctx, s, o.Target)
 	if err != nil {

@@ -3,10 +3,12 @@ package diag_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/mad/cc"
+	"github.com/ibscript/ibscript/sim"
 )
 
 // TestCCQueryTables: on the simulator, ibccquery's table walks: the
@@ -62,5 +64,31 @@ func TestCCQueryTables(t *testing.T) {
 		if b.String() != "ibccquery: iberror: failed: "+tc.want+"\n" {
 			t.Errorf("%s: %q, want %q", tc.op, b.String(), tc.want)
 		}
+	}
+}
+
+// TestCCQueryKeyGivenZero: ibccquery -c 0 sends CC_Key 0, as the C tool
+// does (its cckey is what -c says), even where the session has a key of
+// its own ($IBSCRIPT_CCKEY, --cckey): a node whose key is the session's,
+// protected, answers without -c and refuses -c 0 (before, a 0 meant "not
+// given" and the session's key went out).
+func TestCCQueryKeyGivenZero(t *testing.T) {
+	f, err := sim.Default(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	const key = 0x77
+	env := &diag.Env{Session: attachSession(t, f, "", &engine.Options{Timeout: 50 * time.Millisecond, Retries: 1, CCKey: key})}
+	ki := cc.CongestionKeyInfo{CCKey: key, CCKeyProtectBit: true}
+	if _, err := engine.Set(t.Context(), env.Session, engine.LID(1), 0, &ki); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := diag.CCQueryRun(t.Context(), env, diag.CCQueryOptions{Op: "CongestionInfo", Target: engine.LID(1)}); err != nil {
+		t.Errorf("without -c (the session's key): %v", err)
+	}
+	zero := uint64(0)
+	if _, err := diag.CCQueryRun(t.Context(), env, diag.CCQueryOptions{Op: "CongestionInfo", Target: engine.LID(1), CCKey: &zero}); err == nil {
+		t.Error("-c 0 to a node protected by another key: answered, want it refused (the MAD must carry 0)")
 	}
 }

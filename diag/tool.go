@@ -261,6 +261,12 @@ type Warner interface{ ToolWarnings() []string }
 // complement, as strtol's result in the C tool's int).
 func (s *OptionSpec) SetNumber(opts any, v uint64) {
 	f := s.field(opts)
+	if f.Kind() == reflect.Pointer {
+		// An option whose 0 is a value, not its absence: set when given.
+		p := reflect.New(f.Type().Elem())
+		f.Set(p)
+		f = p.Elem()
+	}
 	if s.Signed {
 		f.SetInt(int64(v))
 		return
@@ -336,7 +342,11 @@ func optionSpecs(t reflect.Type) ([]OptionSpec, error) {
 			}
 			s.Pos = n
 		}
-		switch k := f.Type.Kind(); {
+		ft := f.Type
+		if k := ft.Kind(); k == reflect.Pointer && ft.Elem().Kind() >= reflect.Uint && ft.Elem().Kind() <= reflect.Uint64 {
+			ft = ft.Elem() // *uint64: nil when not given (CC_Key's 0 is a key)
+		}
+		switch k := ft.Kind(); {
 		case slices.Contains(targetTypes, f.Type):
 			s.Kind = OptTarget
 		case k == reflect.Bool:
@@ -346,10 +356,10 @@ func optionSpecs(t reflect.Type) ([]OptionSpec, error) {
 		case k == reflect.Slice && f.Type.Elem().Kind() == reflect.String:
 			s.Kind = OptStrings
 		case k >= reflect.Int && k <= reflect.Int64:
-			s.Kind, s.Signed, s.Max = OptNumber, true, 1<<(f.Type.Bits()-1)-1
+			s.Kind, s.Signed, s.Max = OptNumber, true, 1<<(ft.Bits()-1)-1
 		case k >= reflect.Uint && k <= reflect.Uint64:
-			s.Kind, s.Max = OptNumber, 1<<f.Type.Bits()-1
-			if f.Type.Bits() == 64 {
+			s.Kind, s.Max = OptNumber, 1<<ft.Bits()-1
+			if ft.Bits() == 64 {
 				s.Max = ^uint64(0)
 			}
 		default:
