@@ -1,8 +1,6 @@
 package bindings
 
 import (
-	"context"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,11 +53,12 @@ func sweepKindNames() string {
 // portTarget addresses a port table of fabric.discover: by the LID of its
 // node (switch port 0) or port, else by the directed route to its node. A
 // node of the last fabric.discover{planes=true} of a planarized port is
-// addressed by its directed route, from the session's port when its plane
-// port found it, else from the plane port that did, which via names (a
-// PlaneRoute with CAName set): a LID of another plane is not routed on the
-// session's, and a planarized CA's ports have a LID on each plane.
-func (e *Env) portTarget(L *lua.LState, fn string, i int, pt *lua.LTable) (t engine.Target, num int, isSwitch bool, via engine.PlaneRoute) {
+// addressed by its directed route (engine.Discovery.Target: from the
+// session's port when its plane port found it, else from the plane port
+// that did, which the engine sends it from): a LID of another plane is not
+// routed on the session's, and a planarized CA's ports have a LID on each
+// plane.
+func (e *Env) portTarget(L *lua.LState, fn string, i int, pt *lua.LTable) (t engine.Target, num int, isSwitch bool) {
 	nt, _ := pt.RawGetString("node").(*lua.LTable)
 	if nt == nil {
 		raise(L, fn, "ports[%d]: a port table of fabric.discover expected", i)
@@ -72,11 +71,9 @@ func (e *Env) portTarget(L *lua.LState, fn string, i int, pt *lua.LTable) (t eng
 	}
 	if d := e.planes; d != nil {
 		if r, ok := d.Route(guid); ok && r.CAName != "" {
-			t := r.Target()
-			if _, own := d.Path(guid); own {
-				r = engine.PlaneRoute{}
+			if t, ok := d.Target(guid); ok {
+				return t, num, isSwitch
 			}
-			return t, num, isSwitch, r
 		}
 	}
 	var lid int
@@ -86,71 +83,14 @@ func (e *Env) portTarget(L *lua.LState, fn string, i int, pt *lua.LTable) (t eng
 		lid = int(lua.LVAsNumber(pt.RawGetString("lid")))
 	}
 	if lid != 0 {
-		return engine.LID(uint16(lid)), num, isSwitch, via
+		return engine.LID(uint16(lid)), num, isSwitch
 	}
 	if d := e.sess.LastDiscovery(); d != nil {
 		if t, ok := d.Target(guid); ok {
-			return t, num, isSwitch, via
+			return t, num, isSwitch
 		}
 	}
-	return engine.GUID(guid), num, isSwitch, via
-}
-
-// sweepPlanes runs reqs as Session.Sweep does, each through the session,
-// or, where via[i] names a plane port (CAName set), through a session on
-// that port, opened for the sweep and closed after. A plane port that
-// cannot be opened is every one of its queries' error.
-func (e *Env) sweepPlanes(ctx context.Context, reqs []engine.SweepReq, via []engine.PlaneRoute, progress func(done, total int), opts ...engine.CallOption) []engine.SweepResult {
-	type port struct {
-		ca  string
-		num int
-	}
-	groups := map[port][]int{}
-	var order []port
-	for i, r := range via {
-		k := port{r.CAName, r.PortNum}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], i)
-	}
-	if len(order) == 1 && order[0].ca == "" {
-		return e.sess.Sweep(ctx, reqs, progress, opts...)
-	}
-	res := make([]engine.SweepResult, len(reqs))
-	done := 0
-	for _, k := range order {
-		idx := groups[k]
-		sub := make([]engine.SweepReq, len(idx))
-		for j, i := range idx {
-			sub[j] = reqs[i]
-		}
-		s, err := e.sess, error(nil)
-		if k.ca != "" {
-			s, err = e.sess.OnPort(ctx, e.fab, k.ca, k.num)
-		}
-		var got []engine.SweepResult
-		if err == nil {
-			base := done
-			var p func(int, int)
-			if progress != nil {
-				p = func(d, _ int) { progress(base+d, len(reqs)) }
-			}
-			got = s.Sweep(ctx, sub, p, opts...)
-			if s != e.sess {
-				s.Close()
-			}
-		}
-		for j, i := range idx {
-			if err != nil {
-				res[i].Err = fmt.Errorf("plane port %s port %d: %w", k.ca, k.num, err)
-			} else {
-				res[i] = got[j]
-			}
-		}
-		done += len(idx)
-	}
-	return res
+	return engine.GUID(guid), num, isSwitch
 }
 
 // sweepPasses is how many passes fabric.sweep makes over the queries that
@@ -175,15 +115,13 @@ func fabricSweep(e *Env, L *lua.LState) int {
 		}
 	}
 	reqs := make([]engine.SweepReq, n)
-	via := make([]engine.PlaneRoute, n)
 	for i := 1; i <= n; i++ {
 		pt, ok := list.RawGetInt(i).(*lua.LTable)
 		if !ok {
 			raise(L, "fabric.sweep", "ports[%d]: port table expected, got %s", i, list.RawGetInt(i).Type())
 		}
-		t, num, isSwitch, r := e.portTarget(L, "fabric.sweep", i, pt)
+		t, num, isSwitch := e.portTarget(L, "fabric.sweep", i, pt)
 		reqs[i-1] = engine.SweepReq{Target: t, Class: k.class, Method: mad.MethodGet, AttrID: k.attr, AttrMod: k.mod(num, isSwitch)}
-		via[i-1] = r
 	}
 	var progress func(done, total int)
 	if e.progress != nil {
@@ -191,7 +129,7 @@ func fabricSweep(e *Env, L *lua.LState) int {
 	}
 	// Queries that could not be read are asked again once each pass is
 	// over, as discovery goes back for what it missed.
-	res := e.sweepPlanes(L.Context(), reqs, via, progress, engine.Passes(sweepPasses))
+	res := e.sess.Sweep(L.Context(), reqs, progress, engine.Passes(sweepPasses))
 	if err := L.Context().Err(); err != nil {
 		raise(L, "fabric.sweep", "%v", err)
 	}

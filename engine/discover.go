@@ -102,6 +102,7 @@ type Discovery struct {
 	routes *intmap.Map[PlaneRoute]
 	ownCA  string
 	own    int
+	fab    fabric.Fabric // the fabric the plane ports are opened on
 }
 
 // Path returns the directed route (smpquery -D convention) through which
@@ -122,13 +123,22 @@ func (d *Discovery) Path(guid uint64) ([]uint8, bool) {
 	return d.paths.Get(guid)
 }
 
-// Target returns a directed-route target for a node or port GUID.
+// Target returns a directed-route target for a node or port GUID. From a
+// merged planarized discovery, a node of another plane's target is its
+// Route from that plane's port: the Session sends it, and sweeps it, from
+// a session of its own opened on that port for the call.
 func (d *Discovery) Target(guid uint64) (Target, bool) {
-	p, ok := d.Path(guid)
+	if p, ok := d.Path(guid); ok {
+		return Target{Kind: ByDR, Path: p}, true
+	}
+	if d.routes == nil {
+		return Target{}, false
+	}
+	r, ok := d.routes.Get(guid)
 	if !ok {
 		return Target{}, false
 	}
-	return Target{Kind: ByDR, Path: p}, true
+	return Target{Kind: ByDR, Path: r.Path, via: &planeVia{fab: d.fab, ca: r.CAName, num: r.PortNum}}, true
 }
 
 // LastDiscovery returns the result of the Session's last successful

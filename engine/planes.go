@@ -25,10 +25,10 @@ import (
 // whole, and is not the session's LastDiscovery. It keeps every node's
 // and port's directed route from the first walk that reached it, with the
 // plane port that walk started from (Route): a directed route is only good
-// from the port it was found from, so Path and Target answer for the
-// nodes reached from the session's own plane port, and a node of another
-// plane is reached by its Route through that plane's SMI port
-// (Session.OnPort).
+// from the port it was found from, so Path answers for the nodes reached
+// from the session's own plane port, and Target for every node, a node of
+// another plane's from that plane's SMI port, which the session's SMP
+// calls and sweeps send it from (Session.OnPort, opened for the call).
 func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *DiscoverOptions) (*Discovery, error) {
 	local := s.tr.Port()
 	if f == nil || local.SMIName == "" || local.SMIName == local.CAName {
@@ -39,7 +39,7 @@ func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *Dis
 		return nil, fmt.Errorf("engine: discover planes: %w", err)
 	}
 	start := time.Now()
-	merged := &Discovery{routes: new(intmap.Map[PlaneRoute]), own: -1}
+	merged := &Discovery{routes: new(intmap.Map[PlaneRoute]), own: -1, fab: f}
 	var walks []*topo.Fabric
 	for _, p := range ports {
 		if p.PortGUID != local.PortGUID || p.RoCE() || p.CAName == local.CAName || p.CapMask&fabric.CapIsSMDisabled != 0 {
@@ -157,4 +157,90 @@ func (s *Session) OnPort(ctx context.Context, f fabric.Fabric, ca string, num in
 		return nil, err
 	}
 	return ps, nil
+}
+
+// viaCall runs one SMP transaction of a target whose directed route starts
+// from another plane port (Target.via) on a session of its own on that
+// port, opened for the call and closed after, and returns its result as
+// an op of s (which the caller releases).
+func (s *Session) viaCall(ctx context.Context, t Target, method uint8, attrID uint16, attrMod uint32, data []byte, opts []CallOption) (*op, error) {
+	v := t.via
+	ps, err := s.OnPort(ctx, v.fab, v.ca, v.num)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %s: %w", t, err)
+	}
+	if ps != s {
+		defer ps.Close()
+	}
+	t.via = nil
+	o, err := ps.smpCall(ctx, t, method, attrID, attrMod, data, opts)
+	if err != nil {
+		return nil, err
+	}
+	c := s.getOp()
+	c.resp, c.rn, c.status = o.resp, o.rn, o.status
+	c.class, c.method, c.attrID, c.attrMod, c.target = o.class, o.method, o.attrID, o.attrMod, o.target
+	ps.release(o)
+	return c, nil
+}
+
+// sweepPlanes is Sweep of requests some of which start from another plane
+// port (Target.via, a merged planarized discovery's routes): each plane
+// port's requests run on a session of their own on it, opened for the
+// sweep and closed after, the others on s. A plane port that cannot be
+// opened is its requests' error. progress counts every request.
+func (s *Session) sweepPlanes(ctx context.Context, reqs []SweepReq, progress func(done, total int), opts []CallOption) []SweepResult {
+	type port struct {
+		ca  string
+		num int
+	}
+	groups := map[port][]int{}
+	vias := map[port]*planeVia{}
+	var order []port
+	for i, r := range reqs {
+		var k port
+		if v := r.Target.via; v != nil {
+			k = port{v.ca, v.num}
+			vias[k] = v
+		}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	res := make([]SweepResult, len(reqs))
+	done := 0
+	for _, k := range order {
+		idx := groups[k]
+		sub := make([]SweepReq, len(idx))
+		for j, i := range idx {
+			sub[j] = reqs[i]
+			sub[j].Target.via = nil
+		}
+		ps, err := s, error(nil)
+		if v := vias[k]; v != nil {
+			ps, err = s.OnPort(ctx, v.fab, v.ca, v.num)
+		}
+		var got []SweepResult
+		if err == nil {
+			base := done
+			var p func(int, int)
+			if progress != nil {
+				p = func(d, _ int) { progress(base+d, len(reqs)) }
+			}
+			got = ps.Sweep(ctx, sub, p, opts...)
+			if ps != s {
+				ps.Close()
+			}
+		}
+		for j, i := range idx {
+			if err != nil {
+				res[i].Err = fmt.Errorf("engine: plane port %s port %d: %w", k.ca, k.num, err)
+			} else {
+				res[i] = got[j]
+			}
+		}
+		done += len(idx)
+	}
+	return res
 }

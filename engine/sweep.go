@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -49,6 +50,9 @@ type SweepResult struct {
 // Passes (default 2); a loss that hit one query in a burst rarely hits
 // it again seconds later. progress counts the first pass only.
 func (s *Session) Sweep(ctx context.Context, reqs []SweepReq, progress func(done, total int), opts ...CallOption) []SweepResult {
+	if slices.ContainsFunc(reqs, func(r SweepReq) bool { return r.Target.via != nil }) {
+		return s.sweepPlanes(ctx, reqs, progress, opts)
+	}
 	out := s.sweepPass(ctx, reqs, progress, opts)
 	passes := s.callOpts(opts).passes
 	if passes == 0 {
@@ -202,8 +206,14 @@ func (s *Session) LFTs(ctx context.Context, d *Discovery, progress func(done, to
 	return res
 }
 
-// switchTarget addresses a switch by its LID, else by directed route.
+// switchTarget addresses a switch by its LID, else by directed route; a
+// switch of another plane than the session's in a merged planarized
+// discovery by its directed route from its plane port (its LID is not
+// routed on the session's plane).
 func switchTarget(d *Discovery, n *topo.Node) (Target, bool) {
+	if t, ok := d.Target(n.GUID); ok && t.via != nil {
+		return t, true
+	}
 	if len(n.Ports) > 0 && n.Ports[0] != nil && n.Ports[0].LID != 0 {
 		return LID(n.Ports[0].LID), true
 	}

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/ibscript/ibscript/fabric"
 )
 
 // TargetKind says how a Target addresses its node.
@@ -43,6 +45,19 @@ type Target struct {
 	// interface ID (LID is filled in by the Session), on RoCE the GID is
 	// the whole address.
 	GID [16]byte
+
+	// via, set by a merged planarized discovery's Target for a node of
+	// another plane, is the plane port the directed route starts from:
+	// the Session sends it from a session of its own on that port.
+	via *planeVia
+}
+
+// planeVia is the local plane port a Target's directed route starts
+// from, on the fabric its session is opened on.
+type planeVia struct {
+	fab fabric.Fabric
+	ca  string
+	num int
 }
 
 // LID returns a LID-routed target.
@@ -84,6 +99,9 @@ func (t Target) String() string {
 				sb.WriteByte(',')
 			}
 			sb.WriteString(strconv.Itoa(int(p)))
+		}
+		if t.via != nil {
+			fmt.Fprintf(&sb, " from %s port %d", t.via.ca, t.via.num)
 		}
 		return sb.String()
 	case ByGUID:

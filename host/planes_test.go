@@ -131,10 +131,12 @@ func TestDiscoverPlanes(t *testing.T) {
 // walk found it (engine.Discovery.Route): followed from that plane's SMI
 // port (Session.OnPort), every route's NodeInfo is the node's, and every
 // switch's route starts from the plane port of the switch's plane in the
-// file. Path (and Target) answer for the nodes reached from the session's
-// own plane port, whose routes it can send; a switch of another plane has
-// none, and the first such route sent from the session's own port reaches another
-// node or none.
+// file. Path answers for the nodes reached from the session's own plane
+// port, whose routes it can send; a switch of another plane has none, and
+// the first such route sent from the session's own port reaches another
+// node or none. Target answers for every node: the session sends a node
+// of another plane its SMPs from that plane's port, and LFTs reads every
+// plane's switches.
 func TestDiscoverPlanesRoutes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -193,6 +195,13 @@ func TestDiscoverPlanesRoutes(t *testing.T) {
 			if ok != (r.PortNum == own) || ok && !slices.Equal(p, r.Path) {
 				t.Errorf("%s: Path = %v, %v; its route is %v from port %d (the session's %d)", n.Desc, p, ok, r.Path, r.PortNum, own)
 			}
+			// Target is good from the session whatever the plane: the
+			// engine sends it from its plane port.
+			if tg, ok := d.Target(g); !ok {
+				t.Errorf("%s: no Target", n.Desc)
+			} else if ni, err := h.Session().NodeInfo(ctx, tg); err != nil || ni.NodeGUID != n.GUID {
+				t.Errorf("%s: NodeInfo by %s: 0x%x, %v", n.Desc, tg, ni.NodeGUID, err)
+			}
 			if r.PortNum != own && g == n.GUID && crossed == 0 {
 				if ni, err := h.Session().NodeInfo(ctx, r.Target()); err != nil || ni.NodeGUID != n.GUID {
 					crossed++
@@ -202,5 +211,11 @@ func TestDiscoverPlanesRoutes(t *testing.T) {
 	}
 	if len(sessions) != 4 || crossed == 0 {
 		t.Errorf("routes from %d plane ports, %d of another plane's not good from the session's own; want 4 and some", len(sessions), crossed)
+	}
+	// The switches' tables of every plane, each read from its plane's
+	// port (Session.Sweep of Targets of other planes).
+	lfts := h.Session().LFTs(ctx, d, nil)
+	if len(lfts.Errors) != 0 || len(lfts.Switches) != len(planeOf) {
+		t.Errorf("LFTs: %d switches, errors %v; want %d, none", len(lfts.Switches), lfts.Errors, len(planeOf))
 	}
 }
