@@ -138,7 +138,7 @@ func (d *Discovery) Target(guid uint64) (Target, bool) {
 	if !ok {
 		return Target{}, false
 	}
-	return Target{Kind: ByDR, Path: r.Path, via: &planeVia{fab: d.fab, ca: r.CAName, num: r.PortNum}}, true
+	return Target{Kind: ByDR, Path: r.Path, Via: &Via{Fabric: d.fab, CAName: r.CAName, PortNum: r.PortNum}}, true
 }
 
 // LastDiscovery returns the result of the Session's last successful

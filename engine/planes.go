@@ -160,19 +160,19 @@ func (s *Session) OnPort(ctx context.Context, f fabric.Fabric, ca string, num in
 }
 
 // viaCall runs one SMP transaction of a target whose directed route starts
-// from another plane port (Target.via) on a session of its own on that
+// from another plane port (Target.Via) on a session of its own on that
 // port, opened for the call and closed after, and returns its result as
 // an op of s (which the caller releases).
 func (s *Session) viaCall(ctx context.Context, t Target, method uint8, attrID uint16, attrMod uint32, data []byte, opts []CallOption) (*op, error) {
-	v := t.via
-	ps, err := s.OnPort(ctx, v.fab, v.ca, v.num)
+	v := t.Via
+	ps, err := s.OnPort(ctx, v.Fabric, v.CAName, v.PortNum)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %s: %w", t, err)
 	}
 	if ps != s {
 		defer ps.Close()
 	}
-	t.via = nil
+	t.Via = nil
 	o, err := ps.smpCall(ctx, t, method, attrID, attrMod, data, opts)
 	if err != nil {
 		return nil, err
@@ -185,7 +185,7 @@ func (s *Session) viaCall(ctx context.Context, t Target, method uint8, attrID ui
 }
 
 // sweepPlanes is Sweep of requests some of which start from another plane
-// port (Target.via, a merged planarized discovery's routes): each plane
+// port (Target.Via, a merged planarized discovery's routes): each plane
 // port's requests run on a session of their own on it, opened for the
 // sweep and closed after, the others on s. A plane port that cannot be
 // opened is its requests' error. progress counts every request.
@@ -195,12 +195,12 @@ func (s *Session) sweepPlanes(ctx context.Context, reqs []SweepReq, progress fun
 		num int
 	}
 	groups := map[port][]int{}
-	vias := map[port]*planeVia{}
+	vias := map[port]*Via{}
 	var order []port
 	for i, r := range reqs {
 		var k port
-		if v := r.Target.via; v != nil {
-			k = port{v.ca, v.num}
+		if v := r.Target.Via; v != nil {
+			k = port{v.CAName, v.PortNum}
 			vias[k] = v
 		}
 		if _, ok := groups[k]; !ok {
@@ -215,11 +215,11 @@ func (s *Session) sweepPlanes(ctx context.Context, reqs []SweepReq, progress fun
 		sub := make([]SweepReq, len(idx))
 		for j, i := range idx {
 			sub[j] = reqs[i]
-			sub[j].Target.via = nil
+			sub[j].Target.Via = nil
 		}
 		ps, err := s, error(nil)
 		if v := vias[k]; v != nil {
-			ps, err = s.OnPort(ctx, v.fab, v.ca, v.num)
+			ps, err = s.OnPort(ctx, v.Fabric, v.CAName, v.PortNum)
 		}
 		var got []SweepResult
 		if err == nil {

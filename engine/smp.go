@@ -36,7 +36,7 @@ func (s *Session) copyData(o *op, data func([]byte) []byte) ([]byte, error) {
 // smpCall runs one SMP transaction and returns its op with a whole
 // response, which the caller releases; or an error, timeouts included.
 func (s *Session) smpCall(ctx context.Context, t Target, method uint8, attrID uint16, attrMod uint32, data []byte, opts []CallOption) (*op, error) {
-	if t.via != nil {
+	if t.Via != nil {
 		return s.viaCall(ctx, t, method, attrID, attrMod, data, opts)
 	}
 	t, err := s.resolve(ctx, t)

@@ -50,7 +50,7 @@ type SweepResult struct {
 // Passes (default 2); a loss that hit one query in a burst rarely hits
 // it again seconds later. progress counts the first pass only.
 func (s *Session) Sweep(ctx context.Context, reqs []SweepReq, progress func(done, total int), opts ...CallOption) []SweepResult {
-	if slices.ContainsFunc(reqs, func(r SweepReq) bool { return r.Target.via != nil }) {
+	if slices.ContainsFunc(reqs, func(r SweepReq) bool { return r.Target.Via != nil }) {
 		return s.sweepPlanes(ctx, reqs, progress, opts)
 	}
 	out := s.sweepPass(ctx, reqs, progress, opts)
@@ -211,7 +211,7 @@ func (s *Session) LFTs(ctx context.Context, d *Discovery, progress func(done, to
 // discovery by its directed route from its plane port (its LID is not
 // routed on the session's plane).
 func switchTarget(d *Discovery, n *topo.Node) (Target, bool) {
-	if t, ok := d.Target(n.GUID); ok && t.via != nil {
+	if t, ok := d.Target(n.GUID); ok && t.Via != nil {
 		return t, true
 	}
 	if len(n.Ports) > 0 && n.Ports[0] != nil && n.Ports[0].LID != 0 {

@@ -46,18 +46,20 @@ type Target struct {
 	// the whole address.
 	GID [16]byte
 
-	// via, set by a merged planarized discovery's Target for a node of
-	// another plane, is the plane port the directed route starts from:
-	// the Session sends it from a session of its own on that port.
-	via *planeVia
+	// Via, when not nil, is the local port a ByDR target's route starts
+	// from when that is not the session's: a merged planarized
+	// discovery's Target for a node of another plane sets it to that
+	// plane's SMI port. The Session sends such a target's SMPs from a
+	// session of its own on that port, opened for the call.
+	Via *Via
 }
 
-// planeVia is the local plane port a Target's directed route starts
-// from, on the fabric its session is opened on.
-type planeVia struct {
-	fab fabric.Fabric
-	ca  string
-	num int
+// Via is a local port of Fabric (port PortNum of CA CAName) a directed
+// route starts from (Target.Via).
+type Via struct {
+	Fabric  fabric.Fabric
+	CAName  string
+	PortNum int
 }
 
 // LID returns a LID-routed target.
@@ -100,8 +102,8 @@ func (t Target) String() string {
 			}
 			sb.WriteString(strconv.Itoa(int(p)))
 		}
-		if t.via != nil {
-			fmt.Fprintf(&sb, " from %s port %d", t.via.ca, t.via.num)
+		if t.Via != nil {
+			fmt.Fprintf(&sb, " from %s port %d", t.Via.CAName, t.Via.PortNum)
 		}
 		return sb.String()
 	case ByGUID:
