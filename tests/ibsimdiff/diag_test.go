@@ -60,7 +60,11 @@ func ibscriptBinary(t testing.TB) string {
 			return
 		}
 		builtBin = filepath.Join(builtDir, "ibscript")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		// A hang bound: on a fresh clone under CI the build compiles
+		// cmd/ibscript and its dependencies without -race (the test
+		// binaries have those with it) while every package's tests
+		// build and run on the same 2 cores.
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", builtBin, "../../cmd/ibscript")
 		if out, err := cmd.CombinedOutput(); err != nil {
