@@ -56,6 +56,9 @@ type Transport struct {
 
 	ch      chan item // from the pumps to Recv
 	done    chan struct{}
+	gone    chan struct{} // closed when a side was closed under the pair
+	goneErr error         // that side's Recv error; set before gone closes
+	goneMu  sync.Once
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	handler atomic.Pointer[func(*fabric.Packet)]
@@ -80,7 +83,7 @@ var _ fabric.Transport = (*Transport)(nil)
 func New(smiSide, gsiSide fabric.Transport, attr fabric.PortAttr) *Transport {
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &Transport{sides: [2]fabric.Transport{smiSide, gsiSide}, attr: attr,
-		ch: make(chan item), done: make(chan struct{}), cancel: cancel}
+		ch: make(chan item), done: make(chan struct{}), gone: make(chan struct{}), cancel: cancel}
 	t.caps = t.makeCaps()
 	for s := range t.sides {
 		t.wg.Go(func() { t.pump(ctx, s) })
@@ -147,6 +150,16 @@ func (t *Transport) pump(ctx context.Context, s int) {
 				continue
 			}
 		}
+		if errors.Is(err, net.ErrClosed) || errors.Is(err, fabric.ErrPeerGone) {
+			// The side was closed under the pair (its Fabric closed, its
+			// peer gone): every Recv from now on says so, and this reader
+			// ends whether or not anyone is reading.
+			t.goneMu.Do(func() {
+				t.goneErr = err
+				close(t.gone)
+			})
+			return
+		}
 		it := item{p: p, err: err}
 		if err == nil {
 			it.p.Data = append([]byte(nil), p.Data...)
@@ -154,9 +167,6 @@ func (t *Transport) pump(ctx context.Context, s int) {
 		select {
 		case t.ch <- it:
 		case <-ctx.Done():
-			return
-		}
-		if errors.Is(err, net.ErrClosed) || errors.Is(err, fabric.ErrPeerGone) {
 			return
 		}
 	}
@@ -277,6 +287,8 @@ func (t *Transport) Recv(ctx context.Context, p *fabric.Packet) error {
 		return ctx.Err()
 	case <-t.done:
 		return t.errClosed("recv")
+	case <-t.gone:
+		return t.goneErr
 	}
 }
 

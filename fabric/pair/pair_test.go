@@ -1,7 +1,11 @@
 package pair_test
 
 import (
+	"context"
+	"errors"
+	"net"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -72,5 +76,34 @@ func TestSides(t *testing.T) {
 	}
 	if id, err := tr.Register(ctx, fabric.Agent{Class: mad.ClassPerf, Version: 1}.WithMethods(mad.MethodTrap)); err != nil || id != 1 {
 		t.Errorf("Register after Unregister(1) = %d, %v; want 1", id, err)
+	}
+}
+
+// TestSidesClosedUnderPair: sides closed by their owner (kernel.Fabric's
+// Close closes every umad port it opened, a pair's sides among them) end
+// their readers though nobody reads the pair, and the pair's Recv says the
+// port is closed from then on, rather than waiting for its context.
+func TestSidesClosedUnderPair(t *testing.T) {
+	for _, first := range []int{0, 1} {
+		before := goleak.IgnoreCurrent()
+		pipes := [2]*fabrictest.Pipe{fabrictest.NewPipe(nil), fabrictest.NewPipe(nil)}
+		tr := pair.New(pipes[0].Transport(), pipes[1].Transport(), attr)
+		if err := pipes[first].Transport().Close(); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		var p fabric.Packet
+		if err := tr.Recv(ctx, &p); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("side %d closed: Recv = %v; want an error wrapping net.ErrClosed", first, err)
+		}
+		cancel()
+		if err := pipes[1-first].Transport().Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Both readers have ended: the pair is not closed, and nobody reads it.
+		if err := goleak.Find(before); err != nil {
+			t.Errorf("side %d, then the other, closed: %v", first, err)
+		}
+		tr.Close()
 	}
 }
