@@ -2,9 +2,14 @@ package topo
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"syscall"
 )
+
+// errEmptyName is the error of an empty file name; it matches
+// fs.ErrNotExist, as os.Open's does.
+var errEmptyName = fmt.Errorf("an empty file name: %w", fs.ErrNotExist)
 
 // OpenFile opens path for reading as ibscript's loaders do (topologies,
 // snapshots, node-name maps, threshold files, caches, scripts, reports):
@@ -14,6 +19,10 @@ import (
 // another device (/dev/zero, which never ends), a directory or a socket
 // is an error naming what it is.
 func OpenFile(path string) (*os.File, error) {
+	if path == "" {
+		// os.Open says "open : no such file or directory", naming nothing.
+		return nil, &fs.PathError{Op: "open", Path: `""`, Err: errEmptyName}
+	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
