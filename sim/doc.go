@@ -39,6 +39,12 @@
 // (tests/topologies/net.odd-width; the tools print what the fabric
 // answers, so ibscript's on ibsim: print ibsim's 8X as the C tools do).
 //
+// OpenSM drops the NodeInfo of a node whose node or port GUID is zero
+// (ERR 0D16, 0D17), as ibsim gives a router without an rtguid= line: the
+// router gets no LID, its links stay in Init, the LIDs after it are one
+// lower. Under Options.IbsimStrict the embedded SM does the same; by
+// default it configures such a router as any other.
+//
 // Node and port attributes mirror ibsim 0.10's defaults (NodeInfo,
 // PortInfo, SwitchInfo), so smpquery-style answers match a real ibsim +
 // OpenSM fabric where the SM's configuration does not enter. So do the

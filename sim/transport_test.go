@@ -747,3 +747,39 @@ func TestDescriptionKeptAsIbsim(t *testing.T) {
 		t.Errorf("attach by the 63 bytes kept: %v", err)
 	}
 }
+
+// TestZeroGUIDRouterHasNoLID: OpenSM drops the NodeInfo of a node whose
+// GUID is zero (a router of ibsim's default rtguid, 0), so its port gets
+// no LID and the LIDs after it are not shifted; a router with a GUID
+// gets one. The embedded SM does so under IbsimStrict; by default it
+// gives both a LID.
+func TestZeroGUIDRouterHasNoLID(t *testing.T) {
+	const text = `
+Switch 4 "S"
+[1] "H"[1]
+[2] "R0"[1]
+[3] "R1"[1]
+
+Hca 1 "H"
+[1] "S"[1]
+
+Rt 1 "R0"
+[1] "S"[2]
+
+rtguid=0x50
+Rt 1 "R1"
+[1] "S"[3]
+`
+	for _, strict := range []bool{true, false} {
+		c := attachRaw(t, mustNew(t, text, &Options{IbsimStrict: strict}), "H", 1)
+		for _, tc := range []struct {
+			port uint8
+			lid  bool
+		}{{2, !strict}, {3, true}} {
+			pi := portInfo(t, ok(t, c.dr(smp.AttrPortInfo, 1, 0, 1, tc.port)))
+			if (pi.LID != 0) != tc.lid {
+				t.Errorf("IbsimStrict %v: router on S port %d: LID %d, want one: %v", strict, tc.port, pi.LID, tc.lid)
+			}
+		}
+	}
+}
