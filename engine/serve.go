@@ -18,7 +18,16 @@ type Handler func(req *fabric.Packet) []byte
 type servers struct {
 	mu sync.Mutex
 	h  map[fabric.AgentID]Handler
+	// While a Serve registers its agent (pending), requests for agents
+	// without a handler wait in early: the transport may deliver one for
+	// the new agent before Serve has its id, and the kernel would have
+	// queued it on the fd for the C server to read.
+	pending int
+	early   []fabric.Packet
 }
+
+// maxEarly bounds the requests kept while Serves register.
+const maxEarly = 64
 
 // Serve registers agent a (its class, version, OUI and the request
 // methods it takes) and answers each request the port receives for it
@@ -29,16 +38,22 @@ func (s *Session) Serve(ctx context.Context, a fabric.Agent, h Handler) (stop fu
 	if h == nil || a.Class == 0 {
 		return nil, fmt.Errorf("engine: serve %s: %w (need a class and a handler)", a, fabric.ErrInvalid)
 	}
+	s.srv.mu.Lock()
+	s.srv.pending++
+	s.srv.mu.Unlock()
 	id, err := s.tr.Register(ctx, a)
 	if err != nil {
+		s.replayEarly(-1, nil)
 		return nil, fmt.Errorf("engine: serve %s: %w", a, err)
 	}
-	s.srv.mu.Lock()
-	if s.srv.h == nil {
-		s.srv.h = map[fabric.AgentID]Handler{}
-	}
-	s.srv.h[id] = h
-	s.srv.mu.Unlock()
+	// One call of h at a time: the requests that came early are answered
+	// here, beside the receive path's.
+	var hmu sync.Mutex
+	s.replayEarly(id, func(req *fabric.Packet) []byte {
+		hmu.Lock()
+		defer hmu.Unlock()
+		return h(req)
+	})
 	var once sync.Once
 	return func() error {
 		var err error
@@ -52,11 +67,58 @@ func (s *Session) Serve(ctx context.Context, a fabric.Agent, h Handler) (stop fu
 	}, nil
 }
 
+// replayEarly ends a Serve's registration: it installs h for agent id
+// (none when h is nil) and answers the requests that came for id while
+// it registered; when no other Serve is registering, the requests left
+// go where a request no server owns goes.
+func (s *Session) replayEarly(id fabric.AgentID, h Handler) {
+	s.srv.mu.Lock()
+	s.srv.pending--
+	if h != nil {
+		if s.srv.h == nil {
+			s.srv.h = map[fabric.AgentID]Handler{}
+		}
+		s.srv.h[id] = h
+	}
+	var mine, rest []fabric.Packet
+	for _, p := range s.srv.early {
+		switch {
+		case h != nil && p.Agent == id:
+			mine = append(mine, p)
+		default:
+			rest = append(rest, p)
+		}
+	}
+	s.srv.early = rest
+	if s.srv.pending > 0 {
+		rest = nil
+	} else {
+		s.srv.early = nil
+	}
+	s.srv.mu.Unlock()
+	for i := range mine {
+		s.serve(&mine[i])
+	}
+	for i := range rest {
+		if !s.serve(&rest[i]) {
+			s.unsolicited(&rest[i])
+		}
+	}
+}
+
 // serve answers p when one of the Session's servers owns its agent, and
-// reports whether it did.
+// reports whether it did. While a Serve registers, a request no server
+// owns is kept for it (replayEarly), and reported as taken.
 func (s *Session) serve(p *fabric.Packet) bool {
 	s.srv.mu.Lock()
 	h := s.srv.h[p.Agent]
+	if h == nil && s.srv.pending > 0 && len(s.srv.early) < maxEarly {
+		q := *p
+		q.Data = append([]byte(nil), p.Data...)
+		s.srv.early = append(s.srv.early, q)
+		s.srv.mu.Unlock()
+		return true
+	}
 	s.srv.mu.Unlock()
 	if h == nil {
 		return false
