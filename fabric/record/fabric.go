@@ -51,7 +51,7 @@ func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transpor
 	r := &Recorder{tr: tr, s: f.s, n: n, fab: f}
 	a := tr.Port()
 	e := Event{Op: OpOpen, Port: &a}
-	e.RMPP, e.Intact = tr.Caps().RMPP, isIntact(tr.Caps())
+	e.RMPP, e.Intact, e.NoTimeouts = tr.Caps().RMPP, isIntact(tr.Caps()), tr.Caps().NoTimeouts
 	r.log(e)
 	f.open = append(f.open, r)
 	return r, nil

@@ -68,6 +68,9 @@ type Header struct {
 	// (fabric.Caps.Intact), so discovery read each NodeInfo once; the
 	// replay says the same, and asks what was recorded.
 	Intact bool `json:"intact,omitempty"`
+	// NoTimeouts: the fabric timed nothing out itself
+	// (fabric.Caps.NoTimeouts, ibsim); the replay says the same.
+	NoTimeouts bool `json:"notimeouts,omitempty"`
 	// Keys is "masked": key fields were zeroed before writing (every
 	// recording this package writes).
 	Keys string `json:"keys,omitempty"`
@@ -85,22 +88,27 @@ func masked(d []byte) hexBytes {
 
 // Event is one line after the header.
 type Event struct {
-	T       int64         `json:"t"`  // nanoseconds after Header.Start
-	Op      string        `json:"op"` // register, unregister, send, recv
-	Agent   int           `json:"agent"`
-	Reg     *fabric.Agent `json:"reg,omitempty"`
-	Status  int           `json:"status,omitempty"`
-	Timeout int64         `json:"timeout,omitempty"` // ns
-	Retries int           `json:"retries,omitempty"`
-	Addr    *fabric.Addr  `json:"addr,omitempty"`
-	Data    hexBytes      `json:"data,omitempty"`
+	T      int64         `json:"t"`  // nanoseconds after Header.Start
+	Op     string        `json:"op"` // register, unregister, send, recv
+	Agent  int           `json:"agent"`
+	Reg    *fabric.Agent `json:"reg,omitempty"`
+	Status int           `json:"status,omitempty"`
+	// Bounced: a timeout completion the fabric bounced back rather than
+	// one it delivered and nobody answered (fabric.Packet.Bounced).
+	Bounced bool         `json:"bounced,omitempty"`
+	Timeout int64        `json:"timeout,omitempty"` // ns
+	Retries int          `json:"retries,omitempty"`
+	Addr    *fabric.Addr `json:"addr,omitempty"`
+	Data    hexBytes     `json:"data,omitempty"`
 	// Tr is the transport of the event: 0 the header's, n > 0 the n-th
 	// opened through the recording Fabric (version 2).
 	Tr int `json:"tr,omitempty"`
-	// Port, RMPP and Intact describe transport Tr on its open line.
-	Port   *fabric.PortAttr `json:"port,omitempty"`
-	RMPP   bool             `json:"rmpp,omitempty"`
-	Intact bool             `json:"intact,omitempty"`
+	// Port, RMPP, Intact and NoTimeouts describe transport Tr on its
+	// open line.
+	Port       *fabric.PortAttr `json:"port,omitempty"`
+	RMPP       bool             `json:"rmpp,omitempty"`
+	Intact     bool             `json:"intact,omitempty"`
+	NoTimeouts bool             `json:"notimeouts,omitempty"`
 }
 
 // Ops of Event.
@@ -204,7 +212,7 @@ func NewRecorder(tr fabric.Transport, w io.Writer) (*Recorder, error) {
 	}
 	s.enc = json.NewEncoder(s.w)
 	h := Header{Format: Format, Version: Version, Start: s.start.UTC(), Port: tr.Port(), Keys: KeysMasked}
-	h.RMPP, h.Intact = tr.Caps().RMPP, isIntact(tr.Caps())
+	h.RMPP, h.Intact, h.NoTimeouts = tr.Caps().RMPP, isIntact(tr.Caps()), tr.Caps().NoTimeouts
 	if err := s.enc.Encode(h); err != nil {
 		return nil, fmt.Errorf("record: header: %w", err)
 	}
@@ -269,7 +277,7 @@ func (r *Recorder) Recv(ctx context.Context, p *fabric.Packet) error {
 
 func (r *Recorder) logRecv(p *fabric.Packet) {
 	a := p.Addr
-	r.log(Event{Op: OpRecv, Agent: int(p.Agent), Status: p.Status, Addr: &a,
+	r.log(Event{Op: OpRecv, Agent: int(p.Agent), Status: p.Status, Bounced: p.Bounced, Addr: &a,
 		Data: masked(p.Data)})
 }
 

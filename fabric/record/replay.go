@@ -330,7 +330,7 @@ func (r *Replay) Send(ctx context.Context, p *fabric.Packet) error {
 		if len(d) >= tidEnd {
 			copy(d[tidOff:tidEnd], p.Data[tidOff:tidEnd])
 		}
-		r.push(queued{now.Add(e.latency), fabric.Packet{Agent: p.Agent, Status: e.Status, Addr: *e.Addr, Data: d}})
+		r.push(queued{now.Add(e.latency), fabric.Packet{Agent: p.Agent, Status: e.Status, Bounced: e.Bounced, Addr: *e.Addr, Data: d}})
 	}
 	if (!found || len(ans) == 0) && p.Timeout != 0 {
 		r.push(queued{now, fabric.Packet{Agent: p.Agent, Status: fabric.StatusTimeout, Addr: p.Addr,
@@ -406,11 +406,12 @@ func (r *Replay) Recv(ctx context.Context, p *fabric.Packet) error {
 // Port is the recorded port.
 func (r *Replay) Port() fabric.PortAttr { return r.hdr.Port }
 
-// Caps: RMPP and Intact as the recorded Transport had them, so a replayed
-// discovery asks what the recorded one asked; nothing else (a replay
-// counts no retransmissions and is no production fabric).
+// Caps: RMPP, Intact and NoTimeouts as the recorded Transport had them,
+// so a replayed discovery asks what the recorded one asked and a timeout
+// reads as it did; nothing else (a replay counts no retransmissions and
+// is no production fabric).
 func (r *Replay) Caps() fabric.Caps {
-	c := fabric.Caps{RMPP: r.hdr.RMPP}
+	c := fabric.Caps{RMPP: r.hdr.RMPP, NoTimeouts: r.hdr.NoTimeouts}
 	if r.hdr.Intact {
 		c.Intact = fabric.Always
 	}
@@ -453,7 +454,7 @@ func NewReplayFabric(rec *Recording) *ReplayFabric {
 	for _, e := range rec.Events {
 		if e.Op == OpOpen && e.Port != nil {
 			h := rec.Header
-			h.Port, h.RMPP, h.Intact = *e.Port, e.RMPP, e.Intact
+			h.Port, h.RMPP, h.Intact, h.NoTimeouts = *e.Port, e.RMPP, e.Intact, e.NoTimeouts
 			f.ports = append(f.ports, replayPort{hdr: h, n: e.Tr})
 		}
 	}
