@@ -244,10 +244,18 @@ func parseDuration(s string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
+		if durationSyntax.MatchString(s) {
+			// Well formed, and past what a time.Duration holds.
+			return 0, errors.New("out of range (at most 2562047h)")
+		}
 		return 0, errors.New("want milliseconds (500) or a duration (500ms, 10s, 5m)")
 	}
 	return d, nil
 }
+
+// durationSyntax is time.ParseDuration's grammar: a duration it refuses
+// that matches it overflowed.
+var durationSyntax = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
 
 // quietFromEnv reports whether $IBSCRIPT_QUIET asks for no notices: set,
 // and not "0" or "false".

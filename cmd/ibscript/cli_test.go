@@ -33,6 +33,8 @@ func TestFirstHourCommandLine(t *testing.T) {
 		{[]string{"validate.lua"}, `unknown command "validate.lua" (did you mean ibscript run validate.lua?)`},
 		{[]string{"--retries", "abc", "discover"}, "ibscript: --retries abc: not a number\n"},
 		{[]string{"--interval", "banana", "exporter"}, "ibscript: --interval banana: want milliseconds (500) or a duration (500ms, 10s, 5m)\n"},
+		{[]string{"--time-limit", "9999999h", "discover"}, "ibscript: --time-limit 9999999h: out of range (at most 2562047h)\n"},
+		{[]string{"--timeout", "1.5x", "discover"}, "ibscript: --timeout 1.5x: want milliseconds (500) or a duration (500ms, 10s, 5m)\n"},
 		{[]string{"--traps=maybe", "exporter"}, "--traps maybe: want true or false"},
 		{[]string{"discover", "--fabric"}, "ibscript: --fabric needs URI\n"},
 		{[]string{"--fabric", "sim:", "discover", "extra", "args"}, "ibscript discover: unexpected arguments extra args (discover takes none; ibscript help discover)\n"},
