@@ -329,7 +329,7 @@ func objectOf(L *lua.LState, fn string, t *lua.LTable) *plan.Object {
 	}
 	switch name {
 	case "fabric.port":
-		o := &plan.Object{Port: num(t, "num"), LID: num(t, "lid")}
+		o := &plan.Object{Port: num(t, "num"), LID: num(t, "lid"), Plane: num(t, "plane")}
 		if n, ok := t.RawGetString("node").(*lua.LTable); ok {
 			o.NodeGUID, o.NodeDesc = str(n, "guid"), str(n, "desc")
 			if o.LID == 0 {

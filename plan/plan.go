@@ -42,9 +42,13 @@ type Object struct {
 	NodeDesc string `json:"node_desc,omitempty"`
 	Port     int    `json:"port,omitempty"`
 	LID      int    `json:"lid,omitempty"`
+	// Plane is the port's plane in a discovery of every plane of a
+	// planarized fabric (docs/planes.md); 0 elsewhere.
+	Plane int `json:"plane,omitempty"`
 }
 
-// String names the object as reports print it: "node01" port 1 (0x...).
+// String names the object as reports print it: "node01" port 1 (0x...),
+// "node01" port 3 (plane 3) (0x...) on a planarized fabric.
 func (o *Object) String() string {
 	if o == nil {
 		return ""
@@ -55,6 +59,9 @@ func (o *Object) String() string {
 	}
 	if o.Port != 0 {
 		s += fmt.Sprintf(" port %d", o.Port)
+	}
+	if o.Plane != 0 {
+		s += fmt.Sprintf(" (plane %d)", o.Plane)
 	}
 	if o.NodeDesc != "" && o.NodeGUID != "" {
 		s += " (" + o.NodeGUID + ")"

@@ -241,6 +241,9 @@ func WriteTAP(w io.Writer, r *Report) error {
 						if o.LID != 0 {
 							fmt.Fprintf(bw, "      lid: %d\n", o.LID)
 						}
+						if o.Plane != 0 {
+							fmt.Fprintf(bw, "      plane: %d\n", o.Plane)
+						}
 					}
 				}
 			}
