@@ -11,7 +11,6 @@ import (
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
-	"github.com/ibscript/ibscript/topo"
 )
 
 // Bulk queries: fabric.sweep runs one query per port of a discovered
@@ -213,15 +212,17 @@ func fabricRoutes(e *Env, L *lua.LState) int {
 	if e.progress != nil {
 		progress = func(done, total int) { e.progress(done, total, "forwarding tables") }
 	}
-	lfts := e.sess.LFTs(L.Context(), d, progress)
-	if err := L.Context().Err(); err != nil {
+	ra, lftErrs, err := e.routesOf(L.Context(), d, progress)
+	if err == nil {
+		err = L.Context().Err()
+	}
+	if err != nil {
 		raise(L, "fabric.routes", "%v", err)
 	}
-	ra := topo.AnalyzeRoutes(d.Fabric, &lfts.ForwardingTables)
-	nodeTab := map[*topo.Node]lua.LValue{}
+	nodeTab := map[uint64]lua.LValue{} // by GUID: a plane's analysis has its own nodes
 	if nodes, ok := ft.RawGetString("nodes").(*lua.LTable); ok {
 		for i, n := range d.Fabric.Nodes {
-			nodeTab[n] = nodes.RawGetInt(i + 1)
+			nodeTab[n.GUID] = nodes.RawGetInt(i + 1)
 		}
 	}
 	out := L.CreateTable(0, 8)
@@ -235,7 +236,9 @@ func fabricRoutes(e *Env, L *lua.LState) int {
 	probs := L.CreateTable(len(ra.Problems), 0)
 	for _, p := range ra.Problems {
 		pt := L.CreateTable(0, 5)
-		pt.RawSetString("switch", nodeTab[p.Switch])
+		if p.Switch != nil {
+			pt.RawSetString("switch", nodeTab[p.Switch.GUID])
+		}
 		pt.RawSetString("lid", lua.LNumber(p.LID))
 		pt.RawSetString("port", lua.LNumber(p.Port))
 		pt.RawSetString("kind", lua.LString(p.Kind))
@@ -248,8 +251,8 @@ func fabricRoutes(e *Env, L *lua.LState) int {
 		hops.RawSetInt(h, lua.LNumber(n))
 	}
 	out.RawSetString("hops", hops)
-	errs := L.CreateTable(len(lfts.Errors), 0)
-	for _, te := range lfts.Errors {
+	errs := L.CreateTable(len(lftErrs), 0)
+	for _, te := range lftErrs {
 		raiseRunError(L, "fabric.routes", te.Err)
 		et := L.CreateTable(0, 2)
 		et.RawSetString("path", lua.LString(te.Path))
