@@ -268,9 +268,10 @@ func TestValidateFatTree2000(t *testing.T) {
 
 // TestValidatePlanarized2000 runs validate.lua on the planarized XDR fat
 // tree of 4 planes, each the 2,000-node tree (genfattree -preset 2000 -xdr
-// -planes 4: 2,240 nodes): from the SM's plane port it sees that plane's
-// 2,000 nodes, and everything passes (docs/planes.md;
-// cmd/ibscript BenchmarkFabric2000 times it against fattree-2000).
+// -planes 4: 2,240 nodes): from the SM's plane port it checks every plane
+// (its 2,240 nodes, each plane's links, LIDs and forwarding tables), and
+// everything passes (docs/planes.md; cmd/ibscript BenchmarkFabric2000
+// times it against fattree-2000).
 func TestValidatePlanarized2000(t *testing.T) {
 	spec := fattree.Nodes2000
 	spec.XDR, spec.Planes = true, 4
@@ -279,8 +280,20 @@ func TestValidatePlanarized2000(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := runPlan(t, loadSim(t, path), "../scripts/validate.lua", map[string]string{"speed": "XDR"})
-	if got := failedChecks(r); len(got) > 0 || r.Error != "" || r.Fabric.Nodes != 2000 || spec.Nodes() != 2240 {
+	if got := failedChecks(r); len(got) > 0 || r.Error != "" || r.Fabric.Nodes != 2240 || spec.Nodes() != 2240 {
 		t.Fatalf("failed %q, error %q, %d nodes of %d", got, r.Error, r.Fabric.Nodes, spec.Nodes())
+	}
+	// 4 planes' worth: each plane's 80 switches and 2,000 LIDs (1,920
+	// host plane ports, 80 switches), 2,944 links
+	for _, c := range r.Checks {
+		want := map[string]string{"discovery": "2240 nodes, 11776 links, 4 planes",
+			"LFTs reach every LID": "320 switches, 8000 LIDs, 640000 routes followed"}[c.Name]
+		if want != "" && (len(c.Results) == 0 || c.Results[len(c.Results)-1].Message != want) {
+			t.Errorf("%s: %+v, want %q", c.Name, c.Results, want)
+		}
+		if c.Name == "links ACTIVE" && c.Passed != 11776 {
+			t.Errorf("links ACTIVE: %d passed, want 11776", c.Passed)
+		}
 	}
 }
 

@@ -26,15 +26,37 @@ end
 -- context(args) discovers the fabric once and records the discovery
 -- check; checks share what it caches (ctx.endports, ctx.cabled). With a
 -- reference topology (--arg reference=FILE), a route that fails names
--- what the reference has behind it.
+-- what the reference has behind it. From a planarized CA's port the
+-- discovery walks every plane (fabric.discover{planes=true}, merged by
+-- GUID; docs/planes.md) and ctx.planes is the number of planes found (0 on
+-- any other port, where the discovery is the plain one).
 function M.context(args)
   local ref = args and args.reference
-  local f = fabric.discover((type(ref) == "string" and ref ~= "") and { reference = ref } or nil)
+  local opts = { planes = true }
+  if type(ref) == "string" and ref ~= "" then opts.reference = ref end
+  local f = fabric.discover(opts)
+  local planes = M.planes(f)
   plan.check("discovery", "discovery", function(r)
     for _, e in ipairs(f.errors) do r:fail(e.path .. ": " .. e.err) end
-    r:pass(string.format("%d nodes, %d links", #f.nodes, #f.links))
+    if planes > 0 then
+      r:pass(string.format("%d nodes, %d links, %d planes", #f.nodes, #f.links, planes))
+    else
+      r:pass(string.format("%d nodes, %d links", #f.nodes, #f.links))
+    end
   end)
-  return { f = f, args = args }
+  return { f = f, args = args, planes = planes }
+end
+
+-- planes(f): the highest plane number of f's ports, 0 when none has one
+-- (a discovery that is not of a planarized port).
+function M.planes(f)
+  local top = 0
+  for _, n in ipairs(f.nodes) do
+    for _, p in pairs(n.ports) do
+      if p.plane and p.plane > top then top = p.plane end
+    end
+  end
+  return top
 end
 
 -- endports: the ports that hold a node's LID (a switch's port 0, every
@@ -66,7 +88,9 @@ function M.cabled(ctx)
   return out
 end
 
+-- where(p) names a port, and its plane when the discovery knows it
 function M.where(p)
+  if p.plane then return string.format("%s port %d (plane %d)", p.node.desc, p.num, p.plane) end
   return string.format("%s port %d", p.node.desc, p.num)
 end
 
