@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"math"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -321,8 +323,9 @@ func TestSeedUmadSendLongWithoutRMPP(t *testing.T) {
 // alone gives its first Active port, else its first LinkUp one, else its
 // first not Disabled, and ENODEV when all are Disabled; a port number
 // alone gives the first CA with that port Active, else the first where it
-// is not Disabled; a switch is always port 0; an unknown CA or a port the
-// CA lacks is ENODEV. Release has nothing to fail (umad-abi.md 13 #12).
+// is not Disabled; a switch is always port 0, and named with another port
+// ENODEV (libibumad reads that port's sysfs directory, which a switch
+// lacks: -EIO); an unknown CA or a port the CA lacks is ENODEV. Release has nothing to fail (umad-abi.md 13 #12).
 func TestSeedUmadGetPortResolution(t *testing.T) {
 	f := seedSim(t, "net.2sw2path4hca2port")
 	ctx := t.Context()
@@ -351,7 +354,8 @@ func TestSeedUmadGetPortResolution(t *testing.T) {
 	check("default", "", 0, def.CAName, def.PortNum)
 	check("CA alone", "Hca1", 0, "Hca1", 1)
 	check("port alone", "", 2, "Hca1", 2)
-	check("switch", "Switch1", 5, "Switch1", 0)
+	check("switch", "Switch1", 0, "Switch1", 0)
+	check("switch and a port", "Switch1", 5, "", 0) // sysfs has port 0 alone: -EIO from libibumad
 	check("unknown CA", "NoSuchCA", 0, "", 0)
 	check("port the CA lacks", "Hca1", 3, "", 0)
 	check("port no CA has", "", 9, "", 0)
@@ -366,4 +370,113 @@ func TestSeedUmadGetPortResolution(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("CA alone, every port Disabled", "Hca1", 0, "", 0)
+}
+
+// Edge values of umad_poll(3), umad_recv(3) and umad_send(3)'s timeout_ms:
+// a timeout longer than a C int holds (a script's 1e18) waits as the
+// longest one does (2^31-1 ms), where it overflowed into a negative
+// Duration and timed out at once. The request's 50 ms timeout record is
+// what the huge waits get.
+func TestSeedUmadHugeTimeouts(t *testing.T) {
+	p, agent := seedPort(t)
+	ctx := t.Context()
+	for i, ms := range []int{math.MaxInt32, math.MaxInt32 + 1, math.MaxInt64 / 1000, math.MaxInt64} {
+		if err := p.Send(ctx, agent, seedNodeInfoGet(uint32(0x770+i)), fabric.Addr{LID: deadLID}, 50, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Poll(ctx, ms); err != nil {
+			t.Errorf("umad_poll(%d) = %v, want 0 when the timeout record comes", ms, err)
+		}
+		if pkt, err := p.Recv(ctx, mad.Size, ms); err != nil || pkt.Status != fabric.StatusTimeout {
+			t.Errorf("umad_recv(%d) = %+v, %v; want the timed-out send", ms, pkt, err)
+		}
+		if err := p.Send(ctx, agent, seedNodeInfoGet(uint32(0x780+i)), fabric.Addr{LID: deadLID}, ms, 0); err != nil {
+			t.Fatal(err)
+		}
+		if pkt, err := p.Recv(ctx, mad.Size, 100); !errors.Is(err, syscall.ETIMEDOUT) {
+			t.Errorf("umad_send(timeout %d): recv = %+v, %v; want ETIMEDOUT (the send still waits)", ms, pkt, err)
+		}
+	}
+}
+
+// umad_get_port(3) and umad_open_port with names and numbers no device
+// has: a port past the CA's ports, a CA name with '/', "..", a NUL, or
+// longer than UMAD_CA_NAME_LEN (20) is ENODEV; a negative port is EINVAL
+// (native/umad's Resolve; libibumad reads ports/-1 of a named CA, -EIO,
+// and takes any port for a NULL one).
+func TestSeedUmadGetPortOddNames(t *testing.T) {
+	f := seedSim(t, "net.2sw2path4hca")
+	ctx := t.Context()
+	for _, c := range []struct {
+		ca   string
+		port int
+		want syscall.Errno
+	}{
+		{"Hca1", 3, syscall.ENODEV}, {"Hca1", 255, syscall.ENODEV}, {"Hca1", math.MaxInt, syscall.ENODEV},
+		{"", 255, syscall.ENODEV}, {"", math.MaxInt, syscall.ENODEV},
+		{"Hca1/", 1, syscall.ENODEV}, {"../Hca1", 0, syscall.ENODEV}, {"..", 1, syscall.ENODEV},
+		{"Hca1\x00", 1, syscall.ENODEV}, {"Hca1" + strings.Repeat("x", 20), 1, syscall.ENODEV},
+		{"", -1, syscall.EINVAL}, {"Hca1", -1, syscall.EINVAL}, {"", math.MinInt, syscall.EINVAL},
+	} {
+		p, err := engine.OpenUMADPort(ctx, f, c.ca, c.port)
+		if !errors.Is(err, c.want) {
+			t.Errorf("OpenUMADPort(%q, %d) = %v, want %v", c.ca, c.port, err, c.want)
+		}
+		if p != nil {
+			p.Close()
+		}
+	}
+	// The simulator itself refuses a negative port (it indexed its ports
+	// with it and panicked).
+	for _, ca := range []string{"", "Hca1"} {
+		if tr, err := f.Open(ctx, ca, -1); !errors.Is(err, fabric.ErrInvalid) {
+			t.Errorf("sim Open(%q, -1) = %v, want fabric.ErrInvalid", ca, err)
+			if tr != nil {
+				tr.Close()
+			}
+		}
+	}
+}
+
+// Agent ids umad_unregister and umad_send refuse: out of range (-1, 32,
+// 2^40), never registered, or unregistered already: EINVAL, and the port
+// stays usable. The 33rd agent of a port is ENOMEM (the kernel's errno;
+// umad_register returns -EPERM with it in errno, umad-abi.md 13 #13).
+// umad_close_port twice returns 0 both times, as libibumad's does.
+func TestSeedUmadAgentIDsOutOfRange(t *testing.T) {
+	p, agent := seedPort(t)
+	ctx := t.Context()
+	for _, a := range []int{-1, 32, 1 << 40, agent + 1} {
+		if err := p.Unregister(ctx, a); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("umad_unregister(%d) = %v, want EINVAL", a, err)
+		}
+		if err := p.Send(ctx, a, seedNodeInfoGet(1), fabric.Addr{LID: p.Port().SMLID}, 100, 0); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("umad_send(agent %d) = %v, want EINVAL", a, err)
+		}
+	}
+	if err := p.Unregister(ctx, agent); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Unregister(ctx, agent); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("umad_unregister of agent %d twice = %v, want EINVAL", agent, err)
+	}
+	n := 0
+	for {
+		_, err := p.Register(ctx, mad.ClassPerf, 1, 0, [2]uint64{})
+		if err != nil {
+			if !errors.Is(err, syscall.ENOMEM) || n != 32 {
+				t.Errorf("agent %d: register = %v, want ENOMEM for the 33rd", n+1, err)
+			}
+			break
+		}
+		if n++; n > 32 {
+			t.Fatal("a port took 33 agents")
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("umad_close_port twice = %v, want 0", err)
+	}
 }

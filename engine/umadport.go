@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -54,8 +55,13 @@ func (e *NoSpaceError) Error() string {
 func (e *NoSpaceError) Is(target error) bool { return target == syscall.ENOSPC }
 
 // OpenUMADPort opens a port of f as umad_open_port(ca, port) does: an
-// empty ca and port 0 pick the default port.
+// empty ca and port 0 pick the default port. A negative port is EINVAL on
+// every backend, as native/umad's Resolve refuses it (libibumad would read
+// ports/-1 for a named CA, -EIO, and take any port for a NULL one).
 func OpenUMADPort(ctx context.Context, f fabric.Fabric, ca string, port int) (*UMADPort, error) {
+	if port < 0 {
+		return nil, fmt.Errorf("open %q port %d: a port number is 0 or more: %w", ca, port, syscall.EINVAL)
+	}
 	tr, err := f.Open(ctx, ca, port)
 	if err != nil {
 		return nil, err
@@ -133,7 +139,7 @@ func (p *UMADPort) Send(ctx context.Context, agent int, data []byte, addr fabric
 	pkt := fabric.Packet{Agent: fabric.AgentID(agent), Retries: retries, Addr: addr, Data: data}
 	switch {
 	case timeoutMS > 0:
-		pkt.Timeout = time.Duration(timeoutMS) * time.Millisecond
+		pkt.Timeout = msDuration(timeoutMS)
 	case timeoutMS < 0:
 		pkt.Timeout = -1
 	}
@@ -203,7 +209,7 @@ func (p *UMADPort) recvLocked(ctx context.Context, timeoutMS int) (*fabric.Packe
 	case timeoutMS == 0:
 		ctx, cancel = context.WithTimeout(ctx, 0)
 	case timeoutMS > 0:
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(timeoutMS)*time.Millisecond)
+		ctx, cancel = context.WithTimeout(ctx, msDuration(timeoutMS))
 	default:
 		ctx, cancel = context.WithCancel(ctx)
 	}
@@ -219,6 +225,18 @@ func (p *UMADPort) recvLocked(ctx context.Context, timeoutMS int) (*fabric.Packe
 		return nil, fmt.Errorf("recv: no MAD within %d ms: %w", timeoutMS, syscall.ETIMEDOUT)
 	}
 	return nil, fmt.Errorf("recv: %w", err)
+}
+
+// maxTimeoutMS is the longest timeout libibumad's calls can be given:
+// timeout_ms is a C int.
+const maxTimeoutMS = math.MaxInt32
+
+// msDuration is a positive timeout in milliseconds as a Duration, a longer
+// one than a C int holds taken as maxTimeoutMS (24.8 days): a script's
+// timeout of 1e18 ms waits, where multiplying it out overflowed into a
+// negative Duration that timed out at once.
+func msDuration(ms int) time.Duration {
+	return time.Duration(min(ms, maxTimeoutMS)) * time.Millisecond
 }
 
 // Close closes the port, as umad_close_port. Every later call fails with

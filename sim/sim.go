@@ -603,13 +603,17 @@ func (f *Fabric) Ports(ctx context.Context) ([]fabric.PortAttr, error) {
 // resolve_ca_port: an empty ca with a port gives the first CA with that
 // port Active, else the first with that port not Disabled; a ca with port
 // 0 gives its first Active port, else its first LinkUp one, else its first
-// not Disabled (ENODEV when every port is Disabled); a switch is port 0.
+// not Disabled (ENODEV when every port is Disabled); a switch is port 0,
+// and ENODEV named with another port; a negative port is invalid.
 // A planarized CA's port opens as libibmad's mad_rpc_open_port2 pairs
 // devices: SMPs go out on that plane port (its SMI device), every other
 // class on the CA's GSI device (planes.go).
 func (f *Fabric) Open(ctx context.Context, ca string, port int) (fabric.Transport, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if port < 0 {
+		return nil, fmt.Errorf("sim: open %q port %d: a port number is 0 or more: %w", ca, port, fabric.ErrInvalid)
 	}
 	f.mu.Lock()
 	if n := f.gsiNode(ca); n != nil {
@@ -657,7 +661,13 @@ func (f *Fabric) resolveOpen(ca string, num int) (string, int, error) {
 		return "", 0, fabric.NoDevice("sim: open %q: no such node", ca)
 	}
 	if n.typ == typeSwitch {
-		return n.id, 0, nil // libibumad's pick_port: a switch is always port 0
+		// A switch has its port 0 alone in sysfs: libibumad resolves the
+		// switch to it, and a port number given with the name fails there
+		// (-EIO, -EINVAL), ENODEV as on the kernel and ibsim backends.
+		if num != 0 {
+			return "", 0, fabric.NoDevice("sim: open %q port %d: a switch is opened at its port 0", ca, num)
+		}
+		return n.id, 0, nil
 	}
 	if num != 0 {
 		return n.id, num, nil
