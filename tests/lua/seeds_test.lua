@@ -266,3 +266,57 @@ function test_umad_send_invalid_agent_or_port(t)
   expect_error("bad argument #3 to umad.send \\(mad: string expected, got table\\)", umad.send, open, 0, {}, 0, 0)
   open:close()
 end
+
+-- umad_poll(3), umad_recv(3) and umad_send(3) with a timeout longer than a
+-- C int holds (1e18 ms): the calls wait as for the longest one (2^31-1
+-- ms), so poll and recv get the 50 ms timeout record that comes, and a
+-- send with it still waits for its reply (no record after 100 ms).
+function test_umad_huge_timeouts(t)
+  local port, agent = smp_port()
+  for i, ms in ipairs({ 2147483647, 2147483648, 1e18 }) do
+    umad.send(port, agent, nodeinfo_get(0x8100 + i), 50, 0, { lid = DEAD_LID })
+    if not umad.poll(port, ms) then t:fatal("poll(" .. ms .. ") timed out before the timeout record came") end
+    local m, _, status = umad.recv(port, ms)
+    if not m or status ~= 110 then t:fatal("recv(" .. ms .. ") did not return the timed-out send") end
+    umad.send(port, agent, nodeinfo_get(0x8200 + i), ms, 0, { lid = DEAD_LID })
+    if umad.recv(port, 100) ~= nil then t:fatal("a send with timeout " .. ms .. " timed out at once") end
+  end
+  port:close()
+end
+
+-- Agent ids umad_unregister refuses: never registered, out of the 32 a
+-- port has, or unregistered already: EINVAL, and the port stays usable;
+-- the 33rd agent is ENOMEM; closing a port twice is not an error
+-- (umad_close_port returns 0).
+function test_umad_agent_ids_out_of_range(t)
+  local port, agent = smp_port()
+  for _, a in ipairs({ agent + 1, 31, 32, 255 }) do
+    expect_error("umad.unregister_agent: EINVAL: ", umad.unregister_agent, port, a)
+  end
+  expect_error("bad argument #2 to umad.unregister_agent", umad.unregister_agent, port, 256)
+  umad.unregister_agent(port, agent)
+  expect_error("umad.unregister_agent: EINVAL: ", umad.unregister_agent, port, agent)
+  for _ = 1, 32 do umad.register_agent(port, 0x04, 1) end
+  expect_error("umad.register_agent: ENOMEM: ", umad.register_agent, port, 0x04, 1)
+  port:close()
+  port:close()
+  umad.close_port(port)
+end
+
+-- umad_get_port(3) and umad_open_port with CA names no device has: a '/'
+-- in it, "..", longer than UMAD_CA_NAME_LEN (20): ENODEV, with or without
+-- a port number; a port number no CA has: ENODEV.
+function test_umad_get_port_odd_names(t)
+  local me = umad.get_port().ca_name
+  for _, ca in ipairs({ me .. "/", "../" .. me, "..", me .. string.rep("x", 20) }) do
+    for _, n in ipairs({ 0, 1 }) do
+      expect_error("umad.get_port: ENODEV: ", umad.get_port, ca, n)
+      expect_error("umad.open_port: ENODEV: ", umad.open_port, ca, n)
+    end
+  end
+  expect_error("umad.open_port: ENODEV: ", umad.open_port, me, 254)
+  if umad.get_port().portnum ~= 0 then -- a switch host's default port is port 0 whatever the number
+    expect_error("umad.open_port: ENODEV: ", umad.open_port, nil, 254)
+  end
+  expect_error("bad argument #2 to umad.open_port \\(portnum: integer 0..254 expected, got -1\\)", umad.open_port, nil, -1)
+end
