@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
@@ -478,5 +479,33 @@ func TestSeedUmadAgentIDsOutOfRange(t *testing.T) {
 	}
 	if err := p.Close(); err != nil {
 		t.Errorf("umad_close_port twice = %v, want 0", err)
+	}
+}
+
+// umad_poll(3) and umad_recv(3) on a port whose fabric was closed under
+// it fail at once, as its sends do: EINVAL, "invalid port handle" (they
+// waited for a MAD that could not come: for ever with -1). A call whose
+// own context ends gets the context's error, not umad's ETIMEDOUT.
+func TestSeedUmadPortOfClosedFabric(t *testing.T) {
+	f := seedSim(t, "net.2sw2path4hca")
+	p, _ := seedPortOn(t, f)
+	ended, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+	defer cancel()
+	if _, err := p.Recv(ended, mad.Size, -1); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ETIMEDOUT) {
+		t.Errorf("umad_recv(-1) with its context ended = %v, want context.DeadlineExceeded", err)
+	}
+	if err := p.Poll(ended, 1000); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ETIMEDOUT) {
+		t.Errorf("umad_poll(1000) with its context ended = %v, want context.DeadlineExceeded", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a hang bound
+	defer cancel()
+	_, recvErr := p.Recv(ctx, mad.Size, -1)
+	for name, err := range map[string]error{"poll": p.Poll(ctx, -1), "recv": recvErr} {
+		if !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("umad_%s(-1) on a port of a closed fabric = %v, want EINVAL", name, err)
+		}
 	}
 }

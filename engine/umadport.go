@@ -203,8 +203,8 @@ func (p *UMADPort) Recv(ctx context.Context, maxLen, timeoutMS int) (*fabric.Pac
 	return pkt, nil
 }
 
-func (p *UMADPort) recvLocked(ctx context.Context, timeoutMS int) (*fabric.Packet, error) {
-	var cancel context.CancelFunc
+func (p *UMADPort) recvLocked(caller context.Context, timeoutMS int) (*fabric.Packet, error) {
+	ctx, cancel := caller, context.CancelFunc(nil)
 	switch {
 	case timeoutMS == 0:
 		ctx, cancel = context.WithTimeout(ctx, 0)
@@ -219,6 +219,8 @@ func (p *UMADPort) recvLocked(ctx context.Context, timeoutMS int) (*fabric.Packe
 	switch {
 	case err == nil:
 		return pkt, nil
+	case caller.Err() != nil: // the caller's context ended, not timeout_ms
+		return nil, fmt.Errorf("recv: %w", caller.Err())
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil && timeoutMS == 0:
 		return nil, fmt.Errorf("recv: nothing ready: %w", syscall.EAGAIN)
 	case errors.Is(err, context.DeadlineExceeded):

@@ -304,8 +304,10 @@ type Caps struct {
 	// Recv. It saves a consumer a goroutine wake-up per MAD.
 	SetHandler func(h func(p *Packet))
 	// Failed, when not nil, is closed once the Transport's peer is gone
-	// (ibsim exited); FailErr then says why. With a handler set nobody
-	// calls Recv, so this is how the consumer learns it.
+	// (ibsim exited); FailErr then says why. It is closed too when the
+	// Transport is closed (by its Fabric's Close, say), FailErr nil then.
+	// With a handler set nobody calls Recv, so this is how the consumer
+	// learns it.
 	Failed  <-chan struct{}
 	FailErr func() error
 	// Intact, when not nil, reports whether every answer arrives as its

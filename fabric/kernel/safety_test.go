@@ -1,9 +1,11 @@
 package kernel_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -142,4 +144,28 @@ func TestSetGateCC(t *testing.T) {
 			t.Errorf("audit line %q: want the CC_Keys masked, the rest kept", line)
 		}
 	})
+}
+
+// TestUMADPortOfClosedFabric: umad_poll and umad_recv with timeout -1 on a
+// port whose Fabric was closed under it fail at once with EINVAL ("invalid
+// port handle"), as its sends do; they waited for ever (the driver's pump
+// stopped without a word when the umad fd was closed below it).
+func TestUMADPortOfClosedFabric(t *testing.T) {
+	f := newFabric(t, twoCA())
+	p, err := engine.OpenUMADPort(t.Context(), f, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a hang bound
+	defer cancel()
+	_, recvErr := p.Recv(ctx, mad.Size, -1)
+	for name, err := range map[string]error{"poll": p.Poll(ctx, -1), "recv": recvErr} {
+		if !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("umad_%s(-1) on a port of a closed fabric = %v, want EINVAL", name, err)
+		}
+	}
 }

@@ -252,7 +252,7 @@ type Mux struct {
 	intact     func() bool   // Caps().Intact
 	ready      chan struct{} // cap 1: "the queue may be non-empty"; never closed
 	done       chan struct{} // closed by Close
-	failc      chan struct{} // closed by Fail
+	failc      chan struct{} // closed by Fail, or Close
 	failOnce   sync.Once
 
 	closeOnce sync.Once
@@ -693,7 +693,7 @@ func (m *Mux) Recv(ctx context.Context, p *fabric.Packet) error {
 	}
 }
 
-// Failed is closed once Fail was called.
+// Failed is closed once Fail or Close was called.
 func (m *Mux) Failed() <-chan struct{} { return m.failc }
 
 // FailErr is the error Fail was called with, or nil.
@@ -945,6 +945,9 @@ func (m *Mux) Close() error {
 		m.mu.Unlock()
 		p.mu.Unlock()
 		close(m.done)
+		// A consumer waiting on Caps.Failed (a driver above, its handler
+		// set) learns of the close: FailErr stays nil.
+		m.failOnce.Do(func() { close(m.failc) })
 		if werr := m.wire.Close(); werr != nil {
 			err = fmt.Errorf("mux: close: %w", werr)
 		}

@@ -269,6 +269,9 @@ func New(tr fabric.Transport, o *Options) *Driver {
 					if c.FailErr != nil {
 						err = c.FailErr()
 					}
+					if err == nil { // closed under the driver (its Fabric closed)
+						err = fmt.Errorf("the transport is closed: %w", fabric.ErrPortClosed)
+					}
 					w.fail(err)
 				case <-w.done:
 				}
@@ -873,10 +876,12 @@ func (w *Driver) pump(ctx context.Context) {
 	for {
 		p := &fabric.Packet{Data: make([]byte, 0, mad.Size)}
 		if err := w.tr.Recv(ctx, p); err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+			if ctx.Err() != nil {
 				return
 			}
-			if errors.Is(err, fabric.ErrPeerGone) {
+			// Gone, or closed under the driver (its Fabric closed): Recv
+			// says so instead of waiting for what cannot come.
+			if errors.Is(err, fabric.ErrPeerGone) || errors.Is(err, net.ErrClosed) {
 				w.fail(err)
 				return
 			}
