@@ -43,6 +43,9 @@ func TestUMADPortCoalesced(t *testing.T) {
 	if err := p.Poll(ctx, 0); err != nil {
 		t.Errorf("poll after ENOSPC: %v (the message stays queued)", err)
 	}
+	if _, err := p.Recv(ctx, want-1, 0); !errors.As(err, &ns) || ns.Need != want {
+		t.Fatalf("recv %d, one byte short: %v, want ENOSPC needing %d", want-1, err, want)
+	}
 	pkt, err := p.Recv(ctx, want, 1000)
 	if err != nil {
 		t.Fatal(err)

@@ -63,7 +63,8 @@ function test_errors(t)
 end
 
 -- umad.recv of a multi-segment GetTableResp: ENOSPC with the needed length
--- for a 256-byte buffer, then the whole coalesced message.
+-- for a 256-byte buffer and one a byte short, then the whole coalesced
+-- message for the exact length.
 function test_umad_coalesced_enospc(t)
   local port = umad.open_port()
   local sm = umad.get_port().sm_lid
@@ -75,6 +76,8 @@ function test_umad_coalesced_enospc(t)
   if not string.find(tostring(err), "ENOSPC") or need ~= 56 + 6 * 112 then
     t:fatal("ENOSPC error: " .. tostring(err))
   end
+  -- one byte short is ENOSPC too, the same length asked, the message kept
+  expect_error("umad.recv: ENOSPC: .*needs " .. need .. " bytes", umad.recv, port, 0, need - 1)
   local m, got, status = umad.recv(port, 1000, need)
   if not m or #m ~= need or got ~= agent or status ~= 0 then t:fatal("coalesced recv") end
   -- the first segment's header: GetTableResp, RMPP DATA, Active|First,
