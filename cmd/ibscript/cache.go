@@ -62,7 +62,7 @@ func loadCacheOption(inv *Invocation, path []uint8) (*topo.Fabric, bool) {
 	f, err := loadCache(inv.Value("load-cache"))
 	if err != nil {
 		fmt.Fprintln(inv.Stderr, "loading cached fabric failed")
-		inv.Errorf("%v", err)
+		inv.Errorf("--load-cache: %v", err)
 		return nil, false
 	}
 	return f, true

@@ -58,14 +58,14 @@ func runLinkinfo(ctx context.Context, inv *Invocation) int {
 		}
 		f, err := loadCache(inv.Value("diff"))
 		if err != nil {
-			return cacheExit(inv, "loading cached fabric for diff failed\n", err)
+			return cacheExit(inv, "loading cached fabric for diff failed\n", fmt.Errorf("--diff: %w", err))
 		}
 		o.Diff = f
 	}
 	if inv.Has("filterdownports") {
 		f, err := loadCache(inv.Value("filterdownports"))
 		if err != nil {
-			return cacheExit(inv, "loading cached fabric for filterdownports failed\n", err)
+			return cacheExit(inv, "loading cached fabric for filterdownports failed\n", fmt.Errorf("--filterdownports: %w", err))
 		}
 		o.FilterDown = f
 	}

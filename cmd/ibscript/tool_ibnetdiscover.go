@@ -77,7 +77,7 @@ func runNetDiscover(ctx context.Context, inv *Invocation) int {
 		}
 		f, err := loadCache(inv.Value("diff"))
 		if err != nil {
-			return cacheExit(inv, "loading cached fabric for diff failed\n", err)
+			return cacheExit(inv, "loading cached fabric for diff failed\n", fmt.Errorf("--diff: %w", err))
 		}
 		o.Diff = f
 	}
@@ -88,7 +88,7 @@ func runNetDiscover(ctx context.Context, inv *Invocation) int {
 	if inv.Has("load-cache") {
 		cf, f, err := loadCacheFile(inv.Value("load-cache"))
 		if err != nil {
-			return cacheExit(inv, "loading cached fabric failed\n", err)
+			return cacheExit(inv, "loading cached fabric failed\n", fmt.Errorf("--load-cache: %w", err))
 		}
 		nd = diag.NetDiscoverFrom(f, inv.c.names, o)
 		cacheHops = int(cf.MaxHops)

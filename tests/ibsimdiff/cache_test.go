@@ -418,6 +418,9 @@ func TestCacheDiffMatchesC(t *testing.T) {
 		if w := sbinIBError.ReplaceAllString(string(want.stdout), "$1: iberror: "); want.code != 255 || got.code != 255 || string(got.stdout) != w {
 			t.Errorf("%s --diff %s: exit %d, stdout %q; the C tool's %d, %q", tool, bad, got.code, got.stdout, want.code, w)
 		}
+		if !strings.Contains(string(got.stderr), "--diff: open "+bad) {
+			t.Errorf("%s --diff %s: stderr %q does not name the option and the file", tool, bad, got.stderr)
+		}
 	}
 	want, got := cTool(t, s, host, "iblinkinfo", "--filterdownports", filepath.Join(dir, "none")), ibscriptTool(t, s, host, "iblinkinfo", "--filterdownports", filepath.Join(dir, "none"))
 	if w := sbinIBError.ReplaceAllString(string(want.stdout), "$1: iberror: "); want.code != 255 || got.code != 255 || string(got.stdout) != w {
