@@ -750,6 +750,22 @@ func errorCases(t *testing.T, s *suite) {
 	if got := a.LocalAddr(); got.LID != s.lids[1] || got.GID == ([16]byte{}) {
 		t.Errorf("local address %v", got)
 	}
+	// rdma_migrate_id(3) "returns -1 on error": to a closed channel
+	// (EINVAL, the id stays where it was) and of a destroyed id (ENOENT).
+	closed := s.channel()
+	if err := closed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.MigrateID(t.Context(), a, closed); !errors.Is(err, syscall.EINVAL) || a.Channel() != ch {
+		t.Errorf("migrate to a closed channel: %v, the id on %p (want %p)", err, a.Channel(), ch)
+	}
+	d, _ := c.CreateID(ch, rdmacm.PSTCP, false)
+	if err := c.DestroyID(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.MigrateID(t.Context(), d, nil); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("migrate a destroyed id: %v, want ENOENT", err)
+	}
 	if err := ch.Close(); !errors.Is(err, syscall.EBUSY) {
 		t.Errorf("close with ids: %v", err)
 	}
