@@ -15,7 +15,8 @@ import (
 // whose switches route that plane's LIDs alone (docs/planes.md), and its
 // switches are read through its own plane port (a LID of another plane is
 // not routed on the session's), from a discovery of that plane by that
-// port. The planes' analyses are summed; an error names its plane.
+// port. The planes' analyses are summed; a problem and an error name
+// their plane.
 func (e *Env) routesOf(ctx context.Context, d *engine.Discovery, progress func(done, total int)) (*topo.RouteAnalysis, []engine.TargetError, error) {
 	ports := planePorts(d)
 	if e.planes != d || len(ports) == 0 {
@@ -32,7 +33,11 @@ func (e *Env) routesOf(ctx context.Context, d *engine.Discovery, progress func(d
 		pd, err := s.Discover(ctx, &engine.DiscoverOptions{})
 		if err == nil {
 			lfts := s.LFTs(ctx, pd, progress)
-			addRoutes(sum, topo.AnalyzeRoutes(pd.Fabric, &lfts.ForwardingTables))
+			ra := topo.AnalyzeRoutes(pd.Fabric, &lfts.ForwardingTables)
+			for i := range ra.Problems {
+				ra.Problems[i].Detail = fmt.Sprintf("plane %d: %s", p.Plane, ra.Problems[i].Detail)
+			}
+			addRoutes(sum, ra)
 			for _, te := range lfts.Errors {
 				te.Path = fmt.Sprintf("plane %d: %s", p.Plane, te.Path)
 				errs = append(errs, te)

@@ -139,7 +139,7 @@ func TestValidatePlanes(t *testing.T) {
 			plant: func(t *testing.T, f *sim.Fabric) {
 				_, _, pi := planePort(t, f, "h000-01", 3)
 				setLID(t, f, "h001-03", 3, pi.LID)
-			}, want: []string{"unique LIDs", "LFTs reach every LID"}, named: []string{"h000-01 port 3 (plane 3) and h001-03 port 3 (plane 3)"}},
+			}, want: []string{"unique LIDs", "LFTs reach every LID"}, named: []string{"h000-01 port 3 (plane 3) and h001-03 port 3 (plane 3)", "LFTs reach every LID: plane 3: LID ", `("h001-03" port 3) is sent to "h000-01" port 3`}},
 		{name: "duplicate LID across planes",
 			plant: func(t *testing.T, f *sim.Fabric) {
 				_, _, pi := planePort(t, f, "h000-01", 1)
