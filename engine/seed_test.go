@@ -509,3 +509,39 @@ func TestSeedUmadPortOfClosedFabric(t *testing.T) {
 		}
 	}
 }
+
+// goneTransport is a simulator port whose peer went away as ibsim's does
+// when ibsim exits: every send and receive fails with a PeerGoneError.
+type goneTransport struct{ fabric.Transport }
+
+func (goneTransport) Send(context.Context, *fabric.Packet) error { return errGone }
+func (goneTransport) Recv(context.Context, *fabric.Packet) error { return errGone }
+func (goneTransport) Caps() fabric.Caps                          { return fabric.Caps{} }
+
+var errGone = &fabric.PeerGoneError{Peer: "the test's ibsim", Err: syscall.ECONNREFUSED}
+
+// umad_send(3), umad_recv(3), umad_poll(3): "-EIO send (receive, poll)
+// operation failed": on a port whose peer is gone each fails with EIO,
+// the cause (fabric.ErrPeerGone) kept, at once also with timeout -1.
+func TestSeedUmadPeerGoneEIO(t *testing.T) {
+	tr, err := seedSim(t, "net.2sw2path4hca").Open(t.Context(), "Hca1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := engine.NewUMADPort(goneTransport{tr})
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a hang bound
+	defer cancel()
+	agent, err := p.Register(ctx, mad.ClassSubnLID, 1, 0, [2]uint64{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendErr := p.Send(ctx, agent, seedNodeInfoGet(1), fabric.Addr{LID: 1}, 100, 0)
+	_, recvErr := p.Recv(ctx, mad.Size, -1)
+	pollErr := p.Poll(ctx, -1)
+	for _, err := range []error{sendErr, recvErr, pollErr} {
+		if !errors.Is(err, syscall.EIO) || !errors.Is(err, fabric.ErrPeerGone) {
+			t.Errorf("%v: want EIO and fabric.ErrPeerGone", err)
+		}
+	}
+}

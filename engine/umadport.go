@@ -20,7 +20,7 @@ import (
 // Errors wrap the errno the C library returns (syscall.ETIMEDOUT,
 // EAGAIN, ENOSPC, EINVAL, and ENODEV from OpenUMADPort for an unknown CA
 // or port; a closed port's calls EINVAL), so callers test them with
-// errors.Is, and
+// errors.Is; EIO when the fabric's peer is gone (ibsim exited), and
 // the deviations umad-abi.md section 13 decides are applied: recv checks
 // the length before reading, reports ETIMEDOUT, and updates the needed
 // length only on ENOSPC.
@@ -226,7 +226,7 @@ func (p *UMADPort) recvLocked(caller context.Context, timeoutMS int) (*fabric.Pa
 	case errors.Is(err, context.DeadlineExceeded):
 		return nil, fmt.Errorf("recv: no MAD within %d ms: %w", timeoutMS, syscall.ETIMEDOUT)
 	}
-	return nil, fmt.Errorf("recv: %w", err)
+	return nil, fmt.Errorf("recv: %w", errnoOf(err))
 }
 
 // maxTimeoutMS is the longest timeout libibumad's calls can be given:
@@ -265,6 +265,9 @@ func errnoOf(err error) error {
 		return &errnoError{err, syscall.EINVAL}
 	case errors.Is(err, fabric.ErrTooManyAgents):
 		return &errnoError{err, syscall.ENOMEM}
+	case errors.Is(err, fabric.ErrPeerGone):
+		// The seed pages' "-EIO send (receive, poll) operation failed".
+		return &errnoError{err, syscall.EIO}
 	}
 	return err
 }
