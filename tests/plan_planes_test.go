@@ -203,3 +203,39 @@ func TestValidatePlanes(t *testing.T) {
 		})
 	}
 }
+
+// TestChecksAlonePlanes runs each shipped check alone from the planarized
+// CA's port of the 4-plane tree: each discovers every plane and passes
+// (the ids check no longer flags the hosts' shared port GUIDs, the
+// counters check reads 96 ports, not plane 1's 24, the routing check
+// every plane's 16 switches).
+func TestChecksAlonePlanes(t *testing.T) {
+	f := loadSim(t, planesTopology)
+	for check, passed := range map[string]map[string]int{
+		"ids":        {"unique LIDs": 48},
+		"sm":         {"ports name the MASTER SM": 48},
+		"links":      {"links ACTIVE": 48},
+		"counters":   {"error counters within thresholds": 96},
+		"routing":    {},
+		"partitions": {"P_Keys match between partners": 48},
+	} {
+		r := runPlan(t, f, "../scripts/checks/"+check+".lua", nil)
+		if got := failedChecks(r); len(got) > 0 || r.Error != "" {
+			t.Errorf("%s: failed %q, error %q\n%s", check, got, r.Error, strings.Join(failTexts(r), "\n"))
+			continue
+		}
+		if c := checkOf(t, r, "discovery"); len(c.Results) == 0 || c.Results[0].Message != "24 nodes, 48 links, 4 planes" {
+			t.Errorf("%s: discovery %+v", check, c.Results)
+		}
+		for name, n := range passed {
+			if c := checkOf(t, r, name); c.Passed != n {
+				t.Errorf("%s: %s: %d passed, want %d", check, name, c.Passed, n)
+			}
+		}
+		if check == "routing" {
+			if c := checkOf(t, r, "LFTs reach every LID"); len(c.Results) == 0 || !strings.HasPrefix(c.Results[0].Message, "16 switches, 48 LIDs") {
+				t.Errorf("routing: %+v", c.Results)
+			}
+		}
+	}
+}
