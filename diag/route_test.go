@@ -156,7 +156,7 @@ func TestIBRouteFaults(t *testing.T) {
 
 // TestSAQueryFailures: saquery's failures as its exit statuses: a name
 // no NodeRecord has (ENONET), a LID out of range (EINVAL), an unknown
-// query name (EINVAL).
+// query name (EINVAL), a LID/port argument without its LID (EINVAL).
 func TestSAQueryFailures(t *testing.T) {
 	ctx := t.Context()
 	env, _ := simEnv(t)
@@ -168,6 +168,10 @@ func TestSAQueryFailures(t *testing.T) {
 	}{
 		{[]string{"NR", "nosuchnode"}, "", 64, `Failed to find lid for "nosuchnode"`},
 		{[]string{"NR", "0x10000"}, "", 22, `Invalid lid specified: "0x10000"`},
+		// A LID/port argument with no LID (parse_lid_and_ports' get_lid
+		// of "" reads 0).
+		{[]string{"/1"}, "PIR", 22, `Invalid lid specified: ""`},
+		{[]string{"", "1/1"}, "LR", 22, `Invalid lid specified: ""`},
 		{nil, "NoSuchQuery", 22, "Unknown query type NoSuchQuery"},
 	} {
 		o := diag.NewSAQueryOptions()

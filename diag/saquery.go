@@ -579,11 +579,16 @@ func parseGID(s string) ([16]byte, error) {
 	return a.As16(), nil
 }
 
-// lidAndPorts is parse_lid_and_ports: "lid/port1/port2", each part
-// optional (-1 when absent or not a number).
+// lidAndPorts is parse_lid_and_ports: "lid/port1/port2", the ports
+// optional (-1 when absent or not a number); an empty LID is invalid.
 func (q *saQuerier) lidAndPorts(ctx context.Context, s string) (lid uint16, p1, p2 int, err error) {
 	p1, p2 = -1, -1
 	parts := strings.SplitN(s, "/", 3)
+	if parts[0] == "" {
+		// get_lid's name is "", not NULL ("/1", an empty argument):
+		// strtol reads 0, an invalid LID.
+		return 0, p1, p2, &SAError{Exit: errnoEINVAL, Msg: `Invalid lid specified: ""`}
+	}
 	if lid, err = q.getLID(ctx, parts[0]); err != nil {
 		return
 	}
