@@ -103,7 +103,7 @@ func TestErrorTexts(t *testing.T) {
 		{`diag.queryerrors{direct = "0,1", port_guid = "0x2"}`, `^chunk:1: diag.queryerrors: port_guid and direct: give one port$`},
 		{`diag.queryerrors{skip_sl = true}`, `^chunk:1: diag.queryerrors: unknown option "skip_sl" \(known: ca, clear_counts, `},
 		{`diag.portstate{target = 1}`, `^chunk:1: diag.portstate: port is required \(want <dest> and <portnum>\)$`},
-		{`diag.portstate{target = 1, port = 1, opps = "query"}`, `^chunk:1: diag.portstate: unknown option "opps" \(known: ops, port, target\)$`},
+		{`diag.portstate{target = 1, port = 1, opps = "query"}`, `^chunk:1: diag.portstate: unknown option "opps" \(known: ops, port, show_keys, target\)$`},
 		{`os.execute("true")`, `attempt to call a non-function object`},
 	})
 }

@@ -228,6 +228,16 @@ var portCap2Names = map[int]string{
 	9: "IsEnhancedQoSArbiterSupported", 10: "IsLinkSpeedNDRSupported",
 }
 
+// mkeyText is a PortInfo's M_Key (its first 8 bytes, pi) as the C tools
+// print it: with -K (show) the value, else "<not displayed>".
+func mkeyText(pi []byte, show bool) string {
+	if !show || len(pi) < 8 {
+		return "<not displayed>"
+	}
+	f, _ := smp.PortInfoLayout().Field("M_Key")
+	return fmt.Sprintf("0x%016x", f.Get(pi))
+}
+
 // dotLine writes one libibmad field line: the name, a colon, dots up to
 // column 33 and the value.
 func dotLine(b *strings.Builder, name, value string) {

@@ -89,3 +89,25 @@ func TestWarnExtSpeed(t *testing.T) {
 		}
 	}
 }
+
+// TestMKeyText: -K prints PortInfo's M_Key, its first 8 bytes big-endian
+// as libibmad's %016 field; without -K, or with a short answer, "<not
+// displayed>" (ibsim's and the simulator's M_Keys are 0, so the
+// differential tests cannot tell the bytes apart).
+func TestMKeyText(t *testing.T) {
+	pi := make([]byte, 64)
+	copy(pi, []byte{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0xfe})
+	for _, c := range []struct {
+		pi   []byte
+		show bool
+		want string
+	}{
+		{pi, true, "0x0123456789abcdef"},
+		{pi, false, "<not displayed>"},
+		{pi[:7], true, "<not displayed>"},
+	} {
+		if got := mkeyText(c.pi, c.show); got != c.want {
+			t.Errorf("mkeyText(% x, %v) = %q, want %q", c.pi[:min(len(c.pi), 9)], c.show, got, c.want)
+		}
+	}
+}

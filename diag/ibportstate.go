@@ -23,6 +23,10 @@ type IBPortStateOptions struct {
 	Target engine.Target `pos:"0" lua:"target"`
 	Port   int           `pos:"1" lua:"port" max:"255"`
 	Ops    []string      `pos:"*" lua:"ops"`
+	// ShowKeys is -K: the M_Key printed as the SMA returned it, where
+	// ibportstate otherwise prints "<not displayed>" (the text only: a Lua
+	// result's fields never carry the key).
+	ShowKeys bool `flag:"K,show_keys" help:"display security keys in output" lua:"show_keys"`
 }
 
 // ibPortStateTool is ibportstate.
@@ -69,7 +73,8 @@ type IBPortState struct {
 	// speed than both enable).
 	Warnings []string `json:"warnings,omitempty"`
 
-	text strings.Builder
+	text     strings.Builder
+	showKeys bool // -K
 }
 
 var portStateOps = map[string]bool{"query": true, "enable": true, "reset": true, "disable": true, "down": true,
@@ -109,7 +114,7 @@ func IBPortStateRun(ctx context.Context, env *Env, o IBPortStateOptions) (*IBPor
 		return nil, fmt.Errorf("diag: ibportstate: no session")
 	}
 	s := env.Session
-	r := &IBPortState{}
+	r := &IBPortState{showKeys: o.ShowKeys}
 	op := ""
 	set := map[string]uint64{}
 	for i := 0; i < len(o.Ops); i++ {
@@ -301,7 +306,7 @@ func (r *IBPortState) show(heading, pid string, port int, pi []byte, caps psCaps
 	fmt.Fprintf(t, "# Port info: %s port %d\n", pid, port)
 	dumpFields(t, pi, b.fs[:n])
 	if b.mkey {
-		dotLine(t, "Mkey", "<not displayed>")
+		dotLine(t, "Mkey", mkeyText(pi, r.showKeys))
 		dumpFields(t, pi, b.fs[n:])
 	}
 }

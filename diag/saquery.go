@@ -123,6 +123,7 @@ type SAResult struct {
 	Error string `json:"error,omitempty"`
 
 	names     map[uint64]string
+	showKeys  bool   // -K
 	capMask2  uint32 // the SA's ClassPortInfo CapabilityMask2, for SwitchInfoRecord
 	requested string
 	nodeRecs  [][]byte // for MCMemberRecord member dumps
@@ -248,7 +249,7 @@ func SAQuery(ctx context.Context, e *Env, o *SAQueryOptions) (*SAResult, error) 
 	if e == nil || e.Session == nil {
 		return nil, errors.New("diag: saquery: no session (the tool needs a fabric)")
 	}
-	q := &saQuerier{s: e.Session, o: o, res: &SAResult{names: e.NodeNames}}
+	q := &saQuerier{s: e.Session, o: o, res: &SAResult{names: e.NodeNames, showKeys: o.ShowKeys}}
 	timeout := o.Timeout
 	if timeout == 0 {
 		timeout = time.Second
@@ -914,6 +915,15 @@ func mcMemberTemplate(_ *saKind, _ *saArgs, p *saParams) *sa.Template {
 // inetNtop6 is glibc's inet_ntop(AF_INET6) of a 16-byte GID (GIDString).
 
 const notDisplayed = "<not displayed>"
+
+// key is a key's text as saquery prints it: shown with -K, else
+// "<not displayed>".
+func (r *SAResult) key(shown string) string {
+	if r.showKeys {
+		return shown
+	}
+	return notDisplayed
+}
 
 // WriteSAQuery prints a result as saquery prints it on stdout.
 func WriteSAQuery(w io.Writer, r *SAResult) error {

@@ -242,7 +242,7 @@ func saPrintIsSMPort(_ *SAResult, w *bufio.Writer, r saRec) {
 		r.u("EndportLID"), r.u("PortNum"), r.u("LID"), r.u("MasterSMLID"), r.u("CapabilityMask"))
 }
 
-func saPrintPortInfoRecord(_ *SAResult, w *bufio.Writer, r saRec) {
+func saPrintPortInfoRecord(res *SAResult, w *bufio.Writer, r saRec) {
 	fmt.Fprintf(w, "PortInfoRecord dump:\n"+
 		"\tRID\n"+
 		"\t\tEndPortLid..............%d\n"+
@@ -254,9 +254,9 @@ func saPrintPortInfoRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 	// two tabs (a value's own continuation lines get none), M_Key
 	// not displayed.
 	var fb strings.Builder
-	dotLine(&fb, "Mkey", notDisplayed)
-	w.WriteString("\t\t" + fb.String())
 	pi := r.b[cWord(r.a, "M_Key", 8).Bit/8:]
+	dotLine(&fb, "Mkey", mkeyText(pi, res.showKeys))
+	w.WriteString("\t\t" + fb.String())
 	for _, f := range portInfoFields {
 		fb.Reset()
 		dotLine(&fb, f.name, f.text(pi[:64]))
@@ -323,8 +323,8 @@ func saPrintMCMember(res *SAResult, w *bufio.Writer, r saRec) {
 		r.gid("MGID"), r.u("MLID"), r.gid("PortGID"), r.word("Scope", 8), r.word("ProxyJoin", 8)&1, node)
 }
 
-func saPrintServiceRecord(_ *SAResult, w *bufio.Writer, r saRec) {
-	key := notDisplayed // saquery without -K; ibscript never shows a key
+func saPrintServiceRecord(res *SAResult, w *bufio.Writer, r saRec) {
+	key := res.key(fmt.Sprintf("0x%x", r.bytes("ServiceKey"))) // "<not displayed>" without -K
 	fmt.Fprintf(w, "ServiceRecord dump:\n"+
 		"\t\tServiceID...............0x%016x\n"+
 		"\t\tServiceGID..............%s\n"+
@@ -347,7 +347,7 @@ func saPrintServiceRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 
 func saPrintSMInfoRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 	// saquery prints the SM_Key the SA returns (0 unless the request
-	// carried the right one); ibscript never prints a key.
+	// carried the right one); ibscript prints only a zero one, -K or not.
 	smkey := fmt.Sprintf("0x%016x", r.u("SM_Key"))
 	if r.u("SM_Key") != 0 {
 		smkey = notDisplayed
@@ -388,7 +388,7 @@ func saPrintSwitchInfoRecord(res *SAResult, w *bufio.Writer, r saRec) {
 	}
 }
 
-func saPrintInformInfoRecord(_ *SAResult, w *bufio.Writer, r saRec) {
+func saPrintInformInfoRecord(res *SAResult, w *bufio.Writer, r saRec) {
 	fmt.Fprintf(w, "InformInfoRecord dump:\n"+
 		"\t\tRID\n"+
 		"\t\tSubscriberGID...........%s\n"+
@@ -409,7 +409,7 @@ func saPrintInformInfoRecord(_ *SAResult, w *bufio.Writer, r saRec) {
 		fmt.Fprintf(w, "\t\tdev_id..................0x%X\n", r.u("TrapNumber"))
 	}
 	// saquery shows the QPN only with -K.
-	w.WriteString("\t\tqpn....................." + notDisplayed + "\n")
+	w.WriteString("\t\tqpn....................." + res.key(fmt.Sprintf("0x%06X", r.u("QPN"))) + "\n")
 	if generic {
 		fmt.Fprintf(w, "\t\tresp_time_val...........0x%X\n\t\tnode_type...............0x%06X\n", r.u("RespTimeValue"), r.u("ProducerType"))
 	} else {

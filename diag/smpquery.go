@@ -56,6 +56,10 @@ type SMPQueryOptions struct {
 	// Extended is -x: PortInfo asked with attribute modifier bit 31 set
 	// (extended speeds).
 	Extended bool `flag:"x,extended" help:"use extended speeds" lua:"extended"`
+	// ShowKeys is -K: PortInfo's M_Key printed as the SMA returned it,
+	// where smpquery otherwise prints "<not displayed>" (the text only: a Lua
+	// result's fields never carry the key).
+	ShowKeys bool `flag:"K,show_keys" help:"display security keys in output" lua:"show_keys"`
 	// NodeNames is --node-name-map (NodeDesc prints the mapped name);
 	// nil: the Env's.
 	NodeNames map[uint64]string
@@ -146,6 +150,8 @@ type SMPQuery struct {
 
 	// Raw is the attribute's data (the fields' source), for the text.
 	raw []byte
+	// showKeys is -K: the text shows PortInfo's M_Key.
+	showKeys bool
 }
 
 // SL2VLRow is one SLtoVLMappingTable: the VL of each SL 0..15.
@@ -198,7 +204,7 @@ func SMPQueryRun(ctx context.Context, env *Env, o SMPQueryOptions) (*SMPQuery, e
 	if err != nil {
 		return nil, err
 	}
-	q := &SMPQuery{Op: op, Target: o.Target.String(), PortID: PortID(t), Port: o.Port}
+	q := &SMPQuery{Op: op, Target: o.Target.String(), PortID: PortID(t), Port: o.Port, showKeys: o.ShowKeys}
 	if t.Kind == engine.ByDR && t.LID != 0 {
 		q.PortID = CombinedPortID(t, s.Port().LID)
 	}
@@ -485,7 +491,7 @@ func WriteSMPQuery(b *strings.Builder, q *SMPQuery) {
 		fmt.Fprintf(b, "Node Description:%s%s\n", dots, name)
 	case "PortInfo":
 		fmt.Fprintf(b, "# Port info: %s port %d\n", q.PortID, q.Port)
-		dotLine(b, "Mkey", "<not displayed>")
+		dotLine(b, "Mkey", mkeyText(q.raw, q.showKeys))
 		dumpFields(b, q.raw, portInfoRows(q.raw))
 	case "PortInfoExtended":
 		fmt.Fprintf(b, "# Port info Extended: %s port %d\n", q.PortID, q.Port)

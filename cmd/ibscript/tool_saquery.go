@@ -65,6 +65,7 @@ func init() {
 			{Short: 'J', Long: "join_state", Arg: "<state>", Help: "Join state (MCMemberRecord)"},
 			{Short: 'X', Long: "proxy_join", Arg: "<0|1>", Help: "Proxy join (MCMemberRecord)"},
 			{Long: "service_id", Arg: "<id>", Help: "ServiceID (PathRecord)"},
+			{Short: 'K', Long: "show_keys", Help: "display security keys in output"},
 		},
 		// saquery uses -D, -G, -L and -s for its own and takes no M_Key.
 		Exclude: "D,G,L,s,y",
@@ -85,6 +86,7 @@ func saqueryOpts(inv *Invocation) (*diag.SAQueryOptions, error) {
 	o.Args = inv.Args
 	saqueryCommand(inv, o)
 	o.SrcToDst, o.SGIDToDGID = inv.Value("src-to-dst"), inv.Value("sgid-to-dgid")
+	o.ShowKeys = inv.Has("show_keys")
 	if o.SrcToDst != "" && !strings.Contains(o.SrcToDst, ":") {
 		return nil, fmt.Errorf("--src-to-dst %q: want <src:dst>", o.SrcToDst)
 	}
