@@ -81,9 +81,10 @@ func (f *matrixFabric) run(t *testing.T, cmds [][]string) {
 }
 
 // TestOptMatrixSMPQuery: every smpquery op by its name, alias and
-// another case, LID-, GUID-, directed- and combined-routed, -x, -e,
+// another case, LID-, GUID-, directed- and combined-routed, -x, -e, -K,
 // --node-name-map, and ports past the node's.
 func TestOptMatrixSMPQuery(t *testing.T) {
+	t.Parallel()
 	f := matrixSetup(t, diagSim(t, matrixTopology))
 	sw, ca, ca2 := f.lid["Leaf1"], f.lid["Host2"], f.lid2["Host2"]
 	var cmds [][]string
@@ -91,14 +92,18 @@ func TestOptMatrixSMPQuery(t *testing.T) {
 		{"PortInfoExtended", "PIE", "portinfoextended"}, {"SwitchInfo", "SI", "switchinfo"}, {"PKeyTable", "PKeys", "pkeytable"},
 		{"SL2VLTable", "SL2VL", "sl2vltable"}, {"VLArbitration", "VLArb", "vlarbitration"}, {"GUIDInfo", "GI", "guidinfo"},
 		{"MlnxExtPortInfo", "MEPI", "mlnxextportinfo"}} {
-		cmds = append(cmds, []string{"smpquery", op[0], sw}, []string{"smpquery", op[1], ca2}, []string{"smpquery", "-G", op[2], f.pguid["Leaf1"]},
-			[]string{"smpquery", "-D", op[0], "0,1,6"}, []string{"smpquery", "-c", op[1], sw, "0,6"})
+		cmds = append(cmds, []string{"smpquery", op[0], sw}, []string{"smpquery", op[1], ca2}, []string{"smpquery", "-D", op[2], "0,1,6"})
+	}
+	for _, op := range []string{"PI", "SL2VL", "VLArb"} {
+		cmds = append(cmds, []string{"smpquery", "-G", op, f.pguid["Leaf1"]}, []string{"smpquery", "-c", op, sw, "0,6"})
 	}
 	for _, op := range []string{"PI", "PIE", "PKeys", "SL2VL", "VLArb", "MEPI"} {
 		// Leaf1 has 8 ports; Host2 2.
-		cmds = append(cmds, []string{"smpquery", op, sw, "8"}, []string{"smpquery", op, sw, "9"}, []string{"smpquery", op, sw, "256"},
-			[]string{"smpquery", op, ca, "3"})
+		cmds = append(cmds, []string{"smpquery", op, sw, "9"}, []string{"smpquery", op, ca, "3"})
 	}
+	cmds = append(cmds, []string{"smpquery", "PI", sw, "256"}, []string{"smpquery", "PKeys", sw, "8"},
+		[]string{"smpquery", "-K", "PI", ca}, []string{"smpquery", "-K", "PI", sw, "0"}, []string{"smpquery", "-K", "PI", sw, "3"},
+		[]string{"smpquery", "--show_keys", "-x", "PI", ca2, "2"}, []string{"smpquery", "-K", "NI", sw})
 	cmds = append(cmds, []string{"smpquery", "-c", "nodeinfo", "0", "0,1"}, []string{"smpquery", "-c", "nodedesc", sw, "0"},
 		[]string{"smpquery", "-c", "portinfo", f.lid["Core"], "0,1", "2"}, []string{"smpquery", "-c", "nodeinfo", sw},
 		[]string{"smpquery", "--combined", "nodedesc", ca, "0,1"},
@@ -113,8 +118,9 @@ func TestOptMatrixSMPQuery(t *testing.T) {
 
 // TestOptMatrixSAQuery: every saquery record type with and without its
 // arguments, every selection option, the name lookups (-L -l -G -O -U
-// -D), the PathRecord and MCMemberRecord options and the GID forms.
+// -D), -K, the PathRecord and MCMemberRecord options and the GID forms.
 func TestOptMatrixSAQuery(t *testing.T) {
+	t.Parallel()
 	f := matrixSetup(t, diagSim(t, matrixTopology))
 	sw, ca, ca2 := f.lid["Leaf1"], f.lid["Host2"], f.lid["Host3"]
 	gid := func(d string) string { return "fe80::" + colonGUID(mustGUID(t, f.pguid[d])) }
@@ -129,7 +135,7 @@ func TestOptMatrixSAQuery(t *testing.T) {
 			// after them (docs/diag.md).
 			continue
 		}
-		cmds = append(cmds, []string{"saquery", r[0]}, []string{"saquery", r[1]})
+		cmds = append(cmds, []string{"saquery", r[len(cmds)%2]})
 	}
 	cmds = append(cmds,
 		[]string{"saquery", "NR", sw}, []string{"saquery", "NR", "Host2"}, []string{"saquery", "NR", f.guid["Host2"]},
@@ -147,7 +153,8 @@ func TestOptMatrixSAQuery(t *testing.T) {
 		[]string{"saquery", "-L", "Leaf1"}, []string{"saquery", "-l", "nosuch"}, []string{"saquery", "-D"}, []string{"saquery", "-D", "Host3"},
 		[]string{"saquery", "-S"}, []string{"saquery", "-x"}, []string{"saquery", "-x", sw}, []string{"saquery", "-s"},
 		[]string{"saquery", "-g"}, []string{"saquery", "-m"}, []string{"saquery", "-m", "0xc001"}, []string{"saquery", "-c"}, []string{"saquery", "-I"},
-		[]string{"saquery", "-e", "-c"},
+		[]string{"saquery", "-e", "-c"}, []string{"saquery", "-K", "PIR", ca + "/1"}, []string{"saquery", "-K", "SR"},
+		[]string{"saquery", "--show_keys", "IIR"}, []string{"saquery", "-K", "-c"}, []string{"saquery", "-K", "SMIR"}, []string{"saquery", "-K", "-s"},
 		[]string{"saquery", "--node-name-map", f.nameMap}, []string{"saquery", "--node-name-map", f.nameMap, "-N", sw},
 		[]string{"saquery", "--node-name-map", f.nameMap, "-O", sw}, []string{"saquery", "--node-name-map", f.nameMap, "-x"},
 		[]string{"saquery", "--node-name-map", f.nameMap, "-s"}, []string{"saquery", "--node-name-map", f.nameMap, "-L", "mapped leaf"},
@@ -175,6 +182,7 @@ func colonGUID(g uint64) string {
 // switch and a CA that are not OpenSM's, on a private fabric (the
 // resets change counters).
 func TestOptMatrixPerfQuery(t *testing.T) {
+	t.Parallel()
 	f := matrixSetup(t, privateInit(t, matrixTopology))
 	sw, ca := f.lid["Leaf1"], f.lid["Host2"]
 	var cmds [][]string
@@ -195,8 +203,9 @@ func TestOptMatrixPerfQuery(t *testing.T) {
 }
 
 // TestOptMatrixAddrTools: sminfo, smpdump and ibaddr by each address
-// form and option.
+// form and option, ibportstate's queries with -K.
 func TestOptMatrixAddrTools(t *testing.T) {
+	t.Parallel()
 	f := matrixSetup(t, diagSim(t, matrixTopology))
 	sw, ca, core := f.lid["Leaf1"], f.lid["Host2"], f.lid["Core"]
 	f.run(t, [][]string{
@@ -210,6 +219,7 @@ func TestOptMatrixAddrTools(t *testing.T) {
 		{"ibaddr", "-g", "-l", ca}, {"ibaddr", "-gL", ca}, {"ibaddr", "-lL", ca}, {"ibaddr", "-D", "0,1,6"}, {"ibaddr", "-D", "-g", "0,1"},
 		{"ibaddr", "-s", core, "-G", f.pguid["Host3"]}, {"ibaddr", "-e", ca}, {"ibaddr", "-L"}, {"ibaddr", f.lid2["Host2"]},
 		{"ibaddr", "-G", f.guid["Leaf1"]},
+		{"ibportstate", "-K", ca, "1"}, {"ibportstate", "-K", sw, "0"}, {"ibportstate", "-K", "-D", "0,1", "3"}, {"ibportstate", "--show_keys", "-D", "0", "1"},
 	})
 }
 
@@ -217,6 +227,7 @@ func TestOptMatrixAddrTools(t *testing.T) {
 // switch by each address form, and ibtracert's -m -f -n and
 // --node-name-map between CAs and switches.
 func TestOptMatrixRouteTools(t *testing.T) {
+	t.Parallel()
 	f := matrixSetup(t, diagSim(t, matrixTopology))
 	sw, ca, ca2, core := f.lid["Leaf1"], f.lid["Host2"], f.lid["Host3"], f.lid["Core"]
 	cmds := [][]string{
