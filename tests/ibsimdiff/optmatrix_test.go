@@ -203,14 +203,16 @@ func TestOptMatrixPerfQuery(t *testing.T) {
 }
 
 // TestOptMatrixAddrTools: sminfo, smpdump and ibaddr by each address
-// form and option, ibportstate's queries with -K.
+// form and option (sminfo's Set only to a CA: a modifier makes it one),
+// ibportstate's queries with -K.
 func TestOptMatrixAddrTools(t *testing.T) {
 	t.Parallel()
 	f := matrixSetup(t, diagSim(t, matrixTopology))
 	sw, ca, core := f.lid["Leaf1"], f.lid["Host2"], f.lid["Core"]
 	f.run(t, [][]string{
 		{"sminfo", core}, {"sminfo", "-L", core}, {"sminfo", "-G", f.pguid["Core"]}, {"sminfo", "-D", "0,1"}, {"sminfo", core, "0"},
-		{"sminfo", core, "1"}, {"sminfo", "-e"}, {"sminfo", ca}, {"sminfo", "-D", "0,1,6"}, {"sminfo", "-G", f.pguid["Host2"]}, {"sminfo", "-s", "3"},
+		// A modifier makes sminfo a Set: never to OpenSM's Core.
+		{"sminfo", "-p", "3", "-s", "2", ca, "1"}, {"sminfo", "-e"}, {"sminfo", ca}, {"sminfo", "-D", "0,1,6"}, {"sminfo", "-G", f.pguid["Host2"]}, {"sminfo", "-s", "3"},
 		{"smpdump", sw, "0x10"}, {"smpdump", "-s", sw, "0x10"}, {"smpdump", "-L", ca, "0x15", "1"}, {"smpdump", "-D", "0,1,6", "0x11"},
 		{"smpdump", "-s", "-D", "0,1", "0x10"}, {"smpdump", sw, "0x12"}, {"smpdump", sw, "0x16", "1"}, {"smpdump", sw, "0x17", "0x00010001"},
 		{"smpdump", sw, "0x18", "0"}, {"smpdump", sw, "0x19", "0"}, {"smpdump", ca, "0x14"}, {"smpdump", sw, "0x20"}, {"smpdump", sw, "0xffff"},
