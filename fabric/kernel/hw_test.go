@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/kernel"
 	"github.com/ibscript/ibscript/mad"
@@ -183,4 +185,67 @@ func checkPairs(t *testing.T, f *kernel.Fabric) {
 		tr.Close()
 	}
 	t.Logf("%d pairs: %+v", len(pairs), pairs)
+}
+
+// TestHardwareSeeds: the seed pages' statements that need no peer, on the
+// host's real umad device (the kernelvm stage's Soft-RoCE port): umad_poll
+// with nothing there is ETIMEDOUT for 0 and a positive timeout, umad_recv
+// EAGAIN for 0 and ETIMEDOUT for a positive one, a length below 256
+// EINVAL; umad_send from an agent never registered and umad_unregister of
+// one twice EINVAL; the 33rd agent ENOMEM; every call on a closed port
+// EINVAL.
+func TestHardwareSeeds(t *testing.T) {
+	openHW(t) // skips without a device
+	f := kernel.New(nil)
+	defer f.Close()
+	ctx := t.Context()
+	p, err := engine.OpenUMADPort(ctx, f, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, ms := range []int{0, 20} {
+		if err := p.Poll(ctx, ms); !errors.Is(err, syscall.ETIMEDOUT) {
+			t.Errorf("umad_poll(%d) = %v, want ETIMEDOUT", ms, err)
+		}
+	}
+	if _, err := p.Recv(ctx, mad.Size, 0); !errors.Is(err, syscall.EAGAIN) {
+		t.Errorf("umad_recv(0) = %v, want EAGAIN", err)
+	}
+	if _, err := p.Recv(ctx, mad.Size, 20); !errors.Is(err, syscall.ETIMEDOUT) {
+		t.Errorf("umad_recv(20) = %v, want ETIMEDOUT", err)
+	}
+	if _, err := p.Recv(ctx, mad.Size-1, 0); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("umad_recv(length 255) = %v, want EINVAL", err)
+	}
+	agent, err := p.Register(ctx, mad.ClassPerf, 1, 0, [2]uint64{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := make([]byte, mad.Size)
+	req[0], req[1], req[2], req[3] = 1, mad.ClassPerf, 1, mad.MethodGet
+	if err := p.Send(ctx, agent+1, req, fabric.Addr{LID: 1, QPN: 1, QKey: 0x80010000}, 100, 0); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("umad_send from agent %d, never registered = %v, want EINVAL", agent+1, err)
+	}
+	if err := p.Unregister(ctx, agent); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Unregister(ctx, agent); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("umad_unregister twice = %v, want EINVAL", err)
+	}
+	for n := 1; ; n++ {
+		if _, err := p.Register(ctx, mad.ClassPerf, 1, 0, [2]uint64{}); err != nil {
+			if n != 33 || !errors.Is(err, syscall.ENOMEM) {
+				t.Errorf("agent %d: %v, want ENOMEM for the 33rd", n, err)
+			}
+			break
+		}
+		if n > 32 {
+			t.Fatal("the port took 33 agents")
+		}
+	}
+	p.Close()
+	if err := p.Poll(ctx, 0); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("umad_poll on a closed port = %v, want EINVAL", err)
+	}
 }
