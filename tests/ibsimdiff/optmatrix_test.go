@@ -113,6 +113,8 @@ func TestOptMatrixSMPQuery(t *testing.T) {
 		[]string{"smpquery", "-s", f.lid["Core"], "-G", "nodedesc", f.pguid["Host2"]},
 		[]string{"smpquery", "-x", "portinfoextended", sw, "1"}, []string{"smpquery", "nodeinfo"}, []string{"smpquery"},
 		[]string{"smpquery", "pi", sw, "1", "extra"}, []string{"smpquery", "nodeinfo", sw, "extra"})
+	cmds = append(cmds, []string{"smpquery", "-D", "-x", "PI", "0,1,6", "1"}, []string{"smpquery", "-x", "PI", ca, "0"},
+		[]string{"smpquery", "--node-name-map", f.nameMap, "-c", "ND", sw, "0,6"})
 	f.run(t, cmds)
 }
 
@@ -169,6 +171,12 @@ func TestOptMatrixSAQuery(t *testing.T) {
 		[]string{"saquery", "MCMR", "--scope", "2"}, []string{"saquery", "MCMR", "-X", "0"}, []string{"saquery", "MCMR", "-q", "0"},
 		[]string{"saquery", "MCMR", "-M", "0x84", "-R", "0x83", "-T", "0", "-F", "0", "-H", "0", "--pkt_lifetime", "0"},
 		[]string{"saquery", "-m", "--mlid", "0xc000"})
+	cmds = append(cmds, []string{"saquery", "-p", "--src-to-dst", "Host2:Host3"}, []string{"saquery", "NR", "Leaf1"},
+		[]string{"saquery", "-L", "Host1"}, []string{"saquery", "-l", "Host1"}, []string{"saquery", "-G", "Leaf1"},
+		[]string{"saquery", "PR", "--slid", ca, "--dlid", ca2, "-Q", "1"}, []string{"saquery", "PR", "--slid", ca, "--dlid", ca2, "-r", "0"})
+	for _, c := range [][]string{{"-U", f.guid["Leaf1"]}, {"-g"}, {"-m"}, {"NR", sw}, {"-D"}, {"SWIR"}, {"LR", sw}, {"-I"}, {"-x", sw}} {
+		cmds = append(cmds, append([]string{"saquery", "--node-name-map", f.nameMap}, c...))
+	}
 	f.run(t, cmds)
 }
 
@@ -199,6 +207,7 @@ func TestOptMatrixPerfQuery(t *testing.T) {
 		[]string{"perfquery", "-R", sw, "3", "0x0fff"}, []string{"perfquery", "-R", sw, "3", "0xf000"}, []string{"perfquery", "-R", "-a", sw},
 		[]string{"perfquery", "-R", "-l", sw, "1-3"}, []string{"perfquery", "-R", ca, "1"}, []string{"perfquery", "-R"},
 		[]string{"perfquery", "-R", "-X", ca, "1"}, []string{"perfquery", "-R", "-E", ca, "1"}, []string{"perfquery", "-R", "-c", ca, "1"})
+	cmds = append(cmds, []string{"perfquery", "-x", "-a", ca}, []string{"perfquery", "-l", ca}, []string{"perfquery", "-a", "-l", sw, "1-3"})
 	f.run(t, cmds)
 }
 
@@ -251,5 +260,7 @@ func TestOptMatrixRouteTools(t *testing.T) {
 		[]string{"ibtracert", "-G", "-m", "0xc000", f.pguid["Host2"], f.pguid["Host3"]}, []string{"ibtracert", "-e", ca, ca2},
 		[]string{"ibtracert", "-s", core, "-G", f.pguid["Host2"], f.pguid["Host3"]}, []string{"ibtracert", "-m", "0x10", ca, ca2},
 		[]string{"ibtracert", "-m", "0xc000", ca}, []string{"ibtracert", ca})
+	cmds = append(cmds, []string{"ibtracert", "-n", "--node-name-map", f.nameMap, ca, ca2}, []string{"ibtracert", "-f", "-n", sw, ca2},
+		[]string{"ibroute", "-n", "--node-name-map", f.nameMap, core}, []string{"ibaddr", "-l", "-G", f.pguid["Leaf1"]})
 	f.run(t, cmds)
 }
