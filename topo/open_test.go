@@ -9,8 +9,8 @@ import (
 	"github.com/ibscript/ibscript/topo"
 )
 
-// TestOpenFileEmptyName: an empty file name (ibhosts '', --load-cache
-// '') is an error that says so and matches fs.ErrNotExist, where
+// TestOpenFileEmptyName: an empty file name (ibhosts "", --load-cache
+// "") is an error that says so and matches fs.ErrNotExist, where
 // os.Open's "open : no such file or directory" named nothing.
 func TestOpenFileEmptyName(t *testing.T) {
 	f, err := topo.OpenFile("")
