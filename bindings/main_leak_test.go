@@ -3,9 +3,9 @@ package bindings
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/ibscript/ibscript/internal/leaktest"
 )
 
 // Every goroutine a session, port or REPL starts must be gone when the
 // tests end.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

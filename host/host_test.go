@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"go.uber.org/goleak"
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric/kernel"
 	"github.com/ibscript/ibscript/internal/ibsimtest"
+	"github.com/ibscript/ibscript/internal/leaktest"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/native/umad"
@@ -28,7 +28,7 @@ import (
 
 // Every goroutine a session or port starts must be gone once its Host is
 // closed.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 const topologies = "../tests/topologies/"
 

@@ -3,8 +3,8 @@ package plan
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/ibscript/ibscript/internal/leaktest"
 )
 
 // The reporters start no goroutines; goleak keeps it so.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

@@ -6,16 +6,15 @@ import (
 	"sync"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/internal/leaktest"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/topo"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 // topology returns the path of a shipped topology file.
 func topology(name string) string { return filepath.Join("..", "tests", "topologies", name) }

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/ibscript/ibscript/internal/leaktest"
 )
 
 // replChildEnv makes the test binary run as ibscript itself: the REPL's
@@ -19,4 +19,4 @@ func init() {
 
 // Every goroutine a session, port or REPL starts must be gone when the
 // tests end.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

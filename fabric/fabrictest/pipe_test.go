@@ -3,13 +3,12 @@ package fabrictest_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/fabrictest"
+	"github.com/ibscript/ibscript/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 func TestPipe(t *testing.T) {
 	fabrictest.TestTransport(t, func(t *testing.T) (fabric.Transport, fabrictest.Peer) {

@@ -3,7 +3,7 @@ package ibsim
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/ibscript/ibscript/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

@@ -4,16 +4,15 @@ import (
 	"fmt"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/fabrictest"
 	"github.com/ibscript/ibscript/fabric/kernel"
+	"github.com/ibscript/ibscript/internal/leaktest"
 	"github.com/ibscript/ibscript/native/umad"
 	"github.com/ibscript/ibscript/native/umad/umadtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 // modelTransport opens a Transport on a fresh fd of port kp.
 func modelTransport(t testing.TB, kp *umadtest.Port, name string) *kernel.Transport {

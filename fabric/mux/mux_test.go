@@ -10,15 +10,14 @@ import (
 	"testing/synctest"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/fabrictest"
 	"github.com/ibscript/ibscript/fabric/mux"
+	"github.com/ibscript/ibscript/internal/leaktest"
 	"github.com/ibscript/ibscript/mad"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 // loopWire answers requests synchronously from inside Transmit, as the
 // embedded simulator does, and counts Close calls.

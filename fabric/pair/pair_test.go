@@ -12,10 +12,11 @@ import (
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/fabrictest"
 	"github.com/ibscript/ibscript/fabric/pair"
+	"github.com/ibscript/ibscript/internal/leaktest"
 	"github.com/ibscript/ibscript/mad"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 var attr = fabric.PortAttr{CAName: "mlx5_0", PortNum: 1, LID: 1, SMIName: "mlx5_1", SMIPort: 1}
 

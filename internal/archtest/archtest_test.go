@@ -78,6 +78,9 @@ var rules = []rule{
 	{pkg: "rdmacm/cmtest", allow: []string{"rdmacm", "mad/..."}},
 	// The hot-path hash map: the standard library only.
 	{pkg: "internal/intmap", allow: nil},
+	// Every package's TestMain: goleak's check, waiting as a loaded
+	// machine needs.
+	{pkg: "internal/leaktest", allow: nil, third: []string{"go.uber.org/goleak"}},
 	// Plan results and reporters: the standard library only.
 	{pkg: "plan", allow: nil},
 	// The infiniband-diags tools' data and text (iblinkinfo, perfquery,
@@ -115,7 +118,7 @@ var rules = []rule{
 var backends = []string{"fabric/kernel", "fabric/ibsim", "fabric/record"}
 
 // testOnly may be imported by any package's tests.
-var testOnly = []string{"sim", "sim/simtest", "internal/rocetest", "internal/keytest", "fabric/fabrictest", "mad/madtest", "topo", "internal/fattree", "internal/topotest", "native/umad/umadtest", "native/rdmacm/rdmacmtest", "internal/jsonschema", "rdmacm/cmtest", "internal/syncbuf", "internal/treydock"}
+var testOnly = []string{"sim", "sim/simtest", "internal/rocetest", "internal/keytest", "fabric/fabrictest", "mad/madtest", "topo", "internal/fattree", "internal/topotest", "native/umad/umadtest", "native/rdmacm/rdmacmtest", "internal/jsonschema", "rdmacm/cmtest", "internal/syncbuf", "internal/treydock", "internal/leaktest"}
 
 // xtestOnly may also be imported by external (package x_test) tests: they
 // use a package as its callers do, and its examples show a whole session.

@@ -3,9 +3,9 @@ package ibsimtest
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/ibscript/ibscript/internal/leaktest"
 )
 
 // Every child process has a goroutine waiting for it (startProc); stop
 // and Sim.Stop must end it.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

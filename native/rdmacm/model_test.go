@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
+	"github.com/ibscript/ibscript/internal/leaktest"
 	"github.com/ibscript/ibscript/native/rdmacm"
 	"github.com/ibscript/ibscript/native/rdmacm/rdmacmtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 func TestModelIDsEventsMigrate(t *testing.T) {
 	k := rdmacmtest.New()

@@ -12,13 +12,12 @@ import (
 	"testing/synctest"
 	"time"
 
-	"go.uber.org/goleak"
-
+	"github.com/ibscript/ibscript/internal/leaktest"
 	"github.com/ibscript/ibscript/native/umad"
 	"github.com/ibscript/ibscript/native/umad/umadtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 // host has mlx5_0 (port 1 Active LID 1, port 2 Polling LID 0) and mlx5_1
 // (port 1 Active, LID 2): umad0, umad1, umad2.

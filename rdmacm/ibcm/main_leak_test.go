@@ -3,8 +3,8 @@ package ibcm
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/ibscript/ibscript/internal/leaktest"
 )
 
 // Every goroutine a test starts here must be gone when the tests end.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

@@ -10,12 +10,11 @@ import (
 	"testing/synctest"
 	"time"
 
-	"go.uber.org/goleak"
-
+	"github.com/ibscript/ibscript/internal/leaktest"
 	"github.com/ibscript/ibscript/native/umad"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 // clock is an injectable clock: timers fire only when the test says.
 type clock struct {
