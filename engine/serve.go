@@ -80,28 +80,25 @@ func (s *Session) replayEarly(id fabric.AgentID, h Handler) {
 		}
 		s.srv.h[id] = h
 	}
-	var mine, rest []fabric.Packet
+	// The requests for id are answered now; when no other Serve is
+	// registering, so are the others (or handed on).
+	var now []fabric.Packet
+	keep := s.srv.early[:0]
 	for _, p := range s.srv.early {
-		switch {
-		case h != nil && p.Agent == id:
-			mine = append(mine, p)
-		default:
-			rest = append(rest, p)
+		if s.srv.pending == 0 || (h != nil && p.Agent == id) {
+			now = append(now, p)
+		} else {
+			keep = append(keep, p)
 		}
 	}
-	s.srv.early = rest
-	if s.srv.pending > 0 {
-		rest = nil
-	} else {
-		s.srv.early = nil
+	if len(keep) == 0 {
+		keep = nil // the copies' buffers go
 	}
+	s.srv.early = keep
 	s.srv.mu.Unlock()
-	for i := range mine {
-		s.serve(&mine[i])
-	}
-	for i := range rest {
-		if !s.serve(&rest[i]) {
-			s.unsolicited(&rest[i])
+	for i := range now {
+		if !s.serve(&now[i]) {
+			s.unsolicited(&now[i])
 		}
 	}
 }
