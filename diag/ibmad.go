@@ -328,13 +328,17 @@ func xdrRow(name string, d mad.Dump) ibField {
 }
 
 // portInfoRows are the PortInfo rows smpquery prints of pi: libibmad 44's,
-// and where the port speaks XDR (CapabilityMask2's
-// IsExtendedSpeeds2Supported, or any LinkSpeedExt*2 field not zero: a
-// switch's external ports carry the fields without the capability) the
-// three LinkSpeedExt*2 rows current rdma-core prints after them. A port
-// without XDR prints as infiniband-diags 44 (current rdma-core prints the
-// rows there too, all zero).
-func portInfoRows(pi []byte) []ibField {
+// then the three LinkSpeedExt*2 rows current rdma-core's dump_portinfo
+// prints after them (rdma-core #1497) on every port with current (its
+// --diags-version) and, under 44, where the port speaks XDR
+// (CapabilityMask2's IsExtendedSpeeds2Supported, or any LinkSpeedExt*2
+// field not zero: a switch's external ports carry the fields without the
+// capability), which 44 cannot show. A port without XDR prints as
+// infiniband-diags 44 by default.
+func portInfoRows(pi []byte, current bool) []ibField {
+	if current {
+		return portInfoWithXDRFields
+	}
 	if len(pi) >= 64 {
 		p := decode[smp.PortInfo](pi)
 		if p.CapabilityMask2&smp.Cap2IsExtendedSpeeds2Supported != 0 ||

@@ -152,6 +152,9 @@ type SMPQuery struct {
 	raw []byte
 	// showKeys is -K: the text shows PortInfo's M_Key.
 	showKeys bool
+	// current is --diags-version current: PortInfo's three LinkSpeedExt*2
+	// rows on every port, as current rdma-core's dump_portinfo prints them.
+	current bool
 }
 
 // SL2VLRow is one SLtoVLMappingTable: the VL of each SL 0..15.
@@ -204,7 +207,7 @@ func SMPQueryRun(ctx context.Context, env *Env, o SMPQueryOptions) (*SMPQuery, e
 	if err != nil {
 		return nil, err
 	}
-	q := &SMPQuery{Op: op, Target: o.Target.String(), PortID: PortID(t), Port: o.Port, showKeys: o.ShowKeys}
+	q := &SMPQuery{Op: op, Target: o.Target.String(), PortID: PortID(t), Port: o.Port, showKeys: o.ShowKeys, current: env.current()}
 	if t.Kind == engine.ByDR && t.LID != 0 {
 		q.PortID = CombinedPortID(t, s.Port().LID)
 	}
@@ -247,7 +250,7 @@ func SMPQueryRun(ctx context.Context, env *Env, o SMPQueryOptions) (*SMPQuery, e
 		if err != nil {
 			return fail(err)
 		}
-		q.raw, q.Fields = d, fieldsOf(d, portInfoRows(d))
+		q.raw, q.Fields = d, fieldsOf(d, portInfoRows(d, q.current))
 	case "SwitchInfo":
 		d, err := smpGet(ctx, s, t, smp.AttrSwitchInfo, 0, "switch info query failed")
 		if err != nil {
@@ -492,7 +495,7 @@ func WriteSMPQuery(b *strings.Builder, q *SMPQuery) {
 	case "PortInfo":
 		fmt.Fprintf(b, "# Port info: %s port %d\n", q.PortID, q.Port)
 		dotLine(b, "Mkey", mkeyText(q.raw, q.showKeys))
-		dumpFields(b, q.raw, portInfoRows(q.raw))
+		dumpFields(b, q.raw, portInfoRows(q.raw, q.current))
 	case "PortInfoExtended":
 		fmt.Fprintf(b, "# Port info Extended: %s port %d\n", q.PortID, q.Port)
 		dumpFields(b, q.raw, portInfoExt44Fields)
