@@ -75,6 +75,7 @@ type IBPortState struct {
 
 	text     strings.Builder
 	showKeys bool // -K
+	current  bool // --diags-version current
 }
 
 var portStateOps = map[string]bool{"query": true, "enable": true, "reset": true, "disable": true, "down": true,
@@ -114,7 +115,7 @@ func IBPortStateRun(ctx context.Context, env *Env, o IBPortStateOptions) (*IBPor
 		return nil, fmt.Errorf("diag: ibportstate: no session")
 	}
 	s := env.Session
-	r := &IBPortState{showKeys: o.ShowKeys}
+	r := &IBPortState{showKeys: o.ShowKeys, current: env.current()}
 	op := ""
 	set := map[string]uint64{}
 	for i := 0; i < len(o.Ops); i++ {
@@ -364,6 +365,12 @@ func (r *IBPortState) setPortState(ctx context.Context, s *engine.Session, t eng
 	}
 	put("LinkSpeedEnabled", set["speed"])
 	put("LinkSpeedExtEnabled", set["espeed"])
+	if r.current {
+		// Current rdma-core writes espeed's XDR bit to
+		// LinkSpeedExtEnabled2 (espeed >> 5, always 0: espeed stays below
+		// 32) where 44 sends the field back as it read it.
+		ibNamed(portInfoXDRFields, "LinkSpeedExtEnabled2").f.Put(d, set["espeed"]>>5)
+	}
 	put("LinkWidthEnabled", set["width"])
 	for name, field := range map[string]string{"vls": "OperVLs", "mtu": "NeighborMTU", "lid": "Lid", "smlid": "SMLid", "lmc": "LMC", "mkeylease": "MkeyLeasePeriod", "mkeyprot": "ProtectBits"} {
 		if v, ok := set[name]; ok {

@@ -3,12 +3,14 @@ package diag
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/fabrictest"
+	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/sim/simtest"
@@ -79,5 +81,63 @@ func TestSetsGatedAndAudited(t *testing.T) {
 	}
 	if len(a.e) != 2 || a.e[0].AttrID != smp.AttrPortInfo || a.e[1].AttrID != perf.AttrPortCounters {
 		t.Errorf("audit entries %+v, want a PortInfo Set then a PortCounters Set", a.e)
+	}
+}
+
+// setRecorder keeps the data of every PortInfo Set sent through it.
+type setRecorder struct {
+	fabric.Transport
+	mu   sync.Mutex
+	sets [][]byte
+}
+
+func (r *setRecorder) Send(ctx context.Context, p *fabric.Packet) error {
+	if c := mad.MgmtClassOf(p.Data); (c == mad.ClassSubnLID || c == mad.ClassSubnDR) &&
+		mad.MethodOf(p.Data) == mad.MethodSet && mad.AttrIDOf(p.Data) == smp.AttrPortInfo {
+		r.mu.Lock()
+		r.sets = append(r.sets, append([]byte(nil), smp.Data(p.Data)...))
+		r.mu.Unlock()
+	}
+	return r.Transport.Send(ctx, p)
+}
+
+// TestPortStateSetExtEnabled2: ibportstate's PortInfo Set as current
+// rdma-core builds it (ibportstate.c after #1359's f87452433: "always set
+// enabled speeds", LinkSpeedExtEnabled = espeed & 0x1f and
+// LinkSpeedExtEnabled2 = espeed >> 5, 0 since espeed is refused above 31)
+// and as 44 does (the PortInfo it read sent back, LinkSpeedExtEnabled2
+// among the bits it does not know): on an XDR switch port, whose
+// LinkSpeedExtEnabled2 reads 1, 44's Set carries 1 and current's 0.
+func TestPortStateSetExtEnabled2(t *testing.T) {
+	for _, tc := range []struct {
+		version Version
+		want    uint8
+	}{{Version44, 1}, {VersionCurrent, 0}} {
+		t.Run(fmt.Sprint(tc.want), func(t *testing.T) {
+			f := simtest.Load(t, "../cmd/ibscript/testdata/xdr/net.xdr", nil)
+			tr, err := f.Attach("H1", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &setRecorder{Transport: tr}
+			s, err := engine.New(rec, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			env := &Env{Session: s, Version: tc.version}
+			if _, err := IBPortStateRun(t.Context(), env, IBPortStateOptions{Target: engine.LID(1), Port: 1, Ops: []string{"espeed", "15"}}); err != nil {
+				t.Fatal(err)
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			if len(rec.sets) != 1 {
+				t.Fatalf("%d PortInfo Sets, want 1", len(rec.sets))
+			}
+			pi := decode[smp.PortInfo](rec.sets[0])
+			if pi.LinkSpeedExtEnabled != 15 || pi.LinkSpeedExtEnabled2 != tc.want {
+				t.Errorf("Set: LinkSpeedExtEnabled %d, LinkSpeedExtEnabled2 %d; want 15, %d", pi.LinkSpeedExtEnabled, pi.LinkSpeedExtEnabled2, tc.want)
+			}
+		})
 	}
 }
