@@ -92,7 +92,11 @@ var mayBeZero = map[string]bool{
 // fabric, every SMP, PerfMgt and CC attribute the schema names on a CA
 // and a switch (and on net.mixed-router's router), and every SA
 // attribute at the SM: each answers with status 0 and contents that are
-// not all zero, or with the status notCarried documents.
+// not all zero, with no bit set outside the attribute's fields (reserved),
+// from the node asked (NodeInfo's type, a CA's or router's PortInfo LID,
+// PerfMgt's PortSelect), or with the status notCarried documents. The
+// attributes come from the schema's tables (smp, perf, cc Layouts, sa
+// Attrs): one added there that the simulator does not answer fails here.
 func TestSimAnswersSchema(t *testing.T) {
 	f, s := simSession(t, "")
 	rf, rs := simSession(t, filepath.Join("topologies", "net.mixed-router"))
@@ -115,7 +119,7 @@ func TestSimAnswersSchema(t *testing.T) {
 	}
 	sess := map[kind]*engine.Session{kindCA: s, kindSwitch: s, kindSM: s, kindRouter: rs}
 	gmpKinds := []kind{kindCA, kindSwitch, kindRouter}
-	check := func(name string, k kind, data []byte, err error, zeroOK bool) {
+	check := func(name string, k kind, l *mad.Layout, data []byte, err error, zeroOK bool) {
 		t.Helper()
 		key := fmt.Sprintf("%s %s", name, k)
 		want, documented := notCarried[key]
@@ -124,6 +128,9 @@ func TestSimAnswersSchema(t *testing.T) {
 		case err == nil && want == 0:
 			if !zeroOK && allZero(data) {
 				t.Errorf("%s: answered all zero", key)
+			}
+			if bit, ok := reservedSet(l, data); ok {
+				t.Errorf("%s: bit %d, in no field of %s, is set: % x", key, bit, l.Name, data)
 			}
 		case errors.As(err, &se) && documented && se.Status == want:
 		default:
@@ -149,7 +156,10 @@ func TestSimAnswersSchema(t *testing.T) {
 				continue
 			}
 			d, err := sess[k].SMP(ctx, engine.LID(lids[k]), mad.MethodGet, l.ID, smpMod(l.ID, k), nil)
-			check("SMP "+l.Name, k, d, err, mayBeZero["SMP "+l.Name])
+			check("SMP "+l.Name, k, l, d, err, mayBeZero["SMP "+l.Name])
+			if err == nil {
+				checkIdentity(t, k, lids[k], l.ID, d)
+			}
 			n++
 		}
 	}
@@ -174,7 +184,7 @@ func TestSimAnswersSchema(t *testing.T) {
 			name := g.class + " " + l.Name
 			for _, k := range gmpKinds {
 				d, err := g.get(sess[k], lids[k], l.ID)
-				check(name, k, d, err, mayBeZero[name])
+				check(name, k, l, d, err, mayBeZero[name])
 				if ps, ok := l.Field("PortSelect"); ok && err == nil && ps.Get(d) != 1 {
 					t.Errorf("%s %s: PortSelect %d, want 1", name, k, ps.Get(d))
 				}
@@ -195,7 +205,7 @@ func TestSimAnswersSchema(t *testing.T) {
 		}
 		switch {
 		case a == sa.PKeyTableRecord():
-			check(name, kindSM+" (no SM_Key)", nil, err, false)
+			check(name, kindSM+" (no SM_Key)", nil, nil, err, false)
 			r, err = s.SAQuery(ctx, method, a, 0, nil, engine.SMKey(sim.DefaultSAKey))
 			if err == nil {
 				recs = r.Records
@@ -217,7 +227,7 @@ func TestSimAnswersSchema(t *testing.T) {
 		if err == nil && len(recs) == 0 && a != sa.MulticastForwardingTableRecord() {
 			t.Errorf("%s: no records", name)
 		}
-		check(name, kindSM, data, err, a == sa.MulticastForwardingTableRecord())
+		check(name, kindSM, nil, data, err, a == sa.MulticastForwardingTableRecord())
 		n++
 	}
 	t.Logf("%d attribute and node kind pairs asked", n)
@@ -270,6 +280,47 @@ func smpMod(id uint16, k kind) uint32 {
 	return 0
 }
 
+// checkIdentity checks that an SMP answer is the node asked: NodeInfo's
+// NodeType is the kind's, and a CA's or router's PortInfo (port 1) holds
+// the LID it was asked at.
+func checkIdentity(t *testing.T, k kind, lid, id uint16, d []byte) {
+	t.Helper()
+	want := map[kind]uint8{kindCA: smp.NodeTypeCA, kindSM: smp.NodeTypeCA, kindSwitch: smp.NodeTypeSwitch, kindRouter: smp.NodeTypeRouter}[k]
+	switch id {
+	case smp.AttrNodeInfo:
+		var ni smp.NodeInfo
+		if err := ni.UnmarshalBinary(d); err != nil || ni.NodeType != want {
+			t.Errorf("SMP NodeInfo %s: node type %d (%v), want %d", k, ni.NodeType, err, want)
+		}
+	case smp.AttrPortInfo:
+		var pi smp.PortInfo
+		if err := pi.UnmarshalBinary(d); err != nil || (k != kindSwitch && pi.LID != lid) {
+			t.Errorf("SMP PortInfo %s: LID %d (%v), want %d", k, pi.LID, err, lid)
+		}
+	}
+}
+
+// reservedSet returns the first bit of data, within l's size, that no
+// field of l covers and that is set: IBA reserves those bits, which a
+// responder sends as 0. A nil l checks nothing.
+func reservedSet(l *mad.Layout, data []byte) (int, bool) {
+	if l == nil {
+		return 0, false
+	}
+	covered := make([]bool, l.Size*8)
+	for _, f := range l.Fields {
+		for b := f.Bit; b < f.Bit+f.Width && b < len(covered); b++ {
+			covered[b] = true
+		}
+	}
+	for b, c := range covered {
+		if !c && b/8 < len(data) && data[b/8]&(0x80>>(b%8)) != 0 {
+			return b, true
+		}
+	}
+	return 0, false
+}
+
 func allZero(b []byte) bool {
 	for _, c := range b {
 		if c != 0 {
@@ -277,4 +328,23 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// TestReservedSet: a set bit outside every field is found, one inside a
+// field is not, and bytes past the layout's size are not looked at.
+func TestReservedSet(t *testing.T) {
+	l := &mad.Layout{Name: "X", Size: 2, Fields: []mad.Field{{Name: "A", Bit: 0, Width: 4}, {Name: "B", Bit: 8, Width: 8}}}
+	for _, tc := range []struct {
+		data []byte
+		bit  int
+		set  bool
+	}{
+		{[]byte{0xf0, 0xff, 0xff}, 0, false},
+		{[]byte{0x08, 0x00}, 4, true},
+		{[]byte{0x01, 0x00}, 7, true},
+	} {
+		if bit, set := reservedSet(l, tc.data); bit != tc.bit || set != tc.set {
+			t.Errorf("% x: bit %d set %v, want %d %v", tc.data, bit, set, tc.bit, tc.set)
+		}
+	}
 }
