@@ -45,7 +45,7 @@ var dataModel = []tableDoc{
 		{Key: "ports", Type: "table of port", Desc: "by port number (a switch's port 0 included; ports discovery did not reach are absent): iterate with `pairs`"},
 		{Key: "lid", Type: "number", Desc: "the node's LID: a switch's port 0 LID, a CA's first port LID (0 when none)"},
 		{Key: "enhanced_port0", Type: "boolean", Desc: "a switch whose port 0 is enhanced (it has a PMA)"},
-		{Key: "planarized", Type: "boolean", Desc: "true on a planarized CA (its ports are its planes, one port GUID; docs/planes.md), as a topology file's `# planarized` line or a snapshot says: `fabric.load`, not `fabric.discover` (no SMP says so)", Optional: true},
+		{Key: "planarized", Type: "boolean", Desc: "true on a planarized CA (its ports are its planes, one port GUID; docs/planes.md), as a topology file's `# planarized` line or a snapshot says (`fabric.load`), or as `fabric.discover{planes = true}` finds it from a planarized port (its plane ports, met on two or more planes, share one port GUID); a plain `fabric.discover()` sees one plane and cannot tell (no SMP says so)", Optional: true},
 	}},
 	{Name: "port", From: "`node.ports[n]`, `link.a`, `link.b`, `port.remote`", Sample: "fabric.discover().nodes[1].ports[1]", Fields: []fieldDoc{
 		{Key: "node", Type: "node", Desc: "the node the port belongs to"},
@@ -63,7 +63,7 @@ var dataModel = []tableDoc{
 		{Key: "speed_ext_enabled", Type: "number", Desc: "LinkSpeedExtEnabled, with 32 for XDR (LinkSpeedExtEnabled2, as libibnetdisc aggregates it)"},
 		{Key: "speed_ext_active", Type: "number", Desc: "LinkSpeedExtActive: 1 FDR, 2 EDR, 4 HDR, 8 NDR, 32 XDR (LinkSpeedExtActive2, as libibnetdisc's ibnd_get_agg_linkspeedext aggregates it); 0 when the port has no extended speeds"},
 		{Key: "remote", Type: "port", Desc: "the port at the other end of the cable; absent when none", Optional: true},
-		{Key: "plane", Type: "number", Desc: "the port's plane (1..8) in a planarized fabric loaded with `fabric.load`: a planarized CA's port's, a switch's (that of the planarized CA ports its island reaches), an ordinary CA's on a plane switch; absent elsewhere (docs/planes.md)", Optional: true},
+		{Key: "plane", Type: "number", Desc: "the port's plane (1..8) in a planarized fabric loaded with `fabric.load` (a planarized CA's port's, a switch's: that of the planarized CA ports its island reaches, an ordinary CA's on a plane switch) or discovered with `fabric.discover{planes = true}` from a planarized port (the number of the local plane port whose walk reached it); absent elsewhere (docs/planes.md)", Optional: true},
 	}},
 	{Name: "link", From: "`f.links[i]`", Sample: "fabric.discover().links[1]", Fields: []fieldDoc{
 		{Key: "a", Type: "port", Desc: "one end (the end discovery reached first)"},
