@@ -104,8 +104,14 @@ type pkeyPeer struct {
 
 func newPKeyPeer(t *testing.T, h *umadtest.Host, a fabric.Agent) *pkeyPeer {
 	t.Helper()
+	return newPeerOn(t, h, "mlx5_1", a)
+}
+
+// newPeerOn is newPKeyPeer on port 1 of the device ca.
+func newPeerOn(t *testing.T, h *umadtest.Host, ca string, a fabric.Agent) *pkeyPeer {
+	t.Helper()
 	f := kernel.New(&kernel.Options{FS: h.FS, Open: h.Open})
-	tr, err := f.Open(t.Context(), "mlx5_1", 1)
+	tr, err := f.Open(t.Context(), ca, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -174,17 +174,64 @@ func TestToolsOnPlanes(t *testing.T) {
 				if code != exitOK {
 					t.Errorf("%s: status %d: %s", strings.Join(tc.cmd, " "), code, stderr)
 				}
-				got := tc.peer.sources()
-				if len(got) == 0 {
-					t.Errorf("%s: the peer saw nothing", strings.Join(tc.cmd, " "))
-				}
-				for _, s := range got {
-					if !strings.HasSuffix(s, fmt.Sprintf(" from LID %d", tc.from)) {
-						t.Errorf("%s: the peer saw %q; want every request from LID %d", strings.Join(tc.cmd, " "), got, tc.from)
-						break
-					}
-				}
+				checkSources(t, tc.cmd, tc.peer, tc.from)
 			}
+		}
+	}
+}
+
+// TestMoreToolsOnPlanes: the other tools current rdma-core moved to
+// mad_rpc_open_port2 (#1541: sminfo, ibaddr, ibportstate, ibroute,
+// ibccquery; #1641: saquery's sa_get_handle) and smpdump send as
+// smpquery and perfquery do on a planarized HCA: run on plane 3 (-C mlx5_3
+// -P 3), their SMPs reach the peer from plane 3's SMI port (LID 13) and
+// their SA (at the SM LID, 1, the GSI device's own) and CC MADs from the
+// GSI device (LID 1), under 44 and current.
+// The peer echoes each request back as its answer, so what a tool prints
+// of it does not matter here: only where its MADs came from.
+func TestMoreToolsOnPlanes(t *testing.T) {
+	h := umadtest.NewHost(umadtest.New(nil))
+	h.AddCA("mlx5_1", 1, 0x0002c90300002000, umadtest.HostPort{Num: 1, LID: 2, State: 4, PhysState: 5})
+	h.AddPlanarized("mlx5_2", "mlx5_3", 0x0002c90300003000, 0x0002c90300003100, 1, 11, 12, 13, 14)
+	smps := newPKeyPeer(t, h, fabric.Agent{Class: mad.ClassSubnLID, Version: 1}.WithMethods(mad.MethodGet))
+	// The SA is at the port's SM LID, 1: the GSI device's own LID, where a
+	// request sent from the SMI side would come from LID 13.
+	sas := newPeerOn(t, h, "mlx5_2", fabric.Agent{Class: mad.ClassSubnAdm, Version: 2}.WithMethods(mad.MethodGet))
+	ccs := newPKeyPeer(t, h, fabric.Agent{Class: mad.ClassCC, Version: 2}.WithMethods(mad.MethodGet))
+	for _, ver := range []string{"44", "current"} {
+		sel := []string{"--fabric", "umad:", "-C", "mlx5_3", "-P", "3", "--diags-version", ver}
+		for _, tc := range []struct {
+			tool []string
+			peer *pkeyPeer
+			from uint16
+		}{
+			{[]string{"sminfo", "2"}, smps, 13},
+			{[]string{"ibaddr", "2"}, smps, 13},
+			{[]string{"ibportstate", "2", "1"}, smps, 13},
+			{[]string{"ibroute", "2"}, smps, 13},
+			{[]string{"smpdump", "2", "0x15", "1"}, smps, 13},
+			{[]string{"saquery", "CPI"}, sas, 1},
+			{[]string{"ibccquery", "CongestionInfo", "2"}, ccs, 1},
+		} {
+			cmd := append(append([]string{tc.tool[0]}, sel...), tc.tool[1:]...)
+			runFakeTool(t.Context(), t, h, nil, cmd...)
+			checkSources(t, cmd, tc.peer, tc.from)
+		}
+	}
+}
+
+// checkSources checks that the peer saw cmd's requests, every one from
+// LID from.
+func checkSources(t *testing.T, cmd []string, peer *pkeyPeer, from uint16) {
+	t.Helper()
+	got := peer.sources()
+	if len(got) == 0 {
+		t.Errorf("%s: the peer saw nothing", strings.Join(cmd, " "))
+	}
+	for _, s := range got {
+		if !strings.HasSuffix(s, fmt.Sprintf(" from LID %d", from)) {
+			t.Errorf("%s: the peer saw %q; want every request from LID %d", strings.Join(cmd, " "), got, from)
+			return
 		}
 	}
 }
