@@ -227,7 +227,7 @@ func TestSimAnswersSchema(t *testing.T) {
 		if err == nil && len(recs) == 0 && a != sa.MulticastForwardingTableRecord() {
 			t.Errorf("%s: no records", name)
 		}
-		check(name, kindSM, nil, data, err, a == sa.MulticastForwardingTableRecord())
+		check(name, kindSM, a.Layout, data, err, a == sa.MulticastForwardingTableRecord())
 		n++
 	}
 	t.Logf("%d attribute and node kind pairs asked", n)
