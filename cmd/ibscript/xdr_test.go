@@ -43,6 +43,14 @@ import (
 //     espeed_cap has IsExtendedSpeeds2Supported (port 0's on a switch);
 //     the peer check reads ibnd_get_agg_linkspeedext*(data, data), the
 //     switch port's own capability mask (0 here: no warning on either link).
+//
+// The smpquery portinfo goldens were also checked once against current
+// libibmad itself (2026-11-28): fields.c and dump.c of rdma-core
+// 691953d8d built with a driver that prints dump_portinfo's three field
+// ranges (mad_decode_field, mad_dump_field) of the PortInfo bytes the
+// simulator answers (ibscript smpdump LID 0x15 PORT) gave, on LID 2 port
+// 1, LID 1 ports 1 and 2 and LID 3 port 1, the text smpquery
+// --diags-version current prints after its header and M_Key line.
 func TestToolsXDR(t *testing.T) {
 	fabric := "sim:" + filepath.Join("testdata", "xdr", "net.xdr")
 	date := regexp.MustCompile(`(?m)^# Topology file: generated on .*\n`)
