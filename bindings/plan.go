@@ -338,7 +338,7 @@ func objectOf(L *lua.LState, fn string, t *lua.LTable) *plan.Object {
 		}
 		return o
 	case "fabric.node":
-		return &plan.Object{NodeGUID: str(t, "guid"), NodeDesc: str(t, "desc"), LID: num(t, "lid")}
+		return &plan.Object{NodeGUID: str(t, "guid"), NodeDesc: str(t, "desc"), LID: num(t, "lid"), Plane: nodeTablePlane(t)}
 	}
 	checkOptions(L, fn, t, map[string]bool{"guid": true, "desc": true, "port": true, "lid": true})
 	o := &plan.Object{NodeGUID: str(t, "guid"), NodeDesc: str(t, "desc"), Port: num(t, "port"), LID: num(t, "lid")}
@@ -350,6 +350,37 @@ func objectOf(L *lua.LState, fn string, t *lua.LTable) *plan.Object {
 		o.NodeGUID = string(Hex64(g))
 	}
 	return o
+}
+
+// nodeTablePlane is the plane of a fabric.node table's ports when they all
+// have the same one (a plane's switch, an ordinary CA on a plane: what a
+// discovery of every plane of a planarized fabric gives them), else 0 (a
+// planarized CA, or any node of an ordinary fabric).
+func nodeTablePlane(t *lua.LTable) int {
+	ports, ok := t.RawGetString("ports").(*lua.LTable)
+	if !ok {
+		return 0
+	}
+	plane := 0
+	mixed := false
+	ports.ForEach(func(_, v lua.LValue) {
+		pt, ok := v.(*lua.LTable)
+		if !ok {
+			return
+		}
+		n, ok := pt.RawGetString("plane").(lua.LNumber)
+		if !ok || n == 0 {
+			return
+		}
+		if plane != 0 && int(n) != plane {
+			mixed = true
+		}
+		plane = int(n)
+	})
+	if mixed {
+		return 0
+	}
+	return plane
 }
 
 func planCheck(e *Env, L *lua.LState) int {

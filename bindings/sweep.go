@@ -212,14 +212,11 @@ func fabricRoutes(e *Env, L *lua.LState) int {
 	if e.progress != nil {
 		progress = func(done, total int) { e.progress(done, total, "forwarding tables") }
 	}
-	ra, lftErrs, err := e.routesOf(L.Context(), d, progress)
-	if err == nil {
-		err = L.Context().Err()
-	}
-	if err != nil {
+	ra, lftErrs := e.routesOf(L.Context(), d, progress)
+	if err := L.Context().Err(); err != nil {
 		raise(L, "fabric.routes", "%v", err)
 	}
-	nodeTab := map[uint64]lua.LValue{} // by GUID: a plane's analysis has its own nodes
+	nodeTab := map[uint64]lua.LValue{} // by GUID
 	if nodes, ok := ft.RawGetString("nodes").(*lua.LTable); ok {
 		for i, n := range d.Fabric.Nodes {
 			nodeTab[n.GUID] = nodes.RawGetInt(i + 1)
@@ -235,9 +232,12 @@ func fabricRoutes(e *Env, L *lua.LState) int {
 	out.RawSetString("unknown", lua.LNumber(ra.Unknown))
 	probs := L.CreateTable(len(ra.Problems), 0)
 	for _, p := range ra.Problems {
-		pt := L.CreateTable(0, 5)
+		pt := L.CreateTable(0, 6)
 		if p.Switch != nil {
 			pt.RawSetString("switch", nodeTab[p.Switch.GUID])
+			if pl := nodePlane(p.Switch); pl != 0 {
+				pt.RawSetString("plane", lua.LNumber(pl))
+			}
 		}
 		pt.RawSetString("lid", lua.LNumber(p.LID))
 		pt.RawSetString("port", lua.LNumber(p.Port))
@@ -254,8 +254,14 @@ func fabricRoutes(e *Env, L *lua.LState) int {
 	errs := L.CreateTable(len(lftErrs), 0)
 	for _, te := range lftErrs {
 		raiseRunError(L, "fabric.routes", te.Err)
-		et := L.CreateTable(0, 2)
+		et := L.CreateTable(0, 5)
 		et.RawSetString("path", lua.LString(te.Path))
+		if te.Switch != nil && nodeTab[te.Switch.GUID] != nil {
+			et.RawSetString("switch", nodeTab[te.Switch.GUID])
+		}
+		if te.Plane != 0 {
+			et.RawSetString("plane", lua.LNumber(te.Plane))
+		}
 		if e.unreadable(te.Err) {
 			noteUnread(L, te.Err.Error())
 			et.RawSetString("unreadable", lua.LTrue)

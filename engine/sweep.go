@@ -163,6 +163,16 @@ type LFTs struct {
 // SwitchInfo.LinearFDBTop, all switches concurrently, by LID when the
 // switch has one (else by the directed route of discovery d).
 func (s *Session) LFTs(ctx context.Context, d *Discovery, progress func(done, total int)) *LFTs {
+	return s.LFTsOf(ctx, d, nil, progress)
+}
+
+// LFTsOf is LFTs reading of each switch sw only the blocks b (LIDs 64b to
+// 64b+63) that want(sw, b) takes, all when want is nil; the entries of the
+// blocks not read are 255 (drop). A planarized fabric's plane routes its
+// own LIDs alone (docs/planes.md), and all planes share one LID space: a
+// plane's switches are followed to its LIDs only, and the blocks of the
+// other planes' LIDs need not be read.
+func (s *Session) LFTsOf(ctx context.Context, d *Discovery, want func(sw *topo.Node, block int) bool, progress func(done, total int)) *LFTs {
 	res := &LFTs{}
 	sws, targets, infos := s.switchInfos(ctx, d, &res.Errors)
 	type blk struct{ sw, block int }
@@ -176,6 +186,9 @@ func (s *Session) LFTs(ctx context.Context, d *Discovery, progress func(done, to
 		}
 		tops[i] = int(si.LinearFDBTop)
 		for b := 0; b*64 <= tops[i]; b++ {
+			if want != nil && !want(sws[i], b) {
+				continue
+			}
 			breqs = append(breqs, SweepReq{Target: targets[i], Method: mad.MethodGet, AttrID: smp.AttrLinearForwardingTable, AttrMod: uint32(b)})
 			where = append(where, blk{i, b})
 		}
@@ -206,11 +219,12 @@ func (s *Session) LFTs(ctx context.Context, d *Discovery, progress func(done, to
 	return res
 }
 
-// switchTarget addresses a switch by its LID, else by directed route; a
-// switch of another plane than the session's in a merged planarized
-// discovery by its directed route from its plane port (its LID is not
-// routed on the session's plane).
-func switchTarget(d *Discovery, n *topo.Node) (Target, bool) {
+// SwitchTarget is how the table reads (LFTs, MFTs, SL2VLs) address switch
+// n of d, and so the Path of their errors about it: by its LID, else by
+// directed route; a switch of another plane than the session's in a
+// merged planarized discovery by its directed route from its plane port
+// (its LID is not routed on the session's plane).
+func (d *Discovery) SwitchTarget(n *topo.Node) (Target, bool) {
 	if t, ok := d.Target(n.GUID); ok && t.Via != nil {
 		return t, true
 	}

@@ -117,7 +117,7 @@ func (s *Session) switchInfos(ctx context.Context, d *Discovery, errs *[]TargetE
 		if n.Type != topo.Switch {
 			continue
 		}
-		if t, ok := switchTarget(d, n); ok {
+		if t, ok := d.SwitchTarget(n); ok {
 			sws = append(sws, n)
 			targets = append(targets, t)
 		}
@@ -168,7 +168,7 @@ func (s *Session) SL2VLs(ctx context.Context, d *Discovery, progress func(done, 
 			}
 			continue
 		}
-		t, ok := switchTarget(d, n)
+		t, ok := d.SwitchTarget(n)
 		if !ok {
 			continue
 		}

@@ -43,7 +43,8 @@ type Object struct {
 	Port     int    `json:"port,omitempty"`
 	LID      int    `json:"lid,omitempty"`
 	// Plane is the port's plane in a discovery of every plane of a
-	// planarized fabric (docs/planes.md); 0 elsewhere.
+	// planarized fabric (docs/planes.md), or a node's whose ports are all
+	// on one plane (a plane's switch); 0 elsewhere.
 	Plane int `json:"plane,omitempty"`
 }
 

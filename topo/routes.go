@@ -74,13 +74,22 @@ type hop struct {
 // Unknown, never as a problem. It also counts host-to-host hops.
 // The LIDs are split among GOMAXPROCS goroutines.
 func AnalyzeRoutes(f *Fabric, l *ForwardingTables) *RouteAnalysis {
+	return AnalyzePlaneRoutes(f, l, 0)
+}
+
+// AnalyzePlaneRoutes is AnalyzeRoutes of one plane of a planarized
+// fabric (docs/planes.md): l holds that plane's switches, which route its
+// LIDs alone, and the destinations are the LIDs of f's ports on plane
+// (Port.Plane; a planarized CA's plane port, a switch's port 0). Plane 0
+// is AnalyzeRoutes: every LID of f.
+func AnalyzePlaneRoutes(f *Fabric, l *ForwardingTables, plane uint8) *RouteAnalysis {
 	S := len(l.Switches)
 	swIdx := make(map[*Node]int, S)
 	for i, n := range l.Switches {
 		swIdx[n] = i
 	}
 	next := routeHops(l, swIdx)
-	dests, casOn := routeDests(f, swIdx, S)
+	dests, casOn := routeDests(f, swIdx, S, plane)
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(dests)/64+1))
 	results := make([]routeWalker, workers)
 	var wg sync.WaitGroup
@@ -153,13 +162,13 @@ type routeDest struct {
 	src  int32 // for a CA port's base LID: the switch it is cabled to, else -1
 }
 
-// routeDests lists every LID of f's ports, and counts the CA ports with
-// LIDs cabled to each of the S switches.
-func routeDests(f *Fabric, swIdx map[*Node]int, S int) (dests []routeDest, casOn []int) {
+// routeDests lists every LID of f's ports (on plane, when not 0), and
+// counts the CA ports with LIDs cabled to each of the S switches.
+func routeDests(f *Fabric, swIdx map[*Node]int, S int, plane uint8) (dests []routeDest, casOn []int) {
 	casOn = make([]int, S)
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if p == nil || p.LID == 0 || (n.Type == Switch && p.Num != 0) {
+			if p == nil || p.LID == 0 || (n.Type == Switch && p.Num != 0) || (plane != 0 && p.Plane != plane) {
 				continue
 			}
 			for k := 0; k < 1<<p.LMC; k++ {

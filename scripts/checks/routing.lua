@@ -25,7 +25,9 @@ function M.run(ctx)
 
   plan.check("LFTs reach every LID", "routing", function(r)
     rt = fabric.routes(ctx.f)
-    for _, e in ipairs(rt.errors) do r:fail(e.path .. ": " .. e.err) end
+    -- on a planarized fabric an error names its switch, and so its plane
+    -- (a plane's switch names alone do not say it); elsewhere its path does
+    for _, e in ipairs(rt.errors) do r:fail(e.path .. ": " .. e.err, e.plane and e.switch) end
     for _, p in ipairs(rt.problems) do
       if p.kind ~= "loop" then r:fail(p.msg, p.switch) end
     end
