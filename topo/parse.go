@@ -1,10 +1,8 @@
 package topo
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,6 +11,8 @@ import (
 	"net/netip"
 	"path"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -143,8 +143,7 @@ func (c *Parser) Parse(name string, r io.Reader) (*Fabric, error) {
 	p := &parser{
 		cfg:      c,
 		f:        &Fabric{},
-		ids:      make(map[string]*Node),
-		guids:    make(map[uint64]guidOwner),
+		ids:      make(map[string]nodeEntry),
 		width:    defaultWidth,
 		speed:    defaultSpeed,
 		guidBase: [4]uint64{CA: DefaultCAGUID, Switch: DefaultSwitchGUID, Router: DefaultRouterGUID},
@@ -170,8 +169,8 @@ func (c *Parser) Parse(name string, r io.Reader) (*Fabric, error) {
 		return nil, err
 	}
 	for _, l := range p.ipoib {
-		n, ok := p.ids[l.node]
-		if !ok || n.Type == Switch || l.port < 1 || l.port >= len(n.Ports) || n.Ports[l.port] == nil {
+		n := p.ids[l.node].node
+		if n == nil || n.Type == Switch || l.port < 1 || l.port >= len(n.Ports) || n.Ports[l.port] == nil {
 			return nil, &ParseError{File: l.at.file, Line: l.at.line,
 				Msg: fmt.Sprintf("ipoib: no CA or router port %q[%d]", l.node, l.port)}
 		}
@@ -304,19 +303,28 @@ func (l *cableList) add(c cable) int32 {
 // at returns the cable at index i.
 func (l *cableList) at(i int32) *cable { return &l.chunks[i/cableChunk][i%cableChunk] }
 
+// nodeEntry is a node the parser has read, by id.
+type nodeEntry struct {
+	node *Node
+	// cableOf is, by port number, the index of the port's cable
+	// (cables), -1 for none: one slice a node, not a map entry a port
+	// (a tenth of a big file's parse went to the two maps it replaces),
+	// found with the node (connect looks up every cable's remote end).
+	cableOf []int32
+	at      pos // its header line
+}
+
 type parser struct {
 	cfg      *Parser
 	f        *Fabric
-	ids      map[string]*Node
-	nodePos  []pos // per node, its header line
-	guids    map[uint64]guidOwner
+	ids      map[string]nodeEntry
+	guids    []guidRange // claimed, sorted and disjoint (claimGUIDs)
 	cables   cableList
-	cableOf  map[*Node][]int32 // per node, by port number: index into cables, -1 none
-	guidBase [4]uint64         // absolute bases by NodeType
-	guidNext [4]uint64         // next GUID by NodeType
-	guidWrap [4]bool           // guidNext wrapped past 2^64-1 (an error when used)
-	vendID   uint32            // next node only
-	sysGUID  uint64            // next node only
+	guidBase [4]uint64 // absolute bases by NodeType
+	guidNext [4]uint64 // next GUID by NodeType
+	guidWrap [4]bool   // guidNext wrapped past 2^64-1 (an error when used)
+	vendID   uint32    // next node only
+	sysGUID  uint64    // next node only
 	devID    uint16
 	width    uint8
 	speed    uint8
@@ -339,18 +347,30 @@ type ipoibLine struct {
 
 // lineReader yields the lines of one file with their numbers.
 type lineReader struct {
-	r    *bufio.Reader
+	r    io.Reader
+	buf  []byte // what was read and not yet in text: the start of a line
+	n    int    // bytes in buf
+	rerr error  // the reader's error (io.EOF at the end), met after text
+	// text is the complete lines read so far and not yet yielded from
+	// off: one string a buffer of lines, not one a line (those were
+	// half of a planarized 2,000-node tree's allocations). A line is a
+	// substring of it, so what a parse keeps of a line pins its chunk:
+	// newNode copies the ids and descriptions it keeps.
+	text string
+	off  int
 	file string
 	line int
 	err  error
 	ctx  context.Context // nil, or ends the read (looked at every 1024 lines)
 }
 
+// lineBufSize is how much a lineReader reads at a time: 64 KiB, not 1
+// KiB (a read(2) a kilobyte was a thirtieth of a planarized 2,000-node
+// tree's load). A line that does not fit is an error.
+const lineBufSize = 64 << 10
+
 func newLineReader(file string, r io.Reader) *lineReader {
-	// 64 KiB, not 1 KiB: a read(2) a kilobyte was a thirtieth of a
-	// planarized 2,000-node tree's load. Lines longer than the buffer
-	// are still cut off there (ErrBufferFull).
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), file: file}
+	return &lineReader{r: r, buf: make([]byte, lineBufSize), file: file}
 }
 
 // next returns the next line without its end-of-line characters; ok is
@@ -365,28 +385,69 @@ func (lr *lineReader) next() (line string, ok bool) {
 			return "", false
 		}
 	}
-	b, err := lr.r.ReadSlice('\n')
-	switch {
-	case errors.Is(err, bufio.ErrBufferFull):
-		lr.line++
-		lr.err = lr.errorf("line too long (more than %d characters)", MaxLineLen)
+	if lr.off >= len(lr.text) && !lr.fill() {
 		return "", false
-	case err == io.EOF:
-		if len(b) == 0 {
-			return "", false
-		}
-	case err != nil:
-		lr.err = &ParseError{File: lr.file, Line: lr.line + 1, Msg: "read", Err: err}
-		return "", false
+	}
+	rest := lr.text[lr.off:]
+	if i := strings.IndexByte(rest, '\n'); i >= 0 {
+		line = rest[:i]
+		lr.off += i + 1
+	} else { // the last line, without an end of line
+		line = rest
+		lr.off = len(lr.text)
 	}
 	lr.line++
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	b = bytes.TrimSuffix(b, []byte("\r"))
-	if len(b) > MaxLineLen {
-		lr.err = lr.errorf("line too long (%d > %d characters)", len(b), MaxLineLen)
+	line = strings.TrimSuffix(line, "\r")
+	if len(line) > MaxLineLen {
+		lr.err = lr.errorf("line too long (%d > %d characters)", len(line), MaxLineLen)
 		return "", false
 	}
-	return string(b), true
+	return line, true
+}
+
+// fill reads until lr.text holds at least one more line (it ends at the
+// last end of line read, or at the end of the file), reporting false at
+// the end of the file or on an error (in lr.err). It reads as bufio does:
+// what one read returns, more only while no line is complete.
+func (lr *lineReader) fill() bool {
+	for empty := 0; lr.rerr == nil && lr.n < len(lr.buf); {
+		m, err := lr.r.Read(lr.buf[lr.n:])
+		lr.n += m
+		lr.rerr = err
+		switch {
+		case m > 0 && bytes.IndexByte(lr.buf[lr.n-m:lr.n], '\n') >= 0:
+			return lr.cut()
+		case m > 0:
+			empty = 0
+		case err == nil:
+			if empty++; empty == 100 {
+				lr.rerr = io.ErrNoProgress
+			}
+		}
+	}
+	return lr.cut()
+}
+
+// cut moves the complete lines of lr.buf to lr.text (fill).
+func (lr *lineReader) cut() bool {
+	end := bytes.LastIndexByte(lr.buf[:lr.n], '\n') + 1
+	switch {
+	case end > 0:
+	case lr.n == len(lr.buf):
+		lr.line++
+		lr.err = lr.errorf("line too long (more than %d characters)", MaxLineLen)
+		return false
+	case lr.rerr == io.EOF && lr.n > 0:
+		end = lr.n // the last line, without an end of line
+	case lr.rerr == io.EOF:
+		return false
+	case lr.rerr != nil:
+		lr.err = &ParseError{File: lr.file, Line: lr.line + 1, Msg: "read", Err: lr.rerr}
+		return false
+	}
+	lr.text, lr.off = string(lr.buf[:end]), 0
+	lr.n = copy(lr.buf, lr.buf[end:lr.n])
+	return true
 }
 
 func (lr *lineReader) errorf(format string, args ...any) *ParseError {
@@ -654,10 +715,13 @@ func (p *parser) node(lr *lineReader, line string, t NodeType, kwLen int) error 
 			return err
 		}
 	}
-	p.ids[id] = nd
+	cableOf := make([]int32, nd.NumPorts+1)
+	for i := range cableOf {
+		cableOf[i] = -1
+	}
+	p.ids[nd.ID] = nodeEntry{nd, cableOf, at}
 	p.f.Nodes = append(p.f.Nodes, nd)
-	p.nodePos = append(p.nodePos, at)
-	return p.ports(lr, nd)
+	return p.ports(lr, nd, cableOf)
 }
 
 // nodePorts reads the port count of a node header (after its keyword of
@@ -711,7 +775,7 @@ func (p *parser) nodeID(lr *lineReader, rest string) (id, tail string, err error
 		return "", "", lr.errorf("node id %q too long (max %d)", id, maxNodeIDLen)
 	}
 	if old, dup := p.ids[id]; dup {
-		return "", "", lr.errorf("duplicate node id %q (first at %s)", id, p.nodePos[p.indexOf(old)])
+		return "", "", lr.errorf("duplicate node id %q (first at %s)", id, old.at)
 	}
 	return id, tail, nil
 }
@@ -721,13 +785,18 @@ func (p *parser) nodeID(lr *lineReader, rest string) (id, tail string, err error
 // per-node keywords.
 func (p *parser) newNode(t NodeType, id, desc string, n, span uint64) *Node {
 	nd := &Node{
-		ID:       id,
+		ID:       strings.Clone(id), // not the file's text it is part of (lineReader)
 		Desc:     desc,
 		Type:     t,
 		NumPorts: int(n),
 		GUID:     p.guidNext[t],
 		VendorID: p.vendID,
 		DeviceID: p.devID,
+	}
+	if desc == id {
+		nd.Desc = nd.ID
+	} else {
+		nd.Desc = strings.Clone(desc)
 	}
 	nd.SysGUID = nd.GUID
 	if p.sysGUID != 0 {
@@ -755,38 +824,43 @@ func (p *parser) newNode(t NodeType, id, desc string, n, span uint64) *Node {
 	return nd
 }
 
-func (p *parser) indexOf(n *Node) int {
-	for i, m := range p.f.Nodes {
-		if m == n {
-			return i
-		}
-	}
-	return 0
-}
-
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r' }
 
+// guidRange is the GUIDs a node claims: its node GUID first, then a CA's
+// or router's port GUIDs (one each, in port order; a switch's ports have
+// its node GUID).
+type guidRange struct {
+	first, last uint64
+	node        *Node
+}
+
+// owner names the claim of g, a GUID of r.
+func (r guidRange) owner(g uint64) guidOwner {
+	if g == r.first {
+		return guidOwner{r.node, -1}
+	}
+	return guidOwner{r.node, int(g - r.first)}
+}
+
 // claimGUIDs records the node's and its ports' GUIDs, failing on a GUID
-// already in use.
+// already in use: the lowest of them, as claimed in that order. The
+// claims are ranges kept sorted, not a map entry a GUID (a file's nodes
+// take theirs in increasing runs, so most land at the end of a run).
 func (p *parser) claimGUIDs(lr *lineReader, nd *Node) error {
-	claim := func(g uint64, o guidOwner) error {
-		if old, dup := p.guids[g]; dup && old.node != nd {
-			return lr.errorf("duplicate GUID 0x%016x: %s and %s", g, o, old)
-		}
-		p.guids[g] = o
-		return nil
+	r := guidRange{first: nd.GUID, last: nd.GUID, node: nd}
+	if nd.Type != Switch {
+		r.last += uint64(nd.NumPorts) // newNode checked it does not wrap
 	}
-	if err := claim(nd.GUID, guidOwner{nd, -1}); err != nil {
-		return err
+	rs := p.guids
+	i := len(rs)
+	if i > 0 && rs[i-1].last >= r.first {
+		i = sort.Search(len(rs), func(j int) bool { return rs[j].last >= r.first })
 	}
-	if nd.Type == Switch {
-		return nil // every port has the node GUID
+	if i < len(rs) && rs[i].first <= r.last {
+		g := max(r.first, rs[i].first)
+		return lr.errorf("duplicate GUID 0x%016x: %s and %s", g, r.owner(g), rs[i].owner(g))
 	}
-	for i := 1; i <= nd.NumPorts; i++ {
-		if err := claim(nd.Ports[i].GUID, guidOwner{nd, i}); err != nil {
-			return err
-		}
-	}
+	p.guids = slices.Insert(rs, i, r)
 	return nil
 }
 
@@ -863,17 +937,7 @@ func keyword(lr *lineReader, s, kw string) (uint64, bool, error) {
 // lines, at the end of the file, or at a line that is neither a port line
 // nor a comment; ibsim consumes that line, so anything but a blank line or
 // a comment there is reported instead of being silently dropped.
-func (p *parser) ports(lr *lineReader, nd *Node) error {
-	// One slice a node, not a map entry a port: a tenth of a big file's
-	// parse went to the two maps this replaces.
-	cableOf := make([]int32, nd.NumPorts+1)
-	for i := range cableOf {
-		cableOf[i] = -1
-	}
-	if p.cableOf == nil {
-		p.cableOf = make(map[*Node][]int32)
-	}
-	p.cableOf[nd] = cableOf
+func (p *parser) ports(lr *lineReader, nd *Node, cableOf []int32) error {
 	for left := nd.NumPorts; left > 0; {
 		line, ok := lr.next()
 		if !ok {
@@ -1191,7 +1255,8 @@ func (p *parser) connect() error {
 		}
 		from := c.from
 		here := portRef{from.Node.ID, from.Num}
-		rn := p.ids[c.remoteID]
+		re := p.ids[c.remoteID]
+		rn := re.node
 		if rn == nil {
 			return errorf("%s: unknown remote node %q", here, c.remoteID)
 		}
@@ -1204,7 +1269,7 @@ func (p *parser) connect() error {
 		}
 		there := portRef{rn.ID, rp.Num}
 		j := int32(-1)
-		if of := p.cableOf[rn]; rp.Num < len(of) {
+		if of := re.cableOf; rp.Num < len(of) {
 			j = of[rp.Num]
 		}
 		if j < 0 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -747,5 +749,80 @@ func TestParseHelpersAsStrings(t *testing.T) {
 		if (err != nil) != (werr != nil) || (err == nil && got != want) {
 			t.Errorf("parseDecimal(%q) = %d, %v; want %d, %v", s, got, err, want, werr)
 		}
+	}
+}
+
+// TestParseReaders: the line reader gives the same fabric whatever the
+// reader hands it at a time (one byte, half, the data with io.EOF), ends
+// its last line without an end of line, takes CRLF, reports a read error
+// at the line it could not read after the lines before it, and a
+// planarized tree of 2,240 nodes (lines spanning its 64 KiB reads) reads
+// as a whole.
+func TestParseReaders(t *testing.T) {
+	text := "# a comment\r\nSwitch\t2 \"S1\"\t# \"sw one\" lid 3\r\n[1]\t\"H1\"[1]\r\n[2]\t\"H2\"[1]\n\n" +
+		"Hca\t1 \"H1\"\n[1]\t\"S1\"[1]\n\nHca\t1 \"H2\"\n[1]\t\"S1\"[2]"
+	want, err := Parse("net", strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w bytes.Buffer
+	if err := WriteSnapshot(&w, want); err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Nodes) != 3 || want.Nodes[0].Desc != "sw one" || want.Nodes[0].Ports[0].LID != 3 || len(want.Links()) != 2 {
+		t.Fatalf("parsed %d nodes, %q, %d links", len(want.Nodes), want.Nodes[0].Desc, len(want.Links()))
+	}
+	for name, r := range map[string]func() io.Reader{
+		"one byte":  func() io.Reader { return iotest.OneByteReader(strings.NewReader(text)) },
+		"half":      func() io.Reader { return iotest.HalfReader(strings.NewReader(text)) },
+		"data, EOF": func() io.Reader { return iotest.DataErrReader(strings.NewReader(text)) },
+	} {
+		got, err := Parse("net", r())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var g bytes.Buffer
+		if err := WriteSnapshot(&g, got); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(w.String(), g.String()); d != "" {
+			t.Errorf("%s: (-want +got)\n%s", name, d)
+		}
+	}
+	broken := io.MultiReader(strings.NewReader(text[:strings.Index(text, "Hca")+3]), iotest.ErrReader(errors.New("disk gone")))
+	if _, err := Parse("net", broken); err == nil || err.Error() != "net:6: read: disk gone" {
+		t.Errorf("a read error at line 6: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "planes.net")
+	var spec strings.Builder
+	spec.WriteString("width=2\n")
+	for h := range 1920 {
+		fmt.Fprintf(&spec, "# planarized \"h%d\" 1 2 3 4\nHca\t4 \"h%d\"\t# \"h%d\"\n", h, h, h)
+		for pl := 1; pl <= 4; pl++ {
+			fmt.Fprintf(&spec, "[%d]\t\"p%d-leaf%d\"[%d]\t# lid 0 4xSDR\n", pl, pl, h/30, h%30+1)
+		}
+		spec.WriteString("\n")
+	}
+	for pl := 1; pl <= 4; pl++ {
+		for l := range 64 {
+			fmt.Fprintf(&spec, "Switch\t30 \"p%d-leaf%d\"\t# \"p%d-leaf%d\"\n", pl, l, pl, l)
+			for h := range 30 {
+				fmt.Fprintf(&spec, "[%d]\t\"h%d\"[%d]\t# lid 0 4xSDR\n", h+1, l*30+h, pl)
+			}
+			spec.WriteString("\n")
+		}
+	}
+	if err := os.WriteFile(path, []byte(spec.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, l := len(f.Nodes), len(f.Links()); n != 1920+256 || l != 4*1920 || spec.Len() < 4*lineBufSize {
+		t.Errorf("%d nodes, %d links from %d bytes", n, l, spec.Len())
+	}
+	if h := f.Nodes[1919]; h.ID != "h1919" || h.Desc != "h1919" || h.Ports[4].Remote.Node.ID != "p4-leaf63" || h.Ports[4].Plane != 4 {
+		t.Errorf("the last host: %q %q, port 4 to %q on plane %d", h.ID, h.Desc, h.Ports[4].Remote.Node.ID, h.Ports[4].Plane)
 	}
 }

@@ -33,27 +33,38 @@ func (p *parser) planarizedDirective(lr *lineReader, line string) error {
 	if why != "" {
 		return bad(why)
 	}
-	planes := strings.Fields(tail)
+	// The planes without a slice or a map a line (1,920 lines on a
+	// planarized 2,000-node tree).
+	var planes [MaxPlanes + 1]string
+	np := 0
+	for f := range strings.FieldsSeq(tail) {
+		if np == len(planes) {
+			np++
+			break
+		}
+		planes[np] = f
+		np++
+	}
 	if p.prefix != "" && !strings.Contains(node, "#") {
 		node = p.prefix + "#" + node
 	}
-	if len(planes) == 0 {
+	if np == 0 {
 		return bad("no plane")
 	}
-	if len(planes) > MaxPlanes {
-		return bad(fmt.Sprintf("%d planes, more than %d", len(planes), MaxPlanes))
+	if np > MaxPlanes {
+		return bad(fmt.Sprintf("%d planes, more than %d", len(strings.Fields(tail)), MaxPlanes))
 	}
-	l := planarizedLine{at: lr.pos(), node: node}
-	seen := make(map[uint8]int)
-	for i, s := range planes {
+	l := planarizedLine{at: lr.pos(), node: node, planes: make([]uint8, 0, np)}
+	var seen [MaxPlanes + 1]int // by plane, its port
+	for i, s := range planes[:np] {
 		v, err := strconv.ParseUint(s, 10, 8)
 		if err != nil || v < 1 || v > MaxPlanes {
 			return bad(fmt.Sprintf("plane %q of port %d is not a number from 1 to %d", s, i+1, MaxPlanes))
 		}
-		if j, dup := seen[uint8(v)]; dup {
+		if j := seen[v]; j != 0 {
 			return bad(fmt.Sprintf("ports %d and %d are both on plane %d (one plane per port)", j, i+1, v))
 		}
-		seen[uint8(v)] = i + 1
+		seen[v] = i + 1
 		l.planes = append(l.planes, uint8(v))
 	}
 	p.planarized = append(p.planarized, l)
@@ -75,7 +86,7 @@ func (p *parser) applyPlanes() error {
 		errorf := func(format string, args ...any) error {
 			return &ParseError{File: l.at.file, Line: l.at.line, Msg: fmt.Sprintf(format, args...)}
 		}
-		n := p.ids[l.node]
+		n := p.ids[l.node].node
 		switch {
 		case n == nil:
 			return errorf("planarized: no node %q", l.node)
