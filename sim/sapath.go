@@ -60,8 +60,40 @@ func pathRate(gbps int) uint8 {
 }
 
 // walk follows the forwarding tables from endport src to dlid as lidRoute
-// does, without sending anything. f.mu is held.
-func (f *Fabric) walk(src *port, dlid uint16) (pathInfo, bool) {
+// does, without sending anything, and reports whether it gets there and
+// the ports it leaves by (in path's array: none when src holds dlid).
+// What the path offers is pathOffer's, left to the walks that get there
+// (most of a planarized fabric's fail, from a plane that does not hold
+// dlid). f.mu is held.
+func (f *Fabric) walk(src *port, dlid uint16, path []*port) ([]*port, bool) {
+	path = path[:0]
+	if src.owns(dlid) {
+		return path, true
+	}
+	out := src
+	if src.node.typ == typeSwitch {
+		out = src.node.egress(dlid)
+	}
+	for range maxLIDHops {
+		if out == nil || out.remote == nil || !out.up(false) {
+			return path, false
+		}
+		path = append(path, out)
+		r := out.remote
+		m := r.node
+		if m.typ != typeSwitch {
+			return path, r.owns(dlid)
+		}
+		if m.ports[0].owns(dlid) {
+			return path, true
+		}
+		out = m.egress(dlid)
+	}
+	return path, false
+}
+
+// pathOffer is what the route walk found from src along path offers.
+func pathOffer(src *port, path []*port) pathInfo {
 	pi := pathInfo{mtu: 5, rate: 1 << 30}
 	link := func(p *port) {
 		pi.mtu = min(pi.mtu, uint8(p.get(piNeighborMTU)), uint8(p.get(piMTUCap)))
@@ -76,7 +108,7 @@ func (f *Fabric) walk(src *port, dlid uint16) (pathInfo, bool) {
 		}
 	}
 	port0(src.node)
-	if src.owns(dlid) {
+	if len(path) == 0 {
 		// The port itself: what its link offers, as OpenSM answers.
 		q := src
 		if q.node.typ == typeSwitch {
@@ -89,29 +121,13 @@ func (f *Fabric) walk(src *port, dlid uint16) (pathInfo, bool) {
 		}
 		link(q)
 		pi.hops = 0
-		return pi, true
+		return pi
 	}
-	out := src
-	if src.node.typ == typeSwitch {
-		out = src.node.egress(dlid)
+	for _, p := range path {
+		link(p)
 	}
-	for range maxLIDHops {
-		if out == nil || out.remote == nil || !out.up(false) {
-			return pi, false
-		}
-		link(out)
-		r := out.remote
-		m := r.node
-		if m.typ != typeSwitch {
-			return pi, r.owns(dlid)
-		}
-		if m.ports[0].owns(dlid) {
-			port0(m)
-			return pi, true
-		}
-		out = m.egress(dlid)
-	}
-	return pi, false
+	port0(path[len(path)-1].remote.node) // a switch: the path ends at its port 0
+	return pi
 }
 
 // saPaths appends the PathRecords asked for: SLID (component 5) or SGID (3)
@@ -120,6 +136,7 @@ func (f *Fabric) walk(src *port, dlid uint16) (pathInfo, bool) {
 // lifetime selectors are applied as selectors, not compared. f.mu is held.
 func (f *Fabric) saPaths(tmpl []byte, mask uint64, from uint16, add func(func([]byte))) {
 	srcs, dsts := f.pathEnds(tmpl, mask, from)
+	fwd, back := make([]*port, 0, maxLIDHops), make([]*port, 0, maxLIDHops)
 	for _, s := range srcs {
 		for _, d := range dsts {
 			slid, dlid := s.lid, d.lid
@@ -129,13 +146,14 @@ func (f *Fabric) saPaths(tmpl []byte, mask uint64, from uint16, add func(func([]
 			if mask&(1<<4) != 0 {
 				dlid = uint16(prDLID.Get(tmpl))
 			}
-			info, ok := f.walk(s, dlid)
-			if !ok {
+			var ok bool
+			if fwd, ok = f.walk(s, dlid, fwd); !ok {
 				continue
 			}
-			if _, back := f.walk(d, slid); !back {
+			if back, ok = f.walk(d, slid, back); !ok {
 				continue
 			}
+			info := pathOffer(s, fwd)
 			r := pathRate(info.rate)
 			if !selects(mask, 16, 17, prMTUSel, prMTU, tmpl, info.mtu, false) ||
 				!selects(mask, 18, 19, prRateSel, prRate, tmpl, r, true) {
