@@ -240,9 +240,10 @@ func (f *Fabric) build(t *topo.Fabric, bare bool) error {
 		nports += tn.NumPorts + 1
 	}
 	slab := make([]port, 0, nports)
+	ptrs := make([]*port, nports) // every node's ports, one slice (not one a node)
 	for i, tn := range t.Nodes {
 		n := f.nodes[i]
-		n.ports = make([]*port, n.numPorts+1)
+		n.ports, ptrs = ptrs[:n.numPorts+1:n.numPorts+1], ptrs[n.numPorts+1:]
 		first := 1
 		if n.typ == typeSwitch {
 			first = 0
