@@ -6,6 +6,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/diag"
+	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -15,14 +16,29 @@ func init() {
 	registerDiag(Func{"queryerrors", func(e *Env, L *lua.LState) int {
 		t := diagOptions(L, fn, queryErrorsKeys...)
 		o := queryErrorsOptions(L, fn, t)
-		q, err := diag.QueryErrorsOf(L.Context(), e.diagEnv(), o)
+		env := e.diagEnv()
+		if v := t.RawGetString("fabric"); v != lua.LNil {
+			ft, _ := v.(*lua.LTable)
+			var d *engine.Discovery
+			if ft != nil {
+				d = discoveryOf(ft)
+			}
+			if d == nil {
+				raise(L, fn, "fabric: a fabric from fabric.discover expected, got %s", v.Type())
+			}
+			if o.PortGUID != 0 || o.Path != nil {
+				raise(L, fn, "fabric and port_guid or direct: give one")
+			}
+			env.Loaded = d.Fabric
+		}
+		q, err := diag.QueryErrorsOf(L.Context(), env, o)
 		if q != nil {
 			for _, w := range q.Unreadable {
 				noteUnread(L, w) // a warning plan.check records as "could not be read"
 			}
 		}
 		return e.diagResult(L, fn, q, err)
-	}, "queryerrors([{thresholds=FILE, suppress={\"PortXmitWait\", ...}, suppress_common, data, details, counters, report_port, switch, ca, router, port_guid=\"0x...\", direct=\"0,1\", path_records, clear_errors, clear_counts, passes=N}]) -> {nodes = {{name, guid, ports = {{port, guid, counters = {{name, value}}}}}}, summary = {bad_ports, ...}, warnings} [, missed]: the ports whose error counters exceed their thresholds (ibqueryerrors' threshold file), as ibqueryerrors reads them; passes=N asks a PMA query that got no answer (or whose answers could not be verified) again, up to N times in all, before it is a warning (plan checks: such warnings are could-not-be-read); the other keys are ibqueryerrors' options (-c, --data, --details, --counters, -r, --switch, --ca, --router, -G, -D, -k, -K; path_records: its PathRecord query for the SLs first, unless --skip-sl: an error where the SA does not answer)"},
+	}, "queryerrors([{thresholds=FILE, suppress={\"PortXmitWait\", ...}, suppress_common, data, details, counters, report_port, switch, ca, router, port_guid=\"0x...\", direct=\"0,1\", path_records, clear_errors, clear_counts, passes=N, fabric=f}]) -> {nodes = {{name, guid, ports = {{port, guid, counters = {{name, value}}}}}}, summary = {bad_ports, ...}, warnings} [, missed]: the ports whose error counters exceed their thresholds (ibqueryerrors' threshold file), as ibqueryerrors reads them; passes=N asks a PMA query that got no answer (or whose answers could not be verified) again, up to N times in all, before it is a warning (plan checks: such warnings are could-not-be-read); fabric=f reads the nodes of f, a fabric.discover result (a fabric.discover{planes=true} of a planarized port: every plane's, each PMA by its LID, which the GSI side sends on that LID's plane; docs/planes.md), where ibqueryerrors discovers its SMI port's plane; the other keys are ibqueryerrors' options (-c, --data, --details, --counters, -r, --switch, --ca, --router, -G, -D, -k, -K; path_records: its PathRecord query for the SLs first, unless --skip-sl: an error where the SA does not answer)"},
 		`local q = diag.queryerrors()
 print(q.summary.ports_checked, q.summary.bad_ports)
 for _, n in ipairs(q.nodes) do
@@ -33,10 +49,10 @@ end`)
 // queryErrorsKeys are diag.queryerrors' options: ibqueryerrors' own,
 // by their long names (--threshold-file is thresholds, -G port_guid,
 // -D direct, -c suppress_common, -k/-K clear_errors/clear_counts), and
-// passes. Not taken: --load-cache (a plan discovers), --skip-sl
+// passes, and fabric (the discovery to read instead of discovering). Not taken: --load-cache (a plan discovers), --skip-sl
 // (path_records is its opposite, off by default), -R and -o (no-ops).
 var queryErrorsKeys = []string{"thresholds", "suppress", "suppress_common", "data", "details", "counters", "report_port",
-	"switch", "ca", "router", "port_guid", "direct", "path_records", "clear_errors", "clear_counts", "passes"}
+	"switch", "ca", "router", "port_guid", "direct", "path_records", "clear_errors", "clear_counts", "passes", "fabric"}
 
 // queryErrorsOptions reads diag.queryerrors' option table as
 // ibqueryerrors reads its command line (diag's SuppressNames,

@@ -16,7 +16,7 @@ import (
 // ibqueryerrors' options by their long names and returns what diag
 // returns for the same options (what `ibscript ibqueryerrors` prints as
 // JSON): -c, --switch, --details, --counters, -r, -D, the PathRecord
-// step.
+// step; and fabric=, the nodes of a discovery given.
 func TestQueryErrorsTakesTheCLIOptions(t *testing.T) {
 	L, env, _ := newTestState(t)
 	denv := &diag.Env{Session: env.sess}
@@ -29,6 +29,8 @@ func TestQueryErrorsTakesTheCLIOptions(t *testing.T) {
 		{`{counters = true, ca = true, report_port = true}`, diag.QueryErrorsOptions{CountersOnly: true, Types: []topo.NodeType{topo.CA}, ReportPort: true}},
 		{`{direct = "0,1", data = true}`, diag.QueryErrorsOptions{Path: []uint8{0, 1}, Data: true}},
 		{`{port_guid = "0x0002c90300f00000"}`, diag.QueryErrorsOptions{PortGUID: 0x0002c90300f00000}},
+		// the nodes of a discovery given, as of its own
+		{`{fabric = fabric.discover(), switch = true}`, diag.QueryErrorsOptions{Types: []topo.NodeType{topo.Switch}}},
 	} {
 		if err := L.DoString(`qe_result = diag.queryerrors` + c.lua); err != nil {
 			t.Fatalf("%s: %v", c.lua, err)

@@ -56,8 +56,10 @@ func sweepKindNames() string {
 // session's port when its plane port found it, else from the plane port
 // that did, which the engine sends it from): a LID of another plane is not
 // routed on the session's, and a planarized CA's ports have a LID on each
-// plane.
-func (e *Env) portTarget(L *lua.LState, fn string, i int, pt *lua.LTable) (t engine.Target, num int, isSwitch bool) {
+// plane. A GMP (gmp: PerfMgt) goes by the LID all the same: it leaves by
+// the GSI side on the plane that routes its LID (docs/planes.md), where a
+// directed route would cost two SMPs per query to learn the LID.
+func (e *Env) portTarget(L *lua.LState, fn string, i int, pt *lua.LTable, gmp bool) (t engine.Target, num int, isSwitch bool) {
 	nt, _ := pt.RawGetString("node").(*lua.LTable)
 	if nt == nil {
 		raise(L, fn, "ports[%d]: a port table of fabric.discover expected", i)
@@ -68,20 +70,14 @@ func (e *Env) portTarget(L *lua.LState, fn string, i int, pt *lua.LTable) (t eng
 	if err != nil {
 		raise(L, fn, "ports[%d]: node guid %q", i, nt.RawGetString("guid").String())
 	}
-	if d := e.planes; d != nil {
+	if d := e.planes; d != nil && !(gmp && portLID(nt, pt, isSwitch) != 0) {
 		if r, ok := d.Route(guid); ok && r.CAName != "" {
 			if t, ok := d.Target(guid); ok {
 				return t, num, isSwitch
 			}
 		}
 	}
-	var lid int
-	if isSwitch {
-		lid = int(lua.LVAsNumber(nt.RawGetString("lid")))
-	} else {
-		lid = int(lua.LVAsNumber(pt.RawGetString("lid")))
-	}
-	if lid != 0 {
+	if lid := portLID(nt, pt, isSwitch); lid != 0 {
 		return engine.LID(uint16(lid)), num, isSwitch
 	}
 	if d := e.sess.LastDiscovery(); d != nil {
@@ -90,6 +86,15 @@ func (e *Env) portTarget(L *lua.LState, fn string, i int, pt *lua.LTable) (t eng
 		}
 	}
 	return engine.GUID(guid), num, isSwitch
+}
+
+// portLID is the LID port table pt of node table nt is reached at: its
+// node's (a switch's port 0) or its own.
+func portLID(nt, pt *lua.LTable, isSwitch bool) int {
+	if isSwitch {
+		return int(lua.LVAsNumber(nt.RawGetString("lid")))
+	}
+	return int(lua.LVAsNumber(pt.RawGetString("lid")))
 }
 
 // sweepPasses is how many passes fabric.sweep makes over the queries that
@@ -119,7 +124,7 @@ func fabricSweep(e *Env, L *lua.LState) int {
 		if !ok {
 			raise(L, "fabric.sweep", "ports[%d]: port table expected, got %s", i, list.RawGetInt(i).Type())
 		}
-		t, num, isSwitch := e.portTarget(L, "fabric.sweep", i, pt)
+		t, num, isSwitch := e.portTarget(L, "fabric.sweep", i, pt, k.class == engine.SweepPerf)
 		reqs[i-1] = engine.SweepReq{Target: t, Class: k.class, Method: mad.MethodGet, AttrID: k.attr, AttrMod: k.mod(num, isSwitch)}
 	}
 	var progress func(done, total int)

@@ -71,39 +71,20 @@ function M.setup(args)
   M.th = th
 end
 
--- planes_within checks the error counters of every plane's ports of a
--- discovery of every plane (ibqueryerrors reads the plane of its SMI port
--- alone): ibqueryerrors' ports (M.ports) over all planes, each read
--- through its own plane (fabric.sweep), against the same thresholds.
-function M.planes_within(ctx, th, r)
-  local res = fabric.sweep("portcounters", M.ports(ctx), { fields = M.threshold_counters, nonzero = true })
-  for _, x in ipairs(res) do
-    if x.err then
-      r:fail(x.err, x.port) -- could not be read, or refused
-    else
-      local bad = {}
-      for _, key in ipairs(M.threshold_counters) do
-        local v = x.value[key] or 0
-        if v > (th[key] or 0) then bad[#bad + 1] = string.format("%s=%d (threshold %d)", key, v, th[key] or 0) end
-      end
-      table.sort(bad)
-      if #bad == 0 then r:pass() else r:fail(table.concat(bad, " "), x.port) end
-    end
-  end
-end
-
 function M.run(ctx)
   local args = ctx.args
   local th = M.th or plan.thresholds(args.thresholds ~= "" and args.thresholds or nil)
 
   plan.check("error counters within thresholds", "counters", function(r)
-    if ctx.planes > 0 then return M.planes_within(ctx, th, r) end
     -- ibqueryerrors' own reading (diag.queryerrors, the same code as
     -- `ibscript ibqueryerrors`): its ports, its AllPortSelect sums, its
     -- thresholds; a port it reports fails, every other port it read passes
     -- passes: a query that got no answer is asked again (up to 4 times
-    -- in all, as discovery goes back for what it missed)
-    local q, missed = diag.queryerrors({ thresholds = args.thresholds ~= "" and args.thresholds or nil, passes = 4 })
+    -- in all, as discovery goes back for what it missed). On a discovery
+    -- of every plane it reads that discovery's nodes (fabric=), every
+    -- plane's, where ibqueryerrors discovers its SMI port's plane alone.
+    local q, missed = diag.queryerrors({ thresholds = args.thresholds ~= "" and args.thresholds or nil, passes = 4,
+      fabric = ctx.planes > 0 and ctx.f or nil })
     local nodes = {}
     for _, n in ipairs(ctx.f.nodes) do nodes[n.guid] = n end
     -- a query that got no answer is recorded as could not be read, one
