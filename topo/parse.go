@@ -601,6 +601,23 @@ func parseValue(lr *lineReader, what, s string, bits int) (uint64, error) {
 
 // parseNum parses a number as C's strtoul with base 0 does.
 func parseNum(s string, bits int) (uint64, error) {
+	// A short decimal without a leading 0 (a port count, a LID: most
+	// numbers of a file) is read here; the rest as strconv reads them.
+	if len(s) > 0 && len(s) <= 9 && s[0] != '0' {
+		v := uint64(0)
+		for i := 0; i < len(s); i++ {
+			if s[i] < '0' || s[i] > '9' {
+				v = 1 << 63 // not decimal: strconv's
+				break
+			}
+			v = v*10 + uint64(s[i]-'0')
+		}
+		if v < 1<<bits {
+			return v, nil
+		}
+	} else if s == "0" {
+		return 0, nil
+	}
 	if s == "" || strings.ContainsRune(s, '_') {
 		return 0, strconv.ErrSyntax
 	}
@@ -946,9 +963,9 @@ func keyword(lr *lineReader, s, kw string) (uint64, bool, error) {
 		return 0, false, nil
 	}
 	s = trimBlanks(s[i+len(kw):])
-	end := strings.IndexAny(s, " \t\"")
-	if end < 0 {
-		end = len(s)
+	end := 0 // to a blank or a quote (strings.IndexAny made its set a call)
+	for end < len(s) && s[end] != ' ' && s[end] != '\t' && s[end] != '"' {
+		end++
 	}
 	v, err := parseNum(s[:end], 32)
 	if err != nil {
@@ -1081,25 +1098,26 @@ func trimBlanks(s string) string {
 }
 
 // firstTwoFields returns the first two of strings.Fields(s) (n of them,
-// at most 2) without an iterator or a slice where s is ASCII.
+// at most 2) without an iterator or a slice: in one pass while the bytes
+// up to the end of the second field are ASCII, else as Fields splits
+// Unicode spaces.
 func firstTwoFields(s string) (f [2]string, n int) {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			for w := range strings.FieldsSeq(s) { // Unicode spaces
-				f[n] = w
-				if n++; n == len(f) {
-					break
-				}
-			}
-			return f, n
-		}
-	}
 	for i := 0; i < len(s) && n < len(f); {
 		for i < len(s) && asciiSpace(s[i]) {
 			i++
 		}
 		start := i
 		for i < len(s) && !asciiSpace(s[i]) {
+			if s[i] >= utf8.RuneSelf {
+				f, n = [2]string{}, 0
+				for w := range strings.FieldsSeq(s) {
+					f[n] = w
+					if n++; n == len(f) {
+						break
+					}
+				}
+				return f, n
+			}
 			i++
 		}
 		if i > start {
