@@ -95,10 +95,16 @@ func SMInfoRun(ctx context.Context, env *Env, o SMInfoOptions) (*SMInfo, error) 
 }
 
 // localSMLID is the SM LID the local port's PortInfo names, read afresh
-// (libibumad reads it from sysfs, which the kernel keeps current).
+// (libibumad reads it from sysfs, which the kernel keeps current). On a
+// planarized port it is the SMI side's (current sminfo's
+// resolve_sm_portid reads the SMI CA's port): the SM of the plane its SMPs
+// go out on, each plane being a subnet of its own.
 func localSMLID(ctx context.Context, s *engine.Session) (uint16, error) {
 	pa := s.Port()
 	port := uint8(pa.PortNum)
+	if pa.SMIName != "" && pa.SMIPort > 0 {
+		port = uint8(pa.SMIPort)
+	}
 	if pa.NodeType == int(smp.NodeTypeSwitch) {
 		port = 0
 	}

@@ -46,7 +46,7 @@ func (f *Fabric) addSMLocked(node string, num int, state, priority uint8) error 
 	if err != nil {
 		return err
 	}
-	if p == f.smPort && f.hasSM {
+	if f.hasSM && f.isSMPort(p) {
 		return fmt.Errorf("sim: add SM %q port %d: the fabric's SM is already there", node, num)
 	}
 	if f.extraSMs == nil {
@@ -74,7 +74,7 @@ func (f *Fabric) capMaskTrap(p *port, old uint32) {
 		TrapNumber: smp.TrapLocalChanges, IssuerLID: p.lid, IssuerGID: mad.NewGID(gidPrefix, p.guid)}
 	n.SetDetailsLID(p.lid)
 	n.SetDetailsCapabilityMask(now)
-	f.report(&n)
+	f.report(&n, f.smFor(p))
 }
 
 // extraSMInfo answers SMInfo for a port AddSM made an SM; f.mu is held.

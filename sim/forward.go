@@ -431,7 +431,7 @@ func (f *Fabric) arrive(dst *port, t *txn) {
 		return // the HCA drops a packet whose GRH names another port's GID
 	}
 	if mad.IsResponse(b) {
-		if dst == f.smPort && mad.MgmtClassOf(b) == mad.ClassSubnAdm && mad.MethodOf(b) == mad.MethodReportResp && f.saReportResp(t) {
+		if f.isSMPort(dst) && mad.MgmtClassOf(b) == mad.ClassSubnAdm && mad.MethodOf(b) == mad.MethodReportResp && f.saReportResp(t) {
 			return // answers one of the SA's Reports (inform.go)
 		}
 		f.deliver(dst, t)

@@ -278,3 +278,85 @@ func (n *node) pairOf(p *port) fabric.PortPair {
 	}
 	return pp
 }
+
+// One SM per plane. A planarized fabric is one subnet per plane, each with
+// its own SM: a site runs one OpenSM per plane, bound to that plane's
+// port. When the simulated SM runs on a planarized CA, each of its plane ports is the SM
+// of its plane: the master whose LID that plane's ports carry in
+// PortInfo.MasterSMLID, which answers SMInfo as MASTER, whose SA answers the
+// requests sent to its LID and whose traps (64, 65, 128, 144) go to the
+// subscriptions made through it. Every other fabric has one SM (smPort).
+
+// planeSMs returns, by port.idx, the SM port of each port's plane when the
+// SM runs on a planarized CA: the SM CA's plane port whose plane (its
+// switches, through the cables as the topology has them) the port is on;
+// nil for a port no plane port reaches, and nil in all when the SM's CA
+// is not planarized. f.mu is held or the fabric not yet shared.
+func (f *Fabric) planeSMs() []*port {
+	if !f.smPort.node.planarized {
+		return nil
+	}
+	of := make([]*port, f.nports)
+	seen := make([]bool, len(f.nodes))
+	var queue []*node
+	for _, s := range f.smPort.node.ports[1:] {
+		of[s.idx] = s
+		switch r := s.remote; {
+		case r == nil:
+		case r.node.typ != typeSwitch:
+			if of[r.idx] == nil {
+				of[r.idx] = s
+			}
+		case !seen[r.node.idx]:
+			seen[r.node.idx] = true
+			queue = append(queue[:0], r.node)
+		}
+		for len(queue) > 0 {
+			n := queue[0]
+			queue = queue[1:]
+			for _, p := range n.ports {
+				if p == nil {
+					continue
+				}
+				of[p.idx] = s
+				switch r := p.remote; {
+				case r == nil || p.num == 0:
+				case r.node.typ == typeSwitch:
+					if !seen[r.node.idx] {
+						seen[r.node.idx] = true
+						queue = append(queue, r.node)
+					}
+				case of[r.idx] == nil:
+					of[r.idx] = s
+				}
+			}
+		}
+	}
+	return of
+}
+
+// smFor returns the SM port of p's subnet: its plane's SM (planeSMs), else
+// the fabric's SM port.
+func (f *Fabric) smFor(p *port) *port {
+	if f.smOf != nil {
+		if s := f.smOf[p.idx]; s != nil {
+			return s
+		}
+	}
+	return f.smPort
+}
+
+// isSMPort reports whether p is an SM's port: the fabric's, or a plane
+// port of the planarized CA the SM runs on.
+func (f *Fabric) isSMPort(p *port) bool {
+	return p == f.smPort || f.smOf != nil && p.node == f.smPort.node && f.smOf[p.idx] == p
+}
+
+// smToward returns the SM port that sends to lid: the plane SM whose plane
+// routes it (planeTo), else the fabric's SM port. f.mu is held.
+func (f *Fabric) smToward(lid uint16) *port {
+	if f.smOf == nil {
+		return f.smPort
+	}
+	return f.smPort.node.planeTo(lid)
+}

@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/mad"
 	"github.com/ibscript/ibscript/mad/perf"
+	"github.com/ibscript/ibscript/mad/rmpp"
 	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/mad/smp"
 )
@@ -391,6 +393,96 @@ func FuzzPlanarizedTransmit(f *testing.F) {
 				if p != nil && p.lid != uint16(piLID.Get(p.pi[:])) {
 					t.Fatalf("%v: cached LID out of step", p)
 				}
+			}
+		}
+	})
+}
+
+// TestPlanarizedSMPerPlane: with the SM on planarized h000-00, each plane
+// is a subnet of its own whose SM is h000-00's plane port (one OpenSM per
+// plane): that plane's ports, switches' too, carry its LID in
+// MasterSMLID; it answers SMInfo as the MASTER with IsSM in its
+// capability mask; its SA answers what is sent to its LID (SMInfoRecord
+// naming it, PortInfoRecords' LocalPortNum towards it); and a trap on
+// its plane goes, issued by it, to the subscriptions made through it
+// alone.
+func TestPlanarizedSMPerPlane(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := mustLoad(t, planesTopo, nil)
+		smGUID := f.byID["h000-00"].ports[1].guid
+		smLIDs := map[int]uint16{}
+		for p := 1; p <= 4; p++ {
+			smLIDs[p] = lidOf(t, f, "h000-00", p)
+		}
+		hosts := map[int]*raw{}
+		for p := 1; p <= 4; p++ {
+			// h001-0N is on leaf001 of each plane; one host per plane,
+			// as a planarized CA's plane ports share their attachments.
+			r := attachRaw(t, f, fmt.Sprintf("h001-%02d", p-1), p)
+			hosts[p] = r
+			sm := smLIDs[p]
+			if pi := portInfo(t, ok(t, r.dr(smp.AttrPortInfo, 0, 0))); pi.MasterSMLID != sm {
+				t.Errorf("plane %d: a host's MasterSMLID %d, want %d", p, pi.MasterSMLID, sm)
+			}
+			if pi := portInfo(t, ok(t, r.dr(smp.AttrPortInfo, 0, 0, uint8(p)))); pi.MasterSMLID != sm {
+				t.Errorf("plane %d: its leaf's MasterSMLID %d, want %d", p, pi.MasterSMLID, sm)
+			}
+			var si smp.SMInfo
+			if err := si.UnmarshalBinary(ok(t, r.lid(sm, smp.AttrSMInfo, 0))); err != nil || si.SMState != smp.SMStateMaster || si.GUID != smGUID {
+				t.Errorf("plane %d: SMInfo at LID %d: %+v %v", p, sm, si, err)
+			}
+			if pi := portInfo(t, ok(t, r.lid(sm, smp.AttrPortInfo, 0))); pi.CapabilityMask&smp.CapIsSM == 0 {
+				t.Errorf("plane %d: the SM port's capability mask %#x has no IsSM", p, pi.CapabilityMask)
+			}
+			got := r.send(sm, saReq(t, mad.MethodGetTable, sa.AttrSMInfoRecord, 0, nil))
+			if len(got) != 1 {
+				t.Fatalf("plane %d: SMInfoRecord: %d MADs", p, len(got))
+			}
+			var h rmpp.Header
+			_ = h.UnmarshalBinary(got[0].Data)
+			recs, err := sa.Records(got[0].Data[:rmpp.HeaderEnd+int(h.Data2)])
+			if err != nil || len(recs) != 1 || uint16(recs[0][0])<<8|uint16(recs[0][1]) != sm {
+				t.Errorf("plane %d: SMInfoRecords %x %v, want the one of LID %d", p, recs, err, sm)
+			}
+			if got[0].Addr.LID != sm {
+				t.Errorf("plane %d: the SA answered from LID %d, want %d", p, got[0].Addr.LID, sm)
+			}
+		}
+		// A spine's ports but the one towards its plane's SM: the SM saw
+		// them through that one.
+		f.mu.Lock()
+		for p := 1; p <= 4; p++ {
+			spine := f.byID[fmt.Sprintf("p%d-spine000", p)]
+			e := spine.egress(smLIDs[p])
+			for _, q := range spine.ports[1:] {
+				if e == nil || f.smIngress(spine, q) != e.num {
+					t.Errorf("plane %d: smIngress(%s) = %d, want the port towards the SM (%v)", p, q, f.smIngress(spine, q), e)
+				}
+			}
+		}
+		f.mu.Unlock()
+
+		// Subscriptions through plane 1's and plane 2's SMs; a link of
+		// plane 2 goes down: plane 2's SM reports it, to plane 2's
+		// subscriber alone.
+		for _, p := range []int{1, 2} {
+			if st := status(t, hosts[p].one(smLIDs[p], informReq(t, smp.TrapAll, 1, 0))); st != 0 {
+				t.Fatalf("plane %d: subscribe: status %#04x", p, st)
+			}
+		}
+		if err := f.SetLink("h001-00", 2, false); err != nil {
+			t.Fatal(err)
+		}
+		if ns, _ := reports(t, hosts[1].c.take()); len(ns) != 0 {
+			t.Errorf("plane 1's subscriber got plane 2's traps %v", trapNumbers(ns))
+		}
+		ns, _ := reports(t, hosts[2].c.take())
+		if got := trapNumbers(ns); !slices.Equal(got, []uint16{65, 128}) {
+			t.Fatalf("plane 2's subscriber got traps %v, want 65 128", got)
+		}
+		for _, n := range ns {
+			if n.TrapNumber == 65 && n.IssuerLID != smLIDs[2] {
+				t.Errorf("trap 65 issued by LID %d, want plane 2's SM %d", n.IssuerLID, smLIDs[2])
 			}
 		}
 	})

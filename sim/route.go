@@ -15,6 +15,7 @@ import (
 func (f *Fabric) configure() {
 	f.hasSM = true
 	eps, switches := f.reach()
+	f.smOf = f.planeSMs()
 	byGUID := sortedByLEGUID(eps) // assignLIDs' and routingOrder's order
 	lids := f.assignLIDs(eps, byGUID)
 	inSubnet := make([]bool, len(f.nodes)) // by node.idx
@@ -40,7 +41,7 @@ func (f *Fabric) configure() {
 			piLMC.Put(pi, uint64(l.lmc))
 			if l.ep && l.lid != 0 {
 				piGIDPrefix.Put(pi, gidPrefix)
-				piMasterSMLID.Put(pi, uint64(f.smLID))
+				piMasterSMLID.Put(pi, uint64(lids[f.smFor(p).idx].lid))
 			}
 			p.lid, p.lmc = l.lid, l.lmc // the LMC is at most 7, its field's 3 bits
 			if nodeIn && p.remote != nil && inSubnet[p.remote.node.idx] {
@@ -56,7 +57,7 @@ func (f *Fabric) configure() {
 					piHOQLife.Put(pi, osmHOQLife)
 				}
 			}
-			if p == f.smPort {
+			if f.isSMPort(p) {
 				piCapabilityMask.Put(pi, piCapabilityMask.Get(pi)|uint64(smp.CapIsSM))
 			}
 		}

@@ -84,7 +84,7 @@ const (
 // when dst is not the SM's port or the MAD is not for the SA. f.mu is held.
 func (f *Fabric) saArrive(dst *port, t *txn) bool {
 	b := t.buf[:]
-	if !f.hasSM || dst != f.smPort || mad.MgmtClassOf(b) != mad.ClassSubnAdm || t.qp != 1 {
+	if !f.hasSM || !f.isSMPort(dst) || mad.MgmtClassOf(b) != mad.ClassSubnAdm || t.qp != 1 {
 		return false
 	}
 	if mad.ClassVersionOf(b) != sa.ClassVersion {
@@ -265,13 +265,15 @@ func (f *Fabric) saTimer(key saKey) {
 	saFlush(out)
 }
 
-// saRoute LID-routes one SA MAD from the SM's port to dlid; what arrives is
-// kept for saFlush. f.mu is held.
+// saRoute LID-routes one SA MAD from the SM's port to dlid (the port of
+// the plane SM whose plane routes dlid: planes.go); what arrives is kept
+// for saFlush. f.mu is held.
 func (f *Fabric) saRoute(dlid uint16, sl uint8, b []byte) {
 	t := txnPool.Get().(*txn)
 	copy(t.buf[:], b)
-	t.slid, t.qp, t.sl, t.grh = f.smPort.lid, 1, sl, false
-	f.lidRoute(f.smPort, dlid, t)
+	sm := f.smToward(dlid)
+	t.slid, t.qp, t.sl, t.grh = sm.lid, 1, sl, false
+	f.lidRoute(sm, dlid, t)
 	if t.to == nil {
 		txnPool.Put(t)
 		return
@@ -523,14 +525,20 @@ func (f *Fabric) endports(n *node) []*port {
 // smIngress is the LocalPortNum the SM saw in p's PortInfo: the port its
 // SMPs enter n by (0 on the SM's own switch, the port towards the SM on
 // other switches), p itself on a CA; OpenSM's PortInfoRecords keep it.
+// The SM is that of p's plane (planes.go).
 func (f *Fabric) smIngress(n *node, p *port) int {
 	if n.typ != typeSwitch {
 		return p.num
 	}
-	if n == f.smPort.node {
-		return f.smPort.num
+	sm := f.smFor(p)
+	if n == sm.node {
+		return sm.num
 	}
-	if e := n.egress(f.smLID); e != nil {
+	lid := f.smLID
+	if sm != f.smPort {
+		lid = sm.lid
+	}
+	if e := n.egress(lid); e != nil {
 		return e.num
 	}
 	return p.num

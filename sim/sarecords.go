@@ -196,12 +196,13 @@ func (f *Fabric) saPKeyTableRecords(q *saQuery) {
 // saSMInfoRecords lists the SMInfoRecords. f.mu is held.
 func (f *Fabric) saSMInfoRecords(q *saQuery) {
 	// OpenSM's: its own SMInfo (SM_Key blank: the requester gave none)
-	// and those of the other SMs it polls.
+	// and those of the other SMs it polls. Its own is the SM of the
+	// requester's plane (planes.go).
 	lid := q.field("LID")
-	if f.hasSM && f.smPort.lid != 0 {
+	if sm := f.smToward(q.from); f.hasSM && sm.lid != 0 {
 		q.add(func(r []byte) {
-			lid.Put(r, uint64(f.smPort.lid))
-			si := smp.SMInfo{GUID: f.smPort.guid, ActCount: f.actCount, SMState: smp.SMStateMaster}
+			lid.Put(r, uint64(sm.lid))
+			si := smp.SMInfo{GUID: sm.guid, ActCount: f.actCount, SMState: smp.SMStateMaster}
 			_, _ = si.AppendBinary(r[4:4])
 		})
 	}

@@ -82,6 +82,9 @@ type Fabric struct {
 	smPort *port  // the SM's port (or, bare, the default port of Open)
 	smLID  uint16 // the SM's LID; 0 when bare
 	hasSM  bool   // an SM answers SMInfo at smPort
+	// smOf is, by port.idx, the SM port of each port's plane when the SM
+	// runs on a planarized CA (planes.go planeSMs); nil otherwise.
+	smOf   []*port
 	saKey  uint64 // the SA's SM_Key (Options.SAKey)
 	mKey   uint64 // every port's M_Key (Options.MKey)
 	ccKey  uint64 // every CC agent's CC_Key at start (Options.CCKey)

@@ -85,10 +85,10 @@ func (f *Fabric) sma(n *node, in *port, b []byte) (uint16, action) {
 		if f.extraSMInfo(n.endport(in), d) {
 			break
 		}
-		if !f.hasSM || n.endport(in) != f.smPort {
+		if !f.hasSM || !f.isSMPort(n.endport(in)) {
 			return 0, actDeliver
 		}
-		si := smp.SMInfo{GUID: f.smPort.guid, ActCount: f.actCount, SMState: smp.SMStateMaster}
+		si := smp.SMInfo{GUID: n.endport(in).guid, ActCount: f.actCount, SMState: smp.SMStateMaster}
 		if f.mKey != 0 && fSMPMKey.u64(b) == f.mKey {
 			si.SMKey = f.saKey // "zero unless authenticated": by the M_Key
 		}

@@ -211,7 +211,7 @@ func TestValidatePlanes(t *testing.T) {
 				t.Errorf("%d nodes, %d links, want 24 and 48", r.Fabric.Nodes, r.Fabric.Links)
 			}
 			for name, n := range map[string]int{"links ACTIVE": 48, "link width and speed": 48, "unique LIDs": 48,
-				"ports name the MASTER SM": 48, "P_Keys match between partners": 48} {
+				"ports name the MASTER SM": 48, "P_Keys match between partners": 48, "one MASTER SM": 4} {
 				if c := checkOf(t, r, name); c.Passed != n {
 					t.Errorf("%s: %d passed, want %d", name, c.Passed, n)
 				}
@@ -235,7 +235,7 @@ func TestChecksAlonePlanes(t *testing.T) {
 	f := loadSim(t, planesTopology)
 	for check, passed := range map[string]map[string]int{
 		"ids":        {"unique LIDs": 48},
-		"sm":         {"ports name the MASTER SM": 48},
+		"sm":         {"ports name the MASTER SM": 48, "one MASTER SM": 4, "SM priorities": 4},
 		"links":      {"links ACTIVE": 48},
 		"counters":   {"error counters within thresholds": 96},
 		"routing":    {},
@@ -252,6 +252,17 @@ func TestChecksAlonePlanes(t *testing.T) {
 		for name, n := range passed {
 			if c := checkOf(t, r, name); c.Passed != n {
 				t.Errorf("%s: %s: %d passed, want %d", check, name, c.Passed, n)
+			}
+		}
+		if check == "sm" {
+			// one SM per plane: h000-00's plane ports, LIDs 1, 3, 4 and 5 (as OpenSM gives LIDs, by port GUID)
+			var got []string
+			for _, res := range checkOf(t, r, "one MASTER SM").Results {
+				got = append(got, res.Message)
+			}
+			want := []string{"plane 1: MASTER at LID 1", "plane 2: MASTER at LID 3", "plane 3: MASTER at LID 4", "plane 4: MASTER at LID 5"}
+			if !slices.Equal(got, want) {
+				t.Errorf("sm: one MASTER SM says %q, want %q", got, want)
 			}
 		}
 		if check == "routing" {

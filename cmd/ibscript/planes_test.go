@@ -120,6 +120,18 @@ func TestPlanarizedFabric(t *testing.T) {
 	if out := run("iblinkinfo", "--fabric", fab); !strings.Contains(out, "CA: h001-02:") || !strings.Contains(out, "212.5 Gbps") {
 		t.Errorf("iblinkinfo:\n%s", out)
 	}
+	// Each plane is a subnet of its own, its SM h000-00's plane port
+	// (LIDs 1, 3, 4, 5): sminfo on a plane's port asks that plane's SM,
+	// and saquery that plane's SA, which names itself.
+	for p, lid := range []int{1, 3, 4, 5} {
+		uri := fmt.Sprintf("%s?node=h001-00&port=%d", fab, p+1)
+		if out, want := run("sminfo", "--fabric", uri), fmt.Sprintf("sminfo: sm lid %d sm guid 0x100001, activity count ", lid); !strings.HasPrefix(out, want) || !strings.HasSuffix(out, " state 3 SMINFO_MASTER\n") {
+			t.Errorf("sminfo on plane %d: %q, want plane %d's SM, at LID %d", p+1, out, p+1, lid)
+		}
+		if out := run("saquery", "--fabric", uri, "SMIR"); !strings.Contains(out, fmt.Sprintf("\t\tLID...................%d\n", lid)) || strings.Count(out, "SMInfoRecord dump:") != 1 {
+			t.Errorf("saquery SMIR on plane %d:\n%s", p+1, out)
+		}
+	}
 	// Plane 3's counters through plane 1's LID: the GSI side's PMA.
 	if out := run("perfquery", "--fabric", fab, m[1], "3"); !strings.Contains(out, "PortSelect:......................3\n") {
 		t.Errorf("perfquery %s 3:\n%s", m[1], out)
