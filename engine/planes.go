@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ibscript/ibscript/fabric"
@@ -41,19 +44,20 @@ func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *Dis
 	start := time.Now()
 	merged := &Discovery{routes: new(intmap.Map[PlaneRoute]), own: -1, fab: f}
 	var walks []*topo.Fabric
-	for _, p := range ports {
-		if p.PortGUID != local.PortGUID || p.RoCE() || p.CAName == local.CAName || p.CapMask&fabric.CapIsSMDisabled != 0 {
-			continue
-		}
+	smi := slices.DeleteFunc(slices.Clone(ports), func(p fabric.PortAttr) bool {
+		return p.PortGUID != local.PortGUID || p.RoCE() || p.CAName == local.CAName || p.CapMask&fabric.CapIsSMDisabled != 0
+	})
+	planes := PlaneNumbers(smi)
+	for i, p := range smi {
 		d, err := s.discoverPlane(ctx, f, p.CAName, p.PortNum, opts)
 		if err != nil {
-			return nil, fmt.Errorf("engine: discover plane %d (%s port %d): %w", p.PortNum, p.CAName, p.PortNum, err)
+			return nil, fmt.Errorf("engine: discover plane %d (%s port %d): %w", planes[i], p.CAName, p.PortNum, err)
 		}
 		own := p.CAName == local.SMIName && p.PortNum == local.SMIPort
 		if own {
 			merged.ownCA, merged.own = p.CAName, p.PortNum
 		}
-		merged.keepRoutes(d, p.CAName, p.PortNum, own)
+		merged.keepRoutes(d, p.CAName, p.PortNum, planes[i], own)
 		walks = append(walks, d.Fabric)
 		merged.Errors = append(merged.Errors, d.Errors...)
 		merged.MADs += d.MADs
@@ -63,7 +67,7 @@ func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *Dis
 	if len(walks) == 0 {
 		return s.Discover(ctx, opts)
 	}
-	if merged.Fabric, err = topo.MergePlanes(walks); err != nil {
+	if merged.Fabric, err = topo.MergePlanesAs(walks, planes); err != nil {
 		return nil, err
 	}
 	// The first walk's node is the merged one.
@@ -72,6 +76,46 @@ func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *Dis
 	}
 	merged.Elapsed = time.Since(start)
 	return merged, nil
+}
+
+// PlaneNumbers returns the plane of each of a planarized CA's SMI plane
+// ports smi (the SMI ports sharing its port GUID), as DiscoverPlanes
+// numbers them. The kernel gives a planarized HCA one SMI device, a sub
+// device of the aggregated one (RDMA_DEVICE_TYPE_SMI, its parent
+// RDMA_NLDEV_ATTR_PARENT_NAME), with a port per plane, and port N is plane
+// N: mlx5 sends a MAD of SMI port N with plane_index N (Linux 026a425990af,
+// "RDMA/mlx5: Support plane device and driver APIs to add and delete it";
+// a parent takes one SMI device, a second is EEXIST). So when the ports are
+// on one device, a port's plane is its number. Spread over several SMI
+// devices (which mlx5 does not make; libibumad's umad_get_smi_gsi_pairs
+// then pairs the GSI device with the last of them), each numbering its
+// ports from 1, the numbers would repeat: the ports are then numbered 1,
+// 2, ... in libibumad's device order (umad_get_cas_names: by name, as
+// alphasort in the C locale) and port order. docs/planes.md.
+func PlaneNumbers(smi []fabric.PortAttr) []int {
+	planes := make([]int, len(smi))
+	oneDevice := true
+	for i, p := range smi {
+		planes[i] = p.PortNum
+		oneDevice = oneDevice && p.CAName == smi[0].CAName
+	}
+	if oneDevice {
+		return planes
+	}
+	order := make([]int, len(smi))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := strings.Compare(smi[a].CAName, smi[b].CAName); c != 0 {
+			return c
+		}
+		return cmp.Compare(smi[a].PortNum, smi[b].PortNum)
+	})
+	for n, i := range order {
+		planes[i] = n + 1
+	}
+	return planes
 }
 
 // PlaneRoute is a directed route of a merged planarized discovery
@@ -101,17 +145,17 @@ func (d *Discovery) Route(guid uint64) (PlaneRoute, bool) {
 	return PlaneRoute{Path: p}, ok
 }
 
-// keepRoutes adds the routes of walk w, from plane port num of SMI CA ca,
-// that no earlier walk had (own: every one, the session's own plane port's
-// routes first): the node's and its ports' GUIDs. It runs before
-// topo.MergePlanes takes w's nodes.
-func (d *Discovery) keepRoutes(w *Discovery, ca string, num int, own bool) {
+// keepRoutes adds the routes of walk w of plane plane, from plane port num
+// of SMI CA ca, that no earlier walk had (own: every one, the session's
+// own plane port's routes first): the node's and its ports' GUIDs. It runs
+// before topo.MergePlanes takes w's nodes.
+func (d *Discovery) keepRoutes(w *Discovery, ca string, num, plane int, own bool) {
 	keep := func(g uint64) {
 		if _, seen := d.routes.Get(g); seen && !own {
 			return
 		}
 		if p, ok := w.Path(g); ok {
-			d.routes.Set(g, PlaneRoute{Plane: uint8(num), CAName: ca, PortNum: num, Path: p})
+			d.routes.Set(g, PlaneRoute{Plane: uint8(plane), CAName: ca, PortNum: num, Path: p})
 		}
 	}
 	for _, n := range w.Fabric.Nodes {

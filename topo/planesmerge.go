@@ -13,19 +13,45 @@ import "fmt"
 // every other node gets the plane of the walk that found it (Port.Plane).
 // The walks' nodes and ports become the result's: the walks are not to be
 // used afterwards. A node GUID met as two kinds of node or port counts, a
-// walk without an Origin or with a port number beyond MaxPlanes, is an
-// error.
+// walk without an Origin or with a port number beyond MaxPlanes, and two
+// walks from ports of one number, are errors.
 func MergePlanes(walks []*Fabric) (*Fabric, error) {
-	if len(walks) == 0 {
-		return nil, fmt.Errorf("topo: merge planes: no discovery to merge")
-	}
-	m := planeMerge{byGUID: make(map[uint64]*Node), dup: make(map[*Port]*Port), seen: make(map[*Node]uint8)}
+	planes := make([]int, len(walks))
 	for i, w := range walks {
 		if w == nil || w.Origin == nil || w.Origin.Num < 1 || w.Origin.Num > MaxPlanes {
 			return nil, fmt.Errorf("topo: merge planes: discovery %d has no local plane port numbered 1 to %d", i+1, MaxPlanes)
 		}
+		planes[i] = w.Origin.Num
+	}
+	return MergePlanesAs(walks, planes)
+}
+
+// MergePlanesAs is MergePlanes with the plane of each walk given:
+// planes[i] is walks[i]'s, from 1 to MaxPlanes, each once (for when the
+// local plane ports' numbers are not their planes': engine.DiscoverPlanes
+// on several SMI devices).
+func MergePlanesAs(walks []*Fabric, planes []int) (*Fabric, error) {
+	if len(walks) == 0 {
+		return nil, fmt.Errorf("topo: merge planes: no discovery to merge")
+	}
+	if len(planes) != len(walks) {
+		return nil, fmt.Errorf("topo: merge planes: %d discoveries and %d planes", len(walks), len(planes))
+	}
+	m := planeMerge{byGUID: make(map[uint64]*Node), dup: make(map[*Port]*Port), seen: make(map[*Node]uint8)}
+	var taken [MaxPlanes + 1]bool
+	for i, w := range walks {
+		pl := planes[i]
+		switch {
+		case w == nil || w.Origin == nil:
+			return nil, fmt.Errorf("topo: merge planes: discovery %d has no local plane port", i+1)
+		case pl < 1 || pl > MaxPlanes:
+			return nil, fmt.Errorf("topo: merge planes: discovery %d is of plane %d, not 1 to %d", i+1, pl, MaxPlanes)
+		case taken[pl]:
+			return nil, fmt.Errorf("topo: merge planes: discovery %d is of plane %d, as an earlier one", i+1, pl)
+		}
+		taken[pl] = true
 		for _, n := range w.Nodes {
-			if err := m.add(n, uint8(w.Origin.Num)); err != nil {
+			if err := m.add(n, uint8(pl)); err != nil {
 				return nil, err
 			}
 		}
