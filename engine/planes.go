@@ -48,6 +48,7 @@ func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *Dis
 		return p.PortGUID != local.PortGUID || p.RoCE() || p.CAName == local.CAName || p.CapMask&fabric.CapIsSMDisabled != 0
 	})
 	planes := PlaneNumbers(smi)
+	ownPlane := -1
 	for i, p := range smi {
 		d, err := s.discoverPlane(ctx, f, p.CAName, p.PortNum, opts)
 		if err != nil {
@@ -56,6 +57,7 @@ func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *Dis
 		own := p.CAName == local.SMIName && p.PortNum == local.SMIPort
 		if own {
 			merged.ownCA, merged.own = p.CAName, p.PortNum
+			ownPlane = planes[i]
 		}
 		merged.keepRoutes(d, p.CAName, p.PortNum, planes[i], own)
 		walks = append(walks, d.Fabric)
@@ -70,9 +72,15 @@ func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *Dis
 	if merged.Fabric, err = topo.MergePlanesAs(walks, planes); err != nil {
 		return nil, err
 	}
-	// The first walk's node is the merged one.
-	if o := merged.Fabric.Origin; o != nil && local.SMIPort < len(o.Node.Ports) && o.Node.Ports[local.SMIPort] != nil {
-		merged.Fabric.Origin = o.Node.Ports[local.SMIPort]
+	// The first walk's node is the merged one; the origin is its port on
+	// the session's own plane: port SMIPort when the plane ports are one
+	// device's, else the port that plane's walk reached it by.
+	if o := merged.Fabric.Origin; o != nil {
+		if (ownPlane == local.SMIPort || ownPlane < 0) && local.SMIPort < len(o.Node.Ports) && o.Node.Ports[local.SMIPort] != nil {
+			merged.Fabric.Origin = o.Node.Ports[local.SMIPort]
+		} else if i := slices.IndexFunc(o.Node.Ports, func(p *topo.Port) bool { return p != nil && p.Remote != nil && int(p.Plane) == ownPlane }); i >= 0 {
+			merged.Fabric.Origin = o.Node.Ports[i]
+		}
 	}
 	merged.Elapsed = time.Since(start)
 	return merged, nil

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/ibscript/ibscript/internal/jsonschema"
+	"github.com/ibscript/ibscript/internal/simkernel"
+	"github.com/ibscript/ibscript/sim"
 )
 
 // TestPlanarizedFabric: on the bundled planarized XDR fat tree (4 planes,
@@ -138,5 +140,34 @@ func TestPlanarizedFabric(t *testing.T) {
 	}
 	if out := run("perfquery", "--fabric", fab, "-a", m[1]); !strings.Contains(out, "PortSelect:......................255\n") {
 		t.Errorf("perfquery -a %s:\n%s", m[1], out)
+	}
+}
+
+// TestPlaneToolsOnKernel: ibnetdiscover and iblinkinfo through the kernel
+// backend on each plane (umad:mlx5_1/P, the SMI device's port P, paired
+// with the GSI device mlx5_0), on a host whose planarized HCA's devices
+// are cabled to the simulator's h000-00 (internal/simkernel), print what
+// they print on the simulator's backend from plane port P.
+func TestPlaneToolsOnKernel(t *testing.T) {
+	net := topologies + "fattree-xdr-4planes.net"
+	sf, err := sim.Load(net, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sf.Close()
+	h := simkernel.Host(t, sf, "h000-00", false)
+	generated := regexp.MustCompile(`(?m)^#.*generated.*\n`)
+	for _, tool := range []string{"ibnetdiscover", "iblinkinfo"} {
+		for p := 1; p <= 4; p++ {
+			code, kout, kerr := runFakeTool(t.Context(), t, h, nil, tool, "--fabric", fmt.Sprintf("umad:mlx5_1/%d", p))
+			scode, sout, serr := ibscript(t, "--quiet", tool, "--fabric", fmt.Sprintf("sim:%s?node=h000-00&port=%d", net, p))
+			if code != 0 || scode != 0 {
+				t.Fatalf("%s plane %d: exit %d on the kernel (%s), %d on the simulator (%s)", tool, p, code, kerr, scode, serr)
+			}
+			kout, sout = generated.ReplaceAllString(kout, ""), generated.ReplaceAllString(sout, "")
+			if kout != sout || !strings.Contains(kout, fmt.Sprintf("\"p%d-leaf000\"", p)) && !strings.Contains(kout, fmt.Sprintf("p%d-leaf000", p)) {
+				t.Errorf("%s plane %d: the kernel backend printed\n%s\nthe simulator\n%s", tool, p, kout, sout)
+			}
+		}
 	}
 }

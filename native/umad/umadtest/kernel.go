@@ -112,6 +112,33 @@ type Port struct {
 	isSM bool
 	roce bool       // link layer Ethernet: no QP0, a GRH on every MAD, routed by GID
 	gids [][16]byte // the GID table by index
+	// uplink, when set (SetUplink), takes every MAD written on the port
+	// instead of the kernel's network.
+	uplink func(dst uint16, src Addr, m []byte)
+}
+
+// SetUplink cables the port to a network outside the kernel: every MAD
+// written on it (and each retry) goes to up, with the destination LID
+// (0xffff for a directed-route SMP) and the source address, instead of
+// to the kernel's other ports; what the outside answers comes back
+// through Inject. up runs under the kernel's lock: it must hand m on
+// (it is its own copy) without calling into the kernel. A test cables a
+// port to a simulated fabric this way, whose SMAs then answer the
+// host's SMPs as a real port's link would.
+func (p *Port) SetUplink(up func(dst uint16, src Addr, m []byte)) {
+	p.k.mu.Lock()
+	defer p.k.mu.Unlock()
+	p.uplink = up
+}
+
+// send puts m, written on p, on the network: p's uplink, else the
+// kernel's ports. k.mu is held.
+func (p *Port) send(dst uint16, src Addr, m []byte) {
+	if p.uplink != nil {
+		p.uplink(dst, src, append([]byte(nil), m...))
+		return
+	}
+	p.k.route(dst, src, m)
 }
 
 // SetGIDs gives the port its GID table (by index) and says whether it is a
@@ -520,7 +547,7 @@ func (f *FD) Write(b []byte) (int, error) {
 		f.sends = append(f.sends, s)
 		k.arm(s)
 	}
-	k.route(h.LID, src, m)
+	f.port.send(h.LID, src, m)
 	return len(b), nil
 }
 
@@ -559,7 +586,7 @@ func (k *Kernel) expire(s *send) {
 	if s.retries > 0 {
 		s.retries--
 		k.arm(s)
-		k.route(s.dst, f.port.srcAddr(uint32(s.agent.qpn), &s.hdr), s.mad)
+		f.port.send(s.dst, f.port.srcAddr(uint32(s.agent.qpn), &s.hdr), s.mad)
 		return
 	}
 	f.sends = append(f.sends[:i], f.sends[i+1:]...)

@@ -1,0 +1,94 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/fabric/kernel"
+	"github.com/ibscript/ibscript/internal/simkernel"
+	"github.com/ibscript/ibscript/topo"
+)
+
+// ibnetdiscoverText is d's fabric as ibnetdiscover's text, at a fixed
+// time.
+func ibnetdiscoverText(t *testing.T, d *engine.Discovery) string {
+	var b bytes.Buffer
+	if err := topo.WriteIBNetDiscover(&b, d.Fabric, &topo.WriteOptions{Time: time.Unix(0, 0).UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestDiscoverPlanesOnKernel: engine.DiscoverPlanes through the kernel
+// backend, on a host whose planarized HCA's umad devices are cabled to
+// the simulator's (simkernel.Host), finds what it finds on the simulator's own
+// backend from the same plane port: the same ibnetdiscover text, every
+// plane with its number, each host planarized. With the kernel's one SMI
+// device, plane N is its port N; with one SMI device per plane (each
+// plane port its device's port 1) the planes are numbered by device name,
+// smi1 to smi4, not all 1, and the pair's SMI side is the last device
+// (libibumad keeps the last SMI name of a port GUID), plane 4.
+func TestDiscoverPlanesOnKernel(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		perPlane bool
+		plane    int // the plane the GSI device's pair sends its SMPs on
+	}{{"one SMI device", false, 1}, {"an SMI device per plane", true, 4}} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), perTestTimeout)
+			defer cancel()
+			sf := loadSim(t, planesTopology)
+			h := simkernel.Host(t, sf, "h000-00", c.perPlane)
+			kf := kernel.New(&kernel.Options{FS: h.FS, Open: h.Open})
+			defer kf.Close()
+			opts := &engine.Options{Timeout: 2 * time.Second, Retries: 3}
+			discover := func(f fabric.Fabric, ca string, port int) (*engine.Discovery, fabric.PortAttr) {
+				t.Helper()
+				tr, err := f.Open(ctx, ca, port)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := engine.New(tr, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				d, err := s.DiscoverPlanes(ctx, f, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(d.Errors) > 0 {
+					t.Errorf("%s port %d: discovery errors %v", ca, port, d.Errors)
+				}
+				return d, tr.Port()
+			}
+			kd, ka := discover(kf, "mlx5_0", 1)
+			if ka.SMIName == "" || ka.SMIName == "mlx5_0" {
+				t.Fatalf("the kernel's mlx5_0 is no pair's GSI side: %+v", ka)
+			}
+			sd, _ := discover(sf, "h000-00", c.plane)
+			got, want := ibnetdiscoverText(t, kd), ibnetdiscoverText(t, sd)
+			if got != want {
+				t.Errorf("kernel backend (SMI side %s port %d):\n%s\nsimulator (plane %d):\n%s", ka.SMIName, ka.SMIPort, got, c.plane, want)
+			}
+			planes := map[uint8]int{}
+			for _, n := range kd.Fabric.Nodes {
+				for _, p := range n.Ports {
+					if p != nil && p.Remote != nil {
+						planes[p.Plane]++
+					}
+				}
+			}
+			if len(planes) != 4 || planes[1] != planes[4] || planes[0] != 0 {
+				t.Errorf("cabled ports by plane %v, want as many on each of planes 1 to 4", planes)
+			}
+			if o := kd.Fabric.Origin; o == nil || o.Num != c.plane || o.Plane != uint8(c.plane) {
+				t.Errorf("Origin %+v, want the local plane port %d", o, c.plane)
+			}
+		})
+	}
+}
