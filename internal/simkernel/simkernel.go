@@ -127,17 +127,9 @@ func (u *uplink) recv(ctx context.Context) {
 		if p.Status != 0 || !mad.IsResponse(p.Data) {
 			continue
 		}
-		key := tidKey{mad.MgmtClassOf(p.Data), uint32(mad.TIDOf(p.Data))}
-		u.mu.Lock()
-		tid, ok := u.tids[key]
-		delete(u.tids, key)
-		u.mu.Unlock()
-		if !ok {
-			continue
+		if m := u.restore(p.Data); m != nil {
+			u.kp.Inject(umadtest.Addr{LID: p.Addr.LID, QPN: p.Addr.QPN, SL: p.Addr.SL}, m)
 		}
-		m := bytes.Clone(p.Data)
-		mad.SetTID(m, tid)
-		u.kp.Inject(umadtest.Addr{LID: p.Addr.LID, QPN: p.Addr.QPN, SL: p.Addr.SL}, m)
 	}
 }
 
@@ -198,4 +190,20 @@ func Host(tb testing.TB, sf *sim.Fabric, node string, perPlane bool) *umadtest.H
 		newUplink(tb, h.Port(fmt.Sprintf("/dev/infiniband/umad%d", i+1)), tr)
 	}
 	return h
+}
+
+// restore returns a copy of the answer b with the TID the host sent, and
+// forgets it; nil when the host sent no such request.
+func (u *uplink) restore(b []byte) []byte {
+	key := tidKey{mad.MgmtClassOf(b), uint32(mad.TIDOf(b))}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	tid, ok := u.tids[key]
+	if !ok {
+		return nil
+	}
+	delete(u.tids, key)
+	m := bytes.Clone(b)
+	mad.SetTID(m, tid)
+	return m
 }
