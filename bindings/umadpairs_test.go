@@ -10,6 +10,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/ibscript/ibscript/fabric"
+	"github.com/ibscript/ibscript/sim"
 	"github.com/ibscript/ibscript/sim/simtest"
 )
 
@@ -112,13 +113,20 @@ func TestDiscoverPlanes(t *testing.T) {
 // simulator as its fabric, closed when the test ends.
 func planesState(t *testing.T) *lua.LState {
 	t.Helper()
+	L, _ := planesStateSim(t)
+	return L
+}
+
+// planesStateSim is planesState and its simulator.
+func planesStateSim(t *testing.T) (*lua.LState, *sim.Fabric) {
+	t.Helper()
 	f := simtest.Load(t, "../tests/topologies/fattree-xdr-4planes.net", nil)
 	L, env, err := NewState(context.Background(), &Options{Session: simtest.PortSession(t, f, "h000-01", 2, nil), Fabric: f, Stdout: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { env.Close(); L.Close() })
-	return L
+	return L, f
 }
 
 // TestPerfSnapshotPlanes: perf.snapshot{planes = true} on a planarized
@@ -172,6 +180,66 @@ func TestSweepPlanes(t *testing.T) {
 				assert(r.value.lid == p.lid, what .. " LID " .. r.value.lid .. ", want " .. p.lid)
 			end
 		end
+	`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRoutesPlanes: fabric.routes on a discovery of every plane reads
+// every plane's tables from that one discovery and follows each plane's
+// switches to its own LIDs (16 switches, 48 LIDs, each plane 4 switches
+// to 12 LIDs); an LFT hole on plane 3 is a problem with plane 3; a plane-3
+// switch that stops answering after the discovery is an error with its
+// plane and its switch, the routes through it unknown. fabric.sweep's
+// PerfMgt queries of every plane's ports (by their LIDs, through the GSI
+// side) read each plane port's own counters.
+func TestRoutesPlanes(t *testing.T) {
+	L, f := planesStateSim(t)
+	if err := f.SetCounter("p3-leaf001", 4, "symbol_error_counter", 9); err != nil {
+		t.Fatal(err)
+	}
+	err := DoString(L, `
+		F = fabric.discover{planes = true}
+		local rt = fabric.routes(F)
+		assert(rt.switches == 16 and rt.lids == 48 and rt.routes == 192 and rt.count == 0 and #rt.errors == 0,
+			rt.switches .. " " .. rt.lids .. " " .. rt.routes .. " " .. rt.count .. " " .. #rt.errors)
+		local sw, ports = {}, {}
+		for _, n in ipairs(F.nodes) do
+			if n.type == "Switch" then sw[n.desc] = n end
+			for _, p in pairs(n.ports) do
+				if p.remote and p.plane == 3 then ports[#ports + 1] = p end
+			end
+		end
+		local hit = 0
+		for _, r in ipairs(fabric.sweep("portcounters", ports, {fields = {"symbol_error_counter"}})) do
+			assert(not r.err, r.port.node.desc .. " port " .. r.port.num .. ": " .. tostring(r.err))
+			local want = (r.port.node.desc == "p3-leaf001" and r.port.num == 4) and 9 or 0
+			assert(r.value.symbol_error_counter == want, r.port.node.desc .. " port " .. r.port.num)
+			if want == 9 then hit = hit + 1 end
+		end
+		assert(hit == 1 and #ports == 24, hit .. " " .. #ports)
+		HOLE = sw["p3-leaf001"].ports[4].remote.lid -- h001-03's plane-3 LID
+	`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetLFT("p3-leaf000", uint16(lua.LVAsNumber(L.GetGlobal("HOLE"))), 0xff); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetFaults(sim.Faults{DeadNodes: []string{"p3-spine001"}}); err != nil {
+		t.Fatal(err)
+	}
+	err = DoString(L, `
+		local rt = fabric.routes(F)
+		assert(rt.switches == 15 and rt.unknown > 0, rt.switches .. " " .. rt.unknown)
+		assert(#rt.problems == 1, #rt.problems)
+		local p = rt.problems[1]
+		assert(p.plane == 3 and p.switch.desc == "p3-leaf000" and p.lid == HOLE and p.kind == "drop", p.msg)
+		assert(p.msg:find("^plane 3: LID " .. HOLE .. " is dropped"), p.msg)
+		assert(#rt.errors == 1, #rt.errors)
+		local e = rt.errors[1]
+		assert(e.plane == 3 and e.switch.desc == "p3-spine001" and e.path:find("^plane 3: "), e.path .. ": " .. e.err)
 	`)
 	if err != nil {
 		t.Fatal(err)
