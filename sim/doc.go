@@ -40,10 +40,12 @@
 // answers, so ibscript's on ibsim: print ibsim's 8X as the C tools do).
 //
 // OpenSM drops the NodeInfo of a node whose node or port GUID is zero
-// (ERR 0D16, 0D17), as ibsim gives a router without an rtguid= line: the
-// router gets no LID, its links stay in Init, the LIDs after it are one
-// lower. Under Options.IbsimStrict the embedded SM does the same; by
-// default it configures such a router as any other.
+// (osm_ni_rcv_process, ERR 0D16, 0D17), and the embedded SM does the
+// same: such a node gets no LID, its links stay in Init, the LIDs after
+// it are one lower, and a GMP (PerfMgt, CC) cannot reach it. ibsim, and
+// this loader, give the first router of a file without an rtguid= line
+// node GUID 0 (the routers after it take GUIDs from there up); a
+// topology that means a working router gives it one (rtguid=0x...).
 //
 // Node and port attributes mirror ibsim 0.10's defaults (NodeInfo,
 // PortInfo, SwitchInfo), so smpquery-style answers match a real ibsim +

@@ -95,9 +95,8 @@ func (f *Fabric) reachBy(live bool) (eps []*port, switches []*node) {
 	// OpenSM drops a NodeInfo whose node or port GUID is zero (ERR 0D16,
 	// 0D17 of osm_ni_rcv_process): such a node gets no LID and, a
 	// switch, is not swept through (a router of ibsim's default rtguid
-	// 0). Under IbsimStrict only: the shipped plans' tests rely on the
-	// embedded SM configuring such a router (sim's package doc).
-	refused := func(n *node, p *port) bool { return f.strict && (n.guid == 0 || p != nil && p.guid == 0) }
+	// 0).
+	refused := func(n *node, p *port) bool { return n.guid == 0 || p != nil && p.guid == 0 }
 	addEP := func(p *port) {
 		if refused(p.node, p) {
 			return

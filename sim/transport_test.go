@@ -751,8 +751,7 @@ func TestDescriptionKeptAsIbsim(t *testing.T) {
 // TestZeroGUIDRouterHasNoLID: OpenSM drops the NodeInfo of a node whose
 // GUID is zero (a router of ibsim's default rtguid, 0), so its port gets
 // no LID and the LIDs after it are not shifted; a router with a GUID
-// gets one. The embedded SM does so under IbsimStrict; by default it
-// gives both a LID.
+// gets one. The embedded SM does so with or without IbsimStrict.
 func TestZeroGUIDRouterHasNoLID(t *testing.T) {
 	const text = `
 Switch 4 "S"
@@ -773,12 +772,13 @@ Rt 1 "R1"
 	for _, strict := range []bool{true, false} {
 		c := attachRaw(t, mustNew(t, text, &Options{IbsimStrict: strict}), "H", 1)
 		for _, tc := range []struct {
-			port uint8
-			lid  bool
-		}{{2, !strict}, {3, true}} {
+			port  uint8
+			lid   bool
+			state uint8
+		}{{2, false, smp.PortStateInit}, {3, true, smp.PortStateActive}} {
 			pi := portInfo(t, ok(t, c.dr(smp.AttrPortInfo, 1, 0, 1, tc.port)))
-			if (pi.LID != 0) != tc.lid {
-				t.Errorf("IbsimStrict %v: router on S port %d: LID %d, want one: %v", strict, tc.port, pi.LID, tc.lid)
+			if (pi.LID != 0) != tc.lid || pi.PortState != tc.state {
+				t.Errorf("IbsimStrict %v: router on S port %d: LID %d, state %d; want a LID: %v, state %d", strict, tc.port, pi.LID, pi.PortState, tc.lid, tc.state)
 			}
 		}
 	}

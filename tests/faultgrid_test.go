@@ -47,7 +47,15 @@ type gridFabric struct {
 	path  string
 	args  map[string]string
 	plant func(tb testing.TB, f *sim.Fabric)
+	// hidden says what the fault-free run cannot read either, and why:
+	// its run may exit 2, and the faulty runs are judged against it.
+	hidden string
 }
+
+// zeroGUIDRouter is why a fabric whose first router has ibsim's default
+// router GUID, 0, is not read whole: the SM refuses the router as OpenSM
+// does (ERR 0D16), so it has no LID and its PMA cannot be read.
+const zeroGUIDRouter = "a router of GUID 0 has no LID: its counters cannot be read"
 
 // gridCell is one run of the grid: a fabric, faults.
 type gridCell struct {
@@ -217,8 +225,8 @@ func gridFabrics(tb testing.TB, full bool) []gridFabric {
 		{name: fmt.Sprintf("fat tree %d nodes", spec.Nodes()), path: tree},
 		{name: "net.2sw2path4hca", path: clean, args: map[string]string{"reference": clean, "thresholds": thresholds}},
 		{name: "net.odd-ring", path: "topologies/net.odd-ring"},
-		{name: "net.mixed-router", path: "topologies/net.mixed-router"},
-		{name: "net.2sw2path4hca-faulty", path: "topologies/net.2sw2path4hca-faulty"},
+		{name: "net.mixed-router", path: "topologies/net.mixed-router", hidden: zeroGUIDRouter},
+		{name: "net.2sw2path4hca-faulty", path: "topologies/net.2sw2path4hca-faulty", hidden: zeroGUIDRouter},
 		// planted faults: each must still FAIL
 		{name: "planted: wrong LFT entry", path: clean, plant: func(tb testing.TB, f *sim.Fabric) {
 			if err := f.SetLFT("Switch2", hcaLID(tb, f, "Hca1"), 8); err != nil {
@@ -251,9 +259,9 @@ func gridFabrics(tb testing.TB, full bool) []gridFabric {
 	}
 	if full {
 		fabs = append(fabs,
-			gridFabric{name: "net.chain36", path: "topologies/net.chain36"},
-			gridFabric{name: "net.mixed-mlnx", path: "topologies/net.mixed-mlnx"},
-			gridFabric{name: "net.mixed-3sw", path: "topologies/net.mixed-3sw"},
+			gridFabric{name: "net.chain36", path: "topologies/net.chain36", hidden: zeroGUIDRouter},
+			gridFabric{name: "net.mixed-mlnx", path: "topologies/net.mixed-mlnx", hidden: zeroGUIDRouter},
+			gridFabric{name: "net.mixed-3sw", path: "topologies/net.mixed-3sw", hidden: zeroGUIDRouter},
 		)
 	}
 	return fabs
@@ -320,12 +328,16 @@ func TestFaultGrid(t *testing.T) {
 			base := gridRun(t, fb, "../scripts/validate.lua", fab.args)
 			// A planted fault may hide part of the fabric from the
 			// fault-free run too (a down link on a route no SM moved
-			// makes LIDs behind it unreachable): only the clean
-			// fabrics must be read whole.
-			if base.Error != "" || fab.plant == nil && base.ExitCode() == plan.ExitError {
+			// makes LIDs behind it unreachable), and so may what a
+			// fabric's hidden says: only the other fabrics must be read
+			// whole.
+			if base.Error != "" || fab.plant == nil && fab.hidden == "" && base.ExitCode() == plan.ExitError {
 				var b bytes.Buffer
 				plan.WriteText(&b, base, false)
 				t.Fatalf("fault-free run: exit %d\n%s", base.ExitCode(), b.String())
+			}
+			if fab.hidden != "" && base.ExitCode() == plan.ExitError {
+				t.Logf("fault-free run: exit 2 (%s)", fab.hidden)
 			}
 			if fab.plant != nil && base.Summary.Failed == 0 {
 				t.Fatalf("the planted fault fails no check")

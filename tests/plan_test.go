@@ -53,10 +53,14 @@ func runPlanWith(tb testing.TB, f *sim.Fabric, eopts *engine.Options, script str
 	return r
 }
 
-func failedChecks(r *plan.Report) []string {
+func failedChecks(r *plan.Report) []string { return checksWith(r, plan.Fail) }
+
+// checksWith names r's checks that ended with one of the statuses, in
+// the report's order.
+func checksWith(r *plan.Report, status ...plan.Status) []string {
 	var out []string
 	for _, c := range r.Checks {
-		if c.Status == plan.Fail {
+		if slices.Contains(status, c.Status) {
 			out = append(out, c.Name)
 		}
 	}
@@ -76,8 +80,9 @@ func session(tb testing.TB, f *sim.Fabric) *engine.Session {
 }
 
 // TestPlantedFaults runs scripts/validate.lua on fabrics with one planted
-// fault each: exactly the expected check fails, in every output format,
-// and the clean fabric passes everything.
+// fault each: exactly the expected checks fail (and those that cannot
+// read what the fault hides end in ERROR), in every output format, and
+// the clean fabric passes everything.
 func TestPlantedFaults(t *testing.T) {
 	const clean = "topologies/net.2sw2path4hca"
 	dir := t.TempDir()
@@ -89,11 +94,15 @@ func TestPlantedFaults(t *testing.T) {
 		args     map[string]string
 		plant    func(t *testing.T, f *sim.Fabric)
 		want     []string // the checks that fail
+		unread   []string // the checks that end in ERROR (exit 2)
 	}{
 		{name: "clean", topology: clean, args: map[string]string{"width": "4X", "thresholds": thresholds}},
 		{name: "degraded link", topology: "topologies/net.2sw2path4hca-degraded", args: map[string]string{"width": "4X"},
 			want: []string{"expected width and speed"}},
-		{name: "zero router GUID, partners enabling different sets", topology: "topologies/net.2sw2path4hca-faulty", want: []string{"no zero GUIDs"}},
+		// The SM refuses the zero-GUID router as OpenSM does: its link
+		// stays in Init, and with no LID its PMA cannot be read.
+		{name: "zero router GUID, partners enabling different sets", topology: "topologies/net.2sw2path4hca-faulty",
+			want: []string{"links ACTIVE", "no zero GUIDs"}, unread: []string{"error counters within thresholds"}},
 		{name: "duplicate GUID", topology: clean, plant: func(t *testing.T, f *sim.Fabric) {
 			hca1 := findNode(t, session(t, f), "Hca1")
 			if err := f.SetPortGUID("Hca2", 1, hca1.Ports[1].GUID); err != nil {
@@ -190,21 +199,28 @@ func TestPlantedFaults(t *testing.T) {
 				plan.WriteText(&b, r, false)
 				t.Fatalf("failed checks %q, want %q\n%s", got, c.want, b.String())
 			}
+			if got := checksWith(r, plan.Error); !slices.Equal(got, c.unread) {
+				t.Errorf("checks in ERROR %q, want %q", got, c.unread)
+			}
 			wantExit := plan.ExitOK
-			if len(c.want) > 0 {
+			switch {
+			case len(c.unread) > 0:
+				wantExit = plan.ExitError
+			case len(c.want) > 0:
 				wantExit = plan.ExitFailed
 			}
 			if r.ExitCode() != wantExit {
 				t.Errorf("exit %d, want %d", r.ExitCode(), wantExit)
 			}
-			checkFormats(t, r, c.want)
+			checkFormats(t, r, c.want, c.unread)
 		})
 	}
 }
 
 // checkFormats writes r in every format and checks each shows exactly the
-// failed checks want as failed.
-func checkFormats(t *testing.T, r *plan.Report, want []string) {
+// failed checks want as failed and the checks unread as in error (TAP's
+// "not ok" lists both, in the report's order).
+func checkFormats(t *testing.T, r *plan.Report, want, unread []string) {
 	t.Helper()
 	schema := jsonschema.Load(t, "../docs/plan-report.schema.json")
 	for _, format := range plan.Formats() {
@@ -213,26 +229,42 @@ func checkFormats(t *testing.T, r *plan.Report, want []string) {
 			t.Fatal(err)
 		}
 		out := b.String()
-		var failPat string
+		var failPat, errPat string
+		wantFail := want
 		switch format {
 		case "text":
 			failPat = `(?m)^  FAIL  (.+?)\s+\d+ ok, \d+ failed$`
+			errPat = `(?m)^  ERROR (.+?)\s+\d+ ok, \d+ could not be read$`
 		case "json":
 			if errs := schema.Validate(b.Bytes()); len(errs) > 0 {
 				t.Errorf("json: schema: %s", strings.Join(errs, "\n"))
 			}
 			failPat = `"name": "([^"]+)",\s+"category": "[^"]+",\s+"status": "fail"`
+			errPat = `"name": "([^"]+)",\s+"category": "[^"]+",\s+"status": "error"`
 		case "tap":
 			failPat = `(?m)^not ok \d+ - [^:]+: (.+)$`
+			wantFail = checksWith(r, plan.Fail, plan.Error)
+			if n := len(want) + len(unread); len(wantFail) != n {
+				t.Errorf("tap: the report has %q failed or in error, want %d", wantFail, n)
+			}
 		case "junit":
 			failPat = `<testcase name="([^"]+)"[^>]*>\s*<failure `
 		}
-		var got []string
-		for _, m := range regexp.MustCompile(failPat).FindAllStringSubmatch(out, -1) {
-			got = append(got, m[1])
+		matches := func(pat string) []string {
+			var got []string
+			for _, m := range regexp.MustCompile(pat).FindAllStringSubmatch(out, -1) {
+				got = append(got, m[1])
+			}
+			return got
 		}
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: failed checks %q, want %q\n%s", format, got, want, out)
+		if got := matches(failPat); !slices.Equal(got, wantFail) {
+			t.Errorf("%s: failed checks %q, want %q\n%s", format, got, wantFail, out)
+		}
+		if errPat == "" {
+			continue
+		}
+		if got := matches(errPat); !slices.Equal(got, unread) {
+			t.Errorf("%s: checks in error %q, want %q\n%s", format, got, unread, out)
 		}
 	}
 }
@@ -263,7 +295,7 @@ func TestValidateFatTree2000(t *testing.T) {
 	if r.Fabric.Nodes != 2000 {
 		t.Errorf("%d nodes", r.Fabric.Nodes)
 	}
-	checkFormats(t, r, nil)
+	checkFormats(t, r, nil, nil)
 }
 
 // TestValidatePlanarized2000 runs validate.lua on the planarized XDR fat

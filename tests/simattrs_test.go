@@ -3,6 +3,7 @@ package tests
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -90,7 +91,8 @@ var mayBeZero = map[string]bool{
 
 // TestSimAnswersSchema asks the embedded simulator, on the default
 // fabric, every SMP, PerfMgt and CC attribute the schema names on a CA
-// and a switch (and on net.mixed-router's router), and every SA
+// and a switch (and on net.mixed-router's router, given a GUID: with
+// ibsim's default 0 the SM gives it no LID, as OpenSM), and every SA
 // attribute at the SM: each answers with status 0 and contents that are
 // not all zero, with no bit set outside the attribute's fields (reserved),
 // from the node asked (NodeInfo's type, a CA's or router's PortInfo LID,
@@ -99,7 +101,7 @@ var mayBeZero = map[string]bool{
 // Attrs): one added there that the simulator does not answer fails here.
 func TestSimAnswersSchema(t *testing.T) {
 	f, s := simSession(t, "")
-	rf, rs := simSession(t, filepath.Join("topologies", "net.mixed-router"))
+	rf, rs := simSession(t, withRouterGUID(t, filepath.Join("topologies", "net.mixed-router")))
 	ctx := t.Context()
 	lids := map[kind]uint16{}
 	for _, n := range f.Topology().Nodes {
@@ -116,6 +118,9 @@ func TestSimAnswersSchema(t *testing.T) {
 		if n.Type == topo.Router {
 			lids[kindRouter] = n.EndPort(1).LID
 		}
+	}
+	if lids[kindRouter] == 0 {
+		t.Fatal("net.mixed-router's router has no LID")
 	}
 	sess := map[kind]*engine.Session{kindCA: s, kindSwitch: s, kindSM: s, kindRouter: rs}
 	gmpKinds := []kind{kindCA, kindSwitch, kindRouter}
@@ -347,4 +352,21 @@ func TestReservedSet(t *testing.T) {
 			t.Errorf("% x: bit %d set %v, want %d %v", tc.data, bit, set, tc.bit, tc.set)
 		}
 	}
+}
+
+// withRouterGUID writes a copy of the topology file path whose routers
+// take GUIDs from 0x300000 up (an rtguid= line first; ibsim's default
+// gives the first router GUID 0, which the SM refuses) and returns its
+// path.
+func withRouterGUID(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(out, append([]byte("rtguid=0x300000\n"), b...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -40,22 +40,26 @@ func TestValidateDefaultFabric(t *testing.T) {
 	}
 }
 
+// TestValidatePlantedFault: the router of GUID 0 is refused by the SM as
+// OpenSM refuses it (ERR 0D16): the zero GUID and its link left in Init
+// fail, its counters cannot be read (no LID), so the run exits 2; the
+// links whose ends enable different sets still pass.
 func TestValidatePlantedFault(t *testing.T) {
 	code, out, errOut := ibscript(t, "run", "--fabric", "sim:"+topologies+"net.2sw2path4hca-faulty", "../../scripts/validate.lua")
-	if code != exitFailed {
-		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	if code != exitError {
+		t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	for _, want := range []string{
 		`FAIL  no zero GUIDs`,
 		`"Rtr" \(0x0000000000000000\): node GUID is zero`,
 		`PASS  link width and speed`,
+		`FAIL  links ACTIVE +6 ok, 1 failed`,
+		`Switch2 port 4 <-> Rtr port 1: state Initialize/Initialize`,
+		`could not read: IB_GSI_PORT_COUNTERS query failed on Rtr, Lid 0 port 1`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
-	}
-	if !strings.Contains(out, "PASS  links ACTIVE") {
-		t.Errorf("links should still be ACTIVE:\n%s", out)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,22 +20,27 @@ func schema(t *testing.T) *jsonschema.Schema {
 }
 
 // TestValidateFormats runs validate.lua on the planted-fault fabric in
-// every format: the same single check fails in each.
+// every format: the same two checks fail in each, and the same one could
+// not read the router (the SM gives its GUID 0 no LID, as OpenSM).
 func TestValidateFormats(t *testing.T) {
 	fab := "sim:" + topologies + "net.2sw2path4hca-faulty"
 	for _, c := range []struct {
 		format string
 		want   []string
 	}{
-		{"text", []string{`(?m)^  FAIL  no zero GUIDs`, `(?m)^\d+ checks passed, 1 failed`}},
-		{"json", []string{`"name": "no zero GUIDs",\s+"category": "ids",\s+"status": "fail"`, `"failed": 1,`}},
-		{"tap", []string{`(?m)^TAP version 13$`, `(?m)^not ok \d+ - ids: no zero GUIDs$`, `node_desc: "Rtr"`}},
-		{"junit", []string{`<testsuite name="ids" tests="3" failures="1"`, `<testcase name="no zero GUIDs"[^>]*>\s*<failure message="1 failed: `}},
+		{"text", []string{`(?m)^  FAIL  links ACTIVE`, `(?m)^  FAIL  no zero GUIDs`, `(?m)^  ERROR error counters within thresholds`,
+			`(?m)^\d+ checks passed, 2 failed, \d+ skipped, 1 could not complete`}},
+		{"json", []string{`"name": "no zero GUIDs",\s+"category": "ids",\s+"status": "fail"`, `"failed": 2,`,
+			`"name": "error counters within thresholds",\s+"category": "counters",\s+"status": "error"`}},
+		{"tap", []string{`(?m)^TAP version 13$`, `(?m)^not ok \d+ - links: links ACTIVE$`, `(?m)^not ok \d+ - ids: no zero GUIDs$`,
+			`(?m)^not ok \d+ - counters: error counters within thresholds$`, `node_desc: "Rtr"`}},
+		{"junit", []string{`<testsuite name="ids" tests="3" failures="1"`, `<testcase name="no zero GUIDs"[^>]*>\s*<failure message="1 failed: `,
+			`<testsuite name="links" tests="3" failures="1"`, `<testsuite name="counters" tests="2" failures="0" errors="1"`}},
 	} {
 		t.Run(c.format, func(t *testing.T) {
 			code, out, errOut := ibscript(t, "run", "--fabric", fab, "--format", c.format, "../../scripts/validate.lua")
-			if code != exitFailed {
-				t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+			if code != exitError {
+				t.Fatalf("exit %d, want 2\n%s\n%s", code, out, errOut)
 			}
 			for _, w := range c.want {
 				if !regexp.MustCompile(w).MatchString(out) {
@@ -56,7 +62,7 @@ func TestValidateFormats(t *testing.T) {
 						failed = append(failed, ch.Name)
 					}
 				}
-				if len(failed) != 1 || failed[0] != "no zero GUIDs" {
+				if !slices.Equal(failed, []string{"links ACTIVE", "no zero GUIDs"}) {
 					t.Errorf("failed checks %v", failed)
 				}
 			case "junit":
