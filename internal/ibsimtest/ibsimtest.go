@@ -482,8 +482,23 @@ func (s *Sim) Env(node string, issm bool) []string {
 	return env
 }
 
+// KillGrace is how long a tool whose context ended has, after SIGTERM,
+// before it gets SIGKILL (and how long its output pipes are waited for).
+const KillGrace = 5 * time.Second
+
+// Terminate makes cmd, when its context ends, get SIGTERM first and
+// SIGKILL KillGrace later, so a tool that disconnects from ibsim on
+// SIGTERM (ibscript's ibsim client, OpenSM) gives its client slot back;
+// exec.CommandContext's default is SIGKILL at once.
+func Terminate(cmd *exec.Cmd) {
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = KillGrace
+}
+
 // Command prepares a C tool under umad2sim attached to node, with its cwd
-// in a fresh scratch directory (umad2sim writes ./sys-<pid>/ there).
+// in a fresh scratch directory (umad2sim writes ./sys-<pid>/ there). When
+// ctx ends the tool gets SIGTERM, then SIGKILL (Terminate); either way
+// it keeps its ibsim slot, which Release frees.
 func (s *Sim) Command(ctx context.Context, node, tool string, args ...string) (*exec.Cmd, error) {
 	p, err := lookSbin(tool)
 	if err != nil {
@@ -497,16 +512,48 @@ func (s *Sim) Command(ctx context.Context, node, tool string, args ...string) (*
 	cmd.Dir = wd
 	cmd.Env = s.Env(node, false)
 	cmd.SysProcAttr = childAttr()
-	cmd.WaitDelay = 5 * time.Second
+	Terminate(cmd)
 	return cmd, nil
 }
 
+// clientRE is a line of ibsim's console command Attached
+// (list_connections): the slot and the client's ID, a umad2sim client's
+// pid.
+var clientRE = regexp.MustCompile(`(?m)^Client (\d+): pid (\d+) connected`)
+
+// Release frees the ibsim client slot a tool from Command still holds
+// after it ended by a signal. umad2sim sends DISCONNECT from an atexit
+// handler only, which no signal death runs: a C tool sent SIGTERM, SIGINT
+// or SIGKILL stays in ibsim's Attached list (seen with ibping -S) until
+// ibsim next writes to it, and ibsim has 10 slots. Release finds the
+// slot by the tool's pid and sends the console's "X <slot>". A tool that
+// exited, or was never started, holds none.
+func (s *Sim) Release(ctx context.Context, cmd *exec.Cmd) error {
+	if cmd.Process == nil || cmd.ProcessState == nil || cmd.ProcessState.Exited() {
+		return nil
+	}
+	out, err := s.Console(ctx, "Attached")
+	if err != nil {
+		return fmt.Errorf("ibsimtest: release %s's slot: %w", cmd.Path, err)
+	}
+	for _, m := range clientRE.FindAllStringSubmatch(out, -1) {
+		if m[2] != strconv.Itoa(cmd.Process.Pid) {
+			continue
+		}
+		if out, err := s.Console(ctx, "X "+m[1]); err != nil || out != "" {
+			return fmt.Errorf("ibsimtest: release %s's slot %s: %v %s", cmd.Path, m[1], err, out)
+		}
+	}
+	return nil
+}
+
 // Run runs a C tool under umad2sim attached to node (empty: ibsim's
-// default node), bounded by ctx and 60s, and returns its stdout.
+// default node), bounded by ctx and 60s, and returns its stdout. A tool
+// ended by a signal has its ibsim slot released.
 func (s *Sim) Run(ctx context.Context, node, tool string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	cmd, err := s.Command(ctx, node, tool, args...)
+	cmd, err := s.Command(cctx, node, tool, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -514,6 +561,7 @@ func (s *Sim) Run(ctx context.Context, node, tool string, args ...string) ([]byt
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
+		err = errors.Join(err, s.Release(context.WithoutCancel(ctx), cmd))
 		return out, fmt.Errorf("%s %s (SIM_HOST=%q): %w; stderr: %s", tool, strings.Join(args, " "), node, err, stderr.Bytes())
 	}
 	return out, nil

@@ -135,6 +135,11 @@ func cTool(t *testing.T, s *ibsimtest.Sim, host, tool string, args ...string) to
 		if err == nil {
 			return r
 		}
+		// Ended by a signal (a crash, or ctx's SIGTERM and SIGKILL):
+		// umad2sim kept its ibsim slot, of the 10.
+		if rerr := s.Release(t.Context(), cmd); rerr != nil {
+			t.Log(rerr)
+		}
 		if try == 3 || ctx.Err() != nil || !errors.As(err, &ee) {
 			t.Fatalf("%s: %v; stderr: %s", strings.Join(cmd.Args, " "), err, r.stderr)
 		}
@@ -147,11 +152,19 @@ func ibscriptTool(t *testing.T, s *ibsimtest.Sim, host, tool string, args ...str
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
+	return runCmd(t, ibscriptCmd(ctx, t, s, host, tool, args...))
+}
+
+// ibscriptCmd prepares `ibscript TOOL ARGS --fabric ibsim:SOCK?node=HOST`;
+// when ctx ends it gets SIGTERM, on which ibscript disconnects from ibsim
+// (its slot is free again), and SIGKILL only if it is still running
+// ibsimtest.KillGrace later.
+func ibscriptCmd(ctx context.Context, t testing.TB, s *ibsimtest.Sim, host, tool string, args ...string) *exec.Cmd {
 	argv := append([]string{tool}, args...)
 	argv = append(argv, "--fabric", "ibsim:"+s.Sock+"?"+url.Values{"node": {host}}.Encode())
 	cmd := exec.CommandContext(ctx, ibscriptBinary(t), argv...)
-	cmd.WaitDelay = 5 * time.Second
-	return runCmd(t, cmd)
+	ibsimtest.Terminate(cmd)
+	return cmd
 }
 
 // loadTries is how many times a comparison whose two sides differ is
