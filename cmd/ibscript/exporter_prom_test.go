@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ibscript/ibscript/internal/fattree"
+	"github.com/ibscript/ibscript/internal/freeport"
 )
 
 // needTool returns the path of a Debian tool the Prometheus tests need:
@@ -45,18 +47,6 @@ func TestExporterPromtool(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
-}
-
-// freePort returns a loopback address nothing listens on (Prometheus
-// takes its port from the command line).
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // promQuery asks Prometheus' HTTP API for an instant vector and returns
@@ -199,35 +189,84 @@ func startPrometheus(t *testing.T, promBin, dir, cfg string) string {
 }
 
 // startPrometheusFor is startPrometheus, the server killed after d at the
-// latest.
+// latest. Prometheus takes its port from the command line, so the port
+// found free may be taken before it binds: one that exits saying so is
+// started again on another (freeport.Retry). It returns once the server
+// on the port answers with this run's flags (its data directory): not
+// another test's Prometheus.
 func startPrometheusFor(t *testing.T, promBin, dir, cfg string, d time.Duration) string {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	prom := freePort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	var log bytes.Buffer
-	cmd := exec.CommandContext(ctx, promBin,
-		"--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+prom,
-		"--log.level=warn")
-	cmd.Stdout, cmd.Stderr = &log, &log
-	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Start(); err != nil {
-		cancel()
+	data := filepath.Join(dir, "data")
+	var prom string
+	err := freeport.Retry(func(port int) error {
+		prom = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		var log bytes.Buffer
+		cmd := exec.CommandContext(ctx, promBin,
+			"--config.file="+filepath.Join(dir, "prometheus.yml"),
+			"--storage.tsdb.path="+data,
+			"--web.listen-address="+prom,
+			"--log.level=warn")
+		cmd.Stdout, cmd.Stderr = &log, &log
+		cmd.WaitDelay = 10 * time.Second
+		if err := cmd.Start(); err != nil {
+			cancel()
+			return err
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		stop := func() {
+			cmd.Process.Signal(os.Interrupt)
+			<-done
+			cancel()
+		}
+		for ready := false; !ready; {
+			select {
+			case err := <-done: // the log is whole once Wait returned
+				cancel()
+				if freeport.InUse(log.String()) {
+					return fmt.Errorf("prometheus on %s: %w", prom, freeport.ErrInUse)
+				}
+				return fmt.Errorf("prometheus exited before it was ready (%v):\n%s", err, log.String())
+			case <-ctx.Done():
+				stop()
+				return fmt.Errorf("prometheus not ready within %v:\n%s", d, log.String())
+			case <-time.After(100 * time.Millisecond): // polling, not synchronisation
+			}
+			ready = promDataDir(prom) == data
+		}
+		t.Cleanup(func() {
+			stop()
+			if t.Failed() {
+				t.Logf("prometheus log:\n%s", log.String())
+			}
+		})
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-		cancel()
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", log.String())
-		}
-	})
 	return prom
+}
+
+// promDataDir is the storage.tsdb.path flag of the Prometheus answering at
+// addr, "" when none answers (yet).
+func promDataDir(addr string) string {
+	resp, err := httpClient.Get("http://" + addr + "/api/v1/status/flags")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data map[string]string `json:"data"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&r) != nil {
+		return ""
+	}
+	return r.Data["storage.tsdb.path"]
 }
 
 // TestExporterPrometheusPlanes runs Debian's Prometheus against the

@@ -118,7 +118,7 @@ var rules = []rule{
 var backends = []string{"fabric/kernel", "fabric/ibsim", "fabric/record"}
 
 // testOnly may be imported by any package's tests.
-var testOnly = []string{"sim", "sim/simtest", "internal/rocetest", "internal/keytest", "fabric/fabrictest", "mad/madtest", "topo", "internal/fattree", "internal/topotest", "native/umad/umadtest", "native/rdmacm/rdmacmtest", "internal/jsonschema", "rdmacm/cmtest", "internal/syncbuf", "internal/treydock", "internal/leaktest", "internal/simkernel"}
+var testOnly = []string{"sim", "sim/simtest", "internal/rocetest", "internal/keytest", "fabric/fabrictest", "mad/madtest", "topo", "internal/fattree", "internal/topotest", "native/umad/umadtest", "native/rdmacm/rdmacmtest", "internal/jsonschema", "rdmacm/cmtest", "internal/syncbuf", "internal/treydock", "internal/leaktest", "internal/simkernel", "internal/freeport"}
 
 // xtestOnly may also be imported by external (package x_test) tests: they
 // use a package as its callers do, and its examples show a whole session.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ibscript/ibscript/internal/freeport"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -231,25 +231,32 @@ func writeSlurmConf(t *testing.T, dir string, hosts []string, port int) string {
 	return conf
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // slurmTopology runs slurmctld in the foreground on topology.conf text
 // (with a slurm.conf naming hosts) until `scontrol show topology` answers,
-// and returns that answer and slurmctld's log.
+// and returns that answer and slurmctld's log. slurmctld takes its port
+// from slurm.conf, so the port found free may be taken before it binds:
+// one that exits saying so is started again on another (freeport.Retry).
 func slurmTopology(t *testing.T, text string, hosts []string) (show, log string) {
 	t.Helper()
 	needTool(t, "slurmctld")
 	needTool(t, "scontrol")
+	err := freeport.Retry(func(port int) error {
+		var err error
+		show, log, err = slurmTopologyOn(t, port, text, hosts)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return show, log
+}
+
+// slurmTopologyOn is slurmTopology with slurmctld on port; an error wraps
+// freeport.ErrInUse when slurmctld could not bind it.
+func slurmTopologyOn(t *testing.T, port int, text string, hosts []string) (show, log string, err error) {
+	t.Helper()
 	dir := t.TempDir()
-	conf := writeSlurmConf(t, dir, hosts, freePort(t))
+	conf := writeSlurmConf(t, dir, hosts, port)
 	if err := os.WriteFile(filepath.Join(dir, "topology.conf"), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -275,10 +282,16 @@ func slurmTopology(t *testing.T, text string, hosts []string) (show, log string)
 		q := exec.CommandContext(ctx, "scontrol", "show", "topology")
 		q.Env = append(os.Environ(), "SLURM_CONF="+conf)
 		if out, err := q.Output(); err == nil && len(out) > 0 {
-			return string(out), stop()
+			if l := stop(); freeport.InUse(l) { // another's slurmctld answered
+				return "", l, fmt.Errorf("slurmctld on port %d: %w", port, freeport.ErrInUse)
+			}
+			return string(out), logBuf.String(), nil
 		}
 		select {
 		case <-done:
+			if l := stop(); freeport.InUse(l) {
+				return "", l, fmt.Errorf("slurmctld on port %d: %w", port, freeport.ErrInUse)
+			}
 			t.Fatalf("slurmctld exited (%v) before answering:\n%s", waitErr, stop())
 		case <-ctx.Done():
 			t.Fatalf("slurmctld did not answer scontrol show topology in time:\n%s", stop())
