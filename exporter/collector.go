@@ -214,7 +214,9 @@ type kindDescs struct {
 	info      *family
 	uplink    *family
 	rate      *family
+	rawRate   *family
 	portRate  *family
+	portRaw   *family
 	state     *family
 	phys      *family
 	width     *family
@@ -234,7 +236,9 @@ func makeKind(kind, title string) *kindDescs {
 	k.info = newFamily(pre+"info", "Infiniband "+title+" information (value 1)", prometheus.GaugeValue, []string{"guid", kind, "lid"}...)
 	k.uplink = newFamily(pre+"uplink_info", "Infiniband "+title+" uplink information: the port at the other end of each linked port (value 1)", prometheus.GaugeValue, []string{"guid", "port", kind, "uplink", "uplink_guid", "uplink_type", "uplink_port", "uplink_lid"}...).withPlane()
 	k.rate = newFamily(pre+"rate_bytes_per_second", "Infiniband "+title+" rate: the highest data rate of its active ports, in bytes per second", prometheus.GaugeValue, []string{"guid"}...)
+	k.rawRate = newFamily(pre+"raw_rate_bytes_per_second", "Infiniband "+title+" raw rate: the highest raw rate of its active ports, in bytes per second", prometheus.GaugeValue, []string{"guid"}...)
 	k.portRate = newFamily(pre+"port_rate_bytes_per_second", "Infiniband "+title+" port data rate (active width times lane data rate), in bytes per second, from the last discovery", prometheus.GaugeValue, portLabels...).withPlane()
+	k.portRaw = newFamily(pre+"port_raw_rate_bytes_per_second", "Infiniband "+title+" port raw rate (active width times lane signalling rate up to EDR: SDR 2.5, DDR 5, QDR 10, FDR10 10.3125, FDR 14.0625, EDR 25.78125; HDR 50, NDR 100, XDR 200 Gb/s), in bytes per second, from the last discovery", prometheus.GaugeValue, portLabels...).withPlane()
 	k.state = newFamily(pre+"port_state", "Infiniband "+title+" port PortState from the last discovery: 1 Down, 2 Init, 3 Armed, 4 Active", prometheus.GaugeValue, portLabels...).withPlane()
 	k.phys = newFamily(pre+"port_physical_state", "Infiniband "+title+" port PortPhysicalState from the last discovery: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest", prometheus.GaugeValue, portLabels...).withPlane()
 	k.width = newFamily(pre+"port_link_width_lanes", "Infiniband "+title+" port active link width in lanes (1, 2, 4, 8, 12) from the last discovery", prometheus.GaugeValue, portLabels...).withPlane()
@@ -427,10 +431,10 @@ func (e *Exporter) collect(s *Snapshot, em emitter) {
 	em.emit(discDesc, float64(s.DiscoveryTime.UnixNano())/1e9)
 }
 
-// collectNode serves a node's info and rate, and the state, width, speed
-// and rate of each of its ports (linked or not) as discovery read them
+// collectNode serves a node's info and rates, and the state, width, speed
+// and rates of each of its ports (linked or not) as discovery read them
 // (the state as a trap's re-read found it, Snapshot.PortState); without
-// base, not the info and rate (treydock's base metrics).
+// base, not the info and rates (treydock's base metrics).
 func (e *Exporter) collectNode(em emitter, s *Snapshot, k *kindDescs, n *topo.Node, base bool) {
 	guid := hexGUID(n.GUID)
 	lid := 0
@@ -447,7 +451,7 @@ func (e *Exporter) collectNode(em emitter, s *Snapshot, k *kindDescs, n *topo.No
 	if base {
 		em.emit(k.info, 1, guid, n.Desc, strconv.Itoa(lid))
 	}
-	best := 0.0
+	best, bestRaw := 0.0, 0.0
 	for _, p := range n.Ports[1:] {
 		if p == nil {
 			continue
@@ -472,13 +476,20 @@ func (e *Exporter) collectNode(em emitter, s *Snapshot, k *kindDescs, n *topo.No
 		if sp := speedText(p); sp != "" {
 			e.emitPort(em, k.speed, p, 1, guid, port, sp)
 		}
-		if r := rateBytes(p); r != 0 {
+		if r := rateBytes(p); r != 0 && base {
 			e.emitPort(em, k.portRate, p, r, guid, port)
 			best = max(best, r)
 		}
+		if r := rawRateBytes(p); r != 0 && base {
+			e.emitPort(em, k.portRaw, p, r, guid, port)
+			bestRaw = max(bestRaw, r)
+		}
 	}
-	if best != 0 && base {
+	if best != 0 {
 		em.emit(k.rate, best, guid)
+	}
+	if bestRaw != 0 {
+		em.emit(k.rawRate, bestRaw, guid)
 	}
 }
 

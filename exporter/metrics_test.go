@@ -49,9 +49,11 @@ func TestPortStateSeries(t *testing.T) {
 	rate := series(mfs["infiniband_switch_port_rate_bytes_per_second"])
 	speed := series(mfs["infiniband_switch_port_link_speed_info"])
 	nrate := series(mfs["infiniband_switch_rate_bytes_per_second"], "guid")
+	raw := series(mfs["infiniband_switch_port_raw_rate_bytes_per_second"])
+	nraw := series(mfs["infiniband_switch_raw_rate_bytes_per_second"], "guid")
 	active, down := 0, 0
 	for _, n := range s.Switches {
-		best := 0.0
+		best, bestRaw := 0.0, 0.0
 		for _, p := range n.Ports[1:] {
 			k := hexGUID(n.GUID) + ":" + itoa(p.Num)
 			if state[k] == nil || phys[k] == nil {
@@ -63,8 +65,8 @@ func TestPortStateSeries(t *testing.T) {
 			}
 			if p.Remote == nil {
 				down++
-				if p.State != smp.PortStateDown || width[k] != nil || rate[k] != nil || speed[k] != nil {
-					t.Errorf("%s port %d unlinked: state %d, width/rate/speed series %v %v %v", n.Desc, p.Num, p.State, width[k], rate[k], speed[k])
+				if p.State != smp.PortStateDown || width[k] != nil || rate[k] != nil || speed[k] != nil || raw[k] != nil {
+					t.Errorf("%s port %d unlinked: state %d, width/rate/speed/raw series %v %v %v %v", n.Desc, p.Num, p.State, width[k], rate[k], speed[k], raw[k])
 				}
 				continue
 			}
@@ -81,10 +83,17 @@ func TestPortStateSeries(t *testing.T) {
 			if m := series(mfs["infiniband_switch_port_link_speed_info"], "guid", "port", "speed")[k+":"+sp]; m == nil {
 				t.Errorf("%s port %d: no speed series %q", n.Desc, p.Num, sp)
 			}
-			best = max(best, r)
+			rr := float64(l) * rawLaneRates[sp] / 8
+			if rr == 0 || raw[k] == nil || value(raw[k]) != rr {
+				t.Errorf("%s port %d: raw rate %v, want %v B/s", n.Desc, p.Num, raw[k], rr)
+			}
+			best, bestRaw = max(best, r), max(bestRaw, rr)
 		}
 		if m := nrate[hexGUID(n.GUID)]; m == nil || value(m) != best {
 			t.Errorf("%s: rate_bytes_per_second %v, want %v", n.Desc, m, best)
+		}
+		if m := nraw[hexGUID(n.GUID)]; m == nil || value(m) != bestRaw {
+			t.Errorf("%s: raw_rate_bytes_per_second %v, want %v", n.Desc, m, bestRaw)
 		}
 	}
 	if active != 8 || down != 8 {
@@ -96,6 +105,10 @@ func TestPortStateSeries(t *testing.T) {
 	if m := rate[hexGUID(sw1.GUID)+":1"]; m == nil || value(m) != 1e9 {
 		t.Errorf("Switch port 1 rate %v, want 1e9 (4xSDR)", m)
 	}
+	// Its raw rate: 4 lanes x 2.5 Gb/s signalling = 1.25 GB/s.
+	if m := raw[hexGUID(sw1.GUID)+":1"]; m == nil || value(m) != 1.25e9 {
+		t.Errorf("Switch port 1 raw rate %v, want 1.25e9 (4xSDR)", m)
+	}
 }
 
 // TestLaneRates: the lane data rates and symbol times of each speed.
@@ -104,10 +117,12 @@ func TestLaneRates(t *testing.T) {
 		speed, ext uint8
 		rate       float64 // Gb/s
 		name       string
+		raw        float64 // Gb/s, treydock/infiniband_exporter 0.10.0's raw lane rate (XDR: see rawLaneRates)
 	}{
-		{1, 0, 2, "SDR"}, {2, 0, 4, "DDR"}, {4, 0, 8, "QDR"},
-		{4, 1, 14.0625 * 64 / 66, "FDR"}, {4, 2, 25, "EDR"}, {4, 4, 50, "HDR"}, {4, 8, 100, "NDR"},
-		{0, 0, 0, ""}, {7, 0, 0, ""}, {1, 3, 0, ""},
+		{1, 0, 2, "SDR", 2.5}, {2, 0, 4, "DDR", 5}, {4, 0, 8, "QDR", 10},
+		{4, 1, 14.0625 * 64 / 66, "FDR", 14.0625}, {4, 2, 25, "EDR", 25.78125}, {4, 4, 50, "HDR", 50}, {4, 8, 100, "NDR", 100},
+		{4, smp.ExtSpeedXDR, 200, "XDR", 200},
+		{0, 0, 0, "", 0}, {7, 0, 0, "", 0}, {1, 3, 0, "", 0},
 	} {
 		p := &topo.Port{SpeedActive: c.speed, SpeedExtActive: c.ext, WidthActive: 2}
 		if r := laneDataRate(p); math.Abs(r-c.rate*1e9) > 1 {
@@ -118,6 +133,9 @@ func TestLaneRates(t *testing.T) {
 		}
 		if c.rate != 0 && math.Abs(rateBytes(p)-4*c.rate*1e9/8) > 1 {
 			t.Errorf("speed %d ext %d: 4x rate %v", c.speed, c.ext, rateBytes(p))
+		}
+		if r := rawRateBytes(p); r != 4*c.raw*1e9/8 {
+			t.Errorf("speed %d ext %d: 4x raw rate %v, want %v", c.speed, c.ext, r, 4*c.raw*1e9/8)
 		}
 	}
 	if st := symbolTime(&topo.Port{SpeedActive: 1}); math.Abs(st-4e-9) > 1e-18 {

@@ -12,9 +12,11 @@ import (
 )
 
 // SwitchBase and SwitchDetails are the series of its switch collector
-// (collectors/switch.go): the base metrics (perfquery -x, ibnetdiscover)
-// and --collector.switch.rcv-err-details' (perfquery -E); Collector its
-// collector gauges (collectors/collectors.go).
+// (collectors/switch.go, release 0.10.0): the base metrics (perfquery -x,
+// ibnetdiscover) and --collector.switch.rcv-err-details' (perfquery -E);
+// Collector its collector gauges (collectors/collectors.go). 0.10.0
+// replaced infiniband_switch_rate_bytes_per_second and
+// _raw_rate_bytes_per_second ({guid}) by the port_ ones ({guid, port}).
 var (
 	SwitchBase = map[string][]string{
 		"infiniband_switch_port_transmit_data_bytes_total":             {"guid", "port"},
@@ -39,7 +41,8 @@ var (
 		"infiniband_switch_port_vl15_dropped_total":                    {"guid", "port"},
 		"infiniband_switch_port_transmit_wait_total":                   {"guid", "port"},
 		"infiniband_switch_port_qp1_dropped_total":                     {"guid", "port"},
-		"infiniband_switch_rate_bytes_per_second":                      {"guid"},
+		"infiniband_switch_port_rate_bytes_per_second":                 {"guid", "port"},
+		"infiniband_switch_port_raw_rate_bytes_per_second":             {"guid", "port"},
 		"infiniband_switch_info":                                       {"guid", "switch", "lid"},
 		"infiniband_switch_uplink_info":                                {"guid", "port", "switch", "uplink", "uplink_guid", "uplink_type", "uplink_port", "uplink_lid"},
 	}
@@ -58,11 +61,23 @@ var (
 	}
 )
 
+// hcaRates are the switch collector's port rates as the HCA collector
+// serves them (collectors/hca.go): one per CA, by guid.
+var hcaRates = map[string]string{
+	"infiniband_switch_port_rate_bytes_per_second":     "infiniband_hca_rate_bytes_per_second",
+	"infiniband_switch_port_raw_rate_bytes_per_second": "infiniband_hca_raw_rate_bytes_per_second",
+}
+
 // AsHCA is a switch collector's names as its HCA collector serves them
-// (collectors/hca.go): infiniband_hca_*, an hca label for switch.
+// (collectors/hca.go): infiniband_hca_*, an hca label for switch, and the
+// rates by CA (hcaRates).
 func AsHCA(m map[string][]string) map[string][]string {
 	out := map[string][]string{}
 	for name, l := range m {
+		if hn, ok := hcaRates[name]; ok {
+			out[hn] = []string{"guid"}
+			continue
+		}
 		hl := slices.Clone(l)
 		for i := range hl {
 			if hl[i] == "switch" {

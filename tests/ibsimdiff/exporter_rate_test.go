@@ -18,8 +18,15 @@ var treydockLaneRates = map[string]float64{
 	"SDR": 2, "DDR": 4, "QDR": 8, "FDR10": 10, "FDR": 13.64, "EDR": 25, "HDR": 50, "NDR": 100,
 }
 
+// treydockRawLaneRates is the same table's raw rate of one lane (its first
+// column), in Gb/s: the raw_rate_bytes_per_second series.
+var treydockRawLaneRates = map[string]float64{
+	"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR10": 10.3125, "FDR": 14.0625, "EDR": 25.78125, "HDR": 50, "NDR": 100,
+}
+
 var (
 	promPortRate  = regexp.MustCompile(`(?m)^infiniband_switch_port_rate_bytes_per_second\{guid="(0x[0-9a-f]+)",port="(\d+)"\} (\S+)$`)
+	promPortRaw   = regexp.MustCompile(`(?m)^infiniband_switch_port_raw_rate_bytes_per_second\{guid="(0x[0-9a-f]+)",port="(\d+)"\} (\S+)$`)
 	promPortSpeed = regexp.MustCompile(`(?m)^infiniband_switch_port_link_speed_info\{guid="(0x[0-9a-f]+)",port="(\d+)",speed="(\w+)"\} 1$`)
 )
 
@@ -31,7 +38,8 @@ var (
 // active, not "QDR") and width x its lane rate / 8 (FDR10 10 Gb/s a lane:
 // 5e9 bytes/s at 4x, not QDR's 4e9). treydock rounds FDR's 64/66-coded
 // lane rate to 13.64 Gb/s; ibscript's is 14.0625 x 64/66 = 13.636...: the
-// rates are compared to 0.1%, FDR10's exactly.
+// rates are compared to 0.1%, FDR10's exactly. port_raw_rate_bytes_per_second
+// is treydock's raw rate exactly (FDR10 10.3125 Gb/s a lane, FDR 14.0625).
 func TestExporterRatesMatchTreydock(t *testing.T) {
 	s := diagSim(t, topoMlnx)
 	r := cTool(t, s, "SX", "ibnetdiscover", "-p")
@@ -39,8 +47,8 @@ func TestExporterRatesMatchTreydock(t *testing.T) {
 		t.Fatalf("ibnetdiscover -p: status %d: %s", r.code, r.stderr)
 	}
 	type port struct {
-		speed string
-		rate  float64
+		speed     string
+		rate, raw float64
 	}
 	want := map[string]port{}
 	for _, line := range strings.Split(string(r.stdout), "\n") {
@@ -56,7 +64,7 @@ func TestExporterRatesMatchTreydock(t *testing.T) {
 		if err != nil || lerr != nil || !ok {
 			t.Fatalf("ibnetdiscover -p line %q: not what treydock's exporter parses", line)
 		}
-		want["0x"+strconv.FormatUint(guid, 16)+":"+f[2]] = port{f[5], float64(lanes) * lane * 1e9 / 8}
+		want["0x"+strconv.FormatUint(guid, 16)+":"+f[2]] = port{f[5], float64(lanes) * lane * 1e9 / 8, float64(lanes) * treydockRawLaneRates[f[5]] * 1e9 / 8}
 	}
 	sess, _ := session(t, s, "SX", nil, nil)
 	e := exporter.New(sess, nil)
@@ -75,16 +83,21 @@ func TestExporterRatesMatchTreydock(t *testing.T) {
 		}
 		return "0x" + strconv.FormatUint(v, 16) + ":" + p
 	}
-	for _, m := range promPortRate.FindAllStringSubmatch(text.String(), -1) {
-		v, err := strconv.ParseFloat(m[3], 64)
-		if err != nil {
-			t.Fatalf("rate %q", m[3])
+	// values sets each port's value of the series re matches.
+	values := func(re *regexp.Regexp, set func(p *port, v float64)) {
+		for _, m := range re.FindAllStringSubmatch(text.String(), -1) {
+			v, err := strconv.ParseFloat(m[3], 64)
+			if err != nil {
+				t.Fatalf("%s: value %q", m[0], m[3])
+			}
+			k := key(m[1], m[2])
+			p := got[k]
+			set(&p, v)
+			got[k] = p
 		}
-		k := key(m[1], m[2])
-		p := got[k]
-		p.rate = v
-		got[k] = p
 	}
+	values(promPortRate, func(p *port, v float64) { p.rate = v })
+	values(promPortRaw, func(p *port, v float64) { p.raw = v })
 	for _, m := range promPortSpeed.FindAllStringSubmatch(text.String(), -1) {
 		k := key(m[1], m[2])
 		p := got[k]
@@ -101,6 +114,8 @@ func TestExporterRatesMatchTreydock(t *testing.T) {
 			t.Errorf("switch port %s: speed %q, treydock's %q", k, g.speed, w.speed)
 		case w.speed == "FDR10" && g.rate != w.rate, math.Abs(g.rate-w.rate) > w.rate/1000:
 			t.Errorf("switch port %s (%s): rate %g bytes/s, treydock's %g", k, w.speed, g.rate, w.rate)
+		case g.raw != w.raw:
+			t.Errorf("switch port %s (%s): raw rate %g bytes/s, treydock's %g", k, w.speed, g.raw, w.raw)
 		}
 		if w.speed == "FDR10" {
 			fdr10++
