@@ -1,6 +1,7 @@
 package bindings
 
 import (
+	"math"
 	"regexp"
 	"testing"
 
@@ -18,6 +19,11 @@ func TestArgErrorNamesFunction(t *testing.T) {
 		{`error(select(2, pcall(umad.poll, umad.open_port(), "x")), 0)`, `^bad argument #2 to umad\.poll \(timeout_ms: number expected, got string\)$`},
 		{`error(select(2, pcall(umad.poll, 5, 1)), 0)`, `^bad argument #1 to umad\.poll \(port: umad\.port expected, got number\)$`},
 		{`local r = umad.recv; r(umad.open_port(), {})`, `^<string>:1: bad argument #2 to umad\.recv \(timeout_ms: number expected, got table\)$`},
+		// NaN is no timeout: it would have been Go's conversion of a
+		// float past an int (a negative one on amd64, waiting forever).
+		{`umad.poll(umad.open_port(), 0/0)`, `^<string>:1: bad argument #2 to umad\.poll \(timeout_ms: a number of milliseconds expected, got NaN\)$`},
+		{`umad.recv(umad.open_port(), -(0/0))`, `^<string>:1: bad argument #2 to umad\.recv \(timeout_ms: a number of milliseconds expected, got NaN\)$`},
+		{`umad.send(umad.open_port(), 0, string.rep("\0", 256), 0/0, 0)`, `^<string>:1: bad argument #4 to umad\.send \(timeout_ms: a number of milliseconds expected, got NaN\)$`},
 		{`local t = {umad.send}; t[1](umad.open_port())`, `^<string>:1: bad argument #2 to umad\.send \(agent: integer expected, got no value\)$`},
 		{`local function f() return umad.get_port({}) end f()`, `^<string>:1: bad argument #1 to umad\.get_port \(ca: string expected, got table\)$`},
 		{`umad.release_port()`, `^<string>:1: bad argument #1 to umad\.release_port \(port_table: table expected, got no value\)$`},
@@ -96,5 +102,30 @@ func TestArgErrorOfMethod(t *testing.T) {
 		if err == nil || !regexp.MustCompile(c.want).MatchString(err.Error()) {
 			t.Errorf("%s: %v, want %s", c.script, err, c.want)
 		}
+	}
+}
+
+// TestTimeoutMSAsCInt: umad's timeout_ms arguments become a C int as
+// checkTimeoutMS says, never by Go's conversion of a float64 out of an
+// int's range: math.huge and 1e300 the longest wait, -math.huge a
+// negative one (until a MAD comes), fractions cut toward zero.
+func TestTimeoutMSAsCInt(t *testing.T) {
+	L := lua.NewState()
+	defer L.Close()
+	conv := L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LNumber(checkTimeoutMS(L, 1)))
+		return 1
+	})
+	for in, want := range map[float64]int{
+		math.Inf(1): math.MaxInt32, 1e300: math.MaxInt32, 1e18: math.MaxInt32, 2147483648: math.MaxInt32,
+		math.Inf(-1): math.MinInt32, -1e300: math.MinInt32, -1: -1, 0: 0, 2.9: 2, -2.9: -2, 2147483647: 2147483647,
+	} {
+		if err := L.CallByParam(lua.P{Fn: conv, NRet: 1, Protect: true}, lua.LNumber(in)); err != nil {
+			t.Fatalf("%v: %v", in, err)
+		}
+		if got := int(L.Get(-1).(lua.LNumber)); got != want {
+			t.Errorf("timeout_ms %v: %d, want %d", in, got, want)
+		}
+		L.Pop(1)
 	}
 }

@@ -3,6 +3,7 @@ package bindings
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"syscall"
@@ -32,9 +33,9 @@ func umadModule() Module {
 			{"close_port", umadClosePort, "close_port(port) -> nil: closes a port (also port:close())"},
 			{"register_agent", umadRegister, "register_agent(port, mgmt_class, mgmt_version [, rmpp_version [, methods]]) -> agent id: registers an agent for a management class (umad_register); the port then receives the responses to what the agent sends, and unsolicited requests of the methods listed (an array of method numbers); rmpp_version is umad_register's (0 none, 1 RMPP)"},
 			{"unregister_agent", umadUnregister, "unregister_agent(port, agent) -> nil: unregisters an agent of the port (umad_unregister): nothing more is sent or received for it"},
-			{"send", umadSend, "send(port, agent, mad, timeout_ms, retries [, addr]) -> nil: mad is a binary string; addr {lid=, qpn=, qkey=, sl=, pkey_index=, gid=, gid_index=, hop_limit=, traffic_class=, flow_label=} (qpn defaults from the class; a gid such as \"fd00::2\" sends with a GRH, as umad_set_grh: gid_index defaults to the local GID of the destination's kind, hop_limit to 64; a RoCE port needs one on every MAD, ibsim refuses one)"},
-			{"recv", umadRecv, "recv(port, timeout_ms [, length]) -> mad, agent, status, addr | nil on timeout: addr {lid, qpn, qkey, sl, pkey_index, grh} and with a GRH the sender's gid, gid_index (the local GID it was sent to), hop_limit, traffic_class, flow_label; timeout_ms 0 does not wait, negative waits until a MAD comes (one above 2^31-1, a C int, waits 2^31-1 ms); status 110 (ETIMEDOUT) marks a request that got no response (the request, or on the kernel backend its 24-byte header); length (default 1 MiB) below 256 raises EINVAL, a longer message than length raises ENOSPC naming the length needed, and the message stays queued"},
-			{"poll", umadPoll, "poll(port, timeout_ms) -> boolean: true when a MAD is ready (the next recv gets it), false when the timeout passed; timeout_ms 0 does not wait, negative waits until a MAD comes (one above 2^31-1, a C int, waits 2^31-1 ms)"},
+			{"send", umadSend, "send(port, agent, mad, timeout_ms, retries [, addr]) -> nil: mad is a binary string; timeout_ms as recv's (0 unsolicited, negative no timeout); addr {lid=, qpn=, qkey=, sl=, pkey_index=, gid=, gid_index=, hop_limit=, traffic_class=, flow_label=} (qpn defaults from the class; a gid such as \"fd00::2\" sends with a GRH, as umad_set_grh: gid_index defaults to the local GID of the destination's kind, hop_limit to 64; a RoCE port needs one on every MAD, ibsim refuses one)"},
+			{"recv", umadRecv, "recv(port, timeout_ms [, length]) -> mad, agent, status, addr | nil on timeout: addr {lid, qpn, qkey, sl, pkey_index, grh} and with a GRH the sender's gid, gid_index (the local GID it was sent to), hop_limit, traffic_class, flow_label; timeout_ms 0 does not wait, negative waits until a MAD comes (one above 2^31-1, a C int, math.huge too, waits 2^31-1 ms; one below -2^31, -math.huge too, as -1; a fraction is cut toward 0; NaN raises); status 110 (ETIMEDOUT) marks a request that got no response (the request, or on the kernel backend its 24-byte header); length (default 1 MiB) below 256 raises EINVAL, a longer message than length raises ENOSPC naming the length needed, and the message stays queued"},
+			{"poll", umadPoll, "poll(port, timeout_ms) -> boolean: true when a MAD is ready (the next recv gets it), false when the timeout passed; timeout_ms 0 does not wait, negative waits until a MAD comes (one above 2^31-1, a C int, math.huge too, waits 2^31-1 ms; one below -2^31, -math.huge too, as -1; a fraction is cut toward 0; NaN raises)"},
 			{"size", umadSize, "size() -> 64: the umad header size (ibscript always uses the P_Key-index header)"},
 		},
 	}
@@ -269,7 +270,7 @@ func umadSend(_ *Env, L *lua.LState) int {
 	u := checkPort(L, 1, "send")
 	agent := int(checkUint(L, 2, 255))
 	data := []byte(L.CheckString(3))
-	timeout := L.CheckInt(4)
+	timeout := checkTimeoutMS(L, 4)
 	retries := int(optUint(L, 5, 0, 100))
 	var addr fabric.Addr
 	// Defaults as a libibumad caller would fill them: QP0 for SMPs, QP1
@@ -337,7 +338,7 @@ func umadSend(_ *Env, L *lua.LState) int {
 
 func umadRecv(_ *Env, L *lua.LState) int {
 	u := checkPort(L, 1, "recv")
-	timeout := L.CheckInt(2)
+	timeout := checkTimeoutMS(L, 2)
 	length := int(optUint(L, 3, 1<<20, 1<<30))
 	pkt, err := u.p.Recv(L.Context(), length, timeout)
 	if errors.Is(err, syscall.ETIMEDOUT) || errors.Is(err, syscall.EAGAIN) {
@@ -391,9 +392,28 @@ func ParseGID(s string) ([16]byte, error) {
 // FormatGID writes a GID as IPv6 text, as ParseGID reads it.
 func FormatGID(g [16]byte) string { return netip.AddrFrom16(g).String() }
 
+// checkTimeoutMS reads argument n, a timeout_ms, as libibumad's C int
+// takes it, without leaving the conversion of a float64 past an int to
+// Go (implementation-defined: math.huge became a negative int, waiting
+// forever, on amd64): a fraction is cut toward zero, a value above
+// 2^31-1 (math.huge, 1e18) is 2^31-1, the longest wait, and one below
+// -2^31 (-math.huge) is -2^31, a negative one that waits until a MAD
+// comes. NaN is no timeout: it raises, naming the argument.
+func checkTimeoutMS(L *lua.LState, n int) int {
+	num, ok := L.Get(n).(lua.LNumber) // not CheckNumber: it takes "1" too
+	if !ok {
+		L.TypeError(n, lua.LTNumber)
+	}
+	f := float64(num)
+	if math.IsNaN(f) {
+		L.ArgError(n, "a number of milliseconds expected, got NaN")
+	}
+	return int(max(math.MinInt32, min(math.Trunc(f), math.MaxInt32)))
+}
+
 func umadPoll(_ *Env, L *lua.LState) int {
 	u := checkPort(L, 1, "poll")
-	err := u.p.Poll(L.Context(), L.CheckInt(2))
+	err := u.p.Poll(L.Context(), checkTimeoutMS(L, 2))
 	if errors.Is(err, syscall.ETIMEDOUT) || errors.Is(err, syscall.EAGAIN) {
 		L.Push(lua.LFalse)
 		return 1

@@ -268,9 +268,10 @@ function test_umad_send_invalid_agent_or_port(t)
 end
 
 -- umad_poll(3), umad_recv(3) and umad_send(3) with a timeout longer than a
--- C int holds (1e18 ms): the calls wait as for the longest one (2^31-1
--- ms), so poll and recv get the 50 ms timeout record that comes, and a
--- send with it still waits for its reply (no record after 100 ms).
+-- C int holds (1e18 ms, math.huge): the calls wait as for the longest one
+-- (2^31-1 ms), so poll and recv get the 50 ms timeout record that comes,
+-- and a send with it still waits for its reply (no record after 100 ms);
+-- -math.huge waits as -1 does. NaN is no timeout: each raises, naming it.
 function test_umad_huge_timeouts(t)
   local port, agent = smp_port()
   -- ibsim bounces a request to a LID no port has back at once, as a
@@ -279,7 +280,12 @@ function test_umad_huge_timeouts(t)
   -- checked.
   umad.send(port, agent, nodeinfo_get(0x8100), 60000, 0, { lid = DEAD_LID })
   local bounces = umad.recv(port, 100) ~= nil
-  for i, ms in ipairs({ 2147483647, 2147483648, 1e18 }) do
+  for _, f in ipairs({ umad.poll, umad.recv }) do
+    expect_error("timeout_ms: a number of milliseconds expected, got NaN", f, port, 0 / 0)
+  end
+  expect_error("bad argument #4 to umad.send \\(timeout_ms: a number of milliseconds expected, got NaN\\)",
+    umad.send, port, agent, nodeinfo_get(0x8100), 0 / 0, 0, { lid = DEAD_LID })
+  for i, ms in ipairs({ 2147483647, 2147483648, 1e18, math.huge, -math.huge }) do
     umad.send(port, agent, nodeinfo_get(0x8100 + i), 50, 0, { lid = DEAD_LID })
     if not umad.poll(port, ms) then t:fatal("poll(" .. ms .. ") timed out before the timeout record came") end
     local m, _, status = umad.recv(port, ms)
