@@ -44,9 +44,7 @@ func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *Dis
 	start := time.Now()
 	merged := &Discovery{routes: new(intmap.Map[PlaneRoute]), own: -1, fab: f}
 	var walks []*topo.Fabric
-	smi := slices.DeleteFunc(slices.Clone(ports), func(p fabric.PortAttr) bool {
-		return p.PortGUID != local.PortGUID || p.RoCE() || p.CAName == local.CAName || p.CapMask&fabric.CapIsSMDisabled != 0
-	})
+	smi := planePorts(ports, local)
 	planes := PlaneNumbers(smi)
 	ownPlane := -1
 	for i, p := range smi {
@@ -84,6 +82,40 @@ func (s *Session) DiscoverPlanes(ctx context.Context, f fabric.Fabric, opts *Dis
 	}
 	merged.Elapsed = time.Since(start)
 	return merged, nil
+}
+
+// planePorts returns the SMI plane ports among ports of the planarized CA
+// whose GSI side is local: the ports sharing its port GUID but for its own
+// and those with IsSMDisabled (libibumad's pairing), InfiniBand only.
+func planePorts(ports []fabric.PortAttr, local fabric.PortAttr) []fabric.PortAttr {
+	return slices.DeleteFunc(slices.Clone(ports), func(p fabric.PortAttr) bool {
+		return p.PortGUID != local.PortGUID || p.RoCE() || p.CAName == local.CAName || p.CapMask&fabric.CapIsSMDisabled != 0
+	})
+}
+
+// PlaneSMLIDs returns the SM LIDs of the planes of the session's port
+// when it is a planarized CA's (its SMI side another CA's port, as
+// DiscoverPlanes finds them): each SMI plane port's SMLID, in port order,
+// each once; nil on any other port. Each plane is a subnet with an SM of
+// its own (a site runs one OpenSM per plane), which answers SA requests
+// and forwards traps for its plane alone: SubscribeOptions.SMLIDs and
+// SALID reach them through the session's GSI side.
+func (s *Session) PlaneSMLIDs(ctx context.Context, f fabric.Fabric) ([]uint16, error) {
+	local := s.tr.Port()
+	if f == nil || local.SMIName == "" || local.SMIName == local.CAName {
+		return nil, nil
+	}
+	ports, err := f.Ports(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("engine: plane SM LIDs: %w", err)
+	}
+	var lids []uint16
+	for _, p := range planePorts(ports, local) {
+		if p.SMLID != 0 && !slices.Contains(lids, p.SMLID) {
+			lids = append(lids, p.SMLID)
+		}
+	}
+	return lids, nil
 }
 
 // PlaneNumbers returns the plane of each of a planarized CA's SMI plane

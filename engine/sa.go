@@ -146,6 +146,9 @@ func (s *Session) SAQuery(ctx context.Context, method uint8, attr *sa.Attr, comp
 		return nil, err
 	}
 	port := s.tr.Port()
+	if l := s.callOpts(opts).saLID; l != 0 {
+		port.SMLID = l
+	}
 	if port.SMLID == 0 {
 		return nil, fmt.Errorf("engine: sa %s %s: the port knows no SM (SMLID 0)", mad.MethodName(method), attr.Name())
 	}

@@ -94,6 +94,7 @@ type callOpts struct {
 	smkey   uint64
 	cckey   uint64
 	saMod   uint32
+	saLID   uint16 // the SA's LID; 0: the port's SMLID
 	pkeyIdx uint16 // P_Key index of GMPs (Options.PKeyIndex)
 	passes  int    // Sweep: passes over the queries that could not be read; 0: defaultSweepPasses
 }
@@ -121,6 +122,12 @@ func PKeyIndex(idx uint16) CallOption { return func(c *callOpts) { c.pkeyIdx = i
 // default). OpenSM reads bit 31 of a PortInfoRecord query's as "match any
 // of the template's CapabilityMask bits", as saquery -s asks.
 func SAAttrMod(mod uint32) CallOption { return func(c *callOpts) { c.saMod = mod } }
+
+// SALID sends one SA request (SAQuery, SAGetTable ...) to the SA at lid
+// instead of the port's SM's (PortAttr.SMLID): on a planarized port, the
+// SM of another plane, each plane being a subnet of its own with its own
+// SM (the GSI side sends it on the plane that routes lid).
+func SALID(lid uint16) CallOption { return func(c *callOpts) { c.saLID = lid } }
 
 // Passes sets how many passes Session.Sweep makes over queries that
 // could not be read (Unreadable: timed out after every try, or never

@@ -45,6 +45,13 @@ type SubscribeOptions struct {
 	// alone). The SM's own traps (64 to 67) are issued by the SM's LID.
 	// 0 means every issuer (InformInfo.LIDRangeBegin 0xFFFF).
 	LIDBegin, LIDEnd uint16
+	// SMLIDs, when not empty, are the SAs to subscribe at instead of the
+	// port's SM's, each with the same InformInfos; one Subscription then
+	// gets the Reports of all. On a planarized port each plane is a
+	// subnet with an SM of its own (one OpenSM per plane), which forwards
+	// its plane's traps only: subscribing at every plane's SM
+	// (Session.PlaneSMLIDs) hears every plane.
+	SMLIDs []uint16
 	// Buffer is the number of Reports held until read; 0 means
 	// DefaultReportBuffer. A Report arriving while the buffer is full is
 	// answered and dropped (Subscription.Dropped counts them): the
@@ -64,6 +71,7 @@ type Report struct {
 type informKey struct {
 	trap             uint16 // smp.TrapAll: every trap
 	lidBegin, lidEnd uint16 // lidBegin 0xFFFF: every issuer
+	sa               uint16 // the SA's LID (SubscribeOptions.SMLIDs); 0: the port's SM's
 }
 
 // subState is the Session's side of its subscriptions.
@@ -143,6 +151,19 @@ func (s *Session) Subscribe(ctx context.Context, o SubscribeOptions, opts ...Cal
 			if !sub.traps[t] {
 				sub.traps[t] = true
 				k.trap = t
+				sub.keys = append(sub.keys, k)
+			}
+		}
+	}
+	if len(o.SMLIDs) > 0 {
+		keys := sub.keys
+		sub.keys = nil
+		for i, l := range o.SMLIDs {
+			if l == 0 || slices.Contains(o.SMLIDs[:i], l) {
+				continue
+			}
+			for _, k := range keys {
+				k.sa = l
 				sub.keys = append(sub.keys, k)
 			}
 		}
@@ -237,6 +258,9 @@ func (s *Session) inform(ctx context.Context, k informKey, on bool, opts []CallO
 	if err != nil {
 		return fmt.Errorf("engine: subscribe: %w", err)
 	}
+	if k.sa != 0 {
+		opts = append(slices.Clone(opts), SALID(k.sa))
+	}
 	if _, err := s.SAQuery(ctx, mad.MethodSet, sa.InformInfo(), 0, tmpl, opts...); err != nil {
 		what := "subscribe to"
 		if !on {
@@ -254,6 +278,9 @@ func (k informKey) String() string {
 	}
 	if k.lidBegin != 0xFFFF {
 		t += fmt.Sprintf(" from LIDs %d-%d", k.lidBegin, k.lidEnd)
+	}
+	if k.sa != 0 {
+		t += fmt.Sprintf(" at the SA of LID %d", k.sa)
 	}
 	return t
 }

@@ -281,3 +281,73 @@ func TestUnsubscribeLateSubscription(t *testing.T) {
 		t.Errorf("%d subscriptions left at the SA after Close", st.Subs)
 	}
 }
+
+// TestSubscribePlanes: on a planarized port (h001-00 plane 1, the pair
+// Open gives) each plane is a subnet with its own SM (h000-00's plane
+// ports), which reports its own plane's traps only: subscribed at the
+// port's SM alone, a plane-3 link going down makes no Report; at every
+// plane's SM (PlaneSMLIDs, through the GSI side), its coming back up
+// makes trap 128, from plane 3's SM. SALID sends an SA query to another
+// plane's SA.
+func TestSubscribePlanes(t *testing.T) {
+	f, err := sim.Load("../tests/topologies/fattree-xdr-4planes.net", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx := t.Context()
+	tr, err := f.Open(ctx, "h001-00", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := engine.New(tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lids, err := s.PlaneSMLIDs(ctx, f)
+	if err != nil || len(lids) != 4 || lids[0] != tr.Port().SMLID {
+		t.Fatalf("PlaneSMLIDs = %v, %v; want 4, the port's SM first", lids, err)
+	}
+	for _, l := range lids {
+		r, err := s.SAQuery(ctx, mad.MethodGetTable, sa.SMInfoRecord(), 0, nil, engine.SALID(l))
+		if err != nil || len(r.Records) != 1 || uint16(r.Records[0][0])<<8|uint16(r.Records[0][1]) != l {
+			t.Errorf("SMInfoRecord at the SA of LID %d: %v, %v", l, r, err)
+		}
+	}
+	own, err := s.Subscribe(ctx, engine.SubscribeOptions{Traps: []uint16{128}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetLink("p3-leaf001", 3, false); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.ReportStats(); st.Subs != 1 || st.Sent != 0 {
+		t.Errorf("at plane 1's SM only: %d subscriptions, %d Reports sent; want 1 and 0", st.Subs, st.Sent)
+	}
+	if err := own.Close(); err != nil {
+		t.Error(err)
+	}
+	all, err := s.Subscribe(ctx, engine.SubscribeOptions{Traps: []uint16{128}, SMLIDs: lids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := f.ReportStats(); st.Subs != 4 {
+		t.Errorf("the planes' SAs hold %d subscriptions, want 4", st.Subs)
+	}
+	if err := f.SetLink("p3-leaf001", 3, true); err != nil {
+		t.Fatal(err)
+	}
+	wait, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	r, err := all.Next(wait)
+	if err != nil || r.Notice.TrapNumber != 128 || r.From.LID != lids[2] {
+		t.Fatalf("Report %+v, %v; want trap 128 from plane 3's SM, LID %d", r, err, lids[2])
+	}
+	if err := all.Close(); err != nil {
+		t.Error(err)
+	}
+	if st := f.ReportStats(); st.Subs != 0 {
+		t.Errorf("%d subscriptions left after Close", st.Subs)
+	}
+}

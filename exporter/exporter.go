@@ -73,7 +73,8 @@ type Options struct {
 	// asked.
 	ResetSaturated bool
 	// Traps makes Run subscribe to the SM's traps (TrapNumbers) through
-	// InformInfo and act on each at once, besides DiscoverInterval: it
+	// InformInfo (on a planarized port with Fabric, at every plane's SM:
+	// engine.Session.PlaneSMLIDs) and act on each at once, besides DiscoverInterval: it
 	// re-reads just the ports a trap names (a switch's ports for 128, the
 	// port for 129-131 and 144, the switch port facing an endport out of
 	// service for 65: their PortInfo, and the counters of those it
@@ -679,7 +680,13 @@ func fillPorts(s *Snapshot, pl *sweepPlan, res []engine.SweepResult) {
 // ends: each queues what it names and wakes Run. It returns the
 // function that unsubscribes (and waits for the reader).
 func (e *Exporter) subscribe(ctx context.Context) func() {
-	sub, err := e.sess.Subscribe(ctx, engine.SubscribeOptions{Traps: TrapNumbers()})
+	// On a planarized port, at every plane's SM: each forwards its own
+	// plane's traps only.
+	lids, err := e.sess.PlaneSMLIDs(ctx, e.opts.Fabric)
+	var sub *engine.Subscription
+	if err == nil {
+		sub, err = e.sess.Subscribe(ctx, engine.SubscribeOptions{Traps: TrapNumbers(), SMLIDs: lids})
+	}
 	if err != nil {
 		if e.opts.Logger != nil && ctx.Err() == nil {
 			e.opts.Logger.Warn("exporter: no trap subscription, the topology is rediscovered every --discover-interval only", "err", err)

@@ -74,7 +74,7 @@ func (f *Fabric) capMaskTrap(p *port, old uint32) {
 		TrapNumber: smp.TrapLocalChanges, IssuerLID: p.lid, IssuerGID: mad.NewGID(gidPrefix, p.guid)}
 	n.SetDetailsLID(p.lid)
 	n.SetDetailsCapabilityMask(now)
-	f.report(&n)
+	f.report(&n, f.smFor(p))
 }
 
 // extraSMInfo answers SMInfo for a port AddSM made an SM; f.mu is held.

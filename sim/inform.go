@@ -34,6 +34,7 @@ type informSub struct {
 	lid uint16    // report address: the requester's LID, QP and SL
 	qp  uint32
 	sl  uint8
+	sm  *port // the SM it was made through: its plane's (planes.go)
 }
 
 // sameAddr and sameInform are OpenSM's match_inf_rec: the subscription a
@@ -116,7 +117,7 @@ func (f *Fabric) saInformInfo(req []byte, from uint16, qp uint32, sl uint8) []by
 	if sa.SMKeyOf(req) == 0 && ii.IsGeneric != 0 && ii.TrapNumber >= smp.TrapBadMKey && ii.TrapNumber <= smp.TrapBadSwitchPKey {
 		return fail(sa.StatusReqInvalid) // ERR 430B: security traps need the SM_Key
 	}
-	sub := &informSub{ii: ii, gid: mad.NewGID(gidPrefix, src.guid), lid: from, qp: qp, sl: sl}
+	sub := &informSub{ii: ii, gid: mad.NewGID(gidPrefix, src.guid), lid: from, qp: qp, sl: sl, sm: f.smToward(from)}
 	if ii.Subscribe == 1 {
 		sub.ii.QPN = qp
 	}
@@ -216,14 +217,13 @@ func (f *Fabric) saReportResp(t *txn) bool {
 	return true
 }
 
-// report sends n to every subscription that wants it, as OpenSM's
-// osm_report_notice, subscribers the SM no longer reaches skipped. The
-// MADs are delivered by saFlush. f.mu is held. On a planarized fabric
-// the SM that issues or receives a trap is its plane's, and the
-// subscriptions are those of every plane's SM (one SA database behind
-// them, the simulator's choice: planes.go), each Report sent from the SM
-// port of the subscriber's plane.
-func (f *Fabric) report(n *smp.Notice) {
+// report sends n, a trap SM port sm received or raised, to every
+// subscription made through sm that wants it, as OpenSM's
+// osm_report_notice, subscribers the SM no longer reaches skipped (on a
+// planarized fabric each plane's SM forwards its plane's traps to its own
+// subscribers: planes.go). The MADs are delivered by saFlush. f.mu is
+// held.
+func (f *Fabric) report(n *smp.Notice, sm *port) {
 	if len(f.sa.informs) == 0 {
 		return
 	}
@@ -232,7 +232,7 @@ func (f *Fabric) report(n *smp.Notice) {
 		return
 	}
 	for _, s := range f.sa.informs {
-		if !s.wants(n) || f.livePortByLID(s.lid) == nil {
+		if s.sm != sm || !s.wants(n) || f.livePortByLID(s.lid) == nil {
 			continue
 		}
 		f.sa.reportTID++
@@ -307,7 +307,7 @@ func (f *Fabric) linkTraps(ends []*port, before []*port) {
 		n := smp.Notice{IsGeneric: true, Type: smp.NoticeUrgent, ProducerType: smp.ProducerSwitch,
 			TrapNumber: smp.TrapLinkStateChange, IssuerLID: p0.lid, IssuerGID: mad.NewGID(gidPrefix, p0.guid)}
 		n.SetDetailsSwitchLID(p0.lid)
-		f.report(&n)
+		f.report(&n, f.smFor(p0))
 	}
 	was := make(map[*port]bool, len(before))
 	for _, p := range before {
@@ -329,7 +329,7 @@ func (f *Fabric) linkTraps(ends []*port, before []*port) {
 			n := smp.Notice{IsGeneric: true, Type: smp.NoticeSubnetMgmt, ProducerType: smp.ProducerClassMgr,
 				TrapNumber: set.trap, IssuerLID: sm.lid, IssuerGID: mad.NewGID(gidPrefix, sm.guid)}
 			n.SetDetailsGID(mad.NewGID(gidPrefix, p.guid))
-			f.report(&n)
+			f.report(&n, sm)
 		}
 	}
 }

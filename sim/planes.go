@@ -284,11 +284,8 @@ func (n *node) pairOf(p *port) fabric.PortPair {
 // port. When the simulated SM runs on a planarized CA, each of its plane ports is the SM
 // of its plane: the master whose LID that plane's ports carry in
 // PortInfo.MasterSMLID, which answers SMInfo as MASTER, whose SA answers the
-// requests sent to its LID and which issues its plane's traps (64, 65;
-// 128 and 144 it forwards). One SA database stands behind them (the
-// simulator's choice): the records cover every plane, and a trap goes to
-// the subscriptions made through any plane's SM, each Report from the SM
-// of the subscriber's plane. Every other fabric has one SM (smPort).
+// requests sent to its LID and whose traps (64, 65, 128, 144) go to the
+// subscriptions made through it. Every other fabric has one SM (smPort).
 
 // planeSMs returns, by port.idx, the SM port of each port's plane when the
 // SM runs on a planarized CA: the SM CA's plane port whose plane (its
