@@ -13,6 +13,7 @@ import (
 	"github.com/ibscript/ibscript/mad/sa"
 	"github.com/ibscript/ibscript/mad/smp"
 	"github.com/ibscript/ibscript/sim"
+	"github.com/ibscript/ibscript/sim/simtest"
 )
 
 // nextReports reads n Reports from sub, failing after a generous deadline.
@@ -290,23 +291,11 @@ func TestUnsubscribeLateSubscription(t *testing.T) {
 // makes trap 128, from plane 3's SM. SALID sends an SA query to another
 // plane's SA.
 func TestSubscribePlanes(t *testing.T) {
-	f, err := sim.Load("../tests/topologies/fattree-xdr-4planes.net", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := simtest.Load(t, "../tests/topologies/fattree-xdr-4planes.net", nil)
+	s := simtest.PortSession(t, f, "h001-00", 1, nil)
 	ctx := t.Context()
-	tr, err := f.Open(ctx, "h001-00", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := engine.New(tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	lids, err := s.PlaneSMLIDs(ctx, f)
-	if err != nil || len(lids) != 4 || lids[0] != tr.Port().SMLID {
+	if err != nil || len(lids) != 4 || lids[0] != s.Port().SMLID {
 		t.Fatalf("PlaneSMLIDs = %v, %v; want 4, the port's SM first", lids, err)
 	}
 	for _, l := range lids {

@@ -10,6 +10,7 @@ import (
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/kernel"
 	"github.com/ibscript/ibscript/internal/simkernel"
+	"github.com/ibscript/ibscript/sim/simtest"
 	"github.com/ibscript/ibscript/topo"
 )
 
@@ -48,15 +49,7 @@ func TestDiscoverPlanesOnKernel(t *testing.T) {
 			opts := &engine.Options{Timeout: 2 * time.Second, Retries: 3}
 			discover := func(f fabric.Fabric, ca string, port int) (*engine.Discovery, fabric.PortAttr) {
 				t.Helper()
-				var s *engine.Session
-				tr, err := f.Open(ctx, ca, port)
-				if err == nil {
-					s, err = engine.New(tr, opts)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer s.Close()
+				s := simtest.PortSession(t, f, ca, port, opts)
 				d, err := s.DiscoverPlanes(ctx, f, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -64,7 +57,7 @@ func TestDiscoverPlanesOnKernel(t *testing.T) {
 				if len(d.Errors) > 0 {
 					t.Errorf("%s port %d: discovery errors %v", ca, port, d.Errors)
 				}
-				return d, tr.Port()
+				return d, s.Port()
 			}
 			kd, ka := discover(kf, "mlx5_0", 1)
 			if ka.SMIName == "" || ka.SMIName == "mlx5_0" {
