@@ -159,13 +159,15 @@ func TestPlaneToolsOnKernel(t *testing.T) {
 	generated := regexp.MustCompile(`(?m)^#.*generated.*\n`)
 	for _, tool := range []string{"ibnetdiscover", "iblinkinfo"} {
 		for p := 1; p <= 4; p++ {
-			code, kout, kerr := runFakeTool(t.Context(), t, h, nil, tool, "--fabric", fmt.Sprintf("umad:mlx5_1/%d", p))
-			scode, sout, serr := ibscript(t, "--quiet", tool, "--fabric", fmt.Sprintf("sim:%s?node=h000-00&port=%d", net, p))
+			// -t 2000: a loaded machine's goroutine hops through the
+			// uplink stay well inside a try.
+			code, kout, kerr := runFakeTool(t.Context(), t, h, nil, tool, "-t", "2000", "--fabric", fmt.Sprintf("umad:mlx5_1/%d", p))
+			scode, sout, serr := ibscript(t, "--quiet", tool, "-t", "2000", "--fabric", fmt.Sprintf("sim:%s?node=h000-00&port=%d", net, p))
 			if code != 0 || scode != 0 {
 				t.Fatalf("%s plane %d: exit %d on the kernel (%s), %d on the simulator (%s)", tool, p, code, kerr, scode, serr)
 			}
 			kout, sout = generated.ReplaceAllString(kout, ""), generated.ReplaceAllString(sout, "")
-			if kout != sout || !strings.Contains(kout, fmt.Sprintf("\"p%d-leaf000\"", p)) && !strings.Contains(kout, fmt.Sprintf("p%d-leaf000", p)) {
+			if kout != sout || !strings.Contains(kout, fmt.Sprintf("p%d-leaf000", p)) {
 				t.Errorf("%s plane %d: the kernel backend printed\n%s\nthe simulator\n%s", tool, p, kout, sout)
 			}
 		}
