@@ -25,7 +25,7 @@ func saModule() Module {
 			{"path", saPath, `path(src, dst) -> table: the PathRecord from LID src to LID dst ("lid:N" or a number)`},
 			{"multipath", saMultiPath, `multipath(src_guids, dst_guids) -> array of tables [, warning]: PathRecords between every source and destination port GUID ("0x..." strings), one GetMulti(MultiPathRecord); a truncated answer (as OpenSM's under ibsim) gives the paths that arrived and a string saying what is missing`},
 			{"records", saRecordNames, `records() -> array of strings: the SA record names get and get_table know`},
-			{"subscribe", saSubscribe, `subscribe([{traps={64, 65, 128}, lid_begin=N, lid_end=N, buffer=N}]) -> subscription: asks the SA for traps (one Set(InformInfo) per trap number; no traps: every generic trap; lid_begin/lid_end: issuers in that LID range) and returns an object whose :next([timeout_ms]) returns the next trap as a table (trap, name, type, generic, producer, issuer_lid, issuer_gid, gid and guid of traps 64-67, lid of 128-131/144/145/256, port of 129-131, notice: every Notice field, from_lid) or nil when timeout_ms passes (absent: wait), :dropped() the traps lost to a full buffer (default 64), :close() unsubscribes (also done when the script ends). Each Report is answered with a ReportResp as IBA requires`},
+			{"subscribe", saSubscribe, `subscribe([{traps={64, 65, 128}, lid_begin=N, lid_end=N, buffer=N, planes=BOOL}]) -> subscription: asks the SA for traps (one Set(InformInfo) per trap number; no traps: every generic trap; lid_begin/lid_end: issuers in that LID range) and returns an object whose :next([timeout_ms]) returns the next trap as a table (trap, name, type, generic, producer, issuer_lid, issuer_gid, gid and guid of traps 64-67, lid of 128-131/144/145/256, port of 129-131, notice: every Notice field, from_lid) or nil when timeout_ms passes (absent: wait), :dropped() the traps lost to a full buffer (default 64), :close() unsubscribes (also done when the script ends). Each Report is answered with a ReportResp as IBA requires. planes=true, on a planarized CA's port, subscribes at every plane's SM (each plane is a subnet with its own SM, which forwards its own plane's traps only; docs/planes.md); on any other port it changes nothing`},
 		},
 	}
 }
@@ -264,6 +264,7 @@ func checkSubscription(L *lua.LState, fn string) *saSubscription {
 func saSubscribe(e *Env, L *lua.LState) int {
 	const fn = "sa.subscribe"
 	var o engine.SubscribeOptions
+	planes := false
 	if t := L.OptTable(1, nil); t != nil {
 		t.ForEach(func(k, v lua.LValue) {
 			switch k.String() {
@@ -296,10 +297,23 @@ func saSubscribe(e *Env, L *lua.LState) int {
 				default:
 					o.Buffer = int(n)
 				}
+			case "planes":
+				b, ok := v.(lua.LBool)
+				if !ok {
+					raise(L, fn, "planes must be a boolean, got %s", v.Type())
+				}
+				planes = bool(b)
 			default:
-				raise(L, fn, "unknown option %q (traps, lid_begin, lid_end, buffer)", k.String())
+				raise(L, fn, "unknown option %q (traps, lid_begin, lid_end, buffer, planes)", k.String())
 			}
 		})
+	}
+	if planes {
+		lids, err := e.sess.PlaneSMLIDs(L.Context(), e.fab)
+		if err != nil {
+			raise(L, fn, "%v", err)
+		}
+		o.SMLIDs = lids
 	}
 	sub, err := e.sess.Subscribe(L.Context(), o)
 	if err != nil {

@@ -245,3 +245,48 @@ func TestRoutesPlanes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSubscribePlanes: sa.subscribe{planes = true} on a planarized port
+// (h000-01 plane 2) subscribes at every plane's SM: a plane-3 link coming
+// back up brings trap 128 from plane 3's SM (h000-00's port 3), which a
+// subscription at the port's own SM alone never gets (the SA sends no
+// Report).
+func TestSubscribePlanes(t *testing.T) {
+	L, f := planesStateSim(t)
+	ports, err := f.Ports(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sm3 uint16
+	for _, p := range ports {
+		if p.CAName == "h000-00" && p.PortNum == 3 {
+			sm3 = p.LID
+		}
+	}
+	if err := DoString(L, `own = sa.subscribe{traps = {128}}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetLink("p3-leaf001", 3, false); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.ReportStats(); st.Subs != 1 || st.Sent != 0 {
+		t.Errorf("at plane 2's SM alone: %d subscriptions, %d Reports; want 1 and 0", st.Subs, st.Sent)
+	}
+	if err := DoString(L, `own:close() all = sa.subscribe{traps = {128}, planes = true}`); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.ReportStats(); st.Subs != 4 {
+		t.Errorf("planes = true: %d subscriptions, want 4 (one per plane's SM)", st.Subs)
+	}
+	if err := f.SetLink("p3-leaf001", 3, true); err != nil {
+		t.Fatal(err)
+	}
+	err = DoString(L, fmt.Sprintf(`
+		local r = all:next(60000)
+		assert(r and r.trap == 128 and r.from_lid == %d, r and r.from_lid)
+		all:close()
+	`, sm3))
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -131,8 +131,10 @@ function test_multipath(t)
 end
 
 -- sa.subscribe: the InformInfoRecords list the subscriptions until
--- :close(); nothing arrives while nothing changes; bad options are errors
--- naming them. (cmd/ibscript's TestSubscribeLua takes a link down.)
+-- :close(); nothing arrives while nothing changes; planes=true on a port
+-- that is not planarized is the plain subscription; bad options are
+-- errors naming them. (cmd/ibscript's TestSubscribeLua takes a link down;
+-- bindings' TestSubscribePlanes planes=true on a planarized port.)
 function test_subscribe(t)
   local sub = sa.subscribe{ traps = { 64, 65, 128 } }
   if #sa.get_table("InformInfoRecord") ~= 3 then t:fatal("InformInfoRecords: " .. #sa.get_table("InformInfoRecord")) end
@@ -146,7 +148,11 @@ function test_subscribe(t)
   if #sa.get_table("InformInfoRecord") ~= 0 then t:fatal("subscriptions left after close") end
   local ok, err = pcall(function() return sub:next(0) end)
   if ok or not tostring(err):find("closed") then t:fatal("next after close: " .. tostring(err)) end
+  local plain = sa.subscribe{ traps = { 64 }, planes = true }
+  if #sa.get_table("InformInfoRecord") ~= 1 then t:fatal("planes=true: " .. #sa.get_table("InformInfoRecord") .. " subscriptions") end
+  plain:close()
   for _, c in ipairs({
+    { { planes = 1 }, "planes must be a boolean" },
     { { traps = { 70000 } }, "traps%[1%]" },
     { { traps = 64 }, "array of trap numbers" },
     { { trap = { 64 } }, "unknown option" },
