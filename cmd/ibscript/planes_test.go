@@ -143,11 +143,13 @@ func TestPlanarizedFabric(t *testing.T) {
 	}
 }
 
-// TestPlaneToolsOnKernel: ibnetdiscover and iblinkinfo through the kernel
-// backend on each plane (umad:mlx5_1/P, the SMI device's port P, paired
-// with the GSI device mlx5_0), on a host whose planarized HCA's devices
-// are cabled to the simulator's h000-00 (internal/simkernel), print what
-// they print on the simulator's backend from plane port P.
+// TestPlaneToolsOnKernel: ibnetdiscover, iblinkinfo and sminfo through
+// the kernel backend on each plane (umad:mlx5_1/P, the SMI device's port
+// P, paired with the GSI device mlx5_0), on a host whose planarized HCA's
+// devices are cabled to the simulator's h000-00 (internal/simkernel),
+// print what they print on the simulator's backend from plane port P
+// (sminfo: plane P's SM; its activity count, which each SMInfo read
+// moves, left out).
 func TestPlaneToolsOnKernel(t *testing.T) {
 	net := topologies + "fattree-xdr-4planes.net"
 	sf, err := sim.Load(net, nil)
@@ -156,8 +158,8 @@ func TestPlaneToolsOnKernel(t *testing.T) {
 	}
 	defer sf.Close()
 	h := simkernel.Host(t, sf, "h000-00", false)
-	generated := regexp.MustCompile(`(?m)^#.*generated.*\n`)
-	for _, tool := range []string{"ibnetdiscover", "iblinkinfo"} {
+	generated := regexp.MustCompile(`(?m)^#.*generated.*\n|activity count \d+`)
+	for _, tool := range []string{"ibnetdiscover", "iblinkinfo", "sminfo"} {
 		for p := 1; p <= 4; p++ {
 			// -t 2000: a loaded machine's goroutine hops through the
 			// uplink stay well inside a try.
@@ -167,7 +169,11 @@ func TestPlaneToolsOnKernel(t *testing.T) {
 				t.Fatalf("%s plane %d: exit %d on the kernel (%s), %d on the simulator (%s)", tool, p, code, kerr, scode, serr)
 			}
 			kout, sout = generated.ReplaceAllString(kout, ""), generated.ReplaceAllString(sout, "")
-			if kout != sout || !strings.Contains(kout, fmt.Sprintf("p%d-leaf000", p)) {
+			want := fmt.Sprintf("p%d-leaf000", p)
+			if tool == "sminfo" {
+				want = fmt.Sprintf("sm lid %d ", []int{1, 3, 4, 5}[p-1])
+			}
+			if kout != sout || !strings.Contains(kout, want) {
 				t.Errorf("%s plane %d: the kernel backend printed\n%s\nthe simulator\n%s", tool, p, kout, sout)
 			}
 		}
