@@ -44,6 +44,7 @@ func TestAnalyzeOpenSMFabrics(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, ibscriptBinary(t), "analyze", "--format", "json", "--fabric", "ibsim:"+s.Sock+"?"+url.Values{"node": {host}}.Encode())
+			ibsimtest.Terminate(cmd) // SIGTERM first: its ibsim slot back
 			r := runCmd(t, cmd)
 			validAnalysis(t, r.stdout)
 			var a diag.Analysis
@@ -117,6 +118,7 @@ func TestAnalyzeFindsPlantedCreditLoop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, ibscriptBinary(t), "analyze", "credit-loops", "routes", "--format", "json", "--fabric", "ibsim:"+s.Sock+"?"+url.Values{"node": {host}}.Encode())
+	ibsimtest.Terminate(cmd)
 	r := runCmd(t, cmd)
 	validAnalysis(t, r.stdout)
 	var a diag.Analysis

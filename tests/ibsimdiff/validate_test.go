@@ -39,7 +39,7 @@ func runValidate(t *testing.T, s *ibsimtest.Sim, host string, args ...string) (*
 	argv := append([]string{"run", "--fabric", "ibsim:" + s.Sock + "?" + url.Values{"node": {host}}.Encode(),
 		"--format", "json", "../../scripts/validate.lua"}, args...)
 	cmd := exec.CommandContext(t.Context(), ibscriptBinary(t), argv...)
-	cmd.WaitDelay = 5 * time.Second
+	ibsimtest.Terminate(cmd) // SIGTERM first: its ibsim slot back
 	r, err := execCmd(cmd)
 	if err != nil {
 		t.Fatalf("ibscript %s: %v; stderr: %s", strings.Join(argv, " "), err, r.stderr)
