@@ -233,6 +233,43 @@ func TestMemoryPerNode(t *testing.T) {
 	}
 }
 
+// TestLoadAllocations: loading the planarized 2,000-node XDR tree
+// allocates about 10,800 times and fattree-2000 about 6,700 (session 12;
+// 47,242 and 20,625 before, most of them a string for each line of the
+// file); the bounds leave half as much again before a change that
+// allocates per line or per port is caught. Counts, not time: the same on
+// a loaded machine.
+func TestLoadAllocations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads two 2,000-node trees")
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		spec fattree.Spec
+		max  float64
+	}{
+		{"fattree-2000", fattree.Nodes2000, 10_000},
+		{"planes-xdr-2000x4", fattree.Spec{Leaves: 64, Spines: 16, Hosts: 30, LinksPerSpine: 1, XDR: true, Planes: 4}, 16_000},
+	} {
+		path := filepath.Join(dir, c.name+".net")
+		if err := c.spec.WriteFile(path); err != nil {
+			t.Fatal(err)
+		}
+		n := testing.AllocsPerRun(2, func() {
+			f, err := Load(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		})
+		t.Logf("%s: %.0f allocations a load", c.name, n)
+		if n > c.max {
+			t.Errorf("%s: %.0f allocations a load, want at most %.0f", c.name, n, c.max)
+		}
+	}
+}
+
 // BenchmarkLoadFile2000 is what each command on a simulated fabric pays
 // before its first MAD: Load (parse the file, build the simulator,
 // configure LIDs and routes) of today's 2,000-node fat tree, its XDR
