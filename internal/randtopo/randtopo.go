@@ -63,6 +63,9 @@ type Fabric struct {
 	// InitPorts is how many ports OpenSM leaves in Init: both ends of
 	// every router link and of every link between two CAs.
 	InitPorts int
+	// GUIDs is each node's GUID as ibsim gives it, by id: a CA's or
+	// router's port p has GUID+p.
+	GUIDs map[string]uint64
 }
 
 type port struct {
@@ -366,7 +369,7 @@ func (g *gen) vendors(all []*node) {
 // GUIDs some of them get from a switchguid=, caguid= or rtguid= line
 // before them, the count ibsim keeps set back after them.
 func write(seed uint64, initPorts int, nodes []*node, edges map[*node]uint64) *Fabric {
-	f := &Fabric{Seed: seed, InitPorts: initPorts, Ports: map[string]int{}}
+	f := &Fabric{Seed: seed, InitPorts: initPorts, Ports: map[string]int{}, GUIDs: map[string]uint64{}}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Random topology from internal/randtopo, seed %d.\n# InitPorts: %d\n\n", seed, f.InitPorts)
 	// ibsim's GUID counts (new_node): a switch takes one GUID, a CA or
@@ -381,7 +384,9 @@ func write(seed uint64, initPorts int, nodes []*node, edges map[*node]uint64) *F
 			take = 1
 		}
 		guid, edge := edges[n]
+		f.GUIDs[n.id] = next[n.kind]
 		if edge {
+			f.GUIDs[n.id] = guid
 			fmt.Fprintf(&b, "%s=%#x\n", guidLine[n.kind], guid)
 		}
 		fmt.Fprintf(&b, "%s\t%d \"%s\"", n.kind, len(n.ports)-1, n.id)

@@ -10,7 +10,7 @@ import (
 // TestGenerate: a seed always gives the same text; the text is a
 // topology ibscript's parser takes (ibsim's format), with every link
 // written at both ends, the hosts' port 1 cabled, OpenSM's node first and
-// cabled, and the links OpenSM leaves in Init (routers', CA-CA, the
+// cabled, the node GUIDs as the parser (ibsim's rules) gives them, and the links OpenSM leaves in Init (routers', CA-CA, the
 // island's) counted in InitPorts.
 func TestGenerate(t *testing.T) {
 	for seed := range uint64(200) {
@@ -28,6 +28,9 @@ func TestGenerate(t *testing.T) {
 		byID := map[string]*topo.Node{}
 		for _, n := range fab.Nodes {
 			byID[n.ID] = n
+			if g := f.GUIDs[n.ID]; g != n.GUID || (n.Type != topo.Switch && n.Ports[1].GUID != g+1) {
+				t.Errorf("seed %d: %s: GUIDs says %#x, the parser %#x (port 1 %#x)", seed, n.ID, g, n.GUID, n.Ports[1].GUID)
+			}
 		}
 		if got := initEnds(fab); f.InitPorts != got {
 			t.Errorf("seed %d: InitPorts %d, %d ends of links OpenSM does not bring up", seed, f.InitPorts, got)

@@ -149,9 +149,19 @@ func TestRandomTopologies(t *testing.T) {
 					diffFindNodesUsing(t, s, host, dir, fmt.Sprintf("0x%016x", sw.GUID), strconv.Itoa(1+r.IntN(sw.NumPorts)))
 				}
 			}
-			for _, c := range randCommands(r, d.Fabric, sess.Port().SMLID, func(g uint64) string { p, _ := d.Path(g); return drArg(p) }) {
+			dr := func(g uint64) string { p, _ := d.Path(g); return drArg(p) }
+			for _, c := range randCommands(r, d.Fabric, sess.Port().SMLID, dr) {
 				diffCommandLine(t, s, host, c)
 			}
+			for _, c := range randMatrix(r, d.Fabric, sess.Port().SMLID, dr, nm) {
+				diffCommandLine(t, s, host, c)
+			}
+			for _, c := range randMasked(r, d.Fabric) {
+				diffMasked(t, s, host, c)
+			}
+			diffClearing(t, s, host, f, d.Fabric, sess.Port().SMLID, r, dr)
+			diffRandIBStat(t, s, host)
+			diffRandIBStat(t, s, sw)
 			diffRandCaches(t, s, host)
 			// The embedded simulator on the same file, from the same CA.
 			ef := simtest.Load(t, path, &sim.Options{IbsimStrict: true})
