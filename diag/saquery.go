@@ -641,7 +641,16 @@ func (q *saQuerier) nodeRecords(ctx context.Context, name string, lid uint16, gu
 				out = append(out, r)
 			}
 		default:
+			// remap_node_name cleans the record's own description in
+			// place (clean_nodedesc: every byte isprint refuses a
+			// space) when the map does not name the node, before
+			// saquery compares the name with it: a description with a
+			// tab, a control byte or UTF-8 is found by its cleaned text
+			// alone (NR NAME's get_lid_from_name compares the raw one).
 			desc := nr.bytes("NodeDescription")
+			if _, named := q.res.names[nr.u("NodeGUID")]; !named {
+				desc = []byte(cleanDesc(desc))
+			}
 			mapped := nr.name(q.res)
 			if name == "" || strncmp64(name, desc) || strncmp64(name, []byte(mapped)) {
 				out = append(out, r)
