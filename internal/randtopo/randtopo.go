@@ -9,8 +9,10 @@
 // ibsim takes (1x, 2x, 4x, 8x, 12x) at SDR to HDR with ends that enable
 // more than the link runs at, node descriptions with quotes, '#', tabs,
 // control and invalid UTF-8 bytes, doubled and trailing spaces,
-// keywords inside quotes, none at all, exactly the 63 bytes ibsim keeps
-// or past them, switches with enhanced or base port 0, chassis (shared
+// keywords inside quotes, none at all, an empty quoted one, spaces
+// alone, exactly the 63 bytes ibsim keeps or past them (64, 100),
+// rings (the last switch cabled back to the first), switches with
+// enhanced or base port 0, chassis (shared
 // system image GUIDs); for some seeds an island no SM reaches (its
 // switches and CAs, a dual-rail CA's second port on it, a router between
 // the two parts), LIDs preset in the file (sparse: forwarding tables
@@ -150,9 +152,32 @@ func Generate(seed uint64) *Fabric {
 	if r.IntN(3) == 0 {
 		edges = g.edgeGUIDs(all)
 	}
+	oddShapes(seed, sws, cas)
 	f := write(seed, 2*g.links, append([]*node{first}, rest...), edges)
 	f.LMC = []int{0, 0, 1, 2}[r.IntN(4)]
 	return f
+}
+
+// oddShapes adds, from a stream of its own (each seed's fabric of the
+// first stream stays as it was, the new shapes on top of it): for one
+// seed in three a ring, the last switch cabled back to the first (not on
+// a chain past ibsim's 16 switches, which would halve it); for one in
+// two odd descriptions on a few CAs: an empty quoted one, one of spaces,
+// one of 100 bytes (ibsim keeps 63), one of '#' and quotes alone.
+func oddShapes(seed uint64, sws, cas []*node) {
+	g := &gen{r: rand.New(rand.NewPCG(seed, 0x72696e6773))}
+	r := g.r
+	if n := len(sws); r.IntN(3) == 0 && n < 17 {
+		g.link(sws[n-1], sws[0])
+	}
+	if r.IntN(2) == 0 {
+		odd := []string{`""`, `"   "`, "", `"#"`, `# "" #`}
+		long := "hundred bytes "
+		odd[2] = long + strings.Repeat("ü", (100-len(long))/2)
+		for i, ca := range pick(r, cas, 1+r.IntN(3)) {
+			ca.desc = odd[(i+r.IntN(len(odd)))%len(odd)]
+		}
+	}
 }
 
 // island is a part of the fabric no SM reaches: one or two switches and

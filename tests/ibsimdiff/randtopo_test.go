@@ -160,8 +160,8 @@ func TestRandomTopologies(t *testing.T) {
 				diffMasked(t, s, host, c)
 			}
 			diffClearing(t, s, host, f, d.Fabric, sess.Port().SMLID, r, dr)
-			diffRandIBStat(t, s, host)
-			diffRandIBStat(t, s, sw)
+			diffRandIBStat(t, s, host, active2x(d.Fabric, f.GUIDs[host]))
+			diffRandIBStat(t, s, sw, false)
 			diffRandCaches(t, s, host)
 			// The embedded simulator on the same file, from the same CA.
 			ef := simtest.Load(t, path, &sim.Options{IbsimStrict: true})
@@ -218,7 +218,8 @@ func sameFabric(t *testing.T, a, b *topo.Fabric, lids bool) {
 // diffRandCaches compares, on the caches the C ibnetdiscover and
 // ibscript's write of the fabric from host, what ibnetdiscover,
 // iblinkinfo and ibqueryerrors print from them (--load-cache), --diff
-// against the live fabric, and ibcacheedit's edits of the C tool's.
+// (with --diffcheck) and iblinkinfo's --filterdownports against the live
+// fabric, and ibcacheedit's edits of the C tool's.
 func diffRandCaches(t *testing.T, s *ibsimtest.Sim, host string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -230,12 +231,13 @@ func diffRandCaches(t *testing.T, s *ibsimtest.Sim, host string) {
 		t.Fatalf("ibscript ibnetdiscover --cache: status %d: %s", r.code, r.stderr)
 	}
 	for _, c := range []string{cCache, ourCache} {
-		for _, args := range [][]string{{"ibnetdiscover", "-p"}, {"ibnetdiscover", "-g"}, {"iblinkinfo", "-l"}, {"ibqueryerrors", "-r"}, {"ibnetdiscover", "--diff"}} {
-			if args[1] == "--diff" {
-				diffTool(t, s, host, args[0], "--diff", c)
-				continue
-			}
+		for _, args := range [][]string{{"ibnetdiscover", "-p"}, {"ibnetdiscover", "-g"}, {"iblinkinfo", "-l"}, {"ibqueryerrors", "-r"}} {
 			diffTool(t, s, host, args[0], append([]string{"--load-cache", c}, args[1:]...)...)
+		}
+		for _, args := range [][]string{{"ibnetdiscover", "--diff", c}, {"ibnetdiscover", "--diff", c, "--diffcheck", "lid,nodedesc"},
+			{"iblinkinfo", "--diff", c}, {"iblinkinfo", "--diff", c, "--diffcheck", "port,lid"}, {"iblinkinfo", "--filterdownports", c, "-l"},
+			{"iblinkinfo", "--load-cache", c, "-d"}} {
+			diffTool(t, s, host, args[0], args[1:]...)
 		}
 	}
 	if _, err := exec.LookPath("ibcacheedit"); err != nil {
