@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -256,13 +257,19 @@ func TestLoadAllocations(t *testing.T) {
 		if err := c.spec.WriteFile(path); err != nil {
 			t.Fatal(err)
 		}
-		n := testing.AllocsPerRun(2, func() {
-			f, err := Load(path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.Close()
-		})
+		// The least of three counts: AllocsPerRun counts the process's
+		// allocations, and a goroutine another test left ending could
+		// add to one of them.
+		n := math.Inf(1)
+		for range 3 {
+			n = min(n, testing.AllocsPerRun(1, func() {
+				f, err := Load(path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+			}))
+		}
 		t.Logf("%s: %.0f allocations a load", c.name, n)
 		if n > c.max {
 			t.Errorf("%s: %.0f allocations a load, want at most %.0f", c.name, n, c.max)
