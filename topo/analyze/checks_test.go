@@ -1,6 +1,8 @@
 package analyze_test
 
 import (
+	"os"
+	"slices"
 	"testing"
 
 	"github.com/ibscript/ibscript/internal/fattree"
@@ -169,5 +171,30 @@ func TestMulticastRing(t *testing.T) {
 	cl, _ = analyze.FindCreditLoops(f, analyze.Tables{MFT: mft})
 	if cl.Count != 2 || !cl.Loops[0].Multicast || len(cl.Loops[0].Channels) != 4 {
 		t.Errorf("ring: %+v", cl)
+	}
+}
+
+// TestFatTreeProblemsInOneOrder: the shape's problems come level by level
+// in one order, run after run (they came in the map order of the levels:
+// `ibscript analyze` on net.chassis printed its two non-uniform switches
+// either way round).
+func TestFatTreeProblemsInOneOrder(t *testing.T) {
+	file, err := os.Open("../../tests/topologies/net.chassis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	f, err := topo.Parse("net.chassis", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := analyze.CheckFatTree(f).Problems
+	if len(first) < 2 {
+		t.Fatalf("problems %q: want the non-uniform switches of two levels", first)
+	}
+	for range 64 {
+		if got := analyze.CheckFatTree(f).Problems; !slices.Equal(got, first) {
+			t.Fatalf("problems\n%q\nthen\n%q", first, got)
+		}
 	}
 }

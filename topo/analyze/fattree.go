@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/ibscript/ibscript/mad/smp"
@@ -105,9 +106,11 @@ func CheckFatTree(f *topo.Fabric) *FatTreeReport {
 	return r
 }
 
-// levelShapes fills Levels, the non-uniform switches and the bisection.
+// levelShapes fills Levels, the non-uniform switches and the bisection,
+// level by level from the lowest, so the problems come in one order.
 func (r *FatTreeReport) levelShapes(byLevel map[int]*LevelShape) {
-	for _, ls := range byLevel {
+	for _, l := range slices.Sorted(maps.Keys(byLevel)) {
+		ls := byLevel[l]
 		type ud struct{ up, down int }
 		count := map[ud]int{}
 		for _, sh := range r.Switches {
@@ -133,7 +136,6 @@ func (r *FatTreeReport) levelShapes(byLevel map[int]*LevelShape) {
 		}
 		r.Levels = append(r.Levels, *ls)
 	}
-	slices.SortFunc(r.Levels, func(a, b LevelShape) int { return a.Level - b.Level })
 	for _, ls := range r.Levels {
 		if ls.Level > 0 && ls.UpGbps > 0 && (r.BisectionGbps == 0 || ls.UpGbps/2 < r.BisectionGbps) {
 			r.BisectionGbps = ls.UpGbps / 2
