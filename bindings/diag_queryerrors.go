@@ -38,7 +38,7 @@ func init() {
 			}
 		}
 		return e.diagResult(L, fn, q, err)
-	}, "queryerrors([{thresholds=FILE, suppress={\"PortXmitWait\", ...}, suppress_common, data, details, counters, report_port, switch, ca, router, port_guid=\"0x...\", direct=\"0,1\", path_records, clear_errors, clear_counts, passes=N, fabric=f}]) -> {nodes = {{name, guid, ports = {{port, guid, counters = {{name, value}}}}}}, summary = {bad_ports, ...}, warnings} [, missed]: the ports whose error counters exceed their thresholds (ibqueryerrors' threshold file), as ibqueryerrors reads them; passes=N asks a PMA query that got no answer (or whose answers could not be verified) again, up to N times in all, before it is a warning (plan checks: such warnings are could-not-be-read); fabric=f reads the nodes of f, a fabric.discover result (a fabric.discover{planes=true} of a planarized port: every plane's, each PMA by its LID, which the GSI side sends on that LID's plane; docs/planes.md), where ibqueryerrors discovers its SMI port's plane; the other keys are ibqueryerrors' options (-c, --data, --details, --counters, -r, --switch, --ca, --router, -G, -D, -k, -K; path_records: its PathRecord query for the SLs first, unless --skip-sl: an error where the SA does not answer)"},
+	}, "queryerrors([{thresholds=FILE, suppress={\"PortXmitWait\", ...}, suppress_common, data, details, counters, report_port, switch, ca, router, port_guid=\"0x...\", direct=\"0,1\", path_records, clear_errors, clear_counts, passes=N, skip_no_lid, fabric=f}]) -> {nodes = {{name, guid, ports = {{port, guid, counters = {{name, value}}}}}}, summary = {bad_ports, ...}, warnings} [, missed]: the ports whose error counters exceed their thresholds (ibqueryerrors' threshold file), as ibqueryerrors reads them; passes=N asks a PMA query that got no answer (or whose answers could not be verified) again, up to N times in all, before it is a warning (plan checks: such warnings are could-not-be-read); skip_no_lid=true sends nothing to a node whose PMA has no LID (the SM did not configure it), where ibqueryerrors asks LID 0: each such port is one warning \"NODE port N: has no LID: the SM did not configure it\" (could-not-be-read), its queries counted as PMA query failures as ibqueryerrors counts them; fabric=f reads the nodes of f, a fabric.discover result (a fabric.discover{planes=true} of a planarized port: every plane's, each PMA by its LID, which the GSI side sends on that LID's plane; docs/planes.md), where ibqueryerrors discovers its SMI port's plane; the other keys are ibqueryerrors' options (-c, --data, --details, --counters, -r, --switch, --ca, --router, -G, -D, -k, -K; path_records: its PathRecord query for the SLs first, unless --skip-sl: an error where the SA does not answer)"},
 		`local q = diag.queryerrors()
 print(q.summary.ports_checked, q.summary.bad_ports)
 for _, n in ipairs(q.nodes) do
@@ -49,10 +49,10 @@ end`)
 // queryErrorsKeys are diag.queryerrors' options: ibqueryerrors' own,
 // by their long names (--threshold-file is thresholds, -G port_guid,
 // -D direct, -c suppress_common, -k/-K clear_errors/clear_counts), and
-// passes, and fabric (the discovery to read instead of discovering). Not taken: --load-cache (a plan discovers), --skip-sl
+// passes, skip_no_lid (QueryErrorsOptions.SkipNoLID), and fabric (the discovery to read instead of discovering). Not taken: --load-cache (a plan discovers), --skip-sl
 // (path_records is its opposite, off by default), -R and -o (no-ops).
 var queryErrorsKeys = []string{"thresholds", "suppress", "suppress_common", "data", "details", "counters", "report_port",
-	"switch", "ca", "router", "port_guid", "direct", "path_records", "clear_errors", "clear_counts", "passes", "fabric"}
+	"switch", "ca", "router", "port_guid", "direct", "path_records", "clear_errors", "clear_counts", "passes", "skip_no_lid", "fabric"}
 
 // queryErrorsOptions reads diag.queryerrors' option table as
 // ibqueryerrors reads its command line (diag's SuppressNames,
@@ -80,7 +80,8 @@ func queryErrorsOptions(L *lua.LState, fn string, t *lua.LTable) diag.QueryError
 		key string
 		v   *bool
 	}{{"data", &o.Data}, {"details", &o.Details}, {"counters", &o.CountersOnly}, {"report_port", &o.ReportPort},
-		{"path_records", &o.PathRecords}, {"clear_errors", &o.ClearErrors}, {"clear_counts", &o.ClearCounts}} {
+		{"path_records", &o.PathRecords}, {"clear_errors", &o.ClearErrors}, {"clear_counts", &o.ClearCounts},
+		{"skip_no_lid", &o.SkipNoLID}} {
 		*f.v = optBool(L, fn, t, f.key)
 	}
 	for _, k := range []struct {

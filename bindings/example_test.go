@@ -67,7 +67,7 @@ func Example() {
 // beside it, PlanReport gives the report (never nil once the script ran
 // and failed or planned) and its exit status. The router of this fabric
 // has GUID 0, which the SM refuses as OpenSM does: its link stays in Init
-// and its counters cannot be read (LID 0), so the status is 2.
+// and its counters cannot be read (it has no LID), so the status is 2.
 func ExampleEnv_PlanReport() {
 	f, err := sim.Load("../tests/topologies/net.2sw2path4hca-faulty", nil)
 	if err != nil {

@@ -3,6 +3,7 @@ package diag
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -50,6 +51,16 @@ type QueryErrorsOptions struct {
 	// warning: a validation plan's reading. 0 or 1: once, as
 	// ibqueryerrors asks.
 	Passes int
+	// SkipNoLID sends no PerfMgt query to a node whose PMA has no LID
+	// (the SM did not configure it: OpenSM and the embedded SM give a
+	// node or port GUID of 0 none). ibqueryerrors sends it to LID 0 and
+	// counts it as a PMA query failure, which ibsim bounces at once but
+	// a fabric (the simulator) leaves to time out every try; with
+	// SkipNoLID it is still a PMA query failure, counted as ibqueryerrors
+	// counts it (the summary stays its), whose warning says "NODE port
+	// N: has no LID: the SM did not configure it", in Unreadable: a
+	// validation plan's reading, not the tool's.
+	SkipNoLID bool
 	// Details (--details) adds PortXmitDiscardDetails and
 	// PortRcvErrorDetails where those counters exceed their thresholds.
 	Details bool
@@ -244,12 +255,20 @@ func QueryErrorsOf(ctx context.Context, e *Env, o QueryErrorsOptions) (*QueryErr
 const queryWorkers = 256
 
 type qeRun struct {
-	err   error // what ended the node's reads (the run's context)
+	err   error  // what ended the node's reads (the run's context)
+	name  string // the node's name, as node prints it
+	sw    bool   // the node is a switch: its PMA is at port 0's LID
 	e     *Env
 	o     QueryErrorsOptions
 	q     *QueryErrors
 	names map[uint64]string
 }
+
+// noLIDError is a query SkipNoLID did not send: its port's PMA has no
+// LID.
+type noLIDError struct{ port uint8 }
+
+func (noLIDError) Error() string { return "has no LID: the SM did not configure it" }
 
 // pmaTarget is the LID a node's PMA is asked at for port p: a switch's
 // LID, a CA's port's own.
@@ -339,6 +358,7 @@ func (r *qeRun) node(ctx context.Context, n *topo.Node) error {
 		start = 0
 	}
 	name := topo.MappedName(n, r.names)
+	r.name, r.sw = name, n.Type == topo.Switch
 	qn := QENode{Type: nodeType(n.Type), GUID: GUID(n.GUID), Name: name, Ports: []QEPort{}}
 	if n.Type == topo.Switch && n.Ports[0] != nil {
 		qn.PortGUID = GUID(n.Ports[0].GUID)
@@ -455,6 +475,9 @@ func (r *qeRun) warn(format string, args ...any) {
 // get is a PerfMgt Get of attr of port at t, asked again while it could
 // not be read, up to QueryErrorsOptions.Passes times in all.
 func (r *qeRun) get(ctx context.Context, t engine.Target, attr uint16, port uint8, data []byte) ([]byte, error) {
+	if r.o.SkipNoLID && t.Kind == engine.ByLID && t.LID == 0 {
+		return nil, noLIDError{port: port}
+	}
 	for pass := 1; ; pass++ {
 		d, err := r.e.Session.Perf(ctx, t, mad.MethodGet, attr, port, data)
 		if err == nil || !engine.Unreadable(err) || pass >= r.o.Passes || ctx.Err() != nil {
@@ -466,6 +489,21 @@ func (r *qeRun) get(ctx context.Context, t engine.Target, attr uint16, port uint
 // warnQuery is warn for a query that failed with err: also in
 // Unreadable when err is engine.Unreadable.
 func (r *qeRun) warnQuery(err error, format string, args ...any) {
+	var nl noLIDError
+	if errors.As(err, &nl) {
+		// One warning per port, however many of its queries were not
+		// sent (a router's ClassPortInfo and PortCounters of port 1).
+		port := nl.port
+		if r.sw {
+			port = 0 // a switch's ports are read at its port 0's LID
+		}
+		w := fmt.Sprintf("%s port %d: %v", r.name, port, nl)
+		if !slices.Contains(r.q.Warnings, w) {
+			r.q.Warnings = append(r.q.Warnings, w)
+			r.q.Unreadable = append(r.q.Unreadable, w)
+		}
+		return
+	}
 	r.warn(format, args...)
 	if engine.Unreadable(err) {
 		r.q.Unreadable = append(r.q.Unreadable, r.q.Warnings[len(r.q.Warnings)-1])

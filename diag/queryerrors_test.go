@@ -1,6 +1,15 @@
 package diag
 
-import "testing"
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/topo"
+)
 
 // TestHuman: conv_cnt_human_readable's text, powers of 1024 in single
 // precision; data counters count 4-byte words (so bytes, and a unit up
@@ -43,5 +52,37 @@ func TestThresholdsText(t *testing.T) {
 	}
 	if got := Thresholds(nil).Text(); got != "Thresholds: " {
 		t.Errorf("no thresholds: %q", got)
+	}
+}
+
+// TestQueryErrorsSkipNoLID: net.mixed-router's router has node GUID 0,
+// which the SM gives no LID (as OpenSM). ibqueryerrors asks its PMA at
+// LID 0: three PMA query failures (ClassPortInfo at port 1, PortCounters
+// of ports 1 and 2), which the simulator leaves to time out. SkipNoLID
+// sends none of them: the same summary, and one warning per port naming
+// it, each could-not-be-read, not a timeout's text. The router alone is
+// read (--router): no other PMA's answer, late on a loaded machine, can
+// add a failure to either reading.
+func TestQueryErrorsSkipNoLID(t *testing.T) {
+	s, _ := simAnalyzed(t, "../tests/topologies/net.mixed-router", &engine.Options{Timeout: 200 * time.Millisecond, Retries: 1})
+	e := &Env{Session: s}
+	routers := []topo.NodeType{topo.Router}
+	asked, err := QueryErrorsOf(t.Context(), e, QueryErrorsOptions{Types: routers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipped, err := QueryErrorsOf(t.Context(), e, QueryErrorsOptions{Types: routers, SkipNoLID: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked.Summary.PMAQueryFailures != 3 {
+		t.Errorf("ibqueryerrors' reading: %d PMA query failures, want 3 (as the C tool on ibsim): %q", asked.Summary.PMAQueryFailures, asked.Warnings)
+	}
+	if diff := cmp.Diff(asked.Summary, skipped.Summary); diff != "" {
+		t.Errorf("summary with SkipNoLID differs from ibqueryerrors' (-ibqueryerrors +SkipNoLID):\n%s", diff)
+	}
+	want := []string{"Rt1 port 1: has no LID: the SM did not configure it", "Rt1 port 2: has no LID: the SM did not configure it"}
+	if !slices.Equal(skipped.Warnings, want) || !slices.Equal(skipped.Unreadable, want) {
+		t.Errorf("warnings %q, unreadable %q; want both %q", skipped.Warnings, skipped.Unreadable, want)
 	}
 }
