@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -83,5 +84,74 @@ func TestDiscoverPlanesOnKernel(t *testing.T) {
 				t.Errorf("Origin %+v, want the local plane port %d", o, c.plane)
 			}
 		})
+	}
+}
+
+// TestPlaneTrapsOnKernel: through the kernel backend, on a host whose
+// planarized HCA is the simulator's h001-00 (simkernel.Host, each plane
+// port's sysfs sm_lid its plane's SM), Session.PlaneSMLIDs gives every
+// plane's SM, as the simulator's plane ports name them; a subscription at
+// the port's own SM alone hears nothing of a link change on plane 3, and
+// one at every plane's SM (what the exporter and Lua's sa.subscribe{planes
+// = true} make) gets its trap 128 from plane 3's SM, through the uplink
+// and the kernel model's Report agent.
+func TestPlaneTrapsOnKernel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), perTestTimeout)
+	defer cancel()
+	sf := loadSim(t, planesTopology)
+	attrs, err := sf.Ports(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []uint16 // the simulator's plane ports' SMs, by port
+	for _, a := range attrs {
+		if a.CAName == "h001-00" {
+			want = append(want, a.SMLID)
+		}
+	}
+	h := simkernel.Host(t, sf, "h001-00", false)
+	kf := kernel.New(&kernel.Options{FS: h.FS, Open: h.Open})
+	defer kf.Close()
+	s := simtest.PortSession(t, kf, "mlx5_0", 1, &engine.Options{Timeout: 2 * time.Second, Retries: 3})
+	lids, err := s.PlaneSMLIDs(ctx, kf)
+	if err != nil || len(lids) != 4 || !slices.Equal(lids, want) {
+		t.Fatalf("PlaneSMLIDs on the kernel backend = %v, %v; want the simulator's plane SMs %v", lids, err, want)
+	}
+	own, err := s.Subscribe(ctx, engine.SubscribeOptions{Traps: []uint16{128}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sf.SetLink("p3-leaf001", 3, false); err != nil {
+		t.Fatal(err)
+	}
+	// The SM forwards the trap as the link changes (under SetLink): no
+	// Report now is none at all.
+	if st := sf.ReportStats(); st.Subs != 1 || st.Sent != 0 {
+		t.Errorf("at the port's SM (LID %d) alone: %d subscriptions, %d Reports sent; want 1 and 0", s.Port().SMLID, st.Subs, st.Sent)
+	}
+	if err := own.Close(); err != nil {
+		t.Error(err)
+	}
+	all, err := s.Subscribe(ctx, engine.SubscribeOptions{Traps: []uint16{128}, SMLIDs: lids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := sf.ReportStats(); st.Subs != 4 {
+		t.Errorf("the planes' SAs hold %d subscriptions, want 4", st.Subs)
+	}
+	if err := sf.SetLink("p3-leaf001", 3, true); err != nil {
+		t.Fatal(err)
+	}
+	r, err := all.Next(ctx)
+	if err != nil || r.Notice.TrapNumber != 128 || r.From.LID != lids[2] {
+		t.Fatalf("Report %+v, %v; want trap 128 from plane 3's SM, LID %d", r, err, lids[2])
+	}
+	if err := all.Close(); err != nil {
+		t.Error(err)
+	}
+	// The host's ReportResp went back before the unsubscriptions Close
+	// waited for.
+	if st := sf.ReportStats(); st.Subs != 0 || st.Answered != 1 {
+		t.Errorf("after Close: %d subscriptions left, %d Reports answered; want 0 and 1", st.Subs, st.Answered)
 	}
 }

@@ -90,7 +90,11 @@ func (u *uplink) send(ctx context.Context, tb testing.TB) {
 		u.mu.Unlock()
 		if !ok {
 			var err error
-			if id, err = u.tr.Register(ctx, fabric.Agent{Class: class, Version: version}); err != nil {
+			a := fabric.Agent{Class: class, Version: version}
+			if class == mad.ClassSubnAdm {
+				a = a.WithMethods(mad.MethodReport) // the SAs' Reports to the host's subscriptions
+			}
+			if id, err = u.tr.Register(ctx, a); err != nil {
 				tb.Logf("uplink: register class %#x: %v", class, err)
 				continue
 			}
@@ -116,7 +120,8 @@ func (u *uplink) send(ctx context.Context, tb testing.TB) {
 }
 
 // recv injects the simulator's answers into the host's port, each with
-// the TID the host sent.
+// the TID the host sent, and its requests (an SA's Reports, the one
+// unsolicited method the uplink registers) as they come.
 func (u *uplink) recv(ctx context.Context) {
 	var p fabric.Packet
 	for {
@@ -124,10 +129,14 @@ func (u *uplink) recv(ctx context.Context) {
 		if err := u.tr.Recv(ctx, &p); err != nil {
 			return
 		}
-		if p.Status != 0 || !mad.IsResponse(p.Data) {
+		if p.Status != 0 {
 			continue
 		}
-		if m := u.restore(p.Data); m != nil {
+		m := p.Data
+		if mad.IsResponse(m) {
+			m = u.restore(m)
+		}
+		if m != nil {
 			u.kp.Inject(umadtest.Addr{LID: p.Addr.LID, QPN: p.Addr.QPN, SL: p.Addr.SL}, m)
 		}
 	}
@@ -138,8 +147,9 @@ func (u *uplink) recv(ctx context.Context) {
 // device) and, with perPlane false, one SMI device mlx5_1 with a port per
 // plane, as the kernel makes it; with perPlane true one SMI device per
 // plane, smiN with its port 1 on plane N (which mlx5 does not make). Each
-// port has node's LID and GUIDs there, and is cabled to the simulator
-// (an uplink).
+// port has node's LID, GUIDs and SM LID there (a plane port's sm_lid is
+// its plane's SM: the simulator runs one per plane), and is cabled to the
+// simulator (an uplink).
 func Host(tb testing.TB, sf *sim.Fabric, node string, perPlane bool) *umadtest.Host {
 	ctx := context.Background()
 	attrs, err := sf.Ports(ctx)
@@ -161,7 +171,7 @@ func Host(tb testing.TB, sf *sim.Fabric, node string, perPlane bool) *umadtest.H
 	}
 	h := umadtest.NewHost(umadtest.New(nil))
 	port := func(a fabric.PortAttr, num int) umadtest.HostPort {
-		return umadtest.HostPort{Num: num, LID: a.LID, State: a.State, PhysState: a.PhysState, GUID: a.PortGUID, CapMask: a.CapMask}
+		return umadtest.HostPort{Num: num, LID: a.LID, State: a.State, PhysState: a.PhysState, GUID: a.PortGUID, CapMask: a.CapMask, SMLID: a.SMLID}
 	}
 	h.AddCA("mlx5_0", 1, gsi.NodeGUID, port(gsi, 1))
 	if perPlane {

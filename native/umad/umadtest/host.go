@@ -55,6 +55,11 @@ type HostPort struct {
 	// ZeroGUID writes a zero port GUID (a broken interface, which
 	// libibumad's pairing skips).
 	ZeroGUID bool
+	// SMLID is the port's sm_lid, the LID of its master SM (the
+	// port's PortInfo.MasterSMLID), written "0x%x" as the kernel does;
+	// 0 means 0x1. An Ethernet port's is always 0x0. On a planarized
+	// HCA each plane port names its plane's SM.
+	SMLID uint16
 }
 
 // IsSMDisabled is CapabilityMask bit 10: the port has no SMA (the GSI
@@ -93,7 +98,14 @@ func (h *Host) AddCA(name string, nodeType int, guid uint64, ports ...HostPort) 
 		}
 		put(pd+"/lid", fmt.Sprintf("0x%x", p.LID))
 		put(pd+"/lid_mask_count", "0")
-		put(pd+"/sm_lid", "0x1")
+		sm := p.SMLID
+		switch {
+		case ll == "Ethernet":
+			sm = 0 // a RoCE port has no SM
+		case sm == 0:
+			sm = 1
+		}
+		put(pd+"/sm_lid", fmt.Sprintf("0x%x", sm))
 		put(pd+"/sm_sl", "0")
 		put(pd+"/state", fmt.Sprintf("%d: %s", p.State, stateNames[p.State]))
 		put(pd+"/phys_state", fmt.Sprintf("%d: %s", p.PhysState, physNames[p.PhysState]))
@@ -120,9 +132,6 @@ func (h *Host) AddCA(name string, nodeType int, guid uint64, ports ...HostPort) 
 				t = append(t, fmt.Sprintf("%04x", binary.BigEndian.Uint16(g[j:])))
 			}
 			put(fmt.Sprintf("%s/gids/%d", pd, i), strings.Join(t, ":"))
-		}
-		if ll == "Ethernet" {
-			put(pd+"/sm_lid", "0x0")
 		}
 		put(pd+"/pkeys/0", "0xffff")
 		put(pd+"/pkeys/1", "0x0000")

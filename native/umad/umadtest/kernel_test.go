@@ -612,3 +612,23 @@ func TestIBCMOwnsCMSend(t *testing.T) {
 		t.Errorf("CM Send without ib_cm: %v", err)
 	}
 }
+
+// TestHostPortSMLID: a HostPort's SMLID is its sysfs sm_lid, in the
+// kernel's "0x%x" text, which libibumad's reader gives back; 0 is 0x1 on
+// InfiniBand, and an Ethernet port's is 0x0 whatever it is given.
+func TestHostPortSMLID(t *testing.T) {
+	h := NewHost(New(nil))
+	h.AddCA("mlx5_1", 1, 0x0002c90300002000,
+		HostPort{Num: 1, LID: 3, State: 4, PhysState: 5, SMLID: 0x1c},
+		HostPort{Num: 2, LID: 4, State: 4, PhysState: 5},
+		HostPort{Num: 3, State: 4, PhysState: 5, LinkLayer: "Ethernet", SMLID: 7})
+	for port, want := range map[int]uint16{1: 0x1c, 2: 1, 3: 0} {
+		p, err := umad.GetPort(h.FS, "mlx5_1", port)
+		if err != nil || p.SMLID != want {
+			t.Errorf("port %d: %+v, %v; want SMLID %#x", port, p, err, want)
+		}
+	}
+	if f := h.FS[umad.SysInfiniband+"/mlx5_1/ports/1/sm_lid"]; f == nil || string(f.Data) != "0x1c\n" {
+		t.Errorf("port 1's sm_lid file: %v, want 0x1c", f)
+	}
+}
