@@ -304,39 +304,5 @@ func TestSubscribePlanes(t *testing.T) {
 			t.Errorf("SMInfoRecord at the SA of LID %d: %v, %v", l, r, err)
 		}
 	}
-	own, err := s.Subscribe(ctx, engine.SubscribeOptions{Traps: []uint16{128}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.SetLink("p3-leaf001", 3, false); err != nil {
-		t.Fatal(err)
-	}
-	if st := f.ReportStats(); st.Subs != 1 || st.Sent != 0 {
-		t.Errorf("at plane 1's SM only: %d subscriptions, %d Reports sent; want 1 and 0", st.Subs, st.Sent)
-	}
-	if err := own.Close(); err != nil {
-		t.Error(err)
-	}
-	all, err := s.Subscribe(ctx, engine.SubscribeOptions{Traps: []uint16{128}, SMLIDs: lids})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st := f.ReportStats(); st.Subs != 4 {
-		t.Errorf("the planes' SAs hold %d subscriptions, want 4", st.Subs)
-	}
-	if err := f.SetLink("p3-leaf001", 3, true); err != nil {
-		t.Fatal(err)
-	}
-	wait, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	r, err := all.Next(wait)
-	if err != nil || r.Notice.TrapNumber != 128 || r.From.LID != lids[2] {
-		t.Fatalf("Report %+v, %v; want trap 128 from plane 3's SM, LID %d", r, err, lids[2])
-	}
-	if err := all.Close(); err != nil {
-		t.Error(err)
-	}
-	if st := f.ReportStats(); st.Subs != 0 {
-		t.Errorf("%d subscriptions left after Close", st.Subs)
-	}
+	simtest.PlaneTraps(t, f, s, lids)
 }

@@ -117,41 +117,5 @@ func TestPlaneTrapsOnKernel(t *testing.T) {
 	if err != nil || len(lids) != 4 || !slices.Equal(lids, want) {
 		t.Fatalf("PlaneSMLIDs on the kernel backend = %v, %v; want the simulator's plane SMs %v", lids, err, want)
 	}
-	own, err := s.Subscribe(ctx, engine.SubscribeOptions{Traps: []uint16{128}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sf.SetLink("p3-leaf001", 3, false); err != nil {
-		t.Fatal(err)
-	}
-	// The SM forwards the trap as the link changes (under SetLink): no
-	// Report now is none at all.
-	if st := sf.ReportStats(); st.Subs != 1 || st.Sent != 0 {
-		t.Errorf("at the port's SM (LID %d) alone: %d subscriptions, %d Reports sent; want 1 and 0", s.Port().SMLID, st.Subs, st.Sent)
-	}
-	if err := own.Close(); err != nil {
-		t.Error(err)
-	}
-	all, err := s.Subscribe(ctx, engine.SubscribeOptions{Traps: []uint16{128}, SMLIDs: lids})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st := sf.ReportStats(); st.Subs != 4 {
-		t.Errorf("the planes' SAs hold %d subscriptions, want 4", st.Subs)
-	}
-	if err := sf.SetLink("p3-leaf001", 3, true); err != nil {
-		t.Fatal(err)
-	}
-	r, err := all.Next(ctx)
-	if err != nil || r.Notice.TrapNumber != 128 || r.From.LID != lids[2] {
-		t.Fatalf("Report %+v, %v; want trap 128 from plane 3's SM, LID %d", r, err, lids[2])
-	}
-	if err := all.Close(); err != nil {
-		t.Error(err)
-	}
-	// The host's ReportResp went back before the unsubscriptions Close
-	// waited for.
-	if st := sf.ReportStats(); st.Subs != 0 || st.Answered != 1 {
-		t.Errorf("after Close: %d subscriptions left, %d Reports answered; want 0 and 1", st.Subs, st.Answered)
-	}
+	simtest.PlaneTraps(t, sf, s, lids)
 }
