@@ -1,6 +1,7 @@
 package diag
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -296,6 +297,24 @@ func PortID(t engine.Target) string {
 		return b.String()
 	}
 	return t.String()
+}
+
+// MadRPCWarning is the line libibmad's mad_rpc warns with (IBWARN, less
+// its "[pid]") when an SMP, PerfMgt or Congestion Control query of the
+// C tools got no answer: "mad_rpc: _do_madrpc failed; dport (Lid 99)",
+// naming the target as portid2str does. It is "" when err is no such
+// timeout (an answer with an error status is warned of only under -e, as
+// libibmad's ERRS).
+func MadRPCWarning(err error) string {
+	var te *engine.TimeoutError
+	if !errors.As(err, &te) {
+		return ""
+	}
+	switch te.Class {
+	case mad.ClassSubnLID, mad.ClassSubnDR, mad.ClassPerf, mad.ClassCC:
+		return "mad_rpc: _do_madrpc failed; dport (" + PortID(te.Target) + ")"
+	}
+	return ""
 }
 
 // The attributes' field tables, in libibmad's order.

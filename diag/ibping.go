@@ -2,6 +2,7 @@ package diag
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -45,6 +46,10 @@ type IBPingOptions struct {
 	// Pong, when set, is called with each pong line as it comes (ibping
 	// prints as it goes; WriteIBPing prints them all at the end).
 	Pong func(line string)
+	// Lost, when set, is called for each ping nobody answered with the
+	// warning libibmad's mad_rpc_rmpp prints for it on stderr, naming
+	// the target: "mad_rpc_rmpp: _do_madrpc failed; dport (Lid 99)".
+	Lost func(warning string)
 }
 
 // IBPing is an ibping run: its pongs and statistics.
@@ -119,6 +124,8 @@ func IBPingRun(ctx context.Context, env *Env, o IBPingOptions) (*IBPing, error) 
 			if o.Pong != nil && !o.Flood {
 				o.Pong(pongLine(host, r.PortID, rtt))
 			}
+		} else if te := (*engine.TimeoutError)(nil); o.Lost != nil && errors.As(err, &te) {
+			o.Lost("mad_rpc_rmpp: _do_madrpc failed; dport (" + r.PortID + ")")
 		}
 		if !o.Flood { // ibping sleeps after every ping, the last one too
 			select {

@@ -123,20 +123,36 @@ func (tr *tracer) warn(fn, format string, args ...any) {
 	tr.trace.Warnings = append(tr.trace.Warnings, fn+": "+fmt.Sprintf(format, args...))
 }
 
+// failed returns err, a query's failure, after libibmad's warning when
+// the query got no answer (MadRPCWarning), as ibtracert's mad_rpc prints
+// it before the tool says what it was doing; ibtracert's directed routes
+// carry DR SLID and DLID 0, as its "can't reach port at" says.
+func (tr *tracer) failed(err error) error {
+	var te *engine.TimeoutError
+	if MadRPCWarning(err) != "" && errors.As(err, &te) {
+		dport := PortID(te.Target)
+		if te.Target.Kind == engine.ByDR {
+			dport = DRAddress(te.Target.Path, 0, 0)
+		}
+		tr.warn("mad_rpc", "_do_madrpc failed; dport (%s)", dport)
+	}
+	return err
+}
+
 // getNode reads NodeInfo, NodeDescription and PortInfo (of the port the
 // SMP arrives by) at t.
 func (tr *tracer) getNode(ctx context.Context, t engine.Target, p *tport) error {
 	ni, err := tr.s.NodeInfo(ctx, t, tr.co...)
 	if err != nil {
-		return err
+		return tr.failed(err)
 	}
 	nd, err := tr.s.SMP(ctx, t, mad.MethodGet, smp.AttrNodeDescription, 0, nil, tr.co...)
 	if err != nil {
-		return err
+		return tr.failed(err)
 	}
 	pi, err := tr.s.PortInfo(ctx, t, 0, tr.co...)
 	if err != nil {
-		return err
+		return tr.failed(err)
 	}
 	desc := []byte(cString(nd))
 	for i, c := range desc {
@@ -154,6 +170,7 @@ func (tr *tracer) getNode(ctx context.Context, t engine.Target, p *tport) error 
 func (tr *tracer) switchLookup(ctx context.Context, t engine.Target, lid uint16, sw *tswitch) int {
 	si, err := tr.s.SwitchInfo(ctx, t, tr.co...)
 	if err != nil {
+		_ = tr.failed(err)
 		return -1
 	}
 	sw.linearCap, sw.top, sw.enhsp0 = int(si.LinearFDBCap), int(si.LinearFDBTop), si.EnhancedPort0
@@ -162,6 +179,7 @@ func (tr *tracer) switchLookup(ctx context.Context, t engine.Target, lid uint16,
 	}
 	blk, err := tr.s.LFTBlock(ctx, t, uint32(lid)/64, tr.co...)
 	if err != nil {
+		_ = tr.failed(err)
 		return -1
 	}
 	return int(blk.Ports[lid%64])

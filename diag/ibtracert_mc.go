@@ -35,7 +35,7 @@ type mcPort struct {
 func (tr *tracer) getPort(ctx context.Context, num int, path *drpath) (*mcPort, error) {
 	pi, err := tr.s.PortInfo(ctx, path.target(), uint8(num), tr.co...)
 	if err != nil {
-		return nil, err
+		return nil, tr.failed(err)
 	}
 	return &mcPort{tport: tport{portnum: num, lid: pi.LID, lmc: pi.LMC, state: pi.PortState}, physState: pi.PortPhysicalState}, nil
 }
@@ -47,7 +47,7 @@ func (tr *tracer) mcLookup(ctx context.Context, n *mcNode, path *drpath, mlid in
 	t := path.target()
 	si, err := tr.s.SwitchInfo(ctx, t, tr.co...)
 	if err != nil {
-		return m, err
+		return m, tr.failed(err)
 	}
 	off := mlid - 0xc000
 	if off >= int(si.MulticastFDBCap) || off < 0 {
@@ -57,7 +57,7 @@ func (tr *tracer) mcLookup(ctx context.Context, n *mcNode, path *drpath, mlid in
 	for set := 0; set < (n.nports+15)/16; set++ {
 		data, err := tr.s.SMP(ctx, t, mad.MethodGet, smp.AttrMulticastForwardingTable, block|uint32(set)<<28, nil, tr.co...)
 		if err != nil {
-			return m, err
+			return m, tr.failed(err)
 		}
 		mask := decode[smp.MulticastForwardingTable](data).PortMask[off%32]
 		for i := range 16 {

@@ -66,7 +66,9 @@ func traceText(t *testing.T, tr *diag.Trace) string {
 // end the trace where ibtracert ends it, with its reason: an LFT entry
 // past the switch's ports (bad forwarding table entry), a forwarding
 // loop (the directed route grows past its limit), a cable down on the
-// way (the next hop cannot be reached), a LID no port has.
+// way (the next hop cannot be reached), a LID no port has. A query
+// nobody answered is warned of first as libibmad's mad_rpc warns, naming
+// the target as ibtracert's own warnings name it.
 func TestTracertFaults(t *testing.T) {
 	ctx := t.Context()
 	// From node010 (LID 16) to node003 (LID 8): node010 -> leaf03 ->
@@ -78,12 +80,15 @@ func TestTracertFaults(t *testing.T) {
 		fault  func(f *sim.Fabric) error
 		hops   int    // hops printed before the failure
 		reason string // the warning that says why
+		rpc    string // libibmad's warning before it, if any
 	}{
 		{"bad LFT entry", func(f *sim.Fabric) error { return f.SetLFT("spine01", 8, 0xff) }, 1,
-			`find_route: Bad forwarding table entry found at: node "spine01" lid entry 8 is 255 (top `},
-		{"loop", func(f *sim.Fabric) error { return f.SetLFT("spine01", 8, 3) }, 60, "find_route: Direct path too long!"},
-		{"uncabled port", func(f *sim.Fabric) error { return f.SetLFT("spine01", 8, 30) }, 2, "find_route: can't reach port at DR path slid 0; dlid 0; 0,1,34,3,33,30"},
-		{"no such LID", func(*sim.Fabric) error { return nil }, -1, "find_route: can't reach to/from ports"},
+			`find_route: Bad forwarding table entry found at: node "spine01" lid entry 8 is 255 (top `, ""},
+		{"loop", func(f *sim.Fabric) error { return f.SetLFT("spine01", 8, 3) }, 60, "find_route: Direct path too long!", ""},
+		{"uncabled port", func(f *sim.Fabric) error { return f.SetLFT("spine01", 8, 30) }, 2, "find_route: can't reach port at DR path slid 0; dlid 0; 0,1,34,3,33,30",
+			"mad_rpc: _do_madrpc failed; dport (DR path slid 0; dlid 0; 0,1,34,3,33,30)"},
+		{"no such LID", func(*sim.Fabric) error { return nil }, -1, "find_route: can't reach to/from ports",
+			"mad_rpc: _do_madrpc failed; dport (Lid 999)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,7 +107,15 @@ func TestTracertFaults(t *testing.T) {
 			if c.hops >= 0 && (tr.From == nil || len(tr.Hops) != c.hops) {
 				t.Errorf("%d hops printed, want %d:\n%s", len(tr.Hops), c.hops, traceText(t, tr))
 			}
-			if len(tr.Warnings) == 0 || !strings.HasPrefix(tr.Warnings[0], c.reason) {
+			w := tr.Warnings
+			if c.rpc != "" {
+				if len(w) == 0 || w[0] != c.rpc {
+					t.Errorf("warnings %q, want %q first", tr.Warnings, c.rpc)
+				} else {
+					w = w[1:]
+				}
+			}
+			if len(w) == 0 || !strings.HasPrefix(w[0], c.reason) {
 				t.Errorf("warnings %q, want %q first", tr.Warnings, c.reason)
 			}
 			if last := tr.Warnings[len(tr.Warnings)-1]; last != "get_route: can't find a route from src to dest" {

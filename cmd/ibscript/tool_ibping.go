@@ -64,6 +64,7 @@ func runIBPing(ctx context.Context, inv *Invocation) int {
 	if !inv.JSON {
 		o.Pong = func(line string) { fmt.Fprintln(inv.Stdout, line) }
 	}
+	o.Lost = func(w string) { fmt.Fprintf(inv.Stderr, "ibwarn: %s\n", w) }
 	env, err := inv.Env(ctx)
 	if err != nil {
 		return inv.Fail(err)

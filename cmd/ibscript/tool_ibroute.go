@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/ibscript/ibscript/diag"
@@ -84,11 +85,17 @@ func runIBRoute(ctx context.Context, inv *Invocation) int {
 	}
 	ft, err := diag.IBRoute(ctx, env, t, addr, &o)
 	if err != nil {
-		// ibroute's message on stdout as it prints it, what failed
-		// (target, attribute, the timeout) on stderr.
+		// ibroute's message on stdout as it prints it; on stderr
+		// libibmad's warning naming the target that did not answer, and
+		// what failed (target, attribute, the timeout or the status)
+		// under -v or -e, as every tool's.
 		var te *diag.ToolError
 		if errors.As(err, &te) {
-			if te.Err != nil {
+			w := diag.MadRPCWarning(te.Err)
+			if w != "" {
+				fmt.Fprintf(inv.Stderr, "ibwarn: %s\n", w)
+			}
+			if te.Err != nil && (w == "" || inv.Verbosity() > 0 || inv.ShowErrors()) {
 				inv.Errorf("%s: %v", te.Msg, te.Err)
 			}
 			return ibExit(inv, "dump tables: "+te.Msg)

@@ -54,6 +54,10 @@ func queryDone(inv *Invocation, v any, write func(*strings.Builder), err error) 
 	if !errors.As(err, &te) {
 		return inv.Fail(err)
 	}
+	if w := diag.MadRPCWarning(te.Err); w != "" {
+		// What libibmad says first, naming the target that did not answer.
+		fmt.Fprintf(inv.Stderr, "ibwarn: %s\n", w)
+	}
 	prog := inv.argv0()
 	var b strings.Builder
 	diag.WriteIBError(&b, prog, err)
