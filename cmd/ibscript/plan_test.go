@@ -134,6 +134,21 @@ func TestReportMerge(t *testing.T) {
 	if code, _, _ := ibscript(t, "report", "merge", "/nonexistent.json"); code != exitError {
 		t.Errorf("missing file: exit %d", code)
 	}
+	// A command line that is not a merge says what is missing or wrong
+	// before the usage.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report"}, "ibscript report: want a subcommand: merge REPORT.json...\nusage:"},
+		{[]string{"report", "mrege", files[0]}, "ibscript report: unknown subcommand \"mrege\" (want merge)\nusage:"},
+		{[]string{"report", "merge"}, "ibscript report merge: want one or more JSON reports"},
+	} {
+		code, out, errOut := ibscript(t, c.args...)
+		if code != exitError || out != "" || !strings.HasPrefix(errOut, c.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", c.args, code, out, errOut, c.want)
+		}
+	}
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"schema":"ibscript.plan.v1","checks":[null]}`), 0o644)
 	if code, out, errOut := ibscript(t, "report", "merge", files[0], bad); code != exitError || out != "" || !strings.Contains(errOut, "bad.json: plan: report checks[0] is null") {

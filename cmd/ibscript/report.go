@@ -105,6 +105,14 @@ func planName(file string) string {
 // made of the reports of several hosts, in --format (default json), with
 // the exit status of the merged result.
 func runReport(c *config, stdout, stderr io.Writer) int {
+	switch {
+	case len(c.args) == 0:
+		fmt.Fprintln(stderr, "ibscript report: want a subcommand: merge REPORT.json...")
+	case c.args[0] != "merge":
+		fmt.Fprintf(stderr, "ibscript report: unknown subcommand %q (want merge)\n", c.args[0])
+	case len(c.args) == 1:
+		fmt.Fprintln(stderr, "ibscript report merge: want one or more JSON reports (ibscript run --format json)")
+	}
 	if len(c.args) < 2 || c.args[0] != "merge" {
 		fmt.Fprint(stderr, commandHelp["report"])
 		return exitError
