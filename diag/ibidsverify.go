@@ -33,7 +33,7 @@ var ibIDsVerifyTool = NewTool(Tool{
 	Summary: "check the fabric's LIDs and GUIDs for zero and duplicates (ibidsverify.pl)",
 	Args:    "",
 	// getopts("hRC:P:"): the script takes -h -R -C -P only.
-	Exclude:      "G,D,L,s,t,y,e,v,d,V",
+	Exclude:      "z,G,D,L,s,t,y,e,v,d,V",
 	Script:       ibIDsVerifyUsage,
 	ScriptStatus: 2,
 	Getopts:      "hRC:P:",

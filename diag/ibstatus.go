@@ -60,7 +60,7 @@ var ibStatusTool = NewTool(Tool{
 	Lua:     "status",
 	Summary: "the local ports' sysfs state: GID, LIDs, state, physical state, rate, link layer",
 	Args:    "[devname[:portnum]]...",
-	Exclude: "C,P,G,D,L,s,t,y,e,v,d,V,node-name-map",
+	Exclude: "z,C,P,G,D,L,s,t,y,e,v,d,V,node-name-map",
 	Script: "Usage:  ibstatus  [-h] [devname[:portnum]]\n" +
 		"\t-h:\tthis help screen\n" +
 		"\tExamples:\n" +

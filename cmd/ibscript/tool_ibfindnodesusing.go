@@ -17,7 +17,7 @@ func init() {
 			{Short: 'R', Help: "Recalculate ibnetdiscover information (ibscript always discovers: accepted)"},
 		},
 		// ibfindnodesusing.pl's getopts takes -h -R -C -P only.
-		Exclude: "G,D,L,s,t,y,e,v,d,V",
+		Exclude: "z,G,D,L,s,t,y,e,v,d,V",
 		Schema:  "ibfindnodesusing",
 		Example: []string{"0x0002c90300f00000", "33"},
 		Run:     runFindNodesUsing,

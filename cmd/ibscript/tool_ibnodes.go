@@ -35,7 +35,7 @@ func init() {
 			Args:    "[<topology-file>]",
 			// The scripts take -h, -y, -C, -P and -t and nothing else of
 			// the common options.
-			Exclude:   "G,D,L,s,e,v",
+			Exclude:   "z,G,D,L,s,e,v",
 			Schema:    "nodes",
 			Script:    script,
 			Example:   []string{},

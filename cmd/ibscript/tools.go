@@ -175,6 +175,7 @@ const (
 // commonOptions are the infiniband-diags common options (ibdiag_common),
 // then ibscript's own, as every tool's --help lists them after its own.
 var commonOptions = []Option{
+	configOption,
 	{Short: 'C', Long: optCA, Arg: "<ca>", Help: "Ca name to use (the umad backend: --fabric umad:CA/PORT;\nelsewhere it must name the CA the backend opened)"},
 	{Short: 'P', Long: optPort, Arg: "<port>", Help: "Ca port number to use"},
 	{Short: 'G', Long: optGUID, Help: "use GUID address argument"},
@@ -739,6 +740,7 @@ func prepareTool(c *config, stdout, stderr io.Writer) (inv *Invocation, code int
 		fmt.Fprintf(stderr, "%s (ibscript %s)\n", t.Name, version)
 		return nil, exitOK, true
 	}
+	inv.applyConfig()
 	if err := inv.configure(c); err != nil {
 		if ce := (*commonOptError)(nil); errors.As(err, &ce) {
 			return nil, ibExitAs(inv, ce.msg), true
