@@ -168,6 +168,10 @@ func LinkinfoOf(ctx context.Context, e *Env, o LinkinfoOptions) (*Linkinfo, erro
 	fullScan := e.guidUnresolvedBySA(ctx, o.PortGUID, o.Path, o.Unresolved)
 	partialScan := (o.PortGUID != 0 || o.Path != nil) && !fullScan
 	warnings := e.drStart(ctx, &o, partialScan)
+	if fullScan {
+		// iblinkinfo's IBWARN ends in a newline of its own.
+		warnings = append(warnings, unresolvedWarnings(o.PortGUID, o.PortText, "\n")...)
+	}
 	d, err := e.Discover(ctx)
 	if err != nil {
 		return nil, err
@@ -294,6 +298,22 @@ func (e *Env) guidUnresolvedBySA(ctx context.Context, guid uint64, path []uint8,
 	_, err := lidOfGUID(ctx, e.Session, guid)
 	return err != nil
 }
+
+// unresolvedWarnings are the lines iblinkinfo and ibqueryerrors print
+// on stderr when the SA cannot resolve -S/-G's GUID
+// (guidUnresolvedBySA): libibmad's ib_path_query_via's, then the tool's
+// own naming the GUID as typed (text; the GUID in hex when "") before
+// its full scan, end after it.
+func unresolvedWarnings(guid uint64, text, end string) []string {
+	if text == "" {
+		text = fmt.Sprintf("0x%x", guid)
+	}
+	return []string{PathQueryFailed, "main: Failed to resolve " + text + "; attempting full scan" + end}
+}
+
+// PathQueryFailed is libibmad's warning (IBWARN, less its "[pid]") when
+// the SA resolves no GUID the C tools were given (-G, -S).
+const PathQueryFailed = "ib_path_query_via: sa call path_query failed"
 
 // nodeOfPort is f's node that holds a port of GUID guid, nil when none
 // does (ibnd_find_port_guid).

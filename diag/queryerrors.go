@@ -76,6 +76,9 @@ type QueryErrorsOptions struct {
 	// port.
 	PortGUID uint64
 	Path     []uint8
+	// PortText is -G/-S as typed, for the warning that names it when
+	// the SA cannot resolve it ("" is PortGUID in hex).
+	PortText string
 	// Unresolved is -G/-S's text when it reads as GUID 0
 	// (LinkinfoOptions.Unresolved): no node is checked.
 	Unresolved string
@@ -180,6 +183,7 @@ func QueryErrorsOf(ctx context.Context, e *Env, o QueryErrorsOptions) (*QueryErr
 	} else if e.guidUnresolvedBySA(ctx, o.PortGUID, o.Path, o.Unresolved) {
 		// The fallback full scan, then the node of the port as it found
 		// it (see LinkinfoOf).
+		q.Warnings = append(q.Warnings, unresolvedWarnings(o.PortGUID, o.PortText, "")...)
 		if n := nodeOfPort(d.Fabric, o.PortGUID); n != nil {
 			nodes = []*topo.Node{n}
 		} else {

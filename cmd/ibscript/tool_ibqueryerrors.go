@@ -113,6 +113,11 @@ func queryErrorsOptions(inv *Invocation) (diag.QueryErrorsOptions, error) {
 	if o.PortGUID, o.Unresolved, o.Path, err = portArgs(inv, "-D and -G/-S: give one port", "port-guid", "S"); err != nil {
 		return o, err
 	}
+	for _, k := range []string{"port-guid", "S"} {
+		if inv.Has(k) {
+			o.PortText = inv.Value(k) // the one portArgs read
+		}
+	}
 	inv.outstandingSMPs()
 	for _, t := range []struct {
 		opt string

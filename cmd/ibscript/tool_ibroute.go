@@ -78,6 +78,7 @@ func runIBRoute(ctx context.Context, inv *Invocation) int {
 	// it.
 	t, addr, err := env.RouteAddress(ctx, t)
 	if err != nil {
+		fmt.Fprintln(inv.Stderr, "ibwarn: "+diag.PathQueryFailed) // a GUID: the SA did not resolve it
 		if inv.Verbosity() > 0 {
 			inv.Errorf("%v", err)
 		}

@@ -119,11 +119,20 @@ func tracePair(ctx context.Context, inv *Invocation, env *diag.Env, src, dst str
 	for i, a := range []string{src, dst} {
 		what := [...]string{"source", "destination"}[i]
 		t, err := inv.Target(what, a)
-		if err == nil {
+		parsed := err == nil
+		if parsed {
 			t, err = env.ResolveTarget(ctx, t)
 		}
 		if err != nil {
-			fmt.Fprintf(inv.Stderr, "ibwarn: get_route: can't resolve %s port %s: %v\n", what, a, err)
+			// As ibtracert: libibmad's line for a GUID the SA did not
+			// resolve, then get_route's; why, under -v or -e.
+			if parsed {
+				fmt.Fprintln(inv.Stderr, "ibwarn: "+diag.PathQueryFailed)
+			}
+			fmt.Fprintf(inv.Stderr, "ibwarn: get_route: can't resolve %s port %s\n", what, a)
+			if !parsed || inv.Verbosity() > 0 || inv.ShowErrors() {
+				inv.Errorf("%v", err)
+			}
 			return nil, err
 		}
 		lids[i] = t.LID

@@ -406,6 +406,8 @@ func (inv *Invocation) Dest(ctx context.Context, arg, phrase string) (engine.Tar
 		return t, err
 	}
 	if t, err = env.ResolveTarget(ctx, t); err != nil {
+		// libibmad's resolve_guid says so first, as the C tools print it.
+		fmt.Fprintln(inv.Stderr, "ibwarn: "+diag.PathQueryFailed)
 		return t, &diag.ToolError{Msg: phrase + " " + arg, Err: err}
 	}
 	return t, nil

@@ -249,7 +249,9 @@ func TestToolCommandLine(t *testing.T) {
 // with the argument as typed, and `ibscript TOOL` names itself TOOL there
 // (checked against infiniband-diags on ibsim: `smpquery -G nodeinfo
 // 0x1234` prints "smpquery: iberror: failed: can't resolve destination
-// port 0x1234").
+// port 0x1234", after libibmad's "ibwarn: [pid] ib_path_query_via: sa
+// call path_query failed" on stderr, which ibscript prints less the
+// pid).
 func TestToolGUIDDestination(t *testing.T) {
 	fab := "sim:" + topologies + "net.mixed-router"
 	for _, tc := range []struct {
@@ -265,10 +267,15 @@ func TestToolGUIDDestination(t *testing.T) {
 		{[]string{"perfquery", "-G", "0x1234"}, exitIBExit, "perfquery: iberror: failed: can't resolve destination port 0x1234\n"},
 		{[]string{"ibccquery", "-G", "CI", "0x1234"}, exitIBExit, "ibccquery: iberror: failed: can't resolve destination 0x1234\n"},
 		{[]string{"ibroute", "-G", "0x1234"}, exitIBExit, "ibroute: iberror: failed: can't resolve destination port 0x1234\n"},
+		{[]string{"ibtracert", "-G", "0x1234", "0x100002"}, exitIBExit, "ibtracert: iberror: failed: Failed to get route information\n"},
 	} {
 		code, out, errOut := ibscript(t, append(tc.argv, "--fabric", fab)...)
 		if code != tc.code || !strings.HasPrefix(out, tc.out) {
 			t.Errorf("%q: exit %d (want %d)\nstdout: %s\nstderr: %s\nwant stdout to start with %q", tc.argv, code, tc.code, out, errOut, tc.out)
+		}
+		warned := strings.HasPrefix(errOut, "ibwarn: ib_path_query_via: sa call path_query failed\n")
+		if warned != (tc.code != exitOK) {
+			t.Errorf("%q: stderr %q: libibmad's path_query warning first %v, want %v", tc.argv, errOut, warned, tc.code != exitOK)
 		}
 	}
 }
@@ -494,6 +501,28 @@ func TestDiagsVersion(t *testing.T) {
 		code, stdout, stderr := lk(args...)
 		if code != 2 || stdout != "" || !strings.HasPrefix(stderr, tc.want) {
 			t.Errorf("%q %q: status %d, stdout %q, stderr %q; want 2 and %q", tc.env, tc.arg, code, stdout, stderr, tc.want)
+		}
+	}
+}
+
+// TestToolGUIDFullScan: a -S/-G GUID the SA does not resolve makes
+// iblinkinfo and ibqueryerrors scan the whole fabric after the two lines
+// the C tools print on ibsim ("ibwarn: [pid] ib_path_query_via: sa call
+// path_query failed", "ibwarn: [pid] main: Failed to resolve 0x01234;
+// attempting full scan", iblinkinfo's with a newline more), the GUID as
+// typed; neither finds the port, status 0.
+func TestToolGUIDFullScan(t *testing.T) {
+	const pq = "ibwarn: ib_path_query_via: sa call path_query failed\n"
+	for _, tc := range []struct {
+		argv   []string
+		stderr string
+	}{
+		{[]string{"iblinkinfo", "-S", "0x01234"}, pq + "ibwarn: main: Failed to resolve 0x01234; attempting full scan\n\nFailed to find port: 0x1234\n"},
+		{[]string{"ibqueryerrors", "-G", "0x01234"}, pq + "ibwarn: main: Failed to resolve 0x01234; attempting full scan\nFailed to find node: 0x1234\n"},
+	} {
+		code, _, errOut := ibscript(t, append(tc.argv, "--fabric", "sim:", "--quiet")...)
+		if code != exitOK || errOut != tc.stderr {
+			t.Errorf("%q: exit %d, stderr %q; want 0, %q", tc.argv, code, errOut, tc.stderr)
 		}
 	}
 }
