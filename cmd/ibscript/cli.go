@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -65,7 +66,7 @@ var flagTable = []flagSpec{
 	{name: "fabric", arg: "URI", values: []string{"auto", "sim:", "umad:", "ibsim:", "replay:"}, help: "backend: auto, sim:PATH, umad:CA/PORT, ibsim:SOCK, replay:FILE"},
 	{name: "e", arg: "CHUNK", help: "run the Lua chunk and exit"},
 	{name: "format", arg: "FMT", values: []string{"text", "json", "tap", "junit", "ibnetdiscover", "list", "slurm-conf", "slurm-yaml", "dot"}, cmds: []string{"run", "discover", "analyze", "topology", "report"}, help: "report or output format"},
-	{name: "arg", arg: "KEY=VAL", cmds: []string{"run"}, help: "a plan argument (run FILE --help lists them)"},
+	{name: "arg", arg: "KEY=VAL", cmds: []string{"run", ""}, help: "a plan argument (run FILE --help lists them)"}, // -e: its file is one the chunk may read (files.go)
 	{name: "timeout", arg: "DUR", help: "per-try MAD timeout (bare number: milliseconds)"},
 	{name: "retries", arg: "N", help: "MAD retries after the first try"},
 	{name: "record", arg: "FILE", complete: "file", help: "record every MAD to FILE (JSON Lines)"},
@@ -197,6 +198,31 @@ func findFlag(name string) *flagSpec {
 
 // unknownCommand is the error for a first word that is no command and no
 // tool, with the nearest of those, or "run FILE" for a script.
+// flagsApply refuses a flag given to a command it does not apply to
+// (flagTable's cmds), which would otherwise be passed over in silence:
+// "discover --load FILE" discovered the live fabric, FILE unread.
+func flagsApply(given []string, cmd string) error {
+	if cmd == "help" || cmd == "tool" {
+		return nil // a tool's command line is its own (tools.go)
+	}
+	for _, name := range given {
+		for _, s := range flagTable {
+			if s.name == name && s.cmds != nil && !slices.Contains(s.cmds, cmd) {
+				what := "ibscript " + cmd
+				if cmd == "" {
+					what = "the REPL or -e"
+				}
+				var to []string
+				for _, c := range s.cmds {
+					to = append(to, cmp.Or(c, "-e"))
+				}
+				return fmt.Errorf("%s does not apply to %s (only to %s)", dash(name), what, strings.Join(to, ", "))
+			}
+		}
+	}
+	return nil
+}
+
 func unknownCommand(word string) error {
 	cands := append(commandNames(), toolNames()...)
 	s := fmt.Sprintf("unknown command %q", word)

@@ -41,6 +41,12 @@ func TestFirstHourCommandLine(t *testing.T) {
 		{[]string{"--fabric", "sim:", "tools", "x"}, "unexpected arguments x"},
 		{[]string{"--fabric", "sim:", "-e", "print(1)", "x"}, "unexpected arguments x after -e CHUNK"},
 		{[]string{"help", "run", "x"}, "unexpected arguments x (help takes 1"},
+		// A flag of another command is refused, not passed over: discover
+		// --load read no file, run PLAN --interval 5 set no interval.
+		{[]string{"--fabric", "sim:", "discover", "--load", "fabric.topo"}, "ibscript: --load does not apply to ibscript discover (only to analyze, topology)\n"},
+		{[]string{"--fabric", "sim:", "run", "plan.lua", "--interval", "5"}, "--interval does not apply to ibscript run (only to exporter)"},
+		{[]string{"--fabric", "sim:", "-e", "print(1)", "--format", "json"}, "--format does not apply to the REPL or -e (only to run, discover, analyze, topology, report)"},
+		{[]string{"--fabric", "sim:", "discover", "--arg", "x=1"}, "--arg does not apply to ibscript discover (only to run, -e)"},
 		{[]string{"completion"}, "want one shell: bash, zsh, fish"},
 		{[]string{"completion", "tcsh"}, "want one shell: bash, zsh, fish"},
 		{[]string{"--fabric", "sim:" + filepath.Join(dir, "nosuch.net"), "discover"}, "ibscript: --fabric sim:" + filepath.Join(dir, "nosuch.net") + ": no topology file " + filepath.Join(dir, "nosuch.net") + ": no such file or directory\n"},

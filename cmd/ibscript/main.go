@@ -53,6 +53,7 @@ var linkedTool bool
 
 // config is what the command line says, whatever the order of its flags.
 type config struct {
+	given     []string // the flags the command line set (flagsApply)
 	fabricURI string
 	portSel   *portSel // -C/-P of a tool, checked against the port the backend opens
 	chunk     string
@@ -582,6 +583,7 @@ func parseArgs(argv []string, stderr io.Writer) (*config, error) {
 		c.cmd, pos = pos[0], pos[1:]
 	}
 	c.args = pos
+	fs.Visit(func(f *flag.Flag) { c.given = append(c.given, f.Name) })
 	return c, nil
 }
 
@@ -592,6 +594,10 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, usage)
 			return exitOK
 		}
+		fmt.Fprintf(stderr, "ibscript: %v\n%s", err, "run 'ibscript --help' for usage\n")
+		return exitError
+	}
+	if err := flagsApply(c.given, c.cmd); err != nil {
 		fmt.Fprintf(stderr, "ibscript: %v\n%s", err, "run 'ibscript --help' for usage\n")
 		return exitError
 	}
