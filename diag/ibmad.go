@@ -301,20 +301,30 @@ func PortID(t engine.Target) string {
 
 // MadRPCWarning is the line libibmad's mad_rpc warns with (IBWARN, less
 // its "[pid]") when an SMP, PerfMgt or Congestion Control query of the
-// C tools got no answer: "mad_rpc: _do_madrpc failed; dport (Lid 99)",
-// naming the target as portid2str does. It is "" when err is no such
-// timeout (an answer with an error status is warned of only under -e, as
-// libibmad's ERRS).
-func MadRPCWarning(err error) string {
+// C tools failed: "mad_rpc: _do_madrpc failed; dport (Lid 99)" when it
+// got no answer, and with showErrors (-e, as libibmad's ERRS) "mad_rpc:
+// MAD completed with error status 0x1c; dport (Lid 1)" for an answer
+// refusing it, naming the target as portid2str does. It is "" for any
+// other error.
+func MadRPCWarning(err error, showErrors bool) string {
 	var te *engine.TimeoutError
-	if !errors.As(err, &te) {
-		return ""
-	}
-	switch te.Class {
-	case mad.ClassSubnLID, mad.ClassSubnDR, mad.ClassPerf, mad.ClassCC:
+	var se *engine.StatusError
+	switch {
+	case errors.As(err, &te) && rpcClass(te.Class):
 		return "mad_rpc: _do_madrpc failed; dport (" + PortID(te.Target) + ")"
+	case showErrors && errors.As(err, &se) && rpcClass(se.Class):
+		return fmt.Sprintf("mad_rpc: MAD completed with error status 0x%x; dport (%s)", se.Status, PortID(se.Target))
 	}
 	return ""
+}
+
+// rpcClass: the C tools send class's queries through libibmad's mad_rpc.
+func rpcClass(class uint8) bool {
+	switch class {
+	case mad.ClassSubnLID, mad.ClassSubnDR, mad.ClassPerf, mad.ClassCC:
+		return true
+	}
+	return false
 }
 
 // The attributes' field tables, in libibmad's order.

@@ -129,7 +129,7 @@ func (tr *tracer) warn(fn, format string, args ...any) {
 // carry DR SLID and DLID 0, as its "can't reach port at" says.
 func (tr *tracer) failed(err error) error {
 	var te *engine.TimeoutError
-	if MadRPCWarning(err) != "" && errors.As(err, &te) {
+	if MadRPCWarning(err, false) != "" && errors.As(err, &te) {
 		dport := PortID(te.Target)
 		if te.Target.Kind == engine.ByDR {
 			dport = DRAddress(te.Target.Path, 0, 0)

@@ -84,10 +84,17 @@ func TestMadRPCWarning(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d, %q, %q", argv, code, out, errOut, exitIBExit, c.out, c.warns)
 		}
 	}
+	// With -e, an answer refusing the query is warned of too, as
+	// libibmad's ERRS does, before ibscript's line saying why.
+	argv := []string{"smpquery", "--fabric", "sim:", "--quiet", "-e", "portinfo", "1", "99"}
+	code, out, errOut := ibscript(t, argv...)
+	if want := "ibwarn: mad_rpc: MAD completed with error status 0x1c; dport (Lid 1)\n"; code != exitIBExit || out != "smpquery: iberror: failed: operation portinfo: port info query failed\n" || !strings.HasPrefix(errOut, want) {
+		t.Errorf("%q: exit %d, stdout %q, stderr %q; want 255 and stderr starting %q", argv, code, out, errOut, want)
+	}
 	// ibping warns of each lost ping as mad_rpc_rmpp does, and ends with
 	// its statistics, status 0.
-	argv := []string{"ibping", "--fabric", "sim:", "--quiet", "-t", "20", "-c", "1", "999"}
-	code, out, errOut := ibscript(t, argv...)
+	argv = []string{"ibping", "--fabric", "sim:", "--quiet", "-t", "20", "-c", "1", "999"}
+	code, out, errOut = ibscript(t, argv...)
 	if want := "ibwarn: mad_rpc_rmpp: _do_madrpc failed; dport (Lid 999)\n"; code != exitOK || errOut != want || !strings.Contains(out, "1 packets transmitted, 0 received") {
 		t.Errorf("%q: exit %d, stdout %q, stderr %q; want 0 and %q", argv, code, out, errOut, want)
 	}

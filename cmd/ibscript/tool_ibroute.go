@@ -92,7 +92,7 @@ func runIBRoute(ctx context.Context, inv *Invocation) int {
 		// under -v or -e, as every tool's.
 		var te *diag.ToolError
 		if errors.As(err, &te) {
-			w := diag.MadRPCWarning(te.Err)
+			w := diag.MadRPCWarning(te.Err, inv.ShowErrors())
 			if w != "" {
 				fmt.Fprintf(inv.Stderr, "ibwarn: %s\n", w)
 			}

@@ -54,7 +54,7 @@ func queryDone(inv *Invocation, v any, write func(*strings.Builder), err error) 
 	if !errors.As(err, &te) {
 		return inv.Fail(err)
 	}
-	if w := diag.MadRPCWarning(te.Err); w != "" {
+	if w := diag.MadRPCWarning(te.Err, inv.ShowErrors()); w != "" {
 		// What libibmad says first, naming the target that did not answer.
 		fmt.Fprintf(inv.Stderr, "ibwarn: %s\n", w)
 	}
