@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/diag"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/host"
@@ -534,6 +535,15 @@ func parseToolArgs(t *Tool, argv []string) (vals map[string][]string, args []str
 	return vals, args, err
 }
 
+// unknownLongError is a long option the tool does not have, with getopt's
+// text; near are the nearest the tool has, for the hint after it.
+type unknownLongError struct {
+	name string
+	near []string
+}
+
+func (e *unknownLongError) Error() string { return fmt.Sprintf("unrecognized option '--%s'", e.name) }
+
 // parseToolArgsOrdered is parseToolArgs also returning every option in
 // the order given.
 func parseToolArgsOrdered(t *Tool, argv []string) (vals map[string][]string, args []string, order []OptionValue, err error) {
@@ -648,7 +658,13 @@ func matchLong(opts []Option, name string) (*Option, error) {
 	}
 	switch len(found) {
 	case 0:
-		return nil, fmt.Errorf("unrecognized option '--%s'", name)
+		var longs []string
+		for _, o := range opts {
+			if o.Long != "" {
+				longs = append(longs, "--"+o.Long)
+			}
+		}
+		return nil, &unknownLongError{name: name, near: bindings.Suggest("--"+name, longs)}
 	case 1:
 		return found[0], nil
 	}
@@ -727,7 +743,11 @@ func prepareTool(c *config, stdout, stderr io.Writer) (inv *Invocation, code int
 	}
 	vals, args, order, err := parseToolArgsOrdered(t, c.args)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n(%s --help lists the options)\n", prog, err, prog)
+		hint := ""
+		if ue := (*unknownLongError)(nil); errors.As(err, &ue) && len(ue.near) > 0 {
+			hint = "did you mean " + strings.Join(ue.near, " or ") + "? "
+		}
+		fmt.Fprintf(stderr, "%s: %v\n(%s%s --help lists the options)\n", prog, err, hint, prog)
 		return nil, exitError, true
 	}
 	inv.vals, inv.Args, inv.order = vals, args, order

@@ -526,3 +526,28 @@ func TestToolGUIDFullScan(t *testing.T) {
 		}
 	}
 }
+
+// TestToolOptionSuggest: a mistyped long option is getopt_long's
+// "unrecognized option" (status 2, as the C tool's), and the hint after
+// it names the nearest options the tool has, as ibscript's own flags do.
+func TestToolOptionSuggest(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		near string // the hint's option, "" when none is near
+	}{
+		{[]string{"smpquery", "--extendd", "nodeinfo", "1"}, "--extended"},
+		{[]string{"saquery", "--node-name-mpa", "x"}, "--node-name-map"},
+		{[]string{"iblinkinfo", "--swich", "1"}, "--switch"},
+		{[]string{"smpquery", "--zzzzzzz"}, ""},
+	} {
+		line := "ibscript " + tc.argv[0] + ": unrecognized option '" + tc.argv[1] + "'\n("
+		if tc.near != "" {
+			line += "did you mean " + tc.near + "? "
+		}
+		line += "ibscript " + tc.argv[0] + " --help lists the options)\n"
+		code, out, errOut := ibscript(t, append(tc.argv, "--fabric", "sim:")...)
+		if code != exitError || out != "" || errOut != line {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", tc.argv, code, out, errOut, line)
+		}
+	}
+}
