@@ -202,6 +202,16 @@ func (f *exporterFlags) check() error {
 	if f.once != (f.output != "") {
 		return errors.New("--once and --output FILE go together (--exporter.runonce and --exporter.output too): one sweep written to FILE, or to stdout with -, for node_exporter's textfile collector")
 	}
+	if f.output != "" && f.output != "-" {
+		// Checked before the sweep: the file is written into its
+		// directory (a temporary file renamed over it).
+		dir := filepath.Dir(f.output)
+		if fi, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("--output %s: directory %s: %v", f.output, dir, errors.Unwrap(err))
+		} else if !fi.IsDir() {
+			return fmt.Errorf("--output %s: %s is not a directory", f.output, dir)
+		}
+	}
 	if !strings.HasPrefix(f.telemetryPath, "/") || f.telemetryPath == "/healthz" || f.telemetryPath == "/" {
 		return fmt.Errorf("--web.telemetry-path %q: want a path starting with / other than / and /healthz", f.telemetryPath)
 	}

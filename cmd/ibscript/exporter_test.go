@@ -362,7 +362,8 @@ func TestExporterBadFlags(t *testing.T) {
 		{[]string{"--xmit-wait-tick", "0"}, "--xmit-wait-tick 0: want 1..256 symbol times"},
 		{[]string{"--sim-traffic", "1.5"}, "--sim-traffic 1.5: want a fraction of link capacity, 0..1"},
 		{[]string{"--xmit-wait-tick", "257"}, "--xmit-wait-tick 257: want 1..256"},
-		{[]string{"--once", "--output", "/nonexistent-dir/x.prom"}, "--output /nonexistent-dir/x.prom: open /nonexistent-dir/"},
+		{[]string{"--once", "--output", "/nonexistent-dir/x.prom"}, "--output /nonexistent-dir/x.prom: directory /nonexistent-dir: no such file or directory\n"},
+		{[]string{"--once", "--output", "/etc/passwd/x.prom"}, "--output /etc/passwd/x.prom: /etc/passwd is not a directory\n"},
 		{[]string{"--topology-reference", "/nonexistent.topo"}, "--topology-reference /nonexistent.topo: "},
 	} {
 		var stdout, stderr bytes.Buffer
