@@ -3,10 +3,12 @@ package tests
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/kernel"
@@ -94,7 +96,8 @@ func TestDiscoverPlanesOnKernel(t *testing.T) {
 // the port's own SM alone hears nothing of a link change on plane 3, and
 // one at every plane's SM (what the exporter and Lua's sa.subscribe{planes
 // = true} make) gets its trap 128 from plane 3's SM, through the uplink
-// and the kernel model's Report agent.
+// and the kernel model's Report agent; then Lua's sa.subscribe{planes =
+// true} on the kernel backend does too.
 func TestPlaneTrapsOnKernel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), perTestTimeout)
 	defer cancel()
@@ -118,4 +121,27 @@ func TestPlaneTrapsOnKernel(t *testing.T) {
 		t.Fatalf("PlaneSMLIDs on the kernel backend = %v, %v; want the simulator's plane SMs %v", lids, err, want)
 	}
 	simtest.PlaneTraps(t, sf, s, lids)
+
+	// Lua's sa.subscribe{planes = true} on the kernel backend's default
+	// port (mlx5_0, the GSI side): plane 3's trap from plane 3's SM. s
+	// gives the port's Report method back first (the kernel lets one
+	// agent own it).
+	s.Close()
+	L, _, done := planState(t, ctx, kf, &engine.Options{Timeout: 2 * time.Second, Retries: 3}, bindings.Options{})
+	defer done()
+	if err := bindings.DoString(L, `all = sa.subscribe{traps = {128}, planes = true}`); err != nil {
+		t.Fatal(err)
+	}
+	if st := sf.ReportStats(); st.Subs != 4 {
+		t.Errorf("sa.subscribe{planes = true}: %d subscriptions, want 4", st.Subs)
+	}
+	if err := sf.SetLink("p3-leaf001", 3, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := bindings.DoString(L, fmt.Sprintf(`
+		local r = all:next(60000)
+		assert(r and r.trap == 128 and r.from_lid == %d, "from LID " .. tostring(r and r.from_lid))
+		all:close()`, lids[2])); err != nil {
+		t.Fatal(err)
+	}
 }
