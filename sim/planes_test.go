@@ -487,3 +487,49 @@ func TestPlanarizedSMPerPlane(t *testing.T) {
 		}
 	})
 }
+
+// TestSMs: with the SM on planarized h000-00, SMs lists its four plane
+// ports, each its plane's SM at the LID that plane's ports carry as their
+// SM's (the sysfs sm_lid of another planarized host's plane port), SM
+// the first; an SM on an ordinary node of the planarized fabric (a plane-2
+// switch) manages its plane alone; an ordinary fabric has the one SM SM
+// gives, plane 0, and a bare one none.
+func TestSMs(t *testing.T) {
+	f := mustLoad(t, planesTopo, nil)
+	sms := f.SMs()
+	if len(sms) != 4 {
+		t.Fatalf("SMs = %+v, want 4", sms)
+	}
+	attrs, err := f.Ports(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	planeSM := map[uint8]uint16{} // h001-00's plane ports' SM LIDs, by plane (its port)
+	for _, a := range attrs {
+		if a.CAName == "h001-00" {
+			planeSM[uint8(a.PortNum)] = a.SMLID
+		}
+	}
+	for i, s := range sms {
+		p := i + 1
+		if s.Node != "h000-00" || s.Port != p || s.Plane != uint8(p) || s.LID != lidOf(t, f, "h000-00", p) || s.LID != planeSM[s.Plane] {
+			t.Errorf("SMs[%d] = %+v, want h000-00 port %d, plane %d, at its LID %d (h001-00's plane port's sm_lid %d)", i, s, p, p, lidOf(t, f, "h000-00", p), planeSM[s.Plane])
+		}
+	}
+	if node, port, lid := f.SM(); node != sms[0].Node || port != sms[0].Port || lid != sms[0].LID {
+		t.Errorf("SM() = %s %d %d, want SMs' first %+v", node, port, lid, sms[0])
+	}
+
+	sw := mustLoad(t, planesTopo, &Options{SMNode: "p2-spine000"})
+	if sms := sw.SMs(); len(sms) != 1 || sms[0].Node != "p2-spine000" || sms[0].Port != 0 || sms[0].Plane != 2 || sms[0].LID == 0 {
+		t.Errorf("SM on p2-spine000: SMs = %+v, want its port 0 alone, plane 2", sms)
+	}
+	d := mustLoad(t, "net", nil)
+	node, port, lid := d.SM()
+	if sms := d.SMs(); !slices.Equal(sms, []SubnetManager{{Node: node, Port: port, LID: lid}}) {
+		t.Errorf("net: SMs = %+v, want SM's %s port %d LID %d, plane 0", sms, node, port, lid)
+	}
+	if sms := mustLoad(t, "net", &Options{Bare: true}).SMs(); sms != nil {
+		t.Errorf("bare: SMs = %+v, want none", sms)
+	}
+}

@@ -801,9 +801,44 @@ func (f *Fabric) Topology() *topo.Fabric {
 }
 
 // SM returns the node id and port of the subnet manager's port and its
-// LID (0 when the fabric is bare: then the port is Open's default).
+// LID (0 when the fabric is bare: then the port is Open's default). When
+// the SM runs on a planarized CA each plane has an SM of its own (its
+// plane port, docs/planes.md) and SM is the one of Options.SMPort's
+// plane: SMs lists them all.
 func (f *Fabric) SM() (node string, port int, lid uint16) {
 	return f.smPort.node.id, f.smPort.num, f.smLID
+}
+
+// SubnetManager is one subnet manager of the fabric: the node id and
+// port it runs on, its LID (the MasterSMLID of its subnet's ports), and
+// the plane it manages (0 on a fabric without planes).
+type SubnetManager struct {
+	Node  string
+	Port  int
+	LID   uint16
+	Plane uint8
+}
+
+// SMs returns every subnet manager of the fabric: when the SM runs on a
+// planarized CA, one per plane, the CA's plane ports in port order (each
+// the SM of its port's plane: docs/planes.md); else the one SM, as SM
+// gives it. A bare fabric has none (nil).
+func (f *Fabric) SMs() []SubnetManager {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.hasSM {
+		return nil
+	}
+	if f.smOf == nil {
+		return []SubnetManager{{Node: f.smPort.node.id, Port: f.smPort.num, LID: f.smLID, Plane: f.smPort.plane}}
+	}
+	var sms []SubnetManager
+	for _, p := range f.smPort.node.ports[1:] {
+		if p != nil && f.isSMPort(p) {
+			sms = append(sms, SubnetManager{Node: p.node.id, Port: p.num, LID: p.lid, Plane: p.plane})
+		}
+	}
+	return sms
 }
 
 // String names the fabric for logs.
