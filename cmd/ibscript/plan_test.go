@@ -331,3 +331,34 @@ func TestNodeNameMap(t *testing.T) {
 		t.Errorf("bad map: exit %d %q", code, errOut)
 	}
 }
+
+// TestCheckDescriptions: each shipped check run alone heads its text
+// report "NAME: DESCRIPTION", so a description does not say its name
+// again ("topology: topology: differences from a reference" was the
+// first line a new user saw of scripts/checks/topology.lua).
+func TestCheckDescriptions(t *testing.T) {
+	files, err := filepath.Glob("../../scripts/checks/*.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".lua")
+		if name == "common" {
+			continue
+		}
+		ran++
+		code, out, errOut := ibscript(t, "--fabric", "sim:", "run", f, "--help")
+		lines := strings.Split(out, "\n")
+		if code != exitOK || len(lines) < 3 || lines[2] == "" {
+			t.Errorf("%s --help: exit %d, stdout %q, stderr %q", f, code, out, errOut)
+			continue
+		}
+		if desc := strings.ToLower(lines[2]); strings.HasPrefix(desc, name+":") || strings.HasPrefix(desc, name+" ") {
+			t.Errorf("%s: description %q repeats the plan's name", f, lines[2])
+		}
+	}
+	if ran < 7 {
+		t.Errorf("%d checks in scripts/checks, want the 7 shipped", ran)
+	}
+}

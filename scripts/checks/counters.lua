@@ -11,7 +11,7 @@
 local common = require "common"
 
 local M = {
-  description = "error counters: thresholds and deltas",
+  description = "error counters within thresholds, and their deltas",
   categories = { "counters" },
   args = {
     thresholds = { default = "", help = "ibqueryerrors threshold file (Name=value per line); empty: every threshold 0",

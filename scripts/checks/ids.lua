@@ -9,7 +9,7 @@
 local common = require "common"
 
 local M = {
-  description = "identifiers: zero and duplicate GUIDs and LIDs",
+  description = "zero and duplicate GUIDs and LIDs",
   categories = { "ids" },
   args = {},
 }

@@ -7,7 +7,7 @@
 local common = require "common"
 
 local M = {
-  description = "links: state, negotiated width and speed, expected width and speed",
+  description = "state, negotiated width and speed, expected width and speed",
   categories = { "links" },
   args = {
     width = { default = "", help = "expected active width of every link; empty: not checked",

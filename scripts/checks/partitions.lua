@@ -7,7 +7,7 @@
 local common = require "common"
 
 local M = {
-  description = "partitions: P_Key tables consistent between link partners",
+  description = "P_Key tables consistent between link partners",
   categories = { "partitions" },
   args = {},
 }

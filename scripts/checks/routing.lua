@@ -10,7 +10,7 @@
 local common = require "common"
 
 local M = {
-  description = "routing: LFTs reach every LID, no loops, hop counts",
+  description = "LFTs reach every LID, no loops, hop counts",
   categories = { "routing" },
   args = {
     max_hops = { default = 0, help = "fail when a host-to-host route needs more links than this; 0: not checked",

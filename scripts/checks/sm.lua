@@ -10,7 +10,7 @@
 local common = require "common"
 
 local M = {
-  description = "subnet manager: one MASTER, priorities, SMInfo consistent",
+  description = "one MASTER subnet manager, priorities, SMInfo consistent",
   categories = { "sm" },
   args = {},
 }

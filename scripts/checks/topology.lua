@@ -9,7 +9,7 @@
 local common = require "common"
 
 local M = {
-  description = "topology: differences from a reference",
+  description = "differences from a reference",
   categories = { "topology" },
   args = {
     reference = { default = "", help = "reference topology: ibnetdiscover file or JSON snapshot; empty: not checked",
