@@ -88,6 +88,18 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			t.Errorf("%s: err %v", bad, err)
 		}
 	}
+	// Another JSON document is named by its schema, whatever its nodes
+	// hold (ibnetdiscover --format json's ports are a number; the
+	// error named that field of it).
+	for _, c := range []struct{ in, want string }{
+		{`{"nodes":[{"type":"CA","ports":1}]}`, `bad.json: schema "", want "ibscript.topology.v1" (the JSON fabric.save writes)`},
+		{`{"schema":"ibscript.topology.graph.v1","nodes":[{"id":"x"}]}`, `bad.json: schema "ibscript.topology.graph.v1", want "ibscript.topology.v1"`},
+		{`{"schema":"ibscript.topology.v1","nodes":[{"type":"CA","ports":1}]}`, `bad.json: nodes: json: cannot unmarshal number`},
+	} {
+		if _, err := topo.ReadSnapshot(strings.NewReader(c.in), "bad.json"); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want %q", c.in, err, c.want)
+		}
+	}
 }
 
 func TestParseNameMap(t *testing.T) {

@@ -113,12 +113,24 @@ func WriteSnapshot(w io.Writer, f *Fabric) error {
 
 // ReadSnapshot reads a snapshot WriteSnapshot wrote; name is for errors.
 func ReadSnapshot(r io.Reader, name string) (*Fabric, error) {
-	var s snapshot
-	if err := json.NewDecoder(r).Decode(&s); err != nil {
+	// The schema first: another JSON document (a tool's --format json,
+	// ibscript topology's graph) is named as what it is not, not by the
+	// first field of it that does not fit a snapshot's.
+	var head struct {
+		Schema string          `json:"schema"`
+		Nodes  json.RawMessage `json:"nodes"`
+	}
+	if err := json.NewDecoder(r).Decode(&head); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if s.Schema != SnapshotSchema {
-		return nil, fmt.Errorf("%s: schema %q, want %q", name, s.Schema, SnapshotSchema)
+	if head.Schema != SnapshotSchema {
+		return nil, fmt.Errorf("%s: schema %q, want %q (the JSON fabric.save writes)", name, head.Schema, SnapshotSchema)
+	}
+	s := snapshot{Schema: head.Schema}
+	if len(head.Nodes) > 0 {
+		if err := json.Unmarshal(head.Nodes, &s.Nodes); err != nil {
+			return nil, fmt.Errorf("%s: nodes: %w", name, err)
+		}
 	}
 	f := &Fabric{}
 	types := map[string]NodeType{"CA": CA, "Switch": Switch, "Router": Router}
