@@ -3,16 +3,21 @@ package tests
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ibscript/ibscript/bindings"
 	"github.com/ibscript/ibscript/engine"
+	"github.com/ibscript/ibscript/exporter"
 	"github.com/ibscript/ibscript/fabric"
 	"github.com/ibscript/ibscript/fabric/kernel"
 	"github.com/ibscript/ibscript/internal/simkernel"
+	"github.com/ibscript/ibscript/internal/syncbuf"
 	"github.com/ibscript/ibscript/sim/simtest"
 	"github.com/ibscript/ibscript/topo"
 )
@@ -144,4 +149,52 @@ func TestPlaneTrapsOnKernel(t *testing.T) {
 		all:close()`, lids[2])); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestExporterPlaneTrapsOnKernel: the exporter on the kernel backend's
+// planarized port (mlx5_0, cabled to the simulator's h001-00), with the
+// kernel fabric, subscribes at every plane's SM from the plane ports'
+// sysfs sm_lid (each trap at the 4 SMs), and a link down on plane 3
+// reaches it: it re-reads p3-leaf001's ports, one down, for trap 128, and
+// gets trap 65 issued by plane 3's SM (sim.Fabric.SMs).
+func TestExporterPlaneTrapsOnKernel(t *testing.T) {
+	sf := loadSim(t, planesTopology)
+	h := simkernel.Host(t, sf, "h001-00", false)
+	kf := kernel.New(&kernel.Options{FS: h.FS, Open: h.Open})
+	t.Cleanup(func() { kf.Close() }) // after the exporter's, registered later
+	s := simtest.PortSession(t, kf, "mlx5_0", 1, &engine.Options{Timeout: 2 * time.Second, Retries: 3})
+	var log syncbuf.Buffer
+	e := exporter.New(s, &exporter.Options{Traps: true, Fabric: kf, Interval: time.Hour, DiscoverInterval: time.Hour, Settles: 8,
+		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	ctx, stop := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- e.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-ran; !errors.Is(err, context.Canceled) {
+			t.Errorf("exporter Run: %v", err)
+		}
+	})
+	// Polling, bounded by the deadline: not synchronisation.
+	await := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Minute); !ok(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 5 minutes:\n%s", what, log.String())
+			}
+		}
+	}
+	await("the first sweep, subscribed", func() bool { s := e.Snapshot(); return s != nil && s.Subscribed })
+	if st := sf.ReportStats(); st.Subs != 4*len(exporter.TrapNumbers()) {
+		t.Errorf("the planes' SAs hold %d subscriptions, want %d (each trap at 4 SMs)", st.Subs, 4*len(exporter.TrapNumbers()))
+	}
+	if err := sf.SetLink("p3-leaf001", 3, false); err != nil {
+		t.Fatal(err)
+	}
+	const reread = `msg="exporter: trap, ports re-read" node=p3-leaf001 ports=6 down=1`
+	await("the trap's re-read", func() bool { return strings.Contains(log.String(), reread) })
+	// Trap 65 (h001-02's plane-3 port out of service) is issued by the
+	// SM of its plane.
+	sm3 := fmt.Sprintf(`msg="exporter: trap" trap=65 issuer_lid=%d`, sf.SMs()[2].LID)
+	await("trap 65 from plane 3's SM", func() bool { return strings.Contains(log.String(), sm3) })
 }
