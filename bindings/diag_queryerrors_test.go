@@ -31,6 +31,9 @@ func TestQueryErrorsTakesTheCLIOptions(t *testing.T) {
 		{`{port_guid = "0x0002c90300f00000"}`, diag.QueryErrorsOptions{PortGUID: 0x0002c90300f00000}},
 		// the nodes of a discovery given, as of its own
 		{`{fabric = fabric.discover(), switch = true}`, diag.QueryErrorsOptions{Types: []topo.NodeType{topo.Switch}}},
+		// validate.lua's counters check on a port that is not planarized:
+		// its discovery's nodes, every type, as of a discovery of its own
+		{`{fabric = fabric.discover{planes = true}, passes = 4, skip_no_lid = true}`, diag.QueryErrorsOptions{Passes: 4, SkipNoLID: true}},
 	} {
 		if err := L.DoString(`qe_result = diag.queryerrors` + c.lua); err != nil {
 			t.Fatalf("%s: %v", c.lua, err)

@@ -83,11 +83,21 @@ function M.run(ctx)
     -- in all, as discovery goes back for what it missed). On a discovery
     -- of every plane it reads that discovery's nodes (fabric=), every
     -- plane's, where ibqueryerrors discovers its SMI port's plane alone.
+    -- On any other port it reads this run's discovery as well when that
+    -- found no error: the same walk of the same fabric, so the same nodes
+    -- in the same order as a discovery of its own (diag.queryerrors with
+    -- and without fabric= gave the same nodes, summary and warnings on
+    -- every bundled topology), without walking the fabric twice. A
+    -- discovery with errors is walked again as ibqueryerrors walks it:
+    -- a node GUID met twice is one node to libibnetdisc, where this
+    -- run's discovery reports an inconsistency and stops there, and the
+    -- routes that walk misses are reported below as ports not read.
     -- A node the SM gave no LID (a GUID of 0) is not asked at LID 0, as
     -- ibqueryerrors asks it: its ports are could-not-be-read ("has no
     -- LID: the SM did not configure it"), so the run does not pass.
+    local own = ctx.planes > 0 or #ctx.f.errors == 0
     local q, missed = diag.queryerrors({ thresholds = args.thresholds ~= "" and args.thresholds or nil, passes = 4,
-      skip_no_lid = true, fabric = ctx.planes > 0 and ctx.f or nil })
+      skip_no_lid = true, fabric = own and ctx.f or nil })
     local nodes = {}
     for _, n in ipairs(ctx.f.nodes) do nodes[n.guid] = n end
     -- a query that got no answer is recorded as could not be read, one
