@@ -128,7 +128,17 @@ function M.run(ctx)
       r:skip("no interval given (--arg interval=SECONDS)")
       return
     end
-    local ports = M.ports(ctx)
+    -- a port whose PMA has no LID (a switch's at its port 0) is not
+    -- asked, as above: could not be read
+    local ports = {}
+    for _, p in ipairs(M.ports(ctx)) do
+      local lid = p.node.type == "Switch" and p.node.lid or p.lid
+      if lid == 0 then
+        r:unreadable("has no LID: the SM did not configure it", p)
+      else
+        ports[#ports + 1] = p
+      end
+    end
     local first = fabric.sweep("portcounters", ports, { fields = M.error_counters, nonzero = true })
     plan.sleep(interval)
     local second = fabric.sweep("portcounters", ports, { fields = M.error_counters, nonzero = true })
