@@ -13,15 +13,10 @@ import (
 	"github.com/ibscript/ibscript/topo"
 )
 
-// isTerminal reports whether w (a reader or writer) is a character device (a terminal) and
-// colour is not switched off by NO_COLOR.
+// isTerminal reports whether w (a reader or writer) is a terminal (isTTY).
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && isTTY(f)
 }
 
 func colorOK(w io.Writer) bool {
