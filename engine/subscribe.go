@@ -136,37 +136,8 @@ func (s *Session) Subscribe(ctx context.Context, o SubscribeOptions, opts ...Cal
 	if o.Buffer < 0 {
 		return nil, fmt.Errorf("engine: subscribe: Buffer %d is negative", o.Buffer)
 	}
-	k := informKey{trap: smp.TrapAll, lidBegin: 0xFFFF}
-	if sub.lo != 0 {
-		k.lidBegin, k.lidEnd = sub.lo, sub.hi
-	}
-	if sub.all {
-		sub.keys = []informKey{k}
-	} else {
-		sub.traps = map[uint16]bool{}
-		for _, t := range o.Traps {
-			if t == smp.TrapAll {
-				return nil, fmt.Errorf("engine: subscribe: trap number 0x%04x (leave Traps empty for every trap)", t)
-			}
-			if !sub.traps[t] {
-				sub.traps[t] = true
-				k.trap = t
-				sub.keys = append(sub.keys, k)
-			}
-		}
-	}
-	if len(o.SMLIDs) > 0 {
-		keys := sub.keys
-		sub.keys = nil
-		for i, l := range o.SMLIDs {
-			if l == 0 || slices.Contains(o.SMLIDs[:i], l) {
-				continue
-			}
-			for _, k := range keys {
-				k.sa = l
-				sub.keys = append(sub.keys, k)
-			}
-		}
+	if err := sub.setKeys(o); err != nil {
+		return nil, err
 	}
 	buf := o.Buffer
 	if buf == 0 {
@@ -206,6 +177,45 @@ func (s *Session) Subscribe(ctx context.Context, o SubscribeOptions, opts ...Cal
 	st.subs = append(st.subs, sub)
 	st.mu.Unlock()
 	return sub, nil
+}
+
+// setKeys sets the InformInfo keys a subscription takes (a trap number or
+// every trap, over its LID range, at each SM LID of o.SMLIDs or the port's
+// SM) and the traps it wants.
+func (sub *Subscription) setKeys(o SubscribeOptions) error {
+	k := informKey{trap: smp.TrapAll, lidBegin: 0xFFFF}
+	if sub.lo != 0 {
+		k.lidBegin, k.lidEnd = sub.lo, sub.hi
+	}
+	if sub.all {
+		sub.keys = []informKey{k}
+	} else {
+		sub.traps = map[uint16]bool{}
+		for _, t := range o.Traps {
+			if t == smp.TrapAll {
+				return fmt.Errorf("engine: subscribe: trap number 0x%04x (leave Traps empty for every trap)", t)
+			}
+			if !sub.traps[t] {
+				sub.traps[t] = true
+				k.trap = t
+				sub.keys = append(sub.keys, k)
+			}
+		}
+	}
+	if len(o.SMLIDs) > 0 {
+		keys := sub.keys
+		sub.keys = nil
+		for i, l := range o.SMLIDs {
+			if l == 0 || slices.Contains(o.SMLIDs[:i], l) {
+				continue
+			}
+			for _, k := range keys {
+				k.sa = l
+				sub.keys = append(sub.keys, k)
+			}
+		}
+	}
+	return nil
 }
 
 // openErr says why the Session cannot send (closed, peer gone), or nil.
