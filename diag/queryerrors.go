@@ -110,6 +110,12 @@ type QueryErrors struct {
 	// refusing it: what could not be read, which says nothing of the
 	// fabric.
 	Unreadable []string `json:"-"`
+	// PortsNotRead are the ports of Summary.PortsChecked whose
+	// PortCounters (or PortCountersExtended) query failed, as
+	// ibqueryerrors counts them checked: a plan's count of ports read
+	// leaves them out (a switch's every port when its AllPortSelect sum
+	// failed).
+	PortsNotRead int `json:"-"`
 
 	countersOnly bool
 }
@@ -245,6 +251,7 @@ func QueryErrorsOf(ctx context.Context, e *Env, o QueryErrorsOptions) (*QueryErr
 		q.Nodes = append(q.Nodes, r.q.Nodes...)
 		q.Warnings = append(q.Warnings, r.q.Warnings...)
 		q.Unreadable = append(q.Unreadable, r.q.Unreadable...)
+		q.PortsNotRead += r.q.PortsNotRead
 		s, rs := &q.Summary, &r.q.Summary
 		s.NodesChecked += rs.NodesChecked
 		s.BadNodes += rs.BadNodes
@@ -549,6 +556,7 @@ func (r *qeRun) errors(ctx context.Context, n *topo.Node, p int, cpi *mad.ClassP
 		}
 		r.warnQuery(err, "IB_GSI_PORT_COUNTERS query failed on %s, Lid %d port %d", name, lid, p)
 		r.q.Summary.PMAQueryFailures++
+		r.notRead(n, p)
 		return qp, false, nil
 	}
 	pcl := perf.LayoutByID(perf.AttrPortCounters)
@@ -561,6 +569,7 @@ func (r *qeRun) errors(ctx context.Context, n *topo.Node, p int, cpi *mad.ClassP
 			}
 			r.warnQuery(err, "IB_GSI_PORT_COUNTERS_EXT query failed on %s, Lid %d port %d", name, lid, p)
 			r.q.Summary.PMAQueryFailures++
+			r.notRead(n, p)
 			return qp, false, nil
 		}
 	}
@@ -624,6 +633,16 @@ func (r *qeRun) errors(ctx context.Context, n *topo.Node, p int, cpi *mad.ClassP
 		}
 	}
 	return qp, true, nil
+}
+
+// notRead counts port p of n (every port of n for the AllPortSelect
+// sum, which node then counts checked) in PortsNotRead.
+func (r *qeRun) notRead(n *topo.Node, p int) {
+	if p == int(perf.AllPorts) {
+		r.q.PortsNotRead += n.NumPorts
+		return
+	}
+	r.q.PortsNotRead++
 }
 
 func isData(c string) bool { return c == "PortXmitData" || c == "PortRcvData" }

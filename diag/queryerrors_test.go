@@ -60,7 +60,8 @@ func TestThresholdsText(t *testing.T) {
 // LID 0: three PMA query failures (ClassPortInfo at port 1, PortCounters
 // of ports 1 and 2), which the simulator leaves to time out. SkipNoLID
 // sends none of them: the same summary, and one warning per port naming
-// it, each could-not-be-read, not a timeout's text. The router alone is
+// it, each could-not-be-read, not a timeout's text. Either way both ports
+// are counted checked (as ibqueryerrors counts them) and not read. The router alone is
 // read (--router): no other PMA's answer, late on a loaded machine, can
 // add a failure to either reading.
 func TestQueryErrorsSkipNoLID(t *testing.T) {
@@ -80,6 +81,9 @@ func TestQueryErrorsSkipNoLID(t *testing.T) {
 	}
 	if diff := cmp.Diff(asked.Summary, skipped.Summary); diff != "" {
 		t.Errorf("summary with SkipNoLID differs from ibqueryerrors' (-ibqueryerrors +SkipNoLID):\n%s", diff)
+	}
+	if asked.PortsNotRead != 2 || skipped.PortsNotRead != 2 {
+		t.Errorf("ports not read %d and %d, want 2 (the router's two, both counted checked)", asked.PortsNotRead, skipped.PortsNotRead)
 	}
 	want := []string{"Rt1 port 1: has no LID: the SM did not configure it", "Rt1 port 2: has no LID: the SM did not configure it"}
 	if !slices.Equal(skipped.Warnings, want) || !slices.Equal(skipped.Unreadable, want) {
