@@ -72,7 +72,7 @@ func TestErrorTexts(t *testing.T) {
 		{`smp.get("lid:1", "PortInfoo")`, `^chunk:1: smp.get: unknown attribute "PortInfoo"$`},
 		{`perf.portcounters({})`, `^chunk:1: bad argument #1 to perf.portcounters`},
 		{`fabric.discover{max_hops = 0}`, `^chunk:1: fabric.discover: max_hops must be 1..63, got 0$`},
-		{`fabric.discover{maxhops = 2}`, `^chunk:1: fabric.discover: unknown option "maxhops"`},
+		{`fabric.discover{maxhops = 2}`, `^chunk:1: fabric.discover: unknown option "maxhops" \(did you mean max_hops\? known: `},
 		{`fabric.format({})`, `^chunk:1: bad argument #1 to fabric.format \(f: a fabric from fabric.discover expected\)$`},
 		{`umad.recv(1, 0)`, `^chunk:1: bad argument #1 to umad.recv \(port: umad.port expected, got number\)$`},
 		{`local p = umad.open_port(); umad.recv(p, 0, 10)`, `^chunk:1: umad.recv: EINVAL: recv: length 10 is less than one MAD`},
@@ -89,7 +89,7 @@ func TestErrorTexts(t *testing.T) {
 		{`mad.decode("zz")`, `^chunk:1: mad.decode: argument #1 is neither a 256-byte MAD nor hex`},
 		{`diag.linkinfo{hops = "x"}`, `^chunk:1: diag.linkinfo: hops: want a number, got string$`},
 		{`diag.queryerrors{suppress = 5}`, `^chunk:1: diag.queryerrors: suppress: want a string or a list of strings, got number$`},
-		{`diag.sminfo{sate = 1}`, `^chunk:1: diag.sminfo: unknown option "sate" \(known: activity, modifier, priority, state, target\)$`},
+		{`diag.sminfo{sate = 1}`, `^chunk:1: diag.sminfo: unknown option "sate" \(did you mean state\? known: activity, modifier, priority, state, target\)$`},
 		{`diag.sminfo{state = 16}`, `^chunk:1: diag.sminfo: state 16: want an integer 0..15$`},
 		{`diag.sminfo{target = 1.5}`, `^chunk:1: diag.sminfo: target: target "1.5": LID 1.5 is not an integer`},
 		{`diag.ibaddr{target = "guid:0x1234"}`, `^chunk:1: diag.ibaddr: target: SA PathRecord to port GUID 0x0000000000001234: .*ERR_NO_RECORDS`},
@@ -106,7 +106,7 @@ func TestErrorTexts(t *testing.T) {
 		{`diag.queryerrors{fabric = fabric.discover(), direct = "0,1"}`, `^chunk:1: diag.queryerrors: fabric and port_guid or direct: give one$`},
 		{`diag.queryerrors{skip_sl = true}`, `^chunk:1: diag.queryerrors: unknown option "skip_sl" \(known: ca, clear_counts, `},
 		{`diag.portstate{target = 1}`, `^chunk:1: diag.portstate: port is required \(want <dest> and <portnum>\)$`},
-		{`diag.portstate{target = 1, port = 1, opps = "query"}`, `^chunk:1: diag.portstate: unknown option "opps" \(known: ops, port, show_keys, target\)$`},
+		{`diag.portstate{target = 1, port = 1, opps = "query"}`, `^chunk:1: diag.portstate: unknown option "opps" \(did you mean ops\? known: ops, port, show_keys, target\)$`},
 		{`os.execute("true")`, `attempt to call a non-function object`},
 	})
 }

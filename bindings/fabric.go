@@ -110,7 +110,11 @@ func checkOptions(L *lua.LState, fn string, t *lua.LTable, known map[string]bool
 				names = append(names, n)
 			}
 			slices.Sort(names)
-			raise(L, fn, "unknown option %q (known: %s)", k.String(), strings.Join(names, ", "))
+			near := ""
+			if sug := Suggest(k.String(), names); len(sug) > 0 {
+				near = "did you mean " + strings.Join(sug, " or ") + "? "
+			}
+			raise(L, fn, "unknown option %q (%sknown: %s)", k.String(), near, strings.Join(names, ", "))
 		}
 	})
 }

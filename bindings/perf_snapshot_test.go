@@ -38,7 +38,7 @@ func TestPerfSnapshot(t *testing.T) {
 		t.Errorf("got %q, want %q", out.String(), want)
 	}
 	for code, msg := range map[string]string{
-		`perf.snapshot{hcaa = true}`: `perf.snapshot: unknown option "hcaa" (known: details, hca, planes)`,
+		`perf.snapshot{hcaa = true}`: `perf.snapshot: unknown option "hcaa" (did you mean hca? known: details, hca, planes)`,
 		`perf.snapshot{hca = 1}`:     `perf.snapshot: option hca: boolean expected, got number`,
 	} {
 		if err := L.DoString(code); err == nil || !strings.Contains(err.Error(), msg) {
