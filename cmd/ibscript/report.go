@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -112,6 +113,15 @@ func runReport(c *config, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, commandHelp["report"])
 		return exitError
 	}
+	format := c.format
+	if format == "" {
+		format = "json"
+	}
+	if !slices.Contains(plan.Formats(), format) {
+		// Before the reports are read, as run refuses it.
+		fmt.Fprintf(stderr, "ibscript report merge: unknown --format %q (want json, text, tap or junit)\n", format)
+		return exitError
+	}
 	var reports []*plan.Report
 	for _, path := range c.args[1:] {
 		f, err := topo.OpenFile(path) // a FIFO never hangs the open; /dev/zero is refused
@@ -128,10 +138,6 @@ func runReport(c *config, stdout, stderr io.Writer) int {
 		reports = append(reports, r)
 	}
 	m := plan.Merge(reports...)
-	format := c.format
-	if format == "" {
-		format = "json"
-	}
 	if err := plan.Write(stdout, format, m, colorOK(stdout)); err != nil {
 		fmt.Fprintf(stderr, "ibscript report merge: %v\n", err)
 		return exitError
