@@ -143,7 +143,7 @@ func TestReportMerge(t *testing.T) {
 		{[]string{"report"}, "ibscript report: want a subcommand: merge REPORT.json...\nusage:"},
 		{[]string{"report", "mrege", files[0]}, "ibscript report: unknown subcommand \"mrege\" (want merge)\nusage:"},
 		{[]string{"report", "merge"}, "ibscript report merge: want one or more JSON reports"},
-		{[]string{"report", "merge", "--format", "xml", "/nonexistent.json"}, "ibscript report merge: unknown --format \"xml\" (want json, text, tap or junit)\n"},
+		{[]string{"report", "merge", "--format", "xml", "/nonexistent.json"}, "ibscript report merge: unknown --format \"xml\" (want text, json, tap or junit)\n"},
 	} {
 		code, out, errOut := ibscript(t, c.args...)
 		if code != exitError || out != "" || !strings.HasPrefix(errOut, c.want) {

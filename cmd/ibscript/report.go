@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -100,6 +101,18 @@ func planName(file string) string {
 // runReport is "ibscript report merge A.json B.json ...": one report
 // made of the reports of several hosts, in --format (default json), with
 // the exit status of the merged result.
+// reportFormat is --format for a plan report, def when not given; one
+// plan.Write does not write is said on stderr, naming cmd, and ok is
+// false.
+func reportFormat(c *config, cmd, def string, stderr io.Writer) (format string, ok bool) {
+	format = cmp.Or(c.format, def)
+	if !slices.Contains(plan.Formats(), format) {
+		fmt.Fprintf(stderr, "ibscript %s: unknown --format %q (want text, json, tap or junit)\n", cmd, format)
+		return format, false
+	}
+	return format, true
+}
+
 func runReport(c *config, stdout, stderr io.Writer) int {
 	switch {
 	case len(c.args) == 0:
@@ -113,13 +126,8 @@ func runReport(c *config, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, commandHelp["report"])
 		return exitError
 	}
-	format := c.format
-	if format == "" {
-		format = "json"
-	}
-	if !slices.Contains(plan.Formats(), format) {
-		// Before the reports are read, as run refuses it.
-		fmt.Fprintf(stderr, "ibscript report merge: unknown --format %q (want json, text, tap or junit)\n", format)
+	format, ok := reportFormat(c, "report merge", "json", stderr) // before the reports are read
+	if !ok {
 		return exitError
 	}
 	var reports []*plan.Report

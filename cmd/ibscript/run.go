@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
@@ -186,12 +185,8 @@ func (e errTimeLimit) Error() string {
 
 func runScript(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	file := c.args[0]
-	format := c.format
-	if format == "" {
-		format = "text"
-	}
-	if !slices.Contains(plan.Formats(), format) {
-		fmt.Fprintf(stderr, "ibscript run: unknown --format %q (want text, json, tap or junit)\n", format)
+	format, ok := reportFormat(c, "run", "text", stderr)
+	if !ok {
 		return exitError
 	}
 	failed := func(b *host.Host, err error) int { return runFailed(c, format, b, err, stdout, stderr) }
