@@ -154,6 +154,10 @@ func TestRandomTopologies(t *testing.T) {
 				diffCommandLine(t, s, host, c)
 			}
 			for _, c := range randMatrix(r, d.Fabric, sess.Port().SMLID, dr, nm) {
+				if c[0] == "ibnetdiscover" {
+					diffTool(t, s, host, c[0], c[1:]...) // its date line masked
+					continue
+				}
 				diffCommandLine(t, s, host, c)
 			}
 			for _, c := range randMasked(r, d.Fabric) {
