@@ -175,20 +175,29 @@ func ReadSnapshot(r io.Reader, name string) (*Fabric, error) {
 		}
 		f.Nodes = append(f.Nodes, n)
 	}
-	for i, sn := range s.Nodes {
+	if err := snapshotCables(name, s.Nodes, f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// snapshotCables cables f's ports as the snapshot's nodes say, each cable
+// named both ways round.
+func snapshotCables(name string, nodes []snapNode, f *Fabric) error {
+	for i, sn := range nodes {
 		for _, sp := range sn.Ports {
 			if sp.Remote == nil {
 				continue
 			}
 			if sp.Remote.Node < 0 || sp.Remote.Node >= len(f.Nodes) {
-				return nil, fmt.Errorf("%s: nodes[%d] port %d: remote node %d out of range", name, i, sp.Num, sp.Remote.Node)
+				return fmt.Errorf("%s: nodes[%d] port %d: remote node %d out of range", name, i, sp.Num, sp.Remote.Node)
 			}
 			rn := f.Nodes[sp.Remote.Node]
 			if sp.Remote.Port < 0 || sp.Remote.Port >= len(rn.Ports) || rn.Ports[sp.Remote.Port] == nil {
-				return nil, fmt.Errorf("%s: nodes[%d] port %d: remote %q port %d does not exist", name, i, sp.Num, rn.Desc, sp.Remote.Port)
+				return fmt.Errorf("%s: nodes[%d] port %d: remote %q port %d does not exist", name, i, sp.Num, rn.Desc, sp.Remote.Port)
 			}
 			if sp.Remote.Node == i && sp.Remote.Port == sp.Num {
-				return nil, fmt.Errorf("%s: nodes[%d] port %d is cabled to itself", name, i, sp.Num)
+				return fmt.Errorf("%s: nodes[%d] port %d is cabled to itself", name, i, sp.Num)
 			}
 			f.Nodes[i].Ports[sp.Num].Remote = rn.Ports[sp.Remote.Port]
 		}
@@ -196,11 +205,11 @@ func ReadSnapshot(r io.Reader, name string) (*Fabric, error) {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if p != nil && p.Remote != nil && p.Remote.Remote != p {
-				return nil, fmt.Errorf("%s: %s is cabled to %s, which is not cabled back", name, p, p.Remote)
+				return fmt.Errorf("%s: %s is cabled to %s, which is not cabled back", name, p, p.Remote)
 			}
 		}
 	}
-	return f, nil
+	return nil
 }
 
 // snapshotPorts makes n's ports from the snapshot's nodes[i] (sn), name
